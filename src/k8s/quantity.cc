@@ -41,11 +41,22 @@ struct NamedSuffix {
   int exp2;
 };
 
-constexpr std::array<NamedSuffix, 16> kSuffixes = {{
-    {"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},  {"k", 3, 0},   {"M", 6, 0},
-    {"G", 9, 0},   {"T", 12, 0},  {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
-    {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60},
-}};
+constexpr std::array<NamedSuffix, 16> kSuffixes = {{{"", 0, 0},
+                                                    {"n", -9, 0},
+                                                    {"u", -6, 0},
+                                                    {"m", -3, 0},
+                                                    {"k", 3, 0},
+                                                    {"M", 6, 0},
+                                                    {"G", 9, 0},
+                                                    {"T", 12, 0},
+                                                    {"P", 15, 0},
+                                                    {"E", 18, 0},
+                                                    {"Ki", 0, 10},
+                                                    {"Mi", 0, 20},
+                                                    {"Gi", 0, 30},
+                                                    {"Ti", 0, 40},
+                                                    {"Pi", 0, 50},
+                                                    {"Ei", 0, 60}}};
 
 // Reads the suffix into exp10/exp2 of `out`.
 Status ParseSuffix(std::string_view text, std::string_view suffix, Decomposed& out) {

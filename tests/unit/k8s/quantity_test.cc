@@ -262,10 +262,22 @@ TEST(FormatBytesTest, UsesTheLargestExactBinarySuffix) {
 }
 
 TEST(FormatTest, RoundTripsThroughTheParsers) {
-  const std::vector<int64_t> values = {0,    1,        -1,       999,
-                                       1000, 1001,     1024,     1536,
-                                       1 << 20, (1 << 20) + 1, kMax, kMin,
-                                       kMax - 1, kMin + 1, 17'179'869'184, -17'179'869'184};
+  const std::vector<int64_t> values = {0,
+                                       1,
+                                       -1,
+                                       999,
+                                       1000,
+                                       1001,
+                                       1024,
+                                       1536,
+                                       1 << 20,
+                                       (1 << 20) + 1,
+                                       kMax,
+                                       kMin,
+                                       kMax - 1,
+                                       kMin + 1,
+                                       17'179'869'184,
+                                       -17'179'869'184};
   for (int64_t v : values) {
     Result<int64_t> milli = ParseMilliValue(FormatMilli(v));
     ASSERT_TRUE(milli.ok()) << FormatMilli(v) << ": " << milli.status().ToString();

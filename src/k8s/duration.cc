@@ -1,0 +1,167 @@
+#include "k8s/duration.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace berth::k8s {
+namespace {
+
+constexpr std::string_view kUnitHelp = "use ns, us, ms, s, m, h or d, e.g. \"90s\" or \"1h30m\"";
+
+Status Invalid(std::string_view text, std::string_view why) {
+  std::string message = "invalid duration \"";
+  message += text;
+  message += "\": ";
+  message += why;
+  return Status::Error(std::move(message));
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+struct Unit {
+  std::string_view name;
+  uint64_t nanos;
+};
+
+constexpr uint64_t kSecond = 1'000'000'000;
+constexpr std::array<Unit, 9> kUnits = {{{"ns", 1},
+                                         {"us", 1'000},
+                                         {"\u00b5s", 1'000},  // micro sign
+                                         {"\u03bcs", 1'000},  // Greek small letter mu
+                                         {"ms", 1'000'000},
+                                         {"s", kSecond},
+                                         {"m", 60 * kSecond},
+                                         {"h", 3600 * kSecond},
+                                         {"d", 86400 * kSecond}}};
+
+// The largest total, as in Go: int64 nanoseconds.
+constexpr uint64_t kMaxNanos = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+
+// Exact arithmetic for fraction * unit: with at most 24 fraction digits, 10^24 * 8.64e13 < 2^128.
+__extension__ using Uint128 = unsigned __int128;
+constexpr size_t kMaxFractionDigits = 24;
+
+}  // namespace
+
+Result<std::optional<std::chrono::milliseconds>> ParseDuration(std::string_view text) {
+  if (text.empty()) return Invalid(text, "empty string (use a duration such as \"1h\" or \"off\")");
+  if (text == "off") return std::optional<std::chrono::milliseconds>();
+
+  std::string_view rest = text;
+  if (rest[0] == '-') return Invalid(text, "negative durations are not allowed");
+  if (rest[0] == '+') rest.remove_prefix(1);
+  if (rest == "0") return std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(0));
+  if (rest.empty()) return Invalid(text, "expected a number after \"+\"");
+
+  const auto too_long = [&] { return Invalid(text, "too long (the maximum is about 292 years)"); };
+  uint64_t total = 0;  // nanoseconds, at most kMaxNanos
+  while (!rest.empty()) {
+    // Whole part. Anything above kMaxNanos is too long whatever the unit.
+    uint64_t whole = 0;
+    size_t n = 0;
+    for (; n < rest.size() && IsDigit(rest[n]); ++n) {
+      whole = whole * 10 + static_cast<uint64_t>(rest[n] - '0');
+      if (whole > kMaxNanos) return too_long();
+    }
+    const bool has_whole = n > 0;
+    rest.remove_prefix(n);
+
+    std::string_view fraction;
+    if (!rest.empty() && rest[0] == '.') {
+      rest.remove_prefix(1);
+      n = 0;
+      while (n < rest.size() && IsDigit(rest[n])) ++n;
+      fraction = rest.substr(0, n);
+      rest.remove_prefix(n);
+    }
+    if (!has_whole && fraction.empty()) {
+      std::string why = "expected a number";
+      if (!rest.empty() && rest[0] != '.') why += " before \"" + std::string(rest) + "\"";
+      why += " (a duration looks like \"90s\", \"1h30m\", \"2d\" or \"off\")";
+      return Invalid(text, why);
+    }
+
+    n = 0;
+    while (n < rest.size() && rest[n] != '.' && !IsDigit(rest[n])) ++n;
+    const std::string_view unit_name = rest.substr(0, n);
+    rest.remove_prefix(n);
+    if (unit_name.empty()) {
+      std::string why = "missing unit (";
+      why += kUnitHelp;
+      why += ")";
+      return Invalid(text, why);
+    }
+    const Unit* unit = nullptr;
+    for (const Unit& u : kUnits) {
+      if (u.name == unit_name) unit = &u;
+    }
+    if (unit == nullptr) {
+      std::string why = "unknown unit \"" + std::string(unit_name) + "\" (";
+      why += kUnitHelp;
+      why += ")";
+      return Invalid(text, why);
+    }
+
+    if (whole != 0 && unit->nanos > kMaxNanos / whole) return too_long();
+    uint64_t part = whole * unit->nanos;
+    // fraction * unit, truncated to whole nanoseconds. Digits past kMaxFractionDigits are worth
+    // less than 1e-10 ns and are dropped.
+    if (fraction.size() > kMaxFractionDigits) fraction = fraction.substr(0, kMaxFractionDigits);
+    Uint128 numerator = 0;
+    Uint128 denominator = 1;
+    for (char c : fraction) {
+      numerator = numerator * 10 + static_cast<unsigned>(c - '0');
+      denominator *= 10;
+    }
+    const uint64_t frac_nanos = static_cast<uint64_t>(numerator * unit->nanos / denominator);
+    if (part > kMaxNanos - frac_nanos) return too_long();
+    part += frac_nanos;
+    if (total > kMaxNanos - part) return too_long();
+    total += part;
+  }
+  constexpr uint64_t kNanosPerMilli = 1'000'000;
+  const uint64_t millis = total / kNanosPerMilli + (total % kNanosPerMilli != 0 ? 1 : 0);
+  return std::optional<std::chrono::milliseconds>(
+      std::chrono::milliseconds(static_cast<int64_t>(millis)));
+}
+
+Result<std::chrono::milliseconds> ParseDurationStrict(std::string_view text) {
+  if (text == "off") {
+    return Invalid(text, "\"off\" is not allowed here (use a duration such as \"1h\")");
+  }
+  Result<std::optional<std::chrono::milliseconds>> parsed = ParseDuration(text);
+  if (!parsed.ok()) return parsed.status();
+  return **parsed;
+}
+
+std::string FormatDuration(std::chrono::milliseconds d) {
+  const int64_t count = d.count();
+  if (count == 0) return "0s";
+  std::string out;
+  // Magnitude in unsigned arithmetic so that the most negative value works too.
+  uint64_t rest = static_cast<uint64_t>(count);
+  if (count < 0) {
+    out += '-';
+    rest = ~rest + 1;
+  }
+  static constexpr std::array<std::pair<uint64_t, std::string_view>, 5> kParts = {{
+      {86'400'000, "d"},
+      {3'600'000, "h"},
+      {60'000, "m"},
+      {1'000, "s"},
+      {1, "ms"},
+  }};
+  for (const auto& [millis, name] : kParts) {
+    if (rest >= millis) {
+      out += std::to_string(rest / millis);
+      out += name;
+      rest %= millis;
+    }
+  }
+  return out;
+}
+
+}  // namespace berth::k8s
