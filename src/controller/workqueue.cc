@@ -51,7 +51,10 @@ void WorkQueue::AddAfterLocked(const std::string& key, std::chrono::milliseconds
     AddLocked(key);
     return;
   }
-  const k8s::TimePoint due = clock_.Now() + delay;
+  const k8s::TimePoint now = clock_.Now();
+  // Saturate instead of overflowing for absurd delays.
+  const k8s::TimePoint due =
+      delay < k8s::TimePoint::max() - now ? now + delay : k8s::TimePoint::max();
   auto found = waiting_index_.find(key);
   if (found != waiting_index_.end()) {
     if (found->second->first <= due) return;  // already due sooner

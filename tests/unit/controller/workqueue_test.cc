@@ -274,6 +274,18 @@ TEST(WorkQueueTest, AddAfterKeepsTheSoonerTime) {
   EXPECT_EQ(q.Len(), 0u);
 }
 
+TEST(WorkQueueTest, AddAfterWithAnEnormousDelayNeverComesDue) {
+  k8s::FakeClock clock;
+  WorkQueue q(clock);
+  q.AddAfter("a", milliseconds::max());
+  clock.Advance(hours(24 * 365 * 1000));
+  q.ProcessDue();
+  EXPECT_EQ(q.Len(), 0u);
+  q.AddAfter("a", seconds(1));  // sooner wins
+  clock.Advance(seconds(1));
+  EXPECT_EQ(q.Len(), 1u);
+}
+
 TEST(WorkQueueTest, AddAfterWithoutDelayAddsNow) {
   k8s::FakeClock clock;
   WorkQueue q(clock);
