@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# A real local Kubernetes control plane (etcd + kube-apiserver v1.20) for tests and the demo.
+#
+#   hack/control-plane.sh start [DIR]            start etcd and kube-apiserver; DIR holds everything
+#   hack/control-plane.sh stop [DIR]             stop what start started (by PID)
+#   hack/control-plane.sh env [DIR]              print `export KUBECONFIG=...`
+#   hack/control-plane.sh stop-apiserver [DIR]   stop only kube-apiserver (tests: API outage)
+#   hack/control-plane.sh start-apiserver [DIR]  start kube-apiserver again on the same port
+#   hack/control-plane.sh compact [DIR]          compact etcd at its current revision
+#
+# DIR defaults to $BERTH_CONTROL_PLANE_DIR or ./.local/control-plane. The admin kubeconfig is
+# DIR/kubeconfig (TLS verified against the API server's own CA). Ports are free loopback ports.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CMD="${1:-}"; shift || true
+DIR="${1:-${BERTH_CONTROL_PLANE_DIR:-$PWD/.local/control-plane}}"
+CACHE="${BERTH_CACHE:-$HOME/.cache/berth}"
+BIN="$CACHE/kubernetes-1.20.2/bin"
+
+log() { echo "control-plane: $*" >&2; }
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$(( (RANDOM % 20000) + 20000 ))
+    if port_free "$p"; then echo "$p"; return 0; fi
+  done
+  log "no free port found"; return 1
+}
+
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+stop_pidfile() {
+  local f="$1"
+  [ -f "$f" ] || return 0
+  local pid; pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+wait_ready() {
+  local port; port=$(cat "$DIR/apiserver.port")
+  for _ in $(seq 1 240); do
+    if ! pid_alive "$DIR/apiserver.pid"; then
+      log "kube-apiserver exited; last lines of $DIR/apiserver.log:"; tail -20 "$DIR/apiserver.log" >&2; return 1
+    fi
+    if [ "$(curl -s --cacert "$DIR/certs/apiserver.crt" -H "Authorization: Bearer $(cat "$DIR/admin.token")" \
+            "https://127.0.0.1:$port/readyz" 2>/dev/null)" = "ok" ]; then
+      return 0
+    fi
+    sleep 0.5
+  done
+  log "kube-apiserver not ready after 120 s"; return 1
+}
+
+start_etcd() {
+  local port peer; port=$(free_port); peer=$(free_port)
+  echo "$port" > "$DIR/etcd.port"
+  etcd --name berth-test --data-dir "$DIR/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --initial-cluster "berth-test=http://127.0.0.1:$peer" \
+    --quota-backend-bytes 4294967296 --unsafe-no-fsync \
+    >"$DIR/etcd.log" 2>&1 &
+  echo $! > "$DIR/etcd.pid"
+  for _ in $(seq 1 100); do
+    curl -s "http://127.0.0.1:$port/health" 2>/dev/null | grep -q true && return 0
+    pid_alive "$DIR/etcd.pid" || { log "etcd exited:"; tail -20 "$DIR/etcd.log" >&2; return 1; }
+    sleep 0.2
+  done
+  log "etcd not healthy"; return 1
+}
+
+start_apiserver() {
+  local port; port=$(cat "$DIR/apiserver.port" 2>/dev/null || true)
+  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port); echo "$port" > "$DIR/apiserver.port"; fi
+  "$BIN/kube-apiserver" \
+    --etcd-servers="http://127.0.0.1:$(cat "$DIR/etcd.port")" \
+    --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$DIR/certs" \
+    --token-auth-file="$DIR/tokens.csv" --authorization-mode=RBAC \
+    --service-account-key-file="$DIR/sa.pub" --service-account-signing-key-file="$DIR/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
+    --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
+    --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
+    --enable-priority-and-fairness=false \
+    >>"$DIR/apiserver.log" 2>&1 &
+  echo $! > "$DIR/apiserver.pid"
+  wait_ready
+}
+
+write_kubeconfig() {
+  local port; port=$(cat "$DIR/apiserver.port")
+  cat > "$DIR/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: berth-local
+  cluster:
+    server: https://127.0.0.1:$port
+    certificate-authority: $DIR/certs/apiserver.crt
+users:
+- name: admin
+  user:
+    token: $(cat "$DIR/admin.token")
+contexts:
+- name: berth-local
+  context: {cluster: berth-local, user: admin, namespace: default}
+current-context: berth-local
+KC
+}
+
+do_stop() {
+  stop_pidfile "$DIR/apiserver.pid"
+  stop_pidfile "$DIR/etcd.pid"
+}
+
+case "$CMD" in
+  start)
+    "$HERE/deps.sh"
+    "$HERE/build-kube.sh" kube-apiserver
+    if pid_alive "$DIR/apiserver.pid" && pid_alive "$DIR/etcd.pid"; then
+      log "already running in $DIR"; write_kubeconfig; echo "export KUBECONFIG=$DIR/kubeconfig"; exit 0
+    fi
+    do_stop
+    rm -rf "$DIR"; mkdir -p "$DIR/certs"
+    trap 'log "start failed or interrupted; stopping"; do_stop; exit 1' ERR INT TERM
+    openssl rand -hex 24 > "$DIR/admin.token"
+    echo "$(cat "$DIR/admin.token"),admin,admin,system:masters" > "$DIR/tokens.csv"
+    openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$DIR/sa.key" -pubout -out "$DIR/sa.pub" 2>/dev/null
+    start_etcd
+    start_apiserver
+    write_kubeconfig
+    trap - ERR INT TERM
+    log "ready: https://127.0.0.1:$(cat "$DIR/apiserver.port") (logs in $DIR)"
+    echo "export KUBECONFIG=$DIR/kubeconfig"
+    ;;
+  stop) do_stop ;;
+  env) echo "export KUBECONFIG=$DIR/kubeconfig" ;;
+  stop-apiserver) stop_pidfile "$DIR/apiserver.pid" ;;
+  start-apiserver)
+    trap 'stop_pidfile "$DIR/apiserver.pid"; exit 1' ERR INT TERM
+    start_apiserver ;;
+  compact)
+    port=$(cat "$DIR/etcd.port")
+    rev=$(curl -s -X POST "http://127.0.0.1:$port/v3/kv/range" -d '{"key":"AA=="}' | jq -r .header.revision)
+    curl -s -X POST "http://127.0.0.1:$port/v3/kv/compaction" -d "{\"revision\": \"$rev\", \"physical\": true}" >/dev/null
+    echo "$rev" ;;
+  *) sed -n '2,12p' "$0" >&2; exit 2 ;;
+esac

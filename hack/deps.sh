@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package berth needs to build, test and run locally.
+# Idempotent: packages already present are not touched; apt-get runs only when something is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates curl
+  libcpprest-dev rapidjson-dev libyaml-cpp-dev libssl-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libboost-dev
+  etcd-server golang-go rsync jq golang-github-modern-go-reflect2-dev openssl procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "hack/deps.sh: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

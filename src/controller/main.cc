@@ -1,0 +1,64 @@
+// berth-controller: queues Runs by priority and places them onto Fleets.
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include "controller/logging.h"
+#include "controller/manager.h"
+#include "controller/options.h"
+#include "k8s/config.h"
+
+int main(int argc, char** argv) {
+  using namespace berth;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto opts = controller::ParseOptions(args);
+  if (!opts.ok()) {
+    std::cerr << "berth-controller: " << opts.status().message() << "\n";
+    return 2;
+  }
+  if (opts->help) {
+    std::cout << controller::Usage();
+    return 0;
+  }
+  controller::SetUpLogging(opts->log_format, opts->log_level);
+
+  // Signals are taken by sigwait below, never by worker threads.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto config = k8s::LoadDefaultConfig(opts->kubeconfig, opts->context, /*allow_in_cluster=*/true);
+  if (!config.ok()) {
+    spdlog::error("cannot load Kubernetes config: {}", config.status().message());
+    return 1;
+  }
+  spdlog::info("berth-controller starting: server={} aging-interval={}ms", config->server, opts->aging_interval.count());
+
+  k8s::SystemClock clock;
+  auto client = std::make_shared<k8s::Client>(config.value());
+  controller::Manager manager(opts.value(), client, clock);
+
+  std::atomic<bool> stop{false};
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    spdlog::info("received signal {}, shutting down", sig);
+    stop = true;
+  });
+
+  k8s::Status started = manager.Start(stop);
+  if (!started.ok() && !stop) {
+    spdlog::error("start failed: {}", started.message());
+  }
+  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  manager.Stop();
+  signal_thread.join();
+  spdlog::info("berth-controller stopped");
+  return 0;
+}

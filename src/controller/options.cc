@@ -1,0 +1,137 @@
+#include "controller/options.h"
+
+#include <functional>
+#include <map>
+
+#include "k8s/duration.h"
+
+namespace berth::controller {
+
+std::string Usage() {
+  return R"(berth-controller: berth's Kubernetes operator (queues Runs by priority and places them onto Fleets).
+
+Usage: berth-controller [flags]
+
+Flags:
+  --kubeconfig PATH                   kubeconfig to use (default: in-cluster config, else $KUBECONFIG, else ~/.kube/config)
+  --context NAME                      kubeconfig context (default: current-context)
+  --leader-elect                      elect a leader with a coordination.k8s.io/v1 Lease (default false)
+  --leader-election-namespace NS      namespace of the Lease (default berth-system)
+  --leader-election-id NAME           name of the Lease (default berth-controller)
+  --leader-election-lease-duration D  (default 15s)
+  --leader-election-renew-deadline D  (default 10s)
+  --leader-election-retry-period D    (default 2s)
+  --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
+  --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
+  --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
+  --log-format text|json              (default text)
+  --log-level debug|info|warn|error   (default info)
+  --workers N                         reconcile workers (default 4)
+  -h, --help                          show this help
+)";
+}
+
+k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
+  Options o;
+  auto duration = [](std::chrono::milliseconds& out) {
+    return [&out](const std::string& v) -> k8s::Status {
+      if (v == "0") {
+        out = std::chrono::milliseconds(0);
+        return k8s::Status();
+      }
+      auto d = k8s::ParseDurationStrict(v);
+      if (!d.ok()) return d.status();
+      out = d.value();
+      return k8s::Status();
+    };
+  };
+  auto str = [](std::string& out) {
+    return [&out](const std::string& v) -> k8s::Status {
+      out = v;
+      return k8s::Status();
+    };
+  };
+  std::map<std::string, std::function<k8s::Status(const std::string&)>> valued = {
+      {"kubeconfig", str(o.kubeconfig)},
+      {"context", str(o.context)},
+      {"leader-election-namespace", str(o.leader_election_namespace)},
+      {"leader-election-id", str(o.leader_election_id)},
+      {"leader-election-lease-duration", duration(o.lease_duration)},
+      {"leader-election-renew-deadline", duration(o.renew_deadline)},
+      {"leader-election-retry-period", duration(o.retry_period)},
+      {"metrics-bind-address", str(o.metrics_bind_address)},
+      {"health-probe-bind-address", str(o.health_probe_bind_address)},
+      {"aging-interval", duration(o.aging_interval)},
+      {"log-format",
+       [&o](const std::string& v) -> k8s::Status {
+         if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");
+         o.log_format = v;
+         return k8s::Status();
+       }},
+      {"log-level",
+       [&o](const std::string& v) -> k8s::Status {
+         if (v != "debug" && v != "info" && v != "warn" && v != "error") {
+           return k8s::Status::Error("must be debug, info, warn or error");
+         }
+         o.log_level = v;
+         return k8s::Status();
+       }},
+      {"workers",
+       [&o](const std::string& v) -> k8s::Status {
+         try {
+           size_t used = 0;
+           int n = std::stoi(v, &used);
+           if (used != v.size() || n < 1 || n > 64) throw std::out_of_range("");
+           o.workers = n;
+           return k8s::Status();
+         } catch (...) {
+           return k8s::Status::Error("must be an integer from 1 to 64");
+         }
+       }},
+  };
+  std::map<std::string, bool*> booleans = {{"leader-elect", &o.leader_elect}};
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a == "-h" || a == "--help" || a == "-help") {
+      o.help = true;
+      continue;
+    }
+    if (a.rfind("--", 0) != 0 && a.rfind("-", 0) == 0) a = "-" + a;  // accept Go-style -flag
+    if (a.rfind("--", 0) != 0) return k8s::Status::Error("unexpected argument \"" + a + "\" (see --help)");
+    std::string name = a.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (auto b = booleans.find(name); b != booleans.end()) {
+      if (!has_value || value == "true") {
+        *b->second = true;
+      } else if (value == "false") {
+        *b->second = false;
+      } else {
+        return k8s::Status::Error("flag --" + name + " takes true or false, not \"" + value + "\"");
+      }
+      continue;
+    }
+    auto f = valued.find(name);
+    if (f == valued.end()) return k8s::Status::Error("unknown flag --" + name + " (see --help)");
+    if (!has_value) {
+      if (i + 1 >= args.size()) return k8s::Status::Error("flag --" + name + " needs a value");
+      value = args[++i];
+    }
+    k8s::Status s = f->second(value);
+    if (!s.ok()) return k8s::Status::Error("flag --" + name + "=" + value + ": " + s.message());
+  }
+  if (o.renew_deadline >= o.lease_duration) {
+    return k8s::Status::Error("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
+  }
+  if (o.retry_period >= o.renew_deadline) {
+    return k8s::Status::Error("--leader-election-retry-period must be shorter than --leader-election-renew-deadline");
+  }
+  return o;
+}
+
+}  // namespace berth::controller

@@ -1,0 +1,37 @@
+#pragma once
+// berth-controller's command line.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "k8s/result.h"
+
+namespace berth::controller {
+
+struct Options {
+  std::string kubeconfig;
+  std::string context;
+  bool leader_elect = false;
+  std::string leader_election_namespace = "berth-system";
+  std::string leader_election_id = "berth-controller";
+  std::chrono::milliseconds lease_duration{15000};
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
+  std::string metrics_bind_address = ":8080";
+  std::string health_probe_bind_address = ":8081";
+  std::chrono::milliseconds aging_interval{15 * 60 * 1000};
+  std::string log_format = "text";  // text | json
+  std::string log_level = "info";   // debug | info | warn | error
+  int workers = 4;
+  bool help = false;
+};
+
+// Parses argv (after the program name). Accepts "--flag=value", "--flag value" and bare boolean
+// flags ("--leader-elect", "--leader-elect=false"). Unknown flags and bad values are errors with a
+// sentence naming the flag.
+k8s::Result<Options> ParseOptions(const std::vector<std::string>& args);
+
+std::string Usage();
+
+}  // namespace berth::controller

@@ -1,0 +1,239 @@
+#include "k8s/client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace berth::k8s {
+
+std::string Resource::Path(const std::string& ns, const std::string& name, const std::string& sub) const {
+  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (namespaced && !ns.empty()) p += "/namespaces/" + ns;
+  p += "/" + plural;
+  if (!name.empty()) p += "/" + name;
+  if (!sub.empty()) p += "/" + sub;
+  return p;
+}
+
+namespace resources {
+const Resource kPods{"", "v1", "pods", true};
+const Resource kNodes{"", "v1", "nodes", false};
+const Resource kServices{"", "v1", "services", true};
+const Resource kEvents{"", "v1", "events", true};
+const Resource kNamespaces{"", "v1", "namespaces", false};
+const Resource kSecrets{"", "v1", "secrets", true};
+const Resource kLeases{"coordination.k8s.io", "v1", "leases", true};
+const Resource kRuns{"berth.dev", "v1alpha1", "runs", true};
+const Resource kFleets{"berth.dev", "v1alpha1", "fleets", false};
+}  // namespace resources
+
+std::string UrlEncode(std::string_view s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 15]);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+void AppendQuery(std::string& path, std::string_view key, std::string_view value) {
+  path += (path.find('?') == std::string::npos) ? '?' : '&';
+  path += key;
+  path += '=';
+  path += UrlEncode(value);
+}
+
+}  // namespace
+
+Client::Client(ClientConfig config, TransportPtr transport)
+    : config_(std::move(config)), transport_(std::move(transport)) {}
+
+Client::Client(ClientConfig config) : config_(std::move(config)), transport_(NewHttpTransport(config_)) {}
+
+Status Client::ErrorFromResponse(const HttpResponse& resp) {
+  std::string reason, message;
+  auto doc = json::Parse(resp.body);
+  if (doc.ok() && doc->IsObject() && json::GetString(*doc, "kind") == "Status") {
+    reason = json::GetString(*doc, "reason");
+    message = json::GetString(*doc, "message");
+  } else {
+    message = resp.body.substr(0, 512);
+  }
+  if (message.empty()) message = "HTTP " + std::to_string(resp.status);
+  return Status::Error(message, resp.status, reason);
+}
+
+Result<HttpResponse> Client::Do(HttpRequest req) {
+  std::chrono::milliseconds backoff(100);
+  for (int attempt = 0;; ++attempt) {
+    Result<HttpResponse> r = transport_->Send(req);
+    int code = r.ok() ? r->status : 0;
+    if (observer_) observer_(req.method, code);
+    bool retry = !r.ok() || code == 429 || code >= 500;
+    // A POST that got no answer may have been applied; callers treat AlreadyExists as success,
+    // so retrying creates with deterministic names is safe.
+    if (!retry || attempt >= max_retries_) return r;
+    std::chrono::milliseconds wait = backoff;
+    if (r.ok() && r->retry_after_seconds > 0) wait = std::chrono::seconds(std::min(r->retry_after_seconds, 10));
+    std::this_thread::sleep_for(wait);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(3200));
+  }
+}
+
+Result<json::Document> Client::DoJson(HttpRequest req) {
+  auto r = Do(std::move(req));
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+  json::Document doc;
+  Status s = json::ParseInSitu(r->body, doc);
+  if (!s.ok()) return s;
+  // In-situ strings point into the response body; copy into the document's own allocator.
+  json::Document owned;
+  owned.CopyFrom(doc, owned.GetAllocator());
+  return owned;
+}
+
+Result<json::Document> Client::Get(const std::string& path, const std::string& token) {
+  HttpRequest req{"GET", path, {}, "application/json", token};
+  return DoJson(std::move(req));
+}
+
+Result<ListResult> Client::List(const std::string& path, const ListOptions& opts) {
+  ListResult out;
+  std::string cont;
+  for (int restarts = 0;;) {
+    std::string p = path;
+    if (!opts.label_selector.empty()) AppendQuery(p, "labelSelector", opts.label_selector);
+    if (!opts.field_selector.empty()) AppendQuery(p, "fieldSelector", opts.field_selector);
+    if (opts.limit > 0) AppendQuery(p, "limit", std::to_string(opts.limit));
+    if (!cont.empty()) {
+      AppendQuery(p, "continue", cont);
+    } else if (!opts.resource_version.empty()) {
+      AppendQuery(p, "resourceVersion", opts.resource_version);
+    }
+    auto r = Do(HttpRequest{"GET", p, {}, "application/json", {}});
+    if (!r.ok()) return r.status();
+    if (r->status == 410 && !cont.empty() && restarts < 3) {
+      // The continue token expired mid-list: start over for a consistent snapshot.
+      ++restarts;
+      cont.clear();
+      out.items.clear();
+      continue;
+    }
+    if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+    json::Document page;
+    Status s = json::ParseInSitu(r->body, page);
+    if (!s.ok()) return s;
+    const json::Value* items = json::Find(page, {"items"});
+    if (items != nullptr && items->IsArray()) {
+      for (auto& item : items->GetArray()) {
+        json::Document d;
+        d.CopyFrom(item, d.GetAllocator());
+        out.items.push_back(std::move(d));
+      }
+    }
+    out.resource_version = json::GetString(json::Find(page, {"metadata", "resourceVersion"}));
+    cont = json::GetString(json::Find(page, {"metadata", "continue"}));
+    if (cont.empty()) return out;
+  }
+}
+
+Result<json::Document> Client::Create(const std::string& path, const std::string& body, const std::string& token) {
+  return DoJson(HttpRequest{"POST", path, body, "application/json", token});
+}
+
+Result<json::Document> Client::Update(const std::string& path, const std::string& body) {
+  return DoJson(HttpRequest{"PUT", path, body, "application/json", {}});
+}
+
+Result<json::Document> Client::MergePatch(const std::string& path, const std::string& body, const std::string& token) {
+  return DoJson(HttpRequest{"PATCH", path, body, "application/merge-patch+json", token});
+}
+
+Result<json::Document> Client::JsonPatch(const std::string& path, const std::string& body, const std::string& token) {
+  return DoJson(HttpRequest{"PATCH", path, body, "application/json-patch+json", token});
+}
+
+Status Client::Delete(const std::string& path, const DeleteOptions& opts) {
+  std::string body = R"({"kind":"DeleteOptions","apiVersion":"v1")";
+  if (!opts.propagation_policy.empty()) body += R"(,"propagationPolicy":)" + json::Quote(opts.propagation_policy);
+  if (!opts.precondition_uid.empty() || !opts.precondition_resource_version.empty()) {
+    body += R"(,"preconditions":{)";
+    bool first = true;
+    if (!opts.precondition_uid.empty()) {
+      body += R"("uid":)" + json::Quote(opts.precondition_uid);
+      first = false;
+    }
+    if (!opts.precondition_resource_version.empty()) {
+      if (!first) body += ",";
+      body += R"("resourceVersion":)" + json::Quote(opts.precondition_resource_version);
+    }
+    body += "}";
+  }
+  body += "}";
+  auto r = Do(HttpRequest{"DELETE", path, body, "application/json", {}});
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+  return Status();
+}
+
+Status Client::Bind(const std::string& ns, const std::string& pod, const std::string& node, const std::string& pod_uid) {
+  std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)" + json::Quote(pod);
+  if (!pod_uid.empty()) body += R"(,"uid":)" + json::Quote(pod_uid);
+  body += R"(},"target":{"apiVersion":"v1","kind":"Node","name":)" + json::Quote(node) + "}}";
+  auto r = Do(HttpRequest{"POST", resources::kPods.Path(ns, pod, "binding"), body, "application/json", {}});
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+  return Status();
+}
+
+Status Client::Watch(const std::string& path, const WatchOptions& opts,
+                     const std::function<bool(const WatchEvent&)>& on_event, Cancellation* cancel) {
+  std::string p = path;
+  AppendQuery(p, "watch", "true");
+  if (!opts.resource_version.empty()) AppendQuery(p, "resourceVersion", opts.resource_version);
+  if (!opts.label_selector.empty()) AppendQuery(p, "labelSelector", opts.label_selector);
+  if (!opts.field_selector.empty()) AppendQuery(p, "fieldSelector", opts.field_selector);
+  if (opts.allow_bookmarks) AppendQuery(p, "allowWatchBookmarks", "true");
+  AppendQuery(p, "timeoutSeconds", std::to_string(opts.timeout_seconds));
+
+  Status stream_error;
+  auto on_line = [&](std::string& line) -> bool {
+    json::Document doc;
+    Status s = json::ParseInSitu(line, doc);
+    if (!s.ok()) {
+      stream_error = Status::Error("bad watch event: " + s.message());
+      return false;
+    }
+    WatchEvent ev;
+    ev.type = json::GetString(doc, "type");
+    auto obj = doc.FindMember("object");
+    if (obj == doc.MemberEnd()) {
+      stream_error = Status::Error("watch event without object");
+      return false;
+    }
+    ev.object = &obj->value;
+    if (ev.type == "ERROR") {
+      int code = static_cast<int>(json::GetInt(obj->value, "code", 500));
+      stream_error = Status::Error(json::GetString(obj->value, "message"), code, json::GetString(obj->value, "reason"));
+      return false;
+    }
+    return on_event(ev);
+  };
+  auto r = transport_->Stream(HttpRequest{"GET", p, {}, "application/json", {}}, on_line, cancel,
+                              opts.timeout_seconds + 30);
+  if (observer_) observer_("WATCH", r.ok() ? r->status : 0);
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+  return stream_error;
+}
+
+}  // namespace berth::k8s

@@ -1,0 +1,115 @@
+#pragma once
+// A small typed-path Kubernetes REST client: get, list (paginated), create, update, patches,
+// delete, status subresource, pods/binding and watch. Answers are RapidJSON documents; API
+// errors come back as a Status with the HTTP code, the Kubernetes reason and the server's message.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "k8s/json.h"
+#include "k8s/result.h"
+#include "k8s/transport.h"
+
+namespace berth::k8s {
+
+// A kind of object the API serves.
+struct Resource {
+  std::string group;    // "" for the core group
+  std::string version;  // "v1", "v1alpha1"
+  std::string plural;   // "pods", "runs"
+  bool namespaced = true;
+
+  // "/api/v1/namespaces/ns/pods/name/status"; empty `ns` means all namespaces (for lists).
+  std::string Path(const std::string& ns = {}, const std::string& name = {}, const std::string& sub = {}) const;
+};
+
+namespace resources {
+extern const Resource kPods, kNodes, kServices, kEvents, kNamespaces, kLeases, kRuns, kFleets, kSecrets;
+}
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 500;          // page size; 0 = no pagination
+  std::string resource_version; // "" = most recent (quorum read)
+};
+
+struct ListResult {
+  std::vector<json::Document> items;  // each item is its own document
+  std::string resource_version;       // the list's resourceVersion, to watch from
+};
+
+struct WatchOptions {
+  std::string resource_version;
+  std::string label_selector;
+  std::string field_selector;
+  int timeout_seconds = 300;
+  bool allow_bookmarks = true;
+};
+
+struct WatchEvent {
+  std::string type;   // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
+  json::Value* object = nullptr;  // valid only during the callback
+};
+
+struct DeleteOptions {
+  std::string precondition_uid;
+  std::string precondition_resource_version;
+  std::string propagation_policy;  // "Background", "Foreground", "Orphan" or "" (server default)
+};
+
+// Counts requests by verb and HTTP code (0 = no answer); hooked up to metrics by the controller.
+using RequestObserver = std::function<void(const std::string& verb, int code)>;
+
+class Client {
+ public:
+  Client(ClientConfig config, TransportPtr transport);
+  // The usual constructor: the cpprestsdk transport for `config`.
+  explicit Client(ClientConfig config);
+
+  const ClientConfig& config() const { return config_; }
+  void SetRequestObserver(RequestObserver obs) { observer_ = std::move(obs); }
+  // How often a 429/5xx/no-answer is retried (with backoff) before the error is returned.
+  void SetMaxRetries(int n) { max_retries_ = n; }
+
+  Result<json::Document> Get(const std::string& path, const std::string& token = {});
+  // Lists every page (following `continue`). A 410 Gone on a later page restarts the list.
+  Result<ListResult> List(const std::string& path, const ListOptions& opts = {});
+  Result<json::Document> Create(const std::string& path, const std::string& body, const std::string& token = {});
+  // PUT; the body's metadata.resourceVersion guards it (409 Conflict when stale).
+  Result<json::Document> Update(const std::string& path, const std::string& body);
+  Result<json::Document> MergePatch(const std::string& path, const std::string& body, const std::string& token = {});
+  Result<json::Document> JsonPatch(const std::string& path, const std::string& body, const std::string& token = {});
+  Status Delete(const std::string& path, const DeleteOptions& opts = {});
+  // POST pods/binding: binds the Pod to `node`. The server answers 409 when it is already bound.
+  Status Bind(const std::string& ns, const std::string& pod, const std::string& node, const std::string& pod_uid = {});
+
+  // Streams watch events of `path` (a collection) until the server closes the stream (OK status),
+  // `on_event` returns false (OK), `cancel` fires (OK) or an error. A 410 Gone, whether as the
+  // answer or as an ERROR event, comes back as a Status with code 410.
+  Status Watch(const std::string& path, const WatchOptions& opts, const std::function<bool(const WatchEvent&)>& on_event,
+               Cancellation* cancel);
+
+  // Turns a non-2xx answer into a Status (code, reason, message from the Status object).
+  static Status ErrorFromResponse(const HttpResponse& resp);
+
+ private:
+  Result<HttpResponse> Do(HttpRequest req);
+  Result<json::Document> DoJson(HttpRequest req);
+
+  ClientConfig config_;
+  TransportPtr transport_;
+  RequestObserver observer_;
+  int max_retries_ = 5;
+};
+
+using ClientPtr = std::shared_ptr<Client>;
+
+// Percent-encodes a query value.
+std::string UrlEncode(std::string_view s);
+
+}  // namespace berth::k8s

@@ -1,0 +1,61 @@
+#pragma once
+// Where the API server is and how to talk to it: from a kubeconfig or from inside a Pod.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "k8s/result.h"
+
+namespace berth::k8s {
+
+// Supplies the bearer token for each request. The in-cluster token is a file that the kubelet
+// rotates, so it is re-read at most `refresh` after the last read.
+class TokenSource {
+ public:
+  static std::shared_ptr<TokenSource> Static(std::string token);
+  static std::shared_ptr<TokenSource> File(std::string path,
+                                           std::chrono::seconds refresh = std::chrono::seconds(60));
+  // The token to send now; empty when none is configured or the file cannot be read.
+  std::string Token();
+
+ private:
+  std::mutex mu_;
+  std::string token_;
+  std::string path_;
+  std::chrono::seconds refresh_{0};
+  std::chrono::steady_clock::time_point read_at_{};
+};
+
+struct ClientConfig {
+  std::string server;               // "https://host:port" (no trailing slash)
+  std::string ca_pem;               // trusted CA bundle; empty = the system's roots
+  std::string client_cert_pem;      // client certificate chain (mutual TLS), optional
+  std::string client_key_pem;
+  bool insecure_skip_tls_verify = false;  // only when the kubeconfig says so
+  std::shared_ptr<TokenSource> token;     // may be null
+  std::string default_namespace = "default";
+};
+
+// Loads a kubeconfig. `paths` are merged like kubectl does for KUBECONFIG=a:b (the first file
+// that sets a cluster, user, context or current-context wins). `context` overrides
+// current-context when non-empty. File references are relative to the file that names them.
+Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const std::string& context = {});
+
+// The config of a Pod's service account: KUBERNETES_SERVICE_HOST/PORT, the token (re-read every
+// minute) and CA under `sa_dir`.
+Result<ClientConfig> InClusterConfig(const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
+// The controller's and the plugin's rule: an explicit --kubeconfig; else, when `allow_in_cluster`
+// and running in a Pod, the in-cluster config; else $KUBECONFIG (':'-separated); else ~/.kube/config.
+Result<ClientConfig> LoadDefaultConfig(const std::string& kubeconfig_flag, const std::string& context_flag,
+                                       bool allow_in_cluster);
+
+// Base64 (standard alphabet, padding optional, whitespace ignored).
+Result<std::string> Base64Decode(std::string_view in);
+
+}  // namespace berth::k8s

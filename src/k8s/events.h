@@ -1,0 +1,55 @@
+#pragma once
+// Records core/v1 Events against objects, off the caller's thread: Record() only queues; a
+// background thread posts. When the API is slow the queue is bounded and the oldest events are
+// dropped (Events are best-effort in Kubernetes too).
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "k8s/client.h"
+#include "k8s/clock.h"
+
+namespace berth::k8s {
+
+struct ObjectReference {
+  std::string api_version, kind, ns, name, uid;
+};
+
+class EventRecorder {
+ public:
+  EventRecorder(ClientPtr client, const Clock& clock, std::string component, size_t max_queued = 1000);
+  ~EventRecorder();
+
+  // type is "Normal" or "Warning"; reason is CamelCase; message one sentence.
+  void Record(const ObjectReference& obj, const std::string& type, const std::string& reason,
+              const std::string& message);
+  // Blocks until every queued event was posted (or dropped); for tests and shutdown.
+  void Flush();
+  uint64_t dropped() const;
+
+ private:
+  struct Pending {
+    ObjectReference obj;
+    std::string type, reason, message;
+    TimePoint at;
+  };
+  void Loop();
+  void Post(const Pending& e);
+
+  ClientPtr client_;
+  const Clock& clock_;
+  std::string component_;
+  size_t max_queued_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<Pending> queue_;
+  bool busy_ = false;
+  bool stopped_ = false;
+  uint64_t dropped_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace berth::k8s

@@ -1,0 +1,278 @@
+#pragma once
+// List+watch into a local cache (client-go's reflector + indexer, level-based):
+// list, then watch from the list's resourceVersion with bookmarks and a randomized timeout;
+// resume after a normal close; relist on 410 Gone; back off exponentially (800 ms .. 30 s) on
+// errors. Objects are decoded into compact typed values (T) once, when they arrive, so the cache
+// holds no JSON. Handlers get the key and the old and new values; they must be quick (enqueue a key).
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "k8s/client.h"
+
+namespace berth::k8s {
+
+// "namespace/name", or "name" for cluster-scoped objects.
+inline std::string ObjectKey(const std::string& ns, const std::string& name) {
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+struct InformerStats {
+  std::atomic<uint64_t> lists{0};
+  std::atomic<uint64_t> relists_after_gone{0};
+  std::atomic<uint64_t> watch_restarts{0};
+  std::atomic<uint64_t> events{0};
+};
+
+template <typename T>
+class Informer {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  // Decodes one object; returns null to skip it (not ours, malformed).
+  using Decoder = std::function<Ptr(const json::Value&)>;
+  // Returns the key of a decoded object.
+  using KeyFn = std::function<std::string(const T&)>;
+  // Values an object is indexed under (e.g. the node a pod is bound to).
+  using IndexFn = std::function<std::vector<std::string>(const T&)>;
+  // old is null on add, cur is null on delete.
+  using Handler = std::function<void(const std::string& key, const Ptr& old, const Ptr& cur)>;
+
+  Informer(ClientPtr client, std::string path, Decoder decode, KeyFn key, std::string name)
+      : client_(std::move(client)), path_(std::move(path)), decode_(std::move(decode)), key_(std::move(key)),
+        name_(std::move(name)), rng_(std::random_device{}()) {}
+  ~Informer() { Stop(); }
+
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  void SetLabelSelector(std::string s) { label_selector_ = std::move(s); }
+  void SetFieldSelector(std::string s) { field_selector_ = std::move(s); }
+  void AddIndex(const std::string& name, IndexFn fn) { index_fns_[name] = std::move(fn); }
+  void AddHandler(Handler h) { handlers_.push_back(std::move(h)); }
+
+  void Start() {
+    thread_ = std::thread([this] { Run(); });
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(wait_mu_);
+      stopped_ = true;
+    }
+    wait_cv_.notify_all();
+    cancel_.Cancel();
+    if (thread_.joinable()) thread_.join();
+  }
+  // True after the first complete list.
+  bool HasSynced() const { return synced_.load(); }
+
+  Ptr Get(const std::string& key) const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = items_.find(key);
+    return it == items_.end() ? nullptr : it->second;
+  }
+  std::vector<Ptr> List() const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    std::vector<Ptr> out;
+    out.reserve(items_.size());
+    for (const auto& [k, v] : items_) out.push_back(v);
+    return out;
+  }
+  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    std::vector<Ptr> out;
+    auto idx = indexes_.find(index);
+    if (idx == indexes_.end()) return out;
+    auto it = idx->second.find(value);
+    if (it == idx->second.end()) return out;
+    for (const std::string& key : it->second) {
+      auto obj = items_.find(key);
+      if (obj != items_.end()) out.push_back(obj->second);
+    }
+    return out;
+  }
+  size_t Size() const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    return items_.size();
+  }
+  const InformerStats& stats() const { return stats_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  void Run() {
+    std::chrono::milliseconds backoff(800);
+    while (!IsStopped()) {
+      ListOptions lo;
+      lo.label_selector = label_selector_;
+      lo.field_selector = field_selector_;
+      auto list = client_->List(path_, lo);
+      if (!list.ok()) {
+        spdlog::warn("{}: list failed: {}; retrying in {} ms", name_, list.status().ToString(), backoff.count());
+        if (!SleepFor(Jitter(backoff))) return;
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+        continue;
+      }
+      ++stats_.lists;
+      Replace(list.value());
+      synced_ = true;
+      std::string rv = list->resource_version;
+      // Watch until the stream must be re-established from a fresh list.
+      while (!IsStopped()) {
+        WatchOptions wo;
+        wo.resource_version = rv;
+        wo.label_selector = label_selector_;
+        wo.field_selector = field_selector_;
+        wo.timeout_seconds = std::uniform_int_distribution<int>(300, 600)(rng_);
+        bool got_events = false;
+        Status s = client_->Watch(
+            path_, wo,
+            [&](const WatchEvent& ev) {
+              got_events = true;
+              Apply(ev, rv);
+              return true;
+            },
+            &cancel_);
+        if (IsStopped()) return;
+        if (got_events) backoff = std::chrono::milliseconds(800);
+        if (s.ok()) {
+          ++stats_.watch_restarts;
+          continue;  // normal close (timeout): resume from the last resourceVersion
+        }
+        if (s.IsGone()) {
+          ++stats_.relists_after_gone;
+          spdlog::info("{}: watch resourceVersion {} is too old (410 Gone); relisting", name_, rv);
+          break;
+        }
+        spdlog::warn("{}: watch failed: {}; retrying in {} ms", name_, s.ToString(), backoff.count());
+        if (!SleepFor(Jitter(backoff))) return;
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+        if (s.code() != 0) break;  // an API error: start over with a list
+        // No answer (API server down): try the watch again from the same resourceVersion.
+      }
+    }
+  }
+
+  void Apply(const WatchEvent& ev, std::string& rv) {
+    ++stats_.events;
+    const json::Value* meta_rv = json::Find(*ev.object, {"metadata", "resourceVersion"});
+    if (meta_rv != nullptr && meta_rv->IsString()) rv.assign(meta_rv->GetString(), meta_rv->GetStringLength());
+    if (ev.type == "BOOKMARK") return;
+    Ptr obj = decode_(*ev.object);
+    if (!obj) return;
+    std::string key = key_(*obj);
+    Ptr old;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      auto it = items_.find(key);
+      if (it != items_.end()) old = it->second;
+      if (ev.type == "DELETED") {
+        if (it != items_.end()) {
+          Unindex(key, *it->second);
+          items_.erase(it);
+        }
+      } else {
+        if (old) Unindex(key, *old);
+        items_[key] = obj;
+        Index(key, *obj);
+      }
+    }
+    Notify(key, old, ev.type == "DELETED" ? nullptr : obj);
+  }
+
+  void Replace(ListResult& list) {
+    std::unordered_map<std::string, Ptr> fresh;
+    fresh.reserve(list.items.size());
+    for (auto& item : list.items) {
+      Ptr obj = decode_(item);
+      if (obj) fresh[key_(*obj)] = obj;
+    }
+    list.items.clear();
+    std::vector<std::pair<std::string, Ptr>> deleted;
+    std::vector<std::tuple<std::string, Ptr, Ptr>> changed;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      for (auto& [k, v] : items_) {
+        if (!fresh.count(k)) deleted.emplace_back(k, v);
+      }
+      for (auto& [k, v] : fresh) {
+        auto it = items_.find(k);
+        changed.emplace_back(k, it == items_.end() ? nullptr : it->second, v);
+      }
+      items_.swap(fresh);
+      indexes_.clear();
+      for (auto& [k, v] : items_) Index(k, *v);
+    }
+    for (auto& [k, v] : deleted) Notify(k, v, nullptr);
+    for (auto& [k, o, n] : changed) Notify(k, o, n);
+  }
+
+  void Index(const std::string& key, const T& obj) {
+    for (auto& [name, fn] : index_fns_) {
+      for (const std::string& value : fn(obj)) indexes_[name][value].insert(key);
+    }
+  }
+  void Unindex(const std::string& key, const T& obj) {
+    for (auto& [name, fn] : index_fns_) {
+      auto& idx = indexes_[name];
+      for (const std::string& value : fn(obj)) {
+        auto it = idx.find(value);
+        if (it == idx.end()) continue;
+        it->second.erase(key);
+        if (it->second.empty()) idx.erase(it);
+      }
+    }
+  }
+
+  void Notify(const std::string& key, const Ptr& old, const Ptr& cur) {
+    for (auto& h : handlers_) h(key, old, cur);
+  }
+
+  bool IsStopped() {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    return stopped_;
+  }
+  // Sleeps unless stopped first; returns false when stopped.
+  bool SleepFor(std::chrono::milliseconds d) {
+    std::unique_lock<std::mutex> lock(wait_mu_);
+    return !wait_cv_.wait_for(lock, d, [this] { return stopped_; });
+  }
+  std::chrono::milliseconds Jitter(std::chrono::milliseconds d) {
+    return d + std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, d.count() / 2)(rng_));
+  }
+
+  ClientPtr client_;
+  std::string path_;
+  Decoder decode_;
+  KeyFn key_;
+  std::string name_;
+  std::string label_selector_, field_selector_;
+  std::map<std::string, IndexFn> index_fns_;
+  std::vector<Handler> handlers_;
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Ptr> items_;
+  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
+
+  std::atomic<bool> synced_{false};
+  std::mutex wait_mu_;
+  std::condition_variable wait_cv_;
+  bool stopped_ = false;
+  Cancellation cancel_;
+  std::thread thread_;
+  std::mt19937_64 rng_;
+  InformerStats stats_;
+};
+
+}  // namespace berth::k8s

@@ -1,0 +1,79 @@
+#include "k8s/json.h"
+
+#include <rapidjson/error/en.h>
+
+namespace berth::k8s::json {
+
+Result<Document> Parse(std::string_view text) {
+  Document d;
+  d.Parse(text.data(), text.size());
+  if (d.HasParseError()) {
+    return Status::Error(std::string("invalid JSON at offset ") + std::to_string(d.GetErrorOffset()) + ": " +
+                         rapidjson::GetParseError_En(d.GetParseError()));
+  }
+  return d;
+}
+
+Status ParseInSitu(std::string& buffer, Document& out) {
+  out.ParseInsitu(buffer.data());
+  if (out.HasParseError()) {
+    return Status::Error(std::string("invalid JSON at offset ") + std::to_string(out.GetErrorOffset()) + ": " +
+                         rapidjson::GetParseError_En(out.GetParseError()));
+  }
+  return Status();
+}
+
+std::string Serialize(const Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  v.Accept(w);
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+const Value* Find(const Value& v, std::initializer_list<std::string_view> path) {
+  const Value* cur = &v;
+  for (std::string_view key : path) {
+    if (!cur->IsObject()) return nullptr;
+    auto it = cur->FindMember(rapidjson::StringRef(key.data(), key.size()));
+    if (it == cur->MemberEnd()) return nullptr;
+    cur = &it->value;
+  }
+  return cur;
+}
+
+std::string GetString(const Value& v, std::string_view key, std::string_view def) {
+  if (!v.IsObject()) return std::string(def);
+  auto it = v.FindMember(rapidjson::StringRef(key.data(), key.size()));
+  if (it == v.MemberEnd() || !it->value.IsString()) return std::string(def);
+  return std::string(it->value.GetString(), it->value.GetStringLength());
+}
+
+std::string GetString(const Value* v, std::string_view def) {
+  if (v == nullptr || !v->IsString()) return std::string(def);
+  return std::string(v->GetString(), v->GetStringLength());
+}
+
+int64_t GetInt(const Value& v, std::string_view key, int64_t def) {
+  if (!v.IsObject()) return def;
+  auto it = v.FindMember(rapidjson::StringRef(key.data(), key.size()));
+  if (it == v.MemberEnd()) return def;
+  if (it->value.IsInt64()) return it->value.GetInt64();
+  if (it->value.IsDouble()) return static_cast<int64_t>(it->value.GetDouble());
+  return def;
+}
+
+bool GetBool(const Value& v, std::string_view key, bool def) {
+  if (!v.IsObject()) return def;
+  auto it = v.FindMember(rapidjson::StringRef(key.data(), key.size()));
+  if (it == v.MemberEnd() || !it->value.IsBool()) return def;
+  return it->value.GetBool();
+}
+
+std::string Quote(std::string_view s) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace berth::k8s::json

@@ -1,0 +1,38 @@
+#pragma once
+// Small RapidJSON helpers used by the codecs. Reading never throws: a missing or mistyped field
+// reads as the given default.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "k8s/result.h"
+
+namespace berth::k8s::json {
+
+using Value = rapidjson::Value;
+using Document = rapidjson::Document;
+
+// Parses `text`; a syntax error becomes a Status naming the offset.
+Result<Document> Parse(std::string_view text);
+// Parses in place: `buffer` is modified and must outlive the document (no copies of strings).
+Status ParseInSitu(std::string& buffer, Document& out);
+
+std::string Serialize(const Value& v);
+
+// Member lookup by path of keys; nullptr when any step is missing or not an object.
+const Value* Find(const Value& v, std::initializer_list<std::string_view> path);
+
+std::string GetString(const Value& v, std::string_view key, std::string_view def = {});
+int64_t GetInt(const Value& v, std::string_view key, int64_t def = 0);
+bool GetBool(const Value& v, std::string_view key, bool def = false);
+std::string GetString(const Value* v, std::string_view def = {});
+
+// Escapes `s` as a JSON string literal including the quotes.
+std::string Quote(std::string_view s);
+
+}  // namespace berth::k8s::json

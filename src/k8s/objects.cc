@@ -1,0 +1,112 @@
+#include "k8s/objects.h"
+
+#include "k8s/quantity.h"
+#include "k8s/timefmt.h"
+
+namespace berth::k8s {
+namespace {
+
+void ReadStringMap(const json::Value* v, std::map<std::string, std::string>& out) {
+  if (v == nullptr || !v->IsObject()) return;
+  for (auto& m : v->GetObject()) {
+    if (m.value.IsString()) out.emplace(m.name.GetString(), m.value.GetString());
+  }
+}
+
+TimePoint ReadTime(const json::Value* v) {
+  if (v == nullptr || !v->IsString()) return TimePoint{};
+  auto t = ParseRfc3339(v->GetString());
+  return t.ok() ? t.value() : TimePoint{};
+}
+
+}  // namespace
+
+bool ObjectMeta::HasFinalizer(const std::string& f) const {
+  for (const auto& x : finalizers) {
+    if (x == f) return true;
+  }
+  return false;
+}
+
+const OwnerRef* ObjectMeta::ControllerRef() const {
+  for (const auto& o : owners) {
+    if (o.controller) return &o;
+  }
+  return nullptr;
+}
+
+ObjectMeta DecodeMeta(const json::Value& obj) {
+  ObjectMeta m;
+  const json::Value* meta = json::Find(obj, {"metadata"});
+  if (meta == nullptr || !meta->IsObject()) return m;
+  m.ns = json::GetString(*meta, "namespace");
+  m.name = json::GetString(*meta, "name");
+  m.uid = json::GetString(*meta, "uid");
+  m.resource_version = json::GetString(*meta, "resourceVersion");
+  m.generation = json::GetInt(*meta, "generation");
+  m.created = ReadTime(json::Find(*meta, {"creationTimestamp"}));
+  m.deleting = json::Find(*meta, {"deletionTimestamp"}) != nullptr;
+  ReadStringMap(json::Find(*meta, {"labels"}), m.labels);
+  ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations);
+  if (const json::Value* f = json::Find(*meta, {"finalizers"}); f != nullptr && f->IsArray()) {
+    for (auto& x : f->GetArray()) {
+      if (x.IsString()) m.finalizers.emplace_back(x.GetString());
+    }
+  }
+  if (const json::Value* o = json::Find(*meta, {"ownerReferences"}); o != nullptr && o->IsArray()) {
+    for (auto& x : o->GetArray()) {
+      OwnerRef r;
+      r.api_version = json::GetString(x, "apiVersion");
+      r.kind = json::GetString(x, "kind");
+      r.name = json::GetString(x, "name");
+      r.uid = json::GetString(x, "uid");
+      r.controller = json::GetBool(x, "controller");
+      m.owners.push_back(std::move(r));
+    }
+  }
+  return m;
+}
+
+std::shared_ptr<const Node> DecodeNode(const json::Value& obj) {
+  auto n = std::make_shared<Node>();
+  n->meta = DecodeMeta(obj);
+  if (n->meta.name.empty()) return nullptr;
+  n->unschedulable = json::Find(obj, {"spec", "unschedulable"}) != nullptr &&
+                     json::Find(obj, {"spec", "unschedulable"})->IsBool() &&
+                     json::Find(obj, {"spec", "unschedulable"})->GetBool();
+  if (const json::Value* alloc = json::Find(obj, {"status", "allocatable"}); alloc != nullptr && alloc->IsObject()) {
+    for (auto& m : alloc->GetObject()) {
+      if (!m.value.IsString()) continue;
+      std::string key = m.name.GetString();
+      if (key == "cpu") {
+        auto v = ParseMilliValue(m.value.GetString());
+        if (v.ok()) n->cpu_milli = v.value();
+      } else {
+        auto v = ParseValue(m.value.GetString());
+        if (!v.ok()) continue;
+        if (key == "memory") n->memory_bytes = v.value();
+        n->extended[key] = v.value();
+      }
+    }
+  }
+  if (const json::Value* conds = json::Find(obj, {"status", "conditions"}); conds != nullptr && conds->IsArray()) {
+    for (auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Ready") n->ready = json::GetString(c, "status") == "True";
+    }
+  }
+  return n;
+}
+
+std::shared_ptr<const Pod> DecodePod(const json::Value& obj) {
+  auto p = std::make_shared<Pod>();
+  p->meta = DecodeMeta(obj);
+  if (p->meta.name.empty()) return nullptr;
+  p->node_name = json::GetString(json::Find(obj, {"spec", "nodeName"}));
+  p->scheduler_name = json::GetString(json::Find(obj, {"spec", "schedulerName"}));
+  p->phase = json::GetString(json::Find(obj, {"status", "phase"}));
+  p->reason = json::GetString(json::Find(obj, {"status", "reason"}));
+  p->message = json::GetString(json::Find(obj, {"status", "message"}));
+  return p;
+}
+
+}  // namespace berth::k8s

@@ -1,0 +1,71 @@
+#pragma once
+// Compact decoded forms of the objects berth caches: metadata, Nodes and Pods.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "k8s/clock.h"
+#include "k8s/json.h"
+
+namespace berth::k8s {
+
+struct OwnerRef {
+  std::string api_version, kind, name, uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string ns, name, uid, resource_version;
+  int64_t generation = 0;
+  TimePoint created{};
+  bool deleting = false;  // deletionTimestamp is set
+  std::map<std::string, std::string> labels, annotations;
+  std::vector<std::string> finalizers;
+  std::vector<OwnerRef> owners;
+
+  std::string Label(const std::string& k) const {
+    auto it = labels.find(k);
+    return it == labels.end() ? std::string() : it->second;
+  }
+  std::string Annotation(const std::string& k) const {
+    auto it = annotations.find(k);
+    return it == annotations.end() ? std::string() : it->second;
+  }
+  bool HasFinalizer(const std::string& f) const;
+  const OwnerRef* ControllerRef() const;
+};
+
+ObjectMeta DecodeMeta(const json::Value& obj);
+
+struct Node {
+  ObjectMeta meta;
+  // Allocatable resources: cpu in millicores, everything else (memory, GPUs) as plain values.
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::map<std::string, int64_t> extended;  // e.g. "nvidia.com/gpu" -> 8
+  bool ready = false;          // condition Ready=True
+  bool unschedulable = false;  // cordoned
+
+  int64_t Allocatable(const std::string& resource) const {
+    auto it = extended.find(resource);
+    return it == extended.end() ? 0 : it->second;
+  }
+};
+
+std::shared_ptr<const Node> DecodeNode(const json::Value& obj);
+
+struct Pod {
+  ObjectMeta meta;
+  std::string node_name;
+  std::string scheduler_name;
+  std::string phase;   // Pending, Running, Succeeded, Failed, Unknown ("" = not reported yet)
+  std::string reason;  // status.reason, e.g. "Evicted"
+  std::string message;
+};
+
+std::shared_ptr<const Pod> DecodePod(const json::Value& obj);
+
+}  // namespace berth::k8s

@@ -1,0 +1,177 @@
+#include "k8s/transport.h"
+
+#include <cpprest/http_client.h>
+#include <cpprest/rawptrstream.h>
+#include <cpprest/containerstream.h>
+
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/pem.h>
+
+namespace berth::k8s {
+
+void Cancellation::Cancel() {
+  std::vector<std::pair<int, std::function<void()>>> hooks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cancelled_) return;
+    cancelled_ = true;
+    hooks.swap(hooks_);
+  }
+  for (auto& h : hooks) h.second();
+}
+
+bool Cancellation::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+int Cancellation::OnCancel(std::function<void()> fn) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (cancelled_) {
+    lock.unlock();
+    fn();
+    return -1;
+  }
+  int id = next_id_++;
+  hooks_.emplace_back(id, std::move(fn));
+  return id;
+}
+
+void Cancellation::Remove(int id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = hooks_.begin(); it != hooks_.end(); ++it) {
+    if (it->first == id) {
+      hooks_.erase(it);
+      return;
+    }
+  }
+}
+
+namespace {
+
+namespace http = web::http;
+
+// Adds every certificate of a PEM bundle to the context's trust store.
+void AddCaBundle(boost::asio::ssl::context& ctx, const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509_STORE* store = SSL_CTX_get_cert_store(ctx.native_handle());
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+  }
+  ERR_clear_error();
+  BIO_free(bio);
+}
+
+class HttpTransport final : public Transport {
+ public:
+  explicit HttpTransport(const ClientConfig& config) : config_(config) {
+    client_ = std::make_unique<http::client::http_client>(config_.server, MakeConfig(60));
+  }
+
+  Result<HttpResponse> Send(const HttpRequest& req) override {
+    try {
+      http::http_request msg = MakeRequest(req);
+      http::http_response resp = client_->request(msg).get();
+      HttpResponse out;
+      out.status = resp.status_code();
+      out.body = resp.extract_utf8string(true).get();
+      ReadRetryAfter(resp, out);
+      return out;
+    } catch (const std::exception& e) {
+      return Status::Error(std::string("request to ") + config_.server + " failed: " + e.what());
+    }
+  }
+
+  Result<HttpResponse> Stream(const HttpRequest& req, const std::function<bool(std::string& line)>& on_line,
+                              Cancellation* cancel, int idle_timeout_seconds) override {
+    // Each stream has its own client (and connection) so a long watch never holds up requests.
+    http::client::http_client client(config_.server, MakeConfig(idle_timeout_seconds));
+    pplx::cancellation_token_source cts;
+    int hook = -1;
+    if (cancel != nullptr) hook = cancel->OnCancel([&cts] { cts.cancel(); });
+    struct Unhook {
+      Cancellation* c;
+      int id;
+      ~Unhook() {
+        if (c != nullptr && id >= 0) c->Remove(id);
+      }
+    } unhook{cancel, hook};
+    try {
+      http::http_request msg = MakeRequest(req);
+      http::http_response resp = client.request(msg, cts.get_token()).get();
+      HttpResponse out;
+      out.status = resp.status_code();
+      ReadRetryAfter(resp, out);
+      if (out.status < 200 || out.status >= 300) {
+        out.body = resp.extract_utf8string(true).get();
+        return out;
+      }
+      auto body = resp.body();
+      while (true) {
+        if (cancel != nullptr && cancel->cancelled()) break;
+        concurrency::streams::container_buffer<std::string> buf;
+        size_t n = body.read_line(buf).get();
+        std::string& line = buf.collection();
+        if (n == 0 && line.empty() && body.is_eof()) break;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        if (!on_line(line)) break;
+      }
+      return out;
+    } catch (const std::exception& e) {
+      if (cancel != nullptr && cancel->cancelled()) return HttpResponse{200, {}, 0};
+      return Status::Error(std::string("stream from ") + config_.server + " failed: " + e.what());
+    }
+  }
+
+ private:
+  http::client::http_client_config MakeConfig(int timeout_seconds) const {
+    http::client::http_client_config cfg;
+    cfg.set_timeout(std::chrono::seconds(timeout_seconds));
+    cfg.set_validate_certificates(!config_.insecure_skip_tls_verify);
+    ClientConfig c = config_;
+    cfg.set_ssl_context_callback([c](boost::asio::ssl::context& ctx) {
+      if (!c.ca_pem.empty()) AddCaBundle(ctx, c.ca_pem);
+      if (!c.client_cert_pem.empty() && !c.client_key_pem.empty()) {
+        ctx.use_certificate_chain(boost::asio::buffer(c.client_cert_pem));
+        ctx.use_private_key(boost::asio::buffer(c.client_key_pem), boost::asio::ssl::context::pem);
+      }
+    });
+    return cfg;
+  }
+
+  http::http_request MakeRequest(const HttpRequest& req) const {
+    http::http_request msg(req.method);
+    msg.set_request_uri(req.path);
+    msg.headers().add("Accept", "application/json");
+    msg.headers().add("User-Agent", "berth/0.1");
+    std::string token = req.bearer_token;
+    if (token.empty() && config_.token) token = config_.token->Token();
+    if (!token.empty()) msg.headers().add("Authorization", "Bearer " + token);
+    if (!req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
+      msg.set_body(req.body, req.content_type);
+    }
+    return msg;
+  }
+
+  static void ReadRetryAfter(const http::http_response& resp, HttpResponse& out) {
+    auto it = resp.headers().find("Retry-After");
+    if (it != resp.headers().end()) {
+      try {
+        out.retry_after_seconds = std::stoi(it->second);
+      } catch (...) {
+      }
+    }
+  }
+
+  ClientConfig config_;
+  std::unique_ptr<http::client::http_client> client_;
+};
+
+}  // namespace
+
+TransportPtr NewHttpTransport(const ClientConfig& config) { return std::make_shared<HttpTransport>(config); }
+
+}  // namespace berth::k8s

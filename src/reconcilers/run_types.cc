@@ -1,0 +1,134 @@
+#include "reconcilers/run_types.h"
+
+#include "k8s/duration.h"
+#include "k8s/quantity.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+
+namespace {
+
+// Reads a quantity that the CRD allows as integer or string.
+bool ReadQuantity(const json::Value* v, bool milli, int64_t& out, std::string& error, const char* field) {
+  if (v == nullptr) return true;
+  std::string text;
+  if (v->IsString()) {
+    text = v->GetString();
+  } else if (v->IsInt64()) {
+    text = std::to_string(v->GetInt64());
+  } else if (v->IsNumber()) {
+    text = std::to_string(v->GetDouble());
+  } else {
+    error = std::string("spec.resources.") + field + " must be a quantity";
+    return false;
+  }
+  auto r = milli ? k8s::ParseMilliValue(text) : k8s::ParseValue(text);
+  if (!r.ok()) {
+    error = std::string("spec.resources.") + field + ": " + r.status().message();
+    return false;
+  }
+  out = r.value();
+  return true;
+}
+
+}  // namespace
+
+RunStatus DecodeRunStatus(const json::Value& st) {
+  RunStatus s;
+  if (!st.IsObject()) return s;
+  s.phase = json::GetString(st, "phase");
+  s.reason = json::GetString(st, "reason");
+  s.message = json::GetString(st, "message");
+  if (auto* v = json::Find(st, {"queuePosition"}); v != nullptr && v->IsInt64()) s.queue_position = v->GetInt64();
+  if (auto* v = json::Find(st, {"effectivePriority"}); v != nullptr && v->IsInt64()) s.effective_priority = v->GetInt64();
+  s.fleet = json::GetString(st, "fleet");
+  if (auto* p = json::Find(st, {"placement"}); p != nullptr && p->IsArray()) {
+    for (auto& e : p->GetArray()) {
+      PlacementEntry pe;
+      pe.rank = static_cast<int>(json::GetInt(e, "rank"));
+      pe.node = json::GetString(e, "node");
+      pe.blocks = static_cast<int>(json::GetInt(e, "blocks"));
+      pe.pod = json::GetString(e, "pod");
+      s.placement.push_back(std::move(pe));
+    }
+  }
+  s.submitted_at = json::GetString(st, "submittedAt");
+  s.scheduled_at = json::GetString(st, "scheduledAt");
+  s.started_at = json::GetString(st, "startedAt");
+  s.finished_at = json::GetString(st, "finishedAt");
+  s.resubmissions = json::GetInt(st, "resubmissions");
+  s.observed_generation = json::GetInt(st, "observedGeneration");
+  if (auto* c = json::Find(st, {"conditions"}); c != nullptr && c->IsArray()) {
+    for (auto& e : c->GetArray()) {
+      Condition cond;
+      cond.type = json::GetString(e, "type");
+      cond.status = json::GetString(e, "status");
+      cond.reason = json::GetString(e, "reason");
+      cond.message = json::GetString(e, "message");
+      cond.last_transition_time = json::GetString(e, "lastTransitionTime");
+      cond.observed_generation = json::GetInt(e, "observedGeneration");
+      s.conditions.push_back(std::move(cond));
+    }
+  }
+  return s;
+}
+
+std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
+  auto run = std::make_shared<Run>();
+  run->meta = k8s::DecodeMeta(obj);
+  if (run->meta.name.empty()) return nullptr;
+  const json::Value* spec = json::Find(obj, {"spec"});
+  if (spec != nullptr && spec->IsObject()) {
+    run->priority = json::GetInt(*spec, "priority", 50);
+    run->nodes = json::GetInt(*spec, "nodes", 1);
+    std::string& err = run->invalid_message;
+    if (const json::Value* res = json::Find(*spec, {"resources"}); res != nullptr && res->IsObject()) {
+      ReadQuantity(json::Find(*res, {"cpu"}), true, run->cpu_milli, err, "cpu") &&
+          ReadQuantity(json::Find(*res, {"memory"}), false, run->memory_bytes, err, "memory");
+      run->gpus = json::GetInt(*res, "gpu", 0);
+    }
+    if (const json::Value* f = json::Find(*spec, {"fleets"}); f != nullptr && f->IsArray()) {
+      for (auto& x : f->GetArray()) {
+        if (x.IsString()) run->fleets.emplace_back(x.GetString());
+      }
+    }
+    std::string md = json::GetString(*spec, "maxDuration", "off");
+    auto parsed = k8s::ParseDuration(md);
+    if (!parsed.ok()) {
+      if (err.empty()) err = "spec.maxDuration: " + parsed.status().message();
+    } else {
+      run->max_duration = parsed.value();
+    }
+    if (const json::Value* r = json::Find(*spec, {"retry"}); r != nullptr && r->IsObject()) {
+      RetrySpec retry;
+      const json::Value* events = json::Find(*r, {"onEvents"});
+      if (events == nullptr || !events->IsArray()) {
+        retry.on_no_capacity = retry.on_interruption = retry.on_error = true;
+      } else {
+        for (auto& e : events->GetArray()) {
+          std::string ev = e.IsString() ? e.GetString() : "";
+          if (ev == "no-capacity") retry.on_no_capacity = true;
+          if (ev == "interruption") retry.on_interruption = true;
+          if (ev == "error") retry.on_error = true;
+        }
+      }
+      auto d = k8s::ParseDuration(json::GetString(*r, "duration", "1h"));
+      if (!d.ok()) {
+        if (err.empty()) err = "spec.retry.duration: " + d.status().message();
+      } else {
+        retry.duration = d.value();
+      }
+      run->retry = retry;
+    }
+    if (const json::Value* t = json::Find(*spec, {"template"}); t != nullptr) run->template_json = json::Serialize(*t);
+    if (run->nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
+    if ((run->priority < 0 || run->priority > 100) && err.empty()) err = "spec.priority must be between 0 and 100";
+  } else {
+    run->invalid_message = "spec is missing";
+  }
+  if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr) run->status = DecodeRunStatus(*st);
+  return run;
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,66 @@
+#pragma once
+// The Run and Fleet custom resources, decoded from the API into typed values.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "k8s/json.h"
+#include "k8s/objects.h"
+
+namespace berth::reconcilers {
+
+inline constexpr const char* kGroupVersion = "berth.dev/v1alpha1";
+inline constexpr const char* kFinalizer = "berth.dev/run-cleanup";
+
+struct RetrySpec {
+  bool on_no_capacity = false, on_interruption = false, on_error = false;
+  std::optional<std::chrono::milliseconds> duration;  // nullopt = "off" (never give up)
+};
+
+struct Condition {
+  std::string type, status, reason, message, last_transition_time;
+  int64_t observed_generation = 0;
+};
+
+struct PlacementEntry {
+  int rank = 0;
+  std::string node;
+  int blocks = 0;
+  std::string pod;
+};
+
+struct RunStatus {
+  std::string phase, reason, message;
+  std::optional<int64_t> queue_position;
+  std::optional<int64_t> effective_priority;
+  std::string fleet;
+  std::vector<PlacementEntry> placement;
+  std::string submitted_at, scheduled_at, started_at, finished_at;
+  int64_t resubmissions = 0;
+  int64_t observed_generation = 0;
+  std::vector<Condition> conditions;
+};
+
+struct Run {
+  k8s::ObjectMeta meta;
+  // spec (defaults applied by the CRD; decoded defensively anyway)
+  int64_t priority = 50;
+  int64_t nodes = 1;
+  int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
+  std::vector<std::string> fleets;
+  std::optional<std::chrono::milliseconds> max_duration;  // nullopt = off
+  std::optional<RetrySpec> retry;                         // nullopt = no retry
+  std::string template_json;                              // spec.template as JSON
+  // Set when the spec cannot be used (a quantity or duration the core cannot read).
+  std::string invalid_message;
+  RunStatus status;
+};
+
+std::shared_ptr<const Run> DecodeRun(const k8s::json::Value& obj);
+RunStatus DecodeRunStatus(const k8s::json::Value& status);
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,267 @@
+#include "harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "k8s/config.h"
+
+extern char** environ;
+
+namespace berth::testing {
+namespace {
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+std::string RandomSuffix() {
+  static std::mt19937_64 rng(std::random_device{}());
+  static const char* chars = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string s;
+  for (int i = 0; i < 6; ++i) s.push_back(chars[rng() % 36]);
+  return s;
+}
+
+}  // namespace
+
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input,
+                         const std::vector<std::string>& extra_env) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return {};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
+    posix_spawn_file_actions_addclose(&fa, fd);
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e != nullptr; ++e) env_store.emplace_back(*e);
+  for (const auto& e : extra_env) env_store.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  CommandResult res;
+  if (rc != 0) {
+    close(in_pipe[1]);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    res.err = "cannot start " + argv[0];
+    return res;
+  }
+  std::thread writer([&] {
+    size_t off = 0;
+    while (off < input.size()) {
+      ssize_t n = write(in_pipe[1], input.data() + off, input.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    close(in_pipe[1]);
+  });
+  std::string err;
+  std::thread err_reader([&] { err = ReadAll(err_pipe[0]); });
+  res.out = ReadAll(out_pipe[0]);
+  err_reader.join();
+  writer.join();
+  close(out_pipe[0]);
+  close(err_pipe[0]);
+  res.err = err;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  res.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  return res;
+}
+
+ControlPlane& ControlPlane::Get() {
+  static ControlPlane cp;
+  return cp;
+}
+
+CommandResult ControlPlane::Script(const std::string& verb) {
+  return RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/control-plane.sh", verb, dir_});
+}
+
+void ControlPlane::Start() {
+  const char* base = std::getenv("BERTH_TEST_TMP");
+  dir_ = std::string(base ? base : "/tmp") + "/berth-it-" + std::to_string(getpid()) + "-" + RandomSuffix();
+  CommandResult r = Script("start");
+  if (r.exit_code != 0) {
+    std::fprintf(stderr, "control plane did not start:\n%s\n%s\n", r.out.c_str(), r.err.c_str());
+    std::abort();
+  }
+  auto cfg = k8s::LoadKubeconfig({kubeconfig()});
+  if (!cfg.ok()) {
+    std::fprintf(stderr, "kubeconfig: %s\n", cfg.status().message().c_str());
+    std::abort();
+  }
+  client_ = std::make_shared<k8s::Client>(cfg.value());
+  CommandResult crds = Kubectl({"apply", "-f", std::string(BERTH_SOURCE_DIR) + "/deploy/crds/"});
+  if (crds.exit_code != 0) {
+    std::fprintf(stderr, "CRDs not applied: %s\n", crds.err.c_str());
+    std::abort();
+  }
+  bool established = Eventually([&] {
+    return Kubectl({"get", "runs.berth.dev", "-A"}).exit_code == 0 && Kubectl({"get", "fleets.berth.dev"}).exit_code == 0;
+  });
+  if (!established) {
+    std::fprintf(stderr, "CRDs never became established\n");
+    std::abort();
+  }
+}
+
+void ControlPlane::Stop() { Script("stop"); }
+void ControlPlane::StopApiserver() { Script("stop-apiserver"); }
+void ControlPlane::StartApiserver() {
+  CommandResult r = Script("start-apiserver");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+std::string ControlPlane::Compact() {
+  CommandResult r = Script("compact");
+  std::string rev = r.out;
+  while (!rev.empty() && (rev.back() == '\n' || rev.back() == ' ')) rev.pop_back();
+  return rev;
+}
+
+CommandResult ControlPlane::Kubectl(const std::vector<std::string>& args, const std::string& input) {
+  std::vector<std::string> argv = {"kubectl", "--kubeconfig", kubeconfig()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, input);
+}
+
+bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (cond()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+ControllerProcess::ControllerProcess(std::vector<std::string> extra_args, std::string log_name)
+    : args_(std::move(extra_args)) {
+  log_path_ = ControlPlane::Get().dir() + "/" + log_name + "-" + RandomSuffix() + ".log";
+}
+
+ControllerProcess::~ControllerProcess() {
+  if (Running()) Stop();
+}
+
+void ControllerProcess::Start() {
+  std::vector<std::string> argv = {BERTH_CONTROLLER_BIN, "--kubeconfig", ControlPlane::Get().kubeconfig(),
+                                   "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug"};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  int rc = posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ASSERT_EQ(rc, 0) << "cannot start " << argv[0];
+}
+
+int ControllerProcess::Stop() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGCONT);
+  kill(pid_, SIGTERM);
+  int status = 0;
+  for (int i = 0; i < 600; ++i) {  // 30 s
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return -SIGKILL;
+}
+
+void ControllerProcess::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+void ControllerProcess::Pause() { kill(pid_, SIGSTOP); }
+void ControllerProcess::Resume() { kill(pid_, SIGCONT); }
+
+bool ControllerProcess::Running() const {
+  if (pid_ <= 0) return false;
+  int status;
+  return waitpid(pid_, &status, WNOHANG) == 0;
+}
+
+std::string ControllerProcess::Log() const {
+  std::ifstream in(log_path_);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void IntegrationTest::SetUp() {
+  ns_ = "t-" + RandomSuffix();
+  CommandResult r = cp().Kubectl({"create", "namespace", ns_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+void IntegrationTest::TearDown() {
+  cp().Kubectl({"delete", "namespace", ns_, "--wait=false"});
+}
+
+CommandResult IntegrationTest::Kubectl(std::vector<std::string> args, const std::string& input) {
+  args.insert(args.begin(), {"-n", ns_});
+  return cp().Kubectl(args, input);
+}
+
+void IntegrationTest::Apply(const std::string& yaml) {
+  CommandResult r = Kubectl({"apply", "-f", "-"}, yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+}
+
+k8s::json::Document IntegrationTest::GetRun(const std::string& name) {
+  auto r = client()->Get(k8s::resources::kRuns.Path(ns_, name));
+  if (!r.ok()) return k8s::json::Document();
+  return std::move(r).value();
+}
+
+}  // namespace berth::testing
+
+namespace {
+class ControlPlaneEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { berth::testing::ControlPlane::Get().Start(); }
+  void TearDown() override { berth::testing::ControlPlane::Get().Stop(); }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new ControlPlaneEnvironment);
+}  // namespace
