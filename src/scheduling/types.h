@@ -1,0 +1,32 @@
+#pragma once
+// Vocabulary shared by the whole scheduling core: time and the three resources berth splits.
+// The core never reads a clock: every function that needs "now" takes it as a parameter.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace berth::scheduling {
+
+using Duration = std::chrono::milliseconds;
+using TimePoint = std::chrono::time_point<std::chrono::system_clock, Duration>;
+
+// An amount of cpu, memory and GPUs: a per-node request, an instance's allocatable resources or
+// one block of an instance. Negative values are treated as 0 everywhere.
+struct Resources {
+  int64_t cpu_millis = 0;
+  int64_t memory_bytes = 0;
+  int64_t gpus = 0;
+
+  bool empty() const { return cpu_millis <= 0 && memory_bytes <= 0 && gpus <= 0; }
+  friend bool operator==(const Resources&, const Resources&) = default;
+};
+
+// Go-like and compact: "4h", "1h30m", "45s", "250ms". Negative durations print as "0s".
+std::string FormatDuration(Duration d);
+
+// Human form of a request or capacity, non-zero fields only: "8 GPUs, 32 CPUs, 128Gi memory";
+// "nothing" when every field is zero.
+std::string FormatResources(const Resources& r);
+
+}  // namespace berth::scheduling
