@@ -10,6 +10,7 @@
 #
 # DIR defaults to $BERTH_CONTROL_PLANE_DIR or ./.local/control-plane. The admin kubeconfig is
 # DIR/kubeconfig (TLS verified against the API server's own CA). Ports are free loopback ports.
+# DIR/client.crt + client.key authenticate as a cluster admin by mutual TLS (for client tests).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -83,7 +84,7 @@ start_apiserver() {
   "$BIN/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$(cat "$DIR/etcd.port")" \
     --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$DIR/certs" \
-    --token-auth-file="$DIR/tokens.csv" --authorization-mode=RBAC \
+    --token-auth-file="$DIR/tokens.csv" --client-ca-file="$DIR/client-ca.crt" --authorization-mode=RBAC \
     --service-account-key-file="$DIR/sa.pub" --service-account-signing-key-file="$DIR/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
     --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
@@ -132,6 +133,13 @@ case "$CMD" in
     trap 'log "start failed or interrupted; stopping"; do_stop; exit 1' ERR INT TERM
     openssl rand -hex 24 > "$DIR/admin.token"
     echo "$(cat "$DIR/admin.token"),admin,admin,system:masters" > "$DIR/tokens.csv"
+    # A client CA and one client certificate (user cert-admin in system:masters) for mutual TLS.
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$DIR/client-ca.key" -out "$DIR/client-ca.crt" \
+      -days 3650 -subj "/CN=berth-local-client-ca" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$DIR/client.key" -out "$DIR/client.csr" \
+      -subj "/O=system:masters/CN=cert-admin" 2>/dev/null
+    openssl x509 -req -in "$DIR/client.csr" -CA "$DIR/client-ca.crt" -CAkey "$DIR/client-ca.key" \
+      -CAcreateserial -out "$DIR/client.crt" -days 3650 2>/dev/null
     openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
     openssl rsa -in "$DIR/sa.key" -pubout -out "$DIR/sa.pub" 2>/dev/null
     start_etcd

@@ -92,13 +92,8 @@ Result<json::Document> Client::DoJson(HttpRequest req) {
   auto r = Do(std::move(req));
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
-  json::Document doc;
-  Status s = json::ParseInSitu(r->body, doc);
-  if (!s.ok()) return s;
-  // In-situ strings point into the response body; copy into the document's own allocator.
-  json::Document owned;
-  owned.CopyFrom(doc, owned.GetAllocator());
-  return owned;
+  // Not in situ: the returned document must own its strings (the body dies here).
+  return json::Parse(r->body);
 }
 
 Result<json::Document> Client::Get(const std::string& path, const std::string& token) {
@@ -106,10 +101,10 @@ Result<json::Document> Client::Get(const std::string& path, const std::string& t
   return DoJson(std::move(req));
 }
 
-Result<ListResult> Client::List(const std::string& path, const ListOptions& opts) {
-  ListResult out;
+Status Client::ListEach(const std::string& path, const ListOptions& opts,
+                        const std::function<void(const json::Value&)>& on_item, std::string* resource_version) {
   std::string cont;
-  for (int restarts = 0;;) {
+  while (true) {
     std::string p = path;
     if (!opts.label_selector.empty()) AppendQuery(p, "labelSelector", opts.label_selector);
     if (!opts.field_selector.empty()) AppendQuery(p, "fieldSelector", opts.field_selector);
@@ -121,28 +116,36 @@ Result<ListResult> Client::List(const std::string& path, const ListOptions& opts
     }
     auto r = Do(HttpRequest{"GET", p, {}, "application/json", {}});
     if (!r.ok()) return r.status();
-    if (r->status == 410 && !cont.empty() && restarts < 3) {
-      // The continue token expired mid-list: start over for a consistent snapshot.
-      ++restarts;
-      cont.clear();
-      out.items.clear();
-      continue;
+    if (r->status == 410 && !cont.empty()) {
+      // The continue token expired mid-list: a consistent snapshot needs a fresh start.
+      return Status::Error("continue token expired; list again", 410, "Expired");
     }
     if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+    // In situ: items are handed out while the page buffer is alive, so nothing is copied.
     json::Document page;
     Status s = json::ParseInSitu(r->body, page);
     if (!s.ok()) return s;
-    const json::Value* items = json::Find(page, {"items"});
-    if (items != nullptr && items->IsArray()) {
-      for (auto& item : items->GetArray()) {
-        json::Document d;
-        d.CopyFrom(item, d.GetAllocator());
-        out.items.push_back(std::move(d));
-      }
+    if (const json::Value* items = json::Find(page, {"items"}); items != nullptr && items->IsArray()) {
+      for (auto& item : items->GetArray()) on_item(item);
     }
-    out.resource_version = json::GetString(json::Find(page, {"metadata", "resourceVersion"}));
+    if (resource_version != nullptr) {
+      *resource_version = json::GetString(json::Find(page, {"metadata", "resourceVersion"}));
+    }
     cont = json::GetString(json::Find(page, {"metadata", "continue"}));
-    if (cont.empty()) return out;
+    if (cont.empty()) return Status();
+  }
+}
+
+Result<ListResult> Client::List(const std::string& path, const ListOptions& opts) {
+  for (int attempt = 0;; ++attempt) {
+    ListResult out;
+    Status s = ListEach(path, opts, [&](const json::Value& item) {
+      // Serialize + parse: the item's in-situ strings must not outlive the page.
+      auto d = json::Parse(json::Serialize(item));
+      if (d.ok()) out.items.push_back(std::move(d).value());
+    }, &out.resource_version);
+    if (s.ok()) return out;
+    if (!(s.IsGone() && s.reason() == "Expired" && attempt < 3)) return s;
   }
 }
 

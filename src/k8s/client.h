@@ -77,7 +77,13 @@ class Client {
   void SetMaxRetries(int n) { max_retries_ = n; }
 
   Result<json::Document> Get(const std::string& path, const std::string& token = {});
-  // Lists every page (following `continue`). A 410 Gone on a later page restarts the list.
+  // Lists every page (following `continue`), handing each item to `on_item` while its page is in
+  // memory (no copies; the value dies after the call). Sets `resource_version` to the list's.
+  // An expired continue token (410 on a later page) comes back as code 410, reason "Expired":
+  // start again.
+  Status ListEach(const std::string& path, const ListOptions& opts,
+                  const std::function<void(const json::Value&)>& on_item, std::string* resource_version);
+  // ListEach collected into documents (restarting on an expired continue token); for small lists.
   Result<ListResult> List(const std::string& path, const ListOptions& opts = {});
   Result<json::Document> Create(const std::string& path, const std::string& body, const std::string& token = {});
   // PUT; the body's metadata.resourceVersion guards it (409 Conflict when stale).

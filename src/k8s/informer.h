@@ -117,17 +117,20 @@ class Informer {
       ListOptions lo;
       lo.label_selector = label_selector_;
       lo.field_selector = field_selector_;
-      auto list = client_->List(path_, lo);
-      if (!list.ok()) {
-        spdlog::warn("{}: list failed: {}; retrying in {} ms", name_, list.status().ToString(), backoff.count());
+      std::unordered_map<std::string, Ptr> fresh;
+      std::string rv;
+      Status listed = client_->ListEach(path_, lo, [&](const json::Value& item) {
+        if (Ptr obj = decode_(item)) fresh[key_(*obj)] = std::move(obj);
+      }, &rv);
+      if (!listed.ok()) {
+        spdlog::warn("{}: list failed: {}; retrying in {} ms", name_, listed.ToString(), backoff.count());
         if (!SleepFor(Jitter(backoff))) return;
         backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
         continue;
       }
       ++stats_.lists;
-      Replace(list.value());
+      Replace(std::move(fresh));
       synced_ = true;
-      std::string rv = list->resource_version;
       // Watch until the stream must be re-established from a fresh list.
       while (!IsStopped()) {
         WatchOptions wo;
@@ -191,14 +194,7 @@ class Informer {
     Notify(key, old, ev.type == "DELETED" ? nullptr : obj);
   }
 
-  void Replace(ListResult& list) {
-    std::unordered_map<std::string, Ptr> fresh;
-    fresh.reserve(list.items.size());
-    for (auto& item : list.items) {
-      Ptr obj = decode_(item);
-      if (obj) fresh[key_(*obj)] = obj;
-    }
-    list.items.clear();
+  void Replace(std::unordered_map<std::string, Ptr> fresh) {
     std::vector<std::pair<std::string, Ptr>> deleted;
     std::vector<std::tuple<std::string, Ptr, Ptr>> changed;
     {
