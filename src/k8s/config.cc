@@ -115,6 +115,8 @@ Result<std::string> Base64Decode(std::string_view in) {
       out.push_back(static_cast<char>((acc >> bits) & 0xFF));
     }
   }
+  // One character left over carries 6 bits, not a byte: the data was cut short.
+  if (bits == 6) return Status::Error("invalid base64 data (truncated)");
   return out;
 }
 
