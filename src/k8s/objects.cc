@@ -45,7 +45,8 @@ ObjectMeta DecodeMeta(const json::Value& obj) {
   m.resource_version = json::GetString(*meta, "resourceVersion");
   m.generation = json::GetInt(*meta, "generation");
   m.created = ReadTime(json::Find(*meta, {"creationTimestamp"}));
-  m.deleting = json::Find(*meta, {"deletionTimestamp"}) != nullptr;
+  const json::Value* deletion = json::Find(*meta, {"deletionTimestamp"});
+  m.deleting = deletion != nullptr && !deletion->IsNull();  // null is "not set", as Go decodes it
   ReadStringMap(json::Find(*meta, {"labels"}), m.labels);
   ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations);
   if (const json::Value* f = json::Find(*meta, {"finalizers"}); f != nullptr && f->IsArray()) {

@@ -1,0 +1,313 @@
+#include "k8s/objects.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace berth::k8s {
+namespace {
+
+json::Document MustParse(const std::string& text) {
+  auto d = json::Parse(text);
+  EXPECT_TRUE(d.ok()) << text << ": " << d.status().message();
+  return d.ok() ? std::move(d).value() : json::Document();
+}
+
+TimePoint UnixSeconds(int64_t s) { return TimePoint(std::chrono::seconds(s)); }
+
+// ---------------------------------------------------------------------------------------------
+// DecodeMeta
+
+constexpr const char* kFullMeta = R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {
+    "name": "train-0", "namespace": "team-a", "uid": "0f5c-uid", "resourceVersion": "12345",
+    "generation": 3,
+    "creationTimestamp": "2024-01-02T03:04:05Z",
+    "deletionTimestamp": "2024-01-02T04:00:00Z",
+    "labels": {"app": "train", "berth.dev/run": "r1", "ignored-number": 5},
+    "annotations": {"note": "hello", "json": "{\"a\":1}"},
+    "finalizers": ["berth.dev/run-cleanup", "kubernetes.io/pvc-protection", 7],
+    "ownerReferences": [
+      {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u-rs"},
+      {"apiVersion": "berth.dev/v1alpha1", "kind": "Run", "name": "r1", "uid": "u-r1",
+       "controller": true, "blockOwnerDeletion": true}
+    ]
+  }
+})";
+
+TEST(DecodeMetaTest, DecodesEveryField) {
+  json::Document d = MustParse(kFullMeta);
+  ObjectMeta m = DecodeMeta(d);
+  EXPECT_EQ(m.name, "train-0");
+  EXPECT_EQ(m.ns, "team-a");
+  EXPECT_EQ(m.uid, "0f5c-uid");
+  EXPECT_EQ(m.resource_version, "12345");
+  EXPECT_EQ(m.generation, 3);
+  EXPECT_EQ(m.created, UnixSeconds(1'704'164'645));  // 2024-01-02T03:04:05Z
+  EXPECT_TRUE(m.deleting);
+
+  EXPECT_EQ(m.labels, (std::map<std::string, std::string>{{"app", "train"}, {"berth.dev/run", "r1"}}));
+  EXPECT_EQ(m.Label("berth.dev/run"), "r1");
+  EXPECT_EQ(m.Label("missing"), "");
+  EXPECT_EQ(m.annotations, (std::map<std::string, std::string>{{"note", "hello"}, {"json", R"({"a":1})"}}));
+  EXPECT_EQ(m.Annotation("json"), R"({"a":1})");
+  EXPECT_EQ(m.Annotation("missing"), "");
+
+  EXPECT_EQ(m.finalizers, (std::vector<std::string>{"berth.dev/run-cleanup", "kubernetes.io/pvc-protection"}));
+  EXPECT_TRUE(m.HasFinalizer("berth.dev/run-cleanup"));
+  EXPECT_FALSE(m.HasFinalizer("berth.dev/other"));
+
+  ASSERT_EQ(m.owners.size(), 2u);
+  EXPECT_EQ(m.owners[0].api_version, "apps/v1");
+  EXPECT_EQ(m.owners[0].kind, "ReplicaSet");
+  EXPECT_EQ(m.owners[0].name, "rs");
+  EXPECT_EQ(m.owners[0].uid, "u-rs");
+  EXPECT_FALSE(m.owners[0].controller);
+  EXPECT_TRUE(m.owners[1].controller);
+  const OwnerRef* ctrl = m.ControllerRef();
+  ASSERT_NE(ctrl, nullptr);
+  EXPECT_EQ(ctrl->kind, "Run");
+  EXPECT_EQ(ctrl->name, "r1");
+  EXPECT_EQ(ctrl->uid, "u-r1");
+  EXPECT_EQ(ctrl->api_version, "berth.dev/v1alpha1");
+}
+
+TEST(DecodeMetaTest, AbsentFieldsAreEmpty) {
+  const std::vector<std::string> cases = {
+      R"({})",
+      R"({"metadata": null})",
+      R"({"metadata": "oops"})",
+      R"({"metadata": {}})",
+      R"({"metadata": {"labels": null, "annotations": [], "finalizers": {}, "ownerReferences": "x",
+                       "creationTimestamp": null, "generation": "3"}})",
+  };
+  for (const std::string& text : cases) {
+    json::Document d = MustParse(text);
+    ObjectMeta m = DecodeMeta(d);
+    EXPECT_EQ(m.name, "") << text;
+    EXPECT_EQ(m.ns, "") << text;
+    EXPECT_EQ(m.uid, "") << text;
+    EXPECT_EQ(m.resource_version, "") << text;
+    EXPECT_EQ(m.generation, 0) << text;
+    EXPECT_EQ(m.created, TimePoint{}) << text;
+    EXPECT_FALSE(m.deleting) << text;
+    EXPECT_TRUE(m.labels.empty()) << text;
+    EXPECT_TRUE(m.annotations.empty()) << text;
+    EXPECT_TRUE(m.finalizers.empty()) << text;
+    EXPECT_TRUE(m.owners.empty()) << text;
+    EXPECT_EQ(m.ControllerRef(), nullptr) << text;
+  }
+}
+
+TEST(DecodeMetaTest, DeletionTimestamp) {
+  struct Case {
+    std::string meta;
+    bool deleting;
+  };
+  const std::vector<Case> cases = {
+      {R"({"name":"a"})", false},
+      {R"({"name":"a","deletionTimestamp":"2024-01-02T04:00:00Z"})", true},
+      // null is "not set": Go decodes it into a nil *Time.
+      {R"({"name":"a","deletionTimestamp":null})", false},
+  };
+  for (const Case& c : cases) {
+    json::Document d = MustParse(R"({"metadata":)" + c.meta + "}");
+    EXPECT_EQ(DecodeMeta(d).deleting, c.deleting) << c.meta;
+  }
+}
+
+TEST(DecodeMetaTest, CreationTimestamp) {
+  struct Case {
+    std::string value;  // JSON
+    TimePoint want;
+  };
+  const std::vector<Case> cases = {
+      {R"("1970-01-01T00:00:00Z")", UnixSeconds(0)},
+      {R"("2024-01-02T03:04:05Z")", UnixSeconds(1'704'164'645)},
+      {R"("2024-01-02T05:04:05+02:00")", UnixSeconds(1'704'164'645)},
+      {R"("not a time")", TimePoint{}},
+      {"null", TimePoint{}},  // `kubectl create --dry-run -o json` writes null
+      {"12345", TimePoint{}},
+  };
+  for (const Case& c : cases) {
+    json::Document d = MustParse(R"({"metadata":{"name":"a","creationTimestamp":)" + c.value + "}}");
+    EXPECT_EQ(DecodeMeta(d).created, c.want) << c.value;
+  }
+}
+
+TEST(DecodeMetaTest, ControllerRefIsTheFirstControllingOwner) {
+  json::Document d = MustParse(R"({"metadata":{"name":"p","ownerReferences":[
+      {"kind":"A","name":"a","controller":false},
+      {"kind":"B","name":"b"},
+      {"kind":"C","name":"c","controller":true},
+      {"kind":"D","name":"d","controller":true}]}})");
+  ObjectMeta m = DecodeMeta(d);
+  ASSERT_EQ(m.owners.size(), 4u);
+  ASSERT_NE(m.ControllerRef(), nullptr);
+  EXPECT_EQ(m.ControllerRef()->name, "c");
+}
+
+// ---------------------------------------------------------------------------------------------
+// DecodeNode
+
+std::string NodeJson(const std::string& spec, const std::string& status, const std::string& name = "gpu-1") {
+  return R"({"kind":"Node","metadata":{"name":")" + name + R"(","labels":{"berth.dev/fleet":"a100"}},"spec":)" +
+         spec + R"(,"status":)" + status + "}";
+}
+
+TEST(DecodeNodeTest, DecodesAllocatable) {
+  json::Document d = MustParse(NodeJson("{}", R"({"allocatable":{
+      "cpu":"7500m","memory":"16Gi","nvidia.com/gpu":"8","ephemeral-storage":"100G","pods":"110"}})"));
+  auto n = DecodeNode(d);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->meta.name, "gpu-1");
+  EXPECT_EQ(n->meta.Label("berth.dev/fleet"), "a100");
+  EXPECT_EQ(n->cpu_milli, 7500);
+  EXPECT_EQ(n->memory_bytes, 17'179'869'184);  // 16 * 2^30
+  EXPECT_EQ(n->Allocatable("nvidia.com/gpu"), 8);
+  EXPECT_EQ(n->Allocatable("ephemeral-storage"), 100'000'000'000);
+  EXPECT_EQ(n->Allocatable("pods"), 110);
+  EXPECT_EQ(n->Allocatable("amd.com/gpu"), 0);
+}
+
+TEST(DecodeNodeTest, AllocatableQuantityForms) {
+  struct Case {
+    std::string cpu, memory;
+    int64_t cpu_milli, memory_bytes;
+  };
+  const std::vector<Case> cases = {
+      {"8", "32Gi", 8000, 34'359'738'368},
+      {"7500m", "16Gi", 7500, 17'179'869'184},
+      {"0.5", "1536Mi", 500, 1'610'612'736},
+      {"96", "500M", 96'000, 500'000'000},
+      {"bogus", "lots", 0, 0},  // unreadable quantities are left at zero
+  };
+  for (const Case& c : cases) {
+    json::Document d =
+        MustParse(NodeJson("{}", R"({"allocatable":{"cpu":")" + c.cpu + R"(","memory":")" + c.memory + R"("}})"));
+    auto n = DecodeNode(d);
+    ASSERT_NE(n, nullptr);
+    EXPECT_EQ(n->cpu_milli, c.cpu_milli) << c.cpu;
+    EXPECT_EQ(n->memory_bytes, c.memory_bytes) << c.memory;
+  }
+}
+
+TEST(DecodeNodeTest, ReadyCondition) {
+  struct Case {
+    std::string name, conditions;
+    bool ready;
+  };
+  const std::vector<Case> cases = {
+      {"True", R"([{"type":"MemoryPressure","status":"False"},{"type":"Ready","status":"True"}])", true},
+      {"False", R"([{"type":"Ready","status":"False","reason":"KubeletNotReady"}])", false},
+      {"Unknown", R"([{"type":"Ready","status":"Unknown"}])", false},
+      {"missing", R"([{"type":"DiskPressure","status":"False"}])", false},
+      {"no conditions", "[]", false},
+      {"other condition True", R"([{"type":"NetworkUnavailable","status":"True"}])", false},
+  };
+  for (const Case& c : cases) {
+    json::Document d = MustParse(NodeJson("{}", R"({"conditions":)" + c.conditions + "}"));
+    auto n = DecodeNode(d);
+    ASSERT_NE(n, nullptr) << c.name;
+    EXPECT_EQ(n->ready, c.ready) << c.name;
+  }
+  // No status at all.
+  json::Document bare = MustParse(R"({"metadata":{"name":"n"}})");
+  auto n = DecodeNode(bare);
+  ASSERT_NE(n, nullptr);
+  EXPECT_FALSE(n->ready);
+  EXPECT_FALSE(n->unschedulable);
+  EXPECT_EQ(n->cpu_milli, 0);
+  EXPECT_EQ(n->memory_bytes, 0);
+}
+
+TEST(DecodeNodeTest, Unschedulable) {
+  struct Case {
+    std::string spec;
+    bool unschedulable;
+  };
+  const std::vector<Case> cases = {
+      {"{}", false},
+      {R"({"unschedulable":true})", true},
+      {R"({"unschedulable":false})", false},
+      {R"({"unschedulable":"true"})", false},  // not a boolean
+      {R"({"unschedulable":null})", false},
+      {"null", false},
+  };
+  for (const Case& c : cases) {
+    json::Document d = MustParse(NodeJson(c.spec, "{}"));
+    auto n = DecodeNode(d);
+    ASSERT_NE(n, nullptr) << c.spec;
+    EXPECT_EQ(n->unschedulable, c.unschedulable) << c.spec;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// DecodePod
+
+TEST(DecodePodTest, DecodesSpecAndStatus) {
+  json::Document d = MustParse(R"({"kind":"Pod",
+      "metadata":{"name":"train-0","namespace":"team-a","uid":"u1"},
+      "spec":{"nodeName":"gpu-1","schedulerName":"berth","containers":[{"name":"c","image":"busybox"}]},
+      "status":{"phase":"Failed","reason":"Evicted","message":"The node was low on resource: memory."}})");
+  auto p = DecodePod(d);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->meta.name, "train-0");
+  EXPECT_EQ(p->meta.ns, "team-a");
+  EXPECT_EQ(p->meta.uid, "u1");
+  EXPECT_EQ(p->node_name, "gpu-1");
+  EXPECT_EQ(p->scheduler_name, "berth");
+  EXPECT_EQ(p->phase, "Failed");
+  EXPECT_EQ(p->reason, "Evicted");
+  EXPECT_EQ(p->message, "The node was low on resource: memory.");
+}
+
+TEST(DecodePodTest, Phases) {
+  for (const std::string phase : {"Pending", "Running", "Succeeded", "Failed", "Unknown"}) {
+    json::Document d = MustParse(R"({"metadata":{"name":"p"},"status":{"phase":")" + phase + R"("}})");
+    auto p = DecodePod(d);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->phase, phase);
+    EXPECT_EQ(p->reason, "");
+  }
+}
+
+TEST(DecodePodTest, UnscheduledPodWithoutStatus) {
+  json::Document d = MustParse(R"({"metadata":{"name":"p","namespace":"ns"},"spec":{"containers":[]}})");
+  auto p = DecodePod(d);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->node_name, "");
+  EXPECT_EQ(p->scheduler_name, "");
+  EXPECT_EQ(p->phase, "");
+  EXPECT_EQ(p->reason, "");
+  EXPECT_EQ(p->message, "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Objects without a name
+
+TEST(DecodeObjectsTest, ObjectsWithoutANameDecodeToNull) {
+  const std::vector<std::string> cases = {
+      R"({})",
+      R"({"metadata":{}})",
+      R"({"metadata":{"name":""}})",
+      R"({"metadata":{"name":5,"namespace":"ns"}})",
+      R"({"metadata":{"generateName":"train-","namespace":"ns"},"spec":{"nodeName":"n"}})",
+      R"({"kind":"Status","status":"Failure","code":410})",
+      R"([])",
+  };
+  for (const std::string& text : cases) {
+    json::Document d = MustParse(text);
+    EXPECT_EQ(DecodeNode(d), nullptr) << text;
+    EXPECT_EQ(DecodePod(d), nullptr) << text;
+  }
+}
+
+}  // namespace
+}  // namespace berth::k8s
