@@ -1,0 +1,143 @@
+#include "scheduling/cycle_result.h"
+
+namespace berth::scheduling {
+
+namespace {
+
+std::string Count(int64_t n, const char* singular, const char* plural) {
+  return std::to_string(n) + " " + (n == 1 ? singular : plural);
+}
+
+// " with 8 GPUs" / " with 4 CPUs, 16Gi memory" / "" for an empty request.
+std::string PerNode(const Resources& request) {
+  if (request.gpus > 0) return " with " + Count(request.gpus, "GPU", "GPUs");
+  if (request.empty()) return "";
+  return " with " + FormatResources(request);
+}
+
+// "1 not ready, 2 retired": instances of the run's fleets that take no new run.
+std::string Unavailable(const WaitReason& r) {
+  std::string out;
+  auto add = [&out](int64_t n, const char* what) {
+    if (n <= 0) return;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(n) + " " + what;
+  };
+  add(r.not_ready, "not ready");
+  add(r.expired, "expired");
+  add(r.retired, "retired");
+  add(r.invalid, "invalid");
+  return out;
+}
+
+std::string UnavailableSuffix(const WaitReason& r) {
+  const std::string u = Unavailable(r);
+  return u.empty() ? "" : "; unavailable: " + u;
+}
+
+std::string In(TimePoint now, TimePoint at) {
+  return at <= now ? "now" : "in " + FormatDuration(at - now);
+}
+
+}  // namespace
+
+std::string CycleResult::Explain(const WaitingRun& waiting) const {
+  const WaitReason& r = waiting.reason;
+  const bool known_fleet = r.fleet >= 0 && static_cast<size_t>(r.fleet) < fleets.size();
+  const std::string fleet = known_fleet ? fleets[r.fleet].name : "?";
+  const std::string topology = known_fleet ? fleets[r.fleet].topology_key : "";
+  std::string s;
+  switch (r.code) {
+    case WaitCode::kNotEnoughFreeBlocks:
+      s = "needs " + Count(r.needed, "block", "blocks") + " on one instance; largest free is " +
+          std::to_string(r.available) + " (fleet " + fleet + ")" + UnavailableSuffix(r);
+      break;
+    case WaitCode::kNotEnoughIdleInstances:
+      if (!topology.empty()) {
+        s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
+            " in one " + topology + " domain of a cluster fleet; fleet " + fleet +
+            " has at most " + std::to_string(r.available) + " idle in one domain, " +
+            std::to_string(r.busy) + " busy";
+      } else {
+        s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
+            " in a cluster fleet; fleet " + fleet + " has " + std::to_string(r.available) +
+            " idle, " + std::to_string(r.busy) + " busy";
+      }
+      s += UnavailableSuffix(r);
+      break;
+    case WaitCode::kLifetimeTooShort: {
+      const std::string wanted = FormatDuration(r.max_duration.value_or(Duration(0)));
+      const std::string left = FormatDuration(r.lifetime_left);
+      if (r.nodes <= 1) {
+        s = "needs " + Count(r.needed, "block", "blocks") + " on an instance with at least " +
+            wanted + " of lifetime left; instances with room have at most " + left +
+            " left (fleet " + fleet + ")";
+      } else {
+        s = "needs " + Count(r.needed, "idle instance", "idle instances") +
+            " with at least " + wanted + " of lifetime left in a cluster fleet; the best " +
+            std::to_string(r.needed) + " idle in fleet " + fleet + " have only " + left +
+            " left";
+      }
+      break;
+    }
+    case WaitCode::kReserved: {
+      s = "fits only on instances reserved for ";
+      if (reservation) {
+        s += reservation->run_id + ", which expects to start " +
+             (reservation->earliest_start ? In(now, *reservation->earliest_start)
+                                          : std::string("when capacity frees up"));
+      } else {
+        s += "an earlier run";
+      }
+      if (!r.max_duration) {
+        s += "; a run without maxDuration may not use reserved instances";
+      } else {
+        s += "; its maxDuration of " + FormatDuration(*r.max_duration) + " ends after that";
+      }
+      break;
+    }
+    case WaitCode::kNoAvailableInstance:
+      s = "no instance of its fleets can take a new run (" + Unavailable(r) + ")";
+      break;
+    case WaitCode::kNoFleet:
+      s = "no Fleet exists";
+      break;
+    case WaitCode::kFleetNotFound:
+      s = (r.needed > 1 ? "fleets " + r.detail + " do not exist"
+                        : "fleet " + r.detail + " does not exist");
+      break;
+    case WaitCode::kNeedsClusterPlacement:
+      s = "a multi-node run (" + std::to_string(r.nodes) +
+          " nodes) needs a Fleet with placement: cluster; none of its fleets has it";
+      break;
+    case WaitCode::kNoValidInstance:
+      s = r.invalid > 0 ? "its fleets have no instance with a valid block layout (" +
+                              std::to_string(r.invalid) + " invalid)"
+                        : std::string("its fleets have no instances");
+      break;
+    case WaitCode::kTooLarge:
+      s = "requests " + FormatResources(r.request) + " per node, more than any instance of its " +
+          (r.nodes > 1 ? "cluster fleets" : "fleets") + " holds";
+      break;
+    case WaitCode::kTooManyNodes:
+      if (!topology.empty()) {
+        s = "needs " + Count(r.needed, "instance", "instances") + " in one " + topology +
+            " domain; the largest has " + std::to_string(r.available) + " (fleet " + fleet + ")";
+      } else {
+        s = "needs " + Count(r.needed, "instance", "instances") +
+            " in one cluster fleet; the largest has " + std::to_string(r.available) +
+            " (fleet " + fleet + ")";
+      }
+      break;
+  }
+  if (reservation && reservation->run_id == waiting.run_id) {
+    s += "; holds " + Count(static_cast<int64_t>(reservation->instances.size()),
+                            "reserved instance", "reserved instances") +
+         (reservation->earliest_start
+              ? ", expected to start " + In(now, *reservation->earliest_start)
+              : std::string(" until capacity frees up"));
+  }
+  return s;
+}
+
+}  // namespace berth::scheduling

@@ -1,0 +1,106 @@
+#pragma once
+// What one scheduling cycle decided: placements, the reservation, and why every other run waits.
+//
+// Reasons are structured (a code plus the numbers) so that a cycle over 10,000 waiting runs does
+// not format 10,000 sentences; CycleResult::Explain turns one into a sentence on demand.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduling/types.h"
+
+namespace berth::scheduling {
+
+enum class WaitCode : uint8_t {
+  // The run met no-capacity: it could fit once capacity frees up.
+  kNotEnoughFreeBlocks,     // single-node: no instance has `needed` free blocks
+  kNotEnoughIdleInstances,  // multi-node: no cluster fleet (domain) has `nodes` idle instances
+  kLifetimeTooShort,        // room exists, but only on instances expiring before maxDuration ends
+  kReserved,                // room exists, but only on instances reserved for an earlier run
+  kNoAvailableInstance,     // every instance of its fleets is not ready, expired or retired
+  // The run is Unschedulable: no fleet as it is now could ever hold it.
+  kNoFleet,                // no Fleet exists at all
+  kFleetNotFound,          // none of the Fleets it names exists
+  kNeedsClusterPlacement,  // multi-node, and none of its fleets has placement: cluster
+  kNoValidInstance,        // its fleets have no instance with a valid block layout
+  kTooLarge,               // no instance of its fleets covers the per-node request
+  kTooManyNodes,           // more nodes than any (cluster fleet | topology domain) has instances
+};
+
+// True for the codes that make a run Unschedulable rather than merely waiting for capacity.
+inline bool IsUnschedulable(WaitCode code) { return code >= WaitCode::kNoFleet; }
+
+// The API reason for a waiting run: "Unschedulable" or "NoCapacity".
+inline std::string_view ApiReason(WaitCode code) {
+  return IsUnschedulable(code) ? "Unschedulable" : "NoCapacity";
+}
+
+// A code and the numbers behind it. Which fields matter depends on the code (see Explain).
+struct WaitReason {
+  WaitCode code = WaitCode::kNotEnoughFreeBlocks;
+  int32_t nodes = 1;
+  Resources request;      // per node
+  int32_t fleet = -1;     // index into CycleResult::fleets that the numbers are about, or -1
+  int64_t needed = 0;     // blocks on one instance (single-node) or instances (multi-node)
+  int64_t available = 0;  // largest free blocks | most idle instances | largest fleet or domain
+  int64_t busy = 0;       // multi-node: busy instances of `fleet`
+  int64_t not_ready = 0;  // instances of its fleets that take no new run, by cause
+  int64_t expired = 0;
+  int64_t retired = 0;
+  int64_t invalid = 0;
+  std::optional<Duration> max_duration;
+  Duration lifetime_left{0};  // kLifetimeTooShort: the most any instance with room has left
+  std::string detail;         // kFleetNotFound only: the missing names, "a100, h100"
+};
+
+struct RankPlacement {
+  int32_t rank = 0;
+  std::string instance;
+  int32_t blocks = 0;
+  Resources resources;  // what the Pod gets: blocks * the instance's per-block resources
+};
+
+struct Placement {
+  std::string run_id;
+  std::string fleet;
+  std::vector<RankPlacement> ranks;  // rank order; one entry for a single-node run
+};
+
+// EASY backfill: the first run in queue order that did not fit holds these instances. Later runs
+// use them only when their maxDuration ends at or before earliest_start.
+struct Reservation {
+  std::string run_id;
+  std::string fleet;
+  std::vector<std::string> instances;     // sorted by name
+  std::optional<TimePoint> earliest_start;  // nullopt when some blocker has no known end
+};
+
+struct WaitingRun {
+  std::string run_id;
+  WaitReason reason;
+  bool unschedulable() const { return IsUnschedulable(reason.code); }
+};
+
+struct FleetRef {
+  std::string name;
+  std::string topology_key;
+};
+
+struct CycleResult {
+  TimePoint now{};
+  std::vector<Placement> placements;      // in queue order
+  std::vector<WaitingRun> waiting;        // every queued run not placed, in queue order
+  std::optional<Reservation> reservation;
+  std::vector<FleetRef> fleets;           // the snapshot's fleets by name; WaitReason::fleet
+
+  // One sentence with the numbers, e.g.
+  //   "needs 3 blocks on one instance; largest free is 2 (fleet cpu)"
+  //   "needs 2 idle instances with 8 GPUs in a cluster fleet; fleet a100 has 1 idle, 3 busy"
+  // The run holding the reservation gets what it holds and when it expects to start appended.
+  std::string Explain(const WaitingRun& waiting) const;
+};
+
+}  // namespace berth::scheduling

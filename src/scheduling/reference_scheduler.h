@@ -1,0 +1,23 @@
+#pragma once
+// A deliberately plain implementation of the rules of Schedule() (scheduler.h): it re-sorts the
+// whole queue from scratch and scans every instance for every run, O(R log R + R * I). It exists
+// as the oracle for property tests and as the baseline the benchmark compares against; the
+// controller must not use it.
+//
+// Placements, the reservation and Unschedulable codes are exact. For runs that merely wait, only
+// the code's kind is meaningful (kNotEnoughFreeBlocks or kNotEnoughIdleInstances); no numbers.
+
+#include <vector>
+
+#include "scheduling/cycle_result.h"
+#include "scheduling/run_queue.h"
+#include "scheduling/snapshot.h"
+#include "scheduling/types.h"
+
+namespace berth::scheduling {
+
+CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
+                              const std::vector<PendingRun>& pending, Duration aging_interval,
+                              TimePoint now);
+
+}  // namespace berth::scheduling

@@ -1,0 +1,879 @@
+#include "scheduling/scheduler.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "scheduling/block_layout.h"
+#include "scheduling/capacity_index.h"
+
+namespace berth::scheduling {
+
+namespace {
+
+using internal::CapacityIndex;
+using internal::kNoExpiry;
+using internal::LifetimeRule;
+
+constexpr int64_t kUnknownTime = std::numeric_limits<int64_t>::max();
+constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+
+int64_t Ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return a + b;
+}
+
+// Instances of one fleet with the same block layout: a run needs the same number of blocks on
+// each of them.
+struct Pool {
+  BlockLayout layout;
+  int32_t valid_instances = 0;
+};
+
+struct Fleet {
+  const FleetSpec* spec = nullptr;
+  bool cluster = false;
+  bool topology = false;
+  int64_t max_runs = kUnlimited;
+  std::vector<int32_t> pools;
+  std::vector<int32_t> instances;  // by name
+  int32_t domain_begin = 0;        // [domain_begin, domain_end): its domains, by value
+  int32_t domain_end = 0;
+  // Instance counts. `valid` never changes within a cycle; the others follow placements.
+  int32_t valid = 0;
+  int32_t invalid = 0;
+  int32_t not_ready = 0;
+  int32_t expired = 0;
+  int32_t retired = 0;
+  int32_t available = 0;  // can take new runs
+  int32_t busy = 0;       // available with at least one busy block
+};
+
+// A topology domain of a cluster fleet (the whole fleet when it has no topologyKey).
+struct Domain {
+  int32_t fleet = 0;
+  std::vector<std::pair<int32_t, int32_t>> pool_counts;  // (pool, valid instances)
+};
+
+enum class Availability : uint8_t { kAvailable, kInvalid, kNotReady, kExpired, kRetired };
+
+struct Instance {
+  const InstanceSpec* spec = nullptr;
+  int32_t fleet = -1;
+  int32_t pool = -1;
+  int32_t domain = -1;  // -1: takes no multi-node run
+  int32_t total = 0;
+  int32_t free = 0;
+  int64_t busy = 0;  // sum of blocks held, before clamping to `total`
+  int64_t expiry = kNoExpiry;
+  int64_t runs_started = 0;
+  Availability availability = Availability::kAvailable;
+  bool reserved = false;
+};
+
+// Blocks held on an instance until `end` (kUnknownTime when unknown).
+struct BusyEntry {
+  int32_t instance = 0;
+  int64_t end = kUnknownTime;
+  int32_t blocks = 0;
+};
+
+// One cycle's working state. Instances and fleets live in name order, so comparing indices is
+// comparing names.
+class Cycle {
+ public:
+  Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
+  void Consider(const PendingRun& run);
+
+ private:
+  void BuildFleets();
+  void BuildInstances();
+  void BuildDomains();
+  void ApplyRunning();
+  void BuildIndex();
+
+  int32_t FindFleet(std::string_view name) const;
+  int32_t FindInstance(std::string_view name) const;
+
+  void ResolveCandidates(const PendingRun& run);
+  bool CheckStructure(const PendingRun& run, WaitReason& reason);
+
+  bool PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end);
+  bool FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_reserved,
+                 std::vector<CapacityIndex::Key>& chosen, int32_t& fleet);
+  bool CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
+                       std::vector<CapacityIndex::Key>& out);
+  void PlaceMulti(const PendingRun& run, int32_t fleet, std::vector<CapacityIndex::Key>& chosen,
+                  int64_t end);
+  void DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                      WaitReason& reason);
+  void DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                     WaitReason& reason);
+  void CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const;
+
+  void TryReserve(const PendingRun& run);
+  void BuildBusyLists();
+  bool LifetimeAllows(const Instance& in, int64_t start, const PendingRun& run) const;
+  int64_t TimeWithFree(int32_t i, int32_t need) const;
+  int64_t TimeWhollyFree(int32_t i) const;
+  void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
+
+  CapacityIndex& IndexOf(const Instance& in) { return in.reserved ? reserved_ : open_; }
+  void Index(int32_t i);
+  void Unindex(int32_t i);
+  // Gives `blocks` blocks of instance i to a run ending at `end`.
+  void Take(int32_t i, int32_t blocks, int64_t end);
+
+  const ClusterSnapshot& snapshot_;
+  const int64_t now_;
+  CycleResult& out_;
+
+  std::vector<Fleet> fleets_;
+  std::vector<std::string_view> fleet_names_;
+  std::vector<Pool> pools_;
+  std::vector<Domain> domains_;
+  std::vector<Instance> instances_;
+  std::vector<std::string_view> instance_names_;
+  std::vector<BusyEntry> running_entries_;  // from snapshot.running
+  std::vector<BusyEntry> placed_entries_;   // from this cycle's placements
+
+  CapacityIndex open_;      // available, unreserved instances with free blocks
+  CapacityIndex reserved_;  // available, reserved instances with free blocks
+
+  bool has_reservation_ = false;
+  int64_t reservation_start_ = kUnknownTime;
+
+  // Built once, when the reservation is computed.
+  std::vector<BusyEntry> busy_;
+  std::vector<int32_t> busy_begin_;  // busy_ of instance i: [busy_begin_[i], busy_begin_[i+1])
+
+  // Scratch, reused across runs.
+  std::vector<int32_t> candidates_;  // candidate fleets of the current run, by index
+  std::vector<int32_t> need_;        // blocks per instance by pool for the current run; -1: no fit
+  std::vector<CapacityIndex::Key> chosen_;
+  std::vector<CapacityIndex::Key> scratch_;
+  std::vector<CapacityIndex::Key> probe_;
+};
+
+Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
+    : snapshot_(snapshot), now_(Ms(now)), out_(out) {
+  out_.now = now;
+  BuildFleets();
+  BuildInstances();
+  BuildDomains();
+  ApplyRunning();
+  BuildIndex();
+}
+
+void Cycle::BuildFleets() {
+  const auto& specs = snapshot_.fleets;
+  std::vector<int32_t> order(specs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return specs[a].name < specs[b].name; });
+  for (int32_t s : order) {
+    const FleetSpec& spec = specs[s];
+    if (!fleet_names_.empty() && fleet_names_.back() == spec.name) continue;  // duplicate
+    Fleet f;
+    f.spec = &spec;
+    f.cluster = spec.placement == PlacementPolicy::kCluster;
+    f.topology = f.cluster && !spec.topology_key.empty();
+    if (spec.max_runs_per_instance) f.max_runs = std::max<int64_t>(*spec.max_runs_per_instance, 1);
+    fleets_.push_back(std::move(f));
+    fleet_names_.push_back(spec.name);
+    out_.fleets.push_back(FleetRef{spec.name, spec.topology_key});
+  }
+}
+
+int32_t Cycle::FindFleet(std::string_view name) const {
+  auto it = std::lower_bound(fleet_names_.begin(), fleet_names_.end(), name);
+  if (it == fleet_names_.end() || *it != name) return -1;
+  return static_cast<int32_t>(it - fleet_names_.begin());
+}
+
+int32_t Cycle::FindInstance(std::string_view name) const {
+  auto it = std::lower_bound(instance_names_.begin(), instance_names_.end(), name);
+  if (it == instance_names_.end() || *it != name) return -1;
+  return static_cast<int32_t>(it - instance_names_.begin());
+}
+
+void Cycle::BuildInstances() {
+  const auto& specs = snapshot_.instances;
+  std::vector<int32_t> order(specs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return specs[a].name < specs[b].name; });
+  instances_.reserve(specs.size());
+  instance_names_.reserve(specs.size());
+  for (int32_t s : order) {
+    const InstanceSpec& spec = specs[s];
+    if (!instance_names_.empty() && instance_names_.back() == spec.name) continue;  // duplicate
+    const int32_t f = FindFleet(spec.fleet);
+    if (f < 0) continue;  // not part of any fleet: invisible to scheduling
+    Fleet& fleet = fleets_[f];
+    Instance in;
+    in.spec = &spec;
+    in.fleet = f;
+    BlockLayout layout = BlockLayout::Make(spec.allocatable, fleet.spec->blocks);
+    if (!layout.valid()) {
+      in.availability = Availability::kInvalid;
+      ++fleet.invalid;
+    } else {
+      for (int32_t p : fleet.pools) {
+        const BlockLayout& l = pools_[p].layout;
+        if (l.total_blocks() == layout.total_blocks() && l.per_block() == layout.per_block()) {
+          in.pool = p;
+          break;
+        }
+      }
+      if (in.pool < 0) {
+        in.pool = static_cast<int32_t>(pools_.size());
+        pools_.push_back(Pool{layout, 0});
+        fleet.pools.push_back(in.pool);
+      }
+      ++pools_[in.pool].valid_instances;
+      ++fleet.valid;
+      in.total = in.free = layout.total_blocks();
+      if (spec.expires_at) in.expiry = Ms(*spec.expires_at);
+      in.runs_started = spec.runs_started;
+      if (!spec.ready) {
+        in.availability = Availability::kNotReady;
+      } else if (in.expiry <= now_) {
+        in.availability = Availability::kExpired;
+      } else if (in.runs_started >= fleet.max_runs) {
+        in.availability = Availability::kRetired;
+      }
+    }
+    fleet.instances.push_back(static_cast<int32_t>(instances_.size()));
+    instances_.push_back(in);
+    instance_names_.push_back(spec.name);
+  }
+}
+
+void Cycle::BuildDomains() {
+  std::vector<std::string_view> values;
+  for (int32_t f = 0; f < static_cast<int32_t>(fleets_.size()); ++f) {
+    Fleet& fleet = fleets_[f];
+    fleet.domain_begin = fleet.domain_end = static_cast<int32_t>(domains_.size());
+    if (!fleet.cluster) continue;
+    values.clear();
+    if (fleet.topology) {
+      for (int32_t i : fleet.instances) {
+        const Instance& in = instances_[i];
+        if (in.pool >= 0 && in.spec->topology_domain) values.push_back(*in.spec->topology_domain);
+      }
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      for (size_t v = 0; v < values.size(); ++v) domains_.push_back(Domain{f, {}});
+    } else {
+      domains_.push_back(Domain{f, {}});
+    }
+    fleet.domain_end = static_cast<int32_t>(domains_.size());
+    for (int32_t i : fleet.instances) {
+      Instance& in = instances_[i];
+      if (in.pool < 0) continue;
+      if (fleet.topology) {
+        if (!in.spec->topology_domain) continue;
+        in.domain = fleet.domain_begin +
+                    static_cast<int32_t>(std::lower_bound(values.begin(), values.end(),
+                                                          *in.spec->topology_domain) -
+                                         values.begin());
+      } else {
+        in.domain = fleet.domain_begin;
+      }
+      auto& counts = domains_[in.domain].pool_counts;
+      auto it = std::find_if(counts.begin(), counts.end(),
+                             [&](const auto& pc) { return pc.first == in.pool; });
+      if (it == counts.end()) {
+        counts.push_back({in.pool, 1});
+      } else {
+        ++it->second;
+      }
+    }
+  }
+}
+
+void Cycle::ApplyRunning() {
+  const auto& running = snapshot_.running;
+  std::vector<int32_t> order(running.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return running[a].id < running[b].id; });
+  const std::string* previous = nullptr;
+  for (int32_t r : order) {
+    const RunningRun& run = running[r];
+    if (previous != nullptr && *previous == run.id) continue;  // duplicate
+    previous = &run.id;
+    const int64_t end = run.expected_end ? Ms(*run.expected_end) : kUnknownTime;
+    for (const InstanceBlocks& held : run.placement) {
+      const int32_t i = FindInstance(held.instance);
+      if (i < 0 || instances_[i].pool < 0 || held.blocks <= 0) continue;
+      instances_[i].busy += held.blocks;
+      running_entries_.push_back(BusyEntry{i, end, held.blocks});
+    }
+  }
+  for (Instance& in : instances_) {
+    in.free = in.total - static_cast<int32_t>(std::min<int64_t>(in.busy, in.total));
+  }
+}
+
+void Cycle::BuildIndex() {
+  std::vector<int32_t> pool_blocks(pools_.size());
+  for (size_t p = 0; p < pools_.size(); ++p) pool_blocks[p] = pools_[p].layout.total_blocks();
+  std::vector<int32_t> domain_fleet(domains_.size());
+  for (size_t d = 0; d < domains_.size(); ++d) domain_fleet[d] = domains_[d].fleet;
+  const auto fleet_count = static_cast<int32_t>(fleets_.size());
+  open_.Reset(pool_blocks, domain_fleet, fleet_count);
+  reserved_.Reset(pool_blocks, domain_fleet, fleet_count);
+  need_.assign(pools_.size(), -1);
+
+  for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) {
+    const Instance& in = instances_[i];
+    Fleet& fleet = fleets_[in.fleet];
+    switch (in.availability) {
+      case Availability::kInvalid: break;  // counted while building
+      case Availability::kNotReady: ++fleet.not_ready; break;
+      case Availability::kExpired: ++fleet.expired; break;
+      case Availability::kRetired: ++fleet.retired; break;
+      case Availability::kAvailable:
+        ++fleet.available;
+        if (in.free < in.total) ++fleet.busy;
+        Index(i);
+        break;
+    }
+  }
+}
+
+void Cycle::Index(int32_t i) {
+  const Instance& in = instances_[i];
+  if (in.availability != Availability::kAvailable) return;
+  IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
+}
+
+void Cycle::Unindex(int32_t i) {
+  const Instance& in = instances_[i];
+  if (in.availability != Availability::kAvailable) return;
+  IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
+}
+
+void Cycle::Take(int32_t i, int32_t blocks, int64_t end) {
+  Instance& in = instances_[i];
+  Fleet& fleet = fleets_[in.fleet];
+  Unindex(i);
+  if (in.free == in.total) ++fleet.busy;
+  in.free -= blocks;
+  in.busy += blocks;
+  ++in.runs_started;
+  if (in.runs_started >= fleet.max_runs) {
+    in.availability = Availability::kRetired;
+    --fleet.available;
+    --fleet.busy;
+    ++fleet.retired;
+  }
+  Index(i);
+  placed_entries_.push_back(BusyEntry{i, end, blocks});
+}
+
+void Cycle::ResolveCandidates(const PendingRun& run) {
+  candidates_.clear();
+  if (run.fleets.empty()) {
+    for (int32_t f = 0; f < static_cast<int32_t>(fleets_.size()); ++f) candidates_.push_back(f);
+    return;
+  }
+  for (const std::string& name : run.fleets) {
+    const int32_t f = FindFleet(name);
+    if (f >= 0) candidates_.push_back(f);
+  }
+  std::sort(candidates_.begin(), candidates_.end());
+  candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+}
+
+bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
+  if (candidates_.empty()) {
+    if (run.fleets.empty()) {
+      reason.code = WaitCode::kNoFleet;
+      return false;
+    }
+    reason.code = WaitCode::kFleetNotFound;
+    std::vector<std::string_view> names(run.fleets.begin(), run.fleets.end());
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    for (std::string_view n : names) {
+      if (!reason.detail.empty()) reason.detail += ", ";
+      reason.detail += n;
+    }
+    reason.needed = static_cast<int64_t>(names.size());
+    return false;
+  }
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) need_[p] = pools_[p].layout.BlocksFor(run.resources).value_or(-1);
+  }
+
+  int64_t valid = 0;
+  int64_t invalid = 0;
+  if (run.nodes <= 1) {
+    for (int32_t f : candidates_) {
+      valid += fleets_[f].valid;
+      invalid += fleets_[f].invalid;
+      for (int32_t p : fleets_[f].pools) {
+        if (need_[p] >= 0 && pools_[p].valid_instances > 0) return true;
+      }
+    }
+    reason.code = valid == 0 ? WaitCode::kNoValidInstance : WaitCode::kTooLarge;
+    reason.invalid = invalid;
+    return false;
+  }
+
+  bool any_cluster = false;
+  bool any_fit = false;
+  int64_t largest = 0;
+  int32_t largest_fleet = -1;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (!fleet.cluster) continue;
+    any_cluster = true;
+    valid += fleet.valid;
+    invalid += fleet.invalid;
+    if (largest_fleet < 0) largest_fleet = f;
+    for (int32_t p : fleet.pools) any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
+    for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+      int64_t count = 0;
+      for (auto [p, n] : domains_[d].pool_counts) {
+        if (need_[p] >= 0) count += n;
+      }
+      if (count > largest) {
+        largest = count;
+        largest_fleet = f;
+      }
+    }
+  }
+  if (!any_cluster) {
+    reason.code = WaitCode::kNeedsClusterPlacement;
+    return false;
+  }
+  if (valid == 0) {
+    reason.code = WaitCode::kNoValidInstance;
+    reason.invalid = invalid;
+    return false;
+  }
+  if (!any_fit) {
+    reason.code = WaitCode::kTooLarge;
+    return false;
+  }
+  if (largest >= run.nodes) return true;
+  reason.code = WaitCode::kTooManyNodes;
+  reason.fleet = largest_fleet;
+  reason.needed = run.nodes;
+  reason.available = largest;
+  return false;
+}
+
+bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                        int64_t end) {
+  // Preference: a reserved instance (when allowed, its room is otherwise unused until the
+  // reservation starts), then a partly used instance, then the fewest blocks left over, then
+  // lifetime, then name.
+  CapacityIndex::Fit best;
+  int32_t best_need = 0;
+  int32_t best_left = 0;
+  bool best_whole = false;
+  bool best_reserved = false;
+  auto consider = [&](const CapacityIndex& index, bool reserved, int32_t p, int32_t need) {
+    if (index.LargestFree(p) < need) return;
+    const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
+    if (fit.instance < 0) return;
+    const bool whole = fit.free == pools_[p].layout.total_blocks();
+    const int32_t left = fit.free - need;
+    if (best.instance >= 0) {
+      if (reserved != best_reserved) {
+        if (!reserved) return;
+      } else if (whole != best_whole) {
+        if (whole) return;
+      } else if (left != best_left) {
+        if (left > best_left) return;
+      } else if (!rule.Prefers(fit.expiry, fit.instance, best.expiry, best.instance)) {
+        return;
+      }
+    }
+    best = fit;
+    best_need = need;
+    best_left = left;
+    best_whole = whole;
+    best_reserved = reserved;
+  };
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0) continue;
+      consider(open_, false, p, need);
+      if (backfill && !reserved_.empty()) consider(reserved_, true, p, need);
+    }
+  }
+  if (best.instance < 0) return false;
+
+  const Instance& in = instances_[best.instance];
+  Placement placement;
+  placement.run_id = run.id;
+  placement.fleet = fleets_[in.fleet].spec->name;
+  placement.ranks.push_back(RankPlacement{0, in.spec->name, best_need,
+                                          pools_[in.pool].layout.ResourcesFor(best_need)});
+  out_.placements.push_back(std::move(placement));
+  Take(best.instance, best_need, end);
+  return true;
+}
+
+bool Cycle::CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule,
+                            bool include_reserved, std::vector<CapacityIndex::Key>& out) {
+  // Reserved instances first when allowed (as for single-node runs), then open ones.
+  out.clear();
+  const auto limit = static_cast<size_t>(k);
+  auto collect = [&](const CapacityIndex::Key& key) {
+    if (need_[instances_[key.second].pool] >= 0) out.push_back(key);
+    return out.size() < limit;
+  };
+  if (include_reserved && reserved_.IdleIn(domain) > 0) reserved_.ForEachIdle(domain, rule, collect);
+  if (out.size() < limit) open_.ForEachIdle(domain, rule, collect);
+  return out.size() == limit;
+}
+
+bool Cycle::FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_reserved,
+                      std::vector<CapacityIndex::Key>& chosen, int32_t& fleet_out) {
+  int32_t best_count = std::numeric_limits<int32_t>::max();
+  bool found = false;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (!fleet.cluster) continue;
+    if (!include_reserved || reserved_.empty()) {
+      if (open_.MaxIdleInDomain(f) < nodes) continue;
+      const auto& domains = open_.DomainsByIdle(f);
+      for (auto it = domains.lower_bound({nodes, std::numeric_limits<int32_t>::min()});
+           it != domains.end() && it->first < best_count; ++it) {
+        if (CollectInDomain(it->second, nodes, rule, false, scratch_)) {
+          best_count = it->first;
+          fleet_out = f;
+          chosen.swap(scratch_);
+          found = true;
+          break;
+        }
+      }
+    } else {
+      for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+        const int32_t count = open_.IdleIn(d) + reserved_.IdleIn(d);
+        if (count < nodes || count >= best_count) continue;
+        if (CollectInDomain(d, nodes, rule, true, scratch_)) {
+          best_count = count;
+          fleet_out = f;
+          chosen.swap(scratch_);
+          found = true;
+        }
+      }
+    }
+  }
+  return found;
+}
+
+void Cycle::PlaceMulti(const PendingRun& run, int32_t fleet,
+                       std::vector<CapacityIndex::Key>& chosen, int64_t end) {
+  std::sort(chosen.begin(), chosen.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  Placement placement;
+  placement.run_id = run.id;
+  placement.fleet = fleets_[fleet].spec->name;
+  placement.ranks.reserve(chosen.size());
+  for (size_t r = 0; r < chosen.size(); ++r) {
+    const int32_t i = chosen[r].second;
+    const Instance& in = instances_[i];
+    placement.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in.spec->name, in.total,
+                                            pools_[in.pool].layout.ResourcesFor(in.total)});
+    Take(i, in.total, end);
+  }
+  out_.placements.push_back(std::move(placement));
+}
+
+void Cycle::CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const {
+  available = 0;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (cluster_only && !fleet.cluster) continue;
+    reason.not_ready += fleet.not_ready;
+    reason.expired += fleet.expired;
+    reason.retired += fleet.retired;
+    reason.invalid += fleet.invalid;
+    available += fleet.available;
+  }
+}
+
+void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                           WaitReason& reason) {
+  int64_t available = 0;
+  CountUnavailable(false, reason, available);
+  if (!backfill && !reserved_.empty()) {
+    for (int32_t f : candidates_) {
+      for (int32_t p : fleets_[f].pools) {
+        const int32_t need = need_[p];
+        if (need < 0 || reserved_.LargestFree(p) < need) continue;
+        if (reserved_.BestFit(p, need, rule).instance >= 0) {
+          reason.code = WaitCode::kReserved;
+          reason.fleet = f;
+          reason.needed = need;
+          return;
+        }
+      }
+    }
+  }
+  if (run.max_duration) {
+    int64_t latest = -1;
+    for (int32_t f : candidates_) {
+      for (int32_t p : fleets_[f].pools) {
+        const int32_t need = need_[p];
+        if (need < 0 || open_.LargestFree(p) < need) continue;
+        const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
+        if (expiry > latest) {
+          latest = expiry;
+          reason.fleet = f;
+          reason.needed = need;
+        }
+      }
+    }
+    if (latest >= 0) {
+      reason.code = WaitCode::kLifetimeTooShort;
+      reason.lifetime_left = Duration(std::max<int64_t>(0, latest - now_));
+      return;
+    }
+  }
+  if (available == 0) {
+    reason.code = WaitCode::kNoAvailableInstance;
+    return;
+  }
+  reason.code = WaitCode::kNotEnoughFreeBlocks;
+  int64_t best_margin = std::numeric_limits<int64_t>::min();
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0) continue;
+      const int32_t largest = std::max(open_.LargestFree(p), reserved_.LargestFree(p));
+      if (largest - need > best_margin) {
+        best_margin = largest - need;
+        reason.fleet = f;
+        reason.needed = need;
+        reason.available = largest;
+      }
+    }
+  }
+}
+
+void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                          WaitReason& reason) {
+  int64_t available = 0;
+  CountUnavailable(true, reason, available);
+  reason.needed = run.nodes;
+  int32_t fleet = -1;
+  if (!backfill && !reserved_.empty() && FindMulti(run.nodes, rule, true, probe_, fleet)) {
+    reason.code = WaitCode::kReserved;
+    reason.fleet = fleet;
+    return;
+  }
+  if (run.max_duration &&
+      FindMulti(run.nodes, LifetimeRule{now_ + 1, true}, false, chosen_, fleet)) {
+    int64_t shortest = kNoExpiry;
+    for (const auto& key : chosen_) shortest = std::min(shortest, key.first);
+    reason.code = WaitCode::kLifetimeTooShort;
+    reason.fleet = fleet;
+    reason.lifetime_left = Duration(std::max<int64_t>(0, shortest - now_));
+    return;
+  }
+  if (available == 0) {
+    reason.code = WaitCode::kNoAvailableInstance;
+    return;
+  }
+  reason.code = WaitCode::kNotEnoughIdleInstances;
+  reason.available = -1;
+  for (int32_t f : candidates_) {
+    if (!fleets_[f].cluster) continue;
+    const int32_t idle = open_.MaxIdleInDomain(f);
+    if (idle > reason.available) {
+      reason.available = idle;
+      reason.fleet = f;
+    }
+  }
+  reason.busy = fleets_[reason.fleet].busy;
+}
+
+void Cycle::BuildBusyLists() {
+  busy_ = running_entries_;
+  busy_.insert(busy_.end(), placed_entries_.begin(), placed_entries_.end());
+  std::sort(busy_.begin(), busy_.end(), [](const BusyEntry& a, const BusyEntry& b) {
+    if (a.instance != b.instance) return a.instance < b.instance;
+    return a.end < b.end;
+  });
+  busy_begin_.assign(instances_.size() + 1, 0);
+  for (const BusyEntry& e : busy_) ++busy_begin_[e.instance + 1];
+  for (size_t i = 1; i < busy_begin_.size(); ++i) busy_begin_[i] += busy_begin_[i - 1];
+}
+
+bool Cycle::LifetimeAllows(const Instance& in, int64_t start, const PendingRun& run) const {
+  if (in.expiry == kNoExpiry) return true;
+  if (start == kUnknownTime) return false;
+  const int64_t needed_until =
+      run.max_duration ? SaturatingAdd(start, std::max<int64_t>(run.max_duration->count(), 0))
+                       : start + 1;
+  return in.expiry >= needed_until;
+}
+
+int64_t Cycle::TimeWithFree(int32_t i, int32_t need) const {
+  const Instance& in = instances_[i];
+  if (in.free >= need) return now_;
+  int64_t busy = in.busy;
+  for (int32_t e = busy_begin_[i]; e < busy_begin_[i + 1]; ++e) {
+    if (busy_[e].end == kUnknownTime) return kUnknownTime;
+    busy -= busy_[e].blocks;
+    if (in.total - std::min<int64_t>(busy, in.total) >= need) return std::max(busy_[e].end, now_);
+  }
+  return kUnknownTime;
+}
+
+int64_t Cycle::TimeWhollyFree(int32_t i) const {
+  const Instance& in = instances_[i];
+  if (in.free == in.total) return now_;
+  const int32_t last = busy_begin_[i + 1] - 1;
+  if (last < busy_begin_[i]) return kUnknownTime;
+  return busy_[last].end == kUnknownTime ? kUnknownTime : std::max(busy_[last].end, now_);
+}
+
+void Cycle::TryReserve(const PendingRun& run) {
+  BuildBusyLists();
+  int64_t best_start = kUnknownTime;
+  int32_t best_fleet = -1;
+  std::vector<int32_t> best;
+
+  if (run.nodes <= 1) {
+    int32_t best_instance = -1;
+    for (int32_t f : candidates_) {
+      for (int32_t i : fleets_[f].instances) {
+        const Instance& in = instances_[i];
+        if (in.availability != Availability::kAvailable || need_[in.pool] < 0) continue;
+        const int64_t start = TimeWithFree(i, need_[in.pool]);
+        if (!LifetimeAllows(in, start, run)) continue;
+        if (best_instance < 0 || start < best_start ||
+            (start == best_start && i < best_instance)) {
+          best_instance = i;
+          best_start = start;
+          best_fleet = f;
+        }
+      }
+    }
+    if (best_instance < 0) return;
+    best.push_back(best_instance);
+  } else {
+    const auto k = static_cast<size_t>(run.nodes);
+    std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
+    std::vector<int32_t> eligible;
+    for (int32_t f : candidates_) {
+      const Fleet& fleet = fleets_[f];
+      if (!fleet.cluster) continue;
+      by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
+      for (int32_t i : fleet.instances) {
+        const Instance& in = instances_[i];
+        if (in.availability != Availability::kAvailable || in.domain < 0 ||
+            need_[in.pool] < 0) {
+          continue;
+        }
+        by_domain[in.domain - fleet.domain_begin].push_back({TimeWhollyFree(i), i});
+      }
+      for (auto& group : by_domain) {
+        if (group.size() < k) continue;
+        std::sort(group.begin(), group.end());
+        // The group starts when its k-th instance frees; with lifetimes in play a later start
+        // may be needed for k instances to outlive the run.
+        for (size_t j = k - 1; j < group.size(); ++j) {
+          const int64_t start = group[j].first;
+          if (best_fleet >= 0 && start >= best_start) break;
+          eligible.clear();
+          for (size_t x = 0; x <= j && eligible.size() < k; ++x) {
+            if (LifetimeAllows(instances_[group[x].second], start, run)) {
+              eligible.push_back(group[x].second);
+            }
+          }
+          if (eligible.size() == k) {
+            best_start = start;
+            best_fleet = f;
+            best = eligible;
+            break;
+          }
+        }
+      }
+    }
+    if (best_fleet < 0) return;
+  }
+  Reserve(run, best_fleet, std::move(best), best_start);
+}
+
+void Cycle::Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen,
+                    int64_t start) {
+  std::sort(chosen.begin(), chosen.end());
+  Reservation reservation;
+  reservation.run_id = run.id;
+  reservation.fleet = fleets_[fleet].spec->name;
+  for (int32_t i : chosen) {
+    Unindex(i);
+    instances_[i].reserved = true;
+    Index(i);
+    reservation.instances.push_back(instances_[i].spec->name);
+  }
+  if (start != kUnknownTime) reservation.earliest_start = TimePoint(Duration(start));
+  has_reservation_ = true;
+  reservation_start_ = start;
+  out_.reservation = std::move(reservation);
+}
+
+void Cycle::Consider(const PendingRun& run) {
+  ResolveCandidates(run);
+  WaitReason reason;
+  reason.nodes = run.nodes;
+  reason.request = run.resources;
+  reason.max_duration = run.max_duration;
+  if (!CheckStructure(run, reason)) {
+    out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+    return;
+  }
+  const int64_t duration =
+      run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
+  const int64_t end = run.max_duration ? SaturatingAdd(now_, duration) : kUnknownTime;
+  const LifetimeRule rule{run.max_duration ? end : now_ + 1, !run.max_duration};
+  const bool backfill = has_reservation_ && reservation_start_ != kUnknownTime &&
+                        run.max_duration && end <= reservation_start_;
+
+  if (run.nodes <= 1) {
+    if (PlaceSingle(run, rule, backfill, end)) return;
+    DiagnoseSingle(run, rule, backfill, reason);
+  } else {
+    int32_t fleet = -1;
+    if (FindMulti(run.nodes, rule, backfill, chosen_, fleet)) {
+      PlaceMulti(run, fleet, chosen_, end);
+      return;
+    }
+    DiagnoseMulti(run, rule, backfill, reason);
+  }
+  out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+  if (!has_reservation_) TryReserve(run);
+}
+
+}  // namespace
+
+CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now) {
+  queue.AdvanceTo(now);
+  CycleResult result;
+  Cycle cycle(snapshot, now, result);
+  result.waiting.reserve(queue.size());
+  for (RunQueue::Item item : queue) cycle.Consider(item.run);
+  return result;
+}
+
+}  // namespace berth::scheduling

@@ -1,0 +1,41 @@
+#pragma once
+// One scheduling cycle (api.md, "Placement and capacity"): given the cluster and the queue at
+// `now`, decide which runs start where, which run holds the reservation, and why every other run
+// waits. Pure and deterministic: the same snapshot (in any input order), queue and `now` give the
+// same result.
+//
+// Rules, in short (docs/scheduling.md has the full list and the reasons):
+//  - Runs are considered in queue order. A run that fits is placed; one that does not fit does
+//    not block the runs behind it, except through the reservation.
+//  - Single-node: best fit over the eligible instances of all candidate fleets: a partly used
+//    instance before a whole idle one, then the fewest blocks left over, then lifetime (see
+//    LifetimeRule), then instance name.
+//  - Multi-node: `nodes` whole idle instances of one `placement: cluster` fleet, within one
+//    topology domain when the fleet has a topologyKey; the fleet/domain with the fewest idle
+//    instances that can hold it wins (ties by name); all or nothing; ranks by instance name.
+//  - Lifetime: with maxDuration only instances with expires_at >= now + maxDuration. NotReady,
+//    Expired, Retired and Invalid instances take nothing new. Placements update the working state
+//    (busy blocks and runs started) for the rest of the cycle.
+//  - Reservation (EASY backfill): the first run that does not fit, is not Unschedulable and has
+//    some instance that will ever free up for it, reserves the instances that free soonest
+//    (from running runs' expected ends). Later runs may use reserved instances only when
+//    now + their maxDuration <= the reservation's earliest start (never without maxDuration,
+//    never when that start is unknown).
+//
+// Performance: O(F + I log I + R) to build the working state, then per run O(pools * (levels/64
+// + log I)) for single-node and O(domains + nodes log I) for multi-node runs, with early
+// cut-offs when a fleet's largest free slot or idle count is too small.
+
+#include "scheduling/cycle_result.h"
+#include "scheduling/run_queue.h"
+#include "scheduling/snapshot.h"
+#include "scheduling/types.h"
+
+namespace berth::scheduling {
+
+// Runs one cycle. Calls queue.AdvanceTo(now) so aging is current and otherwise leaves the queue
+// alone: the caller removes placed runs once their placement is written (and keeps them queued
+// if the write fails).
+CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now);
+
+}  // namespace berth::scheduling
