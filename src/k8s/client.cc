@@ -216,6 +216,10 @@ Status Client::Watch(const std::string& path, const WatchOptions& opts,
       stream_error = Status::Error("bad watch event: " + s.message());
       return false;
     }
+    if (!doc.IsObject()) {  // FindMember below requires an object
+      stream_error = Status::Error("bad watch event: not a JSON object");
+      return false;
+    }
     WatchEvent ev;
     ev.type = json::GetString(doc, "type");
     auto obj = doc.FindMember("object");
