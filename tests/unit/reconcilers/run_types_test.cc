@@ -1,0 +1,347 @@
+#include "reconcilers/run_types.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace berth::reconcilers {
+namespace {
+
+namespace json = k8s::json;
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using ::testing::StartsWith;
+
+json::Document MustParse(const std::string& text) {
+  auto d = json::Parse(text);
+  EXPECT_TRUE(d.ok()) << text << ": " << d.status().message();
+  return d.ok() ? std::move(d).value() : json::Document();
+}
+
+// A Run named "r1" in namespace "team-a" with `spec` (JSON text; "" = no spec at all).
+std::string RunJson(const std::string& spec, const std::string& status = {}) {
+  std::string out = R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)"
+                    R"("metadata":{"name":"r1","namespace":"team-a","uid":"u1","generation":2})";
+  if (!spec.empty()) out += R"(,"spec":)" + spec;
+  if (!status.empty()) out += R"(,"status":)" + status;
+  return out + "}";
+}
+
+std::shared_ptr<const Run> Decode(const std::string& spec) {
+  json::Document d = MustParse(RunJson(spec));
+  auto run = DecodeRun(d);
+  EXPECT_NE(run, nullptr) << spec;
+  return run;
+}
+
+constexpr const char* kTemplate = R"({"spec":{"containers":[{"name":"main","image":"busybox","args":["sleep","1"]}]}})";
+
+TEST(DecodeRunTest, DefaultsWhenFieldsAreAbsent) {
+  auto run = Decode(std::string(R"({"template":)") + kTemplate + "}");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->meta.name, "r1");
+  EXPECT_EQ(run->meta.ns, "team-a");
+  EXPECT_EQ(run->meta.generation, 2);
+  EXPECT_EQ(run->priority, 50);
+  EXPECT_EQ(run->nodes, 1);
+  EXPECT_EQ(run->cpu_milli, 0);
+  EXPECT_EQ(run->memory_bytes, 0);
+  EXPECT_EQ(run->gpus, 0);
+  EXPECT_TRUE(run->fleets.empty());
+  EXPECT_EQ(run->max_duration, std::nullopt);
+  EXPECT_EQ(run->retry, std::nullopt);
+  EXPECT_EQ(run->invalid_message, "");
+  EXPECT_EQ(run->status.phase, "");
+  EXPECT_EQ(run->status.queue_position, std::nullopt);
+}
+
+TEST(DecodeRunTest, ObjectsWithoutANameDecodeToNull) {
+  json::Document d = MustParse(R"({"kind":"Run","metadata":{"namespace":"a"},"spec":{}})");
+  EXPECT_EQ(DecodeRun(d), nullptr);
+  json::Document e = MustParse("{}");
+  EXPECT_EQ(DecodeRun(e), nullptr);
+}
+
+TEST(DecodeRunTest, MissingSpecIsInvalid) {
+  for (const std::string spec : {"", "null", "[]", "\"x\""}) {
+    auto run = Decode(spec);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, "spec is missing") << spec;
+  }
+}
+
+TEST(DecodeRunTest, PriorityAndNodes) {
+  auto run = Decode(R"({"priority":90,"nodes":4})");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->priority, 90);
+  EXPECT_EQ(run->nodes, 4);
+  EXPECT_EQ(run->invalid_message, "");
+}
+
+TEST(DecodeRunTest, Resources) {
+  struct Case {
+    std::string resources;
+    int64_t cpu_milli, memory_bytes, gpus;
+  };
+  const std::vector<Case> cases = {
+      {R"({"cpu":"4","memory":"16Gi","gpu":8})", 4000, 17'179'869'184, 8},
+      {R"({"cpu":4,"memory":1024})", 4000, 1024, 0},  // int-or-string: plain integers
+      {R"({"cpu":"500m","memory":"512Mi"})", 500, 536'870'912, 0},
+      {R"({"cpu":"1.5","memory":"1G"})", 1500, 1'000'000'000, 0},
+      {R"({"cpu":0.25})", 250, 0, 0},  // a JSON number with a fraction
+      {R"({"gpu":1})", 0, 0, 1},
+      {R"({})", 0, 0, 0},
+  };
+  for (const Case& c : cases) {
+    auto run = Decode(R"({"resources":)" + c.resources + "}");
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, "") << c.resources;
+    EXPECT_EQ(run->cpu_milli, c.cpu_milli) << c.resources;
+    EXPECT_EQ(run->memory_bytes, c.memory_bytes) << c.resources;
+    EXPECT_EQ(run->gpus, c.gpus) << c.resources;
+  }
+}
+
+TEST(DecodeRunTest, InvalidQuantitiesExplainThemselves) {
+  struct Case {
+    std::string resources, want;
+  };
+  const std::vector<Case> cases = {
+      {R"({"cpu":"lots"})", R"(spec.resources.cpu: invalid quantity "lots")"},
+      {R"({"cpu":"4","memory":"16GB"})", R"(spec.resources.memory: invalid quantity "16GB": unknown suffix "GB")"},
+      {R"({"memory":"1KiB"})", R"(spec.resources.memory: invalid quantity "1KiB")"},
+      {R"({"cpu":""})", R"(spec.resources.cpu: invalid quantity "": empty string)"},
+      {R"({"cpu":true})", "spec.resources.cpu must be a quantity"},
+      {R"({"memory":["1Gi"]})", "spec.resources.memory must be a quantity"},
+  };
+  for (const Case& c : cases) {
+    auto run = Decode(R"({"resources":)" + c.resources + "}");
+    ASSERT_NE(run, nullptr);
+    EXPECT_THAT(run->invalid_message, StartsWith(c.want)) << c.resources;
+  }
+}
+
+TEST(DecodeRunTest, Fleets) {
+  auto run = Decode(R"({"fleets":["a100","h100",7,""]})");
+  ASSERT_NE(run, nullptr);
+  // Non-strings are skipped; the CRD forbids empty names, decoding keeps them as written.
+  EXPECT_EQ(run->fleets, (std::vector<std::string>{"a100", "h100", ""}));
+  auto none = Decode(R"({"fleets":[]})");
+  ASSERT_NE(none, nullptr);
+  EXPECT_TRUE(none->fleets.empty());
+}
+
+TEST(DecodeRunTest, MaxDuration) {
+  struct Case {
+    std::string spec;
+    std::optional<milliseconds> want;
+  };
+  const std::vector<Case> cases = {
+      {R"({})", std::nullopt},
+      {R"({"maxDuration":"off"})", std::nullopt},
+      {R"({"maxDuration":"4h"})", hours(4)},
+      {R"({"maxDuration":"1h30m"})", minutes(90)},
+      {R"({"maxDuration":"2d"})", hours(48)},
+      {R"({"maxDuration":"90s"})", milliseconds(90'000)},
+  };
+  for (const Case& c : cases) {
+    auto run = Decode(c.spec);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, "") << c.spec;
+    EXPECT_EQ(run->max_duration, c.want) << c.spec;
+  }
+}
+
+TEST(DecodeRunTest, InvalidMaxDuration) {
+  for (const std::string value : {"4 hours", "4", "-1h", "1y"}) {
+    auto run = Decode(std::string(R"({"maxDuration":")") + value + "\"}");
+    ASSERT_NE(run, nullptr);
+    EXPECT_THAT(run->invalid_message, StartsWith(std::string("spec.maxDuration: invalid duration \"") + value + "\""));
+    EXPECT_EQ(run->max_duration, std::nullopt);
+  }
+}
+
+TEST(DecodeRunTest, Retry) {
+  struct Case {
+    std::string retry;  // "" = absent
+    bool present;
+    bool no_capacity, interruption, error;
+    std::optional<milliseconds> duration;
+  };
+  const std::vector<Case> cases = {
+      {"", false, false, false, false, std::nullopt},
+      // No onEvents: every event; no duration: one hour (the CRD's defaults).
+      {"{}", true, true, true, true, hours(1)},
+      {R"({"duration":"30m"})", true, true, true, true, minutes(30)},
+      {R"({"duration":"off"})", true, true, true, true, std::nullopt},
+      {R"({"onEvents":["error"]})", true, false, false, true, hours(1)},
+      {R"({"onEvents":["no-capacity","interruption"],"duration":"2h"})", true, true, true, false, hours(2)},
+      {R"({"onEvents":["no-capacity","interruption","error"]})", true, true, true, true, hours(1)},
+      {R"({"onEvents":[]})", true, false, false, false, hours(1)},  // an explicit empty list: none
+      {R"({"onEvents":["reboot",5]})", true, false, false, false, hours(1)},  // unknown entries ignored
+  };
+  for (const Case& c : cases) {
+    std::string spec = c.retry.empty() ? "{}" : R"({"retry":)" + c.retry + "}";
+    auto run = Decode(spec);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, "") << spec;
+    ASSERT_EQ(run->retry.has_value(), c.present) << spec;
+    if (!c.present) continue;
+    EXPECT_EQ(run->retry->on_no_capacity, c.no_capacity) << spec;
+    EXPECT_EQ(run->retry->on_interruption, c.interruption) << spec;
+    EXPECT_EQ(run->retry->on_error, c.error) << spec;
+    EXPECT_EQ(run->retry->duration, c.duration) << spec;
+  }
+}
+
+TEST(DecodeRunTest, InvalidRetryDuration) {
+  auto run = Decode(R"({"retry":{"duration":"soon"}})");
+  ASSERT_NE(run, nullptr);
+  EXPECT_THAT(run->invalid_message, StartsWith("spec.retry.duration: invalid duration \"soon\""));
+}
+
+TEST(DecodeRunTest, NodesAndPriorityOutOfRange) {
+  struct Case {
+    std::string spec, want;
+  };
+  const std::vector<Case> cases = {
+      {R"({"nodes":0})", "spec.nodes must be at least 1"},
+      {R"({"nodes":-3})", "spec.nodes must be at least 1"},
+      {R"({"priority":101})", "spec.priority must be between 0 and 100"},
+      {R"({"priority":-1})", "spec.priority must be between 0 and 100"},
+      {R"({"priority":0})", ""},
+      {R"({"priority":100})", ""},
+  };
+  for (const Case& c : cases) {
+    auto run = Decode(c.spec);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, c.want) << c.spec;
+  }
+}
+
+TEST(DecodeRunTest, TheFirstProblemIsReported) {
+  auto run = Decode(R"({"resources":{"cpu":"x"},"maxDuration":"y","retry":{"duration":"z"},"nodes":0})");
+  ASSERT_NE(run, nullptr);
+  EXPECT_THAT(run->invalid_message, StartsWith("spec.resources.cpu: "));
+  auto later = Decode(R"({"maxDuration":"y","retry":{"duration":"z"},"nodes":0})");
+  ASSERT_NE(later, nullptr);
+  EXPECT_THAT(later->invalid_message, StartsWith("spec.maxDuration: "));
+}
+
+TEST(DecodeRunTest, TemplateIsSerialized) {
+  auto run = Decode(std::string(R"({"template":)") + kTemplate + R"(,"priority":10})");
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->template_json, kTemplate);
+  // It is JSON a Pod can be built from.
+  json::Document t = MustParse(run->template_json);
+  const json::Value* containers = json::Find(t, {"spec", "containers"});
+  ASSERT_NE(containers, nullptr);
+  ASSERT_TRUE(containers->IsArray());
+  EXPECT_EQ(json::GetString((*containers)[0], "image"), "busybox");
+
+  auto none = Decode("{}");
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->template_json, "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// DecodeRunStatus
+
+constexpr const char* kFullStatus = R"({
+  "phase": "Running", "reason": "Started", "message": "2 of 2 pods running",
+  "queuePosition": 0, "effectivePriority": 57, "fleet": "a100",
+  "placement": [
+    {"rank": 0, "node": "gpu-1", "blocks": 4, "pod": "r1-0"},
+    {"rank": 1, "node": "gpu-2", "blocks": 8, "pod": "r1-1"}
+  ],
+  "submittedAt": "2026-11-21T10:00:00Z", "scheduledAt": "2026-11-21T10:05:00Z",
+  "startedAt": "2026-11-21T10:06:00Z", "finishedAt": "",
+  "resubmissions": 2, "observedGeneration": 4,
+  "conditions": [
+    {"type": "Scheduled", "status": "True", "reason": "Placed", "message": "on a100",
+     "lastTransitionTime": "2026-11-21T10:05:00Z", "observedGeneration": 4},
+    {"type": "Ready", "status": "False", "reason": "Starting"}
+  ]
+})";
+
+TEST(DecodeRunStatusTest, DecodesAFullStatus) {
+  json::Document d = MustParse(kFullStatus);
+  RunStatus s = DecodeRunStatus(d);
+  EXPECT_EQ(s.phase, "Running");
+  EXPECT_EQ(s.reason, "Started");
+  EXPECT_EQ(s.message, "2 of 2 pods running");
+  EXPECT_EQ(s.queue_position, 0);  // zero is a value, not "absent"
+  EXPECT_EQ(s.effective_priority, 57);
+  EXPECT_EQ(s.fleet, "a100");
+  ASSERT_EQ(s.placement.size(), 2u);
+  EXPECT_EQ(s.placement[0].rank, 0);
+  EXPECT_EQ(s.placement[0].node, "gpu-1");
+  EXPECT_EQ(s.placement[0].blocks, 4);
+  EXPECT_EQ(s.placement[0].pod, "r1-0");
+  EXPECT_EQ(s.placement[1].rank, 1);
+  EXPECT_EQ(s.placement[1].node, "gpu-2");
+  EXPECT_EQ(s.placement[1].blocks, 8);
+  EXPECT_EQ(s.placement[1].pod, "r1-1");
+  EXPECT_EQ(s.submitted_at, "2026-11-21T10:00:00Z");
+  EXPECT_EQ(s.scheduled_at, "2026-11-21T10:05:00Z");
+  EXPECT_EQ(s.started_at, "2026-11-21T10:06:00Z");
+  EXPECT_EQ(s.finished_at, "");
+  EXPECT_EQ(s.resubmissions, 2);
+  EXPECT_EQ(s.observed_generation, 4);
+  ASSERT_EQ(s.conditions.size(), 2u);
+  EXPECT_EQ(s.conditions[0].type, "Scheduled");
+  EXPECT_EQ(s.conditions[0].status, "True");
+  EXPECT_EQ(s.conditions[0].reason, "Placed");
+  EXPECT_EQ(s.conditions[0].message, "on a100");
+  EXPECT_EQ(s.conditions[0].last_transition_time, "2026-11-21T10:05:00Z");
+  EXPECT_EQ(s.conditions[0].observed_generation, 4);
+  EXPECT_EQ(s.conditions[1].type, "Ready");
+  EXPECT_EQ(s.conditions[1].status, "False");
+  EXPECT_EQ(s.conditions[1].reason, "Starting");
+  EXPECT_EQ(s.conditions[1].message, "");
+  EXPECT_EQ(s.conditions[1].observed_generation, 0);
+}
+
+TEST(DecodeRunStatusTest, EmptyOrAbsentStatus) {
+  for (const std::string text : {"{}", "null", "[]", "\"Running\""}) {
+    json::Document d = MustParse(text);
+    RunStatus s = DecodeRunStatus(d);
+    EXPECT_EQ(s.phase, "") << text;
+    EXPECT_EQ(s.queue_position, std::nullopt) << text;
+    EXPECT_EQ(s.effective_priority, std::nullopt) << text;
+    EXPECT_TRUE(s.placement.empty()) << text;
+    EXPECT_TRUE(s.conditions.empty()) << text;
+    EXPECT_EQ(s.resubmissions, 0) << text;
+    EXPECT_EQ(s.observed_generation, 0) << text;
+  }
+}
+
+TEST(DecodeRunStatusTest, PendingRunWithoutPlacement) {
+  json::Document d = MustParse(R"({"phase":"Pending","reason":"NoCapacity","queuePosition":3})");
+  RunStatus s = DecodeRunStatus(d);
+  EXPECT_EQ(s.phase, "Pending");
+  EXPECT_EQ(s.reason, "NoCapacity");
+  EXPECT_EQ(s.queue_position, 3);
+  EXPECT_EQ(s.effective_priority, std::nullopt);
+  EXPECT_TRUE(s.placement.empty());
+}
+
+TEST(DecodeRunTest, DecodesTheStatusToo) {
+  json::Document d = MustParse(RunJson(R"({"priority":60})", kFullStatus));
+  auto run = DecodeRun(d);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->priority, 60);
+  EXPECT_EQ(run->status.phase, "Running");
+  EXPECT_EQ(run->status.fleet, "a100");
+  EXPECT_EQ(run->status.placement.size(), 2u);
+  EXPECT_EQ(run->status.conditions.size(), 2u);
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
