@@ -1,0 +1,261 @@
+#include "controller/options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace berth::controller {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+using Args = std::vector<std::string>;
+
+std::string Join(const Args& args) {
+  std::string out;
+  for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+Options MustParse(const Args& args) {
+  auto o = ParseOptions(args);
+  EXPECT_TRUE(o.ok()) << Join(args) << ": " << o.status().message();
+  return o.ok() ? o.value() : Options{};
+}
+
+TEST(OptionsTest, Defaults) {
+  Options o = MustParse({});
+  EXPECT_EQ(o.kubeconfig, "");
+  EXPECT_EQ(o.context, "");
+  EXPECT_FALSE(o.leader_elect);
+  EXPECT_EQ(o.leader_election_namespace, "berth-system");
+  EXPECT_EQ(o.leader_election_id, "berth-controller");
+  EXPECT_EQ(o.lease_duration, seconds(15));
+  EXPECT_EQ(o.renew_deadline, seconds(10));
+  EXPECT_EQ(o.retry_period, seconds(2));
+  EXPECT_EQ(o.metrics_bind_address, ":8080");
+  EXPECT_EQ(o.health_probe_bind_address, ":8081");
+  EXPECT_EQ(o.aging_interval, minutes(15));
+  EXPECT_EQ(o.log_format, "text");
+  EXPECT_EQ(o.log_level, "info");
+  EXPECT_EQ(o.workers, 4);
+  EXPECT_FALSE(o.help);
+}
+
+// Each valued flag, checked through what it sets.
+struct ValuedCase {
+  std::string flag, value;
+  std::function<bool(const Options&)> check;
+};
+
+std::vector<ValuedCase> ValuedCases() {
+  return {
+      {"kubeconfig", "/etc/kube/config", [](const Options& o) { return o.kubeconfig == "/etc/kube/config"; }},
+      {"context", "kind-berth", [](const Options& o) { return o.context == "kind-berth"; }},
+      {"leader-election-namespace", "ops", [](const Options& o) { return o.leader_election_namespace == "ops"; }},
+      {"leader-election-id", "berth-2", [](const Options& o) { return o.leader_election_id == "berth-2"; }},
+      {"leader-election-lease-duration", "1m", [](const Options& o) { return o.lease_duration == minutes(1); }},
+      {"leader-election-renew-deadline", "5s", [](const Options& o) { return o.renew_deadline == seconds(5); }},
+      {"leader-election-retry-period", "500ms",
+       [](const Options& o) { return o.retry_period == milliseconds(500); }},
+      {"metrics-bind-address", "0", [](const Options& o) { return o.metrics_bind_address == "0"; }},
+      {"metrics-bind-address", "127.0.0.1:9090",
+       [](const Options& o) { return o.metrics_bind_address == "127.0.0.1:9090"; }},
+      {"health-probe-bind-address", ":9440", [](const Options& o) { return o.health_probe_bind_address == ":9440"; }},
+      {"aging-interval", "30m", [](const Options& o) { return o.aging_interval == minutes(30); }},
+      {"aging-interval", "1h30m", [](const Options& o) { return o.aging_interval == minutes(90); }},
+      {"log-format", "json", [](const Options& o) { return o.log_format == "json"; }},
+      {"log-format", "text", [](const Options& o) { return o.log_format == "text"; }},
+      {"log-level", "debug", [](const Options& o) { return o.log_level == "debug"; }},
+      {"log-level", "error", [](const Options& o) { return o.log_level == "error"; }},
+      {"workers", "16", [](const Options& o) { return o.workers == 16; }},
+      {"workers", "1", [](const Options& o) { return o.workers == 1; }},
+      {"workers", "64", [](const Options& o) { return o.workers == 64; }},
+  };
+}
+
+TEST(OptionsTest, FlagEqualsValue) {
+  for (const ValuedCase& c : ValuedCases()) {
+    Args args = {"--" + c.flag + "=" + c.value};
+    Options o = MustParse(args);
+    EXPECT_TRUE(c.check(o)) << Join(args);
+  }
+}
+
+TEST(OptionsTest, FlagSpaceValue) {
+  for (const ValuedCase& c : ValuedCases()) {
+    Args args = {"--" + c.flag, c.value};
+    Options o = MustParse(args);
+    EXPECT_TRUE(c.check(o)) << Join(args);
+  }
+}
+
+TEST(OptionsTest, GoStyleSingleDash) {
+  for (const ValuedCase& c : ValuedCases()) {
+    Args args = {"-" + c.flag + "=" + c.value};
+    Options o = MustParse(args);
+    EXPECT_TRUE(c.check(o)) << Join(args);
+  }
+  EXPECT_TRUE(MustParse({"-leader-elect"}).leader_elect);
+}
+
+TEST(OptionsTest, ValuesMayContainEqualsSignsAndBeEmpty) {
+  Options o = MustParse({"--kubeconfig=/tmp/a=b", "--context="});
+  EXPECT_EQ(o.kubeconfig, "/tmp/a=b");
+  EXPECT_EQ(o.context, "");
+}
+
+TEST(OptionsTest, ManyFlagsTogetherAndTheLastOneWins) {
+  Options o = MustParse({"--kubeconfig", "/a", "--leader-elect", "--log-format=json", "--workers", "2",
+                         "--kubeconfig=/b", "--metrics-bind-address", ":9000"});
+  EXPECT_EQ(o.kubeconfig, "/b");
+  EXPECT_TRUE(o.leader_elect);
+  EXPECT_EQ(o.log_format, "json");
+  EXPECT_EQ(o.workers, 2);
+  EXPECT_EQ(o.metrics_bind_address, ":9000");
+}
+
+TEST(OptionsTest, LeaderElectIsABoolean) {
+  struct Case {
+    Args args;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {{}, false},
+      {{"--leader-elect"}, true},
+      {{"--leader-elect=true"}, true},
+      {{"--leader-elect=false"}, false},
+      {{"--leader-elect", "--leader-elect=false"}, false},
+      {{"--leader-elect=false", "--leader-elect"}, true},
+  };
+  for (const Case& c : cases) EXPECT_EQ(MustParse(c.args).leader_elect, c.want) << Join(c.args);
+
+  // A bare boolean does not eat the next argument.
+  Options o = MustParse({"--leader-elect", "--workers=3"});
+  EXPECT_TRUE(o.leader_elect);
+  EXPECT_EQ(o.workers, 3);
+}
+
+TEST(OptionsTest, AgingIntervalZeroTurnsAgingOff) {
+  for (const Args& args : {Args{"--aging-interval=0"}, Args{"--aging-interval", "0"}, Args{"--aging-interval=0s"}}) {
+    EXPECT_EQ(MustParse(args).aging_interval, milliseconds(0)) << Join(args);
+  }
+}
+
+TEST(OptionsTest, LeaseTimings) {
+  Options o = MustParse({"--leader-election-lease-duration=60s", "--leader-election-renew-deadline=40s",
+                         "--leader-election-retry-period=5s"});
+  EXPECT_EQ(o.lease_duration, seconds(60));
+  EXPECT_EQ(o.renew_deadline, seconds(40));
+  EXPECT_EQ(o.retry_period, seconds(5));
+}
+
+TEST(OptionsTest, ErrorsNameTheFlag) {
+  struct Case {
+    Args args;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      // Bad durations.
+      {{"--aging-interval=soon"}, "flag --aging-interval=soon: invalid duration"},
+      {{"--aging-interval", "-5m"}, "flag --aging-interval=-5m: invalid duration"},
+      {{"--aging-interval=15"}, "flag --aging-interval=15: invalid duration"},
+      {{"--aging-interval=off"}, "flag --aging-interval=off"},
+      {{"--leader-election-lease-duration=forever"}, "flag --leader-election-lease-duration=forever"},
+      {{"--leader-election-renew-deadline=10"}, "flag --leader-election-renew-deadline=10"},
+      {{"--leader-election-retry-period=2x"}, "flag --leader-election-retry-period=2x"},
+      // Bad values of other kinds.
+      {{"--log-format=yaml"}, "flag --log-format=yaml: must be text or json"},
+      {{"--log-level=trace"}, "flag --log-level=trace: must be debug, info, warn or error"},
+      {{"--workers=0"}, "flag --workers=0: must be an integer from 1 to 64"},
+      {{"--workers=65"}, "flag --workers=65: must be an integer from 1 to 64"},
+      {{"--workers=four"}, "flag --workers=four: must be an integer from 1 to 64"},
+      {{"--workers=4x"}, "flag --workers=4x: must be an integer from 1 to 64"},
+      {{"--workers=-1"}, "flag --workers=-1: must be an integer from 1 to 64"},
+      {{"--workers=99999999999999999999"}, "flag --workers=99999999999999999999: must be an integer"},
+      {{"--leader-elect=yes"}, "flag --leader-elect takes true or false, not \"yes\""},
+      // Unknown flags and stray arguments.
+      {{"--bogus"}, "unknown flag --bogus"},
+      {{"--bogus=1"}, "unknown flag --bogus"},
+      {{"--kube-config=/x"}, "unknown flag --kube-config"},
+      {{"-x"}, "unknown flag --x"},
+      {{"extra"}, "unexpected argument \"extra\""},
+      {{"--workers", "2", "stray"}, "unexpected argument \"stray\""},
+      // Missing values.
+      {{"--kubeconfig"}, "flag --kubeconfig needs a value"},
+      {{"--log-level=debug", "--aging-interval"}, "flag --aging-interval needs a value"},
+      {{"--workers"}, "flag --workers needs a value"},
+  };
+  for (const Case& c : cases) {
+    auto o = ParseOptions(c.args);
+    ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
+    EXPECT_THAT(o.status().message(), HasSubstr(c.want)) << Join(c.args);
+  }
+}
+
+TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
+  struct Case {
+    Args args;
+    std::string want;  // "" = accepted
+  };
+  const std::vector<Case> cases = {
+      {{"--leader-election-renew-deadline=15s"},
+       "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
+      {{"--leader-election-renew-deadline=20s"},
+       "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
+      {{"--leader-election-lease-duration=10s"},
+       "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
+      {{"--leader-election-lease-duration=10s", "--leader-election-renew-deadline=9s"}, ""},
+      {{"--leader-election-renew-deadline=2s"},
+       "--leader-election-retry-period must be shorter than --leader-election-renew-deadline"},
+      {{"--leader-election-retry-period=10s"},
+       "--leader-election-retry-period must be shorter than --leader-election-renew-deadline"},
+      {{"--leader-election-renew-deadline=14999ms"}, ""},
+  };
+  for (const Case& c : cases) {
+    auto o = ParseOptions(c.args);
+    if (c.want.empty()) {
+      EXPECT_TRUE(o.ok()) << Join(c.args) << ": " << o.status().message();
+    } else {
+      ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
+      EXPECT_EQ(o.status().message(), c.want) << Join(c.args);
+    }
+  }
+}
+
+TEST(OptionsTest, Help) {
+  for (const std::string flag : {"--help", "-h", "-help"}) {
+    auto o = ParseOptions({flag});
+    ASSERT_TRUE(o.ok()) << flag << ": " << o.status().message();
+    EXPECT_TRUE(o->help) << flag;
+  }
+  // Other flags are still read.
+  Options o = MustParse({"--workers=8", "--help"});
+  EXPECT_TRUE(o.help);
+  EXPECT_EQ(o.workers, 8);
+}
+
+TEST(OptionsTest, UsageListsEveryFlagWithItsDefault) {
+  std::string usage = Usage();
+  for (const std::string flag :
+       {"--kubeconfig", "--context", "--leader-elect", "--leader-election-namespace", "--leader-election-id",
+        "--leader-election-lease-duration", "--leader-election-renew-deadline", "--leader-election-retry-period",
+        "--metrics-bind-address", "--health-probe-bind-address", "--aging-interval", "--log-format", "--log-level",
+        "--workers", "--help"}) {
+    EXPECT_THAT(usage, HasSubstr(flag));
+  }
+  for (const std::string def : {"default :8080", "default :8081", "default 15m", "default 15s", "default 10s",
+                                "default 2s", "default text", "default info", "default 4", "default berth-system"}) {
+    EXPECT_THAT(usage, HasSubstr(def));
+  }
+}
+
+}  // namespace
+}  // namespace berth::controller
