@@ -52,6 +52,8 @@ struct Ref {
     return m ? std::max<int64_t>(*m, 1) : kNever;
   }
   bool Cluster(int f) const { return fleets[f]->placement == PlacementPolicy::kCluster; }
+  // A reserved instance takes a backfill run only with a run slot to spare for its reserved run.
+  bool Backfillable(const Inst& in) const { return in.runs_started + 1 < MaxRuns(in.fleet); }
 
   Ref(const ClusterSnapshot& s, TimePoint t) : snap(s), now(Ms(t)) {
     out.now = t;
@@ -163,7 +165,8 @@ struct Ref {
     std::tuple<bool, bool, int32_t> best_rank;
     int32_t best_need = 0;
     for (Inst& in : insts) {
-      if (!In(cands, in.fleet) || !in.available || (in.reserved && !backfill)) continue;
+      if (!In(cands, in.fleet) || !in.available) continue;
+      if (in.reserved && (!backfill || !Backfillable(in))) continue;
       const auto need = in.layout.BlocksFor(run.resources);
       if (!need || in.free() < *need || in.expiry < min_expiry) continue;
       const std::tuple<bool, bool, int32_t> rank{!in.reserved, in.free() == in.total(),
@@ -190,7 +193,8 @@ struct Ref {
     std::map<std::pair<int, std::string>, std::vector<Inst*>> idle;
     for (Inst& in : insts) {
       if (!In(cands, in.fleet) || !Cluster(in.fleet) || !in.available || !in.domain) continue;
-      if (in.free() != in.total() || (in.reserved && !include_reserved)) continue;
+      if (in.free() != in.total()) continue;
+      if (in.reserved && (!include_reserved || !Backfillable(in))) continue;
       idle[{in.fleet, *in.domain}].push_back(&in);
     }
     for (auto& [where, group] : idle) {

@@ -14,7 +14,8 @@
 // A static sort key cannot do this: with a 15m interval, p=51 submitted at 14m and p=50
 // submitted at 0 swap places every 15 minutes.
 //
-// Not thread-safe: one owner (the scheduling loop) uses it.
+// Not thread-safe: one owner (the scheduling loop) uses it. Neither copyable nor movable: keep it
+// in its owner (or behind a unique_ptr) for the life of the process.
 
 #include <cstddef>
 #include <cstdint>

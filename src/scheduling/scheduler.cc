@@ -126,6 +126,9 @@ class Cycle {
   void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
 
   CapacityIndex& IndexOf(const Instance& in) { return in.reserved ? reserved_ : open_; }
+  // Whether instance i belongs in an index: available, and when reserved, with a run slot to
+  // spare (a backfill run must not retire an instance the reserved run is waiting for).
+  bool Indexable(const Instance& in) const;
   void Index(int32_t i);
   void Unindex(int32_t i);
   // Gives `blocks` blocks of instance i to a run ending at `end`.
@@ -351,16 +354,19 @@ void Cycle::BuildIndex() {
   }
 }
 
+bool Cycle::Indexable(const Instance& in) const {
+  if (in.availability != Availability::kAvailable) return false;
+  return !in.reserved || in.runs_started + 1 < fleets_[in.fleet].max_runs;
+}
+
 void Cycle::Index(int32_t i) {
   const Instance& in = instances_[i];
-  if (in.availability != Availability::kAvailable) return;
-  IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
+  if (Indexable(in)) IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
 
 void Cycle::Unindex(int32_t i) {
   const Instance& in = instances_[i];
-  if (in.availability != Availability::kAvailable) return;
-  IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
+  if (Indexable(in)) IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
 
 void Cycle::Take(int32_t i, int32_t blocks, int64_t end) {

@@ -8,11 +8,13 @@
 //  - Runs are considered in queue order. A run that fits is placed; one that does not fit does
 //    not block the runs behind it, except through the reservation.
 //  - Single-node: best fit over the eligible instances of all candidate fleets: a partly used
-//    instance before a whole idle one, then the fewest blocks left over, then lifetime (see
-//    LifetimeRule), then instance name.
+//    instance before a whole idle one, then the fewest blocks left over, then lifetime (with
+//    maxDuration the soonest-expiring instance that still covers it, without the longest-lived),
+//    then instance name.
 //  - Multi-node: `nodes` whole idle instances of one `placement: cluster` fleet, within one
-//    topology domain when the fleet has a topologyKey; the fleet/domain with the fewest idle
-//    instances that can hold it wins (ties by name); all or nothing; ranks by instance name.
+//    topology domain when the fleet has a topologyKey (instances without the label take no
+//    multi-node run); the fleet/domain with the fewest idle instances that can hold it wins
+//    (ties by name); all or nothing; ranks in instance-name order.
 //  - Lifetime: with maxDuration only instances with expires_at >= now + maxDuration. NotReady,
 //    Expired, Retired and Invalid instances take nothing new. Placements update the working state
 //    (busy blocks and runs started) for the rest of the cycle.
@@ -20,7 +22,7 @@
 //    some instance that will ever free up for it, reserves the instances that free soonest
 //    (from running runs' expected ends). Later runs may use reserved instances only when
 //    now + their maxDuration <= the reservation's earliest start (never without maxDuration,
-//    never when that start is unknown).
+//    never when that start is unknown); such runs prefer reserved room to open room.
 //
 // Performance: O(F + I log I + R) to build the working state, then per run O(pools * (levels/64
 // + log I)) for single-node and O(domains + nodes log I) for multi-node runs, with early

@@ -257,6 +257,9 @@ void CheckRules(const Case& c, const CycleResult& r) {
         ASSERT_TRUE(run.max_duration.has_value());
         ASSERT_TRUE(r.reservation->earliest_start.has_value());
         ASSERT_LE(c.now + *run.max_duration, *r.reservation->earliest_start);
+        if (fleet.max_runs_per_instance) {  // a run slot stays for the reserved run
+          ASSERT_LT(in.runs_started + added_runs[rank.instance] + 1, *fleet.max_runs_per_instance);
+        }
       }
       added_blocks[rank.instance] += rank.blocks;
       ++added_runs[rank.instance];

@@ -467,6 +467,17 @@ TEST_F(ReservationTest, BackfillPrefersReservedRoomOverOpenRoom) {
   EXPECT_EQ(PlacedOn(r, "ns/unbounded"), Names{"c"});
 }
 
+TEST_F(ReservationTest, BackfillNeverTakesTheLastRunSlotOfAReservedInstance) {
+  cluster.fleets = {Fleet("cpu", BlocksSetting::Count(8), PlacementPolicy::kAny, "", 5)};
+  cluster.instances[1].runs_started = 4;  // b, the instance ns/big reserves, has one run left
+  PendingRun fits = Pending("ns/short", 50, kT0, 1, Cpus(8));
+  fits.max_duration = minutes(30);
+  queue.Upsert(fits);
+  const CycleResult r = Cycle();
+  EXPECT_EQ(r.reservation->instances, Names{"b"});
+  EXPECT_EQ(FindPlacement(r, "ns/short"), nullptr);  // would retire b before ns/big starts
+}
+
 TEST_F(ReservationTest, UnknownStartAllowsNoBackfill) {
   cluster.running = {Running("x", {{"a", 6}}), Running("y", {{"b", 6}})};  // no known ends
   PendingRun tiny = Pending("ns/tiny", 50, kT0, 1, Cpus(4));
