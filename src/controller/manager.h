@@ -1,17 +1,13 @@
 #pragma once
-// The manager: owns the informers, the workqueue and the reconcile workers, and shuts them down
-// in order (stop watches, drain workers).
+// The manager: owns the engine (informers, scheduling loop, writers) and shuts it down in order.
 
 #include <atomic>
 #include <memory>
-#include <thread>
-#include <vector>
 
 #include "controller/options.h"
-#include "controller/workqueue.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
-#include "reconcilers/run_reconciler.h"
+#include "reconcilers/run_controller.h"
 
 namespace berth::controller {
 
@@ -20,24 +16,18 @@ class Manager {
   Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock);
   ~Manager();
 
-  // Starts the informers, waits until their caches are synced (or `stop` is set), then starts
-  // the workers. Returns an error if the caches never synced.
+  // Starts watching and waits until the caches are synced (or `stop` is set).
   k8s::Status Start(const std::atomic<bool>& stop);
-  // Stops the watches, lets the workers finish the key in hand, and joins every thread.
+  // Stops the loop, lets writes in flight finish, stops the watches.
   void Stop();
 
   bool CachesSynced() const;
+  reconcilers::RunController& engine() { return *engine_; }
 
  private:
-  void Worker();
-
   Options options_;
   k8s::ClientPtr client_;
-  const k8s::Clock& clock_;
-  std::unique_ptr<reconcilers::RunInformer> runs_;
-  std::unique_ptr<reconcilers::RunReconciler> run_reconciler_;
-  std::unique_ptr<WorkQueue> queue_;
-  std::vector<std::thread> workers_;
+  std::unique_ptr<reconcilers::RunController> engine_;
   bool stopped_ = false;
 };
 

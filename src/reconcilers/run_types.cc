@@ -122,6 +122,10 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
       run->retry = retry;
     }
     if (const json::Value* t = json::Find(*spec, {"template"}); t != nullptr) run->template_json = json::Serialize(*t);
+    const json::Value* containers = json::Find(*spec, {"template", "spec", "containers"});
+    if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
+      err = "spec.template.spec.containers must list at least one container";
+    }
     if (run->nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
     if ((run->priority < 0 || run->priority > 100) && err.empty()) err = "spec.priority must be between 0 and 100";
   } else {

@@ -20,6 +20,9 @@ spec:
       containers: [{name: main, image: busybox}]
 )";
 
+// Queued with -Q semantics, so that without fleets it waits (Pending) instead of failing.
+const char* kQueued = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+
 std::string RunYaml(const std::string& name, const std::string& extra_spec = {}) {
   std::string y = kRunYaml;
   y.replace(y.find("NAME"), 4, name);
@@ -141,7 +144,7 @@ spec:
 TEST_F(FoundationTest, ControllerRecordsStatusAndFollowsPriorityPatches) {
   ControllerProcess controller;
   controller.Start();
-  Apply(RunYaml("job"));
+  Apply(RunYaml("job", kQueued));
   ASSERT_TRUE(Eventually([&] { return StatusString("job", "phase") == "Pending"; })) << controller.Log();
   EXPECT_EQ(StatusInt("job", "effectivePriority"), 50);
   EXPECT_EQ(StatusInt("job", "observedGeneration"), 1);
@@ -172,7 +175,7 @@ TEST_F(FoundationTest, ControllerRecordsStatusAndFollowsPriorityPatches) {
 TEST_F(FoundationTest, ReconnectsAfterApiServerRestart) {
   ControllerProcess controller;
   controller.Start();
-  Apply(RunYaml("before"));
+  Apply(RunYaml("before", kQueued));
   ASSERT_TRUE(Eventually([&] { return StatusString("before", "phase") == "Pending"; })) << controller.Log();
 
   cp().StopApiserver();
@@ -180,7 +183,7 @@ TEST_F(FoundationTest, ReconnectsAfterApiServerRestart) {
   ASSERT_TRUE(controller.Running());
   cp().StartApiserver();
 
-  Apply(RunYaml("after"));
+  Apply(RunYaml("after", kQueued));
   ASSERT_EQ(Kubectl({"patch", "run", "before", "--type", "merge", "-p", R"({"spec":{"priority":70}})"}).exit_code, 0);
   EXPECT_TRUE(Eventually([&] { return StatusString("after", "phase") == "Pending"; }, std::chrono::seconds(60)))
       << controller.Log();
@@ -192,8 +195,8 @@ TEST_F(FoundationTest, ReconnectsAfterApiServerRestart) {
 TEST_F(FoundationTest, RelistsAfterCompactionMakesWatchTooOld) {
   ControllerProcess controller;
   controller.Start();
-  Apply(RunYaml("old"));
-  Apply(RunYaml("doomed"));
+  Apply(RunYaml("old", kQueued));
+  Apply(RunYaml("doomed", kQueued));
   ASSERT_TRUE(Eventually([&] { return StatusString("old", "phase") == "Pending"; })) << controller.Log();
 
   // Freeze the controller, then change things it cannot see: restart the API server (its watch
@@ -201,10 +204,10 @@ TEST_F(FoundationTest, RelistsAfterCompactionMakesWatchTooOld) {
   controller.Pause();
   cp().StopApiserver();
   cp().StartApiserver();
-  Apply(RunYaml("new"));
+  Apply(RunYaml("new", kQueued));
   ASSERT_EQ(Kubectl({"patch", "run", "old", "--type", "merge", "-p", R"({"spec":{"priority":20}})"}).exit_code, 0);
   ASSERT_EQ(Kubectl({"delete", "run", "doomed"}).exit_code, 0);
-  for (int i = 0; i < 5; ++i) Apply(RunYaml("filler-" + std::to_string(i)));
+  for (int i = 0; i < 5; ++i) Apply(RunYaml("filler-" + std::to_string(i), kQueued));
   std::string rev = cp().Compact();
   ASSERT_FALSE(rev.empty());
   controller.Resume();

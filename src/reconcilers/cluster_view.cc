@@ -1,0 +1,128 @@
+#include "reconcilers/cluster_view.h"
+
+#include <algorithm>
+
+#include "k8s/timefmt.h"
+
+namespace berth::reconcilers {
+
+namespace sched = scheduling;
+
+bool ClusterView::Counted(const PlacedRun& run,
+                          const std::map<std::string, std::shared_ptr<const Fleet>>& fleet_objs) const {
+  for (const auto& p : run.placement) {
+    auto inst = instances.find(p.node);
+    if (inst == instances.end()) return false;
+    auto f = fleet_objs.find(inst->second.fleet);
+    if (f == fleet_objs.end()) return false;
+    const InstanceRecord* rec = f->second->RecordForUid(inst->second.uid);
+    if (rec == nullptr) return false;
+    if (std::find(rec->counted_runs.begin(), rec->counted_runs.end(), run.uid) == rec->counted_runs.end()) return false;
+  }
+  return true;
+}
+
+ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<PlacedRun>& placed, sched::TimePoint now) {
+  (void)now;
+  ClusterView view;
+  // Oldest first: it wins contested nodes.
+  std::vector<const Fleet*> ordered;
+  for (const auto& f : fleets) {
+    view.fleets[f->meta.name] = f.get();
+    if (!f->invalid_message.empty()) {
+      view.invalid_fleets[f->meta.name] = f->invalid_message;
+      continue;
+    }
+    ordered.push_back(f.get());
+  }
+  std::sort(ordered.begin(), ordered.end(), [](const Fleet* a, const Fleet* b) {
+    if (a->meta.created != b->meta.created) return a->meta.created < b->meta.created;
+    return a->meta.name < b->meta.name;
+  });
+  for (const Fleet* f : ordered) {
+    sched::FleetSpec spec;
+    spec.name = f->meta.name;
+    spec.blocks = f->blocks_auto ? sched::BlocksSetting::Auto() : sched::BlocksSetting::Count(f->blocks);
+    spec.placement = f->cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
+    spec.topology_key = f->topology_key;
+    spec.max_runs_per_instance = f->max_runs_per_instance;
+    view.snapshot.fleets.push_back(std::move(spec));
+  }
+
+  // Runs holding blocks, by node.
+  std::map<std::string, std::vector<const PlacedRun*>> runs_on_node;
+  for (const auto& r : placed) {
+    for (const auto& p : r.placement) runs_on_node[p.node].push_back(&r);
+  }
+
+  std::vector<std::shared_ptr<const k8s::Node>> sorted_nodes = nodes;
+  std::sort(sorted_nodes.begin(), sorted_nodes.end(),
+            [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
+  for (const auto& node : sorted_nodes) {
+    const Fleet* owner = nullptr;
+    for (const Fleet* f : ordered) {
+      if (!f->Selects(node->meta.labels)) continue;
+      if (owner == nullptr) {
+        owner = f;
+      } else {
+        view.conflicts[f->meta.name].push_back(node->meta.name);
+      }
+    }
+    if (owner == nullptr) continue;
+    sched::InstanceSpec inst;
+    inst.name = node->meta.name;
+    inst.fleet = owner->meta.name;
+    inst.allocatable.cpu_millis = node->cpu_milli;
+    inst.allocatable.memory_bytes = node->memory_bytes;
+    inst.allocatable.gpus = node->Allocatable(owner->gpu_resource);
+    inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
+    InstanceInfo info;
+    info.node = node->meta.name;
+    info.uid = node->meta.uid;
+    info.fleet = owner->meta.name;
+    std::string ann = node->meta.Annotation(kExpiresAtAnnotation);
+    if (!ann.empty()) {
+      auto t = k8s::ParseRfc3339(ann);
+      if (t.ok()) {
+        inst.expires_at = t.value();
+      } else {
+        info.expiry_problem = std::string(kExpiresAtAnnotation) + " is not an RFC 3339 time: " + ann;
+        inst.ready = false;
+      }
+    } else if (owner->instance_lifetime) {
+      inst.expires_at = node->meta.created + *owner->instance_lifetime;
+    }
+    info.expires_at = inst.expires_at;
+    if (!owner->topology_key.empty()) {
+      std::string v = node->meta.Label(owner->topology_key);
+      if (!v.empty() || node->meta.labels.count(owner->topology_key)) inst.topology_domain = v;
+    }
+    // Durable count (same Node uid only: a new Node with the same name is a new instance) plus
+    // the placed runs the count does not have yet.
+    const InstanceRecord* rec = owner->RecordForUid(node->meta.uid);
+    inst.runs_started = rec ? rec->runs_started : 0;
+    for (const PlacedRun* r : runs_on_node[node->meta.name]) {
+      info.placed_run_uids.push_back(r->uid);
+      bool counted = rec && std::find(rec->counted_runs.begin(), rec->counted_runs.end(), r->uid) != rec->counted_runs.end();
+      if (!counted) {
+        ++inst.runs_started;
+        info.all_counted = false;
+      }
+    }
+    view.instances[node->meta.name] = std::move(info);
+    view.snapshot.instances.push_back(std::move(inst));
+  }
+
+  for (const auto& r : placed) {
+    sched::RunningRun rr;
+    rr.id = r.key;
+    for (const auto& p : r.placement) rr.placement.push_back(sched::InstanceBlocks{p.node, p.blocks});
+    rr.expected_end = r.expected_end;
+    view.snapshot.running.push_back(std::move(rr));
+  }
+  return view;
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,59 @@
+#pragma once
+// Translates cached API objects (Fleets, Nodes, admitted Runs) into the scheduling core's
+// ClusterSnapshot, and keeps what the translation learned that the core does not need (node
+// uids, which fleet lost a node to an older one, the durable run counts).
+// Pure: no I/O; the caller passes the objects and `now`.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "k8s/objects.h"
+#include "reconcilers/fleet_types.h"
+#include "reconcilers/run_types.h"
+#include "scheduling/snapshot.h"
+
+namespace berth::reconcilers {
+
+inline constexpr const char* kExpiresAtAnnotation = "berth.dev/expires-at";
+
+// A run that holds blocks (phase Scheduled or Running, or just admitted by this controller).
+struct PlacedRun {
+  std::string key;  // namespace/name
+  std::string uid;
+  std::string fleet;
+  std::vector<PlacementEntry> placement;
+  std::optional<scheduling::TimePoint> expected_end;
+};
+
+struct InstanceInfo {
+  std::string node, uid, fleet;
+  std::optional<scheduling::TimePoint> expires_at;
+  std::string expiry_problem;       // an unreadable berth.dev/expires-at annotation
+  std::vector<std::string> placed_run_uids;  // runs holding blocks here now
+  bool all_counted = true;          // every placed run is already in the durable count
+};
+
+struct ClusterView {
+  scheduling::ClusterSnapshot snapshot;
+  std::map<std::string, InstanceInfo> instances;              // by node name
+  std::map<std::string, std::vector<std::string>> conflicts;  // fleet -> nodes an older fleet owns
+  std::map<std::string, std::string> invalid_fleets;          // fleet -> why berth cannot use it
+  std::map<std::string, const Fleet*> fleets;                 // every fleet by name
+
+  // Whether every instance of `run` has the run in its fleet's durable count (so its Pods may be
+  // created without losing a count if the controller dies now).
+  bool Counted(const PlacedRun& run, const std::map<std::string, std::shared_ptr<const Fleet>>& fleet_objs) const;
+};
+
+// Builds the view. A Node matched by several Fleets belongs to the oldest (creationTimestamp,
+// then name). Runs started per instance = the Fleet's durable count (by Node uid) plus placed
+// runs not yet in it.
+ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<PlacedRun>& placed, scheduling::TimePoint now);
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,184 @@
+#include "reconcilers/pod_builder.h"
+
+#include "k8s/quantity.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+using rapidjson::StringRef;
+
+namespace {
+
+using Alloc = json::Document::AllocatorType;
+
+json::Value Str(const std::string& s, Alloc& a) { return json::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a); }
+
+// obj[key] as an object, created (or replaced when not an object).
+json::Value& ObjectMember(json::Value& obj, const char* key, Alloc& a) {
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(json::Value(key, a), json::Value(rapidjson::kObjectType), a);
+    it = obj.FindMember(key);
+  } else if (!it->value.IsObject()) {
+    it->value.SetObject();
+  }
+  return it->value;
+}
+
+json::Value& ArrayMember(json::Value& obj, const char* key, Alloc& a) {
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(json::Value(key, a), json::Value(rapidjson::kArrayType), a);
+    it = obj.FindMember(key);
+  } else if (!it->value.IsArray()) {
+    it->value.SetArray();
+  }
+  return it->value;
+}
+
+void SetString(json::Value& obj, const char* key, const std::string& v, Alloc& a) {
+  auto it = obj.FindMember(key);
+  if (it != obj.MemberEnd()) {
+    it->value = Str(v, a);
+  } else {
+    obj.AddMember(json::Value(key, a), Str(v, a), a);
+  }
+}
+
+// Sets (or replaces) env var `name` in a container's env list.
+void SetEnv(json::Value& container, const std::string& name, const std::string& value, Alloc& a) {
+  json::Value& env = ArrayMember(container, "env", a);
+  for (auto& e : env.GetArray()) {
+    if (json::GetString(e, "name") == name) {
+      e.SetObject();
+      e.AddMember("name", Str(name, a), a);
+      e.AddMember("value", Str(value, a), a);
+      return;
+    }
+  }
+  json::Value e(rapidjson::kObjectType);
+  e.AddMember("name", Str(name, a), a);
+  e.AddMember("value", Str(value, a), a);
+  env.PushBack(e, a);
+}
+
+}  // namespace
+
+std::string PodName(const std::string& run, int64_t attempt, int rank) {
+  if (attempt <= 0) return run + "-" + std::to_string(rank);
+  return run + "-r" + std::to_string(attempt) + "-" + std::to_string(rank);
+}
+
+std::string RankAddress(const Run& run, int rank) {
+  return run.meta.name + "-" + std::to_string(rank) + "." + run.meta.name + "." + run.meta.ns + ".svc";
+}
+
+k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
+                                  const std::vector<RankAssignment>& ranks, size_t index) {
+  const RankAssignment& me = ranks.at(index);
+  json::Document tmpl;
+  if (!run.template_json.empty()) tmpl.Parse(run.template_json.c_str());
+  if (run.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
+    return k8s::Status::Error("spec.template is not an object");
+  }
+  json::Document pod(rapidjson::kObjectType);
+  Alloc& a = pod.GetAllocator();
+  pod.AddMember("apiVersion", "v1", a);
+  pod.AddMember("kind", "Pod", a);
+
+  json::Value meta(rapidjson::kObjectType);
+  if (const json::Value* tm = json::Find(tmpl, {"metadata"}); tm != nullptr && tm->IsObject()) {
+    if (const json::Value* l = json::Find(*tm, {"labels"}); l != nullptr && l->IsObject()) {
+      meta.AddMember("labels", json::Value(*l, a), a);
+    }
+    if (const json::Value* an = json::Find(*tm, {"annotations"}); an != nullptr && an->IsObject()) {
+      meta.AddMember("annotations", json::Value(*an, a), a);
+    }
+  }
+  meta.AddMember("name", Str(PodName(run.meta.name, run.status.resubmissions, me.rank), a), a);
+  meta.AddMember("namespace", Str(run.meta.ns, a), a);
+  json::Value& labels = ObjectMember(meta, "labels", a);
+  SetString(labels, kRunLabel, run.meta.name, a);
+  SetString(labels, kRankLabel, std::to_string(me.rank), a);
+  SetString(labels, kAttemptLabel, std::to_string(run.status.resubmissions), a);
+  json::Value owner(rapidjson::kObjectType);
+  owner.AddMember("apiVersion", StringRef(kGroupVersion), a);
+  owner.AddMember("kind", "Run", a);
+  owner.AddMember("name", Str(run.meta.name, a), a);
+  owner.AddMember("uid", Str(run.meta.uid, a), a);
+  owner.AddMember("controller", true, a);
+  owner.AddMember("blockOwnerDeletion", true, a);
+  json::Value owners(rapidjson::kArrayType);
+  owners.PushBack(owner, a);
+  meta.AddMember("ownerReferences", owners, a);
+  pod.AddMember("metadata", meta, a);
+
+  json::Value spec(rapidjson::kObjectType);
+  if (const json::Value* ts = json::Find(tmpl, {"spec"}); ts != nullptr && ts->IsObject()) spec.CopyFrom(*ts, a);
+  spec.RemoveMember("nodeName");  // berth binds through pods/binding
+  SetString(spec, "schedulerName", kSchedulerName, a);
+  if (!spec.HasMember("restartPolicy")) spec.AddMember("restartPolicy", "Never", a);
+  json::Value tol(rapidjson::kObjectType);
+  tol.AddMember("key", StringRef(kFleetTaintKey), a);
+  tol.AddMember("operator", "Equal", a);
+  tol.AddMember("value", Str(fleet, a), a);
+  ArrayMember(spec, "tolerations", a).PushBack(tol, a);
+
+  const int nodes = static_cast<int>(ranks.size());
+  if (nodes > 1) {
+    SetString(spec, "hostname", run.meta.name + "-" + std::to_string(me.rank), a);
+    SetString(spec, "subdomain", run.meta.name, a);
+  }
+
+  json::Value* containers = spec.HasMember("containers") ? &spec["containers"] : nullptr;
+  if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
+    return k8s::Status::Error("spec.template.spec.containers must list at least one container");
+  }
+  // Requests and limits of the first container are the blocks given.
+  {
+    json::Value& first = (*containers)[0];
+    if (!first.IsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
+    json::Value& res = ObjectMember(first, "resources", a);
+    for (const char* kind : {"requests", "limits"}) {
+      json::Value& m = ObjectMember(res, kind, a);
+      if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(me.resources.cpu_millis), a);
+      if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(me.resources.memory_bytes), a);
+      if (me.resources.gpus > 0) {
+        m.RemoveMember(gpu_resource.c_str());
+        m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
+      }
+    }
+  }
+  std::string master = nodes > 1 ? RankAddress(run, 0) : "localhost";
+  std::string addrs;
+  for (int r = 0; r < nodes; ++r) {
+    if (r > 0) addrs += "\n";
+    addrs += nodes > 1 ? RankAddress(run, r) : "localhost";
+  }
+  int64_t gpus_total = 0;
+  for (const auto& r : ranks) gpus_total += r.resources.gpus;
+  for (auto& c : containers->GetArray()) {
+    if (!c.IsObject()) continue;
+    SetEnv(c, "BERTH_RUN_NAME", run.meta.name, a);
+    SetEnv(c, "BERTH_NODE_RANK", std::to_string(me.rank), a);
+    SetEnv(c, "BERTH_NODES_NUM", std::to_string(nodes), a);
+    SetEnv(c, "BERTH_MASTER_NODE_ADDR", master, a);
+    SetEnv(c, "BERTH_NODES_ADDRS", addrs, a);
+    SetEnv(c, "BERTH_GPUS_PER_NODE", std::to_string(me.resources.gpus), a);
+    SetEnv(c, "BERTH_GPUS_NUM", std::to_string(gpus_total), a);
+    SetEnv(c, "BERTH_BLOCKS", std::to_string(me.blocks), a);
+  }
+  pod.AddMember("spec", spec, a);
+  return json::Serialize(pod);
+}
+
+std::string BuildService(const Run& run) {
+  return R"({"apiVersion":"v1","kind":"Service","metadata":{"name":)" + json::Quote(run.meta.name) +
+         R"(,"namespace":)" + json::Quote(run.meta.ns) + R"(,"labels":{")" + kRunLabel + R"(":)" +
+         json::Quote(run.meta.name) + R"(},"ownerReferences":[{"apiVersion":")" + kGroupVersion +
+         R"(","kind":"Run","name":)" + json::Quote(run.meta.name) + R"(,"uid":)" + json::Quote(run.meta.uid) +
+         R"(,"controller":true,"blockOwnerDeletion":true}]},"spec":{"clusterIP":"None","publishNotReadyAddresses":true,"selector":{")" +
+         kRunLabel + R"(":)" + json::Quote(run.meta.name) + R"(}}})";
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,41 @@
+#pragma once
+// Makes the Pods (and, for multi-node runs, the headless Service) of an admitted Run, exactly as
+// api.md describes: deterministic names, ownerReference, labels, berth's schedulerName, block
+// resources on the first container, the fleet toleration, BERTH_* environment, hostname/subdomain.
+
+#include <string>
+#include <vector>
+
+#include "k8s/result.h"
+#include "reconcilers/run_types.h"
+#include "scheduling/types.h"
+
+namespace berth::reconcilers {
+
+inline constexpr const char* kSchedulerName = "berth";
+inline constexpr const char* kRunLabel = "berth.dev/run";
+inline constexpr const char* kRankLabel = "berth.dev/rank";
+inline constexpr const char* kAttemptLabel = "berth.dev/attempt";
+inline constexpr const char* kFleetTaintKey = "berth.dev/fleet";
+
+struct RankAssignment {
+  int rank = 0;
+  std::string node;
+  int blocks = 0;
+  scheduling::Resources resources;  // what the Pod gets (blocks x per-block)
+};
+
+// "<run>-<rank>" for the first attempt, "<run>-r<attempt>-<rank>" after a retry.
+std::string PodName(const std::string& run, int64_t attempt, int rank);
+
+// The Pod for `ranks[index]` as JSON for a create request. `gpu_resource` is the fleet's.
+k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
+                                  const std::vector<RankAssignment>& ranks, size_t index);
+
+// The headless Service named after a multi-node Run, selecting its Pods.
+std::string BuildService(const Run& run);
+
+// The DNS name peers use for one rank of a multi-node run: "<run>-<rank>.<run>.<ns>.svc".
+std::string RankAddress(const Run& run, int rank);
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,898 @@
+#include "reconcilers/run_controller.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "k8s/duration.h"
+#include "k8s/timefmt.h"
+#include "reconcilers/pod_builder.h"
+#include "reconcilers/run_status.h"
+#include "scheduling/instance_state.h"
+#include "scheduling/scheduler.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+namespace sched = scheduling;
+using k8s::resources::kFleets;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+using k8s::resources::kServices;
+
+namespace {
+
+std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
+
+bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; }
+bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
+bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
+
+// resourceVersions are etcd revisions: compare numerically to know whether the cache caught up.
+uint64_t RvNumber(const std::string& rv) {
+  try {
+    return std::stoull(rv);
+  } catch (...) {
+    return 0;
+  }
+}
+
+std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  auto t = k8s::ParseRfc3339(s);
+  if (!t.ok()) return std::nullopt;
+  return t.value();
+}
+
+std::string PlacementSummary(const std::string& fleet, const std::vector<PlacementEntry>& placement) {
+  std::string s = "placed on fleet " + fleet + ":";
+  for (size_t i = 0; i < placement.size(); ++i) {
+    s += (i ? ", " : " ") + placement[i].node + " (" + std::to_string(placement[i].blocks) +
+         (placement[i].blocks == 1 ? " block)" : " blocks)");
+  }
+  return s;
+}
+
+}  // namespace
+
+RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options)
+    : client_(std::move(client)), clock_(clock), options_(options), queue_(options.aging_interval) {
+  events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
+  auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
+  runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
+                                               "runs");
+  fleets_ = std::make_unique<k8s::Informer<Fleet>>(client_, kFleets.Path(), DecodeFleet,
+                                                   [](const Fleet& f) { return f.meta.name; }, "fleets");
+  nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client_, k8s::resources::kNodes.Path(), k8s::DecodeNode,
+                                                      [](const k8s::Node& n) { return n.meta.name; }, "nodes");
+  pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      "pods");
+  pods_->SetLabelSelector(kRunLabel);  // only berth's pods
+  pods_->AddIndex("run", [](const k8s::Pod& p) {
+    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
+  });
+  runs_->AddHandler(wake);
+  fleets_->AddHandler(wake);
+  nodes_->AddHandler(wake);
+  pods_->AddHandler(wake);
+}
+
+RunController::~RunController() { Stop(); }
+
+void RunController::Start() {
+  runs_->Start();
+  fleets_->Start();
+  nodes_->Start();
+  pods_->Start();
+  for (int i = 0; i < options_.writers; ++i) writers_.emplace_back([this] { Executor(); });
+  loop_ = std::thread([this] { Loop(); });
+}
+
+void RunController::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ && !loop_.joinable()) return;
+    stopping_ = true;
+  }
+  loop_cv_.notify_all();
+  exec_cv_.notify_all();
+  if (loop_.joinable()) loop_.join();
+  for (auto& t : writers_) t.join();
+  writers_.clear();
+  runs_->Stop();
+  fleets_->Stop();
+  nodes_->Stop();
+  pods_->Stop();
+  events_->Flush();
+}
+
+bool RunController::HasSynced() const {
+  return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced();
+}
+
+std::vector<QueueEntry> RunController::Queue() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_view_;
+}
+
+void RunController::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = true;
+  }
+  loop_cv_.notify_one();
+}
+
+bool RunController::Dispatch(const std::string& key, std::function<bool()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || busy_.count(key)) return false;
+    auto nb = not_before_.find(key);
+    if (nb != not_before_.end()) {
+      if (std::chrono::steady_clock::now() < nb->second) return false;
+      not_before_.erase(nb);
+    }
+    busy_.insert(key);
+    tasks_.emplace_back(key, std::move(fn));
+  }
+  exec_cv_.notify_one();
+  return true;
+}
+
+void RunController::Executor() {
+  while (true) {
+    std::pair<std::string, std::function<bool()>> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      exec_cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping and drained
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    bool ok = task.second();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_.erase(task.first);
+      dirty_ = true;
+      if (ok) {
+        failures_.erase(task.first);
+      } else {
+        // Back off before writing this key again: 100 ms doubling up to 30 s.
+        int n = std::min(++failures_[task.first], 9);
+        auto delay = std::min(std::chrono::milliseconds(100) * (1 << (n - 1)), std::chrono::milliseconds(30000));
+        not_before_[task.first] = std::chrono::steady_clock::now() + delay;
+      }
+    }
+    loop_cv_.notify_one();
+  }
+}
+
+void RunController::Loop() {
+  while (!HasSynced()) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_) return;
+    loop_cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+  spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
+               nodes_->Size(), pods_->Size());
+  auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      // Wake on changes; otherwise every second (aging, deadlines, status refresh).
+      loop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return dirty_ || stopping_; });
+      if (stopping_) return;
+      dirty_ = false;
+    }
+    // Coalesce bursts of events into one pass.
+    auto since = std::chrono::steady_clock::now() - last;
+    if (since < std::chrono::milliseconds(5)) std::this_thread::sleep_for(std::chrono::milliseconds(5) - since);
+    last = std::chrono::steady_clock::now();
+    Pass();
+  }
+}
+
+std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& run) const {
+  std::vector<std::shared_ptr<const k8s::Pod>> out;
+  for (auto& p : pods_->ByIndex("run", RunKey(run))) {
+    const k8s::OwnerRef* owner = p->meta.ControllerRef();
+    if (owner != nullptr && owner->uid == run.meta.uid) out.push_back(p);
+  }
+  return out;
+}
+
+k8s::ObjectReference RunController::Ref(const Run& run) const {
+  return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
+}
+
+void RunController::Pass() {
+  auto started = std::chrono::steady_clock::now();
+  const k8s::TimePoint now = clock_.Now();
+
+  std::unordered_set<std::string> busy;
+  std::unordered_set<std::string> failed, fleet_failed;
+  std::unordered_map<std::string, uint64_t> written;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy = busy_;
+    failed.swap(failed_admissions_);
+    fleet_failed.swap(fleet_write_failed_);
+    written.swap(written_rv_);
+  }
+  for (const auto& key : failed) {
+    auto it = memo_.find(key);
+    if (it != memo_.end()) it->second.assumed.reset();
+  }
+  for (const auto& name : fleet_failed) fleet_written_.erase(name);
+  for (const auto& [key, rv] : written) memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
+
+  auto runs = runs_->List();
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return RunKey(*a) < RunKey(*b); });
+  auto fleets = fleets_->List();
+  auto nodes = nodes_->List();
+  pass_fleets_.clear();
+  for (auto& f : fleets) pass_fleets_[f->meta.name] = f;
+
+  // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
+  std::vector<PlacedRun> placed;
+  std::unordered_set<std::string> live;
+  for (const auto& run : runs) {
+    const std::string key = RunKey(*run);
+    live.insert(key);
+    auto memo_it = memo_.find(key);
+    Memo* memo = memo_it == memo_.end() ? nullptr : &memo_it->second;
+    if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
+      if (memo) memo->assumed.reset();
+      PlacedRun pr{key, run->meta.uid, run->status.fleet, run->status.placement, std::nullopt};
+      if (run->max_duration) {
+        auto start = ParseTime(run->status.started_at);
+        if (!start) start = ParseTime(run->status.scheduled_at);
+        if (start) pr.expected_end = *start + *run->max_duration;
+      }
+      placed.push_back(std::move(pr));
+    } else if (memo && memo->assumed) {
+      if (IsPendingPhase(run->status.phase) && !run->meta.deleting) {
+        placed.push_back(*memo->assumed);
+      } else {
+        memo->assumed.reset();
+      }
+    }
+  }
+  for (auto it = memo_.begin(); it != memo_.end();) {
+    it = live.count(it->first) ? std::next(it) : memo_.erase(it);
+  }
+
+  ClusterView view = BuildClusterView(fleets, nodes, placed, now);
+
+  // Lifecycle of every run; the pending ones go into the queue.
+  std::unordered_set<std::string> pending;
+  for (const auto& run : runs) {
+    const std::string key = RunKey(*run);
+    Memo& memo = memo_[key];
+    if (memo.assumed) continue;  // admission in flight
+    bool is_busy = busy.count(key) > 0;
+    if (memo.awaiting_rv != 0) {
+      if (RvNumber(run->meta.resource_version) < memo.awaiting_rv) {
+        is_busy = true;  // our last write is not in the cache yet: decide again once it is
+      } else {
+        memo.awaiting_rv = 0;
+      }
+    }
+    if (!Reconcile(*run, view, now, is_busy)) continue;
+    pending.insert(key);
+    sched::PendingRun pr;
+    pr.id = key;
+    pr.priority = static_cast<int32_t>(run->priority);
+    pr.submitted_at = run->meta.created;
+    pr.nodes = static_cast<int32_t>(run->nodes);
+    pr.resources = sched::Resources{run->cpu_milli, run->memory_bytes, run->gpus};
+    pr.fleets = run->fleets;
+    pr.max_duration = run->max_duration;
+    const sched::PendingRun* existing = queue_.Find(key);
+    if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
+  }
+  std::vector<std::string> gone;
+  for (auto item : queue_) {
+    if (!pending.count(item.run.id)) gone.push_back(item.run.id);
+  }
+  for (const auto& id : gone) queue_.Remove(id);
+
+  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  ++stats_.cycles;
+
+  for (const auto& placement : result.placements) {
+    auto run = runs_->Get(placement.run_id);
+    if (!run) continue;
+    Admit(*run, placement, view, now);
+  }
+
+  std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
+  for (const auto& w : result.waiting) {
+    auto run = runs_->Get(w.run_id);
+    if (!run) continue;
+    waiting_by_id[w.run_id] = &w;
+    std::optional<int64_t> pos = queue_.Position(w.run_id);
+    if (pos && *pos > static_cast<int64_t>(options_.position_limit)) pos.reset();
+    if (busy.count(w.run_id)) continue;
+    ApplyWaiting(*run, result, w, pos, now);
+  }
+
+  // The queue as the endpoint shows it.
+  std::vector<QueueEntry> qv;
+  qv.reserve(queue_.size());
+  int64_t position = 0;
+  for (auto item : queue_) {
+    QueueEntry e;
+    e.position = ++position;
+    auto slash = item.run.id.find('/');
+    e.ns = item.run.id.substr(0, slash);
+    e.name = item.run.id.substr(slash + 1);
+    e.priority = item.run.priority;
+    e.effective_priority = item.effective_priority;
+    e.nodes = item.run.nodes;
+    e.fleets = item.run.fleets;
+    e.submitted_at = item.run.submitted_at;
+    auto w = waiting_by_id.find(item.run.id);
+    if (w != waiting_by_id.end()) {
+      e.reason = std::string(sched::ApiReason(w->second->reason.code));
+      e.message = result.Explain(*w->second);
+    }
+    qv.push_back(std::move(e));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_view_.swap(qv);
+  }
+
+  WriteFleetStatuses(view, now);
+
+  auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  stats_.last_cycle_micros = static_cast<uint64_t>(took.count());
+  if (cycle_observer_) cycle_observer_(took, result);
+}
+
+bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
+  const std::string& phase = run.status.phase;
+  if (run.meta.deleting) {
+    if (!busy) HandleDeletion(run);
+    return false;
+  }
+  if (phase == "Succeeded") return false;
+  if (phase == "Failed") {
+    if (busy) return false;
+    // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
+    std::vector<std::string> to_delete;
+    for (const auto& p : PodsOf(run)) {
+      if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(p->meta.name);
+    }
+    if (!to_delete.empty()) {
+      Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
+        for (const auto& name : to_delete) client_->Delete(kPods.Path(ns, name));
+        return true;
+});
+    }
+    return false;
+  }
+  if (IsPendingPhase(phase)) {
+    if (busy) return true;
+    std::string invalid = run.invalid_message;
+    if (invalid.empty() && run.meta.name.size() > 63) {
+      invalid = "the run name is longer than 63 characters, so it cannot label its Pods";
+    }
+    if (!invalid.empty()) {
+      RunStatus next = run.status;
+      next.phase = "Failed";
+      next.reason = "InvalidSpec";
+      next.message = invalid;
+      next.queue_position.reset();
+      next.finished_at = k8s::FormatRfc3339(now);
+      if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, "Finished", "True", "InvalidSpec", invalid, run.meta.generation, now);
+      Finish(run, next, "Warning", "InvalidSpec", invalid);
+      return false;
+    }
+    return true;
+  }
+  if (!IsPlacedPhase(phase) || busy) return false;
+
+  // Scheduled or Running: watch its pods and instances.
+  const int64_t attempt = run.status.resubmissions;
+  std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
+  for (const auto& p : PodsOf(run)) {
+    if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
+  }
+  for (const auto& entry : run.status.placement) {
+    auto inst = view.instances.find(entry.node);
+    if (inst == view.instances.end()) {
+      FailOrRetry(run, true, "node " + entry.node + " is gone or no longer in a fleet", now, {});
+      return false;
+    }
+    auto node = nodes_->Get(entry.node);
+    if (!node || !node->ready) {
+      FailOrRetry(run, true, "node " + entry.node + " is not ready", now, {});
+      return false;
+    }
+  }
+  int running = 0, succeeded = 0;
+  for (const auto& entry : run.status.placement) {
+    auto it = pods.find(entry.pod);
+    if (it == pods.end()) {
+      if (phase == "Running") {
+        FailOrRetry(run, true, "pod " + entry.pod + " was deleted", now, {});
+        return false;
+      }
+      continue;
+    }
+    const k8s::Pod& pod = *it->second;
+    if (pod.phase == "Failed") {
+      bool evicted = pod.reason == "Evicted" || pod.reason == "Preempted" || pod.reason == "Shutdown" ||
+                     pod.reason == "NodeLost" || pod.reason == "Terminated";
+      std::string why = "pod " + pod.meta.name + (evicted ? " was evicted" : " failed");
+      if (!pod.message.empty()) why += ": " + pod.message;
+      FailOrRetry(run, evicted, why, now, {});
+      return false;
+    }
+    if (pod.meta.deleting && phase == "Running") {
+      FailOrRetry(run, true, "pod " + pod.meta.name + " is being deleted", now, {});
+      return false;
+    }
+    if (pod.phase == "Running") ++running;
+    if (pod.phase == "Succeeded") ++succeeded;
+  }
+  const int n = static_cast<int>(run.status.placement.size());
+  if (succeeded == n) {
+    RunStatus next = run.status;
+    next.phase = "Succeeded";
+    next.reason = "Succeeded";
+    next.message = n == 1 ? "the pod succeeded" : "all " + std::to_string(n) + " pods succeeded";
+    if (next.started_at.empty()) next.started_at = k8s::FormatRfc3339(now);
+    next.finished_at = k8s::FormatRfc3339(now);
+    next.observed_generation = run.meta.generation;
+    SetCondition(next.conditions, "Ready", "False", "Finished", next.message, run.meta.generation, now);
+    SetCondition(next.conditions, "Finished", "True", "Succeeded", next.message, run.meta.generation, now);
+    Finish(run, next, "Normal", "Succeeded", next.message);
+    return false;
+  }
+  if (phase == "Running" && run.max_duration) {
+    auto start = ParseTime(run.status.started_at);
+    if (start && now - *start >= *run.max_duration) {
+      std::vector<std::string> names;
+      for (auto& [name, p] : pods) {
+        if (!IsTerminalPod(*p)) names.push_back(name);
+      }
+      RunStatus next = run.status;
+      next.phase = "Failed";
+      next.reason = "MaxDurationExceeded";
+      next.message = "ran longer than maxDuration " + k8s::FormatDuration(*run.max_duration);
+      next.finished_at = k8s::FormatRfc3339(now);
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, "Ready", "False", "MaxDurationExceeded", next.message, run.meta.generation, now);
+      SetCondition(next.conditions, "Finished", "True", "MaxDurationExceeded", next.message, run.meta.generation, now);
+      Dispatch(RunKey(run), [this, r = run, names, next] {
+        for (const auto& name : names) client_->Delete(kPods.Path(r.meta.ns, name));
+        auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+        if (res.ok()) {
+          NoteWritten(r, *res);
+          events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
+        }
+        return true;
+});
+      return false;
+    }
+  }
+  if (phase == "Scheduled") {
+    if (running + succeeded == n) {
+      RunStatus next = run.status;
+      next.phase = "Running";
+      next.reason = "Running";
+      next.message = n == 1 ? "the pod is running" : "all " + std::to_string(n) + " pods are running";
+      next.started_at = k8s::FormatRfc3339(now);
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, "Ready", "True", "Running", next.message, run.meta.generation, now);
+      WriteStatus(run, next, "Normal", "Started", next.message);
+      return false;
+    }
+    PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
+    if (!view.Counted(pr, pass_fleets_)) {
+      return false;  // wait until the fleet status counts this run (see WriteFleetStatuses)
+    }
+    bool need = false;
+    for (const auto& entry : run.status.placement) {
+      auto it = pods.find(entry.pod);
+      if (it == pods.end() || it->second->node_name.empty()) need = true;
+    }
+    Memo& memo = memo_[RunKey(run)];
+    const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
+    // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
+    if (need && memo.pods_ensured_for == ensured &&
+        std::chrono::steady_clock::now() - memo.pods_ensured_at < std::chrono::seconds(10)) {
+      need = false;
+    }
+    if (need) {
+      memo.pods_ensured_for = ensured;
+      memo.pods_ensured_at = std::chrono::steady_clock::now();
+      auto fleet = fleets_->Get(run.status.fleet);
+      EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+    }
+    return false;
+  }
+  // Running: keep the status' generation current (a priority patch after admission).
+  if (run.status.observed_generation != run.meta.generation) {
+    RunStatus next = run.status;
+    next.observed_generation = run.meta.generation;
+    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
+    WriteStatus(run, next);
+  }
+  return false;
+}
+
+void RunController::NoteWritten(const Run& run, const json::Document& answer) {
+  uint64_t rv = RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"})));
+  if (rv == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t& slot = written_rv_[RunKey(run)];
+  slot = std::max(slot, rv);
+}
+
+void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
+  // Resources of each rank from its instance's block layout.
+  std::vector<RankAssignment> ranks;
+  for (const auto& entry : run.status.placement) {
+    RankAssignment ra;
+    ra.rank = entry.rank;
+    ra.node = entry.node;
+    ra.blocks = entry.blocks;
+    for (const auto& inst : view.snapshot.instances) {
+      if (inst.name != entry.node) continue;
+      for (const auto& f : view.snapshot.fleets) {
+        if (f.name == inst.fleet) ra.resources = sched::BlockLayout::Make(inst.allocatable, f.blocks).ResourcesFor(entry.blocks);
+      }
+    }
+    ranks.push_back(ra);
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
+  for (const auto& p : PodsOf(run)) bound[p->meta.name] = p->node_name;
+  std::string key = RunKey(run);
+  Dispatch(key, [this, r = run, ranks, gpu_resource, bound] {
+    if (ranks.size() > 1) {
+      auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
+      if (!s.ok() && !s.status().IsAlreadyExists()) {
+        spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
+      }
+    }
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      std::string name = PodName(r.meta.name, r.status.resubmissions, ranks[i].rank);
+      auto b = bound.find(name);
+      if (b == bound.end()) {
+        auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
+        if (!body.ok()) {
+          spdlog::error("run {}/{}: cannot build pod: {}", r.meta.ns, r.meta.name, body.status().message());
+          return false;
+        }
+        auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
+        if (!c.ok() && !c.status().IsAlreadyExists()) {
+          spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
+          return false;
+        }
+      } else if (!b->second.empty()) {
+        continue;  // already bound
+      }
+      k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
+      if (!s.ok() && s.code() != 409) {
+        spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
+        return false;
+      }
+    }
+    return true;
+});
+}
+
+void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
+                                 const std::vector<std::shared_ptr<const k8s::Pod>>&) {
+  bool retry_event = run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
+  bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
+  std::vector<std::string> to_delete;
+  for (const auto& p : PodsOf(run)) {
+    if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(p->meta.name);
+  }
+  RunStatus next = run.status;
+  const std::string reason = interruption ? "Interrupted" : "PodFailed";
+  next.observed_generation = run.meta.generation;
+  std::string event_type = "Warning", event_reason, event_message;
+  if (retry_event && within) {
+    next.phase = "Pending";
+    next.reason = reason;
+    next.resubmissions += 1;
+    next.message = why + "; back in the queue (resubmission " + std::to_string(next.resubmissions) + ")";
+    next.fleet.clear();
+    next.placement.clear();
+    next.scheduled_at.clear();
+    next.started_at.clear();
+    SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
+    SetCondition(next.conditions, "Ready", "False", reason, next.message, run.meta.generation, now);
+    event_reason = "Retrying";
+    event_message = next.message;
+  } else {
+    next.phase = "Failed";
+    next.reason = reason;
+    next.message = why;
+    if (retry_event && !within) next.message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
+    next.finished_at = k8s::FormatRfc3339(now);
+    SetCondition(next.conditions, "Ready", "False", reason, next.message, run.meta.generation, now);
+    SetCondition(next.conditions, "Finished", "True", reason, next.message, run.meta.generation, now);
+    event_reason = reason;
+    event_message = next.message;
+  }
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message] {
+    for (const auto& name : to_delete) client_->Delete(kPods.Path(r.meta.ns, name));
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+    if (!res.ok()) {
+      spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+      return false;
+    }
+    NoteWritten(r, *res);
+    events_->Record(Ref(r), event_type, event_reason, event_message);
+    return true;
+});
+}
+
+void RunController::Finish(const Run& run, RunStatus next, const std::string& event_type,
+                           const std::string& event_reason, const std::string& event_message) {
+  WriteStatus(run, next, event_type, event_reason, event_message);
+}
+
+void RunController::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
+                                const std::string& event_reason, const std::string& event_message) {
+  if (SameStatus(run.status, next)) return;
+  Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+    if (!res.ok()) {
+      if (!res.status().IsNotFound()) {
+        spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+      }
+      return false;
+    }
+    NoteWritten(r, *res);
+    if (!event_reason.empty()) events_->Record(Ref(r), event_type, event_reason, event_message);
+    return true;
+});
+}
+
+void RunController::HandleDeletion(const Run& run) {
+  if (!run.meta.HasFinalizer(kFinalizer)) return;
+  std::vector<std::string> pods;
+  for (const auto& p : PodsOf(run)) {
+    if (!p->meta.deleting) pods.push_back(p->meta.name);
+  }
+  Dispatch(RunKey(run), [this, r = run, pods] {
+    for (const auto& name : pods) {
+      k8s::Status s = client_->Delete(kPods.Path(r.meta.ns, name));
+      if (!s.ok() && !s.IsNotFound()) return false;  // try again on the next pass
+    }
+    if (r.nodes > 1) {
+      k8s::DeleteOptions o;
+      o.precondition_uid.clear();
+      k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
+      if (!s.ok() && !s.IsNotFound()) return false;
+    }
+    std::string finalizers = "[";
+    bool first = true;
+    for (const auto& f : r.meta.finalizers) {
+      if (f == kFinalizer) continue;
+      finalizers += (first ? "" : ",") + json::Quote(f);
+      first = false;
+    }
+    finalizers += "]";
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
+                                   R"({"metadata":{"resourceVersion":)" + json::Quote(r.meta.resource_version) +
+                                       R"(,"finalizers":)" + finalizers + "}}");
+    if (!res.ok() && !res.status().IsNotFound()) {
+      spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+    }
+    return true;
+});
+}
+
+void RunController::Admit(const Run& run, const sched::Placement& placement, const ClusterView&, k8s::TimePoint now) {
+  PlacedRun pr;
+  pr.key = RunKey(run);
+  pr.uid = run.meta.uid;
+  pr.fleet = placement.fleet;
+  for (const auto& rank : placement.ranks) {
+    pr.placement.push_back(PlacementEntry{rank.rank, rank.instance, rank.blocks,
+                                          PodName(run.meta.name, run.status.resubmissions, rank.rank)});
+  }
+  if (run.max_duration) pr.expected_end = now + *run.max_duration;
+
+  RunStatus next = run.status;
+  next.phase = "Scheduled";
+  next.reason = "Scheduled";
+  next.message = PlacementSummary(placement.fleet, pr.placement);
+  next.fleet = placement.fleet;
+  next.placement = pr.placement;
+  next.queue_position.reset();
+  next.effective_priority = queue_.EffectivePriority(pr.key).value_or(static_cast<int32_t>(run.priority));
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.scheduled_at = k8s::FormatRfc3339(now);
+  next.started_at.clear();
+  next.observed_generation = run.meta.generation;
+  SetCondition(next.conditions, "Scheduled", "True", "Scheduled", next.message, run.meta.generation, now);
+
+  bool queued = Dispatch(pr.key, [this, r = run, next] {
+    std::string rv = r.meta.resource_version;
+    bool ok = true;
+    if (!r.meta.HasFinalizer(kFinalizer)) {
+      std::string finalizers = "[";
+      for (const auto& f : r.meta.finalizers) finalizers += json::Quote(f) + ",";
+      finalizers += json::Quote(kFinalizer) + "]";
+      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
+                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(,"finalizers":)" + finalizers + "}}");
+      if (res.ok()) {
+        rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+      } else {
+        spdlog::info("run {}/{}: not admitted, finalizer write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
+        ok = false;
+      }
+    }
+    if (ok) {
+      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
+      if (res.ok()) {
+        NoteWritten(r, *res);
+        ++stats_.admitted;
+        events_->Record(Ref(r), "Normal", "Scheduled", next.message);
+      } else {
+        spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
+        ok = false;
+      }
+    }
+    if (!ok) {
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
+      return false;
+    }
+    return true;
+});
+  if (!queued) return;
+  Memo& memo = memo_[pr.key];
+  memo.assumed = pr;
+  queue_.Remove(pr.key);
+}
+
+void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
+                                 std::optional<int64_t> position, k8s::TimePoint now) {
+  const std::string reason(sched::ApiReason(w.reason.code));
+  const bool retry_nc = run.retry && run.retry->on_no_capacity;
+  Memo& memo = memo_[RunKey(run)];
+  if (!retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration)) {
+    RunStatus next = run.status;
+    std::string why = result.Explain(w);
+    next.phase = "Failed";
+    if (!retry_nc) {
+      next.reason = reason;
+      next.message = why;
+    } else {
+      next.reason = "RetryLimitExceeded";
+      next.message = "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why;
+    }
+    next.queue_position.reset();
+    next.effective_priority = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
+    if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+    next.finished_at = k8s::FormatRfc3339(now);
+    next.observed_generation = run.meta.generation;
+    SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
+    SetCondition(next.conditions, "Finished", "True", next.reason, next.message, run.meta.generation, now);
+    Finish(run, next, "Warning", next.reason, next.message);
+    return;
+  }
+  RunStatus next = run.status;
+  next.phase = "Pending";
+  next.reason = reason;
+  next.queue_position = position;
+  next.effective_priority = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.observed_generation = run.meta.generation;
+  // Conditions compared without their message first: sentences are formatted only when needed.
+  SetCondition(next.conditions, "Scheduled", "False", reason, run.status.message, run.meta.generation, now);
+  bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
+  bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
+  if (!structural && !refresh_due) return;
+  next.message = result.Explain(w);
+  SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
+  if (SameStatus(run.status, next)) return;
+  memo.last_wait_write = now;
+  WriteStatus(run, next);
+}
+
+void RunController::WriteFleetStatuses(const ClusterView& view, k8s::TimePoint now) {
+  std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
+  std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
+  for (const auto& d : described) by_fleet[d.fleet].push_back(&d);
+  for (const auto& [name, fleet] : view.fleets) {
+    std::vector<Condition> conds = fleet->conditions;
+    std::string instances = "[";
+    int64_t total = 0, ready = 0, blocks = 0, busy = 0;
+    for (const sched::InstanceStatus* d : by_fleet[name]) {
+      auto info_it = view.instances.find(d->name);
+      if (info_it == view.instances.end()) continue;
+      const InstanceInfo& info = info_it->second;
+      ++total;
+      if (sched::TakesNewRuns(d->state)) ++ready;
+      blocks += d->total_blocks;
+      busy += d->busy_blocks;
+      std::string message = info.expiry_problem.empty() ? d->message : info.expiry_problem;
+      if (total > 1) instances += ",";
+      instances += R"({"node":)" + json::Quote(d->name) + R"(,"uid":)" + json::Quote(info.uid) + R"(,"totalBlocks":)" +
+                   std::to_string(d->total_blocks) + R"(,"busyBlocks":)" + std::to_string(d->busy_blocks) +
+                   R"(,"runsStarted":)" + std::to_string(d->runs_started) + R"(,"countedRuns":[)";
+      std::vector<std::string> uids = info.placed_run_uids;
+      std::sort(uids.begin(), uids.end());
+      for (size_t i = 0; i < uids.size(); ++i) instances += (i ? "," : "") + json::Quote(uids[i]);
+      instances += "]";
+      if (d->expires_at) instances += R"(,"expiresAt":)" + json::Quote(k8s::FormatRfc3339(*d->expires_at));
+      instances += R"(,"state":)" + json::Quote(std::string(sched::InstanceStateName(d->state)));
+      if (!message.empty()) instances += R"(,"message":)" + json::Quote(message);
+      instances += "}";
+    }
+    instances += "]";
+    auto invalid = view.invalid_fleets.find(name);
+    if (invalid != view.invalid_fleets.end()) {
+      SetCondition(conds, "Ready", "False", "InvalidSpec", invalid->second, fleet->meta.generation, now);
+    } else if (ready > 0) {
+      SetCondition(conds, "Ready", "True", "InstancesReady",
+                   std::to_string(ready) + " of " + std::to_string(total) + " instances take new runs",
+                   fleet->meta.generation, now);
+    } else {
+      SetCondition(conds, "Ready", "False", "NoReadyInstances",
+                   total == 0 ? "no Node matches the nodeSelector" : "no instance takes new runs",
+                   fleet->meta.generation, now);
+    }
+    auto conflict = view.conflicts.find(name);
+    if (conflict != view.conflicts.end()) {
+      std::string nodes_list;
+      for (size_t i = 0; i < conflict->second.size() && i < 10; ++i) nodes_list += (i ? ", " : "") + conflict->second[i];
+      if (conflict->second.size() > 10) nodes_list += " and " + std::to_string(conflict->second.size() - 10) + " more";
+      SetCondition(conds, "Conflict", "True", "NodesClaimedByOlderFleet",
+                   "nodes also matched by an older fleet belong to it: " + nodes_list, fleet->meta.generation, now);
+    } else {
+      bool had = false;
+      for (const auto& c : conds) had |= c.type == "Conflict";
+      if (had) SetCondition(conds, "Conflict", "False", "NoConflict", "", fleet->meta.generation, now);
+    }
+    std::string cond_json = "[";
+    for (size_t i = 0; i < conds.size(); ++i) {
+      const auto& c = conds[i];
+      cond_json += (i ? "," : "") + std::string(R"({"type":)") + json::Quote(c.type) + R"(,"status":)" + json::Quote(c.status) +
+                   R"(,"reason":)" + json::Quote(c.reason) + R"(,"message":)" + json::Quote(c.message) +
+                   R"(,"lastTransitionTime":)" + json::Quote(c.last_transition_time) + R"(,"observedGeneration":)" +
+                   std::to_string(c.observed_generation) + "}";
+    }
+    cond_json += "]";
+    std::string status = R"({"instances":)" + instances + R"(,"totalInstances":)" + std::to_string(total) +
+                         R"(,"readyInstances":)" + std::to_string(ready) + R"(,"totalBlocks":)" + std::to_string(blocks) +
+                         R"(,"busyBlocks":)" + std::to_string(busy) + R"(,"observedGeneration":)" +
+                         std::to_string(fleet->meta.generation) + R"(,"conditions":)" + cond_json + "}";
+    // Written already and the cache has caught up with our write: nothing to do.
+    std::string key = "fleet:" + name;  // ':' never appears in a namespace
+    auto prev = fleet_written_.find(name);
+    std::string signature = status;
+    if (prev != fleet_written_.end() && prev->second == signature) continue;
+    std::string rv = fleet->meta.resource_version;
+    bool queued = Dispatch(key, [this, name, status, rv, signature] {
+      auto res = client_->MergePatch(kFleets.Path("", name, "status"),
+                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"status":)" + status + "}");
+      if (!res.ok()) {
+        spdlog::info("fleet {}: status not written ({}); will retry", name, res.status().ToString());
+        std::lock_guard<std::mutex> lock(mu_);
+        fleet_write_failed_.insert(name);
+        return false;
+      }
+      return true;
+});
+    if (queued) fleet_written_[name] = signature;
+  }
+}
+
+}  // namespace berth::reconcilers

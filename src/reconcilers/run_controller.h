@@ -1,0 +1,163 @@
+#pragma once
+// berth's engine: watches Runs, Fleets, Nodes and berth's Pods; one scheduling loop owns the
+// queue and every decision; a bounded pool of writers carries the decisions to the API.
+//
+// Level-based and restart-safe: every decision is recomputed from the caches (the API) on each
+// pass. The only memory kept between passes is (a) admissions whose status write is in flight
+// ("assumed", so a block is never given twice while the watch catches up; rolled back when the
+// write fails) and (b) when each waiting run's message/position was last written (throttling).
+//
+// Admission of a run, in an order that survives a crash at any point:
+//   1. finalizer on the Run (so its Pods are cleaned up on delete),
+//   2. Run status: phase Scheduled + fleet + placement + scheduledAt (the commit, guarded by
+//      resourceVersion),
+//   3. Fleet status counts the run on its instances (runsStarted, countedRuns: idempotent),
+//   4. Pods created (deterministic names; AlreadyExists is success) and bound (pods/binding;
+//      "already bound" is success), plus a headless Service for multi-node runs.
+// Step 4 waits until step 3 is visible, so a run never runs uncounted.
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "k8s/client.h"
+#include "k8s/clock.h"
+#include "k8s/events.h"
+#include "k8s/informer.h"
+#include "k8s/objects.h"
+#include "reconcilers/cluster_view.h"
+#include "reconcilers/fleet_types.h"
+#include "reconcilers/run_types.h"
+#include "scheduling/cycle_result.h"
+#include "scheduling/run_queue.h"
+
+namespace berth::reconcilers {
+
+struct EngineOptions {
+  std::chrono::milliseconds aging_interval{15 * 60 * 1000};
+  int writers = 16;  // API writes in flight at most
+  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message/position, at most this often
+  size_t position_limit = 100;                     // queuePosition kept for the first N places
+};
+
+// One pending run as the queue endpoint, CLI and dashboard show it.
+struct QueueEntry {
+  int64_t position = 0;
+  std::string ns, name;
+  int32_t priority = 0, effective_priority = 0;
+  int64_t nodes = 1;
+  std::vector<std::string> fleets;
+  k8s::TimePoint submitted_at{};
+  std::string reason, message;
+};
+
+struct EngineStats {
+  std::atomic<uint64_t> cycles{0};
+  std::atomic<uint64_t> admitted{0};
+  std::atomic<uint64_t> last_cycle_micros{0};
+};
+
+class RunController {
+ public:
+  RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options);
+  ~RunController();
+
+  void Start();
+  // Stops the loop, waits for writes in flight, stops the watches.
+  void Stop();
+  bool HasSynced() const;
+
+  // The queue as of the last pass, in order.
+  std::vector<QueueEntry> Queue() const;
+  const EngineStats& stats() const { return stats_; }
+
+  // Hook for metrics: called after every pass with the cycle duration and the result.
+  using CycleObserver = std::function<void(std::chrono::microseconds, const scheduling::CycleResult&)>;
+  void SetCycleObserver(CycleObserver obs) { cycle_observer_ = std::move(obs); }
+
+ private:
+  struct Memo {
+    std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
+    std::string assumed_rv;            // the run's resourceVersion when assumed
+    k8s::TimePoint last_wait_write{};
+    // Our last status write's resourceVersion: the run is left alone until the cache has it.
+    uint64_t awaiting_rv = 0;
+    // Pods of this uid/attempt were handed to a writer at this time (not again until it is stale).
+    std::string pods_ensured_for;
+    std::chrono::steady_clock::time_point pods_ensured_at{};
+  };
+
+  void Loop();
+  void Pass();
+  void Wake();
+  // Runs `fn` on a writer thread unless `key` has a write in flight or is backing off after a
+  // failed one; returns whether it was queued. `fn` returns false when its write failed.
+  bool Dispatch(const std::string& key, std::function<bool()> fn);
+  void Executor();
+
+  // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
+  // (belongs in the queue).
+  bool Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy);
+  void HandleDeletion(const Run& run);
+  void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
+  // Remembers the resourceVersion a successful write returned (writer threads).
+  void NoteWritten(const Run& run, const k8s::json::Document& answer);
+  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
+                   const std::vector<std::shared_ptr<const k8s::Pod>>& pods);
+  void Finish(const Run& run, RunStatus next, const std::string& event_type, const std::string& event_reason,
+              const std::string& event_message);
+  void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
+                   const std::string& event_reason = {}, const std::string& event_message = {});
+  void Admit(const Run& run, const scheduling::Placement& placement, const ClusterView& view, k8s::TimePoint now);
+  void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
+                    std::optional<int64_t> position, k8s::TimePoint now);
+  void WriteFleetStatuses(const ClusterView& view, k8s::TimePoint now);
+  std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
+  k8s::ObjectReference Ref(const Run& run) const;
+
+  k8s::ClientPtr client_;
+  const k8s::Clock& clock_;
+  EngineOptions options_;
+  std::unique_ptr<k8s::EventRecorder> events_;
+  std::unique_ptr<k8s::Informer<Run>> runs_;
+  std::unique_ptr<k8s::Informer<Fleet>> fleets_;
+  std::unique_ptr<k8s::Informer<k8s::Node>> nodes_;
+  std::unique_ptr<k8s::Informer<k8s::Pod>> pods_;
+
+  scheduling::RunQueue queue_;  // loop thread only
+  std::unordered_map<std::string, Memo> memo_;  // loop thread only
+  std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
+  std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
+
+  mutable std::mutex mu_;  // guards the fields below
+  std::condition_variable loop_cv_, exec_cv_;
+  bool dirty_ = true;
+  bool stopping_ = false;
+  std::unordered_set<std::string> busy_;  // keys with a write in flight
+  std::deque<std::pair<std::string, std::function<bool()>>> tasks_;
+  // Per-key backoff after failed writes (client-go's exponential item limiter).
+  std::unordered_map<std::string, int> failures_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> not_before_;
+  std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
+  std::unordered_set<std::string> fleet_write_failed_;  // write these fleets' status again
+  std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
+  std::vector<QueueEntry> queue_view_;
+
+  std::thread loop_;
+  std::vector<std::thread> writers_;
+  EngineStats stats_;
+  CycleObserver cycle_observer_;
+};
+
+}  // namespace berth::reconcilers

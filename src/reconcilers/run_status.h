@@ -1,0 +1,27 @@
+#pragma once
+// Run status as berth writes it: a desired RunStatus built from the current one, compared field
+// by field (so unchanged status is never rewritten) and serialized as a merge patch for /status.
+
+#include <string>
+
+#include "k8s/clock.h"
+#include "reconcilers/run_types.h"
+
+namespace berth::reconcilers {
+
+// Sets condition `type`, keeping lastTransitionTime when its status did not change.
+void SetCondition(std::vector<Condition>& conditions, const std::string& type, const std::string& status,
+                  const std::string& reason, const std::string& message, int64_t generation, k8s::TimePoint now);
+
+// True when a and b differ in anything but queuePosition and message (the fields refreshed at
+// most every few seconds).
+bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b);
+bool operator==(const Condition& a, const Condition& b);
+bool operator==(const PlacementEntry& a, const PlacementEntry& b);
+bool SameStatus(const RunStatus& a, const RunStatus& b);
+
+// {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}.
+// An empty `resource_version` writes unconditionally.
+std::string RunStatusPatch(const RunStatus& s, const std::string& resource_version);
+
+}  // namespace berth::reconcilers
