@@ -16,7 +16,7 @@ cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim
 
 PIDS=()
 cleanup() {
-  trap - INT TERM EXIT
+  trap "" INT TERM; trap - EXIT
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   "$ROOT/hack/control-plane.sh" stop "$DIR"

@@ -1,0 +1,60 @@
+#pragma once
+// Shared fixture for tests of the controller's behaviour end to end: a fresh namespace, a
+// berth-controller process, simulated Nodes and Fleets unique to the test, and helpers that play
+// the kubelet (patch pod status) and read Run status through the API.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+#include "k8s/json.h"
+
+namespace berth::testing {
+
+class EngineTest : public IntegrationTest {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Extra controller flags for this test (set before SetUp runs, e.g. in the constructor).
+  std::vector<std::string> controller_args_;
+  std::unique_ptr<ControllerProcess> controller_;
+
+  // A label value unique to this test, so fleets of other tests never match its nodes.
+  std::string Pool(const std::string& name) const { return ns_ + "-" + name; }
+  // Fleet names are cluster-wide: suffixed with the namespace.
+  std::string FleetName(const std::string& name) const { return name + "-" + ns_; }
+
+  // Creates `count` Ready nodes "<fleet>-<ns>-<i>" labelled pool=Pool(pool) plus `labels`.
+  std::vector<std::string> Nodes(const std::string& pool, int count, const std::string& cpu, const std::string& memory,
+                                 int gpus = 0, const std::map<std::string, std::string>& labels = {},
+                                 const std::map<std::string, std::string>& annotations = {});
+  // Creates Fleet FleetName(name) selecting pool=Pool(pool) with extra spec lines (YAML, 2-space indent).
+  void Fleet(const std::string& name, const std::string& pool, const std::string& extra_spec = {});
+  // Applies a Run named `name` with extra spec lines (YAML at 2-space indent).
+  void Run(const std::string& name, const std::string& extra_spec = {});
+
+  k8s::json::Document RunDoc(const std::string& name);
+  std::string Phase(const std::string& name);
+  std::string Reason(const std::string& name);
+  std::string Message(const std::string& name);
+  int64_t StatusInt(const std::string& name, const char* field);
+  std::vector<std::string> PlacementNodes(const std::string& name);
+  bool WaitPhase(const std::string& name, const std::string& phase, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // Pods of a run (all attempts), by name.
+  std::map<std::string, k8s::json::Document> PodsOf(const std::string& run);
+  // Plays the kubelet: sets every (bound) pod of `run` to `phase`.
+  void SetPodsPhase(const std::string& run, const std::string& phase, const std::string& reason = {});
+  void SetPodPhase(const std::string& pod, const std::string& phase, const std::string& reason = {});
+  // Marks every bound pod of the run Running and waits for the run to be Running.
+  void StartRun(const std::string& run);
+  // Marks every pod of the run Succeeded and waits for the run to be Succeeded.
+  void FinishRun(const std::string& run);
+
+  std::vector<std::string> created_nodes_, created_fleets_;
+};
+
+}  // namespace berth::testing

@@ -1,0 +1,369 @@
+// Issue 4: what berth does, end to end through the real API server. The tests play the kubelet.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine_fixture.h"
+#include "k8s/timefmt.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+
+const std::string kQueue = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+
+std::string Env(const json::Value& pod, const std::string& name) {
+  const json::Value* env = json::Find(pod, {"spec"});
+  if (env == nullptr) return {};
+  const json::Value& c0 = (*env)["containers"][0];
+  if (!c0.HasMember("env")) return {};
+  for (auto& e : c0["env"].GetArray()) {
+    if (json::GetString(e, "name") == name) return json::GetString(e, "value");
+  }
+  return "<unset>";
+}
+
+std::string Resource(const json::Value& pod, const char* kind, const char* res) {
+  const json::Value& c0 = pod["spec"]["containers"][0];
+  return json::GetString(json::Find(c0, {"resources", kind, res}));
+}
+
+class Engine : public EngineTest {};
+
+// One instance, one block: runs go one at a time.
+TEST_F(Engine, DefaultPriorityIsFifo) {
+  Nodes("one", 1, "4", "8Gi");
+  Fleet("one", "one");
+  Run("first", kQueue);
+  ASSERT_TRUE(WaitPhase("first", "Scheduled"));
+  Run("second", kQueue);
+  Run("third", kQueue);
+  ASSERT_TRUE(Eventually([&] { return StatusInt("third", "queuePosition") == 2; }));
+  EXPECT_EQ(StatusInt("second", "queuePosition"), 1);
+  EXPECT_EQ(StatusInt("second", "effectivePriority"), 50);
+  EXPECT_EQ(Reason("second"), "NoCapacity");
+  EXPECT_NE(Message("second").find("needs 1 block"), std::string::npos) << Message("second");
+  StartRun("first");
+  FinishRun("first");
+  ASSERT_TRUE(WaitPhase("second", "Scheduled"));
+  EXPECT_EQ(Phase("third"), "Pending");
+  StartRun("second");
+  FinishRun("second");
+  ASSERT_TRUE(WaitPhase("third", "Scheduled"));
+}
+
+// Production hot-fix 90, A/B test 70, training 50, dev test 30, submitted in reverse order.
+TEST_F(Engine, HigherPriorityStartsFirst) {
+  Nodes("slot", 1, "4", "8Gi");
+  Fleet("slot", "slot");
+  Run("blocker", kQueue);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  for (auto [name, prio] : std::vector<std::pair<std::string, int>>{{"dev-test", 30}, {"training", 50}, {"ab-test", 70}, {"hotfix", 90}}) {
+    Run(name, "  priority: " + std::to_string(prio) + "\n" + kQueue);
+  }
+  ASSERT_TRUE(Eventually([&] { return StatusInt("dev-test", "queuePosition") == 4; }));
+  EXPECT_EQ(StatusInt("hotfix", "queuePosition"), 1);
+  EXPECT_EQ(StatusInt("ab-test", "queuePosition"), 2);
+  EXPECT_EQ(StatusInt("training", "queuePosition"), 3);
+  std::string current = "blocker";
+  for (std::string next : {"hotfix", "ab-test", "training", "dev-test"}) {
+    StartRun(current);
+    FinishRun(current);
+    ASSERT_TRUE(WaitPhase(next, "Scheduled")) << next;
+    current = next;
+  }
+  CommandResult get = Kubectl({"get", "runs"});
+  EXPECT_NE(get.out.find("PRIORITY"), std::string::npos);
+}
+
+TEST_F(Engine, PriorityPatchReordersTheQueue) {
+  Nodes("slot", 1, "4", "8Gi");
+  Fleet("slot", "slot");
+  Run("blocker", kQueue);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  Run("early", kQueue);
+  Run("late", kQueue);
+  ASSERT_TRUE(Eventually([&] { return StatusInt("late", "queuePosition") == 2; }));
+  CommandResult p = Kubectl({"patch", "run", "late", "--type", "merge", "-p", R"({"spec":{"priority":90}})"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_TRUE(Eventually([&] { return StatusInt("late", "queuePosition") == 1; }, std::chrono::seconds(10)));
+  EXPECT_EQ(StatusInt("late", "effectivePriority"), 90);
+  // Positions of runs whose own status did not change are refreshed at most every 5 s.
+  EXPECT_TRUE(Eventually([&] { return StatusInt("early", "queuePosition") == 2; }, std::chrono::seconds(10)));
+  StartRun("blocker");
+  FinishRun("blocker");
+  ASSERT_TRUE(WaitPhase("late", "Scheduled"));
+  EXPECT_EQ(Phase("early"), "Pending");
+}
+
+// A 16-CPU instance in 4 blocks: two runs share it, each Pod gets its blocks' resources.
+TEST_F(Engine, SingleNodeRunsShareAnInstanceByBlocks) {
+  auto nodes = Nodes("cpu", 1, "16", "64Gi");
+  Fleet("cpu", "cpu", "  blocks: 4\n");
+  Run("small", "  resources: {cpu: \"3\"}\n");
+  Run("large", "  resources: {cpu: \"6\", memory: 20Gi}\n");
+  ASSERT_TRUE(WaitPhase("small", "Scheduled"));
+  ASSERT_TRUE(WaitPhase("large", "Scheduled"));
+  EXPECT_EQ(PlacementNodes("small"), std::vector<std::string>{nodes[0]});
+  EXPECT_EQ(PlacementNodes("large"), std::vector<std::string>{nodes[0]});
+  ASSERT_TRUE(Eventually([&] { return PodsOf("small").size() == 1 && PodsOf("large").size() == 1; }));
+  auto small = PodsOf("small");
+  auto large = PodsOf("large");
+  const json::Value& sp = small.begin()->second;
+  const json::Value& lp = large.begin()->second;
+  EXPECT_EQ(small.begin()->first, "small-0");
+  EXPECT_EQ(Resource(sp, "requests", "cpu"), "4");
+  EXPECT_EQ(Resource(sp, "limits", "memory"), "16Gi");
+  EXPECT_EQ(Resource(lp, "requests", "cpu"), "8");  // 2 blocks
+  EXPECT_EQ(Resource(lp, "requests", "memory"), "32Gi");
+  EXPECT_EQ(json::GetString(json::Find(sp, {"spec", "schedulerName"})), "berth");
+  EXPECT_EQ(json::GetString(json::Find(sp, {"metadata", "labels", "berth.dev/run"})), "small");
+  EXPECT_EQ(json::GetString(json::Find(sp, {"metadata", "labels", "berth.dev/rank"})), "0");
+  EXPECT_EQ(json::GetString(json::Find(sp, {"metadata", "ownerReferences"})->GetArray()[0], "kind"), "Run");
+  EXPECT_EQ(Env(sp, "BERTH_BLOCKS"), "1");
+  EXPECT_EQ(Env(lp, "BERTH_BLOCKS"), "2");
+  bool tolerates = false;
+  for (auto& t : json::Find(sp, {"spec", "tolerations"})->GetArray()) {
+    tolerates |= json::GetString(t, "key") == "berth.dev/fleet" && json::GetString(t, "value") == FleetName("cpu");
+  }
+  EXPECT_TRUE(tolerates);
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("cpu"), "-o", "jsonpath={.status.busyBlocks}/{.status.totalBlocks}/{.status.instances[0].state}"}).out ==
+           "3/4/Busy";
+  }));
+  CommandResult cols = cp().Kubectl({"get", "fleet", FleetName("cpu")});
+  EXPECT_NE(cols.out.find("INSTANCES"), std::string::npos) << cols.out;
+}
+
+// The combination another scheduler got wrong: blocks auto + placement cluster + nodes 2.
+TEST_F(Engine, MultiNodeRunTakesWholeIdleInstancesOfAClusterFleet) {
+  auto nodes = Nodes("gpu", 2, "2", "2Gi");
+  Fleet("gpu", "gpu", "  blocks: auto\n  placement: cluster\n");
+  // One block busy on one instance: the gang must wait and say why.
+  Run("small", "  resources: {cpu: \"1\"}\n");
+  ASSERT_TRUE(WaitPhase("small", "Scheduled"));
+  Run("gang", "  nodes: 2\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Reason("gang") == "NoCapacity"; }));
+  EXPECT_NE(Message("gang").find("needs 2 idle instances"), std::string::npos) << Message("gang");
+  EXPECT_NE(Message("gang").find("1 idle"), std::string::npos) << Message("gang");
+  StartRun("small");
+  FinishRun("small");
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled"));
+  auto placed = PlacementNodes("gang");
+  std::sort(placed.begin(), placed.end());
+  EXPECT_EQ(placed, nodes);
+  StartRun("gang");
+  auto pods = PodsOf("gang");
+  ASSERT_EQ(pods.size(), 2u);
+  const json::Value& p0 = pods.at("gang-0");
+  const json::Value& p1 = pods.at("gang-1");
+  EXPECT_EQ(json::GetString(json::Find(p1, {"spec", "hostname"})), "gang-1");
+  EXPECT_EQ(json::GetString(json::Find(p1, {"spec", "subdomain"})), "gang");
+  EXPECT_EQ(Env(p1, "BERTH_NODE_RANK"), "1");
+  EXPECT_EQ(Env(p1, "BERTH_NODES_NUM"), "2");
+  EXPECT_EQ(Env(p1, "BERTH_MASTER_NODE_ADDR"), "gang-0.gang." + ns_ + ".svc");
+  EXPECT_EQ(Env(p0, "BERTH_NODES_ADDRS"), "gang-0.gang." + ns_ + ".svc\ngang-1.gang." + ns_ + ".svc");
+  EXPECT_EQ(Env(p0, "BERTH_BLOCKS"), "2");
+  EXPECT_EQ(Env(p0, "BERTH_RUN_NAME"), "gang");
+  EXPECT_EQ(Resource(p0, "requests", "cpu"), "2");  // whole instance
+  CommandResult svc = Kubectl({"get", "service", "gang", "-o", "jsonpath={.spec.clusterIP}/{.spec.selector.berth\\.dev/run}"});
+  EXPECT_EQ(svc.out, "None/gang") << svc.err;
+  EXPECT_NE(json::GetString(json::Find(p0, {"spec", "nodeName"})), json::GetString(json::Find(p1, {"spec", "nodeName"})));
+}
+
+TEST_F(Engine, MultiNodeRunOnANonClusterFleetIsUnschedulable) {
+  Nodes("any", 2, "4", "8Gi");
+  Fleet("any", "any");
+  Run("gang", "  nodes: 2\n  fleets: [" + FleetName("any") + "]\n");
+  ASSERT_TRUE(WaitPhase("gang", "Failed"));
+  EXPECT_EQ(Reason("gang"), "Unschedulable");
+  EXPECT_NE(Message("gang").find("cluster"), std::string::npos) << Message("gang");
+  // With queueing it stays Pending with the same reason (fleets may change).
+  Run("patient", "  nodes: 2\n  fleets: [" + FleetName("any") + "]\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Reason("patient") == "Unschedulable"; }));
+  EXPECT_EQ(Phase("patient"), "Pending");
+}
+
+TEST_F(Engine, QueueingWaitsForCapacityAndWithoutItTheRunFails) {
+  Nodes("one", 1, "4", "8Gi");
+  Fleet("one", "one");
+  Run("holder");
+  ASSERT_TRUE(WaitPhase("holder", "Scheduled"));
+  Run("impatient");
+  ASSERT_TRUE(WaitPhase("impatient", "Failed"));
+  EXPECT_EQ(Reason("impatient"), "NoCapacity");
+  Run("queued", kQueue);
+  ASSERT_TRUE(Eventually([&] { return Reason("queued") == "NoCapacity"; }));
+  EXPECT_EQ(Phase("queued"), "Pending");
+  StartRun("holder");
+  FinishRun("holder");
+  ASSERT_TRUE(WaitPhase("queued", "Scheduled"));
+}
+
+TEST_F(Engine, RetryDurationExpiryFailsWithRetryLimitExceeded) {
+  Nodes("one", 1, "4", "8Gi");
+  Fleet("one", "one");
+  Run("holder");
+  ASSERT_TRUE(WaitPhase("holder", "Scheduled"));
+  Run("short-wait", "  retry: {onEvents: [no-capacity], duration: 3s}\n");
+  ASSERT_TRUE(Eventually([&] { return Reason("short-wait") == "NoCapacity"; }));
+  ASSERT_TRUE(WaitPhase("short-wait", "Failed", std::chrono::seconds(20)));
+  EXPECT_EQ(Reason("short-wait"), "RetryLimitExceeded");
+}
+
+TEST_F(Engine, PodFailureFailsTheRunOrRetriesIt) {
+  Nodes("pair", 2, "4", "8Gi");
+  Fleet("pair", "pair", "  placement: cluster\n");
+  Run("fragile", "  nodes: 2\n");
+  StartRun("fragile");
+  SetPodPhase("fragile-1", "Failed");
+  ASSERT_TRUE(WaitPhase("fragile", "Failed"));
+  EXPECT_EQ(Reason("fragile"), "PodFailed");
+  // The other pod of the run is deleted.
+  EXPECT_TRUE(Eventually([&] {
+    auto pods = PodsOf("fragile");
+    return pods.count("fragile-0") == 0 || json::Find(pods.at("fragile-0"), {"metadata", "deletionTimestamp"}) != nullptr;
+  }));
+
+  Run("sturdy", "  nodes: 2\n  retry: {onEvents: [error], duration: 1h}\n");
+  StartRun("sturdy");
+  SetPodPhase("sturdy-0", "Failed");
+  ASSERT_TRUE(Eventually([&] { return StatusInt("sturdy", "resubmissions") == 1; }));
+  // Back in the queue, then admitted again with new pods.
+  ASSERT_TRUE(Eventually([&] { return PodsOf("sturdy").count("sturdy-r1-0") == 1; }));
+  ASSERT_TRUE(Eventually([&] { return Phase("sturdy") == "Scheduled"; }));
+  CommandResult ev = Kubectl({"get", "events", "--field-selector", "involvedObject.name=sturdy", "-o", "jsonpath={.items[*].reason}"});
+  EXPECT_NE(ev.out.find("Retrying"), std::string::npos) << ev.out;
+  EXPECT_NE(ev.out.find("Scheduled"), std::string::npos) << ev.out;
+}
+
+TEST_F(Engine, NodeLossIsAnInterruption) {
+  auto nodes = Nodes("lossy", 1, "4", "8Gi");
+  Fleet("lossy", "lossy");
+  Run("victim");
+  StartRun("victim");
+  ASSERT_TRUE(client()->Delete(k8s::resources::kNodes.Path("", nodes[0])).ok());
+  ASSERT_TRUE(WaitPhase("victim", "Failed"));
+  EXPECT_EQ(Reason("victim"), "Interrupted");
+  EXPECT_NE(Message("victim").find(nodes[0]), std::string::npos) << Message("victim");
+}
+
+TEST_F(Engine, EvictionWithRetryOnInterruptionGoesBackToTheQueue) {
+  Nodes("evict", 1, "4", "8Gi");
+  Fleet("evict", "evict");
+  Run("evictee", "  retry: {onEvents: [interruption], duration: 1h}\n");
+  StartRun("evictee");
+  SetPodPhase("evictee-0", "Failed", "Evicted");
+  ASSERT_TRUE(Eventually([&] { return StatusInt("evictee", "resubmissions") == 1; }));
+  EXPECT_TRUE(Eventually([&] { return Phase("evictee") == "Scheduled"; }));
+}
+
+TEST_F(Engine, MaxDurationIsEnforced) {
+  Nodes("md", 1, "4", "8Gi");
+  Fleet("md", "md");
+  Run("bounded", "  maxDuration: 2s\n");
+  StartRun("bounded");
+  ASSERT_TRUE(WaitPhase("bounded", "Failed", std::chrono::seconds(20)));
+  EXPECT_EQ(Reason("bounded"), "MaxDurationExceeded");
+  EXPECT_TRUE(Eventually([&] {
+    auto pods = PodsOf("bounded");
+    return pods.empty() || json::Find(pods.begin()->second, {"metadata", "deletionTimestamp"}) != nullptr;
+  }));
+}
+
+TEST_F(Engine, MaxRunsPerInstanceRetiresTheInstance) {
+  Nodes("ret", 1, "4", "8Gi");
+  Fleet("ret", "ret", "  maxRunsPerInstance: 1\n");
+  Run("only");
+  StartRun("only");
+  FinishRun("only");
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("ret"), "-o", "jsonpath={.status.instances[0].state}/{.status.instances[0].runsStarted}"}).out ==
+           "Retired/1";
+  }));
+  Run("next", kQueue);
+  ASSERT_TRUE(Eventually([&] { return !Reason("next").empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(Phase("next"), "Pending") << Message("next");
+}
+
+TEST_F(Engine, RunsWithMaxDurationOnlyGoWhereTheyCanFinish) {
+  std::string soon = k8s::FormatRfc3339(k8s::SystemClock().Now() + std::chrono::hours(1));
+  Nodes("hpc", 1, "4", "8Gi", 0, {}, {{"berth.dev/expires-at", soon}});
+  Fleet("hpc", "hpc", "  blocks: 4\n");
+  Run("long", "  maxDuration: 4h\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return !Reason("long").empty(); }));
+  EXPECT_EQ(Phase("long"), "Pending");
+  EXPECT_NE(Message("long").find("4h"), std::string::npos) << Message("long");
+  Run("quick", "  maxDuration: 30m\n");
+  ASSERT_TRUE(WaitPhase("quick", "Scheduled"));
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("hpc"), "-o", "jsonpath={.status.instances[0].expiresAt}"}).out == soon;
+  }));
+}
+
+// EASY backfill: a 4-node run is not starved by a stream of 1-node runs.
+TEST_F(Engine, ReservationLetsAGangStartDespiteSmallRuns) {
+  Nodes("res", 4, "4", "8Gi");
+  Fleet("res", "res", "  placement: cluster\n");
+  for (int i = 0; i < 4; ++i) Run("busy-" + std::to_string(i), "  maxDuration: 1h\n");
+  for (int i = 0; i < 4; ++i) StartRun("busy-" + std::to_string(i));
+  Run("gang", "  nodes: 4\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Reason("gang") == "NoCapacity"; }));
+  for (int i = 0; i < 4; ++i) {
+    Run("stream-" + std::to_string(i), "  maxDuration: 1h\n" + kQueue);
+  }
+  ASSERT_TRUE(Eventually([&] { return StatusInt("stream-3", "queuePosition") == 5; }));
+  for (int i = 0; i < 4; ++i) {
+    FinishRun("busy-" + std::to_string(i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int s = 0; s < 4; ++s) {
+      EXPECT_EQ(Phase("stream-" + std::to_string(s)), "Pending") << "a small run took a reserved instance";
+    }
+  }
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled"));
+  EXPECT_EQ(PlacementNodes("gang").size(), 4u);
+}
+
+TEST_F(Engine, DeletingARunDeletesItsPodsAndFreesItsBlocks) {
+  Nodes("del", 1, "4", "8Gi");
+  Fleet("del", "del");
+  Run("doomed");
+  StartRun("doomed");
+  Run("waiting", kQueue);
+  ASSERT_TRUE(Eventually([&] { return Reason("waiting") == "NoCapacity"; }));
+  CommandResult d = Kubectl({"delete", "run", "doomed", "--wait=false"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(Eventually([&] { return !GetRun("doomed").IsObject(); }));
+  EXPECT_TRUE(Eventually([&] {
+    auto pods = PodsOf("doomed");
+    return pods.empty() || json::Find(pods.begin()->second, {"metadata", "deletionTimestamp"}) != nullptr;
+  }));
+  ASSERT_TRUE(WaitPhase("waiting", "Scheduled"));
+}
+
+TEST_F(Engine, FleetStatusShowsNotReadyCordonedAndConflicts) {
+  auto nodes = Nodes("st", 2, "4", "8Gi");
+  Fleet("st", "st");
+  ASSERT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("st"), "-o", "jsonpath={.status.readyInstances}/{.status.totalInstances}"}).out == "2/2";
+  }));
+  ASSERT_TRUE(client()->MergePatch(k8s::resources::kNodes.Path("", nodes[0]), R"({"spec":{"unschedulable":true}})").ok());
+  ASSERT_TRUE(client()->MergePatch(k8s::resources::kNodes.Path("", nodes[1], "status"),
+                                   R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletDown"}]}})").ok());
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("st"), "-o", "jsonpath={.status.instances[*].state}/{.status.readyInstances}"}).out ==
+           "NotReady NotReady/0";
+  }));
+  // A younger fleet selecting the same nodes gets nothing and says so.
+  Fleet("st-two", "st");
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("st-two"), "-o", "jsonpath={.status.conditions[?(@.type==\"Conflict\")].status}/{.status.totalInstances}"}).out ==
+           "True/0";
+  }));
+}
+
+}  // namespace
+}  // namespace berth::testing
