@@ -42,9 +42,9 @@ int main(int argc, char** argv) {
 
   k8s::SystemClock clock;
   auto client = std::make_shared<k8s::Client>(config.value());
+  std::atomic<bool> stop{false};
   controller::Manager manager(opts.value(), client, clock);
 
-  std::atomic<bool> stop{false};
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
@@ -52,12 +52,11 @@ int main(int argc, char** argv) {
     stop = true;
   });
 
-  k8s::Status started = manager.Start(stop);
-  if (!started.ok() && !stop) {
-    spdlog::error("start failed: {}", started.message());
+  k8s::Status ran = manager.Run(stop);
+  if (!ran.ok()) {
+    spdlog::error("berth-controller cannot run: {}", ran.message());
+    std::_Exit(1);
   }
-  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  manager.Stop();
   signal_thread.join();
   spdlog::info("berth-controller stopped");
   return 0;

@@ -4,33 +4,115 @@
 
 #include <spdlog/spdlog.h>
 
+#include "k8s/json.h"
+#include "k8s/timefmt.h"
+
 namespace berth::controller {
 
+namespace json = k8s::json;
+
 Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock)
-    : options_(std::move(options)), client_(std::move(client)) {
+    : options_(std::move(options)), client_(std::move(client)), clock_(clock) {
+  metrics_ = std::make_unique<Metrics>();
+  client_->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
   reconcilers::EngineOptions eo;
   eo.aging_interval = options_.aging_interval;
   eo.writers = std::max(4, options_.workers * 4);
-  engine_ = std::make_unique<reconcilers::RunController>(client_, clock, eo);
+  engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, eo);
+  engine_->SetObserver(metrics_.get());
+  if (options_.leader_elect) {
+    LeaderElectionConfig lc;
+    lc.ns = options_.leader_election_namespace;
+    lc.name = options_.leader_election_id;
+    lc.lease_duration = options_.lease_duration;
+    lc.renew_deadline = options_.renew_deadline;
+    lc.retry_period = options_.retry_period;
+    elector_ = std::make_unique<LeaderElector>(client_, clock_, lc);
+  }
+
+  metrics_server_ = std::make_unique<HttpServer>(options_.metrics_bind_address);
+  metrics_server_->Handle("/metrics", [this](const HttpRequestView&) {
+    return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render(), {}};
+  });
+  metrics_server_->Handle("/queue", [this](const HttpRequestView& req) {
+    size_t limit = 0;
+    if (auto it = req.query.find("limit"); it != req.query.end()) {
+      try {
+        limit = static_cast<size_t>(std::stoul(it->second));
+      } catch (...) {
+        return HttpReply{400, "text/plain; charset=utf-8", "limit must be a non-negative integer\n", {}};
+      }
+    }
+    auto ns = req.query.count("namespace") ? req.query.at("namespace") : std::string();
+    return HttpReply{200, "application/json", QueueJson(ns, limit), {}};
+  });
+  probe_server_ = std::make_unique<HttpServer>(options_.health_probe_bind_address, 2);
+  probe_server_->Handle("/healthz", [](const HttpRequestView&) { return HttpReply{200, "text/plain; charset=utf-8", "ok\n", {}}; });
+  probe_server_->Handle("/readyz", [this](const HttpRequestView&) {
+    if (!CachesSynced()) return HttpReply{503, "text/plain; charset=utf-8", "caches not synced\n", {}};
+    std::string role = !elector_ ? "leader (no election)" : elector_->IsLeader() ? "leader" : "standby";
+    return HttpReply{200, "text/plain; charset=utf-8", "ok: " + role + "\n", {}};
+  });
 }
 
-Manager::~Manager() { Stop(); }
+Manager::~Manager() { Shutdown(); }
 
 bool Manager::CachesSynced() const { return engine_->HasSynced(); }
 
-k8s::Status Manager::Start(const std::atomic<bool>& stop) {
-  engine_->Start();
+std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
+  auto entries = engine_->Queue();
+  k8s::TimePoint now = clock_.Now();
+  std::string out = R"({"generatedAt":)" + json::Quote(k8s::FormatRfc3339(now)) + R"(,"total":)" +
+                    std::to_string(entries.size()) + R"(,"items":[)";
+  size_t n = 0;
+  for (const auto& e : entries) {
+    if (!ns.empty() && e.ns != ns) continue;
+    if (limit > 0 && n >= limit) break;
+    if (n++) out += ",";
+    std::string fleets = "[";
+    for (size_t i = 0; i < e.fleets.size(); ++i) fleets += (i ? "," : "") + json::Quote(e.fleets[i]);
+    fleets += "]";
+    int64_t wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(now - e.submitted_at).count());
+    out += R"({"position":)" + std::to_string(e.position) + R"(,"namespace":)" + json::Quote(e.ns) + R"(,"name":)" +
+           json::Quote(e.name) + R"(,"priority":)" + std::to_string(e.priority) + R"(,"effectivePriority":)" +
+           std::to_string(e.effective_priority) + R"(,"nodes":)" + std::to_string(e.nodes) + R"(,"fleets":)" + fleets +
+           R"(,"submittedAt":)" + json::Quote(k8s::FormatRfc3339(e.submitted_at)) + R"(,"waitSeconds":)" +
+           std::to_string(wait) + R"(,"reason":)" + json::Quote(e.reason) + R"(,"message":)" + json::Quote(e.message) + "}";
+  }
+  out += "]}";
+  return out;
+}
+
+k8s::Status Manager::Run(const std::atomic<bool>& stop) {
+  if (k8s::Status s = metrics_server_->Start(); !s.ok()) return s;
+  if (k8s::Status s = probe_server_->Start(); !s.ok()) return s;
+  engine_->StartInformers();
   while (!CachesSynced()) {
-    if (stop) return k8s::Status::Error("stopped before the caches synced");
+    if (stop) return k8s::Status();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (elector_) {
+    if (!elector_->Acquire(stop)) return k8s::Status();
+    elector_->KeepRenewing([] {
+      // Stop writing at once, before the Lease can be taken by another process; Kubernetes
+      // restarts us as a standby.
+      spdlog::error("lost leadership: exiting so that no two controllers write");
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    });
+  }
+  metrics_->SetLeader(true);
+  engine_->StartLoop();
+  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return k8s::Status();
 }
 
-void Manager::Stop() {
-  if (stopped_) return;
-  stopped_ = true;
+void Manager::Shutdown() {
   engine_->Stop();
+  if (elector_) elector_->Release();
+  metrics_->SetLeader(false);
+  metrics_server_->Stop();
+  probe_server_->Stop();
 }
 
 }  // namespace berth::controller

@@ -1,9 +1,13 @@
 #pragma once
-// The manager: owns the engine (informers, scheduling loop, writers) and shuts it down in order.
+// The manager: wires the engine, leader election, metrics and the HTTP endpoints together, and
+// shuts them down in order (stop writing, release the Lease, stop serving).
 
 #include <atomic>
 #include <memory>
 
+#include "controller/http_server.h"
+#include "controller/leader_election.h"
+#include "controller/metrics.h"
 #include "controller/options.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
@@ -16,19 +20,27 @@ class Manager {
   Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock);
   ~Manager();
 
-  // Starts watching and waits until the caches are synced (or `stop` is set).
-  k8s::Status Start(const std::atomic<bool>& stop);
-  // Stops the loop, lets writes in flight finish, stops the watches.
-  void Stop();
+  // Serves the endpoints, syncs the caches, waits for leadership (with --leader-elect), then
+  // schedules until `stop` is set. Returns an error when it cannot start (e.g. a port in use).
+  k8s::Status Run(const std::atomic<bool>& stop);
 
   bool CachesSynced() const;
   reconcilers::RunController& engine() { return *engine_; }
+  Metrics& metrics() { return *metrics_; }
+
+  // The queue as the /queue endpoint serves it (JSON), filtered by namespace when not empty.
+  std::string QueueJson(const std::string& ns, size_t limit) const;
 
  private:
+  void Shutdown();
+
   Options options_;
   k8s::ClientPtr client_;
+  const k8s::Clock& clock_;
+  std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<reconcilers::RunController> engine_;
-  bool stopped_ = false;
+  std::unique_ptr<LeaderElector> elector_;
+  std::unique_ptr<HttpServer> metrics_server_, probe_server_;
 };
 
 }  // namespace berth::controller

@@ -80,11 +80,14 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
 
 RunController::~RunController() { Stop(); }
 
-void RunController::Start() {
+void RunController::StartInformers() {
   runs_->Start();
   fleets_->Start();
   nodes_->Start();
   pods_->Start();
+}
+
+void RunController::StartLoop() {
   for (int i = 0; i < options_.writers; ++i) writers_.emplace_back([this] { Executor(); });
   loop_ = std::thread([this] { Loop(); });
 }
@@ -92,7 +95,7 @@ void RunController::Start() {
 void RunController::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !loop_.joinable()) return;
+    if (stopping_ && !loop_.joinable() && writers_.empty()) return;
     stopping_ = true;
   }
   loop_cv_.notify_all();
@@ -158,6 +161,7 @@ void RunController::Executor() {
       if (ok) {
         failures_.erase(task.first);
       } else {
+        if (observer_) observer_->OnWriteFailed(task.first.rfind("fleet:", 0) == 0 ? "fleet" : "run");
         // Back off before writing this key again: 100 ms doubling up to 30 s.
         int n = std::min(++failures_[task.first], 9);
         auto delay = std::min(std::chrono::milliseconds(100) * (1 << (n - 1)), std::chrono::milliseconds(30000));
@@ -349,7 +353,31 @@ void RunController::Pass() {
 
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   stats_.last_cycle_micros = static_cast<uint64_t>(took.count());
-  if (cycle_observer_) cycle_observer_(took, result);
+  if (observer_) {
+    EngineObserver::PassSummary summary;
+    summary.duration = took;
+    for (const auto& w : result.waiting) {
+      std::string fleet = w.reason.fleet >= 0 && w.reason.fleet < static_cast<int32_t>(result.fleets.size())
+                              ? result.fleets[w.reason.fleet].name
+                              : "none";
+      ++summary.pending[{fleet, std::string(sched::ApiReason(w.reason.code))}];
+    }
+    for (const auto& d : sched::DescribeInstances(view.snapshot, now)) {
+      auto& fc = summary.fleets[d.fleet];
+      ++fc.instances_by_state[std::string(sched::InstanceStateName(d.state))];
+      fc.busy_blocks += d.busy_blocks;
+      if (sched::TakesNewRuns(d.state)) {
+        fc.idle_blocks += d.total_blocks - d.busy_blocks;
+      } else {
+        fc.unavailable_blocks += d.total_blocks - d.busy_blocks;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      summary.writes_queued = busy_.size();
+    }
+    observer_->OnPass(summary);
+  }
 }
 
 bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
@@ -474,7 +502,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
         for (const auto& name : names) client_->Delete(kPods.Path(r.meta.ns, name));
         auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
         if (res.ok()) {
-          NoteWritten(r, *res);
+          NoteWritten(r, *res, &next);
           events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
         }
         return true;
@@ -528,7 +556,11 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   return false;
 }
 
-void RunController::NoteWritten(const Run& run, const json::Document& answer) {
+void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
+  if (observer_ && next != nullptr && (next->phase == "Succeeded" || next->phase == "Failed") &&
+      next->phase != run.status.phase) {
+    observer_->OnFinished(next->phase, next->reason);
+  }
   uint64_t rv = RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"})));
   if (rv == 0) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -633,7 +665,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
       spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
       return false;
     }
-    NoteWritten(r, *res);
+    NoteWritten(r, *res, &next);
     events_->Record(Ref(r), event_type, event_reason, event_message);
     return true;
 });
@@ -655,7 +687,7 @@ void RunController::WriteStatus(const Run& run, const RunStatus& next, const std
       }
       return false;
     }
-    NoteWritten(r, *res);
+    NoteWritten(r, *res, &next);
     if (!event_reason.empty()) events_->Record(Ref(r), event_type, event_reason, event_message);
     return true;
 });
@@ -742,6 +774,11 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
       if (res.ok()) {
         NoteWritten(r, *res);
         ++stats_.admitted;
+        if (observer_) {
+          // Waited since submission, or since it went back to the queue after a retry.
+          auto since = r.meta.created;
+          observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
+        }
         events_->Record(Ref(r), "Normal", "Scheduled", next.message);
       } else {
         spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());

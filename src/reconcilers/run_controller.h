@@ -62,6 +62,31 @@ struct QueueEntry {
   std::string reason, message;
 };
 
+// What the engine reports to whoever watches it (the controller's Prometheus metrics).
+// Called from the loop and writer threads; implementations must be thread-safe and quick.
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  struct FleetCounts {
+    std::map<std::string, int64_t> instances_by_state;  // "Idle", "Busy", ...
+    int64_t busy_blocks = 0, idle_blocks = 0, unavailable_blocks = 0;
+  };
+  struct PassSummary {
+    std::chrono::microseconds duration{0};
+    // Pending runs by (fleet or "none", reason).
+    std::map<std::pair<std::string, std::string>, int64_t> pending;
+    std::map<std::string, FleetCounts> fleets;
+    size_t writes_queued = 0;  // writes waiting or in flight
+  };
+  virtual void OnPass(const PassSummary& summary) = 0;
+  // A run was admitted after waiting `wait` since its submission (or last resubmission).
+  virtual void OnAdmitted(std::chrono::milliseconds wait) = 0;
+  // A run reached Succeeded or Failed with `reason`.
+  virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
+  // A write to the API failed and will be retried with backoff.
+  virtual void OnWriteFailed(const std::string& what) = 0;
+};
+
 struct EngineStats {
   std::atomic<uint64_t> cycles{0};
   std::atomic<uint64_t> admitted{0};
@@ -73,7 +98,14 @@ class RunController {
   RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options);
   ~RunController();
 
-  void Start();
+  // Starts the watches (a standby keeps its caches warm) ...
+  void StartInformers();
+  // ... and the scheduling loop and writers (only the leader calls this).
+  void StartLoop();
+  void Start() {
+    StartInformers();
+    StartLoop();
+  }
   // Stops the loop, waits for writes in flight, stops the watches.
   void Stop();
   bool HasSynced() const;
@@ -83,8 +115,8 @@ class RunController {
   const EngineStats& stats() const { return stats_; }
 
   // Hook for metrics: called after every pass with the cycle duration and the result.
-  using CycleObserver = std::function<void(std::chrono::microseconds, const scheduling::CycleResult&)>;
-  void SetCycleObserver(CycleObserver obs) { cycle_observer_ = std::move(obs); }
+  // Must be set before Start; not owned.
+  void SetObserver(EngineObserver* observer) { observer_ = observer; }
 
  private:
   struct Memo {
@@ -112,7 +144,8 @@ class RunController {
   void HandleDeletion(const Run& run);
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
   // Remembers the resourceVersion a successful write returned (writer threads).
-  void NoteWritten(const Run& run, const k8s::json::Document& answer);
+  // Also tells the observer when `next` finished the run.
+  void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
                    const std::vector<std::shared_ptr<const k8s::Pod>>& pods);
   void Finish(const Run& run, RunStatus next, const std::string& event_type, const std::string& event_reason,
@@ -157,7 +190,7 @@ class RunController {
   std::thread loop_;
   std::vector<std::thread> writers_;
   EngineStats stats_;
-  CycleObserver cycle_observer_;
+  EngineObserver* observer_ = nullptr;
 };
 
 }  // namespace berth::reconcilers

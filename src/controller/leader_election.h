@@ -1,0 +1,66 @@
+#pragma once
+// Leader election with a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it:
+// a candidate takes the Lease when its holder has not renewed it for leaseDuration (measured on
+// the candidate's own clock from when it last saw the record change, so clock skew between
+// machines does not matter); the leader renews every retryPeriod and gives up when it could not
+// renew for renewDeadline (< leaseDuration), before anyone else may take the Lease.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "k8s/client.h"
+#include "k8s/clock.h"
+
+namespace berth::controller {
+
+struct LeaderElectionConfig {
+  std::string ns = "berth-system";
+  std::string name = "berth-controller";
+  std::string identity;
+  std::chrono::milliseconds lease_duration{15000};
+  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds retry_period{2000};
+};
+
+class LeaderElector {
+ public:
+  LeaderElector(k8s::ClientPtr client, const k8s::Clock& clock, LeaderElectionConfig config);
+  ~LeaderElector();
+
+  // Blocks until this process holds the Lease (true) or `stop` is set (false).
+  bool Acquire(const std::atomic<bool>& stop);
+  // Renews in the background; calls `on_lost` once (from the renew thread) if renewing failed
+  // for renew_deadline. Only after Acquire returned true.
+  void KeepRenewing(std::function<void()> on_lost);
+  // Stops renewing and, when leading, releases the Lease so a standby can take over at once.
+  void Release();
+
+  bool IsLeader() const { return leader_.load(); }
+  const std::string& identity() const { return config_.identity; }
+
+ private:
+  // One attempt: take or renew the Lease. True when we hold it afterwards.
+  bool TryAcquireOrRenew();
+
+  k8s::ClientPtr client_;
+  const k8s::Clock& clock_;
+  LeaderElectionConfig config_;
+  std::atomic<bool> leader_{false};
+  // What we last saw of the Lease and when (steady clock) it last changed.
+  std::string observed_holder_, observed_renew_;
+  std::chrono::steady_clock::time_point observed_at_{};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread renewer_;
+};
+
+// "<hostname>_<random>": unique per process.
+std::string DefaultIdentity();
+
+}  // namespace berth::controller

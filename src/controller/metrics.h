@@ -1,0 +1,55 @@
+#pragma once
+// berth's Prometheus metrics (names under berth_), fed by the engine, the API client and the
+// leader elector; exposed as text on /metrics.
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "reconcilers/run_controller.h"
+
+namespace berth::controller {
+
+class Metrics final : public reconcilers::EngineObserver {
+ public:
+  Metrics();
+
+  // Prometheus text exposition format 0.0.4.
+  std::string Render() const;
+
+  void OnPass(const PassSummary& summary) override;
+  void OnAdmitted(std::chrono::milliseconds wait) override;
+  void OnFinished(const std::string& phase, const std::string& reason) override;
+  void OnWriteFailed(const std::string& what) override;
+
+  // One API request (verb, HTTP code; 0 = no answer).
+  void OnApiRequest(const std::string& verb, int code);
+  void SetLeader(bool leader);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Gauge>& pending_;
+  prometheus::Family<prometheus::Counter>& admitted_;
+  prometheus::Family<prometheus::Counter>& finished_;
+  prometheus::Family<prometheus::Counter>& failed_;
+  prometheus::Family<prometheus::Histogram>& admission_wait_;
+  prometheus::Family<prometheus::Histogram>& cycle_duration_;
+  prometheus::Family<prometheus::Gauge>& fleet_blocks_;
+  prometheus::Family<prometheus::Gauge>& instances_;
+  prometheus::Family<prometheus::Counter>& reconcile_errors_;
+  prometheus::Family<prometheus::Counter>& api_requests_;
+  prometheus::Family<prometheus::Gauge>& workqueue_depth_;
+  prometheus::Family<prometheus::Counter>& workqueue_retries_;
+  prometheus::Family<prometheus::Gauge>& leader_;
+
+  mutable std::mutex mu_;  // guards resetting label sets of the gauges
+  std::vector<prometheus::Gauge*> pass_gauges_;  // set by the last pass, zeroed by the next
+};
+
+}  // namespace berth::controller
