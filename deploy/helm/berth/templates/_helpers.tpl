@@ -1,0 +1,50 @@
+{{/*
+Name of every object of a release (ServiceAccount, ClusterRole(Binding), Role(Binding),
+Deployment, Service, Lease): "berth-controller" for a release named "berth",
+"<release>-controller" when the release name contains "berth", else "<release>-berth-controller".
+*/}}
+{{- define "berth.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else if contains .Chart.Name .Release.Name -}}
+{{- printf "%s-controller" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s-controller" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "berth.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels that select the controller's pods; never change them in an upgrade. */}}
+{{- define "berth.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end -}}
+
+{{- define "berth.labels" -}}
+helm.sh/chart: {{ include "berth.chart" . }}
+{{ include "berth.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "berth.image" -}}
+{{- $repo := required "image.repository is required" .Values.image.repository -}}
+{{- printf "%s:%s" $repo (.Values.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+
+{{/* Fails rendering on values the controller would reject at start-up. */}}
+{{- define "berth.validate" -}}
+{{- if not (has (toString .Values.logFormat) (list "json" "text")) -}}
+{{- fail (printf "logFormat must be json or text, not %q" (toString .Values.logFormat)) -}}
+{{- end -}}
+{{- if not (has (toString .Values.logLevel) (list "debug" "info" "warn" "error")) -}}
+{{- fail (printf "logLevel must be debug, info, warn or error, not %q" (toString .Values.logLevel)) -}}
+{{- end -}}
+{{- if lt (int .Values.replicas) 1 -}}
+{{- fail "replicas must be at least 1" -}}
+{{- end -}}
+{{- end -}}
