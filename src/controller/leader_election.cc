@@ -29,6 +29,12 @@ LeaderElector::LeaderElector(k8s::ClientPtr client, const k8s::Clock& clock, Lea
 
 LeaderElector::~LeaderElector() { Release(); }
 
+bool LeaderElector::StillLeading() const {
+  if (!leader_) return false;
+  auto now = std::chrono::steady_clock::now().time_since_epoch();
+  return std::chrono::nanoseconds(now.count() - last_renew_ns_.load()) < config_.renew_deadline;
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string now = k8s::FormatRfc3339Micro(clock_.Now());
   const int64_t duration_s = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
@@ -49,6 +55,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     observed_holder_ = config_.identity;
     observed_renew_ = now;
     observed_at_ = std::chrono::steady_clock::now();
+    last_renew_ns_ = observed_at_.time_since_epoch().count();
     return true;
   }
   const json::Value* spec = json::Find(*got, {"spec"});
@@ -85,6 +92,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   observed_holder_ = config_.identity;
   observed_renew_ = now;
   observed_at_ = steady_now;
+  last_renew_ns_ = steady_now.time_since_epoch().count();
   return true;
 }
 

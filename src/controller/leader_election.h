@@ -41,6 +41,9 @@ class LeaderElector {
   void Release();
 
   bool IsLeader() const { return leader_.load(); }
+  // True while the last successful renewal is less than renew_deadline ago (steady clock). A
+  // process that was paused (or cut off) longer than that must not write anything anymore.
+  bool StillLeading() const;
   const std::string& identity() const { return config_.identity; }
 
  private:
@@ -58,6 +61,7 @@ class LeaderElector {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread renewer_;
+  std::atomic<int64_t> last_renew_ns_{0};  // steady clock, of the last successful acquire/renew
 };
 
 // "<hostname>_<random>": unique per process.

@@ -93,6 +93,13 @@ k8s::Status Manager::Run(const std::atomic<bool>& stop) {
   }
   if (elector_) {
     if (!elector_->Acquire(stop)) return k8s::Status();
+    engine_->SetWriteGuard([e = elector_.get()] {
+      if (e->StillLeading()) return true;
+      // Paused or cut off for longer than the renew deadline: another process may lead now.
+      spdlog::error("leadership expired (no renewal for the renew deadline): exiting without writing");
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    });
     elector_->KeepRenewing([] {
       // Stop writing at once, before the Lease can be taken by another process; Kubernetes
       // restarts us as a standby.

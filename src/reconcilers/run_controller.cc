@@ -153,7 +153,12 @@ void RunController::Executor() {
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
-    bool ok = task.second();
+    bool ok = false;
+    if (!write_guard_ || write_guard_()) {
+      ok = task.second();
+    } else {
+      spdlog::warn("write for {} dropped: not the leader", task.first);
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       busy_.erase(task.first);

@@ -117,6 +117,8 @@ class RunController {
   // Hook for metrics: called after every pass with the cycle duration and the result.
   // Must be set before Start; not owned.
   void SetObserver(EngineObserver* observer) { observer_ = observer; }
+  // Asked before every write; a write is never made when it returns false (leadership lost).
+  void SetWriteGuard(std::function<bool()> guard) { write_guard_ = std::move(guard); }
 
  private:
   struct Memo {
@@ -191,6 +193,7 @@ class RunController {
   std::vector<std::thread> writers_;
   EngineStats stats_;
   EngineObserver* observer_ = nullptr;
+  std::function<bool()> write_guard_;
 };
 
 }  // namespace berth::reconcilers

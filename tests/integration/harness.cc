@@ -1,6 +1,9 @@
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -150,6 +153,36 @@ CommandResult ControlPlane::Kubectl(const std::vector<std::string>& args, const 
   std::vector<std::string> argv = {"kubectl", "--kubeconfig", kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, input);
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  close(fd);
+  return port;
+}
+
+std::string HttpGet(const std::string& url, int* code) {
+  CommandResult r = RunCommand({"curl", "-s", "-m", "5", "-w", "\n%{http_code}", url});
+  std::string out = r.out;
+  auto nl = out.rfind('\n');
+  int status = 0;
+  if (nl != std::string::npos) {
+    try {
+      status = std::stoi(out.substr(nl + 1));
+    } catch (...) {
+    }
+    out = out.substr(0, nl);
+  }
+  if (code != nullptr) *code = status;
+  return status == 0 ? std::string() : out;
 }
 
 bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {

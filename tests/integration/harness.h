@@ -49,6 +49,12 @@ class ControlPlane {
   k8s::ClientPtr client_;
 };
 
+// A TCP port on 127.0.0.1 that is free right now.
+int FreePort();
+
+// Body of an HTTP GET (curl); empty on failure. `code` receives the HTTP status when given.
+std::string HttpGet(const std::string& url, int* code = nullptr);
+
 // Polls `cond` every 20 ms until it holds or `timeout` passes; returns whether it held.
 bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
