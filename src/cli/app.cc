@@ -1,0 +1,303 @@
+#include "cli/app.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/command_line.h"
+#include "cli/fleet_view.h"
+#include "cli/manifests.h"
+#include "cli/priority.h"
+#include "cli/queue_view.h"
+#include "k8s/client.h"
+#include "k8s/config.h"
+#include "k8s/transport.h"
+
+extern char** environ;
+
+namespace berth::cli {
+namespace {
+
+namespace json = k8s::json;
+using k8s::Status;
+
+// How long `priority` waits for the controller to reflect the change.
+constexpr std::chrono::milliseconds kObserveTimeout(3000);
+constexpr std::chrono::milliseconds kObservePoll(100);
+
+int Fail(std::ostream& err, const std::string& sentence) {
+  err << "error: " << sentence << "\n";
+  return 1;
+}
+
+// kubectl's rule: --kubeconfig, else $KUBECONFIG, else ~/.kube/config; inside a Pod with none of
+// these, the Pod's service account.
+k8s::Result<k8s::ClientConfig> LoadConfig(const CommandLine& cl) {
+  auto cfg = k8s::LoadDefaultConfig(cl.kubeconfig, cl.context, /*allow_in_cluster=*/false);
+  if (cfg.ok()) return cfg;
+  const char* env = std::getenv("KUBECONFIG");
+  const bool nothing_named = cl.kubeconfig.empty() && cl.context.empty() && (env == nullptr || *env == '\0');
+  if (nothing_named && std::getenv("KUBERNETES_SERVICE_HOST") != nullptr) {
+    auto in_cluster = k8s::InClusterConfig();
+    if (in_cluster.ok()) return in_cluster;
+  }
+  return cfg;
+}
+
+std::string Namespace(const CommandLine& cl, const k8s::ClientConfig& cfg) {
+  return cl.ns.empty() ? cfg.default_namespace : cl.ns;
+}
+
+// ---- apply ----
+
+k8s::Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::Error("cannot read " + path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Source {
+  std::string name, text;
+};
+
+k8s::Result<std::vector<Source>> ReadSources(const std::vector<std::string>& files, std::istream& in) {
+  std::vector<Source> out;
+  bool stdin_read = false;
+  for (const auto& f : files) {
+    if (f == "-") {
+      if (stdin_read) return Status::Error("-f - can be given only once");
+      stdin_read = true;
+      std::stringstream ss;
+      ss << in.rdbuf();
+      out.push_back({"stdin", ss.str()});
+      continue;
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(f, ec)) {
+      std::vector<std::string> names;
+      for (const auto& e : std::filesystem::directory_iterator(f, ec)) {
+        const std::string ext = e.path().extension().string();
+        if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) names.push_back(e.path().string());
+      }
+      if (ec) return Status::Error("cannot list " + f + ": " + ec.message());
+      std::sort(names.begin(), names.end());
+      for (const auto& n : names) {
+        auto text = ReadFile(n);
+        if (!text.ok()) return text.status();
+        out.push_back({n, std::move(text).value()});
+      }
+      continue;
+    }
+    if (!std::filesystem::exists(f, ec)) return Status::Error("file " + f + " does not exist");
+    auto text = ReadFile(f);
+    if (!text.ok()) return text.status();
+    out.push_back({f, std::move(text).value()});
+  }
+  return out;
+}
+
+int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostream& err) {
+  auto sources = ReadSources(cl.files, in);
+  if (!sources.ok()) return Fail(err, sources.status().message());
+  std::string yaml;
+  int documents = 0;
+  std::vector<RunQueueing> runs;
+  for (const auto& s : *sources) {
+    auto prepared = PrepareManifests(s.text, s.name, cl.queueing);
+    if (!prepared.ok()) return Fail(err, prepared.status().message());
+    if (prepared->documents == 0) continue;
+    if (documents > 0) yaml += "---\n";
+    yaml += prepared->yaml;
+    documents += prepared->documents;
+    runs.insert(runs.end(), prepared->runs.begin(), prepared->runs.end());
+  }
+  if (documents == 0) return Fail(err, "no objects passed to apply");
+
+  std::vector<std::string> argv = {"kubectl"};
+  if (!cl.kubeconfig.empty()) argv.insert(argv.end(), {"--kubeconfig", cl.kubeconfig});
+  if (!cl.context.empty()) argv.insert(argv.end(), {"--context", cl.context});
+  if (!cl.ns.empty()) argv.insert(argv.end(), {"--namespace", cl.ns});
+  argv.insert(argv.end(), {"apply", "-f", "-"});
+  if (!cl.dry_run.empty()) argv.push_back("--dry-run=" + cl.dry_run);
+  out.flush();
+  std::string error;
+  int code = RunPassThrough(argv, yaml, &error);
+  if (code < 0) return Fail(err, "cannot run kubectl (kubectl berth apply hands the manifests to kubectl apply): " + error);
+  if (code != 0) return code;
+  for (const auto& r : runs) {
+    if (r.queued) {
+      out << "run/" << r.name << ": queueing on (retry on " << r.on_events << ", duration " << r.duration << ")\n";
+    } else if (!r.on_events.empty()) {
+      out << "run/" << r.name << ": not queueing: the file's retry.onEvents (" << r.on_events
+          << ") has no no-capacity, so the run fails when it does not fit\n";
+    } else {
+      out << "run/" << r.name << ": not queueing: the file's spec.retry is not a mapping\n";
+    }
+  }
+  return 0;
+}
+
+// ---- queue ----
+
+int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  const std::string ns = cl.all_namespaces ? std::string() : Namespace(cl, *cfg);
+  auto transport = k8s::NewHttpTransport(*cfg);
+  auto q = FetchQueue(*transport, cfg->server, cl.controller_namespace, cl.controller_service, ns, cl.limit);
+  if (!q.ok()) return Fail(err, q.status().message());
+  if (cl.output == "json") {
+    out << QueueItemsJson(*q);
+    return 0;
+  }
+  if (q->items.empty()) {
+    err << (ns.empty() ? std::string("No pending runs.") : "No pending runs in namespace " + ns + ".") << "\n";
+    return 0;
+  }
+  out << FormatQueueTable(*q, QueueFormat{cl.all_namespaces, cl.output == "wide"});
+  return 0;
+}
+
+// ---- priority ----
+
+int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  const std::string& name = cl.positionals[0];
+  auto value = ParsePriority(cl.positionals[1]);
+  if (!value.ok()) return Fail(err, value.status().message());
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  const std::string ns = Namespace(cl, *cfg);
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto change = ChangePriority(client, ns, name, *value);
+  if (!change.ok()) return Fail(err, change.status().message());
+  if (change->changed) {
+    out << "run/" << name << " priority " << change->old_priority << " -> " << change->new_priority << "\n";
+  } else {
+    out << "run/" << name << " priority " << change->new_priority << " (unchanged)\n";
+  }
+  out.flush();
+
+  const auto deadline = std::chrono::steady_clock::now() + kObserveTimeout;
+  while (true) {
+    auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
+    if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
+    if (Observed(*run, change->generation)) {
+      out << "run/" << name << ": " << DescribePlace(*run) << "\n";
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(kObservePoll);
+  }
+  out << "run/" << name << ": the berth controller has not taken the change into account within "
+      << kObserveTimeout.count() / 1000 << " s (is it running?); kubectl berth queue shows the queue\n";
+  return 0;
+}
+
+// ---- fleets ----
+
+int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto list = client.List(k8s::resources::kFleets.Path());
+  if (!list.ok()) {
+    const Status& s = list.status();
+    if (s.IsNotFound()) {
+      return Fail(err, "this cluster does not serve fleets.berth.dev: berth's CRDs are not installed");
+    }
+    if (s.IsForbidden() || s.code() == 0) return Fail(err, s.message());
+    if (s.IsUnauthorized()) return Fail(err, "the API server did not accept the credentials (401 Unauthorized): " + s.message());
+    return Fail(err, s.ToString());
+  }
+  if (list->items.empty()) {
+    err << "No fleets found.\n";
+    return 0;
+  }
+  std::vector<FleetSummary> fleets;
+  for (const auto& item : list->items) fleets.push_back(DecodeFleetSummary(item));
+  std::sort(fleets.begin(), fleets.end(), [](const FleetSummary& a, const FleetSummary& b) { return a.name < b.name; });
+  out << FormatFleets(fleets, k8s::SystemClock().Now(), cl.output == "wide");
+  return 0;
+}
+
+}  // namespace
+
+int RunPassThrough(const std::vector<std::string>& argv, const std::string& input, std::string* error) {
+  int in_pipe[2];
+  if (pipe(in_pipe) != 0) {
+    *error = std::strerror(errno);
+    return -1;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
+  posix_spawn_file_actions_addclose(&fa, in_pipe[0]);
+  posix_spawn_file_actions_addclose(&fa, in_pipe[1]);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(in_pipe[0]);
+  if (rc != 0) {
+    close(in_pipe[1]);
+    *error = argv[0] + ": " + std::strerror(rc);
+    return -1;
+  }
+  // The child may exit before reading everything (a bad flag): no SIGPIPE for us then.
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &previous);
+  size_t off = 0;
+  while (off < input.size()) {
+    ssize_t n = write(in_pipe[1], input.data() + off, input.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += static_cast<size_t>(n);
+  }
+  close(in_pipe[1]);
+  sigaction(SIGPIPE, &previous, nullptr);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);
+}
+
+int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  auto cl = ParseCommandLine(args);
+  if (!cl.ok()) return Fail(err, cl.status().message());
+  if (cl->help) {
+    out << Usage(cl->help_topic);
+    return 0;
+  }
+  switch (cl->command) {
+    case Command::kApply: return Apply(*cl, in, out, err);
+    case Command::kQueue: return Queue(*cl, out, err);
+    case Command::kPriority: return Priority(*cl, out, err);
+    case Command::kFleets: return Fleets(*cl, out, err);
+    case Command::kNone:
+    case Command::kHelp: break;
+  }
+  out << Usage(Command::kNone);
+  return 0;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,344 @@
+#include "cli/command_line.h"
+
+#include <charconv>
+#include <functional>
+#include <set>
+
+namespace berth::cli {
+namespace {
+
+using k8s::Status;
+
+struct FlagSpec {
+  std::string long_name;       // without "--"
+  char short_name = 0;         // 0: none
+  bool takes_value = true;
+  std::set<Command> commands;  // empty: every command (global)
+  std::function<Status(CommandLine&, const std::string& value)> set;
+};
+
+Status SetBool(bool& out, const std::string& flag, const std::string& value) {
+  if (value == "true") {
+    out = true;
+  } else if (value == "false") {
+    out = false;
+  } else {
+    return Status::Error("flag --" + flag + " takes true or false, not \"" + value + "\"");
+  }
+  return Status();
+}
+
+const std::vector<FlagSpec>& Flags() {
+  static const std::vector<FlagSpec> flags = {
+      {"kubeconfig", 0, true, {}, [](CommandLine& c, const std::string& v) { c.kubeconfig = v; return Status(); }},
+      {"context", 0, true, {}, [](CommandLine& c, const std::string& v) { c.context = v; return Status(); }},
+      {"namespace", 'n', true, {}, [](CommandLine& c, const std::string& v) {
+         if (v.empty()) return Status::Error("flag -n/--namespace needs a namespace name");
+         c.ns = v;
+         return Status();
+       }},
+      {"help", 'h', false, {}, [](CommandLine& c, const std::string& v) { return SetBool(c.help, "help", v); }},
+      {"filename", 'f', true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+         if (v.empty()) return Status::Error("flag -f/--filename needs a file name or - for stdin");
+         c.files.push_back(v);
+         return Status();
+       }},
+      {"queue", 'Q', false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+         return SetBool(c.queueing, "queue", v);
+       }},
+      {"dry-run", 0, true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+         if (v != "none" && v != "client" && v != "server") {
+           return Status::Error("flag --dry-run takes none, client or server, not \"" + v + "\"");
+         }
+         c.dry_run = v;
+         return Status();
+       }},
+      {"all-namespaces", 'A', false, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+         return SetBool(c.all_namespaces, "all-namespaces", v);
+       }},
+      {"output", 'o', true, {Command::kQueue, Command::kFleets}, [](CommandLine& c, const std::string& v) {
+         if (v != "wide" && v != "json") return Status::Error("flag -o/--output takes wide or json, not \"" + v + "\"");
+         c.output = v;
+         return Status();
+       }},
+      {"controller-namespace", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+         if (v.empty()) return Status::Error("flag --controller-namespace needs a namespace name");
+         c.controller_namespace = v;
+         return Status();
+       }},
+      {"controller-service", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+         if (v.empty()) return Status::Error("flag --controller-service needs a Service name");
+         c.controller_service = v;
+         return Status();
+       }},
+      {"limit", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+         int64_t n = 0;
+         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
+           return Status::Error("flag --limit takes a whole number >= 0 (0: no limit), not \"" + v + "\"");
+         }
+         c.limit = n;
+         return Status();
+       }},
+  };
+  return flags;
+}
+
+// Flags whose value is optional ("--dry-run" alone means client, as in kubectl).
+std::string DefaultValue(const FlagSpec& f) { return f.long_name == "dry-run" ? "client" : "true"; }
+
+bool LooksLikeNumber(const std::string& a) {
+  return a.size() >= 2 && a[0] == '-' && a[1] >= '0' && a[1] <= '9';
+}
+
+Command ParseCommandName(const std::string& s) {
+  if (s == "apply") return Command::kApply;
+  if (s == "queue") return Command::kQueue;
+  if (s == "priority") return Command::kPriority;
+  if (s == "fleets") return Command::kFleets;
+  if (s == "help") return Command::kHelp;
+  return Command::kNone;
+}
+
+struct Occurrence {
+  const FlagSpec* spec;
+  std::string spelled;  // as the user wrote it, for messages
+  std::string value;
+};
+
+}  // namespace
+
+const char* CommandName(Command c) {
+  switch (c) {
+    case Command::kApply: return "apply";
+    case Command::kQueue: return "queue";
+    case Command::kPriority: return "priority";
+    case Command::kFleets: return "fleets";
+    case Command::kHelp: return "help";
+    case Command::kNone: break;
+  }
+  return "";
+}
+
+k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
+  CommandLine cl;
+  std::vector<Occurrence> seen;
+  std::vector<std::string> words;  // the command and positionals, in order
+  bool flags_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (flags_done || a == "-" || a.empty() || a[0] != '-' || LooksLikeNumber(a)) {
+      words.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      flags_done = true;
+      continue;
+    }
+    const FlagSpec* spec = nullptr;
+    std::string value;
+    bool has_value = false;
+    std::string spelled;
+    if (a.rfind("--", 0) == 0) {
+      std::string name = a.substr(2);
+      auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        value = name.substr(eq + 1);
+        has_value = true;
+        name = name.substr(0, eq);
+      }
+      spelled = "--" + name;
+      for (const auto& f : Flags()) {
+        if (f.long_name == name) spec = &f;
+      }
+    } else {
+      char c = a[1];
+      spelled = std::string("-") + c;
+      for (const auto& f : Flags()) {
+        if (f.short_name != 0 && f.short_name == c) spec = &f;
+      }
+      if (a.size() > 2) {
+        value = a.substr(a[2] == '=' ? 3 : 2);
+        has_value = true;
+      }
+    }
+    if (spec == nullptr) return Status::Error("unknown flag " + spelled + " (see kubectl berth --help)");
+    if (!has_value) {
+      if (spec->takes_value) {
+        if (spec->long_name == "dry-run") {
+          value = DefaultValue(*spec);
+        } else if (i + 1 >= args.size()) {
+          return Status::Error("flag " + spelled + " needs a value");
+        } else {
+          value = args[++i];
+        }
+      } else {
+        value = DefaultValue(*spec);
+      }
+    }
+    seen.push_back({spec, spelled, value});
+  }
+
+  if (!words.empty()) {
+    cl.command = ParseCommandName(words.front());
+    if (cl.command == Command::kNone) {
+      return Status::Error("unknown command \"" + words.front() +
+                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets)");
+    }
+    cl.positionals.assign(words.begin() + 1, words.end());
+  }
+  if (cl.command == Command::kHelp) {
+    cl.help = true;
+    if (!cl.positionals.empty()) {
+      cl.help_topic = ParseCommandName(cl.positionals.front());
+      if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
+        return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets");
+      }
+    }
+    return cl;
+  }
+
+  for (const auto& o : seen) {
+    if (o.spec->long_name == "help") {
+      Status s = o.spec->set(cl, o.value);
+      if (!s.ok()) return s;
+    }
+  }
+  if (cl.help || cl.command == Command::kNone) {
+    cl.help = true;
+    cl.help_topic = cl.command;
+    return cl;
+  }
+
+  const std::string cmd = CommandName(cl.command);
+  for (const auto& o : seen) {
+    if (!o.spec->commands.empty() && o.spec->commands.count(cl.command) == 0) {
+      return Status::Error("flag " + o.spelled + " is not a flag of \"kubectl berth " + cmd + "\" (see kubectl berth " +
+                           cmd + " --help)");
+    }
+    Status s = o.spec->set(cl, o.value);
+    if (!s.ok()) return s;
+  }
+
+  switch (cl.command) {
+    case Command::kApply:
+      if (cl.files.empty()) return Status::Error("kubectl berth apply needs -f FILE (or -f - for stdin)");
+      if (!cl.positionals.empty()) {
+        return Status::Error("kubectl berth apply takes no arguments, got \"" + cl.positionals.front() +
+                             "\" (files go after -f)");
+      }
+      break;
+    case Command::kQueue:
+      if (cl.all_namespaces && !cl.ns.empty()) return Status::Error("-A and -n cannot be used together");
+      if (!cl.positionals.empty()) {
+        return Status::Error("kubectl berth queue takes no arguments, got \"" + cl.positionals.front() + "\"");
+      }
+      break;
+    case Command::kPriority:
+      if (cl.positionals.size() != 2) {
+        return Status::Error("kubectl berth priority needs exactly two arguments, RUN and VALUE, got " +
+                             std::to_string(cl.positionals.size()));
+      }
+      break;
+    case Command::kFleets:
+      if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
+      if (!cl.positionals.empty()) {
+        return Status::Error("kubectl berth fleets takes no arguments, got \"" + cl.positionals.front() + "\"");
+      }
+      break;
+    default:
+      break;
+  }
+  return cl;
+}
+
+std::string Usage(Command c) {
+  const std::string global = R"(
+Global flags:
+      --kubeconfig PATH   kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
+      --context NAME      kubeconfig context (default: current-context)
+  -n, --namespace NS      namespace (default: the context's namespace)
+  -h, --help              help for the command
+)";
+  switch (c) {
+    case Command::kApply:
+      return R"(Apply manifests like kubectl apply; with -Q, Runs queue for capacity instead of failing.
+
+Usage: kubectl berth apply -f FILE|- [-Q] [-n NS] [--dry-run=client|server]
+
+Every document of the file(s) is applied with kubectl apply (Runs, ConfigMaps, anything). With -Q
+each Run gets spec.retry.onEvents [no-capacity] and spec.retry.duration "off" (wait for capacity
+forever), except for the fields the document sets itself: "retry: {duration: 2h}" keeps 2h.
+A bare off in maxDuration or retry.duration (YAML 1.1 reads it as false) is sent as "off".
+
+Examples:
+  kubectl berth apply -f train.yaml -Q
+  cat runs.yaml | kubectl berth apply -f - -Q -n ml
+
+Flags:
+  -f, --filename FILE     manifest file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)
+  -Q, --queue             turn on queueing for every Run that does not set its own retry fields
+      --dry-run MODE      client or server: passed to kubectl apply
+)" + global;
+    case Command::kQueue:
+      return R"(Show pending runs in the controller's queue order.
+
+Usage: kubectl berth queue [-n NS | -A] [-o wide|json] [--limit N]
+
+Positions are the controller's own (global, 1-based: with -n, gaps are runs of other namespaces).
+The queue is read from the berth controller through the API server's service proxy, so RBAC
+applies: the caller needs "get" on services/proxy for the controller's Service.
+
+Examples:
+  kubectl berth queue
+  kubectl berth queue -A -o wide
+
+Flags:
+  -A, --all-namespaces           pending runs of every namespace
+  -o, --output wide|json         wide adds FLEETS and SUBMITTED; json prints the queue items
+      --limit N                  at most N runs (default 0: all)
+      --controller-namespace NS  namespace of the controller's Service (default berth-system)
+      --controller-service NAME  the controller's Service (default berth-controller)
+)" + global;
+    case Command::kPriority:
+      return R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
+
+Usage: kubectl berth priority RUN VALUE [-n NS]
+
+The change is one merge patch guarded by the run's resourceVersion (re-read and retried on a
+conflict). The command then waits up to 3 s for the controller to take it into account and prints
+the run's queue position.
+
+Example:
+  kubectl berth priority train 90 -n ml
+)" + global;
+    case Command::kFleets:
+      return R"(Show every Fleet and its instances: blocks in use, runs started, expiry, state.
+
+Usage: kubectl berth fleets [-o wide]
+
+Examples:
+  kubectl berth fleets
+  kubectl berth fleets -o wide
+
+Flags:
+  -o, --output wide   also show each instance's message
+)" + global;
+    case Command::kNone:
+    case Command::kHelp:
+      break;
+  }
+  return R"(kubectl berth: queue Runs, see the queue, change priorities, look at fleets.
+
+Usage: kubectl berth COMMAND [flags]
+
+Commands:
+  apply -f FILE [-Q]        apply manifests; -Q turns on queueing (retry on no-capacity, duration off)
+  queue [-n NS | -A]        pending runs in queue order with priority, wait and why they wait
+  priority RUN VALUE        change a run's priority (0..100)
+  fleets                    fleets and their instances: blocks, runs started, expiry, state
+  help [COMMAND]            help for a command (or: kubectl berth COMMAND --help)
+)" + global;
+}
+
+}  // namespace berth::cli

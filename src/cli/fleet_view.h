@@ -1,0 +1,49 @@
+#pragma once
+// `kubectl berth fleets`: every Fleet and, under it, each of its instances.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "k8s/clock.h"
+#include "k8s/json.h"
+
+namespace berth::cli {
+
+struct FleetInstance {
+  std::string node;
+  int64_t total_blocks = 0, busy_blocks = 0, runs_started = 0;
+  std::string expires_at;  // RFC 3339 or empty
+  std::string state;       // Idle, Busy, Full, Retired, Expired, NotReady, Invalid
+  std::string message;
+};
+
+struct FleetCondition {
+  std::string type, status, reason, message;
+};
+
+struct FleetSummary {
+  std::string name;
+  std::string placement;                  // any | cluster
+  std::string blocks;                     // spec.blocks as written ("auto", "4")
+  std::optional<int64_t> max_runs;        // spec.maxRunsPerInstance
+  std::string instance_lifetime;          // spec.instanceLifetime
+  int64_t total_instances = 0, ready_instances = 0, total_blocks = 0, busy_blocks = 0;
+  bool has_status = false;                // the controller has written status at least once
+  std::vector<FleetInstance> instances;
+  std::vector<FleetCondition> conditions;
+};
+
+// Decodes a Fleet object as the API returns it. Missing fields read as zero/empty.
+FleetSummary DecodeFleetSummary(const k8s::json::Value& fleet);
+
+// Fleets in the given order, each as a title line and a table of instances:
+//   a100   4 instances (3 ready), 12/32 blocks busy, placement cluster, max 10 runs per instance, lifetime 5h
+//     INSTANCE   BLOCKS           RUNS    EXPIRES    STATE
+//     gpu-0      [####....] 4/8   3/10    in 3h12m   Busy
+// `wide` adds each instance's MESSAGE. Conditions that are not fine (Ready not True, Conflict
+// True) are shown under the title.
+std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint now, bool wide);
+
+}  // namespace berth::cli

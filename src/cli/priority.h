@@ -1,0 +1,44 @@
+#pragma once
+// `kubectl berth priority RUN VALUE`: validate, patch atomically, describe the run's new place.
+
+#include <cstdint>
+#include <string>
+
+#include "k8s/client.h"
+#include "k8s/json.h"
+#include "k8s/result.h"
+
+namespace berth::cli {
+
+// VALUE must be a whole number from 0 to 100 ("+5", "5.0", " 5", "1e2" are refused). The error is
+// one sentence that names the value.
+k8s::Result<int> ParsePriority(const std::string& text);
+
+struct PriorityChange {
+  int64_t old_priority = 0;
+  int64_t new_priority = 0;
+  int64_t generation = 0;  // metadata.generation after the change (the controller reflects it
+                           // once status.observedGeneration reaches it)
+  bool changed = false;    // false: the run already had this priority; nothing was written
+  int conflicts = 0;       // how many times the patch met a newer resourceVersion
+};
+
+// Reads the run and writes spec.priority with one merge patch carrying the read resourceVersion;
+// on 409 Conflict it reads again and retries, at most `attempts` patches in all. Errors: the run
+// does not exist (`run "x" not found in namespace "y"`, code 404), the API's message on
+// Forbidden, and the API's answer otherwise.
+k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::string& ns, const std::string& name,
+                                           int value, int attempts = 5);
+
+// Whether the run's status reflects `generation` (status.observedGeneration >= generation).
+bool Observed(const k8s::json::Value& run, int64_t generation);
+
+// The run's place, from its status: "position 3 in the queue", "pending, not in the first 100 places
+// of the queue", "pending, not placed in the queue yet", "admitted (Running)", "finished (Failed)".
+std::string DescribePlace(const k8s::json::Value& run);
+
+// A failed API call as a sentence: Forbidden/other API errors carry the server's message; 404 on
+// the run names it and its namespace.
+std::string RunErrorSentence(const k8s::Status& s, const std::string& ns, const std::string& name);
+
+}  // namespace berth::cli

@@ -1,0 +1,148 @@
+#include "cli/queue_view.h"
+
+#include <rapidjson/prettywriter.h>
+
+#include "cli/format.h"
+#include "k8s/json.h"
+
+namespace berth::cli {
+
+namespace json = k8s::json;
+using k8s::Status;
+
+k8s::Result<QueueView> DecodeQueue(std::string_view body) {
+  auto doc = json::Parse(body);
+  if (!doc.ok()) return Status::Error("not JSON: " + doc.status().message());
+  const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
+  if (items == nullptr || !items->IsArray()) return Status::Error("no \"items\" array in the answer");
+  QueueView q;
+  q.generated_at = json::GetString(*doc, "generatedAt");
+  q.total = json::GetInt(*doc, "total", static_cast<int64_t>(items->Size()));
+  for (const auto& v : items->GetArray()) {
+    if (!v.IsObject()) continue;
+    QueueItem it;
+    it.position = json::GetInt(v, "position");
+    it.ns = json::GetString(v, "namespace");
+    it.name = json::GetString(v, "name");
+    it.priority = json::GetInt(v, "priority");
+    it.effective_priority = json::GetInt(v, "effectivePriority", it.priority);
+    it.nodes = json::GetInt(v, "nodes", 1);
+    if (const json::Value* f = json::Find(v, {"fleets"}); f != nullptr && f->IsArray()) {
+      for (const auto& name : f->GetArray()) {
+        if (name.IsString()) it.fleets.emplace_back(name.GetString(), name.GetStringLength());
+      }
+    }
+    it.submitted_at = json::GetString(v, "submittedAt");
+    it.wait_seconds = json::GetInt(v, "waitSeconds");
+    it.reason = json::GetString(v, "reason");
+    it.message = json::GetString(v, "message");
+    q.items.push_back(std::move(it));
+  }
+  return q;
+}
+
+std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
+                           int64_t limit) {
+  std::string path = "/api/v1/namespaces/" + controller_ns + "/services/http:" + service + ":http/proxy/queue";
+  std::string query;
+  if (!ns.empty()) query += "namespace=" + k8s::UrlEncode(ns);
+  if (limit > 0) query += (query.empty() ? "" : "&") + std::string("limit=") + std::to_string(limit);
+  if (!query.empty()) path += "?" + query;
+  return path;
+}
+
+std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
+  std::vector<std::string> header = {"POSITION"};
+  if (f.show_namespace) header.push_back("NAMESPACE");
+  for (const char* h : {"NAME", "PRIORITY", "EFFECTIVE", "WAITING", "NODES"}) header.emplace_back(h);
+  if (f.wide) {
+    header.emplace_back("FLEETS");
+    header.emplace_back("SUBMITTED");
+  }
+  header.emplace_back("REASON");
+  header.emplace_back("MESSAGE");
+  Table t(std::move(header));
+  for (const auto& it : q.items) {
+    std::vector<std::string> row = {std::to_string(it.position)};
+    if (f.show_namespace) row.push_back(it.ns);
+    row.push_back(it.name);
+    row.push_back(std::to_string(it.priority));
+    row.push_back(std::to_string(it.effective_priority));
+    row.push_back(HumanDuration(std::chrono::seconds(it.wait_seconds)));
+    row.push_back(std::to_string(it.nodes));
+    if (f.wide) {
+      std::string fleets;
+      for (const auto& name : it.fleets) fleets += (fleets.empty() ? "" : ",") + name;
+      row.push_back(fleets.empty() ? "<any>" : fleets);
+      row.push_back(it.submitted_at.empty() ? "-" : it.submitted_at);
+    }
+    row.push_back(it.reason.empty() ? "-" : it.reason);
+    row.push_back(it.message.empty() ? "-" : it.message);
+    t.AddRow(std::move(row));
+  }
+  return t.Render();
+}
+
+std::string QueueItemsJson(const QueueView& q) {
+  rapidjson::StringBuffer buf;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+  w.SetIndent(' ', 2);
+  w.StartArray();
+  for (const auto& it : q.items) {
+    w.StartObject();
+    w.Key("position");
+    w.Int64(it.position);
+    w.Key("namespace");
+    w.String(it.ns.c_str(), static_cast<rapidjson::SizeType>(it.ns.size()));
+    w.Key("name");
+    w.String(it.name.c_str(), static_cast<rapidjson::SizeType>(it.name.size()));
+    w.Key("priority");
+    w.Int64(it.priority);
+    w.Key("effectivePriority");
+    w.Int64(it.effective_priority);
+    w.Key("nodes");
+    w.Int64(it.nodes);
+    w.Key("fleets");
+    w.StartArray();
+    for (const auto& f : it.fleets) w.String(f.c_str(), static_cast<rapidjson::SizeType>(f.size()));
+    w.EndArray();
+    w.Key("submittedAt");
+    w.String(it.submitted_at.c_str(), static_cast<rapidjson::SizeType>(it.submitted_at.size()));
+    w.Key("waitSeconds");
+    w.Int64(it.wait_seconds);
+    w.Key("reason");
+    w.String(it.reason.c_str(), static_cast<rapidjson::SizeType>(it.reason.size()));
+    w.Key("message");
+    w.String(it.message.c_str(), static_cast<rapidjson::SizeType>(it.message.size()));
+    w.EndObject();
+  }
+  w.EndArray();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
+                                  const std::string& service, const std::string& ns, int64_t limit) {
+  const std::string where = "service " + controller_ns + "/" + service;
+  const std::string unreachable = "the berth controller is not reachable through the API server (" + where + "): ";
+  k8s::HttpRequest req;
+  req.method = "GET";
+  req.path = QueueProxyPath(controller_ns, service, ns, limit);
+  auto r = transport.Send(req);
+  if (!r.ok()) return Status::Error("cannot reach the API server at " + server + ": " + r.status().message());
+  if (r->status < 200 || r->status >= 300) {
+    Status api = k8s::Client::ErrorFromResponse(*r);
+    if (api.IsForbidden()) return Status::Error(api.message(), 403, api.reason());
+    if (api.IsUnauthorized()) {
+      return Status::Error("the API server did not accept the credentials (401 Unauthorized): " + api.message(), 401,
+                           api.reason());
+    }
+    return Status::Error(unreachable + api.ToString(), api.code(), api.reason());
+  }
+  auto q = DecodeQueue(r->body);
+  if (!q.ok()) {
+    return Status::Error("the answer of the berth controller (" + where + ") is not a queue: " + q.status().message());
+  }
+  return q;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,63 @@
+#pragma once
+// `kubectl berth queue`: the controller's queue, read through the API server's service proxy.
+//
+// The controller serves GET /queue[?namespace=NS&limit=N] as
+//   {"generatedAt": RFC 3339, "total": N, "items": [{"position", "namespace", "name", "priority",
+//    "effectivePriority", "nodes", "fleets": [..], "submittedAt", "waitSeconds", "reason",
+//    "message"}]}
+// with global 1-based positions (a namespace filter leaves gaps).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "k8s/client.h"
+#include "k8s/result.h"
+
+namespace berth::cli {
+
+struct QueueItem {
+  int64_t position = 0;
+  std::string ns, name;
+  int64_t priority = 0, effective_priority = 0;
+  int64_t nodes = 1;
+  std::vector<std::string> fleets;  // empty: any fleet
+  std::string submitted_at;
+  int64_t wait_seconds = 0;
+  std::string reason, message;
+};
+
+struct QueueView {
+  std::string generated_at;
+  int64_t total = 0;
+  std::vector<QueueItem> items;
+};
+
+// Decodes the endpoint's answer. Errors: not JSON, or no "items" array.
+k8s::Result<QueueView> DecodeQueue(std::string_view body);
+
+// ".../namespaces/{controller_ns}/services/http:{service}:http/proxy/queue?namespace=..&limit=.."
+// (`ns` empty: every namespace; `limit` 0: no limit).
+std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
+                           int64_t limit);
+
+struct QueueFormat {
+  bool show_namespace = false;  // -A
+  bool wide = false;            // -o wide: FLEETS and SUBMITTED
+};
+
+// POSITION [NAMESPACE] NAME PRIORITY EFFECTIVE WAITING NODES [FLEETS SUBMITTED] REASON MESSAGE
+std::string FormatQueueTable(const QueueView& q, const QueueFormat& f);
+
+// The items as a JSON array (what -o json prints).
+std::string QueueItemsJson(const QueueView& q);
+
+// Reads the queue. Errors are sentences for the user: Forbidden and Unauthorized carry the API's
+// message; a missing Service, no endpoints, a refused connection or a 5xx from the proxy say that
+// the controller is not reachable through the API server. One request, no retries (`server` only
+// names the API server in the message when it does not answer at all).
+k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
+                                  const std::string& service, const std::string& ns, int64_t limit);
+
+}  // namespace berth::cli

@@ -1,0 +1,85 @@
+#include "cli/fleet_view.h"
+
+#include <gtest/gtest.h>
+
+#include "k8s/timefmt.h"
+
+namespace berth::cli {
+namespace {
+
+const char* kFleet = R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"a100"},
+ "spec":{"nodeSelector":{"pool":"a100"},"blocks":"auto","placement":"cluster","maxRunsPerInstance":10,"instanceLifetime":"5h"},
+ "status":{"totalInstances":4,"readyInstances":3,"totalBlocks":24,"busyBlocks":12,"observedGeneration":1,
+  "instances":[
+   {"node":"gpu-0","uid":"u0","totalBlocks":8,"busyBlocks":4,"runsStarted":3,"expiresAt":"2026-11-21T23:12:00Z","state":"Busy"},
+   {"node":"gpu-1","uid":"u1","totalBlocks":8,"busyBlocks":8,"runsStarted":10,"expiresAt":"2026-11-21T19:00:00Z","state":"Retired","message":"started 10 runs"},
+   {"node":"gpu-2","uid":"u2","totalBlocks":8,"busyBlocks":0,"runsStarted":0,"state":"Idle"},
+   {"node":"gpu-3","uid":"u3","totalBlocks":0,"busyBlocks":0,"runsStarted":0,"state":"NotReady","message":"node is not Ready"}],
+  "conditions":[{"type":"Ready","status":"True","reason":"InstancesReady"}]}})";
+
+k8s::TimePoint Now() { return *k8s::ParseRfc3339("2026-11-21T20:00:00Z"); }
+
+TEST(FleetViewTest, Decode) {
+  auto doc = k8s::json::Parse(kFleet);
+  ASSERT_TRUE(doc.ok());
+  FleetSummary f = DecodeFleetSummary(*doc);
+  EXPECT_EQ(f.name, "a100");
+  EXPECT_EQ(f.placement, "cluster");
+  EXPECT_EQ(f.blocks, "auto");
+  ASSERT_TRUE(f.max_runs.has_value());
+  EXPECT_EQ(*f.max_runs, 10);
+  EXPECT_EQ(f.instance_lifetime, "5h");
+  EXPECT_TRUE(f.has_status);
+  EXPECT_EQ(f.total_instances, 4);
+  EXPECT_EQ(f.ready_instances, 3);
+  EXPECT_EQ(f.total_blocks, 24);
+  EXPECT_EQ(f.busy_blocks, 12);
+  ASSERT_EQ(f.instances.size(), 4u);
+  EXPECT_EQ(f.instances[1].node, "gpu-1");
+  EXPECT_EQ(f.instances[1].runs_started, 10);
+  EXPECT_EQ(f.instances[1].state, "Retired");
+  EXPECT_EQ(f.instances[1].message, "started 10 runs");
+  ASSERT_EQ(f.conditions.size(), 1u);
+  EXPECT_EQ(f.conditions[0].type, "Ready");
+}
+
+TEST(FleetViewTest, Format) {
+  auto doc = k8s::json::Parse(kFleet);
+  ASSERT_TRUE(doc.ok());
+  auto cpu = k8s::json::Parse(R"({"metadata":{"name":"cpu"},"spec":{"nodeSelector":{"pool":"cpu"},"blocks":4},
+    "status":{"totalInstances":1,"readyInstances":1,"totalBlocks":4,"busyBlocks":1,
+     "instances":[{"node":"cpu-0","totalBlocks":4,"busyBlocks":1,"runsStarted":7,"state":"Busy"}],
+     "conditions":[{"type":"Ready","status":"True"},{"type":"Conflict","status":"True","reason":"NodeClaimed","message":"node cpu-9 belongs to fleet a100"}]}})");
+  ASSERT_TRUE(cpu.ok());
+  auto fresh = k8s::json::Parse(R"({"metadata":{"name":"new"},"spec":{"nodeSelector":{"pool":"x"}}})");
+  auto empty = k8s::json::Parse(R"({"metadata":{"name":"empty"},"spec":{"nodeSelector":{"pool":"y"}},
+    "status":{"totalInstances":0,"readyInstances":0,"totalBlocks":0,"busyBlocks":0,"instances":[],
+     "conditions":[{"type":"Ready","status":"False","reason":"NoInstances","message":"no Node matches"}]}})");
+  std::vector<FleetSummary> fleets = {DecodeFleetSummary(*doc), DecodeFleetSummary(*cpu), DecodeFleetSummary(*empty),
+                                      DecodeFleetSummary(*fresh)};
+  EXPECT_EQ(FormatFleets(fleets, Now(), false),
+            "a100   4 instances (3 ready), 12/24 blocks busy, placement cluster, max 10 runs per instance, lifetime 5h\n"
+            "  INSTANCE   BLOCKS           RUNS    EXPIRES    STATE\n"
+            "  gpu-0      [####....] 4/8   3/10    in 3h12m   Busy\n"
+            "  gpu-1      [########] 8/8   10/10   expired    Retired\n"
+            "  gpu-2      [........] 0/8   0/10    -          Idle\n"
+            "  gpu-3      [] 0/0           0/10    -          NotReady\n"
+            "\n"
+            "cpu   1 instance (1 ready), 1/4 blocks busy\n"
+            "  ! Conflict=True NodeClaimed: node cpu-9 belongs to fleet a100\n"
+            "  INSTANCE   BLOCKS       RUNS   EXPIRES   STATE\n"
+            "  cpu-0      [#...] 1/4   7      -         Busy\n"
+            "\n"
+            "empty   0 instances (0 ready), 0/0 blocks busy\n"
+            "  ! Ready=False NoInstances: no Node matches\n"
+            "  (no instances: no Node matches the fleet's nodeSelector)\n"
+            "\n"
+            "new   no status yet (is the berth controller running?)\n");
+  const std::string wide = FormatFleets({DecodeFleetSummary(*doc)}, Now(), true);
+  EXPECT_NE(wide.find("  INSTANCE   BLOCKS           RUNS    EXPIRES    STATE      MESSAGE\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("  gpu-1      [########] 8/8   10/10   expired    Retired    started 10 runs\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("  gpu-0      [####....] 4/8   3/10    in 3h12m   Busy       -\n"), std::string::npos) << wide;
+}
+
+}  // namespace
+}  // namespace berth::cli

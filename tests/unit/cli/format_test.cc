@@ -1,0 +1,97 @@
+#include "cli/format.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "k8s/timefmt.h"
+
+namespace berth::cli {
+namespace {
+
+using std::chrono::seconds;
+
+TEST(FormatTest, HumanDurationLikeKubectl) {
+  struct Case {
+    int64_t seconds;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {-5, "0s"},
+      {0, "0s"},
+      {59, "59s"},
+      {119, "119s"},
+      {120, "2m"},
+      {192, "3m12s"},
+      {599, "9m59s"},
+      {600, "10m"},
+      {10799, "179m"},
+      {10800, "3h"},
+      {3 * 3600 + 12 * 60 + 59, "3h12m"},
+      {8 * 3600 - 1, "7h59m"},
+      {8 * 3600, "8h"},
+      {47 * 3600 + 3599, "47h"},
+      {48 * 3600, "2d"},
+      {53 * 3600, "2d5h"},
+      {8 * 86400 - 1, "7d23h"},
+      {8 * 86400, "8d"},
+      {45 * 86400, "45d"},
+      {2 * 365 * 86400, "2y"},
+      {(3 * 365 + 30) * 86400, "3y30d"},
+      {9 * 365 * 86400, "9y"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(HumanDuration(seconds(c.seconds)), c.want) << c.seconds;
+}
+
+TEST(FormatTest, BlockBar) {
+  struct Case {
+    int64_t busy, total;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {4, 8, "[####....] 4/8"},
+      {0, 8, "[........] 0/8"},
+      {8, 8, "[########] 8/8"},
+      {0, 1, "[.] 0/1"},
+      {1, 1, "[#] 1/1"},
+      {0, 0, "[] 0/0"},
+      // More blocks than cells: each cell stands for two blocks.
+      {16, 32, "[########........] 16/32"},
+      // One busy block never looks idle; one free block never looks full.
+      {1, 64, "[#...............] 1/64"},
+      {63, 64, "[###############.] 63/64"},
+      {64, 64, "[################] 64/64"},
+      // Reported numbers out of range are drawn clamped but written as reported.
+      {9, 8, "[########] 9/8"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(BlockBar(c.busy, c.total), c.want) << c.busy << "/" << c.total;
+}
+
+TEST(FormatTest, RelativeExpiry) {
+  const k8s::TimePoint now = *k8s::ParseRfc3339("2026-11-21T20:00:00Z");
+  EXPECT_EQ(RelativeExpiry("", now), "-");
+  EXPECT_EQ(RelativeExpiry("not a time", now), "-");
+  EXPECT_EQ(RelativeExpiry("2026-11-21T19:59:59Z", now), "expired");
+  EXPECT_EQ(RelativeExpiry("2026-11-21T20:00:00Z", now), "expired");
+  EXPECT_EQ(RelativeExpiry("2026-11-21T23:12:00Z", now), "in 3h12m");
+  EXPECT_EQ(RelativeExpiry("2026-11-21T20:00:45Z", now), "in 45s");
+  EXPECT_EQ(RelativeExpiry("2026-11-24T02:00:00Z", now), "in 2d6h");
+}
+
+TEST(FormatTest, TableAlignsColumnsWithoutTrailingSpaces) {
+  Table t({"NAME", "PRIORITY", "MESSAGE"});
+  t.AddRow({"train", "50", "needs 2 idle instances"});
+  t.AddRow({"a-much-longer-name", "7", ""});
+  EXPECT_EQ(t.rows(), 2u);
+  EXPECT_EQ(t.Render(),
+            "NAME                 PRIORITY   MESSAGE\n"
+            "train                50         needs 2 idle instances\n"
+            "a-much-longer-name   7\n");
+  Table small({"A", "B"});
+  small.AddRow({"x", "y"});
+  EXPECT_EQ(small.Render("  "), "  A   B\n  x   y\n");
+}
+
+}  // namespace
+}  // namespace berth::cli

@@ -1,0 +1,145 @@
+#include "cli/queue_view.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fake_transport.h"
+
+namespace berth::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeTransport;
+using testing::StatusBody;
+
+// The contract's example, plus a second run.
+const char* kQueueJson = R"({"generatedAt":"2026-11-21T20:00:00Z","total":3,"items":[
+ {"position":1,"namespace":"ml","name":"train","priority":50,"effectivePriority":52,"nodes":2,"fleets":["a100"],
+  "submittedAt":"2026-11-21T19:00:00Z","waitSeconds":3600,"reason":"NoCapacity","message":"needs 2 idle instances"},
+ {"position":3,"namespace":"research","name":"sweep-17","priority":10,"effectivePriority":10,"nodes":1,"fleets":[],
+  "submittedAt":"2026-11-21T19:59:15Z","waitSeconds":45,"reason":"","message":""}]})";
+
+TEST(QueueViewTest, Decode) {
+  auto q = DecodeQueue(kQueueJson);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->generated_at, "2026-11-21T20:00:00Z");
+  EXPECT_EQ(q->total, 3);
+  ASSERT_EQ(q->items.size(), 2u);
+  const QueueItem& a = q->items[0];
+  EXPECT_EQ(a.position, 1);
+  EXPECT_EQ(a.ns, "ml");
+  EXPECT_EQ(a.name, "train");
+  EXPECT_EQ(a.priority, 50);
+  EXPECT_EQ(a.effective_priority, 52);
+  EXPECT_EQ(a.nodes, 2);
+  EXPECT_EQ(a.fleets, std::vector<std::string>{"a100"});
+  EXPECT_EQ(a.submitted_at, "2026-11-21T19:00:00Z");
+  EXPECT_EQ(a.wait_seconds, 3600);
+  EXPECT_EQ(a.reason, "NoCapacity");
+  EXPECT_EQ(a.message, "needs 2 idle instances");
+  EXPECT_TRUE(q->items[1].fleets.empty());
+
+  EXPECT_FALSE(DecodeQueue("<html>").ok());
+  EXPECT_THAT(DecodeQueue(R"({"total":0})").status().message(), HasSubstr("no \"items\" array"));
+  auto empty = DecodeQueue(R"({"items":[]})");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->items.empty());
+}
+
+TEST(QueueViewTest, ProxyPath) {
+  EXPECT_EQ(QueueProxyPath("berth-system", "berth-controller", "", 0),
+            "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue");
+  EXPECT_EQ(QueueProxyPath("ops", "berth", "ml", 0), "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?namespace=ml");
+  EXPECT_EQ(QueueProxyPath("ops", "berth", "ml", 20),
+            "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?namespace=ml&limit=20");
+  EXPECT_EQ(QueueProxyPath("ops", "berth", "", 5), "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?limit=5");
+}
+
+TEST(QueueViewTest, Table) {
+  auto q = DecodeQueue(kQueueJson);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(FormatQueueTable(*q, QueueFormat{}),
+            "POSITION   NAME       PRIORITY   EFFECTIVE   WAITING   NODES   REASON       MESSAGE\n"
+            "1          train      50         52          60m       2       NoCapacity   needs 2 idle instances\n"
+            "3          sweep-17   10         10          45s       1       -            -\n");
+  EXPECT_EQ(FormatQueueTable(*q, QueueFormat{true, true}),
+            "POSITION   NAMESPACE   NAME       PRIORITY   EFFECTIVE   WAITING   NODES   FLEETS   SUBMITTED              "
+            "REASON       MESSAGE\n"
+            "1          ml          train      50         52          60m       2       a100     2026-11-21T19:00:00Z   "
+            "NoCapacity   needs 2 idle instances\n"
+            "3          research    sweep-17   10         10          45s       1       <any>    2026-11-21T19:59:15Z   "
+            "-            -\n");
+}
+
+TEST(QueueViewTest, JsonItems) {
+  auto q = DecodeQueue(kQueueJson);
+  ASSERT_TRUE(q.ok());
+  const std::string out = QueueItemsJson(*q);
+  auto back = k8s::json::Parse(out);
+  ASSERT_TRUE(back.ok()) << out;
+  ASSERT_TRUE(back->IsArray());
+  ASSERT_EQ(back->Size(), 2u);
+  EXPECT_EQ(k8s::json::GetString((*back)[0], "name"), "train");
+  EXPECT_EQ(k8s::json::GetInt((*back)[0], "effectivePriority"), 52);
+  EXPECT_EQ((*back)[0]["fleets"][0].GetString(), std::string("a100"));
+  EXPECT_EQ(k8s::json::GetInt((*back)[1], "position"), 3);
+}
+
+TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
+  struct Case {
+    std::string name;
+    std::function<void(FakeTransport&)> script;
+    bool ok;
+    std::string error;
+  };
+  const std::string unreachable =
+      "the berth controller is not reachable through the API server (service berth-system/berth-controller): ";
+  const std::vector<Case> cases = {
+      {"answer", [](FakeTransport& t) { t.Push(200, kQueueJson); }, true, ""},
+      {"no service",
+       [](FakeTransport& t) { t.Push(404, StatusBody(404, "NotFound", "services \"berth-controller\" not found")); },
+       false, unreachable + "404 NotFound: services \"berth-controller\" not found"},
+      {"no endpoints",
+       [](FakeTransport& t) {
+         t.Push(503, StatusBody(503, "ServiceUnavailable", "no endpoints available for service \"berth-controller\""));
+       },
+       false, unreachable + "503 ServiceUnavailable: no endpoints available for service \"berth-controller\""},
+      {"refused",
+       [](FakeTransport& t) {
+         t.Push(503, StatusBody(503, "ServiceUnavailable",
+                                "error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused"));
+       },
+       false, unreachable + "503 ServiceUnavailable: error trying to reach service: dial tcp"},
+      {"controller without /queue", [](FakeTransport& t) { t.Push(404, "404 page not found\n"); }, false,
+       unreachable + "404 404 page not found"},
+      {"forbidden",
+       [](FakeTransport& t) {
+         t.Push(403, StatusBody(403, "Forbidden",
+                                "services \"http:berth-controller:http\" is forbidden: User \"bob\" cannot get resource "
+                                "\"services/proxy\" in API group \"\" in the namespace \"berth-system\""));
+       },
+       false, "services \"http:berth-controller:http\" is forbidden: User \"bob\" cannot get resource \"services/proxy\""},
+      {"unauthorized", [](FakeTransport& t) { t.Push(401, StatusBody(401, "Unauthorized", "Unauthorized")); }, false,
+       "the API server did not accept the credentials (401 Unauthorized)"},
+      {"api server down", [](FakeTransport& t) { t.PushNoAnswer("connection refused"); }, false,
+       "cannot reach the API server at https://k:6443: connection refused"},
+      {"not a queue", [](FakeTransport& t) { t.Push(200, "<html>hello</html>"); }, false,
+       "the answer of the berth controller (service berth-system/berth-controller) is not a queue"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeTransport t;
+    c.script(t);
+    auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "ml", 0);
+    ASSERT_EQ(t.requests.size(), 1u);  // one request: no retries hide an unreachable controller
+    EXPECT_EQ(t.requests[0].method, "GET");
+    EXPECT_EQ(t.requests[0].path, "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue?namespace=ml");
+    EXPECT_EQ(q.ok(), c.ok) << q.status().message();
+    if (!c.ok) {
+      EXPECT_THAT(q.status().message(), HasSubstr(c.error));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace berth::cli
