@@ -88,39 +88,30 @@ mapfile -t runtime_pkgs < <(printf '%s' "$runtime" | apt_packages)
 if [ "${#runtime_pkgs[@]}" -eq 0 ]; then
   problem "The runtime stage installs no packages with apt-get install, so none of the binary's libraries would be there."
 fi
+# One apt-cache call for all of them: a package the archive has shows a Candidate version.
+declare -A available=()
+if [ "${#runtime_pkgs[@]}" -gt 0 ]; then
+  while read -r p; do available["$p"]=1; done < <(apt-cache policy "${runtime_pkgs[@]}" 2>/dev/null |
+    awk '/^[^ ]/ { p = $1; sub(/:$/, "", p) } /^  Candidate:/ && $2 != "(none)" { print p }')
+fi
 for p in "${runtime_pkgs[@]}"; do
-  if ! apt-cache show --no-all-versions "$p" >/dev/null 2>&1; then
-    problem "The runtime stage installs package $p, which Debian 12's archive does not have."
-  fi
+  [ -n "${available[$p]:-}" ] || problem "The runtime stage installs package $p, which Debian 12's archive does not have."
 done
 
 # Everything apt installs for the runtime list: the list plus its Depends/PreDepends, recursively.
 declare -A provided=()
-if [ "${#runtime_pkgs[@]}" -gt 0 ]; then
+known_pkgs=()
+for p in "${runtime_pkgs[@]}"; do [ -n "${available[$p]:-}" ] && known_pkgs+=("$p"); done
+if [ "${#known_pkgs[@]}" -gt 0 ]; then
   while read -r p; do
     p="${p%%:*}"; p="${p#<}"; p="${p%>}"
     [ -n "$p" ] && provided["$p"]=1
   done < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-             --no-replaces --no-enhances "${runtime_pkgs[@]}" 2>/dev/null | grep -v '^ ' | sort -u)
+             --no-replaces --no-enhances "${known_pkgs[@]}" 2>/dev/null | grep -v '^ ' | sort -u)
 fi
 
-# The Debian package that owns a file, trying the path as given, resolved, and across the /usr merge.
-owner_of() {
-  local path="$1" c out
-  local cands=("$path" "$(readlink -f "$path")")
-  case "$path" in /usr/*) cands+=("${path#/usr}") ;; *) cands+=("/usr$path") ;; esac
-  for c in "${cands[@]}"; do
-    out=$(dpkg -S "$c" 2>/dev/null | grep -v '^diversion' | head -n1) || true
-    if [ -n "$out" ]; then
-      out="${out%%: /*}"
-      echo "$out" | tr ',' '\n' | sed -e 's/^ *//' -e 's/:.*//'
-      return 0
-    fi
-  done
-  return 1
-}
-
-checked=()
+# The binaries' libraries, as "binary lib path" lines.
+libs=()
 for bin in "${BINARIES[@]}"; do
   if [ ! -x "$bin" ]; then
     problem "The binary $bin does not exist or is not executable (build it first)."
@@ -131,31 +122,52 @@ for bin in "${BINARIES[@]}"; do
     continue
   fi
   while read -r line; do
-    [ -n "$line" ] || continue
-    lib=""; path=""
     if [[ "$line" =~ ^([^[:space:]]+)[[:space:]]+=\>[[:space:]]+not\ found ]]; then
       problem "$(basename "$bin") needs ${BASH_REMATCH[1]}, which ldd cannot find even on this machine."
-      continue
     elif [[ "$line" =~ ^([^[:space:]]+)[[:space:]]+=\>[[:space:]]+(/[^[:space:]]+) ]]; then
-      lib="${BASH_REMATCH[1]}"; path="${BASH_REMATCH[2]}"
+      libs+=("$(basename "$bin") ${BASH_REMATCH[1]} ${BASH_REMATCH[2]}")
     elif [[ "$line" =~ ^(/[^[:space:]]+)[[:space:]]+\( ]]; then
-      path="${BASH_REMATCH[1]}"; lib="$(basename "$path")"
-    else
-      continue  # linux-vdso.so.1 and friends live in the kernel
-    fi
-    if ! owners=$(owner_of "$path"); then
-      problem "$(basename "$bin") needs $lib ($path), which no Debian package provides, so the image cannot install it."
-      continue
-    fi
-    ok=""
-    for o in $owners; do [ -n "${provided[$o]:-}" ] && ok="$o"; done
-    first=$(echo "$owners" | head -n1)
-    if [ -z "$ok" ]; then
-      problem "$(basename "$bin") needs $lib from package $first, which the runtime stage of $(basename "$DOCKERFILE") does not install (add $first to its apt-get install list)."
-    else
-      checked+=("$(basename "$bin"): $lib <- $ok")
-    fi
+      libs+=("$(basename "$bin") $(basename "${BASH_REMATCH[1]}") ${BASH_REMATCH[1]}")
+    fi  # else linux-vdso.so.1 and friends, which live in the kernel
   done <<<"$ldd_out"
+done
+
+# Which package owns each library: one dpkg -S over the path as given, resolved, and across the
+# /usr merge (dpkg records some libraries under /lib, most under /usr/lib).
+candidates() {
+  local path="$1"
+  echo "$path"; readlink -f "$path"
+  case "$path" in /usr/*) echo "${path#/usr}" ;; *) echo "/usr$path" ;; esac
+}
+declare -A owners_of=()
+if [ "${#libs[@]}" -gt 0 ]; then
+  mapfile -t cands < <(for l in "${libs[@]}"; do candidates "${l##* }"; done | sort -u)
+  while IFS= read -r line; do
+    [[ "$line" == diversion* ]] && continue
+    file="${line##*: }"; pkgs="${line%%: /*}"
+    owners_of["$file"]=$(echo "$pkgs" | tr ',' '\n' | sed -e 's/^ *//' -e 's/:.*//' | tr '\n' ' ')
+  done < <(dpkg -S "${cands[@]}" 2>/dev/null || true)
+fi
+
+checked=()
+for l in "${libs[@]}"; do
+  read -r bin lib path <<<"$l"
+  owners=""
+  while read -r c; do
+    [ -n "${owners_of[$c]:-}" ] && { owners="${owners_of[$c]}"; break; }
+  done < <(candidates "$path")
+  if [ -z "$owners" ]; then
+    problem "$bin needs $lib ($path), which no Debian package provides, so the image cannot install it."
+    continue
+  fi
+  ok=""
+  for o in $owners; do [ -n "${provided[$o]:-}" ] && ok="$o"; done
+  first="${owners%% *}"
+  if [ -z "$ok" ]; then
+    problem "$bin needs $lib from package $first, which the runtime stage of $(basename "$DOCKERFILE") does not install (add $first to its apt-get install list)."
+  else
+    checked+=("$bin: $lib <- $ok")
+  fi
 done
 
 # Runs as a numeric, non-root user (Kubernetes' runAsNonRoot can only verify a numeric UID).

@@ -49,6 +49,7 @@ std::vector<YAML::Node> Documents(const std::string& yaml) {
 std::string Kind(const YAML::Node& d) { return d["kind"].as<std::string>(""); }
 std::string Name(const YAML::Node& d) { return d["metadata"]["name"].as<std::string>(""); }
 
+// The first document of `kind`; a null node (not IsMap()) when there is none.
 YAML::Node Find(const std::vector<YAML::Node>& docs, const std::string& kind) {
   for (const auto& d : docs) {
     if (Kind(d) == kind) return d;
@@ -110,14 +111,14 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
       EXPECT_EQ(d["metadata"]["labels"]["app.kubernetes.io/instance"].as<std::string>(""), "berth") << k;
     }
   }
-  EXPECT_FALSE(Find(docs, "Namespace")) << "the namespace belongs to helm --namespace/--create-namespace";
-  EXPECT_FALSE(Find(docs, "ServiceMonitor")) << "the ServiceMonitor is off by default";
+  EXPECT_FALSE(Find(docs, "Namespace").IsMap()) << "the namespace belongs to helm --namespace/--create-namespace";
+  EXPECT_FALSE(Find(docs, "ServiceMonitor").IsMap()) << "the ServiceMonitor is off by default";
 }
 
 TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) {
   auto docs = RenderDocs("berth", "berth-system");
   YAML::Node dep = Find(docs, "Deployment");
-  ASSERT_TRUE(dep);
+  ASSERT_TRUE(dep.IsMap());
   EXPECT_EQ(dep["spec"]["replicas"].as<int>(), 2);
   YAML::Node pod = dep["spec"]["template"]["spec"];
   EXPECT_EQ(pod["serviceAccountName"].as<std::string>(), "berth-controller");
@@ -165,7 +166,7 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
   EXPECT_FALSE(sc["privileged"] && sc["privileged"].as<bool>());
 
   YAML::Node svc = Find(docs, "Service");
-  ASSERT_TRUE(svc);
+  ASSERT_TRUE(svc.IsMap());
   EXPECT_EQ(Name(svc), "berth-controller");
   EXPECT_EQ(svc["spec"]["type"].as<std::string>(), "ClusterIP");
   EXPECT_EQ(svc["spec"]["ports"][0]["name"].as<std::string>(), "http");
@@ -180,7 +181,7 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
 TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
   auto docs = RenderDocs("berth", "berth-system");
   YAML::Node cr = Find(docs, "ClusterRole");
-  ASSERT_TRUE(cr);
+  ASSERT_TRUE(cr.IsMap());
   std::set<std::string> want = {
       "berth.dev|runs|get,list,watch,patch,update",
       "berth.dev|runs/status|get,patch,update",
@@ -198,7 +199,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
   EXPECT_EQ(text.find("secrets"), std::string::npos);
 
   YAML::Node role = Find(docs, "Role");
-  ASSERT_TRUE(role);
+  ASSERT_TRUE(role.IsMap());
   std::set<std::string> want_role = {
       "coordination.k8s.io|leases|create",
       "coordination.k8s.io|leases|get,update,patch|berth-controller",
@@ -208,7 +209,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
 
   for (const char* kind : {"ClusterRoleBinding", "RoleBinding"}) {
     YAML::Node b = Find(docs, kind);
-    ASSERT_TRUE(b) << kind;
+    ASSERT_TRUE(b.IsMap()) << kind;
     EXPECT_EQ(b["roleRef"]["kind"].as<std::string>(), std::string(kind) == "RoleBinding" ? "Role" : "ClusterRole");
     EXPECT_EQ(b["roleRef"]["name"].as<std::string>(), "berth-controller");
     ASSERT_EQ(b["subjects"].size(), 1u) << kind;
@@ -234,7 +235,7 @@ TEST_F(HelmChart, ChartCrdsAreByteIdenticalToDeployCrdsAndRenderedAsTheyAre) {
   }
   CommandResult skip = Render("berth", "berth-system", {"--skip-crds"});
   ASSERT_EQ(skip.exit_code, 0) << skip.err;
-  EXPECT_FALSE(Find(Documents(skip.out), "CustomResourceDefinition"));
+  EXPECT_FALSE(Find(Documents(skip.out), "CustomResourceDefinition").IsMap());
 }
 
 TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
@@ -252,7 +253,7 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
                           "--set", "nodeSelector.pool=system", "--set", "image.pullPolicy=Always",
                           "--set", "resources.limits=null"});
   YAML::Node dep = Find(docs, "Deployment");
-  ASSERT_TRUE(dep);
+  ASSERT_TRUE(dep.IsMap());
   EXPECT_EQ(Name(dep), "prod-berth-controller");
   EXPECT_EQ(dep["spec"]["replicas"].as<int>(), 3);
   YAML::Node c = Container(dep);
@@ -270,11 +271,11 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
   EXPECT_EQ(dep["spec"]["template"]["spec"]["nodeSelector"]["pool"].as<std::string>(), "system");
 
   YAML::Node role = Find(docs, "Role");
-  ASSERT_TRUE(role);
+  ASSERT_TRUE(role.IsMap());
   EXPECT_EQ(Rules(role).count("coordination.k8s.io|leases|get,update,patch|prod-berth-controller"), 1u);
 
   YAML::Node sm = Find(docs, "ServiceMonitor");
-  ASSERT_TRUE(sm) << "serviceMonitor.enabled=true renders a ServiceMonitor";
+  ASSERT_TRUE(sm.IsMap()) << "serviceMonitor.enabled=true renders a ServiceMonitor";
   EXPECT_EQ(sm["apiVersion"].as<std::string>(), "monitoring.coreos.com/v1");
   EXPECT_EQ(sm["metadata"]["namespace"].as<std::string>(), "queues");
   EXPECT_EQ(sm["metadata"]["labels"]["release"].as<std::string>(), "kube-prometheus");
