@@ -46,6 +46,10 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     auto ns = req.query.count("namespace") ? req.query.at("namespace") : std::string();
     return HttpReply{200, "application/json", QueueJson(ns, limit), {}};
   });
+  dashboard_ = std::make_unique<DashboardApi>(client_, *engine_, [this](const std::string& ns, size_t limit) {
+    return QueueJson(ns, limit);
+  });
+  dashboard_->Register(*metrics_server_);
   probe_server_ = std::make_unique<HttpServer>(options_.health_probe_bind_address, 2);
   probe_server_->Handle("/healthz", [](const HttpRequestView&) { return HttpReply{200, "text/plain; charset=utf-8", "ok\n", {}}; });
   probe_server_->Handle("/readyz", [this](const HttpRequestView&) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 
+#include "controller/dashboard_api.h"
 #include "controller/http_server.h"
 #include "controller/leader_election.h"
 #include "controller/metrics.h"
@@ -41,6 +42,7 @@ class Manager {
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;
   std::unique_ptr<HttpServer> metrics_server_, probe_server_;
+  std::unique_ptr<DashboardApi> dashboard_;
 };
 
 }  // namespace berth::controller

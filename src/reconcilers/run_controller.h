@@ -112,6 +112,8 @@ class RunController {
 
   // The queue as of the last pass, in order.
   std::vector<QueueEntry> Queue() const;
+  // The Fleets as cached (with the status berth last wrote).
+  std::vector<std::shared_ptr<const Fleet>> Fleets() const { return fleets_->List(); }
   const EngineStats& stats() const { return stats_; }
 
   // Hook for metrics: called after every pass with the cycle duration and the result.
