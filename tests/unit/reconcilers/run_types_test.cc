@@ -33,8 +33,23 @@ std::string RunJson(const std::string& spec, const std::string& status = {}) {
   return out + "}";
 }
 
-std::shared_ptr<const Run> Decode(const std::string& spec) {
+// Decodes a Run whose spec is `spec` exactly.
+std::shared_ptr<const Run> DecodeExact(const std::string& spec) {
   json::Document d = MustParse(RunJson(spec));
+  auto run = DecodeRun(d);
+  EXPECT_NE(run, nullptr) << spec;
+  return run;
+}
+
+// Decodes a Run with `spec` plus, when `spec` has none, a valid template (one container), so
+// that the field under test is the only thing that can make it invalid.
+std::shared_ptr<const Run> Decode(const std::string& spec) {
+  std::string full = spec;
+  if (full.size() > 1 && full[0] == '{' && full.find("\"template\"") == std::string::npos) {
+    full = R"({"template":{"spec":{"containers":[{"name":"main","image":"busybox"}]}})" +
+           std::string(full.size() > 2 ? "," : "") + full.substr(1);
+  }
+  json::Document d = MustParse(RunJson(full));
   auto run = DecodeRun(d);
   EXPECT_NE(run, nullptr) << spec;
   return run;
@@ -245,9 +260,17 @@ TEST(DecodeRunTest, TemplateIsSerialized) {
   ASSERT_TRUE(containers->IsArray());
   EXPECT_EQ(json::GetString((*containers)[0], "image"), "busybox");
 
-  auto none = Decode("{}");
+  auto none = DecodeExact("{}");
   ASSERT_NE(none, nullptr);
   EXPECT_EQ(none->template_json, "");
+}
+
+TEST(DecodeRunTest, TemplateNeedsAContainer) {
+  for (const char* spec : {R"({})", R"({"template":{}})", R"({"template":{"spec":{"containers":[]}}})"}) {
+    auto run = DecodeExact(spec);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, "spec.template.spec.containers must list at least one container") << spec;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
