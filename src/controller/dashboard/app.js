@@ -1,0 +1,621 @@
+// berth dashboard: the queue, the fleets and a run's detail, served by berth-controller.
+// Plain JavaScript, no build step and no external resource. Every URL is relative so the page
+// also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
+//
+// Identity: the viewer's own Kubernetes token (typed into the page, kept in sessionStorage
+// only) is sent as `Authorization: Bearer`; with no token the page sends none, so a proxy in
+// front can add its own. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
+'use strict';
+
+(function () {
+  const TOKEN_KEY = 'berth.token';
+  const REFRESH_MS = 2000;
+  const STATUS_TEXT = {
+    400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+    409: 'Conflict', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error',
+    502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  // ---- small DOM helpers (text is always set with textContent: no HTML from data) ----------
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') node.className = v;
+      else if (k === 'text') node.textContent = v;
+      else if (k === 'dataset') Object.assign(node.dataset, v);
+      else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
+      else node.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c === undefined || c === null || c === false) continue;
+      node.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    }
+    return node;
+  }
+
+  function setText(node, text) {
+    const t = text === undefined || text === null ? '' : String(text);
+    if (node.textContent !== t) node.textContent = t;
+  }
+
+  function table(caption, headers, rows, cls) {
+    return el('div', { class: 'table-wrap' },
+      el('table', { class: 'data ' + (cls || '') },
+        el('caption', { class: 'sr-only', text: caption }),
+        el('thead', {}, el('tr', {}, headers.map((h) => el('th', { scope: 'col', class: h.cls, text: h.label || h })))),
+        el('tbody', {}, rows)));
+  }
+
+  // ---- formatting ----------------------------------------------------------------------------
+
+  function fmtDuration(seconds) {
+    if (seconds === undefined || seconds === null || !isFinite(seconds)) return '—';
+    let s = Math.max(0, Math.floor(seconds));
+    const d = Math.floor(s / 86400); s -= d * 86400;
+    const h = Math.floor(s / 3600); s -= h * 3600;
+    const m = Math.floor(s / 60); s -= m * 60;
+    if (d > 0) return `${d}d ${h}h`;
+    if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+    if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
+    return `${s}s`;
+  }
+
+  function parseTime(t) {
+    if (!t) return null;
+    const ms = Date.parse(t);
+    return isNaN(ms) ? null : ms;
+  }
+
+  function fmtTime(t) {
+    const ms = parseTime(t);
+    if (ms === null) return '—';
+    const d = new Date(ms);
+    const pad = (n) => String(n).padStart(2, '0');
+    const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+    const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    return `${date} ${time} (${fmtAgo(ms)})`;
+  }
+
+  function fmtAgo(ms) {
+    const diff = (Date.now() - ms) / 1000;
+    return diff >= 0 ? `${fmtDuration(diff)} ago` : `in ${fmtDuration(-diff)}`;
+  }
+
+  function statusLabel(status) {
+    if (!status) return 'no answer';
+    return `${status} ${STATUS_TEXT[status] || ''}`.trim();
+  }
+
+  function runKey(ns, name) { return `${ns}/${name}`; }
+  function runHref(ns, name) { return `#/runs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
+  function runApi(ns, name) { return `api/runs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
+
+  // ---- token ---------------------------------------------------------------------------------
+
+  function getToken() {
+    try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch (e) { return ''; }
+  }
+
+  function setToken(t) {
+    try {
+      if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
+    } catch (e) { /* storage disabled: the token lives only as long as this page */ }
+    memoryToken = t;
+    showTokenState();
+  }
+
+  let memoryToken = getToken();
+
+  function currentToken() { return getToken() || memoryToken || ''; }
+
+  function showTokenState() {
+    setText($('token-state'), currentToken()
+      ? 'A token is set for this tab; requests carry it.'
+      : 'No token: requests carry none (a proxy in front may add yours).');
+    $('token-form').classList.toggle('has-token', !!currentToken());
+  }
+
+  // ---- API -----------------------------------------------------------------------------------
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  async function api(path, options) {
+    const opts = options || {};
+    const headers = Object.assign({ Accept: 'application/json' }, opts.headers || {});
+    const t = currentToken();
+    if (t) headers.Authorization = `Bearer ${t}`;
+    let res;
+    try {
+      res = await fetch(path, { method: opts.method || 'GET', headers, body: opts.body, cache: 'no-store', credentials: 'same-origin' });
+    } catch (e) {
+      throw new ApiError(0, `cannot reach the controller (${e.message})`);
+    }
+    const text = await res.text();
+    let data = null;
+    try { data = text ? JSON.parse(text) : null; } catch (e) { data = null; }
+    if (!res.ok) {
+      let message = '';
+      if (data && typeof data.error === 'string') message = data.error;
+      else if (data && typeof data.message === 'string') message = data.message;  // a Kubernetes Status
+      else message = text.trim().slice(0, 500) || res.statusText || 'no message';
+      throw new ApiError(res.status, message);
+    }
+    if (data === null) throw new ApiError(res.status, 'the answer is not JSON');
+    return data;
+  }
+
+  // ---- banners -------------------------------------------------------------------------------
+
+  function showNotice(kind, title, detail) {
+    const box = $('notice');
+    box.className = `banner banner-${kind}`;
+    box.setAttribute('role', kind === 'error' ? 'alert' : 'status');
+    const p = $('notice-text');
+    p.textContent = '';
+    p.appendChild(el('strong', { text: title }));
+    if (detail) p.appendChild(el('span', { class: 'detail', text: ' ' + detail }));
+    box.hidden = false;
+  }
+
+  function hideNotice() { $('notice').hidden = true; }
+
+  function showLoadError(what, err) {
+    const box = $('load-error');
+    setText(box, `Could not load ${what}: ${err.message} (${statusLabel(err.status)}). Showing the last data; retrying.`);
+    box.hidden = false;
+  }
+
+  function hideLoadError() { $('load-error').hidden = true; }
+
+  function markUpdated(id) { setText($(id), `Updated ${new Date().toLocaleTimeString()}`); }
+
+  // ---- priority control (queue rows and the run page) ----------------------------------------
+
+  function priorityForm(ns, name, value) {
+    const key = runKey(ns, name);
+    const input = el('input', {
+      type: 'number', min: 0, max: 100, step: 1, inputmode: 'numeric', required: true,
+      class: 'priority-input', 'aria-label': `Priority of ${key}`, dataset: { server: String(value) },
+    });
+    input.value = String(value);
+    const button = el('button', { type: 'submit', class: 'priority-set', 'aria-label': `Set priority of ${key}`, text: 'Set' });
+    const form = el('form', { class: 'priority-form', novalidate: true, dataset: { run: key } }, input, button);
+    input.addEventListener('input', () => form.classList.toggle('dirty', input.value !== input.dataset.server));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      submitPriority(ns, name, input, button, form);
+    });
+    return form;
+  }
+
+  // Updates the control to the server's value unless the viewer is editing it.
+  function syncPriorityForm(form, value) {
+    const input = form.querySelector('input');
+    const editing = input.value !== input.dataset.server;
+    input.dataset.server = String(value);
+    if (!editing) input.value = String(value);
+    form.classList.toggle('dirty', input.value !== input.dataset.server);
+  }
+
+  async function submitPriority(ns, name, input, button, form) {
+    const key = runKey(ns, name);
+    const raw = input.value.trim();
+    if (!/^\d+$/.test(raw) || Number(raw) > 100) {
+      showNotice('error', `Priority of ${key} not changed:`, `the priority must be a whole number from 0 to 100 (got "${raw}").`);
+      input.focus();
+      return;
+    }
+    const value = Number(raw);
+    button.disabled = true;
+    form.setAttribute('aria-busy', 'true');
+    try {
+      const r = await api(`${runApi(ns, name)}/priority`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' },
+        body: JSON.stringify({ priority: value }),
+      });
+      const now = typeof r.priority === 'number' ? r.priority : value;
+      input.dataset.server = String(now);
+      input.value = String(now);
+      form.classList.remove('dirty');
+      showNotice('ok', `Priority of ${key} set to ${now}.`, 'The queue re-orders in a moment.');
+      refreshNow();
+    } catch (err) {
+      // Show the real (unchanged) priority again, and the API server's own words.
+      input.value = input.dataset.server;
+      form.classList.remove('dirty');
+      let hint = '';
+      if (err.status === 401) hint = ' Enter a Kubernetes token that may patch runs.';
+      else if (err.status === 403 && !/csrf|cross/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
+      const said = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`;
+      showNotice('error', `Priority of ${key} not changed (${statusLabel(err.status)}):`, said + hint);
+    } finally {
+      button.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  }
+
+  // ---- Queue ---------------------------------------------------------------------------------
+
+  const queueRows = new Map();  // "ns/name" -> { tr, cells, form }
+
+  function queueRow(item) {
+    const key = runKey(item.namespace, item.name);
+    let row = queueRows.get(key);
+    if (row) return row;
+    const cells = {
+      position: el('td', { class: 'num position' }),
+      run: el('th', { scope: 'row', class: 'run' }, el('a', { href: runHref(item.namespace, item.name), text: key })),
+      priority: el('td', { class: 'num' }),
+      effective: el('td', { class: 'num effective' }),
+      wait: el('td', { class: 'num wait' }),
+      nodes: el('td', { class: 'num nodes' }),
+      fleets: el('td', { class: 'fleets' }),
+      why: el('td', { class: 'why' }),
+    };
+    const form = priorityForm(item.namespace, item.name, item.priority);
+    cells.priority.appendChild(form);
+    const tr = el('tr', { dataset: { run: key } }, Object.values(cells));
+    row = { tr, cells, form };
+    queueRows.set(key, row);
+    return row;
+  }
+
+  function renderQueue(data) {
+    const body = $('queue-body');
+    const items = Array.isArray(data.items) ? data.items : [];
+    const seen = new Set();
+    const wanted = [];
+    for (const item of items) {
+      const row = queueRow(item);
+      const key = runKey(item.namespace, item.name);
+      seen.add(key);
+      wanted.push(row.tr);
+      row.tr.dataset.position = String(item.position);
+      setText(row.cells.position, item.position);
+      syncPriorityForm(row.form, item.priority);
+      setText(row.cells.effective, item.effectivePriority);
+      row.cells.effective.title = item.effectivePriority > item.priority
+        ? `aged: +${item.effectivePriority - item.priority} for waiting` : '';
+      setText(row.cells.wait, fmtDuration(item.waitSeconds));
+      row.cells.wait.title = item.submittedAt ? `submitted ${item.submittedAt}` : '';
+      setText(row.cells.nodes, item.nodes);
+      setText(row.cells.fleets, Array.isArray(item.fleets) && item.fleets.length ? item.fleets.join(', ') : 'any');
+      const why = row.cells.why;
+      const reason = item.reason || '';
+      const message = item.message || '';
+      if (why.dataset.reason !== reason || why.dataset.message !== message) {
+        why.dataset.reason = reason;
+        why.dataset.message = message;
+        why.textContent = '';
+        if (reason) why.appendChild(el('span', { class: 'reason', text: reason }));
+        if (message) why.appendChild(el('span', { class: 'message', text: message }));
+      }
+    }
+    for (const [key, row] of queueRows) {
+      if (!seen.has(key)) {
+        row.tr.remove();
+        queueRows.delete(key);
+      }
+    }
+    // Re-order only when needed, keeping the focus (and an edit in progress) where it was.
+    const current = Array.from(body.children);
+    if (current.length !== wanted.length || current.some((tr, i) => tr !== wanted[i])) {
+      const active = document.activeElement;
+      const selection = active && active.tagName === 'INPUT' ? [active.selectionStart, active.selectionEnd] : null;
+      for (const tr of wanted) body.appendChild(tr);
+      if (active && active !== document.activeElement && document.contains(active)) {
+        active.focus({ preventScroll: true });
+        if (selection && selection[0] !== null) {
+          try { active.setSelectionRange(selection[0], selection[1]); } catch (e) { /* number inputs */ }
+        }
+      }
+    }
+    $('queue-empty').hidden = items.length > 0;
+    $('queue-table').hidden = items.length === 0;
+    const total = typeof data.total === 'number' ? data.total : items.length;
+    const runs = (n) => `${n} run${n === 1 ? '' : 's'}`;
+    setText($('queue-summary'), total === items.length
+      ? `${runs(total)} waiting.`
+      : `${runs(total)} waiting; showing the first ${items.length}.`);
+    markUpdated('queue-updated');
+  }
+
+  async function loadQueue(route) {
+    const ns = route.query.get('namespace') || '';
+    const input = $('queue-namespace');
+    if (document.activeElement !== input) input.value = ns;
+    const data = await api(ns ? `api/queue?namespace=${encodeURIComponent(ns)}` : 'api/queue');
+    if (!isCurrent(route)) return;
+    renderQueue(data);
+  }
+
+  // ---- Fleets --------------------------------------------------------------------------------
+
+  const STATE_CLASS = { Retired: 'retired', Expired: 'expired', NotReady: 'notready', Invalid: 'invalid' };
+
+  function blockCells(inst) {
+    const total = Math.max(0, inst.totalBlocks | 0);
+    const busy = Math.min(total, Math.max(0, inst.busyBlocks | 0));
+    const free = STATE_CLASS[inst.state] || 'idle';
+    const label = total === 0
+      ? `no usable block (${inst.state})`
+      : `${busy} of ${total} block${total === 1 ? '' : 's'} busy` + (free !== 'idle' ? `, the others ${inst.state}` : '');
+    const grid = el('div', { class: 'blocks', role: 'img', 'aria-label': label, title: label });
+    if (total === 0) grid.appendChild(el('span', { class: `block ${free}` }));
+    for (let i = 0; i < total; i++) {
+      grid.appendChild(el('span', { class: `block ${i < busy ? 'busy' : free}`, dataset: { state: i < busy ? 'busy' : free } }));
+    }
+    return el('div', { class: 'blocks-cell' }, grid, el('span', { class: 'blocks-count', 'aria-hidden': 'true', text: `${busy}/${total}` }));
+  }
+
+  function expiryText(expiresAt) {
+    const ms = parseTime(expiresAt);
+    if (ms === null) return { text: 'never', title: 'no expiry' };
+    const left = (ms - Date.now()) / 1000;
+    return {
+      text: left > 0 ? `${fmtDuration(left)} left` : `expired ${fmtDuration(-left)} ago`,
+      title: `expires at ${expiresAt}`,
+    };
+  }
+
+  function renderFleet(f) {
+    const id = `fleet-${f.name}`;
+    const max = f.maxRunsPerInstance === null || f.maxRunsPerInstance === undefined ? null : f.maxRunsPerInstance;
+    const facts = el('dl', { class: 'facts' },
+      el('div', {}, el('dt', { text: 'Instances ready' }), el('dd', { text: `${f.readyInstances} of ${f.totalInstances}` })),
+      el('div', {}, el('dt', { text: 'Blocks busy' }), el('dd', { text: `${f.busyBlocks} of ${f.totalBlocks}` })),
+      el('div', {}, el('dt', { text: 'Blocks per instance' }), el('dd', { text: f.blocks })),
+      el('div', {}, el('dt', { text: 'Placement' }), el('dd', { text: f.placement })),
+      el('div', {}, el('dt', { text: 'Max runs per instance' }), el('dd', { text: max === null ? 'unlimited' : max })));
+    const conds = (f.conditions || []).map((c) =>
+      el('li', { class: `condition ${c.status === 'True' ? 'ok' : 'bad'}` },
+        el('strong', { text: `${c.type}: ${c.status}` }),
+        c.reason ? ` (${c.reason})` : '',
+        c.message ? ` — ${c.message}` : ''));
+    const rows = (f.instances || []).map((inst) => {
+      const exp = expiryText(inst.expiresAt);
+      return el('tr', { dataset: { node: inst.node, state: inst.state } },
+        el('th', { scope: 'row', class: 'node', text: inst.node }),
+        el('td', {}, blockCells(inst)),
+        el('td', { class: 'num', text: max === null ? String(inst.runsStarted) : `${inst.runsStarted} of ${max}` }),
+        el('td', { class: 'expiry', title: exp.title, text: exp.text }),
+        el('td', {}, el('span', { class: `state state-${String(inst.state).toLowerCase()}`, text: inst.state })),
+        el('td', { class: 'message', text: inst.message || '' }));
+    });
+    return el('section', { class: 'fleet', 'aria-labelledby': id, dataset: { fleet: f.name } },
+      el('h2', { id, text: f.name }),
+      facts,
+      conds.length ? el('ul', { class: 'conditions', 'aria-label': `Conditions of ${f.name}` }, conds) : null,
+      rows.length
+        ? table(`Instances of fleet ${f.name}`, ['Instance', 'Blocks', { label: 'Runs started', cls: 'num' }, 'Expires', 'State', 'Message'], rows, 'instances')
+        : el('p', { class: 'empty', text: 'No node matches this fleet.' }));
+  }
+
+  function renderFleets(data) {
+    const items = Array.isArray(data.items) ? data.items : [];
+    const list = $('fleets-list');
+    const scroll = window.scrollY;
+    list.replaceChildren(...items.map(renderFleet));
+    window.scrollTo(0, scroll);
+    $('fleets-empty').hidden = items.length > 0;
+    markUpdated('fleets-updated');
+  }
+
+  async function loadFleets(route) {
+    const data = await api('api/fleets');
+    if (!isCurrent(route)) return;
+    renderFleets(data);
+  }
+
+  // ---- Run detail ----------------------------------------------------------------------------
+
+  let runView = null;  // { key, form, body }
+
+  function fact(label, value, cls) {
+    return el('div', { class: cls }, el('dt', { text: label }), el('dd', {}, value === undefined || value === null || value === '' ? '—' : value));
+  }
+
+  function renderRun(route, data) {
+    const run = data.run || {};
+    const meta = run.metadata || {};
+    const spec = run.spec || {};
+    const st = run.status || {};
+    const key = runKey(route.ns, route.name);
+    if (!runView || runView.key !== key) {
+      const form = priorityForm(route.ns, route.name, spec.priority === undefined ? 50 : spec.priority);
+      const body = el('div', { class: 'run-body' });
+      runView = { key, form, body };
+      $('run-content').replaceChildren(
+        el('div', { class: 'run-priority' }, el('span', { class: 'label', text: 'Priority' }), form),
+        body);
+    }
+    syncPriorityForm(runView.form, spec.priority === undefined ? 50 : spec.priority);
+
+    const phase = st.phase || 'Pending';
+    const gen = meta.generation;
+    const observed = st.observedGeneration;
+    const facts = el('dl', { class: 'facts run-facts' },
+      fact('Phase', el('span', { class: `phase phase-${phase.toLowerCase()}`, text: phase })),
+      fact('Reason', st.reason),
+      fact('Message', st.message, 'wide'),
+      fact('Effective priority', st.effectivePriority),
+      fact('Queue position', st.queuePosition),
+      fact('Nodes', spec.nodes === undefined ? 1 : spec.nodes),
+      fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
+      fact('Fleet', st.fleet),
+      fact('Max duration', spec.maxDuration || 'off'),
+      fact('Retry', spec.retry ? `on ${(spec.retry.onEvents || ['no-capacity', 'interruption', 'error']).join(', ')} for ${spec.retry.duration || '1h'}` : 'none'),
+      fact('Resubmissions', st.resubmissions === undefined ? 0 : st.resubmissions),
+      fact('Submitted', st.submittedAt || meta.creationTimestamp ? fmtTime(st.submittedAt || meta.creationTimestamp) : ''),
+      fact('Scheduled', st.scheduledAt ? fmtTime(st.scheduledAt) : ''),
+      fact('Started', st.startedAt ? fmtTime(st.startedAt) : ''),
+      fact('Finished', st.finishedAt ? fmtTime(st.finishedAt) : ''),
+      fact('Generation', gen === undefined ? '' : (observed === undefined || observed === gen ? String(gen) : `${gen} (status reflects ${observed})`)));
+
+    const conditions = (st.conditions || []).map((c) => el('tr', {},
+      el('th', { scope: 'row', text: c.type }),
+      el('td', { text: c.status }),
+      el('td', { text: c.reason || '' }),
+      el('td', { text: c.message || '' }),
+      el('td', { text: c.lastTransitionTime ? fmtTime(c.lastTransitionTime) : '' })));
+    const placement = (st.placement || []).map((p) => el('tr', {},
+      el('td', { class: 'num', text: p.rank }),
+      el('th', { scope: 'row', text: p.node || '' }),
+      el('td', { class: 'num', text: p.blocks }),
+      el('td', { text: p.pod || '' })));
+    const evTime = (e) => e.lastTimestamp || e.eventTime || e.firstTimestamp || (e.metadata || {}).creationTimestamp || '';
+    const rv = (e) => Number((e.metadata || {}).resourceVersion) || 0;
+    const events = (Array.isArray(data.events) ? data.events.slice() : [])
+      .sort((a, b) => ((parseTime(evTime(a)) || 0) - (parseTime(evTime(b)) || 0)) || (rv(a) - rv(b)))
+      .map((e) => el('tr', { class: e.type === 'Warning' ? 'warning' : '' },
+        el('td', { text: e.type || '' }),
+        el('th', { scope: 'row', text: e.reason || '' }),
+        el('td', { text: e.message || '' }),
+        el('td', { class: 'num', text: e.count || 1 }),
+        el('td', { text: evTime(e) ? fmtTime(evTime(e)) : '' }),
+        el('td', { text: (e.source && e.source.component) || e.reportingComponent || '' })));
+
+    runView.body.replaceChildren(
+      facts,
+      el('h2', { id: 'run-conditions', text: 'Conditions' }),
+      conditions.length
+        ? table('Conditions', ['Type', 'Status', 'Reason', 'Message', 'Last transition'], conditions, 'conditions')
+        : el('p', { class: 'empty', text: 'No condition yet.' }),
+      el('h2', { id: 'run-placement', text: 'Placement' }),
+      placement.length
+        ? table('Placement, in rank order', [{ label: 'Rank', cls: 'num' }, 'Node', { label: 'Blocks', cls: 'num' }, 'Pod'], placement, 'placement')
+        : el('p', { class: 'empty', text: 'Not placed yet.' }),
+      el('h2', { id: 'run-events', text: 'Events' }),
+      events.length
+        ? table('Events, oldest first', ['Type', 'Reason', 'Message', { label: 'Count', cls: 'num' }, 'Last seen', 'From'], events, 'events')
+        : el('p', { class: 'empty', text: 'No event.' }));
+    markUpdated('run-updated');
+  }
+
+  async function loadRun(route) {
+    setText($('run-title'), `Run ${runKey(route.ns, route.name)}`);
+    try {
+      const data = await api(runApi(route.ns, route.name));
+      if (!isCurrent(route)) return;
+      renderRun(route, data);
+    } catch (err) {
+      if (!isCurrent(route)) return;
+      runView = null;
+      $('run-content').replaceChildren(el('p', { class: 'error-text', role: 'alert' },
+        el('strong', { text: `Cannot show run ${runKey(route.ns, route.name)} (${statusLabel(err.status)}):` }),
+        ' ' + err.message));
+      throw err;
+    }
+  }
+
+  // ---- router and refresh loop ---------------------------------------------------------------
+
+  let route = null;
+  let timer = null;
+  let routeSeq = 0;
+
+  function parseRoute() {
+    const hash = location.hash.replace(/^#\/?/, '');
+    const q = hash.indexOf('?');
+    const path = q >= 0 ? hash.slice(0, q) : hash;
+    const query = new URLSearchParams(q >= 0 ? hash.slice(q + 1) : '');
+    let parts;
+    try { parts = path.split('/').filter(Boolean).map(decodeURIComponent); } catch (e) { parts = ['?']; }
+    if (parts.length === 0 || (parts[0] === 'queue' && parts.length === 1)) return { view: 'queue', query, title: 'Queue', load: loadQueue, what: 'the queue' };
+    if (parts[0] === 'fleets' && parts.length === 1) return { view: 'fleets', query, title: 'Fleets', load: loadFleets, what: 'the fleets' };
+    if (parts[0] === 'runs' && parts.length === 3) {
+      return { view: 'run', query, ns: parts[1], name: parts[2], title: `Run ${parts[1]}/${parts[2]}`, load: loadRun, what: 'the run' };
+    }
+    return { view: 'missing', query, title: 'Not found' };
+  }
+
+  function isCurrent(r) { return route === r; }
+
+  function showRoute() {
+    clearTimeout(timer);
+    const r = parseRoute();
+    r.seq = ++routeSeq;
+    route = r;
+    for (const v of document.querySelectorAll('.view')) v.hidden = v.id !== `view-${r.view}`;
+    for (const a of document.querySelectorAll('[data-nav]')) {
+      if (a.dataset.nav === r.view) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+    }
+    document.title = `${r.title} · berth`;
+    hideLoadError();
+    if (r.view !== 'run') runView = null;
+    tick(r);
+  }
+
+  async function tick(r) {
+    if (!r.load || !isCurrent(r)) return;
+    try {
+      await r.load(r);
+      if (isCurrent(r)) hideLoadError();
+    } catch (err) {
+      if (isCurrent(r)) showLoadError(r.what, err);
+    }
+    if (isCurrent(r)) {
+      clearTimeout(timer);
+      timer = setTimeout(() => { if (!document.hidden) tick(r); else waiting = r; }, REFRESH_MS);
+    }
+  }
+
+  let waiting = null;  // a refresh skipped while the tab was hidden
+
+  function refreshNow() {
+    if (!route) return;
+    clearTimeout(timer);
+    tick(route);
+  }
+
+  // ---- wiring --------------------------------------------------------------------------------
+
+  function init() {
+    $('token-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const input = $('token');
+      const t = input.value.trim();
+      input.value = '';
+      if (!t) {
+        showNotice('error', 'No token entered.', 'Paste a Kubernetes bearer token, or use "Forget" to send none.');
+        return;
+      }
+      setToken(t);
+      showNotice('ok', 'Token set for this tab.', 'It is kept in this tab\'s session storage only and sent as "Authorization: Bearer".');
+      refreshNow();
+    });
+    $('token-clear').addEventListener('click', () => {
+      $('token').value = '';
+      setToken('');
+      showNotice('ok', 'Token forgotten.', 'Requests now carry no token.');
+      refreshNow();
+    });
+    $('notice-close').addEventListener('click', hideNotice);
+    $('queue-filter').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const ns = $('queue-namespace').value.trim();
+      location.hash = ns ? `#/queue?namespace=${encodeURIComponent(ns)}` : '#/queue';
+    });
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden && waiting && isCurrent(waiting)) {
+        waiting = null;
+        refreshNow();
+      }
+    });
+    window.addEventListener('hashchange', () => { hideNotice(); showRoute(); });
+    showTokenState();
+    showRoute();
+  }
+
+  init();
+})();
