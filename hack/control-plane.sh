@@ -133,6 +133,11 @@ case "$CMD" in
     trap 'log "start failed or interrupted; stopping"; do_stop; exit 1' ERR INT TERM
     openssl rand -hex 24 > "$DIR/admin.token"
     echo "$(cat "$DIR/admin.token"),admin,admin,system:masters" > "$DIR/tokens.csv"
+    # Two users without any group: tests grant them what they need with RBAC (dashboard test).
+    openssl rand -hex 24 > "$DIR/editor.token"
+    openssl rand -hex 24 > "$DIR/viewer.token"
+    echo "$(cat "$DIR/editor.token"),editor,editor" >> "$DIR/tokens.csv"
+    echo "$(cat "$DIR/viewer.token"),viewer,viewer" >> "$DIR/tokens.csv"
     # A client CA and one client certificate (user cert-admin in system:masters) for mutual TLS.
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$DIR/client-ca.key" -out "$DIR/client-ca.crt" \
       -days 3650 -subj "/CN=berth-local-client-ca" 2>/dev/null
