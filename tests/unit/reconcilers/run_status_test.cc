@@ -1,0 +1,276 @@
+#include "reconcilers/run_status.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "k8s/json.h"
+#include "k8s/timefmt.h"
+
+namespace berth::reconcilers {
+namespace {
+
+namespace json = k8s::json;
+using std::chrono::seconds;
+
+const k8s::TimePoint kT0 = k8s::TimePoint(std::chrono::milliseconds(1'767'323'045'000));  // 2026-01-02T03:04:05Z
+
+json::Document MustParse(const std::string& text) {
+  auto d = json::Parse(text);
+  EXPECT_TRUE(d.ok()) << text << ": " << d.status().message();
+  return d.ok() ? std::move(d).value() : json::Document();
+}
+
+// ---------------------------------------------------------------------------------------------
+// SetCondition
+
+TEST(SetConditionTest, AddsANewConditionWithTheTimeOfTheCall) {
+  std::vector<Condition> conds;
+  SetCondition(conds, "Scheduled", "False", "Queued", "waiting for capacity", 2, kT0);
+  ASSERT_EQ(conds.size(), 1u);
+  EXPECT_EQ(conds[0].type, "Scheduled");
+  EXPECT_EQ(conds[0].status, "False");
+  EXPECT_EQ(conds[0].reason, "Queued");
+  EXPECT_EQ(conds[0].message, "waiting for capacity");
+  EXPECT_EQ(conds[0].observed_generation, 2);
+  EXPECT_EQ(conds[0].last_transition_time, "2026-01-02T03:04:05Z");
+}
+
+TEST(SetConditionTest, TransitionTimeMovesOnlyWhenTheStatusChanges) {
+  struct Case {
+    std::string name;
+    std::string status, reason, message;
+    int64_t generation;
+    bool want_new_time;
+  };
+  const std::vector<Case> cases = {
+      {"nothing changes", "False", "Queued", "position 3", 1, false},
+      {"message changes", "False", "Queued", "position 2", 1, false},
+      {"reason changes", "False", "NoCapacity", "no fleet fits", 1, false},
+      {"generation changes", "False", "Queued", "position 3", 2, false},
+      {"False -> True", "True", "Placed", "on n1", 1, true},
+      {"False -> Unknown", "Unknown", "NodeLost", "", 1, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<Condition> conds;
+    SetCondition(conds, "Ready", "True", "AllPodsRunning", "", 1, kT0 - seconds(300));
+    SetCondition(conds, "Scheduled", "False", "Queued", "position 3", 1, kT0 - seconds(60));
+    SetCondition(conds, "Finished", "False", "Running", "", 1, kT0 - seconds(30));
+    const std::vector<Condition> before = conds;
+
+    SetCondition(conds, "Scheduled", c.status, c.reason, c.message, c.generation, kT0);
+    ASSERT_EQ(conds.size(), 3u) << "an existing condition is updated in place";
+    const Condition& s = conds[1];
+    EXPECT_EQ(s.type, "Scheduled");
+    EXPECT_EQ(s.status, c.status);
+    EXPECT_EQ(s.reason, c.reason);
+    EXPECT_EQ(s.message, c.message);
+    EXPECT_EQ(s.observed_generation, c.generation);
+    EXPECT_EQ(s.last_transition_time,
+              c.want_new_time ? "2026-01-02T03:04:05Z" : k8s::FormatRfc3339(kT0 - seconds(60)));
+    // The others are untouched.
+    EXPECT_TRUE(conds[0] == before[0]);
+    EXPECT_TRUE(conds[2] == before[2]);
+  }
+}
+
+TEST(SetConditionTest, ChangingBackAndForthRecordsEachTransition) {
+  std::vector<Condition> conds;
+  SetCondition(conds, "Ready", "False", "Starting", "", 1, kT0);
+  SetCondition(conds, "Ready", "True", "AllPodsRunning", "", 1, kT0 + seconds(10));
+  SetCondition(conds, "Ready", "True", "AllPodsRunning", "", 1, kT0 + seconds(20));
+  EXPECT_EQ(conds[0].last_transition_time, k8s::FormatRfc3339(kT0 + seconds(10)));
+  SetCondition(conds, "Ready", "False", "PodFailed", "", 1, kT0 + seconds(30));
+  EXPECT_EQ(conds[0].last_transition_time, k8s::FormatRfc3339(kT0 + seconds(30)));
+  EXPECT_EQ(conds.size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DiffersInMoreThanPositionAndMessage / SameStatus
+
+RunStatus BaseStatus() {
+  RunStatus s;
+  s.phase = "Running";
+  s.reason = "AllPodsRunning";
+  s.message = "2 pods running";
+  s.queue_position = std::nullopt;
+  s.effective_priority = 60;
+  s.fleet = "a100";
+  s.placement = {PlacementEntry{0, "n1", 4, "train-0"}, PlacementEntry{1, "n2", 4, "train-1"}};
+  s.submitted_at = "2026-01-02T03:00:00Z";
+  s.scheduled_at = "2026-01-02T03:01:00Z";
+  s.started_at = "2026-01-02T03:02:00Z";
+  s.resubmissions = 1;
+  s.observed_generation = 4;
+  s.conditions = {Condition{"Scheduled", "True", "Placed", "on a100", "2026-01-02T03:01:00Z", 4},
+                  Condition{"Ready", "True", "AllPodsRunning", "", "2026-01-02T03:02:00Z", 4}};
+  return s;
+}
+
+TEST(RunStatusCompareTest, TruthTable) {
+  struct Case {
+    std::string name;
+    std::function<void(RunStatus&)> change;
+    bool want_differs;  // DiffersInMoreThanPositionAndMessage
+    bool want_same;     // SameStatus
+  };
+  const std::vector<Case> cases = {
+      {"identical", [](RunStatus&) {}, false, true},
+      // Fields refreshed lazily: not worth an immediate write, but not the same status.
+      {"message", [](RunStatus& s) { s.message = "still running"; }, false, false},
+      {"queue position moves", [](RunStatus& s) { s.queue_position = 7; }, true, false},
+      {"condition message", [](RunStatus& s) { s.conditions[0].message = "on a100 (n1, n2)"; }, false, false},
+      {"condition transition time", [](RunStatus& s) { s.conditions[1].last_transition_time = "2026-01-02T04:00:00Z"; },
+       false, false},
+      // Everything else is a real change.
+      {"phase", [](RunStatus& s) { s.phase = "Succeeded"; }, true, false},
+      {"reason", [](RunStatus& s) { s.reason = "Other"; }, true, false},
+      {"effective priority", [](RunStatus& s) { s.effective_priority = 61; }, true, false},
+      {"effective priority cleared", [](RunStatus& s) { s.effective_priority.reset(); }, true, false},
+      {"fleet", [](RunStatus& s) { s.fleet = "h100"; }, true, false},
+      {"placement node", [](RunStatus& s) { s.placement[1].node = "n3"; }, true, false},
+      {"placement blocks", [](RunStatus& s) { s.placement[0].blocks = 2; }, true, false},
+      {"placement pod", [](RunStatus& s) { s.placement[0].pod = "train-r1-0"; }, true, false},
+      {"placement rank", [](RunStatus& s) { s.placement[0].rank = 5; }, true, false},
+      {"placement shorter", [](RunStatus& s) { s.placement.pop_back(); }, true, false},
+      {"placement cleared", [](RunStatus& s) { s.placement.clear(); }, true, false},
+      {"submittedAt", [](RunStatus& s) { s.submitted_at = "x"; }, true, false},
+      {"scheduledAt", [](RunStatus& s) { s.scheduled_at = ""; }, true, false},
+      {"startedAt", [](RunStatus& s) { s.started_at = ""; }, true, false},
+      {"finishedAt", [](RunStatus& s) { s.finished_at = "2026-01-02T05:00:00Z"; }, true, false},
+      {"resubmissions", [](RunStatus& s) { s.resubmissions = 2; }, true, false},
+      {"observedGeneration", [](RunStatus& s) { s.observed_generation = 5; }, true, false},
+      {"condition status", [](RunStatus& s) { s.conditions[1].status = "False"; }, true, false},
+      {"condition reason", [](RunStatus& s) { s.conditions[1].reason = "PodFailed"; }, true, false},
+      {"condition generation", [](RunStatus& s) { s.conditions[0].observed_generation = 5; }, true, false},
+      {"condition type", [](RunStatus& s) { s.conditions[0].type = "Finished"; }, true, false},
+      {"condition added", [](RunStatus& s) { s.conditions.push_back(Condition{"Finished", "False", "Running", "", "t", 4}); },
+       true, false},
+      {"conditions reordered", [](RunStatus& s) { std::swap(s.conditions[0], s.conditions[1]); }, true, false},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const RunStatus a = BaseStatus();
+    RunStatus b = BaseStatus();
+    c.change(b);
+    EXPECT_EQ(DiffersInMoreThanPositionAndMessage(a, b), c.want_differs);
+    EXPECT_EQ(DiffersInMoreThanPositionAndMessage(b, a), c.want_differs) << "must be symmetric";
+    EXPECT_EQ(SameStatus(a, b), c.want_same);
+    EXPECT_EQ(SameStatus(b, a), c.want_same) << "must be symmetric";
+  }
+}
+
+TEST(RunStatusCompareTest, QueuePositionWhilePending) {
+  RunStatus a;
+  a.phase = "Pending";
+  a.queue_position = 3;
+  RunStatus b = a;
+  EXPECT_TRUE(SameStatus(a, b));
+  b.queue_position = 2;  // moving up the queue: refreshed lazily
+  EXPECT_FALSE(DiffersInMoreThanPositionAndMessage(a, b));
+  EXPECT_FALSE(SameStatus(a, b));
+  b.queue_position.reset();  // leaving the first 100 places (or the queue): a real change
+  EXPECT_TRUE(DiffersInMoreThanPositionAndMessage(a, b));
+  EXPECT_TRUE(SameStatus(RunStatus{}, RunStatus{}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// RunStatusPatch
+
+TEST(RunStatusPatchTest, EmptyStatusWritesNullsAndNoPrecondition) {
+  json::Document d = MustParse(RunStatusPatch(RunStatus{}, ""));
+  ASSERT_TRUE(d.IsObject());
+  EXPECT_FALSE(d.HasMember("metadata")) << "no resourceVersion: an unconditional write";
+  const json::Value* st = json::Find(d, {"status"});
+  ASSERT_NE(st, nullptr);
+  for (const char* key : {"phase", "reason", "message", "queuePosition", "effectivePriority", "fleet", "placement",
+                          "submittedAt", "scheduledAt", "startedAt", "finishedAt"}) {
+    ASSERT_TRUE(st->HasMember(key)) << key << " must be written (as null) so a merge patch clears it";
+    EXPECT_TRUE((*st)[key].IsNull()) << key;
+  }
+  EXPECT_EQ(json::GetInt(*st, "resubmissions", -1), 0);
+  EXPECT_EQ(json::GetInt(*st, "observedGeneration", -1), 0);
+  ASSERT_TRUE(st->HasMember("conditions"));
+  ASSERT_TRUE((*st)["conditions"].IsArray());
+  EXPECT_EQ((*st)["conditions"].Size(), 0u);
+}
+
+TEST(RunStatusPatchTest, ResourceVersionPrecondition) {
+  json::Document d = MustParse(RunStatusPatch(RunStatus{}, "12345"));
+  EXPECT_EQ(json::GetString(json::Find(d, {"metadata", "resourceVersion"})), "12345");
+}
+
+TEST(RunStatusPatchTest, FullStatus) {
+  RunStatus s = BaseStatus();
+  s.finished_at = "2026-01-02T05:00:00Z";
+  s.queue_position = 0;
+  s.message = "line \"one\"\nline\ttwo \\ done";
+  json::Document d = MustParse(RunStatusPatch(s, "77"));
+  const json::Value* st = json::Find(d, {"status"});
+  ASSERT_NE(st, nullptr);
+  EXPECT_EQ(json::GetString(*st, "phase"), "Running");
+  EXPECT_EQ(json::GetString(*st, "reason"), "AllPodsRunning");
+  EXPECT_EQ(json::GetString(*st, "message"), s.message);
+  EXPECT_EQ(json::GetInt(*st, "queuePosition", -1), 0) << "0 is a value, not null";
+  EXPECT_EQ(json::GetInt(*st, "effectivePriority"), 60);
+  EXPECT_EQ(json::GetString(*st, "fleet"), "a100");
+  EXPECT_EQ(json::GetString(*st, "submittedAt"), "2026-01-02T03:00:00Z");
+  EXPECT_EQ(json::GetString(*st, "scheduledAt"), "2026-01-02T03:01:00Z");
+  EXPECT_EQ(json::GetString(*st, "startedAt"), "2026-01-02T03:02:00Z");
+  EXPECT_EQ(json::GetString(*st, "finishedAt"), "2026-01-02T05:00:00Z");
+  EXPECT_EQ(json::GetInt(*st, "resubmissions"), 1);
+  EXPECT_EQ(json::GetInt(*st, "observedGeneration"), 4);
+
+  const json::Value* placement = json::Find(*st, {"placement"});
+  ASSERT_NE(placement, nullptr);
+  ASSERT_TRUE(placement->IsArray());
+  ASSERT_EQ(placement->Size(), 2u);
+  for (unsigned i = 0; i < 2; ++i) {
+    const json::Value& p = (*placement)[i];
+    EXPECT_EQ(json::GetInt(p, "rank", -1), i);
+    EXPECT_EQ(json::GetString(p, "node"), "n" + std::to_string(i + 1));
+    EXPECT_EQ(json::GetInt(p, "blocks"), 4);
+    EXPECT_EQ(json::GetString(p, "pod"), "train-" + std::to_string(i));
+  }
+
+  const json::Value* conds = json::Find(*st, {"conditions"});
+  ASSERT_NE(conds, nullptr);
+  ASSERT_EQ(conds->Size(), 2u);
+  const json::Value& c0 = (*conds)[0];
+  EXPECT_EQ(json::GetString(c0, "type"), "Scheduled");
+  EXPECT_EQ(json::GetString(c0, "status"), "True");
+  EXPECT_EQ(json::GetString(c0, "reason"), "Placed");
+  EXPECT_EQ(json::GetString(c0, "message"), "on a100");
+  EXPECT_EQ(json::GetString(c0, "lastTransitionTime"), "2026-01-02T03:01:00Z");
+  EXPECT_EQ(json::GetInt(c0, "observedGeneration"), 4);
+  EXPECT_EQ(json::GetString((*conds)[1], "type"), "Ready");
+}
+
+TEST(RunStatusPatchTest, RoundTripsThroughTheDecoder) {
+  std::vector<RunStatus> statuses;
+  statuses.push_back(RunStatus{});
+  statuses.push_back(BaseStatus());
+  RunStatus pending;
+  pending.phase = "Pending";
+  pending.reason = "NoCapacity";
+  pending.message = "needs 2 idle instances; fleet \"a100\" has 1";
+  pending.queue_position = 12;
+  pending.effective_priority = 100;
+  pending.submitted_at = "2026-01-02T03:00:00Z";
+  SetCondition(pending.conditions, "Scheduled", "False", "NoCapacity", pending.message, 1, kT0);
+  statuses.push_back(pending);
+  for (const auto& s : statuses) {
+    SCOPED_TRACE(s.phase);
+    json::Document d = MustParse(RunStatusPatch(s, "1"));
+    RunStatus back = DecodeRunStatus(*json::Find(d, {"status"}));
+    EXPECT_TRUE(SameStatus(s, back)) << RunStatusPatch(s, "1");
+  }
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
