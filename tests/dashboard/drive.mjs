@@ -1,0 +1,267 @@
+// Drives the berth dashboard in Debian's headless Chromium with playwright-core.
+// Called by tests/integration/dashboard_test.cc after it set up a namespace with a fleet of one
+// slot held by a `blocker` run and three queued runs a, b, c of priority 50 (in that order),
+// and RBAC: user `editor` may get/list/patch runs (and read events) there, `viewer` may not.
+//
+//   node tests/dashboard/drive.mjs --modules DIR --url URL --namespace NS --fleet FLEET --node NODE
+//        --editor-token-file F --viewer-token-file F [--artifacts DIR] [--docs-images DIR]
+//
+// DIR is the folder whose node_modules has playwright-core (tests/dashboard/setup.sh prints it).
+// Exits 0 when every check passed; prints one line per check. Screenshots go to --artifacts
+// (default $BERTH_TEST_ARTIFACTS, else build/test-artifacts/dashboard) and, with --docs-images,
+// are also copied there for docs/dashboard.md.
+import { createRequire } from 'node:module';
+import { mkdirSync, readFileSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith('--')) throw new Error(`unexpected argument ${a}`);
+    const eq = a.indexOf('=');
+    if (eq > 0) out[a.slice(2, eq)] = a.slice(eq + 1);
+    else out[a.slice(2)] = argv[++i];
+  }
+  return out;
+}
+
+const args = parseArgs(process.argv.slice(2));
+for (const k of ['modules', 'url', 'namespace', 'fleet', 'node', 'editor-token-file', 'viewer-token-file']) {
+  if (!args[k]) {
+    console.error(`drive.mjs: --${k} is required`);
+    process.exit(2);
+  }
+}
+const require = createRequire(path.join(path.resolve(args.modules), 'package.json'));
+const { chromium } = require('playwright-core');
+
+const NS = args.namespace;
+const FLEET = args.fleet;
+const NODE = args.node;
+const BASE = args.url.endsWith('/') ? args.url : `${args.url}/`;
+const EDITOR = readFileSync(args['editor-token-file'], 'utf8').trim();
+const VIEWER = readFileSync(args['viewer-token-file'], 'utf8').trim();
+const ARTIFACTS = path.resolve(args.artifacts || process.env.BERTH_TEST_ARTIFACTS || path.join(ROOT, 'build/test-artifacts/dashboard'));
+const DOCS_IMAGES = args['docs-images'] ? path.resolve(args['docs-images']) : '';
+mkdirSync(ARTIFACTS, { recursive: true });
+if (DOCS_IMAGES) mkdirSync(DOCS_IMAGES, { recursive: true });
+
+const run = (name) => `${NS}/${name}`;
+let checks = 0;
+function check(cond, what, detail) {
+  checks++;
+  if (!cond) throw new Error(`FAILED: ${what}${detail === undefined ? '' : `\n  got: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`);
+  console.log(`ok ${checks} - ${what}`);
+}
+
+async function until(what, fn, timeoutMs = 15000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last && last.ok) return last;
+    if (Date.now() > deadline) throw new Error(`FAILED: timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const shots = [];
+async function screenshot(page, name) {
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  shots.push(file);
+  console.log(`screenshot ${file}`);
+}
+
+// The queue as the page shows it: [{run, position, priority, effective, why}].
+async function queueRows(page) {
+  return page.$$eval('#queue-body tr', (trs) => trs.map((tr) => ({
+    run: tr.dataset.run,
+    position: Number(tr.querySelector('.position').textContent),
+    priority: tr.querySelector('.priority-input').value,
+    effective: tr.querySelector('.effective').textContent,
+    why: tr.querySelector('.why').textContent,
+  })));
+}
+
+async function setToken(page, token) {
+  await page.getByLabel('Kubernetes token').fill(token);
+  await page.getByRole('button', { name: 'Use token' }).click();
+  await page.locator('#token-state', { hasText: 'A token is set' }).waitFor();
+}
+
+const profile = mkdtempSync(path.join(tmpdir(), 'berth-chromium-'));
+// A persistent context on a new empty folder: Chromium runs with a fresh --user-data-dir.
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 760 },
+  deviceScaleFactor: 1,
+});
+let page;
+const problems = [];
+let exitCode = 0;
+try {
+  page = context.pages()[0] || await context.newPage();
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) problems.push(`console error: ${m.text()}`); });
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+  const external = [];
+  page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
+
+  // 1. The queue in the right order.
+  await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
+  check(await page.title() === 'Queue · berth', 'the queue page opens', await page.title());
+  const first = await until('three queued runs', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.length === 3, rows };
+  });
+  check(JSON.stringify(first.rows.map((r) => r.run)) === JSON.stringify([run('a'), run('b'), run('c')]),
+    'the queue shows a, b, c in submission order', first.rows);
+  check(first.rows.every((r, i) => r.position === i + 1 && r.priority === '50' && r.effective === '50'),
+    'positions are 1, 2, 3 and every priority is 50', first.rows);
+  check(first.rows.every((r) => r.why.includes('NoCapacity')), 'each row says why it waits', first.rows.map((r) => r.why));
+  for (const h of ['Position', 'Run', 'Priority', 'Effective', 'Waiting', 'Nodes', 'Fleets', 'Why it waits']) {
+    check(await page.getByRole('columnheader', { name: h, exact: true }).count() === 1, `the queue table has a "${h}" column header`);
+  }
+
+  // 2. The editor raises c to 90: the queue re-orders without a reload.
+  await page.evaluate(() => { window.__berthSameDocument = true; });
+  await setToken(page, EDITOR);
+  check(await page.evaluate(() => sessionStorage.getItem('berth.token')) === EDITOR, 'the token is kept in sessionStorage');
+  check(await page.evaluate(() => localStorage.length) === 0, 'nothing is written to localStorage');
+  const seen = [];
+  page.on('request', (r) => { if (r.url().includes('/priority')) seen.push({ method: r.method(), headers: r.headers(), body: r.postData() }); });
+  await page.getByLabel(`Priority of ${run('c')}`, { exact: true }).fill('90');
+  const clicked = Date.now();
+  await page.getByRole('button', { name: `Set priority of ${run('c')}` }).click();
+  await page.locator('#notice', { hasText: `Priority of ${run('c')} set to 90` }).waitFor({ timeout: 10000 });
+  check(seen.length === 1 && seen[0].method === 'POST' && seen[0].headers.authorization === `Bearer ${EDITOR}` &&
+        seen[0].headers['x-berth-csrf'] === '1' && seen[0].headers['content-type'] === 'application/json' &&
+        JSON.parse(seen[0].body).priority === 90,
+    'the change is a POST with the editor\'s bearer token, X-Berth-CSRF and a JSON body', seen.map((s) => ({ ...s, headers: { ...s.headers, authorization: s.headers.authorization ? 'Bearer …' : undefined } })));
+  const reordered = await until('the queue to re-order to c, a, b', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.map((r) => r.run).join() === [run('c'), run('a'), run('b')].join(), rows };
+  });
+  console.log(`re-ordered in the page ${Date.now() - clicked} ms after the click`);
+  check(reordered.rows.every((r, i) => r.position === i + 1), 'positions are 1, 2, 3 after the change', reordered.rows);
+  check(reordered.rows[0].priority === '90', 'c shows priority 90', reordered.rows[0]);
+  await until('c\'s effective priority 90', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows[0] && rows[0].effective === '90', rows };
+  });
+  check(await page.evaluate(() => window.__berthSameDocument === true), 'the page was not reloaded');
+  await screenshot(page, 'queue');
+
+  // 3. The viewer may not patch: a clear error with the API server's message; a stays at 50.
+  await setToken(page, VIEWER);
+  await page.getByLabel(`Priority of ${run('a')}`, { exact: true }).fill('70');
+  await page.getByRole('button', { name: `Set priority of ${run('a')}` }).click();
+  const alert = page.getByRole('alert');
+  await alert.waitFor({ timeout: 10000 });
+  const text = await alert.innerText();
+  check(/forbidden/i.test(text) && text.includes('cannot patch resource "runs"') && text.includes('"viewer"'),
+    'the viewer gets an alert with the API server\'s message (forbidden, cannot patch resource "runs")', text);
+  check(text.includes(`Priority of ${run('a')} not changed`) && text.includes('403'), 'the alert names the run and the status', text);
+  check(await page.getByLabel(`Priority of ${run('a')}`, { exact: true }).inputValue() === '50', 'a\'s priority control shows 50 again');
+  await screenshot(page, 'queue-forbidden');
+  await page.waitForTimeout(2500);  // at least one more refresh
+  const after = await queueRows(page);
+  check(after.map((r) => `${r.run}=${r.priority}`).join() === [`${run('c')}=90`, `${run('a')}=50`, `${run('b')}=50`].join(),
+    'after a refresh the queue is still c(90), a(50), b(50)', after);
+
+  // 4. Cross-site protection: the same request without X-Berth-CSRF, or from another origin, is refused.
+  const noCsrf = await page.evaluate(async ([ns, token]) => {
+    const r = await fetch(`api/runs/${ns}/a/priority`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"priority":1}' });
+    return { status: r.status, body: await r.text() };
+  }, [NS, EDITOR]);
+  check(noCsrf.status === 403 && /error/.test(noCsrf.body), 'a write without X-Berth-CSRF is refused with 403', noCsrf);
+  const crossOrigin = await fetch(`${BASE}api/runs/${NS}/a/priority`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${EDITOR}`, 'Content-Type': 'application/json', 'X-Berth-CSRF': '1', Origin: 'http://evil.example' },
+    body: '{"priority":1}',
+  });
+  check(crossOrigin.status === 403, 'a write with a foreign Origin is refused with 403', crossOrigin.status);
+  const formPost = await fetch(`${BASE}api/runs/${NS}/a/priority`, {
+    method: 'POST', headers: { Authorization: `Bearer ${EDITOR}`, 'Content-Type': 'text/plain', 'X-Berth-CSRF': '1' }, body: '{"priority":1}',
+  });
+  check(formPost.status === 403, 'a write whose body is not application/json is refused with 403', formPost.status);
+  await page.getByRole('button', { name: 'Forget' }).click();
+  const noToken = await page.evaluate(async (ns) => {
+    const r = await fetch(`api/runs/${ns}/a/priority`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' }, body: '{"priority":1}' });
+    return { status: r.status, body: await r.json() };
+  }, NS);
+  check(noToken.status === 401 && typeof noToken.body.error === 'string', 'a write without a token is refused with 401', noToken);
+
+  // 5. Fleets: the grid shows the blocker's busy block.
+  await page.getByRole('link', { name: 'Fleets' }).click();
+  const fleet = page.locator(`section.fleet[data-fleet="${FLEET}"]`);
+  await fleet.waitFor();
+  check(await page.getByRole('heading', { name: FLEET }).count() === 1, 'the fleets page has a heading for the test\'s fleet');
+  const grid = await until('the busy block', async () => {
+    const cells = await fleet.locator('.block').evaluateAll((els) => els.map((e) => e.dataset.state));
+    const state = await fleet.locator('tbody tr').first().getAttribute('data-state');
+    return { ok: cells.length === 1 && cells[0] === 'busy', cells, state };
+  });
+  check(grid.state === 'Full', 'the one instance is Full', grid);
+  check(await fleet.getByRole('img', { name: '1 of 1 block busy' }).count() === 1, 'the block grid has an accessible label', await fleet.locator('.blocks').getAttribute('aria-label'));
+  check((await fleet.locator('tbody tr td').nth(1).innerText()).trim() === '1', 'runs started is 1', await fleet.locator('tbody tr td').nth(1).innerText());
+  check(await page.locator('[data-nav="fleets"][aria-current="page"]').count() === 1, 'the nav marks the current page');
+  await fleet.scrollIntoViewIfNeeded();
+  await screenshot(page, 'fleets');
+
+  // 6. Run detail with the editor's token (the controller reads with it).
+  await setToken(page, EDITOR);
+  await page.getByRole('link', { name: 'Queue' }).click();
+  await page.getByRole('link', { name: run('c'), exact: true }).click();
+  await page.getByRole('heading', { name: `Run ${run('c')}` }).waitFor();
+  await page.locator('.run-facts').waitFor();
+  const pendingFacts = await page.locator('.run-facts').innerText();
+  check(/Pending/.test(pendingFacts) && /NoCapacity/.test(pendingFacts), 'c\'s detail shows Pending and NoCapacity', pendingFacts);
+  check(await page.locator('#view-run').getByLabel(`Priority of ${run('c')}`, { exact: true }).inputValue() === '90', 'c\'s detail shows priority 90');
+  await page.goto(`${BASE}#/runs/${NS}/blocker`);
+  await page.locator('table.placement').waitFor();
+  const facts = await page.locator('.run-facts').innerText();
+  check(/Running/.test(facts) && facts.includes(FLEET), 'the blocker\'s detail shows Running on the fleet', facts);
+  const placement = await page.locator('table.placement tbody tr').allInnerTexts();
+  check(placement.length === 1 && placement[0].includes(NODE), 'the placement table has one row with the node', placement);
+  const conditions = await page.locator('table.conditions tbody tr th').allInnerTexts();
+  check(conditions.includes('Scheduled'), 'the conditions table lists Scheduled', conditions);
+  check(await page.getByRole('heading', { name: 'Events' }).count() === 1, 'the detail has an Events section');
+  await screenshot(page, 'run');
+
+  // 7. The viewer cannot read the run either: the detail says so.
+  await setToken(page, VIEWER);
+  const denied = page.locator('#run-content .error-text');
+  await denied.waitFor({ timeout: 10000 });
+  const deniedText = await denied.innerText();
+  check(/forbidden/i.test(deniedText) && deniedText.includes('403'), 'with the viewer\'s token the detail shows the API\'s refusal', deniedText);
+
+  check(external.length === 0, 'the page loads nothing from outside the controller', external);
+  check(problems.length === 0, 'no page error, console error or failed request', problems);
+  if (DOCS_IMAGES) {
+    for (const f of shots) copyFileSync(f, path.join(DOCS_IMAGES, `dashboard-${path.basename(f)}`));
+    console.log(`copied ${shots.length} screenshots to ${DOCS_IMAGES}`);
+  }
+  console.log(`${checks} passed, 0 failed`);
+} catch (err) {
+  exitCode = 1;
+  console.error(err && err.message ? err.message : err);
+  if (problems.length) console.error(`page problems:\n  ${problems.join('\n  ')}`);
+  if (page) {
+    try { await screenshot(page, 'failure'); } catch (e) { /* the page is gone */ }
+  }
+} finally {
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(exitCode);
