@@ -196,7 +196,7 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   while (true) {
     auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
-    if (Observed(*run, change->generation)) {
+    if (Observed(*run, change->generation) || !Queued(*run)) {
       out << "run/" << name << ": " << DescribePlace(*run) << "\n";
       return 0;
     }

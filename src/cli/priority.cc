@@ -68,6 +68,11 @@ bool Observed(const json::Value& run, int64_t generation) {
   return og != nullptr && og->IsInt64() && og->GetInt64() >= generation;
 }
 
+bool Queued(const json::Value& run) {
+  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
+  return phase.empty() || phase == "Pending";
+}
+
 std::string DescribePlace(const json::Value& run) {
   const json::Value* status = json::Find(run, {"status"});
   const std::string phase = status != nullptr ? json::GetString(*status, "phase") : "";

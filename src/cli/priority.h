@@ -33,6 +33,10 @@ k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::strin
 // Whether the run's status reflects `generation` (status.observedGeneration >= generation).
 bool Observed(const k8s::json::Value& run, int64_t generation);
 
+// Whether the run is still (or not yet known to be out of) the queue: phase Pending or no status.
+// Admitted and finished runs no longer depend on their priority, so there is nothing to wait for.
+bool Queued(const k8s::json::Value& run);
+
 // The run's place, from its status: "position 3 in the queue", "pending, not in the first 100 places
 // of the queue", "pending, not placed in the queue yet", "admitted (Running)", "finished (Failed)".
 std::string DescribePlace(const k8s::json::Value& run);

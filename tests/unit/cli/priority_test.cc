@@ -148,6 +148,12 @@ TEST(PriorityTest, ObservedAndPlace) {
   EXPECT_TRUE(Observed(*seen, 1));
   EXPECT_FALSE(Observed(*behind, 2));
   EXPECT_FALSE(Observed(*none, 1));
+  for (const auto& [status, queued] : std::vector<std::pair<std::string, bool>>{
+           {"{}", true}, {R"({"phase":"Pending"})", true}, {R"({"phase":"Scheduled"})", false},
+           {R"({"phase":"Running"})", false}, {R"({"phase":"Succeeded"})", false}, {R"({"phase":"Failed"})", false}}) {
+    auto doc = k8s::json::Parse(RunJson(50, "1", 2, status));
+    EXPECT_EQ(Queued(*doc), queued) << status;
+  }
 }
 
 }  // namespace

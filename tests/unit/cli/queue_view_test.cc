@@ -110,6 +110,11 @@ TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
                                 "error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused"));
        },
        false, unreachable + "503 ServiceUnavailable: error trying to reach service: dial tcp"},
+      {"controller down (the proxy's own text)",
+       [](FakeTransport& t) {
+         t.Push(500, "error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused");
+       },
+       false, unreachable + "500 error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused"},
       {"controller without /queue", [](FakeTransport& t) { t.Push(404, "404 page not found\n"); }, false,
        unreachable + "404 404 page not found"},
       {"forbidden",

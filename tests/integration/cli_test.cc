@@ -1,0 +1,716 @@
+// Issue 6 (CLI half): every `kubectl berth` command run as a user would, through kubectl's plugin
+// mechanism, against the real API server and a real berth-controller.
+//
+// `kubectl berth queue` reads the controller's /queue through the API server's service proxy. The
+// proxy only dials non-loopback Endpoints that point at a Pod with that IP, and the API server
+// listens on 127.0.0.1 only. So the suite builds its own network:
+//
+//   host netns                                      netns berth-cli-<pid>
+//   kube-apiserver 127.0.0.1:P  <- socat H:F  <-veth->  socat 127.0.0.1:P <- berth-controller
+//                                  (H = 10.213.a.b+1)    berth-controller serves N:8080 (N = H+1)
+//
+// Service berth-system/berth-controller (port "http") + Endpoints N:8080 whose targetRef is a Pod
+// object whose status.podIPs is N. The controller keeps the harness kubeconfig
+// (https://127.0.0.1:P), so TLS verification against the API server's certificate stays on.
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "engine_fixture.h"
+#include "k8s/timefmt.h"
+
+extern char** environ;
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kRuns;
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(line);
+  return out;
+}
+
+// First whitespace-separated field of each data line (after the header), or field `col`.
+std::vector<std::string> Column(const std::string& table, size_t col) {
+  std::vector<std::string> out;
+  auto lines = Lines(table);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::istringstream in(lines[i]);
+    std::string f;
+    for (size_t c = 0; c <= col && (in >> f); ++c) {
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+// The kubectl-berth binary next to berth-controller in the build tree.
+std::string PluginDir() {
+  std::string bin = BERTH_CONTROLLER_BIN;
+  const std::string suffix = "/src/controller/berth-controller";
+  if (bin.size() < suffix.size() || bin.compare(bin.size() - suffix.size(), suffix.size(), suffix) != 0) return {};
+  return bin.substr(0, bin.size() - suffix.size()) + "/src/cli";
+}
+
+// A process in its own process group (so forwarders' forked children go with it), output to `log`.
+pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  return rc == 0 ? pid : -1;
+}
+
+// SIGTERM to the process group, SIGKILL after `grace`; reaps the leader.
+void StopGroup(pid_t& pid, std::chrono::milliseconds grace = std::chrono::seconds(10)) {
+  if (pid <= 0) return;
+  kill(-pid, SIGCONT);
+  kill(-pid, SIGTERM);
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(-pid, SIGKILL);  // forked forwarder children, if any are left
+  pid = -1;
+}
+
+// The network namespace, veth pair, forwarders and the proxy objects; one per test binary.
+class ControllerNetwork {
+ public:
+  static ControllerNetwork& Get() {
+    static ControllerNetwork n;
+    return n;
+  }
+
+  // Builds everything; returns an error sentence, or "" when ready.
+  std::string SetUp() {
+    if (ready_) return {};
+    if (!error_.empty()) return error_;
+    error_ = Build();
+    if (error_.empty()) ready_ = true;
+    return error_;
+  }
+
+  void TearDown() {
+    StopGroup(netns_forwarder_);
+    StopGroup(host_forwarder_);
+    if (!netns_.empty()) {
+      RunCommand({"ip", "netns", "del", netns_});
+      netns_.clear();
+    }
+    if (!host_if_.empty()) {
+      RunCommand({"ip", "link", "del", host_if_});  // normally gone with the netns
+      host_if_.clear();
+    }
+    ready_ = false;
+  }
+
+  const std::string& netns() const { return netns_; }
+  const std::string& controller_ip() const { return ns_ip_; }
+
+ private:
+  std::string Ip(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"ip"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandResult r = RunCommand(argv);
+    if (r.exit_code == 0) return {};
+    std::string cmd;
+    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+    return "`" + cmd + "` failed (" + Trim(r.err) + ")";
+  }
+
+  std::string Build() {
+    const std::string why = "the CLI test needs a network namespace (run as root with iproute2 and socat): ";
+    ControlPlane& cp = ControlPlane::Get();
+    const std::string api_port = Trim(ReadText(cp.dir() + "/apiserver.port"));
+    if (api_port.empty()) return "cannot read " + cp.dir() + "/apiserver.port";
+    // A /30 of 10.213.0.0/16 that no interface uses yet.
+    std::mt19937 rng(std::random_device{}());
+    const std::string addrs = RunCommand({"ip", "-o", "-4", "addr", "show"}).out;
+    std::string base;
+    int last = 0;
+    for (int attempt = 0; attempt < 50 && base.empty(); ++attempt) {
+      std::string candidate = "10.213." + std::to_string(rng() % 256) + ".";
+      last = static_cast<int>(rng() % 64) * 4;
+      if (addrs.find(candidate + std::to_string(last + 1) + "/") == std::string::npos &&
+          addrs.find(candidate + std::to_string(last + 2) + "/") == std::string::npos) {
+        base = candidate;
+      }
+    }
+    if (base.empty()) return "no free /30 in 10.213.0.0/16";
+    host_ip_ = base + std::to_string(last + 1);
+    ns_ip_ = base + std::to_string(last + 2);
+    const std::string id = std::to_string(getpid());
+    netns_ = "berth-cli-" + id;
+    if (std::string e = Ip({"netns", "add", netns_}); !e.empty()) {
+      netns_.clear();
+      return why + e;
+    }
+    const std::string ns_if = "bcli" + id + "n";
+    host_if_ = "bcli" + id + "h";
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"link", "add", host_if_, "type", "veth", "peer", "name", ns_if},
+             {"link", "set", ns_if, "netns", netns_},
+             {"addr", "add", host_ip_ + "/30", "dev", host_if_},
+             {"link", "set", host_if_, "up"},
+             {"netns", "exec", netns_, "ip", "addr", "add", ns_ip_ + "/30", "dev", ns_if},
+             {"netns", "exec", netns_, "ip", "link", "set", ns_if, "up"},
+             {"netns", "exec", netns_, "ip", "link", "set", "lo", "up"},
+         }) {
+      if (std::string e = Ip(args); !e.empty()) return why + e;
+    }
+    // 127.0.0.1:P inside -> H:F on the host -> 127.0.0.1:P (the API server).
+    const std::string hop_port = "16443";
+    host_forwarder_ = Spawn({"socat", "TCP-LISTEN:" + hop_port + ",bind=" + host_ip_ + ",fork,reuseaddr",
+                             "TCP:127.0.0.1:" + api_port},
+                            cp.dir() + "/cli-forwarder-host.log");
+    netns_forwarder_ = Spawn({"ip", "netns", "exec", netns_, "socat",
+                              "TCP-LISTEN:" + api_port + ",bind=127.0.0.1,fork,reuseaddr", "TCP:" + host_ip_ + ":" + hop_port},
+                             cp.dir() + "/cli-forwarder-netns.log");
+    if (host_forwarder_ <= 0 || netns_forwarder_ <= 0) return why + "cannot start socat";
+    const std::string token = Trim(ReadText(cp.dir() + "/admin.token"));
+    bool through = Eventually([&] {
+      CommandResult r = RunCommand({"ip", "netns", "exec", netns_, "curl", "-s", "--max-time", "2", "--cacert",
+                                    cp.dir() + "/certs/apiserver.crt", "-H", "Authorization: Bearer " + token,
+                                    "https://127.0.0.1:" + api_port + "/readyz"});
+      return r.out == "ok";
+    }, std::chrono::seconds(10));
+    if (!through) {
+      return "the API server is not reachable from netns " + netns_ + " through socat: " +
+             ReadText(cp.dir() + "/cli-forwarder-netns.log") + ReadText(cp.dir() + "/cli-forwarder-host.log");
+    }
+    // The controller's Service as the Helm chart makes it, with Endpoints we own.
+    const std::string objects = R"(apiVersion: v1
+kind: Namespace
+metadata: {name: berth-system}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: berth-controller-cli-test, namespace: berth-system}
+spec:
+  containers: [{name: controller, image: berth-controller:test}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: berth-controller, namespace: berth-system}
+spec:
+  ports: [{name: http, port: 8080, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: berth-controller, namespace: berth-system}
+subsets:
+- addresses: [{ip: )" + ns_ip_ + R"(, targetRef: {kind: Pod, namespace: berth-system, name: berth-controller-cli-test}}]
+  ports: [{name: http, port: 8080}]
+)";
+    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, objects);
+    if (applied.exit_code != 0) return "cannot create the controller's Service: " + applied.err;
+    auto patched = cp.client()->MergePatch(
+        k8s::resources::kPods.Path("berth-system", "berth-controller-cli-test", "status"),
+        R"({"status":{"phase":"Running","podIP":")" + ns_ip_ + R"(","podIPs":[{"ip":")" + ns_ip_ + R"("}]}})");
+    if (!patched.ok()) return "cannot set the stand-in Pod's IP: " + patched.status().ToString();
+    return {};
+  }
+
+  bool ready_ = false;
+  std::string error_;
+  std::string netns_, host_if_, host_ip_, ns_ip_;
+  pid_t host_forwarder_ = -1, netns_forwarder_ = -1;
+};
+
+// berth-controller inside the netns, serving /queue on N:8080.
+class NetnsController {
+ public:
+  void Start() {
+    ControlPlane& cp = ControlPlane::Get();
+    log_ = cp.dir() + "/cli-controller-" + std::to_string(++starts_) + ".log";
+    pid_ = Spawn({"ip", "netns", "exec", ControllerNetwork::Get().netns(), BERTH_CONTROLLER_BIN, "--kubeconfig",
+                  cp.kubeconfig(), "--metrics-bind-address=" + ControllerNetwork::Get().controller_ip() + ":8080",
+                  "--health-probe-bind-address=0", "--log-level=debug"},
+                 log_);
+    ASSERT_GT(pid_, 0) << "cannot start berth-controller in the netns";
+    // Serving the queue through the API server: the whole path works.
+    ASSERT_TRUE(Eventually([&] {
+      return cp.Kubectl({"get", "--raw", "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue"})
+                 .exit_code == 0;
+    })) << "the controller's /queue never answered through the service proxy:\n"
+        << Log();
+  }
+  void Stop() { StopGroup(pid_, std::chrono::seconds(30)); }
+  bool Running() const { return pid_ > 0; }
+  std::string Log() const { return ReadText(log_); }
+
+ private:
+  pid_t pid_ = -1;
+  int starts_ = 0;
+  std::string log_;
+};
+
+class Cli : public EngineTest {
+ protected:
+  static void SetUpTestSuite() { ControllerNetwork::Get().SetUp(); }
+  static void TearDownTestSuite() { ControllerNetwork::Get().TearDown(); }
+
+  void SetUp() override {
+    const std::string plumbing = ControllerNetwork::Get().SetUp();
+    ASSERT_TRUE(plumbing.empty()) << plumbing;
+    plugin_dir_ = PluginDir();
+    ASSERT_FALSE(plugin_dir_.empty()) << "cannot locate the build tree from " << BERTH_CONTROLLER_BIN;
+    ASSERT_EQ(access((plugin_dir_ + "/kubectl-berth").c_str(), X_OK), 0)
+        << plugin_dir_ << "/kubectl-berth is missing: build the kubectl-berth target";
+    // EngineTest's helpers, with our controller in the netns instead of EngineTest's own one
+    // (which is created but never started, so its TearDown has nothing to stop).
+    IntegrationTest::SetUp();
+    controller_ = std::make_unique<ControllerProcess>();
+    netns_controller_.Start();
+  }
+
+  void TearDown() override {
+    if (!netns_controller_.Running()) netns_controller_.Start();  // it removes the runs' finalizers
+    EngineTest::TearDown();
+    if (HasFailure()) std::printf("---- berth-controller in the netns ----\n%s\n", netns_controller_.Log().c_str());
+    netns_controller_.Stop();
+  }
+
+  // `kubectl berth ARGS` with the plugin first on PATH and KUBECONFIG=`kubeconfig` (default: the
+  // harness's; "" leaves KUBECONFIG unset).
+  CommandResult Berth(const std::vector<std::string>& args, const std::string& input = {},
+                      std::optional<std::string> kubeconfig = std::nullopt) {
+    const char* path = std::getenv("PATH");
+    std::vector<std::string> argv = {"env", "PATH=" + plugin_dir_ + ":" + (path ? path : "/usr/bin:/bin")};
+    const std::string kc = kubeconfig.value_or(cp().kubeconfig());
+    if (kc.empty()) {
+      argv.insert(argv.begin() + 1, {"-u", "KUBECONFIG"});
+    } else {
+      argv.push_back("KUBECONFIG=" + kc);
+    }
+    argv.insert(argv.end(), {"kubectl", "berth"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunCommand(argv, input);
+  }
+
+  // `kubectl berth ARGS -n <test namespace>`.
+  CommandResult BerthNs(std::vector<std::string> args, const std::string& input = {}) {
+    args.insert(args.end(), {"-n", ns_});
+    return Berth(args, input);
+  }
+
+  std::string RunYaml(const std::string& name, const std::string& spec = {}) {
+    return "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + spec +
+           "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  }
+
+  // One busy instance: everything applied with -Q after this waits in the queue.
+  void BusySlot() {
+    Nodes("slot", 1, "4", "8Gi");
+    Fleet("slot", "slot");
+    CommandResult r = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("blocker"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_TRUE(WaitPhase("blocker", "Scheduled")) << Phase("blocker") << ": " << Message("blocker");
+  }
+
+  std::string File(const std::string& name, const std::string& text) {
+    std::string path = cp().dir() + "/" + ns_ + "-" + name;
+    WriteText(path, text);
+    return path;
+  }
+
+  NetnsController netns_controller_;
+  std::string plugin_dir_;
+};
+
+TEST_F(Cli, HelpForEveryCommand) {
+  for (const std::string cmd : {"apply", "queue", "priority", "fleets"}) {
+    CommandResult r = Berth({cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.out.find("Usage: kubectl berth " + cmd), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--kubeconfig"), std::string::npos) << r.out;
+    CommandResult h = Berth({"help", cmd});
+    EXPECT_EQ(h.exit_code, 0);
+    EXPECT_EQ(h.out, r.out);
+    CommandResult short_flag = Berth({cmd, "-h"});
+    EXPECT_EQ(short_flag.out, r.out);
+  }
+  CommandResult overview = Berth({"--help"});
+  EXPECT_EQ(overview.exit_code, 0);
+  for (const char* cmd : {"apply -f FILE [-Q]", "queue [-n NS | -A]", "priority RUN VALUE", "fleets"}) {
+    EXPECT_NE(overview.out.find(cmd), std::string::npos) << overview.out;
+  }
+  EXPECT_EQ(Berth({}).out, overview.out);
+}
+
+TEST_F(Cli, BadContextFlagsAndKubeconfigAreClearErrors) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"queue", "--context", "nope"}, {"priority", "x", "10", "--context", "nope"}, {"fleets", "--context=nope"}}) {
+    CommandResult r = Berth(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0];
+    EXPECT_EQ(r.err, "error: context \"nope\" not found in kubeconfig\n") << args[0];
+    EXPECT_EQ(r.out, "");
+  }
+  // apply hands the context to kubectl, which refuses it in its own words.
+  CommandResult a = Berth({"apply", "-f", "-", "--context", "nope"}, RunYaml("x"));
+  EXPECT_NE(a.exit_code, 0);
+  EXPECT_NE(a.err.find("nope"), std::string::npos) << a.err;
+
+  CommandResult missing = Berth({"fleets", "--kubeconfig", "/nonexistent/kubeconfig"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "error: kubeconfig /nonexistent/kubeconfig cannot be read\n");
+
+  CommandResult flag = Berth({"queue", "--bogus"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_EQ(flag.err, "error: unknown flag --bogus (see kubectl berth --help)\n");
+  CommandResult cmd = Berth({"launch"});
+  EXPECT_EQ(cmd.exit_code, 1);
+  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets)\n");
+  CommandResult both = Berth({"queue", "-A", "-n", "x"});
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(both.err, "error: -A and -n cannot be used together\n");
+}
+
+TEST_F(Cli, ApplyWithQueueingOnAMultiDocumentFile) {
+  const std::string file = File("runs.yaml", RunYaml("plain") + "---\n" +
+                                                 RunYaml("own", "  retry: {duration: 2h}\n") + "---\n" +
+                                                 RunYaml("bare", "  maxDuration: off\n") +
+                                                 "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+                                                 "data: {enabled: \"yes\", mode: \"0644\"}\n");
+  CommandResult r = BerthNs({"apply", "-f", file, "-Q"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(r.out,
+            "run.berth.dev/plain created\n"
+            "run.berth.dev/own created\n"
+            "run.berth.dev/bare created\n"
+            "configmap/settings created\n"
+            "run/plain: queueing on (retry on no-capacity, duration off)\n"
+            "run/own: queueing on (retry on no-capacity, duration 2h)\n"
+            "run/bare: queueing on (retry on no-capacity, duration off)\n");
+
+  auto retry = [&](const std::string& run) {
+    auto d = GetRun(run);
+    const json::Value* r = d.IsObject() ? json::Find(d, {"spec", "retry"}) : nullptr;
+    return r == nullptr ? std::string("<none>") : json::Serialize(*r);
+  };
+  EXPECT_EQ(retry("plain"), R"({"duration":"off","onEvents":["no-capacity"]})");
+  EXPECT_EQ(retry("own"), R"({"duration":"2h","onEvents":["no-capacity"]})");  // the file's duration wins
+  auto bare = GetRun("bare");
+  EXPECT_EQ(json::GetString(json::Find(bare, {"spec", "maxDuration"})), "off");  // not false
+  CommandResult cm = Kubectl({"get", "configmap", "settings", "-o", "jsonpath={.data.enabled}/{.data.mode}"});
+  EXPECT_EQ(cm.out, "yes/0644");
+
+  // Applying the same file again changes nothing.
+  CommandResult again = BerthNs({"apply", "-f", file, "-Q"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("run.berth.dev/plain unchanged"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("configmap/settings unchanged"), std::string::npos) << again.out;
+
+  // -f - reads stdin; without -Q the run is applied as written.
+  CommandResult piped = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("piped"));
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out, "run.berth.dev/piped created\nrun/piped: queueing on (retry on no-capacity, duration off)\n");
+  EXPECT_EQ(retry("piped"), R"({"duration":"off","onEvents":["no-capacity"]})");
+  CommandResult plain = BerthNs({"apply", "-f", "-"}, RunYaml("noq"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "run.berth.dev/noq created\n");
+  EXPECT_EQ(retry("noq"), "<none>");
+
+  // What queueing is for: no fleet can hold these runs; queued ones wait, the other one fails.
+  ASSERT_TRUE(WaitPhase("noq", "Failed")) << Phase("noq");
+  EXPECT_EQ(Reason("noq"), "Unschedulable");
+  ASSERT_TRUE(Eventually([&] { return !Reason("plain").empty(); }));
+  EXPECT_EQ(Phase("plain"), "Pending");
+  EXPECT_EQ(Phase("own"), "Pending");
+
+  // kubectl's own refusal comes through with its exit code.
+  CommandResult invalid = BerthNs({"apply", "-f", "-"}, RunYaml("loud", "  priority: 500\n"));
+  EXPECT_NE(invalid.exit_code, 0);
+  EXPECT_NE(invalid.err.find("spec.priority"), std::string::npos) << invalid.err;
+  CommandResult nofile = BerthNs({"apply", "-f", "/nonexistent.yaml"});
+  EXPECT_EQ(nofile.exit_code, 1);
+  EXPECT_EQ(nofile.err, "error: file /nonexistent.yaml does not exist\n");
+  CommandResult broken = BerthNs({"apply", "-f", "-"}, "a: [1, 2\n");
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_NE(broken.err.find("error: stdin: line "), std::string::npos) << broken.err;
+}
+
+TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
+  BusySlot();
+  CommandResult r = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("first") + "---\n" + RunYaml("second") + "---\n" + RunYaml("third"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(Eventually([&] {
+    return StatusInt("first", "queuePosition") == 1 && StatusInt("second", "queuePosition") == 2 &&
+           StatusInt("third", "queuePosition") == 3;
+  })) << StatusInt("first", "queuePosition") << StatusInt("second", "queuePosition") << StatusInt("third", "queuePosition");
+
+  CommandResult p = BerthNs({"priority", "third", "90"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.out, "run/third priority 50 -> 90\nrun/third: position 1 in the queue\n");
+  EXPECT_EQ(StatusInt("third", "queuePosition"), 1);
+  EXPECT_EQ(StatusInt("third", "effectivePriority"), 90);
+  ASSERT_TRUE(Eventually([&] {
+    return StatusInt("first", "queuePosition") == 2 && StatusInt("second", "queuePosition") == 3;
+  }, std::chrono::seconds(10)));
+
+  CommandResult same = BerthNs({"priority", "third", "90"});
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_EQ(same.out, "run/third priority 90 (unchanged)\nrun/third: position 1 in the queue\n");
+  CommandResult admitted = BerthNs({"priority", "blocker", "20"});
+  ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
+  EXPECT_EQ(admitted.out, "run/blocker priority 50 -> 20\nrun/blocker: admitted (Scheduled)\n");
+
+  for (const std::string bad : {"101", "abc", "-5", "5.5"}) {
+    CommandResult b = BerthNs({"priority", "first", bad});
+    EXPECT_EQ(b.exit_code, 1) << bad;
+    EXPECT_EQ(b.err, "error: invalid priority \"" + bad + "\": it must be a whole number from 0 (lowest) to 100 (highest)\n");
+    EXPECT_EQ(b.out, "");
+  }
+  EXPECT_EQ(json::GetInt(*json::Find(GetRun("first"), {"spec"}), "priority"), 50);  // nothing was written
+
+  CommandResult ghost = BerthNs({"priority", "ghost", "10"});
+  EXPECT_EQ(ghost.exit_code, 1);
+  EXPECT_EQ(ghost.err, "error: run \"ghost\" not found in namespace \"" + ns_ + "\"\n");
+  CommandResult usage = BerthNs({"priority", "first"});
+  EXPECT_EQ(usage.exit_code, 1);
+  EXPECT_EQ(usage.err, "error: kubectl berth priority needs exactly two arguments, RUN and VALUE, got 1\n");
+}
+
+TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
+  BusySlot();
+  std::string yaml;
+  for (auto [name, prio] : std::vector<std::pair<std::string, int>>{{"low", 10}, {"mid", 50}, {"high", 90}, {"mid2", 50}}) {
+    yaml += (yaml.empty() ? "" : "---\n") + RunYaml(name, "  priority: " + std::to_string(prio) + "\n");
+  }
+  CommandResult applied = BerthNs({"apply", "-Q", "-f", "-"}, yaml);
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  const std::vector<std::string> order = {"high", "mid", "mid2", "low"};
+
+  // -o json: the controller's positions, which its status writes agree with.
+  std::string last;
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult q = BerthNs({"queue", "-o", "json"});
+    last = q.out + q.err;
+    auto doc = json::Parse(q.out);
+    if (q.exit_code != 0 || !doc.ok() || !doc->IsArray() || doc->Size() != order.size()) return false;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const json::Value& item = (*doc)[static_cast<rapidjson::SizeType>(i)];
+      if (json::GetString(item, "name") != order[i] || json::GetString(item, "namespace") != ns_) return false;
+      if (json::GetInt(item, "position") != StatusInt(order[i], "queuePosition")) return false;
+      if (json::GetString(item, "reason") != "NoCapacity") return false;
+    }
+    return true;
+  }, std::chrono::seconds(20))) << last;
+
+  CommandResult table = BerthNs({"queue"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  auto lines = Lines(table.out);
+  ASSERT_EQ(lines.size(), 5u) << table.out;
+  EXPECT_TRUE(std::regex_match(lines[0], std::regex("POSITION +NAME +PRIORITY +EFFECTIVE +WAITING +NODES +REASON +MESSAGE")))
+      << lines[0];
+  EXPECT_EQ(Column(table.out, 1), order);
+  std::vector<std::string> positions;
+  for (const auto& n : order) positions.push_back(std::to_string(StatusInt(n, "queuePosition")));
+  EXPECT_EQ(Column(table.out, 0), positions);
+  EXPECT_EQ(Column(table.out, 2), (std::vector<std::string>{"90", "50", "50", "10"}));
+  EXPECT_TRUE(std::regex_match(lines[1], std::regex("1 +high +90 +90 +[0-9]+s +1 +NoCapacity +needs .*"))) << lines[1];
+
+  CommandResult all = Berth({"queue", "-A"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_TRUE(std::regex_search(Lines(all.out)[0], std::regex("^POSITION +NAMESPACE +NAME "))) << all.out;
+  EXPECT_TRUE(std::regex_search(all.out, std::regex("\n1 +" + ns_ + " +high +90 "))) << all.out;
+
+  CommandResult wide = BerthNs({"queue", "-o", "wide"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_TRUE(std::regex_search(Lines(wide.out)[0], std::regex("NODES +FLEETS +SUBMITTED +REASON"))) << wide.out;
+  EXPECT_NE(wide.out.find("<any>"), std::string::npos) << wide.out;
+
+  CommandResult limited = BerthNs({"queue", "--limit", "2"});
+  ASSERT_EQ(limited.exit_code, 0) << limited.err;
+  EXPECT_EQ(Column(limited.out, 1), (std::vector<std::string>{"high", "mid"}));
+
+  CommandResult empty = Berth({"queue", "-n", ns_ + "-empty"});
+  EXPECT_EQ(empty.exit_code, 0);
+  EXPECT_EQ(empty.out, "");
+  EXPECT_EQ(empty.err, "No pending runs in namespace " + ns_ + "-empty.\n");
+
+  // Not reachable: no such Service, and the controller stopped.
+  CommandResult nosvc = BerthNs({"queue", "--controller-service", "no-such-service"});
+  EXPECT_EQ(nosvc.exit_code, 1);
+  EXPECT_EQ(nosvc.err,
+            "error: the berth controller is not reachable through the API server (service berth-system/no-such-service): "
+            "404 NotFound: services \"no-such-service\" not found\n");
+  netns_controller_.Stop();
+  CommandResult down = BerthNs({"queue"});
+  EXPECT_EQ(down.exit_code, 1);
+  EXPECT_EQ(down.err.rfind("error: the berth controller is not reachable through the API server (service "
+                           "berth-system/berth-controller): ",
+                           0),
+            0u)
+      << down.err;
+  EXPECT_NE(down.err.find("connection refused"), std::string::npos) << down.err;
+}
+
+TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
+  CommandResult applied = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine"));
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  ASSERT_EQ(Kubectl({"create", "serviceaccount", "nobody"}).exit_code, 0);
+  CommandResult token = Kubectl({"create", "token", "nobody"});
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  const std::string harness = ReadText(cp().kubeconfig());
+  std::smatch server, ca;
+  ASSERT_TRUE(std::regex_search(harness, server, std::regex("server: (\\S+)")));
+  ASSERT_TRUE(std::regex_search(harness, ca, std::regex("certificate-authority: (\\S+)")));
+  const std::string kc = File("nobody.kubeconfig",
+                              "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + server[1].str() +
+                                  "\n    certificate-authority: " + ca[1].str() + "\nusers:\n- name: nobody\n  user:\n    token: " +
+                                  Trim(token.out) + "\ncontexts:\n- name: nobody\n  context: {cluster: c, user: nobody, namespace: " +
+                                  ns_ + "}\ncurrent-context: nobody\n");
+  const std::string user = "User \"system:serviceaccount:" + ns_ + ":nobody\"";
+
+  CommandResult get = Berth({"priority", "mine", "10"}, {}, kc);
+  EXPECT_EQ(get.exit_code, 1);
+  EXPECT_EQ(get.err, "error: runs.berth.dev \"mine\" is forbidden: " + user +
+                         " cannot get resource \"runs\" in API group \"berth.dev\" in the namespace \"" + ns_ + "\"\n");
+  CommandResult queue = Berth({"queue"}, {}, kc);
+  EXPECT_EQ(queue.exit_code, 1);
+  EXPECT_EQ(queue.err, "error: services \"http:berth-controller:http\" is forbidden: " + user +
+                           " cannot get resource \"services/proxy\" in API group \"\" in the namespace \"berth-system\"\n");
+  CommandResult fleets = Berth({"fleets"}, {}, kc);
+  EXPECT_EQ(fleets.exit_code, 1);
+  EXPECT_EQ(fleets.err, "error: fleets.berth.dev is forbidden: " + user +
+                            " cannot list resource \"fleets\" in API group \"berth.dev\" at the cluster scope\n");
+
+  // Allowed to read runs but not to change them: the patch is refused.
+  ASSERT_EQ(Kubectl({"create", "role", "run-reader", "--verb=get", "--resource=runs.berth.dev"}).exit_code, 0);
+  ASSERT_EQ(Kubectl({"create", "rolebinding", "nobody-reads", "--role=run-reader", "--serviceaccount=" + ns_ + ":nobody"}).exit_code, 0);
+  CommandResult patch;
+  ASSERT_TRUE(Eventually([&] {
+    patch = Berth({"priority", "mine", "10"}, {}, kc);
+    return patch.err.find("cannot patch") != std::string::npos;
+  }, std::chrono::seconds(10))) << patch.err;
+  EXPECT_EQ(patch.exit_code, 1);
+  EXPECT_EQ(patch.err, "error: runs.berth.dev \"mine\" is forbidden: " + user +
+                           " cannot patch resource \"runs\" in API group \"berth.dev\" in the namespace \"" + ns_ + "\"\n");
+  EXPECT_EQ(json::GetInt(*json::Find(GetRun("mine"), {"spec"}), "priority"), 50);
+}
+
+TEST_F(Cli, KubeconfigFromTheEnvironmentAndTheContextsNamespace) {
+  // A kubeconfig whose context points at the test namespace; no -n anywhere below.
+  std::string text = ReadText(cp().kubeconfig());
+  text = std::regex_replace(text, std::regex("namespace: default"), "namespace: " + ns_);
+  const std::string kc = File("ctx.kubeconfig", text);
+  CommandResult applied = Berth({"apply", "-Q", "-f", "-"}, RunYaml("here"), kc);
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  EXPECT_EQ(json::GetString(json::Find(GetRun("here"), {"metadata", "namespace"})), ns_);
+  CommandResult p = Berth({"priority", "here", "70"}, {}, kc);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(Lines(p.out).at(0), "run/here priority 50 -> 70");
+  ASSERT_TRUE(Eventually([&] { return !Reason("here").empty(); }));
+  CommandResult q = Berth({"queue", "-o", "json"}, {}, kc);
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("\"name\": \"here\""), std::string::npos) << q.out;
+  // --kubeconfig wins over KUBECONFIG.
+  CommandResult flag = Berth({"priority", "here", "75", "--kubeconfig", kc}, {}, "/nonexistent/kubeconfig");
+  ASSERT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_EQ(Lines(flag.out).at(0), "run/here priority 70 -> 75");
+}
+
+TEST_F(Cli, FleetsShowBlocksRunsExpiryAndState) {
+  const std::string in3h = k8s::FormatRfc3339(k8s::SystemClock().Now() + std::chrono::hours(3));
+  const std::string past = k8s::FormatRfc3339(k8s::SystemClock().Now() - std::chrono::minutes(5));
+  auto expiring = Nodes("box", 1, "4", "8Gi", 0, {}, {{"berth.dev/expires-at", in3h}});
+  auto plain = Nodes("box", 1, "4", "8Gi");
+  Fleet("box", "box", "  blocks: 4\n  maxRunsPerInstance: 5\n");
+  auto old = Nodes("old", 1, "4", "8Gi", 0, {}, {{"berth.dev/expires-at", past}});
+  Fleet("old", "old");
+  CommandResult r = BerthNs({"apply", "-f", "-"}, RunYaml("job", "  resources: {cpu: \"2\"}\n"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("job", "Scheduled")) << Phase("job") << ": " << Message("job");
+  ASSERT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("box"), "-o", "jsonpath={.status.busyBlocks}/{.status.totalBlocks}"}).out == "2/8" &&
+           cp().Kubectl({"get", "fleet", FleetName("old"), "-o", "jsonpath={.status.instances[0].state}"}).out == "Expired";
+  }));
+  const std::string busy_node = PlacementNodes("job").at(0);
+  const std::string idle_node = busy_node == expiring[0] ? plain[0] : expiring[0];
+
+  CommandResult f = Berth({"fleets"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  auto lines = Lines(f.out);
+  auto line_of = [&](const std::string& start) {
+    for (const auto& l : lines) {
+      if (l.rfind(start, 0) == 0) return l;
+    }
+    return std::string("<no line starting with " + start + ">\n" + f.out);
+  };
+  EXPECT_EQ(line_of(FleetName("box") + " "), FleetName("box") +
+                                                 "   2 instances (2 ready), 2/8 blocks busy, placement any, max 5 runs per "
+                                                 "instance");
+  EXPECT_TRUE(std::regex_match(line_of("  " + busy_node + " "),
+                               std::regex(" +" + busy_node + " +\\[##\\.\\.\\] 2/4 +1/5 +(-|in 179m|in 3h) +Busy")))
+      << f.out;
+  EXPECT_TRUE(std::regex_match(line_of("  " + idle_node + " "),
+                               std::regex(" +" + idle_node + " +\\[\\.\\.\\.\\.\\] 0/4 +0/5 +(-|in 179m|in 3h) +Idle")))
+      << f.out;
+  EXPECT_TRUE(std::regex_search(line_of("  " + expiring[0] + " "), std::regex("in (179m|3h) "))) << f.out;
+  EXPECT_TRUE(std::regex_match(line_of("  " + old[0] + " "), std::regex(" +" + old[0] + " +\\[.\\] 0/1 +0 +expired +Expired")))
+      << f.out;
+  EXPECT_TRUE(std::regex_search(f.out, std::regex("\n  INSTANCE +BLOCKS +RUNS +EXPIRES +STATE\n"))) << f.out;
+
+  CommandResult wide = Berth({"fleets", "-o", "wide"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_TRUE(std::regex_search(wide.out, std::regex("\n  INSTANCE +BLOCKS +RUNS +EXPIRES +STATE +MESSAGE\n"))) << wide.out;
+}
+
+}  // namespace
+}  // namespace berth::testing
