@@ -1,0 +1,457 @@
+#include "reconcilers/cluster_view.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "k8s/timefmt.h"
+
+namespace berth::reconcilers {
+namespace {
+
+namespace sched = scheduling;
+using std::chrono::hours;
+using std::chrono::minutes;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+constexpr int64_t kGi = 1024LL * 1024 * 1024;
+const k8s::TimePoint kT0 = k8s::TimePoint(std::chrono::milliseconds(1'767'323'045'000));  // 2026-01-02T03:04:05Z
+const k8s::TimePoint kNow = kT0 + hours(2);
+
+using FleetPtr = std::shared_ptr<const Fleet>;
+using NodePtr = std::shared_ptr<const k8s::Node>;
+
+struct FleetBuilder {
+  Fleet f;
+  explicit FleetBuilder(const std::string& name, const std::string& pool, k8s::TimePoint created = kT0) {
+    f.meta.name = name;
+    f.meta.uid = name + "-uid";
+    f.meta.created = created;
+    f.node_selector = {{"pool", pool}};
+  }
+  FleetBuilder& Gpu(const std::string& r) { f.gpu_resource = r; return *this; }
+  FleetBuilder& Blocks(int64_t n) { f.blocks = n; return *this; }
+  FleetBuilder& AutoBlocks() { f.blocks_auto = true; return *this; }
+  FleetBuilder& Cluster(const std::string& topology_key = {}) {
+    f.cluster_placement = true;
+    f.topology_key = topology_key;
+    return *this;
+  }
+  FleetBuilder& MaxRuns(int64_t n) { f.max_runs_per_instance = n; return *this; }
+  FleetBuilder& Lifetime(std::chrono::milliseconds d) { f.instance_lifetime = d; return *this; }
+  FleetBuilder& Invalid(const std::string& why) { f.invalid_message = why; return *this; }
+  FleetBuilder& Record(const std::string& node, const std::string& uid, int64_t runs, std::vector<std::string> counted) {
+    InstanceRecord r;
+    r.node = node;
+    r.uid = uid;
+    r.runs_started = runs;
+    r.counted_runs = std::move(counted);
+    f.instances.push_back(std::move(r));
+    return *this;
+  }
+  FleetPtr Build() const { return std::make_shared<const Fleet>(f); }
+};
+
+struct NodeBuilder {
+  k8s::Node n;
+  explicit NodeBuilder(const std::string& name, const std::string& pool) {
+    n.meta.name = name;
+    n.meta.uid = name + "-uid";
+    n.meta.created = kT0;
+    if (!pool.empty()) n.meta.labels["pool"] = pool;
+    n.cpu_milli = 32000;
+    n.memory_bytes = 256 * kGi;
+    n.extended["nvidia.com/gpu"] = 8;
+    n.ready = true;
+  }
+  NodeBuilder& Uid(const std::string& uid) { n.meta.uid = uid; return *this; }
+  NodeBuilder& Created(k8s::TimePoint t) { n.meta.created = t; return *this; }
+  NodeBuilder& Resources(int64_t cpu, int64_t mem) { n.cpu_milli = cpu; n.memory_bytes = mem; return *this; }
+  NodeBuilder& Extended(const std::string& name, int64_t v) { n.extended[name] = v; return *this; }
+  NodeBuilder& Label(const std::string& k, const std::string& v) { n.meta.labels[k] = v; return *this; }
+  NodeBuilder& Annotation(const std::string& k, const std::string& v) { n.meta.annotations[k] = v; return *this; }
+  NodeBuilder& State(bool ready, bool unschedulable, bool deleting) {
+    n.ready = ready;
+    n.unschedulable = unschedulable;
+    n.meta.deleting = deleting;
+    return *this;
+  }
+  NodePtr Build() const { return std::make_shared<const k8s::Node>(n); }
+};
+
+PlacedRun Placed(const std::string& key, const std::string& uid, const std::string& fleet,
+                 std::vector<std::pair<std::string, int>> nodes_blocks,
+                 std::optional<sched::TimePoint> expected_end = std::nullopt) {
+  PlacedRun r;
+  r.key = key;
+  r.uid = uid;
+  r.fleet = fleet;
+  int rank = 0;
+  for (const auto& [node, blocks] : nodes_blocks) {
+    r.placement.push_back(PlacementEntry{rank, node, blocks, key.substr(key.find('/') + 1) + "-" + std::to_string(rank)});
+    ++rank;
+  }
+  r.expected_end = expected_end;
+  return r;
+}
+
+const sched::InstanceSpec* FindInstance(const ClusterView& v, const std::string& name) {
+  for (const auto& i : v.snapshot.instances) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> InstanceNames(const ClusterView& v) {
+  std::vector<std::string> out;
+  for (const auto& i : v.snapshot.instances) out.push_back(i.name);
+  return out;
+}
+
+std::vector<std::string> FleetNames(const ClusterView& v) {
+  std::vector<std::string> out;
+  for (const auto& f : v.snapshot.fleets) out.push_back(f.name);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST(BuildClusterViewTest, EmptyCluster) {
+  ClusterView v = BuildClusterView({}, {}, {}, kNow);
+  EXPECT_THAT(v.snapshot.fleets, IsEmpty());
+  EXPECT_THAT(v.snapshot.instances, IsEmpty());
+  EXPECT_THAT(v.snapshot.running, IsEmpty());
+  EXPECT_THAT(v.instances, IsEmpty());
+  EXPECT_THAT(v.conflicts, IsEmpty());
+  EXPECT_THAT(v.invalid_fleets, IsEmpty());
+}
+
+TEST(BuildClusterViewTest, FleetSpecsAreTranslated) {
+  auto a = FleetBuilder("a100", "a").Blocks(4).Cluster("zone").MaxRuns(10).Build();
+  auto b = FleetBuilder("cpu", "c", kT0 - hours(1)).AutoBlocks().Build();
+  ClusterView v = BuildClusterView({a, b}, {}, {}, kNow);
+  ASSERT_EQ(v.snapshot.fleets.size(), 2u);
+  // Oldest first.
+  EXPECT_EQ(FleetNames(v), (std::vector<std::string>{"cpu", "a100"}));
+  const auto& cpu = v.snapshot.fleets[0];
+  EXPECT_TRUE(cpu.blocks.is_auto());
+  EXPECT_EQ(cpu.placement, sched::PlacementPolicy::kAny);
+  EXPECT_EQ(cpu.topology_key, "");
+  EXPECT_EQ(cpu.max_runs_per_instance, std::nullopt);
+  const auto& gpu = v.snapshot.fleets[1];
+  EXPECT_EQ(gpu.blocks, sched::BlocksSetting::Count(4));
+  EXPECT_EQ(gpu.placement, sched::PlacementPolicy::kCluster);
+  EXPECT_EQ(gpu.topology_key, "zone");
+  EXPECT_EQ(gpu.max_runs_per_instance, std::optional<int64_t>(10));
+  EXPECT_EQ(v.fleets.size(), 2u);
+  EXPECT_EQ(v.fleets.at("a100"), a.get());
+}
+
+TEST(BuildClusterViewTest, SelectedNodesBecomeInstancesWithTheFleetsGpuResource) {
+  auto nv = FleetBuilder("a100", "a").Build();
+  auto amd = FleetBuilder("mi300", "m").Gpu("amd.com/gpu").Build();
+  std::vector<NodePtr> nodes = {
+      NodeBuilder("n2", "a").Resources(64000, 512 * kGi).Extended("nvidia.com/gpu", 4).Build(),
+      NodeBuilder("n1", "a").Resources(1500, 16 * kGi).Build(),
+      NodeBuilder("m1", "m").Extended("nvidia.com/gpu", 0).Extended("amd.com/gpu", 8).Build(),
+      NodeBuilder("m2", "m").Extended("amd.com/gpu", 0).Build(),  // no AMD GPUs: 0, not the NVIDIA count
+      NodeBuilder("other", "x").Build(),
+      NodeBuilder("unlabelled", "").Build(),
+  };
+  ClusterView v = BuildClusterView({nv, amd}, nodes, {}, kNow);
+  EXPECT_EQ(InstanceNames(v), (std::vector<std::string>{"m1", "m2", "n1", "n2"}));  // by name
+  struct Want {
+    std::string name, fleet;
+    sched::Resources alloc;
+  };
+  const std::vector<Want> wants = {
+      {"n1", "a100", {1500, 16 * kGi, 8}},
+      {"n2", "a100", {64000, 512 * kGi, 4}},
+      {"m1", "mi300", {32000, 256 * kGi, 8}},
+      {"m2", "mi300", {32000, 256 * kGi, 0}},
+  };
+  for (const auto& w : wants) {
+    SCOPED_TRACE(w.name);
+    const sched::InstanceSpec* inst = FindInstance(v, w.name);
+    ASSERT_NE(inst, nullptr);
+    EXPECT_EQ(inst->fleet, w.fleet);
+    EXPECT_EQ(inst->allocatable, w.alloc);
+    EXPECT_TRUE(inst->ready);
+    EXPECT_EQ(inst->expires_at, std::nullopt);
+    EXPECT_EQ(inst->runs_started, 0);
+    EXPECT_EQ(inst->topology_domain, std::nullopt);
+    ASSERT_EQ(v.instances.count(w.name), 1u);
+    const InstanceInfo& info = v.instances.at(w.name);
+    EXPECT_EQ(info.node, w.name);
+    EXPECT_EQ(info.uid, w.name + "-uid");
+    EXPECT_EQ(info.fleet, w.fleet);
+    EXPECT_EQ(info.expiry_problem, "");
+    EXPECT_THAT(info.placed_run_uids, IsEmpty());
+    EXPECT_TRUE(info.all_counted);
+  }
+  EXPECT_EQ(v.instances.count("other"), 0u);
+  EXPECT_EQ(v.instances.count("unlabelled"), 0u);
+  EXPECT_THAT(v.conflicts, IsEmpty());
+}
+
+TEST(BuildClusterViewTest, ANodeMatchedByTwoFleetsBelongsToTheOlder) {
+  struct Case {
+    std::string name;
+    k8s::TimePoint created_x, created_y;
+    std::string want_owner, want_loser;
+  };
+  const std::vector<Case> cases = {
+      {"x older", kT0, kT0 + minutes(1), "x", "y"},
+      {"y older", kT0 + minutes(1), kT0, "y", "x"},
+      {"same time: name decides", kT0, kT0, "x", "y"},
+  };
+  for (const auto& c : cases) {
+    for (bool reversed : {false, true}) {
+      SCOPED_TRACE(c.name + (reversed ? " (input reversed)" : ""));
+      Fleet x = FleetBuilder("x", "shared", c.created_x).f;
+      Fleet y = FleetBuilder("y", "shared", c.created_y).f;
+      y.node_selector = {{"gpu", "true"}};  // a different selector matching the same node
+      std::vector<FleetPtr> fleets = {std::make_shared<const Fleet>(x), std::make_shared<const Fleet>(y)};
+      if (reversed) std::swap(fleets[0], fleets[1]);
+      std::vector<NodePtr> nodes = {NodeBuilder("n1", "shared").Label("gpu", "true").Build(),
+                                    NodeBuilder("n2", "shared").Label("gpu", "true").Build(),
+                                    NodeBuilder("only-y", "none").Label("gpu", "true").Build()};
+      ClusterView v = BuildClusterView(fleets, nodes, {}, kNow);
+      EXPECT_EQ(v.instances.at("n1").fleet, c.want_owner);
+      EXPECT_EQ(v.instances.at("n2").fleet, c.want_owner);
+      EXPECT_EQ(FindInstance(v, "n1")->fleet, c.want_owner);
+      EXPECT_EQ(v.instances.at("only-y").fleet, "y");  // uncontested
+      EXPECT_EQ(v.conflicts.size(), 1u);
+      EXPECT_THAT(v.conflicts[c.want_loser], ElementsAre("n1", "n2"));
+      EXPECT_EQ(v.snapshot.instances.size(), 3u) << "a contested node is one instance, not two";
+    }
+  }
+}
+
+TEST(BuildClusterViewTest, InvalidFleetsAreExcludedAndListed) {
+  auto bad = FleetBuilder("bad", "a", kT0 - hours(5)).Invalid("spec.blocks must be at least 1").Build();
+  auto good = FleetBuilder("good", "a").Build();
+  auto bad_only = FleetBuilder("lonely", "l").Invalid("spec.nodeSelector is empty").Build();
+  std::vector<NodePtr> nodes = {NodeBuilder("n1", "a").Build(), NodeBuilder("l1", "l").Build()};
+  ClusterView v = BuildClusterView({bad, good, bad_only}, nodes, {}, kNow);
+  EXPECT_EQ(FleetNames(v), (std::vector<std::string>{"good"}));
+  EXPECT_EQ(v.invalid_fleets, (std::map<std::string, std::string>{{"bad", "spec.blocks must be at least 1"},
+                                                                   {"lonely", "spec.nodeSelector is empty"}}));
+  // An invalid (older) fleet takes no node away from a valid one and is not a conflict.
+  EXPECT_EQ(v.instances.at("n1").fleet, "good");
+  EXPECT_THAT(v.conflicts, IsEmpty());
+  EXPECT_EQ(v.instances.count("l1"), 0u);
+  // Still known by name (for status writes).
+  EXPECT_EQ(v.fleets.size(), 3u);
+  EXPECT_EQ(v.fleets.at("bad"), bad.get());
+}
+
+TEST(BuildClusterViewTest, Readiness) {
+  struct Case {
+    bool ready, unschedulable, deleting;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {true, false, false, true},  {false, false, false, false}, {true, true, false, false},
+      {true, false, true, false},  {false, true, true, false},   {true, true, true, false},
+  };
+  auto f = FleetBuilder("a100", "a").Build();
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << "ready=" << c.ready << " unschedulable=" << c.unschedulable
+                                    << " deleting=" << c.deleting);
+    ClusterView v = BuildClusterView({f}, {NodeBuilder("n1", "a").State(c.ready, c.unschedulable, c.deleting).Build()},
+                                     {}, kNow);
+    ASSERT_EQ(v.snapshot.instances.size(), 1u) << "a node that is not ready is still an instance";
+    EXPECT_EQ(v.snapshot.instances[0].ready, c.want);
+  }
+}
+
+TEST(BuildClusterViewTest, Expiry) {
+  const k8s::TimePoint created = kT0 - hours(1);
+  struct Case {
+    std::string name;
+    std::optional<std::chrono::milliseconds> lifetime;
+    std::optional<std::string> annotation;
+    std::optional<k8s::TimePoint> want;
+    bool want_problem;
+  };
+  const std::vector<Case> cases = {
+      {"neither", std::nullopt, std::nullopt, std::nullopt, false},
+      {"lifetime", hours(5), std::nullopt, created + hours(5), false},
+      {"annotation", std::nullopt, "2026-01-02T10:00:00Z", kT0 + hours(7) - minutes(4) - std::chrono::seconds(5), false},
+      {"annotation wins over lifetime", hours(5), "2026-01-02T10:00:00Z",
+       kT0 + hours(7) - minutes(4) - std::chrono::seconds(5), false},
+      {"annotation with offset", std::nullopt, "2026-01-02T12:00:00+02:00",
+       kT0 + hours(7) - minutes(4) - std::chrono::seconds(5), false},
+      {"bad annotation", std::nullopt, "tomorrow", std::nullopt, true},
+      {"bad annotation with lifetime", hours(5), "2026-13-01T00:00:00Z", std::nullopt, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FleetBuilder fb("a100", "a");
+    if (c.lifetime) fb.Lifetime(*c.lifetime);
+    NodeBuilder nb("n1", "a");
+    nb.Created(created);
+    if (c.annotation) nb.Annotation("berth.dev/expires-at", *c.annotation);
+    ClusterView v = BuildClusterView({fb.Build()}, {nb.Build()}, {}, kNow);
+    const sched::InstanceSpec* inst = FindInstance(v, "n1");
+    ASSERT_NE(inst, nullptr);
+    EXPECT_EQ(inst->expires_at, c.want);
+    EXPECT_EQ(v.instances.at("n1").expires_at, c.want);
+    if (c.want_problem) {
+      EXPECT_THAT(v.instances.at("n1").expiry_problem, HasSubstr("berth.dev/expires-at"));
+      EXPECT_THAT(v.instances.at("n1").expiry_problem, HasSubstr(*c.annotation));
+      EXPECT_FALSE(inst->ready) << "an instance with an unreadable expiry takes no runs";
+    } else {
+      EXPECT_EQ(v.instances.at("n1").expiry_problem, "");
+      EXPECT_TRUE(inst->ready);
+    }
+  }
+}
+
+TEST(BuildClusterViewTest, TopologyDomain) {
+  struct Case {
+    std::string name, topology_key;
+    std::optional<std::string> node_label;  // value of "zone" on the node
+    std::optional<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"no key, no label", "", std::nullopt, std::nullopt},
+      {"no key, label", "", "z1", std::nullopt},
+      {"key and label", "zone", "z1", "z1"},
+      {"key, empty label value", "zone", "", ""},
+      {"key, no label", "zone", std::nullopt, std::nullopt},
+      {"other key", "rack", "z1", std::nullopt},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    FleetBuilder fb("a100", "a");
+    fb.Cluster(c.topology_key);
+    NodeBuilder nb("n1", "a");
+    if (c.node_label) nb.Label("zone", *c.node_label);
+    ClusterView v = BuildClusterView({fb.Build()}, {nb.Build()}, {}, kNow);
+    ASSERT_EQ(v.snapshot.instances.size(), 1u);
+    EXPECT_EQ(v.snapshot.instances[0].topology_domain, c.want);
+  }
+}
+
+TEST(BuildClusterViewTest, RunsStartedIsTheDurableCountPlusUncountedPlacedRuns) {
+  auto fleet = FleetBuilder("a100", "a")
+                   .Record("n1", "n1-uid", 5, {"run-a"})
+                   .Record("n2", "n2-old-uid", 9, {"run-b"})  // n2 was replaced by a new Node object
+                   .Record("n3", "n3-uid", 2, {})
+                   .Build();
+  std::vector<NodePtr> nodes = {NodeBuilder("n1", "a").Build(), NodeBuilder("n2", "a").Uid("n2-new-uid").Build(),
+                                NodeBuilder("n3", "a").Build(), NodeBuilder("n4", "a").Build()};
+  std::vector<PlacedRun> placed = {
+      Placed("ml/a", "run-a", "a100", {{"n1", 2}}),              // counted on n1
+      Placed("ml/c", "run-c", "a100", {{"n1", 2}}),              // new on n1
+      Placed("ml/b", "run-b", "a100", {{"n2", 8}}),              // counted on the old n2 only
+      Placed("ml/m", "run-m", "a100", {{"n3", 8}, {"n4", 8}}),   // multi-node, new
+  };
+  ClusterView v = BuildClusterView({fleet}, nodes, placed, kNow);
+  struct Want {
+    std::string node;
+    int64_t runs_started;
+    std::vector<std::string> placed;
+    bool all_counted;
+  };
+  const std::vector<Want> wants = {
+      {"n1", 5 + 1, {"run-a", "run-c"}, false},
+      {"n2", 0 + 1, {"run-b"}, false},  // a new Node with the same name starts from 0
+      {"n3", 2 + 1, {"run-m"}, false},
+      {"n4", 0 + 1, {"run-m"}, false},
+  };
+  for (const auto& w : wants) {
+    SCOPED_TRACE(w.node);
+    EXPECT_EQ(FindInstance(v, w.node)->runs_started, w.runs_started);
+    EXPECT_EQ(v.instances.at(w.node).placed_run_uids, w.placed);
+    EXPECT_EQ(v.instances.at(w.node).all_counted, w.all_counted);
+    EXPECT_EQ(v.instances.at(w.node).uid, w.node == "n2" ? "n2-new-uid" : w.node + "-uid");
+  }
+}
+
+TEST(BuildClusterViewTest, CountedRunsAreNotCountedTwice) {
+  auto fleet = FleetBuilder("a100", "a").Record("n1", "n1-uid", 3, {"run-a", "run-b"}).Build();
+  std::vector<PlacedRun> placed = {Placed("ml/a", "run-a", "a100", {{"n1", 1}}),
+                                   Placed("ml/b", "run-b", "a100", {{"n1", 1}})};
+  ClusterView v = BuildClusterView({fleet}, {NodeBuilder("n1", "a").Build()}, placed, kNow);
+  EXPECT_EQ(FindInstance(v, "n1")->runs_started, 3);
+  EXPECT_TRUE(v.instances.at("n1").all_counted);
+  EXPECT_THAT(v.instances.at("n1").placed_run_uids, UnorderedElementsAre("run-a", "run-b"));
+  // Without any placed run the durable count stands alone (finished runs stay counted).
+  ClusterView idle = BuildClusterView({fleet}, {NodeBuilder("n1", "a").Build()}, {}, kNow);
+  EXPECT_EQ(FindInstance(idle, "n1")->runs_started, 3);
+  EXPECT_TRUE(idle.instances.at("n1").all_counted);
+}
+
+TEST(ClusterViewCountedTest, EveryInstanceOfTheRunMustHaveItInItsDurableCount) {
+  auto a = FleetBuilder("a100", "a")
+               .Record("n1", "n1-uid", 1, {"run-m", "run-s"})
+               .Record("n2", "n2-uid", 1, {"run-s"})
+               .Record("n3", "n3-old-uid", 1, {"run-o"})
+               .Build();
+  std::vector<NodePtr> nodes = {NodeBuilder("n1", "a").Build(), NodeBuilder("n2", "a").Build(),
+                                NodeBuilder("n3", "a").Uid("n3-new-uid").Build()};
+  std::map<std::string, FleetPtr> fleet_objs = {{"a100", a}};
+  ClusterView v = BuildClusterView({a}, nodes, {}, kNow);
+  struct Case {
+    std::string name;
+    PlacedRun run;
+    std::map<std::string, FleetPtr> fleets;
+    bool want;
+  };
+  const std::vector<Case> cases = {
+      {"single node, counted", Placed("ml/s", "run-s", "a100", {{"n1", 1}}), fleet_objs, true},
+      {"multi node, counted on both", Placed("ml/s", "run-s", "a100", {{"n1", 1}, {"n2", 1}}), fleet_objs, true},
+      {"multi node, counted on one only", Placed("ml/m", "run-m", "a100", {{"n1", 1}, {"n2", 1}}), fleet_objs, false},
+      {"not counted anywhere", Placed("ml/x", "run-x", "a100", {{"n1", 1}}), fleet_objs, false},
+      {"counted on a former node of the same name", Placed("ml/o", "run-o", "a100", {{"n3", 1}}), fleet_objs, false},
+      {"unknown node", Placed("ml/s", "run-s", "a100", {{"gone", 1}}), fleet_objs, false},
+      {"fleet object missing", Placed("ml/s", "run-s", "a100", {{"n1", 1}}), {}, false},
+  };
+  for (const auto& c : cases) EXPECT_EQ(v.Counted(c.run, c.fleets), c.want) << c.name;
+}
+
+TEST(BuildClusterViewTest, PlacedRunsBecomeRunningRuns) {
+  auto fleet = FleetBuilder("a100", "a").Build();
+  const sched::TimePoint end = kNow + hours(3);
+  std::vector<PlacedRun> placed = {
+      Placed("ml/multi", "u1", "a100", {{"n1", 8}, {"n2", 8}}, end),
+      Placed("dev/single", "u2", "a100", {{"n3", 2}}),
+      Placed("ml/on-gone-node", "u3", "a100", {{"gone", 1}}),
+  };
+  std::vector<NodePtr> nodes = {NodeBuilder("n1", "a").Build(), NodeBuilder("n2", "a").Build(),
+                                NodeBuilder("n3", "a").Build()};
+  ClusterView v = BuildClusterView({fleet}, nodes, placed, kNow);
+  ASSERT_EQ(v.snapshot.running.size(), 3u);
+  const auto& m = v.snapshot.running[0];
+  EXPECT_EQ(m.id, "ml/multi");
+  ASSERT_EQ(m.placement.size(), 2u);
+  EXPECT_EQ(m.placement[0].instance, "n1");
+  EXPECT_EQ(m.placement[0].blocks, 8);
+  EXPECT_EQ(m.placement[1].instance, "n2");
+  EXPECT_EQ(m.placement[1].blocks, 8);
+  EXPECT_EQ(m.expected_end, std::optional<sched::TimePoint>(end));
+  const auto& s = v.snapshot.running[1];
+  EXPECT_EQ(s.id, "dev/single");
+  ASSERT_EQ(s.placement.size(), 1u);
+  EXPECT_EQ(s.placement[0].instance, "n3");
+  EXPECT_EQ(s.placement[0].blocks, 2);
+  EXPECT_EQ(s.expected_end, std::nullopt);
+  // A run on a node that is gone is still passed on: the core ignores blocks on unknown instances.
+  EXPECT_EQ(v.snapshot.running[2].id, "ml/on-gone-node");
+  EXPECT_EQ(v.instances.count("gone"), 0u);
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
