@@ -10,6 +10,7 @@
 (function () {
   const TOKEN_KEY = 'berth.token';
   const REFRESH_MS = 2000;
+  const QUEUE_LIMIT = 500;  // rows shown; the summary says when the queue is longer
   const STATUS_TEXT = {
     400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
     409: 'Conflict', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error',
@@ -270,7 +271,7 @@
     return row;
   }
 
-  function renderQueue(data) {
+  function renderQueue(data, ns) {
     const body = $('queue-body');
     const items = Array.isArray(data.items) ? data.items : [];
     const seen = new Set();
@@ -322,11 +323,17 @@
     }
     $('queue-empty').hidden = items.length > 0;
     $('queue-table').hidden = items.length === 0;
+    // `total` counts the whole queue; positions are global, also when filtered by namespace.
     const total = typeof data.total === 'number' ? data.total : items.length;
     const runs = (n) => `${n} run${n === 1 ? '' : 's'}`;
-    setText($('queue-summary'), total === items.length
-      ? `${runs(total)} waiting.`
-      : `${runs(total)} waiting; showing the first ${items.length}.`);
+    const capped = items.length >= QUEUE_LIMIT ? ` Showing the first ${items.length}.` : '';
+    setText($('queue-summary'), ns
+      ? `${capped ? `${items.length}+` : items.length} of ${runs(total)} in the queue belong to namespace ${ns}.${capped}`
+      : `${runs(total)} waiting.${total > items.length ? ` Showing the first ${items.length}.` : ''}`);
+    // A standby replica (leader election) does not compute the queue: say so instead of "no run".
+    const standby = data.leader === false;
+    $('queue-standby').hidden = !standby;
+    if (standby) $('queue-empty').hidden = true;
     markUpdated('queue-updated');
   }
 
@@ -334,9 +341,9 @@
     const ns = route.query.get('namespace') || '';
     const input = $('queue-namespace');
     if (document.activeElement !== input) input.value = ns;
-    const data = await api(ns ? `api/queue?namespace=${encodeURIComponent(ns)}` : 'api/queue');
+    const data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`);
     if (!isCurrent(route)) return;
-    renderQueue(data);
+    renderQueue(data, ns);
   }
 
   // ---- Fleets --------------------------------------------------------------------------------
@@ -454,7 +461,7 @@
       fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
       fact('Fleet', st.fleet),
       fact('Max duration', spec.maxDuration || 'off'),
-      fact('Retry', spec.retry ? `on ${(spec.retry.onEvents || ['no-capacity', 'interruption', 'error']).join(', ')} for ${spec.retry.duration || '1h'}` : 'none'),
+      fact('Retry', retryText(spec.retry)),
       fact('Resubmissions', st.resubmissions === undefined ? 0 : st.resubmissions),
       fact('Submitted', st.submittedAt || meta.creationTimestamp ? fmtTime(st.submittedAt || meta.creationTimestamp) : ''),
       fact('Scheduled', st.scheduledAt ? fmtTime(st.scheduledAt) : ''),
@@ -500,6 +507,13 @@
         ? table('Events, oldest first', ['Type', 'Reason', 'Message', { label: 'Count', cls: 'num' }, 'Last seen', 'From'], events, 'events')
         : el('p', { class: 'empty', text: 'No event.' }));
     markUpdated('run-updated');
+  }
+
+  function retryText(retry) {
+    if (!retry) return 'none';
+    const on = (retry.onEvents || ['no-capacity', 'interruption', 'error']).join(', ');
+    const d = retry.duration || '1h';
+    return d === 'off' ? `on ${on}, without a time limit` : `on ${on}, for ${d}`;
   }
 
   async function loadRun(route) {
