@@ -217,7 +217,7 @@ int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   client.SetMaxRetries(2);
   auto list = client.List(k8s::resources::kFleets.Path());
   if (!list.ok()) {
-    const Status& s = list.status();
+    const Status s = list.status();
     if (s.IsNotFound()) {
       return Fail(err, "this cluster does not serve fleets.berth.dev: berth's CRDs are not installed");
     }

@@ -80,7 +80,7 @@ std::string DescribePlace(const json::Value& run) {
   if (phase == "Succeeded" || phase == "Failed") return "finished (" + phase + ")";
   const json::Value* pos = status != nullptr ? json::Find(*status, {"queuePosition"}) : nullptr;
   if (pos != nullptr && pos->IsInt64()) return "position " + std::to_string(pos->GetInt64()) + " in the queue";
-  if (phase == "Pending") return "pending, not in the first 100 places of the queue";
+  if (phase == "Pending") return "pending, not in the top 100 of the queue";
   return "pending, not placed in the queue yet";
 }
 

@@ -37,8 +37,8 @@ bool Observed(const k8s::json::Value& run, int64_t generation);
 // Admitted and finished runs no longer depend on their priority, so there is nothing to wait for.
 bool Queued(const k8s::json::Value& run);
 
-// The run's place, from its status: "position 3 in the queue", "pending, not in the first 100 places
-// of the queue", "pending, not placed in the queue yet", "admitted (Running)", "finished (Failed)".
+// The run's place, from its status: "position 3 in the queue", "pending, not in the top 100 of the
+// queue", "pending, not placed in the queue yet", "admitted (Running)", "finished (Failed)".
 std::string DescribePlace(const k8s::json::Value& run);
 
 // A failed API call as a sentence: Forbidden/other API errors carry the server's message; 404 on

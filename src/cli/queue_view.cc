@@ -128,7 +128,11 @@ k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& 
   req.method = "GET";
   req.path = QueueProxyPath(controller_ns, service, ns, limit);
   auto r = transport.Send(req);
-  if (!r.ok()) return Status::Error("cannot reach the API server at " + server + ": " + r.status().message());
+  if (!r.ok()) {
+    // The transport's sentence names the server ("request to https://... failed: ...").
+    const std::string m = r.status().message();
+    return Status::Error(m.find(server) == std::string::npos ? "cannot reach the API server at " + server + ": " + m : m);
+  }
   if (r->status < 200 || r->status >= 300) {
     Status api = k8s::Client::ErrorFromResponse(*r);
     if (api.IsForbidden()) return Status::Error(api.message(), 403, api.reason());
