@@ -184,9 +184,11 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
     return JsonError(code, res.status().message());
   }
   spdlog::info("dashboard: priority of run {}/{} set to {} with the viewer's token", ns, name, priority);
+  const json::Value* meta = json::Find(*res, {"metadata"});  // absent from an unexpected answer
+  const int64_t generation = meta != nullptr ? json::GetInt(*meta, "generation") : 0;
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"priority":)" +
                             std::to_string(priority) + R"(,"generation":)" +
-                            std::to_string(json::GetInt(*json::Find(*res, {"metadata"}), "generation")) + "}");
+                            std::to_string(generation) + "}");
 }
 
 }  // namespace berth::controller

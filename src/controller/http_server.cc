@@ -29,7 +29,8 @@ k8s::Result<std::string> HttpServer::ListenUri(const std::string& bind_address) 
   if (colon == std::string::npos) return k8s::Status::Error("bind address \"" + bind_address + "\" must be HOST:PORT or :PORT");
   std::string host = bind_address.substr(0, colon);
   std::string port = bind_address.substr(colon + 1);
-  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535) {
     return k8s::Status::Error("bind address \"" + bind_address + "\" has no valid port");
   }
   if (host.empty()) host = "0.0.0.0";

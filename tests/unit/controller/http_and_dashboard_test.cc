@@ -1,0 +1,458 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "controller/dashboard_api.h"
+#include "controller/dashboard_assets.h"
+#include "controller/http_server.h"
+#include "k8s/clock.h"
+#include "k8s/json.h"
+#include "reconcilers/run_controller.h"
+
+namespace berth::controller {
+namespace {
+
+namespace json = k8s::json;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+json::Document MustParse(const std::string& text) {
+  auto d = json::Parse(text);
+  EXPECT_TRUE(d.ok()) << text << ": " << d.status().message();
+  return d.ok() ? std::move(d).value() : json::Document();
+}
+
+// ---------------------------------------------------------------------------------------------
+// HttpServer::ListenUri
+
+TEST(ListenUriTest, ValidAddresses) {
+  struct Case {
+    std::string bind, want;
+  };
+  const std::vector<Case> cases = {
+      {":8080", "http://0.0.0.0:8080"},
+      {":8081", "http://0.0.0.0:8081"},
+      {"127.0.0.1:9000", "http://127.0.0.1:9000"},
+      {"0.0.0.0:80", "http://0.0.0.0:80"},
+      {"localhost:65535", "http://localhost:65535"},
+      {"[::1]:8080", "http://[::1]:8080"},
+      {":0", "http://0.0.0.0:0"},  // any free port
+  };
+  for (const auto& c : cases) {
+    auto uri = HttpServer::ListenUri(c.bind);
+    ASSERT_TRUE(uri.ok()) << c.bind << ": " << uri.status().message();
+    EXPECT_EQ(*uri, c.want) << c.bind;
+  }
+}
+
+TEST(ListenUriTest, MalformedAddressesAreErrorsNotCrashes) {
+  const std::vector<std::string> cases = {
+      "",       "0",     "8080",   "localhost", ":",        "127.0.0.1:",   ":http", ":80a",
+      ":-1",    ":+80",  ": 80",   ":65536",    ":100000",  ":99999999999", ":99999999999999999999999",
+  };
+  for (const auto& bind : cases) {
+    auto uri = HttpServer::ListenUri(bind);
+    EXPECT_FALSE(uri.ok()) << "\"" << bind << "\" gave " << (uri.ok() ? *uri : "");
+    if (!uri.ok()) {
+      EXPECT_THAT(uri.status().message(), HasSubstr("\"" + bind + "\"")) << "the message names the input";
+    }
+  }
+}
+
+TEST(HttpServerTest, DisabledServerDoesNotListen) {
+  for (const std::string bind : {"0", ""}) {
+    HttpServer s(bind);
+    EXPECT_FALSE(s.enabled()) << bind;
+    EXPECT_TRUE(s.Start().ok()) << bind;
+    s.Stop();
+  }
+  EXPECT_TRUE(HttpServer(":8080").enabled());
+  EXPECT_TRUE(HttpServer("127.0.0.1:0").enabled());
+}
+
+TEST(HttpServerTest, StartReportsAMalformedAddress) {
+  HttpServer s(":99999999999999999999999");
+  auto st = s.Start();
+  EXPECT_FALSE(st.ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dashboard
+
+// A transport that answers from a script and records every request; an unscripted request fails
+// the test (so "refused before any API call" is checked by scripting nothing).
+class ScriptedTransport : public k8s::Transport {
+ public:
+  void Push(int status, std::string body) {
+    std::lock_guard<std::mutex> lock(mu_);
+    k8s::HttpResponse r;
+    r.status = status;
+    r.body = std::move(body);
+    answers_.emplace_back(std::move(r));
+  }
+  void PushNoAnswer() {
+    std::lock_guard<std::mutex> lock(mu_);
+    answers_.emplace_back(k8s::Status::Error("connection refused"));
+  }
+  std::vector<k8s::HttpRequest> requests() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return requests_;
+  }
+
+  k8s::Result<k8s::HttpResponse> Send(const k8s::HttpRequest& req) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests_.push_back(req);
+    if (answers_.empty()) {
+      ADD_FAILURE() << "unexpected API request " << req.method << " " << req.path;
+      return k8s::Status::Error("unexpected request");
+    }
+    auto r = std::move(answers_.front());
+    answers_.pop_front();
+    return r;
+  }
+  k8s::Result<k8s::HttpResponse> Stream(const k8s::HttpRequest& req, const std::function<bool(std::string&)>&,
+                                        k8s::Cancellation*, int) override {
+    ADD_FAILURE() << "unexpected stream " << req.path;
+    return k8s::Status::Error("no streams");
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<k8s::HttpRequest> requests_;
+  std::deque<k8s::Result<k8s::HttpResponse>> answers_;
+};
+
+std::string StatusBody(int code, const std::string& reason, const std::string& message) {
+  return R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)" + json::Quote(message) +
+         R"(,"reason":")" + reason + R"(","code":)" + std::to_string(code) + "}";
+}
+
+class DashboardTest : public ::testing::Test {
+ protected:
+  DashboardTest()
+      : transport_(std::make_shared<ScriptedTransport>()),
+        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, transport_)),
+        engine_(client_, clock_, {}),
+        api_(client_, engine_, [](const std::string&, size_t) { return std::string(R"({"items":[]})"); }) {
+    client_->SetMaxRetries(0);  // no backoff sleeps in unit tests
+  }
+
+  // A request that passes every cross-site check, with a token and `body`.
+  static HttpRequestView GoodRequest(const std::string& body = R"({"priority":90})") {
+    HttpRequestView r;
+    r.method = "POST";
+    r.path = "/api/runs/ml/train/priority";
+    r.headers = {{"x-berth-csrf", "1"},
+                 {"content-type", "application/json"},
+                 {"host", "berth.example:8080"},
+                 {"origin", "http://berth.example:8080"},
+                 {"authorization", "Bearer viewer-token"}};
+    r.body = body;
+    return r;
+  }
+
+  static std::string ErrorOf(const HttpReply& r) {
+    EXPECT_EQ(r.content_type, "application/json");
+    json::Document d = MustParse(r.body);
+    return json::GetString(d, "error");
+  }
+
+  k8s::FakeClock clock_;
+  std::shared_ptr<ScriptedTransport> transport_;
+  k8s::ClientPtr client_;
+  reconcilers::RunController engine_;
+  DashboardApi api_;
+};
+
+HttpRequestView Get(const std::string& path, const std::string& method = "GET") {
+  HttpRequestView r;
+  r.method = method;
+  r.path = path;
+  return r;
+}
+
+TEST_F(DashboardTest, StaticServesTheEmbeddedFiles) {
+  const auto& assets = DashboardAssets();
+  ASSERT_EQ(assets.count("index.html"), 1u);
+  struct Case {
+    std::string path, asset, content_type;
+  };
+  const std::vector<Case> cases = {
+      {"/", "index.html", "text/html; charset=utf-8"},
+      {"/index.html", "index.html", "text/html; charset=utf-8"},
+      {"/static/index.html", "index.html", "text/html; charset=utf-8"},
+      {"/static/app.js", "app.js", "text/javascript; charset=utf-8"},
+      {"/static/style.css", "style.css", "text/css; charset=utf-8"},
+      {"/static/favicon.svg", "favicon.svg", "image/svg+xml"},
+  };
+  for (const auto& c : cases) {
+    for (const std::string method : {"GET", "HEAD"}) {
+      SCOPED_TRACE(method + " " + c.path);
+      if (assets.count(c.asset) == 0) {
+        ADD_FAILURE() << "asset " << c.asset << " is not embedded";
+        continue;
+      }
+      HttpReply r = api_.Static(Get(c.path, method));
+      EXPECT_EQ(r.status, 200);
+      EXPECT_EQ(r.content_type, c.content_type);
+      EXPECT_EQ(r.body, assets.at(c.asset));
+      EXPECT_FALSE(r.body.empty());
+      EXPECT_EQ(r.headers["Content-Security-Policy"], "default-src 'self'; frame-ancestors 'none'");
+      EXPECT_EQ(r.headers["X-Content-Type-Options"], "nosniff");
+      EXPECT_EQ(r.headers["Cache-Control"], "no-cache");
+    }
+  }
+  // Every embedded file is reachable under /static/.
+  for (const auto& [name, content] : assets) {
+    HttpReply r = api_.Static(Get("/static/" + name));
+    EXPECT_EQ(r.status, 200) << name;
+    EXPECT_NE(r.content_type, "application/octet-stream") << name << " has no known content type";
+  }
+  EXPECT_TRUE(transport_->requests().empty());
+}
+
+TEST_F(DashboardTest, StaticRefusesUnknownPathsAndTraversal) {
+  const std::vector<std::string> paths = {
+      "/static/",
+      "/static/nope.js",
+      "/static/../index.html",
+      "/static/..",
+      "/static/./app.js",
+      "/static//index.html",
+      "/static/sub/app.js",
+      "/static/../../etc/passwd",
+      "/static/..\\index.html",
+      "/static/index.html/",
+      "/static/INDEX.HTML",
+      "/etc/passwd",
+      "/../index.html",
+      "/app.js",
+      "",
+  };
+  for (const auto& p : paths) {
+    HttpReply r = api_.Static(Get(p));
+    EXPECT_EQ(r.status, 404) << p;
+    EXPECT_EQ(r.body, "not found\n") << p;
+    EXPECT_EQ(r.headers.count("Content-Security-Policy"), 0u) << p;
+  }
+}
+
+TEST_F(DashboardTest, StaticIsReadOnly) {
+  for (const std::string method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
+    HttpReply r = api_.Static(Get("/", method));
+    EXPECT_EQ(r.status, 405) << method;
+  }
+}
+
+TEST_F(DashboardTest, SetPriorityRefusesBeforeAnyApiCall) {
+  struct Case {
+    std::string name;
+    std::function<void(HttpRequestView&)> change;
+    int want_status;
+    std::string want_error;  // substring
+  };
+  const std::vector<Case> cases = {
+      // Cross-site protection.
+      {"no CSRF header", [](HttpRequestView& r) { r.headers.erase("x-berth-csrf"); }, 403, "X-Berth-CSRF"},
+      {"CSRF header not 1", [](HttpRequestView& r) { r.headers["x-berth-csrf"] = "true"; }, 403, "X-Berth-CSRF"},
+      {"CSRF header empty", [](HttpRequestView& r) { r.headers["x-berth-csrf"] = ""; }, 403, "X-Berth-CSRF"},
+      {"no content type", [](HttpRequestView& r) { r.headers.erase("content-type"); }, 403, "application/json"},
+      {"form content type", [](HttpRequestView& r) { r.headers["content-type"] = "application/x-www-form-urlencoded"; },
+       403, "application/json"},
+      {"text content type", [](HttpRequestView& r) { r.headers["content-type"] = "text/plain"; }, 403,
+       "application/json"},
+      {"other origin", [](HttpRequestView& r) { r.headers["origin"] = "https://evil.example"; }, 403, "cross-origin"},
+      {"other port", [](HttpRequestView& r) { r.headers["origin"] = "http://berth.example:9090"; }, 403,
+       "cross-origin"},
+      {"origin null", [](HttpRequestView& r) { r.headers["origin"] = "null"; }, 403, "cross-origin"},
+      {"origin but no host", [](HttpRequestView& r) { r.headers.erase("host"); }, 403, "cross-origin"},
+      {"CSRF checked before the token",
+       [](HttpRequestView& r) {
+         r.headers.erase("x-berth-csrf");
+         r.headers.erase("authorization");
+       },
+       403, "X-Berth-CSRF"},
+      // Identity: the viewer's own token is required.
+      {"no token", [](HttpRequestView& r) { r.headers.erase("authorization"); }, 401, "bearer token"},
+      {"empty bearer", [](HttpRequestView& r) { r.headers["authorization"] = "Bearer "; }, 401, "bearer token"},
+      {"basic auth", [](HttpRequestView& r) { r.headers["authorization"] = "Basic YWxpY2U6cHc="; }, 401,
+       "bearer token"},
+      {"token checked before the body",
+       [](HttpRequestView& r) {
+         r.headers.erase("authorization");
+         r.body = "garbage";
+       },
+       401, "bearer token"},
+      // Bodies.
+      {"empty body", [](HttpRequestView& r) { r.body = ""; }, 400, "JSON object"},
+      {"not JSON", [](HttpRequestView& r) { r.body = "priority=90"; }, 400, "JSON object"},
+      {"JSON array", [](HttpRequestView& r) { r.body = "[90]"; }, 400, "JSON object"},
+      {"JSON number", [](HttpRequestView& r) { r.body = "90"; }, 400, "JSON object"},
+      {"no priority", [](HttpRequestView& r) { r.body = "{}"; }, 422, "0 to 100"},
+      {"priority as string", [](HttpRequestView& r) { r.body = R"({"priority":"90"})"; }, 422, "0 to 100"},
+      {"priority null", [](HttpRequestView& r) { r.body = R"({"priority":null})"; }, 422, "0 to 100"},
+      {"priority fraction", [](HttpRequestView& r) { r.body = R"({"priority":90.5})"; }, 422, "0 to 100"},
+      {"priority too high", [](HttpRequestView& r) { r.body = R"({"priority":101})"; }, 422, "0 to 100"},
+      {"priority negative", [](HttpRequestView& r) { r.body = R"({"priority":-1})"; }, 422, "0 to 100"},
+      {"priority huge", [](HttpRequestView& r) { r.body = R"({"priority":99999999999999999999})"; }, 422, "0 to 100"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    HttpRequestView req = GoodRequest();
+    c.change(req);
+    HttpReply r = api_.SetPriority(req, "ml", "train");
+    EXPECT_EQ(r.status, c.want_status);
+    EXPECT_THAT(ErrorOf(r), HasSubstr(c.want_error));
+  }
+  EXPECT_TRUE(transport_->requests().empty()) << "a refused request must never reach the API";
+}
+
+TEST_F(DashboardTest, SetPriorityForwardsWithTheViewersToken) {
+  transport_->Push(200, R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",
+                            "metadata":{"name":"train","namespace":"ml","generation":7},"spec":{"priority":90}})");
+  HttpReply r = api_.SetPriority(GoodRequest(), "ml", "train");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.content_type, "application/json");
+  json::Document reply = MustParse(r.body);
+  EXPECT_EQ(json::GetString(reply, "namespace"), "ml");
+  EXPECT_EQ(json::GetString(reply, "name"), "train");
+  EXPECT_EQ(json::GetInt(reply, "priority", -1), 90);
+  EXPECT_EQ(json::GetInt(reply, "generation", -1), 7);
+
+  auto reqs = transport_->requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  EXPECT_EQ(reqs[0].method, "PATCH");
+  EXPECT_EQ(reqs[0].path, "/apis/berth.dev/v1alpha1/namespaces/ml/runs/train");
+  EXPECT_EQ(reqs[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(reqs[0].bearer_token, "viewer-token");
+  json::Document patch = MustParse(reqs[0].body);
+  EXPECT_EQ(json::Serialize(patch), R"({"spec":{"priority":90}})") << "only the priority is patched";
+}
+
+TEST_F(DashboardTest, SetPriorityAcceptsTheBoundsAndRequestsWithoutOrigin) {
+  struct Case {
+    std::string name;
+    std::function<void(HttpRequestView&)> change;
+    int64_t want_priority;
+  };
+  const std::vector<Case> cases = {
+      {"lowest", [](HttpRequestView& r) { r.body = R"({"priority":0})"; }, 0},
+      {"highest", [](HttpRequestView& r) { r.body = R"({"priority":100})"; }, 100},
+      {"no Origin (same-origin GET-style clients)", [](HttpRequestView& r) { r.headers.erase("origin"); }, 90},
+      {"content type with charset", [](HttpRequestView& r) { r.headers["content-type"] = "application/json; charset=utf-8"; },
+       90},
+      {"origin without scheme", [](HttpRequestView& r) { r.headers["origin"] = "berth.example:8080"; }, 90},
+      {"extra fields ignored", [](HttpRequestView& r) { r.body = R"({"priority":42,"nodes":99})"; }, 42},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    transport_->Push(200, R"({"metadata":{"generation":2}})");
+    HttpRequestView req = GoodRequest();
+    c.change(req);
+    HttpReply r = api_.SetPriority(req, "ml", "train");
+    EXPECT_EQ(r.status, 200) << r.body;
+    auto reqs = transport_->requests();
+    ASSERT_FALSE(reqs.empty());
+    EXPECT_EQ(reqs.back().body, R"({"spec":{"priority":)" + std::to_string(c.want_priority) + "}}");
+    EXPECT_EQ(reqs.back().bearer_token, "viewer-token");
+  }
+}
+
+TEST_F(DashboardTest, SetPriorityPassesTheApiErrorThrough) {
+  const std::string message =
+      R"(runs.berth.dev "train" is forbidden: User "alice" cannot patch resource "runs" in API group "berth.dev" in the namespace "ml")";
+  transport_->Push(403, StatusBody(403, "Forbidden", message));
+  HttpReply r = api_.SetPriority(GoodRequest(), "ml", "train");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_EQ(ErrorOf(r), message);
+  ASSERT_EQ(transport_->requests().size(), 1u);
+  EXPECT_EQ(transport_->requests()[0].bearer_token, "viewer-token");
+
+  struct Case {
+    int api_status;
+    std::string reason, message;
+    int want;
+  };
+  const std::vector<Case> cases = {
+      {401, "Unauthorized", "Unauthorized", 401},
+      {404, "NotFound", R"(runs.berth.dev "train" not found)", 404},
+      {422, "Invalid", "spec.priority: Invalid value: 200", 422},
+      {409, "Conflict", "the object has been modified", 409},
+  };
+  for (const auto& c : cases) {
+    transport_->Push(c.api_status, StatusBody(c.api_status, c.reason, c.message));
+    HttpReply e = api_.SetPriority(GoodRequest(), "ml", "train");
+    EXPECT_EQ(e.status, c.want) << c.reason;
+    EXPECT_EQ(ErrorOf(e), c.message) << c.reason;
+  }
+}
+
+TEST_F(DashboardTest, SetPriorityWithoutAnAnswerIsABadGateway) {
+  transport_->PushNoAnswer();
+  HttpReply r = api_.SetPriority(GoodRequest(), "ml", "train");
+  EXPECT_EQ(r.status, 502);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("connection refused"));
+}
+
+TEST_F(DashboardTest, SetPriorityToleratesAnAnswerWithoutMetadata) {
+  // A proxy or an odd server may answer 200 with something else than the Run; the change was
+  // made, so the viewer gets a success, not a crashed controller.
+  transport_->Push(200, "{}");
+  HttpReply r = api_.SetPriority(GoodRequest(), "ml", "train");
+  EXPECT_EQ(r.status, 200);
+  json::Document reply = MustParse(r.body);
+  EXPECT_EQ(json::GetInt(reply, "priority", -1), 90);
+  EXPECT_EQ(json::GetInt(reply, "generation", -1), 0);
+}
+
+TEST_F(DashboardTest, RunDetailReadsWithTheViewersToken) {
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","namespace":"ml"},"status":{"phase":"Pending"}})");
+  transport_->Push(200, R"({"kind":"EventList","items":[{"reason":"Queued","message":"position 1"}]})");
+  HttpRequestView req = Get("/api/runs/ml/train");
+  req.headers["authorization"] = "Bearer viewer-token";
+  HttpReply r = api_.RunDetail(req, "ml", "train");
+  EXPECT_EQ(r.status, 200);
+  json::Document d = MustParse(r.body);
+  EXPECT_EQ(json::GetString(json::Find(d, {"run", "status", "phase"})), "Pending");
+  const json::Value* events = json::Find(d, {"events"});
+  ASSERT_NE(events, nullptr);
+  ASSERT_TRUE(events->IsArray());
+  ASSERT_EQ(events->Size(), 1u);
+  EXPECT_EQ(json::GetString((*events)[0], "reason"), "Queued");
+  auto reqs = transport_->requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].method, "GET");
+  EXPECT_EQ(reqs[0].path, "/apis/berth.dev/v1alpha1/namespaces/ml/runs/train");
+  EXPECT_EQ(reqs[0].bearer_token, "viewer-token");
+  EXPECT_THAT(reqs[1].path, StartsWith("/api/v1/namespaces/ml/events?fieldSelector="));
+  EXPECT_THAT(reqs[1].path, HasSubstr("train"));
+  EXPECT_EQ(reqs[1].bearer_token, "viewer-token");
+}
+
+TEST_F(DashboardTest, RunDetailPassesNotFoundThrough) {
+  transport_->Push(404, StatusBody(404, "NotFound", R"(runs.berth.dev "nope" not found)"));
+  HttpReply r = api_.RunDetail(Get("/api/runs/ml/nope"), "ml", "nope");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(ErrorOf(r), R"(runs.berth.dev "nope" not found)");
+  ASSERT_EQ(transport_->requests().size(), 1u) << "no events are read for a missing run";
+}
+
+TEST_F(DashboardTest, FleetsWithAnEmptyCache) {
+  HttpReply r = api_.Fleets();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  json::Document d = MustParse(r.body);
+  ASSERT_NE(json::Find(d, {"items"}), nullptr);
+  EXPECT_TRUE(json::Find(d, {"items"})->IsArray());
+  EXPECT_EQ(json::Find(d, {"items"})->Size(), 0u);
+  EXPECT_TRUE(transport_->requests().empty()) << "fleets come from the cache";
+}
+
+}  // namespace
+}  // namespace berth::controller
