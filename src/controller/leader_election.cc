@@ -37,7 +37,9 @@ bool LeaderElector::StillLeading() const {
 
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string now = k8s::FormatRfc3339Micro(clock_.Now());
-  const int64_t duration_s = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
+  // Rounded up: other candidates wait this long, which must not be shorter than the renew deadline
+  // this leader trusts (truncating 2.9 s to 2 s would let one take over while we still lead).
+  const int64_t duration_s = std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(config_.lease_duration).count());
   const std::string path = kLeases.Path(config_.ns, config_.name);
   auto got = client_->Get(path);
   if (!got.ok()) {
