@@ -22,7 +22,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <optional>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -173,8 +172,23 @@ class ControllerNetwork {
     return "`" + cmd + "` failed (" + Trim(r.err) + ")";
   }
 
+  // Namespaces and veths of earlier runs of this binary that died without their teardown.
+  void RemoveStale() {
+    std::istringstream list(RunCommand({"ip", "netns", "list"}).out);
+    std::string line;
+    while (std::getline(list, line)) {
+      std::smatch m;
+      if (!std::regex_match(line, m, std::regex("berth-cli-([0-9]+)( .*)?"))) continue;
+      const pid_t pid = static_cast<pid_t>(std::stol(m[1].str()));
+      if (pid == getpid() || kill(pid, 0) == 0) continue;  // alive: not ours to remove
+      RunCommand({"ip", "netns", "del", "berth-cli-" + m[1].str()});
+      RunCommand({"ip", "link", "del", "bcli" + m[1].str() + "h"});
+    }
+  }
+
   std::string Build() {
     const std::string why = "the CLI test needs a network namespace (run as root with iproute2 and socat): ";
+    RemoveStale();
     ControlPlane& cp = ControlPlane::Get();
     const std::string api_port = Trim(ReadText(cp.dir() + "/apiserver.port"));
     if (api_port.empty()) return "cannot read " + cp.dir() + "/apiserver.port";
@@ -306,39 +320,36 @@ class Cli : public EngineTest {
   static void TearDownTestSuite() { ControllerNetwork::Get().TearDown(); }
 
   void SetUp() override {
+    // EngineTest's helpers, with our controller in the netns instead of EngineTest's own one
+    // (which is created but never started, so its TearDown has nothing to stop).
+    controller_ = std::make_unique<ControllerProcess>();
     const std::string plumbing = ControllerNetwork::Get().SetUp();
     ASSERT_TRUE(plumbing.empty()) << plumbing;
     plugin_dir_ = PluginDir();
     ASSERT_FALSE(plugin_dir_.empty()) << "cannot locate the build tree from " << BERTH_CONTROLLER_BIN;
     ASSERT_EQ(access((plugin_dir_ + "/kubectl-berth").c_str(), X_OK), 0)
         << plugin_dir_ << "/kubectl-berth is missing: build the kubectl-berth target";
-    // EngineTest's helpers, with our controller in the netns instead of EngineTest's own one
-    // (which is created but never started, so its TearDown has nothing to stop).
     IntegrationTest::SetUp();
-    controller_ = std::make_unique<ControllerProcess>();
     netns_controller_.Start();
   }
 
   void TearDown() override {
-    if (!netns_controller_.Running()) netns_controller_.Start();  // it removes the runs' finalizers
+    if (ns_.empty()) return;  // SetUp stopped before making the namespace
+    // The controller removes the runs' finalizers when EngineTest deletes them.
+    if (!netns_controller_.Running()) netns_controller_.Start();
     EngineTest::TearDown();
     if (HasFailure()) std::printf("---- berth-controller in the netns ----\n%s\n", netns_controller_.Log().c_str());
     netns_controller_.Stop();
   }
 
   // `kubectl berth ARGS` with the plugin first on PATH and KUBECONFIG=`kubeconfig` (default: the
-  // harness's; "" leaves KUBECONFIG unset).
+  // harness's).
   CommandResult Berth(const std::vector<std::string>& args, const std::string& input = {},
-                      std::optional<std::string> kubeconfig = std::nullopt) {
+                      const std::string& kubeconfig = {}) {
     const char* path = std::getenv("PATH");
-    std::vector<std::string> argv = {"env", "PATH=" + plugin_dir_ + ":" + (path ? path : "/usr/bin:/bin")};
-    const std::string kc = kubeconfig.value_or(cp().kubeconfig());
-    if (kc.empty()) {
-      argv.insert(argv.begin() + 1, {"-u", "KUBECONFIG"});
-    } else {
-      argv.push_back("KUBECONFIG=" + kc);
-    }
-    argv.insert(argv.end(), {"kubectl", "berth"});
+    std::vector<std::string> argv = {"env", "PATH=" + plugin_dir_ + ":" + (path ? path : "/usr/bin:/bin"),
+                                     "KUBECONFIG=" + (kubeconfig.empty() ? cp().kubeconfig() : kubeconfig), "kubectl",
+                                     "berth"};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv, input);
   }
@@ -697,12 +708,12 @@ TEST_F(Cli, FleetsShowBlocksRunsExpiryAndState) {
                                                  "   2 instances (2 ready), 2/8 blocks busy, placement any, max 5 runs per "
                                                  "instance");
   EXPECT_TRUE(std::regex_match(line_of("  " + busy_node + " "),
-                               std::regex(" +" + busy_node + " +\\[##\\.\\.\\] 2/4 +1/5 +(-|in 179m|in 3h) +Busy")))
+                               std::regex(" +" + busy_node + " +\\[##\\.\\.\\] 2/4 +1/5 +(-|in 17[0-9]m|in 3h) +Busy")))
       << f.out;
   EXPECT_TRUE(std::regex_match(line_of("  " + idle_node + " "),
-                               std::regex(" +" + idle_node + " +\\[\\.\\.\\.\\.\\] 0/4 +0/5 +(-|in 179m|in 3h) +Idle")))
+                               std::regex(" +" + idle_node + " +\\[\\.\\.\\.\\.\\] 0/4 +0/5 +(-|in 17[0-9]m|in 3h) +Idle")))
       << f.out;
-  EXPECT_TRUE(std::regex_search(line_of("  " + expiring[0] + " "), std::regex("in (179m|3h) "))) << f.out;
+  EXPECT_TRUE(std::regex_search(line_of("  " + expiring[0] + " "), std::regex("in (17[0-9]m|3h) "))) << f.out;
   EXPECT_TRUE(std::regex_match(line_of("  " + old[0] + " "), std::regex(" +" + old[0] + " +\\[.\\] 0/1 +0 +expired +Expired")))
       << f.out;
   EXPECT_TRUE(std::regex_search(f.out, std::regex("\n  INSTANCE +BLOCKS +RUNS +EXPIRES +STATE\n"))) << f.out;
