@@ -128,8 +128,8 @@ TEST(PriorityTest, ObservedAndPlace) {
   };
   const std::vector<Case> cases = {
       {R"({"phase":"Pending","queuePosition":3,"observedGeneration":2})", "position 3 in the queue"},
-      {R"({"phase":"Pending","observedGeneration":2})", "pending, not in the first 100 places of the queue"},
-      {R"({"phase":"Pending","queuePosition":null,"observedGeneration":2})", "pending, not in the first 100 places of the queue"},
+      {R"({"phase":"Pending","observedGeneration":2})", "pending, not in the top 100 of the queue"},
+      {R"({"phase":"Pending","queuePosition":null,"observedGeneration":2})", "pending, not in the top 100 of the queue"},
       {R"({"phase":"Scheduled"})", "admitted (Scheduled)"},
       {R"({"phase":"Running","queuePosition":null})", "admitted (Running)"},
       {R"({"phase":"Succeeded"})", "finished (Succeeded)"},
