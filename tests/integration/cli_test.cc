@@ -484,6 +484,23 @@ TEST_F(Cli, ApplyWithQueueingOnAMultiDocumentFile) {
   EXPECT_EQ(Phase("plain"), "Pending");
   EXPECT_EQ(Phase("own"), "Pending");
 
+  // A directory: its .yaml/.yml/.json files in name order; --dry-run reaches kubectl.
+  const std::string dir = cp().dir() + "/" + ns_ + "-dir";
+  ASSERT_EQ(RunCommand({"mkdir", "-p", dir}).exit_code, 0);
+  WriteText(dir + "/b.yml", RunYaml("from-b"));
+  WriteText(dir + "/a.yaml", RunYaml("from-a"));
+  WriteText(dir + "/notes.txt", "not a manifest\n");
+  CommandResult fromdir = BerthNs({"apply", "-Q", "-f", dir});
+  ASSERT_EQ(fromdir.exit_code, 0) << fromdir.err;
+  EXPECT_EQ(fromdir.out,
+            "run.berth.dev/from-a created\nrun.berth.dev/from-b created\n"
+            "run/from-a: queueing on (retry on no-capacity, duration off)\n"
+            "run/from-b: queueing on (retry on no-capacity, duration off)\n");
+  CommandResult dry = BerthNs({"apply", "-Q", "--dry-run=server", "-f", "-"}, RunYaml("dry"));
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("run.berth.dev/dry created (server dry run)"), std::string::npos) << dry.out;
+  EXPECT_FALSE(GetRun("dry").IsObject());
+
   // kubectl's own refusal comes through with its exit code.
   CommandResult invalid = BerthNs({"apply", "-f", "-"}, RunYaml("loud", "  priority: 500\n"));
   EXPECT_NE(invalid.exit_code, 0);
