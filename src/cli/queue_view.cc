@@ -16,6 +16,7 @@ k8s::Result<QueueView> DecodeQueue(std::string_view body) {
   const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
   if (items == nullptr || !items->IsArray()) return Status::Error("no \"items\" array in the answer");
   QueueView q;
+  if (const json::Value* l = json::Find(*doc, {"leader"}); l != nullptr && l->IsBool()) q.leader = l->GetBool();
   q.generated_at = json::GetString(*doc, "generatedAt");
   q.total = json::GetInt(*doc, "total", static_cast<int64_t>(items->Size()));
   for (const auto& v : items->GetArray()) {
@@ -121,32 +122,39 @@ std::string QueueItemsJson(const QueueView& q) {
 }
 
 k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
-                                  const std::string& service, const std::string& ns, int64_t limit) {
+                                  const std::string& service, const std::string& ns, int64_t limit, int standby_tries) {
   const std::string where = "service " + controller_ns + "/" + service;
   const std::string unreachable = "the berth controller is not reachable through the API server (" + where + "): ";
   k8s::HttpRequest req;
   req.method = "GET";
   req.path = QueueProxyPath(controller_ns, service, ns, limit);
-  auto r = transport.Send(req);
-  if (!r.ok()) {
-    // The transport's sentence names the server ("request to https://... failed: ...").
-    const std::string m = r.status().message();
-    return Status::Error(m.find(server) == std::string::npos ? "cannot reach the API server at " + server + ": " + m : m);
-  }
-  if (r->status < 200 || r->status >= 300) {
-    Status api = k8s::Client::ErrorFromResponse(*r);
-    if (api.IsForbidden()) return Status::Error(api.message(), 403, api.reason());
-    if (api.IsUnauthorized()) {
-      return Status::Error("the API server did not accept the credentials (401 Unauthorized): " + api.message(), 401,
-                           api.reason());
+  for (int attempt = 1;; ++attempt) {
+    auto r = transport.Send(req);
+    if (!r.ok()) {
+      // The transport's sentence names the server ("request to https://... failed: ...").
+      const std::string m = r.status().message();
+      return Status::Error(m.find(server) == std::string::npos ? "cannot reach the API server at " + server + ": " + m : m);
     }
-    return Status::Error(unreachable + api.ToString(), api.code(), api.reason());
+    if (r->status < 200 || r->status >= 300) {
+      Status api = k8s::Client::ErrorFromResponse(*r);
+      if (api.IsForbidden()) return Status::Error(api.message(), 403, api.reason());
+      if (api.IsUnauthorized()) {
+        return Status::Error("the API server did not accept the credentials (401 Unauthorized): " + api.message(), 401,
+                             api.reason());
+      }
+      return Status::Error(unreachable + api.ToString(), api.code(), api.reason());
+    }
+    auto q = DecodeQueue(r->body);
+    if (!q.ok()) {
+      return Status::Error("the answer of the berth controller (" + where + ") is not a queue: " + q.status().message());
+    }
+    if (q->leader.value_or(true)) return q;
+    // The Service's other replica is the leader: the proxy picks an endpoint per request.
+    if (attempt >= standby_tries) {
+      return Status::Error("only standby replicas of the berth controller answered through the API server (" + where +
+                           ", " + std::to_string(attempt) + " tries); a standby does not compute the queue");
+    }
   }
-  auto q = DecodeQueue(r->body);
-  if (!q.ok()) {
-    return Status::Error("the answer of the berth controller (" + where + ") is not a queue: " + q.status().message());
-  }
-  return q;
 }
 
 }  // namespace berth::cli

@@ -5,9 +5,12 @@
 //   {"generatedAt": RFC 3339, "total": N, "items": [{"position", "namespace", "name", "priority",
 //    "effectivePriority", "nodes", "fleets": [..], "submittedAt", "waitSeconds", "reason",
 //    "message"}]}
-// with global 1-based positions (a namespace filter leaves gaps).
+// with global 1-based positions (a namespace filter leaves gaps). A standby replica (leader
+// election) does not compute the queue; when it says so with "leader": false, another try through
+// the Service may reach the leader.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +32,7 @@ struct QueueItem {
 };
 
 struct QueueView {
+  std::optional<bool> leader;  // "leader": false marks a standby replica, which has no queue
   std::string generated_at;
   int64_t total = 0;
   std::vector<QueueItem> items;
@@ -55,9 +59,11 @@ std::string QueueItemsJson(const QueueView& q);
 
 // Reads the queue. Errors are sentences for the user: Forbidden and Unauthorized carry the API's
 // message; a missing Service, no endpoints, a refused connection or a 5xx from the proxy say that
-// the controller is not reachable through the API server. One request, no retries (`server` only
-// names the API server in the message when it does not answer at all).
+// the controller is not reachable through the API server. No retries (`server` only names the API
+// server in the message when it does not answer at all), except that an answer from a standby
+// replica is asked again, up to `standby_tries` requests in all, before it is reported.
 k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
-                                  const std::string& service, const std::string& ns, int64_t limit);
+                                  const std::string& service, const std::string& ns, int64_t limit,
+                                  int standby_tries = 5);
 
 }  // namespace berth::cli

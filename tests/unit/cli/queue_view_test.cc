@@ -146,5 +146,33 @@ TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
   }
 }
 
+TEST(QueueViewTest, StandbyAnswersAreAskedAgain) {
+  FakeTransport t;
+  t.Push(200, R"({"leader":false,"generatedAt":"2026-11-21T20:00:00Z","total":0,"items":[]})");
+  t.Push(200, R"({"leader":true,"generatedAt":"2026-11-21T20:00:00Z","total":3,"items":[{"position":1,"name":"a"}]})");
+  auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(t.requests.size(), 2u);
+  ASSERT_EQ(q->items.size(), 1u);
+  EXPECT_EQ(q->leader, std::optional<bool>(true));
+
+  FakeTransport standby;
+  for (int i = 0; i < 3; ++i) standby.Push(200, R"({"leader":false,"total":0,"items":[]})");
+  auto none = FetchQueue(standby, "https://k:6443", "berth-system", "berth-controller", "", 0, /*standby_tries=*/3);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(standby.requests.size(), 3u);
+  EXPECT_THAT(none.status().message(),
+              HasSubstr("only standby replicas of the berth controller answered through the API server (service "
+                        "berth-system/berth-controller, 3 tries)"));
+
+  // No "leader" field (a controller without leader election): the answer is the queue.
+  FakeTransport plain;
+  plain.Push(200, R"({"total":0,"items":[]})");
+  auto empty = FetchQueue(plain, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->leader.has_value());
+  EXPECT_EQ(plain.requests.size(), 1u);
+}
+
 }  // namespace
 }  // namespace berth::cli
