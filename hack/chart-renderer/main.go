@@ -11,9 +11,15 @@
 //   - values: values.yaml, then -f files merged in order, then --set/--set-string (Helm's strvals
 //     syntax: dotted keys, [i] indexes, {a,b} lists, backslash escapes, typed scalars), then
 //     coalesced over the chart's defaults, where null deletes a default;
+//   - checks: Chart.yaml's apiVersion, name, SemVer version and kubeVersion constraint, the release
+//     name, and that every rendered document is YAML;
 //   - output: CRDs from crds/ first (raw file contents), then every rendered document, split on
 //     "---", empty ones dropped, sorted by Helm's install order of kinds, each as
 //     "---\n# Source: <chart>/templates/<file>\n<document>\n". "<no value>" renders as "".
+//
+// Not supported (the berth chart uses none of them): subcharts and dependencies, hooks (a
+// document with a helm.sh/hook annotation is an error, not silently rendered), values.schema.json,
+// .helmignore, lookup against a cluster, --set-file and --set-json.
 //
 // Usage: chart-renderer [flags] CHART_DIR RELEASE NAMESPACE
 package main
@@ -625,11 +631,15 @@ func splitManifests(source, rendered string) ([]manifest, error) {
 		var head struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
-				Name string `json:"name"`
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		}
 		if err := yaml.Unmarshal([]byte(d), &head); err != nil {
 			return nil, fmt.Errorf("YAML parse error on %s: %w", source, err)
+		}
+		if _, hook := head.Metadata.Annotations["helm.sh/hook"]; hook {
+			return nil, fmt.Errorf("%s: %s %q is a Helm hook, which this renderer does not support", source, head.Kind, head.Metadata.Name)
 		}
 		out = append(out, manifest{source: source, content: d, kind: head.Kind})
 	}
@@ -712,6 +722,15 @@ func run(o *options) error {
 	kv, err := semver.NewVersion(o.kubeVersion)
 	if err != nil {
 		return fmt.Errorf("invalid --kube-version %q: %w", o.kubeVersion, err)
+	}
+	if meta.KubeVersion != "" {
+		c, err := semver.NewConstraint(meta.KubeVersion)
+		if err != nil {
+			return fmt.Errorf("Chart.yaml kubeVersion %q is not a version constraint: %w", meta.KubeVersion, err)
+		}
+		if !c.Check(kv) {
+			return fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes v%s", meta.KubeVersion, kv.String())
+		}
 	}
 	caps := Capabilities{
 		KubeVersion: KubeVersion{Version: "v" + kv.String(), Major: strconv.FormatUint(kv.Major(), 10),
