@@ -209,11 +209,15 @@ else
   build_all=""
   for ((i = 1; i < nstages; i++)); do build_all+="$(stage "$i")"$'\n'; done
   mapfile -t build_pkgs < <(printf '%s' "$build_all" | apt_packages)
-  # Packages hack/deps.sh installs for the local control plane and scripts, not for compiling.
-  not_for_build=" etcd-server golang-go rsync jq openssl procps git curl "
+  # What hack/deps.sh installs for compiling: the toolchain and every C/C++ -dev package (the
+  # rest, such as etcd, Go packages and test tools, serves the local control plane and tests).
   mapfile -t deps_pkgs < <(awk '/^PACKAGES=\(/ { on = 1; next } on && /^\)/ { on = 0 } on' "$ROOT/hack/deps.sh" | tr ' ' '\n' | grep -v '^$' || true)
   for p in "${deps_pkgs[@]}"; do
-    [[ "$p" == golang-* || "$not_for_build" == *" $p "* ]] && continue
+    case "$p" in
+      golang-*) continue ;;
+      build-essential|cmake|ninja-build|pkg-config|*-dev) ;;
+      *) continue ;;
+    esac
     if ! printf '%s\n' "${build_pkgs[@]}" | grep -qx "$p"; then
       problem "The build stage does not install $p, which hack/deps.sh installs to build berth."
     fi
