@@ -306,6 +306,9 @@ TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
     EXPECT_NE(r.exit_code, 0) << c.set;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.set << ": " << r.err;
   }
+  CommandResult old_kube = Render("berth", "berth-system", {"--kube-version", "v1.19.0"});
+  EXPECT_NE(old_kube.exit_code, 0) << "Chart.yaml's kubeVersion is >=1.20";
+  EXPECT_NE(old_kube.err.find("incompatible with Kubernetes v1.19.0"), std::string::npos) << old_kube.err;
   CommandResult bad = Render("berth", "berth-system", {"--set", "novalue"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("novalue"), std::string::npos) << bad.err;
@@ -352,8 +355,19 @@ TEST_F(HelmChart, RenderedChartIsAppliedToTheApiServer) {
 
 // ---- the Dockerfile ---------------------------------------------------------------------------
 
+// The binaries the image ships: berth-controller, and kubectl-berth when the build tree has it.
+std::vector<std::string> ImageBinaries() {
+  std::string controller = BERTH_CONTROLLER_BIN;
+  std::vector<std::string> out = {controller};
+  std::string plugin = fs::path(controller).parent_path().parent_path() / "cli" / "kubectl-berth";
+  if (fs::exists(plugin)) out.push_back(plugin);
+  return out;
+}
+
 CommandResult CheckImageLibs(const std::string& dockerfile) {
-  return RunCommand({"bash", kSource + "/hack/check-image-libs.sh", "--dockerfile", dockerfile, BERTH_CONTROLLER_BIN});
+  std::vector<std::string> argv = {"bash", kSource + "/hack/check-image-libs.sh", "--dockerfile", dockerfile};
+  for (const auto& b : ImageBinaries()) argv.push_back(b);
+  return RunCommand(argv);
 }
 
 std::string WriteVariant(const std::string& name, const std::string& from, const std::string& to) {
@@ -371,6 +385,9 @@ TEST(DockerImage, RuntimeStageProvidesEveryLibraryOfTheBuiltController) {
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("libcpprest.so.2.10 <- libcpprest2.10"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("ENTRYPOINT /usr/local/bin/berth-controller"), std::string::npos) << r.out;
+  if (ImageBinaries().size() > 1) {
+    EXPECT_NE(r.out.find("kubectl-berth: libcpprest.so.2.10 <- libcpprest2.10"), std::string::npos) << r.out;
+  }
 }
 
 TEST(DockerImage, CheckFailsWhenANeededRuntimePackageIsMissing) {
@@ -381,7 +398,7 @@ TEST(DockerImage, CheckFailsWhenANeededRuntimePackageIsMissing) {
   EXPECT_NE(r.err.find("needs libyaml-cpp.so.0.7 from package libyaml-cpp0.7"), std::string::npos) << r.err;
 }
 
-TEST(DockerImage, CheckFailsForRootUserOrAnotherEntrypoint) {
+TEST(DockerImage, CheckFailsForRootUserAnotherEntrypointAMissingBuildPackageOrAnUnknownPackage) {
   CommandResult root = CheckImageLibs(WriteVariant("Dockerfile.root", "USER 65532:65532", "USER root"));
   EXPECT_EQ(root.exit_code, 1);
   EXPECT_NE(root.err.find("USER is \"root\""), std::string::npos) << root.err;
@@ -392,6 +409,9 @@ TEST(DockerImage, CheckFailsForRootUserOrAnotherEntrypoint) {
       WriteVariant("Dockerfile.sh", R"(ENTRYPOINT ["/usr/local/bin/berth-controller"])", R"(ENTRYPOINT ["/bin/sh"])"));
   EXPECT_EQ(entry.exit_code, 1);
   EXPECT_NE(entry.err.find("not berth-controller"), std::string::npos) << entry.err;
+  CommandResult no_dev = CheckImageLibs(WriteVariant("Dockerfile.no-dev", "libyaml-cpp-dev ", ""));
+  EXPECT_EQ(no_dev.exit_code, 1);
+  EXPECT_NE(no_dev.err.find("build stage does not install libyaml-cpp-dev"), std::string::npos) << no_dev.err;
   CommandResult typo = CheckImageLibs(WriteVariant("Dockerfile.typo", "libfmt9", "libfmt99"));
   EXPECT_EQ(typo.exit_code, 1);
   EXPECT_NE(typo.err.find("package libfmt99, which Debian 12's archive does not have"), std::string::npos) << typo.err;
