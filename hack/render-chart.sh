@@ -42,7 +42,7 @@ if [ ! -x "$BIN" ]; then
     mkdir -p "$CACHE/home" "$CACHE/gocache"
     (cd "$gp/src/berth.dev/chart-renderer" &&
       HOME="$CACHE/home" GO111MODULE=off GOPATH="$gp:/usr/share/gocode" GOCACHE="$CACHE/gocache" \
-      GOFLAGS= GOPROXY=off CGO_ENABLED=0 go build -o "$BIN.tmp" .)
+      GOFLAGS='' GOPROXY=off CGO_ENABLED=0 go build -o "$BIN.tmp" .)
     mv "$BIN.tmp" "$BIN"
   fi
   flock -u 9
