@@ -127,7 +127,7 @@ void RunController::Wake() {
   loop_cv_.notify_one();
 }
 
-bool RunController::Dispatch(const std::string& key, std::function<bool()> fn) {
+bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, bool background) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_ || busy_.count(key)) return false;
@@ -137,7 +137,7 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn) {
       not_before_.erase(nb);
     }
     busy_.insert(key);
-    tasks_.emplace_back(key, std::move(fn));
+    (background ? background_tasks_ : tasks_).emplace_back(key, std::move(fn));
   }
   exec_cv_.notify_one();
   return true;
@@ -148,10 +148,11 @@ void RunController::Executor() {
     std::pair<std::string, std::function<bool()>> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      exec_cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;  // stopping and drained
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
+      exec_cv_.wait(lock, [this] { return stopping_ || !tasks_.empty() || !background_tasks_.empty(); });
+      auto& from = !tasks_.empty() ? tasks_ : background_tasks_;
+      if (from.empty()) return;  // stopping and drained
+      task = std::move(from.front());
+      from.pop_front();
     }
     bool ok = false;
     if (!write_guard_ || write_guard_()) {
@@ -358,6 +359,10 @@ void RunController::Pass() {
 
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   stats_.last_cycle_micros = static_cast<uint64_t>(took.count());
+  if (took > std::chrono::milliseconds(200)) {
+    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, runs.size(),
+                 queue_.size(), result.placements.size());
+  }
   if (observer_) {
     EngineObserver::PassSummary summary;
     summary.duration = took;
@@ -573,6 +578,13 @@ void RunController::NoteWritten(const Run& run, const json::Document& answer, co
   slot = std::max(slot, rv);
 }
 
+bool RunController::NoteStale(const Run& run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t& slot = written_rv_[RunKey(run)];
+  slot = std::max(slot, RvNumber(run.meta.resource_version) + 1);
+  return true;  // not a failure to back off from: the cache is simply behind
+}
+
 void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
   // Resources of each rank from its instance's block layout.
   std::vector<RankAssignment> ranks;
@@ -667,6 +679,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     for (const auto& name : to_delete) client_->Delete(kPods.Path(r.meta.ns, name));
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
     if (!res.ok()) {
+      if (res.status().IsConflict()) return NoteStale(r);
       spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
       return false;
     }
@@ -682,11 +695,14 @@ void RunController::Finish(const Run& run, RunStatus next, const std::string& ev
 }
 
 void RunController::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
-                                const std::string& event_reason, const std::string& event_message) {
+                                const std::string& event_reason, const std::string& event_message, bool background) {
   if (SameStatus(run.status, next)) return;
+  spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, next.phase, next.reason,
+                background ? " (refresh)" : "");
   Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
     if (!res.ok()) {
+      if (res.status().IsConflict()) return NoteStale(r);
       if (!res.status().IsNotFound()) {
         spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
       }
@@ -695,7 +711,7 @@ void RunController::WriteStatus(const Run& run, const RunStatus& next, const std
     NoteWritten(r, *res, &next);
     if (!event_reason.empty()) events_->Record(Ref(r), event_type, event_reason, event_message);
     return true;
-});
+  }, background);
 }
 
 void RunController::HandleDeletion(const Run& run) {
@@ -758,6 +774,7 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
   next.observed_generation = run.meta.generation;
   SetCondition(next.conditions, "Scheduled", "True", "Scheduled", next.message, run.meta.generation, now);
 
+  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
   bool queued = Dispatch(pr.key, [this, r = run, next] {
     std::string rv = r.meta.resource_version;
     bool ok = true;
@@ -791,9 +808,12 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
       }
     }
     if (!ok) {
-      std::lock_guard<std::mutex> lock(mu_);
-      failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
-      return false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
+      }
+      // The Run changed under us (a priority patch, say): decide again once the cache has it.
+      return NoteStale(r);
     }
     return true;
 });
@@ -845,7 +865,9 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
   if (SameStatus(run.status, next)) return;
   memo.last_wait_write = now;
-  WriteStatus(run, next);
+  // A waiting run's status is information, not a decision: it never delays an admission, a
+  // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
+  WriteStatus(run, next, {}, {}, {}, /*background=*/true);
 }
 
 void RunController::WriteFleetStatuses(const ClusterView& view, k8s::TimePoint now) {

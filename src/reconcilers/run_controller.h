@@ -139,7 +139,9 @@ class RunController {
   void Wake();
   // Runs `fn` on a writer thread unless `key` has a write in flight or is backing off after a
   // failed one; returns whether it was queued. `fn` returns false when its write failed.
-  bool Dispatch(const std::string& key, std::function<bool()> fn);
+  // `background` writes (refreshing a waiting run's message or position) yield to every other
+  // write, so an admission never waits behind a burst of status refreshes.
+  bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false);
   void Executor();
 
   // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
@@ -148,6 +150,9 @@ class RunController {
   void HandleDeletion(const Run& run);
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
   // Remembers the resourceVersion a successful write returned (writer threads).
+  // A write based on `run` met a newer version (409): leave the run alone until the cache has a
+  // newer one. Returns true (a conflict is no reason to back off).
+  bool NoteStale(const Run& run);
   // Also tells the observer when `next` finished the run.
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
@@ -155,7 +160,8 @@ class RunController {
   void Finish(const Run& run, RunStatus next, const std::string& event_type, const std::string& event_reason,
               const std::string& event_message);
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
-                   const std::string& event_reason = {}, const std::string& event_message = {});
+                   const std::string& event_reason = {}, const std::string& event_message = {},
+                   bool background = false);
   void Admit(const Run& run, const scheduling::Placement& placement, const ClusterView& view, k8s::TimePoint now);
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     std::optional<int64_t> position, k8s::TimePoint now);
@@ -182,7 +188,7 @@ class RunController {
   bool dirty_ = true;
   bool stopping_ = false;
   std::unordered_set<std::string> busy_;  // keys with a write in flight
-  std::deque<std::pair<std::string, std::function<bool()>>> tasks_;
+  std::deque<std::pair<std::string, std::function<bool()>>> tasks_, background_tasks_;
   // Per-key backoff after failed writes (client-go's exponential item limiter).
   std::unordered_map<std::string, int> failures_;
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> not_before_;
