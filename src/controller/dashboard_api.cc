@@ -16,11 +16,13 @@ HttpReply JsonError(int status, const std::string& message) {
   return JsonReply(status, R"({"error":)" + json::Quote(message) + "}");
 }
 
+// The viewer's token: `Authorization: Bearer T`, or `X-Berth-Token: T` when a proxy in front
+// (kubectl proxy, the API server's service proxy) consumes the Authorization header itself.
 std::string BearerToken(const HttpRequestView& req) {
   std::string auth = req.Header("authorization");
   const std::string prefix = "Bearer ";
   if (auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0) return auth.substr(prefix.size());
-  return {};
+  return req.Header("x-berth-token");
 }
 
 std::string ContentTypeFor(const std::string& name) {
@@ -153,6 +155,13 @@ HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string&
   if (events.ok()) {
     if (const json::Value* items = json::Find(*events, {"items"}); items != nullptr) ev = json::Serialize(*items);
   }
+  if (token.empty()) {
+    // Read with the controller's identity: leave out the Pod template (it may carry env values
+    // the viewer has no right to see). With the viewer's token RBAC decides and it is shown.
+    if (json::Value* spec = run->HasMember("spec") ? &(*run)["spec"] : nullptr; spec != nullptr && spec->IsObject()) {
+      spec->RemoveMember("template");
+    }
+  }
   return JsonReply(200, R"({"run":)" + json::Serialize(*run) + R"(,"events":)" + ev + "}");
 }
 
@@ -164,7 +173,10 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
   if (!origin.empty()) {
     auto scheme = origin.find("://");
     std::string origin_host = scheme == std::string::npos ? origin : origin.substr(scheme + 3);
-    if (origin_host != req.Header("host")) return JsonError(403, "cross-origin request refused (Origin " + origin + ")");
+    // Behind a proxy the Host is the proxy's upstream; the proxy reports the original host.
+    if (origin_host != req.Header("host") && origin_host != req.Header("x-forwarded-host")) {
+      return JsonError(403, "cross-origin request refused (Origin " + origin + ")");
+    }
   }
   std::string token = BearerToken(req);
   if (token.empty()) {

@@ -155,7 +155,12 @@ void LeaderElector::Release() {
   auto r = client_->MergePatch(kLeases.Path(config_.ns, config_.name),
                                R"({"metadata":{"resourceVersion":)" + json::Quote(rv) +
                                    R"(},"spec":{"holderIdentity":"","leaseDurationSeconds":1,"renewTime":)" + json::Quote(now) + "}}");
-  if (r.ok()) spdlog::info("leader election: released lease {}/{}", config_.ns, config_.name);
+  if (r.ok()) {
+    spdlog::info("leader election: released lease {}/{}", config_.ns, config_.name);
+  } else {
+    spdlog::warn("leader election: lease {}/{} not released ({}); a standby takes over when it expires", config_.ns,
+                 config_.name, r.status().ToString());
+  }
 }
 
 }  // namespace berth::controller

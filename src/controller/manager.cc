@@ -66,7 +66,10 @@ bool Manager::CachesSynced() const { return engine_->HasSynced(); }
 std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
   auto entries = engine_->Queue();
   k8s::TimePoint now = clock_.Now();
-  std::string out = R"({"generatedAt":)" + json::Quote(k8s::FormatRfc3339(now)) + R"(,"total":)" +
+  // A standby computes no queue: say so, so that clients behind a Service ask again.
+  bool leader = !elector_ || elector_->IsLeader();
+  std::string out = R"({"generatedAt":)" + json::Quote(k8s::FormatRfc3339(now)) + R"(,"leader":)" +
+                    (leader ? "true" : "false") + R"(,"total":)" +
                     std::to_string(entries.size()) + R"(,"items":[)";
   size_t n = 0;
   for (const auto& e : entries) {

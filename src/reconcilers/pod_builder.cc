@@ -143,10 +143,9 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
       json::Value& m = ObjectMember(res, kind, a);
       if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(me.resources.cpu_millis), a);
       if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(me.resources.memory_bytes), a);
-      if (me.resources.gpus > 0) {
-        m.RemoveMember(gpu_resource.c_str());
-        m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
-      }
+      // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
+      m.RemoveMember(gpu_resource.c_str());
+      if (me.resources.gpus > 0) m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
     }
   }
   std::string master = nodes > 1 ? RankAddress(run, 0) : "localhost";

@@ -553,10 +553,10 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       memo.pods_ensured_at = std::chrono::steady_clock::now();
       auto fleet = fleets_->Get(run.status.fleet);
       EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+      return false;
     }
-    return false;
   }
-  // Running: keep the status' generation current (a priority patch after admission).
+  // Scheduled or Running: keep the status' generation current (a priority patch after admission).
   if (run.status.observed_generation != run.meta.generation) {
     RunStatus next = run.status;
     next.observed_generation = run.meta.generation;

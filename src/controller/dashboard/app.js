@@ -133,7 +133,11 @@
     const opts = options || {};
     const headers = Object.assign({ Accept: 'application/json' }, opts.headers || {});
     const t = currentToken();
-    if (t) headers.Authorization = `Bearer ${t}`;
+    if (t) {
+      headers.Authorization = `Bearer ${t}`;
+      // Proxies in front (kubectl proxy, the API server's service proxy) consume Authorization.
+      headers['X-Berth-Token'] = t;
+    }
     let res;
     try {
       res = await fetch(path, { method: opts.method || 'GET', headers, body: opts.body, cache: 'no-store', credentials: 'same-origin' });
