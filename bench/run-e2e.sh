@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Shared by the end-to-end benchmark scripts: installs what is needed, builds, runs one scenario
+# of berth-e2e-bench on a fresh local control plane and writes its table to bench/results/.
+#   bench/run-e2e.sh SCENARIO RESULT_NAME [driver flags...]
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${BERTH_BUILD_DIR:-$ROOT/build-bench}"
+scenario="$1"; name="$2"; shift 2
+
+"$ROOT/hack/deps.sh"
+"$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim
+
+mkdir -p "$ROOT/bench/results"
+out="$ROOT/bench/results/$name.md"
+export BERTH_TEST_TMP="${BERTH_TEST_TMP:-$(mktemp -d /tmp/berth-bench.XXXXXX)}"
+{
+  echo "<!-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg): berth-e2e-bench $scenario $* -->"
+  "$BUILD/bench/e2e/berth-e2e-bench" "$scenario" "$@" 2>"$BERTH_TEST_TMP/$name.stderr"
+} | tee "$out"
+echo "(table written to bench/results/$name.md)"
