@@ -154,13 +154,6 @@ long RssKiB(int pid) {
   return -1;
 }
 
-int ControllerPid(const std::string& log_path) {
-  // The harness does not expose the pid; find the process by its unique log file argument.
-  CommandResult r = berth::testing::RunCommand({"pgrep", "-n", "-f", "berth-controller"});
-  (void)log_path;
-  return r.out.empty() ? -1 : std::stoi(r.out);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 int Throughput() {
@@ -430,8 +423,7 @@ int Memory() {
     return 1;
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));
-  int pid = ControllerPid(controller->log_path());
-  long rss = RssKiB(pid);
+  long rss = RssKiB(controller->pid());
   controller->Stop();
   // Start-up: one more run waits (capacity exists); time from start to synced and to its admission.
   MustCreate(k8s::resources::kRuns.Path(ns), RunBody("late", R"("resources":{"gpu":1},)"));

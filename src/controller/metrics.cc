@@ -59,6 +59,10 @@ Metrics::Metrics()
       leader_(prometheus::BuildGauge()
                   .Name("berth_leader")
                   .Help("1 when this process is the leader (schedules and writes), else 0")
+                  .Register(*registry_)),
+      events_(prometheus::BuildGauge()
+                  .Name("berth_events")
+                  .Help("Kubernetes Events berth recorded (posted) or dropped under load, since start")
                   .Register(*registry_)) {
   admitted_.Add({});
   workqueue_depth_.Add({});
@@ -92,6 +96,8 @@ void Metrics::OnPass(const PassSummary& s) {
     for (const auto& [state, n] : c.instances_by_state) set(instances_, {{"fleet", fleet}, {"state", state}}, static_cast<double>(n));
   }
   workqueue_depth_.Add({}).Set(static_cast<double>(s.writes_queued));
+  events_.Add({{"outcome", "posted"}}).Set(static_cast<double>(s.events_posted));
+  events_.Add({{"outcome", "dropped"}}).Set(static_cast<double>(s.events_dropped));
 }
 
 void Metrics::OnAdmitted(std::chrono::milliseconds wait) {

@@ -47,6 +47,7 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Gauge>& workqueue_depth_;
   prometheus::Family<prometheus::Counter>& workqueue_retries_;
   prometheus::Family<prometheus::Gauge>& leader_;
+  prometheus::Family<prometheus::Gauge>& events_;
 
   mutable std::mutex mu_;  // guards resetting label sets of the gauges
   std::vector<prometheus::Gauge*> pass_gauges_;  // set by the last pass, zeroed by the next

@@ -56,7 +56,12 @@ std::string PlacementSummary(const std::string& fleet, const std::vector<Placeme
 }  // namespace
 
 RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options)
-    : client_(std::move(client)), clock_(clock), options_(options), queue_(options.aging_interval) {
+    : client_(std::move(client)),
+      clock_(clock),
+      options_(options),
+      queue_(options.aging_interval),
+      decisions_(clock, kWriteBackoff),
+      refreshes_(clock, kWriteBackoff) {
   events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
   runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
@@ -88,7 +93,13 @@ void RunController::StartInformers() {
 }
 
 void RunController::StartLoop() {
-  for (int i = 0; i < options_.writers; ++i) writers_.emplace_back([this] { Executor(); });
+  // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold up
+  // an admission, a start or a failure.
+  const int refreshers = 2;
+  for (int i = 0; i < std::max(1, options_.writers - refreshers); ++i) {
+    writers_.emplace_back([this] { Executor(decisions_); });
+  }
+  for (int i = 0; i < refreshers; ++i) writers_.emplace_back([this] { Executor(refreshes_); });
   loop_ = std::thread([this] { Loop(); });
 }
 
@@ -99,8 +110,10 @@ void RunController::Stop() {
     stopping_ = true;
   }
   loop_cv_.notify_all();
-  exec_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
+  // Writes already queued are carried out; then the writers stop.
+  decisions_.ShutDown();
+  refreshes_.ShutDown();
   for (auto& t : writers_) t.join();
   writers_.clear();
   runs_->Stop();
@@ -133,47 +146,52 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, b
     if (stopping_ || busy_.count(key)) return false;
     auto nb = not_before_.find(key);
     if (nb != not_before_.end()) {
-      if (std::chrono::steady_clock::now() < nb->second) return false;
+      if (std::chrono::steady_clock::now() < nb->second) return false;  // backing off after a failure
       not_before_.erase(nb);
     }
     busy_.insert(key);
-    (background ? background_tasks_ : tasks_).emplace_back(key, std::move(fn));
+    tasks_[key] = Task{std::move(fn), background};
   }
-  exec_cv_.notify_one();
+  (background ? refreshes_ : decisions_).Add(key);
   return true;
 }
 
-void RunController::Executor() {
-  while (true) {
-    std::pair<std::string, std::function<bool()>> task;
+void RunController::Executor(WorkQueue& queue) {
+  while (std::optional<std::string> key = queue.Get()) {
+    Task task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      exec_cv_.wait(lock, [this] { return stopping_ || !tasks_.empty() || !background_tasks_.empty(); });
-      auto& from = !tasks_.empty() ? tasks_ : background_tasks_;
-      if (from.empty()) return;  // stopping and drained
-      task = std::move(from.front());
-      from.pop_front();
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = tasks_.find(*key);
+      // A key whose backoff delay came due carries no task: nothing to do.
+      if (it == tasks_.end()) {
+        queue.Done(*key);
+        continue;
+      }
+      task = std::move(it->second);
+      tasks_.erase(it);
     }
     bool ok = false;
     if (!write_guard_ || write_guard_()) {
-      ok = task.second();
+      ok = task.fn();
     } else {
-      spdlog::warn("write for {} dropped: not the leader", task.first);
+      spdlog::warn("write for {} dropped: not the leader", *key);
+    }
+    if (ok) {
+      queue.Forget(*key);
+    } else {
+      if (observer_) observer_->OnWriteFailed(key->rfind("fleet:", 0) == 0 ? "fleet" : "run");
+      // Back off before writing this key again (per-key exponential, 100 ms doubling to 30 s).
+      auto delay = BackoffDelay(kWriteBackoff, queue.NumRequeues(*key));
+      queue.AddRateLimited(*key);
+      std::lock_guard<std::mutex> lock(mu_);
+      not_before_[*key] = std::chrono::steady_clock::now() + delay;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      busy_.erase(task.first);
+      busy_.erase(*key);
       dirty_ = true;
-      if (ok) {
-        failures_.erase(task.first);
-      } else {
-        if (observer_) observer_->OnWriteFailed(task.first.rfind("fleet:", 0) == 0 ? "fleet" : "run");
-        // Back off before writing this key again: 100 ms doubling up to 30 s.
-        int n = std::min(++failures_[task.first], 9);
-        auto delay = std::min(std::chrono::milliseconds(100) * (1 << (n - 1)), std::chrono::milliseconds(30000));
-        not_before_[task.first] = std::chrono::steady_clock::now() + delay;
-      }
     }
+    queue.Done(*key);
     loop_cv_.notify_one();
   }
 }
@@ -386,6 +404,8 @@ void RunController::Pass() {
       std::lock_guard<std::mutex> lock(mu_);
       summary.writes_queued = busy_.size();
     }
+    summary.events_posted = events_->posted();
+    summary.events_dropped = events_->dropped();
     observer_->OnPass(summary);
   }
 }

@@ -39,6 +39,7 @@
 #include "reconcilers/cluster_view.h"
 #include "reconcilers/fleet_types.h"
 #include "reconcilers/run_types.h"
+#include "reconcilers/workqueue.h"
 #include "scheduling/cycle_result.h"
 #include "scheduling/run_queue.h"
 
@@ -77,6 +78,7 @@ class EngineObserver {
     std::map<std::pair<std::string, std::string>, int64_t> pending;
     std::map<std::string, FleetCounts> fleets;
     size_t writes_queued = 0;  // writes waiting or in flight
+    uint64_t events_posted = 0, events_dropped = 0;  // totals since start
   };
   virtual void OnPass(const PassSummary& summary) = 0;
   // A run was admitted after waiting `wait` since its submission (or last resubmission).
@@ -142,7 +144,9 @@ class RunController {
   // `background` writes (refreshing a waiting run's message or position) yield to every other
   // write, so an admission never waits behind a burst of status refreshes.
   bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false);
-  void Executor();
+  // A writer: takes keys from `queue` and carries out their write.
+  void Executor(WorkQueue& queue);
+  static constexpr BackoffPolicy kWriteBackoff{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)};
 
   // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
   // (belongs in the queue).
@@ -184,19 +188,25 @@ class RunController {
   std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
 
   mutable std::mutex mu_;  // guards the fields below
-  std::condition_variable loop_cv_, exec_cv_;
+  std::condition_variable loop_cv_;
   bool dirty_ = true;
   bool stopping_ = false;
-  std::unordered_set<std::string> busy_;  // keys with a write in flight
-  std::deque<std::pair<std::string, std::function<bool()>>> tasks_, background_tasks_;
-  // Per-key backoff after failed writes (client-go's exponential item limiter).
-  std::unordered_map<std::string, int> failures_;
+  std::unordered_set<std::string> busy_;  // keys with a write queued or in flight
+  struct Task {
+    std::function<bool()> fn;
+    bool background = false;
+  };
+  std::unordered_map<std::string, Task> tasks_;  // the write waiting for each queued key
+  // Per-key backoff after a failed write: no new write for the key before this time.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> not_before_;
   std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
   std::unordered_set<std::string> fleet_write_failed_;  // write these fleets' status again
   std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
   std::vector<QueueEntry> queue_view_;
 
+  // Keys with a write to carry out (dedup, one writer per key, per-key backoff): decisions first,
+  // refreshes of waiting runs' status on their own writers.
+  WorkQueue decisions_, refreshes_;
   std::thread loop_;
   std::vector<std::thread> writers_;
   EngineStats stats_;

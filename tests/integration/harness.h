@@ -72,6 +72,7 @@ class ControllerProcess {
   bool Running() const;
   std::string Log() const;
   const std::string& log_path() const { return log_path_; }
+  int pid() const { return pid_; }
 
  private:
   std::vector<std::string> args_;

@@ -34,7 +34,7 @@
 
 #include "k8s/clock.h"
 
-namespace berth::controller {
+namespace berth::reconcilers {
 
 // Per-key exponential backoff for AddRateLimited. Defaults are client-go's
 // (DefaultItemBasedRateLimiter: 5 ms doubling up to 1000 s).
@@ -128,4 +128,4 @@ class WorkQueue {
   bool shutting_down_ = false;
 };
 
-}  // namespace berth::controller
+}  // namespace berth::reconcilers

@@ -1,11 +1,11 @@
-#include "controller/workqueue.h"
+#include "reconcilers/workqueue.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
 
-namespace berth::controller {
+namespace berth::reconcilers {
 namespace {
 
 // The longest Get sleeps between looks at the clock while a delayed key waits: bounds how late a
@@ -169,4 +169,4 @@ bool WorkQueue::ShuttingDown() const {
   return shutting_down_;
 }
 
-}  // namespace berth::controller
+}  // namespace berth::reconcilers

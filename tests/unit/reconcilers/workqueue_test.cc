@@ -1,4 +1,4 @@
-#include "controller/workqueue.h"
+#include "reconcilers/workqueue.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 
 #include "k8s/clock.h"
 
-namespace berth::controller {
+namespace berth::reconcilers {
 namespace {
 
 using std::chrono::hours;
@@ -437,4 +437,4 @@ TEST(WorkQueueTest, ShutDownWithDrainReturnsAtOnceWhenIdle) {
 }
 
 }  // namespace
-}  // namespace berth::controller
+}  // namespace berth::reconcilers
