@@ -38,6 +38,11 @@ void EventRecorder::Flush() {
   idle_cv_.wait(lock, [this] { return (queue_.empty() && !busy_) || stopped_; });
 }
 
+uint64_t EventRecorder::posted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return posted_;
+}
+
 uint64_t EventRecorder::dropped() const {
   std::lock_guard<std::mutex> lock(mu_);
   return dropped_;
@@ -73,6 +78,10 @@ void EventRecorder::Post(const Pending& e) {
                      R"(,"firstTimestamp":)" + json::Quote(ts) + R"(,"lastTimestamp":)" + json::Quote(ts) +
                      R"(,"count":1})";
   auto r = client_->Create(resources::kEvents.Path(ns), body);
+  if (r.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++posted_;
+  }
   if (!r.ok()) spdlog::debug("event {} for {}/{} not recorded: {}", e.reason, ns, e.obj.name, r.status().ToString());
 }
 

@@ -29,6 +29,7 @@ class EventRecorder {
   // Blocks until every queued event was posted (or dropped); for tests and shutdown.
   void Flush();
   uint64_t dropped() const;
+  uint64_t posted() const;
 
  private:
   struct Pending {
@@ -49,6 +50,7 @@ class EventRecorder {
   bool busy_ = false;
   bool stopped_ = false;
   uint64_t dropped_ = 0;
+  uint64_t posted_ = 0;
   std::thread thread_;
 };
 
