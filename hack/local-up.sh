@@ -12,7 +12,7 @@ SMOKE=0; [ "${1:-}" = "--smoke" ] && SMOKE=1
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim
+cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim kubectl-berth
 
 PIDS=()
 cleanup() {
@@ -43,16 +43,21 @@ PIDS+=($!)
 kubectl apply -f "$ROOT/examples/runs.yaml" >/dev/null
 
 if [ "$SMOKE" = 1 ]; then
-  for _ in $(seq 1 150); do
+  # Every example run is admitted and its pods run (the stand-in kubelet reports them Running).
+  for _ in $(seq 1 300); do
     phases=$(kubectl get runs -o jsonpath='{range .items[*]}{.status.phase}{" "}{end}')
-    if [ "$(echo "$phases" | wc -w)" -eq 4 ]; then
+    running=$(echo "$phases" | tr ' ' '\n' | grep -cE '^(Running|Succeeded)$' || true)
+    if [ "$running" -eq 4 ]; then
       kubectl get runs; kubectl get fleets
+      PATH="$BUILD/src/cli:$PATH" kubectl berth fleets
+      curl -sf 127.0.0.1:18080/queue >/dev/null
       echo "berth: smoke check passed"
       exit 0
     fi
     sleep 0.2
   done
-  echo "berth: runs were not handled in time; controller log:" >&2
+  echo "berth: the example runs did not all start in time; runs and controller log:" >&2
+  kubectl get runs -o wide >&2
   tail -30 "$DIR/controller.log" >&2
   exit 1
 fi
@@ -60,14 +65,17 @@ fi
 cat <<TXT
 
 berth is running locally (logs: $DIR/controller.log, $DIR/kubelet-sim.log).
+Dashboard: http://127.0.0.1:18080/  (token for priority changes: the content of $DIR/admin.token)
 In another shell:
 
-  export KUBECONFIG=$KUBECONFIG
+  export KUBECONFIG=$KUBECONFIG PATH=$BUILD/src/cli:\$PATH
   kubectl get runs -w                                   # the queue: PRIORITY PHASE POSITION ...
   kubectl get fleets                                    # instances, blocks, busy
-  kubectl patch run dev-test --type merge -p '{"spec":{"priority":95}}'   # change a priority
+  kubectl berth fleets                                  # per-instance block usage, runs started, expiry
+  kubectl berth priority dev-test 95                    # change a priority (or kubectl patch run ...)
   kubectl describe run train-llm                        # status, conditions, events
-  kubectl apply -f examples/runs.yaml                   # (re)submit the examples
+  kubectl berth apply -Q -f examples/runs.yaml          # (re)submit the examples with queueing
+  curl -s 127.0.0.1:18080/queue                         # the controller's exact queue (JSON)
 
 Press Ctrl-C to stop everything.
 TXT

@@ -77,6 +77,9 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   pods_->AddIndex("run", [](const k8s::Pod& p) {
     return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
   });
+  pods_->AddIndex("node", [](const k8s::Pod& p) {
+    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
+  });
   runs_->AddHandler(wake);
   fleets_->AddHandler(wake);
   nodes_->AddHandler(wake);
