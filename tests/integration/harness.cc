@@ -194,8 +194,8 @@ bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds tim
   }
 }
 
-ControllerProcess::ControllerProcess(std::vector<std::string> extra_args, std::string log_name)
-    : args_(std::move(extra_args)) {
+ControllerProcess::ControllerProcess(std::vector<std::string> extra_args, std::string log_name, std::string kubeconfig)
+    : args_(std::move(extra_args)), kubeconfig_(std::move(kubeconfig)) {
   log_path_ = ControlPlane::Get().dir() + "/" + log_name + "-" + RandomSuffix() + ".log";
 }
 
@@ -204,7 +204,8 @@ ControllerProcess::~ControllerProcess() {
 }
 
 void ControllerProcess::Start() {
-  std::vector<std::string> argv = {BERTH_CONTROLLER_BIN, "--kubeconfig", ControlPlane::Get().kubeconfig(),
+  std::vector<std::string> argv = {BERTH_CONTROLLER_BIN, "--kubeconfig",
+                                   kubeconfig_.empty() ? ControlPlane::Get().kubeconfig() : kubeconfig_,
                                    "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   posix_spawn_file_actions_t fa;

@@ -61,7 +61,9 @@ bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds tim
 // A berth-controller process.
 class ControllerProcess {
  public:
-  explicit ControllerProcess(std::vector<std::string> extra_args = {}, std::string log_name = "controller");
+  // `kubeconfig` empty: the admin kubeconfig of the control plane (tests of RBAC pass another).
+  explicit ControllerProcess(std::vector<std::string> extra_args = {}, std::string log_name = "controller",
+                             std::string kubeconfig = {});
   ~ControllerProcess();
   void Start();
   // SIGTERM and wait; returns the exit code (-signal when killed by a signal).
@@ -77,6 +79,7 @@ class ControllerProcess {
  private:
   std::vector<std::string> args_;
   std::string log_path_;
+  std::string kubeconfig_;
   int pid_ = -1;
 };
 

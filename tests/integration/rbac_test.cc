@@ -74,63 +74,6 @@ std::string SelectKinds(const std::string& rendered, const std::vector<std::stri
   return out;
 }
 
-// berth-controller started with a kubeconfig of our choosing (the harness' ControllerProcess
-// always uses the admin kubeconfig).
-class IdentityController {
- public:
-  IdentityController(std::vector<std::string> args, std::string log_path)
-      : args_(std::move(args)), log_path_(std::move(log_path)) {}
-  ~IdentityController() { Stop(); }
-
-  void Start() {
-    std::vector<std::string> argv = {BERTH_CONTROLLER_BIN};
-    argv.insert(argv.end(), args_.begin(), args_.end());
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<char*> cargs;
-    for (auto& a : argv) cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    int rc = posix_spawn(&pid_, cargs[0], &fa, nullptr, cargs.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ASSERT_EQ(rc, 0) << "cannot start " << argv[0];
-  }
-
-  bool Running() const {
-    if (pid_ <= 0) return false;
-    int status;
-    return waitpid(pid_, &status, WNOHANG) == 0;
-  }
-
-  // SIGTERM, then SIGKILL after 30 s; returns the exit code (-signal when killed).
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 600; ++i) {
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -SIGKILL;
-  }
-
-  std::string Log() const { return ReadFile(log_path_); }
-  const std::string& log_path() const { return log_path_; }
-
- private:
-  std::vector<std::string> args_;
-  std::string log_path_;
-  pid_t pid_ = -1;
-};
-
 class Rbac : public IntegrationTest {
  protected:
   void SetUp() override {
@@ -220,11 +163,10 @@ class Rbac : public IntegrationTest {
   }
 
   void StartController() {
-    controller_ = std::make_unique<IdentityController>(
-        std::vector<std::string>{"--kubeconfig", sa_kubeconfig_, "--metrics-bind-address=0", "--health-probe-bind-address=0",
-                                 "--log-level=debug", "--leader-elect", "--leader-election-namespace=" + ns_,
-                                 "--leader-election-id=" + full_},
-        cp().dir() + "/controller-" + ns_ + ".log");
+    // Only the ServiceAccount's token: nothing of the admin kubeconfig.
+    controller_ = std::make_unique<ControllerProcess>(
+        std::vector<std::string>{"--leader-elect", "--leader-election-namespace=" + ns_, "--leader-election-id=" + full_},
+        "controller-" + ns_, sa_kubeconfig_);
     controller_->Start();
   }
 
@@ -261,7 +203,7 @@ class Rbac : public IntegrationTest {
   std::string release_, full_, sa_kubeconfig_, fleet_;
   std::vector<std::string> nodes_;
   bool applied_ = false;
-  std::unique_ptr<IdentityController> controller_;
+  std::unique_ptr<ControllerProcess> controller_;
 };
 
 TEST_F(Rbac, ControllerWithOnlyTheChartsServiceAccountRunsTheCoreScenario) {
