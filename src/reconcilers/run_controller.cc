@@ -451,7 +451,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, "Finished", "True", "InvalidSpec", invalid, run.meta.generation, now);
-      Finish(run, next, "Warning", "InvalidSpec", invalid);
+      WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
       return false;
     }
     return true;
@@ -513,7 +513,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     next.observed_generation = run.meta.generation;
     SetCondition(next.conditions, "Ready", "False", "Finished", next.message, run.meta.generation, now);
     SetCondition(next.conditions, "Finished", "True", "Succeeded", next.message, run.meta.generation, now);
-    Finish(run, next, "Normal", "Succeeded", next.message);
+    WriteStatus(run, next, "Normal", "Succeeded", next.message);
     return false;
   }
   if (phase == "Running" && run.max_duration) {
@@ -712,11 +712,6 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
 });
 }
 
-void RunController::Finish(const Run& run, RunStatus next, const std::string& event_type,
-                           const std::string& event_reason, const std::string& event_message) {
-  WriteStatus(run, next, event_type, event_reason, event_message);
-}
-
 void RunController::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
                                 const std::string& event_reason, const std::string& event_message, bool background) {
   if (SameStatus(run.status, next)) return;
@@ -869,7 +864,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
     next.observed_generation = run.meta.generation;
     SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
     SetCondition(next.conditions, "Finished", "True", next.reason, next.message, run.meta.generation, now);
-    Finish(run, next, "Warning", next.reason, next.message);
+    WriteStatus(run, next, "Warning", next.reason, next.message);
     return;
   }
   RunStatus next = run.status;

@@ -161,8 +161,6 @@ class RunController {
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
                    const std::vector<std::shared_ptr<const k8s::Pod>>& pods);
-  void Finish(const Run& run, RunStatus next, const std::string& event_type, const std::string& event_reason,
-              const std::string& event_message);
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
