@@ -28,6 +28,18 @@ bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; 
 bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
 bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
 
+// Everything in a Run's spec but its priority (what an admitted run ignores).
+std::string SpecFingerprint(const Run& r) {
+  std::string f = std::to_string(r.nodes) + "|" + std::to_string(r.cpu_milli) + "|" + std::to_string(r.memory_bytes) +
+                  "|" + std::to_string(r.gpus) + "|" + (r.max_duration ? std::to_string(r.max_duration->count()) : "off");
+  for (const auto& fl : r.fleets) f += "|" + fl;
+  if (r.retry) {
+    f += "|retry" + std::to_string(r.retry->on_no_capacity) + std::to_string(r.retry->on_interruption) +
+         std::to_string(r.retry->on_error) + (r.retry->duration ? std::to_string(r.retry->duration->count()) : "off");
+  }
+  return f + "|" + r.template_json;
+}
+
 // resourceVersions are etcd revisions: compare numerically to know whether the cache caught up.
 uint64_t RvNumber(const std::string& rv) {
   try {
@@ -436,6 +448,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     return false;
   }
   if (IsPendingPhase(phase)) {
+    memo_[RunKey(run)].admitted_spec.clear();
     if (busy) return true;
     std::string invalid = run.invalid_message;
     if (invalid.empty() && run.meta.name.size() > 63) {
@@ -578,6 +591,17 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
       return false;
     }
+  }
+  // Only spec.priority may change once a run is admitted; say so when something else changed.
+  Memo& memo = memo_[RunKey(run)];
+  std::string fingerprint = SpecFingerprint(run);
+  if (memo.admitted_spec.empty()) {
+    memo.admitted_spec = fingerprint;
+  } else if (memo.admitted_spec != fingerprint) {
+    memo.admitted_spec = fingerprint;
+    events_->Record(Ref(run), "Warning", "SpecChangeIgnored",
+                    "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
+                    "if it goes back to the queue (a retry)");
   }
   // Scheduled or Running: keep the status' generation current (a priority patch after admission).
   if (run.status.observed_generation != run.meta.generation) {

@@ -133,6 +133,9 @@ class RunController {
     uint64_t awaiting_rv = 0;
     // Pods of this uid/attempt were handed to a writer at this time (not again until it is stale).
     std::string pods_ensured_for;
+    // The spec (all but the priority) as first seen admitted, to tell the user when a later
+    // change is ignored.
+    std::string admitted_spec;
     std::chrono::steady_clock::time_point pods_ensured_at{};
   };
 

@@ -344,6 +344,25 @@ TEST_F(Engine, DeletingARunDeletesItsPodsAndFreesItsBlocks) {
   ASSERT_TRUE(WaitPhase("waiting", "Scheduled"));
 }
 
+TEST_F(Engine, AnAdmittedRunFollowsPriorityAndSaysWhenOtherChangesAreIgnored) {
+  auto nodes = Nodes("adm", 1, "4", "8Gi");
+  Fleet("adm", "adm");
+  Run("steady");
+  StartRun("steady");
+  ASSERT_EQ(Kubectl({"patch", "run", "steady", "--type", "merge", "-p", R"({"spec":{"priority":80}})"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return StatusInt("steady", "observedGeneration") == 2; }));
+  EXPECT_EQ(Phase("steady"), "Running");
+  ASSERT_EQ(Kubectl({"patch", "run", "steady", "--type", "merge", "-p", R"({"spec":{"nodes":3}})"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return Kubectl({"get", "events", "--field-selector", "involvedObject.name=steady", "-o", "jsonpath={.items[*].reason}"})
+               .out.find("SpecChangeIgnored") != std::string::npos;
+  }));
+  EXPECT_TRUE(Eventually([&] { return StatusInt("steady", "observedGeneration") == 3; }));
+  EXPECT_EQ(Phase("steady"), "Running");
+  EXPECT_EQ(PlacementNodes("steady"), nodes);
+  EXPECT_EQ(PodsOf("steady").size(), 1u);
+}
+
 TEST_F(Engine, FleetStatusShowsNotReadyCordonedAndConflicts) {
   auto nodes = Nodes("st", 2, "4", "8Gi");
   Fleet("st", "st");
