@@ -61,38 +61,59 @@ wait_ready() {
 }
 
 start_etcd() {
-  local port peer; port=$(free_port); peer=$(free_port)
-  echo "$port" > "$DIR/etcd.port"
-  etcd --name berth-test --data-dir "$DIR/etcd-data" \
-    --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
-    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-    --initial-cluster "berth-test=http://127.0.0.1:$peer" \
-    --quota-backend-bytes 4294967296 --unsafe-no-fsync \
-    >"$DIR/etcd.log" 2>&1 &
-  echo $! > "$DIR/etcd.pid"
-  for _ in $(seq 1 100); do
-    curl -s "http://127.0.0.1:$port/health" 2>/dev/null | grep -q true && return 0
-    pid_alive "$DIR/etcd.pid" || { log "etcd exited:"; tail -20 "$DIR/etcd.log" >&2; return 1; }
-    sleep 0.2
+  # Free ports are picked before binding: another control plane starting at the same moment can
+  # take one first, so a "bind: address already in use" is retried with new ports.
+  local port peer
+  for attempt in 1 2 3 4 5; do
+    port=$(free_port); peer=$(free_port)
+    echo "$port" > "$DIR/etcd.port"
+    etcd --name berth-test --data-dir "$DIR/etcd-data" \
+      --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+      --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+      --initial-cluster "berth-test=http://127.0.0.1:$peer" \
+      --quota-backend-bytes 4294967296 --unsafe-no-fsync \
+      >"$DIR/etcd.log" 2>&1 &
+    echo $! > "$DIR/etcd.pid"
+    for _ in $(seq 1 100); do
+      curl -s "http://127.0.0.1:$port/health" 2>/dev/null | grep -q true && return 0
+      pid_alive "$DIR/etcd.pid" || break
+      sleep 0.2
+    done
+    if grep -q "address already in use" "$DIR/etcd.log"; then
+      stop_pidfile "$DIR/etcd.pid"; rm -rf "$DIR/etcd-data"
+      log "etcd port taken meanwhile; retrying with other ports ($attempt)"
+      continue
+    fi
+    log "etcd did not become healthy:"; tail -20 "$DIR/etcd.log" >&2; return 1
   done
-  log "etcd not healthy"; return 1
+  log "etcd could not get free ports"; return 1
 }
 
 start_apiserver() {
   local port; port=$(cat "$DIR/apiserver.port" 2>/dev/null || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port); echo "$port" > "$DIR/apiserver.port"; fi
-  "$BIN/kube-apiserver" \
-    --etcd-servers="http://127.0.0.1:$(cat "$DIR/etcd.port")" \
-    --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$DIR/certs" \
-    --token-auth-file="$DIR/tokens.csv" --client-ca-file="$DIR/client-ca.crt" --authorization-mode=RBAC \
-    --service-account-key-file="$DIR/sa.pub" --service-account-signing-key-file="$DIR/sa.key" \
-    --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
-    --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
-    --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
-    --enable-priority-and-fairness=false \
-    >>"$DIR/apiserver.log" 2>&1 &
-  echo $! > "$DIR/apiserver.pid"
-  wait_ready
+  for attempt in 1 2 3 4 5; do
+    if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port); echo "$port" > "$DIR/apiserver.port"; fi
+    "$BIN/kube-apiserver" \
+      --etcd-servers="http://127.0.0.1:$(cat "$DIR/etcd.port")" \
+      --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$DIR/certs" \
+      --token-auth-file="$DIR/tokens.csv" --client-ca-file="$DIR/client-ca.crt" --authorization-mode=RBAC \
+      --service-account-key-file="$DIR/sa.pub" --service-account-signing-key-file="$DIR/sa.key" \
+      --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
+      --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
+      --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
+      --enable-priority-and-fairness=false \
+      >>"$DIR/apiserver.log" 2>&1 &
+    echo $! > "$DIR/apiserver.pid"
+    if wait_ready; then return 0; fi
+    if tail -50 "$DIR/apiserver.log" | grep -q "address already in use"; then
+      stop_pidfile "$DIR/apiserver.pid"
+      log "kube-apiserver port $port taken meanwhile; retrying with another ($attempt)"
+      port=""
+      continue
+    fi
+    return 1
+  done
+  return 1
 }
 
 write_kubeconfig() {
