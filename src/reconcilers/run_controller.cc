@@ -270,8 +270,14 @@ void RunController::Pass() {
   for (const auto& name : fleet_failed) fleet_written_.erase(name);
   for (const auto& [key, rv] : written) memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
 
-  auto runs = runs_->List();
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return RunKey(*a) < RunKey(*b); });
+  // Runs in key order (deterministic passes); each key is built once.
+  std::vector<std::pair<std::string, std::shared_ptr<const Run>>> keyed;
+  {
+    auto listed = runs_->List();
+    keyed.reserve(listed.size());
+    for (auto& r : listed) keyed.emplace_back(RunKey(*r), std::move(r));
+    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
   pass_fleets_.clear();
@@ -280,8 +286,7 @@ void RunController::Pass() {
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<PlacedRun> placed;
   std::unordered_set<std::string> live;
-  for (const auto& run : runs) {
-    const std::string key = RunKey(*run);
+  for (const auto& [key, run] : keyed) {
     live.insert(key);
     auto memo_it = memo_.find(key);
     Memo* memo = memo_it == memo_.end() ? nullptr : &memo_it->second;
@@ -310,8 +315,7 @@ void RunController::Pass() {
 
   // Lifecycle of every run; the pending ones go into the queue.
   std::unordered_set<std::string> pending;
-  for (const auto& run : runs) {
-    const std::string key = RunKey(*run);
+  for (const auto& [key, run] : keyed) {
     Memo& memo = memo_[key];
     if (memo.assumed) continue;  // admission in flight
     bool is_busy = busy.count(key) > 0;
@@ -388,12 +392,13 @@ void RunController::Pass() {
     queue_view_.swap(qv);
   }
 
-  WriteFleetStatuses(view, now);
+  const std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
+  WriteFleetStatuses(view, described, now);
 
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   stats_.last_cycle_micros = static_cast<uint64_t>(took.count());
   if (took > std::chrono::milliseconds(200)) {
-    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, runs.size(),
+    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size());
   }
   if (observer_) {
@@ -405,7 +410,7 @@ void RunController::Pass() {
                               : "none";
       ++summary.pending[{fleet, std::string(sched::ApiReason(w.reason.code))}];
     }
-    for (const auto& d : sched::DescribeInstances(view.snapshot, now)) {
+    for (const auto& d : described) {
       auto& fc = summary.fleets[d.fleet];
       ++fc.instances_by_state[std::string(sched::InstanceStateName(d.state))];
       fc.busy_blocks += d.busy_blocks;
@@ -891,17 +896,34 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
     WriteStatus(run, next, "Warning", next.reason, next.message);
     return;
   }
+  const int32_t effective = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
+  bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
+  if (!refresh_due) {
+    // The common case, checked without copying the status: nothing but the sentence or the
+    // position could have changed, and those wait for the refresh.
+    const RunStatus& cur = run.status;
+    const Condition* scheduled = nullptr;
+    for (const auto& c : cur.conditions) {
+      if (c.type == "Scheduled") scheduled = &c;
+    }
+    if (cur.phase == "Pending" && cur.reason == reason && cur.effective_priority == effective &&
+        !cur.submitted_at.empty() && cur.observed_generation == run.meta.generation &&
+        cur.queue_position.has_value() == position.has_value() && scheduled != nullptr &&
+        scheduled->status == "False" && scheduled->reason == reason &&
+        scheduled->observed_generation == run.meta.generation) {
+      return;
+    }
+  }
   RunStatus next = run.status;
   next.phase = "Pending";
   next.reason = reason;
   next.queue_position = position;
-  next.effective_priority = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
+  next.effective_priority = effective;
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
   next.observed_generation = run.meta.generation;
   // Conditions compared without their message first: sentences are formatted only when needed.
   SetCondition(next.conditions, "Scheduled", "False", reason, run.status.message, run.meta.generation, now);
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
-  bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   if (!structural && !refresh_due) return;
   next.message = result.Explain(w);
   SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
@@ -912,8 +934,8 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   WriteStatus(run, next, {}, {}, {}, /*background=*/true);
 }
 
-void RunController::WriteFleetStatuses(const ClusterView& view, k8s::TimePoint now) {
-  std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
+void RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,
+                                       k8s::TimePoint now) {
   std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
   for (const auto& d : described) by_fleet[d.fleet].push_back(&d);
   for (const auto& [name, fleet] : view.fleets) {

@@ -41,6 +41,7 @@
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
 #include "scheduling/cycle_result.h"
+#include "scheduling/instance_state.h"
 #include "scheduling/run_queue.h"
 
 namespace berth::reconcilers {
@@ -170,7 +171,8 @@ class RunController {
   void Admit(const Run& run, const scheduling::Placement& placement, const ClusterView& view, k8s::TimePoint now);
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     std::optional<int64_t> position, k8s::TimePoint now);
-  void WriteFleetStatuses(const ClusterView& view, k8s::TimePoint now);
+  void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
+                          k8s::TimePoint now);
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   k8s::ObjectReference Ref(const Run& run) const;
 
