@@ -30,13 +30,6 @@ inline std::string ObjectKey(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
-struct InformerStats {
-  std::atomic<uint64_t> lists{0};
-  std::atomic<uint64_t> relists_after_gone{0};
-  std::atomic<uint64_t> watch_restarts{0};
-  std::atomic<uint64_t> events{0};
-};
-
 template <typename T>
 class Informer {
  public:
@@ -107,7 +100,6 @@ class Informer {
     std::shared_lock<std::shared_mutex> lock(mu_);
     return items_.size();
   }
-  const InformerStats& stats() const { return stats_; }
   const std::string& name() const { return name_; }
 
  private:
@@ -128,7 +120,6 @@ class Informer {
         backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
         continue;
       }
-      ++stats_.lists;
       Replace(std::move(fresh));
       synced_ = true;
       // Watch until the stream must be re-established from a fresh list.
@@ -150,11 +141,9 @@ class Informer {
         if (IsStopped()) return;
         if (got_events) backoff = std::chrono::milliseconds(800);
         if (s.ok()) {
-          ++stats_.watch_restarts;
           continue;  // normal close (timeout): resume from the last resourceVersion
         }
         if (s.IsGone()) {
-          ++stats_.relists_after_gone;
           spdlog::info("{}: watch resourceVersion {} is too old (410 Gone); relisting", name_, rv);
           break;
         }
@@ -168,7 +157,6 @@ class Informer {
   }
 
   void Apply(const WatchEvent& ev, std::string& rv) {
-    ++stats_.events;
     const json::Value* meta_rv = json::Find(*ev.object, {"metadata", "resourceVersion"});
     if (meta_rv != nullptr && meta_rv->IsString()) rv.assign(meta_rv->GetString(), meta_rv->GetStringLength());
     if (ev.type == "BOOKMARK") return;
@@ -268,7 +256,6 @@ class Informer {
   Cancellation cancel_;
   std::thread thread_;
   std::mt19937_64 rng_;
-  InformerStats stats_;
 };
 
 }  // namespace berth::k8s

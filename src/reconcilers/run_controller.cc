@@ -346,7 +346,6 @@ void RunController::Pass() {
   for (const auto& id : gone) queue_.Remove(id);
 
   sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
-  ++stats_.cycles;
 
   for (const auto& placement : result.placements) {
     auto run = runs_->Get(placement.run_id);
@@ -396,7 +395,6 @@ void RunController::Pass() {
   WriteFleetStatuses(view, described, now);
 
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-  stats_.last_cycle_micros = static_cast<uint64_t>(took.count());
   if (took > std::chrono::milliseconds(200)) {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size());
@@ -485,12 +483,12 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   for (const auto& entry : run.status.placement) {
     auto inst = view.instances.find(entry.node);
     if (inst == view.instances.end()) {
-      FailOrRetry(run, true, "node " + entry.node + " is gone or no longer in a fleet", now, {});
+      FailOrRetry(run, true, "node " + entry.node + " is gone or no longer in a fleet", now);
       return false;
     }
     auto node = nodes_->Get(entry.node);
     if (!node || !node->ready) {
-      FailOrRetry(run, true, "node " + entry.node + " is not ready", now, {});
+      FailOrRetry(run, true, "node " + entry.node + " is not ready", now);
       return false;
     }
   }
@@ -499,7 +497,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     auto it = pods.find(entry.pod);
     if (it == pods.end()) {
       if (phase == "Running") {
-        FailOrRetry(run, true, "pod " + entry.pod + " was deleted", now, {});
+        FailOrRetry(run, true, "pod " + entry.pod + " was deleted", now);
         return false;
       }
       continue;
@@ -510,11 +508,11 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
                      pod.reason == "NodeLost" || pod.reason == "Terminated";
       std::string why = "pod " + pod.meta.name + (evicted ? " was evicted" : " failed");
       if (!pod.message.empty()) why += ": " + pod.message;
-      FailOrRetry(run, evicted, why, now, {});
+      FailOrRetry(run, evicted, why, now);
       return false;
     }
     if (pod.meta.deleting && phase == "Running") {
-      FailOrRetry(run, true, "pod " + pod.meta.name + " is being deleted", now, {});
+      FailOrRetry(run, true, "pod " + pod.meta.name + " is being deleted", now);
       return false;
     }
     if (pod.phase == "Running") ++running;
@@ -691,8 +689,7 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
 });
 }
 
-void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                 const std::vector<std::shared_ptr<const k8s::Pod>>&) {
+void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now) {
   bool retry_event = run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
   bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
   std::vector<std::string> to_delete;
@@ -842,7 +839,6 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
       auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
       if (res.ok()) {
         NoteWritten(r, *res);
-        ++stats_.admitted;
         if (observer_) {
           // Waited since submission, or since it went back to the queue after a retry.
           auto since = r.meta.created;

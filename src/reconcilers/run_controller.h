@@ -90,12 +90,6 @@ class EngineObserver {
   virtual void OnWriteFailed(const std::string& what) = 0;
 };
 
-struct EngineStats {
-  std::atomic<uint64_t> cycles{0};
-  std::atomic<uint64_t> admitted{0};
-  std::atomic<uint64_t> last_cycle_micros{0};
-};
-
 class RunController {
  public:
   RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options);
@@ -117,7 +111,6 @@ class RunController {
   std::vector<QueueEntry> Queue() const;
   // The Fleets as cached (with the status berth last wrote).
   std::vector<std::shared_ptr<const Fleet>> Fleets() const { return fleets_->List(); }
-  const EngineStats& stats() const { return stats_; }
 
   // Hook for metrics: called after every pass with the cycle duration and the result.
   // Must be set before Start; not owned.
@@ -163,8 +156,7 @@ class RunController {
   bool NoteStale(const Run& run);
   // Also tells the observer when `next` finished the run.
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
-  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                   const std::vector<std::shared_ptr<const k8s::Pod>>& pods);
+  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now);
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
@@ -212,7 +204,6 @@ class RunController {
   WorkQueue decisions_, refreshes_;
   std::thread loop_;
   std::vector<std::thread> writers_;
-  EngineStats stats_;
   EngineObserver* observer_ = nullptr;
   std::function<bool()> write_guard_;
 };
