@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../../tests/integration/harness.h"
+#include "k8s/config.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
 
@@ -154,6 +155,39 @@ long RssKiB(int pid) {
   return -1;
 }
 
+// Serves berth's admission webhook from `controller_args` and registers it (certificates made
+// with openssl); returns the extra controller flags.
+std::vector<std::string> SetUpWebhook() {
+  std::string dir = ControlPlane::Get().dir() + "/webhook";
+  int port = berth::testing::FreePort();
+  auto run = [](std::vector<std::string> args) {
+    CommandResult r = berth::testing::RunCommand(args);
+    if (r.exit_code != 0) {
+      std::fprintf(stderr, "%s failed: %s\n", args[0].c_str(), r.err.c_str());
+      std::exit(1);
+    }
+  };
+  run({"mkdir", "-p", dir});
+  run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/ca.key", "-out", dir + "/ca.crt",
+       "-days", "1", "-subj", "/CN=berth-bench-ca"});
+  run({"openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/tls.key", "-out", dir + "/tls.csr", "-subj",
+       "/CN=127.0.0.1"});
+  std::ofstream(dir + "/san.ext") << "subjectAltName=IP:127.0.0.1\n";
+  run({"openssl", "x509", "-req", "-in", dir + "/tls.csr", "-CA", dir + "/ca.crt", "-CAkey", dir + "/ca.key",
+       "-CAcreateserial", "-out", dir + "/tls.crt", "-days", "1", "-extfile", dir + "/san.ext"});
+  std::ifstream ca_in(dir + "/ca.crt");
+  std::stringstream ca;
+  ca << ca_in.rdbuf();
+  Kubectl({"apply", "-f", "-"},
+          "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: berth-runs}\n"
+          "webhooks:\n- name: runs.berth.dev\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Ignore\n"
+          "  clientConfig:\n    url: https://127.0.0.1:" + std::to_string(port) + "/mutate-runs\n    caBundle: " +
+              k8s::Base64Encode(ca.str()) +
+              "\n  rules:\n  - apiGroups: [berth.dev]\n    apiVersions: [v1alpha1]\n    operations: [CREATE]\n"
+              "    resources: [runs]\n");
+  return {"--webhook-bind-address=127.0.0.1:" + std::to_string(port), "--webhook-cert-dir=" + dir};
+}
+
 // ---------------------------------------------------------------------------------------------
 
 int Throughput() {
@@ -164,7 +198,12 @@ int Throughput() {
   MakeNodes("berth", nodes);
   Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gpu}\nspec:\n  nodeSelector: {pool: berth}\n  blocks: auto\n");
   int metrics_port = berth::testing::FreePort();
-  ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port)}, "bench-controller");
+  std::vector<std::string> controller_args = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port)};
+  const bool webhook = Flag("webhook", 0) != 0;
+  if (webhook) {
+    for (auto& a : SetUpWebhook()) controller_args.push_back(a);
+  }
+  ControllerProcess controller(controller_args, "bench-controller");
   controller.Start();
   Eventually([&] { return !berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics").empty(); });
   std::this_thread::sleep_for(std::chrono::seconds(1));
@@ -199,7 +238,8 @@ int Throughput() {
     std::printf("| %.0f | %.2f | %.0f | %.2f | %s |\n", writes, writes / runs, events, (writes - events) / runs, breakdown.c_str());
   };
   if (Flag("compare", 1) == 0) {
-    std::printf("\n## berth alone: %d single-node 1-GPU runs on %d nodes x 8 GPUs\n\n", runs, nodes);
+    std::printf("\n## berth alone: %d single-node 1-GPU runs on %d nodes x 8 GPUs%s\n\n", runs, nodes,
+                webhook ? ", admission webhook on (finalizer added at creation)" : "");
     std::printf("| seconds | runs/s |\n|---|---|\n| %.2f | %.0f |\n", berth_s, runs / berth_s);
     print_cost();
     ControlPlane::Get().Stop();

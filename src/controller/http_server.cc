@@ -24,7 +24,12 @@ HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(const std::string& path, HttpHandler handler) { routes_.emplace_back(path, std::move(handler)); }
 
-k8s::Result<std::string> HttpServer::ListenUri(const std::string& bind_address) {
+void HttpServer::UseTls(std::string cert_file, std::string key_file) {
+  cert_file_ = std::move(cert_file);
+  key_file_ = std::move(key_file);
+}
+
+k8s::Result<std::string> HttpServer::ListenUri(const std::string& bind_address, const std::string& scheme) {
   auto colon = bind_address.rfind(':');
   if (colon == std::string::npos) return k8s::Status::Error("bind address \"" + bind_address + "\" must be HOST:PORT or :PORT");
   std::string host = bind_address.substr(0, colon);
@@ -34,7 +39,7 @@ k8s::Result<std::string> HttpServer::ListenUri(const std::string& bind_address) 
     return k8s::Status::Error("bind address \"" + bind_address + "\" has no valid port");
   }
   if (host.empty()) host = "0.0.0.0";
-  return "http://" + host + ":" + port;
+  return scheme + "://" + host + ":" + port;
 }
 
 HttpReply HttpServer::Route(const HttpRequestView& req) const {
@@ -58,10 +63,21 @@ HttpReply HttpServer::Route(const HttpRequestView& req) const {
 
 k8s::Status HttpServer::Start() {
   if (!enabled()) return k8s::Status();
-  auto uri = ListenUri(bind_address_);
+  auto uri = ListenUri(bind_address_, cert_file_.empty() ? "http" : "https");
   if (!uri.ok()) return uri.status();
   try {
-    impl_->listener = std::make_unique<http::experimental::listener::http_listener>(uri.value());
+    http::experimental::listener::http_listener_config config;
+    if (!cert_file_.empty()) {
+      std::string cert = cert_file_, key = key_file_;
+      config.set_ssl_context_callback([cert, key](boost::asio::ssl::context& ctx) {
+        ctx.set_options(boost::asio::ssl::context::default_workarounds | boost::asio::ssl::context::no_sslv2 |
+                        boost::asio::ssl::context::no_sslv3 | boost::asio::ssl::context::no_tlsv1 |
+                        boost::asio::ssl::context::no_tlsv1_1);
+        ctx.use_certificate_chain_file(cert);
+        ctx.use_private_key_file(key, boost::asio::ssl::context::pem);
+      });
+    }
+    impl_->listener = std::make_unique<http::experimental::listener::http_listener>(uri.value(), config);
     impl_->listener->support([this](http::http_request req) {
       {
         std::lock_guard<std::mutex> lock(impl_->mu);

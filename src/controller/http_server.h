@@ -43,6 +43,8 @@ class HttpServer {
  public:
   // `bind_address`: ":8080" (all interfaces), "127.0.0.1:8080", or "0" (disabled: Start does nothing).
   explicit HttpServer(std::string bind_address, int workers = 4);
+  // Serves HTTPS with this certificate chain and key (PEM files) instead of HTTP.
+  void UseTls(std::string cert_file, std::string key_file);
   ~HttpServer();
 
   // Exact path, or every path under `path` when it ends with '/'.
@@ -53,7 +55,7 @@ class HttpServer {
   bool enabled() const { return bind_address_ != "0" && !bind_address_.empty(); }
 
   // "http://0.0.0.0:8080" for ":8080"; error for a malformed address.
-  static k8s::Result<std::string> ListenUri(const std::string& bind_address);
+  static k8s::Result<std::string> ListenUri(const std::string& bind_address, const std::string& scheme = "http");
 
  private:
   struct Impl;
@@ -61,6 +63,7 @@ class HttpServer {
 
   std::string bind_address_;
   int workers_;
+  std::string cert_file_, key_file_;
   std::vector<std::pair<std::string, HttpHandler>> routes_;
   std::unique_ptr<Impl> impl_;
 };

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "controller/admission.h"
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
 
@@ -50,6 +51,14 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     return QueueJson(ns, limit);
   });
   dashboard_->Register(*metrics_server_);
+  webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2);
+  webhook_server_->UseTls(options_.webhook_cert_dir + "/tls.crt", options_.webhook_cert_dir + "/tls.key");
+  webhook_server_->Handle("/mutate-runs", [](const HttpRequestView& req) {
+    if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
+    auto review = ReviewRun(req.body);
+    if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
+    return HttpReply{200, "application/json", review.value(), {}};
+  });
   probe_server_ = std::make_unique<HttpServer>(options_.health_probe_bind_address, 2);
   probe_server_->Handle("/healthz", [](const HttpRequestView&) { return HttpReply{200, "text/plain; charset=utf-8", "ok\n", {}}; });
   probe_server_->Handle("/readyz", [this](const HttpRequestView&) {
@@ -93,6 +102,8 @@ std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
 k8s::Status Manager::Run(const std::atomic<bool>& stop) {
   if (k8s::Status s = metrics_server_->Start(); !s.ok()) return s;
   if (k8s::Status s = probe_server_->Start(); !s.ok()) return s;
+  // Served by every replica (standbys too): the API server may call any of them.
+  if (k8s::Status s = webhook_server_->Start(); !s.ok()) return s;
   engine_->StartInformers();
   while (!CachesSynced()) {
     if (stop) return k8s::Status();
@@ -127,6 +138,7 @@ void Manager::Shutdown() {
   metrics_->SetLeader(false);
   metrics_server_->Stop();
   probe_server_->Stop();
+  webhook_server_->Stop();
 }
 
 }  // namespace berth::controller

@@ -41,7 +41,7 @@ class Manager {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;
-  std::unique_ptr<HttpServer> metrics_server_, probe_server_;
+  std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_;
   std::unique_ptr<DashboardApi> dashboard_;
 };
 

@@ -23,6 +23,8 @@ Flags:
   --leader-election-retry-period D    (default 2s)
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
+  --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
+  --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
@@ -61,6 +63,8 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"leader-election-retry-period", duration(o.retry_period)},
       {"metrics-bind-address", str(o.metrics_bind_address)},
       {"health-probe-bind-address", str(o.health_probe_bind_address)},
+      {"webhook-bind-address", str(o.webhook_bind_address)},
+      {"webhook-cert-dir", str(o.webhook_cert_dir)},
       {"aging-interval", duration(o.aging_interval)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {

@@ -20,6 +20,8 @@ struct Options {
   std::chrono::milliseconds retry_period{2000};
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
+  std::string webhook_bind_address = "0";  // "0": no admission webhook
+  std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::chrono::milliseconds aging_interval{15 * 60 * 1000};
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error

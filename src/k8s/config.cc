@@ -120,6 +120,26 @@ Result<std::string> Base64Decode(std::string_view in) {
   return out;
 }
 
+std::string Base64Encode(std::string_view in) {
+  static constexpr char kChars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
+    out += {kChars[(v >> 18) & 63], kChars[(v >> 12) & 63], kChars[(v >> 6) & 63], kChars[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    uint32_t v = static_cast<unsigned char>(in[i]) << 16;
+    out += {kChars[(v >> 18) & 63], kChars[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    uint32_t v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += {kChars[(v >> 18) & 63], kChars[(v >> 12) & 63], kChars[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
 Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const std::string& context) {
   std::map<std::string, Entry> clusters, users, contexts;
   std::string current;

@@ -57,5 +57,7 @@ Result<ClientConfig> LoadDefaultConfig(const std::string& kubeconfig_flag, const
 
 // Base64 (standard alphabet, padding optional, whitespace ignored).
 Result<std::string> Base64Decode(std::string_view in);
+// Base64 with the standard alphabet and padding.
+std::string Base64Encode(std::string_view in);
 
 }  // namespace berth::k8s

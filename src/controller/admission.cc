@@ -1,0 +1,39 @@
+#include "controller/admission.h"
+
+#include "k8s/config.h"
+#include "k8s/json.h"
+#include "reconcilers/run_types.h"
+
+namespace berth::controller {
+
+namespace json = k8s::json;
+
+k8s::Result<std::string> ReviewRun(const std::string& request_body) {
+  auto review = json::Parse(request_body);
+  if (!review.ok() || !review->IsObject()) return k8s::Status::Error("the body is not an AdmissionReview");
+  const json::Value* request = json::Find(*review, {"request"});
+  if (request == nullptr || !request->IsObject()) return k8s::Status::Error("the AdmissionReview has no request");
+  std::string uid = json::GetString(*request, "uid");
+  if (uid.empty()) return k8s::Status::Error("the AdmissionReview request has no uid");
+
+  std::string patch;
+  const json::Value* object = json::Find(*request, {"object"});
+  if (json::GetString(*request, "operation") == "CREATE" && object != nullptr && object->IsObject()) {
+    const json::Value* finalizers = json::Find(*object, {"metadata", "finalizers"});
+    bool has = false;
+    if (finalizers != nullptr && finalizers->IsArray()) {
+      for (auto& f : finalizers->GetArray()) has = has || (f.IsString() && std::string(f.GetString()) == reconcilers::kFinalizer);
+    }
+    if (!has) {
+      patch = finalizers != nullptr && finalizers->IsArray()
+                  ? R"([{"op":"add","path":"/metadata/finalizers/-","value":")" + std::string(reconcilers::kFinalizer) + R"("}])"
+                  : R"([{"op":"add","path":"/metadata/finalizers","value":[")" + std::string(reconcilers::kFinalizer) + R"("]}])";
+    }
+  }
+  std::string response = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" +
+                         json::Quote(uid) + R"(,"allowed":true)";
+  if (!patch.empty()) response += R"(,"patchType":"JSONPatch","patch":)" + json::Quote(k8s::Base64Encode(patch));
+  return response + "}}";
+}
+
+}  // namespace berth::controller

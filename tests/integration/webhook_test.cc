@@ -1,0 +1,94 @@
+// The optional admission webhook: new Runs get berth's finalizer at creation, so admission needs
+// one write less.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "engine_fixture.h"
+#include "k8s/config.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A CA and a serving certificate for 127.0.0.1 in `dir` (ca.crt, tls.crt, tls.key).
+void MakeCerts(const std::string& dir) {
+  RunCommand({"mkdir", "-p", dir});
+  auto openssl = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "openssl");
+    CommandResult r = RunCommand(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/ca.key", "-out", dir + "/ca.crt", "-days", "1",
+           "-subj", "/CN=berth-webhook-test-ca"});
+  openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/tls.key", "-out", dir + "/tls.csr", "-subj",
+           "/CN=127.0.0.1"});
+  std::ofstream(dir + "/san.ext") << "subjectAltName=IP:127.0.0.1\n";
+  openssl({"x509", "-req", "-in", dir + "/tls.csr", "-CA", dir + "/ca.crt", "-CAkey", dir + "/ca.key", "-CAcreateserial",
+           "-out", dir + "/tls.crt", "-days", "1", "-extfile", dir + "/san.ext"});
+}
+
+class Webhook : public EngineTest {
+ protected:
+  Webhook() {
+    port_ = FreePort();
+    cert_dir_ = ControlPlane::Get().dir() + "/webhook-certs-" + std::to_string(port_);
+    MakeCerts(cert_dir_);
+    controller_args_ = {"--webhook-bind-address=127.0.0.1:" + std::to_string(port_), "--webhook-cert-dir=" + cert_dir_};
+  }
+  void SetUp() override {
+    EngineTest::SetUp();
+    config_ = "berth-runs-" + ns_;
+    std::string ca = k8s::Base64Encode(ReadFile(cert_dir_ + "/ca.crt"));
+    std::string yaml = "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: " +
+                       config_ + "}\nwebhooks:\n- name: runs.berth.dev\n  admissionReviewVersions: [v1]\n  sideEffects: None\n"
+                       "  failurePolicy: Ignore\n  timeoutSeconds: 5\n  clientConfig:\n    url: https://127.0.0.1:" +
+                       std::to_string(port_) + "/mutate-runs\n    caBundle: " + ca +
+                       "\n  rules:\n  - apiGroups: [berth.dev]\n    apiVersions: [v1alpha1]\n    operations: [CREATE]\n"
+                       "    resources: [runs]\n";
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  void TearDown() override {
+    cp().Kubectl({"delete", "mutatingwebhookconfiguration", config_});
+    EngineTest::TearDown();
+  }
+  std::string Finalizers(const std::string& run) {
+    return Kubectl({"get", "run", run, "-o", "jsonpath={.metadata.finalizers}"}).out;
+  }
+  int port_;
+  std::string cert_dir_, config_;
+};
+
+TEST_F(Webhook, NewRunsCarryTheFinalizerFromCreation) {
+  // Wait until the webhook answers (the controller starts serving it before its caches sync).
+  ASSERT_TRUE(Eventually([&] {
+    Run("probe", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+    bool has = Finalizers("probe").find("berth.dev/run-cleanup") != std::string::npos;
+    if (!has) Kubectl({"delete", "run", "probe", "--wait=false"});
+    return has;
+  }, std::chrono::seconds(20))) << controller_->Log();
+  // A run nobody admits yet already has it (without the webhook it would get it at admission).
+  Run("waiting", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  EXPECT_EQ(Finalizers("waiting"), R"(["berth.dev/run-cleanup"])");
+  // Admitted runs keep exactly one, and deleting still cleans up.
+  Nodes("wh", 1, "4", "8Gi");
+  Fleet("wh", "wh", "  blocks: 4\n");  // room for "waiting" (first in the queue) and "admitted"
+  Run("admitted");
+  StartRun("admitted");
+  EXPECT_EQ(Finalizers("admitted"), R"(["berth.dev/run-cleanup"])");
+  ASSERT_EQ(Kubectl({"delete", "run", "admitted", "--wait=false"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return !GetRun("admitted").IsObject(); }));
+}
+
+}  // namespace
+}  // namespace berth::testing
