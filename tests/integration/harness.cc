@@ -100,8 +100,10 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
 }
 
 ControlPlane& ControlPlane::Get() {
-  static ControlPlane cp;
-  return cp;
+  // Never destroyed: OpenSSL's atexit clean-up runs before static destructors, and freeing the
+  // client's TLS connections after it crashes the process at exit.
+  static ControlPlane* cp = new ControlPlane;
+  return *cp;
 }
 
 CommandResult ControlPlane::Script(const std::string& verb) {
