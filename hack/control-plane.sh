@@ -6,8 +6,12 @@
 #   hack/control-plane.sh env [DIR]              print `export KUBECONFIG=...`
 #   hack/control-plane.sh stop-apiserver [DIR]   stop only kube-apiserver (tests: API outage)
 #   hack/control-plane.sh start-apiserver [DIR]  start kube-apiserver again on the same port
+#   hack/control-plane.sh stop-etcd [DIR]        stop only etcd (tests: storage outage)
+#   hack/control-plane.sh start-etcd [DIR]       start etcd again on its ports with its data
 #   hack/control-plane.sh compact [DIR]          compact etcd at its current revision
 #
+# BERTH_AUDIT=1 at start: kube-apiserver writes an audit log of every write to DIR/audit.log
+# (JSON lines with user, user agent, verb, object and response code).
 # DIR defaults to $BERTH_CONTROL_PLANE_DIR or ./.local/control-plane. The admin kubeconfig is
 # DIR/kubeconfig (TLS verified against the API server's own CA). Ports are free loopback ports.
 # DIR/client.crt + client.key authenticate as a cluster admin by mutual TLS (for client tests).
@@ -66,19 +70,10 @@ start_etcd() {
   local port peer
   for attempt in 1 2 3 4 5; do
     port=$(free_port); peer=$(free_port)
-    echo "$port" > "$DIR/etcd.port"
-    etcd --name berth-test --data-dir "$DIR/etcd-data" \
-      --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
-      --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-      --initial-cluster "berth-test=http://127.0.0.1:$peer" \
-      --quota-backend-bytes 4294967296 --unsafe-no-fsync \
-      >"$DIR/etcd.log" 2>&1 &
-    echo $! > "$DIR/etcd.pid"
-    for _ in $(seq 1 100); do
-      curl -s "http://127.0.0.1:$port/health" 2>/dev/null | grep -q true && return 0
-      pid_alive "$DIR/etcd.pid" || break
-      sleep 0.2
-    done
+    echo "$port" > "$DIR/etcd.port"; echo "$peer" > "$DIR/etcd.peer-port"
+    rm -f "$DIR/etcd.log"
+    run_etcd "$port" "$peer"
+    if wait_etcd "$port"; then return 0; fi
     if grep -q "address already in use" "$DIR/etcd.log"; then
       stop_pidfile "$DIR/etcd.pid"; rm -rf "$DIR/etcd-data"
       log "etcd port taken meanwhile; retrying with other ports ($attempt)"
@@ -89,8 +84,41 @@ start_etcd() {
   log "etcd could not get free ports"; return 1
 }
 
+run_etcd() {
+  local port=$1 peer=$2
+  etcd --name berth-test --data-dir "$DIR/etcd-data" \
+    --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
+    --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --initial-cluster "berth-test=http://127.0.0.1:$peer" \
+    --quota-backend-bytes 4294967296 --unsafe-no-fsync \
+    >>"$DIR/etcd.log" 2>&1 &
+  echo $! > "$DIR/etcd.pid"
+}
+
+wait_etcd() {
+  for _ in $(seq 1 100); do
+    curl -s "http://127.0.0.1:$1/health" 2>/dev/null | grep -q true && return 0
+    pid_alive "$DIR/etcd.pid" || return 1
+    sleep 0.2
+  done
+  return 1
+}
+
+# etcd again on its old ports with its data (kube-apiserver keeps pointing at it).
+restart_etcd() {
+  local port peer; port=$(cat "$DIR/etcd.port"); peer=$(cat "$DIR/etcd.peer-port")
+  for _ in $(seq 1 50); do port_free "$port" && break; sleep 0.2; done
+  run_etcd "$port" "$peer"
+  wait_etcd "$port" || { log "etcd did not come back:"; tail -20 "$DIR/etcd.log" >&2; return 1; }
+}
+
 start_apiserver() {
   local port; port=$(cat "$DIR/apiserver.port" 2>/dev/null || true)
+  local audit=()
+  if [ -f "$DIR/audit-policy.yaml" ]; then
+    audit=(--audit-policy-file="$DIR/audit-policy.yaml" --audit-log-path="$DIR/audit.log" --audit-log-format=json
+           --audit-log-mode=blocking)
+  fi
   for attempt in 1 2 3 4 5; do
     if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port); echo "$port" > "$DIR/apiserver.port"; fi
     "$BIN/kube-apiserver" \
@@ -101,7 +129,7 @@ start_apiserver() {
       --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
       --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
       --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
-      --enable-priority-and-fairness=false \
+      --enable-priority-and-fairness=false "${audit[@]}" \
       >>"$DIR/apiserver.log" 2>&1 &
     echo $! > "$DIR/apiserver.pid"
     if wait_ready; then return 0; fi
@@ -168,6 +196,20 @@ case "$CMD" in
       -CAcreateserial -out "$DIR/client.crt" -days 3650 2>/dev/null
     openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
     openssl rsa -in "$DIR/sa.key" -pubout -out "$DIR/sa.pub" 2>/dev/null
+    if [ "${BERTH_AUDIT:-0}" = 1 ]; then
+      # Every write (not reads, not events) at Metadata level: who wrote what, when, with what result.
+      cat > "$DIR/audit-policy.yaml" <<'AP'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  resources: [{group: "", resources: [events]}]
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+AP
+    fi
     start_etcd
     start_apiserver
     write_kubeconfig
@@ -178,6 +220,8 @@ case "$CMD" in
   stop) do_stop ;;
   env) echo "export KUBECONFIG=$DIR/kubeconfig" ;;
   stop-apiserver) stop_pidfile "$DIR/apiserver.pid" ;;
+  stop-etcd) stop_pidfile "$DIR/etcd.pid" ;;
+  start-etcd) restart_etcd ;;
   start-apiserver)
     trap 'stop_pidfile "$DIR/apiserver.pid"; exit 1' ERR INT TERM
     start_apiserver ;;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <spdlog/spdlog.h>
 
+#include "controller/leader_election.h"
 #include "controller/logging.h"
 #include "controller/manager.h"
 #include "controller/options.h"
@@ -40,10 +41,14 @@ int main(int argc, char** argv) {
   }
   spdlog::info("berth-controller starting: server={} aging-interval={}ms", config->server, opts->aging_interval.count());
 
+  // One identity per process: it holds the Lease and is in the User-Agent of every request, so
+  // the API server's audit log tells two controller processes apart.
+  const std::string identity = controller::DefaultIdentity();
+  config->user_agent = "berth-controller/" + std::string(PROJECT_VERSION_STRING) + " (" + identity + ")";
   k8s::SystemClock clock;
   auto client = std::make_shared<k8s::Client>(config.value());
   std::atomic<bool> stop{false};
-  controller::Manager manager(opts.value(), client, clock);
+  controller::Manager manager(opts.value(), client, clock, identity);
 
   std::thread signal_thread([&] {
     int sig = 0;

@@ -12,8 +12,8 @@ namespace berth::controller {
 
 namespace json = k8s::json;
 
-Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock)
-    : options_(std::move(options)), client_(std::move(client)), clock_(clock) {
+Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock, std::string identity)
+    : options_(std::move(options)), client_(std::move(client)), clock_(clock), identity_(std::move(identity)) {
   metrics_ = std::make_unique<Metrics>();
   client_->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
   reconcilers::EngineOptions eo;
@@ -28,6 +28,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     lc.lease_duration = options_.lease_duration;
     lc.renew_deadline = options_.renew_deadline;
     lc.retry_period = options_.retry_period;
+    lc.identity = identity_;
     elector_ = std::make_unique<LeaderElector>(client_, clock_, lc);
   }
 

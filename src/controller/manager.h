@@ -18,7 +18,8 @@ namespace berth::controller {
 
 class Manager {
  public:
-  Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock);
+  // `identity` names this process in the leader-election Lease (empty: DefaultIdentity()).
+  Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock, std::string identity = {});
   ~Manager();
 
   // Serves the endpoints, syncs the caches, waits for leadership (with --leader-elect), then
@@ -38,6 +39,7 @@ class Manager {
   Options options_;
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
+  std::string identity_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;

@@ -39,6 +39,8 @@ struct ClientConfig {
   bool insecure_skip_tls_verify = false;  // only when the kubeconfig says so
   std::shared_ptr<TokenSource> token;     // may be null
   std::string default_namespace = "default";
+  // Sent with every request; the API server's audit log and managedFields show it.
+  std::string user_agent = "berth/0.1";
 };
 
 // Loads a kubeconfig. `paths` are merged like kubectl does for KUBECONFIG=a:b (the first file

@@ -146,7 +146,7 @@ class HttpTransport final : public Transport {
     http::http_request msg(req.method);
     msg.set_request_uri(req.path);
     msg.headers().add("Accept", "application/json");
-    msg.headers().add("User-Agent", "berth/0.1");
+    msg.headers().add("User-Agent", config_.user_agent);
     std::string token = req.bearer_token;
     if (token.empty() && config_.token) token = config_.token->Token();
     if (!token.empty()) msg.headers().add("Authorization", "Bearer " + token);

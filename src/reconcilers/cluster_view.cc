@@ -104,8 +104,15 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     const InstanceRecord* rec = owner->RecordForUid(node->meta.uid);
     inst.runs_started = rec ? rec->runs_started : 0;
     for (const PlacedRun* r : runs_on_node[node->meta.name]) {
-      info.placed_run_uids.push_back(r->uid);
       bool counted = rec && std::find(rec->counted_runs.begin(), rec->counted_runs.end(), r->uid) != rec->counted_runs.end();
+      if (r->assumed) {
+        if (!counted) {
+          ++inst.runs_started;
+          ++info.assumed_uncounted;
+        }
+        continue;
+      }
+      info.placed_run_uids.push_back(r->uid);
       if (!counted) {
         ++inst.runs_started;
         info.all_counted = false;

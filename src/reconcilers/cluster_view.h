@@ -27,14 +27,19 @@ struct PlacedRun {
   std::string fleet;
   std::vector<PlacementEntry> placement;
   std::optional<scheduling::TimePoint> expected_end;
+  // An admission in flight whose status write is not in the cache yet: it holds its blocks and
+  // counts toward maxRunsPerInstance in decisions, but is not written into the durable count
+  // (if the status write never lands, the run never started there).
+  bool assumed = false;
 };
 
 struct InstanceInfo {
   std::string node, uid, fleet;
   std::optional<scheduling::TimePoint> expires_at;
   std::string expiry_problem;       // an unreadable berth.dev/expires-at annotation
-  std::vector<std::string> placed_run_uids;  // runs holding blocks here now
-  bool all_counted = true;          // every placed run is already in the durable count
+  std::vector<std::string> placed_run_uids;  // committed runs holding blocks here now
+  bool all_counted = true;          // every committed placed run is already in the durable count
+  int64_t assumed_uncounted = 0;    // assumed placements counted in runs_started but not durable
 };
 
 struct ClusterView {

@@ -158,7 +158,17 @@ void RunController::Wake() {
 bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, bool background) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || busy_.count(key)) return false;
+    if (stopping_) return false;
+    if (busy_.count(key)) {
+      // A refresh still waiting for a writer gives way to a decision (an admission, a failure):
+      // the decision's write carries the newer status, and it must not wait behind a long queue
+      // of informational writes.
+      auto waiting = tasks_.find(key);
+      if (background || waiting == tasks_.end() || !waiting->second.background) return false;
+      waiting->second = Task{std::move(fn), false};
+      decisions_.Add(key);
+      return true;
+    }
     auto nb = not_before_.find(key);
     if (nb != not_before_.end()) {
       if (std::chrono::steady_clock::now() < nb->second) return false;  // backing off after a failure
@@ -818,7 +828,6 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
   next.observed_generation = run.meta.generation;
   SetCondition(next.conditions, "Scheduled", "True", "Scheduled", next.message, run.meta.generation, now);
 
-  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
   bool queued = Dispatch(pr.key, [this, r = run, next] {
     std::string rv = r.meta.resource_version;
     bool ok = true;
@@ -861,7 +870,9 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
     return true;
 });
   if (!queued) return;
+  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
   Memo& memo = memo_[pr.key];
+  pr.assumed = true;
   memo.assumed = pr;
   queue_.Remove(pr.key);
 }
@@ -950,7 +961,7 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
       if (total > 1) instances += ",";
       instances += R"({"node":)" + json::Quote(d->name) + R"(,"uid":)" + json::Quote(info.uid) + R"(,"totalBlocks":)" +
                    std::to_string(d->total_blocks) + R"(,"busyBlocks":)" + std::to_string(d->busy_blocks) +
-                   R"(,"runsStarted":)" + std::to_string(d->runs_started) + R"(,"countedRuns":[)";
+                   R"(,"runsStarted":)" + std::to_string(d->runs_started - info.assumed_uncounted) + R"(,"countedRuns":[)";
       std::vector<std::string> uids = info.placed_run_uids;
       std::sort(uids.begin(), uids.end());
       for (size_t i = 0; i < uids.size(); ++i) instances += (i ? "," : "") + json::Quote(uids[i]);

@@ -18,8 +18,8 @@ void EngineTest::SetUp() {
 
 void EngineTest::TearDown() {
   // Delete the runs while the controller runs (it removes their finalizers), then everything else.
-  cp().Kubectl({"-n", ns_, "delete", "runs", "--all", "--wait=false"});
-  bool gone = Eventually([&] {
+  if (!keep_runs_) cp().Kubectl({"-n", ns_, "delete", "runs", "--all", "--wait=false"});
+  bool gone = keep_runs_ || Eventually([&] {
     auto l = client()->List(kRuns.Path(ns_));
     return l.ok() && l->items.empty();
   }, std::chrono::seconds(30));

@@ -21,6 +21,9 @@ class EngineTest : public IntegrationTest {
   // Extra controller flags for this test (set before SetUp runs, e.g. in the constructor).
   std::vector<std::string> controller_args_;
   std::unique_ptr<ControllerProcess> controller_;
+  // Leave the test's runs in place at the end (tests with thousands of runs in a binary of their
+  // own: the control plane goes away with the binary).
+  bool keep_runs_ = false;
 
   // A label value unique to this test, so fleets of other tests never match its nodes.
   std::string Pool(const std::string& name) const { return ns_ + "-" + name; }

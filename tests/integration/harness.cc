@@ -144,6 +144,11 @@ void ControlPlane::StartApiserver() {
   CommandResult r = Script("start-apiserver");
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
+void ControlPlane::StopEtcd() { Script("stop-etcd"); }
+void ControlPlane::StartEtcd() {
+  CommandResult r = Script("start-etcd");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
 std::string ControlPlane::Compact() {
   CommandResult r = Script("compact");
   std::string rev = r.out;
@@ -205,10 +210,18 @@ ControllerProcess::~ControllerProcess() {
   if (Running()) Stop();
 }
 
+std::unique_ptr<ControllerProcess> ControllerProcess::KubeletSim(std::string log_name) {
+  auto p = std::make_unique<ControllerProcess>(std::vector<std::string>{}, std::move(log_name));
+  p->binary_ = BERTH_KUBELET_SIM_BIN;
+  return p;
+}
+
 void ControllerProcess::Start() {
-  std::vector<std::string> argv = {BERTH_CONTROLLER_BIN, "--kubeconfig",
-                                   kubeconfig_.empty() ? ControlPlane::Get().kubeconfig() : kubeconfig_,
-                                   "--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug"};
+  std::vector<std::string> argv = {binary_, "--kubeconfig",
+                                   kubeconfig_.empty() ? ControlPlane::Get().kubeconfig() : kubeconfig_};
+  if (binary_ == BERTH_CONTROLLER_BIN) {
+    argv.insert(argv.end(), {"--metrics-bind-address=0", "--health-probe-bind-address=0", "--log-level=debug"});
+  }
   argv.insert(argv.end(), args_.begin(), args_.end());
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);

@@ -33,6 +33,9 @@ class ControlPlane {
   void Stop();
   void StopApiserver();
   void StartApiserver();
+  // Stops etcd / starts it again on its ports with its data (kube-apiserver keeps running).
+  void StopEtcd();
+  void StartEtcd();
   // Compacts etcd at its current revision; returns the revision.
   std::string Compact();
 
@@ -65,6 +68,9 @@ class ControllerProcess {
   explicit ControllerProcess(std::vector<std::string> extra_args = {}, std::string log_name = "controller",
                              std::string kubeconfig = {});
   ~ControllerProcess();
+  // berth-kubelet-sim instead of the controller: plays the kubelet for every bound Pod (Running,
+  // then Succeeded after the Pod's berth.dev/sim-seconds).
+  static std::unique_ptr<ControllerProcess> KubeletSim(std::string log_name = "kubelet-sim");
   void Start();
   // SIGTERM and wait; returns the exit code (-signal when killed by a signal).
   int Stop();
@@ -80,6 +86,7 @@ class ControllerProcess {
   std::vector<std::string> args_;
   std::string log_path_;
   std::string kubeconfig_;
+  std::string binary_ = BERTH_CONTROLLER_BIN;
   int pid_ = -1;
 };
 

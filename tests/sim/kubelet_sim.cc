@@ -1,6 +1,6 @@
 // berth-kubelet-sim: plays the kubelet for simulated Nodes (no kubelet can run here). For every
 // Pod bound to a node it reports Running, then Succeeded after the seconds in the Pod annotation
-// berth.dev/sim-seconds (default 30), or Failed when berth.dev/sim-exit-code is not 0.
+// berth.dev/sim-seconds (default 30; fractions allowed), or Failed when berth.dev/sim-exit-code is not 0.
 // For the local demo and benchmarks only; tests patch pod status themselves.
 
 #include <csignal>
@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -48,40 +49,74 @@ int main(int argc, char** argv) {
   k8s::Informer<k8s::Pod> pods(client, k8s::resources::kPods.Path(), k8s::DecodePod,
                                [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); }, "pods");
   pods.Start();
-  // Running since (steady clock), per pod uid.
+  // Running since (steady clock), per pod uid; what was last reported, so a report still on its
+  // way into the cache is not sent twice.
   std::map<std::string, std::chrono::steady_clock::time_point> started;
+  std::map<std::string, std::string> reported;  // uid -> phase
+  struct Job {
+    std::string uid, path, body, phase;
+  };
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     auto now = std::chrono::steady_clock::now();
+    std::vector<Job> jobs;
+    std::set<std::string> live;
     for (const auto& pod : pods.List()) {
+      live.insert(pod->meta.uid);
       if (pod->node_name.empty() || pod->meta.deleting) continue;
       const std::string path = k8s::resources::kPods.Path(pod->meta.ns, pod->meta.name, "status");
+      auto rep = reported.find(pod->meta.uid);
       if (pod->phase.empty() || pod->phase == "Pending") {
+        if (rep != reported.end() && rep->second == "Running") continue;  // on its way
         std::string ts = k8s::FormatRfc3339(k8s::SystemClock().Now());
-        auto r = client->MergePatch(path, R"({"status":{"phase":"Running","startTime":")" + ts +
-                                              R"(","conditions":[{"type":"Ready","status":"True"}]}})");
-        if (r.ok()) started[pod->meta.uid] = now;
+        jobs.push_back({pod->meta.uid, path,
+                        R"({"status":{"phase":"Running","startTime":")" + ts +
+                            R"(","conditions":[{"type":"Ready","status":"True"}]}})",
+                        "Running"});
         continue;
       }
       if (pod->phase != "Running") continue;
+      if (rep != reported.end() && rep->second != "Running") continue;  // finished, on its way
       auto it = started.find(pod->meta.uid);
       if (it == started.end()) {
         started[pod->meta.uid] = now;
         continue;
       }
-      int secs = 30;
+      double secs = 30;
       try {
         std::string s = pod->meta.Annotation("berth.dev/sim-seconds");
-        if (!s.empty()) secs = std::stoi(s);
+        if (!s.empty()) secs = std::stod(s);
       } catch (...) {
       }
-      if (now - it->second < std::chrono::seconds(secs)) continue;
+      if (now - it->second < std::chrono::milliseconds(static_cast<int64_t>(secs * 1000))) continue;
       std::string code = pod->meta.Annotation("berth.dev/sim-exit-code");
       bool ok = code.empty() || code == "0";
-      client->MergePatch(path, ok ? R"({"status":{"phase":"Succeeded"}})"
-                                  : R"({"status":{"phase":"Failed","message":"exit code )" + code + "\"}}");
-      started.erase(it);
+      jobs.push_back({pod->meta.uid, path,
+                      ok ? R"({"status":{"phase":"Succeeded"}})"
+                         : R"({"status":{"phase":"Failed","message":"exit code )" + code + "\"}}",
+                      ok ? "Succeeded" : "Failed"});
     }
+    // Many kubelets report at once: send the reports in parallel.
+    constexpr size_t kThreads = 8;
+    std::vector<char> done(jobs.size(), 0);  // not vector<bool>: written from several threads
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < kThreads && t < jobs.size(); ++t) {
+      threads.emplace_back([&, t] {
+        for (size_t i = t; i < jobs.size(); i += kThreads) done[i] = client->MergePatch(jobs[i].path, jobs[i].body).ok();
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (!done[i]) continue;
+      reported[jobs[i].uid] = jobs[i].phase;
+      if (jobs[i].phase == "Running") {
+        started[jobs[i].uid] = now;
+      } else {
+        started.erase(jobs[i].uid);
+      }
+    }
+    for (auto it = reported.begin(); it != reported.end();) it = live.count(it->first) ? std::next(it) : reported.erase(it);
+    for (auto it = started.begin(); it != started.end();) it = live.count(it->first) ? std::next(it) : started.erase(it);
   }
   pods.Stop();
   return 0;

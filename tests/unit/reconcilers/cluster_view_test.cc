@@ -394,6 +394,23 @@ TEST(BuildClusterViewTest, CountedRunsAreNotCountedTwice) {
   EXPECT_TRUE(idle.instances.at("n1").all_counted);
 }
 
+TEST(BuildClusterViewTest, AssumedAdmissionsHoldBlocksButAreNotWrittenIntoTheDurableCount) {
+  // An admission in flight (status write not in the cache yet) counts for decisions, so
+  // maxRunsPerInstance holds, but it must not reach the Fleet's durable count: if the controller
+  // dies before the status write lands, the run never started there.
+  auto fleet = FleetBuilder("a100", "a").Record("n1", "n1-uid", 2, {"run-a"}).Build();
+  PlacedRun assumed = Placed("ml/x", "run-x", "a100", {{"n1", 1}});
+  assumed.assumed = true;
+  std::vector<PlacedRun> placed = {Placed("ml/a", "run-a", "a100", {{"n1", 1}}), assumed};
+  ClusterView v = BuildClusterView({fleet}, {NodeBuilder("n1", "a").Build()}, placed, kNow);
+  EXPECT_EQ(FindInstance(v, "n1")->runs_started, 3);  // decisions see it
+  const InstanceInfo& info = v.instances.at("n1");
+  EXPECT_THAT(info.placed_run_uids, UnorderedElementsAre("run-a"));  // the durable record does not
+  EXPECT_EQ(info.assumed_uncounted, 1);
+  EXPECT_TRUE(info.all_counted);
+  ASSERT_EQ(v.snapshot.running.size(), 2u);  // and its blocks are held
+}
+
 TEST(ClusterViewCountedTest, EveryInstanceOfTheRunMustHaveItInItsDurableCount) {
   auto a = FleetBuilder("a100", "a")
                .Record("n1", "n1-uid", 1, {"run-m", "run-s"})
