@@ -1,0 +1,447 @@
+// Faults around the controller, with a real etcd and kube-apiserver: the API server and etcd
+// restarting during a burst, every watch expiring (410 Gone), a second writer racing the
+// controller, nodes lost under running multi-node runs, and leader failover. Invariants are
+// sampled continuously (invariants.h). The API server of this binary keeps an audit log of every
+// write, so "one writer at a time" is checked from the API server's own record.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "engine_fixture.h"
+#include "k8s/clock.h"
+#include "k8s/timefmt.h"
+#include "invariants.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kNodes;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+
+// Before the control plane starts (a gtest Environment, after static initialisation).
+[[maybe_unused]] const bool kAudit = [] { return setenv("BERTH_AUDIT", "1", 1) == 0; }();
+
+class Faults : public EngineTest {
+ protected:
+  std::string RunBody(const std::string& name, const std::string& spec, double sim_seconds,
+                      const std::string& retry = R"({"onEvents":["no-capacity"],"duration":"off"})") {
+    return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" + name + R"("},"spec":{)" + spec +
+           (spec.empty() ? "" : ",") + R"("retry":)" + retry +
+           R"(,"template":{"metadata":{"annotations":{"berth.dev/sim-seconds":")" + std::to_string(sim_seconds) +
+           R"("}},"spec":{"containers":[{"name":"main","image":"busybox"}]}}}})";
+  }
+  // A mixed burst: a quarter gangs of 2 whole instances, the rest 1 or 2 blocks. Creation retries
+  // through API outages (a user's kubectl would be retried too).
+  std::vector<std::string> Burst(const std::string& prefix, int count, std::mt19937& rng) {
+    std::vector<std::string> bodies;
+    for (int i = 0; i < count; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "%s-%03d", prefix.c_str(), i);
+      int kind = static_cast<int>(rng() % 4);
+      std::string spec = kind == 0 ? R"("nodes":2)" : R"("resources":{"cpu":")" + std::to_string(kind % 2 + 1) + R"("})";
+      bodies.push_back(RunBody(name, spec, 0.2 + 0.1 * static_cast<double>(rng() % 3)));
+    }
+    return bodies;
+  }
+  void CreateAll(const std::vector<std::string>& bodies) {
+    for (const auto& body : bodies) {
+      for (int attempt = 0;; ++attempt) {
+        auto r = client()->Create(kRuns.Path(ns_), body);
+        if (r.ok() || r.status().IsAlreadyExists()) break;
+        ASSERT_LT(attempt, 600) << r.status().ToString();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+  int CountPhase(const std::string& phase) {
+    auto l = client()->List(kRuns.Path(ns_));
+    if (!l.ok()) return -1;
+    int n = 0;
+    for (auto& item : l->items) n += json::GetString(json::Find(item, {"status", "phase"})) == phase;
+    return n;
+  }
+  std::map<std::string, int> Blocks(const std::vector<std::string>& nodes, int blocks) {
+    std::map<std::string, int> m;
+    for (const auto& n : nodes) m[n] = blocks;
+    return m;
+  }
+  void ExpectNoViolations(const InvariantSampler& s, const char* what) {
+    auto v = s.violations();
+    for (const auto& line : v) ADD_FAILURE() << line;
+    std::printf("%s figures: samples=%lld checks=%lld violations=%zu\n", what, static_cast<long long>(s.samples()),
+                static_cast<long long>(s.checks()), v.size());
+  }
+  std::string AuditPath() { return cp().dir() + "/audit.log"; }
+};
+
+TEST_F(Faults, ApiServerAndEtcdRestartsDuringABurstNeedNoControllerRestart) {
+  std::mt19937 rng(7);
+  auto nodes = Nodes("outage", 24, "4", "16Gi");
+  Fleet("outage", "outage", "  blocks: 4\n  placement: cluster\n");
+  auto kubelet = ControllerProcess::KubeletSim();
+  kubelet->Start();
+  InvariantSampler sampler(client(), ns_, FleetName("outage"), Blocks(nodes, 4));
+  sampler.Start();
+  const int pid = controller_->pid();
+
+  constexpr int kCount = 200;
+  std::thread submitter([&, bodies = Burst("o", kCount, rng)] { CreateAll(bodies); });
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Succeeded") >= 10; }, std::chrono::seconds(60))) << controller_->Log();
+  cp().StopApiserver();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  cp().StartApiserver();
+  std::printf("API server restarted with %d runs succeeded\n", CountPhase("Succeeded"));
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Succeeded") >= 60; }, std::chrono::seconds(120))) << controller_->Log();
+  cp().StopEtcd();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  cp().StartEtcd();
+  std::printf("etcd restarted with %d runs succeeded\n", CountPhase("Succeeded"));
+  submitter.join();
+  // A change right after the outage is acted on: a last run, submitted with high priority.
+  ASSERT_NO_FATAL_FAILURE(CreateAll({RunBody("late", R"("priority":100,"nodes":2)", 0.2)}));
+
+  EXPECT_TRUE(Eventually([&] { return CountPhase("Succeeded") == kCount + 1; }, std::chrono::seconds(240)))
+      << CountPhase("Succeeded") << " of " << kCount + 1 << " succeeded\n"
+      << controller_->Log().substr(0, 20000);
+  sampler.Stop();
+  sampler.CheckSettled("Succeeded");
+  ExpectNoViolations(sampler, "API server and etcd restarts");
+  // The same process did it all: no crash, no restart.
+  EXPECT_TRUE(controller_->Running());
+  EXPECT_EQ(controller_->pid(), pid);
+  std::string log = controller_->Log();
+  EXPECT_NE(log.find("watch failed"), std::string::npos) << "the outages should have broken the watches";
+  kubelet->Stop();
+}
+
+TEST_F(Faults, WatchExpiryOnEveryWatchIsFollowedByARelistThatSeesTheGap) {
+  auto nodes = Nodes("gap", 4, "4", "16Gi");
+  Fleet("gap", "gap", "  blocks: 4\n  placement: cluster\n");
+  Run("gang", "  nodes: 2\n  retry: {onEvents: [interruption], duration: 1h}\n");
+  Run("single", "  resources: {cpu: \"1\"}\n");
+  Run("doomed", "  nodes: 9\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  Run("waiting", "  nodes: 4\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled"));
+  ASSERT_TRUE(WaitPhase("single", "Scheduled"));
+  StartRun("gang");
+  StartRun("single");
+  ASSERT_TRUE(WaitPhase("waiting", "Pending"));
+  ASSERT_TRUE(WaitPhase("doomed", "Pending"));
+  std::vector<std::string> gang_nodes = PlacementNodes("gang");
+  ASSERT_EQ(gang_nodes.size(), 2u);
+
+  // Freeze the controller and change what it watches while it cannot see: restart the API server
+  // (every watch breaks and the new watch cache starts after the controller's resourceVersions),
+  // make changes of every kind, then compact etcd.
+  controller_->Pause();
+  cp().StopApiserver();
+  cp().StartApiserver();
+  ASSERT_EQ(Kubectl({"patch", "run", "waiting", "--type", "merge", "-p", R"({"spec":{"priority":90}})"}).exit_code, 0);
+  Run("newcomer", "  resources: {cpu: \"1\"}\n");
+  ASSERT_EQ(Kubectl({"delete", "run", "doomed", "--wait=false"}).exit_code, 0);
+  SetPodsPhase("single", "Succeeded");  // the kubelet reports
+  ASSERT_TRUE(client()->Delete(kNodes.Path("", gang_nodes[0])).ok());  // a node goes away under the gang
+  auto extra = Nodes("gap", 1, "4", "16Gi");                             // and a new one joins
+  ASSERT_FALSE(cp().Compact().empty());
+  controller_->Resume();
+
+  EXPECT_TRUE(Eventually([&] { return Phase("single") == "Succeeded"; }, std::chrono::seconds(60))) << controller_->Log();
+  // The gang lost a node: interrupted, back in the queue (its old pods deleted).
+  EXPECT_TRUE(Eventually([&] { return StatusInt("gang", "resubmissions") == 1; }, std::chrono::seconds(60)));
+  for (auto& [name, pod] : PodsOf("gang")) {
+    if (name.find("-r1-") == std::string::npos) {
+      EXPECT_TRUE(json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) << name << " should be deleted";
+    }
+  }
+  // The priority patch made in the gap took effect (and, with the freed instances, the run starts).
+  EXPECT_TRUE(Eventually([&] { return StatusInt("waiting", "effectivePriority") == 90; }, std::chrono::seconds(60)));
+  EXPECT_TRUE(Eventually([&] { return !Phase("newcomer").empty(); }, std::chrono::seconds(60)));
+  EXPECT_TRUE(Eventually([&] { return GetRun("doomed").IsNull(); }, std::chrono::seconds(60))) << "the finalizer stays";
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult r = cp().Kubectl({"get", "fleet", FleetName("gap"), "-o", "jsonpath={.status.totalInstances}"});
+    return r.out == "4";  // 4 - 1 deleted + 1 new
+  }, std::chrono::seconds(60)));
+  std::string log = controller_->Log();
+  for (const char* informer : {"runs", "fleets", "nodes", "pods"}) {
+    EXPECT_NE(log.find(std::string(informer) + ": watch resourceVersion"), std::string::npos)
+        << "the " << informer << " watch should have expired (410 Gone) and relisted";
+  }
+  size_t relists = 0;
+  for (size_t at = log.find("(410 Gone); relisting"); at != std::string::npos; at = log.find("(410 Gone); relisting", at + 1)) {
+    ++relists;
+  }
+  std::printf("watch expiry figures: relists after 410=%zu\n", relists);
+}
+
+TEST_F(Faults, ASecondWriterRacingTheControllerLosesNothing) {
+  auto nodes = Nodes("race", 12, "4", "16Gi");
+  Fleet("race", "race", "  blocks: 4\n  placement: cluster\n");
+  auto kubelet = ControllerProcess::KubeletSim();
+  kubelet->Start();
+  InvariantSampler sampler(client(), ns_, FleetName("race"), Blocks(nodes, 4));
+  sampler.Start();
+  std::mt19937 rng(11);
+  constexpr int kCount = 120;
+  std::vector<std::string> names;
+  {
+    auto bodies = Burst("c", kCount, rng);
+    for (int i = 0; i < kCount; ++i) {
+      char name[16];
+      std::snprintf(name, sizeof name, "c-%03d", i);
+      names.push_back(name);
+    }
+    CreateAll(bodies);
+  }
+  // The second writer: read-modify-write of labels and priority guarded by resourceVersion
+  // (retried on 409 like kubectl edit would be), and unguarded label merge patches (kubectl label).
+  struct Last {
+    std::string label;
+    int64_t priority = 50;
+  };
+  std::map<std::string, Last> last;
+  int writes = 0, conflicts = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
+    const std::string& name = names[rng() % names.size()];
+    const std::string value = "v" + std::to_string(i);
+    if (i % 3 == 2) {
+      auto r = client()->MergePatch(kRuns.Path(ns_, name), R"({"metadata":{"labels":{"writer":")" + value + R"("}}})");
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      last[name].label = value;
+      ++writes;
+      continue;
+    }
+    int64_t priority = static_cast<int64_t>(rng() % 101);
+    for (int attempt = 0;; ++attempt) {
+      auto got = client()->Get(kRuns.Path(ns_, name));
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      json::Document doc = std::move(got).value();
+      auto& a = doc.GetAllocator();
+      json::Value& meta = doc["metadata"];
+      if (!meta.HasMember("labels")) meta.AddMember("labels", json::Value(rapidjson::kObjectType), a);
+      json::Value& labels = meta["labels"];
+      if (labels.HasMember("writer")) labels.RemoveMember("writer");
+      labels.AddMember("writer", json::Value(value.c_str(), a), a);
+      doc["spec"].RemoveMember("priority");
+      doc["spec"].AddMember("priority", priority, a);
+      auto put = client()->Update(kRuns.Path(ns_, name), json::Serialize(doc));
+      if (put.ok()) break;
+      ASSERT_TRUE(put.status().IsConflict()) << put.status().ToString();
+      ++conflicts;
+      ASSERT_LT(attempt, 50);
+    }
+    last[name] = {value, priority};
+    ++writes;
+  }
+  EXPECT_TRUE(Eventually([&] { return CountPhase("Succeeded") == kCount; }, std::chrono::seconds(180)))
+      << CountPhase("Succeeded") << " of " << kCount;
+  sampler.Stop();
+  sampler.CheckSettled("Succeeded");
+  ExpectNoViolations(sampler, "second writer");
+  // Nothing the second writer wrote was overwritten, and the controller's finalizer is intact.
+  for (const auto& [name, want] : last) {
+    auto run = GetRun(name);
+    ASSERT_TRUE(run.IsObject()) << name;
+    const json::Value* labels = json::Find(run, {"metadata", "labels"});
+    EXPECT_EQ(labels ? json::GetString(*labels, "writer") : "", want.label) << name;
+    const json::Value* prio = json::Find(run, {"spec", "priority"});
+    ASSERT_TRUE(prio != nullptr && prio->IsInt64()) << name;
+    EXPECT_EQ(prio->GetInt64(), want.priority) << name;
+    bool has_finalizer = false;
+    if (const json::Value* f = json::Find(run, {"metadata", "finalizers"}); f != nullptr && f->IsArray()) {
+      for (auto& v : f->GetArray()) has_finalizer |= v.IsString() && std::string(v.GetString()) == "berth.dev/run-cleanup";
+    }
+    EXPECT_TRUE(has_finalizer) << name;
+  }
+  std::string log = controller_->Log();
+  size_t controller_409 = 0;
+  for (size_t at = log.find("409 Conflict"); at != std::string::npos; at = log.find("409 Conflict", at + 1)) ++controller_409;
+  std::printf("second writer figures: writes=%d writer_409s=%d controller_409s=%zu runs=%d\n", writes, conflicts,
+              controller_409, kCount);
+  EXPECT_GT(writes, 100);
+  kubelet->Stop();
+}
+
+TEST_F(Faults, NodeLossUnderRunningMultiNodeRunsInterruptsThemAndFreesTheBlocks) {
+  auto nodes = Nodes("loss", 8, "4", "16Gi");
+  Fleet("loss", "loss", "  blocks: 2\n  placement: cluster\n");
+  InvariantSampler sampler(client(), ns_, FleetName("loss"), Blocks(nodes, 2));
+  sampler.Start();
+  Run("retried", "  nodes: 2\n  retry: {onEvents: [interruption], duration: 1h}\n");
+  Run("failed", "  nodes: 2\n");
+  Run("notready", "  nodes: 2\n  retry: {onEvents: [interruption], duration: 1h}\n");
+  for (const char* r : {"retried", "failed", "notready"}) {
+    ASSERT_TRUE(WaitPhase(r, "Scheduled")) << r;
+    StartRun(r);
+  }
+  auto retried_nodes = PlacementNodes("retried");
+  auto failed_nodes = PlacementNodes("failed");
+  auto notready_nodes = PlacementNodes("notready");
+  std::set<std::string> used(retried_nodes.begin(), retried_nodes.end());
+  used.insert(failed_nodes.begin(), failed_nodes.end());
+  used.insert(notready_nodes.begin(), notready_nodes.end());
+  ASSERT_EQ(used.size(), 6u) << "three gangs on six whole instances";
+
+  // One node deleted, two go NotReady (the kubelet stops reporting).
+  ASSERT_TRUE(client()->Delete(kNodes.Path("", retried_nodes[1])).ok());
+  const std::string not_ready = R"({"status":{"conditions":[{"type":"Ready","status":"False","reason":"KubeletStopped"}]}})";
+  ASSERT_TRUE(client()->MergePatch(kNodes.Path("", failed_nodes[0], "status"), not_ready).ok());
+  ASSERT_TRUE(client()->MergePatch(kNodes.Path("", notready_nodes[0], "status"), not_ready).ok());
+
+  // Without retry: Failed/Interrupted naming the node; with retry: back in the queue and placed
+  // again, only on instances that take runs.
+  EXPECT_TRUE(WaitPhase("failed", "Failed", std::chrono::seconds(30)));
+  EXPECT_EQ(Reason("failed"), "Interrupted");
+  EXPECT_NE(Message("failed").find(failed_nodes[0]), std::string::npos) << Message("failed");
+  for (const char* r : {"retried", "notready"}) {
+    EXPECT_TRUE(Eventually([&] { return StatusInt(r, "resubmissions") == 1 && Phase(r) == "Scheduled"; },
+                           std::chrono::seconds(30)))
+        << r << ": " << Phase(r) << " " << Message(r);
+    for (const auto& n : PlacementNodes(r)) {
+      EXPECT_NE(n, retried_nodes[1]) << r;
+      EXPECT_NE(n, failed_nodes[0]) << r;
+      EXPECT_NE(n, notready_nodes[0]) << r;
+    }
+  }
+  // The interrupted attempts' pods are deleted; the new attempts have their own.
+  for (const char* r : {"retried", "failed", "notready"}) {
+    for (auto& [name, pod] : PodsOf(r)) {
+      bool first_attempt = name.find("-r1-") == std::string::npos;
+      if (first_attempt) {
+        EXPECT_TRUE(json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) << name << " should be deleted";
+      }
+    }
+  }
+  // Blocks: the two re-placed gangs hold 4 whole instances; the failed one holds none; the
+  // NotReady instances take nothing new.
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult r = cp().Kubectl({"get", "fleet", FleetName("loss"), "-o",
+                                    "jsonpath={.status.busyBlocks}/{.status.totalInstances}/{.status.readyInstances}"});
+    return r.out == "8/7/5";
+  }, std::chrono::seconds(30))) << cp().Kubectl({"get", "fleet", FleetName("loss"), "-o", "yaml"}).out;
+  sampler.Stop();
+  ExpectNoViolations(sampler, "node loss");
+}
+
+// Writes that took effect (not Lease updates, not Events) per berth-controller process, from the
+// API server's audit log.
+struct WriterSpan {
+  std::string first, last;  // stageTimestamp, RFC 3339 with microseconds (sorts as text)
+  int writes = 0;
+};
+std::map<std::string, WriterSpan> ControllerWrites(const std::string& audit_path, const std::string& since) {
+  std::map<std::string, WriterSpan> spans;
+  std::ifstream in(audit_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find("berth-controller/") == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok()) continue;
+    std::string ua = json::GetString(*doc, "userAgent");
+    std::string resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    std::string ts = json::GetString(*doc, "stageTimestamp");
+    if (ua.rfind("berth-controller/", 0) != 0 || resource == "leases" || ts < since) continue;
+    // Only writes that took effect: a request cut off when its process froze or died mid-send
+    // fails with 500 "unexpected EOF" and changes nothing.
+    int64_t code = json::GetInt(json::Find(*doc, {"responseStatus"}) ? *json::Find(*doc, {"responseStatus"}) : *doc, "code");
+    if (code < 200 || code >= 300) continue;
+    WriterSpan& s = spans[ua];
+    if (s.writes == 0 || ts < s.first) s.first = ts;
+    if (ts > s.last) s.last = ts;
+    ++s.writes;
+  }
+  return spans;
+}
+
+TEST_F(Faults, LeaderFailoverKeepsOneWriterAtATimeAndBooksNothingTwice) {
+  controller_->Kill();  // the fixture's controller does not elect
+  const std::string since = k8s::FormatRfc3339(k8s::SystemClock().Now());
+  std::vector<std::string> le = {"--leader-elect", "--leader-election-namespace=" + ns_,
+                                 "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+                                 "--leader-election-retry-period=500ms"};
+  std::vector<std::unique_ptr<ControllerProcess>> procs;
+  for (const char* name : {"a", "b"}) {
+    procs.push_back(std::make_unique<ControllerProcess>(le, name));
+    procs.back()->Start();
+  }
+  auto nodes = Nodes("fo", 16, "4", "16Gi");
+  Fleet("fo", "fo", "  blocks: 4\n  placement: cluster\n");
+  auto kubelet = ControllerProcess::KubeletSim();
+  kubelet->Start();
+  InvariantSampler sampler(client(), ns_, FleetName("fo"), Blocks(nodes, 4));
+  sampler.Start();
+  std::mt19937 rng(5);
+  constexpr int kCount = 240;
+  std::thread submitter([&, bodies = Burst("f", kCount, rng)] { CreateAll(bodies); });
+  auto leader = [&]() -> ControllerProcess* {
+    for (auto& p : procs) {
+      if (p->Running() && p->Log().find("became the leader") != std::string::npos) return p.get();
+    }
+    return nullptr;
+  };
+
+  // 1. The leader is killed in the middle of the burst.
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Succeeded") >= 30; }, std::chrono::seconds(90)));
+  ControllerProcess* first = leader();
+  ASSERT_NE(first, nullptr);
+  first->Kill();
+  procs.push_back(std::make_unique<ControllerProcess>(le, "c"));
+  procs.back()->Start();
+  ASSERT_TRUE(Eventually([&] { return leader() != nullptr; }, std::chrono::seconds(20)));
+  ControllerProcess* second = leader();
+
+  // 2. The new leader is frozen (a long GC pause, a stopped VM) past its lease; a standby takes
+  //    over; the frozen one wakes up and must not write.
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Succeeded") >= 90; }, std::chrono::seconds(90)));
+  second->Pause();
+  ASSERT_TRUE(Eventually([&] {
+    for (auto& p : procs) {
+      if (p.get() != second && p->Running() && p->Log().find("became the leader") != std::string::npos) return true;
+    }
+    return false;
+  }, std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  second->Resume();
+  submitter.join();
+  EXPECT_TRUE(Eventually([&] { return CountPhase("Succeeded") == kCount; }, std::chrono::seconds(180)))
+      << CountPhase("Succeeded") << " of " << kCount;
+  sampler.Stop();
+  sampler.CheckSettled("Succeeded");
+  ExpectNoViolations(sampler, "leader failover");
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+
+  // The API server's record: the writers' active spans never overlap.
+  auto spans = ControllerWrites(AuditPath(), since);
+  ASSERT_GE(spans.size(), 3u) << "three leaders in turn should have written";
+  std::vector<std::pair<std::string, WriterSpan>> ordered(spans.begin(), spans.end());
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+  int total = 0;
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    total += ordered[i].second.writes;
+    std::printf("writer %s: %d writes from %s to %s\n", ordered[i].first.c_str(), ordered[i].second.writes,
+                ordered[i].second.first.c_str(), ordered[i].second.last.c_str());
+    if (i + 1 < ordered.size()) {
+      EXPECT_LT(ordered[i].second.last, ordered[i + 1].second.first)
+          << ordered[i].first << " wrote after " << ordered[i + 1].first << " had taken over";
+    }
+  }
+  std::printf("leader failover figures: leaders=%zu audited_writes=%d\n", ordered.size(), total);
+  for (auto& p : procs) {
+    if (p->Running()) {
+      EXPECT_EQ(p->Stop(), 0);
+    }
+  }
+  kubelet->Stop();
+  controller_ = std::make_unique<ControllerProcess>(controller_args_);
+  controller_->Start();
+}
+
+}  // namespace
+}  // namespace berth::testing
