@@ -32,7 +32,9 @@ struct PlacedRun {
 struct InstanceInfo {
   std::string node, uid, fleet;
   std::optional<scheduling::TimePoint> expires_at;
-  std::string expiry_problem;       // an unreadable berth.dev/expires-at annotation
+  // Why the instance takes no runs although its Node is Ready: an unreadable berth.dev/expires-at
+  // annotation or an allocatable quantity berth cannot read.
+  std::string node_problem;
   std::vector<std::string> placed_run_uids;  // runs holding blocks here now
   bool all_counted = true;          // every placed run is already in the durable count
 };
