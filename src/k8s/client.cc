@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 namespace berth::k8s {
 
 std::string Resource::Path(const std::string& ns, const std::string& name, const std::string& sub) const {
@@ -71,12 +73,26 @@ Status Client::ErrorFromResponse(const HttpResponse& resp) {
   return Status::Error(message, resp.status, reason);
 }
 
+bool Client::RetryAfterUnauthorized(const HttpRequest& req, int code, bool& retried) {
+  // Only the configured token is reloaded: a caller's own token (the dashboard's) is theirs.
+  if (code != 401 || retried || !req.bearer_token.empty() || !config_.token || !config_.token->from_file()) return false;
+  retried = true;
+  if (!config_.token->Reload()) return false;
+  spdlog::info("the API server refused the bearer token (401); the token file has a new token: retrying with it");
+  return true;
+}
+
 Result<HttpResponse> Client::Do(HttpRequest req) {
   std::chrono::milliseconds backoff(100);
+  bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     Result<HttpResponse> r = transport_->Send(req);
     int code = r.ok() ? r->status : 0;
     if (observer_) observer_(req.method, code);
+    if (RetryAfterUnauthorized(req, code, reauthenticated)) {
+      --attempt;
+      continue;
+    }
     bool retry = !r.ok() || code == 429 || code >= 500;
     // A POST that got no answer may have been applied; callers treat AlreadyExists as success,
     // so retrying creates with deterministic names is safe.
@@ -235,9 +251,14 @@ Status Client::Watch(const std::string& path, const WatchOptions& opts,
     }
     return on_event(ev);
   };
-  auto r = transport_->Stream(HttpRequest{"GET", p, {}, "application/json", {}}, on_line, cancel,
-                              opts.timeout_seconds + 30);
+  const HttpRequest req{"GET", p, {}, "application/json", {}};
+  auto r = transport_->Stream(req, on_line, cancel, opts.timeout_seconds + 30);
   if (observer_) observer_("WATCH", r.ok() ? r->status : 0);
+  bool reauthenticated = false;
+  if (RetryAfterUnauthorized(req, r.ok() ? r->status : 0, reauthenticated)) {
+    r = transport_->Stream(req, on_line, cancel, opts.timeout_seconds + 30);
+    if (observer_) observer_("WATCH", r.ok() ? r->status : 0);
+  }
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
   return stream_error;

@@ -105,6 +105,9 @@ class Client {
 
  private:
   Result<HttpResponse> Do(HttpRequest req);
+  // A 401 to a request made with the configured token file: re-reads the file once and says
+  // whether to send the request again (the token changed). `retried` limits it to once.
+  bool RetryAfterUnauthorized(const HttpRequest& req, int code, bool& retried);
   Result<json::Document> DoJson(HttpRequest req);
 
   ClientConfig config_;

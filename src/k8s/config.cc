@@ -65,7 +65,7 @@ std::shared_ptr<TokenSource> TokenSource::Static(std::string token) {
   return t;
 }
 
-std::shared_ptr<TokenSource> TokenSource::File(std::string path, std::chrono::seconds refresh) {
+std::shared_ptr<TokenSource> TokenSource::File(std::string path, std::chrono::milliseconds refresh) {
   auto t = std::make_shared<TokenSource>();
   t->path_ = std::move(path);
   t->refresh_ = refresh;
@@ -84,6 +84,18 @@ std::string TokenSource::Token() {
     }
   }
   return token_;
+}
+
+bool TokenSource::Reload() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (path_.empty()) return false;
+  auto content = ReadFile(path_);
+  read_at_ = std::chrono::steady_clock::now();
+  if (!content.ok()) return false;
+  std::string fresh = TrimSpace(content.value());
+  if (fresh.empty() || fresh == token_) return false;
+  token_ = std::move(fresh);
+  return true;
 }
 
 Result<std::string> Base64Decode(std::string_view in) {

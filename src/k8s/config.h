@@ -14,20 +14,25 @@
 namespace berth::k8s {
 
 // Supplies the bearer token for each request. The in-cluster token is a file that the kubelet
-// rotates, so it is re-read at most `refresh` after the last read.
+// rotates, so it is re-read at most `refresh` after the last read, and at once by Reload (the
+// client calls it when the API server answers 401, so a rotated token takes effect immediately).
 class TokenSource {
  public:
   static std::shared_ptr<TokenSource> Static(std::string token);
   static std::shared_ptr<TokenSource> File(std::string path,
-                                           std::chrono::seconds refresh = std::chrono::seconds(60));
+                                           std::chrono::milliseconds refresh = std::chrono::seconds(60));
   // The token to send now; empty when none is configured or the file cannot be read.
   std::string Token();
+  // Re-reads the file now. Returns whether the token changed (always false for a static token
+  // or an unreadable file: the last good token is kept).
+  bool Reload();
+  bool from_file() const { return !path_.empty(); }
 
  private:
   std::mutex mu_;
   std::string token_;
   std::string path_;
-  std::chrono::seconds refresh_{0};
+  std::chrono::milliseconds refresh_{0};
   std::chrono::steady_clock::time_point read_at_{};
 };
 

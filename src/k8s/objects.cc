@@ -82,9 +82,13 @@ std::shared_ptr<const Node> DecodeNode(const json::Value& obj) {
       if (key == "cpu") {
         auto v = ParseMilliValue(m.value.GetString());
         if (v.ok()) n->cpu_milli = v.value();
+        if (!v.ok()) n->unreadable[key] = v.status().message();
       } else {
         auto v = ParseValue(m.value.GetString());
-        if (!v.ok()) continue;
+        if (!v.ok()) {
+          n->unreadable[key] = v.status().message();
+          continue;
+        }
         if (key == "memory") n->memory_bytes = v.value();
         n->extended[key] = v.value();
       }

@@ -46,6 +46,8 @@ struct Node {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
   std::map<std::string, int64_t> extended;  // e.g. "nvidia.com/gpu" -> 8
+  // Allocatable quantities berth cannot read (outside int64 at its scale): resource -> why.
+  std::map<std::string, std::string> unreadable;
   bool ready = false;          // condition Ready=True
   bool unschedulable = false;  // cordoned
 

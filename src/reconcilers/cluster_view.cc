@@ -88,13 +88,20 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
       if (t.ok()) {
         inst.expires_at = t.value();
       } else {
-        info.expiry_problem = std::string(kExpiresAtAnnotation) + " is not an RFC 3339 time: " + ann;
+        info.node_problem = std::string(kExpiresAtAnnotation) + " is not an RFC 3339 time: " + ann;
         inst.ready = false;
       }
     } else if (owner->instance_lifetime) {
       inst.expires_at = node->meta.created + *owner->instance_lifetime;
     }
     info.expires_at = inst.expires_at;
+    for (const std::string& res : {std::string("cpu"), std::string("memory"), owner->gpu_resource}) {
+      auto bad = node->unreadable.find(res);
+      if (bad == node->unreadable.end()) continue;
+      info.node_problem = "allocatable " + res + " cannot be used: " + bad->second;
+      inst.ready = false;
+      break;
+    }
     if (!owner->topology_key.empty()) {
       std::string v = node->meta.Label(owner->topology_key);
       if (!v.empty() || node->meta.labels.count(owner->topology_key)) inst.topology_domain = v;

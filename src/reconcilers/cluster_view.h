@@ -36,7 +36,9 @@ struct PlacedRun {
 struct InstanceInfo {
   std::string node, uid, fleet;
   std::optional<scheduling::TimePoint> expires_at;
-  std::string expiry_problem;       // an unreadable berth.dev/expires-at annotation
+  // Why the instance takes no runs although its Node is Ready: an unreadable berth.dev/expires-at
+  // annotation or an allocatable quantity berth cannot read.
+  std::string node_problem;
   std::vector<std::string> placed_run_uids;  // committed runs holding blocks here now
   bool all_counted = true;          // every committed placed run is already in the durable count
   int64_t assumed_uncounted = 0;    // assumed placements counted in runs_started but not durable

@@ -666,6 +666,26 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
   for (const auto& p : PodsOf(run)) bound[p->meta.name] = p->node_name;
   std::string key = RunKey(run);
   Dispatch(key, [this, r = run, ranks, gpu_resource, bound] {
+    // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
+    // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
+    // any were made, are deleted by the Failed branch of Reconcile.
+    auto fail_invalid = [&](const std::string& why) {
+      spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
+      const k8s::TimePoint now = clock_.Now();
+      RunStatus next = r.status;
+      next.phase = "Failed";
+      next.reason = "InvalidSpec";
+      next.message = why;
+      next.finished_at = k8s::FormatRfc3339(now);
+      next.observed_generation = r.meta.generation;
+      SetCondition(next.conditions, "Ready", "False", "InvalidSpec", why, r.meta.generation, now);
+      SetCondition(next.conditions, "Finished", "True", "InvalidSpec", why, r.meta.generation, now);
+      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+      if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
+      NoteWritten(r, *res, &next);
+      events_->Record(Ref(r), "Warning", "InvalidSpec", why);
+      return true;
+    };
     if (ranks.size() > 1) {
       auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
       if (!s.ok() && !s.status().IsAlreadyExists()) {
@@ -677,11 +697,12 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
       auto b = bound.find(name);
       if (b == bound.end()) {
         auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
-        if (!body.ok()) {
-          spdlog::error("run {}/{}: cannot build pod: {}", r.meta.ns, r.meta.name, body.status().message());
-          return false;
-        }
+        if (!body.ok()) return fail_invalid("cannot make a Pod from spec.template: " + body.status().message());
         auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
+        if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
+          return fail_invalid("the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
+                              c.status().message());
+        }
         if (!c.ok() && !c.status().IsAlreadyExists()) {
           spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
           return false;
@@ -957,7 +978,7 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
       if (sched::TakesNewRuns(d->state)) ++ready;
       blocks += d->total_blocks;
       busy += d->busy_blocks;
-      std::string message = info.expiry_problem.empty() ? d->message : info.expiry_problem;
+      std::string message = info.node_problem.empty() ? d->message : info.node_problem;
       if (total > 1) instances += ",";
       instances += R"({"node":)" + json::Quote(d->name) + R"(,"uid":)" + json::Quote(info.uid) + R"(,"totalBlocks":)" +
                    std::to_string(d->total_blocks) + R"(,"busyBlocks":)" + std::to_string(d->busy_blocks) +

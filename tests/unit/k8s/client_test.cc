@@ -3,7 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -335,6 +339,74 @@ TEST_F(ClientTest, NoAnswerKeepsTheTransportsMessage) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), 0);
   EXPECT_EQ(r.status().message(), "TLS handshake failed: certificate verify failed");
+}
+
+// Token rotation: a 401 to a request made with a token file re-reads the file; when the token
+// changed the request is sent once more (with the new token, which the transport reads from the
+// same TokenSource). Never more than once, never for a caller's own token, never for a static one.
+TEST(ClientTokenRotationTest, A401ReReadsTheTokenFileAndRetriesOnce) {
+  std::string dir = ::testing::TempDir() + "/berth-token-rotation-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/token";
+  auto write = [&](const std::string& t) { std::ofstream(path, std::ios::trunc) << t; };
+  write("token-a");
+  ClientConfig cfg;
+  cfg.token = TokenSource::File(path, std::chrono::hours(1));
+  auto transport = std::make_shared<FakeTransport>();
+  Client client(cfg, transport);
+  client.SetMaxRetries(0);
+  const std::string unauthorized = StatusBody(401, "Unauthorized", "Unauthorized");
+
+  // Rotated: 401, re-read, the same request again, success.
+  EXPECT_EQ(cfg.token->Token(), "token-a");
+  write("token-b");
+  transport->Push(401, unauthorized);
+  transport->Push(200, R"({"kind":"Run"})");
+  auto got = client.Get("/apis/berth.dev/v1alpha1/namespaces/ns/runs/a");
+  EXPECT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(transport->requests.size(), 2u);
+  EXPECT_EQ(transport->requests[1].path, transport->requests[0].path);
+  EXPECT_EQ(cfg.token->Token(), "token-b");
+
+  // Not rotated: the 401 is the answer (no second request).
+  transport->Push(401, unauthorized);
+  auto refused = client.MergePatch("/api/v1/nodes/n", "{}");
+  EXPECT_EQ(refused.status().code(), 401);
+  EXPECT_EQ(transport->requests.size(), 3u);
+
+  // Rotated, but the new token is refused too: one retry only.
+  write("token-c");
+  transport->Push(401, unauthorized);
+  transport->Push(401, unauthorized);
+  EXPECT_EQ(client.Create("/api/v1/namespaces/ns/pods", "{}").status().code(), 401);
+  EXPECT_EQ(transport->requests.size(), 5u);
+
+  // A caller's own token (the dashboard's write path) is never swapped for the controller's.
+  write("token-d");
+  transport->Push(401, unauthorized);
+  EXPECT_EQ(client.MergePatch("/apis/berth.dev/v1alpha1/namespaces/ns/runs/a", "{}", "callers-token").status().code(), 401);
+  EXPECT_EQ(transport->requests.size(), 6u);
+  EXPECT_EQ(cfg.token->Token(), "token-c") << "the file was not re-read for the caller's request";
+
+  // Watches too.
+  transport->stream_answer = Answer(401, unauthorized);
+  Cancellation cancel;
+  Status w = client.Watch("/api/v1/pods", WatchOptions{}, [](const WatchEvent&) { return true; }, &cancel);
+  EXPECT_EQ(w.code(), 401);
+  EXPECT_EQ(transport->requests.size(), 8u) << "the watch was tried again after the re-read";
+  EXPECT_EQ(cfg.token->Token(), "token-d");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ClientTokenRotationTest, AStaticTokenIsNotRetried) {
+  ClientConfig cfg;
+  cfg.token = TokenSource::Static("fixed");
+  auto transport = std::make_shared<FakeTransport>();
+  Client client(cfg, transport);
+  client.SetMaxRetries(0);
+  transport->Push(401, StatusBody(401, "Unauthorized", "Unauthorized"));
+  EXPECT_EQ(client.Get("/api/v1/pods").status().code(), 401);
+  EXPECT_EQ(transport->requests.size(), 1u);
 }
 
 TEST_F(ClientTest, ClientErrorsAreNotRetried) {

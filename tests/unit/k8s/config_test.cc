@@ -525,6 +525,29 @@ TEST(TokenSourceTest, FileIsCachedWithinTheRefreshInterval) {
   EXPECT_EQ(source->Token(), "cached");
 }
 
+TEST(TokenSourceTest, ReloadReadsTheFileAtOnceAndSaysWhetherTheTokenChanged) {
+  TempDir dir;
+  std::string path = dir.Write("token", "old");
+  auto source = TokenSource::File(path, std::chrono::hours(1));
+  EXPECT_TRUE(source->from_file());
+  EXPECT_EQ(source->Token(), "old");
+  EXPECT_FALSE(source->Reload()) << "same token";
+  dir.Write("token", "new\n");
+  EXPECT_EQ(source->Token(), "old") << "cached within the interval";
+  EXPECT_TRUE(source->Reload());
+  EXPECT_EQ(source->Token(), "new");
+  fs::remove(path);
+  EXPECT_FALSE(source->Reload()) << "an unreadable file keeps the last good token";
+  EXPECT_EQ(source->Token(), "new");
+  dir.Write("token", "");
+  EXPECT_FALSE(source->Reload()) << "an empty file keeps the last good token";
+  EXPECT_EQ(source->Token(), "new");
+  auto fixed = TokenSource::Static("abc");
+  EXPECT_FALSE(fixed->from_file());
+  EXPECT_FALSE(fixed->Reload());
+  EXPECT_EQ(fixed->Token(), "abc");
+}
+
 TEST(TokenSourceTest, MissingFileGivesAnEmptyTokenUntilItAppears) {
   TempDir dir;
   auto source = TokenSource::File(dir.Path("token"), std::chrono::hours(1));

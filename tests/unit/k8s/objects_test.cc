@@ -198,6 +198,21 @@ TEST(DecodeNodeTest, AllocatableQuantityForms) {
   }
 }
 
+// A quantity the API server accepts but berth cannot hold (outside int64 at its scale) is left at
+// zero and remembered with the reason, so the instance can say why it takes no runs.
+TEST(DecodeNodeTest, UnreadableAllocatableIsRemembered) {
+  json::Document d = MustParse(NodeJson("{}", R"({"allocatable":{"cpu":"1e18","memory":"16Gi","nvidia.com/gpu":"99999999999999999999"}})"));
+  auto n = DecodeNode(d);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->cpu_milli, 0);
+  EXPECT_EQ(n->memory_bytes, 17'179'869'184);
+  EXPECT_EQ(n->Allocatable("nvidia.com/gpu"), 0);
+  ASSERT_EQ(n->unreadable.size(), 2u);
+  EXPECT_FALSE(n->unreadable.at("cpu").empty());
+  EXPECT_FALSE(n->unreadable.at("nvidia.com/gpu").empty());
+  EXPECT_EQ(n->unreadable.count("memory"), 0u);
+}
+
 TEST(DecodeNodeTest, ReadyCondition) {
   struct Case {
     std::string name, conditions;

@@ -194,7 +194,7 @@ TEST(BuildClusterViewTest, SelectedNodesBecomeInstancesWithTheFleetsGpuResource)
     EXPECT_EQ(info.node, w.name);
     EXPECT_EQ(info.uid, w.name + "-uid");
     EXPECT_EQ(info.fleet, w.fleet);
-    EXPECT_EQ(info.expiry_problem, "");
+    EXPECT_EQ(info.node_problem, "");
     EXPECT_THAT(info.placed_run_uids, IsEmpty());
     EXPECT_TRUE(info.all_counted);
   }
@@ -308,12 +308,37 @@ TEST(BuildClusterViewTest, Expiry) {
     EXPECT_EQ(inst->expires_at, c.want);
     EXPECT_EQ(v.instances.at("n1").expires_at, c.want);
     if (c.want_problem) {
-      EXPECT_THAT(v.instances.at("n1").expiry_problem, HasSubstr("berth.dev/expires-at"));
-      EXPECT_THAT(v.instances.at("n1").expiry_problem, HasSubstr(*c.annotation));
+      EXPECT_THAT(v.instances.at("n1").node_problem, HasSubstr("berth.dev/expires-at"));
+      EXPECT_THAT(v.instances.at("n1").node_problem, HasSubstr(*c.annotation));
       EXPECT_FALSE(inst->ready) << "an instance with an unreadable expiry takes no runs";
     } else {
-      EXPECT_EQ(v.instances.at("n1").expiry_problem, "");
+      EXPECT_EQ(v.instances.at("n1").node_problem, "");
       EXPECT_TRUE(inst->ready);
+    }
+  }
+}
+
+// A Node whose cpu, memory or fleet GPU quantity berth cannot read takes no runs and says why;
+// an unreadable resource the fleet does not use changes nothing.
+TEST(BuildClusterViewTest, UnreadableAllocatableMakesTheInstanceNotReadyWithAMessage) {
+  struct Case {
+    std::string resource;
+    bool want_problem;
+  };
+  for (const Case& c : std::vector<Case>{{"cpu", true}, {"memory", true}, {"nvidia.com/gpu", true}, {"amd.com/gpu", false},
+                                         {"ephemeral-storage", false}}) {
+    SCOPED_TRACE(c.resource);
+    NodeBuilder nb("n1", "a");
+    nb.n.unreadable[c.resource] = "quantity \"1e100\" is too large";
+    ClusterView v = BuildClusterView({FleetBuilder("a100", "a").Build()}, {nb.Build()}, {}, kNow);
+    const sched::InstanceSpec* inst = FindInstance(v, "n1");
+    ASSERT_NE(inst, nullptr);
+    if (c.want_problem) {
+      EXPECT_FALSE(inst->ready);
+      EXPECT_EQ(v.instances.at("n1").node_problem, "allocatable " + c.resource + " cannot be used: quantity \"1e100\" is too large");
+    } else {
+      EXPECT_TRUE(inst->ready);
+      EXPECT_EQ(v.instances.at("n1").node_problem, "");
     }
   }
 }

@@ -134,6 +134,10 @@ TEST(DecodeRunTest, InvalidQuantitiesExplainThemselves) {
       {R"({"cpu":""})", R"(spec.resources.cpu: invalid quantity "": empty string)"},
       {R"({"cpu":true})", "spec.resources.cpu must be a quantity"},
       {R"({"memory":["1Gi"]})", "spec.resources.memory must be a quantity"},
+      // Quantities that match the CRD pattern but overflow int64 at berth's scale.
+      {R"({"cpu":"1e100"})", R"(spec.resources.cpu: invalid quantity "1e100")"},
+      {R"({"cpu":"9223372036854775807"})", R"(spec.resources.cpu: invalid quantity "9223372036854775807")"},
+      {R"({"memory":"9999999999Ei"})", R"(spec.resources.memory: invalid quantity "9999999999Ei")"},
   };
   for (const Case& c : cases) {
     auto run = Decode(R"({"resources":)" + c.resources + "}");
@@ -174,7 +178,8 @@ TEST(DecodeRunTest, MaxDuration) {
 }
 
 TEST(DecodeRunTest, InvalidMaxDuration) {
-  for (const std::string value : {"4 hours", "4", "-1h", "1y"}) {
+  // "5x" and "1y" are refused by the CRD pattern too; "9999999999999h" matches it but overflows.
+  for (const std::string value : {"4 hours", "4", "-1h", "1y", "5x", "9999999999999h", "106752d"}) {
     auto run = Decode(std::string(R"({"maxDuration":")") + value + "\"}");
     ASSERT_NE(run, nullptr);
     EXPECT_THAT(run->invalid_message, StartsWith(std::string("spec.maxDuration: invalid duration \"") + value + "\""));

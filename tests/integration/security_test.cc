@@ -1,0 +1,312 @@
+// Security against the real API server: bearer tokens never reach the log (text and JSON, debug
+// level, a refused token and a working one, the dashboard's forwarded tokens); a rotated token file
+// takes effect without a restart once the old token is revoked; the dashboard's write path acts
+// only with the caller's token, so a caller without rights cannot change a priority through it.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine_fixture.h"
+#include "harness.h"
+#include "k8s/json.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kRuns;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// Writes `content` to `path` atomically (a rename), as the kubelet rotates a projected token.
+void WriteAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << content << "\n";
+  }
+  ASSERT_EQ(std::rename(tmp.c_str(), path.c_str()), 0);
+}
+
+class Security : public EngineTest {
+ protected:
+  Security() {
+    metrics_port_ = FreePort();
+    controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
+  }
+
+  std::string Token(const char* who) { return Trim(ReadFile(cp().dir() + "/" + who + ".token")); }
+  std::string Port() { return Trim(ReadFile(cp().dir() + "/apiserver.port")); }
+
+  // A kubeconfig for the control plane with `user_lines` (YAML under `user:`, 4-space indent).
+  std::string Kubeconfig(const std::string& name, const std::string& user_lines) {
+    std::string path = cp().dir() + "/kubeconfig-" + name + "-" + ns_;
+    std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
+                        << "    server: https://127.0.0.1:" << Port() << "\n"
+                        << "    certificate-authority: " << cp().dir() << "/certs/apiserver.crt\n"
+                        << "users:\n- name: u\n  user:\n" << user_lines
+                        << "contexts:\n- name: c\n  context: {cluster: local, user: u}\ncurrent-context: c\n";
+    return path;
+  }
+
+  // Replaces the fixture's controller with one using `kubeconfig` and `args`.
+  void RestartController(const std::string& kubeconfig, std::vector<std::string> args, const std::string& log_name) {
+    if (controller_) controller_->Stop();
+    args.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_));
+    controller_ = std::make_unique<ControllerProcess>(args, log_name, kubeconfig);
+    controller_->Start();
+  }
+
+  // HTTP status of GET /api/v1/namespaces with `token` (curl, the API server's CA).
+  int ApiStatusWith(const std::string& token) {
+    CommandResult r = RunCommand({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert",
+                                  cp().dir() + "/certs/apiserver.crt", "-H", "Authorization: Bearer " + token,
+                                  "https://127.0.0.1:" + Port() + "/api/v1/namespaces/" + ns_});
+    try {
+      return std::stoi(r.out);
+    } catch (...) {
+      return 0;
+    }
+  }
+
+  // POST of a priority change to the dashboard API with `token` and the CSRF header.
+  std::pair<int, std::string> PostPriority(const std::string& run, int priority, const std::string& token) {
+    std::string url = "http://127.0.0.1:" + std::to_string(metrics_port_) + "/api/runs/" + ns_ + "/" + run + "/priority";
+    CommandResult r = RunCommand({"curl", "-s", "-m", "5", "-w", "\n%{http_code}", "-X", "POST", "--data",
+                                  "{\"priority\":" + std::to_string(priority) + "}", "-H", "Content-Type: application/json",
+                                  "-H", "X-Berth-CSRF: 1", "-H", "Authorization: Bearer " + token, url});
+    auto nl = r.out.rfind('\n');
+    if (nl == std::string::npos) return {0, r.out};
+    int code = 0;
+    try {
+      code = std::stoi(r.out.substr(nl + 1));
+    } catch (...) {
+    }
+    return {code, r.out.substr(0, nl)};
+  }
+
+  int64_t SpecPriority(const std::string& run) {
+    auto d = RunDoc(run);
+    return d.IsObject() ? json::GetInt(*json::Find(d, {"spec"}), "priority", -1) : -1;
+  }
+
+  void WaitServing() {
+    ASSERT_TRUE(Eventually([&] {
+      int code = 0;
+      HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics", &code);
+      return code == 200;
+    })) << controller_->Log();
+  }
+
+  // The editor may get, list and patch runs in the test namespace; the viewer has no rights.
+  void GrantEditor() {
+    Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: run-editor}
+rules:
+- apiGroups: [berth.dev]
+  resources: [runs]
+  verbs: [get, list, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: editor-edits-runs}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-editor}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
+)");
+  }
+
+  // Every secret in `secrets` is absent from `log`, whole or as its first 12 characters.
+  void ExpectNoSecret(const std::string& log, const std::vector<std::pair<std::string, std::string>>& secrets,
+                      const std::string& what) {
+    ASSERT_FALSE(log.empty()) << what << ": empty log";
+    for (const auto& [name, secret] : secrets) {
+      ASSERT_GE(secret.size(), 12u) << name;
+      EXPECT_EQ(log.find(secret), std::string::npos) << what << ": the " << name << " token is in the log";
+      EXPECT_EQ(log.find(secret.substr(0, 12)), std::string::npos) << what << ": a prefix of the " << name << " token is in the log";
+    }
+  }
+
+  int metrics_port_;
+};
+
+// (a) Bearer tokens never logged: debug level, both formats, a refused token (401 on every
+// list/watch) and a working one read from a token file, plus the dashboard forwarding a viewer's
+// (refused, 403) and an editor's token.
+TEST_F(Security, BearerTokensNeverReachTheLog) {
+  GrantEditor();
+  Nodes("s", 1, "4", "8Gi");
+  Fleet("s", "s", "  blocks: 2\n");
+  const std::string admin = Token("admin"), viewer = Token("viewer"), editor = Token("editor");
+  const std::string wrong = "wrongtoken" + ns_ + "0123456789abcdef";
+  const std::vector<std::pair<std::string, std::string>> secrets = {
+      {"admin", admin}, {"viewer", viewer}, {"editor", editor}, {"wrong", wrong}};
+  const std::string token_file = cp().dir() + "/token-" + ns_;
+  WriteAtomically(token_file, admin);
+
+  for (const std::string format : {"text", "json"}) {
+    SCOPED_TRACE(format);
+    // A token the API server refuses: every list fails with 401 and is logged as such.
+    RestartController(Kubeconfig("wrong", "    token: " + wrong + "\n"), {"--log-format=" + format, "--log-level=debug"},
+                      "wrong-" + format);
+    ASSERT_TRUE(Eventually([&] { return controller_->Log().find("Unauthorized") != std::string::npos; }))
+        << controller_->Log();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    controller_->Stop();
+    const std::string refused_log = controller_->Log();
+    ExpectNoSecret(refused_log, secrets, format + " log with a refused token");
+
+    // A working token from a token file; the dashboard forwards the viewer's and the editor's.
+    RestartController(Kubeconfig("file", "    tokenFile: " + token_file + "\n"), {"--log-format=" + format, "--log-level=debug"},
+                      "file-" + format);
+    const std::string run = "logged-" + format;
+    Run(run, "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+    ASSERT_TRUE(WaitPhase(run, "Scheduled")) << Phase(run) << ": " << Message(run) << "\n" << controller_->Log();
+    WaitServing();
+    auto [vc, vb] = PostPriority(run, 10, viewer);
+    EXPECT_EQ(vc, 403) << vb;
+    auto [ec, eb] = PostPriority(run, 60, editor);
+    EXPECT_EQ(ec, 200) << eb;
+    auto [wc, wb] = PostPriority(run, 70, wrong);
+    EXPECT_EQ(wc, 401) << wb;
+    // The run detail read with a forwarded token.
+    RunCommand({"curl", "-s", "-m", "5", "-H", "Authorization: Bearer " + viewer,
+                "http://127.0.0.1:" + std::to_string(metrics_port_) + "/api/runs/" + ns_ + "/" + run});
+    controller_->Stop();
+    const std::string log = controller_->Log();
+    EXPECT_NE(log.find("priority of run " + ns_ + "/" + run + " set to 60"), std::string::npos) << log;
+    if (format == "json") {
+      EXPECT_EQ(log.rfind("{\"ts\":", 0), 0u) << log.substr(0, 200);
+    }
+    ExpectNoSecret(log, secrets, format + " log with a working token");
+  }
+  // An admin controller again, so that TearDown can finalize the runs.
+  RestartController("", {}, "controller");
+}
+
+// (b) Token rotation: the controller reads its token from a file (kubeconfig tokenFile). The file
+// gets a new ServiceAccount token and the old one is revoked (its bound Secret deleted); the
+// controller keeps working at once, without a restart: a 401 makes it re-read the file.
+TEST_F(Security, RotatedTokenFileTakesEffectWithoutARestart) {
+  const std::string sa = "berth-rotation";
+  const std::string binding = "berth-rotation-" + ns_;
+  Apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: " + sa + "}\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: token-a}\ntype: Opaque\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: token-b}\ntype: Opaque\n");
+  CommandResult crb = cp().Kubectl({"create", "clusterrolebinding", binding, "--clusterrole=cluster-admin",
+                                    "--serviceaccount=" + ns_ + ":" + sa});
+  ASSERT_EQ(crb.exit_code, 0) << crb.err;
+  auto token_for = [&](const std::string& secret) {
+    CommandResult t = Kubectl({"create", "token", sa, "--duration=1h", "--bound-object-kind=Secret",
+                               "--bound-object-name=" + secret});
+    EXPECT_EQ(t.exit_code, 0) << t.err;
+    return Trim(t.out);
+  };
+  const std::string a = token_for("token-a"), b = token_for("token-b");
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  ASSERT_NE(a, b);
+  ASSERT_TRUE(Eventually([&] { return ApiStatusWith(a) == 200 && ApiStatusWith(b) == 200; }));
+
+  const std::string token_file = cp().dir() + "/rotating-token-" + ns_;
+  WriteAtomically(token_file, a);
+  // The default refresh interval (60 s) stays: the test must not depend on it.
+  RestartController(Kubeconfig("rotating", "    tokenFile: " + token_file + "\n"), {"--log-format=json"}, "rotating");
+  const int pid = controller_->pid();
+
+  Nodes("r", 2, "4", "8Gi");
+  Fleet("r", "r");
+  Run("before");
+  ASSERT_TRUE(WaitPhase("before", "Scheduled")) << Phase("before") << ": " << Message("before") << "\n" << controller_->Log();
+
+  // Rotate: the new token into the file, then revoke the old one.
+  WriteAtomically(token_file, b);
+  const auto revoke_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(Kubectl({"delete", "secret", "token-a"}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return ApiStatusWith(a) == 401; }, std::chrono::seconds(30)))
+      << "token A was never revoked: " << ApiStatusWith(a);
+  ASSERT_EQ(ApiStatusWith(b), 200);
+  const auto rotated_at = std::chrono::steady_clock::now();
+  std::printf("token A refused %lld ms after its Secret was deleted\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(rotated_at - revoke_at).count()));
+
+  // Writes keep working well within the 60 s refresh interval: a new run is admitted and placed,
+  // the old one moves on.
+  Run("after");
+  EXPECT_TRUE(WaitPhase("after", "Scheduled", std::chrono::seconds(20)))
+      << Phase("after") << ": " << Message("after") << "\n" << controller_->Log();
+  std::printf("run admitted %lld ms after the revocation took effect\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - rotated_at).count()));
+  StartRun("before");
+  EXPECT_LT(std::chrono::steady_clock::now() - rotated_at, std::chrono::seconds(45));
+  const std::string log = controller_->Log();
+  EXPECT_NE(log.find("the token file has a new token"), std::string::npos) << log;
+  EXPECT_TRUE(controller_->Running());
+  EXPECT_EQ(controller_->pid(), pid) << "the controller restarted";
+  ExpectNoSecret(log, {{"old", a}, {"new", b}}, "rotation log");
+
+  // An admin controller for TearDown (it finalizes the runs), then the ServiceAccount's rights go.
+  RestartController("", {}, "controller");
+  cp().Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
+}
+
+// (c) The dashboard's write path uses only the caller's token: a viewer without rights is
+// refused with the API server's own message and nothing changes; the editor's change is made.
+TEST_F(Security, DashboardWritePathUsesOnlyTheCallersToken) {
+  GrantEditor();
+  Run("target", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); }));
+  WaitServing();
+
+  auto [vc, vb] = PostPriority("target", 99, Token("viewer"));
+  EXPECT_EQ(vc, 403) << vb;
+  EXPECT_NE(vb.find("runs.berth.dev \\\"target\\\" is forbidden: User \\\"viewer\\\" cannot patch resource \\\"runs\\\""),
+            std::string::npos)
+      << vb;
+  EXPECT_EQ(SpecPriority("target"), 50) << "the viewer's change went through";
+
+  auto [ec, eb] = PostPriority("target", 77, Token("editor"));
+  EXPECT_EQ(ec, 200) << eb;
+  EXPECT_EQ(SpecPriority("target"), 77);
+
+  // The editor's rights end at the namespace: the same change elsewhere is refused too.
+  const std::string other = "t-other-" + ns_.substr(2);
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  ASSERT_EQ(cp().Kubectl({"-n", other, "apply", "-f", "-"},
+                         "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: elsewhere}\nspec:\n  template:\n"
+                         "    spec:\n      containers: [{name: main, image: busybox}]\n")
+                .exit_code,
+            0);
+  std::string url = "http://127.0.0.1:" + std::to_string(metrics_port_) + "/api/runs/" + other + "/elsewhere/priority";
+  CommandResult r = RunCommand({"curl", "-s", "-m", "5", "-w", "\n%{http_code}", "-X", "POST", "--data", R"({"priority":1})",
+                                "-H", "Content-Type: application/json", "-H", "X-Berth-CSRF: 1", "-H",
+                                "Authorization: Bearer " + Token("editor"), url});
+  EXPECT_EQ(r.out.substr(r.out.rfind('\n') + 1), "403") << r.out;
+  auto elsewhere = client()->Get(kRuns.Path(other, "elsewhere"));
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_EQ(json::GetInt(*json::Find(*elsewhere, {"spec"}), "priority"), 50);
+  cp().Kubectl({"-n", other, "delete", "runs", "--all", "--wait=false"});
+  Eventually([&] {
+    auto l = client()->List(kRuns.Path(other));
+    return l.ok() && l->items.empty();
+  });
+  cp().Kubectl({"delete", "namespace", other, "--wait=false"});
+}
+
+}  // namespace
+}  // namespace berth::testing

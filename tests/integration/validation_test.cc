@@ -1,0 +1,582 @@
+// Bad input. Part 1: every field the CRD schema can constrain is refused by the real API server
+// (422 Invalid) with a message that names the field and the rule, one test per field and rule;
+// a PATCH that would make a stored Run invalid is refused and changes nothing. Part 2: what the
+// schema cannot catch reaches berth-controller, which fails or parks such runs with a clear
+// reason and message, never crashes, and keeps serving the good runs behind them.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine_fixture.h"
+#include "harness.h"
+#include "k8s/json.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kFleets;
+using k8s::resources::kNodes;
+using k8s::resources::kRuns;
+
+const std::string kSource = BERTH_SOURCE_DIR;
+
+// A valid Pod template, for the Run cases that break something else.
+const std::string kTemplate = R"("template":{"spec":{"containers":[{"name":"main","image":"busybox"}]}})";
+
+// Kubernetes 1.20 names an array item's field without its index (spec.fleets, not spec.fleets[1]),
+// and prints the minimum for minProperties as the "value". The messages below are its exact words.
+struct BadInput {
+  std::string name;  // the gtest name: <Kind>_<field>_<what>
+  std::string kind;  // Run or Fleet
+  std::string spec;  // the whole JSON value of .spec ("" = no spec at all)
+  std::vector<std::string> expect;  // every one must be in the API's message
+};
+
+std::ostream& operator<<(std::ostream& os, const BadInput& b) { return os << b.name; }
+
+// The spec of a Run: `fields` (JSON members, may be empty) plus a valid template.
+std::string RunSpec(const std::string& fields) { return "{" + fields + (fields.empty() ? "" : ",") + kTemplate + "}"; }
+// The spec of a Fleet: a valid nodeSelector plus `fields`.
+std::string FleetSpec(const std::string& fields) {
+  return R"({"nodeSelector":{"pool":"x"})" + std::string(fields.empty() ? "" : ",") + fields + "}";
+}
+
+const char* kQuantityRule =
+    R"(should match '^(\+)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$')";
+const char* kDurationOrOffRule = R"(should match '^(off|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h|d))+)$')";
+const char* kDurationRule = R"(should match '^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h|d))+$')";
+const char* kQualifiedNameRule =
+    R"(should match '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')";
+const char* kTopologyKeyRule =
+    R"(should match '^(([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$')";
+
+std::vector<BadInput> Cases() {
+  const std::string q = kQuantityRule;
+  return {
+      // ---- Run ----
+      {"Run_spec_Missing", "Run", "", {"spec: Required value"}},
+      {"Run_priority_Above100", "Run", RunSpec(R"("priority":101)"),
+       {"spec.priority: Invalid value: 101: spec.priority in body should be less than or equal to 100"}},
+      {"Run_priority_Negative", "Run", RunSpec(R"("priority":-1)"),
+       {"spec.priority: Invalid value: -1: spec.priority in body should be greater than or equal to 0"}},
+      {"Run_priority_NotAnInteger", "Run", RunSpec(R"("priority":1.5)"),
+       {"spec.priority: Invalid value: \"number\": spec.priority in body must be of type integer: \"number\""}},
+      {"Run_priority_String", "Run", RunSpec(R"("priority":"high")"),
+       {"spec.priority: Invalid value: \"string\": spec.priority in body must be of type integer: \"string\""}},
+      {"Run_nodes_Zero", "Run", RunSpec(R"("nodes":0)"),
+       {"spec.nodes: Invalid value: 0: spec.nodes in body should be greater than or equal to 1"}},
+      {"Run_nodes_Negative", "Run", RunSpec(R"("nodes":-2)"),
+       {"spec.nodes: Invalid value: -2: spec.nodes in body should be greater than or equal to 1"}},
+      {"Run_nodes_String", "Run", RunSpec(R"("nodes":"two")"),
+       {"spec.nodes: Invalid value: \"string\": spec.nodes in body must be of type integer: \"string\""}},
+      {"Run_resources_NotAnObject", "Run", RunSpec(R"("resources":"big")"),
+       {"spec.resources: Invalid value: \"string\": spec.resources in body must be of type object: \"string\""}},
+      {"Run_resources_cpu_NotAQuantity", "Run", RunSpec(R"("resources":{"cpu":"four"})"),
+       {"spec.resources.cpu: Invalid value: \"four\": spec.resources.cpu in body " + q}},
+      {"Run_resources_cpu_NegativeString", "Run", RunSpec(R"("resources":{"cpu":"-1"})"),
+       {"spec.resources.cpu: Invalid value: \"-1\": spec.resources.cpu in body " + q}},
+      {"Run_resources_cpu_NegativeInteger", "Run", RunSpec(R"("resources":{"cpu":-2})"),
+       {"spec.resources.cpu: Invalid value: -2: spec.resources.cpu in body should be greater than or equal to 0"}},
+      {"Run_resources_cpu_WithSpace", "Run", RunSpec(R"("resources":{"cpu":"4 cores"})"),
+       {"spec.resources.cpu: Invalid value: \"4 cores\": spec.resources.cpu in body " + q}},
+      {"Run_resources_memory_UnknownSuffix", "Run", RunSpec(R"("resources":{"memory":"16GB"})"),
+       {"spec.resources.memory: Invalid value: \"16GB\": spec.resources.memory in body " + q}},
+      {"Run_resources_memory_NegativeInteger", "Run", RunSpec(R"("resources":{"memory":-1})"),
+       {"spec.resources.memory: Invalid value: -1: spec.resources.memory in body should be greater than or equal to 0"}},
+      {"Run_resources_memory_Boolean", "Run", RunSpec(R"("resources":{"memory":true})"), {"spec.resources.memory: Invalid value"}},
+      {"Run_resources_gpu_Negative", "Run", RunSpec(R"("resources":{"gpu":-1})"),
+       {"spec.resources.gpu: Invalid value: -1: spec.resources.gpu in body should be greater than or equal to 0"}},
+      {"Run_resources_gpu_NotAnInteger", "Run", RunSpec(R"("resources":{"gpu":0.5})"),
+       {"spec.resources.gpu: Invalid value: \"number\": spec.resources.gpu in body must be of type integer: \"number\""}},
+      {"Run_resources_gpu_String", "Run", RunSpec(R"("resources":{"gpu":"2"})"),
+       {"spec.resources.gpu: Invalid value: \"string\": spec.resources.gpu in body must be of type integer: \"string\""}},
+      {"Run_fleets_NotAList", "Run", RunSpec(R"("fleets":"a100")"),
+       {"spec.fleets: Invalid value: \"string\": spec.fleets in body must be of type array: \"string\""}},
+      {"Run_fleets_EmptyName", "Run", RunSpec(R"("fleets":[""])"),
+       {"spec.fleets: Invalid value: \"\": spec.fleets in body should be at least 1 chars long"}},
+      {"Run_fleets_NotAnObjectName", "Run", RunSpec(R"("fleets":["a100","GPU_Pool"])"),
+       {"spec.fleets: Invalid value: \"GPU_Pool\": spec.fleets in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'"}},
+      {"Run_fleets_NameNotAString", "Run", RunSpec(R"("fleets":[7])"),
+       {"spec.fleets: Invalid value: \"integer\": spec.fleets in body must be of type string: \"integer\""}},
+      {"Run_maxDuration_Words", "Run", RunSpec(R"("maxDuration":"4 hours")"),
+       {"spec.maxDuration: Invalid value: \"4 hours\": spec.maxDuration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_maxDuration_UnknownUnit", "Run", RunSpec(R"("maxDuration":"5x")"),
+       {"spec.maxDuration: Invalid value: \"5x\": spec.maxDuration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_maxDuration_NoUnit", "Run", RunSpec(R"("maxDuration":"90")"),
+       {"spec.maxDuration: Invalid value: \"90\": spec.maxDuration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_maxDuration_Negative", "Run", RunSpec(R"("maxDuration":"-1h")"),
+       {"spec.maxDuration: Invalid value: \"-1h\": spec.maxDuration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_maxDuration_Empty", "Run", RunSpec(R"("maxDuration":"")"),
+       {"spec.maxDuration: Invalid value: \"\": spec.maxDuration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_maxDuration_OffAsBoolean", "Run", RunSpec(R"("maxDuration":false)"),
+       {"spec.maxDuration: Invalid value: \"boolean\": spec.maxDuration in body must be of type string: \"boolean\""}},
+      {"Run_retry_NotAnObject", "Run", RunSpec(R"("retry":true)"),
+       {"spec.retry: Invalid value: \"boolean\": spec.retry in body must be of type object: \"boolean\""}},
+      {"Run_retry_onEvents_UnknownEvent", "Run", RunSpec(R"("retry":{"onEvents":["error","sometimes"]})"),
+       {"spec.retry.onEvents: Unsupported value: \"sometimes\": supported values: \"no-capacity\", \"interruption\", \"error\""}},
+      {"Run_retry_onEvents_NotAList", "Run", RunSpec(R"("retry":{"onEvents":"error"})"),
+       {"spec.retry.onEvents: Invalid value: \"string\": spec.retry.onEvents in body must be of type array: \"string\""}},
+      {"Run_retry_duration_Words", "Run", RunSpec(R"("retry":{"duration":"forever"})"),
+       {"spec.retry.duration: Invalid value: \"forever\": spec.retry.duration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_retry_duration_UnknownUnit", "Run", RunSpec(R"("retry":{"duration":"2w"})"),
+       {"spec.retry.duration: Invalid value: \"2w\": spec.retry.duration in body " + std::string(kDurationOrOffRule)}},
+      {"Run_template_Missing", "Run", R"({"priority":50})", {"spec.template: Required value"}},
+      {"Run_template_NotAnObject", "Run", R"({"template":"busybox"})",
+       {"spec.template: Invalid value: \"string\": spec.template in body must be of type object: \"string\""}},
+      {"Run_template_spec_Missing", "Run", R"({"template":{"metadata":{"labels":{"app":"x"}}}})", {"spec.template.spec: Required value"}},
+      {"Run_template_spec_containers_Missing", "Run", R"({"template":{"spec":{"restartPolicy":"Never"}}})",
+       {"spec.template.spec.containers: Required value"}},
+      {"Run_template_spec_containers_Empty", "Run", R"({"template":{"spec":{"containers":[]}}})",
+       {"spec.template.spec.containers: Invalid value: 0: spec.template.spec.containers in body should have at least 1 items"}},
+      {"Run_template_spec_containers_NotAList", "Run", R"({"template":{"spec":{"containers":{"name":"main","image":"busybox"}}}})",
+       {"spec.template.spec.containers: Invalid value: \"object\": spec.template.spec.containers in body must be of type array: \"object\""}},
+      {"Run_template_spec_containers_name_Missing", "Run", R"({"template":{"spec":{"containers":[{"image":"busybox"}]}}})",
+       {"spec.template.spec.containers.name: Required value"}},
+      {"Run_template_spec_containers_name_NotADnsLabel", "Run",
+       R"({"template":{"spec":{"containers":[{"name":"Main_1","image":"busybox"}]}}})",
+       {"spec.template.spec.containers.name: Invalid value: \"Main_1\": spec.template.spec.containers.name in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'"}},
+      {"Run_template_spec_containers_image_Missing", "Run", R"({"template":{"spec":{"containers":[{"name":"main"}]}}})",
+       {"spec.template.spec.containers.image: Required value"}},
+      {"Run_template_spec_containers_image_Empty", "Run", R"({"template":{"spec":{"containers":[{"name":"main","image":""}]}}})",
+       {"spec.template.spec.containers.image: Invalid value: \"\": spec.template.spec.containers.image in body should be at least 1 chars long"}},
+      // ---- Fleet ----
+      {"Fleet_spec_Missing", "Fleet", "", {"spec: Required value"}},
+      {"Fleet_nodeSelector_Missing", "Fleet", R"({"blocks":2})", {"spec.nodeSelector: Required value"}},
+      {"Fleet_nodeSelector_Empty", "Fleet", R"({"nodeSelector":{}})",
+       {"spec.nodeSelector: Invalid value: 1: spec.nodeSelector in body should have at least 1 properties"}},
+      {"Fleet_nodeSelector_ValueNotAString", "Fleet", R"({"nodeSelector":{"gpus":8}})",
+       {"spec.nodeSelector.gpus: Invalid value: \"integer\": spec.nodeSelector.gpus in body must be of type string: \"integer\""}},
+      {"Fleet_nodeSelector_ValueNotALabelValue", "Fleet", R"({"nodeSelector":{"pool":"a100 nodes"}})",
+       {"spec.nodeSelector.pool: Invalid value: \"a100 nodes\": spec.nodeSelector.pool in body should match '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'"}},
+      {"Fleet_blocks_Word", "Fleet", FleetSpec(R"("blocks":"abc")"),
+       {"spec.blocks: Invalid value: \"abc\": spec.blocks in body should match '^(auto|[1-9][0-9]*)$'"}},
+      {"Fleet_blocks_ZeroString", "Fleet", FleetSpec(R"("blocks":"0")"),
+       {"spec.blocks: Invalid value: \"0\": spec.blocks in body should match '^(auto|[1-9][0-9]*)$'"}},
+      {"Fleet_blocks_Zero", "Fleet", FleetSpec(R"("blocks":0)"),
+       {"spec.blocks: Invalid value: 0: spec.blocks in body should be greater than or equal to 1"}},
+      {"Fleet_blocks_Negative", "Fleet", FleetSpec(R"("blocks":-4)"),
+       {"spec.blocks: Invalid value: -4: spec.blocks in body should be greater than or equal to 1"}},
+      {"Fleet_placement_Unknown", "Fleet", FleetSpec(R"("placement":"everywhere")"),
+       {"spec.placement: Unsupported value: \"everywhere\": supported values: \"any\", \"cluster\""}},
+      {"Fleet_topologyKey_NotALabelKey", "Fleet", FleetSpec(R"("topologyKey":"my zone")"),
+       {"spec.topologyKey: Invalid value: \"my zone\": spec.topologyKey in body " + std::string(kTopologyKeyRule)}},
+      {"Fleet_gpuResource_Empty", "Fleet", FleetSpec(R"("gpuResource":"")"),
+       {"spec.gpuResource: Invalid value: \"\": spec.gpuResource in body should be at least 1 chars long"}},
+      {"Fleet_gpuResource_NotAResourceName", "Fleet", FleetSpec(R"("gpuResource":"nvidia gpu")"),
+       {"spec.gpuResource: Invalid value: \"nvidia gpu\": spec.gpuResource in body " + std::string(kQualifiedNameRule)}},
+      {"Fleet_maxRunsPerInstance_Zero", "Fleet", FleetSpec(R"("maxRunsPerInstance":0)"),
+       {"spec.maxRunsPerInstance: Invalid value: 0: spec.maxRunsPerInstance in body should be greater than or equal to 1"}},
+      {"Fleet_maxRunsPerInstance_String", "Fleet", FleetSpec(R"("maxRunsPerInstance":"10")"),
+       {"spec.maxRunsPerInstance: Invalid value: \"string\": spec.maxRunsPerInstance in body must be of type integer: \"string\""}},
+      {"Fleet_instanceLifetime_Words", "Fleet", FleetSpec(R"("instanceLifetime":"5 hours")"),
+       {"spec.instanceLifetime: Invalid value: \"5 hours\": spec.instanceLifetime in body " + std::string(kDurationRule)}},
+      {"Fleet_instanceLifetime_Off", "Fleet", FleetSpec(R"("instanceLifetime":"off")"),
+       {"spec.instanceLifetime: Invalid value: \"off\": spec.instanceLifetime in body " + std::string(kDurationRule)}},
+  };
+}
+
+class SchemaRejects : public IntegrationTest, public ::testing::WithParamInterface<BadInput> {};
+
+TEST_P(SchemaRejects, WithTheFieldAndTheRule) {
+  const BadInput& c = GetParam();
+  const bool run = c.kind == "Run";
+  const std::string name = run ? "bad" : "bad-" + ns_;
+  std::string body = R"({"apiVersion":"berth.dev/v1alpha1","kind":")" + c.kind + R"(","metadata":{"name":")" + name + "\"}";
+  if (!c.spec.empty()) body += R"(,"spec":)" + c.spec;
+  body += "}";
+  const std::string path = run ? kRuns.Path(ns_) : kFleets.Path();
+  auto created = client()->Create(path, body);
+  if (created.ok()) {
+    client()->Delete(run ? kRuns.Path(ns_, name) : kFleets.Path("", name));
+    FAIL() << c.name << ": the API server accepted " << body;
+  }
+  const k8s::Status& s = created.status();
+  EXPECT_EQ(s.code(), 422) << c.name << ": " << s.ToString();
+  EXPECT_EQ(s.reason(), "Invalid") << c.name << ": " << s.ToString();
+  const std::string head = (run ? "Run.berth.dev \"" : "Fleet.berth.dev \"") + name + "\" is invalid: ";
+  EXPECT_EQ(s.message().rfind(head, 0), 0u) << c.name << ": the message does not name the object: " << s.message();
+  for (const auto& e : c.expect) {
+    EXPECT_NE(s.message().find(e), std::string::npos) << c.name << ": expected\n  " << e << "\nin\n  " << s.message();
+  }
+  // Nothing was stored.
+  auto got = client()->Get(run ? kRuns.Path(ns_, name) : kFleets.Path("", name));
+  EXPECT_TRUE(got.status().IsNotFound()) << c.name << ": " << got.status().ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryField, SchemaRejects, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<BadInput>& i) { return i.param.name; });
+
+class Validation : public IntegrationTest {
+ protected:
+  // The Runs made here must not outlive the test: a controller of a later test would place them
+  // on its fleets (fleets are cluster-wide). No controller runs now, so there is no finalizer.
+  void TearDown() override {
+    cp().Kubectl({"-n", ns_, "delete", "runs", "--all", "--wait=true", "--timeout=30s"});
+    IntegrationTest::TearDown();
+  }
+  std::string RunJson(const std::string& name, const std::string& spec) {
+    return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" + name + R"("},"spec":)" + spec + "}";
+  }
+};
+
+// The contract's own examples (api.md) and examples/ stay valid under the tightened schema.
+TEST_F(Validation, TheContractsExamplesAreAccepted) {
+  CommandResult r = Kubectl({"apply", "--dry-run=server", "-f", kSource + "/examples/fleets.yaml", "-f", kSource + "/examples/runs.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  r = Kubectl({"apply", "--dry-run=server", "-f", "-"}, R"(apiVersion: berth.dev/v1alpha1
+kind: Run
+metadata: {name: train}
+spec:
+  priority: 50
+  nodes: 1
+  resources:
+    cpu: "4"
+    memory: 16Gi
+    gpu: 1
+  fleets: [a100]
+  maxDuration: 4h
+  retry:
+    onEvents: [no-capacity, interruption, error]
+    duration: 1h
+  template:
+    metadata: {labels: {app: train}}
+    spec:
+      containers: [{name: main, image: ghcr.io/x/train:1, command: [python, train.py]}]
+---
+apiVersion: berth.dev/v1alpha1
+kind: Run
+metadata: {name: forms}
+spec:
+  resources: {cpu: 500m, memory: 1.5Gi}
+  maxDuration: "off"
+  retry: {duration: 1h30m}
+  template:
+    spec:
+      initContainers: [{name: init, image: busybox}]
+      containers: [{name: main, image: busybox}, {name: sidecar-2, image: busybox}]
+      volumes: [{name: data, emptyDir: {}}]
+---
+apiVersion: berth.dev/v1alpha1
+kind: Run
+metadata: {name: days}
+spec:
+  resources: {cpu: 2, memory: 1073741824}
+  maxDuration: 2d
+  retry: {duration: "off"}
+  template:
+    spec:
+      containers: [{name: main, image: busybox}]
+---
+apiVersion: berth.dev/v1alpha1
+kind: Fleet
+metadata: {name: a100-validation}
+spec:
+  nodeSelector: {pool: a100}
+  blocks: auto
+  placement: cluster
+  topologyKey: ""
+  gpuResource: nvidia.com/gpu
+  maxRunsPerInstance: 10
+  instanceLifetime: 5h
+---
+apiVersion: berth.dev/v1alpha1
+kind: Fleet
+metadata: {name: forms-validation}
+spec:
+  nodeSelector: {pool: cpu, tier: gold}
+  blocks: "4"
+  topologyKey: topology.kubernetes.io/zone
+  gpuResource: amd.com/gpu
+  instanceLifetime: 1h30m
+)");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+}
+
+// A PATCH that would make a stored Run invalid is refused as a whole; the object is unchanged.
+TEST_F(Validation, PatchMakingARunInvalidIsRefusedAndChangesNothing) {
+  auto created = client()->Create(kRuns.Path(ns_), RunJson("keep", RunSpec(R"("priority":40)")));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string rv = json::GetString(json::Find(*created, {"metadata", "resourceVersion"}));
+  struct Patch {
+    std::string type, body, expect;
+  };
+  const std::vector<Patch> patches = {
+      {"merge", R"({"spec":{"priority":101}})",
+       "spec.priority: Invalid value: 101: spec.priority in body should be less than or equal to 100"},
+      {"merge", R"({"spec":{"priority":90,"nodes":0}})",
+       "spec.nodes: Invalid value: 0: spec.nodes in body should be greater than or equal to 1"},
+      {"merge", R"({"spec":{"maxDuration":"5x"}})", "spec.maxDuration: Invalid value: \"5x\""},
+      {"merge", R"({"spec":{"template":null}})", "spec.template: Required value"},
+      {"json", R"([{"op":"replace","path":"/spec/template/spec/containers","value":[]}])",
+       "spec.template.spec.containers: Invalid value: 0: spec.template.spec.containers in body should have at least 1 items"},
+  };
+  for (const auto& p : patches) {
+    auto r = p.type == "merge" ? client()->MergePatch(kRuns.Path(ns_, "keep"), p.body)
+                               : client()->JsonPatch(kRuns.Path(ns_, "keep"), p.body);
+    ASSERT_FALSE(r.ok()) << p.body << " was accepted";
+    EXPECT_EQ(r.status().code(), 422) << p.body << ": " << r.status().ToString();
+    EXPECT_NE(r.status().message().find(p.expect), std::string::npos) << p.body << ": " << r.status().message();
+  }
+  // kubectl patch says the same and exits non-zero.
+  CommandResult k = Kubectl({"patch", "run", "keep", "--type", "merge", "-p", R"({"spec":{"priority":101}})"});
+  EXPECT_NE(k.exit_code, 0);
+  EXPECT_NE(k.err.find("spec.priority: Invalid value: 101"), std::string::npos) << k.err;
+
+  auto stored = client()->Get(kRuns.Path(ns_, "keep"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(json::GetString(json::Find(*stored, {"metadata", "resourceVersion"})), rv) << "a refused patch wrote something";
+  EXPECT_EQ(json::GetInt(*json::Find(*stored, {"spec"}), "priority"), 40);
+  EXPECT_EQ(json::GetInt(*json::Find(*stored, {"spec"}), "nodes"), 1);
+  EXPECT_EQ(json::Find(*stored, {"spec", "maxDuration"}), nullptr);
+  const json::Value* containers = json::Find(*stored, {"spec", "template", "spec", "containers"});
+  ASSERT_NE(containers, nullptr);
+  EXPECT_EQ(containers->Size(), 1u);
+}
+
+// Unknown fields: the API server (1.20, structural schema) prunes them silently, as for every CRD
+// of that version; kubectl's client-side schema check catches a typo once the schema is published.
+TEST_F(Validation, UnknownFieldsArePrunedByTheServerAndRefusedByKubectl) {
+  auto created = client()->Create(kRuns.Path(ns_), RunJson("typo", RunSpec(R"("prority":90,"retry":{"onEvent":["error"]})")));
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(json::Find(*created, {"spec", "prority"}), nullptr) << "unknown field kept";
+  EXPECT_EQ(json::GetInt(*json::Find(*created, {"spec"}), "priority"), 50) << "the default, not the misspelt 90";
+  EXPECT_EQ(json::Find(*created, {"spec", "retry", "onEvent"}), nullptr);
+  const json::Value* events = json::Find(*created, {"spec", "retry", "onEvents"});
+  ASSERT_NE(events, nullptr) << "retry.onEvents defaulted";
+  EXPECT_EQ(events->Size(), 3u);
+  // Inside the Pod template unknown fields are kept: the API server checks them when berth creates the Pod.
+  auto kept = client()->Create(kRuns.Path(ns_), RunJson("podfields", R"({"template":{"spec":{"containers":[{"name":"main","image":"busybox","tty":true}],"hostNetwork":false}}})"));
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_NE(json::Find(*kept, {"spec", "template", "spec", "hostNetwork"}), nullptr);
+
+  CommandResult k = Kubectl({"apply", "-f", "-"}, R"(apiVersion: berth.dev/v1alpha1
+kind: Run
+metadata: {name: typo-kubectl}
+spec:
+  prority: 90
+  template:
+    spec:
+      containers: [{name: main, image: busybox}]
+)");
+  // kubectl checks against the schema the API server publishes (asynchronously, a moment after
+  // the CRD changes): it refuses the typo, or, before the schema is published, sends it and the
+  // server prunes it. Either way the misspelt field never takes effect.
+  if (k.exit_code != 0) {
+    EXPECT_NE(k.err.find("unknown field \"prority\""), std::string::npos) << k.err;
+    EXPECT_TRUE(GetRun("typo-kubectl").IsNull()) << "kubectl sent it anyway";
+  } else {
+    auto stored = GetRun("typo-kubectl");
+    ASSERT_TRUE(stored.IsObject());
+    EXPECT_EQ(json::Find(stored, {"spec", "prority"}), nullptr);
+    EXPECT_EQ(json::GetInt(*json::Find(stored, {"spec"}), "priority"), 50);
+  }
+}
+
+// ---- Part 2: what the schema cannot catch, through a real berth-controller ----
+
+class BadInputEngine : public EngineTest {
+ protected:
+  struct Expect {
+    std::string run, phase, reason;
+    std::vector<std::string> message;  // substrings of status.message
+  };
+
+  // Applies a Run with a full spec (YAML at 2-space indent, template included).
+  void RawRun(const std::string& name, const std::string& spec) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + spec);
+  }
+
+  void Check(const Expect& e) {
+    SCOPED_TRACE(e.run);
+    ASSERT_TRUE(Eventually([&] { return Phase(e.run) == e.phase && Reason(e.run) == e.reason; }))
+        << e.run << ": want " << e.phase << "/" << e.reason << ", is " << Phase(e.run) << "/" << Reason(e.run) << ": "
+        << Message(e.run);
+    const std::string msg = Message(e.run);
+    for (const auto& m : e.message) EXPECT_NE(msg.find(m), std::string::npos) << e.run << ": " << msg;
+    // One human sentence: not empty, no raw JSON, no C++ exception text.
+    EXPECT_GT(msg.size(), 20u) << e.run;
+    EXPECT_EQ(msg.find('{'), std::string::npos) << e.run << ": " << msg;
+    EXPECT_EQ(msg.find("std::"), std::string::npos) << e.run << ": " << msg;
+  }
+
+  std::string FleetJsonStatus(const std::string& fleet) {
+    auto f = client()->Get(kFleets.Path("", FleetName(fleet)));
+    const json::Value* st = f.ok() ? json::Find(*f, {"status"}) : nullptr;
+    return st != nullptr ? json::Serialize(*st) : "";
+  }
+  std::string InstanceField(const std::string& fleet, const std::string& node, const char* field) {
+    auto f = client()->Get(kFleets.Path("", FleetName(fleet)));
+    const json::Value* inst = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    if (inst == nullptr || !inst->IsArray()) return "";
+    for (auto& i : inst->GetArray()) {
+      if (json::GetString(i, "node") == node) return json::GetString(i, field);
+    }
+    return "";
+  }
+  std::string Condition(const std::string& fleet, const std::string& type, const char* field) {
+    auto f = client()->Get(kFleets.Path("", FleetName(fleet)));
+    const json::Value* c = f.ok() ? json::Find(*f, {"status", "conditions"}) : nullptr;
+    if (c == nullptr || !c->IsArray()) return "";
+    for (auto& i : c->GetArray()) {
+      if (json::GetString(i, "type") == type) return json::GetString(i, field);
+    }
+    return "";
+  }
+};
+
+// A batch of runs the schema lets through but berth cannot or must not run: each ends with a
+// clear phase, reason and message; the controller is the same process throughout, and good runs
+// submitted after them are placed.
+TEST_F(BadInputEngine, RunsTheSchemaCannotCatchFailOrWaitWithAClearReason) {
+  Nodes("g", 2, "8", "32Gi", 8);
+  Fleet("g", "g", "  blocks: 4\n  placement: cluster\n");
+  Nodes("c", 1, "4", "8Gi");
+  Fleet("c", "c");
+  const std::string g = FleetName("g"), c = FleetName("c");
+  const int pid = controller_->pid();
+  const std::string tmpl = "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  const std::string queued = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+  const std::string long_name(64, 'l');
+
+  std::vector<Expect> expect;
+  // Values that match the schema's patterns but do not fit berth's int64 arithmetic.
+  RawRun("dur-overflow", "  maxDuration: 9999999999999h\n" + tmpl);
+  expect.push_back({"dur-overflow", "Failed", "InvalidSpec",
+                    {"spec.maxDuration: invalid duration \"9999999999999h\": too long (the maximum is about 292 years)"}});
+  RawRun("retry-overflow", "  retry: {duration: 99999999999999999999s}\n" + tmpl);
+  expect.push_back({"retry-overflow", "Failed", "InvalidSpec", {"spec.retry.duration: invalid duration \"99999999999999999999s\""}});
+  RawRun("cpu-overflow", "  resources: {cpu: \"1e100\"}\n" + tmpl);
+  expect.push_back({"cpu-overflow", "Failed", "InvalidSpec", {"spec.resources.cpu: invalid quantity \"1e100\""}});
+  RawRun("memory-overflow", "  resources: {memory: 9999999999Ei}\n" + tmpl);
+  expect.push_back({"memory-overflow", "Failed", "InvalidSpec", {"spec.resources.memory: invalid quantity \"9999999999Ei\""}});
+  // A name Kubernetes allows for the Run (253) but not as a label value of its Pods (63).
+  RawRun(long_name, tmpl);
+  expect.push_back({long_name, "Failed", "InvalidSpec", {"longer than 63 characters"}});
+  // Runs no fleet could ever hold: Unschedulable (failed without retry, waiting with it).
+  RawRun("cpu-too-big", "  resources: {cpu: \"64\"}\n" + tmpl);
+  expect.push_back({"cpu-too-big", "Failed", "Unschedulable", {}});
+  RawRun("cpu-too-big-queued", "  resources: {cpu: \"64\"}\n" + queued + tmpl);
+  expect.push_back({"cpu-too-big-queued", "Pending", "Unschedulable", {}});
+  RawRun("memory-too-big", "  resources: {memory: 1Ti}\n" + tmpl);
+  expect.push_back({"memory-too-big", "Failed", "Unschedulable", {}});
+  RawRun("gpus-too-many", "  resources: {gpu: 16}\n" + tmpl);
+  expect.push_back({"gpus-too-many", "Failed", "Unschedulable", {}});
+  RawRun("gpu-on-cpu-fleet", "  resources: {gpu: 1}\n  fleets: [" + c + "]\n" + tmpl);
+  expect.push_back({"gpu-on-cpu-fleet", "Failed", "Unschedulable", {}});
+  RawRun("missing-fleet", "  fleets: [no-such-fleet]\n" + tmpl);
+  expect.push_back({"missing-fleet", "Failed", "Unschedulable", {"no-such-fleet"}});
+  RawRun("missing-fleet-queued", "  fleets: [no-such-fleet]\n" + queued + tmpl);
+  expect.push_back({"missing-fleet-queued", "Pending", "Unschedulable", {"no-such-fleet"}});
+  RawRun("too-many-nodes", "  nodes: 5\n  fleets: [" + g + "]\n" + tmpl);
+  expect.push_back({"too-many-nodes", "Failed", "Unschedulable", {}});
+  RawRun("gang-on-any-fleet", "  nodes: 2\n  fleets: [" + c + "]\n" + tmpl);
+  expect.push_back({"gang-on-any-fleet", "Failed", "Unschedulable", {"cluster"}});
+  // Pod templates the API server refuses when berth creates the Pod: a permanent error, so the
+  // run fails with the API server's message instead of retrying the create forever.
+  RawRun("bad-restart-policy", "  fleets: [" + g + "]\n  template:\n    spec:\n      restartPolicy: Sometimes\n"
+                               "      containers: [{name: main, image: busybox}]\n");
+  expect.push_back({"bad-restart-policy", "Failed", "InvalidSpec",
+                    {"the API server refused the Pod for rank 0", "spec.restartPolicy: Unsupported value: \"Sometimes\""}});
+  RawRun("bad-port", "  fleets: [" + g + "]\n  template:\n    spec:\n"
+                     "      containers: [{name: main, image: busybox, ports: [{containerPort: 70000}]}]\n");
+  expect.push_back({"bad-port", "Failed", "InvalidSpec",
+                    {"the API server refused the Pod for rank 0", "spec.containers[0].ports[0].containerPort: Invalid value: 70000"}});
+  RawRun("missing-volume", "  fleets: [" + g + "]\n  template:\n    spec:\n"
+                           "      containers: [{name: main, image: busybox, volumeMounts: [{name: data, mountPath: /data}]}]\n");
+  expect.push_back({"missing-volume", "Failed", "InvalidSpec", {"spec.containers[0].volumeMounts[0].name: Not found: \"data\""}});
+  RawRun("bad-pod-label", "  fleets: [" + g + "]\n  template:\n    metadata: {labels: {\"bad key!\": x}}\n    spec:\n"
+                          "      containers: [{name: main, image: busybox}]\n");
+  expect.push_back({"bad-pod-label", "Failed", "InvalidSpec", {"metadata.labels: Invalid value: \"bad key!\""}});
+  // Queued: the bad single-node runs above may still hold blocks of g when it is first considered.
+  RawRun("gang-bad-template", "  nodes: 2\n  fleets: [" + g + "]\n" + queued + "  template:\n    spec:\n      restartPolicy: Sometimes\n"
+                              "      containers: [{name: main, image: busybox}]\n");
+  expect.push_back({"gang-bad-template", "Failed", "InvalidSpec", {"the API server refused the Pod for rank 0"}});
+
+  for (const auto& e : expect) Check(e);
+  const std::string log = controller_->Log();
+  EXPECT_TRUE(controller_->Running()) << "the controller died\n" << log;
+  EXPECT_EQ(controller_->pid(), pid);
+
+  // Not a retry loop: the refused create was tried once, and the failure sticks.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  for (const char* r : {"bad-restart-policy", "bad-port", "missing-volume", "gang-bad-template"}) {
+    EXPECT_EQ(Phase(r), "Failed") << r;
+    const std::string needle = "run " + ns_ + "/" + r + ": the API server refused";
+    size_t count = 0;
+    for (size_t at = controller_->Log().find(needle); at != std::string::npos; at = controller_->Log().find(needle, at + 1)) ++count;
+    EXPECT_EQ(count, 1u) << r << " was created again and again";
+    EXPECT_TRUE(PodsOf(r).empty()) << r << " left a pod";
+  }
+
+  // Good runs after all the bad ones: placed, and the failed gang freed its instances.
+  RawRun("good", "  resources: {cpu: \"1\"}\n  fleets: [" + c + "]\n" + tmpl);
+  RawRun("good-gang", "  nodes: 2\n  fleets: [" + g + "]\n" + queued + tmpl);
+  for (const char* r : {"good", "good-gang"}) {
+    EXPECT_TRUE(Eventually([&] { return Phase(r) == "Scheduled" || Phase(r) == "Running"; }))
+        << r << " is " << Phase(r) << "/" << Reason(r) << ": " << Message(r);
+  }
+  EXPECT_TRUE(controller_->Running());
+  EXPECT_EQ(controller_->pid(), pid);
+  EXPECT_EQ(controller_->Log().find("terminate called"), std::string::npos);
+}
+
+// Fleets and Nodes berth cannot use are reported on the Fleet, and nothing else is disturbed.
+TEST_F(BadInputEngine, BadFleetsAndGarbageNodesAreReportedNotFatal) {
+  const int pid = controller_->pid();
+  // GPUs that do not divide into the blocks: the instance is Invalid with a message.
+  const std::string odd = Nodes("odd", 1, "8", "32Gi", 8).front();
+  Fleet("odd", "odd", "  blocks: 3\n");
+  // Too many blocks: 100000 CPUs with blocks auto.
+  const std::string huge = Nodes("huge", 1, "100000", "32Gi").front();
+  Fleet("huge", "huge", "  blocks: auto\n");
+  // A quantity the API accepts but berth cannot hold (1e18 CPUs is 1e21 millicores), and an
+  // expiry annotation that is not a time.
+  const std::string overflow = Nodes("junk", 1, "1e18", "32Gi").front();
+  const std::string badtime = Nodes("junk", 1, "4", "8Gi", 0, {}, {{"berth.dev/expires-at", "tomorrow"}}).back();
+  Fleet("junk", "junk");
+  // Two fleets matching one node: the older one owns it, the newer reports Conflict.
+  const std::string shared = Nodes("shared", 1, "4", "8Gi").front();
+  Fleet("first", "shared");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // creationTimestamp has 1 s resolution
+  Fleet("second", "shared");
+  // A good fleet to show the controller still places runs.
+  Nodes("ok", 1, "4", "8Gi");
+  Fleet("ok", "ok");
+
+  EXPECT_TRUE(Eventually([&] { return InstanceField("odd", odd, "state") == "Invalid"; })) << FleetJsonStatus("odd");
+  EXPECT_NE(InstanceField("odd", odd, "message").find("8 GPUs cannot be split into 3 blocks"), std::string::npos)
+      << FleetJsonStatus("odd");
+  EXPECT_TRUE(Eventually([&] { return InstanceField("huge", huge, "state") == "Invalid"; })) << FleetJsonStatus("huge");
+  EXPECT_NE(InstanceField("huge", huge, "message").find("more than the supported maximum of 4096"), std::string::npos)
+      << FleetJsonStatus("huge");
+  EXPECT_TRUE(Eventually([&] { return InstanceField("junk", overflow, "state") == "NotReady"; })) << FleetJsonStatus("junk");
+  EXPECT_NE(InstanceField("junk", overflow, "message").find("allocatable cpu cannot be used"), std::string::npos)
+      << FleetJsonStatus("junk");
+  EXPECT_TRUE(Eventually([&] { return InstanceField("junk", badtime, "state") == "NotReady"; })) << FleetJsonStatus("junk");
+  EXPECT_NE(InstanceField("junk", badtime, "message").find("berth.dev/expires-at is not an RFC 3339 time: tomorrow"),
+            std::string::npos)
+      << FleetJsonStatus("junk");
+  EXPECT_TRUE(Eventually([&] { return Condition("second", "Conflict", "status") == "True"; })) << FleetJsonStatus("second");
+  EXPECT_NE(Condition("second", "Conflict", "message").find(shared), std::string::npos) << FleetJsonStatus("second");
+  EXPECT_TRUE(Eventually([&] { return InstanceField("first", shared, "state") == "Idle"; })) << FleetJsonStatus("first");
+
+  // Runs aimed at the unusable fleets wait with a reason; a good run is placed.
+  Run("on-odd", "  fleets: [" + FleetName("odd") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  Run("on-junk", "  resources: {cpu: \"1\"}\n  fleets: [" + FleetName("junk") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  Run("good", "  fleets: [" + FleetName("ok") + "]\n");
+  EXPECT_TRUE(WaitPhase("good", "Scheduled")) << Phase("good") << ": " << Message("good");
+  EXPECT_TRUE(Eventually([&] { return Phase("on-odd") == "Pending" && !Reason("on-odd").empty(); }));
+  EXPECT_TRUE(Eventually([&] { return Phase("on-junk") == "Pending" && !Reason("on-junk").empty(); }));
+  std::printf("on-odd: %s: %s\non-junk: %s: %s\n", Reason("on-odd").c_str(), Message("on-odd").c_str(),
+              Reason("on-junk").c_str(), Message("on-junk").c_str());
+  EXPECT_TRUE(controller_->Running()) << controller_->Log();
+  EXPECT_EQ(controller_->pid(), pid);
+}
+
+}  // namespace
+}  // namespace berth::testing
