@@ -19,7 +19,9 @@ TARGETS=("$@")
 if [ "${#TARGETS[@]}" -eq 0 ]; then TARGETS=(run fleet node_pod quantity duration line_splitter); fi
 
 "$ROOT/hack/deps.sh"
+# The same configuration as hack/sanitize-test.sh, so the two share one tree.
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DBERTH_WERROR=ON -DBERTH_SANITIZE=ON -DBERTH_FUZZ=ON >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target fuzz_targets
 # shellcheck source=hack/sanitizers/env.sh
