@@ -238,15 +238,16 @@ Status Client::Watch(const std::string& path, const WatchOptions& opts,
     }
     WatchEvent ev;
     ev.type = json::GetString(doc, "type");
-    auto obj = doc.FindMember("object");
-    if (obj == doc.MemberEnd()) {
+    // HasMember + operator[] rather than comparing FindMember with MemberEnd(): RapidJSON 1.1.0's
+    // mutable member iterators compare ambiguously under C++20 (clang -Wambiguous-reversed-operator).
+    if (!doc.HasMember("object")) {
       stream_error = Status::Error("watch event without object");
       return false;
     }
-    ev.object = &obj->value;
+    ev.object = &doc["object"];
     if (ev.type == "ERROR") {
-      int code = static_cast<int>(json::GetInt(obj->value, "code", 500));
-      stream_error = Status::Error(json::GetString(obj->value, "message"), code, json::GetString(obj->value, "reason"));
+      int code = static_cast<int>(json::GetInt(*ev.object, "code", 500));
+      stream_error = Status::Error(json::GetString(*ev.object, "message"), code, json::GetString(*ev.object, "reason"));
       return false;
     }
     return on_event(ev);

@@ -29,7 +29,9 @@ Result<std::chrono::milliseconds> ParseDurationStrict(std::string_view text);
 
 // Human text for messages, largest units first, zero parts left out: "2d3h", "1h30m", "45s",
 // "1s500ms", "1d1s"; zero is "0s" and negatives get a leading "-". For values from zero up to
-// ParseDuration's limit the result parses back to the same value.
+// ParseDuration's limit, 9'223'372'036'854ms (int64 nanoseconds in whole milliseconds), the result
+// parses back to the same value. ParseDuration itself can return one millisecond more, because it
+// rounds up ("9223372036854775807ns" -> 9'223'372'036'855ms); that one value does not parse back.
 std::string FormatDuration(std::chrono::milliseconds d);
 
 }  // namespace berth::k8s

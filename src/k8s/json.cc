@@ -58,7 +58,13 @@ int64_t GetInt(const Value& v, std::string_view key, int64_t def) {
   auto it = v.FindMember(rapidjson::StringRef(key.data(), key.size()));
   if (it == v.MemberEnd()) return def;
   if (it->value.IsInt64()) return it->value.GetInt64();
-  if (it->value.IsDouble()) return static_cast<int64_t>(it->value.GetDouble());
+  if (it->value.IsDouble()) {
+    // Truncated toward zero; a number outside int64 does not fit, like a uint64 above it (the
+    // cast would be undefined behaviour: found by fuzz/run_fuzz.cc).
+    const double d = it->value.GetDouble();
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    if (d >= -kTwoTo63 && d < kTwoTo63) return static_cast<int64_t>(d);
+  }
   return def;
 }
 

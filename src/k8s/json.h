@@ -28,6 +28,8 @@ std::string Serialize(const Value& v);
 const Value* Find(const Value& v, std::initializer_list<std::string_view> path);
 
 std::string GetString(const Value& v, std::string_view key, std::string_view def = {});
+// An integer, or a number with a fraction truncated toward zero; `def` when the number does not
+// fit int64.
 int64_t GetInt(const Value& v, std::string_view key, int64_t def = 0);
 bool GetBool(const Value& v, std::string_view key, bool def = false);
 std::string GetString(const Value* v, std::string_view def = {});

@@ -1,5 +1,11 @@
 #include "k8s/transport.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "k8s/line_splitter.h"
+
 #include <cpprest/http_client.h>
 #include <cpprest/rawptrstream.h>
 #include <cpprest/containerstream.h>
@@ -108,16 +114,36 @@ class HttpTransport final : public Transport {
         out.body = resp.extract_utf8string(true).get();
         return out;
       }
-      auto body = resp.body();
-      while (true) {
+      // Read whatever has arrived (at least one byte, waiting for it), then split it into lines.
+      // Every chunk is passed on at once, so an event is delivered as soon as its line is complete.
+      LineSplitter splitter;
+      const LineSplitter::LineFn deliver = [&](std::string& line) {
+        if (cancel != nullptr && cancel->cancelled()) return false;
+        return on_line(line);
+      };
+      auto body = resp.body().streambuf();
+      using traits = concurrency::streams::streambuf<uint8_t>::traits;
+      constexpr size_t kChunk = 64 * 1024;
+      std::string chunk;
+      LineSplitter::Outcome outcome = LineSplitter::Outcome::kContinue;
+      while (outcome == LineSplitter::Outcome::kContinue) {
         if (cancel != nullptr && cancel->cancelled()) break;
-        concurrency::streams::container_buffer<std::string> buf;
-        size_t n = body.read_line(buf).get();
-        std::string& line = buf.collection();
-        if (n == 0 && line.empty() && body.is_eof()) break;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
-        if (!on_line(line)) break;
+        const auto first = body.bumpc().get();
+        if (first == traits::eof()) {
+          outcome = splitter.Finish(deliver);
+          break;
+        }
+        const size_t more = std::min(static_cast<size_t>(body.in_avail()), kChunk - 1);
+        chunk.resize(1 + more);
+        chunk[0] = static_cast<char>(first);
+        size_t got = 0;
+        if (more > 0) got = body.getn(reinterpret_cast<uint8_t*>(chunk.data() + 1), more).get();
+        chunk.resize(1 + got);
+        outcome = splitter.Feed(chunk, deliver);
+      }
+      if (outcome == LineSplitter::Outcome::kTooLong) {
+        return Status::Error("stream from " + config_.server + " failed: a line is longer than " +
+                             std::to_string(splitter.max_line()) + " bytes");
       }
       return out;
     } catch (const std::exception& e) {

@@ -13,33 +13,28 @@ using Alloc = json::Document::AllocatorType;
 
 json::Value Str(const std::string& s, Alloc& a) { return json::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a); }
 
+// These use HasMember + operator[] rather than comparing FindMember with MemberEnd(): RapidJSON
+// 1.1.0's mutable member iterators compare ambiguously under C++20 (clang
+// -Wambiguous-reversed-operator).
+
 // obj[key] as an object, created (or replaced when not an object).
 json::Value& ObjectMember(json::Value& obj, const char* key, Alloc& a) {
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) {
-    obj.AddMember(json::Value(key, a), json::Value(rapidjson::kObjectType), a);
-    it = obj.FindMember(key);
-  } else if (!it->value.IsObject()) {
-    it->value.SetObject();
-  }
-  return it->value;
+  if (!obj.HasMember(key)) obj.AddMember(json::Value(key, a), json::Value(rapidjson::kObjectType), a);
+  json::Value& v = obj[key];
+  if (!v.IsObject()) v.SetObject();
+  return v;
 }
 
 json::Value& ArrayMember(json::Value& obj, const char* key, Alloc& a) {
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) {
-    obj.AddMember(json::Value(key, a), json::Value(rapidjson::kArrayType), a);
-    it = obj.FindMember(key);
-  } else if (!it->value.IsArray()) {
-    it->value.SetArray();
-  }
-  return it->value;
+  if (!obj.HasMember(key)) obj.AddMember(json::Value(key, a), json::Value(rapidjson::kArrayType), a);
+  json::Value& v = obj[key];
+  if (!v.IsArray()) v.SetArray();
+  return v;
 }
 
 void SetString(json::Value& obj, const char* key, const std::string& v, Alloc& a) {
-  auto it = obj.FindMember(key);
-  if (it != obj.MemberEnd()) {
-    it->value = Str(v, a);
+  if (obj.HasMember(key)) {
+    obj[key] = Str(v, a);
   } else {
     obj.AddMember(json::Value(key, a), Str(v, a), a);
   }

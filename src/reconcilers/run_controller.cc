@@ -1036,7 +1036,8 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
     std::string signature = status;
     if (prev != fleet_written_.end() && prev->second == signature) continue;
     std::string rv = fleet->meta.resource_version;
-    bool queued = Dispatch(key, [this, name, status, rv, signature] {
+    // An init-capture: clang 14 cannot capture a structured binding by name.
+    bool queued = Dispatch(key, [this, name = name, status, rv, signature] {
       auto res = client_->MergePatch(kFleets.Path("", name, "status"),
                                      R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"status":)" + status + "}");
       if (!res.ok()) {

@@ -139,7 +139,9 @@ TEST(JsonGetTest, GetStringOfAPointer) {
 TEST(JsonGetTest, GetIntReadsIntegersAndTruncatesDoubles) {
   Document d = MustParse(
       R"({"i":42,"neg":-7,"big":9223372036854775807,"small":-9223372036854775808,)"
-      R"("d":2.9,"nd":-2.9,"s":"42","b":true,"null":null,"u":18446744073709551615})");
+      R"("d":2.9,"nd":-2.9,"s":"42","b":true,"null":null,"u":18446744073709551615,)"
+      R"("huge":333333333333333333333333333,"nhuge":-1e300,"two63":9223372036854775808.0,)"
+      R"("mtwo63":-9223372036854775808.0})");
   struct Case {
     std::string key;
     int64_t def, want;
@@ -155,6 +157,10 @@ TEST(JsonGetTest, GetIntReadsIntegersAndTruncatesDoubles) {
       {"b", -1, -1},
       {"null", -1, -1},
       {"u", -1, -1},  // does not fit int64
+      {"huge", -1, -1},  // a double outside int64 does not either (was undefined behaviour)
+      {"nhuge", -1, -1},
+      {"two63", -1, -1},
+      {"mtwo63", 0, std::numeric_limits<int64_t>::min()},
       {"missing", 99, 99},
   };
   for (const Case& c : cases) EXPECT_EQ(GetInt(d, c.key, c.def), c.want) << c.key;

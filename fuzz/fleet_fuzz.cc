@@ -1,0 +1,43 @@
+// Fleet decoding (src/reconcilers/fleet_types.h): arbitrary bytes parsed with berth's JSON
+// functions, then decoded as a Fleet. Properties: a Fleet decodes unless it has no name; a Fleet
+// without invalid_message selects some nodes and has at least one block (or "auto").
+
+#include <cstdint>
+#include <string>
+
+#include "fuzz/fuzz_check.h"
+#include "k8s/json.h"
+#include "reconcilers/fleet_types.h"
+
+namespace {
+
+namespace json = berth::k8s::json;
+
+void Check(const json::Value& doc) {
+  const auto fleet = berth::reconcilers::DecodeFleet(doc);
+  const auto meta = berth::k8s::DecodeMeta(doc);
+  FUZZ_CHECK((fleet == nullptr) == meta.name.empty(), "a Fleet decodes exactly when it has a name");
+  if (fleet == nullptr) return;
+  if (fleet->invalid_message.empty()) {
+    FUZZ_CHECK(!fleet->node_selector.empty(), "valid Fleet without a node selector");
+    FUZZ_CHECK(fleet->blocks_auto || fleet->blocks >= 1, "valid Fleet with blocks = %lld",
+               static_cast<long long>(fleet->blocks));
+  }
+  FUZZ_CHECK(fleet->Selects(fleet->node_selector) == !fleet->node_selector.empty(),
+             "a Fleet selects its own selector's labels");
+  for (const auto& record : fleet->instances) {
+    FUZZ_CHECK(fleet->RecordForUid(record.uid) != nullptr, "instance record not found by uid");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = berth::fuzz::AsText(data, size);
+  auto doc = json::Parse(text);
+  if (doc.ok()) Check(*doc);
+  std::string buffer(text);
+  json::Document in_situ;
+  if (json::ParseInSitu(buffer, in_situ).ok()) Check(in_situ);
+  return 0;
+}
