@@ -210,11 +210,13 @@ else
   for ((i = 1; i < nstages; i++)); do build_all+="$(stage "$i")"$'\n'; done
   mapfile -t build_pkgs < <(printf '%s' "$build_all" | apt_packages)
   # What hack/deps.sh installs for compiling: the toolchain and every C/C++ -dev package (the
-  # rest, such as etcd, Go packages and test tools, serves the local control plane and tests).
+  # rest, such as etcd, Go packages, clang's sanitizer runtimes and test tools, serves the local
+  # control plane and tests).
   mapfile -t deps_pkgs < <(awk '/^PACKAGES=\(/ { on = 1; next } on && /^\)/ { on = 0 } on' "$ROOT/hack/deps.sh" | tr ' ' '\n' | grep -v '^$' || true)
   for p in "${deps_pkgs[@]}"; do
     case "$p" in
       golang-*) continue ;;
+      libclang-rt-*) continue ;;  # sanitizer and libFuzzer runtimes: the test suite's clang stage only
       build-essential|cmake|ninja-build|pkg-config|*-dev) ;;
       *) continue ;;
     esac

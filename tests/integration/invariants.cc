@@ -258,28 +258,42 @@ void InvariantSampler::CheckSettled(const std::string& expected_phase) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [node, uids] : started_final) started_[node].insert(uids.begin(), uids.end());
   }
-  auto fleet = client_->Get(kFleets.Path("", fleet_));
-  ASSERT_TRUE(fleet.ok()) << fleet.status().ToString();
-  const json::Value* instances = json::Find(*fleet, {"status", "instances"});
-  ASSERT_TRUE(instances != nullptr && instances->IsArray());
+  // The Fleet status follows the runs within a few passes (after an API outage its writes back
+  // off for up to 30 s): wait for it, then every instance must agree.
   auto started_all = started();
-  for (const auto& inst : instances->GetArray()) {
-    std::string node = json::GetString(inst, "node");
-    checks_ += 2;
-    if (expected_phase == "Succeeded") {
-      EXPECT_EQ(json::GetInt(inst, "busyBlocks"), 0) << node;
-    }
-    size_t real = started_all.count(node) ? started_all[node].size() : 0;
-    std::string counted;
-    if (const json::Value* c = json::Find(inst, {"countedRuns"}); c != nullptr && c->IsArray()) {
-      for (const auto& u : c->GetArray()) {
-        std::string uid = u.IsString() ? u.GetString() : "?";
-        counted += " " + uid + (started_all[node].count(uid) ? "" : "(never seen started)");
+  std::vector<std::string> mismatches;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  do {
+    mismatches.clear();
+    auto fleet = client_->Get(kFleets.Path("", fleet_));
+    const json::Value* instances = fleet.ok() ? json::Find(*fleet, {"status", "instances"}) : nullptr;
+    if (instances == nullptr || !instances->IsArray()) {
+      mismatches.push_back("fleet " + fleet_ + " has no instances in its status");
+    } else {
+      for (const auto& inst : instances->GetArray()) {
+        std::string node = json::GetString(inst, "node");
+        if (expected_phase == "Succeeded" && json::GetInt(inst, "busyBlocks") != 0) {
+          mismatches.push_back(node + " still has " + std::to_string(json::GetInt(inst, "busyBlocks")) + " busy blocks");
+        }
+        size_t real = started_all.count(node) ? started_all[node].size() : 0;
+        if (json::GetInt(inst, "runsStarted") != static_cast<int64_t>(real)) {
+          std::string counted;
+          if (const json::Value* c = json::Find(inst, {"countedRuns"}); c != nullptr && c->IsArray()) {
+            for (const auto& u : c->GetArray()) {
+              std::string uid = u.IsString() ? u.GetString() : "?";
+              counted += " " + uid + (started_all[node].count(uid) ? "" : "(never seen started)");
+            }
+          }
+          mismatches.push_back("runsStarted of " + node + " is " + std::to_string(json::GetInt(inst, "runsStarted")) +
+                               ", runs really started there: " + std::to_string(real) + "; countedRuns:" + counted);
+        }
       }
     }
-    EXPECT_EQ(json::GetInt(inst, "runsStarted"), static_cast<int64_t>(real))
-        << "runsStarted of " << node << "; countedRuns:" << counted;
-  }
+    if (mismatches.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  } while (std::chrono::steady_clock::now() < deadline);
+  checks_ += static_cast<int64_t>(total_blocks_.size()) * 2;
+  for (const auto& m : mismatches) ADD_FAILURE() << m;
 }
 
 }  // namespace berth::testing
