@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "k8s/json.h"
+
 #define FUZZ_CHECK(cond, ...)                                                          \
   do {                                                                                 \
     if (!(cond)) {                                                                     \
@@ -28,6 +30,19 @@ namespace berth::fuzz {
 
 inline std::string_view AsText(const uint8_t* data, size_t size) {
   return std::string_view(reinterpret_cast<const char*>(data), size);
+}
+
+// The JSON targets: `check` runs on the document parsed both ways berth parses (copying and in
+// situ), whenever the bytes are JSON at all.
+template <typename Check>
+int FuzzJson(const uint8_t* data, size_t size, Check check) {
+  const std::string_view text = AsText(data, size);
+  auto doc = k8s::json::Parse(text);
+  if (doc.ok()) check(*doc);
+  std::string buffer(text);
+  k8s::json::Document in_situ;
+  if (k8s::json::ParseInSitu(buffer, in_situ).ok()) check(in_situ);
+  return 0;
 }
 
 // Printable form of arbitrary bytes for failure messages.

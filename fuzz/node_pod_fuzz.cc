@@ -32,11 +32,5 @@ void Check(const json::Value& doc) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view text = berth::fuzz::AsText(data, size);
-  auto doc = json::Parse(text);
-  if (doc.ok()) Check(*doc);
-  std::string buffer(text);
-  json::Document in_situ;
-  if (json::ParseInSitu(buffer, in_situ).ok()) Check(in_situ);
-  return 0;
+  return berth::fuzz::FuzzJson(data, size, [](const json::Value& v) { Check(v); });
 }

@@ -101,6 +101,14 @@ int64_t EngineTest::StatusInt(const std::string& name, const char* field) {
   return v != nullptr && v->IsInt64() ? v->GetInt64() : -1;
 }
 
+int EngineTest::CountPhase(const std::string& phase) {
+  auto l = client()->List(kRuns.Path(ns_));
+  if (!l.ok()) return -1;
+  int n = 0;
+  for (auto& item : l->items) n += json::GetString(json::Find(item, {"status", "phase"})) == phase;
+  return n;
+}
+
 std::vector<std::string> EngineTest::PlacementNodes(const std::string& name) {
   std::vector<std::string> out;
   auto d = RunDoc(name);

@@ -45,6 +45,8 @@ class EngineTest : public IntegrationTest {
   std::string Message(const std::string& name);
   int64_t StatusInt(const std::string& name, const char* field);
   std::vector<std::string> PlacementNodes(const std::string& name);
+  // Runs of the test namespace in `phase` (-1 when the API cannot be read).
+  int CountPhase(const std::string& phase);
   bool WaitPhase(const std::string& name, const std::string& phase, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   // Pods of a run (all attempts), by name.

@@ -60,13 +60,6 @@ class Faults : public EngineTest {
       }
     }
   }
-  int CountPhase(const std::string& phase) {
-    auto l = client()->List(kRuns.Path(ns_));
-    if (!l.ok()) return -1;
-    int n = 0;
-    for (auto& item : l->items) n += json::GetString(json::Find(item, {"status", "phase"})) == phase;
-    return n;
-  }
   std::map<std::string, int> Blocks(const std::vector<std::string>& nodes, int blocks) {
     std::map<std::string, int> m;
     for (const auto& n : nodes) m[n] = blocks;

@@ -94,13 +94,6 @@ TEST_F(Ops, MetricsProbesAndQueueAfterAKnownScenario) {
 // nothing is lost or double-booked.
 class LeaderElection : public EngineTest {
  protected:
-  int CountPhase(const std::string& phase) {
-    auto l = client()->List(kRuns.Path(ns_));
-    if (!l.ok()) return -1;
-    int n = 0;
-    for (auto& item : l->items) n += json::GetString(json::Find(item, {"status", "phase"})) == phase;
-    return n;
-  }
   // The fixture's cleanup needs a controller to remove the runs' finalizers.
   void RestartPlainController() {
     controller_ = std::make_unique<ControllerProcess>(controller_args_);

@@ -17,13 +17,6 @@ using k8s::resources::kRuns;
 
 class Restart : public EngineTest {
  protected:
-  int CountPhase(const std::string& phase) {
-    auto l = client()->List(kRuns.Path(ns_));
-    if (!l.ok()) return -1;
-    int n = 0;
-    for (auto& item : l->items) n += json::GetString(json::Find(item, {"status", "phase"})) == phase;
-    return n;
-  }
 };
 
 TEST_F(Restart, SigkillDuringABurstLosesNothingAndDoubleBooksNothing) {
