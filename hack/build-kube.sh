@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Kubernetes v1.20.2 binaries (kube-apiserver by default) from Debian's own source package
 # and caches them under ~/.cache/berth/kubernetes-1.20.2/bin. See docs/development.md.
-#   hack/build-kube.sh [kube-apiserver] [kube-scheduler] [kube-controller-manager] [kubectl]
+#   hack/build-kube.sh [kube-apiserver] [kube-scheduler] [kube-controller-manager] [kubelet] [kubemark]
 # Prints nothing and exits 0 when every requested binary is already cached.
 set -euo pipefail
 
@@ -47,7 +47,8 @@ mkdir -p "$OUT" "$CACHE/gohome"
 for w in "${need[@]}"; do
   [ -x "$OUT/$w" ] && continue
   echo "hack/build-kube.sh: building $w (first time only, several minutes)" >&2
-  (cd "$SRC" && HOME="$CACHE/gohome" CGO_ENABLED=0 GOFLAGS=-mod=vendor make WHAT="cmd/$w" >"$CACHE/build-$w.log" 2>&1) \
+  (cd "$SRC" && HOME="$CACHE/gohome" CGO_ENABLED=0 GOFLAGS=-mod=vendor \
+      KUBE_STATIC_OVERRIDES="kubelet kubemark" make WHAT="cmd/$w" >"$CACHE/build-$w.log" 2>&1) \
     || { echo "hack/build-kube.sh: building $w failed, see $CACHE/build-$w.log" >&2; tail -20 "$CACHE/build-$w.log" >&2; exit 1; }
   cp "$SRC/_output/bin/$w" "$OUT/$w.tmp" && mv "$OUT/$w.tmp" "$OUT/$w"
 done

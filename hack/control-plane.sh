@@ -129,7 +129,7 @@ start_apiserver() {
       --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
       --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
       --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
-      --enable-priority-and-fairness=false "${audit[@]}" \
+      --enable-priority-and-fairness=false --kubelet-preferred-address-types=InternalIP,Hostname "${audit[@]}" \
       >>"$DIR/apiserver.log" 2>&1 &
     echo $! > "$DIR/apiserver.pid"
     if wait_ready; then return 0; fi

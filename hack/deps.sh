@@ -9,6 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libboost-dev
   etcd-server golang-go rsync jq golang-github-modern-go-reflect2-dev openssl procps golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
   socat iproute2
+  containerd runc busybox-static containernetworking-plugins python3 util-linux
   clang libclang-rt-14-dev llvm
   chromium
 )

@@ -1,0 +1,409 @@
+#!/usr/bin/env bash
+# Real Kubernetes nodes on this machine: real kubelets (v1.20.2, built from the same source as
+# kube-apiserver) with their own containerd + runc, kubemark hollow nodes (the real kubelet with a
+# fake runtime), and kube-controller-manager (node lifecycle: NotReady, taints, Pod GC).
+#
+#   hack/real-nodes.sh prepare                      packages, kubelet/kubemark/kube-controller-manager
+#                                                   builds and the local images (cached in ~/.cache/berth)
+#   hack/real-nodes.sh start DIR NAME [opts]        start one real node (kubelet + its own containerd)
+#       --cpu N          allocatable CPUs (at most the machine's; default: the machine's)
+#       --memory Q       allocatable memory (e.g. 4Gi; default: the machine's)
+#       --gpus N         extended resource advertised on the Node status (default 0)
+#       --gpu-resource R its name (default nvidia.com/gpu)
+#       --labels k=v,..  node labels
+#       --max-pods N     (default 110)
+#   hack/real-nodes.sh stop DIR NAME                stop the node: kubelet, containers, containerd, cgroups
+#   hack/real-nodes.sh stop-kubelet DIR NAME        stop only its kubelet (the node goes NotReady)
+#   hack/real-nodes.sh start-kubelet DIR NAME       start its kubelet again
+#   hack/real-nodes.sh hollow DIR PREFIX COUNT [--gpus N] [--labels k=v,..]
+#                                                   start COUNT hollow nodes PREFIX0..PREFIX<COUNT-1>
+#   hack/real-nodes.sh stop-hollow DIR PREFIX       stop them
+#   hack/real-nodes.sh controller-manager DIR       start kube-controller-manager for the control plane
+#   hack/real-nodes.sh stop-all DIR                 stop everything started under DIR (also after a crash)
+#   hack/real-nodes.sh images                       print the local image names
+#
+# DIR is a control-plane directory of hack/control-plane.sh (its kubeconfig is used); nodes live in
+# DIR/nodes/NAME (logs: kubelet.log, containerd.log). Everything is stopped by pid or by the
+# mount namespace the node runs in: nothing this script did not start is touched.
+# Images cannot be pulled here: busybox and pause are built locally and imported into each node.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+SELF="$HERE/$(basename "$0")"
+CACHE="${BERTH_CACHE:-$HOME/.cache/berth}"
+BIN="$CACHE/kubernetes-1.20.2/bin"
+IMAGES="$CACHE/images"
+BUSYBOX_IMAGE="docker.io/library/busybox:1.35"
+PAUSE_IMAGE="registry.k8s.io/pause:3.2"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+log() { echo "real-nodes: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+  local p
+  for _ in $(seq 1 200); do
+    p=$(( (RANDOM % 20000) + 20000 ))
+    if port_free "$p"; then echo "$p"; return 0; fi
+  done
+  die "no free port found"
+}
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+stop_pid() {  # pid [seconds before SIGKILL]
+  local pid=$1 wait=${2:-10}
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 $((wait * 10))); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+}
+stop_pidfile() { [ -f "$1" ] || return 0; stop_pid "$(cat "$1")" "${2:-10}"; rm -f "$1"; }
+
+kubectl_cp() { kubectl --kubeconfig "$DIR/kubeconfig" "$@"; }
+
+# ---------------------------------------------------------------------------------------------
+# prepare: packages, binaries, images (each step is skipped when its result is cached)
+prepare() {
+  "$HERE/deps.sh"
+  "$HERE/build-kube.sh" kube-apiserver kubelet kube-controller-manager
+  mkdir -p "$IMAGES"
+  exec 8>"$IMAGES/.lock"; flock 8
+  if [ ! -f "$IMAGES/pause.tar" ]; then
+    local t; t=$(mktemp -d)
+    mkdir -p "$t/rootfs"
+    gcc -static -O2 -o "$t/rootfs/pause" "$CACHE/kubernetes-src/build/pause/linux/pause.c"
+    python3 "$HERE/mkimage.py" "$t/pause.tar" "$PAUSE_IMAGE,k8s.gcr.io/pause:3.2" "$t/rootfs" '["/pause"]' '[]' >/dev/null
+    mv "$t/pause.tar" "$IMAGES/pause.tar"; rm -rf "$t"
+  fi
+  if [ ! -f "$IMAGES/busybox.tar" ]; then
+    local t; t=$(mktemp -d)
+    mkdir -p "$t/rootfs/bin" "$t/rootfs/tmp" "$t/rootfs/etc"
+    cp /bin/busybox "$t/rootfs/bin/busybox"
+    "$t/rootfs/bin/busybox" --install -s "$t/rootfs/bin"
+    # Symlinks point at /bin/busybox inside the image.
+    for l in "$t"/rootfs/bin/*; do [ -L "$l" ] && ln -sf /bin/busybox "$l"; done
+    echo "root:x:0:0:root:/root:/bin/sh" > "$t/rootfs/etc/passwd"
+    echo "nobody:x:65534:65534:nobody:/:/bin/false" >> "$t/rootfs/etc/passwd"
+    python3 "$HERE/mkimage.py" "$t/busybox.tar" "$BUSYBOX_IMAGE" "$t/rootfs" '[]' '["sh"]' >/dev/null
+    mv "$t/busybox.tar" "$IMAGES/busybox.tar"; rm -rf "$t"
+  fi
+  flock -u 8
+}
+
+# ---------------------------------------------------------------------------------------------
+# cgroups (v1: one directory per hierarchy; v2: one directory)
+cgroup_dirs() {  # NAME -> the node's cgroup directories
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo "/sys/fs/cgroup/$1"; return; fi
+  local h
+  for h in /sys/fs/cgroup/*/; do
+    h=${h%/}
+    [ -L "$h" ] && continue
+    [ "$(basename "$h")" = unified ] && continue
+    echo "$h/$1"
+  done
+}
+make_cgroups() {
+  local d parent
+  for d in $(cgroup_dirs "$1"); do
+    mkdir -p "$d"
+    parent=$(dirname "$d")
+    if [ -f "$d/cpuset.cpus" ] && [ -z "$(cat "$d/cpuset.cpus")" ]; then
+      cat "$parent/cpuset.cpus" > "$d/cpuset.cpus"; cat "$parent/cpuset.mems" > "$d/cpuset.mems"
+    fi
+  done
+}
+remove_cgroups() {
+  local d
+  for d in $(cgroup_dirs "$1"); do
+    [ -d "$d" ] || continue
+    # Deepest first; a cgroup with processes left cannot go (they were killed just before).
+    find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+# A real node. Runs inside its own mount namespace (unshare -m): kubelet 1.20 hard-codes
+# /var/log/pods, /var/log/containers and /var/lib/kubelet/device-plugins, and two kubelets sharing
+# one containerd kill each other's Pods, so each node has its own of all of these.
+node_main() {  # (inside the namespace) DIR NAME
+  local lab="$DIR/nodes/$NAME" d
+  for d in /var/log/pods /var/log/containers /var/lib/kubelet/device-plugins; do
+    mkdir -p "$d" "$lab/private$d"
+    mount --bind "$lab/private$d" "$d"
+  done
+  containerd --config "$lab/containerd.toml" >>"$lab/containerd.log" 2>&1 &
+  echo $! > "$lab/containerd.pid"
+  for _ in $(seq 1 200); do [ -S "$lab/containerd.sock" ] && break; sleep 0.1; done
+  [ -S "$lab/containerd.sock" ] || { echo "containerd did not start" >>"$lab/kubelet.log"; exit 1; }
+  ctr -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$IMAGES/pause.tar" >/dev/null
+  ctr -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$IMAGES/busybox.tar" >/dev/null
+  touch "$lab/images.ready"
+  run_kubelet
+  # Hold the namespace until containerd goes.
+  wait "$(cat "$lab/containerd.pid")" 2>/dev/null || true
+}
+
+run_kubelet() {  # (inside the namespace)
+  local lab="$DIR/nodes/$NAME"
+  # shellcheck disable=SC2046
+  "$BIN/kubelet" $(cat "$lab/kubelet.args") >>"$lab/kubelet.log" 2>&1 &
+  echo $! > "$lab/kubelet.pid"
+}
+
+start_node() {
+  local cpu="" memory="" gpus=0 gpu_resource="nvidia.com/gpu" labels="" max_pods=110
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --cpu) cpu=$2; shift 2 ;;
+      --memory) memory=$2; shift 2 ;;
+      --gpus) gpus=$2; shift 2 ;;
+      --gpu-resource) gpu_resource=$2; shift 2 ;;
+      --labels) labels=$2; shift 2 ;;
+      --max-pods) max_pods=$2; shift 2 ;;
+      *) die "unknown option $1" ;;
+    esac
+  done
+  [ -f "$DIR/kubeconfig" ] || die "no control plane in $DIR (hack/control-plane.sh start $DIR)"
+  [ -x "$BIN/kubelet" ] && [ -f "$IMAGES/busybox.tar" ] || prepare
+  local lab="$DIR/nodes/$NAME"
+  if pid_alive "$lab/holder.pid"; then log "$NAME already running"; return 0; fi
+  rm -rf "$lab"; mkdir -p "$lab"/{root,pki,volume-plugins,cni/net.d,ipam,runc,containerd}
+
+  # Allocatable = machine - reserved: a node is sized by reserving the rest for the "system".
+  local ncpu total_kib reserved=()
+  ncpu=$(nproc)
+  total_kib=$(awk '/MemTotal/ {print $2}' /proc/meminfo)
+  if [ -n "$cpu" ]; then
+    [ "$cpu" -le "$ncpu" ] || die "--cpu $cpu: this machine has $ncpu CPUs (a real kubelet reports what it has)"
+    [ "$cpu" -lt "$ncpu" ] && reserved+=("cpu=$((ncpu - cpu))")
+  fi
+  if [ -n "$memory" ]; then
+    local want_kib
+    want_kib=$(numfmt --from=iec-i --to-unit=1024 "$memory" 2>/dev/null) || die "--memory $memory: not a quantity like 4Gi"
+    [ "$want_kib" -lt "$total_kib" ] || die "--memory $memory: this machine has $((total_kib / 1024))Mi"
+    reserved+=("memory=$((total_kib - want_kib))Ki")
+  fi
+  local hash bridge subnet
+  hash=$(printf '%s' "$DIR/$NAME" | sha1sum | cut -c1-8)
+  bridge="bb$hash"
+  subnet="10.$((200 + 0x${hash:0:2} % 50)).$((0x${hash:2:2})).0/24"
+  cat > "$lab/cni/net.d/10-berth.conflist" <<CNI
+{"cniVersion": "0.4.0", "name": "berth-$hash", "plugins": [
+  {"type": "bridge", "bridge": "$bridge", "isGateway": false, "ipMasq": false,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$subnet"}]], "dataDir": "$lab/ipam"}},
+  {"type": "loopback"}]}
+CNI
+  cat > "$lab/containerd.toml" <<TOML
+version = 2
+root = "$lab/containerd/root"
+state = "$lab/containerd/state"
+[grpc]
+  address = "$lab/containerd.sock"
+[ttrpc]
+  address = "$lab/containerd.sock.ttrpc"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$lab/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$lab/cni/net.d"
+TOML
+  local port hport
+  port=$(free_port); hport=$(free_port)
+  local args=(
+    --kubeconfig="$DIR/kubeconfig" --hostname-override="$NAME" --container-runtime=remote
+    --container-runtime-endpoint="unix://$lab/containerd.sock" --cgroup-driver=cgroupfs
+    --cgroup-root="/$NAME" --fail-swap-on=false --root-dir="$lab/root" --cert-dir="$lab/pki"
+    --volume-plugin-dir="$lab/volume-plugins" --pod-infra-container-image="$PAUSE_IMAGE"
+    --port="$port" --healthz-port="$hport" --read-only-port=0
+    --image-gc-high-threshold=100 --image-gc-low-threshold=99 --max-pods="$max_pods"
+    --node-status-update-frequency=4s --sync-frequency=5s
+  )
+  [ -n "$labels" ] && args+=(--node-labels="$labels")
+  [ "${#reserved[@]}" -gt 0 ] && args+=(--system-reserved="$(IFS=,; echo "${reserved[*]}")")
+  printf '%s\n' "${args[@]}" > "$lab/kubelet.args"
+  echo "$bridge" > "$lab/bridge"
+
+  make_cgroups "$NAME"
+  DIR="$DIR" NAME="$NAME" setsid unshare -m --propagation private "$SELF" _node-main "$DIR" "$NAME" \
+    >>"$lab/holder.log" 2>&1 < /dev/null &
+  echo $! > "$lab/holder.pid"
+
+  # Registered and Ready, then the GPUs advertised on the Node status.
+  local ready=""
+  for _ in $(seq 1 600); do
+    pid_alive "$lab/holder.pid" || { tail -20 "$lab/kubelet.log" "$lab/containerd.log" "$lab/holder.log" >&2; die "node $NAME exited"; }
+    ready=$(kubectl_cp get node "$NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
+    [ "$ready" = True ] && break
+    sleep 0.2
+  done
+  [ "$ready" = True ] || { tail -20 "$lab/kubelet.log" >&2; die "node $NAME not Ready after 120 s (logs in $lab)"; }
+  if [ "$gpus" != 0 ]; then
+    local key=${gpu_resource//\//~1}
+    kubectl_cp patch node "$NAME" --subresource=status --type json \
+      -p "[{\"op\":\"add\",\"path\":\"/status/capacity/$key\",\"value\":\"$gpus\"}]" >/dev/null
+    for _ in $(seq 1 300); do
+      [ "$(kubectl_cp get node "$NAME" -o jsonpath="{.status.allocatable.${gpu_resource//./\\.}}" 2>/dev/null)" = "$gpus" ] && break
+      sleep 0.2
+    done
+  fi
+  # Without kube-controller-manager nothing removes the not-ready taint the node registered with.
+  for _ in $(seq 1 300); do
+    [ -z "$(kubectl_cp get node "$NAME" -o jsonpath='{.spec.taints}' 2>/dev/null)" ] && break
+    pid_alive "$DIR/controller-manager.pid" || {
+      kubectl_cp patch node "$NAME" --type json -p '[{"op":"remove","path":"/spec/taints"}]' >/dev/null 2>&1 || true; }
+    sleep 0.2
+  done
+  log "node $NAME ready (logs in $lab)"
+}
+
+node_ns() { readlink "/proc/$1/ns/mnt" 2>/dev/null || true; }
+
+stop_node() {
+  local lab="$DIR/nodes/$NAME"
+  [ -d "$lab" ] || return 0
+  local ns=""
+  [ -f "$lab/holder.pid" ] && ns=$(node_ns "$(cat "$lab/holder.pid")")
+  [ "$ns" = "$(node_ns $$)" ] && ns=""   # never the caller's own namespace
+  stop_pidfile "$lab/kubelet.pid" 10
+  if [ -S "$lab/containerd.sock" ] && pid_alive "$lab/containerd.pid"; then
+    local tasks
+    tasks=$(timeout 10 ctr -a "$lab/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null || true)
+    for t in $tasks; do timeout 5 ctr -a "$lab/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true; done
+    for t in $tasks; do timeout 5 ctr -a "$lab/containerd.sock" -n k8s.io tasks delete -f "$t" >/dev/null 2>&1 || true; done
+  fi
+  stop_pidfile "$lab/containerd.pid" 5
+  stop_pidfile "$lab/holder.pid" 2
+  # Whatever is left in the node's mount namespace (shims, containers) was started by this node.
+  if [ -n "$ns" ]; then
+    local p
+    for p in /proc/[0-9]*; do
+      p=${p#/proc/}
+      [ "$(node_ns "$p")" = "$ns" ] && kill -9 "$p" 2>/dev/null || true
+    done
+  fi
+  sleep 0.2
+  remove_cgroups "$NAME"
+  [ -f "$lab/bridge" ] && ip link del "$(cat "$lab/bridge")" 2>/dev/null || true
+  # Overlay mounts of containers live in the node's namespace and went with it; rootfs data stays
+  # in $lab (removed with the control plane's directory).
+  log "node $NAME stopped"
+}
+
+stop_kubelet() { stop_pidfile "$DIR/nodes/$NAME/kubelet.pid" 10; log "kubelet of $NAME stopped"; }
+start_kubelet() {
+  local lab="$DIR/nodes/$NAME"
+  pid_alive "$lab/holder.pid" || die "node $NAME is not running"
+  pid_alive "$lab/kubelet.pid" && return 0
+  DIR="$DIR" NAME="$NAME" nsenter -t "$(cat "$lab/containerd.pid")" -m "$SELF" _run-kubelet "$DIR" "$NAME"
+  log "kubelet of $NAME started"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Hollow nodes (kubemark): the real kubelet's node and Pod handling with a fake container runtime.
+# Pods never finish (delete them), there are no logs, and capacity is cpu 1, memory 3840Mi.
+hollow() {  # PREFIX COUNT [--gpus N] [--labels ...]
+  local prefix=$1 count=$2; shift 2
+  local gpus=0 labels=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --gpus) gpus=$2; shift 2 ;;
+      --labels) labels=$2; shift 2 ;;
+      *) die "unknown option $1" ;;
+    esac
+  done
+  "$HERE/build-kube.sh" kubemark
+  local i name lab names=()
+  for i in $(seq 0 $((count - 1))); do
+    name="$prefix$i"; lab="$DIR/hollow/$name"; names+=("$name")
+    mkdir -p "$lab/tmp"
+    local extra=()
+    [ -n "$labels" ] && extra+=(--node-labels="$labels")
+    # kubemark hard-codes /tmp/kubelet_remote.sock and /tmp/hollow-kubelet.*: a private /tmp each.
+    setsid unshare -m --propagation private sh -c 'mount --bind "$1" /tmp && shift && exec "$@"' sh "$lab/tmp" \
+      "$BIN/kubemark" --morph=kubelet --name="$name" --kubeconfig="$DIR/kubeconfig" \
+      --kubelet-port="$(free_port)" --kubelet-read-only-port=0 "${extra[@]}" \
+      >>"$lab/kubelet.log" 2>&1 < /dev/null &
+    echo $! > "$lab/pid"
+  done
+  local ready
+  for _ in $(seq 1 900); do
+    ready=$(kubectl_cp get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null \
+      | awk -v p="$prefix" 'index($1, p) == 1 && $2 == "True"' | wc -l)
+    [ "$ready" -ge "$count" ] && break
+    sleep 0.2
+  done
+  [ "$ready" -ge "$count" ] || die "only $ready of $count hollow nodes Ready"
+  if [ "$gpus" != 0 ]; then
+    for name in "${names[@]}"; do
+      kubectl_cp patch node "$name" --subresource=status --type json \
+        -p "[{\"op\":\"add\",\"path\":\"/status/capacity/nvidia.com~1gpu\",\"value\":\"$gpus\"}]" >/dev/null
+    done
+  fi
+  if ! pid_alive "$DIR/controller-manager.pid"; then
+    for name in "${names[@]}"; do
+      kubectl_cp patch node "$name" --type json -p '[{"op":"remove","path":"/spec/taints"}]' >/dev/null 2>&1 || true
+    done
+  fi
+  log "$count hollow nodes $prefix* ready"
+}
+
+stop_hollow() {
+  local prefix=$1 lab
+  for lab in "$DIR/hollow/$prefix"*; do
+    [ -d "$lab" ] || continue
+    stop_pidfile "$lab/pid" 5
+  done
+}
+
+# ---------------------------------------------------------------------------------------------
+controller_manager() {
+  "$HERE/build-kube.sh" kube-controller-manager
+  pid_alive "$DIR/controller-manager.pid" && return 0
+  # nodelifecycle: NotReady / unreachable taints when a kubelet stops reporting, and removes the
+  # not-ready taint of a new node; podgc: Pods of deleted nodes. Short grace periods for tests.
+  "$BIN/kube-controller-manager" --kubeconfig="$DIR/kubeconfig" --leader-elect=false \
+    --controllers=nodelifecycle,podgc --port=0 --secure-port=0 \
+    --node-monitor-period=2s --node-monitor-grace-period=16s --pod-eviction-timeout=5m \
+    --use-service-account-credentials=false \
+    >>"$DIR/controller-manager.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/controller-manager.pid"
+  sleep 1
+  pid_alive "$DIR/controller-manager.pid" || { tail -20 "$DIR/controller-manager.log" >&2; die "kube-controller-manager exited"; }
+  log "kube-controller-manager running (log: $DIR/controller-manager.log)"
+}
+
+stop_all() {
+  local lab
+  for lab in "$DIR"/nodes/*/; do
+    [ -d "$lab" ] || continue
+    NAME=$(basename "$lab") stop_node
+  done
+  for lab in "$DIR"/hollow/*/; do [ -d "$lab" ] && stop_pidfile "$lab/pid" 5; done
+  stop_pidfile "$DIR/controller-manager.pid" 5
+}
+
+CMD="${1:-}"; shift || true
+abs() { mkdir -p "$1" && (cd "$1" && pwd); }
+case "$CMD" in
+  prepare) prepare ;;
+  images) echo "$BUSYBOX_IMAGE"; echo "$PAUSE_IMAGE" ;;
+  start) DIR=$(abs "$1"); NAME=$2; shift 2; start_node "$@" ;;
+  stop) DIR=$(abs "$1"); NAME=$2; stop_node ;;
+  stop-kubelet) DIR=$(abs "$1"); NAME=$2; stop_kubelet ;;
+  start-kubelet) DIR=$(abs "$1"); NAME=$2; start_kubelet ;;
+  hollow) DIR=$(abs "$1"); shift; hollow "$@" ;;
+  stop-hollow) DIR=$(abs "$1"); stop_hollow "$2" ;;
+  controller-manager) DIR=$(abs "$1"); controller_manager ;;
+  stop-all) DIR=$(abs "$1"); stop_all ;;
+  _node-main) DIR=$(abs "$1"); NAME=$2; node_main ;;
+  _run-kubelet) DIR=$(abs "$1"); NAME=$2; run_kubelet ;;
+  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+esac
