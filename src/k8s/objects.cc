@@ -1,5 +1,8 @@
 #include "k8s/objects.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "k8s/quantity.h"
 #include "k8s/timefmt.h"
 
@@ -102,6 +105,87 @@ std::shared_ptr<const Node> DecodeNode(const json::Value& obj) {
   return n;
 }
 
+namespace {
+
+// Adds (or maxes, for init containers) one resource list into `out`.
+void AccumulateRequests(const json::Value* list, PodRequests& out, bool take_max) {
+  if (list == nullptr || !list->IsObject()) return;
+  for (auto m = list->MemberBegin(); m != list->MemberEnd(); ++m) {
+    if (!m->value.IsString()) continue;
+    std::string name = m->name.GetString();
+    int64_t* slot = nullptr;
+    Result<int64_t> v = name == "cpu" ? ParseMilliValue(m->value.GetString()) : ParseValue(m->value.GetString());
+    if (!v.ok() || v.value() < 0) continue;
+    if (name == "cpu") {
+      slot = &out.cpu_milli;
+    } else if (name == "memory") {
+      slot = &out.memory_bytes;
+    } else {
+      slot = &out.extended[name];
+    }
+    if (take_max) {
+      *slot = std::max(*slot, v.value());
+    } else if (*slot > INT64_MAX - v.value()) {
+      *slot = INT64_MAX;
+    } else {
+      *slot += v.value();
+    }
+  }
+}
+
+// Requests of one container (the API server has already defaulted requests from limits).
+PodRequests ContainerRequests(const json::Value& c) {
+  PodRequests r;
+  AccumulateRequests(json::Find(c, {"resources", "requests"}), r, false);
+  return r;
+}
+
+void Add(PodRequests& into, const PodRequests& r, bool take_max) {
+  auto add = [take_max](int64_t& a, int64_t b) {
+    if (take_max) {
+      a = std::max(a, b);
+    } else {
+      a = a > INT64_MAX - b ? INT64_MAX : a + b;
+    }
+  };
+  add(into.cpu_milli, r.cpu_milli);
+  add(into.memory_bytes, r.memory_bytes);
+  for (const auto& [k, v] : r.extended) add(into.extended[k], v);
+}
+
+PodRequests EffectiveRequests(const json::Value& obj) {
+  PodRequests sum, init_max;
+  if (const json::Value* cs = json::Find(obj, {"spec", "containers"}); cs != nullptr && cs->IsArray()) {
+    for (const auto& c : cs->GetArray()) Add(sum, ContainerRequests(c), false);
+  }
+  if (const json::Value* cs = json::Find(obj, {"spec", "initContainers"}); cs != nullptr && cs->IsArray()) {
+    for (const auto& c : cs->GetArray()) Add(init_max, ContainerRequests(c), true);
+  }
+  Add(sum, init_max, true);
+  PodRequests overhead;
+  AccumulateRequests(json::Find(obj, {"spec", "overhead"}), overhead, false);
+  Add(sum, overhead, false);
+  return sum;
+}
+
+std::string WaitingReason(const json::Value& obj) {
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const json::Value* cs = json::Find(obj, {"status", list});
+    if (cs == nullptr || !cs->IsArray()) continue;
+    for (const auto& c : cs->GetArray()) {
+      const json::Value* w = json::Find(c, {"state", "waiting"});
+      if (w == nullptr || !w->IsObject()) continue;
+      std::string reason = json::GetString(*w, "reason");
+      if (reason.empty() || reason == "ContainerCreating" || reason == "PodInitializing") continue;
+      std::string message = json::GetString(*w, "message");
+      return message.empty() ? reason : reason + ": " + message;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj) {
   auto p = std::make_shared<Pod>();
   p->meta = DecodeMeta(obj);
@@ -111,6 +195,8 @@ std::shared_ptr<const Pod> DecodePod(const json::Value& obj) {
   p->phase = json::GetString(json::Find(obj, {"status", "phase"}));
   p->reason = json::GetString(json::Find(obj, {"status", "reason"}));
   p->message = json::GetString(json::Find(obj, {"status", "message"}));
+  p->requests = EffectiveRequests(obj);
+  p->waiting = WaitingReason(obj);
   return p;
 }
 

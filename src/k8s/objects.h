@@ -59,13 +59,31 @@ struct Node {
 
 std::shared_ptr<const Node> DecodeNode(const json::Value& obj);
 
+// A Pod's effective resource request, computed the way the kubelet admits it: the larger of the
+// sum over containers and each init container alone, plus spec.overhead. cpu in millicores,
+// everything else as plain values; a quantity that cannot be read counts as 0.
+struct PodRequests {
+  int64_t cpu_milli = 0;
+  int64_t memory_bytes = 0;
+  std::map<std::string, int64_t> extended;
+
+  int64_t Get(const std::string& resource) const {
+    auto it = extended.find(resource);
+    return it == extended.end() ? 0 : it->second;
+  }
+};
+
 struct Pod {
   ObjectMeta meta;
   std::string node_name;
   std::string scheduler_name;
   std::string phase;   // Pending, Running, Succeeded, Failed, Unknown ("" = not reported yet)
-  std::string reason;  // status.reason, e.g. "Evicted"
+  std::string reason;  // status.reason, e.g. "Evicted", "OutOfcpu"
   std::string message;
+  PodRequests requests;
+  // The first container (init containers first) waiting with a reason other than
+  // ContainerCreating/PodInitializing, e.g. ErrImagePull: "reason: message".
+  std::string waiting;
 };
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj);

@@ -324,5 +324,38 @@ TEST(DecodeObjectsTest, ObjectsWithoutANameDecodeToNull) {
   }
 }
 
+
+// The effective request the kubelet admits: sum over containers, each init container alone if it
+// is larger, plus the Pod's overhead.
+TEST(DecodePodTest, EffectiveRequestsAsTheKubeletCountsThem) {
+  json::Document d = MustParse(R"({"metadata":{"name":"p"},"spec":{
+      "containers":[
+        {"name":"main","resources":{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"2"}}},
+        {"name":"sidecar","resources":{"requests":{"cpu":"250m","memory":"128Mi"}}},
+        {"name":"bare"}],
+      "initContainers":[
+        {"name":"fetch","resources":{"requests":{"cpu":"2","memory":"64Mi"}}},
+        {"name":"warm","resources":{"requests":{"nvidia.com/gpu":"1"}}}],
+      "overhead":{"cpu":"100m","memory":"10Mi"}}})");
+  auto p = DecodePod(d);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->requests.cpu_milli, 2000 + 100);                              // init 2 > 1.25
+  EXPECT_EQ(p->requests.memory_bytes, (1024 + 128 + 10) * 1024 * 1024LL);  // containers > init
+  EXPECT_EQ(p->requests.Get("nvidia.com/gpu"), 2);
+  EXPECT_EQ(p->requests.Get("amd.com/gpu"), 0);
+}
+
+TEST(DecodePodTest, WaitingReasonOfAContainerThatCannotStart) {
+  json::Document d = MustParse(R"({"metadata":{"name":"p"},"status":{"phase":"Pending","containerStatuses":[
+      {"name":"a","state":{"waiting":{"reason":"ContainerCreating"}}},
+      {"name":"b","state":{"waiting":{"reason":"ErrImagePull","message":"pull access denied"}}}]}})");
+  auto p = DecodePod(d);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->waiting, "ErrImagePull: pull access denied");
+  json::Document ok = MustParse(R"({"metadata":{"name":"p"},"status":{"containerStatuses":[
+      {"name":"a","state":{"running":{}}}]}})");
+  EXPECT_EQ(DecodePod(ok)->waiting, "");
+}
+
 }  // namespace
 }  // namespace berth::k8s
