@@ -1,6 +1,7 @@
 #include "reconcilers/cluster_view.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "k8s/timefmt.h"
 
@@ -24,7 +25,8 @@ bool ClusterView::Counted(const PlacedRun& run,
 
 ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                             const std::vector<PlacedRun>& placed, sched::TimePoint now) {
+                             const std::vector<PlacedRun>& placed, sched::TimePoint now,
+                             const std::vector<NodeHold>& holds) {
   (void)now;
   ClusterView view;
   // Oldest first: it wins contested nodes.
@@ -57,6 +59,9 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     for (const auto& p : r.placement) runs_on_node[p.node].push_back(&r);
   }
 
+  std::map<std::string, std::vector<const NodeHold*>> holds_on_node;
+  for (const auto& h : holds) holds_on_node[h.node].push_back(&h);
+
   std::vector<std::shared_ptr<const k8s::Node>> sorted_nodes = nodes;
   std::sort(sorted_nodes.begin(), sorted_nodes.end(),
             [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
@@ -79,6 +84,20 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     inst.allocatable.gpus = node->Allocatable(owner->gpu_resource);
     inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
     InstanceInfo info;
+    // Other Pods' requests come off the node before it is cut into blocks.
+    for (const NodeHold* h : holds_on_node[node->meta.name]) {
+      if (h->blocks) {
+        ++info.lingering_pods;
+        continue;
+      }
+      auto take = [](int64_t& have, int64_t& noted, int64_t used) {
+        noted = noted > INT64_MAX - used ? INT64_MAX : noted + used;
+        have = std::max<int64_t>(0, have - used);
+      };
+      take(inst.allocatable.cpu_millis, info.held_by_others.cpu_millis, h->requests.cpu_milli);
+      take(inst.allocatable.memory_bytes, info.held_by_others.memory_bytes, h->requests.memory_bytes);
+      take(inst.allocatable.gpus, info.held_by_others.gpus, h->requests.Get(owner->gpu_resource));
+    }
     info.node = node->meta.name;
     info.uid = node->meta.uid;
     info.fleet = owner->meta.name;
@@ -134,6 +153,14 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     rr.id = r.key;
     for (const auto& p : r.placement) rr.placement.push_back(sched::InstanceBlocks{p.node, p.blocks});
     rr.expected_end = r.expected_end;
+    view.snapshot.running.push_back(std::move(rr));
+  }
+  // berth Pods that outlived their placement hold their blocks until they are gone.
+  for (const auto& h : holds) {
+    if (!h.blocks || *h.blocks <= 0) continue;
+    sched::RunningRun rr;
+    rr.id = "pod:" + h.id;
+    rr.placement.push_back(sched::InstanceBlocks{h.node, *h.blocks});
     view.snapshot.running.push_back(std::move(rr));
   }
   return view;

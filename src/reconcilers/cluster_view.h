@@ -33,6 +33,20 @@ struct PlacedRun {
   bool assumed = false;
 };
 
+// Resources on a node that no current placement accounts for.
+// - A Pod of someone else (a DaemonSet's, a static Pod, another scheduler's): its effective request
+//   comes off the node's allocatable before the node is cut into blocks.
+// - A Pod of berth that outlived its placement (its run ended, was retried or deleted, and the
+//   kubelet has not confirmed the Pod gone): it holds the blocks it was given.
+struct NodeHold {
+  std::string node;
+  std::string id;                  // namespace/pod
+  k8s::PodRequests requests;       // used when `blocks` is empty
+  std::optional<int32_t> blocks;   // berth's own Pod; kUnknownBlocks when it does not say
+};
+// Blocks of a berth Pod without the berth.dev/blocks annotation: the whole instance.
+inline constexpr int32_t kUnknownBlocks = 1 << 20;
+
 struct InstanceInfo {
   std::string node, uid, fleet;
   std::optional<scheduling::TimePoint> expires_at;
@@ -42,6 +56,8 @@ struct InstanceInfo {
   std::vector<std::string> placed_run_uids;  // committed runs holding blocks here now
   bool all_counted = true;          // every committed placed run is already in the durable count
   int64_t assumed_uncounted = 0;    // assumed placements counted in runs_started but not durable
+  scheduling::Resources held_by_others;  // requests of other Pods on the node (see NodeHold)
+  int32_t lingering_pods = 0;             // berth Pods that outlived their placement here
 };
 
 struct ClusterView {
@@ -59,8 +75,10 @@ struct ClusterView {
 // Builds the view. A Node matched by several Fleets belongs to the oldest (creationTimestamp,
 // then name). Runs started per instance = the Fleet's durable count (by Node uid) plus placed
 // runs not yet in it.
+// `holds`: see NodeHold; their blocks and requests are taken before any run is placed.
 ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                             const std::vector<PlacedRun>& placed, scheduling::TimePoint now);
+                             const std::vector<PlacedRun>& placed, scheduling::TimePoint now,
+                             const std::vector<NodeHold>& holds = {});
 
 }  // namespace berth::reconcilers

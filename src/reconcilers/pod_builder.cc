@@ -96,6 +96,7 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   SetString(labels, kRunLabel, run.meta.name, a);
   SetString(labels, kRankLabel, std::to_string(me.rank), a);
   SetString(labels, kAttemptLabel, std::to_string(run.status.resubmissions), a);
+  SetString(ObjectMember(meta, "annotations", a), kBlocksAnnotation, std::to_string(me.blocks), a);
   json::Value owner(rapidjson::kObjectType);
   owner.AddMember("apiVersion", StringRef(kGroupVersion), a);
   owner.AddMember("kind", "Run", a);

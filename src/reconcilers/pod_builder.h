@@ -16,6 +16,9 @@ inline constexpr const char* kSchedulerName = "berth";
 inline constexpr const char* kRunLabel = "berth.dev/run";
 inline constexpr const char* kRankLabel = "berth.dev/rank";
 inline constexpr const char* kAttemptLabel = "berth.dev/attempt";
+// Blocks the Pod was given on its node: a Pod that outlives its placement (terminating after the
+// run ended, was retried or deleted) holds these until the kubelet confirms it is gone.
+inline constexpr const char* kBlocksAnnotation = "berth.dev/blocks";
 inline constexpr const char* kFleetTaintKey = "berth.dev/fleet";
 
 struct RankAssignment {

@@ -495,5 +495,47 @@ TEST(BuildClusterViewTest, PlacedRunsBecomeRunningRuns) {
   EXPECT_EQ(v.instances.count("gone"), 0u);
 }
 
+// Pods berth's placements do not account for: other Pods' requests come off the node before it is
+// cut into blocks; berth's own Pods that outlived their placement hold their blocks.
+TEST(BuildClusterViewTest, OtherPodsComeOffTheNodeAndLingeringPodsHoldTheirBlocks) {
+  auto fleet = FleetBuilder("a100", "a").Build();
+  std::vector<NodePtr> nodes = {
+      NodeBuilder("n1", "a").Resources(2000, 8 * kGi).Extended("nvidia.com/gpu", 8).Build(),
+      NodeBuilder("n2", "a").Resources(2000, 8 * kGi).Extended("nvidia.com/gpu", 8).Build(),
+  };
+  k8s::PodRequests agent;  // a DaemonSet's Pod
+  agent.cpu_milli = 500;
+  agent.memory_bytes = kGi;
+  agent.extended["nvidia.com/gpu"] = 1;
+  k8s::PodRequests greedy;  // asks more than the node has: the node has nothing left, not less
+  greedy.cpu_milli = 5000;
+  std::vector<NodeHold> holds = {
+      {"n1", "kube-system/agent-x", agent, std::nullopt},
+      {"n2", "team/old-0", {}, 3},
+      {"n2", "team/unknown-0", {}, kUnknownBlocks},
+      {"elsewhere", "kube-system/agent-y", greedy, std::nullopt},
+  };
+  ClusterView v = BuildClusterView({fleet}, nodes, {}, kNow, holds);
+  const sched::InstanceSpec* n1 = FindInstance(v, "n1");
+  ASSERT_NE(n1, nullptr);
+  EXPECT_EQ(n1->allocatable, (sched::Resources{1500, 7 * kGi, 7}));
+  EXPECT_EQ(v.instances.at("n1").held_by_others, (sched::Resources{500, kGi, 1}));
+  const sched::InstanceSpec* n2 = FindInstance(v, "n2");
+  ASSERT_NE(n2, nullptr);
+  EXPECT_EQ(n2->allocatable, (sched::Resources{2000, 8 * kGi, 8}));
+  EXPECT_EQ(v.instances.at("n2").lingering_pods, 2);
+  std::map<std::string, int32_t> held;
+  for (const auto& r : v.snapshot.running) {
+    ASSERT_EQ(r.placement.size(), 1u);
+    EXPECT_EQ(r.placement[0].instance, "n2");
+    held[r.id] = r.placement[0].blocks;
+  }
+  EXPECT_EQ(held, (std::map<std::string, int32_t>{{"pod:team/old-0", 3}, {"pod:team/unknown-0", kUnknownBlocks}}));
+
+  std::vector<NodeHold> too_much = {{"n1", "kube-system/greedy", greedy, std::nullopt}};
+  ClusterView w = BuildClusterView({fleet}, nodes, {}, kNow, too_much);
+  EXPECT_EQ(FindInstance(w, "n1")->allocatable, (sched::Resources{0, 8 * kGi, 8}));
+}
+
 }  // namespace
 }  // namespace berth::reconcilers

@@ -143,7 +143,8 @@ TEST(BuildPodTest, SingleNodeMetadata) {
                                                 {"berth.dev/rank", "0"},  // berth's value wins over the template's
                                                 {"berth.dev/attempt", "0"}}));
   EXPECT_EQ(StringMap(json::Find(*meta, {"annotations"})),
-            (std::map<std::string, std::string>{{"team", "vision"}, {"sidecar.istio.io/inject", "false"}}));
+            (std::map<std::string, std::string>{
+                {"team", "vision"}, {"sidecar.istio.io/inject", "false"}, {"berth.dev/blocks", "2"}}));
 }
 
 TEST(BuildPodTest, TemplateWithoutMetadataGetsBerthLabelsOnly) {
@@ -152,7 +153,9 @@ TEST(BuildPodTest, TemplateWithoutMetadataGetsBerthLabelsOnly) {
   EXPECT_EQ(StringMap(json::Find(pod, {"metadata", "labels"})),
             (std::map<std::string, std::string>{
                 {"berth.dev/run", "train"}, {"berth.dev/rank", "0"}, {"berth.dev/attempt", "0"}}));
-  EXPECT_EQ(json::Find(pod, {"metadata", "annotations"}), nullptr);
+  // Only berth's own annotation: the blocks the Pod holds until it is gone.
+  EXPECT_EQ(StringMap(json::Find(pod, {"metadata", "annotations"})),
+            (std::map<std::string, std::string>{{"berth.dev/blocks", "1"}}));
 }
 
 TEST(BuildPodTest, OwnerReferenceIsTheRunAsController) {
