@@ -26,6 +26,9 @@ Flags:
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
   --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
+  --retry-backoff D                   a resubmitted run waits this long before it queues again, doubling per
+                                      attempt that ran less than 10m (default 10s; 0 turns the backoff off)
+  --max-retry-backoff D               the longest such wait (default 10m)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -66,6 +69,8 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"webhook-bind-address", str(o.webhook_bind_address)},
       {"webhook-cert-dir", str(o.webhook_cert_dir)},
       {"aging-interval", duration(o.aging_interval)},
+      {"retry-backoff", duration(o.retry_backoff)},
+      {"max-retry-backoff", duration(o.max_retry_backoff)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");

@@ -23,6 +23,8 @@ struct Options {
   std::string webhook_bind_address = "0";  // "0": no admission webhook
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::chrono::milliseconds aging_interval{15 * 60 * 1000};
+  std::chrono::milliseconds retry_backoff{10 * 1000};
+  std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error
   int workers = 4;

@@ -28,6 +28,17 @@ bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; 
 bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
 bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
 
+// Reasons the kubelet gives a Pod it refuses at admission (pkg/kubelet/lifecycle/predicate.go):
+// the node, not the run, is the cause.
+bool IsKubeletRefusal(const std::string& reason) {
+  return reason.rfind("OutOf", 0) == 0 || reason == "NodeAffinity" || reason == "NodeName" || reason == "NodePorts" ||
+         reason == "TaintToleration" || reason == "UnexpectedAdmissionError" || reason == "InvalidNodeInfo" ||
+         reason == "UnknownReason" || reason == "UnexpectedPredicateFailureType";
+}
+
+// How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
+constexpr std::chrono::minutes kRefusalCooldown{1};
+
 // Everything in a Run's spec but its priority (what an admitted run ignores).
 std::string SpecFingerprint(const Run& r) {
   std::string f = std::to_string(r.nodes) + "|" + std::to_string(r.cpu_milli) + "|" + std::to_string(r.memory_bytes) +
@@ -92,10 +103,16 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   pods_->AddIndex("node", [](const k8s::Pod& p) {
     return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
   });
+  others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      "other-pods");
+  others_->SetLabelSelector(std::string("!") + kRunLabel);
+  others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
   runs_->AddHandler(wake);
   fleets_->AddHandler(wake);
   nodes_->AddHandler(wake);
   pods_->AddHandler(wake);
+  others_->AddHandler(wake);
 }
 
 RunController::~RunController() { Stop(); }
@@ -105,6 +122,7 @@ void RunController::StartInformers() {
   fleets_->Start();
   nodes_->Start();
   pods_->Start();
+  others_->Start();
 }
 
 void RunController::StartLoop() {
@@ -135,11 +153,13 @@ void RunController::Stop() {
   fleets_->Stop();
   nodes_->Stop();
   pods_->Stop();
+  others_->Stop();
   events_->Flush();
 }
 
 bool RunController::HasSynced() const {
-  return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced();
+  return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
+         others_->HasSynced();
 }
 
 std::vector<QueueEntry> RunController::Queue() const {
@@ -255,6 +275,46 @@ std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& ru
   return out;
 }
 
+std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string, const Run*>& runs) const {
+  std::vector<NodeHold> holds;
+  for (const auto& p : others_->List()) {
+    if (p->node_name.empty() || IsTerminalPod(*p)) continue;
+    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
+  }
+  // berth's Pods count through their run's placement while that placement stands; any other
+  // bound Pod that the kubelet has not finished holds its blocks until it is gone.
+  for (const auto& p : pods_->List()) {
+    if (p->node_name.empty() || IsTerminalPod(*p)) continue;
+    auto it = runs.find(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
+    if (it != runs.end()) {
+      const Run& run = *it->second;
+      bool current = IsPlacedPhase(run.status.phase) && !run.meta.deleting &&
+                     p->meta.Label(kAttemptLabel) == std::to_string(run.status.resubmissions);
+      if (current && std::any_of(run.status.placement.begin(), run.status.placement.end(),
+                                 [&](const PlacementEntry& e) { return e.pod == p->meta.name && e.node == p->node_name; })) {
+        continue;
+      }
+    }
+    int32_t blocks = kUnknownBlocks;
+    std::string ann = p->meta.Annotation(kBlocksAnnotation);
+    if (!ann.empty() && ann.size() < 7 && ann.find_first_not_of("0123456789") == std::string::npos) blocks = std::stoi(ann);
+    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), {}, blocks});
+  }
+  return holds;
+}
+
+bool RunController::DeletePods(const std::string& ns, const std::vector<PodRef>& pods) {
+  bool ok = true;
+  for (const auto& p : pods) {
+    k8s::DeleteOptions o;
+    o.precondition_uid = p.uid;
+    k8s::Status s = client_->Delete(kPods.Path(ns, p.name), o);
+    // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
+    if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) ok = false;
+  }
+  return ok;
+}
+
 k8s::ObjectReference RunController::Ref(const Run& run) const {
   return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
 }
@@ -321,7 +381,23 @@ void RunController::Pass() {
     it = live.count(it->first) ? std::next(it) : memo_.erase(it);
   }
 
-  ClusterView view = BuildClusterView(fleets, nodes, placed, now);
+  std::unordered_map<std::string, const Run*> by_key;
+  by_key.reserve(keyed.size());
+  for (const auto& [key, run] : keyed) by_key.emplace(key, run.get());
+  ClusterView view = BuildClusterView(fleets, nodes, placed, now, Holds(by_key));
+  // Instances whose kubelet refused one of our Pods lately take no new runs for a while.
+  for (auto it = refused_.begin(); it != refused_.end();) {
+    if (now >= it->second.until) {
+      it = refused_.erase(it);
+      continue;
+    }
+    for (auto& inst : view.snapshot.instances) {
+      if (inst.name != it->first || !inst.ready) continue;
+      inst.ready = false;
+      view.instances[inst.name].node_problem = it->second.why + "; no new runs here until " + k8s::FormatRfc3339(it->second.until);
+    }
+    ++it;
+  }
 
   // Lifecycle of every run; the pending ones go into the queue.
   std::unordered_set<std::string> pending;
@@ -448,13 +524,13 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (phase == "Failed") {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<std::string> to_delete;
+    std::vector<PodRef> to_delete;
     for (const auto& p : PodsOf(run)) {
-      if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(p->meta.name);
+      if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(PodRef{p->meta.name, p->meta.uid});
     }
     if (!to_delete.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
-        for (const auto& name : to_delete) client_->Delete(kPods.Path(ns, name));
+        DeletePods(ns, to_delete);
         return true;
 });
     }
@@ -480,6 +556,8 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
       return false;
     }
+    // A resubmitted run backs off before it queues again (its message says until when).
+    if (auto after = ParseTime(run.status.retry_after); after && now < *after) return false;
     return true;
   }
   if (!IsPlacedPhase(phase) || busy) return false;
@@ -513,6 +591,15 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       continue;
     }
     const k8s::Pod& pod = *it->second;
+    if (pod.phase == "Failed" && IsKubeletRefusal(pod.reason)) {
+      // An interruption, not the run's failure: retry per `interruption`, and place nothing more
+      // on that instance for a while.
+      std::string why = "the kubelet on node " + pod.node_name + " refused pod " + pod.meta.name + ": " + pod.reason;
+      if (!pod.message.empty()) why += " (" + pod.message + ")";
+      refused_[pod.node_name] = Refusal{now + kRefusalCooldown, why};
+      FailOrRetry(run, true, why, now);
+      return false;
+    }
     if (pod.phase == "Failed") {
       bool evicted = pod.reason == "Evicted" || pod.reason == "Preempted" || pod.reason == "Shutdown" ||
                      pod.reason == "NodeLost" || pod.reason == "Terminated";
@@ -545,9 +632,9 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (phase == "Running" && run.max_duration) {
     auto start = ParseTime(run.status.started_at);
     if (start && now - *start >= *run.max_duration) {
-      std::vector<std::string> names;
+      std::vector<PodRef> names;
       for (auto& [name, p] : pods) {
-        if (!IsTerminalPod(*p)) names.push_back(name);
+        if (!IsTerminalPod(*p)) names.push_back(PodRef{name, p->meta.uid});
       }
       RunStatus next = run.status;
       next.phase = "Failed";
@@ -558,7 +645,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       SetCondition(next.conditions, "Ready", "False", "MaxDurationExceeded", next.message, run.meta.generation, now);
       SetCondition(next.conditions, "Finished", "True", "MaxDurationExceeded", next.message, run.meta.generation, now);
       Dispatch(RunKey(run), [this, r = run, names, next] {
-        for (const auto& name : names) client_->Delete(kPods.Path(r.meta.ns, name));
+        DeletePods(r.meta.ns, names);
         auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
         if (res.ok()) {
           NoteWritten(r, *res, &next);
@@ -687,9 +774,11 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
       return true;
     };
     if (ranks.size() > 1) {
+      // The ranks find each other through it: no Pods before it exists (retried like any write).
       auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
       if (!s.ok() && !s.status().IsAlreadyExists()) {
         spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
+        return false;
       }
     }
     for (size_t i = 0; i < ranks.size(); ++i) {
@@ -723,9 +812,13 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
 void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now) {
   bool retry_event = run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
   bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
-  std::vector<std::string> to_delete;
+  // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
+  // older attempts go.
+  std::vector<PodRef> to_delete;
+  const std::string attempt = std::to_string(run.status.resubmissions);
   for (const auto& p : PodsOf(run)) {
-    if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(p->meta.name);
+    if (p->meta.deleting) continue;
+    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(PodRef{p->meta.name, p->meta.uid});
   }
   RunStatus next = run.status;
   const std::string reason = interruption ? "Interrupted" : "PodFailed";
@@ -735,7 +828,18 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     next.phase = "Pending";
     next.reason = reason;
     next.resubmissions += 1;
-    next.message = why + "; back in the queue (resubmission " + std::to_string(next.resubmissions) + ")";
+    // Backoff: a persistent cause must not become a hot loop of Pod creations.
+    std::chrono::milliseconds backoff = options_.retry_backoff;
+    auto started = ParseTime(run.status.started_at);
+    bool ran_long = started && now - *started >= kBackoffResetAfter;
+    if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
+      backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
+    }
+    next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
+    next.retry_after = backoff.count() > 0 ? k8s::FormatRfc3339(now + backoff) : "";
+    next.message = why + "; back in the queue" +
+                   (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
+                   ", resubmission " + std::to_string(next.resubmissions);
     next.fleet.clear();
     next.placement.clear();
     next.scheduled_at.clear();
@@ -756,7 +860,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     event_message = next.message;
   }
   Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message] {
-    for (const auto& name : to_delete) client_->Delete(kPods.Path(r.meta.ns, name));
+    DeletePods(r.meta.ns, to_delete);
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
     if (!res.ok()) {
       if (res.status().IsConflict()) return NoteStale(r);
@@ -791,15 +895,12 @@ void RunController::WriteStatus(const Run& run, const RunStatus& next, const std
 
 void RunController::HandleDeletion(const Run& run) {
   if (!run.meta.HasFinalizer(kFinalizer)) return;
-  std::vector<std::string> pods;
+  std::vector<PodRef> pods;
   for (const auto& p : PodsOf(run)) {
-    if (!p->meta.deleting) pods.push_back(p->meta.name);
+    if (!p->meta.deleting) pods.push_back(PodRef{p->meta.name, p->meta.uid});
   }
   Dispatch(RunKey(run), [this, r = run, pods] {
-    for (const auto& name : pods) {
-      k8s::Status s = client_->Delete(kPods.Path(r.meta.ns, name));
-      if (!s.ok() && !s.IsNotFound()) return false;  // try again on the next pass
-    }
+    if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
     if (r.nodes > 1) {
       k8s::DeleteOptions o;
       o.precondition_uid.clear();

@@ -51,7 +51,14 @@ struct EngineOptions {
   int writers = 16;  // API writes in flight at most
   std::chrono::milliseconds status_refresh{5000};  // waiting runs' message/position, at most this often
   size_t position_limit = 100;                     // queuePosition kept for the first N places
+  // A resubmitted run queues again after this delay, doubled for each attempt in a row that ran
+  // less than kBackoffResetAfter, up to max_retry_backoff. 0 = at once.
+  std::chrono::milliseconds retry_backoff{10 * 1000};
+  std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
 };
+
+// An attempt that ran at least this long resets the retry backoff.
+inline constexpr std::chrono::minutes kBackoffResetAfter{10};
 
 // One pending run as the queue endpoint, CLI and dashboard show it.
 struct QueueEntry {
@@ -166,6 +173,15 @@ class RunController {
   void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
                           k8s::TimePoint now);
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
+  struct PodRef {
+    std::string name, uid;
+  };
+  // Deletes these Pods, each only if it is still the Pod seen (uid precondition: a late delete
+  // never hits a new attempt's Pod of the same name). Returns false when one could not be
+  // deleted for another reason than being gone already.
+  bool DeletePods(const std::string& ns, const std::vector<PodRef>& pods);
+  // Pods on nodes that no current placement accounts for (see NodeHold).
+  std::vector<NodeHold> Holds(const std::unordered_map<std::string, const Run*>& runs) const;
   k8s::ObjectReference Ref(const Run& run) const;
 
   k8s::ClientPtr client_;
@@ -176,11 +192,19 @@ class RunController {
   std::unique_ptr<k8s::Informer<Fleet>> fleets_;
   std::unique_ptr<k8s::Informer<k8s::Node>> nodes_;
   std::unique_ptr<k8s::Informer<k8s::Pod>> pods_;
+  // Everyone else's Pods that may hold resources (not berth's, not finished): their requests come
+  // off the nodes they run on.
+  std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
 
   scheduling::RunQueue queue_;  // loop thread only
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
+  struct Refusal {
+    k8s::TimePoint until;
+    std::string why;
+  };
+  std::map<std::string, Refusal> refused_;  // node -> its kubelet refused a Pod (loop thread only)
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;

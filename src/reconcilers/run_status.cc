@@ -48,6 +48,7 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.fleet != b.fleet || a.placement != b.placement || a.submitted_at != b.submitted_at ||
          a.scheduled_at != b.scheduled_at || a.started_at != b.started_at || a.finished_at != b.finished_at ||
          a.resubmissions != b.resubmissions || a.observed_generation != b.observed_generation ||
+         a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);
 }
@@ -84,6 +85,8 @@ std::string RunStatusPatch(const RunStatus& s, const std::string& resource_versi
   out += R"(,"startedAt":)" + str(s.started_at);
   out += R"(,"finishedAt":)" + str(s.finished_at);
   out += R"(,"resubmissions":)" + std::to_string(s.resubmissions);
+  out += R"(,"retryAfter":)" + str(s.retry_after);
+  out += R"(,"retryBackoffSeconds":)" + (s.retry_backoff_seconds > 0 ? std::to_string(s.retry_backoff_seconds) : "null");
   out += R"(,"observedGeneration":)" + std::to_string(s.observed_generation);
   out += R"(,"conditions":[)";
   for (size_t i = 0; i < s.conditions.size(); ++i) {

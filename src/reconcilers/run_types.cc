@@ -58,6 +58,8 @@ RunStatus DecodeRunStatus(const json::Value& st) {
   s.started_at = json::GetString(st, "startedAt");
   s.finished_at = json::GetString(st, "finishedAt");
   s.resubmissions = json::GetInt(st, "resubmissions");
+  s.retry_after = json::GetString(st, "retryAfter");
+  s.retry_backoff_seconds = json::GetInt(st, "retryBackoffSeconds");
   s.observed_generation = json::GetInt(st, "observedGeneration");
   if (auto* c = json::Find(st, {"conditions"}); c != nullptr && c->IsArray()) {
     for (auto& e : c->GetArray()) {

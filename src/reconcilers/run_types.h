@@ -41,6 +41,10 @@ struct RunStatus {
   std::vector<PlacementEntry> placement;
   std::string submitted_at, scheduled_at, started_at, finished_at;
   int64_t resubmissions = 0;
+  // A resubmitted run waits until retry_after (RFC 3339) before it is queued again; the delay was
+  // retry_backoff_seconds (doubling per quick failure, see docs/concepts.md).
+  std::string retry_after;
+  int64_t retry_backoff_seconds = 0;
   int64_t observed_generation = 0;
   std::vector<Condition> conditions;
 };

@@ -43,6 +43,8 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.metrics_bind_address, ":8080");
   EXPECT_EQ(o.health_probe_bind_address, ":8081");
   EXPECT_EQ(o.aging_interval, minutes(15));
+  EXPECT_EQ(o.retry_backoff, seconds(10));
+  EXPECT_EQ(o.max_retry_backoff, minutes(10));
   EXPECT_EQ(o.log_format, "text");
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.workers, 4);
@@ -70,6 +72,9 @@ std::vector<ValuedCase> ValuedCases() {
        [](const Options& o) { return o.metrics_bind_address == "127.0.0.1:9090"; }},
       {"health-probe-bind-address", ":9440", [](const Options& o) { return o.health_probe_bind_address == ":9440"; }},
       {"aging-interval", "30m", [](const Options& o) { return o.aging_interval == minutes(30); }},
+      {"retry-backoff", "2s", [](const Options& o) { return o.retry_backoff == seconds(2); }},
+      {"retry-backoff", "0", [](const Options& o) { return o.retry_backoff == milliseconds(0); }},
+      {"max-retry-backoff", "1h", [](const Options& o) { return o.max_retry_backoff == minutes(60); }},
       {"aging-interval", "1h30m", [](const Options& o) { return o.aging_interval == minutes(90); }},
       {"log-format", "json", [](const Options& o) { return o.log_format == "json"; }},
       {"log-format", "text", [](const Options& o) { return o.log_format == "text"; }},

@@ -144,6 +144,8 @@ TEST(RunStatusCompareTest, TruthTable) {
       {"startedAt", [](RunStatus& s) { s.started_at = ""; }, true, false},
       {"finishedAt", [](RunStatus& s) { s.finished_at = "2026-01-02T05:00:00Z"; }, true, false},
       {"resubmissions", [](RunStatus& s) { s.resubmissions = 2; }, true, false},
+      {"retryAfter", [](RunStatus& s) { s.retry_after = "2026-01-02T03:05:00Z"; }, true, false},
+      {"retryBackoffSeconds", [](RunStatus& s) { s.retry_backoff_seconds = 20; }, true, false},
       {"observedGeneration", [](RunStatus& s) { s.observed_generation = 5; }, true, false},
       {"condition status", [](RunStatus& s) { s.conditions[1].status = "False"; }, true, false},
       {"condition reason", [](RunStatus& s) { s.conditions[1].reason = "PodFailed"; }, true, false},
@@ -225,6 +227,10 @@ TEST(RunStatusPatchTest, FullStatus) {
   EXPECT_EQ(json::GetString(*st, "finishedAt"), "2026-01-02T05:00:00Z");
   EXPECT_EQ(json::GetInt(*st, "resubmissions"), 1);
   EXPECT_EQ(json::GetInt(*st, "observedGeneration"), 4);
+  // No backoff yet: both fields are cleared (null), not written as empty values.
+  ASSERT_NE(json::Find(*st, {"retryAfter"}), nullptr);
+  EXPECT_TRUE(json::Find(*st, {"retryAfter"})->IsNull());
+  EXPECT_TRUE(json::Find(*st, {"retryBackoffSeconds"})->IsNull());
 
   const json::Value* placement = json::Find(*st, {"placement"});
   ASSERT_NE(placement, nullptr);

@@ -290,7 +290,7 @@ constexpr const char* kFullStatus = R"({
   ],
   "submittedAt": "2026-11-21T10:00:00Z", "scheduledAt": "2026-11-21T10:05:00Z",
   "startedAt": "2026-11-21T10:06:00Z", "finishedAt": "",
-  "resubmissions": 2, "observedGeneration": 4,
+  "resubmissions": 2, "retryAfter": "2026-01-02T03:04:05Z", "retryBackoffSeconds": 40, "observedGeneration": 4,
   "conditions": [
     {"type": "Scheduled", "status": "True", "reason": "Placed", "message": "on a100",
      "lastTransitionTime": "2026-11-21T10:05:00Z", "observedGeneration": 4},
@@ -321,6 +321,8 @@ TEST(DecodeRunStatusTest, DecodesAFullStatus) {
   EXPECT_EQ(s.started_at, "2026-11-21T10:06:00Z");
   EXPECT_EQ(s.finished_at, "");
   EXPECT_EQ(s.resubmissions, 2);
+  EXPECT_EQ(s.retry_after, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(s.retry_backoff_seconds, 40);
   EXPECT_EQ(s.observed_generation, 4);
   ASSERT_EQ(s.conditions.size(), 2u);
   EXPECT_EQ(s.conditions[0].type, "Scheduled");
