@@ -44,7 +44,9 @@ std::string RandomSuffix() {
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input,
                          const std::vector<std::string>& extra_env) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return {};
+  // Close-on-exec: a command started at the same moment from another thread must not inherit
+  // these pipes (its background children would hold them open, and this read would never end).
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return {};
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);

@@ -1,0 +1,35 @@
+#pragma once
+// Real nodes for integration tests: real kubelets with their own containerd + runc
+// (hack/real-nodes.sh), and kube-controller-manager's node lifecycle controller beside them, on
+// the test binary's control plane. Everything started here is stopped at the end of the binary
+// (a gtest Environment), by pid.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness.h"
+
+namespace berth::testing {
+
+struct RealNodeSpec {
+  std::string name;
+  int gpus = 0;                                // advertised nvidia.com/gpu on the Node status
+  std::string memory = "4Gi";                  // allocatable memory (the rest is reserved)
+  std::map<std::string, std::string> labels;
+};
+
+class RealNodes {
+ public:
+  // Starts kube-controller-manager (once) and the nodes (in parallel); fails the test on error.
+  static void Start(const std::vector<RealNodeSpec>& nodes);
+  static void StopKubelet(const std::string& name);
+  static void StartKubelet(const std::string& name);
+  // The kubelet log of a node (for failure messages).
+  static std::string KubeletLog(const std::string& name);
+  static void StopAll();
+  // The locally built image every real node has (no pulls).
+  static constexpr const char* kBusybox = "busybox:1.35";
+};
+
+}  // namespace berth::testing

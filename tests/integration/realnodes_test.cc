@@ -1,0 +1,261 @@
+// berth on real nodes: real kubelets (v1.20.2) with containerd + runc run every Pod berth binds,
+// admit or refuse it, stop it with its grace period and report its real exit code
+// (hack/real-nodes.sh; kube-controller-manager runs beside them for node lifecycle).
+// Each test asserts what a user would check with kubectl.
+
+#include <thread>
+
+#include "engine_fixture.h"
+#include "k8s/json.h"
+#include "real_nodes.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+// Two 8-GPU machines in one zone (2 CPUs each: what this machine has), started once per binary.
+const char* kNode0 = "rn-gpu-0";
+const char* kNode1 = "rn-gpu-1";
+
+class RealNodesTest : public EngineTest {
+ protected:
+  static void SetUpTestSuite() {
+    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}},
+                      {kNode1, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}}});
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      for (const char* n : {kNode0, kNode1}) {
+        std::printf("---- kubelet log of %s (tail) ----\n%s\n", n, RealNodes::KubeletLog(n).c_str());
+      }
+      std::printf("---- pods ----\n%s\n", Kubectl({"get", "pods", "-o", "wide"}).out.c_str());
+    }
+    EngineTest::TearDown();
+    // The next test starts on empty nodes: the kubelets have stopped every container of this one.
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List(kPods.Path(ns_));
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
+  }
+
+  // A fleet over real nodes: `hostname` empty selects both machines, else that one alone.
+  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
+    std::string selector = hostname.empty() ? "{pool: rn-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
+    std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) +
+                       "}\nspec:\n  nodeSelector: " + selector + "\n" + extra_spec;
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    created_fleets_.push_back(FleetName(name));
+  }
+
+  // A run whose container runs `script` in busybox's sh on a real node.
+  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script,
+                const std::string& pod_spec_extra = {}) {
+    std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+                       "  template:\n    spec:\n" + pod_spec_extra +
+                       "      containers:\n      - name: main\n        image: " + RealNodes::kBusybox +
+                       "\n        command: [sh, -c, " + json::Quote(script) + "]\n";
+    Apply(yaml);
+  }
+
+  std::string Logs(const std::string& pod) {
+    CommandResult r = Kubectl({"logs", pod});
+    return r.exit_code == 0 ? r.out : "";
+  }
+
+  // Pods of the namespace the kubelet refused at admission (phase Failed with an OutOf*/affinity reason).
+  std::vector<std::string> RefusedPods() {
+    std::vector<std::string> out;
+    auto l = client()->List(kPods.Path(ns_));
+    if (!l.ok()) return out;
+    for (auto& p : l->items) {
+      std::string reason = json::GetString(json::Find(p, {"status", "reason"}));
+      if (reason.rfind("OutOf", 0) == 0 || reason == "NodeAffinity" || reason == "UnexpectedAdmissionError") {
+        out.push_back(json::GetString(json::Find(p, {"metadata", "name"})) + ": " + reason + " " +
+                      json::GetString(json::Find(p, {"status", "message"})));
+      }
+    }
+    return out;
+  }
+
+  std::string PodPhase(const std::string& pod) {
+    auto d = client()->Get(kPods.Path(ns_, pod));
+    return d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
+  }
+  bool PodExists(const std::string& pod) { return client()->Get(kPods.Path(ns_, pod)).ok(); }
+};
+
+// A single-node run's container runs on a real node; its exit code decides the run and its log is
+// readable with kubectl logs.
+TEST_F(RealNodesTest, ExitCodeDecidesTheRunAndLogsAreReadable) {
+  RealFleet("gpu", "  blocks: auto\n");
+  ShellRun("ok", "  resources: {gpu: 1}\n", "echo hello from rank $BERTH_NODE_RANK of $BERTH_NODES_NUM; exit 0");
+  ShellRun("bad", "  resources: {gpu: 1}\n", "echo about to fail; exit 3");
+  ShellRun("flaky", "  resources: {gpu: 1}\n  retry: {onEvents: [error], duration: 10m}\n", "echo attempt; exit 4");
+
+  ASSERT_TRUE(WaitPhase("ok", "Succeeded", std::chrono::seconds(90))) << Phase("ok") << " " << Message("ok");
+  EXPECT_NE(Logs("ok-0").find("hello from rank 0 of 1"), std::string::npos) << Logs("ok-0");
+
+  ASSERT_TRUE(WaitPhase("bad", "Failed", std::chrono::seconds(90))) << Phase("bad");
+  EXPECT_EQ(Reason("bad"), "PodFailed");
+  EXPECT_NE(Logs("bad-0").find("about to fail"), std::string::npos);
+  auto bad = client()->Get(kPods.Path(ns_, "bad-0"));
+  ASSERT_TRUE(bad.ok());
+  const json::Value* term = json::Find(*bad, {"status", "containerStatuses"});
+  ASSERT_TRUE(term != nullptr && term->IsArray() && term->Size() == 1);
+  const json::Value* terminated = json::Find((*term)[0], {"state", "terminated"});
+  ASSERT_NE(terminated, nullptr);
+  EXPECT_EQ(json::GetInt(*terminated, "exitCode"), 3);
+
+  // Under retry on `error` a failing container sends the run back to the queue: a new attempt runs.
+  EXPECT_TRUE(Eventually([&] { return StatusInt("flaky", "resubmissions") >= 1; }, std::chrono::seconds(90)))
+      << Phase("flaky") << " " << Message("flaky");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
+// A 2-node run on a cluster fleet: each rank's container sees its rank and the master address, the
+// ranks run on two different machines, each with the whole machine.
+TEST_F(RealNodesTest, TwoNodeRunGetsTwoWholeMachines) {
+  RealFleet("gpu", "  blocks: auto\n  placement: cluster\n  topologyKey: zone\n");
+  ShellRun("gang", "  nodes: 2\n  resources: {gpu: 8}\n",
+           "echo rank=$BERTH_NODE_RANK of $BERTH_NODES_NUM master=$BERTH_MASTER_NODE_ADDR gpus=$BERTH_GPUS_PER_NODE; sleep 2");
+  ASSERT_TRUE(WaitPhase("gang", "Succeeded", std::chrono::seconds(90))) << Phase("gang") << " " << Message("gang");
+  std::string master = "gang-0.gang." + ns_ + ".svc";
+  EXPECT_NE(Logs("gang-0").find("rank=0 of 2 master=" + master + " gpus=8"), std::string::npos) << Logs("gang-0");
+  EXPECT_NE(Logs("gang-1").find("rank=1 of 2 master=" + master + " gpus=8"), std::string::npos) << Logs("gang-1");
+  auto p0 = client()->Get(kPods.Path(ns_, "gang-0"));
+  auto p1 = client()->Get(kPods.Path(ns_, "gang-1"));
+  ASSERT_TRUE(p0.ok() && p1.ok());
+  std::string n0 = json::GetString(json::Find(*p0, {"spec", "nodeName"}));
+  std::string n1 = json::GetString(json::Find(*p1, {"spec", "nodeName"}));
+  EXPECT_NE(n0, n1);
+  EXPECT_TRUE((n0 == kNode0 || n0 == kNode1) && (n1 == kNode0 || n1 == kNode1)) << n0 << " " << n1;
+  for (auto* p : {&*p0, &*p1}) {
+    const json::Value* c = json::Find(*p, {"spec", "containers"});
+    ASSERT_TRUE(c != nullptr && c->IsArray());
+    const json::Value* requests = json::Find((*c)[0], {"resources", "requests"});
+    ASSERT_NE(requests, nullptr);
+    EXPECT_EQ(json::GetString(*requests, "nvidia.com/gpu"), "8");
+  }
+}
+
+// Blocks on a real machine: four 2-GPU runs share one 8-GPU node, the kubelet admits every Pod,
+// and a fifth run waits.
+TEST_F(RealNodesTest, FourRunsShareOneMachineAndTheKubeletAdmitsEveryPod) {
+  RealFleet("one", "  blocks: 4\n", kNode0);  // 2 GPUs and 500m CPU a block (auto: min(CPUs, GPUs) = 2)
+  for (int i = 0; i < 5; ++i) {
+    ShellRun("r" + std::to_string(i), "  resources: {gpu: 2}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+             "sleep 3600");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // distinct creation times: FIFO order r0..r4
+  }
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Running") == 4; }, std::chrono::seconds(90)))
+      << "running: " << CountPhase("Running") << "\n" << Kubectl({"get", "runs"}).out;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(PodPhase("r" + std::to_string(i) + "-0"), "Running");
+  EXPECT_EQ(Phase("r4"), "Pending");
+  EXPECT_TRUE(PodsOf("r4").empty());
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
+// Deleting a run stops its containers, and its blocks go to the next run only once the kubelet
+// has confirmed its Pod stopped (terminal) or gone: the container ignores SIGTERM and holds the
+// machine for its grace period, and the waiting run's Pod is admitted, not refused.
+TEST_F(RealNodesTest, DeletedRunFreesItsBlocksOnlyWhenItsPodIsGone) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("stubborn", "  resources: {gpu: 8}\n", "trap '' TERM; echo started; while true; do sleep 1; done",
+           "      terminationGracePeriodSeconds: 8\n");
+  ASSERT_TRUE(WaitPhase("stubborn", "Running", std::chrono::seconds(90))) << Message("stubborn");
+  ShellRun("next", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "echo next; sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Phase("next") == "Pending" && !Message("next").empty(); }));
+
+  ASSERT_EQ(Kubectl({"delete", "run", "stubborn", "--wait=false"}).exit_code, 0);
+  // Until the old Pod has stopped, the waiting run has no Pod bound to the machine.
+  bool old_stopped = false, overlap = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string old_phase = PodPhase("stubborn-0");
+    bool old_active = !old_phase.empty() && old_phase != "Succeeded" && old_phase != "Failed";
+    auto next = PodsOf("next");
+    bool next_bound = false;
+    for (auto& [name, p] : next) next_bound |= !json::GetString(json::Find(p, {"spec", "nodeName"})).empty();
+    if (old_active && next_bound) overlap = true;
+    if (!old_active) old_stopped = true;
+    if (old_stopped && Phase("next") == "Running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(old_stopped);
+  EXPECT_FALSE(overlap) << "next was bound while stubborn-0 still ran on the machine";
+  EXPECT_EQ(Phase("next"), "Running") << Message("next");
+  EXPECT_EQ(PodPhase("next-0"), "Running");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
+// A node whose kubelet stops goes NotReady (kube-controller-manager): its run is interrupted and,
+// with retry on interruption, placed again once a machine is free.
+TEST_F(RealNodesTest, StoppedKubeletInterruptsItsRuns) {
+  RealFleet("gpu", "  blocks: auto\n");
+  ShellRun("survivor", "  resources: {gpu: 8}\n  retry: {onEvents: [interruption, no-capacity], duration: 10m}\n", "sleep 3600");
+  ShellRun("casualty", "  resources: {gpu: 8}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("survivor", "Running", std::chrono::seconds(90)));
+  ASSERT_TRUE(WaitPhase("casualty", "Running", std::chrono::seconds(90)));
+  // Stop the kubelet of the machine that runs `survivor` (the other one runs `casualty`).
+  const std::string victim = PlacementNodes("survivor").at(0);
+  RealNodes::StopKubelet(victim);
+  EXPECT_TRUE(Eventually([&] {
+    auto n = client()->Get(k8s::resources::kNodes.Path("", victim));
+    if (!n.ok()) return false;
+    const json::Value* conds = json::Find(*n, {"status", "conditions"});
+    if (conds == nullptr || !conds->IsArray()) return false;
+    for (auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Ready") return json::GetString(c, "status") != "True";
+    }
+    return false;
+  }, std::chrono::seconds(90))) << "node " << victim << " still Ready";
+  // Interrupted and resubmitted; it waits for a machine (the other one is taken by `casualty`).
+  EXPECT_TRUE(Eventually([&] { return StatusInt("survivor", "resubmissions") >= 1; }, std::chrono::seconds(60)))
+      << Phase("survivor") << " " << Message("survivor");
+  RealNodes::StartKubelet(victim);
+  // Back on its machine once the kubelet is back, Ready, and has stopped the old Pod.
+  EXPECT_TRUE(WaitPhase("survivor", "Running", std::chrono::seconds(120))) << Phase("survivor") << " " << Message("survivor");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
+// A node whose kubelet stops fails a run that has no retry on interruption.
+TEST_F(RealNodesTest, StoppedKubeletFailsARunWithoutRetry) {
+  RealFleet("one", "  blocks: auto\n", kNode1);
+  ShellRun("fragile", "  resources: {gpu: 2}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("fragile", "Running", std::chrono::seconds(90)));
+  RealNodes::StopKubelet(kNode1);
+  EXPECT_TRUE(WaitPhase("fragile", "Failed", std::chrono::seconds(90))) << Phase("fragile");
+  EXPECT_EQ(Reason("fragile"), "Interrupted");
+  EXPECT_NE(Message("fragile").find(kNode1), std::string::npos) << Message("fragile");
+  RealNodes::StartKubelet(kNode1);
+  EXPECT_TRUE(Eventually([&] {
+    auto n = client()->Get(k8s::resources::kNodes.Path("", kNode1));
+    if (!n.ok()) return false;
+    const json::Value* conds = json::Find(*n, {"status", "conditions"});
+    if (conds == nullptr || !conds->IsArray()) return false;
+    for (auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Ready") return json::GetString(c, "status") == "True";
+    }
+    return false;
+  }, std::chrono::seconds(90)));
+}
+
+// maxDuration stops a real container that would run longer and fails the run.
+TEST_F(RealNodesTest, MaxDurationStopsTheContainer) {
+  RealFleet("gpu", "  blocks: auto\n");
+  ShellRun("long", "  resources: {gpu: 1}\n  maxDuration: 5s\n", "echo working; sleep 3600");
+  ASSERT_TRUE(WaitPhase("long", "Running", std::chrono::seconds(90)));
+  ASSERT_TRUE(WaitPhase("long", "Failed", std::chrono::seconds(60))) << Phase("long");
+  EXPECT_EQ(Reason("long"), "MaxDurationExceeded");
+  // The kubelet stops the container and the Pod goes away.
+  EXPECT_TRUE(Eventually([&] { return !PodExists("long-0") || PodPhase("long-0") == "Failed"; },
+                         std::chrono::seconds(60)))
+      << PodPhase("long-0");
+}
+
+}  // namespace
+}  // namespace berth::testing
