@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Runs berth locally: a real etcd + kube-apiserver, simulated nodes in two fleets, the
-# controller, a stand-in kubelet, and the example runs. Ctrl-C stops everything it started.
+# Runs berth locally: a real etcd + kube-apiserver, kube-controller-manager, four real nodes
+# (real kubelets with containerd + runc: two with 8 advertised GPUs, two CPU machines) in two
+# fleets, the controller, and the example runs as real containers. Ctrl-C stops everything.
 #   hack/local-up.sh            run until Ctrl-C
 #   hack/local-up.sh --smoke    start, wait until the demo runs are handled, stop (used by tests)
+#   hack/local-up.sh --sim      simulated nodes and a stand-in kubelet instead (for machines that
+#                               cannot run containers; Pods finish after berth.dev/sim-seconds)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 DIR="${BERTH_CONTROL_PLANE_DIR:-$ROOT/.local/control-plane}"
-SMOKE=0; [ "${1:-}" = "--smoke" ] && SMOKE=1
+SMOKE=0; SIM=0
+for a in "$@"; do
+  case "$a" in
+    --smoke) SMOKE=1 ;;
+    --sim) SIM=1 ;;
+    *) echo "usage: hack/local-up.sh [--smoke] [--sim]" >&2; exit 2 ;;
+  esac
+done
 
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver
+[ "$SIM" = 1 ] || "$ROOT/hack/real-nodes.sh" prepare
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim kubectl-berth
 
@@ -19,6 +30,7 @@ cleanup() {
   trap "" INT TERM; trap - EXIT
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  "$ROOT/hack/real-nodes.sh" stop-all "$DIR" 2>/dev/null || true
   "$ROOT/hack/control-plane.sh" stop "$DIR"
   echo "berth: stopped."
 }
@@ -29,28 +41,56 @@ export KUBECONFIG="$DIR/kubeconfig"
 kubectl apply -f "$ROOT/deploy/crds/" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/runs.berth.dev crd/fleets.berth.dev >/dev/null
 
-"$ROOT/hack/sim-nodes.sh" a100- 4 pool=a100,zone=z1 64 512Gi 8
-"$ROOT/hack/sim-nodes.sh" cpu- 4 pool=cpu 16 64Gi
+if [ "$SIM" = 1 ]; then
+  "$ROOT/hack/sim-nodes.sh" a100- 2 pool=a100,zone=z1 64 512Gi 8
+  "$ROOT/hack/sim-nodes.sh" cpu- 2 pool=cpu 16 64Gi
+else
+  echo "berth: starting kube-controller-manager and 4 real nodes (kubelet + containerd each)..."
+  "$ROOT/hack/real-nodes.sh" controller-manager "$DIR"
+  NODE_PIDS=()
+  for n in a100-0 a100-1; do
+    "$ROOT/hack/real-nodes.sh" start "$DIR" "$n" --gpus 8 --memory 8Gi --labels pool=a100,zone=z1 &
+    NODE_PIDS+=($!)
+  done
+  for n in cpu-0 cpu-1; do
+    "$ROOT/hack/real-nodes.sh" start "$DIR" "$n" --memory 8Gi --labels pool=cpu &
+    NODE_PIDS+=($!)
+  done
+  for p in "${NODE_PIDS[@]}"; do wait "$p"; done
+fi
 kubectl apply -f "$ROOT/examples/fleets.yaml" >/dev/null
 
 "$BUILD/src/controller/berth-controller" --kubeconfig "$KUBECONFIG" \
   --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
   >"$DIR/controller.log" 2>&1 &
 PIDS+=($!)
-"$BUILD/tests/sim/berth-kubelet-sim" --kubeconfig "$KUBECONFIG" >"$DIR/kubelet-sim.log" 2>&1 &
-PIDS+=($!)
+if [ "$SIM" = 1 ]; then
+  "$BUILD/tests/sim/berth-kubelet-sim" --kubeconfig "$KUBECONFIG" >"$DIR/kubelet-sim.log" 2>&1 &
+  PIDS+=($!)
+fi
 
 kubectl apply -f "$ROOT/examples/runs.yaml" >/dev/null
 
 if [ "$SMOKE" = 1 ]; then
-  # Every example run is admitted and its pods run (the stand-in kubelet reports them Running).
-  for _ in $(seq 1 300); do
-    phases=$(kubectl get runs -o jsonpath='{range .items[*]}{.status.phase}{" "}{end}')
-    running=$(echo "$phases" | tr ' ' '\n' | grep -cE '^(Running|Succeeded)$' || true)
-    if [ "$running" -eq 4 ]; then
+  # hotfix (priority 90), ab-test and dev-test start; train-llm (two whole 8-GPU machines) waits
+  # for hotfix's GPUs. On real nodes the containers print their BERTH_* environment.
+  for _ in $(seq 1 600); do
+    phases=$(kubectl get runs -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase}{" "}{end}')
+    started=$(echo "$phases" | tr ' ' '\n' | grep -cE '^(hotfix|ab-test|dev-test)=(Running|Succeeded)$' || true)
+    if [ "$started" -eq 3 ] && echo "$phases" | grep -q 'train-llm=Pending'; then
       kubectl get runs; kubectl get fleets
       PATH="$BUILD/src/cli:$PATH" kubectl berth fleets
       curl -sf 127.0.0.1:18080/queue >/dev/null
+      if [ "$SIM" = 0 ]; then
+        logs=""
+        for _ in $(seq 1 100); do
+          logs=$(kubectl logs hotfix-0 2>/dev/null || true)
+          echo "$logs" | grep -q '^BERTH_RUN_NAME=hotfix$' && break
+          sleep 0.2
+        done
+        echo "$ kubectl logs hotfix-0"; echo "$logs"
+        echo "$logs" | grep -q '^BERTH_NODE_RANK=0$' || { echo "berth: hotfix-0's log lacks its rank" >&2; exit 1; }
+      fi
       echo "berth: smoke check passed"
       exit 0
     fi
@@ -64,7 +104,8 @@ fi
 
 cat <<TXT
 
-berth is running locally (logs: $DIR/controller.log, $DIR/kubelet-sim.log).
+berth is running locally (controller log: $DIR/controller.log; nodes: $(if [ "$SIM" = 1 ]; then
+  echo "simulated, $DIR/kubelet-sim.log"; else echo "real kubelets, logs in $DIR/nodes/NODE/"; fi)).
 Dashboard: http://127.0.0.1:18080/  (token for priority changes: the content of $DIR/admin.token)
 In another shell:
 
@@ -74,6 +115,8 @@ In another shell:
   kubectl berth fleets                                  # per-instance block usage, runs started, expiry
   kubectl berth priority dev-test 95                    # change a priority (or kubectl patch run ...)
   kubectl describe run train-llm                        # status, conditions, events
+  kubectl logs hotfix-0                                 # a rank's output (real nodes)
+  kubectl logs train-llm-1                              # rank 1 of the 2-node run, once it runs
   kubectl berth apply -Q -f examples/runs.yaml          # (re)submit the examples with queueing
   curl -s 127.0.0.1:18080/queue                         # the controller's exact queue (JSON)
 
