@@ -1,10 +1,14 @@
 #include "reconcilers/pod_builder.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "k8s/quantity.h"
 
 namespace berth::reconcilers {
 
 namespace json = k8s::json;
+namespace sched = scheduling;
 using rapidjson::StringRef;
 
 namespace {
@@ -55,6 +59,55 @@ void SetEnv(json::Value& container, const std::string& name, const std::string& 
   e.AddMember("name", Str(name, a), a);
   e.AddMember("value", Str(value, a), a);
   env.PushBack(e, a);
+}
+
+// A container's request for one resource as the API server will default it: the request, else
+// the limit. -1 when a quantity cannot be read.
+int64_t ContainerRequest(const json::Value& c, const char* resource) {
+  for (const char* kind : {"requests", "limits"}) {
+    const json::Value* q = json::Find(c, {"resources", kind, resource});
+    if (q == nullptr) continue;
+    if (!q->IsString()) return -1;
+    auto v = std::string_view(resource) == "cpu" ? k8s::ParseMilliValue(q->GetString()) : k8s::ParseValue(q->GetString());
+    return v.ok() && v.value() >= 0 ? v.value() : -1;
+  }
+  return 0;
+}
+
+struct OtherRequests {
+  sched::Resources sum;       // containers after the first
+  sched::Resources init_max;  // the largest init container, per resource
+};
+
+k8s::Result<OtherRequests> OtherContainersRequests(const json::Value& spec, const std::string& gpu_resource) {
+  OtherRequests out;
+  for (const char* list : {"containers", "initContainers"}) {
+    const json::Value* cs = json::Find(spec, {list});
+    if (cs == nullptr || !cs->IsArray()) continue;
+    const bool init = std::string_view(list) == "initContainers";
+    for (rapidjson::SizeType i = init ? 0 : 1; i < cs->Size(); ++i) {
+      const json::Value& c = (*cs)[i];
+      if (!c.IsObject()) continue;
+      std::string name = json::GetString(c, "name");
+      int64_t cpu = ContainerRequest(c, "cpu"), memory = ContainerRequest(c, "memory");
+      int64_t gpus = ContainerRequest(c, gpu_resource.c_str());
+      if (cpu < 0 || memory < 0 || gpus < 0) {
+        return k8s::Status::Error(std::string(list) + " " + name + " has a resource quantity berth cannot read");
+      }
+      if (gpus > 0) {
+        return k8s::Status::Error(std::string(init ? "init container " : "container ") + name + " asks for " + gpu_resource +
+                                  ": only the first container gets the run's GPUs");
+      }
+      if (init) {
+        out.init_max.cpu_millis = std::max(out.init_max.cpu_millis, cpu);
+        out.init_max.memory_bytes = std::max(out.init_max.memory_bytes, memory);
+      } else {
+        out.sum.cpu_millis = std::min<int64_t>(out.sum.cpu_millis + cpu, int64_t{1} << 60);
+        out.sum.memory_bytes = std::min<int64_t>(out.sum.memory_bytes + memory, int64_t{1} << 60);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -130,15 +183,34 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
     return k8s::Status::Error("spec.template.spec.containers must list at least one container");
   }
-  // Requests and limits of the first container are the blocks given.
+  // The blocks are the Pod's whole budget, counted the way the kubelet admits it: the first
+  // container gets the blocks' resources less what the other containers ask for; no init
+  // container may ask for more than the blocks; only the first container gets GPUs.
+  auto others = OtherContainersRequests(spec, gpu_resource);
+  if (!others.ok()) return others.status();
+  const sched::Resources& sidecars = others.value().sum;
+  const sched::Resources& init = others.value().init_max;
+  if (me.resources.cpu_millis > 0 && (sidecars.cpu_millis >= me.resources.cpu_millis || init.cpu_millis > me.resources.cpu_millis)) {
+    return k8s::Status::Error("the other containers ask for " + k8s::FormatMilli(std::max(sidecars.cpu_millis, init.cpu_millis)) +
+                              " CPU, but the run's blocks on " + me.node + " hold " + k8s::FormatMilli(me.resources.cpu_millis) +
+                              " in all: ask for more resources in spec.resources");
+  }
+  if (me.resources.memory_bytes > 0 &&
+      (sidecars.memory_bytes >= me.resources.memory_bytes || init.memory_bytes > me.resources.memory_bytes)) {
+    return k8s::Status::Error("the other containers ask for " + k8s::FormatBytes(std::max(sidecars.memory_bytes, init.memory_bytes)) +
+                              " memory, but the run's blocks on " + me.node + " hold " +
+                              k8s::FormatBytes(me.resources.memory_bytes) + " in all: ask for more resources in spec.resources");
+  }
   {
     json::Value& first = (*containers)[0];
     if (!first.IsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
     json::Value& res = ObjectMember(first, "resources", a);
+    const int64_t cpu = me.resources.cpu_millis - sidecars.cpu_millis;
+    const int64_t memory = me.resources.memory_bytes - sidecars.memory_bytes;
     for (const char* kind : {"requests", "limits"}) {
       json::Value& m = ObjectMember(res, kind, a);
-      if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(me.resources.cpu_millis), a);
-      if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(me.resources.memory_bytes), a);
+      if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(cpu), a);
+      if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(memory), a);
       // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
       m.RemoveMember(gpu_resource.c_str());
       if (me.resources.gpus > 0) m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);

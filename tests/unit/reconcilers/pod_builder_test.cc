@@ -326,6 +326,47 @@ TEST(BuildPodTest, OtherContainersKeepTheirResourcesAndGetTheEnvironment) {
   EXPECT_FALSE((*init)[0].HasMember("resources"));
 }
 
+// The blocks are the whole Pod's budget as the kubelet counts it: the first container gets what
+// the other containers leave.
+TEST(BuildPodTest, FirstContainerGetsTheBlocksLessTheSidecars) {
+  RunObj run = MakeRun(R"({"spec":{
+      "initContainers":[{"name":"fetch","image":"busybox","resources":{"requests":{"cpu":"1","memory":"1Gi"}}}],
+      "containers":[{"name":"main","image":"busybox"},
+                    {"name":"proxy","image":"envoy","resources":{"requests":{"cpu":"250m","memory":"256Mi"}}},
+                    {"name":"logs","image":"fluent","resources":{"limits":{"cpu":"250m"}}}]}})");
+  json::Document pod = Build(run, {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+  const json::Value& main = Containers(pod)[0];
+  EXPECT_EQ(StringMap(json::Find(main, {"resources", "requests"})),
+            (std::map<std::string, std::string>{{"cpu", "1500m"}, {"memory", "3840Mi"}, {"nvidia.com/gpu", "2"}}));
+  EXPECT_EQ(StringMap(json::Find(main, {"resources", "limits"})),
+            (std::map<std::string, std::string>{{"cpu", "1500m"}, {"memory", "3840Mi"}, {"nvidia.com/gpu", "2"}}));
+}
+
+TEST(BuildPodTest, OtherContainersThatDoNotFitTheBlocksAreErrors) {
+  struct Case {
+    std::string name, containers, init, want;
+  };
+  const std::vector<Case> cases = {
+      {"sidecar takes all CPU", R"({"name":"s","resources":{"requests":{"cpu":"2"}}})", "", "other containers ask for 2 CPU"},
+      {"sidecar memory", R"({"name":"s","resources":{"limits":{"memory":"8Gi"}}})", "", "ask for 8Gi memory"},
+      {"init larger than the blocks", "", R"({"name":"i","resources":{"requests":{"cpu":"3"}}})", "ask for 3 CPU"},
+      {"sidecar GPU", R"({"name":"s","resources":{"limits":{"nvidia.com/gpu":"1"}}})", "",
+       "container s asks for nvidia.com/gpu: only the first container gets the run's GPUs"},
+      {"init GPU", "", R"({"name":"i","resources":{"requests":{"nvidia.com/gpu":"1"}}})", "init container i asks"},
+      {"unreadable", R"({"name":"s","resources":{"requests":{"cpu":"lots"}}})", "", "cannot read"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string tmpl = R"({"spec":{"containers":[{"name":"main","image":"busybox"})" +
+                       (c.containers.empty() ? "" : "," + c.containers) + "]" +
+                       (c.init.empty() ? "" : R"(,"initContainers":[)" + c.init + "]") + "}}";
+    RunObj run = MakeRun(tmpl);
+    auto pod = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+    ASSERT_FALSE(pod.ok());
+    EXPECT_NE(pod.status().message().find(c.want), std::string::npos) << pod.status().message();
+  }
+}
+
 TEST(BuildPodTest, SingleNodeEnvironmentAndNoHostname) {
   RunObj run = MakeRun(kSimpleTemplate);
   json::Document pod = Build(run, {Rank(0, "n1", 2, 8000, 32 * kGi, 2)}, 0);
