@@ -1,5 +1,7 @@
 #include "reconcilers/run_types.h"
 
+#include <string_view>
+
 #include "k8s/duration.h"
 #include "k8s/quantity.h"
 
@@ -127,6 +129,20 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
     const json::Value* containers = json::Find(*spec, {"template", "spec", "containers"});
     if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
       err = "spec.template.spec.containers must list at least one container";
+    }
+    // berth chooses the machine itself: a template constraint on nodes would only make the kubelet
+    // refuse the Pod on the machine berth chose. Machines are chosen with Fleets instead.
+    for (const char* field : {"nodeSelector", "affinity", "nodeName"}) {
+      const json::Value* v = json::Find(*spec, {"template", "spec", field});
+      bool set = v != nullptr && !v->IsNull() && !(v->IsObject() && v->ObjectEmpty()) && !(v->IsString() && v->GetStringLength() == 0);
+      if (std::string_view(field) == "affinity" && set) {
+        set = json::Find(*v, {"nodeAffinity"}) != nullptr;  // Pod (anti-)affinity is the kubelet's to ignore
+      }
+      if (set && err.empty()) {
+        err = std::string("spec.template.spec.") + field +
+              " is not supported: berth places the run on a machine of its fleets; choose machines with a Fleet's "
+              "nodeSelector and list that fleet in spec.fleets";
+      }
     }
     if (run->nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
     if ((run->priority < 0 || run->priority > 100) && err.empty()) err = "spec.priority must be between 0 and 100";

@@ -91,6 +91,26 @@ TEST(DecodeRunTest, MissingSpecIsInvalid) {
   }
 }
 
+// berth chooses the machine: node constraints in the template are refused with a sentence that
+// says what to do instead; Pod affinity, tolerations and empty values are fine.
+TEST(DecodeRunTest, TemplateNodeConstraintsAreInvalid) {
+  const std::string containers = R"("containers":[{"name":"main","image":"busybox"}])";
+  for (const std::string extra : {R"("nodeSelector":{"gpu":"h100"})", R"("nodeName":"n1")",
+                                  R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{}}})"}) {
+    auto run = Decode(R"({"template":{"spec":{)" + containers + "," + extra + "}}}");
+    ASSERT_NE(run, nullptr);
+    EXPECT_NE(run->invalid_message.find("is not supported: berth places the run on a machine of its fleets"),
+              std::string::npos) << extra << ": " << run->invalid_message;
+    EXPECT_NE(run->invalid_message.find("Fleet's nodeSelector"), std::string::npos);
+  }
+  for (const std::string extra : {R"("nodeSelector":{})", R"("tolerations":[{"key":"x","operator":"Exists"}])",
+                                  R"("affinity":{"podAntiAffinity":{}})"}) {
+    auto run = Decode(R"({"template":{"spec":{)" + containers + "," + extra + "}}}");
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->invalid_message, "") << extra;
+  }
+}
+
 TEST(DecodeRunTest, PriorityAndNodes) {
   auto run = Decode(R"({"priority":90,"nodes":4})");
   ASSERT_NE(run, nullptr);
