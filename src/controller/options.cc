@@ -29,6 +29,8 @@ Flags:
   --retry-backoff D                   a resubmitted run waits this long before it queues again, doubling per
                                       attempt that ran less than 10m (default 10s; 0 turns the backoff off)
   --max-retry-backoff D               the longest such wait (default 10m)
+  --start-timeout D                   a run whose Pods have not all started this long after placement fails with
+                                      StartTimeout, or is resubmitted under retry on error (default 10m; 0 = off)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -71,6 +73,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"aging-interval", duration(o.aging_interval)},
       {"retry-backoff", duration(o.retry_backoff)},
       {"max-retry-backoff", duration(o.max_retry_backoff)},
+      {"start-timeout", duration(o.start_timeout)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");

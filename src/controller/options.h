@@ -25,6 +25,7 @@ struct Options {
   std::chrono::milliseconds aging_interval{15 * 60 * 1000};
   std::chrono::milliseconds retry_backoff{10 * 1000};
   std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
+  std::chrono::milliseconds start_timeout{10 * 60 * 1000};
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error
   int workers = 4;

@@ -656,6 +656,36 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       return false;
     }
   }
+  if (phase == "Scheduled" && running + succeeded < n) {
+    // A Pod that cannot start (ErrImagePull, CreateContainerConfigError, ...) says why at once,
+    // and does not hold its blocks for ever.
+    std::string waiting;
+    for (const auto& [name, p] : pods) {
+      if (p->waiting.empty()) continue;
+      waiting = "pod " + name + " on node " + p->node_name + " cannot start: " + p->waiting;
+      break;
+    }
+    std::optional<std::chrono::milliseconds> timeout;
+    if (run.start_timeout) {
+      timeout = *run.start_timeout;
+    } else if (options_.start_timeout.count() > 0) {
+      timeout = options_.start_timeout;
+    }
+    auto scheduled = ParseTime(run.status.scheduled_at);
+    if (timeout && scheduled && now - *scheduled >= *timeout) {
+      FailOrRetry(run, false,
+                  "the Pods did not all start within startTimeout " + k8s::FormatDuration(*timeout) +
+                      (waiting.empty() ? "" : " (" + waiting + ")"),
+                  now, "StartTimeout");
+      return false;
+    }
+    if (!waiting.empty() && run.status.message != waiting) {
+      RunStatus next = run.status;
+      next.message = waiting;
+      WriteStatus(run, next);
+      return false;
+    }
+  }
   if (phase == "Scheduled") {
     if (running + succeeded == n) {
       RunStatus next = run.status;
@@ -809,7 +839,8 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
 });
 }
 
-void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now) {
+void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
+                                const std::string& reason_override) {
   bool retry_event = run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
   bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
@@ -821,7 +852,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(PodRef{p->meta.name, p->meta.uid});
   }
   RunStatus next = run.status;
-  const std::string reason = interruption ? "Interrupted" : "PodFailed";
+  const std::string reason = !reason_override.empty() ? reason_override : interruption ? "Interrupted" : "PodFailed";
   next.observed_generation = run.meta.generation;
   std::string event_type = "Warning", event_reason, event_message;
   if (retry_event && within) {

@@ -55,6 +55,9 @@ struct EngineOptions {
   // less than kBackoffResetAfter, up to max_retry_backoff. 0 = at once.
   std::chrono::milliseconds retry_backoff{10 * 1000};
   std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
+  // A run whose Pods have not all started this long after placement fails with StartTimeout (or
+  // is resubmitted under retry on error); spec.startTimeout overrides it. 0 = off.
+  std::chrono::milliseconds start_timeout{10 * 60 * 1000};
 };
 
 // An attempt that ran at least this long resets the retry backoff.
@@ -163,7 +166,9 @@ class RunController {
   bool NoteStale(const Run& run);
   // Also tells the observer when `next` finished the run.
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
-  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now);
+  // `reason` overrides the reason (default Interrupted or PodFailed).
+  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
+                   const std::string& reason = {});
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);

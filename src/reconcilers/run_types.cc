@@ -104,6 +104,14 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
     } else {
       run->max_duration = parsed.value();
     }
+    if (const json::Value* st = json::Find(*spec, {"startTimeout"}); st != nullptr && st->IsString()) {
+      auto d = k8s::ParseDuration(st->GetString());
+      if (!d.ok()) {
+        if (err.empty()) err = "spec.startTimeout: " + d.status().message();
+      } else {
+        run->start_timeout = d.value();
+      }
+    }
     if (const json::Value* r = json::Find(*spec, {"retry"}); r != nullptr && r->IsObject()) {
       RetrySpec retry;
       const json::Value* events = json::Find(*r, {"onEvents"});

@@ -57,6 +57,8 @@ struct Run {
   int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
   std::vector<std::string> fleets;
   std::optional<std::chrono::milliseconds> max_duration;  // nullopt = off
+  // spec.startTimeout: unset = the controller's default; nullopt inside = "off".
+  std::optional<std::optional<std::chrono::milliseconds>> start_timeout;
   std::optional<RetrySpec> retry;                         // nullopt = no retry
   std::string template_json;                              // spec.template as JSON
   // Set when the spec cannot be used (a quantity or duration the core cannot read).

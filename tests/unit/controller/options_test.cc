@@ -45,6 +45,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.aging_interval, minutes(15));
   EXPECT_EQ(o.retry_backoff, seconds(10));
   EXPECT_EQ(o.max_retry_backoff, minutes(10));
+  EXPECT_EQ(o.start_timeout, minutes(10));
   EXPECT_EQ(o.log_format, "text");
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.workers, 4);

@@ -111,6 +111,17 @@ TEST(DecodeRunTest, TemplateNodeConstraintsAreInvalid) {
   }
 }
 
+TEST(DecodeRunTest, StartTimeout) {
+  EXPECT_EQ(Decode(R"({"priority":1})")->start_timeout, std::nullopt);  // the controller's default
+  auto off = Decode(R"({"startTimeout":"off"})");
+  ASSERT_TRUE(off->start_timeout.has_value());
+  EXPECT_EQ(*off->start_timeout, std::nullopt);
+  auto five = Decode(R"({"startTimeout":"5m"})");
+  ASSERT_TRUE(five->start_timeout.has_value());
+  EXPECT_EQ(*five->start_timeout, std::chrono::minutes(5));
+  EXPECT_EQ(Decode(R"({"startTimeout":"soon"})")->invalid_message.rfind("spec.startTimeout: ", 0), 0u);
+}
+
 TEST(DecodeRunTest, PriorityAndNodes) {
   auto run = Decode(R"({"priority":90,"nodes":4})");
   ASSERT_NE(run, nullptr);
