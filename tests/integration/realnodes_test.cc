@@ -257,5 +257,116 @@ TEST_F(RealNodesTest, MaxDurationStopsTheContainer) {
       << PodPhase("long-0");
 }
 
+// Another scheduler's Pod (a DaemonSet agent) holds 1 CPU on a machine: berth cuts the machine
+// into blocks from what is left, and the kubelet admits every Pod berth binds there (it refused
+// rank 0 of a 2-node run 33 times in 10 s when berth counted the whole machine).
+TEST_F(RealNodesTest, OtherPodsOnTheMachineAreCounted) {
+  Apply(std::string("apiVersion: v1\nkind: Pod\nmetadata: {name: agent}\nspec:\n  nodeName: ") + kNode0 +
+        "\n  containers:\n  - name: agent\n    image: " + RealNodes::kBusybox +
+        "\n    command: [sleep, '3600']\n    resources: {requests: {cpu: '1'}}\n");
+  ASSERT_TRUE(Eventually([&] { return PodPhase("agent") == "Running"; }, std::chrono::seconds(60)));
+  RealFleet("gpu", "  blocks: 4\n  placement: cluster\n  topologyKey: zone\n");
+  ShellRun("gang", "  nodes: 2\n  resources: {gpu: 8}\n  retry: {onEvents: [error], duration: 10m}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("gang", "Running", std::chrono::seconds(90))) << Phase("gang") << " " << Message("gang");
+  EXPECT_EQ(StatusInt("gang", "resubmissions"), 0);
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  ASSERT_EQ(Kubectl({"delete", "run", "gang", "--wait=false"}).exit_code, 0);
+
+  // A burst that fills both machines: 4 blocks each, 250m CPU a block on the agent's machine.
+  for (int i = 0; i < 8; ++i) {
+    ShellRun("b" + std::to_string(i), "  resources: {gpu: 2}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+             "sleep 3600");
+  }
+  EXPECT_TRUE(Eventually([&] { return CountPhase("Running") == 8; }, std::chrono::seconds(120)))
+      << Kubectl({"get", "runs"}).out << Kubectl({"get", "pods", "-o", "wide"}).out;
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  EXPECT_EQ(PodPhase("agent"), "Running");  // nothing of the other scheduler's was disturbed
+  ASSERT_EQ(Kubectl({"delete", "pod", "agent", "--wait=false", "--grace-period=1"}).exit_code, 0);
+}
+
+// A Pod the kubelet refuses at admission is an interruption of the run, not the user's failure:
+// the run says which node refused it and why, and retries back off instead of looping.
+TEST_F(RealNodesTest, KubeletRefusalIsAnInterruptionAndRetriesBackOff) {
+  RealFleet("gpu", "  blocks: 4\n");
+  // More scratch space than any machine has (berth does not count ephemeral storage): the kubelet
+  // refuses the Pod with OutOfephemeral-storage. (An extended resource no node has would be
+  // ignored by the kubelet, not refused.)
+  const std::string dongle = "      containers:\n      - name: main\n        image: " + std::string(RealNodes::kBusybox) +
+                             "\n        command: [sleep, '60']\n        resources: {requests: {ephemeral-storage: 100Ti}, "
+                             "limits: {ephemeral-storage: 100Ti}}\n";
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: once}\nspec:\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n" + dongle);
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: again}\nspec:\n  resources: {gpu: 2}\n"
+        "  retry: {onEvents: [interruption], duration: 10m}\n  template:\n    spec:\n" + dongle);
+  ASSERT_TRUE(WaitPhase("once", "Failed", std::chrono::seconds(90))) << Phase("once");
+  EXPECT_EQ(Reason("once"), "Interrupted");
+  EXPECT_NE(Message("once").find("refused pod once-0: OutOfephemeral-storage"), std::string::npos) << Message("once");
+  ASSERT_TRUE(Eventually([&] { return StatusInt("again", "resubmissions") >= 1; }, std::chrono::seconds(90)));
+  auto doc = RunDoc("again");
+  EXPECT_FALSE(json::GetString(json::Find(doc, {"status", "retryAfter"})).empty());
+  EXPECT_NE(Message("again").find("back in the queue at"), std::string::npos) << Message("again");
+  // A hot loop is what this rules out, so this waits on purpose: 20 s later there have been at
+  // most two more attempts (10 s, then 20 s apart), where there were dozens before the backoff.
+  std::this_thread::sleep_for(std::chrono::seconds(20));
+  EXPECT_LE(StatusInt("again", "resubmissions"), 3);
+  EXPECT_LE(PodsOf("again").size(), 2u) << "pods of older attempts are deleted";
+}
+
+// A sidecar with its own request: the Pod as a whole fits its blocks (the main container gets the
+// rest), so four such runs fill a machine and the kubelet admits all four.
+TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
+  RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
+  for (int i = 0; i < 4; ++i) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
+          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      containers:\n"
+          "      - {name: main, image: " + RealNodes::kBusybox + ", command: [sleep, '3600']}\n"
+          "      - {name: proxy, image: " + RealNodes::kBusybox + ", command: [sleep, '3600'], "
+          "resources: {requests: {cpu: 200m}}}\n");
+  }
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Running") == 4; }, std::chrono::seconds(90)))
+      << Kubectl({"get", "runs"}).out << Kubectl({"get", "pods", "-o", "wide"}).out;
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  auto pod = client()->Get(kPods.Path(ns_, "s0-0"));
+  ASSERT_TRUE(pod.ok());
+  const json::Value* main = json::Find(*pod, {"spec", "containers"});
+  ASSERT_TRUE(main != nullptr && main->IsArray() && main->Size() == 2);
+  const json::Value* req = json::Find((*main)[0], {"resources", "requests"});
+  ASSERT_NE(req, nullptr);
+  EXPECT_EQ(json::GetString(*req, "cpu"), "300m");  // 500m of the block less the proxy's 200m
+}
+
+// berth chooses the machine: a template that pins a node is refused with a sentence, not sent to
+// a kubelet that would refuse it.
+TEST_F(RealNodesTest, TemplateNodeSelectorIsRefusedWithAReason) {
+  RealFleet("gpu", "  blocks: 4\n");
+  ShellRun("pinned", "  resources: {gpu: 2}\n", "sleep 5", "      nodeSelector: {gpu-model: h100}\n");
+  ASSERT_TRUE(WaitPhase("pinned", "Failed", std::chrono::seconds(60))) << Phase("pinned");
+  EXPECT_EQ(Reason("pinned"), "InvalidSpec");
+  EXPECT_NE(Message("pinned").find("spec.template.spec.nodeSelector is not supported"), std::string::npos)
+      << Message("pinned");
+  EXPECT_TRUE(PodsOf("pinned").empty());
+}
+
+// An image that cannot be pulled: the run says so at once, and after its startTimeout it fails
+// with StartTimeout and gives its blocks back.
+TEST_F(RealNodesTest, ImageThatCannotBePulledTimesOut) {
+  RealFleet("one", "  blocks: 1\n", kNode1);
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: nopull}\nspec:\n  resources: {gpu: 8}\n"
+        "  startTimeout: 20s\n  template:\n    spec:\n      containers:\n"
+        "      - {name: main, image: registry.invalid/berth/none:1, command: [sh]}\n");
+  ShellRun("after", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
+  EXPECT_TRUE(Eventually([&] {
+    std::string m = Message("nopull");
+    return m.find("cannot start: ErrImagePull") != std::string::npos ||
+           m.find("cannot start: ImagePullBackOff") != std::string::npos;
+  }, std::chrono::seconds(60))) << Phase("nopull") << ": " << Message("nopull");
+  EXPECT_EQ(Phase("nopull"), "Scheduled");
+  ASSERT_TRUE(WaitPhase("nopull", "Failed", std::chrono::seconds(60))) << Message("nopull");
+  EXPECT_EQ(Reason("nopull"), "StartTimeout");
+  EXPECT_NE(Message("nopull").find("within startTimeout 20s"), std::string::npos) << Message("nopull");
+  // Its blocks go to the waiting run.
+  EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(60))) << Message("after");
+}
+
 }  // namespace
 }  // namespace berth::testing
