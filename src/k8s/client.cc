@@ -184,6 +184,7 @@ Result<json::Document> Client::JsonPatch(const std::string& path, const std::str
 Status Client::Delete(const std::string& path, const DeleteOptions& opts) {
   std::string body = R"({"kind":"DeleteOptions","apiVersion":"v1")";
   if (!opts.propagation_policy.empty()) body += R"(,"propagationPolicy":)" + json::Quote(opts.propagation_policy);
+  if (opts.grace_period_seconds) body += R"(,"gracePeriodSeconds":)" + std::to_string(*opts.grace_period_seconds);
   if (!opts.precondition_uid.empty() || !opts.precondition_resource_version.empty()) {
     body += R"(,"preconditions":{)";
     bool first = true;

@@ -60,6 +60,7 @@ struct DeleteOptions {
   std::string precondition_uid;
   std::string precondition_resource_version;
   std::string propagation_policy;  // "Background", "Foreground", "Orphan" or "" (server default)
+  std::optional<int64_t> grace_period_seconds;  // nullopt: the object's own
 };
 
 // Counts requests by verb and HTTP code (0 = no answer); hooked up to metrics by the controller.

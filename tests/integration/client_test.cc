@@ -217,7 +217,7 @@ TEST_F(ClientTest, InformerKeepsIndexedCacheAndCallsHandlers) {
   ASSERT_TRUE(client()->Create(kPods.Path(ns_), pod_json("x", "r1")).ok());
   ASSERT_TRUE(client()->Create(kPods.Path(ns_), pod_json("y", "r2")).ok());
   ASSERT_TRUE(Eventually([&] { return pods.ByIndex("run", "r1").size() == 2 && pods.ByIndex("run", "r2").size() == 1; }));
-  ASSERT_TRUE(client()->Delete(kPods.Path(ns_, "x"), {"", "", ""}).ok());
+  ASSERT_TRUE(client()->Delete(kPods.Path(ns_, "x"), {"", "", "", std::nullopt}).ok());
   ASSERT_TRUE(Eventually([&] { return pods.ByIndex("run", "r1").size() == 1; }));
   EXPECT_EQ(pods.Get(ns_ + "/x"), nullptr);
   ASSERT_NE(pods.Get(ns_ + "/y"), nullptr);

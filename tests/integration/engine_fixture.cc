@@ -14,9 +14,29 @@ void EngineTest::SetUp() {
   IntegrationTest::SetUp();
   controller_ = std::make_unique<ControllerProcess>(controller_args_);
   controller_->Start();
+  if (finish_deleted_pods_) {
+    finisher_ = std::thread([this] {
+      while (!finisher_stop_) {
+        auto l = client()->List(kPods.Path(ns_));
+        if (l.ok()) {
+          for (auto& item : l->items) {
+            if (json::Find(item, {"metadata", "deletionTimestamp"}) == nullptr) continue;
+            if (json::GetString(json::Find(item, {"spec", "nodeName"})).empty()) continue;
+            k8s::DeleteOptions o;
+            o.grace_period_seconds = 0;
+            o.precondition_uid = json::GetString(json::Find(item, {"metadata", "uid"}));
+            client()->Delete(kPods.Path(ns_, json::GetString(json::Find(item, {"metadata", "name"}))), o);
+          }
+        }
+        for (int i = 0; i < 4 && !finisher_stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
 }
 
 void EngineTest::TearDown() {
+  finisher_stop_ = true;
+  if (finisher_.joinable()) finisher_.join();
   // Delete the runs while the controller runs (it removes their finalizers), then everything else.
   if (!keep_runs_) cp().Kubectl({"-n", ns_, "delete", "runs", "--all", "--wait=false"});
   bool gone = keep_runs_ || Eventually([&] {

@@ -3,7 +3,9 @@
 // berth-controller process, simulated Nodes and Fleets unique to the test, and helpers that play
 // the kubelet (patch pod status) and read Run status through the API.
 
+#include <atomic>
 #include <map>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +62,14 @@ class EngineTest : public IntegrationTest {
   void FinishRun(const std::string& run);
 
   std::vector<std::string> created_nodes_, created_fleets_;
+  // Simulated nodes have no kubelet to confirm that a deleted Pod's containers stopped: a thread
+  // plays that part of the kubelet and removes bound Pods being deleted (grace period 0), so their
+  // blocks come free as on a real node. Tests on real nodes (realnodes_test) set this to false.
+  bool finish_deleted_pods_ = true;
+
+ private:
+  std::atomic<bool> finisher_stop_{false};
+  std::thread finisher_;
 };
 
 }  // namespace berth::testing

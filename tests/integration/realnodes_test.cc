@@ -21,6 +21,7 @@ const char* kNode1 = "rn-gpu-1";
 
 class RealNodesTest : public EngineTest {
  protected:
+  RealNodesTest() { finish_deleted_pods_ = false; }  // the kubelets do it
   static void SetUpTestSuite() {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}}});

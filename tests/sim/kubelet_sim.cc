@@ -1,7 +1,8 @@
 // berth-kubelet-sim: plays the kubelet for simulated Nodes (no kubelet can run here). For every
 // Pod bound to a node it reports Running, then Succeeded after the seconds in the Pod annotation
 // berth.dev/sim-seconds (default 30; fractions allowed), or Failed when berth.dev/sim-exit-code is not 0.
-// For the local demo and benchmarks only; tests patch pod status themselves.
+// A bound Pod being deleted is removed at once (grace period 0), as a kubelet does once its
+// containers have stopped. For the local demo and benchmarks only; tests patch pod status themselves.
 
 #include <csignal>
 #include <iostream>
@@ -61,8 +62,10 @@ int main(int argc, char** argv) {
     auto now = std::chrono::steady_clock::now();
     std::vector<Job> jobs;
     std::set<std::string> live;
+    std::vector<std::shared_ptr<const k8s::Pod>> deleting;
     for (const auto& pod : pods.List()) {
       live.insert(pod->meta.uid);
+      if (!pod->node_name.empty() && pod->meta.deleting) deleting.push_back(pod);
       if (pod->node_name.empty() || pod->meta.deleting) continue;
       const std::string path = k8s::resources::kPods.Path(pod->meta.ns, pod->meta.name, "status");
       auto rep = reported.find(pod->meta.uid);
@@ -106,6 +109,12 @@ int main(int argc, char** argv) {
       });
     }
     for (auto& th : threads) th.join();
+    for (const auto& pod : deleting) {
+      k8s::DeleteOptions o;
+      o.grace_period_seconds = 0;
+      o.precondition_uid = pod->meta.uid;
+      client->Delete(k8s::resources::kPods.Path(pod->meta.ns, pod->meta.name), o);
+    }
     for (size_t i = 0; i < jobs.size(); ++i) {
       if (!done[i]) continue;
       reported[jobs[i].uid] = jobs[i].phase;

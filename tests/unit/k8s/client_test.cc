@@ -612,13 +612,15 @@ TEST_F(ClientTest, DeleteSendsDeleteOptions) {
     DeleteOptions opts;
     std::string policy, uid, rv;  // "" = absent
     bool has_preconditions;
+    int64_t grace = -1;  // -1 = absent
   };
   const std::vector<Case> cases = {
       {"nothing", {}, "", "", "", false},
-      {"policy only", {"", "", "Foreground"}, "Foreground", "", "", false},
-      {"uid", {"u-1", "", ""}, "", "u-1", "", true},
-      {"rv", {"", "42", ""}, "", "", "42", true},
-      {"everything", {"u-1", "42", "Background"}, "Background", "u-1", "42", true},
+      {"policy only", {"", "", "Foreground", std::nullopt}, "Foreground", "", "", false},
+      {"uid", {"u-1", "", "", std::nullopt}, "", "u-1", "", true},
+      {"rv", {"", "42", "", std::nullopt}, "", "", "42", true},
+      {"grace period 0", {"", "", "", 0}, "", "", "", false, 0},
+      {"everything", {"u-1", "42", "Background", 30}, "Background", "u-1", "42", true, 30},
   };
   for (const Case& c : cases) {
     transport_->requests.clear();
@@ -635,6 +637,7 @@ TEST_F(ClientTest, DeleteSendsDeleteOptions) {
     EXPECT_EQ(json::GetString(*body, "apiVersion"), "v1") << c.name;
     EXPECT_EQ(json::GetString(*body, "propagationPolicy", "<absent>"), c.policy.empty() ? "<absent>" : c.policy)
         << c.name;
+    EXPECT_EQ(json::GetInt(*body, "gracePeriodSeconds", -1), c.grace) << c.name;
     const json::Value* pre = json::Find(*body, {"preconditions"});
     EXPECT_EQ(pre != nullptr, c.has_preconditions) << c.name << ": " << Request(0).body;
     if (pre != nullptr) {
@@ -648,14 +651,14 @@ TEST_F(ClientTest, DeleteErrors) {
   transport_->Push(404, StatusBody(404, "NotFound", R"(pods "p" not found)"));
   EXPECT_TRUE(client_.Delete("/api/v1/namespaces/a/pods/p").IsNotFound());
   transport_->Push(409, StatusBody(409, "Conflict", "Precondition failed: UID in precondition: u-1, UID in object meta: u-2"));
-  Status s = client_.Delete("/api/v1/namespaces/a/pods/p", {"u-1", "", ""});
+  Status s = client_.Delete("/api/v1/namespaces/a/pods/p", {"u-1", "", "", std::nullopt});
   EXPECT_TRUE(s.IsConflict());
   EXPECT_THAT(s.message(), HasSubstr("Precondition failed"));
 }
 
 TEST_F(ClientTest, DeleteEscapesValuesInTheBody) {
   transport_->Push(200, "{}");
-  ASSERT_TRUE(client_.Delete("/p", {R"(u"1)", "", ""}).ok());
+  ASSERT_TRUE(client_.Delete("/p", {R"(u"1)", "", "", std::nullopt}).ok());
   auto body = json::Parse(Request(0).body);
   ASSERT_TRUE(body.ok()) << Request(0).body;
   EXPECT_EQ(json::GetString(json::Find(*body, {"preconditions", "uid"})), R"(u"1)");
