@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: unit tests and integration tests against a real etcd + kube-apiserver.
-# Installs what it needs (Debian packages; kube-apiserver built once into ~/.cache/berth).
+# Installs what it needs (Debian packages; kube-apiserver, kube-controller-manager and the kubelet
+# built once into ~/.cache/berth, with the busybox and pause images real nodes run).
 #   hack/test.sh                 everything
 #   hack/test.sh -L unit         only unit tests (any ctest arguments are passed on)
 # Then, when no ctest arguments were given (the CI run) or BERTH_SANITIZE_STAGE=1,
@@ -13,6 +14,8 @@ BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver
+# Real nodes for realnodes_test and the demo: kubelet, kube-controller-manager, local images.
+"$ROOT/hack/real-nodes.sh" prepare
 
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBERTH_WERROR=ON >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
