@@ -46,6 +46,9 @@ struct ClientConfig {
   std::string default_namespace = "default";
   // Sent with every request; the API server's audit log and managedFields show it.
   std::string user_agent = "berth/0.1";
+  // How long one request (not a watch stream) may take before it fails without an answer. A
+  // leader's must stay below its lease's renew deadline (controller/leader_election.h).
+  std::chrono::milliseconds request_timeout{60000};
 };
 
 // Loads a kubeconfig. `paths` are merged like kubectl does for KUBECONFIG=a:b (the first file

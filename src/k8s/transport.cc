@@ -73,7 +73,7 @@ void AddCaBundle(boost::asio::ssl::context& ctx, const std::string& pem) {
 class HttpTransport final : public Transport {
  public:
   explicit HttpTransport(const ClientConfig& config) : config_(config) {
-    client_ = std::make_unique<http::client::http_client>(config_.server, MakeConfig(60));
+    client_ = std::make_unique<http::client::http_client>(config_.server, MakeConfig(config_.request_timeout));
   }
 
   Result<HttpResponse> Send(const HttpRequest& req) override {
@@ -93,7 +93,7 @@ class HttpTransport final : public Transport {
   Result<HttpResponse> Stream(const HttpRequest& req, const std::function<bool(std::string& line)>& on_line,
                               Cancellation* cancel, int idle_timeout_seconds) override {
     // Each stream has its own client (and connection) so a long watch never holds up requests.
-    http::client::http_client client(config_.server, MakeConfig(idle_timeout_seconds));
+    http::client::http_client client(config_.server, MakeConfig(std::chrono::seconds(idle_timeout_seconds)));
     pplx::cancellation_token_source cts;
     int hook = -1;
     if (cancel != nullptr) hook = cancel->OnCancel([&cts] { cts.cancel(); });
@@ -153,9 +153,9 @@ class HttpTransport final : public Transport {
   }
 
  private:
-  http::client::http_client_config MakeConfig(int timeout_seconds) const {
+  http::client::http_client_config MakeConfig(std::chrono::milliseconds timeout) const {
     http::client::http_client_config cfg;
-    cfg.set_timeout(std::chrono::seconds(timeout_seconds));
+    cfg.set_timeout(timeout);
     cfg.set_validate_certificates(!config_.insecure_skip_tls_verify);
     ClientConfig c = config_;
     cfg.set_ssl_context_callback([c](boost::asio::ssl::context& ctx) {
