@@ -58,16 +58,19 @@ namespace {
 
 namespace http = web::http;
 
-// Adds every certificate of a PEM bundle to the context's trust store.
-void AddCaBundle(boost::asio::ssl::context& ctx, const std::string& pem) {
+// Makes the certificates of a PEM bundle the context's only trust anchors: cpprestsdk has loaded
+// the system's default roots into the context's store before this callback runs, so the store is
+// replaced, not added to (a kubeconfig's CA must not be widened by every public CA).
+void TrustOnly(boost::asio::ssl::context& ctx, const std::string& pem) {
+  X509_STORE* store = X509_STORE_new();
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  X509_STORE* store = SSL_CTX_get_cert_store(ctx.native_handle());
   while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
     X509_STORE_add_cert(store, cert);
     X509_free(cert);
   }
   ERR_clear_error();
   BIO_free(bio);
+  SSL_CTX_set_cert_store(ctx.native_handle(), store);  // takes ownership, frees the old store
 }
 
 class HttpTransport final : public Transport {
@@ -159,7 +162,7 @@ class HttpTransport final : public Transport {
     cfg.set_validate_certificates(!config_.insecure_skip_tls_verify);
     ClientConfig c = config_;
     cfg.set_ssl_context_callback([c](boost::asio::ssl::context& ctx) {
-      if (!c.ca_pem.empty()) AddCaBundle(ctx, c.ca_pem);
+      if (!c.ca_pem.empty()) TrustOnly(ctx, c.ca_pem);
       if (!c.client_cert_pem.empty() && !c.client_key_pem.empty()) {
         ctx.use_certificate_chain(boost::asio::buffer(c.client_cert_pem));
         ctx.use_private_key(boost::asio::buffer(c.client_key_pem), boost::asio::ssl::context::pem);
