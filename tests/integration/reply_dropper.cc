@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -63,8 +64,9 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-ReplyDropper::ReplyDropper(int upstream_port, const std::string& cert_file, const std::string& key_file, Selector drop)
-    : upstream_port_(upstream_port), drop_(std::move(drop)) {
+ReplyDropper::ReplyDropper(int upstream_port, const std::string& cert_file, const std::string& key_file, Selector drop,
+                           Selector lag, std::chrono::milliseconds lag_by)
+    : upstream_port_(upstream_port), drop_(std::move(drop)), lag_(std::move(lag)), lag_by_(lag_by) {
   signal(SIGPIPE, SIG_IGN);  // a write to a connection the peer closed fails instead
   SSL_CTX* server = SSL_CTX_new(TLS_server_method());
   if (server == nullptr || SSL_CTX_use_certificate_chain_file(server, cert_file.c_str()) != 1 ||
@@ -167,7 +169,9 @@ void ReplyDropper::Serve(int client_fd) {
     SetNonBlocking(client_fd);
     SetNonBlocking(upstream_fd);
     std::string in;  // from the client, not yet forwarded
-    bool passthrough = false, drop_pending = false;
+    bool passthrough = false, drop_pending = false, lagging = false;
+    // Answers held back on a lagging connection, with when each may go.
+    std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> held;
     while (!stop_) {
       bool progress = false;
       int r = 0;
@@ -197,7 +201,9 @@ void ReplyDropper::Serve(int client_fd) {
         if (in.size() < total) break;
         const size_t sp1 = in.find(' ');
         const size_t sp2 = in.find(' ', sp1 + 1);
-        const bool drop = drop_(in.substr(0, sp1), in.substr(sp1 + 1, sp2 - sp1 - 1));
+        const std::string method = in.substr(0, sp1), path = in.substr(sp1 + 1, sp2 - sp1 - 1);
+        const bool drop = drop_(method, path);
+        if (lag_ && lag_(method, path)) lagging = true;
         ++requests_;
         if (!WriteAll(u, upstream_fd, in, total, stop_)) {
           failed = true;
@@ -215,12 +221,23 @@ void ReplyDropper::Serve(int client_fd) {
           ++dropped_;
           break;
         }
-        if (!WriteAll(c, client_fd, out, out.size(), stop_)) break;
+        if (lagging) {
+          held.emplace_back(std::chrono::steady_clock::now() + lag_by_, std::move(out));
+        } else if (!WriteAll(c, client_fd, out, out.size(), stop_)) {
+          break;
+        }
       }
-      if (r < 0) break;  // the API server closed the connection
+      bool write_failed = false;
+      while (!held.empty() && held.front().first <= std::chrono::steady_clock::now()) {
+        write_failed = !WriteAll(c, client_fd, held.front().second, held.front().second.size(), stop_);
+        held.pop_front();
+        if (write_failed) break;
+      }
+      if (write_failed) break;
+      if (r < 0 && held.empty()) break;  // the API server closed the connection (all passed on)
       if (!progress) {
-        pollfd p[2] = {{client_fd, POLLIN, 0}, {upstream_fd, POLLIN, 0}};
-        poll(p, 2, 100);
+        pollfd p[2] = {{client_fd, POLLIN, 0}, {r < 0 ? -1 : upstream_fd, POLLIN, 0}};
+        poll(p, 2, held.empty() ? 100 : 10);
       }
     }
   }

@@ -7,10 +7,14 @@
 // answer starts to arrive (the server has handled the request) the connection to the client is
 // cut instead. The write was applied; the client never hears of it.
 //
+// It can also make a connection lag: once a request `lag` selects (a watch) is forwarded, every
+// byte of that connection's answers reaches the client `lag_by` late, as from a slow watch.
+//
 // One thread per client connection (each with its own upstream connection); requests must carry
 // their body with Content-Length (cpprestsdk does); a chunked request is passed through unread.
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,7 +31,8 @@ class ReplyDropper {
   using Selector = std::function<bool(const std::string& method, const std::string& path)>;
 
   // `upstream_port`: the API server on 127.0.0.1. Starts listening at once; the port is port().
-  ReplyDropper(int upstream_port, const std::string& cert_file, const std::string& key_file, Selector drop);
+  ReplyDropper(int upstream_port, const std::string& cert_file, const std::string& key_file, Selector drop,
+               Selector lag = {}, std::chrono::milliseconds lag_by = std::chrono::milliseconds(0));
   ~ReplyDropper();  // stops accepting, cuts every connection, joins the threads
 
   int port() const { return port_; }
@@ -42,7 +47,8 @@ class ReplyDropper {
   void Serve(int client_fd);
 
   int upstream_port_;
-  Selector drop_;
+  Selector drop_, lag_;
+  std::chrono::milliseconds lag_by_;
   int listen_fd_ = -1;
   int port_ = 0;
   void* server_ctx_ = nullptr;  // SSL_CTX*
