@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -362,26 +364,46 @@ std::map<std::string, WriterSpan> ControllerWrites(const std::string& audit_path
 // sees no answer, retries, and gets 409 Conflict for a write that is in fact done. Its watch of
 // Runs lags 1.5 s (so its cache cannot settle the question before the next pass). An admission in
 // that state keeps its blocks until the cache or a GET shows whether it was applied, so no block
-// is ever given twice and every run still ends Succeeded. (Releasing the blocks on that 409, as
+// is ever given twice; one that was not applied (every attempt refused by the proxy) frees them
+// again, so every run still ends Succeeded. (Releasing the blocks on that 409, as
 // berth once did, gives blocks twice here within seconds.)
 TEST_F(Faults, LostRepliesToRunStatusWritesNeverGiveABlockTwice) {
   auto nodes = Nodes("lost", 8, "4", "16Gi");
   Fleet("lost", "lost", "  blocks: 4\n  placement: cluster\n");
   std::atomic<int64_t> status_writes{0};
   const int apiserver_port = std::stoi(RunCommand({"cat", cp().dir() + "/apiserver.port"}).out);
-  auto proxy = std::make_unique<ReplyDropper>(
-      apiserver_port, cp().dir() + "/certs/apiserver.crt", cp().dir() + "/certs/apiserver.key",
-      [&](const std::string& method, const std::string& path) {
-        const std::string p = path.substr(0, path.find('?'));
-        const bool run_status = (method == "PATCH" || method == "PUT") && p.find("/runs/") != std::string::npos &&
-                                p.size() > 7 && p.compare(p.size() - 7, 7, "/status") == 0;
-        return run_status && status_writes++ % 3 == 0;
-      },
-      [](const std::string& method, const std::string& path) {
-        return method == "GET" && path.rfind("/apis/berth.dev/v1alpha1/runs?", 0) == 0 &&
-               path.find("watch=true") != std::string::npos;
-      },
-      std::chrono::milliseconds(1500));
+  // The run a request writes the status of ("" for any other request).
+  auto status_of = [](const std::string& method, const std::string& path) -> std::string {
+    const std::string p = path.substr(0, path.find('?'));
+    const size_t runs = p.find("/runs/");
+    if ((method != "PATCH" && method != "PUT") || runs == std::string::npos || p.size() < 7 ||
+        p.compare(p.size() - 7, 7, "/status") != 0) {
+      return {};
+    }
+    return p.substr(runs + 6, p.size() - 7 - runs - 6);
+  };
+  std::mutex refused_mu;
+  std::map<std::string, int> refused_per_run;
+  ReplyDropper::Faults faults;
+  // Runs whose name ends in 7: their first 6 status writes (a write and the client's 5 retries)
+  // are answered 503 and never reach the API server, so an admission among them ends ambiguous
+  // although nothing was written: its blocks must come free again (a GET shows it still pending).
+  faults.refuse = [&](const std::string& method, const std::string& path) {
+    const std::string run = status_of(method, path);
+    if (run.empty() || run.back() != '7') return false;
+    std::lock_guard<std::mutex> lock(refused_mu);
+    return refused_per_run[run]++ < 6;
+  };
+  faults.drop = [&](const std::string& method, const std::string& path) {
+    return !status_of(method, path).empty() && status_writes++ % 3 == 0;
+  };
+  faults.lag = [](const std::string& method, const std::string& path) {
+    return method == "GET" && path.rfind("/apis/berth.dev/v1alpha1/runs?", 0) == 0 &&
+           path.find("watch=true") != std::string::npos;
+  };
+  faults.lag_by = std::chrono::milliseconds(1500);
+  auto proxy = std::make_unique<ReplyDropper>(apiserver_port, cp().dir() + "/certs/apiserver.crt",
+                                              cp().dir() + "/certs/apiserver.key", std::move(faults));
   const std::string kubeconfig = cp().dir() + "/kubeconfig-proxied-" + ns_;
   proxy->WriteKubeconfig(cp().kubeconfig(), kubeconfig);
   controller_->Stop();
@@ -413,12 +435,15 @@ TEST_F(Faults, LostRepliesToRunStatusWritesNeverGiveABlockTwice) {
   for (size_t at = log.find("was not applied"); at != std::string::npos; at = log.find("was not applied", at + 1)) {
     ++not_applied;
   }
-  std::printf("lost replies figures: runs=%d requests=%lld status_writes=%lld replies_dropped=%lld "
+  std::printf("lost replies figures: runs=%d requests=%lld status_writes=%lld replies_dropped=%lld refused=%lld "
               "unconfirmed_admissions=%zu settled_applied_by_get=%zu settled_not_applied=%zu\n",
               kCount, static_cast<long long>(proxy->requests()), static_cast<long long>(status_writes.load()),
-              static_cast<long long>(proxy->dropped()), unconfirmed, applied, not_applied);
+              static_cast<long long>(proxy->dropped()), static_cast<long long>(proxy->refused()), unconfirmed, applied,
+              not_applied);
   EXPECT_GE(proxy->dropped(), kCount / 2) << "the proxy should have cut many replies";
   EXPECT_GT(unconfirmed, 0u) << "some admissions should have met a lost reply";
+  EXPECT_GE(not_applied, 1u) << "an admission refused 6 times (l-007's) should have been found not applied and its "
+                                "blocks freed";
   // Back to a controller without the proxy before the proxy goes (TearDown needs a controller).
   kubelet->Stop();
   controller_->Stop();

@@ -64,9 +64,8 @@ std::string Lower(std::string s) {
 
 }  // namespace
 
-ReplyDropper::ReplyDropper(int upstream_port, const std::string& cert_file, const std::string& key_file, Selector drop,
-                           Selector lag, std::chrono::milliseconds lag_by)
-    : upstream_port_(upstream_port), drop_(std::move(drop)), lag_(std::move(lag)), lag_by_(lag_by) {
+ReplyDropper::ReplyDropper(int upstream_port, const std::string& cert_file, const std::string& key_file, Faults faults)
+    : upstream_port_(upstream_port), faults_(std::move(faults)) {
   signal(SIGPIPE, SIG_IGN);  // a write to a connection the peer closed fails instead
   SSL_CTX* server = SSL_CTX_new(TLS_server_method());
   if (server == nullptr || SSL_CTX_use_certificate_chain_file(server, cert_file.c_str()) != 1 ||
@@ -202,8 +201,22 @@ void ReplyDropper::Serve(int client_fd) {
         const size_t sp1 = in.find(' ');
         const size_t sp2 = in.find(' ', sp1 + 1);
         const std::string method = in.substr(0, sp1), path = in.substr(sp1 + 1, sp2 - sp1 - 1);
-        const bool drop = drop_(method, path);
-        if (lag_ && lag_(method, path)) lagging = true;
+        if (faults_.refuse && faults_.refuse(method, path)) {
+          ++refused_;
+          in.erase(0, total);
+          const std::string body =
+              R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"refused by the test )"
+              R"(proxy","reason":"ServiceUnavailable","code":503})";
+          const std::string reply = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\n\r\n" + body;
+          if (!WriteAll(c, client_fd, reply, reply.size(), stop_)) {
+            failed = true;
+            break;
+          }
+          continue;
+        }
+        const bool drop = faults_.drop && faults_.drop(method, path);
+        if (faults_.lag && faults_.lag(method, path)) lagging = true;
         ++requests_;
         if (!WriteAll(u, upstream_fd, in, total, stop_)) {
           failed = true;
@@ -222,7 +235,7 @@ void ReplyDropper::Serve(int client_fd) {
           break;
         }
         if (lagging) {
-          held.emplace_back(std::chrono::steady_clock::now() + lag_by_, std::move(out));
+          held.emplace_back(std::chrono::steady_clock::now() + faults_.lag_by, std::move(out));
         } else if (!WriteAll(c, client_fd, out, out.size(), stop_)) {
           break;
         }
