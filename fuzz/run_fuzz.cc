@@ -2,7 +2,8 @@
 // functions (both the copying parser used for lists and the in-place one used for watch events),
 // then decoded as a Run, and the whole document as a Run status (every field of a wrong type).
 // Properties: a Run decodes unless it has no name; a Run without invalid_message has a usable
-// spec; spec.template is kept as JSON that parses again.
+// spec (spec.nodes from 1 to kMaxRunNodes, so it fits the scheduler's 32 bits); spec.template is
+// kept as JSON that parses again.
 
 #include <cstdint>
 #include <string>
@@ -23,7 +24,8 @@ void Check(const json::Value& doc) {
   FUZZ_CHECK((run == nullptr) == meta.name.empty(), "a Run decodes exactly when it has a name");
   if (run != nullptr) {
     if (run->invalid_message.empty()) {
-      FUZZ_CHECK(run->nodes >= 1, "valid Run with nodes = %lld", static_cast<long long>(run->nodes));
+      FUZZ_CHECK(run->nodes >= 1 && run->nodes <= berth::reconcilers::kMaxRunNodes, "valid Run with nodes = %lld",
+                 static_cast<long long>(run->nodes));
       FUZZ_CHECK(run->priority >= 0 && run->priority <= 100, "valid Run with priority = %lld",
                  static_cast<long long>(run->priority));
       FUZZ_CHECK(!run->template_json.empty(), "valid Run without a template");

@@ -4,6 +4,18 @@
 // the candidate's own clock from when it last saw the record change, so clock skew between
 // machines does not matter); the leader renews every retryPeriod and gives up when it could not
 // renew for renewDeadline (< leaseDuration), before anyone else may take the Lease.
+//
+// What keeps two controllers from writing at once (the contract the manager wires up):
+//  - the leadership guard (StillLeading) is asked before every write the leader sends, each
+//    retry included (k8s::Client::SetWriteGuard), not once per task: a write is never sent once
+//    renew_deadline has passed since the last successful renewal;
+//  - every request's timeout (ClientConfig::request_timeout, --request-timeout, default half the
+//    renew deadline) is shorter than renew_deadline (Options refuses otherwise): a renewal that
+//    hangs fails in time to be retried before the deadline, and a write sent just before the
+//    deadline has ended or failed on our side within renew_deadline + request_timeout of the last
+//    renewal (15 s with the defaults, the lease duration a standby waits from when it saw that
+//    renewal);
+//  - the elector uses its own Client (no write guard, no client retries: the renew loop retries).
 
 #include <atomic>
 #include <chrono>

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   // the API server's audit log tells two controller processes apart.
   const std::string identity = controller::DefaultIdentity();
   config->user_agent = "berth-controller/" + std::string(PROJECT_VERSION_STRING) + " (" + identity + ")";
+  config->request_timeout = opts->request_timeout;
   k8s::SystemClock clock;
   auto client = std::make_shared<k8s::Client>(config.value());
   std::atomic<bool> stop{false};

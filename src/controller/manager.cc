@@ -32,7 +32,22 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     lc.renew_deadline = options_.renew_deadline;
     lc.retry_period = options_.retry_period;
     lc.identity = identity_;
-    elector_ = std::make_unique<LeaderElector>(client_, clock_, lc);
+    // Its own Client on the same transport: the engine's write guard must not hold up the Lease,
+    // and the renew loop retries by itself (leader_election.h).
+    auto lease_client = std::make_shared<k8s::Client>(client_->config(), client_->transport());
+    lease_client->SetMaxRetries(0);
+    lease_client->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
+    elector_ = std::make_unique<LeaderElector>(lease_client, clock_, lc);
+    // Asked before every write the client sends (each retry too), not once per task; installed
+    // before any thread uses the client. A standby writes nothing with its own credentials.
+    client_->SetWriteGuard([e = elector_.get()] {
+      if (e->StillLeading()) return true;
+      if (!e->IsLeader()) return false;
+      // Paused or cut off for longer than the renew deadline: another process may lead now.
+      spdlog::error("leadership expired (no renewal for the renew deadline): exiting without writing");
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
+    });
   }
 
   metrics_server_ = std::make_unique<HttpServer>(options_.metrics_bind_address);
@@ -115,13 +130,6 @@ k8s::Status Manager::Run(const std::atomic<bool>& stop) {
   }
   if (elector_) {
     if (!elector_->Acquire(stop)) return k8s::Status();
-    engine_->SetWriteGuard([e = elector_.get()] {
-      if (e->StillLeading()) return true;
-      // Paused or cut off for longer than the renew deadline: another process may lead now.
-      spdlog::error("leadership expired (no renewal for the renew deadline): exiting without writing");
-      spdlog::default_logger()->flush();
-      std::_Exit(1);
-    });
     elector_->KeepRenewing([] {
       // Stop writing at once, before the Lease can be taken by another process; Kubernetes
       // restarts us as a standby.

@@ -21,6 +21,8 @@ Flags:
   --leader-election-lease-duration D  (default 15s)
   --leader-election-renew-deadline D  (default 10s)
   --leader-election-retry-period D    (default 2s)
+  --request-timeout D                 timeout of each API request; with --leader-elect it must be shorter than the
+                                      renew deadline (default: half the renew deadline with --leader-elect, else 30s)
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
@@ -66,6 +68,14 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"leader-election-lease-duration", duration(o.lease_duration)},
       {"leader-election-renew-deadline", duration(o.renew_deadline)},
       {"leader-election-retry-period", duration(o.retry_period)},
+      {"request-timeout",
+       [&o](const std::string& v) -> k8s::Status {
+         auto d = k8s::ParseDurationStrict(v);
+         if (!d.ok()) return d.status();
+         if (d.value() <= std::chrono::milliseconds(0)) return k8s::Status::Error("must be longer than 0");
+         o.request_timeout = d.value();
+         return k8s::Status();
+       }},
       {"metrics-bind-address", str(o.metrics_bind_address)},
       {"health-probe-bind-address", str(o.health_probe_bind_address)},
       {"webhook-bind-address", str(o.webhook_bind_address)},
@@ -142,6 +152,13 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   }
   if (o.retry_period >= o.renew_deadline) {
     return k8s::Status::Error("--leader-election-retry-period must be shorter than --leader-election-renew-deadline");
+  }
+  if (o.request_timeout == std::chrono::milliseconds(0)) {
+    o.request_timeout = o.leader_elect ? o.renew_deadline / 2 : std::chrono::milliseconds(30000);
+  } else if (o.leader_elect && o.request_timeout >= o.renew_deadline) {
+    // A write sent just before the renew deadline must end (or fail) before another process may
+    // take the Lease: see leader_election.h.
+    return k8s::Status::Error("--request-timeout must be shorter than --leader-election-renew-deadline");
   }
   return o;
 }

@@ -85,7 +85,11 @@ bool Client::RetryAfterUnauthorized(const HttpRequest& req, int code, bool& retr
 Result<HttpResponse> Client::Do(HttpRequest req) {
   std::chrono::milliseconds backoff(100);
   bool reauthenticated = false;
+  const bool guarded = write_guard_ && req.method != "GET" && req.bearer_token.empty();
   for (int attempt = 0;; ++attempt) {
+    if (guarded && !write_guard_()) {
+      return Status::Error(req.method + " " + req.path + " not sent: this process no longer leads", 0, "NotLeader");
+    }
     Result<HttpResponse> r = transport_->Send(req);
     int code = r.ok() ? r->status : 0;
     if (observer_) observer_(req.method, code);

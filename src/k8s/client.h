@@ -66,6 +66,10 @@ struct DeleteOptions {
 // Counts requests by verb and HTTP code (0 = no answer); hooked up to metrics by the controller.
 using RequestObserver = std::function<void(const std::string& verb, int code)>;
 
+// Asked right before every write (POST, PUT, PATCH, DELETE) the client sends with its own
+// credentials, each retry included; false: the write is not sent (a leader that lost its Lease).
+using WriteGuard = std::function<bool()>;
+
 class Client {
  public:
   Client(ClientConfig config, TransportPtr transport);
@@ -76,6 +80,11 @@ class Client {
   void SetRequestObserver(RequestObserver obs) { observer_ = std::move(obs); }
   // How often a 429/5xx/no-answer is retried (with backoff) before the error is returned.
   void SetMaxRetries(int n) { max_retries_ = n; }
+  // Set before the client is shared between threads. A refused write comes back as an error
+  // with reason "NotLeader" and code 0 (nothing was sent). Writes with a caller's own token
+  // (the dashboard's, on behalf of a user) are the user's, not the leader's: not guarded.
+  void SetWriteGuard(WriteGuard guard) { write_guard_ = std::move(guard); }
+  const TransportPtr& transport() const { return transport_; }
 
   Result<json::Document> Get(const std::string& path, const std::string& token = {});
   // Lists every page (following `continue`), handing each item to `on_item` while its page is in
@@ -114,6 +123,7 @@ class Client {
   ClientConfig config_;
   TransportPtr transport_;
   RequestObserver observer_;
+  WriteGuard write_guard_;
   int max_retries_ = 5;
 };
 

@@ -6,6 +6,9 @@
 #include <map>
 #include <sstream>
 
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <yaml-cpp/yaml.h>
 
 namespace berth::k8s {
@@ -58,6 +61,20 @@ Result<std::string> DataOrFile(const Entry& e, const char* inline_key, const cha
 }
 
 }  // namespace
+
+Status CheckCaBundle(const std::string& pem, const std::string& what) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  int certs = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    ++certs;
+    X509_free(cert);
+  }
+  ERR_clear_error();
+  BIO_free(bio);
+  if (certs > 0) return Status();
+  return Status::Error(what + " holds no certificate (expected PEM \"-----BEGIN CERTIFICATE-----\" blocks); it would "
+                       "be the only trust anchor for the API server");
+}
 
 std::shared_ptr<TokenSource> TokenSource::Static(std::string token) {
   auto t = std::make_shared<TokenSource>();
@@ -206,6 +223,15 @@ Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const
   auto ca = DataOrFile(cl, "certificate-authority-data", "certificate-authority");
   if (!ca) return Status::Error("cluster \"" + cluster_name + "\": " + ca.status().message());
   cfg.ca_pem = ca.value();
+  if (!cfg.ca_pem.empty() || !Str(cl.node, "certificate-authority-data").empty() ||
+      !Str(cl.node, "certificate-authority").empty()) {
+    const std::string what = !Str(cl.node, "certificate-authority-data").empty()
+                                 ? std::string("certificate-authority-data")
+                                 : "certificate-authority " + Resolve(cl.dir, Str(cl.node, "certificate-authority"));
+    if (Status s = CheckCaBundle(cfg.ca_pem, what); !s.ok()) {
+      return Status::Error("cluster \"" + cluster_name + "\": " + s.message());
+    }
+  }
   std::string ns = Str(ctx.node, "namespace");
   if (!ns.empty()) cfg.default_namespace = ns;
 
@@ -243,6 +269,7 @@ Result<ClientConfig> InClusterConfig(const std::string& sa_dir) {
   cfg.server = "https://" + h + ":" + port;
   auto ca = ReadFile(sa_dir + "/ca.crt");
   if (!ca) return Status::Error("in-cluster CA: " + ca.status().message());
+  if (Status s = CheckCaBundle(ca.value(), "in-cluster CA " + sa_dir + "/ca.crt"); !s.ok()) return s;
   cfg.ca_pem = ca.value();
   cfg.token = TokenSource::File(sa_dir + "/token");
   if (cfg.token->Token().empty()) return Status::Error("in-cluster token " + sa_dir + "/token cannot be read");

@@ -38,7 +38,9 @@ class TokenSource {
 
 struct ClientConfig {
   std::string server;               // "https://host:port" (no trailing slash)
-  std::string ca_pem;               // trusted CA bundle; empty = the system's roots
+  // The CA bundle (PEM, at least one certificate): when set, the only trust anchors for the
+  // server; empty = the system's roots.
+  std::string ca_pem;
   std::string client_cert_pem;      // client certificate chain (mutual TLS), optional
   std::string client_key_pem;
   bool insecure_skip_tls_verify = false;  // only when the kubeconfig says so
@@ -46,6 +48,9 @@ struct ClientConfig {
   std::string default_namespace = "default";
   // Sent with every request; the API server's audit log and managedFields show it.
   std::string user_agent = "berth/0.1";
+  // How long one request (not a watch stream) may take before it fails without an answer. A
+  // leader's must stay below its lease's renew deadline (controller/leader_election.h).
+  std::chrono::milliseconds request_timeout{60000};
 };
 
 // Loads a kubeconfig. `paths` are merged like kubectl does for KUBECONFIG=a:b (the first file
@@ -61,6 +66,10 @@ Result<ClientConfig> InClusterConfig(const std::string& sa_dir = "/var/run/secre
 // and running in a Pod, the in-cluster config; else $KUBECONFIG (':'-separated); else ~/.kube/config.
 Result<ClientConfig> LoadDefaultConfig(const std::string& kubeconfig_flag, const std::string& context_flag,
                                        bool allow_in_cluster);
+
+// OK when `pem` holds at least one PEM certificate OpenSSL can read; else an error naming `what`
+// (the file or field it came from).
+Status CheckCaBundle(const std::string& pem, const std::string& what);
 
 // Base64 (standard alphabet, padding optional, whitespace ignored).
 Result<std::string> Base64Decode(std::string_view in);

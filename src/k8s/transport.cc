@@ -58,22 +58,25 @@ namespace {
 
 namespace http = web::http;
 
-// Adds every certificate of a PEM bundle to the context's trust store.
-void AddCaBundle(boost::asio::ssl::context& ctx, const std::string& pem) {
+// Makes the certificates of a PEM bundle the context's only trust anchors: cpprestsdk has loaded
+// the system's default roots into the context's store before this callback runs, so the store is
+// replaced, not added to (a kubeconfig's CA must not be widened by every public CA).
+void TrustOnly(boost::asio::ssl::context& ctx, const std::string& pem) {
+  X509_STORE* store = X509_STORE_new();
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  X509_STORE* store = SSL_CTX_get_cert_store(ctx.native_handle());
   while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
     X509_STORE_add_cert(store, cert);
     X509_free(cert);
   }
   ERR_clear_error();
   BIO_free(bio);
+  SSL_CTX_set_cert_store(ctx.native_handle(), store);  // takes ownership, frees the old store
 }
 
 class HttpTransport final : public Transport {
  public:
   explicit HttpTransport(const ClientConfig& config) : config_(config) {
-    client_ = std::make_unique<http::client::http_client>(config_.server, MakeConfig(60));
+    client_ = std::make_unique<http::client::http_client>(config_.server, MakeConfig(config_.request_timeout));
   }
 
   Result<HttpResponse> Send(const HttpRequest& req) override {
@@ -93,7 +96,7 @@ class HttpTransport final : public Transport {
   Result<HttpResponse> Stream(const HttpRequest& req, const std::function<bool(std::string& line)>& on_line,
                               Cancellation* cancel, int idle_timeout_seconds) override {
     // Each stream has its own client (and connection) so a long watch never holds up requests.
-    http::client::http_client client(config_.server, MakeConfig(idle_timeout_seconds));
+    http::client::http_client client(config_.server, MakeConfig(std::chrono::seconds(idle_timeout_seconds)));
     pplx::cancellation_token_source cts;
     int hook = -1;
     if (cancel != nullptr) hook = cancel->OnCancel([&cts] { cts.cancel(); });
@@ -153,13 +156,13 @@ class HttpTransport final : public Transport {
   }
 
  private:
-  http::client::http_client_config MakeConfig(int timeout_seconds) const {
+  http::client::http_client_config MakeConfig(std::chrono::milliseconds timeout) const {
     http::client::http_client_config cfg;
-    cfg.set_timeout(std::chrono::seconds(timeout_seconds));
+    cfg.set_timeout(timeout);
     cfg.set_validate_certificates(!config_.insecure_skip_tls_verify);
     ClientConfig c = config_;
     cfg.set_ssl_context_callback([c](boost::asio::ssl::context& ctx) {
-      if (!c.ca_pem.empty()) AddCaBundle(ctx, c.ca_pem);
+      if (!c.ca_pem.empty()) TrustOnly(ctx, c.ca_pem);
       if (!c.client_cert_pem.empty() && !c.client_key_pem.empty()) {
         ctx.use_certificate_chain(boost::asio::buffer(c.client_cert_pem));
         ctx.use_private_key(boost::asio::buffer(c.client_key_pem), boost::asio::ssl::context::pem);

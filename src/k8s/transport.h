@@ -57,8 +57,9 @@ class Transport {
 
 using TransportPtr = std::shared_ptr<Transport>;
 
-// cpprestsdk + OpenSSL. Verifies the server certificate against config.ca_pem (or the system's
-// roots) and its host name unless config.insecure_skip_tls_verify.
+// cpprestsdk + OpenSSL. Verifies the server certificate and its host name unless
+// config.insecure_skip_tls_verify: against config.ca_pem alone when it is set (the system's roots
+// are then not trusted), else against the system's roots.
 TransportPtr NewHttpTransport(const ClientConfig& config);
 
 }  // namespace berth::k8s

@@ -60,6 +60,13 @@ uint64_t RvNumber(const std::string& rv) {
   }
 }
 
+// Whether a failed write provably was not applied, even if an earlier attempt of the same
+// request (the client retries on no answer and 5xx) got no answer: 404 (the object is gone) and
+// 422 (the API server validates after it has checked the resourceVersion guard, so the object was
+// unchanged: no earlier attempt was applied either). Anything else (no answer, 5xx, 409, ...) is
+// ambiguous.
+bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 422; }
+
 std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
   if (s.empty()) return std::nullopt;
   auto t = k8s::ParseRfc3339(s);
@@ -215,12 +222,8 @@ void RunController::Executor(WorkQueue& queue) {
       task = std::move(it->second);
       tasks_.erase(it);
     }
-    bool ok = false;
-    if (!write_guard_ || write_guard_()) {
-      ok = task.fn();
-    } else {
-      spdlog::warn("write for {} dropped: not the leader", *key);
-    }
+    // The leadership guard is the client's, asked before each request (controller/manager.cc).
+    const bool ok = task.fn();
     if (ok) {
       queue.Forget(*key);
     } else {
@@ -325,17 +328,31 @@ void RunController::Pass() {
 
   std::unordered_set<std::string> busy;
   std::unordered_set<std::string> failed, fleet_failed;
-  std::unordered_map<std::string, uint64_t> written;
+  std::unordered_map<std::string, uint64_t> written, unconfirmed;
+  std::unordered_set<std::string> confirmed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     busy = busy_;
     failed.swap(failed_admissions_);
     fleet_failed.swap(fleet_write_failed_);
     written.swap(written_rv_);
+    unconfirmed.swap(unconfirmed_admissions_);
+    confirmed.swap(confirmed_admissions_);
   }
   for (const auto& key : failed) {
     auto it = memo_.find(key);
-    if (it != memo_.end()) it->second.assumed.reset();
+    if (it == memo_.end()) continue;
+    it->second.assumed.reset();
+    it->second.unconfirmed_rv = 0;
+  }
+  for (const auto& [key, rv] : unconfirmed) {
+    auto it = memo_.find(key);
+    if (it != memo_.end() && it->second.assumed) it->second.unconfirmed_rv = rv;
+  }
+  for (const auto& key : confirmed) {
+    // Applied: the assumption stays until the cache shows the run admitted.
+    auto it = memo_.find(key);
+    if (it != memo_.end()) it->second.unconfirmed_rv = 0;
   }
   for (const auto& name : fleet_failed) fleet_written_.erase(name);
   for (const auto& [key, rv] : written) memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
@@ -361,7 +378,10 @@ void RunController::Pass() {
     auto memo_it = memo_.find(key);
     Memo* memo = memo_it == memo_.end() ? nullptr : &memo_it->second;
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
-      if (memo) memo->assumed.reset();
+      if (memo) {
+        memo->assumed.reset();
+        memo->unconfirmed_rv = 0;
+      }
       PlacedRun pr{key, run->meta.uid, run->status.fleet, run->status.placement, std::nullopt};
       if (run->max_duration) {
         auto start = ParseTime(run->status.started_at);
@@ -370,10 +390,24 @@ void RunController::Pass() {
       }
       placed.push_back(std::move(pr));
     } else if (memo && memo->assumed) {
-      if (IsPendingPhase(run->status.phase) && !run->meta.deleting) {
+      // An unconfirmed admission is proven not applied by a later version of the run that is
+      // still pending (only berth writes the status, and only one write per run is in flight).
+      const bool superseded =
+          memo->unconfirmed_rv != 0 && RvNumber(run->meta.resource_version) > memo->unconfirmed_rv;
+      // A run being deleted keeps them too while its admission may have been applied (unconfirmed,
+      // or confirmed and the cache not there yet).
+      const bool behind = memo->awaiting_rv != 0 && RvNumber(run->meta.resource_version) < memo->awaiting_rv;
+      if (IsPendingPhase(run->status.phase) && !superseded &&
+          (!run->meta.deleting || memo->unconfirmed_rv != 0 || behind)) {
         placed.push_back(*memo->assumed);
       } else {
+        if (superseded) {
+          spdlog::info("run {}: the cache shows version {} still pending after the unconfirmed admission (guarded by "
+                       "{}): it was not applied; its blocks are free again",
+                       key, run->meta.resource_version, memo->unconfirmed_rv);
+        }
         memo->assumed.reset();
+        memo->unconfirmed_rv = 0;
       }
     }
   }
@@ -403,7 +437,10 @@ void RunController::Pass() {
   std::unordered_set<std::string> pending;
   for (const auto& [key, run] : keyed) {
     Memo& memo = memo_[key];
-    if (memo.assumed) continue;  // admission in flight
+    if (memo.assumed) {  // admission in flight, or its outcome unknown
+      if (memo.unconfirmed_rv != 0 && !busy.count(key)) VerifyAdmission(*run, memo.unconfirmed_rv);
+      continue;
+    }
     bool is_busy = busy.count(key) > 0;
     if (memo.awaiting_rv != 0) {
       if (RvNumber(run->meta.resource_version) < memo.awaiting_rv) {
@@ -556,6 +593,16 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
       return false;
     }
+    // Pods of an earlier attempt still running (a crash came between the Pending status and their
+    // delete) are stopped; they hold their blocks until they are gone.
+    std::vector<PodRef> leftover;
+    for (const auto& p : PodsOf(run)) {
+      if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(PodRef{p->meta.name, p->meta.uid});
+    }
+    if (!leftover.empty()) {
+      Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
+      return false;
+    }
     // A resubmitted run backs off before it queues again (its message says until when).
     if (auto after = ParseTime(run.status.retry_after); after && now < *after) return false;
     return true;
@@ -644,13 +691,18 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, "Ready", "False", "MaxDurationExceeded", next.message, run.meta.generation, now);
       SetCondition(next.conditions, "Finished", "True", "MaxDurationExceeded", next.message, run.meta.generation, now);
+      // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose
+      // Pods the Failed branch deletes), never a Running run without Pods (an "interruption").
       Dispatch(RunKey(run), [this, r = run, names, next] {
-        DeletePods(r.meta.ns, names);
         auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-        if (res.ok()) {
-          NoteWritten(r, *res, &next);
-          events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
+        if (!res.ok()) {
+          if (res.status().IsConflict()) return NoteStale(r);
+          spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+          return false;
         }
+        NoteWritten(r, *res, &next);
+        events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
+        DeletePods(r.meta.ns, names);
         return true;
 });
       return false;
@@ -890,8 +942,11 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     event_reason = reason;
     event_message = next.message;
   }
+  // The status first, then the Pods: a crash in between leaves a Failed run (whose Pods the Failed
+  // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
+  // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
+  // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
   Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message] {
-    DeletePods(r.meta.ns, to_delete);
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
     if (!res.ok()) {
       if (res.status().IsConflict()) return NoteStale(r);
@@ -900,6 +955,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     }
     NoteWritten(r, *res, &next);
     events_->Record(Ref(r), event_type, event_reason, event_message);
+    DeletePods(r.meta.ns, to_delete);
     return true;
 });
 }
@@ -999,6 +1055,16 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
     }
     if (ok) {
       auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
+      if (!res.ok() && !WriteRefused(res.status())) {
+        // No answer, a 5xx, or a 409 that may answer our own retry of an applied write: the run
+        // may be admitted. Its blocks stay held until the cache or a GET tells (Pass).
+        spdlog::info("run {}/{}: admission write unconfirmed ({}); its blocks stay held until the run's next "
+                     "version or a GET shows whether it was applied",
+                     r.meta.ns, r.meta.name, res.status().ToString());
+        std::lock_guard<std::mutex> lock(mu_);
+        unconfirmed_admissions_[k8s::ObjectKey(r.meta.ns, r.meta.name)] = RvNumber(rv);
+        return true;
+      }
       if (res.ok()) {
         NoteWritten(r, *res);
         if (observer_) {
@@ -1028,6 +1094,40 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
   pr.assumed = true;
   memo.assumed = pr;
   queue_.Remove(pr.key);
+}
+
+void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
+  Dispatch(RunKey(run), [this, r = run, base_rv] {
+    const std::string key = RunKey(r);
+    auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
+    if (!got.ok() && !got.status().IsNotFound()) {
+      spdlog::info("run {}: cannot read it to settle its unconfirmed admission ({}); will ask again", key,
+                   got.status().ToString());
+      return false;
+    }
+    std::shared_ptr<const Run> now = got.ok() ? DecodeRun(*got) : nullptr;
+    const bool same = now != nullptr && now->meta.uid == r.meta.uid;
+    if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
+      spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
+      events_->Record(Ref(r), "Normal", "Scheduled", now->status.message);
+      std::lock_guard<std::mutex> lock(mu_);
+      confirmed_admissions_.insert(key);
+      uint64_t& slot = written_rv_[key];
+      slot = std::max(slot, RvNumber(now->meta.resource_version));
+      return true;
+    }
+    // Gone, replaced, or still pending at (or after) the version the write was guarded by: the
+    // write was not applied. The next pass decides again once the cache has this version.
+    spdlog::info("run {}: the unconfirmed admission (guarded by version {}) was not applied; its blocks are free "
+                 "again", key, base_rv);
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_admissions_.insert(key);
+    if (same) {
+      uint64_t& slot = written_rv_[key];
+      slot = std::max(slot, RvNumber(now->meta.resource_version));
+    }
+    return true;
+  });
 }
 
 void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,

@@ -4,8 +4,9 @@
 //
 // Level-based and restart-safe: every decision is recomputed from the caches (the API) on each
 // pass. The only memory kept between passes is (a) admissions whose status write is in flight
-// ("assumed", so a block is never given twice while the watch catches up; rolled back when the
-// write fails) and (b) when each waiting run's message/position was last written (throttling).
+// ("assumed", so a block is never given twice while the watch catches up; rolled back only when
+// the write provably was not applied, see "Ambiguous writes" below) and (b) when each waiting
+// run's message/position was last written (throttling).
 //
 // Admission of a run, in an order that survives a crash at any point:
 //   1. finalizer on the Run (so its Pods are cleaned up on delete),
@@ -15,6 +16,18 @@
 //   4. Pods created (deterministic names; AlreadyExists is success) and bound (pods/binding;
 //      "already bound" is success), plus a headless Service for multi-node runs.
 // Step 4 waits until step 3 is visible, so a run never runs uncounted.
+//
+// Ambiguous writes: a status write that got no answer, a 5xx, or a 409 (which may answer the
+// client's own retry of a write that was applied) may have been applied. Such an admission stays
+// assumed, its blocks held, until the informer cache shows the run admitted (applied) or a later
+// resourceVersion of the run still pending (not applied), or a GET of the run says which. Only a
+// 404 or a 422 (the server checked the resourceVersion and refused) releases the blocks at once.
+//
+// Ending a run: its terminal status (Failed: max duration, pod failure, interruption without
+// retry) is written before its Pods are deleted, so a crash in between leaves a Failed run whose
+// leftover Pods the next pass deletes, never a Running run without Pods (which would read as an
+// interruption and be resubmitted). A resubmission deletes the Pods first and then puts the run
+// back in the queue: its blocks must not be offered again while its Pods still run.
 
 #include <atomic>
 #include <condition_variable>
@@ -125,13 +138,14 @@ class RunController {
   // Hook for metrics: called after every pass with the cycle duration and the result.
   // Must be set before Start; not owned.
   void SetObserver(EngineObserver* observer) { observer_ = observer; }
-  // Asked before every write; a write is never made when it returns false (leadership lost).
-  void SetWriteGuard(std::function<bool()> guard) { write_guard_ = std::move(guard); }
 
  private:
   struct Memo {
     std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
     std::string assumed_rv;            // the run's resourceVersion when assumed
+    // Non-zero while the outcome of the admission's status write is unknown (see "Ambiguous
+    // writes"): the resourceVersion that write was guarded by.
+    uint64_t unconfirmed_rv = 0;
     k8s::TimePoint last_wait_write{};
     // Our last status write's resourceVersion: the run is left alone until the cache has it.
     uint64_t awaiting_rv = 0;
@@ -173,6 +187,9 @@ class RunController {
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
   void Admit(const Run& run, const scheduling::Placement& placement, const ClusterView& view, k8s::TimePoint now);
+  // GETs a run whose admission write is unconfirmed and settles it: admitted (keep the blocks
+  // until the cache shows it) or not (release them). A failed GET is asked again with backoff.
+  void VerifyAdmission(const Run& run, uint64_t base_rv);
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     std::optional<int64_t> position, k8s::TimePoint now);
   void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
@@ -224,6 +241,10 @@ class RunController {
   // Per-key backoff after a failed write: no new write for the key before this time.
   std::unordered_map<std::string, std::chrono::steady_clock::time_point> not_before_;
   std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
+  // Admissions whose status write may or may not have been applied (key -> guarding rv), and
+  // those a GET found applied.
+  std::unordered_map<std::string, uint64_t> unconfirmed_admissions_;
+  std::unordered_set<std::string> confirmed_admissions_;
   std::unordered_set<std::string> fleet_write_failed_;  // write these fleets' status again
   std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
   std::vector<QueueEntry> queue_view_;
@@ -234,7 +255,6 @@ class RunController {
   std::thread loop_;
   std::vector<std::thread> writers_;
   EngineObserver* observer_ = nullptr;
-  std::function<bool()> write_guard_;
 };
 
 }  // namespace berth::reconcilers

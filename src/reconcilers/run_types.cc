@@ -85,8 +85,19 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {
     run->priority = json::GetInt(*spec, "priority", 50);
-    run->nodes = json::GetInt(*spec, "nodes", 1);
     std::string& err = run->invalid_message;
+    bool nodes_unreadable = false;
+    // Strictly: a value that does not fit (4294967297, 1e30) must not wrap or fall back to 1.
+    if (const json::Value* n = json::Find(*spec, {"nodes"}); n != nullptr && !n->IsNull()) {
+      if (n->IsInt64()) {
+        run->nodes = n->GetInt64();
+      } else if (n->IsDouble() && n->GetDouble() >= 1 && n->GetDouble() <= static_cast<double>(kMaxRunNodes) &&
+                 n->GetDouble() == static_cast<double>(static_cast<int64_t>(n->GetDouble()))) {
+        run->nodes = static_cast<int64_t>(n->GetDouble());
+      } else {
+        nodes_unreadable = true;
+      }
+    }
     if (const json::Value* res = json::Find(*spec, {"resources"}); res != nullptr && res->IsObject()) {
       ReadQuantity(json::Find(*res, {"cpu"}), true, run->cpu_milli, err, "cpu") &&
           ReadQuantity(json::Find(*res, {"memory"}), false, run->memory_bytes, err, "memory");
@@ -138,6 +149,7 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
     if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
       err = "spec.template.spec.containers must list at least one container";
     }
+    if (nodes_unreadable && err.empty()) err = "spec.nodes must be an integer from 1 to " + std::to_string(kMaxRunNodes);
     // berth chooses the machine itself: a template constraint on nodes would only make the kubelet
     // refuse the Pod on the machine berth chose. Machines are chosen with Fleets instead.
     for (const char* field : {"nodeSelector", "affinity", "nodeName"}) {
@@ -153,6 +165,9 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
       }
     }
     if (run->nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
+    if (run->nodes > kMaxRunNodes && err.empty()) {
+      err = "spec.nodes must be at most " + std::to_string(kMaxRunNodes) + ", not " + std::to_string(run->nodes);
+    }
     if ((run->priority < 0 || run->priority > 100) && err.empty()) err = "spec.priority must be between 0 and 100";
   } else {
     run->invalid_message = "spec is missing";

@@ -49,6 +49,11 @@ struct RunStatus {
   std::vector<Condition> conditions;
 };
 
+// The most nodes one run may ask for (the CRD's spec.nodes maximum, deploy/crds/berth.dev_runs.yaml;
+// Kubernetes' own limit of a cluster's size). DecodeRun refuses more, so the scheduler's 32-bit
+// node counts always hold the value.
+inline constexpr int64_t kMaxRunNodes = 5000;
+
 struct Run {
   k8s::ObjectMeta meta;
   // spec (defaults applied by the CRD; decoded defensively anyway)

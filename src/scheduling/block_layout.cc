@@ -8,11 +8,12 @@ namespace {
 
 std::string Gpus(int64_t n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
 
-// ceil(request / per_block), or nullopt when a positive request meets an empty block.
+// ceil(request / per_block), or nullopt when a positive request meets an empty block. Without
+// `request + per_block - 1`, which overflows for requests near INT64_MAX (the CRD accepts them).
 std::optional<int64_t> BlocksCovering(int64_t request, int64_t per_block) {
   if (request <= 0) return 0;
   if (per_block <= 0) return std::nullopt;
-  return (request + per_block - 1) / per_block;
+  return request / per_block + (request % per_block != 0 ? 1 : 0);
 }
 
 }  // namespace
@@ -47,8 +48,10 @@ BlockLayout BlockLayout::Make(const Resources& allocatable, BlocksSetting settin
 }
 
 Resources BlockLayout::ResourcesFor(int32_t blocks) const {
-  return Resources{per_block_.cpu_millis * blocks, per_block_.memory_bytes * blocks,
-                   per_block_.gpus * blocks};
+  // Clamped to the instance's blocks: per_block * total_blocks <= allocatable, so no product
+  // overflows whatever count a (hand-edited) placement names.
+  const int64_t n = std::clamp<int64_t>(blocks, 0, total_);
+  return Resources{per_block_.cpu_millis * n, per_block_.memory_bytes * n, per_block_.gpus * n};
 }
 
 std::optional<int32_t> BlockLayout::BlocksFor(const Resources& request) const {

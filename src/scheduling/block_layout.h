@@ -52,7 +52,8 @@ class BlockLayout {
   int32_t total_blocks() const { return total_; }
   // Resources of one block (zero when invalid).
   const Resources& per_block() const { return per_block_; }
-  // What a Pod given `blocks` blocks gets: blocks * per_block().
+  // What a Pod given `blocks` blocks gets: blocks * per_block(), with `blocks` clamped to
+  // [0, total_blocks()] (so never more than the instance's allocatable, and never an overflow).
   Resources ResourcesFor(int32_t blocks) const;
 
   // The smallest number of blocks of this instance that covers `request` (cpu, memory and GPUs);

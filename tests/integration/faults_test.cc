@@ -1,13 +1,18 @@
 // Faults around the controller, with a real etcd and kube-apiserver: the API server and etcd
 // restarting during a burst, every watch expiring (410 Gone), a second writer racing the
-// controller, nodes lost under running multi-node runs, and leader failover. Invariants are
+// controller, nodes lost under running multi-node runs, leader failover, replies to Run status
+// writes lost after the write was applied (a proxy, reply_dropper.h), and the order of a
+// run's last writes. Invariants are
 // sampled continuously (invariants.h). The API server of this binary keeps an audit log of every
 // write, so "one writer at a time" is checked from the API server's own record.
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -16,6 +21,7 @@
 #include "k8s/clock.h"
 #include "k8s/timefmt.h"
 #include "invariants.h"
+#include "reply_dropper.h"
 
 namespace berth::testing {
 namespace {
@@ -351,6 +357,169 @@ std::map<std::string, WriterSpan> ControllerWrites(const std::string& audit_path
     ++s.writes;
   }
   return spans;
+}
+
+// The reply of every third Run status write (admissions, starts, ends, queue refreshes; the
+// client's own retries included) is lost after the API server applied the write: the controller
+// sees no answer, retries, and gets 409 Conflict for a write that is in fact done. Its watch of
+// Runs lags 1.5 s (so its cache cannot settle the question before the next pass). An admission in
+// that state keeps its blocks until the cache or a GET shows whether it was applied, so no block
+// is ever given twice; one that was not applied (every attempt refused by the proxy) frees them
+// again, so every run still ends Succeeded. (Releasing the blocks on that 409, as
+// berth once did, gives blocks twice here within seconds.)
+TEST_F(Faults, LostRepliesToRunStatusWritesNeverGiveABlockTwice) {
+  auto nodes = Nodes("lost", 8, "4", "16Gi");
+  Fleet("lost", "lost", "  blocks: 4\n  placement: cluster\n");
+  std::atomic<int64_t> status_writes{0};
+  const int apiserver_port = std::stoi(RunCommand({"cat", cp().dir() + "/apiserver.port"}).out);
+  // The run a request writes the status of ("" for any other request).
+  auto status_of = [](const std::string& method, const std::string& path) -> std::string {
+    const std::string p = path.substr(0, path.find('?'));
+    const size_t runs = p.find("/runs/");
+    if ((method != "PATCH" && method != "PUT") || runs == std::string::npos || p.size() < 7 ||
+        p.compare(p.size() - 7, 7, "/status") != 0) {
+      return {};
+    }
+    return p.substr(runs + 6, p.size() - 7 - runs - 6);
+  };
+  std::mutex refused_mu;
+  std::map<std::string, int> refused_per_run;
+  ReplyDropper::Faults faults;
+  // Runs whose name ends in 7: their first 6 status writes (a write and the client's 5 retries)
+  // are answered 503 and never reach the API server, so an admission among them ends ambiguous
+  // although nothing was written: its blocks must come free again (a GET shows it still pending).
+  faults.refuse = [&](const std::string& method, const std::string& path) {
+    const std::string run = status_of(method, path);
+    if (run.empty() || run.back() != '7') return false;
+    std::lock_guard<std::mutex> lock(refused_mu);
+    return refused_per_run[run]++ < 6;
+  };
+  faults.drop = [&](const std::string& method, const std::string& path) {
+    return !status_of(method, path).empty() && status_writes++ % 3 == 0;
+  };
+  faults.lag = [](const std::string& method, const std::string& path) {
+    return method == "GET" && path.rfind("/apis/berth.dev/v1alpha1/runs?", 0) == 0 &&
+           path.find("watch=true") != std::string::npos;
+  };
+  faults.lag_by = std::chrono::milliseconds(1500);
+  auto proxy = std::make_unique<ReplyDropper>(apiserver_port, cp().dir() + "/certs/apiserver.crt",
+                                              cp().dir() + "/certs/apiserver.key", std::move(faults));
+  const std::string kubeconfig = cp().dir() + "/kubeconfig-proxied-" + ns_;
+  proxy->WriteKubeconfig(cp().kubeconfig(), kubeconfig);
+  controller_->Stop();
+  controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller-proxied", kubeconfig);
+  controller_->Start();
+
+  auto kubelet = ControllerProcess::KubeletSim();
+  kubelet->Start();
+  InvariantSampler sampler(client(), ns_, FleetName("lost"), Blocks(nodes, 4));
+  sampler.Start();
+  std::mt19937 rng(13);
+  constexpr int kCount = 80;
+  CreateAll(Burst("l", kCount, rng));
+  EXPECT_TRUE(Eventually([&] { return CountPhase("Succeeded") == kCount; }, std::chrono::seconds(240)))
+      << CountPhase("Succeeded") << " of " << kCount << " succeeded";
+  sampler.Stop();
+  sampler.CheckSettled("Succeeded");
+  ExpectNoViolations(sampler, "lost replies");
+  const std::string log = controller_->Log();
+  size_t unconfirmed = 0, applied = 0, not_applied = 0;
+  for (size_t at = log.find("admission write unconfirmed"); at != std::string::npos;
+       at = log.find("admission write unconfirmed", at + 1)) {
+    ++unconfirmed;
+  }
+  for (size_t at = log.find("unconfirmed admission was applied"); at != std::string::npos;
+       at = log.find("unconfirmed admission was applied", at + 1)) {
+    ++applied;
+  }
+  for (size_t at = log.find("was not applied"); at != std::string::npos; at = log.find("was not applied", at + 1)) {
+    ++not_applied;
+  }
+  std::printf("lost replies figures: runs=%d requests=%lld status_writes=%lld replies_dropped=%lld refused=%lld "
+              "unconfirmed_admissions=%zu settled_applied_by_get=%zu settled_not_applied=%zu\n",
+              kCount, static_cast<long long>(proxy->requests()), static_cast<long long>(status_writes.load()),
+              static_cast<long long>(proxy->dropped()), static_cast<long long>(proxy->refused()), unconfirmed, applied,
+              not_applied);
+  EXPECT_GE(proxy->dropped(), kCount / 2) << "the proxy should have cut many replies";
+  EXPECT_GT(unconfirmed, 0u) << "some admissions should have met a lost reply";
+  EXPECT_GE(not_applied, 1u) << "an admission refused 6 times (l-007's) should have been found not applied and its "
+                                "blocks freed";
+  // Back to a controller without the proxy before the proxy goes (TearDown needs a controller).
+  kubelet->Stop();
+  controller_->Stop();
+  controller_ = std::make_unique<ControllerProcess>(controller_args_);
+  controller_->Start();
+}
+
+// Audited requests of one kind, in the API server's order: stageTimestamp of the completed stage.
+struct Audited {
+  std::string verb, resource, subresource, name, received, completed;
+  int64_t code = 0;
+};
+std::vector<Audited> AuditedRequests(const std::string& audit_path, const std::string& ns) {
+  std::vector<Audited> out;
+  std::ifstream in(audit_path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(ns) == std::string::npos || line.find("\"ResponseComplete\"") == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
+    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
+    if (json::GetString(*doc, "userAgent").rfind("berth-controller/", 0) != 0) continue;
+    Audited a;
+    a.verb = json::GetString(*doc, "verb");
+    a.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    a.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
+    a.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
+    a.received = json::GetString(*doc, "requestReceivedTimestamp");
+    a.completed = json::GetString(*doc, "stageTimestamp");
+    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) a.code = json::GetInt(*st, "code");
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+// A run that ends (maxDuration, a failed pod) gets its terminal status before its Pods are
+// deleted: a crash between the two then leaves a Failed run whose leftover Pods are deleted, not
+// a Running run without Pods, which would read as an interruption and be resubmitted (both runs
+// retry on interruption). Checked from the API server's audit log.
+TEST_F(Faults, ARunThatEndsHasItsTerminalStatusWrittenBeforeItsPodsAreDeleted) {
+  Nodes("end", 3, "4", "16Gi");
+  Fleet("end", "end", "  blocks: 4\n  placement: cluster\n");
+  Run("overtime", "  maxDuration: 3s\n  retry: {onEvents: [interruption], duration: 1h}\n");
+  ASSERT_NO_FATAL_FAILURE(StartRun("overtime"));
+  Run("crashed", "  nodes: 2\n  retry: {onEvents: [interruption], duration: 1h}\n");
+  ASSERT_NO_FATAL_FAILURE(StartRun("crashed"));
+  auto pods = PodsOf("crashed");
+  ASSERT_EQ(pods.size(), 2u);
+  SetPodPhase(pods.begin()->first, "Failed");  // rank 0 fails; rank 1 still runs and is deleted
+  ASSERT_TRUE(WaitPhase("crashed", "Failed")) << Phase("crashed") << ": " << Message("crashed");
+  EXPECT_EQ(Reason("crashed"), "PodFailed");
+  ASSERT_TRUE(WaitPhase("overtime", "Failed", std::chrono::seconds(60))) << Phase("overtime") << ": " << Message("overtime");
+  EXPECT_EQ(Reason("overtime"), "MaxDurationExceeded");
+
+  for (const std::string run : {"overtime", "crashed"}) {
+    std::string last_status, first_delete;
+    ASSERT_TRUE(Eventually([&] {
+      last_status.clear();
+      first_delete.clear();
+      for (const Audited& a : AuditedRequests(AuditPath(), ns_)) {
+        if (a.resource == "runs" && a.subresource == "status" && a.name == run && a.code >= 200 && a.code < 300 &&
+            a.completed > last_status) {
+          last_status = a.completed;
+        }
+        if (a.resource == "pods" && a.verb == "delete" && a.name.rfind(run + "-", 0) == 0 &&
+            (first_delete.empty() || a.received < first_delete)) {
+          first_delete = a.received;
+        }
+      }
+      return !last_status.empty() && !first_delete.empty();
+    })) << run << ": no terminal status write or no pod delete in the audit log";
+    EXPECT_LT(last_status, first_delete) << run << ": a pod was deleted (" << first_delete
+                                         << ") before the terminal status was written (" << last_status << ")";
+    EXPECT_EQ(StatusInt(run, "resubmissions"), 0) << run;
+    EXPECT_EQ(Phase(run), "Failed") << run;
+  }
 }
 
 TEST_F(Faults, LeaderFailoverKeepsOneWriterAtATimeAndBooksNothingTwice) {

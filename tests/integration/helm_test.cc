@@ -187,15 +187,15 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
   YAML::Node cr = Find(docs, "ClusterRole");
   ASSERT_TRUE(cr.IsMap());
   std::set<std::string> want = {
-      "berth.dev|runs|get,list,watch,patch,update",
-      "berth.dev|runs/status|get,patch,update",
-      "berth.dev|fleets|get,list,watch",
-      "berth.dev|fleets/status|get,patch,update",
-      "|pods|create,delete,get,list,watch",
+      "berth.dev|runs|get,list,watch,patch",
+      "berth.dev|runs/status|patch",
+      "berth.dev|fleets|list,watch",
+      "berth.dev|fleets/status|patch",
+      "|pods|create,delete,list,watch",
       "|pods/binding|create",
-      "|nodes|get,list,watch",
-      "|services|create,delete,get",
-      "|events|create,patch",
+      "|nodes|list,watch",
+      "|services|create,delete",
+      "|events|create",
   };
   EXPECT_EQ(Rules(cr), want);
   std::string text = YAML::Dump(cr["rules"]);
@@ -207,7 +207,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
   std::set<std::string> want_role = {
       "coordination.k8s.io|leases|create",
       "coordination.k8s.io|leases|get,update,patch|berth-controller",
-      "|events|create,patch",
+      "|events|create",
   };
   EXPECT_EQ(Rules(role), want_role);
 

@@ -133,11 +133,21 @@ class Rbac : public IntegrationTest {
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv, input);
   }
+  // The API server's answer (SelfSubjectAccessReview): exactly "yes" (exit 0) or "no" (exit 1);
+  // anything else (a kubectl or API error, a typo in a resource) fails the test instead of
+  // reading as "no".
   bool SaCan(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"auth", "can-i"};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandResult r = SaKubectl(argv);
-    return r.exit_code == 0 && Trim(r.out) == "yes";
+    const std::string answer = Trim(r.out);
+    const bool yes = r.exit_code == 0 && answer == "yes";
+    const bool no = r.exit_code == 1 && answer == "no";
+    EXPECT_TRUE(yes || no) << "can-i " << ::testing::PrintToString(args) << ": exit " << r.exit_code << ", out \""
+                           << r.out << "\", err \"" << r.err << "\"";
+    EXPECT_EQ(r.err.find("doesn't have a resource type"), std::string::npos)
+        << "can-i " << ::testing::PrintToString(args) << " asked about a resource the API does not have: " << r.err;
+    return yes;
   }
 
   // Two Ready nodes (no kubelet: status is set on create, the not-ready taint removed) and a
@@ -295,7 +305,8 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"watch", "runs.berth.dev", "-A"},
            {"patch", "runs.berth.dev", "-A"},
-           {"update", "runs.berth.dev", "--subresource=status", "-A"},
+           {"patch", "runs.berth.dev", "--subresource=status", "-A"},
+           {"get", "runs.berth.dev", "-A"},
            {"list", "fleets.berth.dev"},
            {"patch", "fleets.berth.dev", "--subresource=status"},
            {"create", "pods", "-A"},
@@ -326,6 +337,18 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
            {"create", "pods", "--subresource=exec", "-A"},
            {"create", "serviceaccounts", "--subresource=token", "-A"},
            {"list", "services", "-A"},
+           // Verbs berth-controller never sends (its caches come from list + watch; its writes
+           // are creates, merge patches and deletes): not granted.
+           {"update", "runs.berth.dev", "-A"},
+           {"update", "runs.berth.dev", "--subresource=status", "-A"},
+           {"get", "runs.berth.dev", "--subresource=status", "-A"},
+           {"get", "fleets.berth.dev"},
+           {"update", "fleets.berth.dev", "--subresource=status"},
+           {"get", "fleets.berth.dev", "--subresource=status"},
+           {"get", "pods", "-A"},
+           {"get", "nodes"},
+           {"get", "services", "-A"},
+           {"patch", "events", "-A"},
            {"create", "leases.coordination.k8s.io", "-n", "default"},
            {"update", "leases.coordination.k8s.io/someone-else", "-n", ns_},
            {"create", "clusterrolebindings"},

@@ -49,7 +49,32 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.log_format, "text");
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.workers, 4);
+  EXPECT_EQ(o.request_timeout, seconds(30));
   EXPECT_FALSE(o.help);
+}
+
+// With leader election every request must time out before the renew deadline
+// (leader_election.h): half of it by default, and an explicit value at or past it is refused.
+TEST(OptionsTest, RequestTimeoutStaysBelowTheRenewDeadline) {
+  EXPECT_EQ(MustParse({"--leader-elect"}).request_timeout, seconds(5));
+  EXPECT_EQ(MustParse({"--leader-elect", "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+                       "--leader-election-retry-period=500ms"})
+                .request_timeout,
+            milliseconds(1500));
+  EXPECT_EQ(MustParse({"--leader-elect", "--request-timeout=9s"}).request_timeout, seconds(9));
+  EXPECT_EQ(MustParse({"--request-timeout=2m"}).request_timeout, minutes(2)) << "no lease, no bound";
+  for (const Args& args : std::vector<Args>{{"--leader-elect", "--request-timeout=10s"},
+                                            {"--leader-elect", "--request-timeout=1m"},
+                                            {"--leader-elect", "--leader-election-renew-deadline=4s", "--request-timeout=4s"}}) {
+    auto o = ParseOptions(args);
+    ASSERT_FALSE(o.ok()) << Join(args) << " was accepted";
+    EXPECT_EQ(o.status().message(), "--request-timeout must be shorter than --leader-election-renew-deadline") << Join(args);
+  }
+  for (const std::string bad : {"0", "-1s", "soon"}) {
+    auto o = ParseOptions({"--request-timeout=" + bad});
+    ASSERT_FALSE(o.ok()) << bad << " was accepted";
+    EXPECT_THAT(o.status().message(), HasSubstr("flag --request-timeout=" + bad)) << bad;
+  }
 }
 
 // Each valued flag, checked through what it sets.

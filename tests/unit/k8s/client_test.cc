@@ -436,6 +436,51 @@ TEST_F(ClientTest, WritesAreRetriedToo) {
   EXPECT_EQ(Request(1).method, "DELETE");
 }
 
+// The leadership guard is asked before every write attempt, retries included: a leader whose
+// lease expired while a write was backing off sends nothing more.
+TEST_F(ClientTest, WriteGuardIsAskedBeforeEveryAttempt) {
+  client_.SetMaxRetries(3);
+  int asked = 0;
+  bool leading = true;
+  client_.SetWriteGuard([&] {
+    ++asked;
+    return leading;
+  });
+  transport_->Push(503);
+  transport_->answers.emplace_back(Status::Error("connection reset"));
+  transport_->Push(200, "{}");
+  // Leadership ends after the second attempt: the third is not sent.
+  int attempts_seen = 0;
+  client_.SetRequestObserver([&](const std::string&, int) {
+    if (++attempts_seen == 2) leading = false;
+  });
+  auto r = client_.MergePatch("/apis/berth.dev/v1alpha1/namespaces/a/runs/r/status", "{}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().reason(), "NotLeader");
+  EXPECT_EQ(r.status().code(), 0);
+  EXPECT_EQ(Requests(), 2u);
+  EXPECT_EQ(asked, 3);
+  transport_->answers.clear();
+}
+
+TEST_F(ClientTest, WriteGuardCoversEveryWriteVerbButNotReadsOrAUsersOwnWrites) {
+  client_.SetWriteGuard([] { return false; });
+  EXPECT_EQ(client_.Create("/api/v1/namespaces/a/pods", "{}").status().reason(), "NotLeader");
+  EXPECT_EQ(client_.Update("/api/v1/namespaces/a/pods/p", "{}").status().reason(), "NotLeader");
+  EXPECT_EQ(client_.MergePatch("/api/v1/namespaces/a/pods/p", "{}").status().reason(), "NotLeader");
+  EXPECT_EQ(client_.JsonPatch("/api/v1/namespaces/a/pods/p", "[]").status().reason(), "NotLeader");
+  EXPECT_EQ(client_.Delete("/api/v1/namespaces/a/pods/p").reason(), "NotLeader");
+  EXPECT_EQ(client_.Bind("a", "p", "n").reason(), "NotLeader");
+  EXPECT_EQ(Requests(), 0u) << "nothing was sent";
+  // Reads change nothing; a write with the caller's own token is the caller's (the dashboard).
+  transport_->Push(200, "{}");
+  EXPECT_TRUE(client_.Get("/api/v1/namespaces/a/pods/p").ok());
+  transport_->Push(200, "{}");
+  EXPECT_TRUE(client_.MergePatch("/apis/berth.dev/v1alpha1/namespaces/a/runs/r", "{}", "users-token").ok());
+  ASSERT_EQ(Requests(), 2u);
+  EXPECT_EQ(Request(1).bearer_token, "users-token");
+}
+
 // ---------------------------------------------------------------------------------------------
 // List
 

@@ -1,5 +1,7 @@
 #include "k8s/config.h"
 
+#include "test_certs.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -77,9 +79,10 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// PEM-ish payloads and their base64 (as `base64 -w0` prints them).
-constexpr const char* kCaPem = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n";
-constexpr const char* kCaPemB64 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
+// Payloads and their base64 (as `base64 -w0` prints them). The CA is a real certificate: a CA
+// that holds none is refused.
+constexpr const char* kCaPem = testcerts::kCaA;
+constexpr const char* kCaPemB64 = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSURGekNDQWYrZ0F3SUJBZ0lVVmtGYS9sWC91OXMrSG5VbDJ3RlRIZUwyRTY0d0RRWUpLb1pJaHZjTkFRRUwKQlFBd0dqRVlNQllHQTFVRUF3d1BZbVZ5ZEdnZ2RHVnpkQ0JEUVNCQk1DQVhEVEkyTVRFeU16SXdOVEEwTjFvWQpEekl4TWpZeE1ETXdNakExTURRM1dqQWFNUmd3RmdZRFZRUUREQTlpWlhKMGFDQjBaWE4wSUVOQklFRXdnZ0VpCk1BMEdDU3FHU0liM0RRRUJBUVVBQTRJQkR3QXdnZ0VLQW9JQkFRREl4L1pxY1p6RVJtSGJaaGZ6SVpuRmgyOU0KQ0oyK3V6YlZXK1RNKzhFQ1Vwak9jTGh0Q1lhMGI1VVdJM2R4L0lMQ2JuUzAzMFB2YmtVc2VtRHVDWlpidC82QQp0Uy81c3BnaVY2TTM1NUlZQ0xJREUvMFRwUGZJOVdKV1ZyTFBlZFY3emFDUDNzWHRxZm9BTS8rd1hrdzNJdTdkCjFTdysrcFZ5UTFISnVPOG1ETW9iZEJLQ1dXUkxKS3NCdE05bTl2RlBEOW5NbUsrQ0FNWXlFVVp2Wk4xNko1UnYKNnFmNWRGNTJYa040ckEwZnFHZEF6c3ovTHlzS0JJdVJVWUtENnc4clhESE1EM3NVVmhlK2E2Z3o3NHdoeXpXeApJT1E0UTNOaURZMWhsWHhNUW94U1pjQ1p6MFY1U1RpaURnRlJJQmRlLzVNcCtXOXVhU2FQTzY4THJURy9BZ01CCkFBR2pVekJSTUIwR0ExVWREZ1FXQkJSeU5zc1FSNUgxQVNaL1hUWDNXZnpwSlBSem9UQWZCZ05WSFNNRUdEQVcKZ0JSeU5zc1FSNUgxQVNaL1hUWDNXZnpwSlBSem9UQVBCZ05WSFJNQkFmOEVCVEFEQVFIL01BMEdDU3FHU0liMwpEUUVCQ3dVQUE0SUJBUUMrdDNXTjNobmJCQUxCUWxKUk9lVXBLK1lyajdYd3dBd1NScEdkSDJSNXdVMVR3MmEzCkZ0d29yVmRqWWlpTUpjalBtb0Z6SlQ4NTJFLzB5blpzbDRTU3BZaUNLbEJDbkhSRmdNK0g0aFljY29XRlZ3ek4KTkwzbUovZHJNd0xSOWpPcFdoMHJZNXo3RzJxYnVpak5UWlNvVzdjLzE2T0hUSlo1c2RPaUo1R3hkVEhMdU44UwpmTnMyWDN4VTZTM1BTdEk2UDVRQ3U1MlFvMEgrOUdkL3VvbkRqSUYzUnZ6ZmV5TEIzZzZjNVRud3IxbktpMjlsCjRyNzdVVDZrYm1iNDk2eU94WjFtMVR5a2FMbXFBdmVyb1FZbkZwYUpGb1BBenRtSjg4L0gwNVB5OG4reW8xYWMKVUxCellna2FBVXpEK3haY2JJUzdJZE9VWnVmeVFuNS9Xend3Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
 constexpr const char* kCertPem = "client-cert\n";
 constexpr const char* kCertPemB64 = "Y2xpZW50LWNlcnQK";
 constexpr const char* kKeyPem = "client-key\n";
@@ -259,6 +262,15 @@ TEST(LoadKubeconfigTest, ReportsWhatIsMissingOrWrong) {
        "cluster \"dev-cluster\": certificate-authority-data: invalid base64"},
       {"missing certificate-authority file", Kubeconfig("    token: t\n", "    certificate-authority: nope.crt\n"), "",
        "cluster \"dev-cluster\": cannot read "},
+      // A CA with no certificate would trust nothing (or, worse, fall back to something else).
+      {"certificate-authority-data without a certificate",
+       Kubeconfig("    token: t\n", "    certificate-authority-data: bm90IGEgY2VydGlmaWNhdGUK\n"), "",
+       "cluster \"dev-cluster\": certificate-authority-data holds no certificate (expected PEM \"-----BEGIN "
+       "CERTIFICATE-----\" blocks); it would be the only trust anchor for the API server"},
+      {"certificate-authority-data with a broken certificate",
+       Kubeconfig("    token: t\n", "    certificate-authority-data: "
+                                     "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkNBCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K\n"),
+       "", "cluster \"dev-cluster\": certificate-authority-data holds no certificate"},
       {"bad client-key-data", Kubeconfig("    client-certificate-data: Y2VydA==\n    client-key-data: '!!'\n"), "",
        "user \"dev-user\": client-key-data: invalid base64"},
       {"missing client-certificate file",
@@ -641,6 +653,32 @@ TEST(InClusterConfigTest, MissingCaOrTokenIsAnError) {
     ASSERT_FALSE(cfg.ok());
     EXPECT_THAT(cfg.status().message(), HasSubstr("in-cluster token " + dir.Path("sa") + "/token cannot be read"));
   }
+  {
+    TempDir dir;
+    dir.Write("sa/token", "t");
+    dir.Write("sa/ca.crt", "");
+    auto cfg = InClusterConfig(dir.Path("sa"));
+    ASSERT_FALSE(cfg.ok());
+    EXPECT_EQ(cfg.status().message(), "in-cluster CA " + dir.Path("sa") +
+                                          "/ca.crt holds no certificate (expected PEM \"-----BEGIN CERTIFICATE-----\" "
+                                          "blocks); it would be the only trust anchor for the API server");
+  }
+}
+
+TEST(LoadKubeconfigTest, ACaFileWithoutACertificateIsNamedInTheError) {
+  TempDir dir;
+  const std::string ca = dir.Write("pki/ca.crt", "-----BEGIN PRIVATE KEY-----\nnot a certificate\n-----END PRIVATE KEY-----\n");
+  std::string path = dir.Write("config", Kubeconfig("    token: t\n", "    certificate-authority: pki/ca.crt\n"));
+  auto cfg = LoadKubeconfig({path});
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().message(), "cluster \"dev-cluster\": certificate-authority " + ca +
+                                        " holds no certificate (expected PEM \"-----BEGIN CERTIFICATE-----\" blocks); "
+                                        "it would be the only trust anchor for the API server");
+  // A bundle with one good certificate among other text is fine (comments, a second CA).
+  dir.Write("pki/ca.crt", std::string("# our CA\n") + kCaPem + testcerts::kCaB);
+  auto ok = LoadKubeconfig({path});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->ca_pem, std::string("# our CA\n") + kCaPem + testcerts::kCaB);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -264,6 +264,16 @@ TEST(DecodeRunTest, NodesAndPriorityOutOfRange) {
   const std::vector<Case> cases = {
       {R"({"nodes":0})", "spec.nodes must be at least 1"},
       {R"({"nodes":-3})", "spec.nodes must be at least 1"},
+      // More than the CRD's maximum, or a number that does not fit: refused, never wrapped to 1.
+      {R"({"nodes":5000})", ""},
+      {R"({"nodes":5001})", "spec.nodes must be at most 5000, not 5001"},
+      {R"({"nodes":4294967297})", "spec.nodes must be at most 5000, not 4294967297"},
+      {R"({"nodes":9223372036854775807})", "spec.nodes must be at most 5000, not 9223372036854775807"},
+      {R"({"nodes":18446744073709551617})", "spec.nodes must be an integer from 1 to 5000"},
+      {R"({"nodes":1e30})", "spec.nodes must be an integer from 1 to 5000"},
+      {R"({"nodes":2.5})", "spec.nodes must be an integer from 1 to 5000"},
+      {R"({"nodes":"2"})", "spec.nodes must be an integer from 1 to 5000"},
+      {R"({"nodes":2.0})", ""},
       {R"({"priority":101})", "spec.priority must be between 0 and 100"},
       {R"({"priority":-1})", "spec.priority must be between 0 and 100"},
       {R"({"priority":0})", ""},

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -102,6 +103,48 @@ TEST(BlockLayout, InvalidLayoutFitsNothing) {
 TEST(BlockLayout, PodGetsBlocksTimesPerBlock) {
   const BlockLayout layout = BlockLayout::Make(Res(10000, 10 * kGi, 0), BlocksSetting::Count(3));
   EXPECT_EQ(layout.ResourcesFor(2), Res(6666, 2 * (10 * kGi / 3), 0));
+}
+
+// The CRD accepts any int64 quantity for cpu, memory and gpu (and a Node may report any
+// allocatable): at those limits the arithmetic stays exact, without overflow (the sanitizer
+// stage, hack/sanitize-test.sh, would abort on a signed overflow here).
+TEST(BlockLayout, RequestsAtTheInt64LimitNeverOverflow) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const BlockLayout small = BlockLayout::Make(Res(8000, 32 * kGi, 8), BlocksSetting::Count(8));
+  EXPECT_EQ(small.BlocksFor(Res(kMax, 0, 0)), std::nullopt);
+  EXPECT_EQ(small.BlocksFor(Res(0, kMax, 0)), std::nullopt);
+  EXPECT_EQ(small.BlocksFor(Res(0, 0, kMax)), std::nullopt);
+  EXPECT_EQ(small.BlocksFor(Res(kMax, kMax, kMax)), std::nullopt);
+
+  // An instance as large as int64 allows, in the most blocks a layout may have.
+  const BlockLayout huge = BlockLayout::Make(Res(kMax, kMax, 0), BlocksSetting::Count(BlockLayout::kMaxBlocks));
+  ASSERT_TRUE(huge.valid()) << huge.error();
+  EXPECT_EQ(huge.total_blocks(), BlockLayout::kMaxBlocks);
+  EXPECT_EQ(huge.BlocksFor(Res(kMax, 0, 0)), std::nullopt) << "kMax is more than 4096 rounded-down blocks";
+  EXPECT_EQ(huge.BlocksFor(Res(huge.per_block().cpu_millis * BlockLayout::kMaxBlocks, 0, 0)),
+            std::optional<int32_t>(BlockLayout::kMaxBlocks));
+  EXPECT_EQ(huge.BlocksFor(Res(kMax - 1, kMax - 1, 0)), std::nullopt);
+  EXPECT_EQ(huge.BlocksFor(Res(huge.per_block().cpu_millis + 1, 1, 0)), std::optional<int32_t>(2));
+  const Resources all = huge.ResourcesFor(BlockLayout::kMaxBlocks);
+  EXPECT_LE(all.cpu_millis, kMax);
+  EXPECT_EQ(all.cpu_millis, huge.per_block().cpu_millis * BlockLayout::kMaxBlocks);
+
+  // Auto on an instance with int64-many CPUs: capped by kMaxBlocks, never computed past it.
+  EXPECT_FALSE(BlockLayout::Make(Res(kMax, kMax, 0), BlocksSetting::Auto()).valid());
+  EXPECT_FALSE(BlockLayout::Make(Res(kMax, kMax, kMax), BlocksSetting::Count(kMax)).valid());
+}
+
+// A placement names the blocks a Pod gets; a count beyond the instance's (only a hand-edited
+// status can say that) gives the whole instance, never a product that overflows.
+TEST(BlockLayout, ResourcesForIsClampedToTheInstance) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const BlockLayout huge = BlockLayout::Make(Res(kMax, kMax, 4096), BlocksSetting::Count(4096));
+  ASSERT_TRUE(huge.valid()) << huge.error();
+  const Resources all = huge.ResourcesFor(4096);
+  EXPECT_EQ(huge.ResourcesFor(std::numeric_limits<int32_t>::max()), all);
+  EXPECT_EQ(huge.ResourcesFor(-5), Res(0, 0, 0));
+  EXPECT_EQ(all.gpus, 4096);
+  EXPECT_LE(all.cpu_millis, kMax);
 }
 
 TEST(Format, Durations) {
