@@ -24,6 +24,7 @@ Flags:
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
+  --http-read-timeout D               time a client has to send a whole request on the three ports above (default 10s)
   --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
   --log-format text|json              (default text)
@@ -65,6 +66,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"health-probe-bind-address", str(o.health_probe_bind_address)},
       {"webhook-bind-address", str(o.webhook_bind_address)},
       {"webhook-cert-dir", str(o.webhook_cert_dir)},
+      {"http-read-timeout", duration(o.http_read_timeout)},
       {"aging-interval", duration(o.aging_interval)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
@@ -134,6 +136,9 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   }
   if (o.retry_period >= o.renew_deadline) {
     return k8s::Status::Error("--leader-election-retry-period must be shorter than --leader-election-renew-deadline");
+  }
+  if (o.http_read_timeout <= std::chrono::milliseconds(0)) {
+    return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }
   return o;
 }
