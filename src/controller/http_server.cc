@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -58,7 +59,10 @@ std::string SslErrors() {
 }  // namespace
 
 struct HttpServer::Impl {
-  enum class Phase { kHandshake, kReading, kBusy, kWriting };
+  // kDraining: the last reply is out and our side is shut down; the client's remaining bytes are
+  // read and dropped until it closes (or the deadline), so that closing with unread input does
+  // not reset the connection before the client has read the reply (a "lingering close").
+  enum class Phase { kHandshake, kReading, kBusy, kWriting, kDraining };
   struct Conn {
     uint64_t id = 0;
     int fd = -1;
@@ -261,13 +265,32 @@ struct HttpServer::Impl {
     // The reply is out.
     c.out.clear();
     c.out_off = 0;
-    if (c.close_after) return false;
+    if (c.close_after) {
+      shutdown(c.fd, SHUT_WR);
+      c.phase = Phase::kDraining;
+      c.want_write = false;
+      c.deadline = SteadyClock::now() + std::min<std::chrono::milliseconds>(server->limits_.read_timeout, std::chrono::seconds(2));
+      return Drain(c);
+    }
     c.phase = Phase::kReading;
     c.want_write = false;
     c.deadline = SteadyClock::now() + server->limits_.read_timeout;
     // A pipelined request may already be buffered (in the parser, or decrypted inside OpenSSL).
     if (!Process(c)) return true;
     return ReadSome(c);
+  }
+
+  // Reads and drops what the client still sends; false once it has closed (or sent too much).
+  bool Drain(Conn& c) {
+    char buf[kReadChunk];
+    for (int rounds = 0; rounds < 64; ++rounds) {
+      ssize_t n = recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      if (n == 0) return false;
+      c.out_off += static_cast<size_t>(n);  // counts the dropped bytes
+      if (c.out_off > (8u << 20)) return false;
+    }
+    return true;
   }
 
   bool Handshake(Conn& c) {
@@ -299,7 +322,7 @@ struct HttpServer::Impl {
         // Full: drop the connection that has waited longest for a request to arrive.
         auto victim = conns.end();
         for (auto it = conns.begin(); it != conns.end(); ++it) {
-          if (it->second.phase != Phase::kReading && it->second.phase != Phase::kHandshake) continue;
+          if (it->second.phase == Phase::kBusy || it->second.phase == Phase::kWriting) continue;
           if (victim == conns.end() || it->second.deadline < victim->second.deadline) victim = it;
         }
         if (victim == conns.end()) {
@@ -411,6 +434,7 @@ struct HttpServer::Impl {
               case Phase::kHandshake: keep = Handshake(c); break;
               case Phase::kReading: keep = ReadSome(c); break;
               case Phase::kWriting: keep = WriteSome(c); break;
+              case Phase::kDraining: keep = Drain(c); break;
               case Phase::kBusy: break;
             }
           } catch (const std::exception& e) {
@@ -516,6 +540,9 @@ k8s::Status HttpServer::Start() {
   if (host.empty()) host = "0.0.0.0";
 
   if (!cert_file_.empty()) {
+    // OpenSSL writes with write(2), which raises SIGPIPE when the client has gone: ignore it (every
+    // write here checks its result). berth-controller's main() does the same.
+    std::signal(SIGPIPE, SIG_IGN);
     SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
     if (ctx == nullptr) return k8s::Status::Error("cannot create a TLS context: " + SslErrors());
     impl_->ssl_ctx = ctx;
