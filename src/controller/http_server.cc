@@ -266,6 +266,10 @@ struct HttpServer::Impl {
     c.out.clear();
     c.out_off = 0;
     if (c.close_after) {
+      if (c.ssl != nullptr) {
+        ERR_clear_error();
+        SSL_shutdown(c.ssl);  // close_notify, best effort (the peer's answer is not awaited)
+      }
       shutdown(c.fd, SHUT_WR);
       c.phase = Phase::kDraining;
       c.want_write = false;

@@ -322,9 +322,14 @@ TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesT
   auto rules = IngressByPort(np);
   ASSERT_EQ(rules.size(), 3u);
   ASSERT_TRUE(rules.count(8080) && rules.count(8081) && rules.count(9443));
-  // Metrics/dashboard: only the named namespaces and the release's own.
+  // Metrics/dashboard: only the named namespaces and the release's own, and the API server's
+  // peers (its service proxy carries `kubectl berth queue`).
   YAML::Node metrics_from = rules[8080]["from"];
-  ASSERT_EQ(metrics_from.size(), 1u);
+  ASSERT_EQ(metrics_from.size(), 1u + rules[9443]["from"].size());
+  for (size_t i = 0; i < rules[9443]["from"].size(); ++i) {
+    EXPECT_EQ(metrics_from[i + 1]["ipBlock"]["cidr"].as<std::string>(),
+              rules[9443]["from"][i]["ipBlock"]["cidr"].as<std::string>());
+  }
   YAML::Node expr = metrics_from[0]["namespaceSelector"]["matchExpressions"][0];
   EXPECT_EQ(expr["key"].as<std::string>(), "kubernetes.io/metadata.name");
   EXPECT_EQ(expr["operator"].as<std::string>(), "In");
@@ -342,7 +347,7 @@ TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesT
 
   // Values: the API server's address, more metrics peers, other ports; and off.
   auto set = RenderDocs("prod", "queues",
-                        {"--set", "networkPolicy.webhookFrom[0].ipBlock.cidr=10.0.0.10/32",
+                        {"--set", "networkPolicy.apiServerFrom[0].ipBlock.cidr=10.0.0.10/32",
                          "--set", "networkPolicy.metricsNamespaces={monitoring,ingress}",
                          "--set", "networkPolicy.metricsFrom[0].podSelector.matchLabels.app=proxy",
                          "--set", "bindAddress.metrics=127.0.0.1:9090,bindAddress.probes=:9091,bindAddress.webhook=:9444",
@@ -362,10 +367,11 @@ TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesT
   ASSERT_TRUE(set_rules.count(9090) && set_rules.count(9091) && set_rules.count(9444));
   ASSERT_EQ(set_rules[9444]["from"].size(), 1u);
   EXPECT_EQ(set_rules[9444]["from"][0]["ipBlock"]["cidr"].as<std::string>(), "10.0.0.10/32");
-  ASSERT_EQ(set_rules[9090]["from"].size(), 2u);
+  ASSERT_EQ(set_rules[9090]["from"].size(), 3u);
   EXPECT_EQ(Strings(set_rules[9090]["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"]),
             (std::vector<std::string>{"monitoring", "ingress", "queues"}));
-  EXPECT_EQ(set_rules[9090]["from"][1]["podSelector"]["matchLabels"]["app"].as<std::string>(), "proxy");
+  EXPECT_EQ(set_rules[9090]["from"][1]["ipBlock"]["cidr"].as<std::string>(), "10.0.0.10/32");
+  EXPECT_EQ(set_rules[9090]["from"][2]["podSelector"]["matchLabels"]["app"].as<std::string>(), "proxy");
 
   EXPECT_FALSE(Find(RenderDocs("berth", "berth-system", {"--set", "networkPolicy.enabled=false"}), "NetworkPolicy").IsMap());
   auto no_webhook = IngressByPort(Find(RenderDocs("berth", "berth-system", {"--set", "webhook.enabled=false"}), "NetworkPolicy"));
@@ -383,7 +389,7 @@ TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
       {"bindAddress.metrics=8080", "bindAddress.metrics must be HOST:PORT or :PORT"},
       {"bindAddress.webhook=:94a3", "bindAddress.webhook must be HOST:PORT or :PORT"},
       {"bindAddress.probes=127.0.0.1:8081", "bindAddress.probes must be reachable on the Pod IP"},
-      {"networkPolicy.webhookFrom=null", "networkPolicy.webhookFrom must list the API server's addresses"},
+      {"networkPolicy.apiServerFrom=null", "networkPolicy.apiServerFrom must list the API server's addresses"},
   };
   for (const auto& c : cases) {
     CommandResult r = Render("berth", "berth-system", {"--set", c.set});
