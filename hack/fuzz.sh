@@ -3,7 +3,7 @@
 #   hack/fuzz.sh                 300 seconds per target
 #   hack/fuzz.sh 3600            an hour per target
 #   hack/fuzz.sh 600 quantity    only the named targets (run, fleet, node_pod, quantity, duration,
-#                                line_splitter)
+#                                line_splitter, http)
 # Builds the clang tree with ASan + UBSan + libFuzzer (${BERTH_ASAN_BUILD_DIR:-build-asan}, shared
 # with hack/test.sh). Inputs that find new coverage are kept in .local/fuzz-corpus/<target>/
 # (not committed), so runs build on each other. A crashing input is saved as
@@ -16,7 +16,7 @@ BUILD="${BERTH_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 SECONDS_PER_TARGET="${1:-300}"
 shift || true
 TARGETS=("$@")
-if [ "${#TARGETS[@]}" -eq 0 ]; then TARGETS=(run fleet node_pod quantity duration line_splitter); fi
+if [ "${#TARGETS[@]}" -eq 0 ]; then TARGETS=(run fleet node_pod quantity duration line_splitter http); fi
 
 "$ROOT/hack/deps.sh"
 # The same configuration as hack/sanitize-test.sh, so the two share one tree.

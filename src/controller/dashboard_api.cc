@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/dashboard_assets.h"
+#include "controller/dashboard_request.h"
 #include "k8s/json.h"
 
 namespace berth::controller {
@@ -14,15 +15,6 @@ namespace {
 HttpReply JsonReply(int status, std::string body) { return HttpReply{status, "application/json", std::move(body), {}}; }
 HttpReply JsonError(int status, const std::string& message) {
   return JsonReply(status, R"({"error":)" + json::Quote(message) + "}");
-}
-
-// The viewer's token: `Authorization: Bearer T`, or `X-Berth-Token: T` when a proxy in front
-// (kubectl proxy, the API server's service proxy) consumes the Authorization header itself.
-std::string BearerToken(const HttpRequestView& req) {
-  std::string auth = req.Header("authorization");
-  const std::string prefix = "Bearer ";
-  if (auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0) return auth.substr(prefix.size());
-  return req.Header("x-berth-token");
 }
 
 std::string ContentTypeFor(const std::string& name) {
@@ -37,21 +29,6 @@ std::string ContentTypeFor(const std::string& name) {
   if (ends(".png")) return "image/png";
   if (ends(".json")) return "application/json";
   return "application/octet-stream";
-}
-
-// Splits "/api/runs/NS/NAME[/priority]" into its parts.
-bool RunPath(const std::string& path, std::string& ns, std::string& name, std::string& rest) {
-  const std::string prefix = "/api/runs/";
-  if (path.rfind(prefix, 0) != 0) return false;
-  std::string tail = path.substr(prefix.size());
-  auto a = tail.find('/');
-  if (a == std::string::npos || a == 0) return false;
-  ns = tail.substr(0, a);
-  tail = tail.substr(a + 1);
-  auto b = tail.find('/');
-  name = b == std::string::npos ? tail : tail.substr(0, b);
-  rest = b == std::string::npos ? "" : tail.substr(b + 1);
-  return !name.empty();
 }
 
 }  // namespace
@@ -74,13 +51,15 @@ void DashboardApi::Register(HttpServer& server) {
     return JsonReply(200, queue_json_(req.query.count("namespace") ? req.query.at("namespace") : "", limit));
   });
   server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); });
-  server.Handle("/api/runs/", [this](const HttpRequestView& req) {
-    std::string ns, name, rest;
-    if (!RunPath(req.path, ns, name, rest)) return JsonError(404, "expected /api/runs/NAMESPACE/NAME");
-    if (rest.empty() && req.method == "GET") return RunDetail(req, ns, name);
-    if (rest == "priority" && req.method == "POST") return SetPriority(req, ns, name);
-    return JsonError(405, "use GET /api/runs/NS/NAME or POST /api/runs/NS/NAME/priority");
-  });
+  server.Handle(
+      "/api/runs/",
+      [this](const HttpRequestView& req) {
+        RunRequest run;
+        std::string message;
+        if (int status = ParseRunRequest(req, run, message); status != 0) return JsonError(status, message);
+        return run.action.empty() ? RunDetail(req, run.ns, run.name) : SetPriority(req, run.ns, run.name);
+      },
+      RouteOptions{{"GET", "HEAD", "POST"}, kMaxDashboardBodyBytes});
 }
 
 HttpReply DashboardApi::Static(const HttpRequestView& req) const {
@@ -143,53 +122,40 @@ HttpReply DashboardApi::Fleets() const {
 }
 
 HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
+  // Read with the viewer's identity only: RBAC decides what each viewer may see.
   std::string token = BearerToken(req);
-  auto run = client_->Get(k8s::resources::kRuns.Path(ns, name), token);
+  if (token.empty()) {
+    return JsonError(401, "no bearer token: enter your Kubernetes token (a run's details are read with your identity)");
+  }
+  if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
+  const std::string ns_seg = k8s::UrlEncode(ns), name_seg = k8s::UrlEncode(name);
+  auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg), token);
   if (!run.ok()) {
     int code = run.status().code() == 0 ? 502 : run.status().code();
     return JsonError(code, run.status().message());
   }
   std::string selector = "involvedObject.kind=Run,involvedObject.name=" + name;
-  auto events = client_->Get(k8s::resources::kEvents.Path(ns) + "?fieldSelector=" + k8s::UrlEncode(selector), token);
+  auto events = client_->Get(k8s::resources::kEvents.Path(ns_seg) + "?fieldSelector=" + k8s::UrlEncode(selector), token);
   std::string ev = "[]";
   if (events.ok()) {
     if (const json::Value* items = json::Find(*events, {"items"}); items != nullptr) ev = json::Serialize(*items);
   }
-  if (token.empty()) {
-    // Read with the controller's identity: leave out the Pod template (it may carry env values
-    // the viewer has no right to see). With the viewer's token RBAC decides and it is shown.
-    if (json::Value* spec = run->HasMember("spec") ? &(*run)["spec"] : nullptr; spec != nullptr && spec->IsObject()) {
-      spec->RemoveMember("template");
-    }
+  // What the page shows needs neither; annotations may hold what other tools stored (e.g. the
+  // last-applied configuration), managedFields is bulk.
+  if (run->IsObject() && run->HasMember("metadata") && (*run)["metadata"].IsObject()) {
+    (*run)["metadata"].RemoveMember("annotations");
+    (*run)["metadata"].RemoveMember("managedFields");
   }
   return JsonReply(200, R"({"run":)" + json::Serialize(*run) + R"(,"events":)" + ev + "}");
 }
 
 HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
-  // Cross-site protection first: nothing below runs for a forged request.
-  if (req.Header("x-berth-csrf") != "1") return JsonError(403, "missing X-Berth-CSRF header (cross-site requests are refused)");
-  if (req.Header("content-type").rfind("application/json", 0) != 0) return JsonError(403, "the body must be application/json");
-  std::string origin = req.Header("origin");
-  if (!origin.empty()) {
-    auto scheme = origin.find("://");
-    std::string origin_host = scheme == std::string::npos ? origin : origin.substr(scheme + 3);
-    // Behind a proxy the Host is the proxy's upstream; the proxy reports the original host.
-    if (origin_host != req.Header("host") && origin_host != req.Header("x-forwarded-host")) {
-      return JsonError(403, "cross-origin request refused (Origin " + origin + ")");
-    }
-  }
+  int64_t priority = 0;
+  std::string message;
+  if (int status = CheckPriorityWrite(req, priority, message); status != 0) return JsonError(status, message);
+  if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
   std::string token = BearerToken(req);
-  if (token.empty()) {
-    return JsonError(401, "no bearer token: enter your Kubernetes token (the change is made with your identity)");
-  }
-  auto body = json::Parse(req.body);
-  if (!body.ok() || !body->IsObject()) return JsonError(400, "the body must be a JSON object like {\"priority\": 90}");
-  const json::Value* p = json::Find(*body, {"priority"});
-  if (p == nullptr || !p->IsInt64() || p->GetInt64() < 0 || p->GetInt64() > 100) {
-    return JsonError(422, "priority must be an integer from 0 to 100");
-  }
-  int64_t priority = p->GetInt64();
-  auto res = client_->MergePatch(k8s::resources::kRuns.Path(ns, name),
+  auto res = client_->MergePatch(k8s::resources::kRuns.Path(k8s::UrlEncode(ns), k8s::UrlEncode(name)),
                                  R"({"spec":{"priority":)" + std::to_string(priority) + "}}", token);
   if (!res.ok()) {
     int code = res.status().code() == 0 ? 502 : res.status().code();

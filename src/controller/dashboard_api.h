@@ -1,6 +1,8 @@
 #pragma once
 // The dashboard's HTTP API and static files. Reads come from the controller's caches (queue,
-// fleets) or, for a run's details, from the API with the viewer's token when one is sent.
+// fleets) or, for a run's details, from the API with the viewer's own token (401 without one;
+// metadata.annotations and metadata.managedFields are left out of the answer). Namespace and name
+// in a path are checked as Kubernetes names (400) and escaped before they reach an API path.
 // Writes (priority changes) are always forwarded with the viewer's own bearer token: the
 // controller never writes on a user's behalf with its own identity. Cross-site requests are
 // refused: a write needs the X-Berth-CSRF header (which a cross-site form cannot send without a

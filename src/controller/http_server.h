@@ -1,70 +1,84 @@
 #pragma once
-// A small HTTP server (cpprestsdk's listener) for /metrics, probes, the queue JSON and the
-// dashboard. Handlers run on the server's own worker threads, never on cpprestsdk's shared pool,
-// so a handler may block (e.g. forward a request to the API server).
+// berth-controller's own small HTTP/1.1 server (plain sockets; OpenSSL for the TLS webhook) for
+// /metrics, probes, the queue JSON, the dashboard and the admission webhook. Built to survive
+// whatever a client sends:
+//   - one I/O thread multiplexes every connection with poll(): a slow or silent client costs a
+//     file descriptor, not a thread, so the probe port answers while others hold connections open;
+//   - at most `max_connections` connections: when full, the connection that has waited longest
+//     for its request is closed to make room for the new one;
+//   - every request (head and body), TLS handshake and reply must complete within `read_timeout`
+//     of its start (408 and close otherwise); an idle keep-alive connection is closed after it;
+//   - the request parser (controller/http_parser.h) refuses malformed input with a 4xx reply and
+//     closes the connection; each route names its methods (405 with Allow otherwise) and the
+//     largest body it reads (413 otherwise; probes read none);
+//   - handlers run on the server's own worker threads (they may block, e.g. forward a request to
+//     the API server); an exception from a handler is a 500, and every thread catches everything.
 
-#include <condition_variable>
-#include <deque>
+#include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "controller/http_parser.h"
 #include "k8s/result.h"
 
 namespace berth::controller {
 
-struct HttpRequestView {
-  std::string method;
-  std::string path;                           // decoded path, no query
-  std::map<std::string, std::string> query;   // decoded query parameters
-  std::map<std::string, std::string> headers; // lower-case names
-  std::string body;
-
-  std::string Header(const std::string& lower_name) const {
-    auto it = headers.find(lower_name);
-    return it == headers.end() ? std::string() : it->second;
-  }
-};
-
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  std::map<std::string, std::string> headers;
-};
-
 using HttpHandler = std::function<HttpReply(const HttpRequestView&)>;
+
+struct HttpLimits {
+  size_t max_head_bytes = RequestParser::kDefaultMaxHead;
+  std::chrono::milliseconds read_timeout{10000};
+  size_t max_connections = 256;
+};
+
+struct RouteOptions {
+  std::vector<std::string> methods = {"GET", "HEAD"};
+  size_t max_body = 0;
+};
 
 class HttpServer {
  public:
-  // `bind_address`: ":8080" (all interfaces), "127.0.0.1:8080", or "0" (disabled: Start does nothing).
-  explicit HttpServer(std::string bind_address, int workers = 4);
+  // `bind_address`: ":8080" (all IPv4 interfaces), "127.0.0.1:8080", "[::1]:8080", or "0"
+  // (disabled: Start does nothing).
+  explicit HttpServer(std::string bind_address, int workers = 4, HttpLimits limits = {});
   // Serves HTTPS with this certificate chain and key (PEM files) instead of HTTP.
   void UseTls(std::string cert_file, std::string key_file);
   ~HttpServer();
 
-  // Exact path, or every path under `path` when it ends with '/'.
-  void Handle(const std::string& path, HttpHandler handler);
+  // Exact path, or every path under `path` when it ends with '/'. Call before Start().
+  void Handle(const std::string& path, HttpHandler handler, RouteOptions options = {});
 
   k8s::Status Start();
   void Stop();
   bool enabled() const { return bind_address_ != "0" && !bind_address_.empty(); }
+  // The port listened on (useful with ":0"); 0 before Start().
+  int port() const { return port_; }
 
   // "http://0.0.0.0:8080" for ":8080"; error for a malformed address.
   static k8s::Result<std::string> ListenUri(const std::string& bind_address, const std::string& scheme = "http");
 
+  // Routing without sockets (the fuzz target drives these): what the router says about a head
+  // (404, 405, the body limit), and the reply of the matching handler (500 when it throws).
+  HeadDecision CheckHead(const HttpRequestView& head) const;
+  HttpReply Dispatch(const HttpRequestView& req) const;
+
  private:
+  struct Route {
+    std::string path;
+    HttpHandler handler;
+    RouteOptions options;
+  };
   struct Impl;
-  HttpReply Route(const HttpRequestView& req) const;
+  const Route* Find(const std::string& path) const;
 
   std::string bind_address_;
   int workers_;
+  HttpLimits limits_;
   std::string cert_file_, key_file_;
-  std::vector<std::pair<std::string, HttpHandler>> routes_;
+  std::vector<Route> routes_;
+  int port_ = 0;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -33,6 +33,9 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A client that hangs up while OpenSSL writes (e.g. a TLS 1.3 session ticket right after the
+  // handshake) must cost an EPIPE, not the process (found by tests/integration/hostile_test.cc).
+  std::signal(SIGPIPE, SIG_IGN);
 
   auto config = k8s::LoadDefaultConfig(opts->kubeconfig, opts->context, /*allow_in_cluster=*/true);
   if (!config.ok()) {

@@ -50,7 +50,9 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     });
   }
 
-  metrics_server_ = std::make_unique<HttpServer>(options_.metrics_bind_address);
+  HttpLimits limits;
+  limits.read_timeout = options_.http_read_timeout;
+  metrics_server_ = std::make_unique<HttpServer>(options_.metrics_bind_address, 4, limits);
   metrics_server_->Handle("/metrics", [this](const HttpRequestView&) {
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render(), {}};
   });
@@ -70,15 +72,15 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     return QueueJson(ns, limit);
   });
   dashboard_->Register(*metrics_server_);
-  webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2);
+  webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2, limits);
   webhook_server_->UseTls(options_.webhook_cert_dir + "/tls.crt", options_.webhook_cert_dir + "/tls.key");
   webhook_server_->Handle("/mutate-runs", [](const HttpRequestView& req) {
     if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
     auto review = ReviewRun(req.body);
     if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
     return HttpReply{200, "application/json", review.value(), {}};
-  });
-  probe_server_ = std::make_unique<HttpServer>(options_.health_probe_bind_address, 2);
+  }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
+  probe_server_ = std::make_unique<HttpServer>(options_.health_probe_bind_address, 2, limits);
   probe_server_->Handle("/healthz", [](const HttpRequestView&) { return HttpReply{200, "text/plain; charset=utf-8", "ok\n", {}}; });
   probe_server_->Handle("/readyz", [this](const HttpRequestView&) {
     if (!CachesSynced()) return HttpReply{503, "text/plain; charset=utf-8", "caches not synced\n", {}};

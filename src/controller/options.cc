@@ -26,6 +26,7 @@ Flags:
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
+  --http-read-timeout D               time a client has to send a whole request on the three ports above (default 10s)
   --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
   --retry-backoff D                   a resubmitted run waits this long before it queues again, doubling per
@@ -80,6 +81,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"health-probe-bind-address", str(o.health_probe_bind_address)},
       {"webhook-bind-address", str(o.webhook_bind_address)},
       {"webhook-cert-dir", str(o.webhook_cert_dir)},
+      {"http-read-timeout", duration(o.http_read_timeout)},
       {"aging-interval", duration(o.aging_interval)},
       {"retry-backoff", duration(o.retry_backoff)},
       {"max-retry-backoff", duration(o.max_retry_backoff)},
@@ -159,6 +161,9 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
     // A write sent just before the renew deadline must end (or fail) before another process may
     // take the Lease: see leader_election.h.
     return k8s::Status::Error("--request-timeout must be shorter than --leader-election-renew-deadline");
+  }
+  if (o.http_read_timeout <= std::chrono::milliseconds(0)) {
+    return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }
   return o;
 }

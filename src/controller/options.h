@@ -24,6 +24,9 @@ struct Options {
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";
   std::string webhook_bind_address = "0";  // "0": no admission webhook
+  // How long a client may take to send a whole request (or to read the reply) on any of the three
+  // ports before the connection is closed (408).
+  std::chrono::milliseconds http_read_timeout{10000};
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::chrono::milliseconds aging_interval{15 * 60 * 1000};
   std::chrono::milliseconds retry_backoff{10 * 1000};

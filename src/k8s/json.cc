@@ -4,9 +4,41 @@
 
 namespace berth::k8s::json {
 
+namespace {
+
+Status TooDeep(size_t offset) {
+  return Status::Error("invalid JSON at offset " + std::to_string(offset) + ": nested deeper than " +
+                       std::to_string(kMaxDepth) + " levels");
+}
+
+}  // namespace
+
+size_t FindTooDeep(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // skips the escaped character (an escaped quote does not end the string)
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;  // unbalanced text is RapidJSON's to refuse
+    }
+  }
+  return std::string_view::npos;
+}
+
 Result<Document> Parse(std::string_view text) {
+  if (size_t at = FindTooDeep(text); at != std::string_view::npos) return TooDeep(at);
   Document d;
-  d.Parse(text.data(), text.size());
+  d.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (d.HasParseError()) {
     return Status::Error(std::string("invalid JSON at offset ") + std::to_string(d.GetErrorOffset()) + ": " +
                          rapidjson::GetParseError_En(d.GetParseError()));
@@ -15,7 +47,8 @@ Result<Document> Parse(std::string_view text) {
 }
 
 Status ParseInSitu(std::string& buffer, Document& out) {
-  out.ParseInsitu(buffer.data());
+  if (size_t at = FindTooDeep(buffer); at != std::string_view::npos) return TooDeep(at);
+  out.ParseInsitu<rapidjson::kParseIterativeFlag>(buffer.data());
   if (out.HasParseError()) {
     return Status::Error(std::string("invalid JSON at offset ") + std::to_string(out.GetErrorOffset()) + ": " +
                          rapidjson::GetParseError_En(out.GetParseError()));

@@ -17,10 +17,21 @@ namespace berth::k8s::json {
 using Value = rapidjson::Value;
 using Document = rapidjson::Document;
 
-// Parses `text`; a syntax error becomes a Status naming the offset.
+// How deep arrays and objects may nest in a parsed document. Kubernetes objects nest a few dozen
+// levels at most; a deeper document (e.g. a megabyte of `[` sent to the dashboard or the webhook)
+// is refused before RapidJSON sees it. Parsing is iterative (kParseIterativeFlag), and freeing a
+// Document is not recursive (its MemoryPoolAllocator frees nothing per value), so no JSON text
+// can exhaust the stack; the cap also keeps the recursive Serialize and deep copies safe.
+inline constexpr int kMaxDepth = 128;
+
+// Parses `text`; a syntax error (or nesting deeper than kMaxDepth) becomes a Status naming the
+// offset.
 Result<Document> Parse(std::string_view text);
 // Parses in place: `buffer` is modified and must outlive the document (no copies of strings).
 Status ParseInSitu(std::string& buffer, Document& out);
+// The offset at which `text` first nests deeper than `max_depth` arrays/objects (brackets inside
+// strings do not count), or npos. Linear, no recursion; does not validate the rest.
+size_t FindTooDeep(std::string_view text, int max_depth = kMaxDepth);
 
 std::string Serialize(const Value& v);
 

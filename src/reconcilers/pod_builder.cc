@@ -125,7 +125,7 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
                                   const std::vector<RankAssignment>& ranks, size_t index) {
   const RankAssignment& me = ranks.at(index);
   json::Document tmpl;
-  if (!run.template_json.empty()) tmpl.Parse(run.template_json.c_str());
+  if (!run.template_json.empty()) tmpl.Parse<rapidjson::kParseIterativeFlag>(run.template_json.c_str());  // our own serialization: depth already capped
   if (run.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
     return k8s::Status::Error("spec.template is not an object");
   }

@@ -140,6 +140,9 @@ try {
   check(await page.evaluate(() => localStorage.length) === 0, 'nothing is written to localStorage');
   const seen = [];
   page.on('request', (r) => { if (r.url().includes('/priority')) seen.push({ method: r.method(), headers: r.headers(), body: r.postData() }); });
+  // The token goes only with the calls made with the viewer's identity.
+  const cacheReads = [];
+  page.on('request', (r) => { if (/api\/(queue|fleets)/.test(r.url())) cacheReads.push(r.headers()); });
   await page.getByLabel(`Priority of ${run('c')}`, { exact: true }).fill('90');
   const clicked = Date.now();
   await page.getByRole('button', { name: `Set priority of ${run('c')}` }).click();
@@ -238,6 +241,9 @@ try {
   check(conditions.includes('Scheduled'), 'the conditions table lists Scheduled', conditions);
   check(await page.getByRole('heading', { name: 'Events' }).count() === 1, 'the detail has an Events section');
   await screenshot(page, 'run');
+
+  check(cacheReads.length > 0 && cacheReads.every((h) => !h.authorization && !h['x-berth-token']),
+    'queue and fleets requests carry no token', cacheReads.length);
 
   // 7. The viewer cannot read the run either: the detail says so.
   await setToken(page, VIEWER);

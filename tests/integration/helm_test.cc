@@ -97,6 +97,7 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
   std::vector<std::string> kinds;
   for (const auto& d : docs) kinds.push_back(Kind(d) + "/" + Name(d));
   std::vector<std::string> want = {"CustomResourceDefinition/fleets.berth.dev", "CustomResourceDefinition/runs.berth.dev",
+                                   "NetworkPolicy/berth-controller",
                                    "ServiceAccount/berth-controller",           "Secret/berth-controller-webhook-cert",
                                    "ClusterRole/berth-controller",              "ClusterRoleBinding/berth-controller",
                                    "Role/berth-controller",                     "RoleBinding/berth-controller",
@@ -140,6 +141,7 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--leader-election-retry-period=2s",
                                         "--metrics-bind-address=:8080",
                                         "--health-probe-bind-address=:8081",
+                                        "--http-read-timeout=10s",
                                         "--aging-interval=15m",
                                         "--log-format=json",
                                         "--log-level=info",
@@ -296,6 +298,86 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
   EXPECT_EQ(Name(Find(RenderDocs("x", "x", {"--set", "fullnameOverride=queue-operator"}), "Deployment")), "queue-operator");
 }
 
+// Ports from .spec.ingress[i].ports[0].port, with the rule's peers as YAML.
+std::map<int, YAML::Node> IngressByPort(const YAML::Node& policy) {
+  std::map<int, YAML::Node> out;
+  for (const auto& rule : policy["spec"]["ingress"]) {
+    out.emplace(rule["ports"][0]["port"].as<int>(), static_cast<const YAML::Node&>(rule));
+  }
+  return out;
+}
+
+TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesToMetrics) {
+  auto docs = RenderDocs("berth", "berth-system");
+  YAML::Node np = Find(docs, "NetworkPolicy");
+  ASSERT_TRUE(np.IsMap()) << "on by default";
+  EXPECT_EQ(np["apiVersion"].as<std::string>(), "networking.k8s.io/v1");
+  EXPECT_EQ(Strings(np["spec"]["policyTypes"]), std::vector<std::string>{"Ingress"}) << "egress is untouched";
+  YAML::Node dep = Find(docs, "Deployment");
+  for (const auto& kv : np["spec"]["podSelector"]["matchLabels"]) {
+    EXPECT_EQ(dep["spec"]["template"]["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(""),
+              kv.second.as<std::string>())
+        << "the policy selects the controller's Pods";
+  }
+  auto rules = IngressByPort(np);
+  ASSERT_EQ(rules.size(), 3u);
+  ASSERT_TRUE(rules.count(8080) && rules.count(8081) && rules.count(9443));
+  // Metrics/dashboard: only the named namespaces and the release's own, and the API server's
+  // peers (its service proxy carries `kubectl berth queue`).
+  YAML::Node metrics_from = rules[8080]["from"];
+  ASSERT_EQ(metrics_from.size(), 1u + rules[9443]["from"].size());
+  for (size_t i = 0; i < rules[9443]["from"].size(); ++i) {
+    EXPECT_EQ(metrics_from[i + 1]["ipBlock"]["cidr"].as<std::string>(),
+              rules[9443]["from"][i]["ipBlock"]["cidr"].as<std::string>());
+  }
+  YAML::Node expr = metrics_from[0]["namespaceSelector"]["matchExpressions"][0];
+  EXPECT_EQ(expr["key"].as<std::string>(), "kubernetes.io/metadata.name");
+  EXPECT_EQ(expr["operator"].as<std::string>(), "In");
+  EXPECT_EQ(Strings(expr["values"]), (std::vector<std::string>{"monitoring", "berth-system"}));
+  // Probes: from anywhere (the kubelet probes from the node).
+  EXPECT_FALSE(rules[8081]["from"]) << "the probe port keeps working for the kubelet";
+  // Webhook: only the configured peers (ipBlocks by default, no pod or namespace selector).
+  YAML::Node webhook_from = rules[9443]["from"];
+  ASSERT_TRUE(webhook_from.IsSequence());
+  ASSERT_GT(webhook_from.size(), 0u);
+  for (const auto& peer : webhook_from) {
+    EXPECT_TRUE(peer["ipBlock"]["cidr"].IsScalar());
+    EXPECT_FALSE(peer["podSelector"]);
+  }
+
+  // Values: the API server's address, more metrics peers, other ports; and off.
+  auto set = RenderDocs("prod", "queues",
+                        {"--set", "networkPolicy.apiServerFrom[0].ipBlock.cidr=10.0.0.10/32",
+                         "--set", "networkPolicy.metricsNamespaces={monitoring,ingress}",
+                         "--set", "networkPolicy.metricsFrom[0].podSelector.matchLabels.app=proxy",
+                         "--set", "bindAddress.metrics=127.0.0.1:9090,bindAddress.probes=:9091,bindAddress.webhook=:9444",
+                         "--set", "httpReadTimeout=3s"});
+  YAML::Node c = Container(Find(set, "Deployment"));
+  std::vector<std::string> args = Strings(c["args"]);
+  for (const char* want : {"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=:9091",
+                           "--webhook-bind-address=:9444", "--http-read-timeout=3s"}) {
+    EXPECT_NE(std::find(args.begin(), args.end(), want), args.end()) << want;
+  }
+  EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(), 9090);
+  EXPECT_EQ(c["ports"][1]["containerPort"].as<int>(), 9091);
+  EXPECT_EQ(c["ports"][2]["containerPort"].as<int>(), 9444);
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"].as<int>(), 9091);
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"].as<int>(), 9091);
+  auto set_rules = IngressByPort(Find(set, "NetworkPolicy"));
+  ASSERT_TRUE(set_rules.count(9090) && set_rules.count(9091) && set_rules.count(9444));
+  ASSERT_EQ(set_rules[9444]["from"].size(), 1u);
+  EXPECT_EQ(set_rules[9444]["from"][0]["ipBlock"]["cidr"].as<std::string>(), "10.0.0.10/32");
+  ASSERT_EQ(set_rules[9090]["from"].size(), 3u);
+  EXPECT_EQ(Strings(set_rules[9090]["from"][0]["namespaceSelector"]["matchExpressions"][0]["values"]),
+            (std::vector<std::string>{"monitoring", "ingress", "queues"}));
+  EXPECT_EQ(set_rules[9090]["from"][1]["ipBlock"]["cidr"].as<std::string>(), "10.0.0.10/32");
+  EXPECT_EQ(set_rules[9090]["from"][2]["podSelector"]["matchLabels"]["app"].as<std::string>(), "proxy");
+
+  EXPECT_FALSE(Find(RenderDocs("berth", "berth-system", {"--set", "networkPolicy.enabled=false"}), "NetworkPolicy").IsMap());
+  auto no_webhook = IngressByPort(Find(RenderDocs("berth", "berth-system", {"--set", "webhook.enabled=false"}), "NetworkPolicy"));
+  EXPECT_EQ(no_webhook.count(9443), 0u) << "no webhook, no webhook port";
+}
+
 TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
   struct Case {
     std::string set, message;
@@ -304,6 +386,10 @@ TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
       {"logLevel=loud", "logLevel must be debug, info, warn or error"},
       {"image.repository=", "image.repository is required"},
       {"replicas=0", "replicas must be at least 1"},
+      {"bindAddress.metrics=8080", "bindAddress.metrics must be HOST:PORT or :PORT"},
+      {"bindAddress.webhook=:94a3", "bindAddress.webhook must be HOST:PORT or :PORT"},
+      {"bindAddress.probes=127.0.0.1:8081", "bindAddress.probes must be reachable on the Pod IP"},
+      {"networkPolicy.apiServerFrom=null", "networkPolicy.apiServerFrom must list the API server's addresses"},
   };
   for (const auto& c : cases) {
     CommandResult r = Render("berth", "berth-system", {"--set", c.set});

@@ -3,7 +3,8 @@
 // also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
 //
 // Identity: the viewer's own Kubernetes token (typed into the page, kept in sessionStorage
-// only) is sent as `Authorization: Bearer`; with no token the page sends none, so a proxy in
+// only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (a run's
+// details, a priority change) and on no other; with no token the page sends none, so a proxy in
 // front can add its own. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
 'use strict';
 
@@ -132,7 +133,7 @@
   async function api(path, options) {
     const opts = options || {};
     const headers = Object.assign({ Accept: 'application/json' }, opts.headers || {});
-    const t = currentToken();
+    const t = opts.auth ? currentToken() : '';
     if (t) {
       headers.Authorization = `Bearer ${t}`;
       // Proxies in front (kubectl proxy, the API server's service proxy) consume Authorization.
@@ -224,6 +225,7 @@
     form.setAttribute('aria-busy', 'true');
     try {
       const r = await api(`${runApi(ns, name)}/priority`, {
+        auth: true,
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' },
         body: JSON.stringify({ priority: value }),
@@ -523,15 +525,16 @@
   async function loadRun(route) {
     setText($('run-title'), `Run ${runKey(route.ns, route.name)}`);
     try {
-      const data = await api(runApi(route.ns, route.name));
+      const data = await api(runApi(route.ns, route.name), { auth: true });
       if (!isCurrent(route)) return;
       renderRun(route, data);
     } catch (err) {
       if (!isCurrent(route)) return;
       runView = null;
+      const hint = err.status === 401 ? ' A run\'s details are read with your identity: enter a Kubernetes token that may get runs.' : '';
       $('run-content').replaceChildren(el('p', { class: 'error-text', role: 'alert' },
         el('strong', { text: `Cannot show run ${runKey(route.ns, route.name)} (${statusLabel(err.status)}):` }),
-        ' ' + err.message));
+        ' ' + err.message + hint));
       throw err;
     }
   }

@@ -42,6 +42,19 @@ TEST(AdmissionTest, RefusesWhatIsNotAnAdmissionReview) {
   }
 }
 
+// Regression: the webhook parsed any body with RapidJSON's recursive parser; a deep one
+// overflowed the stack.
+TEST(AdmissionTest, RefusesDeeplyNestedBodiesWithoutCrashing) {
+  for (const std::string open : {"[", "{\"request\":"}) {
+    std::string deep;
+    for (int i = 0; i < 1 << 20; ++i) deep += open;
+    auto r = ReviewRun(deep);
+    EXPECT_FALSE(r.ok()) << open;
+  }
+  // A real review nests far less than the cap.
+  EXPECT_TRUE(ReviewRun(Review("CREATE", R"({"name":"r","labels":{"a":"b"}})")).ok());
+}
+
 TEST(AdmissionTest, Base64RoundTrips) {
   for (const std::string s : {"", "a", "ab", "abc", "abcd", "hello, berth\n"}) {
     EXPECT_EQ(k8s::Base64Decode(k8s::Base64Encode(s)).value(), s);

@@ -10,6 +10,7 @@
 
 #include "controller/dashboard_api.h"
 #include "controller/dashboard_assets.h"
+#include "controller/dashboard_request.h"
 #include "controller/http_server.h"
 #include "k8s/clock.h"
 #include "k8s/json.h"
@@ -437,10 +438,83 @@ TEST_F(DashboardTest, RunDetailReadsWithTheViewersToken) {
 
 TEST_F(DashboardTest, RunDetailPassesNotFoundThrough) {
   transport_->Push(404, StatusBody(404, "NotFound", R"(runs.berth.dev "nope" not found)"));
-  HttpReply r = api_.RunDetail(Get("/api/runs/ml/nope"), "ml", "nope");
+  HttpRequestView req = Get("/api/runs/ml/nope");
+  req.headers["x-berth-token"] = "viewer-token";  // the header a proxy in front leaves alone
+  HttpReply r = api_.RunDetail(req, "ml", "nope");
   EXPECT_EQ(r.status, 404);
   EXPECT_EQ(ErrorOf(r), R"(runs.berth.dev "nope" not found)");
   ASSERT_EQ(transport_->requests().size(), 1u) << "no events are read for a missing run";
+}
+
+// Regression: GET /api/runs/NS/NAME read the Run with the controller's identity when the viewer
+// sent no token.
+TEST_F(DashboardTest, RunDetailNeedsTheViewersToken) {
+  HttpReply r = api_.RunDetail(Get("/api/runs/ml/train"), "ml", "train");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("no bearer token"));
+  EXPECT_TRUE(transport_->requests().empty()) << "nothing is read with the controller's identity";
+}
+
+TEST_F(DashboardTest, RunDetailLeavesOutAnnotationsAndManagedFields) {
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","namespace":"ml","labels":{"team":"a"},)"
+                        R"("annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"secret\":1}"},)"
+                        R"("managedFields":[{"manager":"kubectl"}]},"spec":{"priority":5}})");
+  transport_->Push(200, R"({"kind":"EventList","items":[]})");
+  HttpRequestView req = Get("/api/runs/ml/train");
+  req.headers["authorization"] = "Bearer viewer-token";
+  HttpReply r = api_.RunDetail(req, "ml", "train");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::Document d = MustParse(r.body);
+  EXPECT_EQ(json::Find(d, {"run", "metadata", "annotations"}), nullptr);
+  EXPECT_EQ(json::Find(d, {"run", "metadata", "managedFields"}), nullptr);
+  EXPECT_EQ(json::GetString(json::Find(d, {"run", "metadata", "labels", "team"})), "a");
+  EXPECT_EQ(json::GetInt(*json::Find(d, {"run", "spec"}), "priority"), 5);
+  EXPECT_THAT(r.body, ::testing::Not(HasSubstr("secret")));
+}
+
+// Through the router as the server calls it: names that are not Kubernetes names never reach
+// an API path (a decoded '?' once became a query string sent with the controller's identity).
+TEST_F(DashboardTest, RunPathsMustHoldKubernetesNames) {
+  HttpServer server("0");
+  api_.Register(server);
+  for (const std::string& path : std::vector<std::string>{"/api/runs/ml/a?b", "/api/runs/ml/a b", "/api/runs/ML/train", "/api/runs/ml/-x",
+                                 "/api/runs/ml/a..b", "/api/runs/" + std::string(64, 'a') + "/x",
+                                 "/api/runs/ml/" + std::string(254, 'a'), "/api/runs//train"}) {
+    for (const std::string method : {"GET", "POST"}) {
+      HttpRequestView req = GoodRequest();
+      req.method = method;
+      req.path = path + (method == "POST" ? "/priority" : "");
+      HttpReply r = server.Dispatch(req);
+      EXPECT_EQ(r.status, 400) << method << " " << req.path;
+      EXPECT_THAT(ErrorOf(r), HasSubstr("must be a DNS")) << req.path;
+    }
+  }
+  for (const std::string path : {"/api/runs/ml", "/api/runs/ml/train/status", "/api/runs/ml/train/priority/x"}) {
+    HttpReply r = server.Dispatch(Get(path));
+    EXPECT_EQ(r.status, 404) << path;
+  }
+  EXPECT_EQ(server.Dispatch(Get("/api/runs/ml/train/priority")).status, 405);
+  EXPECT_TRUE(transport_->requests().empty());
+  // A valid dotted name passes (and is read with the viewer's token).
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"a.b-1","namespace":"ml"}})");
+  transport_->Push(200, R"({"kind":"EventList","items":[]})");
+  HttpRequestView ok = Get("/api/runs/ml/a.b-1");
+  ok.headers["authorization"] = "Bearer viewer-token";
+  EXPECT_EQ(server.Dispatch(ok).status, 200);
+  ASSERT_EQ(transport_->requests().size(), 2u);
+  EXPECT_EQ(transport_->requests()[0].path, "/apis/berth.dev/v1alpha1/namespaces/ml/runs/a.b-1");
+}
+
+// Regression: ~1 MB of '[' as a priority body overflowed the stack (now: refused by the body
+// limit at the server, and by the JSON depth cap at the handler).
+TEST_F(DashboardTest, SetPriorityRefusesDeeplyNestedJson) {
+  HttpReply r = api_.SetPriority(GoodRequest(std::string(1 << 20, '[')), "ml", "train");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_TRUE(transport_->requests().empty());
+  HttpServer server("0");
+  api_.Register(server);
+  HttpRequestView head = GoodRequest();
+  EXPECT_EQ(server.CheckHead(head).max_body, kMaxDashboardBodyBytes);
 }
 
 TEST_F(DashboardTest, FleetsWithAnEmptyCache) {

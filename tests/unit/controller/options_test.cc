@@ -261,6 +261,14 @@ TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
   }
 }
 
+TEST(OptionsTest, HttpReadTimeout) {
+  EXPECT_EQ(MustParse({}).http_read_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(MustParse({"--http-read-timeout=1500ms"}).http_read_timeout, std::chrono::milliseconds(1500));
+  for (const std::string bad : {"--http-read-timeout=0", "--http-read-timeout=-1s", "--http-read-timeout=soon"}) {
+    EXPECT_FALSE(ParseOptions({bad}).ok()) << bad;
+  }
+}
+
 TEST(OptionsTest, Help) {
   for (const std::string flag : {"--help", "-h", "-help"}) {
     auto o = ParseOptions({flag});
@@ -278,8 +286,8 @@ TEST(OptionsTest, UsageListsEveryFlagWithItsDefault) {
   for (const std::string flag :
        {"--kubeconfig", "--context", "--leader-elect", "--leader-election-namespace", "--leader-election-id",
         "--leader-election-lease-duration", "--leader-election-renew-deadline", "--leader-election-retry-period",
-        "--metrics-bind-address", "--health-probe-bind-address", "--aging-interval", "--log-format", "--log-level",
-        "--workers", "--help"}) {
+        "--metrics-bind-address", "--health-probe-bind-address", "--webhook-bind-address", "--http-read-timeout",
+        "--aging-interval", "--log-format", "--log-level", "--workers", "--help"}) {
     EXPECT_THAT(usage, HasSubstr(flag));
   }
   for (const std::string def : {"default :8080", "default :8081", "default 15m", "default 15s", "default 10s",

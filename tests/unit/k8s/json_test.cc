@@ -74,6 +74,38 @@ TEST(JsonParseInSituTest, ParsesAndReportsErrors) {
   EXPECT_THAT(s.message(), StartsWith("invalid JSON at offset "));
 }
 
+// Regression: a megabyte of `[` (sent to the dashboard's priority endpoint) overflowed the
+// stack in RapidJSON's recursive parser and killed the controller.
+TEST(JsonParseTest, RefusesDeepNestingWithoutExhaustingTheStack) {
+  for (const std::string open : {"[", "{\"a\":"}) {
+    std::string deep;
+    for (int i = 0; i < 1 << 20; ++i) deep += open;
+    auto d = Parse(deep);
+    ASSERT_FALSE(d.ok()) << open;
+    EXPECT_THAT(d.status().message(), HasSubstr("nested deeper than 128 levels")) << open;
+    Document e;
+    Status s = ParseInSitu(deep, e);
+    ASSERT_FALSE(s.ok()) << open;
+    EXPECT_THAT(s.message(), HasSubstr("nested deeper than 128 levels")) << open;
+  }
+}
+
+TEST(JsonParseTest, AcceptsNestingUpToTheCapAndIgnoresBracketsInStrings) {
+  std::string ok(kMaxDepth, '[');
+  ok += std::string(kMaxDepth, ']');
+  EXPECT_TRUE(Parse(ok).ok());
+  std::string one_more(kMaxDepth + 1, '[');
+  one_more += std::string(kMaxDepth + 1, ']');
+  auto d = Parse(one_more);
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(), StartsWith("invalid JSON at offset 128: nested deeper"));
+  // Brackets and escaped quotes inside strings are text, not nesting.
+  std::string text = R"({"a":")" + std::string(1000, '[') + R"(\"[[["})";
+  auto t = Parse(text);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(GetString(*t, "a").size(), 1004u);
+}
+
 TEST(JsonSerializeTest, RoundTripsCompactly) {
   const std::vector<std::string> cases = {
       "{}",

@@ -44,7 +44,22 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if not (has (toString .Values.logLevel) (list "debug" "info" "warn" "error")) -}}
 {{- fail (printf "logLevel must be debug, info, warn or error, not %q" (toString .Values.logLevel)) -}}
 {{- end -}}
+{{- range $name, $addr := .Values.bindAddress -}}
+{{- if not (regexMatch "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]*):[0-9]{1,5}$" (toString $addr)) -}}
+{{- fail (printf "bindAddress.%s must be HOST:PORT or :PORT, not %q" $name (toString $addr)) -}}
+{{- end -}}
+{{- end -}}
+{{- range $name := list "probes" "webhook" -}}
+{{- if regexMatch "^(127\\.[0-9.]+|localhost|\\[::1\\]):" (toString (index $.Values.bindAddress $name)) -}}
+{{- fail (printf "bindAddress.%s must be reachable on the Pod IP, not %q" $name (toString (index $.Values.bindAddress $name))) -}}
+{{- end -}}
+{{- end -}}
 {{- if lt (int .Values.replicas) 1 -}}
 {{- fail "replicas must be at least 1" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* The port of a bind address ("HOST:PORT" or ":PORT"). */}}
+{{- define "berth.port" -}}
+{{- regexFind "[0-9]+$" (toString .) -}}
 {{- end -}}

@@ -1,0 +1,116 @@
+#include "controller/dashboard_request.h"
+
+#include <vector>
+
+#include "k8s/json.h"
+
+namespace berth::controller {
+
+namespace json = k8s::json;
+
+bool IsDnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '-') return false;
+  }
+  return true;
+}
+
+bool IsDnsSubdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  while (true) {
+    size_t dot = s.find('.');
+    if (!IsDnsLabel(s.substr(0, dot))) return false;
+    if (dot == std::string_view::npos) return true;
+    s.remove_prefix(dot + 1);
+  }
+}
+
+int ParseRunRequest(const HttpRequestView& req, RunRequest& out, std::string& message) {
+  const std::string prefix = "/api/runs/";
+  if (req.path.rfind(prefix, 0) != 0) {
+    message = "expected /api/runs/NAMESPACE/NAME";
+    return 404;
+  }
+  std::string_view tail = std::string_view(req.path).substr(prefix.size());
+  std::vector<std::string_view> parts;
+  while (parts.size() <= 3) {
+    size_t slash = tail.find('/');
+    parts.push_back(tail.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    tail.remove_prefix(slash + 1);
+  }
+  if (parts.size() < 2 || parts.size() > 3 || (parts.size() == 3 && parts[2] != "priority")) {
+    message = "expected /api/runs/NAMESPACE/NAME or /api/runs/NAMESPACE/NAME/priority";
+    return 404;
+  }
+  if (!IsDnsLabel(parts[0])) {
+    message = "the namespace must be a DNS label (lower-case letters, digits and '-', at most 63)";
+    return 400;
+  }
+  if (!IsDnsSubdomain(parts[1])) {
+    message = "the run's name must be a DNS subdomain (lower-case letters, digits, '-' and '.', at most 253)";
+    return 400;
+  }
+  out.ns = std::string(parts[0]);
+  out.name = std::string(parts[1]);
+  out.action = parts.size() == 3 ? "priority" : "";
+  if (out.action.empty() && req.method != "GET" && req.method != "HEAD") {
+    message = "use GET /api/runs/NS/NAME or POST /api/runs/NS/NAME/priority";
+    return 405;
+  }
+  if (out.action == "priority" && req.method != "POST") {
+    message = "use GET /api/runs/NS/NAME or POST /api/runs/NS/NAME/priority";
+    return 405;
+  }
+  return 0;
+}
+
+std::string BearerToken(const HttpRequestView& req) {
+  std::string auth = req.Header("authorization");
+  const std::string prefix = "Bearer ";
+  if (auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0) return auth.substr(prefix.size());
+  return req.Header("x-berth-token");
+}
+
+int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message) {
+  // Cross-site protection first: nothing below runs for a forged request.
+  if (req.Header("x-berth-csrf") != "1") {
+    message = "missing X-Berth-CSRF header (cross-site requests are refused)";
+    return 403;
+  }
+  if (req.Header("content-type").rfind("application/json", 0) != 0) {
+    message = "the body must be application/json";
+    return 403;
+  }
+  std::string origin = req.Header("origin");
+  if (!origin.empty()) {
+    auto scheme = origin.find("://");
+    std::string origin_host = scheme == std::string::npos ? origin : origin.substr(scheme + 3);
+    // Behind a proxy the Host is the proxy's upstream; the proxy reports the original host.
+    if (origin_host != req.Header("host") && origin_host != req.Header("x-forwarded-host")) {
+      message = "cross-origin request refused (Origin " + origin + ")";
+      return 403;
+    }
+  }
+  if (BearerToken(req).empty()) {
+    message = "no bearer token: enter your Kubernetes token (the change is made with your identity)";
+    return 401;
+  }
+  auto body = json::Parse(req.body);
+  if (!body.ok() || !body->IsObject()) {
+    message = "the body must be a JSON object like {\"priority\": 90}";
+    return 400;
+  }
+  const json::Value* p = json::Find(*body, {"priority"});
+  if (p == nullptr || !p->IsInt64() || p->GetInt64() < 0 || p->GetInt64() > 100) {
+    message = "priority must be an integer from 0 to 100";
+    return 422;
+  }
+  priority = p->GetInt64();
+  return 0;
+}
+
+}  // namespace berth::controller

@@ -1,0 +1,40 @@
+#pragma once
+// The dashboard API's checks of a request, before anything reaches the API server: which run a
+// path names (namespace and name validated as Kubernetes names), the viewer's token, and the
+// cross-site and body checks of a priority change. Pure functions (no client, no network), used by
+// DashboardApi and driven directly by fuzz/http_fuzz.cc.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "controller/http_parser.h"
+
+namespace berth::controller {
+
+// The largest body the dashboard API reads (a priority change is ~20 bytes); 413 above it.
+inline constexpr size_t kMaxDashboardBodyBytes = 16 * 1024;
+
+// An RFC 1123 DNS label (a namespace): 1-63 of [a-z0-9-], starting and ending alphanumeric.
+bool IsDnsLabel(std::string_view s);
+// An RFC 1123 DNS subdomain (a Run's name): 1-253 characters, dot-separated DNS labels.
+bool IsDnsSubdomain(std::string_view s);
+
+// "/api/runs/NS/NAME" (action "") or "/api/runs/NS/NAME/priority" (action "priority").
+struct RunRequest {
+  std::string ns, name, action;
+};
+// 0 and `out` filled; or an HTTP status (400 for a malformed or invalid namespace or name, 404 for
+// another shape of path, 405 for a method the action does not take) with a sentence in `message`.
+int ParseRunRequest(const HttpRequestView& req, RunRequest& out, std::string& message);
+
+// The viewer's token: `Authorization: Bearer T`, or `X-Berth-Token: T` when a proxy in front
+// (kubectl proxy, the API server's service proxy) consumes the Authorization header itself.
+std::string BearerToken(const HttpRequestView& req);
+
+// The checks of POST .../priority, in order: X-Berth-CSRF: 1 (403), a JSON content type (403), a
+// matching Origin when one is sent (403), a bearer token (401), a JSON object body (400) with an
+// integer "priority" from 0 to 100 (422). Returns 0 and sets `priority`, or the status and sentence.
+int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message);
+
+}  // namespace berth::controller

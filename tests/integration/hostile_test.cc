@@ -1,0 +1,249 @@
+// Issue 14, "every HTTP surface": a real controller (against the real API server) with its
+// metrics/dashboard, probe and TLS webhook ports on, and a catalogue of hostile requests thrown at
+// each. After every one the request got the expected 4xx or was closed, and /healthz still answers
+// 200 from the same process. The catalogue is printed as a table (docs/reliability.md shows it).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include "engine_fixture.h"
+
+namespace berth::testing {
+namespace {
+
+// One TCP connection to 127.0.0.1, optionally TLS (no certificate check: the test made the cert).
+class Wire {
+ public:
+  Wire(int port, bool tls) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{10, 0};  // a hang guard only; every read waits for a reply or a close
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (ok_ && tls) {
+      ctx_ = SSL_CTX_new(TLS_client_method());
+      SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+      ssl_ = SSL_new(ctx_);
+      SSL_set_fd(ssl_, fd_);
+      ok_ = SSL_connect(ssl_) == 1;
+    }
+  }
+  ~Wire() {
+    if (ssl_ != nullptr) SSL_free(ssl_);
+    if (ctx_ != nullptr) SSL_CTX_free(ctx_);
+    close(fd_);
+  }
+  bool ok() const { return ok_; }
+  void Send(const std::string& s) {
+    if (ssl_ != nullptr) {
+      SSL_write(ssl_, s.data(), static_cast<int>(s.size()));
+    } else {
+      [[maybe_unused]] auto n = send(fd_, s.data(), s.size(), MSG_NOSIGNAL);
+    }
+  }
+  // Everything until the server closes the connection.
+  std::string ReadToClose() {
+    std::string out;
+    char buf[8192];
+    while (true) {
+      int n = ssl_ != nullptr ? SSL_read(ssl_, buf, sizeof(buf)) : static_cast<int>(recv(fd_, buf, sizeof(buf), 0));
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+  bool ok_ = false;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+};
+
+void MakeCerts(const std::string& dir) {
+  RunCommand({"mkdir", "-p", dir});
+  CommandResult r = RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir + "/tls.key",
+                                "-out", dir + "/tls.crt", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                                "subjectAltName=IP:127.0.0.1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::string StatusLine(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
+
+class Hostile : public EngineTest {
+ protected:
+  Hostile() {
+    metrics_ = FreePort();
+    probe_ = FreePort();
+    webhook_ = FreePort();
+    cert_dir_ = ControlPlane::Get().dir() + "/hostile-certs-" + std::to_string(webhook_);
+    MakeCerts(cert_dir_);
+    controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_),
+                        "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_),
+                        "--webhook-bind-address=127.0.0.1:" + std::to_string(webhook_),
+                        "--webhook-cert-dir=" + cert_dir_,
+                        "--http-read-timeout=1s"};  // the slow clients below are cut off after 1 s
+  }
+
+  std::string Healthz() {
+    Wire w(probe_, false);
+    w.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    return w.ReadToClose();
+  }
+
+  // Sends `bytes` to `port` and checks the answer starts with `want` ("" = closed without a reply;
+  // "HTTP/1.1 4" = any 4xx); then that the controller still serves /healthz from the same pid.
+  void Throw(const std::string& port_name, const std::string& what, const std::string& bytes, const std::string& want) {
+    int port = port_name == "metrics" ? metrics_ : port_name == "probe" ? probe_ : webhook_;
+    bool tls = port_name == "webhook";
+    Wire w(port, tls);
+    ASSERT_TRUE(w.ok()) << what;
+    w.Send(bytes);
+    std::string reply = w.ReadToClose();
+    if (want.empty()) {
+      EXPECT_EQ(reply, "") << port_name << ": " << what;
+    } else {
+      EXPECT_EQ(reply.rfind(want, 0), 0u) << port_name << ": " << what << "\n got: " << StatusLine(reply);
+    }
+    Check(port_name, what, want.empty() ? "closed" : StatusLine(reply));
+  }
+
+  void Check(const std::string& port_name, const std::string& what, const std::string& result) {
+    std::string health = Healthz();
+    EXPECT_EQ(health.rfind("HTTP/1.1 200 ", 0), 0u) << "after " << port_name << ": " << what << "\n" << controller_->Log();
+    EXPECT_TRUE(controller_->Running()) << "after " << port_name << ": " << what;
+    EXPECT_EQ(controller_->pid(), pid_);
+    table_ << "| " << port_name << " | " << what << " | " << (result.empty() ? "closed" : result) << " | "
+           << (health.rfind("HTTP/1.1 200 ", 0) == 0 && controller_->Running() ? "survived" : "DIED") << " |\n";
+  }
+
+  void SetUp() override {
+    EngineTest::SetUp();
+    ASSERT_TRUE(Eventually([&] { return Healthz().rfind("HTTP/1.1 200 ", 0) == 0; })) << controller_->Log();
+    ASSERT_TRUE(Eventually([&] { return Wire(webhook_, true).ok(); })) << controller_->Log();
+    pid_ = controller_->pid();
+  }
+  void TearDown() override {
+    std::printf("| port | request | answer | controller |\n|---|---|---|---|\n%s", table_.str().c_str());
+    EngineTest::TearDown();
+  }
+
+  int metrics_, probe_, webhook_, pid_ = 0;
+  std::string cert_dir_;
+  std::ostringstream table_;
+};
+
+const std::string kGoodHeaders = "Host: x\r\nX-Berth-CSRF: 1\r\nContent-Type: application/json\r\nAuthorization: Bearer t\r\n";
+
+TEST_F(Hostile, EveryPortSurvivesTheCatalogue) {
+  const std::string ns = ns_;
+  for (const std::string port : {"metrics", "probe"}) {
+    Throw(port, "bad escape in the query (`/healthz?a=%zz`)", "GET /healthz?a=%zz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "bad escape in the path (`/health%zz`)", "GET /health%zz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "`%2F` in a path segment", "GET /api/runs/" + ns + "/a%2Fb HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "`%3F` in a path segment", "GET /api/runs/" + ns + "/a%3Fb HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "`..` segment", "GET /static/../index.html HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "escaped `..` segment", "GET /static/%2e%2e/index.html HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "64 KiB header", "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n", "HTTP/1.1 431 ");
+    // (On the metrics port the dashboard's "/" route takes every path: GET and HEAD only.)
+    Throw(port, "wrong method (`DELETE /healthz`)", "DELETE /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 405 ");
+    Throw(port, "unknown method (`BREW /metrics`)", "BREW /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+          port == "metrics" ? "HTTP/1.1 405 " : "HTTP/1.1 404 ");
+    Throw(port, "malformed request line", "GET /healthz\r\n\r\n", "HTTP/1.1 400 ");
+    Throw(port, "binary garbage", std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15), "HTTP/1.1 400 ");
+    Throw(port, "HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "HTTP/1.1 505 ");
+    Throw(port, "Transfer-Encoding: chunked", "POST /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+          "HTTP/1.1 411 ");
+    Throw(port, "body on a GET (`Content-Length: 10`)", "GET /healthz HTTP/1.1\r\nContent-Length: 10\r\n\r\n",
+          "HTTP/1.1 413 ");
+    Throw(port, "slowloris: a head that never ends", "GET /healthz HTTP/1.1\r\nX-Slow: a", "HTTP/1.1 408 ");
+    Throw(port, "connects and sends nothing", "", "");
+    Throw(port, "HTTP/1.0 request", "GET /healthz HTTP/1.0\r\n\r\n",
+          port == "probe" ? "HTTP/1.1 200 " : "HTTP/1.1 404 ");  // answered, then closed
+    {
+      Wire w(port == "probe" ? probe_ : metrics_, false);
+      w.Send("GET /healthz HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\n\r\nGET /readyz HTTP/1.1\r\nConnection: close\r\n\r\n");
+      std::string all = w.ReadToClose();
+      size_t replies = 0;
+      for (size_t at = all.find("HTTP/1.1 "); at != std::string::npos; at = all.find("HTTP/1.1 ", at + 1)) ++replies;
+      EXPECT_EQ(replies, 3u) << all;
+      Check(port, "three pipelined requests", std::to_string(replies) + " replies, in order");
+    }
+  }
+
+  // The dashboard API on the metrics port.
+  Throw("metrics", "run detail without a token", "GET /api/runs/" + ns + "/a HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 401 ");
+  Throw("metrics", "1 MiB of `[` as a priority body",
+        "POST /api/runs/" + ns + "/a/priority HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 1048576\r\n\r\n" +
+            std::string(1 << 20, '['),
+        "HTTP/1.1 413 ");
+  Throw("metrics", "12 KiB of `[` as a priority body (under the body limit)",
+        "POST /api/runs/" + ns + "/a/priority HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 12288\r\n\r\n" +
+            std::string(12288, '['),
+        "HTTP/1.1 400 ");
+  Throw("metrics", "slow sender: head, then no body",
+        "POST /api/runs/" + ns + "/a/priority HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 10\r\n\r\n", "HTTP/1.1 408 ");
+  Throw("metrics", "invalid name (`UPPER`)", "GET /api/runs/" + ns + "/UPPER HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+
+  // Two silent clients no longer freeze the probe port: /healthz answers while they hold on.
+  {
+    Wire a(probe_, false), b(probe_, false), c(probe_, false);
+    a.Send("POST /healthz HTTP/1.1\r\nContent-Length: 0\r\nX-Slow: ");
+    b.Send("GET /readyz HTTP/1.1\r\n");
+    EXPECT_EQ(Healthz().rfind("HTTP/1.1 200 ", 0), 0u);
+    Check("probe", "three clients holding connections open", "answered meanwhile");
+  }
+
+  // The TLS webhook port.
+  Throw("webhook", "bad escape in the query", "GET /mutate-runs?a=%zz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+  Throw("webhook", "`%3F` in the path", "POST /mutate%3Fruns HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+  Throw("webhook", "wrong method (`GET /mutate-runs`)", "GET /mutate-runs HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 405 ");
+  Throw("webhook", "5 MiB Content-Length", "POST /mutate-runs HTTP/1.1\r\nContent-Length: 5242880\r\n\r\n", "HTTP/1.1 413 ");
+  Throw("webhook", "1 MiB of `[` as an AdmissionReview",
+        "POST /mutate-runs HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n" + std::string(1 << 20, '['), "HTTP/1.1 400 ");
+  Throw("webhook", "64 KiB header", "POST /mutate-runs HTTP/1.1\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n",
+        "HTTP/1.1 431 ");
+  Throw("webhook", "slow sender: head, then no body", "POST /mutate-runs HTTP/1.1\r\nContent-Length: 10\r\n\r\n",
+        "HTTP/1.1 408 ");
+  Throw("webhook", "HTTP/1.0 request", "POST /mutate-runs HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.1 400 ");
+  for (const auto& [what, bytes] : std::vector<std::pair<std::string, std::string>>{
+           {"plain HTTP on the TLS port", "GET /mutate-runs HTTP/1.1\r\nHost: x\r\n\r\n"},
+           {"TLS garbage (a broken ClientHello)", std::string("\x16\x03\x01\x00\x05\x01\x00\x00\x01\xff garbage", 18)},
+           {"connects and sends nothing (handshake never starts)", ""}}) {
+    Wire w(webhook_, false);
+    ASSERT_TRUE(w.ok());
+    w.Send(bytes);
+    std::string reply = w.ReadToClose();
+    EXPECT_EQ(reply.find("HTTP/1.1"), std::string::npos) << what;
+    Check("webhook", what, "closed");
+  }
+  // And it still reviews Runs.
+  const std::string review =
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","operation":"CREATE",)"
+      R"("object":{"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"a"}}}})";
+  Wire w(webhook_, true);
+  w.Send("POST /mutate-runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(review.size()) + "\r\n\r\n" + review);
+  std::string reply = w.ReadToClose();
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 ", 0), 0u) << reply;
+  EXPECT_NE(reply.find(R"("uid":"u-1")"), std::string::npos) << reply;
+  EXPECT_EQ(controller_->Log().find("terminate called"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace berth::testing
