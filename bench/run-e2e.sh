@@ -6,6 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_BUILD_DIR:-$ROOT/build-bench}"
 scenario="$1"; name="$2"; shift 2
+case " $* " in *" --hollow 1 "*) name="$name-hollow" ;; esac  # hollow-node figures beside the others
 
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler
