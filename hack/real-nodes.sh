@@ -324,11 +324,14 @@ hollow() {  # PREFIX COUNT [--gpus N] [--labels ...]
   for i in $(seq 0 $((count - 1))); do
     name="$prefix$i"; lab="$DIR/hollow/$name"; names+=("$name")
     mkdir -p "$lab/tmp"
+    # The node sees only its private /tmp: give it a self-contained kubeconfig there (the control
+    # plane's directory may itself be under /tmp).
+    kubectl_cp config view --raw --flatten > "$lab/tmp/kubeconfig"
     local extra=()
     [ -n "$labels" ] && extra+=(--node-labels="$labels")
     # kubemark hard-codes /tmp/kubelet_remote.sock and /tmp/hollow-kubelet.*: a private /tmp each.
     setsid unshare -m --propagation private sh -c 'mount --bind "$1" /tmp && shift && exec "$@"' sh "$lab/tmp" \
-      "$BIN/kubemark" --morph=kubelet --name="$name" --kubeconfig="$DIR/kubeconfig" \
+      "$BIN/kubemark" --morph=kubelet --name="$name" --kubeconfig=/tmp/kubeconfig \
       --kubelet-port="$(free_port)" --kubelet-read-only-port=0 "${extra[@]}" \
       >>"$lab/kubelet.log" 2>&1 < /dev/null &
     echo $! > "$lab/pid"
