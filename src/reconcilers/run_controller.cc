@@ -24,6 +24,9 @@ namespace {
 
 std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
 
+// The writer key of the queue-position write sequence (run keys always contain a '/').
+const std::string kPositionsKey = "queue-positions";
+
 bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; }
 bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
 bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
@@ -72,6 +75,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
       clock_(clock),
       options_(options),
       queue_(options.aging_interval),
+      position_budget_(options.position_writes_per_second, std::max(1.0, options.position_writes_per_second)),
       decisions_(clock, kWriteBackoff),
       refreshes_(clock, kWriteBackoff) {
   events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
@@ -278,6 +282,9 @@ void RunController::Pass() {
     if (it != memo_.end()) it->second.assumed.reset();
   }
   for (const auto& name : fleet_failed) fleet_written_.erase(name);
+  // Runs a position sequence in flight may still write are left alone until it is done.
+  if (!busy.count(kPositionsKey)) position_batch_.clear();
+  busy.insert(position_batch_.begin(), position_batch_.end());
   for (const auto& [key, rv] : written) memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
 
   // Runs in key order (deterministic passes); each key is built once.
@@ -325,9 +332,13 @@ void RunController::Pass() {
 
   // Lifecycle of every run; the pending ones go into the queue.
   std::unordered_set<std::string> pending;
+  std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now
   for (const auto& [key, run] : keyed) {
     Memo& memo = memo_[key];
-    if (memo.assumed) continue;  // admission in flight
+    if (memo.assumed) {  // admission in flight
+      frozen.insert(key);
+      continue;
+    }
     bool is_busy = busy.count(key) > 0;
     if (memo.awaiting_rv != 0) {
       if (RvNumber(run->meta.resource_version) < memo.awaiting_rv) {
@@ -336,6 +347,7 @@ void RunController::Pass() {
         memo.awaiting_rv = 0;
       }
     }
+    if (is_busy) frozen.insert(key);
     if (!Reconcile(*run, view, now, is_busy)) continue;
     pending.insert(key);
     sched::PendingRun pr;
@@ -368,11 +380,10 @@ void RunController::Pass() {
     auto run = runs_->Get(w.run_id);
     if (!run) continue;
     waiting_by_id[w.run_id] = &w;
-    std::optional<int64_t> pos = queue_.Position(w.run_id);
-    if (pos && *pos > static_cast<int64_t>(options_.position_limit)) pos.reset();
     if (busy.count(w.run_id)) continue;
-    ApplyWaiting(*run, result, w, pos, now);
+    ApplyWaiting(*run, result, w, now);
   }
+  WritePositions(keyed, std::move(frozen), now);
 
   // The queue as the endpoint shows it.
   std::vector<QueueEntry> qv;
@@ -899,7 +910,8 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
 }
 
 void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
-                                 std::optional<int64_t> position, k8s::TimePoint now) {
+                                 k8s::TimePoint now) {
+  const std::optional<int64_t>& position = run.status.queue_position;
   const std::string reason(sched::ApiReason(w.reason.code));
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   Memo& memo = memo_[RunKey(run)];
@@ -927,8 +939,8 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   const int32_t effective = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
   bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   if (!refresh_due) {
-    // The common case, checked without copying the status: nothing but the sentence or the
-    // position could have changed, and those wait for the refresh.
+    // The common case, checked without copying the status: nothing but the sentence could have
+    // changed, and that waits for the refresh.
     const RunStatus& cur = run.status;
     const Condition* scheduled = nullptr;
     for (const auto& c : cur.conditions) {
@@ -960,6 +972,81 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
   WriteStatus(run, next, {}, {}, {}, /*background=*/true);
+}
+
+void RunController::WritePositions(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs,
+                                   std::unordered_set<std::string> frozen, k8s::TimePoint now) {
+  if (!position_batch_.empty()) return;  // one sequence at a time
+  {
+    // Runs that got a write of their own this pass keep their place until it is in the cache.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (busy_.count(kPositionsKey)) return;
+    for (const auto& key : busy_) frozen.insert(key);
+  }
+  PositionPlanInput in;
+  in.frozen = std::move(frozen);
+  std::unordered_map<std::string, std::shared_ptr<const Run>> by_key;
+  for (const auto& [key, run] : runs) {
+    // A run being deleted is leaving: its place is not held for it.
+    if (!run->status.queue_position || run->meta.deleting) continue;
+    in.shown[key] = *run->status.queue_position;
+    by_key[key] = run;
+  }
+  const size_t limit = options_.position_limit;
+  for (auto item : queue_) {
+    if (in.top.size() >= limit) break;
+    in.top.push_back(item.run.id);
+  }
+  for (const auto& [key, pos] : in.shown) {
+    std::optional<int64_t> place = queue_.Position(key);
+    if (place && *place > static_cast<int64_t>(limit)) in.clear.push_back(key);
+  }
+  std::sort(in.clear.begin(), in.clear.end());
+  size_t budget = position_budget_.Available(now);
+  if (budget == 0) return;
+  std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
+  if (moves.empty()) return;
+  struct Write {
+    std::shared_ptr<const Run> run;
+    std::optional<int64_t> to;
+  };
+  std::vector<Write> writes;
+  std::unordered_set<std::string> touched;
+  for (auto& m : moves) {
+    std::shared_ptr<const Run> run = by_key.count(m.key) ? by_key[m.key] : runs_->Get(m.key);
+    if (!run) break;  // gone since the pass began: the rest of the plan may depend on it
+    writes.push_back(Write{run, m.to});
+    touched.insert(m.key);
+  }
+  if (writes.empty()) return;
+  bool queued = Dispatch(kPositionsKey, [this, writes = std::move(writes)] {
+    // One after the other: a write starts only once the one before it is in the API, so nobody
+    // moves into a place before its previous holder has left it. A failure ends the sequence
+    // (what follows may depend on it); the next pass plans again from the cache.
+    std::unordered_map<std::string, std::string> rv;  // a run written twice (a cycle) goes on from its new version
+    for (const auto& w : writes) {
+      if (write_guard_ && !write_guard_()) return true;
+      const Run& r = *w.run;
+      const std::string key = RunKey(r);
+      auto known = rv.find(key);
+      const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
+      std::string body = R"({"metadata":{"resourceVersion":)" + json::Quote(version) + R"(},"status":{"queuePosition":)" +
+                         (w.to ? std::to_string(*w.to) : "null") + "}}";
+      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
+      if (!res.ok()) {
+        if (res.status().IsConflict()) return NoteStale(r);
+        if (res.status().IsNotFound()) return true;
+        spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
+        return false;
+      }
+      NoteWritten(r, *res);
+      rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+    }
+    return true;
+  }, /*background=*/true);
+  if (!queued) return;
+  position_budget_.Spend(touched.size());
+  position_batch_ = std::move(touched);
 }
 
 void RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,

@@ -5,7 +5,8 @@
 // Level-based and restart-safe: every decision is recomputed from the caches (the API) on each
 // pass. The only memory kept between passes is (a) admissions whose status write is in flight
 // ("assumed", so a block is never given twice while the watch catches up; rolled back when the
-// write fails) and (b) when each waiting run's message/position was last written (throttling).
+// write fails), (b) when each waiting run's message was last written (throttling) and (c) which
+// runs a queue-position write sequence in flight is about to touch (reconcilers/queue_positions.h).
 //
 // Admission of a run, in an order that survives a crash at any point:
 //   1. finalizer on the Run (so its Pods are cleaned up on delete),
@@ -38,6 +39,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/cluster_view.h"
 #include "reconcilers/fleet_types.h"
+#include "reconcilers/queue_positions.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
 #include "scheduling/cycle_result.h"
@@ -49,8 +51,10 @@ namespace berth::reconcilers {
 struct EngineOptions {
   std::chrono::milliseconds aging_interval{15 * 60 * 1000};
   int writers = 16;  // API writes in flight at most
-  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message/position, at most this often
+  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
   size_t position_limit = 100;                     // queuePosition kept for the first N places
+  // queuePosition writes per second at most (and at once): see reconcilers/queue_positions.h.
+  double position_writes_per_second = 50;
 };
 
 // One pending run as the queue endpoint, CLI and dashboard show it.
@@ -161,8 +165,14 @@ class RunController {
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
   void Admit(const Run& run, const scheduling::Placement& placement, const ClusterView& view, k8s::TimePoint now);
+  // Keeps the position the run shows (positions are WritePositions' alone).
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
-                    std::optional<int64_t> position, k8s::TimePoint now);
+                    k8s::TimePoint now);
+  // Plans the queuePosition writes that take every run towards its place in queue_ without two
+  // runs ever showing one place, and hands them to one writer as a sequence. `runs`: every run in
+  // the cache; `frozen`: runs with a write of their own in flight or not yet in the cache.
+  void WritePositions(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs,
+                      std::unordered_set<std::string> frozen, k8s::TimePoint now);
   void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
                           k8s::TimePoint now);
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
@@ -181,6 +191,8 @@ class RunController {
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
+  PositionBudget position_budget_;
+  std::unordered_set<std::string> position_batch_;  // runs the position writes in flight touch
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;
