@@ -449,6 +449,13 @@ TEST_F(Engine, FleetStatusShowsNotReadyCordonedAndConflicts) {
     return cp().Kubectl({"get", "fleet", FleetName("st"), "-o", "jsonpath={.status.instances[*].state}/{.status.readyInstances}"}).out ==
            "NotReady NotReady/0";
   }));
+  // Both take no runs, and each says why: one is cordoned, the other's kubelet is down.
+  auto message_of = [&](const std::string& node) {
+    return cp().Kubectl({"get", "fleet", FleetName("st"), "-o", "jsonpath={.status.instances[?(@.node==\"" + node + "\")].message}"}).out;
+  };
+  EXPECT_TRUE(Eventually([&] {
+    return message_of(nodes[0]).find("cordoned") != std::string::npos && message_of(nodes[1]) == "node is not ready";
+  })) << nodes[0] << ": " << message_of(nodes[0]) << "; " << nodes[1] << ": " << message_of(nodes[1]);
   // A younger fleet selecting the same nodes gets nothing and says so.
   Fleet("st-two", "st");
   EXPECT_TRUE(Eventually([&] {
