@@ -65,10 +65,15 @@ class Faults : public EngineTest {
     for (const auto& n : nodes) m[n] = blocks;
     return m;
   }
+  // No violation in any sample, and samples were taken while runs held blocks (a sampler that
+  // never read the API, or only read it when nothing was placed, proves nothing).
   void ExpectNoViolations(const InvariantSampler& s, const char* what) {
     auto v = s.violations();
     for (const auto& line : v) ADD_FAILURE() << line;
-    std::printf("%s figures: samples=%lld checks=%lld violations=%zu\n", what, static_cast<long long>(s.samples()),
+    EXPECT_GT(s.samples(), 0) << what << ": the sampler never read the API";
+    EXPECT_GT(s.placed_samples(), 0) << what << ": no sample saw a placed run";
+    std::printf("%s figures: samples=%lld placed_samples=%lld checks=%lld violations=%zu\n", what,
+                static_cast<long long>(s.samples()), static_cast<long long>(s.placed_samples()),
                 static_cast<long long>(s.checks()), v.size());
   }
   std::string AuditPath() { return cp().dir() + "/audit.log"; }
