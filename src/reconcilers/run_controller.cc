@@ -376,14 +376,15 @@ void RunController::Pass() {
   }
 
   std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
+  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
+  // Positions first: a run that moves gets its whole waiting status in its position write.
+  const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
   for (const auto& w : result.waiting) {
+    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
     auto run = runs_->Get(w.run_id);
     if (!run) continue;
-    waiting_by_id[w.run_id] = &w;
-    if (busy.count(w.run_id)) continue;
     ApplyWaiting(*run, result, w, now);
   }
-  WritePositions(keyed, std::move(frozen), now);
 
   // The queue as the endpoint shows it.
   std::vector<QueueEntry> qv;
@@ -909,13 +910,33 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
   queue_.Remove(pr.key);
 }
 
+bool RunController::StopsWaiting(const Run& run, k8s::TimePoint now) const {
+  const bool retry_nc = run.retry && run.retry->on_no_capacity;
+  return !retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration);
+}
+
+RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason, int32_t effective,
+                                       std::optional<int64_t> position, const std::string& message,
+                                       k8s::TimePoint now) const {
+  RunStatus next = run.status;
+  next.phase = "Pending";
+  next.reason = reason;
+  next.message = message;
+  next.queue_position = position;
+  next.effective_priority = effective;
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.observed_generation = run.meta.generation;
+  SetCondition(next.conditions, "Scheduled", "False", reason, message, run.meta.generation, now);
+  return next;
+}
+
 void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
                                  k8s::TimePoint now) {
   const std::optional<int64_t>& position = run.status.queue_position;
   const std::string reason(sched::ApiReason(w.reason.code));
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   Memo& memo = memo_[RunKey(run)];
-  if (!retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration)) {
+  if (StopsWaiting(run, now)) {
     RunStatus next = run.status;
     std::string why = result.Explain(w);
     next.phase = "Failed";
@@ -954,15 +975,8 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
       return;
     }
   }
-  RunStatus next = run.status;
-  next.phase = "Pending";
-  next.reason = reason;
-  next.queue_position = position;
-  next.effective_priority = effective;
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.observed_generation = run.meta.generation;
   // Conditions compared without their message first: sentences are formatted only when needed.
-  SetCondition(next.conditions, "Scheduled", "False", reason, run.status.message, run.meta.generation, now);
+  RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
   if (!structural && !refresh_due) return;
   next.message = result.Explain(w);
@@ -974,51 +988,78 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   WriteStatus(run, next, {}, {}, {}, /*background=*/true);
 }
 
-void RunController::WritePositions(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs,
-                                   std::unordered_set<std::string> frozen, k8s::TimePoint now) {
-  if (!position_batch_.empty()) return;  // one sequence at a time
+std::unordered_set<std::string> RunController::WritePositions(
+    const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
+    const sched::CycleResult& result, const std::unordered_map<std::string, const sched::WaitingRun*>& waiting,
+    k8s::TimePoint now) {
+  if (!position_batch_.empty()) return {};  // one sequence at a time
   {
-    // Runs that got a write of their own this pass keep their place until it is in the cache.
+    // Runs with a write of their own queued or in flight keep their place until it is visible.
     std::lock_guard<std::mutex> lock(mu_);
-    if (busy_.count(kPositionsKey)) return;
+    if (busy_.count(kPositionsKey)) return {};
     for (const auto& key : busy_) frozen.insert(key);
   }
+  auto find = [&runs](const std::string& key) -> std::shared_ptr<const Run> {
+    auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.first < k; });
+    return it != runs.end() && it->first == key ? it->second : nullptr;
+  };
   PositionPlanInput in;
   in.frozen = std::move(frozen);
-  std::unordered_map<std::string, std::shared_ptr<const Run>> by_key;
   for (const auto& [key, run] : runs) {
     // A run being deleted is leaving: its place is not held for it.
-    if (!run->status.queue_position || run->meta.deleting) continue;
-    in.shown[key] = *run->status.queue_position;
-    by_key[key] = run;
+    if (run->status.queue_position && !run->meta.deleting) in.shown[key] = *run->status.queue_position;
   }
+  // The first places go to the waiting runs that stay in the queue (one about to fail does not
+  // take a place on its way out).
   const size_t limit = options_.position_limit;
   for (auto item : queue_) {
     if (in.top.size() >= limit) break;
+    auto run = find(item.run.id);
+    if (!run || !waiting.count(item.run.id) || StopsWaiting(*run, now)) continue;
     in.top.push_back(item.run.id);
   }
-  for (const auto& [key, pos] : in.shown) {
-    std::optional<int64_t> place = queue_.Position(key);
-    if (place && *place > static_cast<int64_t>(limit)) in.clear.push_back(key);
+  {
+    std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
+    for (const auto& [key, pos] : in.shown) {
+      if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);
+    }
   }
   std::sort(in.clear.begin(), in.clear.end());
-  size_t budget = position_budget_.Available(now);
-  if (budget == 0) return;
+  const size_t budget = position_budget_.Available(now);
+  if (budget == 0) return {};
   std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
-  if (moves.empty()) return;
+  if (moves.empty()) return {};
+
+  // Where each run ends up: its last move writes its whole waiting status (a priority patch's
+  // observedGeneration arrives with the new place, so `kubectl berth priority` shows it at once);
+  // a move on the way there (out of a cycle) writes only the position.
+  std::unordered_map<std::string, int64_t> desired;
+  for (size_t i = 0; i < in.top.size(); ++i) desired[in.top[i]] = static_cast<int64_t>(i) + 1;
   struct Write {
     std::shared_ptr<const Run> run;
     std::optional<int64_t> to;
+    std::optional<RunStatus> full;  // the whole status to write, or just the position
   };
   std::vector<Write> writes;
   std::unordered_set<std::string> touched;
   for (auto& m : moves) {
-    std::shared_ptr<const Run> run = by_key.count(m.key) ? by_key[m.key] : runs_->Get(m.key);
-    if (!run) break;  // gone since the pass began: the rest of the plan may depend on it
-    writes.push_back(Write{run, m.to});
+    std::shared_ptr<const Run> run = find(m.key);
+    if (!run) break;
+    Write w{run, m.to, std::nullopt};
+    auto d = desired.find(m.key);
+    const bool final_place = d != desired.end() ? m.to == d->second : !m.to;
+    auto wr = waiting.find(m.key);
+    if (final_place && wr != waiting.end()) {
+      const sched::WaitingRun& wait = *wr->second;
+      const int32_t effective = queue_.EffectivePriority(m.key).value_or(static_cast<int32_t>(run->priority));
+      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait.reason.code)), effective, m.to, result.Explain(wait), now);
+      memo_[m.key].last_wait_write = now;
+    }
+    writes.push_back(std::move(w));
     touched.insert(m.key);
   }
-  if (writes.empty()) return;
+  if (writes.empty()) return {};
+  const size_t count = writes.size();
   bool queued = Dispatch(kPositionsKey, [this, writes = std::move(writes)] {
     // One after the other: a write starts only once the one before it is in the API, so nobody
     // moves into a place before its previous holder has left it. A failure ends the sequence
@@ -1030,8 +1071,9 @@ void RunController::WritePositions(const std::vector<std::pair<std::string, std:
       const std::string key = RunKey(r);
       auto known = rv.find(key);
       const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
-      std::string body = R"({"metadata":{"resourceVersion":)" + json::Quote(version) + R"(},"status":{"queuePosition":)" +
-                         (w.to ? std::to_string(*w.to) : "null") + "}}";
+      std::string body = w.full ? RunStatusPatch(*w.full, version)
+                                : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
+                                      R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
       auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
       if (!res.ok()) {
         if (res.status().IsConflict()) return NoteStale(r);
@@ -1044,9 +1086,10 @@ void RunController::WritePositions(const std::vector<std::pair<std::string, std:
     }
     return true;
   }, /*background=*/true);
-  if (!queued) return;
-  position_budget_.Spend(touched.size());
-  position_batch_ = std::move(touched);
+  if (!queued) return {};
+  position_budget_.Spend(count);
+  position_batch_ = touched;
+  return touched;
 }
 
 void RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,

@@ -168,11 +168,20 @@ class RunController {
   // Keeps the position the run shows (positions are WritePositions' alone).
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     k8s::TimePoint now);
-  // Plans the queuePosition writes that take every run towards its place in queue_ without two
-  // runs ever showing one place, and hands them to one writer as a sequence. `runs`: every run in
-  // the cache; `frozen`: runs with a write of their own in flight or not yet in the cache.
-  void WritePositions(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs,
-                      std::unordered_set<std::string> frozen, k8s::TimePoint now);
+  // Plans the queuePosition writes that take every waiting run towards its place in queue_
+  // without two runs ever showing one place, and hands them to one writer as a sequence; a run's
+  // last move carries its whole waiting status. Returns the runs in the sequence (their status is
+  // its alone this pass). `runs`: every run in the cache, sorted by key; `frozen`: runs with a
+  // write of their own in flight or not yet in the cache.
+  std::unordered_set<std::string> WritePositions(
+      const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
+      const scheduling::CycleResult& result,
+      const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
+  // A waiting run that fails now instead (no retry on no-capacity, or its retry.duration passed).
+  bool StopsWaiting(const Run& run, k8s::TimePoint now) const;
+  // The status of a run waiting with `reason`, showing `position`.
+  RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
+                          const std::string& message, k8s::TimePoint now) const;
   void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
                           k8s::TimePoint now);
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
