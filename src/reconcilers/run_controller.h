@@ -54,7 +54,8 @@ struct EngineOptions {
   std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
   size_t position_limit = 100;                     // queuePosition kept for the first N places
   // queuePosition writes per second at most (and at once): see reconcilers/queue_positions.h.
-  double position_writes_per_second = 50;
+  // 20: what the former per-run refresh (100 places, each at most every 5 s) could write.
+  double position_writes_per_second = 20;
 };
 
 // One pending run as the queue endpoint, CLI and dashboard show it.
