@@ -707,8 +707,13 @@ TEST_F(Cli, FleetsShowBlocksRunsExpiryAndState) {
   CommandResult r = BerthNs({"apply", "-f", "-"}, RunYaml("job", "  resources: {cpu: \"2\"}\n"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(WaitPhase("job", "Scheduled")) << Phase("job") << ": " << Message("job");
+  // Blocks are busy as soon as the admission is seen; runsStarted follows in a later write (the
+  // durable count): wait for both.
   ASSERT_TRUE(Eventually([&] {
+    const std::string started =
+        cp().Kubectl({"get", "fleet", FleetName("box"), "-o", "jsonpath={.status.instances[*].runsStarted}"}).out;
     return cp().Kubectl({"get", "fleet", FleetName("box"), "-o", "jsonpath={.status.busyBlocks}/{.status.totalBlocks}"}).out == "2/8" &&
+           (started == "1 0" || started == "0 1") &&
            cp().Kubectl({"get", "fleet", FleetName("old"), "-o", "jsonpath={.status.instances[0].state}"}).out == "Expired";
   }));
   const std::string busy_node = PlacementNodes("job").at(0);
