@@ -101,6 +101,13 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     info.node = node->meta.name;
     info.uid = node->meta.uid;
     info.fleet = owner->meta.name;
+    // Why a Node that says Ready takes no new runs (a NotReady one gets the instance's "node is
+    // not ready"); the problems found below replace it.
+    if (node->meta.deleting) {
+      info.node_problem = "node is being deleted";
+    } else if (node->ready && node->unschedulable) {
+      info.node_problem = "node is cordoned (spec.unschedulable): runs on it continue, new ones go elsewhere";
+    }
     std::string ann = node->meta.Annotation(kExpiresAtAnnotation);
     if (!ann.empty()) {
       auto t = k8s::ParseRfc3339(ann);

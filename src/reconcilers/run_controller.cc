@@ -24,6 +24,9 @@ namespace {
 
 std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
 
+// The writer key of the queue-position write sequence (run keys always contain a '/').
+const std::string kPositionsKey = "queue-positions";
+
 bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; }
 bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
 bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
@@ -90,6 +93,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
       clock_(clock),
       options_(options),
       queue_(options.aging_interval),
+      position_budget_(options.position_writes_per_second, std::max(1.0, options.position_writes_per_second)),
       decisions_(clock, kWriteBackoff),
       refreshes_(clock, kWriteBackoff) {
   events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
@@ -355,6 +359,9 @@ void RunController::Pass() {
     if (it != memo_.end()) it->second.unconfirmed_rv = 0;
   }
   for (const auto& name : fleet_failed) fleet_written_.erase(name);
+  // Runs a position sequence in flight may still write are left alone until it is done.
+  if (!busy.count(kPositionsKey)) position_batch_.clear();
+  busy.insert(position_batch_.begin(), position_batch_.end());
   for (const auto& [key, rv] : written) memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
 
   // Runs in key order (deterministic passes); each key is built once.
@@ -435,10 +442,12 @@ void RunController::Pass() {
 
   // Lifecycle of every run; the pending ones go into the queue.
   std::unordered_set<std::string> pending;
+  std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now
   for (const auto& [key, run] : keyed) {
     Memo& memo = memo_[key];
     if (memo.assumed) {  // admission in flight, or its outcome unknown
       if (memo.unconfirmed_rv != 0 && !busy.count(key)) VerifyAdmission(*run, memo.unconfirmed_rv);
+      frozen.insert(key);
       continue;
     }
     bool is_busy = busy.count(key) > 0;
@@ -449,6 +458,7 @@ void RunController::Pass() {
         memo.awaiting_rv = 0;
       }
     }
+    if (is_busy) frozen.insert(key);
     if (!Reconcile(*run, view, now, is_busy)) continue;
     pending.insert(key);
     sched::PendingRun pr;
@@ -477,14 +487,14 @@ void RunController::Pass() {
   }
 
   std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
+  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
+  // Positions first: a run that moves gets its whole waiting status in its position write.
+  const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
   for (const auto& w : result.waiting) {
+    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
     auto run = runs_->Get(w.run_id);
     if (!run) continue;
-    waiting_by_id[w.run_id] = &w;
-    std::optional<int64_t> pos = queue_.Position(w.run_id);
-    if (pos && *pos > static_cast<int64_t>(options_.position_limit)) pos.reset();
-    if (busy.count(w.run_id)) continue;
-    ApplyWaiting(*run, result, w, pos, now);
+    ApplyWaiting(*run, result, w, now);
   }
 
   // The queue as the endpoint shows it.
@@ -1130,12 +1140,33 @@ void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
   });
 }
 
+bool RunController::StopsWaiting(const Run& run, k8s::TimePoint now) const {
+  const bool retry_nc = run.retry && run.retry->on_no_capacity;
+  return !retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration);
+}
+
+RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason, int32_t effective,
+                                       std::optional<int64_t> position, const std::string& message,
+                                       k8s::TimePoint now) const {
+  RunStatus next = run.status;
+  next.phase = "Pending";
+  next.reason = reason;
+  next.message = message;
+  next.queue_position = position;
+  next.effective_priority = effective;
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.observed_generation = run.meta.generation;
+  SetCondition(next.conditions, "Scheduled", "False", reason, message, run.meta.generation, now);
+  return next;
+}
+
 void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
-                                 std::optional<int64_t> position, k8s::TimePoint now) {
+                                 k8s::TimePoint now) {
+  const std::optional<int64_t>& position = run.status.queue_position;
   const std::string reason(sched::ApiReason(w.reason.code));
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   Memo& memo = memo_[RunKey(run)];
-  if (!retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration)) {
+  if (StopsWaiting(run, now)) {
     RunStatus next = run.status;
     std::string why = result.Explain(w);
     next.phase = "Failed";
@@ -1159,8 +1190,8 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   const int32_t effective = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
   bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   if (!refresh_due) {
-    // The common case, checked without copying the status: nothing but the sentence or the
-    // position could have changed, and those wait for the refresh.
+    // The common case, checked without copying the status: nothing but the sentence could have
+    // changed, and that waits for the refresh.
     const RunStatus& cur = run.status;
     const Condition* scheduled = nullptr;
     for (const auto& c : cur.conditions) {
@@ -1174,15 +1205,8 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
       return;
     }
   }
-  RunStatus next = run.status;
-  next.phase = "Pending";
-  next.reason = reason;
-  next.queue_position = position;
-  next.effective_priority = effective;
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.observed_generation = run.meta.generation;
   // Conditions compared without their message first: sentences are formatted only when needed.
-  SetCondition(next.conditions, "Scheduled", "False", reason, run.status.message, run.meta.generation, now);
+  RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
   if (!structural && !refresh_due) return;
   next.message = result.Explain(w);
@@ -1192,6 +1216,109 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
   WriteStatus(run, next, {}, {}, {}, /*background=*/true);
+}
+
+std::unordered_set<std::string> RunController::WritePositions(
+    const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
+    const sched::CycleResult& result, const std::unordered_map<std::string, const sched::WaitingRun*>& waiting,
+    k8s::TimePoint now) {
+  if (!position_batch_.empty()) return {};  // one sequence at a time
+  {
+    // Runs with a write of their own queued or in flight keep their place until it is visible.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (busy_.count(kPositionsKey)) return {};
+    for (const auto& key : busy_) frozen.insert(key);
+  }
+  auto find = [&runs](const std::string& key) -> std::shared_ptr<const Run> {
+    auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.first < k; });
+    return it != runs.end() && it->first == key ? it->second : nullptr;
+  };
+  PositionPlanInput in;
+  in.frozen = std::move(frozen);
+  for (const auto& [key, run] : runs) {
+    // A run being deleted is leaving: its place is not held for it.
+    if (run->status.queue_position && !run->meta.deleting) in.shown[key] = *run->status.queue_position;
+  }
+  // The first places go to the waiting runs that stay in the queue (one about to fail does not
+  // take a place on its way out).
+  const size_t limit = options_.position_limit;
+  for (auto item : queue_) {
+    if (in.top.size() >= limit) break;
+    auto run = find(item.run.id);
+    if (!run || !waiting.count(item.run.id) || StopsWaiting(*run, now)) continue;
+    in.top.push_back(item.run.id);
+  }
+  {
+    std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
+    for (const auto& [key, pos] : in.shown) {
+      if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);
+    }
+  }
+  std::sort(in.clear.begin(), in.clear.end());
+  const size_t budget = position_budget_.Available(now);
+  if (budget == 0) return {};
+  std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
+  if (moves.empty()) return {};
+
+  // Where each run ends up: its last move writes its whole waiting status (a priority patch's
+  // observedGeneration arrives with the new place, so `kubectl berth priority` shows it at once);
+  // a move on the way there (out of a cycle) writes only the position.
+  std::unordered_map<std::string, int64_t> desired;
+  for (size_t i = 0; i < in.top.size(); ++i) desired[in.top[i]] = static_cast<int64_t>(i) + 1;
+  struct Write {
+    std::shared_ptr<const Run> run;
+    std::optional<int64_t> to;
+    std::optional<RunStatus> full;  // the whole status to write, or just the position
+  };
+  std::vector<Write> writes;
+  std::unordered_set<std::string> touched;
+  for (auto& m : moves) {
+    std::shared_ptr<const Run> run = find(m.key);
+    if (!run) break;
+    Write w{run, m.to, std::nullopt};
+    auto d = desired.find(m.key);
+    const bool final_place = d != desired.end() ? m.to == d->second : !m.to;
+    auto wr = waiting.find(m.key);
+    if (final_place && wr != waiting.end()) {
+      const sched::WaitingRun& wait = *wr->second;
+      const int32_t effective = queue_.EffectivePriority(m.key).value_or(static_cast<int32_t>(run->priority));
+      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait.reason.code)), effective, m.to, result.Explain(wait), now);
+      memo_[m.key].last_wait_write = now;
+    }
+    writes.push_back(std::move(w));
+    touched.insert(m.key);
+  }
+  if (writes.empty()) return {};
+  const size_t count = writes.size();
+  bool queued = Dispatch(kPositionsKey, [this, writes = std::move(writes)] {
+    // One after the other: a write starts only once the one before it is in the API, so nobody
+    // moves into a place before its previous holder has left it. A failure ends the sequence
+    // (what follows may depend on it); the next pass plans again from the cache.
+    std::unordered_map<std::string, std::string> rv;  // a run written twice (a cycle) goes on from its new version
+    for (const auto& w : writes) {
+      const Run& r = *w.run;
+      const std::string key = RunKey(r);
+      auto known = rv.find(key);
+      const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
+      std::string body = w.full ? RunStatusPatch(*w.full, version)
+                                : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
+                                      R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
+      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
+      if (!res.ok()) {
+        if (res.status().IsConflict()) return NoteStale(r);
+        if (res.status().IsNotFound()) return true;
+        spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
+        return false;
+      }
+      NoteWritten(r, *res);
+      rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+    }
+    return true;
+  }, /*background=*/true);
+  if (!queued) return {};
+  position_budget_.Spend(count);
+  position_batch_ = touched;
+  return touched;
 }
 
 void RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,

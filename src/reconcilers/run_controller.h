@@ -5,8 +5,9 @@
 // Level-based and restart-safe: every decision is recomputed from the caches (the API) on each
 // pass. The only memory kept between passes is (a) admissions whose status write is in flight
 // ("assumed", so a block is never given twice while the watch catches up; rolled back only when
-// the write provably was not applied, see "Ambiguous writes" below) and (b) when each waiting
-// run's message/position was last written (throttling).
+// the write provably was not applied, see "Ambiguous writes" below), (b) when each waiting run's
+// message was last written (throttling) and (c) which runs a queue-position write sequence in
+// flight is about to touch (reconcilers/queue_positions.h).
 //
 // Admission of a run, in an order that survives a crash at any point:
 //   1. finalizer on the Run (so its Pods are cleaned up on delete),
@@ -51,6 +52,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/cluster_view.h"
 #include "reconcilers/fleet_types.h"
+#include "reconcilers/queue_positions.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
 #include "scheduling/cycle_result.h"
@@ -62,7 +64,7 @@ namespace berth::reconcilers {
 struct EngineOptions {
   std::chrono::milliseconds aging_interval{15 * 60 * 1000};
   int writers = 16;  // API writes in flight at most
-  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message/position, at most this often
+  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
   size_t position_limit = 100;                     // queuePosition kept for the first N places
   // A resubmitted run queues again after this delay, doubled for each attempt in a row that ran
   // less than kBackoffResetAfter, up to max_retry_backoff. 0 = at once.
@@ -71,6 +73,9 @@ struct EngineOptions {
   // A run whose Pods have not all started this long after placement fails with StartTimeout (or
   // is resubmitted under retry on error); spec.startTimeout overrides it. 0 = off.
   std::chrono::milliseconds start_timeout{10 * 60 * 1000};
+  // queuePosition writes per second at most (and at once): see reconcilers/queue_positions.h.
+  // 20: what the former per-run refresh (100 places, each at most every 5 s) could write.
+  double position_writes_per_second = 20;
 };
 
 // An attempt that ran at least this long resets the retry backoff.
@@ -190,8 +195,23 @@ class RunController {
   // GETs a run whose admission write is unconfirmed and settles it: admitted (keep the blocks
   // until the cache shows it) or not (release them). A failed GET is asked again with backoff.
   void VerifyAdmission(const Run& run, uint64_t base_rv);
+  // Keeps the position the run shows (positions are WritePositions' alone).
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
-                    std::optional<int64_t> position, k8s::TimePoint now);
+                    k8s::TimePoint now);
+  // Plans the queuePosition writes that take every waiting run towards its place in queue_
+  // without two runs ever showing one place, and hands them to one writer as a sequence; a run's
+  // last move carries its whole waiting status. Returns the runs in the sequence (their status is
+  // its alone this pass). `runs`: every run in the cache, sorted by key; `frozen`: runs with a
+  // write of their own in flight or not yet in the cache.
+  std::unordered_set<std::string> WritePositions(
+      const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
+      const scheduling::CycleResult& result,
+      const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
+  // A waiting run that fails now instead (no retry on no-capacity, or its retry.duration passed).
+  bool StopsWaiting(const Run& run, k8s::TimePoint now) const;
+  // The status of a run waiting with `reason`, showing `position`.
+  RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
+                          const std::string& message, k8s::TimePoint now) const;
   void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
                           k8s::TimePoint now);
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
@@ -227,6 +247,8 @@ class RunController {
     std::string why;
   };
   std::map<std::string, Refusal> refused_;  // node -> its kubelet refused a Pod (loop thread only)
+  PositionBudget position_budget_;
+  std::unordered_set<std::string> position_batch_;  // runs the position writes in flight touch
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;

@@ -154,6 +154,7 @@ TEST_F(Crash, SigkillAtRandomMomentsLosesNothingAndDoubleBooksNothing) {
   kubelet->Stop();
   auto violations = sampler.violations();
   for (const auto& v : violations) ADD_FAILURE() << v;
+  EXPECT_GT(sampler.placed_samples(), 0) << "no invariant sample saw a placed run (" << sampler.samples() << " samples)";
   std::printf("crash test figures: rounds=%d kills=%d mid_gang_kills=%d runs=%d samples=%lld checks=%lld violations=%zu\n",
               rounds, kills, mid_gang_kills, runs_total, static_cast<long long>(sampler.samples()),
               static_cast<long long>(sampler.checks()), violations.size());

@@ -129,6 +129,28 @@ int EngineTest::CountPhase(const std::string& phase) {
   return n;
 }
 
+std::optional<std::map<int64_t, std::vector<std::string>>> EngineTest::PendingPositions() {
+  auto l = client()->List(kRuns.Path(ns_));
+  if (!l.ok()) return std::nullopt;
+  std::map<int64_t, std::vector<std::string>> out;
+  for (auto& item : l->items) {
+    if (json::GetString(json::Find(item, {"status", "phase"})) != "Pending") continue;
+    if (json::Find(item, {"metadata", "deletionTimestamp"}) != nullptr) continue;
+    const json::Value* pos = json::Find(item, {"status", "queuePosition"});
+    if (pos == nullptr || !pos->IsInt64()) continue;
+    out[pos->GetInt64()].push_back(json::GetString(json::Find(item, {"metadata", "name"})));
+  }
+  return out;
+}
+
+bool EngineTest::PositionsAre(const std::vector<std::string>& in_order) {
+  auto shown = PendingPositions();
+  if (!shown) return false;
+  std::map<int64_t, std::vector<std::string>> want;
+  for (size_t i = 0; i < in_order.size(); ++i) want[static_cast<int64_t>(i) + 1] = {in_order[i]};
+  return *shown == want;
+}
+
 std::vector<std::string> EngineTest::PlacementNodes(const std::string& name) {
   std::vector<std::string> out;
   auto d = RunDoc(name);

@@ -7,6 +7,7 @@
 #include <map>
 #include <thread>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,12 @@ class EngineTest : public IntegrationTest {
   std::vector<std::string> PlacementNodes(const std::string& name);
   // Runs of the test namespace in `phase` (-1 when the API cannot be read).
   int CountPhase(const std::string& phase);
+  // status.queuePosition of the pending runs (phase Pending, not being deleted) that show one,
+  // from one List (one snapshot of the API); each position with the runs that show it.
+  // nullopt when the API cannot be read.
+  std::optional<std::map<int64_t, std::vector<std::string>>> PendingPositions();
+  // True when the pending runs that show a position are exactly `in_order`, at 1, 2, 3, ...
+  bool PositionsAre(const std::vector<std::string>& in_order);
   bool WaitPhase(const std::string& name, const std::string& phase, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   // Pods of a run (all attempts), by name.

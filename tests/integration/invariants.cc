@@ -107,6 +107,7 @@ void InvariantSampler::SampleOnce() {
   if (!fleet.ok()) return;
   ++samples_;
   int64_t checks = 0;
+  bool saw_placed = false;
 
   // Blocks by the runs' placements.
   std::map<std::string, int> by_runs;
@@ -119,6 +120,7 @@ void InvariantSampler::SampleOnce() {
     ++checks;
     if (phase == "Pending" && entries != 0) Violation("pending run " + name + " still holds a placement");
     if (!Placed(phase) && phase != "Succeeded") continue;
+    if (Placed(phase) && entries > 0) saw_placed = true;
     const int64_t nodes = SpecNodes(run);
     ++checks;
     if (static_cast<int64_t>(entries) != nodes) {
@@ -204,6 +206,7 @@ void InvariantSampler::SampleOnce() {
     }
   }
   checks_ += checks;
+  if (saw_placed) ++placed_samples_;
 }
 
 void InvariantSampler::CheckSettled(const std::string& expected_phase) {

@@ -44,6 +44,9 @@ class InvariantSampler {
   void CheckSettled(const std::string& expected_phase);
 
   int64_t samples() const { return samples_; }
+  // Samples that saw at least one Scheduled or Running run with its placement (so the block
+  // checks had something to check).
+  int64_t placed_samples() const { return placed_samples_; }
   int64_t checks() const { return checks_; }
   std::vector<std::string> violations() const;
   // Runs started per instance as the sampler saw them (all rounds so far).
@@ -59,7 +62,7 @@ class InvariantSampler {
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::mutex mu_;
-  std::atomic<int64_t> samples_{0}, checks_{0};
+  std::atomic<int64_t> samples_{0}, checks_{0}, placed_samples_{0};
   std::vector<std::string> violations_;
   std::map<std::string, std::set<std::string>> started_;  // node -> run uids
   std::map<std::string, int64_t> last_runs_started_;      // node uid -> runsStarted

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <sstream>
 #include <set>
 
 #include "engine_fixture.h"
@@ -66,8 +68,19 @@ TEST_F(Restart, SigkillDuringABurstLosesNothingAndDoubleBooksNothing) {
     for (auto& p : pods->items) bound += !json::GetString(json::Find(p, {"spec", "nodeName"})).empty();
     return bound == kRunCount;
   }, std::chrono::seconds(120)));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  // The runs that do not fit say why (a status write in the background, after the admissions).
+  ASSERT_TRUE(Eventually([&] {
+    auto l = client()->List(kRuns.Path(ns_));
+    if (!l.ok()) return false;
+    int waiting = 0;
+    for (auto& run : l->items) {
+      waiting += json::GetString(json::Find(run, {"status", "phase"})) == "Pending" &&
+                 json::GetString(json::Find(run, {"status", "reason"})) == "NoCapacity";
+    }
+    return waiting == kExtra;
+  }, std::chrono::seconds(60))) << "the runs that do not fit never all said NoCapacity";
 
+  // Nothing changes from here on: every block is taken and nobody finishes a run.
   auto runs = client()->List(kRuns.Path(ns_));
   ASSERT_TRUE(runs.ok());
   ASSERT_EQ(runs->items.size(), static_cast<size_t>(kRunCount + kExtra)) << "a run was lost";
@@ -106,21 +119,31 @@ TEST_F(Restart, SigkillDuringABurstLosesNothingAndDoubleBooksNothing) {
     seen.insert(name);
   }
   EXPECT_EQ(seen.size(), expected_pods.size());
-  // The durable count matches what was started on each instance.
-  CommandResult fleet = cp().Kubectl({"get", "fleet", FleetName("burst"), "-o",
-                                      "jsonpath={range .status.instances[*]}{.node}={.runsStarted}/{.busyBlocks} {end}"});
-  std::istringstream entries(fleet.out);
-  std::string entry;
-  int total_started = 0;
-  while (entries >> entry) {
-    auto eq = entry.find('='), slash = entry.find('/');
-    std::string node = entry.substr(0, eq);
-    int started = std::stoi(entry.substr(eq + 1, slash - eq - 1));
-    int busy = std::stoi(entry.substr(slash + 1));
-    EXPECT_EQ(started, runs_on_node[node]) << node;
-    EXPECT_EQ(busy, blocks_on_node[node]) << node;
-    total_started += started;
+  // The durable count matches what was started on each instance, on every instance (the Fleet
+  // status is written after the runs', so wait for it).
+  std::vector<std::string> wanted;
+  for (const auto& node : nodes) {
+    wanted.push_back(node + "=" + std::to_string(runs_on_node[node]) + "/" + std::to_string(blocks_on_node[node]));
   }
+  std::sort(wanted.begin(), wanted.end());
+  std::string want;
+  for (const auto& e : wanted) want += e + " ";
+  std::string got;
+  EXPECT_TRUE(Eventually([&] {
+    got = cp().Kubectl({"get", "fleet", FleetName("burst"), "-o",
+                        "jsonpath={range .status.instances[*]}{.node}={.runsStarted}/{.busyBlocks} {end}"}).out;
+    // Compared as sorted sets of entries: the order of the instances is not the point.
+    std::istringstream entries(got);
+    std::vector<std::string> sorted;
+    for (std::string e; entries >> e;) sorted.push_back(e);
+    std::sort(sorted.begin(), sorted.end());
+    std::string joined;
+    for (const auto& e : sorted) joined += e + " ";
+    got = joined;
+    return joined == want;
+  }, std::chrono::seconds(60))) << "fleet status (node=runsStarted/busyBlocks):\n" << got << "\nwant:\n" << want;
+  int total_started = 0;
+  for (const auto& [node, n] : runs_on_node) total_started += n;
   EXPECT_EQ(total_started, kRunCount);
 }
 

@@ -272,6 +272,15 @@ TEST(BuildClusterViewTest, Readiness) {
                                      {}, kNow);
     ASSERT_EQ(v.snapshot.instances.size(), 1u) << "a node that is not ready is still an instance";
     EXPECT_EQ(v.snapshot.instances[0].ready, c.want);
+    // The Fleet status tells a cordoned node from one that is not ready or going away.
+    const std::string& problem = v.instances.at("n1").node_problem;
+    if (c.deleting) {
+      EXPECT_EQ(problem, "node is being deleted");
+    } else if (c.ready && c.unschedulable) {
+      EXPECT_THAT(problem, HasSubstr("cordoned"));
+    } else {
+      EXPECT_EQ(problem, "") << "the instance says \"node is not ready\" itself";
+    }
   }
 }
 
