@@ -38,6 +38,7 @@ FleetSummary DecodeFleetSummary(const json::Value& fleet) {
       i.expires_at = json::GetString(v, "expiresAt");
       i.state = json::GetString(v, "state");
       i.message = json::GetString(v, "message");
+      i.held_by_others = json::GetString(v, "heldByOtherPods");
       f.instances.push_back(std::move(i));
     }
   }
@@ -91,14 +92,17 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
       continue;
     }
     std::vector<std::string> header = {"INSTANCE", "BLOCKS", "RUNS", "EXPIRES", "STATE"};
-    if (wide) header.emplace_back("MESSAGE");
+    if (wide) header.insert(header.end(), {"OTHER PODS", "MESSAGE"});
     Table t(std::move(header));
     for (const auto& i : f.instances) {
       std::string runs = std::to_string(i.runs_started);
       if (f.max_runs) runs += "/" + std::to_string(*f.max_runs);
       std::vector<std::string> row = {i.node, BlockBar(i.busy_blocks, i.total_blocks), runs,
                                       RelativeExpiry(i.expires_at, now), i.state.empty() ? "-" : i.state};
-      if (wide) row.push_back(i.message.empty() ? "-" : i.message);
+      if (wide) {
+        row.push_back(i.held_by_others.empty() ? "-" : i.held_by_others);
+        row.push_back(i.message.empty() ? "-" : i.message);
+      }
       t.AddRow(std::move(row));
     }
     out += t.Render("  ");

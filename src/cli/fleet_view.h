@@ -17,6 +17,7 @@ struct FleetInstance {
   std::string expires_at;  // RFC 3339 or empty
   std::string state;       // Idle, Busy, Full, Retired, Expired, NotReady, Invalid
   std::string message;
+  std::string held_by_others;  // status heldByOtherPods, e.g. "1 CPU"
 };
 
 struct FleetCondition {

@@ -1349,6 +1349,10 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
       if (d->expires_at) instances += R"(,"expiresAt":)" + json::Quote(k8s::FormatRfc3339(*d->expires_at));
       instances += R"(,"state":)" + json::Quote(std::string(sched::InstanceStateName(d->state)));
       if (!message.empty()) instances += R"(,"message":)" + json::Quote(message);
+      // Resources that other Pods hold on the node (taken off before it is cut into blocks).
+      if (!info.held_by_others.empty()) {
+        instances += R"(,"heldByOtherPods":)" + json::Quote(sched::FormatResources(info.held_by_others));
+      }
       instances += "}";
     }
     instances += "]";

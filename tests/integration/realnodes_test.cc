@@ -267,6 +267,16 @@ TEST_F(RealNodesTest, OtherPodsOnTheMachineAreCounted) {
         "\n    command: [sleep, '3600']\n    resources: {requests: {cpu: '1'}}\n");
   ASSERT_TRUE(Eventually([&] { return PodPhase("agent") == "Running"; }, std::chrono::seconds(60)));
   RealFleet("gpu", "  blocks: 4\n  placement: cluster\n  topologyKey: zone\n");
+  // The Fleet's status says what the other Pod holds on that machine.
+  EXPECT_TRUE(Eventually([&] {
+    auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName("gpu")));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    if (list == nullptr || !list->IsArray()) return false;
+    for (const auto& i : list->GetArray()) {
+      if (json::GetString(i, "node") == kNode0) return json::GetString(i, "heldByOtherPods") == "1 CPU";
+    }
+    return false;
+  }, std::chrono::seconds(60)));
   ShellRun("gang", "  nodes: 2\n  resources: {gpu: 8}\n  retry: {onEvents: [error], duration: 10m}\n", "sleep 3600");
   ASSERT_TRUE(WaitPhase("gang", "Running", std::chrono::seconds(90))) << Phase("gang") << " " << Message("gang");
   EXPECT_EQ(StatusInt("gang", "resubmissions"), 0);

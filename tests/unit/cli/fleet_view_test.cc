@@ -11,7 +11,8 @@ const char* kFleet = R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metad
  "spec":{"nodeSelector":{"pool":"a100"},"blocks":"auto","placement":"cluster","maxRunsPerInstance":10,"instanceLifetime":"5h"},
  "status":{"totalInstances":4,"readyInstances":3,"totalBlocks":24,"busyBlocks":12,"observedGeneration":1,
   "instances":[
-   {"node":"gpu-0","uid":"u0","totalBlocks":8,"busyBlocks":4,"runsStarted":3,"expiresAt":"2026-11-21T23:12:00Z","state":"Busy"},
+   {"node":"gpu-0","uid":"u0","totalBlocks":8,"busyBlocks":4,"runsStarted":3,"expiresAt":"2026-11-21T23:12:00Z","state":"Busy",
+     "heldByOtherPods":"1 CPU, 512Mi"},
    {"node":"gpu-1","uid":"u1","totalBlocks":8,"busyBlocks":8,"runsStarted":10,"expiresAt":"2026-11-21T19:00:00Z","state":"Retired","message":"started 10 runs"},
    {"node":"gpu-2","uid":"u2","totalBlocks":8,"busyBlocks":0,"runsStarted":0,"state":"Idle"},
    {"node":"gpu-3","uid":"u3","totalBlocks":0,"busyBlocks":0,"runsStarted":0,"state":"NotReady","message":"node is not Ready"}],
@@ -76,9 +77,10 @@ TEST(FleetViewTest, Format) {
             "\n"
             "new   no status yet (is the berth controller running?)\n");
   const std::string wide = FormatFleets({DecodeFleetSummary(*doc)}, Now(), true);
-  EXPECT_NE(wide.find("  INSTANCE   BLOCKS           RUNS    EXPIRES    STATE      MESSAGE\n"), std::string::npos) << wide;
-  EXPECT_NE(wide.find("  gpu-1      [########] 8/8   10/10   expired    Retired    started 10 runs\n"), std::string::npos) << wide;
-  EXPECT_NE(wide.find("  gpu-0      [####....] 4/8   3/10    in 3h12m   Busy       -\n"), std::string::npos) << wide;
+  // Wide: what other Pods hold on each machine, and why an instance takes no runs.
+  EXPECT_NE(wide.find("  INSTANCE   BLOCKS           RUNS    EXPIRES    STATE      OTHER PODS     MESSAGE\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("  gpu-1      [########] 8/8   10/10   expired    Retired    -              started 10 runs\n"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("  gpu-0      [####....] 4/8   3/10    in 3h12m   Busy       1 CPU, 512Mi   -\n"), std::string::npos) << wide;
 }
 
 }  // namespace
