@@ -358,13 +358,22 @@ hollow() {  # PREFIX COUNT [--gpus N] [--labels ...]
   log "$count hollow nodes $prefix* ready"
 }
 
-stop_hollow() {
-  local prefix=$1 lab
-  for lab in "$DIR/hollow/$prefix"*; do
-    [ -d "$lab" ] || continue
-    stop_pidfile "$lab/pid" 5
+# Stops hollow nodes all at once: SIGTERM to every one, then SIGKILL to what is left after 5 s.
+stop_hollow_dirs() {
+  local lab pids=()
+  for lab in "$@"; do [ -f "$lab/pid" ] && pids+=("$(cat "$lab/pid")"); done
+  [ "${#pids[@]}" -gt 0 ] || return 0
+  kill "${pids[@]}" 2>/dev/null || true
+  for _ in $(seq 1 50); do
+    local alive=0 p
+    for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
   done
+  kill -9 "${pids[@]}" 2>/dev/null || true
+  for lab in "$@"; do rm -f "$lab/pid"; done
 }
+stop_hollow() { stop_hollow_dirs "$DIR/hollow/$1"*/; }
 
 # ---------------------------------------------------------------------------------------------
 controller_manager() {
@@ -389,7 +398,7 @@ stop_all() {
     [ -d "$lab" ] || continue
     NAME=$(basename "$lab") stop_node
   done
-  for lab in "$DIR"/hollow/*/; do [ -d "$lab" ] && stop_pidfile "$lab/pid" 5; done
+  [ -d "$DIR/hollow" ] && stop_hollow_dirs "$DIR"/hollow/*/
   stop_pidfile "$DIR/controller-manager.pid" 5
 }
 
