@@ -17,7 +17,10 @@ BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 # Real nodes for realnodes_test and the demo: kubelet, kube-controller-manager, local images.
 "$ROOT/hack/real-nodes.sh" prepare
 
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBERTH_WERROR=ON >/dev/null
+# Compiler cache under ~/.cache/berth (paths relative to the tree, so clones share it).
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/berth/ccache}" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBERTH_WERROR=ON \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
 
 export BERTH_TEST_TMP="${BERTH_TEST_TMP:-$(mktemp -d /tmp/berth-test.XXXXXX)}"
