@@ -744,7 +744,7 @@ TEST_F(Cli, FleetsShowBlocksRunsExpiryAndState) {
 
   CommandResult wide = Berth({"fleets", "-o", "wide"});
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
-  EXPECT_TRUE(std::regex_search(wide.out, std::regex("\n  INSTANCE +BLOCKS +RUNS +EXPIRES +STATE +MESSAGE\n"))) << wide.out;
+  EXPECT_TRUE(std::regex_search(wide.out, std::regex("\n  INSTANCE +BLOCKS +RUNS +EXPIRES +STATE +OTHER PODS +MESSAGE\n"))) << wide.out;
 }
 
 }  // namespace
