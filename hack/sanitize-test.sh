@@ -9,9 +9,11 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 
 "$ROOT/hack/deps.sh"
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/berth/ccache}" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DBERTH_WERROR=ON -DBERTH_SANITIZE=ON -DBERTH_FUZZ=ON >/dev/null
+  -DBERTH_WERROR=ON -DBERTH_SANITIZE=ON -DBERTH_FUZZ=ON \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
 # Only what the unit and fuzz tests run: no integration tests, benchmarks or binaries.
 cmake --build "$BUILD" -j "$(nproc)" --target unit_tests fuzz_targets
 # shellcheck source=hack/sanitizers/env.sh
