@@ -25,29 +25,8 @@ BIN="$CACHE/kubernetes-1.20.2/bin"
 
 log() { echo "control-plane: $*" >&2; }
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$(( (RANDOM % 20000) + 20000 ))
-    if port_free "$p"; then echo "$p"; return 0; fi
-  done
-  log "no free port found"; return 1
-}
-
-pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-
-stop_pidfile() {
-  local f="$1"
-  [ -f "$f" ] || return 0
-  local pid; pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -f "$f"
-}
+# shellcheck source=hack/lib.sh
+source "$HERE/lib.sh"
 
 wait_ready() {
   local port; port=$(cat "$DIR/apiserver.port")

@@ -40,24 +40,8 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 log() { echo "real-nodes: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
-  local p
-  for _ in $(seq 1 200); do
-    p=$(( (RANDOM % 20000) + 20000 ))
-    if port_free "$p"; then echo "$p"; return 0; fi
-  done
-  die "no free port found"
-}
-pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-stop_pid() {  # pid [seconds before SIGKILL]
-  local pid=$1 wait=${2:-10}
-  kill -0 "$pid" 2>/dev/null || return 0
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 1 $((wait * 10))); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-}
-stop_pidfile() { [ -f "$1" ] || return 0; stop_pid "$(cat "$1")" "${2:-10}"; rm -f "$1"; }
+# shellcheck source=hack/lib.sh
+source "$HERE/lib.sh"
 
 kubectl_cp() { kubectl --kubeconfig "$DIR/kubeconfig" "$@"; }
 
