@@ -170,6 +170,10 @@ start_node() {
   local hash bridge subnet
   hash=$(printf '%s' "$DIR/$NAME" | sha1sum | cut -c1-8)
   bridge="bb$hash"
+  # The node's cgroup root: unique per control plane, so that nodes of the same name under two
+  # control planes (two test runs side by side) never share one (a kubelet removes what it does
+  # not know under its root).
+  local cgroup="berth-$hash"
   subnet="10.$((200 + 0x${hash:0:2} % 50)).$((0x${hash:2:2})).0/24"
   cat > "$lab/cni/net.d/10-berth.conflist" <<CNI
 {"cniVersion": "0.4.0", "name": "berth-$hash", "plugins": [
@@ -204,18 +208,20 @@ TOML
   local args=(
     --kubeconfig="$DIR/kubeconfig" --hostname-override="$NAME" --container-runtime=remote
     --container-runtime-endpoint="unix://$lab/containerd.sock" --cgroup-driver=cgroupfs
-    --cgroup-root="/$NAME" --fail-swap-on=false --root-dir="$lab/root" --cert-dir="$lab/pki"
+    --cgroup-root="/$cgroup" --fail-swap-on=false --root-dir="$lab/root" --cert-dir="$lab/pki"
     --volume-plugin-dir="$lab/volume-plugins" --pod-infra-container-image="$PAUSE_IMAGE"
     --port="$port" --healthz-port="$hport" --read-only-port=0
     --image-gc-high-threshold=100 --image-gc-low-threshold=99 --max-pods="$max_pods"
     --node-status-update-frequency=4s --sync-frequency=5s
   )
   [ -n "$labels" ] && args+=(--node-labels="$labels")
+  [ -n "${BERTH_KUBELET_V:-}" ] && args+=(--v="$BERTH_KUBELET_V")  # kubelet log verbosity, for debugging
   [ "${#reserved[@]}" -gt 0 ] && args+=(--system-reserved="$(IFS=,; echo "${reserved[*]}")")
   printf '%s\n' "${args[@]}" > "$lab/kubelet.args"
   echo "$bridge" > "$lab/bridge"
 
-  make_cgroups "$NAME"
+  echo "$cgroup" > "$lab/cgroup"
+  make_cgroups "$cgroup"
   DIR="$DIR" NAME="$NAME" setsid unshare -m --propagation private "$SELF" _node-main "$DIR" "$NAME" \
     >>"$lab/holder.log" 2>&1 < /dev/null &
   echo $! > "$lab/holder.pid"
@@ -274,7 +280,7 @@ stop_node() {
     done
   fi
   sleep 0.2
-  remove_cgroups "$NAME"
+  remove_cgroups "$(cat "$lab/cgroup" 2>/dev/null || echo "$NAME")"
   [ -f "$lab/bridge" ] && ip link del "$(cat "$lab/bridge")" 2>/dev/null || true
   # Overlay mounts of containers live in the node's namespace and went with it; rootfs data stays
   # in $lab (removed with the control plane's directory).

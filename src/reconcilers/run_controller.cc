@@ -31,6 +31,15 @@ bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; 
 bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
 bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
 
+// Whether the kubelet still counts this Pod against its node when it admits another one. It does
+// not count a terminal Pod, nor a Pod being deleted none of whose containers runs
+// (pkg/kubelet: podIsTerminated, filterOutTerminatedPods): such a Pod may wait a minute more for
+// the kubelet's sandbox clean-up before it is gone from the API, but its resources are free.
+bool KubeletCountsPod(const k8s::Pod& p) {
+  if (IsTerminalPod(p)) return false;
+  return !(p.meta.deleting && p.reported_not_running);
+}
+
 // Reasons the kubelet gives a Pod it refuses at admission (pkg/kubelet/lifecycle/predicate.go):
 // the node, not the run, is the cause.
 bool IsKubeletRefusal(const std::string& reason) {
@@ -40,7 +49,9 @@ bool IsKubeletRefusal(const std::string& reason) {
 }
 
 // How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
-constexpr std::chrono::minutes kRefusalCooldown{1};
+// An instance whose kubelet refused a Pod takes no new run until its situation changes (see
+// Situation), or for this long at most: what the kubelet saw may be invisible to berth.
+constexpr std::chrono::minutes kRefusalMaxPause{10};
 
 // Everything in a Run's spec but its priority (what an admitted run ignores).
 std::string SpecFingerprint(const Run& r) {
@@ -285,13 +296,13 @@ std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& ru
 std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string, const Run*>& runs) const {
   std::vector<NodeHold> holds;
   for (const auto& p : others_->List()) {
-    if (p->node_name.empty() || IsTerminalPod(*p)) continue;
+    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
     holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
   }
   // berth's Pods count through their run's placement while that placement stands; any other
   // bound Pod that the kubelet has not finished holds its blocks until it is gone.
   for (const auto& p : pods_->List()) {
-    if (p->node_name.empty() || IsTerminalPod(*p)) continue;
+    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
     auto it = runs.find(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
     if (it != runs.end()) {
       const Run& run = *it->second;
@@ -310,11 +321,36 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string,
   return holds;
 }
 
+std::string RunController::Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                                     const std::vector<NodeHold>& holds) {
+  // What the kubelet's admission depends on and berth can see: the Node's allocatable, labels,
+  // readiness and cordon, and the Pods on it that no current placement accounts for. Not the
+  // whole object: its status heartbeats change it every few seconds.
+  std::string s;
+  for (const auto& n : nodes) {
+    if (n->meta.name != node) continue;
+    s += std::to_string(n->cpu_milli) + "/" + std::to_string(n->memory_bytes) + (n->ready ? "/ready" : "/notready") +
+         (n->unschedulable ? "/cordoned" : "");
+    for (const auto& [k, v] : n->extended) s += "/" + k + "=" + std::to_string(v);
+    for (const auto& [k, v] : n->meta.labels) s += "|" + k + "=" + v;
+    break;
+  }
+  if (s.empty()) s = "gone";
+  std::vector<std::string> ids;
+  for (const auto& h : holds) {
+    if (h.node == node) ids.push_back(h.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  for (const auto& id : ids) s += "#" + id;
+  return s;
+}
+
 bool RunController::DeletePods(const std::string& ns, const std::vector<PodRef>& pods) {
   bool ok = true;
   for (const auto& p : pods) {
     k8s::DeleteOptions o;
     o.precondition_uid = p.uid;
+    if (!p.started) o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
     k8s::Status s = client_->Delete(kPods.Path(ns, p.name), o);
     // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
     if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) ok = false;
@@ -425,19 +461,37 @@ void RunController::Pass() {
   std::unordered_map<std::string, const Run*> by_key;
   by_key.reserve(keyed.size());
   for (const auto& [key, run] : keyed) by_key.emplace(key, run.get());
-  ClusterView view = BuildClusterView(fleets, nodes, placed, now, Holds(by_key));
-  // Instances whose kubelet refused one of our Pods lately take no new runs for a while.
-  for (auto it = refused_.begin(); it != refused_.end();) {
-    if (now >= it->second.until) {
-      it = refused_.erase(it);
-      continue;
+  std::vector<NodeHold> holds = Holds(by_key);
+  ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
+  // Instances whose kubelet refused one of our Pods take no new runs until their situation
+  // changes, or for kRefusalMaxPause at most.
+  if (!refused_.empty()) {
+    for (auto it = refused_.begin(); it != refused_.end();) {
+      std::string situation = Situation(it->first, nodes, holds);
+      if (it->second.situation.empty()) it->second.situation = situation;  // as at the refusal
+      if (now >= it->second.until || situation != it->second.situation) {
+        it = refused_.erase(it);
+        continue;
+      }
+      for (auto& inst : view.snapshot.instances) {
+        if (inst.name != it->first || !inst.ready) continue;
+        inst.ready = false;
+        view.instances[inst.name].node_problem =
+            it->second.why + "; no new runs here until its allocatable, labels, readiness or other Pods change (at the latest " +
+            k8s::FormatRfc3339(it->second.until) + ")";
+      }
+      ++it;
     }
-    for (auto& inst : view.snapshot.instances) {
-      if (inst.name != it->first || !inst.ready) continue;
-      inst.ready = false;
-      view.instances[inst.name].node_problem = it->second.why + "; no new runs here until " + k8s::FormatRfc3339(it->second.until);
+  }
+
+  // For waiting runs' messages: why one unavailable instance of each fleet takes no runs.
+  unavailable_detail_.clear();
+  for (const auto& inst : view.snapshot.instances) {
+    if (inst.ready || unavailable_detail_.count(inst.fleet)) continue;
+    auto info = view.instances.find(inst.name);
+    if (info != view.instances.end() && !info->second.node_problem.empty()) {
+      unavailable_detail_[inst.fleet] = inst.name + ": " + info->second.node_problem;
     }
-    ++it;
   }
 
   // Lifecycle of every run; the pending ones go into the queue.
@@ -515,7 +569,7 @@ void RunController::Pass() {
     auto w = waiting_by_id.find(item.run.id);
     if (w != waiting_by_id.end()) {
       e.reason = std::string(sched::ApiReason(w->second->reason.code));
-      e.message = result.Explain(*w->second);
+      e.message = Explain(result, *w->second);
     }
     qv.push_back(std::move(e));
   }
@@ -573,7 +627,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
     std::vector<PodRef> to_delete;
     for (const auto& p : PodsOf(run)) {
-      if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(PodRef{p->meta.name, p->meta.uid});
+      if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(RefOf(*p));
     }
     if (!to_delete.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
@@ -607,7 +661,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     // delete) are stopped; they hold their blocks until they are gone.
     std::vector<PodRef> leftover;
     for (const auto& p : PodsOf(run)) {
-      if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(PodRef{p->meta.name, p->meta.uid});
+      if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(RefOf(*p));
     }
     if (!leftover.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
@@ -653,7 +707,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       // on that instance for a while.
       std::string why = "the kubelet on node " + pod.node_name + " refused pod " + pod.meta.name + ": " + pod.reason;
       if (!pod.message.empty()) why += " (" + pod.message + ")";
-      refused_[pod.node_name] = Refusal{now + kRefusalCooldown, why};
+      refused_[pod.node_name] = Refusal{now + kRefusalMaxPause, why, {}};
       FailOrRetry(run, true, why, now);
       return false;
     }
@@ -691,7 +745,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (start && now - *start >= *run.max_duration) {
       std::vector<PodRef> names;
       for (auto& [name, p] : pods) {
-        if (!IsTerminalPod(*p)) names.push_back(PodRef{name, p->meta.uid});
+        if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
       }
       RunStatus next = run.status;
       next.phase = "Failed";
@@ -911,7 +965,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
   const std::string attempt = std::to_string(run.status.resubmissions);
   for (const auto& p : PodsOf(run)) {
     if (p->meta.deleting) continue;
-    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(PodRef{p->meta.name, p->meta.uid});
+    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
   }
   RunStatus next = run.status;
   const std::string reason = !reason_override.empty() ? reason_override : interruption ? "Interrupted" : "PodFailed";
@@ -994,7 +1048,7 @@ void RunController::HandleDeletion(const Run& run) {
   if (!run.meta.HasFinalizer(kFinalizer)) return;
   std::vector<PodRef> pods;
   for (const auto& p : PodsOf(run)) {
-    if (!p->meta.deleting) pods.push_back(PodRef{p->meta.name, p->meta.uid});
+    if (!p->meta.deleting) pods.push_back(RefOf(*p));
   }
   Dispatch(RunKey(run), [this, r = run, pods] {
     if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
@@ -1160,6 +1214,29 @@ RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason
   return next;
 }
 
+// The core's sentence, and when it counted instances of the run's fleet as unavailable, why the
+// first of them takes no runs (a kubelet refusal, an unreadable annotation): see Pass.
+std::string RunController::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
+  std::string s = result.Explain(w);
+  const auto& r = w.reason;
+  if (r.not_ready + r.invalid <= 0 || unavailable_detail_.empty()) return s;
+  // The fleet the numbers are about; when they are about all its fleets, the first of them
+  // (all fleets when it names none) with an unavailable instance that says why.
+  std::vector<std::string> fleets;
+  if (r.fleet >= 0 && static_cast<size_t>(r.fleet) < result.fleets.size()) {
+    fleets.push_back(result.fleets[r.fleet].name);
+  } else if (auto run = runs_->Get(w.run_id); run && !run->fleets.empty()) {
+    fleets = run->fleets;
+  } else {
+    fleets.push_back(unavailable_detail_.begin()->first);
+  }
+  for (const auto& f : fleets) {
+    auto it = unavailable_detail_.find(f);
+    if (it != unavailable_detail_.end()) return s + "; " + it->second;
+  }
+  return s;
+}
+
 void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
                                  k8s::TimePoint now) {
   const std::optional<int64_t>& position = run.status.queue_position;
@@ -1168,7 +1245,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   Memo& memo = memo_[RunKey(run)];
   if (StopsWaiting(run, now)) {
     RunStatus next = run.status;
-    std::string why = result.Explain(w);
+    std::string why = Explain(result, w);
     next.phase = "Failed";
     if (!retry_nc) {
       next.reason = reason;
@@ -1209,7 +1286,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
   if (!structural && !refresh_due) return;
-  next.message = result.Explain(w);
+  next.message = Explain(result, w);
   SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
   if (SameStatus(run.status, next)) return;
   memo.last_wait_write = now;
@@ -1282,7 +1359,7 @@ std::unordered_set<std::string> RunController::WritePositions(
     if (final_place && wr != waiting.end()) {
       const sched::WaitingRun& wait = *wr->second;
       const int32_t effective = queue_.EffectivePriority(m.key).value_or(static_cast<int32_t>(run->priority));
-      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait.reason.code)), effective, m.to, result.Explain(wait), now);
+      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait.reason.code)), effective, m.to, Explain(result, wait), now);
       memo_[m.key].last_wait_write = now;
     }
     writes.push_back(std::move(w));

@@ -196,6 +196,7 @@ class RunController {
   // until the cache shows it) or not (release them). A failed GET is asked again with backoff.
   void VerifyAdmission(const Run& run, uint64_t base_rv);
   // Keeps the position the run shows (positions are WritePositions' alone).
+  std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
   void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     k8s::TimePoint now);
   // Plans the queuePosition writes that take every waiting run towards its place in queue_
@@ -217,10 +218,15 @@ class RunController {
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   struct PodRef {
     std::string name, uid;
+    bool started = true;  // some container is running or has run
   };
+  static PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, p.started}; }
   // Deletes these Pods, each only if it is still the Pod seen (uid precondition: a late delete
-  // never hits a new attempt's Pod of the same name). Returns false when one could not be
-  // deleted for another reason than being gone already.
+  // never hits a new attempt's Pod of the same name). A Pod none of whose containers ever
+  // started (an image that cannot be pulled) has nothing to shut down: it is deleted with a 1 s
+  // grace period instead of its own, because the kubelet otherwise keeps it (and its blocks)
+  // for the whole period. Returns false when one could not be deleted for another reason than
+  // being gone already.
   bool DeletePods(const std::string& ns, const std::vector<PodRef>& pods);
   // Pods on nodes that no current placement accounts for (see NodeHold).
   std::vector<NodeHold> Holds(const std::unordered_map<std::string, const Run*>& runs) const;
@@ -243,10 +249,15 @@ class RunController {
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
   struct Refusal {
-    k8s::TimePoint until;
+    k8s::TimePoint until;   // at the latest
     std::string why;
+    std::string situation;  // Situation() as at the refusal ("" until the next pass)
   };
-  std::map<std::string, Refusal> refused_;  // node -> its kubelet refused a Pod (loop thread only)
+  // What the node's kubelet admission depends on that berth sees, as one comparable string.
+  static std::string Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                               const std::vector<NodeHold>& holds);
+  std::map<std::string, Refusal> refused_;
+  std::map<std::string, std::string> unavailable_detail_;  // fleet -> "node: why" (loop thread only)  // node -> its kubelet refused a Pod (loop thread only)
   PositionBudget position_budget_;
   std::unordered_set<std::string> position_batch_;  // runs the position writes in flight touch
 

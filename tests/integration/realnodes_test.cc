@@ -171,33 +171,37 @@ TEST_F(RealNodesTest, FourRunsShareOneMachineAndTheKubeletAdmitsEveryPod) {
 }
 
 // Deleting a run stops its containers, and its blocks go to the next run only once the kubelet
-// has confirmed its Pod stopped (terminal) or gone: the container ignores SIGTERM and holds the
-// machine for its grace period, and the waiting run's Pod is admitted, not refused.
-TEST_F(RealNodesTest, DeletedRunFreesItsBlocksOnlyWhenItsPodIsGone) {
+// reports its container stopped: the container ignores SIGTERM and holds the machine for its
+// grace period, and the waiting run's Pod is admitted, not refused.
+TEST_F(RealNodesTest, DeletedRunFreesItsBlocksOnlyWhenItsContainerHasStopped) {
   RealFleet("one", "  blocks: 1\n", kNode0);
-  ShellRun("stubborn", "  resources: {gpu: 8}\n", "trap '' TERM; echo started; while true; do sleep 1; done",
+  // The marker finds the container's shell among the machine's processes.
+  const std::string marker = "stubborn-marker-" + ns_;
+  ShellRun("stubborn", "  resources: {gpu: 8}\n",
+           "trap '' TERM; echo started; while true; do sleep 1; done; : " + marker,
            "      terminationGracePeriodSeconds: 8\n");
   ASSERT_TRUE(WaitPhase("stubborn", "Running", std::chrono::seconds(90))) << Message("stubborn");
+  auto container_runs = [&] { return RunCommand({"pgrep", "-f", marker}).exit_code == 0; };
+  ASSERT_TRUE(Eventually(container_runs, std::chrono::seconds(30)));
   ShellRun("next", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "echo next; sleep 3600");
   ASSERT_TRUE(Eventually([&] { return Phase("next") == "Pending" && !Message("next").empty(); }));
 
   ASSERT_EQ(Kubectl({"delete", "run", "stubborn", "--wait=false"}).exit_code, 0);
-  // Until the old Pod has stopped, the waiting run has no Pod bound to the machine.
+  // Until the old container has stopped, the waiting run has no Pod bound to the machine.
   bool old_stopped = false, overlap = false;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
   while (std::chrono::steady_clock::now() < deadline) {
-    std::string old_phase = PodPhase("stubborn-0");
-    bool old_active = !old_phase.empty() && old_phase != "Succeeded" && old_phase != "Failed";
     auto next = PodsOf("next");
     bool next_bound = false;
     for (auto& [name, p] : next) next_bound |= !json::GetString(json::Find(p, {"spec", "nodeName"})).empty();
+    bool old_active = container_runs();  // after reading `next`: a bound Pod seen here was bound while it ran
     if (old_active && next_bound) overlap = true;
     if (!old_active) old_stopped = true;
     if (old_stopped && Phase("next") == "Running") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(old_stopped);
-  EXPECT_FALSE(overlap) << "next was bound while stubborn-0 still ran on the machine";
+  EXPECT_FALSE(overlap) << "next was bound while stubborn-0's container still ran on the machine";
   EXPECT_EQ(Phase("next"), "Running") << Message("next");
   EXPECT_EQ(PodPhase("next-0"), "Running");
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
@@ -316,6 +320,38 @@ TEST_F(RealNodesTest, KubeletRefusalIsAnInterruptionAndRetriesBackOff) {
   EXPECT_LE(PodsOf("again").size(), 2u) << "pods of older attempts are deleted";
 }
 
+// After a refusal the instance takes no new run until its situation changes (here: a label is
+// added to its Node), not for a fixed time: the pause lasts up to 10 minutes otherwise.
+TEST_F(RealNodesTest, RefusedInstanceWaitsUntilItsSituationChanges) {
+  RealFleet("one", "  blocks: 4\n", kNode0);
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: greedy}\nspec:\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n      containers:\n      - name: main\n        image: " + std::string(RealNodes::kBusybox) +
+        "\n        command: [sleep, '60']\n        resources: {requests: {ephemeral-storage: 100Ti}, "
+        "limits: {ephemeral-storage: 100Ti}}\n");
+  ASSERT_TRUE(WaitPhase("greedy", "Failed", std::chrono::seconds(90))) << Phase("greedy");
+  ASSERT_EQ(Reason("greedy"), "Interrupted");
+  ShellRun("next", "  resources: {gpu: 2}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
+  // The waiting run says why the machine takes nothing now.
+  ASSERT_TRUE(Eventually([&] {
+    return Phase("next") == "Pending" && Message("next").find("refused") != std::string::npos;
+  }, std::chrono::seconds(60))) << Phase("next") << ": " << Message("next") << "\n"
+                                 << Kubectl({"get", "fleets", "-o", "yaml"}).out;
+  // It stays so while nothing changes (the controller said so above, so it is running its passes:
+  // a pause that ended by itself would place `next` within this window).
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < until) {
+    ASSERT_EQ(Phase("next"), "Pending") << Message("next");
+    ASSERT_TRUE(PodsOf("next").empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  // The operator changes the machine (what a fixed node, a relabel or a drained agent looks like).
+  const std::string label = "berth-test/touched-" + ns_.substr(ns_.size() - 6);
+  ASSERT_EQ(Kubectl({"label", "node", kNode0, label + "=yes"}).exit_code, 0);
+  EXPECT_TRUE(WaitPhase("next", "Running", std::chrono::seconds(90))) << Message("next");
+  EXPECT_TRUE(PodsOf("next").size() == 1u);
+  Kubectl({"label", "node", kNode0, label + "-"});
+}
+
 // A sidecar with its own request: the Pod as a whole fits its blocks (the main container gets the
 // rest), so four such runs fill a machine and the kubelet admits all four.
 TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
@@ -352,12 +388,15 @@ TEST_F(RealNodesTest, TemplateNodeSelectorIsRefusedWithAReason) {
 }
 
 // An image that cannot be pulled: the run says so at once, and after its startTimeout it fails
-// with StartTimeout and gives its blocks back.
+// with StartTimeout and gives its blocks back once the kubelet has removed its Pod. The registry is
+// a closed local port, so the pull fails at once on any machine (a name that needs DNS can leave
+// the kubelet's pod worker stuck in a pull for minutes where the resolver does not answer, and
+// the Pod stays Terminating, holding its blocks, all that time).
 TEST_F(RealNodesTest, ImageThatCannotBePulledTimesOut) {
   RealFleet("one", "  blocks: 1\n", kNode1);
   Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: nopull}\nspec:\n  resources: {gpu: 8}\n"
         "  startTimeout: 20s\n  template:\n    spec:\n      containers:\n"
-        "      - {name: main, image: registry.invalid/berth/none:1, command: [sh]}\n");
+        "      - {name: main, image: 127.0.0.1:1/berth/none:1, command: [sh]}\n");
   ShellRun("after", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
   EXPECT_TRUE(Eventually([&] {
     std::string m = Message("nopull");
@@ -369,7 +408,7 @@ TEST_F(RealNodesTest, ImageThatCannotBePulledTimesOut) {
   EXPECT_EQ(Reason("nopull"), "StartTimeout");
   EXPECT_NE(Message("nopull").find("within startTimeout 20s"), std::string::npos) << Message("nopull");
   // Its blocks go to the waiting run.
-  EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(60))) << Message("after");
+  EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(90))) << Message("after");
 }
 
 }  // namespace
