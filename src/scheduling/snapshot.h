@@ -16,6 +16,8 @@
 namespace berth::scheduling {
 
 enum class PlacementPolicy { kAny, kCluster };
+// Fleet spec.preemption.policy (see scheduling/preemption.h).
+enum class PreemptionPolicy { kNever, kLowerPriority };
 
 struct FleetSpec {
   std::string name;
@@ -24,6 +26,9 @@ struct FleetSpec {
   // Node label that bounds a multi-node run to one domain; empty means no bound.
   std::string topology_key;
   std::optional<int64_t> max_runs_per_instance;  // >= 1; nullopt means unlimited
+  PreemptionPolicy preemption = PreemptionPolicy::kNever;
+  // A run placed on this fleet's instances less than this long ago is not preempted.
+  Duration min_runtime = std::chrono::minutes(5);
 };
 
 // One Node matched by a Fleet.

@@ -1,0 +1,66 @@
+#pragma once
+// Preemption (issue 17): which placed runs a pending run may evict so that it fits now. Pure and
+// deterministic like the rest of the core; the scheduling cycle asks it about a run that does not
+// fit, and the engine carries the plan out.
+//
+// Rules (docs/scheduling.md, "Preemption"):
+//  - Only instances of the run's candidate fleets whose preemption policy is LowerPriority, that
+//    take new runs (Ready, not expired or retired) and, with maxDuration, live long enough.
+//  - A victim is a placed run whose base priority (spec.priority) is strictly lower than the
+//    preemptor's base priority: aging lifts a run's place in the queue, never its right to
+//    preempt. So a victim's resubmission can never preempt its preemptor (no ping-pong). A run
+//    placed for less than its instance's fleet's minRuntime is not a victim. A multi-node victim
+//    is evicted whole.
+//  - Single-node preemptor: one instance, and on it the cheapest set of victims that frees the
+//    blocks it needs. Multi-node preemptor: `nodes` instances of one `placement: cluster` fleet
+//    (in one topology domain when the fleet has a topologyKey), each cleared completely; the
+//    cheapest instances of each domain first.
+//  - Cost, compared in this order: fewest victims, then the lowest highest victim priority, then
+//    the lowest sum of victim priorities, then the least work lost (the sum of the victims' time
+//    since placement: the most recently started go first), then instance names.
+//  - Never more than needed: no victim of a single-node plan can be spared, and a plan that needs
+//    no victim is not a preemption (the run fits, or waits for another reason).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduling/snapshot.h"
+#include "scheduling/types.h"
+
+namespace berth::scheduling {
+
+// What the core knows about a placed run to decide whether it may be preempted. Runs of
+// `snapshot.running` without an entry here (e.g. Pods that outlived their run) are never victims.
+struct PlacedRunInfo {
+  std::string id;             // as in RunningRun::id
+  int32_t priority = 50;      // base priority (spec.priority), 0..100
+  TimePoint placed_at{};      // when it was placed (admission time)
+};
+
+struct PreemptionRequest {
+  std::string id;
+  int32_t priority = 50;                 // base priority of the preemptor
+  int32_t nodes = 1;
+  Resources resources;                   // per node
+  std::vector<std::string> fleets;       // candidate Fleet names; empty means any Fleet
+  std::optional<Duration> max_duration;  // nullopt: off
+};
+
+struct PreemptionPlan {
+  std::string fleet;
+  std::vector<std::string> instances;  // where the preemptor goes (rank order for multi-node)
+  std::vector<std::string> victims;    // run ids, sorted
+  // The cost as compared (exposed for tests and messages).
+  int32_t max_victim_priority = -1;
+  int64_t sum_victim_priority = 0;
+  Duration work_lost{0};
+};
+
+// The cheapest plan, or nullopt when no allowed set of victims makes the run fit.
+std::optional<PreemptionPlan> PlanPreemption(const ClusterSnapshot& snapshot,
+                                             const std::vector<PlacedRunInfo>& placed,
+                                             const PreemptionRequest& request, TimePoint now);
+
+}  // namespace berth::scheduling
