@@ -159,11 +159,17 @@ TEST_F(Faults, WatchExpiryOnEveryWatchIsFollowedByARelistThatSeesTheGap) {
   EXPECT_TRUE(Eventually([&] { return Phase("single") == "Succeeded"; }, std::chrono::seconds(60))) << controller_->Log();
   // The gang lost a node: interrupted, back in the queue (its old pods deleted).
   EXPECT_TRUE(Eventually([&] { return StatusInt("gang", "resubmissions") == 1; }, std::chrono::seconds(60)));
-  for (auto& [name, pod] : PodsOf("gang")) {
-    if (name.find("-r1-") == std::string::npos) {
-      EXPECT_TRUE(json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) << name << " should be deleted";
+  // The resubmission is written before the old Pods are deleted: wait for the deletes.
+  std::string undeleted;
+  EXPECT_TRUE(Eventually([&] {
+    undeleted.clear();
+    for (auto& [name, pod] : PodsOf("gang")) {
+      if (name.find("-r1-") == std::string::npos && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) {
+        undeleted += name + " ";
+      }
     }
-  }
+    return undeleted.empty();
+  }, std::chrono::seconds(60))) << undeleted << "should be deleted";
   // The priority patch made in the gap took effect (and, with the freed instances, the run starts).
   EXPECT_TRUE(Eventually([&] { return StatusInt("waiting", "effectivePriority") == 90; }, std::chrono::seconds(60)));
   EXPECT_TRUE(Eventually([&] { return !Phase("newcomer").empty(); }, std::chrono::seconds(60)));
@@ -315,13 +321,17 @@ TEST_F(Faults, NodeLossUnderRunningMultiNodeRunsInterruptsThemAndFreesTheBlocks)
     }
   }
   // The interrupted attempts' pods are deleted; the new attempts have their own.
+  // (Status is written before the Pods are deleted: wait for the deletes.)
   for (const char* r : {"retried", "failed", "notready"}) {
-    for (auto& [name, pod] : PodsOf(r)) {
-      bool first_attempt = name.find("-r1-") == std::string::npos;
-      if (first_attempt) {
-        EXPECT_TRUE(json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) << name << " should be deleted";
+    std::string undeleted;
+    EXPECT_TRUE(Eventually([&] {
+      undeleted.clear();
+      for (auto& [name, pod] : PodsOf(r)) {
+        bool first_attempt = name.find("-r1-") == std::string::npos;
+        if (first_attempt && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) undeleted += name + " ";
       }
-    }
+      return undeleted.empty();
+    }, std::chrono::seconds(60))) << undeleted << "should be deleted";
   }
   // Blocks: the two re-placed gangs hold 4 whole instances; the failed one holds none; the
   // NotReady instances take nothing new.
