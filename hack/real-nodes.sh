@@ -129,9 +129,25 @@ node_main() {  # (inside the namespace) DIR NAME
 
 run_kubelet() {  # (inside the namespace)
   local lab="$DIR/nodes/$NAME"
-  # shellcheck disable=SC2046
-  "$BIN/kubelet" $(cat "$lab/kubelet.args") >>"$lab/kubelet.log" 2>&1 &
-  echo $! > "$lab/kubelet.pid"
+  # The kubelet binds its ports seconds after it starts: another process (a test beside this one)
+  # can take a port free_port found free. Then it exits at once with "address already in use":
+  # start it again on new ports. Any other exit (stop-kubelet, a crash) is left alone.
+  (
+    for _ in 1 2 3 4 5; do
+      local before pid
+      before=$(stat -c %s "$lab/kubelet.log" 2>/dev/null || echo 0)
+      # shellcheck disable=SC2046
+      "$BIN/kubelet" $(cat "$lab/kubelet.args") &
+      pid=$!
+      echo "$pid" > "$lab/kubelet.pid"
+      wait "$pid" 2>/dev/null || true
+      tail -c +"$((before + 1))" "$lab/kubelet.log" | grep -q "bind: address already in use" || break
+      sed -i -e "s/^--port=.*/--port=$(free_port)/" -e "s/^--healthz-port=.*/--healthz-port=$(free_port)/" "$lab/kubelet.args"
+      echo "real-nodes: a kubelet port was taken; starting the kubelet again on new ports"
+    done
+  ) >>"$lab/kubelet.log" 2>&1 </dev/null &
+  # The pid file names the kubelet itself (stop-kubelet signals it), not this supervisor.
+  for _ in $(seq 1 50); do [ -s "$lab/kubelet.pid" ] && break; sleep 0.1; done
 }
 
 start_node() {
