@@ -217,8 +217,9 @@ TEST_F(Faults, ASecondWriterRacingTheControllerLosesNothing) {
   };
   std::map<std::string, Last> last;
   int writes = 0, conflicts = 0;
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
+  // A fixed number of writes, not a time window: on a loaded machine a window held too few.
+  constexpr int kWrites = 150;
+  for (int i = 0; writes < kWrites; ++i) {
     const std::string& name = names[rng() % names.size()];
     const std::string value = "v" + std::to_string(i);
     if (i % 3 == 2) {
@@ -275,7 +276,6 @@ TEST_F(Faults, ASecondWriterRacingTheControllerLosesNothing) {
   for (size_t at = log.find("409 Conflict"); at != std::string::npos; at = log.find("409 Conflict", at + 1)) ++controller_409;
   std::printf("second writer figures: writes=%d writer_409s=%d controller_409s=%zu runs=%d\n", writes, conflicts,
               controller_409, kCount);
-  EXPECT_GT(writes, 100);
   kubelet->Stop();
 }
 
