@@ -21,6 +21,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   eo.retry_backoff = options_.retry_backoff;
   eo.max_retry_backoff = std::max(options_.max_retry_backoff, options_.retry_backoff);
   eo.start_timeout = options_.start_timeout;
+  if (options_.finished_run_ttl > std::chrono::milliseconds(0)) eo.finished_run_ttl = options_.finished_run_ttl;
   eo.writers = std::max(4, options_.workers * 4);
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, eo);
   engine_->SetObserver(metrics_.get());

@@ -34,6 +34,8 @@ Flags:
   --max-retry-backoff D               the longest such wait (default 10m)
   --start-timeout D                   a run whose Pods have not all started this long after placement fails with
                                       StartTimeout, or is resubmitted under retry on error (default 10m; 0 = off)
+  --finished-run-ttl D                delete a finished run (Succeeded or Failed) this long after it finished, unless
+                                      its spec.ttlSecondsAfterFinished says otherwise (default 0: finished runs are kept)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -86,6 +88,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"retry-backoff", duration(o.retry_backoff)},
       {"max-retry-backoff", duration(o.max_retry_backoff)},
       {"start-timeout", duration(o.start_timeout)},
+      {"finished-run-ttl", duration(o.finished_run_ttl)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");

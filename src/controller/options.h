@@ -32,6 +32,9 @@ struct Options {
   std::chrono::milliseconds retry_backoff{10 * 1000};
   std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
   std::chrono::milliseconds start_timeout{10 * 60 * 1000};
+  // Finished runs without spec.ttlSecondsAfterFinished are deleted this long after they finished;
+  // 0 keeps them (the default).
+  std::chrono::milliseconds finished_run_ttl{0};
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error
   int workers = 4;

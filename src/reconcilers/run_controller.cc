@@ -130,10 +130,18 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
       "other-pods");
   others_->SetLabelSelector(std::string("!") + kRunLabel);
   others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
-  runs_->AddHandler(wake);
+  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
+  pods_->AddIndex("held", [](const k8s::Pod& p) {
+    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
+  });
+  // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
+  runs_->AddHandler([this](const std::string& key, const auto&, const auto&) { Touch(key); });
+  pods_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+    const auto& p = cur ? cur : old;
+    if (p) Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
+  });
   fleets_->AddHandler(wake);
   nodes_->AddHandler(wake);
-  pods_->AddHandler(wake);
   others_->AddHandler(wake);
 }
 
@@ -187,6 +195,15 @@ bool RunController::HasSynced() const {
 std::vector<QueueEntry> RunController::Queue() const {
   std::lock_guard<std::mutex> lock(mu_);
   return queue_view_;
+}
+
+void RunController::Touch(const std::string& run_key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    touched_.insert(run_key);
+    dirty_ = true;
+  }
+  loop_cv_.notify_one();
 }
 
 void RunController::Wake() {
@@ -301,7 +318,7 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string,
   }
   // berth's Pods count through their run's placement while that placement stands; any other
   // bound Pod that the kubelet has not finished holds its blocks until it is gone.
-  for (const auto& p : pods_->List()) {
+  for (const auto& p : pods_->ByIndex("held", "held")) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
     auto it = runs.find(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
     if (it != runs.end()) {
@@ -366,13 +383,14 @@ void RunController::Pass() {
   auto started = std::chrono::steady_clock::now();
   const k8s::TimePoint now = clock_.Now();
 
-  std::unordered_set<std::string> busy;
+  std::unordered_set<std::string> busy, touched;
   std::unordered_set<std::string> failed, fleet_failed;
   std::unordered_map<std::string, uint64_t> written, unconfirmed;
   std::unordered_set<std::string> confirmed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     busy = busy_;
+    touched.swap(touched_);
     failed.swap(failed_admissions_);
     fleet_failed.swap(fleet_write_failed_);
     written.swap(written_rv_);
@@ -398,15 +416,32 @@ void RunController::Pass() {
   // Runs a position sequence in flight may still write are left alone until it is done.
   if (!busy.count(kPositionsKey)) position_batch_.clear();
   busy.insert(position_batch_.begin(), position_batch_.end());
-  for (const auto& [key, rv] : written) memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
+  for (const auto& [key, rv] : written) {
+    memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
+    active_.insert(key);
+  }
 
-  // Runs in key order (deterministic passes); each key is built once.
+  // The working set (see "Incremental passes"): what it held, what changed, whose TTL is due;
+  // in key order (deterministic passes).
+  active_.insert(touched.begin(), touched.end());
+  for (const auto& key : failed) active_.insert(key);
+  for (const auto& [key, rv] : unconfirmed) active_.insert(key);
+  for (const auto& key : confirmed) active_.insert(key);
+  while (!expiries_.empty() && expiries_.begin()->first <= now) {
+    active_.insert(expiries_.begin()->second);
+    expiries_.erase(expiries_.begin());
+  }
   std::vector<std::pair<std::string, std::shared_ptr<const Run>>> keyed;
-  {
-    auto listed = runs_->List();
-    keyed.reserve(listed.size());
-    for (auto& r : listed) keyed.emplace_back(RunKey(*r), std::move(r));
-    std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  keyed.reserve(active_.size());
+  for (auto it = active_.begin(); it != active_.end();) {
+    std::shared_ptr<const Run> run = runs_->Get(*it);
+    if (!run) {  // deleted
+      memo_.erase(*it);
+      it = active_.erase(it);
+      continue;
+    }
+    keyed.emplace_back(*it, std::move(run));
+    ++it;
   }
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
@@ -457,6 +492,7 @@ void RunController::Pass() {
   for (auto it = memo_.begin(); it != memo_.end();) {
     it = live.count(it->first) ? std::next(it) : memo_.erase(it);
   }
+
 
   std::unordered_map<std::string, const Run*> by_key;
   by_key.reserve(keyed.size());
@@ -580,6 +616,7 @@ void RunController::Pass() {
 
   const std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
   WriteFleetStatuses(view, described, now);
+  Settle(keyed, busy, now);
 
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   if (took > std::chrono::milliseconds(200)) {
@@ -612,6 +649,52 @@ void RunController::Pass() {
     summary.events_posted = events_->posted();
     summary.events_dropped = events_->dropped();
     observer_->OnPass(summary);
+  }
+}
+
+std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
+  std::optional<std::chrono::milliseconds> ttl = options_.finished_run_ttl;
+  if (run.ttl_seconds_after_finished) ttl = std::chrono::seconds(*run.ttl_seconds_after_finished);
+  if (!ttl) return std::nullopt;
+  auto finished = ParseTime(run.status.finished_at);
+  if (!finished) return std::nullopt;  // every terminal status berth writes has finishedAt
+  return *finished + *ttl;
+}
+
+void RunController::Settle(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& visited,
+                           const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
+  for (const auto& [key, run] : visited) {
+    const std::string& phase = run->status.phase;
+    if ((phase != "Succeeded" && phase != "Failed") || run->meta.deleting || busy.count(key)) continue;
+    if (auto m = memo_.find(key); m != memo_.end() && (m->second.assumed || m->second.awaiting_rv != 0)) continue;
+    // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
+    bool pods_left = false;
+    for (const auto& p : PodsOf(*run)) pods_left = pods_left || (!IsTerminalPod(*p) && !p->meta.deleting);
+    if (pods_left) continue;
+    std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);
+    if (expiry && *expiry <= now) {
+      // Due: deleted like a Job by its TTL controller (the uid and resourceVersion as seen, so a
+      // run changed meanwhile, e.g. its TTL, is decided again). Visited until it is gone.
+      Dispatch(key, [this, r = run] {
+        k8s::DeleteOptions o;
+        o.precondition_uid = r->meta.uid;
+        o.precondition_resource_version = r->meta.resource_version;
+        k8s::Status s = client_->Delete(kRuns.Path(r->meta.ns, r->meta.name), o);
+        if (s.ok() || s.IsNotFound()) {
+          spdlog::info("run {}/{}: deleted, its time to live after it finished ({}) has passed", r->meta.ns,
+                       r->meta.name, r->status.finished_at);
+          return true;
+        }
+        if (s.IsConflict()) return true;  // changed meanwhile: the next pass decides again
+        spdlog::info("run {}/{}: not deleted after its time to live ({}); will retry", r->meta.ns, r->meta.name,
+                     s.ToString());
+        return false;
+      });
+      continue;
+    }
+    if (expiry) expiries_.emplace(*expiry, key);
+    active_.erase(key);
+    memo_.erase(key);
   }
 }
 

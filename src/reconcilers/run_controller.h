@@ -24,6 +24,14 @@
 // resourceVersion of the run still pending (not applied), or a GET of the run says which. Only a
 // 404 or a 422 (the server checked the resourceVersion and refused) releases the blocks at once.
 //
+// Incremental passes: a pass visits the runs that can need something (every run not finished,
+// every run with a write or an assumption of ours outstanding, every finished run that is being
+// deleted, still has Pods to stop or whose TTL came due) and the runs that changed since the last
+// pass (the run's own watch events and its Pods'). A finished run that needs nothing leaves the
+// working set until it changes again or its ttlSecondsAfterFinished comes due, so a pass costs
+// O(changed + pending + running), not O(every run ever). The first pass after the caches sync
+// visits every run (the informers report every object as added).
+//
 // Ending a run: its terminal status (Failed: max duration, pod failure, interruption without
 // retry) is written before its Pods are deleted, so a crash in between leaves a Failed run whose
 // leftover Pods the next pass deletes, never a Running run without Pods (which would read as an
@@ -76,6 +84,9 @@ struct EngineOptions {
   // queuePosition writes per second at most (and at once): see reconcilers/queue_positions.h.
   // 20: what the former per-run refresh (100 places, each at most every 5 s) could write.
   double position_writes_per_second = 20;
+  // A finished run without spec.ttlSecondsAfterFinished is deleted this long after finishedAt.
+  // nullopt = kept.
+  std::optional<std::chrono::milliseconds> finished_run_ttl;
 };
 
 // An attempt that ran at least this long resets the retry backoff.
@@ -165,6 +176,8 @@ class RunController {
   void Loop();
   void Pass();
   void Wake();
+  // Puts a run into the next pass' working set and wakes the loop (informer threads).
+  void Touch(const std::string& run_key);
   // Runs `fn` on a writer thread unless `key` has a write in flight or is backing off after a
   // failed one; returns whether it was queued. `fn` returns false when its write failed.
   // `background` writes (refreshing a waiting run's message or position) yield to every other
@@ -216,6 +229,12 @@ class RunController {
   void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
                           k8s::TimePoint now);
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
+  // A finished run that needs nothing more leaves the working set (see "Incremental passes");
+  // one whose TTL is due is deleted.
+  void Settle(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& visited,
+              const std::unordered_set<std::string>& busy, k8s::TimePoint now);
+  // When a finished run is to be deleted (spec.ttlSecondsAfterFinished, else --finished-run-ttl).
+  std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
   struct PodRef {
     std::string name, uid;
     bool started = true;  // some container is running or has run
@@ -245,6 +264,10 @@ class RunController {
   std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
 
   scheduling::RunQueue queue_;  // loop thread only
+  // The working set of the passes (see "Incremental passes"), in key order; loop thread only.
+  std::set<std::string> active_;
+  // Finished runs out of the working set, by when their TTL comes due (loop thread only).
+  std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
@@ -266,6 +289,7 @@ class RunController {
   bool dirty_ = true;
   bool stopping_ = false;
   std::unordered_set<std::string> busy_;  // keys with a write queued or in flight
+  std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
   struct Task {
     std::function<bool()> fn;
     bool background = false;

@@ -144,6 +144,13 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
       }
       run->retry = retry;
     }
+    if (const json::Value* ttl = json::Find(*spec, {"ttlSecondsAfterFinished"}); ttl != nullptr && !ttl->IsNull()) {
+      if (ttl->IsInt64() && ttl->GetInt64() >= 0 && ttl->GetInt64() <= kMaxTtlSeconds) {
+        run->ttl_seconds_after_finished = ttl->GetInt64();
+      } else if (err.empty()) {
+        err = "spec.ttlSecondsAfterFinished must be an integer from 0 to " + std::to_string(kMaxTtlSeconds);
+      }
+    }
     if (const json::Value* t = json::Find(*spec, {"template"}); t != nullptr) run->template_json = json::Serialize(*t);
     const json::Value* containers = json::Find(*spec, {"template", "spec", "containers"});
     if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {

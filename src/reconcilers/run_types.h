@@ -54,6 +54,9 @@ struct RunStatus {
 // node counts always hold the value.
 inline constexpr int64_t kMaxRunNodes = 5000;
 
+// spec.ttlSecondsAfterFinished's maximum (an int32, as in Jobs; the CRD's maximum).
+inline constexpr int64_t kMaxTtlSeconds = 2147483647;
+
 struct Run {
   k8s::ObjectMeta meta;
   // spec (defaults applied by the CRD; decoded defensively anyway)
@@ -65,6 +68,10 @@ struct Run {
   // spec.startTimeout: unset = the controller's default; nullopt inside = "off".
   std::optional<std::optional<std::chrono::milliseconds>> start_timeout;
   std::optional<RetrySpec> retry;                         // nullopt = no retry
+  // spec.ttlSecondsAfterFinished (Jobs' field and meaning): delete the run this long after it
+  // finished; 0 = as soon as it finished. nullopt = the controller's --finished-run-ttl.
+  // May change at any time, also after the run finished.
+  std::optional<int64_t> ttl_seconds_after_finished;
   std::string template_json;                              // spec.template as JSON
   // Set when the spec cannot be used (a quantity or duration the core cannot read).
   std::string invalid_message;

@@ -462,5 +462,55 @@ TEST_F(Engine, FleetStatusShowsNotReadyCordonedAndConflicts) {
   }));
 }
 
+// spec.ttlSecondsAfterFinished, as for a Job: the run is deleted that long after it finished
+// (its Pods with it), never before; set on a run that has already finished, it applies too.
+TEST_F(Engine, TtlSecondsAfterFinishedDeletesAFinishedRun) {
+  Nodes("ttl", 1, "4", "8Gi");
+  Fleet("ttl", "ttl");
+  Run("short-lived", "  ttlSecondsAfterFinished: 3\n");
+  StartRun("short-lived");
+  FinishRun("short-lived");
+  const auto finished = k8s::ParseRfc3339(json::GetString(json::Find(RunDoc("short-lived"), {"status", "finishedAt"})));
+  ASSERT_TRUE(finished.ok()) << "a finished run shows finishedAt";
+  ASSERT_TRUE(Eventually([&] { return !GetRun("short-lived").IsObject(); }, std::chrono::seconds(40)))
+      << "the run is still there long after its time to live";
+  const auto gone = std::chrono::system_clock::now();
+  EXPECT_GE(gone, finished.value() + std::chrono::seconds(3)) << "deleted before its time to live had passed";
+  EXPECT_TRUE(Eventually([&] {
+    auto pods = PodsOf("short-lived");
+    return pods.empty() || json::Find(pods.begin()->second, {"metadata", "deletionTimestamp"}) != nullptr;
+  }));
+
+  // A run kept after it finished (no TTL here, none by default) is deleted once a TTL is set.
+  Run("kept");
+  StartRun("kept");
+  FinishRun("kept");
+  ASSERT_TRUE(GetRun("kept").IsObject()) << "without a TTL a finished run is kept";
+  CommandResult p = Kubectl({"patch", "run", "kept", "--type=merge", "-p", R"({"spec":{"ttlSecondsAfterFinished":0}})"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_TRUE(Eventually([&] { return !GetRun("kept").IsObject(); }, std::chrono::seconds(40)));
+}
+
+// --finished-run-ttl: the default for runs that do not set ttlSecondsAfterFinished; a run's own
+// value wins.
+class FinishedRunTtl : public EngineTest {
+ public:
+  FinishedRunTtl() { controller_args_ = {"--finished-run-ttl=1s"}; }
+};
+
+TEST_F(FinishedRunTtl, TheControllerDefaultAppliesUnlessTheRunSaysOtherwise) {
+  Nodes("dttl", 1, "4", "8Gi");
+  Fleet("dttl", "dttl");
+  Run("keeps-an-hour", "  ttlSecondsAfterFinished: 3600\n");
+  StartRun("keeps-an-hour");
+  FinishRun("keeps-an-hour");
+  Run("default-ttl");
+  StartRun("default-ttl");
+  SetPodsPhase("default-ttl", "Failed", "Error");
+  ASSERT_TRUE(WaitPhase("default-ttl", "Failed")) << "a failed run is a finished run too";
+  ASSERT_TRUE(Eventually([&] { return !GetRun("default-ttl").IsObject(); }, std::chrono::seconds(40)));
+  EXPECT_TRUE(GetRun("keeps-an-hour").IsObject()) << "the run's own ttlSecondsAfterFinished wins over the default";
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -11,6 +11,7 @@
 namespace berth::controller {
 namespace {
 
+using std::chrono::hours;
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 using std::chrono::seconds;
@@ -46,11 +47,20 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.retry_backoff, seconds(10));
   EXPECT_EQ(o.max_retry_backoff, minutes(10));
   EXPECT_EQ(o.start_timeout, minutes(10));
+  EXPECT_EQ(o.finished_run_ttl, seconds(0)) << "finished runs are kept unless asked";
   EXPECT_EQ(o.log_format, "text");
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.workers, 4);
   EXPECT_EQ(o.request_timeout, seconds(30));
   EXPECT_FALSE(o.help);
+}
+
+TEST(OptionsTest, FinishedRunTtlIsADuration) {
+  EXPECT_EQ(MustParse({"--finished-run-ttl=24h"}).finished_run_ttl, hours(24));
+  EXPECT_EQ(MustParse({"--finished-run-ttl", "0"}).finished_run_ttl, seconds(0));
+  auto bad = ParseOptions({"--finished-run-ttl=soon"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("finished-run-ttl"), std::string::npos) << bad.status().message();
 }
 
 // With leader election every request must time out before the renew deadline

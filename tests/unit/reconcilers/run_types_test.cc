@@ -122,6 +122,18 @@ TEST(DecodeRunTest, StartTimeout) {
   EXPECT_EQ(Decode(R"({"startTimeout":"soon"})")->invalid_message.rfind("spec.startTimeout: ", 0), 0u);
 }
 
+TEST(DecodeRunTest, TtlSecondsAfterFinished) {
+  EXPECT_EQ(Decode(R"({"priority":1})")->ttl_seconds_after_finished, std::nullopt);  // the controller's default
+  EXPECT_EQ(Decode(R"({"ttlSecondsAfterFinished":0})")->ttl_seconds_after_finished, 0);
+  EXPECT_EQ(Decode(R"({"ttlSecondsAfterFinished":3600})")->ttl_seconds_after_finished, 3600);
+  for (const char* bad : {R"({"ttlSecondsAfterFinished":-1})", R"({"ttlSecondsAfterFinished":2147483648})",
+                          R"({"ttlSecondsAfterFinished":"1h"})", R"({"ttlSecondsAfterFinished":1.5})"}) {
+    auto run = Decode(bad);
+    EXPECT_EQ(run->ttl_seconds_after_finished, std::nullopt) << bad;
+    EXPECT_EQ(run->invalid_message, "spec.ttlSecondsAfterFinished must be an integer from 0 to 2147483647") << bad;
+  }
+}
+
 TEST(DecodeRunTest, PriorityAndNodes) {
   auto run = Decode(R"({"priority":90,"nodes":4})");
   ASSERT_NE(run, nullptr);

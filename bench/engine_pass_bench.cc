@@ -1,0 +1,255 @@
+// The engine's scheduling pass as history grows (issue 15, "incremental passes"): the same
+// cluster and queue, with 0, 10,000 and 100,000 finished runs beside them in the caches. A pass
+// must cost what the live runs cost, not what every run ever submitted costs.
+//
+//   cmake --build <build> --target engine_pass_bench && <build>/bench/engine_pass_bench [PENDING] [SECONDS]
+//
+// In-process and without an API server: the engine (reconcilers::RunController, as the controller
+// runs it, loop and writers included) talks to a scripted transport that answers the informers'
+// lists with generated objects, keeps their watches open and empty, and acknowledges every write.
+// The cluster: 100 nodes with 8 GPUs each in one fleet (8 blocks per node), all busy with 800
+// running single-GPU runs (a Pod each), and PENDING (default 10,000) single-GPU runs waiting for
+// room (retry on no-capacity). Each configuration runs for SECONDS (default 10) after the caches
+// synced; the pass durations the engine reports to its observer (what berth_pass_duration_seconds
+// shows) are summarised. The first pass after sync visits every run and is reported apart.
+//
+// Output: a Markdown table (bench/results/engine-pass.md is this output) with the ratio of each
+// configuration's median pass to the one without finished runs.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "k8s/client.h"
+#include "k8s/clock.h"
+#include "k8s/transport.h"
+#include "reconcilers/run_controller.h"
+
+namespace berth {
+namespace {
+
+constexpr int kNodes = 100;
+constexpr int kGpusPerNode = 8;
+constexpr const char* kCreated = "2026-11-24T10:00:00Z";
+
+std::string Meta(const std::string& name, const std::string& uid, const std::string& extra = {}) {
+  return R"("metadata":{"name":")" + name + R"(","namespace":"bench","uid":")" + uid +
+         R"(","resourceVersion":"100","generation":1,"creationTimestamp":")" + kCreated +
+         R"(","finalizers":["berth.dev/run-cleanup"])" + extra + "}";
+}
+
+const std::string kRunSpec =
+    R"("spec":{"priority":50,"nodes":1,"resources":{"gpu":1},"fleets":["gpu"],)"
+    R"("retry":{"onEvents":["no-capacity"],"duration":"off"},)"
+    R"("template":{"spec":{"containers":[{"name":"main","image":"busybox"}]}}})";
+
+std::string PendingRun(int i) {
+  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta("pending-" + std::to_string(i), "up" + std::to_string(i)) +
+         "," + kRunSpec + R"(,"status":{"phase":"Pending","submittedAt":")" + kCreated + R"("}})";
+}
+
+std::string RunningRun(int i) {
+  const std::string name = "running-" + std::to_string(i);
+  const std::string node = "node-" + std::to_string(i / kGpusPerNode);
+  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta(name, "ur" + std::to_string(i)) + "," + kRunSpec +
+         R"(,"status":{"phase":"Running","reason":"Running","fleet":"gpu","placement":[{"rank":0,"node":")" + node +
+         R"(","blocks":1,"pod":")" + name + R"(-0"}],"submittedAt":")" + kCreated + R"(","scheduledAt":")" + kCreated +
+         R"(","startedAt":")" + kCreated + R"(","observedGeneration":1}})";
+}
+
+std::string FinishedRun(int i) {
+  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta("done-" + std::to_string(i), "ud" + std::to_string(i)) +
+         "," + kRunSpec +
+         R"(,"status":{"phase":"Succeeded","reason":"Succeeded","message":"the pod succeeded","submittedAt":")" +
+         kCreated + R"(","scheduledAt":")" + kCreated + R"(","startedAt":")" + kCreated + R"(","finishedAt":")" +
+         kCreated + R"(","observedGeneration":1}})";
+}
+
+std::string RunningPod(int i) {
+  const std::string run = "running-" + std::to_string(i);
+  const std::string node = "node-" + std::to_string(i / kGpusPerNode);
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + run + R"(-0","namespace":"bench","uid":"pod)" +
+         std::to_string(i) + R"(","resourceVersion":"100","labels":{"berth.dev/run":")" + run +
+         R"(","berth.dev/attempt":"0"},"annotations":{"berth.dev/blocks":"1"},"ownerReferences":[{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":")" +
+         run + R"(","uid":"ur)" + std::to_string(i) +
+         R"(","controller":true}]},"spec":{"nodeName":")" + node +
+         R"(","containers":[{"name":"main","image":"busybox","resources":{"requests":{"nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"1"}}}]},)"
+         R"("status":{"phase":"Running","containerStatuses":[{"name":"main","ready":true,"state":{"running":{"startedAt":")" +
+         kCreated + R"("}}}]}})";
+}
+
+std::string Node(int i) {
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-)" + std::to_string(i) + R"(","uid":"n)" +
+         std::to_string(i) +
+         R"(","resourceVersion":"100","labels":{"pool":"gpu"}},"spec":{},"status":{"allocatable":{"cpu":"64","memory":"512Gi","pods":"110","nvidia.com/gpu":"8"},)"
+         R"("conditions":[{"type":"Ready","status":"True"}]}})";
+}
+
+const std::string kFleet =
+    R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu","uid":"f1","resourceVersion":"100","generation":1},)"
+    R"("spec":{"nodeSelector":{"pool":"gpu"},"blocks":"auto"}})";
+
+std::string List(const std::vector<std::string>& items) {
+  std::string out = R"({"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"100"},"items":[)";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ",";
+    out += items[i];
+  }
+  return out + "]}";
+}
+
+// Answers the informers' lists from generated objects, keeps watches open (no events) and
+// acknowledges every write with a resourceVersion the caches already have.
+class ScriptedApi final : public k8s::Transport {
+ public:
+  ScriptedApi(int pending, int finished) {
+    std::vector<std::string> runs, pods, nodes;
+    for (int i = 0; i < pending; ++i) runs.push_back(PendingRun(i));
+    for (int i = 0; i < kNodes * kGpusPerNode; ++i) {
+      runs.push_back(RunningRun(i));
+      pods.push_back(RunningPod(i));
+    }
+    for (int i = 0; i < finished; ++i) runs.push_back(FinishedRun(i));
+    for (int i = 0; i < kNodes; ++i) nodes.push_back(Node(i));
+    runs_ = List(runs);
+    pods_ = List(pods);
+    nodes_ = List(nodes);
+    fleets_ = List({kFleet});
+  }
+
+  k8s::Result<k8s::HttpResponse> Send(const k8s::HttpRequest& req) override {
+    k8s::HttpResponse r;
+    r.status = 200;
+    const std::string path = req.path.substr(0, req.path.find('?'));
+    if (req.method == "GET") {
+      if (path == "/apis/berth.dev/v1alpha1/runs") {
+        r.body = runs_;
+      } else if (path == "/apis/berth.dev/v1alpha1/fleets") {
+        r.body = fleets_;
+      } else if (path == "/api/v1/nodes") {
+        r.body = nodes_;
+      } else if (path == "/api/v1/pods") {
+        // berth's Pods (labelSelector=berth.dev/run); everyone else's ("!berth.dev/run") are none.
+        const bool others = req.path.find("%21") != std::string::npos || req.path.find('!') != std::string::npos;
+        r.body = others ? List({}) : pods_;
+      } else {
+        r.status = 404;
+        r.body = R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})";
+      }
+      return r;
+    }
+    ++writes_;
+    r.status = req.method == "POST" ? 201 : 200;
+    r.body = R"({"metadata":{"resourceVersion":"1"}})";
+    return r;
+  }
+
+  k8s::Result<k8s::HttpResponse> Stream(const k8s::HttpRequest&, const std::function<bool(std::string&)>&,
+                                        k8s::Cancellation* cancel, int idle_timeout_seconds) override {
+    // An open watch with nothing to say, until cancelled or its timeout.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, idle_timeout_seconds));
+    while (std::chrono::steady_clock::now() < until && (cancel == nullptr || !cancel->cancelled())) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    k8s::HttpResponse r;
+    r.status = 200;
+    return r;
+  }
+
+  uint64_t writes() const { return writes_; }
+
+ private:
+  std::string runs_, pods_, nodes_, fleets_;
+  std::atomic<uint64_t> writes_{0};
+};
+
+class PassTimes final : public reconcilers::EngineObserver {
+ public:
+  void OnPass(const PassSummary& s) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    times_.push_back(s.duration);
+  }
+  void OnAdmitted(std::chrono::milliseconds) override {}
+  void OnFinished(const std::string&, const std::string&) override {}
+  void OnWriteFailed(const std::string&) override {}
+  std::vector<std::chrono::microseconds> Take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(times_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::chrono::microseconds> times_;
+};
+
+struct Row {
+  int finished = 0;
+  double first_ms = 0, median_ms = 0, p90_ms = 0;
+  size_t passes = 0;
+  double sync_s = 0;
+};
+
+Row Measure(int pending, int finished, int seconds) {
+  auto api = std::make_shared<ScriptedApi>(pending, finished);
+  k8s::ClientConfig cfg;
+  cfg.server = "https://bench.invalid";
+  auto client = std::make_shared<k8s::Client>(cfg, api);
+  k8s::SystemClock clock;
+  PassTimes times;
+  reconcilers::EngineOptions options;
+  reconcilers::RunController engine(client, clock, options);
+  engine.SetObserver(&times);
+  auto start = std::chrono::steady_clock::now();
+  engine.Start();
+  while (!engine.HasSynced()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Row row;
+  row.finished = finished;
+  row.sync_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  engine.Stop();
+  std::vector<std::chrono::microseconds> t = times.Take();
+  if (t.empty()) return row;
+  row.first_ms = t.front().count() / 1000.0;
+  std::vector<std::chrono::microseconds> rest(t.begin() + 1, t.end());
+  row.passes = rest.size();
+  if (!rest.empty()) {
+    std::sort(rest.begin(), rest.end());
+    row.median_ms = rest[rest.size() / 2].count() / 1000.0;
+    row.p90_ms = rest[rest.size() * 9 / 10].count() / 1000.0;
+  }
+  return row;
+}
+
+}  // namespace
+}  // namespace berth
+
+int main(int argc, char** argv) {
+  const int pending = argc > 1 ? std::atoi(argv[1]) : 10000;
+  const int seconds = argc > 2 ? std::atoi(argv[2]) : 10;
+  if (pending < 0 || seconds < 1) {
+    std::fprintf(stderr, "usage: engine_pass_bench [PENDING >= 0] [SECONDS >= 1]\n");
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::warn);
+  std::vector<berth::Row> rows;
+  for (int finished : {0, 10000, 100000}) rows.push_back(berth::Measure(pending, finished, seconds));
+  std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes\n\n", pending,
+              berth::kNodes * berth::kGpusPerNode, berth::kNodes);
+  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs 0 finished |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const auto& r : rows) {
+    const double ratio = rows[0].median_ms > 0 ? r.median_ms / rows[0].median_ms : 0;
+    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f |\n", r.finished, r.sync_s, r.first_ms, r.passes,
+                r.median_ms, r.p90_ms, ratio);
+  }
+  return 0;
+}
