@@ -17,6 +17,8 @@
 
 #include "k8s/result.h"
 
+#include "base/time.h"
+
 namespace berth::k8s {
 
 // Parses a duration or "off". Returns std::nullopt for "off" (no limit), else the duration
@@ -32,6 +34,6 @@ Result<std::chrono::milliseconds> ParseDurationStrict(std::string_view text);
 // ParseDuration's limit, 9'223'372'036'854ms (int64 nanoseconds in whole milliseconds), the result
 // parses back to the same value. ParseDuration itself can return one millisecond more, because it
 // rounds up ("9223372036854775807ns" -> 9'223'372'036'855ms); that one value does not parse back.
-std::string FormatDuration(std::chrono::milliseconds d);
+using base::FormatDuration;
 
 }  // namespace berth::k8s

@@ -1,5 +1,7 @@
 #include "scheduling/cycle_result.h"
 
+#include <algorithm>
+
 namespace berth::scheduling {
 
 namespace {
@@ -66,8 +68,8 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
       s += UnavailableSuffix(r);
       break;
     case WaitCode::kLifetimeTooShort: {
-      const std::string wanted = FormatDuration(r.max_duration.value_or(Duration(0)));
-      const std::string left = FormatDuration(r.lifetime_left);
+      const std::string wanted = FormatDuration(std::max(r.max_duration.value_or(Duration(0)), Duration(0)));
+      const std::string left = FormatDuration(std::max(r.lifetime_left, Duration(0)));
       if (r.nodes <= 1) {
         s = "needs " + Count(r.needed, "block", "blocks") + " on an instance with at least " +
             wanted + " of lifetime left; instances with room have at most " + left +

@@ -64,7 +64,7 @@ std::vector<InstanceStatus> DescribeInstances(const ClusterSnapshot& snapshot, T
       case InstanceState::kInvalid: s.message = layout.error(); break;
       case InstanceState::kNotReady: s.message = "node is not ready"; break;
       case InstanceState::kExpired:
-        s.message = "expired " + FormatDuration(now - *inst.expires_at) + " ago";
+        s.message = "expired " + FormatDuration(std::max(now - *inst.expires_at, Duration(0))) + " ago";
         break;
       case InstanceState::kRetired:
         s.message = "retired after " + std::to_string(inst.runs_started) +

@@ -5,21 +5,6 @@
 
 namespace berth::scheduling {
 
-std::string FormatDuration(Duration d) {
-  int64_t ms = d.count();
-  if (ms <= 0) return "0s";
-  if (ms < 1000) return std::to_string(ms) + "ms";
-  int64_t s = ms / 1000;
-  const int64_t h = s / 3600;
-  const int64_t m = (s % 3600) / 60;
-  s %= 60;
-  std::string out;
-  if (h > 0) out += std::to_string(h) + "h";
-  if (m > 0) out += std::to_string(m) + "m";
-  if (s > 0 || out.empty()) out += std::to_string(s) + "s";
-  return out;
-}
-
 namespace {
 
 std::string FormatCpu(int64_t millis) {

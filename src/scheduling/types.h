@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include "base/time.h"
+
 namespace berth::scheduling {
 
-using Duration = std::chrono::milliseconds;
-using TimePoint = std::chrono::time_point<std::chrono::system_clock, Duration>;
+using base::Duration;
+using base::TimePoint;
 
 // An amount of cpu, memory and GPUs: a per-node request, an instance's allocatable resources or
 // one block of an instance. Negative values are treated as 0 everywhere.
@@ -22,8 +24,8 @@ struct Resources {
   friend bool operator==(const Resources&, const Resources&) = default;
 };
 
-// Go-like and compact: "4h", "1h30m", "45s", "250ms". Negative durations print as "0s".
-std::string FormatDuration(Duration d);
+// "4h", "1d12h", "1h30m", "45s", "250ms" (base/time.h: one spelling everywhere).
+using base::FormatDuration;
 
 // Human form of a request or capacity, non-zero fields only: "8 GPUs, 32 CPUs, 128Gi memory";
 // "nothing" when every field is zero.

@@ -152,7 +152,9 @@ TEST(Format, Durations) {
   EXPECT_EQ(FormatDuration(std::chrono::minutes(90)), "1h30m");
   EXPECT_EQ(FormatDuration(std::chrono::seconds(45)), "45s");
   EXPECT_EQ(FormatDuration(Duration(250)), "250ms");
-  EXPECT_EQ(FormatDuration(Duration(-5)), "0s");
+  // One spelling for one value in every message (base/time.h), days included, as specs write them.
+  EXPECT_EQ(FormatDuration(std::chrono::hours(36)), "1d12h");
+  EXPECT_EQ(FormatDuration(Duration(-5)), "-5ms");
 }
 
 TEST(Format, Resources) {
