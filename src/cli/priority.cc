@@ -1,5 +1,7 @@
 #include "cli/priority.h"
 
+#include "base/priority.h"
+
 namespace berth::cli {
 
 namespace json = k8s::json;
@@ -15,7 +17,7 @@ k8s::Result<int> ParsePriority(const std::string& text) {
     if (text[i] < '0' || text[i] > '9') return Status::Error(why);
     v = v * 10 + (text[i] - '0');
   }
-  if (negative || v > 100) return Status::Error(why);
+  if (negative || v > base::kMaxPriority) return Status::Error(why);
   return v;
 }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "k8s/json.h"
+#include "base/priority.h"
 
 namespace berth::controller {
 
@@ -105,7 +106,7 @@ int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::strin
     return 400;
   }
   const json::Value* p = json::Find(*body, {"priority"});
-  if (p == nullptr || !p->IsInt64() || p->GetInt64() < 0 || p->GetInt64() > 100) {
+  if (p == nullptr || !p->IsInt64() || p->GetInt64() < base::kMinPriority || p->GetInt64() > base::kMaxPriority) {
     message = "priority must be an integer from 0 to 100";
     return 422;
   }

@@ -1,5 +1,6 @@
 #include "controller/manager.h"
 
+#include <charconv>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -60,9 +61,10 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   metrics_server_->Handle("/queue", [this](const HttpRequestView& req) {
     size_t limit = 0;
     if (auto it = req.query.find("limit"); it != req.query.end()) {
-      try {
-        limit = static_cast<size_t>(std::stoul(it->second));
-      } catch (...) {
+      // Digits only (std::stoul would take "-1" as the largest value).
+      const std::string& v = it->second;
+      auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), limit);
+      if (v.empty() || err != std::errc() || end != v.data() + v.size()) {
         return HttpReply{400, "text/plain; charset=utf-8", "limit must be a non-negative integer\n", {}};
       }
     }

@@ -1,5 +1,6 @@
 #include "controller/metrics.h"
 
+#include <algorithm>
 #include <prometheus/text_serializer.h>
 
 namespace berth::controller {
@@ -60,8 +61,8 @@ Metrics::Metrics()
                   .Name("berth_leader")
                   .Help("1 when this process is the leader (schedules and writes), else 0")
                   .Register(*registry_)),
-      events_(prometheus::BuildGauge()
-                  .Name("berth_events")
+      events_(prometheus::BuildCounter()
+                  .Name("berth_events_total")
                   .Help("Kubernetes Events berth recorded (posted) or dropped under load, since start")
                   .Register(*registry_)) {
   admitted_.Add({});
@@ -96,8 +97,11 @@ void Metrics::OnPass(const PassSummary& s) {
     for (const auto& [state, n] : c.instances_by_state) set(instances_, {{"fleet", fleet}, {"state", state}}, static_cast<double>(n));
   }
   workqueue_depth_.Add({}).Set(static_cast<double>(s.writes_queued));
-  events_.Add({{"outcome", "posted"}}).Set(static_cast<double>(s.events_posted));
-  events_.Add({{"outcome", "dropped"}}).Set(static_cast<double>(s.events_dropped));
+  // The engine reports totals since start; the counters move by what is new.
+  events_.Add({{"outcome", "posted"}}).Increment(static_cast<double>(s.events_posted - std::min(s.events_posted, events_posted_)));
+  events_.Add({{"outcome", "dropped"}}).Increment(static_cast<double>(s.events_dropped - std::min(s.events_dropped, events_dropped_)));
+  events_posted_ = std::max(events_posted_, s.events_posted);
+  events_dropped_ = std::max(events_dropped_, s.events_dropped);
 }
 
 void Metrics::OnAdmitted(std::chrono::milliseconds wait) {

@@ -47,9 +47,10 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Gauge>& workqueue_depth_;
   prometheus::Family<prometheus::Counter>& workqueue_retries_;
   prometheus::Family<prometheus::Gauge>& leader_;
-  prometheus::Family<prometheus::Gauge>& events_;
+  prometheus::Family<prometheus::Counter>& events_;
 
-  mutable std::mutex mu_;  // guards resetting label sets of the gauges
+  mutable std::mutex mu_;  // guards resetting label sets of the gauges and the two below
+  uint64_t events_posted_ = 0, events_dropped_ = 0;  // the engine's totals as last counted
   std::vector<prometheus::Gauge*> pass_gauges_;  // set by the last pass, zeroed by the next
 };
 

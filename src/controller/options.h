@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "k8s/result.h"
+#include "scheduling/run_queue.h"
 
 namespace berth::controller {
 
@@ -28,7 +29,7 @@ struct Options {
   // ports before the connection is closed (408).
   std::chrono::milliseconds http_read_timeout{10000};
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
-  std::chrono::milliseconds aging_interval{15 * 60 * 1000};
+  std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};
   std::chrono::milliseconds retry_backoff{10 * 1000};
   std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
   std::chrono::milliseconds start_timeout{10 * 60 * 1000};

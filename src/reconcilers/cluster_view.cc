@@ -9,13 +9,12 @@ namespace berth::reconcilers {
 
 namespace sched = scheduling;
 
-bool ClusterView::Counted(const PlacedRun& run,
-                          const std::map<std::string, std::shared_ptr<const Fleet>>& fleet_objs) const {
+bool ClusterView::Counted(const PlacedRun& run) const {
   for (const auto& p : run.placement) {
     auto inst = instances.find(p.node);
     if (inst == instances.end()) return false;
-    auto f = fleet_objs.find(inst->second.fleet);
-    if (f == fleet_objs.end()) return false;
+    auto f = fleets.find(inst->second.fleet);
+    if (f == fleets.end()) return false;
     const InstanceRecord* rec = f->second->RecordForUid(inst->second.uid);
     if (rec == nullptr) return false;
     if (std::find(rec->counted_runs.begin(), rec->counted_runs.end(), run.uid) == rec->counted_runs.end()) return false;

@@ -69,7 +69,7 @@ struct ClusterView {
 
   // Whether every instance of `run` has the run in its fleet's durable count (so its Pods may be
   // created without losing a count if the controller dies now).
-  bool Counted(const PlacedRun& run, const std::map<std::string, std::shared_ptr<const Fleet>>& fleet_objs) const;
+  bool Counted(const PlacedRun& run) const;
 };
 
 // Builds the view. A Node matched by several Fleets belongs to the oldest (creationTimestamp,

@@ -1,6 +1,7 @@
 #include "reconcilers/run_controller.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include <spdlog/spdlog.h>
 
@@ -67,11 +68,9 @@ std::string SpecFingerprint(const Run& r) {
 
 // resourceVersions are etcd revisions: compare numerically to know whether the cache caught up.
 uint64_t RvNumber(const std::string& rv) {
-  try {
-    return std::stoull(rv);
-  } catch (...) {
-    return 0;
-  }
+  uint64_t n = 0;
+  auto [end, err] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
+  return err == std::errc() && end == rv.data() + rv.size() ? n : 0;  // no exceptions on the hot path
 }
 
 // Whether a failed write provably was not applied, even if an earlier attempt of the same
@@ -310,6 +309,14 @@ std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& ru
   return out;
 }
 
+std::vector<RunController::PodRef> RunController::PodsToStop(const Run& run) const {
+  std::vector<PodRef> out;
+  for (const auto& p : PodsOf(run)) {
+    if (!IsTerminalPod(*p) && !p->meta.deleting) out.push_back(RefOf(*p));
+  }
+  return out;
+}
+
 std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string, const Run*>& runs) const {
   std::vector<NodeHold> holds;
   for (const auto& p : others_->List()) {
@@ -445,8 +452,6 @@ void RunController::Pass() {
   }
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
-  pass_fleets_.clear();
-  for (auto& f : fleets) pass_fleets_[f->meta.name] = f;
 
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<PlacedRun> placed;
@@ -573,7 +578,7 @@ void RunController::Pass() {
   for (const auto& placement : result.placements) {
     auto run = runs_->Get(placement.run_id);
     if (!run) continue;
-    Admit(*run, placement, view, now);
+    Admit(*run, placement, now);
   }
 
   std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
@@ -668,9 +673,7 @@ void RunController::Settle(const std::vector<std::pair<std::string, std::shared_
     if ((phase != "Succeeded" && phase != "Failed") || run->meta.deleting || busy.count(key)) continue;
     if (auto m = memo_.find(key); m != memo_.end() && (m->second.assumed || m->second.awaiting_rv != 0)) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
-    bool pods_left = false;
-    for (const auto& p : PodsOf(*run)) pods_left = pods_left || (!IsTerminalPod(*p) && !p->meta.deleting);
-    if (pods_left) continue;
+    if (!PodsToStop(*run).empty()) continue;
     std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);
     if (expiry && *expiry <= now) {
       // Due: deleted like a Job by its TTL controller (the uid and resourceVersion as seen, so a
@@ -708,10 +711,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (phase == "Failed") {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete;
-    for (const auto& p : PodsOf(run)) {
-      if (!IsTerminalPod(*p) && !p->meta.deleting) to_delete.push_back(RefOf(*p));
-    }
+    std::vector<PodRef> to_delete = PodsToStop(run);
     if (!to_delete.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
         DeletePods(ns, to_delete);
@@ -742,10 +742,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     }
     // Pods of an earlier attempt still running (a crash came between the Pending status and their
     // delete) are stopped; they hold their blocks until they are gone.
-    std::vector<PodRef> leftover;
-    for (const auto& p : PodsOf(run)) {
-      if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(RefOf(*p));
-    }
+    std::vector<PodRef> leftover = PodsToStop(run);
     if (!leftover.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
       return false;
@@ -898,7 +895,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       return false;
     }
     PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
-    if (!view.Counted(pr, pass_fleets_)) {
+    if (!view.Counted(pr)) {
       return false;  // wait until the fleet status counts this run (see WriteFleetStatuses)
     }
     bool need = false;
@@ -1141,17 +1138,8 @@ void RunController::HandleDeletion(const Run& run) {
       k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
       if (!s.ok() && !s.IsNotFound()) return false;
     }
-    std::string finalizers = "[";
-    bool first = true;
-    for (const auto& f : r.meta.finalizers) {
-      if (f == kFinalizer) continue;
-      finalizers += (first ? "" : ",") + json::Quote(f);
-      first = false;
-    }
-    finalizers += "]";
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   R"({"metadata":{"resourceVersion":)" + json::Quote(r.meta.resource_version) +
-                                       R"(,"finalizers":)" + finalizers + "}}");
+                                   FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));
     if (!res.ok() && !res.status().IsNotFound()) {
       spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
     }
@@ -1159,7 +1147,7 @@ void RunController::HandleDeletion(const Run& run) {
 });
 }
 
-void RunController::Admit(const Run& run, const sched::Placement& placement, const ClusterView&, k8s::TimePoint now) {
+void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
   PlacedRun pr;
   pr.key = RunKey(run);
   pr.uid = run.meta.uid;
@@ -1188,11 +1176,8 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
     std::string rv = r.meta.resource_version;
     bool ok = true;
     if (!r.meta.HasFinalizer(kFinalizer)) {
-      std::string finalizers = "[";
-      for (const auto& f : r.meta.finalizers) finalizers += json::Quote(f) + ",";
-      finalizers += json::Quote(kFinalizer) + "]";
       auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(,"finalizers":)" + finalizers + "}}");
+                                     FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
       if (res.ok()) {
         rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
       } else {
@@ -1215,8 +1200,12 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, con
       if (res.ok()) {
         NoteWritten(r, *res);
         if (observer_) {
-          // Waited since submission, or since it went back to the queue after a retry.
-          auto since = r.meta.created;
+          // Waited since submission, or since it went back to the queue after a retry (not
+          // counting its earlier attempts' run time).
+          k8s::TimePoint since = r.meta.created;
+          if (r.status.resubmissions > 0) {
+            if (auto back = ParseTime(r.status.retry_after)) since = std::max(since, *back);
+          }
           observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
         }
         events_->Record(Ref(r), "Normal", "Scheduled", next.message);

@@ -70,7 +70,7 @@
 namespace berth::reconcilers {
 
 struct EngineOptions {
-  std::chrono::milliseconds aging_interval{15 * 60 * 1000};
+  std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};
   int writers = 16;  // API writes in flight at most
   std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
   size_t position_limit = 100;                     // queuePosition kept for the first N places
@@ -204,7 +204,7 @@ class RunController {
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
-  void Admit(const Run& run, const scheduling::Placement& placement, const ClusterView& view, k8s::TimePoint now);
+  void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
   // GETs a run whose admission write is unconfirmed and settles it: admitted (keep the blocks
   // until the cache shows it) or not (release them). A failed GET is asked again with backoff.
   void VerifyAdmission(const Run& run, uint64_t base_rv);
@@ -240,6 +240,8 @@ class RunController {
     bool started = true;  // some container is running or has run
   };
   static PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, p.started}; }
+  // The run's Pods that neither finished nor are being deleted (what ending it has to stop).
+  std::vector<PodRef> PodsToStop(const Run& run) const;
   // Deletes these Pods, each only if it is still the Pod seen (uid precondition: a late delete
   // never hits a new attempt's Pod of the same name). A Pod none of whose containers ever
   // started (an image that cannot be pulled) has nothing to shut down: it is deleted with a 1 s
@@ -270,7 +272,6 @@ class RunController {
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
-  std::map<std::string, std::shared_ptr<const Fleet>> pass_fleets_;  // this pass' fleets by name
   struct Refusal {
     k8s::TimePoint until;   // at the latest
     std::string why;

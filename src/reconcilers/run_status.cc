@@ -100,4 +100,15 @@ std::string RunStatusPatch(const RunStatus& s, const std::string& resource_versi
   return out;
 }
 
+std::string FinalizersPatch(const std::string& resource_version, const std::vector<std::string>& finalizers,
+                            bool with_ours) {
+  std::string list;
+  for (const auto& f : finalizers) {
+    if (f == kFinalizer) continue;
+    list += (list.empty() ? "" : ",") + json::Quote(f);
+  }
+  if (with_ours) list += (list.empty() ? "" : ",") + json::Quote(kFinalizer);
+  return R"({"metadata":{"resourceVersion":)" + json::Quote(resource_version) + R"(,"finalizers":[)" + list + "]}}";
+}
+
 }  // namespace berth::reconcilers

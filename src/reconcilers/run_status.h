@@ -3,6 +3,7 @@
 // by field (so unchanged status is never rewritten) and serialized as a merge patch for /status.
 
 #include <string>
+#include <vector>
 
 #include "k8s/clock.h"
 #include "reconcilers/run_types.h"
@@ -23,5 +24,10 @@ bool SameStatus(const RunStatus& a, const RunStatus& b);
 // {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}.
 // An empty `resource_version` writes unconditionally.
 std::string RunStatusPatch(const RunStatus& s, const std::string& resource_version);
+
+// {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: `finalizers` in their order with berth's
+// (kFinalizer) once at the end (`with_ours`) or left out (not `with_ours`); others are kept.
+std::string FinalizersPatch(const std::string& resource_version, const std::vector<std::string>& finalizers,
+                            bool with_ours);
 
 }  // namespace berth::reconcilers

@@ -84,7 +84,7 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
   if (run->meta.name.empty()) return nullptr;
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {
-    run->priority = json::GetInt(*spec, "priority", 50);
+    run->priority = json::GetInt(*spec, "priority", base::kDefaultPriority);
     std::string& err = run->invalid_message;
     bool nodes_unreadable = false;
     // Strictly: a value that does not fit (4294967297, 1e30) must not wrap or fall back to 1.
@@ -175,7 +175,9 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
     if (run->nodes > kMaxRunNodes && err.empty()) {
       err = "spec.nodes must be at most " + std::to_string(kMaxRunNodes) + ", not " + std::to_string(run->nodes);
     }
-    if ((run->priority < 0 || run->priority > 100) && err.empty()) err = "spec.priority must be between 0 and 100";
+    if ((run->priority < base::kMinPriority || run->priority > base::kMaxPriority) && err.empty()) {
+      err = "spec.priority must be between " + std::to_string(base::kMinPriority) + " and " + std::to_string(base::kMaxPriority);
+    }
   } else {
     run->invalid_message = "spec is missing";
   }

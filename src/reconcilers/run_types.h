@@ -10,6 +10,7 @@
 
 #include "k8s/json.h"
 #include "k8s/objects.h"
+#include "base/priority.h"
 
 namespace berth::reconcilers {
 
@@ -60,7 +61,7 @@ inline constexpr int64_t kMaxTtlSeconds = 2147483647;
 struct Run {
   k8s::ObjectMeta meta;
   // spec (defaults applied by the CRD; decoded defensively anyway)
-  int64_t priority = 50;
+  int64_t priority = base::kDefaultPriority;
   int64_t nodes = 1;
   int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
   std::vector<std::string> fleets;

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/priority.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/types.h"
 
@@ -35,13 +36,13 @@ namespace berth::scheduling {
 // `snapshot.running` without an entry here (e.g. Pods that outlived their run) are never victims.
 struct PlacedRunInfo {
   std::string id;             // as in RunningRun::id
-  int32_t priority = 50;      // base priority (spec.priority), 0..100
+  int32_t priority = base::kDefaultPriority;  // base priority (spec.priority), 0..100
   TimePoint placed_at{};      // when it was placed (admission time)
 };
 
 struct PreemptionRequest {
   std::string id;
-  int32_t priority = 50;                 // base priority of the preemptor
+  int32_t priority = base::kDefaultPriority;   // base priority of the preemptor
   int32_t nodes = 1;
   Resources resources;                   // per node
   std::vector<std::string> fleets;       // candidate Fleet names; empty means any Fleet

@@ -30,12 +30,15 @@
 #include <vector>
 
 #include "scheduling/types.h"
+#include "base/priority.h"
 
 namespace berth::scheduling {
 
-inline constexpr int32_t kMinPriority = 0;
-inline constexpr int32_t kMaxPriority = 100;
-inline constexpr int32_t kDefaultPriority = 50;
+using base::kDefaultPriority;
+using base::kMaxPriority;
+using base::kMinPriority;
+// How long a pending run waits for each step of aging (one effective priority), by default.
+inline constexpr Duration kDefaultAgingInterval = std::chrono::minutes(15);
 
 // What the scheduling cycle needs to know about a Pending run.
 struct PendingRun {

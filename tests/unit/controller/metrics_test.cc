@@ -286,7 +286,7 @@ TEST(MetricsTest, EveryFamilyHasHelpAndTypeOnceUsed) {
       {"berth_workqueue_depth", "gauge"},
       {"berth_workqueue_retries_total", "counter"},
       {"berth_leader", "gauge"},
-      {"berth_events", "gauge"},
+      {"berth_events_total", "counter"},
   };
   for (const auto& f : families) {
     EXPECT_THAT(text, HasSubstr("# HELP " + f.name + " ")) << f.name;

@@ -453,24 +453,21 @@ TEST(ClusterViewCountedTest, EveryInstanceOfTheRunMustHaveItInItsDurableCount) {
                .Build();
   std::vector<NodePtr> nodes = {NodeBuilder("n1", "a").Build(), NodeBuilder("n2", "a").Build(),
                                 NodeBuilder("n3", "a").Uid("n3-new-uid").Build()};
-  std::map<std::string, FleetPtr> fleet_objs = {{"a100", a}};
   ClusterView v = BuildClusterView({a}, nodes, {}, kNow);
   struct Case {
     std::string name;
     PlacedRun run;
-    std::map<std::string, FleetPtr> fleets;
     bool want;
   };
   const std::vector<Case> cases = {
-      {"single node, counted", Placed("ml/s", "run-s", "a100", {{"n1", 1}}), fleet_objs, true},
-      {"multi node, counted on both", Placed("ml/s", "run-s", "a100", {{"n1", 1}, {"n2", 1}}), fleet_objs, true},
-      {"multi node, counted on one only", Placed("ml/m", "run-m", "a100", {{"n1", 1}, {"n2", 1}}), fleet_objs, false},
-      {"not counted anywhere", Placed("ml/x", "run-x", "a100", {{"n1", 1}}), fleet_objs, false},
-      {"counted on a former node of the same name", Placed("ml/o", "run-o", "a100", {{"n3", 1}}), fleet_objs, false},
-      {"unknown node", Placed("ml/s", "run-s", "a100", {{"gone", 1}}), fleet_objs, false},
-      {"fleet object missing", Placed("ml/s", "run-s", "a100", {{"n1", 1}}), {}, false},
+      {"single node, counted", Placed("ml/s", "run-s", "a100", {{"n1", 1}}), true},
+      {"multi node, counted on both", Placed("ml/s", "run-s", "a100", {{"n1", 1}, {"n2", 1}}), true},
+      {"multi node, counted on one only", Placed("ml/m", "run-m", "a100", {{"n1", 1}, {"n2", 1}}), false},
+      {"not counted anywhere", Placed("ml/x", "run-x", "a100", {{"n1", 1}}), false},
+      {"counted on a former node of the same name", Placed("ml/o", "run-o", "a100", {{"n3", 1}}), false},
+      {"unknown node", Placed("ml/s", "run-s", "a100", {{"gone", 1}}), false},
   };
-  for (const auto& c : cases) EXPECT_EQ(v.Counted(c.run, c.fleets), c.want) << c.name;
+  for (const auto& c : cases) EXPECT_EQ(v.Counted(c.run), c.want) << c.name;
 }
 
 TEST(BuildClusterViewTest, PlacedRunsBecomeRunningRuns) {

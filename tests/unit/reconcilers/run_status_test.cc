@@ -278,5 +278,19 @@ TEST(RunStatusPatchTest, RoundTripsThroughTheDecoder) {
   }
 }
 
+TEST(FinalizersPatchTest, AddsOrRemovesOnlyBerthsOwn) {
+  EXPECT_EQ(FinalizersPatch("7", {}, true), R"({"metadata":{"resourceVersion":"7","finalizers":["berth.dev/run-cleanup"]}})");
+  EXPECT_EQ(FinalizersPatch("7", {"a/b"}, true),
+            R"({"metadata":{"resourceVersion":"7","finalizers":["a/b","berth.dev/run-cleanup"]}})");
+  // Already there: still once.
+  EXPECT_EQ(FinalizersPatch("7", {"berth.dev/run-cleanup", "a/b"}, true),
+            R"({"metadata":{"resourceVersion":"7","finalizers":["a/b","berth.dev/run-cleanup"]}})");
+  EXPECT_EQ(FinalizersPatch("8", {"a/b", "berth.dev/run-cleanup", "c/d"}, false),
+            R"({"metadata":{"resourceVersion":"8","finalizers":["a/b","c/d"]}})");
+  EXPECT_EQ(FinalizersPatch("8", {"berth.dev/run-cleanup"}, false), R"({"metadata":{"resourceVersion":"8","finalizers":[]}})");
+  // Names are JSON-quoted.
+  EXPECT_EQ(FinalizersPatch("9", {"x\"y"}, false), R"({"metadata":{"resourceVersion":"9","finalizers":["x\"y"]}})");
+}
+
 }  // namespace
 }  // namespace berth::reconcilers
