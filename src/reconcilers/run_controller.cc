@@ -728,15 +728,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       invalid = "the run name is longer than 63 characters, so it cannot label its Pods";
     }
     if (!invalid.empty()) {
-      RunStatus next = run.status;
-      next.phase = "Failed";
-      next.reason = "InvalidSpec";
-      next.message = invalid;
-      next.queue_position.reset();
-      next.finished_at = k8s::FormatRfc3339(now);
-      if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, "Finished", "True", "InvalidSpec", invalid, run.meta.generation, now);
+      RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", invalid, run.meta.generation, run.meta.created, now);
       WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
       return false;
     }
@@ -808,15 +800,9 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   }
   const int n = static_cast<int>(run.status.placement.size());
   if (succeeded == n) {
-    RunStatus next = run.status;
-    next.phase = "Succeeded";
-    next.reason = "Succeeded";
-    next.message = n == 1 ? "the pod succeeded" : "all " + std::to_string(n) + " pods succeeded";
-    if (next.started_at.empty()) next.started_at = k8s::FormatRfc3339(now);
-    next.finished_at = k8s::FormatRfc3339(now);
-    next.observed_generation = run.meta.generation;
-    SetCondition(next.conditions, "Ready", "False", "Finished", next.message, run.meta.generation, now);
-    SetCondition(next.conditions, "Finished", "True", "Succeeded", next.message, run.meta.generation, now);
+    RunStatus next = Finish(run.status, Outcome::kSucceeded, "Succeeded",
+                            n == 1 ? "the pod succeeded" : "all " + std::to_string(n) + " pods succeeded",
+                            run.meta.generation, run.meta.created, now);
     WriteStatus(run, next, "Normal", "Succeeded", next.message);
     return false;
   }
@@ -827,14 +813,9 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
       for (auto& [name, p] : pods) {
         if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
       }
-      RunStatus next = run.status;
-      next.phase = "Failed";
-      next.reason = "MaxDurationExceeded";
-      next.message = "ran longer than maxDuration " + k8s::FormatDuration(*run.max_duration);
-      next.finished_at = k8s::FormatRfc3339(now);
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, "Ready", "False", "MaxDurationExceeded", next.message, run.meta.generation, now);
-      SetCondition(next.conditions, "Finished", "True", "MaxDurationExceeded", next.message, run.meta.generation, now);
+      RunStatus next = Finish(run.status, Outcome::kFailed, "MaxDurationExceeded",
+                              "ran longer than maxDuration " + k8s::FormatDuration(*run.max_duration),
+                              run.meta.generation, run.meta.created, now);
       // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose
       // Pods the Failed branch deletes), never a Running run without Pods (an "interruption").
       Dispatch(RunKey(run), [this, r = run, names, next] {
@@ -985,14 +966,7 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
     auto fail_invalid = [&](const std::string& why) {
       spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
       const k8s::TimePoint now = clock_.Now();
-      RunStatus next = r.status;
-      next.phase = "Failed";
-      next.reason = "InvalidSpec";
-      next.message = why;
-      next.finished_at = k8s::FormatRfc3339(now);
-      next.observed_generation = r.meta.generation;
-      SetCondition(next.conditions, "Ready", "False", "InvalidSpec", why, r.meta.generation, now);
-      SetCondition(next.conditions, "Finished", "True", "InvalidSpec", why, r.meta.generation, now);
+      RunStatus next = Finish(r.status, Outcome::kFailed, "InvalidSpec", why, r.meta.generation, r.meta.created, now);
       auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
       if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
       NoteWritten(r, *res, &next);
@@ -1076,13 +1050,9 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     event_reason = "Retrying";
     event_message = next.message;
   } else {
-    next.phase = "Failed";
-    next.reason = reason;
-    next.message = why;
-    if (retry_event && !within) next.message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
-    next.finished_at = k8s::FormatRfc3339(now);
-    SetCondition(next.conditions, "Ready", "False", reason, next.message, run.meta.generation, now);
-    SetCondition(next.conditions, "Finished", "True", reason, next.message, run.meta.generation, now);
+    std::string message = why;
+    if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
+    next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
     event_reason = reason;
     event_message = next.message;
   }
@@ -1316,23 +1286,14 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   Memo& memo = memo_[RunKey(run)];
   if (StopsWaiting(run, now)) {
-    RunStatus next = run.status;
-    std::string why = Explain(result, w);
-    next.phase = "Failed";
-    if (!retry_nc) {
-      next.reason = reason;
-      next.message = why;
-    } else {
-      next.reason = "RetryLimitExceeded";
-      next.message = "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why;
-    }
-    next.queue_position.reset();
+    const std::string why = Explain(result, w);
+    RunStatus next =
+        !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
+                  : Finish(run.status, Outcome::kFailed, "RetryLimitExceeded",
+                           "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why,
+                           run.meta.generation, run.meta.created, now);
     next.effective_priority = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
-    if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-    next.finished_at = k8s::FormatRfc3339(now);
-    next.observed_generation = run.meta.generation;
     SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
-    SetCondition(next.conditions, "Finished", "True", next.reason, next.message, run.meta.generation, now);
     WriteStatus(run, next, "Warning", next.reason, next.message);
     return;
   }

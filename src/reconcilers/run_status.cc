@@ -21,6 +21,23 @@ void SetCondition(std::vector<Condition>& conditions, const std::string& type, c
   conditions.push_back(Condition{type, status, reason, message, k8s::FormatRfc3339(now), generation});
 }
 
+RunStatus Finish(const RunStatus& current, Outcome outcome, const std::string& reason, const std::string& message,
+                 int64_t generation, k8s::TimePoint created, k8s::TimePoint now) {
+  RunStatus next = current;
+  const bool success = outcome == Outcome::kSucceeded;
+  next.phase = success ? "Succeeded" : "Failed";
+  next.reason = reason;
+  next.message = message;
+  next.queue_position.reset();
+  next.finished_at = k8s::FormatRfc3339(now);
+  if (success && next.started_at.empty()) next.started_at = next.finished_at;
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(created);
+  next.observed_generation = generation;
+  SetCondition(next.conditions, "Ready", "False", success ? "Finished" : reason, message, generation, now);
+  SetCondition(next.conditions, "Finished", "True", reason, message, generation, now);
+  return next;
+}
+
 bool operator==(const Condition& a, const Condition& b) {
   return a.type == b.type && a.status == b.status && a.reason == b.reason && a.message == b.message &&
          a.last_transition_time == b.last_transition_time && a.observed_generation == b.observed_generation;

@@ -21,6 +21,16 @@ bool operator==(const Condition& a, const Condition& b);
 bool operator==(const PlacementEntry& a, const PlacementEntry& b);
 bool SameStatus(const RunStatus& a, const RunStatus& b);
 
+// How a run ends.
+enum class Outcome { kSucceeded, kFailed };
+
+// The one place a terminal status is built: `current` with phase Succeeded or Failed, `reason`
+// and `message`; finishedAt now; startedAt now if a success never showed it; submittedAt the
+// creation time if unset; no queue position; observedGeneration `generation`; conditions
+// Ready=False (reason Finished for a success, else `reason`) and Finished=True (`reason`).
+RunStatus Finish(const RunStatus& current, Outcome outcome, const std::string& reason, const std::string& message,
+                 int64_t generation, k8s::TimePoint created, k8s::TimePoint now);
+
 // {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}.
 // An empty `resource_version` writes unconditionally.
 std::string RunStatusPatch(const RunStatus& s, const std::string& resource_version);

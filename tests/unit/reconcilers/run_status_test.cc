@@ -292,5 +292,58 @@ TEST(FinalizersPatchTest, AddsOrRemovesOnlyBerthsOwn) {
   EXPECT_EQ(FinalizersPatch("9", {"x\"y"}, false), R"({"metadata":{"resourceVersion":"9","finalizers":["x\"y"]}})");
 }
 
+// Every terminal status comes from Finish: the same fields and conditions whichever rule ended the run.
+TEST(FinishTest, EveryTerminalStatusHasTheSameShape) {
+  const k8s::TimePoint created = k8s::ParseRfc3339("2026-11-24T10:00:00Z").value();
+  const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-24T11:00:00Z").value();
+  RunStatus running;
+  running.phase = "Running";
+  running.reason = "Running";
+  running.fleet = "a100";
+  running.placement = {PlacementEntry{0, "n1", 2, "train-0"}};
+  running.submitted_at = "2026-11-24T10:00:00Z";
+  running.started_at = "2026-11-24T10:05:00Z";
+  running.queue_position = 3;  // stale: a finished run shows none
+  SetCondition(running.conditions, "Ready", "True", "Running", "the pod is running", 1, created);
+
+  struct Case {
+    Outcome outcome;
+    std::string reason, ready_reason;
+  };
+  for (const Case& c : {Case{Outcome::kSucceeded, "Succeeded", "Finished"}, Case{Outcome::kFailed, "PodFailed", "PodFailed"},
+                        Case{Outcome::kFailed, "MaxDurationExceeded", "MaxDurationExceeded"},
+                        Case{Outcome::kFailed, "InvalidSpec", "InvalidSpec"}}) {
+    RunStatus s = Finish(running, c.outcome, c.reason, "why", 4, created, now);
+    EXPECT_EQ(s.phase, c.outcome == Outcome::kSucceeded ? "Succeeded" : "Failed") << c.reason;
+    EXPECT_EQ(s.reason, c.reason);
+    EXPECT_EQ(s.message, "why");
+    EXPECT_EQ(s.finished_at, "2026-11-24T11:00:00Z");
+    EXPECT_EQ(s.started_at, "2026-11-24T10:05:00Z") << "kept";
+    EXPECT_EQ(s.queue_position, std::nullopt);
+    EXPECT_EQ(s.observed_generation, 4);
+    EXPECT_EQ(s.placement, running.placement) << "where it ran stays readable";
+    ASSERT_EQ(s.conditions.size(), 2u);
+    EXPECT_EQ(s.conditions[0].type, "Ready");
+    EXPECT_EQ(s.conditions[0].status, "False");
+    EXPECT_EQ(s.conditions[0].reason, c.ready_reason);
+    EXPECT_EQ(s.conditions[0].last_transition_time, "2026-11-24T11:00:00Z");
+    EXPECT_EQ(s.conditions[1].type, "Finished");
+    EXPECT_EQ(s.conditions[1].status, "True");
+    EXPECT_EQ(s.conditions[1].reason, c.reason);
+    EXPECT_EQ(s.conditions[1].observed_generation, 4);
+  }
+}
+
+TEST(FinishTest, FillsWhatARunThatNeverRanLacks) {
+  const k8s::TimePoint created = k8s::ParseRfc3339("2026-11-24T10:00:00Z").value();
+  const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-24T10:00:02Z").value();
+  RunStatus empty;
+  RunStatus failed = Finish(empty, Outcome::kFailed, "InvalidSpec", "bad", 1, created, now);
+  EXPECT_EQ(failed.submitted_at, "2026-11-24T10:00:00Z");
+  EXPECT_EQ(failed.started_at, "") << "a run that never started shows no start";
+  RunStatus succeeded = Finish(empty, Outcome::kSucceeded, "Succeeded", "done", 1, created, now);
+  EXPECT_EQ(succeeded.started_at, "2026-11-24T10:00:02Z") << "a success that was never seen Running started by the end";
+}
+
 }  // namespace
 }  // namespace berth::reconcilers
