@@ -7,6 +7,7 @@
 
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/lifecycle.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/run_status.h"
 #include "scheduling/instance_state.h"
@@ -39,14 +40,6 @@ bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase
 bool KubeletCountsPod(const k8s::Pod& p) {
   if (IsTerminalPod(p)) return false;
   return !(p.meta.deleting && p.reported_not_running);
-}
-
-// Reasons the kubelet gives a Pod it refuses at admission (pkg/kubelet/lifecycle/predicate.go):
-// the node, not the run, is the cause.
-bool IsKubeletRefusal(const std::string& reason) {
-  return reason.rfind("OutOf", 0) == 0 || reason == "NodeAffinity" || reason == "NodeName" || reason == "NodePorts" ||
-         reason == "TaintToleration" || reason == "UnexpectedAdmissionError" || reason == "InvalidNodeInfo" ||
-         reason == "UnknownReason" || reason == "UnexpectedPredicateFailureType";
 }
 
 // How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
@@ -745,159 +738,73 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   }
   if (!IsPlacedPhase(phase) || busy) return false;
 
-  // Scheduled or Running: watch its pods and instances.
+  // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
   const int64_t attempt = run.status.resubmissions;
   std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
   for (const auto& p : PodsOf(run)) {
     if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
   }
+  PlacedInput in;
+  in.run = &run;
+  for (const auto& [name, p] : pods) in.pods[name] = p.get();
   for (const auto& entry : run.status.placement) {
-    auto inst = view.instances.find(entry.node);
-    if (inst == view.instances.end()) {
-      FailOrRetry(run, true, "node " + entry.node + " is gone or no longer in a fleet", now);
-      return false;
-    }
-    auto node = nodes_->Get(entry.node);
-    if (!node || !node->ready) {
-      FailOrRetry(run, true, "node " + entry.node + " is not ready", now);
-      return false;
+    if (!view.instances.count(entry.node)) {
+      in.node_problems[entry.node] = "is gone or no longer in a fleet";
+    } else if (auto node = nodes_->Get(entry.node); !node || !node->ready) {
+      in.node_problems[entry.node] = "is not ready";
     }
   }
-  int running = 0, succeeded = 0;
-  for (const auto& entry : run.status.placement) {
-    auto it = pods.find(entry.pod);
-    if (it == pods.end()) {
-      if (phase == "Running") {
-        FailOrRetry(run, true, "pod " + entry.pod + " was deleted", now);
-        return false;
-      }
-      continue;
-    }
-    const k8s::Pod& pod = *it->second;
-    if (pod.phase == "Failed" && IsKubeletRefusal(pod.reason)) {
-      // An interruption, not the run's failure: retry per `interruption`, and place nothing more
-      // on that instance for a while.
-      std::string why = "the kubelet on node " + pod.node_name + " refused pod " + pod.meta.name + ": " + pod.reason;
-      if (!pod.message.empty()) why += " (" + pod.message + ")";
-      refused_[pod.node_name] = Refusal{now + kRefusalMaxPause, why, {}};
-      FailOrRetry(run, true, why, now);
+  in.default_start_timeout = options_.start_timeout;
+  in.now = now;
+  const PlacedDecision d = DecidePlaced(in);
+  switch (d.kind) {
+    case PlacedDecision::Kind::kEnd:
+      if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
+      FailOrRetry(run, d.interruption, d.why, now, d.reason);
+      return false;
+    case PlacedDecision::Kind::kSucceed: {
+      RunStatus next = Finish(run.status, Outcome::kSucceeded, "Succeeded", d.message, run.meta.generation, run.meta.created, now);
+      WriteStatus(run, next, "Normal", "Succeeded", next.message);
       return false;
     }
-    if (pod.phase == "Failed") {
-      bool evicted = pod.reason == "Evicted" || pod.reason == "Preempted" || pod.reason == "Shutdown" ||
-                     pod.reason == "NodeLost" || pod.reason == "Terminated";
-      std::string why = "pod " + pod.meta.name + (evicted ? " was evicted" : " failed");
-      if (!pod.message.empty()) why += ": " + pod.message;
-      FailOrRetry(run, evicted, why, now);
+    case PlacedDecision::Kind::kMaxDuration:
+      EndAfterMaxDuration(run, pods, d.message, now);
       return false;
-    }
-    if (pod.meta.deleting && phase == "Running") {
-      FailOrRetry(run, true, "pod " + pod.meta.name + " is being deleted", now);
-      return false;
-    }
-    if (pod.phase == "Running") ++running;
-    if (pod.phase == "Succeeded") ++succeeded;
-  }
-  const int n = static_cast<int>(run.status.placement.size());
-  if (succeeded == n) {
-    RunStatus next = Finish(run.status, Outcome::kSucceeded, "Succeeded",
-                            n == 1 ? "the pod succeeded" : "all " + std::to_string(n) + " pods succeeded",
-                            run.meta.generation, run.meta.created, now);
-    WriteStatus(run, next, "Normal", "Succeeded", next.message);
-    return false;
-  }
-  if (phase == "Running" && run.max_duration) {
-    auto start = ParseTime(run.status.started_at);
-    if (start && now - *start >= *run.max_duration) {
-      std::vector<PodRef> names;
-      for (auto& [name, p] : pods) {
-        if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
-      }
-      RunStatus next = Finish(run.status, Outcome::kFailed, "MaxDurationExceeded",
-                              "ran longer than maxDuration " + k8s::FormatDuration(*run.max_duration),
-                              run.meta.generation, run.meta.created, now);
-      // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose
-      // Pods the Failed branch deletes), never a Running run without Pods (an "interruption").
-      Dispatch(RunKey(run), [this, r = run, names, next] {
-        auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-        if (!res.ok()) {
-          if (res.status().IsConflict()) return NoteStale(r);
-          spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-          return false;
-        }
-        NoteWritten(r, *res, &next);
-        events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
-        DeletePods(r.meta.ns, names);
-        return true;
-});
-      return false;
-    }
-  }
-  if (phase == "Scheduled" && running + succeeded < n) {
-    // A Pod that cannot start (ErrImagePull, CreateContainerConfigError, ...) says why at once,
-    // and does not hold its blocks for ever.
-    std::string waiting;
-    for (const auto& [name, p] : pods) {
-      if (p->waiting.empty()) continue;
-      waiting = "pod " + name + " on node " + p->node_name + " cannot start: " + p->waiting;
-      break;
-    }
-    std::optional<std::chrono::milliseconds> timeout;
-    if (run.start_timeout) {
-      timeout = *run.start_timeout;
-    } else if (options_.start_timeout.count() > 0) {
-      timeout = options_.start_timeout;
-    }
-    auto scheduled = ParseTime(run.status.scheduled_at);
-    if (timeout && scheduled && now - *scheduled >= *timeout) {
-      FailOrRetry(run, false,
-                  "the Pods did not all start within startTimeout " + k8s::FormatDuration(*timeout) +
-                      (waiting.empty() ? "" : " (" + waiting + ")"),
-                  now, "StartTimeout");
-      return false;
-    }
-    if (!waiting.empty() && run.status.message != waiting) {
+    case PlacedDecision::Kind::kShowWaiting: {
       RunStatus next = run.status;
-      next.message = waiting;
+      next.message = d.message;
       WriteStatus(run, next);
       return false;
     }
-  }
-  if (phase == "Scheduled") {
-    if (running + succeeded == n) {
+    case PlacedDecision::Kind::kStarted: {
       RunStatus next = run.status;
       next.phase = "Running";
       next.reason = "Running";
-      next.message = n == 1 ? "the pod is running" : "all " + std::to_string(n) + " pods are running";
+      next.message = d.message;
       next.started_at = k8s::FormatRfc3339(now);
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, "Ready", "True", "Running", next.message, run.meta.generation, now);
       WriteStatus(run, next, "Normal", "Started", next.message);
       return false;
     }
-    PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
-    if (!view.Counted(pr)) {
-      return false;  // wait until the fleet status counts this run (see WriteFleetStatuses)
+    case PlacedDecision::Kind::kCreatePods: {
+      PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
+      if (!view.Counted(pr)) return false;  // wait until the fleet status counts this run (see WriteFleetStatuses)
+      Memo& memo = memo_[RunKey(run)];
+      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
+      // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
+      if (memo.pods_ensured_for != ensured ||
+          std::chrono::steady_clock::now() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
+        memo.pods_ensured_for = ensured;
+        memo.pods_ensured_at = std::chrono::steady_clock::now();
+        auto fleet = fleets_->Get(run.status.fleet);
+        EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+        return false;
+      }
+      break;
     }
-    bool need = false;
-    for (const auto& entry : run.status.placement) {
-      auto it = pods.find(entry.pod);
-      if (it == pods.end() || it->second->node_name.empty()) need = true;
-    }
-    Memo& memo = memo_[RunKey(run)];
-    const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
-    // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
-    if (need && memo.pods_ensured_for == ensured &&
-        std::chrono::steady_clock::now() - memo.pods_ensured_at < std::chrono::seconds(10)) {
-      need = false;
-    }
-    if (need) {
-      memo.pods_ensured_for = ensured;
-      memo.pods_ensured_at = std::chrono::steady_clock::now();
-      auto fleet = fleets_->Get(run.status.fleet);
-      EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
-      return false;
-    }
+    case PlacedDecision::Kind::kNothing:
+      break;
   }
   // Only spec.priority may change once a run is admitted; say so when something else changed.
   Memo& memo = memo_[RunKey(run)];
@@ -918,6 +825,30 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     WriteStatus(run, next);
   }
   return false;
+}
+
+void RunController::EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                                        const std::string& message, k8s::TimePoint now) {
+  std::vector<PodRef> names;
+  for (const auto& [name, p] : pods) {
+    if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
+  }
+  RunStatus next = Finish(run.status, Outcome::kFailed, "MaxDurationExceeded", message, run.meta.generation,
+                          run.meta.created, now);
+  // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
+  // the Failed branch deletes), never a Running run without Pods (an "interruption").
+  Dispatch(RunKey(run), [this, r = run, names, next] {
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+    if (!res.ok()) {
+      if (res.status().IsConflict()) return NoteStale(r);
+      spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+      return false;
+    }
+    NoteWritten(r, *res, &next);
+    events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
+    DeletePods(r.meta.ns, names);
+    return true;
+  });
 }
 
 void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {

@@ -192,6 +192,9 @@ class RunController {
   bool Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy);
   void HandleDeletion(const Run& run);
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
+  // Writes the MaxDurationExceeded status, then stops the attempt's Pods.
+  void EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                           const std::string& message, k8s::TimePoint now);
   // Remembers the resourceVersion a successful write returned (writer threads).
   // A write based on `run` met a newer version (409): leave the run alone until the cache has a
   // newer one. Returns true (a conflict is no reason to back off).

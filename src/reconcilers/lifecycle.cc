@@ -1,0 +1,143 @@
+#include "reconcilers/lifecycle.h"
+
+#include "k8s/duration.h"
+#include "k8s/timefmt.h"
+
+namespace berth::reconcilers {
+
+namespace {
+
+using Kind = PlacedDecision::Kind;
+
+std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  auto t = k8s::ParseRfc3339(s);
+  if (!t.ok()) return std::nullopt;
+  return t.value();
+}
+
+PlacedDecision End(bool interruption, std::string why, std::string reason = {}) {
+  PlacedDecision d;
+  d.kind = Kind::kEnd;
+  d.interruption = interruption;
+  d.why = std::move(why);
+  d.reason = std::move(reason);
+  return d;
+}
+
+PlacedDecision With(Kind kind, std::string message) {
+  PlacedDecision d;
+  d.kind = kind;
+  d.message = std::move(message);
+  return d;
+}
+
+// Rule 2 for one rank's Pod; nullopt when it is fine.
+std::optional<PlacedDecision> PodRule(const k8s::Pod& pod, bool running_phase) {
+  if (pod.phase == "Failed" && IsKubeletRefusal(pod.reason)) {
+    std::string why = "the kubelet on node " + pod.node_name + " refused pod " + pod.meta.name + ": " + pod.reason;
+    if (!pod.message.empty()) why += " (" + pod.message + ")";
+    PlacedDecision d = End(true, why);
+    d.refused_node = pod.node_name;
+    return d;
+  }
+  if (pod.phase == "Failed") {
+    const bool evicted = IsEviction(pod.reason);
+    std::string why = "pod " + pod.meta.name + (evicted ? " was evicted" : " failed");
+    if (!pod.message.empty()) why += ": " + pod.message;
+    return End(evicted, why);
+  }
+  if (pod.meta.deleting && running_phase) return End(true, "pod " + pod.meta.name + " is being deleted");
+  return std::nullopt;
+}
+
+// Rule 5: a Scheduled run whose Pods have not all started.
+std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
+  const Run& run = *in.run;
+  // A Pod that cannot start (ErrImagePull, CreateContainerConfigError, ...) says why at once.
+  std::string waiting;
+  for (const auto& [name, p] : in.pods) {
+    if (p->waiting.empty()) continue;
+    waiting = "pod " + name + " on node " + p->node_name + " cannot start: " + p->waiting;
+    break;
+  }
+  std::optional<std::chrono::milliseconds> timeout;
+  if (run.start_timeout) {
+    timeout = *run.start_timeout;
+  } else if (in.default_start_timeout.count() > 0) {
+    timeout = in.default_start_timeout;
+  }
+  auto scheduled = ParseTime(run.status.scheduled_at);
+  if (timeout && scheduled && in.now - *scheduled >= *timeout) {
+    return End(false,
+               "the Pods did not all start within startTimeout " + k8s::FormatDuration(*timeout) +
+                   (waiting.empty() ? "" : " (" + waiting + ")"),
+               "StartTimeout");
+  }
+  if (!waiting.empty() && run.status.message != waiting) return With(Kind::kShowWaiting, waiting);
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool IsKubeletRefusal(const std::string& reason) {
+  return reason.rfind("OutOf", 0) == 0 || reason == "NodeAffinity" || reason == "NodeName" || reason == "NodePorts" ||
+         reason == "TaintToleration" || reason == "UnexpectedAdmissionError" || reason == "InvalidNodeInfo" ||
+         reason == "UnknownReason" || reason == "UnexpectedPredicateFailureType";
+}
+
+bool IsEviction(const std::string& reason) {
+  return reason == "Evicted" || reason == "Preempted" || reason == "Shutdown" || reason == "NodeLost" ||
+         reason == "Terminated";
+}
+
+PlacedDecision DecidePlaced(const PlacedInput& in) {
+  const Run& run = *in.run;
+  const bool running_phase = run.status.phase == "Running";
+  // Rule 1: the nodes.
+  for (const auto& entry : run.status.placement) {
+    auto problem = in.node_problems.find(entry.node);
+    if (problem != in.node_problems.end()) return End(true, "node " + entry.node + " " + problem->second);
+  }
+  // Rule 2: each rank's Pod.
+  int running = 0, succeeded = 0;
+  bool missing = false;
+  for (const auto& entry : run.status.placement) {
+    auto it = in.pods.find(entry.pod);
+    if (it == in.pods.end()) {
+      if (running_phase) return End(true, "pod " + entry.pod + " was deleted");
+      missing = true;
+      continue;
+    }
+    if (auto d = PodRule(*it->second, running_phase)) return *d;
+    if (it->second->node_name.empty()) missing = true;
+    if (it->second->phase == "Running") ++running;
+    if (it->second->phase == "Succeeded") ++succeeded;
+  }
+  const int n = static_cast<int>(run.status.placement.size());
+  // Rule 3.
+  if (succeeded == n) {
+    return With(Kind::kSucceed, n == 1 ? "the pod succeeded" : "all " + std::to_string(n) + " pods succeeded");
+  }
+  // Rule 4.
+  if (running_phase && run.max_duration) {
+    auto start = ParseTime(run.status.started_at);
+    if (start && in.now - *start >= *run.max_duration) {
+      return With(Kind::kMaxDuration, "ran longer than maxDuration " + k8s::FormatDuration(*run.max_duration));
+    }
+  }
+  if (running_phase) return PlacedDecision{};
+  // Scheduled. Rule 5.
+  if (running + succeeded < n) {
+    if (auto d = StartRule(in)) return *d;
+  }
+  // Rule 6.
+  if (running + succeeded == n) {
+    return With(Kind::kStarted, n == 1 ? "the pod is running" : "all " + std::to_string(n) + " pods are running");
+  }
+  // Rule 7.
+  if (missing) return PlacedDecision{Kind::kCreatePods, false, {}, {}, {}, {}};
+  return PlacedDecision{};
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,67 @@
+#pragma once
+// The rules of an admitted run's life, pure (no I/O, no clock, no engine state): from the run
+// (phase Scheduled or Running), its current attempt's Pods, what is wrong with its nodes, and
+// "now", to the one thing to do next. RunController::Reconcile carries the decision out (writes,
+// deletes, Events); unit tests state the rules on a fake clock (tests/unit/reconcilers/
+// lifecycle_test.cc). docs/concepts.md describes the same rules for users.
+//
+// The rules, in the order they are checked (the first that applies decides):
+//   1. A node of the placement is gone, left every fleet or is not ready: an interruption.
+//   2. Per rank: a Pod missing while Running (deleted): an interruption; missing while
+//      Scheduled: its Pods are to be created. A Pod the kubelet refused at admission (OutOfcpu,
+//      NodeAffinity, ...): an interruption, and its node is named (it takes no new runs for a
+//      while). A Pod Failed because it was evicted (Evicted, Preempted, Shutdown, NodeLost,
+//      Terminated): an interruption; any other Failed Pod: the run's failure (PodFailed). A Pod
+//      being deleted while the run is Running: an interruption.
+//   3. Every Pod Succeeded: the run succeeded.
+//   4. Running longer than spec.maxDuration (from startedAt): MaxDurationExceeded.
+//   5. Scheduled, not all Pods started: past the start timeout (spec.startTimeout, else the
+//      controller's default; from scheduledAt): StartTimeout; else a Pod that cannot start
+//      (ErrImagePull, ...) is shown in the message.
+//   6. Scheduled and every Pod running or done: the run is Running.
+//   7. Scheduled with a Pod missing or not bound: create/bind its Pods.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "k8s/clock.h"
+#include "k8s/objects.h"
+#include "reconcilers/run_types.h"
+
+namespace berth::reconcilers {
+
+struct PlacedInput {
+  const Run* run = nullptr;                          // phase Scheduled or Running
+  std::map<std::string, const k8s::Pod*> pods;       // the current attempt's Pods, by name
+  std::map<std::string, std::string> node_problems;  // node of the placement -> why it cannot be used
+  std::chrono::milliseconds default_start_timeout{0};  // the controller's --start-timeout; 0 = off
+  k8s::TimePoint now{};
+};
+
+struct PlacedDecision {
+  enum class Kind {
+    kNothing,     // keep watching
+    kEnd,         // fail or retry (interruption or not), with `why` and `reason` ("" = Interrupted/PodFailed)
+    kSucceed,     // every Pod succeeded; `message`
+    kMaxDuration, // ran longer than maxDuration; `message`
+    kShowWaiting, // a Pod cannot start: `message` (only when the run does not show it yet)
+    kStarted,     // every Pod runs (or is done): phase Running; `message`
+    kCreatePods,  // Scheduled and a Pod is missing or not bound
+  };
+  Kind kind = Kind::kNothing;
+  bool interruption = false;
+  std::string why, reason, message;
+  std::string refused_node;  // kEnd after a kubelet refusal: the node that refused
+};
+
+PlacedDecision DecidePlaced(const PlacedInput& in);
+
+// Reasons the kubelet gives a Pod it refuses at admission (pkg/kubelet/lifecycle/predicate.go):
+// the node, not the run, is the cause.
+bool IsKubeletRefusal(const std::string& reason);
+// Reasons of a Pod stopped from outside (eviction, node shutdown or loss): an interruption.
+bool IsEviction(const std::string& reason);
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,217 @@
+// The rules of an admitted run's life (reconcilers/lifecycle.h), one table row per transition of
+// docs/concepts.md, on a fake clock: no API server, no engine.
+
+#include "reconcilers/lifecycle.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "k8s/timefmt.h"
+
+namespace berth::reconcilers {
+namespace {
+
+using Kind = PlacedDecision::Kind;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+const k8s::TimePoint kScheduled = k8s::ParseRfc3339("2026-11-24T10:00:00Z").value();
+
+// A run placed on n1 (rank 0, pod "train-0") and, for two nodes, n2 (rank 1, pod "train-1").
+Run Placed(const std::string& phase, int nodes = 1) {
+  Run r;
+  r.meta.name = "train";
+  r.meta.ns = "ml";
+  r.nodes = nodes;
+  r.status.phase = phase;
+  r.status.scheduled_at = k8s::FormatRfc3339(kScheduled);
+  if (phase == "Running") r.status.started_at = k8s::FormatRfc3339(kScheduled + seconds(10));
+  for (int i = 0; i < nodes; ++i) {
+    r.status.placement.push_back(PlacementEntry{i, "n" + std::to_string(i + 1), 1, "train-" + std::to_string(i)});
+  }
+  return r;
+}
+
+k8s::Pod MakePod(const std::string& name, const std::string& node, const std::string& phase,
+                 const std::string& reason = {}, const std::string& message = {}) {
+  k8s::Pod p;
+  p.meta.name = name;
+  p.meta.ns = "ml";
+  p.node_name = node;
+  p.phase = phase;
+  p.reason = reason;
+  p.message = message;
+  return p;
+}
+
+struct Row {
+  std::string name{};
+  std::function<void(Run&)> run{};                 // changes to the placed run
+  std::vector<k8s::Pod> pods{};                    // the current attempt's Pods
+  std::map<std::string, std::string> node_problems{};
+  std::chrono::milliseconds since_scheduled{minutes(1)};
+  std::chrono::milliseconds default_start_timeout{minutes(10)};
+  // Expected.
+  Kind kind{Kind::kNothing};
+  bool interruption{false};
+  std::string text{};    // why (kEnd) or message
+  std::string reason{};  // kEnd's reason override
+  std::string refused_node{};
+};
+
+void Check(const Row& row, const std::string& phase, int nodes) {
+  Run run = Placed(phase, nodes);
+  if (row.run) row.run(run);
+  PlacedInput in;
+  in.run = &run;
+  for (const auto& p : row.pods) in.pods[p.meta.name] = &p;
+  in.node_problems = row.node_problems;
+  in.default_start_timeout = row.default_start_timeout;
+  in.now = kScheduled + row.since_scheduled;
+  const PlacedDecision d = DecidePlaced(in);
+  EXPECT_EQ(static_cast<int>(d.kind), static_cast<int>(row.kind)) << row.name;
+  if (row.kind == Kind::kEnd) {
+    EXPECT_EQ(d.interruption, row.interruption) << row.name;
+    EXPECT_EQ(d.why, row.text) << row.name;
+    EXPECT_EQ(d.reason, row.reason) << row.name;
+    EXPECT_EQ(d.refused_node, row.refused_node) << row.name;
+  } else if (!row.text.empty()) {
+    EXPECT_EQ(d.message, row.text) << row.name;
+  }
+}
+
+TEST(LifecycleTest, ScheduledRun) {
+  const std::vector<Row> rows = {
+      {"Pods not created yet", nullptr, {}, {}, minutes(1), minutes(10), Kind::kCreatePods},
+      {"Pod created, not bound yet", nullptr, {MakePod("train-0", "", "Pending")}, {}, minutes(1), minutes(10),
+       Kind::kCreatePods},
+      {"Pod bound, starting", nullptr, {MakePod("train-0", "n1", "Pending")}, {}, minutes(1), minutes(10), Kind::kNothing},
+      {"Pod running: the run is Running", nullptr, {MakePod("train-0", "n1", "Running")}, {}, minutes(1), minutes(10),
+       Kind::kStarted, false, "the pod is running"},
+      {"Pod done before it was seen running", nullptr, {MakePod("train-0", "n1", "Succeeded")}, {}, minutes(1),
+       minutes(10), Kind::kSucceed, false, "the pod succeeded"},
+      {"node not ready: interruption", nullptr, {MakePod("train-0", "n1", "Pending")}, {{"n1", "is not ready"}},
+       minutes(1), minutes(10), Kind::kEnd, true, "node n1 is not ready"},
+      {"node gone: interruption", nullptr, {}, {{"n1", "is gone or no longer in a fleet"}}, minutes(1), minutes(10),
+       Kind::kEnd, true, "node n1 is gone or no longer in a fleet"},
+      {"kubelet refused the Pod: interruption, the node named", nullptr,
+       {MakePod("train-0", "n1", "Failed", "OutOfcpu", "Node didn't have enough resource: cpu")}, {}, minutes(1),
+       minutes(10), Kind::kEnd, true,
+       "the kubelet on node n1 refused pod train-0: OutOfcpu (Node didn't have enough resource: cpu)", "", "n1"},
+      {"image cannot be pulled: shown in the message",
+       nullptr,
+       {[] {
+         k8s::Pod p = MakePod("train-0", "n1", "Pending");
+         p.waiting = "ErrImagePull: not found";
+         return p;
+       }()},
+       {}, minutes(1), minutes(10), Kind::kShowWaiting, false, "pod train-0 on node n1 cannot start: ErrImagePull: not found"},
+      {"the same message already shown: nothing to write",
+       [](reconcilers::Run& r) { r.status.message = "pod train-0 on node n1 cannot start: ErrImagePull: not found"; },
+       {[] {
+         k8s::Pod p = MakePod("train-0", "n1", "Pending");
+         p.waiting = "ErrImagePull: not found";
+         return p;
+       }()},
+       {}, minutes(1), minutes(10), Kind::kNothing},
+      {"start timeout (the controller's default) passed", nullptr, {MakePod("train-0", "n1", "Pending")}, {},
+       minutes(10), minutes(10), Kind::kEnd, false, "the Pods did not all start within startTimeout 10m", "StartTimeout"},
+      {"spec.startTimeout overrides the default", [](reconcilers::Run& r) { r.start_timeout = std::optional<std::chrono::milliseconds>(minutes(2)); },
+       {MakePod("train-0", "n1", "Pending")}, {}, minutes(3), minutes(10), Kind::kEnd, false,
+       "the Pods did not all start within startTimeout 2m", "StartTimeout"},
+      {"spec.startTimeout off: never", [](reconcilers::Run& r) { r.start_timeout = std::optional<std::chrono::milliseconds>(); },
+       {MakePod("train-0", "n1", "Pending")}, {}, minutes(600), minutes(10), Kind::kNothing},
+      {"default off (0): never", nullptr, {MakePod("train-0", "n1", "Pending")}, {}, minutes(600), minutes(0), Kind::kNothing},
+      {"a Pod being deleted before the run runs is not an interruption yet",
+       nullptr,
+       {[] {
+         k8s::Pod p = MakePod("train-0", "n1", "Pending");
+         p.meta.deleting = true;
+         return p;
+       }()},
+       {}, minutes(1), minutes(10), Kind::kNothing},
+  };
+  for (const auto& row : rows) Check(row, "Scheduled", 1);
+}
+
+TEST(LifecycleTest, RunningRun) {
+  const std::vector<Row> rows = {
+      {"running: keep watching", nullptr, {MakePod("train-0", "n1", "Running")}, {}, minutes(5), minutes(10), Kind::kNothing},
+      {"Pod succeeded", nullptr, {MakePod("train-0", "n1", "Succeeded")}, {}, minutes(5), minutes(10), Kind::kSucceed,
+       false, "the pod succeeded"},
+      {"Pod failed: the run's failure", nullptr, {MakePod("train-0", "n1", "Failed", "Error", "exit code 3")}, {},
+       minutes(5), minutes(10), Kind::kEnd, false, "pod train-0 failed: exit code 3"},
+      {"Pod evicted: interruption", nullptr, {MakePod("train-0", "n1", "Failed", "Evicted", "low on memory")}, {},
+       minutes(5), minutes(10), Kind::kEnd, true, "pod train-0 was evicted: low on memory"},
+      {"node shut down: interruption", nullptr, {MakePod("train-0", "n1", "Failed", "Shutdown")}, {}, minutes(5),
+       minutes(10), Kind::kEnd, true, "pod train-0 was evicted"},
+      {"Pod deleted: interruption", nullptr, {}, {}, minutes(5), minutes(10), Kind::kEnd, true, "pod train-0 was deleted"},
+      {"Pod being deleted: interruption",
+       nullptr,
+       {[] {
+         k8s::Pod p = MakePod("train-0", "n1", "Running");
+         p.meta.deleting = true;
+         return p;
+       }()},
+       {}, minutes(5), minutes(10), Kind::kEnd, true, "pod train-0 is being deleted"},
+      {"node lost: interruption", nullptr, {MakePod("train-0", "n1", "Running")}, {{"n1", "is not ready"}}, minutes(5),
+       minutes(10), Kind::kEnd, true, "node n1 is not ready"},
+      {"within maxDuration", [](reconcilers::Run& r) { r.max_duration = minutes(30); }, {MakePod("train-0", "n1", "Running")}, {},
+       minutes(30), minutes(10), Kind::kNothing},
+      {"past maxDuration (from startedAt)", [](reconcilers::Run& r) { r.max_duration = minutes(30); },
+       {MakePod("train-0", "n1", "Running")}, {}, minutes(30) + seconds(10), minutes(10), Kind::kMaxDuration, false,
+       "ran longer than maxDuration 30m"},
+      {"no start timeout once running", nullptr, {MakePod("train-0", "n1", "Running")}, {}, minutes(600), minutes(10),
+       Kind::kNothing},
+  };
+  for (const auto& row : rows) Check(row, "Running", 1);
+}
+
+TEST(LifecycleTest, MultiNodeRunIsAllOrNothing) {
+  const std::vector<Row> rows = {
+      {"one rank running, one starting", nullptr,
+       {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Pending")}, {}, minutes(1), minutes(10),
+       Kind::kNothing},
+      {"both running", nullptr, {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Running")}, {},
+       minutes(1), minutes(10), Kind::kStarted, false, "all 2 pods are running"},
+      {"one rank done, one running: Running", nullptr,
+       {MakePod("train-0", "n1", "Succeeded"), MakePod("train-1", "n2", "Running")}, {}, minutes(1), minutes(10),
+       Kind::kStarted, false, "all 2 pods are running"},
+      {"one rank's Pod missing", nullptr, {MakePod("train-0", "n1", "Running")}, {}, minutes(1), minutes(10),
+       Kind::kCreatePods},
+      {"one rank refused: the whole run is interrupted", nullptr,
+       {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Failed", "OutOfnvidia.com/gpu")}, {}, minutes(1),
+       minutes(10), Kind::kEnd, true, "the kubelet on node n2 refused pod train-1: OutOfnvidia.com/gpu", "", "n2"},
+      {"the second node not ready", nullptr,
+       {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Running")}, {{"n2", "is not ready"}}, minutes(1),
+       minutes(10), Kind::kEnd, true, "node n2 is not ready"},
+  };
+  for (const auto& row : rows) Check(row, "Scheduled", 2);
+
+  const std::vector<Row> running = {
+      {"every rank succeeded", nullptr, {MakePod("train-0", "n1", "Succeeded"), MakePod("train-1", "n2", "Succeeded")},
+       {}, minutes(5), minutes(10), Kind::kSucceed, false, "all 2 pods succeeded"},
+      {"one rank failed: the run fails", nullptr,
+       {MakePod("train-0", "n1", "Succeeded"), MakePod("train-1", "n2", "Failed", "Error")}, {}, minutes(5), minutes(10),
+       Kind::kEnd, false, "pod train-1 failed"},
+  };
+  for (const auto& row : running) Check(row, "Running", 2);
+}
+
+TEST(LifecycleTest, KubeletRefusalsAndEvictionsAreTheNodesFaultNotTheRuns) {
+  for (const char* r : {"OutOfcpu", "OutOfmemory", "OutOfnvidia.com/gpu", "NodeAffinity", "NodeName", "NodePorts",
+                        "TaintToleration", "UnexpectedAdmissionError"}) {
+    EXPECT_TRUE(IsKubeletRefusal(r)) << r;
+  }
+  for (const char* r : {"Error", "OOMKilled", "", "DeadlineExceeded"}) EXPECT_FALSE(IsKubeletRefusal(r)) << r;
+  for (const char* r : {"Evicted", "Preempted", "Shutdown", "NodeLost", "Terminated"}) EXPECT_TRUE(IsEviction(r)) << r;
+  for (const char* r : {"Error", "OOMKilled", "OutOfcpu"}) EXPECT_FALSE(IsEviction(r)) << r;
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
