@@ -379,10 +379,7 @@ k8s::ObjectReference RunController::Ref(const Run& run) const {
   return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
 }
 
-void RunController::Pass() {
-  auto started = std::chrono::steady_clock::now();
-  const k8s::TimePoint now = clock_.Now();
-
+std::unordered_set<std::string> RunController::TakeWriterNews() {
   std::unordered_set<std::string> busy, touched;
   std::unordered_set<std::string> failed, fleet_failed;
   std::unordered_map<std::string, uint64_t> written, unconfirmed;
@@ -421,17 +418,22 @@ void RunController::Pass() {
     active_.insert(key);
   }
 
-  // The working set (see "Incremental passes"): what it held, what changed, whose TTL is due;
-  // in key order (deterministic passes).
+  // Into the working set (see "Incremental passes"): what changed, what our writers touched.
   active_.insert(touched.begin(), touched.end());
   for (const auto& key : failed) active_.insert(key);
   for (const auto& [key, rv] : unconfirmed) active_.insert(key);
   for (const auto& key : confirmed) active_.insert(key);
+  return busy;
+}
+
+RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
+  // What the set held, what changed (TakeWriterNews), and the finished runs whose TTL is due;
+  // in key order (deterministic passes). Runs gone from the cache leave it.
   while (!expiries_.empty() && expiries_.begin()->first <= now) {
     active_.insert(expiries_.begin()->second);
     expiries_.erase(expiries_.begin());
   }
-  std::vector<std::pair<std::string, std::shared_ptr<const Run>>> keyed;
+  Keyed keyed;
   keyed.reserve(active_.size());
   for (auto it = active_.begin(); it != active_.end();) {
     std::shared_ptr<const Run> run = runs_->Get(*it);
@@ -443,9 +445,10 @@ void RunController::Pass() {
     keyed.emplace_back(*it, std::move(run));
     ++it;
   }
-  auto fleets = fleets_->List();
-  auto nodes = nodes_->List();
+  return keyed;
+}
 
+std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<PlacedRun> placed;
   std::unordered_set<std::string> live;
@@ -491,12 +494,11 @@ void RunController::Pass() {
     it = live.count(it->first) ? std::next(it) : memo_.erase(it);
   }
 
+  return placed;
+}
 
-  std::unordered_map<std::string, const Run*> by_key;
-  by_key.reserve(keyed.size());
-  for (const auto& [key, run] : keyed) by_key.emplace(key, run.get());
-  std::vector<NodeHold> holds = Holds(by_key);
-  ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
+void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                                          const std::vector<NodeHold>& holds, k8s::TimePoint now) {
   // Instances whose kubelet refused one of our Pods take no new runs until their situation
   // changes, or for kRefusalMaxPause at most.
   if (!refused_.empty()) {
@@ -527,10 +529,14 @@ void RunController::Pass() {
       unavailable_detail_[inst.fleet] = inst.name + ": " + info->second.node_problem;
     }
   }
+}
 
+std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
+                                                           const std::unordered_set<std::string>& busy,
+                                                           k8s::TimePoint now) {
   // Lifecycle of every run; the pending ones go into the queue.
   std::unordered_set<std::string> pending;
-  std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now
+  std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
   for (const auto& [key, run] : keyed) {
     Memo& memo = memo_[key];
     if (memo.assumed) {  // admission in flight, or its outcome unknown
@@ -565,26 +571,11 @@ void RunController::Pass() {
     if (!pending.count(item.run.id)) gone.push_back(item.run.id);
   }
   for (const auto& id : gone) queue_.Remove(id);
+  return frozen;
+}
 
-  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
-
-  for (const auto& placement : result.placements) {
-    auto run = runs_->Get(placement.run_id);
-    if (!run) continue;
-    Admit(*run, placement, now);
-  }
-
-  std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
-  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
-  // Positions first: a run that moves gets its whole waiting status in its position write.
-  const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
-  for (const auto& w : result.waiting) {
-    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
-    auto run = runs_->Get(w.run_id);
-    if (!run) continue;
-    ApplyWaiting(*run, result, w, now);
-  }
-
+void RunController::PublishQueue(const sched::CycleResult& result,
+                                 const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id) {
   // The queue as the endpoint shows it.
   std::vector<QueueEntry> qv;
   qv.reserve(queue_.size());
@@ -611,6 +602,73 @@ void RunController::Pass() {
     std::lock_guard<std::mutex> lock(mu_);
     queue_view_.swap(qv);
   }
+}
+
+void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result,
+                           const std::vector<sched::InstanceStatus>& described) {
+  if (!observer_) return;
+  EngineObserver::PassSummary summary;
+  summary.duration = took;
+  for (const auto& w : result.waiting) {
+    std::string fleet = w.reason.fleet >= 0 && w.reason.fleet < static_cast<int32_t>(result.fleets.size())
+                            ? result.fleets[w.reason.fleet].name
+                            : "none";
+    ++summary.pending[{fleet, std::string(sched::ApiReason(w.reason.code))}];
+  }
+  for (const auto& d : described) {
+    auto& fc = summary.fleets[d.fleet];
+    ++fc.instances_by_state[std::string(sched::InstanceStateName(d.state))];
+    fc.busy_blocks += d.busy_blocks;
+    if (sched::TakesNewRuns(d.state)) {
+      fc.idle_blocks += d.total_blocks - d.busy_blocks;
+    } else {
+      fc.unavailable_blocks += d.total_blocks - d.busy_blocks;
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    summary.writes_queued = busy_.size();
+  }
+  summary.events_posted = events_->posted();
+  summary.events_dropped = events_->dropped();
+  observer_->OnPass(summary);
+}
+
+void RunController::Pass() {
+  auto started = std::chrono::steady_clock::now();
+  const k8s::TimePoint now = clock_.Now();
+  std::unordered_set<std::string> busy = TakeWriterNews();
+  const Keyed keyed = WorkingSet(now);
+  auto fleets = fleets_->List();
+  auto nodes = nodes_->List();
+  std::vector<PlacedRun> placed = BlockHolders(keyed);
+
+  std::unordered_map<std::string, const Run*> by_key;
+  by_key.reserve(keyed.size());
+  for (const auto& [key, run] : keyed) by_key.emplace(key, run.get());
+  std::vector<NodeHold> holds = Holds(by_key);
+  ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
+  PauseRefusedInstances(view, nodes, holds, now);
+
+  std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
+  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  for (const auto& placement : result.placements) {
+    auto run = runs_->Get(placement.run_id);
+    if (!run) continue;
+    Admit(*run, placement, now);
+  }
+
+  std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
+  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
+  // Positions first: a run that moves gets its whole waiting status in its position write.
+  const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
+  for (const auto& w : result.waiting) {
+    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
+    auto run = runs_->Get(w.run_id);
+    if (!run) continue;
+    ApplyWaiting(*run, result, w, now);
+  }
+  PublishQueue(result, waiting_by_id);
 
   const std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
   WriteFleetStatuses(view, described, now);
@@ -621,34 +679,9 @@ void RunController::Pass() {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size());
   }
-  if (observer_) {
-    EngineObserver::PassSummary summary;
-    summary.duration = took;
-    for (const auto& w : result.waiting) {
-      std::string fleet = w.reason.fleet >= 0 && w.reason.fleet < static_cast<int32_t>(result.fleets.size())
-                              ? result.fleets[w.reason.fleet].name
-                              : "none";
-      ++summary.pending[{fleet, std::string(sched::ApiReason(w.reason.code))}];
-    }
-    for (const auto& d : described) {
-      auto& fc = summary.fleets[d.fleet];
-      ++fc.instances_by_state[std::string(sched::InstanceStateName(d.state))];
-      fc.busy_blocks += d.busy_blocks;
-      if (sched::TakesNewRuns(d.state)) {
-        fc.idle_blocks += d.total_blocks - d.busy_blocks;
-      } else {
-        fc.unavailable_blocks += d.total_blocks - d.busy_blocks;
-      }
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      summary.writes_queued = busy_.size();
-    }
-    summary.events_posted = events_->posted();
-    summary.events_dropped = events_->dropped();
-    observer_->OnPass(summary);
-  }
+  Report(took, result, described);
 }
+
 
 std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
   std::optional<std::chrono::milliseconds> ttl = options_.finished_run_ttl;
@@ -702,42 +735,46 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   }
   if (phase == "Succeeded") return false;
   if (phase == "Failed") {
-    if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
     std::vector<PodRef> to_delete = PodsToStop(run);
-    if (!to_delete.empty()) {
+    if (!busy && !to_delete.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
         DeletePods(ns, to_delete);
         return true;
-});
+      });
     }
     return false;
   }
-  if (IsPendingPhase(phase)) {
-    memo_[RunKey(run)].admitted_spec.clear();
-    if (busy) return true;
-    std::string invalid = run.invalid_message;
-    if (invalid.empty() && run.meta.name.size() > 63) {
-      invalid = "the run name is longer than 63 characters, so it cannot label its Pods";
-    }
-    if (!invalid.empty()) {
-      RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", invalid, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
-      return false;
-    }
-    // Pods of an earlier attempt still running (a crash came between the Pending status and their
-    // delete) are stopped; they hold their blocks until they are gone.
-    std::vector<PodRef> leftover = PodsToStop(run);
-    if (!leftover.empty()) {
-      Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
-      return false;
-    }
-    // A resubmitted run backs off before it queues again (its message says until when).
-    if (auto after = ParseTime(run.status.retry_after); after && now < *after) return false;
-    return true;
-  }
-  if (!IsPlacedPhase(phase) || busy) return false;
+  if (IsPendingPhase(phase)) return ReconcilePending(run, now, busy);
+  if (IsPlacedPhase(phase) && !busy) ReconcilePlaced(run, view, now);
+  return false;
+}
 
+bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
+  memo_[RunKey(run)].admitted_spec.clear();
+  if (busy) return true;
+  std::string invalid = run.invalid_message;
+  if (invalid.empty() && run.meta.name.size() > 63) {
+    invalid = "the run name is longer than 63 characters, so it cannot label its Pods";
+  }
+  if (!invalid.empty()) {
+    RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", invalid, run.meta.generation, run.meta.created, now);
+    WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
+    return false;
+  }
+  // Pods of an earlier attempt still running (a crash came between the Pending status and their
+  // delete) are stopped; they hold their blocks until they are gone.
+  std::vector<PodRef> leftover = PodsToStop(run);
+  if (!leftover.empty()) {
+    Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
+    return false;
+  }
+  // A resubmitted run backs off before it queues again (its message says until when).
+  if (auto after = ParseTime(run.status.retry_after); after && now < *after) return false;
+  return true;
+}
+
+void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now) {
   // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
   const int64_t attempt = run.status.resubmissions;
   std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
@@ -757,55 +794,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   in.default_start_timeout = options_.start_timeout;
   in.now = now;
   const PlacedDecision d = DecidePlaced(in);
-  switch (d.kind) {
-    case PlacedDecision::Kind::kEnd:
-      if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
-      FailOrRetry(run, d.interruption, d.why, now, d.reason);
-      return false;
-    case PlacedDecision::Kind::kSucceed: {
-      RunStatus next = Finish(run.status, Outcome::kSucceeded, "Succeeded", d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Normal", "Succeeded", next.message);
-      return false;
-    }
-    case PlacedDecision::Kind::kMaxDuration:
-      EndAfterMaxDuration(run, pods, d.message, now);
-      return false;
-    case PlacedDecision::Kind::kShowWaiting: {
-      RunStatus next = run.status;
-      next.message = d.message;
-      WriteStatus(run, next);
-      return false;
-    }
-    case PlacedDecision::Kind::kStarted: {
-      RunStatus next = run.status;
-      next.phase = "Running";
-      next.reason = "Running";
-      next.message = d.message;
-      next.started_at = k8s::FormatRfc3339(now);
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, "Ready", "True", "Running", next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", "Started", next.message);
-      return false;
-    }
-    case PlacedDecision::Kind::kCreatePods: {
-      PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
-      if (!view.Counted(pr)) return false;  // wait until the fleet status counts this run (see WriteFleetStatuses)
-      Memo& memo = memo_[RunKey(run)];
-      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
-      // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
-      if (memo.pods_ensured_for != ensured ||
-          std::chrono::steady_clock::now() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
-        memo.pods_ensured_for = ensured;
-        memo.pods_ensured_at = std::chrono::steady_clock::now();
-        auto fleet = fleets_->Get(run.status.fleet);
-        EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
-        return false;
-      }
-      break;
-    }
-    case PlacedDecision::Kind::kNothing:
-      break;
-  }
+  if (CarryOutPlaced(run, d, pods, view, now)) return;
   // Only spec.priority may change once a run is admitted; say so when something else changed.
   Memo& memo = memo_[RunKey(run)];
   std::string fingerprint = SpecFingerprint(run);
@@ -823,6 +812,61 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     next.observed_generation = run.meta.generation;
     for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
     WriteStatus(run, next);
+  }
+}
+
+bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
+                                   const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                                   const ClusterView& view, k8s::TimePoint now) {
+  const int64_t attempt = run.status.resubmissions;
+  switch (d.kind) {
+    case PlacedDecision::Kind::kEnd:
+      if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
+      FailOrRetry(run, d.interruption, d.why, now, d.reason);
+      return true;
+    case PlacedDecision::Kind::kSucceed: {
+      RunStatus next = Finish(run.status, Outcome::kSucceeded, "Succeeded", d.message, run.meta.generation, run.meta.created, now);
+      WriteStatus(run, next, "Normal", "Succeeded", next.message);
+      return true;
+    }
+    case PlacedDecision::Kind::kMaxDuration:
+      EndAfterMaxDuration(run, pods, d.message, now);
+      return true;
+    case PlacedDecision::Kind::kShowWaiting: {
+      RunStatus next = run.status;
+      next.message = d.message;
+      WriteStatus(run, next);
+      return true;
+    }
+    case PlacedDecision::Kind::kStarted: {
+      RunStatus next = run.status;
+      next.phase = "Running";
+      next.reason = "Running";
+      next.message = d.message;
+      next.started_at = k8s::FormatRfc3339(now);
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, "Ready", "True", "Running", next.message, run.meta.generation, now);
+      WriteStatus(run, next, "Normal", "Started", next.message);
+      return true;
+    }
+    case PlacedDecision::Kind::kCreatePods: {
+      PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
+      if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
+      Memo& memo = memo_[RunKey(run)];
+      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
+      // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
+      if (memo.pods_ensured_for != ensured ||
+          std::chrono::steady_clock::now() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
+        memo.pods_ensured_for = ensured;
+        memo.pods_ensured_at = std::chrono::steady_clock::now();
+        auto fleet = fleets_->Get(run.status.fleet);
+        EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+        return true;
+      }
+      break;
+    }
+    case PlacedDecision::Kind::kNothing:
+      break;
   }
   return false;
 }

@@ -60,6 +60,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/cluster_view.h"
 #include "reconcilers/fleet_types.h"
+#include "reconcilers/lifecycle.h"
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
@@ -173,8 +174,33 @@ class RunController {
     std::chrono::steady_clock::time_point pods_ensured_at{};
   };
 
+  using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
+
   void Loop();
+  // One scheduling pass: the steps below, in this order.
   void Pass();
+  // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
+  // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
+  // the working set; returns the keys with a write queued or in flight.
+  std::unordered_set<std::string> TakeWriterNews();
+  // The runs this pass visits (see "Incremental passes").
+  Keyed WorkingSet(k8s::TimePoint now);
+  // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
+  std::vector<PlacedRun> BlockHolders(const Keyed& keyed);
+  // Instances whose kubelet refused one of our Pods take no new runs until their situation
+  // changes (or kRefusalMaxPause); also notes why one unavailable instance per fleet is.
+  void PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<NodeHold>& holds, k8s::TimePoint now);
+  // The lifecycle of every visited run; pending ones go into the queue, the rest leave it.
+  // Returns the runs whose queuePosition must not be written now.
+  std::unordered_set<std::string> ReconcileAll(const Keyed& keyed, const ClusterView& view,
+                                               const std::unordered_set<std::string>& busy, k8s::TimePoint now);
+  // The queue as the /queue endpoint, the CLI and the dashboard show it.
+  void PublishQueue(const scheduling::CycleResult& result,
+                    const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id);
+  // Tells the observer (metrics) how the pass went.
+  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result,
+              const std::vector<scheduling::InstanceStatus>& described);
   void Wake();
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
   void Touch(const std::string& run_key);
@@ -190,6 +216,17 @@ class RunController {
   // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
   // (belongs in the queue).
   bool Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy);
+  // A Pending run: invalid spec, leftover Pods of an earlier attempt, retry backoff. Returns
+  // whether it belongs in the queue.
+  bool ReconcilePending(const Run& run, k8s::TimePoint now, bool busy);
+  // A Scheduled or Running run: carries out reconcilers/lifecycle.h's decision, then notes spec
+  // changes that do not apply any more and keeps observedGeneration current.
+  void ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now);
+  // Carries out the lifecycle's decision for a placed run; false when there was nothing to do
+  // (or the Pods it would create were just asked for).
+  bool CarryOutPlaced(const Run& run, const PlacedDecision& d,
+                      const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods, const ClusterView& view,
+                      k8s::TimePoint now);
   void HandleDeletion(const Run& run);
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
   // Writes the MaxDurationExceeded status, then stops the attempt's Pods.
