@@ -411,7 +411,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   }
   for (const auto& name : fleet_failed) fleet_written_.erase(name);
   // Runs a position sequence in flight may still write are left alone until it is done.
-  if (!busy.count(kPositionsKey)) position_batch_.clear();
+  // (and until the cache shows what it wrote: see WritePositions).
   busy.insert(position_batch_.begin(), position_batch_.end());
   for (const auto& [key, rv] : written) {
     memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
@@ -1307,7 +1307,21 @@ std::unordered_set<std::string> RunController::WritePositions(
     const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
     const sched::CycleResult& result, const std::unordered_map<std::string, const sched::WaitingRun*>& waiting,
     k8s::TimePoint now) {
-  if (!position_batch_.empty()) return {};  // one sequence at a time
+  // One sequence at a time, and the next is planned only once the cache shows everything the last
+  // one wrote: planned from a cache that still shows a run at its old place, a move into its new
+  // place would put two runs there.
+  if (!position_batch_.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (busy_.count(kPositionsKey)) return {};
+    for (const auto& key : position_batch_) {
+      // What it wrote is either still news for the next pass (written_rv_: the writer finished
+      // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
+      if (written_rv_.count(key)) return {};
+      auto m = memo_.find(key);
+      if (m != memo_.end() && m->second.awaiting_rv != 0) return {};
+    }
+    position_batch_.clear();
+  }
   {
     // Runs with a write of their own queued or in flight keep their place until it is visible.
     std::lock_guard<std::mutex> lock(mu_);
