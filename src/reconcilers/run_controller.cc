@@ -1107,6 +1107,11 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, k8s
   next.phase = "Scheduled";
   next.reason = "Scheduled";
   next.message = PlacementSummary(placement.fleet, pr.placement);
+  if (placement.takes_unasked_gpus && !placement.ranks.empty()) {
+    const int64_t gpus = placement.ranks.front().resources.gpus;
+    next.message += "; it asked for no GPU but takes a block with " + std::to_string(gpus) +
+                    (gpus == 1 ? " GPU" : " GPUs") + ": none of its fleets had room without GPUs";
+  }
   next.fleet = placement.fleet;
   next.placement = pr.placement;
   next.queue_position.reset();

@@ -67,6 +67,9 @@ struct Placement {
   std::string run_id;
   std::string fleet;
   std::vector<RankPlacement> ranks;  // rank order; one entry for a single-node run
+  // The run asked for no GPU yet its block carries GPUs: none of its fleets had room without
+  // GPUs now (or it names only GPU fleets). Its Scheduled message says so.
+  bool takes_unasked_gpus = false;
 };
 
 // EASY backfill: the first run in queue order that did not fit holds these instances. Later runs

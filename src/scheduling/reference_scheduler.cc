@@ -162,15 +162,16 @@ struct Ref {
   bool PlaceSingle(const PendingRun& run, const std::vector<int>& cands, int64_t min_expiry,
                    bool backfill, int64_t end) {
     Inst* best = nullptr;
-    std::tuple<bool, bool, int32_t> best_rank;
+    std::tuple<bool, bool, bool, int32_t> best_rank;
     int32_t best_need = 0;
     for (Inst& in : insts) {
       if (!In(cands, in.fleet) || !in.available) continue;
       if (in.reserved && (!backfill || !Backfillable(in))) continue;
       const auto need = in.layout.BlocksFor(run.resources);
       if (!need || in.free() < *need || in.expiry < min_expiry) continue;
-      const std::tuple<bool, bool, int32_t> rank{!in.reserved, in.free() == in.total(),
-                                                 in.free() - *need};
+      const bool waste = run.resources.gpus <= 0 && in.layout.ResourcesFor(*need).gpus > 0;
+      const std::tuple<bool, bool, bool, int32_t> rank{waste, !in.reserved, in.free() == in.total(),
+                                                       in.free() - *need};
       if (best == nullptr || rank < best_rank || (rank == best_rank && Prefers(run, in, *best))) {
         best = &in;
         best_rank = rank;
@@ -180,7 +181,8 @@ struct Ref {
     if (best == nullptr) return false;
     out.placements.push_back(Placement{
         run.id, fleets[best->fleet]->name,
-        {RankPlacement{0, best->spec->name, best_need, best->layout.ResourcesFor(best_need)}}});
+        {RankPlacement{0, best->spec->name, best_need, best->layout.ResourcesFor(best_need)}},
+        std::get<0>(best_rank)});
     Take(*best, best_need, end);
     return true;
   }

@@ -483,22 +483,26 @@ bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
 
 bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
                         int64_t end) {
-  // Preference: a reserved instance (when allowed, its room is otherwise unused until the
-  // reservation starts), then a partly used instance, then the fewest blocks left over, then
-  // lifetime, then name.
+  // Preference: no GPU taken by a run that asked for none, then a reserved instance (when
+  // allowed, its room is otherwise unused until the reservation starts), then a partly used
+  // instance, then the fewest blocks left over, then lifetime, then name.
   CapacityIndex::Fit best;
   int32_t best_need = 0;
   int32_t best_left = 0;
   bool best_whole = false;
   bool best_reserved = false;
+  bool best_waste = false;
   auto consider = [&](const CapacityIndex& index, bool reserved, int32_t p, int32_t need) {
     if (index.LargestFree(p) < need) return;
     const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
     if (fit.instance < 0) return;
     const bool whole = fit.free == pools_[p].layout.total_blocks();
     const int32_t left = fit.free - need;
+    const bool waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
     if (best.instance >= 0) {
-      if (reserved != best_reserved) {
+      if (waste != best_waste) {
+        if (waste) return;
+      } else if (reserved != best_reserved) {
         if (!reserved) return;
       } else if (whole != best_whole) {
         if (whole) return;
@@ -513,6 +517,7 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
     best_left = left;
     best_whole = whole;
     best_reserved = reserved;
+    best_waste = waste;
   };
   for (int32_t f : candidates_) {
     for (int32_t p : fleets_[f].pools) {
@@ -530,6 +535,7 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
   placement.fleet = fleets_[in.fleet].spec->name;
   placement.ranks.push_back(RankPlacement{0, in.spec->name, best_need,
                                           pools_[in.pool].layout.ResourcesFor(best_need)});
+  placement.takes_unasked_gpus = best_waste;
   out_.placements.push_back(std::move(placement));
   Take(best.instance, best_need, end);
   return true;

@@ -7,7 +7,9 @@
 // Rules, in short (docs/scheduling.md has the full list and the reasons):
 //  - Runs are considered in queue order. A run that fits is placed; one that does not fit does
 //    not block the runs behind it, except through the reservation.
-//  - Single-node: best fit over the eligible instances of all candidate fleets: a partly used
+//  - Single-node: a run that asks for no GPU takes a block without GPUs whenever one fits (and
+//    the placement says when it could not); then best fit over the eligible instances of all
+//    candidate fleets: a partly used
 //    instance before a whole idle one, then the fewest blocks left over, then lifetime (with
 //    maxDuration the soonest-expiring instance that still covers it, without the longest-lived),
 //    then instance name.

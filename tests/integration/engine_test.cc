@@ -200,6 +200,34 @@ TEST_F(Engine, SingleNodeRunsShareAnInstanceByBlocks) {
   EXPECT_NE(cols.out.find("INSTANCES"), std::string::npos) << cols.out;
 }
 
+// Issue 18: a run that asks for no GPU is placed where it wastes none while a fleet without GPUs
+// has room, even when a GPU machine is the tighter fit; it takes a GPU block only when nothing
+// else fits, and its message says so.
+TEST_F(Engine, RunsWithoutGpusWasteNoGpuWhileAnotherFleetHasRoom) {
+  auto gpu = Nodes("waste-gpu", 1, "16", "64Gi", 4);
+  auto cpu = Nodes("waste-cpu", 1, "16", "64Gi");
+  Fleet("waste-gpu", "waste-gpu", "  blocks: auto\n");  // one block per GPU
+  Fleet("waste-cpu", "waste-cpu", "  blocks: 4\n");
+  Run("trainer", "  resources: {cpu: \"4\", gpu: 1}\n");
+  ASSERT_TRUE(WaitPhase("trainer", "Scheduled"));
+  EXPECT_EQ(PlacementNodes("trainer"), std::vector<std::string>{gpu[0]});
+  // The GPU node is now the partly used one (the tighter fit): the CPU-only run still goes to the CPU node.
+  Run("etl", "  resources: {cpu: \"4\"}\n");
+  ASSERT_TRUE(WaitPhase("etl", "Scheduled"));
+  EXPECT_EQ(PlacementNodes("etl"), std::vector<std::string>{cpu[0]});
+  EXPECT_EQ(Message("etl").find("no GPU"), std::string::npos) << Message("etl");
+  // The CPU node full, a CPU-only run takes a GPU block rather than wait, and says so.
+  Run("etl-big", "  resources: {cpu: \"12\"}\n");
+  ASSERT_TRUE(WaitPhase("etl-big", "Scheduled"));
+  EXPECT_EQ(PlacementNodes("etl-big"), std::vector<std::string>{cpu[0]});
+  Run("etl-late", "  resources: {cpu: \"2\"}\n");
+  ASSERT_TRUE(WaitPhase("etl-late", "Scheduled")) << Reason("etl-late") << ": " << Message("etl-late");
+  EXPECT_EQ(PlacementNodes("etl-late"), std::vector<std::string>{gpu[0]});
+  EXPECT_NE(Message("etl-late").find("it asked for no GPU but takes a block with 1 GPU: none of its fleets had room without GPUs"),
+            std::string::npos)
+      << Message("etl-late");
+}
+
 // The combination another scheduler got wrong: blocks auto + placement cluster + nodes 2.
 TEST_F(Engine, MultiNodeRunTakesWholeIdleInstancesOfAClusterFleet) {
   auto nodes = Nodes("gpu", 2, "2", "2Gi");

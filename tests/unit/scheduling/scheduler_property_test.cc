@@ -127,7 +127,7 @@ CycleResult RunCore(const Case& c, const std::vector<PendingRun>& runs) {
 std::string Fingerprint(const CycleResult& r, bool with_reasons) {
   std::ostringstream out;
   for (const Placement& p : r.placements) {
-    out << "P " << p.run_id << " " << p.fleet;
+    out << "P " << p.run_id << " " << p.fleet << (p.takes_unasked_gpus ? " gpu-unasked" : "");
     for (const RankPlacement& rank : p.ranks) {
       out << " " << rank.rank << ":" << rank.instance << "x" << rank.blocks << "("
           << rank.resources.cpu_millis << "," << rank.resources.memory_bytes << ","

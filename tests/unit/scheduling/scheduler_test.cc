@@ -80,6 +80,39 @@ TEST_F(SchedulerTest, BestFitSpansAllCandidateFleets) {
   EXPECT_EQ(FindPlacement(r, "ns/r")->fleet, "b");
 }
 
+// A run that asks for no GPU wastes none while any candidate fleet has room without GPUs, even
+// where a GPU instance would be the tighter fit; only when nothing else fits does it take a GPU
+// block, and the placement says so.
+TEST_F(SchedulerTest, RunsWithoutGpusGoWhereTheyWasteNone) {
+  cluster.fleets = {AnyFleet("gpu"), AnyFleet("cpu")};
+  cluster.instances = {Node("g1", "gpu"), Instance("c1", "cpu", Cpus(32, 256, 0))};
+  Busy("g1", 6);  // the tighter fit: 2 blocks free, 6 on c1
+  queue.Upsert(Pending("ns/cpu-only", 50, kT0, 1, Cpus(8)));
+  queue.Upsert(Pending("ns/wants-gpu", 50, kT0 + Duration(1), 1, Cpus(4, 0, 1)));
+  CycleResult r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ns/cpu-only"), Names{"c1"});
+  EXPECT_FALSE(FindPlacement(r, "ns/cpu-only")->takes_unasked_gpus);
+  EXPECT_EQ(PlacedOn(r, "ns/wants-gpu"), Names{"g1"}) << "a GPU run still goes where the GPUs are";
+
+  // The CPU fleet full: the CPU-only run takes a GPU block rather than wait, and says so.
+  queue.Remove("ns/wants-gpu");
+  Busy("c1", 8);
+  r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ns/cpu-only"), Names{"g1"});
+  EXPECT_TRUE(FindPlacement(r, "ns/cpu-only")->takes_unasked_gpus);
+  EXPECT_EQ(FindPlacement(r, "ns/cpu-only")->ranks[0].resources.gpus, 2);
+
+  // A run that names only a GPU fleet goes there.
+  queue.Remove("ns/cpu-only");
+  cluster.running.clear();
+  PendingRun named = Pending("ns/named", 50, kT0, 1, Cpus(4));
+  named.fleets = {"gpu"};
+  queue.Upsert(named);
+  r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ns/named"), Names{"g1"});
+  EXPECT_TRUE(FindPlacement(r, "ns/named")->takes_unasked_gpus);
+}
+
 TEST_F(SchedulerTest, PodGetsItsBlocksWorthOfResources) {
   cluster.fleets = {AnyFleet("gpu", BlocksSetting::Auto())};
   cluster.instances = {Instance("g", "gpu", Cpus(32, 256, 8))};  // 4 CPUs, 32Gi, 1 GPU a block
