@@ -153,12 +153,38 @@ int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostre
 
 // ---- queue ----
 
+// Lists the runs (of `ns`, or all) and reads the queue from their status.
+k8s::Result<QueueView> QueueFromRunStatus(k8s::Transport& transport, const k8s::ClientConfig& cfg,
+                                         const std::string& ns, int64_t limit) {
+  k8s::HttpRequest req;
+  req.method = "GET";
+  req.path = ns.empty() ? "/apis/berth.dev/v1alpha1/runs"
+                        : "/apis/berth.dev/v1alpha1/namespaces/" + k8s::UrlEncode(ns) + "/runs";
+  auto r = transport.Send(req);
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) {
+    k8s::Status api = k8s::Client::ErrorFromResponse(*r);
+    return Status::Error("cannot list runs at " + cfg.server + ": " + api.ToString(), api.code(), api.reason());
+  }
+  return QueueFromRuns(r->body, limit, k8s::SystemClock().Now());
+}
+
 int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto cfg = LoadConfig(cl);
   if (!cfg.ok()) return Fail(err, cfg.status().message());
   const std::string ns = cl.all_namespaces ? std::string() : Namespace(cl, *cfg);
   auto transport = k8s::NewHttpTransport(*cfg);
   auto q = FetchQueue(*transport, cfg->server, cl.controller_namespace, cl.controller_service, ns, cl.limit);
+  if (!q.ok() && q.status().code() != 401 && q.status().code() != 403) {
+    // The controller is not reachable through the API server (it runs outside the cluster, as in
+    // hack/local-up.sh, or its Service is gone): the runs' status is the next best source.
+    auto fallback = QueueFromRunStatus(*transport, *cfg, ns, cl.limit);
+    if (fallback.ok()) {
+      err << "note: " << q.status().message() << "\nnote: showing the queue as the runs' status shows it instead "
+          << "(status.queuePosition, kept for the first 100 places and refreshed within seconds)\n";
+      q = std::move(fallback);
+    }
+  }
   if (!q.ok()) return Fail(err, q.status().message());
   if (cl.output == "json") {
     out << QueueItemsJson(*q);

@@ -1,14 +1,63 @@
 #include "cli/queue_view.h"
 
+#include <algorithm>
+#include <chrono>
+#include <tuple>
+
 #include <rapidjson/prettywriter.h>
 
 #include "cli/format.h"
 #include "k8s/json.h"
+#include "k8s/timefmt.h"
 
 namespace berth::cli {
 
 namespace json = k8s::json;
 using k8s::Status;
+
+k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now) {
+  auto doc = json::Parse(run_list);
+  if (!doc.ok()) return Status::Error("the run list is not JSON: " + doc.status().message());
+  const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
+  if (items == nullptr || !items->IsArray()) return Status::Error("no \"items\" array in the run list");
+  QueueView q;
+  q.generated_at = k8s::FormatRfc3339(now);
+  for (const auto& v : items->GetArray()) {
+    if (!v.IsObject() || json::GetString(json::Find(v, {"status", "phase"})) != "Pending") continue;
+    if (json::Find(v, {"metadata", "deletionTimestamp"}) != nullptr) continue;
+    ++q.total;
+    const json::Value* pos = json::Find(v, {"status", "queuePosition"});
+    if (pos == nullptr || !pos->IsInt64() || pos->GetInt64() < 1) continue;
+    QueueItem it;
+    it.position = pos->GetInt64();
+    it.ns = json::GetString(json::Find(v, {"metadata", "namespace"}));
+    it.name = json::GetString(json::Find(v, {"metadata", "name"}));
+    const json::Value* spec = json::Find(v, {"spec"});
+    it.priority = spec != nullptr && spec->IsObject() ? json::GetInt(*spec, "priority", 50) : 50;
+    const json::Value* eff = json::Find(v, {"status", "effectivePriority"});
+    it.effective_priority = eff != nullptr && eff->IsInt64() ? eff->GetInt64() : it.priority;
+    const json::Value* nodes = json::Find(v, {"spec", "nodes"});
+    it.nodes = nodes != nullptr && nodes->IsInt64() ? nodes->GetInt64() : 1;
+    if (const json::Value* f = json::Find(v, {"spec", "fleets"}); f != nullptr && f->IsArray()) {
+      for (const auto& name : f->GetArray()) {
+        if (name.IsString()) it.fleets.emplace_back(name.GetString(), name.GetStringLength());
+      }
+    }
+    it.submitted_at = json::GetString(json::Find(v, {"status", "submittedAt"}));
+    if (it.submitted_at.empty()) it.submitted_at = json::GetString(json::Find(v, {"metadata", "creationTimestamp"}));
+    if (auto t = k8s::ParseRfc3339(it.submitted_at); t.ok() && now > t.value()) {
+      it.wait_seconds = std::chrono::duration_cast<std::chrono::seconds>(now - t.value()).count();
+    }
+    it.reason = json::GetString(json::Find(v, {"status", "reason"}));
+    it.message = json::GetString(json::Find(v, {"status", "message"}));
+    q.items.push_back(std::move(it));
+  }
+  std::sort(q.items.begin(), q.items.end(), [](const QueueItem& a, const QueueItem& b) {
+    return a.position != b.position ? a.position < b.position : std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+  });
+  if (limit > 0 && static_cast<int64_t>(q.items.size()) > limit) q.items.resize(static_cast<size_t>(limit));
+  return q;
+}
 
 k8s::Result<QueueView> DecodeQueue(std::string_view body) {
   auto doc = json::Parse(body);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "k8s/client.h"
+#include "k8s/clock.h"
 #include "k8s/result.h"
 
 namespace berth::cli {
@@ -37,6 +38,14 @@ struct QueueView {
   int64_t total = 0;
   std::vector<QueueItem> items;
 };
+
+// The queue as the runs' status shows it, for when the controller cannot be reached through the
+// API server (it runs outside the cluster, as in hack/local-up.sh, or its Service is gone): the
+// pending runs (phase Pending, not being deleted) of `run_list` (a RunList) that show a
+// status.queuePosition, in that order. berth writes positions for the first 100 places, so `total`
+// counts every pending run and the items are at most those 100. `limit` 0: no limit. Wait times
+// are counted from status.submittedAt (else the creation time) to `now`.
+k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now);
 
 // Decodes the endpoint's answer. Errors: not JSON, or no "items" array.
 k8s::Result<QueueView> DecodeQueue(std::string_view body);

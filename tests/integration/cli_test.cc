@@ -614,21 +614,27 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
   EXPECT_EQ(empty.out, "");
   EXPECT_EQ(empty.err, "No pending runs in namespace " + ns_ + "-empty.\n");
 
-  // Not reachable: no such Service, and the controller stopped.
+  // Not reachable (no such Service; the controller stopped): the queue as the runs' status shows
+  // it, and a note on stderr that says why and where it comes from.
   CommandResult nosvc = BerthNs({"queue", "--controller-service", "no-such-service"});
-  EXPECT_EQ(nosvc.exit_code, 1);
+  EXPECT_EQ(nosvc.exit_code, 0) << nosvc.err;
   EXPECT_EQ(nosvc.err,
-            "error: the berth controller is not reachable through the API server (service berth-system/no-such-service): "
-            "404 NotFound: services \"no-such-service\" not found\n");
+            "note: the berth controller is not reachable through the API server (service berth-system/no-such-service): "
+            "404 NotFound: services \"no-such-service\" not found\n"
+            "note: showing the queue as the runs' status shows it instead (status.queuePosition, kept for the first 100 "
+            "places and refreshed within seconds)\n");
+  EXPECT_EQ(Column(nosvc.out, 1), order) << nosvc.out;
+  EXPECT_EQ(Column(nosvc.out, 0), positions) << nosvc.out;
+  EXPECT_TRUE(std::regex_match(Lines(nosvc.out)[1], std::regex("1 +high +90 +90 +[0-9]+s +1 +NoCapacity +needs .*")))
+      << nosvc.out;
   netns_controller_.Stop();
-  CommandResult down = BerthNs({"queue"});
-  EXPECT_EQ(down.exit_code, 1);
-  EXPECT_EQ(down.err.rfind("error: the berth controller is not reachable through the API server (service "
-                           "berth-system/berth-controller): ",
-                           0),
-            0u)
-      << down.err;
+  CommandResult down = BerthNs({"queue", "-o", "json"});
+  EXPECT_EQ(down.exit_code, 0) << down.err;
   EXPECT_NE(down.err.find("connection refused"), std::string::npos) << down.err;
+  EXPECT_NE(down.err.find("showing the queue as the runs' status shows it"), std::string::npos) << down.err;
+  auto doc = json::Parse(down.out);
+  ASSERT_TRUE(doc.ok() && doc->IsArray() && doc->Size() == order.size()) << down.out;
+  EXPECT_EQ(json::GetString((*doc)[0], "name"), "high");
 }
 
 TEST_F(Cli, PermissionErrorsShowTheApiMessage) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "fake_transport.h"
+#include "k8s/timefmt.h"
 
 namespace berth::cli {
 namespace {
@@ -44,6 +45,48 @@ TEST(QueueViewTest, Decode) {
   auto empty = DecodeQueue(R"({"items":[]})");
   ASSERT_TRUE(empty.ok());
   EXPECT_TRUE(empty->items.empty());
+}
+
+// Without the controller, the queue is read from the runs' status: pending runs with a place, in
+// place order; the rest are counted.
+TEST(QueueViewTest, FromRunStatus) {
+  const std::string list = R"({"kind":"RunList","items":[
+ {"metadata":{"namespace":"ml","name":"second","creationTimestamp":"2026-11-24T10:00:00Z"},
+  "spec":{"priority":40,"nodes":2,"fleets":["a100"]},
+  "status":{"phase":"Pending","queuePosition":2,"effectivePriority":41,"reason":"NoCapacity","message":"needs 2 idle instances",
+            "submittedAt":"2026-11-24T10:00:00Z"}},
+ {"metadata":{"namespace":"ml","name":"first","creationTimestamp":"2026-11-24T11:00:00Z"},
+  "spec":{"priority":90},"status":{"phase":"Pending","queuePosition":1}},
+ {"metadata":{"namespace":"ml","name":"beyond-100","creationTimestamp":"2026-11-24T11:00:00Z"},
+  "spec":{},"status":{"phase":"Pending"}},
+ {"metadata":{"namespace":"ml","name":"leaving","deletionTimestamp":"2026-11-24T11:30:00Z"},
+  "spec":{},"status":{"phase":"Pending","queuePosition":3}},
+ {"metadata":{"namespace":"ml","name":"running"},"spec":{},"status":{"phase":"Running","queuePosition":7}},
+ {"metadata":{"namespace":"ml","name":"new"},"spec":{}}
+]})";
+  const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-24T12:00:00Z").value();
+  auto q = QueueFromRuns(list, 0, now);
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->total, 3) << "every pending run not being deleted counts, with a place or not";
+  ASSERT_EQ(q->items.size(), 2u);
+  EXPECT_EQ(q->items[0].name, "first");
+  EXPECT_EQ(q->items[0].position, 1);
+  EXPECT_EQ(q->items[0].priority, 90);
+  EXPECT_EQ(q->items[0].effective_priority, 90);
+  EXPECT_EQ(q->items[0].wait_seconds, 3600) << "from the creation time when submittedAt is not set";
+  EXPECT_EQ(q->items[1].name, "second");
+  EXPECT_EQ(q->items[1].effective_priority, 41);
+  EXPECT_EQ(q->items[1].nodes, 2);
+  EXPECT_EQ(q->items[1].fleets, std::vector<std::string>{"a100"});
+  EXPECT_EQ(q->items[1].wait_seconds, 7200);
+  EXPECT_EQ(q->items[1].reason, "NoCapacity");
+  EXPECT_EQ(q->items[1].message, "needs 2 idle instances");
+  auto one = QueueFromRuns(list, 1, now);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->items.size(), 1u);
+  EXPECT_EQ(one->items[0].name, "first");
+  EXPECT_FALSE(QueueFromRuns("not json", 0, now).ok());
+  EXPECT_FALSE(QueueFromRuns(R"({"kind":"Status"})", 0, now).ok());
 }
 
 TEST(QueueViewTest, ProxyPath) {
