@@ -222,7 +222,7 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, b
     }
     auto nb = not_before_.find(key);
     if (nb != not_before_.end()) {
-      if (std::chrono::steady_clock::now() < nb->second) return false;  // backing off after a failure
+      if (clock_.Monotonic() < nb->second) return false;  // backing off after a failure
       not_before_.erase(nb);
     }
     busy_.insert(key);
@@ -256,7 +256,7 @@ void RunController::Executor(WorkQueue& queue) {
       auto delay = BackoffDelay(kWriteBackoff, queue.NumRequeues(*key));
       queue.AddRateLimited(*key);
       std::lock_guard<std::mutex> lock(mu_);
-      not_before_[*key] = std::chrono::steady_clock::now() + delay;
+      not_before_[*key] = clock_.Monotonic() + delay;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -856,9 +856,9 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
       // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
       if (memo.pods_ensured_for != ensured ||
-          std::chrono::steady_clock::now() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
+          clock_.Monotonic() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
         memo.pods_ensured_for = ensured;
-        memo.pods_ensured_at = std::chrono::steady_clock::now();
+        memo.pods_ensured_at = clock_.Monotonic();
         auto fleet = fleets_->Get(run.status.fleet);
         EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
         return true;

@@ -171,7 +171,7 @@ class RunController {
     // The spec (all but the priority) as first seen admitted, to tell the user when a later
     // change is ignored.
     std::string admitted_spec;
-    std::chrono::steady_clock::time_point pods_ensured_at{};
+    base::MonoTime pods_ensured_at{};
   };
 
   using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
@@ -337,7 +337,7 @@ class RunController {
   };
   std::unordered_map<std::string, Task> tasks_;  // the write waiting for each queued key
   // Per-key backoff after a failed write: no new write for the key before this time.
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> not_before_;
+  std::unordered_map<std::string, base::MonoTime> not_before_;
   std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
   // Admissions whose status write may or may not have been applied (key -> guarding rv), and
   // those a GET found applied.
