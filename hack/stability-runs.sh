@@ -13,11 +13,11 @@ OUT="${BERTH_STABILITY_DIR:-/tmp/berth-stability}"
 mkdir -p "$OUT"
 command -v stress-ng >/dev/null || { sudo -n true 2>/dev/null && SUDO=sudo || SUDO=; DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq stress-ng >/dev/null; }
 
-commit=$(git -C "$ROOT" rev-parse --short HEAD)
 failed=0
 for round in $(seq 1 "$ROUNDS"); do
   dir=$(mktemp -d /tmp/berth-stability-clone.XXXXXX)
   git clone -q "$ROOT" "$dir"
+  commit=$(git -C "$dir" rev-parse --short HEAD)
   stress-ng --cpu "$(nproc)" --timeout 0 >/dev/null 2>&1 &
   stress=$!
   start=$(date +%s)
