@@ -31,8 +31,9 @@ LeaderElector::~LeaderElector() { Release(); }
 
 bool LeaderElector::StillLeading() const {
   if (!leader_) return false;
-  auto now = std::chrono::steady_clock::now().time_since_epoch();
-  return std::chrono::nanoseconds(now.count() - last_renew_ns_.load()) < config_.renew_deadline;
+  auto now = clock_.Monotonic().time_since_epoch();
+  return std::chrono::nanoseconds(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count() -
+                                  last_renew_ns_.load()) < config_.renew_deadline;
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
@@ -56,8 +57,8 @@ bool LeaderElector::TryAcquireOrRenew() {
     if (!created.ok()) return false;
     observed_holder_ = config_.identity;
     observed_renew_ = now;
-    observed_at_ = std::chrono::steady_clock::now();
-    last_renew_ns_ = observed_at_.time_since_epoch().count();
+    observed_at_ = clock_.Monotonic();
+    last_renew_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(observed_at_.time_since_epoch()).count();
     return true;
   }
   const json::Value* spec = json::Find(*got, {"spec"});
@@ -66,7 +67,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   std::string acquire = spec ? json::GetString(*spec, "acquireTime") : "";
   int64_t transitions = spec ? json::GetInt(*spec, "leaseTransitions") : 0;
   int64_t their_duration_s = spec ? json::GetInt(*spec, "leaseDurationSeconds", duration_s) : duration_s;
-  auto steady_now = std::chrono::steady_clock::now();
+  const base::MonoTime steady_now = clock_.Monotonic();
   if (holder != observed_holder_ || renew != observed_renew_) {
     observed_holder_ = holder;
     observed_renew_ = renew;
@@ -94,7 +95,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   observed_holder_ = config_.identity;
   observed_renew_ = now;
   observed_at_ = steady_now;
-  last_renew_ns_ = steady_now.time_since_epoch().count();
+  last_renew_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(steady_now.time_since_epoch()).count();
   return true;
 }
 
@@ -115,7 +116,7 @@ bool LeaderElector::Acquire(const std::atomic<bool>& stop) {
 
 void LeaderElector::KeepRenewing(std::function<void()> on_lost) {
   renewer_ = std::thread([this, on_lost = std::move(on_lost)] {
-    auto last_renew = std::chrono::steady_clock::now();
+    base::MonoTime last_renew = clock_.Monotonic();
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -123,10 +124,10 @@ void LeaderElector::KeepRenewing(std::function<void()> on_lost) {
         if (stopping_) return;
       }
       if (TryAcquireOrRenew()) {
-        last_renew = std::chrono::steady_clock::now();
+        last_renew = clock_.Monotonic();
         continue;
       }
-      if (std::chrono::steady_clock::now() - last_renew >= config_.renew_deadline) {
+      if (clock_.Monotonic() - last_renew >= config_.renew_deadline) {
         leader_ = false;
         spdlog::error("leader election: {} could not renew the lease for {} ms; giving up leadership",
                       config_.identity, config_.renew_deadline.count());

@@ -53,7 +53,8 @@ class LeaderElector {
   void Release();
 
   bool IsLeader() const { return leader_.load(); }
-  // True while the last successful renewal is less than renew_deadline ago (steady clock). A
+  // True while the last successful renewal is less than renew_deadline ago (the clock's monotonic
+  // time: every duration the elector measures reads clock.Monotonic(); only its waits are real). A
   // process that was paused (or cut off) longer than that must not write anything anymore.
   bool StillLeading() const;
   const std::string& identity() const { return config_.identity; }
@@ -66,14 +67,14 @@ class LeaderElector {
   const k8s::Clock& clock_;
   LeaderElectionConfig config_;
   std::atomic<bool> leader_{false};
-  // What we last saw of the Lease and when (steady clock) it last changed.
+  // What we last saw of the Lease and when (the clock's monotonic time) it last changed.
   std::string observed_holder_, observed_renew_;
-  std::chrono::steady_clock::time_point observed_at_{};
+  base::MonoTime observed_at_{};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
   std::thread renewer_;
-  std::atomic<int64_t> last_renew_ns_{0};  // steady clock, of the last successful acquire/renew
+  std::atomic<int64_t> last_renew_ns_{0};  // clock_.Monotonic(), of the last successful acquire/renew
 };
 
 // "<hostname>_<random>": unique per process.

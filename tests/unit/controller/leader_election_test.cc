@@ -451,6 +451,67 @@ TEST_F(LeaderElectionTest, KeepRenewingReportsTheLossWhenSomeoneElseTookTheLease
   EXPECT_EQ(api_->spec()->holder, "other");
 }
 
+// The elector measures every duration on the injected clock (its monotonic time), so a test can
+// pause time: these three run on a FakeClock that moves only when told to.
+
+TEST_F(LeaderElectionTest, StillLeadingFollowsTheInjectedClock) {
+  k8s::FakeClock fake;
+  LeaderElector e(client_, fake, FastConfig("me"));
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(e.Acquire(stop));
+  std::this_thread::sleep_for(milliseconds(130));  // real time passes; the elector's does not
+  EXPECT_TRUE(e.StillLeading());
+  fake.Advance(milliseconds(99));
+  EXPECT_TRUE(e.StillLeading());
+  fake.Advance(milliseconds(1));
+  EXPECT_FALSE(e.StillLeading()) << "renew deadline (100 ms) reached on the elector's clock";
+}
+
+TEST_F(LeaderElectionTest, CandidateWaitsTheLeaseDurationOnItsOwnClock) {
+  api_->SetOtherHolder("other", /*duration_s=*/1, /*transitions=*/0);  // and never renews
+  k8s::FakeClock fake;
+  LeaderElector e(client_, fake, FastConfig("me"));
+  std::atomic<bool> stop{false};
+  auto result = std::async(std::launch::async, [&] { return e.Acquire(stop); });
+  // Many tries (retry period 20 ms of real time), none may take the lease: no time has passed.
+  ASSERT_TRUE(WaitFor([&] { return api_->requests() >= 5; }, milliseconds(5000)));
+  EXPECT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout);
+  fake.Advance(milliseconds(999));
+  // More than the lease duration of real time passes, with tries all along: the elector's clock
+  // says 999 ms, so it still may not take the lease.
+  const int seen = api_->requests();
+  std::this_thread::sleep_for(milliseconds(1200));
+  ASSERT_TRUE(WaitFor([&] { return api_->requests() >= seen + 3; }, milliseconds(5000)));
+  EXPECT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout) << "took over 1 ms early";
+  EXPECT_EQ(api_->spec()->holder, "other");
+  fake.Advance(milliseconds(1));
+  ASSERT_EQ(result.wait_for(milliseconds(5000)), std::future_status::ready);
+  EXPECT_TRUE(result.get());
+  EXPECT_EQ(api_->spec()->holder, "me");
+  EXPECT_EQ(api_->spec()->transitions, 1);
+}
+
+TEST_F(LeaderElectionTest, RenewDeadlineIsMeasuredOnTheInjectedClock) {
+  k8s::FakeClock fake;
+  LeaderElector e(client_, fake, FastConfig("me"));
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(e.Acquire(stop));
+  std::atomic<int> lost{0};
+  e.KeepRenewing([&] { ++lost; });
+  api_->SetFailing(true);
+  // Renewals fail for a long real time, but none of the elector's time passes: still leading.
+  const int seen = api_->requests();
+  ASSERT_TRUE(WaitFor([&] { return api_->requests() >= seen + 5; }, milliseconds(5000)));
+  EXPECT_EQ(lost.load(), 0);
+  EXPECT_TRUE(e.IsLeader());
+  fake.Advance(milliseconds(100));
+  ASSERT_TRUE(WaitFor([&] { return lost.load() > 0; }, milliseconds(5000))) << "the deadline passed; no loss reported";
+  EXPECT_FALSE(e.IsLeader());
+  EXPECT_FALSE(e.StillLeading());
+  e.Release();
+  EXPECT_EQ(lost.load(), 1);
+}
+
 TEST(DefaultIdentityTest, UniquePerCall) {
   std::string a = DefaultIdentity(), b = DefaultIdentity();
   EXPECT_NE(a, b);
