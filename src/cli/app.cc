@@ -21,6 +21,7 @@
 #include "cli/manifests.h"
 #include "cli/priority.h"
 #include "cli/queue_view.h"
+#include "cli/run_view.h"
 #include "k8s/client.h"
 #include "k8s/config.h"
 #include "k8s/transport.h"
@@ -262,6 +263,39 @@ int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// ---- describe ----
+
+int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  const std::string& name = cl.positionals[0];
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  const std::string ns = Namespace(cl, *cfg);
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
+  if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
+  // The Pods and Events are shown when the caller may read them; a note says when not.
+  std::vector<std::string> notes;
+  k8s::ListOptions pods_opts;
+  pods_opts.label_selector = "berth.dev/run=" + name;
+  auto pods = client.List(k8s::resources::kPods.Path(ns), pods_opts);
+  if (!pods.ok()) notes.push_back("cannot list the run's Pods: " + pods.status().message());
+  k8s::ListOptions events_opts;
+  events_opts.field_selector = "involvedObject.uid=" + json::GetString(json::Find(*run, {"metadata", "uid"}));
+  auto events = client.List(k8s::resources::kEvents.Path(ns), events_opts);
+  if (!events.ok()) notes.push_back("cannot list the run's Events: " + events.status().message());
+  std::vector<const json::Value*> pod_ptrs, event_ptrs;
+  if (pods.ok()) {
+    for (const auto& p : pods->items) pod_ptrs.push_back(&p);
+  }
+  if (events.ok()) {
+    for (const auto& e : events->items) event_ptrs.push_back(&e);
+  }
+  out << FormatRunDescription(*run, pod_ptrs, event_ptrs, k8s::SystemClock().Now());
+  for (const auto& n : notes) err << "note: " << n << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int RunPassThrough(const std::vector<std::string>& argv, const std::string& input, std::string* error) {
@@ -319,6 +353,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     case Command::kQueue: return Queue(*cl, out, err);
     case Command::kPriority: return Priority(*cl, out, err);
     case Command::kFleets: return Fleets(*cl, out, err);
+    case Command::kDescribe: return Describe(*cl, out, err);
     case Command::kNone:
     case Command::kHelp: break;
   }

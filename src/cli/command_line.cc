@@ -96,6 +96,7 @@ Command ParseCommandName(const std::string& s) {
   if (s == "queue") return Command::kQueue;
   if (s == "priority") return Command::kPriority;
   if (s == "fleets") return Command::kFleets;
+  if (s == "describe" || s == "get") return Command::kDescribe;
   if (s == "help") return Command::kHelp;
   return Command::kNone;
 }
@@ -114,6 +115,7 @@ const char* CommandName(Command c) {
     case Command::kQueue: return "queue";
     case Command::kPriority: return "priority";
     case Command::kFleets: return "fleets";
+    case Command::kDescribe: return "describe";
     case Command::kHelp: return "help";
     case Command::kNone: break;
   }
@@ -183,7 +185,7 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     cl.command = ParseCommandName(words.front());
     if (cl.command == Command::kNone) {
       return Status::Error("unknown command \"" + words.front() +
-                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets)");
+                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe)");
     }
     cl.positionals.assign(words.begin() + 1, words.end());
   }
@@ -192,7 +194,7 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     if (!cl.positionals.empty()) {
       cl.help_topic = ParseCommandName(cl.positionals.front());
       if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
-        return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets");
+        return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, describe");
       }
     }
     return cl;
@@ -244,6 +246,12 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
       if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
       if (!cl.positionals.empty()) {
         return Status::Error("kubectl berth fleets takes no arguments, got \"" + cl.positionals.front() + "\"");
+      }
+      break;
+    case Command::kDescribe:
+      if (cl.positionals.size() != 1) {
+        return Status::Error("kubectl berth describe needs exactly one argument, RUN, got " +
+                             std::to_string(cl.positionals.size()));
       }
       break;
     default:
@@ -324,6 +332,16 @@ Examples:
 Flags:
   -o, --output wide   also show each instance's message
 )" + global;
+    case Command::kDescribe:
+      return R"(Show one run on one screen: priority, phase, reason and message, its place in the queue, what
+it asks for, when it was submitted, started and finished, its attempts, each rank's node and Pod
+state, its conditions and its Events (oldest first).
+
+Usage: kubectl berth describe RUN [-n NS]      (kubectl berth get RUN is the same)
+
+Example:
+  kubectl berth describe train -n ml
+)" + global;
     case Command::kNone:
     case Command::kHelp:
       break;
@@ -337,6 +355,7 @@ Commands:
   queue [-n NS | -A]        pending runs in queue order with priority, wait and why they wait
   priority RUN VALUE        change a run's priority (0..100)
   fleets                    fleets and their instances: blocks, runs started, expiry, state
+  describe RUN              one run: phase and why, queue position, ranks and their Pods, Events
   help [COMMAND]            help for a command (or: kubectl berth COMMAND --help)
 )" + global;
 }

@@ -16,7 +16,7 @@
 
 namespace berth::cli {
 
-enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets };
+enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kDescribe };
 
 struct CommandLine {
   Command command = Command::kNone;
@@ -39,7 +39,7 @@ struct CommandLine {
   std::string controller_service = "berth-controller";
   int64_t limit = 0;  // 0: every pending run
 
-  // priority: RUN VALUE
+  // priority: RUN VALUE; describe: RUN
   std::vector<std::string> positionals;
 };
 

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -385,7 +386,7 @@ class Cli : public EngineTest {
 };
 
 TEST_F(Cli, HelpForEveryCommand) {
-  for (const std::string cmd : {"apply", "queue", "priority", "fleets"}) {
+  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "describe"}) {
     CommandResult r = Berth({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: kubectl berth " + cmd), std::string::npos) << r.out;
@@ -398,7 +399,7 @@ TEST_F(Cli, HelpForEveryCommand) {
   }
   CommandResult overview = Berth({"--help"});
   EXPECT_EQ(overview.exit_code, 0);
-  for (const char* cmd : {"apply -f FILE [-Q]", "queue [-n NS | -A]", "priority RUN VALUE", "fleets"}) {
+  for (const char* cmd : {"apply -f FILE [-Q]", "queue [-n NS | -A]", "priority RUN VALUE", "fleets", "describe RUN"}) {
     EXPECT_NE(overview.out.find(cmd), std::string::npos) << overview.out;
   }
   EXPECT_EQ(Berth({}).out, overview.out);
@@ -426,7 +427,7 @@ TEST_F(Cli, BadContextFlagsAndKubeconfigAreClearErrors) {
   EXPECT_EQ(flag.err, "error: unknown flag --bogus (see kubectl berth --help)\n");
   CommandResult cmd = Berth({"launch"});
   EXPECT_EQ(cmd.exit_code, 1);
-  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets)\n");
+  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe)\n");
   CommandResult both = Berth({"queue", "-A", "-n", "x"});
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_EQ(both.err, "error: -A and -n cannot be used together\n");
@@ -751,6 +752,52 @@ TEST_F(Cli, FleetsShowBlocksRunsExpiryAndState) {
   CommandResult wide = Berth({"fleets", "-o", "wide"});
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
   EXPECT_TRUE(std::regex_search(wide.out, std::regex("\n  INSTANCE +BLOCKS +RUNS +EXPIRES +STATE +OTHER PODS +MESSAGE\n"))) << wide.out;
+}
+
+TEST_F(Cli, DescribeShowsPriorityPlacementPodStatesAndEvents) {
+  auto nodes = Nodes("desc", 2, "2", "2Gi");
+  Fleet("desc", "desc", "  placement: cluster\n");
+  CommandResult a = BerthNs({"apply", "-f", "-"}, RunYaml("pair", "  nodes: 2\n  priority: 70\n  maxDuration: 4h\n"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_TRUE(WaitPhase("pair", "Scheduled")) << Phase("pair") << ": " << Message("pair");
+  std::map<std::string, std::string> node_of_rank;  // pod -> the node it is bound to
+  ASSERT_TRUE(Eventually([&] {
+    node_of_rank.clear();
+    for (const auto& [pod, doc] : PodsOf("pair")) {
+      std::string node = json::GetString(json::Find(doc, {"spec", "nodeName"}));
+      if (!node.empty()) node_of_rank[pod] = node;
+    }
+    return node_of_rank.size() == 2;
+  })) << "the run's two Pods were never both bound";
+  SetPodPhase("pair-0", "Running");  // rank 0 runs; rank 1 has not started yet
+  // What a user checks: the run's priority and phase, each rank on its node with its Pod's state,
+  // and the Scheduled Event (Events are written in the background: wait for it).
+  CommandResult d;
+  const bool shown = Eventually([&] {
+    d = BerthNs({"describe", "pair"});
+    return d.exit_code == 0 && std::regex_search(d.out, std::regex("\nEvents:\n.*\n +[0-9]+[smh] +Normal +Scheduled +1 +"));
+  });
+  ASSERT_TRUE(shown) << d.out << d.err;
+  EXPECT_NE(d.out.find("Name:         pair\nNamespace:    " + ns_ + "\nPriority:     70\nPhase:        Scheduled\n"),
+            std::string::npos)
+      << d.out;
+  EXPECT_NE(d.out.find("Asks:         2 nodes, no resources named; any fleet\n"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("Limits:       maxDuration 4h\n"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("Fleet:        " + FleetName("desc") + "\n"), std::string::npos) << d.out;
+  EXPECT_TRUE(std::regex_search(d.out, std::regex("\n  RANK +NODE +BLOCKS +POD +POD STATE\n  0 +" + node_of_rank.at("pair-0") +
+                                                  " +1 +pair-0 +Running\n  1 +" + node_of_rank.at("pair-1") +
+                                                  " +1 +pair-1 +Pending\n")))
+      << d.out;
+  EXPECT_EQ(d.err, "");
+
+  CommandResult g = BerthNs({"get", "pair"});
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  EXPECT_EQ(g.out.substr(0, g.out.find("Asks:")), d.out.substr(0, d.out.find("Asks:"))) << "get is describe";
+
+  CommandResult missing = BerthNs({"describe", "nosuch"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "error: run \"nosuch\" not found in namespace \"" + ns_ + "\"\n");
+  EXPECT_EQ(missing.out, "");
 }
 
 }  // namespace

@@ -57,6 +57,10 @@ TEST(CommandLineTest, Accepted) {
        [](const CommandLine& c) {
          return c.command == Command::kFleets && c.kubeconfig == "/k" && c.context == "dev" && c.output == "wide";
        }},
+      {{"describe", "train", "-n", "ml"},
+       [](const CommandLine& c) { return c.command == Command::kDescribe && c.positionals == Args{"train"} && c.ns == "ml"; }},
+      {{"get", "train"}, [](const CommandLine& c) { return c.command == Command::kDescribe && c.positionals == Args{"train"}; }},
+      {{"help", "describe"}, [](const CommandLine& c) { return c.help && c.help_topic == Command::kDescribe; }},
       {{}, [](const CommandLine& c) { return c.help && c.help_topic == Command::kNone; }},
       {{"--help"}, [](const CommandLine& c) { return c.help && c.help_topic == Command::kNone; }},
       {{"help"}, [](const CommandLine& c) { return c.help && c.help_topic == Command::kNone; }},
@@ -102,6 +106,10 @@ TEST(CommandLineTest, Refused) {
       {{"fleets", "-o", "json"}, "supports -o wide only"},
       {{"fleets", "a100"}, "takes no arguments"},
       {{"help", "bogus"}, "no help for \"bogus\""},
+      {{"describe"}, "kubectl berth describe needs exactly one argument, RUN, got 0"},
+      {{"get", "a", "b"}, "needs exactly one argument, RUN, got 2"},
+      {{"describe", "train", "-A"}, "flag -A is not a flag of \"kubectl berth describe\""},
+      {{"describe", "train", "-o", "wide"}, "flag -o is not a flag of \"kubectl berth describe\""},
   };
   for (const auto& tc : cases) {
     auto c = ParseCommandLine(tc.args);
@@ -111,7 +119,8 @@ TEST(CommandLineTest, Refused) {
 }
 
 TEST(CommandLineTest, EveryCommandHasHelpWithGlobalFlags) {
-  for (Command c : {Command::kNone, Command::kApply, Command::kQueue, Command::kPriority, Command::kFleets}) {
+  for (Command c : {Command::kNone, Command::kApply, Command::kQueue, Command::kPriority, Command::kFleets,
+                    Command::kDescribe}) {
     const std::string u = Usage(c);
     EXPECT_THAT(u, HasSubstr("Usage: kubectl berth")) << CommandName(c);
     EXPECT_THAT(u, HasSubstr("--kubeconfig")) << CommandName(c);
@@ -122,6 +131,8 @@ TEST(CommandLineTest, EveryCommandHasHelpWithGlobalFlags) {
   EXPECT_THAT(Usage(Command::kQueue), HasSubstr("-A, --all-namespaces"));
   EXPECT_THAT(Usage(Command::kPriority), HasSubstr("kubectl berth priority RUN VALUE"));
   EXPECT_THAT(Usage(Command::kFleets), HasSubstr("-o, --output wide"));
+  EXPECT_THAT(Usage(Command::kDescribe), HasSubstr("kubectl berth describe RUN"));
+  EXPECT_THAT(Usage(Command::kNone), HasSubstr("describe RUN"));
 }
 
 }  // namespace
