@@ -33,8 +33,12 @@ class Manager {
   // The queue as the /queue endpoint serves it (JSON), filtered by namespace when not empty.
   std::string QueueJson(const std::string& ns, size_t limit) const;
 
- private:
+  // Stops the engine (its queued writes are carried out), releases the Lease and closes the
+  // servers; every thread berth started has ended when it returns. Idempotent (the destructor
+  // calls it too).
   void Shutdown();
+
+ private:
 
   Options options_;
   k8s::ClientPtr client_;

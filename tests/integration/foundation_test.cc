@@ -187,7 +187,7 @@ TEST_F(FoundationTest, ReconnectsAfterApiServerRestart) {
       << controller.Log();
   EXPECT_TRUE(Eventually([&] { return StatusInt("before", "effectivePriority") == 70; }, std::chrono::seconds(60)))
       << controller.Log();
-  EXPECT_EQ(controller.Stop(), 0);
+  EXPECT_EQ(controller.Stop(), 0) << "SIGTERM must shut down cleanly\n" << controller.Log();
 }
 
 TEST_F(FoundationTest, RelistsAfterCompactionMakesWatchTooOld) {
