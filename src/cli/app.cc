@@ -111,12 +111,60 @@ k8s::Result<std::vector<Source>> ReadSources(const std::vector<std::string>& fil
   return out;
 }
 
+// A Run of the manifests that exists and has ended (Succeeded or Failed).
+struct EndedRun {
+  std::string ns, name, uid, phase, reason;
+  std::string Words() const { return phase + (reason.empty() || reason == phase ? "" : ", " + reason); }
+};
+
+k8s::Result<std::vector<EndedRun>> FindEndedRuns(k8s::Client& client, const std::string& default_ns,
+                                                 const std::vector<NamedRun>& runs) {
+  std::vector<EndedRun> ended;
+  for (const auto& r : runs) {
+    const std::string ns = r.ns.empty() ? default_ns : r.ns;
+    auto got = client.Get(k8s::resources::kRuns.Path(ns, r.name));
+    if (!got.ok()) {
+      if (got.status().IsNotFound()) continue;
+      return Status::Error(RunErrorSentence(got.status(), ns, r.name));
+    }
+    const std::string phase = json::GetString(json::Find(*got, {"status", "phase"}));
+    if (phase != "Succeeded" && phase != "Failed") continue;
+    if (json::Find(*got, {"metadata", "deletionTimestamp"}) != nullptr) continue;  // already going
+    ended.push_back({ns, r.name, json::GetString(json::Find(*got, {"metadata", "uid"})), phase,
+                     json::GetString(json::Find(*got, {"status", "reason"}))});
+  }
+  return ended;
+}
+
+// Deletes an ended run (guarded by its uid) and waits until it is gone: berth-controller removes
+// its finalizer once the run's Pods are deleted.
+Status DeleteEndedRun(k8s::Client& client, const EndedRun& run, std::chrono::seconds timeout) {
+  const std::string path = k8s::resources::kRuns.Path(run.ns, run.name);
+  k8s::DeleteOptions o;
+  o.precondition_uid = run.uid;
+  Status s = client.Delete(path, o);
+  if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return Status::Error(RunErrorSentence(s, run.ns, run.name));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto got = client.Get(path);
+    if (!got.ok() && got.status().IsNotFound()) return Status();
+    if (got.ok() && json::GetString(json::Find(*got, {"metadata", "uid"})) != run.uid) return Status();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Error("run " + run.ns + "/" + run.name + " was deleted to be submitted again but is still there after " +
+                           std::to_string(timeout.count()) +
+                           " s (berth-controller removes its finalizer: is it running?); nothing was applied");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostream& err) {
   auto sources = ReadSources(cl.files, in);
   if (!sources.ok()) return Fail(err, sources.status().message());
   std::string yaml;
   int documents = 0;
   std::vector<RunQueueing> runs;
+  std::vector<NamedRun> named;
   for (const auto& s : *sources) {
     auto prepared = PrepareManifests(s.text, s.name, cl.queueing);
     if (!prepared.ok()) return Fail(err, prepared.status().message());
@@ -125,8 +173,28 @@ int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostre
     yaml += prepared->yaml;
     documents += prepared->documents;
     runs.insert(runs.end(), prepared->runs.begin(), prepared->runs.end());
+    named.insert(named.end(), prepared->named_runs.begin(), prepared->named_runs.end());
   }
   if (documents == 0) return Fail(err, "no objects passed to apply");
+
+  // Applying an ended run means "run it again": it is deleted first, so kubectl apply creates it.
+  std::vector<EndedRun> ended;
+  if (!named.empty()) {
+    auto cfg = LoadConfig(cl);
+    if (!cfg.ok()) return Fail(err, cfg.status().message());
+    k8s::Client client(*cfg);
+    client.SetMaxRetries(2);
+    auto found = FindEndedRuns(client, Namespace(cl, *cfg), named);
+    if (!found.ok()) return Fail(err, found.status().message());
+    ended = std::move(found).value();
+    if (!cl.no_resubmit && cl.dry_run.empty()) {
+      for (const auto& e : ended) {
+        Status s = DeleteEndedRun(client, e, std::chrono::seconds(60));
+        if (!s.ok()) return Fail(err, s.message());
+        out << "run/" << e.name << ": had ended (" << e.Words() << "); deleted to submit it again\n";
+      }
+    }
+  }
 
   std::vector<std::string> argv = {"kubectl"};
   if (!cl.kubeconfig.empty()) argv.insert(argv.end(), {"--kubeconfig", cl.kubeconfig});
@@ -139,6 +207,14 @@ int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostre
   int code = RunPassThrough(argv, yaml, &error);
   if (code < 0) return Fail(err, "cannot run kubectl (kubectl berth apply hands the manifests to kubectl apply): " + error);
   if (code != 0) return code;
+  for (const auto& e : ended) {
+    if (cl.no_resubmit) {
+      out << "run/" << e.name << ": has ended (" << e.Words()
+          << "); not submitted again (--no-resubmit): spec changes do not run it\n";
+    } else if (!cl.dry_run.empty()) {
+      out << "run/" << e.name << ": has ended (" << e.Words() << "); would be deleted and submitted again\n";
+    }
+  }
   for (const auto& r : runs) {
     if (r.queued) {
       out << "run/" << r.name << ": queueing on (retry on " << r.on_events << ", duration " << r.duration << ")\n";

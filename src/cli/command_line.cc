@@ -46,6 +46,9 @@ const std::vector<FlagSpec>& Flags() {
       {"queue", 'Q', false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
          return SetBool(c.queueing, "queue", v);
        }},
+      {"no-resubmit", 0, false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+         return SetBool(c.no_resubmit, "no-resubmit", v);
+       }},
       {"dry-run", 0, true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
          if (v != "none" && v != "client" && v != "server") {
            return Status::Error("flag --dry-run takes none, client or server, not \"" + v + "\"");
@@ -272,12 +275,15 @@ Global flags:
     case Command::kApply:
       return R"(Apply manifests like kubectl apply; with -Q, Runs queue for capacity instead of failing.
 
-Usage: kubectl berth apply -f FILE|- [-Q] [-n NS] [--dry-run=client|server]
+Usage: kubectl berth apply -f FILE|- [-Q] [-n NS] [--no-resubmit] [--dry-run=client|server]
 
 Every document of the file(s) is applied with kubectl apply (Runs, ConfigMaps, anything). With -Q
 each Run gets spec.retry.onEvents [no-capacity] and spec.retry.duration "off" (wait for capacity
 forever), except for the fields the document sets itself: "retry: {duration: 2h}" keeps 2h.
 A bare off in maxDuration or retry.duration (YAML 1.1 reads it as false) is sent as "off".
+A Run that has ended (Succeeded or Failed) is submitted again: the ended run is deleted (its
+status and Events go with it) and created anew from the file, at the back of its priority group.
+--no-resubmit leaves ended runs as they are.
 
 Examples:
   kubectl berth apply -f train.yaml -Q
@@ -286,6 +292,7 @@ Examples:
 Flags:
   -f, --filename FILE     manifest file, directory of .yaml/.yml/.json files, or - for stdin (repeatable)
   -Q, --queue             turn on queueing for every Run that does not set its own retry fields
+      --no-resubmit       do not submit ended runs again (kubectl apply then only changes their spec)
       --dry-run MODE      client or server: passed to kubectl apply
 )" + global;
     case Command::kQueue:

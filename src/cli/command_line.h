@@ -30,6 +30,7 @@ struct CommandLine {
   // apply
   std::vector<std::string> files;  // "-" is stdin
   bool queueing = false;           // -Q
+  bool no_resubmit = false;        // --no-resubmit: apply leaves ended runs ended
   std::string dry_run;             // passed to kubectl apply as --dry-run=VALUE when set
 
   // queue, fleets

@@ -203,6 +203,10 @@ Status Prepare(const YAML::Node& obj, bool queueing, PreparedManifests& out) {
   const YAML::Node spec = Child(obj, "spec");
   DefuseOff(spec, "maxDuration");
   DefuseOff(Child(spec, "retry"), "duration");
+  const YAML::Node meta = Child(obj, "metadata");
+  if (const std::string name = Str(Child(meta, "name")); !name.empty()) {
+    out.named_runs.push_back({Str(Child(meta, "namespace")), name});
+  }
   if (queueing) out.runs.push_back(TurnOnQueueing(obj));
   return Status();
 }

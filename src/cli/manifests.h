@@ -25,10 +25,17 @@ struct RunQueueing {
   bool queued = false;    // onEvents includes no-capacity, so the run waits for capacity
 };
 
+// A Run named in the manifests (metadata.name; metadata.namespace when the document sets it).
+struct NamedRun {
+  std::string ns;  // empty: the namespace kubectl apply would use (-n, else the context's)
+  std::string name;
+};
+
 struct PreparedManifests {
   std::string yaml;                // documents separated by "---\n"
   int documents = 0;               // non-empty documents
   std::vector<RunQueueing> runs;   // every Run (berth.dev), in input order; filled only with -Q
+  std::vector<NamedRun> named_runs;  // every Run with a metadata.name, in input order (always filled)
 };
 
 // Reads every document of `text` (`source` names it in errors: a file name or "stdin") and

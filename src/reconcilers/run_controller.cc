@@ -733,21 +733,38 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (!busy) HandleDeletion(run);
     return false;
   }
-  if (phase == "Succeeded") return false;
-  if (phase == "Failed") {
+  if (phase == "Succeeded" || phase == "Failed") {
+    if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = PodsToStop(run);
-    if (!busy && !to_delete.empty()) {
+    std::vector<PodRef> to_delete = phase == "Failed" ? PodsToStop(run) : std::vector<PodRef>{};
+    if (!to_delete.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
         DeletePods(ns, to_delete);
         return true;
       });
+    } else if (run.status.observed_generation != run.meta.generation) {
+      NoteSpecChangeAfterEnd(run);
     }
     return false;
   }
   if (IsPendingPhase(phase)) return ReconcilePending(run, now, busy);
   if (IsPlacedPhase(phase) && !busy) ReconcilePlaced(run, view, now);
   return false;
+}
+
+void RunController::NoteSpecChangeAfterEnd(const Run& run) {
+  // An ended run does not run again when its spec changes (kubectl apply of an edited file): its
+  // status and an Event say so, and how to run it again. Once per generation.
+  static const std::string kNote =
+      "the spec changed after the run ended, which does not run it again: kubectl berth apply -f FILE submits it again";
+  RunStatus next = run.status;
+  next.observed_generation = run.meta.generation;
+  for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
+  if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
+  WriteStatus(run, next, "Warning", "SpecChangeIgnored",
+              "the run has ended (" + run.status.phase +
+                  "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
+                  "(or delete and create it)");
 }
 
 bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {

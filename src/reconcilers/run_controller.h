@@ -241,6 +241,7 @@ class RunController {
   // `reason` overrides the reason (default Interrupted or PodFailed).
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
                    const std::string& reason = {});
+  void NoteSpecChangeAfterEnd(const Run& run);
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);

@@ -516,6 +516,66 @@ TEST_F(Cli, ApplyWithQueueingOnAMultiDocumentFile) {
   EXPECT_NE(broken.err.find("error: stdin: line "), std::string::npos) << broken.err;
 }
 
+TEST_F(Cli, ApplyResubmitsEndedRunsUnlessAskedNotTo) {
+  // No fleet can hold the run yet: applied without -Q it fails.
+  const std::string file = File("again.yaml", RunYaml("again"));
+  CommandResult first = BerthNs({"apply", "-f", file});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(WaitPhase("again", "Failed")) << Phase("again");
+  ASSERT_EQ(Reason("again"), "Unschedulable");
+  auto uid = [&] { return json::GetString(json::Find(GetRun("again"), {"metadata", "uid"})); };
+  const std::string first_uid = uid();
+
+  // A plain kubectl apply of an edited file changes the spec of the ended run, which stays ended:
+  // its message and a Warning Event say so, and how to run it again.
+  const std::string edited = File("again-edited.yaml", RunYaml("again", "  priority: 70\n"));
+  CommandResult plain = Kubectl({"apply", "-f", edited});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(Eventually([&] {
+    return Message("again").find("kubectl berth apply -f FILE submits it again") != std::string::npos;
+  })) << Message("again");
+  EXPECT_EQ(Phase("again"), "Failed");
+  EXPECT_EQ(Reason("again"), "Unschedulable");
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult ev = Kubectl({"get", "events", "--field-selector", "involvedObject.uid=" + first_uid + ",reason=SpecChangeIgnored",
+                                "-o", "jsonpath={.items[*].message}"});
+    return ev.out.find("the run has ended (Failed)") != std::string::npos;
+  })) << "no SpecChangeIgnored Event on the ended run";
+
+  // --no-resubmit keeps it as it is.
+  CommandResult kept = BerthNs({"apply", "-Q", "--no-resubmit", "-f", file});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_NE(kept.out.find("run/again: has ended (Failed, Unschedulable); not submitted again (--no-resubmit)"),
+            std::string::npos) << kept.out;
+  EXPECT_EQ(uid(), first_uid);
+  EXPECT_EQ(Phase("again"), "Failed");
+  // --dry-run says what would happen and does nothing.
+  CommandResult dry = BerthNs({"apply", "-Q", "--dry-run=server", "-f", file});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("run/again: has ended (Failed, Unschedulable); would be deleted and submitted again"),
+            std::string::npos) << dry.out;
+  EXPECT_EQ(uid(), first_uid);
+
+  // kubectl berth apply: the ended run is deleted and created anew from the file, queued this time.
+  CommandResult again = BerthNs({"apply", "-Q", "-f", file});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out,
+            "run/again: had ended (Failed, Unschedulable); deleted to submit it again\n"
+            "run.berth.dev/again created\n"
+            "run/again: queueing on (retry on no-capacity, duration off)\n");
+  EXPECT_NE(uid(), first_uid);
+  EXPECT_TRUE(Eventually([&] { return Phase("again") == "Pending" && Reason("again") == "Unschedulable"; }))
+      << Phase("again") << "/" << Reason("again");
+  // And it runs once there is room: run again means run again.
+  Nodes("again", 1, "4", "8Gi");
+  Fleet("again", "again");
+  EXPECT_TRUE(WaitPhase("again", "Scheduled")) << Phase("again") << ": " << Message("again");
+  // A run that exists and has not ended is applied as kubectl apply does.
+  CommandResult live = BerthNs({"apply", "-Q", "-f", file});
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  EXPECT_EQ(live.out, "run.berth.dev/again unchanged\nrun/again: queueing on (retry on no-capacity, duration off)\n");
+}
+
 TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
   BusySlot();
   CommandResult r = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("first") + "---\n" + RunYaml("second") + "---\n" + RunYaml("third"));

@@ -137,6 +137,13 @@ items:
   EXPECT_EQ(p.runs[1].name, "b");
   EXPECT_EQ(p.runs[1].duration, "2h");
   EXPECT_EQ(p.runs[2].name, "gen-*");
+  // The Runs apply may resubmit: named ones, with the document's namespace when it sets one.
+  ASSERT_EQ(p.named_runs.size(), 2u);
+  EXPECT_EQ(p.named_runs[0].name, "a");
+  EXPECT_EQ(p.named_runs[1].name, "b");
+  EXPECT_EQ(MustPrepare("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: c, namespace: ml}\n", false)
+                .named_runs.at(0).ns,
+            "ml");
   auto docs = Reparse(p.yaml);
   ASSERT_EQ(docs.size(), 3u);
   EXPECT_EQ(docs[0]["data"]["enabled"].Tag(), "!");  // still a quoted string
