@@ -3,7 +3,7 @@
 // is half done), a restart, and a settle. Invariants are sampled continuously through the API
 // (tests/integration/invariants.h) and checked again once each round has settled.
 //
-// BERTH_CRASH_ROUNDS (default 8), BERTH_CRASH_RUNS (default 200) and BERTH_FAULT_SEED (default:
+// BERTH_CRASH_ROUNDS (default 6), BERTH_CRASH_RUNS (default 150) and BERTH_FAULT_SEED (default:
 // random, printed) change the amount of work; docs/reliability.md has the longer command.
 
 #include <gtest/gtest.h>
@@ -55,8 +55,8 @@ class Crash : public EngineTest {
 };
 
 TEST_F(Crash, SigkillAtRandomMomentsLosesNothingAndDoubleBooksNothing) {
-  const int rounds = EnvInt("BERTH_CRASH_ROUNDS", 8);
-  const int runs_per_round = EnvInt("BERTH_CRASH_RUNS", 200);
+  const int rounds = EnvInt("BERTH_CRASH_ROUNDS", 6);
+  const int runs_per_round = EnvInt("BERTH_CRASH_RUNS", 150);
   const unsigned seed = static_cast<unsigned>(EnvInt("BERTH_FAULT_SEED", static_cast<int>(std::random_device{}() % 1000000)));
   keep_runs_ = true;
   std::printf("crash test: %d rounds of %d runs, seed %u (BERTH_FAULT_SEED=%u repeats it)\n", rounds, runs_per_round,

@@ -55,8 +55,13 @@ class RealNodesTest : public EngineTest {
   // A run whose container runs `script` in busybox's sh on a real node.
   void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script,
                 const std::string& pod_spec_extra = {}) {
+    // `sleep` as the container's first process ignores SIGTERM: without a short grace period every
+    // stopped Pod would take the default 30 s (tests about grace periods set their own).
+    const std::string grace = pod_spec_extra.find("terminationGracePeriodSeconds") == std::string::npos
+                                  ? "      terminationGracePeriodSeconds: 1\n"
+                                  : "";
     std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
-                       "  template:\n    spec:\n" + pod_spec_extra +
+                       "  template:\n    spec:\n" + grace + pod_spec_extra +
                        "      containers:\n      - name: main\n        image: " + RealNodes::kBusybox +
                        "\n        command: [sh, -c, " + json::Quote(script) + "]\n";
     Apply(yaml);
@@ -358,7 +363,8 @@ TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
   for (int i = 0; i < 4; ++i) {
     Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
-          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      containers:\n"
+          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
+          "      containers:\n"
           "      - {name: main, image: " + RealNodes::kBusybox + ", command: [sleep, '3600']}\n"
           "      - {name: proxy, image: " + RealNodes::kBusybox + ", command: [sleep, '3600'], "
           "resources: {requests: {cpu: 200m}}}\n");

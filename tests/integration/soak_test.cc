@@ -6,7 +6,7 @@
 // It asserts what a user and an operator would check: the kubelets admitted every Pod berth bound
 // (no OutOf* refusal), no machine ever had more blocks' worth of Pods running than it has blocks,
 // every run ended in its right phase, and every deleted run is gone.
-// BERTH_SOAK_RUNS sets the number of runs (default 120 in the suite; docs/reliability.md reports
+// BERTH_SOAK_RUNS sets the number of runs (default 60 in the suite; docs/reliability.md reports
 // 500: `BERTH_SOAK_RUNS=500 build/tests/integration/it_soak_test`).
 
 #include <cstdio>
@@ -58,7 +58,7 @@ struct Sample {
 };
 
 TEST_F(SoakTest, MixedRunsOnRealNodesAreAllAdmittedAndNeverOvercommit) {
-  int total = 120;
+  int total = 60;
   if (const char* env = std::getenv("BERTH_SOAK_RUNS"); env != nullptr && std::atoi(env) > 0) total = std::atoi(env);
 
   const std::string fleet = FleetName("soak");
