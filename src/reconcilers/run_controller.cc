@@ -835,7 +835,16 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     WriteStatus(run, next, "Normal", "Resumed", next.message);
     return false;
   }
-  if (waits) return false;
+  if (waits) {
+    // Normally they are being deleted already (Suspend deletes them all); one that is not (a
+    // finished Pod kept by an older controller, say) would hold the run back for ever.
+    std::vector<PodRef> stale;
+    for (const auto& p : pods) {
+      if (!p->meta.deleting && p->meta.Label(kAttemptLabel) == attempt) stale.push_back(RefOf(*p));
+    }
+    if (!stale.empty()) Dispatch(RunKey(run), [this, ns = run.meta.ns, stale] { return DeletePods(ns, stale); });
+    return false;
+  }
   // A resubmitted run backs off before it queues again (its message says until when).
   if (auto after = ParseTime(run.status.retry_after); after && now < *after) return false;
   return true;
@@ -926,7 +935,9 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
       if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
       Memo& memo = memo_[RunKey(run)];
-      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
+      // One admission: a run resumed after a suspension is admitted again in the same attempt,
+      // with a new scheduledAt.
+      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt) + "/" + run.status.scheduled_at;
       // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
       if (memo.pods_ensured_for != ensured ||
           clock_.Monotonic() - memo.pods_ensured_at >= std::chrono::seconds(10)) {

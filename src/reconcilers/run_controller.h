@@ -166,7 +166,8 @@ class RunController {
     k8s::TimePoint last_wait_write{};
     // Our last status write's resourceVersion: the run is left alone until the cache has it.
     uint64_t awaiting_rv = 0;
-    // Pods of this uid/attempt were handed to a writer at this time (not again until it is stale).
+    // Pods of this uid/attempt/scheduledAt were handed to a writer at this time (not again until
+    // it is stale).
     std::string pods_ensured_for;
     // The spec (all but the priority) as first seen admitted, to tell the user when a later
     // change is ignored.

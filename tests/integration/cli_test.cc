@@ -999,6 +999,22 @@ TEST_F(Cli, SuspendAndResumeKeepTheFirstSubmissionTime) {
   EXPECT_TRUE(WaitPhase("first", "Scheduled")) << Phase("first") << ": " << Message("first");
   EXPECT_EQ(StatusInt("first", "resubmissions"), 0);
 
+  // Suspended and resumed at once: its Pod is still stopping (it holds the block, and its name is
+  // the next Pod's), so it waits out of the queue until the Pod is gone, then it is first again.
+  StartRun("first");
+  ASSERT_EQ(BerthNs({"suspend", "first"}).exit_code, 0);
+  ASSERT_EQ(BerthNs({"resume", "first"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return Reason("first") == "Resumed" &&
+           Message("first") == "resumed: it queues again at its first submission time once the Pods of its suspended attempt are gone";
+  })) << Reason("first") << ": " << Message("first");
+  EXPECT_EQ(json::Find(RunDoc("first"), {"status", "queuePosition"}), nullptr);
+  EXPECT_FALSE(PodsOf("first").empty());
+  EXPECT_TRUE(Eventually([&] { return PodsGoneOnceStopped("first"); }));
+  EXPECT_TRUE(WaitPhase("first", "Scheduled")) << Phase("first") << ": " << Message("first");
+  EXPECT_EQ(Phase("second"), "Pending");
+  EXPECT_TRUE(Eventually([&] { return PodsOf("first").count("first-0") == 1; })) << "the new Pod takes the old name";
+
   // An ended run: suspend is refused by the plugin, and a patch does nothing but say so.
   CommandResult ended = BerthNs({"suspend", "third"});
   EXPECT_EQ(ended.exit_code, 1);
