@@ -812,7 +812,11 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
   }
   // Pods of an earlier attempt still running (a crash came between the Pending status and their
   // delete) are stopped; they hold their blocks until they are gone.
-  std::vector<PodRef> leftover = PodsToStop(run);
+  const auto pods = PodsOf(run);
+  std::vector<PodRef> leftover;
+  for (const auto& p : pods) {
+    if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(RefOf(*p));
+  }
   if (!leftover.empty()) {
     Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
     return false;
@@ -822,7 +826,6 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
   // change), so it queues only once the suspended attempt's Pods are gone; they hold their blocks
   // until then anyway.
   const std::string attempt = std::to_string(run.status.resubmissions);
-  const auto pods = PodsOf(run);
   const bool waits = std::any_of(pods.begin(), pods.end(), [&](const auto& p) { return p->meta.Label(kAttemptLabel) == attempt; });
   if (run.status.reason == "Suspended") {
     RunStatus next = run.status;
