@@ -18,9 +18,11 @@
 
 #include "cli/command_line.h"
 #include "cli/fleet_view.h"
+#include "cli/logs.h"
 #include "cli/manifests.h"
 #include "cli/priority.h"
 #include "cli/queue_view.h"
+#include "cli/run_control.h"
 #include "cli/run_view.h"
 #include "k8s/client.h"
 #include "k8s/config.h"
@@ -37,6 +39,8 @@ using k8s::Status;
 // How long `priority` waits for the controller to reflect the change.
 constexpr std::chrono::milliseconds kObserveTimeout(3000);
 constexpr std::chrono::milliseconds kObservePoll(100);
+// How long `stop`, `suspend` and `resume` wait for the controller to show the change.
+constexpr std::chrono::milliseconds kControlTimeout(5000);
 
 int Fail(std::ostream& err, const std::string& sentence) {
   err << "error: " << sentence << "\n";
@@ -372,6 +376,62 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// ---- stop, suspend, resume ----
+
+int ControlRun(const CommandLine& cl, Control c, std::ostream& out, std::ostream& err) {
+  const std::string& name = cl.positionals[0];
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  const std::string ns = Namespace(cl, *cfg);
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto change = ApplyControl(client, ns, name, c);
+  if (!change.ok()) return Fail(err, change.status().message());
+  const std::string was = change->phase.empty() ? std::string("not yet seen by berth-controller") : "was " + change->phase;
+  out << "run/" << name << " " << (c == Control::kStop ? "stop" : c == Control::kSuspend ? "suspension" : "resumption")
+      << " requested (" << was << ")\n";
+  out.flush();
+  const auto deadline = std::chrono::steady_clock::now() + kControlTimeout;
+  while (true) {
+    auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
+    if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
+    if (ControlDone(c, *run, change->generation)) {
+      out << "run/" << name << ": " << StatusLine(*run) << "\n";
+      return 0;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(kObservePoll);
+  }
+  out << "run/" << name << ": berth-controller has not shown the change within " << kControlTimeout.count() / 1000
+      << " s (is it running?); kubectl berth describe " << name << " shows the run\n";
+  return 0;
+}
+
+// ---- logs ----
+
+int Logs(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  const std::string& name = cl.positionals[0];
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  const std::string ns = Namespace(cl, *cfg);
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
+  if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
+  k8s::ListOptions opts;
+  opts.label_selector = "berth.dev/run=" + name;
+  auto pods = client.List(k8s::resources::kPods.Path(ns), opts);
+  if (!pods.ok()) return Fail(err, "cannot list the run's Pods: " + pods.status().message());
+  std::vector<const json::Value*> ptrs;
+  for (const auto& p : pods->items) ptrs.push_back(&p);
+  auto sel = SelectLogTargets(*run, ptrs, cl.rank);
+  if (!sel.ok()) return Fail(err, sel.status().message());
+  if (!sel->note.empty()) err << "note: " << sel->note << "\n";
+  const bool ok = cl.follow ? FollowLogs(*client.transport(), ns, sel->targets, out, err)
+                            : PrintLogs(*client.transport(), ns, sel->targets, out, err);
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int RunPassThrough(const std::vector<std::string>& argv, const std::string& input, std::string* error) {
@@ -430,6 +490,10 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     case Command::kPriority: return Priority(*cl, out, err);
     case Command::kFleets: return Fleets(*cl, out, err);
     case Command::kDescribe: return Describe(*cl, out, err);
+    case Command::kStop: return ControlRun(*cl, Control::kStop, out, err);
+    case Command::kSuspend: return ControlRun(*cl, Control::kSuspend, out, err);
+    case Command::kResume: return ControlRun(*cl, Control::kResume, out, err);
+    case Command::kLogs: return Logs(*cl, out, err);
     case Command::kNone:
     case Command::kHelp: break;
   }

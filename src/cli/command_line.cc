@@ -74,6 +74,18 @@ const std::vector<FlagSpec>& Flags() {
          c.controller_service = v;
          return Status();
        }},
+      {"follow", 'f', false, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
+         return SetBool(c.follow, "follow", v);
+       }},
+      {"rank", 0, true, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
+         int n = 0;
+         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+         if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
+           return Status::Error("flag --rank takes a rank, a whole number >= 0, not \"" + v + "\"");
+         }
+         c.rank = n;
+         return Status();
+       }},
       {"limit", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
          int64_t n = 0;
          auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -100,6 +112,10 @@ Command ParseCommandName(const std::string& s) {
   if (s == "priority") return Command::kPriority;
   if (s == "fleets") return Command::kFleets;
   if (s == "describe" || s == "get") return Command::kDescribe;
+  if (s == "stop") return Command::kStop;
+  if (s == "suspend") return Command::kSuspend;
+  if (s == "resume") return Command::kResume;
+  if (s == "logs") return Command::kLogs;
   if (s == "help") return Command::kHelp;
   return Command::kNone;
 }
@@ -119,6 +135,10 @@ const char* CommandName(Command c) {
     case Command::kPriority: return "priority";
     case Command::kFleets: return "fleets";
     case Command::kDescribe: return "describe";
+    case Command::kStop: return "stop";
+    case Command::kSuspend: return "suspend";
+    case Command::kResume: return "resume";
+    case Command::kLogs: return "logs";
     case Command::kHelp: return "help";
     case Command::kNone: break;
   }
@@ -159,8 +179,12 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     } else {
       char c = a[1];
       spelled = std::string("-") + c;
+      // One letter may mean different flags of different commands (-f): the command named so far
+      // picks; without one, the first flag with the letter.
+      const Command so_far = words.empty() ? Command::kNone : ParseCommandName(words.front());
       for (const auto& f : Flags()) {
-        if (f.short_name != 0 && f.short_name == c) spec = &f;
+        if (f.short_name == 0 || f.short_name != c) continue;
+        if (spec == nullptr || f.commands.count(so_far) > 0) spec = &f;
       }
       if (a.size() > 2) {
         value = a.substr(a[2] == '=' ? 3 : 2);
@@ -188,7 +212,7 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     cl.command = ParseCommandName(words.front());
     if (cl.command == Command::kNone) {
       return Status::Error("unknown command \"" + words.front() +
-                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe)");
+                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe, stop, suspend, resume, logs)");
     }
     cl.positionals.assign(words.begin() + 1, words.end());
   }
@@ -197,7 +221,7 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     if (!cl.positionals.empty()) {
       cl.help_topic = ParseCommandName(cl.positionals.front());
       if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
-        return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, describe");
+        return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, describe, stop, suspend, resume, logs");
       }
     }
     return cl;
@@ -254,6 +278,15 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     case Command::kDescribe:
       if (cl.positionals.size() != 1) {
         return Status::Error("kubectl berth describe needs exactly one argument, RUN, got " +
+                             std::to_string(cl.positionals.size()));
+      }
+      break;
+    case Command::kStop:
+    case Command::kSuspend:
+    case Command::kResume:
+    case Command::kLogs:
+      if (cl.positionals.size() != 1) {
+        return Status::Error("kubectl berth " + cmd + " needs exactly one argument, RUN, got " +
                              std::to_string(cl.positionals.size()));
       }
       break;
@@ -349,11 +382,65 @@ Usage: kubectl berth describe RUN [-n NS]      (kubectl berth get RUN is the sam
 Example:
   kubectl berth describe train -n ml
 )" + global;
+    case Command::kStop:
+      return R"(End a run and keep its record: it is Failed with reason Stopped and never resubmitted by retry.
+
+Usage: kubectl berth stop RUN [-n NS]
+
+A pending run leaves the queue. A scheduled or running run's Pods are stopped with their grace
+period; its blocks are free once they are gone. Writes spec.stop: true (one merge patch guarded by
+the run's resourceVersion, with your credentials), then waits up to 5 s for berth-controller to
+show the run stopped. An ended run cannot be stopped (kubectl berth apply -f FILE runs it again).
+
+Example:
+  kubectl berth stop train -n ml
+)" + global;
+    case Command::kSuspend:
+      return R"(Suspend a run (spec.suspend: true, a Job's field and meaning).
+
+Usage: kubectl berth suspend RUN [-n NS]
+
+A pending run leaves the queue (Pending, reason Suspended, no position). A scheduled or running
+run's Pods are stopped with their grace period and it waits suspended; its blocks are free once its
+Pods are gone. kubectl berth resume RUN queues it again at its first submission time. An ended run
+cannot be suspended.
+
+Example:
+  kubectl berth suspend train -n ml
+)" + global;
+    case Command::kResume:
+      return R"(Resume a suspended run (spec.suspend: false): it queues again at its first submission time.
+
+Usage: kubectl berth resume RUN [-n NS]
+
+If the suspension stopped its Pods, it queues once they are gone (the new Pods take their names).
+
+Example:
+  kubectl berth resume train -n ml
+)" + global;
+    case Command::kLogs:
+      return R"(Print the logs of every rank of a run, each line prefixed by "[rank N] ".
+
+Usage: kubectl berth logs RUN [--rank N] [-f] [-n NS]
+
+Reads the Pods of the run's current attempt (or, while a retry waits for its Pods, the latest
+attempt that has Pods) through the API server (pods/log), the first container of each. Without -f
+the ranks are printed one after the other; with -f they are followed together, lines as they come,
+until every rank's container has ended (a rank whose container has not started yet is waited for).
+
+Examples:
+  kubectl berth logs train
+  kubectl berth logs train --rank 1 -f
+
+Flags:
+      --rank N     only rank N (0 to nodes-1)
+  -f, --follow     follow the logs until every rank's container has ended
+)" + global;
     case Command::kNone:
     case Command::kHelp:
       break;
   }
-  return R"(kubectl berth: queue Runs, see the queue, change priorities, look at fleets.
+  return R"(kubectl berth: queue Runs, see the queue, change priorities, look at fleets, read logs, stop or suspend runs.
 
 Usage: kubectl berth COMMAND [flags]
 
@@ -363,6 +450,10 @@ Commands:
   priority RUN VALUE        change a run's priority (0..100)
   fleets                    fleets and their instances: blocks, runs started, expiry, state
   describe RUN              one run: phase and why, queue position, ranks and their Pods, Events
+  logs RUN [--rank N] [-f]  every rank's logs, each line prefixed by its rank; -f follows
+  stop RUN                  end a run (Failed, Stopped), its Pods stopped with their grace period
+  suspend RUN               take a run out of the queue, stopping its Pods, until it is resumed
+  resume RUN                queue a suspended run again at its first submission time
   help [COMMAND]            help for a command (or: kubectl berth COMMAND --help)
 )" + global;
 }

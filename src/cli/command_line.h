@@ -6,9 +6,11 @@
 // spellings: "--flag value", "--flag=value", "-n value", "-n=value", "-nvalue"; boolean flags as
 // "-A", "--all-namespaces", "--all-namespaces=true|false". "--" ends the flags. A token that looks
 // like a negative number ("-5") is a positional argument, so "priority RUN -5" reaches the priority
-// check and gets its sentence instead of "unknown flag".
+// check and gets its sentence instead of "unknown flag". "-f" is apply's --filename and logs'
+// --follow: the command named before it decides.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,7 @@
 
 namespace berth::cli {
 
-enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kDescribe };
+enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kDescribe, kStop, kSuspend, kResume, kLogs };
 
 struct CommandLine {
   Command command = Command::kNone;
@@ -40,7 +42,11 @@ struct CommandLine {
   std::string controller_service = "berth-controller";
   int64_t limit = 0;  // 0: every pending run
 
-  // priority: RUN VALUE; describe: RUN
+  // logs
+  std::optional<int> rank;  // --rank N: only this rank
+  bool follow = false;      // -f/--follow
+
+  // priority: RUN VALUE; describe, stop, suspend, resume, logs: RUN
   std::vector<std::string> positionals;
 };
 

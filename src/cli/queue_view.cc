@@ -25,6 +25,8 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
   for (const auto& v : items->GetArray()) {
     if (!v.IsObject() || json::GetString(json::Find(v, {"status", "phase"})) != "Pending") continue;
     if (json::Find(v, {"metadata", "deletionTimestamp"}) != nullptr) continue;
+    // A suspended run is out of the queue (spec.suspend, a Job's field).
+    if (const json::Value* s = json::Find(v, {"spec", "suspend"}); s != nullptr && s->IsBool() && s->GetBool()) continue;
     ++q.total;
     const json::Value* pos = json::Find(v, {"status", "queuePosition"});
     if (pos == nullptr || !pos->IsInt64() || pos->GetInt64() < 1) continue;

@@ -41,7 +41,7 @@ struct QueueView {
 
 // The queue as the runs' status shows it, for when the controller cannot be reached through the
 // API server (it runs outside the cluster, as in hack/local-up.sh, or its Service is gone): the
-// pending runs (phase Pending, not being deleted) of `run_list` (a RunList) that show a
+// pending runs (phase Pending, not being deleted, not suspended) of `run_list` (a RunList) that show a
 // status.queuePosition, in that order. berth writes positions for the first 100 places, so `total`
 // counts every pending run and the items are at most those 100. `limit` 0: no limit. Wait times
 // are counted from status.submittedAt (else the creation time) to `now`.

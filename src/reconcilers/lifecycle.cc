@@ -94,6 +94,27 @@ bool IsEviction(const std::string& reason) {
 PlacedDecision DecidePlaced(const PlacedInput& in) {
   const Run& run = *in.run;
   const bool running_phase = run.status.phase == "Running";
+  // Rule 0: the user's stop or suspend, unless every rank already succeeded.
+  if (run.stop || run.suspend) {
+    bool all_succeeded = !run.status.placement.empty();
+    for (const auto& entry : run.status.placement) {
+      auto it = in.pods.find(entry.pod);
+      all_succeeded = all_succeeded && it != in.pods.end() && it->second->phase == "Succeeded";
+    }
+    const std::string while_ = running_phase ? "while running" : "while scheduled";
+    if (!all_succeeded && run.stop) {
+      PlacedDecision d;
+      d.kind = Kind::kStop;
+      d.reason = "Stopped";
+      d.why = "stopped (spec.stop) " + while_ + "; its Pods are stopped with their grace period";
+      return d;
+    }
+    if (!all_succeeded) {
+      return With(Kind::kSuspend, "suspended (spec.suspend) " + while_ +
+                                      ": its Pods are stopped with their grace period; it waits out of the queue "
+                                      "until spec.suspend is false again (kubectl berth resume)");
+    }
+  }
   // Rule 1: the nodes.
   for (const auto& entry : run.status.placement) {
     auto problem = in.node_problems.find(entry.node);

@@ -6,6 +6,9 @@
 // lifecycle_test.cc). docs/concepts.md describes the same rules for users.
 //
 // The rules, in the order they are checked (the first that applies decides):
+//   0. spec.stop: the run is stopped (Failed, Stopped); else spec.suspend: it is suspended (its
+//      Pods stop, it waits in Pending). Either way not when every Pod has already succeeded
+//      (the run succeeded: there is nothing left to stop).
 //   1. A node of the placement is gone, left every fleet or is not ready: an interruption.
 //   2. Per rank: a Pod missing while Running (deleted): an interruption; missing while
 //      Scheduled: its Pods are to be created. A Pod the kubelet refused at admission (OutOfcpu,
@@ -49,6 +52,8 @@ struct PlacedDecision {
     kShowWaiting, // a Pod cannot start: `message` (only when the run does not show it yet)
     kStarted,     // every Pod runs (or is done): phase Running; `message`
     kCreatePods,  // Scheduled and a Pod is missing or not bound
+    kStop,        // spec.stop: end the run (Failed, Stopped, never retried); `why`
+    kSuspend,     // spec.suspend: stop the Pods and wait suspended in Pending; `message`
   };
   Kind kind = Kind::kNothing;
   bool interruption = false;

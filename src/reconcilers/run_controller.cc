@@ -733,6 +733,17 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (!busy) HandleDeletion(run);
     return false;
   }
+  // Stopped by the user (spec.stop) before it was placed: it leaves the queue, Failed/Stopped.
+  // A placed run is stopped by its lifecycle (rule 0 of reconcilers/lifecycle.h).
+  if (run.stop && IsPendingPhase(phase)) {
+    if (!busy) {
+      FailOrRetry(run, false,
+                  run.status.reason == "Suspended" ? "stopped (spec.stop) while suspended"
+                                                   : "stopped (spec.stop) before it was scheduled",
+                  now, "Stopped", /*stopped=*/true);
+    }
+    return false;
+  }
   if (phase == "Succeeded" || phase == "Failed") {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
@@ -757,6 +768,19 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
   // status and an Event say so, and how to run it again. Once per generation.
   static const std::string kNote =
       "the spec changed after the run ended, which does not run it again: kubectl berth apply -f FILE submits it again";
+  // spec.suspend set on an ended run: nothing to suspend, and nothing else happens either.
+  static const std::string kSuspendNote = "spec.suspend was set after the run ended: an ended run has nothing to suspend";
+  if (run.suspend) {
+    RunStatus next = run.status;
+    next.observed_generation = run.meta.generation;
+    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
+    if (next.message.find(kSuspendNote) == std::string::npos) {
+      next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
+    }
+    WriteStatus(run, next, "Warning", "SpecChangeIgnored",
+                "the run has ended (" + run.status.phase + "), so spec.suspend does nothing");
+    return;
+  }
   RunStatus next = run.status;
   next.observed_generation = run.meta.generation;
   for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
@@ -779,11 +803,49 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
     return false;
   }
+  // Suspended (spec.suspend): out of the queue, its Pods stopped, until it is resumed.
+  if (run.suspend) {
+    Suspend(run, "suspended (spec.suspend): it waits out of the queue until spec.suspend is false again (kubectl "
+                 "berth resume)",
+            now);
+    return false;
+  }
   // Pods of an earlier attempt still running (a crash came between the Pending status and their
   // delete) are stopped; they hold their blocks until they are gone.
-  std::vector<PodRef> leftover = PodsToStop(run);
+  const auto pods = PodsOf(run);
+  std::vector<PodRef> leftover;
+  for (const auto& p : pods) {
+    if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(RefOf(*p));
+  }
   if (!leftover.empty()) {
     Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
+    return false;
+  }
+  // Resumed (spec.suspend is false again): the status and an Event say so once. After a
+  // suspension that stopped its Pods, the next Pods take the same names (the attempt did not
+  // change), so it queues only once the suspended attempt's Pods are gone; they hold their blocks
+  // until then anyway.
+  const std::string attempt = std::to_string(run.status.resubmissions);
+  const bool waits = std::any_of(pods.begin(), pods.end(), [&](const auto& p) { return p->meta.Label(kAttemptLabel) == attempt; });
+  if (run.status.reason == "Suspended") {
+    RunStatus next = run.status;
+    next.reason = "Resumed";
+    next.message = waits ? "resumed: it queues again at its first submission time once the Pods of its suspended "
+                           "attempt are gone"
+                         : "resumed: back in the queue at its first submission time";
+    next.observed_generation = run.meta.generation;
+    SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
+    WriteStatus(run, next, "Normal", "Resumed", next.message);
+    return false;
+  }
+  if (waits) {
+    // Normally they are being deleted already (Suspend deletes them all); one that is not (a
+    // finished Pod kept by an older controller, say) would hold the run back for ever.
+    std::vector<PodRef> stale;
+    for (const auto& p : pods) {
+      if (!p->meta.deleting && p->meta.Label(kAttemptLabel) == attempt) stale.push_back(RefOf(*p));
+    }
+    if (!stale.empty()) Dispatch(RunKey(run), [this, ns = run.meta.ns, stale] { return DeletePods(ns, stale); });
     return false;
   }
   // A resubmitted run backs off before it queues again (its message says until when).
@@ -846,6 +908,12 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       WriteStatus(run, next, "Normal", "Succeeded", next.message);
       return true;
     }
+    case PlacedDecision::Kind::kStop:
+      FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
+      return true;
+    case PlacedDecision::Kind::kSuspend:
+      Suspend(run, d.message, now);
+      return true;
     case PlacedDecision::Kind::kMaxDuration:
       EndAfterMaxDuration(run, pods, d.message, now);
       return true;
@@ -870,7 +938,9 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
       if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
       Memo& memo = memo_[RunKey(run)];
-      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt);
+      // One admission: a run resumed after a suspension is admitted again in the same attempt,
+      // with a new scheduledAt.
+      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt) + "/" + run.status.scheduled_at;
       // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
       if (memo.pods_ensured_for != ensured ||
           clock_.Monotonic() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
@@ -1002,8 +1072,8 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
 }
 
 void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                const std::string& reason_override) {
-  bool retry_event = run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
+                                const std::string& reason_override, bool stopped) {
+  bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
   bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
   // older attempts go.
@@ -1047,6 +1117,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
     event_reason = reason;
     event_message = next.message;
+    if (stopped) event_type = "Normal";
   }
   // The status first, then the Pods: a crash in between leaves a Failed run (whose Pods the Failed
   // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
@@ -1064,6 +1135,51 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     DeletePods(r.meta.ns, to_delete);
     return true;
 });
+}
+
+void RunController::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
+  RunStatus next = run.status;
+  const bool already = run.status.phase == "Pending" && run.status.reason == "Suspended";
+  next.phase = "Pending";
+  next.reason = "Suspended";
+  if (!already) next.message = message;  // keeps the sentence written when it was suspended
+  next.queue_position.reset();
+  next.fleet.clear();
+  next.placement.clear();
+  next.scheduled_at.clear();
+  next.started_at.clear();
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.observed_generation = run.meta.generation;
+  SetCondition(next.conditions, "Scheduled", "False", "Suspended", next.message, run.meta.generation, now);
+  bool had_ready = false;
+  for (const auto& c : next.conditions) had_ready |= c.type == "Ready";
+  if (had_ready) SetCondition(next.conditions, "Ready", "False", "Suspended", next.message, run.meta.generation, now);
+  // Every Pod still running stops, and the current attempt's Pods go even when they are done:
+  // the attempt does not change, so the Pods made on resume take their names.
+  std::vector<PodRef> to_delete;
+  const std::string attempt = std::to_string(run.status.resubmissions);
+  for (const auto& p : PodsOf(run)) {
+    if (p->meta.deleting) continue;
+    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) == attempt) to_delete.push_back(RefOf(*p));
+  }
+  const bool write = !SameStatus(run.status, next);
+  if (!write && to_delete.empty()) return;
+  // The status first, then the Pods (as when a run ends): a crash in between leaves a suspended
+  // run whose Pods the next pass stops, never a Running run without Pods (an interruption).
+  // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
+    if (write) {
+      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+      if (!res.ok()) {
+        if (res.status().IsConflict()) return NoteStale(r);
+        spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+        return false;
+      }
+      NoteWritten(r, *res, &next);
+      if (event) events_->Record(Ref(r), "Normal", "Suspended", next.message);
+    }
+    return DeletePods(r.meta.ns, to_delete);
+  });
 }
 
 void RunController::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,

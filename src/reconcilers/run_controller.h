@@ -166,7 +166,8 @@ class RunController {
     k8s::TimePoint last_wait_write{};
     // Our last status write's resourceVersion: the run is left alone until the cache has it.
     uint64_t awaiting_rv = 0;
-    // Pods of this uid/attempt were handed to a writer at this time (not again until it is stale).
+    // Pods of this uid/attempt/scheduledAt were handed to a writer at this time (not again until
+    // it is stale).
     std::string pods_ensured_for;
     // The spec (all but the priority) as first seen admitted, to tell the user when a later
     // change is ignored.
@@ -238,10 +239,16 @@ class RunController {
   bool NoteStale(const Run& run);
   // Also tells the observer when `next` finished the run.
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
-  // `reason` overrides the reason (default Interrupted or PodFailed).
+  // Ends the attempt: back to the queue when the run retries on this event (and may), else
+  // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
+  // stopped it (spec.stop): Failed, never a retry, a Normal Event.
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                   const std::string& reason = {});
+                   const std::string& reason = {}, bool stopped = false);
+  // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
+  // spec.suspend: Pending with reason Suspended (`message` unless it already shows Suspended), no
+  // queue position, no placement; its Pods stopped with their grace period (status first).
+  void Suspend(const Run& run, const std::string& message, k8s::TimePoint now);
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);

@@ -85,6 +85,8 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {
     run->priority = json::GetInt(*spec, "priority", base::kDefaultPriority);
+    if (const json::Value* b = json::Find(*spec, {"stop"}); b != nullptr && b->IsBool()) run->stop = b->GetBool();
+    if (const json::Value* b = json::Find(*spec, {"suspend"}); b != nullptr && b->IsBool()) run->suspend = b->GetBool();
     std::string& err = run->invalid_message;
     bool nodes_unreadable = false;
     // Strictly: a value that does not fit (4294967297, 1e30) must not wrap or fall back to 1.

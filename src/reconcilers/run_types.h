@@ -73,6 +73,12 @@ struct Run {
   // finished; 0 = as soon as it finished. nullopt = the controller's --finished-run-ttl.
   // May change at any time, also after the run finished.
   std::optional<int64_t> ttl_seconds_after_finished;
+  // spec.stop: the user asked to end the run (kubectl berth stop): Failed with reason Stopped,
+  // never resubmitted. Anything but a JSON boolean reads as false.
+  bool stop = false;
+  // spec.suspend (a Job's field and meaning; kubectl berth suspend/resume): out of the queue, its
+  // Pods stopped, until it is false again. Anything but a JSON boolean reads as false.
+  bool suspend = false;
   std::string template_json;                              // spec.template as JSON
   // Set when the spec cannot be used (a quantity or duration the core cannot read).
   std::string invalid_message;

@@ -381,12 +381,25 @@ class Cli : public EngineTest {
     return path;
   }
 
+  // Plays the kubelet's part once a Pod's containers stopped (there is no kubelet here): removes
+  // the run's Pods that are being deleted. True when the run has no Pods left.
+  bool PodsGoneOnceStopped(const std::string& run) {
+    for (const auto& [name, pod] : PodsOf(run)) {
+      if (json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) continue;
+      k8s::DeleteOptions o;
+      o.grace_period_seconds = 0;
+      o.precondition_uid = json::GetString(json::Find(pod, {"metadata", "uid"}));
+      client()->Delete(k8s::resources::kPods.Path(ns_, name), o);
+    }
+    return PodsOf(run).empty();
+  }
+
   NetnsController netns_controller_;
   std::string plugin_dir_;
 };
 
 TEST_F(Cli, HelpForEveryCommand) {
-  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "describe"}) {
+  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "describe", "stop", "suspend", "resume", "logs"}) {
     CommandResult r = Berth({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: kubectl berth " + cmd), std::string::npos) << r.out;
@@ -427,7 +440,7 @@ TEST_F(Cli, BadContextFlagsAndKubeconfigAreClearErrors) {
   EXPECT_EQ(flag.err, "error: unknown flag --bogus (see kubectl berth --help)\n");
   CommandResult cmd = Berth({"launch"});
   EXPECT_EQ(cmd.exit_code, 1);
-  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe)\n");
+  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe, stop, suspend, resume, logs)\n");
   CommandResult both = Berth({"queue", "-A", "-n", "x"});
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_EQ(both.err, "error: -A and -n cannot be used together\n");
@@ -858,6 +871,162 @@ TEST_F(Cli, DescribeShowsPriorityPlacementPodStatesAndEvents) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.err, "error: run \"nosuch\" not found in namespace \"" + ns_ + "\"\n");
   EXPECT_EQ(missing.out, "");
+}
+
+TEST_F(Cli, StopEndsARunKeepsItsRecordAndFreesItsBlocks) {
+  Nodes("stop", 1, "4", "8Gi");
+  Fleet("stop", "stop");
+  // Retries on every event: a stop is none of them, so it is never resubmitted.
+  CommandResult a = BerthNs({"apply", "-Q", "-f", "-"},
+                            RunYaml("job", "  retry: {onEvents: [no-capacity, interruption, error], duration: \"off\"}\n") +
+                                "---\n" + RunYaml("early") + "---\n" + RunYaml("late"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_TRUE(WaitPhase("job", "Scheduled")) << Phase("job") << ": " << Message("job");
+  StartRun("job");
+  ASSERT_TRUE(Eventually([&] { return PositionsAre({"early", "late"}); }));
+
+  // Logs: clear errors before there is anything to read.
+  CommandResult no_pods = BerthNs({"logs", "early"});
+  EXPECT_EQ(no_pods.exit_code, 1);
+  EXPECT_EQ(no_pods.err.rfind("error: run \"early\" has no Pods yet (Pending, ", 0), 0u) << no_pods.err;
+  CommandResult out_of_range = BerthNs({"logs", "job", "--rank", "1"});
+  EXPECT_EQ(out_of_range.exit_code, 1);
+  EXPECT_EQ(out_of_range.err, "error: run \"job\" has one rank (0): --rank 1 is out of range\n");
+  CommandResult ghost_logs = BerthNs({"logs", "ghost"});
+  EXPECT_EQ(ghost_logs.exit_code, 1);
+  EXPECT_EQ(ghost_logs.err, "error: run \"ghost\" not found in namespace \"" + ns_ + "\"\n");
+
+  // A pending run stopped leaves the queue; the one behind it moves up.
+  CommandResult pending = BerthNs({"stop", "early"});
+  ASSERT_EQ(pending.exit_code, 0) << pending.err;
+  EXPECT_EQ(pending.out, "run/early stop requested (was Pending)\n"
+                         "run/early: Failed (Stopped): stopped (spec.stop) before it was scheduled\n");
+  EXPECT_EQ(Phase("early"), "Failed");
+  EXPECT_EQ(Reason("early"), "Stopped");
+  EXPECT_EQ(json::Find(RunDoc("early"), {"status", "queuePosition"}), nullptr);
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"late"}); }));
+
+  // A running run stopped: Failed/Stopped at once, its Pod stopped with its grace period; its
+  // block is free once the Pod is gone, and the waiting run gets it.
+  CommandResult running = BerthNs({"stop", "job"});
+  ASSERT_EQ(running.exit_code, 0) << running.err;
+  EXPECT_EQ(running.out, "run/job stop requested (was Running)\n"
+                         "run/job: Failed (Stopped): stopped (spec.stop) while running; its Pods are stopped with "
+                         "their grace period\n");
+  EXPECT_TRUE(Eventually([&] { return PodsGoneOnceStopped("job"); })) << "the stopped run's Pod was never deleted";
+  EXPECT_TRUE(WaitPhase("late", "Scheduled")) << Phase("late") << ": " << Message("late");
+  EXPECT_EQ(Phase("job"), "Failed");
+  EXPECT_EQ(Reason("job"), "Stopped");
+  EXPECT_EQ(StatusInt("job", "resubmissions"), 0);
+  EXPECT_FALSE(json::GetString(json::Find(RunDoc("job"), {"status", "finishedAt"})).empty());
+  const std::string uid = json::GetString(json::Find(RunDoc("job"), {"metadata", "uid"}));
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult ev = Kubectl({"get", "events", "--field-selector", "involvedObject.uid=" + uid + ",reason=Stopped", "-o",
+                                "jsonpath={.items[*].type}"});
+    return ev.out == "Normal";
+  })) << "no Normal Stopped Event";
+
+  // Ended runs cannot be stopped again; unknown runs are named.
+  CommandResult again = BerthNs({"stop", "job"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.err, "error: run \"job\" has already ended (Failed, Stopped); there is nothing to stop (kubectl berth "
+                       "apply -f FILE runs it again)\n");
+  EXPECT_EQ(again.out, "");
+  CommandResult ghost = BerthNs({"stop", "ghost"});
+  EXPECT_EQ(ghost.exit_code, 1);
+  EXPECT_EQ(ghost.err, "error: run \"ghost\" not found in namespace \"" + ns_ + "\"\n");
+  CommandResult gone = BerthNs({"logs", "job"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_EQ(gone.err, "error: run \"job\" has no Pods any more (Failed, Stopped)\n");
+}
+
+TEST_F(Cli, SuspendAndResumeKeepTheFirstSubmissionTime) {
+  Nodes("susp", 1, "4", "8Gi");
+  Fleet("susp", "susp");
+  CommandResult a = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("first"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_TRUE(WaitPhase("first", "Scheduled")) << Phase("first") << ": " << Message("first");
+  StartRun("first");
+  a = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("second") + "---\n" + RunYaml("third"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_TRUE(Eventually([&] { return PositionsAre({"second", "third"}); }));
+
+  // A pending run suspended leaves the queue: Pending, Suspended, no position.
+  CommandResult s = BerthNs({"suspend", "second"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out, "run/second suspension requested (was Pending)\n"
+                   "run/second: Pending (Suspended): suspended (spec.suspend): it waits out of the queue until "
+                   "spec.suspend is false again (kubectl berth resume)\n");
+  EXPECT_EQ(json::Find(RunDoc("second"), {"status", "queuePosition"}), nullptr);
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"third"}); }));
+  CommandResult twice = BerthNs({"suspend", "second"});
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_EQ(twice.err, "error: run \"second\" is already suspended (spec.suspend is true); kubectl berth resume second "
+                       "queues it again\n");
+
+  // A running run suspended: its Pods stop, it waits suspended, and its block goes to the queue
+  // once they are gone.
+  s = BerthNs({"suspend", "first"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out.rfind("run/first suspension requested (was Running)\nrun/first: Pending (Suspended): suspended "
+                        "(spec.suspend) while running: its Pods are stopped with their grace period",
+                        0),
+            0u)
+      << s.out;
+  EXPECT_TRUE(json::Find(RunDoc("first"), {"status", "placement"}) == nullptr ||
+              json::Find(RunDoc("first"), {"status", "placement"})->IsNull() ||
+              json::Find(RunDoc("first"), {"status", "placement"})->GetArray().Empty());
+  EXPECT_TRUE(Eventually([&] { return PodsGoneOnceStopped("first"); })) << "the suspended run's Pod was never deleted";
+  EXPECT_TRUE(WaitPhase("third", "Scheduled")) << Phase("third") << ": " << Message("third");
+  EXPECT_EQ(Phase("first"), "Pending");
+  EXPECT_EQ(Reason("first"), "Suspended");
+
+  // Resumed, both queue again by their first submission time: first before second.
+  CommandResult r = BerthNs({"resume", "second"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("run/second resumption requested (was Pending)\nrun/second: Pending (", 0), 0u) << r.out;
+  r = BerthNs({"resume", "first"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"first", "second"}); }))
+      << Reason("first") << ": " << Message("first") << " / " << Reason("second");
+  CommandResult not_suspended = BerthNs({"resume", "first"});
+  EXPECT_EQ(not_suspended.exit_code, 1);
+  EXPECT_EQ(not_suspended.err, "error: run \"first\" is not suspended (spec.suspend is not true)\n");
+
+  // When third ends, first (resumed) runs again with new Pods of the same names.
+  StartRun("third");
+  FinishRun("third");
+  EXPECT_TRUE(WaitPhase("first", "Scheduled")) << Phase("first") << ": " << Message("first");
+  EXPECT_EQ(StatusInt("first", "resubmissions"), 0);
+
+  // Suspended and resumed at once: its Pod is still stopping (it holds the block, and its name is
+  // the next Pod's), so it waits out of the queue until the Pod is gone, then it is first again.
+  StartRun("first");
+  ASSERT_EQ(BerthNs({"suspend", "first"}).exit_code, 0);
+  ASSERT_EQ(BerthNs({"resume", "first"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return Reason("first") == "Resumed" &&
+           Message("first") == "resumed: it queues again at its first submission time once the Pods of its suspended attempt are gone";
+  })) << Reason("first") << ": " << Message("first");
+  EXPECT_EQ(json::Find(RunDoc("first"), {"status", "queuePosition"}), nullptr);
+  EXPECT_FALSE(PodsOf("first").empty());
+  EXPECT_TRUE(Eventually([&] { return PodsGoneOnceStopped("first"); }));
+  EXPECT_TRUE(WaitPhase("first", "Scheduled")) << Phase("first") << ": " << Message("first");
+  EXPECT_EQ(Phase("second"), "Pending");
+  EXPECT_TRUE(Eventually([&] { return PodsOf("first").count("first-0") == 1; })) << "the new Pod takes the old name";
+
+  // An ended run: suspend is refused by the plugin, and a patch does nothing but say so.
+  CommandResult ended = BerthNs({"suspend", "third"});
+  EXPECT_EQ(ended.exit_code, 1);
+  EXPECT_EQ(ended.err, "error: run \"third\" has already ended (Succeeded); there is nothing to suspend (kubectl berth "
+                       "apply -f FILE runs it again)\n");
+  CommandResult patch = Kubectl({"patch", "run", "third", "--type", "merge", "-p", R"({"spec":{"suspend":true}})"});
+  ASSERT_EQ(patch.exit_code, 0) << patch.err;
+  EXPECT_TRUE(Eventually([&] {
+    return Message("third").find("spec.suspend was set after the run ended: an ended run has nothing to suspend") !=
+           std::string::npos;
+  })) << Message("third");
+  EXPECT_EQ(Phase("third"), "Succeeded");
 }
 
 }  // namespace

@@ -67,6 +67,17 @@ class RealNodesTest : public EngineTest {
     Apply(yaml);
   }
 
+  // `kubectl-berth ARGS -n <test namespace>` (the plugin beside berth-controller in the build tree).
+  CommandResult Berth(std::vector<std::string> args) {
+    std::string bin = BERTH_CONTROLLER_BIN;
+    const std::string suffix = "/src/controller/berth-controller";
+    bin = bin.substr(0, bin.size() - suffix.size()) + "/src/cli/kubectl-berth";
+    std::vector<std::string> argv = {"env", "KUBECONFIG=" + cp().kubeconfig(), bin};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-n", ns_});
+    return RunCommand(argv);
+  }
+
   std::string Logs(const std::string& pod) {
     CommandResult r = Kubectl({"logs", pod});
     return r.exit_code == 0 ? r.out : "";
@@ -137,9 +148,31 @@ TEST_F(RealNodesTest, ExitCodeDecidesTheRunAndLogsAreReadable) {
 TEST_F(RealNodesTest, TwoNodeRunGetsTwoWholeMachines) {
   RealFleet("gpu", "  blocks: auto\n  placement: cluster\n  topologyKey: zone\n");
   ShellRun("gang", "  nodes: 2\n  resources: {gpu: 8}\n",
-           "echo rank=$BERTH_NODE_RANK of $BERTH_NODES_NUM master=$BERTH_MASTER_NODE_ADDR gpus=$BERTH_GPUS_PER_NODE; sleep 2");
-  ASSERT_TRUE(WaitPhase("gang", "Succeeded", std::chrono::seconds(90))) << Phase("gang") << " " << Message("gang");
+           "echo rank=$BERTH_NODE_RANK of $BERTH_NODES_NUM master=$BERTH_MASTER_NODE_ADDR gpus=$BERTH_GPUS_PER_NODE; sleep 2; "
+           "echo; echo done $BERTH_NODE_RANK");
   std::string master = "gang-0.gang." + ns_ + ".svc";
+  // kubectl berth logs -f while it runs: every rank's lines, prefixed, until both containers ended.
+  ASSERT_TRUE(WaitPhase("gang", "Running", std::chrono::seconds(90))) << Phase("gang") << " " << Message("gang");
+  CommandResult follow = Berth({"logs", "gang", "-f"});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  for (const std::string rank : {"0", "1"}) {
+    EXPECT_NE(follow.out.find("[rank " + rank + "] rank=" + rank + " of 2 master=" + master + " gpus=8\n"), std::string::npos)
+        << follow.out;
+    EXPECT_NE(follow.out.find("[rank " + rank + "] \n"), std::string::npos) << follow.out;  // the empty line
+    EXPECT_NE(follow.out.find("[rank " + rank + "] done " + rank + "\n"), std::string::npos) << follow.out;
+  }
+  ASSERT_TRUE(WaitPhase("gang", "Succeeded", std::chrono::seconds(90))) << Phase("gang") << " " << Message("gang");
+  // Without -f: rank 0's lines, then rank 1's; --rank 1: rank 1 alone.
+  CommandResult all = Berth({"logs", "gang"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out, "[rank 0] rank=0 of 2 master=" + master + " gpus=8\n[rank 0] \n[rank 0] done 0\n" +
+                         "[rank 1] rank=1 of 2 master=" + master + " gpus=8\n[rank 1] \n[rank 1] done 1\n");
+  CommandResult one = Berth({"logs", "gang", "--rank", "1"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "[rank 1] rank=1 of 2 master=" + master + " gpus=8\n[rank 1] \n[rank 1] done 1\n");
+  CommandResult bad = Berth({"logs", "gang", "--rank", "2"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.err, "error: run \"gang\" has 2 ranks (0 to 1): --rank 2 is out of range\n");
   EXPECT_NE(Logs("gang-0").find("rank=0 of 2 master=" + master + " gpus=8"), std::string::npos) << Logs("gang-0");
   EXPECT_NE(Logs("gang-1").find("rank=1 of 2 master=" + master + " gpus=8"), std::string::npos) << Logs("gang-1");
   auto p0 = client()->Get(kPods.Path(ns_, "gang-0"));

@@ -36,6 +36,16 @@ TEST(CommandLineTest, Accepted) {
       {{"apply", "-f", "a.yaml", "--dry-run=server"}, [](const CommandLine& c) { return c.dry_run == "server"; }},
       {{"apply", "-f", "a.yaml", "--no-resubmit"}, [](const CommandLine& c) { return c.no_resubmit; }},
       {{"apply", "-f", "a.yaml"}, [](const CommandLine& c) { return !c.no_resubmit; }},
+      {{"stop", "train"}, [](const CommandLine& c) { return c.command == Command::kStop && c.positionals == Args{"train"}; }},
+      {{"suspend", "train", "-n", "ml"},
+       [](const CommandLine& c) { return c.command == Command::kSuspend && c.ns == "ml" && c.positionals == Args{"train"}; }},
+      {{"resume", "train"}, [](const CommandLine& c) { return c.command == Command::kResume; }},
+      {{"logs", "train"},
+       [](const CommandLine& c) { return c.command == Command::kLogs && !c.follow && !c.rank && c.positionals == Args{"train"}; }},
+      {{"logs", "train", "-f", "--rank", "1"}, [](const CommandLine& c) { return c.follow && c.rank == 1; }},
+      {{"logs", "-f", "train", "--rank=0"},
+       [](const CommandLine& c) { return c.follow && c.rank == 0 && c.positionals == Args{"train"}; }},
+      {{"-n", "ml", "logs", "train", "--follow"}, [](const CommandLine& c) { return c.follow && c.ns == "ml"; }},
       {{"-n", "ml", "queue"}, [](const CommandLine& c) { return c.command == Command::kQueue && c.ns == "ml"; }},
       {{"queue", "-nml"}, [](const CommandLine& c) { return c.ns == "ml"; }},
       {{"queue", "-n=ml"}, [](const CommandLine& c) { return c.ns == "ml"; }},
@@ -113,6 +123,17 @@ TEST(CommandLineTest, Refused) {
       {{"get", "a", "b"}, "needs exactly one argument, RUN, got 2"},
       {{"describe", "train", "-A"}, "flag -A is not a flag of \"kubectl berth describe\""},
       {{"describe", "train", "-o", "wide"}, "flag -o is not a flag of \"kubectl berth describe\""},
+      {{"stop"}, "kubectl berth stop needs exactly one argument, RUN, got 0"},
+      {{"suspend", "a", "b"}, "kubectl berth suspend needs exactly one argument, RUN, got 2"},
+      {{"resume"}, "kubectl berth resume needs exactly one argument, RUN, got 0"},
+      {{"stop", "train", "-f", "x.yaml"}, "flag -f is not a flag of \"kubectl berth stop\""},
+      {{"logs"}, "kubectl berth logs needs exactly one argument, RUN, got 0"},
+      {{"logs", "train", "--rank"}, "flag --rank needs a value"},
+      {{"logs", "train", "--rank", "one"}, "flag --rank takes a rank, a whole number >= 0, not \"one\""},
+      {{"logs", "train", "--rank", "-1"}, "flag --rank takes a rank"},
+      {{"logs", "train", "--rank", "1.5"}, "flag --rank takes a rank"},
+      {{"logs", "train", "--follow=maybe"}, "--follow takes true or false"},
+      {{"queue", "--rank", "1"}, "flag --rank is not a flag of \"kubectl berth queue\""},
   };
   for (const auto& tc : cases) {
     auto c = ParseCommandLine(tc.args);
@@ -123,7 +144,7 @@ TEST(CommandLineTest, Refused) {
 
 TEST(CommandLineTest, EveryCommandHasHelpWithGlobalFlags) {
   for (Command c : {Command::kNone, Command::kApply, Command::kQueue, Command::kPriority, Command::kFleets,
-                    Command::kDescribe}) {
+                    Command::kDescribe, Command::kStop, Command::kSuspend, Command::kResume, Command::kLogs}) {
     const std::string u = Usage(c);
     EXPECT_THAT(u, HasSubstr("Usage: kubectl berth")) << CommandName(c);
     EXPECT_THAT(u, HasSubstr("--kubeconfig")) << CommandName(c);
@@ -136,6 +157,10 @@ TEST(CommandLineTest, EveryCommandHasHelpWithGlobalFlags) {
   EXPECT_THAT(Usage(Command::kFleets), HasSubstr("-o, --output wide"));
   EXPECT_THAT(Usage(Command::kDescribe), HasSubstr("kubectl berth describe RUN"));
   EXPECT_THAT(Usage(Command::kNone), HasSubstr("describe RUN"));
+  EXPECT_THAT(Usage(Command::kLogs), HasSubstr("-f, --follow"));
+  for (const char* c : {"stop RUN", "suspend RUN", "resume RUN", "logs RUN [--rank N] [-f]"}) {
+    EXPECT_THAT(Usage(Command::kNone), HasSubstr(c));
+  }
 }
 
 }  // namespace

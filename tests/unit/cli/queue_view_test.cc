@@ -62,12 +62,13 @@ TEST(QueueViewTest, FromRunStatus) {
  {"metadata":{"namespace":"ml","name":"leaving","deletionTimestamp":"2026-11-24T11:30:00Z"},
   "spec":{},"status":{"phase":"Pending","queuePosition":3}},
  {"metadata":{"namespace":"ml","name":"running"},"spec":{},"status":{"phase":"Running","queuePosition":7}},
+ {"metadata":{"namespace":"ml","name":"suspended"},"spec":{"suspend":true},"status":{"phase":"Pending","reason":"Suspended"}},
  {"metadata":{"namespace":"ml","name":"new"},"spec":{}}
 ]})";
   const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-24T12:00:00Z").value();
   auto q = QueueFromRuns(list, 0, now);
   ASSERT_TRUE(q.ok()) << q.status().ToString();
-  EXPECT_EQ(q->total, 3) << "every pending run not being deleted counts, with a place or not";
+  EXPECT_EQ(q->total, 3) << "every pending run not being deleted or suspended counts, with a place or not";
   ASSERT_EQ(q->items.size(), 2u);
   EXPECT_EQ(q->items[0].name, "first");
   EXPECT_EQ(q->items[0].position, 1);

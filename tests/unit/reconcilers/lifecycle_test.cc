@@ -75,7 +75,7 @@ void Check(const Row& row, const std::string& phase, int nodes) {
   in.now = kScheduled + row.since_scheduled;
   const PlacedDecision d = DecidePlaced(in);
   EXPECT_EQ(static_cast<int>(d.kind), static_cast<int>(row.kind)) << row.name;
-  if (row.kind == Kind::kEnd) {
+  if (row.kind == Kind::kEnd || row.kind == Kind::kStop) {
     EXPECT_EQ(d.interruption, row.interruption) << row.name;
     EXPECT_EQ(d.why, row.text) << row.name;
     EXPECT_EQ(d.reason, row.reason) << row.name;
@@ -201,6 +201,50 @@ TEST(LifecycleTest, MultiNodeRunIsAllOrNothing) {
        Kind::kEnd, false, "pod train-1 failed"},
   };
   for (const auto& row : running) Check(row, "Running", 2);
+}
+
+TEST(LifecycleTest, StopAndSuspendComeFirst) {
+  auto stop = [](reconcilers::Run& r) { r.stop = true; };
+  auto suspend = [](reconcilers::Run& r) { r.suspend = true; };
+  auto both = [](reconcilers::Run& r) { r.stop = r.suspend = true; };
+  const std::string kSuspended =
+      ": its Pods are stopped with their grace period; it waits out of the queue until spec.suspend is false again "
+      "(kubectl berth resume)";
+  const std::vector<Row> running = {
+      {"stopped while running", stop, {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Running")}, {},
+       minutes(5), minutes(10), Kind::kStop, false, "stopped (spec.stop) while running; its Pods are stopped with their grace period",
+       "Stopped"},
+      {"stop wins over a failed Pod (the user's word is the newer)", stop,
+       {MakePod("train-0", "n1", "Failed", "Error"), MakePod("train-1", "n2", "Running")}, {}, minutes(5), minutes(10),
+       Kind::kStop, false, "stopped (spec.stop) while running; its Pods are stopped with their grace period", "Stopped"},
+      {"stop wins over suspend", both, {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Running")}, {},
+       minutes(5), minutes(10), Kind::kStop, false,
+       "stopped (spec.stop) while running; its Pods are stopped with their grace period", "Stopped"},
+      {"suspended while running", suspend, {MakePod("train-0", "n1", "Running"), MakePod("train-1", "n2", "Running")},
+       {}, minutes(5), minutes(10), Kind::kSuspend, false, "suspended (spec.suspend) while running" + kSuspended},
+      {"suspend on a lost node: suspended, not interrupted", suspend, {MakePod("train-0", "n1", "Running")},
+       {{"n2", "is not ready"}}, minutes(5), minutes(10), Kind::kSuspend, false,
+       "suspended (spec.suspend) while running" + kSuspended},
+      {"every rank succeeded before the stop was seen: succeeded", stop,
+       {MakePod("train-0", "n1", "Succeeded"), MakePod("train-1", "n2", "Succeeded")}, {}, minutes(5), minutes(10),
+       Kind::kSucceed, false, "all 2 pods succeeded"},
+      {"every rank succeeded before the suspension was seen: succeeded", suspend,
+       {MakePod("train-0", "n1", "Succeeded"), MakePod("train-1", "n2", "Succeeded")}, {}, minutes(5), minutes(10),
+       Kind::kSucceed, false, "all 2 pods succeeded"},
+      {"one rank succeeded, one runs: stopped", stop,
+       {MakePod("train-0", "n1", "Succeeded"), MakePod("train-1", "n2", "Running")}, {}, minutes(5), minutes(10),
+       Kind::kStop, false, "stopped (spec.stop) while running; its Pods are stopped with their grace period", "Stopped"},
+  };
+  for (const auto& row : running) Check(row, "Running", 2);
+  const std::vector<Row> scheduled = {
+      {"stopped before its Pods were made", stop, {}, {}, minutes(1), minutes(10), Kind::kStop, false,
+       "stopped (spec.stop) while scheduled; its Pods are stopped with their grace period", "Stopped"},
+      {"suspended while starting", suspend, {MakePod("train-0", "n1", "Pending")}, {}, minutes(1), minutes(10),
+       Kind::kSuspend, false, "suspended (spec.suspend) while scheduled" + kSuspended},
+      {"suspended past its start timeout: suspended, no StartTimeout", suspend, {MakePod("train-0", "n1", "Pending")},
+       {}, minutes(30), minutes(10), Kind::kSuspend, false, "suspended (spec.suspend) while scheduled" + kSuspended},
+  };
+  for (const auto& row : scheduled) Check(row, "Scheduled", 1);
 }
 
 TEST(LifecycleTest, KubeletRefusalsAndEvictionsAreTheNodesFaultNotTheRuns) {

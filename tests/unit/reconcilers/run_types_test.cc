@@ -134,6 +134,24 @@ TEST(DecodeRunTest, TtlSecondsAfterFinished) {
   }
 }
 
+TEST(DecodeRunTest, StopAndSuspend) {
+  auto plain = Decode(R"({"priority":1})");
+  EXPECT_FALSE(plain->stop);
+  EXPECT_FALSE(plain->suspend);
+  EXPECT_TRUE(Decode(R"({"stop":true})")->stop);
+  EXPECT_FALSE(Decode(R"({"stop":false})")->stop);
+  EXPECT_TRUE(Decode(R"({"suspend":true})")->suspend);
+  EXPECT_FALSE(Decode(R"({"suspend":false})")->suspend);
+  // The schema refuses anything but a boolean; read defensively anyway, never as true.
+  for (const char* odd : {R"({"stop":"true","suspend":"true"})", R"({"stop":1,"suspend":1})",
+                          R"({"stop":null,"suspend":null})"}) {
+    auto run = Decode(odd);
+    EXPECT_FALSE(run->stop) << odd;
+    EXPECT_FALSE(run->suspend) << odd;
+    EXPECT_EQ(run->invalid_message, "") << odd;
+  }
+}
+
 TEST(DecodeRunTest, PriorityAndNodes) {
   auto run = Decode(R"({"priority":90,"nodes":4})");
   ASSERT_NE(run, nullptr);

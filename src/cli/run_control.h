@@ -1,0 +1,47 @@
+#pragma once
+// `kubectl berth stop | suspend | resume RUN`: check that the change applies to the run as it is,
+// write spec.stop / spec.suspend with one merge patch guarded by the run's resourceVersion (with
+// the caller's own credentials), and tell when berth-controller has carried it out.
+
+#include <cstdint>
+#include <string>
+
+#include "k8s/client.h"
+#include "k8s/json.h"
+#include "k8s/result.h"
+
+namespace berth::cli {
+
+enum class Control { kStop, kSuspend, kResume };
+
+// "stop", "suspend", "resume".
+const char* ControlVerb(Control c);
+
+// Whether `c` applies to the run as it is; else one sentence naming the run and why not:
+// an ended run (Succeeded or Failed) cannot be stopped, suspended or resumed; a run being deleted
+// or already stopping neither; a suspended run is not suspended again, and only a suspended run
+// (spec.suspend true) is resumed.
+k8s::Status CheckControl(Control c, const k8s::json::Value& run);
+
+// {"metadata":{"resourceVersion":rv},"spec":{"stop":true}} (or suspend true/false).
+std::string ControlPatch(Control c, const std::string& resource_version);
+
+struct ControlChange {
+  int64_t generation = 0;  // metadata.generation after the patch
+  std::string phase;       // status.phase before it ("" when the run had no status yet)
+  int conflicts = 0;
+};
+
+// Reads the run, checks it (CheckControl) and patches it; on 409 Conflict reads again and retries,
+// at most `attempts` patches in all. Errors are sentences (RunErrorSentence for API errors).
+k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& ns, const std::string& name, Control c,
+                                        int attempts = 5);
+
+// Whether the run's status shows the change carried out for `generation`: stopped (or ended
+// anyway), suspended (Pending, Suspended; or ended anyway), resumed (no longer Suspended).
+bool ControlDone(Control c, const k8s::json::Value& run, int64_t generation);
+
+// The run's status as one line: "Failed (Stopped): stopped (spec.stop) while running; ...".
+std::string StatusLine(const k8s::json::Value& run);
+
+}  // namespace berth::cli
