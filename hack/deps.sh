@@ -7,11 +7,12 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl ccache
   libcpprest-dev rapidjson-dev libyaml-cpp-dev libssl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libboost-dev
-  etcd-server golang-go rsync jq golang-github-modern-go-reflect2-dev openssl procps golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
+  etcd-server golang-go rsync jq golang-github-modern-go-reflect2-dev openssl procps golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev golang-github-xeipuuv-gojsonschema-dev
   socat iproute2
   containerd runc busybox-static containernetworking-plugins python3 util-linux
   clang libclang-rt-14-dev llvm
   chromium
+  prometheus
 )
 
 missing=()

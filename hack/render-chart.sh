@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Renders a Helm chart like `helm template RELEASE CHART_DIR -n NAMESPACE --include-crds`, for
 # machines where helm cannot be installed (this one). The renderer (hack/chart-renderer/main.go)
-# is Go text/template + sprig + sigs.k8s.io/yaml from Debian's packages plus Helm's engine
-# functions; it is built offline once and cached under ~/.cache/berth/chart-renderer/.
+# is Go text/template + sprig + sigs.k8s.io/yaml + gojsonschema from Debian's packages plus Helm's
+# engine functions; it is built offline once and cached under ~/.cache/berth/chart-renderer/.
 #   hack/render-chart.sh CHART_DIR RELEASE NAMESPACE [--set k=v ...] [--set-string k=v ...]
 #                        [-f values.yaml ...] [--api-versions G/V ...] [--kube-version V] [--skip-crds]
-# Output: multi-document YAML on stdout, CRDs first. Errors (bad values, `required`) go to stderr
-# with a non-zero exit.
+#                        [--is-upgrade] [--lookup-objects FILE ...] [--notes-only]
+# Output: multi-document YAML on stdout, CRDs first (or the rendered NOTES.txt with --notes-only).
+# Errors (values refused by values.schema.json, `required`, `fail`) go to stderr with a non-zero
+# exit. --is-upgrade and --lookup-objects (objects `lookup` finds, e.g. a previous render) play
+# what `helm upgrade` sees of the cluster.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SRC="$ROOT/hack/chart-renderer/main.go"
@@ -19,7 +22,8 @@ fi
 CACHE="${BERTH_CACHE:-$HOME/.cache/berth}/chart-renderer"
 # The cache key covers the source and the Go toolchain, so an edit or an upgrade rebuilds.
 if ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/github.com/Masterminds/sprig ] \
-   || [ ! -d /usr/share/gocode/src/sigs.k8s.io/yaml ]; then
+   || [ ! -d /usr/share/gocode/src/sigs.k8s.io/yaml ] \
+   || [ ! -d /usr/share/gocode/src/github.com/xeipuuv/gojsonschema ]; then
   "$ROOT/hack/deps.sh"
 fi
 key=$( (cat "$SRC"; go version) | sha256sum | cut -c1-16)

@@ -6,20 +6,28 @@
 //   - the top-level objects .Values, .Release (Name, Namespace, Service, IsInstall, IsUpgrade,
 //     Revision), .Chart (Chart.yaml, Helm's field names), .Capabilities (KubeVersion,
 //     APIVersions.Has), .Template (Name, BasePath) and .Files (Get, GetBytes);
-//   - Helm's functions include, tpl, required, toYaml, fromYaml, toJson, fromJson, lookup (empty,
-//     as in `helm template`), and sprig's functions minus env/expandenv (Helm removes them);
-//   - values: values.yaml, then -f files merged in order, then --set/--set-string (Helm's strvals
-//     syntax: dotted keys, [i] indexes, {a,b} lists, backslash escapes, typed scalars), then
-//     coalesced over the chart's defaults, where null deletes a default;
+//   - Helm's functions include, tpl, required, toYaml, fromYaml, toJson, fromJson, lookup, and
+//     sprig's functions minus env/expandenv (Helm removes them). lookup answers from the objects
+//     in --lookup-objects files (what `helm install/upgrade` would read from the cluster), empty
+//     without them (as in `helm template`);
+//   - values: values.yaml, then -f files merged in order, then every --set, then every
+//     --set-string (Helm's order: all --set before all --set-string, whatever the command line's
+//     order; Helm's strvals syntax: dotted keys, [i] indexes, {a,b} lists, backslash escapes, typed
+//     scalars), then coalesced over the chart's defaults, where null deletes a default;
+//   - values.schema.json: the coalesced values are validated against it with gojsonschema (the
+//     library and JSON Schema draft Helm 3 uses); a failure names each offending path, in Helm's
+//     words, and nothing is rendered;
 //   - checks: Chart.yaml's apiVersion, name, SemVer version and kubeVersion constraint, the release
 //     name, and that every rendered document is YAML;
+//   - templates/NOTES.txt is rendered with every other template (an error in it fails the render,
+//     as in `helm install`) and printed instead of the manifests with --notes-only;
 //   - output: CRDs from crds/ first (raw file contents), then every rendered document, split on
 //     "---", empty ones dropped, sorted by Helm's install order of kinds, each as
 //     "---\n# Source: <chart>/templates/<file>\n<document>\n". "<no value>" renders as "".
 //
 // Not supported (the berth chart uses none of them): subcharts and dependencies, hooks (a
-// document with a helm.sh/hook annotation is an error, not silently rendered), values.schema.json,
-// .helmignore, lookup against a cluster, --set-file and --set-json.
+// document with a helm.sh/hook annotation is an error, not silently rendered), .helmignore,
+// lookup against a live cluster, --set-file and --set-json.
 //
 // Usage: chart-renderer [flags] CHART_DIR RELEASE NAMESPACE
 package main
@@ -40,6 +48,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/Masterminds/sprig/v3"
+	"github.com/xeipuuv/gojsonschema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -138,6 +147,9 @@ type options struct {
 	kubeVersion                  string
 	apiVersions                  []string
 	includeCRDs                  bool
+	isUpgrade                    bool
+	lookupFiles                  []string
+	notesOnly                    bool
 }
 
 type setFlag struct {
@@ -152,6 +164,10 @@ const usage = `usage: chart-renderer [flags] CHART_DIR RELEASE NAMESPACE
   --kube-version V           .Capabilities.KubeVersion (default v1.20.0)
   --api-versions G/V         add to .Capabilities.APIVersions (repeatable)
   --skip-crds                do not print the chart's crds/ (printed first by default)
+  --is-upgrade               .Release.IsUpgrade true, .Release.IsInstall false (as helm template)
+  --lookup-objects FILE      objects (multi-document YAML, or a List) that lookup finds, as if
+                             they were in the cluster (repeatable)
+  --notes-only               print the rendered templates/NOTES.txt instead of the manifests
 `
 
 func parseArgs(args []string) (*options, error) {
@@ -194,6 +210,13 @@ func parseArgs(args []string) (*options, error) {
 			o.apiVersions = append(o.apiVersions, strings.Split(v, ",")...)
 		case "--skip-crds":
 			o.includeCRDs = false
+		case "--is-upgrade":
+			o.isUpgrade = true
+		case "--lookup-objects":
+			v, err = takeValue()
+			o.lookupFiles = append(o.lookupFiles, v)
+		case "--notes-only":
+			o.notesOnly = true
 		case "--include-crds":
 			o.includeCRDs = true
 		case "-h", "--help":
@@ -545,12 +568,114 @@ func required(msg string, v interface{}) (interface{}, error) {
 	return v, nil
 }
 
+// ---- lookup ------------------------------------------------------------------------------------------
+
+// readLookupObjects reads the objects lookup finds: multi-document YAML files (a rendered chart,
+// `kubectl get -o yaml` output); a *List document contributes its items.
+func readLookupObjects(files []string) ([]map[string]interface{}, error) {
+	var out []map[string]interface{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range sep.Split(string(data), -1) {
+			if strings.TrimSpace(d) == "" {
+				continue
+			}
+			obj := map[string]interface{}{}
+			if err := yaml.Unmarshal([]byte(d), &obj); err != nil {
+				return nil, fmt.Errorf("--lookup-objects %s: %w", f, err)
+			}
+			if len(obj) == 0 {
+				continue
+			}
+			if kind, _ := obj["kind"].(string); strings.HasSuffix(kind, "List") {
+				items, _ := obj["items"].([]interface{})
+				for _, it := range items {
+					if m, ok := it.(map[string]interface{}); ok {
+						out = append(out, m)
+					}
+				}
+				continue
+			}
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+func metaString(obj map[string]interface{}, key string) string {
+	m, _ := obj["metadata"].(map[string]interface{})
+	s, _ := m[key].(string)
+	return s
+}
+
+// lookup is Helm's: the object as a map (empty when there is none), or with an empty name a list
+// object whose items are every match. A namespace of "" lists across namespaces; an object
+// without a namespace (cluster-scoped) matches whatever namespace is asked.
+func lookup(objects []map[string]interface{}) func(string, string, string, string) (map[string]interface{}, error) {
+	return func(apiVersion, kind, namespace, name string) (map[string]interface{}, error) {
+		var items []interface{}
+		for _, obj := range objects {
+			if obj["apiVersion"] != apiVersion || obj["kind"] != kind {
+				continue
+			}
+			ns := metaString(obj, "namespace")
+			if ns != "" && namespace != "" && ns != namespace {
+				continue
+			}
+			if name == "" {
+				items = append(items, deepCopy(obj))
+				continue
+			}
+			if metaString(obj, "name") == name && (ns == namespace || ns == "") {
+				return deepCopy(obj).(map[string]interface{}), nil
+			}
+		}
+		if name != "" {
+			return map[string]interface{}{}, nil
+		}
+		if items == nil {
+			items = []interface{}{}
+		}
+		return map[string]interface{}{"apiVersion": apiVersion, "kind": kind + "List",
+			"metadata": map[string]interface{}{}, "items": items}, nil
+	}
+}
+
+// ---- values.schema.json -----------------------------------------------------------------------------
+
+// validateSchema is chartutil.ValidateAgainstSchema of Helm 3: the values as JSON against the
+// chart's values.schema.json with gojsonschema, every error as "- path: description".
+func validateSchema(chartName string, schema []byte, values map[string]interface{}) error {
+	valuesJSON, err := json.Marshal(values)
+	if err != nil {
+		return err
+	}
+	result, err := gojsonschema.Validate(gojsonschema.NewBytesLoader(schema), gojsonschema.NewBytesLoader(valuesJSON))
+	if err != nil {
+		return fmt.Errorf("values.schema.json: %w", err)
+	}
+	if result.Valid() {
+		return nil
+	}
+	var sb strings.Builder
+	sb.WriteString("values don't meet the specifications of the schema(s) in the following chart(s):\n")
+	sb.WriteString(chartName + ":\n")
+	for _, desc := range result.Errors() {
+		sb.WriteString(fmt.Sprintf("- %s\n", desc))
+	}
+	return errors.New(strings.TrimSuffix(sb.String(), "\n"))
+}
+
 const recursionMaxNums = 1000
 
 type engine struct {
 	t        *template.Template
 	depth    map[string]int
 	tplCount int
+	objects  []map[string]interface{}
 }
 
 func (e *engine) funcMap() template.FuncMap {
@@ -565,9 +690,7 @@ func (e *engine) funcMap() template.FuncMap {
 		"fromJson":      fromJSON,
 		"fromJsonArray": fromJSONArray,
 		"required":      required,
-		"lookup": func(apiVersion, kind, namespace, name string) (map[string]interface{}, error) {
-			return map[string]interface{}{}, nil
-		},
+		"lookup":        lookup(e.objects),
 		"include": func(name string, data interface{}) (string, error) {
 			if e.depth[name] > recursionMaxNums {
 				return "", fmt.Errorf("rendering template has a nested reference name: %s: unable to execute template", name)
@@ -712,12 +835,29 @@ func run(o *options) error {
 		}
 		user = mergeMaps(user, v)
 	}
-	for _, s := range o.sets {
-		if err := parseSet(s.expr, s.asString, user); err != nil {
-			return err
+	// Helm applies every --set, then every --set-string (pkg/cli/values.Options.MergeValues).
+	for _, asString := range []bool{false, true} {
+		for _, s := range o.sets {
+			if s.asString != asString {
+				continue
+			}
+			if err := parseSet(s.expr, s.asString, user); err != nil {
+				return err
+			}
 		}
 	}
 	values := coalesce(user, defaults)
+	if schema, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json")); err == nil {
+		if err := validateSchema(meta.Name, schema, values); err != nil {
+			return err
+		}
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	objects, err := readLookupObjects(o.lookupFiles)
+	if err != nil {
+		return err
+	}
 
 	kv, err := semver.NewVersion(o.kubeVersion)
 	if err != nil {
@@ -779,7 +919,7 @@ func run(o *options) error {
 	sort.Strings(templates)
 	sort.Strings(crds)
 
-	e := &engine{depth: map[string]int{}}
+	e := &engine{depth: map[string]int{}, objects: objects}
 	e.t = template.New("gotpl").Option("missingkey=zero")
 	e.t.Funcs(e.funcMap())
 	for _, rel := range templates {
@@ -793,15 +933,16 @@ func run(o *options) error {
 	}
 
 	var manifests []manifest
+	notes := ""
 	for _, rel := range templates {
 		base := path.Base(rel)
-		if strings.HasPrefix(base, "_") || strings.EqualFold(base, "NOTES.txt") {
+		if strings.HasPrefix(base, "_") {
 			continue
 		}
 		name := meta.Name + "/" + rel
 		top := map[string]interface{}{
 			"Values":       values,
-			"Release":      Release{Name: o.release, Namespace: o.namespace, IsInstall: true, Revision: 1, Service: "Helm"},
+			"Release":      Release{Name: o.release, Namespace: o.namespace, IsInstall: !o.isUpgrade, IsUpgrade: o.isUpgrade, Revision: 1, Service: "Helm"},
 			"Chart":        &meta,
 			"Capabilities": &caps,
 			"Files":        files,
@@ -813,6 +954,13 @@ func run(o *options) error {
 			return cleanupExecError(name, err)
 		}
 		rendered := strings.ReplaceAll(buf.String(), "<no value>", "")
+		if rel == "templates/NOTES.txt" {
+			notes = rendered
+			continue
+		}
+		if strings.EqualFold(base, "NOTES.txt") {
+			continue
+		}
 		ms, err := splitManifests(name, rendered)
 		if err != nil {
 			return err
@@ -822,6 +970,10 @@ func run(o *options) error {
 	sortByKind(manifests)
 
 	w := os.Stdout
+	if o.notesOnly {
+		fmt.Fprint(w, notes)
+		return nil
+	}
 	if o.includeCRDs {
 		for _, rel := range crds {
 			data, err := os.ReadFile(filepath.Join(chartDir, rel))

@@ -1,10 +1,14 @@
 // Issue 5: the Helm chart deploy/helm/berth, rendered by hack/render-chart.sh (helm cannot be
 // installed here) and applied to the real API server; and the Dockerfile's runtime stage checked
-// against the built controller by hack/check-image-libs.sh.
+// against the built controller by hack/check-image-libs.sh. Issue 18: upgrades keep the webhook's
+// certificate (lookup, or cert-manager), releases in two namespaces do not collide,
+// values.schema.json, NOTES.txt, and the optional Grafana dashboard and PrometheusRule alerts
+// (checked with promtool and against the metric families berth exports).
 
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -14,7 +18,9 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include "controller/metrics.h"
 #include "harness.h"
+#include "k8s/json.h"
 
 namespace berth::testing {
 namespace {
@@ -98,11 +104,15 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
   for (const auto& d : docs) kinds.push_back(Kind(d) + "/" + Name(d));
   std::vector<std::string> want = {"CustomResourceDefinition/fleets.berth.dev", "CustomResourceDefinition/runs.berth.dev",
                                    "NetworkPolicy/berth-controller",
-                                   "ServiceAccount/berth-controller",           "Secret/berth-controller-webhook-cert",
-                                   "ClusterRole/berth-controller",              "ClusterRoleBinding/berth-controller",
-                                   "Role/berth-controller",                     "RoleBinding/berth-controller",
-                                   "Service/berth-controller",                  "Deployment/berth-controller",
-                                   "MutatingWebhookConfiguration/berth-controller-runs"};
+                                   "ServiceAccount/berth-controller",
+                                   "Secret/berth-controller-webhook-cert",
+                                   "ClusterRole/berth-controller.berth-system",
+                                   "ClusterRoleBinding/berth-controller.berth-system",
+                                   "Role/berth-controller",
+                                   "RoleBinding/berth-controller",
+                                   "Service/berth-controller",
+                                   "Deployment/berth-controller",
+                                   "MutatingWebhookConfiguration/berth-controller-runs.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
     std::string k = Kind(d);
@@ -116,6 +126,8 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
   }
   EXPECT_FALSE(Find(docs, "Namespace").IsMap()) << "the namespace belongs to helm --namespace/--create-namespace";
   EXPECT_FALSE(Find(docs, "ServiceMonitor").IsMap()) << "the ServiceMonitor is off by default";
+  EXPECT_FALSE(Find(docs, "PrometheusRule").IsMap()) << "the alerts are off by default";
+  EXPECT_FALSE(Find(docs, "ConfigMap").IsMap()) << "the Grafana dashboard is off by default";
 }
 
 TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) {
@@ -216,8 +228,9 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
   for (const char* kind : {"ClusterRoleBinding", "RoleBinding"}) {
     YAML::Node b = Find(docs, kind);
     ASSERT_TRUE(b.IsMap()) << kind;
-    EXPECT_EQ(b["roleRef"]["kind"].as<std::string>(), std::string(kind) == "RoleBinding" ? "Role" : "ClusterRole");
-    EXPECT_EQ(b["roleRef"]["name"].as<std::string>(), "berth-controller");
+    bool cluster = std::string(kind) == "ClusterRoleBinding";
+    EXPECT_EQ(b["roleRef"]["kind"].as<std::string>(), cluster ? "ClusterRole" : "Role");
+    EXPECT_EQ(b["roleRef"]["name"].as<std::string>(), cluster ? Name(cr) : Name(role));
     ASSERT_EQ(b["subjects"].size(), 1u) << kind;
     EXPECT_EQ(b["subjects"][0]["kind"].as<std::string>(), "ServiceAccount");
     EXPECT_EQ(b["subjects"][0]["name"].as<std::string>(), "berth-controller");
@@ -256,6 +269,7 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
                          {"-f", values_file, "--set", "replicas=3,agingInterval=5m,logFormat=text",
                           "--set", "leaderElection.leaseDuration=30s,leaderElection.renewDeadline=20s",
                           "--set", "leaderElection.retryPeriod=4s", "--set", "serviceMonitor.enabled=true",
+                          "--api-versions", "monitoring.coreos.com/v1",
                           "--set", "nodeSelector.pool=system", "--set", "image.pullPolicy=Always",
                           "--set", "resources.limits=null"});
   YAML::Node dep = Find(docs, "Deployment");
@@ -293,6 +307,13 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
     EXPECT_EQ(svc["metadata"]["labels"][kv.first.as<std::string>()].as<std::string>(""), kv.second.as<std::string>())
         << "the ServiceMonitor must select the Service";
   }
+  // Where the cluster does not serve prometheus-operator's API, no ServiceMonitor (it could not be
+  // applied), and NOTES.txt says why.
+  EXPECT_FALSE(Find(RenderDocs("prod", "queues", {"--set", "serviceMonitor.enabled=true"}), "ServiceMonitor").IsMap());
+  CommandResult notes = Render("prod", "queues", {"--set", "serviceMonitor.enabled=true", "--notes-only"});
+  EXPECT_NE(notes.out.find("serviceMonitor.enabled is true, but the cluster does not serve monitoring.coreos.com/v1"),
+            std::string::npos)
+      << notes.out;
   // A release whose name contains the chart's name is not repeated.
   EXPECT_EQ(Name(Find(RenderDocs("berth-staging", "x"), "Deployment")), "berth-staging-controller");
   EXPECT_EQ(Name(Find(RenderDocs("x", "x", {"--set", "fullnameOverride=queue-operator"}), "Deployment")), "queue-operator");
@@ -382,10 +403,10 @@ TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
   struct Case {
     std::string set, message;
   } cases[] = {
-      {"logFormat=xml", "logFormat must be json or text"},
-      {"logLevel=loud", "logLevel must be debug, info, warn or error"},
+      {"logFormat=xml", "- logFormat: logFormat must be one of the following: \"json\", \"text\""},
+      {"logLevel=loud", "- logLevel: logLevel must be one of the following: \"debug\", \"info\", \"warn\", \"error\""},
       {"image.repository=", "image.repository is required"},
-      {"replicas=0", "replicas must be at least 1"},
+      {"replicas=0", "- replicas: Must be greater than or equal to 1"},
       {"bindAddress.metrics=8080", "bindAddress.metrics must be HOST:PORT or :PORT"},
       {"bindAddress.webhook=:94a3", "bindAddress.webhook must be HOST:PORT or :PORT"},
       {"bindAddress.probes=127.0.0.1:8081", "bindAddress.probes must be reachable on the Pod IP"},
@@ -405,19 +426,20 @@ TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
 }
 
 TEST_F(HelmChart, RenderedChartIsAppliedToTheApiServer) {
-  // A release per test namespace: cluster-scoped names (ClusterRole, Binding) stay unique.
   std::string release = "berth-" + ns_;
   std::string full = release + "-controller";
+  std::string cluster_name = full + "." + ns_;
   CommandResult r = Render(release, ns_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, r.out);
   ASSERT_EQ(applied.exit_code, 0) << applied.err << applied.out;
   for (const std::string& obj : {"serviceaccount/" + full, "role/" + full, "rolebinding/" + full, "service/" + full,
-                                 "deployment/" + full}) {
+                                 "deployment/" + full, "secret/" + full + "-webhook-cert"}) {
     CommandResult got = Kubectl({"get", obj, "-o", "name"});
     EXPECT_EQ(got.exit_code, 0) << obj << ": " << got.err;
   }
-  for (const std::string& obj : std::vector<std::string>{"clusterrole/" + full, "clusterrolebinding/" + full,
+  for (const std::string& obj : std::vector<std::string>{"clusterrole/" + cluster_name, "clusterrolebinding/" + cluster_name,
+                                                        "mutatingwebhookconfiguration/" + full + "-runs." + ns_,
                                                         "crd/runs.berth.dev", "crd/fleets.berth.dev"}) {
     CommandResult got = cp().Kubectl({"get", obj, "-o", "name"});
     EXPECT_EQ(got.exit_code, 0) << obj << ": " << got.err;
@@ -434,26 +456,472 @@ TEST_F(HelmChart, RenderedChartIsAppliedToTheApiServer) {
   EXPECT_EQ(Strings(sc["capabilities"]["drop"]), std::vector<std::string>{"ALL"});
   EXPECT_EQ(d["spec"]["template"]["spec"]["securityContext"]["runAsUser"].as<int>(0), 65532);
   EXPECT_EQ(Container(d)["readinessProbe"]["httpGet"]["path"].as<std::string>(""), "/readyz");
-  // Applying again (an upgrade with the same values) changes nothing. kubectl 1.32 reports its
-  // no-op patch of the MutatingWebhookConfiguration as "configured" against this 1.20 server, so
-  // that object is checked by its resourceVersion instead.
+
+  // An upgrade with the same values, rendered the way `helm upgrade` renders it: lookup finds the
+  // Secret the cluster holds, so the certificate and CA are written back unchanged and applying
+  // changes nothing. kubectl 1.32 reports its no-op patch of the MutatingWebhookConfiguration as
+  // "configured" against this 1.20 server, so that object is checked by its resourceVersion.
+  CommandResult secret = Kubectl({"get", "secret", full + "-webhook-cert", "-o", "yaml"});
+  ASSERT_EQ(secret.exit_code, 0) << secret.err;
+  std::string fixture = cp().dir() + "/lookup-" + ns_ + ".yaml";
+  std::ofstream(fixture) << secret.out;
+  CommandResult upgrade = Render(release, ns_, {"--is-upgrade", "--lookup-objects", fixture});
+  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
   auto mwc_rv = [&] {
-    return cp().Kubectl({"get", "mutatingwebhookconfiguration", full + "-runs", "-o", "jsonpath={.metadata.resourceVersion}"}).out;
+    return cp().Kubectl({"get", "mutatingwebhookconfiguration", full + "-runs." + ns_, "-o", "jsonpath={.metadata.resourceVersion}"}).out;
   };
   std::string rv_before = mwc_rv();
   ASSERT_FALSE(rv_before.empty());
-  CommandResult again = cp().Kubectl({"apply", "-f", "-"}, r.out);
+  CommandResult again = cp().Kubectl({"apply", "-f", "-"}, upgrade.out);
   ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("secret/" + full + "-webhook-cert unchanged"), std::string::npos) << again.out;
   std::istringstream lines(again.out);
   for (std::string line; std::getline(lines, line);) {
     if (line.find("mutatingwebhookconfiguration") != std::string::npos) continue;
     EXPECT_EQ(line.find("configured"), std::string::npos) << line;
   }
   EXPECT_EQ(mwc_rv(), rv_before);
-  cp().Kubectl({"delete", "mutatingwebhookconfiguration", full + "-runs", "--wait=false"});
+  cp().Kubectl({"delete", "mutatingwebhookconfiguration", full + "-runs." + ns_, "--wait=false"});
+  cp().Kubectl({"delete", "clusterrolebinding", cluster_name, "--wait=false"});
+  cp().Kubectl({"delete", "clusterrole", cluster_name, "--wait=false"});
+}
 
-  cp().Kubectl({"delete", "clusterrolebinding", full, "--wait=false"});
-  cp().Kubectl({"delete", "clusterrole", full, "--wait=false"});
+// ---- upgrades, two releases, values.schema.json, NOTES.txt (issue 18) ------------------------
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ControlPlane::Get().dir() + "/" + name + "-" + std::to_string(getpid());
+  std::ofstream(path) << text;
+  return path;
+}
+
+// base64 -d of `b64` into a file; returns its path.
+std::string DecodeTo(const std::string& name, const std::string& b64) {
+  std::string path = WriteTemp(name, "");
+  CommandResult r = RunCommand({"bash", "-c", "base64 -d > \"$0\"", path}, b64);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path;
+}
+
+TEST_F(HelmChart, UpgradeWithTheExistingSecretKeepsTheWebhookCertificateAndCa) {
+  CommandResult install = Render("berth", "berth-system");
+  ASSERT_EQ(install.exit_code, 0) << install.err;
+  auto docs = Documents(install.out);
+  YAML::Node secret = Find(docs, "Secret");
+  YAML::Node mwc = Find(docs, "MutatingWebhookConfiguration");
+  ASSERT_TRUE(secret.IsMap() && mwc.IsMap());
+  std::string ca = secret["data"]["ca.crt"].as<std::string>(""), crt = secret["data"]["tls.crt"].as<std::string>(""),
+              key = secret["data"]["tls.key"].as<std::string>("");
+  ASSERT_FALSE(ca.empty() || crt.empty() || key.empty()) << YAML::Dump(secret);
+  EXPECT_EQ(mwc["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""), ca)
+      << "the API server trusts the CA kept in the Secret";
+  // The serving certificate is signed by that CA and names the Service.
+  std::string ca_pem = DecodeTo("ca.crt", ca), crt_pem = DecodeTo("tls.crt", crt);
+  CommandResult verify = RunCommand({"openssl", "verify", "-CAfile", ca_pem, crt_pem});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  CommandResult san = RunCommand({"openssl", "x509", "-in", crt_pem, "-noout", "-ext", "subjectAltName"});
+  EXPECT_NE(san.out.find("DNS:berth-controller.berth-system.svc"), std::string::npos) << san.out << san.err;
+
+  // helm upgrade: .Release.IsUpgrade, and lookup finds the Secret of the install (here the whole
+  // first render stands for the cluster).
+  std::string fixture = WriteTemp("install.yaml", install.out);
+  CommandResult upgrade = Render("berth", "berth-system", {"--is-upgrade", "--lookup-objects", fixture});
+  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
+  auto up = Documents(upgrade.out);
+  YAML::Node up_secret = Find(up, "Secret");
+  ASSERT_TRUE(up_secret.IsMap());
+  EXPECT_EQ(up_secret["data"]["ca.crt"].as<std::string>(""), ca) << "the CA rotated on upgrade";
+  EXPECT_EQ(up_secret["data"]["tls.crt"].as<std::string>(""), crt) << "the serving certificate rotated on upgrade";
+  EXPECT_EQ(up_secret["data"]["tls.key"].as<std::string>(""), key);
+  EXPECT_EQ(Find(up, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""), ca);
+  CommandResult notes = Render("berth", "berth-system", {"--is-upgrade", "--lookup-objects", fixture, "--notes-only"});
+  EXPECT_NE(notes.out.find("berth 0.1.0 is upgraded as berth-controller in berth-system."), std::string::npos) << notes.out;
+
+  // Without the Secret (helm template, or a first install) a new pair is made: the fixture is
+  // what keeps the certificate.
+  auto fresh = Documents(Render("berth", "berth-system", {"--is-upgrade"}).out);
+  EXPECT_NE(Find(fresh, "Secret")["data"]["tls.crt"].as<std::string>(""), crt);
+  // A Secret of another release or namespace is not taken.
+  auto other_ns = Documents(Render("berth", "other", {"--is-upgrade", "--lookup-objects", fixture}).out);
+  EXPECT_NE(Find(other_ns, "Secret")["data"]["tls.crt"].as<std::string>(""), crt);
+  // An upgrade from chart 0.1.0: its Secret has no ca.crt, and its webhook configuration (named
+  // "<fullname>-runs" then) holds the CA. Both are kept.
+  YAML::Node old_secret = YAML::Clone(secret);
+  old_secret["data"].remove("ca.crt");
+  YAML::Node old_mwc = YAML::Clone(mwc);
+  old_mwc["metadata"]["name"] = "berth-controller-runs";
+  std::string old_release = WriteTemp("old-release.yaml", YAML::Dump(old_secret) + "\n---\n" + YAML::Dump(old_mwc));
+  auto from_old = Documents(Render("berth", "berth-system", {"--is-upgrade", "--lookup-objects", old_release}).out);
+  EXPECT_EQ(Find(from_old, "Secret")["data"]["tls.crt"].as<std::string>(""), crt);
+  EXPECT_EQ(Find(from_old, "Secret")["data"]["ca.crt"].as<std::string>(""), ca);
+  EXPECT_EQ(Find(from_old, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""), ca);
+  // Without the CA anywhere, the old pair cannot be trusted: a complete new pair.
+  auto no_ca = Documents(Render("berth", "berth-system",
+                                {"--is-upgrade", "--lookup-objects", WriteTemp("old-secret.yaml", YAML::Dump(old_secret))})
+                             .out);
+  YAML::Node renewed = Find(no_ca, "Secret");
+  EXPECT_NE(renewed["data"]["tls.crt"].as<std::string>(""), crt);
+  EXPECT_FALSE(renewed["data"]["ca.crt"].as<std::string>("").empty());
+  EXPECT_EQ(Find(no_ca, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""),
+            renewed["data"]["ca.crt"].as<std::string>(""));
+}
+
+TEST_F(HelmChart, CertManagerIssuesTheWebhookCertificateAndInjectsTheCa) {
+  CommandResult no_api = Render("berth", "berth-system", {"--set", "webhook.certManager.enabled=true"});
+  EXPECT_NE(no_api.exit_code, 0) << "cert-manager enabled where its API is not served";
+  EXPECT_NE(no_api.err.find("webhook.certManager.enabled needs cert-manager"), std::string::npos) << no_api.err;
+
+  auto docs = RenderDocs("berth", "berth-system",
+                         {"--set", "webhook.certManager.enabled=true", "--api-versions", "cert-manager.io/v1"});
+  EXPECT_FALSE(Find(docs, "Secret").IsMap()) << "cert-manager writes the Secret, the chart does not";
+  YAML::Node issuer = Find(docs, "Issuer");
+  YAML::Node cert = Find(docs, "Certificate");
+  YAML::Node mwc = Find(docs, "MutatingWebhookConfiguration");
+  ASSERT_TRUE(issuer.IsMap() && cert.IsMap() && mwc.IsMap());
+  EXPECT_TRUE(issuer["spec"]["selfSigned"].IsMap());
+  EXPECT_EQ(cert["apiVersion"].as<std::string>(), "cert-manager.io/v1");
+  EXPECT_EQ(cert["spec"]["issuerRef"]["name"].as<std::string>(), Name(issuer));
+  EXPECT_EQ(cert["spec"]["issuerRef"]["kind"].as<std::string>(), "Issuer");
+  // The Secret cert-manager writes is the one the Pods mount, for the Service's name.
+  YAML::Node volumes = Find(docs, "Deployment")["spec"]["template"]["spec"]["volumes"];
+  EXPECT_EQ(cert["spec"]["secretName"].as<std::string>(), volumes[0]["secret"]["secretName"].as<std::string>(""));
+  std::vector<std::string> dns = Strings(cert["spec"]["dnsNames"]);
+  EXPECT_NE(std::find(dns.begin(), dns.end(), "berth-controller.berth-system.svc"), dns.end());
+  // The CA comes from cert-manager's injector, not from the render.
+  EXPECT_EQ(mwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].as<std::string>(""),
+            "berth-system/" + Name(cert));
+  EXPECT_FALSE(mwc["webhooks"][0]["clientConfig"]["caBundle"]);
+
+  // An existing issuer instead of the chart's self-signed one.
+  auto own = RenderDocs("berth", "berth-system",
+                        {"--set", "webhook.certManager.enabled=true", "--set", "webhook.certManager.issuerRef.name=corp-ca",
+                         "--set", "webhook.certManager.issuerRef.kind=ClusterIssuer", "--api-versions", "cert-manager.io/v1"});
+  EXPECT_FALSE(Find(own, "Issuer").IsMap());
+  EXPECT_EQ(Find(own, "Certificate")["spec"]["issuerRef"]["name"].as<std::string>(""), "corp-ca");
+  EXPECT_EQ(Find(own, "Certificate")["spec"]["issuerRef"]["kind"].as<std::string>(""), "ClusterIssuer");
+}
+
+bool ClusterScoped(const std::string& kind) {
+  return kind == "CustomResourceDefinition" || kind == "ClusterRole" || kind == "ClusterRoleBinding" ||
+         kind == "MutatingWebhookConfiguration";
+}
+
+TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
+  std::string ns_b = ns_ + "-b";
+  ASSERT_TRUE(client()
+                  ->Create(k8s::resources::kNamespaces.Path(),
+                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_b + R"("}})")
+                  .ok());
+  std::set<std::string> names_a, names_b;
+  std::string out_a, out_b;
+  for (auto [ns, names, out] : {std::tuple{ns_, &names_a, &out_a}, std::tuple{ns_b, &names_b, &out_b}}) {
+    CommandResult r = Render("berth", ns, {"--skip-crds"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    *out = r.out;
+    for (const auto& d : Documents(r.out)) {
+      if (ClusterScoped(Kind(d))) names->insert(Kind(d) + "/" + Name(d));
+    }
+  }
+  ASSERT_EQ(names_a.size(), 3u);  // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration
+  ASSERT_EQ(names_b.size(), 3u);
+  for (const auto& n : names_a) EXPECT_EQ(names_b.count(n), 0u) << n << " is in both releases";
+
+  // Both apply (the CRDs are the chart's crds/, shared by both releases), and each release's
+  // ClusterRoleBinding still binds its own ServiceAccount.
+  ASSERT_EQ(cp().Kubectl({"apply", "-f", kChart + "/crds/"}).exit_code, 0);
+  for (const std::string* out : {&out_a, &out_b}) {
+    CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, *out);
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    EXPECT_EQ(applied.out.find("configured"), std::string::npos) << "the second release changed the first's objects:\n"
+                                                                  << applied.out;
+  }
+  for (const auto& ns : {ns_, ns_b}) {
+    CommandResult crb = cp().Kubectl({"get", "clusterrolebinding", "berth-controller." + ns, "-o",
+                                      "jsonpath={.subjects[0].namespace}/{.subjects[0].name} {.roleRef.name}"});
+    EXPECT_EQ(crb.out, ns + "/berth-controller berth-controller." + ns) << crb.err;
+    CommandResult mwc = cp().Kubectl({"get", "mutatingwebhookconfiguration", "berth-controller-runs." + ns, "-o",
+                                      "jsonpath={.webhooks[0].clientConfig.service.namespace}"});
+    EXPECT_EQ(mwc.out, ns) << mwc.err;
+  }
+  for (const auto& ns : {ns_, ns_b}) {
+    cp().Kubectl({"delete", "mutatingwebhookconfiguration", "berth-controller-runs." + ns, "--wait=false"});
+    cp().Kubectl({"delete", "clusterrolebinding", "berth-controller." + ns, "--wait=false"});
+    cp().Kubectl({"delete", "clusterrole", "berth-controller." + ns, "--wait=false"});
+  }
+  (void)client()->Delete(k8s::resources::kNamespaces.Path("", ns_b));
+}
+
+TEST_F(HelmChart, ValuesSchemaRefusesUnknownKeysAndWrongTypesNamingThePath) {
+  CommandResult defaults = Render("berth", "berth-system");
+  EXPECT_EQ(defaults.exit_code, 0) << "the chart's own defaults pass its schema: " << defaults.err;
+
+  CommandResult typo = Render("berth", "berth-system", {"--set", "replica=3"});
+  EXPECT_NE(typo.exit_code, 0);
+  EXPECT_TRUE(typo.out.empty()) << "nothing is rendered";
+  EXPECT_NE(typo.err.find("values don't meet the specifications of the schema(s) in the following chart(s):\nberth:\n"
+                          "- (root): Additional property replica is not allowed"),
+            std::string::npos)
+      << typo.err;
+
+  std::string values = WriteTemp("bad-values.yaml", "webhook:\n  enabled: \"false\"\n");
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--set-string", "webhook.enabled=false"}, {"-f", values}}) {
+    CommandResult wrong = Render("berth", "berth-system", args);
+    EXPECT_NE(wrong.exit_code, 0) << args[0];
+    EXPECT_NE(wrong.err.find("- webhook.enabled: Invalid type. Expected: boolean, given: string"), std::string::npos)
+        << args[0] << ": " << wrong.err;
+  }
+  // Nested typos too (additionalProperties: false below the top level).
+  CommandResult nested = Render("berth", "berth-system", {"--set", "networkPolicy.enable=false"});
+  EXPECT_NE(nested.exit_code, 0);
+  EXPECT_NE(nested.err.find("- networkPolicy: Additional property enable is not allowed"), std::string::npos) << nested.err;
+  // Every error is listed, not just the first.
+  CommandResult two = Render("berth", "berth-system", {"--set", "replica=3,service.port=http"});
+  EXPECT_NE(two.err.find("Additional property replica"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("- service.port: Invalid type. Expected: integer, given: string"), std::string::npos) << two.err;
+}
+
+TEST_F(HelmChart, SetStringIsAppliedAfterEverySetWhateverTheOrderAsHelmDoes) {
+  // helm applies -f files, then every --set, then every --set-string.
+  auto docs = RenderDocs("berth", "berth-system",
+                         {"--set-string", "image.tag=1.0", "--set", "image.tag=2", "--set", "image.repository=r"});
+  EXPECT_EQ(Container(Find(docs, "Deployment"))["image"].as<std::string>(), "r:1.0");
+  auto later = RenderDocs("berth", "berth-system", {"--set", "agingInterval=5m", "--set", "agingInterval=7m"});
+  std::vector<std::string> args = Strings(Container(Find(later, "Deployment"))["args"]);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--aging-interval=7m"), args.end()) << "a later --set wins";
+}
+
+TEST_F(HelmChart, NotesPointAtTheLeaderThroughItsLease) {
+  std::string release = "berth";
+  CommandResult notes = Render(release, ns_, {"--notes-only"});
+  ASSERT_EQ(notes.exit_code, 0) << notes.err;
+  EXPECT_NE(notes.out.find("berth 0.1.0 is installed as berth-controller in " + ns_ + "."), std::string::npos) << notes.out;
+  EXPECT_EQ(notes.out.find("svc/"), std::string::npos) << "a Service forwards to any replica, not to the leader";
+  EXPECT_EQ(notes.out.find("WARNING"), std::string::npos) << notes.out;
+  // The commands of the notes, run as a user would, find the Pod that holds the Lease.
+  std::string find_leader, forward;
+  std::istringstream lines(notes.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("leader=$(") != std::string::npos) find_leader = line;
+    if (line.find("port-forward") != std::string::npos) forward = line;
+  }
+  ASSERT_FALSE(find_leader.empty()) << notes.out;
+  ASSERT_FALSE(forward.empty()) << notes.out;
+  Apply("apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: berth-controller\nspec:\n"
+        "  holderIdentity: berth-controller-6f9d8c7b5-x2x4q_3e5c0d1a9b7f2e64\n  leaseDurationSeconds: 15\n");
+  CommandResult leader = RunCommand({"bash", "-c", find_leader + "\necho \"$leader\""}, {},
+                                    {"KUBECONFIG=" + cp().kubeconfig()});
+  EXPECT_EQ(leader.out, "berth-controller-6f9d8c7b5-x2x4q\n") << leader.err;
+  EXPECT_NE(forward.find("kubectl -n " + ns_ + " port-forward \"pod/$leader\" 8080:http"), std::string::npos) << forward;
+  // ... on the Pods' port named http (the metrics address), which serves the dashboard.
+  auto docs = RenderDocs(release, ns_);
+  EXPECT_EQ(Container(Find(docs, "Deployment"))["ports"][0]["name"].as<std::string>(), "http");
+}
+
+// ---- Grafana dashboard and PrometheusRule alerts (issue 18) -------------------------------------
+
+// The sample names berth's Metrics exports once every family has a sample: NAME for gauges and
+// counters, NAME_bucket/_sum/_count for histograms.
+std::set<std::string> ExportedSampleNames() {
+  controller::Metrics m;
+  reconcilers::EngineObserver::PassSummary pass;
+  pass.pending[{"a100", "NoCapacity"}] = 1;
+  pass.fleets["a100"].busy_blocks = 1;
+  pass.fleets["a100"].instances_by_state = {{"Busy", 1}};
+  m.OnPass(pass);
+  m.OnAdmitted(std::chrono::seconds(1));
+  m.OnFinished("Failed", "PodFailed");
+  m.OnWriteFailed("run");
+  m.OnApiRequest("GET", 200);
+  m.SetLeader(true);
+  std::set<std::string> out;
+  std::istringstream text(m.Render());
+  for (std::string line; std::getline(text, line);) {
+    std::smatch mt;
+    if (!std::regex_match(line, mt, std::regex(R"(# TYPE (\S+) (\S+))"))) continue;
+    if (mt[2] == "histogram") {
+      for (const char* suffix : {"_bucket", "_sum", "_count"}) out.insert(mt[1].str() + suffix);
+    } else {
+      out.insert(mt[1]);
+    }
+  }
+  return out;
+}
+
+std::set<std::string> MetricNamesIn(const std::string& expr) {
+  std::set<std::string> out;
+  std::regex name(R"(\bberth_[a-z0-9_]+)");
+  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), name); it != std::sregex_iterator(); ++it) out.insert(it->str());
+  return out;
+}
+
+TEST_F(HelmChart, GrafanaDashboardIsAConfigMapForTheSidecarUsingOnlyExportedMetrics) {
+  std::set<std::string> exported = ExportedSampleNames();
+  ASSERT_GE(exported.size(), 14u);
+  auto docs = RenderDocs("berth", "berth-system", {"--set", "grafana.dashboard.enabled=true",
+                                                   "--set", "grafana.dashboard.annotations.grafana_folder=Batch"});
+  YAML::Node cm = Find(docs, "ConfigMap");
+  ASSERT_TRUE(cm.IsMap());
+  EXPECT_EQ(cm["metadata"]["labels"]["grafana_dashboard"].as<std::string>(""), "1") << "the sidecar's default label";
+  EXPECT_EQ(cm["metadata"]["annotations"]["grafana_folder"].as<std::string>(""), "Batch");
+  EXPECT_EQ(cm["metadata"]["namespace"].as<std::string>(""), "berth-system");
+  std::string text = cm["data"]["berth.json"].as<std::string>("");
+  EXPECT_EQ(text + "\n", ReadFile(kChart + "/dashboards/berth.json")) << "the ConfigMap carries the file as it is";
+  auto parsed = k8s::json::Parse(text);
+  ASSERT_TRUE(parsed.ok()) << "the dashboard is not JSON: " << parsed.status().ToString();
+  const k8s::json::Value& dash = *parsed;
+  EXPECT_EQ(k8s::json::GetString(dash, "title"), "berth");
+  const k8s::json::Value* panels = k8s::json::Find(dash, {"panels"});
+  ASSERT_TRUE(panels && panels->IsArray() && panels->Size() > 0);
+  std::set<std::string> used;
+  for (const auto& panel : panels->GetArray()) {
+    std::string title = k8s::json::GetString(panel, "title");
+    const k8s::json::Value* targets = k8s::json::Find(panel, {"targets"});
+    ASSERT_TRUE(targets && targets->IsArray() && targets->Size() > 0) << title << " shows nothing";
+    for (const auto& t : targets->GetArray()) {
+      std::string expr = k8s::json::GetString(t, "expr");
+      std::set<std::string> names = MetricNamesIn(expr);
+      EXPECT_FALSE(names.empty()) << title << ": " << expr;
+      for (const auto& n : names) {
+        EXPECT_EQ(exported.count(n), 1u) << title << ": " << n << " is not a metric berth exports";
+        used.insert(n);
+      }
+    }
+  }
+  // Each family berth exports has a panel (histograms through their buckets).
+  for (const auto& n : exported) {
+    if (n.ends_with("_sum") || n.ends_with("_count")) continue;
+    EXPECT_EQ(used.count(n), 1u) << n << " has no panel";
+  }
+  auto elsewhere = RenderDocs("berth", "berth-system",
+                              {"--set", "grafana.dashboard.enabled=true", "--set", "grafana.dashboard.namespace=monitoring"});
+  EXPECT_EQ(Find(elsewhere, "ConfigMap")["metadata"]["namespace"].as<std::string>(""), "monitoring");
+}
+
+// Runs promtool with `args`; fails the test when it is missing (hack/deps.sh installs it).
+CommandResult Promtool(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"promtool"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandResult r = RunCommand(argv);
+  EXPECT_NE(r.exit_code, 127) << "promtool is missing: run hack/deps.sh (Debian package prometheus)";
+  return r;
+}
+
+// The PrometheusRule's spec (its groups) as a Prometheus rule file.
+std::string RuleFile(const std::vector<YAML::Node>& docs) {
+  YAML::Node rule = Find(docs, "PrometheusRule");
+  EXPECT_TRUE(rule.IsMap());
+  YAML::Emitter out;
+  out << rule["spec"];
+  return WriteTemp("rules.yaml", out.c_str());
+}
+
+std::string Annotation(const std::vector<YAML::Node>& docs, const std::string& alert, const std::string& key) {
+  for (const auto& r : Find(docs, "PrometheusRule")["spec"]["groups"][0]["rules"]) {
+    if (r["alert"].as<std::string>("") == alert) return r["annotations"][key].as<std::string>("");
+  }
+  return "";
+}
+
+TEST_F(HelmChart, PrometheusRuleAlertsPassPromtoolAndFireOnTheirSeries) {
+  auto no_api = RenderDocs("berth", "berth-system", {"--set", "prometheusRule.enabled=true"});
+  EXPECT_FALSE(Find(no_api, "PrometheusRule").IsMap()) << "rendered only where monitoring.coreos.com/v1 is served";
+
+  auto docs = RenderDocs("berth", "berth-system", {"--set", "prometheusRule.enabled=true", "--set",
+                                                   "prometheusRule.labels.release=kube-prometheus", "--api-versions",
+                                                   "monitoring.coreos.com/v1"});
+  YAML::Node rule = Find(docs, "PrometheusRule");
+  ASSERT_TRUE(rule.IsMap());
+  EXPECT_EQ(rule["metadata"]["labels"]["release"].as<std::string>(""), "kube-prometheus");
+  std::set<std::string> exported = ExportedSampleNames();
+  std::set<std::string> alerts;
+  for (const auto& r : rule["spec"]["groups"][0]["rules"]) {
+    alerts.insert(r["alert"].as<std::string>());
+    std::string expr = r["expr"].as<std::string>();
+    for (const auto& n : MetricNamesIn(expr)) EXPECT_EQ(exported.count(n), 1u) << r["alert"] << ": " << n;
+    EXPECT_NE(expr.find(R"(job="berth-controller",namespace="berth-system")"), std::string::npos)
+        << "only this release's series: " << expr;
+  }
+  EXPECT_EQ(alerts, (std::set<std::string>{"BerthRunsWaiting", "BerthLeaderAbsent", "BerthWriteFailures",
+                                           "BerthSlowSchedulingPass"}));
+  std::string rules = RuleFile(docs);
+  CommandResult check = Promtool({"check", "rules", rules});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  EXPECT_NE(check.out.find("SUCCESS: 4 rules found"), std::string::npos) << check.out;
+
+  // Each alert fires on the series that mean trouble and stays quiet on healthy ones.
+  const std::string sel = R"(job="berth-controller",namespace="berth-system")";
+  auto expect_alert = [&](const std::string& name, const std::string& severity, const std::string& description) {
+    return "          - exp_labels: {severity: " + severity + "}\n            exp_annotations:\n              summary: " +
+           YAML::Dump(YAML::Node(Annotation(docs, name, "summary"))) + "\n              description: " +
+           YAML::Dump(YAML::Node(description)) + "\n";
+  };
+  std::string tests =
+      "rule_files: [" + rules + "]\nevaluation_interval: 1m\ntests:\n"
+      // The leader goes away at 10m; the alert fires 5m later.
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'berth_leader{" + sel + ",pod=\"a\"}'\n        values: '1x10 0x30'\n"
+      "    alert_rule_test:\n"
+      "      - {eval_time: 9m, alertname: BerthLeaderAbsent, exp_alerts: []}\n"
+      "      - eval_time: 20m\n        alertname: BerthLeaderAbsent\n        exp_alerts:\n" +
+      expect_alert("BerthLeaderAbsent", "critical", Annotation(docs, "BerthLeaderAbsent", "description")) +
+      // Nothing scraped at all is as bad as no leader.
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'up{job=\"other\"}'\n        values: '1x30'\n"
+      "    alert_rule_test:\n"
+      "      - eval_time: 10m\n        alertname: BerthLeaderAbsent\n        exp_alerts:\n"
+      "          - exp_labels: {severity: critical, job: berth-controller, namespace: berth-system}\n"
+      "            exp_annotations:\n              summary: " + YAML::Dump(YAML::Node(Annotation(docs, "BerthLeaderAbsent", "summary"))) +
+      "\n              description: " + YAML::Dump(YAML::Node(Annotation(docs, "BerthLeaderAbsent", "description"))) + "\n" +
+      // Three runs wait all along; admissions stop at 10m: 30m later (the window) plus 30m (for).
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'berth_leader{" + sel + ",pod=\"a\"}'\n        values: '1x100'\n"
+      "      - series: 'berth_pending_runs{" + sel + ",fleet=\"a100\",reason=\"NoCapacity\"}'\n        values: '3x100'\n"
+      "      - series: 'berth_runs_admitted_total{" + sel + "}'\n        values: '0+1x10 10x90'\n"
+      "    alert_rule_test:\n"
+      "      - {eval_time: 30m, alertname: BerthRunsWaiting, exp_alerts: []}\n"
+      "      - eval_time: 75m\n        alertname: BerthRunsWaiting\n        exp_alerts:\n" +
+      expect_alert("BerthRunsWaiting", "warning",
+                   "3 runs are waiting in berth-system and berth admitted none in the last 30m. kubectl berth queue says why "
+                   "each one waits (NoCapacity: the fleets are full; Unschedulable: no fleet can ever take it).") +
+      // Runs wait but admissions go on: no alert.
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'berth_pending_runs{" + sel + ",fleet=\"a100\",reason=\"NoCapacity\"}'\n        values: '3x100'\n"
+      "      - series: 'berth_runs_admitted_total{" + sel + "}'\n        values: '0+1x100'\n"
+      "    alert_rule_test:\n"
+      "      - {eval_time: 90m, alertname: BerthRunsWaiting, exp_alerts: []}\n"
+      // Five failed writes a minute from 0m; the alert fires after 10m. One a minute is tolerated.
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'berth_reconcile_errors_total{" + sel + ",kind=\"run\"}'\n        values: '0+5x40'\n"
+      "      - series: 'berth_reconcile_errors_total{job=\"berth-controller\",namespace=\"quiet\",kind=\"run\"}'\n"
+      "        values: '0+1x40'\n"
+      "    alert_rule_test:\n"
+      "      - eval_time: 25m\n        alertname: BerthWriteFailures\n        exp_alerts:\n" +
+      expect_alert("BerthWriteFailures", "warning", Annotation(docs, "BerthWriteFailures", "description")) +
+      // Every pass between 0.5 s and 1 s: slow. Every pass under 0.1 s: fine.
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'berth_scheduling_cycle_duration_seconds_bucket{" + sel + ",le=\"0.1\"}'\n        values: '0x40'\n"
+      "      - series: 'berth_scheduling_cycle_duration_seconds_bucket{" + sel + ",le=\"0.5\"}'\n        values: '0x40'\n"
+      "      - series: 'berth_scheduling_cycle_duration_seconds_bucket{" + sel + ",le=\"1\"}'\n        values: '0+60x40'\n"
+      "      - series: 'berth_scheduling_cycle_duration_seconds_bucket{" + sel + ",le=\"+Inf\"}'\n        values: '0+60x40'\n"
+      "    alert_rule_test:\n"
+      "      - eval_time: 25m\n        alertname: BerthSlowSchedulingPass\n        exp_alerts:\n" +
+      expect_alert("BerthSlowSchedulingPass", "warning", Annotation(docs, "BerthSlowSchedulingPass", "description")) +
+      "  - interval: 1m\n    input_series:\n"
+      "      - series: 'berth_scheduling_cycle_duration_seconds_bucket{" + sel + ",le=\"0.1\"}'\n        values: '0+60x40'\n"
+      "      - series: 'berth_scheduling_cycle_duration_seconds_bucket{" + sel + ",le=\"+Inf\"}'\n        values: '0+60x40'\n"
+      "    alert_rule_test:\n"
+      "      - {eval_time: 25m, alertname: BerthSlowSchedulingPass, exp_alerts: []}\n";
+  CommandResult test = Promtool({"test", "rules", WriteTemp("rules-test.yaml", tests)});
+  EXPECT_EQ(test.exit_code, 0) << test.out << test.err << "\n" << tests;
+
+  // The thresholds are values.
+  auto tuned = RenderDocs("berth", "berth-system",
+                          {"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.runsWaitingFor=2h", "--set",
+                           "prometheusRule.selector=app=\"berth\"", "--api-versions", "monitoring.coreos.com/v1"});
+  YAML::Node waiting = Find(tuned, "PrometheusRule")["spec"]["groups"][0]["rules"][0];
+  EXPECT_EQ(waiting["for"].as<std::string>(""), "2h");
+  EXPECT_NE(waiting["expr"].as<std::string>("").find(R"(berth_pending_runs{app="berth"})"), std::string::npos)
+      << waiting["expr"];
+  EXPECT_EQ(Promtool({"check", "rules", RuleFile(tuned)}).exit_code, 0);
 }
 
 // ---- the Dockerfile ---------------------------------------------------------------------------

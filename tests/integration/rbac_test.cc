@@ -78,7 +78,8 @@ class Rbac : public IntegrationTest {
  protected:
   void SetUp() override {
     IntegrationTest::SetUp();
-    // One release per test namespace, so cluster-scoped names (ClusterRole, Binding) stay unique.
+    // The chart's cluster-scoped names include the namespace; a release name per test namespace
+    // too keeps the Lease and ServiceAccount names recognisable in logs.
     release_ = "berth-" + ns_;
     full_ = release_ + "-controller";
     CommandResult r = RunCommand({"bash", kSource + "/hack/render-chart.sh", kSource + "/deploy/helm/berth", release_, ns_,
@@ -121,8 +122,8 @@ class Rbac : public IntegrationTest {
     if (!fleet_.empty()) client()->Delete(kFleets.Path("", fleet_));
     for (const auto& n : nodes_) client()->Delete(kNodes.Path("", n));
     if (applied_) {
-      cp().Kubectl({"delete", "clusterrolebinding", full_, "--wait=false"});
-      cp().Kubectl({"delete", "clusterrole", full_, "--wait=false"});
+      cp().Kubectl({"delete", "clusterrolebinding", full_ + "." + ns_, "--wait=false"});
+      cp().Kubectl({"delete", "clusterrole", full_ + "." + ns_, "--wait=false"});
     }
     IntegrationTest::TearDown();
   }

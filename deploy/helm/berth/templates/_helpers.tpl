@@ -13,6 +13,16 @@ Deployment, Service, Lease): "berth-controller" for a release named "berth",
 {{- end -}}
 {{- end -}}
 
+{{/*
+Name of the release's ClusterRole and ClusterRoleBinding: "<fullname>.<namespace>", e.g.
+"berth-controller.berth-system" (the MutatingWebhookConfiguration is "<fullname>-runs.<namespace>").
+A namespace has no dot, so two releases differ in this name whenever they differ in namespace or
+in fullname: releases of one name in two namespaces do not collide.
+*/}}
+{{- define "berth.clusterName" -}}
+{{- printf "%s.%s" (include "berth.fullname" .) .Release.Namespace -}}
+{{- end -}}
+
 {{- define "berth.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
