@@ -31,4 +31,17 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Packages here are tools, not services: the prometheus package (wanted for promtool) would
+# start a Prometheus server on a systemd machine. A policy-rc.d that refuses every start keeps
+# package scripts from starting anything during this install (Debian's documented mechanism).
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  own_policy=1
+fi
+status=0
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
+if [ "$own_policy" = 1 ]; then $SUDO rm -f "$policy"; fi
+exit "$status"
