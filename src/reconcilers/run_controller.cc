@@ -969,17 +969,24 @@ void RunController::EndAfterMaxDuration(const Run& run, const std::map<std::stri
   // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
   // the Failed branch deletes), never a Running run without Pods (an "interruption").
   Dispatch(RunKey(run), [this, r = run, names, next] {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-    if (!res.ok()) {
-      if (res.status().IsConflict()) return NoteStale(r);
-      spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-      return false;
-    }
-    NoteWritten(r, *res, &next);
+    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
     events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
     DeletePods(r.meta.ns, names);
     return true;
   });
+}
+
+std::optional<bool> RunController::PatchStatus(const Run& r, const RunStatus& next) {
+  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+  if (res.ok()) {
+    NoteWritten(r, *res, &next);
+    return std::nullopt;
+  }
+  if (res.status().IsConflict()) return NoteStale(r);
+  if (!res.status().IsNotFound()) {
+    spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+  }
+  return false;
 }
 
 void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
@@ -1124,13 +1131,7 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
   // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
   // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
   Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message] {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-    if (!res.ok()) {
-      if (res.status().IsConflict()) return NoteStale(r);
-      spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-      return false;
-    }
-    NoteWritten(r, *res, &next);
+    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
     events_->Record(Ref(r), event_type, event_reason, event_message);
     DeletePods(r.meta.ns, to_delete);
     return true;
@@ -1169,13 +1170,7 @@ void RunController::Suspend(const Run& run, const std::string& message, k8s::Tim
   // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
   Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
     if (write) {
-      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-      if (!res.ok()) {
-        if (res.status().IsConflict()) return NoteStale(r);
-        spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-        return false;
-      }
-      NoteWritten(r, *res, &next);
+      if (auto unwritten = PatchStatus(r, next)) return *unwritten;
       if (event) events_->Record(Ref(r), "Normal", "Suspended", next.message);
     }
     return DeletePods(r.meta.ns, to_delete);
@@ -1188,15 +1183,7 @@ void RunController::WriteStatus(const Run& run, const RunStatus& next, const std
   spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, next.phase, next.reason,
                 background ? " (refresh)" : "");
   Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-    if (!res.ok()) {
-      if (res.status().IsConflict()) return NoteStale(r);
-      if (!res.status().IsNotFound()) {
-        spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-      }
-      return false;
-    }
-    NoteWritten(r, *res, &next);
+    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
     if (!event_reason.empty()) events_->Record(Ref(r), event_type, event_reason, event_message);
     return true;
   }, background);

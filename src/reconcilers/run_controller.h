@@ -237,6 +237,10 @@ class RunController {
   // A write based on `run` met a newer version (409): leave the run alone until the cache has a
   // newer one. Returns true (a conflict is no reason to back off).
   bool NoteStale(const Run& run);
+  // Writer threads: writes `next` as the run's status, guarded by the resourceVersion of `run`.
+  // nullopt when written (NoteWritten has seen the answer); otherwise what the writer task returns:
+  // true after a conflict (NoteStale), false to retry with backoff (logged, except a 404).
+  [[nodiscard]] std::optional<bool> PatchStatus(const Run& run, const RunStatus& next);
   // Also tells the observer when `next` finished the run.
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
   // Ends the attempt: back to the queue when the run retries on this event (and may), else
