@@ -56,6 +56,26 @@ const HttpServer& Router() {
             }
             return HttpReply{status == 0 ? 200 : status, "application/json", message2, {}};
           }
+          if (run.action == "stop" || run.action == "suspend" || run.action == "resume") {
+            std::string message2;
+            int status = CheckControlWrite(req, message2);
+            if (status == 0) {
+              FUZZ_CHECK(req.method == "POST", "a %s by %s passed", run.action.c_str(), req.method.c_str());
+              FUZZ_CHECK(!BearerToken(req).empty(), "a write without a token passed");
+              FUZZ_CHECK(req.Header("x-berth-csrf") == "1", "a write without X-Berth-CSRF passed");
+            }
+            return HttpReply{status == 0 ? 200 : status, "application/json", message2, {}};
+          }
+          if (run.action == "logs") {
+            LogsQuery q;
+            std::string message2;
+            int status = ParseLogsQuery(req, q, message2);
+            if (status == 0) {
+              FUZZ_CHECK(q.tail_lines >= 1 && q.tail_lines <= kMaxLogTailLines, "tailLines %d accepted", q.tail_lines);
+              FUZZ_CHECK(q.rank >= -1 && q.rank < 10000, "rank %d accepted", q.rank);
+            }
+            return HttpReply{status == 0 ? 200 : status, "application/json", message2, {}};
+          }
           return HttpReply{200, "application/json", "{}", {}};
         },
         RouteOptions{{"GET", "HEAD", "POST"}, kMaxDashboardBodyBytes});

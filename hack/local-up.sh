@@ -71,6 +71,31 @@ fi
 
 kubectl apply -f "$ROOT/examples/runs.yaml" >/dev/null
 
+# The tour printed once everything is up: each command exactly as the user types it. The smoke
+# test runs the same commands (logs without -f) and fails if any of them fails.
+TOUR_ENV="export KUBECONFIG=$KUBECONFIG PATH=$BUILD/src/cli:\$PATH"
+TOUR=(
+  "kubectl berth queue|the queue: position, priority, why each run waits"
+  "kubectl berth logs hotfix|every rank's output, prefixed [rank N] (add -f to follow)"
+  "kubectl berth stop ab-test|end a run: Failed (Stopped), its Pods stopped, blocks freed"
+  "kubectl berth describe ab-test|phase, reason, message, placement, attempts, events"
+)
+print_tour() {
+  local entry
+  for entry in "${TOUR[@]}"; do printf '  %-52s  # %s\n' "${entry%%|*}" "${entry#*|}"; done
+}
+run_tour() {
+  local entry cmd
+  for entry in "${TOUR[@]}"; do
+    cmd="${entry%%|*}"
+    echo "\$ $cmd"
+    if ! (export PATH="$BUILD/src/cli:$PATH"; eval "$cmd"); then
+      echo "berth: the tour command \"$cmd\" failed" >&2
+      return 1
+    fi
+  done
+}
+
 if [ "$SMOKE" = 1 ]; then
   # hotfix (priority 90), ab-test and dev-test start; train-llm (two whole 8-GPU machines) waits
   # for hotfix's GPUs. On real nodes the containers print their BERTH_* environment.
@@ -90,6 +115,13 @@ if [ "$SMOKE" = 1 ]; then
         done
         echo "$ kubectl logs hotfix-0"; echo "$logs"
         echo "$logs" | grep -q '^BERTH_NODE_RANK=0$' || { echo "berth: hotfix-0's log lacks its rank" >&2; exit 1; }
+        # The tour, as printed below for the user (logs need real nodes).
+        echo "  $TOUR_ENV"; print_tour
+        tour_out=$(run_tour) || { echo "$tour_out"; exit 1; }
+        echo "$tour_out"
+        echo "$tour_out" | grep -q '^\[rank 0\] BERTH_RUN_NAME=hotfix$' || { echo "berth: kubectl berth logs hotfix lacks rank 0's output" >&2; exit 1; }
+        [ "$(kubectl get run ab-test -o jsonpath='{.status.phase}/{.status.reason}')" = "Failed/Stopped" ] ||
+          { echo "berth: ab-test is not Failed/Stopped after kubectl berth stop" >&2; exit 1; }
       fi
       echo "berth: smoke check passed"
       exit 0
@@ -106,18 +138,22 @@ cat <<TXT
 
 berth is running locally (controller log: $DIR/controller.log; nodes: $(if [ "$SIM" = 1 ]; then
   echo "simulated, $DIR/kubelet-sim.log"; else echo "real kubelets, logs in $DIR/nodes/NODE/"; fi)).
-Dashboard: http://127.0.0.1:18080/  (token for priority changes: the content of $DIR/admin.token)
-In another shell:
+Dashboard: http://127.0.0.1:18080/  (token for priority changes, stop, suspend, resume and logs:
+the content of $DIR/admin.token)
 
-  export KUBECONFIG=$KUBECONFIG PATH=$BUILD/src/cli:\$PATH
+A short tour, in another shell:
+
+  $TOUR_ENV
+$(print_tour)$(if [ "$SIM" = 1 ]; then echo; echo "  (with --sim the nodes run no containers, so kubectl berth logs has nothing to show)"; fi)
+
+More:
+
   kubectl get runs -w                                   # the queue: PRIORITY PHASE POSITION ...
-  kubectl get fleets                                    # instances, blocks, busy
   kubectl berth fleets                                  # per-instance block usage, runs started, expiry
   kubectl berth priority dev-test 95                    # change a priority (or kubectl patch run ...)
-  kubectl describe run train-llm                        # status, conditions, events
-  kubectl logs hotfix-0                                 # a rank's output (real nodes)
+  kubectl berth suspend train-llm                       # out of the queue until kubectl berth resume train-llm
   kubectl logs train-llm-1                              # rank 1 of the 2-node run, once it runs
-  kubectl berth apply -Q -f examples/runs.yaml          # (re)submit the examples with queueing
+  kubectl berth apply -Q -f examples/runs.yaml          # run the examples again (ended runs are resubmitted)
   curl -s 127.0.0.1:18080/queue                         # the controller's exact queue (JSON)
 
 Press Ctrl-C to stop everything.

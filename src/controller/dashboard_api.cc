@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/logs.h"
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
 #include "k8s/json.h"
@@ -31,6 +32,38 @@ std::string ContentTypeFor(const std::string& name) {
   return "application/octet-stream";
 }
 
+// `s` with every byte that is not part of well-formed UTF-8 replaced by '?' (log output is
+// whatever a program wrote; the answer is JSON).
+std::string ValidUtf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = n > 0 && i + n <= s.size() && !(n == 2 && c < 0xC2) && !(n == 4 && c > 0xF4);
+    for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (ok && n == 3) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);  // overlong, surrogates
+    }
+    if (ok && n == 4) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xF0 && c1 < 0x90) && !(c == 0xF4 && c1 >= 0x90);
+    }
+    if (ok) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 : s.code(), s.message()); }
+
 }  // namespace
 
 DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::RunController& engine, QueueJsonFn queue_json)
@@ -57,7 +90,12 @@ void DashboardApi::Register(HttpServer& server) {
         RunRequest run;
         std::string message;
         if (int status = ParseRunRequest(req, run, message); status != 0) return JsonError(status, message);
-        return run.action.empty() ? RunDetail(req, run.ns, run.name) : SetPriority(req, run.ns, run.name);
+        if (run.action.empty()) return RunDetail(req, run.ns, run.name);
+        if (run.action == "logs") return RunLogs(req, run.ns, run.name);
+        if (run.action == "stop") return ControlRun(req, run.ns, run.name, cli::Control::kStop);
+        if (run.action == "suspend") return ControlRun(req, run.ns, run.name, cli::Control::kSuspend);
+        if (run.action == "resume") return ControlRun(req, run.ns, run.name, cli::Control::kResume);
+        return SetPriority(req, run.ns, run.name);
       },
       RouteOptions{{"GET", "HEAD", "POST"}, kMaxDashboardBodyBytes});
 }
@@ -167,6 +205,107 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"priority":)" +
                             std::to_string(priority) + R"(,"generation":)" +
                             std::to_string(generation) + "}");
+}
+
+HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
+  // Read with the viewer's identity only (pods and pods/log as RBAC allows them).
+  std::string token = BearerToken(req);
+  if (token.empty()) {
+    return JsonError(401, "no bearer token: enter your Kubernetes token (a run's logs are read with your identity)");
+  }
+  if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
+  LogsQuery q;
+  std::string message;
+  if (int status = ParseLogsQuery(req, q, message); status != 0) return JsonError(status, message);
+  const std::string ns_seg = k8s::UrlEncode(ns), name_seg = k8s::UrlEncode(name);
+  auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg), token);
+  if (!run.ok()) return ApiError(run.status());
+  const json::Value* n = json::Find(*run, {"spec", "nodes"});
+  const int64_t nodes = n != nullptr && n->IsInt64() && n->GetInt64() >= 1 ? n->GetInt64() : 1;
+  if (q.rank >= nodes) {
+    return JsonError(400, "run \"" + name + "\" has " + std::to_string(nodes) + (nodes == 1 ? " rank" : " ranks") +
+                              ": rank " + std::to_string(q.rank) + " is out of range");
+  }
+  auto pods = client_->Get(k8s::resources::kPods.Path(ns_seg) + "?labelSelector=" + k8s::UrlEncode("berth.dev/run=" + name),
+                           token);
+  if (!pods.ok()) return ApiError(pods.status());
+  std::vector<const json::Value*> pod_ptrs;
+  if (const json::Value* items = json::Find(*pods, {"items"}); items != nullptr && items->IsArray()) {
+    for (const auto& p : items->GetArray()) pod_ptrs.push_back(&p);
+  }
+  std::optional<int> rank;
+  if (q.rank >= 0) rank = q.rank;
+  auto sel = cli::SelectLogTargets(*run, pod_ptrs, rank);
+  std::string out = R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"nodes":)" +
+                    std::to_string(nodes) + R"(,"tailLines":)" + std::to_string(q.tail_lines);
+  if (!sel.ok()) {
+    // Nothing to read yet (or any more): an answer, not an error; the sentence says why.
+    return JsonReply(200, out + R"(,"note":)" + json::Quote(sel.status().message()) + R"(,"ranks":[]})");
+  }
+  std::string note = sel->note;
+  auto& targets = sel->targets;
+  if (!rank && targets.size() > static_cast<size_t>(kMaxLogRanks)) {
+    targets.resize(kMaxLogRanks);
+    note += std::string(note.empty() ? "" : "; ") + "showing the first " + std::to_string(kMaxLogRanks) +
+            " ranks; choose a rank for the others";
+  }
+  out += R"(,"note":)" + json::Quote(note) + R"(,"ranks":[)";
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const auto& t = targets[i];
+    k8s::HttpRequest get;
+    get.method = "GET";
+    get.path = cli::LogPath(ns, t, false) + "&tailLines=" + std::to_string(q.tail_lines) +
+               "&limitBytes=" + std::to_string(kMaxLogBytesPerRank);
+    get.bearer_token = token;  // never empty here: the controller's own identity is never used
+    out += (i ? "," : "") + std::string(R"({"rank":)") + std::to_string(t.rank) + R"(,"pod":)" + json::Quote(t.pod) +
+           R"(,"container":)" + json::Quote(t.container);
+    auto r = client_->transport()->Send(get);
+    if (!r.ok()) {
+      out += R"(,"error":)" + json::Quote(r.status().message()) + "}";
+      continue;
+    }
+    if (r->status < 200 || r->status >= 300) {
+      k8s::Status s = k8s::Client::ErrorFromResponse(*r);
+      out += R"(,"status":)" + std::to_string(r->status) + R"(,"error":)" + json::Quote(s.message()) + "}";
+      continue;
+    }
+    std::string lines = "[";
+    const auto split = cli::SplitLog(r->body);
+    for (size_t j = 0; j < split.size(); ++j) lines += (j ? "," : "") + json::Quote(ValidUtf8(split[j]));
+    lines += "]";
+    const bool truncated = r->body.size() >= static_cast<size_t>(kMaxLogBytesPerRank);
+    out += R"(,"truncated":)" + std::string(truncated ? "true" : "false") + R"(,"lines":)" + lines + "}";
+  }
+  out += "]}";
+  return JsonReply(200, out);
+}
+
+HttpReply DashboardApi::ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name,
+                                   cli::Control c) const {
+  std::string message;
+  if (int status = CheckControlWrite(req, message); status != 0) return JsonError(status, message);
+  if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
+  const std::string token = BearerToken(req);
+  const std::string path = k8s::resources::kRuns.Path(k8s::UrlEncode(ns), k8s::UrlEncode(name));
+  constexpr int kAttempts = 3;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto run = client_->Get(path, token);
+    if (!run.ok()) return ApiError(run.status());
+    if (k8s::Status s = cli::CheckControl(c, *run); !s.ok()) return JsonError(409, s.message());
+    const std::string phase = json::GetString(json::Find(*run, {"status", "phase"}));
+    const std::string rv = json::GetString(json::Find(*run, {"metadata", "resourceVersion"}));
+    auto patched = client_->MergePatch(path, cli::ControlPatch(c, rv), token);
+    if (patched.ok()) {
+      spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", cli::ControlVerb(c), ns, name);
+      const json::Value* g = json::Find(*patched, {"metadata", "generation"});
+      const int64_t generation = g != nullptr && g->IsInt64() ? g->GetInt64() : 0;
+      return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"action":)" +
+                                json::Quote(cli::ControlVerb(c)) + R"(,"was":)" + json::Quote(phase) +
+                                R"(,"generation":)" + std::to_string(generation) + "}");
+    }
+    if (!patched.status().IsConflict()) return ApiError(patched.status());
+  }
+  return JsonError(409, "run \"" + name + "\" kept changing while it was asked to " + std::string(cli::ControlVerb(c)) + "; try again");
 }
 
 }  // namespace berth::controller

@@ -3,8 +3,11 @@
 // fleets) or, for a run's details, from the API with the viewer's own token (401 without one;
 // metadata.annotations and metadata.managedFields are left out of the answer). Namespace and name
 // in a path are checked as Kubernetes names (400) and escaped before they reach an API path.
-// Writes (priority changes) are always forwarded with the viewer's own bearer token: the
-// controller never writes on a user's behalf with its own identity. Cross-site requests are
+// A run's logs (the tail of each rank's Pod of its current attempt, through the API server's
+// pods/log) are read with the viewer's own token too, with a cap on lines, bytes and ranks.
+// Writes (priority changes; stop, suspend and resume as spec.stop / spec.suspend) are always
+// forwarded with the viewer's own bearer token: the controller never writes on a user's behalf
+// with its own identity. Cross-site requests are
 // refused: a write needs the X-Berth-CSRF header (which a cross-site form cannot send without a
 // CORS preflight that berth never allows), a JSON body, and a matching Origin when one is sent.
 
@@ -12,10 +15,16 @@
 #include <string>
 
 #include "controller/http_server.h"
+#include "cli/run_control.h"
 #include "k8s/client.h"
 #include "reconcilers/run_controller.h"
 
 namespace berth::controller {
+
+// Per rank, at most this many bytes of log (pods/log limitBytes), and at most this many ranks in
+// one answer when no rank is asked for.
+inline constexpr int64_t kMaxLogBytesPerRank = 256 * 1024;
+inline constexpr int kMaxLogRanks = 16;
 
 class DashboardApi {
  public:
@@ -27,6 +36,11 @@ class DashboardApi {
   HttpReply Fleets() const;
   HttpReply RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
   HttpReply SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
+  HttpReply RunLogs(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
+  // POST .../stop|suspend|resume: checks the run as the viewer reads it (409 with a sentence when
+  // the change does not apply, e.g. an ended run) and patches spec.stop / spec.suspend, guarded by
+  // the resourceVersion read (a few attempts on 409 Conflict), all with the viewer's token.
+  HttpReply ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name, cli::Control c) const;
   HttpReply Static(const HttpRequestView& req) const;
 
  private:

@@ -1,5 +1,7 @@
 #include "controller/dashboard_request.h"
 
+#include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "k8s/json.h"
@@ -43,8 +45,14 @@ int ParseRunRequest(const HttpRequestView& req, RunRequest& out, std::string& me
     if (slash == std::string_view::npos) break;
     tail.remove_prefix(slash + 1);
   }
-  if (parts.size() < 2 || parts.size() > 3 || (parts.size() == 3 && parts[2] != "priority")) {
-    message = "expected /api/runs/NAMESPACE/NAME or /api/runs/NAMESPACE/NAME/priority";
+  const std::string usage =
+      "expected /api/runs/NAMESPACE/NAME, or /api/runs/NAMESPACE/NAME/ACTION with ACTION one of logs, priority, stop, "
+      "suspend, resume";
+  static const char* const kActions[] = {"logs", "priority", "stop", "suspend", "resume"};
+  const bool known_action =
+      parts.size() == 3 && std::any_of(std::begin(kActions), std::end(kActions), [&](const char* a) { return parts[2] == a; });
+  if (parts.size() < 2 || parts.size() > 3 || (parts.size() == 3 && !known_action)) {
+    message = usage;
     return 404;
   }
   if (!IsDnsLabel(parts[0])) {
@@ -57,13 +65,14 @@ int ParseRunRequest(const HttpRequestView& req, RunRequest& out, std::string& me
   }
   out.ns = std::string(parts[0]);
   out.name = std::string(parts[1]);
-  out.action = parts.size() == 3 ? "priority" : "";
-  if (out.action.empty() && req.method != "GET" && req.method != "HEAD") {
-    message = "use GET /api/runs/NS/NAME or POST /api/runs/NS/NAME/priority";
+  out.action = parts.size() == 3 ? std::string(parts[2]) : "";
+  const bool read = out.action.empty() || out.action == "logs";
+  if (read && req.method != "GET" && req.method != "HEAD") {
+    message = "use GET for /api/runs/NS/NAME and /api/runs/NS/NAME/logs";
     return 405;
   }
-  if (out.action == "priority" && req.method != "POST") {
-    message = "use GET /api/runs/NS/NAME or POST /api/runs/NS/NAME/priority";
+  if (!read && req.method != "POST") {
+    message = "use POST for /api/runs/NS/NAME/" + out.action;
     return 405;
   }
   return 0;
@@ -76,7 +85,10 @@ std::string BearerToken(const HttpRequestView& req) {
   return req.Header("x-berth-token");
 }
 
-int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message) {
+namespace {
+
+// The cross-site and identity checks every write shares, in order (see the header).
+int CheckWriteHeaders(const HttpRequestView& req, std::string& message) {
   // Cross-site protection first: nothing below runs for a forged request.
   if (req.Header("x-berth-csrf") != "1") {
     message = "missing X-Berth-CSRF header (cross-site requests are refused)";
@@ -100,6 +112,53 @@ int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::strin
     message = "no bearer token: enter your Kubernetes token (the change is made with your identity)";
     return 401;
   }
+  return 0;
+}
+
+// A whole number from 0 to `max` written with digits only; -1 otherwise.
+int SmallNumber(const std::string& s, int max) {
+  if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return -1;
+  int v = 0;
+  for (char c : s) v = v * 10 + (c - '0');
+  return v <= max ? v : -1;
+}
+
+}  // namespace
+
+int CheckControlWrite(const HttpRequestView& req, std::string& message) {
+  if (int status = CheckWriteHeaders(req, message); status != 0) return status;
+  auto body = json::Parse(req.body);
+  if (!body.ok() || !body->IsObject() || body->MemberCount() != 0) {
+    message = "the body must be the empty JSON object {}";
+    return 400;
+  }
+  return 0;
+}
+
+int ParseLogsQuery(const HttpRequestView& req, LogsQuery& out, std::string& message) {
+  for (const auto& [key, value] : req.query) {
+    if (key == "rank") {
+      out.rank = SmallNumber(value, 9999);
+      if (out.rank < 0) {
+        message = "rank must be a whole number (a rank of the run: 0, 1, ...)";
+        return 400;
+      }
+    } else if (key == "tailLines") {
+      out.tail_lines = SmallNumber(value, kMaxLogTailLines);
+      if (out.tail_lines < 1) {
+        message = "tailLines must be a whole number from 1 to " + std::to_string(kMaxLogTailLines);
+        return 400;
+      }
+    } else {
+      message = "unknown query parameter \"" + key + "\" (logs takes rank and tailLines)";
+      return 400;
+    }
+  }
+  return 0;
+}
+
+int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message) {
+  if (int status = CheckWriteHeaders(req, message); status != 0) return status;
   auto body = json::Parse(req.body);
   if (!body.ok() || !body->IsObject()) {
     message = "the body must be a JSON object like {\"priority\": 90}";

@@ -20,7 +20,8 @@ bool IsDnsLabel(std::string_view s);
 // An RFC 1123 DNS subdomain (a Run's name): 1-253 characters, dot-separated DNS labels.
 bool IsDnsSubdomain(std::string_view s);
 
-// "/api/runs/NS/NAME" (action "") or "/api/runs/NS/NAME/priority" (action "priority").
+// "/api/runs/NS/NAME" (action "", GET), "/api/runs/NS/NAME/logs" (GET), and the writes
+// "/api/runs/NS/NAME/priority", ".../stop", ".../suspend", ".../resume" (POST).
 struct RunRequest {
   std::string ns, name, action;
 };
@@ -36,5 +37,19 @@ std::string BearerToken(const HttpRequestView& req);
 // matching Origin when one is sent (403), a bearer token (401), a JSON object body (400) with an
 // integer "priority" from 0 to 100 (422). Returns 0 and sets `priority`, or the status and sentence.
 int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message);
+
+// The checks of POST .../stop, .../suspend and .../resume: the same cross-site and token checks,
+// in the same order, then a body that is exactly the empty JSON object {} (400 otherwise).
+int CheckControlWrite(const HttpRequestView& req, std::string& message);
+
+// The query of GET .../logs: `rank` (optional, a whole number below 10000) and `tailLines`
+// (1 to kMaxLogTailLines, default kDefaultLogTailLines); 400 with a sentence otherwise.
+inline constexpr int kDefaultLogTailLines = 200;
+inline constexpr int kMaxLogTailLines = 2000;
+struct LogsQuery {
+  int rank = -1;  // -1: every rank
+  int tail_lines = kDefaultLogTailLines;
+};
+int ParseLogsQuery(const HttpRequestView& req, LogsQuery& out, std::string& message);
 
 }  // namespace berth::controller

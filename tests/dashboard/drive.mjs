@@ -1,10 +1,11 @@
 // Drives the berth dashboard in Debian's headless Chromium with playwright-core.
 // Called by tests/integration/dashboard_test.cc after it set up a namespace with a fleet of one
 // slot held by a `blocker` run and three queued runs a, b, c of priority 50 (in that order),
-// and RBAC: user `editor` may get/list/patch runs (and read events) there, `viewer` may not.
+// and RBAC: user `editor` may get/list/patch runs (and read events, pods and logs) there; the
+// `reader` (a ServiceAccount token) may read the same but patch nothing; `viewer` may do nothing.
 //
 //   node tests/dashboard/drive.mjs --modules DIR --url URL --namespace NS --fleet FLEET --node NODE
-//        --editor-token-file F --viewer-token-file F [--artifacts DIR] [--docs-images DIR]
+//        --editor-token-file F --viewer-token-file F --reader-token-file F [--artifacts DIR] [--docs-images DIR]
 //
 // DIR is the folder whose node_modules has playwright-core (tests/dashboard/setup.sh prints it).
 // Exits 0 when every check passed; prints one line per check. Screenshots go to --artifacts
@@ -32,7 +33,7 @@ function parseArgs(argv) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-for (const k of ['modules', 'url', 'namespace', 'fleet', 'node', 'editor-token-file', 'viewer-token-file']) {
+for (const k of ['modules', 'url', 'namespace', 'fleet', 'node', 'editor-token-file', 'viewer-token-file', 'reader-token-file']) {
   if (!args[k]) {
     console.error(`drive.mjs: --${k} is required`);
     process.exit(2);
@@ -47,6 +48,7 @@ const NODE = args.node;
 const BASE = args.url.endsWith('/') ? args.url : `${args.url}/`;
 const EDITOR = readFileSync(args['editor-token-file'], 'utf8').trim();
 const VIEWER = readFileSync(args['viewer-token-file'], 'utf8').trim();
+const READER = readFileSync(args['reader-token-file'], 'utf8').trim();
 const ARTIFACTS = path.resolve(args.artifacts || process.env.BERTH_TEST_ARTIFACTS || path.join(ROOT, 'build/test-artifacts/dashboard'));
 const DOCS_IMAGES = args['docs-images'] ? path.resolve(args['docs-images']) : '';
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -88,6 +90,24 @@ async function queueRows(page) {
     effective: tr.querySelector('.effective').textContent,
     why: tr.querySelector('.why').textContent,
   })));
+}
+
+// The run page's facts as text, and which action buttons it shows.
+async function runFacts(page) { return page.locator('.run-facts').innerText(); }
+async function visibleActions(page) {
+  return page.locator('.run-actions button.run-action').evaluateAll((bs) => bs.filter((b) => !b.hidden).map((b) => b.textContent));
+}
+async function openRun(page, name) {
+  await page.goto(`${BASE}#/runs/${NS}/${name}`);
+  await page.getByRole('heading', { name: `Run ${run(name)}` }).waitFor();
+  await page.locator('.run-facts').waitFor();
+}
+// Waits until the run page shows `phase` and `reason` (the page refreshes itself every 2 s).
+async function untilRunShows(page, phase, reason) {
+  return until(`the run page to show ${phase} ${reason}`, async () => {
+    const facts = await runFacts(page).catch(() => '');
+    return { ok: facts.includes(phase) && (reason === '' || facts.includes(reason)), facts };
+  });
 }
 
 async function setToken(page, token) {
@@ -251,6 +271,101 @@ try {
   await denied.waitFor({ timeout: 10000 });
   const deniedText = await denied.innerText();
   check(/forbidden/i.test(deniedText) && deniedText.includes('403'), 'with the viewer\'s token the detail shows the API\'s refusal', deniedText);
+
+  // 8. Logs: a pending run has none yet, and the page says why; the blocker's rank 0 on a simulated
+  // node (no kubelet serves it) shows the API server's error for that rank, not a broken page.
+  await setToken(page, EDITOR);
+  await openRun(page, 'c');
+  await page.getByRole('button', { name: `Show logs of ${run('c')}` }).click();
+  const noPods = await page.locator('.logs-out .logs-note').innerText();
+  check(noPods.includes('run "c" has no Pods yet (Pending, NoCapacity)'), 'a pending run\'s logs say it has no Pods yet', noPods);
+  await openRun(page, 'blocker');
+  await page.getByLabel('Last lines').fill('20');
+  await page.getByRole('button', { name: `Show logs of ${run('blocker')}` }).click();
+  const rank0 = page.locator('.logs-out .log-rank[data-rank="0"]');
+  await rank0.waitFor();
+  check((await rank0.locator('h3').innerText()).includes('Rank 0') && (await rank0.innerText()).includes('blocker-0'),
+    'the blocker\'s logs have a section for rank 0 naming its Pod', await rank0.innerText());
+  const logsSeen = [];
+  page.on('request', (r) => { if (r.url().includes('/logs?')) logsSeen.push({ url: r.url(), auth: r.headers().authorization }); });
+  await page.getByRole('button', { name: `Show logs of ${run('blocker')}` }).click();
+  await until('a logs request', async () => ({ ok: logsSeen.length > 0, logsSeen: logsSeen.length }));
+  check(logsSeen[0].auth === `Bearer ${EDITOR}` && logsSeen[0].url.includes('tailLines=20'),
+    'logs are read with the viewer\'s token and the tail asked for', logsSeen[0].url);
+
+  // 9. The reader may read the run but not patch it: Stop is offered, refused with the API's 403,
+  // and the run keeps running.
+  await setToken(page, READER);
+  await untilRunShows(page, 'Running', '');
+  check(JSON.stringify(await visibleActions(page)) === JSON.stringify(['Stop', 'Suspend']),
+    'a running run offers Stop and Suspend, not Resume', await visibleActions(page));
+  const dialogs = [];
+  page.once('dialog', (d) => { dialogs.push(d.message()); d.accept(); });
+  await page.getByRole('button', { name: `Stop run ${run('blocker')}` }).click();
+  const refused = page.locator('#notice[role="alert"]');
+  await refused.waitFor({ timeout: 10000 });
+  const refusedText = await refused.innerText();
+  check(dialogs.length === 1 && dialogs[0].includes(`Stop run ${run('blocker')}?`), 'Stop asks for confirmation first', dialogs);
+  check(refusedText.includes(`Could not stop ${run('blocker')} (403 Forbidden)`) && refusedText.includes('cannot patch resource "runs"') &&
+        refusedText.includes('ask for RBAC permission'),
+    'the reader gets the API server\'s 403 (cannot patch resource "runs") as an error', refusedText);
+  await screenshot(page, 'run-stop-forbidden');
+  await page.waitForTimeout(2500);  // at least one more refresh
+  check((await runFacts(page)).includes('Running') && JSON.stringify(await visibleActions(page)) === JSON.stringify(['Stop', 'Suspend']),
+    'after the refusal the blocker is still Running and still offers Stop', await runFacts(page));
+
+  // 10. The editor suspends b (pending): it leaves the queue, Suspended; resumed, it takes its place again.
+  await setToken(page, EDITOR);
+  await openRun(page, 'b');
+  await page.getByRole('button', { name: `Suspend run ${run('b')}` }).click();
+  await page.locator('#notice', { hasText: `Suspension of ${run('b')} requested` }).waitFor({ timeout: 10000 });
+  const suspended = await untilRunShows(page, 'Pending', 'Suspended');
+  check(suspended.facts.includes('suspended (spec.suspend)'), 'the run page shows the Suspended message', suspended.facts);
+  await until('Resume instead of Suspend', async () => {
+    const shown = await visibleActions(page);
+    return { ok: JSON.stringify(shown) === JSON.stringify(['Stop', 'Resume']), shown };
+  });
+  await screenshot(page, 'run-suspended');
+  await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
+  const without = await until('b out of the queue', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.map((r) => r.run).join() === [run('c'), run('a')].join(), rows };
+  });
+  check(without.rows.every((r, i) => r.position === i + 1), 'the suspended run left the queue: c, a at 1, 2', without.rows);
+  await openRun(page, 'b');
+  await page.getByRole('button', { name: `Resume run ${run('b')}` }).click();
+  await page.locator('#notice', { hasText: `Resume of ${run('b')} requested` }).waitFor({ timeout: 10000 });
+  await until('b queued again', async () => {
+    const facts = await runFacts(page);
+    return { ok: facts.includes('Pending') && !facts.includes('Suspended') && facts.includes('NoCapacity'), facts };
+  });
+  await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
+  const resumed = await until('the queue c, a, b again', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.map((r) => r.run).join() === [run('c'), run('a'), run('b')].join(), rows };
+  });
+  check(resumed.rows.every((r, i) => r.position === i + 1), 'resumed, b is back behind a (its first submission time kept)', resumed.rows);
+
+  // 11. The editor stops the running blocker: Failed, Stopped, no action left; c gets the slot.
+  await openRun(page, 'blocker');
+  check(JSON.stringify(await visibleActions(page)) === JSON.stringify(['Stop', 'Suspend']), 'the editor is offered Stop and Suspend');
+  page.once('dialog', (d) => d.accept());
+  await page.getByRole('button', { name: `Stop run ${run('blocker')}` }).click();
+  await page.locator('#notice', { hasText: `Stop of ${run('blocker')} requested` }).waitFor({ timeout: 10000 });
+  const stopped = await untilRunShows(page, 'Failed', 'Stopped');
+  check(stopped.facts.includes('stopped (spec.stop) while running'), 'the run page shows Failed, Stopped and the message', stopped.facts);
+  await until('no action on an ended run', async () => {
+    const shown = await visibleActions(page);
+    return { ok: shown.length === 0, shown };
+  });
+  check((await page.locator('.actions-note').innerText()).includes('has ended'), 'the page says the run has ended');
+  await screenshot(page, 'run-stopped');
+  await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
+  const freed = await until('c scheduled on the freed slot (queue a, b)', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.map((r) => r.run).join() === [run('a'), run('b')].join(), rows };
+  }, 30000);
+  check(freed.rows.every((r, i) => r.position === i + 1), 'c left the queue for the freed slot: a, b at 1, 2', freed.rows);
 
   check(external.length === 0, 'the page loads nothing from outside the controller', external);
   check(problems.length === 0, 'no page error, console error or failed request', problems);

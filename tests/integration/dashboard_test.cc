@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 #include "engine_fixture.h"
 
@@ -73,7 +75,8 @@ TEST_F(Dashboard, ServesThePageAndItsFilesWithNothingFromOutside) {
 }
 
 TEST_F(Dashboard, QueuePriorityChangesFleetsAndRunDetailInChromium) {
-  // The editor may read and patch runs (and read events) in this namespace; the viewer nothing.
+  // The editor may read and patch runs (and read events and logs) in this namespace; the reader (a
+  // ServiceAccount) may read the same but patch nothing; the viewer may do nothing.
   Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata: {name: run-editor}
@@ -82,8 +85,35 @@ rules:
   resources: [runs]
   verbs: [get, list, patch]
 - apiGroups: [""]
-  resources: [events]
+  resources: [events, pods]
   verbs: [get, list]
+- apiGroups: [""]
+  resources: [pods/log]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: run-reader}
+rules:
+- apiGroups: [berth.dev]
+  resources: [runs]
+  verbs: [get, list]
+- apiGroups: [""]
+  resources: [events, pods]
+  verbs: [get, list]
+- apiGroups: [""]
+  resources: [pods/log]
+  verbs: [get]
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: reader}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader-reads-runs}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-reader}
+subjects: [{kind: ServiceAccount, name: reader}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -112,6 +142,14 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
   WaitServing();
   ASSERT_TRUE(Eventually([&] { return QueueOrder() == "a,b,c"; })) << QueueOrder();
 
+  CommandResult reader = Kubectl({"create", "token", "reader"});
+  ASSERT_EQ(reader.exit_code, 0) << reader.err;
+  const std::string reader_token_file = cp().dir() + "/reader-" + ns_ + ".token";
+  {
+    std::ofstream f(reader_token_file);
+    f << reader.out;
+  }
+
   const char* artifacts_env = std::getenv("BERTH_TEST_ARTIFACTS");
   std::string artifacts = artifacts_env != nullptr && *artifacts_env ? artifacts_env : kSource + "/build/test-artifacts/dashboard";
   std::vector<std::string> argv = {"node",
@@ -123,6 +161,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
                                    "--node=" + node,
                                    "--editor-token-file=" + cp().dir() + "/editor.token",
                                    "--viewer-token-file=" + cp().dir() + "/viewer.token",
+                                   "--reader-token-file=" + reader_token_file,
                                    "--artifacts=" + artifacts};
   if (const char* docs = std::getenv("BERTH_UPDATE_DOCS_IMAGES"); docs != nullptr && std::string(docs) == "1") {
     argv.push_back("--docs-images=" + kSource + "/docs/images");
@@ -131,16 +170,32 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
   std::printf("---- tests/dashboard/drive.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
   ASSERT_EQ(drive.exit_code, 0) << "the browser checks failed; screenshots in " << artifacts;
 
-  // The API agrees with what the page showed: only the editor's change happened.
+  // The API agrees with what the page showed: only the editor's changes happened. The blocker
+  // was stopped (by the editor; the reader was refused), b suspended and resumed keeping its place,
+  // and c, first in the queue, got the freed slot.
   EXPECT_EQ(SpecPriority("c"), 90);
   EXPECT_EQ(SpecPriority("a"), 50);
   EXPECT_EQ(SpecPriority("b"), 50);
-  EXPECT_EQ(QueueOrder(), "c,a,b");
-  EXPECT_EQ(Phase("blocker"), "Running");
-  for (const char* name : {"a", "b", "c"}) EXPECT_EQ(Phase(name), "Pending") << name;
+  EXPECT_EQ(Phase("blocker"), "Failed");
+  EXPECT_EQ(Reason("blocker"), "Stopped");
+  EXPECT_TRUE(WaitPhase("c", "Scheduled")) << Phase("c") << ": " << Message("c");
+  EXPECT_TRUE(Eventually([&] { return QueueOrder() == "a,b"; })) << QueueOrder();
+  for (const char* name : {"a", "b"}) EXPECT_EQ(Phase(name), "Pending") << name;
+  const json::Value* suspend = json::Find(RunDoc("b"), {"spec", "suspend"});
+  EXPECT_TRUE(suspend != nullptr && suspend->IsBool() && !suspend->GetBool()) << "b was resumed";
   std::string log = controller_->Log();
   EXPECT_NE(log.find("priority of run " + ns_ + "/c set to 90"), std::string::npos) << log;
   EXPECT_EQ(log.find("priority of run " + ns_ + "/a set to"), std::string::npos) << log;
+  EXPECT_NE(log.find("stop of run " + ns_ + "/blocker requested with the viewer's token"), std::string::npos) << log;
+  EXPECT_NE(log.find("suspend of run " + ns_ + "/b requested"), std::string::npos) << log;
+  EXPECT_NE(log.find("resume of run " + ns_ + "/b requested"), std::string::npos) << log;
+  for (const std::string& token_file : {cp().dir() + "/editor.token", reader_token_file}) {
+    std::ifstream f(token_file);
+    std::string token((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
+    ASSERT_FALSE(token.empty());
+    EXPECT_EQ(log.find(token), std::string::npos) << "a viewer's token is in the controller's log";
+  }
 }
 
 }  // namespace

@@ -199,6 +199,43 @@ TEST_F(Hostile, EveryPortSurvivesTheCatalogue) {
   Throw("metrics", "slow sender: head, then no body",
         "POST /api/runs/" + ns + "/a/priority HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 10\r\n\r\n", "HTTP/1.1 408 ");
   Throw("metrics", "invalid name (`UPPER`)", "GET /api/runs/" + ns + "/UPPER HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
+  // Logs and stop/suspend/resume (issue 18): the same limits and checks as the priority change.
+  Throw("metrics", "logs without a token", "GET /api/runs/" + ns + "/a/logs HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 401 ");
+  Throw("metrics", "logs of an invalid name (`a..b`)",
+        "GET /api/runs/" + ns + "/a..b/logs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n", "HTTP/1.1 400 ");
+  Throw("metrics", "logs with `tailLines=99999999999`",
+        "GET /api/runs/" + ns + "/a/logs?tailLines=99999999999 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n",
+        "HTTP/1.1 400 ");
+  Throw("metrics", "logs with `follow=true`",
+        "GET /api/runs/" + ns + "/a/logs?follow=true HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\n\r\n", "HTTP/1.1 400 ");
+  Throw("metrics", "POST to logs", "POST /api/runs/" + ns + "/a/logs HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 2\r\n\r\n{}",
+        "HTTP/1.1 405 ");
+  for (const std::string action : {"stop", "suspend", "resume"}) {
+    const std::string path = "/api/runs/" + ns + "/a/" + action;
+    Throw("metrics", "GET " + action, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 405 ");
+    Throw("metrics", "1 MiB of `[` as a " + action + " body",
+          "POST " + path + " HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 1048576\r\n\r\n" + std::string(1 << 20, '['),
+          "HTTP/1.1 413 ");
+    Throw("metrics", "12 KiB of `[` as a " + action + " body (under the body limit)",
+          "POST " + path + " HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 12288\r\n\r\n" + std::string(12288, '['),
+          "HTTP/1.1 400 ");
+    Throw("metrics", action + " without X-Berth-CSRF",
+          "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer t\r\n"
+          "Content-Length: 2\r\n\r\n{}",
+          "HTTP/1.1 403 ");
+    Throw("metrics", action + " from another Origin",
+          "POST " + path + " HTTP/1.1\r\n" + kGoodHeaders + "Origin: http://evil.example\r\nContent-Length: 2\r\n\r\n{}",
+          "HTTP/1.1 403 ");
+    Throw("metrics", action + " without a token",
+          "POST " + path + " HTTP/1.1\r\nHost: x\r\nX-Berth-CSRF: 1\r\nContent-Type: application/json\r\n"
+          "Content-Length: 2\r\n\r\n{}",
+          "HTTP/1.1 401 ");
+    Throw("metrics", "slow sender: " + action + " head, then no body",
+          "POST " + path + " HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 10\r\n\r\n", "HTTP/1.1 408 ");
+  }
+  // A token the API server does not know: the API's own 401 comes back, nothing is changed.
+  Throw("metrics", "stop with an unknown token",
+        "POST /api/runs/" + ns + "/a/stop HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 2\r\n\r\n{}", "HTTP/1.1 401 ");
 
   // Two silent clients no longer freeze the probe port: /healthz answers while they hold on.
   {

@@ -4,7 +4,7 @@
 //
 // Identity: the viewer's own Kubernetes token (typed into the page, kept in sessionStorage
 // only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (a run's
-// details, a priority change) and on no other; with no token the page sends none, so a proxy in
+// details and logs, a priority change, stop/suspend/resume) and on no other; with no token the page sends none, so a proxy in
 // front can add its own. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
 'use strict';
 
@@ -432,7 +432,140 @@
 
   // ---- Run detail ----------------------------------------------------------------------------
 
-  let runView = null;  // { key, form, body }
+  let runView = null;  // { key, form, actions, body, logs }
+
+  // ---- stop / suspend / resume ---------------------------------------------------------------
+
+  const ACTIONS = [
+    { action: 'stop', label: 'Stop', done: 'Stop', cls: 'danger' },
+    { action: 'suspend', label: 'Suspend', done: 'Suspension' },
+    { action: 'resume', label: 'Resume', done: 'Resume' },
+  ];
+
+  // The actions that apply to the run as it is (as `kubectl berth stop|suspend|resume` decide):
+  // none once it has ended, is being deleted or is being stopped; Suspend or Resume by spec.suspend.
+  function applicableActions(run) {
+    const meta = run.metadata || {};
+    const spec = run.spec || {};
+    const phase = (run.status || {}).phase || '';
+    if (meta.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed' || spec.stop === true) return new Set();
+    return new Set(spec.suspend === true ? ['stop', 'resume'] : ['stop', 'suspend']);
+  }
+
+  function actionsBar(ns, name) {
+    const key = runKey(ns, name);
+    const buttons = {};
+    for (const a of ACTIONS) {
+      buttons[a.action] = el('button', {
+        type: 'button', class: `run-action ${a.cls || ''}`, 'aria-label': `${a.label} run ${key}`, text: a.label, hidden: true,
+        dataset: { action: a.action },
+        onclick: (ev) => submitControl(ns, name, a, ev.currentTarget),
+      });
+    }
+    const note = el('span', { class: 'actions-note' });
+    const bar = el('div', { class: 'run-actions', role: 'group', 'aria-label': `Actions on run ${key}` },
+      ACTIONS.map((a) => buttons[a.action]), note);
+    return { bar, buttons, note };
+  }
+
+  function syncActions(actions, run) {
+    const can = applicableActions(run);
+    for (const a of ACTIONS) actions.buttons[a.action].hidden = !can.has(a.action);
+    const spec = run.spec || {};
+    const phase = (run.status || {}).phase || '';
+    let note = '';
+    if (spec.stop === true && phase !== 'Succeeded' && phase !== 'Failed') note = 'Stop requested: berth-controller ends the run.';
+    else if (can.size === 0 && (phase === 'Succeeded' || phase === 'Failed')) note = 'The run has ended: kubectl berth apply -f FILE runs it again.';
+    setText(actions.note, note);
+  }
+
+  async function submitControl(ns, name, a, button) {
+    const key = runKey(ns, name);
+    if (a.action === 'stop' &&
+        !window.confirm(`Stop run ${key}? It ends now (phase Failed, reason Stopped) and is not retried; its Pods are stopped.`)) {
+      return;
+    }
+    button.disabled = true;
+    try {
+      await api(`${runApi(ns, name)}/${a.action}`, {
+        auth: true,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' },
+        body: '{}',
+      });
+      showNotice('ok', `${a.done} of ${key} requested.`, 'berth-controller carries it out; this page shows the result in a moment.');
+      refreshNow();
+    } catch (err) {
+      let hint = '';
+      if (err.status === 401) hint = ' Enter a Kubernetes token that may patch runs.';
+      else if (err.status === 403 && !/csrf|cross/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
+      const said = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`;
+      showNotice('error', `Could not ${a.action} ${key} (${statusLabel(err.status)}):`, said + hint);
+      refreshNow();
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  // ---- logs ----------------------------------------------------------------------------------
+
+  // Read on request only (not on every refresh): the tail of each rank's log, with the viewer's token.
+  function logsPanel(ns, name, nodes) {
+    const key = runKey(ns, name);
+    const rank = el('select', { id: 'logs-rank', class: 'logs-rank' },
+      el('option', { value: '', text: 'every rank' }),
+      Array.from({ length: Math.max(1, nodes | 0) }, (_, i) => el('option', { value: String(i), text: `rank ${i}` })));
+    const tail = el('input', { id: 'logs-tail', type: 'number', min: 1, max: 2000, step: 1, class: 'logs-tail', inputmode: 'numeric' });
+    tail.value = '200';
+    const button = el('button', { type: 'submit', text: 'Show logs', 'aria-label': `Show logs of ${key}` });
+    const out = el('div', { class: 'logs-out', 'aria-live': 'polite' });
+    const form = el('form', { class: 'logs-form', novalidate: true },
+      el('label', { for: 'logs-rank', text: 'Rank' }), rank,
+      el('label', { for: 'logs-tail', text: 'Last lines' }), tail, button);
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      loadLogs(ns, name, rank.value, tail.value.trim(), out, button);
+    });
+    return el('section', { class: 'run-logs', 'aria-labelledby': 'run-logs' },
+      el('h2', { id: 'run-logs', text: 'Logs' }),
+      el('p', { class: 'summary', text: 'The last lines of each rank\'s Pod (current attempt), read with your token; needs list on pods and get on pods/log.' }),
+      form, out);
+  }
+
+  async function loadLogs(ns, name, rank, tail, out, button) {
+    if (!/^\d+$/.test(tail) || Number(tail) < 1 || Number(tail) > 2000) {
+      out.replaceChildren(el('p', { class: 'error-text', role: 'alert', text: `Last lines must be a whole number from 1 to 2000 (got "${tail}").` }));
+      return;
+    }
+    const q = new URLSearchParams({ tailLines: tail });
+    if (rank !== '') q.set('rank', rank);
+    button.disabled = true;
+    out.setAttribute('aria-busy', 'true');
+    try {
+      const data = await api(`${runApi(ns, name)}/logs?${q}`, { auth: true });
+      const parts = [];
+      if (data.note) parts.push(el('p', { class: 'logs-note', text: data.note }));
+      for (const r of Array.isArray(data.ranks) ? data.ranks : []) {
+        const head = el('h3', { text: `Rank ${r.rank}`, title: `pod ${r.pod}, container ${r.container}` },
+          el('span', { class: 'logs-pod', text: ` · pod ${r.pod}` }));
+        let body;
+        if (r.error) body = el('p', { class: 'error-text', text: `Cannot read rank ${r.rank}'s log${r.status ? ` (${statusLabel(r.status)})` : ''}: ${r.error}` });
+        else if (!r.lines || r.lines.length === 0) body = el('p', { class: 'empty', text: 'Nothing written yet.' });
+        else body = el('pre', { class: 'log', tabindex: 0, 'aria-label': `Log of rank ${r.rank}`, text: r.lines.join('\n') });
+        parts.push(el('section', { class: 'log-rank', dataset: { rank: String(r.rank) } }, head, body,
+          r.truncated ? el('p', { class: 'summary', text: 'Cut at 256 KiB: ask for fewer lines, or use kubectl berth logs.' }) : null));
+      }
+      parts.push(el('p', { class: 'updated logs-updated', text: `Read ${new Date().toLocaleTimeString()}` }));
+      out.replaceChildren(...parts);
+    } catch (err) {
+      const hint = err.status === 401 ? ' Logs are read with your identity: enter a Kubernetes token.' : '';
+      out.replaceChildren(el('p', { class: 'error-text', role: 'alert' },
+        el('strong', { text: `Cannot show the logs of ${runKey(ns, name)} (${statusLabel(err.status)}):` }), ' ' + err.message + hint));
+    } finally {
+      button.disabled = false;
+      out.removeAttribute('aria-busy');
+    }
+  }
 
   function fact(label, value, cls) {
     return el('div', { class: cls }, el('dt', { text: label }), el('dd', {}, value === undefined || value === null || value === '' ? '—' : value));
@@ -447,12 +580,18 @@
     if (!runView || runView.key !== key) {
       const form = priorityForm(route.ns, route.name, spec.priority === undefined ? 50 : spec.priority);
       const body = el('div', { class: 'run-body' });
-      runView = { key, form, body };
+      const actions = actionsBar(route.ns, route.name);
+      const logs = logsPanel(route.ns, route.name, spec.nodes === undefined ? 1 : spec.nodes);
+      runView = { key, form, actions, body, logs };
       $('run-content').replaceChildren(
-        el('div', { class: 'run-priority' }, el('span', { class: 'label', text: 'Priority' }), form),
-        body);
+        el('div', { class: 'run-controls' },
+          el('div', { class: 'run-priority' }, el('span', { class: 'label', text: 'Priority' }), form),
+          actions.bar),
+        body,
+        logs);
     }
     syncPriorityForm(runView.form, spec.priority === undefined ? 50 : spec.priority);
+    syncActions(runView.actions, run);
 
     const phase = st.phase || 'Pending';
     const gen = meta.generation;

@@ -528,5 +528,215 @@ TEST_F(DashboardTest, FleetsWithAnEmptyCache) {
   EXPECT_TRUE(transport_->requests().empty()) << "fleets come from the cache";
 }
 
+// ---------------------------------------------------------------------------------------------
+// Stop, suspend and resume
+
+TEST_F(DashboardTest, ControlRefusesBeforeAnyApiCall) {
+  struct Case {
+    std::string name;
+    std::function<void(HttpRequestView&)> change;
+    int want_status;
+    std::string want_error;
+  };
+  const std::vector<Case> cases = {
+      {"no CSRF header", [](HttpRequestView& r) { r.headers.erase("x-berth-csrf"); }, 403, "X-Berth-CSRF"},
+      {"form content type", [](HttpRequestView& r) { r.headers["content-type"] = "application/x-www-form-urlencoded"; },
+       403, "application/json"},
+      {"other origin", [](HttpRequestView& r) { r.headers["origin"] = "https://evil.example"; }, 403, "cross-origin"},
+      {"no token", [](HttpRequestView& r) { r.headers.erase("authorization"); }, 401, "bearer token"},
+      {"empty body", [](HttpRequestView& r) { r.body = ""; }, 400, "{}"},
+      {"not JSON", [](HttpRequestView& r) { r.body = "stop"; }, 400, "{}"},
+      {"a member", [](HttpRequestView& r) { r.body = R"({"stop":true})"; }, 400, "{}"},
+      {"JSON array", [](HttpRequestView& r) { r.body = "[]"; }, 400, "{}"},
+      {"deeply nested", [](HttpRequestView& r) { r.body = std::string(1 << 16, '['); }, 400, "{}"},
+  };
+  for (const auto c : {cli::Control::kStop, cli::Control::kSuspend, cli::Control::kResume}) {
+    for (const auto& k : cases) {
+      SCOPED_TRACE(k.name + " " + cli::ControlVerb(c));
+      HttpRequestView req = GoodRequest("{}");
+      k.change(req);
+      HttpReply r = api_.ControlRun(req, "ml", "train", c);
+      EXPECT_EQ(r.status, k.want_status);
+      EXPECT_THAT(ErrorOf(r), HasSubstr(k.want_error));
+    }
+  }
+  EXPECT_TRUE(transport_->requests().empty()) << "a refused request must never reach the API";
+}
+
+const char* const kRunningRun =
+    R"({"kind":"Run","metadata":{"name":"train","namespace":"ml","uid":"u1","resourceVersion":"41","generation":3},)"
+    R"("spec":{"nodes":2},"status":{"phase":"Running"}})";
+
+TEST_F(DashboardTest, ControlPatchesTheSpecWithTheViewersToken) {
+  transport_->Push(200, kRunningRun);
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","namespace":"ml","generation":4}})");
+  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kStop);
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::Document d = MustParse(r.body);
+  EXPECT_EQ(json::GetString(d, "action"), "stop");
+  EXPECT_EQ(json::GetString(d, "was"), "Running");
+  EXPECT_EQ(json::GetInt(d, "generation", -1), 4);
+  auto reqs = transport_->requests();
+  ASSERT_EQ(reqs.size(), 2u);
+  EXPECT_EQ(reqs[0].method, "GET");
+  EXPECT_EQ(reqs[0].bearer_token, "viewer-token");
+  EXPECT_EQ(reqs[1].method, "PATCH");
+  EXPECT_EQ(reqs[1].path, "/apis/berth.dev/v1alpha1/namespaces/ml/runs/train");
+  EXPECT_EQ(reqs[1].bearer_token, "viewer-token");
+  EXPECT_EQ(reqs[1].body, R"({"metadata":{"resourceVersion":"41"},"spec":{"stop":true}})");
+}
+
+TEST_F(DashboardTest, ControlThatDoesNotApplyIsAConflictWithoutAPatch) {
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","resourceVersion":"5"},)"
+                        R"("status":{"phase":"Failed","reason":"Stopped"}})");
+  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kSuspend);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("has already ended (Failed, Stopped)"));
+  transport_->Push(200, kRunningRun);
+  r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kResume);
+  EXPECT_EQ(r.status, 409);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("is not suspended"));
+  EXPECT_EQ(transport_->requests().size(), 2u) << "only the two reads";
+}
+
+TEST_F(DashboardTest, ControlPassesTheApiRefusalThroughAndRetriesConflicts) {
+  transport_->Push(200, kRunningRun);
+  transport_->Push(403, StatusBody(403, "Forbidden",
+                                   R"(runs.berth.dev "train" is forbidden: User "viewer" cannot patch resource "runs")"));
+  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kSuspend);
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("cannot patch resource \"runs\""));
+
+  transport_->Push(200, kRunningRun);
+  transport_->Push(409, StatusBody(409, "Conflict", "the object has been modified"));
+  transport_->Push(200, kRunningRun);
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","generation":4}})");
+  r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kSuspend);
+  EXPECT_EQ(r.status, 200) << r.body;
+  auto reqs = transport_->requests();
+  ASSERT_EQ(reqs.size(), 6u);
+  EXPECT_EQ(reqs[5].body, R"({"metadata":{"resourceVersion":"41"},"spec":{"suspend":true}})");
+
+  transport_->PushNoAnswer();
+  EXPECT_EQ(api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kStop).status, 502);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Logs
+
+std::string RankPod(int rank, int attempt, const std::string& uid = "u1") {
+  return R"({"metadata":{"name":"train-)" + std::to_string(rank) + R"(","labels":{"berth.dev/run":"train","berth.dev/rank":")" +
+         std::to_string(rank) + R"(","berth.dev/attempt":")" + std::to_string(attempt) +
+         R"("},"ownerReferences":[{"uid":")" + uid + R"(","controller":true}]},"spec":{"containers":[{"name":"main"}]}})";
+}
+
+HttpRequestView LogsRequest(const std::map<std::string, std::string>& query = {}) {
+  HttpRequestView r = Get("/api/runs/ml/train/logs");
+  r.headers["authorization"] = "Bearer viewer-token";
+  r.query = query;
+  return r;
+}
+
+TEST_F(DashboardTest, LogsAreReadPerRankWithTheViewersTokenAndATail) {
+  transport_->Push(200, kRunningRun);
+  transport_->Push(200, R"({"kind":"PodList","items":[)" + RankPod(1, 0) + "," + RankPod(0, 0) + "," +
+                            RankPod(0, 0, "someone-else") + "]}");
+  transport_->Push(200, "step 1\nstep 2\n");
+  transport_->Push(200, std::string("bad \xff byte\nlast line without newline"));
+  HttpReply r = api_.RunLogs(LogsRequest({{"tailLines", "50"}}), "ml", "train");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::Document d = MustParse(r.body);
+  EXPECT_EQ(json::GetInt(d, "tailLines", -1), 50);
+  EXPECT_EQ(json::GetInt(d, "nodes", -1), 2);
+  const json::Value* ranks = json::Find(d, {"ranks"});
+  ASSERT_TRUE(ranks != nullptr && ranks->IsArray());
+  ASSERT_EQ(ranks->Size(), 2u);
+  EXPECT_EQ(json::GetInt((*ranks)[0], "rank", -1), 0);
+  EXPECT_EQ(json::GetString((*ranks)[0], "pod"), "train-0");
+  EXPECT_EQ(json::Serialize(*json::Find((*ranks)[0], {"lines"})), R"(["step 1","step 2"])");
+  EXPECT_EQ(json::Serialize(*json::Find((*ranks)[1], {"lines"})), R"(["bad ? byte","last line without newline"])");
+  auto reqs = transport_->requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  for (const auto& q : reqs) EXPECT_EQ(q.bearer_token, "viewer-token") << q.path;
+  EXPECT_EQ(reqs[1].path, "/api/v1/namespaces/ml/pods?labelSelector=berth.dev%2Frun%3Dtrain");
+  EXPECT_EQ(reqs[2].path, "/api/v1/namespaces/ml/pods/train-0/log?container=main&tailLines=50&limitBytes=" +
+                              std::to_string(kMaxLogBytesPerRank));
+  EXPECT_THAT(reqs[3].path, StartsWith("/api/v1/namespaces/ml/pods/train-1/log?"));
+}
+
+TEST_F(DashboardTest, LogsOfOneRankAndTheirErrors) {
+  transport_->Push(200, kRunningRun);
+  transport_->Push(200, R"({"kind":"PodList","items":[)" + RankPod(0, 0) + "," + RankPod(1, 0) + "]}");
+  transport_->Push(400, StatusBody(400, "BadRequest", R"(container "main" in pod "train-1" is waiting to start)"));
+  HttpReply r = api_.RunLogs(LogsRequest({{"rank", "1"}}), "ml", "train");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::Document d = MustParse(r.body);
+  const json::Value* ranks = json::Find(d, {"ranks"});
+  ASSERT_EQ(ranks->Size(), 1u);
+  EXPECT_EQ(json::GetInt((*ranks)[0], "rank", -1), 1);
+  EXPECT_EQ(json::GetInt((*ranks)[0], "status", -1), 400);
+  EXPECT_THAT(json::GetString((*ranks)[0], "error"), HasSubstr("waiting to start"));
+
+  // No Pods yet: an answer that says so.
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","uid":"u1"},"status":{"phase":"Pending","reason":"NoCapacity"}})");
+  transport_->Push(200, R"({"kind":"PodList","items":[]})");
+  r = api_.RunLogs(LogsRequest(), "ml", "train");
+  ASSERT_EQ(r.status, 200) << r.body;
+  d = MustParse(r.body);
+  EXPECT_EQ(json::GetString(d, "note"), "run \"train\" has no Pods yet (Pending, NoCapacity)");
+  EXPECT_EQ(json::Find(d, {"ranks"})->Size(), 0u);
+
+  // A rank the run does not have.
+  transport_->Push(200, kRunningRun);
+  r = api_.RunLogs(LogsRequest({{"rank", "2"}}), "ml", "train");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("has 2 ranks: rank 2 is out of range"));
+
+  // The viewer may read the run but not list its Pods.
+  transport_->Push(200, kRunningRun);
+  transport_->Push(403, StatusBody(403, "Forbidden", R"(pods is forbidden: User "viewer" cannot list resource "pods")"));
+  r = api_.RunLogs(LogsRequest(), "ml", "train");
+  EXPECT_EQ(r.status, 403);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("cannot list resource \"pods\""));
+}
+
+TEST_F(DashboardTest, LogsNeedTheViewersTokenAndAValidQuery) {
+  HttpReply r = api_.RunLogs(Get("/api/runs/ml/train/logs"), "ml", "train");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_THAT(ErrorOf(r), HasSubstr("no bearer token"));
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"rank", "-1"}, {"rank", "x"}, {"rank", "10000"}, {"rank", ""}, {"tailLines", "0"}, {"tailLines", "2001"},
+           {"tailLines", "1e3"}, {"tailLines", "99999999999999999999"}, {"follow", "true"}, {"limitBytes", "1"}}) {
+    r = api_.RunLogs(LogsRequest({{k, v}}), "ml", "train");
+    EXPECT_EQ(r.status, 400) << k << "=" << v;
+  }
+  EXPECT_TRUE(transport_->requests().empty()) << "nothing is read before the request is valid";
+}
+
+TEST_F(DashboardTest, ActionPathsAndMethods) {
+  HttpServer server("0");
+  api_.Register(server);
+  for (const std::string action : {"stop", "suspend", "resume", "priority"}) {
+    EXPECT_EQ(server.Dispatch(Get("/api/runs/ml/train/" + action)).status, 405) << action;
+    HttpRequestView bad = GoodRequest("{}");
+    bad.path = "/api/runs/ML/train/" + action;
+    EXPECT_EQ(server.Dispatch(bad).status, 400) << action;
+  }
+  HttpRequestView post_logs = GoodRequest("{}");
+  post_logs.path = "/api/runs/ml/train/logs";
+  EXPECT_EQ(server.Dispatch(post_logs).status, 405);
+  EXPECT_EQ(server.Dispatch(Get("/api/runs/ml/train/restart")).status, 404);
+  EXPECT_EQ(server.Dispatch(Get("/api/runs/ml/a%2Fb/logs")).status, 400);
+  EXPECT_TRUE(transport_->requests().empty());
+  // Through the router, POST .../stop reaches the API with the viewer's token.
+  transport_->Push(200, kRunningRun);
+  transport_->Push(200, R"({"kind":"Run","metadata":{"generation":4}})");
+  HttpRequestView stop = GoodRequest("{}");
+  stop.path = "/api/runs/ml/train/stop";
+  EXPECT_EQ(server.Dispatch(stop).status, 200);
+  ASSERT_EQ(transport_->requests().size(), 2u);
+  EXPECT_EQ(transport_->requests()[1].method, "PATCH");
+}
+
 }  // namespace
 }  // namespace berth::controller
