@@ -793,23 +793,28 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
 
 bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
   memo_[RunKey(run)].admitted_spec.clear();
-  if (busy) return true;
+  // An invalid or suspended run never belongs in the queue, also while one of its writes is in
+  // flight (then its status is written on a later pass): queued meanwhile, it could be placed and
+  // its Pods refused by the API server (seen under load for a 64-character name).
   std::string invalid = run.invalid_message;
   if (invalid.empty() && run.meta.name.size() > 63) {
     invalid = "the run name is longer than 63 characters, so it cannot label its Pods";
   }
   if (!invalid.empty()) {
+    if (busy) return false;
     RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", invalid, run.meta.generation, run.meta.created, now);
     WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
     return false;
   }
   // Suspended (spec.suspend): out of the queue, its Pods stopped, until it is resumed.
   if (run.suspend) {
+    if (busy) return false;
     Suspend(run, "suspended (spec.suspend): it waits out of the queue until spec.suspend is false again (kubectl "
                  "berth resume)",
             now);
     return false;
   }
+  if (busy) return true;
   // Pods of an earlier attempt still running (a crash came between the Pending status and their
   // delete) are stopped; they hold their blocks until they are gone.
   const auto pods = PodsOf(run);
