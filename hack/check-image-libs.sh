@@ -220,14 +220,16 @@ else
       build-essential|cmake|ninja-build|pkg-config|*-dev) ;;
       *) continue ;;
     esac
-    if ! printf '%s\n' "${build_pkgs[@]}" | grep -qx "$p"; then
+    # Not `printf | grep -q`: under pipefail, grep leaving at the first match can kill printf
+    # with SIGPIPE and make the pipeline fail (seen on a loaded machine).
+    if ! grep -qx -- "$p" <<<"$(printf '%s\n' "${build_pkgs[@]}")"; then
       problem "The build stage does not install $p, which hack/deps.sh installs to build berth."
     fi
   done
-  if ! printf '%s' "$build_all" | grep -q 'cmake .*-DBERTH_WERROR=ON'; then
+  if ! grep -q 'cmake .*-DBERTH_WERROR=ON' <<<"$build_all"; then
     problem "The build stage does not configure CMake with -DBERTH_WERROR=ON."
   fi
-  if ! printf '%s' "$build_all" | grep -q 'cmake .*-DCMAKE_BUILD_TYPE=Release'; then
+  if ! grep -q 'cmake .*-DCMAKE_BUILD_TYPE=Release' <<<"$build_all"; then
     problem "The build stage does not configure CMake with -DCMAKE_BUILD_TYPE=Release."
   fi
 fi

@@ -76,7 +76,7 @@ run_etcd() {
 
 wait_etcd() {
   for _ in $(seq 1 100); do
-    curl -s "http://127.0.0.1:$1/health" 2>/dev/null | grep -q true && return 0
+    grep -q true <<<"$(curl -s "http://127.0.0.1:$1/health" 2>/dev/null)" && return 0
     pid_alive "$DIR/etcd.pid" || return 1
     sleep 0.2
   done
@@ -112,7 +112,7 @@ start_apiserver() {
       >>"$DIR/apiserver.log" 2>&1 &
     echo $! > "$DIR/apiserver.pid"
     if wait_ready; then return 0; fi
-    if tail -50 "$DIR/apiserver.log" | grep -q "address already in use"; then
+    if grep -q "address already in use" <<<"$(tail -50 "$DIR/apiserver.log")"; then
       stop_pidfile "$DIR/apiserver.pid"
       log "kube-apiserver port $port taken meanwhile; retrying with another ($attempt)"
       port=""

@@ -102,7 +102,7 @@ if [ "$SMOKE" = 1 ]; then
   for _ in $(seq 1 600); do
     phases=$(kubectl get runs -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase}{" "}{end}')
     started=$(echo "$phases" | tr ' ' '\n' | grep -cE '^(hotfix|ab-test|dev-test)=(Running|Succeeded)$' || true)
-    if [ "$started" -eq 3 ] && echo "$phases" | grep -q 'train-llm=Pending'; then
+    if [ "$started" -eq 3 ] && grep -q 'train-llm=Pending' <<<"$phases"; then
       kubectl get runs; kubectl get fleets
       PATH="$BUILD/src/cli:$PATH" kubectl berth fleets
       curl -sf 127.0.0.1:18080/queue >/dev/null
@@ -110,16 +110,16 @@ if [ "$SMOKE" = 1 ]; then
         logs=""
         for _ in $(seq 1 100); do
           logs=$(kubectl logs hotfix-0 2>/dev/null || true)
-          echo "$logs" | grep -q '^BERTH_RUN_NAME=hotfix$' && break
+          grep -q '^BERTH_RUN_NAME=hotfix$' <<<"$logs" && break
           sleep 0.2
         done
         echo "$ kubectl logs hotfix-0"; echo "$logs"
-        echo "$logs" | grep -q '^BERTH_NODE_RANK=0$' || { echo "berth: hotfix-0's log lacks its rank" >&2; exit 1; }
+        grep -q '^BERTH_NODE_RANK=0$' <<<"$logs" || { echo "berth: hotfix-0's log lacks its rank" >&2; exit 1; }
         # The tour, as printed below for the user (logs need real nodes).
         echo "  $TOUR_ENV"; print_tour
         tour_out=$(run_tour) || { echo "$tour_out"; exit 1; }
         echo "$tour_out"
-        echo "$tour_out" | grep -q '^\[rank 0\] BERTH_RUN_NAME=hotfix$' || { echo "berth: kubectl berth logs hotfix lacks rank 0's output" >&2; exit 1; }
+        grep -q '^\[rank 0\] BERTH_RUN_NAME=hotfix$' <<<"$tour_out" || { echo "berth: kubectl berth logs hotfix lacks rank 0's output" >&2; exit 1; }
         [ "$(kubectl get run ab-test -o jsonpath='{.status.phase}/{.status.reason}')" = "Failed/Stopped" ] ||
           { echo "berth: ab-test is not Failed/Stopped after kubectl berth stop" >&2; exit 1; }
       fi

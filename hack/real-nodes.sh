@@ -141,7 +141,7 @@ run_kubelet() {  # (inside the namespace)
       pid=$!
       echo "$pid" > "$lab/kubelet.pid"
       wait "$pid" 2>/dev/null || true
-      tail -c +"$((before + 1))" "$lab/kubelet.log" | grep -q "bind: address already in use" || break
+      grep -q "bind: address already in use" <<<"$(tail -c +"$((before + 1))" "$lab/kubelet.log")" || break
       sed -i -e "s/^--port=.*/--port=$(free_port)/" -e "s/^--healthz-port=.*/--healthz-port=$(free_port)/" "$lab/kubelet.args"
       echo "real-nodes: a kubelet port was taken; starting the kubelet again on new ports"
     done
