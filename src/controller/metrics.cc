@@ -22,6 +22,11 @@ Metrics::Metrics()
                    .Name("berth_pending_runs")
                    .Help("Runs waiting in the queue, by the fleet their wait is about (or none) and reason")
                    .Register(*registry_)),
+      oldest_pending_wait_(prometheus::BuildGauge()
+                               .Name("berth_oldest_pending_run_wait_seconds")
+                               .Help("How long the run that has waited longest in the queue has waited (since its submission, or "
+                                     "since a resubmission put it back in the queue); 0 when none waits")
+                               .Register(*registry_)),
       admitted_(prometheus::BuildCounter().Name("berth_runs_admitted_total").Help("Runs admitted (placed)").Register(*registry_)),
       finished_(prometheus::BuildCounter()
                     .Name("berth_runs_finished_total")
@@ -65,6 +70,7 @@ Metrics::Metrics()
                   .Name("berth_events_total")
                   .Help("Kubernetes Events berth recorded (posted) or dropped under load, since start")
                   .Register(*registry_)) {
+  oldest_pending_wait_.Add({});
   admitted_.Add({});
   workqueue_depth_.Add({});
   workqueue_retries_.Add({});
@@ -97,6 +103,7 @@ void Metrics::OnPass(const PassSummary& s) {
     for (const auto& [state, n] : c.instances_by_state) set(instances_, {{"fleet", fleet}, {"state", state}}, static_cast<double>(n));
   }
   workqueue_depth_.Add({}).Set(static_cast<double>(s.writes_queued));
+  oldest_pending_wait_.Add({}).Set(static_cast<double>(s.oldest_pending_wait.count()) / 1000.0);
   // The engine reports totals since start; the counters move by what is new.
   events_.Add({{"outcome", "posted"}}).Increment(static_cast<double>(s.events_posted - std::min(s.events_posted, events_posted_)));
   events_.Add({{"outcome", "dropped"}}).Increment(static_cast<double>(s.events_dropped - std::min(s.events_dropped, events_dropped_)));

@@ -35,6 +35,7 @@ class Metrics final : public reconcilers::EngineObserver {
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Gauge>& pending_;
+  prometheus::Family<prometheus::Gauge>& oldest_pending_wait_;
   prometheus::Family<prometheus::Counter>& admitted_;
   prometheus::Family<prometheus::Counter>& finished_;
   prometheus::Family<prometheus::Counter>& failed_;

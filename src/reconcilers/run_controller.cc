@@ -604,7 +604,8 @@ void RunController::PublishQueue(const sched::CycleResult& result,
   }
 }
 
-void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result,
+void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, const Keyed& keyed,
+                           const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id,
                            const std::vector<sched::InstanceStatus>& described) {
   if (!observer_) return;
   EngineObserver::PassSummary summary;
@@ -614,6 +615,23 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
                             ? result.fleets[w.reason.fleet].name
                             : "none";
     ++summary.pending[{fleet, std::string(sched::ApiReason(w.reason.code))}];
+  }
+  // The oldest waiting run (one run once, whatever fleets it names). Its wait counts from its
+  // submission (status.submittedAt, which berth sets to the creation time the queue orders by and
+  // never changes: a retry keeps it), or, for a resubmitted
+  // run, from when it went back to the queue (retryAfter): an earlier attempt's run time is not
+  // waiting. The same rule as the admission wait (OnAdmitted).
+  std::optional<k8s::TimePoint> oldest;
+  for (const auto& [key, run] : keyed) {
+    if (!waiting_by_id.count(key)) continue;
+    k8s::TimePoint since = run->meta.created;
+    if (run->status.resubmissions > 0) {
+      if (auto back = ParseTime(run->status.retry_after)) since = std::max(since, *back);
+    }
+    if (!oldest || since < *oldest) oldest = since;
+  }
+  if (oldest && result.now > *oldest) {
+    summary.oldest_pending_wait = std::chrono::duration_cast<std::chrono::milliseconds>(result.now - *oldest);
   }
   for (const auto& d : described) {
     auto& fc = summary.fleets[d.fleet];
@@ -679,7 +697,7 @@ void RunController::Pass() {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size());
   }
-  Report(took, result, described);
+  Report(took, result, keyed, waiting_by_id, described);
 }
 
 

@@ -119,6 +119,10 @@ class EngineObserver {
     std::map<std::pair<std::string, std::string>, int64_t> pending;
     std::map<std::string, FleetCounts> fleets;
     size_t writes_queued = 0;  // writes waiting or in flight
+    // How long the run that has waited longest in the queue (Pending, not suspended, not backing
+    // off, not placed by this pass) has waited: since its submission, or since it went back to the
+    // queue after a resubmission (as OnAdmitted counts); 0 when the queue is empty.
+    std::chrono::milliseconds oldest_pending_wait{0};
     uint64_t events_posted = 0, events_dropped = 0;  // totals since start
   };
   virtual void OnPass(const PassSummary& summary) = 0;
@@ -200,7 +204,8 @@ class RunController {
   void PublishQueue(const scheduling::CycleResult& result,
                     const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id);
   // Tells the observer (metrics) how the pass went.
-  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result,
+  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, const Keyed& keyed,
+              const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id,
               const std::vector<scheduling::InstanceStatus>& described);
   void Wake();
   // Puts a run into the next pass' working set and wakes the loop (informer threads).

@@ -871,21 +871,22 @@ TEST_F(HelmChart, PrometheusRuleAlertsPassPromtoolAndFireOnTheirSeries) {
       "          - exp_labels: {severity: critical, job: berth-controller, namespace: berth-system}\n"
       "            exp_annotations:\n              summary: " + YAML::Dump(YAML::Node(Annotation(docs, "BerthLeaderAbsent", "summary"))) +
       "\n              description: " + YAML::Dump(YAML::Node(Annotation(docs, "BerthLeaderAbsent", "description"))) + "\n" +
-      // Three runs wait all along; admissions stop at 10m: 30m later (the window) plus 30m (for).
+      // A run waits from 0m on (the gauge climbs a minute a minute): above 30m from 31m, and the
+      // alert fires 5m later. A standby's 0 does not hide it.
       "  - interval: 1m\n    input_series:\n"
-      "      - series: 'berth_leader{" + sel + ",pod=\"a\"}'\n        values: '1x100'\n"
-      "      - series: 'berth_pending_runs{" + sel + ",fleet=\"a100\",reason=\"NoCapacity\"}'\n        values: '3x100'\n"
-      "      - series: 'berth_runs_admitted_total{" + sel + "}'\n        values: '0+1x10 10x90'\n"
+      "      - series: 'berth_oldest_pending_run_wait_seconds{" + sel + ",pod=\"a\"}'\n        values: '0+60x60'\n"
+      "      - series: 'berth_oldest_pending_run_wait_seconds{" + sel + ",pod=\"b\"}'\n        values: '0x60'\n"
       "    alert_rule_test:\n"
       "      - {eval_time: 30m, alertname: BerthRunsWaiting, exp_alerts: []}\n"
-      "      - eval_time: 75m\n        alertname: BerthRunsWaiting\n        exp_alerts:\n" +
+      "      - {eval_time: 35m, alertname: BerthRunsWaiting, exp_alerts: []}\n"
+      "      - eval_time: 40m\n        alertname: BerthRunsWaiting\n        exp_alerts:\n" +
       expect_alert("BerthRunsWaiting", "warning",
-                   "3 runs are waiting in berth-system and berth admitted none in the last 30m. kubectl berth queue says why "
-                   "each one waits (NoCapacity: the fleets are full; Unschedulable: no fleet can ever take it).") +
-      // Runs wait but admissions go on: no alert.
+                   "The oldest run waiting in berth-system's queue has waited 40m 0s (threshold 30m). kubectl berth queue "
+                   "says why each one waits (NoCapacity: the fleets are full; Unschedulable: no fleet can ever take it).") +
+      // Runs wait all along but each is placed within 20 minutes: no alert.
       "  - interval: 1m\n    input_series:\n"
-      "      - series: 'berth_pending_runs{" + sel + ",fleet=\"a100\",reason=\"NoCapacity\"}'\n        values: '3x100'\n"
-      "      - series: 'berth_runs_admitted_total{" + sel + "}'\n        values: '0+1x100'\n"
+      "      - series: 'berth_oldest_pending_run_wait_seconds{" + sel + ",pod=\"a\"}'\n"
+      "        values: '0+60x20 0+60x20 0+60x20 0+60x20 0+60x20'\n"
       "    alert_rule_test:\n"
       "      - {eval_time: 90m, alertname: BerthRunsWaiting, exp_alerts: []}\n"
       // Five failed writes a minute from 0m; the alert fires after 10m. One a minute is tolerated.
@@ -918,9 +919,13 @@ TEST_F(HelmChart, PrometheusRuleAlertsPassPromtoolAndFireOnTheirSeries) {
                           {"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.runsWaitingFor=2h", "--set",
                            "prometheusRule.selector=app=\"berth\"", "--api-versions", "monitoring.coreos.com/v1"});
   YAML::Node waiting = Find(tuned, "PrometheusRule")["spec"]["groups"][0]["rules"][0];
-  EXPECT_EQ(waiting["for"].as<std::string>(""), "2h");
-  EXPECT_NE(waiting["expr"].as<std::string>("").find(R"(berth_pending_runs{app="berth"})"), std::string::npos)
-      << waiting["expr"];
+  EXPECT_EQ(waiting["expr"].as<std::string>(""), R"(max(berth_oldest_pending_run_wait_seconds{app="berth"}) > 7200)");
+  EXPECT_EQ(Find(RenderDocs("berth", "berth-system",
+                            {"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.runsWaitingFor=1h30m", "--api-versions",
+                             "monitoring.coreos.com/v1"}),
+                 "PrometheusRule")["spec"]["groups"][0]["rules"][0]["expr"]
+                .as<std::string>(""),
+            R"(max(berth_oldest_pending_run_wait_seconds{job="berth-controller",namespace="berth-system"}) > 5400)");
   EXPECT_EQ(Promtool({"check", "rules", RuleFile(tuned)}).exit_code, 0);
 }
 

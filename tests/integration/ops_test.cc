@@ -59,14 +59,20 @@ TEST_F(Ops, MetricsProbesAndQueueAfterAKnownScenario) {
   StartRun("a");
   FinishRun("a");
   ASSERT_TRUE(WaitPhase("c", "Scheduled"));
-  Run("e", "  resources: {cpu: \"1\"}\n" + q);
-  ASSERT_TRUE(Eventually([&] { return Reason("e") == "NoCapacity"; }));
-
+  // Nothing waits (a ended, b and c placed, d failed): the oldest wait is 0.
   std::string m;
   ASSERT_TRUE(Eventually([&] {
     m = Metrics();
+    return Sample(m, "berth_oldest_pending_run_wait_seconds") == 0;
+  })) << m;
+  Run("e", "  resources: {cpu: \"1\"}\n" + q);
+  ASSERT_TRUE(Eventually([&] { return Reason("e") == "NoCapacity"; }));
+
+  ASSERT_TRUE(Eventually([&] {
+    m = Metrics();
     return Sample(m, "berth_runs_admitted_total") == 3 &&
-           Sample(m, "berth_pending_runs{fleet=\"" + f + "\",reason=\"NoCapacity\"}") == 1;
+           Sample(m, "berth_pending_runs{fleet=\"" + f + "\",reason=\"NoCapacity\"}") == 1 &&
+           Sample(m, "berth_oldest_pending_run_wait_seconds") > 0;
   })) << m;
   EXPECT_EQ(Sample(m, "berth_runs_finished_total{phase=\"Succeeded\",reason=\"Succeeded\"}"), 1) << m;
   EXPECT_EQ(Sample(m, "berth_runs_failed_total{reason=\"NoCapacity\"}"), 1) << m;
@@ -88,6 +94,15 @@ TEST_F(Ops, MetricsProbesAndQueueAfterAKnownScenario) {
   EXPECT_EQ(json::GetString((*items)[0], "name"), "e");
   EXPECT_EQ(json::GetInt((*items)[0], "position"), 1);
   EXPECT_EQ(json::GetString((*items)[0], "reason"), "NoCapacity");
+
+  // e is placed once b ends: nothing waits, and the gauge says so.
+  StartRun("b");
+  FinishRun("b");
+  ASSERT_TRUE(WaitPhase("e", "Scheduled"));
+  ASSERT_TRUE(Eventually([&] {
+    m = Metrics();
+    return Sample(m, "berth_oldest_pending_run_wait_seconds") == 0;
+  })) << m;
 }
 
 // Two controllers, 200 runs, the leader SIGKILLed mid-way: the standby takes over in time and

@@ -3,6 +3,8 @@
 // (hack/real-nodes.sh; kube-controller-manager runs beside them for node lifecycle).
 // Each test asserts what a user would check with kubectl.
 
+#include <fstream>
+#include <map>
 #include <thread>
 
 #include "engine_fixture.h"
@@ -21,7 +23,17 @@ const char* kNode1 = "rn-gpu-1";
 
 class RealNodesTest : public EngineTest {
  protected:
-  RealNodesTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+  RealNodesTest() {
+    finish_deleted_pods_ = false;  // the kubelets do it
+    // Only the test that reads logs through the dashboard has its controller serve it (every
+    // port picked ahead of its bind is a chance for another process to take it meanwhile).
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    if (info != nullptr && std::string(info->name()) == "TwoNodeRunGetsTwoWholeMachines") {
+      dashboard_port_ = FreePort();  // the controller serves the dashboard (and /metrics) here
+      controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(dashboard_port_)};
+    }
+  }
+  int dashboard_port_ = 0;
   static void SetUpTestSuite() {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}}});
@@ -76,6 +88,36 @@ class RealNodesTest : public EngineTest {
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"-n", ns_});
     return RunCommand(argv);
+  }
+
+  // GET of the dashboard's API at `path` with the control plane's admin token (it may read runs,
+  // Pods and their logs) as the caller's bearer token; the parsed body, null when it is not JSON.
+  json::Document DashboardGet(const std::string& path, int* code) {
+    std::string token;
+    std::ifstream(cp().dir() + "/admin.token") >> token;
+    CommandResult r = RunCommand({"curl", "-s", "-m", "10", "-w", "\n%{http_code}", "-H", "Authorization: Bearer " + token,
+                                  "http://127.0.0.1:" + std::to_string(dashboard_port_) + "/" + path});
+    auto nl = r.out.rfind('\n');
+    *code = nl == std::string::npos ? 0 : std::atoi(r.out.c_str() + nl + 1);
+    auto doc = json::Parse(r.out.substr(0, nl == std::string::npos ? 0 : nl));
+    EXPECT_TRUE(doc.ok()) << path << ": " << r.out << r.err;
+    return doc.ok() ? std::move(*doc) : json::Document();
+  }
+  // Each rank's lines in a dashboard logs answer, by rank ("error: ..." for a rank that could not be read).
+  std::map<int64_t, std::vector<std::string>> RankLines(const json::Value& logs) {
+    std::map<int64_t, std::vector<std::string>> out;
+    const json::Value* ranks = json::Find(logs, {"ranks"});
+    if (ranks == nullptr || !ranks->IsArray()) return out;
+    for (const auto& r : ranks->GetArray()) {
+      auto& lines = out[json::GetInt(r, "rank")];
+      const json::Value* l = json::Find(r, {"lines"});
+      if (l == nullptr || !l->IsArray()) {
+        lines.push_back("error: " + json::GetString(r, "error"));
+        continue;
+      }
+      for (const auto& line : l->GetArray()) lines.push_back(line.IsString() ? line.GetString() : "?");
+    }
+    return out;
   }
 
   std::string Logs(const std::string& pod) {
@@ -173,6 +215,19 @@ TEST_F(RealNodesTest, TwoNodeRunGetsTwoWholeMachines) {
   CommandResult bad = Berth({"logs", "gang", "--rank", "2"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err, "error: run \"gang\" has 2 ranks (0 to 1): --rank 2 is out of range\n");
+  // The dashboard's logs of the run (read with the caller's token): each rank's real output, and
+  // ?rank=1 rank 1's alone.
+  auto rank_lines = [&](const std::string& rank) {
+    return std::vector<std::string>{"rank=" + rank + " of 2 master=" + master + " gpus=8", "", "done " + rank};
+  };
+  int code = 0;
+  json::Document logs = DashboardGet("api/runs/" + ns_ + "/gang/logs", &code);
+  EXPECT_EQ(code, 200) << json::Serialize(logs);
+  EXPECT_EQ(RankLines(logs), (std::map<int64_t, std::vector<std::string>>{{0, rank_lines("0")}, {1, rank_lines("1")}}))
+      << json::Serialize(logs);
+  json::Document rank1 = DashboardGet("api/runs/" + ns_ + "/gang/logs?rank=1", &code);
+  EXPECT_EQ(code, 200) << json::Serialize(rank1);
+  EXPECT_EQ(RankLines(rank1), (std::map<int64_t, std::vector<std::string>>{{1, rank_lines("1")}})) << json::Serialize(rank1);
   EXPECT_NE(Logs("gang-0").find("rank=0 of 2 master=" + master + " gpus=8"), std::string::npos) << Logs("gang-0");
   EXPECT_NE(Logs("gang-1").find("rank=1 of 2 master=" + master + " gpus=8"), std::string::npos) << Logs("gang-1");
   auto p0 = client()->Get(kPods.Path(ns_, "gang-0"));

@@ -92,6 +92,7 @@ TEST(MetricsTest, FreshRegistryExposesTheUnlabelledSeriesAtZero) {
   EXPECT_EQ(Value(text, "berth_leader"), 0.0);
   EXPECT_EQ(Value(text, "berth_workqueue_depth"), 0.0);
   EXPECT_EQ(Value(text, "berth_workqueue_retries_total"), 0.0);
+  EXPECT_EQ(Value(text, "berth_oldest_pending_run_wait_seconds"), 0.0) << "a standby exports it at 0";
   EXPECT_EQ(Value(text, "berth_admission_wait_seconds_count"), 0.0);
   EXPECT_EQ(Value(text, "berth_scheduling_cycle_duration_seconds_count"), 0.0);
   // Families with labels have no samples until something happens.
@@ -113,6 +114,7 @@ PassSummary FirstPass() {
   s.fleets["cpu"].idle_blocks = 64;
   s.fleets["cpu"].instances_by_state = {{"Idle", 2}};
   s.writes_queued = 4;
+  s.oldest_pending_wait = std::chrono::milliseconds(5400250);  // 1.5 h and a quarter second
   return s;
 }
 
@@ -138,6 +140,7 @@ TEST(MetricsTest, PassSamples) {
       {"berth_instances", {{"fleet", "a100"}, {"state", "NotReady"}}, 1},
       {"berth_instances", {{"fleet", "cpu"}, {"state", "Idle"}}, 2},
       {"berth_workqueue_depth", {}, 4},
+      {"berth_oldest_pending_run_wait_seconds", {}, 5400.25},
       {"berth_scheduling_cycle_duration_seconds_count", {}, 1},
       {"berth_scheduling_cycle_duration_seconds_bucket", {{"le", "0.001"}}, 0},
       {"berth_scheduling_cycle_duration_seconds_bucket", {{"le", "0.0025"}}, 1},
@@ -181,6 +184,7 @@ TEST(MetricsTest, LabelSetsGoneInTheNextPassReadZero) {
       {"berth_instances", {{"fleet", "a100"}, {"state", "NotReady"}}, 0},
       {"berth_instances", {{"fleet", "cpu"}, {"state", "Idle"}}, 0},
       {"berth_workqueue_depth", {}, 0},
+      {"berth_oldest_pending_run_wait_seconds", {}, 0},  // each pass sets it; nothing is kept
       {"berth_scheduling_cycle_duration_seconds_count", {}, 2},
   };
   for (const auto& w : wants) {
@@ -274,6 +278,7 @@ TEST(MetricsTest, EveryFamilyHasHelpAndTypeOnceUsed) {
   };
   const std::vector<Family> families = {
       {"berth_pending_runs", "gauge"},
+      {"berth_oldest_pending_run_wait_seconds", "gauge"},
       {"berth_runs_admitted_total", "counter"},
       {"berth_runs_finished_total", "counter"},
       {"berth_runs_failed_total", "counter"},
