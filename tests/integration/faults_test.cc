@@ -178,11 +178,15 @@ TEST_F(Faults, WatchExpiryOnEveryWatchIsFollowedByARelistThatSeesTheGap) {
     CommandResult r = cp().Kubectl({"get", "fleet", FleetName("gap"), "-o", "jsonpath={.status.totalInstances}"});
     return r.out == "4";  // 4 - 1 deleted + 1 new
   }, std::chrono::seconds(60)));
-  std::string log = controller_->Log();
+  // Each informer logs its relist when its own watch comes back, independently of the state
+  // checked above (a fleets watch may relist after the runs have settled): wait for each line.
   for (const char* informer : {"runs", "fleets", "nodes", "pods"}) {
-    EXPECT_NE(log.find(std::string(informer) + ": watch resourceVersion"), std::string::npos)
+    std::string line = std::string(informer) + ": watch resourceVersion";
+    EXPECT_TRUE(Eventually([&] { return controller_->Log().find(line) != std::string::npos; },
+                           std::chrono::seconds(60)))
         << "the " << informer << " watch should have expired (410 Gone) and relisted";
   }
+  std::string log = controller_->Log();
   size_t relists = 0;
   for (size_t at = log.find("(410 Gone); relisting"); at != std::string::npos; at = log.find("(410 Gone); relisting", at + 1)) {
     ++relists;
