@@ -1,5 +1,7 @@
 #include "reconcilers/fleet_types.h"
 
+#include <charconv>
+
 #include "k8s/duration.h"
 
 namespace berth::reconcilers {
@@ -22,6 +24,51 @@ const InstanceRecord* Fleet::RecordForUid(const std::string& uid) const {
   return nullptr;
 }
 
+namespace {
+
+// spec.blocks: "auto" or an integer >= 1 (as a number or a string of digits).
+void ReadBlocks(const json::Value& spec, Fleet& f) {
+  const json::Value* b = json::Find(spec, {"blocks"});
+  if (b == nullptr) return;
+  if (b->IsString()) {
+    const std::string s = b->GetString();
+    if (s == "auto") {
+      f.blocks_auto = true;
+      return;
+    }
+    int64_t n = 0;
+    auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (err != std::errc() || end != s.data() + s.size() || n < 1) {
+      f.invalid_message = "spec.blocks must be \"auto\" or an integer >= 1, not \"" + s + "\"";
+    } else {
+      f.blocks = n;
+    }
+  } else if (b->IsInt64()) {
+    f.blocks = b->GetInt64();
+    if (f.blocks < 1) f.invalid_message = "spec.blocks must be at least 1";
+  }
+}
+
+InstanceRecord DecodeInstanceRecord(const json::Value& e) {
+  InstanceRecord r;
+  r.node = json::GetString(e, "node");
+  r.uid = json::GetString(e, "uid");
+  r.total_blocks = json::GetInt(e, "totalBlocks");
+  r.busy_blocks = json::GetInt(e, "busyBlocks");
+  r.runs_started = json::GetInt(e, "runsStarted");
+  r.expires_at = json::GetString(e, "expiresAt");
+  r.state = json::GetString(e, "state");
+  r.message = json::GetString(e, "message");
+  if (const json::Value* c = json::Find(e, {"countedRuns"}); c != nullptr && c->IsArray()) {
+    for (auto& u : c->GetArray()) {
+      if (u.IsString()) r.counted_runs.emplace_back(u.GetString());
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 std::shared_ptr<const Fleet> DecodeFleet(const json::Value& obj) {
   auto f = std::make_shared<Fleet>();
   f->meta = k8s::DecodeMeta(obj);
@@ -33,25 +80,7 @@ std::shared_ptr<const Fleet> DecodeFleet(const json::Value& obj) {
         if (m.value.IsString()) f->node_selector.emplace(m.name.GetString(), m.value.GetString());
       }
     }
-    if (const json::Value* b = json::Find(*spec, {"blocks"}); b != nullptr) {
-      if (b->IsString()) {
-        std::string s = b->GetString();
-        if (s == "auto") {
-          f->blocks_auto = true;
-        } else {
-          try {
-            size_t used = 0;
-            f->blocks = std::stoll(s, &used);
-            if (used != s.size() || f->blocks < 1) throw std::invalid_argument(s);
-          } catch (...) {
-            f->invalid_message = "spec.blocks must be \"auto\" or an integer >= 1, not \"" + s + "\"";
-          }
-        }
-      } else if (b->IsInt64()) {
-        f->blocks = b->GetInt64();
-        if (f->blocks < 1) f->invalid_message = "spec.blocks must be at least 1";
-      }
-    }
+    ReadBlocks(*spec, *f);
     f->cluster_placement = json::GetString(*spec, "placement", "any") == "cluster";
     f->topology_key = json::GetString(*spec, "topologyKey");
     f->gpu_resource = json::GetString(*spec, "gpuResource", "nvidia.com/gpu");
@@ -72,23 +101,7 @@ std::shared_ptr<const Fleet> DecodeFleet(const json::Value& obj) {
   if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr && st->IsObject()) {
     f->observed_generation = json::GetInt(*st, "observedGeneration");
     if (const json::Value* inst = json::Find(*st, {"instances"}); inst != nullptr && inst->IsArray()) {
-      for (auto& e : inst->GetArray()) {
-        InstanceRecord r;
-        r.node = json::GetString(e, "node");
-        r.uid = json::GetString(e, "uid");
-        r.total_blocks = json::GetInt(e, "totalBlocks");
-        r.busy_blocks = json::GetInt(e, "busyBlocks");
-        r.runs_started = json::GetInt(e, "runsStarted");
-        r.expires_at = json::GetString(e, "expiresAt");
-        r.state = json::GetString(e, "state");
-        r.message = json::GetString(e, "message");
-        if (const json::Value* c = json::Find(e, {"countedRuns"}); c != nullptr && c->IsArray()) {
-          for (auto& u : c->GetArray()) {
-            if (u.IsString()) r.counted_runs.emplace_back(u.GetString());
-          }
-        }
-        f->instances.push_back(std::move(r));
-      }
+      for (auto& e : inst->GetArray()) f->instances.push_back(DecodeInstanceRecord(e));
     }
     RunStatus conds = DecodeRunStatus(*st);  // same condition shape
     f->conditions = std::move(conds.conditions);

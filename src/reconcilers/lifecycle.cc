@@ -78,6 +78,32 @@ std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
   return std::nullopt;
 }
 
+// Rule 0: the user's stop or suspend, unless every rank already succeeded.
+std::optional<PlacedDecision> UserRule(const PlacedInput& in) {
+  const Run& run = *in.run;
+  const bool running_phase = run.status.phase == "Running";
+  if (!run.stop && !run.suspend) return std::nullopt;
+  bool all_succeeded = !run.status.placement.empty();
+  for (const auto& entry : run.status.placement) {
+    auto it = in.pods.find(entry.pod);
+    all_succeeded = all_succeeded && it != in.pods.end() && it->second->phase == "Succeeded";
+  }
+  const std::string while_ = running_phase ? "while running" : "while scheduled";
+  if (!all_succeeded && run.stop) {
+    PlacedDecision d;
+    d.kind = Kind::kStop;
+    d.reason = "Stopped";
+    d.why = "stopped (spec.stop) " + while_ + "; its Pods are stopped with their grace period";
+    return d;
+  }
+  if (!all_succeeded) {
+    return With(Kind::kSuspend, "suspended (spec.suspend) " + while_ +
+                                    ": its Pods are stopped with their grace period; it waits out of the queue "
+                                    "until spec.suspend is false again (kubectl berth resume)");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool IsKubeletRefusal(const std::string& reason) {
@@ -94,27 +120,7 @@ bool IsEviction(const std::string& reason) {
 PlacedDecision DecidePlaced(const PlacedInput& in) {
   const Run& run = *in.run;
   const bool running_phase = run.status.phase == "Running";
-  // Rule 0: the user's stop or suspend, unless every rank already succeeded.
-  if (run.stop || run.suspend) {
-    bool all_succeeded = !run.status.placement.empty();
-    for (const auto& entry : run.status.placement) {
-      auto it = in.pods.find(entry.pod);
-      all_succeeded = all_succeeded && it != in.pods.end() && it->second->phase == "Succeeded";
-    }
-    const std::string while_ = running_phase ? "while running" : "while scheduled";
-    if (!all_succeeded && run.stop) {
-      PlacedDecision d;
-      d.kind = Kind::kStop;
-      d.reason = "Stopped";
-      d.why = "stopped (spec.stop) " + while_ + "; its Pods are stopped with their grace period";
-      return d;
-    }
-    if (!all_succeeded) {
-      return With(Kind::kSuspend, "suspended (spec.suspend) " + while_ +
-                                      ": its Pods are stopped with their grace period; it waits out of the queue "
-                                      "until spec.suspend is false again (kubectl berth resume)");
-    }
-  }
+  if (auto d = UserRule(in)) return *d;
   // Rule 1: the nodes.
   for (const auto& entry : run.status.placement) {
     auto problem = in.node_problems.find(entry.node);
@@ -159,6 +165,24 @@ PlacedDecision DecidePlaced(const PlacedInput& in) {
   // Rule 7.
   if (missing) return PlacedDecision{Kind::kCreatePods, false, {}, {}, {}, {}};
   return PlacedDecision{};
+}
+
+std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
+  const Run& run = *in.run;
+  if (run.status.phase == "Running") {
+    auto start = ParseTime(run.status.started_at);
+    if (run.max_duration && start) return *start + *run.max_duration;
+    return std::nullopt;
+  }
+  std::optional<std::chrono::milliseconds> timeout;  // as StartRule reads it
+  if (run.start_timeout) {
+    timeout = *run.start_timeout;
+  } else if (in.default_start_timeout.count() > 0) {
+    timeout = in.default_start_timeout;
+  }
+  auto scheduled = ParseTime(run.status.scheduled_at);
+  if (timeout && scheduled) return *scheduled + *timeout;
+  return std::nullopt;
 }
 
 }  // namespace berth::reconcilers

@@ -63,6 +63,11 @@ struct PlacedDecision {
 
 PlacedDecision DecidePlaced(const PlacedInput& in);
 
+// When the time alone next changes DecidePlaced's answer for this input (the end of maxDuration
+// while Running, the start timeout while Scheduled), if ever: the engine wakes then instead of
+// polling.
+std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in);
+
 // Reasons the kubelet gives a Pod it refuses at admission (pkg/kubelet/lifecycle/predicate.go):
 // the node, not the run, is the cause.
 bool IsKubeletRefusal(const std::string& reason);

@@ -97,8 +97,17 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
       options_(options),
       queue_(options.aging_interval),
       position_budget_(options.position_writes_per_second, std::max(1.0, options.position_writes_per_second)),
-      decisions_(clock, kWriteBackoff),
-      refreshes_(clock, kWriteBackoff) {
+      // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold
+      // up an admission, a start or a failure.
+      writer_(clock,
+              KeyedWriter::Options{std::max(1, options.writers - 2), 2,
+                                   BackoffPolicy{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)}},
+              [this](const std::string& key, KeyedWriter::Outcome outcome) {
+                if (outcome == KeyedWriter::Outcome::kFailed && observer_ != nullptr) {
+                  observer_->OnWriteFailed(key.rfind("fleet:", 0) == 0 ? "fleet" : "run");
+                }
+                Wake();  // decide again: with what the write changed, or now that the key may write
+              }) {
   events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
   runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
@@ -148,29 +157,24 @@ void RunController::StartInformers() {
 }
 
 void RunController::StartLoop() {
-  // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold up
-  // an admission, a start or a failure.
-  const int refreshers = 2;
-  for (int i = 0; i < std::max(1, options_.writers - refreshers); ++i) {
-    writers_.emplace_back([this] { Executor(decisions_); });
-  }
-  for (int i = 0; i < refreshers; ++i) writers_.emplace_back([this] { Executor(refreshes_); });
+  writer_.Start();
   loop_ = std::thread([this] { Loop(); });
 }
 
 void RunController::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ && !loop_.joinable() && writers_.empty()) return;
+    if (stopping_ && !loop_.joinable() && stopped_writer_) return;
     stopping_ = true;
   }
   loop_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
   // Writes already queued are carried out; then the writers stop.
-  decisions_.ShutDown();
-  refreshes_.ShutDown();
-  for (auto& t : writers_) t.join();
-  writers_.clear();
+  writer_.Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_writer_ = true;
+  }
   runs_->Stop();
   fleets_->Stop();
   nodes_->Stop();
@@ -210,62 +214,8 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, b
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
-    if (busy_.count(key)) {
-      // A refresh still waiting for a writer gives way to a decision (an admission, a failure):
-      // the decision's write carries the newer status, and it must not wait behind a long queue
-      // of informational writes.
-      auto waiting = tasks_.find(key);
-      if (background || waiting == tasks_.end() || !waiting->second.background) return false;
-      waiting->second = Task{std::move(fn), false};
-      decisions_.Add(key);
-      return true;
-    }
-    auto nb = not_before_.find(key);
-    if (nb != not_before_.end()) {
-      if (clock_.Monotonic() < nb->second) return false;  // backing off after a failure
-      not_before_.erase(nb);
-    }
-    busy_.insert(key);
-    tasks_[key] = Task{std::move(fn), background};
   }
-  (background ? refreshes_ : decisions_).Add(key);
-  return true;
-}
-
-void RunController::Executor(WorkQueue& queue) {
-  while (std::optional<std::string> key = queue.Get()) {
-    Task task;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = tasks_.find(*key);
-      // A key whose backoff delay came due carries no task: nothing to do.
-      if (it == tasks_.end()) {
-        queue.Done(*key);
-        continue;
-      }
-      task = std::move(it->second);
-      tasks_.erase(it);
-    }
-    // The leadership guard is the client's, asked before each request (controller/manager.cc).
-    const bool ok = task.fn();
-    if (ok) {
-      queue.Forget(*key);
-    } else {
-      if (observer_) observer_->OnWriteFailed(key->rfind("fleet:", 0) == 0 ? "fleet" : "run");
-      // Back off before writing this key again (per-key exponential, 100 ms doubling to 30 s).
-      auto delay = BackoffDelay(kWriteBackoff, queue.NumRequeues(*key));
-      queue.AddRateLimited(*key);
-      std::lock_guard<std::mutex> lock(mu_);
-      not_before_[*key] = clock_.Monotonic() + delay;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      busy_.erase(*key);
-      dirty_ = true;
-    }
-    queue.Done(*key);
-    loop_cv_.notify_one();
-  }
+  return writer_.Dispatch(key, std::move(fn), background);
 }
 
 void RunController::Loop() {
@@ -276,21 +226,43 @@ void RunController::Loop() {
   }
   spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
                nodes_->Size(), pods_->Size());
-  auto last = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  base::MonoTime last = clock_.Monotonic() - std::chrono::seconds(1);
   while (true) {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      // Wake on changes; otherwise every second (aging, deadlines, status refresh).
-      loop_cv_.wait_for(lock, std::chrono::seconds(1), [this] { return dirty_ || stopping_; });
-      if (stopping_) return;
-      dirty_ = false;
-    }
+    if (!WaitForWork()) return;
     // Coalesce bursts of events into one pass.
-    auto since = std::chrono::steady_clock::now() - last;
-    if (since < std::chrono::milliseconds(5)) std::this_thread::sleep_for(std::chrono::milliseconds(5) - since);
-    last = std::chrono::steady_clock::now();
+    const auto since = clock_.Monotonic() - last;
+    if (since < kCoalesce) {
+      std::unique_lock<std::mutex> lock(mu_);
+      loop_cv_.wait_for(lock, kCoalesce - since, [this] { return stopping_; });
+      if (stopping_) return;
+    }
+    last = clock_.Monotonic();
     Pass();
   }
+}
+
+bool RunController::WaitForWork() {
+  // Wake on a change (informers, writers), at the earliest deadline the last pass noted, or one
+  // resync period after it (what no deadline covers: a waiting run's sentence, an instance's end
+  // of life, a stale Pod creation). Deadlines are on the injected clock; the wait itself is in
+  // slices of at most kMaxSleep of real time, so a FakeClock moved by a test is noticed soon
+  // (Wake() makes it at once).
+  const k8s::TimePoint resync = clock_.Now() + std::max<std::chrono::milliseconds>(options_.status_refresh, kMinDeadlineDelay);
+  k8s::TimePoint until = next_deadline_ ? std::min(*next_deadline_, resync) : resync;
+  until = std::max(until, clock_.Now() + kMinDeadlineDelay);  // a due deadline never spins the loop
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!dirty_ && !stopping_) {
+    const auto left = until - clock_.Now();
+    if (left <= std::chrono::milliseconds::zero()) break;
+    loop_cv_.wait_for(lock, std::min<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(left), kMaxSleep));
+  }
+  if (stopping_) return false;
+  dirty_ = false;
+  return true;
+}
+
+void RunController::NoteDeadline(k8s::TimePoint at) {
+  if (!next_deadline_ || at < *next_deadline_) next_deadline_ = at;
 }
 
 std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& run) const {
@@ -384,9 +356,9 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   std::unordered_set<std::string> failed, fleet_failed;
   std::unordered_map<std::string, uint64_t> written, unconfirmed;
   std::unordered_set<std::string> confirmed;
+  busy = writer_.BusyKeys();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    busy = busy_;
     touched.swap(touched_);
     failed.swap(failed_admissions_);
     fleet_failed.swap(fleet_write_failed_);
@@ -509,6 +481,7 @@ void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<s
         it = refused_.erase(it);
         continue;
       }
+      NoteDeadline(it->second.until);
       for (auto& inst : view.snapshot.instances) {
         if (inst.name != it->first || !inst.ready) continue;
         inst.ready = false;
@@ -643,18 +616,16 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
       fc.unavailable_blocks += d.total_blocks - d.busy_blocks;
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    summary.writes_queued = busy_.size();
-  }
+  summary.writes_queued = writer_.BusyCount();
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
   observer_->OnPass(summary);
 }
 
 void RunController::Pass() {
-  auto started = std::chrono::steady_clock::now();
+  auto started = std::chrono::steady_clock::now();  // the pass' own duration, for the metric
   const k8s::TimePoint now = clock_.Now();
+  next_deadline_.reset();
   std::unordered_set<std::string> busy = TakeWriterNews();
   const Keyed keyed = WorkingSet(now);
   auto fleets = fleets_->List();
@@ -670,6 +641,8 @@ void RunController::Pass() {
 
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
   sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
+  if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
   for (const auto& placement : result.placements) {
     auto run = runs_->Get(placement.run_id);
     if (!run) continue;
@@ -681,9 +654,13 @@ void RunController::Pass() {
   // Positions first: a run that moves gets its whole waiting status in its position write.
   const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
   for (const auto& w : result.waiting) {
-    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
     auto run = runs_->Get(w.run_id);
     if (!run) continue;
+    // A run that may wait only so long fails then (StopsWaiting), also if it is busy now.
+    if (run->retry && run->retry->on_no_capacity && run->retry->duration) {
+      NoteDeadline(run->meta.created + *run->retry->duration);
+    }
+    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
     ApplyWaiting(*run, result, w, now);
   }
   PublishQueue(result, waiting_by_id);
@@ -833,6 +810,16 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     return false;
   }
   if (busy) return true;
+  if (!NothingLeftOver(run, now)) return false;
+  // A resubmitted run backs off before it queues again (its message says until when).
+  if (auto after = ParseTime(run.status.retry_after); after && now < *after) {
+    NoteDeadline(*after);
+    return false;
+  }
+  return true;
+}
+
+bool RunController::NothingLeftOver(const Run& run, k8s::TimePoint now) {
   // Pods of an earlier attempt still running (a crash came between the Pending status and their
   // delete) are stopped; they hold their blocks until they are gone.
   const auto pods = PodsOf(run);
@@ -871,8 +858,6 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     if (!stale.empty()) Dispatch(RunKey(run), [this, ns = run.meta.ns, stale] { return DeletePods(ns, stale); });
     return false;
   }
-  // A resubmitted run backs off before it queues again (its message says until when).
-  if (auto after = ParseTime(run.status.retry_after); after && now < *after) return false;
   return true;
 }
 
@@ -896,6 +881,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   in.default_start_timeout = options_.start_timeout;
   in.now = now;
   const PlacedDecision d = DecidePlaced(in);
+  if (auto deadline = NextDeadline(in)) NoteDeadline(*deadline);
   if (CarryOutPlaced(run, d, pods, view, now)) return;
   // Only spec.priority may change once a run is admitted; say so when something else changed.
   Memo& memo = memo_[RunKey(run)];
@@ -1245,7 +1231,17 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, k8s
                                           PodName(run.meta.name, run.status.resubmissions, rank.rank)});
   }
   if (run.max_duration) pr.expected_end = now + *run.max_duration;
+  const RunStatus next = AdmittedStatus(run, placement, pr, now);
+  if (!Dispatch(pr.key, [this, r = run, next] { return WriteAdmission(r, next); })) return;
+  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
+  Memo& memo = memo_[pr.key];
+  pr.assumed = true;
+  memo.assumed = pr;
+  queue_.Remove(pr.key);
+}
 
+RunStatus RunController::AdmittedStatus(const Run& run, const scheduling::Placement& placement, const PlacedRun& pr,
+                                        k8s::TimePoint now) const {
   RunStatus next = run.status;
   next.phase = "Scheduled";
   next.reason = "Scheduled";
@@ -1264,65 +1260,63 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, k8s
   next.started_at.clear();
   next.observed_generation = run.meta.generation;
   SetCondition(next.conditions, "Scheduled", "True", "Scheduled", next.message, run.meta.generation, now);
+  return next;
+}
 
-  bool queued = Dispatch(pr.key, [this, r = run, next] {
-    std::string rv = r.meta.resource_version;
-    bool ok = true;
-    if (!r.meta.HasFinalizer(kFinalizer)) {
-      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                     FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
-      if (res.ok()) {
-        rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
-      } else {
-        spdlog::info("run {}/{}: not admitted, finalizer write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
-        ok = false;
-      }
+bool RunController::WriteAdmission(const Run& r, const RunStatus& next) {
+  std::string rv = r.meta.resource_version;
+  bool ok = true;
+  if (!r.meta.HasFinalizer(kFinalizer)) {
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
+                                   FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
+    if (res.ok()) {
+      rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+    } else {
+      spdlog::info("run {}/{}: not admitted, finalizer write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
+      ok = false;
     }
-    if (ok) {
-      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
-      if (!res.ok() && !WriteRefused(res.status())) {
-        // No answer, a 5xx, or a 409 that may answer our own retry of an applied write: the run
-        // may be admitted. Its blocks stay held until the cache or a GET tells (Pass).
-        spdlog::info("run {}/{}: admission write unconfirmed ({}); its blocks stay held until the run's next "
-                     "version or a GET shows whether it was applied",
-                     r.meta.ns, r.meta.name, res.status().ToString());
-        std::lock_guard<std::mutex> lock(mu_);
-        unconfirmed_admissions_[k8s::ObjectKey(r.meta.ns, r.meta.name)] = RvNumber(rv);
-        return true;
-      }
-      if (res.ok()) {
-        NoteWritten(r, *res);
-        if (observer_) {
-          // Waited since submission, or since it went back to the queue after a retry (not
-          // counting its earlier attempts' run time).
-          k8s::TimePoint since = r.meta.created;
-          if (r.status.resubmissions > 0) {
-            if (auto back = ParseTime(r.status.retry_after)) since = std::max(since, *back);
-          }
-          observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
-        }
-        events_->Record(Ref(r), "Normal", "Scheduled", next.message);
-      } else {
-        spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
-        ok = false;
-      }
+  }
+  if (ok) {
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
+    if (!res.ok() && !WriteRefused(res.status())) {
+      // No answer, a 5xx, or a 409 that may answer our own retry of an applied write: the run
+      // may be admitted. Its blocks stay held until the cache or a GET tells (Pass).
+      spdlog::info("run {}/{}: admission write unconfirmed ({}); its blocks stay held until the run's next "
+                   "version or a GET shows whether it was applied",
+                   r.meta.ns, r.meta.name, res.status().ToString());
+      std::lock_guard<std::mutex> lock(mu_);
+      unconfirmed_admissions_[k8s::ObjectKey(r.meta.ns, r.meta.name)] = RvNumber(rv);
+      return true;
     }
-    if (!ok) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
-      }
-      // The Run changed under us (a priority patch, say): decide again once the cache has it.
-      return NoteStale(r);
+    if (res.ok()) {
+      NoteWritten(r, *res);
+      NoteAdmitted(r);
+      events_->Record(Ref(r), "Normal", "Scheduled", next.message);
+    } else {
+      spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
+      ok = false;
     }
-    return true;
-});
-  if (!queued) return;
-  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
-  Memo& memo = memo_[pr.key];
-  pr.assumed = true;
-  memo.assumed = pr;
-  queue_.Remove(pr.key);
+  }
+  if (!ok) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
+    }
+    // The Run changed under us (a priority patch, say): decide again once the cache has it.
+    return NoteStale(r);
+  }
+  return true;
+}
+
+void RunController::NoteAdmitted(const Run& r) {
+  if (!observer_) return;
+  // Waited since submission, or since it went back to the queue after a retry (not counting its
+  // earlier attempts' run time).
+  k8s::TimePoint since = r.meta.created;
+  if (r.status.resubmissions > 0) {
+    if (auto back = ParseTime(r.status.retry_after)) since = std::max(since, *back);
+  }
+  observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
 }
 
 void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
@@ -1459,8 +1453,9 @@ std::unordered_set<std::string> RunController::WritePositions(
   // one wrote: planned from a cache that still shows a run at its old place, a move into its new
   // place would put two runs there.
   if (!position_batch_.empty()) {
+    // The sequence's writer is done (then what it wrote is in written_rv_ already) ...
+    if (writer_.Busy(kPositionsKey)) return {};
     std::lock_guard<std::mutex> lock(mu_);
-    if (busy_.count(kPositionsKey)) return {};
     for (const auto& key : position_batch_) {
       // What it wrote is either still news for the next pass (written_rv_: the writer finished
       // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
@@ -1472,9 +1467,8 @@ std::unordered_set<std::string> RunController::WritePositions(
   }
   {
     // Runs with a write of their own queued or in flight keep their place until it is visible.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (busy_.count(kPositionsKey)) return {};
-    for (const auto& key : busy_) frozen.insert(key);
+    if (writer_.Busy(kPositionsKey)) return {};
+    for (const auto& key : writer_.BusyKeys()) frozen.insert(key);
   }
   auto find = [&runs](const std::string& key) -> std::shared_ptr<const Run> {
     auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.first < k; });
@@ -1503,7 +1497,10 @@ std::unordered_set<std::string> RunController::WritePositions(
   }
   std::sort(in.clear.begin(), in.clear.end());
   const size_t budget = position_budget_.Available(now);
-  if (budget == 0) return {};
+  if (budget == 0) {
+    NoteDeadline(now + std::chrono::milliseconds(static_cast<int64_t>(1000.0 / std::max(0.001, options_.position_writes_per_second))));
+    return {};
+  }
   std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
   if (moves.empty()) return {};
 
@@ -1573,73 +1570,7 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
   std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
   for (const auto& d : described) by_fleet[d.fleet].push_back(&d);
   for (const auto& [name, fleet] : view.fleets) {
-    std::vector<Condition> conds = fleet->conditions;
-    std::string instances = "[";
-    int64_t total = 0, ready = 0, blocks = 0, busy = 0;
-    for (const sched::InstanceStatus* d : by_fleet[name]) {
-      auto info_it = view.instances.find(d->name);
-      if (info_it == view.instances.end()) continue;
-      const InstanceInfo& info = info_it->second;
-      ++total;
-      if (sched::TakesNewRuns(d->state)) ++ready;
-      blocks += d->total_blocks;
-      busy += d->busy_blocks;
-      std::string message = info.node_problem.empty() ? d->message : info.node_problem;
-      if (total > 1) instances += ",";
-      instances += R"({"node":)" + json::Quote(d->name) + R"(,"uid":)" + json::Quote(info.uid) + R"(,"totalBlocks":)" +
-                   std::to_string(d->total_blocks) + R"(,"busyBlocks":)" + std::to_string(d->busy_blocks) +
-                   R"(,"runsStarted":)" + std::to_string(d->runs_started - info.assumed_uncounted) + R"(,"countedRuns":[)";
-      std::vector<std::string> uids = info.placed_run_uids;
-      std::sort(uids.begin(), uids.end());
-      for (size_t i = 0; i < uids.size(); ++i) instances += (i ? "," : "") + json::Quote(uids[i]);
-      instances += "]";
-      if (d->expires_at) instances += R"(,"expiresAt":)" + json::Quote(k8s::FormatRfc3339(*d->expires_at));
-      instances += R"(,"state":)" + json::Quote(std::string(sched::InstanceStateName(d->state)));
-      if (!message.empty()) instances += R"(,"message":)" + json::Quote(message);
-      // Resources that other Pods hold on the node (taken off before it is cut into blocks).
-      if (!info.held_by_others.empty()) {
-        instances += R"(,"heldByOtherPods":)" + json::Quote(sched::FormatResources(info.held_by_others));
-      }
-      instances += "}";
-    }
-    instances += "]";
-    auto invalid = view.invalid_fleets.find(name);
-    if (invalid != view.invalid_fleets.end()) {
-      SetCondition(conds, "Ready", "False", "InvalidSpec", invalid->second, fleet->meta.generation, now);
-    } else if (ready > 0) {
-      SetCondition(conds, "Ready", "True", "InstancesReady",
-                   std::to_string(ready) + " of " + std::to_string(total) + " instances take new runs",
-                   fleet->meta.generation, now);
-    } else {
-      SetCondition(conds, "Ready", "False", "NoReadyInstances",
-                   total == 0 ? "no Node matches the nodeSelector" : "no instance takes new runs",
-                   fleet->meta.generation, now);
-    }
-    auto conflict = view.conflicts.find(name);
-    if (conflict != view.conflicts.end()) {
-      std::string nodes_list;
-      for (size_t i = 0; i < conflict->second.size() && i < 10; ++i) nodes_list += (i ? ", " : "") + conflict->second[i];
-      if (conflict->second.size() > 10) nodes_list += " and " + std::to_string(conflict->second.size() - 10) + " more";
-      SetCondition(conds, "Conflict", "True", "NodesClaimedByOlderFleet",
-                   "nodes also matched by an older fleet belong to it: " + nodes_list, fleet->meta.generation, now);
-    } else {
-      bool had = false;
-      for (const auto& c : conds) had |= c.type == "Conflict";
-      if (had) SetCondition(conds, "Conflict", "False", "NoConflict", "", fleet->meta.generation, now);
-    }
-    std::string cond_json = "[";
-    for (size_t i = 0; i < conds.size(); ++i) {
-      const auto& c = conds[i];
-      cond_json += (i ? "," : "") + std::string(R"({"type":)") + json::Quote(c.type) + R"(,"status":)" + json::Quote(c.status) +
-                   R"(,"reason":)" + json::Quote(c.reason) + R"(,"message":)" + json::Quote(c.message) +
-                   R"(,"lastTransitionTime":)" + json::Quote(c.last_transition_time) + R"(,"observedGeneration":)" +
-                   std::to_string(c.observed_generation) + "}";
-    }
-    cond_json += "]";
-    std::string status = R"({"instances":)" + instances + R"(,"totalInstances":)" + std::to_string(total) +
-                         R"(,"readyInstances":)" + std::to_string(ready) + R"(,"totalBlocks":)" + std::to_string(blocks) +
-                         R"(,"busyBlocks":)" + std::to_string(busy) + R"(,"observedGeneration":)" +
-                         std::to_string(fleet->meta.generation) + R"(,"conditions":)" + cond_json + "}";
+    const std::string status = FleetStatusJson(*fleet, view, by_fleet[name], now);
     // Written already and the cache has caught up with our write: nothing to do.
     std::string key = "fleet:" + name;  // ':' never appears in a namespace
     auto prev = fleet_written_.find(name);
@@ -1657,7 +1588,7 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
         return false;
       }
       return true;
-});
+    });
     if (queued) fleet_written_[name] = signature;
   }
 }

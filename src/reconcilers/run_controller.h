@@ -60,6 +60,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/cluster_view.h"
 #include "reconcilers/fleet_types.h"
+#include "reconcilers/keyed_writer.h"
 #include "reconcilers/lifecycle.h"
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/run_types.h"
@@ -182,6 +183,13 @@ class RunController {
   using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
 
   void Loop();
+  // Blocks until the next pass is due (see the definition); false when the engine stops.
+  bool WaitForWork();
+  // The next pass is due by `at` at the latest (loop thread only; reset by each pass).
+  void NoteDeadline(k8s::TimePoint at);
+  static constexpr std::chrono::milliseconds kCoalesce{5};         // passes at most this often
+  static constexpr std::chrono::milliseconds kMinDeadlineDelay{50};  // after a pass, for deadlines
+  static constexpr std::chrono::milliseconds kMaxSleep{1000};       // real time, per wait slice
   // One scheduling pass: the steps below, in this order.
   void Pass();
   // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
@@ -210,14 +218,9 @@ class RunController {
   void Wake();
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
   void Touch(const std::string& run_key);
-  // Runs `fn` on a writer thread unless `key` has a write in flight or is backing off after a
-  // failed one; returns whether it was queued. `fn` returns false when its write failed.
-  // `background` writes (refreshing a waiting run's message or position) yield to every other
-  // write, so an admission never waits behind a burst of status refreshes.
+  // writer_.Dispatch (reconcilers/keyed_writer.h: one write per key, backoff after a failed one,
+  // `background` writes yield to decisions), refused once the engine is stopping.
   bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false);
-  // A writer: takes keys from `queue` and carries out their write.
-  void Executor(WorkQueue& queue);
-  static constexpr BackoffPolicy kWriteBackoff{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)};
 
   // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
   // (belongs in the queue).
@@ -225,6 +228,9 @@ class RunController {
   // A Pending run: invalid spec, leftover Pods of an earlier attempt, retry backoff. Returns
   // whether it belongs in the queue.
   bool ReconcilePending(const Run& run, k8s::TimePoint now, bool busy);
+  // A pending run's earlier Pods are gone and its resumption (if any) is written: false while it
+  // stops leftover Pods or says it resumed.
+  bool NothingLeftOver(const Run& run, k8s::TimePoint now);
   // A Scheduled or Running run: carries out reconcilers/lifecycle.h's decision, then notes spec
   // changes that do not apply any more and keeps observedGeneration current.
   void ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now);
@@ -261,7 +267,16 @@ class RunController {
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
+  // Assumes the placement (its blocks are held from now on) and hands the admission to a writer.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
+  // The status that admits the run: phase Scheduled, fleet, placement, scheduledAt.
+  RunStatus AdmittedStatus(const Run& run, const scheduling::Placement& placement, const PlacedRun& pr,
+                           k8s::TimePoint now) const;
+  // Writer thread: admission steps 1 and 2 (finalizer, then the status commit guarded by the
+  // resourceVersion); notes a failed (rolled back), unconfirmed or applied admission.
+  bool WriteAdmission(const Run& r, const RunStatus& next);
+  // Tells the observer how long an admitted run waited.
+  void NoteAdmitted(const Run& r);
   // GETs a run whose admission write is unconfirmed and settles it: admitted (keep the blocks
   // until the cache shows it) or not (release them). A failed GET is asked again with backoff.
   void VerifyAdmission(const Run& run, uint64_t base_rv);
@@ -328,6 +343,7 @@ class RunController {
   // Finished runs out of the working set, by when their TTL comes due (loop thread only).
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
+  std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   struct Refusal {
     k8s::TimePoint until;   // at the latest
@@ -346,15 +362,7 @@ class RunController {
   std::condition_variable loop_cv_;
   bool dirty_ = true;
   bool stopping_ = false;
-  std::unordered_set<std::string> busy_;  // keys with a write queued or in flight
   std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
-  struct Task {
-    std::function<bool()> fn;
-    bool background = false;
-  };
-  std::unordered_map<std::string, Task> tasks_;  // the write waiting for each queued key
-  // Per-key backoff after a failed write: no new write for the key before this time.
-  std::unordered_map<std::string, base::MonoTime> not_before_;
   std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
   // Admissions whose status write may or may not have been applied (key -> guarding rv), and
   // those a GET found applied.
@@ -364,11 +372,10 @@ class RunController {
   std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
   std::vector<QueueEntry> queue_view_;
 
-  // Keys with a write to carry out (dedup, one writer per key, per-key backoff): decisions first,
-  // refreshes of waiting runs' status on their own writers.
-  WorkQueue decisions_, refreshes_;
+  bool stopped_writer_ = false;
   std::thread loop_;
-  std::vector<std::thread> writers_;
+  // Carries out the loop's writes (one per key, backoff, decisions before refreshes).
+  KeyedWriter writer_;
   EngineObserver* observer_ = nullptr;
 };
 

@@ -1,5 +1,7 @@
 #include "reconcilers/run_status.h"
 
+#include <algorithm>
+
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
 
@@ -126,6 +128,93 @@ std::string FinalizersPatch(const std::string& resource_version, const std::vect
   }
   if (with_ours) list += (list.empty() ? "" : ",") + json::Quote(kFinalizer);
   return R"({"metadata":{"resourceVersion":)" + json::Quote(resource_version) + R"(,"finalizers":[)" + list + "]}}";
+}
+
+namespace {
+
+// One element of Fleet status.instances.
+std::string InstanceJson(const scheduling::InstanceStatus& d, const InstanceInfo& info) {
+  const std::string message = info.node_problem.empty() ? d.message : info.node_problem;
+  std::string out = R"({"node":)" + json::Quote(d.name) + R"(,"uid":)" + json::Quote(info.uid) + R"(,"totalBlocks":)" +
+                    std::to_string(d.total_blocks) + R"(,"busyBlocks":)" + std::to_string(d.busy_blocks) +
+                    R"(,"runsStarted":)" + std::to_string(d.runs_started - info.assumed_uncounted) + R"(,"countedRuns":[)";
+  std::vector<std::string> uids = info.placed_run_uids;
+  std::sort(uids.begin(), uids.end());
+  for (size_t i = 0; i < uids.size(); ++i) out += (i ? "," : "") + json::Quote(uids[i]);
+  out += "]";
+  if (d.expires_at) out += R"(,"expiresAt":)" + json::Quote(k8s::FormatRfc3339(*d.expires_at));
+  out += R"(,"state":)" + json::Quote(std::string(scheduling::InstanceStateName(d.state)));
+  if (!message.empty()) out += R"(,"message":)" + json::Quote(message);
+  // Resources that other Pods hold on the node (taken off before it is cut into blocks).
+  if (!info.held_by_others.empty()) {
+    out += R"(,"heldByOtherPods":)" + json::Quote(scheduling::FormatResources(info.held_by_others));
+  }
+  return out + "}";
+}
+
+// The Fleet's Ready and Conflict conditions.
+std::vector<Condition> FleetConditions(const Fleet& fleet, const ClusterView& view, int64_t total, int64_t ready,
+                                       k8s::TimePoint now) {
+  std::vector<Condition> conds = fleet.conditions;
+  const int64_t gen = fleet.meta.generation;
+  auto invalid = view.invalid_fleets.find(fleet.meta.name);
+  if (invalid != view.invalid_fleets.end()) {
+    SetCondition(conds, "Ready", "False", "InvalidSpec", invalid->second, gen, now);
+  } else if (ready > 0) {
+    SetCondition(conds, "Ready", "True", "InstancesReady",
+                 std::to_string(ready) + " of " + std::to_string(total) + " instances take new runs", gen, now);
+  } else {
+    SetCondition(conds, "Ready", "False", "NoReadyInstances",
+                 total == 0 ? "no Node matches the nodeSelector" : "no instance takes new runs", gen, now);
+  }
+  auto conflict = view.conflicts.find(fleet.meta.name);
+  if (conflict != view.conflicts.end()) {
+    std::string nodes_list;
+    for (size_t i = 0; i < conflict->second.size() && i < 10; ++i) nodes_list += (i ? ", " : "") + conflict->second[i];
+    if (conflict->second.size() > 10) nodes_list += " and " + std::to_string(conflict->second.size() - 10) + " more";
+    SetCondition(conds, "Conflict", "True", "NodesClaimedByOlderFleet",
+                 "nodes also matched by an older fleet belong to it: " + nodes_list, gen, now);
+  } else {
+    bool had = false;
+    for (const auto& c : conds) had |= c.type == "Conflict";
+    if (had) SetCondition(conds, "Conflict", "False", "NoConflict", "", gen, now);
+  }
+  return conds;
+}
+
+std::string ConditionsJson(const std::vector<Condition>& conds) {
+  std::string out = "[";
+  for (size_t i = 0; i < conds.size(); ++i) {
+    const auto& c = conds[i];
+    out += (i ? "," : "") + std::string(R"({"type":)") + json::Quote(c.type) + R"(,"status":)" + json::Quote(c.status) +
+           R"(,"reason":)" + json::Quote(c.reason) + R"(,"message":)" + json::Quote(c.message) +
+           R"(,"lastTransitionTime":)" + json::Quote(c.last_transition_time) + R"(,"observedGeneration":)" +
+           std::to_string(c.observed_generation) + "}";
+  }
+  return out + "]";
+}
+
+}  // namespace
+
+std::string FleetStatusJson(const Fleet& fleet, const ClusterView& view,
+                            const std::vector<const scheduling::InstanceStatus*>& instances, k8s::TimePoint now) {
+  std::string items = "[";
+  int64_t total = 0, ready = 0, blocks = 0, busy = 0;
+  for (const scheduling::InstanceStatus* d : instances) {
+    auto info = view.instances.find(d->name);
+    if (info == view.instances.end()) continue;
+    ++total;
+    if (scheduling::TakesNewRuns(d->state)) ++ready;
+    blocks += d->total_blocks;
+    busy += d->busy_blocks;
+    items += (total > 1 ? "," : "") + InstanceJson(*d, info->second);
+  }
+  items += "]";
+  const std::vector<Condition> conds = FleetConditions(fleet, view, total, ready, now);
+  return R"({"instances":)" + items + R"(,"totalInstances":)" + std::to_string(total) + R"(,"readyInstances":)" +
+         std::to_string(ready) + R"(,"totalBlocks":)" + std::to_string(blocks) + R"(,"busyBlocks":)" +
+         std::to_string(busy) + R"(,"observedGeneration":)" + std::to_string(fleet.meta.generation) +
+         R"(,"conditions":)" + ConditionsJson(conds) + "}";
 }
 
 }  // namespace berth::reconcilers

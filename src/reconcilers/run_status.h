@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "k8s/clock.h"
+#include "reconcilers/cluster_view.h"
+#include "reconcilers/fleet_types.h"
 #include "reconcilers/run_types.h"
+#include "scheduling/instance_state.h"
 
 namespace berth::reconcilers {
 
@@ -39,5 +42,11 @@ std::string RunStatusPatch(const RunStatus& s, const std::string& resource_versi
 // (kFinalizer) once at the end (`with_ours`) or left out (not `with_ours`); others are kept.
 std::string FinalizersPatch(const std::string& resource_version, const std::vector<std::string>& finalizers,
                             bool with_ours);
+
+// The status berth writes for a Fleet: every instance the core describes (`instances`, this
+// fleet's) with its blocks, counted runs, state and lifetime; the counts; conditions Ready and
+// Conflict (kept lastTransitionTime when unchanged).
+std::string FleetStatusJson(const Fleet& fleet, const ClusterView& view,
+                            const std::vector<const scheduling::InstanceStatus*>& instances, k8s::TimePoint now);
 
 }  // namespace berth::reconcilers

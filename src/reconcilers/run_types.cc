@@ -78,108 +78,139 @@ RunStatus DecodeRunStatus(const json::Value& st) {
   return s;
 }
 
+namespace {
+
+// spec.nodes, strictly: a value that does not fit (4294967297, 1e30) must not wrap or fall back
+// to 1. Returns false when it is unreadable.
+bool ReadNodes(const json::Value& spec, Run& run) {
+  const json::Value* n = json::Find(spec, {"nodes"});
+  if (n == nullptr || n->IsNull()) return true;
+  if (n->IsInt64()) {
+    run.nodes = n->GetInt64();
+    return true;
+  }
+  if (n->IsDouble() && n->GetDouble() >= 1 && n->GetDouble() <= static_cast<double>(kMaxRunNodes) &&
+      n->GetDouble() == static_cast<double>(static_cast<int64_t>(n->GetDouble()))) {
+    run.nodes = static_cast<int64_t>(n->GetDouble());
+    return true;
+  }
+  return false;
+}
+
+// spec.maxDuration and spec.startTimeout.
+void ReadDurations(const json::Value& spec, Run& run, std::string& err) {
+  auto parsed = k8s::ParseDuration(json::GetString(spec, "maxDuration", "off"));
+  if (!parsed.ok()) {
+    if (err.empty()) err = "spec.maxDuration: " + parsed.status().message();
+  } else {
+    run.max_duration = parsed.value();
+  }
+  if (const json::Value* st = json::Find(spec, {"startTimeout"}); st != nullptr && st->IsString()) {
+    auto d = k8s::ParseDuration(st->GetString());
+    if (!d.ok()) {
+      if (err.empty()) err = "spec.startTimeout: " + d.status().message();
+    } else {
+      run.start_timeout = d.value();
+    }
+  }
+}
+
+void ReadRetry(const json::Value& spec, Run& run, std::string& err) {
+  const json::Value* r = json::Find(spec, {"retry"});
+  if (r == nullptr || !r->IsObject()) return;
+  RetrySpec retry;
+  const json::Value* events = json::Find(*r, {"onEvents"});
+  if (events == nullptr || !events->IsArray()) {
+    retry.on_no_capacity = retry.on_interruption = retry.on_error = true;
+  } else {
+    for (auto& e : events->GetArray()) {
+      std::string ev = e.IsString() ? e.GetString() : "";
+      if (ev == "no-capacity") retry.on_no_capacity = true;
+      if (ev == "interruption") retry.on_interruption = true;
+      if (ev == "error") retry.on_error = true;
+    }
+  }
+  auto d = k8s::ParseDuration(json::GetString(*r, "duration", "1h"));
+  if (!d.ok()) {
+    if (err.empty()) err = "spec.retry.duration: " + d.status().message();
+  } else {
+    retry.duration = d.value();
+  }
+  run.retry = retry;
+}
+
+// spec.template: at least one container, and no constraint on nodes (berth chooses the machine
+// itself: a template constraint on nodes would only make the kubelet refuse the Pod on the
+// machine berth chose; machines are chosen with Fleets instead).
+void ReadTemplate(const json::Value& spec, Run& run, std::string& err) {
+  if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) run.template_json = json::Serialize(*t);
+  const json::Value* containers = json::Find(spec, {"template", "spec", "containers"});
+  if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
+    err = "spec.template.spec.containers must list at least one container";
+  }
+}
+
+void CheckNoNodeConstraints(const json::Value& spec, std::string& err) {
+  for (const char* field : {"nodeSelector", "affinity", "nodeName"}) {
+    const json::Value* v = json::Find(spec, {"template", "spec", field});
+    bool set = v != nullptr && !v->IsNull() && !(v->IsObject() && v->ObjectEmpty()) && !(v->IsString() && v->GetStringLength() == 0);
+    if (std::string_view(field) == "affinity" && set) {
+      set = json::Find(*v, {"nodeAffinity"}) != nullptr;  // Pod (anti-)affinity is the kubelet's to ignore
+    }
+    if (set && err.empty()) {
+      err = std::string("spec.template.spec.") + field +
+            " is not supported: berth places the run on a machine of its fleets; choose machines with a Fleet's "
+            "nodeSelector and list that fleet in spec.fleets";
+    }
+  }
+}
+
+void DecodeRunSpec(const json::Value& spec, Run& run) {
+  run.priority = json::GetInt(spec, "priority", base::kDefaultPriority);
+  if (const json::Value* b = json::Find(spec, {"stop"}); b != nullptr && b->IsBool()) run.stop = b->GetBool();
+  if (const json::Value* b = json::Find(spec, {"suspend"}); b != nullptr && b->IsBool()) run.suspend = b->GetBool();
+  std::string& err = run.invalid_message;
+  const bool nodes_readable = ReadNodes(spec, run);
+  if (const json::Value* res = json::Find(spec, {"resources"}); res != nullptr && res->IsObject()) {
+    ReadQuantity(json::Find(*res, {"cpu"}), true, run.cpu_milli, err, "cpu") &&
+        ReadQuantity(json::Find(*res, {"memory"}), false, run.memory_bytes, err, "memory");
+    run.gpus = json::GetInt(*res, "gpu", 0);
+  }
+  if (const json::Value* f = json::Find(spec, {"fleets"}); f != nullptr && f->IsArray()) {
+    for (auto& x : f->GetArray()) {
+      if (x.IsString()) run.fleets.emplace_back(x.GetString());
+    }
+  }
+  ReadDurations(spec, run, err);
+  ReadRetry(spec, run, err);
+  if (const json::Value* ttl = json::Find(spec, {"ttlSecondsAfterFinished"}); ttl != nullptr && !ttl->IsNull()) {
+    if (ttl->IsInt64() && ttl->GetInt64() >= 0 && ttl->GetInt64() <= kMaxTtlSeconds) {
+      run.ttl_seconds_after_finished = ttl->GetInt64();
+    } else if (err.empty()) {
+      err = "spec.ttlSecondsAfterFinished must be an integer from 0 to " + std::to_string(kMaxTtlSeconds);
+    }
+  }
+  ReadTemplate(spec, run, err);
+  if (!nodes_readable && err.empty()) err = "spec.nodes must be an integer from 1 to " + std::to_string(kMaxRunNodes);
+  CheckNoNodeConstraints(spec, err);
+  if (run.nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
+  if (run.nodes > kMaxRunNodes && err.empty()) {
+    err = "spec.nodes must be at most " + std::to_string(kMaxRunNodes) + ", not " + std::to_string(run.nodes);
+  }
+  if ((run.priority < base::kMinPriority || run.priority > base::kMaxPriority) && err.empty()) {
+    err = "spec.priority must be between " + std::to_string(base::kMinPriority) + " and " + std::to_string(base::kMaxPriority);
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
   auto run = std::make_shared<Run>();
   run->meta = k8s::DecodeMeta(obj);
   if (run->meta.name.empty()) return nullptr;
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {
-    run->priority = json::GetInt(*spec, "priority", base::kDefaultPriority);
-    if (const json::Value* b = json::Find(*spec, {"stop"}); b != nullptr && b->IsBool()) run->stop = b->GetBool();
-    if (const json::Value* b = json::Find(*spec, {"suspend"}); b != nullptr && b->IsBool()) run->suspend = b->GetBool();
-    std::string& err = run->invalid_message;
-    bool nodes_unreadable = false;
-    // Strictly: a value that does not fit (4294967297, 1e30) must not wrap or fall back to 1.
-    if (const json::Value* n = json::Find(*spec, {"nodes"}); n != nullptr && !n->IsNull()) {
-      if (n->IsInt64()) {
-        run->nodes = n->GetInt64();
-      } else if (n->IsDouble() && n->GetDouble() >= 1 && n->GetDouble() <= static_cast<double>(kMaxRunNodes) &&
-                 n->GetDouble() == static_cast<double>(static_cast<int64_t>(n->GetDouble()))) {
-        run->nodes = static_cast<int64_t>(n->GetDouble());
-      } else {
-        nodes_unreadable = true;
-      }
-    }
-    if (const json::Value* res = json::Find(*spec, {"resources"}); res != nullptr && res->IsObject()) {
-      ReadQuantity(json::Find(*res, {"cpu"}), true, run->cpu_milli, err, "cpu") &&
-          ReadQuantity(json::Find(*res, {"memory"}), false, run->memory_bytes, err, "memory");
-      run->gpus = json::GetInt(*res, "gpu", 0);
-    }
-    if (const json::Value* f = json::Find(*spec, {"fleets"}); f != nullptr && f->IsArray()) {
-      for (auto& x : f->GetArray()) {
-        if (x.IsString()) run->fleets.emplace_back(x.GetString());
-      }
-    }
-    std::string md = json::GetString(*spec, "maxDuration", "off");
-    auto parsed = k8s::ParseDuration(md);
-    if (!parsed.ok()) {
-      if (err.empty()) err = "spec.maxDuration: " + parsed.status().message();
-    } else {
-      run->max_duration = parsed.value();
-    }
-    if (const json::Value* st = json::Find(*spec, {"startTimeout"}); st != nullptr && st->IsString()) {
-      auto d = k8s::ParseDuration(st->GetString());
-      if (!d.ok()) {
-        if (err.empty()) err = "spec.startTimeout: " + d.status().message();
-      } else {
-        run->start_timeout = d.value();
-      }
-    }
-    if (const json::Value* r = json::Find(*spec, {"retry"}); r != nullptr && r->IsObject()) {
-      RetrySpec retry;
-      const json::Value* events = json::Find(*r, {"onEvents"});
-      if (events == nullptr || !events->IsArray()) {
-        retry.on_no_capacity = retry.on_interruption = retry.on_error = true;
-      } else {
-        for (auto& e : events->GetArray()) {
-          std::string ev = e.IsString() ? e.GetString() : "";
-          if (ev == "no-capacity") retry.on_no_capacity = true;
-          if (ev == "interruption") retry.on_interruption = true;
-          if (ev == "error") retry.on_error = true;
-        }
-      }
-      auto d = k8s::ParseDuration(json::GetString(*r, "duration", "1h"));
-      if (!d.ok()) {
-        if (err.empty()) err = "spec.retry.duration: " + d.status().message();
-      } else {
-        retry.duration = d.value();
-      }
-      run->retry = retry;
-    }
-    if (const json::Value* ttl = json::Find(*spec, {"ttlSecondsAfterFinished"}); ttl != nullptr && !ttl->IsNull()) {
-      if (ttl->IsInt64() && ttl->GetInt64() >= 0 && ttl->GetInt64() <= kMaxTtlSeconds) {
-        run->ttl_seconds_after_finished = ttl->GetInt64();
-      } else if (err.empty()) {
-        err = "spec.ttlSecondsAfterFinished must be an integer from 0 to " + std::to_string(kMaxTtlSeconds);
-      }
-    }
-    if (const json::Value* t = json::Find(*spec, {"template"}); t != nullptr) run->template_json = json::Serialize(*t);
-    const json::Value* containers = json::Find(*spec, {"template", "spec", "containers"});
-    if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
-      err = "spec.template.spec.containers must list at least one container";
-    }
-    if (nodes_unreadable && err.empty()) err = "spec.nodes must be an integer from 1 to " + std::to_string(kMaxRunNodes);
-    // berth chooses the machine itself: a template constraint on nodes would only make the kubelet
-    // refuse the Pod on the machine berth chose. Machines are chosen with Fleets instead.
-    for (const char* field : {"nodeSelector", "affinity", "nodeName"}) {
-      const json::Value* v = json::Find(*spec, {"template", "spec", field});
-      bool set = v != nullptr && !v->IsNull() && !(v->IsObject() && v->ObjectEmpty()) && !(v->IsString() && v->GetStringLength() == 0);
-      if (std::string_view(field) == "affinity" && set) {
-        set = json::Find(*v, {"nodeAffinity"}) != nullptr;  // Pod (anti-)affinity is the kubelet's to ignore
-      }
-      if (set && err.empty()) {
-        err = std::string("spec.template.spec.") + field +
-              " is not supported: berth places the run on a machine of its fleets; choose machines with a Fleet's "
-              "nodeSelector and list that fleet in spec.fleets";
-      }
-    }
-    if (run->nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
-    if (run->nodes > kMaxRunNodes && err.empty()) {
-      err = "spec.nodes must be at most " + std::to_string(kMaxRunNodes) + ", not " + std::to_string(run->nodes);
-    }
-    if ((run->priority < base::kMinPriority || run->priority > base::kMaxPriority) && err.empty()) {
-      err = "spec.priority must be between " + std::to_string(base::kMinPriority) + " and " + std::to_string(base::kMaxPriority);
-    }
+    DecodeRunSpec(*spec, *run);
   } else {
     run->invalid_message = "spec is missing";
   }

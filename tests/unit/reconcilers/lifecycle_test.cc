@@ -259,3 +259,54 @@ TEST(LifecycleTest, KubeletRefusalsAndEvictionsAreTheNodesFaultNotTheRuns) {
 
 }  // namespace
 }  // namespace berth::reconcilers
+
+namespace berth::reconcilers {
+namespace {
+
+// NextDeadline: the instant DecidePlaced's answer changes with time alone, so the engine can wake
+// then instead of polling. Checked against DecidePlaced itself: a moment before the deadline the
+// decision is not the timed one, at the deadline it is.
+TEST(LifecycleTest, NextDeadlineIsWhenTheTimedRuleFires) {
+  // Running with maxDuration 1h: started 10 s after scheduling.
+  reconcilers::Run running = Placed("Running");
+  running.max_duration = std::chrono::hours(1);
+  k8s::Pod p = MakePod("train-0", "n1", "Running");
+  PlacedInput in;
+  in.run = &running;
+  in.pods["train-0"] = &p;
+  auto deadline = NextDeadline(in);
+  ASSERT_TRUE(deadline.has_value());
+  EXPECT_EQ(*deadline, kScheduled + seconds(10) + std::chrono::hours(1));
+  in.now = *deadline - std::chrono::milliseconds(1);
+  EXPECT_EQ(DecidePlaced(in).kind, Kind::kNothing);
+  in.now = *deadline;
+  EXPECT_EQ(DecidePlaced(in).kind, Kind::kMaxDuration);
+
+  // Running without maxDuration: no deadline.
+  running.max_duration.reset();
+  EXPECT_FALSE(NextDeadline(in).has_value());
+
+  // Scheduled, Pods not started: the start timeout (spec first, else the controller's default).
+  reconcilers::Run scheduled = Placed("Scheduled");
+  k8s::Pod pending = MakePod("train-0", "n1", "Pending");
+  PlacedInput s;
+  s.run = &scheduled;
+  s.pods["train-0"] = &pending;
+  s.default_start_timeout = minutes(10);
+  ASSERT_TRUE(NextDeadline(s).has_value());
+  EXPECT_EQ(*NextDeadline(s), kScheduled + minutes(10));
+  scheduled.start_timeout = std::optional<std::chrono::milliseconds>(minutes(2));
+  EXPECT_EQ(*NextDeadline(s), kScheduled + minutes(2));
+  s.now = kScheduled + minutes(2) - std::chrono::milliseconds(1);
+  EXPECT_NE(DecidePlaced(s).kind, Kind::kEnd);
+  s.now = kScheduled + minutes(2);
+  EXPECT_EQ(DecidePlaced(s).kind, Kind::kEnd);
+  scheduled.start_timeout = std::optional<std::chrono::milliseconds>();  // spec.startTimeout: off
+  EXPECT_FALSE(NextDeadline(s).has_value()) << "the start timeout is off for this run";
+  scheduled.start_timeout.reset();
+  s.default_start_timeout = std::chrono::milliseconds(0);
+  EXPECT_FALSE(NextDeadline(s).has_value()) << "no start timeout at all";
+}
+
+}  // namespace
+}  // namespace berth::reconcilers

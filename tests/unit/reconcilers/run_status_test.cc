@@ -347,3 +347,74 @@ TEST(FinishTest, FillsWhatARunThatNeverRanLacks) {
 
 }  // namespace
 }  // namespace berth::reconcilers
+
+namespace berth::reconcilers {
+namespace {
+
+// The Fleet status berth writes, from the view and the core's instance descriptions.
+const json::Value& At(const json::Value& array, int i) { return array[static_cast<rapidjson::SizeType>(i)]; }
+
+TEST(FleetStatusJsonTest, CountsInstancesAndSetsReadyAndConflict) {
+  const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-25T10:00:00Z").value();
+  Fleet fleet;
+  fleet.meta.name = "a100";
+  fleet.meta.generation = 3;
+  ClusterView view;
+  view.fleets["a100"] = &fleet;
+  InstanceInfo n1;
+  n1.node = "n1";
+  n1.uid = "u1";
+  n1.fleet = "a100";
+  n1.placed_run_uids = {"run-b", "run-a"};
+  view.instances["n1"] = n1;
+  InstanceInfo n2 = n1;
+  n2.node = "n2";
+  n2.uid = "u2";
+  n2.placed_run_uids.clear();
+  n2.node_problem = "unreadable berth.dev/expires-at";
+  view.instances["n2"] = n2;
+  scheduling::InstanceStatus d1{"n1", "a100", 8, 3, 5, std::nullopt, scheduling::InstanceState::kBusy, ""};
+  scheduling::InstanceStatus d2{"n2", "a100", 8, 0, 0, std::nullopt, scheduling::InstanceState::kNotReady, "not ready"};
+  scheduling::InstanceStatus ghost{"gone", "a100", 8, 0, 0, std::nullopt, scheduling::InstanceState::kIdle, ""};
+
+  auto doc = json::Parse(FleetStatusJson(fleet, view, {&d1, &d2, &ghost}, now));
+  ASSERT_TRUE(doc.ok());
+  const json::Value& st = *doc;
+  EXPECT_EQ(json::GetInt(st, "totalInstances"), 2) << "an instance the view does not know is left out";
+  EXPECT_EQ(json::GetInt(st, "readyInstances"), 1);
+  EXPECT_EQ(json::GetInt(st, "totalBlocks"), 16);
+  EXPECT_EQ(json::GetInt(st, "busyBlocks"), 3);
+  EXPECT_EQ(json::GetInt(st, "observedGeneration"), 3);
+  const json::Value* items = json::Find(st, {"instances"});
+  ASSERT_TRUE(items != nullptr && items->IsArray() && items->Size() == 2);
+  const json::Value& i1 = At(*items, 0);
+  EXPECT_EQ(json::GetString(i1, "state"), "Busy");
+  EXPECT_EQ(json::GetInt(i1, "runsStarted"), 5);
+  const json::Value* counted = json::Find(i1, {"countedRuns"});
+  ASSERT_TRUE(counted != nullptr && counted->Size() == 2);
+  EXPECT_EQ(std::string(At(*counted, 0).GetString()), "run-a") << "sorted";
+  EXPECT_EQ(json::GetString(At(*items, 1), "message"), "unreadable berth.dev/expires-at") << "the node's problem wins";
+  const json::Value* conds = json::Find(st, {"conditions"});
+  ASSERT_TRUE(conds != nullptr && conds->Size() == 1) << "no Conflict condition when there never was one";
+  EXPECT_EQ(json::GetString(At(*conds, 0), "type"), "Ready");
+  EXPECT_EQ(json::GetString(At(*conds, 0), "status"), "True");
+  EXPECT_EQ(json::GetString(At(*conds, 0), "message"), "1 of 2 instances take new runs");
+
+  // Another fleet owns n3: Conflict=True; with no instances, Ready=False.
+  view.conflicts["a100"] = {"n3"};
+  auto doc2 = json::Parse(FleetStatusJson(fleet, view, {}, now));
+  ASSERT_TRUE(doc2.ok());
+  conds = json::Find(*doc2, {"conditions"});
+  ASSERT_TRUE(conds != nullptr && conds->Size() == 2);
+  EXPECT_EQ(json::GetString(At(*conds, 0), "reason"), "NoReadyInstances");
+  EXPECT_EQ(json::GetString(At(*conds, 0), "message"), "no Node matches the nodeSelector");
+  EXPECT_EQ(json::GetString(At(*conds, 1), "reason"), "NodesClaimedByOlderFleet");
+
+  view.invalid_fleets["a100"] = "spec.nodeSelector is empty";
+  auto doc3 = json::Parse(FleetStatusJson(fleet, view, {}, now));
+  ASSERT_TRUE(doc3.ok());
+  EXPECT_EQ(json::GetString(At(*json::Find(*doc3, {"conditions"}), 0), "reason"), "InvalidSpec");
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
