@@ -177,7 +177,7 @@ std::map<std::string, double> ScrapeWrites(int port) {
   std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("berth_events{outcome=\"posted\"}", 0) == 0) {
+    if (line.rfind("berth_events_total{outcome=\"posted\"}", 0) == 0) {
       out["events"] = std::stod(line.substr(line.rfind(' ') + 1));
       continue;
     }
@@ -283,7 +283,7 @@ int Throughput() {
     breakdown += buf;
   }
   auto print_cost = [&] {
-    std::printf("\n## API cost (from berth_api_requests_total and berth_events)\n\n");
+    std::printf("\n## API cost (from berth_api_requests_total and berth_events_total)\n\n");
     std::printf("| writes | per admitted run | of which Events | object writes per run | by verb and code |\n|---|---|---|---|---|\n");
     std::printf("| %.0f | %.2f | %.0f | %.2f | %s |\n", writes, writes / runs, events, (writes - events) / runs, breakdown.c_str());
   };
@@ -553,11 +553,156 @@ int Memory() {
   return 0;
 }
 
+// Queue positions at scale: PENDING runs wait behind one busy block while runs arrive, leave and
+// change priority for SECONDS. A sampler lists every run every 2 s and checks the picture users
+// read: no two runs at one position, and how many of positions 1..100 are missing. Reports the
+// controller's status writes (berth_api_requests_total PATCH) per second and per queue change,
+// and the time the positions take to settle (the list matches the queue endpoint's first 100)
+// after the churn stops.
+int Positions() {
+  const int pending = Flag("pending", 10000), seconds = Flag("seconds", 60);
+  const int arrivals = Flag("arrivals", 5), departures = Flag("departures", 5), patches = Flag("patches", 2);
+  ControlPlane::Get().Start();
+  const std::string ns = "pos-bench";
+  Kubectl({"create", "namespace", ns});
+  MakeNodes("pos", 1);
+  Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: pos}\nspec:\n  nodeSelector: {pool: pos}\n");
+  int port = berth::testing::FreePort();
+  ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(port)}, "bench-controller");
+  controller.Start();
+  const std::string queued = R"("retry":{"onEvents":["no-capacity"],"duration":"off"},)";
+  MustCreate(k8s::resources::kRuns.Path(ns), RunBody("blocker", queued));
+  // The blocker holds the only block, its Pod "running" (no kubelet here), before the rest arrive.
+  if (!Eventually([&] {
+        auto p = Client()->Get(k8s::resources::kPods.Path(ns, "blocker-0"));
+        return p.ok() && !json::GetString(json::Find(*p, {"spec", "nodeName"})).empty();
+      }, std::chrono::seconds(60))) {
+    std::fprintf(stderr, "the blocker was never placed; controller log: %s\n", controller.log_path().c_str());
+    return 1;
+  }
+  Client()->MergePatch(k8s::resources::kPods.Path(ns, "blocker-0", "status"), R"({"status":{"phase":"Running"}})");
+  std::mt19937 rng(7);
+  std::vector<int> prio(pending);
+  for (auto& p : prio) p = static_cast<int>(rng() % 101);
+  Parallel(pending, 16, [&](int i) {
+    MustCreate(k8s::resources::kRuns.Path(ns),
+               RunBody("p" + std::to_string(i), queued + R"("priority":)" + std::to_string(prio[i]) + ","));
+  });
+  const std::string queue_url = "http://127.0.0.1:" + std::to_string(port) + "/queue?limit=100";
+  auto top_names = [&] {
+    std::vector<std::string> out;
+    auto doc = json::Parse(berth::testing::HttpGet(queue_url));
+    if (!doc.ok()) return out;
+    const json::Value* items = json::Find(*doc, {"items"});
+    if (items == nullptr || !items->IsArray()) return out;
+    for (auto& e : items->GetArray()) out.push_back(json::GetString(e, "name"));
+    return out;
+  };
+  // What users read: every run's status.queuePosition.
+  struct Picture {
+    bool ok = false;
+    int duplicates = 0, missing_top100 = 0;
+    std::vector<std::string> top;  // names at positions 1..100 (empty where none)
+  };
+  auto picture = [&] {
+    Picture pic;
+    auto l = Client()->List(k8s::resources::kRuns.Path(ns));
+    if (!l.ok()) return pic;
+    pic.ok = true;
+    std::map<int64_t, int> at;
+    pic.top.assign(100, "");
+    for (auto& r : l->items) {
+      const json::Value* pos = json::Find(r, {"status", "queuePosition"});
+      if (pos == nullptr || !pos->IsInt64()) continue;
+      int64_t p = pos->GetInt64();
+      if (++at[p] == 2) ++pic.duplicates;
+      if (p >= 1 && p <= 100) pic.top[p - 1] = json::GetString(json::Find(r, {"metadata", "name"}));
+    }
+    for (int p = 1; p <= 100; ++p) pic.missing_top100 += at.count(p) == 0;
+    return pic;
+  };
+  auto settled = [&] {
+    auto want = top_names();
+    if (want.size() < 100) return false;
+    Picture pic = picture();
+    return pic.ok && pic.duplicates == 0 && pic.top == want;
+  };
+  auto t_setup = Clock::now();
+  if (!Eventually(settled, std::chrono::seconds(900))) {
+    std::fprintf(stderr, "positions never settled with %d pending; controller log: %s\n", pending, controller.log_path().c_str());
+    return 1;
+  }
+  const double first_settle = Seconds(Clock::now() - t_setup);
+  std::this_thread::sleep_for(std::chrono::seconds(5));  // let waiting messages quiet down
+  auto writes_before = ScrapeWrites(port);
+
+  // Churn: each second, `arrivals` new runs, `departures` deletions and `patches` priority changes.
+  std::atomic<bool> churning{true};
+  int samples = 0, dup_samples = 0, max_missing = 0;
+  std::thread sampler([&] {
+    while (churning) {
+      Picture pic = picture();
+      if (pic.ok) {
+        ++samples;
+        dup_samples += pic.duplicates > 0;
+        max_missing = std::max(max_missing, pic.missing_top100);
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+  });
+  std::set<int> gone;
+  int next_new = pending, changes = 0;
+  auto t0 = Clock::now();
+  for (int sec = 0; sec < seconds; ++sec) {
+    auto tick = t0 + std::chrono::seconds(sec);
+    std::this_thread::sleep_until(tick);
+    for (int a = 0; a < arrivals; ++a, ++changes) {
+      MustCreate(k8s::resources::kRuns.Path(ns), RunBody("p" + std::to_string(next_new++),
+                                                         queued + R"("priority":)" + std::to_string(rng() % 101) + ","));
+    }
+    for (int d = 0; d < departures; ++d, ++changes) {
+      int idx;
+      do idx = static_cast<int>(rng() % pending);
+      while (!gone.insert(idx).second);
+      (void)Client()->Delete(k8s::resources::kRuns.Path(ns, "p" + std::to_string(idx)));
+    }
+    for (int k = 0; k < patches; ++k, ++changes) {
+      int idx = static_cast<int>(rng() % pending);
+      if (gone.count(idx)) continue;
+      (void)Client()->MergePatch(k8s::resources::kRuns.Path(ns, "p" + std::to_string(idx)),
+                                 R"({"spec":{"priority":)" + std::to_string(rng() % 101) + "}}");
+    }
+  }
+  const double churn_s = Seconds(Clock::now() - t0);
+  auto writes_after = ScrapeWrites(port);
+  churning = false;
+  sampler.join();
+  auto t1 = Clock::now();
+  bool ok = Eventually(settled, std::chrono::seconds(300));
+  const double settle_s = Seconds(Clock::now() - t1);
+  double patches_written = 0;
+  for (auto& [k, v] : writes_after) {
+    if (k.rfind("PATCH", 0) == 0) patches_written += v - writes_before[k];
+  }
+  controller.Stop();
+  char settle[32];
+  std::snprintf(settle, sizeof settle, ok ? "%.1f s" : "no (after %.0f s)", settle_s);
+  std::printf("\n## Queue positions: %d pending runs, %ds of churn (%d arrivals, %d departures, %d priority patches per second)\n\n",
+              pending, seconds, arrivals, departures, patches);
+  std::printf("| first settle | status writes during churn | per second | per queue change | samples | samples with two runs at one position | most of positions 1..100 missing in a sample | settled after churn |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| %.1f s | %.0f | %.1f | %.2f | %d | %d | %d | %s |\n", first_settle, patches_written, patches_written / churn_s,
+              patches_written / std::max(1, changes), samples, dup_samples, max_missing,
+              settle);
+  StopControlPlane();
+  return ok && dup_samples == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory [--flag N ...]\n");
+    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions [--flag N ...]\n");
     return 2;
   }
   std::string scenario = argv[1];
@@ -576,6 +721,7 @@ int main(int argc, char** argv) {
   if (scenario == "gangs") finish(Gangs());
   if (scenario == "priority") finish(Priority());
   if (scenario == "memory") finish(Memory());
+  if (scenario == "positions") finish(Positions());
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;
 }

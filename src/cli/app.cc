@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -63,6 +64,23 @@ k8s::Result<k8s::ClientConfig> LoadConfig(const CommandLine& cl) {
 
 std::string Namespace(const CommandLine& cl, const k8s::ClientConfig& cfg) {
   return cl.ns.empty() ? cfg.default_namespace : cl.ns;
+}
+
+// What a command that works on one namespace's runs starts with: the configuration (LoadConfig),
+// the namespace (-n, else the context's) and a client that retries twice.
+struct Session {
+  std::string ns;
+  std::unique_ptr<k8s::Client> client;
+};
+
+k8s::Result<Session> Connect(const CommandLine& cl) {
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return cfg.status();
+  Session s;
+  s.ns = Namespace(cl, *cfg);
+  s.client = std::make_unique<k8s::Client>(*cfg);
+  s.client->SetMaxRetries(2);
+  return s;
 }
 
 // ---- apply ----
@@ -285,11 +303,10 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
   auto value = ParsePriority(cl.positionals[1]);
   if (!value.ok()) return Fail(err, value.status().message());
-  auto cfg = LoadConfig(cl);
-  if (!cfg.ok()) return Fail(err, cfg.status().message());
-  const std::string ns = Namespace(cl, *cfg);
-  k8s::Client client(*cfg);
-  client.SetMaxRetries(2);
+  auto session = Connect(cl);
+  if (!session.ok()) return Fail(err, session.status().message());
+  const std::string& ns = session->ns;
+  k8s::Client& client = *session->client;
   auto change = ChangePriority(client, ns, name, *value);
   if (!change.ok()) return Fail(err, change.status().message());
   if (change->changed) {
@@ -347,11 +364,10 @@ int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
-  auto cfg = LoadConfig(cl);
-  if (!cfg.ok()) return Fail(err, cfg.status().message());
-  const std::string ns = Namespace(cl, *cfg);
-  k8s::Client client(*cfg);
-  client.SetMaxRetries(2);
+  auto session = Connect(cl);
+  if (!session.ok()) return Fail(err, session.status().message());
+  const std::string& ns = session->ns;
+  k8s::Client& client = *session->client;
   auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
   if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
   // The Pods and Events are shown when the caller may read them; a note says when not.
@@ -380,11 +396,10 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 int ControlRun(const CommandLine& cl, Control c, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
-  auto cfg = LoadConfig(cl);
-  if (!cfg.ok()) return Fail(err, cfg.status().message());
-  const std::string ns = Namespace(cl, *cfg);
-  k8s::Client client(*cfg);
-  client.SetMaxRetries(2);
+  auto session = Connect(cl);
+  if (!session.ok()) return Fail(err, session.status().message());
+  const std::string& ns = session->ns;
+  k8s::Client& client = *session->client;
   auto change = ApplyControl(client, ns, name, c);
   if (!change.ok()) return Fail(err, change.status().message());
   const std::string was = change->phase.empty() ? std::string("not yet seen by berth-controller") : "was " + change->phase;
@@ -411,11 +426,10 @@ int ControlRun(const CommandLine& cl, Control c, std::ostream& out, std::ostream
 
 int Logs(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
-  auto cfg = LoadConfig(cl);
-  if (!cfg.ok()) return Fail(err, cfg.status().message());
-  const std::string ns = Namespace(cl, *cfg);
-  k8s::Client client(*cfg);
-  client.SetMaxRetries(2);
+  auto session = Connect(cl);
+  if (!session.ok()) return Fail(err, session.status().message());
+  const std::string& ns = session->ns;
+  k8s::Client& client = *session->client;
   auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
   if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
   k8s::ListOptions opts;

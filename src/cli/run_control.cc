@@ -37,22 +37,23 @@ const char* ControlVerb(Control c) {
 Status CheckControl(Control c, const json::Value& run) {
   const std::string who = Quoted(run);
   const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
+  auto conflict = [](const std::string& why) { return Status::Error(why, 409, "Conflict"); };
   if (json::Find(run, {"metadata", "deletionTimestamp"}) != nullptr) {
-    return Status::Error(who + " is being deleted; there is nothing to " + ControlVerb(c));
+    return conflict(who + " is being deleted; there is nothing to " + ControlVerb(c));
   }
   if (phase == "Succeeded" || phase == "Failed") {
-    return Status::Error(who + " has already ended (" + PhaseWords(run) + "); there is nothing to " + ControlVerb(c) +
-                         " (kubectl berth apply -f FILE runs it again)");
+    return conflict(who + " has already ended (" + PhaseWords(run) + "); there is nothing to " + ControlVerb(c) +
+                    " (kubectl berth apply -f FILE runs it again)");
   }
   if (SpecBool(run, "stop")) {
-    return Status::Error(who + " is already being stopped (spec.stop is true); berth-controller ends it");
+    return conflict(who + " is already being stopped (spec.stop is true); berth-controller ends it");
   }
   const bool suspended = SpecBool(run, "suspend");
   if (c == Control::kSuspend && suspended) {
-    return Status::Error(who + " is already suspended (spec.suspend is true); kubectl berth resume " +
-                         json::GetString(json::Find(run, {"metadata", "name"})) + " queues it again");
+    return conflict(who + " is already suspended (spec.suspend is true); kubectl berth resume " +
+                    json::GetString(json::Find(run, {"metadata", "name"})) + " queues it again");
   }
-  if (c == Control::kResume && !suspended) return Status::Error(who + " is not suspended (spec.suspend is not true)");
+  if (c == Control::kResume && !suspended) return conflict(who + " is not suspended (spec.suspend is not true)");
   return Status();
 }
 
@@ -62,16 +63,16 @@ std::string ControlPatch(Control c, const std::string& resource_version) {
 }
 
 k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& ns, const std::string& name, Control c,
-                                        int attempts) {
+                                        int attempts, const std::string& bearer_token) {
   const std::string path = k8s::resources::kRuns.Path(ns, name);
   ControlChange change;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    auto run = client.Get(path);
+    auto run = client.Get(path, bearer_token);
     if (!run.ok()) return Status::Error(RunErrorSentence(run.status(), ns, name), run.status().code(), run.status().reason());
     if (Status s = CheckControl(c, *run); !s.ok()) return s;
     change.phase = json::GetString(json::Find(*run, {"status", "phase"}));
     const std::string rv = json::GetString(json::Find(*run, {"metadata", "resourceVersion"}));
-    auto patched = client.MergePatch(path, ControlPatch(c, rv));
+    auto patched = client.MergePatch(path, ControlPatch(c, rv), bearer_token);
     if (patched.ok()) {
       const json::Value* g = json::Find(*patched, {"metadata", "generation"});
       change.generation = g != nullptr && g->IsInt64() ? g->GetInt64() : 0;

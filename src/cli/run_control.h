@@ -20,7 +20,8 @@ const char* ControlVerb(Control c);
 // Whether `c` applies to the run as it is; else one sentence naming the run and why not:
 // an ended run (Succeeded or Failed) cannot be stopped, suspended or resumed; a run being deleted
 // or already stopping neither; a suspended run is not suspended again, and only a suspended run
-// (spec.suspend true) is resumed.
+// (spec.suspend true) is resumed. The error carries 409 Conflict (the run's state conflicts with
+// the change), so an HTTP caller can answer with it.
 k8s::Status CheckControl(Control c, const k8s::json::Value& run);
 
 // {"metadata":{"resourceVersion":rv},"spec":{"stop":true}} (or suspend true/false).
@@ -33,9 +34,11 @@ struct ControlChange {
 };
 
 // Reads the run, checks it (CheckControl) and patches it; on 409 Conflict reads again and retries,
-// at most `attempts` patches in all. Errors are sentences (RunErrorSentence for API errors).
+// at most `attempts` patches in all. Errors are sentences (RunErrorSentence for API errors) with
+// the API's code (0 when the API server did not answer). `bearer_token`: whose credentials (the
+// dashboard's viewer); empty = the client's own.
 k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& ns, const std::string& name, Control c,
-                                        int attempts = 5);
+                                        int attempts = 5, const std::string& bearer_token = {});
 
 // Whether the run's status shows the change carried out for `generation`: stopped (or ended
 // anyway), suspended (Pending, Suspended; or ended anyway), resumed (no longer Suspended).

@@ -285,27 +285,13 @@ HttpReply DashboardApi::ControlRun(const HttpRequestView& req, const std::string
   std::string message;
   if (int status = CheckControlWrite(req, message); status != 0) return JsonError(status, message);
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
-  const std::string token = BearerToken(req);
-  const std::string path = k8s::resources::kRuns.Path(k8s::UrlEncode(ns), k8s::UrlEncode(name));
-  constexpr int kAttempts = 3;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    auto run = client_->Get(path, token);
-    if (!run.ok()) return ApiError(run.status());
-    if (k8s::Status s = cli::CheckControl(c, *run); !s.ok()) return JsonError(409, s.message());
-    const std::string phase = json::GetString(json::Find(*run, {"status", "phase"}));
-    const std::string rv = json::GetString(json::Find(*run, {"metadata", "resourceVersion"}));
-    auto patched = client_->MergePatch(path, cli::ControlPatch(c, rv), token);
-    if (patched.ok()) {
-      spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", cli::ControlVerb(c), ns, name);
-      const json::Value* g = json::Find(*patched, {"metadata", "generation"});
-      const int64_t generation = g != nullptr && g->IsInt64() ? g->GetInt64() : 0;
-      return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"action":)" +
-                                json::Quote(cli::ControlVerb(c)) + R"(,"was":)" + json::Quote(phase) +
-                                R"(,"generation":)" + std::to_string(generation) + "}");
-    }
-    if (!patched.status().IsConflict()) return ApiError(patched.status());
-  }
-  return JsonError(409, "run \"" + name + "\" kept changing while it was asked to " + std::string(cli::ControlVerb(c)) + "; try again");
+  // The viewer's own credentials: the API server decides whether they may change the run.
+  auto change = cli::ApplyControl(*client_, ns, name, c, /*attempts=*/3, BearerToken(req));
+  if (!change.ok()) return ApiError(change.status());
+  spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", cli::ControlVerb(c), ns, name);
+  return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"action":)" +
+                            json::Quote(cli::ControlVerb(c)) + R"(,"was":)" + json::Quote(change->phase) +
+                            R"(,"generation":)" + std::to_string(change->generation) + "}");
 }
 
 }  // namespace berth::controller
