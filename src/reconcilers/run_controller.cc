@@ -71,6 +71,13 @@ uint64_t RvNumber(const std::string& rv) {
 // 422 (the API server validates after it has checked the resourceVersion guard, so the object was
 // unchanged: no earlier attempt was applied either). Anything else (no answer, 5xx, 409, ...) is
 // ambiguous.
+// The run with `key` in a key-sorted list, or nullptr.
+std::shared_ptr<const Run> FindKeyed(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs,
+                                     const std::string& key) {
+  auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.first < k; });
+  return it != runs.end() && it->first == key ? it->second : nullptr;
+}
+
 bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 422; }
 
 std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
@@ -1445,35 +1452,28 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   WriteStatus(run, next, {}, {}, {}, /*background=*/true);
 }
 
-std::unordered_set<std::string> RunController::WritePositions(
-    const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
-    const sched::CycleResult& result, const std::unordered_map<std::string, const sched::WaitingRun*>& waiting,
-    k8s::TimePoint now) {
+bool RunController::LastPositionsVisible() {
   // One sequence at a time, and the next is planned only once the cache shows everything the last
   // one wrote: planned from a cache that still shows a run at its old place, a move into its new
   // place would put two runs there.
-  if (!position_batch_.empty()) {
-    // The sequence's writer is done (then what it wrote is in written_rv_ already) ...
-    if (writer_.Busy(kPositionsKey)) return {};
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& key : position_batch_) {
-      // What it wrote is either still news for the next pass (written_rv_: the writer finished
-      // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
-      if (written_rv_.count(key)) return {};
-      auto m = memo_.find(key);
-      if (m != memo_.end() && m->second.awaiting_rv != 0) return {};
-    }
-    position_batch_.clear();
+  if (writer_.Busy(kPositionsKey)) return false;
+  if (position_batch_.empty()) return true;
+  // The sequence's writer is done (then what it wrote is in written_rv_ already) ...
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& key : position_batch_) {
+    // What it wrote is either still news for the next pass (written_rv_: the writer finished
+    // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
+    if (written_rv_.count(key)) return false;
+    auto m = memo_.find(key);
+    if (m != memo_.end() && m->second.awaiting_rv != 0) return false;
   }
-  {
-    // Runs with a write of their own queued or in flight keep their place until it is visible.
-    if (writer_.Busy(kPositionsKey)) return {};
-    for (const auto& key : writer_.BusyKeys()) frozen.insert(key);
-  }
-  auto find = [&runs](const std::string& key) -> std::shared_ptr<const Run> {
-    auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.first < k; });
-    return it != runs.end() && it->first == key ? it->second : nullptr;
-  };
+  position_batch_.clear();
+  return true;
+}
+
+PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
+                                               const std::unordered_map<std::string, const sched::WaitingRun*>& waiting,
+                                               k8s::TimePoint now) const {
   PositionPlanInput in;
   in.frozen = std::move(frozen);
   for (const auto& [key, run] : runs) {
@@ -1482,44 +1482,44 @@ std::unordered_set<std::string> RunController::WritePositions(
   }
   // The first places go to the waiting runs that stay in the queue (one about to fail does not
   // take a place on its way out).
-  const size_t limit = options_.position_limit;
   for (auto item : queue_) {
-    if (in.top.size() >= limit) break;
-    auto run = find(item.run.id);
+    if (in.top.size() >= options_.position_limit) break;
+    auto run = FindKeyed(runs, item.run.id);
     if (!run || !waiting.count(item.run.id) || StopsWaiting(*run, now)) continue;
     in.top.push_back(item.run.id);
   }
-  {
-    std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
-    for (const auto& [key, pos] : in.shown) {
-      if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);
-    }
+  std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
+  for (const auto& [key, pos] : in.shown) {
+    if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);
   }
   std::sort(in.clear.begin(), in.clear.end());
+  return in;
+}
+
+std::unordered_set<std::string> RunController::WritePositions(
+    const Keyed& runs, std::unordered_set<std::string> frozen, const sched::CycleResult& result,
+    const std::unordered_map<std::string, const sched::WaitingRun*>& waiting, k8s::TimePoint now) {
+  if (!LastPositionsVisible()) return {};
+  // Runs with a write of their own queued or in flight keep their place until it is visible.
+  for (const auto& key : writer_.BusyKeys()) frozen.insert(key);
+  const PositionPlanInput in = PositionInput(runs, std::move(frozen), waiting, now);
   const size_t budget = position_budget_.Available(now);
   if (budget == 0) {
     NoteDeadline(now + std::chrono::milliseconds(static_cast<int64_t>(1000.0 / std::max(0.001, options_.position_writes_per_second))));
     return {};
   }
   std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
-  if (moves.empty()) return {};
-
   // Where each run ends up: its last move writes its whole waiting status (a priority patch's
   // observedGeneration arrives with the new place, so `kubectl berth priority` shows it at once);
   // a move on the way there (out of a cycle) writes only the position.
   std::unordered_map<std::string, int64_t> desired;
   for (size_t i = 0; i < in.top.size(); ++i) desired[in.top[i]] = static_cast<int64_t>(i) + 1;
-  struct Write {
-    std::shared_ptr<const Run> run;
-    std::optional<int64_t> to;
-    std::optional<RunStatus> full;  // the whole status to write, or just the position
-  };
-  std::vector<Write> writes;
+  std::vector<PositionWrite> writes;
   std::unordered_set<std::string> touched;
   for (auto& m : moves) {
-    std::shared_ptr<const Run> run = find(m.key);
+    std::shared_ptr<const Run> run = FindKeyed(runs, m.key);
     if (!run) break;
-    Write w{run, m.to, std::nullopt};
+    PositionWrite w{run, m.to, std::nullopt};
     auto d = desired.find(m.key);
     const bool final_place = d != desired.end() ? m.to == d->second : !m.to;
     auto wr = waiting.find(m.key);
@@ -1534,35 +1534,39 @@ std::unordered_set<std::string> RunController::WritePositions(
   }
   if (writes.empty()) return {};
   const size_t count = writes.size();
-  bool queued = Dispatch(kPositionsKey, [this, writes = std::move(writes)] {
-    // One after the other: a write starts only once the one before it is in the API, so nobody
-    // moves into a place before its previous holder has left it. A failure ends the sequence
-    // (what follows may depend on it); the next pass plans again from the cache.
-    std::unordered_map<std::string, std::string> rv;  // a run written twice (a cycle) goes on from its new version
-    for (const auto& w : writes) {
-      const Run& r = *w.run;
-      const std::string key = RunKey(r);
-      auto known = rv.find(key);
-      const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
-      std::string body = w.full ? RunStatusPatch(*w.full, version)
-                                : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
-                                      R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
-      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
-      if (!res.ok()) {
-        if (res.status().IsConflict()) return NoteStale(r);
-        if (res.status().IsNotFound()) return true;
-        spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
-        return false;
-      }
-      NoteWritten(r, *res);
-      rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
-    }
-    return true;
-  }, /*background=*/true);
-  if (!queued) return {};
+  if (!Dispatch(kPositionsKey, [this, writes = std::move(writes)] { return WritePositionSequence(writes); },
+                /*background=*/true)) {
+    return {};
+  }
   position_budget_.Spend(count);
   position_batch_ = touched;
   return touched;
+}
+
+bool RunController::WritePositionSequence(const std::vector<PositionWrite>& writes) {
+  // One after the other: a write starts only once the one before it is in the API, so nobody
+  // moves into a place before its previous holder has left it. A failure ends the sequence (what
+  // follows may depend on it); the next pass plans again from the cache.
+  std::unordered_map<std::string, std::string> rv;  // a run written twice (a cycle) goes on from its new version
+  for (const auto& w : writes) {
+    const Run& r = *w.run;
+    const std::string key = RunKey(r);
+    auto known = rv.find(key);
+    const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
+    std::string body = w.full ? RunStatusPatch(*w.full, version)
+                              : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
+                                    R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
+    if (!res.ok()) {
+      if (res.status().IsConflict()) return NoteStale(r);
+      if (res.status().IsNotFound()) return true;
+      spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
+      return false;
+    }
+    NoteWritten(r, *res);
+    rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+  }
+  return true;
 }
 
 void RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,

@@ -290,9 +290,23 @@ class RunController {
   // its alone this pass). `runs`: every run in the cache, sorted by key; `frozen`: runs with a
   // write of their own in flight or not yet in the cache.
   std::unordered_set<std::string> WritePositions(
-      const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs, std::unordered_set<std::string> frozen,
-      const scheduling::CycleResult& result,
+      const Keyed& runs, std::unordered_set<std::string> frozen, const scheduling::CycleResult& result,
       const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
+  // Whether the last sequence of position writes is done and visible in the cache (then the next
+  // may be planned).
+  bool LastPositionsVisible();
+  // What the plan starts from: the positions runs show, the first position_limit waiting runs in
+  // queue order, the runs whose position must be cleared.
+  PositionPlanInput PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
+                                  const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting,
+                                  k8s::TimePoint now) const;
+  struct PositionWrite {
+    std::shared_ptr<const Run> run;
+    std::optional<int64_t> to;
+    std::optional<RunStatus> full;  // the whole status to write, or just the position
+  };
+  // Writer thread: the sequence, one write after the other.
+  bool WritePositionSequence(const std::vector<PositionWrite>& writes);
   // A waiting run that fails now instead (no retry on no-capacity, or its retry.duration passed).
   bool StopsWaiting(const Run& run, k8s::TimePoint now) const;
   // The status of a run waiting with `reason`, showing `position`.
