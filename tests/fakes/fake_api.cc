@@ -579,6 +579,23 @@ void FakeApi::DropReplyAfterApply(Match match, int times) {
   faults_.push_back(Fault{std::move(match), times, 0, true});
 }
 
+void FakeApi::HoldWatches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (held_from_ == 0) held_from_ = rv_ + 1;
+}
+
+void FakeApi::ReleaseWatches() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (held_from_ == 0) return;
+  for (const auto& e : history_) {
+    if (e.rv < held_from_) continue;
+    for (auto& w : watchers_) {
+      if (auto line = w->LineFor(e)) w->Push(std::move(*line));
+    }
+  }
+  held_from_ = 0;
+}
+
 void FakeApi::CloseWatches() {
   std::vector<std::shared_ptr<Watcher>> watchers;
   {
@@ -590,8 +607,10 @@ void FakeApi::CloseWatches() {
 
 void FakeApi::Compact() {
   std::lock_guard<std::mutex> lock(mu_);
-  compacted_ = rv_ + 1;
-  history_.clear();
+  // Held watch events are not forgotten: they are still to be delivered.
+  compacted_ = held_from_ != 0 ? held_from_ : rv_ + 1;
+  history_.erase(std::remove_if(history_.begin(), history_.end(), [&](const Event& e) { return e.rv < compacted_; }),
+                 history_.end());
   snapshots_.clear();
 }
 
@@ -613,8 +632,10 @@ std::optional<FakeApi::Fault> FakeApi::TakeFault(const HttpRequest& req) {
 void FakeApi::Record(const std::string& type, const std::string& key, const ResourceInfo* info, std::string object,
                      std::string previous) {
   Event e{rv_, type, key, std::move(object), std::move(previous), info};
-  for (auto& w : watchers_) {
-    if (auto line = w->LineFor(e)) w->Push(std::move(*line));
+  if (held_from_ == 0) {
+    for (auto& w : watchers_) {
+      if (auto line = w->LineFor(e)) w->Push(std::move(*line));
+    }
   }
   history_.push_back(std::move(e));
 }
@@ -972,7 +993,7 @@ k8s::Result<HttpResponse> FakeApi::Stream(const HttpRequest& req, const std::fun
         w->closed = true;
       } else {
         for (const auto& e : history_) {
-          if (e.rv <= n) continue;
+          if (e.rv <= n || (held_from_ != 0 && e.rv >= held_from_)) continue;
           if (auto line = w->LineFor(e)) w->lines.push_back(std::move(*line));
         }
       }

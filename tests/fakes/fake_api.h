@@ -57,8 +57,10 @@
 // anything that moves by itself (nodes, kubelets, controllers).
 //
 // Fault hooks for tests: fail the next N matching requests with a code (0 = no answer, not
-// applied), or apply the next N matching writes and drop their reply (an ambiguous write: the
-// client sees no answer, and its retry meets its own result).
+// applied); apply the next N matching writes and drop their reply (an ambiguous write: the
+// client sees no answer, and its retry meets its own result); hold watch events back while GET
+// and LIST already show the change (a lagging watch cache), in order; close every watch;
+// compact the history (410 for older watches and continue tokens).
 //
 // Thread-safe: every method may be called from any thread.
 
@@ -108,6 +110,10 @@ class FakeApi final : public k8s::Transport {
   void DropReplyAfterApply(Match match, int times);
   // How many requests the faults above have hit so far.
   int FaultsFired() const;
+  // A watch cache that lags: changes from now on are applied and served by GET and LIST, but
+  // watch streams (open or opened meanwhile) get them only at ReleaseWatches, in order.
+  void HoldWatches();
+  void ReleaseWatches();
 
   // ---- Other test hooks ----
   // Ends every open watch stream normally (the informers resume from their last resourceVersion).
@@ -116,7 +122,8 @@ class FakeApi final : public k8s::Transport {
   // resourceVersion or a continue token gets 410 Gone.
   void Compact();
 
-  // Every change so far, oldest first: what a watch on everything would have seen.
+  // Every change since the start (or the last Compact), oldest first: what a watch on
+  // everything would have seen.
   struct Change {
     uint64_t resource_version = 0;
     std::string type;    // ADDED, MODIFIED, DELETED
@@ -179,6 +186,7 @@ class FakeApi final : public k8s::Transport {
   uint64_t names_ = 0;
   uint64_t continues_ = 0;
   uint64_t compacted_ = 0;  // history before this resourceVersion is gone
+  uint64_t held_from_ = 0;  // watch events from this resourceVersion on wait for ReleaseWatches (0: none)
   int faults_fired_ = 0;
   std::map<std::string, Stored> objects_;  // by storage key: resource/ns/name
   std::vector<Event> history_;
