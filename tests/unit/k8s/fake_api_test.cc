@@ -206,6 +206,13 @@ TEST_F(FakeApiTest, InformersFollowWatchesIncludingObjectsLeavingTheirSelector) 
   api_->CloseWatches();
   CreatePod("later");
   ASSERT_TRUE(Eventually([&] { return live.Get("ns/later") != nullptr; }));
+  // A lagging watch: GET shows a change at once, the informer only after ReleaseWatches.
+  api_->HoldWatches();
+  CreatePod("held");
+  EXPECT_TRUE(client_->Get(kPods.Path("ns", "held")).ok());
+  EXPECT_EQ(live.Get("ns/held"), nullptr);
+  api_->ReleaseWatches();
+  ASSERT_TRUE(Eventually([&] { return live.Get("ns/held") != nullptr; }));
   live.Stop();
 }
 
