@@ -1,9 +1,9 @@
 // The engine (RunController) in-process: whole scenarios on the in-memory API of tests/fakes
-// (fakes/fake_api.h) and a FakeClock, each in milliseconds. Not an API server test: what the real
+// (fakes/fake_api.h) and a fake wall clock (fakes/fake_wall_clock.h), each in milliseconds. Not an API server test: what the real
 // API server does is tested by tests/integration (engine_test, faults_test) on kube-apiserver.
 //
 // The test plays the user (creates Nodes, Fleets, Runs), the kubelet (sets Pod phases, finishes
-// Pods being deleted) and time (advances the FakeClock, then wakes the engine's loop). It checks
+// Pods being deleted) and time (advances the wall clock, then wakes the engine's loop). It checks
 // what a user would check: Run status, Pods, Fleet status, Events. No sleeps as synchronisation:
 // every wait polls for an outcome with a deadline in real time, and no assertion is about timing.
 
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "fakes/fake_wall_clock.h"
 #include "k8s/client.h"
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
@@ -227,19 +228,37 @@ class EngineInProcess : public ::testing::Test {
   bool WaitPhase(const std::string& run, const std::string& phase) {
     return Eventually([&] { return Phase(run) == phase; });
   }
-  // Starts and finishes a run as its kubelet would.
-  void RunToSuccess(const std::string& run) {
-    ASSERT_TRUE(Eventually([&] {
+  // Waits until the run has Pods and every one is bound to a node (the kubelet sees only those).
+  bool PodsBound(const std::string& run) {
+    return Eventually([&] {
       auto pods = Pods(run);
       for (auto& [n, p] : pods) {
         if (json::GetString(json::Find(p, {"spec", "nodeName"})).empty()) return false;
       }
       return !pods.empty();
-    })) << run << ": no bound Pods";
+    });
+  }
+  // Starts and finishes a run as its kubelet would.
+  void RunToSuccess(const std::string& run) {
+    ASSERT_TRUE(PodsBound(run)) << run << ": no bound Pods\n" << Dump();
     SetPodsPhase(run, "Running");
     ASSERT_TRUE(WaitPhase(run, "Running")) << run << " is " << Phase(run);
     SetPodsPhase(run, "Succeeded");
     ASSERT_TRUE(WaitPhase(run, "Succeeded")) << run << " is " << Phase(run);
+  }
+
+  // What the API holds and was asked, for failure messages.
+  std::string Dump() {
+    std::string out = "---- requests (last 60) ----\n";
+    auto requests = api_->Requests();
+    for (size_t i = requests.size() > 60 ? requests.size() - 60 : 0; i < requests.size(); ++i) out += requests[i] + "\n";
+    out += "---- changes (last 30) ----\n";
+    auto history = api_->History();
+    for (size_t i = history.size() > 30 ? history.size() - 30 : 0; i < history.size(); ++i) {
+      out += std::to_string(history[i].resource_version) + " " + history[i].type + " " + history[i].path + " " +
+             history[i].object.substr(0, 1500) + "\n";
+    }
+    return out;
   }
 
   // Replays every change the API made and returns the largest number of runs that held `node`
@@ -276,7 +295,7 @@ class EngineInProcess : public ::testing::Test {
     return n;
   }
 
-  base::FakeClock clock_;
+  FakeWallClock clock_;
   std::shared_ptr<FakeApi> api_;
   k8s::ClientPtr engine_client_, user_;
   PassCounter passes_;
@@ -382,7 +401,8 @@ TEST_F(EngineInProcess, ARunInterruptedByANodeLossIsRetriedElsewhere) {
   const std::vector<std::string> first = PlacementNodes("job");
   ASSERT_EQ(first.size(), 1u);
   const std::string lost = first[0], other = lost == "n0" ? "n1" : "n0";
-  ASSERT_TRUE(Eventually([&] { return Pods("job").size() == 1; }));
+  ASSERT_TRUE(PodsBound("job"));
+  EXPECT_EQ(Pods("job").size(), 1u);
   SetPodsPhase("job", "Running");
   ASSERT_TRUE(WaitPhase("job", "Running"));
 
@@ -417,11 +437,7 @@ TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
   Fleet("gpu", "a100");
   StartEngine();
   Run("bounded", R"("maxDuration":"1h")");
-  ASSERT_TRUE(Eventually([&] { return !Pods("bounded").empty() && Phase("bounded") == "Scheduled"; }));
-  ASSERT_TRUE(Eventually([&] {
-    auto pods = Pods("bounded");
-    return !pods.empty() && !json::GetString(json::Find(pods.begin()->second, {"spec", "nodeName"})).empty();
-  }));
+  ASSERT_TRUE(PodsBound("bounded"));
   SetPodsPhase("bounded", "Running");
   ASSERT_TRUE(WaitPhase("bounded", "Running"));
 
@@ -479,9 +495,6 @@ TEST_F(EngineInProcess, AnAmbiguousAdmissionWriteNeverGivesABlockTwice) {
 
   // The watch catches up: "first" runs, then "urgent" gets the block.
   api_->ReleaseWatches();
-  // Writes based on the stale cache met 409 meanwhile (the Fleet status, say) and back off on the
-  // engine's clock (at most 30 s): let that time pass.
-  Advance(std::chrono::seconds(30));
   RunToSuccess("first");
   ASSERT_TRUE(WaitPhase("urgent", "Scheduled"));
   RunToSuccess("urgent");
