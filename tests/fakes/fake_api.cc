@@ -651,8 +651,7 @@ k8s::Result<HttpResponse> FakeApi::Send(const HttpRequest& req) {
       if (fault->code == 0) return k8s::Status::Error("fake API: no answer (injected fault; not applied)");
       return Error(fault->code, "injected by the test (fake API)");
     }
-    bool applied = false;
-    resp = Handle(req, &applied);
+    resp = Handle(req);
   }
   if (fault && fault->drop_reply) {
     return k8s::Status::Error("fake API: the reply was lost after the request was carried out (injected fault)");
@@ -660,10 +659,9 @@ k8s::Result<HttpResponse> FakeApi::Send(const HttpRequest& req) {
   return resp;
 }
 
-HttpResponse FakeApi::Handle(const HttpRequest& req, bool* applied) {
+HttpResponse FakeApi::Handle(const HttpRequest& req) {
   Target t;
   if (!ParseTarget(req.path, Resources(), t)) return Error(404, "the server could not find the requested resource");
-  *applied = true;
   const bool collection = t.name.empty();
   if (req.method == "GET") {
     if (t.query.count("watch")) return Error(400, "the fake API serves watches only through Transport::Stream");

@@ -51,10 +51,14 @@
 //   - Errors are Kubernetes Status objects (kind Status, code, reason, message).
 //
 // What it does not do (among much else): validation or defaulting from schemas (CRD defaults,
-// Pod defaults), namespace existence checks, authentication and authorization, admission
-// webhooks, owner-reference garbage collection, pod GC of deleted nodes, strategic merge patch,
+// Pod defaults), immutable fields beyond the metadata above (a Pod's spec can be changed),
+// namespace existence checks, authentication and authorization, admission webhooks,
+// owner-reference garbage collection, pod GC of deleted nodes, strategic merge patch,
 // server-side apply, managedFields, resourceVersionMatch, watch bookmarks and timeouts, and
-// anything that moves by itself (nodes, kubelets, controllers).
+// anything that moves by itself (nodes, kubelets, controllers). A PUT without a resourceVersion
+// is accepted for every kind (the API server refuses it for custom resources). A watch from
+// resourceVersion "" or "0" opened while watches are held (HoldWatches) lists the held changes
+// as part of the current objects.
 //
 // Fault hooks for tests: fail the next N matching requests with a code (0 = no answer, not
 // applied); apply the next N matching writes and drop their reply (an ambiguous write: the
@@ -164,7 +168,7 @@ class FakeApi final : public k8s::Transport {
     uint64_t rv = 0;
   };
 
-  k8s::HttpResponse Handle(const k8s::HttpRequest& req, bool* applied);
+  k8s::HttpResponse Handle(const k8s::HttpRequest& req);
   k8s::HttpResponse Get(const Target& t);
   k8s::HttpResponse List(const Target& t);
   k8s::HttpResponse Create(const Target& t, const std::string& body);
