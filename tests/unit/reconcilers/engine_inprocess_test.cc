@@ -455,7 +455,10 @@ TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
 // retry then meets its own result: 409), and the engine's watch lags behind, so its cache still
 // shows the run Pending. The engine keeps the run's block until it knows (a GET says the write was
 // applied; the cache catches up later): a higher-priority run that becomes eligible meanwhile is
-// not given the same block.
+// not given the same block. What it checks is the property over every moment of the API's history,
+// not one mechanism: with the engine changed to treat the 409 as a refusal (blocks released at
+// once) it still passed (2026-11-25), because the engine's admission of "urgent" was then guarded
+// by a version of "urgent" the engine had itself overwritten meanwhile, and the API refused it.
 TEST_F(EngineInProcess, AnAmbiguousAdmissionWriteNeverGivesABlockTwice) {
   Node("n0", "a100");
   Fleet("gpu", "a100");
