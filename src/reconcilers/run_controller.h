@@ -161,6 +161,10 @@ class RunController {
   // Must be set before Start; not owned.
   void SetObserver(EngineObserver* observer) { observer_ = observer; }
 
+  // Asks for a pass now. The loop passes on every change it watches and otherwise once a second
+  // of real time; a test that moves a FakeClock calls this so the time it added is seen at once.
+  void Wake();
+
  private:
   struct Memo {
     std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
@@ -215,7 +219,6 @@ class RunController {
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, const Keyed& keyed,
               const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id,
               const std::vector<scheduling::InstanceStatus>& described);
-  void Wake();
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
   void Touch(const std::string& run_key);
   // writer_.Dispatch (reconcilers/keyed_writer.h: one write per key, backoff after a failed one,

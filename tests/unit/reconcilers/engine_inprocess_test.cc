@@ -1,0 +1,511 @@
+// The engine (RunController) in-process: whole scenarios on the in-memory API of tests/fakes
+// (fakes/fake_api.h) and a fake wall clock (fakes/fake_wall_clock.h), each in milliseconds. Not an API server test: what the real
+// API server does is tested by tests/integration (engine_test, faults_test) on kube-apiserver.
+//
+// The test plays the user (creates Nodes, Fleets, Runs), the kubelet (sets Pod phases, finishes
+// Pods being deleted) and time (advances the wall clock, then wakes the engine's loop). It checks
+// what a user would check: Run status, Pods, Fleet status, Events. No sleeps as synchronisation:
+// every wait polls for an outcome with a deadline in real time, and no assertion is about timing.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fakes/fake_api.h"
+#include "fakes/fake_wall_clock.h"
+#include "k8s/client.h"
+#include "k8s/json.h"
+#include "k8s/timefmt.h"
+#include "reconcilers/run_controller.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kEvents;
+using k8s::resources::kFleets;
+using k8s::resources::kNodes;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+
+constexpr const char* kNs = "team";
+// Waits for capacity instead of failing NoCapacity.
+constexpr const char* kQueueRetry = R"("retry":{"onEvents":["no-capacity"],"duration":"off"})";
+
+// Counts the engine's passes (its metrics hook), so a test can let a few passes go by.
+class PassCounter : public reconcilers::EngineObserver {
+ public:
+  void OnPass(const PassSummary&) override { ++passes; }
+  void OnAdmitted(std::chrono::milliseconds) override {}
+  void OnFinished(const std::string&, const std::string&) override {}
+  void OnWriteFailed(const std::string&) override {}
+  std::atomic<int> passes{0};
+};
+
+class EngineInProcess : public ::testing::Test {
+ protected:
+  EngineInProcess()
+      : api_(std::make_shared<FakeApi>(clock_)),
+        engine_client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
+        user_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)) {
+    user_->SetMaxRetries(0);
+  }
+  ~EngineInProcess() override {
+    if (engine_) engine_->Stop();
+  }
+
+  void StartEngine(reconcilers::EngineOptions options = {}) {
+    options.writers = 4;
+    engine_ = std::make_unique<reconcilers::RunController>(engine_client_, clock_, options);
+    engine_->SetObserver(&passes_);
+    engine_->Start();
+  }
+
+  // ---- the user ----
+  void Node(const std::string& name, const std::string& pool) {
+    const std::string res = R"({"cpu":"8","memory":"32Gi","pods":"110"})";
+    auto r = user_->Create(kNodes.Path(), R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name +
+                                              R"(","labels":{"pool":")" + pool + R"("}},"status":{"capacity":)" + res +
+                                              R"(,"allocatable":)" + res +
+                                              R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  // A fleet of whole machines: one block per node.
+  void Fleet(const std::string& name, const std::string& pool) {
+    auto r = user_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":")" +
+                                               name + R"("},"spec":{"nodeSelector":{"pool":")" + pool + R"("},"blocks":1}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  // `spec` are extra members of the Run's spec (JSON, without braces).
+  void Run(const std::string& name, const std::string& spec) {
+    auto r = user_->Create(kRuns.Path(kNs), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" +
+                                                name + R"("},"spec":{"fleets":["gpu"],)" + spec +
+                                                R"(,"template":{"spec":{"containers":[{"name":"main","image":"busybox:1.35"}]}}}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+
+  json::Document Get(const std::string& path) {
+    auto r = user_->Get(path);
+    return r.ok() ? std::move(r).value() : json::Document();
+  }
+  json::Document RunDoc(const std::string& name) { return Get(kRuns.Path(kNs, name)); }
+  std::string StatusString(const std::string& run, const char* field) {
+    json::Document d = RunDoc(run);
+    return d.IsObject() ? json::GetString(json::Find(d, {"status", field})) : "";
+  }
+  std::string Phase(const std::string& run) { return StatusString(run, "phase"); }
+  int64_t StatusInt(const std::string& run, const char* field) {
+    json::Document d = RunDoc(run);
+    const json::Value* v = d.IsObject() ? json::Find(d, {"status", field}) : nullptr;
+    return v != nullptr && v->IsInt64() ? v->GetInt64() : -1;
+  }
+  std::vector<std::string> PlacementNodes(const std::string& run) {
+    std::vector<std::string> out;
+    json::Document d = RunDoc(run);
+    const json::Value* p = d.IsObject() ? json::Find(d, {"status", "placement"}) : nullptr;
+    if (p != nullptr && p->IsArray()) {
+      for (const auto& e : p->GetArray()) out.push_back(json::GetString(e, "node"));
+    }
+    return out;
+  }
+  std::string Condition(const std::string& run, const std::string& type) {
+    json::Document d = RunDoc(run);
+    const json::Value* c = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
+    if (c == nullptr || !c->IsArray()) return "";
+    for (const auto& e : c->GetArray()) {
+      if (json::GetString(e, "type") == type) return json::GetString(e, "status");
+    }
+    return "";
+  }
+  // The run's Pods (every attempt), by name.
+  std::map<std::string, json::Document> Pods(const std::string& run) {
+    std::map<std::string, json::Document> out;
+    k8s::ListOptions o;
+    o.label_selector = "berth.dev/run=" + run;
+    auto l = user_->List(kPods.Path(kNs), o);
+    if (!l.ok()) return out;
+    for (auto& item : l->items) out.emplace(json::GetString(json::Find(item, {"metadata", "name"})), std::move(item));
+    return out;
+  }
+  // Reasons of the Events about a run.
+  std::set<std::string> EventReasons(const std::string& run) {
+    std::set<std::string> out;
+    auto l = user_->List(kEvents.Path(kNs));
+    if (!l.ok()) return out;
+    for (auto& e : l->items) {
+      if (json::GetString(json::Find(e, {"involvedObject", "name"})) == run) out.insert(json::GetString(e, "reason"));
+    }
+    return out;
+  }
+  // The Fleet's status.instances[] entry of `node`, as "field" -> integer.
+  int64_t InstanceInt(const std::string& fleet, const std::string& node, const char* field) {
+    json::Document d = Get(kFleets.Path("", fleet));
+    const json::Value* inst = d.IsObject() ? json::Find(d, {"status", "instances"}) : nullptr;
+    if (inst == nullptr || !inst->IsArray()) return -1;
+    for (const auto& e : inst->GetArray()) {
+      if (json::GetString(e, "node") == node) return json::GetInt(e, field, -1);
+    }
+    return -1;
+  }
+  std::vector<std::string> CountedRuns(const std::string& fleet, const std::string& node) {
+    std::vector<std::string> out;
+    json::Document d = Get(kFleets.Path("", fleet));
+    const json::Value* inst = d.IsObject() ? json::Find(d, {"status", "instances"}) : nullptr;
+    if (inst == nullptr || !inst->IsArray()) return out;
+    for (const auto& e : inst->GetArray()) {
+      if (json::GetString(e, "node") != node) continue;
+      if (const json::Value* c = json::Find(e, {"countedRuns"}); c != nullptr && c->IsArray()) {
+        for (const auto& u : c->GetArray()) out.emplace_back(u.GetString());
+      }
+    }
+    return out;
+  }
+
+  // ---- the kubelet ----
+  // Sets every bound Pod of the run that is not being deleted to `phase`.
+  void SetPodsPhase(const std::string& run, const std::string& phase) {
+    const std::string state = phase == "Running" ? R"({"running":{"startedAt":"2023-11-14T22:13:20Z"}})"
+                                                 : R"({"terminated":{"exitCode":)" + std::string(phase == "Succeeded" ? "0" : "1") +
+                                                       R"(,"reason":"Completed"}})";
+    for (auto& [name, pod] : Pods(run)) {
+      if (json::GetString(json::Find(pod, {"spec", "nodeName"})).empty()) continue;
+      if (json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) continue;
+      auto r = user_->MergePatch(kPods.Path(kNs, name, "status"),
+                                 R"({"status":{"phase":")" + phase + R"(","containerStatuses":[{"name":"main","ready":)" +
+                                     (phase == "Running" ? "true" : "false") + R"(,"state":)" + state + "}]}}");
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
+  }
+  // Confirms that the containers of every Pod being deleted stopped (a delete with grace period 0),
+  // as a kubelet does; the fake API keeps such Pods until then.
+  void FinishDeletedPods() {
+    auto l = user_->List(kPods.Path(kNs));
+    if (!l.ok()) return;
+    for (auto& p : l->items) {
+      if (json::Find(p, {"metadata", "deletionTimestamp"}) == nullptr) continue;
+      k8s::DeleteOptions o;
+      o.grace_period_seconds = 0;
+      o.precondition_uid = json::GetString(json::Find(p, {"metadata", "uid"}));
+      user_->Delete(kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
+    }
+  }
+
+  // ---- time ----
+  void Advance(std::chrono::milliseconds d) {
+    clock_.Advance(d);
+    engine_->Wake();
+  }
+
+  // Polls `done` until it holds, for at most 30 s of real time (generous for a loaded machine; a
+  // scenario normally takes milliseconds). The kubelet finishes deleted Pods meanwhile.
+  bool Eventually(const std::function<bool()>& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < until) {
+      if (done()) return true;
+      FinishDeletedPods();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return done();
+  }
+  // Lets `n` more passes of the engine go by (each asked for with Wake).
+  bool LetPassesGo(int n) {
+    for (int i = 0; i < n; ++i) {
+      const int target = passes_.passes.load() + 1;
+      engine_->Wake();
+      if (!Eventually([&] { return passes_.passes.load() >= target; })) return false;
+    }
+    return true;
+  }
+  bool WaitPhase(const std::string& run, const std::string& phase) {
+    return Eventually([&] { return Phase(run) == phase; });
+  }
+  // Waits until the run has Pods and every one is bound to a node (the kubelet sees only those).
+  bool PodsBound(const std::string& run) {
+    return Eventually([&] {
+      auto pods = Pods(run);
+      for (auto& [n, p] : pods) {
+        if (json::GetString(json::Find(p, {"spec", "nodeName"})).empty()) return false;
+      }
+      return !pods.empty();
+    });
+  }
+  // Starts and finishes a run as its kubelet would.
+  void RunToSuccess(const std::string& run) {
+    ASSERT_TRUE(PodsBound(run)) << run << ": no bound Pods\n" << Dump();
+    SetPodsPhase(run, "Running");
+    ASSERT_TRUE(WaitPhase(run, "Running")) << run << " is " << Phase(run);
+    SetPodsPhase(run, "Succeeded");
+    ASSERT_TRUE(WaitPhase(run, "Succeeded")) << run << " is " << Phase(run);
+  }
+
+  // What the API holds and was asked, for failure messages.
+  std::string Dump() {
+    std::string out = "---- requests (last 60) ----\n";
+    auto requests = api_->Requests();
+    for (size_t i = requests.size() > 60 ? requests.size() - 60 : 0; i < requests.size(); ++i) out += requests[i] + "\n";
+    out += "---- changes (last 30) ----\n";
+    auto history = api_->History();
+    for (size_t i = history.size() > 30 ? history.size() - 30 : 0; i < history.size(); ++i) {
+      out += std::to_string(history[i].resource_version) + " " + history[i].type + " " + history[i].path + " " +
+             history[i].object.substr(0, 1500) + "\n";
+    }
+    return out;
+  }
+
+  // Replays every change the API made and returns the largest number of runs that held `node`
+  // (Scheduled or Running with it in their placement) at one moment.
+  int MostRunsOnNodeAtOnce(const std::string& node) {
+    std::map<std::string, bool> on_node;  // run path -> holds the node
+    int most = 0;
+    for (const auto& c : api_->History()) {
+      if (c.path.find("/runs/") == std::string::npos) continue;
+      bool holds = false;
+      if (c.type != "DELETED") {
+        auto d = json::Parse(c.object);
+        const std::string phase = d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
+        const json::Value* p = d.ok() ? json::Find(*d, {"status", "placement"}) : nullptr;
+        if ((phase == "Scheduled" || phase == "Running") && p != nullptr && p->IsArray()) {
+          for (const auto& e : p->GetArray()) holds |= json::GetString(e, "node") == node;
+        }
+      }
+      on_node[c.path] = holds;
+      int now = 0;
+      for (const auto& [path, h] : on_node) now += h;
+      most = std::max(most, now);
+    }
+    return most;
+  }
+  // Pods the API ever created for a run.
+  int PodsCreated(const std::string& run) {
+    int n = 0;
+    for (const auto& c : api_->History()) {
+      if (c.type != "ADDED" || c.path.find("/pods/") == std::string::npos) continue;
+      auto d = json::Parse(c.object);
+      if (d.ok() && json::GetString(json::Find(*d, {"metadata", "labels", "berth.dev/run"})) == run) ++n;
+    }
+    return n;
+  }
+
+  FakeWallClock clock_;
+  std::shared_ptr<FakeApi> api_;
+  k8s::ClientPtr engine_client_, user_;
+  PassCounter passes_;
+  std::unique_ptr<reconcilers::RunController> engine_;
+};
+
+// Created -> admitted (Scheduled, placement, the Fleet counts it) -> Pods bound to the placed node
+// -> Running -> Succeeded.
+TEST_F(EngineInProcess, ARunIsAdmittedStartsAndSucceeds) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("train", R"("priority":50)");
+
+  ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train");
+  json::Document run = RunDoc("train");
+  const std::string uid = json::GetString(json::Find(run, {"metadata", "uid"}));
+  EXPECT_EQ(StatusString("train", "fleet"), "gpu");
+  EXPECT_EQ(PlacementNodes("train"), std::vector<std::string>{"n0"});
+  EXPECT_FALSE(StatusString("train", "scheduledAt").empty());
+  EXPECT_EQ(StatusString("train", "submittedAt"), json::GetString(json::Find(run, {"metadata", "creationTimestamp"})));
+  EXPECT_EQ(Condition("train", "Scheduled"), "True");
+  const json::Value* finalizers = json::Find(run, {"metadata", "finalizers"});
+  ASSERT_TRUE(finalizers != nullptr && finalizers->IsArray() && finalizers->Size() == 1);
+  EXPECT_STREQ((*finalizers)[0].GetString(), "berth.dev/run-cleanup");
+
+  // The Fleet counts the run on its instance, and only then are its Pods made and bound.
+  ASSERT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "runsStarted") == 1; }));
+  EXPECT_EQ(CountedRuns("gpu", "n0"), std::vector<std::string>{uid});
+  EXPECT_EQ(InstanceInt("gpu", "n0", "busyBlocks"), 1);
+  ASSERT_TRUE(Eventually([&] {
+    auto pods = Pods("train");
+    return pods.size() == 1 && json::GetString(json::Find(pods.begin()->second, {"spec", "nodeName"})) == "n0";
+  }));
+  auto pods = Pods("train");
+  const json::Value* owner = json::Find(pods.begin()->second, {"metadata", "ownerReferences"});
+  ASSERT_TRUE(owner != nullptr && owner->IsArray() && owner->Size() == 1);
+  EXPECT_EQ(json::GetString((*owner)[0], "uid"), uid);
+
+  SetPodsPhase("train", "Running");
+  ASSERT_TRUE(WaitPhase("train", "Running"));
+  EXPECT_FALSE(StatusString("train", "startedAt").empty());
+  EXPECT_EQ(Condition("train", "Ready"), "True");
+
+  SetPodsPhase("train", "Succeeded");
+  ASSERT_TRUE(WaitPhase("train", "Succeeded"));
+  EXPECT_FALSE(StatusString("train", "finishedAt").empty());
+  EXPECT_EQ(Condition("train", "Finished"), "True");
+  EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "busyBlocks") == 0; }));
+  EXPECT_TRUE(Eventually([&] {
+    auto reasons = EventReasons("train");
+    return reasons.count("Scheduled") && reasons.count("Started") && reasons.count("Succeeded");
+  }));
+  EXPECT_EQ(PodsCreated("train"), 1);
+}
+
+// Two runs wait for the one block: the higher priority goes first; within a priority, the one
+// submitted first.
+TEST_F(EngineInProcess, HigherPriorityFirstAndFifoWithinAPriority) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("blocker", std::string(R"("priority":50,)") + kQueueRetry);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  Run("early-low", std::string(R"("priority":30,)") + kQueueRetry);
+  clock_.Advance(std::chrono::seconds(1));  // creationTimestamp has whole seconds
+  Run("high-a", std::string(R"("priority":90,)") + kQueueRetry);
+  clock_.Advance(std::chrono::seconds(1));
+  Run("high-b", std::string(R"("priority":90,)") + kQueueRetry);
+
+  // What `kubectl get runs` shows: the queue in order.
+  EXPECT_TRUE(Eventually([&] {
+    return StatusInt("high-a", "queuePosition") == 1 && StatusInt("high-b", "queuePosition") == 2 &&
+           StatusInt("early-low", "queuePosition") == 3;
+  })) << StatusInt("high-a", "queuePosition") << " " << StatusInt("high-b", "queuePosition") << " "
+      << StatusInt("early-low", "queuePosition");
+  EXPECT_EQ(StatusString("early-low", "reason"), "NoCapacity");
+
+  std::string current = "blocker";
+  for (const std::string next : {"high-a", "high-b", "early-low"}) {
+    RunToSuccess(current);
+    ASSERT_TRUE(WaitPhase(next, "Scheduled")) << next << " is " << Phase(next);
+    for (const std::string other : {"high-a", "high-b", "early-low"}) {
+      if (other != next && Phase(other) != "Succeeded") {
+        EXPECT_EQ(Phase(other), "Pending") << other;
+      }
+    }
+    current = next;
+  }
+  EXPECT_EQ(MostRunsOnNodeAtOnce("n0"), 1);
+  EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "runsStarted") == 4; }));
+}
+
+// A node that disappears under a running run is an interruption: with retry on interruption the
+// run goes back to the queue (after its backoff) and is placed on the node that is left.
+TEST_F(EngineInProcess, ARunInterruptedByANodeLossIsRetriedElsewhere) {
+  Node("n0", "a100");
+  Node("n1", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("job", R"("retry":{"onEvents":["interruption"],"duration":"1h"})");
+  ASSERT_TRUE(WaitPhase("job", "Scheduled"));
+  const std::vector<std::string> first = PlacementNodes("job");
+  ASSERT_EQ(first.size(), 1u);
+  const std::string lost = first[0], other = lost == "n0" ? "n1" : "n0";
+  ASSERT_TRUE(PodsBound("job"));
+  EXPECT_EQ(Pods("job").size(), 1u);
+  SetPodsPhase("job", "Running");
+  ASSERT_TRUE(WaitPhase("job", "Running"));
+
+  ASSERT_TRUE(user_->Delete(kNodes.Path("", lost)).ok());
+  ASSERT_TRUE(Eventually([&] { return Phase("job") == "Pending" && StatusInt("job", "resubmissions") == 1; }))
+      << Phase("job") << " " << StatusString("job", "message");
+  EXPECT_EQ(StatusString("job", "reason"), "Interrupted");
+  EXPECT_EQ(StatusInt("job", "retryBackoffSeconds"), 10);
+  EXPECT_FALSE(StatusString("job", "retryAfter").empty());
+  EXPECT_TRUE(PlacementNodes("job").empty());
+  // The interrupted attempt's Pod is stopped (the kubelet stand-in confirms it).
+  EXPECT_TRUE(Eventually([&] { return Pods("job").empty(); }));
+  EXPECT_EQ(Phase("job"), "Pending");  // still backing off: the fake clock has not moved
+
+  Advance(std::chrono::seconds(11));
+  ASSERT_TRUE(WaitPhase("job", "Scheduled")) << StatusString("job", "message");
+  EXPECT_EQ(PlacementNodes("job"), std::vector<std::string>{other});
+  ASSERT_TRUE(Eventually([&] {
+    auto pods = Pods("job");
+    return pods.size() == 1 && pods.count("job-r1-0") &&
+           json::GetString(json::Find(pods.begin()->second, {"spec", "nodeName"})) == other;
+  }));
+  EXPECT_TRUE(Eventually([&] { return EventReasons("job").count("Retrying") > 0; }));
+  RunToSuccess("job");
+  EXPECT_EQ(StatusInt("job", "resubmissions"), 1);
+}
+
+// maxDuration counts from startedAt on the engine's clock: moving the fake clock past it ends the
+// run with MaxDurationExceeded and stops its Pods.
+TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("bounded", R"("maxDuration":"1h")");
+  ASSERT_TRUE(PodsBound("bounded"));
+  SetPodsPhase("bounded", "Running");
+  ASSERT_TRUE(WaitPhase("bounded", "Running"));
+
+  Advance(std::chrono::hours(1) + std::chrono::seconds(1));
+  ASSERT_TRUE(WaitPhase("bounded", "Failed")) << StatusString("bounded", "message");
+  EXPECT_EQ(StatusString("bounded", "reason"), "MaxDurationExceeded");
+  EXPECT_FALSE(StatusString("bounded", "finishedAt").empty());
+  EXPECT_EQ(Condition("bounded", "Finished"), "True");
+  EXPECT_TRUE(Eventually([&] { return Pods("bounded").empty(); }));
+  EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "busyBlocks") == 0; }));
+  EXPECT_TRUE(Eventually([&] { return EventReasons("bounded").count("MaxDurationExceeded") > 0; }));
+}
+
+// The reply to the status write that admits a run is lost after the API applied it (the client's
+// retry then meets its own result: 409), and the engine's watch lags behind, so its cache still
+// shows the run Pending. The engine keeps the run's block until it knows (a GET says the write was
+// applied; the cache catches up later): a higher-priority run that becomes eligible meanwhile is
+// not given the same block. What it checks is the property over every moment of the API's history,
+// not one mechanism: with the engine changed to treat the 409 as a refusal (blocks released at
+// once) it still passed (2026-11-25), because the engine's admission of "urgent" was then guarded
+// by a version of "urgent" the engine had itself overwritten meanwhile, and the API refused it.
+TEST_F(EngineInProcess, AnAmbiguousAdmissionWriteNeverGivesABlockTwice) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  // "urgent" outranks "first" but is backing off after an earlier attempt (as a controller before
+  // this one left it) until 5 s from now.
+  Run("urgent", std::string(R"("priority":90,)") + kQueueRetry);
+  auto seeded = user_->MergePatch(
+      kRuns.Path(kNs, "urgent", "status"),
+      R"({"status":{"phase":"Pending","reason":"Interrupted","resubmissions":1,"retryBackoffSeconds":5,"retryAfter":")" +
+          k8s::FormatRfc3339(clock_.Now() + std::chrono::seconds(5)) + R"("}})");
+  ASSERT_TRUE(seeded.ok()) << seeded.status().ToString();
+  clock_.Advance(std::chrono::seconds(1));
+  Run("first", kQueueRetry);
+  api_->DropReplyAfterApply({"PATCH", kRuns.Path(kNs, "first", "status"),
+                             [](const k8s::HttpRequest& r) { return r.body.find(R"("phase":"Scheduled")") != std::string::npos; }},
+                            1);
+  api_->HoldWatches();  // the engine lists everything, then sees no change until ReleaseWatches
+  StartEngine();
+
+  // "first" is admitted in the API; the reply was lost, and the engine asked with a GET.
+  ASSERT_TRUE(WaitPhase("first", "Scheduled"));
+  const std::string get_first = "GET " + kRuns.Path(kNs, "first");
+  ASSERT_TRUE(Eventually([&] {
+    auto requests = api_->Requests();
+    return std::find(requests.begin(), requests.end(), get_first) != requests.end();
+  }));
+  EXPECT_EQ(api_->FaultsFired(), 1);
+
+  // "urgent" may queue again: it waits, it is not placed on n0.
+  Advance(std::chrono::seconds(6));
+  ASSERT_TRUE(Eventually([&] { return StatusString("urgent", "reason") == "NoCapacity" || Phase("urgent") == "Scheduled"; }));
+  ASSERT_TRUE(LetPassesGo(20));
+  EXPECT_EQ(Phase("urgent"), "Pending") << StatusString("urgent", "message");
+  EXPECT_EQ(Phase("first"), "Scheduled");
+  EXPECT_TRUE(Pods("urgent").empty());
+  EXPECT_EQ(MostRunsOnNodeAtOnce("n0"), 1);
+
+  // The watch catches up: "first" runs, then "urgent" gets the block.
+  api_->ReleaseWatches();
+  RunToSuccess("first");
+  ASSERT_TRUE(WaitPhase("urgent", "Scheduled"));
+  RunToSuccess("urgent");
+  EXPECT_EQ(MostRunsOnNodeAtOnce("n0"), 1);
+  EXPECT_EQ(PodsCreated("first"), 1);
+  EXPECT_EQ(PodsCreated("urgent"), 1);
+  EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "runsStarted") == 2; }));
+}
+
+}  // namespace
+}  // namespace berth::testing
