@@ -161,8 +161,9 @@ class RunController {
   // Must be set before Start; not owned.
   void SetObserver(EngineObserver* observer) { observer_ = observer; }
 
-  // Asks for a pass now. The loop passes on every change it watches and otherwise once a second
-  // of real time; a test that moves a FakeClock calls this so the time it added is seen at once.
+  // Asks for a pass now. The loop passes on every change it watches, at the deadlines its passes
+  // note and otherwise once per status_refresh, reading the clock at least once a second of real
+  // time; a test that moves a FakeClock calls this so the time it added is seen at once.
   void Wake();
 
  private:

@@ -51,10 +51,11 @@ void WorkQueue::AddAfterLocked(const std::string& key, std::chrono::milliseconds
     AddLocked(key);
     return;
   }
-  const k8s::TimePoint now = clock_.Now();
+  const base::MonoTime now = clock_.Monotonic();
   // Saturate instead of overflowing for absurd delays.
-  const k8s::TimePoint due =
-      delay < k8s::TimePoint::max() - now ? now + delay : k8s::TimePoint::max();
+  // (compared in milliseconds: milliseconds::max() does not fit the clock's nanoseconds)
+  const auto room = std::chrono::duration_cast<std::chrono::milliseconds>(base::MonoTime::max() - now);
+  const base::MonoTime due = delay < room ? now + delay : base::MonoTime::max();
   auto found = waiting_index_.find(key);
   if (found != waiting_index_.end()) {
     if (found->second->first <= due) return;  // already due sooner
@@ -89,7 +90,7 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 
 void WorkQueue::PromoteDueLocked() {
   if (waiting_.empty()) return;
-  const k8s::TimePoint now = clock_.Now();
+  const base::MonoTime now = clock_.Monotonic();
   while (!waiting_.empty() && waiting_.begin()->first <= now) {
     std::string key = std::move(waiting_.begin()->second);
     waiting_.erase(waiting_.begin());
@@ -107,7 +108,8 @@ std::optional<std::string> WorkQueue::Get() {
     if (waiting_.empty()) {
       ready_cv_.wait(lock);
     } else {
-      const auto until_due = waiting_.begin()->first - clock_.Now();
+      const auto until_due =
+          std::chrono::ceil<std::chrono::milliseconds>(waiting_.begin()->first - clock_.Monotonic());
       ready_cv_.wait_for(lock, std::clamp<std::chrono::milliseconds>(
                                    until_due, std::chrono::milliseconds(1), kMaxTimerWait));
     }
@@ -132,7 +134,7 @@ void WorkQueue::Done(const std::string& key) {
 size_t WorkQueue::Len() const {
   std::lock_guard lock(mu_);
   size_t len = queue_.size();
-  const k8s::TimePoint now = clock_.Now();
+  const base::MonoTime now = clock_.Monotonic();
   for (auto it = waiting_.begin(); it != waiting_.end() && it->first <= now; ++it) {
     if (dirty_.count(it->second) == 0 && processing_.count(it->second) == 0) ++len;
   }

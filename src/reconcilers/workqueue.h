@@ -16,7 +16,8 @@
 //     queue.Done(*key);
 //   }
 //
-// Delays (AddAfter, AddRateLimited) are measured on the injected Clock. With a real clock Get()
+// Delays (AddAfter, AddRateLimited) are measured on the injected Clock's monotonic time (a wall
+// clock that jumps never shortens or stretches a backoff). With a real clock Get()
 // wakes up on its own when a delayed key comes due. With a FakeClock, advance the clock and call
 // ProcessDue() to hand due keys to blocked workers at once; Get() would otherwise notice only on
 // its next check, which is at most one real second later.
@@ -106,7 +107,7 @@ class WorkQueue {
   bool ShuttingDown() const;
 
  private:
-  using Waiting = std::multimap<k8s::TimePoint, std::string>;
+  using Waiting = std::multimap<base::MonoTime, std::string>;
 
   void AddLocked(const std::string& key);
   void AddAfterLocked(const std::string& key, std::chrono::milliseconds delay);
