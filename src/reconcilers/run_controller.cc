@@ -1088,9 +1088,14 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
           spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
           return false;
         }
+        // Created with spec.nodeName set: bound in the same write, no pods/binding.
+        if (c.ok()) continue;
+        // AlreadyExists and not in the cache yet: usually our own earlier create (bound); a Pod
+        // left unbound by an older berth that bound separately is bound below (409 = bound).
       } else if (!b->second.empty()) {
         continue;  // already bound
       }
+      // Only a Pod made without a node (by a berth before Pods were created bound) gets here.
       k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
       if (!s.ok() && s.code() != 409) {
         spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
