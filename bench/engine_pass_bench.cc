@@ -2,7 +2,7 @@
 // cluster and queue, with 0, 10,000 and 100,000 finished runs beside them in the caches. A pass
 // must cost what the live runs cost, not what every run ever submitted costs.
 //
-//   cmake --build <build> --target engine_pass_bench && <build>/bench/engine_pass_bench [PENDING] [SECONDS]
+//   cmake --build <build> --target engine_pass_bench && <build>/bench/engine_pass_bench [PENDING] [SECONDS] [NODES] [FINISHED,...]
 //
 // In-process and without an API server: the engine (reconcilers::RunController, as the controller
 // runs it, loop and writers included) talks to a scripted transport that answers the informers'
@@ -13,6 +13,10 @@
 // synced; the pass durations the engine reports to its observer (what berth_pass_duration_seconds
 // shows) are summarised. The first pass after sync visits every run and is reported apart.
 //
+// NODES (default 100) sets the cluster's size (all busy: NODES x 8 running runs); FINISHED the
+// configurations (default 0,10000,100000). The table also shows the process's RSS at the end
+// less its RSS before the engine started (the scripted API's generated lists are not counted).
+//
 // Output: a Markdown table (bench/results/engine-pass.md is this output) with the ratio of each
 // configuration's median pass to the one without finished runs.
 
@@ -21,8 +25,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,7 +43,7 @@
 namespace berth {
 namespace {
 
-constexpr int kNodes = 100;
+int kNodes = 100;
 constexpr int kGpusPerNode = 8;
 constexpr const char* kCreated = "2026-11-24T10:00:00Z";
 
@@ -196,7 +202,17 @@ struct Row {
   double first_ms = 0, median_ms = 0, p90_ms = 0;
   size_t passes = 0;
   double sync_s = 0;
+  double rss_mb = 0;  // the engine's share: RSS at the end less RSS before it started
 };
+
+long RssKiB() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
 
 Row Measure(int pending, int finished, int seconds) {
   auto api = std::make_shared<ScriptedApi>(pending, finished);
@@ -206,6 +222,7 @@ Row Measure(int pending, int finished, int seconds) {
   k8s::SystemClock clock;
   PassTimes times;
   reconcilers::EngineOptions options;
+  const long rss_before = RssKiB();
   reconcilers::RunController engine(client, clock, options);
   engine.SetObserver(&times);
   auto start = std::chrono::steady_clock::now();
@@ -215,6 +232,7 @@ Row Measure(int pending, int finished, int seconds) {
   row.finished = finished;
   row.sync_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  row.rss_mb = (RssKiB() - rss_before) / 1024.0;
   engine.Stop();
   std::vector<std::chrono::microseconds> t = times.Take();
   if (t.empty()) return row;
@@ -235,21 +253,29 @@ Row Measure(int pending, int finished, int seconds) {
 int main(int argc, char** argv) {
   const int pending = argc > 1 ? std::atoi(argv[1]) : 10000;
   const int seconds = argc > 2 ? std::atoi(argv[2]) : 10;
-  if (pending < 0 || seconds < 1) {
-    std::fprintf(stderr, "usage: engine_pass_bench [PENDING >= 0] [SECONDS >= 1]\n");
+  if (argc > 3) berth::kNodes = std::atoi(argv[3]);
+  std::vector<int> finished_list = {0, 10000, 100000};
+  if (argc > 4) {
+    finished_list.clear();
+    std::stringstream in(argv[4]);
+    std::string item;
+    while (std::getline(in, item, ',')) finished_list.push_back(std::atoi(item.c_str()));
+  }
+  if (pending < 0 || seconds < 1 || berth::kNodes < 1 || finished_list.empty()) {
+    std::fprintf(stderr, "usage: engine_pass_bench [PENDING >= 0] [SECONDS >= 1] [NODES >= 1] [FINISHED,...]\n");
     return 2;
   }
   spdlog::set_level(spdlog::level::warn);
   std::vector<berth::Row> rows;
-  for (int finished : {0, 10000, 100000}) rows.push_back(berth::Measure(pending, finished, seconds));
+  for (int finished : finished_list) rows.push_back(berth::Measure(pending, finished, seconds));
   std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes\n\n", pending,
               berth::kNodes * berth::kGpusPerNode, berth::kNodes);
-  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs 0 finished |\n");
-  std::printf("|---|---|---|---|---|---|---|\n");
+  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | engine RSS |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     const double ratio = rows[0].median_ms > 0 ? r.median_ms / rows[0].median_ms : 0;
-    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f |\n", r.finished, r.sync_s, r.first_ms, r.passes,
-                r.median_ms, r.p90_ms, ratio);
+    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f | %.0f MB |\n", r.finished, r.sync_s, r.first_ms,
+                r.passes, r.median_ms, r.p90_ms, ratio, r.rss_mb);
   }
   return 0;
 }

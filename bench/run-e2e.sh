@@ -9,7 +9,7 @@ scenario="$1"; name="$2"; shift 2
 case " $* " in *" --hollow 1 "*) name="$name-hollow" ;; esac  # hollow-node figures beside the others
 
 "$ROOT/hack/deps.sh"
-"$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler
+"$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim
 

@@ -13,15 +13,19 @@
 //   berth-e2e-bench memory [--nodes 5000 --runs 10000]
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -171,26 +175,121 @@ class BoundPods {
   std::atomic<Clock::time_point> last_bind_{Clock::time_point{}}, last_running_{Clock::time_point{}};
 };
 
-std::map<std::string, double> ScrapeWrites(int port) {
+// The API server's own count of requests (apiserver_request_total), by verb, resource and code:
+// every scheduler's writes are counted the same way, whoever makes them.
+std::map<std::string, double> ScrapeApiserver() {
   std::map<std::string, double> out;
-  std::string text = berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(port) + "/metrics");
-  std::istringstream in(text);
+  const std::string dir = ControlPlane::Get().dir();
+  std::ifstream port_in(dir + "/apiserver.port"), token_in(dir + "/admin.token");
+  std::string port, token;
+  port_in >> port;
+  token_in >> token;
+  CommandResult r = berth::testing::RunCommand({"curl", "-sS", "--cacert", dir + "/certs/apiserver.crt", "-H",
+                                                "Authorization: Bearer " + token, "https://127.0.0.1:" + port + "/metrics"});
+  std::istringstream in(r.out);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("berth_events_total{outcome=\"posted\"}", 0) == 0) {
-      out["events"] = std::stod(line.substr(line.rfind(' ') + 1));
+    // Admission webhook calls (the API server's side: round trip to the webhook, included in the
+    // request time of the create that called it).
+    for (const char* part : {"sum", "count"}) {
+      const std::string name = std::string("apiserver_admission_webhook_admission_duration_seconds_") + part + "{";
+      if (line.rfind(name, 0) == 0) {
+        out[std::string(part[0] == 's' ? "t:" : "n:") + "(webhook call) runs"] += std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    const bool count = line.rfind("apiserver_request_total{", 0) == 0;
+    const bool time = line.rfind("apiserver_request_duration_seconds_sum{", 0) == 0;
+    if (!count && !time) continue;
+    auto label = [&](const std::string& name) {
+      auto at = line.find("," + name + "=\"");
+      if (at == std::string::npos) at = line.find("{" + name + "=\"");
+      if (at == std::string::npos) return std::string();
+      at += name.size() + 3;
+      return line.substr(at, line.find('"', at) - at);
+    };
+    const std::string verb = label("verb");
+    std::string resource = label("resource");
+    if (!label("subresource").empty()) resource += "/" + label("subresource");
+    const double v = std::stod(line.substr(line.rfind(' ') + 1));
+    if (verb == "WATCH" || verb == "CONNECT") continue;  // long-lived: no time per request
+    if (time) {
+      out["t:" + verb + " " + resource] += v;  // seconds the API server spent on these requests
       continue;
     }
-    if (line.rfind("berth_api_requests_total{", 0) != 0) continue;
-    auto verb_at = line.find("verb=\"");
-    auto verb_end = line.find('"', verb_at + 6);
-    auto code_at = line.find("code=\"");
-    std::string verb = line.substr(verb_at + 6, verb_end - verb_at - 6);
-    std::string code = line.substr(code_at + 6, line.find('"', code_at + 6) - code_at - 6);
-    double v = std::stod(line.substr(line.rfind(' ') + 1));
-    out[verb + " " + code] += v;
+    out["n:" + verb + " " + resource] += v;
+    if (verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE") continue;
+    const std::string code = label("code");
+    out[verb + " " + resource + (code.size() == 3 && code[0] == '2' ? "" : " " + code)] += v;
   }
   return out;
+}
+
+// Writes between two scrapes, without the nodes' own heartbeats (Node status, Leases: hollow
+// kubelets write them all the time, whoever schedules) and the scheduler's leader lease.
+struct Writes {
+  double total = 0;
+  std::string breakdown;
+};
+Writes WritesBetween(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+  Writes w;
+  for (const auto& [k, v] : after) {
+    auto b = before.find(k);
+    double d = v - (b == before.end() ? 0 : b->second);
+    if (d <= 0 || k.find(" leases") != std::string::npos || k.find(" nodes") != std::string::npos || k[1] == ':') continue;
+    w.total += d;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%s%s: %.0f", w.breakdown.empty() ? "" : ", ", k.c_str(), d);
+    w.breakdown += buf;
+  }
+  return w;
+}
+
+// Where the API server's request time went between two scrapes (request durations summed, per
+// verb and resource; reads included, watches left out), largest first.
+std::string ApiserverTime(const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+  std::vector<std::pair<double, std::string>> rows;
+  for (const auto& [k, v] : after) {
+    if (k.rfind("t:", 0) != 0) continue;
+    auto b = before.find(k);
+    double d = v - (b == before.end() ? 0 : b->second);
+    auto n_after = after.find("n:" + k.substr(2));
+    auto n_before = before.find("n:" + k.substr(2));
+    double n = (n_after == after.end() ? 0 : n_after->second) - (n_before == before.end() ? 0 : n_before->second);
+    if (d < 0.05 || n <= 0 || k.find(" leases") != std::string::npos || k.find(" nodes") != std::string::npos) continue;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%s: %.0f x %.1f ms = %.1f s", k.substr(2).c_str(), n, 1000 * d / n, d);
+    rows.emplace_back(d, buf);
+  }
+  std::sort(rows.rbegin(), rows.rend());
+  std::string out;
+  for (const auto& [d, s] : rows) out += (out.empty() ? "" : "; ") + s;
+  return out;
+}
+
+// CPU seconds (user + system) a process has used so far; 0 if it is gone.
+double CpuSeconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; fields >> f; ++i) {
+    if (i == 14) utime = std::stod(f);
+    if (i == 15) {
+      stime = std::stod(f);
+      break;
+    }
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+int PidFromFile(const std::string& path) {
+  std::ifstream in(path);
+  int pid = -1;
+  in >> pid;
+  return pid;
 }
 
 long RssKiB(int pid) {
@@ -237,126 +336,234 @@ std::vector<std::string> SetUpWebhook() {
 
 // ---------------------------------------------------------------------------------------------
 
-int Throughput() {
-  const int nodes = Flag("nodes", Hollow() ? 50 : 500), runs = Flag("runs", Hollow() ? nodes * 8 : 2000);
-  ControlPlane::Get().Start();
-  if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "controller-manager", ControlPlane::Get().dir()});
-  // berth
-  Kubectl({"create", "namespace", "berth-bench"});
-  MakeNodes("berth", nodes);
-  Kubectl({"apply", "-f", "-"}, std::string("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gpu}\nspec:\n  nodeSelector: {pool: berth}\n  blocks: ") +
-                                    (Hollow() ? "8" : "auto") + "\n");
-  int metrics_port = berth::testing::FreePort();
-  std::vector<std::string> controller_args = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port)};
-  const bool webhook = Flag("webhook", 0) != 0;
-  if (webhook) {
-    for (auto& a : SetUpWebhook()) controller_args.push_back(a);
-  }
-  ControllerProcess controller(controller_args, "bench-controller");
-  controller.Start();
-  Eventually([&] { return !berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics").empty(); });
-  std::this_thread::sleep_for(std::chrono::seconds(1));
-  auto writes_before = ScrapeWrites(metrics_port);
-  BoundPods berth_pods("berth-bench");
-  auto t0 = Clock::now();
-  Parallel(runs, 16, [&](int i) {
-    MustCreate(k8s::resources::kRuns.Path("berth-bench"), RunBody("r" + std::to_string(i), R"("resources":{"gpu":1},)"));
-  });
-  auto created = Clock::now();
-  if (!Eventually([&] { return berth_pods.Done(runs); }, std::chrono::seconds(600))) {
-    std::fprintf(stderr, "berth bound %d and ran %d of %d pods; controller log: %s\n", berth_pods.bound(),
-                 berth_pods.running(), runs, controller.log_path().c_str());
-    return 1;
-  }
-  double berth_s = Seconds(berth_pods.DoneAt() - t0);
-  auto writes_after = ScrapeWrites(metrics_port);
-  controller.Stop();
-  berth_pods.informer().Stop();
-  double writes = 0, events = writes_after["events"] - writes_before["events"];
-  std::string breakdown;
-  for (auto& [k, v] : writes_after) {
-    double d = v - writes_before[k];
-    if (k == "events" || k.rfind("GET", 0) == 0 || k.rfind("WATCH", 0) == 0 || d <= 0) continue;
-    writes += d;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%s%s: %.0f", breakdown.empty() ? "" : ", ", k.c_str(), d);
-    breakdown += buf;
-  }
-  auto print_cost = [&] {
-    std::printf("\n## API cost (from berth_api_requests_total and berth_events_total)\n\n");
-    std::printf("| writes | per admitted run | of which Events | object writes per run | by verb and code |\n|---|---|---|---|---|\n");
-    std::printf("| %.0f | %.2f | %.0f | %.2f | %s |\n", writes, writes / runs, events, (writes - events) / runs, breakdown.c_str());
-  };
-  if (Flag("compare", 1) == 0) {
-    std::printf("\n## berth alone: %d single-node 1-GPU runs on %d nodes x 8 GPUs%s\n\n", runs, nodes,
-                webhook ? ", admission webhook on (finalizer added at creation)" : "");
-    std::printf("| seconds | runs/s |\n|---|---|\n| %.2f | %.0f |\n", berth_s, runs / berth_s);
-    print_cost();
-    StopControlPlane();
-    return 0;
-  }
-
-  // kube-scheduler on fresh nodes and a fresh namespace; berth's nodes are cordoned away.
-  CommandResult built = berth::testing::RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "kube-scheduler"});
-  if (built.exit_code != 0) {
-    std::fprintf(stderr, "kube-scheduler build failed: %s\n", built.err.c_str());
-    return 1;
-  }
-  Parallel(nodes, 16, [&](int i) {
-    Client()->MergePatch(k8s::resources::kNodes.Path("", "berth-" + std::to_string(i)), R"({"spec":{"unschedulable":true}})");
-  });
-  Kubectl({"create", "namespace", "ks-bench"});
-  MakeNodes("ks", nodes);
-  std::string home = std::getenv("HOME") ? std::getenv("HOME") : "/root";
-  std::string ks_bin = home + "/.cache/berth/kubernetes-1.20.2/bin/kube-scheduler";
-  std::string ks_log = ControlPlane::Get().dir() + "/kube-scheduler.log";
-  pid_t ks = fork();
-  if (ks == 0) {
-    freopen(ks_log.c_str(), "w", stdout);
-    freopen(ks_log.c_str(), "a", stderr);
-    std::string kc = "--kubeconfig=" + ControlPlane::Get().kubeconfig();
-    std::string auth = "--authentication-kubeconfig=" + ControlPlane::Get().kubeconfig();
-    std::string authz = "--authorization-kubeconfig=" + ControlPlane::Get().kubeconfig();
-    std::string port = "--secure-port=" + std::to_string(berth::testing::FreePort());
-    // As its users run it at its best: the client rate limit (default 50 QPS, burst 100) raised.
-    execl(ks_bin.c_str(), ks_bin.c_str(), kc.c_str(), auth.c_str(), authz.c_str(), "--leader-elect=false", "--port=0",
-          port.c_str(), "--bind-address=127.0.0.1", "--kube-api-qps=5000", "--kube-api-burst=5000",
-          static_cast<char*>(nullptr));
+// A process of the benchmark (kube-scheduler, kube-controller-manager) started with `args`; its
+// output goes to `log`. Returns its pid.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(log.c_str(), "w", stdout) || !freopen(log.c_str(), "a", stderr)) _exit(126);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
     _exit(127);
   }
+  return pid;
+}
+
+void StopProcess(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+}
+
+std::string KubeBin(const std::string& name) {
+  std::string home = std::getenv("HOME") ? std::getenv("HOME") : "/root";
+  return home + "/.cache/berth/kubernetes-1.20.2/bin/" + name;
+}
+
+// The flags each Kubernetes anchor runs with (printed in the table as they are passed).
+const std::vector<std::string> kSchedulerFlags = {"--leader-elect=false", "--kube-api-qps=5000", "--kube-api-burst=5000"};
+const std::vector<std::string> kJobControllerFlags = {"--controllers=job", "--leader-elect=false", "--kube-api-qps=5000",
+                                                      "--kube-api-burst=5000"};
+
+std::string Join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+pid_t StartKubeScheduler() {
+  const auto& cp = ControlPlane::Get();
+  std::vector<std::string> args = {KubeBin("kube-scheduler"), "--kubeconfig=" + cp.kubeconfig(),
+                                   "--authentication-kubeconfig=" + cp.kubeconfig(),
+                                   "--authorization-kubeconfig=" + cp.kubeconfig(), "--port=0",
+                                   "--secure-port=" + std::to_string(berth::testing::FreePort()), "--bind-address=127.0.0.1"};
+  args.insert(args.end(), kSchedulerFlags.begin(), kSchedulerFlags.end());
+  return Spawn(args, cp.dir() + "/kube-scheduler.log");
+}
+
+pid_t StartJobController() {
+  const auto& cp = ControlPlane::Get();
+  std::vector<std::string> args = {KubeBin("kube-controller-manager"), "--kubeconfig=" + cp.kubeconfig(), "--port=0",
+                                   "--secure-port=0", "--use-service-account-credentials=false"};
+  args.insert(args.end(), kJobControllerFlags.begin(), kJobControllerFlags.end());
+  return Spawn(args, cp.dir() + "/kube-controller-manager-jobs.log");
+}
+
+struct AnchorResult {
+  std::string name, flags, timed, unit;
+  double seconds = 0, creating = 0;  // timed; of which the benchmark spent creating the objects
+  int refused = 0;
+  Writes writes;
+  std::string apiserver_time;
+  // CPU seconds during the timed window.
+  double cpu_apiserver = 0, cpu_etcd = 0, cpu_scheduler = 0, cpu_driver = 0;
+};
+
+enum class Anchor { kBerth, kBerthWebhook, kKubeScheduler, kJobs };
+
+// One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
+// object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
+std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
+  ControlPlane::Get().Start();
+  if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "controller-manager", ControlPlane::Get().dir()});
+  const std::string ns = "bench";
+  Kubectl({"create", "namespace", ns});
+  MakeNodes("pool", nodes);
+  AnchorResult out;
+  std::unique_ptr<ControllerProcess> controller;
+  std::vector<pid_t> kube;  // kube-scheduler, kube-controller-manager
+  std::vector<int> scheduler_pids;
+  const bool is_berth = anchor == Anchor::kBerth || anchor == Anchor::kBerthWebhook;
+  if (is_berth) {
+    Kubectl({"apply", "-f", "-"}, std::string("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gpu}\nspec:\n  nodeSelector: {pool: pool}\n  blocks: ") +
+                                      (Hollow() ? "8" : "auto") + "\n");
+    std::vector<std::string> args;
+    if (anchor == Anchor::kBerthWebhook) args = SetUpWebhook();
+    controller = std::make_unique<ControllerProcess>(args, "bench-controller");
+    controller->Start();
+    scheduler_pids.push_back(controller->pid());
+    out.name = anchor == Anchor::kBerthWebhook ? "berth, admission webhook on (chart default)" : "berth, webhook off";
+    out.flags = anchor == Anchor::kBerthWebhook ? "(defaults) --webhook-bind-address=... (finalizer set at creation)" : "(defaults)";
+    out.timed = "first Run created -> every Pod";
+    out.unit = "runs/s";
+  } else {
+    kube.push_back(StartKubeScheduler());
+    out.flags = "kube-scheduler " + Join(kSchedulerFlags);
+    out.name = "kube-scheduler v1.20, pre-made Pods";
+    out.timed = "first Pod created -> every Pod";
+    out.unit = "pods/s";
+    if (anchor == Anchor::kJobs) {
+      kube.push_back(StartJobController());
+      out.flags += "; kube-controller-manager " + Join(kJobControllerFlags) + " (5 Job workers: not a flag in v1.20)";
+      out.name = "Jobs: kube-controller-manager's Job controller + kube-scheduler v1.20";
+      out.timed = "first Job created -> every Pod";
+      out.unit = "jobs/s";
+    }
+    for (pid_t p : kube) scheduler_pids.push_back(p);
+  }
+  out.timed += Hollow() ? " admitted by its (hollow) kubelet and Running" : " bound";
   std::this_thread::sleep_for(std::chrono::seconds(3));  // let it sync before the clock starts
-  BoundPods ks_pods("ks-bench");
-  auto k0 = Clock::now();
+  BoundPods pods(ns);
+  const std::string dir = ControlPlane::Get().dir();
+  const int apiserver = PidFromFile(dir + "/apiserver.pid"), etcd = PidFromFile(dir + "/etcd.pid");
+  auto cpu = [&] {
+    double s = 0;
+    for (int p : scheduler_pids) s += CpuSeconds(p);
+    return std::array<double, 4>{CpuSeconds(apiserver), CpuSeconds(etcd), s, CpuSeconds(getpid())};
+  };
+  auto before = ScrapeApiserver();
+  // --perf 1: a CPU profile of the scheduler process(es) while timed (perf record; read it with
+  // perf report -i DIR/perf-<anchor>.data).
+  pid_t perf = -1;
+  if (Flag("perf", 0) != 0) {
+    std::vector<std::string> args = {"/usr/bin/perf", "record", "-F", "499", "-g", "-o",
+                                     dir + "/perf-" + std::to_string(static_cast<int>(anchor)) + ".data", "-p"};
+    std::string list;
+    for (int p : scheduler_pids) list += (list.empty() ? "" : ",") + std::to_string(p);
+    args.push_back(list);
+    perf = Spawn(args, dir + "/perf.log");
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  auto cpu0 = cpu();
   // The same share of a node as berth's one-block Pods: 1/8 of it.
   const std::string share = Hollow() ? R"("cpu":"125m","memory":"480Mi","nvidia.com/gpu":"1")"
                                      : R"("cpu":"8","memory":"64Gi","nvidia.com/gpu":"1")";
+  const std::string pod_spec = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":{"requests":{)" +
+                               share + R"(},"limits":{)" + share + R"(}}}]})";
+  auto t0 = Clock::now();
   Parallel(runs, 16, [&](int i) {
-    MustCreate(k8s::resources::kPods.Path("ks-bench"),
-               R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p)" + std::to_string(i) +
-                   R"("},"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":{"requests":{)" +
-                   share + R"(},"limits":{)" + share + R"(}}}]}})");
+    const std::string n = std::to_string(i);
+    switch (anchor) {
+      case Anchor::kBerth:
+      case Anchor::kBerthWebhook:
+        MustCreate(k8s::resources::kRuns.Path(ns), RunBody("r" + n, R"("resources":{"gpu":1},)"));
+        break;
+      case Anchor::kKubeScheduler:
+        MustCreate(k8s::resources::kPods.Path(ns), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p)" + n +
+                                                       R"("},"spec":)" + pod_spec + "}");
+        break;
+      case Anchor::kJobs:
+        MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs",
+                   R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j)" + n +
+                       R"("},"spec":{"backoffLimit":0,"template":{"spec":)" + pod_spec + "}}}");
+        break;
+    }
   });
-  bool ks_done = Eventually([&] { return ks_pods.Done(runs); }, std::chrono::seconds(600));
-  double ks_s = Seconds(ks_pods.DoneAt() - k0);
-  kill(ks, SIGTERM);
-  waitpid(ks, nullptr, 0);
-  if (!ks_done) {
-    std::fprintf(stderr, "kube-scheduler bound only %d of %d pods (log %s)\n", ks_pods.bound(), runs, ks_log.c_str());
-    return 1;
+  out.creating = Seconds(Clock::now() - t0);
+  bool done = Eventually([&] { return pods.Done(runs); }, std::chrono::seconds(600));
+  out.seconds = Seconds(pods.DoneAt() - t0);
+  auto cpu1 = cpu();
+  if (perf > 0) {
+    kill(perf, SIGINT);
+    waitpid(perf, nullptr, 0);
+    std::fprintf(stderr, "%s: profile in %s/perf-%d.data\n", out.name.c_str(), dir.c_str(), static_cast<int>(anchor));
   }
-  ks_pods.informer().Stop();
-  const char* until = Hollow() ? "every Pod admitted by its (hollow) kubelet and Running" : "every Pod bound";
-  std::printf("\n## Throughput: %d single-node 1-GPU runs on %d %s x 8 GPUs\n\n", runs, nodes,
-              Hollow() ? "kubemark hollow nodes (real kubelet admission)" : "bare Node objects");
-  std::printf("| scheduler | flags | what is timed | seconds | per second | refused by a kubelet |\n|---|---|---|---|---|---|\n");
-  std::printf("| berth | (defaults) | first Run created -> %s (berth creates the Pods, binds them, writes status) | %.2f | %.0f runs/s | %d |\n",
-              until, berth_s, runs / berth_s, berth_pods.refused());
-  std::printf("| kube-scheduler v1.20 | --kube-api-qps=5000 --kube-api-burst=5000 --leader-elect=false | first pre-made Pod created -> %s | %.2f | %.0f pods/s | %d |\n",
-              until, ks_s, runs / ks_s, ks_pods.refused());
-  std::printf("\n**ratio berth / kube-scheduler: %.2f** (goal >= 1.0). Creating the %d Runs took %.2f s of berth's time.\n",
-              (runs / berth_s) / (runs / ks_s), runs, Seconds(created - t0));
-  print_cost();
+  // Writes that trail the last binding (Events, status) are the job's too: count them after 2 s.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto after = ScrapeApiserver();
+  out.writes = WritesBetween(before, after);
+  out.apiserver_time = ApiserverTime(before, after);
+  out.cpu_apiserver = cpu1[0] - cpu0[0];
+  out.cpu_etcd = cpu1[1] - cpu0[1];
+  out.cpu_scheduler = cpu1[2] - cpu0[2];
+  out.cpu_driver = cpu1[3] - cpu0[3];
+  out.refused = pods.refused();
+  pods.informer().Stop();
+  if (controller) controller->Stop();
+  for (pid_t p : kube) StopProcess(p);
+  if (!done) {
+    std::fprintf(stderr, "%s: only %d of %d pods bound, %d running (control plane %s)\n", out.name.c_str(), pods.bound(),
+                 runs, pods.running(), dir.c_str());
+    StopControlPlane();
+    return std::nullopt;
+  }
   StopControlPlane();
+  return out;
+}
+
+int Throughput() {
+  const int nodes = Flag("nodes", Hollow() ? 50 : 500), runs = Flag("runs", Hollow() ? nodes * 8 : 2000);
+  std::vector<Anchor> anchors;
+  if (Flag("compare", 1) == 0) {
+    anchors = {Flag("webhook", 0) != 0 ? Anchor::kBerthWebhook : Anchor::kBerth};
+  } else {
+    anchors = {Anchor::kKubeScheduler, Anchor::kJobs, Anchor::kBerth, Anchor::kBerthWebhook};
+  }
+  std::map<Anchor, AnchorResult> results;
+  for (Anchor a : anchors) {
+    auto r = RunAnchor(a, nodes, runs);
+    if (!r) return 1;
+    results[a] = *r;
+  }
+  std::printf("\n## Throughput: %d single-node 1-GPU jobs on %d %s x 8 GPUs\n\n", runs, nodes,
+              Hollow() ? "kubemark hollow nodes (real kubelet admission)" : "bare Node objects");
+  std::printf("Each row on a fresh control plane (etcd + kube-apiserver) with fresh nodes. Writes per job: POST, PUT, PATCH "
+              "and DELETE counted by the API server (`apiserver_request_total`, before and after; the user's own create "
+              "included; Node and Lease heartbeats left out). CPU: seconds of CPU each process used while timed.\n\n");
+  std::printf("| anchor | flags | what is timed | seconds (of which creating the %d objects) | per second | writes per job | CPU s: apiserver / etcd / scheduler / bench driver | refused by a kubelet |\n|---|---|---|---|---|---|---|---|\n", runs);
+  for (Anchor a : anchors) {
+    const AnchorResult& r = results[a];
+    std::printf("| %s | `%s` | %s | %.2f (%.2f) | %.0f %s | %.2f | %.1f / %.1f / %.1f / %.1f | %d |\n", r.name.c_str(), r.flags.c_str(),
+                r.timed.c_str(), r.seconds, r.creating, runs / r.seconds, r.unit.c_str(), r.writes.total / runs, r.cpu_apiserver,
+                r.cpu_etcd, r.cpu_scheduler, r.cpu_driver, r.refused);
+  }
+  std::printf("\n| anchor | writes | by verb and resource (non-2xx codes apart) |\n|---|---|---|\n");
+  for (Anchor a : anchors) {
+    const AnchorResult& r = results[a];
+    std::printf("| %s | %.0f | %s |\n", r.name.c_str(), r.writes.total, r.writes.breakdown.c_str());
+  }
+  std::printf("\n| anchor | API server time by request (count x mean latency = sum of request durations; WATCH left out) |\n|---|---|\n");
+  for (Anchor a : anchors) std::printf("| %s | %s |\n", results[a].name.c_str(), results[a].apiserver_time.c_str());
+  if (results.count(Anchor::kKubeScheduler) != 0 && results.count(Anchor::kJobs) != 0) {
+    const double ks = results[Anchor::kKubeScheduler].seconds, jobs = results[Anchor::kJobs].seconds;
+    std::printf("\n| berth | / kube-scheduler (goal >= 1.0) | / Jobs (goal >= 2.0) |\n|---|---|---|\n");
+    for (Anchor a : {Anchor::kBerthWebhook, Anchor::kBerth}) {
+      const double s = results[a].seconds;
+      std::printf("| %s | **%.2f** | **%.2f** |\n", results[a].name.c_str(), ks / s, jobs / s);
+    }
+  }
   return 0;
 }
 
@@ -556,7 +763,8 @@ int Memory() {
 // Queue positions at scale: PENDING runs wait behind one busy block while runs arrive, leave and
 // change priority for SECONDS. A sampler lists every run every 2 s and checks the picture users
 // read: no two runs at one position, and how many of positions 1..100 are missing. Reports the
-// controller's status writes (berth_api_requests_total PATCH) per second and per queue change,
+// controller's status writes (the API server's apiserver_request_total, PATCH runs/status) per
+// second and per queue change,
 // and the time the positions take to settle (the list matches the queue endpoint's first 100)
 // after the churn stops.
 int Positions() {
@@ -634,7 +842,7 @@ int Positions() {
   }
   const double first_settle = Seconds(Clock::now() - t_setup);
   std::this_thread::sleep_for(std::chrono::seconds(5));  // let waiting messages quiet down
-  auto writes_before = ScrapeWrites(port);
+  auto writes_before = ScrapeApiserver();
 
   // Churn: each second, `arrivals` new runs, `departures` deletions and `patches` priority changes.
   std::atomic<bool> churning{true};
@@ -674,16 +882,14 @@ int Positions() {
     }
   }
   const double churn_s = Seconds(Clock::now() - t0);
-  auto writes_after = ScrapeWrites(port);
+  auto writes_after = ScrapeApiserver();
   churning = false;
   sampler.join();
   auto t1 = Clock::now();
   bool ok = Eventually(settled, std::chrono::seconds(300));
   const double settle_s = Seconds(Clock::now() - t1);
-  double patches_written = 0;
-  for (auto& [k, v] : writes_after) {
-    if (k.rfind("PATCH", 0) == 0) patches_written += v - writes_before[k];
-  }
+  // Every runs/status PATCH is berth's (the benchmark patches spec.priority, not status).
+  const double patches_written = writes_after["n:PATCH runs/status"] - writes_before["n:PATCH runs/status"];
   controller.Stop();
   char settle[32];
   std::snprintf(settle, sizeof settle, ok ? "%.1f s" : "no (after %.0f s)", settle_s);

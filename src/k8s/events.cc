@@ -2,12 +2,23 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "k8s/timefmt.h"
 
 namespace berth::k8s {
 
-EventRecorder::EventRecorder(ClientPtr client, const Clock& clock, std::string component, size_t max_queued)
-    : client_(std::move(client)), clock_(clock), component_(std::move(component)), max_queued_(max_queued) {
+EventRecorder::EventRecorder(ClientPtr client, const Clock& clock, std::string component, size_t max_queued,
+                             double normal_per_second, double normal_burst)
+    : client_(std::move(client)),
+      clock_(clock),
+      component_(std::move(component)),
+      max_queued_(max_queued),
+      normal_per_second_(normal_per_second),
+      normal_burst_(normal_burst),
+      normal_tokens_(normal_burst),
+      normal_refilled_at_(clock.Monotonic()) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -24,6 +35,17 @@ void EventRecorder::Record(const ObjectReference& obj, const std::string& type, 
                            const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (type == "Normal") {
+      const base::MonoTime now = clock_.Monotonic();
+      const double elapsed = std::chrono::duration<double>(now - normal_refilled_at_).count();
+      normal_refilled_at_ = now;
+      normal_tokens_ = std::min(normal_burst_, normal_tokens_ + std::max(0.0, elapsed) * normal_per_second_);
+      if (normal_tokens_ < 1) {
+        ++dropped_;
+        return;
+      }
+      normal_tokens_ -= 1;
+    }
     if (queue_.size() >= max_queued_) {
       queue_.pop_front();
       ++dropped_;

@@ -2,6 +2,12 @@
 // Records core/v1 Events against objects, off the caller's thread: Record() only queues; a
 // background thread posts. When the API is slow the queue is bounded and the oldest events are
 // dropped (Events are best-effort in Kubernetes too).
+//
+// Normal Events are also rate limited (a token bucket: `normal_burst`, refilled at
+// `normal_per_second`): under a burst they are dropped rather than posted. berth's Normal Events
+// (Scheduled, Started, Succeeded, ...) repeat what the object's status and conditions already say,
+// so under load they would only add API writes; one run at a time, every one is posted. Warnings
+// are never rate limited.
 
 #include <condition_variable>
 #include <deque>
@@ -20,7 +26,8 @@ struct ObjectReference {
 
 class EventRecorder {
  public:
-  EventRecorder(ClientPtr client, const Clock& clock, std::string component, size_t max_queued = 1000);
+  EventRecorder(ClientPtr client, const Clock& clock, std::string component, size_t max_queued = 1000,
+                double normal_per_second = 10, double normal_burst = 100);
   ~EventRecorder();
 
   // type is "Normal" or "Warning"; reason is CamelCase; message one sentence.
@@ -44,6 +51,9 @@ class EventRecorder {
   const Clock& clock_;
   std::string component_;
   size_t max_queued_;
+  double normal_per_second_, normal_burst_;
+  double normal_tokens_;               // guarded by mu_
+  base::MonoTime normal_refilled_at_;  // guarded by mu_
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
   std::deque<Pending> queue_;

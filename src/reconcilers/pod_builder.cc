@@ -164,7 +164,9 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
 
   json::Value spec(rapidjson::kObjectType);
   if (const json::Value* ts = json::Find(tmpl, {"spec"}); ts != nullptr && ts->IsObject()) spec.CopyFrom(*ts, a);
-  spec.RemoveMember("nodeName");  // berth binds through pods/binding
+  // Created already bound to its rank's node: no pods/binding write. The node is only ever the
+  // one of the committed placement (the template's own nodeName is replaced).
+  SetString(spec, "nodeName", me.node, a);
   SetString(spec, "schedulerName", kSchedulerName, a);
   if (!spec.HasMember("restartPolicy")) spec.AddMember("restartPolicy", "Never", a);
   json::Value tol(rapidjson::kObjectType);

@@ -1,7 +1,8 @@
 #pragma once
 // Makes the Pods (and, for multi-node runs, the headless Service) of an admitted Run, exactly as
-// api.md describes: deterministic names, ownerReference, labels, berth's schedulerName, block
-// resources on the first container, the fleet toleration, BERTH_* environment, hostname/subdomain.
+// api.md describes: deterministic names, ownerReference, labels, berth's schedulerName, the rank's
+// node as spec.nodeName (created bound: no pods/binding write), block resources on the first
+// container, the fleet toleration, BERTH_* environment, hostname/subdomain.
 
 #include <string>
 #include <vector>

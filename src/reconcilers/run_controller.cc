@@ -1081,9 +1081,13 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
           spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
           return false;
         }
-      } else if (!b->second.empty()) {
-        continue;  // already bound
+        // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
+        // while the cache does not show it yet: our own earlier create (bound). A Pod an older
+        // berth left unbound shows in the cache without a node and is bound below then.
+        continue;
       }
+      if (!b->second.empty()) continue;  // already bound
+      // Only a Pod made without a node (by a berth that bound in a second write) gets here.
       k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
       if (!s.ok() && s.code() != 409) {
         spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());

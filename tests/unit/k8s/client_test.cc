@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "k8s/clock.h"
+#include "k8s/events.h"
+
 namespace berth::k8s {
 namespace {
 
@@ -927,6 +930,32 @@ TEST_F(ClientTest, ObserverSeesListPages) {
   opts.limit = 1;
   ASSERT_TRUE(client_.List("/api/v1/pods", opts).ok());
   EXPECT_EQ(gets, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// EventRecorder: Normal Events are rate limited (they repeat the status), Warnings never.
+
+TEST(EventRecorderTest, NormalEventsBeyondTheBurstAreDroppedWarningsAreNot) {
+  auto transport = std::make_shared<FakeTransport>();
+  auto client = std::make_shared<Client>(ClientConfig{}, transport);
+  client->SetMaxRetries(0);
+  FakeClock clock;
+  // 12 Normal and 3 Warnings in one instant: 5 Normal fit the burst, every Warning is posted;
+  // 2 s later (2/s) 4 more Normal fit.
+  for (int i = 0; i < 5 + 3 + 4; ++i) transport->Push(201, "{}");
+  EventRecorder rec(client, clock, "berth-controller", 1000, /*normal_per_second=*/2, /*normal_burst=*/5);
+  ObjectReference obj{"berth.dev/v1alpha1", "Run", "ns", "r", "uid"};
+  for (int i = 0; i < 12; ++i) rec.Record(obj, "Normal", "Scheduled", "placed");
+  for (int i = 0; i < 3; ++i) rec.Record(obj, "Warning", "PodFailed", "failed");
+  rec.Flush();
+  EXPECT_EQ(rec.posted(), 8u);
+  EXPECT_EQ(rec.dropped(), 7u);
+  clock.Advance(std::chrono::seconds(2));
+  for (int i = 0; i < 6; ++i) rec.Record(obj, "Normal", "Started", "running");
+  rec.Flush();
+  EXPECT_EQ(rec.posted(), 12u);
+  EXPECT_EQ(rec.dropped(), 9u);
+  EXPECT_TRUE(transport->answers.empty());
 }
 
 }  // namespace

@@ -195,7 +195,7 @@ TEST(BuildPodTest, SchedulerNameNodeNameAndRestartPolicy) {
   };
   const std::vector<Case> cases = {
       {"plain template", "", "Never"},
-      {"template nodeName is dropped", R"("nodeName":"pinned-node",)", "Never"},
+      {"template nodeName is replaced by the rank's node", R"("nodeName":"pinned-node",)", "Never"},
       {"template scheduler is replaced", R"("schedulerName":"default-scheduler",)", "Never"},
       {"template restartPolicy is kept", R"("restartPolicy":"OnFailure",)", "OnFailure"},
       {"all together", R"("nodeName":"x","schedulerName":"volcano","restartPolicy":"Always",)", "Always"},
@@ -206,7 +206,8 @@ TEST(BuildPodTest, SchedulerNameNodeNameAndRestartPolicy) {
     json::Document pod = Build(run, {Rank(0, "n1", 1, 0, 0, 0)}, 0);
     const json::Value* spec = json::Find(pod, {"spec"});
     ASSERT_NE(spec, nullptr);
-    EXPECT_FALSE(spec->HasMember("nodeName"));
+    // Created bound to the placement's node (no pods/binding write), whatever the template says.
+    EXPECT_EQ(json::GetString(*spec, "nodeName"), "n1");
     EXPECT_EQ(json::GetString(*spec, "schedulerName"), "berth");
     EXPECT_EQ(json::GetString(*spec, "restartPolicy"), c.want_restart);
   }
@@ -402,7 +403,7 @@ TEST(BuildPodTest, MultiNodeRanks) {
                   {"app", "train"}, {"berth.dev/run", "train"}, {"berth.dev/rank", rank}, {"berth.dev/attempt", "0"}}));
     EXPECT_EQ(json::GetString(json::Find(pod, {"spec", "hostname"})), "train-" + rank);
     EXPECT_EQ(json::GetString(json::Find(pod, {"spec", "subdomain"})), "train");
-    EXPECT_FALSE(json::Find(pod, {"spec"})->HasMember("nodeName"));
+    EXPECT_EQ(json::GetString(json::Find(pod, {"spec", "nodeName"})), ranks[i].node);
     const std::map<std::string, std::string> want_env = {
         {"BERTH_RUN_NAME", "train"},
         {"BERTH_NODE_RANK", rank},
