@@ -121,19 +121,11 @@ std::string RankAddress(const Run& run, int rank) {
   return run.meta.name + "-" + std::to_string(rank) + "." + run.meta.name + "." + run.meta.ns + ".svc";
 }
 
-k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
-                                  const std::vector<RankAssignment>& ranks, size_t index) {
-  const RankAssignment& me = ranks.at(index);
-  json::Document tmpl;
-  if (!run.template_json.empty()) tmpl.Parse<rapidjson::kParseIterativeFlag>(run.template_json.c_str());  // our own serialization: depth already capped
-  if (run.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
-    return k8s::Status::Error("spec.template is not an object");
-  }
-  json::Document pod(rapidjson::kObjectType);
-  Alloc& a = pod.GetAllocator();
-  pod.AddMember("apiVersion", "v1", a);
-  pod.AddMember("kind", "Pod", a);
+namespace {
 
+// The Pod's metadata: the template's labels and annotations, berth's labels (run, rank,
+// attempt), the blocks annotation and the Run as controlling owner.
+json::Value PodMeta(const Run& run, const json::Document& tmpl, const RankAssignment& me, Alloc& a) {
   json::Value meta(rapidjson::kObjectType);
   if (const json::Value* tm = json::Find(tmpl, {"metadata"}); tm != nullptr && tm->IsObject()) {
     if (const json::Value* l = json::Find(*tm, {"labels"}); l != nullptr && l->IsObject()) {
@@ -160,34 +152,14 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   json::Value owners(rapidjson::kArrayType);
   owners.PushBack(owner, a);
   meta.AddMember("ownerReferences", owners, a);
-  pod.AddMember("metadata", meta, a);
+  return meta;
+}
 
-  json::Value spec(rapidjson::kObjectType);
-  if (const json::Value* ts = json::Find(tmpl, {"spec"}); ts != nullptr && ts->IsObject()) spec.CopyFrom(*ts, a);
-  // Created already bound to its rank's node: no pods/binding write. The node is only ever the
-  // one of the committed placement (the template's own nodeName is replaced).
-  SetString(spec, "nodeName", me.node, a);
-  SetString(spec, "schedulerName", kSchedulerName, a);
-  if (!spec.HasMember("restartPolicy")) spec.AddMember("restartPolicy", "Never", a);
-  json::Value tol(rapidjson::kObjectType);
-  tol.AddMember("key", StringRef(kFleetTaintKey), a);
-  tol.AddMember("operator", "Equal", a);
-  tol.AddMember("value", Str(fleet, a), a);
-  ArrayMember(spec, "tolerations", a).PushBack(tol, a);
-
-  const int nodes = static_cast<int>(ranks.size());
-  if (nodes > 1) {
-    SetString(spec, "hostname", run.meta.name + "-" + std::to_string(me.rank), a);
-    SetString(spec, "subdomain", run.meta.name, a);
-  }
-
-  json::Value* containers = spec.HasMember("containers") ? &spec["containers"] : nullptr;
-  if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
-    return k8s::Status::Error("spec.template.spec.containers must list at least one container");
-  }
-  // The blocks are the Pod's whole budget, counted the way the kubelet admits it: the first
-  // container gets the blocks' resources less what the other containers ask for; no init
-  // container may ask for more than the blocks; only the first container gets GPUs.
+// The blocks are the Pod's whole budget, counted the way the kubelet admits it: the first
+// container gets the blocks' resources less what the other containers ask for; no init container
+// may ask for more than the blocks; only the first container gets GPUs.
+k8s::Status SetBudget(json::Value& spec, json::Value& containers, const std::string& gpu_resource,
+                      const RankAssignment& me, Alloc& a) {
   auto others = OtherContainersRequests(spec, gpu_resource);
   if (!others.ok()) return others.status();
   const sched::Resources& sidecars = others.value().sum;
@@ -203,21 +175,26 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
                               " memory, but the run's blocks on " + me.node + " hold " +
                               k8s::FormatBytes(me.resources.memory_bytes) + " in all: ask for more resources in spec.resources");
   }
-  {
-    json::Value& first = (*containers)[0];
-    if (!first.IsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
-    json::Value& res = ObjectMember(first, "resources", a);
-    const int64_t cpu = me.resources.cpu_millis - sidecars.cpu_millis;
-    const int64_t memory = me.resources.memory_bytes - sidecars.memory_bytes;
-    for (const char* kind : {"requests", "limits"}) {
-      json::Value& m = ObjectMember(res, kind, a);
-      if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(cpu), a);
-      if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(memory), a);
-      // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
-      m.RemoveMember(gpu_resource.c_str());
-      if (me.resources.gpus > 0) m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
-    }
+  json::Value& first = containers[0];
+  if (!first.IsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
+  json::Value& res = ObjectMember(first, "resources", a);
+  const int64_t cpu = me.resources.cpu_millis - sidecars.cpu_millis;
+  const int64_t memory = me.resources.memory_bytes - sidecars.memory_bytes;
+  for (const char* kind : {"requests", "limits"}) {
+    json::Value& m = ObjectMember(res, kind, a);
+    if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(cpu), a);
+    if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(memory), a);
+    // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
+    m.RemoveMember(gpu_resource.c_str());
+    if (me.resources.gpus > 0) m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
   }
+  return k8s::Status();
+}
+
+// BERTH_* in every container.
+void SetRunEnv(json::Value& containers, const Run& run, const std::vector<RankAssignment>& ranks,
+               const RankAssignment& me, Alloc& a) {
+  const int nodes = static_cast<int>(ranks.size());
   std::string master = nodes > 1 ? RankAddress(run, 0) : "localhost";
   std::string addrs;
   for (int r = 0; r < nodes; ++r) {
@@ -226,7 +203,7 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   }
   int64_t gpus_total = 0;
   for (const auto& r : ranks) gpus_total += r.resources.gpus;
-  for (auto& c : containers->GetArray()) {
+  for (auto& c : containers.GetArray()) {
     if (!c.IsObject()) continue;
     SetEnv(c, "BERTH_RUN_NAME", run.meta.name, a);
     SetEnv(c, "BERTH_NODE_RANK", std::to_string(me.rank), a);
@@ -237,6 +214,46 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
     SetEnv(c, "BERTH_GPUS_NUM", std::to_string(gpus_total), a);
     SetEnv(c, "BERTH_BLOCKS", std::to_string(me.blocks), a);
   }
+}
+
+}  // namespace
+
+k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
+                                  const std::vector<RankAssignment>& ranks, size_t index) {
+  const RankAssignment& me = ranks.at(index);
+  json::Document tmpl;
+  if (!run.template_json.empty()) tmpl.Parse<rapidjson::kParseIterativeFlag>(run.template_json.c_str());  // our own serialization: depth already capped
+  if (run.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
+    return k8s::Status::Error("spec.template is not an object");
+  }
+  json::Document pod(rapidjson::kObjectType);
+  Alloc& a = pod.GetAllocator();
+  pod.AddMember("apiVersion", "v1", a);
+  pod.AddMember("kind", "Pod", a);
+  pod.AddMember("metadata", PodMeta(run, tmpl, me, a), a);
+
+  json::Value spec(rapidjson::kObjectType);
+  if (const json::Value* ts = json::Find(tmpl, {"spec"}); ts != nullptr && ts->IsObject()) spec.CopyFrom(*ts, a);
+  // Created already bound to its rank's node: no pods/binding write. The node is only ever the
+  // one of the committed placement (the template's own nodeName is replaced).
+  SetString(spec, "nodeName", me.node, a);
+  SetString(spec, "schedulerName", kSchedulerName, a);
+  if (!spec.HasMember("restartPolicy")) spec.AddMember("restartPolicy", "Never", a);
+  json::Value tol(rapidjson::kObjectType);
+  tol.AddMember("key", StringRef(kFleetTaintKey), a);
+  tol.AddMember("operator", "Equal", a);
+  tol.AddMember("value", Str(fleet, a), a);
+  ArrayMember(spec, "tolerations", a).PushBack(tol, a);
+  if (ranks.size() > 1) {
+    SetString(spec, "hostname", run.meta.name + "-" + std::to_string(me.rank), a);
+    SetString(spec, "subdomain", run.meta.name, a);
+  }
+  json::Value* containers = spec.HasMember("containers") ? &spec["containers"] : nullptr;
+  if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
+    return k8s::Status::Error("spec.template.spec.containers must list at least one container");
+  }
+  if (k8s::Status s = SetBudget(spec, *containers, gpu_resource, me, a); !s.ok()) return s;
+  SetRunEnv(*containers, run, ranks, me, a);
   pod.AddMember("spec", spec, a);
   return json::Serialize(pod);
 }

@@ -1043,59 +1043,62 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
   std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
   for (const auto& p : PodsOf(run)) bound[p->meta.name] = p->node_name;
-  std::string key = RunKey(run);
-  Dispatch(key, [this, r = run, ranks, gpu_resource, bound] {
-    // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
-    // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
-    // any were made, are deleted by the Failed branch of Reconcile.
-    auto fail_invalid = [&](const std::string& why) {
-      spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
-      const k8s::TimePoint now = clock_.Now();
-      RunStatus next = Finish(r.status, Outcome::kFailed, "InvalidSpec", why, r.meta.generation, r.meta.created, now);
-      auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-      if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
-      NoteWritten(r, *res, &next);
-      events_->Record(Ref(r), "Warning", "InvalidSpec", why);
-      return true;
-    };
-    if (ranks.size() > 1) {
-      // The ranks find each other through it: no Pods before it exists (retried like any write).
-      auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
-      if (!s.ok() && !s.status().IsAlreadyExists()) {
-        spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
+  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound] { return CreatePods(r, ranks, gpu_resource, bound); });
+}
+
+bool RunController::FailInvalidSpec(const Run& r, const std::string& why) {
+  spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
+  const k8s::TimePoint now = clock_.Now();
+  RunStatus next = Finish(r.status, Outcome::kFailed, "InvalidSpec", why, r.meta.generation, r.meta.created, now);
+  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+  if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
+  NoteWritten(r, *res, &next);
+  events_->Record(Ref(r), "Warning", "InvalidSpec", why);
+  return true;
+}
+
+bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
+                               const std::map<std::string, std::string>& bound) {
+  // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
+  // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
+  // any were made, are deleted by the Failed branch of Reconcile.
+  if (ranks.size() > 1) {
+    // The ranks find each other through it: no Pods before it exists (retried like any write).
+    auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
+    if (!s.ok() && !s.status().IsAlreadyExists()) {
+      spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
+      return false;
+    }
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    std::string name = PodName(r.meta.name, r.status.resubmissions, ranks[i].rank);
+    auto b = bound.find(name);
+    if (b == bound.end()) {
+      auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
+      if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
+      auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
+      if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
+        return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
+                                      c.status().message());
+      }
+      if (!c.ok() && !c.status().IsAlreadyExists()) {
+        spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
         return false;
       }
+      // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
+      // while the cache does not show it yet: our own earlier create (bound). A Pod an older
+      // berth left unbound shows in the cache without a node and is bound below then.
+      continue;
     }
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      std::string name = PodName(r.meta.name, r.status.resubmissions, ranks[i].rank);
-      auto b = bound.find(name);
-      if (b == bound.end()) {
-        auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
-        if (!body.ok()) return fail_invalid("cannot make a Pod from spec.template: " + body.status().message());
-        auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
-        if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
-          return fail_invalid("the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
-                              c.status().message());
-        }
-        if (!c.ok() && !c.status().IsAlreadyExists()) {
-          spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
-          return false;
-        }
-        // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
-        // while the cache does not show it yet: our own earlier create (bound). A Pod an older
-        // berth left unbound shows in the cache without a node and is bound below then.
-        continue;
-      }
-      if (!b->second.empty()) continue;  // already bound
-      // Only a Pod made without a node (by a berth that bound in a second write) gets here.
-      k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
-      if (!s.ok() && s.code() != 409) {
-        spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
-        return false;
-      }
+    if (!b->second.empty()) continue;  // already bound
+    // Only a Pod made without a node (by a berth that bound in a second write) gets here.
+    k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
+    if (!s.ok() && s.code() != 409) {
+      spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
+      return false;
     }
-    return true;
-});
+  }
+  return true;
 }
 
 void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,

@@ -64,6 +64,7 @@
 #include "reconcilers/fleet_types.h"
 #include "reconcilers/keyed_writer.h"
 #include "reconcilers/lifecycle.h"
+#include "reconcilers/pod_builder.h"
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
@@ -247,6 +248,12 @@ class RunController {
                       k8s::TimePoint now);
   void HandleDeletion(const Run& run);
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
+  // Writer thread: admission step 4, the headless Service (multi-node) and each rank's Pod
+  // created bound; a Pod the API server refuses fails the run (FailInvalidSpec).
+  bool CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
+                  const std::map<std::string, std::string>& bound);
+  // Writer thread: the run fails with InvalidSpec and `why`.
+  bool FailInvalidSpec(const Run& r, const std::string& why);
   // Writes the MaxDurationExceeded status, then stops the attempt's Pods.
   void EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
                            const std::string& message, k8s::TimePoint now);
