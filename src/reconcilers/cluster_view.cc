@@ -49,6 +49,7 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     spec.placement = f->cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
     spec.topology_key = f->topology_key;
     spec.max_runs_per_instance = f->max_runs_per_instance;
+    spec.gpu_resource = f->gpu_resource;
     view.snapshot.fleets.push_back(std::move(spec));
   }
 
@@ -159,6 +160,7 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     rr.id = r.key;
     for (const auto& p : r.placement) rr.placement.push_back(sched::InstanceBlocks{p.node, p.blocks});
     rr.expected_end = r.expected_end;
+    rr.quota_pending = r.quota_pending;
     view.snapshot.running.push_back(std::move(rr));
   }
   // berth Pods that outlived their placement hold their blocks until they are gone.

@@ -31,6 +31,9 @@ struct PlacedRun {
   // counts toward maxRunsPerInstance in decisions, but is not written into the durable count
   // (if the status write never lands, the run never started there).
   bool assumed = false;
+  // Some of its Pods are not in the cache yet, so the namespace's ResourceQuota usage does not
+  // count them: the scheduling cycle charges its placement to the quota (see reconcilers/quota.h).
+  bool quota_pending = false;
 };
 
 // Resources on a node that no current placement accounts for.

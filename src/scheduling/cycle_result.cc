@@ -101,6 +101,10 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
     case WaitCode::kNoAvailableInstance:
       s = "no instance of its fleets can take a new run (" + Unavailable(r) + ")";
       break;
+    case WaitCode::kQuotaExceeded:
+      s = ExplainQuota(NamespaceOf(waiting.run_id),
+                       QuotaShortfall{r.quota_resource, r.quota_name, r.quota_needed, r.quota_used, r.quota_hard});
+      break;
     case WaitCode::kNoFleet:
       s = "no Fleet exists";
       break;

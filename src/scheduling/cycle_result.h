@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduling/quota.h"
 #include "scheduling/types.h"
 
 namespace berth::scheduling {
@@ -21,6 +22,9 @@ enum class WaitCode : uint8_t {
   kLifetimeTooShort,        // room exists, but only on instances expiring before maxDuration ends
   kReserved,                // room exists, but only on instances reserved for an earlier run
   kNoAvailableInstance,     // every instance of its fleets is not ready, expired or retired
+  // The run waits for its namespace's ResourceQuota (issue 17): its Pods would exceed it. It
+  // neither fails nor holds the reservation, and does not block the runs behind it.
+  kQuotaExceeded,
   // The run is Unschedulable: no fleet as it is now could ever hold it.
   kNoFleet,                // no Fleet exists at all
   kFleetNotFound,          // none of the Fleets it names exists
@@ -33,8 +37,9 @@ enum class WaitCode : uint8_t {
 // True for the codes that make a run Unschedulable rather than merely waiting for capacity.
 inline bool IsUnschedulable(WaitCode code) { return code >= WaitCode::kNoFleet; }
 
-// The API reason for a waiting run: "Unschedulable" or "NoCapacity".
+// The API reason for a waiting run: "Unschedulable", "QuotaExceeded" or "NoCapacity".
 inline std::string_view ApiReason(WaitCode code) {
+  if (code == WaitCode::kQuotaExceeded) return "QuotaExceeded";
   return IsUnschedulable(code) ? "Unschedulable" : "NoCapacity";
 }
 
@@ -54,6 +59,9 @@ struct WaitReason {
   std::optional<Duration> max_duration;
   Duration lifetime_left{0};  // kLifetimeTooShort: the most any instance with room has left
   std::string detail;         // kFleetNotFound only: the missing names, "a100, h100"
+  // kQuotaExceeded only: which resource of the namespace's quota has no room, and the numbers.
+  std::string quota_resource, quota_name;
+  int64_t quota_needed = 0, quota_used = 0, quota_hard = 0;
 };
 
 struct RankPlacement {

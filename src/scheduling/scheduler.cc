@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "scheduling/block_layout.h"
 #include "scheduling/capacity_index.h"
+#include "scheduling/quota.h"
 
 namespace berth::scheduling {
 
@@ -98,6 +101,15 @@ class Cycle {
   void BuildDomains();
   void ApplyRunning();
   void BuildIndex();
+  void BuildQuotas();
+  // The namespace quota of a run (nullptr: unlimited), and what a placement of it would use.
+  NamespaceQuota* QuotaOf(std::string_view run_id);
+  QuotaUse UseOn(const Instance& in, int32_t blocks) const;
+  const std::string& GpuResource(int32_t fleet) const { return fleets_[fleet].spec->gpu_resource; }
+  // Whether the namespace has room for the smallest use the run could have (its request on each
+  // node); fills `reason` when it has not.
+  bool QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const;
+  static void SetQuotaReason(const QuotaShortfall& s, WaitReason& reason);
 
   int32_t FindFleet(std::string_view name) const;
   int32_t FindInstance(std::string_view name) const;
@@ -147,6 +159,11 @@ class Cycle {
   std::vector<BusyEntry> running_entries_;  // from snapshot.running
   std::vector<BusyEntry> placed_entries_;   // from this cycle's placements
 
+  // Namespace quotas: their usage grows with this cycle's placements.
+  std::map<std::string, NamespaceQuota, std::less<>> quotas_;
+  // Set by PlaceSingle when an instance with room was skipped because of the run's quota.
+  std::optional<QuotaShortfall> quota_skip_;
+
   CapacityIndex open_;      // available, unreserved instances with free blocks
   CapacityIndex reserved_;  // available, reserved instances with free blocks
 
@@ -171,8 +188,55 @@ Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
   BuildFleets();
   BuildInstances();
   BuildDomains();
+  BuildQuotas();
   ApplyRunning();
   BuildIndex();
+}
+
+void Cycle::BuildQuotas() {
+  for (const NamespaceQuota& q : snapshot_.quotas) quotas_.emplace(q.ns, q);  // first one wins
+}
+
+NamespaceQuota* Cycle::QuotaOf(std::string_view run_id) {
+  if (quotas_.empty()) return nullptr;
+  auto it = quotas_.find(NamespaceOf(run_id));
+  return it == quotas_.end() ? nullptr : &it->second;
+}
+
+QuotaUse Cycle::UseOn(const Instance& in, int32_t blocks) const {
+  return QuotaUse{pools_[in.pool].layout.ResourcesFor(blocks), 1};
+}
+
+void Cycle::SetQuotaReason(const QuotaShortfall& s, WaitReason& reason) {
+  reason.code = WaitCode::kQuotaExceeded;
+  reason.quota_resource = s.resource;
+  reason.quota_name = s.quota;
+  reason.quota_needed = s.needed;
+  reason.quota_used = s.used;
+  reason.quota_hard = s.hard;
+}
+
+bool Cycle::QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const {
+  if (quota == nullptr) return true;
+  const int64_t n = std::max<int32_t>(run.nodes, 1);
+  auto times = [n](int64_t v) {
+    v = std::max<int64_t>(v, 0);
+    return v > std::numeric_limits<int64_t>::max() / n ? std::numeric_limits<int64_t>::max() : v * n;
+  };
+  const QuotaUse use{Resources{times(run.resources.cpu_millis), times(run.resources.memory_bytes),
+                               times(run.resources.gpus)},
+                     n};
+  // Room in the quota of any candidate fleet's GPU resource is enough (fleets may name different
+  // GPU resources); the first candidate's shortfall is the one reported.
+  std::optional<QuotaShortfall> first;
+  for (int32_t f : candidates_) {
+    auto s = CheckQuota(quota, use, GpuResource(f));
+    if (!s) return true;
+    if (!first) first = std::move(s);
+  }
+  if (!first) return true;
+  SetQuotaReason(*first, reason);
+  return false;
 }
 
 void Cycle::BuildFleets() {
@@ -315,11 +379,16 @@ void Cycle::ApplyRunning() {
     if (previous != nullptr && *previous == run.id) continue;  // duplicate
     previous = &run.id;
     const int64_t end = run.expected_end ? Ms(*run.expected_end) : kUnknownTime;
+    NamespaceQuota* quota = run.quota_pending ? QuotaOf(run.id) : nullptr;
     for (const InstanceBlocks& held : run.placement) {
       const int32_t i = FindInstance(held.instance);
       if (i < 0 || instances_[i].pool < 0 || held.blocks <= 0) continue;
       instances_[i].busy += held.blocks;
       running_entries_.push_back(BusyEntry{i, end, held.blocks});
+      if (quota != nullptr) {
+        const int32_t blocks = std::min<int32_t>(held.blocks, instances_[i].total);
+        ChargeQuota(*quota, UseOn(instances_[i], blocks), GpuResource(instances_[i].fleet));
+      }
     }
   }
   for (Instance& in : instances_) {
@@ -492,10 +561,19 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
   bool best_whole = false;
   bool best_reserved = false;
   bool best_waste = false;
-  auto consider = [&](const CapacityIndex& index, bool reserved, int32_t p, int32_t need) {
+  NamespaceQuota* quota = QuotaOf(run.id);
+  quota_skip_.reset();
+  auto consider = [&](const CapacityIndex& index, bool reserved, int32_t f, int32_t p, int32_t need) {
     if (index.LargestFree(p) < need) return;
     const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
     if (fit.instance < 0) return;
+    if (quota != nullptr) {
+      // The Pod asks for its blocks' resources, which may be more than the run's request.
+      if (auto s = CheckQuota(quota, QuotaUse{pools_[p].layout.ResourcesFor(need), 1}, GpuResource(f))) {
+        if (!quota_skip_) quota_skip_ = std::move(s);
+        return;
+      }
+    }
     const bool whole = fit.free == pools_[p].layout.total_blocks();
     const int32_t left = fit.free - need;
     const bool waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
@@ -523,8 +601,8 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
     for (int32_t p : fleets_[f].pools) {
       const int32_t need = need_[p];
       if (need < 0) continue;
-      consider(open_, false, p, need);
-      if (backfill && !reserved_.empty()) consider(reserved_, true, p, need);
+      consider(open_, false, f, p, need);
+      if (backfill && !reserved_.empty()) consider(reserved_, true, f, p, need);
     }
   }
   if (best.instance < 0) return false;
@@ -537,6 +615,7 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
                                           pools_[in.pool].layout.ResourcesFor(best_need)});
   placement.takes_unasked_gpus = best_waste;
   out_.placements.push_back(std::move(placement));
+  if (quota != nullptr) ChargeQuota(*quota, UseOn(in, best_need), GpuResource(in.fleet));
   Take(best.instance, best_need, end);
   return true;
 }
@@ -862,12 +941,41 @@ void Cycle::Consider(const PendingRun& run) {
   const bool backfill = has_reservation_ && reservation_start_ != kUnknownTime &&
                         run.max_duration && end <= reservation_start_;
 
+  // A run that waits for its own namespace's quota is skipped like one that does not fit, and
+  // never holds the reservation: capacity kept for it could not be used by it.
+  NamespaceQuota* quota = QuotaOf(run.id);
+  if (!QuotaAllowsRequest(run, quota, reason)) {
+    out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+    return;
+  }
   if (run.nodes <= 1) {
     if (PlaceSingle(run, rule, backfill, end)) return;
+    if (quota_skip_) {
+      SetQuotaReason(*quota_skip_, reason);
+      out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+      return;
+    }
     DiagnoseSingle(run, rule, backfill, reason);
   } else {
     int32_t fleet = -1;
     if (FindMulti(run.nodes, rule, backfill, chosen_, fleet)) {
+      if (quota != nullptr) {
+        QuotaUse use;
+        for (const auto& key : chosen_) {
+          const Instance& in = instances_[key.second];
+          const QuotaUse one = UseOn(in, in.total);
+          use.resources.cpu_millis += one.resources.cpu_millis;
+          use.resources.memory_bytes += one.resources.memory_bytes;
+          use.resources.gpus += one.resources.gpus;
+          ++use.pods;
+        }
+        if (auto s = CheckQuota(quota, use, GpuResource(fleet))) {
+          SetQuotaReason(*s, reason);
+          out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+          return;
+        }
+        ChargeQuota(*quota, use, GpuResource(fleet));
+      }
       PlaceMulti(run, fleet, chosen_, end);
       return;
     }

@@ -6,6 +6,7 @@
 // not trust that: a later duplicate is ignored (the first one in input order wins).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct FleetSpec {
   PreemptionPolicy preemption = PreemptionPolicy::kNever;
   // A run placed on this fleet's instances less than this long ago is not preempted.
   Duration min_runtime = std::chrono::minutes(5);
+  // The extended resource its instances' GPUs are (what a namespace's ResourceQuota limits as
+  // requests.<gpu_resource>).
+  std::string gpu_resource = "nvidia.com/gpu";
 };
 
 // One Node matched by a Fleet.
@@ -57,12 +61,38 @@ struct RunningRun {
   std::string id;
   std::vector<InstanceBlocks> placement;
   std::optional<TimePoint> expected_end;  // start + maxDuration; nullopt when unknown/off
+  // Its Pods are not (all) created yet, so the namespace's ResourceQuota usage does not show
+  // them: what its placement gives counts toward the namespace's quota usage (see QuotaRoom).
+  bool quota_pending = false;
+};
+
+// How much of one resource a namespace's ResourceQuota allows: the tightest quota object
+// (least room) for that resource. Amounts in berth's units (millicores, bytes, counts).
+struct QuotaLimit {
+  int64_t used = 0;
+  int64_t hard = 0;
+  std::string quota;  // the ResourceQuota object's name, for messages
+};
+
+// Resource names as a ResourceQuota spells them (the "requests." forms; "pods" counts Pods).
+inline constexpr const char* kQuotaCpu = "requests.cpu";
+inline constexpr const char* kQuotaMemory = "requests.memory";
+inline constexpr const char* kQuotaPods = "pods";
+
+// What a namespace's ResourceQuota objects allow berth's Pods there (issue 17). Keys: kQuotaCpu,
+// kQuotaMemory, kQuotaPods and "requests.<gpu resource>"; a resource without an entry is
+// unlimited. The namespace of a run is the part of its id before '/'.
+struct NamespaceQuota {
+  std::string ns;
+  std::map<std::string, QuotaLimit> limits;
 };
 
 struct ClusterSnapshot {
   std::vector<FleetSpec> fleets;
   std::vector<InstanceSpec> instances;
   std::vector<RunningRun> running;
+  // Namespaces with a ResourceQuota that limits what berth creates; others are unlimited.
+  std::vector<NamespaceQuota> quotas;
 };
 
 }  // namespace berth::scheduling
