@@ -8,7 +8,17 @@ namespace berth::controller {
 
 namespace json = k8s::json;
 
-k8s::Result<std::string> ReviewRun(const std::string& request_body) {
+namespace {
+
+// spec.priority of a Run in a review (the CRD's default, 50, when it is not set).
+int64_t PriorityOf(const json::Value* object) {
+  const json::Value* p = object != nullptr ? json::Find(*object, {"spec", "priority"}) : nullptr;
+  return p != nullptr && p->IsInt64() ? p->GetInt64() : 50;
+}
+
+}  // namespace
+
+k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps) {
   auto review = json::Parse(request_body);
   if (!review.ok() || !review->IsObject()) return k8s::Status::Error("the body is not an AdmissionReview");
   const json::Value* request = json::Find(*review, {"request"});
@@ -18,7 +28,19 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body) {
 
   std::string patch;
   const json::Value* object = json::Find(*request, {"object"});
-  if (json::GetString(*request, "operation") == "CREATE" && object != nullptr && object->IsObject()) {
+  const std::string operation = json::GetString(*request, "operation");
+  if (caps && object != nullptr && object->IsObject() && (operation == "CREATE" || operation == "UPDATE")) {
+    std::string ns = json::GetString(*request, "namespace");
+    if (ns.empty()) ns = json::GetString(json::Find(*object, {"metadata", "namespace"}));
+    const int64_t priority = PriorityOf(object);
+    const bool changed = operation == "CREATE" || priority != PriorityOf(json::Find(*request, {"oldObject"}));
+    if (auto cap = caps(ns); cap && changed && priority > cap->cap) {
+      return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" + json::Quote(uid) +
+             R"(,"allowed":false,"status":{"code":403,"reason":"Forbidden","message":)" +
+             json::Quote(reconcilers::PriorityRefusal(ns, priority, *cap)) + "}}}";
+    }
+  }
+  if (operation == "CREATE" && object != nullptr && object->IsObject()) {
     const json::Value* finalizers = json::Find(*object, {"metadata", "finalizers"});
     bool has = false;
     if (finalizers != nullptr && finalizers->IsArray()) {

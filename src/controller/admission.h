@@ -5,9 +5,12 @@
 // itself at admission.
 
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "k8s/result.h"
+#include "reconcilers/namespace_policy.h"
 
 namespace berth::controller {
 
@@ -18,6 +21,13 @@ namespace berth::controller {
 // etcd, and a review carries the object (and, on updates, the old object) plus a small envelope.
 inline constexpr size_t kMaxAdmissionReviewBytes = 4 * 1024 * 1024;
 
-k8s::Result<std::string> ReviewRun(const std::string& request_body);
+// The priority cap of a namespace (label berth.dev/max-priority), nullopt without one.
+using CapLookup = std::function<std::optional<reconcilers::PriorityCap>(const std::string& ns)>;
+
+// With `caps` (issue 17): a CREATE whose spec.priority is above its namespace's cap, or an UPDATE
+// that changes spec.priority to a value above it, is refused (403 Forbidden) with a message that
+// names the cap. An UPDATE that leaves the priority as it was is allowed whatever the cap (a run
+// created before the label can still be stopped, suspended or deleted).
+k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps = {});
 
 }  // namespace berth::controller

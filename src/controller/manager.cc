@@ -77,9 +77,9 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   dashboard_->Register(*metrics_server_);
   webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2, limits);
   webhook_server_->UseTls(options_.webhook_cert_dir + "/tls.crt", options_.webhook_cert_dir + "/tls.key");
-  webhook_server_->Handle("/mutate-runs", [](const HttpRequestView& req) {
+  webhook_server_->Handle("/mutate-runs", [this](const HttpRequestView& req) {
     if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
-    auto review = ReviewRun(req.body);
+    auto review = ReviewRun(req.body, [this](const std::string& ns) { return NamespaceCap(ns); });
     if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
     return HttpReply{200, "application/json", review.value(), {}};
   }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
@@ -95,6 +95,17 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
 Manager::~Manager() { Shutdown(); }
 
 bool Manager::CachesSynced() const { return engine_->HasSynced(); }
+
+std::optional<reconcilers::PriorityCap> Manager::NamespaceCap(const std::string& ns) const {
+  // Read at once (a label set a moment ago applies to the next create); the cache when the API
+  // does not answer. Without either the run is allowed: the engine caps it anyway.
+  if (ns.empty()) return std::nullopt;
+  auto n = client_->Get(k8s::resources::kNamespaces.Path("", ns));
+  if (n.ok()) {
+    if (auto info = reconcilers::DecodeNamespace(*n)) return reconcilers::ParsePriorityCap(info->labels);
+  }
+  return engine_->CapOf(ns);
+}
 
 std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
   auto entries = engine_->Queue();

@@ -27,6 +27,8 @@ class Manager {
   k8s::Status Run(const std::atomic<bool>& stop);
 
   bool CachesSynced() const;
+  // The priority cap of a namespace for the admission webhook (issue 17).
+  std::optional<reconcilers::PriorityCap> NamespaceCap(const std::string& ns) const;
   reconcilers::RunController& engine() { return *engine_; }
   Metrics& metrics() { return *metrics_; }
 

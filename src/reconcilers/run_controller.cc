@@ -151,6 +151,14 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   fleets_->AddHandler(wake);
   nodes_->AddHandler(wake);
   others_->AddHandler(wake);
+  namespaces_ = std::make_unique<k8s::Informer<NamespaceInfo>>(
+      client_, k8s::resources::kNamespaces.Path(), DecodeNamespace, [](const NamespaceInfo& n) { return n.name; },
+      "namespaces");
+  resource_quotas_ = std::make_unique<k8s::Informer<ResourceQuotaInfo>>(
+      client_, "/api/v1/resourcequotas", DecodeResourceQuota,
+      [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
+  namespaces_->AddHandler(wake);
+  resource_quotas_->AddHandler(wake);
 }
 
 RunController::~RunController() { Stop(); }
@@ -161,6 +169,8 @@ void RunController::StartInformers() {
   nodes_->Start();
   pods_->Start();
   others_->Start();
+  namespaces_->Start();
+  resource_quotas_->Start();
 }
 
 void RunController::StartLoop() {
@@ -187,12 +197,14 @@ void RunController::Stop() {
   nodes_->Stop();
   pods_->Stop();
   others_->Stop();
+  namespaces_->Stop();
+  resource_quotas_->Stop();
   events_->Flush();
 }
 
 bool RunController::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
-         others_->HasSynced();
+         others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();
 }
 
 std::vector<QueueEntry> RunController::Queue() const {
@@ -537,7 +549,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     pending.insert(key);
     sched::PendingRun pr;
     pr.id = key;
-    pr.priority = static_cast<int32_t>(run->priority);
+    pr.priority = QueuePriority(*run);
     pr.submitted_at = run->meta.created;
     pr.nodes = static_cast<int32_t>(run->nodes);
     pr.resources = sched::Resources{run->cpu_milli, run->memory_bytes, run->gpus};
@@ -638,6 +650,7 @@ void RunController::Pass() {
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
   std::vector<PlacedRun> placed = BlockHolders(keyed);
+  MarkQuotaPending(placed);
 
   std::unordered_map<std::string, const Run*> by_key;
   by_key.reserve(keyed.size());
@@ -645,6 +658,7 @@ void RunController::Pass() {
   std::vector<NodeHold> holds = Holds(by_key);
   ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
   PauseRefusedInstances(view, nodes, holds, now);
+  view.snapshot.quotas = QuotaLimits(resource_quotas_->List());
 
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
   sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
@@ -1391,6 +1405,11 @@ RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason
 // first of them takes no runs (a kubelet refusal, an unreadable annotation): see Pass.
 std::string RunController::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
   std::string s = result.Explain(w);
+  if (auto run = runs_->Get(w.run_id)) {
+    if (auto cap = CapOf(run->meta.ns); cap && run->priority > cap->cap) {
+      s += "; " + PriorityCapNote(run->meta.ns, run->priority, *cap);
+    }
+  }
   const auto& r = w.reason;
   if (r.not_ready + r.invalid <= 0 || unavailable_detail_.empty()) return s;
   // The fleet the numbers are about; when they are about all its fleets, the first of them
@@ -1416,7 +1435,9 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   const std::string reason(sched::ApiReason(w.reason.code));
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   Memo& memo = memo_[RunKey(run)];
-  if (StopsWaiting(run, now)) {
+  // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
+  // namespace's own budget, not capacity that failed to show up (as in Kueue).
+  if (w.reason.code != sched::WaitCode::kQuotaExceeded && StopsWaiting(run, now)) {
     const std::string why = Explain(result, w);
     RunStatus next =
         !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
@@ -1601,6 +1622,34 @@ void RunController::WriteFleetStatuses(const ClusterView& view, const std::vecto
       return true;
     });
     if (queued) fleet_written_[name] = signature;
+  }
+}
+
+}  // namespace berth::reconcilers
+
+namespace berth::reconcilers {
+
+std::optional<PriorityCap> RunController::CapOf(const std::string& ns) const {
+  auto n = namespaces_->Get(ns);
+  if (!n) return std::nullopt;
+  return ParsePriorityCap(n->labels);
+}
+
+int32_t RunController::QueuePriority(const Run& run) const {
+  const auto priority = static_cast<int32_t>(run.priority);
+  auto cap = CapOf(run.meta.ns);
+  return cap ? std::min(priority, cap->cap) : priority;
+}
+
+void RunController::MarkQuotaPending(std::vector<PlacedRun>& placed) const {
+  for (PlacedRun& r : placed) {
+    const std::string ns(sched::NamespaceOf(r.key));
+    for (const auto& p : r.placement) {
+      if (p.pod.empty() || !pods_->Get(k8s::ObjectKey(ns, p.pod))) {
+        r.quota_pending = true;
+        break;
+      }
+    }
   }
 }
 

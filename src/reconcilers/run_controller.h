@@ -64,6 +64,7 @@
 #include "reconcilers/fleet_types.h"
 #include "reconcilers/keyed_writer.h"
 #include "reconcilers/lifecycle.h"
+#include "reconcilers/namespace_policy.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/run_types.h"
@@ -157,6 +158,8 @@ class RunController {
 
   // The queue as of the last pass, in order.
   std::vector<QueueEntry> Queue() const;
+  // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
+  std::optional<PriorityCap> CapOf(const std::string& ns) const;
   // The Fleets as cached (with the status berth last wrote).
   std::vector<std::shared_ptr<const Fleet>> Fleets() const { return fleets_->List(); }
 
@@ -351,6 +354,10 @@ class RunController {
   // Pods on nodes that no current placement accounts for (see NodeHold).
   std::vector<NodeHold> Holds(const std::unordered_map<std::string, const Run*>& runs) const;
   k8s::ObjectReference Ref(const Run& run) const;
+  // Issue 17 (namespace_policy.h): marks placed runs whose Pods are not all in the cache (their
+  // quota usage is not in the ResourceQuota's status yet), and the queue's priority for a run.
+  void MarkQuotaPending(std::vector<PlacedRun>& placed) const;
+  int32_t QueuePriority(const Run& run) const;
 
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
@@ -363,6 +370,8 @@ class RunController {
   // Everyone else's Pods that may hold resources (not berth's, not finished): their requests come
   // off the nodes they run on.
   std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
+  std::unique_ptr<k8s::Informer<NamespaceInfo>> namespaces_;        // their berth.dev/max-priority
+  std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
 
   scheduling::RunQueue queue_;  // loop thread only
   // The working set of the passes (see "Incremental passes"), in key order; loop thread only.

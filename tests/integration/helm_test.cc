@@ -208,6 +208,8 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "|pods|create,delete,list,watch",
       "|pods/binding|create",
       "|nodes|list,watch",
+      "|namespaces|get,list,watch",
+      "|resourcequotas|list,watch",
       "|services|create,delete",
       "|events|create",
   };

@@ -1,0 +1,133 @@
+#include "reconcilers/namespace_policy.h"
+
+#include <algorithm>
+
+#include "k8s/quantity.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+
+std::optional<PriorityCap> ParsePriorityCap(const std::map<std::string, std::string>& labels) {
+  auto it = labels.find(kMaxPriorityLabel);
+  if (it == labels.end()) return std::nullopt;
+  PriorityCap cap;
+  cap.value = it->second;
+  const std::string& v = it->second;
+  int32_t n = 0;
+  bool ok = !v.empty() && v.size() <= 3;
+  for (char c : v) {
+    if (c < '0' || c > '9') ok = false;
+    if (ok) n = n * 10 + (c - '0');
+  }
+  if (!ok || n > 100) {
+    cap.malformed = true;
+    cap.cap = 0;
+  } else {
+    cap.cap = n;
+  }
+  return cap;
+}
+
+namespace {
+std::string LabelText(const PriorityCap& cap) {
+  return std::string("label ") + kMaxPriorityLabel + ": " + json::Quote(cap.value);
+}
+}  // namespace
+
+std::string PriorityRefusal(const std::string& ns, int64_t priority, const PriorityCap& cap) {
+  if (cap.malformed) {
+    return "spec.priority " + std::to_string(priority) + " is above 0, the highest priority runs in namespace " + ns +
+           " may have: its " + LabelText(cap) + " is not a whole number from 0 to 100, so berth counts it as 0 " +
+           "until a cluster admin fixes it";
+  }
+  return "spec.priority " + std::to_string(priority) + " is above " + std::to_string(cap.cap) +
+         ", the highest priority runs in namespace " + ns + " may have (namespace " + LabelText(cap) + ")";
+}
+
+std::string PriorityCapNote(const std::string& ns, int64_t priority, const PriorityCap& cap) {
+  std::string s = "priority capped at " + std::to_string(cap.cap) + " by namespace " + ns + " (" + LabelText(cap);
+  if (cap.malformed) s += ", not a whole number from 0 to 100: counted as 0";
+  return s + "); spec.priority is " + std::to_string(priority);
+}
+
+std::shared_ptr<const NamespaceInfo> DecodeNamespace(const json::Value& obj) {
+  if (!obj.IsObject()) return nullptr;
+  auto meta = k8s::DecodeMeta(obj);
+  if (meta.name.empty()) return nullptr;
+  auto n = std::make_shared<NamespaceInfo>();
+  n->name = meta.name;
+  n->labels = std::move(meta.labels);
+  return n;
+}
+
+namespace {
+
+// The core's key for a quota resource name, or "" for resources berth's Pods do not use.
+std::string QuotaKey(const std::string& name) {
+  if (name == "cpu" || name == "requests.cpu") return scheduling::kQuotaCpu;
+  if (name == "memory" || name == "requests.memory") return scheduling::kQuotaMemory;
+  if (name == "pods" || name == "count/pods") return scheduling::kQuotaPods;
+  if (name.rfind("requests.", 0) == 0) return name;  // requests.nvidia.com/gpu and other extended resources
+  return "";
+}
+
+void ReadAmounts(const json::Value* list, std::map<std::string, int64_t>& out) {
+  if (list == nullptr || !list->IsObject()) return;
+  for (auto it = list->MemberBegin(); it != list->MemberEnd(); ++it) {
+    if (!it->value.IsString()) continue;
+    const std::string name(it->name.GetString(), it->name.GetStringLength());
+    const std::string key = QuotaKey(name);
+    if (key.empty()) continue;
+    const std::string_view text(it->value.GetString(), it->value.GetStringLength());
+    auto v = key == scheduling::kQuotaCpu ? k8s::ParseMilliValue(text) : k8s::ParseValue(text);
+    if (!v.ok()) continue;  // beyond what berth can count: not a limit berth can check
+    // Two names for one resource (cpu and requests.cpu): the smaller hard limit binds.
+    auto [slot, fresh] = out.emplace(key, *v);
+    if (!fresh) slot->second = std::min(slot->second, *v);
+  }
+}
+
+}  // namespace
+
+std::shared_ptr<const ResourceQuotaInfo> DecodeResourceQuota(const json::Value& obj) {
+  if (!obj.IsObject()) return nullptr;
+  auto meta = k8s::DecodeMeta(obj);
+  if (meta.name.empty()) return nullptr;
+  auto q = std::make_shared<ResourceQuotaInfo>();
+  q->ns = meta.ns;
+  q->name = meta.name;
+  const json::Value* scopes = json::Find(obj, {"spec", "scopes"});
+  const json::Value* selector = json::Find(obj, {"spec", "scopeSelector"});
+  q->scoped = (scopes != nullptr && scopes->IsArray() && !scopes->Empty()) || (selector != nullptr && selector->IsObject());
+  ReadAmounts(json::Find(obj, {"status", "hard"}), q->hard);
+  if (q->hard.empty()) ReadAmounts(json::Find(obj, {"spec", "hard"}), q->hard);
+  ReadAmounts(json::Find(obj, {"status", "used"}), q->used);
+  return q;
+}
+
+std::vector<scheduling::NamespaceQuota> QuotaLimits(const std::vector<std::shared_ptr<const ResourceQuotaInfo>>& quotas) {
+  std::map<std::string, scheduling::NamespaceQuota> by_ns;
+  std::vector<std::shared_ptr<const ResourceQuotaInfo>> sorted = quotas;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a->ns != b->ns ? a->ns < b->ns : a->name < b->name;
+  });
+  for (const auto& q : sorted) {
+    if (q == nullptr || q->scoped) continue;
+    for (const auto& [resource, hard] : q->hard) {
+      auto u = q->used.find(resource);
+      const int64_t used = u == q->used.end() ? 0 : u->second;
+      scheduling::NamespaceQuota& nq = by_ns[q->ns];
+      nq.ns = q->ns;
+      auto [slot, fresh] = nq.limits.emplace(resource, scheduling::QuotaLimit{used, hard, q->name});
+      // The tightest object binds: the least room (ties: the first by name).
+      if (!fresh && hard - used < slot->second.hard - slot->second.used) slot->second = {used, hard, q->name};
+    }
+  }
+  std::vector<scheduling::NamespaceQuota> out;
+  out.reserve(by_ns.size());
+  for (auto& [ns, q] : by_ns) out.push_back(std::move(q));
+  return out;
+}
+
+}  // namespace berth::reconcilers
