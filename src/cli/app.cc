@@ -322,6 +322,7 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
     if (Observed(*run, change->generation) || !Queued(*run)) {
       out << "run/" << name << ": " << DescribePlace(*run) << "\n";
+      if (std::string note = CapNote(*run); !note.empty()) out << "run/" << name << ": " << note << "\n";
       return 0;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;

@@ -65,6 +65,12 @@ k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::strin
                        409, "Conflict");
 }
 
+std::string CapNote(const json::Value& run) {
+  const std::string message = json::GetString(json::Find(run, {"status", "message"}));
+  const size_t at = message.find("priority capped at ");
+  return at == std::string::npos ? std::string() : message.substr(at);
+}
+
 bool Observed(const json::Value& run, int64_t generation) {
   const json::Value* og = json::Find(run, {"status", "observedGeneration"});
   return og != nullptr && og->IsInt64() && og->GetInt64() >= generation;

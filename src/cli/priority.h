@@ -41,6 +41,11 @@ bool Queued(const k8s::json::Value& run);
 // queue", "pending, not placed in the queue yet", "admitted (Running)", "finished (Failed)".
 std::string DescribePlace(const k8s::json::Value& run);
 
+// The sentence of the run's status message that says its namespace caps its priority ("priority
+// capped at 70 by namespace ml (label berth.dev/max-priority: \"70\"); spec.priority is 80"),
+// or "" when the message says nothing of a cap (issue 17).
+std::string CapNote(const k8s::json::Value& run);
+
 // A failed API call as a sentence: Forbidden/other API errors carry the server's message; 404 on
 // the run names it and its namespace.
 std::string RunErrorSentence(const k8s::Status& s, const std::string& ns, const std::string& name);

@@ -202,9 +202,15 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
   spdlog::info("dashboard: priority of run {}/{} set to {} with the viewer's token", ns, name, priority);
   const json::Value* meta = json::Find(*res, {"metadata"});  // absent from an unexpected answer
   const int64_t generation = meta != nullptr ? json::GetInt(*meta, "generation") : 0;
+  // Without the admission webhook a priority above the namespace's cap is written and queued at
+  // the cap (issue 17): say so.
+  std::string cap;
+  if (auto c = engine_.CapOf(ns); c && priority > c->cap) {
+    cap = R"(,"cap":)" + std::to_string(c->cap) + R"(,"capNote":)" + json::Quote(reconcilers::PriorityCapNote(ns, priority, *c));
+  }
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"priority":)" +
                             std::to_string(priority) + R"(,"generation":)" +
-                            std::to_string(generation) + "}");
+                            std::to_string(generation) + cap + "}");
 }
 
 HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& ns, const std::string& name) const {

@@ -234,7 +234,12 @@
       input.dataset.server = String(now);
       input.value = String(now);
       form.classList.remove('dirty');
-      showNotice('ok', `Priority of ${key} set to ${now}.`, 'The queue re-orders in a moment.');
+      if (typeof r.cap === 'number' && now > r.cap) {
+        // Written, but the namespace caps it (berth.dev/max-priority): the queue uses the cap.
+        showNotice('error', `Priority of ${key} set to ${now}, but capped at ${r.cap}:`, `${r.capNote}.`);
+      } else {
+        showNotice('ok', `Priority of ${key} set to ${now}.`, 'The queue re-orders in a moment.');
+      }
       refreshNow();
     } catch (err) {
       // Show the real (unchanged) priority again, and the API server's own words.
@@ -242,7 +247,7 @@
       form.classList.remove('dirty');
       let hint = '';
       if (err.status === 401) hint = ' Enter a Kubernetes token that may patch runs.';
-      else if (err.status === 403 && !/csrf|cross/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
+      else if (err.status === 403 && !/csrf|cross|max-priority/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
       const said = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`;
       showNotice('error', `Priority of ${key} not changed (${statusLabel(err.status)}):`, said + hint);
     } finally {
@@ -498,7 +503,7 @@
     } catch (err) {
       let hint = '';
       if (err.status === 401) hint = ' Enter a Kubernetes token that may patch runs.';
-      else if (err.status === 403 && !/csrf|cross/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
+      else if (err.status === 403 && !/csrf|cross|max-priority/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
       const said = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`;
       showNotice('error', `Could not ${a.action} ${key} (${statusLabel(err.status)}):`, said + hint);
       refreshNow();
