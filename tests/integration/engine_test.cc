@@ -277,6 +277,82 @@ TEST_F(Engine, MultiNodeRunOnANonClusterFleetIsUnschedulable) {
   EXPECT_EQ(Phase("patient"), "Pending");
 }
 
+// Issue 17: without the admission webhook, the namespace label berth.dev/max-priority caps the
+// priority the queue uses, and the run's message says so. A malformed value counts as 0.
+TEST_F(Engine, NamespaceMaxPriorityCapsTheQueuedPriority) {
+  ASSERT_EQ(cp().Kubectl({"label", "namespace", ns_, "berth.dev/max-priority=70"}).exit_code, 0);
+  Run("eager", "  priority: 80\n  fleets: [none-" + ns_ + "]\n" + kQueue);  // waits: no such fleet
+  EXPECT_TRUE(Eventually([&] {
+    return StatusInt("eager", "effectivePriority") == 70 &&
+           Message("eager").find("priority capped at 70 by namespace " + ns_) != std::string::npos;
+  })) << Message("eager");
+  EXPECT_NE(Message("eager").find("spec.priority is 80"), std::string::npos) << Message("eager");
+  EXPECT_EQ(Phase("eager"), "Pending");
+  ASSERT_EQ(cp().Kubectl({"label", "--overwrite", "namespace", ns_, "berth.dev/max-priority=high"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return StatusInt("eager", "effectivePriority") == 0 && Message("eager").find("counted as 0") != std::string::npos;
+  })) << Message("eager");
+  ASSERT_EQ(cp().Kubectl({"label", "namespace", ns_, "berth.dev/max-priority-"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return StatusInt("eager", "effectivePriority") == 80 && Message("eager").find("capped") == std::string::npos;
+  })) << Message("eager");
+}
+
+// Issue 17: a run whose Pods would exceed its namespace's ResourceQuota waits (QuotaExceeded, with
+// the numbers) instead of failing at Pod creation; another namespace's run behind it is placed; the
+// waiting run is placed once usage drops or the quota is raised. There is no kube-controller-manager
+// here: the test writes the quota's status as its quota controller would (the API server's quota
+// admission then counts each Pod berth creates).
+TEST_F(Engine, ANamespaceAtItsGpuQuotaWaitsWhileOtherNamespacesRunsArePlaced) {
+  Nodes("gpu", 3, "8", "32Gi", 8);
+  Fleet("gpu", "gpu", "  blocks: 8\n");
+  const std::string other = ns_ + "-b";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  struct Cleanup {
+    std::string ns;
+    ~Cleanup() { ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"}); }
+  } cleanup{other};
+  Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpus}\nspec:\n  hard: {requests.nvidia.com/gpu: \"32\"}\n");
+  const std::string status_path = "/api/v1/namespaces/" + ns_ + "/resourcequotas/gpus/status";
+  auto set_status = [&](int hard, int used) {
+    auto r = client()->MergePatch(status_path, R"({"status":{"hard":{"requests.nvidia.com/gpu":")" + std::to_string(hard) +
+                                                   R"("},"used":{"requests.nvidia.com/gpu":")" + std::to_string(used) + R"("}}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  set_status(32, 28);
+  // No retry: waiting for the namespace's quota is not a failure to find capacity.
+  Run("big", "  priority: 90\n  resources: {gpu: 8}\n");
+  ASSERT_TRUE(Eventually([&] { return Reason("big") == "QuotaExceeded"; })) << Reason("big") << ": " << Message("big");
+  EXPECT_EQ(Phase("big"), "Pending");
+  EXPECT_NE(Message("big").find("needs 8 GPUs; namespace " + ns_ + " uses 28 of 32 GPUs"), std::string::npos)
+      << Message("big");
+  // A lower-priority run of another namespace is not blocked behind it.
+  CommandResult cv = cp().Kubectl({"apply", "-n", other, "-f", "-"},
+                                  "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: cv}\nspec:\n  priority: 10\n"
+                                  "  resources: {gpu: 8}\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "run", "cv", "-n", other, "-o", "jsonpath={.status.phase}"}).out == "Scheduled";
+  }));
+  EXPECT_EQ(Reason("big"), "QuotaExceeded");
+  // Usage drops: it is placed, and the API server's quota admission counts its Pod.
+  set_status(32, 20);
+  ASSERT_TRUE(WaitPhase("big", "Scheduled")) << Message("big");
+  auto used = [&] {
+    auto q = client()->Get("/api/v1/namespaces/" + ns_ + "/resourcequotas/gpus");
+    return q.ok() ? json::GetString(json::Find(*q, {"status", "used", "requests.nvidia.com/gpu"})) : std::string();
+  };
+  ASSERT_TRUE(Eventually([&] { return used() == "28"; })) << used();
+  Run("more", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(Eventually([&] { return Reason("more") == "QuotaExceeded"; })) << Reason("more") << ": " << Message("more");
+  EXPECT_NE(Message("more").find("uses 28 of 32 GPUs"), std::string::npos) << Message("more");
+  // The quota is raised: placed.
+  ASSERT_EQ(Kubectl({"patch", "resourcequota", "gpus", "--type", "merge", "-p",
+                     R"({"spec":{"hard":{"requests.nvidia.com/gpu":"40"}}})"}).exit_code, 0);
+  set_status(40, 28);
+  ASSERT_TRUE(WaitPhase("more", "Scheduled")) << Message("more");
+}
+
 TEST_F(Engine, QueueingWaitsForCapacityAndWithoutItTheRunFails) {
   Nodes("one", 1, "4", "8Gi");
   Fleet("one", "one");
