@@ -53,7 +53,7 @@ class Webhook : public EngineTest {
                        config_ + "}\nwebhooks:\n- name: runs.berth.dev\n  admissionReviewVersions: [v1]\n  sideEffects: None\n"
                        "  failurePolicy: Ignore\n  timeoutSeconds: 5\n  clientConfig:\n    url: https://127.0.0.1:" +
                        std::to_string(port_) + "/mutate-runs\n    caBundle: " + ca +
-                       "\n  rules:\n  - apiGroups: [berth.dev]\n    apiVersions: [v1alpha1]\n    operations: [CREATE]\n"
+                       "\n  rules:\n  - apiGroups: [berth.dev]\n    apiVersions: [v1alpha1]\n    operations: [CREATE, UPDATE]\n"
                        "    resources: [runs]\n";
     CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -88,6 +88,50 @@ TEST_F(Webhook, NewRunsCarryTheFinalizerFromCreation) {
   EXPECT_EQ(Finalizers("admitted"), R"(["berth.dev/run-cleanup"])");
   ASSERT_EQ(Kubectl({"delete", "run", "admitted", "--wait=false"}).exit_code, 0);
   EXPECT_TRUE(Eventually([&] { return !GetRun("admitted").IsObject(); }));
+}
+
+// Issue 17: the namespace label berth.dev/max-priority caps the priority of its runs; the webhook
+// refuses a create or a priority change above it, naming the cap; kubectl berth priority shows it.
+TEST_F(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
+  ASSERT_EQ(cp().Kubectl({"label", "namespace", ns_, "berth.dev/max-priority=70"}).exit_code, 0);
+  auto yaml = [](const std::string& name, int priority) {
+    return "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n  priority: " +
+           std::to_string(priority) + "\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+           "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  };
+  // Wait until the webhook answers (the controller starts serving it before its caches sync).
+  CommandResult refused;
+  ASSERT_TRUE(Eventually([&] {
+    refused = Kubectl({"apply", "-f", "-"}, yaml("eager", 80));
+    if (refused.exit_code == 0) Kubectl({"delete", "run", "eager", "--wait=false"});
+    return refused.exit_code != 0;
+  }, std::chrono::seconds(20))) << controller_->Log();
+  EXPECT_NE(refused.err.find("spec.priority 80 is above 70, the highest priority runs in namespace " + ns_ +
+                             " may have (namespace label berth.dev/max-priority: \"70\")"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(GetRun("eager").IsObject());
+  // At the cap: created. A patch above it is refused, the run unchanged; below it, allowed.
+  CommandResult at = Kubectl({"apply", "-f", "-"}, yaml("capped", 70));
+  ASSERT_EQ(at.exit_code, 0) << at.err;
+  CommandResult up = Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"priority":80}})"});
+  EXPECT_NE(up.exit_code, 0);
+  EXPECT_NE(up.err.find("spec.priority 80 is above 70"), std::string::npos) << up.err;
+  EXPECT_EQ(json::GetInt(*json::Find(GetRun("capped"), {"spec"}), "priority"), 70);
+  // kubectl berth priority: the API server's refusal names the cap.
+  std::string plugin = BERTH_CONTROLLER_BIN;
+  plugin = plugin.substr(0, plugin.rfind("/src/controller/")) + "/src/cli/kubectl-berth";
+  CommandResult cli = RunCommand({plugin, "--kubeconfig", cp().kubeconfig(), "-n", ns_, "priority", "capped", "90"});
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE((cli.err + cli.out).find("spec.priority 90 is above 70"), std::string::npos) << cli.err << cli.out;
+  EXPECT_EQ(Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"priority":60}})"}).exit_code, 0);
+  // A malformed value caps at 0 (fail closed) and says so.
+  ASSERT_EQ(cp().Kubectl({"label", "--overwrite", "namespace", ns_, "berth.dev/max-priority=seventy"}).exit_code, 0);
+  CommandResult bad = Kubectl({"apply", "-f", "-"}, yaml("any", 1));
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("is not a whole number from 0 to 100, so berth counts it as 0"), std::string::npos) << bad.err;
+  // Changes that leave the priority as it was pass whatever the cap (the run can still be stopped).
+  EXPECT_EQ(Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"stop":true}})"}).exit_code, 0);
 }
 
 }  // namespace
