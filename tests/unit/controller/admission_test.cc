@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "k8s/config.h"
 #include "k8s/json.h"
 
@@ -60,6 +64,77 @@ TEST(AdmissionTest, Base64RoundTrips) {
     EXPECT_EQ(k8s::Base64Decode(k8s::Base64Encode(s)).value(), s);
   }
   EXPECT_EQ(k8s::Base64Encode("abcd"), "YWJjZA==");
+}
+
+// Issue 17: berth.dev/max-priority. `spec` and `old_spec` are the Run's spec JSON.
+std::string PriorityReview(const std::string& operation, const std::string& spec, const std::string& old_spec = {}) {
+  std::string r = R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","namespace":"ml","operation":")" +
+                  operation + R"(","object":{"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"r","namespace":"ml"},"spec":)" +
+                  spec + "}";
+  if (!old_spec.empty()) r += R"(,"oldObject":{"metadata":{"name":"r"},"spec":)" + old_spec + "}";
+  return r + "}}";
+}
+
+struct Answer {
+  bool allowed = true;
+  int code = 0;
+  std::string message;
+};
+Answer Decide(const std::string& review, std::optional<reconcilers::PriorityCap> cap) {
+  auto answer = ReviewRun(review, [&](const std::string& ns) {
+    EXPECT_EQ(ns, "ml");
+    return cap;
+  });
+  EXPECT_TRUE(answer.ok());
+  auto doc = json::Parse(answer.value());
+  EXPECT_TRUE(doc.ok());
+  Answer a;
+  a.allowed = json::Find(*doc, {"response", "allowed"})->GetBool();
+  const json::Value* code = json::Find(*doc, {"response", "status", "code"});
+  a.code = code != nullptr && code->IsInt() ? code->GetInt() : 0;
+  a.message = json::GetString(json::Find(*doc, {"response", "status", "message"}));
+  return a;
+}
+
+TEST(AdmissionTest, RefusesPrioritiesAboveTheNamespaceCap) {
+  const auto cap = reconcilers::ParsePriorityCap({{"berth.dev/max-priority", "70"}});
+  ASSERT_TRUE(cap);
+  Answer a = Decide(PriorityReview("CREATE", R"({"priority":80})"), cap);
+  EXPECT_FALSE(a.allowed);
+  EXPECT_EQ(a.code, 403);
+  EXPECT_EQ(a.message,
+            "spec.priority 80 is above 70, the highest priority runs in namespace ml may have (namespace label "
+            "berth.dev/max-priority: \"70\")");
+  EXPECT_TRUE(Decide(PriorityReview("CREATE", R"({"priority":70})"), cap).allowed);
+  EXPECT_TRUE(Decide(PriorityReview("CREATE", R"({"priority":80})"), std::nullopt).allowed);
+  // No priority: the CRD's default, 50.
+  EXPECT_FALSE(Decide(PriorityReview("CREATE", "{}"), reconcilers::ParsePriorityCap({{"berth.dev/max-priority", "40"}})).allowed);
+  // Updates: refused only when they change the priority to a value above the cap.
+  EXPECT_FALSE(Decide(PriorityReview("UPDATE", R"({"priority":90})", R"({"priority":60})"), cap).allowed);
+  EXPECT_TRUE(Decide(PriorityReview("UPDATE", R"({"priority":90,"stop":true})", R"({"priority":90})"), cap).allowed);
+  EXPECT_TRUE(Decide(PriorityReview("UPDATE", R"({"priority":60})", R"({"priority":90})"), cap).allowed);
+  EXPECT_TRUE(Decide(PriorityReview("DELETE", R"({"priority":90})"), cap).allowed);
+}
+
+TEST(AdmissionTest, AMalformedCapCountsAsZero) {
+  for (const char* v : {"", "high", "-1", "101", "7.5", " 70", "0x10", "1000"}) {
+    auto cap = reconcilers::ParsePriorityCap({{"berth.dev/max-priority", v}});
+    ASSERT_TRUE(cap) << v;
+    EXPECT_TRUE(cap->malformed) << v;
+    EXPECT_EQ(cap->cap, 0) << v;
+  }
+  for (auto [v, n] : std::vector<std::pair<const char*, int>>{{"0", 0}, {"070", 70}, {"100", 100}}) {
+    auto cap = reconcilers::ParsePriorityCap({{"berth.dev/max-priority", v}});
+    ASSERT_TRUE(cap) << v;
+    EXPECT_FALSE(cap->malformed) << v;
+    EXPECT_EQ(cap->cap, n) << v;
+  }
+  EXPECT_FALSE(reconcilers::ParsePriorityCap({{"other", "1"}}));
+  Answer a = Decide(PriorityReview("CREATE", R"({"priority":1})"), reconcilers::ParsePriorityCap({{"berth.dev/max-priority", "high"}}));
+  EXPECT_FALSE(a.allowed);
+  EXPECT_NE(a.message.find("its label berth.dev/max-priority: \"high\" is not a whole number from 0 to 100, so berth counts it as 0"),
+            std::string::npos)
+      << a.message;
 }
 
 }  // namespace
