@@ -34,7 +34,10 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
     if (ns.empty()) ns = json::GetString(json::Find(*object, {"metadata", "namespace"}));
     const int64_t priority = PriorityOf(object);
     const bool changed = operation == "CREATE" || priority != PriorityOf(json::Find(*request, {"oldObject"}));
-    if (auto cap = caps(ns); cap && changed && priority > cap->cap) {
+    // The namespace is looked up only for a priority that is set or changed now.
+    std::optional<reconcilers::PriorityCap> cap;
+    if (changed && priority > 0) cap = caps(ns);
+    if (cap && priority > cap->cap) {
       return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" + json::Quote(uid) +
              R"(,"allowed":false,"status":{"code":403,"reason":"Forbidden","message":)" +
              json::Quote(reconcilers::PriorityRefusal(ns, priority, *cap)) + "}}}";

@@ -1513,7 +1513,10 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
   for (auto item : queue_) {
     if (in.top.size() >= options_.position_limit) break;
     auto run = FindKeyed(runs, item.run.id);
-    if (!run || !waiting.count(item.run.id) || StopsWaiting(*run, now)) continue;
+    if (!run) continue;
+    auto w = waiting.find(item.run.id);
+    // A run waiting for its namespace's quota waits whatever its retry says (see ApplyWaiting).
+    if (w == waiting.end() || (w->second->reason.code != sched::WaitCode::kQuotaExceeded && StopsWaiting(*run, now))) continue;
     in.top.push_back(item.run.id);
   }
   std::unordered_set<std::string> placed(in.top.begin(), in.top.end());

@@ -326,6 +326,8 @@ TEST_F(Engine, ANamespaceAtItsGpuQuotaWaitsWhileOtherNamespacesRunsArePlaced) {
   EXPECT_EQ(Phase("big"), "Pending");
   EXPECT_NE(Message("big").find("needs 8 GPUs; namespace " + ns_ + " uses 28 of 32 GPUs"), std::string::npos)
       << Message("big");
+  // It keeps its place in the queue (it is not on its way out, whatever its retry says).
+  EXPECT_TRUE(Eventually([&] { return StatusInt("big", "queuePosition") == 1; })) << Kubectl({"get", "runs", "-o", "yaml"}).out;
   // A lower-priority run of another namespace is not blocked behind it.
   CommandResult cv = cp().Kubectl({"apply", "-n", other, "-f", "-"},
                                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: cv}\nspec:\n  priority: 10\n"
