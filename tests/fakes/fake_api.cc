@@ -42,6 +42,8 @@ static const std::vector<FakeApi::ResourceInfo>& Resources() {
       {"", "v1", "services", "Service", true, true, RI::CreateStatus::kDrop},
       {"", "v1", "events", "Event", true, false, RI::CreateStatus::kKeep},
       {"", "v1", "namespaces", "Namespace", false, true, RI::CreateStatus::kNamespaceActive},
+      // berth-controller watches ResourceQuotas (issue 17); the fake keeps what a test writes.
+      {"", "v1", "resourcequotas", "ResourceQuota", true, true, RI::CreateStatus::kKeep},
       {"coordination.k8s.io", "v1", "leases", "Lease", true, false, RI::CreateStatus::kKeep},
       {"berth.dev", "v1alpha1", "runs", "Run", true, true, RI::CreateStatus::kDrop},
       {"berth.dev", "v1alpha1", "fleets", "Fleet", false, true, RI::CreateStatus::kDrop},
