@@ -93,6 +93,19 @@ void EngineTest::Fleet(const std::string& name, const std::string& pool, const s
   CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   created_fleets_.push_back(FleetName(name));
+  // A run created next must meet a controller that knows the fleet (a run without retry on
+  // no-capacity fails at once otherwise): wait until the fleet's status shows this generation
+  // (written from the same caches that place runs, nodes included).
+  if (controller_ && controller_->Running()) {
+    EXPECT_TRUE(Eventually([&] {
+      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
+      if (!f.ok()) return false;
+      const json::Value* observed = json::Find(*f, {"status", "observedGeneration"});
+      const json::Value* generation = json::Find(*f, {"metadata", "generation"});
+      return observed != nullptr && generation != nullptr && observed->IsInt64() && generation->IsInt64() &&
+             observed->GetInt64() >= generation->GetInt64();
+    }, std::chrono::seconds(60))) << "the controller never wrote the status of fleet " << FleetName(name);
+  }
 }
 
 void EngineTest::Run(const std::string& name, const std::string& extra_spec) {
