@@ -22,6 +22,112 @@ bool ClusterView::Counted(const PlacedRun& run) const {
   return true;
 }
 
+namespace {
+
+sched::FleetSpec FleetSpecOf(const Fleet& f) {
+  sched::FleetSpec spec;
+  spec.name = f.meta.name;
+  spec.blocks = f.blocks_auto ? sched::BlocksSetting::Auto() : sched::BlocksSetting::Count(f.blocks);
+  spec.placement = f.cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
+  spec.topology_key = f.topology_key;
+  spec.max_runs_per_instance = f.max_runs_per_instance;
+  spec.gpu_resource = f.gpu_resource;
+  return spec;
+}
+
+// Other Pods' requests come off the node before it is cut into blocks; berth Pods that outlived
+// their placement are counted (their blocks are held as running runs).
+void TakeHolds(const std::vector<const NodeHold*>& holds, const Fleet& owner, sched::InstanceSpec& inst, InstanceInfo& info) {
+  for (const NodeHold* h : holds) {
+    if (h->blocks) {
+      ++info.lingering_pods;
+      continue;
+    }
+    auto take = [](int64_t& have, int64_t& noted, int64_t used) {
+      noted = noted > INT64_MAX - used ? INT64_MAX : noted + used;
+      have = std::max<int64_t>(0, have - used);
+    };
+    take(inst.allocatable.cpu_millis, info.held_by_others.cpu_millis, h->requests.cpu_milli);
+    take(inst.allocatable.memory_bytes, info.held_by_others.memory_bytes, h->requests.memory_bytes);
+    take(inst.allocatable.gpus, info.held_by_others.gpus, h->requests.Get(owner.gpu_resource));
+  }
+}
+
+// Why a Node takes no new runs although it says Ready (a NotReady one gets the instance's "node
+// is not ready"), its end of life (annotation, else the fleet's instanceLifetime) and topology
+// domain.
+void ReadNodeState(const k8s::Node& node, const Fleet& owner, sched::InstanceSpec& inst, InstanceInfo& info) {
+  if (node.meta.deleting) {
+    info.node_problem = "node is being deleted";
+  } else if (node.ready && node.unschedulable) {
+    info.node_problem = "node is cordoned (spec.unschedulable): runs on it continue, new ones go elsewhere";
+  }
+  std::string ann = node.meta.Annotation(kExpiresAtAnnotation);
+  if (!ann.empty()) {
+    auto t = k8s::ParseRfc3339(ann);
+    if (t.ok()) {
+      inst.expires_at = t.value();
+    } else {
+      info.node_problem = std::string(kExpiresAtAnnotation) + " is not an RFC 3339 time: " + ann;
+      inst.ready = false;
+    }
+  } else if (owner.instance_lifetime) {
+    inst.expires_at = node.meta.created + *owner.instance_lifetime;
+  }
+  info.expires_at = inst.expires_at;
+  for (const std::string& res : {std::string("cpu"), std::string("memory"), owner.gpu_resource}) {
+    auto bad = node.unreadable.find(res);
+    if (bad == node.unreadable.end()) continue;
+    info.node_problem = "allocatable " + res + " cannot be used: " + bad->second;
+    inst.ready = false;
+    break;
+  }
+  if (!owner.topology_key.empty()) {
+    std::string v = node.meta.Label(owner.topology_key);
+    if (!v.empty() || node.meta.labels.count(owner.topology_key)) inst.topology_domain = v;
+  }
+}
+
+// Durable count (same Node uid only: a new Node with the same name is a new instance) plus the
+// placed runs the count does not have yet.
+void CountRuns(const k8s::Node& node, const Fleet& owner, const std::vector<const PlacedRun*>& runs,
+               sched::InstanceSpec& inst, InstanceInfo& info) {
+  const InstanceRecord* rec = owner.RecordForUid(node.meta.uid);
+  inst.runs_started = rec ? rec->runs_started : 0;
+  for (const PlacedRun* r : runs) {
+    bool counted = rec && std::find(rec->counted_runs.begin(), rec->counted_runs.end(), r->uid) != rec->counted_runs.end();
+    if (r->assumed) {
+      if (!counted) {
+        ++inst.runs_started;
+        ++info.assumed_uncounted;
+      }
+      continue;
+    }
+    info.placed_run_uids.push_back(r->uid);
+    if (!counted) {
+      ++inst.runs_started;
+      info.all_counted = false;
+    }
+  }
+}
+
+// The fleet that owns `node` (the oldest that selects it); the others that select it are noted
+// as conflicts.
+const Fleet* OwnerOf(const k8s::Node& node, const std::vector<const Fleet*>& ordered, ClusterView& view) {
+  const Fleet* owner = nullptr;
+  for (const Fleet* f : ordered) {
+    if (!f->Selects(node.meta.labels)) continue;
+    if (owner == nullptr) {
+      owner = f;
+    } else {
+      view.conflicts[f->meta.name].push_back(node.meta.name);
+    }
+  }
+  return owner;
+}
+
+}  // namespace
+
 ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<PlacedRun>& placed, sched::TimePoint now,
@@ -42,23 +148,12 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     if (a->meta.created != b->meta.created) return a->meta.created < b->meta.created;
     return a->meta.name < b->meta.name;
   });
-  for (const Fleet* f : ordered) {
-    sched::FleetSpec spec;
-    spec.name = f->meta.name;
-    spec.blocks = f->blocks_auto ? sched::BlocksSetting::Auto() : sched::BlocksSetting::Count(f->blocks);
-    spec.placement = f->cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
-    spec.topology_key = f->topology_key;
-    spec.max_runs_per_instance = f->max_runs_per_instance;
-    spec.gpu_resource = f->gpu_resource;
-    view.snapshot.fleets.push_back(std::move(spec));
-  }
+  for (const Fleet* f : ordered) view.snapshot.fleets.push_back(FleetSpecOf(*f));
 
-  // Runs holding blocks, by node.
-  std::map<std::string, std::vector<const PlacedRun*>> runs_on_node;
+  std::map<std::string, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
   for (const auto& r : placed) {
     for (const auto& p : r.placement) runs_on_node[p.node].push_back(&r);
   }
-
   std::map<std::string, std::vector<const NodeHold*>> holds_on_node;
   for (const auto& h : holds) holds_on_node[h.node].push_back(&h);
 
@@ -66,15 +161,7 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
   std::sort(sorted_nodes.begin(), sorted_nodes.end(),
             [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
   for (const auto& node : sorted_nodes) {
-    const Fleet* owner = nullptr;
-    for (const Fleet* f : ordered) {
-      if (!f->Selects(node->meta.labels)) continue;
-      if (owner == nullptr) {
-        owner = f;
-      } else {
-        view.conflicts[f->meta.name].push_back(node->meta.name);
-      }
-    }
+    const Fleet* owner = OwnerOf(*node, ordered, view);
     if (owner == nullptr) continue;
     sched::InstanceSpec inst;
     inst.name = node->meta.name;
@@ -84,73 +171,12 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     inst.allocatable.gpus = node->Allocatable(owner->gpu_resource);
     inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
     InstanceInfo info;
-    // Other Pods' requests come off the node before it is cut into blocks.
-    for (const NodeHold* h : holds_on_node[node->meta.name]) {
-      if (h->blocks) {
-        ++info.lingering_pods;
-        continue;
-      }
-      auto take = [](int64_t& have, int64_t& noted, int64_t used) {
-        noted = noted > INT64_MAX - used ? INT64_MAX : noted + used;
-        have = std::max<int64_t>(0, have - used);
-      };
-      take(inst.allocatable.cpu_millis, info.held_by_others.cpu_millis, h->requests.cpu_milli);
-      take(inst.allocatable.memory_bytes, info.held_by_others.memory_bytes, h->requests.memory_bytes);
-      take(inst.allocatable.gpus, info.held_by_others.gpus, h->requests.Get(owner->gpu_resource));
-    }
+    TakeHolds(holds_on_node[node->meta.name], *owner, inst, info);
     info.node = node->meta.name;
     info.uid = node->meta.uid;
     info.fleet = owner->meta.name;
-    // Why a Node that says Ready takes no new runs (a NotReady one gets the instance's "node is
-    // not ready"); the problems found below replace it.
-    if (node->meta.deleting) {
-      info.node_problem = "node is being deleted";
-    } else if (node->ready && node->unschedulable) {
-      info.node_problem = "node is cordoned (spec.unschedulable): runs on it continue, new ones go elsewhere";
-    }
-    std::string ann = node->meta.Annotation(kExpiresAtAnnotation);
-    if (!ann.empty()) {
-      auto t = k8s::ParseRfc3339(ann);
-      if (t.ok()) {
-        inst.expires_at = t.value();
-      } else {
-        info.node_problem = std::string(kExpiresAtAnnotation) + " is not an RFC 3339 time: " + ann;
-        inst.ready = false;
-      }
-    } else if (owner->instance_lifetime) {
-      inst.expires_at = node->meta.created + *owner->instance_lifetime;
-    }
-    info.expires_at = inst.expires_at;
-    for (const std::string& res : {std::string("cpu"), std::string("memory"), owner->gpu_resource}) {
-      auto bad = node->unreadable.find(res);
-      if (bad == node->unreadable.end()) continue;
-      info.node_problem = "allocatable " + res + " cannot be used: " + bad->second;
-      inst.ready = false;
-      break;
-    }
-    if (!owner->topology_key.empty()) {
-      std::string v = node->meta.Label(owner->topology_key);
-      if (!v.empty() || node->meta.labels.count(owner->topology_key)) inst.topology_domain = v;
-    }
-    // Durable count (same Node uid only: a new Node with the same name is a new instance) plus
-    // the placed runs the count does not have yet.
-    const InstanceRecord* rec = owner->RecordForUid(node->meta.uid);
-    inst.runs_started = rec ? rec->runs_started : 0;
-    for (const PlacedRun* r : runs_on_node[node->meta.name]) {
-      bool counted = rec && std::find(rec->counted_runs.begin(), rec->counted_runs.end(), r->uid) != rec->counted_runs.end();
-      if (r->assumed) {
-        if (!counted) {
-          ++inst.runs_started;
-          ++info.assumed_uncounted;
-        }
-        continue;
-      }
-      info.placed_run_uids.push_back(r->uid);
-      if (!counted) {
-        ++inst.runs_started;
-        info.all_counted = false;
-      }
-    }
+    ReadNodeState(*node, *owner, inst, info);
+    CountRuns(*node, *owner, runs_on_node[node->meta.name], inst, info);
     view.instances[node->meta.name] = std::move(info);
     view.snapshot.instances.push_back(std::move(inst));
   }

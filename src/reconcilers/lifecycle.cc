@@ -2,6 +2,7 @@
 
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/pod_builder.h"
 
 namespace berth::reconcilers {
 
@@ -183,6 +184,75 @@ std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
   auto scheduled = ParseTime(run.status.scheduled_at);
   if (timeout && scheduled) return *scheduled + *timeout;
   return std::nullopt;
+}
+
+PendingDecision DecidePending(const PendingInput& in) {
+  using PK = PendingDecision::Kind;
+  const Run& run = *in.run;
+  PendingDecision d;
+  // Rule 0.
+  if (run.stop) {
+    d.kind = in.busy ? PK::kWait : PK::kStop;
+    d.message = run.status.reason == "Suspended" ? "stopped (spec.stop) while suspended"
+                                                 : "stopped (spec.stop) before it was scheduled";
+    return d;
+  }
+  // Rule 1.
+  d.message = run.invalid_message;
+  if (d.message.empty() && run.meta.name.size() > 63) {
+    d.message = "the run name is longer than 63 characters, so it cannot label its Pods";
+  }
+  if (!d.message.empty()) {
+    d.kind = in.busy ? PK::kWait : PK::kInvalid;
+    return d;
+  }
+  // Rule 2.
+  if (run.suspend) {
+    d.kind = in.busy ? PK::kWait : PK::kSuspend;
+    d.message = "suspended (spec.suspend): it waits out of the queue until spec.suspend is false again (kubectl berth "
+                "resume)";
+    return d;
+  }
+  d.message.clear();
+  if (in.busy) return d;  // kQueue: keeps its place while its write is in flight
+  // Rule 3.
+  for (const k8s::Pod* p : in.pods) {
+    if (p->phase != "Succeeded" && p->phase != "Failed" && !p->meta.deleting) d.pods.push_back(p);
+  }
+  if (!d.pods.empty()) {
+    d.kind = PK::kDeletePods;
+    return d;
+  }
+  // Rule 4. After a suspension that stopped its Pods, the next Pods take the same names (the
+  // attempt did not change), so it queues only once the suspended attempt's Pods are gone.
+  const std::string attempt = std::to_string(run.status.resubmissions);
+  std::vector<const k8s::Pod*> mine;
+  for (const k8s::Pod* p : in.pods) {
+    if (p->meta.Label(kAttemptLabel) == attempt) mine.push_back(p);
+  }
+  if (run.status.reason == "Suspended") {
+    d.kind = PK::kResumed;
+    d.message = !mine.empty() ? "resumed: it queues again at its first submission time once the Pods of its suspended "
+                                "attempt are gone"
+                              : "resumed: back in the queue at its first submission time";
+    return d;
+  }
+  // Rule 5. Normally they are being deleted already (a suspension deletes them all); one that is
+  // not (a finished Pod kept by an older controller, say) would hold the run back for ever.
+  if (!mine.empty()) {
+    for (const k8s::Pod* p : mine) {
+      if (!p->meta.deleting) d.pods.push_back(p);
+    }
+    d.kind = d.pods.empty() ? PK::kWait : PK::kDeletePods;
+    return d;
+  }
+  // Rule 6.
+  if (auto after = ParseTime(run.status.retry_after); after && in.now < *after) {
+    d.kind = PK::kBackoff;
+    d.until = *after;
+    return d;
+  }
+  return d;  // Rule 7.
 }
 
 }  // namespace berth::reconcilers

@@ -28,6 +28,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "k8s/clock.h"
 #include "k8s/objects.h"
@@ -67,6 +68,47 @@ PlacedDecision DecidePlaced(const PlacedInput& in);
 // while Running, the start timeout while Scheduled), if ever: the engine wakes then instead of
 // polling.
 std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in);
+
+// The rules of a run that waits (phase "" or Pending, not being deleted), in the order they are
+// checked (the first that applies decides):
+//   0. spec.stop: the run ends Failed/Stopped (never retried).
+//   1. An invalid spec (the decoder's message, or a name too long to label Pods): Failed,
+//      InvalidSpec.
+//   2. spec.suspend: it is suspended (out of the queue, its Pods stopped).
+//   Rules 0-2 are never applied while one of the run's writes is in flight (`busy`): it stays out
+//   of the queue until the next pass writes them. Otherwise a busy run keeps its place.
+//   3. Pods of an earlier attempt that still run (a crash came between the Pending status and
+//      their delete): they are deleted; the run waits for them.
+//   4. Resumed (reason Suspended, spec.suspend false): the status says so, once.
+//   5. Pods of this attempt (a suspension stopped them): the run waits until they are gone; any
+//      not being deleted yet are deleted.
+//   6. A resubmitted run backs off until status.retryAfter.
+//   7. Otherwise it belongs in the queue.
+struct PendingInput {
+  const Run* run = nullptr;
+  std::vector<const k8s::Pod*> pods;  // every Pod of the run (all attempts)
+  bool busy = false;                  // a write of the run is queued or in flight
+  k8s::TimePoint now{};
+};
+
+struct PendingDecision {
+  enum class Kind {
+    kQueue,       // it belongs in the queue
+    kWait,        // out of the queue this pass, nothing to write (busy, or Pods still going)
+    kStop,        // Failed/Stopped; `message`
+    kInvalid,     // Failed/InvalidSpec; `message`
+    kSuspend,     // suspend; `message`
+    kDeletePods,  // delete `pods` and wait
+    kResumed,     // write reason Resumed with `message`
+    kBackoff,     // wait until `until`
+  };
+  Kind kind = Kind::kQueue;
+  std::string message;
+  std::vector<const k8s::Pod*> pods;
+  std::optional<k8s::TimePoint> until;
+};
+
+PendingDecision DecidePending(const PendingInput& in);
 
 // Reasons the kubelet gives a Pod it refuses at admission (pkg/kubelet/lifecycle/predicate.go):
 // the node, not the run, is the cause.

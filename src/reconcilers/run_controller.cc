@@ -749,17 +749,6 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (!busy) HandleDeletion(run);
     return false;
   }
-  // Stopped by the user (spec.stop) before it was placed: it leaves the queue, Failed/Stopped.
-  // A placed run is stopped by its lifecycle (rule 0 of reconcilers/lifecycle.h).
-  if (run.stop && IsPendingPhase(phase)) {
-    if (!busy) {
-      FailOrRetry(run, false,
-                  run.status.reason == "Suspended" ? "stopped (spec.stop) while suspended"
-                                                   : "stopped (spec.stop) before it was scheduled",
-                  now, "Stopped", /*stopped=*/true);
-    }
-    return false;
-  }
   if (phase == "Succeeded" || phase == "Failed") {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
@@ -808,79 +797,54 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
 }
 
 bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
+  // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
   memo_[RunKey(run)].admitted_spec.clear();
-  // An invalid or suspended run never belongs in the queue, also while one of its writes is in
-  // flight (then its status is written on a later pass): queued meanwhile, it could be placed and
-  // its Pods refused by the API server (seen under load for a 64-character name).
-  std::string invalid = run.invalid_message;
-  if (invalid.empty() && run.meta.name.size() > 63) {
-    invalid = "the run name is longer than 63 characters, so it cannot label its Pods";
+  const auto pods = PodsOf(run);
+  PendingInput in;
+  in.run = &run;
+  for (const auto& p : pods) in.pods.push_back(p.get());
+  in.busy = busy;
+  in.now = now;
+  const PendingDecision d = DecidePending(in);
+  using PK = PendingDecision::Kind;
+  switch (d.kind) {
+    case PK::kQueue:
+      return true;
+    case PK::kWait:
+      return false;
+    case PK::kStop:
+      FailOrRetry(run, false, d.message, now, "Stopped", /*stopped=*/true);
+      return false;
+    case PK::kInvalid: {
+      RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", d.message, run.meta.generation, run.meta.created, now);
+      WriteStatus(run, next, "Warning", "InvalidSpec", d.message);
+      return false;
+    }
+    case PK::kSuspend:
+      Suspend(run, d.message, now);
+      return false;
+    case PK::kDeletePods: {
+      std::vector<PodRef> refs;
+      for (const k8s::Pod* p : d.pods) refs.push_back(RefOf(*p));
+      Dispatch(RunKey(run), [this, ns = run.meta.ns, refs] { return DeletePods(ns, refs); });
+      return false;
+    }
+    case PK::kResumed: {
+      RunStatus next = run.status;
+      next.reason = "Resumed";
+      next.message = d.message;
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
+      WriteStatus(run, next, "Normal", "Resumed", next.message);
+      return false;
+    }
+    case PK::kBackoff:
+      NoteDeadline(*d.until);  // its message says until when
+      return false;
   }
-  if (!invalid.empty()) {
-    if (busy) return false;
-    RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", invalid, run.meta.generation, run.meta.created, now);
-    WriteStatus(run, next, "Warning", "InvalidSpec", invalid);
-    return false;
-  }
-  // Suspended (spec.suspend): out of the queue, its Pods stopped, until it is resumed.
-  if (run.suspend) {
-    if (busy) return false;
-    Suspend(run, "suspended (spec.suspend): it waits out of the queue until spec.suspend is false again (kubectl "
-                 "berth resume)",
-            now);
-    return false;
-  }
-  if (busy) return true;
-  if (!NothingLeftOver(run, now)) return false;
-  // A resubmitted run backs off before it queues again (its message says until when).
-  if (auto after = ParseTime(run.status.retry_after); after && now < *after) {
-    NoteDeadline(*after);
-    return false;
-  }
-  return true;
+  return false;
 }
 
-bool RunController::NothingLeftOver(const Run& run, k8s::TimePoint now) {
-  // Pods of an earlier attempt still running (a crash came between the Pending status and their
-  // delete) are stopped; they hold their blocks until they are gone.
-  const auto pods = PodsOf(run);
-  std::vector<PodRef> leftover;
-  for (const auto& p : pods) {
-    if (!IsTerminalPod(*p) && !p->meta.deleting) leftover.push_back(RefOf(*p));
-  }
-  if (!leftover.empty()) {
-    Dispatch(RunKey(run), [this, ns = run.meta.ns, leftover] { return DeletePods(ns, leftover); });
-    return false;
-  }
-  // Resumed (spec.suspend is false again): the status and an Event say so once. After a
-  // suspension that stopped its Pods, the next Pods take the same names (the attempt did not
-  // change), so it queues only once the suspended attempt's Pods are gone; they hold their blocks
-  // until then anyway.
-  const std::string attempt = std::to_string(run.status.resubmissions);
-  const bool waits = std::any_of(pods.begin(), pods.end(), [&](const auto& p) { return p->meta.Label(kAttemptLabel) == attempt; });
-  if (run.status.reason == "Suspended") {
-    RunStatus next = run.status;
-    next.reason = "Resumed";
-    next.message = waits ? "resumed: it queues again at its first submission time once the Pods of its suspended "
-                           "attempt are gone"
-                         : "resumed: back in the queue at its first submission time";
-    next.observed_generation = run.meta.generation;
-    SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
-    WriteStatus(run, next, "Normal", "Resumed", next.message);
-    return false;
-  }
-  if (waits) {
-    // Normally they are being deleted already (Suspend deletes them all); one that is not (a
-    // finished Pod kept by an older controller, say) would hold the run back for ever.
-    std::vector<PodRef> stale;
-    for (const auto& p : pods) {
-      if (!p->meta.deleting && p->meta.Label(kAttemptLabel) == attempt) stale.push_back(RefOf(*p));
-    }
-    if (!stale.empty()) Dispatch(RunKey(run), [this, ns = run.meta.ns, stale] { return DeletePods(ns, stale); });
-    return false;
-  }
-  return true;
-}
 
 void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now) {
   // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.

@@ -235,12 +235,9 @@ class RunController {
   // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
   // (belongs in the queue).
   bool Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy);
-  // A Pending run: invalid spec, leftover Pods of an earlier attempt, retry backoff. Returns
-  // whether it belongs in the queue.
+  // A waiting run: carries out reconcilers/lifecycle.h's DecidePending (stop, invalid spec,
+  // suspend, leftover Pods, resume, retry backoff). Returns whether it belongs in the queue.
   bool ReconcilePending(const Run& run, k8s::TimePoint now, bool busy);
-  // A pending run's earlier Pods are gone and its resumption (if any) is written: false while it
-  // stops leftover Pods or says it resumed.
-  bool NothingLeftOver(const Run& run, k8s::TimePoint now);
   // A Scheduled or Running run: carries out reconcilers/lifecycle.h's decision, then notes spec
   // changes that do not apply any more and keeps observedGeneration current.
   void ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now);

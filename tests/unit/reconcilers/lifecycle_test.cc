@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "k8s/timefmt.h"
+#include "reconcilers/pod_builder.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -306,6 +307,95 @@ TEST(LifecycleTest, NextDeadlineIsWhenTheTimedRuleFires) {
   scheduled.start_timeout.reset();
   s.default_start_timeout = std::chrono::milliseconds(0);
   EXPECT_FALSE(NextDeadline(s).has_value()) << "no start timeout at all";
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
+
+namespace berth::reconcilers {
+namespace {
+
+// DecidePending: the rules of a waiting run (reconcilers/lifecycle.h), one row per rule.
+TEST(LifecycleTest, PendingRun) {
+  using PK = PendingDecision::Kind;
+  const k8s::TimePoint now = kScheduled;
+  auto pod = [](const std::string& name, const std::string& attempt, const std::string& phase, bool deleting) {
+    k8s::Pod p = MakePod(name, "n1", phase);
+    p.meta.labels[kAttemptLabel] = attempt;
+    p.meta.deleting = deleting;
+    return p;
+  };
+  struct PendingRow {
+    std::string name;
+    std::function<void(reconcilers::Run&)> change;
+    std::vector<k8s::Pod> pods;
+    bool busy = false;
+    PK kind = PK::kQueue;
+    std::string message_has;
+    std::vector<std::string> pods_out;
+  };
+  const std::vector<PendingRow> rows = {
+      {"plain", [](reconcilers::Run&) {}, {}, false, PK::kQueue, "", {}},
+      {"busy keeps its place", [](reconcilers::Run&) {}, {}, true, PK::kQueue, "", {}},
+      {"stop", [](reconcilers::Run& r) { r.stop = true; }, {}, false, PK::kStop, "before it was scheduled", {}},
+      {"stop while suspended",
+       [](reconcilers::Run& r) {
+         r.stop = true;
+         r.suspend = true;
+         r.status.reason = "Suspended";
+       },
+       {}, false, PK::kStop, "while suspended", {}},
+      {"stop waits for a write in flight", [](reconcilers::Run& r) { r.stop = true; }, {}, true, PK::kWait, "", {}},
+      {"invalid spec", [](reconcilers::Run& r) { r.invalid_message = "spec.nodes must be at least 1"; }, {}, false,
+       PK::kInvalid, "spec.nodes must be at least 1", {}},
+      {"a name too long for a label", [](reconcilers::Run& r) { r.meta.name = std::string(64, 'a'); }, {}, false,
+       PK::kInvalid, "longer than 63", {}},
+      {"invalid and busy: out of the queue", [](reconcilers::Run& r) { r.invalid_message = "bad"; }, {}, true, PK::kWait,
+       "", {}},
+      {"suspend", [](reconcilers::Run& r) { r.suspend = true; }, {}, false, PK::kSuspend, "spec.suspend", {}},
+      {"suspend and busy: out of the queue", [](reconcilers::Run& r) { r.suspend = true; }, {}, true, PK::kWait, "", {}},
+      {"an earlier attempt's Pod still runs",
+       [](reconcilers::Run& r) { r.status.resubmissions = 1; },
+       {pod("train-0", "0", "Running", false), pod("train-r0-1", "0", "Failed", false), pod("x", "0", "Running", true)},
+       false, PK::kDeletePods, "", {"train-0"}},
+      {"resumed, nothing left", [](reconcilers::Run& r) { r.status.reason = "Suspended"; }, {}, false, PK::kResumed,
+       "back in the queue", {}},
+      {"resumed, the suspended attempt's Pods still going", [](reconcilers::Run& r) { r.status.reason = "Suspended"; },
+       {pod("train-0", "0", "Running", true)}, false, PK::kResumed, "once the Pods of its suspended attempt are gone", {}},
+      {"this attempt's Pods being deleted: wait", [](reconcilers::Run&) {}, {pod("train-0", "0", "Running", true)}, false,
+       PK::kWait, "", {}},
+      {"this attempt's finished Pod kept: delete it", [](reconcilers::Run&) {}, {pod("train-0", "0", "Succeeded", false)},
+       false, PK::kDeletePods, "", {"train-0"}},
+      {"backing off",
+       [now](reconcilers::Run& r) { r.status.retry_after = k8s::FormatRfc3339(now + seconds(30)); }, {}, false,
+       PK::kBackoff, "", {}},
+      {"backoff over", [now](reconcilers::Run& r) { r.status.retry_after = k8s::FormatRfc3339(now); }, {}, false,
+       PK::kQueue, "", {}},
+  };
+  for (const auto& row : rows) {
+    reconcilers::Run run;
+    run.meta.name = "train";
+    run.meta.ns = "ml";
+    run.status.phase = "Pending";
+    row.change(run);
+    PendingInput in;
+    in.run = &run;
+    for (const auto& p : row.pods) in.pods.push_back(&p);
+    in.busy = row.busy;
+    in.now = now;
+    const PendingDecision d = DecidePending(in);
+    EXPECT_EQ(static_cast<int>(d.kind), static_cast<int>(row.kind)) << row.name;
+    if (!row.message_has.empty()) {
+      EXPECT_NE(d.message.find(row.message_has), std::string::npos) << row.name << ": " << d.message;
+    }
+    std::vector<std::string> names;
+    for (const k8s::Pod* p : d.pods) names.push_back(p->meta.name);
+    EXPECT_EQ(names, row.pods_out) << row.name;
+    if (row.kind == PK::kBackoff) {
+      ASSERT_TRUE(d.until.has_value()) << row.name;
+      EXPECT_EQ(*d.until, now + seconds(30)) << row.name;
+    }
+  }
 }
 
 }  // namespace
