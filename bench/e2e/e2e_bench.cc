@@ -24,6 +24,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -626,16 +627,49 @@ int Gangs() {
   return done && violations == 0 && partial == 0 && pods.refused() == 0 ? 0 : 1;
 }
 
+// The queue scenarios' set-up: namespace NAME-bench, one node in fleet NAME (one block), and
+// berth-controller serving /metrics and /queue on `port`.
+struct OneBlockQueue {
+  std::string ns;
+  int port = 0;
+  std::unique_ptr<ControllerProcess> controller;
+};
+
+OneBlockQueue StartOneBlockQueue(const std::string& name) {
+  ControlPlane::Get().Start();
+  OneBlockQueue q;
+  q.ns = name + "-bench";
+  Kubectl({"create", "namespace", q.ns});
+  MakeNodes(name, 1);
+  Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + name +
+                                    "}\nspec:\n  nodeSelector: {pool: " + name + "}\n");
+  q.port = berth::testing::FreePort();
+  q.controller = std::make_unique<ControllerProcess>(
+      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(q.port)}, "bench-controller");
+  q.controller->Start();
+  return q;
+}
+
+// Waits until `run`'s rank-0 Pod is on its node and reports it Running (no kubelet in these
+// scenarios). Returns the Pod's name, or "" when it was never placed.
+std::string BindAndRun(const std::string& ns, const std::string& run) {
+  const std::string pod = run + "-0";
+  if (!Eventually([&] {
+        auto p = Client()->Get(k8s::resources::kPods.Path(ns, pod));
+        return p.ok() && !json::GetString(json::Find(*p, {"spec", "nodeName"})).empty();
+      })) {
+    return "";
+  }
+  Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
+  return pod;
+}
+
 int Priority() {
   const int pending = Flag("pending", 10000), patches = Flag("patches", 50);
-  ControlPlane::Get().Start();
-  const std::string ns = "prio-bench";
-  Kubectl({"create", "namespace", ns});
-  MakeNodes("prio", 1);
-  Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: prio}\nspec:\n  nodeSelector: {pool: prio}\n");
-  int port = berth::testing::FreePort();
-  ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(port)}, "bench-controller");
-  controller.Start();
+  OneBlockQueue q = StartOneBlockQueue("prio");
+  const std::string& ns = q.ns;
+  const int port = q.port;
+  ControllerProcess& controller = *q.controller;
   auto phase = [&](const std::string& run) {
     auto r = Client()->Get(k8s::resources::kRuns.Path(ns, run));
     return r.ok() ? json::GetString(json::Find(*r, {"status", "phase"})) : std::string();
@@ -668,16 +702,7 @@ int Priority() {
     if (n < pending) std::this_thread::sleep_for(std::chrono::seconds(1));
     return n >= pending;
   }, std::chrono::seconds(600));
-  auto bind_and_run = [&](const std::string& run) {
-    std::string pod = run + "-0";
-    Eventually([&] {
-      auto p = Client()->Get(k8s::resources::kPods.Path(ns, pod));
-      return p.ok() && !json::GetString(json::Find(*p, {"spec", "nodeName"})).empty();
-    });
-    Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
-    return pod;
-  };
-  std::string current_pod = bind_and_run("blocker");
+  std::string current_pod = BindAndRun(ns, "blocker");
   std::mt19937 rng(42);
   std::vector<double> to_first, to_admit;
   std::set<int> used;
@@ -696,7 +721,7 @@ int Priority() {
     if (!Eventually([&] { return phase(target) == "Scheduled"; }, std::chrono::seconds(30))) return 1;
     to_admit.push_back(Seconds(Clock::now() - t1));
     if (Flag("verbose", 0)) std::fprintf(stderr, "%s: first after %.0f ms, admitted %.0f ms after its slot freed\n", target.c_str(), to_first.back() * 1000, to_admit.back() * 1000);
-    current_pod = bind_and_run(target);
+    current_pod = BindAndRun(ns, target);
   }
   auto pct = [](std::vector<double> v, double q) {
     std::sort(v.begin(), v.end());
@@ -770,25 +795,17 @@ int Memory() {
 int Positions() {
   const int pending = Flag("pending", 10000), seconds = Flag("seconds", 60);
   const int arrivals = Flag("arrivals", 5), departures = Flag("departures", 5), patches = Flag("patches", 2);
-  ControlPlane::Get().Start();
-  const std::string ns = "pos-bench";
-  Kubectl({"create", "namespace", ns});
-  MakeNodes("pos", 1);
-  Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: pos}\nspec:\n  nodeSelector: {pool: pos}\n");
-  int port = berth::testing::FreePort();
-  ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(port)}, "bench-controller");
-  controller.Start();
+  OneBlockQueue q = StartOneBlockQueue("pos");
+  const std::string& ns = q.ns;
+  const int port = q.port;
+  ControllerProcess& controller = *q.controller;
   const std::string queued = R"("retry":{"onEvents":["no-capacity"],"duration":"off"},)";
   MustCreate(k8s::resources::kRuns.Path(ns), RunBody("blocker", queued));
-  // The blocker holds the only block, its Pod "running" (no kubelet here), before the rest arrive.
-  if (!Eventually([&] {
-        auto p = Client()->Get(k8s::resources::kPods.Path(ns, "blocker-0"));
-        return p.ok() && !json::GetString(json::Find(*p, {"spec", "nodeName"})).empty();
-      }, std::chrono::seconds(60))) {
+  // The blocker holds the only block, its Pod "running", before the rest arrive.
+  if (BindAndRun(ns, "blocker").empty()) {
     std::fprintf(stderr, "the blocker was never placed; controller log: %s\n", controller.log_path().c_str());
     return 1;
   }
-  Client()->MergePatch(k8s::resources::kPods.Path(ns, "blocker-0", "status"), R"({"status":{"phase":"Running"}})");
   std::mt19937 rng(7);
   std::vector<int> prio(pending);
   for (auto& p : prio) p = static_cast<int>(rng() % 101);

@@ -799,9 +799,10 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
 bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
   // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
   memo_[RunKey(run)].admitted_spec.clear();
-  const auto pods = PodsOf(run);
   PendingInput in;
   in.run = &run;
+  // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
+  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : PodsOf(run);
   for (const auto& p : pods) in.pods.push_back(p.get());
   in.busy = busy;
   in.now = now;
