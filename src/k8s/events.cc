@@ -31,7 +31,7 @@ EventRecorder::~EventRecorder() {
   thread_.join();
 }
 
-void EventRecorder::Record(const ObjectReference& obj, const std::string& type, const std::string& reason,
+void EventRecorder::Record(const ObjectReference& obj, std::string_view type, std::string_view reason,
                            const std::string& message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -50,7 +50,7 @@ void EventRecorder::Record(const ObjectReference& obj, const std::string& type, 
       queue_.pop_front();
       ++dropped_;
     }
-    queue_.push_back(Pending{obj, type, reason, message, clock_.Now()});
+    queue_.push_back(Pending{obj, std::string(type), std::string(reason), message, clock_.Now()});
   }
   cv_.notify_one();
 }

@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "k8s/client.h"
@@ -31,7 +32,7 @@ class EventRecorder {
   ~EventRecorder();
 
   // type is "Normal" or "Warning"; reason is CamelCase; message one sentence.
-  void Record(const ObjectReference& obj, const std::string& type, const std::string& reason,
+  void Record(const ObjectReference& obj, std::string_view type, std::string_view reason,
               const std::string& message);
   // Blocks until every queued event was posted (or dropped); for tests and shutdown.
   void Flush();

@@ -35,14 +35,14 @@ PlacedDecision With(Kind kind, std::string message) {
 
 // Rule 2 for one rank's Pod; nullopt when it is fine.
 std::optional<PlacedDecision> PodRule(const k8s::Pod& pod, bool running_phase) {
-  if (pod.phase == "Failed" && IsKubeletRefusal(pod.reason)) {
+  if (IsPodPhase(pod.phase, PodPhase::kFailed) && IsKubeletRefusal(pod.reason)) {
     std::string why = "the kubelet on node " + pod.node_name + " refused pod " + pod.meta.name + ": " + pod.reason;
     if (!pod.message.empty()) why += " (" + pod.message + ")";
     PlacedDecision d = End(true, why);
     d.refused_node = pod.node_name;
     return d;
   }
-  if (pod.phase == "Failed") {
+  if (IsPodPhase(pod.phase, PodPhase::kFailed)) {
     const bool evicted = IsEviction(pod.reason);
     std::string why = "pod " + pod.meta.name + (evicted ? " was evicted" : " failed");
     if (!pod.message.empty()) why += ": " + pod.message;
@@ -73,7 +73,7 @@ std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
     return End(false,
                "the Pods did not all start within startTimeout " + k8s::FormatDuration(*timeout) +
                    (waiting.empty() ? "" : " (" + waiting + ")"),
-               "StartTimeout");
+               std::string(ToApi(Reason::kStartTimeout)));
   }
   if (!waiting.empty() && run.status.message != waiting) return With(Kind::kShowWaiting, waiting);
   return std::nullopt;
@@ -82,18 +82,18 @@ std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
 // Rule 0: the user's stop or suspend, unless every rank already succeeded.
 std::optional<PlacedDecision> UserRule(const PlacedInput& in) {
   const Run& run = *in.run;
-  const bool running_phase = run.status.phase == "Running";
+  const bool running_phase = IsPhase(run.status.phase, Phase::kRunning);
   if (!run.stop && !run.suspend) return std::nullopt;
   bool all_succeeded = !run.status.placement.empty();
   for (const auto& entry : run.status.placement) {
     auto it = in.pods.find(entry.pod);
-    all_succeeded = all_succeeded && it != in.pods.end() && it->second->phase == "Succeeded";
+    all_succeeded = all_succeeded && it != in.pods.end() && IsPodPhase(it->second->phase, PodPhase::kSucceeded);
   }
   const std::string while_ = running_phase ? "while running" : "while scheduled";
   if (!all_succeeded && run.stop) {
     PlacedDecision d;
     d.kind = Kind::kStop;
-    d.reason = "Stopped";
+    d.reason = ToApi(Reason::kStopped);
     d.why = "stopped (spec.stop) " + while_ + "; its Pods are stopped with their grace period";
     return d;
   }
@@ -120,7 +120,7 @@ bool IsEviction(const std::string& reason) {
 
 PlacedDecision DecidePlaced(const PlacedInput& in) {
   const Run& run = *in.run;
-  const bool running_phase = run.status.phase == "Running";
+  const bool running_phase = IsPhase(run.status.phase, Phase::kRunning);
   if (auto d = UserRule(in)) return *d;
   // Rule 1: the nodes.
   for (const auto& entry : run.status.placement) {
@@ -139,8 +139,8 @@ PlacedDecision DecidePlaced(const PlacedInput& in) {
     }
     if (auto d = PodRule(*it->second, running_phase)) return *d;
     if (it->second->node_name.empty()) missing = true;
-    if (it->second->phase == "Running") ++running;
-    if (it->second->phase == "Succeeded") ++succeeded;
+    if (IsPodPhase(it->second->phase, PodPhase::kRunning)) ++running;
+    if (IsPodPhase(it->second->phase, PodPhase::kSucceeded)) ++succeeded;
   }
   const int n = static_cast<int>(run.status.placement.size());
   // Rule 3.
@@ -170,7 +170,7 @@ PlacedDecision DecidePlaced(const PlacedInput& in) {
 
 std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
   const Run& run = *in.run;
-  if (run.status.phase == "Running") {
+  if (IsPhase(run.status.phase, Phase::kRunning)) {
     auto start = ParseTime(run.status.started_at);
     if (run.max_duration && start) return *start + *run.max_duration;
     return std::nullopt;
@@ -193,8 +193,8 @@ PendingDecision DecidePending(const PendingInput& in) {
   // Rule 0.
   if (run.stop) {
     d.kind = in.busy ? PK::kWait : PK::kStop;
-    d.message = run.status.reason == "Suspended" ? "stopped (spec.stop) while suspended"
-                                                 : "stopped (spec.stop) before it was scheduled";
+    d.message = IsReason(run.status.reason, Reason::kSuspended) ? "stopped (spec.stop) while suspended"
+                                                                   : "stopped (spec.stop) before it was scheduled";
     return d;
   }
   // Rule 1.
@@ -217,7 +217,7 @@ PendingDecision DecidePending(const PendingInput& in) {
   if (in.busy) return d;  // kQueue: keeps its place while its write is in flight
   // Rule 3.
   for (const k8s::Pod* p : in.pods) {
-    if (p->phase != "Succeeded" && p->phase != "Failed" && !p->meta.deleting) d.pods.push_back(p);
+    if (!IsPodPhase(p->phase, PodPhase::kSucceeded) && !IsPodPhase(p->phase, PodPhase::kFailed) && !p->meta.deleting) d.pods.push_back(p);
   }
   if (!d.pods.empty()) {
     d.kind = PK::kDeletePods;
@@ -230,7 +230,7 @@ PendingDecision DecidePending(const PendingInput& in) {
   for (const k8s::Pod* p : in.pods) {
     if (p->meta.Label(kAttemptLabel) == attempt) mine.push_back(p);
   }
-  if (run.status.reason == "Suspended") {
+  if (IsReason(run.status.reason, Reason::kSuspended)) {
     d.kind = PK::kResumed;
     d.message = !mine.empty() ? "resumed: it queues again at its first submission time once the Pods of its suspended "
                                 "attempt are gone"

@@ -29,9 +29,9 @@ std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name)
 // The writer key of the queue-position write sequence (run keys always contain a '/').
 const std::string kPositionsKey = "queue-positions";
 
-bool IsPendingPhase(const std::string& p) { return p.empty() || p == "Pending"; }
-bool IsPlacedPhase(const std::string& p) { return p == "Scheduled" || p == "Running"; }
-bool IsTerminalPod(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
+bool IsPendingPhase(const std::string& p) { return p.empty() || IsPhase(p, Phase::kPending); }
+bool IsPlacedPhase(const std::string& p) { return IsPhase(p, Phase::kScheduled) || IsPhase(p, Phase::kRunning); }
+bool IsTerminalPod(const k8s::Pod& p) { return IsPodPhase(p.phase, PodPhase::kSucceeded) || IsPodPhase(p.phase, PodPhase::kFailed); }
 
 // Whether the kubelet still counts this Pod against its node when it admits another one. It does
 // not count a terminal Pod, nor a Pod being deleted none of whose containers runs
@@ -712,7 +712,7 @@ void RunController::Settle(const std::vector<std::pair<std::string, std::shared_
                            const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run] : visited) {
     const std::string& phase = run->status.phase;
-    if ((phase != "Succeeded" && phase != "Failed") || run->meta.deleting || busy.count(key)) continue;
+    if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
     if (auto m = memo_.find(key); m != memo_.end() && (m->second.assumed || m->second.awaiting_rv != 0)) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
     if (!PodsToStop(*run).empty()) continue;
@@ -749,10 +749,10 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (!busy) HandleDeletion(run);
     return false;
   }
-  if (phase == "Succeeded" || phase == "Failed") {
+  if (IsTerminalPhase(phase)) {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = phase == "Failed" ? PodsToStop(run) : std::vector<PodRef>{};
+    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? PodsToStop(run) : std::vector<PodRef>{};
     if (!to_delete.empty()) {
       Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
         DeletePods(ns, to_delete);
@@ -782,7 +782,7 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
     if (next.message.find(kSuspendNote) == std::string::npos) {
       next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
     }
-    WriteStatus(run, next, "Warning", "SpecChangeIgnored",
+    WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
                 "the run has ended (" + run.status.phase + "), so spec.suspend does nothing");
     return;
   }
@@ -790,7 +790,7 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
   next.observed_generation = run.meta.generation;
   for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
   if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
-  WriteStatus(run, next, "Warning", "SpecChangeIgnored",
+  WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
               "the run has ended (" + run.status.phase +
                   "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
                   "(or delete and create it)");
@@ -814,11 +814,11 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     case PK::kWait:
       return false;
     case PK::kStop:
-      FailOrRetry(run, false, d.message, now, "Stopped", /*stopped=*/true);
+      FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
       return false;
     case PK::kInvalid: {
-      RunStatus next = Finish(run.status, Outcome::kFailed, "InvalidSpec", d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Warning", "InvalidSpec", d.message);
+      RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), d.message, run.meta.generation, run.meta.created, now);
+      WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
       return false;
     }
     case PK::kSuspend:
@@ -832,11 +832,11 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     }
     case PK::kResumed: {
       RunStatus next = run.status;
-      next.reason = "Resumed";
+      next.reason = ToApi(Reason::kResumed);
       next.message = d.message;
       next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", "Resumed", next.message);
+      SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
+      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
       return false;
     }
     case PK::kBackoff:
@@ -876,7 +876,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
     memo.admitted_spec = fingerprint;
   } else if (memo.admitted_spec != fingerprint) {
     memo.admitted_spec = fingerprint;
-    events_->Record(Ref(run), "Warning", "SpecChangeIgnored",
+    events_->Record(Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
                     "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
                     "if it goes back to the queue (a retry)");
   }
@@ -899,8 +899,8 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       FailOrRetry(run, d.interruption, d.why, now, d.reason);
       return true;
     case PlacedDecision::Kind::kSucceed: {
-      RunStatus next = Finish(run.status, Outcome::kSucceeded, "Succeeded", d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Normal", "Succeeded", next.message);
+      RunStatus next = Finish(run.status, Outcome::kSucceeded, ToApi(Reason::kSucceeded), d.message, run.meta.generation, run.meta.created, now);
+      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
       return true;
     }
     case PlacedDecision::Kind::kStop:
@@ -920,13 +920,13 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
     }
     case PlacedDecision::Kind::kStarted: {
       RunStatus next = run.status;
-      next.phase = "Running";
-      next.reason = "Running";
+      next.phase = ToApi(Phase::kRunning);
+      next.reason = ToApi(Reason::kRunning);
       next.message = d.message;
       next.started_at = k8s::FormatRfc3339(now);
       next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, "Ready", "True", "Running", next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", "Started", next.message);
+      SetCondition(next.conditions, ToApi(ConditionType::kReady), "True", ToApi(Reason::kRunning), next.message, run.meta.generation, now);
+      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
       return true;
     }
     case PlacedDecision::Kind::kCreatePods: {
@@ -959,13 +959,13 @@ void RunController::EndAfterMaxDuration(const Run& run, const std::map<std::stri
   for (const auto& [name, p] : pods) {
     if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
   }
-  RunStatus next = Finish(run.status, Outcome::kFailed, "MaxDurationExceeded", message, run.meta.generation,
+  RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kMaxDurationExceeded), message, run.meta.generation,
                           run.meta.created, now);
   // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
   // the Failed branch deletes), never a Running run without Pods (an "interruption").
   Dispatch(RunKey(run), [this, r = run, names, next] {
     if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    events_->Record(Ref(r), "Warning", "MaxDurationExceeded", next.message);
+    events_->Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
     DeletePods(r.meta.ns, names);
     return true;
   });
@@ -985,7 +985,7 @@ std::optional<bool> RunController::PatchStatus(const Run& r, const RunStatus& ne
 }
 
 void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
-  if (observer_ && next != nullptr && (next->phase == "Succeeded" || next->phase == "Failed") &&
+  if (observer_ && next != nullptr && IsTerminalPhase(next->phase) &&
       next->phase != run.status.phase) {
     observer_->OnFinished(next->phase, next->reason);
   }
@@ -1028,11 +1028,11 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
 bool RunController::FailInvalidSpec(const Run& r, const std::string& why) {
   spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
   const k8s::TimePoint now = clock_.Now();
-  RunStatus next = Finish(r.status, Outcome::kFailed, "InvalidSpec", why, r.meta.generation, r.meta.created, now);
+  RunStatus next = Finish(r.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), why, r.meta.generation, r.meta.created, now);
   auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
   if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
   NoteWritten(r, *res, &next);
-  events_->Record(Ref(r), "Warning", "InvalidSpec", why);
+  events_->Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
   return true;
 }
 
@@ -1093,11 +1093,12 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
   }
   RunStatus next = run.status;
-  const std::string reason = !reason_override.empty() ? reason_override : interruption ? "Interrupted" : "PodFailed";
+  const std::string reason =
+      !reason_override.empty() ? reason_override : std::string(ToApi(interruption ? Reason::kInterrupted : Reason::kPodFailed));
   next.observed_generation = run.meta.generation;
   std::string event_type = "Warning", event_reason, event_message;
   if (retry_event && within) {
-    next.phase = "Pending";
+    next.phase = ToApi(Phase::kPending);
     next.reason = reason;
     next.resubmissions += 1;
     // Backoff: a persistent cause must not become a hot loop of Pod creations.
@@ -1116,9 +1117,9 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     next.placement.clear();
     next.scheduled_at.clear();
     next.started_at.clear();
-    SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
-    SetCondition(next.conditions, "Ready", "False", reason, next.message, run.meta.generation, now);
-    event_reason = "Retrying";
+    SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
+    SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
+    event_reason = ToApi(Reason::kRetrying);
     event_message = next.message;
   } else {
     std::string message = why;
@@ -1142,9 +1143,9 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
 
 void RunController::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
   RunStatus next = run.status;
-  const bool already = run.status.phase == "Pending" && run.status.reason == "Suspended";
-  next.phase = "Pending";
-  next.reason = "Suspended";
+  const bool already = IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kSuspended);
+  next.phase = ToApi(Phase::kPending);
+  next.reason = ToApi(Reason::kSuspended);
   if (!already) next.message = message;  // keeps the sentence written when it was suspended
   next.queue_position.reset();
   next.fleet.clear();
@@ -1153,10 +1154,10 @@ void RunController::Suspend(const Run& run, const std::string& message, k8s::Tim
   next.started_at.clear();
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
   next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, "Scheduled", "False", "Suspended", next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
   bool had_ready = false;
-  for (const auto& c : next.conditions) had_ready |= c.type == "Ready";
-  if (had_ready) SetCondition(next.conditions, "Ready", "False", "Suspended", next.message, run.meta.generation, now);
+  for (const auto& c : next.conditions) had_ready |= IsConditionType(c.type, ConditionType::kReady);
+  if (had_ready) SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
   // Every Pod still running stops, and the current attempt's Pods go even when they are done:
   // the attempt does not change, so the Pods made on resume take their names.
   std::vector<PodRef> to_delete;
@@ -1173,7 +1174,7 @@ void RunController::Suspend(const Run& run, const std::string& message, k8s::Tim
   Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
     if (write) {
       if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-      if (event) events_->Record(Ref(r), "Normal", "Suspended", next.message);
+      if (event) events_->Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
     }
     return DeletePods(r.meta.ns, to_delete);
   });
@@ -1236,8 +1237,8 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, k8s
 RunStatus RunController::AdmittedStatus(const Run& run, const scheduling::Placement& placement, const PlacedRun& pr,
                                         k8s::TimePoint now) const {
   RunStatus next = run.status;
-  next.phase = "Scheduled";
-  next.reason = "Scheduled";
+  next.phase = ToApi(Phase::kScheduled);
+  next.reason = ToApi(Reason::kScheduled);
   next.message = PlacementSummary(placement.fleet, pr.placement);
   if (placement.takes_unasked_gpus && !placement.ranks.empty()) {
     const int64_t gpus = placement.ranks.front().resources.gpus;
@@ -1252,7 +1253,7 @@ RunStatus RunController::AdmittedStatus(const Run& run, const scheduling::Placem
   next.scheduled_at = k8s::FormatRfc3339(now);
   next.started_at.clear();
   next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, "Scheduled", "True", "Scheduled", next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "True", ToApi(Reason::kScheduled), next.message, run.meta.generation, now);
   return next;
 }
 
@@ -1284,7 +1285,7 @@ bool RunController::WriteAdmission(const Run& r, const RunStatus& next) {
     if (res.ok()) {
       NoteWritten(r, *res);
       NoteAdmitted(r);
-      events_->Record(Ref(r), "Normal", "Scheduled", next.message);
+      events_->Record(Ref(r), "Normal", ToApi(Reason::kScheduled), next.message);
     } else {
       spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
       ok = false;
@@ -1325,7 +1326,7 @@ void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
     const bool same = now != nullptr && now->meta.uid == r.meta.uid;
     if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
       spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
-      events_->Record(Ref(r), "Normal", "Scheduled", now->status.message);
+      events_->Record(Ref(r), "Normal", ToApi(Reason::kScheduled), now->status.message);
       std::lock_guard<std::mutex> lock(mu_);
       confirmed_admissions_.insert(key);
       uint64_t& slot = written_rv_[key];
@@ -1355,14 +1356,14 @@ RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason
                                        std::optional<int64_t> position, const std::string& message,
                                        k8s::TimePoint now) const {
   RunStatus next = run.status;
-  next.phase = "Pending";
+  next.phase = ToApi(Phase::kPending);
   next.reason = reason;
   next.message = message;
   next.queue_position = position;
   next.effective_priority = effective;
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
   next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, "Scheduled", "False", reason, message, run.meta.generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, message, run.meta.generation, now);
   return next;
 }
 
@@ -1406,11 +1407,11 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
     const std::string why = Explain(result, w);
     RunStatus next =
         !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
-                  : Finish(run.status, Outcome::kFailed, "RetryLimitExceeded",
+                  : Finish(run.status, Outcome::kFailed, ToApi(Reason::kRetryLimitExceeded),
                            "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why,
                            run.meta.generation, run.meta.created, now);
     next.effective_priority = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
-    SetCondition(next.conditions, "Scheduled", "False", next.reason, next.message, run.meta.generation, now);
+    SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
     WriteStatus(run, next, "Warning", next.reason, next.message);
     return;
   }
@@ -1422,9 +1423,9 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
     const RunStatus& cur = run.status;
     const Condition* scheduled = nullptr;
     for (const auto& c : cur.conditions) {
-      if (c.type == "Scheduled") scheduled = &c;
+      if (IsConditionType(c.type, ConditionType::kScheduled)) scheduled = &c;
     }
-    if (cur.phase == "Pending" && cur.reason == reason && cur.effective_priority == effective &&
+    if (IsPhase(cur.phase, Phase::kPending) && cur.reason == reason && cur.effective_priority == effective &&
         !cur.submitted_at.empty() && cur.observed_generation == run.meta.generation &&
         cur.queue_position.has_value() == position.has_value() && scheduled != nullptr &&
         scheduled->status == "False" && scheduled->reason == reason &&
@@ -1437,7 +1438,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
   if (!structural && !refresh_due) return;
   next.message = Explain(result, w);
-  SetCondition(next.conditions, "Scheduled", "False", reason, next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
   if (SameStatus(run.status, next)) return;
   memo.last_wait_write = now;
   // A waiting run's status is information, not a decision: it never delays an admission, a

@@ -9,8 +9,8 @@ namespace berth::reconcilers {
 
 namespace json = k8s::json;
 
-void SetCondition(std::vector<Condition>& conditions, const std::string& type, const std::string& status,
-                  const std::string& reason, const std::string& message, int64_t generation, k8s::TimePoint now) {
+void SetCondition(std::vector<Condition>& conditions, std::string_view type, std::string_view status,
+                  std::string_view reason, const std::string& message, int64_t generation, k8s::TimePoint now) {
   for (auto& c : conditions) {
     if (c.type != type) continue;
     if (c.status != status) c.last_transition_time = k8s::FormatRfc3339(now);
@@ -20,14 +20,15 @@ void SetCondition(std::vector<Condition>& conditions, const std::string& type, c
     c.observed_generation = generation;
     return;
   }
-  conditions.push_back(Condition{type, status, reason, message, k8s::FormatRfc3339(now), generation});
+  conditions.push_back(Condition{std::string(type), std::string(status), std::string(reason), message,
+                                 k8s::FormatRfc3339(now), generation});
 }
 
-RunStatus Finish(const RunStatus& current, Outcome outcome, const std::string& reason, const std::string& message,
+RunStatus Finish(const RunStatus& current, Outcome outcome, std::string_view reason, const std::string& message,
                  int64_t generation, k8s::TimePoint created, k8s::TimePoint now) {
   RunStatus next = current;
   const bool success = outcome == Outcome::kSucceeded;
-  next.phase = success ? "Succeeded" : "Failed";
+  next.phase = ToApi(success ? Phase::kSucceeded : Phase::kFailed);
   next.reason = reason;
   next.message = message;
   next.queue_position.reset();
@@ -35,8 +36,9 @@ RunStatus Finish(const RunStatus& current, Outcome outcome, const std::string& r
   if (success && next.started_at.empty()) next.started_at = next.finished_at;
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(created);
   next.observed_generation = generation;
-  SetCondition(next.conditions, "Ready", "False", success ? "Finished" : reason, message, generation, now);
-  SetCondition(next.conditions, "Finished", "True", reason, message, generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", success ? ToApi(Reason::kFinished) : reason,
+               message, generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kFinished), "True", reason, message, generation, now);
   return next;
 }
 
@@ -159,12 +161,12 @@ std::vector<Condition> FleetConditions(const Fleet& fleet, const ClusterView& vi
   const int64_t gen = fleet.meta.generation;
   auto invalid = view.invalid_fleets.find(fleet.meta.name);
   if (invalid != view.invalid_fleets.end()) {
-    SetCondition(conds, "Ready", "False", "InvalidSpec", invalid->second, gen, now);
+    SetCondition(conds, ToApi(ConditionType::kReady), "False", ToApi(Reason::kInvalidSpec), invalid->second, gen, now);
   } else if (ready > 0) {
-    SetCondition(conds, "Ready", "True", "InstancesReady",
+    SetCondition(conds, ToApi(ConditionType::kReady), "True", ToApi(Reason::kInstancesReady),
                  std::to_string(ready) + " of " + std::to_string(total) + " instances take new runs", gen, now);
   } else {
-    SetCondition(conds, "Ready", "False", "NoReadyInstances",
+    SetCondition(conds, ToApi(ConditionType::kReady), "False", ToApi(Reason::kNoReadyInstances),
                  total == 0 ? "no Node matches the nodeSelector" : "no instance takes new runs", gen, now);
   }
   auto conflict = view.conflicts.find(fleet.meta.name);
@@ -172,12 +174,12 @@ std::vector<Condition> FleetConditions(const Fleet& fleet, const ClusterView& vi
     std::string nodes_list;
     for (size_t i = 0; i < conflict->second.size() && i < 10; ++i) nodes_list += (i ? ", " : "") + conflict->second[i];
     if (conflict->second.size() > 10) nodes_list += " and " + std::to_string(conflict->second.size() - 10) + " more";
-    SetCondition(conds, "Conflict", "True", "NodesClaimedByOlderFleet",
+    SetCondition(conds, ToApi(ConditionType::kConflict), "True", ToApi(Reason::kNodesClaimedByOlderFleet),
                  "nodes also matched by an older fleet belong to it: " + nodes_list, gen, now);
   } else {
     bool had = false;
-    for (const auto& c : conds) had |= c.type == "Conflict";
-    if (had) SetCondition(conds, "Conflict", "False", "NoConflict", "", gen, now);
+    for (const auto& c : conds) had |= IsConditionType(c.type, ConditionType::kConflict);
+    if (had) SetCondition(conds, ToApi(ConditionType::kConflict), "False", ToApi(Reason::kNoConflict), "", gen, now);
   }
   return conds;
 }

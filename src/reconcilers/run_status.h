@@ -3,6 +3,7 @@
 // by field (so unchanged status is never rewritten) and serialized as a merge patch for /status.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "k8s/clock.h"
@@ -14,8 +15,8 @@
 namespace berth::reconcilers {
 
 // Sets condition `type`, keeping lastTransitionTime when its status did not change.
-void SetCondition(std::vector<Condition>& conditions, const std::string& type, const std::string& status,
-                  const std::string& reason, const std::string& message, int64_t generation, k8s::TimePoint now);
+void SetCondition(std::vector<Condition>& conditions, std::string_view type, std::string_view status,
+                  std::string_view reason, const std::string& message, int64_t generation, k8s::TimePoint now);
 
 // True when a and b differ in anything but queuePosition and message (the fields refreshed at
 // most every few seconds).
@@ -31,7 +32,7 @@ enum class Outcome { kSucceeded, kFailed };
 // and `message`; finishedAt now; startedAt now if a success never showed it; submittedAt the
 // creation time if unset; no queue position; observedGeneration `generation`; conditions
 // Ready=False (reason Finished for a success, else `reason`) and Finished=True (`reason`).
-RunStatus Finish(const RunStatus& current, Outcome outcome, const std::string& reason, const std::string& message,
+RunStatus Finish(const RunStatus& current, Outcome outcome, std::string_view reason, const std::string& message,
                  int64_t generation, k8s::TimePoint created, k8s::TimePoint now);
 
 // {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}.

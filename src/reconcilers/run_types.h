@@ -11,8 +11,23 @@
 #include "k8s/json.h"
 #include "k8s/objects.h"
 #include "base/priority.h"
+#include "base/run_phase.h"
 
 namespace berth::reconcilers {
+
+// Phases, reasons and condition types with their API spellings: base/run_phase.h's one table.
+using base::ConditionType;
+using base::IsConditionType;
+using base::IsPhase;
+using base::IsPodPhase;
+using base::IsReason;
+using base::IsTerminalPhase;
+using base::ParsePhase;
+using base::ParseReason;
+using base::Phase;
+using base::PodPhase;
+using base::Reason;
+using base::ToApi;
 
 inline constexpr const char* kGroupVersion = "berth.dev/v1alpha1";
 inline constexpr const char* kFinalizer = "berth.dev/run-cleanup";

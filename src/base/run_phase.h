@@ -1,0 +1,162 @@
+#pragma once
+// A Run's phases and the reasons berth writes, as enums with their API spellings in one table
+// each (docs/api.md, docs/concepts.md "A run's life"; the phase enum of the CRD,
+// deploy/crds/berth.dev_runs.yaml). Header-only and pure, so the engine, the CLI and the
+// dashboard share it without depending on each other. Also the Pod phases berth reads (the
+// kubelet's, core/v1) and the condition types berth writes, so no spelling appears twice.
+//
+// ToApi gives the spelling; Parse* gives the enum, nullopt for a spelling berth does not know
+// (a status written by something else: each caller handles that as it did the string before).
+
+#include <array>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+namespace berth::base {
+
+// status.phase of a Run. "" (no status yet) is no phase: ParsePhase("") is nullopt.
+enum class Phase { kPending, kScheduled, kRunning, kSucceeded, kFailed };
+
+// The reasons berth writes: status.reason of a Run, the reasons of its conditions and Events,
+// and those of a Fleet's conditions.
+enum class Reason {
+  // A Run's status.reason (docs/concepts.md "A run's life").
+  kNoCapacity,           // Pending (waits) or Failed (no retry on no-capacity)
+  kUnschedulable,        // Pending (with retry) or Failed
+  kQuotaExceeded,        // Pending: the namespace's ResourceQuota has no room
+  kSuspended,            // Pending, out of the queue (spec.suspend)
+  kResumed,              // Pending, the pass after spec.suspend went back to false
+  kScheduled,            // Scheduled
+  kRunning,              // Running
+  kSucceeded,            // Succeeded
+  kRetryLimitExceeded,   // Failed: still waiting when the retry duration passed
+  kPodFailed,            // Failed, or Pending again on a retry
+  kInterrupted,          // Failed, or Pending again on a retry
+  kMaxDurationExceeded,  // Failed
+  kStartTimeout,         // Failed, or Pending again on a retry
+  kInvalidSpec,          // Failed; also a Fleet's Ready=False
+  kStopped,              // Failed (spec.stop)
+  // Condition Ready=False of a Run that succeeded.
+  kFinished,
+  // Events only.
+  kStarted,
+  kRetrying,
+  kSpecChangeIgnored,
+  // A Fleet's conditions.
+  kInstancesReady,
+  kNoReadyInstances,
+  kNodesClaimedByOlderFleet,
+  kNoConflict,
+};
+
+// status.phase of a Pod (core/v1 PodPhase) as the kubelet reports it. "" (not reported yet) is
+// none of them.
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+// The condition types berth writes on Runs and Fleets.
+enum class ConditionType { kScheduled, kReady, kFinished, kConflict };
+
+// The tables: every enum value once, in declaration order (checked below).
+inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
+    {Phase::kPending, "Pending"},
+    {Phase::kScheduled, "Scheduled"},
+    {Phase::kRunning, "Running"},
+    {Phase::kSucceeded, "Succeeded"},
+    {Phase::kFailed, "Failed"},
+}};
+
+inline constexpr std::array<std::pair<Reason, std::string_view>, 23> kReasonNames{{
+    {Reason::kNoCapacity, "NoCapacity"},
+    {Reason::kUnschedulable, "Unschedulable"},
+    {Reason::kQuotaExceeded, "QuotaExceeded"},
+    {Reason::kSuspended, "Suspended"},
+    {Reason::kResumed, "Resumed"},
+    {Reason::kScheduled, "Scheduled"},
+    {Reason::kRunning, "Running"},
+    {Reason::kSucceeded, "Succeeded"},
+    {Reason::kRetryLimitExceeded, "RetryLimitExceeded"},
+    {Reason::kPodFailed, "PodFailed"},
+    {Reason::kInterrupted, "Interrupted"},
+    {Reason::kMaxDurationExceeded, "MaxDurationExceeded"},
+    {Reason::kStartTimeout, "StartTimeout"},
+    {Reason::kInvalidSpec, "InvalidSpec"},
+    {Reason::kStopped, "Stopped"},
+    {Reason::kFinished, "Finished"},
+    {Reason::kStarted, "Started"},
+    {Reason::kRetrying, "Retrying"},
+    {Reason::kSpecChangeIgnored, "SpecChangeIgnored"},
+    {Reason::kInstancesReady, "InstancesReady"},
+    {Reason::kNoReadyInstances, "NoReadyInstances"},
+    {Reason::kNodesClaimedByOlderFleet, "NodesClaimedByOlderFleet"},
+    {Reason::kNoConflict, "NoConflict"},
+}};
+
+inline constexpr std::array<std::pair<PodPhase, std::string_view>, 5> kPodPhaseNames{{
+    {PodPhase::kPending, "Pending"},
+    {PodPhase::kRunning, "Running"},
+    {PodPhase::kSucceeded, "Succeeded"},
+    {PodPhase::kFailed, "Failed"},
+    {PodPhase::kUnknown, "Unknown"},
+}};
+
+inline constexpr std::array<std::pair<ConditionType, std::string_view>, 4> kConditionTypeNames{{
+    {ConditionType::kScheduled, "Scheduled"},
+    {ConditionType::kReady, "Ready"},
+    {ConditionType::kFinished, "Finished"},
+    {ConditionType::kConflict, "Conflict"},
+}};
+
+namespace run_phase_internal {
+
+template <typename E, size_t N>
+constexpr bool InOrder(const std::array<std::pair<E, std::string_view>, N>& table) {
+  for (size_t i = 0; i < N; ++i) {
+    if (static_cast<size_t>(table[i].first) != i || table[i].second.empty()) return false;
+  }
+  return true;
+}
+
+template <typename E, size_t N>
+constexpr std::optional<E> Parse(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view s) {
+  for (const auto& [e, name] : table) {
+    if (name == s) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace run_phase_internal
+
+// Indexing by the enum's value is then exact (and a value added without its spelling, or out of
+// order, does not compile).
+static_assert(run_phase_internal::InOrder(kPhaseNames));
+static_assert(run_phase_internal::InOrder(kReasonNames));
+static_assert(run_phase_internal::InOrder(kPodPhaseNames));
+static_assert(run_phase_internal::InOrder(kConditionTypeNames));
+static_assert(kReasonNames.size() == static_cast<size_t>(Reason::kNoConflict) + 1);
+
+constexpr std::string_view ToApi(Phase p) { return kPhaseNames[static_cast<size_t>(p)].second; }
+constexpr std::string_view ToApi(Reason r) { return kReasonNames[static_cast<size_t>(r)].second; }
+constexpr std::string_view ToApi(PodPhase p) { return kPodPhaseNames[static_cast<size_t>(p)].second; }
+constexpr std::string_view ToApi(ConditionType t) { return kConditionTypeNames[static_cast<size_t>(t)].second; }
+
+constexpr std::optional<Phase> ParsePhase(std::string_view s) { return run_phase_internal::Parse(kPhaseNames, s); }
+constexpr std::optional<Reason> ParseReason(std::string_view s) { return run_phase_internal::Parse(kReasonNames, s); }
+constexpr std::optional<PodPhase> ParsePodPhase(std::string_view s) {
+  return run_phase_internal::Parse(kPodPhaseNames, s);
+}
+constexpr std::optional<ConditionType> ParseConditionType(std::string_view s) {
+  return run_phase_internal::Parse(kConditionTypeNames, s);
+}
+
+// Comparisons of a field as written (a std::string of RunStatus, Pod, Condition) with a value.
+constexpr bool IsPhase(std::string_view phase, Phase p) { return phase == ToApi(p); }
+constexpr bool IsReason(std::string_view reason, Reason r) { return reason == ToApi(r); }
+constexpr bool IsPodPhase(std::string_view phase, PodPhase p) { return phase == ToApi(p); }
+constexpr bool IsConditionType(std::string_view type, ConditionType t) { return type == ToApi(t); }
+// Succeeded or Failed: a run that has ended.
+constexpr bool IsTerminalPhase(std::string_view phase) {
+  return IsPhase(phase, Phase::kSucceeded) || IsPhase(phase, Phase::kFailed);
+}
+
+}  // namespace berth::base
