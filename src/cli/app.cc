@@ -23,11 +23,11 @@
 #include "cli/manifests.h"
 #include "cli/priority.h"
 #include "cli/queue_view.h"
-#include "cli/run_control.h"
 #include "cli/run_view.h"
 #include "k8s/client.h"
 #include "k8s/config.h"
 #include "k8s/transport.h"
+#include "runops/run_control.h"
 
 extern char** environ;
 
@@ -395,24 +395,24 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 // ---- stop, suspend, resume ----
 
-int ControlRun(const CommandLine& cl, Control c, std::ostream& out, std::ostream& err) {
+int ControlRun(const CommandLine& cl, runops::Control c, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
   auto session = Connect(cl);
   if (!session.ok()) return Fail(err, session.status().message());
   const std::string& ns = session->ns;
   k8s::Client& client = *session->client;
-  auto change = ApplyControl(client, ns, name, c);
+  auto change = runops::ApplyControl(client, ns, name, c);
   if (!change.ok()) return Fail(err, change.status().message());
   const std::string was = change->phase.empty() ? std::string("not yet seen by berth-controller") : "was " + change->phase;
-  out << "run/" << name << " " << (c == Control::kStop ? "stop" : c == Control::kSuspend ? "suspension" : "resumption")
+  out << "run/" << name << " " << (c == runops::Control::kStop ? "stop" : c == runops::Control::kSuspend ? "suspension" : "resumption")
       << " requested (" << was << ")\n";
   out.flush();
   const auto deadline = std::chrono::steady_clock::now() + kControlTimeout;
   while (true) {
     auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
-    if (ControlDone(c, *run, change->generation)) {
-      out << "run/" << name << ": " << StatusLine(*run) << "\n";
+    if (runops::ControlDone(c, *run, change->generation)) {
+      out << "run/" << name << ": " << runops::StatusLine(*run) << "\n";
       return 0;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;
@@ -439,7 +439,7 @@ int Logs(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   if (!pods.ok()) return Fail(err, "cannot list the run's Pods: " + pods.status().message());
   std::vector<const json::Value*> ptrs;
   for (const auto& p : pods->items) ptrs.push_back(&p);
-  auto sel = SelectLogTargets(*run, ptrs, cl.rank);
+  auto sel = runops::SelectLogTargets(*run, ptrs, cl.rank);
   if (!sel.ok()) return Fail(err, sel.status().message());
   if (!sel->note.empty()) err << "note: " << sel->note << "\n";
   const bool ok = cl.follow ? FollowLogs(*client.transport(), ns, sel->targets, out, err)
@@ -505,9 +505,9 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     case Command::kPriority: return Priority(*cl, out, err);
     case Command::kFleets: return Fleets(*cl, out, err);
     case Command::kDescribe: return Describe(*cl, out, err);
-    case Command::kStop: return ControlRun(*cl, Control::kStop, out, err);
-    case Command::kSuspend: return ControlRun(*cl, Control::kSuspend, out, err);
-    case Command::kResume: return ControlRun(*cl, Control::kResume, out, err);
+    case Command::kStop: return ControlRun(*cl, runops::Control::kStop, out, err);
+    case Command::kSuspend: return ControlRun(*cl, runops::Control::kSuspend, out, err);
+    case Command::kResume: return ControlRun(*cl, runops::Control::kResume, out, err);
     case Command::kLogs: return Logs(*cl, out, err);
     case Command::kNone:
     case Command::kHelp: break;

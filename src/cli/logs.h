@@ -3,10 +3,8 @@
 // attempt, read through the API server (pods/log) with the caller's credentials, every line
 // prefixed by "[rank N] ". With -f, each rank is followed until its container has ended.
 //
-// Which Pods: the run's Pods (label berth.dev/run, owned by the run) of its current attempt
-// (label berth.dev/attempt = status.resubmissions); when that attempt has no Pods yet (a retry
-// waiting in the queue), those of the latest attempt that has, with a note saying so. One Pod per
-// rank (label berth.dev/rank), its first container (the one berth gives the blocks to).
+// Which Pods (runops/log_targets.h, SelectLogTargets, shared with the dashboard): the run's Pods
+// of its current attempt, or of the latest attempt that has Pods; one per rank.
 
 #include <functional>
 #include <iosfwd>
@@ -17,31 +15,11 @@
 #include "k8s/json.h"
 #include "k8s/result.h"
 #include "k8s/transport.h"
+#include "runops/log_targets.h"
 
 namespace berth::cli {
 
-struct LogTarget {
-  int rank = 0;
-  std::string pod, container;
-};
-
-struct LogSelection {
-  std::vector<LogTarget> targets;  // rank order
-  std::string note;                // "" or a sentence for stderr (an older attempt, a rank without a Pod)
-};
-
-// Chooses the Pods to read (see above). `pods`: the Pods labelled berth.dev/run=RUN in the run's
-// namespace. Errors (one sentence each): `rank` outside 0..spec.nodes-1; no Pod at all ("has no
-// Pods yet" while Pending or Scheduled, "has no Pods any more" once ended), or none for `rank`.
-k8s::Result<LogSelection> SelectLogTargets(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,
-                                           std::optional<int> rank);
-
-// A whole log body as lines: split at "\n", a last line without one kept, empty lines kept.
-std::vector<std::string> SplitLog(const std::string& body);
-
-// "/api/v1/namespaces/NS/pods/POD/log?container=C" plus "&follow=true&timestamps=true" and
-// "&sinceTime=T" when given.
-std::string LogPath(const std::string& ns, const LogTarget& t, bool follow, const std::string& since_time = {});
+using runops::LogTarget;
 
 // A line read with timestamps=true: "2026-11-24T10:00:00.123456789Z text" -> the time and the
 // text (a line without a readable time: "" and the whole line).

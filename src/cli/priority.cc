@@ -21,14 +21,6 @@ k8s::Result<int> ParsePriority(const std::string& text) {
   return v;
 }
 
-std::string RunErrorSentence(const Status& s, const std::string& ns, const std::string& name) {
-  if (s.IsNotFound()) return "run \"" + name + "\" not found in namespace \"" + ns + "\"";
-  if (s.IsForbidden()) return s.message();
-  if (s.IsUnauthorized()) return "the API server did not accept the credentials (401 Unauthorized): " + s.message();
-  if (s.code() == 0) return s.message();
-  return s.ToString();
-}
-
 k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::string& ns, const std::string& name,
                                            int value, int attempts) {
   const std::string path = k8s::resources::kRuns.Path(ns, name);
@@ -69,11 +61,6 @@ std::string CapNote(const json::Value& run) {
   const std::string message = json::GetString(json::Find(run, {"status", "message"}));
   const size_t at = message.find("priority capped at ");
   return at == std::string::npos ? std::string() : message.substr(at);
-}
-
-bool Observed(const json::Value& run, int64_t generation) {
-  const json::Value* og = json::Find(run, {"status", "observedGeneration"});
-  return og != nullptr && og->IsInt64() && og->GetInt64() >= generation;
 }
 
 bool Queued(const json::Value& run) {

@@ -7,6 +7,7 @@
 #include "k8s/client.h"
 #include "k8s/json.h"
 #include "k8s/result.h"
+#include "runops/run_control.h"
 
 namespace berth::cli {
 
@@ -30,8 +31,9 @@ struct PriorityChange {
 k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::string& ns, const std::string& name,
                                            int value, int attempts = 5);
 
-// Whether the run's status reflects `generation` (status.observedGeneration >= generation).
-bool Observed(const k8s::json::Value& run, int64_t generation);
+// Observed and RunErrorSentence: runops/run_control.h (shared with the dashboard).
+using runops::Observed;
+using runops::RunErrorSentence;
 
 // Whether the run is still (or not yet known to be out of) the queue: phase Pending or no status.
 // Admitted and finished runs no longer depend on their priority, so there is nothing to wait for.
@@ -45,9 +47,5 @@ std::string DescribePlace(const k8s::json::Value& run);
 // capped at 70 by namespace ml (label berth.dev/max-priority: \"70\"); spec.priority is 80"),
 // or "" when the message says nothing of a cap (issue 17).
 std::string CapNote(const k8s::json::Value& run);
-
-// A failed API call as a sentence: Forbidden/other API errors carry the server's message; 404 on
-// the run names it and its namespace.
-std::string RunErrorSentence(const k8s::Status& s, const std::string& ns, const std::string& name);
 
 }  // namespace berth::cli

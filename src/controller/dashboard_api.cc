@@ -2,10 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
-#include "cli/logs.h"
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
 #include "k8s/json.h"
+#include "runops/log_targets.h"
 
 namespace berth::controller {
 
@@ -92,9 +92,9 @@ void DashboardApi::Register(HttpServer& server) {
         if (int status = ParseRunRequest(req, run, message); status != 0) return JsonError(status, message);
         if (run.action.empty()) return RunDetail(req, run.ns, run.name);
         if (run.action == "logs") return RunLogs(req, run.ns, run.name);
-        if (run.action == "stop") return ControlRun(req, run.ns, run.name, cli::Control::kStop);
-        if (run.action == "suspend") return ControlRun(req, run.ns, run.name, cli::Control::kSuspend);
-        if (run.action == "resume") return ControlRun(req, run.ns, run.name, cli::Control::kResume);
+        if (run.action == "stop") return ControlRun(req, run.ns, run.name, runops::Control::kStop);
+        if (run.action == "suspend") return ControlRun(req, run.ns, run.name, runops::Control::kSuspend);
+        if (run.action == "resume") return ControlRun(req, run.ns, run.name, runops::Control::kResume);
         return SetPriority(req, run.ns, run.name);
       },
       RouteOptions{{"GET", "HEAD", "POST"}, kMaxDashboardBodyBytes});
@@ -241,7 +241,7 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
   }
   std::optional<int> rank;
   if (q.rank >= 0) rank = q.rank;
-  auto sel = cli::SelectLogTargets(*run, pod_ptrs, rank);
+  auto sel = runops::SelectLogTargets(*run, pod_ptrs, rank);
   std::string out = R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"nodes":)" +
                     std::to_string(nodes) + R"(,"tailLines":)" + std::to_string(q.tail_lines);
   if (!sel.ok()) {
@@ -260,7 +260,7 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
     const auto& t = targets[i];
     k8s::HttpRequest get;
     get.method = "GET";
-    get.path = cli::LogPath(ns, t, false) + "&tailLines=" + std::to_string(q.tail_lines) +
+    get.path = runops::LogPath(ns, t, false) + "&tailLines=" + std::to_string(q.tail_lines) +
                "&limitBytes=" + std::to_string(kMaxLogBytesPerRank);
     get.bearer_token = token;  // never empty here: the controller's own identity is never used
     out += (i ? "," : "") + std::string(R"({"rank":)") + std::to_string(t.rank) + R"(,"pod":)" + json::Quote(t.pod) +
@@ -276,7 +276,7 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
       continue;
     }
     std::string lines = "[";
-    const auto split = cli::SplitLog(r->body);
+    const auto split = runops::SplitLog(r->body);
     for (size_t j = 0; j < split.size(); ++j) lines += (j ? "," : "") + json::Quote(ValidUtf8(split[j]));
     lines += "]";
     const bool truncated = r->body.size() >= static_cast<size_t>(kMaxLogBytesPerRank);
@@ -287,16 +287,16 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
 }
 
 HttpReply DashboardApi::ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name,
-                                   cli::Control c) const {
+                                   runops::Control c) const {
   std::string message;
   if (int status = CheckControlWrite(req, message); status != 0) return JsonError(status, message);
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
   // The viewer's own credentials: the API server decides whether they may change the run.
-  auto change = cli::ApplyControl(*client_, ns, name, c, /*attempts=*/3, BearerToken(req));
+  auto change = runops::ApplyControl(*client_, ns, name, c, /*attempts=*/3, BearerToken(req));
   if (!change.ok()) return ApiError(change.status());
-  spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", cli::ControlVerb(c), ns, name);
+  spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", runops::ControlVerb(c), ns, name);
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"action":)" +
-                            json::Quote(cli::ControlVerb(c)) + R"(,"was":)" + json::Quote(change->phase) +
+                            json::Quote(runops::ControlVerb(c)) + R"(,"was":)" + json::Quote(change->phase) +
                             R"(,"generation":)" + std::to_string(change->generation) + "}");
 }
 

@@ -15,9 +15,9 @@
 #include <string>
 
 #include "controller/http_server.h"
-#include "cli/run_control.h"
 #include "k8s/client.h"
 #include "reconcilers/run_controller.h"
+#include "runops/run_control.h"
 
 namespace berth::controller {
 
@@ -40,7 +40,7 @@ class DashboardApi {
   // POST .../stop|suspend|resume: checks the run as the viewer reads it (409 with a sentence when
   // the change does not apply, e.g. an ended run) and patches spec.stop / spec.suspend, guarded by
   // the resourceVersion read (a few attempts on 409 Conflict), all with the viewer's token.
-  HttpReply ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name, cli::Control c) const;
+  HttpReply ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name, runops::Control c) const;
   HttpReply Static(const HttpRequestView& req) const;
 
  private:

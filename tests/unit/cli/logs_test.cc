@@ -1,5 +1,5 @@
 // kubectl berth logs: which Pods are read, the errors, the log paths and the time keys used to
-// follow across reconnects (cli/logs.h).
+// follow across reconnects (cli/logs.h; which Pods: runops/log_targets.h).
 
 #include "cli/logs.h"
 
@@ -14,6 +14,9 @@ namespace berth::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using runops::LogPath;
+using runops::SelectLogTargets;
+using runops::SplitLog;
 namespace json = k8s::json;
 
 json::Document Parse(const std::string& s) { return std::move(json::Parse(s)).value(); }

@@ -1,7 +1,8 @@
 // kubectl berth stop | suspend | resume: which runs each applies to, the patch, and when the
-// controller has carried it out (cli/run_control.h), against a scripted transport.
+// controller has carried it out (runops/run_control.h, shared with the dashboard), against a
+// scripted transport.
 
-#include "cli/run_control.h"
+#include "runops/run_control.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,6 +16,12 @@ namespace berth::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using runops::ApplyControl;
+using runops::CheckControl;
+using runops::Control;
+using runops::ControlDone;
+using runops::ControlPatch;
+using runops::StatusLine;
 using testing::FakeTransport;
 using testing::StatusBody;
 

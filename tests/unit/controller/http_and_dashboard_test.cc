@@ -550,9 +550,9 @@ TEST_F(DashboardTest, ControlRefusesBeforeAnyApiCall) {
       {"JSON array", [](HttpRequestView& r) { r.body = "[]"; }, 400, "{}"},
       {"deeply nested", [](HttpRequestView& r) { r.body = std::string(1 << 16, '['); }, 400, "{}"},
   };
-  for (const auto c : {cli::Control::kStop, cli::Control::kSuspend, cli::Control::kResume}) {
+  for (const auto c : {runops::Control::kStop, runops::Control::kSuspend, runops::Control::kResume}) {
     for (const auto& k : cases) {
-      SCOPED_TRACE(k.name + " " + cli::ControlVerb(c));
+      SCOPED_TRACE(k.name + " " + runops::ControlVerb(c));
       HttpRequestView req = GoodRequest("{}");
       k.change(req);
       HttpReply r = api_.ControlRun(req, "ml", "train", c);
@@ -570,7 +570,7 @@ const char* const kRunningRun =
 TEST_F(DashboardTest, ControlPatchesTheSpecWithTheViewersToken) {
   transport_->Push(200, kRunningRun);
   transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","namespace":"ml","generation":4}})");
-  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kStop);
+  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", runops::Control::kStop);
   ASSERT_EQ(r.status, 200) << r.body;
   json::Document d = MustParse(r.body);
   EXPECT_EQ(json::GetString(d, "action"), "stop");
@@ -589,11 +589,11 @@ TEST_F(DashboardTest, ControlPatchesTheSpecWithTheViewersToken) {
 TEST_F(DashboardTest, ControlThatDoesNotApplyIsAConflictWithoutAPatch) {
   transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","resourceVersion":"5"},)"
                         R"("status":{"phase":"Failed","reason":"Stopped"}})");
-  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kSuspend);
+  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", runops::Control::kSuspend);
   EXPECT_EQ(r.status, 409);
   EXPECT_THAT(ErrorOf(r), HasSubstr("has already ended (Failed, Stopped)"));
   transport_->Push(200, kRunningRun);
-  r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kResume);
+  r = api_.ControlRun(GoodRequest("{}"), "ml", "train", runops::Control::kResume);
   EXPECT_EQ(r.status, 409);
   EXPECT_THAT(ErrorOf(r), HasSubstr("is not suspended"));
   EXPECT_EQ(transport_->requests().size(), 2u) << "only the two reads";
@@ -603,7 +603,7 @@ TEST_F(DashboardTest, ControlPassesTheApiRefusalThroughAndRetriesConflicts) {
   transport_->Push(200, kRunningRun);
   transport_->Push(403, StatusBody(403, "Forbidden",
                                    R"(runs.berth.dev "train" is forbidden: User "viewer" cannot patch resource "runs")"));
-  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kSuspend);
+  HttpReply r = api_.ControlRun(GoodRequest("{}"), "ml", "train", runops::Control::kSuspend);
   EXPECT_EQ(r.status, 403);
   EXPECT_THAT(ErrorOf(r), HasSubstr("cannot patch resource \"runs\""));
 
@@ -611,14 +611,14 @@ TEST_F(DashboardTest, ControlPassesTheApiRefusalThroughAndRetriesConflicts) {
   transport_->Push(409, StatusBody(409, "Conflict", "the object has been modified"));
   transport_->Push(200, kRunningRun);
   transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","generation":4}})");
-  r = api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kSuspend);
+  r = api_.ControlRun(GoodRequest("{}"), "ml", "train", runops::Control::kSuspend);
   EXPECT_EQ(r.status, 200) << r.body;
   auto reqs = transport_->requests();
   ASSERT_EQ(reqs.size(), 6u);
   EXPECT_EQ(reqs[5].body, R"({"metadata":{"resourceVersion":"41"},"spec":{"suspend":true}})");
 
   transport_->PushNoAnswer();
-  EXPECT_EQ(api_.ControlRun(GoodRequest("{}"), "ml", "train", cli::Control::kStop).status, 502);
+  EXPECT_EQ(api_.ControlRun(GoodRequest("{}"), "ml", "train", runops::Control::kStop).status, 502);
 }
 
 // ---------------------------------------------------------------------------------------------

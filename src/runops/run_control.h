@@ -1,7 +1,8 @@
 #pragma once
 // `kubectl berth stop | suspend | resume RUN`: check that the change applies to the run as it is,
 // write spec.stop / spec.suspend with one merge patch guarded by the run's resourceVersion (with
-// the caller's own credentials), and tell when berth-controller has carried it out.
+// the caller's own credentials), and tell when berth-controller has carried it out. Shared by
+// kubectl berth and the dashboard (berth-controller), so both decide alike.
 
 #include <cstdint>
 #include <string>
@@ -10,7 +11,7 @@
 #include "k8s/json.h"
 #include "k8s/result.h"
 
-namespace berth::cli {
+namespace berth::runops {
 
 enum class Control { kStop, kSuspend, kResume };
 
@@ -47,4 +48,11 @@ bool ControlDone(Control c, const k8s::json::Value& run, int64_t generation);
 // The run's status as one line: "Failed (Stopped): stopped (spec.stop) while running; ...".
 std::string StatusLine(const k8s::json::Value& run);
 
-}  // namespace berth::cli
+// Whether the run's status reflects `generation` (status.observedGeneration >= generation).
+bool Observed(const k8s::json::Value& run, int64_t generation);
+
+// A failed API call as a sentence: Forbidden/other API errors carry the server's message; 404 on
+// the run names it and its namespace.
+std::string RunErrorSentence(const k8s::Status& s, const std::string& ns, const std::string& name);
+
+}  // namespace berth::runops

@@ -1,8 +1,6 @@
-#include "cli/run_control.h"
+#include "runops/run_control.h"
 
-#include "cli/priority.h"
-
-namespace berth::cli {
+namespace berth::runops {
 
 namespace json = k8s::json;
 using k8s::Status;
@@ -111,4 +109,17 @@ std::string StatusLine(const json::Value& run) {
   return s;
 }
 
-}  // namespace berth::cli
+std::string RunErrorSentence(const Status& s, const std::string& ns, const std::string& name) {
+  if (s.IsNotFound()) return "run \"" + name + "\" not found in namespace \"" + ns + "\"";
+  if (s.IsForbidden()) return s.message();
+  if (s.IsUnauthorized()) return "the API server did not accept the credentials (401 Unauthorized): " + s.message();
+  if (s.code() == 0) return s.message();
+  return s.ToString();
+}
+
+bool Observed(const json::Value& run, int64_t generation) {
+  const json::Value* og = json::Find(run, {"status", "observedGeneration"});
+  return og != nullptr && og->IsInt64() && og->GetInt64() >= generation;
+}
+
+}  // namespace berth::runops
