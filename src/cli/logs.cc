@@ -7,6 +7,7 @@
 #include <ostream>
 #include <thread>
 
+#include "base/run_phase.h"
 #include "k8s/client.h"
 
 namespace berth::cli {
@@ -78,7 +79,9 @@ ContainerPhase PhaseOf(const json::Value& pod, const std::string& container, std
       }
     }
   }
-  if (phase == "Succeeded" || phase == "Failed") return ContainerPhase::kEnded;
+  if (base::IsPodPhase(phase, base::PodPhase::kSucceeded) || base::IsPodPhase(phase, base::PodPhase::kFailed)) {
+    return ContainerPhase::kEnded;
+  }
   return ContainerPhase::kNotStarted;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/priority.h"
 
 #include "base/priority.h"
+#include "base/run_phase.h"
 
 namespace berth::cli {
 
@@ -65,17 +66,17 @@ std::string CapNote(const json::Value& run) {
 
 bool Queued(const json::Value& run) {
   const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  return phase.empty() || phase == "Pending";
+  return phase.empty() || base::IsPhase(phase, base::Phase::kPending);
 }
 
 std::string DescribePlace(const json::Value& run) {
   const json::Value* status = json::Find(run, {"status"});
   const std::string phase = status != nullptr ? json::GetString(*status, "phase") : "";
-  if (phase == "Scheduled" || phase == "Running") return "admitted (" + phase + ")";
-  if (phase == "Succeeded" || phase == "Failed") return "finished (" + phase + ")";
+  if (base::IsPhase(phase, base::Phase::kScheduled) || base::IsPhase(phase, base::Phase::kRunning)) return "admitted (" + phase + ")";
+  if (base::IsTerminalPhase(phase)) return "finished (" + phase + ")";
   const json::Value* pos = status != nullptr ? json::Find(*status, {"queuePosition"}) : nullptr;
   if (pos != nullptr && pos->IsInt64()) return "position " + std::to_string(pos->GetInt64()) + " in the queue";
-  if (phase == "Pending") return "pending, not in the top 100 of the queue";
+  if (base::IsPhase(phase, base::Phase::kPending)) return "pending, not in the top 100 of the queue";
   return "pending, not placed in the queue yet";
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <prometheus/text_serializer.h>
 
+#include "base/run_phase.h"
+
 namespace berth::controller {
 
 namespace {
@@ -118,7 +120,7 @@ void Metrics::OnAdmitted(std::chrono::milliseconds wait) {
 
 void Metrics::OnFinished(const std::string& phase, const std::string& reason) {
   finished_.Add({{"phase", phase}, {"reason", reason}}).Increment();
-  if (phase == "Failed") failed_.Add({{"reason", reason}}).Increment();
+  if (base::IsPhase(phase, base::Phase::kFailed)) failed_.Add({{"reason", reason}}).Increment();
 }
 
 void Metrics::OnWriteFailed(const std::string& what) {

@@ -1,5 +1,7 @@
 #include "runops/run_control.h"
 
+#include "base/run_phase.h"
+
 namespace berth::runops {
 
 namespace json = k8s::json;
@@ -39,7 +41,7 @@ Status CheckControl(Control c, const json::Value& run) {
   if (json::Find(run, {"metadata", "deletionTimestamp"}) != nullptr) {
     return conflict(who + " is being deleted; there is nothing to " + ControlVerb(c));
   }
-  if (phase == "Succeeded" || phase == "Failed") {
+  if (base::IsTerminalPhase(phase)) {
     return conflict(who + " has already ended (" + PhaseWords(run) + "); there is nothing to " + ControlVerb(c) +
                     " (kubectl berth apply -f FILE runs it again)");
   }
@@ -89,11 +91,11 @@ k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& 
 bool ControlDone(Control c, const json::Value& run, int64_t generation) {
   const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
   const std::string reason = json::GetString(json::Find(run, {"status", "reason"}));
-  const bool ended = phase == "Succeeded" || phase == "Failed";
+  const bool ended = base::IsTerminalPhase(phase);
   if (c == Control::kStop) return ended;
   if (!Observed(run, generation)) return false;
-  if (c == Control::kSuspend) return ended || (phase == "Pending" && reason == "Suspended");
-  return reason != "Suspended";
+  if (c == Control::kSuspend) return ended || (base::IsPhase(phase, base::Phase::kPending) && base::IsReason(reason, base::Reason::kSuspended));
+  return !base::IsReason(reason, base::Reason::kSuspended);
 }
 
 std::string StatusLine(const json::Value& run) {
