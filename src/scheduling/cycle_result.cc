@@ -37,6 +37,18 @@ std::string UnavailableSuffix(const WaitReason& r) {
   return u.empty() ? "" : "; unavailable: " + u;
 }
 
+// "a, b, c"; at most 5 names, then "and 3 more".
+std::string List(const std::vector<std::string>& names) {
+  constexpr size_t kMax = 5;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kMax; ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  if (names.size() > kMax) out += " and " + std::to_string(names.size() - kMax) + " more";
+  return out;
+}
+
 std::string In(TimePoint now, TimePoint at) {
   return at <= now ? "now" : "in " + FormatDuration(at - now);
 }
@@ -104,6 +116,20 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
     case WaitCode::kQuotaExceeded:
       s = ExplainQuota(NamespaceOf(waiting.run_id),
                        QuotaShortfall{r.quota_resource, r.quota_name, r.quota_needed, r.quota_used, r.quota_hard});
+      break;
+    case WaitCode::kPreempting: {
+      s = "preempting " + Count(static_cast<int64_t>(r.victims.size()), "run", "runs");
+      if (!r.victims.empty()) s += " (" + List(r.victims) + ")";
+      if (!r.instances.empty()) {
+        s += std::string(r.instances.size() == 1 ? " on instance " : " on instances ") + List(r.instances);
+      }
+      if (known_fleet) s += " (fleet " + fleet + ")";
+      s += "; starts when their Pods have stopped";
+      break;
+    }
+    case WaitCode::kKeptForPreemptor:
+      s = "fits only on instances kept for " + (r.preemptor.empty() ? std::string("a preempting run") : r.preemptor) +
+          ", which preempts runs there";
       break;
     case WaitCode::kNoFleet:
       s = "no Fleet exists";

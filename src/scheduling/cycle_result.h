@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduling/preemption.h"
 #include "scheduling/quota.h"
 #include "scheduling/types.h"
 
@@ -25,6 +26,12 @@ enum class WaitCode : uint8_t {
   // The run waits for its namespace's ResourceQuota (issue 17): its Pods would exceed it. It
   // neither fails nor holds the reservation, and does not block the runs behind it.
   kQuotaExceeded,
+  // Preemption (issue 17). Capacity waits, not Unschedulable.
+  // The run preempts: it waits for its victims (chosen this cycle, or in an earlier one and still
+  // stopping) to stop; their instances are kept for it. API reason "Preempting".
+  kPreempting,
+  // Room exists, but only on instances kept for another (preempting) run: `preemptor`.
+  kKeptForPreemptor,
   // The run is Unschedulable: no fleet as it is now could ever hold it.
   kNoFleet,                // no Fleet exists at all
   kFleetNotFound,          // none of the Fleets it names exists
@@ -37,9 +44,11 @@ enum class WaitCode : uint8_t {
 // True for the codes that make a run Unschedulable rather than merely waiting for capacity.
 inline bool IsUnschedulable(WaitCode code) { return code >= WaitCode::kNoFleet; }
 
-// The API reason for a waiting run: "Unschedulable", "QuotaExceeded" or "NoCapacity".
+// The API reason for a waiting run: "Unschedulable", "QuotaExceeded", "Preempting" or
+// "NoCapacity".
 inline std::string_view ApiReason(WaitCode code) {
   if (code == WaitCode::kQuotaExceeded) return "QuotaExceeded";
+  if (code == WaitCode::kPreempting) return "Preempting";
   return IsUnschedulable(code) ? "Unschedulable" : "NoCapacity";
 }
 
@@ -62,6 +71,13 @@ struct WaitReason {
   // kQuotaExceeded only: which resource of the namespace's quota has no room, and the numbers.
   std::string quota_resource, quota_name;
   int64_t quota_needed = 0, quota_used = 0, quota_hard = 0;
+  // kPreempting: the victims (run ids, sorted) and the instances kept for the run (`fleet` is
+  // theirs); victims_stopping when they come from a nomination of an earlier cycle.
+  std::vector<std::string> victims;
+  std::vector<std::string> instances;
+  bool victims_stopping = false;
+  // kKeptForPreemptor: the run the room is kept for.
+  std::string preemptor;
 };
 
 struct RankPlacement {
@@ -89,6 +105,13 @@ struct Reservation {
   std::optional<TimePoint> earliest_start;  // nullopt when some blocker has no known end
 };
 
+// A run that preempts (issue 17), decided this cycle: the engine stops plan.victims and records
+// the nomination (ClusterSnapshot::nominations) so that later cycles keep plan.instances for it.
+struct PreemptionDecision {
+  std::string run_id;
+  PreemptionPlan plan;
+};
+
 struct WaitingRun {
   std::string run_id;
   WaitReason reason;
@@ -105,11 +128,13 @@ struct CycleResult {
   std::vector<Placement> placements;      // in queue order
   std::vector<WaitingRun> waiting;        // every queued run not placed, in queue order
   std::optional<Reservation> reservation;
+  std::vector<PreemptionDecision> preemptions;  // in queue order; each run also waits kPreempting
   std::vector<FleetRef> fleets;           // the snapshot's fleets by name; WaitReason::fleet
 
   // One sentence with the numbers, e.g.
   //   "needs 3 blocks on one instance; largest free is 2 (fleet cpu)"
   //   "needs 2 idle instances with 8 GPUs in a cluster fleet; fleet a100 has 1 idle, 3 busy"
+  //   "preempting 2 runs (ns/a, ns/b) on instance n1 (fleet a100); starts when their Pods have stopped"
   // The run holding the reservation gets what it holds and when it expects to start appended.
   std::string Explain(const WaitingRun& waiting) const;
 };

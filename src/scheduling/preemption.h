@@ -32,13 +32,8 @@
 
 namespace berth::scheduling {
 
-// What the core knows about a placed run to decide whether it may be preempted. Runs of
-// `snapshot.running` without an entry here (e.g. Pods that outlived their run) are never victims.
-struct PlacedRunInfo {
-  std::string id;             // as in RunningRun::id
-  int32_t priority = base::kDefaultPriority;  // base priority (spec.priority), 0..100
-  TimePoint placed_at{};      // when it was placed (admission time)
-};
+// PlacedRunInfo (what the core knows about a placed run: base priority, placement time) lives in
+// scheduling/snapshot.h, next to ClusterSnapshot::placed_runs.
 
 struct PreemptionRequest {
   std::string id;

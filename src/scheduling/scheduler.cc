@@ -5,12 +5,15 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "scheduling/block_layout.h"
 #include "scheduling/capacity_index.h"
+#include "scheduling/preemption.h"
 #include "scheduling/quota.h"
 
 namespace berth::scheduling {
@@ -79,7 +82,19 @@ struct Instance {
   int64_t runs_started = 0;
   Availability availability = Availability::kAvailable;
   bool reserved = false;
+  int32_t held_for = -1;  // index into Cycle::holders_: kept for that preempting run
 };
+
+// A run that instances are kept for: a nominee (its nomination from an earlier cycle) or a run
+// that got a preemption plan in this cycle.
+struct Holder {
+  std::string_view run_id;
+  const Nomination* nomination = nullptr;  // nullptr: a plan of this cycle
+  std::vector<int32_t> instances;
+};
+
+// What Consider left to do: nothing, or possibly the reservation.
+enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve };
 
 // Blocks held on an instance until `end` (kUnknownTime when unknown).
 struct BusyEntry {
@@ -93,9 +108,21 @@ struct BusyEntry {
 class Cycle {
  public:
   Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
+  // Keeps the instances of the nominations whose nominee is queued for it.
+  void ApplyNominations(const RunQueue& queue);
   void Consider(const PendingRun& run);
 
  private:
+  Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
+  // Preemption (issue 17): a plan for a run that waits for capacity, or false.
+  bool TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason);
+  void SyncWork();
+  void WorkReady(int32_t i);
+  void Hold(int32_t i, int32_t holder);
+  void Release(int32_t i);
+  bool FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet,
+                std::string_view& preemptor);
+
   void BuildFleets();
   void BuildInstances();
   void BuildDomains();
@@ -137,7 +164,9 @@ class Cycle {
   int64_t TimeWhollyFree(int32_t i) const;
   void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
 
-  CapacityIndex& IndexOf(const Instance& in) { return in.reserved ? reserved_ : open_; }
+  CapacityIndex& IndexOf(const Instance& in) {
+    return in.held_for >= 0 ? held_ : in.reserved ? reserved_ : open_;
+  }
   // Whether instance i belongs in an index: available, and when reserved, with a run slot to
   // spare (a backfill run must not retire an instance the reserved run is waiting for).
   bool Indexable(const Instance& in) const;
@@ -166,6 +195,27 @@ class Cycle {
 
   CapacityIndex open_;      // available, unreserved instances with free blocks
   CapacityIndex reserved_;  // available, reserved instances with free blocks
+  CapacityIndex held_;      // available instances kept for a preempting run
+
+  // Preemption (issue 17).
+  bool preemption_enabled_ = false;  // some fleet is LowerPriority and some run may be a victim
+  int32_t lowest_victim_priority_ = std::numeric_limits<int32_t>::max();
+  std::vector<Holder> holders_;
+  std::map<std::string_view, int32_t, std::less<>> nominees_;  // run id -> holder
+  std::set<std::string, std::less<>> excluded_victims_;        // chosen already: never again
+  uint64_t version_ = 0;  // bumped whenever what PlanPreemption would see changes
+  // The cycle's working state as a snapshot for PlanPreemption, built at its first use and kept
+  // current: instances in instances_ order (excluded ones marked not ready), running runs plus
+  // this cycle's placements, victims less the excluded ones.
+  struct Work {
+    bool built = false;
+    ClusterSnapshot snapshot;
+    std::vector<PlacedRunInfo> placed;
+    size_t synced_placements = 0;
+    // Request shape -> (version, highest base priority that found no plan then). A lower
+    // priority finds no plan either (fewer runs are victims).
+    std::map<std::string, std::pair<uint64_t, int32_t>, std::less<>> failed;
+  } work_;
 
   bool has_reservation_ = false;
   int64_t reservation_start_ = kUnknownTime;
@@ -191,6 +241,160 @@ Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
   BuildQuotas();
   ApplyRunning();
   BuildIndex();
+  if (!snapshot_.placed_runs.empty()) {
+    for (const Fleet& f : fleets_) {
+      preemption_enabled_ |= f.spec->preemption == PreemptionPolicy::kLowerPriority;
+    }
+    for (const PlacedRunInfo& p : snapshot_.placed_runs) {
+      lowest_victim_priority_ = std::min(lowest_victim_priority_, p.priority);
+    }
+  }
+}
+
+void Cycle::ApplyNominations(const RunQueue& queue) {
+  const auto& nominations = snapshot_.nominations;
+  if (nominations.empty()) return;
+  std::vector<int32_t> order(nominations.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return nominations[a].run_id < nominations[b].run_id;
+  });
+  for (int32_t n : order) {
+    const Nomination& nomination = nominations[n];
+    if (!queue.Contains(nomination.run_id) || nominees_.count(nomination.run_id)) continue;
+    const auto h = static_cast<int32_t>(holders_.size());
+    holders_.push_back(Holder{nomination.run_id, &nomination, {}});
+    nominees_.emplace(nomination.run_id, h);
+    for (const std::string& v : nomination.victims) excluded_victims_.insert(v);
+    for (const std::string& name : nomination.instances) {
+      const int32_t i = FindInstance(name);
+      if (i < 0 || instances_[i].held_for >= 0) continue;  // unknown, or kept for an earlier id
+      Hold(i, h);
+      holders_[h].instances.push_back(i);
+    }
+  }
+}
+
+void Cycle::Hold(int32_t i, int32_t holder) {
+  Unindex(i);
+  instances_[i].held_for = holder;
+  Index(i);
+  WorkReady(i);
+  ++version_;
+}
+
+void Cycle::Release(int32_t i) {
+  Unindex(i);
+  instances_[i].held_for = -1;
+  Index(i);
+  WorkReady(i);
+  ++version_;
+}
+
+void Cycle::WorkReady(int32_t i) {
+  if (!work_.built) return;
+  const Instance& in = instances_[i];
+  work_.snapshot.instances[i].ready = in.spec->ready && in.held_for < 0 && !in.reserved;
+}
+
+void Cycle::SyncWork() {
+  if (!work_.built) {
+    work_.built = true;
+    for (const Fleet& f : fleets_) work_.snapshot.fleets.push_back(*f.spec);
+    work_.snapshot.instances.reserve(instances_.size());
+    for (const Instance& in : instances_) {
+      work_.snapshot.instances.push_back(*in.spec);
+      work_.snapshot.instances.back().runs_started = in.runs_started;  // this cycle's included
+    }
+    for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) WorkReady(i);
+    work_.snapshot.running = snapshot_.running;
+    for (const PlacedRunInfo& p : snapshot_.placed_runs) {
+      if (!excluded_victims_.count(p.id)) work_.placed.push_back(p);
+    }
+  } else {
+    for (size_t k = work_.synced_placements; k < out_.placements.size(); ++k) {
+      for (const RankPlacement& rank : out_.placements[k].ranks) {
+        const int32_t i = FindInstance(rank.instance);
+        if (i >= 0) ++work_.snapshot.instances[i].runs_started;
+      }
+    }
+  }
+  for (size_t k = work_.synced_placements; k < out_.placements.size(); ++k) {
+    const Placement& p = out_.placements[k];
+    RunningRun r;
+    r.id = p.run_id;  // not in `placed`: never a victim
+    for (const RankPlacement& rank : p.ranks) r.placement.push_back(InstanceBlocks{rank.instance, rank.blocks});
+    work_.snapshot.running.push_back(std::move(r));
+  }
+  work_.synced_placements = out_.placements.size();
+}
+
+bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {
+  if (run.priority <= lowest_victim_priority_) return false;
+  bool any = false;
+  for (int32_t f : candidates_) any |= fleets_[f].spec->preemption == PreemptionPolicy::kLowerPriority;
+  if (!any) return false;
+  // The shape of the request: equal shapes see the same instances and victims (a nominee sees
+  // its own kept instances too, so it is not cached).
+  std::string key;
+  if (!nominee) {
+    key = std::to_string(run.nodes) + "|" + std::to_string(run.resources.cpu_millis) + "|" +
+          std::to_string(run.resources.memory_bytes) + "|" + std::to_string(run.resources.gpus) + "|" +
+          (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
+    for (int32_t f : candidates_) key += "|" + std::to_string(f);
+    auto it = work_.failed.find(key);
+    if (it != work_.failed.end() && it->second.first == version_ && run.priority <= it->second.second) {
+      return false;
+    }
+  }
+  SyncWork();
+  PreemptionRequest request;
+  request.id = run.id;
+  request.priority = run.priority;
+  request.nodes = std::max<int32_t>(run.nodes, 1);
+  request.resources = run.resources;
+  for (int32_t f : candidates_) request.fleets.push_back(fleets_[f].spec->name);
+  request.max_duration = run.max_duration;
+  std::optional<PreemptionPlan> plan = PlanPreemption(work_.snapshot, work_.placed, request, TimePoint(Duration(now_)));
+  if (!plan) {
+    if (!nominee) {
+      auto& entry = work_.failed[key];
+      if (entry.first != version_) entry = {version_, run.priority};
+      entry.second = std::max(entry.second, run.priority);
+    }
+    return false;
+  }
+  const int32_t fleet = FindFleet(plan->fleet);
+  std::vector<int32_t> chosen;
+  for (const std::string& name : plan->instances) chosen.push_back(FindInstance(name));
+  if (fleet < 0 || std::find(chosen.begin(), chosen.end(), -1) != chosen.end()) return false;
+  // No eviction for a run its namespace's quota would stop once the victims are gone.
+  if (NamespaceQuota* quota = QuotaOf(run.id)) {
+    QuotaUse use;
+    for (int32_t i : chosen) {
+      const Instance& in = instances_[i];
+      const QuotaUse one = UseOn(in, run.nodes <= 1 ? need_[in.pool] : in.total);
+      use.resources.cpu_millis += one.resources.cpu_millis;
+      use.resources.memory_bytes += one.resources.memory_bytes;
+      use.resources.gpus += one.resources.gpus;
+      ++use.pods;
+    }
+    if (CheckQuota(quota, use, GpuResource(fleet))) return false;
+  }
+  const auto h = static_cast<int32_t>(holders_.size());
+  holders_.push_back(Holder{run.id, nullptr, chosen});
+  for (int32_t i : chosen) Hold(i, h);
+  for (const std::string& v : plan->victims) {
+    excluded_victims_.insert(v);
+    std::erase_if(work_.placed, [&](const PlacedRunInfo& p) { return p.id == v; });
+  }
+  reason.code = WaitCode::kPreempting;
+  reason.fleet = fleet;
+  reason.victims = plan->victims;
+  reason.instances = plan->instances;
+  reason.victims_stopping = false;
+  out_.preemptions.push_back(PreemptionDecision{run.id, std::move(*plan)});
+  return true;
 }
 
 void Cycle::BuildQuotas() {
@@ -404,6 +608,7 @@ void Cycle::BuildIndex() {
   const auto fleet_count = static_cast<int32_t>(fleets_.size());
   open_.Reset(pool_blocks, domain_fleet, fleet_count);
   reserved_.Reset(pool_blocks, domain_fleet, fleet_count);
+  held_.Reset(pool_blocks, domain_fleet, fleet_count);
   need_.assign(pools_.size(), -1);
 
   for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) {
@@ -454,6 +659,7 @@ void Cycle::Take(int32_t i, int32_t blocks, int64_t end) {
   }
   Index(i);
   placed_entries_.push_back(BusyEntry{i, end, blocks});
+  ++version_;
 }
 
 void Cycle::ResolveCandidates(const PendingRun& run) {
@@ -719,6 +925,22 @@ void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool
       }
     }
   }
+  if (!held_.empty()) {
+    for (int32_t f : candidates_) {
+      for (int32_t p : fleets_[f].pools) {
+        const int32_t need = need_[p];
+        if (need < 0 || held_.LargestFree(p) < need) continue;
+        const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
+        if (fit.instance >= 0) {
+          reason.code = WaitCode::kKeptForPreemptor;
+          reason.fleet = f;
+          reason.needed = need;
+          reason.preemptor = holders_[instances_[fit.instance].held_for].run_id;
+          return;
+        }
+      }
+    }
+  }
   if (run.max_duration) {
     int64_t latest = -1;
     for (int32_t f : candidates_) {
@@ -771,6 +993,13 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
     reason.fleet = fleet;
     return;
   }
+  std::string_view preemptor;
+  if (!held_.empty() && FindKept(run.nodes, rule, backfill, fleet, preemptor)) {
+    reason.code = WaitCode::kKeptForPreemptor;
+    reason.fleet = fleet;
+    reason.preemptor = preemptor;
+    return;
+  }
   if (run.max_duration &&
       FindMulti(run.nodes, LifetimeRule{now_ + 1, true}, false, chosen_, fleet)) {
     int64_t shortest = kNoExpiry;
@@ -795,6 +1024,38 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
     }
   }
   reason.busy = fleets_[reason.fleet].busy;
+}
+
+bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet_out,
+                     std::string_view& preemptor) {
+  // Whether `nodes` idle instances of one domain would do if the kept ones were open (kept ones
+  // first, then what the run may use anyway).
+  const auto limit = static_cast<size_t>(nodes);
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (!fleet.cluster) continue;
+    for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+      if (held_.IdleIn(d) == 0) continue;
+      const int32_t count = held_.IdleIn(d) + open_.IdleIn(d) + (backfill ? reserved_.IdleIn(d) : 0);
+      if (count < nodes) continue;
+      probe_.clear();
+      auto collect = [&](const CapacityIndex::Key& key) {
+        if (need_[instances_[key.second].pool] >= 0) probe_.push_back(key);
+        return probe_.size() < limit;
+      };
+      held_.ForEachIdle(d, rule, collect);
+      if (probe_.empty()) continue;
+      const int32_t first = probe_.front().second;
+      if (probe_.size() < limit && backfill) reserved_.ForEachIdle(d, rule, collect);
+      if (probe_.size() < limit) open_.ForEachIdle(d, rule, collect);
+      if (probe_.size() == limit) {
+        fleet_out = f;
+        preemptor = holders_[instances_[first].held_for].run_id;
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 void Cycle::BuildBusyLists() {
@@ -849,7 +1110,9 @@ void Cycle::TryReserve(const PendingRun& run) {
     for (int32_t f : candidates_) {
       for (int32_t i : fleets_[f].instances) {
         const Instance& in = instances_[i];
-        if (in.availability != Availability::kAvailable || need_[in.pool] < 0) continue;
+        if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) {
+          continue;
+        }
         const int64_t start = TimeWithFree(i, need_[in.pool]);
         if (!LifetimeAllows(in, start, run)) continue;
         if (best_instance < 0 || start < best_start ||
@@ -872,7 +1135,7 @@ void Cycle::TryReserve(const PendingRun& run) {
       by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
       for (int32_t i : fleet.instances) {
         const Instance& in = instances_[i];
-        if (in.availability != Availability::kAvailable || in.domain < 0 ||
+        if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
             need_[in.pool] < 0) {
           continue;
         }
@@ -916,15 +1179,39 @@ void Cycle::Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> c
     Unindex(i);
     instances_[i].reserved = true;
     Index(i);
+    WorkReady(i);
     reservation.instances.push_back(instances_[i].spec->name);
   }
   if (start != kUnknownTime) reservation.earliest_start = TimePoint(Duration(start));
   has_reservation_ = true;
   reservation_start_ = start;
+  ++version_;
   out_.reservation = std::move(reservation);
 }
 
 void Cycle::Consider(const PendingRun& run) {
+  // A nominee may use the instances kept for it (and any others); when it does not start they
+  // stay kept for it.
+  int32_t nominee = -1;
+  if (!nominees_.empty()) {
+    auto it = nominees_.find(run.id);
+    if (it != nominees_.end()) nominee = it->second;
+  }
+  if (nominee >= 0) {
+    for (int32_t i : holders_[nominee].instances) {
+      if (instances_[i].held_for == nominee) Release(i);
+    }
+  }
+  const Outcome outcome = ConsiderRun(run, nominee);
+  if (nominee >= 0 && outcome != Outcome::kPlaced) {
+    for (int32_t i : holders_[nominee].instances) {
+      if (instances_[i].held_for < 0) Hold(i, nominee);
+    }
+  }
+  if (outcome == Outcome::kWaitsMayReserve && !has_reservation_) TryReserve(run);
+}
+
+Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   ResolveCandidates(run);
   WaitReason reason;
   reason.nodes = run.nodes;
@@ -932,7 +1219,7 @@ void Cycle::Consider(const PendingRun& run) {
   reason.max_duration = run.max_duration;
   if (!CheckStructure(run, reason)) {
     out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-    return;
+    return Outcome::kWaits;
   }
   const int64_t duration =
       run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
@@ -946,14 +1233,14 @@ void Cycle::Consider(const PendingRun& run) {
   NamespaceQuota* quota = QuotaOf(run.id);
   if (!QuotaAllowsRequest(run, quota, reason)) {
     out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-    return;
+    return Outcome::kWaits;
   }
   if (run.nodes <= 1) {
-    if (PlaceSingle(run, rule, backfill, end)) return;
+    if (PlaceSingle(run, rule, backfill, end)) return Outcome::kPlaced;
     if (quota_skip_) {
       SetQuotaReason(*quota_skip_, reason);
       out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-      return;
+      return Outcome::kWaits;
     }
     DiagnoseSingle(run, rule, backfill, reason);
   } else {
@@ -972,17 +1259,34 @@ void Cycle::Consider(const PendingRun& run) {
         if (auto s = CheckQuota(quota, use, GpuResource(fleet))) {
           SetQuotaReason(*s, reason);
           out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-          return;
+          return Outcome::kWaits;
         }
         ChargeQuota(*quota, use, GpuResource(fleet));
       }
       PlaceMulti(run, fleet, chosen_, end);
-      return;
+      return Outcome::kPlaced;
     }
     DiagnoseMulti(run, rule, backfill, reason);
   }
+  // It waits for capacity. A nominee whose victims are still stopping waits for them (no new
+  // plan: never more victims than needed); another run may preempt. A run that preempts does not
+  // hold the reservation.
+  bool preempting = false;
+  if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
+    const Nomination& n = *holders_[nominee].nomination;
+    reason.code = WaitCode::kPreempting;
+    reason.fleet = FindFleet(n.fleet);
+    reason.victims = n.victims;
+    std::sort(reason.victims.begin(), reason.victims.end());
+    reason.instances = n.instances;
+    std::sort(reason.instances.begin(), reason.instances.end());
+    reason.victims_stopping = true;
+    preempting = true;
+  } else if (preemption_enabled_) {
+    preempting = TryPreempt(run, nominee >= 0, reason);
+  }
   out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-  if (!has_reservation_) TryReserve(run);
+  return preempting ? Outcome::kWaits : Outcome::kWaitsMayReserve;
 }
 
 }  // namespace
@@ -991,6 +1295,7 @@ CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint
   queue.AdvanceTo(now);
   CycleResult result;
   Cycle cycle(snapshot, now, result);
+  cycle.ApplyNominations(queue);
   result.waiting.reserve(queue.size());
   for (RunQueue::Item item : queue) cycle.Consider(item.run);
   return result;

@@ -25,10 +25,31 @@
 //    (from running runs' expected ends). Later runs may use reserved instances only when
 //    now + their maxDuration <= the reservation's earliest start (never without maxDuration,
 //    never when that start is unknown); such runs prefer reserved room to open room.
+//  - Preemption (issue 17; docs/scheduling.md, "Preemption in the cycle"):
+//     * Nominations: the instances of a nomination whose nominee is queued are kept for the
+//       nominee: no other run is placed there (it waits kKeptForPreemptor when only they would
+//       do), plans for preemption and the reservation never include them, and the nomination's
+//       victims are never chosen again. The nominee may be placed on them or anywhere else it
+//       fits; once placed, what is left of them is open to the runs behind it.
+//     * A run that waits for capacity (any code but the Unschedulable ones and kQuotaExceeded)
+//       and is a nominee with victims_stopping waits kPreempting: no new plan, no new victims.
+//       Any other such run with a LowerPriority candidate fleet asks PlanPreemption (base
+//       priority, not the aged one) on the cycle's working state: placements of this cycle count
+//       as busy and are never victims; instances reserved for an earlier run or kept for another
+//       run, and runs already chosen as victims, are left out. A plan whose placement its
+//       namespace's quota would refuse is dropped (no eviction for a run that could not start).
+//       With a plan, the run waits kPreempting, CycleResult::preemptions gets the decision, and
+//       its instances are kept for it for the rest of the cycle.
+//     * A run that preempts (or waits for its victims) never holds the reservation: it goes to
+//       the first blocked run without a plan.
 //
 // Performance: O(F + I log I + R) to build the working state, then per run O(pools * (levels/64
 // + log I)) for single-node and O(domains + nodes log I) for multi-node runs, with early
-// cut-offs when a fleet's largest free slot or idle count is too small.
+// cut-offs when a fleet's largest free slot or idle count is too small. Preemption costs nothing
+// when no fleet is LowerPriority or no placed run may be a victim (ClusterSnapshot::placed_runs
+// empty). Otherwise each waiting run with a LowerPriority candidate fleet and a base priority
+// above the lowest victim's costs one PlanPreemption, O((I + R) log(I + R)), unless a request of
+// the same shape and at least its priority already found no plan in the same working state.
 
 #include "scheduling/cycle_result.h"
 #include "scheduling/run_queue.h"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/priority.h"
 #include "scheduling/block_layout.h"
 #include "scheduling/types.h"
 
@@ -87,12 +88,38 @@ struct NamespaceQuota {
   std::map<std::string, QuotaLimit> limits;
 };
 
+// What the core knows about a placed run to decide whether it may be preempted
+// (scheduling/preemption.h). Runs of `ClusterSnapshot::running` without an entry here (e.g. Pods
+// that outlived their run) are never victims.
+struct PlacedRunInfo {
+  std::string id;                              // as in RunningRun::id
+  int32_t priority = base::kDefaultPriority;  // base priority (spec.priority), 0..100
+  TimePoint placed_at{};                       // when it was placed (admission time)
+};
+
+// A pending run (the nominee) that preempted in an earlier cycle: the instances it chose and the
+// victims being stopped there (issue 17). While the nominee is queued, the cycle offers these
+// instances to no other run and never picks its victims again (scheduler.h, "Preemption").
+struct Nomination {
+  std::string run_id;                  // the nominee (a queued run's id)
+  std::string fleet;                   // of the plan
+  std::vector<std::string> instances;  // the plan's instances
+  std::vector<std::string> victims;    // run ids
+  // Some victim still holds blocks or has Pods on those instances (the engine computes it): the
+  // nominee waits (Preempting) and nothing more is evicted for it.
+  bool victims_stopping = false;
+};
+
 struct ClusterSnapshot {
   std::vector<FleetSpec> fleets;
   std::vector<InstanceSpec> instances;
   std::vector<RunningRun> running;
   // Namespaces with a ResourceQuota that limits what berth creates; others are unlimited.
   std::vector<NamespaceQuota> quotas;
+  // Priority and placement time of runs in `running` that may be victims; others never are.
+  std::vector<PlacedRunInfo> placed_runs;
+  // Preemptions decided in earlier cycles whose nominee has not started yet.
+  std::vector<Nomination> nominations;
 };
 
 }  // namespace berth::scheduling
