@@ -25,6 +25,8 @@ enum class Reason {
   kNoCapacity,           // Pending (waits) or Failed (no retry on no-capacity)
   kUnschedulable,        // Pending (with retry) or Failed
   kQuotaExceeded,        // Pending: the namespace's ResourceQuota has no room
+  kPreempting,           // Pending: evicting lower-priority runs to start on the nodes they free
+  kPreempted,            // Pending again (retry on interruption) or Failed: evicted for a higher-priority run
   kSuspended,            // Pending, out of the queue (spec.suspend)
   kResumed,              // Pending, the pass after spec.suspend went back to false
   kScheduled,            // Scheduled
@@ -66,10 +68,12 @@ inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
     {Phase::kFailed, "Failed"},
 }};
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 23> kReasonNames{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 25> kReasonNames{{
     {Reason::kNoCapacity, "NoCapacity"},
     {Reason::kUnschedulable, "Unschedulable"},
     {Reason::kQuotaExceeded, "QuotaExceeded"},
+    {Reason::kPreempting, "Preempting"},
+    {Reason::kPreempted, "Preempted"},
     {Reason::kSuspended, "Suspended"},
     {Reason::kResumed, "Resumed"},
     {Reason::kScheduled, "Scheduled"},

@@ -30,6 +30,10 @@ Metrics::Metrics()
                                      "since a resubmission put it back in the queue); 0 when none waits")
                                .Register(*registry_)),
       admitted_(prometheus::BuildCounter().Name("berth_runs_admitted_total").Help("Runs admitted (placed)").Register(*registry_)),
+      preemptions_(prometheus::BuildCounter()
+                       .Name("berth_preemptions_total")
+                       .Help("Running runs evicted for a higher-priority run, by fleet")
+                       .Register(*registry_)),
       finished_(prometheus::BuildCounter()
                     .Name("berth_runs_finished_total")
                     .Help("Runs that reached Succeeded or Failed, by phase and reason")
@@ -122,6 +126,8 @@ void Metrics::OnFinished(const std::string& phase, const std::string& reason) {
   finished_.Add({{"phase", phase}, {"reason", reason}}).Increment();
   if (base::IsPhase(phase, base::Phase::kFailed)) failed_.Add({{"reason", reason}}).Increment();
 }
+
+void Metrics::OnPreempted(const std::string& fleet) { preemptions_.Add({{"fleet", fleet}}).Increment(); }
 
 void Metrics::OnWriteFailed(const std::string& what) {
   reconcile_errors_.Add({{"kind", what}}).Increment();

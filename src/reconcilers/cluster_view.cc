@@ -32,6 +32,8 @@ sched::FleetSpec FleetSpecOf(const Fleet& f) {
   spec.topology_key = f.topology_key;
   spec.max_runs_per_instance = f.max_runs_per_instance;
   spec.gpu_resource = f.gpu_resource;
+  spec.preemption = f.preempt_lower_priority ? sched::PreemptionPolicy::kLowerPriority : sched::PreemptionPolicy::kNever;
+  spec.min_runtime = f.min_runtime;
   return spec;
 }
 
@@ -188,6 +190,7 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     rr.expected_end = r.expected_end;
     rr.quota_pending = r.quota_pending;
     view.snapshot.running.push_back(std::move(rr));
+    if (r.priority && !r.assumed) view.snapshot.placed_runs.push_back(sched::PlacedRunInfo{r.key, *r.priority, r.placed_at});
   }
   // berth Pods that outlived their placement hold their blocks until they are gone.
   for (const auto& h : holds) {

@@ -34,6 +34,10 @@ struct PlacedRun {
   // Some of its Pods are not in the cache yet, so the namespace's ResourceQuota usage does not
   // count them: the scheduling cycle charges its placement to the quota (see reconcilers/quota.h).
   bool quota_pending = false;
+  // Its base priority (spec.priority within its namespace's cap) and when it was placed: a run
+  // with a priority may be preempted (issue 17); assumed admissions and holds never are.
+  std::optional<int32_t> priority;
+  scheduling::TimePoint placed_at{};
 };
 
 // Resources on a node that no current placement accounts for.

@@ -49,6 +49,26 @@ void ReadBlocks(const json::Value& spec, Fleet& f) {
   }
 }
 
+// spec.preemption: {policy: Never|LowerPriority, minRuntime: duration}.
+void ReadPreemption(const json::Value& spec, Fleet& f) {
+  const json::Value* p = json::Find(spec, {"preemption"});
+  if (p == nullptr || !p->IsObject()) return;
+  const std::string policy = json::GetString(*p, "policy", "Never");
+  if (policy == "LowerPriority") {
+    f.preempt_lower_priority = true;
+  } else if (policy != "Never" && f.invalid_message.empty()) {
+    f.invalid_message = "spec.preemption.policy must be Never or LowerPriority, not \"" + policy + "\"";
+  }
+  const std::string min_runtime = json::GetString(*p, "minRuntime");
+  if (min_runtime.empty()) return;
+  auto d = k8s::ParseDurationStrict(min_runtime);
+  if (d.ok()) {
+    f.min_runtime = d.value();
+  } else if (f.invalid_message.empty()) {
+    f.invalid_message = "spec.preemption.minRuntime: " + d.status().message();
+  }
+}
+
 InstanceRecord DecodeInstanceRecord(const json::Value& e) {
   InstanceRecord r;
   r.node = json::GetString(e, "node");
@@ -87,6 +107,7 @@ std::shared_ptr<const Fleet> DecodeFleet(const json::Value& obj) {
     if (const json::Value* m = json::Find(*spec, {"maxRunsPerInstance"}); m != nullptr && m->IsInt64()) {
       f->max_runs_per_instance = m->GetInt64();
     }
+    ReadPreemption(*spec, *f);
     std::string lifetime = json::GetString(*spec, "instanceLifetime");
     if (!lifetime.empty()) {
       auto d = k8s::ParseDurationStrict(lifetime);

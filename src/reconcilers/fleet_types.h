@@ -35,6 +35,10 @@ struct Fleet {
   std::string gpu_resource = "nvidia.com/gpu";
   std::optional<int64_t> max_runs_per_instance;
   std::optional<std::chrono::milliseconds> instance_lifetime;
+  // spec.preemption: policy LowerPriority lets pending runs evict lower-priority runs here; a run
+  // placed less than min_runtime ago is not evicted.
+  bool preempt_lower_priority = false;
+  std::chrono::milliseconds min_runtime{5 * 60 * 1000};
   std::string invalid_message;  // a spec berth cannot use (the schema should have refused it)
 
   // status as last written

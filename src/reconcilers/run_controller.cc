@@ -452,7 +452,13 @@ std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
         memo->assumed.reset();
         memo->unconfirmed_rv = 0;
       }
-      PlacedRun pr{key, run->meta.uid, run->status.fleet, run->status.placement, std::nullopt};
+      PlacedRun pr;
+      pr.key = key;
+      pr.uid = run->meta.uid;
+      pr.fleet = run->status.fleet;
+      pr.placement = run->status.placement;
+      pr.priority = QueuePriority(*run);
+      if (auto at = ParseTime(run->status.scheduled_at)) pr.placed_at = *at;
       if (run->max_duration) {
         auto start = ParseTime(run->status.started_at);
         if (!start) start = ParseTime(run->status.scheduled_at);
@@ -486,6 +492,73 @@ std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
   }
 
   return placed;
+}
+
+std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, const std::vector<PlacedRun>& placed,
+                                                          const std::unordered_set<std::string>& frozen, k8s::TimePoint now) {
+  std::vector<sched::Nomination> out;
+  std::unordered_map<std::string, const PlacedRun*> placed_by_key;
+  for (const auto& pr : placed) placed_by_key.emplace(pr.key, &pr);
+  for (const auto& [key, run] : keyed) {
+    const auto& record = run->status.preemption;
+    if (!record || !IsPendingPhase(run->status.phase) || run->meta.deleting || queue_.Find(key) == nullptr) continue;
+    sched::Nomination n{key, record->fleet, record->nodes, record->victims, false};
+    const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
+    bool holds = true;
+    for (const auto& id : record->victims) {
+      auto victim = runs_->Get(id);
+      auto it = placed_by_key.find(id);
+      if (victim && it != placed_by_key.end() && !it->second->assumed) {
+        // Still placed: it may be evicted only while it is still of lower priority.
+        if (QueuePriority(*victim) >= QueuePriority(*run)) {
+          holds = false;
+          break;
+        }
+        n.victims_stopping = true;
+        if (!frozen.count(id)) Evict(*victim, *run, record->fleet, now);  // not while a write of it is unseen
+        continue;
+      }
+      if (!victim) continue;
+      for (const auto& p : PodsOf(*victim)) {
+        if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
+      }
+    }
+    if (holds) out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now) {
+  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(QueuePriority(preemptor)) +
+                          ") on fleet " + fleet;
+  spdlog::info("run {}: {}", RunKey(victim), why);
+  FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
+              /*preempted=*/true);
+}
+
+void RunController::NotePreempting(const std::vector<sched::Nomination>& nominations, const sched::CycleResult& result) {
+  preempting_.clear();
+  for (const auto& d : result.preemptions) {
+    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims};
+    // One Event per plan (its status write may be the queue-position writer's or ApplyWaiting's).
+    std::string victims;
+    for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
+    Memo& memo = memo_[d.run_id];
+    auto run = runs_->Get(d.run_id);
+    if (!run || memo.preemption_announced == victims) continue;
+    memo.preemption_announced = victims;
+    events_->Record(Ref(*run), "Normal", ToApi(Reason::kPreempting),
+                    "preempting " + victims + " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
+  }
+  std::unordered_set<std::string> still;
+  for (const auto& w : result.waiting) {
+    if (w.reason.code == sched::WaitCode::kPreempting) still.insert(w.run_id);
+  }
+  for (const auto& n : nominations) {
+    if (still.count(n.run_id) && !preempting_.count(n.run_id)) {
+      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims};
+    }
+  }
 }
 
 void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
@@ -613,9 +686,12 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   // never changes: a retry keeps it), or, for a resubmitted
   // run, from when it went back to the queue (retryAfter): an earlier attempt's run time is not
   // waiting. The same rule as the admission wait (OnAdmitted).
+  // A run waiting for its own namespace's ResourceQuota is not counted: the namespace's budget,
+  // not berth or its fleets, holds it (the BerthRunsWaiting alert must not fire for it).
   std::optional<k8s::TimePoint> oldest;
   for (const auto& [key, run] : keyed) {
-    if (!waiting_by_id.count(key)) continue;
+    auto w = waiting_by_id.find(key);
+    if (w == waiting_by_id.end() || w->second->reason.code == sched::WaitCode::kQuotaExceeded) continue;
     k8s::TimePoint since = run->meta.created;
     if (run->status.resubmissions > 0) {
       if (auto back = ParseTime(run->status.retry_after)) since = std::max(since, *back);
@@ -661,7 +737,9 @@ void RunController::Pass() {
   view.snapshot.quotas = QuotaLimits(resource_quotas_->List());
 
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
+  view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
   sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  NotePreempting(view.snapshot.nominations, result);
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
   if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
   for (const auto& placement : result.placements) {
@@ -930,7 +1008,11 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       return true;
     }
     case PlacedDecision::Kind::kCreatePods: {
-      PlacedRun pr{RunKey(run), run.meta.uid, run.status.fleet, run.status.placement, std::nullopt};
+      PlacedRun pr;
+      pr.key = RunKey(run);
+      pr.uid = run.meta.uid;
+      pr.fleet = run.status.fleet;
+      pr.placement = run.status.placement;
       if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
       Memo& memo = memo_[RunKey(run)];
       // One admission: a run resumed after a suspension is admitted again in the same attempt,
@@ -1081,7 +1163,7 @@ bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& 
 }
 
 void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                const std::string& reason_override, bool stopped) {
+                                const std::string& reason_override, bool stopped, bool preempted) {
   bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
   bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
@@ -1102,14 +1184,17 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     next.reason = reason;
     next.resubmissions += 1;
     // Backoff: a persistent cause must not become a hot loop of Pod creations.
-    std::chrono::milliseconds backoff = options_.retry_backoff;
+    // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
+    std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
     auto started = ParseTime(run.status.started_at);
     bool ran_long = started && now - *started >= kBackoffResetAfter;
     if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
       backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
     }
     next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
-    next.retry_after = backoff.count() > 0 ? k8s::FormatRfc3339(now + backoff) : "";
+    // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
+    // there (berth_oldest_pending_run_wait_seconds, the admission wait).
+    next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
     next.message = why + "; back in the queue" +
                    (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
                    ", resubmission " + std::to_string(next.resubmissions);
@@ -1133,12 +1218,13 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
   // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
   // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
   // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message] {
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
     if (auto unwritten = PatchStatus(r, next)) return *unwritten;
     events_->Record(Ref(r), event_type, event_reason, event_message);
+    if (preempted && observer_) observer_->OnPreempted(r.status.fleet);
     DeletePods(r.meta.ns, to_delete);
     return true;
-});
+  });
 }
 
 void RunController::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
@@ -1252,6 +1338,7 @@ RunStatus RunController::AdmittedStatus(const Run& run, const scheduling::Placem
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
   next.scheduled_at = k8s::FormatRfc3339(now);
   next.started_at.clear();
+  next.preemption.reset();  // placed: the nodes kept for it are its own now
   next.observed_generation = run.meta.generation;
   SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "True", ToApi(Reason::kScheduled), next.message, run.meta.generation, now);
   return next;
@@ -1347,6 +1434,18 @@ void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
   });
 }
 
+bool RunController::EndsWaiting(const Run& run, const sched::WaitingRun& w, k8s::TimePoint now) const {
+  // A run waiting for its namespace's quota waits whatever its retry says; a preempting run's
+  // room is being freed.
+  if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kPreempting) return false;
+  // A preempted run sent back to the queue waits for capacity whatever its no-capacity retry
+  // says (its capacity was taken on purpose), within its retry duration.
+  if (IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kPreempted) && run.retry) {
+    return run.retry->duration && now - run.meta.created >= *run.retry->duration;
+  }
+  return StopsWaiting(run, now);
+}
+
 bool RunController::StopsWaiting(const Run& run, k8s::TimePoint now) const {
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   return !retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration);
@@ -1358,12 +1457,23 @@ RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason
   RunStatus next = run.status;
   next.phase = ToApi(Phase::kPending);
   next.reason = reason;
+  // A preempted run back in the queue shows Preempted while it waits for capacity (EndsWaiting).
+  if (reason == ToApi(Reason::kNoCapacity) && IsReason(run.status.reason, Reason::kPreempted)) {
+    next.reason = ToApi(Reason::kPreempted);
+  }
   next.message = message;
   next.queue_position = position;
   next.effective_priority = effective;
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
   next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, message, run.meta.generation, now);
+  // The nodes kept for a preempting run stay in its status while it preempts (see Nominations).
+  auto preempting = preempting_.find(RunKey(run));
+  if (preempting != preempting_.end()) {
+    next.preemption = preempting->second;
+  } else {
+    next.preemption.reset();
+  }
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, message, run.meta.generation, now);
   return next;
 }
 
@@ -1403,7 +1513,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   Memo& memo = memo_[RunKey(run)];
   // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
   // namespace's own budget, not capacity that failed to show up (as in Kueue).
-  if (w.reason.code != sched::WaitCode::kQuotaExceeded && StopsWaiting(run, now)) {
+  if (EndsWaiting(run, w, now)) {
     const std::string why = Explain(result, w);
     RunStatus next =
         !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
@@ -1426,6 +1536,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
       if (IsConditionType(c.type, ConditionType::kScheduled)) scheduled = &c;
     }
     if (IsPhase(cur.phase, Phase::kPending) && cur.reason == reason && cur.effective_priority == effective &&
+        !cur.preemption && w.reason.code != sched::WaitCode::kPreempting &&
         !cur.submitted_at.empty() && cur.observed_generation == run.meta.generation &&
         cur.queue_position.has_value() == position.has_value() && scheduled != nullptr &&
         scheduled->status == "False" && scheduled->reason == reason &&
@@ -1441,6 +1552,12 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
   if (SameStatus(run.status, next)) return;
   memo.last_wait_write = now;
+  if (next.preemption && next.preemption != run.status.preemption) {
+    // A preemption is a decision: its record is written before any victim is evicted (the next
+    // pass evicts them once the cache shows it).
+    WriteStatus(run, next, {}, {}, {});
+    return;
+  }
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
   WriteStatus(run, next, {}, {}, {}, /*background=*/true);
@@ -1481,8 +1598,7 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
     auto run = FindKeyed(runs, item.run.id);
     if (!run) continue;
     auto w = waiting.find(item.run.id);
-    // A run waiting for its namespace's quota waits whatever its retry says (see ApplyWaiting).
-    if (w == waiting.end() || (w->second->reason.code != sched::WaitCode::kQuotaExceeded && StopsWaiting(*run, now))) continue;
+    if (w == waiting.end() || EndsWaiting(*run, *w->second, now)) continue;
     in.top.push_back(item.run.id);
   }
   std::unordered_set<std::string> placed(in.top.begin(), in.top.end());

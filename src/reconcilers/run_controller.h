@@ -135,6 +135,8 @@ class EngineObserver {
   virtual void OnAdmitted(std::chrono::milliseconds wait) = 0;
   // A run reached Succeeded or Failed with `reason`.
   virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
+  // A running run was evicted for a higher-priority run on `fleet` (issue 17).
+  virtual void OnPreempted(const std::string& fleet) { (void)fleet; }
   // A write to the API failed and will be retried with backoff.
   virtual void OnWriteFailed(const std::string& what) = 0;
 };
@@ -188,6 +190,8 @@ class RunController {
     // The spec (all but the priority) as first seen admitted, to tell the user when a later
     // change is ignored.
     std::string admitted_spec;
+    // The victims of the last preemption this run's Preempting Event announced.
+    std::string preemption_announced;
     base::MonoTime pods_ensured_at{};
   };
 
@@ -269,9 +273,20 @@ class RunController {
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
   // Ends the attempt: back to the queue when the run retries on this event (and may), else
   // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
-  // stopped it (spec.stop): Failed, never a retry, a Normal Event.
+  // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a
+  // higher-priority run (an interruption without retry backoff; counted in the metrics).
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                   const std::string& reason = {}, bool stopped = false);
+                   const std::string& reason = {}, bool stopped = false, bool preempted = false);
+  // Preemption (issue 17): the runs that preempt (pending, status.preemption) as the core's
+  // nominations. Evicts their victims that still hold their placement (once the cache shows the
+  // preemptor's record, so the record always comes first); a record whose victim may no longer be
+  // preempted is dropped (the core plans again).
+  std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<PlacedRun>& placed,
+                                                  const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
+  // Which preemption record each preempting run's waiting status carries this pass (preempting_).
+  void NotePreempting(const std::vector<scheduling::Nomination>& nominations, const scheduling::CycleResult& result);
+  // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted.
+  void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now);
   // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
   // spec.suspend: Pending with reason Suspended (`message` unless it already shows Suspended), no
@@ -322,6 +337,8 @@ class RunController {
   bool WritePositionSequence(const std::vector<PositionWrite>& writes);
   // A waiting run that fails now instead (no retry on no-capacity, or its retry.duration passed).
   bool StopsWaiting(const Run& run, k8s::TimePoint now) const;
+  // StopsWaiting, for a run the cycle left waiting for `w`: never for QuotaExceeded or Preempting.
+  bool EndsWaiting(const Run& run, const scheduling::WaitingRun& w, k8s::TimePoint now) const;
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
                           const std::string& message, k8s::TimePoint now) const;
@@ -356,6 +373,8 @@ class RunController {
   void MarkQuotaPending(std::vector<PlacedRun>& placed) const;
   int32_t QueuePriority(const Run& run) const;
 
+  // The preemption record each preempting run's waiting status carries this pass (loop thread).
+  std::unordered_map<std::string, RunStatus::Preemption> preempting_;
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
   EngineOptions options_;

@@ -70,6 +70,7 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.scheduled_at != b.scheduled_at || a.started_at != b.started_at || a.finished_at != b.finished_at ||
          a.resubmissions != b.resubmissions || a.observed_generation != b.observed_generation ||
          a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
+         a.preemption != b.preemption ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);
 }
@@ -109,6 +110,17 @@ std::string RunStatusPatch(const RunStatus& s, const std::string& resource_versi
   out += R"(,"retryAfter":)" + str(s.retry_after);
   out += R"(,"retryBackoffSeconds":)" + (s.retry_backoff_seconds > 0 ? std::to_string(s.retry_backoff_seconds) : "null");
   out += R"(,"observedGeneration":)" + std::to_string(s.observed_generation);
+  if (!s.preemption) {
+    out += R"(,"preemption":null)";
+  } else {
+    auto list = [](const std::vector<std::string>& v) {
+      std::string l = "[";
+      for (size_t i = 0; i < v.size(); ++i) l += (i ? "," : "") + json::Quote(v[i]);
+      return l + "]";
+    };
+    out += R"(,"preemption":{"fleet":)" + json::Quote(s.preemption->fleet) + R"(,"nodes":)" +
+           list(s.preemption->nodes) + R"(,"victims":)" + list(s.preemption->victims) + "}";
+  }
   out += R"(,"conditions":[)";
   for (size_t i = 0; i < s.conditions.size(); ++i) {
     const auto& c = s.conditions[i];

@@ -63,6 +63,20 @@ RunStatus DecodeRunStatus(const json::Value& st) {
   s.retry_after = json::GetString(st, "retryAfter");
   s.retry_backoff_seconds = json::GetInt(st, "retryBackoffSeconds");
   s.observed_generation = json::GetInt(st, "observedGeneration");
+  if (auto* pr = json::Find(st, {"preemption"}); pr != nullptr && pr->IsObject()) {
+    RunStatus::Preemption p;
+    p.fleet = json::GetString(*pr, "fleet");
+    auto strings = [&](const char* field, std::vector<std::string>& out) {
+      if (auto* a = json::Find(*pr, {field}); a != nullptr && a->IsArray()) {
+        for (auto& e : a->GetArray()) {
+          if (e.IsString()) out.emplace_back(e.GetString());
+        }
+      }
+    };
+    strings("nodes", p.nodes);
+    strings("victims", p.victims);
+    s.preemption = std::move(p);
+  }
   if (auto* c = json::Find(st, {"conditions"}); c != nullptr && c->IsArray()) {
     for (auto& e : c->GetArray()) {
       Condition cond;

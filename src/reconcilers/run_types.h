@@ -63,6 +63,15 @@ struct RunStatus {
   int64_t retry_backoff_seconds = 0;
   int64_t observed_generation = 0;
   std::vector<Condition> conditions;
+  // status.preemption (issue 17): this pending run evicts `victims` ("namespace/name") so that it
+  // can start on `nodes` of `fleet`; those nodes are kept for it until it is placed. Written
+  // before any victim is evicted, cleared when the run is placed or the plan no longer holds.
+  struct Preemption {
+    std::string fleet;
+    std::vector<std::string> nodes, victims;
+    friend bool operator==(const Preemption&, const Preemption&) = default;
+  };
+  std::optional<Preemption> preemption;
 };
 
 // The most nodes one run may ask for (the CRD's spec.nodes maximum, deploy/crds/berth.dev_runs.yaml;

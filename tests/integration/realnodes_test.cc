@@ -300,6 +300,46 @@ TEST_F(RealNodesTest, DeletedRunFreesItsBlocksOnlyWhenItsContainerHasStopped) {
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
 }
 
+// Issue 17: on a full machine of a fleet with preemption, a priority-90 run preempts the
+// priority-10 run: the victim's container gets SIGTERM (its trap starts a process the test sees),
+// the victim goes back to the queue keeping its place (its submission time; first in the queue),
+// and the preemptor's Pod runs on the machine once the victim's container has stopped (the
+// kubelet refuses nothing).
+TEST_F(RealNodesTest, HigherPriorityRunPreemptsAndTheVictimsContainerGetsSigterm) {
+  RealFleet("pre", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 1s}\n", kNode0);
+  // The trap's process carries "term-seen-<ns>", which the container's own command line does not
+  // (it is put together by the shell only when the trap runs).
+  const std::string seen = "term-seen-" + ns_;
+  ShellRun("low", "  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [interruption], duration: \"off\"}\n",
+           "m=term-; trap 'sh -c \"sleep 5; : ${m}seen-" + ns_ + "\"; exit 0' TERM; echo started; while true; do sleep 1; done",
+           "      terminationGracePeriodSeconds: 10\n");
+  ASSERT_TRUE(WaitPhase("low", "Running", std::chrono::seconds(90))) << Message("low");
+  const std::string submitted = json::GetString(json::Find(RunDoc("low"), {"status", "submittedAt"}));
+  ASSERT_FALSE(submitted.empty());
+  auto got_term = [&] { return RunCommand({"pgrep", "-f", seen}).exit_code == 0; };
+  ASSERT_FALSE(got_term());
+
+  ShellRun("high", "  priority: 90\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+           "echo high; sleep 3600");
+  EXPECT_TRUE(Eventually(got_term, std::chrono::seconds(30))) << "low's container never got SIGTERM; " << Message("high");
+  ASSERT_TRUE(Eventually([&] { return Reason("low") == "Preempted"; })) << Phase("low") << ": " << Message("low");
+  EXPECT_EQ(Phase("low"), "Pending");
+  CommandResult events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=low,reason=Retrying", "-o",
+                                   "jsonpath={.items[*].message}"});
+  EXPECT_NE(events.out.find("preempted by " + ns_ + "/high (priority 90)"), std::string::npos) << events.out << events.err;
+  ASSERT_TRUE(WaitPhase("high", "Running", std::chrono::seconds(90))) << Message("high");
+  EXPECT_EQ(PlacementNodes("high"), std::vector<std::string>{kNode0});
+  EXPECT_EQ(PodPhase("high-0"), "Running");
+  // Its place is kept: the same submission time, first in the queue; and it waits (a run of lower
+  // priority never preempts back).
+  EXPECT_EQ(json::GetString(json::Find(RunDoc("low"), {"status", "submittedAt"})), submitted);
+  EXPECT_TRUE(Eventually([&] { return StatusInt("low", "queuePosition") == 1; })) << Message("low");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(Phase("low"), "Pending");
+  EXPECT_EQ(Phase("high"), "Running");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
 // A node whose kubelet stops goes NotReady (kube-controller-manager): its run is interrupted and,
 // with retry on interruption, placed again once a machine is free.
 TEST_F(RealNodesTest, StoppedKubeletInterruptsItsRuns) {

@@ -170,6 +170,37 @@ TEST(DecodeFleetTest, InstanceLifetime) {
   }
 }
 
+TEST(DecodeFleetTest, Preemption) {
+  struct Case {
+    std::string value;  // the spec.preemption JSON, "" = absent
+    bool want_lower = false;
+    milliseconds want_min_runtime = minutes(5);
+    std::string want_invalid;  // substring; "" = valid
+  };
+  const std::vector<Case> cases = {
+      {"", false, minutes(5), ""},
+      {R"({"policy":"Never"})", false, minutes(5), ""},
+      {R"({"policy":"LowerPriority"})", true, minutes(5), ""},
+      {R"({"policy":"LowerPriority","minRuntime":"90s"})", true, milliseconds(90000), ""},
+      {R"({"policy":"LowerPriority","minRuntime":"0s"})", true, milliseconds(0), ""},
+      {R"({"minRuntime":"1h"})", false, hours(1), ""},
+      {R"({"policy":"Always"})", false, minutes(5), "spec.preemption.policy"},
+      {R"({"policy":"LowerPriority","minRuntime":"soon"})", true, minutes(5), "spec.preemption.minRuntime"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.value);
+    auto f = c.value.empty() ? DecodeWith(R"("blocks":1)") : DecodeWith(R"("preemption":)" + c.value);
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->preempt_lower_priority, c.want_lower);
+    EXPECT_EQ(f->min_runtime, c.want_min_runtime);
+    if (c.want_invalid.empty()) {
+      EXPECT_EQ(f->invalid_message, "");
+    } else {
+      EXPECT_THAT(f->invalid_message, HasSubstr(c.want_invalid));
+    }
+  }
+}
+
 TEST(DecodeFleetTest, NodeSelector) {
   struct Case {
     std::string spec;

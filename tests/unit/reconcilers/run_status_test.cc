@@ -147,6 +147,7 @@ TEST(RunStatusCompareTest, TruthTable) {
       {"retryAfter", [](RunStatus& s) { s.retry_after = "2026-01-02T03:05:00Z"; }, true, false},
       {"retryBackoffSeconds", [](RunStatus& s) { s.retry_backoff_seconds = 20; }, true, false},
       {"observedGeneration", [](RunStatus& s) { s.observed_generation = 5; }, true, false},
+      {"preemption set", [](RunStatus& s) { s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}}; }, true, false},
       {"condition status", [](RunStatus& s) { s.conditions[1].status = "False"; }, true, false},
       {"condition reason", [](RunStatus& s) { s.conditions[1].reason = "PodFailed"; }, true, false},
       {"condition generation", [](RunStatus& s) { s.conditions[0].observed_generation = 5; }, true, false},
@@ -200,6 +201,24 @@ TEST(RunStatusPatchTest, EmptyStatusWritesNullsAndNoPrecondition) {
   ASSERT_TRUE(st->HasMember("conditions"));
   ASSERT_TRUE((*st)["conditions"].IsArray());
   EXPECT_EQ((*st)["conditions"].Size(), 0u);
+}
+
+// status.preemption: written whole while set, null (cleared by the merge patch) otherwise, and
+// read back as written.
+TEST(RunStatusPatchTest, PreemptionRoundTripsAndClears) {
+  json::Document cleared = MustParse(RunStatusPatch(RunStatus{}, ""));
+  ASSERT_NE(json::Find(cleared, {"status", "preemption"}), nullptr);
+  EXPECT_TRUE(json::Find(cleared, {"status", "preemption"})->IsNull());
+  RunStatus s;
+  s.phase = "Pending";
+  s.preemption = RunStatus::Preemption{"a100", {"n1", "n2"}, {"ml/a", "ml/b"}};
+  json::Document d = MustParse(RunStatusPatch(s, ""));
+  RunStatus back = DecodeRunStatus(*json::Find(d, {"status"}));
+  ASSERT_TRUE(back.preemption.has_value());
+  EXPECT_EQ(*back.preemption, *s.preemption);
+  EXPECT_TRUE(SameStatus(s, back));
+  s.preemption->victims.pop_back();
+  EXPECT_FALSE(SameStatus(s, back));
 }
 
 TEST(RunStatusPatchTest, ResourceVersionPrecondition) {

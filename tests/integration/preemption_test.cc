@@ -1,0 +1,143 @@
+// Issue 17, part 1: preemption end to end through the real API server (Fleet.spec.preemption).
+// These tests play the kubelet (simulated nodes, so a gang can span two topology domains); the
+// test on real kubelets, where the victim's container really gets SIGTERM, is in realnodes_test.
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "engine_fixture.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+
+const std::string kQueue = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+const std::string kRequeue = "  retry: {onEvents: [interruption], duration: \"off\"}\n";
+
+class Preemption : public EngineTest {
+ protected:
+  std::string Priority(int p) { return "  priority: " + std::to_string(p) + "\n"; }
+  // Events of the test namespace about `run` with `reason`: their messages.
+  std::vector<std::string> EventMessages(const std::string& run, const std::string& reason) {
+    std::vector<std::string> out;
+    auto l = client()->List(k8s::resources::kEvents.Path(ns_));
+    if (!l.ok()) return out;
+    for (auto& e : l->items) {
+      if (json::GetString(json::Find(e, {"involvedObject", "name"})) == run && json::GetString(e, "reason") == reason) {
+        out.push_back(json::GetString(e, "message"));
+      }
+    }
+    return out;
+  }
+  // Stays true for `window` (checked every 200 ms).
+  bool Holds(const std::function<bool()>& cond, std::chrono::milliseconds window) {
+    auto end = std::chrono::steady_clock::now() + window;
+    while (std::chrono::steady_clock::now() < end) {
+      if (!cond()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return cond();
+  }
+};
+
+// A gang preempts whole instances of one topology domain, the cheapest: two runs in zone b
+// rather than three in zone a. The other domain's runs keep running; the victim with retry on
+// interruption goes back to the queue, the one without fails; both say who preempted them.
+TEST_F(Preemption, GangPreemptsWholeInstancesOfTheCheapestDomain) {
+  auto a = Nodes("g", 2, "16", "64Gi", 8, {{"zone", "a"}});
+  auto b = Nodes("g", 2, "16", "64Gi", 8, {{"zone", "b"}});
+  Fleet("g", "g",
+        "  blocks: 2\n  placement: cluster\n  topologyKey: zone\n"
+        "  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+  // Best fit, in this order: a1 and a2 share a[0], a3 takes a[1], b1 and b2 take b[0] and b[1].
+  for (const char* name : {"a1", "a2", "a3"}) {
+    Run(name, Priority(10) + "  resources: {gpu: 4}\n");
+    ASSERT_TRUE(WaitPhase(name, "Scheduled")) << name << ": " << Message(name);
+    StartRun(name);
+  }
+  Run("b1", Priority(10) + "  resources: {gpu: 8}\n" + kRequeue);
+  ASSERT_TRUE(WaitPhase("b1", "Scheduled")) << Message("b1");
+  StartRun("b1");
+  Run("b2", Priority(20) + "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("b2", "Scheduled")) << Message("b2");
+  StartRun("b2");
+  ASSERT_EQ(PlacementNodes("a1"), std::vector<std::string>{a[0]});
+  ASSERT_EQ(PlacementNodes("a3"), std::vector<std::string>{a[1]});
+  ASSERT_EQ(PlacementNodes("b1"), std::vector<std::string>{b[0]});
+  ASSERT_EQ(PlacementNodes("b2"), std::vector<std::string>{b[1]});
+
+  Run("hot", Priority(90) + "  nodes: 2\n  resources: {gpu: 8}\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Phase("hot") == "Scheduled"; }, std::chrono::seconds(60)))
+      << Phase("hot") << ": " << Message("hot");
+  auto nodes = PlacementNodes("hot");
+  EXPECT_EQ(std::set<std::string>(nodes.begin(), nodes.end()), (std::set<std::string>{b[0], b[1]}));
+  EXPECT_EQ(Phase("b1"), "Pending");
+  EXPECT_EQ(Reason("b1"), "Preempted") << Message("b1");
+  EXPECT_EQ(StatusInt("b1", "resubmissions"), 1);
+  auto retrying = EventMessages("b1", "Retrying");
+  ASSERT_FALSE(retrying.empty());
+  EXPECT_NE(retrying.front().find("preempted by " + ns_ + "/hot (priority 90)"), std::string::npos) << retrying.front();
+  EXPECT_EQ(Phase("b2"), "Failed");
+  EXPECT_EQ(Reason("b2"), "Preempted") << Message("b2");
+  EXPECT_NE(Message("b2").find("preempted by " + ns_ + "/hot"), std::string::npos) << Message("b2");
+  for (const char* name : {"a1", "a2", "a3"}) EXPECT_EQ(Phase(name), "Running") << name << ": " << Message(name);
+  // Placed: its record of the preemption is gone; the Events say what happened.
+  EXPECT_EQ(json::Find(RunDoc("hot"), {"status", "preemption"}), nullptr);
+  EXPECT_FALSE(EventMessages("hot", "Preempting").empty());
+  EXPECT_FALSE(EventMessages("b2", "Preempted").empty());
+  // The resubmitted victim waits: it can never preempt its preemptor (lower base priority).
+  EXPECT_TRUE(Holds([&] { return Phase("hot") != "Pending" && Phase("b1") == "Pending"; }, std::chrono::seconds(3)))
+      << Phase("hot") << " / " << Phase("b1") << ": " << Message("b1");
+}
+
+// minRuntime protects a run that started recently; lowering it on the Fleet lets the waiting
+// higher-priority run preempt.
+TEST_F(Preemption, MinRuntimeProtectsAFreshRun) {
+  Nodes("m", 1, "16", "64Gi", 8);
+  Fleet("m", "m", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 1h}\n");
+  Run("low", Priority(10) + "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
+  StartRun("low");
+  Run("high", Priority(90) + "  resources: {gpu: 8}\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Phase("high") == "Pending" && !Message("high").empty(); })) << Message("high");
+  EXPECT_TRUE(Holds([&] { return Phase("low") == "Running" && Phase("high") == "Pending"; }, std::chrono::seconds(4)))
+      << Phase("low") << " / " << Message("high");
+  EXPECT_EQ(Reason("high"), "NoCapacity") << Message("high");
+
+  CommandResult r = cp().Kubectl({"patch", "fleet", FleetName("m"), "--type=merge", "-p",
+                                  R"({"spec":{"preemption":{"minRuntime":"0s"}}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(Eventually([&] { return Phase("high") == "Scheduled"; }, std::chrono::seconds(60))) << Message("high");
+  EXPECT_EQ(Phase("low"), "Failed");
+  EXPECT_EQ(Reason("low"), "Preempted");
+}
+
+// A Fleet without spec.preemption (policy Never) never evicts: the priority-90 run waits.
+TEST_F(Preemption, NeverFleetDoesNotPreempt) {
+  Nodes("n", 1, "16", "64Gi", 8);
+  Fleet("n", "n", "  blocks: 1\n");
+  Run("low", Priority(0) + "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
+  StartRun("low");
+  Run("high", Priority(100) + "  resources: {gpu: 8}\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Phase("high") == "Pending" && !Message("high").empty(); })) << Message("high");
+  EXPECT_TRUE(Holds([&] { return Phase("low") == "Running" && Reason("high") == "NoCapacity"; }, std::chrono::seconds(4)))
+      << Phase("low") << " / " << Reason("high") << ": " << Message("high");
+  EXPECT_TRUE(EventMessages("low", "Preempted").empty());
+}
+
+// A bad policy is refused by the CRD's validation with a sentence naming the allowed values.
+TEST_F(Preemption, UnknownPolicyIsRefused) {
+  Nodes("v", 1, "16", "64Gi", 8);
+  std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("v") +
+                     "}\nspec:\n  nodeSelector: {pool: " + Pool("v") + "}\n  preemption: {policy: Always}\n";
+  CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("LowerPriority"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace berth::testing
