@@ -236,6 +236,17 @@ TEST(MetricsTest, FinishedAndFailedRuns) {
       << "a success is not a failure";
 }
 
+TEST(MetricsTest, PreemptionsByFleet) {
+  Metrics m;
+  EXPECT_EQ(Value(m.Render(), "berth_preemptions_total", {{"fleet", "a100"}}), std::nullopt);
+  m.OnPreempted("a100");
+  m.OnPreempted("a100");
+  m.OnPreempted("h100");
+  std::string text = m.Render();
+  EXPECT_EQ(Value(text, "berth_preemptions_total", {{"fleet", "a100"}}), 2.0);
+  EXPECT_EQ(Value(text, "berth_preemptions_total", {{"fleet", "h100"}}), 1.0);
+}
+
 TEST(MetricsTest, WriteFailuresAndApiRequests) {
   Metrics m;
   m.OnWriteFailed("pod");

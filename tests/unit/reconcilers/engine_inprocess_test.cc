@@ -507,5 +507,64 @@ TEST_F(EngineInProcess, AnAmbiguousAdmissionWriteNeverGivesABlockTwice) {
   EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "runsStarted") == 2; }));
 }
 
+// Preemption (issue 17) on the fake clock. A run of priority 10 has run 2 minutes of a fleet's
+// minRuntime of 5: the priority-90 run waits. Once the clock passes minRuntime it preempts: its
+// record (status.preemption) is in the API before the victim's status changes, the victim's Pod is
+// deleted only after that, the victim goes back to the queue (retry on interruption) keeping its
+// submission time, and the preemptor starts on the freed node once the Pod is gone.
+TEST_F(EngineInProcess, PreemptionWaitsForMinRuntimeAndWritesItsRecordFirst) {
+  Node("n0", "a100");
+  auto f = user_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu"},)"
+                                         R"("spec":{"nodeSelector":{"pool":"a100"},"blocks":1,)"
+                                         R"("preemption":{"policy":"LowerPriority","minRuntime":"5m"}}})");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  StartEngine();
+  Run("low", R"("priority":10,"retry":{"onEvents":["interruption"],"duration":"off"})");
+  ASSERT_TRUE(PodsBound("low"));
+  SetPodsPhase("low", "Running");
+  ASSERT_TRUE(WaitPhase("low", "Running"));
+  const std::string submitted = StatusString("low", "submittedAt");
+
+  Advance(std::chrono::minutes(2));
+  Run("high", std::string(R"("priority":90,)") + kQueueRetry);
+  ASSERT_TRUE(Eventually([&] { return StatusString("high", "reason") == "NoCapacity"; })) << Dump();
+  ASSERT_TRUE(LetPassesGo(3));
+  EXPECT_EQ(Phase("low"), "Running") << "minRuntime protects it";
+
+  Advance(std::chrono::minutes(3));
+  ASSERT_TRUE(PodsBound("high")) << Dump();
+  SetPodsPhase("high", "Running");
+  ASSERT_TRUE(WaitPhase("high", "Running")) << Dump();
+  EXPECT_EQ(PlacementNodes("high"), std::vector<std::string>{"n0"});
+  EXPECT_EQ(Phase("low"), "Pending");
+  EXPECT_EQ(StatusString("low", "reason"), "Preempted");
+  EXPECT_EQ(StatusString("low", "submittedAt"), submitted);
+  EXPECT_EQ(StatusInt("low", "resubmissions"), 1);
+  EXPECT_TRUE(EventReasons("high").count("Preempting") > 0);
+  EXPECT_TRUE(EventReasons("low").count("Retrying") > 0);
+  EXPECT_EQ(json::Find(RunDoc("high"), {"status", "preemption"}), nullptr) << "placed: the record is cleared";
+
+  // The order of the API's history: the record, then the victim's status, then its Pod's deletion.
+  size_t record = 0, victim = 0, pod_deleted = 0;
+  auto history = api_->History();
+  for (size_t i = 0; i < history.size(); ++i) {
+    const auto& c = history[i];
+    if (!record && c.path == kRuns.Path(kNs, "high") && c.object.find("\"preemption\":{") != std::string::npos) record = i + 1;
+    if (!victim && c.path == kRuns.Path(kNs, "low") && c.object.find("\"Preempted\"") != std::string::npos) victim = i + 1;
+    if (!pod_deleted && c.path == kPods.Path(kNs, "low-0") && c.object.find("deletionTimestamp") != std::string::npos) {
+      pod_deleted = i + 1;
+    }
+  }
+  ASSERT_NE(record, 0u) << Dump();
+  ASSERT_NE(victim, 0u) << Dump();
+  ASSERT_NE(pod_deleted, 0u) << Dump();
+  EXPECT_LT(record, victim);
+  EXPECT_LT(victim, pod_deleted);
+  // The victim waits: its resubmission never preempts the preemptor.
+  ASSERT_TRUE(LetPassesGo(3));
+  EXPECT_EQ(Phase("low"), "Pending");
+  EXPECT_EQ(Phase("high"), "Running");
+}
+
 }  // namespace
 }  // namespace berth::testing
