@@ -1234,6 +1234,7 @@ void RunController::Suspend(const Run& run, const std::string& message, k8s::Tim
   next.reason = ToApi(Reason::kSuspended);
   if (!already) next.message = message;  // keeps the sentence written when it was suspended
   next.queue_position.reset();
+  next.preemption.reset();  // out of the queue: the nodes kept for it go back
   next.fleet.clear();
   next.placement.clear();
   next.scheduled_at.clear();

@@ -32,6 +32,7 @@ RunStatus Finish(const RunStatus& current, Outcome outcome, std::string_view rea
   next.reason = reason;
   next.message = message;
   next.queue_position.reset();
+  next.preemption.reset();  // an ended run keeps no nodes
   next.finished_at = k8s::FormatRfc3339(now);
   if (success && next.started_at.empty()) next.started_at = next.finished_at;
   if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(created);

@@ -323,6 +323,7 @@ TEST(FinishTest, EveryTerminalStatusHasTheSameShape) {
   running.submitted_at = "2026-11-24T10:00:00Z";
   running.started_at = "2026-11-24T10:05:00Z";
   running.queue_position = 3;  // stale: a finished run shows none
+  running.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}};  // stale: an ended run keeps no nodes
   SetCondition(running.conditions, "Ready", "True", "Running", "the pod is running", 1, created);
 
   struct Case {
@@ -339,6 +340,7 @@ TEST(FinishTest, EveryTerminalStatusHasTheSameShape) {
     EXPECT_EQ(s.finished_at, "2026-11-24T11:00:00Z");
     EXPECT_EQ(s.started_at, "2026-11-24T10:05:00Z") << "kept";
     EXPECT_EQ(s.queue_position, std::nullopt);
+    EXPECT_EQ(s.preemption, std::nullopt);
     EXPECT_EQ(s.observed_generation, 4);
     EXPECT_EQ(s.placement, running.placement) << "where it ran stays readable";
     ASSERT_EQ(s.conditions.size(), 2u);
