@@ -1,11 +1,13 @@
 #include "scheduling/preemption.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "scheduling/block_layout.h"
 #include "scheduling/instance_state.h"
@@ -41,55 +43,78 @@ Cost CostOf(const std::vector<const PlacedRunInfo*>& victims, TimePoint now) {
   return c;
 }
 
+// A run holding blocks on an indexed instance; info is null when it may not be a victim.
+struct RunEntry {
+  const PlacedRunInfo* info = nullptr;
+};
+
+struct Holder {
+  std::string_view run;
+  int32_t blocks = 0;  // on this instance
+  const RunEntry* entry = nullptr;
+};
+
 struct Instance {
-  const InstanceSpec* spec = nullptr;
+  InstanceSpec spec;  // a copy: runs_started follows the cycle's placements
   const FleetSpec* fleet = nullptr;
   BlockLayout layout;
-  int32_t busy = 0;                         // blocks held by every placed run and Pod
-  std::vector<std::string_view> holders;  // runs with blocks here (RunningRun ids)
+  int64_t busy = 0;              // blocks held by every placed run and Pod
+  std::vector<Holder> holders;  // one per run
+  bool excluded = false;
 };
+
+}  // namespace
+
+namespace internal {
+
+struct PreemptionIndex::State {
+  TimePoint now;
+  std::unordered_map<std::string_view, RunEntry> runs;  // node-based: entries never move
+  std::deque<std::string> owned;                         // ids of the cycle's placements
+  std::vector<Instance> instances;                       // of LowerPriority fleets only
+  std::unordered_map<std::string_view, int32_t> by_name;
+  std::map<std::string_view, std::vector<int32_t>> by_fleet;
+
+  void Hold(Instance& i, std::string_view run, int32_t blocks, const RunEntry* entry) {
+    i.busy += std::max(blocks, 0);
+    for (Holder& h : i.holders) {
+      if (h.run == run) {
+        h.blocks += std::max(blocks, 0);
+        return;
+      }
+    }
+    i.holders.push_back(Holder{run, std::max(blocks, 0), entry});
+  }
+};
+
+namespace {
 
 class Planner {
  public:
-  Planner(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed, const PreemptionRequest& request,
-          TimePoint now)
-      : request_(request), now_(now) {
-    for (const PlacedRunInfo& p : placed) info_.emplace(p.id, &p);
-    std::set<std::string_view> candidates(request.fleets.begin(), request.fleets.end());
-    for (const FleetSpec& f : snapshot.fleets) {
-      if (fleets_.count(f.name)) continue;  // a later duplicate is ignored
-      fleets_.emplace(f.name, &f);
-    }
-    std::map<std::string_view, int32_t> busy;
-    std::map<std::string_view, std::vector<std::string_view>> holders;
-    std::set<std::string_view> seen_runs;
-    for (const RunningRun& r : snapshot.running) {
-      if (!seen_runs.insert(r.id).second) continue;
-      for (const InstanceBlocks& b : r.placement) {
-        busy[b.instance] += std::max(b.blocks, 0);
-        holders[b.instance].push_back(r.id);
-        blocks_[{r.id, b.instance}] += std::max(b.blocks, 0);
-      }
-    }
-    std::set<std::string_view> seen;
-    for (const InstanceSpec& inst : snapshot.instances) {
-      if (!seen.insert(inst.name).second) continue;
-      auto f = fleets_.find(inst.fleet);
-      if (f == fleets_.end() || f->second->preemption != PreemptionPolicy::kLowerPriority) continue;
-      if (!candidates.empty() && !candidates.count(inst.fleet)) continue;
-      Instance i;
-      i.spec = &inst;
-      i.fleet = f->second;
-      i.layout = BlockLayout::Make(inst.allocatable, f->second->blocks);
-      i.busy = static_cast<int32_t>(std::min<int64_t>(busy[inst.name], i.layout.total_blocks()));
-      i.holders = holders[inst.name];
-      if (!TakesNewRuns(ClassifyInstance(inst, *f->second, i.layout, i.busy, now))) continue;
-      if (request.max_duration && inst.expires_at && *inst.expires_at < now + *request.max_duration) continue;
-      instances_.push_back(std::move(i));
-    }
-  }
+  Planner(const PreemptionIndex::State& state, const PreemptionRequest& request)
+      : state_(state), request_(request), now_(state.now) {}
 
   std::optional<PreemptionPlan> Plan() {
+    // The eligible instances: candidate fleets (all LowerPriority ones when none is named), not
+    // excluded, taking new runs, and with maxDuration living long enough.
+    std::vector<const Instance*> eligible;
+    auto add = [&](int32_t x) {
+      const Instance& i = state_.instances[x];
+      if (i.excluded) return;
+      if (!TakesNewRuns(ClassifyInstance(i.spec, *i.fleet, i.layout, i.busy, now_))) return;
+      if (request_.max_duration && i.spec.expires_at && *i.spec.expires_at < now_ + *request_.max_duration) return;
+      eligible.push_back(&i);
+    };
+    if (request_.fleets.empty()) {
+      for (int32_t x = 0; x < static_cast<int32_t>(state_.instances.size()); ++x) add(x);
+    } else {
+      std::set<std::string_view> names(request_.fleets.begin(), request_.fleets.end());
+      for (std::string_view name : names) {
+        auto it = state_.by_fleet.find(name);
+        if (it == state_.by_fleet.end()) continue;
+        for (int32_t x : it->second) add(x);
+      }
+    }
     std::optional<PreemptionPlan> best;
     std::optional<std::tuple<size_t, int32_t, int64_t, Duration, std::vector<std::string>>> best_key;
     auto consider = [&](const std::string& fleet, std::vector<std::string> instances,
@@ -110,30 +135,24 @@ class Planner {
       best = std::move(p);
     };
     if (request_.nodes <= 1) {
-      for (const Instance& i : instances_) {
+      for (const Instance* i : eligible) {
         std::vector<const PlacedRunInfo*> victims;
-        if (SingleNode(i, victims)) consider(i.fleet->name, {i.spec->name}, victims);
+        if (SingleNode(*i, victims)) consider(i->fleet->name, {i->spec.name}, victims);
       }
     } else {
-      MultiNode(consider);
+      MultiNode(eligible, consider);
     }
     return best;
   }
 
  private:
   // A holder of blocks on `i` that this request may evict, or nullptr.
-  const PlacedRunInfo* Evictable(std::string_view run, const Instance& i) const {
-    auto it = info_.find(run);
-    if (it == info_.end()) return nullptr;
-    const PlacedRunInfo* p = it->second;
+  const PlacedRunInfo* Evictable(const Holder& h, const Instance& i) const {
+    const PlacedRunInfo* p = h.entry == nullptr ? nullptr : h.entry->info;
+    if (p == nullptr) return nullptr;
     if (p->priority >= request_.priority) return nullptr;
     if (now_ - p->placed_at < i.fleet->min_runtime) return nullptr;
     return p;
-  }
-
-  int32_t BlocksOf(std::string_view run, std::string_view instance) const {
-    auto it = blocks_.find({run, instance});
-    return it == blocks_.end() ? 0 : it->second;
   }
 
   // The cheapest victim set on one instance that frees the blocks the request needs; false when
@@ -141,13 +160,19 @@ class Planner {
   bool SingleNode(const Instance& i, std::vector<const PlacedRunInfo*>& out) const {
     std::optional<int32_t> need = i.layout.BlocksFor(request_.resources);
     if (!need) return false;
-    const int32_t free = i.layout.total_blocks() - i.busy;
+    const int32_t total = i.layout.total_blocks();
+    const int32_t free = total - static_cast<int32_t>(std::min<int64_t>(i.busy, total));
     if (free >= *need) return false;  // fits without preemption
     const int32_t missing = *need - free;
     std::vector<Victim> cands;
-    for (std::string_view h : i.holders) {
-      if (const PlacedRunInfo* p = Evictable(h, i)) cands.push_back({p, BlocksOf(h, i.spec->name)});
+    int64_t evictable = 0;
+    for (const Holder& h : i.holders) {
+      if (const PlacedRunInfo* p = Evictable(h, i)) {
+        cands.push_back({p, h.blocks});
+        evictable += h.blocks;
+      }
     }
+    if (evictable < missing) return false;
     // Fewest victims: the smallest k whose k largest holders free enough.
     std::sort(cands.begin(), cands.end(), [](const Victim& a, const Victim& b) {
       return std::make_tuple(-a.blocks_here, a.info->priority, -a.info->placed_at.time_since_epoch().count(), a.info->id) <
@@ -202,22 +227,23 @@ class Planner {
   }
 
   template <typename Consider>
-  void MultiNode(Consider& consider) const {
+  void MultiNode(const std::vector<const Instance*>& eligible, Consider& consider) const {
     // Domains: (fleet, topology value) of cluster fleets; an instance without the label of its
     // fleet's topologyKey takes no multi-node run.
     std::map<std::pair<std::string_view, std::string_view>, std::vector<const Instance*>> domains;
-    for (const Instance& i : instances_) {
-      if (i.fleet->placement != PlacementPolicy::kCluster) continue;
-      std::optional<int32_t> need = i.layout.BlocksFor(request_.resources);
+    for (const Instance* i : eligible) {
+      if (i->fleet->placement != PlacementPolicy::kCluster) continue;
+      std::optional<int32_t> need = i->layout.BlocksFor(request_.resources);
       if (!need) continue;
       std::string_view domain;
-      if (!i.fleet->topology_key.empty()) {
-        if (!i.spec->topology_domain) continue;
-        domain = *i.spec->topology_domain;
+      if (!i->fleet->topology_key.empty()) {
+        if (!i->spec.topology_domain) continue;
+        domain = *i->spec.topology_domain;
       }
-      domains[{i.fleet->name, domain}].push_back(&i);
+      domains[{i->fleet->name, domain}].push_back(i);
     }
     for (auto& [key, members] : domains) {
+      if (members.size() < static_cast<size_t>(request_.nodes)) continue;
       // Each instance's cost: every holder evicted (all must be evictable).
       struct Cleared {
         const Instance* inst;
@@ -228,9 +254,7 @@ class Planner {
       for (const Instance* i : members) {
         Cleared c{i, {}, {}};
         bool ok = true;
-        std::set<std::string_view> unique;
-        for (std::string_view h : i->holders) {
-          if (!unique.insert(h).second) continue;
+        for (const Holder& h : i->holders) {
           const PlacedRunInfo* p = Evictable(h, *i);
           if (p == nullptr) {
             ok = false;
@@ -244,13 +268,13 @@ class Planner {
       }
       if (cleared.size() < static_cast<size_t>(request_.nodes)) continue;
       std::sort(cleared.begin(), cleared.end(), [](const Cleared& a, const Cleared& b) {
-        return std::tie(a.cost, a.inst->spec->name) < std::tie(b.cost, b.inst->spec->name);
+        return std::tie(a.cost, a.inst->spec.name) < std::tie(b.cost, b.inst->spec.name);
       });
       std::vector<std::string> chosen;
       std::vector<const PlacedRunInfo*> victims;
       std::set<std::string_view> seen;
       for (int32_t n = 0; n < request_.nodes; ++n) {
-        chosen.push_back(cleared[n].inst->spec->name);
+        chosen.push_back(cleared[n].inst->spec.name);
         for (const PlacedRunInfo* v : cleared[n].victims) {
           if (seen.insert(v->id).second) victims.push_back(v);
         }
@@ -260,19 +284,89 @@ class Planner {
     }
   }
 
+  const PreemptionIndex::State& state_;
   const PreemptionRequest& request_;
   const TimePoint now_;
-  std::unordered_map<std::string_view, const PlacedRunInfo*> info_;
-  std::map<std::string_view, const FleetSpec*> fleets_;
-  std::map<std::pair<std::string_view, std::string_view>, int32_t> blocks_;
-  std::vector<Instance> instances_;
 };
 
 }  // namespace
 
+PreemptionIndex::PreemptionIndex(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed,
+                                 TimePoint now)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.now = now;
+  std::unordered_map<std::string_view, const FleetSpec*> fleets;
+  for (const FleetSpec& f : snapshot.fleets) fleets.emplace(f.name, &f);  // a later duplicate is ignored
+  std::unordered_set<std::string_view> seen_instances;  // the first of a name wins
+  for (const InstanceSpec& inst : snapshot.instances) {
+    if (!seen_instances.insert(inst.name).second) continue;
+    auto f = fleets.find(inst.fleet);
+    if (f == fleets.end() || f->second->preemption != PreemptionPolicy::kLowerPriority) continue;
+    st.by_name.emplace(inst.name, static_cast<int32_t>(st.instances.size()));
+    Instance i;
+    i.spec = inst;
+    i.fleet = f->second;
+    i.layout = BlockLayout::Make(inst.allocatable, f->second->blocks);
+    st.by_fleet[f->second->name].push_back(static_cast<int32_t>(st.instances.size()));
+    st.instances.push_back(std::move(i));
+  }
+  std::unordered_map<std::string_view, const PlacedRunInfo*> info;
+  for (const PlacedRunInfo& p : placed) info.emplace(p.id, &p);
+  std::set<std::string_view> seen_runs;
+  for (const RunningRun& r : snapshot.running) {
+    if (!seen_runs.insert(r.id).second) continue;
+    for (const InstanceBlocks& b : r.placement) {
+      auto x = st.by_name.find(b.instance);
+      if (x == st.by_name.end()) continue;
+      auto [entry, added] = st.runs.try_emplace(r.id);
+      if (added) {
+        auto p = info.find(r.id);
+        entry->second.info = p == info.end() ? nullptr : p->second;
+      }
+      st.Hold(st.instances[x->second], r.id, b.blocks, &entry->second);
+    }
+  }
+}
+
+PreemptionIndex::~PreemptionIndex() = default;
+
+std::optional<PreemptionPlan> PreemptionIndex::Plan(const PreemptionRequest& request) const {
+  return Planner(*state_, request).Plan();
+}
+
+void PreemptionIndex::AddPlacement(std::string_view run, std::string_view instance, int32_t blocks) {
+  State& st = *state_;
+  auto x = st.by_name.find(instance);
+  if (x == st.by_name.end()) return;
+  auto entry = st.runs.find(run);
+  if (entry == st.runs.end()) {
+    st.owned.emplace_back(run);
+    entry = st.runs.try_emplace(st.owned.back()).first;  // info stays null: never a victim
+  }
+  Instance& i = st.instances[x->second];
+  ++i.spec.runs_started;
+  st.Hold(i, entry->first, blocks, &entry->second);
+}
+
+void PreemptionIndex::SetExcluded(std::string_view instance, bool excluded) {
+  auto x = state_->by_name.find(instance);
+  if (x != state_->by_name.end()) state_->instances[x->second].excluded = excluded;
+}
+
+void PreemptionIndex::RemoveVictim(std::string_view run) {
+  auto entry = state_->runs.find(run);
+  if (entry != state_->runs.end()) entry->second.info = nullptr;
+}
+
+}  // namespace internal
+
+namespace {
+}  // namespace
+
 std::optional<PreemptionPlan> PlanPreemption(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed,
                                              const PreemptionRequest& request, TimePoint now) {
-  return Planner(snapshot, placed, request, now).Plan();
+  return internal::PreemptionIndex(snapshot, placed, now).Plan(request);
 }
 
 }  // namespace berth::scheduling

@@ -22,8 +22,10 @@
 //    no victim is not a preemption (the run fits, or waits for another reason).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/priority.h"
@@ -55,8 +57,41 @@ struct PreemptionPlan {
 };
 
 // The cheapest plan, or nullopt when no allowed set of victims makes the run fit.
+// O((I + R) log(I + R)) to index the snapshot, then O(instances of LowerPriority candidate
+// fleets x their holders).
 std::optional<PreemptionPlan> PlanPreemption(const ClusterSnapshot& snapshot,
                                              const std::vector<PlacedRunInfo>& placed,
                                              const PreemptionRequest& request, TimePoint now);
+
+namespace internal {
+
+// What PlanPreemption indexes, kept by the scheduling cycle across the runs of one cycle so that
+// each plan costs a scan of the eligible instances, not a rebuild: the cycle reports its own
+// placements, the instances a run may not use, and the victims already chosen.
+// `snapshot` and `placed` must outlive it.
+class PreemptionIndex {
+ public:
+  PreemptionIndex(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed, TimePoint now);
+  ~PreemptionIndex();
+  PreemptionIndex(const PreemptionIndex&) = delete;
+  PreemptionIndex& operator=(const PreemptionIndex&) = delete;
+
+  std::optional<PreemptionPlan> Plan(const PreemptionRequest& request) const;
+
+  // A run placed by the cycle: it holds `blocks` on `instance` (and counts as a run started
+  // there); it is never a victim.
+  void AddPlacement(std::string_view run, std::string_view instance, int32_t blocks);
+  // An instance no plan may use (reserved, or kept for another run), or may again.
+  void SetExcluded(std::string_view instance, bool excluded);
+  // A run that is no victim any more (chosen already).
+  void RemoveVictim(std::string_view run);
+
+  struct State;  // opaque
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace internal
 
 }  // namespace berth::scheduling

@@ -4,10 +4,12 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 
 #include "scheduling/block_layout.h"
+#include "scheduling/quota.h"
 
 namespace berth::scheduling {
 
@@ -30,7 +32,9 @@ struct Inst {
   int64_t runs_started = 0;
   int64_t busy = 0;
   std::vector<std::pair<int64_t, int32_t>> holds;  // (end, blocks)
+  std::vector<std::pair<std::string, int32_t>> holders;  // (run id, blocks), this cycle's too
   bool reserved = false;
+  std::string held_for;  // kept for this preempting run ("" when none)
 
   int32_t total() const { return layout.total_blocks(); }
   int32_t free() const {
@@ -46,6 +50,11 @@ struct Ref {
   bool reservation = false;
   int64_t reservation_start = kNever;
   CycleResult out;
+  std::map<std::string, NamespaceQuota> quotas;
+  std::map<std::string, PlacedRunInfo> placed;  // possible victims by id
+  std::set<std::string> excluded;               // victims chosen already
+  std::map<std::string, const Nomination*> nominations;  // of queued nominees
+  bool preemption = false;
 
   int64_t MaxRuns(int f) const {
     const auto& m = fleets[f]->max_runs_per_instance;
@@ -55,7 +64,7 @@ struct Ref {
   // A reserved instance takes a backfill run only with a run slot to spare for its reserved run.
   bool Backfillable(const Inst& in) const { return in.runs_started + 1 < MaxRuns(in.fleet); }
 
-  Ref(const ClusterSnapshot& s, TimePoint t) : snap(s), now(Ms(t)) {
+  Ref(const ClusterSnapshot& s, TimePoint t, const std::set<std::string>& queued) : snap(s), now(Ms(t)) {
     out.now = t;
     std::map<std::string, const FleetSpec*> by_name;
     for (const FleetSpec& f : s.fleets) by_name.emplace(f.name, &f);
@@ -89,6 +98,7 @@ struct Ref {
       by_name_[spec->name] = insts.size();
       insts.push_back(std::move(in));
     }
+    for (const NamespaceQuota& q : s.quotas) quotas.emplace(q.ns, q);
     std::map<std::string, const RunningRun*> running;
     for (const RunningRun& r : s.running) running.emplace(r.id, &r);
     for (auto& [id, r] : running) {
@@ -97,8 +107,37 @@ struct Ref {
         if (in == nullptr || !in->valid || b.blocks <= 0) continue;
         in->busy += b.blocks;
         in->holds.push_back({r->expected_end ? Ms(*r->expected_end) : kNever, b.blocks});
+        in->holders.push_back({id, b.blocks});
+        if (r->quota_pending) {
+          if (NamespaceQuota* q = QuotaOf(id)) {
+            ChargeQuota(*q, {in->layout.ResourcesFor(std::min(b.blocks, in->total())), 1}, Gpu(*in));
+          }
+        }
       }
     }
+    for (const PlacedRunInfo& p : s.placed_runs) placed.emplace(p.id, p);
+    for (const FleetSpec* f : fleets) preemption |= f->preemption == PreemptionPolicy::kLowerPriority;
+    preemption = preemption && !placed.empty();
+    for (const Nomination& n : s.nominations) {
+      if (queued.count(n.run_id)) nominations.emplace(n.run_id, &n);
+    }
+    for (auto& [id, n] : nominations) {  // by id: the first id keeps a shared instance
+      for (const std::string& v : n->victims) excluded.insert(v);
+      for (const std::string& name : n->instances) {
+        Inst* in = Find(name);
+        if (in != nullptr && in->held_for.empty()) in->held_for = id;
+      }
+    }
+  }
+
+  NamespaceQuota* QuotaOf(const std::string& run_id) {
+    auto it = quotas.find(std::string(NamespaceOf(run_id)));
+    return it == quotas.end() ? nullptr : &it->second;
+  }
+  const std::string& Gpu(const Inst& in) const { return fleets[in.fleet]->gpu_resource; }
+  // Instances kept for another run are not the run's to use.
+  static bool KeptFromRun(const Inst& in, const PendingRun& run) {
+    return !in.held_for.empty() && in.held_for != run.id;
   }
 
   Inst* Find(const std::string& name) {
@@ -152,23 +191,30 @@ struct Ref {
     return a.spec->name < b.spec->name;
   }
 
-  void Take(Inst& in, int32_t blocks, int64_t end) {
+  void Take(const PendingRun& run, Inst& in, int32_t blocks, int64_t end) {
     in.busy += blocks;
+    in.holders.push_back({run.id, blocks});
     in.holds.push_back({end, blocks});
     ++in.runs_started;
     if (in.runs_started >= MaxRuns(in.fleet)) in.available = false;
   }
 
   bool PlaceSingle(const PendingRun& run, const std::vector<int>& cands, int64_t min_expiry,
-                   bool backfill, int64_t end) {
+                   bool backfill, int64_t end, bool& quota_skipped) {
+    NamespaceQuota* quota = QuotaOf(run.id);
     Inst* best = nullptr;
     std::tuple<bool, bool, bool, int32_t> best_rank;
     int32_t best_need = 0;
     for (Inst& in : insts) {
       if (!In(cands, in.fleet) || !in.available) continue;
       if (in.reserved && (!backfill || !Backfillable(in))) continue;
+      if (KeptFromRun(in, run)) continue;
       const auto need = in.layout.BlocksFor(run.resources);
       if (!need || in.free() < *need || in.expiry < min_expiry) continue;
+      if (CheckQuota(quota, {in.layout.ResourcesFor(*need), 1}, Gpu(in))) {
+        quota_skipped = true;
+        continue;
+      }
       const bool waste = run.resources.gpus <= 0 && in.layout.ResourcesFor(*need).gpus > 0;
       const std::tuple<bool, bool, bool, int32_t> rank{waste, !in.reserved, in.free() == in.total(),
                                                        in.free() - *need};
@@ -183,7 +229,8 @@ struct Ref {
         run.id, fleets[best->fleet]->name,
         {RankPlacement{0, best->spec->name, best_need, best->layout.ResourcesFor(best_need)}},
         std::get<0>(best_rank)});
-    Take(*best, best_need, end);
+    if (quota != nullptr) ChargeQuota(*quota, {best->layout.ResourcesFor(best_need), 1}, Gpu(*best));
+    Take(run, *best, best_need, end);
     return true;
   }
 
@@ -195,7 +242,7 @@ struct Ref {
     std::map<std::pair<int, std::string>, std::vector<Inst*>> idle;
     for (Inst& in : insts) {
       if (!In(cands, in.fleet) || !Cluster(in.fleet) || !in.available || !in.domain) continue;
-      if (in.free() != in.total()) continue;
+      if (in.free() != in.total() || KeptFromRun(in, run)) continue;
       if (in.reserved && (!include_reserved || !Backfillable(in))) continue;
       idle[{in.fleet, *in.domain}].push_back(&in);
     }
@@ -229,7 +276,7 @@ struct Ref {
       p.ranks.push_back(RankPlacement{static_cast<int32_t>(r), chosen[r]->spec->name,
                                       chosen[r]->total(),
                                       chosen[r]->layout.ResourcesFor(chosen[r]->total())});
-      Take(*chosen[r], chosen[r]->total(), end);
+      Take(run, *chosen[r], chosen[r]->total(), end);
     }
     out.placements.push_back(std::move(p));
   }
@@ -260,7 +307,7 @@ struct Ref {
     int fleet = -1;
     if (run.nodes <= 1) {
       for (Inst& in : insts) {
-        if (!In(cands, in.fleet) || !in.available) continue;
+        if (!In(cands, in.fleet) || !in.available || !in.held_for.empty()) continue;
         const auto need = in.layout.BlocksFor(run.resources);
         if (!need) continue;
         const int64_t t = WhenFree(in, *need);
@@ -275,7 +322,7 @@ struct Ref {
       std::map<std::pair<int, std::string>, std::vector<std::pair<int64_t, Inst*>>> groups;
       for (Inst& in : insts) {
         if (!In(cands, in.fleet) || !Cluster(in.fleet) || !in.available || !in.domain) continue;
-        if (!in.layout.BlocksFor(run.resources)) continue;
+        if (!in.layout.BlocksFor(run.resources) || !in.held_for.empty()) continue;
         groups[{in.fleet, *in.domain}].push_back({WhenFree(in, in.total()), &in});
       }
       for (auto& [where, group] : groups) {
@@ -313,6 +360,158 @@ struct Ref {
     out.reservation = r;
   }
 
+  // ---- Preemption: a straightforward victim search over the working state.
+
+  using Cost = std::tuple<size_t, int32_t, int64_t, Duration>;
+  Cost CostOf(const std::vector<const PlacedRunInfo*>& victims) const {
+    Cost c{victims.size(), -1, 0, Duration(0)};
+    for (const PlacedRunInfo* v : victims) {
+      std::get<1>(c) = std::max(std::get<1>(c), v->priority);
+      std::get<2>(c) += v->priority;
+      std::get<3>(c) += std::max(Duration(0), TimePoint(Duration(now)) - v->placed_at);
+    }
+    return c;
+  }
+
+  // The victim a run may evict on `in`, or nullptr.
+  const PlacedRunInfo* Evictable(const std::string& id, const Inst& in, const PendingRun& run) const {
+    auto it = placed.find(id);
+    if (it == placed.end() || excluded.count(id)) return nullptr;
+    const PlacedRunInfo& p = it->second;
+    if (p.priority >= run.priority) return nullptr;
+    if (TimePoint(Duration(now)) - p.placed_at < fleets[in.fleet]->min_runtime) return nullptr;
+    return &p;
+  }
+
+  // Per run id, the blocks it holds on `in`.
+  static std::map<std::string, int32_t> Holders(const Inst& in) {
+    std::map<std::string, int32_t> h;
+    for (const auto& [id, blocks] : in.holders) h[id] += blocks;
+    return h;
+  }
+
+  std::optional<PreemptionPlan> Plan(const PendingRun& run, const std::vector<int>& cands) {
+    std::vector<Inst*> eligible;
+    for (Inst& in : insts) {
+      if (!In(cands, in.fleet) || fleets[in.fleet]->preemption != PreemptionPolicy::kLowerPriority) continue;
+      if (!in.available || in.reserved || KeptFromRun(in, run)) continue;
+      if (run.max_duration && in.expiry < Add(now, std::max<int64_t>(run.max_duration->count(), 0))) continue;
+      eligible.push_back(&in);
+    }
+    std::optional<std::tuple<size_t, int32_t, int64_t, Duration, std::vector<std::string>>> best_key;
+    std::optional<PreemptionPlan> best;
+    auto consider = [&](int fleet, std::vector<std::string> names, std::vector<const PlacedRunInfo*> victims) {
+      if (victims.empty()) return;
+      const auto [count, maxp, sump, lost] = CostOf(victims);
+      auto key = std::make_tuple(count, maxp, sump, lost, names);
+      if (best_key && !(key < *best_key)) return;
+      best_key = key;
+      PreemptionPlan p;
+      p.fleet = fleets[fleet]->name;
+      p.instances = std::move(names);
+      for (const PlacedRunInfo* v : victims) p.victims.push_back(v->id);
+      std::sort(p.victims.begin(), p.victims.end());
+      p.max_victim_priority = maxp;
+      p.sum_victim_priority = sump;
+      p.work_lost = lost;
+      best = std::move(p);
+    };
+    if (run.nodes <= 1) {
+      // Every subset of the evictable holders of every instance.
+      for (Inst* in : eligible) {
+        const auto need = in->layout.BlocksFor(run.resources);
+        if (!need || in->free() >= *need) continue;
+        std::vector<std::pair<const PlacedRunInfo*, int32_t>> cands_here;
+        for (const auto& [id, blocks] : Holders(*in)) {
+          if (const PlacedRunInfo* p = Evictable(id, *in, run)) cands_here.push_back({p, blocks});
+        }
+        if (cands_here.size() > 16) continue;  // not generated by the tests
+        std::optional<Cost> best_here;
+        std::vector<const PlacedRunInfo*> chosen;
+        for (uint32_t mask = 1; mask < (1u << cands_here.size()); ++mask) {
+          int32_t freed = 0;
+          std::vector<const PlacedRunInfo*> set;
+          for (size_t j = 0; j < cands_here.size(); ++j) {
+            if (mask & (1u << j)) {
+              freed += cands_here[j].second;
+              set.push_back(cands_here[j].first);
+            }
+          }
+          if (in->free() + freed < *need) continue;
+          const Cost c = CostOf(set);
+          if (!best_here || c < *best_here) {
+            best_here = c;
+            chosen = set;
+          }
+        }
+        if (best_here) consider(in->fleet, {in->spec->name}, chosen);
+      }
+      return best;
+    }
+    // Multi-node: per (cluster fleet, domain), the `nodes` instances cheapest to clear wholly.
+    std::map<std::pair<int, std::string>, std::vector<std::pair<Cost, Inst*>>> domains;
+    std::map<Inst*, std::vector<const PlacedRunInfo*>> clear;
+    for (Inst* in : eligible) {
+      if (!Cluster(in->fleet) || !in->domain || !in->layout.BlocksFor(run.resources)) continue;
+      std::vector<const PlacedRunInfo*> victims;
+      bool ok = true;
+      for (const auto& [id, blocks] : Holders(*in)) {
+        const PlacedRunInfo* p = Evictable(id, *in, run);
+        if (p == nullptr) {
+          ok = false;
+          break;
+        }
+        victims.push_back(p);
+      }
+      if (!ok) continue;
+      domains[{in->fleet, *in->domain}].push_back({CostOf(victims), in});
+      clear[in] = victims;
+    }
+    for (auto& [where, group] : domains) {
+      if (group.size() < static_cast<size_t>(run.nodes)) continue;
+      std::sort(group.begin(), group.end(), [](const auto& a, const auto& b) {
+        if (a.first != b.first) return a.first < b.first;
+        return a.second->spec->name < b.second->spec->name;
+      });
+      std::vector<std::string> names;
+      std::vector<const PlacedRunInfo*> victims;
+      std::set<std::string> seen;
+      for (int n = 0; n < run.nodes; ++n) {
+        names.push_back(group[n].second->spec->name);
+        for (const PlacedRunInfo* v : clear[group[n].second]) {
+          if (seen.insert(v->id).second) victims.push_back(v);
+        }
+      }
+      std::sort(names.begin(), names.end());
+      consider(where.first, std::move(names), std::move(victims));
+    }
+    return best;
+  }
+
+  // Whether a run waiting for capacity preempts: a plan (recorded, its instances kept for it).
+  bool Preempt(const PendingRun& run, const std::vector<int>& cands, WaitReason& reason) {
+    auto plan = Plan(run, cands);
+    if (!plan) return false;
+    QuotaUse use;
+    std::vector<Inst*> chosen;
+    for (const std::string& name : plan->instances) chosen.push_back(Find(name));
+    for (Inst* in : chosen) {
+      const Resources r = in->layout.ResourcesFor(run.nodes <= 1 ? *in->layout.BlocksFor(run.resources) : in->total());
+      use.resources.cpu_millis += r.cpu_millis;
+      use.resources.memory_bytes += r.memory_bytes;
+      use.resources.gpus += r.gpus;
+      ++use.pods;
+    }
+    if (CheckQuota(QuotaOf(run.id), use, Gpu(*chosen.front()))) return false;
+    for (Inst* in : chosen) in->held_for = run.id;
+    excluded.insert(plan->victims.begin(), plan->victims.end());
+    reason.code = WaitCode::kPreempting;
+    reason.victims = plan->victims;
+    reason.instances = plan->instances;
+    out.preemptions.push_back(PreemptionDecision{run.id, std::move(*plan)});
+    return true;
+  }
+
   void Consider(const PendingRun& run) {
     const std::vector<int> cands = Candidates(run);
     WaitReason reason;
@@ -324,22 +523,84 @@ struct Ref {
       out.waiting.push_back(WaitingRun{run.id, reason});
       return;
     }
+    // The request (per node x nodes, and `nodes` Pods) must fit the namespace's quota for some
+    // candidate fleet's GPU resource.
+    NamespaceQuota* quota = QuotaOf(run.id);
+    if (quota != nullptr) {
+      const int64_t n = run.nodes;
+      auto times = [n](int64_t v) {
+        v = std::max<int64_t>(v, 0);
+        return v > kNever / n ? kNever : v * n;
+      };
+      const QuotaUse use{{times(run.resources.cpu_millis), times(run.resources.memory_bytes), times(run.resources.gpus)}, n};
+      if (std::none_of(cands.begin(), cands.end(),
+                       [&](int f) { return !CheckQuota(quota, use, fleets[f]->gpu_resource); })) {
+        reason.code = WaitCode::kQuotaExceeded;
+        out.waiting.push_back(WaitingRun{run.id, reason});
+        return;
+      }
+    }
     const int64_t d = run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
     const int64_t end = run.max_duration ? Add(now, d) : kNever;
     const int64_t min_expiry = run.max_duration ? end : now + 1;
     const bool backfill = reservation && reservation_start != kNever && run.max_duration &&
                           end <= reservation_start;
+    auto placed_here = [&] {  // a nominee's kept instances are open to the runs behind it
+      for (Inst& in : insts) {
+        if (in.held_for == run.id) in.held_for.clear();
+      }
+    };
     if (run.nodes <= 1) {
-      if (PlaceSingle(run, cands, min_expiry, backfill, end)) return;
-      reason.code = WaitCode::kNotEnoughFreeBlocks;
+      bool quota_skipped = false;
+      if (PlaceSingle(run, cands, min_expiry, backfill, end, quota_skipped)) {
+        placed_here();
+        return;
+      }
+      reason.code = quota_skipped ? WaitCode::kQuotaExceeded : WaitCode::kNotEnoughFreeBlocks;
+      if (quota_skipped) {
+        out.waiting.push_back(WaitingRun{run.id, reason});
+        return;
+      }
     } else {
       int fleet = -1;
       auto chosen = FindMulti(run, cands, min_expiry, backfill, fleet);
       if (!chosen.empty()) {
+        QuotaUse use;
+        for (Inst* in : chosen) {
+          const Resources r = in->layout.ResourcesFor(in->total());
+          use.resources.cpu_millis += r.cpu_millis;
+          use.resources.memory_bytes += r.memory_bytes;
+          use.resources.gpus += r.gpus;
+          ++use.pods;
+        }
+        if (CheckQuota(quota, use, fleets[fleet]->gpu_resource)) {
+          reason.code = WaitCode::kQuotaExceeded;
+          out.waiting.push_back(WaitingRun{run.id, reason});
+          return;
+        }
+        if (quota != nullptr) ChargeQuota(*quota, use, fleets[fleet]->gpu_resource);
         PlaceMulti(run, fleet, std::move(chosen), end);
+        placed_here();
         return;
       }
       reason.code = WaitCode::kNotEnoughIdleInstances;
+    }
+    // Waiting for capacity: a nominee whose victims are stopping waits for them; others may
+    // preempt. Neither holds the reservation.
+    auto nomination = nominations.find(run.id);
+    if (nomination != nominations.end() && nomination->second->victims_stopping) {
+      reason.code = WaitCode::kPreempting;
+      reason.victims = nomination->second->victims;
+      std::sort(reason.victims.begin(), reason.victims.end());
+      reason.instances = nomination->second->instances;
+      std::sort(reason.instances.begin(), reason.instances.end());
+      reason.victims_stopping = true;
+      out.waiting.push_back(WaitingRun{run.id, reason});
+      return;
+    }
+    if (preemption && Preempt(run, cands, reason)) {
+      out.waiting.push_back(WaitingRun{run.id, reason});
+      return;
     }
     out.waiting.push_back(WaitingRun{run.id, reason});
     if (!reservation) TryReserve(run, cands);
@@ -370,7 +631,9 @@ CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
     }
     return a.second->id < b.second->id;
   });
-  Ref ref(snapshot, now);
+  std::set<std::string> queued;
+  for (const PendingRun& r : runs) queued.insert(r.id);
+  Ref ref(snapshot, now, queued);
   for (const auto& [effective, run] : order) ref.Consider(*run);
   return std::move(ref.out);
 }

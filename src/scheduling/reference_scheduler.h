@@ -4,8 +4,14 @@
 // as the oracle for property tests and as the baseline the benchmark compares against; the
 // controller must not use it.
 //
-// Placements, the reservation and Unschedulable codes are exact. For runs that merely wait, only
-// the code's kind is meaningful (kNotEnoughFreeBlocks or kNotEnoughIdleInstances); no numbers.
+// It follows the same rules for namespace quotas (kQuotaExceeded), nominations and preemption
+// (victims found by trying every subset of a single-node preemptor's evictable holders on every
+// instance; for a gang, the instances cheapest to clear of each domain).
+//
+// Placements, the reservation, preemption decisions and the codes kQuotaExceeded, kPreempting
+// and the Unschedulable ones are exact (kPreempting with its victims and instances). For runs
+// that merely wait, only the code's kind is meaningful (kNotEnoughFreeBlocks or
+// kNotEnoughIdleInstances); no numbers.
 
 #include <vector>
 

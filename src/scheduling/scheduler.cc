@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -204,13 +205,11 @@ class Cycle {
   std::map<std::string_view, int32_t, std::less<>> nominees_;  // run id -> holder
   std::set<std::string, std::less<>> excluded_victims_;        // chosen already: never again
   uint64_t version_ = 0;  // bumped whenever what PlanPreemption would see changes
-  // The cycle's working state as a snapshot for PlanPreemption, built at its first use and kept
-  // current: instances in instances_ order (excluded ones marked not ready), running runs plus
-  // this cycle's placements, victims less the excluded ones.
+  // The cycle's working state as PlanPreemption sees it, built at its first use and kept
+  // current: this cycle's placements hold blocks, reserved and kept instances are excluded,
+  // victims chosen already are no victims.
   struct Work {
-    bool built = false;
-    ClusterSnapshot snapshot;
-    std::vector<PlacedRunInfo> placed;
+    std::unique_ptr<internal::PreemptionIndex> index;
     size_t synced_placements = 0;
     // Request shape -> (version, highest base priority that found no plan then). A lower
     // priority finds no plan either (fewer runs are victims).
@@ -292,39 +291,22 @@ void Cycle::Release(int32_t i) {
 }
 
 void Cycle::WorkReady(int32_t i) {
-  if (!work_.built) return;
+  if (!work_.index) return;
   const Instance& in = instances_[i];
-  work_.snapshot.instances[i].ready = in.spec->ready && in.held_for < 0 && !in.reserved;
+  work_.index->SetExcluded(in.spec->name, in.held_for >= 0 || in.reserved);
 }
 
 void Cycle::SyncWork() {
-  if (!work_.built) {
-    work_.built = true;
-    for (const Fleet& f : fleets_) work_.snapshot.fleets.push_back(*f.spec);
-    work_.snapshot.instances.reserve(instances_.size());
-    for (const Instance& in : instances_) {
-      work_.snapshot.instances.push_back(*in.spec);
-      work_.snapshot.instances.back().runs_started = in.runs_started;  // this cycle's included
+  if (!work_.index) {
+    work_.index = std::make_unique<internal::PreemptionIndex>(snapshot_, snapshot_.placed_runs, TimePoint(Duration(now_)));
+    for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) {
+      if (instances_[i].held_for >= 0 || instances_[i].reserved) WorkReady(i);
     }
-    for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) WorkReady(i);
-    work_.snapshot.running = snapshot_.running;
-    for (const PlacedRunInfo& p : snapshot_.placed_runs) {
-      if (!excluded_victims_.count(p.id)) work_.placed.push_back(p);
-    }
-  } else {
-    for (size_t k = work_.synced_placements; k < out_.placements.size(); ++k) {
-      for (const RankPlacement& rank : out_.placements[k].ranks) {
-        const int32_t i = FindInstance(rank.instance);
-        if (i >= 0) ++work_.snapshot.instances[i].runs_started;
-      }
-    }
+    for (const std::string& v : excluded_victims_) work_.index->RemoveVictim(v);
   }
   for (size_t k = work_.synced_placements; k < out_.placements.size(); ++k) {
     const Placement& p = out_.placements[k];
-    RunningRun r;
-    r.id = p.run_id;  // not in `placed`: never a victim
-    for (const RankPlacement& rank : p.ranks) r.placement.push_back(InstanceBlocks{rank.instance, rank.blocks});
-    work_.snapshot.running.push_back(std::move(r));
+    for (const RankPlacement& rank : p.ranks) work_.index->AddPlacement(p.run_id, rank.instance, rank.blocks);
   }
   work_.synced_placements = out_.placements.size();
 }
@@ -355,7 +337,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   request.resources = run.resources;
   for (int32_t f : candidates_) request.fleets.push_back(fleets_[f].spec->name);
   request.max_duration = run.max_duration;
-  std::optional<PreemptionPlan> plan = PlanPreemption(work_.snapshot, work_.placed, request, TimePoint(Duration(now_)));
+  std::optional<PreemptionPlan> plan = work_.index->Plan(request);
   if (!plan) {
     if (!nominee) {
       auto& entry = work_.failed[key];
@@ -386,7 +368,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   for (int32_t i : chosen) Hold(i, h);
   for (const std::string& v : plan->victims) {
     excluded_victims_.insert(v);
-    std::erase_if(work_.placed, [&](const PlacedRunInfo& p) { return p.id == v; });
+    work_.index->RemoveVictim(v);
   }
   reason.code = WaitCode::kPreempting;
   reason.fleet = fleet;

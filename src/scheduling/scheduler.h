@@ -47,9 +47,14 @@
 // + log I)) for single-node and O(domains + nodes log I) for multi-node runs, with early
 // cut-offs when a fleet's largest free slot or idle count is too small. Preemption costs nothing
 // when no fleet is LowerPriority or no placed run may be a victim (ClusterSnapshot::placed_runs
-// empty). Otherwise each waiting run with a LowerPriority candidate fleet and a base priority
-// above the lowest victim's costs one PlanPreemption, O((I + R) log(I + R)), unless a request of
-// the same shape and at least its priority already found no plan in the same working state.
+// empty). Otherwise the victim index (internal::PreemptionIndex) is built once per cycle,
+// O((I + R) log(I + R)), and kept current; each waiting run with a LowerPriority candidate fleet
+// and a base priority above the lowest victim's then costs a scan of the eligible instances and
+// their holders, unless a request of the same shape and at least its priority already found no
+// plan in the same working state. Measured on the bench world (10,000 pending runs, 5,000
+// instances, ~7,000 running runs, 6,600 runs waiting): ~8 ms with no LowerPriority fleet (as
+// before), ~0.13 s with 3 of 10 fleets LowerPriority (708 plans), ~0.65 s with all 10 (2,266
+// plans, ~0.1 ms a plan).
 
 #include "scheduling/cycle_result.h"
 #include "scheduling/run_queue.h"

@@ -46,6 +46,9 @@ class Generator {
       spec.placement = Chance(0.6) ? PlacementPolicy::kCluster : PlacementPolicy::kAny;
       if (spec.placement == PlacementPolicy::kCluster && Chance(0.4)) spec.topology_key = "zone";
       if (Chance(0.3)) spec.max_runs_per_instance = Int(1, 4);
+      if (Chance(0.5)) spec.preemption = PreemptionPolicy::kLowerPriority;
+      spec.min_runtime = minutes(Pick<int>({0, 5, 30}));
+      if (Chance(0.2)) spec.gpu_resource = "amd.com/gpu";
       c.cluster.fleets.push_back(spec);
     }
     const int instances = Int(0, 30);
@@ -65,7 +68,7 @@ class Generator {
     const int runs = Int(0, 40);
     for (int r = 0; r < runs; ++r) {
       PendingRun run;
-      run.id = "ns/r" + std::to_string(r);
+      run.id = Pick<std::string>({"ns", "ml", "run"}) + "/r" + std::to_string(r);
       run.priority = Int(0, 100);
       run.submitted_at = c.now - minutes(Int(0, 300));
       run.nodes = Chance(0.7) ? 1 : Int(2, 4);
@@ -81,6 +84,8 @@ class Generator {
       if (Chance(0.5)) run.max_duration = minutes(Int(10, 480));
       c.runs.push_back(run);
     }
+    AddQuotas(c);
+    AddNominations(c);
     return c;
   }
 
@@ -101,10 +106,72 @@ class Generator {
         free -= std::min(blocks, free);
         std::optional<TimePoint> end;
         if (Chance(0.7)) end = c.now + minutes(Int(-30, 360));
-        c.cluster.running.push_back(Running("run/" + std::to_string(id++), {{in.name, blocks}}, end));
+        c.cluster.running.push_back(Running(Pick<std::string>({"run", "ml"}) + "/p" + std::to_string(id++),
+                                            {{in.name, blocks}}, end));
+        c.cluster.running.back().quota_pending = Chance(0.2);
       }
     }
+    // The odd gang that holds whole instances of one fleet.
+    if (!c.cluster.instances.empty() && Chance(0.3)) {
+      RunningRun gang = Running("run/gang", {});
+      for (int k = Int(2, 3); k > 0; --k) {
+        const InstanceSpec& in = c.cluster.instances[Int(0, static_cast<int>(c.cluster.instances.size()) - 1)];
+        if (std::none_of(gang.placement.begin(), gang.placement.end(),
+                         [&](const InstanceBlocks& b) { return b.instance == in.name; })) {
+          gang.placement.push_back({in.name, 8});
+        }
+      }
+      c.cluster.running.push_back(gang);
+    }
     if (Chance(0.2)) c.cluster.running.push_back(Running("run/lost", {{"nowhere", 3}}));
+    // Most runs may be victims: base priority and placement time.
+    for (const RunningRun& r : c.cluster.running) {
+      if (Chance(0.85)) c.cluster.placed_runs.push_back(PlacedRunInfo{r.id, Int(0, 100), c.now - minutes(Int(0, 90))});
+    }
+  }
+
+  void AddQuotas(Case& c) {
+    for (const char* ns : {"ns", "ml", "run"}) {
+      if (!Chance(0.3)) continue;
+      NamespaceQuota q;
+      q.ns = ns;
+      auto limit = [&](const std::string& resource, int64_t unit, int max_units) {
+        if (!Chance(0.5)) return;
+        const int64_t hard = Int(0, max_units) * unit;
+        q.limits[resource] = QuotaLimit{Int(0, max_units) * unit * 3 / 4, hard, "q-" + resource};
+      };
+      limit(kQuotaCpu, 1000, 64);
+      limit(kQuotaMemory, kGi, 256);
+      limit(kQuotaPods, 1, 12);
+      limit("requests.nvidia.com/gpu", 1, 24);
+      limit("requests.amd.com/gpu", 1, 24);
+      c.cluster.quotas.push_back(q);
+    }
+  }
+
+  // Nominations of earlier cycles: mostly for queued runs, on random instances, with random
+  // victims (placed runs or not), stopping or not.
+  void AddNominations(Case& c) {
+    if (c.runs.empty() || c.cluster.instances.empty() || !Chance(0.4)) return;
+    std::set<std::string> nominated;
+    for (int k = Int(1, 3); k > 0; --k) {
+      Nomination n;
+      n.run_id = Chance(0.9) ? c.runs[Int(0, static_cast<int>(c.runs.size()) - 1)].id : "ns/gone";
+      if (!nominated.insert(n.run_id).second) continue;
+      const InstanceSpec& first = c.cluster.instances[Int(0, static_cast<int>(c.cluster.instances.size()) - 1)];
+      n.fleet = first.fleet;
+      n.instances.push_back(first.name);
+      if (Chance(0.3)) {
+        n.instances.push_back(c.cluster.instances[Int(0, static_cast<int>(c.cluster.instances.size()) - 1)].name);
+      }
+      for (const RunningRun& r : c.cluster.running) {
+        for (const InstanceBlocks& b : r.placement) {
+          if (b.instance == first.name && Chance(0.7)) n.victims.push_back(r.id);
+        }
+      }
+      n.victims_stopping = Chance(0.5);
+      c.cluster.nominations.push_back(n);
+    }
   }
 
   int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
@@ -135,9 +202,22 @@ std::string Fingerprint(const CycleResult& r, bool with_reasons) {
     }
     out << "\n";
   }
+  for (const PreemptionDecision& d : r.preemptions) {
+    out << "X " << d.run_id << " " << d.plan.fleet << " on";
+    for (const std::string& i : d.plan.instances) out << " " << i;
+    out << " evicts";
+    for (const std::string& v : d.plan.victims) out << " " << v;
+    out << "\n";
+  }
   for (const WaitingRun& w : r.waiting) {
-    out << "W " << w.run_id << " " << w.unschedulable();
+    out << "W " << w.run_id << " " << w.unschedulable() << " " << ApiReason(w.reason.code);
     if (w.unschedulable() || with_reasons) out << " " << static_cast<int>(w.reason.code);
+    if (w.reason.code == WaitCode::kPreempting) {
+      out << " stopping=" << w.reason.victims_stopping << " on";
+      for (const std::string& i : w.reason.instances) out << " " << i;
+      out << " evicts";
+      for (const std::string& v : w.reason.victims) out << " " << v;
+    }
     if (with_reasons) out << " " << r.Explain(w);
     out << "\n";
   }
@@ -270,11 +350,75 @@ void CheckRules(const Case& c, const CycleResult& r) {
     ASSERT_NE(w, nullptr);
     ASSERT_FALSE(w->unschedulable());
     ASSERT_FALSE(r.reservation->instances.empty());
+    ASSERT_NE(w->reason.code, WaitCode::kPreempting) << "a preempting run holds no reservation";
+  }
+
+  // Preemption: kept instances and victims are never shared, nor taken by a later run.
+  std::set<std::string> queued;
+  for (const PendingRun& run : c.runs) queued.insert(run.id);
+  std::map<std::string, std::string> kept;  // instance -> the run it is kept for
+  std::set<std::string> victims;
+  std::map<std::string, const Nomination*> nominations;
+  for (const Nomination& n : c.cluster.nominations) {
+    if (queued.count(n.run_id)) nominations.emplace(n.run_id, &n);
+  }
+  for (const auto& [id, n] : nominations) {
+    victims.insert(n->victims.begin(), n->victims.end());
+    for (const std::string& i : n->instances) kept.emplace(i, id);
+  }
+  std::map<std::string, const PlacedRunInfo*> placed;
+  for (const PlacedRunInfo& p : c.cluster.placed_runs) placed.emplace(p.id, &p);
+  for (const PreemptionDecision& d : r.preemptions) {
+    const WaitingRun* w = FindWaiting(r, d.run_id);
+    ASSERT_NE(w, nullptr);
+    ASSERT_EQ(w->reason.code, WaitCode::kPreempting);
+    ASSERT_EQ(w->reason.victims, d.plan.victims);
+    ASSERT_FALSE(d.plan.victims.empty());
+    const FleetSpec& fleet = *fleets.at(d.plan.fleet);
+    ASSERT_EQ(fleet.preemption, PreemptionPolicy::kLowerPriority);
+    for (const std::string& v : d.plan.victims) {
+      ASSERT_TRUE(victims.insert(v).second) << v << " chosen twice";
+      ASSERT_TRUE(placed.count(v));
+      ASSERT_LT(placed.at(v)->priority, runs.at(d.run_id)->priority) << "base priorities";
+    }
+    for (const std::string& i : d.plan.instances) {
+      auto k = kept.find(i);
+      // A placed nominee's instances are open to the runs behind it.
+      const bool released = k != kept.end() && FindPlacement(r, k->second) != nullptr &&
+                            rank_in_queue.at(k->second) < rank_in_queue.at(d.run_id);
+      ASSERT_TRUE(k == kept.end() || k->second == d.run_id || released) << i << " kept for " << k->second;
+      kept[i] = d.run_id;
+      if (r.reservation) {
+        ASSERT_EQ(std::count(r.reservation->instances.begin(), r.reservation->instances.end(), i), 0);
+      }
+      // No later run is placed there.
+      for (const Placement& p : r.placements) {
+        if (rank_in_queue.at(p.run_id) < rank_in_queue.at(d.run_id)) continue;
+        for (const RankPlacement& rank : p.ranks) ASSERT_NE(rank.instance, i);
+      }
+    }
+  }
+  // A queued nominee's instances go to no other run placed before it.
+  for (const auto& [id, n] : nominations) {
+    const Placement* own = FindPlacement(r, id);
+    for (const Placement& p : r.placements) {
+      if (p.run_id == id || (own != nullptr && rank_in_queue.at(p.run_id) > rank_in_queue.at(id))) continue;
+      for (const RankPlacement& rank : p.ranks) {
+        auto k = kept.find(rank.instance);  // the first nominee by id keeps a shared instance
+        ASSERT_TRUE(k == kept.end() || k->second != id) << p.run_id << " placed on an instance kept for " << id;
+      }
+    }
+    if (own == nullptr && n->victims_stopping) {
+      const WaitingRun* w = FindWaiting(r, id);
+      ASSERT_TRUE(w->unschedulable() || w->reason.code == WaitCode::kQuotaExceeded ||
+                  w->reason.code == WaitCode::kPreempting);
+    }
   }
 }
 
 TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   int placements = 0, waiting = 0, reservations = 0, gangs = 0, unschedulable = 0;
+  int preemptions = 0, gang_preemptions = 0, nominee_waits = 0, kept_waits = 0, quota_waits = 0, nominees_placed = 0;
   for (uint32_t seed = 1; seed <= 5000; ++seed) {
     Generator gen(seed);
     const Case c = gen.Make();
@@ -299,7 +443,15 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
     waiting += static_cast<int>(core.waiting.size());
     reservations += core.reservation.has_value();
     for (const Placement& p : core.placements) gangs += p.ranks.size() > 1;
-    for (const WaitingRun& w : core.waiting) unschedulable += w.unschedulable();
+    for (const WaitingRun& w : core.waiting) {
+      unschedulable += w.unschedulable();
+      nominee_waits += w.reason.code == WaitCode::kPreempting && w.reason.victims_stopping;
+      kept_waits += w.reason.code == WaitCode::kKeptForPreemptor;
+      quota_waits += w.reason.code == WaitCode::kQuotaExceeded;
+    }
+    preemptions += static_cast<int>(core.preemptions.size());
+    for (const PreemptionDecision& d : core.preemptions) gang_preemptions += d.plan.instances.size() > 1;
+    for (const Nomination& n : c.cluster.nominations) nominees_placed += FindPlacement(core, n.run_id) != nullptr;
   }
   // The generator must exercise every path, or the properties above prove little.
   EXPECT_GT(placements, 8000);
@@ -307,9 +459,17 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   EXPECT_GT(reservations, 2000);
   EXPECT_GT(gangs, 300);
   EXPECT_GT(unschedulable, 2000);
+  EXPECT_GT(preemptions, 1000);
+  EXPECT_GT(gang_preemptions, 50);
+  EXPECT_GT(nominee_waits, 200);
+  EXPECT_GT(kept_waits, 50);
+  EXPECT_GT(quota_waits, 1000);
+  EXPECT_GT(nominees_placed, 100);
   std::cout << "[ stats    ] " << placements << " placements (" << gangs << " gangs), " << waiting
-            << " waiting (" << unschedulable << " unschedulable), " << reservations
-            << " reservations\n";
+            << " waiting (" << unschedulable << " unschedulable, " << quota_waits << " quota, "
+            << nominee_waits << " nominees preempting, " << kept_waits << " kept for a preemptor), "
+            << reservations << " reservations, " << preemptions << " preemptions (" << gang_preemptions
+            << " gangs), " << nominees_placed << " nominees placed\n";
 }
 
 }  // namespace
