@@ -229,6 +229,10 @@ TOML
     --port="$port" --healthz-port="$hport" --read-only-port=0
     --image-gc-high-threshold=100 --image-gc-low-threshold=99 --max-pods="$max_pods"
     --node-status-update-frequency=4s --sync-frequency=5s
+    # The nodes share the host's disk with everything else on it: with the kubelet's default
+    # thresholds (imagefs.available<15%, nodefs.available<10%) a fuller shared disk gave the test
+    # nodes DiskPressure and every Pod was refused or evicted (seen 2026-11-25 at 86% used).
+    --eviction-hard='memory.available<100Mi,nodefs.available<1%,imagefs.available<1%,nodefs.inodesFree<2%'
   )
   [ -n "$labels" ] && args+=(--node-labels="$labels")
   [ -n "${BERTH_KUBELET_V:-}" ] && args+=(--v="$BERTH_KUBELET_V")  # kubelet log verbosity, for debugging

@@ -321,6 +321,17 @@ TEST_F(RealNodesTest, HigherPriorityRunPreemptsAndTheVictimsContainerGetsSigterm
 
   ShellRun("high", "  priority: 90\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
            "echo high; sleep 3600");
+  // While the victim's container stops (its trap takes 5 s), the preemptor says whom it preempts
+  // and keeps the machine (status.preemption).
+  ASSERT_TRUE(Eventually([&] { return Reason("high") == "Preempting"; })) << Phase("high") << ": " << Message("high");
+  EXPECT_NE(Message("high").find(ns_ + "/low"), std::string::npos) << Message("high");
+  json::Document doc = RunDoc("high");
+  const json::Value* record = json::Find(doc, {"status", "preemption"});
+  ASSERT_NE(record, nullptr);
+  EXPECT_EQ(json::GetString(*record, "fleet"), FleetName("pre"));
+  ASSERT_TRUE(json::Find(*record, {"victims"}) != nullptr && (*record)["victims"].IsArray());
+  ASSERT_EQ((*record)["victims"].Size(), 1u);
+  EXPECT_EQ(std::string((*record)["victims"][0].GetString()), ns_ + "/low");
   EXPECT_TRUE(Eventually(got_term, std::chrono::seconds(30))) << "low's container never got SIGTERM; " << Message("high");
   ASSERT_TRUE(Eventually([&] { return Reason("low") == "Preempted"; })) << Phase("low") << ": " << Message("low");
   EXPECT_EQ(Phase("low"), "Pending");
