@@ -147,6 +147,8 @@ class ScriptedApi final : public k8s::Transport {
         // berth's Pods (labelSelector=berth.dev/run); everyone else's ("!berth.dev/run") are none.
         const bool others = req.path.find("%21") != std::string::npos || req.path.find('!') != std::string::npos;
         r.body = others ? List({}) : pods_;
+      } else if (path == "/api/v1/namespaces" || path == "/api/v1/resourcequotas") {
+        r.body = List({});  // none: no priority caps, no quotas (the engine's informers wait for these lists)
       } else {
         r.status = 404;
         r.body = R"({"kind":"Status","status":"Failure","reason":"NotFound","code":404})";

@@ -143,7 +143,15 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
   });
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
-  runs_->AddHandler([this](const std::string& key, const auto&, const auto&) { Touch(key); });
+  runs_->AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
+    // A priority patch is also shown in the queue view at once (ShowPriorityNews).
+    if (old && cur && old->priority != cur->priority && !cur->meta.deleting) {
+      std::lock_guard<std::mutex> lock(mu_);
+      priority_news_.insert(key);
+      has_priority_news_.store(true);
+    }
+    Touch(key);
+  });
   pods_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     const auto& p = cur ? cur : old;
     if (p) Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
@@ -426,7 +434,9 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
   }
   Keyed keyed;
   keyed.reserve(active_.size());
+  size_t visited = 0;
   for (auto it = active_.begin(); it != active_.end();) {
+    if (++visited % kNewsEvery == 0) ShowPriorityNews();
     std::shared_ptr<const Run> run = runs_->Get(*it);
     if (!run) {  // deleted
       memo_.erase(*it);
@@ -602,7 +612,9 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   // Lifecycle of every run; the pending ones go into the queue.
   std::unordered_set<std::string> pending;
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
+  size_t visited = 0;
   for (const auto& [key, run] : keyed) {
+    if (++visited % kNewsEvery == 0) ShowPriorityNews();
     Memo& memo = memo_[key];
     if (memo.assumed) {  // admission in flight, or its outcome unknown
       if (memo.unconfirmed_rv != 0 && !busy.count(key)) VerifyAdmission(*run, memo.unconfirmed_rv);
@@ -642,6 +654,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
 void RunController::PublishQueue(const sched::CycleResult& result,
                                  const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id) {
   // The queue as the endpoint shows it.
+  ShowPriorityNews();
   std::vector<QueueEntry> qv;
   qv.reserve(queue_.size());
   int64_t position = 0;
@@ -663,10 +676,79 @@ void RunController::PublishQueue(const sched::CycleResult& result,
     }
     qv.push_back(std::move(e));
   }
+  // Priority patches shown ahead of the queue stay shown until the queue has them: this pass may
+  // have visited the run before its patch arrived (or not at all).
+  for (auto it = shown_early_.begin(); it != shown_early_.end();) {
+    const sched::PendingRun* queued = queue_.Find(it->first);
+    auto run = runs_->Get(it->first);
+    if (queued == nullptr || queued->priority == it->second || !run || run->meta.deleting ||
+        std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority) != it->second) {
+      it = shown_early_.erase(it);  // in the queue (or out of it), or no longer what was shown
+      continue;
+    }
+    MoveInView(qv, it->first, it->second, queue_.EffectiveAt(it->second, queued->submitted_at));
+    ++it;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_view_.swap(qv);
   }
+}
+
+void RunController::ShowPriorityNews() {
+  // The queue view (/queue, the dashboard) shows a queued run's new priority at once, in the
+  // place the queue will give it, instead of after the pass under way and the next one (each
+  // O(pending)). Only the view: queue_, positions and statuses change in the next pass that
+  // visits the run (informer events touch it), which decides everything as before and may take
+  // the run out of the queue. Safe anywhere on the loop thread: nothing reads the view back.
+  if (!has_priority_news_.load()) return;
+  std::unordered_set<std::string> news;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    news.swap(priority_news_);
+    has_priority_news_.store(false);
+  }
+  struct Move {
+    std::string key;
+    int32_t priority, effective;
+  };
+  std::vector<Move> moves;
+  for (const auto& key : news) {
+    const sched::PendingRun* queued = queue_.Find(key);  // queued by the last pass
+    if (queued == nullptr) continue;
+    auto run = runs_->Get(key);
+    if (!run || run->meta.deleting) continue;
+    const int32_t priority = std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
+    shown_early_[key] = priority;
+    moves.push_back(Move{key, priority, queue_.EffectiveAt(priority, queued->submitted_at)});
+  }
+  if (moves.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& m : moves) MoveInView(queue_view_, m.key, m.priority, m.effective);
+}
+
+bool RunController::MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority,
+                               int32_t effective) {
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return false;
+  const std::string_view ns(key.data(), slash), name(key.data() + slash + 1, key.size() - slash - 1);
+  auto it = std::find_if(view.begin(), view.end(), [&](const QueueEntry& e) { return e.ns == ns && e.name == name; });
+  if (it == view.end()) return false;
+  QueueEntry moved = std::move(*it);
+  view.erase(it);
+  moved.priority = priority;
+  moved.effective_priority = effective;
+  // The queue's order (scheduling/run_queue.h): effective priority, submission, then id.
+  auto before = [](const QueueEntry& a, const QueueEntry& b) {
+    if (a.effective_priority != b.effective_priority) return a.effective_priority > b.effective_priority;
+    if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
+    return a.ns + "/" + a.name < b.ns + "/" + b.name;
+  };
+  auto at = std::find_if(view.begin(), view.end(), [&](const QueueEntry& e) { return before(moved, e); });
+  view.insert(at, std::move(moved));
+  int64_t position = 0;
+  for (auto& e : view) e.position = ++position;
+  return true;
 }
 
 void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, const Keyed& keyed,
@@ -721,8 +803,17 @@ void RunController::Pass() {
   auto started = std::chrono::steady_clock::now();  // the pass' own duration, for the metric
   const k8s::TimePoint now = clock_.Now();
   next_deadline_.reset();
+  std::string phases;
+  auto mark = started;
+  auto phase = [&](const char* name) {  // where a slow pass spent its time (logged below)
+    auto t = std::chrono::steady_clock::now();
+    phases += fmt::format(" {}={:.1f}ms", name, std::chrono::duration<double, std::milli>(t - mark).count());
+    mark = t;
+  };
+  ShowPriorityNews();
   std::unordered_set<std::string> busy = TakeWriterNews();
   const Keyed keyed = WorkingSet(now);
+  phase("workingset");
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
   std::vector<PlacedRun> placed = BlockHolders(keyed);
@@ -735,10 +826,16 @@ void RunController::Pass() {
   ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
   PauseRefusedInstances(view, nodes, holds, now);
   view.snapshot.quotas = QuotaLimits(resource_quotas_->List());
+  ShowPriorityNews();
+  phase("view");
 
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
+  ShowPriorityNews();
+  phase("reconcile");
   view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
   sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  ShowPriorityNews();
+  phase("schedule");
   NotePreempting(view.snapshot.nominations, result);
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
   if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
@@ -752,7 +849,11 @@ void RunController::Pass() {
   for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
   // Positions first: a run that moves gets its whole waiting status in its position write.
   const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
+  ShowPriorityNews();
+  phase("positions");
+  size_t visited = 0;
   for (const auto& w : result.waiting) {
+    if (++visited % kNewsEvery == 0) ShowPriorityNews();
     auto run = runs_->Get(w.run_id);
     if (!run) continue;
     // A run that may wait only so long fails then (StopsWaiting), also if it is busy now.
@@ -762,16 +863,20 @@ void RunController::Pass() {
     if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
     ApplyWaiting(*run, result, w, now);
   }
+  phase("waiting");
   PublishQueue(result, waiting_by_id);
+  phase("publish");
 
   const std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
   WriteFleetStatuses(view, described, now);
   Settle(keyed, busy, now);
+  ShowPriorityNews();
+  phase("settle");
 
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   if (took > std::chrono::milliseconds(200)) {
-    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed)", took.count() / 1000, keyed.size(),
-                 queue_.size(), result.placements.size());
+    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
+                 queue_.size(), result.placements.size(), phases);
   }
   Report(took, result, keyed, waiting_by_id, described);
 }

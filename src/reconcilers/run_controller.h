@@ -34,6 +34,12 @@
 // O(changed + pending + running), not O(every run ever). The first pass after the caches sync
 // visits every run (the informers report every object as added).
 //
+// Priority changes (issue 16): a pass costs O(pending), and a priority patch used to show in the
+// queue view only after the pass under way and the next. The view (/queue, the dashboard) now
+// shows a queued run in its new place within milliseconds (ShowPriorityNews, called at points
+// through the pass); the queue itself, positions and statuses still change only in the next pass
+// that visits the run, so every decision and status write is made as before.
+//
 // Ending a run: its terminal status (Failed: max duration, pod failure, interruption without
 // retry) is written before its Pods are deleted, so a crash in between leaves a Failed run whose
 // leftover Pods the next pass deletes, never a Running run without Pods (which would read as an
@@ -213,6 +219,13 @@ class RunController {
   std::unordered_set<std::string> TakeWriterNews();
   // The runs this pass visits (see "Incremental passes").
   Keyed WorkingSet(k8s::TimePoint now);
+  // Priority patches of queued runs shown in the queue view (/queue) at once, before the pass
+  // that re-places them in the queue: called at points through the pass (loop thread only; the
+  // view only, never queue_ or a status). See "Priority changes" in development.md.
+  void ShowPriorityNews();
+  static constexpr size_t kNewsEvery = 256;  // runs between two ShowPriorityNews in a per-run loop
+  // Moves the run `key` in `view` to the place its new priorities give it; false when absent.
+  static bool MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority, int32_t effective);
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<PlacedRun> BlockHolders(const Keyed& keyed);
   // Instances whose kubelet refused one of our Pods take no new runs until their situation
@@ -423,6 +436,11 @@ class RunController {
   std::unordered_set<std::string> fleet_write_failed_;  // write these fleets' status again
   std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
   std::vector<QueueEntry> queue_view_;
+  std::unordered_set<std::string> priority_news_;  // queued runs whose spec.priority changed
+  std::atomic<bool> has_priority_news_{false};      // priority_news_ is not empty (checked without mu_)
+  // Loop thread: runs moved in the view ahead of the queue (key -> priority shown), re-applied by
+  // PublishQueue until queue_ has that priority (or the run left the queue).
+  std::unordered_map<std::string, int32_t> shown_early_;
 
   bool stopped_writer_ = false;
   std::thread loop_;

@@ -58,6 +58,14 @@ void RunQueue::ComputeAging(Entry& e) const {
   e.next_change_ms = submitted > kNever - offset ? kNever : submitted + offset;
 }
 
+int32_t RunQueue::EffectiveAt(int32_t priority, TimePoint submitted_at) const {
+  Entry e;
+  e.run.priority = std::clamp(priority, kMinPriority, kMaxPriority);
+  e.run.submitted_at = submitted_at;
+  ComputeAging(e);
+  return e.effective;
+}
+
 void RunQueue::FenwickAdd(int bucket, int64_t delta) {
   for (int i = kMaxPriority - bucket + 1; i <= kBuckets; i += i & -i) fenwick_[i] += delta;
 }

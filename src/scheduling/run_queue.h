@@ -113,6 +113,10 @@ class RunQueue {
   // The run's effective priority at now(). nullopt when not queued.
   std::optional<int32_t> EffectivePriority(std::string_view id) const;
 
+  // The effective priority at now() of a run with this priority (clamped to 0..100) and
+  // submission time, whether or not it is queued: what Upsert would give it. O(1).
+  int32_t EffectiveAt(int32_t priority, TimePoint submitted_at) const;
+
   // One queued run as seen through iteration.
   struct Item {
     const PendingRun& run;

@@ -389,6 +389,62 @@ TEST_F(EngineInProcess, HigherPriorityFirstAndFifoWithinAPriority) {
   EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "runsStarted") == 4; }));
 }
 
+// A priority patch of a queued run (issue 16): the queue view (/queue) shows the run in its new
+// place, and keeps showing it there (never back in its old place) while the passes re-place it
+// in the queue and write its status; then it is admitted first.
+TEST_F(EngineInProcess, APriorityPatchMovesAQueuedRunInTheQueueViewForGood) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("blocker", std::string(R"("priority":50,)") + kQueueRetry);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  for (const std::string name : {"low", "mid", "high"}) {
+    const int prio = name == "low" ? 10 : name == "mid" ? 20 : 30;
+    Run(name, "\"priority\":" + std::to_string(prio) + "," + kQueueRetry);
+    clock_.Advance(std::chrono::seconds(1));
+  }
+  auto order = [&] {
+    std::string out;
+    int64_t expected = 0;
+    for (const auto& e : engine_->Queue()) {
+      if (e.position != ++expected) return std::string("bad positions");
+      out += (out.empty() ? "" : ",") + e.name + ":" + std::to_string(e.effective_priority);
+    }
+    return out;
+  };
+  ASSERT_TRUE(Eventually([&] { return order() == "high:30,mid:20,low:10"; })) << order();
+
+  auto r = user_->MergePatch(kRuns.Path(kNs, "low"), R"({"spec":{"priority":90}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  r = user_->MergePatch(kRuns.Path(kNs, "high"), R"({"spec":{"priority":0}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return order() == "low:90,mid:20,high:0"; })) << order();
+  // From now on the view never shows another order, whatever the passes do.
+  std::atomic<bool> sampling{true};
+  std::atomic<int> other_orders{0};
+  std::thread sampler([&] {
+    while (sampling) {
+      if (order() != "low:90,mid:20,high:0") ++other_orders;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  EXPECT_TRUE(LetPassesGo(5));
+  // The passes wrote what the view showed.
+  EXPECT_TRUE(Eventually([&] {
+    return StatusInt("low", "queuePosition") == 1 && StatusInt("mid", "queuePosition") == 2 &&
+           StatusInt("high", "queuePosition") == 3 && StatusInt("low", "effectivePriority") == 90;
+  })) << StatusInt("low", "queuePosition") << " " << StatusInt("high", "queuePosition");
+  EXPECT_TRUE(LetPassesGo(2));
+  sampling = false;
+  sampler.join();
+  EXPECT_EQ(other_orders.load(), 0);
+  EXPECT_EQ(order(), "low:90,mid:20,high:0");
+  RunToSuccess("blocker");
+  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Phase("low");
+  EXPECT_EQ(Phase("mid"), "Pending");
+  EXPECT_EQ(Phase("high"), "Pending");
+}
+
 // A node that disappears under a running run is an interruption: with retry on interruption the
 // run goes back to the queue (after its backoff) and is placed on the node that is left.
 TEST_F(EngineInProcess, ARunInterruptedByANodeLossIsRetriedElsewhere) {

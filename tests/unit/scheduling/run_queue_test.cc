@@ -84,6 +84,23 @@ TEST(RunQueue, AgingRaisesEffectivePriorityByElapsedIntervals) {
   EXPECT_EQ(q.NextChangeAt(), std::nullopt);
 }
 
+// EffectiveAt: what Upsert would give a run, queued or not (the engine shows a priority patch in
+// its queue view with it before the pass re-places the run).
+TEST(RunQueue, EffectiveAtIsWhatUpsertGives) {
+  RunQueue q(minutes(15));
+  q.AdvanceTo(kT0 + minutes(15 * 3 + 2));
+  EXPECT_EQ(q.EffectiveAt(30, kT0), 33);
+  EXPECT_EQ(q.EffectiveAt(99, kT0), 100);
+  EXPECT_EQ(q.EffectiveAt(250, kT0), 100);  // clamped
+  EXPECT_EQ(q.EffectiveAt(-5, kT0), 3);
+  EXPECT_EQ(q.EffectiveAt(30, kT0 + minutes(60)), 30);  // submitted in the future: no aging
+  q.Upsert(Pending("ns/a", 42, kT0 + minutes(1)));
+  EXPECT_EQ(q.EffectivePriority("ns/a"), q.EffectiveAt(42, kT0 + minutes(1)));
+  RunQueue off(Duration(0));
+  off.AdvanceTo(kT0 + minutes(15 * 1000));
+  EXPECT_EQ(off.EffectiveAt(30, kT0), 30);
+}
+
 TEST(RunQueue, AgingOffKeepsBasePriority) {
   RunQueue q(Duration(0));
   q.Upsert(Pending("ns/a", 30, kT0));
