@@ -799,26 +799,17 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   observer_->OnPass(summary);
 }
 
-void RunController::Pass() {
-  auto started = std::chrono::steady_clock::now();  // the pass' own duration, for the metric
-  const k8s::TimePoint now = clock_.Now();
-  next_deadline_.reset();
-  std::string phases;
-  auto mark = started;
-  auto phase = [&](const char* name) {  // where a slow pass spent its time (logged below)
-    auto t = std::chrono::steady_clock::now();
-    phases += fmt::format(" {}={:.1f}ms", name, std::chrono::duration<double, std::milli>(t - mark).count());
-    mark = t;
-  };
-  ShowPriorityNews();
-  std::unordered_set<std::string> busy = TakeWriterNews();
-  const Keyed keyed = WorkingSet(now);
-  phase("workingset");
+void RunController::PassPhases::Mark(const char* step) {
+  auto t = std::chrono::steady_clock::now();
+  text += fmt::format(" {}={:.1f}ms", step, std::chrono::duration<double, std::milli>(t - mark).count());
+  mark = t;
+}
+
+ClusterView RunController::PassView(const Keyed& keyed, std::vector<PlacedRun>& placed, k8s::TimePoint now) {
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
-  std::vector<PlacedRun> placed = BlockHolders(keyed);
+  placed = BlockHolders(keyed);
   MarkQuotaPending(placed);
-
   std::unordered_map<std::string, const Run*> by_key;
   by_key.reserve(keyed.size());
   for (const auto& [key, run] : keyed) by_key.emplace(key, run.get());
@@ -826,31 +817,17 @@ void RunController::Pass() {
   ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
   PauseRefusedInstances(view, nodes, holds, now);
   view.snapshot.quotas = QuotaLimits(resource_quotas_->List());
-  ShowPriorityNews();
-  phase("view");
+  return view;
+}
 
-  std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
-  ShowPriorityNews();
-  phase("reconcile");
-  view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
-  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
-  ShowPriorityNews();
-  phase("schedule");
-  NotePreempting(view.snapshot.nominations, result);
-  if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
-  if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
-  for (const auto& placement : result.placements) {
-    auto run = runs_->Get(placement.run_id);
-    if (!run) continue;
-    Admit(*run, placement, now);
-  }
-
-  std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
-  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
+void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
+                                    std::unordered_set<std::string> frozen, const std::unordered_set<std::string>& busy,
+                                    const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id,
+                                    k8s::TimePoint now, PassPhases& phases) {
   // Positions first: a run that moves gets its whole waiting status in its position write.
   const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
   ShowPriorityNews();
-  phase("positions");
+  phases.Mark("positions");
   size_t visited = 0;
   for (const auto& w : result.waiting) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
@@ -863,20 +840,53 @@ void RunController::Pass() {
     if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
     ApplyWaiting(*run, result, w, now);
   }
-  phase("waiting");
+  phases.Mark("waiting");
+}
+
+void RunController::Pass() {
+  PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
+  const k8s::TimePoint now = clock_.Now();
+  next_deadline_.reset();
+  ShowPriorityNews();
+  std::unordered_set<std::string> busy = TakeWriterNews();
+  const Keyed keyed = WorkingSet(now);
+  phases.Mark("workingset");
+  std::vector<PlacedRun> placed;
+  ClusterView view = PassView(keyed, placed, now);
+  ShowPriorityNews();
+  phases.Mark("view");
+
+  std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
+  ShowPriorityNews();
+  phases.Mark("reconcile");
+  view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
+  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  ShowPriorityNews();
+  phases.Mark("schedule");
+  NotePreempting(view.snapshot.nominations, result);
+  if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
+  if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
+  for (const auto& placement : result.placements) {
+    auto run = runs_->Get(placement.run_id);
+    if (!run) continue;
+    Admit(*run, placement, now);
+  }
+  std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
+  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
+  CarryOutWaiting(keyed, result, std::move(frozen), busy, waiting_by_id, now, phases);
   PublishQueue(result, waiting_by_id);
-  phase("publish");
+  phases.Mark("publish");
 
   const std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
   WriteFleetStatuses(view, described, now);
   Settle(keyed, busy, now);
   ShowPriorityNews();
-  phase("settle");
+  phases.Mark("settle");
 
-  auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  const auto took = phases.Total();
   if (took > std::chrono::milliseconds(200)) {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
-                 queue_.size(), result.placements.size(), phases);
+                 queue_.size(), result.placements.size(), phases.text);
   }
   Report(took, result, keyed, waiting_by_id, described);
 }
@@ -1072,10 +1082,31 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   }
 }
 
+bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
+  PlacedRun pr;
+  pr.key = RunKey(run);
+  pr.uid = run.meta.uid;
+  pr.fleet = run.status.fleet;
+  pr.placement = run.status.placement;
+  if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
+  Memo& memo = memo_[RunKey(run)];
+  // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
+  // new scheduledAt.
+  const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + run.status.scheduled_at;
+  // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
+  if (memo.pods_ensured_for == ensured && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10)) {
+    return false;
+  }
+  memo.pods_ensured_for = ensured;
+  memo.pods_ensured_at = clock_.Monotonic();
+  auto fleet = fleets_->Get(run.status.fleet);
+  EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+  return true;
+}
+
 bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
                                    const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
                                    const ClusterView& view, k8s::TimePoint now) {
-  const int64_t attempt = run.status.resubmissions;
   switch (d.kind) {
     case PlacedDecision::Kind::kEnd:
       if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
@@ -1112,28 +1143,9 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
       return true;
     }
-    case PlacedDecision::Kind::kCreatePods: {
-      PlacedRun pr;
-      pr.key = RunKey(run);
-      pr.uid = run.meta.uid;
-      pr.fleet = run.status.fleet;
-      pr.placement = run.status.placement;
-      if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
-      Memo& memo = memo_[RunKey(run)];
-      // One admission: a run resumed after a suspension is admitted again in the same attempt,
-      // with a new scheduledAt.
-      const std::string ensured = run.meta.uid + "/" + std::to_string(attempt) + "/" + run.status.scheduled_at;
-      // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
-      if (memo.pods_ensured_for != ensured ||
-          clock_.Monotonic() - memo.pods_ensured_at >= std::chrono::seconds(10)) {
-        memo.pods_ensured_for = ensured;
-        memo.pods_ensured_at = clock_.Monotonic();
-        auto fleet = fleets_->Get(run.status.fleet);
-        EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
-        return true;
-      }
+    case PlacedDecision::Kind::kCreatePods:
+      if (CreatePodsOnce(run, view)) return true;
       break;
-    }
     case PlacedDecision::Kind::kNothing:
       break;
   }
@@ -1267,6 +1279,37 @@ bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& 
   return true;
 }
 
+RunStatus RunController::RetryStatus(const Run& run, const std::string& reason, const std::string& why,
+                                     k8s::TimePoint now, bool preempted) const {
+  RunStatus next = run.status;
+  next.observed_generation = run.meta.generation;
+  next.phase = ToApi(Phase::kPending);
+  next.reason = reason;
+  next.resubmissions += 1;
+  // Backoff: a persistent cause must not become a hot loop of Pod creations.
+  // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
+  std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
+  auto started = ParseTime(run.status.started_at);
+  bool ran_long = started && now - *started >= kBackoffResetAfter;
+  if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
+    backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
+  }
+  next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
+  // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
+  // there (berth_oldest_pending_run_wait_seconds, the admission wait).
+  next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
+  next.message = why + "; back in the queue" +
+                 (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
+                 ", resubmission " + std::to_string(next.resubmissions);
+  next.fleet.clear();
+  next.placement.clear();
+  next.scheduled_at.clear();
+  next.started_at.clear();
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
+  return next;
+}
+
 void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
                                 const std::string& reason_override, bool stopped, bool preempted) {
   bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
@@ -1279,36 +1322,12 @@ void RunController::FailOrRetry(const Run& run, bool interruption, const std::st
     if (p->meta.deleting) continue;
     if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
   }
-  RunStatus next = run.status;
+  RunStatus next;
   const std::string reason =
       !reason_override.empty() ? reason_override : std::string(ToApi(interruption ? Reason::kInterrupted : Reason::kPodFailed));
-  next.observed_generation = run.meta.generation;
   std::string event_type = "Warning", event_reason, event_message;
   if (retry_event && within) {
-    next.phase = ToApi(Phase::kPending);
-    next.reason = reason;
-    next.resubmissions += 1;
-    // Backoff: a persistent cause must not become a hot loop of Pod creations.
-    // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
-    std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
-    auto started = ParseTime(run.status.started_at);
-    bool ran_long = started && now - *started >= kBackoffResetAfter;
-    if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
-      backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
-    }
-    next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
-    // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
-    // there (berth_oldest_pending_run_wait_seconds, the admission wait).
-    next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
-    next.message = why + "; back in the queue" +
-                   (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
-                   ", resubmission " + std::to_string(next.resubmissions);
-    next.fleet.clear();
-    next.placement.clear();
-    next.scheduled_at.clear();
-    next.started_at.clear();
-    SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
-    SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
+    next = RetryStatus(run, reason, why, now, preempted);
     event_reason = ToApi(Reason::kRetrying);
     event_message = next.message;
   } else {

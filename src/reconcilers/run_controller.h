@@ -213,6 +213,22 @@ class RunController {
   static constexpr std::chrono::milliseconds kMaxSleep{1000};       // real time, per wait slice
   // One scheduling pass: the steps below, in this order.
   void Pass();
+  // Where a pass spends its time: Mark(step) after each step; the total for the metric.
+  struct PassPhases {
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(), mark = started;
+    std::string text;  // " workingset=1.2ms view=3.4ms ..."
+    void Mark(const char* step);
+    std::chrono::microseconds Total() const {
+      return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    }
+  };
+  // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot.
+  ClusterView PassView(const Keyed& keyed, std::vector<PlacedRun>& placed, k8s::TimePoint now);
+  // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
+  void CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
+                       const std::unordered_set<std::string>& busy,
+                       const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id,
+                       k8s::TimePoint now, PassPhases& phases);
   // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
   // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
   // the working set; returns the keys with a write queued or in flight.
@@ -265,6 +281,9 @@ class RunController {
                       k8s::TimePoint now);
   void HandleDeletion(const Run& run);
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
+  // EnsurePods once per admission (again after 10 s without the Pods in the cache), once the
+  // fleet's durable count has the run; true when it acted or waits for the count.
+  bool CreatePodsOnce(const Run& run, const ClusterView& view);
   // Writer thread: admission step 4, the headless Service (multi-node) and each rank's Pod
   // created bound; a Pod the API server refuses fails the run (FailInvalidSpec).
   bool CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
@@ -290,6 +309,10 @@ class RunController {
   // higher-priority run (an interruption without retry backoff; counted in the metrics).
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
                    const std::string& reason = {}, bool stopped = false, bool preempted = false);
+  // The status of a run sent back to the queue (FailOrRetry): Pending with `reason`, retry backoff
+  // (none when `preempted`), resubmissions + 1, placement cleared.
+  RunStatus RetryStatus(const Run& run, const std::string& reason, const std::string& why, k8s::TimePoint now,
+                        bool preempted) const;
   // Preemption (issue 17): the runs that preempt (pending, status.preemption) as the core's
   // nominations. Evicts their victims that still hold their placement (once the cache shows the
   // preemptor's record, so the record always comes first); a record whose victim may no longer be
