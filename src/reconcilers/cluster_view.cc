@@ -128,15 +128,9 @@ const Fleet* OwnerOf(const k8s::Node& node, const std::vector<const Fleet*>& ord
   return owner;
 }
 
-}  // namespace
-
-ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
-                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                             const std::vector<PlacedRun>& placed, sched::TimePoint now,
-                             const std::vector<NodeHold>& holds) {
-  (void)now;
-  ClusterView view;
-  // Oldest first: it wins contested nodes.
+// The valid fleets, oldest first (it wins contested nodes), into the view's snapshot; every fleet
+// by name and the invalid ones with their reason into the view.
+std::vector<const Fleet*> OrderedFleets(const std::vector<std::shared_ptr<const Fleet>>& fleets, ClusterView& view) {
   std::vector<const Fleet*> ordered;
   for (const auto& f : fleets) {
     view.fleets[f->meta.name] = f.get();
@@ -151,6 +145,40 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     return a->meta.name < b->meta.name;
   });
   for (const Fleet* f : ordered) view.snapshot.fleets.push_back(FleetSpecOf(*f));
+  return ordered;
+}
+
+// Placed runs and the blocks of berth Pods that outlived their placement, as the core's running
+// runs; placed runs with a priority may be preempted (placed_runs).
+void AddRunning(const std::vector<PlacedRun>& placed, const std::vector<NodeHold>& holds, sched::ClusterSnapshot& snapshot) {
+  for (const auto& r : placed) {
+    sched::RunningRun rr;
+    rr.id = r.key;
+    for (const auto& p : r.placement) rr.placement.push_back(sched::InstanceBlocks{p.node, p.blocks});
+    rr.expected_end = r.expected_end;
+    rr.quota_pending = r.quota_pending;
+    snapshot.running.push_back(std::move(rr));
+    if (r.priority && !r.assumed) snapshot.placed_runs.push_back(sched::PlacedRunInfo{r.key, *r.priority, r.placed_at});
+  }
+  // berth Pods that outlived their placement hold their blocks until they are gone.
+  for (const auto& h : holds) {
+    if (!h.blocks || *h.blocks <= 0) continue;
+    sched::RunningRun rr;
+    rr.id = "pod:" + h.id;
+    rr.placement.push_back(sched::InstanceBlocks{h.node, *h.blocks});
+    snapshot.running.push_back(std::move(rr));
+  }
+}
+
+}  // namespace
+
+ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<PlacedRun>& placed, sched::TimePoint now,
+                             const std::vector<NodeHold>& holds) {
+  (void)now;
+  ClusterView view;
+  const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view);
 
   std::map<std::string, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
   for (const auto& r : placed) {
@@ -183,23 +211,7 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     view.snapshot.instances.push_back(std::move(inst));
   }
 
-  for (const auto& r : placed) {
-    sched::RunningRun rr;
-    rr.id = r.key;
-    for (const auto& p : r.placement) rr.placement.push_back(sched::InstanceBlocks{p.node, p.blocks});
-    rr.expected_end = r.expected_end;
-    rr.quota_pending = r.quota_pending;
-    view.snapshot.running.push_back(std::move(rr));
-    if (r.priority && !r.assumed) view.snapshot.placed_runs.push_back(sched::PlacedRunInfo{r.key, *r.priority, r.placed_at});
-  }
-  // berth Pods that outlived their placement hold their blocks until they are gone.
-  for (const auto& h : holds) {
-    if (!h.blocks || *h.blocks <= 0) continue;
-    sched::RunningRun rr;
-    rr.id = "pod:" + h.id;
-    rr.placement.push_back(sched::InstanceBlocks{h.node, *h.blocks});
-    view.snapshot.running.push_back(std::move(rr));
-  }
+  AddRunning(placed, holds, view.snapshot);
   return view;
 }
 

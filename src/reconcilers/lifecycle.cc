@@ -186,7 +186,10 @@ std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
   return std::nullopt;
 }
 
-PendingDecision DecidePending(const PendingInput& in) {
+namespace {
+
+// Rules 0 to 2 of DecidePending: what the spec asks (stop, an invalid spec, suspend), busy or not.
+std::optional<PendingDecision> DecideFromSpec(const PendingInput& in) {
   using PK = PendingDecision::Kind;
   const Run& run = *in.run;
   PendingDecision d;
@@ -213,7 +216,16 @@ PendingDecision DecidePending(const PendingInput& in) {
                 "resume)";
     return d;
   }
-  d.message.clear();
+  return std::nullopt;
+}
+
+}  // namespace
+
+PendingDecision DecidePending(const PendingInput& in) {
+  using PK = PendingDecision::Kind;
+  const Run& run = *in.run;
+  if (auto from_spec = DecideFromSpec(in)) return *from_spec;
+  PendingDecision d;
   if (in.busy) return d;  // kQueue: keeps its place while its write is in flight
   // Rule 3.
   for (const k8s::Pod* p : in.pods) {

@@ -98,6 +98,28 @@ std::string PlacementSummary(const std::string& fleet, const std::vector<Placeme
 
 }  // namespace
 
+void RunController::MakePodInformers() {
+  pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      "pods");
+  pods_->SetLabelSelector(kRunLabel);  // only berth's pods
+  pods_->AddIndex("run", [](const k8s::Pod& p) {
+    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
+  });
+  pods_->AddIndex("node", [](const k8s::Pod& p) {
+    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
+  });
+  others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      "other-pods");
+  others_->SetLabelSelector(std::string("!") + kRunLabel);
+  others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
+  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
+  pods_->AddIndex("held", [](const k8s::Pod& p) {
+    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
+  });
+}
+
 RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options)
     : client_(std::move(client)),
       clock_(clock),
@@ -123,25 +145,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                                                    [](const Fleet& f) { return f.meta.name; }, "fleets");
   nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client_, k8s::resources::kNodes.Path(), k8s::DecodeNode,
                                                       [](const k8s::Node& n) { return n.meta.name; }, "nodes");
-  pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
-      "pods");
-  pods_->SetLabelSelector(kRunLabel);  // only berth's pods
-  pods_->AddIndex("run", [](const k8s::Pod& p) {
-    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
-  });
-  pods_->AddIndex("node", [](const k8s::Pod& p) {
-    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
-  });
-  others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
-      "other-pods");
-  others_->SetLabelSelector(std::string("!") + kRunLabel);
-  others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
-  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
-  pods_->AddIndex("held", [](const k8s::Pod& p) {
-    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
-  });
+  MakePodInformers();
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
   runs_->AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).

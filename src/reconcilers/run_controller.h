@@ -203,6 +203,8 @@ class RunController {
 
   using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
 
+  // berth's Pods (by run, node, and those the kubelet still counts) and everyone else's.
+  void MakePodInformers();
   void Loop();
   // Blocks until the next pass is due (see the definition); false when the engine stops.
   bool WaitForWork();
