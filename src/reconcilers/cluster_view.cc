@@ -178,6 +178,7 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
                              const std::vector<NodeHold>& holds) {
   (void)now;
   ClusterView view;
+  view.owned_fleets = fleets;
   const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view);
 
   std::map<std::string, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks

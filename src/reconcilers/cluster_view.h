@@ -72,7 +72,10 @@ struct ClusterView {
   std::map<std::string, InstanceInfo> instances;              // by node name
   std::map<std::string, std::vector<std::string>> conflicts;  // fleet -> nodes an older fleet owns
   std::map<std::string, std::string> invalid_fleets;          // fleet -> why berth cannot use it
-  std::map<std::string, const Fleet*> fleets;                 // every fleet by name
+  std::map<std::string, const Fleet*> fleets;                 // every fleet by name (owned below)
+  // The Fleets the pointers above point to: the view keeps them alive, whatever the informer's
+  // cache does meanwhile (a pass that dropped its list of them read freed Fleets).
+  std::vector<std::shared_ptr<const Fleet>> owned_fleets;
 
   // Whether every instance of `run` has the run in its fleet's durable count (so its Pods may be
   // created without losing a count if the controller dies now).

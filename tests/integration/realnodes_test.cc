@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "engine_fixture.h"
@@ -348,6 +349,35 @@ TEST_F(RealNodesTest, HigherPriorityRunPreemptsAndTheVictimsContainerGetsSigterm
   std::this_thread::sleep_for(std::chrono::seconds(2));
   EXPECT_EQ(Phase("low"), "Pending");
   EXPECT_EQ(Phase("high"), "Running");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
+// Issue 17: a gang of two preempts whole machines: every run on both (two on one machine, one
+// on the other) is evicted, the gang's Pods run on both machines once the kubelets have stopped
+// the victims' containers, and no kubelet refuses a Pod.
+TEST_F(RealNodesTest, GangPreemptsWholeMachines) {
+  RealFleet("gp", "  blocks: 2\n  placement: cluster\n  topologyKey: zone\n"
+                  "  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+  // Best fit: a on the first machine, b (a whole machine) on the second, c beside a.
+  ShellRun("a", "  priority: 10\n  resources: {gpu: 4}\n", "echo a; while true; do sleep 1; done");
+  ASSERT_TRUE(WaitPhase("a", "Running", std::chrono::seconds(90))) << Message("a");
+  ShellRun("b", "  priority: 20\n  resources: {gpu: 8}\n", "echo b; while true; do sleep 1; done");
+  ASSERT_TRUE(WaitPhase("b", "Running", std::chrono::seconds(90))) << Message("b");
+  ShellRun("c", "  priority: 10\n  resources: {gpu: 4}\n", "echo c; while true; do sleep 1; done");
+  ASSERT_TRUE(WaitPhase("c", "Running", std::chrono::seconds(90))) << Message("c");
+  ASSERT_EQ(PlacementNodes("a"), PlacementNodes("c"));
+  ASSERT_NE(PlacementNodes("a"), PlacementNodes("b"));
+
+  ShellRun("hot", "  priority: 90\n  nodes: 2\n  resources: {gpu: 8}\n", "echo hot; sleep 3600");
+  ASSERT_TRUE(WaitPhase("hot", "Running", std::chrono::seconds(90))) << Phase("hot") << ": " << Message("hot");
+  auto nodes = PlacementNodes("hot");
+  EXPECT_EQ(std::set<std::string>(nodes.begin(), nodes.end()), (std::set<std::string>{kNode0, kNode1}));
+  for (const char* victim : {"a", "b", "c"}) {
+    EXPECT_EQ(Phase(victim), "Failed") << victim;
+    EXPECT_EQ(Reason(victim), "Preempted") << victim << ": " << Message(victim);
+  }
+  EXPECT_EQ(PodPhase("hot-0"), "Running");
+  EXPECT_EQ(PodPhase("hot-1"), "Running");
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
 }
 

@@ -135,6 +135,23 @@ TEST(BuildClusterViewTest, EmptyCluster) {
   EXPECT_THAT(v.invalid_fleets, IsEmpty());
 }
 
+// The view's Fleet pointers stay valid after the caller's list of Fleets is gone (the informer may
+// replace a Fleet while a pass still reads it): a pass that let its list go read freed Fleets and
+// the controller died (bad_alloc copying their conditions, seen under load 2026-11-25). Under
+// the sanitizer stage a dangling pointer here is a heap-use-after-free.
+TEST(BuildClusterViewTest, TheViewKeepsItsFleetsAlive) {
+  ClusterView v;
+  {
+    std::vector<FleetPtr> fleets = {FleetBuilder("a100", "a").Blocks(4).Build(), FleetBuilder("bad", "b").Invalid("why").Build()};
+    v = BuildClusterView(fleets, {}, {}, kNow);
+  }
+  ASSERT_EQ(v.fleets.count("a100"), 1u);
+  ASSERT_EQ(v.fleets.count("bad"), 1u);
+  EXPECT_EQ(v.fleets.at("a100")->meta.name, "a100");
+  EXPECT_EQ(v.fleets.at("a100")->blocks, 4);
+  EXPECT_EQ(v.fleets.at("bad")->invalid_message, "why");
+}
+
 TEST(BuildClusterViewTest, FleetSpecsAreTranslated) {
   auto a = FleetBuilder("a100", "a").Blocks(4).Cluster("zone").MaxRuns(10).Build();
   auto b = FleetBuilder("cpu", "c", kT0 - hours(1)).AutoBlocks().Build();
