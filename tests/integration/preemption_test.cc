@@ -32,6 +32,17 @@ class Preemption : public EngineTest {
     }
     return out;
   }
+  // One 8-GPU machine in fleet `name` (extra spec lines after `blocks: 1`) held by the running
+  // run "low" of priority `low`; then "high" of priority `high` waits for the machine.
+  void FullMachineAndAWaitingRun(const std::string& name, const std::string& fleet_spec, int low, int high) {
+    Nodes(name, 1, "16", "64Gi", 8);
+    Fleet(name, name, "  blocks: 1\n" + fleet_spec);
+    Run("low", Priority(low) + "  resources: {gpu: 8}\n");
+    ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
+    StartRun("low");
+    Run("high", Priority(high) + "  resources: {gpu: 8}\n" + kQueue);
+    ASSERT_TRUE(Eventually([&] { return Phase("high") == "Pending" && !Message("high").empty(); })) << Message("high");
+  }
   // Stays true for `window` (checked every 200 ms).
   bool Holds(const std::function<bool()>& cond, std::chrono::milliseconds window) {
     auto end = std::chrono::steady_clock::now() + window;
@@ -96,13 +107,8 @@ TEST_F(Preemption, GangPreemptsWholeInstancesOfTheCheapestDomain) {
 // minRuntime protects a run that started recently; lowering it on the Fleet lets the waiting
 // higher-priority run preempt.
 TEST_F(Preemption, MinRuntimeProtectsAFreshRun) {
-  Nodes("m", 1, "16", "64Gi", 8);
-  Fleet("m", "m", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 1h}\n");
-  Run("low", Priority(10) + "  resources: {gpu: 8}\n");
-  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
-  StartRun("low");
-  Run("high", Priority(90) + "  resources: {gpu: 8}\n" + kQueue);
-  ASSERT_TRUE(Eventually([&] { return Phase("high") == "Pending" && !Message("high").empty(); })) << Message("high");
+  ASSERT_NO_FATAL_FAILURE(
+      FullMachineAndAWaitingRun("m", "  preemption: {policy: LowerPriority, minRuntime: 1h}\n", 10, 90));
   EXPECT_TRUE(Holds([&] { return Phase("low") == "Running" && Phase("high") == "Pending"; }, std::chrono::seconds(4)))
       << Phase("low") << " / " << Message("high");
   EXPECT_EQ(Reason("high"), "NoCapacity") << Message("high");
@@ -117,13 +123,7 @@ TEST_F(Preemption, MinRuntimeProtectsAFreshRun) {
 
 // A Fleet without spec.preemption (policy Never) never evicts: the priority-90 run waits.
 TEST_F(Preemption, NeverFleetDoesNotPreempt) {
-  Nodes("n", 1, "16", "64Gi", 8);
-  Fleet("n", "n", "  blocks: 1\n");
-  Run("low", Priority(0) + "  resources: {gpu: 8}\n");
-  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
-  StartRun("low");
-  Run("high", Priority(100) + "  resources: {gpu: 8}\n" + kQueue);
-  ASSERT_TRUE(Eventually([&] { return Phase("high") == "Pending" && !Message("high").empty(); })) << Message("high");
+  ASSERT_NO_FATAL_FAILURE(FullMachineAndAWaitingRun("n", "", 0, 100));
   EXPECT_TRUE(Holds([&] { return Phase("low") == "Running" && Reason("high") == "NoCapacity"; }, std::chrono::seconds(4)))
       << Phase("low") << " / " << Reason("high") << ": " << Message("high");
   EXPECT_TRUE(EventMessages("low", "Preempted").empty());

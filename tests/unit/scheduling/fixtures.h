@@ -40,6 +40,15 @@ inline FleetSpec Fleet(std::string name, BlocksSetting blocks = BlocksSetting(),
   return f;
 }
 
+// A fleet whose runs may be preempted (policy LowerPriority, minRuntime 5m).
+inline FleetSpec Preempting(std::string name, int64_t blocks, PlacementPolicy placement = PlacementPolicy::kAny,
+                            std::string topology_key = "") {
+  FleetSpec f = Fleet(std::move(name), BlocksSetting::Count(blocks), placement, std::move(topology_key));
+  f.preemption = PreemptionPolicy::kLowerPriority;
+  f.min_runtime = std::chrono::minutes(5);
+  return f;
+}
+
 inline InstanceSpec Instance(std::string name, std::string fleet, Resources allocatable) {
   InstanceSpec i;
   i.name = std::move(name);

@@ -11,14 +11,6 @@
 namespace berth::scheduling::testing {
 namespace {
 
-FleetSpec Preempting(std::string name, int64_t blocks, PlacementPolicy placement = PlacementPolicy::kAny,
-                     std::string topology_key = "") {
-  FleetSpec f = Fleet(std::move(name), BlocksSetting::Count(blocks), placement, std::move(topology_key));
-  f.preemption = PreemptionPolicy::kLowerPriority;
-  f.min_runtime = minutes(5);
-  return f;
-}
-
 // An 8-GPU machine cut into `blocks`.
 InstanceSpec Gpu8(std::string name, std::string fleet) { return Instance(std::move(name), std::move(fleet), Cpus(8, 64, 8)); }
 

@@ -18,14 +18,6 @@ using Names = std::vector<std::string>;
 
 const TimePoint kNow = kT0 + hours(2);
 
-FleetSpec Preempting(std::string name, int64_t blocks, PlacementPolicy placement = PlacementPolicy::kAny,
-                     std::string topology_key = "") {
-  FleetSpec f = Fleet(std::move(name), BlocksSetting::Count(blocks), placement, std::move(topology_key));
-  f.preemption = PreemptionPolicy::kLowerPriority;
-  f.min_runtime = minutes(5);
-  return f;
-}
-
 // An 8-GPU machine.
 InstanceSpec Gpu8(std::string name, std::string fleet, std::optional<std::string> domain = std::nullopt) {
   InstanceSpec i = Instance(std::move(name), std::move(fleet), Cpus(8, 64, 8));
