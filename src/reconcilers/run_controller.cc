@@ -1849,6 +1849,14 @@ std::optional<PriorityCap> RunController::CapOf(const std::string& ns) const {
   return ParsePriorityCap(n->labels);
 }
 
+bool RunController::CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const {
+  if (!namespaces_->HasSynced()) return false;
+  auto n = namespaces_->Get(ns);
+  if (!n) return false;
+  cap = ParsePriorityCap(n->labels);
+  return true;
+}
+
 int32_t RunController::QueuePriority(const Run& run) const {
   const auto priority = static_cast<int32_t>(run.priority);
   auto cap = CapOf(run.meta.ns);

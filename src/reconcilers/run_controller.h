@@ -168,6 +168,9 @@ class RunController {
   std::vector<QueueEntry> Queue() const;
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
   std::optional<PriorityCap> CapOf(const std::string& ns) const;
+  // The same for the admission webhook: false when the Namespace cache has not synced or does
+  // not hold `ns` (yet), so the caller asks the API server instead.
+  bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const;
   // The Fleets as cached (with the status berth last wrote).
   std::vector<std::shared_ptr<const Fleet>> Fleets() const { return fleets_->List(); }
 

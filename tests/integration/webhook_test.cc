@@ -127,11 +127,39 @@ TEST_F(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
   EXPECT_EQ(Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"priority":60}})"}).exit_code, 0);
   // A malformed value caps at 0 (fail closed) and says so.
   ASSERT_EQ(cp().Kubectl({"label", "--overwrite", "namespace", ns_, "berth.dev/max-priority=seventy"}).exit_code, 0);
-  CommandResult bad = Kubectl({"apply", "-f", "-"}, yaml("any", 1));
-  EXPECT_NE(bad.exit_code, 0);
+  // The webhook reads the label from berth's watch: the change applies once the watch brought it.
+  CommandResult bad;
+  EXPECT_TRUE(Eventually([&] {
+    bad = Kubectl({"apply", "-f", "-"}, yaml("any", 1));
+    if (bad.exit_code == 0) Kubectl({"delete", "run", "any", "--wait=false"});
+    return bad.exit_code != 0;
+  }, std::chrono::seconds(20))) << controller_->Log();
   EXPECT_NE(bad.err.find("is not a whole number from 0 to 100, so berth counts it as 0"), std::string::npos) << bad.err;
   // Changes that leave the priority as it was pass whatever the cap (the run can still be stopped).
   EXPECT_EQ(Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"stop":true}})"}).exit_code, 0);
+}
+
+// A namespace created in the same manifest as its runs: the webhook has not seen it through its
+// watch yet, reads it from the API server, and refuses the run above the cap.
+TEST_F(Webhook, ANamespaceCreatedWithItsRunsIsCappedAtOnce) {
+  const std::string fresh = ns_ + "-capped";
+  auto manifest = [&](const std::string& run) {
+    return "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + fresh +
+           "\n  labels: {berth.dev/max-priority: \"20\"}\n---\napiVersion: berth.dev/v1alpha1\nkind: Run\n"
+           "metadata: {name: " + run + ", namespace: " + fresh + "}\nspec:\n  priority: 90\n"
+           "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  };
+  // Wait until the webhook answers (then it refuses): the first manifest may meet no webhook yet
+  // (failurePolicy: Ignore lets that run in; the namespace's deletion removes it).
+  CommandResult r;
+  int tries = 0;
+  ASSERT_TRUE(Eventually([&] {
+    r = cp().Kubectl({"apply", "-f", "-"}, manifest("hot-" + std::to_string(tries++)));
+    return r.exit_code != 0;
+  }, std::chrono::seconds(20))) << controller_->Log();
+  EXPECT_NE(r.err.find("spec.priority 90 is above 20, the highest priority runs in namespace " + fresh), std::string::npos)
+      << r.err;
+  cp().Kubectl({"delete", "namespace", fresh, "--wait=false"});
 }
 
 }  // namespace
