@@ -457,8 +457,20 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   auto before = ScrapeApiserver();
   // --perf 1: a CPU profile of the scheduler process(es) while timed (perf record; read it with
   // perf report -i DIR/perf-<anchor>.data).
+  // --perf 2: of kube-apiserver instead, from its own profiler (/debug/pprof/profile, named Go
+  // functions: the Kubernetes binaries are built stripped) over the first 10 s: read it with
+  // go tool pprof -top DIR/apiserver-<anchor>.pprof.
   pid_t perf = -1;
-  if (Flag("perf", 0) != 0) {
+  if (Flag("perf", 0) == 2) {
+    std::ifstream port_in(dir + "/apiserver.port"), token_in(dir + "/admin.token");
+    std::string port, token;
+    port_in >> port;
+    token_in >> token;
+    perf = Spawn({"/usr/bin/curl", "-sS", "-o", dir + "/apiserver-" + std::to_string(static_cast<int>(anchor)) + ".pprof", "--cacert",
+                  dir + "/certs/apiserver.crt", "-H", "Authorization: Bearer " + token,
+                  "https://127.0.0.1:" + port + "/debug/pprof/profile?seconds=10"},
+                 dir + "/pprof.log");
+  } else if (Flag("perf", 0) != 0) {
     std::vector<std::string> args = {"/usr/bin/perf", "record", "-F", "499", "-g", "-o",
                                      dir + "/perf-" + std::to_string(static_cast<int>(anchor)) + ".data", "-p"};
     std::string list;
@@ -496,7 +508,10 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   bool done = Eventually([&] { return pods.Done(runs); }, std::chrono::seconds(600));
   out.seconds = Seconds(pods.DoneAt() - t0);
   auto cpu1 = cpu();
-  if (perf > 0) {
+  if (perf > 0 && Flag("perf", 0) == 2) {
+    waitpid(perf, nullptr, 0);
+    std::fprintf(stderr, "%s: profile in %s/apiserver-%d.pprof\n", out.name.c_str(), dir.c_str(), static_cast<int>(anchor));
+  } else if (perf > 0) {
     kill(perf, SIGINT);
     waitpid(perf, nullptr, 0);
     std::fprintf(stderr, "%s: profile in %s/perf-%d.data\n", out.name.c_str(), dir.c_str(), static_cast<int>(anchor));
