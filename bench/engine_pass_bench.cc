@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: engine_pass_bench [PENDING >= 0] [SECONDS >= 1] [NODES >= 1] [FINISHED,...]\n");
     return 2;
   }
-  spdlog::set_level(spdlog::level::warn);
+  spdlog::set_level(getenv("BERTH_BENCH_LOG") ? spdlog::level::info : spdlog::level::warn);
   std::vector<berth::Row> rows;
   for (int finished : finished_list) rows.push_back(berth::Measure(pending, finished, seconds));
   std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes\n\n", pending,

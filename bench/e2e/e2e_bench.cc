@@ -400,7 +400,21 @@ struct AnchorResult {
   std::string apiserver_time;
   // CPU seconds during the timed window.
   double cpu_apiserver = 0, cpu_etcd = 0, cpu_scheduler = 0, cpu_driver = 0;
+  // berth only: its scheduling passes while timed (berth_scheduling_cycle_duration_seconds).
+  double passes = 0, pass_seconds = 0;
 };
+
+// The count and sum of a histogram on a /metrics page (0, 0 when absent).
+std::pair<double, double> HistogramCountSum(const std::string& page, const std::string& name) {
+  double count = 0, sum = 0;
+  std::istringstream in(page);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name + "_count ", 0) == 0) count = std::atof(line.c_str() + name.size() + 7);
+    if (line.rfind(name + "_sum ", 0) == 0) sum = std::atof(line.c_str() + name.size() + 5);
+  }
+  return {count, sum};
+}
 
 enum class Anchor { kBerth, kBerthWebhook, kKubeScheduler, kJobs };
 
@@ -416,12 +430,21 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   std::unique_ptr<ControllerProcess> controller;
   std::vector<pid_t> kube;  // kube-scheduler, kube-controller-manager
   std::vector<int> scheduler_pids;
+  int metrics_port = 0;  // berth's
+  const std::string kPassMetric = "berth_scheduling_cycle_duration_seconds";
+  auto passes = [&] {
+    return metrics_port ? HistogramCountSum(berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(metrics_port) + "/metrics"),
+                                            kPassMetric)
+                        : std::pair<double, double>{0, 0};
+  };
   const bool is_berth = anchor == Anchor::kBerth || anchor == Anchor::kBerthWebhook;
   if (is_berth) {
     Kubectl({"apply", "-f", "-"}, std::string("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gpu}\nspec:\n  nodeSelector: {pool: pool}\n  blocks: ") +
                                       (Hollow() ? "8" : "auto") + "\n");
     std::vector<std::string> args;
     if (anchor == Anchor::kBerthWebhook) args = SetUpWebhook();
+    metrics_port = berth::testing::FreePort();
+    args.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port));
     controller = std::make_unique<ControllerProcess>(args, "bench-controller");
     controller->Start();
     scheduler_pids.push_back(controller->pid());
@@ -479,6 +502,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
     perf = Spawn(args, dir + "/perf.log");
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
+  const auto passes0 = passes();
   auto cpu0 = cpu();
   // The same share of a node as berth's one-block Pods: 1/8 of it.
   const std::string share = Hollow() ? R"("cpu":"125m","memory":"480Mi","nvidia.com/gpu":"1")"
@@ -508,6 +532,9 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   bool done = Eventually([&] { return pods.Done(runs); }, std::chrono::seconds(600));
   out.seconds = Seconds(pods.DoneAt() - t0);
   auto cpu1 = cpu();
+  const auto passes1 = passes();
+  out.passes = passes1.first - passes0.first;
+  out.pass_seconds = passes1.second - passes0.second;
   if (perf > 0 && Flag("perf", 0) == 2) {
     waitpid(perf, nullptr, 0);
     std::fprintf(stderr, "%s: profile in %s/apiserver-%d.pprof\n", out.name.c_str(), dir.c_str(), static_cast<int>(anchor));
@@ -569,6 +596,14 @@ int Throughput() {
   for (Anchor a : anchors) {
     const AnchorResult& r = results[a];
     std::printf("| %s | %.0f | %s |\n", r.name.c_str(), r.writes.total, r.writes.breakdown.c_str());
+  }
+  for (Anchor a : anchors) {
+    const AnchorResult& r = results[a];
+    if (r.passes > 0) {
+      std::printf("\n%s: %.0f scheduling passes while timed, %.2f s in them (%.1f ms each on average; "
+                  "berth_scheduling_cycle_duration_seconds)\n", r.name.c_str(), r.passes, r.pass_seconds,
+                  1000 * r.pass_seconds / r.passes);
+    }
   }
   std::printf("\n| anchor | API server time by request (count x mean latency = sum of request durations; WATCH left out) |\n|---|---|\n");
   for (Anchor a : anchors) std::printf("| %s | %s |\n", results[a].name.c_str(), results[a].apiserver_time.c_str());
