@@ -257,18 +257,31 @@ void RunController::Loop() {
   }
   spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
                nodes_->Size(), pods_->Size());
-  base::MonoTime last = clock_.Monotonic() - std::chrono::seconds(1);
+  // Real time, as the pass' own duration (PassPhases): this paces work on the CPU, not anything
+  // the scheduler decides, so it does not follow an injected clock.
+  using Steady = std::chrono::steady_clock;
+  Steady::time_point last_end = Steady::now() - std::chrono::seconds(1);
+  std::chrono::nanoseconds last_took{0};
   while (true) {
     if (!WaitForWork()) return;
-    // Coalesce bursts of events into one pass.
-    const auto since = clock_.Monotonic() - last;
-    if (since < kCoalesce) {
-      std::unique_lock<std::mutex> lock(mu_);
-      loop_cv_.wait_for(lock, kCoalesce - since, [this] { return stopping_; });
-      if (stopping_) return;
+    // Coalesce bursts of events into one pass: the next pass starts kCoalesce after the last one
+    // ended, or as long after as the last one took (at most kMaxGap), so that in a burst passes
+    // take at most about half of the loop thread's time and each decides for more runs (a pass
+    // costs O(runs not finished), whatever changed). Priority news is shown meanwhile.
+    const auto gap = std::clamp<std::chrono::nanoseconds>(last_took, kCoalesce, kMaxGap);
+    while (Steady::now() - last_end < gap) {
+      const auto left = gap - (Steady::now() - last_end);
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        loop_cv_.wait_for(lock, left, [this] { return stopping_ || has_priority_news_.load(); });
+        if (stopping_) return;
+      }
+      ShowPriorityNews();
     }
-    last = clock_.Monotonic();
+    const Steady::time_point start = Steady::now();
     Pass();
+    last_end = Steady::now();
+    last_took = last_end - start;
   }
 }
 

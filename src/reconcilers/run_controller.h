@@ -213,7 +213,8 @@ class RunController {
   bool WaitForWork();
   // The next pass is due by `at` at the latest (loop thread only; reset by each pass).
   void NoteDeadline(k8s::TimePoint at);
-  static constexpr std::chrono::milliseconds kCoalesce{5};         // passes at most this often
+  static constexpr std::chrono::milliseconds kCoalesce{5};         // between two passes at least
+  static constexpr std::chrono::milliseconds kMaxGap{25};           // and as long as the last took, up to this
   static constexpr std::chrono::milliseconds kMinDeadlineDelay{50};  // after a pass, for deadlines
   static constexpr std::chrono::milliseconds kMaxSleep{1000};       // real time, per wait slice
   // One scheduling pass: the steps below, in this order.
