@@ -160,8 +160,21 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     const auto& p = cur ? cur : old;
     if (p) Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
   });
-  fleets_->AddHandler(wake);
-  nodes_->AddHandler(wake);
+  fleets_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+    // Fleet status writes (berth's own) change nothing a placed run's decision reads.
+    if (!old || !cur || old->meta.generation != cur->meta.generation) {
+      std::lock_guard<std::mutex> lock(mu_);
+      fleets_changed_ = true;
+    }
+    Wake();
+  });
+  nodes_->AddHandler([this](const std::string& name, const auto&, const auto&) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      changed_nodes_.insert(name);
+    }
+    Wake();
+  });
   others_->AddHandler(wake);
   namespaces_ = std::make_unique<k8s::Informer<NamespaceInfo>>(
       client_, k8s::resources::kNamespaces.Path(), DecodeNamespace, [](const NamespaceInfo& n) { return n.name; },
@@ -404,6 +417,10 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     touched.swap(touched_);
+    pass_changed_nodes_.clear();
+    pass_changed_nodes_.swap(changed_nodes_);
+    pass_fleets_changed_ = fleets_changed_;
+    fleets_changed_ = false;
     failed.swap(failed_admissions_);
     fleet_failed.swap(fleet_write_failed_);
     written.swap(written_rv_);
@@ -436,6 +453,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
 
   // Into the working set (see "Incremental passes"): what changed, what our writers touched.
   active_.insert(touched.begin(), touched.end());
+  pass_touched_ = std::move(touched);
   for (const auto& key : failed) active_.insert(key);
   for (const auto& [key, rv] : unconfirmed) active_.insert(key);
   for (const auto& key : confirmed) active_.insert(key);
@@ -647,6 +665,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
       }
     }
     if (is_busy) frozen.insert(key);
+    if (!is_busy && Quiet(key, *run, memo, now)) continue;
     if (!Reconcile(*run, view, now, is_busy)) continue;
     pending.insert(key);
     sched::PendingRun pr;
@@ -666,6 +685,17 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   }
   for (const auto& id : gone) queue_.Remove(id);
   return frozen;
+}
+
+bool RunController::Quiet(const std::string& key, const Run& run, const Memo& memo, k8s::TimePoint now) const {
+  if (memo.quiet_rv.empty() || memo.quiet_rv != run.meta.resource_version || now >= memo.quiet_until) return false;
+  if (run.meta.deleting || !IsPlacedPhase(run.status.phase) || pass_fleets_changed_ || pass_touched_.count(key)) {
+    return false;
+  }
+  for (const auto& entry : run.status.placement) {
+    if (pass_changed_nodes_.count(entry.node)) return false;
+  }
+  return true;
 }
 
 void RunController::PublishQueue(const sched::CycleResult& result,
@@ -1077,10 +1107,12 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   in.default_start_timeout = options_.start_timeout;
   in.now = now;
   const PlacedDecision d = DecidePlaced(in);
-  if (auto deadline = NextDeadline(in)) NoteDeadline(*deadline);
+  const std::optional<k8s::TimePoint> deadline = NextDeadline(in);
+  if (deadline) NoteDeadline(*deadline);
+  Memo& memo = memo_[RunKey(run)];
+  memo.quiet_rv.clear();
   if (CarryOutPlaced(run, d, pods, view, now)) return;
   // Only spec.priority may change once a run is admitted; say so when something else changed.
-  Memo& memo = memo_[RunKey(run)];
   std::string fingerprint = SpecFingerprint(run);
   if (memo.admitted_spec.empty()) {
     memo.admitted_spec = fingerprint;
@@ -1096,6 +1128,11 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
     next.observed_generation = run.meta.generation;
     for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
     WriteStatus(run, next);
+  } else if (d.kind == PlacedDecision::Kind::kNothing) {
+    // Nothing to do until something changes (see Quiet) or time alone changes the answer.
+    const k8s::TimePoint refresh = now + options_.status_refresh;
+    memo.quiet_rv = run.meta.resource_version;
+    memo.quiet_until = deadline ? std::min(*deadline, refresh) : refresh;
   }
 }
 

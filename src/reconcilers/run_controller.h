@@ -31,7 +31,9 @@
 // deleted, still has Pods to stop or whose TTL came due) and the runs that changed since the last
 // pass (the run's own watch events and its Pods'). A finished run that needs nothing leaves the
 // working set until it changes again or its ttlSecondsAfterFinished comes due, so a pass costs
-// O(changed + pending + running), not O(every run ever). The first pass after the caches sync
+// O(changed + pending + running), not O(every run ever). A Scheduled or Running run that the last
+// visit found needing nothing is not reconciled again (its blocks still count) until it, its Pods,
+// one of its nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away). The first pass after the caches sync
 // visits every run (the informers report every object as added).
 //
 // Priority changes (issue 16): a pass costs O(pending), and a priority patch used to show in the
@@ -202,6 +204,11 @@ class RunController {
     // The victims of the last preemption this run's Preempting Event announced.
     std::string preemption_announced;
     base::MonoTime pods_ensured_at{};
+    // A placed run found needing nothing (DecidePlaced: kNothing) at this resourceVersion: later
+    // passes leave it alone until it, its Pods, one of its nodes or a Fleet's spec changes, or
+    // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
+    std::string quiet_rv;
+    k8s::TimePoint quiet_until{};
   };
 
   using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
@@ -438,6 +445,11 @@ class RunController {
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
+  // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
+  std::unordered_set<std::string> pass_touched_, pass_changed_nodes_;
+  bool pass_fleets_changed_ = true;
+  // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv).
+  bool Quiet(const std::string& key, const Run& run, const Memo& memo, k8s::TimePoint now) const;
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   struct Refusal {
     k8s::TimePoint until;   // at the latest
@@ -457,6 +469,8 @@ class RunController {
   bool dirty_ = true;
   bool stopping_ = false;
   std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
+  std::unordered_set<std::string> changed_nodes_;  // Nodes changed since the last pass
+  bool fleets_changed_ = true;                      // a Fleet added, deleted or its spec changed since
   std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
   // Admissions whose status write may or may not have been applied (key -> guarding rv), and
   // those a GET found applied.
