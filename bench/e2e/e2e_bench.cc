@@ -11,6 +11,7 @@
 // Hollow nodes have 1 CPU and 3840Mi whatever is asked, so their fleets use 8 blocks a node.
 //   berth-e2e-bench priority [--pending 10000 --patches 50]
 //   berth-e2e-bench memory [--nodes 5000 --runs 10000]
+//   berth-e2e-bench scale [--nodes 10000 --pending 100000 --seconds 60]
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -971,11 +972,221 @@ int Positions() {
   return ok && dup_samples == 0 ? 0 : 1;
 }
 
+// Issue 16's scale goals through the real API server, in one berth-controller: PENDING runs wait
+// (retry on no-capacity) behind a fully busy one-node fleet `small` while fleet `big` has NODES
+// free nodes. The runs are created with the controller stopped; then berth starts and one run
+// that fits on `big` is created at once: start -> /readyz and start -> that run Scheduled. Then
+// for SECONDS: the controller's RSS (VmRSS, sampled every second from its start), its passes
+// (berth_scheduling_cycle_duration_seconds) and its "slow scheduling pass" log lines (> 200 ms).
+int Scale() {
+  const int nodes = Flag("nodes", 10000), pending = Flag("pending", 100000), seconds = Flag("seconds", 60);
+  ControlPlane::Get().Start();
+  const std::string ns = "scale-bench";
+  Kubectl({"create", "namespace", ns});
+  auto t_nodes = Clock::now();
+  MakeNodes("big", nodes);
+  MakeNodes("small", 1);
+  const double nodes_s = Seconds(Clock::now() - t_nodes);
+  const std::string blocks = Hollow() ? "8" : "auto";
+  for (const std::string fleet : {"big", "small"}) {
+    Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + fleet +
+                                      "}\nspec:\n  nodeSelector: {pool: " + fleet + "}\n  blocks: " + blocks + "\n");
+  }
+  auto phase = [&](const std::string& run) {
+    auto r = Client()->Get(k8s::resources::kRuns.Path(ns, run));
+    return r.ok() ? json::GetString(json::Find(*r, {"status", "phase"})) : std::string();
+  };
+  const std::string queued = R"("retry":{"onEvents":["no-capacity"],"duration":"off"},)";
+  // The small node taken whole by one run, its Pod "running" (no kubelet), admitted by a first
+  // controller that is stopped before the pending runs arrive.
+  {
+    ControllerProcess setup({}, "bench-controller-setup");
+    setup.Start();
+    MustCreate(k8s::resources::kRuns.Path(ns), RunBody("occupant", R"("resources":{"gpu":8},"fleets":["small"],)"));
+    if (BindAndRun(ns, "occupant").empty() || !Eventually([&] { return phase("occupant") == "Scheduled"; })) {
+      std::fprintf(stderr, "the occupant was never placed; controller log: %s\n", setup.log_path().c_str());
+      StopControlPlane();
+      return 1;
+    }
+    setup.Stop();
+  }
+  auto t_create = Clock::now();
+  Parallel(pending, 16, [&](int i) {
+    MustCreate(k8s::resources::kRuns.Path(ns),
+               RunBody("s" + std::to_string(i), queued + R"("resources":{"gpu":1},"fleets":["small"],)"));
+  });
+  const double create_s = Seconds(Clock::now() - t_create);
+  std::fprintf(stderr, "created %d pending runs in %.1f s (%.0f/s)\n", pending, create_s, pending / create_s);
+
+  // berth at its default log level (info), as deployed; the harness' --log-level=debug is overridden.
+  const int port = berth::testing::FreePort(), probe = berth::testing::FreePort();
+  ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(port),
+                                "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe), "--log-level=info"},
+                               "bench-controller");
+  const std::string base = "http://127.0.0.1:" + std::to_string(port);
+  auto t0 = Clock::now();
+  controller.Start();
+  std::atomic<bool> sampling{true};
+  std::atomic<long> max_rss{0};
+  std::thread sampler([&] {
+    while (sampling) {
+      max_rss = std::max(max_rss.load(), RssKiB(controller.pid()));
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+  auto stop = [&](int code) {
+    sampling = false;
+    sampler.join();
+    controller.Stop();
+    StopControlPlane();
+    return code;
+  };
+  MustCreate(k8s::resources::kRuns.Path(ns), RunBody("first", R"("resources":{"gpu":1},"fleets":["big"],)"));
+  double synced = -1, admitted = -1;
+  const auto deadline = t0 + std::chrono::seconds(600);
+  while ((synced < 0 || admitted < 0) && Clock::now() < deadline) {
+    if (synced < 0) {
+      int code = 0;
+      berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(probe) + "/readyz", &code);
+      if (code == 200) synced = Seconds(Clock::now() - t0);
+    }
+    if (admitted < 0 && phase("first") == "Scheduled") admitted = Seconds(Clock::now() - t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (synced < 0 || admitted < 0) {
+    std::fprintf(stderr, "after 600 s: caches %s, first run %s; controller log: %s\n", synced < 0 ? "not synced" : "synced",
+                 admitted < 0 ? "not admitted" : "admitted", controller.log_path().c_str());
+    return stop(1);
+  }
+  const double rss_at_admission = RssKiB(controller.pid()) / 1024.0;
+  std::fprintf(stderr, "caches synced after %.2f s, first admission after %.2f s\n", synced, admitted);
+
+  // The pass histogram's count, sum and cumulative buckets (le -> count).
+  const std::string kPassMetric = "berth_scheduling_cycle_duration_seconds";
+  struct Passes {
+    double count = 0, sum = 0;
+    std::map<double, double> buckets;
+  };
+  auto passes = [&] {
+    Passes p;
+    const std::string page = berth::testing::HttpGet(base + "/metrics");
+    const auto count_sum = HistogramCountSum(page, kPassMetric);
+    p.count = count_sum.first;
+    p.sum = count_sum.second;
+    std::istringstream in(page);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(kPassMetric + "_bucket{", 0) != 0) continue;
+      auto at = line.find("le=\"");
+      if (at == std::string::npos) continue;
+      const std::string le = line.substr(at + 4, line.find('"', at + 4) - at - 4);
+      p.buckets[le == "+Inf" ? INFINITY : std::atof(le.c_str())] = std::atof(line.c_str() + line.rfind(' ') + 1);
+    }
+    return p;
+  };
+  auto log_size = [&] {
+    std::ifstream in(controller.log_path(), std::ios::ate | std::ios::binary);
+    return static_cast<long>(in.tellg());
+  };
+  const Passes p0 = passes();
+  const long log0 = log_size();
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  const Passes p1 = passes();
+  const long log1 = log_size();
+  const double rss_max = max_rss.load() / 1024.0;
+  const long rss_end = RssKiB(controller.pid());
+  // How many runs berth holds queued (the /queue endpoint's total).
+  long queued_total = -1;
+  if (auto doc = json::Parse(berth::testing::HttpGet(base + "/queue?limit=1")); doc.ok()) queued_total = json::GetInt(*doc, "total", -1);
+
+  // "slow scheduling pass: N ms ..." lines: those the window wrote, and all since the start.
+  std::vector<double> slow_window, slow_all;
+  std::string last_slow;
+  {
+    std::ifstream in(controller.log_path(), std::ios::binary);
+    std::string line;
+    const std::string kSlow = "slow scheduling pass: ";
+    long offset = 0;
+    while (std::getline(in, line)) {
+      const long at_line = offset;
+      offset += static_cast<long>(line.size()) + 1;
+      auto at = line.find(kSlow);
+      if (at == std::string::npos) continue;
+      const double ms = std::atof(line.c_str() + at + kSlow.size());
+      slow_all.push_back(ms);
+      if (at_line >= log0 && at_line < log1) {
+        slow_window.push_back(ms);
+        last_slow = line;
+      }
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return std::string("none");
+    std::sort(v.begin(), v.end());
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f ms", v[(v.size() - 1) / 2]);
+    return std::string(buf);
+  };
+  auto max_of = [](const std::vector<double>& v) {
+    if (v.empty()) return std::string("none");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f ms", *std::max_element(v.begin(), v.end()));
+    return std::string(buf);
+  };
+  // The median pass from the buckets: the smallest bucket bound holding half of the passes.
+  auto bucket_median = [](const Passes& a, const Passes& b) {
+    const double n = b.count - a.count;
+    if (n <= 0) return std::string("-");
+    for (const auto& [le, c] : b.buckets) {
+      auto before = a.buckets.find(le);
+      if (c - (before == a.buckets.end() ? 0 : before->second) >= n / 2) {
+        char buf[32];
+        if (std::isinf(le)) return std::string("> 1000 ms");
+        std::snprintf(buf, sizeof buf, "<= %g ms", le * 1000);
+        return std::string(buf);
+      }
+    }
+    return std::string("-");
+  };
+  const Passes zero;
+  const double window_n = p1.count - p0.count, window_s = p1.sum - p0.sum;
+  char mean_window[32] = "-", mean_all[32] = "-";
+  if (window_n > 0) std::snprintf(mean_window, sizeof mean_window, "%.1f", 1000 * window_s / window_n);
+  if (p1.count > 0) std::snprintf(mean_all, sizeof mean_all, "%.1f", 1000 * p1.sum / p1.count);
+  const int code = stop(0);
+
+  std::printf("\n## Scale: %d pending runs and %d nodes, one berth-controller, real API server\n\n", pending, nodes);
+  std::printf("Fleet `big`: %d bare Node objects x 8 GPUs, free. Fleet `small`: one such node, taken whole by one run; "
+              "the %d pending runs (1 GPU, `fleets: [small]`, retry on no-capacity) wait for it. They are created with "
+              "berth stopped; berth then starts (log level info) and one 1-GPU run for `big` is created at once. "
+              "The window: %d s after that run's admission.\n\n", nodes, pending, seconds);
+  std::printf("| measure | measured | goal (issue 16) |\n|---|---|---|\n");
+  std::printf("| nodes / pending runs | %d / %d | 10,000 / 100,000 |\n", nodes, pending);
+  std::printf("| making the nodes (bench driver, 16 threads) | %.1f s | |\n", nodes_s);
+  std::printf("| creating the pending runs (bench driver, 16 threads, berth stopped) | %.1f s (%.0f runs/s) | |\n", create_s,
+              pending / create_s);
+  std::printf("| start -> caches synced (/readyz 200) | %.2f s | |\n", synced);
+  std::printf("| start -> first admission (run for `big` Scheduled, polled every 100 ms) | **%.2f s** | < 15 s |\n", admitted);
+  std::printf("| runs queued at the end (/queue total) | %ld | %d |\n", queued_total, pending);
+  std::printf("| passes in the window: count, mean | %.0f, %s ms | |\n", window_n, mean_window);
+  std::printf("| passes in the window: median (histogram bucket) | %s | |\n", bucket_median(p0, p1).c_str());
+  std::printf("| passes since start: count, mean, median (bucket) | %.0f, %s ms, %s | < 100 ms a pass |\n", p1.count, mean_all,
+              bucket_median(zero, p1).c_str());
+  std::printf("| slow passes (> 200 ms, log) in the window: count, median, max | %zu, %s, %s | |\n", slow_window.size(),
+              median(slow_window).c_str(), max_of(slow_window).c_str());
+  std::printf("| slow passes since start: count, median, max | %zu, %s, %s | |\n", slow_all.size(),
+              median(slow_all).c_str(), max_of(slow_all).c_str());
+  std::printf("| controller RSS: max (sampled every 1 s from start), at first admission, at end | **%.0f MB**, %.0f MB, %.0f MB | < 1 GB |\n",
+              rss_max, rss_at_admission, rss_end / 1024.0);
+  std::printf("\nLast slow-pass line in the window: %s\n", last_slow.empty() ? "(none)" : ("`" + last_slow + "`").c_str());
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions [--flag N ...]\n");
+    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale [--flag N ...]\n");
     return 2;
   }
   std::string scenario = argv[1];
@@ -995,6 +1206,7 @@ int main(int argc, char** argv) {
   if (scenario == "priority") finish(Priority());
   if (scenario == "memory") finish(Memory());
   if (scenario == "positions") finish(Positions());
+  if (scenario == "scale") finish(Scale());
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;
 }
