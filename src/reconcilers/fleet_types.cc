@@ -18,6 +18,10 @@ bool Fleet::Selects(const std::map<std::string, std::string>& labels) const {
 }
 
 const InstanceRecord* Fleet::RecordForUid(const std::string& uid) const {
+  if (instance_by_uid.size() == instances.size()) {
+    auto it = instance_by_uid.find(uid);
+    return it == instance_by_uid.end() ? nullptr : &instances[it->second];
+  }
   for (const auto& r : instances) {
     if (r.uid == uid) return &r;
   }
@@ -123,6 +127,8 @@ std::shared_ptr<const Fleet> DecodeFleet(const json::Value& obj) {
     f->observed_generation = json::GetInt(*st, "observedGeneration");
     if (const json::Value* inst = json::Find(*st, {"instances"}); inst != nullptr && inst->IsArray()) {
       for (auto& e : inst->GetArray()) f->instances.push_back(DecodeInstanceRecord(e));
+      f->instance_by_uid.reserve(f->instances.size());
+      for (size_t i = 0; i < f->instances.size(); ++i) f->instance_by_uid.emplace(f->instances[i].uid, i);
     }
     RunStatus conds = DecodeRunStatus(*st);  // same condition shape
     f->conditions = std::move(conds.conditions);

@@ -487,11 +487,10 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
 std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<PlacedRun> placed;
-  std::unordered_set<std::string> live;
   for (const auto& [key, run] : keyed) {
-    live.insert(key);
     auto memo_it = memo_.find(key);
     Memo* memo = memo_it == memo_.end() ? nullptr : &memo_it->second;
+    if (memo) memo->seen_pass = pass_no_;
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
       if (memo) {
         memo->assumed.reset();
@@ -532,8 +531,8 @@ std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
       }
     }
   }
-  for (auto it = memo_.begin(); it != memo_.end();) {
-    it = live.count(it->first) ? std::next(it) : memo_.erase(it);
+  for (auto it = memo_.begin(); it != memo_.end();) {  // runs gone from the working set
+    it = it->second.seen_pass == pass_no_ ? std::next(it) : memo_.erase(it);
   }
 
   return placed;
@@ -644,8 +643,7 @@ void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<s
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
                                                            const std::unordered_set<std::string>& busy,
                                                            k8s::TimePoint now) {
-  // Lifecycle of every run; the pending ones go into the queue.
-  std::unordered_set<std::string> pending;
+  // Lifecycle of every run; the pending ones go into the queue (Memo::queued_pass).
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
   size_t visited = 0;
   for (const auto& [key, run] : keyed) {
@@ -667,7 +665,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     if (is_busy) frozen.insert(key);
     if (!is_busy && Quiet(key, *run, memo, now)) continue;
     if (!Reconcile(*run, view, now, is_busy)) continue;
-    pending.insert(key);
+    memo.queued_pass = pass_no_;
     sched::PendingRun pr;
     pr.id = key;
     pr.priority = QueuePriority(*run);
@@ -681,7 +679,8 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   }
   std::vector<std::string> gone;
   for (auto item : queue_) {
-    if (!pending.count(item.run.id)) gone.push_back(item.run.id);
+    auto m = memo_.find(item.run.id);
+    if (m == memo_.end() || m->second.queued_pass != pass_no_) gone.push_back(item.run.id);
   }
   for (const auto& id : gone) queue_.Remove(id);
   return frozen;
@@ -699,7 +698,7 @@ bool RunController::Quiet(const std::string& key, const Run& run, const Memo& me
 }
 
 void RunController::PublishQueue(const sched::CycleResult& result,
-                                 const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id) {
+                                 const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id) {
   // The queue as the endpoint shows it.
   ShowPriorityNews();
   std::vector<QueueEntry> qv;
@@ -799,7 +798,7 @@ bool RunController::MoveInView(std::vector<QueueEntry>& view, const std::string&
 }
 
 void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, const Keyed& keyed,
-                           const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id,
+                           const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id,
                            const std::vector<sched::InstanceStatus>& described) {
   if (!observer_) return;
   EngineObserver::PassSummary summary;
@@ -869,7 +868,7 @@ ClusterView RunController::PassView(const Keyed& keyed, std::vector<PlacedRun>& 
 
 void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
                                     std::unordered_set<std::string> frozen, const std::unordered_set<std::string>& busy,
-                                    const std::unordered_map<std::string, const sched::WaitingRun*>& waiting_by_id,
+                                    const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id,
                                     k8s::TimePoint now, PassPhases& phases) {
   // Positions first: a run that moves gets its whole waiting status in its position write.
   const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
@@ -892,6 +891,7 @@ void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult
 
 void RunController::Pass() {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
+  ++pass_no_;
   const k8s::TimePoint now = clock_.Now();
   next_deadline_.reset();
   ShowPriorityNews();
@@ -918,7 +918,7 @@ void RunController::Pass() {
     if (!run) continue;
     Admit(*run, placement, now);
   }
-  std::unordered_map<std::string, const sched::WaitingRun*> waiting_by_id;
+  std::unordered_map<std::string_view, const sched::WaitingRun*> waiting_by_id;
   for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
   CarryOutWaiting(keyed, result, std::move(frozen), busy, waiting_by_id, now, phases);
   PublishQueue(result, waiting_by_id);
@@ -1762,7 +1762,7 @@ bool RunController::LastPositionsVisible() {
 }
 
 PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                               const std::unordered_map<std::string, const sched::WaitingRun*>& waiting,
+                                               const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
                                                k8s::TimePoint now) const {
   PositionPlanInput in;
   in.frozen = std::move(frozen);
@@ -1790,7 +1790,7 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
 
 std::unordered_set<std::string> RunController::WritePositions(
     const Keyed& runs, std::unordered_set<std::string> frozen, const sched::CycleResult& result,
-    const std::unordered_map<std::string, const sched::WaitingRun*>& waiting, k8s::TimePoint now) {
+    const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting, k8s::TimePoint now) {
   if (!LastPositionsVisible()) return {};
   // Runs with a write of their own queued or in flight keep their place until it is visible.
   for (const auto& key : writer_.BusyKeys()) frozen.insert(key);

@@ -58,6 +58,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -209,6 +210,8 @@ class RunController {
     // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
     std::string quiet_rv;
     k8s::TimePoint quiet_until{};
+    // The last pass (pass_no_) whose working set held the run, and that put it in the queue.
+    uint64_t seen_pass = 0, queued_pass = 0;
   };
 
   using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
@@ -240,7 +243,7 @@ class RunController {
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
   void CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
                        const std::unordered_set<std::string>& busy,
-                       const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id,
+                       const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id,
                        k8s::TimePoint now, PassPhases& phases);
   // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
   // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
@@ -267,10 +270,10 @@ class RunController {
                                                const std::unordered_set<std::string>& busy, k8s::TimePoint now);
   // The queue as the /queue endpoint, the CLI and the dashboard show it.
   void PublishQueue(const scheduling::CycleResult& result,
-                    const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id);
+                    const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id);
   // Tells the observer (metrics) how the pass went.
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, const Keyed& keyed,
-              const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting_by_id,
+              const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id,
               const std::vector<scheduling::InstanceStatus>& described);
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
   void Touch(const std::string& run_key);
@@ -368,14 +371,14 @@ class RunController {
   // write of their own in flight or not yet in the cache.
   std::unordered_set<std::string> WritePositions(
       const Keyed& runs, std::unordered_set<std::string> frozen, const scheduling::CycleResult& result,
-      const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
+      const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
   // Whether the last sequence of position writes is done and visible in the cache (then the next
   // may be planned).
   bool LastPositionsVisible();
   // What the plan starts from: the positions runs show, the first position_limit waiting runs in
   // queue order, the runs whose position must be cleared.
   PositionPlanInput PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                  const std::unordered_map<std::string, const scheduling::WaitingRun*>& waiting,
+                                  const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting,
                                   k8s::TimePoint now) const;
   struct PositionWrite {
     std::shared_ptr<const Run> run;
@@ -445,6 +448,7 @@ class RunController {
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
+  uint64_t pass_no_ = 0;                          // loop thread only: passes so far
   // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
   std::unordered_set<std::string> pass_touched_, pass_changed_nodes_;
   bool pass_fleets_changed_ = true;

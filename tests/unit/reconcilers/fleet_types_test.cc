@@ -263,6 +263,11 @@ TEST(DecodeFleetTest, StatusInstancesAndConditions) {
   EXPECT_THAT(b.counted_runs, IsEmpty());
   EXPECT_EQ(b.expires_at, "");
   EXPECT_EQ(b.state, "Idle");
+  // Looked up by uid through the decoded index.
+  EXPECT_EQ(f->RecordForUid("u1"), &f->instances[0]);
+  EXPECT_EQ(f->RecordForUid("u2"), &f->instances[1]);
+  EXPECT_EQ(f->RecordForUid("n1"), nullptr);
+  EXPECT_EQ(f->RecordForUid(""), nullptr);
   ASSERT_EQ(f->conditions.size(), 1u);
   EXPECT_EQ(f->conditions[0].type, "Ready");
   EXPECT_EQ(f->conditions[0].status, "True");
