@@ -156,42 +156,6 @@ Status Client::ListEach(const std::string& path, const ListOptions& opts,
   }
 }
 
-Status Client::ListConsistentFromCache(const std::string& path, const ListOptions& opts,
-                                      const std::function<void(const json::Value&)>& on_item,
-                                      std::string* resource_version) {
-  // The current revision: the resourceVersion of a one-item page, read from etcd.
-  std::string p = path;
-  if (!opts.label_selector.empty()) AppendQuery(p, "labelSelector", opts.label_selector);
-  if (!opts.field_selector.empty()) AppendQuery(p, "fieldSelector", opts.field_selector);
-  std::string now;
-  {
-    std::string probe = p;
-    AppendQuery(probe, "limit", "1");
-    auto r = Do(HttpRequest{"GET", probe, {}, "application/json", {}});
-    if (!r.ok()) return r.status();
-    if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
-    json::Document page;
-    if (Status s = json::ParseInSitu(r->body, page); !s.ok()) return s;
-    now = json::GetString(json::Find(page, {"metadata", "resourceVersion"}));
-  }
-  if (!now.empty()) {
-    ListOptions whole = opts;
-    whole.limit = 0;  // the cache serves only unpaginated lists at a given resourceVersion
-    whole.resource_version = now;
-    bool handed = false;
-    Status s = ListEach(path, whole, [&](const json::Value& item) {
-      handed = true;
-      on_item(item);
-    }, resource_version);
-    if (s.ok()) return s;
-    // Nothing handed out yet (the error is the answer's, before any item): read it from etcd.
-    if (handed) return s;
-    spdlog::info("list {} at resourceVersion {} from the API server's cache failed ({}); reading it page by page",
-                 path, now, s.ToString());
-  }
-  return ListEach(path, opts, on_item, resource_version);
-}
-
 Result<ListResult> Client::List(const std::string& path, const ListOptions& opts) {
   for (int attempt = 0;; ++attempt) {
     ListResult out;

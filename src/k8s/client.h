@@ -93,15 +93,6 @@ class Client {
   // start again.
   Status ListEach(const std::string& path, const ListOptions& opts,
                   const std::function<void(const json::Value&)>& on_item, std::string* resource_version);
-  // The same list, read from the API server's watch cache and still consistent (issue 16: a
-  // paginated list of 100,000 Runs read 200 pages from etcd, 22 s at start-up): the current
-  // revision from a one-item page (a quorum read from etcd), then the whole list "not older than"
-  // that revision in one answer, which the API server serves from its cache once the cache has
-  // caught up. client-go's informers list at resourceVersion=0 instead, which may be stale.
-  // When the cache cannot serve it (an error), falls back to ListEach's paginated quorum read.
-  Status ListConsistentFromCache(const std::string& path, const ListOptions& opts,
-                                 const std::function<void(const json::Value&)>& on_item,
-                                 std::string* resource_version);
   // ListEach collected into documents (restarting on an expired continue token); for small lists.
   Result<ListResult> List(const std::string& path, const ListOptions& opts = {});
   Result<json::Document> Create(const std::string& path, const std::string& body, const std::string& token = {});

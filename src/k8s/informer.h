@@ -111,7 +111,7 @@ class Informer {
       lo.field_selector = field_selector_;
       std::unordered_map<std::string, Ptr> fresh;
       std::string rv;
-      Status listed = client_->ListConsistentFromCache(path_, lo, [&](const json::Value& item) {
+      Status listed = client_->ListEach(path_, lo, [&](const json::Value& item) {
         if (Ptr obj = decode_(item)) fresh[key_(*obj)] = std::move(obj);
       }, &rv);
       if (!listed.ok()) {

@@ -139,35 +139,6 @@ TEST_F(ClientTest, ListFollowsContinueAcrossPages) {
   EXPECT_EQ(odd->items.size(), 5u);
 }
 
-// Informers list from the API server's watch cache (one answer, no etcd pages) and still see
-// every write made before the list: each round creates a run and changes another one's priority
-// and lists at once; the list holds both as written, with a resourceVersion not older than theirs.
-TEST_F(ClientTest, ConsistentListFromTheCacheSeesEveryEarlierWrite) {
-  ASSERT_TRUE(client()->Create(kRuns.Path(ns_), RunJson("base", 10, R"({"odd":"yes"})")).ok());
-  for (int i = 0; i < 20; ++i) {
-    auto made = client()->Create(kRuns.Path(ns_), RunJson("round-" + std::to_string(i), 50, R"({"odd":"yes"})"));
-    ASSERT_TRUE(made.ok()) << made.status().ToString();
-    auto patched = client()->MergePatch(kRuns.Path(ns_, "base"), R"({"spec":{"priority":)" + std::to_string(11 + i) + "}}");
-    ASSERT_TRUE(patched.ok()) << patched.status().ToString();
-    const uint64_t written = std::stoull(json::GetString(json::Find(*patched, {"metadata", "resourceVersion"})));
-    k8s::ListOptions lo;
-    lo.label_selector = "odd=yes";
-    std::set<std::string> names;
-    int64_t base_priority = -1;
-    std::string rv;
-    k8s::Status s = client()->ListConsistentFromCache(kRuns.Path(ns_), lo, [&](const json::Value& item) {
-      const std::string name = json::GetString(json::Find(item, {"metadata", "name"}));
-      names.insert(name);
-      if (name == "base") base_priority = json::GetInt(*json::Find(item, {"spec"}), "priority");
-    }, &rv);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(names.size(), static_cast<size_t>(i + 2)) << "round " << i;
-    EXPECT_TRUE(names.count("round-" + std::to_string(i))) << "round " << i;
-    EXPECT_EQ(base_priority, 11 + i) << "round " << i;
-    EXPECT_GE(std::stoull(rv), written) << "round " << i;
-  }
-}
-
 TEST_F(ClientTest, BindsPodsThroughBindingSubresource) {
   std::string node = "bind-node-" + ns_;
   ASSERT_TRUE(client()->Create(kNodes.Path(), R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
