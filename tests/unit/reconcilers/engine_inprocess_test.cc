@@ -488,6 +488,46 @@ TEST_F(EngineInProcess, ARunInterruptedByANodeLossIsRetriedElsewhere) {
 
 // maxDuration counts from startedAt on the engine's clock: moving the fake clock past it ends the
 // run with MaxDurationExceeded and stops its Pods.
+// A Running run that needs nothing is left alone by later passes (issue 16: Quiet), yet still
+// notices what changes under it: a node leaving the fleet by its labels, and a Fleet whose
+// nodeSelector no longer selects the run's node. Each ends the attempt as an interruption.
+TEST_F(EngineInProcess, ALeftAloneRunStillSeesItsNodeAndFleetChange) {
+  Node("n0", "a100");
+  Node("n1", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("first", R"("retry":{"onEvents":["interruption"],"duration":"1h"})");
+  Run("second", R"("retry":{"onEvents":["interruption"],"duration":"1h"})");
+  ASSERT_TRUE(WaitPhase("first", "Scheduled"));
+  ASSERT_TRUE(WaitPhase("second", "Scheduled"));
+  ASSERT_TRUE(PodsBound("first"));
+  ASSERT_TRUE(PodsBound("second"));
+  SetPodsPhase("first", "Running");
+  SetPodsPhase("second", "Running");
+  ASSERT_TRUE(WaitPhase("first", "Running"));
+  ASSERT_TRUE(WaitPhase("second", "Running"));
+  ASSERT_TRUE(LetPassesGo(3));  // visited once more with nothing to do: left alone from now on
+  EXPECT_EQ(Phase("first"), "Running");
+  EXPECT_EQ(Phase("second"), "Running");
+
+  // The node of `first` loses the fleet's label.
+  const std::string node = PlacementNodes("first").at(0);
+  auto r = user_->MergePatch(kNodes.Path("", node), R"({"metadata":{"labels":{"pool":"other"}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return StatusInt("first", "resubmissions") == 1; })) << StatusString("first", "message");
+  EXPECT_EQ(StatusString("first", "reason"), "Interrupted");
+  EXPECT_NE(StatusString("first", "message").find("no longer in a fleet"), std::string::npos)
+      << StatusString("first", "message");
+  EXPECT_EQ(Phase("second"), "Running");
+
+  // The Fleet's selector changes: `second`'s node is no longer in it.
+  ASSERT_TRUE(LetPassesGo(3));
+  r = user_->MergePatch(kFleets.Path("", "gpu"), R"({"spec":{"nodeSelector":{"pool":"h100"}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return StatusInt("second", "resubmissions") == 1; })) << StatusString("second", "message");
+  EXPECT_EQ(StatusString("second", "reason"), "Interrupted");
+}
+
 TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
   Node("n0", "a100");
   Fleet("gpu", "a100");
