@@ -2,10 +2,14 @@
 
 # A TCP port on 127.0.0.1 that nothing listens on right now.
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Below the kernel's ephemeral range (32768 and up by default), so that no outgoing connection
+# takes the port between this check and the listener's bind.
 free_port() {
-  local p
+  local p top=32767 lo
+  lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$lo" -gt 21000 ] 2>/dev/null && top=$((lo - 1))
   for _ in $(seq 1 200); do
-    p=$(( (RANDOM % 20000) + 20000 ))
+    p=$(( (RANDOM % (top - 20000 + 1)) + 20000 ))
     if port_free "$p"; then echo "$p"; return 0; fi
   done
   log "no free port found"; return 1

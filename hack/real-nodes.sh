@@ -319,6 +319,17 @@ start_kubelet() {
 # ---------------------------------------------------------------------------------------------
 # Hollow nodes (kubemark): the real kubelet's node and Pod handling with a fake container runtime.
 # Pods never finish (delete them), there are no logs, and capacity is cpu 1, memory 3840Mi.
+start_hollow_node() {  # NAME LAB LABELS
+  local name=$1 lab=$2 labels=$3 extra=()
+  [ -n "$labels" ] && extra+=(--node-labels="$labels")
+  # kubemark hard-codes /tmp/kubelet_remote.sock and /tmp/hollow-kubelet.*: a private /tmp each.
+  setsid unshare -m --propagation private sh -c 'mount --bind "$1" /tmp && shift && exec "$@"' sh "$lab/tmp" \
+    "$BIN/kubemark" --morph=kubelet --name="$name" --kubeconfig=/tmp/kubeconfig \
+    --kubelet-port="$(free_port)" --kubelet-read-only-port=0 "${extra[@]}" \
+    >>"$lab/kubelet.log" 2>&1 < /dev/null &
+  echo $! > "$lab/pid"
+}
+
 hollow() {  # PREFIX COUNT [--gpus N] [--labels ...]
   local prefix=$1 count=$2; shift 2
   local gpus=0 labels=""
@@ -337,17 +348,22 @@ hollow() {  # PREFIX COUNT [--gpus N] [--labels ...]
     # The node sees only its private /tmp: give it a self-contained kubeconfig there (the control
     # plane's directory may itself be under /tmp).
     kubectl_cp config view --raw --flatten > "$lab/tmp/kubeconfig"
-    local extra=()
-    [ -n "$labels" ] && extra+=(--node-labels="$labels")
-    # kubemark hard-codes /tmp/kubelet_remote.sock and /tmp/hollow-kubelet.*: a private /tmp each.
-    setsid unshare -m --propagation private sh -c 'mount --bind "$1" /tmp && shift && exec "$@"' sh "$lab/tmp" \
-      "$BIN/kubemark" --morph=kubelet --name="$name" --kubeconfig=/tmp/kubeconfig \
-      --kubelet-port="$(free_port)" --kubelet-read-only-port=0 "${extra[@]}" \
-      >>"$lab/kubelet.log" 2>&1 < /dev/null &
-    echo $! > "$lab/pid"
+    start_hollow_node "$name" "$lab" "$labels"
   done
-  local ready
+  local ready tries=0
   for _ in $(seq 1 900); do
+    # A node whose port was taken before it bound it (it exits at once, "address already in use")
+    # starts again on a new port.
+    if [ $((tries++ % 10)) = 0 ]; then
+      for name in "${names[@]}"; do
+        lab="$DIR/hollow/$name"
+        if ! pid_alive "$lab/pid" && grep -q "bind: address already in use" "$lab/kubelet.log" 2>/dev/null \
+            && [ "$(grep -c 'starting it again on a new port' "$lab/kubelet.log")" -lt 5 ]; then
+          echo "real-nodes: the hollow node's port was taken; starting it again on a new port" >>"$lab/kubelet.log"
+          start_hollow_node "$name" "$lab" "$labels"
+        fi
+      done
+    fi
     ready=$(kubectl_cp get nodes -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>/dev/null \
       | awk -v p="$prefix" 'index($1, p) == 1 && $2 == "True"' | wc -l)
     [ "$ready" -ge "$count" ] && break
