@@ -97,6 +97,7 @@ void MakeNodes(const std::string& pool, int count) {
                                                   "8", "--labels", "pool=" + pool});
     if (r.exit_code != 0) {
       std::fprintf(stderr, "hollow nodes failed: %s\n", r.err.c_str());
+      StopControlPlane();  // leave no API server, etcd or hollow node running behind us
       std::exit(1);
     }
     // Wait until every node advertises its GPUs.

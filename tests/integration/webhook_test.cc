@@ -99,13 +99,20 @@ TEST_F(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
            std::to_string(priority) + "\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
            "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
   };
-  // Wait until the webhook answers (the controller starts serving it before its caches sync).
-  CommandResult refused;
-  ASSERT_TRUE(Eventually([&] {
-    refused = Kubectl({"apply", "-f", "-"}, yaml("eager", 80));
-    if (refused.exit_code == 0) Kubectl({"delete", "run", "eager", "--wait=false"});
-    return refused.exit_code != 0;
-  }, std::chrono::seconds(20))) << controller_->Log();
+  // Applies the run until the webhook refuses it (a run let in meanwhile is deleted again): the
+  // controller serves the webhook before its caches sync, and a label change reaches the webhook
+  // through berth's watch of Namespaces.
+  auto refused_in_time = [&](const std::string& name, int priority) {
+    CommandResult r;
+    EXPECT_TRUE(Eventually([&] {
+      r = Kubectl({"apply", "-f", "-"}, yaml(name, priority));
+      if (r.exit_code == 0) Kubectl({"delete", "run", name, "--wait=false"});
+      return r.exit_code != 0;
+    }, std::chrono::seconds(20))) << controller_->Log();
+    return r;
+  };
+  CommandResult refused = refused_in_time("eager", 80);
+  ASSERT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("spec.priority 80 is above 70, the highest priority runs in namespace " + ns_ +
                              " may have (namespace label berth.dev/max-priority: \"70\")"),
             std::string::npos)
@@ -127,13 +134,7 @@ TEST_F(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
   EXPECT_EQ(Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"priority":60}})"}).exit_code, 0);
   // A malformed value caps at 0 (fail closed) and says so.
   ASSERT_EQ(cp().Kubectl({"label", "--overwrite", "namespace", ns_, "berth.dev/max-priority=seventy"}).exit_code, 0);
-  // The webhook reads the label from berth's watch: the change applies once the watch brought it.
-  CommandResult bad;
-  EXPECT_TRUE(Eventually([&] {
-    bad = Kubectl({"apply", "-f", "-"}, yaml("any", 1));
-    if (bad.exit_code == 0) Kubectl({"delete", "run", "any", "--wait=false"});
-    return bad.exit_code != 0;
-  }, std::chrono::seconds(20))) << controller_->Log();
+  CommandResult bad = refused_in_time("any", 1);
   EXPECT_NE(bad.err.find("is not a whole number from 0 to 100, so berth counts it as 0"), std::string::npos) << bad.err;
   // Changes that leave the priority as it was pass whatever the cap (the run can still be stopped).
   EXPECT_EQ(Kubectl({"patch", "run", "capped", "--type", "merge", "-p", R"({"spec":{"stop":true}})"}).exit_code, 0);
