@@ -37,9 +37,11 @@ bool KeyedWriter::Dispatch(const std::string& key, Write write, bool background)
       if (background || e.state != State::kQueued || !e.background) return false;
       e.write = std::move(write);
       e.background = false;
+      --background_queued_;
     } else {
       entries_.emplace(key, Entry{State::kQueued, std::move(write), background, nullptr});
       ++busy_;
+      if (background) ++background_queued_;
     }
   }
   (background ? background_ : decisions_).Add(key);
@@ -83,6 +85,7 @@ void KeyedWriter::Worker(WorkQueue& queue) {
       if (it != entries_.end() && it->second.state == State::kQueued) {
         write = std::move(it->second.write);
         it->second.state = State::kRunning;
+        if (it->second.background) --background_queued_;
       } else if (it != entries_.end() && it->second.state == State::kBackingOff && it->second.backoff_in == &queue) {
         // The key's delayed re-add came due: its backoff is over.
         entries_.erase(it);

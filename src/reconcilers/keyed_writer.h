@@ -24,6 +24,7 @@
 //
 // Thread-safe. Keys are "namespace/name" of a run or any other string ("fleet:NAME").
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -68,6 +69,8 @@ class KeyedWriter {
   // Every key with a write queued or in flight.
   std::unordered_set<std::string> BusyKeys() const;
   size_t BusyCount() const;
+  // Background writes queued and not yet taken by a worker (lock-free: a snapshot).
+  size_t BackgroundQueued() const { return background_queued_.load(std::memory_order_relaxed); }
   // Whether `key` is backing off after a failed write.
   bool BackingOff(const std::string& key) const;
 
@@ -96,6 +99,7 @@ class KeyedWriter {
   bool stopped_ = false;
   std::unordered_map<std::string, Entry> entries_;  // keys queued, running or backing off
   size_t busy_ = 0;                                 // entries queued or running
+  std::atomic<size_t> background_queued_{0};        // entries kQueued with background set (under mu_)
   WorkQueue decisions_, background_;
   std::vector<std::thread> workers_;
 };

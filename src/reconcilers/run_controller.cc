@@ -182,7 +182,13 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   resource_quotas_ = std::make_unique<k8s::Informer<ResourceQuotaInfo>>(
       client_, "/api/v1/resourcequotas", DecodeResourceQuota,
       [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
-  namespaces_->AddHandler(wake);
+  namespaces_->AddHandler([this](const std::string&, const auto&, const auto&) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      namespaces_changed_ = true;  // a priority cap may have changed: pending runs are decided again
+    }
+    Wake();
+  });
   resource_quotas_->AddHandler(wake);
 }
 
@@ -259,7 +265,9 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, b
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return false;
   }
-  return writer_.Dispatch(key, std::move(fn), background);
+  if (!writer_.Dispatch(key, std::move(fn), background)) return false;
+  dispatched_.insert(key);
+  return true;
 }
 
 void RunController::Loop() {
@@ -421,6 +429,8 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
     pass_changed_nodes_.swap(changed_nodes_);
     pass_fleets_changed_ = fleets_changed_;
     fleets_changed_ = false;
+    pass_namespaces_changed_ = namespaces_changed_;
+    namespaces_changed_ = false;
     failed.swap(failed_admissions_);
     fleet_failed.swap(fleet_write_failed_);
     written.swap(written_rv_);
@@ -664,8 +674,14 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     }
     if (is_busy) frozen.insert(key);
     if (!is_busy && Quiet(key, *run, memo, now)) continue;
+    if (QueuedQuietly(key, *run, memo)) {  // busy too: DecidePending's kQueue stands then as well
+      memo.queued_pass = pass_no_;  // its entry stays as it is
+      continue;
+    }
+    memo.queued_rv.clear();
     if (!Reconcile(*run, view, now, is_busy)) continue;
     memo.queued_pass = pass_no_;
+    if (!is_busy) memo.queued_rv = run->meta.resource_version;
     sched::PendingRun pr;
     pr.id = key;
     pr.priority = QueuePriority(*run);
@@ -697,6 +713,14 @@ bool RunController::Quiet(const std::string& key, const Run& run, const Memo& me
   return true;
 }
 
+bool RunController::QueuedQuietly(const std::string& key, const Run& run, const Memo& memo) const {
+  // DecidePending's kQueue stands while the run (its resourceVersion) and its Pods (pass_touched_)
+  // are as they were: its other rules read nothing else, and the time only ends a back-off. The
+  // entry's priority also reads the namespace's cap.
+  return !memo.queued_rv.empty() && memo.queued_rv == run.meta.resource_version && !pass_namespaces_changed_ &&
+         !pass_touched_.count(key) && queue_.Contains(key);
+}
+
 void RunController::PublishQueue(const sched::CycleResult& result,
                                  const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id) {
   // The queue as the endpoint shows it.
@@ -704,6 +728,13 @@ void RunController::PublishQueue(const sched::CycleResult& result,
   std::vector<QueueEntry> qv;
   qv.reserve(queue_.size());
   int64_t position = 0;
+  // Waiting runs mostly share one sentence (the same reason, namespace and fleets, e.g. 100,000
+  // runs waiting for one full fleet): it is formatted once for each run of equal neighbours.
+  // Explain reads the run beyond these only for its namespace's priority cap.
+  const sched::WaitingRun* last = nullptr;
+  const std::vector<std::string>* last_fleets = nullptr;
+  bool last_capped = true;
+  std::string last_text;
   for (auto item : queue_) {
     QueueEntry e;
     e.position = ++position;
@@ -718,7 +749,17 @@ void RunController::PublishQueue(const sched::CycleResult& result,
     auto w = waiting_by_id.find(item.run.id);
     if (w != waiting_by_id.end()) {
       e.reason = std::string(sched::ApiReason(w->second->reason.code));
-      e.message = Explain(result, *w->second);
+      const sched::WaitingRun& cur = *w->second;
+      if (last != nullptr && !last_capped && last->reason == cur.reason && *last_fleets == item.run.fleets &&
+          sched::NamespaceOf(last->run_id) == sched::NamespaceOf(cur.run_id)) {
+        e.message = last_text;
+      } else {
+        e.message = Explain(result, cur);
+        last = &cur;
+        last_fleets = &item.run.fleets;
+        last_capped = CapOf(e.ns).has_value();
+        last_text = e.message;
+      }
     }
     qv.push_back(std::move(e));
   }
@@ -856,9 +897,12 @@ ClusterView RunController::PassView(const Keyed& keyed, std::vector<PlacedRun>& 
   auto nodes = nodes_->List();
   placed = BlockHolders(keyed);
   MarkQuotaPending(placed);
+  // Holds reads the runs whose Pods may count through their placement: the placed ones.
   std::unordered_map<std::string, const Run*> by_key;
-  by_key.reserve(keyed.size());
-  for (const auto& [key, run] : keyed) by_key.emplace(key, run.get());
+  by_key.reserve(placed.size());
+  for (const auto& [key, run] : keyed) {
+    if (IsPlacedPhase(run->status.phase)) by_key.emplace(key, run.get());
+  }
   std::vector<NodeHold> holds = Holds(by_key);
   ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
   PauseRefusedInstances(view, nodes, holds, now);
@@ -892,6 +936,7 @@ void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult
 void RunController::Pass() {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
   ++pass_no_;
+  dispatched_.clear();
   const k8s::TimePoint now = clock_.Now();
   next_deadline_.reset();
   ShowPriorityNews();
@@ -1723,14 +1768,22 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
       return;
     }
   }
+  // A waiting run's status is information, not a decision (below): with waiting_writes_queued
+  // of them waiting for a writer already (100,000 runs submitted at once, each shown its first
+  // waiting status), the rest are written by later passes, in queue order, as those drain. The
+  // queue view and the endpoint show them at once anyway. A preemption's record is a decision.
+  if (w.reason.code != sched::WaitCode::kPreempting && !run.status.preemption &&
+      writer_.BackgroundQueued() >= options_.waiting_writes_queued) {
+    return;
+  }
   // Conditions compared without their message first: sentences are formatted only when needed.
   RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
   if (!structural && !refresh_due) return;
   next.message = Explain(result, w);
   SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
+  memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
   if (SameStatus(run.status, next)) return;
-  memo.last_wait_write = now;
   if (next.preemption && next.preemption != run.status.preemption) {
     // A preemption is a decision: its record is written before any victim is evicted (the next
     // pass evicts them once the cache shows it).
@@ -1792,8 +1845,9 @@ std::unordered_set<std::string> RunController::WritePositions(
     const Keyed& runs, std::unordered_set<std::string> frozen, const sched::CycleResult& result,
     const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting, k8s::TimePoint now) {
   if (!LastPositionsVisible()) return {};
-  // Runs with a write of their own queued or in flight keep their place until it is visible.
-  for (const auto& key : writer_.BusyKeys()) frozen.insert(key);
+  // Runs with a write of their own queued or in flight keep their place until it is visible:
+  // those busy when the pass began are frozen already (ReconcileAll), and this pass' own.
+  frozen.insert(dispatched_.begin(), dispatched_.end());
   const PositionPlanInput in = PositionInput(runs, std::move(frozen), waiting, now);
   const size_t budget = position_budget_.Available(now);
   if (budget == 0) {

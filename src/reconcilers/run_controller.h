@@ -89,6 +89,10 @@ struct EngineOptions {
   int writers = 16;  // API writes in flight at most
   std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
   size_t position_limit = 100;                     // queuePosition kept for the first N places
+  // Waiting runs' status writes (information, never a decision) queued for a writer at most; the
+  // rest wait for a later pass (100,000 runs submitted at once are shown their status in queue
+  // order as the API takes it, and the engine does not hold 100,000 writes and their keys).
+  size_t waiting_writes_queued = 1000;
   // A resubmitted run queues again after this delay, doubled for each attempt in a row that ran
   // less than kBackoffResetAfter, up to max_retry_backoff. 0 = at once.
   std::chrono::milliseconds retry_backoff{10 * 1000};
@@ -210,6 +214,10 @@ class RunController {
     // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
     std::string quiet_rv;
     k8s::TimePoint quiet_until{};
+    // A pending run found queueable (DecidePending: kQueue, not busy) at this resourceVersion:
+    // later passes keep its queue entry as it is, without deciding again, until it or its Pods
+    // change, or a Namespace does (its priority cap). See "Incremental passes".
+    std::string queued_rv;
     // The last pass (pass_no_) whose working set held the run, and that put it in the queue.
     uint64_t seen_pass = 0, queued_pass = 0;
   };
@@ -449,11 +457,14 @@ class RunController {
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
   std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
   uint64_t pass_no_ = 0;                          // loop thread only: passes so far
+  std::unordered_set<std::string> dispatched_;    // loop thread only: keys this pass handed to the writer
   // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
   std::unordered_set<std::string> pass_touched_, pass_changed_nodes_;
   bool pass_fleets_changed_ = true;
+  bool pass_namespaces_changed_ = true;
   // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv).
   bool Quiet(const std::string& key, const Run& run, const Memo& memo, k8s::TimePoint now) const;
+  bool QueuedQuietly(const std::string& key, const Run& run, const Memo& memo) const;
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   struct Refusal {
     k8s::TimePoint until;   // at the latest
@@ -474,6 +485,7 @@ class RunController {
   bool stopping_ = false;
   std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
   std::unordered_set<std::string> changed_nodes_;  // Nodes changed since the last pass
+  bool namespaces_changed_ = true;                  // a Namespace added, deleted or changed since the last pass
   bool fleets_changed_ = true;                      // a Fleet added, deleted or its spec changed since
   std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
   // Admissions whose status write may or may not have been applied (key -> guarding rv), and

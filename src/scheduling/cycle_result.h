@@ -78,6 +78,7 @@ struct WaitReason {
   bool victims_stopping = false;
   // kKeptForPreemptor: the run the room is kept for.
   std::string preemptor;
+  friend bool operator==(const WaitReason&, const WaitReason&) = default;
 };
 
 struct RankPlacement {

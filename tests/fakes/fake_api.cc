@@ -616,13 +616,35 @@ void FakeApi::Compact() {
   snapshots_.clear();
 }
 
-std::optional<FakeApi::Fault> FakeApi::TakeFault(const HttpRequest& req) {
+namespace {
+bool RequestMatches(const FakeApi::Match& m, const HttpRequest& req) {
   const std::string path = req.path.substr(0, req.path.find('?'));
+  if (!m.method.empty() && m.method != req.method) return false;
+  if (!m.path.empty() && m.path != path) return false;
+  return !m.when || m.when(req);
+}
+}  // namespace
+
+void FakeApi::HoldRequests(Match match) {
+  std::lock_guard<std::mutex> lock(mu_);
+  hold_ = std::move(match);
+}
+
+void FakeApi::ReleaseRequests() {
+  std::lock_guard<std::mutex> lock(mu_);
+  hold_.reset();
+  released_.notify_all();
+}
+
+int FakeApi::RequestsHeld() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_requests_;
+}
+
+std::optional<FakeApi::Fault> FakeApi::TakeFault(const HttpRequest& req) {
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
     if (it->remaining <= 0) continue;
-    if (!it->match.method.empty() && it->match.method != req.method) continue;
-    if (!it->match.path.empty() && it->match.path != path) continue;
-    if (it->match.when && !it->match.when(req)) continue;
+    if (!RequestMatches(it->match, req)) continue;
     Fault f = *it;
     if (--it->remaining <= 0) faults_.erase(it);
     ++faults_fired_;
@@ -646,7 +668,12 @@ k8s::Result<HttpResponse> FakeApi::Send(const HttpRequest& req) {
   std::optional<Fault> fault;
   HttpResponse resp;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (hold_ && RequestMatches(*hold_, req)) {
+      ++held_requests_;
+      released_.wait(lock, [&] { return !hold_; });
+      --held_requests_;
+    }
     requests_.push_back(req.method + " " + req.path.substr(0, req.path.find('?')));
     fault = TakeFault(req);
     if (fault && !fault->drop_reply) {

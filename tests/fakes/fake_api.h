@@ -119,6 +119,14 @@ class FakeApi final : public k8s::Transport {
   void HoldWatches();
   void ReleaseWatches();
 
+  // A slow API server: matching requests wait (before they are carried out) until
+  // ReleaseRequests, which also ends the hold. A test that holds must release before its engine
+  // stops (its writers would wait for ever).
+  void HoldRequests(Match match);
+  void ReleaseRequests();
+  // Requests waiting at the hold now.
+  int RequestsHeld() const;
+
   // ---- Other test hooks ----
   // Ends every open watch stream normally (the informers resume from their last resourceVersion).
   void CloseWatches();
@@ -197,6 +205,9 @@ class FakeApi final : public k8s::Transport {
   std::map<std::string, Snapshot> snapshots_;  // continue token -> the rest of the list
   std::vector<std::shared_ptr<Watcher>> watchers_;
   std::vector<Fault> faults_;
+  std::optional<Match> hold_;  // HoldRequests
+  int held_requests_ = 0;
+  std::condition_variable released_;
   std::vector<std::string> requests_;
 };
 

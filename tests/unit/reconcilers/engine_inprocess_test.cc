@@ -44,7 +44,13 @@ constexpr const char* kQueueRetry = R"("retry":{"onEvents":["no-capacity"],"dura
 // Counts the engine's passes (its metrics hook), so a test can let a few passes go by.
 class PassCounter : public reconcilers::EngineObserver {
  public:
-  void OnPass(const PassSummary&) override { ++passes; }
+  void OnPass(const PassSummary& s) override {
+    ++passes;
+    size_t seen = most_writes_queued.load();
+    while (s.writes_queued > seen && !most_writes_queued.compare_exchange_weak(seen, s.writes_queued)) {
+    }
+  }
+  std::atomic<size_t> most_writes_queued{0};  // the engine's writes waiting or in flight after a pass
   void OnAdmitted(std::chrono::milliseconds) override {}
   void OnFinished(const std::string&, const std::string&) override {}
   void OnWriteFailed(const std::string&) override {}
@@ -526,6 +532,84 @@ TEST_F(EngineInProcess, ALeftAloneRunStillSeesItsNodeAndFleetChange) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(Eventually([&] { return StatusInt("second", "resubmissions") == 1; })) << StatusString("second", "message");
   EXPECT_EQ(StatusString("second", "reason"), "Interrupted");
+}
+
+// A pending run the passes found queueable is not decided again while nothing of it changed
+// ("Incremental passes"): what it does not own changing still reaches it, here its namespace's
+// priority cap and a Pod of it that should not exist.
+TEST_F(EngineInProcess, AQueuedRunLeftAloneStillSeesItsNamespaceCapAndItsPods) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  ASSERT_TRUE(user_->Create(k8s::resources::kNamespaces.Path(), R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" +
+                                                                    std::string(kNs) + R"("}})")
+                  .ok());
+  StartEngine();
+  Run("blocker", kQueueRetry);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  Run("waiter", std::string(R"("priority":90,)") + kQueueRetry);
+  ASSERT_TRUE(Eventually([&] { return StatusString("waiter", "reason") == "NoCapacity"; }));
+  auto queued_priority = [&] {
+    for (const auto& e : engine_->Queue()) {
+      if (e.name == "waiter") return e.priority;
+    }
+    return -1;
+  };
+  ASSERT_TRUE(LetPassesGo(3));  // decided, then left alone
+  EXPECT_EQ(queued_priority(), 90);
+
+  auto r = user_->MergePatch(k8s::resources::kNamespaces.Path("", kNs),
+                             R"({"metadata":{"labels":{"berth.dev/max-priority":"20"}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(Eventually([&] { return queued_priority() == 20; })) << queued_priority();
+
+  // A Pod of the waiting run (left by an older controller, say) is deleted: a queued run has none.
+  ASSERT_TRUE(LetPassesGo(3));
+  const std::string uid = json::GetString(json::Find(RunDoc("waiter"), {"metadata", "uid"}));
+  r = user_->Create(kPods.Path(kNs),
+                    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"waiter-0","labels":{"berth.dev/run":"waiter","berth.dev/attempt":"0"},)"
+                    R"("ownerReferences":[{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":"waiter","uid":")" +
+                        uid + R"(","controller":true}]},"spec":{"containers":[{"name":"main","image":"busybox:1.35"}]}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(Eventually([&] { return Pods("waiter").empty(); })) << Dump();
+  EXPECT_EQ(Phase("waiter"), "Pending");
+}
+
+// Runs submitted at once are each shown their waiting status, without the engine queueing one
+// write per run at once: at most waiting_writes_queued wait for a writer, the rest follow as the
+// API server takes them (here an API server that answers nothing until released).
+TEST_F(EngineInProcess, ManyRunsSubmittedAtOnceGetTheirWaitingStatusWithBoundedWrites) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  reconcilers::EngineOptions options;
+  options.waiting_writes_queued = 3;
+  StartEngine(options);
+  Run("blocker", kQueueRetry);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  api_->HoldRequests(FakeApi::Match{"PATCH", "", [](const k8s::HttpRequest& req) {
+                                      return req.path.find("/runs/") != std::string::npos &&
+                                             req.path.find("/status") != std::string::npos &&
+                                             req.path.find("blocker") == std::string::npos;
+                                    }});
+  struct Release {
+    FakeApi& api;
+    ~Release() { api.ReleaseRequests(); }
+  } release{*api_};
+  constexpr int kRuns = 40;
+  for (int i = 0; i < kRuns; ++i) Run("wait-" + std::to_string(i), kQueueRetry);
+  ASSERT_TRUE(Eventually([&] { return engine_->Queue().size() == kRuns; }));
+  ASSERT_TRUE(LetPassesGo(5));
+  passes_.most_writes_queued = 0;
+  ASSERT_TRUE(LetPassesGo(3));
+  // Held: 2 background writers in flight, 3 queued, the queue-position writer, perhaps the Fleet's.
+  EXPECT_GE(api_->RequestsHeld(), 1);
+  EXPECT_LE(passes_.most_writes_queued.load(), 8u);
+  api_->ReleaseRequests();
+  EXPECT_TRUE(Eventually([&] {
+    for (int i = 0; i < kRuns; ++i) {
+      if (StatusString("wait-" + std::to_string(i), "reason") != "NoCapacity") return false;
+    }
+    return true;
+  }));
 }
 
 TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {

@@ -163,6 +163,26 @@ TEST(KeyedWriterTest, BackgroundWritesNeverHoldUpDecisionsAndADecisionReplacesAW
   EXPECT_EQ(done.Count("ns/a", Outcome::kWritten), 1u);
 }
 
+TEST(KeyedWriterTest, BackgroundQueuedCountsTheRefreshesNoWorkerHasTakenYet) {
+  k8s::FakeClock clock;
+  Done done;
+  KeyedWriter w(clock, Small(/*decisions=*/1, /*background=*/1), done.Fn());
+  w.Start();
+  Gate gate;
+  std::atomic<bool> blocking_started{false};
+  ASSERT_TRUE(w.Dispatch("ns/x", [&] { blocking_started = true; gate.Wait(); return true; }, true));
+  ASSERT_TRUE(Eventually([&] { return blocking_started.load(); }));
+  EXPECT_EQ(w.BackgroundQueued(), 0u) << "taken by the worker: in flight, not queued";
+  for (const char* key : {"ns/a", "ns/b", "ns/c"}) ASSERT_TRUE(w.Dispatch(key, [] { return true; }, true));
+  EXPECT_EQ(w.BackgroundQueued(), 3u);
+  ASSERT_TRUE(w.Dispatch("ns/d", [] { return true; }));  // a decision is not counted
+  ASSERT_TRUE(w.Dispatch("ns/b", [] { return true; }));  // it replaces ns/b's refresh
+  EXPECT_EQ(w.BackgroundQueued(), 2u);
+  gate.Open();
+  EXPECT_TRUE(Eventually([&] { return w.BackgroundQueued() == 0 && w.BusyCount() == 0; }));
+  w.Stop();
+}
+
 TEST(KeyedWriterTest, StopCarriesOutWhatIsQueuedThenRefusesEverything) {
   k8s::FakeClock clock;
   Done done;
