@@ -735,6 +735,7 @@ void RunController::PublishQueue(const sched::CycleResult& result,
   const std::vector<std::string>* last_fleets = nullptr;
   bool last_capped = true;
   std::string last_text;
+  size_t next_waiting = 0;  // result.waiting is in queue order (Schedule): walked beside the queue
   for (auto item : queue_) {
     QueueEntry e;
     e.position = ++position;
@@ -746,10 +747,15 @@ void RunController::PublishQueue(const sched::CycleResult& result,
     e.nodes = item.run.nodes;
     e.fleets = item.run.fleets;
     e.submitted_at = item.run.submitted_at;
-    auto w = waiting_by_id.find(item.run.id);
-    if (w != waiting_by_id.end()) {
-      e.reason = std::string(sched::ApiReason(w->second->reason.code));
-      const sched::WaitingRun& cur = *w->second;
+    const sched::WaitingRun* w = nullptr;
+    if (next_waiting < result.waiting.size() && result.waiting[next_waiting].run_id == item.run.id) {
+      w = &result.waiting[next_waiting++];
+    } else if (auto it = waiting_by_id.find(item.run.id); it != waiting_by_id.end()) {
+      w = it->second;
+    }
+    if (w != nullptr) {
+      e.reason = std::string(sched::ApiReason(w->reason.code));
+      const sched::WaitingRun& cur = *w;
       if (last != nullptr && !last_capped && last->reason == cur.reason && *last_fleets == item.run.fleets &&
           sched::NamespaceOf(last->run_id) == sched::NamespaceOf(cur.run_id)) {
         e.message = last_text;
@@ -838,9 +844,8 @@ bool RunController::MoveInView(std::vector<QueueEntry>& view, const std::string&
   return true;
 }
 
-void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, const Keyed& keyed,
-                           const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id,
-                           const std::vector<sched::InstanceStatus>& described) {
+void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result,
+                           std::optional<k8s::TimePoint> oldest, const std::vector<sched::InstanceStatus>& described) {
   if (!observer_) return;
   EngineObserver::PassSummary summary;
   summary.duration = took;
@@ -857,16 +862,7 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   // waiting. The same rule as the admission wait (OnAdmitted).
   // A run waiting for its own namespace's ResourceQuota is not counted: the namespace's budget,
   // not berth or its fleets, holds it (the BerthRunsWaiting alert must not fire for it).
-  std::optional<k8s::TimePoint> oldest;
-  for (const auto& [key, run] : keyed) {
-    auto w = waiting_by_id.find(key);
-    if (w == waiting_by_id.end() || w->second->reason.code == sched::WaitCode::kQuotaExceeded) continue;
-    k8s::TimePoint since = run->meta.created;
-    if (run->status.resubmissions > 0) {
-      if (auto back = ParseTime(run->status.retry_after)) since = std::max(since, *back);
-    }
-    if (!oldest || since < *oldest) oldest = since;
-  }
+  // (Found by CarryOutWaiting, which reads every waiting run.)
   if (oldest && result.now > *oldest) {
     summary.oldest_pending_wait = std::chrono::duration_cast<std::chrono::milliseconds>(result.now - *oldest);
   }
@@ -910,7 +906,7 @@ ClusterView RunController::PassView(const Keyed& keyed, std::vector<PlacedRun>& 
   return view;
 }
 
-void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
+std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
                                     std::unordered_set<std::string> frozen, const std::unordered_set<std::string>& busy,
                                     const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id,
                                     k8s::TimePoint now, PassPhases& phases) {
@@ -919,10 +915,18 @@ void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
+  std::optional<k8s::TimePoint> oldest;  // see Report
   for (const auto& w : result.waiting) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     auto run = runs_->Get(w.run_id);
     if (!run) continue;
+    if (w.reason.code != sched::WaitCode::kQuotaExceeded) {
+      k8s::TimePoint since = run->meta.created;
+      if (run->status.resubmissions > 0) {
+        if (auto back = ParseTime(run->status.retry_after)) since = std::max(since, *back);
+      }
+      if (!oldest || since < *oldest) oldest = since;
+    }
     // A run that may wait only so long fails then (StopsWaiting), also if it is busy now.
     if (run->retry && run->retry->on_no_capacity && run->retry->duration) {
       NoteDeadline(run->meta.created + *run->retry->duration);
@@ -931,6 +935,7 @@ void RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult
     ApplyWaiting(*run, result, w, now);
   }
   phases.Mark("waiting");
+  return oldest;
 }
 
 void RunController::Pass() {
@@ -965,7 +970,8 @@ void RunController::Pass() {
   }
   std::unordered_map<std::string_view, const sched::WaitingRun*> waiting_by_id;
   for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
-  CarryOutWaiting(keyed, result, std::move(frozen), busy, waiting_by_id, now, phases);
+  const std::optional<k8s::TimePoint> oldest_waiting =
+      CarryOutWaiting(keyed, result, std::move(frozen), busy, waiting_by_id, now, phases);
   PublishQueue(result, waiting_by_id);
   phases.Mark("publish");
 
@@ -980,7 +986,7 @@ void RunController::Pass() {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size(), phases.text);
   }
-  Report(took, result, keyed, waiting_by_id, described);
+  Report(took, result, oldest_waiting, described);
 }
 
 
@@ -1734,7 +1740,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   const std::optional<int64_t>& position = run.status.queue_position;
   const std::string reason(sched::ApiReason(w.reason.code));
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
-  Memo& memo = memo_[RunKey(run)];
+  Memo& memo = memo_[w.run_id];  // the run's key
   // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
   // namespace's own budget, not capacity that failed to show up (as in Kueue).
   if (EndsWaiting(run, w, now)) {
@@ -1744,12 +1750,12 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
                   : Finish(run.status, Outcome::kFailed, ToApi(Reason::kRetryLimitExceeded),
                            "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why,
                            run.meta.generation, run.meta.created, now);
-    next.effective_priority = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
+    next.effective_priority = w.effective_priority;
     SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
     WriteStatus(run, next, "Warning", next.reason, next.message);
     return;
   }
-  const int32_t effective = queue_.EffectivePriority(w.run_id).value_or(static_cast<int32_t>(run.priority));
+  const int32_t effective = w.effective_priority;
   bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   if (!refresh_due) {
     // The common case, checked without copying the status: nothing but the sentence could have
@@ -1871,7 +1877,7 @@ std::unordered_set<std::string> RunController::WritePositions(
     auto wr = waiting.find(m.key);
     if (final_place && wr != waiting.end()) {
       const sched::WaitingRun& wait = *wr->second;
-      const int32_t effective = queue_.EffectivePriority(m.key).value_or(static_cast<int32_t>(run->priority));
+      const int32_t effective = wait.effective_priority;
       w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait.reason.code)), effective, m.to, Explain(result, wait), now);
       memo_[m.key].last_wait_write = now;
     }

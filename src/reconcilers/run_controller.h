@@ -249,7 +249,8 @@ class RunController {
   // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot.
   ClusterView PassView(const Keyed& keyed, std::vector<PlacedRun>& placed, k8s::TimePoint now);
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
-  void CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
+  // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
+  std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
                        const std::unordered_set<std::string>& busy,
                        const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id,
                        k8s::TimePoint now, PassPhases& phases);
@@ -280,9 +281,8 @@ class RunController {
   void PublishQueue(const scheduling::CycleResult& result,
                     const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id);
   // Tells the observer (metrics) how the pass went.
-  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, const Keyed& keyed,
-              const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id,
-              const std::vector<scheduling::InstanceStatus>& described);
+  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result,
+              std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
   void Touch(const std::string& run_key);
   // writer_.Dispatch (reconcilers/keyed_writer.h: one write per key, backoff after a failed one,

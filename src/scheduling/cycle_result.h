@@ -116,6 +116,7 @@ struct PreemptionDecision {
 struct WaitingRun {
   std::string run_id;
   WaitReason reason;
+  int32_t effective_priority = 0;  // its priority in the queue this cycle (aging included)
   bool unschedulable() const { return IsUnschedulable(reason.code); }
 };
 

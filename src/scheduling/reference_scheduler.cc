@@ -634,7 +634,11 @@ CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
   std::set<std::string> queued;
   for (const PendingRun& r : runs) queued.insert(r.id);
   Ref ref(snapshot, now, queued);
-  for (const auto& [effective, run] : order) ref.Consider(*run);
+  for (const auto& [effective, run] : order) {
+    const size_t waiting = ref.out.waiting.size();
+    ref.Consider(*run);
+    if (ref.out.waiting.size() > waiting) ref.out.waiting.back().effective_priority = effective;
+  }
   return std::move(ref.out);
 }
 

@@ -1279,7 +1279,11 @@ CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint
   Cycle cycle(snapshot, now, result);
   cycle.ApplyNominations(queue);
   result.waiting.reserve(queue.size());
-  for (RunQueue::Item item : queue) cycle.Consider(item.run);
+  for (RunQueue::Item item : queue) {
+    const size_t waiting = result.waiting.size();
+    cycle.Consider(item.run);
+    if (result.waiting.size() > waiting) result.waiting.back().effective_priority = item.effective_priority;
+  }
   return result;
 }
 
