@@ -33,8 +33,12 @@
 // working set until it changes again or its ttlSecondsAfterFinished comes due, so a pass costs
 // O(changed + pending + running), not O(every run ever). A Scheduled or Running run that the last
 // visit found needing nothing is not reconciled again (its blocks still count) until it, its Pods,
-// one of its nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away). The first pass after the caches sync
-// visits every run (the informers report every object as added).
+// one of its nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away).
+// Likewise a pending run found queueable keeps its queue entry without being decided again until
+// it, its Pods or a Namespace (its priority cap) changes; the core still sees it every pass. The
+// first pass after the caches sync visits every run (the informers report every object as added).
+// Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
+// once, and the next passes write the rest in queue order.
 //
 // Priority changes (issue 16): a pass costs O(pending), and a priority patch used to show in the
 // queue view only after the pass under way and the next. The view (/queue, the dashboard) now
