@@ -112,6 +112,7 @@ class Cycle {
   // Keeps the instances of the nominations whose nominee is queued for it.
   void ApplyNominations(const RunQueue& queue);
   void Consider(const PendingRun& run);
+  bool reuse_equal_shapes = true;
 
  private:
   Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
@@ -218,6 +219,18 @@ class Cycle {
 
   bool has_reservation_ = false;
   int64_t reservation_start_ = kUnknownTime;
+
+  // The last run considered, when it waited and changed nothing (version_ as it was): the next
+  // run of its shape waits for the same reason (see Schedule).
+  struct LastWait {
+    const PendingRun* run = nullptr;
+    size_t waiting = 0;  // its entry in out_.waiting
+    uint64_t version = 0;
+  } last_wait_;
+  static bool SameShape(const PendingRun& a, const PendingRun& b) {
+    return a.nodes == b.nodes && a.resources == b.resources && a.max_duration == b.max_duration &&
+           a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
+  }
 
   // Built once, when the reservation is computed.
   std::vector<BusyEntry> busy_;
@@ -1179,6 +1192,15 @@ void Cycle::Consider(const PendingRun& run) {
     auto it = nominees_.find(run.id);
     if (it != nominees_.end()) nominee = it->second;
   }
+  const bool reusable = reuse_equal_shapes && nominee < 0 && !preemption_enabled_;
+  if (reusable && last_wait_.run != nullptr && last_wait_.version == version_ && SameShape(*last_wait_.run, run)) {
+    WaitReason reason = out_.waiting[last_wait_.waiting].reason;
+    out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+    return;
+  }
+  last_wait_.run = nullptr;
+  const uint64_t version = version_;
+  const size_t waiting = out_.waiting.size();
   if (nominee >= 0) {
     for (int32_t i : holders_[nominee].instances) {
       if (instances_[i].held_for == nominee) Release(i);
@@ -1191,6 +1213,9 @@ void Cycle::Consider(const PendingRun& run) {
     }
   }
   if (outcome == Outcome::kWaitsMayReserve && !has_reservation_) TryReserve(run);
+  if (reusable && outcome != Outcome::kPlaced && version_ == version && out_.waiting.size() == waiting + 1) {
+    last_wait_ = LastWait{&run, waiting, version_};
+  }
 }
 
 Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
@@ -1273,10 +1298,11 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
 
 }  // namespace
 
-CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now) {
+CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now, bool reuse_equal_shapes) {
   queue.AdvanceTo(now);
   CycleResult result;
   Cycle cycle(snapshot, now, result);
+  cycle.reuse_equal_shapes = reuse_equal_shapes;
   cycle.ApplyNominations(queue);
   result.waiting.reserve(queue.size());
   for (RunQueue::Item item : queue) {

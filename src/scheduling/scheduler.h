@@ -66,6 +66,13 @@ namespace berth::scheduling {
 // Runs one cycle. Calls queue.AdvanceTo(now) so aging is current and otherwise leaves the queue
 // alone: the caller removes placed runs once their placement is written (and keeps them queued
 // if the write fails).
-CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now);
+//
+// Runs of one shape in a row: a run that waits changed nothing in the cycle, so the next run in
+// the queue with the same request (nodes, resources, fleets, maximum duration, namespace) waits
+// for the same reason; it gets a copy of it without being considered again (100,000 runs waiting
+// for one full fleet cost one consideration, not 100,000). Not with preemption on (the outcome
+// reads the run's priority) nor for a nominee. `reuse_equal_shapes` = false considers every
+// run (the tests compare both).
+CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now, bool reuse_equal_shapes = true);
 
 }  // namespace berth::scheduling

@@ -184,10 +184,10 @@ class Generator {
   std::mt19937 rng_;
 };
 
-CycleResult RunCore(const Case& c, const std::vector<PendingRun>& runs) {
+CycleResult RunCore(const Case& c, const std::vector<PendingRun>& runs, bool reuse_equal_shapes = true) {
   RunQueue queue(c.aging);
   for (const PendingRun& r : runs) queue.Upsert(r);
-  return Schedule(c.cluster, queue, c.now);
+  return Schedule(c.cluster, queue, c.now, reuse_equal_shapes);
 }
 
 // Everything observable about a result, as one string: equal strings mean equal decisions.
@@ -414,6 +414,47 @@ void CheckRules(const Case& c, const CycleResult& r) {
                   w->reason.code == WaitCode::kPreempting);
     }
   }
+}
+
+// Runs of one shape in a row (Schedule: a waiting run's reason is reused for the next run of its
+// shape): the same decisions and the same reasons, sentence for sentence, as considering every
+// run, on the generated cases with twins (same request, priority and submission time, so they
+// sit side by side in the queue; mostly in the same namespace) added to many of their runs.
+TEST(SchedulerProperty, RunsOfOneShapeInARowGetWhatConsideringEachGives) {
+  int twins_waiting = 0;
+  for (uint32_t seed = 1; seed <= 3000; ++seed) {
+    Generator gen(seed);
+    Case c = gen.Make();
+    std::mt19937 rng(seed * 7919u);
+    std::vector<PendingRun> runs;
+    for (const PendingRun& r : c.runs) {
+      runs.push_back(r);
+      const int twins = std::uniform_int_distribution<int>(0, 3)(rng);
+      for (int t = 0; t < twins; ++t) {
+        PendingRun twin = r;
+        // Mostly in the run's namespace; sometimes in another (whose quota may differ).
+        const std::string ns = std::uniform_int_distribution<int>(0, 3)(rng) == 0
+                                   ? std::vector<std::string>{"ns", "ml", "run"}[std::uniform_int_distribution<int>(0, 2)(rng)]
+                                   : std::string(NamespaceOf(r.id));
+        twin.id = ns + "/" + std::string(r.id.substr(r.id.find('/') + 1)) + "-twin" + std::to_string(t);
+        runs.push_back(twin);
+      }
+    }
+    c.runs = runs;
+    const CycleResult reused = RunCore(c, c.runs, true);
+    const CycleResult each = RunCore(c, c.runs, false);
+    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + Fingerprint(each, true));
+    ASSERT_NO_FATAL_FAILURE(CheckRules(c, reused));
+    ASSERT_EQ(Fingerprint(reused, true), Fingerprint(each, true));
+    ASSERT_EQ(reused.waiting.size(), each.waiting.size());
+    for (size_t i = 0; i < each.waiting.size(); ++i) {
+      ASSERT_EQ(reused.waiting[i].run_id, each.waiting[i].run_id);
+      ASSERT_TRUE(reused.waiting[i].reason == each.waiting[i].reason) << each.waiting[i].run_id;
+      ASSERT_EQ(reused.waiting[i].effective_priority, each.waiting[i].effective_priority);
+      twins_waiting += each.waiting[i].run_id.find("-twin") != std::string::npos;
+    }
+  }
+  EXPECT_GT(twins_waiting, 10000) << "the twins must exercise the reuse";
 }
 
 TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
