@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -135,52 +136,42 @@ TEST(KeyedWriterTest, AFailedWriteBacksOffWithTheWorkqueuesDoublingDelay) {
   EXPECT_TRUE(w.Dispatch("ns/a", [] { return true; }));
 }
 
+// Dispatches a refresh of ns/x that holds a writer's only background worker until `gate` opens,
+// and waits until it does.
+void HoldTheBackgroundWorker(KeyedWriter& w, Gate& gate) {
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  ASSERT_TRUE(w.Dispatch("ns/x", [started, &gate] { *started = true; gate.Wait(); return true; }, true));
+  ASSERT_TRUE(Eventually([&] { return started->load(); }));
+}
+
+// Also what BackgroundQueued counts: refreshes no worker has taken yet.
 TEST(KeyedWriterTest, BackgroundWritesNeverHoldUpDecisionsAndADecisionReplacesAWaitingOne) {
   k8s::FakeClock clock;
   Done done;
   KeyedWriter w(clock, Small(/*decisions=*/1, /*background=*/1), done.Fn());
   w.Start();
   Gate gate;
-  std::atomic<bool> blocking_started{false};
   // The only background worker is held by a refresh of ns/x ...
-  ASSERT_TRUE(w.Dispatch("ns/x", [&] { blocking_started = true; gate.Wait(); return true; }, true));
-  ASSERT_TRUE(Eventually([&] { return blocking_started.load(); }));
+  ASSERT_NO_FATAL_FAILURE(HoldTheBackgroundWorker(w, gate));
+  EXPECT_EQ(w.BackgroundQueued(), 0u) << "taken by the worker: in flight, not queued";
   // ... so a refresh of ns/a waits for it.
   std::atomic<bool> refresh_ran{false}, decision_ran{false};
   ASSERT_TRUE(w.Dispatch("ns/a", [&] { refresh_ran = true; return true; }, true));
   EXPECT_FALSE(w.Dispatch("ns/a", [&] { refresh_ran = true; return true; }, true)) << "one refresh per key";
+  EXPECT_EQ(w.BackgroundQueued(), 1u);
   // A decision for ns/b runs at once on the decision worker.
   std::atomic<bool> b_ran{false};
   ASSERT_TRUE(w.Dispatch("ns/b", [&] { b_ran = true; return true; }));
   EXPECT_TRUE(Eventually([&] { return b_ran.load(); }));
   // A decision for ns/a replaces its waiting refresh and does not wait for the background worker.
   ASSERT_TRUE(w.Dispatch("ns/a", [&] { decision_ran = true; return true; }));
+  EXPECT_EQ(w.BackgroundQueued(), 0u) << "the replaced refresh is no longer queued";
   EXPECT_TRUE(Eventually([&] { return decision_ran.load(); }));
   gate.Open();
   EXPECT_TRUE(Eventually([&] { return done.Count("ns/x", Outcome::kWritten) == 1; }));
   w.Stop();
   EXPECT_FALSE(refresh_ran.load()) << "the replaced refresh must not run";
   EXPECT_EQ(done.Count("ns/a", Outcome::kWritten), 1u);
-}
-
-TEST(KeyedWriterTest, BackgroundQueuedCountsTheRefreshesNoWorkerHasTakenYet) {
-  k8s::FakeClock clock;
-  Done done;
-  KeyedWriter w(clock, Small(/*decisions=*/1, /*background=*/1), done.Fn());
-  w.Start();
-  Gate gate;
-  std::atomic<bool> blocking_started{false};
-  ASSERT_TRUE(w.Dispatch("ns/x", [&] { blocking_started = true; gate.Wait(); return true; }, true));
-  ASSERT_TRUE(Eventually([&] { return blocking_started.load(); }));
-  EXPECT_EQ(w.BackgroundQueued(), 0u) << "taken by the worker: in flight, not queued";
-  for (const char* key : {"ns/a", "ns/b", "ns/c"}) ASSERT_TRUE(w.Dispatch(key, [] { return true; }, true));
-  EXPECT_EQ(w.BackgroundQueued(), 3u);
-  ASSERT_TRUE(w.Dispatch("ns/d", [] { return true; }));  // a decision is not counted
-  ASSERT_TRUE(w.Dispatch("ns/b", [] { return true; }));  // it replaces ns/b's refresh
-  EXPECT_EQ(w.BackgroundQueued(), 2u);
-  gate.Open();
-  EXPECT_TRUE(Eventually([&] { return w.BackgroundQueued() == 0 && w.BusyCount() == 0; }));
-  w.Stop();
 }
 
 TEST(KeyedWriterTest, StopCarriesOutWhatIsQueuedThenRefusesEverything) {
