@@ -912,6 +912,9 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
                                     k8s::TimePoint now, PassPhases& phases) {
   // Positions first: a run that moves gets its whole waiting status in its position write.
   const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
+  places_.clear();  // where each waiting run belongs (ApplyWaiting)
+  int64_t place = 0;
+  for (auto& id : TopOfQueue(keyed, waiting_by_id, now)) places_.emplace(std::move(id), ++place);
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
@@ -1786,6 +1789,15 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
   bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
   if (!structural && !refresh_due) return;
+  // A run that does not show its place yet (a new run, a priority patch moving it) is moved there
+  // by the queue-position writer, whose last move writes its whole waiting status: written here,
+  // the new observedGeneration would arrive with the old place (or none), and `kubectl berth
+  // priority`, which waits for it, would print that. A preemption's record is a decision.
+  if (!(next.preemption && next.preemption != run.status.preemption)) {
+    auto it = places_.find(w.run_id);
+    const std::optional<int64_t> place = it != places_.end() ? std::optional<int64_t>(it->second) : std::nullopt;
+    if (place != position) return;
+  }
   next.message = Explain(result, w);
   SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
   memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
@@ -1820,6 +1832,23 @@ bool RunController::LastPositionsVisible() {
   return true;
 }
 
+std::vector<std::string> RunController::TopOfQueue(
+    const Keyed& runs, const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
+    k8s::TimePoint now) const {
+  // The first places go to the waiting runs that stay in the queue (one about to fail does not
+  // take a place on its way out).
+  std::vector<std::string> top;
+  for (auto item : queue_) {
+    if (top.size() >= options_.position_limit) break;
+    auto run = FindKeyed(runs, item.run.id);
+    if (!run) continue;
+    auto w = waiting.find(item.run.id);
+    if (w == waiting.end() || EndsWaiting(*run, *w->second, now)) continue;
+    top.push_back(item.run.id);
+  }
+  return top;
+}
+
 PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
                                                const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
                                                k8s::TimePoint now) const {
@@ -1829,16 +1858,7 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
     // A run being deleted is leaving: its place is not held for it.
     if (run->status.queue_position && !run->meta.deleting) in.shown[key] = *run->status.queue_position;
   }
-  // The first places go to the waiting runs that stay in the queue (one about to fail does not
-  // take a place on its way out).
-  for (auto item : queue_) {
-    if (in.top.size() >= options_.position_limit) break;
-    auto run = FindKeyed(runs, item.run.id);
-    if (!run) continue;
-    auto w = waiting.find(item.run.id);
-    if (w == waiting.end() || EndsWaiting(*run, *w->second, now)) continue;
-    in.top.push_back(item.run.id);
-  }
+  in.top = TopOfQueue(runs, waiting, now);
   std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
   for (const auto& [key, pos] : in.shown) {
     if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);

@@ -387,6 +387,10 @@ class RunController {
   // Whether the last sequence of position writes is done and visible in the cache (then the next
   // may be planned).
   bool LastPositionsVisible();
+  // The first position_limit waiting runs in queue order that stay in the queue: places 1, 2, ...
+  std::vector<std::string> TopOfQueue(const Keyed& runs,
+                                      const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting,
+                                      k8s::TimePoint now) const;
   // What the plan starts from: the positions runs show, the first position_limit waiting runs in
   // queue order, the runs whose position must be cleared.
   PositionPlanInput PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
@@ -462,6 +466,7 @@ class RunController {
   std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
   uint64_t pass_no_ = 0;                          // loop thread only: passes so far
   std::unordered_set<std::string> dispatched_;    // loop thread only: keys this pass handed to the writer
+  std::unordered_map<std::string, int64_t> places_;  // loop thread only: this pass' TopOfQueue, by run
   // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
   std::unordered_set<std::string> pass_touched_, pass_changed_nodes_;
   bool pass_fleets_changed_ = true;

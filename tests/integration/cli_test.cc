@@ -589,6 +589,30 @@ TEST_F(Cli, ApplyResubmitsEndedRunsUnlessAskedNotTo) {
   EXPECT_EQ(live.out, "run.berth.dev/again unchanged\nrun/again: queueing on (retry on no-capacity, duration off)\n");
 }
 
+// Patches that move runs far up a queue whose first places are all shown: each is printed at its
+// new place. berth used to write a moved run's new observedGeneration with the place it still
+// showed (or none, mid-move), and the command printed "not in the top 100".
+TEST_F(Cli, PriorityPrintsTheNewPlaceOfARunMovedFarUpTheQueue) {
+  BusySlot();
+  constexpr int kRuns = 30;
+  std::string yaml;
+  for (int i = 1; i <= kRuns; ++i) yaml += (i > 1 ? "---\n" : "") + RunYaml((i < 10 ? "q0" : "q") + std::to_string(i));
+  CommandResult r = BerthNs({"apply", "-Q", "-f", "-"}, yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(Eventually([&] { return StatusInt("q" + std::to_string(kRuns), "queuePosition") == kRuns; },
+                         std::chrono::seconds(60)));
+  // (Created in one second, they queue by name: q01 ... q30.) One after the other, without
+  // waiting for the others to move: runs from the back to the front.
+  const std::vector<std::pair<std::string, int>> patches = {{"q30", 99}, {"q25", 98}, {"q20", 97}, {"q15", 96}};
+  for (size_t i = 0; i < patches.size(); ++i) {
+    const auto& [name, priority] = patches[i];
+    CommandResult p = BerthNs({"priority", name, std::to_string(priority)});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.out, "run/" + name + " priority 50 -> " + std::to_string(priority) + "\nrun/" + name + ": position " +
+                         std::to_string(i + 1) + " in the queue\n");
+  }
+}
+
 TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
   BusySlot();
   CommandResult r = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("first") + "---\n" + RunYaml("second") + "---\n" + RunYaml("third"));

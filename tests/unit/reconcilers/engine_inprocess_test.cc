@@ -582,6 +582,7 @@ TEST_F(EngineInProcess, ManyRunsSubmittedAtOnceGetTheirWaitingStatusWithBoundedW
   Fleet("gpu", "a100");
   reconcilers::EngineOptions options;
   options.waiting_writes_queued = 3;
+  options.position_limit = 1;  // the others' status is ApplyWaiting's (the positions writer's for place 1)
   StartEngine(options);
   Run("blocker", kQueueRetry);
   ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
