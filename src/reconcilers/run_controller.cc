@@ -910,11 +910,13 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
                                     std::unordered_set<std::string> frozen, const std::unordered_set<std::string>& busy,
                                     const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id,
                                     k8s::TimePoint now, PassPhases& phases) {
+  // Where each waiting run belongs (the positions plan, ApplyWaiting).
+  const std::vector<std::string> top = TopOfQueue(keyed, waiting_by_id, now);
+  places_.clear();
+  for (size_t i = 0; i < top.size(); ++i) places_.emplace(top[i], static_cast<int64_t>(i) + 1);
   // Positions first: a run that moves gets its whole waiting status in its position write.
-  const std::unordered_set<std::string> positioned = WritePositions(keyed, std::move(frozen), result, waiting_by_id, now);
-  places_.clear();  // where each waiting run belongs (ApplyWaiting)
-  int64_t place = 0;
-  for (auto& id : TopOfQueue(keyed, waiting_by_id, now)) places_.emplace(std::move(id), ++place);
+  const std::unordered_set<std::string> positioned =
+      WritePositions(keyed, std::move(frozen), top, result, waiting_by_id, now);
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
@@ -1793,7 +1795,8 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   // by the queue-position writer, whose last move writes its whole waiting status: written here,
   // the new observedGeneration would arrive with the old place (or none), and `kubectl berth
   // priority`, which waits for it, would print that. A preemption's record is a decision.
-  if (!(next.preemption && next.preemption != run.status.preemption)) {
+  const bool preemption_record = next.preemption && next.preemption != run.status.preemption;
+  if (!preemption_record) {
     auto it = places_.find(w.run_id);
     const std::optional<int64_t> place = it != places_.end() ? std::optional<int64_t>(it->second) : std::nullopt;
     if (place != position) return;
@@ -1802,7 +1805,7 @@ void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& resul
   SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
   memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
   if (SameStatus(run.status, next)) return;
-  if (next.preemption && next.preemption != run.status.preemption) {
+  if (preemption_record) {
     // A preemption is a decision: its record is written before any victim is evicted (the next
     // pass evicts them once the cache shows it).
     WriteStatus(run, next, {}, {}, {});
@@ -1850,15 +1853,15 @@ std::vector<std::string> RunController::TopOfQueue(
 }
 
 PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                               const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
-                                               k8s::TimePoint now) const {
+                                               const std::vector<std::string>& top,
+                                               const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting) const {
   PositionPlanInput in;
   in.frozen = std::move(frozen);
   for (const auto& [key, run] : runs) {
     // A run being deleted is leaving: its place is not held for it.
     if (run->status.queue_position && !run->meta.deleting) in.shown[key] = *run->status.queue_position;
   }
-  in.top = TopOfQueue(runs, waiting, now);
+  in.top = top;
   std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
   for (const auto& [key, pos] : in.shown) {
     if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);
@@ -1868,13 +1871,14 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
 }
 
 std::unordered_set<std::string> RunController::WritePositions(
-    const Keyed& runs, std::unordered_set<std::string> frozen, const sched::CycleResult& result,
-    const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting, k8s::TimePoint now) {
+    const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
+    const sched::CycleResult& result, const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
+    k8s::TimePoint now) {
   if (!LastPositionsVisible()) return {};
   // Runs with a write of their own queued or in flight keep their place until it is visible:
   // those busy when the pass began are frozen already (ReconcileAll), and this pass' own.
   frozen.insert(dispatched_.begin(), dispatched_.end());
-  const PositionPlanInput in = PositionInput(runs, std::move(frozen), waiting, now);
+  const PositionPlanInput in = PositionInput(runs, std::move(frozen), top, waiting);
   const size_t budget = position_budget_.Available(now);
   if (budget == 0) {
     NoteDeadline(now + std::chrono::milliseconds(static_cast<int64_t>(1000.0 / std::max(0.001, options_.position_writes_per_second))));
@@ -1884,16 +1888,14 @@ std::unordered_set<std::string> RunController::WritePositions(
   // Where each run ends up: its last move writes its whole waiting status (a priority patch's
   // observedGeneration arrives with the new place, so `kubectl berth priority` shows it at once);
   // a move on the way there (out of a cycle) writes only the position.
-  std::unordered_map<std::string, int64_t> desired;
-  for (size_t i = 0; i < in.top.size(); ++i) desired[in.top[i]] = static_cast<int64_t>(i) + 1;
   std::vector<PositionWrite> writes;
   std::unordered_set<std::string> touched;
   for (auto& m : moves) {
     std::shared_ptr<const Run> run = FindKeyed(runs, m.key);
     if (!run) break;
     PositionWrite w{run, m.to, std::nullopt};
-    auto d = desired.find(m.key);
-    const bool final_place = d != desired.end() ? m.to == d->second : !m.to;
+    auto d = places_.find(m.key);
+    const bool final_place = d != places_.end() ? m.to == d->second : !m.to;
     auto wr = waiting.find(m.key);
     if (final_place && wr != waiting.end()) {
       const sched::WaitingRun& wait = *wr->second;

@@ -380,9 +380,10 @@ class RunController {
   // without two runs ever showing one place, and hands them to one writer as a sequence; a run's
   // last move carries its whole waiting status. Returns the runs in the sequence (their status is
   // its alone this pass). `runs`: every run in the cache, sorted by key; `frozen`: runs with a
-  // write of their own in flight or not yet in the cache.
+  // write of their own in flight or not yet in the cache; `top`: TopOfQueue (places_ by run).
   std::unordered_set<std::string> WritePositions(
-      const Keyed& runs, std::unordered_set<std::string> frozen, const scheduling::CycleResult& result,
+      const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
+      const scheduling::CycleResult& result,
       const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
   // Whether the last sequence of position writes is done and visible in the cache (then the next
   // may be planned).
@@ -392,10 +393,10 @@ class RunController {
                                       const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting,
                                       k8s::TimePoint now) const;
   // What the plan starts from: the positions runs show, the first position_limit waiting runs in
-  // queue order, the runs whose position must be cleared.
+  // queue order (`top`), the runs whose position must be cleared.
   PositionPlanInput PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                  const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting,
-                                  k8s::TimePoint now) const;
+                                  const std::vector<std::string>& top,
+                                  const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting) const;
   struct PositionWrite {
     std::shared_ptr<const Run> run;
     std::optional<int64_t> to;
