@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
+#include <unordered_map>
 
 #include "k8s/timefmt.h"
 
@@ -150,8 +152,11 @@ std::vector<const Fleet*> OrderedFleets(const std::vector<std::shared_ptr<const 
 
 // Placed runs and the blocks of berth Pods that outlived their placement, as the core's running
 // runs; placed runs with a priority may be preempted (placed_runs).
-void AddRunning(const std::vector<PlacedRun>& placed, const std::vector<NodeHold>& holds, sched::ClusterSnapshot& snapshot) {
-  for (const auto& r : placed) {
+void AddRunning(const std::vector<const PlacedRun*>& placed, const std::vector<NodeHold>& holds,
+                sched::ClusterSnapshot& snapshot) {
+  snapshot.running.reserve(snapshot.running.size() + placed.size());
+  for (const PlacedRun* run : placed) {
+    const PlacedRun& r = *run;
     sched::RunningRun rr;
     rr.id = r.key;
     for (const auto& p : r.placement) rr.placement.push_back(sched::InstanceBlocks{p.node, p.blocks});
@@ -170,27 +175,27 @@ void AddRunning(const std::vector<PlacedRun>& placed, const std::vector<NodeHold
   }
 }
 
-}  // namespace
-
-ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
-                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                             const std::vector<PlacedRun>& placed, sched::TimePoint now,
-                             const std::vector<NodeHold>& holds) {
-  (void)now;
+ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                  const std::vector<std::shared_ptr<const k8s::Node>>& nodes, const std::vector<const PlacedRun*>& placed,
+                  const std::vector<NodeHold>& holds) {
   ClusterView view;
   view.owned_fleets = fleets;
   const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view);
 
-  std::map<std::string, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
-  for (const auto& r : placed) {
-    for (const auto& p : r.placement) runs_on_node[p.node].push_back(&r);
+  // By node name (views into `placed`, `holds` and the nodes, which outlive this function).
+  std::unordered_map<std::string_view, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
+  for (const PlacedRun* r : placed) {
+    for (const auto& p : r->placement) runs_on_node[p.node].push_back(r);
   }
-  std::map<std::string, std::vector<const NodeHold*>> holds_on_node;
+  std::unordered_map<std::string_view, std::vector<const NodeHold*>> holds_on_node;
   for (const auto& h : holds) holds_on_node[h.node].push_back(&h);
+  static const std::vector<const PlacedRun*> kNoRuns;
+  static const std::vector<const NodeHold*> kNoHolds;
 
   std::vector<std::shared_ptr<const k8s::Node>> sorted_nodes = nodes;
   std::sort(sorted_nodes.begin(), sorted_nodes.end(),
             [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
+  view.snapshot.instances.reserve(sorted_nodes.size());
   for (const auto& node : sorted_nodes) {
     const Fleet* owner = OwnerOf(*node, ordered, view);
     if (owner == nullptr) continue;
@@ -202,18 +207,42 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
     inst.allocatable.gpus = node->Allocatable(owner->gpu_resource);
     inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
     InstanceInfo info;
-    TakeHolds(holds_on_node[node->meta.name], *owner, inst, info);
+    auto h = holds_on_node.find(node->meta.name);
+    TakeHolds(h == holds_on_node.end() ? kNoHolds : h->second, *owner, inst, info);
     info.node = node->meta.name;
     info.uid = node->meta.uid;
     info.fleet = owner->meta.name;
     ReadNodeState(*node, *owner, inst, info);
-    CountRuns(*node, *owner, runs_on_node[node->meta.name], inst, info);
+    auto r = runs_on_node.find(node->meta.name);
+    CountRuns(*node, *owner, r == runs_on_node.end() ? kNoRuns : r->second, inst, info);
     view.instances[node->meta.name] = std::move(info);
     view.snapshot.instances.push_back(std::move(inst));
   }
 
   AddRunning(placed, holds, view.snapshot);
   return view;
+}
+
+}  // namespace
+
+ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<PlacedRun>& placed, sched::TimePoint /*now*/,
+                             const std::vector<NodeHold>& holds) {
+  std::vector<const PlacedRun*> runs;
+  runs.reserve(placed.size());
+  for (const auto& r : placed) runs.push_back(&r);
+  return Build(fleets, nodes, runs, holds);
+}
+
+ClusterView BuildSharedClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<std::shared_ptr<const PlacedRun>>& placed, sched::TimePoint /*now*/,
+                             const std::vector<NodeHold>& holds) {
+  std::vector<const PlacedRun*> runs;
+  runs.reserve(placed.size());
+  for (const auto& r : placed) runs.push_back(r.get());
+  return Build(fleets, nodes, runs, holds);
 }
 
 }  // namespace berth::reconcilers

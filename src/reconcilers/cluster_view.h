@@ -90,5 +90,11 @@ ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fl
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<PlacedRun>& placed, scheduling::TimePoint now,
                              const std::vector<NodeHold>& holds = {});
+// The same, for placed runs the caller shares (the engine keeps each placed run's record between
+// passes).
+ClusterView BuildSharedClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
+                             const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<std::shared_ptr<const PlacedRun>>& placed, scheduling::TimePoint now,
+                             const std::vector<NodeHold>& holds = {});
 
 }  // namespace berth::reconcilers

@@ -72,10 +72,10 @@ uint64_t RvNumber(const std::string& rv) {
 // unchanged: no earlier attempt was applied either). Anything else (no answer, 5xx, 409, ...) is
 // ambiguous.
 // The run with `key` in a key-sorted list, or nullptr.
-std::shared_ptr<const Run> FindKeyed(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& runs,
-                                     const std::string& key) {
-  auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.first < k; });
-  return it != runs.end() && it->first == key ? it->second : nullptr;
+template <typename KeyedList>
+std::shared_ptr<const Run> FindKeyed(const KeyedList& runs, const std::string& key) {
+  auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.key < k; });
+  return it != runs.end() && it->key == key ? it->run : nullptr;
 }
 
 bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 422; }
@@ -347,7 +347,7 @@ std::vector<RunController::PodRef> RunController::PodsToStop(const Run& run) con
   return out;
 }
 
-std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string, const Run*>& runs) const {
+std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_view, const Run*>& runs) const {
   std::vector<NodeHold> holds;
   for (const auto& p : others_->List()) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
@@ -355,13 +355,20 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string,
   }
   // berth's Pods count through their run's placement while that placement stands; any other
   // bound Pod that the kubelet has not finished holds its blocks until it is gone.
+  std::string run_key, attempt;  // reused: no allocation per Pod
   for (const auto& p : pods_->ByIndex("held", "held")) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
-    auto it = runs.find(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
+    auto label = p->meta.labels.find(kRunLabel);
+    run_key.assign(p->meta.ns);
+    if (!p->meta.ns.empty()) run_key += '/';
+    if (label != p->meta.labels.end()) run_key += label->second;
+    auto it = runs.find(run_key);
     if (it != runs.end()) {
       const Run& run = *it->second;
+      auto pod_attempt = p->meta.labels.find(kAttemptLabel);
+      attempt = std::to_string(run.status.resubmissions);  // short: no allocation
       bool current = IsPlacedPhase(run.status.phase) && !run.meta.deleting &&
-                     p->meta.Label(kAttemptLabel) == std::to_string(run.status.resubmissions);
+                     pod_attempt != p->meta.labels.end() && pod_attempt->second == attempt;
       if (current && std::any_of(run.status.placement.begin(), run.status.placement.end(),
                                  [&](const PlacementEntry& e) { return e.pod == p->meta.name && e.node == p->node_name; })) {
         continue;
@@ -488,38 +495,47 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
       it = active_.erase(it);
       continue;
     }
-    keyed.emplace_back(*it, std::move(run));
+    Memo& memo = memo_[*it];
+    memo.seen_pass = pass_no_;
+    keyed.push_back(KeyedRun{*it, std::move(run), &memo});
     ++it;
   }
   return keyed;
 }
 
-std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
+std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(
+    const Keyed& keyed, std::unordered_map<std::string_view, const Run*>& admitted) {
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
-  std::vector<PlacedRun> placed;
-  for (const auto& [key, run] : keyed) {
-    auto memo_it = memo_.find(key);
-    Memo* memo = memo_it == memo_.end() ? nullptr : &memo_it->second;
-    if (memo) memo->seen_pass = pass_no_;
+  std::vector<std::shared_ptr<const PlacedRun>> placed;
+  for (const auto& [key, run, memo] : keyed) {
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
-      if (memo) {
-        memo->assumed.reset();
-        memo->unconfirmed_rv = 0;
+      admitted.emplace(key, run.get());
+      memo->assumed.reset();
+      memo->unconfirmed_rv = 0;
+      if (!memo->placed || memo->placed_rv != run->meta.resource_version || pass_touched_.count(key) ||
+          pass_namespaces_changed_) {
+        auto pr = std::make_shared<PlacedRun>();
+        pr->key = key;
+        pr->uid = run->meta.uid;
+        pr->fleet = run->status.fleet;
+        pr->placement = run->status.placement;
+        pr->priority = QueuePriority(*run);
+        if (auto at = ParseTime(run->status.scheduled_at)) pr->placed_at = *at;
+        if (run->max_duration) {
+          auto start = ParseTime(run->status.started_at);
+          if (!start) start = ParseTime(run->status.scheduled_at);
+          if (start) pr->expected_end = *start + *run->max_duration;
+        }
+        pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
+        memo->placed = std::move(pr);
+        memo->placed_rv = run->meta.resource_version;
       }
-      PlacedRun pr;
-      pr.key = key;
-      pr.uid = run->meta.uid;
-      pr.fleet = run->status.fleet;
-      pr.placement = run->status.placement;
-      pr.priority = QueuePriority(*run);
-      if (auto at = ParseTime(run->status.scheduled_at)) pr.placed_at = *at;
-      if (run->max_duration) {
-        auto start = ParseTime(run->status.started_at);
-        if (!start) start = ParseTime(run->status.scheduled_at);
-        if (start) pr.expected_end = *start + *run->max_duration;
-      }
-      placed.push_back(std::move(pr));
-    } else if (memo && memo->assumed) {
+      placed.push_back(memo->placed);
+      continue;
+    }
+    memo->placed.reset();
+    memo->placed_rv.clear();
+    if (memo->assumed) {
       // An unconfirmed admission is proven not applied by a later version of the run that is
       // still pending (only berth writes the status, and only one write per run is in flight).
       const bool superseded =
@@ -529,7 +545,9 @@ std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
       const bool behind = memo->awaiting_rv != 0 && RvNumber(run->meta.resource_version) < memo->awaiting_rv;
       if (IsPendingPhase(run->status.phase) && !superseded &&
           (!run->meta.deleting || memo->unconfirmed_rv != 0 || behind)) {
-        placed.push_back(*memo->assumed);
+        auto pr = std::make_shared<PlacedRun>(*memo->assumed);
+        pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
+        placed.push_back(std::move(pr));
       } else {
         if (superseded) {
           spdlog::info("run {}: the cache shows version {} still pending after the unconfirmed admission (guarded by "
@@ -541,21 +559,27 @@ std::vector<PlacedRun> RunController::BlockHolders(const Keyed& keyed) {
       }
     }
   }
-  for (auto it = memo_.begin(); it != memo_.end();) {  // runs gone from the working set
-    it = it->second.seen_pass == pass_no_ ? std::next(it) : memo_.erase(it);
+  // Runs gone from the working set (WorkingSet made a memo for each run in it: when there are no
+  // more memos than runs, none is left over).
+  if (memo_.size() > keyed.size()) {
+    for (auto it = memo_.begin(); it != memo_.end();) {
+      it = it->second.seen_pass == pass_no_ ? std::next(it) : memo_.erase(it);
+    }
   }
 
   return placed;
 }
 
-std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, const std::vector<PlacedRun>& placed,
+std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
                                                           const std::unordered_set<std::string>& frozen, k8s::TimePoint now) {
   std::vector<sched::Nomination> out;
-  std::unordered_map<std::string, const PlacedRun*> placed_by_key;
-  for (const auto& pr : placed) placed_by_key.emplace(pr.key, &pr);
-  for (const auto& [key, run] : keyed) {
+  std::unordered_map<std::string_view, const PlacedRun*> placed_by_key;  // made for the first record
+  for (const auto& [key, run, memo] : keyed) {
     const auto& record = run->status.preemption;
     if (!record || !IsPendingPhase(run->status.phase) || run->meta.deleting || queue_.Find(key) == nullptr) continue;
+    if (placed_by_key.empty()) {
+      for (const auto& pr : placed) placed_by_key.emplace(pr->key, pr.get());
+    }
     sched::Nomination n{key, record->fleet, record->nodes, record->victims, false};
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
@@ -656,9 +680,10 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   // Lifecycle of every run; the pending ones go into the queue (Memo::queued_pass).
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
   size_t visited = 0;
-  for (const auto& [key, run] : keyed) {
+  size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == pass_no_)
+  for (const auto& [key, run, memo_ptr] : keyed) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    Memo& memo = memo_[key];
+    Memo& memo = *memo_ptr;
     if (memo.assumed) {  // admission in flight, or its outcome unknown
       if (memo.unconfirmed_rv != 0 && !busy.count(key)) VerifyAdmission(*run, memo.unconfirmed_rv);
       frozen.insert(key);
@@ -676,11 +701,13 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     if (!is_busy && Quiet(key, *run, memo, now)) continue;
     if (QueuedQuietly(key, *run, memo)) {  // busy too: DecidePending's kQueue stands then as well
       memo.queued_pass = pass_no_;  // its entry stays as it is
+      ++queued;
       continue;
     }
     memo.queued_rv.clear();
     if (!Reconcile(*run, view, now, is_busy)) continue;
     memo.queued_pass = pass_no_;
+    ++queued;
     if (!is_busy) memo.queued_rv = run->meta.resource_version;
     sched::PendingRun pr;
     pr.id = key;
@@ -693,6 +720,8 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     const sched::PendingRun* existing = queue_.Find(key);
     if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
   }
+  // Every run queued above is in the queue once: when they are as many as its entries, none left.
+  if (queued == queue_.size()) return frozen;
   std::vector<std::string> gone;
   for (auto item : queue_) {
     auto m = memo_.find(item.run.id);
@@ -888,19 +917,15 @@ void RunController::PassPhases::Mark(const char* step) {
   mark = t;
 }
 
-ClusterView RunController::PassView(const Keyed& keyed, std::vector<PlacedRun>& placed, k8s::TimePoint now) {
+ClusterView RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                    k8s::TimePoint now) {
   auto fleets = fleets_->List();
   auto nodes = nodes_->List();
-  placed = BlockHolders(keyed);
-  MarkQuotaPending(placed);
-  // Holds reads the runs whose Pods may count through their placement: the placed ones.
-  std::unordered_map<std::string, const Run*> by_key;
-  by_key.reserve(placed.size());
-  for (const auto& [key, run] : keyed) {
-    if (IsPlacedPhase(run->status.phase)) by_key.emplace(key, run.get());
-  }
+  // Holds reads the runs whose Pods may count through their placement: the admitted ones.
+  std::unordered_map<std::string_view, const Run*> by_key;
+  placed = BlockHolders(keyed, by_key);
   std::vector<NodeHold> holds = Holds(by_key);
-  ClusterView view = BuildClusterView(fleets, nodes, placed, now, holds);
+  ClusterView view = BuildSharedClusterView(fleets, nodes, placed, now, holds);
   PauseRefusedInstances(view, nodes, holds, now);
   view.snapshot.quotas = QuotaLimits(resource_quotas_->List());
   return view;
@@ -953,7 +978,7 @@ void RunController::Pass() {
   std::unordered_set<std::string> busy = TakeWriterNews();
   const Keyed keyed = WorkingSet(now);
   phases.Mark("workingset");
-  std::vector<PlacedRun> placed;
+  std::vector<std::shared_ptr<const PlacedRun>> placed;
   ClusterView view = PassView(keyed, placed, now);
   ShowPriorityNews();
   phases.Mark("view");
@@ -1004,12 +1029,11 @@ std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
   return *finished + *ttl;
 }
 
-void RunController::Settle(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& visited,
-                           const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
-  for (const auto& [key, run] : visited) {
+void RunController::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
+  for (const auto& [key, run, memo] : visited) {
     const std::string& phase = run->status.phase;
     if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
-    if (auto m = memo_.find(key); m != memo_.end() && (m->second.assumed || m->second.awaiting_rv != 0)) continue;
+    if (memo->assumed || memo->awaiting_rv != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
     if (!PodsToStop(*run).empty()) continue;
     std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);
@@ -1034,8 +1058,8 @@ void RunController::Settle(const std::vector<std::pair<std::string, std::shared_
       continue;
     }
     if (expiry) expiries_.emplace(*expiry, key);
-    active_.erase(key);
     memo_.erase(key);
+    active_.erase(key);  // last: `key` is the set's own string
   }
 }
 
@@ -1857,7 +1881,7 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
                                                const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting) const {
   PositionPlanInput in;
   in.frozen = std::move(frozen);
-  for (const auto& [key, run] : runs) {
+  for (const auto& [key, run, memo] : runs) {
     // A run being deleted is leaving: its place is not held for it.
     if (run->status.queue_position && !run->meta.deleting) in.shown[key] = *run->status.queue_position;
   }
@@ -1995,16 +2019,17 @@ int32_t RunController::QueuePriority(const Run& run) const {
   return cap ? std::min(priority, cap->cap) : priority;
 }
 
-void RunController::MarkQuotaPending(std::vector<PlacedRun>& placed) const {
-  for (PlacedRun& r : placed) {
-    const std::string ns(sched::NamespaceOf(r.key));
-    for (const auto& p : r.placement) {
-      if (p.pod.empty() || !pods_->Get(k8s::ObjectKey(ns, p.pod))) {
-        r.quota_pending = true;
-        break;
-      }
-    }
+bool RunController::QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const {
+  // Some of the Pods are not in the cache yet (see PlacedRun::quota_pending).
+  std::string key;
+  for (const auto& p : placement) {
+    if (p.pod.empty()) return true;
+    key.assign(ns);
+    if (!ns.empty()) key += '/';
+    key += p.pod;
+    if (!pods_->Get(key)) return true;
   }
+  return false;
 }
 
 }  // namespace berth::reconcilers

@@ -35,8 +35,12 @@
 // visit found needing nothing is not reconciled again (its blocks still count) until it, its Pods,
 // one of its nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away).
 // Likewise a pending run found queueable keeps its queue entry without being decided again until
-// it, its Pods or a Namespace (its priority cap) changes; the core still sees it every pass. The
-// first pass after the caches sync visits every run (the informers report every object as added).
+// it, its Pods or a Namespace (its priority cap) changes; the core still sees it every pass. A
+// placed run's record for the cluster view (PlacedRun: its blocks, priority, whether its Pods are
+// all in the cache) is kept from pass to pass while the run, its Pods and the Namespaces are
+// unchanged (Memo::placed). Each run is looked up once per pass (KeyedRun: its key, object and
+// memo). The first pass after the caches sync visits every run (the informers report every
+// object as added).
 // Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
 // once, and the next passes write the rest in queue order.
 //
@@ -224,9 +228,22 @@ class RunController {
     std::string queued_rv;
     // The last pass (pass_no_) whose working set held the run, and that put it in the queue.
     uint64_t seen_pass = 0, queued_pass = 0;
+    // A placed run as BlockHolders last made it, at this resourceVersion: the same while the run,
+    // its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged.
+    std::shared_ptr<const PlacedRun> placed;
+    std::string placed_rv;
   };
 
-  using Keyed = std::vector<std::pair<std::string, std::shared_ptr<const Run>>>;  // by key, sorted
+  // A run of this pass' working set, by key (sorted): the key is a reference into active_ (which
+  // keeps it while the pass lasts: only WorkingSet, before the list is made, and Settle, after a
+  // run's last use, erase from it), the cached object, and its memo (memo_ keeps its elements'
+  // addresses; WorkingSet makes the memo, Settle erases it last). One lookup of each per pass.
+  struct KeyedRun {
+    const std::string& key;
+    std::shared_ptr<const Run> run;
+    Memo* memo;
+  };
+  using Keyed = std::vector<KeyedRun>;
 
   // berth's Pods (by run, node, and those the kubelet still counts) and everyone else's.
   void MakePodInformers();
@@ -251,7 +268,7 @@ class RunController {
     }
   };
   // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot.
-  ClusterView PassView(const Keyed& keyed, std::vector<PlacedRun>& placed, k8s::TimePoint now);
+  ClusterView PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed, k8s::TimePoint now);
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
   std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
@@ -271,8 +288,10 @@ class RunController {
   static constexpr size_t kNewsEvery = 256;  // runs between two ShowPriorityNews in a per-run loop
   // Moves the run `key` in `view` to the place its new priorities give it; false when absent.
   static bool MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority, int32_t effective);
-  // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
-  std::vector<PlacedRun> BlockHolders(const Keyed& keyed);
+  // Runs holding blocks: admitted in the cache, or assumed while our write catches up;
+  // `admitted` gets the first kind by key (what Holds reads).
+  std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed,
+                                                           std::unordered_map<std::string_view, const Run*>& admitted);
   // Instances whose kubelet refused one of our Pods take no new runs until their situation
   // changes (or kRefusalMaxPause); also notes why one unavailable instance per fleet is.
   void PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
@@ -345,7 +364,7 @@ class RunController {
   // nominations. Evicts their victims that still hold their placement (once the cache shows the
   // preemptor's record, so the record always comes first); a record whose victim may no longer be
   // preempted is dropped (the core plans again).
-  std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<PlacedRun>& placed,
+  std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
                                                   const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
   // Which preemption record each preempting run's waiting status carries this pass (preempting_).
   void NotePreempting(const std::vector<scheduling::Nomination>& nominations, const scheduling::CycleResult& result);
@@ -416,7 +435,7 @@ class RunController {
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   // A finished run that needs nothing more leaves the working set (see "Incremental passes");
   // one whose TTL is due is deleted.
-  void Settle(const std::vector<std::pair<std::string, std::shared_ptr<const Run>>>& visited,
+  void Settle(const Keyed& visited,
               const std::unordered_set<std::string>& busy, k8s::TimePoint now);
   // When a finished run is to be deleted (spec.ttlSecondsAfterFinished, else --finished-run-ttl).
   std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
@@ -435,11 +454,11 @@ class RunController {
   // being gone already.
   bool DeletePods(const std::string& ns, const std::vector<PodRef>& pods);
   // Pods on nodes that no current placement accounts for (see NodeHold).
-  std::vector<NodeHold> Holds(const std::unordered_map<std::string, const Run*>& runs) const;
+  std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
   k8s::ObjectReference Ref(const Run& run) const;
   // Issue 17 (namespace_policy.h): marks placed runs whose Pods are not all in the cache (their
   // quota usage is not in the ResourceQuota's status yet), and the queue's priority for a run.
-  void MarkQuotaPending(std::vector<PlacedRun>& placed) const;
+  bool QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const;
   int32_t QueuePriority(const Run& run) const;
 
   // The preemption record each preempting run's waiting status carries this pass (loop thread).
