@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -150,9 +151,12 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   runs_->AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).
     if (old && cur && old->priority != cur->priority && !cur->meta.deleting) {
-      std::lock_guard<std::mutex> lock(mu_);
-      priority_news_.insert(key);
-      has_priority_news_.store(true);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        priority_news_.insert(key);
+        has_priority_news_.store(true);
+      }
+      loop_cv_.notify_one();  // shown while the loop paces passes too
     }
     Touch(key);
   });
@@ -243,21 +247,26 @@ std::vector<QueueEntry> RunController::Queue() const {
   return queue_view_;
 }
 
+// The loop is woken by the first change since it last looked (dirty_ set): the changes after it
+// find the next pass due already, and waking the loop thread for each (thousands in a burst,
+// while it paces passes) only cost context switches. Priority news wakes it apart.
 void RunController::Touch(const std::string& run_key) {
+  bool was_dirty;
   {
     std::lock_guard<std::mutex> lock(mu_);
     touched_.insert(run_key);
-    dirty_ = true;
+    was_dirty = std::exchange(dirty_, true);
   }
-  loop_cv_.notify_one();
+  if (!was_dirty) loop_cv_.notify_one();
 }
 
 void RunController::Wake() {
+  bool was_dirty;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    dirty_ = true;
+    was_dirty = std::exchange(dirty_, true);
   }
-  loop_cv_.notify_one();
+  if (!was_dirty) loop_cv_.notify_one();
 }
 
 bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, bool background) {
@@ -465,15 +474,19 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   busy.insert(position_batch_.begin(), position_batch_.end());
   for (const auto& [key, rv] : written) {
     memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
-    active_.insert(key);
+    active_.try_emplace(key, nullptr);
   }
 
-  // Into the working set (see "Incremental passes"): what changed, what our writers touched.
-  active_.insert(touched.begin(), touched.end());
+  // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
+  // run that changed is read from the cache again (Memo::run).
+  for (const auto& key : touched) {
+    auto [it, added] = active_.try_emplace(key, nullptr);
+    if (!added && it->second != nullptr) it->second->run.reset();
+  }
   pass_touched_ = std::move(touched);
-  for (const auto& key : failed) active_.insert(key);
-  for (const auto& [key, rv] : unconfirmed) active_.insert(key);
-  for (const auto& key : confirmed) active_.insert(key);
+  for (const auto& key : failed) active_.try_emplace(key, nullptr);
+  for (const auto& [key, rv] : unconfirmed) active_.try_emplace(key, nullptr);
+  for (const auto& key : confirmed) active_.try_emplace(key, nullptr);
   return busy;
 }
 
@@ -481,7 +494,7 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
   // What the set held, what changed (TakeWriterNews), and the finished runs whose TTL is due;
   // in key order (deterministic passes). Runs gone from the cache leave it.
   while (!expiries_.empty() && expiries_.begin()->first <= now) {
-    active_.insert(expiries_.begin()->second);
+    active_.try_emplace(expiries_.begin()->second, nullptr);
     expiries_.erase(expiries_.begin());
   }
   Keyed keyed;
@@ -489,15 +502,18 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
   size_t visited = 0;
   for (auto it = active_.begin(); it != active_.end();) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    std::shared_ptr<const Run> run = runs_->Get(*it);
-    if (!run) {  // deleted
-      memo_.erase(*it);
+    if (it->second == nullptr) it->second = &memo_[it->first];
+    Memo& memo = *it->second;
+    // The object as the last pass read it, unless the run changed since (its watch event touched
+    // it: TakeWriterNews dropped what was read). The informer updates its cache before it tells.
+    if (!memo.run) memo.run = runs_->Get(it->first);
+    if (!memo.run) {  // deleted
+      memo_.erase(it->first);
       it = active_.erase(it);
       continue;
     }
-    Memo& memo = memo_[*it];
     memo.seen_pass = pass_no_;
-    keyed.push_back(KeyedRun{*it, std::move(run), &memo});
+    keyed.push_back(KeyedRun{it->first, memo.run, &memo});
     ++it;
   }
   return keyed;
@@ -948,8 +964,11 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   std::optional<k8s::TimePoint> oldest;  // see Report
   for (const auto& w : result.waiting) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    auto run = runs_->Get(w.run_id);
-    if (!run) continue;
+    // A waiting run is in the queue, so this pass' working set read it (Memo::run).
+    auto m = memo_.find(w.run_id);
+    if (m == memo_.end() || !m->second.run) continue;
+    Memo& memo = m->second;
+    const std::shared_ptr<const Run> run = memo.run;
     if (w.reason.code != sched::WaitCode::kQuotaExceeded) {
       k8s::TimePoint since = run->meta.created;
       if (run->status.resubmissions > 0) {
@@ -962,7 +981,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
       NoteDeadline(run->meta.created + *run->retry->duration);
     }
     if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
-    ApplyWaiting(*run, result, w, now);
+    ApplyWaiting(*run, memo, result, w, now);
   }
   phases.Mark("waiting");
   return oldest;
@@ -1059,7 +1078,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
     }
     if (expiry) expiries_.emplace(*expiry, key);
     memo_.erase(key);
-    active_.erase(key);  // last: `key` is the set's own string
+    active_.erase(key);  // last: `key` is the map's own string
   }
 }
 
@@ -1764,12 +1783,11 @@ std::string RunController::Explain(const sched::CycleResult& result, const sched
   return s;
 }
 
-void RunController::ApplyWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
-                                 k8s::TimePoint now) {
+void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleResult& result,
+                                 const sched::WaitingRun& w, k8s::TimePoint now) {
   const std::optional<int64_t>& position = run.status.queue_position;
   const std::string reason(sched::ApiReason(w.reason.code));
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
-  Memo& memo = memo_[w.run_id];  // the run's key
   // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
   // namespace's own budget, not capacity that failed to show up (as in Kueue).
   if (EndsWaiting(run, w, now)) {

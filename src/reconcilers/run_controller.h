@@ -232,6 +232,8 @@ class RunController {
     // its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged.
     std::shared_ptr<const PlacedRun> placed;
     std::string placed_rv;
+    // The run as WorkingSet last read it from the cache; dropped when a watch event touches it.
+    std::shared_ptr<const Run> run;
   };
 
   // A run of this pass' working set, by key (sorted): the key is a reference into active_ (which
@@ -393,7 +395,7 @@ class RunController {
   void VerifyAdmission(const Run& run, uint64_t base_rv);
   // Keeps the position the run shows (positions are WritePositions' alone).
   std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
-  void ApplyWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
+  void ApplyWaiting(const Run& run, Memo& memo, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     k8s::TimePoint now);
   // Plans the queuePosition writes that take every waiting run towards its place in queue_
   // without two runs ever showing one place, and hands them to one writer as a sequence; a run's
@@ -478,8 +480,9 @@ class RunController {
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
 
   scheduling::RunQueue queue_;  // loop thread only
-  // The working set of the passes (see "Incremental passes"), in key order; loop thread only.
-  std::set<std::string> active_;
+  // The working set of the passes (see "Incremental passes"), in key order, with each run's memo
+  // (made by WorkingSet; an entry and its memo are erased together); loop thread only.
+  std::map<std::string, Memo*> active_;
   // Finished runs out of the working set, by when their TTL comes due (loop thread only).
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only

@@ -574,6 +574,40 @@ TEST_F(EngineInProcess, AQueuedRunLeftAloneStillSeesItsNamespaceCapAndItsPods) {
   EXPECT_EQ(Phase("waiter"), "Pending");
 }
 
+// A placed run's record for the cluster view is kept from pass to pass (Memo::placed), but not
+// past a change of its namespace's priority cap: capped below a waiting run of another namespace,
+// it is preempted by it.
+TEST_F(EngineInProcess, APlacedRunLeftAloneStillSeesItsNamespaceCap) {
+  Node("n0", "a100");
+  auto f = user_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu"},)"
+                                         R"("spec":{"nodeSelector":{"pool":"a100"},"blocks":1,"preemption":{"policy":"LowerPriority","minRuntime":"1m"}}})");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  for (const std::string& ns : {std::string(kNs), std::string("other")}) {
+    ASSERT_TRUE(user_->Create(k8s::resources::kNamespaces.Path(),
+                              R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})")
+                    .ok());
+  }
+  StartEngine();
+  Run("low", R"("priority":80,"retry":{"onEvents":["interruption"],"duration":"off"})");
+  ASSERT_TRUE(PodsBound("low"));
+  SetPodsPhase("low", "Running");
+  ASSERT_TRUE(WaitPhase("low", "Running"));
+  Advance(std::chrono::minutes(2));  // past minRuntime
+  auto r = user_->Create(kRuns.Path("other"),
+                         std::string(R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"high"},)") +
+                             R"("spec":{"fleets":["gpu"],"priority":50,)" + kQueueRetry +
+                             R"(,"template":{"spec":{"containers":[{"name":"main","image":"busybox:1.35"}]}}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto high_reason = [&] { return json::GetString(json::Find(Get(kRuns.Path("other", "high")), {"status", "reason"})); };
+  ASSERT_TRUE(Eventually([&] { return high_reason() == "NoCapacity"; })) << Dump();
+  ASSERT_TRUE(LetPassesGo(3));  // low is left alone: 80 > 50
+  EXPECT_EQ(Phase("low"), "Running");
+
+  r = user_->MergePatch(k8s::resources::kNamespaces.Path("", kNs), R"({"metadata":{"labels":{"berth.dev/max-priority":"30"}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(Eventually([&] { return StatusString("low", "reason") == "Preempted"; })) << Dump();
+}
+
 // Runs submitted at once are each shown their waiting status, without the engine queueing one
 // write per run at once: at most waiting_writes_queued wait for a writer, the rest follow as the
 // API server takes them (here an API server that answers nothing until released).
