@@ -39,8 +39,9 @@
 // placed run's record for the cluster view (PlacedRun: its blocks, priority, whether its Pods are
 // all in the cache) is kept from pass to pass while the run, its Pods and the Namespaces are
 // unchanged (Memo::placed). Each run is looked up once per pass (KeyedRun: its key, object and
-// memo). The first pass after the caches sync visits every run (the informers report every
-// object as added).
+// memo), and its object is read from the informer's cache again only after a watch event touched
+// it (Memo::run). The first pass after the caches sync visits every run (the informers report
+// every object as added).
 // Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
 // once, and the next passes write the rest in queue order.
 //
