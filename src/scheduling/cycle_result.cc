@@ -1,6 +1,7 @@
 #include "scheduling/cycle_result.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace berth::scheduling {
 
@@ -49,8 +50,9 @@ std::string List(const std::vector<std::string>& names) {
   return out;
 }
 
+// An estimate, in whole seconds (rounded up: "in 59m21s", not "in 59m20s722ms").
 std::string In(TimePoint now, TimePoint at) {
-  return at <= now ? "now" : "in " + FormatDuration(at - now);
+  return at <= now ? "now" : "in " + FormatDuration(std::chrono::ceil<std::chrono::seconds>(at - now));
 }
 
 }  // namespace

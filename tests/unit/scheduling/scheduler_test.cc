@@ -167,6 +167,18 @@ TEST_F(SchedulerTest, RunThatDoesNotFitDoesNotBlockRunsBehind) {
             "instance, expected to start in 1h");
 }
 
+// A waiting run's expected start is an estimate: said in whole seconds, rounded up.
+TEST_F(SchedulerTest, AnExpectedStartIsSaidInWholeSeconds) {
+  cluster.fleets = {AnyFleet("cpu")};
+  cluster.instances = {Node("a", "cpu")};
+  Busy("a", 6, now + minutes(59) + std::chrono::milliseconds(20'722));
+  queue.Upsert(Pending("ns/big", 90, kT0, 1, Cpus(32)));
+  const CycleResult r = Cycle();
+  EXPECT_EQ(Explain(r, "ns/big"),
+            "needs 8 blocks on one instance; largest free is 2 (fleet cpu); holds 1 reserved "
+            "instance, expected to start in 59m21s");
+}
+
 // ---- Multi-node placement --------------------------------------------------------------------
 
 TEST_F(SchedulerTest, MultiNodeTakesWholeIdleInstancesRanksByName) {
