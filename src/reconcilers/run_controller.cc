@@ -519,6 +519,23 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
   return keyed;
 }
 
+std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& key, const Run& run) const {
+  auto pr = std::make_shared<PlacedRun>();
+  pr->key = key;
+  pr->uid = run.meta.uid;
+  pr->fleet = run.status.fleet;
+  pr->placement = run.status.placement;
+  pr->priority = QueuePriority(run);
+  if (auto at = ParseTime(run.status.scheduled_at)) pr->placed_at = *at;
+  if (run.max_duration) {
+    auto start = ParseTime(run.status.started_at);
+    if (!start) start = ParseTime(run.status.scheduled_at);
+    if (start) pr->expected_end = *start + *run.max_duration;
+  }
+  pr->quota_pending = QuotaPending(run.meta.ns, pr->placement);
+  return pr;
+}
+
 std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(
     const Keyed& keyed, std::unordered_map<std::string_view, const Run*>& admitted) {
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
@@ -530,20 +547,7 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(
       memo->unconfirmed_rv = 0;
       if (!memo->placed || memo->placed_rv != run->meta.resource_version || pass_touched_.count(key) ||
           pass_namespaces_changed_) {
-        auto pr = std::make_shared<PlacedRun>();
-        pr->key = key;
-        pr->uid = run->meta.uid;
-        pr->fleet = run->status.fleet;
-        pr->placement = run->status.placement;
-        pr->priority = QueuePriority(*run);
-        if (auto at = ParseTime(run->status.scheduled_at)) pr->placed_at = *at;
-        if (run->max_duration) {
-          auto start = ParseTime(run->status.started_at);
-          if (!start) start = ParseTime(run->status.scheduled_at);
-          if (start) pr->expected_end = *start + *run->max_duration;
-        }
-        pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
-        memo->placed = std::move(pr);
+        memo->placed = PlacedRecord(key, *run);
         memo->placed_rv = run->meta.resource_version;
       }
       placed.push_back(memo->placed);

@@ -291,6 +291,8 @@ class RunController {
   static constexpr size_t kNewsEvery = 256;  // runs between two ShowPriorityNews in a per-run loop
   // Moves the run `key` in `view` to the place its new priorities give it; false when absent.
   static bool MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority, int32_t effective);
+  // An admitted run's record for the cluster view (Memo::placed).
+  std::shared_ptr<const PlacedRun> PlacedRecord(const std::string& key, const Run& run) const;
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up;
   // `admitted` gets the first kind by key (what Holds reads).
   std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed,
