@@ -1240,13 +1240,10 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
 }
 
 bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
-  PlacedRun pr;
-  pr.key = RunKey(run);
-  pr.uid = run.meta.uid;
-  pr.fleet = run.status.fleet;
-  pr.placement = run.status.placement;
-  if (!view.Counted(pr)) return true;  // wait until the fleet status counts this run (see WriteFleetStatuses)
   Memo& memo = memo_[RunKey(run)];
+  // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
+  // BlockHolders made this pass (none when its placement is empty: nothing to count).
+  if (memo.placed && !view.Counted(*memo.placed)) return true;
   // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
   // new scheduledAt.
   const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + run.status.scheduled_at;
