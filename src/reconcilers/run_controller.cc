@@ -220,6 +220,7 @@ void RunController::Stop() {
     stopping_ = true;
   }
   loop_cv_.notify_all();
+  view_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
   // Writes already queued are carried out; then the writers stop.
   writer_.Stop();
@@ -243,7 +244,12 @@ bool RunController::HasSynced() const {
 }
 
 std::vector<QueueEntry> RunController::Queue() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (view_stale_ && loop_running_ && !stopping_) {
+    view_wanted_ = true;
+    loop_cv_.notify_one();
+    view_cv_.wait_for(lock, kViewWait, [this] { return !view_stale_ || stopping_; });
+  }
   return queue_view_;
 }
 
@@ -287,6 +293,10 @@ void RunController::Loop() {
   }
   spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
                nodes_->Size(), pods_->Size());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    loop_running_ = true;
+  }
   // Real time, as the pass' own duration (PassPhases): this paces work on the CPU, not anything
   // the scheduler decides, so it does not follow an injected clock.
   using Steady = std::chrono::steady_clock;
@@ -303,10 +313,11 @@ void RunController::Loop() {
       const auto left = gap - (Steady::now() - last_end);
       {
         std::unique_lock<std::mutex> lock(mu_);
-        loop_cv_.wait_for(lock, left, [this] { return stopping_ || has_priority_news_.load(); });
+        loop_cv_.wait_for(lock, left, [this] { return stopping_ || has_priority_news_.load() || view_wanted_; });
         if (stopping_) return;
       }
       ShowPriorityNews();
+      MakeViewIfWanted(last_result_);
     }
     const Steady::time_point start = Steady::now();
     Pass();
@@ -326,6 +337,12 @@ bool RunController::WaitForWork() {
   until = std::max(until, clock_.Now() + kMinDeadlineDelay);  // a due deadline never spins the loop
   std::unique_lock<std::mutex> lock(mu_);
   while (!dirty_ && !stopping_) {
+    if (view_wanted_) {  // a view asked for between passes: made from the last pass' result
+      lock.unlock();
+      MakeViewIfWanted(last_result_);
+      lock.lock();
+      continue;
+    }
     const auto left = until - clock_.Now();
     if (left <= std::chrono::milliseconds::zero()) break;
     loop_cv_.wait_for(lock, std::min<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(left), kMaxSleep));
@@ -480,10 +497,11 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
   // run that changed is read from the cache again (Memo::run).
   for (const auto& key : touched) {
-    auto [it, added] = active_.try_emplace(key, nullptr);
-    if (!added && it->second != nullptr) it->second->run.reset();
+    auto it = active_.try_emplace(key, nullptr).first;
+    if (it->second == nullptr) it->second = &memo_[key];
+    it->second->run.reset();
+    it->second->touched_pass = pass_no_;
   }
-  pass_touched_ = std::move(touched);
   for (const auto& key : failed) active_.try_emplace(key, nullptr);
   for (const auto& [key, rv] : unconfirmed) active_.try_emplace(key, nullptr);
   for (const auto& key : confirmed) active_.try_emplace(key, nullptr);
@@ -545,7 +563,7 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(
       admitted.emplace(key, run.get());
       memo->assumed.reset();
       memo->unconfirmed_rv = 0;
-      if (!memo->placed || memo->placed_rv != run->meta.resource_version || pass_touched_.count(key) ||
+      if (!memo->placed || memo->placed_rv != run->meta.resource_version || Touched(*memo) ||
           pass_namespaces_changed_) {
         memo->placed = PlacedRecord(key, *run);
         memo->placed_rv = run->meta.resource_version;
@@ -695,7 +713,6 @@ void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<s
 }
 
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
-                                                           const std::unordered_set<std::string>& busy,
                                                            k8s::TimePoint now) {
   // Lifecycle of every run; the pending ones go into the queue (Memo::queued_pass).
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
@@ -705,11 +722,11 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     Memo& memo = *memo_ptr;
     if (memo.assumed) {  // admission in flight, or its outcome unknown
-      if (memo.unconfirmed_rv != 0 && !busy.count(key)) VerifyAdmission(*run, memo.unconfirmed_rv);
+      if (memo.unconfirmed_rv != 0 && !Busy(memo)) VerifyAdmission(*run, memo.unconfirmed_rv);
       frozen.insert(key);
       continue;
     }
-    bool is_busy = busy.count(key) > 0;
+    bool is_busy = Busy(memo);
     if (memo.awaiting_rv != 0) {
       if (RvNumber(run->meta.resource_version) < memo.awaiting_rv) {
         is_busy = true;  // our last write is not in the cache yet: decide again once it is
@@ -718,8 +735,8 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
       }
     }
     if (is_busy) frozen.insert(key);
-    if (!is_busy && Quiet(key, *run, memo, now)) continue;
-    if (QueuedQuietly(key, *run, memo)) {  // busy too: DecidePending's kQueue stands then as well
+    if (!is_busy && Quiet(*run, memo, now)) continue;
+    if (QueuedQuietly(*run, memo)) {  // busy too: DecidePending's kQueue stands then as well
       memo.queued_pass = pass_no_;  // its entry stays as it is
       ++queued;
       continue;
@@ -737,6 +754,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     pr.resources = sched::Resources{run->cpu_milli, run->memory_bytes, run->gpus};
     pr.fleets = run->fleets;
     pr.max_duration = run->max_duration;
+    pr.owner = &memo;
     const sched::PendingRun* existing = queue_.Find(key);
     if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
   }
@@ -751,9 +769,9 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   return frozen;
 }
 
-bool RunController::Quiet(const std::string& key, const Run& run, const Memo& memo, k8s::TimePoint now) const {
+bool RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const {
   if (memo.quiet_rv.empty() || memo.quiet_rv != run.meta.resource_version || now >= memo.quiet_until) return false;
-  if (run.meta.deleting || !IsPlacedPhase(run.status.phase) || pass_fleets_changed_ || pass_touched_.count(key)) {
+  if (run.meta.deleting || !IsPlacedPhase(run.status.phase) || pass_fleets_changed_ || Touched(memo)) {
     return false;
   }
   for (const auto& entry : run.status.placement) {
@@ -762,16 +780,16 @@ bool RunController::Quiet(const std::string& key, const Run& run, const Memo& me
   return true;
 }
 
-bool RunController::QueuedQuietly(const std::string& key, const Run& run, const Memo& memo) const {
-  // DecidePending's kQueue stands while the run (its resourceVersion) and its Pods (pass_touched_)
-  // are as they were: its other rules read nothing else, and the time only ends a back-off. The
-  // entry's priority also reads the namespace's cap.
+bool RunController::QueuedQuietly(const Run& run, const Memo& memo) const {
+  // DecidePending's kQueue stands while the run (its resourceVersion) and its Pods (Touched) are
+  // as they were: its other rules read nothing else, and the time only ends a back-off. The
+  // entry's priority also reads the namespace's cap. Queued by the last pass means in the queue
+  // (its ReconcileAll took every other run out) with this memo as its owner.
   return !memo.queued_rv.empty() && memo.queued_rv == run.meta.resource_version && !pass_namespaces_changed_ &&
-         !pass_touched_.count(key) && queue_.Contains(key);
+         !Touched(memo) && memo.queued_pass + 1 == pass_no_;
 }
 
-void RunController::PublishQueue(const sched::CycleResult& result,
-                                 const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id) {
+void RunController::PublishQueue(const sched::CycleResult& result) {
   // The queue as the endpoint shows it.
   ShowPriorityNews();
   std::vector<QueueEntry> qv;
@@ -799,8 +817,8 @@ void RunController::PublishQueue(const sched::CycleResult& result,
     const sched::WaitingRun* w = nullptr;
     if (next_waiting < result.waiting.size() && result.waiting[next_waiting].run_id == item.run.id) {
       w = &result.waiting[next_waiting++];
-    } else if (auto it = waiting_by_id.find(item.run.id); it != waiting_by_id.end()) {
-      w = it->second;
+    } else if (const Memo* m = OwnerOf(item.run.owner)) {
+      w = WaitingOf(*m);
     }
     if (w != nullptr) {
       e.reason = std::string(sched::ApiReason(w->reason.code));
@@ -834,7 +852,19 @@ void RunController::PublishQueue(const sched::CycleResult& result,
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_view_.swap(qv);
+    view_stale_ = false;
+    view_wanted_ = false;
   }
+  view_cv_.notify_all();
+  // The old view is freed here, outside the lock.
+}
+
+void RunController::MakeViewIfWanted(const sched::CycleResult& result) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!view_wanted_) return;
+  }
+  PublishQueue(result);
 }
 
 void RunController::ShowPriorityNews() {
@@ -952,16 +982,14 @@ ClusterView RunController::PassView(const Keyed& keyed, std::vector<std::shared_
 }
 
 std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
-                                    std::unordered_set<std::string> frozen, const std::unordered_set<std::string>& busy,
-                                    const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting_by_id,
-                                    k8s::TimePoint now, PassPhases& phases) {
+                                    std::unordered_set<std::string> frozen, k8s::TimePoint now, PassPhases& phases) {
   // Where each waiting run belongs (the positions plan, ApplyWaiting).
-  const std::vector<std::string> top = TopOfQueue(keyed, waiting_by_id, now);
+  const std::vector<std::string> top = TopOfQueue(now);
   places_.clear();
   for (size_t i = 0; i < top.size(); ++i) places_.emplace(top[i], static_cast<int64_t>(i) + 1);
   // Positions first: a run that moves gets its whole waiting status in its position write.
   const std::unordered_set<std::string> positioned =
-      WritePositions(keyed, std::move(frozen), top, result, waiting_by_id, now);
+      WritePositions(keyed, std::move(frozen), top, result, now);
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
@@ -969,9 +997,9 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   for (const auto& w : result.waiting) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     // A waiting run is in the queue, so this pass' working set read it (Memo::run).
-    auto m = memo_.find(w.run_id);
-    if (m == memo_.end() || !m->second.run) continue;
-    Memo& memo = m->second;
+    Memo* m = OwnerOf(w.owner);
+    if (m == nullptr || !m->run) continue;
+    Memo& memo = *m;
     const std::shared_ptr<const Run> run = memo.run;
     if (w.reason.code != sched::WaitCode::kQuotaExceeded) {
       k8s::TimePoint since = run->meta.created;
@@ -984,7 +1012,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     if (run->retry && run->retry->on_no_capacity && run->retry->duration) {
       NoteDeadline(run->meta.created + *run->retry->duration);
     }
-    if (busy.count(w.run_id) || positioned.count(w.run_id)) continue;
+    if (Busy(memo) || positioned.count(w.run_id)) continue;
     ApplyWaiting(*run, memo, result, w, now);
   }
   phases.Mark("waiting");
@@ -1000,13 +1028,16 @@ void RunController::Pass() {
   ShowPriorityNews();
   std::unordered_set<std::string> busy = TakeWriterNews();
   const Keyed keyed = WorkingSet(now);
+  for (const auto& key : busy) {
+    if (auto m = memo_.find(key); m != memo_.end()) m->second.busy_pass = pass_no_;
+  }
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
   ClusterView view = PassView(keyed, placed, now);
   ShowPriorityNews();
   phases.Mark("view");
 
-  std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, busy, now);
+  std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, now);
   ShowPriorityNews();
   phases.Mark("reconcile");
   view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
@@ -1021,11 +1052,18 @@ void RunController::Pass() {
     if (!run) continue;
     Admit(*run, placement, now);
   }
-  std::unordered_map<std::string_view, const sched::WaitingRun*> waiting_by_id;
-  for (const auto& w : result.waiting) waiting_by_id[w.run_id] = &w;
-  const std::optional<k8s::TimePoint> oldest_waiting =
-      CarryOutWaiting(keyed, result, std::move(frozen), busy, waiting_by_id, now, phases);
-  PublishQueue(result, waiting_by_id);
+  for (const auto& w : result.waiting) {  // each run's entry, for the steps below (WaitingOf)
+    if (Memo* m = OwnerOf(w.owner)) {
+      m->waiting = &w;
+      m->waiting_pass = pass_no_;
+    }
+  }
+  const std::optional<k8s::TimePoint> oldest_waiting = CarryOutWaiting(keyed, result, std::move(frozen), now, phases);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    view_stale_ = true;  // made when asked for (Queue): 100,000 entries each pass cost 35-45 ms
+  }
+  MakeViewIfWanted(result);
   phases.Mark("publish");
 
   const std::vector<sched::InstanceStatus> described = sched::DescribeInstances(view.snapshot, now);
@@ -1040,6 +1078,8 @@ void RunController::Pass() {
                  queue_.size(), result.placements.size(), phases.text);
   }
   Report(took, result, oldest_waiting, described);
+  last_result_ = std::move(result);
+  MakeViewIfWanted(last_result_);
 }
 
 
@@ -1878,36 +1918,33 @@ bool RunController::LastPositionsVisible() {
   return true;
 }
 
-std::vector<std::string> RunController::TopOfQueue(
-    const Keyed& runs, const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
-    k8s::TimePoint now) const {
+std::vector<std::string> RunController::TopOfQueue(k8s::TimePoint now) const {
   // The first places go to the waiting runs that stay in the queue (one about to fail does not
   // take a place on its way out).
   std::vector<std::string> top;
   for (auto item : queue_) {
     if (top.size() >= options_.position_limit) break;
-    auto run = FindKeyed(runs, item.run.id);
-    if (!run) continue;
-    auto w = waiting.find(item.run.id);
-    if (w == waiting.end() || EndsWaiting(*run, *w->second, now)) continue;
+    const Memo* m = OwnerOf(item.run.owner);
+    if (m == nullptr || !m->run) continue;
+    const sched::WaitingRun* w = WaitingOf(*m);
+    if (w == nullptr || EndsWaiting(*m->run, *w, now)) continue;
     top.push_back(item.run.id);
   }
   return top;
 }
 
 PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                               const std::vector<std::string>& top,
-                                               const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting) const {
+                                               const std::vector<std::string>& top) const {
   PositionPlanInput in;
   in.frozen = std::move(frozen);
+  in.top = top;
+  const std::unordered_set<std::string_view> placed(in.top.begin(), in.top.end());
   for (const auto& [key, run, memo] : runs) {
     // A run being deleted is leaving: its place is not held for it.
-    if (run->status.queue_position && !run->meta.deleting) in.shown[key] = *run->status.queue_position;
-  }
-  in.top = top;
-  std::unordered_set<std::string> placed(in.top.begin(), in.top.end());
-  for (const auto& [key, pos] : in.shown) {
-    if (!placed.count(key) && queue_.Contains(key) && waiting.count(key)) in.clear.push_back(key);
+    if (!run->status.queue_position || run->meta.deleting) continue;
+    in.shown[key] = *run->status.queue_position;
+    // A waiting run (so in the queue) that shows a place beyond the top ones has it cleared.
+    if (!placed.count(key) && WaitingOf(*memo) != nullptr) in.clear.push_back(key);
   }
   std::sort(in.clear.begin(), in.clear.end());
   return in;
@@ -1915,13 +1952,12 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
 
 std::unordered_set<std::string> RunController::WritePositions(
     const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
-    const sched::CycleResult& result, const std::unordered_map<std::string_view, const sched::WaitingRun*>& waiting,
-    k8s::TimePoint now) {
+    const sched::CycleResult& result, k8s::TimePoint now) {
   if (!LastPositionsVisible()) return {};
   // Runs with a write of their own queued or in flight keep their place until it is visible:
   // those busy when the pass began are frozen already (ReconcileAll), and this pass' own.
   frozen.insert(dispatched_.begin(), dispatched_.end());
-  const PositionPlanInput in = PositionInput(runs, std::move(frozen), top, waiting);
+  const PositionPlanInput in = PositionInput(runs, std::move(frozen), top);
   const size_t budget = position_budget_.Available(now);
   if (budget == 0) {
     NoteDeadline(now + std::chrono::milliseconds(static_cast<int64_t>(1000.0 / std::max(0.001, options_.position_writes_per_second))));
@@ -1939,12 +1975,12 @@ std::unordered_set<std::string> RunController::WritePositions(
     PositionWrite w{run, m.to, std::nullopt};
     auto d = places_.find(m.key);
     const bool final_place = d != places_.end() ? m.to == d->second : !m.to;
-    auto wr = waiting.find(m.key);
-    if (final_place && wr != waiting.end()) {
-      const sched::WaitingRun& wait = *wr->second;
-      const int32_t effective = wait.effective_priority;
-      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait.reason.code)), effective, m.to, Explain(result, wait), now);
-      memo_[m.key].last_wait_write = now;
+    Memo& memo = memo_[m.key];
+    const sched::WaitingRun* wait = WaitingOf(memo);
+    if (final_place && wait != nullptr) {
+      const int32_t effective = wait->effective_priority;
+      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait->reason.code)), effective, m.to, Explain(result, *wait), now);
+      memo.last_wait_write = now;
     }
     writes.push_back(std::move(w));
     touched.insert(m.key);

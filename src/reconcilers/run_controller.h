@@ -180,8 +180,11 @@ class RunController {
   void Stop();
   bool HasSynced() const;
 
-  // The queue as of the last pass, in order.
+  // The queue as of the last pass, in order. Made on request (see "The queue view" in
+  // development.md): when a pass changed it since it was last made, the loop thread makes it
+  // between two steps and this waits for it (up to kViewWait; then the last one made).
   std::vector<QueueEntry> Queue() const;
+  static constexpr std::chrono::seconds kViewWait{5};
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
   std::optional<PriorityCap> CapOf(const std::string& ns) const;
   // The same for the admission webhook: false when the Namespace cache has not synced or does
@@ -235,7 +238,21 @@ class RunController {
     std::string placed_rv;
     // The run as WorkingSet last read it from the cache; dropped when a watch event touches it.
     std::shared_ptr<const Run> run;
+    // The pass (pass_no_) in which the run was touched (its object or Pods changed: TakeWriterNews)
+    // and had a write queued or in flight (busy), and its entry in that pass' CycleResult::waiting
+    // (valid while waiting_pass is the pass under way): so that the per-run steps ask the memo
+    // they hold instead of looking the key up in a set or map.
+    uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
+    const scheduling::WaitingRun* waiting = nullptr;
   };
+  // This pass' flags of a memo (see Memo::touched_pass).
+  bool Touched(const Memo& m) const { return m.touched_pass == pass_no_; }
+  bool Busy(const Memo& m) const { return m.busy_pass == pass_no_; }
+  const scheduling::WaitingRun* WaitingOf(const Memo& m) const { return m.waiting_pass == pass_no_ ? m.waiting : nullptr; }
+  // The memo a queued run's entry carries (PendingRun::owner: ReconcileAll queues each run with
+  // its memo, and a run whose memo is erased leaves the queue in the same pass). Valid from the end
+  // of ReconcileAll to the end of the pass.
+  static Memo* OwnerOf(const void* owner) { return const_cast<Memo*>(static_cast<const Memo*>(owner)); }
 
   // A run of this pass' working set, by key (sorted): the key is a reference into active_ (which
   // keeps it while the pass lasts: only WorkingSet, before the list is made, and Settle, after a
@@ -275,8 +292,6 @@ class RunController {
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
   std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
-                       const std::unordered_set<std::string>& busy,
-                       const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id,
                        k8s::TimePoint now, PassPhases& phases);
   // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
   // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
@@ -303,11 +318,14 @@ class RunController {
                              const std::vector<NodeHold>& holds, k8s::TimePoint now);
   // The lifecycle of every visited run; pending ones go into the queue, the rest leave it.
   // Returns the runs whose queuePosition must not be written now.
-  std::unordered_set<std::string> ReconcileAll(const Keyed& keyed, const ClusterView& view,
-                                               const std::unordered_set<std::string>& busy, k8s::TimePoint now);
-  // The queue as the /queue endpoint, the CLI and the dashboard show it.
-  void PublishQueue(const scheduling::CycleResult& result,
-                    const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting_by_id);
+  // (Busy: a run with a write queued or in flight when the pass began.)
+  std::unordered_set<std::string> ReconcileAll(const Keyed& keyed, const ClusterView& view, k8s::TimePoint now);
+  // The queue as the /queue endpoint, the CLI and the dashboard show it, from queue_ and the
+  // pass' result (PublishQueue); made only when Queue() asked for it since the last pass
+  // (MakeViewIfWanted). Loop thread only.
+  void PublishQueue(const scheduling::CycleResult& result);
+  void MakeViewIfWanted(const scheduling::CycleResult& result);
+  scheduling::CycleResult last_result_;  // the last pass' result, for a view asked for between passes
   // Tells the observer (metrics) how the pass went.
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result,
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
@@ -407,20 +425,16 @@ class RunController {
   // write of their own in flight or not yet in the cache; `top`: TopOfQueue (places_ by run).
   std::unordered_set<std::string> WritePositions(
       const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
-      const scheduling::CycleResult& result,
-      const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting, k8s::TimePoint now);
+      const scheduling::CycleResult& result, k8s::TimePoint now);
   // Whether the last sequence of position writes is done and visible in the cache (then the next
   // may be planned).
   bool LastPositionsVisible();
   // The first position_limit waiting runs in queue order that stay in the queue: places 1, 2, ...
-  std::vector<std::string> TopOfQueue(const Keyed& runs,
-                                      const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting,
-                                      k8s::TimePoint now) const;
+  std::vector<std::string> TopOfQueue(k8s::TimePoint now) const;
   // What the plan starts from: the positions runs show, the first position_limit waiting runs in
   // queue order (`top`), the runs whose position must be cleared.
   PositionPlanInput PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                  const std::vector<std::string>& top,
-                                  const std::unordered_map<std::string_view, const scheduling::WaitingRun*>& waiting) const;
+                                  const std::vector<std::string>& top) const;
   struct PositionWrite {
     std::shared_ptr<const Run> run;
     std::optional<int64_t> to;
@@ -494,12 +508,12 @@ class RunController {
   std::unordered_set<std::string> dispatched_;    // loop thread only: keys this pass handed to the writer
   std::unordered_map<std::string, int64_t> places_;  // loop thread only: this pass' TopOfQueue, by run
   // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
-  std::unordered_set<std::string> pass_touched_, pass_changed_nodes_;
+  std::unordered_set<std::string> pass_changed_nodes_;
   bool pass_fleets_changed_ = true;
   bool pass_namespaces_changed_ = true;
   // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv).
-  bool Quiet(const std::string& key, const Run& run, const Memo& memo, k8s::TimePoint now) const;
-  bool QueuedQuietly(const std::string& key, const Run& run, const Memo& memo) const;
+  bool Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
+  bool QueuedQuietly(const Run& run, const Memo& memo) const;
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   struct Refusal {
     k8s::TimePoint until;   // at the latest
@@ -515,7 +529,7 @@ class RunController {
   std::unordered_set<std::string> position_batch_;  // runs the position writes in flight touch
 
   mutable std::mutex mu_;  // guards the fields below
-  std::condition_variable loop_cv_;
+  mutable std::condition_variable loop_cv_;  // mutable: Queue() wakes the loop for a view
   bool dirty_ = true;
   bool stopping_ = false;
   std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
@@ -530,6 +544,10 @@ class RunController {
   std::unordered_set<std::string> fleet_write_failed_;  // write these fleets' status again
   std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
   std::vector<QueueEntry> queue_view_;
+  bool view_stale_ = false;                  // a pass changed the queue since queue_view_ was made
+  bool loop_running_ = false;                // the loop passes (caches synced): it answers view requests
+  mutable bool view_wanted_ = false;         // Queue() waits for a fresh view
+  mutable std::condition_variable view_cv_;  // a fresh view was made (or the engine stops)
   std::unordered_set<std::string> priority_news_;  // queued runs whose spec.priority changed
   std::atomic<bool> has_priority_news_{false};      // priority_news_ is not empty (checked without mu_)
   // Loop thread: runs moved in the view ahead of the queue (key -> priority shown), re-applied by

@@ -117,6 +117,7 @@ struct WaitingRun {
   std::string run_id;
   WaitReason reason;
   int32_t effective_priority = 0;  // its priority in the queue this cycle (aging included)
+  const void* owner = nullptr;     // PendingRun::owner, as queued
   bool unschedulable() const { return IsUnschedulable(reason.code); }
 };
 

@@ -49,6 +49,9 @@ struct PendingRun {
   Resources resources;                   // per node
   std::vector<std::string> fleets;       // candidate Fleet names; empty means any Fleet
   std::optional<Duration> max_duration;  // nullopt means "off"
+  // The caller's handle for the run, handed back in WaitingRun::owner: the core never reads it.
+  // The engine keeps its per-run record here, so that a pass finds it without a lookup by id.
+  const void* owner = nullptr;
 
   friend bool operator==(const PendingRun&, const PendingRun&) = default;
 };

@@ -1308,7 +1308,10 @@ CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint
   for (RunQueue::Item item : queue) {
     const size_t waiting = result.waiting.size();
     cycle.Consider(item.run);
-    if (result.waiting.size() > waiting) result.waiting.back().effective_priority = item.effective_priority;
+    if (result.waiting.size() > waiting) {
+      result.waiting.back().effective_priority = item.effective_priority;
+      result.waiting.back().owner = item.run.owner;
+    }
   }
   return result;
 }

@@ -647,6 +647,43 @@ TEST_F(EngineInProcess, ManyRunsSubmittedAtOnceGetTheirWaitingStatusWithBoundedW
   }));
 }
 
+// The queue view (Queue(), what /queue serves) is made when asked for, from the last pass: asked
+// between passes, with nothing changing, one call answers with every queued run in queue order
+// and why it waits (the loop makes it while idle; it is not made by passes nobody asked after).
+TEST_F(EngineInProcess, TheQueueViewAskedForBetweenPassesShowsTheLastPass) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("blocker", kQueueRetry);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  for (const auto& [name, priority] : std::vector<std::pair<std::string, int>>{{"a", 10}, {"b", 30}, {"c", 20}}) {
+    Run(name, "\"priority\":" + std::to_string(priority) + "," + kQueueRetry);
+    clock_.Advance(std::chrono::seconds(1));
+  }
+  ASSERT_TRUE(Eventually([&] {
+    for (const std::string name : {"a", "b", "c"}) {
+      if (StatusString(name, "reason") != "NoCapacity") return false;
+    }
+    return true;
+  }));
+  // Until the passes stop (their own writes' echoes end): the loop is idle, the view stale. (On a
+  // busy machine a pass may still come; the view is then made in it, also right.)
+  ASSERT_TRUE(Eventually([&] {
+    const int before = passes_.passes.load();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    return passes_.passes.load() == before;
+  }));
+  const std::vector<reconcilers::QueueEntry> queue = engine_->Queue();
+  ASSERT_EQ(queue.size(), 3u);
+  const std::vector<std::string> order{"b", "c", "a"};
+  for (size_t i = 0; i < queue.size(); ++i) {
+    EXPECT_EQ(queue[i].name, order[i]);
+    EXPECT_EQ(queue[i].position, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(queue[i].reason, "NoCapacity");
+    EXPECT_NE(queue[i].message.find("largest free is 0"), std::string::npos) << queue[i].message;
+  }
+}
+
 TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
   Node("n0", "a100");
   Fleet("gpu", "a100");
