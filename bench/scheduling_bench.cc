@@ -305,6 +305,58 @@ void BM_RunArrivesOneFinishesThenCycle(benchmark::State& state) {
 }
 BENCHMARK(BM_RunArrivesOneFinishesThenCycle)->Unit(benchmark::kMillisecond);
 
+// The scale of bench/scale.sh (issue 16): fleet `big` of 10,000 free instances x 8 GPUs, fleet
+// `small` of one instance held whole, and 100,000 single-GPU runs waiting for `small`. What one
+// cycle costs per waiting run once no fleet they name has room (each waits for the reason of the
+// run before it, copied: scheduler.h).
+void BM_ScaleWaitingForAFullFleet(benchmark::State& state) {
+  ClusterSnapshot cluster;
+  for (const std::string name : {"big", "small"}) {
+    FleetSpec fleet;
+    fleet.name = name;
+    fleet.blocks = BlocksSetting::Auto();
+    cluster.fleets.push_back(fleet);
+  }
+  for (int i = 0; i < 10'000; ++i) {
+    InstanceSpec in;
+    in.name = "big-node-" + std::to_string(i);
+    in.fleet = "big";
+    in.allocatable = Resources{32'000, 256 * kGi, 8};
+    cluster.instances.push_back(std::move(in));
+  }
+  InstanceSpec small;
+  small.name = "small-node-0";
+  small.fleet = "small";
+  small.allocatable = Resources{32'000, 256 * kGi, 8};
+  cluster.instances.push_back(small);
+  RunningRun holder;
+  holder.id = "bench/holder";
+  holder.placement = {InstanceBlocks{small.name, 8}};
+  cluster.running.push_back(holder);
+  RunQueue queue(kAging);
+  const auto pending = static_cast<int>(state.range(0));
+  for (int r = 0; r < pending; ++r) {
+    PendingRun run;
+    run.id = "bench/scale-" + std::to_string(r);
+    run.submitted_at = kNow - std::chrono::seconds(pending - r);
+    run.resources = Resources{3'000, 24 * kGi, 1};
+    run.fleets = {"small"};
+    queue.Upsert(std::move(run));
+  }
+  TimePoint now = kNow;
+  size_t waiting = 0;
+  CycleResult last;  // Arg 1: each cycle reuses the buffers of the one before (as the engine does)
+  for (auto _ : state) {
+    CycleResult r = Schedule(cluster, queue, now, true, state.range(1) == 1 ? std::move(last) : CycleResult{});
+    waiting = r.waiting.size();
+    benchmark::DoNotOptimize(r);
+    last = std::move(r);
+    now += std::chrono::seconds(1);
+  }
+  state.counters["waiting"] = static_cast<double>(waiting);
+}
+BENCHMARK(BM_ScaleWaitingForAFullFleet)->Args({100'000, 0})->Args({100'000, 1})->Unit(benchmark::kMillisecond);
+
 }  // namespace
 }  // namespace berth::scheduling
 

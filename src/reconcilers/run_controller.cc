@@ -988,8 +988,9 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   places_.clear();
   for (size_t i = 0; i < top.size(); ++i) places_.emplace(top[i], static_cast<int64_t>(i) + 1);
   // Positions first: a run that moves gets its whole waiting status in its position write.
-  const std::unordered_set<std::string> positioned =
-      WritePositions(keyed, std::move(frozen), top, result, now);
+  for (const std::string& key : WritePositions(keyed, std::move(frozen), top, result, now)) {
+    if (auto m = memo_.find(key); m != memo_.end()) m->second.positioned_pass = pass_no_;
+  }
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
@@ -1012,7 +1013,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     if (run->retry && run->retry->on_no_capacity && run->retry->duration) {
       NoteDeadline(run->meta.created + *run->retry->duration);
     }
-    if (Busy(memo) || positioned.count(w.run_id)) continue;
+    if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
     ApplyWaiting(*run, memo, result, w, now);
   }
   phases.Mark("waiting");
@@ -1041,7 +1042,9 @@ void RunController::Pass() {
   ShowPriorityNews();
   phases.Mark("reconcile");
   view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
-  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now);
+  // The last pass' result lends its buffers (its content is not read after this point: a view is
+  // made from it between passes only, and WaitingOf reads this pass' entries).
+  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
   ShowPriorityNews();
   phases.Mark("schedule");
   NotePreempting(view.snapshot.nominations, result);

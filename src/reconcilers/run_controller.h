@@ -243,6 +243,7 @@ class RunController {
     // (valid while waiting_pass is the pass under way): so that the per-run steps ask the memo
     // they hold instead of looking the key up in a set or map.
     uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
+    uint64_t positioned_pass = 0;  // the pass whose position writes (WritePositions) include the run
     const scheduling::WaitingRun* waiting = nullptr;
   };
   // This pass' flags of a memo (see Memo::touched_pass).

@@ -1298,9 +1298,15 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
 
 }  // namespace
 
-CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now, bool reuse_equal_shapes) {
+CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint now, bool reuse_equal_shapes,
+                     CycleResult recycled) {
   queue.AdvanceTo(now);
-  CycleResult result;
+  CycleResult result = std::move(recycled);
+  result.placements.clear();
+  result.waiting.clear();
+  result.reservation.reset();
+  result.preemptions.clear();
+  result.fleets.clear();
   Cycle cycle(snapshot, now, result);
   cycle.reuse_equal_shapes = reuse_equal_shapes;
   cycle.ApplyNominations(queue);

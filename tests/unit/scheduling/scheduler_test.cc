@@ -179,6 +179,51 @@ TEST_F(SchedulerTest, AnExpectedStartIsSaidInWholeSeconds) {
             "instance, expected to start in 59m21s");
 }
 
+// A cycle that reuses an earlier result's buffers (the engine lends it the last pass') decides
+// exactly what a fresh one does: nothing of the earlier content is left in it.
+TEST_F(SchedulerTest, ACycleWithRecycledBuffersDecidesAsAFreshOne) {
+  cluster.fleets = {AnyFleet("cpu"), ClusterFleet("gpu")};
+  cluster.instances = {Node("a", "cpu"), Node("g1", "gpu"), Node("g2", "gpu")};
+  Busy("a", 6, now + minutes(30));
+  Busy("g2", 1);
+  queue.Upsert(Pending("ns/fits", 90, kT0, 1, Cpus(8)));
+  queue.Upsert(Pending("ns/big", 80, kT0, 1, Cpus(32)));
+  queue.Upsert(Pending("ns/gang", 70, kT0, 2, Cpus(0, 0, 8)));
+  queue.Upsert(Pending("ns/small", 60, kT0, 1, Cpus(4)));
+  const CycleResult fresh = Cycle();
+  ASSERT_FALSE(fresh.placements.empty());
+  ASSERT_FALSE(fresh.waiting.empty());
+  ASSERT_TRUE(fresh.reservation.has_value());
+
+  // An earlier result with other content: other runs placed and waiting, another reservation.
+  ClusterSnapshot other;
+  other.fleets = {AnyFleet("old")};
+  other.instances = {Node("o1", "old")};
+  RunQueue other_queue{Duration(0)};
+  for (int i = 0; i < 20; ++i) other_queue.Upsert(Pending("old/r" + std::to_string(i), 50, kT0, 1, Cpus(12)));
+  CycleResult earlier = Schedule(other, other_queue, now);
+  ASSERT_GT(earlier.waiting.size(), fresh.waiting.size());
+
+  const CycleResult recycled = Schedule(cluster, queue, now, true, std::move(earlier));
+  ASSERT_EQ(recycled.placements.size(), fresh.placements.size());
+  for (size_t i = 0; i < fresh.placements.size(); ++i) {
+    EXPECT_EQ(recycled.placements[i].run_id, fresh.placements[i].run_id);
+    EXPECT_EQ(PlacedOn(recycled, fresh.placements[i].run_id), PlacedOn(fresh, fresh.placements[i].run_id));
+  }
+  ASSERT_EQ(recycled.waiting.size(), fresh.waiting.size());
+  for (size_t i = 0; i < fresh.waiting.size(); ++i) {
+    EXPECT_EQ(recycled.waiting[i].run_id, fresh.waiting[i].run_id);
+    EXPECT_EQ(recycled.waiting[i].reason, fresh.waiting[i].reason);
+    EXPECT_EQ(recycled.Explain(recycled.waiting[i]), fresh.Explain(fresh.waiting[i]));
+  }
+  ASSERT_TRUE(recycled.reservation.has_value());
+  EXPECT_EQ(recycled.reservation->run_id, fresh.reservation->run_id);
+  EXPECT_EQ(recycled.reservation->instances, fresh.reservation->instances);
+  ASSERT_EQ(recycled.fleets.size(), fresh.fleets.size());
+  EXPECT_EQ(recycled.fleets[0].name, "cpu");
+  EXPECT_EQ(recycled.preemptions.size(), fresh.preemptions.size());
+}
+
 // ---- Multi-node placement --------------------------------------------------------------------
 
 TEST_F(SchedulerTest, MultiNodeTakesWholeIdleInstancesRanksByName) {
