@@ -559,6 +559,9 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<std::shared_ptr<const PlacedRun>> placed;
   for (const auto& [key, run, memo] : keyed) {
+    // Queued by the last pass and the same object since (not touched): pending, holds nothing
+    // (unless admitted since: assumed), without reading the run again.
+    if (memo->queued_pass + 1 == pass_no_ && !Touched(*memo) && !memo->assumed && !memo->placed) continue;
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
       admitted.emplace(key, run.get());
       memo->assumed.reset();
@@ -1001,20 +1004,20 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     Memo* m = OwnerOf(w.owner);
     if (m == nullptr || !m->run) continue;
     Memo& memo = *m;
-    const std::shared_ptr<const Run> run = memo.run;
+    const Run& run = *memo.run;  // the memo holds it for the pass
     if (w.reason.code != sched::WaitCode::kQuotaExceeded) {
-      k8s::TimePoint since = run->meta.created;
-      if (run->status.resubmissions > 0) {
-        if (auto back = ParseTime(run->status.retry_after)) since = std::max(since, *back);
+      k8s::TimePoint since = run.meta.created;
+      if (run.status.resubmissions > 0) {
+        if (auto back = ParseTime(run.status.retry_after)) since = std::max(since, *back);
       }
       if (!oldest || since < *oldest) oldest = since;
     }
     // A run that may wait only so long fails then (StopsWaiting), also if it is busy now.
-    if (run->retry && run->retry->on_no_capacity && run->retry->duration) {
-      NoteDeadline(run->meta.created + *run->retry->duration);
+    if (run.retry && run.retry->on_no_capacity && run.retry->duration) {
+      NoteDeadline(run.meta.created + *run.retry->duration);
     }
     if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
-    ApplyWaiting(*run, memo, result, w, now);
+    ApplyWaiting(run, memo, result, w, now);
   }
   phases.Mark("waiting");
   return oldest;
@@ -1097,6 +1100,7 @@ std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
 
 void RunController::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
+    if (memo->queued_pass == pass_no_) continue;  // queued: pending (without reading the run again)
     const std::string& phase = run->status.phase;
     if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;

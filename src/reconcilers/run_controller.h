@@ -257,11 +257,11 @@ class RunController {
 
   // A run of this pass' working set, by key (sorted): the key is a reference into active_ (which
   // keeps it while the pass lasts: only WorkingSet, before the list is made, and Settle, after a
-  // run's last use, erase from it), the cached object, and its memo (memo_ keeps its elements'
+  // run's last use, erase from it), the cached object (the memo's Memo::run, not a copy), and its memo (memo_ keeps its elements'
   // addresses; WorkingSet makes the memo, Settle erases it last). One lookup of each per pass.
   struct KeyedRun {
     const std::string& key;
-    std::shared_ptr<const Run> run;
+    const std::shared_ptr<const Run>& run;  // the memo's (Memo::run: set by WorkingSet, kept for the pass)
     Memo* memo;
   };
   using Keyed = std::vector<KeyedRun>;
