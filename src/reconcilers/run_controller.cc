@@ -524,7 +524,10 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
     Memo& memo = *it->second;
     // The object as the last pass read it, unless the run changed since (its watch event touched
     // it: TakeWriterNews dropped what was read). The informer updates its cache before it tells.
-    if (!memo.run) memo.run = runs_->Get(it->first);
+    if (!memo.run) {
+      memo.run = runs_->Get(it->first);
+      if (memo.run) memo.Read();
+    }
     if (!memo.run) {  // deleted
       memo_.erase(it->first);
       it = active_.erase(it);
@@ -616,6 +619,7 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
   std::vector<sched::Nomination> out;
   std::unordered_map<std::string_view, const PlacedRun*> placed_by_key;  // made for the first record
   for (const auto& [key, run, memo] : keyed) {
+    if (!memo->has_preemption) continue;  // (Memo::Read: without reading the run)
     const auto& record = run->status.preemption;
     if (!record || !IsPendingPhase(run->status.phase) || run->meta.deleting || queue_.Find(key) == nullptr) continue;
     if (placed_by_key.empty()) {
@@ -739,7 +743,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     }
     if (is_busy) frozen.insert(key);
     if (!is_busy && Quiet(*run, memo, now)) continue;
-    if (QueuedQuietly(*run, memo)) {  // busy too: DecidePending's kQueue stands then as well
+    if (QueuedQuietly(memo)) {  // busy too: DecidePending's kQueue stands then as well
       memo.queued_pass = pass_no_;  // its entry stays as it is
       ++queued;
       continue;
@@ -783,12 +787,12 @@ bool RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) 
   return true;
 }
 
-bool RunController::QueuedQuietly(const Run& run, const Memo& memo) const {
+bool RunController::QueuedQuietly(const Memo& memo) const {
   // DecidePending's kQueue stands while the run (its resourceVersion) and its Pods (Touched) are
   // as they were: its other rules read nothing else, and the time only ends a back-off. The
   // entry's priority also reads the namespace's cap. Queued by the last pass means in the queue
   // (its ReconcileAll took every other run out) with this memo as its owner.
-  return !memo.queued_rv.empty() && memo.queued_rv == run.meta.resource_version && !pass_namespaces_changed_ &&
+  return !memo.queued_rv.empty() && memo.queued_rv == memo.run_rv && !pass_namespaces_changed_ &&
          !Touched(memo) && memo.queued_pass + 1 == pass_no_;
 }
 
@@ -1948,8 +1952,8 @@ PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered
   const std::unordered_set<std::string_view> placed(in.top.begin(), in.top.end());
   for (const auto& [key, run, memo] : runs) {
     // A run being deleted is leaving: its place is not held for it.
-    if (!run->status.queue_position || run->meta.deleting) continue;
-    in.shown[key] = *run->status.queue_position;
+    if (!memo->shown_position) continue;  // (Memo::Read: without reading the run)
+    in.shown[key] = *memo->shown_position;
     // A waiting run (so in the queue) that shows a place beyond the top ones has it cleared.
     if (!placed.count(key) && WaitingOf(*memo) != nullptr) in.clear.push_back(key);
   }
