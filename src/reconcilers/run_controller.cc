@@ -935,12 +935,7 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   if (!observer_) return;
   EngineObserver::PassSummary summary;
   summary.duration = took;
-  for (const auto& w : result.waiting) {
-    std::string fleet = w.reason.fleet >= 0 && w.reason.fleet < static_cast<int32_t>(result.fleets.size())
-                            ? result.fleets[w.reason.fleet].name
-                            : "none";
-    ++summary.pending[{fleet, std::string(sched::ApiReason(w.reason.code))}];
-  }
+  summary.pending = result.CountWaiting();
   // The oldest waiting run (one run once, whatever fleets it names). Its wait counts from its
   // submission (status.submittedAt, which berth sets to the creation time the queue orders by and
   // never changes: a retry keeps it), or, for a resubmitted

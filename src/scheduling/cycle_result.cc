@@ -174,4 +174,27 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
   return s;
 }
 
+std::map<std::pair<std::string, std::string>, int64_t> CycleResult::CountWaiting() const {
+  std::map<std::pair<std::string, std::string>, int64_t> out;
+  int32_t fleet = -2;
+  std::string_view reason;
+  int64_t count = 0;
+  auto flush = [&] {
+    if (count > 0) out[{fleet >= 0 ? fleets[fleet].name : "none", std::string(reason)}] += count;
+  };
+  for (const WaitingRun& w : waiting) {
+    const int32_t f = w.reason.fleet >= 0 && w.reason.fleet < static_cast<int32_t>(fleets.size()) ? w.reason.fleet : -1;
+    const std::string_view r = ApiReason(w.reason.code);
+    if (f != fleet || r != reason) {
+      flush();
+      fleet = f;
+      reason = r;
+      count = 0;
+    }
+    ++count;
+  }
+  flush();
+  return out;
+}
+
 }  // namespace berth::scheduling

@@ -5,6 +5,7 @@
 // not format 10,000 sentences; CycleResult::Explain turns one into a sentence on demand.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -140,6 +141,11 @@ struct CycleResult {
   //   "preempting 2 runs (ns/a, ns/b) on instance n1 (fleet a100); starts when their Pods have stopped"
   // The run holding the reservation gets what it holds and when it expects to start appended.
   std::string Explain(const WaitingRun& waiting) const;
+
+  // How many runs wait, by (fleet name the reason is about, or "none"; ApiReason): what the
+  // berth_pending_runs metric shows. Counted by runs of equal neighbours (100,000 runs waiting for
+  // one fleet make one map entry, not 100,000 lookups with two strings each).
+  std::map<std::pair<std::string, std::string>, int64_t> CountWaiting() const;
 };
 
 }  // namespace berth::scheduling

@@ -224,6 +224,34 @@ TEST_F(SchedulerTest, ACycleWithRecycledBuffersDecidesAsAFreshOne) {
   EXPECT_EQ(recycled.preemptions.size(), fresh.preemptions.size());
 }
 
+// What berth_pending_runs shows: waiting runs by the fleet their reason is about and the API
+// reason, also when runs of one kind are not neighbours in the queue.
+TEST(CycleResultTest, CountWaitingCountsByFleetAndReasonWhereverTheRunsAre) {
+  CycleResult r;
+  r.fleets = {FleetRef{"a100", ""}, FleetRef{"h100", ""}};
+  auto wait = [&](const std::string& id, WaitCode code, int32_t fleet) {
+    WaitingRun w;
+    w.run_id = id;
+    w.reason.code = code;
+    w.reason.fleet = fleet;
+    r.waiting.push_back(w);
+  };
+  wait("ns/1", WaitCode::kNotEnoughFreeBlocks, 0);
+  wait("ns/2", WaitCode::kNotEnoughFreeBlocks, 0);
+  wait("ns/3", WaitCode::kNotEnoughFreeBlocks, 1);
+  wait("ns/4", WaitCode::kLifetimeTooShort, 0);  // NoCapacity too: counted with 1 and 2
+  wait("ns/5", WaitCode::kFleetNotFound, -1);
+  wait("ns/6", WaitCode::kNotEnoughFreeBlocks, 1);
+  wait("ns/7", WaitCode::kQuotaExceeded, 0);
+  wait("ns/8", WaitCode::kNotEnoughFreeBlocks, 7);  // out of range: "none"
+  const auto counts = r.CountWaiting();
+  const std::map<std::pair<std::string, std::string>, int64_t> want{
+      {{"a100", "NoCapacity"}, 3}, {{"h100", "NoCapacity"}, 2},   {{"none", "Unschedulable"}, 1},
+      {{"a100", "QuotaExceeded"}, 1}, {{"none", "NoCapacity"}, 1}};
+  EXPECT_EQ(counts, want);
+  EXPECT_TRUE(CycleResult{}.CountWaiting().empty());
+}
+
 // ---- Multi-node placement --------------------------------------------------------------------
 
 TEST_F(SchedulerTest, MultiNodeTakesWholeIdleInstancesRanksByName) {
