@@ -491,31 +491,56 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   busy.insert(position_batch_.begin(), position_batch_.end());
   for (const auto& [key, rv] : written) {
     memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
-    active_.try_emplace(key, nullptr);
+    Activate(key);
   }
 
   // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
   // run that changed is read from the cache again (Memo::run).
   for (const auto& key : touched) {
-    auto it = active_.try_emplace(key, nullptr).first;
+    auto [it, added] = active_.try_emplace(key, nullptr);
+    keyed_stale_ |= added;
     if (it->second == nullptr) it->second = &memo_[key];
     it->second->run.reset();
     it->second->touched_pass = pass_no_;
   }
-  for (const auto& key : failed) active_.try_emplace(key, nullptr);
-  for (const auto& [key, rv] : unconfirmed) active_.try_emplace(key, nullptr);
-  for (const auto& key : confirmed) active_.try_emplace(key, nullptr);
+  for (const auto& key : failed) Activate(key);
+  for (const auto& [key, rv] : unconfirmed) Activate(key);
+  for (const auto& key : confirmed) Activate(key);
   return busy;
 }
 
-RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
+void RunController::Activate(const std::string& key) {
+  if (active_.try_emplace(key, nullptr).second) keyed_stale_ = true;
+}
+
+const RunController::Keyed& RunController::WorkingSet(k8s::TimePoint now) {
   // What the set held, what changed (TakeWriterNews), and the finished runs whose TTL is due;
   // in key order (deterministic passes). Runs gone from the cache leave it.
   while (!expiries_.empty() && expiries_.begin()->first <= now) {
-    active_.try_emplace(expiries_.begin()->second, nullptr);
+    Activate(expiries_.begin()->second);
     expiries_.erase(expiries_.begin());
   }
-  Keyed keyed;
+  // The same runs as the last pass (nothing entered or left active_): its list, walked instead of
+  // the map, with the objects of the runs that changed read again. A run deleted meanwhile makes
+  // the list anew below (which takes it out).
+  if (!keyed_stale_) {
+    bool deleted = false;
+    size_t visited = 0;
+    for (const KeyedRun& k : keyed_) {
+      if (++visited % kNewsEvery == 0) ShowPriorityNews();
+      Memo& memo = *k.memo;
+      if (!memo.run) {
+        memo.run = runs_->Get(k.key);
+        if (memo.run) memo.Read();
+      }
+      deleted |= !memo.run;
+      memo.seen_pass = pass_no_;
+    }
+    if (!deleted) return keyed_;
+  }
+  keyed_stale_ = false;
+  Keyed& keyed = keyed_;
+  keyed.clear();
   keyed.reserve(active_.size());
   size_t visited = 0;
   for (auto it = active_.begin(); it != active_.end();) {
@@ -537,7 +562,7 @@ RunController::Keyed RunController::WorkingSet(k8s::TimePoint now) {
     keyed.push_back(KeyedRun{it->first, memo.run, &memo});
     ++it;
   }
-  return keyed;
+  return keyed_;
 }
 
 std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& key, const Run& run) const {
@@ -1030,7 +1055,7 @@ void RunController::Pass() {
   next_deadline_.reset();
   ShowPriorityNews();
   std::unordered_set<std::string> busy = TakeWriterNews();
-  const Keyed keyed = WorkingSet(now);
+  const Keyed& keyed = WorkingSet(now);
   for (const auto& key : busy) {
     if (auto m = memo_.find(key); m != memo_.end()) m->second.busy_pass = pass_no_;
   }
@@ -1129,6 +1154,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
     if (expiry) expiries_.emplace(*expiry, key);
     memo_.erase(key);
     active_.erase(key);  // last: `key` is the map's own string
+    keyed_stale_ = true;
   }
 }
 

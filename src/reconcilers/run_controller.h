@@ -311,7 +311,10 @@ class RunController {
   // the working set; returns the keys with a write queued or in flight.
   std::unordered_set<std::string> TakeWriterNews();
   // The runs this pass visits (see "Incremental passes").
-  Keyed WorkingSet(k8s::TimePoint now);
+  // The list lives in keyed_ until the next pass makes it (Settle erases runs after their last use).
+  const Keyed& WorkingSet(k8s::TimePoint now);
+  // Puts a run into the working set (active_); the next WorkingSet makes its list anew.
+  void Activate(const std::string& key);
   // Priority patches of queued runs shown in the queue view (/queue) at once, before the pass
   // that re-places them in the queue: called at points through the pass (loop thread only; the
   // view only, never queue_ or a status). See "Priority changes" in development.md.
@@ -513,6 +516,10 @@ class RunController {
   // The working set of the passes (see "Incremental passes"), in key order, with each run's memo
   // (made by WorkingSet; an entry and its memo are erased together); loop thread only.
   std::map<std::string, Memo*> active_;
+  // The last pass' list of it (WorkingSet), valid until a run enters or leaves active_
+  // (keyed_stale_: Activate, Settle, WorkingSet).
+  Keyed keyed_;
+  bool keyed_stale_ = true;
   // Finished runs out of the working set, by when their TTL comes due (loop thread only).
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
   std::unordered_map<std::string, Memo> memo_;  // loop thread only
