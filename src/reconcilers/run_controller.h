@@ -40,8 +40,11 @@
 // all in the cache) is kept from pass to pass while the run, its Pods and the Namespaces are
 // unchanged (Memo::placed). Each run is looked up once per pass (KeyedRun: its key, object and
 // memo), and its object is read from the informer's cache again only after a watch event touched
-// it (Memo::run). The first pass after the caches sync visits every run (the informers report
-// every object as added).
+// it (Memo::run); what the steps ask of it first is read into the memo once per version
+// (Memo::Read), and this pass' facts of the run (touched, busy, its entry in the core's result)
+// are flags on the memo, so no step looks a run up by key. The list of runs is the last pass'
+// while no run entered or left the working set (keyed_). The first pass after the caches sync
+// visits every run (the informers report every object as added).
 // Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
 // once, and the next passes write the rest in queue order.
 //
