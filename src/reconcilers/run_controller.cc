@@ -1028,20 +1028,21 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     Memo* m = OwnerOf(w.owner);
     if (m == nullptr || !m->run) continue;
     Memo& memo = *m;
-    const Run& run = *memo.run;  // the memo holds it for the pass
-    if (w.reason.code != sched::WaitCode::kQuotaExceeded) {
-      k8s::TimePoint since = run.meta.created;
-      if (run.status.resubmissions > 0) {
-        if (auto back = ParseTime(run.status.retry_after)) since = std::max(since, *back);
-      }
-      if (!oldest || since < *oldest) oldest = since;
+    // From what Memo::Read kept of the run: most waiting runs need no visit to their object.
+    if (w.reason.code != sched::WaitCode::kQuotaExceeded && (!oldest || memo.wait_since < *oldest)) {
+      oldest = memo.wait_since;
     }
     // A run that may wait only so long fails then (StopsWaiting), also if it is busy now.
-    if (run.retry && run.retry->on_no_capacity && run.retry->duration) {
-      NoteDeadline(run.meta.created + *run.retry->duration);
-    }
+    if (memo.gives_up_at) NoteDeadline(*memo.gives_up_at);
     if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
-    ApplyWaiting(run, memo, result, w, now);
+    // Found current by an earlier pass for the same object, reason and priority, and not due for
+    // its refresh: nothing to write (ApplyWaiting would find the same).
+    if (memo.current_version == memo.version && memo.current_code == w.reason.code &&
+        memo.current_effective == w.effective_priority && now - memo.last_wait_write < options_.status_refresh &&
+        !EndsWaiting(memo, w, now)) {
+      continue;
+    }
+    ApplyWaiting(*memo.run, memo, result, w, now);
   }
   phases.Mark("waiting");
   return oldest;
@@ -1785,6 +1786,35 @@ void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
   });
 }
 
+void RunController::Memo::Read() {
+  run_rv = run->meta.resource_version;
+  has_preemption = run->status.preemption.has_value();
+  shown_position = run->meta.deleting ? std::nullopt : run->status.queue_position;
+  wait_since = run->meta.created;
+  if (run->status.resubmissions > 0) {
+    if (auto back = ParseTime(run->status.retry_after)) wait_since = std::max(wait_since, *back);
+  }
+  const auto& retry = run->retry;
+  const bool retry_nc = retry && retry->on_no_capacity;
+  gives_up_at.reset();
+  if (retry_nc && retry->duration) gives_up_at = run->meta.created + *retry->duration;
+  // EndsWaiting below, as an instant.
+  ends_waiting_at.reset();
+  if (IsPhase(run->status.phase, Phase::kPending) && IsReason(run->status.reason, Reason::kPreempted) && retry) {
+    if (retry->duration) ends_waiting_at = run->meta.created + *retry->duration;
+  } else if (!retry_nc) {
+    ends_waiting_at = k8s::TimePoint::min();
+  } else if (retry->duration) {
+    ends_waiting_at = run->meta.created + *retry->duration;
+  }
+  ++version;
+}
+
+bool RunController::EndsWaiting(const Memo& memo, const sched::WaitingRun& w, k8s::TimePoint now) {
+  if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kPreempting) return false;
+  return memo.ends_waiting_at && now >= *memo.ends_waiting_at;
+}
+
 bool RunController::EndsWaiting(const Run& run, const sched::WaitingRun& w, k8s::TimePoint now) const {
   // A run waiting for its namespace's quota waits whatever its retry says; a preempting run's
   // room is being freed.
@@ -1891,6 +1921,9 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
         cur.queue_position.has_value() == position.has_value() && scheduled != nullptr &&
         scheduled->status == "False" && scheduled->reason == reason &&
         scheduled->observed_generation == run.meta.generation) {
+      memo.current_version = memo.version;  // CarryOutWaiting need not look again (see Memo)
+      memo.current_code = w.reason.code;
+      memo.current_effective = effective;
       return;
     }
   }

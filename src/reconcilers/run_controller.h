@@ -255,11 +255,19 @@ class RunController {
     std::string run_rv;
     bool has_preemption = false;
     std::optional<int64_t> shown_position;
-    void Read() {
-      run_rv = run->meta.resource_version;
-      has_preemption = run->status.preemption.has_value();
-      shown_position = run->meta.deleting ? std::nullopt : run->status.queue_position;
-    }
+    // For the waiting step (CarryOutWaiting), read likewise: since when the run waits (its
+    // creation, or its return to the queue after a retry: Report's oldest wait), when it gives up
+    // waiting for capacity (a deadline), and from when EndsWaiting holds for it (nullopt: never;
+    // a run waiting for quota or preempting never ends waiting).
+    k8s::TimePoint wait_since{};
+    std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
+    uint64_t version = 0;  // how many times Read ran: one per object read
+    // ApplyWaiting found the status of this version current for this reason code and effective
+    // priority: until its refresh is due, a later pass with the same two need not look again.
+    uint64_t current_version = 0;
+    scheduling::WaitCode current_code{};
+    int32_t current_effective = 0;
+    void Read();  // from `run`, once per object WorkingSet reads
   };
   // This pass' flags of a memo (see Memo::touched_pass).
   bool Touched(const Memo& m) const { return m.touched_pass == pass_no_; }
@@ -465,6 +473,8 @@ class RunController {
   bool StopsWaiting(const Run& run, k8s::TimePoint now) const;
   // StopsWaiting, for a run the cycle left waiting for `w`: never for QuotaExceeded or Preempting.
   bool EndsWaiting(const Run& run, const scheduling::WaitingRun& w, k8s::TimePoint now) const;
+  // The same from what Memo::Read kept of the run (without reading it).
+  static bool EndsWaiting(const Memo& memo, const scheduling::WaitingRun& w, k8s::TimePoint now);
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
                           const std::string& message, k8s::TimePoint now) const;
