@@ -1042,6 +1042,13 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
         !EndsWaiting(memo, w, now)) {
       continue;
     }
+    // With waiting_writes_queued waiting-status writes queued already, ApplyWaiting writes nothing
+    // for a run that neither ends waiting nor preempts: left for a later pass without reading it
+    // (100,000 runs shown their first status, 1,000 at a time).
+    if (w.reason.code != sched::WaitCode::kPreempting && !memo.has_preemption && !EndsWaiting(memo, w, now) &&
+        writer_.BackgroundQueued() >= options_.waiting_writes_queued) {
+      continue;
+    }
     ApplyWaiting(*memo.run, memo, result, w, now);
   }
   phases.Mark("waiting");
