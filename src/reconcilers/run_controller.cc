@@ -802,7 +802,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
 }
 
 bool RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const {
-  if (memo.quiet_rv.empty() || memo.quiet_rv != run.meta.resource_version || now >= memo.quiet_until) return false;
+  if (memo.quiet_rv.empty() || memo.quiet_rv != memo.run_rv || now >= memo.quiet_until) return false;
   if (run.meta.deleting || !IsPlacedPhase(run.status.phase) || pass_fleets_changed_ || Touched(memo)) {
     return false;
   }
@@ -1032,7 +1032,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     if (w.reason.code != sched::WaitCode::kQuotaExceeded && (!oldest || memo.wait_since < *oldest)) {
       oldest = memo.wait_since;
     }
-    // A run that may wait only so long fails then (StopsWaiting), also if it is busy now.
+    // A run that may wait only so long fails then (EndsWaiting), also if it is busy now.
     if (memo.gives_up_at) NoteDeadline(*memo.gives_up_at);
     if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
     // Found current by an earlier pass for the same object, reason and priority, and not due for
@@ -1805,7 +1805,10 @@ void RunController::Memo::Read() {
   const bool retry_nc = retry && retry->on_no_capacity;
   gives_up_at.reset();
   if (retry_nc && retry->duration) gives_up_at = run->meta.created + *retry->duration;
-  // EndsWaiting below, as an instant.
+  // When a waiting run fails instead (EndsWaiting): at once without retry on no-capacity, or when
+  // its retry.duration has passed. A preempted run sent back to the queue waits for capacity
+  // whatever its no-capacity retry says (its capacity was taken on purpose), within its retry
+  // duration.
   ends_waiting_at.reset();
   if (IsPhase(run->status.phase, Phase::kPending) && IsReason(run->status.reason, Reason::kPreempted) && retry) {
     if (retry->duration) ends_waiting_at = run->meta.created + *retry->duration;
@@ -1818,25 +1821,10 @@ void RunController::Memo::Read() {
 }
 
 bool RunController::EndsWaiting(const Memo& memo, const sched::WaitingRun& w, k8s::TimePoint now) {
-  if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kPreempting) return false;
-  return memo.ends_waiting_at && now >= *memo.ends_waiting_at;
-}
-
-bool RunController::EndsWaiting(const Run& run, const sched::WaitingRun& w, k8s::TimePoint now) const {
   // A run waiting for its namespace's quota waits whatever its retry says; a preempting run's
   // room is being freed.
   if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kPreempting) return false;
-  // A preempted run sent back to the queue waits for capacity whatever its no-capacity retry
-  // says (its capacity was taken on purpose), within its retry duration.
-  if (IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kPreempted) && run.retry) {
-    return run.retry->duration && now - run.meta.created >= *run.retry->duration;
-  }
-  return StopsWaiting(run, now);
-}
-
-bool RunController::StopsWaiting(const Run& run, k8s::TimePoint now) const {
-  const bool retry_nc = run.retry && run.retry->on_no_capacity;
-  return !retry_nc || (run.retry->duration && now - run.meta.created >= *run.retry->duration);
+  return memo.ends_waiting_at && now >= *memo.ends_waiting_at;
 }
 
 RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason, int32_t effective,
@@ -1900,7 +1888,7 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
   const bool retry_nc = run.retry && run.retry->on_no_capacity;
   // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
   // namespace's own budget, not capacity that failed to show up (as in Kueue).
-  if (EndsWaiting(run, w, now)) {
+  if (EndsWaiting(memo, w, now)) {
     const std::string why = Explain(result, w);
     RunStatus next =
         !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
@@ -1999,7 +1987,7 @@ std::vector<std::string> RunController::TopOfQueue(k8s::TimePoint now) const {
     const Memo* m = OwnerOf(item.run.owner);
     if (m == nullptr || !m->run) continue;
     const sched::WaitingRun* w = WaitingOf(*m);
-    if (w == nullptr || EndsWaiting(*m->run, *w, now)) continue;
+    if (w == nullptr || EndsWaiting(*m, *w, now)) continue;
     top.push_back(item.run.id);
   }
   return top;

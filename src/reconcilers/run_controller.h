@@ -469,11 +469,8 @@ class RunController {
   };
   // Writer thread: the sequence, one write after the other.
   bool WritePositionSequence(const std::vector<PositionWrite>& writes);
-  // A waiting run that fails now instead (no retry on no-capacity, or its retry.duration passed).
-  bool StopsWaiting(const Run& run, k8s::TimePoint now) const;
-  // StopsWaiting, for a run the cycle left waiting for `w`: never for QuotaExceeded or Preempting.
-  bool EndsWaiting(const Run& run, const scheduling::WaitingRun& w, k8s::TimePoint now) const;
-  // The same from what Memo::Read kept of the run (without reading it).
+  // A run the cycle left waiting for `w` fails now instead (no retry on no-capacity, or its
+  // retry.duration passed: Memo::ends_waiting_at); never for QuotaExceeded or Preempting.
   static bool EndsWaiting(const Memo& memo, const scheduling::WaitingRun& w, k8s::TimePoint now);
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
