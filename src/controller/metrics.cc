@@ -47,6 +47,11 @@ Metrics::Metrics()
                           .Name("berth_scheduling_cycle_duration_seconds")
                           .Help("Duration of one scheduling pass (snapshot, cycle, decisions)")
                           .Register(*registry_)),
+      passes_(prometheus::BuildCounter()
+                  .Name("berth_scheduling_passes_total")
+                  .Help("Scheduling passes, by whether the scheduling core decided again (core=decided) or its last "
+                        "result stood because its input was unchanged (core=stood)")
+                  .Register(*registry_)),
       fleet_blocks_(prometheus::BuildGauge()
                         .Name("berth_fleet_blocks")
                         .Help("Blocks of each fleet by state: busy, idle (free and usable), unavailable (free on instances that take no new run)")
@@ -83,6 +88,8 @@ Metrics::Metrics()
   leader_.Add({});
   admission_wait_.Add({}, WaitBuckets());
   cycle_duration_.Add({}, CycleBuckets());
+  passes_.Add({{"core", "decided"}});
+  passes_.Add({{"core", "stood"}});
 }
 
 std::string Metrics::Render() const {
@@ -92,6 +99,7 @@ std::string Metrics::Render() const {
 
 void Metrics::OnPass(const PassSummary& s) {
   cycle_duration_.Add({}, CycleBuckets()).Observe(static_cast<double>(s.duration.count()) / 1e6);
+  passes_.Add({{"core", s.decided ? "decided" : "stood"}}).Increment();
   std::lock_guard<std::mutex> lock(mu_);
   // Label sets that vanished since the last pass must read 0, not their old value.
   for (prometheus::Gauge* g : pass_gauges_) g->Set(0);

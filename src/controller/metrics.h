@@ -43,6 +43,7 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Counter>& failed_;
   prometheus::Family<prometheus::Histogram>& admission_wait_;
   prometheus::Family<prometheus::Histogram>& cycle_duration_;
+  prometheus::Family<prometheus::Counter>& passes_;
   prometheus::Family<prometheus::Gauge>& fleet_blocks_;
   prometheus::Family<prometheus::Gauge>& instances_;
   prometheus::Family<prometheus::Counter>& reconcile_errors_;

@@ -100,6 +100,9 @@ class Informer {
     std::shared_lock<std::shared_mutex> lock(mu_);
     return items_.size();
   }
+  // Moves with every change to the cache (an added, changed or deleted object, a relist). Read
+  // before a List(): an equal Version() later means that List() is still the cache's content.
+  uint64_t Version() const { return version_.load(); }
   const std::string& name() const { return name_; }
 
  private:
@@ -168,6 +171,7 @@ class Informer {
       std::unique_lock<std::shared_mutex> lock(mu_);
       auto it = items_.find(key);
       if (it != items_.end()) old = it->second;
+      version_.fetch_add(1);
       if (ev.type == "DELETED") {
         if (it != items_.end()) {
           Unindex(key, *it->second);
@@ -194,6 +198,7 @@ class Informer {
         auto it = items_.find(k);
         changed.emplace_back(k, it == items_.end() ? nullptr : it->second, v);
       }
+      version_.fetch_add(1);
       items_.swap(fresh);
       indexes_.clear();
       for (auto& [k, v] : items_) Index(k, *v);
@@ -250,6 +255,7 @@ class Informer {
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
 
   std::atomic<bool> synced_{false};
+  std::atomic<uint64_t> version_{0};  // see Version()
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
   bool stopped_ = false;

@@ -955,11 +955,13 @@ bool RunController::MoveInView(std::vector<QueueEntry>& view, const std::string&
   return true;
 }
 
-void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result,
-                           std::optional<k8s::TimePoint> oldest, const std::vector<sched::InstanceStatus>& described) {
+void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, bool decided,
+                           k8s::TimePoint now, std::optional<k8s::TimePoint> oldest,
+                           const std::vector<sched::InstanceStatus>& described) {
   if (!observer_) return;
   EngineObserver::PassSummary summary;
   summary.duration = took;
+  summary.decided = decided;
   summary.pending = result.CountWaiting();
   // The oldest waiting run (one run once, whatever fleets it names). Its wait counts from its
   // submission (status.submittedAt, which berth sets to the creation time the queue orders by and
@@ -969,8 +971,8 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   // A run waiting for its own namespace's ResourceQuota is not counted: the namespace's budget,
   // not berth or its fleets, holds it (the BerthRunsWaiting alert must not fire for it).
   // (Found by CarryOutWaiting, which reads every waiting run.)
-  if (oldest && result.now > *oldest) {
-    summary.oldest_pending_wait = std::chrono::duration_cast<std::chrono::milliseconds>(result.now - *oldest);
+  if (oldest && now > *oldest) {
+    summary.oldest_pending_wait = std::chrono::duration_cast<std::chrono::milliseconds>(now - *oldest);
   }
   for (const auto& d : described) {
     auto& fc = summary.fleets[d.fleet];
@@ -994,18 +996,53 @@ void RunController::PassPhases::Mark(const char* step) {
   mark = t;
 }
 
-ClusterView RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
-                                    k8s::TimePoint now) {
-  auto fleets = fleets_->List();
-  auto nodes = nodes_->List();
+ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                     k8s::TimePoint now) {
+  // The caches' versions first: a change after this point makes the next pass build anew.
+  const ViewInputs inputs{fleets_->Version(), nodes_->Version(), pods_->Version(), others_->Version()};
   // Holds reads the runs whose Pods may count through their placement: the admitted ones.
   std::unordered_map<std::string_view, const Run*> by_key;
   placed = BlockHolders(keyed, by_key);
-  std::vector<NodeHold> holds = Holds(by_key);
-  ClusterView view = BuildSharedClusterView(fleets, nodes, placed, now, holds);
-  PauseRefusedInstances(view, nodes, holds, now);
-  view.snapshot.quotas = QuotaLimits(resource_quotas_->List());
-  return view;
+  // The same placed-run records (an admitted run's record is made anew when its object changes,
+  // an assumed one every pass) and the same caches: Holds and the view would be as they are.
+  const bool keep = view_ && inputs == view_inputs_ && placed == view_placed_ && refused_.empty() && !view_paused_;
+  auto make = [&] {
+    auto fleets = fleets_->List();
+    auto nodes = nodes_->List();
+    std::vector<NodeHold> holds = Holds(by_key);
+    auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
+    PauseRefusedInstances(*view, nodes, holds, now);
+    return view;
+  };
+  if (!keep) {
+    view_ = make();
+    view_inputs_ = inputs;
+    view_placed_ = placed;
+    view_paused_ = !refused_.empty();
+    ++view_gen_;
+  } else if (options_.verify_kept_view) {
+    std::unique_ptr<ClusterView> fresh = make();
+    fresh->snapshot.quotas = view_->snapshot.quotas;
+    fresh->snapshot.nominations = view_->snapshot.nominations;
+    if (!(fresh->snapshot == view_->snapshot)) {
+      spdlog::critical("the cluster view kept from the last pass differs from one made now ({} and {} instances, {} and {} "
+                       "running runs)", view_->snapshot.instances.size(), fresh->snapshot.instances.size(),
+                       view_->snapshot.running.size(), fresh->snapshot.running.size());
+      std::abort();
+    }
+  }
+  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(resource_quotas_->List());
+  if (!(quotas == view_->snapshot.quotas)) {
+    view_->snapshot.quotas = std::move(quotas);
+    ++view_gen_;
+  }
+  return *view_;
+}
+
+void RunController::SetNominations(ClusterView& view, std::vector<sched::Nomination> nominations) {
+  if (nominations == view.snapshot.nominations) return;
+  view.snapshot.nominations = std::move(nominations);
+  ++view_gen_;
 }
 
 std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
@@ -1069,19 +1106,28 @@ void RunController::Pass() {
   }
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
-  ClusterView view = PassView(keyed, placed, now);
+  ClusterView& view = PassView(keyed, placed, now);
   ShowPriorityNews();
   phases.Mark("view");
 
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, now);
   ShowPriorityNews();
   phases.Mark("reconcile");
-  view.snapshot.nominations = Nominations(keyed, placed, frozen, now);  // after ReconcileAll: frozen
-  // The last pass' result lends its buffers (its content is not read after this point: a view is
-  // made from it between passes only, and WaitingOf reads this pass' entries).
-  sched::CycleResult result = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
+  SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
+  // The core decides again only when its input or the time may give another result; otherwise
+  // the last result is this pass' (CoreResultStands).
+  const bool decide = !CoreResultStands(now);
+  sched::CycleResult fresh;
+  if (decide) {
+    // The last pass' result lends its buffers (its content is not read after this point: a view
+    // is made from it between passes only, and WaitingOf reads this pass' entries).
+    fresh = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
+    core_queue_version_ = queue_.version();  // AdvanceTo (aging) is part of the cycle
+    core_view_gen_ = view_gen_;
+  }
+  const sched::CycleResult& result = decide ? fresh : last_result_;
   ShowPriorityNews();
-  phases.Mark("schedule");
+  phases.Mark(decide ? "schedule" : "schedule(stood)");
   NotePreempting(view.snapshot.nominations, result);
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
   if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
@@ -1115,9 +1161,22 @@ void RunController::Pass() {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size(), phases.text);
   }
-  Report(took, result, oldest_waiting, described);
-  last_result_ = std::move(result);
+  Report(took, result, decide, now, oldest_waiting, described);
+  if (decide) {
+    last_result_ = std::move(fresh);
+    // Stands until the first deadline this pass noted (an aging step, a refused instance's pause,
+    // a TTL, a waiting run's end...) or status_refresh, as the wait for work computes it.
+    const k8s::TimePoint refresh = now + std::max<std::chrono::milliseconds>(options_.status_refresh, kMinDeadlineDelay);
+    core_until_ = next_deadline_ ? std::min(*next_deadline_, refresh) : refresh;
+  } else if (core_until_) {
+    NoteDeadline(*core_until_);  // the core reads the time again then
+  }
   MakeViewIfWanted(last_result_);
+}
+
+bool RunController::CoreResultStands(k8s::TimePoint now) const {
+  return core_until_ && now < *core_until_ && queue_.version() == core_queue_version_ && view_gen_ == core_view_gen_ &&
+         last_result_.placements.empty() && last_result_.preemptions.empty();
 }
 
 

@@ -45,6 +45,9 @@
 // are flags on the memo, so no step looks a run up by key. The list of runs is the last pass'
 // while no run entered or left the working set (keyed_). The first pass after the caches sync
 // visits every run (the informers report every object as added).
+// The scheduling core itself runs only when its input (the queue, the cluster snapshot) changed
+// since its last cycle or the time may change its answer (CoreResultStands); otherwise the pass
+// carries on with the last result.
 // Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
 // once, and the next passes write the rest in queue order.
 //
@@ -118,6 +121,9 @@ struct EngineOptions {
   // A finished run without spec.ttlSecondsAfterFinished is deleted this long after finishedAt.
   // nullopt = kept.
   std::optional<std::chrono::milliseconds> finished_run_ttl;
+  // For tests: each pass that keeps the last cluster view (PassView) also builds it anew and
+  // aborts the process, with what differs, if the two core snapshots are not equal.
+  bool verify_kept_view = false;
 };
 
 // An attempt that ran at least this long resets the retry backoff.
@@ -145,6 +151,7 @@ class EngineObserver {
   };
   struct PassSummary {
     std::chrono::microseconds duration{0};
+    bool decided = false;  // the scheduling core ran (otherwise its last result stood: CoreResultStands)
     // Pending runs by (fleet or "none", reason).
     std::map<std::pair<std::string, std::string>, int64_t> pending;
     std::map<std::string, FleetCounts> fleets;
@@ -311,8 +318,22 @@ class RunController {
       return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     }
   };
-  // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot.
-  ClusterView PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed, k8s::TimePoint now);
+  // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot. Kept
+  // from the last pass (view_) while what it is made of is unchanged: the Fleet, Node and Pod
+  // caches (Informer::Version), the placed runs' records (the same objects: Memo::placed) and no
+  // instance paused for a refusal; otherwise made anew. view_gen_ moves whenever it changes.
+  ClusterView& PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed, k8s::TimePoint now);
+  struct ViewInputs {
+    uint64_t fleets = 0, nodes = 0, pods = 0, others = 0;
+    friend bool operator==(const ViewInputs&, const ViewInputs&) = default;
+  };
+  std::unique_ptr<ClusterView> view_;                        // loop thread only
+  ViewInputs view_inputs_;                                   // the caches' versions it was made from
+  std::vector<std::shared_ptr<const PlacedRun>> view_placed_;  // and the placed runs
+  bool view_paused_ = false;                                 // PauseRefusedInstances changed it
+  uint64_t view_gen_ = 0;
+  // The pass' nominations and quotas into the view (view_gen_ moves when they differ).
+  void SetNominations(ClusterView& view, std::vector<scheduling::Nomination> nominations);
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
   std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
@@ -353,8 +374,19 @@ class RunController {
   void PublishQueue(const scheduling::CycleResult& result);
   void MakeViewIfWanted(const scheduling::CycleResult& result);
   scheduling::CycleResult last_result_;  // the last pass' result, for a view asked for between passes
+  // Whether the last core cycle's result (last_result_) is this pass' too, so the core need not
+  // run: its input is the same (the queue's version, the view's view_gen_), it placed and
+  // preempted nothing, and the time is before core_until_ (the first deadline that pass noted, at
+  // most status_refresh after it: when a pass would come anyway on an unchanged cluster, which is
+  // when the core reads the time again). A pass whose only news is berth's own status echoes, or
+  // a change to a run that leaves its queue entry as it was, decides nothing new. See the engine's
+  // table in development.md.
+  bool CoreResultStands(k8s::TimePoint now) const;
+  uint64_t core_view_gen_ = 0;                      // view_gen_ of the last core cycle's input
+  uint64_t core_queue_version_ = 0;                 // queue_.version() after it
+  std::optional<k8s::TimePoint> core_until_;        // nullopt: no cycle yet
   // Tells the observer (metrics) how the pass went.
-  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result,
+  void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, bool decided, k8s::TimePoint now,
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
   void Touch(const std::string& run_key);

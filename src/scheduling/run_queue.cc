@@ -94,6 +94,7 @@ void RunQueue::AdvanceTo(TimePoint now) {
   const int64_t now_ms = Ms(now_);
   while (!changes_.empty() && (*changes_.begin())->next_change_ms <= now_ms) {
     Entry& e = const_cast<Entry&>(**changes_.begin());
+    ++version_;
     Unlink(e);
     ComputeAging(e);
     Link(e);
@@ -106,6 +107,7 @@ std::optional<TimePoint> RunQueue::NextChangeAt() const {
 }
 
 void RunQueue::Upsert(PendingRun run) {
+  ++version_;
   run.priority = std::clamp(run.priority, kMinPriority, kMaxPriority);
   run.nodes = std::max(run.nodes, 1);
   auto found = by_id_.find(run.id);
@@ -141,6 +143,7 @@ bool RunQueue::SetPriority(std::string_view id, int32_t priority) {
   Entry& e = *found->second;
   priority = std::clamp(priority, kMinPriority, kMaxPriority);
   if (e.run.priority == priority) return true;
+  ++version_;
   Unlink(e);
   e.run.priority = priority;
   ComputeAging(e);
@@ -151,6 +154,7 @@ bool RunQueue::SetPriority(std::string_view id, int32_t priority) {
 bool RunQueue::Remove(std::string_view id) {
   auto found = by_id_.find(id);
   if (found == by_id_.end()) return false;
+  ++version_;
   std::unique_ptr<Entry> entry = std::move(found->second);
   Unlink(*entry);
   by_id_.erase(found);

@@ -110,6 +110,11 @@ class RunQueue {
   // The queued run with this id, or nullptr. Valid until that run is removed or upserted.
   const PendingRun* Find(std::string_view id) const;
 
+  // Changes with every Upsert, every Remove and SetPriority that changed something, and every
+  // AdvanceTo that moved a run: a cycle over an unchanged version saw the same queue (the
+  // engine's pass decides again only then, see RunController::CoreResultStands).
+  uint64_t version() const { return version_; }
+
   // 1-based place of the run in queue order, exact. O(log n). nullopt when not queued.
   std::optional<int64_t> Position(std::string_view id) const;
 
@@ -157,6 +162,7 @@ class RunQueue {
 
   Duration aging_interval_;
   TimePoint now_ = TimePoint::min();
+  uint64_t version_ = 0;
   std::unordered_map<std::string_view, std::unique_ptr<Entry>> by_id_;  // keys view Entry::run.id
   std::vector<Bucket> buckets_;                                          // by effective priority
   std::set<const Entry*, ChangeOrder> changes_;  // runs whose effective priority will still rise

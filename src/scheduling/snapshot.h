@@ -34,6 +34,8 @@ struct FleetSpec {
   // The extended resource its instances' GPUs are (what a namespace's ResourceQuota limits as
   // requests.<gpu_resource>).
   std::string gpu_resource = "nvidia.com/gpu";
+
+  friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };
 
 // One Node matched by a Fleet.
@@ -47,12 +49,16 @@ struct InstanceSpec {
   // Value of the fleet's topologyKey label. An instance without the label (nullopt) in a fleet
   // with a topologyKey still takes single-node runs but never a multi-node run.
   std::optional<std::string> topology_domain;
+
+  friend bool operator==(const InstanceSpec&, const InstanceSpec&) = default;
 };
 
 // Blocks a placed run holds on one instance.
 struct InstanceBlocks {
   std::string instance;
   int32_t blocks = 0;
+
+  friend bool operator==(const InstanceBlocks&, const InstanceBlocks&) = default;
 };
 
 // A run that holds blocks: Scheduled or Running. Busy blocks of every instance are derived from
@@ -65,6 +71,8 @@ struct RunningRun {
   // Its Pods are not (all) created yet, so the namespace's ResourceQuota usage does not show
   // them: what its placement gives counts toward the namespace's quota usage (see QuotaRoom).
   bool quota_pending = false;
+
+  friend bool operator==(const RunningRun&, const RunningRun&) = default;
 };
 
 // How much of one resource a namespace's ResourceQuota allows: the tightest quota object
@@ -73,6 +81,8 @@ struct QuotaLimit {
   int64_t used = 0;
   int64_t hard = 0;
   std::string quota;  // the ResourceQuota object's name, for messages
+
+  friend bool operator==(const QuotaLimit&, const QuotaLimit&) = default;
 };
 
 // Resource names as a ResourceQuota spells them (the "requests." forms; "pods" counts Pods).
@@ -86,6 +96,8 @@ inline constexpr const char* kQuotaPods = "pods";
 struct NamespaceQuota {
   std::string ns;
   std::map<std::string, QuotaLimit> limits;
+
+  friend bool operator==(const NamespaceQuota&, const NamespaceQuota&) = default;
 };
 
 // What the core knows about a placed run to decide whether it may be preempted
@@ -95,6 +107,8 @@ struct PlacedRunInfo {
   std::string id;                              // as in RunningRun::id
   int32_t priority = base::kDefaultPriority;  // base priority (spec.priority), 0..100
   TimePoint placed_at{};                       // when it was placed (admission time)
+
+  friend bool operator==(const PlacedRunInfo&, const PlacedRunInfo&) = default;
 };
 
 // A pending run (the nominee) that preempted in an earlier cycle: the instances it chose and the
@@ -108,6 +122,8 @@ struct Nomination {
   // Some victim still holds blocks or has Pods on those instances (the engine computes it): the
   // nominee waits (Preempting) and nothing more is evicted for it.
   bool victims_stopping = false;
+
+  friend bool operator==(const Nomination&, const Nomination&) = default;
 };
 
 struct ClusterSnapshot {
@@ -120,6 +136,8 @@ struct ClusterSnapshot {
   std::vector<PlacedRunInfo> placed_runs;
   // Preemptions decided in earlier cycles whose nominee has not started yet.
   std::vector<Nomination> nominations;
+
+  friend bool operator==(const ClusterSnapshot&, const ClusterSnapshot&) = default;
 };
 
 }  // namespace berth::scheduling

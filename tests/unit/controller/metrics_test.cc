@@ -95,6 +95,8 @@ TEST(MetricsTest, FreshRegistryExposesTheUnlabelledSeriesAtZero) {
   EXPECT_EQ(Value(text, "berth_oldest_pending_run_wait_seconds"), 0.0) << "a standby exports it at 0";
   EXPECT_EQ(Value(text, "berth_admission_wait_seconds_count"), 0.0);
   EXPECT_EQ(Value(text, "berth_scheduling_cycle_duration_seconds_count"), 0.0);
+  EXPECT_EQ(Value(text, "berth_scheduling_passes_total", {{"core", "decided"}}), 0.0);
+  EXPECT_EQ(Value(text, "berth_scheduling_passes_total", {{"core", "stood"}}), 0.0);
   // Families with labels have no samples until something happens.
   EXPECT_EQ(Value(text, "berth_api_requests_total", {{"verb", "GET"}, {"code", "200"}}), std::nullopt);
   EXPECT_THAT(text, HasSubstr("# TYPE berth_runs_admitted_total counter"));
@@ -154,6 +156,19 @@ TEST(MetricsTest, PassSamples) {
   ASSERT_TRUE(sum.has_value());
   EXPECT_NEAR(*sum, 0.0015, 1e-9);
   EXPECT_EQ(Value(text, "berth_instances", {{"fleet", "cpu"}, {"state", "Busy"}}), std::nullopt);
+}
+
+TEST(MetricsTest, PassesCountWhetherTheCoreDecidedAgain) {
+  Metrics m;
+  PassSummary decided = FirstPass();
+  decided.decided = true;
+  m.OnPass(decided);
+  m.OnPass(FirstPass());  // its last result stood
+  m.OnPass(FirstPass());
+  const std::string text = m.Render();
+  EXPECT_EQ(Value(text, "berth_scheduling_passes_total", {{"core", "decided"}}), 1.0);
+  EXPECT_EQ(Value(text, "berth_scheduling_passes_total", {{"core", "stood"}}), 2.0);
+  EXPECT_EQ(Value(text, "berth_scheduling_cycle_duration_seconds_count"), 3.0) << "every pass is timed";
 }
 
 TEST(MetricsTest, LabelSetsGoneInTheNextPassReadZero) {
@@ -295,6 +310,7 @@ TEST(MetricsTest, EveryFamilyHasHelpAndTypeOnceUsed) {
       {"berth_runs_failed_total", "counter"},
       {"berth_admission_wait_seconds", "histogram"},
       {"berth_scheduling_cycle_duration_seconds", "histogram"},
+      {"berth_scheduling_passes_total", "counter"},
       {"berth_fleet_blocks", "gauge"},
       {"berth_instances", "gauge"},
       {"berth_reconcile_errors_total", "counter"},

@@ -45,6 +45,7 @@ constexpr const char* kQueueRetry = R"("retry":{"onEvents":["no-capacity"],"dura
 class PassCounter : public reconcilers::EngineObserver {
  public:
   void OnPass(const PassSummary& s) override {
+    ++(s.decided ? decided : stood);
     ++passes;
     size_t seen = most_writes_queued.load();
     while (s.writes_queued > seen && !most_writes_queued.compare_exchange_weak(seen, s.writes_queued)) {
@@ -55,6 +56,7 @@ class PassCounter : public reconcilers::EngineObserver {
   void OnFinished(const std::string&, const std::string&) override {}
   void OnWriteFailed(const std::string&) override {}
   std::atomic<int> passes{0};
+  std::atomic<int> decided{0}, stood{0};  // passes in which the core decided again, or its result stood
 };
 
 class EngineInProcess : public ::testing::Test {
@@ -71,6 +73,7 @@ class EngineInProcess : public ::testing::Test {
 
   void StartEngine(reconcilers::EngineOptions options = {}) {
     options.writers = 4;
+    options.verify_kept_view = true;  // every kept cluster view is checked against one made anew
     engine_ = std::make_unique<reconcilers::RunController>(engine_client_, clock_, options);
     engine_->SetObserver(&passes_);
     engine_->Start();
@@ -682,6 +685,64 @@ TEST_F(EngineInProcess, TheQueueViewAskedForBetweenPassesShowsTheLastPass) {
     EXPECT_EQ(queue[i].reason, "NoCapacity");
     EXPECT_NE(queue[i].message.find("largest free is 0"), std::string::npos) << queue[i].message;
   }
+}
+
+// The scheduling core decides again only when its input or the time may give another result
+// (CoreResultStands): a change to a waiting run that leaves its queue entry as it was (a label)
+// makes passes in which the last result stands; a priority patch, the clock passing
+// status_refresh and a new node each make it decide again, and what it then decides follows the
+// change.
+TEST_F(EngineInProcess, TheCoreDecidesAgainOnlyWhenTheQueueTheClusterOrTheTimeMoved) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("blocker", kQueueRetry);
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  Run("a", std::string(R"("priority":10,)") + kQueueRetry);
+  clock_.Advance(std::chrono::seconds(1));
+  Run("b", std::string(R"("priority":10,)") + kQueueRetry);
+  ASSERT_TRUE(Eventually([&] { return StatusString("a", "reason") == "NoCapacity" && StatusString("b", "reason") == "NoCapacity"; }));
+  // Until the passes stop (their own writes' echoes end).
+  auto quiet = [&] {
+    return Eventually([&] {
+      const int before = passes_.passes.load();
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      return passes_.passes.load() == before;
+    });
+  };
+  ASSERT_TRUE(quiet());
+  EXPECT_EQ(StatusInt("a", "queuePosition"), 1);
+  EXPECT_EQ(StatusInt("b", "queuePosition"), 2);
+
+  // A label on a waiting run: its object changes (the pass reconciles it), its queue entry not.
+  int decided = passes_.decided.load();
+  const int stood = passes_.stood.load();
+  auto r = user_->MergePatch(kRuns.Path(kNs, "b"), R"({"metadata":{"labels":{"team":"vision"}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(LetPassesGo(3));
+  EXPECT_EQ(passes_.decided.load(), decided) << "nothing the core reads changed";
+  EXPECT_GE(passes_.stood.load(), stood + 3);
+  EXPECT_EQ(StatusString("b", "reason"), "NoCapacity");
+
+  // A priority patch: the queue changed, the core decides again, b goes first.
+  r = user_->MergePatch(kRuns.Path(kNs, "b"), R"({"spec":{"priority":20}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(Eventually([&] { return StatusInt("b", "queuePosition") == 1 && StatusInt("a", "queuePosition") == 2; }))
+      << Dump();
+  EXPECT_GT(passes_.decided.load(), decided);
+
+  // The clock passes status_refresh (5 s by default) with nothing else changed: decided again.
+  ASSERT_TRUE(quiet());
+  decided = passes_.decided.load();
+  Advance(std::chrono::seconds(6));
+  EXPECT_TRUE(Eventually([&] { return passes_.decided.load() > decided; }));
+
+  // Room on a new node: the core decides again and places the first in the queue.
+  Node("n1", "a100");
+  ASSERT_TRUE(WaitPhase("b", "Scheduled")) << Dump();
+  ASSERT_TRUE(LetPassesGo(2));
+  EXPECT_EQ(Phase("a"), "Pending");
+  EXPECT_EQ(StatusString("a", "reason"), "NoCapacity");
 }
 
 TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
