@@ -193,24 +193,29 @@ class PassTimes final : public reconcilers::EngineObserver {
   void OnPass(const PassSummary& s) override {
     std::lock_guard<std::mutex> lock(mu_);
     times_.push_back(s.duration);
+    decided_.push_back(s.decided);
   }
   void OnAdmitted(std::chrono::milliseconds) override {}
   void OnFinished(const std::string&, const std::string&) override {}
   void OnWriteFailed(const std::string&) override {}
-  std::vector<std::chrono::microseconds> Take() {
+  std::vector<std::chrono::microseconds> Take(std::vector<bool>& decided) {
     std::lock_guard<std::mutex> lock(mu_);
+    decided = std::move(decided_);
     return std::move(times_);
   }
 
  private:
   std::mutex mu_;
   std::vector<std::chrono::microseconds> times_;
+  std::vector<bool> decided_;  // the core ran in that pass (otherwise its last result stood)
 };
 
 struct Row {
   int finished = 0;
   double first_ms = 0, median_ms = 0, p90_ms = 0;
   size_t passes = 0;
+  size_t decided = 0;            // passes (after the first) in which the scheduling core ran
+  double decided_median_ms = 0;  // their median
   double sync_s = 0;
   double rss_mb = 0;  // the engine's share: RSS at the end less RSS before it started
 };
@@ -244,11 +249,21 @@ Row Measure(int pending, int finished, int seconds) {
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   row.rss_mb = (RssKiB() - rss_before) / 1024.0;
   engine.Stop();
-  std::vector<std::chrono::microseconds> t = times.Take();
+  std::vector<bool> decided;
+  std::vector<std::chrono::microseconds> t = times.Take(decided);
   if (t.empty()) return row;
   row.first_ms = t.front().count() / 1000.0;
   std::vector<std::chrono::microseconds> rest(t.begin() + 1, t.end());
   row.passes = rest.size();
+  std::vector<std::chrono::microseconds> deciding;
+  for (size_t i = 1; i < t.size(); ++i) {
+    if (decided[i]) deciding.push_back(t[i]);
+  }
+  row.decided = deciding.size();
+  if (!deciding.empty()) {
+    std::sort(deciding.begin(), deciding.end());
+    row.decided_median_ms = deciding[deciding.size() / 2].count() / 1000.0;
+  }
   if (!rest.empty()) {
     std::sort(rest.begin(), rest.end());
     row.median_ms = rest[rest.size() / 2].count() / 1000.0;
@@ -280,12 +295,12 @@ int main(int argc, char** argv) {
   for (int finished : finished_list) rows.push_back(berth::Measure(pending, finished, seconds));
   std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes\n\n", pending,
               berth::kNodes * berth::kGpusPerNode, berth::kNodes);
-  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | engine RSS |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | passes in which the core decided: count, median | engine RSS |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     const double ratio = rows[0].median_ms > 0 ? r.median_ms / rows[0].median_ms : 0;
-    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f | %.0f MB |\n", r.finished, r.sync_s, r.first_ms,
-                r.passes, r.median_ms, r.p90_ms, ratio, r.rss_mb);
+    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB |\n", r.finished, r.sync_s,
+                r.first_ms, r.passes, r.median_ms, r.p90_ms, ratio, r.decided, r.decided_median_ms, r.rss_mb);
   }
   return 0;
 }

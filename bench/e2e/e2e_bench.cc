@@ -418,6 +418,16 @@ std::pair<double, double> HistogramCountSum(const std::string& page, const std::
   return {count, sum};
 }
 
+// The value of one sample (`name{labels}` exactly as the page spells it), 0 when absent.
+double SampleValue(const std::string& page, const std::string& sample) {
+  std::istringstream in(page);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(sample + " ", 0) == 0) return std::atof(line.c_str() + sample.size() + 1);
+  }
+  return 0;
+}
+
 enum class Anchor { kBerth, kBerthWebhook, kKubeScheduler, kJobs };
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
@@ -1066,6 +1076,7 @@ int Scale() {
   const std::string kPassMetric = "berth_scheduling_cycle_duration_seconds";
   struct Passes {
     double count = 0, sum = 0;
+    double decided = 0;  // berth_scheduling_passes_total{core="decided"}: the core ran
     std::map<double, double> buckets;
   };
   auto passes = [&] {
@@ -1074,6 +1085,7 @@ int Scale() {
     const auto count_sum = HistogramCountSum(page, kPassMetric);
     p.count = count_sum.first;
     p.sum = count_sum.second;
+    p.decided = SampleValue(page, "berth_scheduling_passes_total{core=\"decided\"}");
     std::istringstream in(page);
     std::string line;
     while (std::getline(in, line)) {
@@ -1102,7 +1114,7 @@ int Scale() {
 
   // "slow scheduling pass: N ms ..." lines: those the window wrote, and all since the start.
   std::vector<double> slow_window, slow_all;
-  std::string last_slow;
+  std::string last_slow, last_slow_all;
   {
     std::ifstream in(controller.log_path(), std::ios::binary);
     std::string line;
@@ -1115,6 +1127,7 @@ int Scale() {
       if (at == std::string::npos) continue;
       const double ms = std::atof(line.c_str() + at + kSlow.size());
       slow_all.push_back(ms);
+      last_slow_all = line;
       if (at_line >= log0 && at_line < log1) {
         slow_window.push_back(ms);
         last_slow = line;
@@ -1171,6 +1184,8 @@ int Scale() {
   std::printf("| runs queued at the end (/queue total) | %ld | %d |\n", queued_total, pending);
   std::printf("| passes in the window: count, mean | %.0f, %s ms | |\n", window_n, mean_window);
   std::printf("| passes in the window: median (histogram bucket) | %s | |\n", bucket_median(p0, p1).c_str());
+  std::printf("| passes in the window in which the scheduling core decided (the others kept its last result) | %.0f of %.0f | |\n",
+              p1.decided - p0.decided, window_n);
   std::printf("| passes since start: count, mean, median (bucket) | %.0f, %s ms, %s | < 100 ms a pass |\n", p1.count, mean_all,
               bucket_median(zero, p1).c_str());
   std::printf("| slow passes (> 200 ms, log) in the window: count, median, max | %zu, %s, %s | |\n", slow_window.size(),
@@ -1180,6 +1195,7 @@ int Scale() {
   std::printf("| controller RSS: max (sampled every 1 s from start), at first admission, at end | **%.0f MB**, %.0f MB, %.0f MB | < 1 GB |\n",
               rss_max, rss_at_admission, rss_end / 1024.0);
   std::printf("\nLast slow-pass line in the window: %s\n", last_slow.empty() ? "(none)" : ("`" + last_slow + "`").c_str());
+  std::printf("\nLast slow-pass line since start: %s\n", last_slow_all.empty() ? "(none)" : ("`" + last_slow_all + "`").c_str());
   return code;
 }
 
