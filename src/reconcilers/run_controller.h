@@ -356,10 +356,9 @@ class RunController {
   static bool MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority, int32_t effective);
   // An admitted run's record for the cluster view (Memo::placed).
   std::shared_ptr<const PlacedRun> PlacedRecord(const std::string& key, const Run& run) const;
-  // Runs holding blocks: admitted in the cache, or assumed while our write catches up;
-  // `admitted` gets the first kind by key (what Holds reads).
-  std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed,
-                                                           std::unordered_map<std::string_view, const Run*>& admitted);
+  // Runs holding blocks: admitted in the cache (their record stays in Memo::placed for the pass:
+  // PassView's Holds reads those runs), or assumed while our write catches up.
+  std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed);
   // Instances whose kubelet refused one of our Pods take no new runs until their situation
   // changes (or kRefusalMaxPause); also notes why one unavailable instance per fleet is.
   void PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
@@ -507,8 +506,17 @@ class RunController {
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
                           const std::string& message, k8s::TimePoint now) const;
-  void WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
+  // Each Fleet's status from the view and its instances' states, written when it differs from
+  // what was last written or queued. False when a write could not be queued (try again).
+  bool WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
                           k8s::TimePoint now);
+  // The instances' states (DescribeInstances) as the last pass made them: kept while the view
+  // (view_gen_) is, before described_until_ (the next instance's end of life) and while every
+  // Fleet's status is written or queued (fleets_settled_; a failed Fleet write clears it).
+  std::vector<scheduling::InstanceStatus> described_;
+  uint64_t described_gen_ = 0;
+  k8s::TimePoint described_until_{};
+  bool fleets_settled_ = false;
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   // A finished run that needs nothing more leaves the working set (see "Incremental passes");
   // one whose TTL is due is deleted.

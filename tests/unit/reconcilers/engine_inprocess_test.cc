@@ -745,6 +745,35 @@ TEST_F(EngineInProcess, TheCoreDecidesAgainOnlyWhenTheQueueTheClusterOrTheTimeMo
   EXPECT_EQ(StatusString("a", "reason"), "NoCapacity");
 }
 
+// The instances' states in the Fleet status are kept from pass to pass while the cluster view is
+// (described_), but not past an instance's end of life: with nothing else changing, the clock
+// passing a node's berth.dev/expires-at shows it Expired, and a run that would fit it waits.
+TEST_F(EngineInProcess, AnInstanceShowsExpiredWhenTheClockPassesItsEndOfLife) {
+  const std::string res = R"({"cpu":"8","memory":"32Gi","pods":"110"})";
+  const std::string end = k8s::FormatRfc3339(clock_.Now() + std::chrono::hours(1));
+  auto r = user_->Create(kNodes.Path(), R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"spot","labels":{"pool":"a100"},)"
+                                        R"("annotations":{"berth.dev/expires-at":")" + end + R"("}},"status":{"capacity":)" + res +
+                                            R"(,"allocatable":)" + res +
+                                            R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Fleet("gpu", "a100");
+  StartEngine();
+  auto state = [&] {
+    json::Document d = Get(kFleets.Path("", "gpu"));
+    const json::Value* inst = d.IsObject() ? json::Find(d, {"status", "instances"}) : nullptr;
+    return inst != nullptr && inst->IsArray() && inst->Size() == 1 ? json::GetString((*inst)[0], "state") : std::string();
+  };
+  ASSERT_TRUE(Eventually([&] { return state() == "Idle"; })) << state();
+  ASSERT_TRUE(LetPassesGo(3));
+  EXPECT_EQ(state(), "Idle");
+
+  Advance(std::chrono::minutes(61));
+  EXPECT_TRUE(Eventually([&] { return state() == "Expired"; })) << state() << "\n" << Dump();
+  Run("late", kQueueRetry);
+  EXPECT_TRUE(Eventually([&] { return StatusString("late", "reason") == "NoCapacity"; })) << StatusString("late", "message");
+  EXPECT_EQ(Phase("late"), "Pending");
+}
+
 TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
   Node("n0", "a100");
   Fleet("gpu", "a100");
