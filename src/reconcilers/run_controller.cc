@@ -749,6 +749,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
   size_t visited = 0;
   size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == pass_no_)
+  size_t refreshes = 0;  // quiet placed runs looked at only because their refresh came due
   for (const auto& [key, run, memo_ptr] : keyed) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     Memo& memo = *memo_ptr;
@@ -766,7 +767,16 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
       }
     }
     if (is_busy) frozen.insert(key);
-    if (!is_busy && Quiet(*run, memo, now)) continue;
+    if (!is_busy) {
+      const Stillness still = Quiet(*run, memo, now);
+      if (still == Stillness::kQuiet) continue;
+      // Only its periodic look is due: at most refreshes_per_pass of those a pass (80,000 placed
+      // runs coming due in one pass cost 300 ms); the rest are looked at in the next passes.
+      if (still == Stillness::kRefreshDue && ++refreshes > options_.refreshes_per_pass) {
+        refresh_left_ = true;
+        continue;
+      }
+    }
     if (QueuedQuietly(memo)) {  // busy too: DecidePending's kQueue stands then as well
       memo.queued_pass = pass_no_;  // its entry stays as it is
       ++queued;
@@ -800,15 +810,17 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   return frozen;
 }
 
-bool RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const {
-  if (memo.quiet_rv.empty() || memo.quiet_rv != memo.run_rv || now >= memo.quiet_until) return false;
+RunController::Stillness RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const {
+  if (memo.quiet_rv.empty() || memo.quiet_rv != memo.run_rv) return Stillness::kChanged;
   if (run.meta.deleting || !IsPlacedPhase(run.status.phase) || pass_fleets_changed_ || Touched(memo)) {
-    return false;
+    return Stillness::kChanged;
   }
   for (const auto& entry : run.status.placement) {
-    if (pass_changed_nodes_.count(entry.node)) return false;
+    if (pass_changed_nodes_.count(entry.node)) return Stillness::kChanged;
   }
-  return true;
+  if (now < memo.quiet_until) return Stillness::kQuiet;
+  // Due: its deadline (decided now, whatever else is due), or only its periodic look.
+  return memo.quiet_deadline && now >= *memo.quiet_deadline ? Stillness::kChanged : Stillness::kRefreshDue;
 }
 
 bool RunController::QueuedQuietly(const Memo& memo) const {
@@ -1061,6 +1073,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
+  size_t refreshes = 0;  // waiting runs looked at only because their refresh came due
   std::optional<k8s::TimePoint> oldest;  // see Report
   for (const auto& w : result.waiting) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
@@ -1076,11 +1089,15 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     if (memo.gives_up_at) NoteDeadline(*memo.gives_up_at);
     if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
     // Found current by an earlier pass for the same object, reason and priority, and not due for
-    // its refresh: nothing to write (ApplyWaiting would find the same).
+    // its refresh: nothing to write (ApplyWaiting would find the same). Due for its refresh only:
+    // at most refreshes_per_pass a pass, the rest in the next passes.
     if (memo.current_version == memo.version && memo.current_code == w.reason.code &&
-        memo.current_effective == w.effective_priority && now - memo.last_wait_write < options_.status_refresh &&
-        !EndsWaiting(memo, w, now)) {
-      continue;
+        memo.current_effective == w.effective_priority && !EndsWaiting(memo, w, now)) {
+      if (now - memo.last_wait_write < options_.status_refresh) continue;
+      if (++refreshes > options_.refreshes_per_pass) {
+        refresh_left_ = true;
+        continue;
+      }
     }
     // With waiting_writes_queued waiting-status writes queued already, ApplyWaiting writes nothing
     // for a run that neither ends waiting nor preempts: left for a later pass without reading it
@@ -1187,6 +1204,9 @@ void RunController::Pass() {
     NoteDeadline(*core_until_);  // the core reads the time again then
   }
   MakeViewIfWanted(last_result_);
+  // Periodic looks left for later passes (refreshes_per_pass): the next pass comes as after a
+  // change, paced by the loop.
+  if (std::exchange(refresh_left_, false)) Wake();
 }
 
 bool RunController::CoreResultStands(k8s::TimePoint now) const {
@@ -1390,6 +1410,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
     const k8s::TimePoint refresh = now + options_.status_refresh;
     memo.quiet_rv = run.meta.resource_version;
     memo.quiet_until = deadline ? std::min(*deadline, refresh) : refresh;
+    memo.quiet_deadline = deadline;
   }
 }
 

@@ -121,6 +121,10 @@ struct EngineOptions {
   // A finished run without spec.ttlSecondsAfterFinished is deleted this long after finishedAt.
   // nullopt = kept.
   std::optional<std::chrono::milliseconds> finished_run_ttl;
+  // Runs a pass looks at only because their periodic look (status_refresh) came due, at most, of
+  // each kind (quiet placed runs, waiting runs with a current status); the rest wait for the next
+  // passes, which come at once. A deadline or a change is never put off.
+  size_t refreshes_per_pass = 4096;
   // For tests: each pass that keeps the last cluster view (PassView) also builds it anew and
   // aborts the process, with what differs, if the two core snapshots are not equal.
   bool verify_kept_view = false;
@@ -236,6 +240,7 @@ class RunController {
     // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
     std::string quiet_rv;
     k8s::TimePoint quiet_until{};
+    std::optional<k8s::TimePoint> quiet_deadline;  // its next deadline (quiet_until without the refresh)
     // A pending run found queueable (DecidePending: kQueue, not busy) at this resourceVersion:
     // later passes keep its queue entry as it is, without deciding again, until it or its Pods
     // change, or a Namespace does (its priority cap). See "Incremental passes".
@@ -581,8 +586,12 @@ class RunController {
   std::unordered_set<std::string> pass_changed_nodes_;
   bool pass_fleets_changed_ = true;
   bool pass_namespaces_changed_ = true;
-  // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv).
-  bool Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
+  // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv):
+  // kQuiet before quiet_until; kRefreshDue when only its periodic look (status_refresh) is due,
+  // which a pass may put off (refreshes_per_pass); kChanged when it must be reconciled now.
+  enum class Stillness { kChanged, kQuiet, kRefreshDue };
+  Stillness Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
+  bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
   bool QueuedQuietly(const Memo& memo) const;
   std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   struct Refusal {

@@ -793,6 +793,47 @@ TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
   EXPECT_TRUE(Eventually([&] { return EventReasons("bounded").count("MaxDurationExceeded") > 0; }));
 }
 
+// With one periodic look a pass (refreshes_per_pass = 1: the others are put off to the next
+// passes), deadlines and changes are still carried out: the runs at their maxDuration end, and
+// the waiting runs take their places.
+TEST_F(EngineInProcess, PeriodicLooksPutOffToLaterPassesDelayNoDeadline) {
+  Node("n0", "a100");
+  Node("n1", "a100");
+  Fleet("gpu", "a100");
+  reconcilers::EngineOptions options;
+  options.refreshes_per_pass = 1;
+  StartEngine(options);
+  for (const std::string name : {"a", "b"}) {
+    Run(name, R"("maxDuration":"1h")");
+    ASSERT_TRUE(PodsBound(name));
+    SetPodsPhase(name, "Running");
+    ASSERT_TRUE(WaitPhase(name, "Running"));
+  }
+  for (int i = 0; i < 4; ++i) Run("w" + std::to_string(i), kQueueRetry);
+  ASSERT_TRUE(Eventually([&] {
+    for (int i = 0; i < 4; ++i) {
+      if (StatusString("w" + std::to_string(i), "reason") != "NoCapacity") return false;
+    }
+    return true;
+  }));
+  // Every periodic look comes due (placed and waiting runs alike), then the runs' end.
+  Advance(std::chrono::seconds(6));
+  ASSERT_TRUE(LetPassesGo(4));
+  EXPECT_EQ(Phase("a"), "Running");
+  EXPECT_EQ(Phase("w0"), "Pending");
+  Advance(std::chrono::hours(1));
+  for (const std::string name : {"a", "b"}) {
+    EXPECT_TRUE(WaitPhase(name, "Failed")) << name << ": " << StatusString(name, "message");
+    EXPECT_EQ(StatusString(name, "reason"), "MaxDurationExceeded");
+  }
+  // Their blocks go to the first two in the queue once their Pods are gone.
+  EXPECT_TRUE(WaitPhase("w0", "Scheduled")) << Dump();
+  EXPECT_TRUE(WaitPhase("w1", "Scheduled")) << Dump();
+  ASSERT_TRUE(LetPassesGo(2));
+  EXPECT_EQ(Phase("w2"), "Pending");
+  EXPECT_EQ(StatusString("w2", "reason"), "NoCapacity");
+}
+
 // The reply to the status write that admits a run is lost after the API applied it (the client's
 // retry then meets its own result: 409), and the engine's watch lags behind, so its cache still
 // shows the run Pending. The engine keeps the run's block until it knows (a GET says the write was
