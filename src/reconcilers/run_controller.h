@@ -47,7 +47,10 @@
 // visits every run (the informers report every object as added).
 // The scheduling core itself runs only when its input (the queue, the cluster snapshot) changed
 // since its last cycle or the time may change its answer (CoreResultStands); otherwise the pass
-// carries on with the last result.
+// carries on with the last result. The cluster view (PassView) and the instances' states
+// (described_) are kept likewise while what they are made of is unchanged. The periodic looks at
+// quiet placed runs and current waiting runs (status_refresh) are spread: at most
+// refreshes_per_pass of each a pass, the rest in the next passes (never a due deadline).
 // Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
 // once, and the next passes write the rest in queue order.
 //
