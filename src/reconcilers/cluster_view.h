@@ -65,6 +65,8 @@ struct InstanceInfo {
   int64_t assumed_uncounted = 0;    // assumed placements counted in runs_started but not durable
   scheduling::Resources held_by_others;  // requests of other Pods on the node (see NodeHold)
   int32_t lingering_pods = 0;             // berth Pods that outlived their placement here
+
+  friend bool operator==(const InstanceInfo&, const InstanceInfo&) = default;
 };
 
 struct ClusterView {

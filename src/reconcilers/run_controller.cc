@@ -1039,7 +1039,8 @@ ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared
     std::unique_ptr<ClusterView> fresh = make();
     fresh->snapshot.quotas = view_->snapshot.quotas;
     fresh->snapshot.nominations = view_->snapshot.nominations;
-    if (!(fresh->snapshot == view_->snapshot)) {
+    if (!(fresh->snapshot == view_->snapshot) || fresh->instances != view_->instances ||
+        fresh->conflicts != view_->conflicts || fresh->invalid_fleets != view_->invalid_fleets) {
       spdlog::critical("the cluster view kept from the last pass differs from one made now ({} and {} instances, {} and {} "
                        "running runs)", view_->snapshot.instances.size(), fresh->snapshot.instances.size(),
                        view_->snapshot.running.size(), fresh->snapshot.running.size());

@@ -129,7 +129,8 @@ struct EngineOptions {
   // passes, which come at once. A deadline or a change is never put off.
   size_t refreshes_per_pass = 4096;
   // For tests: each pass that keeps the last cluster view (PassView) also builds it anew and
-  // aborts the process, with what differs, if the two core snapshots are not equal.
+  // aborts the process if the two differ (the core's snapshot, the instances' records, the
+  // conflicts and invalid fleets).
   bool verify_kept_view = false;
 };
 
