@@ -216,6 +216,32 @@ TEST_F(FakeApiTest, InformersFollowWatchesIncludingObjectsLeavingTheirSelector) 
   live.Stop();
 }
 
+// Informer::Version() moves with each change the cache takes in (the engine keeps its cluster view
+// while the versions it was made from hold), and not while nothing changes.
+TEST_F(FakeApiTest, AnInformersVersionMovesWithEveryChangeToItsCache) {
+  k8s::Informer<k8s::Pod> pods(client_, kPods.Path(), k8s::DecodePod,
+                               [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); }, "pods");
+  CreatePod("a");
+  pods.Start();
+  ASSERT_TRUE(Eventually([&] { return pods.HasSynced() && pods.Size() == 1; }));
+  uint64_t v = pods.Version();
+  EXPECT_GT(v, 0u) << "the list";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(pods.Version(), v) << "nothing changed";
+  CreatePod("b");
+  ASSERT_TRUE(Eventually([&] { return pods.Version() > v; })) << "added";
+  ASSERT_EQ(pods.Size(), 2u);
+  v = pods.Version();
+  ASSERT_TRUE(client_->Bind("ns", "b", "n1").ok());
+  ASSERT_TRUE(Eventually([&] { return pods.Version() > v; })) << "changed";
+  EXPECT_EQ(pods.Get("ns/b")->node_name, "n1");
+  v = pods.Version();
+  ASSERT_TRUE(client_->Delete(kPods.Path("ns", "a")).ok());
+  ASSERT_TRUE(Eventually([&] { return pods.Version() > v; })) << "deleted";
+  EXPECT_EQ(pods.Get("ns/a"), nullptr);
+  pods.Stop();
+}
+
 TEST_F(FakeApiTest, FaultsFailRequestsOrLoseRepliesOfAppliedWrites) {
   std::string rv = CreateRun("a");
   api_->FailNext({"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1, 503);

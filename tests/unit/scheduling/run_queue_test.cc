@@ -184,6 +184,39 @@ TEST(RunQueue, RemoveForgetsTheRun) {
 
 // Random operations against a brute-force model: after every step the order, every position
 // and every effective priority equal a full sort from scratch.
+// version() tells a caller whether a cycle over the queue would see the same queue: it moves with
+// every change that can move a run or change what it asks for, and with nothing else.
+TEST(RunQueue, VersionMovesWithEveryChangeAndOnlyThen) {
+  RunQueue q(minutes(15));
+  const uint64_t v0 = q.version();
+  q.Upsert(Pending("ns/a", 50, kT0));
+  q.Upsert(Pending("ns/b", 40, kT0));
+  const uint64_t v1 = q.version();
+  EXPECT_GT(v1, v0) << "inserts";
+  // Reads and no-ops leave it.
+  q.AdvanceTo(kT0 + minutes(1));  // no run crosses an aging step
+  EXPECT_EQ(q.Position("ns/a"), 1);
+  EXPECT_NE(q.Find("ns/b"), nullptr);
+  EXPECT_TRUE(q.SetPriority("ns/a", 50));
+  EXPECT_FALSE(q.Remove("ns/none"));
+  EXPECT_EQ(q.version(), v1);
+  // A priority change, a change of what the run asks for, an aging step, a removal: each moves it.
+  uint64_t before = q.version();
+  q.SetPriority("ns/b", 45);
+  EXPECT_GT(q.version(), before) << "priority";
+  before = q.version();
+  PendingRun bigger = *q.Find("ns/a");
+  bigger.nodes = 4;
+  q.Upsert(bigger);
+  EXPECT_GT(q.version(), before) << "request";
+  before = q.version();
+  q.AdvanceTo(kT0 + minutes(16));  // both runs gain a priority
+  EXPECT_GT(q.version(), before) << "aging";
+  before = q.version();
+  EXPECT_TRUE(q.Remove("ns/a"));
+  EXPECT_GT(q.version(), before) << "removal";
+}
+
 TEST(RunQueueProperty, MatchesBruteForceSort) {
   struct Model {
     PendingRun run;
