@@ -341,7 +341,8 @@ class RunController {
   std::vector<std::shared_ptr<const PlacedRun>> view_placed_;  // and the placed runs
   bool view_paused_ = false;                                 // PauseRefusedInstances changed it
   uint64_t view_gen_ = 0;
-  // The pass' nominations and quotas into the view (view_gen_ moves when they differ).
+  // The pass' nominations into the view (view_gen_ moves when they differ; PassView does the
+  // same for the namespaces' quotas).
   void SetNominations(ClusterView& view, std::vector<scheduling::Nomination> nominations);
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
