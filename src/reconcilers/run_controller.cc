@@ -332,7 +332,7 @@ bool RunController::WaitForWork() {
   // of life, a stale Pod creation). Deadlines are on the injected clock; the wait itself is in
   // slices of at most kMaxSleep of real time, so a FakeClock moved by a test is noticed soon
   // (Wake() makes it at once).
-  const k8s::TimePoint resync = clock_.Now() + std::max<std::chrono::milliseconds>(options_.status_refresh, kMinDeadlineDelay);
+  const k8s::TimePoint resync = ResyncAt(clock_.Now());
   k8s::TimePoint until = next_deadline_ ? std::min(*next_deadline_, resync) : resync;
   until = std::max(until, clock_.Now() + kMinDeadlineDelay);  // a due deadline never spins the loop
   std::unique_lock<std::mutex> lock(mu_);
@@ -350,6 +350,10 @@ bool RunController::WaitForWork() {
   if (stopping_) return false;
   dirty_ = false;
   return true;
+}
+
+k8s::TimePoint RunController::ResyncAt(k8s::TimePoint from) const {
+  return from + std::max<std::chrono::milliseconds>(options_.status_refresh, kMinDeadlineDelay);
 }
 
 void RunController::NoteDeadline(k8s::TimePoint at) {
@@ -1199,7 +1203,7 @@ void RunController::Pass() {
     last_result_ = std::move(fresh);
     // Stands until the first deadline this pass noted (an aging step, a refused instance's pause,
     // a TTL, a waiting run's end...) or status_refresh, as the wait for work computes it.
-    const k8s::TimePoint refresh = now + std::max<std::chrono::milliseconds>(options_.status_refresh, kMinDeadlineDelay);
+    const k8s::TimePoint refresh = ResyncAt(now);
     core_until_ = next_deadline_ ? std::min(*next_deadline_, refresh) : refresh;
   } else if (core_until_) {
     NoteDeadline(*core_until_);  // the core reads the time again then

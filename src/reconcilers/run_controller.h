@@ -318,6 +318,9 @@ class RunController {
   static constexpr std::chrono::milliseconds kMaxSleep{1000};       // real time, per wait slice
   // One scheduling pass: the steps below, in this order.
   void Pass();
+  // When a pass comes at the latest after `from` with nothing changing and no deadline: one
+  // status_refresh (WaitForWork's resync; also how long a core result stands, CoreResultStands).
+  k8s::TimePoint ResyncAt(k8s::TimePoint from) const;
   // Where a pass spends its time: Mark(step) after each step; the total for the metric.
   struct PassPhases {
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(), mark = started;
