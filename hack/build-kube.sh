@@ -1,54 +1,149 @@
 #!/usr/bin/env bash
-# Builds Kubernetes v1.20.2 binaries (kube-apiserver by default) from Debian's own source package
-# and caches them under ~/.cache/berth/kubernetes-1.20.2/bin. See docs/development.md.
-#   hack/build-kube.sh [kube-apiserver] [kube-scheduler] [kube-controller-manager] [kubelet] [kubemark]
-# Prints nothing and exits 0 when every requested binary is already cached.
+# Builds the Kubernetes control plane and node binaries, etcd, containerd and Helm from the Go
+# module proxy with the Go at /usr/local/go, pinned, and caches them under ~/.cache/berth.
+#
+#   hack/build-kube.sh [TOOL...]            build what is missing (default: kube-apiserver etcd)
+#   hack/build-kube.sh --bin [VERSION]      print the directory the binaries of VERSION are in
+#
+# TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark
+#       etcd containerd helm
+# BERTH_KUBE_VERSION picks the Kubernetes version (default 1.37 = v1.37.2; 1.35 = v1.35.4, the
+# oldest supported); etcd, containerd and Helm have one pinned version each.
+# Kubernetes binaries land in ~/.cache/berth/kubernetes-<version>/bin, the others in
+# ~/.cache/berth/tools/bin. Prints nothing and exits 0 when every requested binary is cached.
+#
+# How: k8s.io/kubernetes' go.mod points its staging modules (k8s.io/api, k8s.io/client-go, ...) at
+# ./staging, which the module's zip does not hold; a small main module under the cache requires
+# k8s.io/kubernetes and replaces every staging module with its published v0.<minor>.<patch>.
+# The version variables the release build sets with -ldflags -X are set the same way, so that
+# `kubectl version` and the API server's /version say v1.37.2 (and compatibility versions work).
 set -euo pipefail
 
+HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="${BERTH_CACHE:-$HOME/.cache/berth}"
-OUT="$CACHE/kubernetes-1.20.2/bin"
+export PATH="/usr/local/go/bin:$PATH"
+
+kube_version() {  # 1.37 | 1.35 | v1.37.2 -> the pinned patch release
+  case "${1:-${BERTH_KUBE_VERSION:-1.37}}" in
+    1.37|v1.37.2|1.37.2) echo v1.37.2 ;;
+    1.35|v1.35.4|1.35.4) echo v1.35.4 ;;
+    *) echo "hack/build-kube.sh: Kubernetes ${1:-$BERTH_KUBE_VERSION} is not supported (1.37 or 1.35)" >&2; return 1 ;;
+  esac
+}
+
+ETCD_VERSION=v3.7.3
+CONTAINERD_VERSION=v2.4.2
+HELM_VERSION=v3.22.0
+
+if [ "${1:-}" = "--bin" ]; then
+  v=$(kube_version "${2:-}"); echo "$CACHE/kubernetes-${v#v}/bin"; exit 0
+fi
+
+KV=$(kube_version)
+KBIN="$CACHE/kubernetes-${KV#v}/bin"
+TBIN="$CACHE/tools/bin"
 WHAT=("$@")
-[ "${#WHAT[@]}" -gt 0 ] || WHAT=(kube-apiserver)
+[ "${#WHAT[@]}" -gt 0 ] || WHAT=(kube-apiserver etcd)
+
+out_of() {
+  case "$1" in
+    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm) echo "$TBIN/$1" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark) echo "$KBIN/$1" ;;
+    *) echo "hack/build-kube.sh: unknown tool $1" >&2; return 1 ;;
+  esac
+}
 
 need=()
-for w in "${WHAT[@]}"; do [ -x "$OUT/$w" ] || need+=("$w"); done
+for w in "${WHAT[@]}"; do
+  o=$(out_of "$w")
+  [ -x "$o" ] || need+=("$w")
+done
 [ "${#need[@]}" -gt 0 ] || exit 0
 
-"$(dirname "$0")/deps.sh"
-SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-
-SRC="$CACHE/kubernetes-src"
-mkdir -p "$CACHE"
+[ -x /usr/local/go/bin/go ] || { echo "hack/build-kube.sh: Go is not at /usr/local/go (the machine's Go 1.26 is needed)" >&2; exit 1; }
+mkdir -p "$CACHE" "$KBIN" "$TBIN"
 exec 9>"$CACHE/build.lock"
 flock 9
 
-if [ ! -f "$SRC/.berth-ready" ]; then
-  mkdir -p "$CACHE"
-  if ! ls /etc/apt/sources.list.d/berth-src.sources >/dev/null 2>&1; then
-    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-      | $SUDO tee /etc/apt/sources.list.d/berth-src.sources >/dev/null
-    $SUDO apt-get update -q
-  fi
-  dl="$CACHE/kubernetes-dl"
-  rm -rf "$dl" "$SRC"; mkdir -p "$dl"
-  (cd "$dl" && apt-get source --download-only kubernetes >/dev/null)
-  tarball=$(ls "$dl"/kubernetes_*.orig.tar.gz | head -n1)
-  mkdir -p "$SRC"
-  tar -xzf "$tarball" -C "$SRC" --strip-components=1
-  # The vendored reflect2 v1.0.1 crashes under go >= 1.18 (SIGSEGV in mapiterinit): use Debian's v1.0.2.
-  rm -rf "$SRC/vendor/github.com/modern-go/reflect2"
-  cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$SRC/vendor/github.com/modern-go/reflect2"
-  rm -f "$SRC/vendor/github.com/modern-go/reflect2/go.mod"
-  rm -rf "$dl"
-  touch "$SRC/.berth-ready"
-fi
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+export GOMODCACHE="${GOMODCACHE:-$CACHE/gomod}" GOCACHE="${GOCACHE:-$CACHE/gocache}"
 
-mkdir -p "$OUT" "$CACHE/gohome"
+# A main module DIR requiring MODULE@VERSION (plus replace lines) that imports the packages.
+module_dir() {  # DIR MODULE VERSION PKG... ; replace lines from $REPLACE
+  local dir=$1 mod=$2 ver=$3; shift 3
+  mkdir -p "$dir"
+  if [ ! -f "$dir/.ready" ]; then
+    { echo "module berth.local/build"; echo; echo "go 1.26.0"; echo; echo "require $mod $ver"
+      [ -n "${REPLACE:-}" ] && printf 'replace (\n%s\n)\n' "$REPLACE"; } > "$dir/go.mod"
+    { echo "//go:build tools"; echo; echo "package tools"; echo; echo "import ("
+      local p; for p in "$@"; do echo "	_ \"$p\""; done; echo ")"; } > "$dir/tools.go"
+    (cd "$dir" && go mod tidy >"$dir/tidy.log" 2>&1) \
+      || { echo "hack/build-kube.sh: resolving $mod $ver failed, see $dir/tidy.log" >&2; tail -20 "$dir/tidy.log" >&2; exit 1; }
+    touch "$dir/.ready"
+  fi
+}
+
+build_one() {  # DIR PACKAGE OUT [ldflags] [tags]
+  local dir=$1 pkg=$2 out=$3 ldflags=${4:-} tags=${5:-}
+  local name; name=$(basename "$out")
+  echo "hack/build-kube.sh: building $name (first time only, several minutes)" >&2
+  (cd "$dir" && go build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" -o "$out.tmp" "$pkg" \
+      >"$CACHE/build-$name.log" 2>&1) \
+    || { echo "hack/build-kube.sh: building $name failed, see $CACHE/build-$name.log" >&2; tail -20 "$CACHE/build-$name.log" >&2; exit 1; }
+  mv "$out.tmp" "$out"
+}
+
+kube_module() {
+  local dir="$CACHE/src/kubernetes-${KV#v}" staging ver_minor=${KV#v1.}
+  if [ ! -f "$dir/.ready" ]; then
+    mkdir -p "$dir"
+    (cd "$dir" && go mod download -json "k8s.io/kubernetes@$KV" >"$dir/download.json") \
+      || { echo "hack/build-kube.sh: k8s.io/kubernetes@$KV could not be downloaded from the module proxy" >&2; exit 1; }
+    staging=$(sed -n '/^replace (/,/^)/p' "$(jq -r .GoMod "$dir/download.json")" | awk '/=>/ {print $1}')
+    REPLACE=$(for m in $staging; do printf '\t%s => %s v0.%s\n' "$m" "$m" "$ver_minor"; done)
+    REPLACE="$REPLACE" module_dir "$dir" k8s.io/kubernetes "$KV" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
+      k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubemark
+  fi
+  echo "$dir"
+}
+
 for w in "${need[@]}"; do
-  [ -x "$OUT/$w" ] && continue
-  echo "hack/build-kube.sh: building $w (first time only, several minutes)" >&2
-  (cd "$SRC" && HOME="$CACHE/gohome" CGO_ENABLED=0 GOFLAGS=-mod=vendor \
-      KUBE_STATIC_OVERRIDES="kubelet kubemark" make WHAT="cmd/$w" >"$CACHE/build-$w.log" 2>&1) \
-    || { echo "hack/build-kube.sh: building $w failed, see $CACHE/build-$w.log" >&2; tail -20 "$CACHE/build-$w.log" >&2; exit 1; }
-  cp "$SRC/_output/bin/$w" "$OUT/$w.tmp" && mv "$OUT/$w.tmp" "$OUT/$w"
+  out=$(out_of "$w")
+  [ -x "$out" ] && continue
+  case "$w" in
+    kube-*|kubelet|kubectl|kubemark)
+      dir=$(kube_module)
+      minor=${KV#v1.}; minor=${minor%%.*}
+      ld=""
+      for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        ld+=" -X $pkg.gitVersion=$KV -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+        ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+      done
+      build_one "$dir" "k8s.io/kubernetes/cmd/$w" "$out" "$ld" ;;
+    etcd|etcdctl)
+      dir="$CACHE/src/etcd-${ETCD_VERSION#v}"
+      module_dir "$dir" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3/etcdmain
+      # etcd's main package is the v3 root module; etcdmain.Main is what it calls.
+      if [ ! -f "$dir/main/main.go" ]; then
+        mkdir -p "$dir/main"
+        printf 'package main\n\nimport (\n\t"os"\n\n\t"go.etcd.io/etcd/server/v3/etcdmain"\n)\n\nfunc main() { etcdmain.Main(os.Args) }\n' > "$dir/main/main.go"
+      fi
+      build_one "$dir" ./main "$TBIN/etcd" "-X go.etcd.io/etcd/api/v3/version.GitSHA=${ETCD_VERSION}" ;;
+    containerd|containerd-shim-runc-v2|ctr)
+      dir="$CACHE/src/containerd-${CONTAINERD_VERSION#v}"
+      module_dir "$dir" github.com/containerd/containerd/v2 "$CONTAINERD_VERSION" \
+        github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/ctr \
+        github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2
+      # no_btrfs: no btrfs C headers needed; the snapshotter used is overlayfs.
+      for c in containerd containerd-shim-runc-v2 ctr; do
+        [ -x "$TBIN/$c" ] || build_one "$dir" "github.com/containerd/containerd/v2/cmd/$c" "$TBIN/$c" \
+          "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" "no_btrfs no_devmapper no_zfs"
+      done ;;
+    helm)
+      dir="$CACHE/src/helm-${HELM_VERSION#v}"
+      module_dir "$dir" helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
+      build_one "$dir" helm.sh/helm/v3/cmd/helm "$TBIN/helm" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" ;;
+  esac
 done

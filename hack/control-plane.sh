@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real local Kubernetes control plane (etcd + kube-apiserver v1.20) for tests and the demo.
+# A real local Kubernetes control plane (etcd + kube-apiserver v1.37; BERTH_KUBE_VERSION=1.35 for the
+# oldest supported) for tests and the demo, built by hack/build-kube.sh from the Go module proxy.
 #
 #   hack/control-plane.sh start [DIR]            start etcd and kube-apiserver; DIR holds everything
 #   hack/control-plane.sh stop [DIR]             stop what start started (by PID)
@@ -21,7 +22,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 CMD="${1:-}"; shift || true
 DIR="${1:-${BERTH_CONTROL_PLANE_DIR:-$PWD/.local/control-plane}}"
 CACHE="${BERTH_CACHE:-$HOME/.cache/berth}"
-BIN="$CACHE/kubernetes-1.20.2/bin"
+BIN="$("$HERE/build-kube.sh" --bin)"
+ETCD="$CACHE/tools/bin/etcd"
 
 log() { echo "control-plane: $*" >&2; }
 
@@ -65,7 +67,7 @@ start_etcd() {
 
 run_etcd() {
   local port=$1 peer=$2
-  etcd --name berth-test --data-dir "$DIR/etcd-data" \
+  "$ETCD" --name berth-test --data-dir "$DIR/etcd-data" \
     --listen-client-urls "http://127.0.0.1:$port" --advertise-client-urls "http://127.0.0.1:$port" \
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
     --initial-cluster "berth-test=http://127.0.0.1:$peer" \
@@ -108,7 +110,8 @@ start_apiserver() {
       --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
       --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
       --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
-      --enable-priority-and-fairness=false --kubelet-preferred-address-types=InternalIP,Hostname "${audit[@]}" \
+      --enable-priority-and-fairness=false --kubelet-preferred-address-types=InternalIP,Hostname \
+      --kubelet-client-certificate="$DIR/client.crt" --kubelet-client-key="$DIR/client.key" "${audit[@]}" \
       >>"$DIR/apiserver.log" 2>&1 &
     echo $! > "$DIR/apiserver.pid"
     if wait_ready; then return 0; fi
@@ -152,7 +155,7 @@ do_stop() {
 case "$CMD" in
   start)
     "$HERE/deps.sh"
-    "$HERE/build-kube.sh" kube-apiserver
+    "$HERE/build-kube.sh" kube-apiserver etcd kubectl
     if pid_alive "$DIR/apiserver.pid" && pid_alive "$DIR/etcd.pid"; then
       log "already running in $DIR"; write_kubeconfig; echo "export KUBECONFIG=$DIR/kubeconfig"; exit 0
     fi

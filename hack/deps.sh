@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package berth needs to build, test and run locally.
+# Kubernetes, etcd, containerd and Helm are not Debian's: hack/build-kube.sh builds them from the
+# Go module proxy with the Go at /usr/local/go (Debian's golang-go is not installed, so that it
+# cannot shadow it).
 # Idempotent: packages already present are not touched; apt-get runs only when something is missing.
 set -euo pipefail
 
@@ -7,9 +10,9 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl ccache
   libcpprest-dev rapidjson-dev libyaml-cpp-dev libssl-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libspdlog-dev libfmt-dev libboost-dev
-  etcd-server golang-go rsync jq golang-github-modern-go-reflect2-dev openssl procps golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev golang-github-xeipuuv-gojsonschema-dev
+  rsync jq openssl procps
   socat iproute2
-  containerd runc busybox-static containernetworking-plugins python3 util-linux
+  runc busybox-static containernetworking-plugins python3 util-linux
   clang libclang-rt-14-dev llvm
   chromium
   prometheus

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs berth locally: a real etcd + kube-apiserver, kube-controller-manager, four real nodes
-# (real kubelets with containerd + runc: two with 8 advertised GPUs, two CPU machines) in two
+# Runs berth locally: a real etcd + kube-apiserver (Kubernetes 1.37; BERTH_KUBE_VERSION=1.35 for the
+# oldest supported), kube-controller-manager, four real nodes
+# (real kubelets with containerd 2 + runc: two with 8 advertised GPUs, two CPU machines) in two
 # fleets, the controller, and the example runs as real containers. Ctrl-C stops everything.
 #   hack/local-up.sh            run until Ctrl-C
 #   hack/local-up.sh --smoke    start, wait until the demo runs are handled, stop (used by tests)
@@ -20,7 +21,9 @@ for a in "$@"; do
 done
 
 "$ROOT/hack/deps.sh"
-"$ROOT/hack/build-kube.sh" kube-apiserver
+"$ROOT/hack/build-kube.sh" kube-apiserver etcd kubectl
+# The pinned kubectl (hack/build-kube.sh) first on PATH, whatever else the machine has.
+export PATH="$("$ROOT/hack/build-kube.sh" --bin):$PATH"
 [ "$SIM" = 1 ] || "$ROOT/hack/real-nodes.sh" prepare
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim kubectl-berth
@@ -73,7 +76,7 @@ kubectl apply -f "$ROOT/examples/runs.yaml" >/dev/null
 
 # The tour printed once everything is up: each command exactly as the user types it. The smoke
 # test runs the same commands (logs without -f) and fails if any of them fails.
-TOUR_ENV="export KUBECONFIG=$KUBECONFIG PATH=$BUILD/src/cli:\$PATH"
+TOUR_ENV="export KUBECONFIG=$KUBECONFIG PATH=$BUILD/src/cli:$("$ROOT/hack/build-kube.sh" --bin):\$PATH"
 TOUR=(
   "kubectl berth queue|the queue: position, priority, why each run waits"
   "kubectl berth logs hotfix|every rank's output, prefixed [rank N] (add -f to follow)"
@@ -104,6 +107,14 @@ if [ "$SMOKE" = 1 ]; then
     started=$(echo "$phases" | tr ' ' '\n' | grep -cE '^(hotfix|ab-test|dev-test)=(Running|Succeeded)$' || true)
     if [ "$started" -eq 3 ] && grep -q 'train-llm=Pending' <<<"$phases"; then
       kubectl get runs; kubectl get fleets
+      # The Kubernetes it runs on: the API server's and every node's version.
+      want=$(basename "$(dirname "$("$ROOT/hack/build-kube.sh" --bin)")"); want=v${want#kubernetes-}
+      echo "$ kubectl version"; kubectl version
+      server=$(kubectl version -o json | jq -r .serverVersion.gitVersion)
+      nodes=$(kubectl get nodes -o jsonpath='{range .items[*]}{.status.nodeInfo.kubeletVersion}{"\n"}{end}' | sort -u)
+      echo "nodes' kubelets: $(echo $nodes)"
+      [ "$server" = "$want" ] || { echo "berth: the API server is $server, not $want" >&2; exit 1; }
+      [ "$SIM" = 1 ] || [ "$nodes" = "$want" ] || { echo "berth: the nodes run $(echo $nodes), not $want" >&2; exit 1; }
       PATH="$BUILD/src/cli:$PATH" kubectl berth fleets
       curl -sf 127.0.0.1:18080/queue >/dev/null
       if [ "$SIM" = 0 ]; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Real Kubernetes nodes on this machine: real kubelets (v1.20.2, built from the same source as
-# kube-apiserver) with their own containerd + runc, kubemark hollow nodes (the real kubelet with a
-# fake runtime), and kube-controller-manager (node lifecycle: NotReady, taints, Pod GC).
+# Real Kubernetes nodes on this machine: real kubelets (v1.37 by default, BERTH_KUBE_VERSION=1.35
+# for the oldest supported; built by hack/build-kube.sh like kube-apiserver) with their own
+# containerd 2 + runc, kubemark hollow nodes (the real kubelet with a fake runtime), and
+# kube-controller-manager (node lifecycle: NotReady, taints, Pod GC).
 #
 #   hack/real-nodes.sh prepare                      packages, kubelet/kubemark/kube-controller-manager
 #                                                   builds and the local images (cached in ~/.cache/berth)
@@ -31,10 +32,11 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 SELF="$HERE/$(basename "$0")"
 CACHE="${BERTH_CACHE:-$HOME/.cache/berth}"
-BIN="$CACHE/kubernetes-1.20.2/bin"
+BIN="$("$HERE/build-kube.sh" --bin)"
+TOOLS="$CACHE/tools/bin"   # containerd, its runc shim and ctr (hack/build-kube.sh)
 IMAGES="$CACHE/images"
 BUSYBOX_IMAGE="docker.io/library/busybox:1.35"
-PAUSE_IMAGE="registry.k8s.io/pause:3.2"
+PAUSE_IMAGE="registry.k8s.io/pause:3.10"
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 log() { echo "real-nodes: $*" >&2; }
@@ -49,15 +51,17 @@ kubectl_cp() { kubectl --kubeconfig "$DIR/kubeconfig" "$@"; }
 # prepare: packages, binaries, images (each step is skipped when its result is cached)
 prepare() {
   "$HERE/deps.sh"
-  "$HERE/build-kube.sh" kube-apiserver kubelet kube-controller-manager
+  "$HERE/build-kube.sh" kube-apiserver etcd kubelet kube-controller-manager kubectl containerd
   mkdir -p "$IMAGES"
   exec 8>"$IMAGES/.lock"; flock 8
-  if [ ! -f "$IMAGES/pause.tar" ]; then
-    local t; t=$(mktemp -d)
+  if [ ! -f "$IMAGES/pause-3.10.tar" ]; then
+    local t src; t=$(mktemp -d)
     mkdir -p "$t/rootfs"
-    gcc -static -O2 -o "$t/rootfs/pause" "$CACHE/kubernetes-src/build/pause/linux/pause.c"
-    python3 "$HERE/mkimage.py" "$t/pause.tar" "$PAUSE_IMAGE,k8s.gcr.io/pause:3.2" "$t/rootfs" '["/pause"]' '[]' >/dev/null
-    mv "$t/pause.tar" "$IMAGES/pause.tar"; rm -rf "$t"
+    # pause.c of the Kubernetes module the binaries were built from (hack/build-kube.sh).
+    src=$(ls "$CACHE"/gomod/k8s.io/kubernetes@v1.3*/build/pause/linux/pause.c | head -n1)
+    gcc -static -O2 -o "$t/rootfs/pause" "$src"
+    python3 "$HERE/mkimage.py" "$t/pause.tar" "$PAUSE_IMAGE" "$t/rootfs" '["/pause"]' '[]' >/dev/null
+    mv "$t/pause.tar" "$IMAGES/pause-3.10.tar"; rm -rf "$t"
   fi
   if [ ! -f "$IMAGES/busybox.tar" ]; then
     local t; t=$(mktemp -d)
@@ -106,21 +110,23 @@ remove_cgroups() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# A real node. Runs inside its own mount namespace (unshare -m): kubelet 1.20 hard-codes
-# /var/log/pods, /var/log/containers and /var/lib/kubelet/device-plugins, and two kubelets sharing
-# one containerd kill each other's Pods, so each node has its own of all of these.
+# A real node. Runs inside its own mount namespace (unshare -m): the kubelet hard-codes
+# /var/log/pods, /var/log/containers and /var/lib/kubelet/{device-plugins,pod-resources}, and two
+# kubelets sharing one containerd kill each other's Pods, so each node has its own of all of these.
 node_main() {  # (inside the namespace) DIR NAME
   local lab="$DIR/nodes/$NAME" d
-  for d in /var/log/pods /var/log/containers /var/lib/kubelet/device-plugins; do
+  export PATH="$TOOLS:$PATH"   # containerd finds its shim (containerd-shim-runc-v2) on PATH
+  for d in /var/log/pods /var/log/containers /var/lib/kubelet/device-plugins /var/lib/kubelet/pod-resources \
+           /var/lib/kubelet/plugins /var/lib/kubelet/plugins_registry; do
     mkdir -p "$d" "$lab/private$d"
     mount --bind "$lab/private$d" "$d"
   done
-  containerd --config "$lab/containerd.toml" >>"$lab/containerd.log" 2>&1 &
+  "$TOOLS/containerd" --config "$lab/containerd.toml" >>"$lab/containerd.log" 2>&1 &
   echo $! > "$lab/containerd.pid"
   for _ in $(seq 1 200); do [ -S "$lab/containerd.sock" ] && break; sleep 0.1; done
   [ -S "$lab/containerd.sock" ] || { echo "containerd did not start" >>"$lab/kubelet.log"; exit 1; }
-  ctr -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$IMAGES/pause.tar" >/dev/null
-  ctr -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$IMAGES/busybox.tar" >/dev/null
+  "$TOOLS/ctr" -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$IMAGES/pause-3.10.tar" >/dev/null
+  "$TOOLS/ctr" -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$IMAGES/busybox.tar" >/dev/null
   touch "$lab/images.ready"
   run_kubelet
   # Hold the namespace until containerd goes.
@@ -142,7 +148,7 @@ run_kubelet() {  # (inside the namespace)
       echo "$pid" > "$lab/kubelet.pid"
       wait "$pid" 2>/dev/null || true
       grep -q "bind: address already in use" <<<"$(tail -c +"$((before + 1))" "$lab/kubelet.log")" || break
-      sed -i -e "s/^--port=.*/--port=$(free_port)/" -e "s/^--healthz-port=.*/--healthz-port=$(free_port)/" "$lab/kubelet.args"
+      sed -i -e "s/^port: .*/port: $(free_port)/" -e "s/^healthzPort: .*/healthzPort: $(free_port)/" "$lab/kubelet.yaml"
       echo "real-nodes: a kubelet port was taken; starting the kubelet again on new ports"
     done
   ) >>"$lab/kubelet.log" 2>&1 </dev/null &
@@ -197,46 +203,77 @@ start_node() {
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$subnet"}]], "dataDir": "$lab/ipam"}},
   {"type": "loopback"}]}
 CNI
+  # containerd 2 (configuration version 3). restrict_oom_score_adj is required here: without it
+  # every sandbox fails ("runc create failed: ... can't get final child's PID from pipe: EOF").
   cat > "$lab/containerd.toml" <<TOML
-version = 2
+version = 3
 root = "$lab/containerd/root"
 state = "$lab/containerd/state"
 [grpc]
   address = "$lab/containerd.sock"
 [ttrpc]
   address = "$lab/containerd.sock.ttrpc"
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+[plugins.'io.containerd.cri.v1.runtime']
   restrict_oom_score_adj = true
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = "runc"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
         SystemdCgroup = false
         Root = "$lab/runc"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$lab/cni/net.d"
+[plugins.'io.containerd.grpc.v1.cri']
+  stream_server_address = "127.0.0.1"
 TOML
   local port hport
   port=$(free_port); hport=$(free_port)
+  # The kubelet's settings in a KubeletConfiguration file (most flags are deprecated since 1.2x).
+  # This host has cgroup v1: kubelet 1.35+ refuses it unless failCgroupV1 is false.
+  # The API server reaches the kubelet (logs, exec) with its client certificate, signed by the
+  # control plane's client CA; the kubelet asks the API server whether that user may (Webhook).
+  local reserved_yaml=""
+  [ "${#reserved[@]}" -gt 0 ] && reserved_yaml="systemReserved: {$(IFS=,; echo "${reserved[*]}" | sed 's/=/: /g; s/,/, /g')}"
+  cat > "$lab/kubelet.yaml" <<KC
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+containerRuntimeEndpoint: unix://$lab/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: /$cgroup
+failSwapOn: false
+failCgroupV1: false
+volumePluginDir: $lab/volume-plugins
+port: $port
+healthzPort: $hport
+readOnlyPort: 0
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+maxPods: $max_pods
+nodeStatusUpdateFrequency: 4s
+syncFrequency: 5s
+# The nodes share the host's disk with everything else on it: with the kubelet's default
+# thresholds (imagefs.available<15%, nodefs.available<10%) a fuller shared disk gave the test
+# nodes DiskPressure and every Pod was refused or evicted (seen 2026-11-25 at 86% used).
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 2%}
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $DIR/client-ca.crt}
+authorization: {mode: Webhook}
+$reserved_yaml
+KC
   local args=(
-    --kubeconfig="$DIR/kubeconfig" --hostname-override="$NAME" --container-runtime=remote
-    --container-runtime-endpoint="unix://$lab/containerd.sock" --cgroup-driver=cgroupfs
-    --cgroup-root="/$cgroup" --fail-swap-on=false --root-dir="$lab/root" --cert-dir="$lab/pki"
-    --volume-plugin-dir="$lab/volume-plugins" --pod-infra-container-image="$PAUSE_IMAGE"
-    --port="$port" --healthz-port="$hport" --read-only-port=0
-    --image-gc-high-threshold=100 --image-gc-low-threshold=99 --max-pods="$max_pods"
-    --node-status-update-frequency=4s --sync-frequency=5s
-    # The nodes share the host's disk with everything else on it: with the kubelet's default
-    # thresholds (imagefs.available<15%, nodefs.available<10%) a fuller shared disk gave the test
-    # nodes DiskPressure and every Pod was refused or evicted (seen 2026-11-25 at 86% used).
-    --eviction-hard='memory.available<100Mi,nodefs.available<1%,imagefs.available<1%,nodefs.inodesFree<2%'
+    --config="$lab/kubelet.yaml" --kubeconfig="$DIR/kubeconfig" --hostname-override="$NAME"
+    --root-dir="$lab/root" --cert-dir="$lab/pki"
   )
   [ -n "$labels" ] && args+=(--node-labels="$labels")
   [ -n "${BERTH_KUBELET_V:-}" ] && args+=(--v="$BERTH_KUBELET_V")  # kubelet log verbosity, for debugging
-  [ "${#reserved[@]}" -gt 0 ] && args+=(--system-reserved="$(IFS=,; echo "${reserved[*]}")")
   printf '%s\n' "${args[@]}" > "$lab/kubelet.args"
   echo "$bridge" > "$lab/bridge"
 
@@ -285,9 +322,9 @@ stop_node() {
   stop_pidfile "$lab/kubelet.pid" 10
   if [ -S "$lab/containerd.sock" ] && pid_alive "$lab/containerd.pid"; then
     local tasks
-    tasks=$(timeout 10 ctr -a "$lab/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null || true)
-    for t in $tasks; do timeout 5 ctr -a "$lab/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true; done
-    for t in $tasks; do timeout 5 ctr -a "$lab/containerd.sock" -n k8s.io tasks delete -f "$t" >/dev/null 2>&1 || true; done
+    tasks=$(timeout 10 "$TOOLS/ctr" -a "$lab/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null || true)
+    for t in $tasks; do timeout 5 "$TOOLS/ctr" -a "$lab/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true; done
+    for t in $tasks; do timeout 5 "$TOOLS/ctr" -a "$lab/containerd.sock" -n k8s.io tasks delete -f "$t" >/dev/null 2>&1 || true; done
   fi
   stop_pidfile "$lab/containerd.pid" 5
   stop_pidfile "$lab/holder.pid" 2
@@ -406,10 +443,12 @@ controller_manager() {
   "$HERE/build-kube.sh" kube-controller-manager
   pid_alive "$DIR/controller-manager.pid" && return 0
   # nodelifecycle: NotReady / unreachable taints when a kubelet stops reporting, and removes the
-  # not-ready taint of a new node; podgc: Pods of deleted nodes. Short grace periods for tests.
+  # not-ready taint of a new node; taint-eviction-controller: evicts Pods from tainted nodes after
+  # their tolerations (part of nodelifecycle until 1.29); podgc: Pods of deleted nodes. Short grace
+  # periods for tests.
   "$BIN/kube-controller-manager" --kubeconfig="$DIR/kubeconfig" --leader-elect=false \
-    --controllers=nodelifecycle,podgc --port=0 --secure-port=0 \
-    --node-monitor-period=2s --node-monitor-grace-period=16s --pod-eviction-timeout=5m \
+    --controllers=nodelifecycle,taint-eviction-controller,podgc --secure-port=0 \
+    --node-monitor-period=2s --node-monitor-grace-period=16s \
     --use-service-account-credentials=false \
     >>"$DIR/controller-manager.log" 2>&1 < /dev/null &
   echo $! > "$DIR/controller-manager.pid"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests and integration tests against a real etcd + kube-apiserver.
-# Installs what it needs (Debian packages; kube-apiserver, kube-controller-manager and the kubelet
-# built once into ~/.cache/berth, with the busybox and pause images real nodes run).
+# Runs every test: unit tests and integration tests against a real etcd + kube-apiserver and real
+# kubelets of Kubernetes 1.37, then the compatibility group on Kubernetes 1.35 (ctest label compat).
+# Installs what it needs: Debian packages (hack/deps.sh); etcd, Kubernetes 1.37 and 1.35,
+# containerd and Helm built once from the Go module proxy into ~/.cache/berth (hack/build-kube.sh),
+# with the busybox and pause images real nodes run.
 #   hack/test.sh                 everything
 #   hack/test.sh -L unit         only unit tests (any ctest arguments are passed on)
 # Then, when no ctest arguments were given (the CI run) or BERTH_SANITIZE_STAGE=1,
@@ -13,9 +15,12 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 
 "$ROOT/hack/deps.sh"
-"$ROOT/hack/build-kube.sh" kube-apiserver
-# Real nodes for realnodes_test and the demo: kubelet, kube-controller-manager, local images.
+# Kubernetes 1.37 (the default): control plane, kubectl, Helm; real nodes: kubelet,
+# kube-controller-manager, containerd and the local images.
+"$ROOT/hack/build-kube.sh" kube-apiserver etcd kubectl helm
 "$ROOT/hack/real-nodes.sh" prepare
+# The compatibility group runs on Kubernetes 1.35, the oldest supported.
+BERTH_KUBE_VERSION=1.35 "$ROOT/hack/build-kube.sh" kube-apiserver kubectl kubelet kube-controller-manager
 
 # Compiler cache under ~/.cache/berth (paths relative to the tree, so clones share it).
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/berth/ccache}" CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1

@@ -360,9 +360,13 @@ void StopProcess(pid_t pid) {
   waitpid(pid, nullptr, 0);
 }
 
+// The Kubernetes binaries of this run (hack/build-kube.sh: 1.37, or BERTH_KUBE_VERSION).
 std::string KubeBin(const std::string& name) {
-  std::string home = std::getenv("HOME") ? std::getenv("HOME") : "/root";
-  return home + "/.cache/berth/kubernetes-1.20.2/bin/" + name;
+  static const std::string dir = [] {
+    CommandResult r = berth::testing::RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "--bin"});
+    return r.out.substr(0, r.out.find('\n'));
+  }();
+  return dir + "/" + name;
 }
 
 // The flags each Kubernetes anchor runs with (printed in the table as they are passed).

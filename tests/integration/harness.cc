@@ -113,6 +113,20 @@ CommandResult ControlPlane::Script(const std::string& verb) {
 }
 
 void ControlPlane::Start() {
+  // kubectl and helm of the project's pinned builds (hack/build-kube.sh) come first on PATH for
+  // this process and every command it runs, whatever else the machine has installed.
+  CommandResult bin = RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "--bin"});
+  std::string kube_bin = bin.out.substr(0, bin.out.find('\n'));
+  if (bin.exit_code != 0 || kube_bin.empty()) {
+    std::fprintf(stderr, "hack/build-kube.sh --bin failed: %s\n", bin.err.c_str());
+    std::abort();
+  }
+  const char* home = std::getenv("HOME");
+  const char* cache = std::getenv("BERTH_CACHE");
+  std::string tools = (cache ? std::string(cache) : std::string(home ? home : "/root") + "/.cache/berth") + "/tools/bin";
+  const char* path = std::getenv("PATH");
+  std::string new_path = kube_bin + ":" + tools + ":" + (path ? path : "/usr/bin:/bin");
+  setenv("PATH", new_path.c_str(), 1);
   const char* base = std::getenv("BERTH_TEST_TMP");
   dir_ = std::string(base ? base : "/tmp") + "/berth-it-" + std::to_string(getpid()) + "-" + RandomSuffix();
   CommandResult r = Script("start");

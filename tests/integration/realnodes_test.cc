@@ -1,8 +1,10 @@
-// berth on real nodes: real kubelets (v1.20.2) with containerd + runc run every Pod berth binds,
+// berth on real nodes: real kubelets (v1.37 by default, v1.35 in the compatibility group) with
+// containerd 2 + runc run every Pod berth binds,
 // admit or refuse it, stop it with its grace period and report its real exit code
 // (hack/real-nodes.sh; kube-controller-manager runs beside them for node lifecycle).
 // Each test asserts what a user would check with kubectl.
 
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -157,6 +159,30 @@ class RealNodesTest : public EngineTest {
     return "";
   }
 };
+
+// The API server and every node run the Kubernetes the project's scripts built for this run
+// (hack/build-kube.sh: 1.37 by default, 1.35 with BERTH_KUBE_VERSION=1.35): what `kubectl version`
+// and `kubectl get nodes` show a user.
+TEST_F(RealNodesTest, ServerAndNodesRunTheKubernetesVersionOfThisRun) {
+  CommandResult bin = RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "--bin"});
+  ASSERT_EQ(bin.exit_code, 0) << bin.err;
+  // ~/.cache/berth/kubernetes-1.37.2/bin -> v1.37.2
+  std::string dir = bin.out.substr(0, bin.out.find("/bin\n"));
+  std::string want = "v" + dir.substr(dir.rfind("kubernetes-") + std::string("kubernetes-").size());
+  const char* minor = std::getenv("BERTH_KUBE_VERSION");
+  EXPECT_EQ(want.rfind("v" + std::string(minor != nullptr ? minor : "1.37") + ".", 0), 0u) << want;
+  CommandResult version = cp().Kubectl({"version", "-o", "json"});
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  auto v = json::Parse(version.out);
+  ASSERT_TRUE(v.ok()) << version.out;
+  EXPECT_EQ(json::GetString(json::Find(*v, {"serverVersion", "gitVersion"})), want) << version.out;
+  EXPECT_EQ(json::GetString(json::Find(*v, {"clientVersion", "gitVersion"})), want) << version.out;
+  for (const char* n : {kNode0, kNode1}) {
+    CommandResult kubelet = cp().Kubectl({"get", "node", n, "-o", "jsonpath={.status.nodeInfo.kubeletVersion}"});
+    EXPECT_EQ(kubelet.out, want) << n << ": " << kubelet.err;
+  }
+  std::printf("Kubernetes of this run: server %s, nodes %s\n", want.c_str(), want.c_str());
+}
 
 // A single-node run's container runs on a real node; its exit code decides the run and its log is
 // readable with kubectl logs.
