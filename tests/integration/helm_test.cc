@@ -1,10 +1,14 @@
-// Issue 5: the Helm chart deploy/helm/berth, rendered by hack/render-chart.sh (helm cannot be
-// installed here) and applied to the real API server; and the Dockerfile's runtime stage checked
-// against the built controller by hack/check-image-libs.sh. Issue 18: upgrades keep the webhook's
-// certificate (lookup, or cert-manager), releases in two namespaces do not collide,
-// values.schema.json, NOTES.txt, and the optional Grafana dashboard and PrometheusRule alerts
-// (checked with promtool and against the metric families berth exports).
+// Issue 5: the Helm chart deploy/helm/berth, rendered by real Helm (helm template, helm lint) and
+// installed, upgraded, rolled back and uninstalled by real Helm on the real API server; and the
+// Dockerfile's runtime stage checked against the built controller by hack/check-image-libs.sh.
+// Issue 18: upgrades keep the webhook's certificate (lookup, or cert-manager), releases in two
+// namespaces do not collide, values.schema.json, NOTES.txt, and the optional Grafana dashboard and
+// PrometheusRule alerts (checked with promtool and against the metric families berth exports).
+// Issue 28: helm v3 (hack/build-kube.sh helm, first on the harness's PATH) replaces the project's
+// own renderer.
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -30,11 +34,44 @@ namespace fs = std::filesystem;
 const std::string kSource = BERTH_SOURCE_DIR;
 const std::string kChart = kSource + "/deploy/helm/berth";
 
-// hack/render-chart.sh CHART RELEASE NAMESPACE args...
-CommandResult Render(const std::string& release, const std::string& ns, const std::vector<std::string>& args = {}) {
-  std::vector<std::string> argv = {"bash", kSource + "/hack/render-chart.sh", kChart, release, ns};
+// helm with the control plane's kubeconfig, and Helm's own directories (repositories, cache,
+// plugins) inside the control plane's directory, so nothing of the machine's Helm set-up is used.
+CommandResult Helm(const std::vector<std::string>& args) {
+  const std::string home = ControlPlane::Get().dir() + "/helm";
+  std::vector<std::string> argv = {"helm", "--kubeconfig", ControlPlane::Get().kubeconfig()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunCommand(argv);
+  CommandResult r = RunCommand(argv, {},
+                               {"HELM_CONFIG_HOME=" + home + "/config", "HELM_CACHE_HOME=" + home + "/cache",
+                                "HELM_DATA_HOME=" + home + "/data"});
+  EXPECT_EQ(r.err.find("cannot start helm"), std::string::npos)
+      << "helm is missing: hack/build-kube.sh helm builds it into ~/.cache/berth/tools/bin";
+  return r;
+}
+
+// The version the API server reports (e.g. v1.37.2). helm template renders for this version:
+// without --kube-version it assumes the Kubernetes version it was built for, which Chart.yaml's
+// kubeVersion (>=1.35) may refuse.
+const std::string& ServerVersion() {
+  static const std::string version = [] {
+    CommandResult r = ControlPlane::Get().Kubectl({"version", "-o", "json"});
+    auto doc = k8s::json::Parse(r.out);
+    std::string v = doc.ok() ? k8s::json::GetString(k8s::json::Find(*doc, {"serverVersion", "gitVersion"})) : "";
+    EXPECT_FALSE(v.empty()) << "kubectl version: " << r.out << r.err;
+    return v;
+  }();
+  return version;
+}
+
+// helm template RELEASE deploy/helm/berth -n NAMESPACE args..., for the API server's version
+// unless args give --kube-version. CRDs only with --include-crds; lookup finds nothing (helm
+// template never reads the cluster).
+CommandResult Render(const std::string& release, const std::string& ns, const std::vector<std::string>& args = {}) {
+  std::vector<std::string> argv = {"template", release, kChart, "-n", ns};
+  if (std::find(args.begin(), args.end(), "--kube-version") == args.end()) {
+    argv.insert(argv.end(), {"--kube-version", ServerVersion()});
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Helm(argv);
 }
 
 std::string ReadFile(const std::string& path) {
@@ -88,18 +125,122 @@ std::set<std::string> Rules(const YAML::Node& role) {
 
 YAML::Node Container(const YAML::Node& deployment) { return deployment["spec"]["template"]["spec"]["containers"][0]; }
 
+// NOTES.txt as `helm install --dry-run=client` renders it with the control plane's capabilities
+// (nothing is created): `out` is the text after "NOTES:", empty when there is none.
+CommandResult DryRunNotes(const std::string& release, const std::string& ns, const std::vector<std::string>& args = {}) {
+  std::vector<std::string> argv = {"install", release, kChart, "-n", ns, "--dry-run=client"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandResult r = Helm(argv);
+  size_t at = r.out.find("\nNOTES:\n");
+  r.out = at == std::string::npos ? "" : r.out.substr(at + 8);
+  return r;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = ControlPlane::Get().dir() + "/" + name + "-" + std::to_string(getpid());
+  std::ofstream(path) << text;
+  return path;
+}
+
+// base64 -d of `b64` into a file; returns its path.
+std::string DecodeTo(const std::string& name, const std::string& b64) {
+  std::string path = WriteTemp(name, "");
+  CommandResult r = RunCommand({"bash", "-c", "base64 -d > \"$0\"", path}, b64);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return path;
+}
+
+// The names the chart gives a release's objects (templates/_helpers.tpl, docs/install.md).
+struct ReleaseNames {
+  std::string full;     // every namespaced object, the Lease
+  std::string cluster;  // ClusterRole, ClusterRoleBinding: "<full>.<namespace>"
+  std::string webhook;  // MutatingWebhookConfiguration: "<full>-runs.<namespace>"
+  std::string secret;   // the webhook's certificate: "<full>-webhook-cert"
+};
+
+ReleaseNames NamesOf(const std::string& release, const std::string& ns) {
+  std::string full = release.find("berth") != std::string::npos ? release + "-controller" : release + "-berth-controller";
+  return {full, full + "." + ns, full + "-runs." + ns, full + "-webhook-cert"};
+}
+
+// The webhook's certificate as the cluster holds it: the Secret's data (base64) and the
+// MutatingWebhookConfiguration's caBundle.
+struct WebhookCert {
+  std::string ca, crt, key, bundle;
+};
+
 class HelmChart : public IntegrationTest {
  protected:
+  void TearDown() override {
+    // Every release the test installed goes, with its cluster-scoped objects (the binary's tests
+    // share the control plane), also when the test stopped half-way.
+    for (const auto& [release, ns] : releases_) {
+      Helm({"uninstall", release, "-n", ns, "--ignore-not-found"});
+      ReleaseNames n = NamesOf(release, ns);
+      cp().Kubectl({"delete", "clusterrole,clusterrolebinding", n.cluster, "--ignore-not-found", "--wait=false"});
+      cp().Kubectl({"delete", "mutatingwebhookconfiguration", n.webhook, "--ignore-not-found", "--wait=false"});
+    }
+    for (const auto& obj : cluster_objects_) cp().Kubectl({"delete", obj, "--ignore-not-found", "--wait=false"});
+    for (const auto& ns : namespaces_) (void)client()->Delete(k8s::resources::kNamespaces.Path("", ns));
+    IntegrationTest::TearDown();
+  }
+
   std::vector<YAML::Node> RenderDocs(const std::string& release, const std::string& ns,
                                      const std::vector<std::string>& args = {}) {
     CommandResult r = Render(release, ns, args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return Documents(r.out);
   }
+
+  // helm install RELEASE deploy/helm/berth -n NS args... on the control plane. No --wait: there is
+  // no controller image here (nor a kube-controller-manager to make Pods); nothing needs the Pods.
+  CommandResult Install(const std::string& release, const std::string& ns, const std::vector<std::string>& args = {}) {
+    releases_.emplace_back(release, ns);
+    std::vector<std::string> argv = {"install", release, kChart, "-n", ns};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Helm(argv);
+  }
+
+  CommandResult Upgrade(const std::string& release, const std::string& ns, const std::vector<std::string>& args = {}) {
+    std::vector<std::string> argv = {"upgrade", release, kChart, "-n", ns};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Helm(argv);
+  }
+
+  // An object as the API server has it (kubectl get -o yaml; `ns` empty: cluster-scoped); a null
+  // node when it does not exist.
+  YAML::Node Object(const std::string& ns, const std::string& kind, const std::string& name) {
+    std::vector<std::string> args = {"get", kind, name, "-o", "yaml"};
+    if (!ns.empty()) args.insert(args.end(), {"-n", ns});
+    CommandResult r = cp().Kubectl(args);
+    return r.exit_code == 0 ? YAML::Load(r.out) : YAML::Node();
+  }
+
+  WebhookCert CertOf(const std::string& release, const std::string& ns) {
+    ReleaseNames n = NamesOf(release, ns);
+    YAML::Node secret = Object(ns, "secret", n.secret);
+    YAML::Node mwc = Object("", "mutatingwebhookconfiguration", n.webhook);
+    WebhookCert c;
+    if (secret.IsMap()) {
+      c.ca = secret["data"]["ca.crt"].as<std::string>("");
+      c.crt = secret["data"]["tls.crt"].as<std::string>("");
+      c.key = secret["data"]["tls.key"].as<std::string>("");
+    }
+    if (mwc.IsMap()) c.bundle = mwc["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>("");
+    return c;
+  }
+
+  std::string ResourceVersion(const std::string& ns, const std::string& kind, const std::string& name) {
+    return Object(ns, kind, name)["metadata"]["resourceVersion"].as<std::string>("");
+  }
+
+  std::vector<std::pair<std::string, std::string>> releases_;  // (release, namespace)
+  std::vector<std::string> cluster_objects_;                   // KIND/NAME made with kubectl
+  std::vector<std::string> namespaces_;                        // made by the test or by --create-namespace
 };
 
 TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
-  auto docs = RenderDocs("berth", "berth-system");
+  auto docs = RenderDocs("berth", "berth-system", {"--include-crds"});
   std::vector<std::string> kinds;
   for (const auto& d : docs) kinds.push_back(Kind(d) + "/" + Name(d));
   std::vector<std::string> want = {"CustomResourceDefinition/fleets.berth.dev", "CustomResourceDefinition/runs.berth.dev",
@@ -249,14 +390,16 @@ TEST_F(HelmChart, ChartCrdsAreByteIdenticalToDeployCrdsAndRenderedAsTheyAre) {
     EXPECT_EQ(ReadFile(kChart + "/crds/" + f), ReadFile(kSource + "/deploy/crds/" + f))
         << f << " differs: copy deploy/crds/" << f << " to deploy/helm/berth/crds/";
   }
-  CommandResult r = Render("berth", "berth-system");
+  CommandResult r = Render("berth", "berth-system", {"--include-crds"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const auto& f : deploy) {
     EXPECT_NE(r.out.find("# Source: berth/crds/" + f + "\n" + ReadFile(kSource + "/deploy/crds/" + f)), std::string::npos) << f;
   }
-  CommandResult skip = Render("berth", "berth-system", {"--skip-crds"});
+  // Without --include-crds (what --skip-crds asks for) helm template leaves crds/ out.
+  CommandResult skip = Render("berth", "berth-system");
   ASSERT_EQ(skip.exit_code, 0) << skip.err;
   EXPECT_FALSE(Find(Documents(skip.out), "CustomResourceDefinition").IsMap());
+  EXPECT_TRUE(Find(Documents(skip.out), "Deployment").IsMap());
 }
 
 TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
@@ -312,7 +455,8 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
   // Where the cluster does not serve prometheus-operator's API, no ServiceMonitor (it could not be
   // applied), and NOTES.txt says why.
   EXPECT_FALSE(Find(RenderDocs("prod", "queues", {"--set", "serviceMonitor.enabled=true"}), "ServiceMonitor").IsMap());
-  CommandResult notes = Render("prod", "queues", {"--set", "serviceMonitor.enabled=true", "--notes-only"});
+  CommandResult notes = DryRunNotes("prod", "queues", {"--set", "serviceMonitor.enabled=true"});
+  ASSERT_EQ(notes.exit_code, 0) << notes.err;
   EXPECT_NE(notes.out.find("serviceMonitor.enabled is true, but the cluster does not serve monitoring.coreos.com/v1"),
             std::string::npos)
       << notes.out;
@@ -402,54 +546,114 @@ TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesT
 }
 
 TEST_F(HelmChart, InvalidValuesFailTheRenderWithAMessage) {
+  // Refused by values.schema.json (Helm names the path) or by the chart's `required` and `fail`
+  // (Helm names the template; the message is the chart's). Nothing is rendered.
   struct Case {
     std::string set, message;
   } cases[] = {
-      {"logFormat=xml", "- logFormat: logFormat must be one of the following: \"json\", \"text\""},
-      {"logLevel=loud", "- logLevel: logLevel must be one of the following: \"debug\", \"info\", \"warn\", \"error\""},
-      {"image.repository=", "image.repository is required"},
-      {"replicas=0", "- replicas: Must be greater than or equal to 1"},
-      {"bindAddress.metrics=8080", "bindAddress.metrics must be HOST:PORT or :PORT"},
-      {"bindAddress.webhook=:94a3", "bindAddress.webhook must be HOST:PORT or :PORT"},
-      {"bindAddress.probes=127.0.0.1:8081", "bindAddress.probes must be reachable on the Pod IP"},
-      {"networkPolicy.apiServerFrom=null", "networkPolicy.apiServerFrom must list the API server's addresses"},
+      {"logFormat=xml", "- at '/logFormat': value must be one of 'json', 'text'"},
+      {"logLevel=loud", "- at '/logLevel': value must be one of 'debug', 'info', 'warn', 'error'"},
+      {"image.repository=", "): image.repository is required"},
+      {"replicas=0", "- at '/replicas': minimum: got 0, want 1"},
+      {"bindAddress.metrics=8080", "): bindAddress.metrics must be HOST:PORT or :PORT, not \"8080\""},
+      {"bindAddress.webhook=:94a3", "): bindAddress.webhook must be HOST:PORT or :PORT, not \":94a3\""},
+      {"bindAddress.probes=127.0.0.1:8081", "): bindAddress.probes must be reachable on the Pod IP, not \"127.0.0.1:8081\""},
+      {"networkPolicy.apiServerFrom=null", "): networkPolicy.apiServerFrom must list the API server's addresses"},
   };
   for (const auto& c : cases) {
     CommandResult r = Render("berth", "berth-system", {"--set", c.set});
     EXPECT_NE(r.exit_code, 0) << c.set;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << c.set << ": " << r.err;
+    EXPECT_EQ(r.out, "") << c.set << ": nothing is rendered";
   }
-  CommandResult old_kube = Render("berth", "berth-system", {"--kube-version", "v1.19.0"});
-  EXPECT_NE(old_kube.exit_code, 0) << "Chart.yaml's kubeVersion is >=1.20";
-  EXPECT_NE(old_kube.err.find("incompatible with Kubernetes v1.19.0"), std::string::npos) << old_kube.err;
+  // Chart.yaml's kubeVersion: 1.35 and newer.
+  CommandResult old_kube = Render("berth", "berth-system", {"--kube-version", "v1.34.0"});
+  EXPECT_NE(old_kube.exit_code, 0) << "Chart.yaml's kubeVersion is >=1.35";
+  EXPECT_NE(old_kube.err.find("chart requires kubeVersion: >=1.35.0-0 which is incompatible with Kubernetes v1.34.0"),
+            std::string::npos)
+      << old_kube.err;
+  CommandResult oldest = Render("berth", "berth-system", {"--kube-version", "v1.35.0"});
+  EXPECT_EQ(oldest.exit_code, 0) << "1.35 is supported: " << oldest.err;
   CommandResult bad = Render("berth", "berth-system", {"--set", "novalue"});
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("novalue"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("failed parsing --set data: key \"novalue\" has no value"), std::string::npos) << bad.err;
 }
 
-TEST_F(HelmChart, RenderedChartIsAppliedToTheApiServer) {
-  std::string release = "berth-" + ns_;
-  std::string full = release + "-controller";
-  std::string cluster_name = full + "." + ns_;
-  CommandResult r = Render(release, ns_);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, r.out);
-  ASSERT_EQ(applied.exit_code, 0) << applied.err << applied.out;
-  for (const std::string& obj : {"serviceaccount/" + full, "role/" + full, "rolebinding/" + full, "service/" + full,
-                                 "deployment/" + full, "secret/" + full + "-webhook-cert"}) {
-    CommandResult got = Kubectl({"get", obj, "-o", "name"});
-    EXPECT_EQ(got.exit_code, 0) << obj << ": " << got.err;
+TEST_F(HelmChart, HelmLintPassesAndRefusesABadValuesFileNamingThePaths) {
+  CommandResult ok = Helm({"lint", kChart, "--strict", "--kube-version", ServerVersion()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("1 chart(s) linted, 0 chart(s) failed"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("[ERROR]"), std::string::npos) << ok.out;
+  EXPECT_EQ(ok.out.find("[WARNING]"), std::string::npos) << ok.out;
+
+  std::string bad = WriteTemp("lint-values.yaml", "replica: 3\nwebhook:\n  enabled: \"false\"\n");
+  CommandResult refused = Helm({"lint", kChart, "--strict", "--kube-version", ServerVersion(), "-f", bad});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_NE(refused.out.find("[ERROR] values.yaml: "), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("- at '/webhook/enabled': got string, want boolean"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.out.find("- at '': additional properties 'replica' not allowed"), std::string::npos) << refused.out;
+  EXPECT_NE(refused.err.find("1 chart(s) linted, 1 chart(s) failed"), std::string::npos) << refused.err;
+}
+
+// ---- real releases on the control plane: install, upgrade, rollback, uninstall (issue 28) -----
+
+// `kubectl -o name` lines as "kind/name" (the group left out: "deployment.apps/x" -> "deployment/x").
+std::set<std::string> KindNames(const std::string& out) {
+  std::set<std::string> s;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    s.insert(line.substr(0, std::min(slash, line.find('.'))) + line.substr(slash));
   }
-  for (const std::string& obj : std::vector<std::string>{"clusterrole/" + cluster_name, "clusterrolebinding/" + cluster_name,
-                                                        "mutatingwebhookconfiguration/" + full + "-runs." + ns_,
-                                                        "crd/runs.berth.dev", "crd/fleets.berth.dev"}) {
-    CommandResult got = cp().Kubectl({"get", obj, "-o", "name"});
-    EXPECT_EQ(got.exit_code, 0) << obj << ": " << got.err;
+  return s;
+}
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyTheCrds) {
+  // The release goes into a namespace that helm makes (--create-namespace), so that what
+  // uninstall leaves there can be checked.
+  const std::string ns = ns_ + "-r";
+  namespaces_.push_back(ns);
+  const std::string release = "berth-" + ns_;
+  const ReleaseNames n = NamesOf(release, ns);
+  auto args = [&] { return Strings(Container(Object(ns, "deployment", n.full))["args"]); };
+  auto has = [](const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); };
+
+  // ---- helm install: every object, owned by the release, as the chart wrote it.
+  CommandResult install = Install(release, ns, {"--create-namespace", "--set", "grafana.dashboard.enabled=true"});
+  ASSERT_EQ(install.exit_code, 0) << install.err << install.out;
+  EXPECT_NE(install.out.find("STATUS: deployed"), std::string::npos) << install.out;
+  EXPECT_NE(install.out.find("REVISION: 1\n"), std::string::npos) << install.out;
+  EXPECT_NE(install.out.find("berth 0.1.0 is installed as " + n.full + " in " + ns + "."), std::string::npos)
+      << "NOTES.txt\n" << install.out;
+  CommandResult manifest = Helm({"get", "manifest", release, "-n", ns});
+  ASSERT_EQ(manifest.exit_code, 0) << manifest.err;
+  const auto docs = Documents(manifest.out);
+  std::set<std::string> kinds, expected;
+  for (const auto& d : docs) {
+    kinds.insert(Kind(d));
+    expected.insert(Lower(Kind(d)) + "/" + Name(d));
+    YAML::Node o = Object(d["metadata"]["namespace"].as<std::string>(""), Kind(d), Name(d));
+    ASSERT_TRUE(o.IsMap()) << Kind(d) << "/" << Name(d) << " was not created";
+    EXPECT_EQ(o["metadata"]["annotations"]["meta.helm.sh/release-name"].as<std::string>(""), release) << Kind(d);
+    EXPECT_EQ(o["metadata"]["annotations"]["meta.helm.sh/release-namespace"].as<std::string>(""), ns) << Kind(d);
   }
-  // The server kept every hardening field (none was dropped as unknown to Kubernetes 1.20).
-  CommandResult dep = Kubectl({"get", "deployment", full, "-o", "yaml"});
-  ASSERT_EQ(dep.exit_code, 0) << dep.err;
-  YAML::Node d = YAML::Load(dep.out);
+  EXPECT_EQ(kinds, (std::set<std::string>{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+                                          "MutatingWebhookConfiguration", "NetworkPolicy", "Role", "RoleBinding", "Secret",
+                                          "Service", "ServiceAccount"}))
+      << "the release's objects (Helm keeps crds/ out of the release)";
+  EXPECT_EQ(expected.count("clusterrole/" + n.cluster), 1u);
+  EXPECT_EQ(expected.count("mutatingwebhookconfiguration/" + n.webhook), 1u);
+  EXPECT_TRUE(Object("", "crd", "runs.berth.dev").IsMap());
+  EXPECT_TRUE(Object("", "crd", "fleets.berth.dev").IsMap());
+  // The server kept every hardening field (none was dropped as unknown to it).
+  YAML::Node d = Object(ns, "deployment", n.full);
+  ASSERT_TRUE(d.IsMap());
   EXPECT_EQ(d["spec"]["replicas"].as<int>(), 2);
   YAML::Node sc = Container(d)["securityContext"];
   EXPECT_EQ(sc["seccompProfile"]["type"].as<std::string>(""), "RuntimeDefault");
@@ -458,114 +662,176 @@ TEST_F(HelmChart, RenderedChartIsAppliedToTheApiServer) {
   EXPECT_EQ(Strings(sc["capabilities"]["drop"]), std::vector<std::string>{"ALL"});
   EXPECT_EQ(d["spec"]["template"]["spec"]["securityContext"]["runAsUser"].as<int>(0), 65532);
   EXPECT_EQ(Container(d)["readinessProbe"]["httpGet"]["path"].as<std::string>(""), "/readyz");
-
-  // An upgrade with the same values, rendered the way `helm upgrade` renders it: lookup finds the
-  // Secret the cluster holds, so the certificate and CA are written back unchanged and applying
-  // changes nothing. kubectl 1.32 reports its no-op patch of the MutatingWebhookConfiguration as
-  // "configured" against this 1.20 server, so that object is checked by its resourceVersion.
-  CommandResult secret = Kubectl({"get", "secret", full + "-webhook-cert", "-o", "yaml"});
-  ASSERT_EQ(secret.exit_code, 0) << secret.err;
-  std::string fixture = cp().dir() + "/lookup-" + ns_ + ".yaml";
-  std::ofstream(fixture) << secret.out;
-  CommandResult upgrade = Render(release, ns_, {"--is-upgrade", "--lookup-objects", fixture});
-  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
-  auto mwc_rv = [&] {
-    return cp().Kubectl({"get", "mutatingwebhookconfiguration", full + "-runs." + ns_, "-o", "jsonpath={.metadata.resourceVersion}"}).out;
-  };
-  std::string rv_before = mwc_rv();
-  ASSERT_FALSE(rv_before.empty());
-  CommandResult again = cp().Kubectl({"apply", "-f", "-"}, upgrade.out);
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_NE(again.out.find("secret/" + full + "-webhook-cert unchanged"), std::string::npos) << again.out;
-  std::istringstream lines(again.out);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.find("mutatingwebhookconfiguration") != std::string::npos) continue;
-    EXPECT_EQ(line.find("configured"), std::string::npos) << line;
-  }
-  EXPECT_EQ(mwc_rv(), rv_before);
-  cp().Kubectl({"delete", "mutatingwebhookconfiguration", full + "-runs." + ns_, "--wait=false"});
-  cp().Kubectl({"delete", "clusterrolebinding", cluster_name, "--wait=false"});
-  cp().Kubectl({"delete", "clusterrole", cluster_name, "--wait=false"});
-}
-
-// ---- upgrades, two releases, values.schema.json, NOTES.txt (issue 18) ------------------------
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string path = ControlPlane::Get().dir() + "/" + name + "-" + std::to_string(getpid());
-  std::ofstream(path) << text;
-  return path;
-}
-
-// base64 -d of `b64` into a file; returns its path.
-std::string DecodeTo(const std::string& name, const std::string& b64) {
-  std::string path = WriteTemp(name, "");
-  CommandResult r = RunCommand({"bash", "-c", "base64 -d > \"$0\"", path}, b64);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return path;
-}
-
-TEST_F(HelmChart, UpgradeWithTheExistingSecretKeepsTheWebhookCertificateAndCa) {
-  CommandResult install = Render("berth", "berth-system");
-  ASSERT_EQ(install.exit_code, 0) << install.err;
-  auto docs = Documents(install.out);
-  YAML::Node secret = Find(docs, "Secret");
-  YAML::Node mwc = Find(docs, "MutatingWebhookConfiguration");
-  ASSERT_TRUE(secret.IsMap() && mwc.IsMap());
-  std::string ca = secret["data"]["ca.crt"].as<std::string>(""), crt = secret["data"]["tls.crt"].as<std::string>(""),
-              key = secret["data"]["tls.key"].as<std::string>("");
-  ASSERT_FALSE(ca.empty() || crt.empty() || key.empty()) << YAML::Dump(secret);
-  EXPECT_EQ(mwc["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""), ca)
-      << "the API server trusts the CA kept in the Secret";
-  // The serving certificate is signed by that CA and names the Service.
-  std::string ca_pem = DecodeTo("ca.crt", ca), crt_pem = DecodeTo("tls.crt", crt);
+  EXPECT_TRUE(has(args(), "--log-level=info"));
+  // The webhook's certificate: a CA the API server trusts, and a serving certificate it signed
+  // for the Service's name.
+  const WebhookCert cert = CertOf(release, ns);
+  ASSERT_FALSE(cert.ca.empty() || cert.crt.empty() || cert.key.empty());
+  EXPECT_TRUE(cert.bundle == cert.ca) << "the API server trusts the CA kept in the Secret";
+  std::string ca_pem = DecodeTo("ca.crt", cert.ca), crt_pem = DecodeTo("tls.crt", cert.crt);
   CommandResult verify = RunCommand({"openssl", "verify", "-CAfile", ca_pem, crt_pem});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   CommandResult san = RunCommand({"openssl", "x509", "-in", crt_pem, "-noout", "-ext", "subjectAltName"});
-  EXPECT_NE(san.out.find("DNS:berth-controller.berth-system.svc"), std::string::npos) << san.out << san.err;
+  EXPECT_NE(san.out.find("DNS:" + n.full + "." + ns + ".svc"), std::string::npos) << san.out << san.err;
 
-  // helm upgrade: .Release.IsUpgrade, and lookup finds the Secret of the install (here the whole
-  // first render stands for the cluster).
-  std::string fixture = WriteTemp("install.yaml", install.out);
-  CommandResult upgrade = Render("berth", "berth-system", {"--is-upgrade", "--lookup-objects", fixture});
-  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
-  auto up = Documents(upgrade.out);
-  YAML::Node up_secret = Find(up, "Secret");
-  ASSERT_TRUE(up_secret.IsMap());
-  EXPECT_EQ(up_secret["data"]["ca.crt"].as<std::string>(""), ca) << "the CA rotated on upgrade";
-  EXPECT_EQ(up_secret["data"]["tls.crt"].as<std::string>(""), crt) << "the serving certificate rotated on upgrade";
-  EXPECT_EQ(up_secret["data"]["tls.key"].as<std::string>(""), key);
-  EXPECT_EQ(Find(up, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""), ca);
-  CommandResult notes = Render("berth", "berth-system", {"--is-upgrade", "--lookup-objects", fixture, "--notes-only"});
-  EXPECT_NE(notes.out.find("berth 0.1.0 is upgraded as berth-controller in berth-system."), std::string::npos) << notes.out;
+  // ---- helm upgrade with the same values: lookup finds the Secret, the chart writes it back as
+  // it is, and Helm has nothing to change in the Secret or the webhook configuration (their
+  // resourceVersions stay).
+  const std::string secret_rv = ResourceVersion(ns, "secret", n.secret);
+  const std::string mwc_rv = ResourceVersion("", "mutatingwebhookconfiguration", n.webhook);
+  ASSERT_FALSE(secret_rv.empty() || mwc_rv.empty());
+  CommandResult same = Upgrade(release, ns, {"--reuse-values"});
+  ASSERT_EQ(same.exit_code, 0) << same.err << same.out;
+  EXPECT_NE(same.out.find("REVISION: 2\n"), std::string::npos) << same.out;
+  EXPECT_NE(same.out.find("berth 0.1.0 is upgraded as " + n.full + " in " + ns + "."), std::string::npos) << same.out;
+  EXPECT_EQ(ResourceVersion(ns, "secret", n.secret), secret_rv) << "the upgrade rewrote the webhook's Secret";
+  EXPECT_EQ(ResourceVersion("", "mutatingwebhookconfiguration", n.webhook), mwc_rv);
 
-  // Without the Secret (helm template, or a first install) a new pair is made: the fixture is
-  // what keeps the certificate.
-  auto fresh = Documents(Render("berth", "berth-system", {"--is-upgrade"}).out);
-  EXPECT_NE(Find(fresh, "Secret")["data"]["tls.crt"].as<std::string>(""), crt);
-  // A Secret of another release or namespace is not taken.
-  auto other_ns = Documents(Render("berth", "other", {"--is-upgrade", "--lookup-objects", fixture}).out);
-  EXPECT_NE(Find(other_ns, "Secret")["data"]["tls.crt"].as<std::string>(""), crt);
-  // An upgrade from chart 0.1.0: its Secret has no ca.crt, and its webhook configuration (named
-  // "<fullname>-runs" then) holds the CA. Both are kept.
-  YAML::Node old_secret = YAML::Clone(secret);
-  old_secret["data"].remove("ca.crt");
-  YAML::Node old_mwc = YAML::Clone(mwc);
-  old_mwc["metadata"]["name"] = "berth-controller-runs";
-  std::string old_release = WriteTemp("old-release.yaml", YAML::Dump(old_secret) + "\n---\n" + YAML::Dump(old_mwc));
-  auto from_old = Documents(Render("berth", "berth-system", {"--is-upgrade", "--lookup-objects", old_release}).out);
-  EXPECT_EQ(Find(from_old, "Secret")["data"]["tls.crt"].as<std::string>(""), crt);
-  EXPECT_EQ(Find(from_old, "Secret")["data"]["ca.crt"].as<std::string>(""), ca);
-  EXPECT_EQ(Find(from_old, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""), ca);
-  // Without the CA anywhere, the old pair cannot be trusted: a complete new pair.
-  auto no_ca = Documents(Render("berth", "berth-system",
-                                {"--is-upgrade", "--lookup-objects", WriteTemp("old-secret.yaml", YAML::Dump(old_secret))})
-                             .out);
-  YAML::Node renewed = Find(no_ca, "Secret");
-  EXPECT_NE(renewed["data"]["tls.crt"].as<std::string>(""), crt);
-  EXPECT_FALSE(renewed["data"]["ca.crt"].as<std::string>("").empty());
-  EXPECT_EQ(Find(no_ca, "MutatingWebhookConfiguration")["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>(""),
-            renewed["data"]["ca.crt"].as<std::string>(""));
+  // ---- helm upgrade with a changed value: the Deployment changes, the certificate does not.
+  CommandResult changed = Upgrade(release, ns, {"--reuse-values", "--set", "logLevel=debug"});
+  ASSERT_EQ(changed.exit_code, 0) << changed.err << changed.out;
+  EXPECT_TRUE(has(args(), "--log-level=debug"));
+  WebhookCert upgraded = CertOf(release, ns);
+  EXPECT_TRUE(upgraded.ca == cert.ca) << "the CA rotated on upgrade";
+  EXPECT_TRUE(upgraded.crt == cert.crt) << "the serving certificate rotated on upgrade";
+  EXPECT_TRUE(upgraded.key == cert.key);
+  EXPECT_TRUE(upgraded.bundle == cert.ca);
+  EXPECT_EQ(ResourceVersion(ns, "secret", n.secret), secret_rv);
+  CommandResult notes = Helm({"get", "notes", release, "-n", ns});
+  EXPECT_NE(notes.out.find("berth 0.1.0 is upgraded as " + n.full + " in " + ns + "."), std::string::npos)
+      << notes.out << notes.err;
+  // helm template cannot look the Secret up: every render makes a new pair, --is-upgrade or not
+  // (why GitOps renderers need cert-manager, docs/install.md).
+  std::string t1 = Find(Documents(Render(release, ns, {"--is-upgrade"}).out), "Secret")["data"]["tls.crt"].as<std::string>("");
+  std::string t2 = Find(Documents(Render(release, ns, {"--is-upgrade"}).out), "Secret")["data"]["tls.crt"].as<std::string>("");
+  EXPECT_FALSE(t1.empty());
+  EXPECT_TRUE(t1 != t2) << "helm template made the same pair twice";
+  EXPECT_TRUE(t1 != cert.crt) << "helm template found the installed Secret";
+
+  // ---- helm rollback to revision 1: its value is back, the certificate is the same.
+  CommandResult rollback = Helm({"rollback", release, "1", "-n", ns});
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.err << rollback.out;
+  EXPECT_NE(rollback.out.find("Rollback was a success"), std::string::npos) << rollback.out;
+  EXPECT_TRUE(has(args(), "--log-level=info")) << "the value of revision 1 is back";
+  EXPECT_FALSE(has(args(), "--log-level=debug"));
+  WebhookCert rolled_back = CertOf(release, ns);
+  EXPECT_TRUE(rolled_back.ca == cert.ca);
+  EXPECT_TRUE(rolled_back.crt == cert.crt);
+  EXPECT_TRUE(rolled_back.key == cert.key);
+  EXPECT_TRUE(rolled_back.bundle == cert.ca);
+  CommandResult history = Helm({"history", release, "-n", ns, "-o", "json"});
+  ASSERT_EQ(history.exit_code, 0) << history.err;
+  YAML::Node revisions = YAML::Load(history.out);
+  ASSERT_EQ(revisions.size(), 4u) << history.out;
+  EXPECT_EQ(revisions[3]["revision"].as<int>(0), 4);
+  EXPECT_EQ(revisions[3]["status"].as<std::string>(""), "deployed");
+  EXPECT_EQ(revisions[3]["description"].as<std::string>(""), "Rollback to 1");
+  CommandResult values = Helm({"get", "values", release, "-n", ns, "-o", "json"});
+  EXPECT_EQ(values.exit_code, 0) << values.err;
+  EXPECT_EQ(values.out.find("logLevel"), std::string::npos) << values.out;
+
+  // ---- helm uninstall: nothing of the release is left, in the namespace or cluster-wide.
+  // Every object of every kind the API server lists that carries the release's label:
+  auto labelled = [&](bool namespaced) {
+    CommandResult api = cp().Kubectl({"api-resources", "--verbs=list", std::string("--namespaced=") + (namespaced ? "true" : "false"),
+                                      "-o", "name"});
+    EXPECT_EQ(api.exit_code, 0) << api.err;
+    std::string all;
+    std::istringstream lines(api.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.empty()) all += (all.empty() ? "" : ",") + line;
+    }
+    std::vector<std::string> get = {"get", all, "-l", "app.kubernetes.io/instance=" + release, "-o", "name"};
+    if (namespaced) get.insert(get.end(), {"-n", ns});
+    CommandResult r = cp().Kubectl(get);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return KindNames(r.out);
+  };
+  std::set<std::string> found = labelled(true), found_cluster = labelled(false);
+  found.insert(found_cluster.begin(), found_cluster.end());
+  for (const auto& e : expected) EXPECT_EQ(found.count(e), 1u) << e << " is not found by its label";
+
+  CommandResult uninstall = Helm({"uninstall", release, "-n", ns});
+  ASSERT_EQ(uninstall.exit_code, 0) << uninstall.err << uninstall.out;
+  EXPECT_NE(uninstall.out.find("release \"" + release + "\" uninstalled"), std::string::npos) << uninstall.out;
+  for (const auto& doc : docs) {
+    EXPECT_FALSE(Object(doc["metadata"]["namespace"].as<std::string>(""), Kind(doc), Name(doc)).IsMap())
+        << Kind(doc) << "/" << Name(doc) << " was left behind";
+  }
+  EXPECT_EQ(labelled(true), std::set<std::string>{}) << "left in " << ns;
+  EXPECT_EQ(labelled(false), std::set<std::string>{}) << "left cluster-wide";
+  // Helm's own records of the release (Secrets sh.helm.release.v1.<release>.v<N>) are gone too.
+  CommandResult records = cp().Kubectl({"get", "secrets", "-n", ns, "-l", "owner=helm,name=" + release, "-o", "name"});
+  EXPECT_EQ(records.exit_code, 0) << records.err;
+  EXPECT_EQ(records.out, "");
+  EXPECT_EQ(Helm({"list", "-n", ns, "-a", "-q"}).out, "");
+  // What docs/install.md says is left: the CRDs (Helm never deletes crds/, so every Run and Fleet
+  // stays) and the namespace (Helm never deletes it, even one made by --create-namespace).
+  EXPECT_TRUE(Object("", "crd", "runs.berth.dev").IsMap());
+  EXPECT_TRUE(Object("", "crd", "fleets.berth.dev").IsMap());
+  EXPECT_TRUE(Object("", "namespace", ns).IsMap());
 }
+
+TEST_F(HelmChart, UpgradeFromChart010KeepsItsCaAndMakesANewPairOnlyWithoutOne) {
+  const std::string release = "berth-" + ns_;
+  const ReleaseNames n = NamesOf(release, ns_);
+  CommandResult install = Install(release, ns_);
+  ASSERT_EQ(install.exit_code, 0) << install.err << install.out;
+  const WebhookCert cert = CertOf(release, ns_);
+  ASSERT_FALSE(cert.ca.empty() || cert.crt.empty());
+  const std::string drop_ca = R"([{"op":"remove","path":"/data/ca.crt"}])";
+
+  // What chart 0.1.0 left: a Secret without ca.crt, and the CA only in its webhook configuration,
+  // named "<full>-runs" then (the current name does not exist yet).
+  ASSERT_EQ(Kubectl({"patch", "secret", n.secret, "--type", "json", "-p", drop_ca}).exit_code, 0);
+  ASSERT_EQ(cp().Kubectl({"delete", "mutatingwebhookconfiguration", n.webhook}).exit_code, 0);
+  const std::string old_name = n.full + "-runs";
+  cluster_objects_.push_back("mutatingwebhookconfiguration/" + old_name);
+  CommandResult old = cp().Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: " + old_name +
+          "}\nwebhooks:\n  - name: runs.berth.dev\n    admissionReviewVersions: [v1]\n    sideEffects: None\n"
+          "    failurePolicy: Ignore\n    clientConfig:\n      service: {name: " + n.full + ", namespace: " + ns_ +
+          ", path: /mutate-runs, port: 443}\n      caBundle: " + cert.ca +
+          "\n    rules:\n      - {apiGroups: [berth.dev], apiVersions: [v1alpha1], operations: [CREATE], resources: [runs]}\n");
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  ASSERT_TRUE(CertOf(release, ns_).ca.empty()) << "ca.crt is still in the Secret";
+  CommandResult upgrade = Upgrade(release, ns_);
+  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err << upgrade.out;
+  WebhookCert kept = CertOf(release, ns_);
+  EXPECT_TRUE(kept.ca == cert.ca) << "the CA of the old webhook configuration was not taken";
+  EXPECT_TRUE(kept.crt == cert.crt);
+  EXPECT_TRUE(kept.key == cert.key);
+  EXPECT_TRUE(kept.bundle == cert.ca) << "the webhook configuration under its new name trusts the same CA";
+  ASSERT_EQ(cp().Kubectl({"delete", "mutatingwebhookconfiguration", old_name}).exit_code, 0);
+
+  // Without the CA anywhere the old pair cannot be trusted: a complete new pair.
+  ASSERT_EQ(Kubectl({"patch", "secret", n.secret, "--type", "json", "-p", drop_ca}).exit_code, 0);
+  ASSERT_EQ(cp().Kubectl({"patch", "mutatingwebhookconfiguration", n.webhook, "--type", "json", "-p",
+                          R"([{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}])"})
+                .exit_code,
+            0);
+  ASSERT_EQ(Upgrade(release, ns_).exit_code, 0);
+  WebhookCert renewed = CertOf(release, ns_);
+  EXPECT_TRUE(renewed.crt != cert.crt);
+  EXPECT_FALSE(renewed.ca.empty());
+  EXPECT_TRUE(renewed.ca != cert.ca);
+  EXPECT_TRUE(renewed.bundle == renewed.ca);
+  CommandResult verify = RunCommand({"openssl", "verify", "-CAfile", DecodeTo("renewed-ca.crt", renewed.ca),
+                                     DecodeTo("renewed-tls.crt", renewed.crt)});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+
+  // Rotating as docs/install.md says: delete the Secret and upgrade.
+  ASSERT_EQ(Kubectl({"delete", "secret", n.secret}).exit_code, 0);
+  ASSERT_EQ(Upgrade(release, ns_).exit_code, 0);
+  WebhookCert rotated = CertOf(release, ns_);
+  EXPECT_FALSE(rotated.crt.empty());
+  EXPECT_TRUE(rotated.crt != renewed.crt);
+  EXPECT_TRUE(rotated.ca != renewed.ca);
+  EXPECT_TRUE(rotated.bundle == rotated.ca);
+}
+
+// ---- cert-manager, two releases, values.schema.json, NOTES.txt (issue 18) ---------------------
 
 TEST_F(HelmChart, CertManagerIssuesTheWebhookCertificateAndInjectsTheCa) {
   CommandResult no_api = Render("berth", "berth-system", {"--set", "webhook.certManager.enabled=true"});
@@ -608,34 +874,26 @@ bool ClusterScoped(const std::string& kind) {
 }
 
 TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
-  std::string ns_b = ns_ + "-b";
-  ASSERT_TRUE(client()
-                  ->Create(k8s::resources::kNamespaces.Path(),
-                           R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns_b + R"("}})")
-                  .ok());
-  std::set<std::string> names_a, names_b;
-  std::string out_a, out_b;
-  for (auto [ns, names, out] : {std::tuple{ns_, &names_a, &out_a}, std::tuple{ns_b, &names_b, &out_b}}) {
-    CommandResult r = Render("berth", ns, {"--skip-crds"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    *out = r.out;
-    for (const auto& d : Documents(r.out)) {
-      if (ClusterScoped(Kind(d))) names->insert(Kind(d) + "/" + Name(d));
+  const std::string ns_b = ns_ + "-b";
+  namespaces_.push_back(ns_b);
+  std::map<std::string, std::set<std::string>> names;  // namespace -> cluster-scoped KIND/NAME
+  for (const auto& ns : {ns_, ns_b}) {
+    // Helm refuses to install over an object another release owns: both installs succeed only
+    // because no name is shared.
+    CommandResult r = Install("berth", ns, {"--create-namespace"});
+    ASSERT_EQ(r.exit_code, 0) << ns << ": " << r.err << r.out;
+    CommandResult m = Helm({"get", "manifest", "berth", "-n", ns});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    for (const auto& d : Documents(m.out)) {
+      if (ClusterScoped(Kind(d))) names[ns].insert(Kind(d) + "/" + Name(d));
     }
   }
-  ASSERT_EQ(names_a.size(), 3u);  // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration
-  ASSERT_EQ(names_b.size(), 3u);
-  for (const auto& n : names_a) EXPECT_EQ(names_b.count(n), 0u) << n << " is in both releases";
+  ASSERT_EQ(names[ns_].size(), 3u);  // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration
+  ASSERT_EQ(names[ns_b].size(), 3u);
+  for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
-  // Both apply (the CRDs are the chart's crds/, shared by both releases), and each release's
-  // ClusterRoleBinding still binds its own ServiceAccount.
-  ASSERT_EQ(cp().Kubectl({"apply", "-f", kChart + "/crds/"}).exit_code, 0);
-  for (const std::string* out : {&out_a, &out_b}) {
-    CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, *out);
-    ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    EXPECT_EQ(applied.out.find("configured"), std::string::npos) << "the second release changed the first's objects:\n"
-                                                                  << applied.out;
-  }
+  // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own
+  // Service, and each release made its own certificate (the other namespace's Secret is not taken).
   for (const auto& ns : {ns_, ns_b}) {
     CommandResult crb = cp().Kubectl({"get", "clusterrolebinding", "berth-controller." + ns, "-o",
                                       "jsonpath={.subjects[0].namespace}/{.subjects[0].name} {.roleRef.name}"});
@@ -644,12 +902,28 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
                                       "jsonpath={.webhooks[0].clientConfig.service.namespace}"});
     EXPECT_EQ(mwc.out, ns) << mwc.err;
   }
-  for (const auto& ns : {ns_, ns_b}) {
-    cp().Kubectl({"delete", "mutatingwebhookconfiguration", "berth-controller-runs." + ns, "--wait=false"});
-    cp().Kubectl({"delete", "clusterrolebinding", "berth-controller." + ns, "--wait=false"});
-    cp().Kubectl({"delete", "clusterrole", "berth-controller." + ns, "--wait=false"});
+  WebhookCert a = CertOf("berth", ns_), b = CertOf("berth", ns_b);
+  EXPECT_FALSE(a.crt.empty() || b.crt.empty());
+  EXPECT_TRUE(a.crt != b.crt);
+  EXPECT_TRUE(a.ca != b.ca);
+
+  // What a shared name would do: a release that names its objects like the first one is refused.
+  CommandResult clash = Install("other", ns_, {"--set", "fullnameOverride=berth-controller"});
+  EXPECT_NE(clash.exit_code, 0) << clash.out;
+  EXPECT_NE(clash.err.find("exists and cannot be imported into the current release"), std::string::npos) << clash.err;
+  EXPECT_NE(clash.err.find("\"meta.helm.sh/release-name\" must equal \"other\": current value is \"berth\""),
+            std::string::npos)
+      << clash.err;
+
+  // Uninstalling the first release leaves the second one's cluster-scoped objects.
+  CommandResult uninstall = Helm({"uninstall", "berth", "-n", ns_});
+  ASSERT_EQ(uninstall.exit_code, 0) << uninstall.err;
+  for (const auto& [ns, set] : names) {
+    for (const auto& kn : set) {
+      std::string kind = kn.substr(0, kn.find('/')), name = kn.substr(kn.find('/') + 1);
+      EXPECT_EQ(Object("", kind, name).IsMap(), ns == ns_b) << kn;
+    }
   }
-  (void)client()->Delete(k8s::resources::kNamespaces.Path("", ns_b));
 }
 
 TEST_F(HelmChart, ValuesSchemaRefusesUnknownKeysAndWrongTypesNamingThePath) {
@@ -660,7 +934,7 @@ TEST_F(HelmChart, ValuesSchemaRefusesUnknownKeysAndWrongTypesNamingThePath) {
   EXPECT_NE(typo.exit_code, 0);
   EXPECT_TRUE(typo.out.empty()) << "nothing is rendered";
   EXPECT_NE(typo.err.find("values don't meet the specifications of the schema(s) in the following chart(s):\nberth:\n"
-                          "- (root): Additional property replica is not allowed"),
+                          "- at '': additional properties 'replica' not allowed"),
             std::string::npos)
       << typo.err;
 
@@ -668,20 +942,30 @@ TEST_F(HelmChart, ValuesSchemaRefusesUnknownKeysAndWrongTypesNamingThePath) {
   for (const auto& args : std::vector<std::vector<std::string>>{{"--set-string", "webhook.enabled=false"}, {"-f", values}}) {
     CommandResult wrong = Render("berth", "berth-system", args);
     EXPECT_NE(wrong.exit_code, 0) << args[0];
-    EXPECT_NE(wrong.err.find("- webhook.enabled: Invalid type. Expected: boolean, given: string"), std::string::npos)
+    EXPECT_NE(wrong.err.find("- at '/webhook/enabled': got string, want boolean"), std::string::npos)
         << args[0] << ": " << wrong.err;
   }
   // Nested typos too (additionalProperties: false below the top level).
   CommandResult nested = Render("berth", "berth-system", {"--set", "networkPolicy.enable=false"});
   EXPECT_NE(nested.exit_code, 0);
-  EXPECT_NE(nested.err.find("- networkPolicy: Additional property enable is not allowed"), std::string::npos) << nested.err;
+  EXPECT_NE(nested.err.find("- at '/networkPolicy': additional properties 'enable' not allowed"), std::string::npos)
+      << nested.err;
   // Every error is listed, not just the first.
   CommandResult two = Render("berth", "berth-system", {"--set", "replica=3,service.port=http"});
-  EXPECT_NE(two.err.find("Additional property replica"), std::string::npos) << two.err;
-  EXPECT_NE(two.err.find("- service.port: Invalid type. Expected: integer, given: string"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("- at '': additional properties 'replica' not allowed"), std::string::npos) << two.err;
+  EXPECT_NE(two.err.find("- at '/service/port': got string, want integer"), std::string::npos) << two.err;
+
+  // helm install refuses the same values before it creates anything.
+  const std::string release = "berth-" + ns_;
+  CommandResult install = Install(release, ns_, {"--set", "replica=3"});
+  EXPECT_NE(install.exit_code, 0);
+  EXPECT_NE(install.err.find("- at '': additional properties 'replica' not allowed"), std::string::npos) << install.err;
+  EXPECT_EQ(Helm({"list", "-n", ns_, "-a", "-q"}).out, "") << "no release is recorded";
+  EXPECT_FALSE(Object(ns_, "deployment", NamesOf(release, ns_).full).IsMap());
+  EXPECT_FALSE(Object("", "clusterrole", NamesOf(release, ns_).cluster).IsMap());
 }
 
-TEST_F(HelmChart, SetStringIsAppliedAfterEverySetWhateverTheOrderAsHelmDoes) {
+TEST_F(HelmChart, SetStringIsAppliedAfterEverySetWhateverTheOrder) {
   // helm applies -f files, then every --set, then every --set-string.
   auto docs = RenderDocs("berth", "berth-system",
                          {"--set-string", "image.tag=1.0", "--set", "image.tag=2", "--set", "image.repository=r"});
@@ -693,7 +977,7 @@ TEST_F(HelmChart, SetStringIsAppliedAfterEverySetWhateverTheOrderAsHelmDoes) {
 
 TEST_F(HelmChart, NotesPointAtTheLeaderThroughItsLease) {
   std::string release = "berth";
-  CommandResult notes = Render(release, ns_, {"--notes-only"});
+  CommandResult notes = DryRunNotes(release, ns_);
   ASSERT_EQ(notes.exit_code, 0) << notes.err;
   EXPECT_NE(notes.out.find("berth 0.1.0 is installed as berth-controller in " + ns_ + "."), std::string::npos) << notes.out;
   EXPECT_EQ(notes.out.find("svc/"), std::string::npos) << "a Service forwards to any replica, not to the leader";
