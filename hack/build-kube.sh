@@ -6,7 +6,7 @@
 #   hack/build-kube.sh --bin [VERSION]      print the directory the binaries of VERSION are in
 #
 # TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark
-#       etcd containerd helm
+#       etcd containerd helm kwok
 # BERTH_KUBE_VERSION picks the Kubernetes version (default 1.37 = v1.37.2; 1.35 = v1.35.4, the
 # oldest supported); etcd, containerd and Helm have one pinned version each.
 # Kubernetes binaries land in ~/.cache/berth/kubernetes-<version>/bin, the others in
@@ -34,6 +34,7 @@ kube_version() {  # 1.37 | 1.35 | v1.37.2 -> the pinned patch release
 ETCD_VERSION=v3.7.3
 CONTAINERD_VERSION=v2.4.2
 HELM_VERSION=v3.22.0
+KWOK_VERSION=v0.8.0
 
 if [ "${1:-}" = "--bin" ]; then
   v=$(kube_version "${2:-}"); echo "$CACHE/kubernetes-${v#v}/bin"; exit 0
@@ -47,7 +48,7 @@ WHAT=("$@")
 
 out_of() {
   case "$1" in
-    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm) echo "$TBIN/$1" ;;
+    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok) echo "$TBIN/$1" ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark) echo "$KBIN/$1" ;;
     *) echo "hack/build-kube.sh: unknown tool $1" >&2; return 1 ;;
   esac
@@ -144,6 +145,19 @@ for w in "${need[@]}"; do
     helm)
       dir="$CACHE/src/helm-${HELM_VERSION#v}"
       module_dir "$dir" helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm
-      build_one "$dir" helm.sh/helm/v3/cmd/helm "$TBIN/helm" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" ;;
+      # The Kubernetes version `helm template` and `helm lint` assume without a cluster: that of
+      # Helm's client-go (v0.37.x: 1.37), set as Helm's own Makefile sets it.
+      kminor=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)
+      ld="-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+      for pkg in helm.sh/helm/v3/pkg/chartutil helm.sh/helm/v3/pkg/lint/rules; do
+        ld+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$kminor"
+      done
+      build_one "$dir" helm.sh/helm/v3/cmd/helm "$TBIN/helm" "$ld" ;;
+    kwok)
+      # kwok (sigs.k8s.io/kwok): thousands of simulated nodes and their Pods' lifecycle in one
+      # process, the Kubernetes community's tool for scale tests.
+      dir="$CACHE/src/kwok-${KWOK_VERSION#v}"
+      module_dir "$dir" sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
+      build_one "$dir" sigs.k8s.io/kwok/cmd/kwok "$TBIN/kwok" "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" ;;
   esac
 done
