@@ -150,10 +150,13 @@ class Informer {
           spdlog::info("{}: watch resourceVersion {} is too old (410 Gone); relisting", name_, rv);
           break;
         }
-        spdlog::warn("{}: watch failed: {}; retrying in {} ms", name_, s.ToString(), backoff.count());
+        // An API error (e.g. 429 while a restarted API server's watch cache initializes): start
+        // over with a list. No answer (API server down): the same watch again.
+        spdlog::warn("{}: watch failed: {}; {} in {} ms", name_, s.ToString(), s.code() != 0 ? "relisting" : "retrying",
+                     backoff.count());
         if (!SleepFor(Jitter(backoff))) return;
         backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
-        if (s.code() != 0) break;  // an API error: start over with a list
+        if (s.code() != 0) break;
         // No answer (API server down): try the watch again from the same resourceVersion.
       }
     }

@@ -34,14 +34,12 @@ bool IsPendingPhase(const std::string& p) { return p.empty() || IsPhase(p, Phase
 bool IsPlacedPhase(const std::string& p) { return IsPhase(p, Phase::kScheduled) || IsPhase(p, Phase::kRunning); }
 bool IsTerminalPod(const k8s::Pod& p) { return IsPodPhase(p.phase, PodPhase::kSucceeded) || IsPodPhase(p.phase, PodPhase::kFailed); }
 
-// Whether the kubelet still counts this Pod against its node when it admits another one. It does
-// not count a terminal Pod, nor a Pod being deleted none of whose containers runs
-// (pkg/kubelet: podIsTerminated, filterOutTerminatedPods): such a Pod may wait a minute more for
-// the kubelet's sandbox clean-up before it is gone from the API, but its resources are free.
-bool KubeletCountsPod(const k8s::Pod& p) {
-  if (IsTerminalPod(p)) return false;
-  return !(p.meta.deleting && p.reported_not_running);
-}
+// Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
+// 1.35-1.37 count every Pod that is not terminal until its pod worker has finished terminating it
+// (pkg/kubelet: isPodInactive): a Pod being deleted counts even when none of its containers runs
+// (an image that could not be pulled) until the kubelet writes its terminal phase or it is gone.
+// (Kubelet 1.20 let such a Pod go at once; a run placed on its blocks then was refused OutOfcpu.)
+bool KubeletCountsPod(const k8s::Pod& p) { return !IsTerminalPod(p); }
 
 // How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
 // An instance whose kubelet refused a Pod takes no new run until its situation changes (see

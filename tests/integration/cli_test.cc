@@ -2,14 +2,14 @@
 // mechanism, against the real API server and a real berth-controller.
 //
 // `kubectl berth queue` reads the controller's /queue through the API server's service proxy. The
-// proxy only dials non-loopback Endpoints that point at a Pod with that IP, and the API server
+// proxy only dials non-loopback endpoints (EndpointSlices) that point at a Pod with that IP, and the API server
 // listens on 127.0.0.1 only. So the suite builds its own network:
 //
 //   host netns                                      netns berth-cli-<pid>
 //   kube-apiserver 127.0.0.1:P  <- socat H:F  <-veth->  socat 127.0.0.1:P <- berth-controller
 //                                  (H = 10.213.a.b+1)    berth-controller serves N:8080 (N = H+1)
 //
-// Service berth-system/berth-controller (port "http") + Endpoints N:8080 whose targetRef is a Pod
+// Service berth-system/berth-controller (port "http") + an EndpointSlice N:8080 whose targetRef is a Pod
 // object whose status.podIPs is N. The controller keeps the harness kubeconfig
 // (https://127.0.0.1:P), so TLS verification against the API server's certificate stays on.
 
@@ -248,7 +248,7 @@ class ControllerNetwork {
       return "the API server is not reachable from netns " + netns_ + " through socat: " +
              ReadText(cp.dir() + "/cli-forwarder-netns.log") + ReadText(cp.dir() + "/cli-forwarder-host.log");
     }
-    // The controller's Service as the Helm chart makes it, with Endpoints we own.
+    // The controller's Service as the Helm chart makes it, with an EndpointSlice we own.
     const std::string objects = R"(apiVersion: v1
 kind: Namespace
 metadata: {name: berth-system}
@@ -265,12 +265,20 @@ metadata: {name: berth-controller, namespace: berth-system}
 spec:
   ports: [{name: http, port: 8080, targetPort: 8080}]
 ---
-apiVersion: v1
-kind: Endpoints
-metadata: {name: berth-controller, namespace: berth-system}
-subsets:
-- addresses: [{ip: )" + ns_ip_ + R"(, targetRef: {kind: Pod, namespace: berth-system, name: berth-controller-cli-test}}]
-  ports: [{name: http, port: 8080}]
+# The API server's service proxy (1.33+) finds a Service's endpoints in its EndpointSlices (no
+# kube-controller-manager runs here to make them from the Pod: the test makes one).
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: berth-controller-cli-test
+  namespace: berth-system
+  labels: {kubernetes.io/service-name: berth-controller}
+addressType: IPv4
+ports: [{name: http, port: 8080, protocol: TCP}]
+endpoints:
+- addresses: [)" + ns_ip_ + R"(]
+  conditions: {ready: true}
+  targetRef: {kind: Pod, namespace: berth-system, name: berth-controller-cli-test}
 )";
     CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, objects);
     if (applied.exit_code != 0) return "cannot create the controller's Service: " + applied.err;
@@ -713,12 +721,14 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
   EXPECT_EQ(empty.err, "No pending runs in namespace " + ns_ + "-empty.\n");
 
   // Not reachable (no such Service; the controller stopped): the queue as the runs' status shows
-  // it, and a note on stderr that says why and where it comes from.
+  // it, and a note on stderr that says why and where it comes from. (The API server's service
+  // proxy looks for the Service's EndpointSlices: for a Service that does not exist it answers
+  // 503 "no endpoints available", as it does for one without a ready endpoint.)
   CommandResult nosvc = BerthNs({"queue", "--controller-service", "no-such-service"});
   EXPECT_EQ(nosvc.exit_code, 0) << nosvc.err;
   EXPECT_EQ(nosvc.err,
             "note: the berth controller is not reachable through the API server (service berth-system/no-such-service): "
-            "404 NotFound: services \"no-such-service\" not found\n"
+            "503 ServiceUnavailable: no endpoints available for service \"no-such-service\"\n"
             "note: showing the queue as the runs' status shows it instead (status.queuePosition, kept for the first 100 "
             "places and refreshed within seconds)\n");
   EXPECT_EQ(Column(nosvc.out, 1), order) << nosvc.out;
