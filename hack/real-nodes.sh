@@ -231,6 +231,10 @@ state = "$lab/containerd/state"
     conf_dir = "$lab/cni/net.d"
 [plugins.'io.containerd.grpc.v1.cri']
   stream_server_address = "127.0.0.1"
+# NRI (on by default in containerd 2) listens on one fixed socket, /var/run/nri/nri.sock: the
+# nodes of two control planes side by side would take it from each other. No plugin is used.
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
 TOML
   local port hport
   port=$(free_port); hport=$(free_port)
@@ -286,12 +290,12 @@ KC
   # Registered and Ready, then the GPUs advertised on the Node status.
   local ready=""
   for _ in $(seq 1 600); do
-    pid_alive "$lab/holder.pid" || { tail -20 "$lab/kubelet.log" "$lab/containerd.log" "$lab/holder.log" >&2; die "node $NAME exited"; }
+    pid_alive "$lab/holder.pid" || { tail -n 20 "$lab/kubelet.log" "$lab/containerd.log" "$lab/holder.log" >&2; die "node $NAME exited"; }
     ready=$(kubectl_cp get node "$NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)
     [ "$ready" = True ] && break
     sleep 0.2
   done
-  [ "$ready" = True ] || { tail -20 "$lab/kubelet.log" >&2; die "node $NAME not Ready after 120 s (logs in $lab)"; }
+  [ "$ready" = True ] || { tail -n 20 "$lab/kubelet.log" >&2; die "node $NAME not Ready after 120 s (logs in $lab)"; }
   if [ "$gpus" != 0 ]; then
     local key=${gpu_resource//\//~1}
     kubectl_cp patch node "$NAME" --subresource=status --type json \

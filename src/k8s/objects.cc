@@ -153,15 +153,59 @@ void Add(PodRequests& into, const PodRequests& r, bool take_max) {
   for (const auto& [k, v] : r.extended) add(into.extended[k], v);
 }
 
+// A restartable init container (a sidecar, Kubernetes 1.29+): an init container with
+// restartPolicy Always. It starts in init order and keeps running beside the containers.
+bool IsSidecar(const json::Value& c) { return json::GetString(c, "restartPolicy") == "Always"; }
+
+// Resources a Pod may set at Pod level (spec.resources, PodLevelResources: beta and on by default
+// since 1.34): cpu, memory and hugepages. Others (extended resources such as GPUs) are refused
+// there by the API server and always come from the containers.
+bool IsPodLevelResource(const std::string& name) {
+  return name == "cpu" || name == "memory" || name.rfind("hugepages-", 0) == 0;
+}
+
+// As k8s.io/component-helpers/resource PodRequests (what kubelet 1.37 admits and kube-scheduler
+// fits), from the spec: the containers summed plus every sidecar; the init containers taken in
+// order, each regular one needing its own request plus the sidecars started before it, each
+// sidecar raising what the later ones stand on; the Pod needs the larger of the two. Pod-level
+// requests then replace that for the resources they set, and spec.overhead is added. (The kubelet
+// counts a Pod it runs by its allocated resources, which are its spec except while a resize is
+// in flight.)
 PodRequests EffectiveRequests(const json::Value& obj) {
-  PodRequests sum, init_max;
+  PodRequests sum, sidecars, init_peak;
   if (const json::Value* cs = json::Find(obj, {"spec", "containers"}); cs != nullptr && cs->IsArray()) {
     for (const auto& c : cs->GetArray()) Add(sum, ContainerRequests(c), false);
   }
   if (const json::Value* cs = json::Find(obj, {"spec", "initContainers"}); cs != nullptr && cs->IsArray()) {
-    for (const auto& c : cs->GetArray()) Add(init_max, ContainerRequests(c), true);
+    for (const auto& c : cs->GetArray()) {
+      const PodRequests r = ContainerRequests(c);
+      if (IsSidecar(c)) {
+        Add(sum, r, false);
+        Add(sidecars, r, false);
+        Add(init_peak, sidecars, true);
+      } else {
+        PodRequests step = r;
+        Add(step, sidecars, false);
+        Add(init_peak, step, true);
+      }
+    }
   }
-  Add(sum, init_max, true);
+  Add(sum, init_peak, true);
+  if (const json::Value* pod = json::Find(obj, {"spec", "resources", "requests"}); pod != nullptr && pod->IsObject()) {
+    for (auto m = pod->MemberBegin(); m != pod->MemberEnd(); ++m) {
+      const std::string name = m->name.GetString();
+      if (!IsPodLevelResource(name) || !m->value.IsString()) continue;
+      Result<int64_t> v = name == "cpu" ? ParseMilliValue(m->value.GetString()) : ParseValue(m->value.GetString());
+      if (!v.ok() || v.value() < 0) continue;  // unreadable: the containers' sum stands
+      if (name == "cpu") {
+        sum.cpu_milli = v.value();
+      } else if (name == "memory") {
+        sum.memory_bytes = v.value();
+      } else {
+        sum.extended[name] = v.value();
+      }
+    }
+  }
   PodRequests overhead;
   AccumulateRequests(json::Find(obj, {"spec", "overhead"}), overhead, false);
   Add(sum, overhead, false);

@@ -59,9 +59,13 @@ struct Node {
 
 std::shared_ptr<const Node> DecodeNode(const json::Value& obj);
 
-// A Pod's effective resource request, computed the way the kubelet admits it: the larger of the
-// sum over containers and each init container alone, plus spec.overhead. cpu in millicores,
-// everything else as plain values; a quantity that cannot be read counts as 0.
+// A Pod's effective resource request, computed the way kubelet 1.37 admits it (and kube-scheduler
+// fits it; k8s.io/component-helpers/resource PodRequests): the larger of the containers' sum plus
+// every sidecar (restartable init container) and each init step (a regular init container plus
+// the sidecars started before it); Pod-level requests (spec.resources.requests: cpu, memory,
+// hugepages) replace that for the resources they set; plus spec.overhead. cpu in millicores,
+// everything else as plain values; a container quantity that cannot be read counts as 0, a
+// Pod-level one that cannot be read leaves the containers' figure.
 struct PodRequests {
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;

@@ -61,53 +61,155 @@ void SetEnv(json::Value& container, const std::string& name, const std::string& 
   env.PushBack(e, a);
 }
 
+// A quantity of the template as the API server reads it (a string, or a number as YAML writes
+// `cpu: 2`); -1 when it cannot be read.
+int64_t ReadQuantity(const json::Value& q, std::string_view resource) {
+  std::string text;
+  if (q.IsString()) {
+    text = q.GetString();
+  } else if (q.IsNumber()) {
+    text = json::Serialize(q);
+  } else {
+    return -1;
+  }
+  auto v = resource == "cpu" ? k8s::ParseMilliValue(text) : k8s::ParseValue(text);
+  return v.ok() && v.value() >= 0 ? v.value() : -1;
+}
+
 // A container's request for one resource as the API server will default it: the request, else
 // the limit. -1 when a quantity cannot be read.
 int64_t ContainerRequest(const json::Value& c, const char* resource) {
   for (const char* kind : {"requests", "limits"}) {
     const json::Value* q = json::Find(c, {"resources", kind, resource});
-    if (q == nullptr) continue;
-    if (!q->IsString()) return -1;
-    auto v = std::string_view(resource) == "cpu" ? k8s::ParseMilliValue(q->GetString()) : k8s::ParseValue(q->GetString());
-    return v.ok() && v.value() >= 0 ? v.value() : -1;
+    if (q != nullptr) return ReadQuantity(*q, resource);
   }
   return 0;
 }
 
-struct OtherRequests {
-  sched::Resources sum;       // containers after the first
-  sched::Resources init_max;  // the largest init container, per resource
+// A restartable init container (a sidecar): an init container with restartPolicy Always.
+bool IsSidecar(const json::Value& c) { return json::GetString(c, "restartPolicy") == "Always"; }
+
+// What a template asks of one resource (cpu or memory) beside its first container, counted the
+// way kubelet 1.37 admits a Pod (k8s.io/component-helpers/resource PodRequests): the containers
+// after the first and every sidecar run beside it; init containers run one at a time in order,
+// each regular one beside the sidecars started before it; spec.overhead comes on top of it all;
+// Pod-level requests and limits (spec.resources) set the Pod's figure for the resource instead.
+struct TemplateAsk {
+  const char* resource = "";
+  int64_t others = 0;  // the containers after the first plus every sidecar
+  bool other_containers = false, sidecars = false;
+  int64_t init_peak = 0;  // the largest regular init container plus the sidecars started before it
+  std::string init_peak_name;
+  bool init_peak_after_sidecars = false;
+  int64_t overhead = 0;
+  int64_t pod_request = -1, pod_limit = -1;  // spec.resources.requests/limits; -1 when not set
+
+  bool PodLevel() const { return pod_request >= 0 || pod_limit >= 0; }
+  std::string Amount(int64_t v) const {
+    return std::string_view(resource) == "cpu" ? k8s::FormatMilli(v) + " CPU" : k8s::FormatBytes(v) + " memory";
+  }
+  std::string Format(int64_t v) const { return std::string_view(resource) == "cpu" ? k8s::FormatMilli(v) : k8s::FormatBytes(v); }
 };
 
-k8s::Result<OtherRequests> OtherContainersRequests(const json::Value& spec, const std::string& gpu_resource) {
-  OtherRequests out;
+// a + b for quantities (never negative), capped at 2^60: far above any machine, and no overflow.
+int64_t Sum(int64_t a, int64_t b) {
+  constexpr int64_t kCap = int64_t{1} << 60;
+  return std::min(std::min(a, kCap) + std::min(b, kCap), kCap);
+}
+
+k8s::Result<std::vector<TemplateAsk>> ReadTemplateAsks(const json::Value& spec, const std::string& gpu_resource) {
+  std::vector<TemplateAsk> asks(2);
+  asks[0].resource = "cpu";
+  asks[1].resource = "memory";
   for (const char* list : {"containers", "initContainers"}) {
     const json::Value* cs = json::Find(spec, {list});
     if (cs == nullptr || !cs->IsArray()) continue;
     const bool init = std::string_view(list) == "initContainers";
+    std::vector<int64_t> sidecars_so_far(asks.size(), 0);
     for (rapidjson::SizeType i = init ? 0 : 1; i < cs->Size(); ++i) {
       const json::Value& c = (*cs)[i];
       if (!c.IsObject()) continue;
-      std::string name = json::GetString(c, "name");
-      int64_t cpu = ContainerRequest(c, "cpu"), memory = ContainerRequest(c, "memory");
-      int64_t gpus = ContainerRequest(c, gpu_resource.c_str());
-      if (cpu < 0 || memory < 0 || gpus < 0) {
-        return k8s::Status::Error(std::string(list) + " " + name + " has a resource quantity berth cannot read");
-      }
+      const std::string name = json::GetString(c, "name");
+      const bool sidecar = init && IsSidecar(c);
+      const std::string what = sidecar ? "sidecar " : init ? "init container " : "container ";
+      const int64_t gpus = ContainerRequest(c, gpu_resource.c_str());
+      if (gpus < 0) return k8s::Status::Error(what + name + " has a resource quantity berth cannot read");
       if (gpus > 0) {
-        return k8s::Status::Error(std::string(init ? "init container " : "container ") + name + " asks for " + gpu_resource +
-                                  ": only the first container gets the run's GPUs");
+        return k8s::Status::Error(what + name + " asks for " + gpu_resource + ": only the first container gets the run's GPUs");
       }
-      if (init) {
-        out.init_max.cpu_millis = std::max(out.init_max.cpu_millis, cpu);
-        out.init_max.memory_bytes = std::max(out.init_max.memory_bytes, memory);
-      } else {
-        out.sum.cpu_millis = std::min<int64_t>(out.sum.cpu_millis + cpu, int64_t{1} << 60);
-        out.sum.memory_bytes = std::min<int64_t>(out.sum.memory_bytes + memory, int64_t{1} << 60);
+      for (size_t k = 0; k < asks.size(); ++k) {
+        TemplateAsk& ask = asks[k];
+        const int64_t v = ContainerRequest(c, ask.resource);
+        if (v < 0) return k8s::Status::Error(what + name + " has a resource quantity berth cannot read");
+        if (!init || sidecar) {
+          ask.others = Sum(ask.others, v);
+          if (v > 0) (sidecar ? ask.sidecars : ask.other_containers) = true;
+        }
+        if (sidecar) {
+          sidecars_so_far[k] = Sum(sidecars_so_far[k], v);  // never above `others`: no peak of its own
+        } else if (init && Sum(v, sidecars_so_far[k]) > ask.init_peak) {
+          ask.init_peak = Sum(v, sidecars_so_far[k]);
+          ask.init_peak_name = name;
+          ask.init_peak_after_sidecars = sidecars_so_far[k] > 0;
+        }
       }
     }
   }
-  return out;
+  for (TemplateAsk& ask : asks) {
+    if (const json::Value* q = json::Find(spec, {"overhead", ask.resource}); q != nullptr) {
+      ask.overhead = ReadQuantity(*q, ask.resource);
+      if (ask.overhead < 0) return k8s::Status::Error(std::string("spec.template.spec.overhead.") + ask.resource + " is a quantity berth cannot read");
+    }
+    for (const char* kind : {"requests", "limits"}) {
+      const json::Value* q = json::Find(spec, {"resources", kind, ask.resource});
+      if (q == nullptr) continue;
+      const int64_t v = ReadQuantity(*q, ask.resource);
+      if (v < 0) {
+        return k8s::Status::Error(std::string("spec.template.spec.resources.") + kind + "." + ask.resource +
+                                  " is a quantity berth cannot read");
+      }
+      (std::string_view(kind) == "requests" ? ask.pod_request : ask.pod_limit) = v;
+    }
+  }
+  return asks;
+}
+
+// Whether the template's Pod fits `budget` (the blocks' amount of the resource) as the kubelet
+// will count it once the first container has what is left (or, with Pod-level resources, as the
+// template sets it).
+k8s::Status CheckFits(const TemplateAsk& ask, int64_t budget, const std::string& node) {
+  const std::string blocks = "the run's blocks on " + node + " hold " + ask.Format(budget) + " in all";
+  const std::string overhead = ask.overhead > 0 ? " (the Pod's overhead of " + ask.Format(ask.overhead) + " included)" : "";
+  if (ask.PodLevel()) {
+    for (const char* kind : {"requests", "limits"}) {
+      const int64_t v = std::string_view(kind) == "requests" ? ask.pod_request : ask.pod_limit;
+      if (v < 0 || Sum(v, ask.overhead) <= budget) continue;
+      const std::string with_overhead =
+          ask.overhead > 0 ? " (" + ask.Format(Sum(v, ask.overhead)) + " with the Pod's overhead of " + ask.Format(ask.overhead) + ")" : "";
+      return k8s::Status::Error(std::string("spec.template.spec.resources.") + kind + "." + ask.resource + " is " +
+                                ask.Format(v) + with_overhead + ", more than the run's blocks on " + node + " hold (" +
+                                ask.Format(budget) + "): set spec.resources." + ask.resource + " to at least " +
+                                ask.Format(Sum(v, ask.overhead)) + " so that the run is given blocks that hold it");
+    }
+    return k8s::Status();
+  }
+  if (Sum(ask.others, ask.overhead) >= budget) {
+    std::vector<std::string> who;
+    if (ask.other_containers) who.push_back("the other containers");
+    if (ask.sidecars) who.push_back("the sidecars");
+    if (ask.overhead > 0) who.push_back("the Pod's overhead");
+    std::string subject = who.empty() ? "the other containers" : who[0];
+    for (size_t i = 1; i < who.size(); ++i) subject += (i + 1 == who.size() ? " and " : ", ") + who[i];
+    return k8s::Status::Error(subject + " ask for " + ask.Amount(Sum(ask.others, ask.overhead)) + ", but " + blocks +
+                              ", which leaves nothing for the first container: ask for more resources in spec.resources");
+  }
+  if (Sum(ask.init_peak, ask.overhead) > budget) {
+    return k8s::Status::Error("init container " + ask.init_peak_name +
+                              (ask.init_peak_after_sidecars ? " and the sidecars started before it ask" : " asks") +
+                              " for " + ask.Amount(Sum(ask.init_peak, ask.overhead)) + overhead + ", but " + blocks +
+                              ": ask for more resources in spec.resources");
+  }
+  return k8s::Status();
 }
 
 }  // namespace
@@ -155,38 +257,42 @@ json::Value PodMeta(const Run& run, const json::Document& tmpl, const RankAssign
   return meta;
 }
 
-// The blocks are the Pod's whole budget, counted the way the kubelet admits it: the first
-// container gets the blocks' resources less what the other containers ask for; no init container
-// may ask for more than the blocks; only the first container gets GPUs.
-k8s::Status SetBudget(json::Value& spec, json::Value& containers, const std::string& gpu_resource,
-                      const RankAssignment& me, Alloc& a) {
-  auto others = OtherContainersRequests(spec, gpu_resource);
-  if (!others.ok()) return others.status();
-  const sched::Resources& sidecars = others.value().sum;
-  const sched::Resources& init = others.value().init_max;
-  if (me.resources.cpu_millis > 0 && (sidecars.cpu_millis >= me.resources.cpu_millis || init.cpu_millis > me.resources.cpu_millis)) {
-    return k8s::Status::Error("the other containers ask for " + k8s::FormatMilli(std::max(sidecars.cpu_millis, init.cpu_millis)) +
-                              " CPU, but the run's blocks on " + me.node + " hold " + k8s::FormatMilli(me.resources.cpu_millis) +
-                              " in all: ask for more resources in spec.resources");
+// The blocks are the Pod's whole budget, counted the way the kubelet admits it. For cpu and
+// memory: the first container gets the blocks less what the other containers, the sidecars and
+// the overhead ask for (requests and limits); no init step may need more than the blocks. A
+// resource the template sets at Pod level (spec.resources) keeps the template's figures, which
+// must fit the blocks; a Pod-level limit it leaves out becomes the blocks' amount (the Pod may use
+// its blocks, never more), and the first container keeps what the template gives it. Only the
+// first container gets GPUs (Kubernetes has no Pod-level GPUs).
+// `spec` gets members here: references into it taken before are not valid after.
+k8s::Status SetBudget(json::Value& spec, const std::string& gpu_resource, const RankAssignment& me, Alloc& a) {
+  auto asks = ReadTemplateAsks(spec, gpu_resource);
+  if (!asks.ok()) return asks.status();
+  const int64_t budgets[] = {me.resources.cpu_millis, me.resources.memory_bytes};
+  for (size_t k = 0; k < asks.value().size(); ++k) {
+    if (budgets[k] <= 0) continue;
+    if (k8s::Status s = CheckFits(asks.value()[k], budgets[k], me.node); !s.ok()) return s;
   }
-  if (me.resources.memory_bytes > 0 &&
-      (sidecars.memory_bytes >= me.resources.memory_bytes || init.memory_bytes > me.resources.memory_bytes)) {
-    return k8s::Status::Error("the other containers ask for " + k8s::FormatBytes(std::max(sidecars.memory_bytes, init.memory_bytes)) +
-                              " memory, but the run's blocks on " + me.node + " hold " +
-                              k8s::FormatBytes(me.resources.memory_bytes) + " in all: ask for more resources in spec.resources");
-  }
-  json::Value& first = containers[0];
+  json::Value& first = spec["containers"][0];
   if (!first.IsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
   json::Value& res = ObjectMember(first, "resources", a);
-  const int64_t cpu = me.resources.cpu_millis - sidecars.cpu_millis;
-  const int64_t memory = me.resources.memory_bytes - sidecars.memory_bytes;
   for (const char* kind : {"requests", "limits"}) {
     json::Value& m = ObjectMember(res, kind, a);
-    if (me.resources.cpu_millis > 0) SetString(m, "cpu", k8s::FormatMilli(cpu), a);
-    if (me.resources.memory_bytes > 0) SetString(m, "memory", k8s::FormatBytes(memory), a);
+    for (size_t k = 0; k < asks.value().size(); ++k) {
+      const TemplateAsk& ask = asks.value()[k];
+      if (budgets[k] > 0 && !ask.PodLevel()) SetString(m, ask.resource, ask.Format(budgets[k] - ask.others - ask.overhead), a);
+    }
     // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
     m.RemoveMember(gpu_resource.c_str());
     if (me.resources.gpus > 0) m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
+  }
+  for (size_t k = 0; k < asks.value().size(); ++k) {
+    const TemplateAsk& ask = asks.value()[k];
+    if (budgets[k] <= 0 || !ask.PodLevel() || ask.pod_limit >= 0) continue;
+    const json::Value* given = json::Find(spec, {"resources", "limits"});
+    if (given != nullptr && !given->IsObject()) continue;  // the API server refuses the template's own
+    json::Value& limits = ObjectMember(ObjectMember(spec, "resources", a), "limits", a);
+    SetString(limits, ask.resource, ask.Format(budgets[k] - ask.overhead), a);
   }
   return k8s::Status();
 }
@@ -248,12 +354,12 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
     SetString(spec, "hostname", run.meta.name + "-" + std::to_string(me.rank), a);
     SetString(spec, "subdomain", run.meta.name, a);
   }
-  json::Value* containers = spec.HasMember("containers") ? &spec["containers"] : nullptr;
+  const json::Value* containers = spec.HasMember("containers") ? &spec["containers"] : nullptr;
   if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
     return k8s::Status::Error("spec.template.spec.containers must list at least one container");
   }
-  if (k8s::Status s = SetBudget(spec, *containers, gpu_resource, me, a); !s.ok()) return s;
-  SetRunEnv(*containers, run, ranks, me, a);
+  if (k8s::Status s = SetBudget(spec, gpu_resource, me, a); !s.ok()) return s;
+  SetRunEnv(spec["containers"], run, ranks, me, a);
   pod.AddMember("spec", spec, a);
   return json::Serialize(pod);
 }

@@ -2,7 +2,9 @@
 // Makes the Pods (and, for multi-node runs, the headless Service) of an admitted Run, exactly as
 // api.md describes: deterministic names, ownerReference, labels, berth's schedulerName, the rank's
 // node as spec.nodeName (created bound: no pods/binding write), block resources on the first
-// container, the fleet toleration, BERTH_* environment, hostname/subdomain.
+// container (or, for what the template sets at Pod level, the Pod's own; counted as kubelet 1.37
+// counts sidecars, init containers and overhead), the fleet toleration, BERTH_* environment,
+// hostname/subdomain.
 
 #include <string>
 #include <vector>
@@ -32,7 +34,8 @@ struct RankAssignment {
 // "<run>-<rank>" for the first attempt, "<run>-r<attempt>-<rank>" after a retry.
 std::string PodName(const std::string& run, int64_t attempt, int rank);
 
-// The Pod for `ranks[index]` as JSON for a create request. `gpu_resource` is the fleet's.
+// The Pod for `ranks[index]` as JSON for a create request. `gpu_resource` is the fleet's. An
+// error (the run fails InvalidSpec with it) when the template cannot fit the rank's blocks.
 k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
                                   const std::vector<RankAssignment>& ranks, size_t index);
 

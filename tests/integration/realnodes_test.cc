@@ -82,6 +82,16 @@ class RealNodesTest : public EngineTest {
     Apply(yaml);
   }
 
+  // Waits until the controller has seen Fleet FleetName(name) and written its `instances` instances:
+  // a run applied before that may be judged against no fleet at all (Unschedulable).
+  void WaitForFleet(const std::string& name, size_t instances) {
+    ASSERT_TRUE(Eventually([&] {
+      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
+      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+      return list != nullptr && list->IsArray() && list->Size() == instances;
+    }, std::chrono::seconds(60))) << "the controller never wrote the status of fleet " << FleetName(name);
+  }
+
   // `kubectl-berth ARGS -n <test namespace>` (the plugin beside berth-controller in the build tree).
   CommandResult Berth(std::vector<std::string> args) {
     std::string bin = BERTH_CONTROLLER_BIN;
@@ -556,6 +566,7 @@ TEST_F(RealNodesTest, RefusedInstanceWaitsUntilItsSituationChanges) {
 // rest), so four such runs fill a machine and the kubelet admits all four.
 TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
+  WaitForFleet("one", 1);  // else a run seen before its fleet is judged Unschedulable
   for (int i = 0; i < 4; ++i) {
     Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
           "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
@@ -574,6 +585,97 @@ TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
   const json::Value* req = json::Find((*main)[0], {"resources", "requests"});
   ASSERT_NE(req, nullptr);
   EXPECT_EQ(json::GetString(*req, "cpu"), "300m");  // 500m of the block less the proxy's 200m
+}
+
+// A Kubernetes sidecar (an init container with restartPolicy: Always, on by default since 1.29)
+// with its own CPU request runs beside the main container for the Pod's whole life, and kubelet
+// 1.37 counts it so: the main container gets the block less the sidecar, and a regular init
+// container after the sidecar runs beside it too (200m + 300m: the block exactly). Four such runs
+// fill the machine and the kubelet admits every Pod (counted as a plain init container, the
+// sidecar would leave the main container the whole block: 700m a Pod, and the kubelet would refuse
+// the fourth with OutOfcpu).
+TEST_F(RealNodesTest, RestartableInitContainersAreCountedAsTheKubeletCountsThem) {
+  RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
+  WaitForFleet("one", 1);
+  for (int i = 0; i < 4; ++i) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
+          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
+          "      initContainers:\n"
+          "      - {name: proxy, image: " + RealNodes::kBusybox + ", restartPolicy: Always, command: [sleep, '3600'], "
+          "resources: {requests: {cpu: 200m}}}\n"
+          "      - {name: setup, image: " + RealNodes::kBusybox + ", command: [sh, -c, 'true'], "
+          "resources: {requests: {cpu: 300m}}}\n"
+          "      containers:\n"
+          "      - {name: main, image: " + RealNodes::kBusybox + ", command: [sleep, '3600']}\n");
+  }
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Running") == 4; }, std::chrono::seconds(90)))
+      << Kubectl({"get", "runs"}).out << Kubectl({"get", "pods", "-o", "wide"}).out;
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "s" + std::to_string(i) + "-0";
+    SCOPED_TRACE(name);
+    auto pod = client()->Get(kPods.Path(ns_, name));
+    ASSERT_TRUE(pod.ok());
+    EXPECT_EQ(json::GetString(json::Find(*pod, {"spec", "nodeName"})), kNode0);
+    const json::Value* main = json::Find(*pod, {"spec", "containers"});
+    ASSERT_TRUE(main != nullptr && main->IsArray() && main->Size() == 1);
+    EXPECT_EQ(json::GetString(json::Find((*main)[0], {"resources", "requests", "cpu"})), "300m");  // 500m less 200m
+    EXPECT_EQ(json::GetString(json::Find((*main)[0], {"resources", "limits", "cpu"})), "300m");
+    // The sidecar runs beside the main container; the regular init container ran and ended.
+    const json::Value* init = json::Find(*pod, {"status", "initContainerStatuses"});
+    ASSERT_TRUE(init != nullptr && init->IsArray() && init->Size() == 2) << json::Serialize(*pod);
+    for (const auto& st : init->GetArray()) {
+      const std::string c = json::GetString(st, "name");
+      if (c == "proxy") {
+        EXPECT_NE(json::Find(st, {"state", "running"}), nullptr) << json::Serialize(st);
+        EXPECT_TRUE(json::GetBool(st, "started")) << json::Serialize(st);
+      } else {
+        EXPECT_EQ(c, "setup");
+        const json::Value* ended = json::Find(st, {"state", "terminated"});
+        ASSERT_NE(ended, nullptr) << json::Serialize(st);
+        EXPECT_EQ(json::GetInt(*ended, "exitCode", -1), 0) << json::Serialize(st);
+      }
+    }
+  }
+}
+
+// Pod-level resources (spec.resources of the Pod, beta and on by default since Kubernetes 1.34):
+// a template that sets them keeps them when they fit its blocks (the Pod-level limit it leaves out
+// is the block, so the Pod never uses more), the containers share them, and the kubelet admits
+// four such Pods on a machine cut in four. A template asking more than its blocks is refused with
+// a sentence before any Pod is made.
+TEST_F(RealNodesTest, PodLevelResourcesAreHonouredWithinTheBlocks) {
+  RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
+  WaitForFleet("one", 1);
+  auto run = [&](const std::string& name, const std::string& cpu) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name +
+          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
+          "      resources: {requests: {cpu: " + cpu + "}}\n"
+          "      containers:\n"
+          "      - {name: main, image: " + RealNodes::kBusybox + ", command: [sleep, '3600']}\n"
+          "      - {name: proxy, image: " + RealNodes::kBusybox + ", command: [sleep, '3600'], "
+          "resources: {requests: {cpu: 100m}}}\n");
+  };
+  run("big", "600m");
+  ASSERT_TRUE(WaitPhase("big", "Failed", std::chrono::seconds(60))) << Phase("big") << ": " << Message("big");
+  EXPECT_EQ(Reason("big"), "InvalidSpec");
+  EXPECT_NE(Message("big").find("spec.template.spec.resources.requests.cpu is 600m, more than the run's blocks on " +
+                                std::string(kNode0) + " hold (500m): set spec.resources.cpu to at least 600m"),
+            std::string::npos)
+      << Message("big");
+  EXPECT_TRUE(PodsOf("big").empty());
+  for (int i = 0; i < 4; ++i) run("p" + std::to_string(i), "400m");
+  ASSERT_TRUE(Eventually([&] { return CountPhase("Running") == 4; }, std::chrono::seconds(90)))
+      << Kubectl({"get", "runs"}).out << Kubectl({"get", "pods", "-o", "wide"}).out;
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  auto pod = client()->Get(kPods.Path(ns_, "p0-0"));
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ(json::GetString(json::Find(*pod, {"spec", "resources", "requests", "cpu"})), "400m");  // as the template says
+  EXPECT_EQ(json::GetString(json::Find(*pod, {"spec", "resources", "limits", "cpu"})), "500m");    // the block
+  const json::Value* cs = json::Find(*pod, {"spec", "containers"});
+  ASSERT_TRUE(cs != nullptr && cs->IsArray() && cs->Size() == 2);
+  EXPECT_EQ(json::Find((*cs)[0], {"resources", "requests", "cpu"}), nullptr) << "the main container shares the Pod's CPU";
+  EXPECT_EQ(json::GetString(json::Find((*cs)[0], {"resources", "requests", "nvidia.com/gpu"})), "2");
 }
 
 // berth chooses the machine: a template that pins a node is refused with a sentence, not sent to

@@ -345,6 +345,94 @@ TEST(DecodePodTest, EffectiveRequestsAsTheKubeletCountsThem) {
   EXPECT_EQ(p->requests.Get("amd.com/gpu"), 0);
 }
 
+// Sidecars (restartable init containers) and Pod-level resources, counted as kubelet 1.37 and
+// kube-scheduler count them (k8s.io/component-helpers/resource PodRequests). Every expectation
+// here is what PodRequests of k8s.io/component-helpers v0.37.2 returns for the same Pod.
+TEST(DecodePodTest, SidecarsAndPodLevelResourcesAsKubernetes137CountsThem) {
+  constexpr int64_t kMi = 1024 * 1024LL, kGi = 1024 * kMi;
+  struct Case {
+    std::string name, spec;
+    int64_t cpu_milli, memory, gpus;
+    int64_t hugepages = 0;
+  };
+  const std::vector<Case> cases = {
+      // A sidecar after a regular init container does not run beside it: the init container
+      // alone (2 CPU) is more than the containers plus the sidecar (1.5 CPU).
+      {"sidecar after a regular init container",
+       R"({"initContainers":[{"name":"fetch","resources":{"requests":{"cpu":"2","memory":"1Gi"}}},
+          {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m","memory":"256Mi"}}}],
+          "containers":[{"name":"main","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]})",
+       2000, 2 * kGi + 256 * kMi, 0},
+      // A sidecar before it runs beside it: 2 + 0.5 CPU. The sidecar is also summed with the
+      // containers (memory: 2Gi + 256Mi, more than the init step's 1Gi + 256Mi).
+      {"sidecar before a regular init container",
+       R"({"initContainers":[{"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m","memory":"256Mi"}}},
+          {"name":"fetch","resources":{"requests":{"cpu":"2","memory":"1Gi"}}}],
+          "containers":[{"name":"main","resources":{"requests":{"cpu":"1","memory":"2Gi"}}}]})",
+       2500, 2 * kGi + 256 * kMi, 0},
+      // Several sidecars: each init step stands on every sidecar started before it. cpu: steps
+      // 1, 1+1, 1+2, 2.5+3 = 5.5 against containers 1 + sidecars 3 = 4. memory: the containers
+      // and all three sidecars (1 + 1 + 1 + 2 Gi) against the largest step (1 + 2 Gi).
+      {"several sidecars",
+       R"({"initContainers":[{"name":"s1","restartPolicy":"Always","resources":{"requests":{"cpu":"1","memory":"1Gi"}}},
+          {"name":"i1","resources":{"requests":{"cpu":"1","memory":"512Mi"}}},
+          {"name":"s2","restartPolicy":"Always","resources":{"requests":{"cpu":"2","memory":"1Gi"}}},
+          {"name":"i2","resources":{"requests":{"cpu":"2500m","memory":"1Gi"}}},
+          {"name":"s3","restartPolicy":"Always","resources":{"requests":{"memory":"2Gi"}}}],
+          "containers":[{"name":"main","resources":{"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"2"}}}]})",
+       5500, 5 * kGi, 2},
+      // An init container with another restartPolicy is a regular one.
+      {"restartPolicy other than Always",
+       R"({"initContainers":[{"name":"a","restartPolicy":"OnFailure","resources":{"requests":{"cpu":"1"}}},
+          {"name":"b","resources":{"requests":{"cpu":"1"}}}],
+          "containers":[{"name":"main","resources":{"requests":{"cpu":"500m"}}}]})",
+       1000, 0, 0},
+      // The overhead comes on top of the larger figure.
+      {"sidecar and overhead",
+       R"({"initContainers":[{"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m"}}},
+          {"name":"fetch","resources":{"requests":{"cpu":"2"}}}],
+          "containers":[{"name":"main","resources":{"requests":{"cpu":"1","memory":"1Gi"}}}],
+          "overhead":{"cpu":"250m","memory":"64Mi"}})",
+       2750, kGi + 64 * kMi, 0},
+      // Pod-level requests replace the containers' figure for cpu, memory and hugepages; GPUs
+      // still come from the containers; the overhead is added to the Pod-level figure.
+      {"pod-level requests",
+       R"({"resources":{"requests":{"cpu":"4","memory":"8Gi","hugepages-2Mi":"4Mi"}},
+          "initContainers":[{"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m"}}}],
+          "containers":[{"name":"main","resources":{"requests":{"cpu":"1","nvidia.com/gpu":"2"}}},
+                        {"name":"side","resources":{"requests":{"memory":"1Gi"}}}],
+          "overhead":{"cpu":"100m"}})",
+       4100, 8 * kGi, 2, 4 * kMi},
+      // Only the resources set at Pod level are replaced: memory is the containers' sum.
+      {"pod-level cpu only",
+       R"({"resources":{"requests":{"cpu":"1500m"},"limits":{"cpu":"2"}},
+          "containers":[{"name":"main","resources":{"requests":{"memory":"3Gi","nvidia.com/gpu":"1"}}},
+                        {"name":"b","resources":{"requests":{"cpu":"200m","memory":"1Gi"}}}]})",
+       1500, 4 * kGi, 1},
+      // Pod-level limits are not requests (the API server defaults the requests of a Pod it
+      // stores; a Pod read back always has them).
+      {"pod-level limits alone",
+       R"({"resources":{"limits":{"cpu":"2"}},"containers":[{"name":"main","resources":{"requests":{"cpu":"500m"}}}]})",
+       500, 0, 0},
+      // A Pod-level GPU request (the API server refuses it) does not replace the containers' GPUs,
+      // and a Pod-level quantity that cannot be read leaves the containers' figure.
+      {"pod-level GPU and unreadable pod-level quantity",
+       R"({"resources":{"requests":{"nvidia.com/gpu":"8","memory":"lots"}},
+          "containers":[{"name":"main","resources":{"requests":{"memory":"1Gi","nvidia.com/gpu":"1"}}}]})",
+       0, kGi, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    json::Document d = MustParse(R"({"metadata":{"name":"p"},"spec":)" + c.spec + "}");
+    auto p = DecodePod(d);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(p->requests.cpu_milli, c.cpu_milli);
+    EXPECT_EQ(p->requests.memory_bytes, c.memory);
+    EXPECT_EQ(p->requests.Get("nvidia.com/gpu"), c.gpus);
+    EXPECT_EQ(p->requests.Get("hugepages-2Mi"), c.hugepages);
+  }
+}
+
 TEST(DecodePodTest, WaitingReasonOfAContainerThatCannotStart) {
   json::Document d = MustParse(R"({"metadata":{"name":"p"},"status":{"phase":"Pending","containerStatuses":[
       {"name":"a","state":{"waiting":{"reason":"ContainerCreating"}}},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "k8s/json.h"
+#include "k8s/objects.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -350,7 +351,8 @@ TEST(BuildPodTest, OtherContainersThatDoNotFitTheBlocksAreErrors) {
   const std::vector<Case> cases = {
       {"sidecar takes all CPU", R"({"name":"s","resources":{"requests":{"cpu":"2"}}})", "", "other containers ask for 2 CPU"},
       {"sidecar memory", R"({"name":"s","resources":{"limits":{"memory":"8Gi"}}})", "", "ask for 8Gi memory"},
-      {"init larger than the blocks", "", R"({"name":"i","resources":{"requests":{"cpu":"3"}}})", "ask for 3 CPU"},
+      {"init larger than the blocks", "", R"({"name":"i","resources":{"requests":{"cpu":"3"}}})",
+       "init container i asks for 3 CPU, but the run's blocks on n1 hold 2 in all"},
       {"sidecar GPU", R"({"name":"s","resources":{"limits":{"nvidia.com/gpu":"1"}}})", "",
        "container s asks for nvidia.com/gpu: only the first container gets the run's GPUs"},
       {"init GPU", "", R"({"name":"i","resources":{"requests":{"nvidia.com/gpu":"1"}}})", "init container i asks"},
@@ -366,6 +368,208 @@ TEST(BuildPodTest, OtherContainersThatDoNotFitTheBlocksAreErrors) {
     ASSERT_FALSE(pod.ok());
     EXPECT_NE(pod.status().message().find(c.want), std::string::npos) << pod.status().message();
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// BuildPod: sidecars (restartable init containers), overhead and Pod-level resources, counted as
+// kubelet 1.37 admits a Pod (k8s.io/component-helpers/resource PodRequests)
+
+// The built Pod as the API server stores it (container requests defaulted from limits, Pod-level
+// requests from Pod-level limits when unset) and as the kubelet then counts it.
+k8s::PodRequests KubeletCounts(const std::string& pod_json) {
+  json::Document pod = MustParse(pod_json);
+  auto& a = pod.GetAllocator();
+  for (const char* list : {"containers", "initContainers"}) {
+    json::Value* cs = pod["spec"].HasMember(list) ? &pod["spec"][list] : nullptr;
+    if (cs == nullptr) continue;
+    for (auto& c : cs->GetArray()) {
+      for (const char* kind : {"requests", "limits"}) {  // stored as strings: `cpu: 0.25` reads back "250m"
+        const json::Value* list_of = json::Find(c, {"resources", kind});
+        if (list_of == nullptr) continue;
+        for (auto& q : c["resources"][kind].GetObject()) {
+          if (q.value.IsNumber()) q.value.SetString(json::Serialize(q.value).c_str(), a);
+        }
+      }
+      if (!c.HasMember("resources") || !c["resources"].HasMember("limits")) continue;
+      if (!c["resources"].HasMember("requests")) c["resources"].AddMember("requests", json::Value(rapidjson::kObjectType), a);
+      for (auto& l : c["resources"]["limits"].GetObject()) {
+        if (!c["resources"]["requests"].HasMember(l.name)) {
+          c["resources"]["requests"].AddMember(json::Value(l.name, a), json::Value(l.value, a), a);
+        }
+      }
+    }
+  }
+  auto p = k8s::DecodePod(pod);
+  EXPECT_NE(p, nullptr);
+  return p != nullptr ? p->requests : k8s::PodRequests{};
+}
+
+std::string Template(const std::string& init, const std::string& others, const std::string& spec_extra = "") {
+  return R"({"spec":{)" + spec_extra + (init.empty() ? "" : R"("initContainers":[)" + init + "],") +
+         R"("containers":[{"name":"main","image":"busybox"})" + (others.empty() ? "" : "," + others) + "]}}";
+}
+
+// Sidecars run beside the first container: it gets the blocks less every sidecar (and the other
+// containers, and the Pod's overhead), so the Pod as the kubelet counts it is exactly its blocks.
+TEST(BuildPodTest, SidecarsAndOverheadComeOffTheFirstContainer) {
+  struct Case {
+    std::string name, init, others, spec_extra;
+    std::string want_cpu, want_memory;  // the first container's requests and limits
+  };
+  const std::vector<Case> cases = {
+      {"sidecar after a regular init container",
+       R"({"name":"fetch","resources":{"requests":{"cpu":"1500m"}}},
+          {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m","memory":"512Mi"}}})",
+       "", "", "1500m", "3584Mi"},
+      {"sidecar before a regular init container",
+       R"({"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m","memory":"512Mi"}}},
+          {"name":"fetch","resources":{"requests":{"cpu":"1500m","memory":"3584Mi"}}})",
+       "", "", "1500m", "3584Mi"},
+      {"several sidecars, one with a limit only, one written as a number",
+       R"({"name":"s1","restartPolicy":"Always","resources":{"limits":{"cpu":"250m"}}},
+          {"name":"i1","image":"x"},
+          {"name":"s2","restartPolicy":"Always","resources":{"requests":{"cpu":0.25,"memory":"1Gi"}}})",
+       R"({"name":"log","resources":{"requests":{"cpu":"500m"}}})", "", "1", "3Gi"},
+      {"overhead",
+       R"({"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"400m"}}})", "",
+       R"("overhead":{"cpu":"100m","memory":"64Mi"},)", "1500m", "4032Mi"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunObj run = MakeRun(Template(c.init, c.others, c.spec_extra));
+    auto built = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+    ASSERT_TRUE(built.ok()) << built.status().message();
+    json::Document pod = MustParse(*built);
+    const json::Value& main = Containers(pod)[0];
+    for (const char* kind : {"requests", "limits"}) {
+      EXPECT_EQ(StringMap(json::Find(main, {"resources", kind})),
+                (std::map<std::string, std::string>{{"cpu", c.want_cpu}, {"memory", c.want_memory}, {"nvidia.com/gpu", "2"}}))
+          << kind;
+    }
+    EXPECT_EQ(json::Find(pod, {"spec", "resources"}), nullptr) << "nothing at Pod level";
+    // What the kubelet admits is the blocks, not more.
+    k8s::PodRequests counted = KubeletCounts(*built);
+    EXPECT_EQ(counted.cpu_milli, 2000);
+    EXPECT_EQ(counted.memory_bytes, 4 * kGi);
+    EXPECT_EQ(counted.Get("nvidia.com/gpu"), 2);
+  }
+}
+
+TEST(BuildPodTest, SidecarsAndInitStepsThatDoNotFitTheBlocksAreErrors) {
+  struct Case {
+    std::string name, init, others, spec_extra, want;
+  };
+  const std::vector<Case> cases = {
+      // 1600m alone fits 2 CPU; beside the sidecar started before it, it does not.
+      {"init container after a sidecar",
+       R"({"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m"}}},
+          {"name":"fetch","resources":{"requests":{"cpu":"1600m"}}})",
+       "", "",
+       "init container fetch and the sidecars started before it ask for 2100m CPU, but the run's blocks on n1 hold 2 in all"},
+      {"sidecars take all the memory",
+       R"({"name":"s1","restartPolicy":"Always","resources":{"requests":{"memory":"3Gi"}}},
+          {"name":"s2","restartPolicy":"Always","resources":{"limits":{"memory":"1Gi"}}})",
+       "", "", "the sidecars ask for 4Gi memory, but the run's blocks on n1 hold 4Gi in all, which leaves nothing for the first container"},
+      {"containers, sidecars and overhead together",
+       R"({"name":"s","restartPolicy":"Always","resources":{"requests":{"cpu":"1"}}})",
+       R"({"name":"log","resources":{"requests":{"cpu":"900m"}}})", R"("overhead":{"cpu":"100m"},)",
+       "the other containers, the sidecars and the Pod's overhead ask for 2 CPU"},
+      {"overhead makes the init step too big",
+       R"({"name":"fetch","resources":{"requests":{"cpu":"2"}}})", "", R"("overhead":{"cpu":"100m"},)",
+       "init container fetch asks for 2100m CPU (the Pod's overhead of 100m included)"},
+      {"sidecar asks for a GPU",
+       R"({"name":"s","restartPolicy":"Always","resources":{"limits":{"nvidia.com/gpu":"1"}}})", "", "",
+       "sidecar s asks for nvidia.com/gpu: only the first container gets the run's GPUs"},
+      {"unreadable overhead", "", "", R"("overhead":{"cpu":"much"},)",
+       "spec.template.spec.overhead.cpu is a quantity berth cannot read"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunObj run = MakeRun(Template(c.init, c.others, c.spec_extra));
+    auto pod = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+    ASSERT_FALSE(pod.ok()) << *pod;
+    EXPECT_THAT(pod.status().message(), HasSubstr(c.want));
+  }
+  // The same init container before the sidecar fits: order is what counts.
+  RunObj ok = MakeRun(Template(R"({"name":"fetch","resources":{"requests":{"cpu":"1600m"}}},
+      {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"500m"}}})", ""));
+  auto pod = BuildPod(ok, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+  ASSERT_TRUE(pod.ok()) << pod.status().message();
+  EXPECT_EQ(KubeletCounts(*pod).cpu_milli, 2000);
+}
+
+// Pod-level resources (spec.resources, on by default since Kubernetes 1.34): the template's own
+// figures are honoured when they fit the blocks; a Pod-level limit left out becomes the blocks'
+// amount; the first container keeps what the template gives it for those resources.
+TEST(BuildPodTest, PodLevelResourcesAreHonouredWithinTheBlocks) {
+  struct Case {
+    std::string name, pod_resources, main_resources;
+    std::map<std::string, std::string> want_pod_requests, want_pod_limits, want_main_requests, want_main_limits;
+    int64_t want_cpu, want_memory;  // as the kubelet counts the Pod
+  };
+  const std::vector<Case> cases = {
+      {"requests only: limits become the blocks", R"({"requests":{"cpu":"1","memory":"2Gi"}})", "",
+       {{"cpu", "1"}, {"memory", "2Gi"}}, {{"cpu", "2"}, {"memory", "4Gi"}},
+       {{"nvidia.com/gpu", "2"}}, {{"nvidia.com/gpu", "2"}}, 1000, 2 * kGi},
+      {"cpu at Pod level, memory on the first container", R"({"requests":{"cpu":"500m"},"limits":{"cpu":"1500m"}})", "",
+       {{"cpu", "500m"}}, {{"cpu", "1500m"}},
+       {{"memory", "4Gi"}, {"nvidia.com/gpu", "2"}}, {{"memory", "4Gi"}, {"nvidia.com/gpu", "2"}}, 500, 4 * kGi},
+      {"the first container's own figures are kept", R"({"requests":{"cpu":"2","memory":"4Gi"},"limits":{"memory":"4Gi"}})",
+       R"(,"resources":{"requests":{"cpu":"1500m","memory":"3Gi"},"limits":{"memory":"3Gi"}})",
+       {{"cpu", "2"}, {"memory", "4Gi"}}, {{"cpu", "2"}, {"memory", "4Gi"}},
+       {{"cpu", "1500m"}, {"memory", "3Gi"}, {"nvidia.com/gpu", "2"}}, {{"memory", "3Gi"}, {"nvidia.com/gpu", "2"}}, 2000, 4 * kGi},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunObj run = MakeRun(R"({"spec":{"resources":)" + c.pod_resources +
+                         R"(,"containers":[{"name":"main","image":"busybox")" + c.main_resources + "}]}}");
+    auto built = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+    ASSERT_TRUE(built.ok()) << built.status().message();
+    json::Document pod = MustParse(*built);
+    EXPECT_EQ(StringMap(json::Find(pod, {"spec", "resources", "requests"})), c.want_pod_requests);
+    EXPECT_EQ(StringMap(json::Find(pod, {"spec", "resources", "limits"})), c.want_pod_limits);
+    const json::Value& main = Containers(pod)[0];
+    EXPECT_EQ(StringMap(json::Find(main, {"resources", "requests"})), c.want_main_requests);
+    EXPECT_EQ(StringMap(json::Find(main, {"resources", "limits"})), c.want_main_limits);
+    k8s::PodRequests counted = KubeletCounts(*built);
+    EXPECT_EQ(counted.cpu_milli, c.want_cpu);
+    EXPECT_EQ(counted.memory_bytes, c.want_memory);
+    EXPECT_EQ(counted.Get("nvidia.com/gpu"), 2);
+  }
+}
+
+TEST(BuildPodTest, PodLevelResourcesAboveTheBlocksAreRefused) {
+  struct Case {
+    std::string name, pod_resources, spec_extra, want;
+  };
+  const std::vector<Case> cases = {
+      {"request above the blocks", R"({"requests":{"cpu":"3"}})", "",
+       "spec.template.spec.resources.requests.cpu is 3, more than the run's blocks on n1 hold (2): set "
+       "spec.resources.cpu to at least 3 so that the run is given blocks that hold it"},
+      {"limit above the blocks", R"({"requests":{"memory":"1Gi"},"limits":{"memory":"8Gi"}})", "",
+       "spec.template.spec.resources.limits.memory is 8Gi, more than the run's blocks on n1 hold (4Gi): set "
+       "spec.resources.memory to at least 8Gi"},
+      {"request and overhead above the blocks", R"({"requests":{"cpu":"1950m"}})", R"("overhead":{"cpu":"100m"},)",
+       "spec.template.spec.resources.requests.cpu is 1950m (2050m with the Pod's overhead of 100m), more than the run's "
+       "blocks on n1 hold (2): set spec.resources.cpu to at least 2050m"},
+      {"unreadable", R"({"requests":{"cpu":"two"}})", "", "spec.template.spec.resources.requests.cpu is a quantity berth cannot read"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunObj run = MakeRun(R"({"spec":{)" + c.spec_extra + R"("resources":)" + c.pod_resources +
+                         R"(,"containers":[{"name":"main","image":"busybox"}]}})");
+    auto pod = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+    ASSERT_FALSE(pod.ok()) << *pod;
+    EXPECT_THAT(pod.status().message(), HasSubstr(c.want));
+  }
+  // Exactly the blocks fits; with the overhead, the limit left out is the blocks less the overhead.
+  RunObj run = MakeRun(R"({"spec":{"overhead":{"cpu":"100m"},"resources":{"requests":{"cpu":"1900m"}},
+      "containers":[{"name":"main","image":"busybox"}]}})");
+  auto built = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 2, 2000, 4 * kGi, 2)}, 0);
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  json::Document pod = MustParse(*built);
+  EXPECT_EQ(StringMap(json::Find(pod, {"spec", "resources", "limits"})), (std::map<std::string, std::string>{{"cpu", "1900m"}}));
+  EXPECT_EQ(KubeletCounts(*built).cpu_milli, 2000);
 }
 
 TEST(BuildPodTest, SingleNodeEnvironmentAndNoHostname) {
