@@ -244,24 +244,6 @@ bool AnyContainerStarted(const json::Value& obj) {
   return false;
 }
 
-bool ReportedNotRunning(const json::Value& obj) {
-  const json::Value* cs = json::Find(obj, {"status", "containerStatuses"});
-  if (cs == nullptr || !cs->IsArray() || cs->Size() == 0) return false;
-  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-    const json::Value* l = json::Find(obj, {"status", list});
-    if (l == nullptr || !l->IsArray()) continue;
-    for (const auto& c : l->GetArray()) {
-      // As the kubelet reads it: neither waiting nor terminated is running.
-      const json::Value* st = json::Find(c, {"state"});
-      if (st == nullptr || !st->IsObject()) return false;
-      const json::Value* w = json::Find(*st, {"waiting"});
-      const json::Value* t = json::Find(*st, {"terminated"});
-      if ((w == nullptr || !w->IsObject()) && (t == nullptr || !t->IsObject())) return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj) {
@@ -276,7 +258,6 @@ std::shared_ptr<const Pod> DecodePod(const json::Value& obj) {
   p->requests = EffectiveRequests(obj);
   p->waiting = WaitingReason(obj);
   p->started = AnyContainerStarted(obj);
-  p->reported_not_running = ReportedNotRunning(obj);
   return p;
 }
 

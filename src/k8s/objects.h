@@ -90,9 +90,6 @@ struct Pod {
   std::string waiting;
   // Some container (init containers too) is running or has run: there is a process to stop.
   bool started = false;
-  // The kubelet has reported its containers (status.containerStatuses is not empty) and none of
-  // them (nor an init container) is running now.
-  bool reported_not_running = false;
 };
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj);

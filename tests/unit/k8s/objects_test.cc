@@ -459,21 +459,5 @@ TEST(DecodePodTest, StartedWhenAnyContainerRunsOrHasRun) {
       {"name":"a","state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":1}}}]}})"))->started);
 }
 
-TEST(DecodePodTest, ReportedNotRunningAsTheKubeletReadsIt) {
-  auto decode = [](const char* status) {
-    return DecodePod(MustParse(std::string(R"({"metadata":{"name":"p"},"status":)") + status + "}"))->reported_not_running;
-  };
-  EXPECT_FALSE(decode(R"({"phase":"Pending"})"));  // not reported yet: the kubelet may be starting it
-  EXPECT_FALSE(decode(R"({"containerStatuses":[]})"));
-  EXPECT_TRUE(decode(R"({"containerStatuses":[{"name":"a","state":{"waiting":{"reason":"ImagePullBackOff"}}}]})"));
-  EXPECT_TRUE(decode(R"({"containerStatuses":[{"name":"a","state":{"terminated":{"exitCode":137}}},
-      {"name":"b","state":{"waiting":{}}}]})"));
-  EXPECT_FALSE(decode(R"({"containerStatuses":[{"name":"a","state":{"terminated":{"exitCode":0}}},
-      {"name":"b","state":{"running":{}}}]})"));
-  EXPECT_FALSE(decode(R"({"containerStatuses":[{"name":"a","state":{}}]})"));  // no state: assume running
-  EXPECT_FALSE(decode(R"({"initContainerStatuses":[{"name":"i","state":{"running":{}}}],
-      "containerStatuses":[{"name":"a","state":{"waiting":{"reason":"PodInitializing"}}}]})"));
-}
-
 }  // namespace
 }  // namespace berth::k8s
