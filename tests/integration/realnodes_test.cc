@@ -65,6 +65,9 @@ class RealNodesTest : public EngineTest {
     CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     created_fleets_.push_back(FleetName(name));
+    // A run the controller sees before its fleet fails Unschedulable ("no Fleet exists"), as a
+    // user's would: the tests' runs come after the controller has the fleet.
+    WaitForFleet(name, hostname.empty() ? 2 : 1);
   }
 
   // A run whose container runs `script` in busybox's sh on a real node.
@@ -566,7 +569,6 @@ TEST_F(RealNodesTest, RefusedInstanceWaitsUntilItsSituationChanges) {
 // rest), so four such runs fill a machine and the kubelet admits all four.
 TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
-  WaitForFleet("one", 1);  // else a run seen before its fleet is judged Unschedulable
   for (int i = 0; i < 4; ++i) {
     Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
           "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
@@ -596,7 +598,6 @@ TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
 // the fourth with OutOfcpu).
 TEST_F(RealNodesTest, RestartableInitContainersAreCountedAsTheKubeletCountsThem) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
-  WaitForFleet("one", 1);
   for (int i = 0; i < 4; ++i) {
     Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
           "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
@@ -646,7 +647,6 @@ TEST_F(RealNodesTest, RestartableInitContainersAreCountedAsTheKubeletCountsThem)
 // a sentence before any Pod is made.
 TEST_F(RealNodesTest, PodLevelResourcesAreHonouredWithinTheBlocks) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
-  WaitForFleet("one", 1);
   auto run = [&](const std::string& name, const std::string& cpu) {
     Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name +
           "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
@@ -700,6 +700,9 @@ TEST_F(RealNodesTest, ImageThatCannotBePulledTimesOut) {
   Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: nopull}\nspec:\n  resources: {gpu: 8}\n"
         "  startTimeout: 20s\n  template:\n    spec:\n      containers:\n"
         "      - {name: main, image: 127.0.0.1:1/berth/none:1, command: [sh]}\n");
+  // The waiting run comes once nopull holds the machine: two runs created in the same second
+  // are in the same place of the queue (creationTimestamp has whole seconds).
+  ASSERT_TRUE(WaitPhase("nopull", "Scheduled", std::chrono::seconds(60))) << Phase("nopull") << ": " << Message("nopull");
   ShellRun("after", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
   EXPECT_TRUE(Eventually([&] {
     std::string m = Message("nopull");
