@@ -7,9 +7,11 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_BUILD_DIR:-$ROOT/build-bench}"
 scenario="$1"; name="$2"; shift 2
 case " $* " in *" --hollow 1 "*) name="$name-hollow" ;; esac  # hollow-node figures beside the others
+case " $* " in *" --kwok 1 "*) name="$name-kwok" ;; esac      # kwok-node figures beside the others
 
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager
+case " $* " in *" --kwok 1 "*) "$ROOT/hack/build-kube.sh" kwok ;; esac
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim
 
@@ -17,7 +19,9 @@ mkdir -p "$ROOT/bench/results"
 out="$ROOT/bench/results/$name.md"
 export BERTH_TEST_TMP="${BERTH_TEST_TMP:-$(mktemp -d /tmp/berth-bench.XXXXXX)}"
 {
-  echo "<!-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg): berth-e2e-bench $scenario $* -->"
+  echo "<!-- $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg): berth-e2e-bench $scenario $* (Kubernetes $(basename "$(dirname "$("$ROOT/hack/build-kube.sh" --bin)")" | sed s/^kubernetes-//), at $(git -C "$ROOT" rev-parse --short HEAD)) -->"
   "$BUILD/bench/e2e/berth-e2e-bench" "$scenario" "$@" 2>"$BERTH_TEST_TMP/$name.stderr"
+  echo
+  echo "<!-- ended $(date -u +%Y-%m-%dT%H:%M:%SZ), load $(cut -d' ' -f1-3 /proc/loadavg) -->"
 } | tee "$out"
 echo "(table written to bench/results/$name.md)"

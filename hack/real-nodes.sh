@@ -360,13 +360,15 @@ start_kubelet() {
 # ---------------------------------------------------------------------------------------------
 # Hollow nodes (kubemark): the real kubelet's node and Pod handling with a fake container runtime.
 # Pods never finish (delete them), there are no logs, and capacity is cpu 1, memory 3840Mi.
+# kubemark 1.37 uses the host's image service by default (/run/containerd/containerd.sock, not
+# here): --use-host-image-service=false gives it a fake one too.
 start_hollow_node() {  # NAME LAB LABELS
   local name=$1 lab=$2 labels=$3 extra=()
   [ -n "$labels" ] && extra+=(--node-labels="$labels")
   # kubemark hard-codes /tmp/kubelet_remote.sock and /tmp/hollow-kubelet.*: a private /tmp each.
   setsid unshare -m --propagation private sh -c 'mount --bind "$1" /tmp && shift && exec "$@"' sh "$lab/tmp" \
     "$BIN/kubemark" --morph=kubelet --name="$name" --kubeconfig=/tmp/kubeconfig \
-    --kubelet-port="$(free_port)" --kubelet-read-only-port=0 "${extra[@]}" \
+    --kubelet-port="$(free_port)" --kubelet-read-only-port=0 --use-host-image-service=false "${extra[@]}" \
     >>"$lab/kubelet.log" 2>&1 < /dev/null &
   echo $! > "$lab/pid"
 }

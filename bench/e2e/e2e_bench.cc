@@ -1,19 +1,28 @@
-// berth-e2e-bench: end-to-end benchmarks on a real local control plane (etcd + kube-apiserver),
-// side by side with kube-scheduler v1.20 where the comparison makes sense. Each scenario prints a
-// Markdown table; bench/*.sh wrap one scenario each.
+// berth-e2e-bench: end-to-end benchmarks on a real local control plane (etcd + kube-apiserver of
+// the Kubernetes version hack/build-kube.sh builds, 1.37 by default), side by side with that
+// version's kube-scheduler and Job controller where the comparison makes sense. Each scenario
+// prints a Markdown table; bench/*.sh wrap one scenario each.
 //
-//   berth-e2e-bench throughput [--nodes 500 --runs 2000] [--hollow 1]
-//   berth-e2e-bench gangs [--nodes 1000 --runs 250] [--hollow 1]
+//   berth-e2e-bench throughput [--nodes 500 --runs 2000] [--hollow 1 | --kwok 1] [--job-syncs 5]
+//   berth-e2e-bench gangs [--nodes 1000 --runs 250] [--hollow 1 | --kwok 1]
 //
 // --hollow 1: the nodes are kubemark hollow nodes (the real kubelet with a fake runtime,
 // hack/real-nodes.sh hollow), so every Pod also goes through real kubelet admission; the clock
 // stops when every Pod is Running (admitted and started), and refused Pods are counted.
 // Hollow nodes have 1 CPU and 3840Mi whatever is asked, so their fleets use 8 blocks a node.
+// --kwok 1: the nodes are Node objects managed by a kwok controller (sigs.k8s.io/kwok, built by
+// hack/build-kube.sh kwok; the tool the Kubernetes community simulates 1,000s of nodes with),
+// started by the benchmark on its control plane with kwok's default stages (bench/e2e/kwok-stages.yaml):
+// kwok makes each node Ready and every Pod bound to one Running; the clock stops when every Pod is
+// Running. kwok is stopped with the control plane (and dies with the driver: PR_SET_PDEATHSIG).
+// --kwok-lease N: kwok's --node-lease-duration-seconds (default 40, kwok's and the kubelet's:
+// each node's Lease renewed every N/4 s; 0: no Leases).
 //   berth-e2e-bench priority [--pending 10000 --patches 50]
-//   berth-e2e-bench memory [--nodes 5000 --runs 10000]
-//   berth-e2e-bench scale [--nodes 10000 --pending 100000 --seconds 60]
+//   berth-e2e-bench memory [--nodes 5000 --runs 10000] [--kwok 1]
+//   berth-e2e-bench scale [--nodes 10000 --pending 100000 --seconds 60] [--kwok 1]
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -82,14 +91,105 @@ void MustCreate(const std::string& path, const std::string& body) {
 }
 
 bool Hollow() { return Flag("hollow", 0) != 0; }
+bool Kwok() { return Flag("kwok", 0) != 0; }
+// A kubelet-like agent (hollow kubelets or kwok) runs the bound Pods: the clock stops at Running.
+bool Agent() { return Hollow() || Kwok(); }
 
-// Hollow nodes and kube-controller-manager first (by pid), then etcd and kube-apiserver.
+// A process of the benchmark (kube-scheduler, kube-controller-manager, kwok) started with `args`;
+// its output goes to `log`. It is killed if the driver dies first. Returns its pid.
+pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(125);
+    if (!freopen(log.c_str(), "w", stdout) || !freopen(log.c_str(), "a", stderr)) _exit(126);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+void StopProcess(pid_t pid) {
+  if (pid <= 0) return;
+  kill(pid, SIGTERM);
+  waitpid(pid, nullptr, 0);
+}
+
+// The Kubernetes binaries of this run (hack/build-kube.sh: 1.37, or BERTH_KUBE_VERSION).
+std::string KubeBinDir() {
+  static const std::string dir = [] {
+    CommandResult r = berth::testing::RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "--bin"});
+    return r.out.substr(0, r.out.find('\n'));
+  }();
+  return dir;
+}
+std::string KubeBin(const std::string& name) { return KubeBinDir() + "/" + name; }
+
+// "v1.37.2", from the binaries' directory (CACHE/kubernetes-1.37.2/bin).
+std::string KubeVersion() {
+  std::string d = KubeBinDir();
+  d = d.substr(0, d.rfind('/'));
+  const std::string base = d.substr(d.rfind('/') + 1);
+  const std::string prefix = "kubernetes-";
+  return base.rfind(prefix, 0) == 0 ? "v" + base.substr(prefix.size()) : base;
+}
+
+// kwok (hack/build-kube.sh kwok) is in CACHE/tools/bin, beside CACHE/kubernetes-<version>/bin.
+std::string KwokBin() {
+  std::string d = KubeBinDir();
+  d = d.substr(0, d.rfind('/'));
+  d = d.substr(0, d.rfind('/'));
+  return d + "/tools/bin/kwok";
+}
+
+// kwok's flags (printed in the tables as passed). Its client has no rate limit (kwok sets a
+// fake-always rate limiter on its REST config), so there is no QPS flag to raise.
+std::vector<std::string> KwokFlags() {
+  return {"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+          "--node-lease-duration-seconds=" + std::to_string(Flag("kwok-lease", 40)), "--cidr=10.64.0.0/10",
+          "--config=bench/e2e/kwok-stages.yaml"};
+}
+
+pid_t g_kwok = -1;
+
+void StartKwok() {
+  if (!Kwok()) return;
+  const auto& cp = ControlPlane::Get();
+  std::vector<std::string> args = {KwokBin(), "--kubeconfig=" + cp.kubeconfig()};
+  for (std::string f : KwokFlags()) {
+    if (f.rfind("--config=", 0) == 0) f = "--config=" + std::string(BERTH_SOURCE_DIR) + "/" + f.substr(9);
+    args.push_back(f);
+  }
+  g_kwok = Spawn(args, cp.dir() + "/kwok.log");
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (waitpid(g_kwok, nullptr, WNOHANG) == g_kwok) {
+    std::fprintf(stderr, "kwok exited at once; see %s/kwok.log\n", cp.dir().c_str());
+    g_kwok = -1;
+    ControlPlane::Get().Stop();
+    std::exit(1);
+  }
+}
+
+// kwok, hollow nodes and kube-controller-manager first (by pid), then etcd and kube-apiserver.
 void StopControlPlane() {
+  if (g_kwok > 0) StopProcess(g_kwok);
+  g_kwok = -1;
   if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "stop-all", ControlPlane::Get().dir()});
   ControlPlane::Get().Stop();
 }
 
-// Ready nodes with 64 CPUs, 512Gi and 8 GPUs, labelled pool=POOL (or hollow nodes with 8 GPUs).
+// A fresh control plane, with kwok when --kwok 1.
+void StartControlPlane() {
+  ControlPlane::Get().Start();
+  StartKwok();
+}
+
+// Ready nodes with 64 CPUs, 512Gi and 8 GPUs, labelled pool=POOL (or hollow nodes with 8 GPUs; or
+// kwok-managed nodes that kwok makes Ready).
 void MakeNodes(const std::string& pool, int count) {
   if (Hollow()) {
     CommandResult r = berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "hollow",
@@ -116,12 +216,43 @@ void MakeNodes(const std::string& pool, int count) {
   Parallel(count, 16, [&](int i) {
     std::string name = pool + "-" + std::to_string(i);
     std::string res = R"({"cpu":"64","memory":"512Gi","pods":"110","nvidia.com/gpu":"8"})";
-    MustCreate(k8s::resources::kNodes.Path(),
-               R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"pool":")" + pool +
-                   R"("}},"status":{"capacity":)" + res + R"(,"allocatable":)" + res +
-                   R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
+    if (Kwok()) {
+      // Managed by kwok (its annotation); not Ready until kwok's node-initialize stage makes it so.
+      MustCreate(k8s::resources::kNodes.Path(),
+                 R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"pool":")" + pool +
+                     R"(","type":"kwok"},"annotations":{"kwok.x-k8s.io/node":"fake"}},"status":{"capacity":)" + res +
+                     R"(,"allocatable":)" + res + "}}");
+    } else {
+      MustCreate(k8s::resources::kNodes.Path(),
+                 R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"pool":")" + pool +
+                     R"("}},"status":{"capacity":)" + res + R"(,"allocatable":)" + res +
+                     R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
+    }
+    // The API server taints a new node not-ready; no node lifecycle controller runs to lift it.
     Client()->JsonPatch(k8s::resources::kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
   });
+  if (Kwok()) {
+    // Wait until kwok has made every node of the pool Ready.
+    int ready = 0;
+    bool ok = Eventually([&] {
+      k8s::ListOptions opts;
+      opts.label_selector = "pool=" + pool;
+      auto l = Client()->List(k8s::resources::kNodes.Path(), opts);
+      if (!l.ok()) return false;
+      ready = 0;
+      for (auto& item : l->items) {
+        auto node = k8s::DecodeNode(item);
+        ready += node && node->ready;
+      }
+      if (ready < count) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      return ready >= count;
+    }, std::chrono::seconds(900));
+    if (!ok) {
+      std::fprintf(stderr, "kwok made only %d of %d nodes Ready; see %s/kwok.log\n", ready, count, ControlPlane::Get().dir().c_str());
+      StopControlPlane();
+      std::exit(1);
+    }
+  }
 }
 
 void Kubectl(const std::vector<std::string>& args, const std::string& input = {}) {
@@ -166,9 +297,9 @@ class BoundPods {
   int running() const { return running_.load(); }
   int refused() const { return refused_.load(); }
   Clock::time_point last_running() const { return last_running_.load(); }
-  // Hollow nodes: every Pod admitted and Running; otherwise every Pod bound.
-  bool Done(int pods) const { return Hollow() ? running() >= pods : bound() >= pods; }
-  Clock::time_point DoneAt() const { return Hollow() ? last_running() : last_bind(); }
+  // Hollow or kwok nodes: every Pod Running (admitted and started by its agent); otherwise every Pod bound.
+  bool Done(int pods) const { return Agent() ? running() >= pods : bound() >= pods; }
+  Clock::time_point DoneAt() const { return Agent() ? last_running() : last_bind(); }
   Clock::time_point last_bind() const { return last_bind_.load(); }
   k8s::Informer<k8s::Pod>& informer() { return informer_; }
 
@@ -339,40 +470,14 @@ std::vector<std::string> SetUpWebhook() {
 
 // ---------------------------------------------------------------------------------------------
 
-// A process of the benchmark (kube-scheduler, kube-controller-manager) started with `args`; its
-// output goes to `log`. Returns its pid.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen(log.c_str(), "w", stdout) || !freopen(log.c_str(), "a", stderr)) _exit(126);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-void StopProcess(pid_t pid) {
-  if (pid <= 0) return;
-  kill(pid, SIGTERM);
-  waitpid(pid, nullptr, 0);
-}
-
-// The Kubernetes binaries of this run (hack/build-kube.sh: 1.37, or BERTH_KUBE_VERSION).
-std::string KubeBin(const std::string& name) {
-  static const std::string dir = [] {
-    CommandResult r = berth::testing::RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "--bin"});
-    return r.out.substr(0, r.out.find('\n'));
-  }();
-  return dir + "/" + name;
-}
-
-// The flags each Kubernetes anchor runs with (printed in the table as they are passed).
+// The flags each Kubernetes anchor runs with (printed in the table as they are passed): every
+// client unthrottled. --concurrent-job-syncs: the Job controller's workers (a flag since 1.21;
+// 1.20 had 5, fixed), 5 by default as there (--job-syncs N sets it).
 const std::vector<std::string> kSchedulerFlags = {"--leader-elect=false", "--kube-api-qps=5000", "--kube-api-burst=5000"};
-const std::vector<std::string> kJobControllerFlags = {"--controllers=job", "--leader-elect=false", "--kube-api-qps=5000",
-                                                      "--kube-api-burst=5000"};
+std::vector<std::string> JobControllerFlags() {
+  return {"--controllers=job", "--leader-elect=false", "--kube-api-qps=5000", "--kube-api-burst=5000",
+          "--concurrent-job-syncs=" + std::to_string(Flag("job-syncs", 5))};
+}
 
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
@@ -384,7 +489,7 @@ pid_t StartKubeScheduler() {
   const auto& cp = ControlPlane::Get();
   std::vector<std::string> args = {KubeBin("kube-scheduler"), "--kubeconfig=" + cp.kubeconfig(),
                                    "--authentication-kubeconfig=" + cp.kubeconfig(),
-                                   "--authorization-kubeconfig=" + cp.kubeconfig(), "--port=0",
+                                   "--authorization-kubeconfig=" + cp.kubeconfig(),
                                    "--secure-port=" + std::to_string(berth::testing::FreePort()), "--bind-address=127.0.0.1"};
   args.insert(args.end(), kSchedulerFlags.begin(), kSchedulerFlags.end());
   return Spawn(args, cp.dir() + "/kube-scheduler.log");
@@ -392,9 +497,10 @@ pid_t StartKubeScheduler() {
 
 pid_t StartJobController() {
   const auto& cp = ControlPlane::Get();
-  std::vector<std::string> args = {KubeBin("kube-controller-manager"), "--kubeconfig=" + cp.kubeconfig(), "--port=0",
+  std::vector<std::string> args = {KubeBin("kube-controller-manager"), "--kubeconfig=" + cp.kubeconfig(),
                                    "--secure-port=0", "--use-service-account-credentials=false"};
-  args.insert(args.end(), kJobControllerFlags.begin(), kJobControllerFlags.end());
+  const auto flags = JobControllerFlags();
+  args.insert(args.end(), flags.begin(), flags.end());
   return Spawn(args, cp.dir() + "/kube-controller-manager-jobs.log");
 }
 
@@ -405,7 +511,7 @@ struct AnchorResult {
   Writes writes;
   std::string apiserver_time;
   // CPU seconds during the timed window.
-  double cpu_apiserver = 0, cpu_etcd = 0, cpu_scheduler = 0, cpu_driver = 0;
+  double cpu_apiserver = 0, cpu_etcd = 0, cpu_scheduler = 0, cpu_driver = 0, cpu_kwok = 0;
   // berth only: its scheduling passes while timed (berth_scheduling_cycle_duration_seconds).
   double passes = 0, pass_seconds = 0;
 };
@@ -437,7 +543,7 @@ enum class Anchor { kBerth, kBerthWebhook, kKubeScheduler, kJobs };
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
 std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
-  ControlPlane::Get().Start();
+  StartControlPlane();
   if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "controller-manager", ControlPlane::Get().dir()});
   const std::string ns = "bench";
   Kubectl({"create", "namespace", ns});
@@ -471,19 +577,19 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   } else {
     kube.push_back(StartKubeScheduler());
     out.flags = "kube-scheduler " + Join(kSchedulerFlags);
-    out.name = "kube-scheduler v1.20, pre-made Pods";
+    out.name = "kube-scheduler " + KubeVersion() + ", pre-made Pods";
     out.timed = "first Pod created -> every Pod";
     out.unit = "pods/s";
     if (anchor == Anchor::kJobs) {
       kube.push_back(StartJobController());
-      out.flags += "; kube-controller-manager " + Join(kJobControllerFlags) + " (5 Job workers: not a flag in v1.20)";
-      out.name = "Jobs: kube-controller-manager's Job controller + kube-scheduler v1.20";
+      out.flags += "; kube-controller-manager " + Join(JobControllerFlags());
+      out.name = "Jobs: kube-controller-manager's Job controller + kube-scheduler " + KubeVersion();
       out.timed = "first Job created -> every Pod";
       out.unit = "jobs/s";
     }
     for (pid_t p : kube) scheduler_pids.push_back(p);
   }
-  out.timed += Hollow() ? " admitted by its (hollow) kubelet and Running" : " bound";
+  out.timed += Hollow() ? " admitted by its (hollow) kubelet and Running" : Kwok() ? " Running (kwok)" : " bound";
   std::this_thread::sleep_for(std::chrono::seconds(3));  // let it sync before the clock starts
   BoundPods pods(ns);
   const std::string dir = ControlPlane::Get().dir();
@@ -491,7 +597,8 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   auto cpu = [&] {
     double s = 0;
     for (int p : scheduler_pids) s += CpuSeconds(p);
-    return std::array<double, 4>{CpuSeconds(apiserver), CpuSeconds(etcd), s, CpuSeconds(getpid())};
+    return std::array<double, 5>{CpuSeconds(apiserver), CpuSeconds(etcd), s, CpuSeconds(getpid()),
+                                 g_kwok > 0 ? CpuSeconds(g_kwok) : 0.0};
   };
   auto before = ScrapeApiserver();
   // --perf 1: a CPU profile of the scheduler process(es) while timed (perf record; read it with
@@ -568,6 +675,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   out.cpu_etcd = cpu1[1] - cpu0[1];
   out.cpu_scheduler = cpu1[2] - cpu0[2];
   out.cpu_driver = cpu1[3] - cpu0[3];
+  out.cpu_kwok = cpu1[4] - cpu0[4];
   out.refused = pods.refused();
   pods.informer().Stop();
   if (controller) controller->Stop();
@@ -596,17 +704,24 @@ int Throughput() {
     if (!r) return 1;
     results[a] = *r;
   }
-  std::printf("\n## Throughput: %d single-node 1-GPU jobs on %d %s x 8 GPUs\n\n", runs, nodes,
-              Hollow() ? "kubemark hollow nodes (real kubelet admission)" : "bare Node objects");
+  std::printf("\n## Throughput: %d single-node 1-GPU jobs on %d %s x 8 GPUs (Kubernetes %s)\n\n", runs, nodes,
+              Hollow()  ? "kubemark hollow nodes (real kubelet admission)"
+              : Kwok() ? "kwok-managed Node objects (kwok makes every bound Pod Running)"
+                       : "bare Node objects",
+              KubeVersion().c_str());
+  if (Kwok()) std::printf("kwok %s\n\n", ("`" + Join(KwokFlags()) + "`").c_str());
   std::printf("Each row on a fresh control plane (etcd + kube-apiserver) with fresh nodes. Writes per job: POST, PUT, PATCH "
               "and DELETE counted by the API server (`apiserver_request_total`, before and after; the user's own create "
               "included; Node and Lease heartbeats left out). CPU: seconds of CPU each process used while timed.\n\n");
-  std::printf("| anchor | flags | what is timed | seconds (of which creating the %d objects) | per second | writes per job | CPU s: apiserver / etcd / scheduler / bench driver | refused by a kubelet |\n|---|---|---|---|---|---|---|---|\n", runs);
+  std::printf("| anchor | flags | what is timed | seconds (of which creating the %d objects) | per second | writes per job | CPU s: apiserver / etcd / scheduler / bench driver%s | refused by a kubelet |\n|---|---|---|---|---|---|---|---|\n", runs,
+              Kwok() ? " / kwok" : "");
   for (Anchor a : anchors) {
     const AnchorResult& r = results[a];
-    std::printf("| %s | `%s` | %s | %.2f (%.2f) | %.0f %s | %.2f | %.1f / %.1f / %.1f / %.1f | %d |\n", r.name.c_str(), r.flags.c_str(),
+    char kwok_cpu[32] = "";
+    if (Kwok()) std::snprintf(kwok_cpu, sizeof kwok_cpu, " / %.1f", r.cpu_kwok);
+    std::printf("| %s | `%s` | %s | %.2f (%.2f) | %.0f %s | %.2f | %.1f / %.1f / %.1f / %.1f%s | %d |\n", r.name.c_str(), r.flags.c_str(),
                 r.timed.c_str(), r.seconds, r.creating, runs / r.seconds, r.unit.c_str(), r.writes.total / runs, r.cpu_apiserver,
-                r.cpu_etcd, r.cpu_scheduler, r.cpu_driver, r.refused);
+                r.cpu_etcd, r.cpu_scheduler, r.cpu_driver, kwok_cpu, r.refused);
   }
   std::printf("\n| anchor | writes | by verb and resource (non-2xx codes apart) |\n|---|---|---|\n");
   for (Anchor a : anchors) {
@@ -636,7 +751,7 @@ int Throughput() {
 
 int Gangs() {
   const int nodes = Flag("nodes", Hollow() ? 48 : 1000), runs = Flag("runs", Hollow() ? nodes / 4 : 250), size = 4;
-  ControlPlane::Get().Start();
+  StartControlPlane();
   if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "controller-manager", ControlPlane::Get().dir()});
   Kubectl({"create", "namespace", "gang-bench"});
   MakeNodes("gang", nodes);
@@ -684,8 +799,12 @@ int Gangs() {
   }
   controller.Stop();
   pods.informer().Stop();
-  std::printf("\n## Gangs: %d runs of nodes: %d on %d whole-node instances (%s)\n\n", runs, size, nodes,
-              Hollow() ? "kubemark hollow nodes, timed until every Pod is admitted and Running" : "bare Node objects, timed until every Pod is bound");
+  std::printf("\n## Gangs: %d runs of nodes: %d on %d whole-node instances (%s; Kubernetes %s)\n\n", runs, size, nodes,
+              Hollow()  ? "kubemark hollow nodes, timed until every Pod is admitted and Running"
+              : Kwok() ? "kwok-managed Node objects, timed until kwok reports every Pod Running"
+                       : "bare Node objects, timed until every Pod is bound",
+              KubeVersion().c_str());
+  if (Kwok()) std::printf("kwok %s\n\n", ("`" + Join(KwokFlags()) + "`").c_str());
   std::printf("| all done | seconds | gangs/s | pods/s | samples | invariant violations | partial placements | refused by a kubelet |\n|---|---|---|---|---|---|---|---|\n");
   std::printf("| %s | %.2f | %.1f | %.0f | %d | %d | %d | %d |\n", done ? "yes" : "NO", s, runs / s, runs * size / s, samples.load(),
               violations.load(), partial, pods.refused());
@@ -806,7 +925,7 @@ int Priority() {
 
 int Memory() {
   const int nodes = Flag("nodes", 5000), runs = Flag("runs", 10000);
-  ControlPlane::Get().Start();
+  StartControlPlane();
   const std::string ns = "mem-bench";
   Kubectl({"create", "namespace", ns});
   MakeNodes("mem", nodes);
@@ -817,8 +936,9 @@ int Memory() {
   Parallel(runs, 16, [&](int i) {
     MustCreate(k8s::resources::kRuns.Path(ns), RunBody("m" + std::to_string(i), R"("resources":{"gpu":1},)"));
   });
-  if (!Eventually([&] { return pods.bound() >= runs; }, std::chrono::seconds(900))) {
-    std::fprintf(stderr, "only %d of %d pods bound\n", pods.bound(), runs);
+  if (!Eventually([&] { return pods.Done(runs); }, std::chrono::seconds(900))) {
+    std::fprintf(stderr, "only %d of %d pods bound, %d running\n", pods.bound(), runs, pods.running());
+    StopControlPlane();
     return 1;
   }
   std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -844,7 +964,9 @@ int Memory() {
   double admitted = Seconds(Clock::now() - t0);
   controller->Stop();
   pods.informer().Stop();
-  std::printf("\n## Memory and start-up: %d runs, %d nodes, %d pods in the caches\n\n", runs, nodes, runs);
+  std::printf("\n## Memory and start-up: %d runs, %d %s, %d pods in the caches (Kubernetes %s)\n\n", runs, nodes,
+              Kwok() ? "kwok-managed nodes (every Pod Running)" : "bare nodes", runs, KubeVersion().c_str());
+  if (Kwok()) std::printf("kwok %s\n\n", ("`" + Join(KwokFlags()) + "`").c_str());
   std::printf("| controller RSS | goal | start -> caches synced | start -> first admission | goal |\n|---|---|---|---|---|\n");
   std::printf("| %.0f MB | < 200 MB | %.2f s | %.2f s | < 5 s |\n", rss / 1024.0, synced, admitted);
   StopControlPlane();
@@ -995,7 +1117,7 @@ int Positions() {
 // (berth_scheduling_cycle_duration_seconds) and its "slow scheduling pass" log lines (> 200 ms).
 int Scale() {
   const int nodes = Flag("nodes", 10000), pending = Flag("pending", 100000), seconds = Flag("seconds", 60);
-  ControlPlane::Get().Start();
+  StartControlPlane();
   const std::string ns = "scale-bench";
   Kubectl({"create", "namespace", ns});
   auto t_nodes = Clock::now();
@@ -1173,11 +1295,14 @@ int Scale() {
   if (p1.count > 0) std::snprintf(mean_all, sizeof mean_all, "%.1f", 1000 * p1.sum / p1.count);
   const int code = stop(0);
 
-  std::printf("\n## Scale: %d pending runs and %d nodes, one berth-controller, real API server\n\n", pending, nodes);
-  std::printf("Fleet `big`: %d bare Node objects x 8 GPUs, free. Fleet `small`: one such node, taken whole by one run; "
+  std::printf("\n## Scale: %d pending runs and %d nodes, one berth-controller, real API server (Kubernetes %s)\n\n", pending,
+              nodes, KubeVersion().c_str());
+  if (Kwok()) std::printf("kwok %s\n\n", ("`" + Join(KwokFlags()) + "`").c_str());
+  std::printf("Fleet `big`: %d %s x 8 GPUs, free. Fleet `small`: one such node, taken whole by one run; "
               "the %d pending runs (1 GPU, `fleets: [small]`, retry on no-capacity) wait for it. They are created with "
               "berth stopped; berth then starts (log level info) and one 1-GPU run for `big` is created at once. "
-              "The window: %d s after that run's admission.\n\n", nodes, pending, seconds);
+              "The window: %d s after that run's admission.\n\n", nodes,
+              Kwok() ? "kwok-managed Node objects" : "bare Node objects", pending, seconds);
   std::printf("| measure | measured | goal (issue 16) |\n|---|---|---|\n");
   std::printf("| nodes / pending runs | %d / %d | 10,000 / 100,000 |\n", nodes, pending);
   std::printf("| making the nodes (bench driver, 16 threads) | %.1f s | |\n", nodes_s);
