@@ -386,13 +386,19 @@ k8s::PodRequests KubeletCounts(const std::string& pod_json) {
       for (const char* kind : {"requests", "limits"}) {  // stored as strings: `cpu: 0.25` reads back "250m"
         const json::Value* list_of = json::Find(c, {"resources", kind});
         if (list_of == nullptr) continue;
-        for (auto& q : c["resources"][kind].GetObject()) {
-          if (q.value.IsNumber()) q.value.SetString(json::Serialize(q.value).c_str(), a);
+        // Names first, through const iterators: comparing rapidjson's mutable member iterators is
+        // ambiguous in C++20 (clang refuses it under -Werror).
+        std::vector<std::string> names;
+        for (const auto& q : list_of->GetObject()) names.emplace_back(q.name.GetString(), q.name.GetStringLength());
+        for (const std::string& n : names) {
+          json::Value& q = c["resources"][kind][n.c_str()];
+          if (q.IsNumber()) q.SetString(json::Serialize(q).c_str(), a);
         }
       }
       if (!c.HasMember("resources") || !c["resources"].HasMember("limits")) continue;
       if (!c["resources"].HasMember("requests")) c["resources"].AddMember("requests", json::Value(rapidjson::kObjectType), a);
-      for (auto& l : c["resources"]["limits"].GetObject()) {
+      const json::Value& limits = c["resources"]["limits"];
+      for (const auto& l : limits.GetObject()) {
         if (!c["resources"]["requests"].HasMember(l.name)) {
           c["resources"]["requests"].AddMember(json::Value(l.name, a), json::Value(l.value, a), a);
         }
