@@ -85,6 +85,14 @@ class RealNodesTest : public EngineTest {
     Apply(yaml);
   }
 
+  // Runs s0..s3 of 2 GPUs each whose Pod spec (after a 1 s grace period) is `pod_spec`.
+  void FourRuns(const std::string& pod_spec) {
+    for (int i = 0; i < 4; ++i) {
+      Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
+            "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n" + pod_spec);
+    }
+  }
+
   // Waits until the controller has seen Fleet FleetName(name) and written its `instances` instances:
   // a run applied before that may be judged against no fleet at all (Unschedulable).
   void WaitForFleet(const std::string& name, size_t instances) {
@@ -569,14 +577,10 @@ TEST_F(RealNodesTest, RefusedInstanceWaitsUntilItsSituationChanges) {
 // rest), so four such runs fill a machine and the kubelet admits all four.
 TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
-  for (int i = 0; i < 4; ++i) {
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
-          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
-          "      containers:\n"
-          "      - {name: main, image: " + RealNodes::kBusybox + ", command: [sleep, '3600']}\n"
+  FourRuns("      containers:\n"
+          "      - {name: main, image: " + std::string(RealNodes::kBusybox) + ", command: [sleep, '3600']}\n"
           "      - {name: proxy, image: " + RealNodes::kBusybox + ", command: [sleep, '3600'], "
           "resources: {requests: {cpu: 200m}}}\n");
-  }
   ASSERT_TRUE(Eventually([&] { return CountPhase("Running") == 4; }, std::chrono::seconds(90)))
       << Kubectl({"get", "runs"}).out << Kubectl({"get", "pods", "-o", "wide"}).out;
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
@@ -598,17 +602,13 @@ TEST_F(RealNodesTest, SidecarsAreCountedInTheBlocks) {
 // the fourth with OutOfcpu).
 TEST_F(RealNodesTest, RestartableInitContainersAreCountedAsTheKubeletCountsThem) {
   RealFleet("one", "  blocks: 4\n", kNode0);  // 500m CPU a block
-  for (int i = 0; i < 4; ++i) {
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: s" + std::to_string(i) +
-          "}\nspec:\n  resources: {gpu: 2}\n  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n"
-          "      initContainers:\n"
-          "      - {name: proxy, image: " + RealNodes::kBusybox + ", restartPolicy: Always, command: [sleep, '3600'], "
+  FourRuns("      initContainers:\n"
+          "      - {name: proxy, image: " + std::string(RealNodes::kBusybox) + ", restartPolicy: Always, command: [sleep, '3600'], "
           "resources: {requests: {cpu: 200m}}}\n"
           "      - {name: setup, image: " + RealNodes::kBusybox + ", command: [sh, -c, 'true'], "
           "resources: {requests: {cpu: 300m}}}\n"
           "      containers:\n"
           "      - {name: main, image: " + RealNodes::kBusybox + ", command: [sleep, '3600']}\n");
-  }
   ASSERT_TRUE(Eventually([&] { return CountPhase("Running") == 4; }, std::chrono::seconds(90)))
       << Kubectl({"get", "runs"}).out << Kubectl({"get", "pods", "-o", "wide"}).out;
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
