@@ -179,6 +179,12 @@ class HelmChart : public IntegrationTest {
       ReleaseNames n = NamesOf(release, ns);
       cp().Kubectl({"delete", "clusterrole,clusterrolebinding", n.cluster, "--ignore-not-found", "--wait=false"});
       cp().Kubectl({"delete", "mutatingwebhookconfiguration", n.webhook, "--ignore-not-found", "--wait=false"});
+      if (ServesAdmissionPolicies()) {
+        cp().Kubectl({"delete",
+                      "mutatingadmissionpolicy,mutatingadmissionpolicybinding,validatingadmissionpolicy,"
+                      "validatingadmissionpolicybinding",
+                      n.webhook, "--ignore-not-found", "--wait=false"});
+      }
     }
     for (const auto& obj : cluster_objects_) cp().Kubectl({"delete", obj, "--ignore-not-found", "--wait=false"});
     for (const auto& ns : namespaces_) (void)client()->Delete(k8s::resources::kNamespaces.Path("", ns));
@@ -228,6 +234,13 @@ class HelmChart : public IntegrationTest {
     }
     if (mwc.IsMap()) c.bundle = mwc["webhooks"][0]["clientConfig"]["caBundle"].as<std::string>("");
     return c;
+  }
+
+  // Whether the API server serves admission policies of both kinds as v1 (Kubernetes 1.36+).
+  bool ServesAdmissionPolicies() {
+    CommandResult r = cp().Kubectl({"get", "--raw", "/apis/admissionregistration.k8s.io/v1"});
+    return r.out.find("\"kind\":\"MutatingAdmissionPolicy\"") != std::string::npos &&
+           r.out.find("\"kind\":\"ValidatingAdmissionPolicy\"") != std::string::npos;
   }
 
   std::string ResourceVersion(const std::string& ns, const std::string& kind, const std::string& name) {
@@ -625,7 +638,10 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   auto has = [](const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); };
 
   // ---- helm install: every object, owned by the release, as the chart wrote it.
-  CommandResult install = Install(release, ns, {"--create-namespace", "--set", "grafana.dashboard.enabled=true"});
+  // The webhook (admissionPolicies=false): on a cluster that serves admission policies "auto" picks
+  // those instead (InstallUpgradeRollbackUninstallPickAdmissionPoliciesWhereServed).
+  CommandResult install = Install(release, ns, {"--create-namespace", "--set", "grafana.dashboard.enabled=true", "--set",
+                                                "admissionPolicies=false"});
   ASSERT_EQ(install.exit_code, 0) << install.err << install.out;
   EXPECT_NE(install.out.find("STATUS: deployed"), std::string::npos) << install.out;
   EXPECT_NE(install.out.find("REVISION: 1\n"), std::string::npos) << install.out;
@@ -772,10 +788,98 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   EXPECT_TRUE(Object("", "namespace", ns).IsMap());
 }
 
+// values admissionPolicies: "auto" (the default) installs admission policies where the cluster
+// serves them (Kubernetes 1.36+: no webhook, no certificate, no call to berth on a create) and
+// the webhook elsewhere (1.35, the compatibility group); switching by upgrade and rollback leaves
+// no object of the other mechanism behind, and uninstall removes the policies.
+TEST_F(HelmChart, InstallUpgradeRollbackUninstallPickAdmissionPoliciesWhereServed) {
+  const std::string ns = ns_ + "-p";
+  namespaces_.push_back(ns);
+  const std::string release = "berth-" + ns_;
+  const ReleaseNames n = NamesOf(release, ns);
+  const bool served = ServesAdmissionPolicies();
+  const std::vector<std::string> policy_kinds = {"mutatingadmissionpolicy", "mutatingadmissionpolicybinding",
+                                                 "validatingadmissionpolicy", "validatingadmissionpolicybinding"};
+  // What admits Runs now: "policies", "webhook", or "" (neither), checked object by object.
+  auto mechanism = [&] {
+    int policies = 0;
+    if (served) {
+      for (const auto& kind : policy_kinds) policies += Object("", kind, n.webhook).IsMap() ? 1 : 0;
+    }
+    const bool webhook = Object("", "mutatingwebhookconfiguration", n.webhook).IsMap();
+    const bool secret = Object(ns, "secret", n.secret).IsMap();
+    std::vector<std::string> args = Strings(Container(Object(ns, "deployment", n.full))["args"]);
+    const bool serving = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+      return a.rfind("--webhook-bind-address=", 0) == 0;
+    });
+    if (policies == 4 && !webhook && !secret && !serving) return std::string("policies");
+    if (policies == 0 && webhook && secret && serving) return std::string("webhook");
+    return "mixed: " + std::to_string(policies) + " policy objects, webhook configuration " + (webhook ? "yes" : "no") +
+           ", Secret " + (secret ? "yes" : "no") + ", --webhook-bind-address " + (serving ? "yes" : "no");
+  };
+  if (!served) {
+    // 1.35: asking for the policies fails the install with a sentence; "auto" is the webhook.
+    CommandResult forced = Install(release, ns, {"--create-namespace", "--set", "admissionPolicies=true"});
+    EXPECT_NE(forced.exit_code, 0) << forced.out;
+    EXPECT_NE(forced.err.find("admissionPolicies: true needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy"),
+              std::string::npos)
+        << forced.err;
+    ASSERT_EQ(Install(release, ns, {"--create-namespace"}).exit_code, 0);
+    EXPECT_EQ(mechanism(), "webhook");
+    return;
+  }
+  CommandResult install = Install(release, ns, {"--create-namespace"});
+  ASSERT_EQ(install.exit_code, 0) << install.err << install.out;
+  EXPECT_EQ(mechanism(), "policies");
+  // The API server applies them: a new Run gets the finalizer, and a priority above the
+  // namespace's cap is refused with the webhook's sentence (nothing of berth runs here).
+  const std::string tenant = ns_ + "-t";
+  namespaces_.push_back(tenant);
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", tenant}).exit_code, 0);
+  ASSERT_EQ(cp().Kubectl({"label", "namespace", tenant, "berth.dev/max-priority=30"}).exit_code, 0);
+  auto run = [&](const std::string& name, int priority) {
+    return cp().Kubectl({"apply", "-n", tenant, "-f", "-"},
+                        "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n  priority: " +
+                            std::to_string(priority) + "\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  };
+  // Policies take effect once the API server has loaded them (a second or so): retry until refused.
+  CommandResult refused;
+  int tries = 0;
+  EXPECT_TRUE(Eventually([&] {
+    refused = run("high-" + std::to_string(tries++), 80);
+    return refused.exit_code != 0;
+  }, std::chrono::seconds(20)));
+  EXPECT_NE(refused.err.find("spec.priority 80 is above 30, the highest priority runs in namespace " + tenant +
+                             " may have (namespace label berth.dev/max-priority: \"30\")"),
+            std::string::npos)
+      << refused.err;
+  ASSERT_EQ(run("low", 30).exit_code, 0);
+  EXPECT_EQ(cp().Kubectl({"get", "run", "low", "-n", tenant, "-o", "jsonpath={.metadata.finalizers}"}).out,
+            R"(["berth.dev/run-cleanup"])");
+
+  // helm upgrade to the webhook and back by rollback: one mechanism at a time.
+  CommandResult to_webhook = Upgrade(release, ns, {"--reuse-values", "--set", "admissionPolicies=false"});
+  ASSERT_EQ(to_webhook.exit_code, 0) << to_webhook.err << to_webhook.out;
+  EXPECT_EQ(mechanism(), "webhook");
+  CommandResult rollback = Helm({"rollback", release, "1", "-n", ns});
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.err << rollback.out;
+  EXPECT_EQ(mechanism(), "policies");
+
+  // helm uninstall: the policies go with the release (the Runs stay, with their finalizer for
+  // berth to clean up when it runs again).
+  ASSERT_EQ(Helm({"uninstall", release, "-n", ns}).exit_code, 0);
+  for (const auto& kind : policy_kinds) EXPECT_FALSE(Object("", kind, n.webhook).IsMap()) << kind << " was left behind";
+  // No berth runs here to remove its finalizer: the test does, so that the namespace can go.
+  std::istringstream runs(cp().Kubectl({"get", "runs", "-n", tenant, "-o", "name"}).out);
+  for (std::string r; std::getline(runs, r);) {
+    cp().Kubectl({"patch", r, "-n", tenant, "--type", "merge", "-p", R"({"metadata":{"finalizers":null}})"});
+  }
+}
+
 TEST_F(HelmChart, UpgradeFromChart010KeepsItsCaAndMakesANewPairOnlyWithoutOne) {
   const std::string release = "berth-" + ns_;
   const ReleaseNames n = NamesOf(release, ns_);
-  CommandResult install = Install(release, ns_);
+  CommandResult install = Install(release, ns_, {"--set", "admissionPolicies=false"});
   ASSERT_EQ(install.exit_code, 0) << install.err << install.out;
   const WebhookCert cert = CertOf(release, ns_);
   ASSERT_FALSE(cert.ca.empty() || cert.crt.empty());
@@ -880,7 +984,7 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
   for (const auto& ns : {ns_, ns_b}) {
     // Helm refuses to install over an object another release owns: both installs succeed only
     // because no name is shared.
-    CommandResult r = Install("berth", ns, {"--create-namespace"});
+    CommandResult r = Install("berth", ns, {"--create-namespace", "--set", "admissionPolicies=false"});
     ASSERT_EQ(r.exit_code, 0) << ns << ": " << r.err << r.out;
     CommandResult m = Helm({"get", "manifest", "berth", "-n", ns});
     ASSERT_EQ(m.exit_code, 0) << m.err;

@@ -1,9 +1,13 @@
-// The optional admission webhook: new Runs get berth's finalizer at creation, so admission needs
-// one write less.
+// Admission of Runs, by either of the chart's two mechanisms (values admissionPolicies): the
+// controller's webhook, or the admission policies the API server evaluates itself (Kubernetes
+// 1.36+; the chart's templates/admission-policies.yaml rendered by Helm). Both add berth's
+// finalizer at creation (admission needs one write less) and enforce the namespace label
+// berth.dev/max-priority with the same messages.
 
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
 
 #include "engine_fixture.h"
 #include "k8s/config.h"
@@ -37,9 +41,13 @@ void MakeCerts(const std::string& dir) {
            "-out", dir + "/tls.crt", "-days", "1", "-extfile", dir + "/san.ext"});
 }
 
-class Webhook : public EngineTest {
+// How Runs are admitted in a test.
+enum class Mechanism { kWebhook, kPolicies };
+
+class Webhook : public EngineTest, public ::testing::WithParamInterface<Mechanism> {
  protected:
   Webhook() {
+    if (GetParam() != Mechanism::kWebhook) return;
     port_ = FreePort();
     cert_dir_ = ControlPlane::Get().dir() + "/webhook-certs-" + std::to_string(port_);
     MakeCerts(cert_dir_);
@@ -48,6 +56,20 @@ class Webhook : public EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     config_ = "berth-runs-" + ns_;
+    if (GetParam() == Mechanism::kPolicies) {
+      // The chart's policies as Helm renders them for a cluster that serves them (release named
+      // after the test's namespace: the objects are cluster-scoped), applied to the API server.
+      CommandResult r = RunCommand({"helm", "template", "p", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
+                                    "--namespace", ns_, "--set", "admissionPolicies=true", "--api-versions",
+                                    "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
+                                    "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
+                                    "templates/admission-policies.yaml"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      policies_ = r.out;
+      CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, policies_);
+      ASSERT_EQ(applied.exit_code, 0) << applied.err;
+      return;
+    }
     std::string ca = k8s::Base64Encode(ReadFile(cert_dir_ + "/ca.crt"));
     std::string yaml = "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: " +
                        config_ + "}\nwebhooks:\n- name: runs.berth.dev\n  admissionReviewVersions: [v1]\n  sideEffects: None\n"
@@ -59,17 +81,21 @@ class Webhook : public EngineTest {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   void TearDown() override {
-    cp().Kubectl({"delete", "mutatingwebhookconfiguration", config_});
+    if (!policies_.empty()) {
+      cp().Kubectl({"delete", "-f", "-", "--ignore-not-found"}, policies_);
+    } else {
+      cp().Kubectl({"delete", "mutatingwebhookconfiguration", config_, "--ignore-not-found"});
+    }
     EngineTest::TearDown();
   }
   std::string Finalizers(const std::string& run) {
     return Kubectl({"get", "run", run, "-o", "jsonpath={.metadata.finalizers}"}).out;
   }
-  int port_;
-  std::string cert_dir_, config_;
+  int port_ = 0;
+  std::string cert_dir_, config_, policies_;
 };
 
-TEST_F(Webhook, NewRunsCarryTheFinalizerFromCreation) {
+TEST_P(Webhook, NewRunsCarryTheFinalizerFromCreation) {
   // Wait until the webhook answers (the controller starts serving it before its caches sync).
   ASSERT_TRUE(Eventually([&] {
     Run("probe", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
@@ -92,7 +118,7 @@ TEST_F(Webhook, NewRunsCarryTheFinalizerFromCreation) {
 
 // Issue 17: the namespace label berth.dev/max-priority caps the priority of its runs; the webhook
 // refuses a create or a priority change above it, naming the cap; kubectl berth priority shows it.
-TEST_F(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
+TEST_P(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
   ASSERT_EQ(cp().Kubectl({"label", "namespace", ns_, "berth.dev/max-priority=70"}).exit_code, 0);
   auto yaml = [](const std::string& name, int priority) {
     return "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n  priority: " +
@@ -142,7 +168,7 @@ TEST_F(Webhook, NamespaceMaxPriorityRefusesCreatesAndPatchesAboveTheCap) {
 
 // A namespace created in the same manifest as its runs: the webhook has not seen it through its
 // watch yet, reads it from the API server, and refuses the run above the cap.
-TEST_F(Webhook, ANamespaceCreatedWithItsRunsIsCappedAtOnce) {
+TEST_P(Webhook, ANamespaceCreatedWithItsRunsIsCappedAtOnce) {
   const std::string fresh = ns_ + "-capped";
   auto manifest = [&](const std::string& run) {
     return "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + fresh +
@@ -162,6 +188,12 @@ TEST_F(Webhook, ANamespaceCreatedWithItsRunsIsCappedAtOnce) {
       << r.err;
   cp().Kubectl({"delete", "namespace", fresh, "--wait=false"});
 }
+
+// On Kubernetes 1.35 (the compatibility group) the policies are not served as v1: the webhook only.
+INSTANTIATE_TEST_SUITE_P(Admission, Webhook, ::testing::Values(Mechanism::kWebhook, Mechanism::kPolicies),
+                         [](const ::testing::TestParamInfo<Mechanism>& info) {
+                           return info.param == Mechanism::kWebhook ? "ByWebhook" : "ByPolicies";
+                         });
 
 }  // namespace
 }  // namespace berth::testing

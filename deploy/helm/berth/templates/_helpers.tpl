@@ -67,6 +67,34 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if lt (int .Values.replicas) 1 -}}
 {{- fail "replicas must be at least 1" -}}
 {{- end -}}
+{{- if and (eq (toString .Values.admissionPolicies) "true") (not (include "berth.servesPolicies" .)) -}}
+{{- fail "admissionPolicies: true needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 or later); this cluster does not serve it: use \"auto\" or false (the webhook)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Non-empty when the cluster serves admission policies of both kinds as v1 (Kubernetes 1.36+). */}}
+{{- define "berth.servesPolicies" -}}
+{{- if and (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/*
+Non-empty when Runs are admitted by admission policies inside the API server (values
+admissionPolicies: true, or "auto" on a cluster that serves them); the webhook is then off.
+*/}}
+{{- define "berth.admissionPolicies" -}}
+{{- $p := toString .Values.admissionPolicies -}}
+{{- if or (eq $p "true") (and (eq $p "auto") (include "berth.servesPolicies" .)) -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Non-empty when the controller serves the admission webhook (webhook.enabled, no policies). */}}
+{{- define "berth.webhook" -}}
+{{- if and .Values.webhook.enabled (not (include "berth.admissionPolicies" .)) -}}
+true
+{{- end -}}
 {{- end -}}
 
 {{/* The port of a bind address ("HOST:PORT" or ":PORT"). */}}
