@@ -10,7 +10,7 @@ case " $* " in *" --hollow 1 "*) name="$name-hollow" ;; esac  # hollow-node figu
 case " $* " in *" --kwok 1 "*) name="$name-kwok" ;; esac      # kwok-node figures beside the others
 
 "$ROOT/hack/deps.sh"
-"$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager
+"$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager helm  # helm: the chart's policies
 case " $* " in *" --kwok 1 "*) "$ROOT/hack/build-kube.sh" kwok ;; esac
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim

@@ -325,10 +325,17 @@ std::map<std::string, double> ScrapeApiserver() {
   while (std::getline(in, line)) {
     // Admission webhook calls (the API server's side: round trip to the webhook, included in the
     // request time of the create that called it).
+    // Admission policies (evaluated inside the API server): their CEL checks, per policy kind.
     for (const char* part : {"sum", "count"}) {
-      const std::string name = std::string("apiserver_admission_webhook_admission_duration_seconds_") + part + "{";
-      if (line.rfind(name, 0) == 0) {
-        out[std::string(part[0] == 's' ? "t:" : "n:") + "(webhook call) runs"] += std::stod(line.substr(line.rfind(' ') + 1));
+      const std::pair<const char*, const char*> families[] = {
+          {"apiserver_admission_webhook_admission_duration_seconds_", "(webhook call) runs"},
+          {"apiserver_mutating_admission_policy_check_duration_seconds_", "(mutating policy check) runs"},
+          {"apiserver_validating_admission_policy_check_duration_seconds_", "(validating policy check) runs"}};
+      for (const auto& [family, key] : families) {
+        const std::string name = std::string(family) + part + "{";
+        if (line.rfind(name, 0) == 0) {
+          out[std::string(part[0] == 's' ? "t:" : "n:") + key] += std::stod(line.substr(line.rfind(' ') + 1));
+        }
       }
     }
     const bool count = line.rfind("apiserver_request_total{", 0) == 0;
@@ -468,6 +475,31 @@ std::vector<std::string> SetUpWebhook() {
   return {"--webhook-bind-address=127.0.0.1:" + std::to_string(port), "--webhook-cert-dir=" + dir};
 }
 
+// Applies the chart's admission policies (templates/admission-policies.yaml as Helm renders it for a
+// cluster that serves them, Kubernetes 1.36+) and waits until the API server enforces them: a run
+// above a probe namespace's cap is refused.
+void SetUpPolicies() {
+  CommandResult r = berth::testing::RunCommand(
+      {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth", "--namespace", "berth-system",
+       "--set", "admissionPolicies=true", "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
+       "--api-versions", "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
+       "templates/admission-policies.yaml"});
+  if (r.exit_code != 0) {
+    std::fprintf(stderr, "helm template failed: %s\n", r.err.c_str());
+    std::exit(1);
+  }
+  Kubectl({"apply", "-f", "-"}, r.out);
+  Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: policy-probe\n  labels: {berth.dev/max-priority: \"0\"}\n");
+  int tries = 0;
+  bool enforced = Eventually([&] {
+    return !Client()->Create(k8s::resources::kRuns.Path("policy-probe"), RunBody("probe-" + std::to_string(tries++), R"("priority":1,)")).ok();
+  }, std::chrono::seconds(30));
+  if (!enforced) {
+    std::fprintf(stderr, "the admission policies were not enforced within 30 s\n");
+    std::exit(1);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 // The flags each Kubernetes anchor runs with (printed in the table as they are passed): every
@@ -538,7 +570,7 @@ double SampleValue(const std::string& page, const std::string& sample) {
   return 0;
 }
 
-enum class Anchor { kBerth, kBerthWebhook, kKubeScheduler, kJobs };
+enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs };
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
@@ -559,19 +591,24 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
                                             kPassMetric)
                         : std::pair<double, double>{0, 0};
   };
-  const bool is_berth = anchor == Anchor::kBerth || anchor == Anchor::kBerthWebhook;
+  const bool is_berth = anchor == Anchor::kBerth || anchor == Anchor::kBerthWebhook || anchor == Anchor::kBerthPolicies;
   if (is_berth) {
     Kubectl({"apply", "-f", "-"}, std::string("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gpu}\nspec:\n  nodeSelector: {pool: pool}\n  blocks: ") +
                                       (Hollow() ? "8" : "auto") + "\n");
     std::vector<std::string> args;
     if (anchor == Anchor::kBerthWebhook) args = SetUpWebhook();
+    if (anchor == Anchor::kBerthPolicies) SetUpPolicies();
     metrics_port = berth::testing::FreePort();
     args.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port));
     controller = std::make_unique<ControllerProcess>(args, "bench-controller");
     controller->Start();
     scheduler_pids.push_back(controller->pid());
-    out.name = anchor == Anchor::kBerthWebhook ? "berth, admission webhook on (chart default)" : "berth, webhook off";
-    out.flags = anchor == Anchor::kBerthWebhook ? "(defaults) --webhook-bind-address=... (finalizer set at creation)" : "(defaults)";
+    out.name = anchor == Anchor::kBerthWebhook    ? "berth, admission webhook (chart default before 1.36)"
+               : anchor == Anchor::kBerthPolicies ? "berth, admission policies (chart default on 1.36+)"
+                                                  : "berth, no admission";
+    out.flags = anchor == Anchor::kBerthWebhook    ? "(defaults) --webhook-bind-address=... (finalizer set at creation)"
+                : anchor == Anchor::kBerthPolicies ? "(defaults); the chart's Mutating/ValidatingAdmissionPolicy (finalizer set at creation)"
+                                                   : "(defaults)";
     out.timed = "first Run created -> every Pod";
     out.unit = "runs/s";
   } else {
@@ -638,6 +675,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
     switch (anchor) {
       case Anchor::kBerth:
       case Anchor::kBerthWebhook:
+      case Anchor::kBerthPolicies:
         MustCreate(k8s::resources::kRuns.Path(ns), RunBody("r" + n, R"("resources":{"gpu":1},)"));
         break;
       case Anchor::kKubeScheduler:
@@ -694,9 +732,10 @@ int Throughput() {
   const int nodes = Flag("nodes", Hollow() ? 50 : 500), runs = Flag("runs", Hollow() ? nodes * 8 : 2000);
   std::vector<Anchor> anchors;
   if (Flag("compare", 1) == 0) {
-    anchors = {Flag("webhook", 0) != 0 ? Anchor::kBerthWebhook : Anchor::kBerth};
+    const int admission = Flag("webhook", 0);  // 0: none, 1: the webhook, 2: the admission policies
+    anchors = {admission == 2 ? Anchor::kBerthPolicies : admission == 1 ? Anchor::kBerthWebhook : Anchor::kBerth};
   } else {
-    anchors = {Anchor::kKubeScheduler, Anchor::kJobs, Anchor::kBerth, Anchor::kBerthWebhook};
+    anchors = {Anchor::kKubeScheduler, Anchor::kJobs, Anchor::kBerth, Anchor::kBerthWebhook, Anchor::kBerthPolicies};
   }
   std::map<Anchor, AnchorResult> results;
   for (Anchor a : anchors) {
@@ -741,7 +780,7 @@ int Throughput() {
   if (results.count(Anchor::kKubeScheduler) != 0 && results.count(Anchor::kJobs) != 0) {
     const double ks = results[Anchor::kKubeScheduler].seconds, jobs = results[Anchor::kJobs].seconds;
     std::printf("\n| berth | / kube-scheduler (goal >= 1.0) | / Jobs (goal >= 2.0) |\n|---|---|---|\n");
-    for (Anchor a : {Anchor::kBerthWebhook, Anchor::kBerth}) {
+    for (Anchor a : {Anchor::kBerthPolicies, Anchor::kBerthWebhook, Anchor::kBerth}) {
       const double s = results[a].seconds;
       std::printf("| %s | **%.2f** | **%.2f** |\n", results[a].name.c_str(), ks / s, jobs / s);
     }
