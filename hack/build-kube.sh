@@ -5,7 +5,7 @@
 #   hack/build-kube.sh [TOOL...]            build what is missing (default: kube-apiserver etcd)
 #   hack/build-kube.sh --bin [VERSION]      print the directory the binaries of VERSION are in
 #
-# TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark
+# TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark kube-proxy
 #       etcd containerd helm kwok
 # BERTH_KUBE_VERSION picks the Kubernetes version (default 1.37 = v1.37.2; 1.35 = v1.35.4, the
 # oldest supported); etcd, containerd and Helm have one pinned version each.
@@ -49,7 +49,7 @@ WHAT=("$@")
 out_of() {
   case "$1" in
     etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok) echo "$TBIN/$1" ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark) echo "$KBIN/$1" ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark|kube-proxy) echo "$KBIN/$1" ;;
     *) echo "hack/build-kube.sh: unknown tool $1" >&2; return 1 ;;
   esac
 }
@@ -105,7 +105,7 @@ kube_module() {
     REPLACE="$REPLACE" module_dir "$dir" k8s.io/kubernetes "$KV" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
       k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet \
-      k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubemark
+      k8s.io/kubernetes/cmd/kubectl k8s.io/kubernetes/cmd/kubemark k8s.io/kubernetes/cmd/kube-proxy
   fi
   echo "$dir"
 }

@@ -13,6 +13,13 @@
 #
 # BERTH_AUDIT=1 at start: kube-apiserver writes an audit log of every write to DIR/audit.log
 # (JSON lines with user, user agent, verb, object and response code).
+# BERTH_POD_NETWORK=1 at start: a control plane that Pods can use the way Pods of a cluster do
+# (berth installed by Helm runs in it, docs/development.md#berth-in-the-local-cluster): the API
+# server also listens on this machine's address (DIR/pod-network holds it; its serving certificate
+# names it, 127.0.0.1 and the `kubernetes` Service's 10.0.0.1 and DNS names) and advertises it as
+# the `kubernetes` Service's endpoint, and the ServiceAccount admission plugin gives Pods their
+# service account token. hack/real-nodes.sh then routes Pods (CNI gateway) and runs kube-proxy
+# and the kube-controller-manager controllers a Deployment needs.
 # DIR defaults to $BERTH_CONTROL_PLANE_DIR or ./.local/control-plane. The admin kubeconfig is
 # DIR/kubeconfig (TLS verified against the API server's own CA). Ports are free loopback ports.
 # DIR/client.crt + client.key authenticate as a cluster admin by mutual TLS (for client tests).
@@ -100,15 +107,21 @@ start_apiserver() {
     audit=(--audit-policy-file="$DIR/audit-policy.yaml" --audit-log-path="$DIR/audit.log" --audit-log-format=json
            --audit-log-mode=blocking)
   fi
+  # Loopback only, without service account tokens in Pods; or, with a pod network, also this
+  # machine's address (the Pods' way in), advertised, and with the ServiceAccount plugin.
+  local network=(--bind-address=127.0.0.1 --disable-admission-plugins=ServiceAccount)
+  if [ -f "$DIR/pod-network" ]; then
+    network=(--bind-address=0.0.0.0 --advertise-address="$(cat "$DIR/pod-network")")
+  fi
   for attempt in 1 2 3 4 5; do
     if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port); echo "$port" > "$DIR/apiserver.port"; fi
     "$BIN/kube-apiserver" \
       --etcd-servers="http://127.0.0.1:$(cat "$DIR/etcd.port")" \
-      --bind-address=127.0.0.1 --secure-port="$port" --cert-dir="$DIR/certs" \
+      "${network[@]}" --secure-port="$port" --cert-dir="$DIR/certs" \
       --token-auth-file="$DIR/tokens.csv" --client-ca-file="$DIR/client-ca.crt" --authorization-mode=RBAC \
       --service-account-key-file="$DIR/sa.pub" --service-account-signing-key-file="$DIR/sa.key" \
       --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
-      --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
+      --service-cluster-ip-range=10.0.0.0/24 \
       --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
       --enable-priority-and-fairness=false --kubelet-preferred-address-types=InternalIP,Hostname \
       --kubelet-client-certificate="$DIR/client.crt" --kubelet-client-key="$DIR/client.key" "${audit[@]}" \
@@ -191,6 +204,16 @@ rules:
   verbs: [create, update, patch, delete, deletecollection]
 - level: None
 AP
+    fi
+    if [ "${BERTH_POD_NETWORK:-0}" = 1 ]; then
+      # This machine's address on its default route: where Pods reach the API server.
+      host_ip=$(ip -4 route get 1.1.1.1 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "src") print $(i + 1) }')
+      [ -n "$host_ip" ] || { log "BERTH_POD_NETWORK=1: this machine has no IPv4 address on a default route"; exit 1; }
+      echo "$host_ip" > "$DIR/pod-network"
+      # The serving certificate kube-apiserver would make names only the advertised address: one
+      # for every name Pods and this machine use (self-signed; the kubeconfigs trust it as the CA).
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout "$DIR/certs/apiserver.key" -out "$DIR/certs/apiserver.crt" \
+        -days 3650 -subj "/CN=kube-apiserver" -addext "subjectAltName=IP:127.0.0.1,IP:$host_ip,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" 2>/dev/null
     fi
     start_etcd
     start_apiserver

@@ -1,29 +1,36 @@
 #!/usr/bin/env bash
 # Runs berth locally: a real etcd + kube-apiserver (Kubernetes 1.37; BERTH_KUBE_VERSION=1.35 for the
-# oldest supported), kube-controller-manager, four real nodes
-# (real kubelets with containerd 2 + runc: two with 8 advertised GPUs, two CPU machines) in two
-# fleets, the controller, and the example runs as real containers. Ctrl-C stops everything.
-#   hack/local-up.sh            run until Ctrl-C
-#   hack/local-up.sh --smoke    start, wait until the demo runs are handled, stop (used by tests)
-#   hack/local-up.sh --sim      simulated nodes and a stand-in kubelet instead (for machines that
-#                               cannot run containers; Pods finish after berth.dev/sim-seconds)
+# oldest supported) with a pod network (kube-proxy, kube-scheduler, kube-controller-manager), four
+# real nodes (real kubelets with containerd 2 + runc: two with 8 advertised GPUs, two CPU machines)
+# in two fleets, two system nodes, berth installed by Helm from deploy/helm/berth with its image
+# built here (hack/build-image.sh; two replicas on the system nodes), and the example runs as real
+# containers. Ctrl-C stops everything.
+#   hack/local-up.sh                   run until Ctrl-C
+#   hack/local-up.sh --smoke           start, wait until the demo runs are handled, stop (tests)
+#   hack/local-up.sh --host-controller the controller as a process on this machine instead of
+#                                      Helm (for debugging it: its log is DIR/controller.log)
+#   hack/local-up.sh --sim             simulated nodes and a stand-in kubelet (for machines that
+#                                      cannot run containers; Pods finish after berth.dev/sim-seconds;
+#                                      implies --host-controller)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 DIR="${BERTH_CONTROL_PLANE_DIR:-$ROOT/.local/control-plane}"
-SMOKE=0; SIM=0
+SMOKE=0; SIM=0; HOST=0
 for a in "$@"; do
   case "$a" in
     --smoke) SMOKE=1 ;;
-    --sim) SIM=1 ;;
-    *) echo "usage: hack/local-up.sh [--smoke] [--sim]" >&2; exit 2 ;;
+    --sim) SIM=1; HOST=1 ;;
+    --host-controller) HOST=1 ;;
+    *) echo "usage: hack/local-up.sh [--smoke] [--host-controller] [--sim]" >&2; exit 2 ;;
   esac
 done
 
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver etcd kubectl
+[ "$HOST" = 1 ] || "$ROOT/hack/build-kube.sh" helm kube-proxy kube-scheduler
 # The pinned kubectl (hack/build-kube.sh) first on PATH, whatever else the machine has.
-export PATH="$("$ROOT/hack/build-kube.sh" --bin):$PATH"
+export PATH="$("$ROOT/hack/build-kube.sh" --bin):$HOME/.cache/berth/tools/bin:$PATH"
 [ "$SIM" = 1 ] || "$ROOT/hack/real-nodes.sh" prepare
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim kubectl-berth
@@ -31,6 +38,7 @@ cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-kubelet-sim
 PIDS=()
 cleanup() {
   trap "" INT TERM; trap - EXIT
+  [ "$HOST" = 1 ] || helm uninstall berth -n berth-system --wait --timeout 60s >/dev/null 2>&1 || true
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   "$ROOT/hack/real-nodes.sh" stop-all "$DIR" 2>/dev/null || true
@@ -39,7 +47,8 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-"$ROOT/hack/control-plane.sh" start "$DIR" >/dev/null
+# In the cluster, Pods reach the API server and it reaches them (hack/control-plane.sh).
+BERTH_POD_NETWORK=$((1 - HOST)) "$ROOT/hack/control-plane.sh" start "$DIR" >/dev/null
 export KUBECONFIG="$DIR/kubeconfig"
 kubectl apply -f "$ROOT/deploy/crds/" >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/runs.berth.dev crd/fleets.berth.dev >/dev/null
@@ -59,14 +68,34 @@ else
     "$ROOT/hack/real-nodes.sh" start "$DIR" "$n" --memory 8Gi --labels pool=cpu &
     NODE_PIDS+=($!)
   done
+  if [ "$HOST" = 0 ]; then
+    # berth's own Pods go to system nodes (no fleet selects them), as on a cluster's system pool.
+    for n in system-0 system-1; do
+      "$ROOT/hack/real-nodes.sh" start "$DIR" "$n" --memory 2Gi --labels pool=system &
+      NODE_PIDS+=($!)
+    done
+  fi
   for p in "${NODE_PIDS[@]}"; do wait "$p"; done
 fi
 kubectl apply -f "$ROOT/examples/fleets.yaml" >/dev/null
 
-"$BUILD/src/controller/berth-controller" --kubeconfig "$KUBECONFIG" \
-  --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
-  >"$DIR/controller.log" 2>&1 &
-PIDS+=($!)
+if [ "$HOST" = 1 ]; then
+  "$BUILD/src/controller/berth-controller" --kubeconfig "$KUBECONFIG" \
+    --metrics-bind-address 127.0.0.1:18080 --health-probe-bind-address 127.0.0.1:18081 \
+    >"$DIR/controller.log" 2>&1 &
+  PIDS+=($!)
+else
+  echo "berth: building berth's image (hack/build-image.sh) and installing it with Helm..."
+  image=$("$ROOT/hack/build-image.sh")
+  "$ROOT/hack/real-nodes.sh" import "$DIR" "$image"
+  # The image is in every node's containerd under the chart's default name: never pulled.
+  helm upgrade --install berth "$ROOT/deploy/helm/berth" -n berth-system --create-namespace \
+    --set image.pullPolicy=Never --set nodeSelector.pool=system --wait --timeout 5m >"$DIR/helm.log" 2>&1 ||
+    { echo "berth: helm install failed:" >&2; cat "$DIR/helm.log" >&2; kubectl -n berth-system get pods -o wide >&2; exit 1; }
+  # The dashboard and metrics through the Service, as a user reaches them.
+  kubectl -n berth-system port-forward svc/berth-controller 18080:8080 >"$DIR/port-forward.log" 2>&1 &
+  PIDS+=($!)
+fi
 if [ "$SIM" = 1 ]; then
   "$BUILD/tests/sim/berth-kubelet-sim" --kubeconfig "$KUBECONFIG" >"$DIR/kubelet-sim.log" 2>&1 &
   PIDS+=($!)
@@ -116,7 +145,18 @@ if [ "$SMOKE" = 1 ]; then
       [ "$server" = "$want" ] || { echo "berth: the API server is $server, not $want" >&2; exit 1; }
       [ "$SIM" = 1 ] || [ "$nodes" = "$want" ] || { echo "berth: the nodes run $(echo $nodes), not $want" >&2; exit 1; }
       PATH="$BUILD/src/cli:$PATH" kubectl berth fleets
-      curl -sf 127.0.0.1:18080/queue >/dev/null
+      if [ "$HOST" = 0 ]; then
+        # berth runs as the chart's two Pods; the leader (the Lease's holder) is one of them.
+        echo "$ kubectl -n berth-system get pods -o wide"; kubectl -n berth-system get pods -o wide
+        ready=$(kubectl -n berth-system get deploy berth-controller -o jsonpath='{.status.readyReplicas}')
+        [ "$ready" = 2 ] || { echo "berth: $ready of berth's 2 Pods are Ready" >&2; exit 1; }
+        leader=$(kubectl -n berth-system get lease berth-controller -o jsonpath='{.spec.holderIdentity}' | cut -d_ -f1)
+        pods=$(kubectl -n berth-system get pods -o jsonpath='{.items[*].metadata.name}')
+        grep -qw -- "$leader" <<<"$pods" || { echo "berth: the Lease is held by \"$leader\", not one of berth's Pods ($pods)" >&2; exit 1; }
+        echo "the leader: $leader"
+      fi
+      for _ in $(seq 1 50); do curl -sf 127.0.0.1:18080/queue >/dev/null && break; sleep 0.2; done
+      curl -sf 127.0.0.1:18080/queue >/dev/null || { echo "berth: the queue is not served on 127.0.0.1:18080" >&2; exit 1; }
       if [ "$SIM" = 0 ]; then
         logs=""
         for _ in $(seq 1 100); do
@@ -141,15 +181,17 @@ if [ "$SMOKE" = 1 ]; then
   done
   echo "berth: the example runs did not all start in time; runs and controller log:" >&2
   kubectl get runs -o wide >&2
-  tail -30 "$DIR/controller.log" >&2
+  if [ "$HOST" = 1 ]; then tail -30 "$DIR/controller.log" >&2
+  else kubectl -n berth-system get pods -o wide >&2; kubectl -n berth-system logs deploy/berth-controller --tail 30 >&2 || true; fi
   exit 1
 fi
 
 cat <<TXT
 
-berth is running locally (controller log: $DIR/controller.log; nodes: $(if [ "$SIM" = 1 ]; then
+berth is running locally (controller: $(if [ "$HOST" = 1 ]; then echo "a process, log $DIR/controller.log";
+  else echo "two Pods in berth-system, kubectl -n berth-system get pods; logs: kubectl -n berth-system logs deploy/berth-controller"; fi); nodes: $(if [ "$SIM" = 1 ]; then
   echo "simulated, $DIR/kubelet-sim.log"; else echo "real kubelets, logs in $DIR/nodes/NODE/"; fi)).
-Dashboard: http://127.0.0.1:18080/  (token for priority changes, stop, suspend, resume and logs:
+Dashboard: http://127.0.0.1:18080/ $(if [ "$HOST" = 0 ]; then echo "(kubectl port-forward to the Service) "; fi)(token for priority changes, stop, suspend, resume and logs:
 the content of $DIR/admin.token)
 
 A short tour, in another shell:

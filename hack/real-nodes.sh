@@ -20,6 +20,9 @@
 #                                                   start COUNT hollow nodes PREFIX0..PREFIX<COUNT-1>
 #   hack/real-nodes.sh stop-hollow DIR PREFIX       stop them
 #   hack/real-nodes.sh controller-manager DIR       start kube-controller-manager for the control plane
+#                                                   (and kube-proxy + kube-scheduler, with a pod network: see
+#                                                   BERTH_POD_NETWORK in hack/control-plane.sh)
+#   hack/real-nodes.sh import DIR IMAGE.tar         import an image into every running node
 #   hack/real-nodes.sh stop-all DIR                 stop everything started under DIR (also after a crash)
 #   hack/real-nodes.sh images                       print the local image names
 #
@@ -197,9 +200,14 @@ start_node() {
   # not know under its root).
   local cgroup="berth-$hash"
   subnet="10.$((200 + 0x${hash:0:2} % 50)).$((0x${hash:2:2})).0/24"
+  # With a pod network (BERTH_POD_NETWORK=1 at hack/control-plane.sh start) the bridge is the
+  # Pods' gateway: this machine routes to them (probes, the API server calling a webhook, its
+  # service proxy) and they reach the API server at its address; otherwise Pods are cut off.
+  local gateway=false
+  [ -f "$DIR/pod-network" ] && gateway=true
   cat > "$lab/cni/net.d/10-berth.conflist" <<CNI
 {"cniVersion": "0.4.0", "name": "berth-$hash", "plugins": [
-  {"type": "bridge", "bridge": "$bridge", "isGateway": false, "ipMasq": false,
+  {"type": "bridge", "bridge": "$bridge", "isGateway": $gateway, "isDefaultGateway": $gateway, "ipMasq": false,
    "ipam": {"type": "host-local", "ranges": [[{"subnet": "$subnet"}]], "dataDir": "$lab/ipam"}},
   {"type": "loopback"}]}
 CNI
@@ -447,20 +455,97 @@ stop_hollow() { stop_hollow_dirs "$DIR/hollow/$1"*/; }
 # ---------------------------------------------------------------------------------------------
 controller_manager() {
   "$HERE/build-kube.sh" kube-controller-manager
-  pid_alive "$DIR/controller-manager.pid" && return 0
+  if pid_alive "$DIR/controller-manager.pid"; then
+    [ -f "$DIR/pod-network" ] && { kube_proxy; kube_scheduler; }
+    return 0
+  fi
   # nodelifecycle: NotReady / unreachable taints when a kubelet stops reporting, and removes the
   # not-ready taint of a new node; taint-eviction-controller: evicts Pods from tainted nodes after
   # their tolerations (part of nodelifecycle until 1.29); podgc: Pods of deleted nodes. Short grace
   # periods for tests.
+  local controllers=nodelifecycle,taint-eviction-controller,podgc extra=()
+  if [ -f "$DIR/pod-network" ]; then
+    # What a Deployment behind a Service with service account credentials needs (Helm installs
+    # berth so): Deployments, ReplicaSets, EndpointSlices, the "default" ServiceAccount of each
+    # namespace (the ServiceAccount admission plugin refuses Pods without one), the
+    # kube-root-ca.crt ConfigMap in their token volume, and garbage collection of what a deleted
+    # owner owned (helm uninstall).
+    controllers+=,deployment-controller,replicaset-controller,endpointslice-controller,serviceaccount-controller
+    controllers+=,root-ca-certificate-publisher-controller,garbage-collector-controller
+    extra=(--root-ca-file="$DIR/certs/apiserver.crt")
+  fi
   "$BIN/kube-controller-manager" --kubeconfig="$DIR/kubeconfig" --leader-elect=false \
-    --controllers=nodelifecycle,taint-eviction-controller,podgc --secure-port=0 \
+    --controllers="$controllers" --secure-port=0 \
     --node-monitor-period=2s --node-monitor-grace-period=16s \
-    --use-service-account-credentials=false \
+    --use-service-account-credentials=false "${extra[@]}" \
     >>"$DIR/controller-manager.log" 2>&1 < /dev/null &
   echo $! > "$DIR/controller-manager.pid"
   sleep 1
   pid_alive "$DIR/controller-manager.pid" || { tail -20 "$DIR/controller-manager.log" >&2; die "kube-controller-manager exited"; }
   log "kube-controller-manager running (log: $DIR/controller-manager.log)"
+  if [ -f "$DIR/pod-network" ]; then
+    kube_proxy
+    kube_scheduler
+  fi
+  return 0
+}
+
+# kube-scheduler, with a pod network: a cluster's Pods that no one binds (berth's own Deployment
+# Pods; berth creates its runs' Pods bound) are placed as a cluster places them.
+kube_scheduler() {
+  "$HERE/build-kube.sh" kube-scheduler
+  pid_alive "$DIR/kube-scheduler.pid" && return 0
+  "$BIN/kube-scheduler" --kubeconfig="$DIR/kubeconfig" --leader-elect=false --secure-port=0 \
+    >>"$DIR/kube-scheduler.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/kube-scheduler.pid"
+  sleep 1
+  pid_alive "$DIR/kube-scheduler.pid" || { tail -20 "$DIR/kube-scheduler.log" >&2; die "kube-scheduler exited"; }
+  log "kube-scheduler running (log: $DIR/kube-scheduler.log)"
+}
+
+# kube-proxy (iptables mode) for a control plane with a pod network: Service IPs work from Pods
+# (10.0.0.1, the `kubernetes` Service, is how berth's Pods find the API server) and from this
+# machine (the API server calls a webhook at its Service). One runs on the host for all the
+# control plane's nodes, which share its network stack. Its rules are global to the machine: one
+# control plane with a pod network at a time (ctest RESOURCE_LOCK pod-network); stop-all removes
+# them (kube-proxy --cleanup).
+kube_proxy() {
+  "$HERE/build-kube.sh" kube-proxy
+  pid_alive "$DIR/kube-proxy.pid" && return 0
+  local node
+  node=$(kubectl_cp get nodes -o jsonpath='{.items[0].metadata.name}' 2>/dev/null || true)
+  "$BIN/kube-proxy" --kubeconfig="$DIR/kubeconfig" --proxy-mode=iptables --hostname-override="${node:-berth-host}" \
+    --cluster-cidr=10.200.0.0/13 --metrics-bind-address=127.0.0.1:"$(free_port)" \
+    --healthz-bind-address=127.0.0.1:"$(free_port)" --conntrack-max-per-core=0 --iptables-localhost-nodeports=false \
+    >>"$DIR/kube-proxy.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/kube-proxy.pid"
+  for _ in $(seq 1 50); do
+    iptables -t nat -S KUBE-SERVICES 2>/dev/null | grep -q 10.0.0.1/32 && break
+    pid_alive "$DIR/kube-proxy.pid" || break
+    sleep 0.2
+  done
+  pid_alive "$DIR/kube-proxy.pid" || { tail -20 "$DIR/kube-proxy.log" >&2; die "kube-proxy exited"; }
+  log "kube-proxy running (log: $DIR/kube-proxy.log)"
+}
+
+stop_kube_proxy() {
+  [ -f "$DIR/kube-proxy.pid" ] || return 0
+  stop_pidfile "$DIR/kube-proxy.pid" 5
+  "$BIN/kube-proxy" --cleanup >>"$DIR/kube-proxy.log" 2>&1 || true
+  rm -f "$DIR/kube-proxy.pid"
+}
+
+# Imports an image archive (hack/build-image.sh) into every running node's containerd.
+import_image() {  # TAR
+  local lab n=0
+  [ -f "$1" ] || die "import: no image archive $1"
+  for lab in "$DIR"/nodes/*/; do
+    [ -S "$lab/containerd.sock" ] || continue
+    "$TOOLS/ctr" -a "$lab/containerd.sock" -n k8s.io images import --all-platforms "$1" >/dev/null \
+      || die "import: containerd of $(basename "$lab") refused $1"
+    n=$((n + 1))
+  done
+  log "imported $(basename "$1") into $n nodes"
 }
 
 stop_all() {
@@ -471,6 +556,8 @@ stop_all() {
   done
   [ -d "$DIR/hollow" ] && stop_hollow_dirs "$DIR"/hollow/*/
   stop_pidfile "$DIR/controller-manager.pid" 5
+  stop_pidfile "$DIR/kube-scheduler.pid" 5
+  stop_kube_proxy
 }
 
 CMD="${1:-}"; shift || true
@@ -485,8 +572,10 @@ case "$CMD" in
   hollow) DIR=$(abs "$1"); shift; hollow "$@" ;;
   stop-hollow) DIR=$(abs "$1"); stop_hollow "$2" ;;
   controller-manager) DIR=$(abs "$1"); controller_manager ;;
+  kube-proxy) DIR=$(abs "$1"); kube_proxy ;;
+  import) DIR=$(abs "$1"); import_image "$2" ;;
   stop-all) DIR=$(abs "$1"); stop_all ;;
   _node-main) DIR=$(abs "$1"); NAME=$2; node_main ;;
   _run-kubelet) DIR=$(abs "$1"); NAME=$2; run_kubelet ;;
-  *) sed -n '2,27p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,31p' "$0" >&2; exit 2 ;;
 esac

@@ -19,6 +19,9 @@ BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 # kube-controller-manager, containerd and the local images.
 "$ROOT/hack/build-kube.sh" kube-apiserver etcd kubectl helm
 "$ROOT/hack/real-nodes.sh" prepare
+# berth in the cluster (incluster_test, local-up's smoke test): Service routing and scheduling of
+# the chart's Pods.
+"$ROOT/hack/build-kube.sh" kube-proxy kube-scheduler
 # The compatibility group runs on Kubernetes 1.35, the oldest supported.
 BERTH_KUBE_VERSION=1.35 "$ROOT/hack/build-kube.sh" kube-apiserver kubectl kubelet kube-controller-manager
 
@@ -27,6 +30,9 @@ export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/berth/ccache}" CCACHE_BASEDIR="$RO
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBERTH_WERROR=ON \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache >/dev/null
 cmake --build "$BUILD" -j "$(nproc)"
+# berth's image from the Dockerfile's content (its own Release tree, build-image/; cached).
+export BERTH_IMAGE_BUILD_DIR="${BERTH_IMAGE_BUILD_DIR:-${BUILD}-image}"
+"$ROOT/hack/build-image.sh" >/dev/null
 
 export BERTH_TEST_TMP="${BERTH_TEST_TMP:-$(mktemp -d /tmp/berth-test.XXXXXX)}"
 (cd "$BUILD" && ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@")

@@ -276,8 +276,8 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto transport = k8s::NewHttpTransport(*cfg);
   auto q = FetchQueue(*transport, cfg->server, cl.controller_namespace, cl.controller_service, ns, cl.limit);
   if (!q.ok() && q.status().code() != 401 && q.status().code() != 403) {
-    // The controller is not reachable through the API server (it runs outside the cluster, as in
-    // hack/local-up.sh, or its Service is gone): the runs' status is the next best source.
+    // The controller is not reachable through the API server (it runs outside the cluster, as with
+    // hack/local-up.sh --host-controller, or its Service is gone): the runs' status is the next best source.
     auto fallback = QueueFromRunStatus(*transport, *cfg, ns, cl.limit);
     if (fallback.ok()) {
       err << "note: " << q.status().message() << "\nnote: showing the queue as the runs' status shows it instead "

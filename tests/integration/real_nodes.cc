@@ -46,6 +46,11 @@ void RealNodes::StopKubelet(const std::string& name) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
+void RealNodes::StopNode(const std::string& name) {
+  CommandResult r = RunCommand({kScript, "stop", ControlPlane::Get().dir(), name});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
 void RealNodes::StartKubelet(const std::string& name) {
   CommandResult r = RunCommand({kScript, "start-kubelet", ControlPlane::Get().dir(), name});
   ASSERT_EQ(r.exit_code, 0) << r.err;

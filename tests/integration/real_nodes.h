@@ -25,6 +25,10 @@ class RealNodes {
   static void Start(const std::vector<RealNodeSpec>& nodes);
   static void StopKubelet(const std::string& name);
   static void StartKubelet(const std::string& name);
+  // The whole node stops: kubelet, containers, containerd (the machine is gone). Start({spec})
+  // brings it back with a fresh containerd (images other than busybox and pause to be imported
+  // again, hack/real-nodes.sh import).
+  static void StopNode(const std::string& name);
   // The kubelet log of a node (for failure messages).
   static std::string KubeletLog(const std::string& name);
   static void StopAll();
