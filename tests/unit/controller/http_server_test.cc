@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/http_parser.h"
+#include "controller/http_request.h"
 #include "controller/http_server.h"
 
 namespace berth::controller {
