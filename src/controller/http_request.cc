@@ -230,40 +230,43 @@ RequestParser::Step RequestParser::Reject(int status, std::string message, std::
 
 RequestParser::Step RequestParser::Head() {
   Step step;
-  if (!beast_) {
-    // Empty lines before a request line are ignored (RFC 9112 section 2.2).
-    size_t skip = 0;
-    while (skip + 1 < buffer_.size() && buffer_[skip] == '\r' && buffer_[skip + 1] == '\n') skip += 2;
+  // Empty lines before a request line are ignored (RFC 9112 section 2.2).
+  size_t skip = 0;
+  while (skip + 1 < buffer_.size() && buffer_[skip] == '\r' && buffer_[skip + 1] == '\n') skip += 2;
+  if (skip > 0) {
     buffer_.erase(0, skip);
-    if (buffer_.empty() || buffer_ == "\r") return step;
-    beast_ = std::make_unique<Beast>();
-    beast_->parser.header_limit(static_cast<std::uint32_t>(std::min<size_t>(max_head_, UINT32_MAX)));
-    // The route's limit is applied once the head is known; until then Beast must not refuse.
-    beast_->parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    head_bytes_ = 0;
+    scanned_ = 0;
   }
-  auto& parser = beast_->parser;
-  beast::error_code ec;
-  size_t used = parser.put(boost::asio::buffer(buffer_), ec);
-  std::string_view consumed(buffer_.data(), used);
-  // Beast unfolds obs-fold; berth refuses it (a fold lies within the bytes of one field).
-  if (consumed.find("\r\n ") != std::string_view::npos || consumed.find("\r\n\t") != std::string_view::npos) {
+  // Beast is handed the head whole: fed in pieces, it judges what it has at once but then waits
+  // for the end of the head before it looks again, so its verdict would depend on how the bytes
+  // were split across reads.
+  size_t end = buffer_.find("\r\n\r\n", scanned_);
+  if (end == std::string::npos) {
+    if (buffer_.size() > max_head_) return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
+    scanned_ = buffer_.size() >= 3 ? buffer_.size() - 3 : 0;
+    return step;
+  }
+  scanned_ = 0;
+  if (end + 4 > max_head_) return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
+  std::string_view head(buffer_.data(), end + 4);
+  // Beast unfolds obs-fold; berth refuses it.
+  if (head.find("\r\n ") != std::string_view::npos || head.find("\r\n\t") != std::string_view::npos) {
     return Reject(400, "folded header lines are not accepted");
   }
-  head_bytes_ += used;
-  if (ec && ec != http::error::need_more) {
-    if (ec == http::error::header_limit) {
-      return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
+  beast_ = std::make_unique<Beast>();
+  auto& parser = beast_->parser;
+  parser.header_limit(static_cast<std::uint32_t>(head.size()));
+  // The route's limit is applied once the head is known; until then Beast must not refuse.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  beast::error_code ec;
+  size_t used = parser.put(boost::asio::buffer(head.data(), head.size()), ec);
+  if (ec || !parser.is_header_done()) {
+    if (ec == http::error::bad_version && RequestLineStatus(head) == 505) {
+      return Reject(505, "only HTTP/1.0 and HTTP/1.1 are served");
     }
-    if (ec == http::error::bad_version && head_bytes_ == 0) return Reject(RequestLineStatus(buffer_), "unsupported or malformed HTTP version");
-    return Reject(400, "malformed request: " + ec.message());
+    return Reject(400, "malformed request: " + (ec ? ec.message() : std::string("incomplete head")));
   }
   buffer_.erase(0, used);
-  // Beast limits the request line and the fields each; berth limits the head as a whole.
-  if (head_bytes_ + (parser.is_header_done() ? 0 : buffer_.size()) > max_head_) {
-    return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
-  }
-  if (!parser.is_header_done()) return step;
 
   current_ = HttpRequestView();
   std::string message;
@@ -311,7 +314,6 @@ RequestParser::Step RequestParser::Next() {
   }
   current_.body = std::move(parser.get().body());
   beast_.reset();
-  head_bytes_ = 0;
   phase_ = Phase::kDone;
   step.kind = Step::kRequest;
   return step;

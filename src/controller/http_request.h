@@ -89,7 +89,7 @@ class RequestParser {
   // Bytes received and not yet part of a taken request.
   size_t buffered() const { return buffer_.size(); }
   // Whether a request has begun arriving (some bytes of its head are in).
-  bool mid_request() const { return !buffer_.empty() || phase_ != Phase::kHead || head_bytes_ > 0; }
+  bool mid_request() const { return !buffer_.empty() || phase_ != Phase::kHead; }
 
  private:
   enum class Phase { kHead, kBody, kDone, kRejected };
@@ -99,9 +99,9 @@ class RequestParser {
 
   HeadCheck check_;
   size_t max_head_;
-  std::string buffer_;       // bytes not yet consumed by Beast's parser
+  std::string buffer_;  // bytes not yet consumed by Beast's parser
   Phase phase_ = Phase::kHead;
-  size_t head_bytes_ = 0;    // with kHead: bytes of this head Beast has consumed
+  size_t scanned_ = 0;  // with kHead: where to resume looking for the end of the head
   bool continue_sent_ = false;
   bool keep_alive_ = true;
   std::unique_ptr<Beast> beast_;
