@@ -56,7 +56,7 @@ std::string SslErrors() {
 
 }  // namespace
 
-// One connection. Everything but the handler runs on the I/O thread, so a HttpSession needs no lock;
+// One connection. Everything but the handler runs on the I/O thread, so an HttpSession needs no lock;
 // the handler runs on a worker, which hands the reply back to the I/O thread.
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
