@@ -150,6 +150,25 @@ TEST(RequestParserTest, RefusesMalformedRequestsWithTheRightStatus) {
   }
 }
 
+// Regression (found by the http fuzz target): Beast, fed a head in pieces, waits for its end
+// before judging it again, so the head is handed to it whole: the verdict is the same however
+// the bytes arrive, and an unfinished head is no verdict yet.
+TEST(RequestParserTest, AHeadIsJudgedTheSameHoweverItArrives) {
+  const std::string bad = "GET /healthz?a=%zz HTTP/1.1\r\n\x05\n";
+  for (size_t piece : {bad.size(), size_t{1}, size_t{7}}) {
+    RequestParser p(AnyBody());
+    RequestParser::Step step;
+    for (size_t at = 0; at < bad.size(); at += piece) {
+      p.Append(bad.substr(at, piece));
+      step = p.Next();
+      ASSERT_EQ(step.kind, RequestParser::Step::kNeedMore) << piece << " " << at;
+    }
+    step = ParseAll(p, "\r\n\r\n");
+    ASSERT_EQ(step.kind, RequestParser::Step::kReject) << piece;
+    EXPECT_EQ(step.reject.status, 400) << piece;
+  }
+}
+
 TEST(RequestParserTest, HeadLargerThanTheLimitIs431EvenWithoutItsEnd) {
   RequestParser p(AnyBody(), 1024);
   auto step = ParseAll(p, "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(2000, 'a'));
