@@ -1,5 +1,5 @@
 // berth-controller's HTTP request handling without a network: arbitrary bytes go through the
-// request parser (src/controller/http_parser.h) as one connection would deliver them (all at once,
+// request parser (src/controller/http_request.h) as one connection would deliver them (all at once,
 // and again in chunks whose sizes come from the input), and every request it yields is routed by
 // an HttpServer (not started) carrying the probe routes, the dashboard's run API checks
 // (src/controller/dashboard_request.h) and the admission webhook (src/controller/admission.h).
@@ -15,7 +15,7 @@
 
 #include "controller/admission.h"
 #include "controller/dashboard_request.h"
-#include "controller/http_parser.h"
+#include "controller/http_request.h"
 #include "controller/http_server.h"
 #include "fuzz/fuzz_check.h"
 #include "k8s/json.h"

@@ -67,20 +67,29 @@ std::string Namespace(const CommandLine& cl, const k8s::ClientConfig& cfg) {
   return cl.ns.empty() ? cfg.default_namespace : cl.ns;
 }
 
-// What a command that works on one namespace's runs starts with: the configuration (LoadConfig),
-// the namespace (-n, else the context's) and a client that retries twice.
-struct Session {
+// What a command on one run starts with: the configuration (LoadConfig), the namespace (-n, else
+// the context's), a client that retries twice and, with `read_run`, the run named first on the
+// command line. An error is the sentence to Fail with.
+struct RunSession {
   std::string ns;
+  std::string name;
   std::unique_ptr<k8s::Client> client;
+  json::Document run;  // with `read_run`
 };
 
-k8s::Result<Session> Connect(const CommandLine& cl) {
+k8s::Result<RunSession> OpenRun(const CommandLine& cl, bool read_run) {
   auto cfg = LoadConfig(cl);
   if (!cfg.ok()) return cfg.status();
-  Session s;
+  RunSession s;
   s.ns = Namespace(cl, *cfg);
+  s.name = cl.positionals[0];
   s.client = std::make_unique<k8s::Client>(*cfg);
   s.client->SetMaxRetries(2);
+  if (read_run) {
+    auto run = s.client->Get(k8s::resources::kRuns.Path(s.ns, s.name));
+    if (!run.ok()) return Status::Error(RunErrorSentence(run.status(), s.ns, s.name));
+    s.run = std::move(run).value();
+  }
   return s;
 }
 
@@ -304,7 +313,7 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
   auto value = ParsePriority(cl.positionals[1]);
   if (!value.ok()) return Fail(err, value.status().message());
-  auto session = Connect(cl);
+  auto session = OpenRun(cl, false);
   if (!session.ok()) return Fail(err, session.status().message());
   const std::string& ns = session->ns;
   k8s::Client& client = *session->client;
@@ -365,13 +374,10 @@ int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 // ---- describe ----
 
 int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  const std::string& name = cl.positionals[0];
-  auto session = Connect(cl);
+  auto session = OpenRun(cl, true);
   if (!session.ok()) return Fail(err, session.status().message());
-  const std::string& ns = session->ns;
-  k8s::Client& client = *session->client;
-  auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
-  if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
+  const auto& [ns, name, owner, run] = *session;
+  k8s::Client& client = *owner;
   // The Pods and Events are shown when the caller may read them; a note says when not.
   std::vector<std::string> notes;
   k8s::ListOptions pods_opts;
@@ -379,7 +385,7 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto pods = client.List(k8s::resources::kPods.Path(ns), pods_opts);
   if (!pods.ok()) notes.push_back("cannot list the run's Pods: " + pods.status().message());
   k8s::ListOptions events_opts;
-  events_opts.field_selector = "involvedObject.uid=" + json::GetString(json::Find(*run, {"metadata", "uid"}));
+  events_opts.field_selector = "involvedObject.uid=" + json::GetString(json::Find(run, {"metadata", "uid"}));
   auto events = client.List(k8s::resources::kEvents.Path(ns), events_opts);
   if (!events.ok()) notes.push_back("cannot list the run's Events: " + events.status().message());
   std::vector<const json::Value*> pod_ptrs, event_ptrs;
@@ -389,7 +395,7 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   if (events.ok()) {
     for (const auto& e : events->items) event_ptrs.push_back(&e);
   }
-  out << FormatRunDescription(*run, pod_ptrs, event_ptrs, k8s::SystemClock().Now());
+  out << FormatRunDescription(run, pod_ptrs, event_ptrs, k8s::SystemClock().Now());
   for (const auto& n : notes) err << "note: " << n << "\n";
   return 0;
 }
@@ -398,7 +404,7 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 int ControlRun(const CommandLine& cl, runops::Control c, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
-  auto session = Connect(cl);
+  auto session = OpenRun(cl, false);
   if (!session.ok()) return Fail(err, session.status().message());
   const std::string& ns = session->ns;
   k8s::Client& client = *session->client;
@@ -427,20 +433,17 @@ int ControlRun(const CommandLine& cl, runops::Control c, std::ostream& out, std:
 // ---- logs ----
 
 int Logs(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  const std::string& name = cl.positionals[0];
-  auto session = Connect(cl);
+  auto session = OpenRun(cl, true);
   if (!session.ok()) return Fail(err, session.status().message());
-  const std::string& ns = session->ns;
-  k8s::Client& client = *session->client;
-  auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
-  if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
+  const auto& [ns, name, owner, run] = *session;
+  k8s::Client& client = *owner;
   k8s::ListOptions opts;
   opts.label_selector = "berth.dev/run=" + name;
   auto pods = client.List(k8s::resources::kPods.Path(ns), opts);
   if (!pods.ok()) return Fail(err, "cannot list the run's Pods: " + pods.status().message());
   std::vector<const json::Value*> ptrs;
   for (const auto& p : pods->items) ptrs.push_back(&p);
-  auto sel = runops::SelectLogTargets(*run, ptrs, cl.rank);
+  auto sel = runops::SelectLogTargets(run, ptrs, cl.rank);
   if (!sel.ok()) return Fail(err, sel.status().message());
   if (!sel->note.empty()) err << "note: " << sel->note << "\n";
   const bool ok = cl.follow ? FollowLogs(*client.transport(), ns, sel->targets, out, err)

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "controller/http_parser.h"
+#include "controller/http_request.h"
 
 namespace berth::controller {
 

@@ -1,14 +1,14 @@
 #pragma once
-// berth-controller's own small HTTP/1.1 server (plain sockets; OpenSSL for the TLS webhook) for
-// /metrics, probes, the queue JSON, the dashboard and the admission webhook. Built to survive
-// whatever a client sends:
-//   - one I/O thread multiplexes every connection with poll(): a slow or silent client costs a
-//     file descriptor, not a thread, so the probe port answers while others hold connections open;
+// berth-controller's HTTP/1.1 server (Boost.Asio sockets, Asio's OpenSSL stream for the TLS
+// webhook, Boost.Beast's parser and serializer) for /metrics, probes, the queue JSON, the
+// dashboard and the admission webhook. Built to survive whatever a client sends:
+//   - one I/O thread serves every connection asynchronously: a slow or silent client costs a file
+//     descriptor, not a thread, so the probe port answers while others hold connections open;
 //   - at most `max_connections` connections: when full, the connection that has waited longest
 //     for its request is closed to make room for the new one;
 //   - every request (head and body), TLS handshake and reply must complete within `read_timeout`
 //     of its start (408 and close otherwise); an idle keep-alive connection is closed after it;
-//   - the request parser (controller/http_parser.h) refuses malformed input with a 4xx reply and
+//   - the request path (controller/http_request.h) refuses malformed input with a 4xx reply and
 //     closes the connection; each route names its methods (405 with Allow otherwise) and the
 //     largest body it reads (413 otherwise; probes read none);
 //   - handlers run on the server's own worker threads (they may block, e.g. forward a request to
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/http_parser.h"
+#include "controller/http_request.h"
 #include "k8s/result.h"
 
 namespace berth::controller {
@@ -71,6 +71,7 @@ class HttpServer {
     RouteOptions options;
   };
   struct Impl;
+  friend class HttpSession;
   const Route* Find(const std::string& path) const;
 
   std::string bind_address_;

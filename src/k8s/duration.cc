@@ -7,20 +7,14 @@
 #include <string_view>
 #include <utility>
 
+#include "k8s/value_parse.h"
+
 namespace berth::k8s {
 namespace {
 
 constexpr std::string_view kUnitHelp = "use ns, us, ms, s, m, h or d, e.g. \"90s\" or \"1h30m\"";
 
-Status Invalid(std::string_view text, std::string_view why) {
-  std::string message = "invalid duration \"";
-  message += text;
-  message += "\": ";
-  message += why;
-  return Status::Error(std::move(message));
-}
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+Status Invalid(std::string_view text, std::string_view why) { return InvalidValue("duration", text, why); }
 
 struct Unit {
   std::string_view name;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <utility>
 
+#include "k8s/value_parse.h"
+
 namespace berth::k8s {
 namespace {
 
@@ -18,15 +20,7 @@ constexpr std::string_view kSuffixHelp =
 // small enough that exponent arithmetic below cannot overflow.
 constexpr int64_t kMaxExponent = 1'000'000'000;
 
-Status Invalid(std::string_view text, std::string_view why) {
-  std::string message = "invalid quantity \"";
-  message += text;
-  message += "\": ";
-  message += why;
-  return Status::Error(std::move(message));
-}
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+Status Invalid(std::string_view text, std::string_view why) { return InvalidValue("quantity", text, why); }
 
 // A parsed quantity: (-1 if negative) * digits * 10^exp10 * 2^exp2, exactly.
 struct Decomposed {

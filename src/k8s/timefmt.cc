@@ -6,20 +6,14 @@
 #include <string_view>
 #include <utility>
 
+#include "k8s/value_parse.h"
+
 namespace berth::k8s {
 namespace {
 
 constexpr std::string_view kLayout = "YYYY-MM-DDTHH:MM:SSZ";
 
-Status Invalid(std::string_view text, std::string_view why) {
-  std::string message = "invalid RFC 3339 time \"";
-  message += text;
-  message += "\": ";
-  message += why;
-  return Status::Error(std::move(message));
-}
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+Status Invalid(std::string_view text, std::string_view why) { return InvalidValue("RFC 3339 time", text, why); }
 
 // Reads `width` digits at `pos`; -1 when any is not a digit or the text is too short.
 int ReadNumber(std::string_view text, size_t pos, size_t width) {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/http_parser.h"
+#include "controller/http_request.h"
 #include "controller/http_server.h"
 
 namespace berth::controller {
@@ -147,6 +147,25 @@ TEST(RequestParserTest, RefusesMalformedRequestsWithTheRightStatus) {
     // Rejected stays rejected: nothing after a bad request is trusted.
     p.Append("GET /healthz HTTP/1.1\r\n\r\n");
     EXPECT_EQ(p.Next().kind, RequestParser::Step::kReject) << c.raw;
+  }
+}
+
+// Regression (found by the http fuzz target): Beast, fed a head in pieces, waits for its end
+// before judging it again, so the head is handed to it whole: the verdict is the same however
+// the bytes arrive, and an unfinished head is no verdict yet.
+TEST(RequestParserTest, AHeadIsJudgedTheSameHoweverItArrives) {
+  const std::string bad = "GET /healthz?a=%zz HTTP/1.1\r\n\x05\n";
+  for (size_t piece : {bad.size(), size_t{1}, size_t{7}}) {
+    RequestParser p(AnyBody());
+    RequestParser::Step step;
+    for (size_t at = 0; at < bad.size(); at += piece) {
+      p.Append(bad.substr(at, piece));
+      step = p.Next();
+      ASSERT_EQ(step.kind, RequestParser::Step::kNeedMore) << piece << " " << at;
+    }
+    step = ParseAll(p, "\r\n\r\n");
+    ASSERT_EQ(step.kind, RequestParser::Step::kReject) << piece;
+    EXPECT_EQ(step.reject.status, 400) << piece;
   }
 }
 

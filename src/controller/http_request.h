@@ -1,7 +1,9 @@
 #pragma once
-// HTTP/1.1 requests from bytes, with no socket in sight: the parser behind HttpServer, separate so
-// that it can be unit tested and fuzzed (fuzz/http_fuzz.cc). It is strict: anything it does not
-// understand is refused with a 4xx/5xx reply and the connection is closed, never guessed at.
+// HTTP/1.1 requests from bytes, with no socket in sight: the request path behind HttpServer,
+// separate so that it can be unit tested and fuzzed (fuzz/http_fuzz.cc). Boost.Beast's request
+// parser does the HTTP framing (request line, header fields, Content-Length body); this file adds
+// berth's rules on top. It is strict: anything it does not understand is refused with a 4xx/5xx
+// reply and the connection is closed, never guessed at.
 //
 //   - the head (request line + headers) must fit in `max_head_bytes` (431 otherwise);
 //   - request line `METHOD SP /origin-form SP HTTP/1.0|HTTP/1.1` (400; 505 for another version);
@@ -10,7 +12,8 @@
 //     query or a segment separator its sender hid from routing);
 //   - query parameters are split on '&' and '=', '+' is a space, then percent-decoded (400 on a
 //     bad escape or control character); the first of repeated parameters counts;
-//   - header names are tokens, values have no control characters, no obsolete line folding (400);
+//   - header names are tokens, values have no control characters, no obsolete line folding (400;
+//     Beast would unfold it, berth refuses it as before);
 //     names are lower-cased, repeated headers joined with ", "; Content-Length must be one
 //     decimal number (400), Transfer-Encoding is not supported (411: send Content-Length);
 //   - once the head is read, `HeadCheck` (the router) may answer at once (404, 405) and says how
@@ -22,6 +25,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -73,6 +77,7 @@ class RequestParser {
   };
 
   explicit RequestParser(HeadCheck check, size_t max_head_bytes = kDefaultMaxHead);
+  ~RequestParser();
 
   void Append(std::string_view bytes) { buffer_.append(bytes.data(), bytes.size()); }
   // Parses as far as the buffered bytes allow. After kReject the parser stays rejected.
@@ -88,32 +93,24 @@ class RequestParser {
 
  private:
   enum class Phase { kHead, kBody, kDone, kRejected };
+  struct Beast;  // Beast's parser of the current request (kept out of this header: it is large)
   Step Reject(int status, std::string message, std::map<std::string, std::string> headers = {});
+  Step Head();
 
   HeadCheck check_;
   size_t max_head_;
-  std::string buffer_;
+  std::string buffer_;  // bytes not yet consumed by Beast's parser
   Phase phase_ = Phase::kHead;
-  size_t scanned_ = 0;      // where to resume looking for the end of the head
-  size_t head_end_ = 0;     // with kBody/kDone: offset of the body in buffer_
-  size_t body_length_ = 0;  // with kBody/kDone
+  size_t scanned_ = 0;  // with kHead: where to resume looking for the end of the head
   bool continue_sent_ = false;
   bool keep_alive_ = true;
+  std::unique_ptr<Beast> beast_;
   HttpRequestView current_;
 };
 
-// Parses a request head (request line and headers, without the final empty line). Returns 0 and
-// fills `out` (not its body), or the HTTP status to refuse it with and a sentence in `message`.
-int ParseRequestHead(std::string_view head, HttpRequestView& out, std::string& message);
-
-// Percent-decodes `in` into `out`; false on a malformed escape. `plus_is_space` for query parts.
-bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space);
-
-// The bytes of `reply` on the wire: status line, Content-Type, Content-Length, the reply's own
-// headers (a header whose name or value could split the response is dropped), Connection: close
-// when `close`; the body unless `head_only` (a HEAD request).
+// The bytes of `reply` on the wire, written by Beast's serializer: status line, Content-Type,
+// Content-Length, the reply's own headers (a header whose name or value could split the response
+// is dropped), Connection: close when `close`; the body unless `head_only` (a HEAD request).
 std::string SerializeReply(const HttpReply& reply, bool head_only, bool close);
-
-const char* ReasonPhrase(int status);
 
 }  // namespace berth::controller

@@ -1,12 +1,20 @@
-#include "controller/http_parser.h"
+#include "controller/http_request.h"
+
+#include <boost/beast/core/buffers_range.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/string_body.hpp>
 
 #include <cctype>
+#include <limits>
+#include <optional>
 
 namespace berth::controller {
 
 namespace {
 
-constexpr std::string_view kCrlf = "\r\n";
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
 
 bool IsTokenChar(unsigned char c) {
   if (std::isalnum(c)) return true;
@@ -60,6 +68,8 @@ bool HasToken(const std::string& value, std::string_view token) {
   }
   return false;
 }
+
+bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space);
 
 int DecodePath(std::string_view raw, std::string& out, std::string& message) {
   out.clear();
@@ -128,8 +138,6 @@ int DecodeQuery(std::string_view raw, std::map<std::string, std::string>& out, s
   return 0;
 }
 
-}  // namespace
-
 bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space) {
   out.clear();
   out.reserve(in.size());
@@ -150,107 +158,66 @@ bool PercentDecode(std::string_view in, std::string& out, bool plus_is_space) {
   return true;
 }
 
-int ParseRequestHead(std::string_view head, HttpRequestView& out, std::string& message) {
-  size_t eol = head.find(kCrlf);
-  std::string_view line = head.substr(0, eol);
-  std::string_view rest = eol == std::string_view::npos ? std::string_view() : head.substr(eol + 2);
 
-  // Request line: exactly METHOD SP TARGET SP VERSION.
-  size_t sp1 = line.find(' ');
-  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-    message = "malformed request line";
-    return 400;
-  }
-  std::string_view method = line.substr(0, sp1);
-  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  std::string_view version = line.substr(sp2 + 1);
-  if (!IsToken(method) || method.size() > 32) {
-    message = "malformed method";
-    return 400;
-  }
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") {
-    if (version.size() == 8 && version.substr(0, 5) == "HTTP/" && std::isdigit(static_cast<unsigned char>(version[5])) &&
-        version[6] == '.' && std::isdigit(static_cast<unsigned char>(version[7]))) {
-      message = "only HTTP/1.0 and HTTP/1.1 are served";
-      return 505;
-    }
-    message = "malformed HTTP version";
-    return 400;
-  }
+// The status for a request line Beast refused: 505 for a well-formed version other than 1.0/1.1
+// (Beast refuses those as it does garbage), 400 for the rest.
+int RequestLineStatus(std::string_view buffered) {
+  std::string_view line = buffered.substr(0, buffered.find("\r\n"));
+  std::string_view version = line.substr(line.rfind(' ') + 1);
+  bool versioned = version.size() == 8 && version.substr(0, 5) == "HTTP/" && std::isdigit(static_cast<unsigned char>(version[5])) &&
+                   version[6] == '.' && std::isdigit(static_cast<unsigned char>(version[7]));
+  return versioned && line.find(' ') != std::string_view::npos ? 505 : 400;
+}
+
+// Fills `out` from the head Beast parsed: berth's rules for the target and the fields. Returns 0,
+// or the status to refuse the request with and a sentence in `message`.
+int TakeHead(const http::request_parser<http::string_body>& parser, HttpRequestView& out, std::string& message) {
+  const auto& req = parser.get();
+  out.method = std::string(req.method_string());
+  out.version = req.version() == 10 ? "HTTP/1.0" : "HTTP/1.1";
+  std::string_view target(req.target().data(), req.target().size());
   if (target.empty() || target.front() != '/') {
     message = "the request target must be a path starting with '/'";
     return 400;
   }
-  out.method = std::string(method);
-  out.version = std::string(version);
   size_t qmark = target.find('?');
   if (int s = DecodePath(target.substr(0, qmark), out.path, message); s != 0) return s;
   if (qmark != std::string_view::npos) {
     std::string_view query = target.substr(qmark + 1);
-    for (unsigned char c : query) {
-      if (IsControl(c) || c == '#' || c == ' ') {
-        message = "the query holds a character that must be escaped";
-        return 400;
-      }
+    if (query.find('#') != std::string_view::npos) {
+      message = "the query holds a character that must be escaped";
+      return 400;
     }
     if (int s = DecodeQuery(query, out.query, message); s != 0) return s;
   }
-
-  // Header fields.
-  while (!rest.empty()) {
-    eol = rest.find(kCrlf);
-    line = rest.substr(0, eol);
-    rest = eol == std::string_view::npos ? std::string_view() : rest.substr(eol + 2);
-    if (line.empty()) {
-      message = "malformed header section";
-      return 400;
-    }
-    if (line.front() == ' ' || line.front() == '\t') {
-      message = "folded header lines are not accepted";
-      return 400;
-    }
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) {
-      message = "malformed header field";
-      return 400;
-    }
-    std::string name = Lower(line.substr(0, colon));
-    std::string_view value = Trim(line.substr(colon + 1));
-    for (unsigned char c : value) {
-      if (IsControl(c) && c != '\t') {
-        message = "a header value holds a control character";
+  for (const auto& field : req) {
+    std::string name = Lower(std::string_view(field.name_string().data(), field.name_string().size()));
+    std::string value(field.value().data(), field.value().size());
+    auto [it, inserted] = out.headers.emplace(name, value);
+    if (!inserted) {
+      if (name == "host" && it->second != value) {
+        message = "conflicting host headers";
         return 400;
       }
-    }
-    auto [it, inserted] = out.headers.emplace(name, std::string(value));
-    if (!inserted) {
-      if (name == "content-length" || name == "host") {
-        if (it->second != value) {
-          message = "conflicting " + name + " headers";
-          return 400;
-        }
-      } else {
-        it->second += ", ";
-        it->second += value;
-      }
+      if (name != "host" && name != "content-length") it->second += ", " + value;
     }
   }
   if (out.headers.count("transfer-encoding")) {
     message = "Transfer-Encoding is not supported: send the body with Content-Length";
     return 411;
   }
-  if (auto it = out.headers.find("content-length"); it != out.headers.end()) {
-    const std::string& v = it->second;
-    if (v.empty() || v.size() > 15 || v.find_first_not_of("0123456789") != std::string::npos) {
-      message = "malformed Content-Length";
-      return 400;
-    }
-  }
   return 0;
 }
 
+}  // namespace
+
+struct RequestParser::Beast {
+  http::request_parser<http::string_body> parser;
+};
+
 RequestParser::RequestParser(HeadCheck check, size_t max_head_bytes) : check_(std::move(check)), max_head_(max_head_bytes) {}
+
+RequestParser::~RequestParser() = default;
 
 RequestParser::Step RequestParser::Reject(int status, std::string message, std::map<std::string, std::string> headers) {
   phase_ = Phase::kRejected;
@@ -258,6 +225,63 @@ RequestParser::Step RequestParser::Reject(int status, std::string message, std::
   Step step;
   step.kind = Step::kReject;
   step.reject = HttpReply{status, "text/plain; charset=utf-8", std::move(message) + "\n", std::move(headers)};
+  return step;
+}
+
+RequestParser::Step RequestParser::Head() {
+  Step step;
+  // Empty lines before a request line are ignored (RFC 9112 section 2.2).
+  size_t skip = 0;
+  while (skip + 1 < buffer_.size() && buffer_[skip] == '\r' && buffer_[skip + 1] == '\n') skip += 2;
+  if (skip > 0) {
+    buffer_.erase(0, skip);
+    scanned_ = 0;
+  }
+  // Beast is handed the head whole: fed in pieces, it judges what it has at once but then waits
+  // for the end of the head before it looks again, so its verdict would depend on how the bytes
+  // were split across reads.
+  size_t end = buffer_.find("\r\n\r\n", scanned_);
+  if (end == std::string::npos) {
+    if (buffer_.size() > max_head_) return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
+    scanned_ = buffer_.size() >= 3 ? buffer_.size() - 3 : 0;
+    return step;
+  }
+  scanned_ = 0;
+  if (end + 4 > max_head_) return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
+  std::string_view head(buffer_.data(), end + 4);
+  // Beast unfolds obs-fold; berth refuses it.
+  if (head.find("\r\n ") != std::string_view::npos || head.find("\r\n\t") != std::string_view::npos) {
+    return Reject(400, "folded header lines are not accepted");
+  }
+  beast_ = std::make_unique<Beast>();
+  auto& parser = beast_->parser;
+  parser.header_limit(static_cast<std::uint32_t>(head.size()));
+  // The route's limit is applied once the head is known; until then Beast must not refuse.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  beast::error_code ec;
+  size_t used = parser.put(boost::asio::buffer(head.data(), head.size()), ec);
+  if (ec || !parser.is_header_done()) {
+    if (ec == http::error::bad_version && RequestLineStatus(head) == 505) {
+      return Reject(505, "only HTTP/1.0 and HTTP/1.1 are served");
+    }
+    return Reject(400, "malformed request: " + (ec ? ec.message() : std::string("incomplete head")));
+  }
+  buffer_.erase(0, used);
+
+  current_ = HttpRequestView();
+  std::string message;
+  if (int status = TakeHead(parser, current_, message); status != 0) return Reject(status, message);
+  keep_alive_ = current_.version == "HTTP/1.1" && parser.keep_alive();
+  HeadDecision decision = check_ ? check_(current_) : HeadDecision{};
+  if (decision.status != 0) return Reject(decision.status, decision.message, decision.headers);
+  uint64_t length = parser.content_length().value_or(0);
+  if (length > decision.max_body) {
+    return Reject(413, "the request body is larger than " + std::to_string(decision.max_body) + " bytes");
+  }
+  parser.body_limit(decision.max_body);
+  continue_sent_ = false;
+  phase_ = Phase::kBody;
+  step.kind = Step::kRequest;  // the caller goes on to the body
   return step;
 }
 
@@ -269,48 +293,27 @@ RequestParser::Step RequestParser::Next() {
     return step;
   }
   if (phase_ == Phase::kHead) {
-    // Empty lines before a request line are ignored (RFC 9112 section 2.2).
-    size_t skip = 0;
-    while (skip + 1 < buffer_.size() && buffer_[skip] == '\r' && buffer_[skip + 1] == '\n') skip += 2;
-    if (skip > 0) {
-      buffer_.erase(0, skip);
-      scanned_ = 0;
-    }
-    size_t end = buffer_.find("\r\n\r\n", scanned_);
-    if (end == std::string::npos) {
-      if (buffer_.size() > max_head_) return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
-      scanned_ = buffer_.size() >= 3 ? buffer_.size() - 3 : 0;
-      return step;
-    }
-    if (end + 4 > max_head_) return Reject(431, "the request head is larger than " + std::to_string(max_head_) + " bytes");
-    current_ = HttpRequestView();
-    std::string message;
-    if (int status = ParseRequestHead(std::string_view(buffer_).substr(0, end), current_, message); status != 0) {
-      return Reject(status, message);
-    }
-    head_end_ = end + 4;
-    scanned_ = 0;
-    keep_alive_ = current_.version == "HTTP/1.1" && !HasToken(current_.Header("connection"), "close");
-    HeadDecision decision = check_ ? check_(current_) : HeadDecision{};
-    if (decision.status != 0) return Reject(decision.status, decision.message, decision.headers);
-    std::string cl = current_.Header("content-length");
-    body_length_ = cl.empty() ? 0 : static_cast<size_t>(std::stoull(cl));
-    if (body_length_ > decision.max_body) {
-      return Reject(413, "the request body is larger than " + std::to_string(decision.max_body) + " bytes");
-    }
-    continue_sent_ = false;
-    phase_ = Phase::kBody;
+    step = Head();
+    if (step.kind != Step::kRequest) return step;
+    step = Step();
   }
   // Phase::kBody
-  if (buffer_.size() - head_end_ < body_length_) {
+  auto& parser = beast_->parser;
+  if (!parser.is_done() && !buffer_.empty()) {
+    beast::error_code ec;
+    size_t used = parser.put(boost::asio::buffer(buffer_), ec);
+    if (ec && ec != http::error::need_more) return Reject(400, "malformed request body: " + ec.message());
+    buffer_.erase(0, used);
+  }
+  if (!parser.is_done()) {
     if (!continue_sent_ && HasToken(current_.Header("expect"), "100-continue") && current_.version == "HTTP/1.1") {
       continue_sent_ = true;
       step.send_continue = true;
     }
     return step;
   }
-  current_.body = buffer_.substr(head_end_, body_length_);
-  buffer_.erase(0, head_end_ + body_length_);
+  current_.body = std::move(parser.get().body());
+  beast_.reset();
   phase_ = Phase::kDone;
   step.kind = Step::kRequest;
   return step;
@@ -323,55 +326,43 @@ HttpRequestView RequestParser::TakeRequest() {
   return r;
 }
 
-const char* ReasonPhrase(int status) {
-  switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
-    case 422: return "Unprocessable Content";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    case 505: return "HTTP Version Not Supported";
-    default: return "Status";
-  }
-}
-
 std::string SerializeReply(const HttpReply& reply, bool head_only, bool close) {
-  int status = reply.status >= 100 && reply.status <= 999 ? reply.status : 500;
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " + ReasonPhrase(status) + "\r\n";
   auto safe = [](std::string_view s) {
     for (unsigned char c : s) {
       if (IsControl(c) && c != '\t') return false;
     }
     return true;
   };
-  out += "Content-Type: " + (safe(reply.content_type) ? reply.content_type : std::string("application/octet-stream")) + "\r\n";
-  out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n";
+  http::response<http::string_body> res;
+  res.version(11);
+  res.result(reply.status >= 100 && reply.status <= 999 ? static_cast<unsigned>(reply.status) : 500u);
+  res.set(http::field::content_type, safe(reply.content_type) ? reply.content_type : std::string("application/octet-stream"));
+  res.content_length(reply.body.size());
   for (const auto& [name, value] : reply.headers) {
     std::string lower = Lower(name);
     if (!IsToken(name) || !safe(value) || lower == "content-length" || lower == "content-type" || lower == "connection" ||
         lower == "transfer-encoding") {
       continue;
     }
-    out += name + ": " + value + "\r\n";
+    res.insert(name, value);
   }
-  if (close) out += "Connection: close\r\n";
-  out += "\r\n";
-  if (!head_only) out += reply.body;
+  if (close) res.set(http::field::connection, "close");
+  res.body() = reply.body;
+
+  http::response_serializer<http::string_body> serializer(res);
+  serializer.split(head_only);  // HEAD: the header (with the body's length) and no body
+  std::string out;
+  beast::error_code ec;
+  while (!ec && !(head_only ? serializer.is_header_done() : serializer.is_done())) {
+    serializer.next(ec, [&](beast::error_code&, const auto& buffers) {
+      size_t n = 0;
+      for (auto b : beast::buffers_range_ref(buffers)) {
+        out.append(static_cast<const char*>(b.data()), b.size());
+        n += b.size();
+      }
+      serializer.consume(n);
+    });
+  }
   return out;
 }
 
