@@ -559,7 +559,7 @@ TEST_F(Faults, LeaderFailoverKeepsOneWriterAtATimeAndBooksNothingTwice) {
   controller_->Kill();  // the fixture's controller does not elect
   const std::string since = k8s::FormatRfc3339(k8s::SystemClock().Now());
   std::vector<std::string> le = {"--leader-elect", "--leader-election-namespace=" + ns_,
-                                 "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+                                 "--leader-election-lease-duration=5s", "--leader-election-renew-deadline=3s",
                                  "--leader-election-retry-period=500ms"};
   std::vector<std::unique_ptr<ControllerProcess>> procs;
   for (const char* name : {"a", "b"}) {
