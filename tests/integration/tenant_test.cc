@@ -19,7 +19,7 @@ using k8s::resources::kRuns;
 using k8s::resources::kServices;
 
 class Tenant : public EngineTest {
- protected:
+ public:  // the helpers are used by scope guards inside the tests too
   void SetUp() override {
     EngineTest::SetUp();
     if (HasFatalFailure()) return;
@@ -63,6 +63,17 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
     CommandResult r = AsTenant({"apply", "-f", "-"}, yaml);
     ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << yaml;
   }
+  // A Run applied by the tenant (extra spec lines at 2-space indent).
+  void TenantRun(const std::string& name, const std::string& extra_spec = {}) {
+    TenantApply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+                "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  }
+  // The Runs CRD as installed now (JSON), and a replace of it with `crd_json`.
+  std::string RunsCrd() { return cp().Kubectl({"get", "crd", "runs.berth.dev", "-o", "json"}).out; }
+  void ReplaceRunsCrd(const std::string& crd_json) {
+    CommandResult r = cp().Kubectl({"replace", "-f", "-"}, crd_json);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
 };
 
 // Item 7: a controller whose leader-election timings would let two leaders write at once refuses
@@ -86,6 +97,72 @@ TEST_F(Tenant, LeaderElectionTimingsThatOverlapStopTheControllerAtStartUp) {
   EXPECT_TRUE(Eventually([&] { return ok.Log().find("became the leader") != std::string::npos; }, std::chrono::seconds(60)))
       << ok.Log();
   EXPECT_EQ(ok.Stop(), 0) << ok.Log();
+}
+
+
+// Item 4: a multi-node run whose name is not a DNS-1035 label cannot have its headless Service.
+// The CRD's CEL rule refuses it at admission; with a CRD installed without that rule (an older
+// one), it is failed InvalidSpec at once, before it holds anything: another run that needs every
+// node of the fleet is placed.
+TEST_F(Tenant, MultiNodeRunWithAnUnusableNameFailsAtOnceHoldingNothing) {
+  Nodes("gang", 2, "4", "8Gi");
+  Fleet("gang", "gang", "  placement: cluster\n");
+  const std::string bad = "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: 1b-llama}\nspec:\n  nodes: 2\n"
+                          "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  // Admission refuses it (the CRD of this repository).
+  CommandResult r = AsTenant({"apply", "-f", "-"}, bad);
+  EXPECT_NE(r.exit_code, 0) << "accepted: " << r.out;
+  EXPECT_NE(r.err.find("must have a name that is a DNS-1035 label"), std::string::npos) << r.err;
+
+  // The same CRD without the rule.
+  const std::string original = RunsCrd();
+  auto crd = json::Parse(original);
+  ASSERT_TRUE(crd.ok()) << original;
+  json::Value* schema = const_cast<json::Value*>(json::Find((*crd)["spec"]["versions"][0], {"schema", "openAPIV3Schema"}));
+  ASSERT_NE(schema, nullptr);
+  json::Value& rules = (*schema)["x-kubernetes-validations"];
+  bool removed = false;
+  for (rapidjson::SizeType i = 0; i < rules.Size(); ++i) {
+    if (json::GetString(rules[i], "rule").find("matches(") != std::string::npos) {
+      rules.Erase(rules.Begin() + i);
+      removed = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(removed) << original;
+  crd->RemoveMember("status");
+  (*crd)["metadata"].RemoveMember("resourceVersion");
+  ReplaceRunsCrd(json::Serialize(*crd));
+  struct Restore {
+    Tenant* t;
+    std::string crd;
+    ~Restore() {
+      auto d = json::Parse(crd);
+      if (!d.ok()) return;
+      d->RemoveMember("status");
+      (*d)["metadata"].RemoveMember("resourceVersion");
+      t->ReplaceRunsCrd(json::Serialize(*d));
+      // Other tests of this binary meet the rule again.
+      EXPECT_TRUE(Eventually([&] {
+        return t->AsTenant({"apply", "--dry-run=server", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Run\n"
+                           "metadata: {name: 2b-x}\nspec:\n  nodes: 2\n  template:\n    spec:\n      containers: "
+                           "[{name: main, image: busybox}]\n").exit_code != 0;
+      }));
+    }
+  } restore{this, original};
+  // The API server applies a changed CRD's rules a moment later.
+  ASSERT_TRUE(Eventually([&] { return AsTenant({"apply", "--dry-run=server", "-f", "-"}, bad).exit_code == 0; }));
+  TenantApply(bad);
+  ASSERT_TRUE(WaitPhase("1b-llama", "Failed")) << Phase("1b-llama");
+  EXPECT_EQ(Reason("1b-llama"), "InvalidSpec");
+  EXPECT_NE(Message("1b-llama").find("must have a name that is a DNS-1035 label"), std::string::npos)
+      << Message("1b-llama");
+  auto doc = RunDoc("1b-llama");
+  EXPECT_EQ(json::Find(doc, {"status", "scheduledAt"}), nullptr) << "it was placed: " << json::Serialize(doc);
+  EXPECT_TRUE(PodsOf("1b-llama").empty());
+  // It holds nothing: a run that needs both nodes is placed.
+  TenantRun("llama", "  nodes: 2\n");
+  ASSERT_TRUE(WaitPhase("llama", "Scheduled")) << Phase("llama") << " " << Message("llama");
 }
 
 }  // namespace
