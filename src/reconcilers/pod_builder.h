@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "k8s/result.h"
+#include "k8s/objects.h"
 #include "reconcilers/run_types.h"
 #include "scheduling/types.h"
 
@@ -30,6 +31,12 @@ struct RankAssignment {
   int blocks = 0;
   scheduling::Resources resources;  // what the Pod gets (blocks x per-block)
 };
+
+// True when `run` (not null) controls `object` (a Pod or Service): its controller ownerReference
+// names a berth.dev Run with `run`'s uid, in `run`'s namespace. Anyone who may create Pods can
+// label one berth.dev/run; only what a Run owns is that run's (issue 29).
+bool IsOwnedByRun(const k8s::ObjectMeta& object, const Run* run);
+inline bool IsRunsPod(const k8s::Pod& pod, const Run* run) { return IsOwnedByRun(pod.meta, run); }
 
 // "<run>-<rank>" for the first attempt, "<run>-r<attempt>-<rank>" after a retry.
 std::string PodName(const std::string& run, int64_t attempt, int rank);

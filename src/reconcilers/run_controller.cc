@@ -361,8 +361,7 @@ void RunController::NoteDeadline(k8s::TimePoint at) {
 std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& run) const {
   std::vector<std::shared_ptr<const k8s::Pod>> out;
   for (auto& p : pods_->ByIndex("run", RunKey(run))) {
-    const k8s::OwnerRef* owner = p->meta.ControllerRef();
-    if (owner != nullptr && owner->uid == run.meta.uid) out.push_back(p);
+    if (IsRunsPod(*p, &run)) out.push_back(p);
   }
   return out;
 }
@@ -382,7 +381,10 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_
     holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
   }
   // berth's Pods count through their run's placement while that placement stands; any other
-  // bound Pod that the kubelet has not finished holds its blocks until it is gone.
+  // bound Pod of a run that the kubelet has not finished holds its blocks until it is gone. A Pod
+  // is a run's only when that Run controls it (its controller ownerReference carries the uid of
+  // the Run its berth.dev/run label names): anyone may label a Pod, and such a Pod is an ordinary
+  // one whose requests come off the node (issue 29: a 1m-CPU Pod must not hold a whole instance).
   std::string run_key, attempt;  // reused: no allocation per Pod
   for (const auto& p : pods_->ByIndex("held", "held")) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
@@ -391,6 +393,12 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_
     if (!p->meta.ns.empty()) run_key += '/';
     if (label != p->meta.labels.end()) run_key += label->second;
     auto it = runs.find(run_key);
+    std::shared_ptr<const Run> cached;  // a run that is not placed: read from the cache
+    const Run* owner = it != runs.end() ? it->second : (cached = runs_->Get(run_key)).get();
+    if (!IsRunsPod(*p, owner)) {
+      holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
+      continue;
+    }
     if (it != runs.end()) {
       const Run& run = *it->second;
       auto pod_attempt = p->meta.labels.find(kAttemptLabel);

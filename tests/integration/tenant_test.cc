@@ -165,5 +165,34 @@ TEST_F(Tenant, MultiNodeRunWithAnUnusableNameFailsAtOnceHoldingNothing) {
   ASSERT_TRUE(WaitPhase("llama", "Scheduled")) << Phase("llama") << " " << Message("llama");
 }
 
+
+// Item 2: anyone who may create Pods may label one berth.dev/run. Such a Pod, put on both nodes of
+// a fleet by a tenant (1m CPU each, one without an owner, one whose ownerReference names a Run of
+// the tenant with a made-up uid), used to hold each whole instance (a berth Pod without the blocks
+// annotation): no run could be placed. Now it is an ordinary Pod whose requests come off the node.
+TEST_F(Tenant, PodsLabelledAsBerthsButNotOwnedByARunHoldOnlyTheirRequests) {
+  auto nodes = Nodes("squat", 2, "4", "8Gi");
+  Fleet("squat", "squat", "  blocks: 4\n");
+  TenantRun("mine", "  suspend: true\n");  // the Run the squatters name (a tenant's own)
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string owner = i == 0 ? "" : "  ownerReferences: [{apiVersion: berth.dev/v1alpha1, kind: Run, name: mine, "
+                                            "uid: 00000000-0000-0000-0000-000000000000, controller: true}]\n";
+    TenantApply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: squat-" + std::to_string(i) +
+                "\n  labels: {berth.dev/run: mine, berth.dev/attempt: \"0\"}\n" + owner + "spec:\n  nodeName: " + nodes[i] +
+                "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1m}}}]\n");
+  }
+  // Another team's run asks for most of a node (3 of its 4 CPUs).
+  Run("train", "  resources: {cpu: \"3\"}\n" + std::string("  retry: {onEvents: [no-capacity], duration: \"off\"}\n"));
+  ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train") << " " << Reason("train") << " " << Message("train");
+  // The squatters' 1m came off the node before it was cut into blocks: 4 blocks of 999m (3999m
+  // divided by 4, rounded down), and 3 CPU takes all four.
+  ASSERT_TRUE(Eventually([&] { return PodsOf("train").size() == 1; }));
+  auto pods = PodsOf("train");
+  const json::Value& c0 = pods.begin()->second["spec"]["containers"][0];
+  EXPECT_EQ(json::GetString(json::Find(c0, {"resources", "requests", "cpu"})), "3996m") << json::Serialize(c0);
+  // The squatters are not the tenant's run's Pods either: its status never counts them.
+  EXPECT_EQ(json::Find(RunDoc("mine"), {"status", "placement"}), nullptr);
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -952,3 +952,43 @@ TEST_F(EngineInProcess, PreemptionWaitsForMinRuntimeAndWritesItsRecordFirst) {
 
 }  // namespace
 }  // namespace berth::testing
+
+namespace berth::testing {
+namespace {
+
+// Issue 29, item 2: a Pod labelled berth.dev/run that no Run controls (or whose owner is not the
+// Run its label names) is an ordinary Pod: its requests (1m CPU) come off the node, it does not
+// hold the whole instance. A run that needs a whole node is placed beside such Pods on both nodes.
+TEST_F(EngineInProcess, APodLabelledAsARunsButNotOwnedByItHoldsOnlyItsRequests) {
+  Node("n0", "a100");
+  Node("n1", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("victim", R"("priority":50)");  // a Run the squatter names in its labels and ownerReference
+  ASSERT_TRUE(WaitPhase("victim", "Scheduled")) << Phase("victim");
+  auto squat = [&](const std::string& name, const std::string& node, const std::string& owners) {
+    auto r = user_->Create(kPods.Path(kNs),
+                           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                               R"(","labels":{"berth.dev/run":"victim","berth.dev/attempt":"0"})" + owners +
+                               R"(},"spec":{"nodeName":")" + node +
+                               R"(","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1m"}}}]}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  // No owner on one node; an ownerReference to the Run's name with another uid on the other.
+  const std::string victim_node = PlacementNodes("victim").at(0);
+  const std::string free_node = victim_node == "n0" ? "n1" : "n0";
+  squat("squat-a", free_node, "");
+  squat("squat-b", free_node,
+        R"(,"ownerReferences":[{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":"victim","uid":"not-the-runs","controller":true}])");
+  Run("train", R"("priority":50)");
+  ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train") << "\n" << Dump();
+  EXPECT_EQ(PlacementNodes("train"), std::vector<std::string>{free_node});
+  // The squatters are not the victim's Pods: it is not taken as started, nor are they stopped as its.
+  ASSERT_TRUE(Eventually([&] { return Pods("victim").count("victim-0") == 1; }));
+  SetPodsPhase("victim", "Running");  // the kubelet: every Pod labelled victim runs
+  ASSERT_TRUE(WaitPhase("victim", "Running"));
+  EXPECT_EQ(Phase("train"), "Scheduled");
+}
+
+}  // namespace
+}  // namespace berth::testing
