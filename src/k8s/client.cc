@@ -98,8 +98,9 @@ Result<HttpResponse> Client::Do(HttpRequest req) {
       continue;
     }
     bool retry = !r.ok() || code == 429 || code >= 500;
-    // A POST that got no answer may have been applied; callers treat AlreadyExists as success,
-    // so retrying creates with deterministic names is safe.
+    // A POST that got no answer may have been applied; callers take AlreadyExists as success
+    // once they have checked that what exists is their own (the Run owns it), so retrying
+    // creates with deterministic names is safe.
     if (!retry || attempt >= max_retries_) return r;
     std::chrono::milliseconds wait = backoff;
     if (r.ok() && r->retry_after_seconds > 0) wait = std::chrono::seconds(std::min(r->retry_after_seconds, 10));

@@ -223,7 +223,7 @@ bool IsOwnedByRun(const k8s::ObjectMeta& object, const Run* run) {
 
 std::string PodName(const std::string& run, int64_t attempt, int rank) {
   if (attempt <= 0) return run + "-" + std::to_string(rank);
-  return run + "-r" + std::to_string(attempt) + "-" + std::to_string(rank);
+  return run + "-" + std::to_string(rank) + "-r" + std::to_string(attempt);
 }
 
 std::string RankAddress(const Run& run, int rank) {
@@ -244,7 +244,7 @@ json::Value PodMeta(const Run& run, const json::Document& tmpl, const RankAssign
       meta.AddMember("annotations", json::Value(*an, a), a);
     }
   }
-  meta.AddMember("name", Str(PodName(run.meta.name, run.status.resubmissions, me.rank), a), a);
+  meta.AddMember("name", Str(me.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, me.rank) : me.pod, a), a);
   meta.AddMember("namespace", Str(run.meta.ns, a), a);
   json::Value& labels = ObjectMember(meta, "labels", a);
   SetString(labels, kRunLabel, run.meta.name, a);

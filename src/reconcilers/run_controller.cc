@@ -1548,6 +1548,7 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
   for (const auto& entry : run.status.placement) {
     RankAssignment ra;
     ra.rank = entry.rank;
+    ra.pod = entry.pod;  // the name admission wrote (a berth before issue 29 named retries otherwise)
     ra.node = entry.node;
     ra.blocks = entry.blocks;
     for (const auto& inst : view.snapshot.instances) {
@@ -1583,13 +1584,23 @@ bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& 
   if (ranks.size() > 1) {
     // The ranks find each other through it: no Pods before it exists (retried like any write).
     auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
-    if (!s.ok() && !s.status().IsAlreadyExists()) {
+    if (!s.ok() && s.status().IsAlreadyExists()) {
+      // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
+      auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+      if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+      if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+        return FailInvalidSpec(r, "a Service named " + r.meta.name + " already exists in namespace " + r.meta.ns +
+                                      " and is not this run's (berth does not take over or change it): a multi-node "
+                                      "run's Pods find each other through a headless Service named after the run; "
+                                      "rename the run or delete that Service");
+      }
+    } else if (!s.ok()) {
       spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
       return false;
     }
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
-    std::string name = PodName(r.meta.name, r.status.resubmissions, ranks[i].rank);
+    std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
     auto b = bound.find(name);
     if (b == bound.end()) {
       auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
@@ -1599,13 +1610,25 @@ bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& 
         return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
                                       c.status().message());
       }
-      if (!c.ok() && !c.status().IsAlreadyExists()) {
+      if (!c.ok() && c.status().IsAlreadyExists()) {
+        // Our own earlier create that the cache does not show yet, or a Pod of someone else
+        // under the name: never taken as the run's (it would count as its rank).
+        auto existing = client_->Get(kPods.Path(r.meta.ns, name));
+        if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+        if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+          return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
+                                        " and is not this run's (berth does not take over or change it): rank " +
+                                        std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
+                                        "delete that Pod");
+        }
+      } else if (!c.ok()) {
         spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
         return false;
       }
       // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
-      // while the cache does not show it yet: our own earlier create (bound). A Pod an older
-      // berth left unbound shows in the cache without a node and is bound below then.
+      // of a Pod the run owns while the cache does not show it yet: our own earlier create
+      // (bound). A Pod an older berth left unbound shows in the cache without a node and is bound
+      // below then.
       continue;
     }
     if (!b->second.empty()) continue;  // already bound
@@ -1752,10 +1775,20 @@ void RunController::HandleDeletion(const Run& run) {
   Dispatch(RunKey(run), [this, r = run, pods] {
     if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
     if (r.nodes > 1) {
-      k8s::DeleteOptions o;
-      o.precondition_uid.clear();
-      k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
-      if (!s.ok() && !s.IsNotFound()) return false;
+      // Only the Service the run owns, and only that object (the uid precondition): a Service of
+      // the same name made by someone else is never deleted (issue 29).
+      auto svc = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+      if (!svc.ok() && !svc.status().IsNotFound()) return false;
+      if (svc.ok()) {
+        const k8s::ObjectMeta meta = k8s::DecodeMeta(*svc);
+        if (IsOwnedByRun(meta, &r)) {
+          k8s::DeleteOptions o;
+          o.precondition_uid = meta.uid;
+          k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
+          // 409: the uid precondition failed, the name holds another object now: not ours.
+          if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return false;
+        }
+      }
     }
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
                                    FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));

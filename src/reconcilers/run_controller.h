@@ -15,9 +15,10 @@
 //      resourceVersion),
 //   3. Fleet status counts the run on its instances (runsStarted, countedRuns: idempotent),
 //   4. Pods created already bound (spec.nodeName set at creation, so no pods/binding write;
-//      deterministic names; AlreadyExists is success; a Pod an older berth left unbound, once the
+//      deterministic names; AlreadyExists is success when the Run owns what exists, else the run
+//      fails InvalidSpec and the object is left alone; a Pod an older berth left unbound, once the
 //      cache shows it, is bound through pods/binding, "already bound" is success), plus a
-//      headless Service for multi-node runs.
+//      headless Service for multi-node runs (the same rule for AlreadyExists).
 // Step 4 waits until step 3 is visible, so a run never runs uncounted.
 //
 // Ambiguous writes: a status write that got no answer, a 5xx, or a 409 (which may answer the

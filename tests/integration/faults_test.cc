@@ -165,7 +165,7 @@ TEST_F(Faults, WatchExpiryOnEveryWatchIsFollowedByARelistThatSeesTheGap) {
   EXPECT_TRUE(Eventually([&] {
     undeleted.clear();
     for (auto& [name, pod] : PodsOf("gang")) {
-      if (name.find("-r1-") == std::string::npos && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) {
+      if (!name.ends_with("-r1") && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) {
         undeleted += name + " ";
       }
     }
@@ -345,7 +345,7 @@ TEST_F(Faults, NodeLossUnderRunningMultiNodeRunsInterruptsThemAndFreesTheBlocks)
     EXPECT_TRUE(Eventually([&] {
       undeleted.clear();
       for (auto& [name, pod] : PodsOf(r)) {
-        bool first_attempt = name.find("-r1-") == std::string::npos;
+        bool first_attempt = !name.ends_with("-r1");
         if (first_attempt && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) undeleted += name + " ";
       }
       return undeleted.empty();

@@ -346,12 +346,12 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "berth.dev|runs/status|patch",
       "berth.dev|fleets|list,watch",
       "berth.dev|fleets/status|patch",
-      "|pods|create,delete,list,watch",
+      "|pods|get,create,delete,list,watch",
       "|pods/binding|create",
       "|nodes|list,watch",
       "|namespaces|get,list,watch",
       "|resourcequotas|list,watch",
-      "|services|create,delete",
+      "|services|get,create,delete",
       "|events|create",
   };
   EXPECT_EQ(Rules(cr), want);

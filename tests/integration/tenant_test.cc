@@ -194,5 +194,58 @@ TEST_F(Tenant, PodsLabelledAsBerthsButNotOwnedByARunHoldOnlyTheirRequests) {
   EXPECT_EQ(json::Find(RunDoc("mine"), {"status", "placement"}), nullptr);
 }
 
+
+// Item 3: berth never changes or deletes what it did not create. Another user's Service `web` and
+// Pod `solo-0` exist in the namespace; the tenant's multi-node run `web` and single-node run `solo`
+// would need those names. Before, the run took the Service as its own (AlreadyExists was success)
+// and deleted it when the run went; a Pod of another owner counted as the run's rank. Now each run
+// fails InvalidSpec naming the object, which is left as it was, also after the runs are deleted.
+TEST_F(Tenant, RunsNamedLikeObjectsTheyDidNotCreateNeverAdoptOrDeleteThem) {
+  Nodes("own", 2, "4", "8Gi");
+  Fleet("own", "own", "  placement: cluster\n");
+  Apply("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo-0, labels: {app: solo}}\nspec:\n"
+        "  containers: [{name: c, image: busybox}]\n");
+  auto svc = client()->Get(kServices.Path(ns_, "web"));
+  auto pod = client()->Get(kPods.Path(ns_, "solo-0"));
+  ASSERT_TRUE(svc.ok() && pod.ok());
+  const std::string svc_uid = json::GetString(json::Find(*svc, {"metadata", "uid"}));
+  const std::string pod_uid = json::GetString(json::Find(*pod, {"metadata", "uid"}));
+
+  TenantRun("web", "  nodes: 2\n");
+  TenantRun("solo");
+  ASSERT_TRUE(WaitPhase("web", "Failed")) << Phase("web") << " " << Message("web");
+  EXPECT_EQ(Reason("web"), "InvalidSpec");
+  EXPECT_NE(Message("web").find("a Service named web already exists in namespace " + ns_ + " and is not this run's"),
+            std::string::npos)
+      << Message("web");
+  ASSERT_TRUE(WaitPhase("solo", "Failed")) << Phase("solo") << " " << Message("solo");
+  EXPECT_EQ(Reason("solo"), "InvalidSpec");
+  EXPECT_NE(Message("solo").find("a Pod named solo-0 already exists in namespace " + ns_ + " and is not this run's"),
+            std::string::npos)
+      << Message("solo");
+  // The tenant deletes its runs: the objects it did not create stay, unchanged.
+  ASSERT_EQ(AsTenant({"delete", "run", "web", "solo", "--wait=true", "--timeout=60s"}).exit_code, 0);
+  svc = client()->Get(kServices.Path(ns_, "web"));
+  ASSERT_TRUE(svc.ok()) << "the Service was deleted: " << svc.status().ToString();
+  EXPECT_EQ(json::GetString(json::Find(*svc, {"metadata", "uid"})), svc_uid);
+  EXPECT_EQ(json::Find(*svc, {"metadata", "ownerReferences"}), nullptr);
+  pod = client()->Get(kPods.Path(ns_, "solo-0"));
+  ASSERT_TRUE(pod.ok()) << "the Pod was deleted: " << pod.status().ToString();
+  EXPECT_EQ(json::GetString(json::Find(*pod, {"metadata", "uid"})), pod_uid);
+  EXPECT_EQ(json::Find(*pod, {"metadata", "deletionTimestamp"}), nullptr);
+
+  // A run's own Service is the run's: made owned by it, deleted with it.
+  TenantRun("gang", "  nodes: 2\n");
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled")) << Phase("gang") << " " << Message("gang");
+  ASSERT_TRUE(Eventually([&] { return client()->Get(kServices.Path(ns_, "gang")).ok(); }));
+  auto own = client()->Get(kServices.Path(ns_, "gang"));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(json::GetString((*json::Find(*own, {"metadata", "ownerReferences"}))[0], "uid"),
+            json::GetString(json::Find(RunDoc("gang"), {"metadata", "uid"})));
+  ASSERT_EQ(AsTenant({"delete", "run", "gang", "--wait=false"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return client()->Get(kServices.Path(ns_, "gang")).status().IsNotFound(); }));
+}
+
 }  // namespace
 }  // namespace berth::testing
