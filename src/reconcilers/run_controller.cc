@@ -140,6 +140,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
   runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
                                                "runs");
+  runs_->SetSetAsideHandler([this] { Wake(); });  // ReportSetAside
   fleets_ = std::make_unique<k8s::Informer<Fleet>>(client_, kFleets.Path(), DecodeFleet,
                                                    [](const Fleet& f) { return f.meta.name; }, "fleets");
   nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client_, k8s::resources::kNodes.Path(), k8s::DecodeNode,
@@ -1008,7 +1009,55 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   summary.writes_queued = writer_.BusyCount();
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
+  summary.unreadable_runs = unreadable_runs_.load();
   observer_->OnPass(summary);
+}
+
+void RunController::ReportSetAside(k8s::TimePoint now) {
+  const std::map<std::string, k8s::SetAsideObject> aside = runs_->SetAside();
+  unreadable_runs_.store(static_cast<int64_t>(aside.size()));
+  std::vector<const k8s::SetAsideObject*> fresh;
+  {
+    std::lock_guard<std::mutex> lock(aside_mu_);
+    for (auto it = reported_aside_.begin(); it != reported_aside_.end();) {
+      it = aside.count(it->first) ? std::next(it) : reported_aside_.erase(it);
+    }
+    for (const auto& [key, o] : aside) {
+      const std::string stamp = o.uid + "/" + std::to_string(o.generation);
+      auto [it, inserted] = reported_aside_.emplace(key, stamp);
+      if (!inserted && it->second == stamp) continue;  // a status write does not move the generation
+      it->second = stamp;
+      fresh.push_back(&o);
+    }
+  }
+  for (const k8s::SetAsideObject* o : fresh) {
+    const std::string key = k8s::ObjectKey(o->ns, o->name);
+    const std::string why = "berth cannot read this Run: " + o->why +
+                            " (spec.template keeps fields berth does not know); it is set aside, out of the queue, "
+                            "until it is changed to nest less deeply or deleted";
+    spdlog::warn("run {}: {}", key, why);
+    const std::string t = k8s::FormatRfc3339(now);
+    // Not guarded by resourceVersion, and the answer is not read (it is the Run, as deep as ever).
+    const std::string body =
+        R"({"status":{"reason":"InvalidSpec","message":)" + json::Quote(why) +
+        R"(,"conditions":[{"type":"Ready","status":"False","reason":"InvalidSpec","message":)" + json::Quote(why) +
+        R"(,"lastTransitionTime":)" + json::Quote(t) + R"(,"observedGeneration":)" + std::to_string(o->generation) + "}]}}";
+    const k8s::ObjectReference ref{kGroupVersion, "Run", o->ns, o->name, o->uid};
+    const bool dispatched = Dispatch(key, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
+      k8s::Status s = client_->MergePatchNoAnswer(path, body);
+      if (!s.ok() && !s.IsNotFound()) {
+        std::lock_guard<std::mutex> lock(aside_mu_);
+        reported_aside_.erase(key);  // the next pass tries again
+        return false;
+      }
+      if (s.ok()) events_->Record(ref, "Warning", ToApi(Reason::kInvalidSpec), why);
+      return true;
+    });
+    if (!dispatched) {
+      std::lock_guard<std::mutex> lock(aside_mu_);
+      reported_aside_.erase(key);
+    }
+  }
 }
 
 void RunController::PassPhases::Mark(const char* step) {
@@ -1131,6 +1180,7 @@ void RunController::Pass() {
   next_deadline_.reset();
   ShowPriorityNews();
   std::unordered_set<std::string> busy = TakeWriterNews();
+  ReportSetAside(now);
   const Keyed& keyed = WorkingSet(now);
   for (const auto& key : busy) {
     if (auto m = memo_.find(key); m != memo_.end()) m->second.busy_pass = pass_no_;

@@ -170,6 +170,9 @@ class EngineObserver {
     // queue after a resubmission (as OnAdmitted counts); 0 when the queue is empty.
     std::chrono::milliseconds oldest_pending_wait{0};
     uint64_t events_posted = 0, events_dropped = 0;  // totals since start
+    // Runs set aside because berth cannot read them (nested deeper than json::kMaxDepth): out of
+    // the queue, each with a Warning Event and a status that says why (issue 29).
+    int64_t unreadable_runs = 0;
   };
   virtual void OnPass(const PassSummary& summary) = 0;
   // A run was admitted after waiting `wait` since its submission (or last resubmission).
@@ -399,6 +402,9 @@ class RunController {
   uint64_t core_queue_version_ = 0;                 // queue_.version() after it
   std::optional<k8s::TimePoint> core_until_;        // nullopt: no cycle yet
   // Tells the observer (metrics) how the pass went.
+  // Runs the informer set aside (k8s::SetAsideObject): each new one (uid and generation) gets a
+  // status (reason InvalidSpec, condition Ready=False with why) and a Warning Event, once.
+  void ReportSetAside(k8s::TimePoint now);
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, bool decided, k8s::TimePoint now,
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
@@ -566,6 +572,11 @@ class RunController {
   const k8s::Clock& clock_;
   EngineOptions options_;
   std::unique_ptr<k8s::EventRecorder> events_;
+  // Set-aside runs reported: key -> "uid/generation" (ReportSetAside; writer threads clear a
+  // failed one so that the next pass tries again).
+  std::mutex aside_mu_;
+  std::map<std::string, std::string> reported_aside_;
+  std::atomic<int64_t> unreadable_runs_{0};
   std::unique_ptr<k8s::Informer<Run>> runs_;
   std::unique_ptr<k8s::Informer<Fleet>> fleets_;
   std::unique_ptr<k8s::Informer<k8s::Node>> nodes_;

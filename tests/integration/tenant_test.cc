@@ -247,5 +247,69 @@ TEST_F(Tenant, RunsNamedLikeObjectsTheyDidNotCreateNeverAdoptOrDeleteThem) {
   EXPECT_TRUE(Eventually([&] { return client()->Get(kServices.Path(ns_, "gang")).status().IsNotFound(); }));
 }
 
+
+// Item 1: a Run berth cannot read stops nothing. The tenant creates a Run whose template nests
+// 200 levels deep (the template keeps unknown fields; the API server stores it). Before, the JSON
+// reader's cap (128 levels) failed the Run informer's every list page and watch event: nothing was
+// placed for anyone, and after a restart /readyz never turned ready. Now the Run is set aside (a
+// Warning Event, reason InvalidSpec with a condition that says why, berth_unreadable_objects
+// counts it) and the other runs are placed, also after a controller restart.
+TEST_F(Tenant, ARunBerthCannotReadIsSetAsideAndStopsNothing) {
+  Nodes("deep", 1, "4", "8Gi");
+  Fleet("deep", "deep");
+  std::string nested = "1";
+  for (int i = 0; i < 200; ++i) nested = R"({"x":)" + nested + "}";
+  const std::string deep = R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"deep"},)"
+                           R"("spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox","x":)" +
+                           nested + "}]}}}}";
+  CommandResult r = AsTenant({"create", "-f", "-"}, deep);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto jsonpath = [&](const std::string& run, const std::string& path) {
+    return Trim(AsTenant({"get", "run", run, "-o", "jsonpath={" + path + "}"}).out);
+  };
+  ASSERT_EQ(jsonpath("deep", ".metadata.name"), "deep") << "the API server did not store it";
+  TenantRun("after");
+  ASSERT_TRUE(WaitPhase("after", "Scheduled")) << Phase("after") << " " << Message("after");
+  // The deep run's status and Event say why it is set aside.
+  ASSERT_TRUE(Eventually([&] { return jsonpath("deep", ".status.reason") == "InvalidSpec"; })) << controller_->Log();
+  EXPECT_NE(jsonpath("deep", ".status.message").find("berth cannot read this Run: its JSON nests deeper than 128 levels"),
+            std::string::npos)
+      << jsonpath("deep", ".status.message");
+  EXPECT_EQ(jsonpath("deep", ".status.conditions[?(@.type==\"Ready\")].reason"), "InvalidSpec");
+  EXPECT_NE(jsonpath("deep", ".status.conditions[?(@.type==\"Ready\")].message").find("set aside"), std::string::npos);
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult e = Kubectl({"get", "events", "--field-selector", "involvedObject.name=deep", "-o",
+                                "jsonpath={range .items[*]}{.type}/{.reason}{\"\\n\"}{end}"});
+    return e.out.find("Warning/InvalidSpec") != std::string::npos;
+  }));
+  FinishRun("after");
+
+  // A restart lists the deep run among the others: the caches sync, the next run is placed.
+  const int metrics = FreePort(), probes = FreePort();
+  controller_->Stop();
+  controller_ = std::make_unique<ControllerProcess>(
+      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics),
+                               "--health-probe-bind-address=127.0.0.1:" + std::to_string(probes)},
+      "controller-restarted");
+  controller_->Start();
+  EXPECT_TRUE(Eventually([&] {
+    int code = 0;
+    HttpGet("http://127.0.0.1:" + std::to_string(probes) + "/readyz", &code);
+    return code == 200;
+  })) << controller_->Log();
+  TenantRun("after-restart");
+  ASSERT_TRUE(WaitPhase("after-restart", "Scheduled")) << Phase("after-restart") << " " << Message("after-restart");
+  EXPECT_TRUE(Eventually([&] {
+    return HttpGet("http://127.0.0.1:" + std::to_string(metrics) + "/metrics").find("berth_unreadable_objects{kind=\"Run\"} 1") !=
+           std::string::npos;
+  })) << HttpGet("http://127.0.0.1:" + std::to_string(metrics) + "/metrics");
+  // Deleted, it is no longer counted (its finalizer, added at admission, was never added).
+  ASSERT_EQ(AsTenant({"delete", "run", "deep", "--wait=true", "--timeout=60s"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return HttpGet("http://127.0.0.1:" + std::to_string(metrics) + "/metrics").find("berth_unreadable_objects{kind=\"Run\"} 0") !=
+           std::string::npos;
+  }));
+}
+
 }  // namespace
 }  // namespace berth::testing
