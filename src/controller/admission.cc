@@ -19,7 +19,12 @@ int64_t PriorityOf(const json::Value* object) {
 }  // namespace
 
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps) {
-  auto review = json::Parse(request_body);
+  // Parsed with a cap well above json::kMaxDepth (iteratively, so only memory is at stake), so that
+  // a Run berth could not read is refused with a reason instead of a 400 that the API server's
+  // failurePolicy: Ignore would let through (issue 29). A Run deeper than this cap still gets in
+  // that way; the controller then sets it aside (k8s::SetAsideObject).
+  constexpr int kMaxReviewDepth = 32 * json::kMaxDepth;
+  auto review = json::Parse(request_body, kMaxReviewDepth);
   if (!review.ok() || !review->IsObject()) return k8s::Status::Error("the body is not an AdmissionReview");
   const json::Value* request = json::Find(*review, {"request"});
   if (request == nullptr || !request->IsObject()) return k8s::Status::Error("the AdmissionReview has no request");
@@ -29,6 +34,14 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
   std::string patch;
   const json::Value* object = json::Find(*request, {"object"});
   const std::string operation = json::GetString(*request, "operation");
+  if (object != nullptr && json::DeeperThan(*object)) {
+    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" + json::Quote(uid) +
+           R"(,"allowed":false,"status":{"code":422,"reason":"Invalid","message":)" +
+           json::Quote("berth cannot read a Run nested deeper than " + std::to_string(json::kMaxDepth) +
+                       " levels (spec.template keeps fields it does not know): nest it less deeply") +
+           "}}}";
+  }
+  // What is left is read with json::Find only (no recursion), whatever oldObject holds.
   if (caps && object != nullptr && object->IsObject() && (operation == "CREATE" || operation == "UPDATE")) {
     std::string ns = json::GetString(*request, "namespace");
     if (ns.empty()) ns = json::GetString(json::Find(*object, {"metadata", "namespace"}));

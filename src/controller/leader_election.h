@@ -13,8 +13,9 @@
 //    renew deadline) is shorter than renew_deadline (Options refuses otherwise): a renewal that
 //    hangs fails in time to be retried before the deadline, and a write sent just before the
 //    deadline has ended or failed on our side within renew_deadline + request_timeout of the last
-//    renewal (15 s with the defaults, the lease duration a standby waits from when it saw that
-//    renewal);
+//    renewal, and Options refuses settings where that sum plus a tenth of leaseDuration exceeds
+//    leaseDuration (12 s with the defaults 8 s + 4 s, below the 15 s lease a standby waits from
+//    when it saw that renewal);
 //  - the elector uses its own Client (no write guard, no client retries: the renew loop retries).
 
 #include <atomic>
@@ -35,7 +36,7 @@ struct LeaderElectionConfig {
   std::string name = "berth-controller";
   std::string identity;
   std::chrono::milliseconds lease_duration{15000};
-  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds renew_deadline{8000};
   std::chrono::milliseconds retry_period{2000};
 };
 

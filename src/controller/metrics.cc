@@ -69,6 +69,11 @@ Metrics::Metrics()
                            .Name("berth_workqueue_depth")
                            .Help("API writes waiting or in flight")
                            .Register(*registry_)),
+      unreadable_objects_(prometheus::BuildGauge()
+                              .Name("berth_unreadable_objects")
+                              .Help("Objects berth cannot read (nested deeper than it parses), set aside out of the "
+                                    "queue with a Warning Event, by kind")
+                              .Register(*registry_)),
       workqueue_retries_(prometheus::BuildCounter()
                              .Name("berth_workqueue_retries_total")
                              .Help("Writes retried after a failure")
@@ -84,6 +89,7 @@ Metrics::Metrics()
   oldest_pending_wait_.Add({});
   admitted_.Add({});
   workqueue_depth_.Add({});
+  unreadable_objects_.Add({{"kind", "Run"}});
   workqueue_retries_.Add({});
   leader_.Add({});
   admission_wait_.Add({}, WaitBuckets());
@@ -117,6 +123,7 @@ void Metrics::OnPass(const PassSummary& s) {
     for (const auto& [state, n] : c.instances_by_state) set(instances_, {{"fleet", fleet}, {"state", state}}, static_cast<double>(n));
   }
   workqueue_depth_.Add({}).Set(static_cast<double>(s.writes_queued));
+  unreadable_objects_.Add({{"kind", "Run"}}).Set(static_cast<double>(s.unreadable_runs));
   oldest_pending_wait_.Add({}).Set(static_cast<double>(s.oldest_pending_wait.count()) / 1000.0);
   // The engine reports totals since start; the counters move by what is new.
   events_.Add({{"outcome", "posted"}}).Increment(static_cast<double>(s.events_posted - std::min(s.events_posted, events_posted_)));

@@ -49,6 +49,7 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Counter>& reconcile_errors_;
   prometheus::Family<prometheus::Counter>& api_requests_;
   prometheus::Family<prometheus::Gauge>& workqueue_depth_;
+  prometheus::Family<prometheus::Gauge>& unreadable_objects_;
   prometheus::Family<prometheus::Counter>& workqueue_retries_;
   prometheus::Family<prometheus::Gauge>& leader_;
   prometheus::Family<prometheus::Counter>& events_;

@@ -19,10 +19,12 @@ Flags:
   --leader-election-namespace NS      namespace of the Lease (default berth-system)
   --leader-election-id NAME           name of the Lease (default berth-controller)
   --leader-election-lease-duration D  (default 15s)
-  --leader-election-renew-deadline D  (default 10s)
+  --leader-election-renew-deadline D  (default 8s)
   --leader-election-retry-period D    (default 2s)
   --request-timeout D                 timeout of each API request; with --leader-elect it must be shorter than the
-                                      renew deadline (default: half the renew deadline with --leader-elect, else 30s)
+                                      renew deadline, and renew deadline + request timeout must stay below the lease
+                                      duration by a tenth of it (default: half the renew deadline with --leader-elect,
+                                      else 30s)
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
@@ -164,6 +166,21 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
     // A write sent just before the renew deadline must end (or fail) before another process may
     // take the Lease: see leader_election.h.
     return k8s::Status::Error("--request-timeout must be shorter than --leader-election-renew-deadline");
+  }
+  if (o.leader_elect) {
+    // A write sent just before the renew deadline ends (or fails) within renew_deadline +
+    // request_timeout of the last renewal; a standby takes the Lease lease_duration after it saw
+    // that renewal. The margin (a tenth of the lease) covers clocks that run at different rates
+    // and the time a request takes to reach the API server.
+    const std::chrono::milliseconds margin = o.lease_duration / 10;
+    if (o.renew_deadline + o.request_timeout + margin > o.lease_duration) {
+      return k8s::Status::Error(
+          "--leader-election-renew-deadline (" + k8s::FormatDuration(o.renew_deadline) + ") plus --request-timeout (" +
+          k8s::FormatDuration(o.request_timeout) + ") must stay below --leader-election-lease-duration (" +
+          k8s::FormatDuration(o.lease_duration) + ") by at least a tenth of it (" + k8s::FormatDuration(margin) +
+          "): otherwise a write the old leader sent just before its renew deadline could land after a standby took "
+          "the Lease, and two controllers would write at once");
+    }
   }
   if (o.http_read_timeout <= std::chrono::milliseconds(0)) {
     return k8s::Status::Error("--http-read-timeout must be longer than 0");

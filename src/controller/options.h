@@ -17,10 +17,11 @@ struct Options {
   std::string leader_election_namespace = "berth-system";
   std::string leader_election_id = "berth-controller";
   std::chrono::milliseconds lease_duration{15000};
-  std::chrono::milliseconds renew_deadline{10000};
+  std::chrono::milliseconds renew_deadline{8000};
   std::chrono::milliseconds retry_period{2000};
   // Timeout of each API request (not watches). Default: half the renew deadline with
-  // --leader-elect (it must stay below it, see leader_election.h), else 30 s.
+  // --leader-elect (it must stay below it, and renew deadline + request timeout + a tenth of the
+  // lease duration must not exceed the lease duration, see leader_election.h), else 30 s.
   std::chrono::milliseconds request_timeout{0};
   std::string metrics_bind_address = ":8080";
   std::string health_probe_bind_address = ":8081";

@@ -98,8 +98,9 @@ Result<HttpResponse> Client::Do(HttpRequest req) {
       continue;
     }
     bool retry = !r.ok() || code == 429 || code >= 500;
-    // A POST that got no answer may have been applied; callers treat AlreadyExists as success,
-    // so retrying creates with deterministic names is safe.
+    // A POST that got no answer may have been applied; callers take AlreadyExists as success
+    // once they have checked that what exists is their own (the Run owns it), so retrying
+    // creates with deterministic names is safe.
     if (!retry || attempt >= max_retries_) return r;
     std::chrono::milliseconds wait = backoff;
     if (r.ok() && r->retry_after_seconds > 0) wait = std::chrono::seconds(std::min(r->retry_after_seconds, 10));
@@ -122,7 +123,8 @@ Result<json::Document> Client::Get(const std::string& path, const std::string& t
 }
 
 Status Client::ListEach(const std::string& path, const ListOptions& opts,
-                        const std::function<void(const json::Value&)>& on_item, std::string* resource_version) {
+                        const std::function<void(const json::Value&)>& on_item, std::string* resource_version,
+                        const std::function<void(const json::Value&)>& on_too_deep) {
   std::string cont;
   while (true) {
     std::string p = path;
@@ -142,11 +144,19 @@ Status Client::ListEach(const std::string& path, const ListOptions& opts,
     }
     if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
     // In situ: items are handed out while the page buffer is alive, so nothing is copied.
+    // No cap on the page: each item is checked on its own below (parsing is iterative and freeing
+    // is not recursive, json.h).
     json::Document page;
-    Status s = json::ParseInSitu(r->body, page);
+    Status s = json::ParseInSitu(r->body, page, json::kNoDepthCap);
     if (!s.ok()) return s;
     if (const json::Value* items = json::Find(page, {"items"}); items != nullptr && items->IsArray()) {
-      for (auto& item : items->GetArray()) on_item(item);
+      for (const auto& item : items->GetArray()) {
+        if (!json::DeeperThan(item)) {
+          on_item(item);
+        } else if (on_too_deep) {
+          on_too_deep(item);
+        }
+      }
     }
     if (resource_version != nullptr) {
       *resource_version = json::GetString(json::Find(page, {"metadata", "resourceVersion"}));
@@ -179,6 +189,13 @@ Result<json::Document> Client::Update(const std::string& path, const std::string
 
 Result<json::Document> Client::MergePatch(const std::string& path, const std::string& body, const std::string& token) {
   return DoJson(HttpRequest{"PATCH", path, body, "application/merge-patch+json", token});
+}
+
+Status Client::MergePatchNoAnswer(const std::string& path, const std::string& body) {
+  auto r = Do(HttpRequest{"PATCH", path, body, "application/merge-patch+json", {}});
+  if (!r.ok()) return r.status();
+  if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
+  return Status();
 }
 
 Result<json::Document> Client::JsonPatch(const std::string& path, const std::string& body, const std::string& token) {
@@ -232,7 +249,7 @@ Status Client::Watch(const std::string& path, const WatchOptions& opts,
   Status stream_error;
   auto on_line = [&](std::string& line) -> bool {
     json::Document doc;
-    Status s = json::ParseInSitu(line, doc);
+    Status s = json::ParseInSitu(line, doc, json::kNoDepthCap);  // the object is checked below
     if (!s.ok()) {
       stream_error = Status::Error("bad watch event: " + s.message());
       return false;
@@ -250,6 +267,7 @@ Status Client::Watch(const std::string& path, const WatchOptions& opts,
       return false;
     }
     ev.object = &doc["object"];
+    ev.too_deep = json::DeeperThan(*ev.object);
     if (ev.type == "ERROR") {
       int code = static_cast<int>(json::GetInt(*ev.object, "code", 500));
       stream_error = Status::Error(json::GetString(*ev.object, "message"), code, json::GetString(*ev.object, "reason"));

@@ -54,6 +54,9 @@ struct WatchOptions {
 struct WatchEvent {
   std::string type;   // ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
   json::Value* object = nullptr;  // valid only during the callback
+  // The object nests deeper than json::kMaxDepth: only its metadata may be read (json::Find),
+  // nothing recursive (decoding, Serialize, copies). The stream goes on (issue 29).
+  bool too_deep = false;
 };
 
 struct DeleteOptions {
@@ -91,14 +94,21 @@ class Client {
   // memory (no copies; the value dies after the call). Sets `resource_version` to the list's.
   // An expired continue token (410 on a later page) comes back as code 410, reason "Expired":
   // start again.
+  // An item nested deeper than json::kMaxDepth (a page is parsed without a cap) goes to
+  // `on_too_deep` instead (only its metadata may be read), or is skipped without it: one object
+  // berth cannot read never fails the list (issue 29).
   Status ListEach(const std::string& path, const ListOptions& opts,
-                  const std::function<void(const json::Value&)>& on_item, std::string* resource_version);
+                  const std::function<void(const json::Value&)>& on_item, std::string* resource_version,
+                  const std::function<void(const json::Value&)>& on_too_deep = nullptr);
   // ListEach collected into documents (restarting on an expired continue token); for small lists.
   Result<ListResult> List(const std::string& path, const ListOptions& opts = {});
   Result<json::Document> Create(const std::string& path, const std::string& body, const std::string& token = {});
   // PUT; the body's metadata.resourceVersion guards it (409 Conflict when stale).
   Result<json::Document> Update(const std::string& path, const std::string& body);
   Result<json::Document> MergePatch(const std::string& path, const std::string& body, const std::string& token = {});
+  // A merge patch whose answer is not read (only its HTTP status): for objects the answer of
+  // which may be too deep to parse (json::kMaxDepth).
+  Status MergePatchNoAnswer(const std::string& path, const std::string& body);
   Result<json::Document> JsonPatch(const std::string& path, const std::string& body, const std::string& token = {});
   Status Delete(const std::string& path, const DeleteOptions& opts = {});
   // POST pods/binding: binds the Pod to `node`. The server answers 409 when it is already bound.

@@ -30,6 +30,14 @@ inline std::string ObjectKey(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
+// An object the informer lists or watches but cannot decode (nested deeper than json::kMaxDepth):
+// set aside, out of the cache, so that it stops nothing else (issue 29).
+struct SetAsideObject {
+  std::string ns, name, uid, resource_version;
+  int64_t generation = 0;
+  std::string why;
+};
+
 template <typename T>
 class Informer {
  public:
@@ -55,6 +63,13 @@ class Informer {
   void SetFieldSelector(std::string s) { field_selector_ = std::move(s); }
   void AddIndex(const std::string& name, IndexFn fn) { index_fns_[name] = std::move(fn); }
   void AddHandler(Handler h) { handlers_.push_back(std::move(h)); }
+  // Called (from the informer's thread) when the set-aside objects change.
+  void SetSetAsideHandler(std::function<void()> h) { set_aside_handler_ = std::move(h); }
+  // The objects set aside now (see SetAsideObject), by key.
+  std::map<std::string, SetAsideObject> SetAside() const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    return set_aside_;
+  }
 
   void Start() {
     thread_ = std::thread([this] { Run(); });
@@ -113,17 +128,21 @@ class Informer {
       lo.label_selector = label_selector_;
       lo.field_selector = field_selector_;
       std::unordered_map<std::string, Ptr> fresh;
+      std::map<std::string, SetAsideObject> aside;
       std::string rv;
       Status listed = client_->ListEach(path_, lo, [&](const json::Value& item) {
         if (Ptr obj = decode_(item)) fresh[key_(*obj)] = std::move(obj);
-      }, &rv);
+      }, &rv, [&](const json::Value& item) {
+        SetAsideObject o = Aside(item);
+        aside[ObjectKey(o.ns, o.name)] = std::move(o);
+      });
       if (!listed.ok()) {
         spdlog::warn("{}: list failed: {}; retrying in {} ms", name_, listed.ToString(), backoff.count());
         if (!SleepFor(Jitter(backoff))) return;
         backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
         continue;
       }
-      Replace(std::move(fresh));
+      Replace(std::move(fresh), std::move(aside));
       synced_ = true;
       // Watch until the stream must be re-established from a fresh list.
       while (!IsStopped()) {
@@ -166,12 +185,18 @@ class Informer {
     const json::Value* meta_rv = json::Find(*ev.object, {"metadata", "resourceVersion"});
     if (meta_rv != nullptr && meta_rv->IsString()) rv.assign(meta_rv->GetString(), meta_rv->GetStringLength());
     if (ev.type == "BOOKMARK") return;
+    if (ev.too_deep) {
+      SetAside(ev);
+      return;
+    }
     Ptr obj = decode_(*ev.object);
     if (!obj) return;
     std::string key = key_(*obj);
     Ptr old;
+    bool was_aside = false;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
+      was_aside = set_aside_.erase(key) > 0;  // readable again (or deleted)
       auto it = items_.find(key);
       if (it != items_.end()) old = it->second;
       version_.fetch_add(1);
@@ -187,11 +212,51 @@ class Informer {
       }
     }
     Notify(key, old, ev.type == "DELETED" ? nullptr : obj);
+    if (was_aside && set_aside_handler_) set_aside_handler_();
   }
 
-  void Replace(std::unordered_map<std::string, Ptr> fresh) {
+  static SetAsideObject Aside(const json::Value& item) {
+    SetAsideObject o;
+    if (const json::Value* meta = json::Find(item, {"metadata"}); meta != nullptr && meta->IsObject()) {
+      o.ns = json::GetString(*meta, "namespace");
+      o.name = json::GetString(*meta, "name");
+      o.uid = json::GetString(*meta, "uid");
+      o.resource_version = json::GetString(*meta, "resourceVersion");
+      o.generation = json::GetInt(*meta, "generation");
+    }
+    o.why = "its JSON nests deeper than " + std::to_string(json::kMaxDepth) + " levels";
+    return o;
+  }
+
+  // A watch event of an object berth cannot read: out of the cache (its handlers see it deleted),
+  // into the set-aside objects until it is deleted or readable again.
+  void SetAside(const WatchEvent& ev) {
+    SetAsideObject o = Aside(*ev.object);
+    const std::string key = ObjectKey(o.ns, o.name);
+    Ptr old;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      version_.fetch_add(1);
+      if (ev.type == "DELETED") {
+        set_aside_.erase(key);
+      } else {
+        set_aside_[key] = std::move(o);
+      }
+      auto it = items_.find(key);
+      if (it != items_.end()) {
+        old = it->second;
+        Unindex(key, *old);
+        items_.erase(it);
+      }
+    }
+    if (old) Notify(key, old, nullptr);
+    if (set_aside_handler_) set_aside_handler_();
+  }
+
+  void Replace(std::unordered_map<std::string, Ptr> fresh, std::map<std::string, SetAsideObject> aside = {}) {
     std::vector<std::pair<std::string, Ptr>> deleted;
     std::vector<std::tuple<std::string, Ptr, Ptr>> changed;
+    bool aside_changed = false;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
       for (auto& [k, v] : items_) {
@@ -203,9 +268,12 @@ class Informer {
       }
       version_.fetch_add(1);
       items_.swap(fresh);
+      set_aside_.swap(aside);
+      aside_changed = !set_aside_.empty() || !aside.empty();
       indexes_.clear();
       for (auto& [k, v] : items_) Index(k, *v);
     }
+    if (set_aside_handler_ && aside_changed) set_aside_handler_();
     for (auto& [k, v] : deleted) Notify(k, v, nullptr);
     for (auto& [k, o, n] : changed) Notify(k, o, n);
   }
@@ -255,6 +323,8 @@ class Informer {
 
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Ptr> items_;
+  std::map<std::string, SetAsideObject> set_aside_;  // see SetAsideObject
+  std::function<void()> set_aside_handler_;
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
 
   std::atomic<bool> synced_{false};

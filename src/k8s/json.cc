@@ -1,17 +1,42 @@
 #include "k8s/json.h"
 
+#include <utility>
+#include <vector>
+
 #include <rapidjson/error/en.h>
 
 namespace berth::k8s::json {
 
 namespace {
 
-Status TooDeep(size_t offset) {
+Status TooDeep(size_t offset, int max_depth) {
   return Status::Error("invalid JSON at offset " + std::to_string(offset) + ": nested deeper than " +
-                       std::to_string(kMaxDepth) + " levels");
+                       std::to_string(max_depth) + " levels");
 }
 
 }  // namespace
+
+bool DeeperThan(const Value& v, int max_depth) {
+  // Depth-first over containers with an explicit stack of (container, depth).
+  std::vector<std::pair<const Value*, int>> stack;
+  if (v.IsObject() || v.IsArray()) stack.emplace_back(&v, 1);
+  while (!stack.empty()) {
+    auto [cur, depth] = stack.back();
+    stack.pop_back();
+    if (depth > max_depth) return true;
+    if (cur->IsObject()) {
+      for (auto it = cur->MemberBegin(); it != cur->MemberEnd(); ++it) {
+        const Value& child = it->value;
+        if (child.IsObject() || child.IsArray()) stack.emplace_back(&child, depth + 1);
+      }
+    } else {
+      for (auto it = cur->Begin(); it != cur->End(); ++it) {
+        if (it->IsObject() || it->IsArray()) stack.emplace_back(&*it, depth + 1);
+      }
+    }
+  }
+  return false;
+}
 
 size_t FindTooDeep(std::string_view text, int max_depth) {
   int depth = 0;
@@ -35,8 +60,10 @@ size_t FindTooDeep(std::string_view text, int max_depth) {
   return std::string_view::npos;
 }
 
-Result<Document> Parse(std::string_view text) {
-  if (size_t at = FindTooDeep(text); at != std::string_view::npos) return TooDeep(at);
+Result<Document> Parse(std::string_view text, int max_depth) {
+  if (max_depth != kNoDepthCap) {
+    if (size_t at = FindTooDeep(text, max_depth); at != std::string_view::npos) return TooDeep(at, max_depth);
+  }
   Document d;
   d.Parse<rapidjson::kParseIterativeFlag>(text.data(), text.size());
   if (d.HasParseError()) {
@@ -46,8 +73,10 @@ Result<Document> Parse(std::string_view text) {
   return d;
 }
 
-Status ParseInSitu(std::string& buffer, Document& out) {
-  if (size_t at = FindTooDeep(buffer); at != std::string_view::npos) return TooDeep(at);
+Status ParseInSitu(std::string& buffer, Document& out, int max_depth) {
+  if (max_depth != kNoDepthCap) {
+    if (size_t at = FindTooDeep(buffer, max_depth); at != std::string_view::npos) return TooDeep(at, max_depth);
+  }
   out.ParseInsitu<rapidjson::kParseIterativeFlag>(buffer.data());
   if (out.HasParseError()) {
     return Status::Error(std::string("invalid JSON at offset ") + std::to_string(out.GetErrorOffset()) + ": " +

@@ -24,11 +24,21 @@ using Document = rapidjson::Document;
 // can exhaust the stack; the cap also keeps the recursive Serialize and deep copies safe.
 inline constexpr int kMaxDepth = 128;
 
-// Parses `text`; a syntax error (or nesting deeper than kMaxDepth) becomes a Status naming the
-// offset.
-Result<Document> Parse(std::string_view text);
+// No cap on nesting: for list pages and watch events from the API server, which hold objects
+// other users wrote (a Run's template keeps unknown fields, and the API server stores a Run nested
+// 200 levels deep). Each object is then checked with DeeperThan before anything recursive (a
+// decoder's deep copy, Serialize) touches it: one object berth cannot read must not make the
+// whole page or stream unreadable (issue 29).
+inline constexpr int kNoDepthCap = 0;
+
+// Parses `text`; a syntax error (or nesting deeper than `max_depth`, kNoDepthCap: no cap) becomes
+// a Status naming the offset.
+Result<Document> Parse(std::string_view text, int max_depth = kMaxDepth);
 // Parses in place: `buffer` is modified and must outlive the document (no copies of strings).
-Status ParseInSitu(std::string& buffer, Document& out);
+Status ParseInSitu(std::string& buffer, Document& out, int max_depth = kMaxDepth);
+// True when `v` nests arrays/objects more than `max_depth` levels deep (`v` itself is level 1
+// when it is an array or object). Iterative (no recursion, whatever the depth); stops early.
+bool DeeperThan(const Value& v, int max_depth = kMaxDepth);
 // The offset at which `text` first nests deeper than `max_depth` arrays/objects (brackets inside
 // strings do not count), or npos. Linear, no recursion; does not validate the rest.
 size_t FindTooDeep(std::string_view text, int max_depth = kMaxDepth);

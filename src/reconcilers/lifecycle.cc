@@ -186,6 +186,26 @@ std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
   return std::nullopt;
 }
 
+std::string RunNameProblem(const Run& run) {
+  const std::string& name = run.meta.name;
+  if (name.size() > 63) return "the run name is longer than 63 characters, so it cannot label its Pods";
+  if (run.nodes <= 1) return {};
+  // A DNS-1035 label: [a-z]([-a-z0-9]*[a-z0-9])?
+  bool label = !name.empty() && name.front() >= 'a' && name.front() <= 'z' && name.back() != '-';
+  for (char c : name) label = label && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  if (!label) {
+    return "a multi-node run (spec.nodes > 1) must have a name that is a DNS-1035 label (lowercase letters, digits "
+           "and '-', starting with a letter and ending with a letter or digit): its Pods find each other through a "
+           "headless Service of that name, which the API server would refuse for \"" + name + "\"";
+  }
+  const size_t last_rank = std::to_string(run.nodes - 1).size();
+  if (name.size() + 1 + last_rank > 63) {
+    return "a multi-node run's name must leave room for its Pods' hostnames <name>-<rank>, 63 characters at most (a "
+           "name of up to 58 characters fits any number of nodes)";
+  }
+  return {};
+}
+
 namespace {
 
 // Rules 0 to 2 of DecidePending: what the spec asks (stop, an invalid spec, suspend), busy or not.
@@ -202,9 +222,7 @@ std::optional<PendingDecision> DecideFromSpec(const PendingInput& in) {
   }
   // Rule 1.
   d.message = run.invalid_message;
-  if (d.message.empty() && run.meta.name.size() > 63) {
-    d.message = "the run name is longer than 63 characters, so it cannot label its Pods";
-  }
+  if (d.message.empty()) d.message = RunNameProblem(run);
   if (!d.message.empty()) {
     d.kind = in.busy ? PK::kWait : PK::kInvalid;
     return d;

@@ -72,8 +72,8 @@ std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in);
 // The rules of a run that waits (phase "" or Pending, not being deleted), in the order they are
 // checked (the first that applies decides):
 //   0. spec.stop: the run ends Failed/Stopped (never retried).
-//   1. An invalid spec (the decoder's message, or a name too long to label Pods): Failed,
-//      InvalidSpec.
+//   1. An invalid spec (the decoder's message, or a name its Pods cannot carry: RunNameProblem):
+//      Failed, InvalidSpec, before it holds anything.
 //   2. spec.suspend: it is suspended (out of the queue, its Pods stopped).
 //   Rules 0-2 are never applied while one of the run's writes is in flight (`busy`): it stays out
 //   of the queue until the next pass writes them. Otherwise a busy run keeps its place.
@@ -84,6 +84,12 @@ std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in);
 //      not being deleted yet are deleted.
 //   6. A resubmitted run backs off until status.retryAfter.
 //   7. Otherwise it belongs in the queue.
+// Why the run's name cannot work (empty when it can): longer than 63 characters (the value of its
+// Pods' berth.dev/run label), or, for a multi-node run, not a DNS-1035 label (the name of its
+// headless Service) or too long for its last rank's hostname <name>-<rank>. The CRD's CEL rules
+// refuse these at admission; this catches a Run stored without them (an older CRD).
+std::string RunNameProblem(const Run& run);
+
 struct PendingInput {
   const Run* run = nullptr;
   std::vector<const k8s::Pod*> pods;  // every Pod of the run (all attempts)

@@ -214,9 +214,16 @@ k8s::Status CheckFits(const TemplateAsk& ask, int64_t budget, const std::string&
 
 }  // namespace
 
+bool IsOwnedByRun(const k8s::ObjectMeta& object, const Run* run) {
+  if (run == nullptr || run->meta.uid.empty() || object.ns != run->meta.ns) return false;
+  const k8s::OwnerRef* ref = object.ControllerRef();
+  return ref != nullptr && ref->kind == "Run" && ref->uid == run->meta.uid && ref->name == run->meta.name &&
+         ref->api_version.rfind("berth.dev/", 0) == 0;
+}
+
 std::string PodName(const std::string& run, int64_t attempt, int rank) {
   if (attempt <= 0) return run + "-" + std::to_string(rank);
-  return run + "-r" + std::to_string(attempt) + "-" + std::to_string(rank);
+  return run + "-" + std::to_string(rank) + "-r" + std::to_string(attempt);
 }
 
 std::string RankAddress(const Run& run, int rank) {
@@ -237,7 +244,7 @@ json::Value PodMeta(const Run& run, const json::Document& tmpl, const RankAssign
       meta.AddMember("annotations", json::Value(*an, a), a);
     }
   }
-  meta.AddMember("name", Str(PodName(run.meta.name, run.status.resubmissions, me.rank), a), a);
+  meta.AddMember("name", Str(me.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, me.rank) : me.pod, a), a);
   meta.AddMember("namespace", Str(run.meta.ns, a), a);
   json::Value& labels = ObjectMember(meta, "labels", a);
   SetString(labels, kRunLabel, run.meta.name, a);

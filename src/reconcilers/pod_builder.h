@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "k8s/result.h"
+#include "k8s/objects.h"
 #include "reconcilers/run_types.h"
 #include "scheduling/types.h"
 
@@ -26,12 +27,23 @@ inline constexpr const char* kFleetTaintKey = "berth.dev/fleet";
 
 struct RankAssignment {
   int rank = 0;
+  std::string pod;  // the name its placement entry gives (empty: PodName)
   std::string node;
   int blocks = 0;
   scheduling::Resources resources;  // what the Pod gets (blocks x per-block)
 };
 
-// "<run>-<rank>" for the first attempt, "<run>-r<attempt>-<rank>" after a retry.
+// True when `run` (not null) controls `object` (a Pod or Service): its controller ownerReference
+// names a berth.dev Run with `run`'s uid, in `run`'s namespace. Anyone who may create Pods can
+// label one berth.dev/run; only what a Run owns is that run's (issue 29).
+bool IsOwnedByRun(const k8s::ObjectMeta& object, const Run* run);
+inline bool IsRunsPod(const k8s::Pod& pod, const Run* run) { return IsOwnedByRun(pod.meta, run); }
+
+// "<run>-<rank>" for the first attempt, "<run>-<rank>-r<attempt>" after a retry. No two (run,
+// attempt, rank) share a name: a first attempt's name ends in "-<digits>", a retry's in
+// "-r<digits>", and stripping those suffixes gives back the run (before issue 29 retries were
+// "<run>-r<attempt>-<rank>": run a's retry 1 rank 0 and run a-r1's rank 0 were both a-r1-0).
+// The hostname of a multi-node run's rank stays "<run>-<rank>" (RankAddress).
 std::string PodName(const std::string& run, int64_t attempt, int rank);
 
 // The Pod for `ranks[index]` as JSON for a create request. `gpu_resource` is the fleet's. An

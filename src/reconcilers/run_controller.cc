@@ -140,6 +140,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
   runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
                                                "runs");
+  runs_->SetSetAsideHandler([this] { Wake(); });  // ReportSetAside
   fleets_ = std::make_unique<k8s::Informer<Fleet>>(client_, kFleets.Path(), DecodeFleet,
                                                    [](const Fleet& f) { return f.meta.name; }, "fleets");
   nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client_, k8s::resources::kNodes.Path(), k8s::DecodeNode,
@@ -361,8 +362,7 @@ void RunController::NoteDeadline(k8s::TimePoint at) {
 std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& run) const {
   std::vector<std::shared_ptr<const k8s::Pod>> out;
   for (auto& p : pods_->ByIndex("run", RunKey(run))) {
-    const k8s::OwnerRef* owner = p->meta.ControllerRef();
-    if (owner != nullptr && owner->uid == run.meta.uid) out.push_back(p);
+    if (IsRunsPod(*p, &run)) out.push_back(p);
   }
   return out;
 }
@@ -382,7 +382,10 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_
     holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
   }
   // berth's Pods count through their run's placement while that placement stands; any other
-  // bound Pod that the kubelet has not finished holds its blocks until it is gone.
+  // bound Pod of a run that the kubelet has not finished holds its blocks until it is gone. A Pod
+  // is a run's only when that Run controls it (its controller ownerReference carries the uid of
+  // the Run its berth.dev/run label names): anyone may label a Pod, and such a Pod is an ordinary
+  // one whose requests come off the node (issue 29: a 1m-CPU Pod must not hold a whole instance).
   std::string run_key, attempt;  // reused: no allocation per Pod
   for (const auto& p : pods_->ByIndex("held", "held")) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
@@ -391,6 +394,12 @@ std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_
     if (!p->meta.ns.empty()) run_key += '/';
     if (label != p->meta.labels.end()) run_key += label->second;
     auto it = runs.find(run_key);
+    std::shared_ptr<const Run> cached;  // a run that is not placed: read from the cache
+    const Run* owner = it != runs.end() ? it->second : (cached = runs_->Get(run_key)).get();
+    if (!IsRunsPod(*p, owner)) {
+      holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
+      continue;
+    }
     if (it != runs.end()) {
       const Run& run = *it->second;
       auto pod_attempt = p->meta.labels.find(kAttemptLabel);
@@ -1000,7 +1009,55 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   summary.writes_queued = writer_.BusyCount();
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
+  summary.unreadable_runs = unreadable_runs_.load();
   observer_->OnPass(summary);
+}
+
+void RunController::ReportSetAside(k8s::TimePoint now) {
+  const std::map<std::string, k8s::SetAsideObject> aside = runs_->SetAside();
+  unreadable_runs_.store(static_cast<int64_t>(aside.size()));
+  std::vector<const k8s::SetAsideObject*> fresh;
+  {
+    std::lock_guard<std::mutex> lock(aside_mu_);
+    for (auto it = reported_aside_.begin(); it != reported_aside_.end();) {
+      it = aside.count(it->first) ? std::next(it) : reported_aside_.erase(it);
+    }
+    for (const auto& [key, o] : aside) {
+      const std::string stamp = o.uid + "/" + std::to_string(o.generation);
+      auto [it, inserted] = reported_aside_.emplace(key, stamp);
+      if (!inserted && it->second == stamp) continue;  // a status write does not move the generation
+      it->second = stamp;
+      fresh.push_back(&o);
+    }
+  }
+  for (const k8s::SetAsideObject* o : fresh) {
+    const std::string key = k8s::ObjectKey(o->ns, o->name);
+    const std::string why = "berth cannot read this Run: " + o->why +
+                            " (spec.template keeps fields berth does not know); it is set aside, out of the queue, "
+                            "until it is changed to nest less deeply or deleted";
+    spdlog::warn("run {}: {}", key, why);
+    const std::string t = k8s::FormatRfc3339(now);
+    // Not guarded by resourceVersion, and the answer is not read (it is the Run, as deep as ever).
+    const std::string body =
+        R"({"status":{"reason":"InvalidSpec","message":)" + json::Quote(why) +
+        R"(,"conditions":[{"type":"Ready","status":"False","reason":"InvalidSpec","message":)" + json::Quote(why) +
+        R"(,"lastTransitionTime":)" + json::Quote(t) + R"(,"observedGeneration":)" + std::to_string(o->generation) + "}]}}";
+    const k8s::ObjectReference ref{kGroupVersion, "Run", o->ns, o->name, o->uid};
+    const bool dispatched = Dispatch(key, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
+      k8s::Status s = client_->MergePatchNoAnswer(path, body);
+      if (!s.ok() && !s.IsNotFound()) {
+        std::lock_guard<std::mutex> lock(aside_mu_);
+        reported_aside_.erase(key);  // the next pass tries again
+        return false;
+      }
+      if (s.ok()) events_->Record(ref, "Warning", ToApi(Reason::kInvalidSpec), why);
+      return true;
+    });
+    if (!dispatched) {
+      std::lock_guard<std::mutex> lock(aside_mu_);
+      reported_aside_.erase(key);
+    }
+  }
 }
 
 void RunController::PassPhases::Mark(const char* step) {
@@ -1123,6 +1180,7 @@ void RunController::Pass() {
   next_deadline_.reset();
   ShowPriorityNews();
   std::unordered_set<std::string> busy = TakeWriterNews();
+  ReportSetAside(now);
   const Keyed& keyed = WorkingSet(now);
   for (const auto& key : busy) {
     if (auto m = memo_.find(key); m != memo_.end()) m->second.busy_pass = pass_no_;
@@ -1540,6 +1598,7 @@ void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, 
   for (const auto& entry : run.status.placement) {
     RankAssignment ra;
     ra.rank = entry.rank;
+    ra.pod = entry.pod;  // the name admission wrote (a berth before issue 29 named retries otherwise)
     ra.node = entry.node;
     ra.blocks = entry.blocks;
     for (const auto& inst : view.snapshot.instances) {
@@ -1575,13 +1634,23 @@ bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& 
   if (ranks.size() > 1) {
     // The ranks find each other through it: no Pods before it exists (retried like any write).
     auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
-    if (!s.ok() && !s.status().IsAlreadyExists()) {
+    if (!s.ok() && s.status().IsAlreadyExists()) {
+      // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
+      auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+      if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+      if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+        return FailInvalidSpec(r, "a Service named " + r.meta.name + " already exists in namespace " + r.meta.ns +
+                                      " and is not this run's (berth does not take over or change it): a multi-node "
+                                      "run's Pods find each other through a headless Service named after the run; "
+                                      "rename the run or delete that Service");
+      }
+    } else if (!s.ok()) {
       spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
       return false;
     }
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
-    std::string name = PodName(r.meta.name, r.status.resubmissions, ranks[i].rank);
+    std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
     auto b = bound.find(name);
     if (b == bound.end()) {
       auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
@@ -1591,13 +1660,25 @@ bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& 
         return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
                                       c.status().message());
       }
-      if (!c.ok() && !c.status().IsAlreadyExists()) {
+      if (!c.ok() && c.status().IsAlreadyExists()) {
+        // Our own earlier create that the cache does not show yet, or a Pod of someone else
+        // under the name: never taken as the run's (it would count as its rank).
+        auto existing = client_->Get(kPods.Path(r.meta.ns, name));
+        if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+        if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+          return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
+                                        " and is not this run's (berth does not take over or change it): rank " +
+                                        std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
+                                        "delete that Pod");
+        }
+      } else if (!c.ok()) {
         spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
         return false;
       }
       // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
-      // while the cache does not show it yet: our own earlier create (bound). A Pod an older
-      // berth left unbound shows in the cache without a node and is bound below then.
+      // of a Pod the run owns while the cache does not show it yet: our own earlier create
+      // (bound). A Pod an older berth left unbound shows in the cache without a node and is bound
+      // below then.
       continue;
     }
     if (!b->second.empty()) continue;  // already bound
@@ -1744,10 +1825,20 @@ void RunController::HandleDeletion(const Run& run) {
   Dispatch(RunKey(run), [this, r = run, pods] {
     if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
     if (r.nodes > 1) {
-      k8s::DeleteOptions o;
-      o.precondition_uid.clear();
-      k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
-      if (!s.ok() && !s.IsNotFound()) return false;
+      // Only the Service the run owns, and only that object (the uid precondition): a Service of
+      // the same name made by someone else is never deleted (issue 29).
+      auto svc = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+      if (!svc.ok() && !svc.status().IsNotFound()) return false;
+      if (svc.ok()) {
+        const k8s::ObjectMeta meta = k8s::DecodeMeta(*svc);
+        if (IsOwnedByRun(meta, &r)) {
+          k8s::DeleteOptions o;
+          o.precondition_uid = meta.uid;
+          k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
+          // 409: the uid precondition failed, the name holds another object now: not ours.
+          if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return false;
+        }
+      }
     }
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
                                    FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));

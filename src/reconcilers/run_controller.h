@@ -15,9 +15,10 @@
 //      resourceVersion),
 //   3. Fleet status counts the run on its instances (runsStarted, countedRuns: idempotent),
 //   4. Pods created already bound (spec.nodeName set at creation, so no pods/binding write;
-//      deterministic names; AlreadyExists is success; a Pod an older berth left unbound, once the
+//      deterministic names; AlreadyExists is success when the Run owns what exists, else the run
+//      fails InvalidSpec and the object is left alone; a Pod an older berth left unbound, once the
 //      cache shows it, is bound through pods/binding, "already bound" is success), plus a
-//      headless Service for multi-node runs.
+//      headless Service for multi-node runs (the same rule for AlreadyExists).
 // Step 4 waits until step 3 is visible, so a run never runs uncounted.
 //
 // Ambiguous writes: a status write that got no answer, a 5xx, or a 409 (which may answer the
@@ -169,6 +170,9 @@ class EngineObserver {
     // queue after a resubmission (as OnAdmitted counts); 0 when the queue is empty.
     std::chrono::milliseconds oldest_pending_wait{0};
     uint64_t events_posted = 0, events_dropped = 0;  // totals since start
+    // Runs set aside because berth cannot read them (nested deeper than json::kMaxDepth): out of
+    // the queue, each with a Warning Event and a status that says why (issue 29).
+    int64_t unreadable_runs = 0;
   };
   virtual void OnPass(const PassSummary& summary) = 0;
   // A run was admitted after waiting `wait` since its submission (or last resubmission).
@@ -398,6 +402,9 @@ class RunController {
   uint64_t core_queue_version_ = 0;                 // queue_.version() after it
   std::optional<k8s::TimePoint> core_until_;        // nullopt: no cycle yet
   // Tells the observer (metrics) how the pass went.
+  // Runs the informer set aside (k8s::SetAsideObject): each new one (uid and generation) gets a
+  // status (reason InvalidSpec, condition Ready=False with why) and a Warning Event, once.
+  void ReportSetAside(k8s::TimePoint now);
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, bool decided, k8s::TimePoint now,
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
@@ -565,6 +572,11 @@ class RunController {
   const k8s::Clock& clock_;
   EngineOptions options_;
   std::unique_ptr<k8s::EventRecorder> events_;
+  // Set-aside runs reported: key -> "uid/generation" (ReportSetAside; writer threads clear a
+  // failed one so that the next pass tries again).
+  std::mutex aside_mu_;
+  std::map<std::string, std::string> reported_aside_;
+  std::atomic<int64_t> unreadable_runs_{0};
   std::unique_ptr<k8s::Informer<Run>> runs_;
   std::unique_ptr<k8s::Informer<Fleet>> fleets_;
   std::unique_ptr<k8s::Informer<k8s::Node>> nodes_;

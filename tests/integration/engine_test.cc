@@ -399,7 +399,7 @@ TEST_F(Engine, PodFailureFailsTheRunOrRetriesIt) {
   SetPodPhase("sturdy-0", "Failed");
   ASSERT_TRUE(Eventually([&] { return StatusInt("sturdy", "resubmissions") == 1; }));
   // Back in the queue, then admitted again with new pods.
-  ASSERT_TRUE(Eventually([&] { return PodsOf("sturdy").count("sturdy-r1-0") == 1; }));
+  ASSERT_TRUE(Eventually([&] { return PodsOf("sturdy").count("sturdy-0-r1") == 1; }));
   ASSERT_TRUE(Eventually([&] { return Phase("sturdy") == "Scheduled"; }));
   // Events are posted after the writes they report, in the background: one Retrying, and a
   // Scheduled for each attempt (the first attempt's alone is not enough).

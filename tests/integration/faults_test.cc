@@ -165,7 +165,7 @@ TEST_F(Faults, WatchExpiryOnEveryWatchIsFollowedByARelistThatSeesTheGap) {
   EXPECT_TRUE(Eventually([&] {
     undeleted.clear();
     for (auto& [name, pod] : PodsOf("gang")) {
-      if (name.find("-r1-") == std::string::npos && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) {
+      if (!name.ends_with("-r1") && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) {
         undeleted += name + " ";
       }
     }
@@ -345,7 +345,7 @@ TEST_F(Faults, NodeLossUnderRunningMultiNodeRunsInterruptsThemAndFreesTheBlocks)
     EXPECT_TRUE(Eventually([&] {
       undeleted.clear();
       for (auto& [name, pod] : PodsOf(r)) {
-        bool first_attempt = name.find("-r1-") == std::string::npos;
+        bool first_attempt = !name.ends_with("-r1");
         if (first_attempt && json::Find(pod, {"metadata", "deletionTimestamp"}) == nullptr) undeleted += name + " ";
       }
       return undeleted.empty();
@@ -559,7 +559,7 @@ TEST_F(Faults, LeaderFailoverKeepsOneWriterAtATimeAndBooksNothingTwice) {
   controller_->Kill();  // the fixture's controller does not elect
   const std::string since = k8s::FormatRfc3339(k8s::SystemClock().Now());
   std::vector<std::string> le = {"--leader-elect", "--leader-election-namespace=" + ns_,
-                                 "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+                                 "--leader-election-lease-duration=5s", "--leader-election-renew-deadline=3s",
                                  "--leader-election-retry-period=500ms"};
   std::vector<std::unique_ptr<ControllerProcess>> procs;
   for (const char* name : {"a", "b"}) {

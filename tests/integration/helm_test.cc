@@ -303,7 +303,7 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--leader-election-namespace=berth-system",
                                         "--leader-election-id=berth-controller",
                                         "--leader-election-lease-duration=15s",
-                                        "--leader-election-renew-deadline=10s",
+                                        "--leader-election-renew-deadline=8s",
                                         "--leader-election-retry-period=2s",
                                         "--metrics-bind-address=:8080",
                                         "--health-probe-bind-address=:8081",
@@ -359,12 +359,12 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "berth.dev|runs/status|patch",
       "berth.dev|fleets|list,watch",
       "berth.dev|fleets/status|patch",
-      "|pods|create,delete,list,watch",
+      "|pods|get,create,delete,list,watch",
       "|pods/binding|create",
       "|nodes|list,watch",
       "|namespaces|get,list,watch",
       "|resourcequotas|list,watch",
-      "|services|create,delete",
+      "|services|get,create,delete",
       "|events|create",
   };
   EXPECT_EQ(Rules(cr), want);
@@ -425,7 +425,7 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
   }
   auto docs = RenderDocs("prod", "queues",
                          {"-f", values_file, "--set", "replicas=3,agingInterval=5m,logFormat=text",
-                          "--set", "leaderElection.leaseDuration=30s,leaderElection.renewDeadline=20s",
+                          "--set", "leaderElection.leaseDuration=30s,leaderElection.renewDeadline=18s",
                           "--set", "leaderElection.retryPeriod=4s", "--set", "serviceMonitor.enabled=true",
                           "--api-versions", "monitoring.coreos.com/v1",
                           "--set", "nodeSelector.pool=system", "--set", "image.pullPolicy=Always",
@@ -439,7 +439,7 @@ TEST_F(HelmChart, SetAndValuesFilesOverrideDefaults) {
   EXPECT_EQ(c["imagePullPolicy"].as<std::string>(), "Always");
   std::vector<std::string> args = Strings(c["args"]);
   for (const char* want : {"--leader-election-namespace=queues", "--leader-election-id=prod-berth-controller",
-                           "--leader-election-lease-duration=30s", "--leader-election-renew-deadline=20s",
+                           "--leader-election-lease-duration=30s", "--leader-election-renew-deadline=18s",
                            "--leader-election-retry-period=4s", "--aging-interval=5m", "--log-format=text"}) {
     EXPECT_NE(std::find(args.begin(), args.end(), want), args.end()) << want;
   }

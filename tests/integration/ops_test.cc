@@ -123,7 +123,7 @@ class LeaderElection : public EngineTest {
 TEST_F(LeaderElection, StandbyTakesOverWithinTheLeaseAndNothingIsLost) {
   controller_->Kill();  // the fixture's controller does not elect; two that do take its place
   std::vector<std::string> le = {"--leader-elect", "--leader-election-namespace=" + ns_,
-                                 "--leader-election-lease-duration=6s", "--leader-election-renew-deadline=4s",
+                                 "--leader-election-lease-duration=7s", "--leader-election-renew-deadline=4s",
                                  "--leader-election-retry-period=1s"};
   auto first = std::make_unique<ControllerProcess>(le, "first");
   first->Start();
@@ -181,7 +181,7 @@ TEST_F(LeaderElection, StandbyTakesOverWithinTheLeaseAndNothingIsLost) {
 TEST_F(LeaderElection, APausedLeaderDoesNotWriteWhenItWakesUp) {
   controller_->Kill();
   std::vector<std::string> le = {"--leader-elect", "--leader-election-namespace=" + ns_,
-                                 "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+                                 "--leader-election-lease-duration=5s", "--leader-election-renew-deadline=3s",
                                  "--leader-election-retry-period=1s"};
   ControllerProcess a(le, "a");
   a.Start();

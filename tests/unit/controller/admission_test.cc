@@ -59,6 +59,34 @@ TEST(AdmissionTest, RefusesDeeplyNestedBodiesWithoutCrashing) {
   EXPECT_TRUE(ReviewRun(Review("CREATE", R"({"name":"r","labels":{"a":"b"}})")).ok());
 }
 
+// Issue 29, item 1: a Run nested deeper than berth reads (json::kMaxDepth) is refused with a
+// reason (allowed: false), not with a 400 that failurePolicy: Ignore would let through.
+TEST(AdmissionTest, RefusesARunBerthCouldNotRead) {
+  auto nested = [](int levels) {
+    std::string v = "1";
+    for (int i = 0; i < levels; ++i) v = R"({"x":)" + v + "}";
+    return R"({"name":"deep","annotations":{"a":"b"}},"spec":{"template":{"spec":{"containers":[{"name":"c","x":)" +
+           v + "}]}}}";
+  };
+  for (const std::string op : {"CREATE", "UPDATE"}) {
+    auto r = ReviewRun(Review(op, nested(200)));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    auto doc = json::Parse(*r);
+    ASSERT_TRUE(doc.ok());
+    EXPECT_FALSE(json::Find(*doc, {"response", "allowed"})->GetBool()) << *r;
+    EXPECT_EQ(json::GetString(json::Find(*doc, {"response", "uid"})), "u-1");
+    EXPECT_EQ(json::GetInt(*json::Find(*doc, {"response", "status"}), "code"), 422);
+    EXPECT_NE(json::GetString(json::Find(*doc, {"response", "status", "message"}))
+                  .find("berth cannot read a Run nested deeper than 128 levels"),
+              std::string::npos)
+        << *r;
+  }
+  // Deep, but within what berth reads: allowed.
+  auto ok = ReviewRun(Review("CREATE", nested(100)));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_NE(ok->find(R"("allowed":true)"), std::string::npos) << *ok;
+}
+
 TEST(AdmissionTest, Base64RoundTrips) {
   for (const std::string s : {"", "a", "ab", "abc", "abcd", "hello, berth\n"}) {
     EXPECT_EQ(k8s::Base64Decode(k8s::Base64Encode(s)).value(), s);

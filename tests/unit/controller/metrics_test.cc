@@ -316,6 +316,7 @@ TEST(MetricsTest, EveryFamilyHasHelpAndTypeOnceUsed) {
       {"berth_reconcile_errors_total", "counter"},
       {"berth_api_requests_total", "counter"},
       {"berth_workqueue_depth", "gauge"},
+      {"berth_unreadable_objects", "gauge"},
       {"berth_workqueue_retries_total", "counter"},
       {"berth_leader", "gauge"},
       {"berth_events_total", "counter"},

@@ -39,7 +39,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.leader_election_namespace, "berth-system");
   EXPECT_EQ(o.leader_election_id, "berth-controller");
   EXPECT_EQ(o.lease_duration, seconds(15));
-  EXPECT_EQ(o.renew_deadline, seconds(10));
+  EXPECT_EQ(o.renew_deadline, seconds(8));
   EXPECT_EQ(o.retry_period, seconds(2));
   EXPECT_EQ(o.metrics_bind_address, ":8080");
   EXPECT_EQ(o.health_probe_bind_address, ":8081");
@@ -66,12 +66,12 @@ TEST(OptionsTest, FinishedRunTtlIsADuration) {
 // With leader election every request must time out before the renew deadline
 // (leader_election.h): half of it by default, and an explicit value at or past it is refused.
 TEST(OptionsTest, RequestTimeoutStaysBelowTheRenewDeadline) {
-  EXPECT_EQ(MustParse({"--leader-elect"}).request_timeout, seconds(5));
-  EXPECT_EQ(MustParse({"--leader-elect", "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+  EXPECT_EQ(MustParse({"--leader-elect"}).request_timeout, seconds(4));
+  EXPECT_EQ(MustParse({"--leader-elect", "--leader-election-lease-duration=5s", "--leader-election-renew-deadline=3s",
                        "--leader-election-retry-period=500ms"})
                 .request_timeout,
             milliseconds(1500));
-  EXPECT_EQ(MustParse({"--leader-elect", "--request-timeout=9s"}).request_timeout, seconds(9));
+  EXPECT_EQ(MustParse({"--leader-elect", "--request-timeout=5500ms"}).request_timeout, milliseconds(5500));
   EXPECT_EQ(MustParse({"--request-timeout=2m"}).request_timeout, minutes(2)) << "no lease, no bound";
   for (const Args& args : std::vector<Args>{{"--leader-elect", "--request-timeout=10s"},
                                             {"--leader-elect", "--request-timeout=1m"},
@@ -251,7 +251,7 @@ TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
        "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
       {{"--leader-election-renew-deadline=20s"},
        "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
-      {{"--leader-election-lease-duration=10s"},
+      {{"--leader-election-lease-duration=8s"},
        "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
       {{"--leader-election-lease-duration=10s", "--leader-election-renew-deadline=9s"}, ""},
       {{"--leader-election-renew-deadline=2s"},
@@ -267,6 +267,46 @@ TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
     } else {
       ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
       EXPECT_EQ(o.status().message(), c.want) << Join(c.args);
+    }
+  }
+}
+
+// Issue 29, item 7: with leader election, renew deadline + request timeout + a tenth of the lease
+// must fit in the lease duration (leader_election.h), or two leaders could write at once. The
+// defaults (and the chart's) fit; settings that do not are refused with a sentence naming all three.
+TEST(OptionsTest, LeaderElectionTimingsCannotOverlap) {
+  Options d = MustParse({"--leader-elect"});
+  EXPECT_LE(d.renew_deadline + d.request_timeout + d.lease_duration / 10, d.lease_duration) << "the defaults fit";
+  struct Case {
+    Args args;
+    std::string want;  // "" = accepted
+  };
+  const std::vector<Case> cases = {
+      // The chart's defaults: 15s, 8s, 2s (request timeout 4s).
+      {{"--leader-elect", "--leader-election-lease-duration=15s", "--leader-election-renew-deadline=8s",
+        "--leader-election-retry-period=2s"},
+       ""},
+      // The defaults of client-go (15s, 10s) with half the renew deadline as request timeout: 15s.
+      {{"--leader-elect", "--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s"},
+       "--leader-election-renew-deadline (10s) plus --request-timeout (5s) must stay below "
+       "--leader-election-lease-duration (15s) by at least a tenth of it (1s500ms)"},
+      {{"--leader-elect", "--request-timeout=6s"},
+       "--leader-election-renew-deadline (8s) plus --request-timeout (6s) must stay below "
+       "--leader-election-lease-duration (15s) by at least a tenth of it (1s500ms)"},
+      // Exactly at the margin: accepted; a millisecond more: refused.
+      {{"--leader-elect", "--request-timeout=5500ms"}, ""},
+      {{"--leader-elect", "--request-timeout=5501ms"}, "plus --request-timeout (5s501ms) must stay below"},
+      // Without leader election no Lease is held: no bound.
+      {{"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s"}, ""},
+  };
+  for (const Case& c : cases) {
+    auto o = ParseOptions(c.args);
+    if (c.want.empty()) {
+      EXPECT_TRUE(o.ok()) << Join(c.args) << ": " << o.status().message();
+    } else {
+      ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
+      EXPECT_THAT(o.status().message(), HasSubstr(c.want)) << Join(c.args);
+      EXPECT_THAT(o.status().message(), HasSubstr("two controllers would write at once")) << Join(c.args);
     }
   }
 }

@@ -958,5 +958,54 @@ TEST(EventRecorderTest, NormalEventsBeyondTheBurstAreDroppedWarningsAreNot) {
   EXPECT_TRUE(transport->answers.empty());
 }
 
+// Issue 29, item 1: a list page or a watch event that holds one object nested deeper than berth
+// reads (json::kMaxDepth) still delivers every other object; the deep one goes to on_too_deep
+// (metadata readable) or, for watches, comes flagged too_deep. Before, the whole page or event
+// was "invalid JSON": the informer relisted or re-watched the same object for ever.
+std::string Deep(int levels) {
+  std::string v = "1";
+  for (int i = 0; i < levels; ++i) v = R"({"x":)" + v + "}";
+  return v;
+}
+
+TEST_F(ClientTest, ListEachSetsAsideAnItemTooDeepAndDeliversTheRest) {
+  const std::string deep = R"({"metadata":{"name":"deep","uid":"u-deep"},"spec":)" + Deep(200) + "}";
+  transport_->Push(200, R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}},)" + deep +
+                            R"(,{"metadata":{"name":"b"}}]})");
+  std::vector<std::string> seen, aside;
+  std::string rv;
+  Status s = client_.ListEach(
+      "/apis/berth.dev/v1alpha1/runs", ListOptions{},
+      [&](const json::Value& item) { seen.push_back(json::GetString(json::Find(item, {"metadata", "name"}))); }, &rv,
+      [&](const json::Value& item) { aside.push_back(json::GetString(json::Find(item, {"metadata", "uid"}))); });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(aside, (std::vector<std::string>{"u-deep"}));
+  EXPECT_EQ(rv, "7");
+  // List (no on_too_deep) leaves it out.
+  transport_->Push(200, R"({"metadata":{"resourceVersion":"8"},"items":[)" + deep + R"(,{"metadata":{"name":"c"}}]})");
+  auto l = client_.List("/apis/berth.dev/v1alpha1/runs");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  ASSERT_EQ(l->items.size(), 1u);
+  EXPECT_EQ(json::GetString(json::Find(l->items[0], {"metadata", "name"})), "c");
+}
+
+TEST_F(ClientTest, WatchFlagsAnObjectTooDeepAndGoesOn) {
+  transport_->stream_lines = {
+      R"({"type":"ADDED","object":{"metadata":{"name":"deep","resourceVersion":"10"},"spec":)" + Deep(200) + "}}",
+      Event("ADDED", "a", "11"),
+  };
+  std::vector<std::pair<std::string, bool>> seen;
+  Status s = client_.Watch(
+      "/apis/berth.dev/v1alpha1/runs", WatchOptions{},
+      [&](const WatchEvent& ev) {
+        seen.emplace_back(json::GetString(json::Find(*ev.object, {"metadata", "name"})), ev.too_deep);
+        return true;
+      },
+      nullptr);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, bool>>{{"deep", true}, {"a", false}}));
+}
+
 }  // namespace
 }  // namespace berth::k8s

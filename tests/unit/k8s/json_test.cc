@@ -247,5 +247,31 @@ TEST(JsonQuoteTest, QuotedValuesBuildValidDocuments) {
   EXPECT_EQ(Find(d, {"injected"}), nullptr);
 }
 
+// Issue 29: list pages and watch events are parsed without a cap; each object is then measured.
+TEST(JsonDeeperThanTest, MeasuresNestingIteratively) {
+  auto nest = [](int n) { return std::string(n, '[') + std::string(n, ']'); };
+  for (int n : {1, 2, kMaxDepth - 1, kMaxDepth}) {
+    auto d = Parse(nest(n));
+    ASSERT_TRUE(d.ok());
+    EXPECT_FALSE(DeeperThan(*d)) << n;
+    EXPECT_TRUE(DeeperThan(*d, n - 1)) << n;
+  }
+  auto scalar = Parse("7");
+  ASSERT_TRUE(scalar.ok());
+  EXPECT_FALSE(DeeperThan(*scalar, 0));
+  // A million levels: parsed without a cap, measured without recursion.
+  const int big = 1 << 20;
+  EXPECT_FALSE(Parse(nest(big)).ok()) << "the default cap refuses it";
+  auto deep = Parse(nest(big), kNoDepthCap);
+  ASSERT_TRUE(deep.ok()) << deep.status().message();
+  EXPECT_TRUE(DeeperThan(*deep));
+  EXPECT_FALSE(DeeperThan(*deep, big));
+  // Objects count like arrays; the deepest branch decides.
+  auto mixed = Parse(R"({"a":[1,{"b":{"c":[[]]}}],"d":{}})");
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_FALSE(DeeperThan(*mixed, 6));
+  EXPECT_TRUE(DeeperThan(*mixed, 5));
+}
+
 }  // namespace
 }  // namespace berth::k8s::json

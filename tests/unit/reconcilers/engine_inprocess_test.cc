@@ -487,7 +487,7 @@ TEST_F(EngineInProcess, ARunInterruptedByANodeLossIsRetriedElsewhere) {
   EXPECT_EQ(PlacementNodes("job"), std::vector<std::string>{other});
   ASSERT_TRUE(Eventually([&] {
     auto pods = Pods("job");
-    return pods.size() == 1 && pods.count("job-r1-0") &&
+    return pods.size() == 1 && pods.count("job-0-r1") &&
            json::GetString(json::Find(pods.begin()->second, {"spec", "nodeName"})) == other;
   }));
   EXPECT_TRUE(Eventually([&] { return EventReasons("job").count("Retrying") > 0; }));
@@ -948,6 +948,108 @@ TEST_F(EngineInProcess, PreemptionWaitsForMinRuntimeAndWritesItsRecordFirst) {
   ASSERT_TRUE(LetPassesGo(3));
   EXPECT_EQ(Phase("low"), "Pending");
   EXPECT_EQ(Phase("high"), "Running");
+}
+
+}  // namespace
+}  // namespace berth::testing
+
+namespace berth::testing {
+namespace {
+
+// Issue 29, item 2: a Pod labelled berth.dev/run that no Run controls (or whose owner is not the
+// Run its label names) is an ordinary Pod: its requests (1m CPU) come off the node, it does not
+// hold the whole instance. A run that needs a whole node is placed beside such Pods on both nodes.
+TEST_F(EngineInProcess, APodLabelledAsARunsButNotOwnedByItHoldsOnlyItsRequests) {
+  Node("n0", "a100");
+  Node("n1", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("victim", R"("priority":50)");  // a Run the squatter names in its labels and ownerReference
+  ASSERT_TRUE(WaitPhase("victim", "Scheduled")) << Phase("victim");
+  auto squat = [&](const std::string& name, const std::string& node, const std::string& owners) {
+    auto r = user_->Create(kPods.Path(kNs),
+                           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                               R"(","labels":{"berth.dev/run":"victim","berth.dev/attempt":"0"})" + owners +
+                               R"(},"spec":{"nodeName":")" + node +
+                               R"(","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1m"}}}]}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  // No owner on one node; an ownerReference to the Run's name with another uid on the other.
+  const std::string victim_node = PlacementNodes("victim").at(0);
+  const std::string free_node = victim_node == "n0" ? "n1" : "n0";
+  squat("squat-a", free_node, "");
+  squat("squat-b", free_node,
+        R"(,"ownerReferences":[{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":"victim","uid":"not-the-runs","controller":true}])");
+  Run("train", R"("priority":50)");
+  ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train") << "\n" << Dump();
+  EXPECT_EQ(PlacementNodes("train"), std::vector<std::string>{free_node});
+  // The squatters are not the victim's Pods: it is not taken as started, nor are they stopped as its.
+  ASSERT_TRUE(Eventually([&] { return Pods("victim").count("victim-0") == 1; }));
+  SetPodsPhase("victim", "Running");  // the kubelet: every Pod labelled victim runs
+  ASSERT_TRUE(WaitPhase("victim", "Running"));
+  EXPECT_EQ(Phase("train"), "Scheduled");
+}
+
+}  // namespace
+}  // namespace berth::testing
+
+namespace berth::testing {
+namespace {
+
+// Issue 29, item 3: berth never takes over, changes or deletes an object it did not create. A
+// multi-node run named like a Service of someone else fails InvalidSpec (the Service is left as
+// it was, also when the run is deleted); a run whose Pod name is taken by a Pod it does not own
+// fails the same way, the Pod untouched. A Service the run made is deleted with it.
+TEST_F(EngineInProcess, ARunNeverAdoptsOrDeletesAServiceOrPodItDidNotCreate) {
+  using k8s::resources::kServices;
+  Node("n0", "a100");
+  Node("n1", "a100");
+  auto f = user_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu"},)"
+                                         R"("spec":{"nodeSelector":{"pool":"a100"},"blocks":1,"placement":"cluster"}})");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto svc = user_->Create(kServices.Path(kNs), R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"web"},)"
+                                                R"("spec":{"selector":{"app":"web"},"ports":[{"port":80}]}})");
+  ASSERT_TRUE(svc.ok()) << svc.status().ToString();
+  const std::string svc_uid = json::GetString(json::Find(*svc, {"metadata", "uid"}));
+  auto pod = user_->Create(kPods.Path(kNs), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"solo-0"},)"
+                                            R"("spec":{"containers":[{"name":"c","image":"busybox"}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  const std::string pod_uid = json::GetString(json::Find(*pod, {"metadata", "uid"}));
+  StartEngine();
+
+  Run("web", R"("nodes":2)");
+  ASSERT_TRUE(WaitPhase("web", "Failed")) << Phase("web") << "\n" << Dump();
+  EXPECT_EQ(StatusString("web", "reason"), "InvalidSpec");
+  EXPECT_NE(StatusString("web", "message").find("a Service named web already exists in namespace team and is not this "
+                                                "run's"),
+            std::string::npos)
+      << StatusString("web", "message");
+  Run("solo", R"("priority":50)");
+  ASSERT_TRUE(WaitPhase("solo", "Failed")) << Phase("solo") << "\n" << Dump();
+  EXPECT_NE(StatusString("solo", "message").find("a Pod named solo-0 already exists in namespace team and is not this "
+                                                 "run's"),
+            std::string::npos)
+      << StatusString("solo", "message");
+  // Deleting the runs leaves the Service and the Pod as they were.
+  ASSERT_TRUE(user_->Delete(kRuns.Path(kNs, "web")).ok());
+  ASSERT_TRUE(user_->Delete(kRuns.Path(kNs, "solo")).ok());
+  ASSERT_TRUE(Eventually([&] { return !RunDoc("web").IsObject() && !RunDoc("solo").IsObject(); })) << Dump();
+  json::Document s = Get(kServices.Path(kNs, "web"));
+  EXPECT_EQ(json::GetString(json::Find(s, {"metadata", "uid"})), svc_uid);
+  EXPECT_EQ(json::Find(s, {"metadata", "ownerReferences"}), nullptr);
+  json::Document p = Get(kPods.Path(kNs, "solo-0"));
+  EXPECT_EQ(json::GetString(json::Find(p, {"metadata", "uid"})), pod_uid);
+  EXPECT_EQ(json::Find(p, {"metadata", "deletionTimestamp"}), nullptr);
+
+  // A run that made its own Service deletes it with itself.
+  Run("gang", R"("nodes":2)");
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled")) << Phase("gang") << "\n" << Dump();
+  ASSERT_TRUE(Eventually([&] { return Get(kServices.Path(kNs, "gang")).IsObject(); }));
+  ASSERT_TRUE(user_->Delete(kRuns.Path(kNs, "gang")).ok());
+  EXPECT_TRUE(Eventually([&] {
+    FinishDeletedPods();
+    return !Get(kServices.Path(kNs, "gang")).IsObject() && !RunDoc("gang").IsObject();
+  })) << Dump();
 }
 
 }  // namespace

@@ -316,6 +316,26 @@ namespace berth::reconcilers {
 namespace {
 
 // DecidePending: the rules of a waiting run (reconcilers/lifecycle.h), one row per rule.
+// Issue 29, item 4: names that cannot work are found before the run is queued (it holds nothing).
+TEST(LifecycleTest, RunNameProblemFollowsTheCrdRules) {
+  auto problem = [](const std::string& name, int64_t nodes) {
+    reconcilers::Run r;
+    r.meta.name = name;
+    r.nodes = nodes;
+    return RunNameProblem(r);
+  };
+  for (const auto& [name, nodes] : std::vector<std::pair<std::string, int64_t>>{
+           {"train", 2}, {"a", 2}, {"train-2", 8}, {"1train", 1}, {"train.v2", 1}, {std::string(63, 'l'), 1},
+           {std::string(60, 'l'), 100}, {std::string(58, 'l'), 5000}}) {
+    EXPECT_EQ(problem(name, nodes), "") << name << " x" << nodes;
+  }
+  for (const auto& [name, nodes] : std::vector<std::pair<std::string, int64_t>>{
+           {"1b-llama", 2}, {"train.v2", 3}, {"train-", 2}, {"Train", 2}, {"-train", 2}, {"tr_ain", 2},
+           {std::string(64, 'l'), 1}, {std::string(60, 'l'), 101}}) {
+    EXPECT_NE(problem(name, nodes), "") << name << " x" << nodes;
+  }
+}
+
 TEST(LifecycleTest, PendingRun) {
   using PK = PendingDecision::Kind;
   const k8s::TimePoint now = kScheduled;
@@ -350,6 +370,22 @@ TEST(LifecycleTest, PendingRun) {
        PK::kInvalid, "spec.nodes must be at least 1", {}},
       {"a name too long for a label", [](reconcilers::Run& r) { r.meta.name = std::string(64, 'a'); }, {}, false,
        PK::kInvalid, "longer than 63", {}},
+      {"a multi-node run named with a leading digit (issue 29)",
+       [](reconcilers::Run& r) {
+         r.meta.name = "1b-llama";
+         r.nodes = 2;
+       },
+       {}, false, PK::kInvalid, "must have a name that is a DNS-1035 label", {}},
+      {"a multi-node run named with a dot", [](reconcilers::Run& r) { r.meta.name = "train.v2"; r.nodes = 4; }, {}, false,
+       PK::kInvalid, "DNS-1035", {}},
+      {"a single-node run may start with a digit", [](reconcilers::Run& r) { r.meta.name = "1b-llama"; }, {}, false,
+       PK::kQueue, "", {}},
+      {"a multi-node run's last hostname too long",
+       [](reconcilers::Run& r) {
+         r.meta.name = std::string(61, 'a');
+         r.nodes = 11;
+       },
+       {}, false, PK::kInvalid, "hostnames <name>-<rank>", {}},
       {"invalid and busy: out of the queue", [](reconcilers::Run& r) { r.invalid_message = "bad"; }, {}, true, PK::kWait,
        "", {}},
       {"suspend", [](reconcilers::Run& r) { r.suspend = true; }, {}, false, PK::kSuspend, "spec.suspend", {}},

@@ -99,8 +99,8 @@ TEST(PodNameTest, FirstAttemptAndRetries) {
     std::string want;
   };
   const std::vector<Case> cases = {
-      {"train", 0, 0, "train-0"},     {"train", 0, 7, "train-7"},       {"train", 1, 0, "train-r1-0"},
-      {"train", 2, 5, "train-r2-5"},  {"train", 12, 11, "train-r12-11"}, {"a-b", -1, 1, "a-b-1"},
+      {"train", 0, 0, "train-0"},     {"train", 0, 7, "train-7"},       {"train", 1, 0, "train-0-r1"},
+      {"train", 2, 5, "train-5-r2"},  {"train", 12, 11, "train-11-r12"}, {"a-b", -1, 1, "a-b-1"},
   };
   for (const auto& c : cases) {
     EXPECT_EQ(PodName(c.run, c.attempt, c.rank), c.want) << c.run << " attempt " << c.attempt << " rank " << c.rank;
@@ -113,6 +113,22 @@ TEST(PodNameTest, AttemptsNeverCollide) {
   for (int64_t attempt = 0; attempt < 4; ++attempt) {
     for (int rank = 0; rank < 12; ++rank) EXPECT_TRUE(names.insert(PodName("x", attempt, rank)).second);
   }
+}
+
+// Issue 29: no two runs of a namespace produce the same Pod name, whatever their names, attempts
+// and ranks (run a's retry 1 rank 0 and run a-r1's rank 0 were both a-r1-0).
+TEST(PodNameTest, RunsNeverCollide) {
+  std::map<std::string, std::string> seen;  // name -> who made it
+  for (const std::string run : {"a", "a-r1", "a-0", "a-0-r1", "a-1", "a-r1-0", "a-r", "r1", "a-1-r1", "x-r2-3"}) {
+    for (int64_t attempt = 0; attempt < 4; ++attempt) {
+      for (int rank = 0; rank < 12; ++rank) {
+        const std::string who = run + " attempt " + std::to_string(attempt) + " rank " + std::to_string(rank);
+        auto [it, fresh] = seen.emplace(PodName(run, attempt, rank), who);
+        EXPECT_TRUE(fresh) << PodName(run, attempt, rank) << ": " << who << " and " << it->second;
+      }
+    }
+  }
+  EXPECT_NE(PodName("a", 1, 0), PodName("a-r1", 0, 0));
 }
 
 TEST(RankAddressTest, DnsNameOfTheRankInTheHeadlessService) {

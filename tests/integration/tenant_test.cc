@@ -1,0 +1,315 @@
+// Issue 29, "a tenant cannot harm the others": each case is played by a user who holds only
+// namespace rights (a Role in the test namespace over Runs, Pods and Services, impersonated with
+// `kubectl --as`), against the real API server and a real berth-controller. Each test shows that
+// the harm the tenant could do before is gone (docs/reliability.md, "What a tenant cannot do").
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine_fixture.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+using k8s::resources::kServices;
+
+class Tenant : public EngineTest {
+ public:  // the helpers are used by scope guards inside the tests too
+  void SetUp() override {
+    EngineTest::SetUp();
+    if (HasFatalFailure()) return;
+    // What a team gets in its own namespace: Runs, Pods and Services, nothing cluster-wide.
+    Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tenant}
+rules:
+- apiGroups: [berth.dev]
+  resources: [runs]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [""]
+  resources: [pods, services]
+  verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
+)");
+    // The tenant cannot act outside its namespace (the premise of every test here).
+    CommandResult r = cp().Kubectl({"auth", "can-i", "create", "runs", "-n", "default", "--as=tenant"});
+    ASSERT_EQ(Trim(r.out), "no") << r.out << r.err;
+    r = cp().Kubectl({"auth", "can-i", "list", "nodes", "--as=tenant"});
+    ASSERT_EQ(Trim(r.out), "no") << r.out << r.err;
+  }
+
+  static std::string Trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+  }
+
+  // kubectl as the tenant, in the test namespace.
+  CommandResult AsTenant(std::vector<std::string> args, const std::string& input = {}) {
+    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
+    return cp().Kubectl(args, input);
+  }
+  // `kubectl apply -f -` as the tenant; fails the test on error.
+  void TenantApply(const std::string& yaml) {
+    CommandResult r = AsTenant({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err << "\n" << yaml;
+  }
+  // A Run applied by the tenant (extra spec lines at 2-space indent).
+  void TenantRun(const std::string& name, const std::string& extra_spec = {}) {
+    TenantApply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+                "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  }
+  // The Runs CRD as installed now (JSON), and a replace of it with `crd_json`.
+  std::string RunsCrd() { return cp().Kubectl({"get", "crd", "runs.berth.dev", "-o", "json"}).out; }
+  void ReplaceRunsCrd(const std::string& crd_json) {
+    CommandResult r = cp().Kubectl({"replace", "-f", "-"}, crd_json);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+};
+
+// Item 7: a controller whose leader-election timings would let two leaders write at once refuses
+// to start, with a sentence that names the flags (exit code 2, nothing contacted).
+TEST_F(Tenant, LeaderElectionTimingsThatOverlapStopTheControllerAtStartUp) {
+  // `timeout`: a controller that accepted the flags would run until stopped (exit code 124).
+  CommandResult r = RunCommand({"timeout", "60", BERTH_CONTROLLER_BIN, "--kubeconfig=" + cp().kubeconfig(), "--leader-elect",
+                                "--leader-election-namespace=" + ns_, "--leader-election-lease-duration=15s",
+                                "--leader-election-renew-deadline=10s", "--metrics-bind-address=0",
+                                "--health-probe-bind-address=0"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("berth-controller: --leader-election-renew-deadline (10s) plus --request-timeout (5s) must stay "
+                       "below --leader-election-lease-duration (15s) by at least a tenth of it (1s500ms)"),
+            std::string::npos)
+      << r.err;
+  auto lease = client()->Get(k8s::resources::kLeases.Path(ns_, "berth-controller"));
+  EXPECT_TRUE(lease.status().IsNotFound()) << "a refused controller took the Lease";
+  // The defaults (the chart's: 15s, 8s, 2s) start and lead.
+  ControllerProcess ok({"--leader-elect", "--leader-election-namespace=" + ns_}, "leader-defaults");
+  ok.Start();
+  EXPECT_TRUE(Eventually([&] { return ok.Log().find("became the leader") != std::string::npos; }, std::chrono::seconds(60)))
+      << ok.Log();
+  EXPECT_EQ(ok.Stop(), 0) << ok.Log();
+}
+
+
+// Item 4: a multi-node run whose name is not a DNS-1035 label cannot have its headless Service.
+// The CRD's CEL rule refuses it at admission; with a CRD installed without that rule (an older
+// one), it is failed InvalidSpec at once, before it holds anything: another run that needs every
+// node of the fleet is placed.
+TEST_F(Tenant, MultiNodeRunWithAnUnusableNameFailsAtOnceHoldingNothing) {
+  Nodes("gang", 2, "4", "8Gi");
+  Fleet("gang", "gang", "  placement: cluster\n");
+  const std::string bad = "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: 1b-llama}\nspec:\n  nodes: 2\n"
+                          "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  // Admission refuses it (the CRD of this repository).
+  CommandResult r = AsTenant({"apply", "-f", "-"}, bad);
+  EXPECT_NE(r.exit_code, 0) << "accepted: " << r.out;
+  EXPECT_NE(r.err.find("must have a name that is a DNS-1035 label"), std::string::npos) << r.err;
+
+  // The same CRD without the rule.
+  const std::string original = RunsCrd();
+  auto crd = json::Parse(original);
+  ASSERT_TRUE(crd.ok()) << original;
+  json::Value* schema = const_cast<json::Value*>(json::Find((*crd)["spec"]["versions"][0], {"schema", "openAPIV3Schema"}));
+  ASSERT_NE(schema, nullptr);
+  json::Value& rules = (*schema)["x-kubernetes-validations"];
+  bool removed = false;
+  for (rapidjson::SizeType i = 0; i < rules.Size(); ++i) {
+    if (json::GetString(rules[i], "rule").find("matches(") != std::string::npos) {
+      rules.Erase(rules.Begin() + i);
+      removed = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(removed) << original;
+  crd->RemoveMember("status");
+  (*crd)["metadata"].RemoveMember("resourceVersion");
+  ReplaceRunsCrd(json::Serialize(*crd));
+  struct Restore {
+    Tenant* t;
+    std::string crd;
+    ~Restore() {
+      auto d = json::Parse(crd);
+      if (!d.ok()) return;
+      d->RemoveMember("status");
+      (*d)["metadata"].RemoveMember("resourceVersion");
+      t->ReplaceRunsCrd(json::Serialize(*d));
+      // Other tests of this binary meet the rule again.
+      EXPECT_TRUE(Eventually([&] {
+        return t->AsTenant({"apply", "--dry-run=server", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Run\n"
+                           "metadata: {name: 2b-x}\nspec:\n  nodes: 2\n  template:\n    spec:\n      containers: "
+                           "[{name: main, image: busybox}]\n").exit_code != 0;
+      }));
+    }
+  } restore{this, original};
+  // The API server applies a changed CRD's rules a moment later.
+  ASSERT_TRUE(Eventually([&] { return AsTenant({"apply", "--dry-run=server", "-f", "-"}, bad).exit_code == 0; }));
+  TenantApply(bad);
+  ASSERT_TRUE(WaitPhase("1b-llama", "Failed")) << Phase("1b-llama");
+  EXPECT_EQ(Reason("1b-llama"), "InvalidSpec");
+  EXPECT_NE(Message("1b-llama").find("must have a name that is a DNS-1035 label"), std::string::npos)
+      << Message("1b-llama");
+  auto doc = RunDoc("1b-llama");
+  EXPECT_EQ(json::Find(doc, {"status", "scheduledAt"}), nullptr) << "it was placed: " << json::Serialize(doc);
+  EXPECT_TRUE(PodsOf("1b-llama").empty());
+  // It holds nothing: a run that needs both nodes is placed.
+  TenantRun("llama", "  nodes: 2\n");
+  ASSERT_TRUE(WaitPhase("llama", "Scheduled")) << Phase("llama") << " " << Message("llama");
+}
+
+
+// Item 2: anyone who may create Pods may label one berth.dev/run. Such a Pod, put on both nodes of
+// a fleet by a tenant (1m CPU each, one without an owner, one whose ownerReference names a Run of
+// the tenant with a made-up uid), used to hold each whole instance (a berth Pod without the blocks
+// annotation): no run could be placed. Now it is an ordinary Pod whose requests come off the node.
+TEST_F(Tenant, PodsLabelledAsBerthsButNotOwnedByARunHoldOnlyTheirRequests) {
+  auto nodes = Nodes("squat", 2, "4", "8Gi");
+  Fleet("squat", "squat", "  blocks: 4\n");
+  TenantRun("mine", "  suspend: true\n");  // the Run the squatters name (a tenant's own)
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string owner = i == 0 ? "" : "  ownerReferences: [{apiVersion: berth.dev/v1alpha1, kind: Run, name: mine, "
+                                            "uid: 00000000-0000-0000-0000-000000000000, controller: true}]\n";
+    TenantApply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: squat-" + std::to_string(i) +
+                "\n  labels: {berth.dev/run: mine, berth.dev/attempt: \"0\"}\n" + owner + "spec:\n  nodeName: " + nodes[i] +
+                "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1m}}}]\n");
+  }
+  // Another team's run asks for most of a node (3 of its 4 CPUs).
+  Run("train", "  resources: {cpu: \"3\"}\n" + std::string("  retry: {onEvents: [no-capacity], duration: \"off\"}\n"));
+  ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train") << " " << Reason("train") << " " << Message("train");
+  // The squatters' 1m came off the node before it was cut into blocks: 4 blocks of 999m (3999m
+  // divided by 4, rounded down), and 3 CPU takes all four.
+  ASSERT_TRUE(Eventually([&] { return PodsOf("train").size() == 1; }));
+  auto pods = PodsOf("train");
+  const json::Value& c0 = pods.begin()->second["spec"]["containers"][0];
+  EXPECT_EQ(json::GetString(json::Find(c0, {"resources", "requests", "cpu"})), "3996m") << json::Serialize(c0);
+  // The squatters are not the tenant's run's Pods either: its status never counts them.
+  EXPECT_EQ(json::Find(RunDoc("mine"), {"status", "placement"}), nullptr);
+}
+
+
+// Item 3: berth never changes or deletes what it did not create. Another user's Service `web` and
+// Pod `solo-0` exist in the namespace; the tenant's multi-node run `web` and single-node run `solo`
+// would need those names. Before, the run took the Service as its own (AlreadyExists was success)
+// and deleted it when the run went; a Pod of another owner counted as the run's rank. Now each run
+// fails InvalidSpec naming the object, which is left as it was, also after the runs are deleted.
+TEST_F(Tenant, RunsNamedLikeObjectsTheyDidNotCreateNeverAdoptOrDeleteThem) {
+  Nodes("own", 2, "4", "8Gi");
+  Fleet("own", "own", "  placement: cluster\n");
+  Apply("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo-0, labels: {app: solo}}\nspec:\n"
+        "  containers: [{name: c, image: busybox}]\n");
+  auto svc = client()->Get(kServices.Path(ns_, "web"));
+  auto pod = client()->Get(kPods.Path(ns_, "solo-0"));
+  ASSERT_TRUE(svc.ok() && pod.ok());
+  const std::string svc_uid = json::GetString(json::Find(*svc, {"metadata", "uid"}));
+  const std::string pod_uid = json::GetString(json::Find(*pod, {"metadata", "uid"}));
+
+  TenantRun("web", "  nodes: 2\n");
+  TenantRun("solo");
+  ASSERT_TRUE(WaitPhase("web", "Failed")) << Phase("web") << " " << Message("web");
+  EXPECT_EQ(Reason("web"), "InvalidSpec");
+  EXPECT_NE(Message("web").find("a Service named web already exists in namespace " + ns_ + " and is not this run's"),
+            std::string::npos)
+      << Message("web");
+  ASSERT_TRUE(WaitPhase("solo", "Failed")) << Phase("solo") << " " << Message("solo");
+  EXPECT_EQ(Reason("solo"), "InvalidSpec");
+  EXPECT_NE(Message("solo").find("a Pod named solo-0 already exists in namespace " + ns_ + " and is not this run's"),
+            std::string::npos)
+      << Message("solo");
+  // The tenant deletes its runs: the objects it did not create stay, unchanged.
+  ASSERT_EQ(AsTenant({"delete", "run", "web", "solo", "--wait=true", "--timeout=60s"}).exit_code, 0);
+  svc = client()->Get(kServices.Path(ns_, "web"));
+  ASSERT_TRUE(svc.ok()) << "the Service was deleted: " << svc.status().ToString();
+  EXPECT_EQ(json::GetString(json::Find(*svc, {"metadata", "uid"})), svc_uid);
+  EXPECT_EQ(json::Find(*svc, {"metadata", "ownerReferences"}), nullptr);
+  pod = client()->Get(kPods.Path(ns_, "solo-0"));
+  ASSERT_TRUE(pod.ok()) << "the Pod was deleted: " << pod.status().ToString();
+  EXPECT_EQ(json::GetString(json::Find(*pod, {"metadata", "uid"})), pod_uid);
+  EXPECT_EQ(json::Find(*pod, {"metadata", "deletionTimestamp"}), nullptr);
+
+  // A run's own Service is the run's: made owned by it, deleted with it.
+  TenantRun("gang", "  nodes: 2\n");
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled")) << Phase("gang") << " " << Message("gang");
+  ASSERT_TRUE(Eventually([&] { return client()->Get(kServices.Path(ns_, "gang")).ok(); }));
+  auto own = client()->Get(kServices.Path(ns_, "gang"));
+  ASSERT_TRUE(own.ok());
+  EXPECT_EQ(json::GetString((*json::Find(*own, {"metadata", "ownerReferences"}))[0], "uid"),
+            json::GetString(json::Find(RunDoc("gang"), {"metadata", "uid"})));
+  ASSERT_EQ(AsTenant({"delete", "run", "gang", "--wait=false"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return client()->Get(kServices.Path(ns_, "gang")).status().IsNotFound(); }));
+}
+
+
+// Item 1: a Run berth cannot read stops nothing. The tenant creates a Run whose template nests
+// 200 levels deep (the template keeps unknown fields; the API server stores it). Before, the JSON
+// reader's cap (128 levels) failed the Run informer's every list page and watch event: nothing was
+// placed for anyone, and after a restart /readyz never turned ready. Now the Run is set aside (a
+// Warning Event, reason InvalidSpec with a condition that says why, berth_unreadable_objects
+// counts it) and the other runs are placed, also after a controller restart.
+TEST_F(Tenant, ARunBerthCannotReadIsSetAsideAndStopsNothing) {
+  Nodes("deep", 1, "4", "8Gi");
+  Fleet("deep", "deep");
+  std::string nested = "1";
+  for (int i = 0; i < 200; ++i) nested = R"({"x":)" + nested + "}";
+  const std::string deep = R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"deep"},)"
+                           R"("spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox","x":)" +
+                           nested + "}]}}}}";
+  CommandResult r = AsTenant({"create", "-f", "-"}, deep);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto jsonpath = [&](const std::string& run, const std::string& path) {
+    return Trim(AsTenant({"get", "run", run, "-o", "jsonpath={" + path + "}"}).out);
+  };
+  ASSERT_EQ(jsonpath("deep", ".metadata.name"), "deep") << "the API server did not store it";
+  TenantRun("after");
+  ASSERT_TRUE(WaitPhase("after", "Scheduled")) << Phase("after") << " " << Message("after");
+  // The deep run's status and Event say why it is set aside.
+  ASSERT_TRUE(Eventually([&] { return jsonpath("deep", ".status.reason") == "InvalidSpec"; })) << controller_->Log();
+  EXPECT_NE(jsonpath("deep", ".status.message").find("berth cannot read this Run: its JSON nests deeper than 128 levels"),
+            std::string::npos)
+      << jsonpath("deep", ".status.message");
+  EXPECT_EQ(jsonpath("deep", ".status.conditions[?(@.type==\"Ready\")].reason"), "InvalidSpec");
+  EXPECT_NE(jsonpath("deep", ".status.conditions[?(@.type==\"Ready\")].message").find("set aside"), std::string::npos);
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult e = Kubectl({"get", "events", "--field-selector", "involvedObject.name=deep", "-o",
+                                "jsonpath={range .items[*]}{.type}/{.reason}{\"\\n\"}{end}"});
+    return e.out.find("Warning/InvalidSpec") != std::string::npos;
+  }));
+  FinishRun("after");
+
+  // A restart lists the deep run among the others: the caches sync, the next run is placed.
+  const int metrics = FreePort(), probes = FreePort();
+  controller_->Stop();
+  controller_ = std::make_unique<ControllerProcess>(
+      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics),
+                               "--health-probe-bind-address=127.0.0.1:" + std::to_string(probes)},
+      "controller-restarted");
+  controller_->Start();
+  EXPECT_TRUE(Eventually([&] {
+    int code = 0;
+    HttpGet("http://127.0.0.1:" + std::to_string(probes) + "/readyz", &code);
+    return code == 200;
+  })) << controller_->Log();
+  TenantRun("after-restart");
+  ASSERT_TRUE(WaitPhase("after-restart", "Scheduled")) << Phase("after-restart") << " " << Message("after-restart");
+  EXPECT_TRUE(Eventually([&] {
+    return HttpGet("http://127.0.0.1:" + std::to_string(metrics) + "/metrics").find("berth_unreadable_objects{kind=\"Run\"} 1") !=
+           std::string::npos;
+  })) << HttpGet("http://127.0.0.1:" + std::to_string(metrics) + "/metrics");
+  // Deleted, it is no longer counted (its finalizer, added at admission, was never added).
+  ASSERT_EQ(AsTenant({"delete", "run", "deep", "--wait=true", "--timeout=60s"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    return HttpGet("http://127.0.0.1:" + std::to_string(metrics) + "/metrics").find("berth_unreadable_objects{kind=\"Run\"} 0") !=
+           std::string::npos;
+  }));
+}
+
+}  // namespace
+}  // namespace berth::testing
