@@ -29,7 +29,9 @@ inline constexpr int kMaxLogRanks = 16;
 class DashboardApi {
  public:
   using QueueJsonFn = std::function<std::string(const std::string& ns, size_t limit)>;
-  DashboardApi(k8s::ClientPtr client, const reconcilers::RunController& engine, QueueJsonFn queue_json);
+  // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
+  // of its own (no client certificate, no token; see Manager).
+  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::RunController& engine, QueueJsonFn queue_json);
 
   void Register(HttpServer& server);
 

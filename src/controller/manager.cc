@@ -71,7 +71,16 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     auto ns = req.query.count("namespace") ? req.query.at("namespace") : std::string();
     return HttpReply{200, "application/json", QueueJson(ns, limit), {}};
   });
-  dashboard_ = std::make_unique<DashboardApi>(client_, *engine_, [this](const std::string& ns, size_t limit) {
+  // Requests made for a dashboard viewer carry only the viewer's credentials: a client of their
+  // own, on connections of their own, without the controller's client certificate or token (with
+  // a certificate on the connection the API server would authenticate it and ignore the viewer's
+  // token: any token would act as berth; issue 29).
+  k8s::ClientConfig viewer = client_->config();
+  viewer.client_cert_pem.clear();
+  viewer.client_key_pem.clear();
+  viewer.token.reset();
+  viewer.user_agent += " (dashboard viewer)";
+  dashboard_ = std::make_unique<DashboardApi>(std::make_shared<k8s::Client>(viewer), *engine_, [this](const std::string& ns, size_t limit) {
     return QueueJson(ns, limit);
   });
   dashboard_->Register(*metrics_server_);

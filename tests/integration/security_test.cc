@@ -21,6 +21,10 @@ namespace {
 namespace json = k8s::json;
 using k8s::resources::kRuns;
 
+// The API server of this binary keeps an audit log of every write (who made it, with what
+// result): DashboardViewerNeverActsWithTheControllersClientCertificate reads it.
+[[maybe_unused]] const bool kAudit = [] { return setenv("BERTH_AUDIT", "1", 1) == 0; }();
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -262,6 +266,49 @@ TEST_F(Security, RotatedTokenFileTakesEffectWithoutARestart) {
   // An admin controller for TearDown (it finalizes the runs), then the ServiceAccount's rights go.
   RestartController("", {}, "controller");
   cp().Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
+}
+
+// Issue 29 (5): berth authenticated by a client certificate (a kubeconfig with
+// client-certificate/client-key). A viewer's token goes out on connections of its own that present
+// no certificate: the API server authenticates the viewer, refuses a viewer without rights (403,
+// the viewer named) and its audit log shows the viewer, never berth's certificate user.
+TEST_F(Security, DashboardViewerNeverActsWithTheControllersClientCertificate) {
+  Run("target", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  const std::string kubeconfig = Kubeconfig("cert", "    client-certificate: " + cp().dir() + "/client.crt\n" +
+                                                        "    client-key: " + cp().dir() + "/client.key\n");
+  RestartController(kubeconfig, {}, "controller-cert");
+  WaitServing();
+  // The controller works as cert-admin (system:masters): it gives the run its status.
+  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); })) << controller_->Log();
+
+  auto [code, body] = PostPriority("target", 99, Token("viewer"));
+  EXPECT_EQ(code, 403) << body;
+  EXPECT_NE(body.find("User \\\"viewer\\\" cannot patch resource \\\"runs\\\""), std::string::npos) << body;
+  EXPECT_EQ(SpecPriority("target"), 50) << "the viewer's change went through as berth";
+
+  // The audit log: the viewer's patch of the run, refused (with berth's certificate on the
+  // connection the API server would have authenticated cert-admin, and let the patch through).
+  bool viewer_refused = false;
+  EXPECT_TRUE(Eventually([&] {
+    std::istringstream audit(ReadFile(cp().dir() + "/audit.log"));
+    viewer_refused = false;
+    for (std::string line; std::getline(audit, line);) {
+      auto e = json::Parse(line);
+      if (!e.ok() || !e->IsObject()) continue;
+      const json::Value* ref = json::Find(*e, {"objectRef"});
+      if (ref == nullptr || json::GetString(*ref, "name") != "target" || json::GetString(*ref, "namespace") != ns_ ||
+          json::GetString(*e, "verb") != "patch" || !json::GetString(*ref, "subresource").empty()) {
+        continue;
+      }
+      const std::string user = json::GetString(json::Find(*e, {"user", "username"}));
+      const json::Value* code_of = json::Find(*e, {"responseStatus", "code"});
+      const int64_t status = code_of != nullptr && code_of->IsInt64() ? code_of->GetInt64() : 0;
+      viewer_refused |= user == "viewer" && status == 403;
+    }
+    return viewer_refused;
+  })) << "no refused patch by the viewer in the audit log";
+
+  RestartController("", {}, "controller");  // the fixture's controller again
 }
 
 // (c) The dashboard's write path uses only the caller's token: a viewer without rights is
