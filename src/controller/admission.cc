@@ -1,5 +1,6 @@
 #include "controller/admission.h"
 
+#include "controller/dashboard_request.h"
 #include "k8s/config.h"
 #include "k8s/json.h"
 #include "reconcilers/run_types.h"
@@ -45,6 +46,10 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
   if (caps && object != nullptr && object->IsObject() && (operation == "CREATE" || operation == "UPDATE")) {
     std::string ns = json::GetString(*request, "namespace");
     if (ns.empty()) ns = json::GetString(json::Find(*object, {"metadata", "namespace"}));
+    // The namespace goes into an API path (the cap's lookup): only a namespace name may.
+    if (!ns.empty() && !IsDnsLabel(ns)) {
+      return k8s::Status::Error("the AdmissionReview's namespace " + json::Quote(ns) + " is not a namespace name");
+    }
     const int64_t priority = PriorityOf(object);
     const bool changed = operation == "CREATE" || priority != PriorityOf(json::Find(*request, {"oldObject"}));
     // The namespace is looked up only for a priority that is set or changed now.

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controller/admission.h"
+#include "controller/dashboard_request.h"
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
 
@@ -112,7 +113,7 @@ std::optional<reconcilers::PriorityCap> Manager::NamespaceCap(const std::string&
   // (normally milliseconds). A namespace the cache does not hold yet (created a moment ago, e.g.
   // in the same manifest as its runs), or a cache not synced yet, is read from the API server;
   // without either answer the run is allowed: the engine caps it anyway.
-  if (ns.empty()) return std::nullopt;
+  if (ns.empty() || !IsDnsLabel(ns)) return std::nullopt;  // never into a path (ReviewRun refuses it first)
   if (std::optional<reconcilers::PriorityCap> cap; engine_->CachedCapOf(ns, cap)) return cap;
   auto n = client_->Get(k8s::resources::kNamespaces.Path("", ns));
   if (n.ok()) {

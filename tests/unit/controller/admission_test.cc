@@ -144,6 +144,26 @@ TEST(AdmissionTest, RefusesPrioritiesAboveTheNamespaceCap) {
   EXPECT_TRUE(Decide(PriorityReview("DELETE", R"({"priority":90})"), cap).allowed);
 }
 
+// Issue 29 (9): a review's namespace goes into an API path (the cap's lookup) only when it is a
+// namespace name; anything else is refused before any lookup.
+TEST(AdmissionTest, ANamespaceThatIsNotANameIsRefusedBeforeItsLookup) {
+  for (const std::string& ns : std::vector<std::string>{"../../../api/v1/secrets", "ml/../kube-system", "ML", "a%2Fb",
+                                                         std::string(64, 'a')}) {
+    std::string review = PriorityReview("CREATE", R"({"priority":80})");
+    const std::string from = R"("namespace":"ml")";
+    review.replace(review.find(from), from.size(), "\"namespace\":" + json::Quote(ns));
+    bool looked_up = false;
+    auto answer = ReviewRun(review, [&](const std::string&) {
+      looked_up = true;
+      return std::optional<reconcilers::PriorityCap>{};
+    });
+    EXPECT_FALSE(answer.ok()) << ns;
+    EXPECT_NE(answer.status().message().find("is not a namespace name"), std::string::npos) << answer.status().message();
+    EXPECT_FALSE(looked_up) << ns;
+  }
+  EXPECT_TRUE(Decide(PriorityReview("CREATE", R"({"priority":80})"), std::nullopt).allowed);  // "ml" is one
+}
+
 TEST(AdmissionTest, AMalformedCapCountsAsZero) {
   for (const char* v : {"", "high", "-1", "101", "7.5", " 70", "0x10", "1000"}) {
     auto cap = reconcilers::ParsePriorityCap({{"berth.dev/max-priority", v}});
