@@ -11,8 +11,11 @@
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <atomic>
 #include <map>
 #include <optional>
@@ -52,6 +55,35 @@ std::string SslErrors() {
     out += buf;
   }
   return out.empty() ? "unknown TLS error" : out;
+}
+
+// A TLS server context with `cert_file` (a chain) and `key_file`: TLS 1.2 or newer, no
+// renegotiation. Null with `error` set when the pair does not load or does not match.
+std::shared_ptr<ssl::context> LoadTls(const std::string& cert_file, const std::string& key_file, std::string& error) {
+  auto tls = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* ctx = tls->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_file.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx, key_file.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+    error = "cannot load " + cert_file + " / " + key_file + ": " + SslErrors();
+    return nullptr;
+  }
+  return tls;
+}
+
+// What a certificate and key file look like (following symlinks, as a mounted Secret's are):
+// device, inode, size and modification time of each; "" for a file that cannot be read.
+std::string FilesState(const std::string& cert_file, const std::string& key_file) {
+  std::string out;
+  for (const std::string* f : {&cert_file, &key_file}) {
+    struct stat st {};
+    if (::stat(f->c_str(), &st) != 0) return "";
+    out += std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ";";
+  }
+  return out;
 }
 
 }  // namespace
@@ -97,6 +129,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   const HttpServer& server_;
   uint64_t id_;
   tcp::socket socket_;
+  std::shared_ptr<ssl::context> tls_context_;  // the certificate this connection was accepted with
   std::optional<ssl::stream<tcp::socket&>> tls_;
   asio::steady_timer timer_;
   RequestParser parser_;
@@ -115,7 +148,13 @@ struct HttpServer::Impl {
   // Connections by id, for the connection limit; a HttpSession removes itself. Declared before `io`:
   // destroying `io` destroys the handlers that hold the last Sessions.
   std::map<uint64_t, HttpSession*> sessions;
-  std::optional<ssl::context> tls;
+  // The TLS context new connections get. Replaced (on the I/O thread) when the certificate or key
+  // file changes: a Secret's files are swapped by the kubelet while the Pod runs (cert-manager's
+  // renewals, a rotated chart certificate), and new connections use the new pair without a
+  // restart; open ones keep theirs.
+  std::shared_ptr<ssl::context> tls;
+  std::string tls_files_seen;  // what the files looked like when `tls` was loaded
+  std::chrono::steady_clock::time_point tls_checked{};
   asio::io_context io{1};
   std::optional<tcp::acceptor> acceptor;
   std::optional<asio::thread_pool> workers;
@@ -133,7 +172,28 @@ struct HttpServer::Impl {
     });
   }
 
+  // At most every 2 s, on an accept: reloads the certificate when its files changed. A pair that
+  // does not load (e.g. the key written before the certificate) is retried on a later accept.
+  void MaybeReloadTls() {
+    if (!tls) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - tls_checked < std::chrono::seconds(2)) return;
+    tls_checked = now;
+    const std::string seen = FilesState(server.cert_file_, server.key_file_);
+    if (seen == tls_files_seen) return;
+    std::string error;
+    if (auto fresh = LoadTls(server.cert_file_, server.key_file_, error)) {
+      tls = std::move(fresh);
+      tls_files_seen = seen;
+      spdlog::info("https on {}: certificate reloaded from {}", server.bind_address_, server.cert_file_);
+    } else {
+      spdlog::warn("https on {}: certificate files changed but do not load ({}); serving the previous one",
+                   server.bind_address_, error);
+    }
+  }
+
   void OnAccept(tcp::socket socket) {
+    MaybeReloadTls();
     if (sessions.size() >= server.limits_.max_connections) {
       // Full: drop the connection that has waited longest for a request to arrive.
       HttpSession* victim = nullptr;
@@ -159,7 +219,10 @@ HttpSession::HttpSession(HttpServer::Impl& impl, tcp::socket socket, uint64_t id
       timer_(impl.io),
       parser_([s = &impl.server](const HttpRequestView& head) { return s->CheckHead(head); },
               impl.server.limits_.max_head_bytes) {
-  if (impl.tls) tls_.emplace(socket_, *impl.tls);
+  if (impl.tls) {
+    tls_context_ = impl.tls;
+    tls_.emplace(socket_, *tls_context_);
+  }
   impl_.sessions[id_] = this;
 }
 
@@ -426,16 +489,11 @@ k8s::Status HttpServer::Start() {
   if (host.empty()) host = "0.0.0.0";
 
   if (!cert_file_.empty()) {
-    ssl::context& tls = impl_->tls.emplace(ssl::context::tls_server);
-    SSL_CTX* ctx = tls.native_handle();
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
-    ERR_clear_error();
-    if (SSL_CTX_use_certificate_chain_file(ctx, cert_file_.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(ctx, key_file_.c_str(), SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
-      return k8s::Status::Error("cannot listen on " + bind_address_ + ": cannot load " + cert_file_ + " / " + key_file_ +
-                                ": " + SslErrors());
-    }
+    std::string error;
+    impl_->tls_files_seen = FilesState(cert_file_, key_file_);
+    impl_->tls = LoadTls(cert_file_, key_file_, error);
+    if (!impl_->tls) return k8s::Status::Error("cannot listen on " + bind_address_ + ": " + error);
+    impl_->tls_checked = std::chrono::steady_clock::now();
   }
 
   error_code ec;

@@ -43,7 +43,8 @@ class HttpServer {
   // `bind_address`: ":8080" (all IPv4 interfaces), "127.0.0.1:8080", "[::1]:8080", or "0"
   // (disabled: Start does nothing).
   explicit HttpServer(std::string bind_address, int workers = 4, HttpLimits limits = {});
-  // Serves HTTPS with this certificate chain and key (PEM files) instead of HTTP.
+  // Serves HTTPS with this certificate chain and key (PEM files) instead of HTTP. When the files
+  // change (a renewed Secret), new connections get the new pair within seconds; no restart.
   void UseTls(std::string cert_file, std::string key_file);
   ~HttpServer();
 

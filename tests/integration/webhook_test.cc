@@ -189,6 +189,57 @@ TEST_P(Webhook, ANamespaceCreatedWithItsRunsIsCappedAtOnce) {
   cp().Kubectl({"delete", "namespace", fresh, "--wait=false"});
 }
 
+// Issue 29 (9): the webhook serves a renewed certificate without a restart. The files are replaced
+// as the kubelet replaces a mounted Secret's (a new file renamed over the old), the API server is
+// given the new CA, and new connections get the new certificate.
+class WebhookCertificate : public Webhook {};
+
+TEST_P(WebhookCertificate, ARenewedCertificateIsServedWithoutARestart) {
+  ASSERT_TRUE(Eventually([&] {
+    Run("probe", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+    bool has = Finalizers("probe").find("berth.dev/run-cleanup") != std::string::npos;
+    Kubectl({"delete", "run", "probe", "--wait=false"});
+    return has;
+  }, std::chrono::seconds(20))) << controller_->Log();
+  auto served_fingerprint = [&] {
+    CommandResult r = RunCommand({"bash", "-c", "openssl s_client -connect 127.0.0.1:" + std::to_string(port_) +
+                                                    " </dev/null 2>/dev/null | openssl x509 -noout -fingerprint -sha256"});
+    return r.out;
+  };
+  auto file_fingerprint = [](const std::string& crt) {
+    return RunCommand({"openssl", "x509", "-in", crt, "-noout", "-fingerprint", "-sha256"}).out;
+  };
+  ASSERT_EQ(served_fingerprint(), file_fingerprint(cert_dir_ + "/tls.crt"));
+
+  // A new CA and serving certificate, renamed over the served files.
+  const std::string renewed = cert_dir_ + "-renewed";
+  MakeCerts(renewed);
+  for (const char* f : {"tls.key", "tls.crt"}) {
+    RunCommand({"cp", renewed + "/" + f, cert_dir_ + "/" + f + ".new"});
+    ASSERT_EQ(std::rename((cert_dir_ + "/" + f + ".new").c_str(), (cert_dir_ + "/" + f).c_str()), 0);
+  }
+  const std::string ca = k8s::Base64Encode(ReadFile(renewed + "/ca.crt"));
+  CommandResult patched = cp().Kubectl({"patch", "mutatingwebhookconfiguration", config_, "--type", "json", "-p",
+                                        R"([{"op":"replace","path":"/webhooks/0/clientConfig/caBundle","value":")" + ca + R"("}])"});
+  ASSERT_EQ(patched.exit_code, 0) << patched.err;
+
+  // New connections get the new certificate, and the API server (trusting only the new CA) reaches
+  // the webhook again: a new run carries the finalizer from its creation.
+  EXPECT_TRUE(Eventually([&] { return served_fingerprint() == file_fingerprint(renewed + "/tls.crt"); },
+                         std::chrono::seconds(30)))
+      << controller_->Log();
+  int tries = 0;
+  EXPECT_TRUE(Eventually([&] {
+    const std::string name = "after-" + std::to_string(tries++);
+    Run(name, "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+    return Finalizers(name) == R"(["berth.dev/run-cleanup"])";
+  }, std::chrono::seconds(30))) << controller_->Log();
+  EXPECT_NE(controller_->Log().find("certificate reloaded"), std::string::npos) << controller_->Log();
+}
+
+INSTANTIATE_TEST_SUITE_P(Admission, WebhookCertificate, ::testing::Values(Mechanism::kWebhook),
+                         [](const ::testing::TestParamInfo<Mechanism>&) { return "ByWebhook"; });
+
 // On Kubernetes 1.35 (the compatibility group) the policies are not served as v1: the webhook only.
 INSTANTIATE_TEST_SUITE_P(Admission, Webhook, ::testing::Values(Mechanism::kWebhook, Mechanism::kPolicies),
                          [](const ::testing::TestParamInfo<Mechanism>& info) {
