@@ -82,8 +82,8 @@ void DashboardApi::Register(HttpServer& server) {
       }
     }
     return JsonReply(200, queue_json_(req.query.count("namespace") ? req.query.at("namespace") : "", limit));
-  });
-  server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); });
+  }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
       [this](const HttpRequestView& req) {
@@ -97,7 +97,7 @@ void DashboardApi::Register(HttpServer& server) {
         if (run.action == "resume") return ControlRun(req, run.ns, run.name, runops::Control::kResume);
         return SetPriority(req, run.ns, run.name);
       },
-      RouteOptions{{"GET", "HEAD", "POST"}, kMaxDashboardBodyBytes});
+      RouteOptions{{"GET", "HEAD", "POST"}, kMaxDashboardBodyBytes, /*heavy=*/true});
 }
 
 HttpReply DashboardApi::Static(const HttpRequestView& req) const {

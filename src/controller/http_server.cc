@@ -148,6 +148,7 @@ struct HttpServer::Impl {
   // Connections by id, for the connection limit; a HttpSession removes itself. Declared before `io`:
   // destroying `io` destroys the handlers that hold the last Sessions.
   std::map<uint64_t, HttpSession*> sessions;
+  std::atomic<size_t> heavy_in_flight{0};  // heavy requests queued for or on a worker
   // The TLS context new connections get. Replaced (on the I/O thread) when the certificate or key
   // file changes: a Secret's files are swapped by the kubelet while the Pod runs (cert-manager's
   // renewals, a rotated chart certificate), and new connections use the new pair without a
@@ -336,8 +337,19 @@ void HttpSession::OnRead(const error_code& ec, size_t n) {
 void HttpSession::Dispatch() {
   phase_ = Phase::kBusy;
   timer_.cancel();
-  asio::post(*impl_.workers, [self = shared_from_this(), request = parser_.TakeRequest(),
-                              keep_alive = parser_.keep_alive()]() mutable {
+  HttpRequestView request = parser_.TakeRequest();
+  const HttpServer::Route* route = server_.Find(request.path);
+  const bool heavy = route != nullptr && route->options.heavy;
+  if (heavy && impl_.heavy_in_flight >= static_cast<size_t>(std::max(1, server_.workers_ - 1))) {
+    // Every worker a heavy request may have is busy: answered here, on the I/O thread, at once.
+    HttpReply busy{503, "text/plain; charset=utf-8",
+                   "too many requests like this one are being answered; retry in a second\n", {{"Retry-After", "1"}}};
+    Write(SerializeReply(busy, request.method == "HEAD", !parser_.keep_alive()), !parser_.keep_alive());
+    return;
+  }
+  if (heavy) ++impl_.heavy_in_flight;
+  asio::post(*impl_.workers, [self = shared_from_this(), request = std::move(request), keep_alive = parser_.keep_alive(),
+                              heavy]() mutable {
     std::string bytes;
     bool close = !keep_alive;
     try {
@@ -347,6 +359,7 @@ void HttpSession::Dispatch() {
       close = true;
       bytes = SerializeReply(HttpReply{500, "text/plain; charset=utf-8", "internal error\n", {}}, false, true);
     }
+    if (heavy) --self->impl_.heavy_in_flight;
     // `self` moves on, so that the last reference (and ~HttpSession) stays on the I/O thread.
     HttpServer::Impl& impl = self->impl_;
     asio::post(impl.io, [self = std::move(self), bytes = std::move(bytes), close]() mutable {

@@ -12,7 +12,8 @@
 //     closes the connection; each route names its methods (405 with Allow otherwise) and the
 //     largest body it reads (413 otherwise; probes read none);
 //   - handlers run on the server's own worker threads (they may block, e.g. forward a request to
-//     the API server); an exception from a handler is a 500, and every thread catches everything.
+//     the API server); an exception from a handler is a 500, and every thread catches everything;
+//   - heavy routes (RouteOptions::heavy) share all workers but one: light ones always get a turn.
 
 #include <chrono>
 #include <functional>
@@ -36,6 +37,11 @@ struct HttpLimits {
 struct RouteOptions {
   std::vector<std::string> methods = {"GET", "HEAD"};
   size_t max_body = 0;
+  // A route whose requests may take long (the queue JSON, the dashboard API forwarding to the API
+  // server). Together, heavy requests hold at most all workers but one: a client that loops on
+  // them (or makes them slow) never takes the last worker from /metrics, the dashboard's page or
+  // the probes. A heavy request over that gets 503 with Retry-After at once.
+  bool heavy = false;
 };
 
 class HttpServer {

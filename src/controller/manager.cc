@@ -71,7 +71,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     }
     auto ns = req.query.count("namespace") ? req.query.at("namespace") : std::string();
     return HttpReply{200, "application/json", QueueJson(ns, limit), {}};
-  });
+  }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   // Requests made for a dashboard viewer carry only the viewer's credentials: a client of their
   // own, on connections of their own, without the controller's client certificate or token (with
   // a certificate on the connection the API server would authenticate it and ignore the viewer's

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -385,6 +387,56 @@ TEST_F(HttpServerSocketTest, SlowAndSilentClientsDoNotBlockOthers) {
     }
   }
   EXPECT_THAT(Healthz(), StartsWith("HTTP/1.1 200 "));
+}
+
+// Issue 29 (10): clients that hold every worker with heavy requests (the queue JSON, the dashboard
+// API) never take the last one: light routes (/metrics, probes) are answered, and a heavy request
+// over the cap gets 503 with Retry-After at once.
+TEST(HttpServerHeavyRoutesTest, HeavyRequestsNeverTakeTheLastWorker) {
+  HttpServer server("127.0.0.1:0", 3);  // heavy requests may hold 2 of the 3 workers
+  std::mutex mu;
+  std::condition_variable cv;
+  int inside = 0;
+  bool release = false;
+  server.Handle("/queue", [&](const HttpRequestView&) {
+    std::unique_lock<std::mutex> lock(mu);
+    ++inside;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return HttpReply{200, "application/json", "{}", {}};
+  }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/metrics", [](const HttpRequestView&) { return HttpReply{200, "text/plain", "berth_up 1\n", {}}; });
+  ASSERT_TRUE(server.Start().ok());
+
+  std::vector<std::unique_ptr<Conn>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<Conn>(server.port()));
+    held.back()->Send("GET /queue HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return inside == 2; }));  // a hang guard only
+  }
+  Conn third(server.port());
+  third.Send("GET /queue HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string refused = third.ReadReply();
+  EXPECT_THAT(refused, StartsWith("HTTP/1.1 503 ")) << refused;
+  EXPECT_THAT(refused, HasSubstr("Retry-After: 1\r\n"));
+  Conn metrics(server.port());
+  metrics.Send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(metrics.ReadToClose(), StartsWith("HTTP/1.1 200 ")) << "the last worker answers /metrics";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(inside, 2) << "the refused request never reached its handler";
+    release = true;
+  }
+  cv.notify_all();
+  for (auto& c : held) EXPECT_THAT(c->ReadReply(), StartsWith("HTTP/1.1 200 "));
+  // Room again: the next heavy request is served.
+  Conn after(server.port());
+  after.Send("GET /queue HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(after.ReadToClose(), StartsWith("HTTP/1.1 200 "));
+  server.Stop();
 }
 
 TEST_F(HttpServerSocketTest, AFullServerDropsTheOldestWaitingConnection) {
