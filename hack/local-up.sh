@@ -112,6 +112,9 @@ TOUR=(
   "kubectl berth stop ab-test|end a run: Failed (Stopped), its Pods stopped, blocks freed"
   "kubectl berth describe ab-test|phase, reason, message, placement, attempts, events"
 )
+if [ "$HOST" = 0 ]; then
+  TOUR=("kubectl -n berth-system get pods|berth itself: two replicas installed by Helm, one leads" "${TOUR[@]}")
+fi
 print_tour() {
   local entry
   for entry in "${TOUR[@]}"; do printf '  %-52s  # %s\n' "${entry%%|*}" "${entry#*|}"; done
