@@ -891,6 +891,34 @@ TEST_F(EngineInProcess, AnAmbiguousAdmissionWriteNeverGivesABlockTwice) {
   EXPECT_TRUE(Eventually([&] { return InstanceInt("gpu", "n0", "runsStarted") == 2; }));
 }
 
+// A stopped run's Pod is deleted even when the API server fails that request (no answer, then a
+// 504, as while etcd stalls): the engine tries again, it does not take a failure for done.
+TEST_F(EngineInProcess, AStoppedRunsPodIsDeletedEvenWhenItsDeletesFail) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("job", R"("priority":50)");
+  ASSERT_TRUE(WaitPhase("job", "Scheduled"));
+  ASSERT_TRUE(Eventually([&] { return Pods("job").size() == 1; }));
+  SetPodsPhase("job", "Running");
+  ASSERT_TRUE(WaitPhase("job", "Running"));
+  const std::string pod = Pods("job").begin()->first;
+  // The delete times out twice (no answer), then the API server answers 504 once.
+  api_->FailNext({"DELETE", kPods.Path(kNs, pod), {}}, 2, 0);
+  api_->FailNext({"DELETE", kPods.Path(kNs, pod), {}}, 1, 504);
+  auto r = user_->MergePatch(kRuns.Path(kNs, "job"), R"({"spec":{"stop":true}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(WaitPhase("job", "Failed"));
+  EXPECT_EQ(StatusString("job", "reason"), "Stopped");
+  // Backoffs follow the fake clock: each look moves it on by half a second.
+  EXPECT_TRUE(Eventually([&] {
+    Advance(std::chrono::milliseconds(500));
+    auto pods = Pods("job");
+    return pods.empty() || json::Find(pods.begin()->second, {"metadata", "deletionTimestamp"}) != nullptr;
+  })) << "the stopped run's Pod was never deleted after its first deletes failed";
+  EXPECT_EQ(api_->FaultsFired(), 3);
+}
+
 // Preemption (issue 17) on the fake clock. A run of priority 10 has run 2 minutes of a fleet's
 // minRuntime of 5: the priority-90 run waits. Once the clock passes minRuntime it preempts: its
 // record (status.preemption) is in the API before the victim's status changes, the victim's Pod is
