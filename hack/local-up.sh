@@ -92,6 +92,14 @@ else
   helm upgrade --install berth "$ROOT/deploy/helm/berth" -n berth-system --create-namespace \
     --set image.pullPolicy=Never --set nodeSelector.pool=system --wait --timeout 5m >"$DIR/helm.log" 2>&1 ||
     { echo "berth: helm install failed:" >&2; cat "$DIR/helm.log" >&2; kubectl -n berth-system get pods -o wide >&2; exit 1; }
+  # On Kubernetes 1.36+ the chart admits Runs with admission policies: until the API server has
+  # loaded the Run schema for them, creates are refused with 503 "Resource kind ... not found"
+  # (docs/install.md#admission). Wait until a Run is admitted (a server-side dry run).
+  for _ in $(seq 1 300); do
+    printf 'apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: admission-check}\nspec:\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n' |
+      kubectl apply --dry-run=server -f - >/dev/null 2>&1 && break
+    sleep 0.3
+  done
   # The dashboard and metrics through the Service, as a user reaches them.
   kubectl -n berth-system port-forward svc/berth-controller 18080:8080 >"$DIR/port-forward.log" 2>&1 &
   PIDS+=($!)

@@ -845,15 +845,17 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallPickAdmissionPoliciesWhereServe
   // Policies take effect once the API server has loaded them (a second or so): retry until refused.
   CommandResult refused;
   int tries = 0;
+  // (Until the API server has loaded the Run schema for the mutating policy, a create is refused
+  // with 503 "Resource kind ... not found": that is not the refusal looked for.)
   EXPECT_TRUE(Eventually([&] {
     refused = run("high-" + std::to_string(tries++), 80);
-    return refused.exit_code != 0;
-  }, std::chrono::seconds(20)));
+    return refused.exit_code != 0 && refused.err.find("is forbidden") != std::string::npos;
+  }, std::chrono::seconds(90))) << refused.err;
   EXPECT_NE(refused.err.find("spec.priority 80 is above 30, the highest priority runs in namespace " + tenant +
                              " may have (namespace label berth.dev/max-priority: \"30\")"),
             std::string::npos)
       << refused.err;
-  ASSERT_EQ(run("low", 30).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return run("low", 30).exit_code == 0; }, std::chrono::seconds(90)));
   EXPECT_EQ(cp().Kubectl({"get", "run", "low", "-n", tenant, "-o", "jsonpath={.metadata.finalizers}"}).out,
             R"(["berth.dev/run-cleanup"])");
 

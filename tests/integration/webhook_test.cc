@@ -68,6 +68,17 @@ class Webhook : public EngineTest, public ::testing::WithParamInterface<Mechanis
       policies_ = r.out;
       CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, policies_);
       ASSERT_EQ(applied.exit_code, 0) << applied.err;
+      // Until the API server has the Run schema for the mutating policy (it loads CRD schemas
+      // from its OpenAPI a while after they change), a create it matches is refused with 503
+      // "Resource kind ... not found. There can be a delay ..." (docs/install.md#admission):
+      // wait until a Run is admitted, as a server-side dry run.
+      CommandResult dry;
+      ASSERT_TRUE(Eventually([&] {
+        dry = Kubectl({"apply", "--dry-run=server", "-f", "-"},
+                      "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: dry}\nspec:\n  template:\n    spec:\n"
+                      "      containers: [{name: main, image: busybox}]\n");
+        return dry.exit_code == 0;
+      }, std::chrono::seconds(90))) << dry.err;
       return;
     }
     std::string ca = k8s::Base64Encode(ReadFile(cert_dir_ + "/ca.crt"));
