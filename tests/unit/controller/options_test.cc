@@ -241,12 +241,26 @@ TEST(OptionsTest, ErrorsNameTheFlag) {
   }
 }
 
+// Flag sets that must parse (`want` empty) or be refused; `refusal` checks a refusal's message.
+struct FlagCase {
+  Args args;
+  std::string want;  // "" = accepted
+};
+void ExpectFlagCases(const std::vector<FlagCase>& cases,
+                     const std::function<void(const std::string& message, const FlagCase& c)>& refusal) {
+  for (const FlagCase& c : cases) {
+    auto o = ParseOptions(c.args);
+    if (c.want.empty()) {
+      EXPECT_TRUE(o.ok()) << Join(c.args) << ": " << o.status().message();
+    } else {
+      ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
+      refusal(o.status().message(), c);
+    }
+  }
+}
+
 TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
-  struct Case {
-    Args args;
-    std::string want;  // "" = accepted
-  };
-  const std::vector<Case> cases = {
+  const std::vector<FlagCase> cases = {
       {{"--leader-election-renew-deadline=15s"},
        "--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"},
       {{"--leader-election-renew-deadline=20s"},
@@ -260,15 +274,9 @@ TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
        "--leader-election-retry-period must be shorter than --leader-election-renew-deadline"},
       {{"--leader-election-renew-deadline=14999ms"}, ""},
   };
-  for (const Case& c : cases) {
-    auto o = ParseOptions(c.args);
-    if (c.want.empty()) {
-      EXPECT_TRUE(o.ok()) << Join(c.args) << ": " << o.status().message();
-    } else {
-      ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
-      EXPECT_EQ(o.status().message(), c.want) << Join(c.args);
-    }
-  }
+  ExpectFlagCases(cases, [](const std::string& message, const FlagCase& c) {
+    EXPECT_EQ(message, c.want) << Join(c.args);
+  });
 }
 
 // Issue 29, item 7: with leader election, renew deadline + request timeout + a tenth of the lease
@@ -277,11 +285,7 @@ TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
 TEST(OptionsTest, LeaderElectionTimingsCannotOverlap) {
   Options d = MustParse({"--leader-elect"});
   EXPECT_LE(d.renew_deadline + d.request_timeout + d.lease_duration / 10, d.lease_duration) << "the defaults fit";
-  struct Case {
-    Args args;
-    std::string want;  // "" = accepted
-  };
-  const std::vector<Case> cases = {
+  const std::vector<FlagCase> cases = {
       // The chart's defaults: 15s, 8s, 2s (request timeout 4s).
       {{"--leader-elect", "--leader-election-lease-duration=15s", "--leader-election-renew-deadline=8s",
         "--leader-election-retry-period=2s"},
@@ -299,16 +303,10 @@ TEST(OptionsTest, LeaderElectionTimingsCannotOverlap) {
       // Without leader election no Lease is held: no bound.
       {{"--leader-election-lease-duration=15s", "--leader-election-renew-deadline=10s"}, ""},
   };
-  for (const Case& c : cases) {
-    auto o = ParseOptions(c.args);
-    if (c.want.empty()) {
-      EXPECT_TRUE(o.ok()) << Join(c.args) << ": " << o.status().message();
-    } else {
-      ASSERT_FALSE(o.ok()) << Join(c.args) << " was accepted";
-      EXPECT_THAT(o.status().message(), HasSubstr(c.want)) << Join(c.args);
-      EXPECT_THAT(o.status().message(), HasSubstr("two controllers would write at once")) << Join(c.args);
-    }
-  }
+  ExpectFlagCases(cases, [](const std::string& message, const FlagCase& c) {
+    EXPECT_THAT(message, HasSubstr(c.want)) << Join(c.args);
+    EXPECT_THAT(message, HasSubstr("two controllers would write at once")) << Join(c.args);
+  });
 }
 
 TEST(OptionsTest, HttpReadTimeout) {
