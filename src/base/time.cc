@@ -1,5 +1,6 @@
 #include "base/time.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -32,6 +33,54 @@ std::string FormatDuration(Duration d) {
     }
   }
   return out;
+}
+
+void Clock::SleepFor(Duration d) const {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock lock(mu);
+  WaitFor(lock, cv, d, [] { return false; });
+}
+
+const Clock& RealClock() {
+  static const SystemClock clock;
+  return clock;
+}
+
+bool FakeClock::WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Duration d,
+                        const std::function<bool()>& wake) const {
+  const long long deadline = now_ms_.load() + d.count();
+  {
+    std::lock_guard g(waiters_mu_);
+    waiters_.push_back(&cv);
+  }
+  // Lock order: the caller's mutex, then waiters_mu_; WakeAll takes only waiters_mu_.
+  while (!wake() && now_ms_.load() < deadline) cv.wait_for(lock, kRecheck);
+  {
+    std::lock_guard g(waiters_mu_);
+    waiters_.erase(std::find(waiters_.begin(), waiters_.end(), &cv));
+  }
+  return wake();
+}
+
+void FakeClock::Advance(Duration d) {
+  now_ms_ += d.count();
+  WakeAll();
+}
+
+void FakeClock::Set(TimePoint t) {
+  now_ms_ = t.time_since_epoch().count();
+  WakeAll();
+}
+
+int FakeClock::Waiters() const {
+  std::lock_guard g(waiters_mu_);
+  return static_cast<int>(waiters_.size());
+}
+
+void FakeClock::WakeAll() const {
+  std::lock_guard g(waiters_mu_);
+  for (std::condition_variable* cv : waiters_) cv->notify_all();
 }
 
 }  // namespace berth::base

@@ -108,7 +108,7 @@ bool LeaderElector::Acquire(const std::atomic<bool>& stop) {
       return true;
     }
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_for(lock, config_.retry_period, [this] { return stopping_; });
+    clock_.WaitFor(lock, cv_, config_.retry_period, [this] { return stopping_; });
     if (stopping_) return false;
   }
   return false;
@@ -120,7 +120,7 @@ void LeaderElector::KeepRenewing(std::function<void()> on_lost) {
     while (true) {
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait_for(lock, config_.retry_period, [this] { return stopping_; });
+        clock_.WaitFor(lock, cv_, config_.retry_period, [this] { return stopping_; });
         if (stopping_) return;
       }
       if (TryAcquireOrRenew()) {

@@ -55,7 +55,7 @@ class LeaderElector {
 
   bool IsLeader() const { return leader_.load(); }
   // True while the last successful renewal is less than renew_deadline ago (the clock's monotonic
-  // time: every duration the elector measures reads clock.Monotonic(); only its waits are real). A
+  // time: every duration the elector measures reads clock.Monotonic(), and it waits on the clock). A
   // process that was paused (or cut off) longer than that must not write anything anymore.
   bool StillLeading() const;
   const std::string& identity() const { return config_.identity; }

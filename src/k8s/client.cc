@@ -104,7 +104,7 @@ Result<HttpResponse> Client::Do(HttpRequest req) {
     if (!retry || attempt >= max_retries_) return r;
     std::chrono::milliseconds wait = backoff;
     if (r.ok() && r->retry_after_seconds > 0) wait = std::chrono::seconds(std::min(r->retry_after_seconds, 10));
-    std::this_thread::sleep_for(wait);
+    clock_->SleepFor(wait);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(3200));
   }
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/time.h"
 #include "k8s/json.h"
 #include "k8s/result.h"
 #include "k8s/transport.h"
@@ -88,6 +89,10 @@ class Client {
   // (the dashboard's, on behalf of a user) are the user's, not the leader's: not guarded.
   void SetWriteGuard(WriteGuard guard) { write_guard_ = std::move(guard); }
   const TransportPtr& transport() const { return transport_; }
+  // The clock the client's retry backoff and its informers' relist waits run on (set before the
+  // client is shared; it must outlive the client). Default: the real clock.
+  void SetClock(const base::Clock& clock) { clock_ = &clock; }
+  const base::Clock& clock() const { return *clock_; }
 
   Result<json::Document> Get(const std::string& path, const std::string& token = {});
   // Lists every page (following `continue`), handing each item to `on_item` while its page is in
@@ -128,6 +133,8 @@ class Client {
   // A 401 to a request made with the configured token file: re-reads the file once and says
   // whether to send the request again (the token changed). `retried` limits it to once.
   bool RetryAfterUnauthorized(const HttpRequest& req, int code, bool& retried);
+
+  const base::Clock* clock_ = &base::RealClock();
   Result<json::Document> DoJson(HttpRequest req);
 
   ClientConfig config_;

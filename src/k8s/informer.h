@@ -303,10 +303,10 @@ class Informer {
     std::lock_guard<std::mutex> lock(wait_mu_);
     return stopped_;
   }
-  // Sleeps unless stopped first; returns false when stopped.
+  // Sleeps `d` on the client's clock unless stopped first; returns false when stopped.
   bool SleepFor(std::chrono::milliseconds d) {
     std::unique_lock<std::mutex> lock(wait_mu_);
-    return !wait_cv_.wait_for(lock, d, [this] { return stopped_; });
+    return !client_->clock().WaitFor(lock, wait_cv_, d, [this] { return stopped_; });
   }
   std::chrono::milliseconds Jitter(std::chrono::milliseconds d) {
     return d + std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, d.count() / 2)(rng_));

@@ -6,13 +6,6 @@
 #include <utility>
 
 namespace berth::reconcilers {
-namespace {
-
-// The longest Get sleeps between looks at the clock while a delayed key waits: bounds how late a
-// key comes due if the wall clock jumps or a FakeClock moves without ProcessDue.
-constexpr std::chrono::milliseconds kMaxTimerWait{1'000};
-
-}  // namespace
 
 std::chrono::milliseconds BackoffDelay(const BackoffPolicy& policy, int requeues) {
   const int64_t base = policy.base.count();
@@ -108,10 +101,13 @@ std::optional<std::string> WorkQueue::Get() {
     if (waiting_.empty()) {
       ready_cv_.wait(lock);
     } else {
-      const auto until_due =
-          std::chrono::ceil<std::chrono::milliseconds>(waiting_.begin()->first - clock_.Monotonic());
-      ready_cv_.wait_for(lock, std::clamp<std::chrono::milliseconds>(
-                                   until_due, std::chrono::milliseconds(1), kMaxTimerWait));
+      const base::MonoTime first_due = waiting_.begin()->first;
+      const auto until_due = std::chrono::ceil<std::chrono::milliseconds>(first_due - clock_.Monotonic());
+      // Until the first key is due on the clock (monotonic time: a wall clock that jumps does not
+      // matter), a key is queued or a delayed key is due sooner.
+      clock_.WaitFor(lock, ready_cv_, std::max(until_due, std::chrono::milliseconds(1)), [&] {
+        return shutting_down_ || !queue_.empty() || waiting_.empty() || waiting_.begin()->first != first_due;
+      });
     }
   }
   std::string key = std::move(queue_.front());

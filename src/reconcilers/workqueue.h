@@ -17,10 +17,10 @@
 //   }
 //
 // Delays (AddAfter, AddRateLimited) are measured on the injected Clock's monotonic time (a wall
-// clock that jumps never shortens or stretches a backoff). With a real clock Get()
-// wakes up on its own when a delayed key comes due. With a FakeClock, advance the clock and call
-// ProcessDue() to hand due keys to blocked workers at once; Get() would otherwise notice only on
-// its next check, which is at most one real second later.
+// clock that jumps never shortens or stretches a backoff). Get() waits on the clock (Clock::WaitFor):
+// with a real clock it wakes up on its own when a delayed key comes due; with a FakeClock, when the
+// test advances the clock to the key's due time (never in real time). ProcessDue() hands due keys
+// to blocked workers at once without waiting for that wake-up.
 
 #include <chrono>
 #include <condition_variable>

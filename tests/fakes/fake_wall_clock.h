@@ -20,6 +20,10 @@ class FakeWallClock final : public base::Clock {
  public:
   base::TimePoint Now() const override { return wall_.Now(); }
   base::MonoTime Monotonic() const override { return std::chrono::steady_clock::now(); }
+  bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, base::Duration d,
+               const std::function<bool()>& wake) const override {
+    return base::RealClock().WaitFor(lock, cv, d, wake);
+  }
   void Advance(base::Duration d) { wall_.Advance(d); }
 
  private:

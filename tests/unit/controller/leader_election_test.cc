@@ -451,8 +451,19 @@ TEST_F(LeaderElectionTest, KeepRenewingReportsTheLossWhenSomeoneElseTookTheLease
   EXPECT_EQ(api_->spec()->holder, "other");
 }
 
-// The elector measures every duration on the injected clock (its monotonic time), so a test can
-// pause time: these three run on a FakeClock that moves only when told to.
+// The elector measures every duration on the injected clock (its monotonic time) and waits on it
+// (its retry period), so a test steps it: these three run on a FakeClock that moves only when told
+// to, and every try of the elector follows a step of the clock.
+
+// Moves `fake` by `d` once the elector sleeps on it, and waits until the elector has made its next
+// try and sleeps again (or `done` says it will not sleep again).
+void StepElector(k8s::FakeClock& fake, milliseconds d, const FakeLeaseApi& api,
+                 const std::function<bool()>& done = [] { return false; }) {
+  while (fake.Waiters() < 1) std::this_thread::yield();
+  const int seen = api.requests();
+  fake.Advance(d);
+  while (api.requests() == seen || (fake.Waiters() < 1 && !done())) std::this_thread::yield();
+}
 
 TEST_F(LeaderElectionTest, StillLeadingFollowsTheInjectedClock) {
   k8s::FakeClock fake;
@@ -473,19 +484,15 @@ TEST_F(LeaderElectionTest, CandidateWaitsTheLeaseDurationOnItsOwnClock) {
   LeaderElector e(client_, fake, FastConfig("me"));
   std::atomic<bool> stop{false};
   auto result = std::async(std::launch::async, [&] { return e.Acquire(stop); });
-  // Many tries (retry period 20 ms of real time), none may take the lease: no time has passed.
-  ASSERT_TRUE(WaitFor([&] { return api_->requests() >= 5; }, milliseconds(5000)));
-  EXPECT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout);
-  fake.Advance(milliseconds(999));
-  // More than the lease duration of real time passes, with tries all along: the elector's clock
-  // says 999 ms, so it still may not take the lease.
-  const int seen = api_->requests();
-  std::this_thread::sleep_for(milliseconds(1200));
-  ASSERT_TRUE(WaitFor([&] { return api_->requests() >= seen + 3; }, milliseconds(5000)));
-  EXPECT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout) << "took over 1 ms early";
+  // A try every retry period (20 ms) on the elector's clock: none may take the lease before a
+  // whole lease duration (1 s) has passed since it first saw the record.
+  for (int step = 1; step <= 49; ++step) {
+    StepElector(fake, milliseconds(20), *api_);
+    ASSERT_EQ(result.wait_for(milliseconds(0)), std::future_status::timeout) << "took over after " << step * 20 << " ms";
+  }
   EXPECT_EQ(api_->spec()->holder, "other");
-  fake.Advance(milliseconds(1));
-  ASSERT_EQ(result.wait_for(milliseconds(5000)), std::future_status::ready);
+  StepElector(fake, milliseconds(20), *api_, [&] { return api_->spec()->holder == "me"; });
+  ASSERT_EQ(result.wait_for(milliseconds(5000)), std::future_status::ready) << "1 s passed; no takeover";
   EXPECT_TRUE(result.get());
   EXPECT_EQ(api_->spec()->holder, "me");
   EXPECT_EQ(api_->spec()->transitions, 1);
@@ -499,13 +506,14 @@ TEST_F(LeaderElectionTest, RenewDeadlineIsMeasuredOnTheInjectedClock) {
   std::atomic<int> lost{0};
   e.KeepRenewing([&] { ++lost; });
   api_->SetFailing(true);
-  // Renewals fail for a long real time, but none of the elector's time passes: still leading.
-  const int seen = api_->requests();
-  ASSERT_TRUE(WaitFor([&] { return api_->requests() >= seen + 5; }, milliseconds(5000)));
-  EXPECT_EQ(lost.load(), 0);
-  EXPECT_TRUE(e.IsLeader());
-  fake.Advance(milliseconds(100));
-  ASSERT_TRUE(WaitFor([&] { return lost.load() > 0; }, milliseconds(5000))) << "the deadline passed; no loss reported";
+  // Renewals every retry period (20 ms) fail; within the renew deadline (100 ms) that is no loss.
+  for (int step = 1; step <= 4; ++step) {
+    StepElector(fake, milliseconds(20), *api_);
+    EXPECT_EQ(lost.load(), 0) << step * 20 << " ms";
+    EXPECT_TRUE(e.IsLeader());
+  }
+  StepElector(fake, milliseconds(20), *api_, [&] { return lost.load() > 0; });
+  while (lost.load() == 0) std::this_thread::yield();  // reported by the renewer right after its try
   EXPECT_FALSE(e.IsLeader());
   EXPECT_FALSE(e.StillLeading());
   e.Release();

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -334,6 +335,24 @@ TEST_F(ClientTest, RetriesThrottlingServerErrorsAndNoAnswer) {
     // Every attempt is the same request.
     for (const HttpRequest& req : transport_->requests) EXPECT_EQ(req.path, "/api/v1/nodes") << c.name;
   }
+}
+
+// The backoff between retries runs on the client's clock: with a FakeClock a test steps it.
+TEST_F(ClientTest, RetryBackoffWaitsOnTheClientsClock) {
+  FakeClock clock;
+  client_.SetClock(clock);
+  client_.SetMaxRetries(1);
+  transport_->Push(503);
+  transport_->Push(200, "{}");
+  Result<json::Document> r = Status::Error("not yet");
+  std::thread caller([&] { r = client_.Get("/api/v1/nodes"); });
+  while (clock.Waiters() < 1) std::this_thread::yield();  // the first answer was a 503
+  clock.Advance(std::chrono::milliseconds(99));
+  EXPECT_EQ(clock.Waiters(), 1) << "the first backoff is 100 ms";
+  clock.Advance(std::chrono::milliseconds(1));
+  caller.join();
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Requests(), 2u);
 }
 
 TEST_F(ClientTest, NoAnswerKeepsTheTransportsMessage) {

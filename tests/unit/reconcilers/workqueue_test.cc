@@ -18,6 +18,7 @@ namespace {
 
 using std::chrono::hours;
 using std::chrono::milliseconds;
+using std::chrono::minutes;
 using std::chrono::seconds;
 
 // Takes a key that the test knows is ready (Len() > 0), so Get cannot block.
@@ -254,6 +255,22 @@ TEST(WorkQueueTest, AddAfterWakesABlockedWorkerOnProcessDue) {
   q.AddAfter("a", hours(1));
   clock.Advance(hours(1));
   q.ProcessDue();
+  worker.join();
+  EXPECT_EQ(got, "a");
+}
+
+// Get waits for a delayed key on the injected clock: a FakeClock's Advance to the due time wakes
+// it, without ProcessDue and without real time passing.
+TEST(WorkQueueTest, ABlockedWorkerWaitsForADelayedKeyOnTheClock) {
+  k8s::FakeClock clock;
+  WorkQueue q(clock);
+  q.AddAfter("a", hours(1));
+  std::optional<std::string> got;
+  std::thread worker([&] { got = q.Get(); });
+  while (clock.Waiters() < 1) std::this_thread::yield();  // the worker sleeps on the clock
+  clock.Advance(minutes(59));
+  EXPECT_EQ(clock.Waiters(), 1) << "not due yet";
+  clock.Advance(minutes(1));
   worker.join();
   EXPECT_EQ(got, "a");
 }
