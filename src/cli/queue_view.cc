@@ -71,6 +71,7 @@ k8s::Result<QueueView> DecodeQueue(std::string_view body) {
   if (const json::Value* l = json::Find(*doc, {"leader"}); l != nullptr && l->IsBool()) q.leader = l->GetBool();
   q.generated_at = json::GetString(*doc, "generatedAt");
   q.total = json::GetInt(*doc, "total", static_cast<int64_t>(items->Size()));
+  q.continue_token = json::GetString(*doc, "continue");
   for (const auto& v : items->GetArray()) {
     if (!v.IsObject()) continue;
     QueueItem it;
@@ -95,11 +96,12 @@ k8s::Result<QueueView> DecodeQueue(std::string_view body) {
 }
 
 std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
-                           int64_t limit) {
+                           int64_t limit, const std::string& continue_token) {
   std::string path = "/api/v1/namespaces/" + controller_ns + "/services/http:" + service + ":http/proxy/queue";
   std::string query;
   if (!ns.empty()) query += "namespace=" + k8s::UrlEncode(ns);
   if (limit > 0) query += (query.empty() ? "" : "&") + std::string("limit=") + std::to_string(limit);
+  if (!continue_token.empty()) query += (query.empty() ? "" : "&") + std::string("continue=") + k8s::UrlEncode(continue_token);
   if (!query.empty()) path += "?" + query;
   return path;
 }
@@ -173,13 +175,15 @@ std::string QueueItemsJson(const QueueView& q) {
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
 
-k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
-                                  const std::string& service, const std::string& ns, int64_t limit, int standby_tries) {
-  const std::string where = "service " + controller_ns + "/" + service;
+namespace {
+
+// One page: the request, and again while a standby answers (up to `standby_tries` in all).
+k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::string& server, const std::string& where,
+                                      const std::string& path, int standby_tries) {
   const std::string unreachable = "the berth controller is not reachable through the API server (" + where + "): ";
   k8s::HttpRequest req;
   req.method = "GET";
-  req.path = QueueProxyPath(controller_ns, service, ns, limit);
+  req.path = path;
   for (int attempt = 1;; ++attempt) {
     auto r = transport.Send(req);
     if (!r.ok()) {
@@ -207,6 +211,34 @@ k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& 
                            ", " + std::to_string(attempt) + " tries); a standby does not compute the queue");
     }
   }
+}
+
+}  // namespace
+
+k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
+                                  const std::string& service, const std::string& ns, int64_t limit, int standby_tries) {
+  constexpr int64_t kMaxPage = 1000;  // the most the controller answers at once
+  const std::string where = "service " + controller_ns + "/" + service;
+  QueueView all;
+  std::string token;
+  for (bool first = true;; first = false) {
+    const int64_t want = limit == 0 ? 0 : std::min(kMaxPage, limit - static_cast<int64_t>(all.items.size()));
+    auto page = FetchQueuePage(transport, server, where, QueueProxyPath(controller_ns, service, ns, want, token),
+                               standby_tries);
+    if (!page.ok()) return page.status();
+    if (first) {
+      all.leader = page->leader;
+      all.generated_at = page->generated_at;
+      all.total = page->total;
+    }
+    for (auto& it : page->items) all.items.push_back(std::move(it));
+    // Positions only grow from page to page; a token that does not is not followed (no loop).
+    const bool more = !page->continue_token.empty() && page->continue_token != token && !page->items.empty();
+    if (!more || (limit > 0 && static_cast<int64_t>(all.items.size()) >= limit)) break;
+    token = page->continue_token;
+  }
+  if (limit > 0 && static_cast<int64_t>(all.items.size()) > limit) all.items.resize(static_cast<size_t>(limit));
+  return all;
 }
 
 }  // namespace berth::cli

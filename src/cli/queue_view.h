@@ -1,11 +1,12 @@
 #pragma once
 // `kubectl berth queue`: the controller's queue, read through the API server's service proxy.
 //
-// The controller serves GET /queue[?namespace=NS&limit=N] as
+// The controller serves GET /queue[?namespace=NS&limit=N&continue=T] as
 //   {"generatedAt": RFC 3339, "total": N, "items": [{"position", "namespace", "name", "priority",
 //    "effectivePriority", "nodes", "fleets": [..], "submittedAt", "waitSeconds", "reason",
-//    "message"}]}
-// with global 1-based positions (a namespace filter leaves gaps). A standby replica (leader
+//    "message"}], "continue": T}
+// with global 1-based positions (a namespace filter leaves gaps), one page at a time (500 items
+// unless `limit` says otherwise, at most 1000); "continue" is there when more follow. A standby replica (leader
 // election) does not compute the queue; when it says so with "leader": false, another try through
 // the Service may reach the leader.
 
@@ -37,6 +38,7 @@ struct QueueView {
   std::string generated_at;
   int64_t total = 0;
   std::vector<QueueItem> items;
+  std::string continue_token;  // "continue" of the answer: more items follow
 };
 
 // The queue as the runs' status shows it, for when the controller cannot be reached through the
@@ -50,10 +52,10 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
 // Decodes the endpoint's answer. Errors: not JSON, or no "items" array.
 k8s::Result<QueueView> DecodeQueue(std::string_view body);
 
-// ".../namespaces/{controller_ns}/services/http:{service}:http/proxy/queue?namespace=..&limit=.."
-// (`ns` empty: every namespace; `limit` 0: no limit).
+// ".../namespaces/{controller_ns}/services/http:{service}:http/proxy/queue?namespace=..&limit=..&continue=.."
+// (`ns` empty: every namespace; `limit` 0: the controller's page size; `continue_token` empty: the first page).
 std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
-                           int64_t limit);
+                           int64_t limit, const std::string& continue_token = "");
 
 struct QueueFormat {
   bool show_namespace = false;  // -A
@@ -71,6 +73,9 @@ std::string QueueItemsJson(const QueueView& q);
 // the controller is not reachable through the API server. No retries (`server` only names the API
 // server in the message when it does not answer at all), except that an answer from a standby
 // replica is asked again, up to `standby_tries` requests in all, before it is reported.
+// `limit` 0: every run, page after page (the controller answers at most 1000 per request); else
+// at most `limit` runs, in as many pages as that takes. Pages are read one after the other, each
+// from the queue of its moment: a run that moved between two reads may show twice or not at all.
 k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
                                   const std::string& service, const std::string& ns, int64_t limit,
                                   int standby_tries = 5);

@@ -73,15 +73,10 @@ void DashboardApi::Register(HttpServer& server) {
   server.Handle("/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/static/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/api/queue", [this](const HttpRequestView& req) {
-    size_t limit = 0;
-    if (auto it = req.query.find("limit"); it != req.query.end()) {
-      try {
-        limit = static_cast<size_t>(std::stoul(it->second));
-      } catch (...) {
-        return JsonError(400, "limit must be a non-negative integer");
-      }
-    }
-    return JsonReply(200, queue_json_(req.query.count("namespace") ? req.query.at("namespace") : "", limit));
+    QueueQuery q;
+    std::string message;
+    if (ParseQueueQuery(req, q, message) != 0) return JsonError(400, message);
+    return JsonReply(200, queue_json_(q));
   }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "controller/dashboard_request.h"
 #include "controller/http_server.h"
 #include "k8s/client.h"
 #include "reconcilers/run_controller.h"
@@ -28,7 +29,7 @@ inline constexpr int kMaxLogRanks = 16;
 
 class DashboardApi {
  public:
-  using QueueJsonFn = std::function<std::string(const std::string& ns, size_t limit)>;
+  using QueueJsonFn = std::function<std::string(const QueueQuery& query)>;
   // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
   // of its own (no client certificate, no token; see Manager).
   DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::RunController& engine, QueueJsonFn queue_json);

@@ -173,4 +173,39 @@ int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::strin
   return 0;
 }
 
+int ParseQueueQuery(const HttpRequestView& req, QueueQuery& out, std::string& message) {
+  // Digits only (std::stoul would take "-1" as the largest value); -1 otherwise. Values past
+  // 18 digits cannot be a position or a useful limit.
+  auto whole = [](const std::string& v) -> int64_t {
+    if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoll(v);
+  };
+  if (auto it = req.query.find("namespace"); it != req.query.end() && !it->second.empty()) {
+    if (!IsDnsLabel(it->second)) {
+      message = "namespace must be a namespace name";
+      return 400;
+    }
+    out.ns = it->second;
+  }
+  if (auto it = req.query.find("limit"); it != req.query.end()) {
+    const int64_t limit = whole(it->second);
+    if (limit < 0 && it->second.find_first_not_of("0123456789") == std::string::npos && !it->second.empty()) {
+      out.limit = kMaxQueuePage;  // more digits than any queue has runs
+    } else if (limit < 0) {
+      message = "limit must be a non-negative integer";
+      return 400;
+    } else {
+      out.limit = limit == 0 ? kDefaultQueuePage : std::min<size_t>(static_cast<size_t>(limit), kMaxQueuePage);
+    }
+  }
+  if (auto it = req.query.find("continue"); it != req.query.end() && !it->second.empty()) {
+    out.after = whole(it->second);
+    if (out.after < 0) {
+      message = "continue must be the token of the previous page's answer";
+      return 400;
+    }
+  }
+  return 0;
+}
+
 }  // namespace berth::controller

@@ -52,4 +52,18 @@ struct LogsQuery {
 };
 int ParseLogsQuery(const HttpRequestView& req, LogsQuery& out, std::string& message);
 
+// The query of GET /queue and /api/queue: `namespace` (a namespace name; empty: every one),
+// `limit` (1 to kMaxQueuePage; absent or 0: kDefaultQueuePage; more: kMaxQueuePage) and
+// `continue` (the token of the previous page's answer: the position of its last item). An answer
+// holds at most `limit` items and, when more follow, "continue". 400 with a sentence otherwise.
+// Other parameters are ignored.
+inline constexpr size_t kDefaultQueuePage = 500;
+inline constexpr size_t kMaxQueuePage = 1000;
+struct QueueQuery {
+  std::string ns;
+  size_t limit = kDefaultQueuePage;
+  int64_t after = 0;  // items after this position (0: from the first)
+};
+int ParseQueueQuery(const HttpRequestView& req, QueueQuery& out, std::string& message);
+
 }  // namespace berth::controller

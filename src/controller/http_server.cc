@@ -97,12 +97,15 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // not reset the connection before the client has read the reply (a "lingering close").
   enum class Phase { kHandshake, kReading, kBusy, kWriting, kDraining };
 
-  HttpSession(HttpServer::Impl& impl, tcp::socket socket, uint64_t id);
+  HttpSession(HttpServer::Impl& impl, tcp::socket socket, uint64_t id, std::string client);
   ~HttpSession();
   void Start();
   void Close();
   Phase phase() const { return phase_; }
   SteadyClock::time_point deadline() const { return deadline_; }
+  const std::string& client() const { return client_; }
+  // Waiting for a request (or draining): no handler or reply of its own is in progress.
+  bool idle() const { return phase_ != Phase::kBusy && phase_ != Phase::kWriting; }
 
  private:
   // Runs `f` on the connection's stream: TLS or the plain socket.
@@ -128,6 +131,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   HttpServer::Impl& impl_;
   const HttpServer& server_;
   uint64_t id_;
+  std::string client_;  // the source address
   tcp::socket socket_;
   std::shared_ptr<ssl::context> tls_context_;  // the certificate this connection was accepted with
   std::optional<ssl::stream<tcp::socket&>> tls_;
@@ -148,7 +152,9 @@ struct HttpServer::Impl {
   // Connections by id, for the connection limit; a HttpSession removes itself. Declared before `io`:
   // destroying `io` destroys the handlers that hold the last Sessions.
   std::map<uint64_t, HttpSession*> sessions;
-  std::atomic<size_t> heavy_in_flight{0};  // heavy requests queued for or on a worker
+  std::map<std::string, size_t> connections_of;  // open connections per client (source address)
+  size_t heavy_in_flight = 0;                    // heavy requests queued for or on a worker
+  std::map<std::string, size_t> heavy_of;        // the same per client; all three on the I/O thread only
   // The TLS context new connections get. Replaced (on the I/O thread) when the certificate or key
   // file changes: a Secret's files are swapped by the kubelet while the Pod runs (cert-manager's
   // renewals, a rotated chart certificate), and new connections use the new pair without a
@@ -193,29 +199,75 @@ struct HttpServer::Impl {
     }
   }
 
+  // The idle connection that has waited longest for a request among those of `client` (empty:
+  // of the client holding the most connections, so that one client filling the server loses
+  // its own); null when there is none.
+  HttpSession* LongestWaiting(const std::string& client) {
+    std::string of = client;
+    if (of.empty()) {
+      size_t most = 0;
+      for (const auto& [c, n] : connections_of) {
+        bool has_idle = false;
+        for (const auto& [id, s] : sessions) has_idle = has_idle || (s->client() == c && s->idle());
+        if (has_idle && n > most) {
+          most = n;
+          of = c;
+        }
+      }
+    }
+    HttpSession* victim = nullptr;
+    for (auto& [id, s] : sessions) {
+      if (s->client() != of || !s->idle()) continue;
+      if (victim == nullptr || s->deadline() < victim->deadline()) victim = s;
+    }
+    return victim;
+  }
+
   void OnAccept(tcp::socket socket) {
     MaybeReloadTls();
-    if (sessions.size() >= server.limits_.max_connections) {
-      // Full: drop the connection that has waited longest for a request to arrive.
-      HttpSession* victim = nullptr;
-      for (auto& [id, s] : sessions) {
-        if (s->phase() == HttpSession::Phase::kBusy || s->phase() == HttpSession::Phase::kWriting) continue;
-        if (victim == nullptr || s->deadline() < victim->deadline()) victim = s;
+    error_code ec;
+    const tcp::endpoint peer = socket.remote_endpoint(ec);
+    if (ec) return;  // already gone
+    std::string client = peer.address().to_string();
+    if (connections_of[client] >= server.limits_.max_connections_per_client) {
+      HttpSession* victim = LongestWaiting(client);
+      if (victim == nullptr) {
+        spdlog::debug("http {}: {} holds {} busy connections; refusing another", server.bind_address_, client,
+                      connections_of[client]);
+        if (connections_of[client] == 0) connections_of.erase(client);
+        return;  // `socket` closes
       }
-      if (victim == nullptr) return;  // `socket` closes
+      victim->Close();
+    }
+    if (sessions.size() >= server.limits_.max_connections) {
+      HttpSession* victim = LongestWaiting("");
+      if (victim == nullptr) {
+        if (connections_of[client] == 0) connections_of.erase(client);
+        return;
+      }
       victim->Close();
     }
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    auto session = std::make_shared<HttpSession>(*this, std::move(socket), next_id++);
+    auto session = std::make_shared<HttpSession>(*this, std::move(socket), next_id++, std::move(client));
     session->Start();
+  }
+
+  void Opened(uint64_t id, HttpSession* s) {
+    sessions[id] = s;
+    ++connections_of[s->client()];
+  }
+  void Closed(uint64_t id, const std::string& client) {
+    if (sessions.erase(id) == 0) return;
+    if (auto it = connections_of.find(client); it != connections_of.end() && --it->second == 0) connections_of.erase(it);
   }
 };
 
-HttpSession::HttpSession(HttpServer::Impl& impl, tcp::socket socket, uint64_t id)
+HttpSession::HttpSession(HttpServer::Impl& impl, tcp::socket socket, uint64_t id, std::string client)
     : impl_(impl),
       server_(impl.server),
       id_(id),
+      client_(std::move(client)),
       socket_(std::move(socket)),
       timer_(impl.io),
       parser_([s = &impl.server](const HttpRequestView& head) { return s->CheckHead(head); },
@@ -224,10 +276,10 @@ HttpSession::HttpSession(HttpServer::Impl& impl, tcp::socket socket, uint64_t id
     tls_context_ = impl.tls;
     tls_.emplace(socket_, *tls_context_);
   }
-  impl_.sessions[id_] = this;
+  impl_.Opened(id_, this);
 }
 
-HttpSession::~HttpSession() { impl_.sessions.erase(id_); }
+HttpSession::~HttpSession() { impl_.Closed(id_, client_); }
 
 void HttpSession::Start() {
   Arm(server_.limits_.read_timeout);  // the handshake and the first request, together
@@ -248,7 +300,7 @@ void HttpSession::Start() {
 }
 
 void HttpSession::Close() {
-  impl_.sessions.erase(id_);
+  impl_.Closed(id_, client_);
   timer_.cancel();
   error_code ignored;
   socket_.close(ignored);  // the pending operation completes with operation_aborted
@@ -340,14 +392,21 @@ void HttpSession::Dispatch() {
   HttpRequestView request = parser_.TakeRequest();
   const HttpServer::Route* route = server_.Find(request.path);
   const bool heavy = route != nullptr && route->options.heavy;
-  if (heavy && impl_.heavy_in_flight >= static_cast<size_t>(std::max(1, server_.workers_ - 1))) {
-    // Every worker a heavy request may have is busy: answered here, on the I/O thread, at once.
+  const size_t heavy_workers = static_cast<size_t>(std::max(1, server_.workers_ - 1));
+  const size_t heavy_per_client = std::max<size_t>(1, heavy_workers - 1);
+  if (heavy && (impl_.heavy_in_flight >= heavy_workers || impl_.heavy_of[client_] >= heavy_per_client)) {
+    // Every worker a heavy request (or one of this client's) may have is busy: answered here, on
+    // the I/O thread, at once.
+    if (impl_.heavy_of[client_] == 0) impl_.heavy_of.erase(client_);
     HttpReply busy{503, "text/plain; charset=utf-8",
                    "too many requests like this one are being answered; retry in a second\n", {{"Retry-After", "1"}}};
     Write(SerializeReply(busy, request.method == "HEAD", !parser_.keep_alive()), !parser_.keep_alive());
     return;
   }
-  if (heavy) ++impl_.heavy_in_flight;
+  if (heavy) {
+    ++impl_.heavy_in_flight;
+    ++impl_.heavy_of[client_];
+  }
   asio::post(*impl_.workers, [self = shared_from_this(), request = std::move(request), keep_alive = parser_.keep_alive(),
                               heavy]() mutable {
     std::string bytes;
@@ -359,10 +418,15 @@ void HttpSession::Dispatch() {
       close = true;
       bytes = SerializeReply(HttpReply{500, "text/plain; charset=utf-8", "internal error\n", {}}, false, true);
     }
-    if (heavy) --self->impl_.heavy_in_flight;
     // `self` moves on, so that the last reference (and ~HttpSession) stays on the I/O thread.
     HttpServer::Impl& impl = self->impl_;
-    asio::post(impl.io, [self = std::move(self), bytes = std::move(bytes), close]() mutable {
+    asio::post(impl.io, [self = std::move(self), bytes = std::move(bytes), close, heavy]() mutable {
+      if (heavy) {
+        --self->impl_.heavy_in_flight;
+        if (auto it = self->impl_.heavy_of.find(self->client_); it != self->impl_.heavy_of.end() && --it->second == 0) {
+          self->impl_.heavy_of.erase(it);
+        }
+      }
       self->Write(std::move(bytes), close);
     });
   });

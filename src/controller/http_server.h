@@ -5,7 +5,9 @@
 //   - one I/O thread serves every connection asynchronously: a slow or silent client costs a file
 //     descriptor, not a thread, so the probe port answers while others hold connections open;
 //   - at most `max_connections` connections: when full, the connection that has waited longest
-//     for its request is closed to make room for the new one;
+//     for its request, among those of the client (source address) holding the most, is closed
+//     to make room for the new one; one client holds at most `max_connections_per_client`: over
+//     that, its own longest-waiting connection is closed (or the new one, when all of its are busy);
 //   - every request (head and body), TLS handshake and reply must complete within `read_timeout`
 //     of its start (408 and close otherwise); an idle keep-alive connection is closed after it;
 //   - the request path (controller/http_request.h) refuses malformed input with a 4xx reply and
@@ -13,7 +15,10 @@
 //     largest body it reads (413 otherwise; probes read none);
 //   - handlers run on the server's own worker threads (they may block, e.g. forward a request to
 //     the API server); an exception from a handler is a 500, and every thread catches everything;
-//   - heavy routes (RouteOptions::heavy) share all workers but one: light ones always get a turn.
+//   - heavy routes (RouteOptions::heavy) share all workers but one: light ones always get a turn;
+//     one client holds at most all of those but one (when there are two or more), so another
+//     client's heavy request gets a worker too. "Client" is the source address: clients behind
+//     one proxy (kubectl port-forward, the API server's service proxy) count as one.
 
 #include <chrono>
 #include <functional>
@@ -32,6 +37,7 @@ struct HttpLimits {
   size_t max_head_bytes = RequestParser::kDefaultMaxHead;
   std::chrono::milliseconds read_timeout{10000};
   size_t max_connections = 256;
+  size_t max_connections_per_client = 64;
 };
 
 struct RouteOptions {
@@ -40,7 +46,8 @@ struct RouteOptions {
   // A route whose requests may take long (the queue JSON, the dashboard API forwarding to the API
   // server). Together, heavy requests hold at most all workers but one: a client that loops on
   // them (or makes them slow) never takes the last worker from /metrics, the dashboard's page or
-  // the probes. A heavy request over that gets 503 with Retry-After at once.
+  // the probes. A heavy request over that, or over its client's share (all of those workers but
+  // one), gets 503 with Retry-After at once.
   bool heavy = false;
 };
 

@@ -1,6 +1,5 @@
 #include "controller/manager.h"
 
-#include <charconv>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -60,17 +59,10 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render(), {}};
   });
   metrics_server_->Handle("/queue", [this](const HttpRequestView& req) {
-    size_t limit = 0;
-    if (auto it = req.query.find("limit"); it != req.query.end()) {
-      // Digits only (std::stoul would take "-1" as the largest value).
-      const std::string& v = it->second;
-      auto [end, err] = std::from_chars(v.data(), v.data() + v.size(), limit);
-      if (v.empty() || err != std::errc() || end != v.data() + v.size()) {
-        return HttpReply{400, "text/plain; charset=utf-8", "limit must be a non-negative integer\n", {}};
-      }
-    }
-    auto ns = req.query.count("namespace") ? req.query.at("namespace") : std::string();
-    return HttpReply{200, "application/json", QueueJson(ns, limit), {}};
+    QueueQuery q;
+    std::string message;
+    if (ParseQueueQuery(req, q, message) != 0) return HttpReply{400, "text/plain; charset=utf-8", message + "\n", {}};
+    return HttpReply{200, "application/json", QueueJson(q), {}};
   }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   // Requests made for a dashboard viewer carry only the viewer's credentials: a client of their
   // own, on connections of their own, without the controller's client certificate or token (with
@@ -81,8 +73,8 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   viewer.client_key_pem.clear();
   viewer.token.reset();
   viewer.user_agent += " (dashboard viewer)";
-  dashboard_ = std::make_unique<DashboardApi>(std::make_shared<k8s::Client>(viewer), *engine_, [this](const std::string& ns, size_t limit) {
-    return QueueJson(ns, limit);
+  dashboard_ = std::make_unique<DashboardApi>(std::make_shared<k8s::Client>(viewer), *engine_, [this](const QueueQuery& q) {
+    return QueueJson(q);
   });
   dashboard_->Register(*metrics_server_);
   webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2, limits);
@@ -122,7 +114,7 @@ std::optional<reconcilers::PriorityCap> Manager::NamespaceCap(const std::string&
   return std::nullopt;
 }
 
-std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
+std::string Manager::QueueJson(const QueueQuery& query) const {
   auto entries = engine_->Queue();
   k8s::TimePoint now = clock_.Now();
   // A standby computes no queue: say so, so that clients behind a Service ask again.
@@ -131,10 +123,16 @@ std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
                     (leader ? "true" : "false") + R"(,"total":)" +
                     std::to_string(entries.size()) + R"(,"items":[)";
   size_t n = 0;
+  int64_t last = 0;  // the position of the last item written
+  bool more = false;
   for (const auto& e : entries) {
-    if (!ns.empty() && e.ns != ns) continue;
-    if (limit > 0 && n >= limit) break;
+    if ((!query.ns.empty() && e.ns != query.ns) || e.position <= query.after) continue;
+    if (n >= query.limit) {
+      more = true;
+      break;
+    }
     if (n++) out += ",";
+    last = e.position;
     std::string fleets = "[";
     for (size_t i = 0; i < e.fleets.size(); ++i) fleets += (i ? "," : "") + json::Quote(e.fleets[i]);
     fleets += "]";
@@ -145,7 +143,9 @@ std::string Manager::QueueJson(const std::string& ns, size_t limit) const {
            R"(,"submittedAt":)" + json::Quote(k8s::FormatRfc3339(e.submitted_at)) + R"(,"waitSeconds":)" +
            std::to_string(wait) + R"(,"reason":)" + json::Quote(e.reason) + R"(,"message":)" + json::Quote(e.message) + "}";
   }
-  out += "]}";
+  out += "]";
+  if (more) out += R"(,"continue":)" + json::Quote(std::to_string(last));
+  out += "}";
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "controller/dashboard_api.h"
+#include "controller/dashboard_request.h"
 #include "controller/http_server.h"
 #include "controller/leader_election.h"
 #include "controller/metrics.h"
@@ -32,8 +33,8 @@ class Manager {
   reconcilers::RunController& engine() { return *engine_; }
   Metrics& metrics() { return *metrics_; }
 
-  // The queue as the /queue endpoint serves it (JSON), filtered by namespace when not empty.
-  std::string QueueJson(const std::string& ns, size_t limit) const;
+  // The queue as the /queue endpoint serves it (JSON): one page of `query` (dashboard_request.h).
+  std::string QueueJson(const QueueQuery& query) const;
 
   // Stops the engine (its queued writes are carried out), releases the Lease and closes the
   // servers; every thread berth started has ended when it returns. Idempotent (the destructor

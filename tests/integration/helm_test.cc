@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -241,6 +243,22 @@ class HelmChart : public IntegrationTest {
     CommandResult r = cp().Kubectl({"get", "--raw", "/apis/admissionregistration.k8s.io/v1"});
     return r.out.find("\"kind\":\"MutatingAdmissionPolicy\"") != std::string::npos &&
            r.out.find("\"kind\":\"ValidatingAdmissionPolicy\"") != std::string::npos;
+  }
+
+  // The Deployment's pod template checksum of the webhook's certificate and its generation: a
+  // changed checksum is a changed pod template, which rolls the Pods.
+  std::pair<std::string, int64_t> CertChecksumOf(const std::string& release, const std::string& ns) {
+    YAML::Node d = Object(ns, "deployment", NamesOf(release, ns).full);
+    if (!d.IsMap()) return {"", 0};
+    return {d["spec"]["template"]["metadata"]["annotations"]["checksum/webhook-certificate"].as<std::string>(""),
+            d["metadata"]["generation"].as<int64_t>(0)};
+  }
+
+  // sha256 (hex) of the Secret's tls.crt as stored (base64), which is what the chart sums.
+  static std::string Sha256(const std::string& text) {
+    CommandResult r = RunCommand({"sha256sum"}, text);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out.substr(0, r.out.find(' '));
   }
 
   std::string ResourceVersion(const std::string& ns, const std::string& kind, const std::string& name) {
@@ -689,6 +707,9 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   CommandResult san = RunCommand({"openssl", "x509", "-in", crt_pem, "-noout", "-ext", "subjectAltName"});
   EXPECT_NE(san.out.find("DNS:" + n.full + "." + ns + ".svc"), std::string::npos) << san.out << san.err;
+  // The Pods carry a checksum of that certificate (issue 29, 9c): a new one rolls them.
+  const auto [checksum, generation] = CertChecksumOf(release, ns);
+  EXPECT_EQ(checksum, Sha256(cert.crt));
 
   // ---- helm upgrade with the same values: lookup finds the Secret, the chart writes it back as
   // it is, and Helm has nothing to change in the Secret or the webhook configuration (their
@@ -702,6 +723,7 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   EXPECT_NE(same.out.find("berth 0.1.0 is upgraded as " + n.full + " in " + ns + "."), std::string::npos) << same.out;
   EXPECT_EQ(ResourceVersion(ns, "secret", n.secret), secret_rv) << "the upgrade rewrote the webhook's Secret";
   EXPECT_EQ(ResourceVersion("", "mutatingwebhookconfiguration", n.webhook), mwc_rv);
+  EXPECT_EQ(CertChecksumOf(release, ns), std::make_pair(checksum, generation)) << "the same certificate rolled the Pods";
 
   // ---- helm upgrade with a changed value: the Deployment changes, the certificate does not.
   CommandResult changed = Upgrade(release, ns, {"--reuse-values", "--set", "logLevel=debug"});
@@ -713,6 +735,7 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   EXPECT_TRUE(upgraded.key == cert.key);
   EXPECT_TRUE(upgraded.bundle == cert.ca);
   EXPECT_EQ(ResourceVersion(ns, "secret", n.secret), secret_rv);
+  EXPECT_EQ(CertChecksumOf(release, ns).first, checksum);
   CommandResult notes = Helm({"get", "notes", release, "-n", ns});
   EXPECT_NE(notes.out.find("berth 0.1.0 is upgraded as " + n.full + " in " + ns + "."), std::string::npos)
       << notes.out << notes.err;
@@ -885,6 +908,8 @@ TEST_F(HelmChart, UpgradeFromChart010KeepsItsCaAndMakesANewPairOnlyWithoutOne) {
   ASSERT_EQ(install.exit_code, 0) << install.err << install.out;
   const WebhookCert cert = CertOf(release, ns_);
   ASSERT_FALSE(cert.ca.empty() || cert.crt.empty());
+  const auto [checksum, generation] = CertChecksumOf(release, ns_);
+  EXPECT_EQ(checksum, Sha256(cert.crt));
   const std::string drop_ca = R"([{"op":"remove","path":"/data/ca.crt"}])";
 
   // What chart 0.1.0 left: a Secret without ca.crt, and the CA only in its webhook configuration,
@@ -909,6 +934,7 @@ TEST_F(HelmChart, UpgradeFromChart010KeepsItsCaAndMakesANewPairOnlyWithoutOne) {
   EXPECT_TRUE(kept.crt == cert.crt);
   EXPECT_TRUE(kept.key == cert.key);
   EXPECT_TRUE(kept.bundle == cert.ca) << "the webhook configuration under its new name trusts the same CA";
+  EXPECT_EQ(CertChecksumOf(release, ns_), std::make_pair(checksum, generation)) << "a kept pair rolled the Pods";
   ASSERT_EQ(cp().Kubectl({"delete", "mutatingwebhookconfiguration", old_name}).exit_code, 0);
 
   // Without the CA anywhere the old pair cannot be trusted: a complete new pair.
@@ -923,6 +949,10 @@ TEST_F(HelmChart, UpgradeFromChart010KeepsItsCaAndMakesANewPairOnlyWithoutOne) {
   EXPECT_FALSE(renewed.ca.empty());
   EXPECT_TRUE(renewed.ca != cert.ca);
   EXPECT_TRUE(renewed.bundle == renewed.ca);
+  // A new pair: the pod template changes (a new generation), which rolls the Pods.
+  const auto renewed_checksum = CertChecksumOf(release, ns_);
+  EXPECT_EQ(renewed_checksum.first, Sha256(renewed.crt));
+  EXPECT_GT(renewed_checksum.second, generation) << "the Deployment did not roll on a new certificate";
   CommandResult verify = RunCommand({"openssl", "verify", "-CAfile", DecodeTo("renewed-ca.crt", renewed.ca),
                                      DecodeTo("renewed-tls.crt", renewed.crt)});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
@@ -935,6 +965,8 @@ TEST_F(HelmChart, UpgradeFromChart010KeepsItsCaAndMakesANewPairOnlyWithoutOne) {
   EXPECT_TRUE(rotated.crt != renewed.crt);
   EXPECT_TRUE(rotated.ca != renewed.ca);
   EXPECT_TRUE(rotated.bundle == rotated.ca);
+  EXPECT_EQ(CertChecksumOf(release, ns_).first, Sha256(rotated.crt));
+  EXPECT_GT(CertChecksumOf(release, ns_).second, renewed_checksum.second);
 }
 
 // ---- cert-manager, two releases, values.schema.json, NOTES.txt (issue 18) ---------------------

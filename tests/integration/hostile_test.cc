@@ -16,20 +16,29 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <sstream>
+#include <vector>
 
 #include "engine_fixture.h"
 
 namespace berth::testing {
 namespace {
 
-// One TCP connection to 127.0.0.1, optionally TLS (no certificate check: the test made the cert).
+// One TCP connection to 127.0.0.1, optionally TLS (no certificate check: the test made the cert),
+// optionally from another loopback address (`from`), so that the test plays several clients.
 class Wire {
  public:
-  Wire(int port, bool tls) {
+  Wire(int port, bool tls, const char* from = nullptr) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{10, 0};  // a hang guard only; every read waits for a reply or a close
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (from != nullptr) {
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      inet_pton(AF_INET, from, &src.sin_addr);
+      bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof(src));
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -236,6 +245,27 @@ TEST_F(Hostile, EveryPortSurvivesTheCatalogue) {
   // A token the API server does not know: the API's own 401 comes back, nothing is changed.
   Throw("metrics", "stop with an unknown token",
         "POST /api/runs/" + ns + "/a/stop HTTP/1.1\r\n" + kGoodHeaders + "Content-Length: 2\r\n\r\n{}", "HTTP/1.1 401 ");
+
+  // The queue's query (issue 29, 10): checked before the queue is read; a page is bounded.
+  for (const std::string route : {"/queue", "/api/queue"}) {
+    for (const std::string query : {"limit=-1", "limit=1e3", "continue=abc", "namespace=..%2F..%2Fapi"}) {
+      Throw("metrics", "`" + route + "?" + query + "`",
+            "GET " + route + "?" + query + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 400 ");
+    }
+  }
+  Throw("metrics", "`/queue?limit=99999999999999999999` (more than a page holds)",
+        "GET /queue?limit=99999999999999999999 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 ");
+  // One client holding 100 connections (more than its 64: its own oldest are closed) leaves
+  // room for another client (which connection goes is shown in http_server_test).
+  {
+    std::vector<std::unique_ptr<Wire>> held;
+    for (int i = 0; i < 100; ++i) held.push_back(std::make_unique<Wire>(metrics_, false, "127.0.0.2"));
+    Wire other(metrics_, false, "127.0.0.4");
+    other.Send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    std::string reply = other.ReadToClose();
+    EXPECT_EQ(reply.rfind("HTTP/1.1 200 ", 0), 0u) << StatusLine(reply);
+    Check("metrics", "one client opens 100 connections; another asks for /metrics", StatusLine(reply));
+  }
 
   // Two silent clients no longer freeze the probe port: /healthz answers while they hold on.
   {

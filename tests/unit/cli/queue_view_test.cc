@@ -97,6 +97,8 @@ TEST(QueueViewTest, ProxyPath) {
   EXPECT_EQ(QueueProxyPath("ops", "berth", "ml", 20),
             "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?namespace=ml&limit=20");
   EXPECT_EQ(QueueProxyPath("ops", "berth", "", 5), "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?limit=5");
+  EXPECT_EQ(QueueProxyPath("ops", "berth", "", 0, "500"),
+            "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?continue=500");
 }
 
 TEST(QueueViewTest, Table) {
@@ -188,6 +190,45 @@ TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
       EXPECT_THAT(q.status().message(), HasSubstr(c.error));
     }
   }
+}
+
+// Issue 29 (10): the controller answers one page at a time; `kubectl berth queue` reads every page
+// (or as many as --limit needs), following "continue".
+TEST(QueueViewTest, EveryPageIsReadFollowingContinue) {
+  const std::string base = "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue";
+  FakeTransport t;
+  t.Push(200, R"({"generatedAt":"2026-11-21T20:00:00Z","total":5,"items":[{"position":1,"name":"a"},{"position":2,"name":"b"}],"continue":"2"})");
+  t.Push(200, R"({"generatedAt":"2026-11-21T20:00:01Z","total":5,"items":[{"position":3,"name":"c"},{"position":4,"name":"d"}],"continue":"4"})");
+  t.Push(200, R"({"generatedAt":"2026-11-21T20:00:02Z","total":5,"items":[{"position":5,"name":"e"}]})");
+  auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(t.requests.size(), 3u);
+  EXPECT_EQ(t.requests[0].path, base);
+  EXPECT_EQ(t.requests[1].path, base + "?continue=2");
+  EXPECT_EQ(t.requests[2].path, base + "?continue=4");
+  ASSERT_EQ(q->items.size(), 5u);
+  EXPECT_EQ(q->items[4].name, "e");
+  EXPECT_EQ(q->total, 5);
+  EXPECT_EQ(q->generated_at, "2026-11-21T20:00:00Z");
+
+  // --limit 3: three items, the second page asked for the one still missing.
+  FakeTransport l;
+  l.Push(200, R"({"total":5,"items":[{"position":1,"name":"a"},{"position":2,"name":"b"}],"continue":"2"})");
+  l.Push(200, R"({"total":5,"items":[{"position":3,"name":"c"}],"continue":"3"})");
+  q = FetchQueue(l, "https://k:6443", "berth-system", "berth-controller", "ml", 3);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(l.requests.size(), 2u);
+  EXPECT_EQ(l.requests[0].path, base + "?namespace=ml&limit=3");
+  EXPECT_EQ(l.requests[1].path, base + "?namespace=ml&limit=1&continue=2");
+  EXPECT_EQ(q->items.size(), 3u);
+
+  // A token that repeats is not followed again.
+  FakeTransport r;
+  r.Push(200, R"({"total":9,"items":[{"position":1,"name":"a"}],"continue":"1"})");
+  r.Push(200, R"({"total":9,"items":[{"position":1,"name":"a"}],"continue":"1"})");
+  q = FetchQueue(r, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(r.requests.size(), 2u);
 }
 
 TEST(QueueViewTest, StandbyAnswersAreAskedAgain) {

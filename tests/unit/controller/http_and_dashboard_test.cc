@@ -140,7 +140,7 @@ class DashboardTest : public ::testing::Test {
       : transport_(std::make_shared<ScriptedTransport>()),
         client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, transport_)),
         engine_(client_, clock_, {}),
-        api_(client_, engine_, [](const std::string&, size_t) { return std::string(R"({"items":[]})"); }) {
+        api_(client_, engine_, [](const QueueQuery&) { return std::string(R"({"items":[]})"); }) {
     client_->SetMaxRetries(0);  // no backoff sleeps in unit tests
   }
 
@@ -176,6 +176,40 @@ HttpRequestView Get(const std::string& path, const std::string& method = "GET") 
   r.method = method;
   r.path = path;
   return r;
+}
+
+// Issue 29 (10): the queue's query (/queue and /api/queue): a bounded page by default.
+TEST(QueueQueryTest, LimitContinueAndNamespace) {
+  auto parse = [](std::map<std::string, std::string> query, QueueQuery& q, std::string& message) {
+    HttpRequestView r;
+    r.method = "GET";
+    r.path = "/queue";
+    r.query = std::move(query);
+    q = QueueQuery{};
+    return ParseQueueQuery(r, q, message);
+  };
+  QueueQuery q;
+  std::string message;
+  ASSERT_EQ(parse({}, q, message), 0);
+  EXPECT_EQ(q.limit, kDefaultQueuePage);
+  EXPECT_EQ(q.after, 0);
+  EXPECT_EQ(q.ns, "");
+  ASSERT_EQ(parse({{"limit", "0"}}, q, message), 0);
+  EXPECT_EQ(q.limit, kDefaultQueuePage) << "0 is the default page, as an absent limit";
+  ASSERT_EQ(parse({{"limit", "7"}, {"continue", "500"}, {"namespace", "ml"}}, q, message), 0);
+  EXPECT_EQ(q.limit, 7u);
+  EXPECT_EQ(q.after, 500);
+  EXPECT_EQ(q.ns, "ml");
+  for (const std::string big : {"1001", "5000000", "99999999999999999999999"}) {
+    ASSERT_EQ(parse({{"limit", big}}, q, message), 0) << big;
+    EXPECT_EQ(q.limit, kMaxQueuePage) << big;
+  }
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"limit", "-1"}, {"limit", "1e3"}, {"limit", ""}, {"continue", "abc"}, {"continue", "-5"},
+           {"namespace", "../../api"}, {"namespace", "UPPER"}}) {
+    EXPECT_EQ(parse({{key, value}}, q, message), 400) << key << "=" << value;
+    EXPECT_FALSE(message.empty());
+  }
 }
 
 TEST_F(DashboardTest, StaticServesTheEmbeddedFiles) {

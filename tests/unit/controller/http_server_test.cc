@@ -234,10 +234,18 @@ TEST(SerializeReplyTest, WritesLengthAndDropsHeadersThatCouldSplitTheResponse) {
 
 class Conn {
  public:
-  explicit Conn(int port) {
+  // `from`: the source address, so that a test plays several clients (every 127.0.0.0/8 address
+  // is the loopback interface's).
+  explicit Conn(int port, const char* from = nullptr) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{5, 0};  // a hang guard only: every read below waits for a condition
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (from != nullptr) {
+      sockaddr_in src{};
+      src.sin_family = AF_INET;
+      inet_pton(AF_INET, from, &src.sin_addr);
+      bind(fd_, reinterpret_cast<sockaddr*>(&src), sizeof(src));
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -257,6 +265,12 @@ class Conn {
       out.append(buf, static_cast<size_t>(n));
     }
     return out;
+  }
+  // Whether the server closed the connection without sending anything (false on data, or when
+  // the hang guard fires first).
+  bool ClosedByServer() {
+    char buf[256];
+    return recv(fd_, buf, sizeof(buf), 0) == 0;
   }
   // One reply (head + Content-Length body).
   std::string ReadReply() {
@@ -389,34 +403,60 @@ TEST_F(HttpServerSocketTest, SlowAndSilentClientsDoNotBlockOthers) {
   EXPECT_THAT(Healthz(), StartsWith("HTTP/1.1 200 "));
 }
 
+// A heavy /queue route whose requests wait inside the handler until Release(); `?quick` answers
+// at once.
+class BlockingQueueRoute {
+ public:
+  void Register(HttpServer& server) {
+    server.Handle("/queue", [this](const HttpRequestView& req) {
+      if (req.query.count("quick")) return HttpReply{200, "application/json", "{}", {}};
+      std::unique_lock<std::mutex> lock(mu_);
+      ++inside_;
+      cv_.notify_all();
+      cv_.wait(lock, [&] { return release_; });
+      return HttpReply{200, "application/json", "{}", {}};
+    }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  }
+  // Whether `n` requests are waiting inside (a hang guard of 30 s only).
+  bool WaitInside(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(30), [&] { return inside_ == n; });
+  }
+  int inside() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return inside_;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      release_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int inside_ = 0;
+  bool release_ = false;
+};
+
 // Issue 29 (10): clients that hold every worker with heavy requests (the queue JSON, the dashboard
 // API) never take the last one: light routes (/metrics, probes) are answered, and a heavy request
 // over the cap gets 503 with Retry-After at once.
 TEST(HttpServerHeavyRoutesTest, HeavyRequestsNeverTakeTheLastWorker) {
   HttpServer server("127.0.0.1:0", 3);  // heavy requests may hold 2 of the 3 workers
-  std::mutex mu;
-  std::condition_variable cv;
-  int inside = 0;
-  bool release = false;
-  server.Handle("/queue", [&](const HttpRequestView&) {
-    std::unique_lock<std::mutex> lock(mu);
-    ++inside;
-    cv.notify_all();
-    cv.wait(lock, [&] { return release; });
-    return HttpReply{200, "application/json", "{}", {}};
-  }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  BlockingQueueRoute queue;
+  queue.Register(server);
   server.Handle("/metrics", [](const HttpRequestView&) { return HttpReply{200, "text/plain", "berth_up 1\n", {}}; });
   ASSERT_TRUE(server.Start().ok());
 
   std::vector<std::unique_ptr<Conn>> held;
-  for (int i = 0; i < 2; ++i) {
-    held.push_back(std::make_unique<Conn>(server.port()));
+  for (const char* from : {"127.0.0.2", "127.0.0.3"}) {  // two clients: one may hold only one of the two
+    held.push_back(std::make_unique<Conn>(server.port(), from));
     held.back()->Send("GET /queue HTTP/1.1\r\nHost: x\r\n\r\n");
   }
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return inside == 2; }));  // a hang guard only
-  }
+  ASSERT_TRUE(queue.WaitInside(2));
   Conn third(server.port());
   third.Send("GET /queue HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string refused = third.ReadReply();
@@ -425,18 +465,73 @@ TEST(HttpServerHeavyRoutesTest, HeavyRequestsNeverTakeTheLastWorker) {
   Conn metrics(server.port());
   metrics.Send("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(metrics.ReadToClose(), StartsWith("HTTP/1.1 200 ")) << "the last worker answers /metrics";
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_EQ(inside, 2) << "the refused request never reached its handler";
-    release = true;
-  }
-  cv.notify_all();
+  EXPECT_EQ(queue.inside(), 2) << "the refused request never reached its handler";
+  queue.Release();
   for (auto& c : held) EXPECT_THAT(c->ReadReply(), StartsWith("HTTP/1.1 200 "));
   // Room again: the next heavy request is served.
   Conn after(server.port());
   after.Send("GET /queue HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_THAT(after.ReadToClose(), StartsWith("HTTP/1.1 200 "));
   server.Stop();
+}
+
+// Issue 29 (10): one client looping on heavy routes holds at most all heavy workers but one:
+// another client's heavy request is served meanwhile.
+TEST(HttpServerHeavyRoutesTest, OneClientNeverHoldsEveryHeavyWorker) {
+  HttpServer server("127.0.0.1:0", 4);  // heavy requests may hold 3 workers, one client 2 of them
+  BlockingQueueRoute queue;
+  queue.Register(server);
+  ASSERT_TRUE(server.Start().ok());
+
+  std::vector<std::unique_ptr<Conn>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<Conn>(server.port(), "127.0.0.2"));
+    held.back()->Send("GET /queue HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  ASSERT_TRUE(queue.WaitInside(2));
+  Conn third(server.port(), "127.0.0.2");
+  third.Send("GET /queue?quick=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string refused = third.ReadReply();
+  EXPECT_THAT(refused, StartsWith("HTTP/1.1 503 ")) << "the looping client's third heavy request: " << refused;
+  EXPECT_THAT(refused, HasSubstr("Retry-After: 1\r\n"));
+  Conn other(server.port(), "127.0.0.3");
+  other.Send("GET /queue?quick=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(other.ReadToClose(), StartsWith("HTTP/1.1 200 ")) << "another client's heavy request is served";
+  queue.Release();
+  for (auto& c : held) EXPECT_THAT(c->ReadReply(), StartsWith("HTTP/1.1 200 "));
+  Conn again(server.port(), "127.0.0.2");
+  again.Send("GET /queue?quick=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(again.ReadToClose(), StartsWith("HTTP/1.1 200 ")) << "its share is back once its requests are answered";
+  server.Stop();
+}
+
+// Issue 29 (10): one client's connections beyond its share close its own oldest waiting one, and
+// a full server takes room from the client holding the most; other clients keep theirs.
+TEST_F(HttpServerSocketTest, ConnectionsAreLimitedPerClient) {
+  HttpLimits limits;
+  limits.max_connections = 6;
+  limits.max_connections_per_client = 3;
+  StartServer(limits);
+  std::vector<std::unique_ptr<Conn>> a, b;
+  for (int i = 0; i < 2; ++i) b.push_back(std::make_unique<Conn>(server_->port(), "127.0.0.3"));
+  for (int i = 0; i < 5; ++i) a.push_back(std::make_unique<Conn>(server_->port(), "127.0.0.2"));
+  // Client a's 4th and 5th connections closed its 1st and 2nd; b's two are open.
+  EXPECT_TRUE(a[0]->ClosedByServer()) << "a's oldest connection was closed";
+  EXPECT_TRUE(a[1]->ClosedByServer());
+  for (auto* c : {a[2].get(), a[3].get(), a[4].get(), b[0].get(), b[1].get()}) {
+    c->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_THAT(c->ReadReply(), StartsWith("HTTP/1.1 200 "));
+  }
+  // Full (a 3, b 2, c 1): a new client takes room from a, the client holding the most.
+  Conn c(server_->port(), "127.0.0.4");
+  Conn d(server_->port(), "127.0.0.5");
+  d.Send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(d.ReadToClose(), StartsWith("HTTP/1.1 200 "));
+  EXPECT_TRUE(a[2]->ClosedByServer()) << "the full server closed a's longest-waiting connection";
+  for (auto* k : {b[0].get(), b[1].get(), &c}) {
+    k->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_THAT(k->ReadReply(), StartsWith("HTTP/1.1 200 ")) << "other clients keep their connections";
+  }
 }
 
 TEST_F(HttpServerSocketTest, AFullServerDropsTheOldestWaitingConnection) {

@@ -101,3 +101,48 @@ true
 {{- define "berth.port" -}}
 {{- regexFind "[0-9]+$" (toString .) -}}
 {{- end -}}
+
+{{/*
+The webhook's CA and serving certificate made by the chart (not cert-manager), as JSON
+{"ca", "crt", "key"} (base64 PEM). Computed once per render and kept in .Values for the other
+templates (webhook.yaml writes the Secret, deployment.yaml a checksum of it into the Pods, so a
+changed pair rolls them): genCA is random, so two computations would disagree.
+The pair is generated once, at install, and kept: on an upgrade the Secret the release already
+has (lookup) is written back unchanged. A Secret of chart 0.1.0 has no ca.crt: its CA is the
+caBundle of the release's webhook configuration (named "<fullname>-runs" then). A Secret without
+a usable pair is replaced by a new one. Delete the Secret to rotate.
+*/}}
+{{- define "berth.webhookCertificate" -}}
+{{- if not (hasKey .Values "__berthWebhookCertificate") -}}
+{{- $fullName := include "berth.fullname" . -}}
+{{- $secretName := printf "%s-webhook-cert" $fullName -}}
+{{- $host := printf "%s.%s.svc" $fullName .Release.Namespace -}}
+{{- $dnsNames := list $host (printf "%s.%s" $fullName .Release.Namespace) $fullName -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace $secretName -}}
+{{- $data := dict -}}
+{{- if $existing }}{{ $data = $existing.data | default dict }}{{ end -}}
+{{- $crt := index $data "tls.crt" | default "" -}}
+{{- $key := index $data "tls.key" | default "" -}}
+{{- $caCrt := index $data "ca.crt" | default "" -}}
+{{- if and $crt $key (not $caCrt) -}}
+{{- range $name := list (printf "%s-runs.%s" $fullName $.Release.Namespace) (printf "%s-runs" $fullName) -}}
+{{- $old := lookup "admissionregistration.k8s.io/v1" "MutatingWebhookConfiguration" "" $name -}}
+{{- if and (not $caCrt) $old $old.webhooks -}}
+{{- $oldService := (index $old.webhooks 0).clientConfig.service | default dict -}}
+{{- if eq ($oldService.namespace | default "") $.Release.Namespace -}}
+{{- $caCrt = (index $old.webhooks 0).clientConfig.caBundle | default "" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not (and $crt $key $caCrt) -}}
+{{- $ca := genCA (printf "%s-webhook-ca" $fullName) 3650 -}}
+{{- $cert := genSignedCert $host nil $dnsNames 3650 $ca -}}
+{{- $crt = $cert.Cert | b64enc -}}
+{{- $key = $cert.Key | b64enc -}}
+{{- $caCrt = $ca.Cert | b64enc -}}
+{{- end -}}
+{{- $_ := set .Values "__berthWebhookCertificate" (dict "ca" $caCrt "crt" $crt "key" $key) -}}
+{{- end -}}
+{{- index .Values "__berthWebhookCertificate" | toJson -}}
+{{- end -}}
