@@ -201,7 +201,9 @@ TEST_F(Tenant, PodsLabelledAsBerthsButNotOwnedByARunHoldOnlyTheirRequests) {
 // and deleted it when the run went; a Pod of another owner counted as the run's rank. Now each run
 // fails InvalidSpec naming the object, which is left as it was, also after the runs are deleted.
 TEST_F(Tenant, RunsNamedLikeObjectsTheyDidNotCreateNeverAdoptOrDeleteThem) {
-  Nodes("own", 2, "4", "8Gi");
+  // Three instances: `web` takes two whole ones, `solo` the third, whichever is placed first (with
+  // two, `solo` could meet both held by `web` and fail NoCapacity instead; seen beside load).
+  Nodes("own", 3, "4", "8Gi");
   Fleet("own", "own", "  placement: cluster\n");
   Apply("apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{port: 80}]\n"
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: solo-0, labels: {app: solo}}\nspec:\n"
