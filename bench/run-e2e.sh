@@ -8,10 +8,12 @@ BUILD="${BERTH_BUILD_DIR:-$ROOT/build-bench}"
 scenario="$1"; name="$2"; shift 2
 case " $* " in *" --hollow 1 "*) name="$name-hollow" ;; esac  # hollow-node figures beside the others
 case " $* " in *" --kwok 1 "*) name="$name-kwok" ;; esac      # kwok-node figures beside the others
+case " $* " in *" --kueue 2 "*) name="$name-kueue-only" ;; esac  # Kueue alone (trying its set-up)
 
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager helm  # helm: the chart's policies
 case " $* " in *" --kwok 1 "*) "$ROOT/hack/build-kube.sh" kwok ;; esac
+case " $* " in *" --kueue "[12]" "*) "$ROOT/hack/build-kube.sh" kueue ;; esac  # Kueue beside berth (issue 32)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim
 

@@ -4,9 +4,10 @@
 #
 #   hack/build-kube.sh [TOOL...]            build what is missing (default: kube-apiserver etcd)
 #   hack/build-kube.sh --bin [VERSION]      print the directory the binaries of VERSION are in
+#   hack/build-kube.sh --kueue-dir          print the directory of Kueue's module (its config/)
 #
 # TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark kube-proxy
-#       etcd containerd helm kwok
+#       etcd containerd helm kwok kueue
 # BERTH_KUBE_VERSION picks the Kubernetes version (default 1.37 = v1.37.2; 1.35 = v1.35.4, the
 # oldest supported); etcd, containerd and Helm have one pinned version each.
 # Kubernetes binaries land in ~/.cache/berth/kubernetes-<version>/bin, the others in
@@ -35,7 +36,11 @@ ETCD_VERSION=v3.7.3
 CONTAINERD_VERSION=v2.4.2
 HELM_VERSION=v3.22.0
 KWOK_VERSION=v0.8.0
+KUEUE_VERSION=v0.17.0
 
+if [ "${1:-}" = "--kueue-dir" ]; then  # where Kueue's module (its config/: CRDs, webhooks) is
+  echo "${GOMODCACHE:-$CACHE/gomod}/sigs.k8s.io/kueue@$KUEUE_VERSION"; exit 0
+fi
 if [ "${1:-}" = "--bin" ]; then
   v=$(kube_version "${2:-}"); echo "$CACHE/kubernetes-${v#v}/bin"; exit 0
 fi
@@ -48,7 +53,7 @@ WHAT=("$@")
 
 out_of() {
   case "$1" in
-    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok) echo "$TBIN/$1" ;;
+    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok|kueue) echo "$TBIN/$1" ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark|kube-proxy) echo "$KBIN/$1" ;;
     *) echo "hack/build-kube.sh: unknown tool $1" >&2; return 1 ;;
   esac
@@ -159,5 +164,12 @@ for w in "${need[@]}"; do
       dir="$CACHE/src/kwok-${KWOK_VERSION#v}"
       module_dir "$dir" sigs.k8s.io/kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok
       build_one "$dir" sigs.k8s.io/kwok/cmd/kwok "$TBIN/kwok" "-X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" ;;
+    kueue)
+      # Kueue (sigs.k8s.io/kueue), the queue berth is measured beside (bench/peers.sh); its CRDs
+      # and webhook configuration come from the same module's config/components (kueue_config_dir).
+      dir="$CACHE/src/kueue-${KUEUE_VERSION#v}"
+      module_dir "$dir" sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue
+      build_one "$dir" sigs.k8s.io/kueue/cmd/kueue "$TBIN/kueue" \
+        "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" ;;
   esac
 done

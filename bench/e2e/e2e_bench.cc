@@ -45,9 +45,11 @@
 #include <vector>
 
 #include "../../tests/integration/harness.h"
+#include "kueue.h"
 #include "k8s/config.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
+#include "k8s/quantity.h"
 
 using namespace berth;
 using berth::testing::CommandResult;
@@ -328,13 +330,19 @@ std::map<std::string, double> ScrapeApiserver() {
     // Admission policies (evaluated inside the API server): their CEL checks, per policy kind.
     for (const char* part : {"sum", "count"}) {
       const std::pair<const char*, const char*> families[] = {
-          {"apiserver_admission_webhook_admission_duration_seconds_", "(webhook call) runs"},
+          {"apiserver_admission_webhook_admission_duration_seconds_", "(webhook call)"},
           {"apiserver_mutating_admission_policy_check_duration_seconds_", "(mutating policy check) runs"},
           {"apiserver_validating_admission_policy_check_duration_seconds_", "(validating policy check) runs"}};
       for (const auto& [family, key] : families) {
         const std::string name = std::string(family) + part + "{";
         if (line.rfind(name, 0) == 0) {
-          out[std::string(part[0] == 's' ? "t:" : "n:") + key] += std::stod(line.substr(line.rfind(' ') + 1));
+          // Webhook calls by the webhook's name (runs.berth.dev, mjob.kb.io, ...), policies as runs.
+          std::string what = key;
+          if (std::string(family).find("webhook") != std::string::npos) {
+            const size_t at = line.find("name=\"");
+            what += " " + (at == std::string::npos ? std::string("?") : line.substr(at + 6, line.find('"', at + 6) - at - 6));
+          }
+          out[std::string(part[0] == 's' ? "t:" : "n:") + what] += std::stod(line.substr(line.rfind(' ') + 1));
         }
       }
     }
@@ -358,7 +366,8 @@ std::map<std::string, double> ScrapeApiserver() {
       continue;
     }
     out["n:" + verb + " " + resource] += v;
-    if (verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE") continue;
+    // APPLY: a server-side apply (a PATCH of type apply, counted apart by the API server).
+    if (verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "APPLY" && verb != "DELETE") continue;
     const std::string code = label("code");
     out[verb + " " + resource + (code.size() == 3 && code[0] == '2' ? "" : " " + code)] += v;
   }
@@ -442,11 +451,9 @@ long RssKiB(int pid) {
   return -1;
 }
 
-// Serves berth's admission webhook from `controller_args` and registers it (certificates made
-// with openssl); returns the extra controller flags.
-std::vector<std::string> SetUpWebhook() {
-  std::string dir = ControlPlane::Get().dir() + "/webhook";
-  int port = berth::testing::FreePort();
+// A CA and a serving certificate for 127.0.0.1 (openssl) in `dir` (ca.crt, tls.crt, tls.key);
+// returns the CA's PEM.
+std::string MakeServingCert(const std::string& dir) {
   auto run = [](std::vector<std::string> args) {
     CommandResult r = berth::testing::RunCommand(args);
     if (r.exit_code != 0) {
@@ -465,11 +472,20 @@ std::vector<std::string> SetUpWebhook() {
   std::ifstream ca_in(dir + "/ca.crt");
   std::stringstream ca;
   ca << ca_in.rdbuf();
+  return ca.str();
+}
+
+// Serves berth's admission webhook from `controller_args` and registers it (certificates made
+// with openssl); returns the extra controller flags.
+std::vector<std::string> SetUpWebhook() {
+  std::string dir = ControlPlane::Get().dir() + "/webhook";
+  int port = berth::testing::FreePort();
+  const std::string ca = MakeServingCert(dir);
   Kubectl({"apply", "-f", "-"},
           "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: berth-runs}\n"
           "webhooks:\n- name: runs.berth.dev\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Ignore\n"
           "  clientConfig:\n    url: https://127.0.0.1:" + std::to_string(port) + "/mutate-runs\n    caBundle: " +
-              k8s::Base64Encode(ca.str()) +
+              k8s::Base64Encode(ca) +
               "\n  rules:\n  - apiGroups: [berth.dev]\n    apiVersions: [v1alpha1]\n    operations: [CREATE]\n"
               "    resources: [runs]\n");
   return {"--webhook-bind-address=127.0.0.1:" + std::to_string(port), "--webhook-cert-dir=" + dir};
@@ -539,6 +555,122 @@ pid_t StartJobController() {
   return Spawn(args, cp.dir() + "/kube-controller-manager-jobs.log");
 }
 
+// Kueue (hack/build-kube.sh kueue): its binary (CACHE/tools/bin) and the module its CRDs and
+// webhooks come from (the Go module cache).
+std::string KueueBin() {
+  std::string d = KwokBin();
+  return d.substr(0, d.rfind('/')) + "/kueue";
+}
+std::string KueueModuleDir() {
+  static const std::string dir = [] {
+    CommandResult r = berth::testing::RunCommand({"bash", std::string(BERTH_SOURCE_DIR) + "/hack/build-kube.sh", "--kueue-dir"});
+    return r.out.substr(0, r.out.find('\n'));
+  }();
+  return dir;
+}
+std::string KueueVersion() { return KueueModuleDir().substr(KueueModuleDir().rfind('@') + 1); }
+
+// The allocatable capacity of the nodes labelled pool=POOL: {cpu, memory in Gi, GPUs}.
+std::array<long long, 3> PoolCapacity(const std::string& pool) {
+  k8s::ListOptions opts;
+  opts.label_selector = "pool=" + pool;
+  std::array<long long, 3> sum{0, 0, 0};
+  std::string rv;
+  k8s::Status st = Client()->ListEach(k8s::resources::kNodes.Path(), opts, [&](const k8s::json::Value& node) {
+    const k8s::json::Value* a = k8s::json::Find(node, {"status", "allocatable"});
+    if (a == nullptr) return;
+    auto cpu = k8s::ParseMilliValue(k8s::json::GetString(*a, "cpu"));
+    auto mem = k8s::ParseValue(k8s::json::GetString(*a, "memory"));
+    auto gpu = k8s::ParseValue(k8s::json::GetString(*a, "nvidia.com/gpu", "0"));
+    if (cpu.ok()) sum[0] += *cpu / 1000;
+    if (mem.ok()) sum[1] += *mem / (1LL << 30);
+    if (gpu.ok()) sum[2] += *gpu;
+  }, &rv);
+  if (!st.ok()) {
+    std::fprintf(stderr, "listing nodes failed: %s\n", st.ToString().c_str());
+    std::exit(1);
+  }
+  return sum;
+}
+
+// Waits until OBJECT (kind/name) has condition TYPE True (kubectl wait refuses an object that has
+// no conditions yet); gives up after 120 s, stopping the control plane.
+void AwaitCondition(const std::string& object, const std::string& type) {
+  const std::vector<std::string> get = {"get", object, "-o", "jsonpath={.status.conditions[?(@.type==\"" + type + "\")].status}"};
+  if (!Eventually([&] { return ControlPlane::Get().Kubectl(get).out == "True"; }, std::chrono::seconds(120))) {
+    std::fprintf(stderr, "%s: no condition %s=True within 120 s (control plane %s)\n", object.c_str(), type.c_str(),
+                 ControlPlane::Get().dir().c_str());
+    StopControlPlane();
+    std::exit(1);
+  }
+}
+
+struct KueueRun {
+  pid_t pid = -1;
+  std::string flags;
+};
+
+// Installs Kueue on the current control plane (its CRDs, its webhooks for Jobs and its own kinds
+// by URL, bench/e2e/kueue.h says why), starts it and gives it one queue: a ResourceFlavor for the
+// nodes labelled pool=POOL, a ClusterQueue with their whole capacity, a LocalQueue in `ns`.
+KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_for_pods_ready) {
+  const auto& cp = ControlPlane::Get();
+  const std::string mod = KueueModuleDir();
+  Kubectl({"apply", "--server-side", "-f", mod + "/config/components/crd/bases"});
+  for (const char* crd : {"workloads", "clusterqueues", "localqueues", "resourceflavors", "workloadpriorityclasses", "cohorts",
+                          "admissionchecks", "topologies"}) {
+    AwaitCondition(std::string("crd/") + crd + ".kueue.x-k8s.io", "Established");
+  }
+  Kubectl({"create", "namespace", "kueue-system"});
+  bench::KueueProcessConfig c;
+  c.webhook_port = berth::testing::FreePort();
+  c.metrics_port = berth::testing::FreePort();
+  c.health_port = berth::testing::FreePort();
+  c.cert_dir = cp.dir() + "/kueue-certs";
+  c.wait_for_pods_ready = wait_for_pods_ready;
+  const std::string ca = MakeServingCert(c.cert_dir);
+  // Without internal certificate management, Kueue 0.17 serves its metrics with the certificate
+  // at the fixed path /etc/kueue/metrics/certs (a mounted Secret in its Deployment): the same
+  // serving certificate goes there.
+  const std::string metrics_certs = "/etc/kueue/metrics/certs";
+  if (berth::testing::RunCommand({"mkdir", "-p", metrics_certs}).exit_code != 0 ||
+      berth::testing::RunCommand({"cp", c.cert_dir + "/tls.crt", c.cert_dir + "/tls.key", metrics_certs + "/"}).exit_code != 0) {
+    std::fprintf(stderr, "cannot write Kueue's metrics certificate to %s (Kueue reads it from there)\n", metrics_certs.c_str());
+    StopControlPlane();
+    std::exit(1);
+  }
+  const std::string config = cp.dir() + "/kueue-config.yaml";
+  std::ofstream(config) << bench::KueueConfiguration(c);
+  KueueRun k;
+  k.pid = Spawn({KueueBin(), "--config=" + config, "--kubeconfig=" + cp.kubeconfig()}, cp.dir() + "/kueue.log");
+  k.flags = bench::KueueFlags(c);
+  const std::string health = "http://127.0.0.1:" + std::to_string(c.health_port) + "/readyz";
+  if (!Eventually([&] { int code = 0; berth::testing::HttpGet(health, &code); return code == 200; }, std::chrono::seconds(120))) {
+    std::fprintf(stderr, "kueue did not become ready; see %s/kueue.log\n", cp.dir().c_str());
+    StopProcess(k.pid);
+    ControlPlane::Get().Stop();
+    std::exit(1);
+  }
+  std::ifstream manifests_in(mod + "/config/components/webhook/manifests.yaml");
+  std::stringstream manifests;
+  manifests << manifests_in.rdbuf();
+  const std::string webhooks = bench::KueueWebhooks(manifests.str(), c.webhook_port, k8s::Base64Encode(ca));
+  if (webhooks.empty()) {
+    std::fprintf(stderr, "no webhook found in %s/config/components/webhook/manifests.yaml\n", mod.c_str());
+    std::exit(1);
+  }
+  Kubectl({"apply", "-f", "-"}, webhooks);
+  const auto cap = PoolCapacity(pool);
+  const std::string queues = bench::KueueQueues(pool, ns, cap[0], cap[1], cap[2]);
+  // Its own webhooks check the queues: retried until the API server reaches them.
+  if (!Eventually([&] { return ControlPlane::Get().Kubectl({"apply", "-f", "-"}, queues).exit_code == 0; }, std::chrono::seconds(60))) {
+    std::fprintf(stderr, "the Kueue queues could not be created; see %s/kueue.log\n", cp.dir().c_str());
+    std::exit(1);
+  }
+  AwaitCondition("clusterqueue/" + std::string(bench::kKueueClusterQueue), "Active");
+  return k;
+}
+
 struct AnchorResult {
   std::string name, flags, timed, unit;
   double seconds = 0, creating = 0;  // timed; of which the benchmark spent creating the objects
@@ -573,7 +705,7 @@ double SampleValue(const std::string& page, const std::string& sample) {
   return 0;
 }
 
-enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs };
+enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue };
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
@@ -620,12 +752,18 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
     out.name = "kube-scheduler " + KubeVersion() + ", pre-made Pods";
     out.timed = "first Pod created -> every Pod";
     out.unit = "pods/s";
-    if (anchor == Anchor::kJobs) {
+    if (anchor == Anchor::kJobs || anchor == Anchor::kKueue) {
       kube.push_back(StartJobController());
       out.flags += "; kube-controller-manager " + Join(JobControllerFlags());
       out.name = "Jobs: kube-controller-manager's Job controller + kube-scheduler " + KubeVersion();
       out.timed = "first Job created -> every Pod";
       out.unit = "jobs/s";
+    }
+    if (anchor == Anchor::kKueue) {
+      const KueueRun k = StartKueue("pool", ns, false);
+      kube.push_back(k.pid);
+      out.flags = k.flags + "; " + out.flags;
+      out.name = "Kueue " + KueueVersion() + " + Job controller + kube-scheduler " + KubeVersion();
     }
     for (pid_t p : kube) scheduler_pids.push_back(p);
   }
@@ -685,6 +823,9 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
         MustCreate(k8s::resources::kPods.Path(ns), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p)" + n +
                                                        R"("},"spec":)" + pod_spec + "}");
         break;
+      case Anchor::kKueue:
+        MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::KueueJob("j" + n, pod_spec));
+        break;
       case Anchor::kJobs:
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs",
                    R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j)" + n +
@@ -739,7 +880,9 @@ int Throughput() {
     anchors = {admission == 2 ? Anchor::kBerthPolicies : admission == 1 ? Anchor::kBerthWebhook : Anchor::kBerth};
   } else {
     anchors = {Anchor::kKubeScheduler, Anchor::kJobs, Anchor::kBerth, Anchor::kBerthWebhook, Anchor::kBerthPolicies};
+    if (Flag("kueue", 0) != 0) anchors.push_back(Anchor::kKueue);
   }
+  if (Flag("kueue", 0) == 2) anchors = {Anchor::kKueue};  // Kueue alone (trying its set-up)
   std::map<Anchor, AnchorResult> results;
   for (Anchor a : anchors) {
     auto r = RunAnchor(a, nodes, runs);
@@ -753,7 +896,7 @@ int Throughput() {
               KubeVersion().c_str());
   if (Kwok()) std::printf("kwok %s\n\n", ("`" + Join(KwokFlags()) + "`").c_str());
   std::printf("Each row on a fresh control plane (etcd + kube-apiserver) with fresh nodes. Writes per job: POST, PUT, PATCH "
-              "and DELETE counted by the API server (`apiserver_request_total`, before and after; the user's own create "
+              "(server-side APPLY included) and DELETE counted by the API server (`apiserver_request_total`, before and after; the user's own create "
               "included; Node and Lease heartbeats left out). CPU: seconds of CPU each process used while timed.\n\n");
   std::printf("| anchor | flags | what is timed | seconds (of which creating the %d objects) | per second | writes per job | CPU s: apiserver / etcd / scheduler / bench driver%s | refused by a kubelet |\n|---|---|---|---|---|---|---|---|\n", runs,
               Kwok() ? " / kwok" : "");
@@ -786,6 +929,13 @@ int Throughput() {
     for (Anchor a : {Anchor::kBerthPolicies, Anchor::kBerthWebhook, Anchor::kBerth}) {
       const double s = results[a].seconds;
       std::printf("| %s | **%.2f** | **%.2f** |\n", results[a].name.c_str(), ks / s, jobs / s);
+    }
+  }
+  if (results.count(Anchor::kKueue) != 0 && results.count(Anchor::kBerthPolicies) != 0) {
+    const double kueue = results[Anchor::kKueue].seconds;
+    std::printf("\n| berth | / Kueue, end to end (goal >= 2.0) |\n|---|---|\n");
+    for (Anchor a : {Anchor::kBerthPolicies, Anchor::kBerthWebhook, Anchor::kBerth}) {
+      std::printf("| %s | **%.2f** |\n", results[a].name.c_str(), kueue / results[a].seconds);
     }
   }
   return 0;

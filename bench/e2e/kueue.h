@@ -1,0 +1,62 @@
+#pragma once
+// Kueue (sigs.k8s.io/kueue, built by hack/build-kube.sh kueue) as a benchmark anchor: the text of
+// what the benchmark applies to a fresh control plane before it starts the kueue process. Pure
+// (strings in, strings out); the driver (e2e_bench.cc) does the I/O.
+//
+// How Kueue is run, and why (docs/performance.md "Kueue beside berth"):
+// - as a process on this machine, like berth's controller in these benchmarks, against the same
+//   API server; its webhooks are registered by URL (https://127.0.0.1:PORT/...) with a serving
+//   certificate the benchmark makes, as cert-manager would hand it one. Kueue's internal
+//   certificate management writes its certificate into a Secret that a Pod mounts; a process has
+//   no such mount, so it is off (internalCertManagement.enable: false); Kueue then reads its
+//   metrics certificate from the fixed path /etc/kueue/metrics/certs, where the benchmark copies
+//   the same certificate. The on-demand visibility API (an aggregated API server inside kueue
+//   whose certificate is read from the fixed path /visibility) is off: no scenario reads it.
+// - with the webhooks Kueue's own manifests (config/components/webhook/manifests.yaml of the
+//   module) register for the integrations it runs (batch/job) and its own kinds, unchanged but for
+//   the client configuration (a URL instead of the in-cluster Service);
+// - configured as its docs recommend for one pool of nodes: one ResourceFlavor for the pool, one
+//   ClusterQueue whose nominal quota is the pool's capacity, one LocalQueue in the namespace of
+//   the jobs; its client unthrottled (clientConnection qps/burst 5000), leader election off (one
+//   replica, as every anchor here), everything else at its defaults (groupKindConcurrency as
+//   the module's controller_manager_config.yaml).
+
+#include <string>
+#include <vector>
+
+namespace berth::bench {
+
+inline constexpr const char* kKueueQueue = "lq";          // the LocalQueue in the jobs' namespace
+inline constexpr const char* kKueueClusterQueue = "cq";
+inline constexpr const char* kKueueFlavor = "pool";
+
+// Kueue's webhook configurations (the module's manifests.yaml) with only the webhooks whose path
+// serves a batch/v1 Job or one of Kueue's own kinds, each pointed at https://127.0.0.1:PORT<path>
+// with `ca_bundle_b64`, and the configurations renamed kueue-mutating/kueue-validating. Returns ""
+// when the text does not look like the manifests (no webhook kept).
+std::string KueueWebhooks(const std::string& manifests, int port, const std::string& ca_bundle_b64);
+
+struct KueueProcessConfig {
+  int webhook_port = 0, metrics_port = 0, health_port = 0;
+  std::string cert_dir;        // tls.crt and tls.key
+  bool wait_for_pods_ready = false;  // gangs: all-or-nothing admission (waitForPodsReady)
+};
+
+// The Configuration file (config.kueue.x-k8s.io/v1beta2) kueue runs with.
+std::string KueueConfiguration(const KueueProcessConfig& c);
+
+// The settings of KueueConfiguration that differ from Kueue's defaults, for the results table.
+std::string KueueFlags(const KueueProcessConfig& c);
+
+// ResourceFlavor kKueueFlavor (nodes labelled pool=POOL), ClusterQueue kKueueClusterQueue with a
+// nominal quota of the pool's capacity (cpu, memory, nvidia.com/gpu), LocalQueue kKueueQueue in
+// `ns`, and WorkloadPriorityClasses low (10), normal (50) and high (90).
+std::string KueueQueues(const std::string& pool, const std::string& ns, long long cpu, long long memory_gi,
+                        long long gpus);
+
+// A batch/v1 Job for Kueue's LocalQueue (kueue.x-k8s.io/queue-name): `parallelism` = completions
+// Pods of `pod_spec` (a JSON PodSpec), optionally with a WorkloadPriorityClass.
+std::string KueueJob(const std::string& name, const std::string& pod_spec, int parallelism = 1,
+                     const std::string& priority_class = {});
+
+}  // namespace berth::bench
