@@ -941,19 +941,47 @@ int Throughput() {
   return 0;
 }
 
-int Gangs() {
-  const int nodes = Flag("nodes", Hollow() ? 48 : 1000), runs = Flag("runs", Hollow() ? nodes / 4 : 250), size = 4;
+struct GangResult {
+  std::string name, flags;
+  bool done = false;
+  double seconds = 0;
+  int samples = 0, violations = 0, partial = 0, refused = 0;
+};
+
+// One gang anchor on a fresh control plane: berth's Runs of nodes: SIZE, or (kueue) Kueue's Jobs of
+// parallelism = completions = SIZE whose Pods each take a whole node (8 GPUs), admitted by Kueue
+// (waitForPodsReady when a kubelet-like agent makes Pods ready: kwok, hollow) and bound by
+// kube-scheduler. The same sampler checks both while they land: a gang's bound Pods are never on
+// more than SIZE nodes and no node holds two gangs; at the end, no gang is partly bound.
+GangResult RunGangs(bool kueue, int nodes, int runs, int size) {
   StartControlPlane();
   if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "controller-manager", ControlPlane::Get().dir()});
-  Kubectl({"create", "namespace", "gang-bench"});
+  const std::string ns = "gang-bench";
+  Kubectl({"create", "namespace", ns});
   MakeNodes("gang", nodes);
-  Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gang}\nspec:\n  nodeSelector: {pool: gang}\n  blocks: auto\n  placement: cluster\n");
-  ControllerProcess controller({}, "bench-controller");
-  controller.Start();
+  GangResult out;
+  std::unique_ptr<ControllerProcess> controller;
+  std::vector<pid_t> kube;
+  if (kueue) {
+    kube.push_back(StartKubeScheduler());
+    kube.push_back(StartJobController());
+    const KueueRun k = StartKueue("gang", ns, Agent());
+    kube.push_back(k.pid);
+    out.name = "Kueue " + KueueVersion() + " + Job controller + kube-scheduler " + KubeVersion();
+    out.flags = k.flags + "; kube-scheduler " + Join(kSchedulerFlags) + "; kube-controller-manager " + Join(JobControllerFlags());
+  } else {
+    Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gang}\nspec:\n  nodeSelector: {pool: gang}\n  blocks: auto\n  placement: cluster\n");
+    controller = std::make_unique<ControllerProcess>(std::vector<std::string>{}, "bench-controller");
+    controller->Start();
+    out.name = "berth";
+    out.flags = "(defaults); Fleet placement: cluster";
+  }
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  BoundPods pods("gang-bench");
-  // Sample the invariant while the gangs land: a gang's bound pods are only on its placement,
-  // never more than its size, and no node holds two gangs.
+  BoundPods pods(ns);
+  // Which gang a Pod is of: its Run (berth) or its Job (Kueue).
+  auto gang_of = [&](const k8s::Pod& p) {
+    return kueue ? p.meta.Label("batch.kubernetes.io/job-name") : p.meta.Label("berth.dev/run");
+  };
   std::atomic<bool> sampling{true};
   std::atomic<int> samples{0}, violations{0};
   std::thread sampler([&] {
@@ -962,8 +990,7 @@ int Gangs() {
       std::map<std::string, int> runs_on_node;
       for (const auto& p : pods.informer().List()) {
         if (p->node_name.empty()) continue;
-        std::string run = p->meta.Label("berth.dev/run");
-        if (nodes_of_run[run].insert(p->node_name).second) ++runs_on_node[p->node_name];
+        if (nodes_of_run[gang_of(*p)].insert(p->node_name).second) ++runs_on_node[p->node_name];
       }
       for (auto& [run, ns] : nodes_of_run) violations += static_cast<int>(ns.size()) > size;
       for (auto& [node, n] : runs_on_node) violations += n > 1;
@@ -971,37 +998,52 @@ int Gangs() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
+  const std::string whole_node = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":)"
+                                 R"({"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"8"},"limits":{"nvidia.com/gpu":"8"}}}]})";
   auto t0 = Clock::now();
   Parallel(runs, 16, [&](int i) {
-    MustCreate(k8s::resources::kRuns.Path("gang-bench"), RunBody("g" + std::to_string(i), R"("nodes":4,"resources":{"gpu":8},)"));
+    if (kueue) {
+      MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::KueueJob("g" + std::to_string(i), whole_node, size));
+    } else {
+      MustCreate(k8s::resources::kRuns.Path(ns), RunBody("g" + std::to_string(i), R"("nodes":4,"resources":{"gpu":8},)"));
+    }
   });
-  bool done = Eventually([&] { return pods.Done(runs * size); }, std::chrono::seconds(600));
-  double s = Seconds(pods.DoneAt() - t0);
+  out.done = Eventually([&] { return pods.Done(runs * size); }, std::chrono::seconds(600));
+  out.seconds = Seconds(pods.DoneAt() - t0);
   sampling = false;
   sampler.join();
-  // Placement all-or-nothing, checked on the Runs themselves.
-  auto list = Client()->List(k8s::resources::kRuns.Path("gang-bench"));
-  int partial = 0;
-  if (list.ok()) {
-    for (auto& r : list->items) {
-      const json::Value* p = json::Find(r, {"status", "placement"});
-      size_t n = p != nullptr && p->IsArray() ? p->Size() : 0;
-      partial += n != 0 && n != static_cast<size_t>(size);
-    }
-  }
-  controller.Stop();
+  // All or nothing at the end, on the Pods: a gang with some but not all of its Pods bound.
+  std::map<std::string, int> bound_of;
+  for (const auto& p : pods.informer().List()) bound_of[gang_of(*p)] += p->node_name.empty() ? 0 : 1;
+  for (const auto& [gang, n] : bound_of) out.partial += n != 0 && n != size;
+  out.samples = samples.load();
+  out.violations = violations.load();
+  out.refused = pods.refused();
+  if (controller) controller->Stop();
+  for (pid_t p : kube) StopProcess(p);
   pods.informer().Stop();
+  StopControlPlane();
+  return out;
+}
+
+int Gangs() {
+  const int nodes = Flag("nodes", Hollow() ? 48 : 1000), runs = Flag("runs", Hollow() ? nodes / 4 : 250), size = 4;
+  std::vector<GangResult> results = {RunGangs(false, nodes, runs, size)};
+  if (Flag("kueue", 0) != 0) results.push_back(RunGangs(true, nodes, runs, size));
   std::printf("\n## Gangs: %d runs of nodes: %d on %d whole-node instances (%s; Kubernetes %s)\n\n", runs, size, nodes,
               Hollow()  ? "kubemark hollow nodes, timed until every Pod is admitted and Running"
               : Kwok() ? "kwok-managed Node objects, timed until kwok reports every Pod Running"
                        : "bare Node objects, timed until every Pod is bound",
               KubeVersion().c_str());
   if (Kwok()) std::printf("kwok %s\n\n", ("`" + Join(KwokFlags()) + "`").c_str());
-  std::printf("| all done | seconds | gangs/s | pods/s | samples | invariant violations | partial placements | refused by a kubelet |\n|---|---|---|---|---|---|---|---|\n");
-  std::printf("| %s | %.2f | %.1f | %.0f | %d | %d | %d | %d |\n", done ? "yes" : "NO", s, runs / s, runs * size / s, samples.load(),
-              violations.load(), partial, pods.refused());
-  StopControlPlane();
-  return done && violations == 0 && partial == 0 && pods.refused() == 0 ? 0 : 1;
+  std::printf("| anchor | flags | all done | seconds | gangs/s | pods/s | samples | invariant violations | partial placements | refused by a kubelet |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  bool ok = true;
+  for (const GangResult& r : results) {
+    std::printf("| %s | `%s` | %s | %.2f | %.1f | %.0f | %d | %d | %d | %d |\n", r.name.c_str(), r.flags.c_str(), r.done ? "yes" : "NO",
+                r.seconds, runs / r.seconds, runs * size / r.seconds, r.samples, r.violations, r.partial, r.refused);
+    ok = ok && r.done && r.violations == 0 && r.partial == 0 && r.refused == 0;
+  }
+  return ok ? 0 : 1;
 }
 
 // The queue scenarios' set-up: namespace NAME-bench, one node in fleet NAME (one block), and
