@@ -157,7 +157,7 @@ std::string KueueQueues(const std::string& pool, const std::string& ns, long lon
       "---\n"
       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: " + kKueueQueue + ", namespace: " + ns +
       "}\nspec:\n  clusterQueue: " + kKueueClusterQueue + "\n";
-  for (const auto& [name, value] : std::vector<std::pair<std::string, int>>{{"low", 10}, {"normal", 50}, {"high", 90}}) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, int>>{{"low", 10}, {"normal", 50}, {"high", 90}, {"top", 100}}) {
     y += "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: " + name +
          "}\nvalue: " + std::to_string(value) + "\n";
   }

@@ -50,7 +50,7 @@ std::string KueueFlags(const KueueProcessConfig& c);
 
 // ResourceFlavor kKueueFlavor (nodes labelled pool=POOL), ClusterQueue kKueueClusterQueue with a
 // nominal quota of the pool's capacity (cpu, memory, nvidia.com/gpu), LocalQueue kKueueQueue in
-// `ns`, and WorkloadPriorityClasses low (10), normal (50) and high (90).
+// `ns`, and WorkloadPriorityClasses low (10), normal (50), high (90) and top (100).
 std::string KueueQueues(const std::string& pool, const std::string& ns, long long cpu, long long memory_gi,
                         long long gpus);
 
