@@ -166,8 +166,10 @@ if [ "$SMOKE" = 1 ]; then
         grep -qw -- "$leader" <<<"$pods" || { echo "berth: the Lease is held by \"$leader\", not one of berth's Pods ($pods)" >&2; exit 1; }
         echo "the leader: $leader"
       fi
-      for _ in $(seq 1 50); do curl -sf 127.0.0.1:18080/queue >/dev/null && break; sleep 0.2; done
-      curl -sf 127.0.0.1:18080/queue >/dev/null || { echo "berth: the queue is not served on 127.0.0.1:18080" >&2; exit 1; }
+      # The queue answers only a caller with a token (issue 29, 8): the admin's here.
+      queue_auth=(-H "Authorization: Bearer $(cat "$DIR/admin.token")")
+      for _ in $(seq 1 50); do curl -sf "${queue_auth[@]}" 127.0.0.1:18080/queue >/dev/null && break; sleep 0.2; done
+      curl -sf "${queue_auth[@]}" 127.0.0.1:18080/queue >/dev/null || { echo "berth: the queue is not served on 127.0.0.1:18080" >&2; exit 1; }
       if [ "$SIM" = 0 ]; then
         logs=""
         for _ in $(seq 1 100); do
@@ -202,7 +204,7 @@ cat <<TXT
 berth is running locally (controller: $(if [ "$HOST" = 1 ]; then echo "a process, log $DIR/controller.log";
   else echo "two Pods in berth-system, kubectl -n berth-system get pods; logs: kubectl -n berth-system logs deploy/berth-controller"; fi); nodes: $(if [ "$SIM" = 1 ]; then
   echo "simulated, $DIR/kubelet-sim.log"; else echo "real kubelets, logs in $DIR/nodes/NODE/"; fi)).
-Dashboard: http://127.0.0.1:18080/ $(if [ "$HOST" = 0 ]; then echo "(kubectl port-forward to the Service) "; fi)(token for priority changes, stop, suspend, resume and logs:
+Dashboard: http://127.0.0.1:18080/ $(if [ "$HOST" = 0 ]; then echo "(kubectl port-forward to the Service) "; fi)(token for the queue, priority changes, stop, suspend, resume and logs:
 the content of $DIR/admin.token)
 
 A short tour, in another shell:
@@ -218,7 +220,7 @@ More:
   kubectl berth suspend train-llm                       # out of the queue until kubectl berth resume train-llm
   kubectl logs train-llm-1                              # rank 1 of the 2-node run, once it runs
   kubectl berth apply -Q -f examples/runs.yaml          # run the examples again (ended runs are resubmitted)
-  curl -s 127.0.0.1:18080/queue                         # the controller's exact queue (JSON)
+  curl -s -H "Authorization: Bearer \$(cat $DIR/admin.token)" 127.0.0.1:18080/queue   # the controller's exact queue (JSON)
 
 Press Ctrl-C to stop everything.
 TXT

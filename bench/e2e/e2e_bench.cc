@@ -1047,7 +1047,7 @@ int Gangs() {
 }
 
 // The queue scenarios' set-up: namespace NAME-bench, one node in fleet NAME (one block), and
-// berth-controller serving /metrics and /queue on `port`.
+// berth-controller serving /metrics and /queue on `port` (read with the admin token).
 struct OneBlockQueue {
   std::string ns;
   int port = 0;
@@ -1208,14 +1208,14 @@ int Priority() {
   Parallel(pending, 16, [&](int i) { MustCreate(k8s::resources::kRuns.Path(ns), RunBody("q" + std::to_string(i), queued)); });
   std::string queue_url = "http://127.0.0.1:" + std::to_string(port) + "/queue?limit=1";
   auto first_in_queue = [&] {
-    auto doc = json::Parse(berth::testing::HttpGet(queue_url));
+    auto doc = json::Parse(berth::testing::HttpGet(queue_url, nullptr, ControlPlane::Get().AdminToken()));
     if (!doc.ok()) return std::string();
     const json::Value* items = json::Find(*doc, {"items"});
     if (items == nullptr || !items->IsArray() || items->Empty()) return std::string();
     return json::GetString((*items)[0], "name");
   };
   if (!Eventually([&] {
-        auto doc = json::Parse(berth::testing::HttpGet(queue_url));
+        auto doc = json::Parse(berth::testing::HttpGet(queue_url, nullptr, ControlPlane::Get().AdminToken()));
         return doc.ok() && json::GetInt(*doc, "total") == pending;
       }, std::chrono::seconds(300))) {
     std::fprintf(stderr, "the queue never held %d runs\n", pending);
@@ -1355,7 +1355,7 @@ int Positions() {
   const std::string queue_url = "http://127.0.0.1:" + std::to_string(port) + "/queue?limit=100";
   auto top_names = [&] {
     std::vector<std::string> out;
-    auto doc = json::Parse(berth::testing::HttpGet(queue_url));
+    auto doc = json::Parse(berth::testing::HttpGet(queue_url, nullptr, ControlPlane::Get().AdminToken()));
     if (!doc.ok()) return out;
     const json::Value* items = json::Find(*doc, {"items"});
     if (items == nullptr || !items->IsArray()) return out;
@@ -1587,7 +1587,7 @@ int Scale() {
   const long rss_end = RssKiB(controller.pid());
   // How many runs berth holds queued (the /queue endpoint's total).
   long queued_total = -1;
-  if (auto doc = json::Parse(berth::testing::HttpGet(base + "/queue?limit=1")); doc.ok()) queued_total = json::GetInt(*doc, "total", -1);
+  if (auto doc = json::Parse(berth::testing::HttpGet(base + "/queue?limit=1", nullptr, ControlPlane::Get().AdminToken())); doc.ok()) queued_total = json::GetInt(*doc, "total", -1);
 
   // "slow scheduling pass: N ms ..." lines: those the window wrote, and all since the start.
   std::vector<double> slow_window, slow_all;

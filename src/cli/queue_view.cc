@@ -179,11 +179,12 @@ namespace {
 
 // One page: the request, and again while a standby answers (up to `standby_tries` in all).
 k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::string& server, const std::string& where,
-                                      const std::string& path, int standby_tries) {
+                                      const std::string& path, int standby_tries, const std::string& token) {
   const std::string unreachable = "the berth controller is not reachable through the API server (" + where + "): ";
   k8s::HttpRequest req;
   req.method = "GET";
   req.path = path;
+  if (!token.empty()) req.headers.emplace_back("X-Berth-Token", token);
   for (int attempt = 1;; ++attempt) {
     auto r = transport.Send(req);
     if (!r.ok()) {
@@ -193,6 +194,13 @@ k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::stri
     }
     if (r->status < 200 || r->status >= 300) {
       Status api = k8s::Client::ErrorFromResponse(*r);
+      if (api.reason().empty() && (api.IsForbidden() || api.IsUnauthorized())) {
+        // The controller's own answer (the API server's is a Status): what the token may see.
+        std::string m = api.message();
+        while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+        return Status::Error("the berth controller (" + where + ") refused: " + m, api.code(),
+                             api.IsForbidden() ? "Forbidden" : "Unauthorized");
+      }
       if (api.IsForbidden()) return Status::Error(api.message(), 403, api.reason());
       if (api.IsUnauthorized()) {
         return Status::Error("the API server did not accept the credentials (401 Unauthorized): " + api.message(), 401,
@@ -216,15 +224,16 @@ k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::stri
 }  // namespace
 
 k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
-                                  const std::string& service, const std::string& ns, int64_t limit, int standby_tries) {
+                                  const std::string& service, const std::string& ns, int64_t limit, int standby_tries,
+                                  const std::string& token) {
   constexpr int64_t kMaxPage = 1000;  // the most the controller answers at once
   const std::string where = "service " + controller_ns + "/" + service;
   QueueView all;
-  std::string token;
+  std::string next;  // the continue token of the last page
   for (bool first = true;; first = false) {
     const int64_t want = limit == 0 ? 0 : std::min(kMaxPage, limit - static_cast<int64_t>(all.items.size()));
-    auto page = FetchQueuePage(transport, server, where, QueueProxyPath(controller_ns, service, ns, want, token),
-                               standby_tries);
+    auto page = FetchQueuePage(transport, server, where, QueueProxyPath(controller_ns, service, ns, want, next),
+                               standby_tries, token);
     if (!page.ok()) return page.status();
     if (first) {
       all.leader = page->leader;
@@ -233,9 +242,9 @@ k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& 
     }
     for (auto& it : page->items) all.items.push_back(std::move(it));
     // Positions only grow from page to page; a token that does not is not followed (no loop).
-    const bool more = !page->continue_token.empty() && page->continue_token != token && !page->items.empty();
+    const bool more = !page->continue_token.empty() && page->continue_token != next && !page->items.empty();
     if (!more || (limit > 0 && static_cast<int64_t>(all.items.size()) >= limit)) break;
-    token = page->continue_token;
+    next = page->continue_token;
   }
   if (limit > 0 && static_cast<int64_t>(all.items.size()) > limit) all.items.resize(static_cast<size_t>(limit));
   return all;

@@ -69,15 +69,17 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f);
 std::string QueueItemsJson(const QueueView& q);
 
 // Reads the queue. Errors are sentences for the user: Forbidden and Unauthorized carry the API's
-// message; a missing Service, no endpoints, a refused connection or a 5xx from the proxy say that
+// (or the controller's) message; a missing Service, no endpoints, a refused connection or a 5xx from the proxy say that
 // the controller is not reachable through the API server. No retries (`server` only names the API
 // server in the message when it does not answer at all), except that an answer from a standby
 // replica is asked again, up to `standby_tries` requests in all, before it is reported.
 // `limit` 0: every run, page after page (the controller answers at most 1000 per request); else
 // at most `limit` runs, in as many pages as that takes. Pages are read one after the other, each
 // from the queue of its moment: a run that moved between two reads may show twice or not at all.
+// `token`: the user's bearer token, sent again as X-Berth-Token (the API server's proxy removes the
+// Authorization header it authenticated): the controller shows the runs this token may list.
 k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
                                   const std::string& service, const std::string& ns, int64_t limit,
-                                  int standby_tries = 5);
+                                  int standby_tries = 5, const std::string& token = {});
 
 }  // namespace berth::cli

@@ -66,18 +66,14 @@ HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 
 
 }  // namespace
 
-DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::RunController& engine, QueueJsonFn queue_json)
-    : client_(std::move(client)), engine_(engine), queue_json_(std::move(queue_json)) {}
+DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::RunController& engine, QueueReplyFn queue_reply)
+    : client_(std::move(client)), engine_(engine), queue_reply_(std::move(queue_reply)) {}
 
 void DashboardApi::Register(HttpServer& server) {
   server.Handle("/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/static/", [this](const HttpRequestView& req) { return Static(req); });
-  server.Handle("/api/queue", [this](const HttpRequestView& req) {
-    QueueQuery q;
-    std::string message;
-    if (ParseQueueQuery(req, q, message) != 0) return JsonError(400, message);
-    return JsonReply(200, queue_json_(q));
-  }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/queue", [this](const HttpRequestView& req) { return queue_reply_(req); },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",

@@ -1,6 +1,7 @@
 #pragma once
-// The dashboard's HTTP API and static files. Reads come from the controller's caches (queue,
-// fleets) or, for a run's details, from the API with the viewer's own token (401 without one;
+// The dashboard's HTTP API and static files. Reads come from the controller's caches (the queue,
+// only the runs the viewer's token may list, 401 without one; the fleets, which name no run) or,
+// for a run's details, from the API with the viewer's own token (401 without one;
 // metadata.annotations and metadata.managedFields are left out of the answer). Namespace and name
 // in a path are checked as Kubernetes names (400) and escaped before they reach an API path.
 // A run's logs (the tail of each rank's Pod of its current attempt, through the API server's
@@ -29,10 +30,11 @@ inline constexpr int kMaxLogRanks = 16;
 
 class DashboardApi {
  public:
-  using QueueJsonFn = std::function<std::string(const QueueQuery& query)>;
+  // GET /api/queue: the queue as the caller may see it (Manager::QueueReply).
+  using QueueReplyFn = std::function<HttpReply(const HttpRequestView& req)>;
   // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
   // of its own (no client certificate, no token; see Manager).
-  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::RunController& engine, QueueJsonFn queue_json);
+  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::RunController& engine, QueueReplyFn queue_reply);
 
   void Register(HttpServer& server);
 
@@ -49,7 +51,7 @@ class DashboardApi {
  private:
   k8s::ClientPtr client_;
   const reconcilers::RunController& engine_;
-  QueueJsonFn queue_json_;
+  QueueReplyFn queue_reply_;
 };
 
 }  // namespace berth::controller

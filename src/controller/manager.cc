@@ -1,5 +1,6 @@
 #include "controller/manager.h"
 
+#include <set>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -58,12 +59,8 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   metrics_server_->Handle("/metrics", [this](const HttpRequestView&) {
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render(), {}};
   });
-  metrics_server_->Handle("/queue", [this](const HttpRequestView& req) {
-    QueueQuery q;
-    std::string message;
-    if (ParseQueueQuery(req, q, message) != 0) return HttpReply{400, "text/plain; charset=utf-8", message + "\n", {}};
-    return HttpReply{200, "application/json", QueueJson(q), {}};
-  }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  metrics_server_->Handle("/queue", [this](const HttpRequestView& req) { return QueueReply(req, false); },
+                          RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   // Requests made for a dashboard viewer carry only the viewer's credentials: a client of their
   // own, on connections of their own, without the controller's client certificate or token (with
   // a certificate on the connection the API server would authenticate it and ignore the viewer's
@@ -73,8 +70,11 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   viewer.client_key_pem.clear();
   viewer.token.reset();
   viewer.user_agent += " (dashboard viewer)";
-  dashboard_ = std::make_unique<DashboardApi>(std::make_shared<k8s::Client>(viewer), *engine_, [this](const QueueQuery& q) {
-    return QueueJson(q);
+  auto viewer_client = std::make_shared<k8s::Client>(viewer);
+  // Who may see which runs of the queue: asked with the caller's own token (issue 29, 8).
+  access_ = std::make_unique<AccessReview>(viewer_client, clock_);
+  dashboard_ = std::make_unique<DashboardApi>(viewer_client, *engine_, [this](const HttpRequestView& req) {
+    return QueueReply(req, true);
   });
   dashboard_->Register(*metrics_server_);
   webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2, limits);
@@ -114,8 +114,34 @@ std::optional<reconcilers::PriorityCap> Manager::NamespaceCap(const std::string&
   return std::nullopt;
 }
 
-std::string Manager::QueueJson(const QueueQuery& query) const {
-  auto entries = engine_->Queue();
+HttpReply Manager::QueueReply(const HttpRequestView& req, bool json_errors) const {
+  auto error = [json_errors](int code, const std::string& message) {
+    HttpReply r = json_errors ? HttpReply{code, "application/json", R"({"error":)" + json::Quote(message) + "}", {}}
+                              : HttpReply{code, "text/plain; charset=utf-8", message + "\n", {}};
+    if (code == 401) r.headers["WWW-Authenticate"] = "Bearer";
+    return r;
+  };
+  QueueQuery q;
+  std::string message;
+  if (ParseQueueQuery(req, q, message) != 0) return error(400, message);
+  if (!options_.queue_auth) return HttpReply{200, "application/json", QueueJson(q, engine_->Queue(), nullptr), {}};
+  // Who asks, before the queue is read (a caller without a token costs no queue view).
+  const std::string token = BearerToken(req);
+  auto scope = QueueScopeFor(*access_, token, q.ns, {});
+  if (!scope.ok()) return error(scope.status().code(), scope.status().message());
+  const std::vector<reconcilers::QueueEntry> entries = engine_->Queue();
+  if (!scope->all && q.ns.empty()) {
+    // The namespaces of the queue, each asked about once (the answers above are kept).
+    std::set<std::string> present;
+    for (const auto& e : entries) present.insert(e.ns);
+    scope = QueueScopeFor(*access_, token, "", present);
+    if (!scope.ok()) return error(scope.status().code(), scope.status().message());
+  }
+  return HttpReply{200, "application/json", QueueJson(q, entries, &*scope), {}};
+}
+
+std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconcilers::QueueEntry>& entries,
+                               const QueueScope* scope) const {
   k8s::TimePoint now = clock_.Now();
   // A standby computes no queue: say so, so that clients behind a Service ask again.
   bool leader = !elector_ || elector_->IsLeader();
@@ -127,6 +153,7 @@ std::string Manager::QueueJson(const QueueQuery& query) const {
   bool more = false;
   for (const auto& e : entries) {
     if ((!query.ns.empty() && e.ns != query.ns) || e.position <= query.after) continue;
+    if (scope != nullptr && !scope->Shows(e.ns)) continue;
     if (n >= query.limit) {
       more = true;
       break;

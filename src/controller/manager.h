@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 
+#include "controller/access_review.h"
 #include "controller/dashboard_api.h"
 #include "controller/dashboard_request.h"
 #include "controller/http_server.h"
@@ -33,8 +34,14 @@ class Manager {
   reconcilers::RunController& engine() { return *engine_; }
   Metrics& metrics() { return *metrics_; }
 
-  // The queue as the /queue endpoint serves it (JSON): one page of `query` (dashboard_request.h).
-  std::string QueueJson(const QueueQuery& query) const;
+  // GET /queue (`json_errors` false: errors as text) and /api/queue (errors as {"error": ...}):
+  // one page of the request's query (dashboard_request.h) as JSON, with only the runs of the
+  // namespaces the caller's bearer token may list runs in (QueueScopeFor; 401 without a token).
+  // With --queue-auth=false, every run to anyone.
+  HttpReply QueueReply(const HttpRequestView& req, bool json_errors) const;
+  // One page of `query` of `entries` (the engine's queue view); `scope` null: every namespace.
+  std::string QueueJson(const QueueQuery& query, const std::vector<reconcilers::QueueEntry>& entries,
+                        const QueueScope* scope) const;
 
   // Stops the engine (its queued writes are carried out), releases the Lease and closes the
   // servers; every thread berth started has ended when it returns. Idempotent (the destructor
@@ -51,6 +58,7 @@ class Manager {
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;
   std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_;
+  std::unique_ptr<AccessReview> access_;
   std::unique_ptr<DashboardApi> dashboard_;
 };
 

@@ -28,6 +28,8 @@ Flags:
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
+  --queue-auth[=false]                /queue and /api/queue need a bearer token and show the runs of the namespaces
+                                      it may list runs in; false shows every run to anyone (default true)
   --http-read-timeout D               time a client has to send a whole request on the three ports above (default 10s)
   --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
@@ -118,7 +120,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
          }
        }},
   };
-  std::map<std::string, bool*> booleans = {{"leader-elect", &o.leader_elect}};
+  std::map<std::string, bool*> booleans = {{"leader-elect", &o.leader_elect}, {"queue-auth", &o.queue_auth}};
 
   for (size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];

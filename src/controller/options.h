@@ -29,6 +29,9 @@ struct Options {
   // How long a client may take to send a whole request (or to read the reply) on any of the three
   // ports before the connection is closed (408).
   std::chrono::milliseconds http_read_timeout{10000};
+  // /queue and /api/queue answer only a caller with a bearer token, and show it the runs of the
+  // namespaces it may list runs in (issue 29, 8); false: every run to anyone who reaches the port.
+  bool queue_auth = true;
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};
   std::chrono::milliseconds retry_backoff{10 * 1000};

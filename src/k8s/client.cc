@@ -118,7 +118,7 @@ Result<json::Document> Client::DoJson(HttpRequest req) {
 }
 
 Result<json::Document> Client::Get(const std::string& path, const std::string& token) {
-  HttpRequest req{"GET", path, {}, "application/json", token};
+  HttpRequest req{"GET", path, {}, "application/json", token, {}};
   return DoJson(std::move(req));
 }
 
@@ -136,7 +136,7 @@ Status Client::ListEach(const std::string& path, const ListOptions& opts,
     } else if (!opts.resource_version.empty()) {
       AppendQuery(p, "resourceVersion", opts.resource_version);
     }
-    auto r = Do(HttpRequest{"GET", p, {}, "application/json", {}});
+    auto r = Do(HttpRequest{"GET", p, {}, "application/json", {}, {}});
     if (!r.ok()) return r.status();
     if (r->status == 410 && !cont.empty()) {
       // The continue token expired mid-list: a consistent snapshot needs a fresh start.
@@ -180,26 +180,26 @@ Result<ListResult> Client::List(const std::string& path, const ListOptions& opts
 }
 
 Result<json::Document> Client::Create(const std::string& path, const std::string& body, const std::string& token) {
-  return DoJson(HttpRequest{"POST", path, body, "application/json", token});
+  return DoJson(HttpRequest{"POST", path, body, "application/json", token, {}});
 }
 
 Result<json::Document> Client::Update(const std::string& path, const std::string& body) {
-  return DoJson(HttpRequest{"PUT", path, body, "application/json", {}});
+  return DoJson(HttpRequest{"PUT", path, body, "application/json", {}, {}});
 }
 
 Result<json::Document> Client::MergePatch(const std::string& path, const std::string& body, const std::string& token) {
-  return DoJson(HttpRequest{"PATCH", path, body, "application/merge-patch+json", token});
+  return DoJson(HttpRequest{"PATCH", path, body, "application/merge-patch+json", token, {}});
 }
 
 Status Client::MergePatchNoAnswer(const std::string& path, const std::string& body) {
-  auto r = Do(HttpRequest{"PATCH", path, body, "application/merge-patch+json", {}});
+  auto r = Do(HttpRequest{"PATCH", path, body, "application/merge-patch+json", {}, {}});
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
   return Status();
 }
 
 Result<json::Document> Client::JsonPatch(const std::string& path, const std::string& body, const std::string& token) {
-  return DoJson(HttpRequest{"PATCH", path, body, "application/json-patch+json", token});
+  return DoJson(HttpRequest{"PATCH", path, body, "application/json-patch+json", token, {}});
 }
 
 Status Client::Delete(const std::string& path, const DeleteOptions& opts) {
@@ -220,7 +220,7 @@ Status Client::Delete(const std::string& path, const DeleteOptions& opts) {
     body += "}";
   }
   body += "}";
-  auto r = Do(HttpRequest{"DELETE", path, body, "application/json", {}});
+  auto r = Do(HttpRequest{"DELETE", path, body, "application/json", {}, {}});
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
   return Status();
@@ -230,7 +230,7 @@ Status Client::Bind(const std::string& ns, const std::string& pod, const std::st
   std::string body = R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":)" + json::Quote(pod);
   if (!pod_uid.empty()) body += R"(,"uid":)" + json::Quote(pod_uid);
   body += R"(},"target":{"apiVersion":"v1","kind":"Node","name":)" + json::Quote(node) + "}}";
-  auto r = Do(HttpRequest{"POST", resources::kPods.Path(ns, pod, "binding"), body, "application/json", {}});
+  auto r = Do(HttpRequest{"POST", resources::kPods.Path(ns, pod, "binding"), body, "application/json", {}, {}});
   if (!r.ok()) return r.status();
   if (r->status < 200 || r->status >= 300) return ErrorFromResponse(*r);
   return Status();
@@ -275,7 +275,7 @@ Status Client::Watch(const std::string& path, const WatchOptions& opts,
     }
     return on_event(ev);
   };
-  const HttpRequest req{"GET", p, {}, "application/json", {}};
+  const HttpRequest req{"GET", p, {}, "application/json", {}, {}};
   auto r = transport_->Stream(req, on_line, cancel, opts.timeout_seconds + 30);
   if (observer_) observer_("WATCH", r.ok() ? r->status : 0);
   bool reauthenticated = false;

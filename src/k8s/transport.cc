@@ -179,6 +179,7 @@ class HttpTransport final : public Transport {
     std::string token = req.bearer_token;
     if (token.empty() && config_.token) token = config_.token->Token();
     if (!token.empty()) msg.headers().add("Authorization", "Bearer " + token);
+    for (const auto& [name, value] : req.headers) msg.headers().add(name, value);
     if (!req.body.empty() || req.method == "POST" || req.method == "PUT" || req.method == "PATCH") {
       msg.set_body(req.body, req.content_type);
     }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "k8s/config.h"
@@ -19,6 +20,9 @@ struct HttpRequest {
   std::string body;
   std::string content_type = "application/json";
   std::string bearer_token;  // overrides the config's token when set (user-forwarded writes)
+  // Further header fields, sent as they are (e.g. X-Berth-Token through the API server's service
+  // proxy, which consumes the Authorization header it authenticated).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct HttpResponse {

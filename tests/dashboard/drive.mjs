@@ -137,9 +137,23 @@ try {
   const external = [];
   page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
 
-  // 1. The queue in the right order.
+  // 1. The queue in the right order. It shows only the runs the viewer's token may list (issue 29,
+  // item 8): without a token the page says so; with the editor's it shows the namespace's runs.
   await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
   check(await page.title() === 'Queue · berth', 'the queue page opens', await page.title());
+  const loadError = page.locator('#load-error');
+  await loadError.waitFor({ timeout: 10000 });
+  const noTokenText = await loadError.innerText();
+  check(noTokenText.includes('401') && noTokenText.includes('Enter a Kubernetes token that may list runs'),
+    'without a token the queue page asks for one (401)', noTokenText);
+  check((await queueRows(page)).length === 0, 'without a token no run is shown');
+  // The token goes only with the calls made with the viewer's identity (the queue is one).
+  const queueReads = [], fleetReads = [];
+  page.on('request', (r) => {
+    if (/api\/queue/.test(r.url())) queueReads.push(r.headers());
+    if (/api\/fleets/.test(r.url())) fleetReads.push(r.headers());
+  });
+  await setToken(page, EDITOR);
   const first = await until('three queued runs', async () => {
     const rows = await queueRows(page);
     return { ok: rows.length === 3, rows };
@@ -155,14 +169,10 @@ try {
 
   // 2. The editor raises c to 90: the queue re-orders without a reload.
   await page.evaluate(() => { window.__berthSameDocument = true; });
-  await setToken(page, EDITOR);
   check(await page.evaluate(() => sessionStorage.getItem('berth.token')) === EDITOR, 'the token is kept in sessionStorage');
   check(await page.evaluate(() => localStorage.length) === 0, 'nothing is written to localStorage');
   const seen = [];
   page.on('request', (r) => { if (r.url().includes('/priority')) seen.push({ method: r.method(), headers: r.headers(), body: r.postData() }); });
-  // The token goes only with the calls made with the viewer's identity.
-  const cacheReads = [];
-  page.on('request', (r) => { if (/api\/(queue|fleets)/.test(r.url())) cacheReads.push(r.headers()); });
   await page.getByLabel(`Priority of ${run('c')}`, { exact: true }).fill('90');
   const clicked = Date.now();
   await page.getByRole('button', { name: `Set priority of ${run('c')}` }).click();
@@ -197,6 +207,13 @@ try {
   check(text.includes(`Priority of ${run('a')} not changed`) && text.includes('403'), 'the alert names the run and the status', text);
   check(await page.getByLabel(`Priority of ${run('a')}`, { exact: true }).inputValue() === '50', 'a\'s priority control shows 50 again');
   await screenshot(page, 'queue-forbidden');
+  // The viewer may not list runs here: the queue's refresh says so (the last rows stay).
+  const viewerQueue = await until('the viewer\'s queue refused', async () => {
+    const t = (await loadError.isVisible()) ? await loadError.innerText() : '';
+    return { ok: t.includes('403') && t.includes(`may not list runs.berth.dev in namespace ${NS}`), t };
+  });
+  check(viewerQueue.ok, 'the viewer\'s token may not list the namespace\'s runs: the queue says so (403)', viewerQueue.t);
+  await setToken(page, EDITOR);
   await page.waitForTimeout(2500);  // at least one more refresh
   const after = await queueRows(page);
   check(after.map((r) => `${r.run}=${r.priority}`).join() === [`${run('c')}=90`, `${run('a')}=50`, `${run('b')}=50`].join(),
@@ -262,8 +279,11 @@ try {
   check(await page.getByRole('heading', { name: 'Events' }).count() === 1, 'the detail has an Events section');
   await screenshot(page, 'run');
 
-  check(cacheReads.length > 0 && cacheReads.every((h) => !h.authorization && !h['x-berth-token']),
-    'queue and fleets requests carry no token', cacheReads.length);
+  check(fleetReads.length > 0 && fleetReads.every((h) => !h.authorization && !h['x-berth-token']),
+    'fleets requests carry no token', fleetReads.length);
+  check(queueReads.some((h) => h.authorization === `Bearer ${EDITOR}` && h['x-berth-token'] === EDITOR) &&
+        queueReads.every((h) => (h.authorization || '') === (h['x-berth-token'] ? `Bearer ${h['x-berth-token']}` : '')),
+    'queue requests carry the token set in the page (Authorization and X-Berth-Token)', queueReads.length);
 
   // 7. The viewer cannot read the run either: the detail says so.
   await setToken(page, VIEWER);

@@ -306,11 +306,12 @@ class NetnsController {
                   "--health-probe-bind-address=0", "--log-level=debug"},
                  log_);
     ASSERT_GT(pid_, 0) << "cannot start berth-controller in the netns";
-    // Serving the queue through the API server: the whole path works.
+    // Serving through the API server: the whole path works. (/metrics: the queue needs the
+    // caller's token as X-Berth-Token, which `kubectl get --raw` cannot send.)
     ASSERT_TRUE(Eventually([&] {
-      return cp.Kubectl({"get", "--raw", "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue"})
+      return cp.Kubectl({"get", "--raw", "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/metrics"})
                  .exit_code == 0;
-    })) << "the controller's /queue never answered through the service proxy:\n"
+    })) << "the controller's /metrics never answered through the service proxy:\n"
         << Log();
   }
   void Stop() { StopGroup(pid_, std::chrono::seconds(30)); }
@@ -387,6 +388,20 @@ class Cli : public EngineTest {
     std::string path = cp().dir() + "/" + ns_ + "-" + name;
     WriteText(path, text);
     return path;
+  }
+
+  // A kubeconfig for the harness's API server (verified with its CA) with the credentials
+  // `user_lines` (YAML under `user:`, 4-space indent), in the test namespace; its path.
+  std::string UserKubeconfig(const std::string& name, const std::string& user_lines) {
+    const std::string harness = ReadText(cp().kubeconfig());
+    std::smatch server, ca;
+    EXPECT_TRUE(std::regex_search(harness, server, std::regex("server: (\\S+)")));
+    EXPECT_TRUE(std::regex_search(harness, ca, std::regex("certificate-authority: (\\S+)")));
+    return File(name + ".kubeconfig", "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " +
+                                          server[1].str() + "\n    certificate-authority: " + ca[1].str() +
+                                          "\nusers:\n- name: u\n  user:\n" + user_lines +
+                                          "contexts:\n- name: u\n  context: {cluster: c, user: u, namespace: " + ns_ +
+                                          "}\ncurrent-context: u\n");
   }
 
   // Plays the kubelet's part once a Pod's containers stopped (there is no kubelet here): removes
@@ -745,21 +760,110 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
   EXPECT_EQ(json::GetString((*doc)[0], "name"), "high");
 }
 
+// Issue 29 (8): the controller shows a user only the runs of the namespaces its token may list
+// runs in; `kubectl berth queue` sends the token along (X-Berth-Token: the API server's proxy
+// removes the Authorization header). A kubeconfig without a token (a client certificate) reads the
+// runs' status instead, with the user's own rights.
+TEST_F(Cli, QueueShowsAUserOnlyTheRunsItsTokenMayList) {
+  BusySlot();
+  const std::string other = ns_ + "-other";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  struct DropOther {
+    std::string ns;
+    ~DropOther() {
+      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=true", "--timeout=60s"});
+      ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
+    }
+  } drop{other};
+  CommandResult theirs = Berth({"apply", "-Q", "-n", other, "-f", "-"}, RunYaml("theirs", "  priority: 90\n"));
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
+
+  // A user who may list runs in the test namespace and read the controller's Service through the proxy.
+  Apply(R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tenant}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: run-lister}
+rules: [{apiGroups: [berth.dev], resources: [runs], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-lists-runs}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-lister}
+subjects: [{kind: ServiceAccount, name: tenant}]
+)");
+  CommandResult proxy = cp().Kubectl({"apply", "-f", "-"}, R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: berth-queue-reader-)" + ns_ + R"(, namespace: berth-system}
+rules: [{apiGroups: [""], resources: [services/proxy], resourceNames: ["http:berth-controller:http"], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: berth-queue-reader-)" + ns_ + R"(, namespace: berth-system}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: berth-queue-reader-)" + ns_ + R"(}
+subjects: [{kind: ServiceAccount, name: tenant, namespace: )" + ns_ + R"(}]
+)");
+  ASSERT_EQ(proxy.exit_code, 0) << proxy.err;
+  CommandResult token = Kubectl({"create", "token", "tenant"});
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  const std::string tenant = UserKubeconfig("tenant", "    token: " + Trim(token.out) + "\n");
+
+  // The admin (the harness's token) sees both runs, theirs first.
+  std::string last;
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult q = Berth({"queue", "-A", "-o", "json"});
+    last = q.out + q.err;
+    auto doc = json::Parse(q.out);
+    if (q.exit_code != 0 || !doc.ok() || !doc->IsArray()) return false;
+    std::vector<std::string> names;
+    for (const auto& it : doc->GetArray()) {
+      const std::string n = json::GetString(it, "namespace");
+      if (n == ns_ || n == other) names.push_back(n + "/" + json::GetString(it, "name"));
+    }
+    return names == std::vector<std::string>{other + "/theirs", ns_ + "/mine"};
+  }, std::chrono::seconds(20))) << last;
+
+  // The tenant: its own run only, from the controller (no note), at its global position.
+  CommandResult mine = Berth({"queue", "-A", "-o", "json"}, {}, tenant);
+  ASSERT_EQ(mine.exit_code, 0) << mine.err;
+  EXPECT_EQ(mine.err, "");
+  auto doc = json::Parse(mine.out);
+  ASSERT_TRUE(doc.ok() && doc->IsArray() && doc->Size() == 1) << mine.out;
+  EXPECT_EQ(json::GetString((*doc)[0], "name"), "mine");
+  EXPECT_EQ(json::GetString((*doc)[0], "namespace"), ns_);
+  EXPECT_EQ(json::GetInt((*doc)[0], "position"), StatusInt("mine", "queuePosition"));
+  EXPECT_EQ(mine.out.find("theirs"), std::string::npos) << mine.out;
+  // Asking for the other namespace by name: the controller's refusal.
+  CommandResult refused = Berth({"queue", "-n", other}, {}, tenant);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.err, "error: the berth controller (service berth-system/berth-controller) refused: your bearer token "
+                         "may not list runs.berth.dev in namespace " + other + "\n");
+  EXPECT_EQ(refused.out, "");
+
+  // A client certificate (user cert-admin of system:masters) has no token to send: the
+  // controller answers 401 and the queue comes from the runs' status, read with the certificate.
+  const std::string cert = UserKubeconfig("cert", "    client-certificate: " + cp().dir() + "/client.crt\n    client-key: " +
+                                                  cp().dir() + "/client.key\n");
+  CommandResult by_cert = Berth({"queue", "-A"}, {}, cert);
+  EXPECT_EQ(by_cert.exit_code, 0) << by_cert.err;
+  EXPECT_NE(by_cert.err.find("note: the berth controller (service berth-system/berth-controller) refused: the queue shows "
+                             "the runs your bearer token may list"),
+            std::string::npos)
+      << by_cert.err;
+  EXPECT_NE(by_cert.err.find("note: showing the queue as the runs' status shows it instead"), std::string::npos) << by_cert.err;
+  EXPECT_NE(by_cert.out.find("theirs"), std::string::npos) << by_cert.out;
+}
+
 TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
   CommandResult applied = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine"));
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
   ASSERT_EQ(Kubectl({"create", "serviceaccount", "nobody"}).exit_code, 0);
   CommandResult token = Kubectl({"create", "token", "nobody"});
   ASSERT_EQ(token.exit_code, 0) << token.err;
-  const std::string harness = ReadText(cp().kubeconfig());
-  std::smatch server, ca;
-  ASSERT_TRUE(std::regex_search(harness, server, std::regex("server: (\\S+)")));
-  ASSERT_TRUE(std::regex_search(harness, ca, std::regex("certificate-authority: (\\S+)")));
-  const std::string kc = File("nobody.kubeconfig",
-                              "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + server[1].str() +
-                                  "\n    certificate-authority: " + ca[1].str() + "\nusers:\n- name: nobody\n  user:\n    token: " +
-                                  Trim(token.out) + "\ncontexts:\n- name: nobody\n  context: {cluster: c, user: nobody, namespace: " +
-                                  ns_ + "}\ncurrent-context: nobody\n");
+  const std::string kc = UserKubeconfig("nobody", "    token: " + Trim(token.out) + "\n");
   const std::string user = "User \"system:serviceaccount:" + ns_ + ":nobody\"";
 
   CommandResult get = Berth({"priority", "mine", "10"}, {}, kc);

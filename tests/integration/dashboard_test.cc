@@ -27,7 +27,7 @@ class Dashboard : public EngineTest {
   void WaitServing() {
     int code = 0;
     ASSERT_TRUE(Eventually([&] {
-      HttpGet(Url("api/queue"), &code);
+      HttpGet(Url("api/queue"), &code, cp().AdminToken());
       return code == 200;
     })) << controller_->Log();
   }
@@ -40,7 +40,7 @@ class Dashboard : public EngineTest {
 
   // Names of the queued runs of this namespace in the controller's order, e.g. "a,b,c".
   std::string QueueOrder() {
-    auto doc = json::Parse(HttpGet(Url("api/queue?namespace=" + ns_)));
+    auto doc = json::Parse(HttpGet(Url("api/queue?namespace=" + ns_), nullptr, cp().AdminToken()));
     if (!doc.ok()) return "?";
     const json::Value* items = json::Find(*doc, {"items"});
     std::string out;

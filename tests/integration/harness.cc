@@ -192,8 +192,16 @@ int FreePort() {
   return port;
 }
 
-std::string HttpGet(const std::string& url, int* code) {
-  CommandResult r = RunCommand({"curl", "-s", "-m", "5", "-w", "\n%{http_code}", url});
+std::string ControlPlane::AdminToken() const {
+  std::string token;
+  std::ifstream(dir_ + "/admin.token") >> token;
+  return token;
+}
+
+std::string HttpGet(const std::string& url, int* code, const std::string& bearer) {
+  std::vector<std::string> argv = {"curl", "-s", "-m", "5", "-w", "\n%{http_code}", url};
+  if (!bearer.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer});
+  CommandResult r = RunCommand(argv);
   std::string out = r.out;
   auto nl = out.rfind('\n');
   int status = 0;

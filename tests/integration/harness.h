@@ -40,6 +40,8 @@ class ControlPlane {
   std::string Compact();
 
   const std::string& dir() const { return dir_; }
+  // The token of user `admin` (system:masters), which may list runs everywhere.
+  std::string AdminToken() const;
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
   k8s::ClientPtr client() const { return client_; }
 
@@ -56,7 +58,9 @@ class ControlPlane {
 int FreePort();
 
 // Body of an HTTP GET (curl); empty on failure. `code` receives the HTTP status when given.
-std::string HttpGet(const std::string& url, int* code = nullptr);
+// `bearer`: sent as `Authorization: Bearer` (the controller's queue answers only a caller with a
+// token, issue 29 item 8).
+std::string HttpGet(const std::string& url, int* code = nullptr, const std::string& bearer = {});
 
 // Polls `cond` every 20 ms until it holds or `timeout` passes; returns whether it held.
 bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds(30));

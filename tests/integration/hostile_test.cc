@@ -254,7 +254,17 @@ TEST_F(Hostile, EveryPortSurvivesTheCatalogue) {
     }
   }
   Throw("metrics", "`/queue?limit=99999999999999999999` (more than a page holds)",
-        "GET /queue?limit=99999999999999999999 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "HTTP/1.1 200 ");
+        "GET /queue?limit=99999999999999999999 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + cp().AdminToken() +
+            "\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 200 ");
+  // The queue shows a caller the runs its token may list (issue 29, 8): none without a token, or
+  // with one the API server does not know.
+  for (const std::string route : {"/queue", "/api/queue"}) {
+    Throw("metrics", "`" + route + "` without a token", "GET " + route + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+          "HTTP/1.1 401 ");
+    Throw("metrics", "`" + route + "` with an unknown token",
+          "GET " + route + " HTTP/1.1\r\nHost: x\r\nX-Berth-Token: made-up\r\nConnection: close\r\n\r\n", "HTTP/1.1 401 ");
+  }
   // One client holding 100 connections (more than its 64: its own oldest are closed) leaves
   // room for another client (which connection goes is shown in http_server_test).
   {

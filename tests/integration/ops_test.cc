@@ -86,7 +86,8 @@ TEST_F(Ops, MetricsProbesAndQueueAfterAKnownScenario) {
   EXPECT_EQ(Sample(m, "berth_leader"), 1) << m;
   EXPECT_GE(Sample(m, "berth_workqueue_depth"), 0) << m;
 
-  std::string queue = HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/queue?namespace=" + ns_);
+  std::string queue = HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/queue?namespace=" + ns_, nullptr,
+                              cp().AdminToken());
   auto doc = json::Parse(queue);
   ASSERT_TRUE(doc.ok()) << queue;
   const json::Value* items = json::Find(*doc, {"items"});

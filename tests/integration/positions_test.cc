@@ -39,7 +39,8 @@ class Positions : public EngineTest {
   // GET /queue?QUERY on the controller's metrics port, parsed (a null document on error).
   json::Document Queue(const std::string& query) {
     int code = 0;
-    std::string body = HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/queue?" + query, &code);
+    std::string body = HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/queue?" + query, &code,
+                               cp().AdminToken());
     auto doc = json::Parse(body);
     EXPECT_EQ(code, 200) << query << ": " << body;
     return doc.ok() ? std::move(*doc) : json::Document();

@@ -100,6 +100,127 @@ TEST_F(Tenant, LeaderElectionTimingsThatOverlapStopTheControllerAtStartUp) {
 }
 
 
+// Item 8: the queue (/queue and the dashboard's /api/queue; any Pod the NetworkPolicy admits
+// reaches them) shows a caller only the runs of the namespaces its own bearer token may list runs
+// in (a SelfSubjectAccessReview made with that token); no token, or one the API server refuses:
+// 401. /metrics and /api/fleets name no run and no namespace and stay open.
+TEST_F(Tenant, TheQueueShowsEachCallerOnlyTheRunsItsTokenMayList) {
+  const int metrics = FreePort();
+  controller_->Stop();
+  controller_ = std::make_unique<ControllerProcess>(
+      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics), "--health-probe-bind-address=0"},
+      "controller-queue");
+  controller_->Start();
+  const std::string base = "http://127.0.0.1:" + std::to_string(metrics);
+  const std::string other = ns_ + "-other";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  struct Cleanup {
+    std::string other, cluster_objects;
+    ~Cleanup() {
+      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", other, "--wait=true", "--timeout=60s"});
+      ControlPlane::Get().Kubectl({"delete", "namespace", other, "--wait=false"});
+      ControlPlane::Get().Kubectl({"delete", "clusterrolebinding,clusterrole", cluster_objects, "--ignore-not-found"});
+    }
+  } cleanup{other, "run-lister-" + ns_};
+
+  // One busy slot; the tenant's run and another team's (ahead of it) wait.
+  Nodes("slot", 1, "4", "8Gi");
+  Fleet("slot", "slot");
+  Run("blocker");
+  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+  const std::string queued = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+  TenantRun("tenant-secret-run", queued);
+  CommandResult theirs = cp().Kubectl({"apply", "-n", other, "-f", "-"},
+                                      "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: other-secret-run}\nspec:\n"
+                                      "  priority: 90\n" + queued +
+                                      "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+
+  // Tokens: the tenant (a ServiceAccount with the tenant Role) and an auditor who may list runs
+  // in every namespace (a ClusterRole with list on runs, nothing else).
+  Apply(R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tenant}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: auditor}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-sa}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}
+subjects: [{kind: ServiceAccount, name: tenant}]
+)");
+  CommandResult cluster = cp().Kubectl({"apply", "-f", "-"}, R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: run-lister-)" + ns_ + R"(}
+rules: [{apiGroups: [berth.dev], resources: [runs], verbs: [list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: run-lister-)" + ns_ + R"(}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: run-lister-)" + ns_ + R"(}
+subjects: [{kind: ServiceAccount, name: auditor, namespace: )" + ns_ + R"(}]
+)");
+  ASSERT_EQ(cluster.exit_code, 0) << cluster.err;
+  auto token_of = [&](const std::string& sa) {
+    CommandResult t = Kubectl({"create", "token", sa});
+    EXPECT_EQ(t.exit_code, 0) << t.err;
+    return Trim(t.out);
+  };
+  const std::string tenant = token_of("tenant"), auditor = token_of("auditor");
+
+  // namespace/name of the runs of the two namespaces in an answer of `path`, in order.
+  auto names = [&](const std::string& path, const std::string& token, int* code) {
+    std::vector<std::string> out;
+    auto doc = json::Parse(HttpGet(base + path, code, token));
+    const json::Value* items = doc.ok() ? json::Find(*doc, {"items"}) : nullptr;
+    if (items == nullptr || !items->IsArray()) return out;
+    for (const auto& it : items->GetArray()) {
+      const std::string n = json::GetString(it, "namespace");
+      if (n == ns_ || n == other) out.push_back(n + "/" + json::GetString(it, "name"));
+    }
+    return out;
+  };
+  const std::vector<std::string> both = {other + "/other-secret-run", ns_ + "/tenant-secret-run"};
+  int code = 0;
+  ASSERT_TRUE(Eventually([&] { return names("/queue", cp().AdminToken(), &code) == both; }))
+      << HttpGet(base + "/queue", &code, cp().AdminToken());
+  for (const std::string route : {"/queue", "/api/queue"}) {
+    SCOPED_TRACE(route);
+    // The tenant: its own run only, at its global position.
+    EXPECT_EQ(names(route, tenant, &code), std::vector<std::string>{ns_ + "/tenant-secret-run"});
+    EXPECT_EQ(code, 200);
+    std::string body = HttpGet(base + route, &code, tenant);
+    EXPECT_EQ(body.find("other-secret-run"), std::string::npos) << body;
+    EXPECT_EQ(body.find(other), std::string::npos) << body;
+    // The other namespace by name: 403, naming it.
+    body = HttpGet(base + route + "?namespace=" + other, &code, tenant);
+    EXPECT_EQ(code, 403) << body;
+    EXPECT_NE(body.find("may not list runs.berth.dev in namespace " + other), std::string::npos) << body;
+    // Cluster-wide list: every run.
+    EXPECT_EQ(names(route, auditor, &code), both);
+    // No token, or a token the API server does not know: 401, no run.
+    body = HttpGet(base + route, &code);
+    EXPECT_EQ(code, 401) << body;
+    EXPECT_EQ(body.find("secret-run"), std::string::npos) << body;
+    body = HttpGet(base + route, &code, "made-up-token");
+    EXPECT_EQ(code, 401) << body;
+  }
+  // The token also counts when it comes as X-Berth-Token (through the API server's proxy).
+  CommandResult proxied = RunCommand({"curl", "-s", "-H", "X-Berth-Token: " + tenant, base + "/queue"});
+  EXPECT_NE(proxied.out.find("tenant-secret-run"), std::string::npos) << proxied.out;
+  EXPECT_EQ(proxied.out.find("other-secret-run"), std::string::npos) << proxied.out;
+  // What stays open names no run and no other namespace.
+  for (const std::string path : {"/metrics", "/api/fleets"}) {
+    std::string body = HttpGet(base + path, &code);
+    EXPECT_EQ(code, 200) << path;
+    EXPECT_EQ(body.find("secret-run"), std::string::npos) << path << ":\n" << body;
+    EXPECT_EQ(body.find(other), std::string::npos) << path << ":\n" << body;
+  }
+}
+
 // Item 4: a multi-node run whose name is not a DNS-1035 label cannot have its headless Service.
 // The CRD's CEL rule refuses it at admission; with a CRD installed without that rule (an older
 // one), it is failed InvalidSpec at once, before it holds anything: another run that needs every

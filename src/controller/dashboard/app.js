@@ -3,8 +3,9 @@
 // also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
 //
 // Identity: the viewer's own Kubernetes token (typed into the page, kept in sessionStorage
-// only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (a run's
-// details and logs, a priority change, stop/suspend/resume) and on no other; with no token the page sends none, so a proxy in
+// only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (the queue,
+// which shows the runs the token may list; a run's details and logs, a priority change,
+// stop/suspend/resume) and on no other; with no token the page sends none, so a proxy in
 // front can add its own. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
 'use strict';
 
@@ -352,7 +353,14 @@
     const ns = route.query.get('namespace') || '';
     const input = $('queue-namespace');
     if (document.activeElement !== input) input.value = ns;
-    const data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`);
+    let data;
+    try {
+      // The controller shows the runs of the namespaces the viewer's token may list runs in.
+      data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`, { auth: true });
+    } catch (err) {
+      if (err.status === 401) err.message += '. Enter a Kubernetes token that may list runs.';
+      throw err;
+    }
     if (!isCurrent(route)) return;
     renderQueue(data, ns);
   }

@@ -172,6 +172,15 @@ TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
        false, "services \"http:berth-controller:http\" is forbidden: User \"bob\" cannot get resource \"services/proxy\""},
       {"unauthorized", [](FakeTransport& t) { t.Push(401, StatusBody(401, "Unauthorized", "Unauthorized")); }, false,
        "the API server did not accept the credentials (401 Unauthorized)"},
+      // The controller's own refusals (issue 29, 8): text, not a Status.
+      {"the controller wants a token",
+       [](FakeTransport& t) { t.Push(401, "the queue shows the runs your bearer token may list: send it\n"); }, false,
+       "the berth controller (service berth-system/berth-controller) refused: the queue shows the runs your bearer "
+       "token may list: send it"},
+      {"the token may not list runs there",
+       [](FakeTransport& t) { t.Push(403, "your bearer token may not list runs.berth.dev in namespace ml\n"); }, false,
+       "the berth controller (service berth-system/berth-controller) refused: your bearer token may not list "
+       "runs.berth.dev in namespace ml"},
       {"api server down", [](FakeTransport& t) { t.PushNoAnswer("connection refused"); }, false,
        "cannot reach the API server at https://k:6443: connection refused"},
       {"not a queue", [](FakeTransport& t) { t.Push(200, "<html>hello</html>"); }, false,
@@ -229,6 +238,25 @@ TEST(QueueViewTest, EveryPageIsReadFollowingContinue) {
   q = FetchQueue(r, "https://k:6443", "berth-system", "berth-controller", "", 0);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(r.requests.size(), 2u);
+}
+
+// Issue 29 (8): the user's token goes to the controller a second time as X-Berth-Token (the API
+// server's service proxy removes the Authorization header it authenticated); none without one.
+TEST(QueueViewTest, TheUsersTokenIsSentAsXBerthToken) {
+  FakeTransport t;
+  t.Push(200, R"({"total":3,"items":[{"position":1,"name":"a"}],"continue":"1"})");
+  t.Push(200, R"({"total":3,"items":[{"position":2,"name":"b"}]})");
+  auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "", 0, 5, "alice-token");
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(t.requests.size(), 2u);
+  for (const auto& req : t.requests) {
+    EXPECT_EQ(req.headers, (std::vector<std::pair<std::string, std::string>>{{"X-Berth-Token", "alice-token"}}));
+    EXPECT_EQ(req.bearer_token, "");  // the transport's own credentials authenticate to the API server
+  }
+  FakeTransport none;
+  none.Push(200, R"({"total":0,"items":[]})");
+  ASSERT_TRUE(FetchQueue(none, "https://k:6443", "berth-system", "berth-controller", "", 0).ok());
+  EXPECT_TRUE(none.requests[0].headers.empty());
 }
 
 TEST(QueueViewTest, StandbyAnswersAreAskedAgain) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/access_review.h"
 #include "controller/dashboard_api.h"
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
@@ -140,7 +141,7 @@ class DashboardTest : public ::testing::Test {
       : transport_(std::make_shared<ScriptedTransport>()),
         client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, transport_)),
         engine_(client_, clock_, {}),
-        api_(client_, engine_, [](const QueueQuery&) { return std::string(R"({"items":[]})"); }) {
+        api_(client_, engine_, [](const HttpRequestView&) { return HttpReply{200, "application/json", R"({"items":[]})", {}}; }) {
     client_->SetMaxRetries(0);  // no backoff sleeps in unit tests
   }
 
@@ -770,6 +771,127 @@ TEST_F(DashboardTest, ActionPathsAndMethods) {
   EXPECT_EQ(server.Dispatch(stop).status, 200);
   ASSERT_EQ(transport_->requests().size(), 2u);
   EXPECT_EQ(transport_->requests()[1].method, "PATCH");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Who may see which runs of the queue (issue 29, 8): SelfSubjectAccessReviews with the caller's token
+
+class AccessReviewTest : public ::testing::Test {
+ protected:
+  AccessReviewTest()
+      : transport_(std::make_shared<ScriptedTransport>()),
+        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, transport_)),
+        reviews_(client_, clock_, std::chrono::seconds(10)) {
+    client_->SetMaxRetries(0);
+  }
+  void Answer(bool allowed) {
+    transport_->Push(201, std::string(R"({"kind":"SelfSubjectAccessReview","status":{"allowed":)") +
+                              (allowed ? "true" : "false") + "}}");
+  }
+  static AccessQuestion ListRuns(const std::string& ns) { return AccessQuestion{"berth.dev", "runs", "list", ns}; }
+
+  k8s::FakeClock clock_;
+  std::shared_ptr<ScriptedTransport> transport_;
+  k8s::ClientPtr client_;
+  AccessReview reviews_;
+};
+
+TEST_F(AccessReviewTest, NoTokenIsRefusedWithoutAnApiCall) {
+  auto r = reviews_.Allowed("", ListRuns("ml"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), 401);
+  EXPECT_TRUE(transport_->requests().empty());
+}
+
+TEST_F(AccessReviewTest, AsksWithTheCallersTokenAndKeepsTheAnswerForItsTtl) {
+  Answer(true);
+  auto r = reviews_.Allowed("alice-token", ListRuns("ml"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(*r);
+  ASSERT_EQ(transport_->requests().size(), 1u);
+  const k8s::HttpRequest req = transport_->requests()[0];
+  EXPECT_EQ(req.method, "POST");
+  EXPECT_EQ(req.path, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+  EXPECT_EQ(req.bearer_token, "alice-token");
+  json::Document body = MustParse(req.body);
+  EXPECT_EQ(json::GetString(body, "kind"), "SelfSubjectAccessReview");
+  const json::Value* attrs = json::Find(body, {"spec", "resourceAttributes"});
+  ASSERT_NE(attrs, nullptr);
+  EXPECT_EQ(json::GetString(*attrs, "group"), "berth.dev");
+  EXPECT_EQ(json::GetString(*attrs, "resource"), "runs");
+  EXPECT_EQ(json::GetString(*attrs, "verb"), "list");
+  EXPECT_EQ(json::GetString(*attrs, "namespace"), "ml");
+
+  // Kept: the same token and question are not asked again within the TTL.
+  clock_.Advance(std::chrono::seconds(9));
+  EXPECT_TRUE(*reviews_.Allowed("alice-token", ListRuns("ml")));
+  EXPECT_EQ(transport_->requests().size(), 1u);
+  // Another token or another question is asked; cluster-wide has no namespace.
+  Answer(false);
+  EXPECT_FALSE(*reviews_.Allowed("bob-token", ListRuns("ml")));
+  Answer(false);
+  EXPECT_FALSE(*reviews_.Allowed("alice-token", ListRuns("")));
+  ASSERT_EQ(transport_->requests().size(), 3u);
+  EXPECT_EQ(json::Find(MustParse(transport_->requests()[2].body), {"spec", "resourceAttributes", "namespace"}), nullptr);
+  // After the TTL a revoked right shows.
+  clock_.Advance(std::chrono::seconds(2));
+  Answer(false);
+  EXPECT_FALSE(*reviews_.Allowed("alice-token", ListRuns("ml")));
+  EXPECT_EQ(transport_->requests().size(), 4u);
+}
+
+TEST_F(AccessReviewTest, ErrorsAreNotKeptAndTheCacheIsBounded) {
+  transport_->Push(401, StatusBody(401, "Unauthorized", "Unauthorized"));
+  auto refused = reviews_.Allowed("stale-token", ListRuns("ml"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), 401);
+  transport_->PushNoAnswer();
+  EXPECT_FALSE(reviews_.Allowed("stale-token", ListRuns("ml")).ok());
+  EXPECT_EQ(reviews_.cached(), 0u);
+  // Forbidden to ask at all (no selfsubjectaccessreviews right): not allowed, kept.
+  transport_->Push(403, StatusBody(403, "Forbidden", "forbidden"));
+  auto forbidden = reviews_.Allowed("t0", ListRuns("ml"));
+  ASSERT_TRUE(forbidden.ok());
+  EXPECT_FALSE(*forbidden);
+  AccessReview small(client_, clock_, std::chrono::seconds(10), 3);
+  for (int i = 1; i < 10; ++i) {
+    Answer(true);
+    ASSERT_TRUE(small.Allowed("t" + std::to_string(i), ListRuns("ml")).ok());
+    EXPECT_LE(small.cached(), 3u);
+  }
+}
+
+TEST_F(AccessReviewTest, TheQueueShowsTheNamespacesTheTokenMayListRunsIn) {
+  // Cluster-wide: everything, one review.
+  Answer(true);
+  auto all = QueueScopeFor(reviews_, "admin", "", {"a", "b"});
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->all);
+  EXPECT_EQ(transport_->requests().size(), 1u);
+  // A tenant of namespace a: cluster-wide no, a yes, b no.
+  Answer(false);
+  Answer(true);
+  Answer(false);
+  auto tenant = QueueScopeFor(reviews_, "tenant", "", {"a", "b"});
+  ASSERT_TRUE(tenant.ok());
+  EXPECT_FALSE(tenant->all);
+  EXPECT_TRUE(tenant->Shows("a"));
+  EXPECT_FALSE(tenant->Shows("b"));
+  // Asking for b by name: 403 with a sentence (the answers are kept: no API call).
+  auto b = QueueScopeFor(reviews_, "tenant", "b", {"b"});
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), 403);
+  EXPECT_EQ(b.status().message(), "your bearer token may not list runs.berth.dev in namespace b");
+  EXPECT_EQ(transport_->requests().size(), 4u);
+  // No token, a refused token: 401; no answer: 502.
+  auto none = QueueScopeFor(reviews_, "", "", {"a"});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), 401);
+  EXPECT_THAT(none.status().message(), HasSubstr("X-Berth-Token"));
+  transport_->Push(401, StatusBody(401, "Unauthorized", "Unauthorized"));
+  EXPECT_EQ(QueueScopeFor(reviews_, "stale", "", {"a"}).status().code(), 401);
+  transport_->PushNoAnswer();
+  EXPECT_EQ(QueueScopeFor(reviews_, "other", "", {"a"}).status().code(), 502);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.workers, 4);
   EXPECT_EQ(o.request_timeout, seconds(30));
+  EXPECT_TRUE(o.queue_auth) << "the queue needs a token unless turned off (issue 29, 8)";
   EXPECT_FALSE(o.help);
 }
 
@@ -182,6 +183,9 @@ TEST(OptionsTest, LeaderElectIsABoolean) {
   Options o = MustParse({"--leader-elect", "--workers=3"});
   EXPECT_TRUE(o.leader_elect);
   EXPECT_EQ(o.workers, 3);
+  // --queue-auth reads the same way (default true).
+  EXPECT_FALSE(MustParse({"--queue-auth=false"}).queue_auth);
+  EXPECT_TRUE(MustParse({"--queue-auth=false", "--queue-auth"}).queue_auth);
 }
 
 TEST(OptionsTest, AgingIntervalZeroTurnsAgingOff) {
@@ -335,6 +339,7 @@ TEST(OptionsTest, UsageListsEveryFlagWithItsDefault) {
        {"--kubeconfig", "--context", "--leader-elect", "--leader-election-namespace", "--leader-election-id",
         "--leader-election-lease-duration", "--leader-election-renew-deadline", "--leader-election-retry-period",
         "--metrics-bind-address", "--health-probe-bind-address", "--webhook-bind-address", "--http-read-timeout",
+        "--queue-auth",
         "--aging-interval", "--log-format", "--log-level", "--workers", "--help"}) {
     EXPECT_THAT(usage, HasSubstr(flag));
   }

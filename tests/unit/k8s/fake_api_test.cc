@@ -101,7 +101,7 @@ TEST_F(FakeApiTest, ResourceVersionPreconditionsAndStatusSubresource) {
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(json::GetInt(*json::Find(*ok, {"spec"}), "priority"), 80);
   // Strategic merge patch is not served.
-  auto smp = client_->transport()->Send(k8s::HttpRequest{"PATCH", kRuns.Path("ns", "a"), "{}", "application/strategic-merge-patch+json", {}});
+  auto smp = client_->transport()->Send(k8s::HttpRequest{"PATCH", kRuns.Path("ns", "a"), "{}", "application/strategic-merge-patch+json", {}, {}});
   ASSERT_TRUE(smp.ok());
   EXPECT_EQ(smp->status, 415);
 }
@@ -166,13 +166,13 @@ TEST_F(FakeApiTest, ListsWithSelectorsAndPages) {
   o.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   EXPECT_EQ(names(o), (std::vector<std::string>{"p2", "p4"}));
   // A continue token of a compacted list: 410 Expired.
-  auto first = client_->transport()->Send(k8s::HttpRequest{"GET", kPods.Path() + "?limit=1", {}, "application/json", {}});
+  auto first = client_->transport()->Send(k8s::HttpRequest{"GET", kPods.Path() + "?limit=1", {}, "application/json", {}, {}});
   ASSERT_TRUE(first.ok());
   auto doc = json::Parse(first->body);
   std::string token = json::GetString(json::Find(*doc, {"metadata", "continue"}));
   ASSERT_FALSE(token.empty());
   api_->Compact();
-  auto expired = client_->transport()->Send(k8s::HttpRequest{"GET", kPods.Path() + "?limit=1&continue=" + token, {}, "application/json", {}});
+  auto expired = client_->transport()->Send(k8s::HttpRequest{"GET", kPods.Path() + "?limit=1&continue=" + token, {}, "application/json", {}, {}});
   ASSERT_TRUE(expired.ok());
   EXPECT_EQ(expired->status, 410);
 }
