@@ -66,7 +66,7 @@ HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 
 
 }  // namespace
 
-DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::RunController& engine, QueueJsonFn queue_json)
+DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueJsonFn queue_json)
     : client_(std::move(client)), engine_(engine), queue_json_(std::move(queue_json)) {}
 
 void DashboardApi::Register(HttpServer& server) {

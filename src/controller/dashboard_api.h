@@ -16,7 +16,7 @@
 
 #include "controller/http_server.h"
 #include "k8s/client.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine_api.h"
 #include "runops/run_control.h"
 
 namespace berth::controller {
@@ -31,7 +31,7 @@ class DashboardApi {
   using QueueJsonFn = std::function<std::string(const std::string& ns, size_t limit)>;
   // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
   // of its own (no client certificate, no token; see Manager).
-  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::RunController& engine, QueueJsonFn queue_json);
+  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::EngineApi& engine, QueueJsonFn queue_json);
 
   void Register(HttpServer& server);
 
@@ -47,7 +47,7 @@ class DashboardApi {
 
  private:
   k8s::ClientPtr client_;
-  const reconcilers::RunController& engine_;
+  const reconcilers::EngineApi& engine_;
   QueueJsonFn queue_json_;
 };
 

@@ -25,13 +25,9 @@ using k8s::resources::kServices;
 
 namespace {
 
-std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
-
 // The writer key of the queue-position write sequence (run keys always contain a '/').
 const std::string kPositionsKey = "queue-positions";
 
-bool IsPendingPhase(const std::string& p) { return p.empty() || IsPhase(p, Phase::kPending); }
-bool IsPlacedPhase(const std::string& p) { return IsPhase(p, Phase::kScheduled) || IsPhase(p, Phase::kRunning); }
 bool IsTerminalPod(const k8s::Pod& p) { return IsPodPhase(p.phase, PodPhase::kSucceeded) || IsPodPhase(p.phase, PodPhase::kFailed); }
 
 // Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
@@ -58,18 +54,6 @@ std::string SpecFingerprint(const Run& r) {
   return f + "|" + r.template_json;
 }
 
-// resourceVersions are etcd revisions: compare numerically to know whether the cache caught up.
-uint64_t RvNumber(const std::string& rv) {
-  uint64_t n = 0;
-  auto [end, err] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
-  return err == std::errc() && end == rv.data() + rv.size() ? n : 0;  // no exceptions on the hot path
-}
-
-// Whether a failed write provably was not applied, even if an earlier attempt of the same
-// request (the client retries on no answer and 5xx) got no answer: 404 (the object is gone) and
-// 422 (the API server validates after it has checked the resourceVersion guard, so the object was
-// unchanged: no earlier attempt was applied either). Anything else (no answer, 5xx, 409, ...) is
-// ambiguous.
 // The run with `key` in a key-sorted list, or nullptr.
 template <typename KeyedList>
 std::shared_ptr<const Run> FindKeyed(const KeyedList& runs, const std::string& key) {
@@ -77,23 +61,6 @@ std::shared_ptr<const Run> FindKeyed(const KeyedList& runs, const std::string& k
   return it != runs.end() && it->key == key ? it->run : nullptr;
 }
 
-bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 422; }
-
-std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  auto t = k8s::ParseRfc3339(s);
-  if (!t.ok()) return std::nullopt;
-  return t.value();
-}
-
-std::string PlacementSummary(const std::string& fleet, const std::vector<PlacementEntry>& placement) {
-  std::string s = "placed on fleet " + fleet + ":";
-  for (size_t i = 0; i < placement.size(); ++i) {
-    s += (i ? ", " : " ") + placement[i].node + " (" + std::to_string(placement[i].blocks) +
-         (placement[i].blocks == 1 ? " block)" : " blocks)");
-  }
-  return s;
-}
 
 }  // namespace
 
@@ -123,6 +90,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     : client_(std::move(client)),
       clock_(clock),
       options_(options),
+      events_(std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller")),
       queue_(options.aging_interval),
       position_budget_(options.position_writes_per_second, std::max(1.0, options.position_writes_per_second)),
       // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold
@@ -136,7 +104,6 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                 }
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
-  events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
   runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
                                                "runs");
@@ -149,14 +116,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
   runs_->AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).
-    if (old && cur && old->priority != cur->priority && !cur->meta.deleting) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        priority_news_.insert(key);
-        has_priority_news_.store(true);
-      }
-      loop_cv_.notify_one();  // shown while the loop paces passes too
-    }
+    if (old && cur && old->priority != cur->priority && !cur->meta.deleting) queue_view_.NotePriorityChange(key);
     Touch(key);
   });
   pods_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
@@ -219,7 +179,7 @@ void RunController::Stop() {
     stopping_ = true;
   }
   loop_cv_.notify_all();
-  view_cv_.notify_all();
+  queue_view_.Stop();
   if (loop_.joinable()) loop_.join();
   // Writes already queued are carried out; then the writers stop.
   writer_.Stop();
@@ -242,14 +202,11 @@ bool RunController::HasSynced() const {
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();
 }
 
-std::vector<QueueEntry> RunController::Queue() const {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (view_stale_ && loop_running_ && !stopping_) {
-    view_wanted_ = true;
-    loop_cv_.notify_one();
-    view_cv_.wait_for(lock, kViewWait, [this] { return !view_stale_ || stopping_; });
-  }
-  return queue_view_;
+std::vector<QueueEntry> RunController::Queue() const { return queue_view_.Get(kViewWait); }
+
+void RunController::Nudge() {
+  { std::lock_guard<std::mutex> lock(mu_); }  // a wait that checked before the news is in wait_for now
+  loop_cv_.notify_one();
 }
 
 // The loop is woken by the first change since it last looked (dirty_ set): the changes after it
@@ -292,10 +249,7 @@ void RunController::Loop() {
   }
   spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
                nodes_->Size(), pods_->Size());
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    loop_running_ = true;
-  }
+  queue_view_.SetServing();
   // Real time, as the pass' own duration (PassPhases): this paces work on the CPU, not anything
   // the scheduler decides, so it does not follow an injected clock.
   using Steady = std::chrono::steady_clock;
@@ -312,7 +266,7 @@ void RunController::Loop() {
       const auto left = gap - (Steady::now() - last_end);
       {
         std::unique_lock<std::mutex> lock(mu_);
-        loop_cv_.wait_for(lock, left, [this] { return stopping_ || has_priority_news_.load() || view_wanted_; });
+        loop_cv_.wait_for(lock, left, [this] { return stopping_ || queue_view_.HasNews() || queue_view_.Wanted(); });
         if (stopping_) return;
       }
       ShowPriorityNews();
@@ -336,7 +290,7 @@ bool RunController::WaitForWork() {
   until = std::max(until, clock_.Now() + kMinDeadlineDelay);  // a due deadline never spins the loop
   std::unique_lock<std::mutex> lock(mu_);
   while (!dirty_ && !stopping_) {
-    if (view_wanted_) {  // a view asked for between passes: made from the last pass' result
+    if (queue_view_.Wanted()) {  // a view asked for between passes: made from the last pass' result
       lock.unlock();
       MakeViewIfWanted(last_result_);
       lock.lock();
@@ -461,120 +415,27 @@ k8s::ObjectReference RunController::Ref(const Run& run) const {
 }
 
 std::unordered_set<std::string> RunController::TakeWriterNews() {
-  std::unordered_set<std::string> busy, touched;
-  std::unordered_set<std::string> failed, fleet_failed;
-  std::unordered_map<std::string, uint64_t> written, unconfirmed;
-  std::unordered_set<std::string> confirmed;
-  busy = writer_.BusyKeys();
+  std::unordered_set<std::string> busy = writer_.BusyKeys();
+  std::unordered_set<std::string> touched;
   {
     std::lock_guard<std::mutex> lock(mu_);
     touched.swap(touched_);
     pass_changed_nodes_.clear();
     pass_changed_nodes_.swap(changed_nodes_);
-    pass_fleets_changed_ = fleets_changed_;
-    fleets_changed_ = false;
-    pass_namespaces_changed_ = namespaces_changed_;
-    namespaces_changed_ = false;
-    failed.swap(failed_admissions_);
-    fleet_failed.swap(fleet_write_failed_);
-    written.swap(written_rv_);
-    unconfirmed.swap(unconfirmed_admissions_);
-    confirmed.swap(confirmed_admissions_);
+    pass_fleets_changed_ = std::exchange(fleets_changed_, false);
+    pass_namespaces_changed_ = std::exchange(namespaces_changed_, false);
   }
-  for (const auto& key : failed) {
-    auto it = memo_.find(key);
-    if (it == memo_.end()) continue;
-    it->second.assumed.reset();
-    it->second.unconfirmed_rv = 0;
-  }
-  for (const auto& [key, rv] : unconfirmed) {
-    auto it = memo_.find(key);
-    if (it != memo_.end() && it->second.assumed) it->second.unconfirmed_rv = rv;
-  }
-  for (const auto& key : confirmed) {
-    // Applied: the assumption stays until the cache shows the run admitted.
-    auto it = memo_.find(key);
-    if (it != memo_.end()) it->second.unconfirmed_rv = 0;
-  }
-  for (const auto& name : fleet_failed) fleet_written_.erase(name);
-  if (!fleet_failed.empty()) fleets_settled_ = false;  // written again by this pass
+  const Admissions::News news = admissions_.TakeNews();
+  Admissions::ApplyNews(news, working_);
+  fleet_status_.TakeFailures();  // written again by this pass
   // Runs a position sequence in flight may still write are left alone until it is done.
   // (and until the cache shows what it wrote: see WritePositions).
   busy.insert(position_batch_.begin(), position_batch_.end());
-  for (const auto& [key, rv] : written) {
-    memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
-    Activate(key);
-  }
-
   // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
   // run that changed is read from the cache again (Memo::run).
-  for (const auto& key : touched) {
-    auto [it, added] = active_.try_emplace(key, nullptr);
-    keyed_stale_ |= added;
-    if (it->second == nullptr) it->second = &memo_[key];
-    it->second->run.reset();
-    it->second->touched_pass = pass_no_;
-  }
-  for (const auto& key : failed) Activate(key);
-  for (const auto& [key, rv] : unconfirmed) Activate(key);
-  for (const auto& key : confirmed) Activate(key);
+  for (const auto& key : touched) working_.Touch(key);
+  Admissions::ActivateNamed(news, working_);
   return busy;
-}
-
-void RunController::Activate(const std::string& key) {
-  if (active_.try_emplace(key, nullptr).second) keyed_stale_ = true;
-}
-
-const RunController::Keyed& RunController::WorkingSet(k8s::TimePoint now) {
-  // What the set held, what changed (TakeWriterNews), and the finished runs whose TTL is due;
-  // in key order (deterministic passes). Runs gone from the cache leave it.
-  while (!expiries_.empty() && expiries_.begin()->first <= now) {
-    Activate(expiries_.begin()->second);
-    expiries_.erase(expiries_.begin());
-  }
-  // The same runs as the last pass (nothing entered or left active_): its list, walked instead of
-  // the map, with the objects of the runs that changed read again. A run deleted meanwhile makes
-  // the list anew below (which takes it out).
-  if (!keyed_stale_) {
-    bool deleted = false;
-    size_t visited = 0;
-    for (const KeyedRun& k : keyed_) {
-      if (++visited % kNewsEvery == 0) ShowPriorityNews();
-      Memo& memo = *k.memo;
-      if (!memo.run) {
-        memo.run = runs_->Get(k.key);
-        if (memo.run) memo.Read();
-      }
-      deleted |= !memo.run;
-      memo.seen_pass = pass_no_;
-    }
-    if (!deleted) return keyed_;
-  }
-  keyed_stale_ = false;
-  Keyed& keyed = keyed_;
-  keyed.clear();
-  keyed.reserve(active_.size());
-  size_t visited = 0;
-  for (auto it = active_.begin(); it != active_.end();) {
-    if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    if (it->second == nullptr) it->second = &memo_[it->first];
-    Memo& memo = *it->second;
-    // The object as the last pass read it, unless the run changed since (its watch event touched
-    // it: TakeWriterNews dropped what was read). The informer updates its cache before it tells.
-    if (!memo.run) {
-      memo.run = runs_->Get(it->first);
-      if (memo.run) memo.Read();
-    }
-    if (!memo.run) {  // deleted
-      memo_.erase(it->first);
-      it = active_.erase(it);
-      continue;
-    }
-    memo.seen_pass = pass_no_;
-    keyed.push_back(KeyedRun{it->first, memo.run, &memo});
-    ++it;
-  }
-  return keyed_;
 }
 
 std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& key, const Run& run) const {
@@ -584,10 +445,10 @@ std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& 
   pr->fleet = run.status.fleet;
   pr->placement = run.status.placement;
   pr->priority = QueuePriority(run);
-  if (auto at = ParseTime(run.status.scheduled_at)) pr->placed_at = *at;
+  if (auto at = ParseStatusTime(run.status.scheduled_at)) pr->placed_at = *at;
   if (run.max_duration) {
-    auto start = ParseTime(run.status.started_at);
-    if (!start) start = ParseTime(run.status.scheduled_at);
+    auto start = ParseStatusTime(run.status.started_at);
+    if (!start) start = ParseStatusTime(run.status.scheduled_at);
     if (start) pr->expected_end = *start + *run.max_duration;
   }
   pr->quota_pending = QuotaPending(run.meta.ns, pr->placement);
@@ -600,7 +461,7 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
   for (const auto& [key, run, memo] : keyed) {
     // Queued by the last pass and the same object since (not touched): pending, holds nothing
     // (unless admitted since: assumed), without reading the run again.
-    if (memo->queued_pass + 1 == pass_no_ && !Touched(*memo) && !memo->assumed && !memo->placed) continue;
+    if (memo->queued_pass + 1 == working_.pass() && !Touched(*memo) && !memo->assumed && !memo->placed) continue;
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
       memo->assumed.reset();
       memo->unconfirmed_rv = 0;
@@ -614,37 +475,14 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
     }
     memo->placed.reset();
     memo->placed_rv.clear();
-    if (memo->assumed) {
-      // An unconfirmed admission is proven not applied by a later version of the run that is
-      // still pending (only berth writes the status, and only one write per run is in flight).
-      const bool superseded =
-          memo->unconfirmed_rv != 0 && RvNumber(run->meta.resource_version) > memo->unconfirmed_rv;
-      // A run being deleted keeps them too while its admission may have been applied (unconfirmed,
-      // or confirmed and the cache not there yet).
-      const bool behind = memo->awaiting_rv != 0 && RvNumber(run->meta.resource_version) < memo->awaiting_rv;
-      if (IsPendingPhase(run->status.phase) && !superseded &&
-          (!run->meta.deleting || memo->unconfirmed_rv != 0 || behind)) {
-        auto pr = std::make_shared<PlacedRun>(*memo->assumed);
-        pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
-        placed.push_back(std::move(pr));
-      } else {
-        if (superseded) {
-          spdlog::info("run {}: the cache shows version {} still pending after the unconfirmed admission (guarded by "
-                       "{}): it was not applied; its blocks are free again",
-                       key, run->meta.resource_version, memo->unconfirmed_rv);
-        }
-        memo->assumed.reset();
-        memo->unconfirmed_rv = 0;
-      }
+    if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
+      auto pr = std::make_shared<PlacedRun>(*memo->assumed);
+      pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
+      placed.push_back(std::move(pr));
     }
   }
-  // Runs gone from the working set (WorkingSet made a memo for each run in it: when there are no
-  // more memos than runs, none is left over).
-  if (memo_.size() > keyed.size()) {
-    for (auto it = memo_.begin(); it != memo_.end();) {
-      it = it->second.seen_pass == pass_no_ ? std::next(it) : memo_.erase(it);
-    }
-  }
+  // Runs gone from the working set.
+  working_.DropUnvisited(keyed);
 
   return placed;
 }
@@ -701,7 +539,7 @@ void RunController::NotePreempting(const std::vector<sched::Nomination>& nominat
     // One Event per plan (its status write may be the queue-position writer's or ApplyWaiting's).
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
-    Memo& memo = memo_[d.run_id];
+    Memo& memo = working_.MemoOf(d.run_id);
     auto run = runs_->Get(d.run_id);
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
@@ -759,13 +597,13 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   // Lifecycle of every run; the pending ones go into the queue (Memo::queued_pass).
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
   size_t visited = 0;
-  size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == pass_no_)
+  size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == working_.pass())
   size_t refreshes = 0;  // quiet placed runs looked at only because their refresh came due
   for (const auto& [key, run, memo_ptr] : keyed) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     Memo& memo = *memo_ptr;
     if (memo.assumed) {  // admission in flight, or its outcome unknown
-      if (memo.unconfirmed_rv != 0 && !Busy(memo)) VerifyAdmission(*run, memo.unconfirmed_rv);
+      if (memo.unconfirmed_rv != 0 && !Busy(memo)) admissions_.Verify(*run, memo.unconfirmed_rv);
       frozen.insert(key);
       continue;
     }
@@ -789,13 +627,13 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
       }
     }
     if (QueuedQuietly(memo)) {  // busy too: DecidePending's kQueue stands then as well
-      memo.queued_pass = pass_no_;  // its entry stays as it is
+      memo.queued_pass = working_.pass();  // its entry stays as it is
       ++queued;
       continue;
     }
     memo.queued_rv.clear();
     if (!Reconcile(*run, view, now, is_busy)) continue;
-    memo.queued_pass = pass_no_;
+    memo.queued_pass = working_.pass();
     ++queued;
     if (!is_busy) memo.queued_rv = run->meta.resource_version;
     sched::PendingRun pr;
@@ -814,8 +652,8 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   if (queued == queue_.size()) return frozen;
   std::vector<std::string> gone;
   for (auto item : queue_) {
-    auto m = memo_.find(item.run.id);
-    if (m == memo_.end() || m->second.queued_pass != pass_no_) gone.push_back(item.run.id);
+    const Memo* m = working_.Find(item.run.id);
+    if (m == nullptr || m->queued_pass != working_.pass()) gone.push_back(item.run.id);
   }
   for (const auto& id : gone) queue_.Remove(id);
   return frozen;
@@ -840,141 +678,34 @@ bool RunController::QueuedQuietly(const Memo& memo) const {
   // entry's priority also reads the namespace's cap. Queued by the last pass means in the queue
   // (its ReconcileAll took every other run out) with this memo as its owner.
   return !memo.queued_rv.empty() && memo.queued_rv == memo.run_rv && !pass_namespaces_changed_ &&
-         !Touched(memo) && memo.queued_pass + 1 == pass_no_;
+         !Touched(memo) && memo.queued_pass + 1 == working_.pass();
 }
 
 void RunController::PublishQueue(const sched::CycleResult& result) {
-  // The queue as the endpoint shows it.
   ShowPriorityNews();
-  std::vector<QueueEntry> qv;
-  qv.reserve(queue_.size());
-  int64_t position = 0;
-  // Waiting runs mostly share one sentence (the same reason, namespace and fleets, e.g. 100,000
-  // runs waiting for one full fleet): it is formatted once for each run of equal neighbours.
-  // Explain reads the run beyond these only for its namespace's priority cap.
-  const sched::WaitingRun* last = nullptr;
-  const std::vector<std::string>* last_fleets = nullptr;
-  bool last_capped = true;
-  std::string last_text;
-  size_t next_waiting = 0;  // result.waiting is in queue order (Schedule): walked beside the queue
-  for (auto item : queue_) {
-    QueueEntry e;
-    e.position = ++position;
-    auto slash = item.run.id.find('/');
-    e.ns = item.run.id.substr(0, slash);
-    e.name = item.run.id.substr(slash + 1);
-    e.priority = item.run.priority;
-    e.effective_priority = item.effective_priority;
-    e.nodes = item.run.nodes;
-    e.fleets = item.run.fleets;
-    e.submitted_at = item.run.submitted_at;
-    const sched::WaitingRun* w = nullptr;
-    if (next_waiting < result.waiting.size() && result.waiting[next_waiting].run_id == item.run.id) {
-      w = &result.waiting[next_waiting++];
-    } else if (const Memo* m = OwnerOf(item.run.owner)) {
-      w = WaitingOf(*m);
-    }
-    if (w != nullptr) {
-      e.reason = std::string(sched::ApiReason(w->reason.code));
-      const sched::WaitingRun& cur = *w;
-      if (last != nullptr && !last_capped && last->reason == cur.reason && *last_fleets == item.run.fleets &&
-          sched::NamespaceOf(last->run_id) == sched::NamespaceOf(cur.run_id)) {
-        e.message = last_text;
-      } else {
-        e.message = Explain(result, cur);
-        last = &cur;
-        last_fleets = &item.run.fleets;
-        last_capped = CapOf(e.ns).has_value();
-        last_text = e.message;
-      }
-    }
-    qv.push_back(std::move(e));
-  }
-  // Priority patches shown ahead of the queue stay shown until the queue has them: this pass may
-  // have visited the run before its patch arrived (or not at all).
-  for (auto it = shown_early_.begin(); it != shown_early_.end();) {
-    const sched::PendingRun* queued = queue_.Find(it->first);
-    auto run = runs_->Get(it->first);
-    if (queued == nullptr || queued->priority == it->second || !run || run->meta.deleting ||
-        std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority) != it->second) {
-      it = shown_early_.erase(it);  // in the queue (or out of it), or no longer what was shown
-      continue;
-    }
-    MoveInView(qv, it->first, it->second, queue_.EffectiveAt(it->second, queued->submitted_at));
-    ++it;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_view_.swap(qv);
-    view_stale_ = false;
-    view_wanted_ = false;
-  }
-  view_cv_.notify_all();
-  // The old view is freed here, outside the lock.
+  std::vector<QueueEntry> entries = MakeQueueEntries(
+      queue_, result,
+      [this](const sched::PendingRun& run) -> const sched::WaitingRun* {
+        const Memo* m = WorkingSet::OwnerOf(run.owner);
+        return m != nullptr ? WaitingOf(*m) : nullptr;
+      },
+      [&](const sched::WaitingRun& w) { return Explain(result, w); },
+      [this](const std::string& ns) { return CapOf(ns).has_value(); });
+  queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
 
 void RunController::MakeViewIfWanted(const sched::CycleResult& result) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!view_wanted_) return;
-  }
-  PublishQueue(result);
+  if (queue_view_.Wanted()) PublishQueue(result);
 }
 
 void RunController::ShowPriorityNews() {
-  // The queue view (/queue, the dashboard) shows a queued run's new priority at once, in the
-  // place the queue will give it, instead of after the pass under way and the next one (each
-  // O(pending)). Only the view: queue_, positions and statuses change in the next pass that
-  // visits the run (informer events touch it), which decides everything as before and may take
-  // the run out of the queue. Safe anywhere on the loop thread: nothing reads the view back.
-  if (!has_priority_news_.load()) return;
-  std::unordered_set<std::string> news;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    news.swap(priority_news_);
-    has_priority_news_.store(false);
-  }
-  struct Move {
-    std::string key;
-    int32_t priority, effective;
-  };
-  std::vector<Move> moves;
-  for (const auto& key : news) {
-    const sched::PendingRun* queued = queue_.Find(key);  // queued by the last pass
-    if (queued == nullptr) continue;
-    auto run = runs_->Get(key);
-    if (!run || run->meta.deleting) continue;
-    const int32_t priority = std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
-    shown_early_[key] = priority;
-    moves.push_back(Move{key, priority, queue_.EffectiveAt(priority, queued->submitted_at)});
-  }
-  if (moves.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& m : moves) MoveInView(queue_view_, m.key, m.priority, m.effective);
+  queue_view_.ShowNews(queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
 
-bool RunController::MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority,
-                               int32_t effective) {
-  const size_t slash = key.find('/');
-  if (slash == std::string::npos) return false;
-  const std::string_view ns(key.data(), slash), name(key.data() + slash + 1, key.size() - slash - 1);
-  auto it = std::find_if(view.begin(), view.end(), [&](const QueueEntry& e) { return e.ns == ns && e.name == name; });
-  if (it == view.end()) return false;
-  QueueEntry moved = std::move(*it);
-  view.erase(it);
-  moved.priority = priority;
-  moved.effective_priority = effective;
-  // The queue's order (scheduling/run_queue.h): effective priority, submission, then id.
-  auto before = [](const QueueEntry& a, const QueueEntry& b) {
-    if (a.effective_priority != b.effective_priority) return a.effective_priority > b.effective_priority;
-    if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
-    return a.ns + "/" + a.name < b.ns + "/" + b.name;
-  };
-  auto at = std::find_if(view.begin(), view.end(), [&](const QueueEntry& e) { return before(moved, e); });
-  view.insert(at, std::move(moved));
-  int64_t position = 0;
-  for (auto& e : view) e.position = ++position;
-  return true;
+std::optional<int32_t> RunController::ViewPriority(const std::string& key) const {
+  auto run = runs_->Get(key);
+  if (!run || run->meta.deleting) return std::nullopt;
+  return std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
 }
 
 void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, bool decided,
@@ -1128,7 +859,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   for (size_t i = 0; i < top.size(); ++i) places_.emplace(top[i], static_cast<int64_t>(i) + 1);
   // Positions first: a run that moves gets its whole waiting status in its position write.
   for (const std::string& key : WritePositions(keyed, std::move(frozen), top, result, now)) {
-    if (auto m = memo_.find(key); m != memo_.end()) m->second.positioned_pass = pass_no_;
+    if (Memo* m = working_.Find(key)) m->positioned_pass = working_.pass();
   }
   ShowPriorityNews();
   phases.Mark("positions");
@@ -1138,7 +869,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   for (const auto& w : result.waiting) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     // A waiting run is in the queue, so this pass' working set read it (Memo::run).
-    Memo* m = OwnerOf(w.owner);
+    Memo* m = WorkingSet::OwnerOf(w.owner);
     if (m == nullptr || !m->run) continue;
     Memo& memo = *m;
     // From what Memo::Read kept of the run: most waiting runs need no visit to their object.
@@ -1147,7 +878,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
     }
     // A run that may wait only so long fails then (EndsWaiting), also if it is busy now.
     if (memo.gives_up_at) NoteDeadline(*memo.gives_up_at);
-    if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
+    if (Busy(memo) || memo.positioned_pass == working_.pass()) continue;  // its status is the positions writer's
     // Found current by an earlier pass for the same object, reason and priority, and not due for
     // its refresh: nothing to write (ApplyWaiting would find the same). Due for its refresh only:
     // at most refreshes_per_pass a pass, the rest in the next passes.
@@ -1174,17 +905,16 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
 
 void RunController::Pass() {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
-  ++pass_no_;
+  working_.BeginPass();
   dispatched_.clear();
   const k8s::TimePoint now = clock_.Now();
   next_deadline_.reset();
   ShowPriorityNews();
   std::unordered_set<std::string> busy = TakeWriterNews();
   ReportSetAside(now);
-  const Keyed& keyed = WorkingSet(now);
-  for (const auto& key : busy) {
-    if (auto m = memo_.find(key); m != memo_.end()) m->second.busy_pass = pass_no_;
-  }
+  const Keyed& keyed = working_.Make(
+      now, [this](const std::string& key) { return runs_->Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
+  working_.MarkBusy(busy);
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
   ClusterView& view = PassView(keyed, placed, now);
@@ -1211,40 +941,20 @@ void RunController::Pass() {
   phases.Mark(decide ? "schedule" : "schedule(stood)");
   NotePreempting(view.snapshot.nominations, result);
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
-  if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
+  if (auto expiry = working_.NextExpiry()) NoteDeadline(*expiry);  // a finished run's TTL
   for (const auto& placement : result.placements) {
     auto run = runs_->Get(placement.run_id);
     if (!run) continue;
     Admit(*run, placement, now);
   }
-  for (const auto& w : result.waiting) {  // each run's entry, for the steps below (WaitingOf)
-    if (Memo* m = OwnerOf(w.owner)) {
-      m->waiting = &w;
-      m->waiting_pass = pass_no_;
-    }
-  }
+  working_.MarkWaiting(result);  // each run's entry, for the steps below (WaitingOf)
   const std::optional<k8s::TimePoint> oldest_waiting = CarryOutWaiting(keyed, result, std::move(frozen), now, phases);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    view_stale_ = true;  // made when asked for (Queue): 100,000 entries each pass cost 35-45 ms
-  }
+  queue_view_.MarkStale();  // made when asked for (Queue): 100,000 entries each pass cost 35-45 ms
   MakeViewIfWanted(result);
   phases.Mark("publish");
 
-  // The instances' states and the Fleet statuses follow the view, and the time only through an
-  // instance's end of life: kept while the view is, until the next instance expires, and while
-  // every Fleet's status is written or queued (a failed write is made again).
-  if (!(fleets_settled_ && described_gen_ == view_gen_ && now < described_until_)) {
-    described_ = sched::DescribeInstances(view.snapshot, now);
-    described_gen_ = view_gen_;
-    described_until_ = k8s::TimePoint::max();
-    for (const auto& inst : view.snapshot.instances) {
-      // An expired one's message says since when ("expired 5m ago"): made again every pass.
-      if (inst.expires_at) described_until_ = std::min(described_until_, std::max(*inst.expires_at, now));
-    }
-    fleets_settled_ = WriteFleetStatuses(view, described_, now);
-  }
-  const std::vector<sched::InstanceStatus>& described = described_;
+  // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
+  const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_gen_, now);
   Settle(keyed, busy, now);
   ShowPriorityNews();
   phases.Mark("settle");
@@ -1280,14 +990,14 @@ std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
   std::optional<std::chrono::milliseconds> ttl = options_.finished_run_ttl;
   if (run.ttl_seconds_after_finished) ttl = std::chrono::seconds(*run.ttl_seconds_after_finished);
   if (!ttl) return std::nullopt;
-  auto finished = ParseTime(run.status.finished_at);
+  auto finished = ParseStatusTime(run.status.finished_at);
   if (!finished) return std::nullopt;  // every terminal status berth writes has finishedAt
   return *finished + *ttl;
 }
 
 void RunController::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
-    if (memo->queued_pass == pass_no_) continue;  // queued: pending (without reading the run again)
+    if (memo->queued_pass == working_.pass()) continue;  // queued: pending (without reading the run again)
     const std::string& phase = run->status.phase;
     if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;
@@ -1314,10 +1024,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
       });
       continue;
     }
-    if (expiry) expiries_.emplace(*expiry, key);
-    memo_.erase(key);
-    active_.erase(key);  // last: `key` is the map's own string
-    keyed_stale_ = true;
+    working_.Leave(key, expiry);
   }
 }
 
@@ -1376,7 +1083,7 @@ void RunController::NoteSpecChangeAfterEnd(const Run& run) {
 
 bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
   // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
-  memo_[RunKey(run)].admitted_spec.clear();
+  working_.MemoOf(RunKey(run)).admitted_spec.clear();
   PendingInput in;
   in.run = &run;
   // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
@@ -1447,7 +1154,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   const PlacedDecision d = DecidePlaced(in);
   const std::optional<k8s::TimePoint> deadline = NextDeadline(in);
   if (deadline) NoteDeadline(*deadline);
-  Memo& memo = memo_[RunKey(run)];
+  Memo& memo = working_.MemoOf(RunKey(run));
   memo.quiet_rv.clear();
   if (CarryOutPlaced(run, d, pods, view, now)) return;
   // Only spec.priority may change once a run is admitted; say so when something else changed.
@@ -1476,7 +1183,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
 }
 
 bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
-  Memo& memo = memo_[RunKey(run)];
+  Memo& memo = working_.MemoOf(RunKey(run));
   // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
   // BlockHolders made this pass (none when its placement is empty: nothing to count).
   if (memo.placed && !view.Counted(*memo.placed)) return true;
@@ -1574,23 +1281,13 @@ std::optional<bool> RunController::PatchStatus(const Run& r, const RunStatus& ne
 }
 
 void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
-  if (observer_ && next != nullptr && IsTerminalPhase(next->phase) &&
-      next->phase != run.status.phase) {
+  if (observer_ && next != nullptr && IsTerminalPhase(next->phase) && next->phase != run.status.phase) {
     observer_->OnFinished(next->phase, next->reason);
   }
-  uint64_t rv = RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"})));
-  if (rv == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t& slot = written_rv_[RunKey(run)];
-  slot = std::max(slot, rv);
+  admissions_.NoteWritten(RunKey(run), RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"}))));
 }
 
-bool RunController::NoteStale(const Run& run) {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t& slot = written_rv_[RunKey(run)];
-  slot = std::max(slot, RvNumber(run.meta.resource_version) + 1);
-  return true;  // not a failure to back off from: the cache is simply behind
-}
+bool RunController::NoteStale(const Run& run) { return admissions_.NoteStale(run); }
 
 void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
   // Resources of each rank from its instance's block layout.
@@ -1702,7 +1399,7 @@ RunStatus RunController::RetryStatus(const Run& run, const std::string& reason, 
   // Backoff: a persistent cause must not become a hot loop of Pod creations.
   // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
   std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
-  auto started = ParseTime(run.status.started_at);
+  auto started = ParseStatusTime(run.status.started_at);
   bool ran_long = started && now - *started >= kBackoffResetAfter;
   if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
     backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
@@ -1850,163 +1547,9 @@ void RunController::HandleDeletion(const Run& run) {
 }
 
 void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
-  PlacedRun pr;
-  pr.key = RunKey(run);
-  pr.uid = run.meta.uid;
-  pr.fleet = placement.fleet;
-  for (const auto& rank : placement.ranks) {
-    pr.placement.push_back(PlacementEntry{rank.rank, rank.instance, rank.blocks,
-                                          PodName(run.meta.name, run.status.resubmissions, rank.rank)});
-  }
-  if (run.max_duration) pr.expected_end = now + *run.max_duration;
-  const RunStatus next = AdmittedStatus(run, placement, pr, now);
-  if (!Dispatch(pr.key, [this, r = run, next] { return WriteAdmission(r, next); })) return;
-  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
-  Memo& memo = memo_[pr.key];
-  pr.assumed = true;
-  memo.assumed = pr;
-  queue_.Remove(pr.key);
-}
-
-RunStatus RunController::AdmittedStatus(const Run& run, const scheduling::Placement& placement, const PlacedRun& pr,
-                                        k8s::TimePoint now) const {
-  RunStatus next = run.status;
-  next.phase = ToApi(Phase::kScheduled);
-  next.reason = ToApi(Reason::kScheduled);
-  next.message = PlacementSummary(placement.fleet, pr.placement);
-  if (placement.takes_unasked_gpus && !placement.ranks.empty()) {
-    const int64_t gpus = placement.ranks.front().resources.gpus;
-    next.message += "; it asked for no GPU but takes a block with " + std::to_string(gpus) +
-                    (gpus == 1 ? " GPU" : " GPUs") + ": none of its fleets had room without GPUs";
-  }
-  next.fleet = placement.fleet;
-  next.placement = pr.placement;
-  next.queue_position.reset();
-  next.effective_priority = queue_.EffectivePriority(pr.key).value_or(static_cast<int32_t>(run.priority));
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.scheduled_at = k8s::FormatRfc3339(now);
-  next.started_at.clear();
-  next.preemption.reset();  // placed: the nodes kept for it are its own now
-  next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "True", ToApi(Reason::kScheduled), next.message, run.meta.generation, now);
-  return next;
-}
-
-bool RunController::WriteAdmission(const Run& r, const RunStatus& next) {
-  std::string rv = r.meta.resource_version;
-  bool ok = true;
-  if (!r.meta.HasFinalizer(kFinalizer)) {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
-    if (res.ok()) {
-      rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
-    } else {
-      spdlog::info("run {}/{}: not admitted, finalizer write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
-      ok = false;
-    }
-  }
-  if (ok) {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
-    if (!res.ok() && !WriteRefused(res.status())) {
-      // No answer, a 5xx, or a 409 that may answer our own retry of an applied write: the run
-      // may be admitted. Its blocks stay held until the cache or a GET tells (Pass).
-      spdlog::info("run {}/{}: admission write unconfirmed ({}); its blocks stay held until the run's next "
-                   "version or a GET shows whether it was applied",
-                   r.meta.ns, r.meta.name, res.status().ToString());
-      std::lock_guard<std::mutex> lock(mu_);
-      unconfirmed_admissions_[k8s::ObjectKey(r.meta.ns, r.meta.name)] = RvNumber(rv);
-      return true;
-    }
-    if (res.ok()) {
-      NoteWritten(r, *res);
-      NoteAdmitted(r);
-      events_->Record(Ref(r), "Normal", ToApi(Reason::kScheduled), next.message);
-    } else {
-      spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
-      ok = false;
-    }
-  }
-  if (!ok) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
-    }
-    // The Run changed under us (a priority patch, say): decide again once the cache has it.
-    return NoteStale(r);
-  }
-  return true;
-}
-
-void RunController::NoteAdmitted(const Run& r) {
-  if (!observer_) return;
-  // Waited since submission, or since it went back to the queue after a retry (not counting its
-  // earlier attempts' run time).
-  k8s::TimePoint since = r.meta.created;
-  if (r.status.resubmissions > 0) {
-    if (auto back = ParseTime(r.status.retry_after)) since = std::max(since, *back);
-  }
-  observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
-}
-
-void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
-  Dispatch(RunKey(run), [this, r = run, base_rv] {
-    const std::string key = RunKey(r);
-    auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
-    if (!got.ok() && !got.status().IsNotFound()) {
-      spdlog::info("run {}: cannot read it to settle its unconfirmed admission ({}); will ask again", key,
-                   got.status().ToString());
-      return false;
-    }
-    std::shared_ptr<const Run> now = got.ok() ? DecodeRun(*got) : nullptr;
-    const bool same = now != nullptr && now->meta.uid == r.meta.uid;
-    if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
-      spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
-      events_->Record(Ref(r), "Normal", ToApi(Reason::kScheduled), now->status.message);
-      std::lock_guard<std::mutex> lock(mu_);
-      confirmed_admissions_.insert(key);
-      uint64_t& slot = written_rv_[key];
-      slot = std::max(slot, RvNumber(now->meta.resource_version));
-      return true;
-    }
-    // Gone, replaced, or still pending at (or after) the version the write was guarded by: the
-    // write was not applied. The next pass decides again once the cache has this version.
-    spdlog::info("run {}: the unconfirmed admission (guarded by version {}) was not applied; its blocks are free "
-                 "again", key, base_rv);
-    std::lock_guard<std::mutex> lock(mu_);
-    failed_admissions_.insert(key);
-    if (same) {
-      uint64_t& slot = written_rv_[key];
-      slot = std::max(slot, RvNumber(now->meta.resource_version));
-    }
-    return true;
-  });
-}
-
-void RunController::Memo::Read() {
-  run_rv = run->meta.resource_version;
-  has_preemption = run->status.preemption.has_value();
-  shown_position = run->meta.deleting ? std::nullopt : run->status.queue_position;
-  wait_since = run->meta.created;
-  if (run->status.resubmissions > 0) {
-    if (auto back = ParseTime(run->status.retry_after)) wait_since = std::max(wait_since, *back);
-  }
-  const auto& retry = run->retry;
-  const bool retry_nc = retry && retry->on_no_capacity;
-  gives_up_at.reset();
-  if (retry_nc && retry->duration) gives_up_at = run->meta.created + *retry->duration;
-  // When a waiting run fails instead (EndsWaiting): at once without retry on no-capacity, or when
-  // its retry.duration has passed. A preempted run sent back to the queue waits for capacity
-  // whatever its no-capacity retry says (its capacity was taken on purpose), within its retry
-  // duration.
-  ends_waiting_at.reset();
-  if (IsPhase(run->status.phase, Phase::kPending) && IsReason(run->status.reason, Reason::kPreempted) && retry) {
-    if (retry->duration) ends_waiting_at = run->meta.created + *retry->duration;
-  } else if (!retry_nc) {
-    ends_waiting_at = k8s::TimePoint::min();
-  } else if (retry->duration) {
-    ends_waiting_at = run->meta.created + *retry->duration;
-  }
-  ++version;
+  const std::string key = RunKey(run);
+  const int32_t effective = queue_.EffectivePriority(key).value_or(static_cast<int32_t>(run.priority));
+  if (admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) queue_.Remove(key);
 }
 
 bool RunController::EndsWaiting(const Memo& memo, const sched::WaitingRun& w, k8s::TimePoint now) {
@@ -2154,14 +1697,13 @@ bool RunController::LastPositionsVisible() {
   // place would put two runs there.
   if (writer_.Busy(kPositionsKey)) return false;
   if (position_batch_.empty()) return true;
-  // The sequence's writer is done (then what it wrote is in written_rv_ already) ...
-  std::lock_guard<std::mutex> lock(mu_);
+  // The sequence's writer is done (then what it wrote is in the admissions' news already) ...
   for (const auto& key : position_batch_) {
-    // What it wrote is either still news for the next pass (written_rv_: the writer finished
+    // What it wrote is either still news for the next pass (Admissions: the writer finished
     // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
-    if (written_rv_.count(key)) return false;
-    auto m = memo_.find(key);
-    if (m != memo_.end() && m->second.awaiting_rv != 0) return false;
+    if (admissions_.WrittenSinceTaken(key)) return false;
+    const Memo* m = working_.Find(key);
+    if (m != nullptr && m->awaiting_rv != 0) return false;
   }
   position_batch_.clear();
   return true;
@@ -2173,7 +1715,7 @@ std::vector<std::string> RunController::TopOfQueue(k8s::TimePoint now) const {
   std::vector<std::string> top;
   for (auto item : queue_) {
     if (top.size() >= options_.position_limit) break;
-    const Memo* m = OwnerOf(item.run.owner);
+    const Memo* m = WorkingSet::OwnerOf(item.run.owner);
     if (m == nullptr || !m->run) continue;
     const sched::WaitingRun* w = WaitingOf(*m);
     if (w == nullptr || EndsWaiting(*m, *w, now)) continue;
@@ -2224,7 +1766,7 @@ std::unordered_set<std::string> RunController::WritePositions(
     PositionWrite w{run, m.to, std::nullopt};
     auto d = places_.find(m.key);
     const bool final_place = d != places_.end() ? m.to == d->second : !m.to;
-    Memo& memo = memo_[m.key];
+    Memo& memo = working_.MemoOf(m.key);
     const sched::WaitingRun* wait = WaitingOf(memo);
     if (final_place && wait != nullptr) {
       const int32_t effective = wait->effective_priority;
@@ -2269,40 +1811,6 @@ bool RunController::WritePositionSequence(const std::vector<PositionWrite>& writ
     rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
   }
   return true;
-}
-
-bool RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,
-                                       k8s::TimePoint now) {
-  bool settled = true;
-  std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
-  for (const auto& d : described) by_fleet[d.fleet].push_back(&d);
-  for (const auto& [name, fleet] : view.fleets) {
-    const std::string status = FleetStatusJson(*fleet, view, by_fleet[name], now);
-    // Written already and the cache has caught up with our write: nothing to do.
-    std::string key = "fleet:" + name;  // ':' never appears in a namespace
-    auto prev = fleet_written_.find(name);
-    std::string signature = status;
-    if (prev != fleet_written_.end() && prev->second == signature) continue;
-    std::string rv = fleet->meta.resource_version;
-    // An init-capture: clang 14 cannot capture a structured binding by name.
-    bool queued = Dispatch(key, [this, name = name, status, rv, signature] {
-      auto res = client_->MergePatch(kFleets.Path("", name, "status"),
-                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"status":)" + status + "}");
-      if (!res.ok()) {
-        spdlog::info("fleet {}: status not written ({}); will retry", name, res.status().ToString());
-        std::lock_guard<std::mutex> lock(mu_);
-        fleet_write_failed_.insert(name);
-        return false;
-      }
-      return true;
-    });
-    if (queued) {
-      fleet_written_[name] = signature;
-    } else {
-      settled = false;  // the writer took nothing: the next pass tries again
-    }
-  }
-  return settled;
 }
 
 }  // namespace berth::reconcilers

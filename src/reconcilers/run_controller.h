@@ -88,13 +88,20 @@
 #include "k8s/events.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
+#include "reconcilers/admissions.h"
 #include "reconcilers/cluster_view.h"
+#include "reconcilers/engine_api.h"
+#include "reconcilers/engine_options.h"
+#include "reconcilers/fleet_status_writer.h"
 #include "reconcilers/fleet_types.h"
 #include "reconcilers/keyed_writer.h"
 #include "reconcilers/lifecycle.h"
 #include "reconcilers/namespace_policy.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/queue_positions.h"
+#include "reconcilers/queue_view.h"
+#include "reconcilers/run_memo.h"
+#include "reconcilers/working_set.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
 #include "scheduling/cycle_result.h"
@@ -103,89 +110,7 @@
 
 namespace berth::reconcilers {
 
-struct EngineOptions {
-  std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};
-  int writers = 16;  // API writes in flight at most
-  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
-  size_t position_limit = 100;                     // queuePosition kept for the first N places
-  // Waiting runs' status writes (information, never a decision) queued for a writer at most; the
-  // rest wait for a later pass (100,000 runs submitted at once are shown their status in queue
-  // order as the API takes it, and the engine does not hold 100,000 writes and their keys).
-  size_t waiting_writes_queued = 1000;
-  // A resubmitted run queues again after this delay, doubled for each attempt in a row that ran
-  // less than kBackoffResetAfter, up to max_retry_backoff. 0 = at once.
-  std::chrono::milliseconds retry_backoff{10 * 1000};
-  std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
-  // A run whose Pods have not all started this long after placement fails with StartTimeout (or
-  // is resubmitted under retry on error); spec.startTimeout overrides it. 0 = off.
-  std::chrono::milliseconds start_timeout{10 * 60 * 1000};
-  // queuePosition writes per second at most (and at once): see reconcilers/queue_positions.h.
-  // 20: what the former per-run refresh (100 places, each at most every 5 s) could write.
-  double position_writes_per_second = 20;
-  // A finished run without spec.ttlSecondsAfterFinished is deleted this long after finishedAt.
-  // nullopt = kept.
-  std::optional<std::chrono::milliseconds> finished_run_ttl;
-  // Runs a pass looks at only because their periodic look (status_refresh) came due, at most, of
-  // each kind (quiet placed runs, waiting runs with a current status); the rest wait for the next
-  // passes, which come at once. A deadline or a change is never put off.
-  size_t refreshes_per_pass = 4096;
-  // For tests: each pass that keeps the last cluster view (PassView) also builds it anew and
-  // aborts the process if the two differ (the core's snapshot, the instances' records, the
-  // conflicts and invalid fleets).
-  bool verify_kept_view = false;
-};
-
-// An attempt that ran at least this long resets the retry backoff.
-inline constexpr std::chrono::minutes kBackoffResetAfter{10};
-
-// One pending run as the queue endpoint, CLI and dashboard show it.
-struct QueueEntry {
-  int64_t position = 0;
-  std::string ns, name;
-  int32_t priority = 0, effective_priority = 0;
-  int64_t nodes = 1;
-  std::vector<std::string> fleets;
-  k8s::TimePoint submitted_at{};
-  std::string reason, message;
-};
-
-// What the engine reports to whoever watches it (the controller's Prometheus metrics).
-// Called from the loop and writer threads; implementations must be thread-safe and quick.
-class EngineObserver {
- public:
-  virtual ~EngineObserver() = default;
-  struct FleetCounts {
-    std::map<std::string, int64_t> instances_by_state;  // "Idle", "Busy", ...
-    int64_t busy_blocks = 0, idle_blocks = 0, unavailable_blocks = 0;
-  };
-  struct PassSummary {
-    std::chrono::microseconds duration{0};
-    bool decided = false;  // the scheduling core ran (otherwise its last result stood: CoreResultStands)
-    // Pending runs by (fleet or "none", reason).
-    std::map<std::pair<std::string, std::string>, int64_t> pending;
-    std::map<std::string, FleetCounts> fleets;
-    size_t writes_queued = 0;  // writes waiting or in flight
-    // How long the run that has waited longest in the queue (Pending, not suspended, not backing
-    // off, not placed by this pass) has waited: since its submission, or since it went back to the
-    // queue after a resubmission (as OnAdmitted counts); 0 when the queue is empty.
-    std::chrono::milliseconds oldest_pending_wait{0};
-    uint64_t events_posted = 0, events_dropped = 0;  // totals since start
-    // Runs set aside because berth cannot read them (nested deeper than json::kMaxDepth): out of
-    // the queue, each with a Warning Event and a status that says why (issue 29).
-    int64_t unreadable_runs = 0;
-  };
-  virtual void OnPass(const PassSummary& summary) = 0;
-  // A run was admitted after waiting `wait` since its submission (or last resubmission).
-  virtual void OnAdmitted(std::chrono::milliseconds wait) = 0;
-  // A run reached Succeeded or Failed with `reason`.
-  virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
-  // A running run was evicted for a higher-priority run on `fleet` (issue 17).
-  virtual void OnPreempted(const std::string& fleet) { (void)fleet; }
-  // A write to the API failed and will be retried with backoff.
-  virtual void OnWriteFailed(const std::string& what) = 0;
-};
-
-class RunController {
+class RunController final : public EngineApi {
  public:
   RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options);
   ~RunController();
@@ -205,19 +130,19 @@ class RunController {
   // The queue as of the last pass, in order. Made on request (see "The queue view" in
   // development.md): when a pass changed it since it was last made, the loop thread makes it
   // between two steps and this waits for it (up to kViewWait; then the last one made).
-  std::vector<QueueEntry> Queue() const;
+  std::vector<QueueEntry> Queue() const override;
   static constexpr std::chrono::seconds kViewWait{5};
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
-  std::optional<PriorityCap> CapOf(const std::string& ns) const;
-  // The same for the admission webhook: false when the Namespace cache has not synced or does
-  // not hold `ns` (yet), so the caller asks the API server instead.
-  bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const;
-  // The Fleets as cached (with the status berth last wrote).
-  std::vector<std::shared_ptr<const Fleet>> Fleets() const { return fleets_->List(); }
+  std::optional<PriorityCap> CapOf(const std::string& ns) const override;
+  bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const override;
+  std::vector<std::shared_ptr<const Fleet>> Fleets() const override { return fleets_->List(); }
 
   // Hook for metrics: called after every pass with the cycle duration and the result.
   // Must be set before Start; not owned.
-  void SetObserver(EngineObserver* observer) { observer_ = observer; }
+  void SetObserver(EngineObserver* observer) {
+    observer_ = observer;
+    admissions_.SetObserver(observer);
+  }
 
   // Asks for a pass now. The loop passes on every change it watches, at the deadlines its passes
   // note and otherwise once per status_refresh, reading the clock at least once a second of real
@@ -225,89 +150,17 @@ class RunController {
   void Wake();
 
  private:
-  struct Memo {
-    std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
-    std::string assumed_rv;            // the run's resourceVersion when assumed
-    // Non-zero while the outcome of the admission's status write is unknown (see "Ambiguous
-    // writes"): the resourceVersion that write was guarded by.
-    uint64_t unconfirmed_rv = 0;
-    k8s::TimePoint last_wait_write{};
-    // Our last status write's resourceVersion: the run is left alone until the cache has it.
-    uint64_t awaiting_rv = 0;
-    // Pods of this uid/attempt/scheduledAt were handed to a writer at this time (not again until
-    // it is stale).
-    std::string pods_ensured_for;
-    // The spec (all but the priority) as first seen admitted, to tell the user when a later
-    // change is ignored.
-    std::string admitted_spec;
-    // The victims of the last preemption this run's Preempting Event announced.
-    std::string preemption_announced;
-    base::MonoTime pods_ensured_at{};
-    // A placed run found needing nothing (DecidePlaced: kNothing) at this resourceVersion: later
-    // passes leave it alone until it, its Pods, one of its nodes or a Fleet's spec changes, or
-    // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
-    std::string quiet_rv;
-    k8s::TimePoint quiet_until{};
-    std::optional<k8s::TimePoint> quiet_deadline;  // its next deadline (quiet_until without the refresh)
-    // A pending run found queueable (DecidePending: kQueue, not busy) at this resourceVersion:
-    // later passes keep its queue entry as it is, without deciding again, until it or its Pods
-    // change, or a Namespace does (its priority cap). See "Incremental passes".
-    std::string queued_rv;
-    // The last pass (pass_no_) whose working set held the run, and that put it in the queue.
-    uint64_t seen_pass = 0, queued_pass = 0;
-    // A placed run as BlockHolders last made it, at this resourceVersion: the same while the run,
-    // its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged.
-    std::shared_ptr<const PlacedRun> placed;
-    std::string placed_rv;
-    // The run as WorkingSet last read it from the cache; dropped when a watch event touches it.
-    std::shared_ptr<const Run> run;
-    // The pass (pass_no_) in which the run was touched (its object or Pods changed: TakeWriterNews)
-    // and had a write queued or in flight (busy), and its entry in that pass' CycleResult::waiting
-    // (valid while waiting_pass is the pass under way): so that the per-run steps ask the memo
-    // they hold instead of looking the key up in a set or map.
-    uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
-    uint64_t positioned_pass = 0;  // the pass whose position writes (WritePositions) include the run
-    const scheduling::WaitingRun* waiting = nullptr;
-    // What the per-run steps ask of `run` first, read once per version of it (Read, by
-    // WorkingSet): its resourceVersion, whether it has a preemption record, the queue position it
-    // shows (none while it is being deleted: its place is not held for it). A step that needs more
-    // reads the run itself; these spare the 100,000 runs that need nothing a visit to their object.
-    std::string run_rv;
-    bool has_preemption = false;
-    std::optional<int64_t> shown_position;
-    // For the waiting step (CarryOutWaiting), read likewise: since when the run waits (its
-    // creation, or its return to the queue after a retry: Report's oldest wait), when it gives up
-    // waiting for capacity (a deadline), and from when EndsWaiting holds for it (nullopt: never;
-    // a run waiting for quota or preempting never ends waiting).
-    k8s::TimePoint wait_since{};
-    std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
-    uint64_t version = 0;  // how many times Read ran: one per object read
-    // ApplyWaiting found the status of this version current for this reason code and effective
-    // priority: until its refresh is due, a later pass with the same two need not look again.
-    uint64_t current_version = 0;
-    scheduling::WaitCode current_code{};
-    int32_t current_effective = 0;
-    void Read();  // from `run`, once per object WorkingSet reads
-  };
-  // This pass' flags of a memo (see Memo::touched_pass).
-  bool Touched(const Memo& m) const { return m.touched_pass == pass_no_; }
-  bool Busy(const Memo& m) const { return m.busy_pass == pass_no_; }
-  const scheduling::WaitingRun* WaitingOf(const Memo& m) const { return m.waiting_pass == pass_no_ ? m.waiting : nullptr; }
-  // The memo a queued run's entry carries (PendingRun::owner: ReconcileAll queues each run with
-  // its memo, and a run whose memo is erased leaves the queue in the same pass). Valid from the end
-  // of ReconcileAll to the end of the pass.
-  static Memo* OwnerOf(const void* owner) { return const_cast<Memo*>(static_cast<const Memo*>(owner)); }
+  // Wakes the loop thread without making a pass due (a view wanted, priority news).
+  void Nudge();
 
-  // A run of this pass' working set, by key (sorted): the key is a reference into active_ (which
-  // keeps it while the pass lasts: only WorkingSet, before the list is made, and Settle, after a
-  // run's last use, erase from it), the cached object (the memo's Memo::run, not a copy), and its memo (memo_ keeps its elements'
-  // addresses; WorkingSet makes the memo, Settle erases it last). One lookup of each per pass.
-  struct KeyedRun {
-    const std::string& key;
-    const std::shared_ptr<const Run>& run;  // the memo's (Memo::run: set by WorkingSet, kept for the pass)
-    Memo* memo;
-  };
-  using Keyed = std::vector<KeyedRun>;
+  using Memo = RunMemo;  // reconcilers/run_memo.h
+  using KeyedRun = reconcilers::KeyedRun;
+  using Keyed = reconcilers::Keyed;
+  // This pass' flags of a memo (see Memo::touched_pass).
+  bool Touched(const Memo& m) const { return working_.Touched(m); }
+  bool Busy(const Memo& m) const { return working_.Busy(m); }
+  const scheduling::WaitingRun* WaitingOf(const Memo& m) const { return working_.WaitingOf(m); }
+
 
   // berth's Pods (by run, node, and those the kubelet still counts) and everyone else's.
   void MakePodInformers();
@@ -359,18 +212,12 @@ class RunController {
   // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
   // the working set; returns the keys with a write queued or in flight.
   std::unordered_set<std::string> TakeWriterNews();
-  // The runs this pass visits (see "Incremental passes").
-  // The list lives in keyed_ until the next pass makes it (Settle erases runs after their last use).
-  const Keyed& WorkingSet(k8s::TimePoint now);
-  // Puts a run into the working set (active_); the next WorkingSet makes its list anew.
-  void Activate(const std::string& key);
   // Priority patches of queued runs shown in the queue view (/queue) at once, before the pass
-  // that re-places them in the queue: called at points through the pass (loop thread only; the
-  // view only, never queue_ or a status). See "Priority changes" in development.md.
+  // that re-places them in the queue: called at points through the pass (QueueView::ShowNews).
   void ShowPriorityNews();
   static constexpr size_t kNewsEvery = 256;  // runs between two ShowPriorityNews in a per-run loop
-  // Moves the run `key` in `view` to the place its new priorities give it; false when absent.
-  static bool MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority, int32_t effective);
+  // The queue's priority of a queued run for the view (QueueView::PriorityOf).
+  std::optional<int32_t> ViewPriority(const std::string& key) const;
   // An admitted run's record for the cluster view (Memo::placed).
   std::shared_ptr<const PlacedRun> PlacedRecord(const std::string& key, const Run& run) const;
   // Runs holding blocks: admitted in the cache (their record stays in Memo::placed for the pass:
@@ -479,19 +326,9 @@ class RunController {
   void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
                    const std::string& event_reason = {}, const std::string& event_message = {},
                    bool background = false);
-  // Assumes the placement (its blocks are held from now on) and hands the admission to a writer.
+  // Assumes the placement (its blocks are held from now on) and hands the admission to a writer
+  // (Admissions::Admit); the run leaves the queue.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
-  // The status that admits the run: phase Scheduled, fleet, placement, scheduledAt.
-  RunStatus AdmittedStatus(const Run& run, const scheduling::Placement& placement, const PlacedRun& pr,
-                           k8s::TimePoint now) const;
-  // Writer thread: admission steps 1 and 2 (finalizer, then the status commit guarded by the
-  // resourceVersion); notes a failed (rolled back), unconfirmed or applied admission.
-  bool WriteAdmission(const Run& r, const RunStatus& next);
-  // Tells the observer how long an admitted run waited.
-  void NoteAdmitted(const Run& r);
-  // GETs a run whose admission write is unconfirmed and settles it: admitted (keep the blocks
-  // until the cache shows it) or not (release them). A failed GET is asked again with backoff.
-  void VerifyAdmission(const Run& run, uint64_t base_rv);
   // Keeps the position the run shows (positions are WritePositions' alone).
   std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
   void ApplyWaiting(const Run& run, Memo& memo, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
@@ -526,17 +363,6 @@ class RunController {
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
                           const std::string& message, k8s::TimePoint now) const;
-  // Each Fleet's status from the view and its instances' states, written when it differs from
-  // what was last written or queued. False when a write could not be queued (try again).
-  bool WriteFleetStatuses(const ClusterView& view, const std::vector<scheduling::InstanceStatus>& described,
-                          k8s::TimePoint now);
-  // The instances' states (DescribeInstances) as the last pass made them: kept while the view
-  // (view_gen_) is, before described_until_ (the next instance's end of life) and while every
-  // Fleet's status is written or queued (fleets_settled_; a failed Fleet write clears it).
-  std::vector<scheduling::InstanceStatus> described_;
-  uint64_t described_gen_ = 0;
-  k8s::TimePoint described_until_{};
-  bool fleets_settled_ = false;
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   // A finished run that needs nothing more leaves the working set (see "Incremental passes");
   // one whose TTL is due is deleted.
@@ -588,18 +414,9 @@ class RunController {
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
 
   scheduling::RunQueue queue_;  // loop thread only
-  // The working set of the passes (see "Incremental passes"), in key order, with each run's memo
-  // (made by WorkingSet; an entry and its memo are erased together); loop thread only.
-  std::map<std::string, Memo*> active_;
-  // The last pass' list of it (WorkingSet), valid until a run enters or leaves active_
-  // (keyed_stale_: Activate, Settle, WorkingSet).
-  Keyed keyed_;
-  bool keyed_stale_ = true;
-  // Finished runs out of the working set, by when their TTL comes due (loop thread only).
-  std::set<std::pair<k8s::TimePoint, std::string>> expiries_;
-  std::unordered_map<std::string, Memo> memo_;  // loop thread only
+  // The runs the passes visit and each one's memo (reconcilers/working_set.h); loop thread only.
+  WorkingSet working_;
   std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
-  uint64_t pass_no_ = 0;                          // loop thread only: passes so far
   std::unordered_set<std::string> dispatched_;    // loop thread only: keys this pass handed to the writer
   std::unordered_map<std::string, int64_t> places_;  // loop thread only: this pass' TopOfQueue, by run
   // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
@@ -613,7 +430,6 @@ class RunController {
   Stillness Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
   bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
   bool QueuedQuietly(const Memo& memo) const;
-  std::map<std::string, std::string> fleet_written_;  // fleet -> last status body written
   struct Refusal {
     k8s::TimePoint until;   // at the latest
     std::string why;
@@ -628,35 +444,28 @@ class RunController {
   std::unordered_set<std::string> position_batch_;  // runs the position writes in flight touch
 
   mutable std::mutex mu_;  // guards the fields below
-  mutable std::condition_variable loop_cv_;  // mutable: Queue() wakes the loop for a view
+  std::condition_variable loop_cv_;
   bool dirty_ = true;
   bool stopping_ = false;
   std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
   std::unordered_set<std::string> changed_nodes_;  // Nodes changed since the last pass
   bool namespaces_changed_ = true;                  // a Namespace added, deleted or changed since the last pass
   bool fleets_changed_ = true;                      // a Fleet added, deleted or its spec changed since
-  std::unordered_set<std::string> failed_admissions_;  // roll back these assumptions
-  // Admissions whose status write may or may not have been applied (key -> guarding rv), and
-  // those a GET found applied.
-  std::unordered_map<std::string, uint64_t> unconfirmed_admissions_;
-  std::unordered_set<std::string> confirmed_admissions_;
-  std::unordered_set<std::string> fleet_write_failed_;  // write these fleets' status again
-  std::unordered_map<std::string, uint64_t> written_rv_;  // run key -> resourceVersion we wrote
-  std::vector<QueueEntry> queue_view_;
-  bool view_stale_ = false;                  // a pass changed the queue since queue_view_ was made
-  bool loop_running_ = false;                // the loop passes (caches synced): it answers view requests
-  mutable bool view_wanted_ = false;         // Queue() waits for a fresh view
-  mutable std::condition_variable view_cv_;  // a fresh view was made (or the engine stops)
-  std::unordered_set<std::string> priority_news_;  // queued runs whose spec.priority changed
-  std::atomic<bool> has_priority_news_{false};      // priority_news_ is not empty (checked without mu_)
-  // Loop thread: runs moved in the view ahead of the queue (key -> priority shown), re-applied by
-  // PublishQueue until queue_ has that priority (or the run left the queue).
-  std::unordered_map<std::string, int32_t> shown_early_;
+  // /queue and the dashboard (reconcilers/queue_view.h: its own lock; wakes the loop by Nudge).
+  QueueView queue_view_{[this] { Nudge(); }};
 
   bool stopped_writer_ = false;
   std::thread loop_;
   // Carries out the loop's writes (one per key, backoff, decisions before refreshes).
   KeyedWriter writer_;
+  // Assume / confirm / roll back of admissions, and what the writers wrote (admissions.h).
+  Admissions admissions_{client_, clock_, *events_, [this](const std::string& key, std::function<bool()> write) {
+                           return Dispatch(key, std::move(write));
+                         }};
+  // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
+  FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
+                                    return Dispatch(key, std::move(write));
+                                  }};
   EngineObserver* observer_ = nullptr;
 };
 
