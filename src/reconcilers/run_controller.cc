@@ -28,8 +28,6 @@ namespace {
 // The writer key of the queue-position write sequence (run keys always contain a '/').
 const std::string kPositionsKey = "queue-positions";
 
-bool IsTerminalPod(const k8s::Pod& p) { return IsPodPhase(p.phase, PodPhase::kSucceeded) || IsPodPhase(p.phase, PodPhase::kFailed); }
-
 // Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
 // 1.35-1.37 count every Pod that is not terminal until its pod worker has finished terminating it
 // (pkg/kubelet: isPodInactive): a Pod being deleted counts even when none of its containers runs
@@ -321,7 +319,7 @@ std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& ru
   return out;
 }
 
-std::vector<RunController::PodRef> RunController::PodsToStop(const Run& run) const {
+std::vector<PodRef> RunController::PodsToStop(const Run& run) const {
   std::vector<PodRef> out;
   for (const auto& p : PodsOf(run)) {
     if (!IsTerminalPod(*p) && !p->meta.deleting) out.push_back(RefOf(*p));
@@ -395,23 +393,6 @@ std::string RunController::Situation(const std::string& node, const std::vector<
   std::sort(ids.begin(), ids.end());
   for (const auto& id : ids) s += "#" + id;
   return s;
-}
-
-bool RunController::DeletePods(const std::string& ns, const std::vector<PodRef>& pods) {
-  bool ok = true;
-  for (const auto& p : pods) {
-    k8s::DeleteOptions o;
-    o.precondition_uid = p.uid;
-    if (!p.started) o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
-    k8s::Status s = client_->Delete(kPods.Path(ns, p.name), o);
-    // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
-    if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) ok = false;
-  }
-  return ok;
-}
-
-k8s::ObjectReference RunController::Ref(const Run& run) const {
-  return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
 }
 
 std::unordered_set<std::string> RunController::TakeWriterNews() {
@@ -528,7 +509,7 @@ void RunController::Evict(const Run& victim, const Run& preemptor, const std::st
   const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(QueuePriority(preemptor)) +
                           ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
-  FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
+  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
               /*preempted=*/true);
 }
 
@@ -543,7 +524,7 @@ void RunController::NotePreempting(const std::vector<sched::Nomination>& nominat
     auto run = runs_->Get(d.run_id);
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
-    events_->Record(Ref(*run), "Normal", ToApi(Reason::kPreempting),
+    events_->Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
                     "preempting " + victims + " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
   }
   std::unordered_set<std::string> still;
@@ -1031,7 +1012,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
 bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
   const std::string& phase = run.status.phase;
   if (run.meta.deleting) {
-    if (!busy) HandleDeletion(run);
+    if (!busy) writes_.HandleDeletion(run);
     return false;
   }
   if (IsTerminalPhase(phase)) {
@@ -1039,46 +1020,15 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
     std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? PodsToStop(run) : std::vector<PodRef>{};
     if (!to_delete.empty()) {
-      Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
-        DeletePods(ns, to_delete);
-        return true;
-      });
+      writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
     } else if (run.status.observed_generation != run.meta.generation) {
-      NoteSpecChangeAfterEnd(run);
+      writes_.NoteSpecChangeAfterEnd(run);
     }
     return false;
   }
   if (IsPendingPhase(phase)) return ReconcilePending(run, now, busy);
   if (IsPlacedPhase(phase) && !busy) ReconcilePlaced(run, view, now);
   return false;
-}
-
-void RunController::NoteSpecChangeAfterEnd(const Run& run) {
-  // An ended run does not run again when its spec changes (kubectl apply of an edited file): its
-  // status and an Event say so, and how to run it again. Once per generation.
-  static const std::string kNote =
-      "the spec changed after the run ended, which does not run it again: kubectl berth apply -f FILE submits it again";
-  // spec.suspend set on an ended run: nothing to suspend, and nothing else happens either.
-  static const std::string kSuspendNote = "spec.suspend was set after the run ended: an ended run has nothing to suspend";
-  if (run.suspend) {
-    RunStatus next = run.status;
-    next.observed_generation = run.meta.generation;
-    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-    if (next.message.find(kSuspendNote) == std::string::npos) {
-      next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
-    }
-    WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-                "the run has ended (" + run.status.phase + "), so spec.suspend does nothing");
-    return;
-  }
-  RunStatus next = run.status;
-  next.observed_generation = run.meta.generation;
-  for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-  if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
-  WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-              "the run has ended (" + run.status.phase +
-                  "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
-                  "(or delete and create it)");
 }
 
 bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
@@ -1099,20 +1049,20 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     case PK::kWait:
       return false;
     case PK::kStop:
-      FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
+      writes_.FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
       return false;
     case PK::kInvalid: {
       RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
+      writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
       return false;
     }
     case PK::kSuspend:
-      Suspend(run, d.message, now);
+      writes_.Suspend(run, d.message, now);
       return false;
     case PK::kDeletePods: {
       std::vector<PodRef> refs;
       for (const k8s::Pod* p : d.pods) refs.push_back(RefOf(*p));
-      Dispatch(RunKey(run), [this, ns = run.meta.ns, refs] { return DeletePods(ns, refs); });
+      writes_.DeletePodsOf(run, std::move(refs), /*retry=*/true);
       return false;
     }
     case PK::kResumed: {
@@ -1121,7 +1071,7 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
       next.message = d.message;
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
+      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
       return false;
     }
     case PK::kBackoff:
@@ -1163,7 +1113,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
     memo.admitted_spec = fingerprint;
   } else if (memo.admitted_spec != fingerprint) {
     memo.admitted_spec = fingerprint;
-    events_->Record(Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
+    events_->Record(writes_.Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
                     "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
                     "if it goes back to the queue (a retry)");
   }
@@ -1172,7 +1122,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
     RunStatus next = run.status;
     next.observed_generation = run.meta.generation;
     for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-    WriteStatus(run, next);
+    writes_.WriteStatus(run, next);
   } else if (d.kind == PlacedDecision::Kind::kNothing) {
     // Nothing to do until something changes (see Quiet) or time alone changes the answer.
     const k8s::TimePoint refresh = now + options_.status_refresh;
@@ -1197,7 +1147,7 @@ bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
   memo.pods_ensured_for = ensured;
   memo.pods_ensured_at = clock_.Monotonic();
   auto fleet = fleets_->Get(run.status.fleet);
-  EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+  writes_.EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
   return true;
 }
 
@@ -1207,26 +1157,26 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
   switch (d.kind) {
     case PlacedDecision::Kind::kEnd:
       if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
-      FailOrRetry(run, d.interruption, d.why, now, d.reason);
+      writes_.FailOrRetry(run, d.interruption, d.why, now, d.reason);
       return true;
     case PlacedDecision::Kind::kSucceed: {
       RunStatus next = Finish(run.status, Outcome::kSucceeded, ToApi(Reason::kSucceeded), d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
+      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
       return true;
     }
     case PlacedDecision::Kind::kStop:
-      FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
+      writes_.FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
       return true;
     case PlacedDecision::Kind::kSuspend:
-      Suspend(run, d.message, now);
+      writes_.Suspend(run, d.message, now);
       return true;
     case PlacedDecision::Kind::kMaxDuration:
-      EndAfterMaxDuration(run, pods, d.message, now);
+      writes_.EndAfterMaxDuration(run, pods, d.message, now);
       return true;
     case PlacedDecision::Kind::kShowWaiting: {
       RunStatus next = run.status;
       next.message = d.message;
-      WriteStatus(run, next);
+      writes_.WriteStatus(run, next);
       return true;
     }
     case PlacedDecision::Kind::kStarted: {
@@ -1237,7 +1187,7 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       next.started_at = k8s::FormatRfc3339(now);
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, ToApi(ConditionType::kReady), "True", ToApi(Reason::kRunning), next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
+      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
       return true;
     }
     case PlacedDecision::Kind::kCreatePods:
@@ -1249,302 +1199,6 @@ bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
   return false;
 }
 
-void RunController::EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
-                                        const std::string& message, k8s::TimePoint now) {
-  std::vector<PodRef> names;
-  for (const auto& [name, p] : pods) {
-    if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
-  }
-  RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kMaxDurationExceeded), message, run.meta.generation,
-                          run.meta.created, now);
-  // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
-  // the Failed branch deletes), never a Running run without Pods (an "interruption").
-  Dispatch(RunKey(run), [this, r = run, names, next] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    events_->Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
-    DeletePods(r.meta.ns, names);
-    return true;
-  });
-}
-
-std::optional<bool> RunController::PatchStatus(const Run& r, const RunStatus& next) {
-  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-  if (res.ok()) {
-    NoteWritten(r, *res, &next);
-    return std::nullopt;
-  }
-  if (res.status().IsConflict()) return NoteStale(r);
-  if (!res.status().IsNotFound()) {
-    spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-  }
-  return false;
-}
-
-void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
-  if (observer_ && next != nullptr && IsTerminalPhase(next->phase) && next->phase != run.status.phase) {
-    observer_->OnFinished(next->phase, next->reason);
-  }
-  admissions_.NoteWritten(RunKey(run), RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"}))));
-}
-
-bool RunController::NoteStale(const Run& run) { return admissions_.NoteStale(run); }
-
-void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
-  // Resources of each rank from its instance's block layout.
-  std::vector<RankAssignment> ranks;
-  for (const auto& entry : run.status.placement) {
-    RankAssignment ra;
-    ra.rank = entry.rank;
-    ra.pod = entry.pod;  // the name admission wrote (a berth before issue 29 named retries otherwise)
-    ra.node = entry.node;
-    ra.blocks = entry.blocks;
-    for (const auto& inst : view.snapshot.instances) {
-      if (inst.name != entry.node) continue;
-      for (const auto& f : view.snapshot.fleets) {
-        if (f.name == inst.fleet) ra.resources = sched::BlockLayout::Make(inst.allocatable, f.blocks).ResourcesFor(entry.blocks);
-      }
-    }
-    ranks.push_back(ra);
-  }
-  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-  std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
-  for (const auto& p : PodsOf(run)) bound[p->meta.name] = p->node_name;
-  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound] { return CreatePods(r, ranks, gpu_resource, bound); });
-}
-
-bool RunController::FailInvalidSpec(const Run& r, const std::string& why) {
-  spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
-  const k8s::TimePoint now = clock_.Now();
-  RunStatus next = Finish(r.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), why, r.meta.generation, r.meta.created, now);
-  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-  if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
-  NoteWritten(r, *res, &next);
-  events_->Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
-  return true;
-}
-
-bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                               const std::map<std::string, std::string>& bound) {
-  // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
-  // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
-  // any were made, are deleted by the Failed branch of Reconcile.
-  if (ranks.size() > 1) {
-    // The ranks find each other through it: no Pods before it exists (retried like any write).
-    auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
-    if (!s.ok() && s.status().IsAlreadyExists()) {
-      // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
-      auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
-      if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-      if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
-        return FailInvalidSpec(r, "a Service named " + r.meta.name + " already exists in namespace " + r.meta.ns +
-                                      " and is not this run's (berth does not take over or change it): a multi-node "
-                                      "run's Pods find each other through a headless Service named after the run; "
-                                      "rename the run or delete that Service");
-      }
-    } else if (!s.ok()) {
-      spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
-      return false;
-    }
-  }
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
-    auto b = bound.find(name);
-    if (b == bound.end()) {
-      auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
-      if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
-      auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
-      if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
-        return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
-                                      c.status().message());
-      }
-      if (!c.ok() && c.status().IsAlreadyExists()) {
-        // Our own earlier create that the cache does not show yet, or a Pod of someone else
-        // under the name: never taken as the run's (it would count as its rank).
-        auto existing = client_->Get(kPods.Path(r.meta.ns, name));
-        if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-        if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
-          return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
-                                        " and is not this run's (berth does not take over or change it): rank " +
-                                        std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
-                                        "delete that Pod");
-        }
-      } else if (!c.ok()) {
-        spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
-        return false;
-      }
-      // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
-      // of a Pod the run owns while the cache does not show it yet: our own earlier create
-      // (bound). A Pod an older berth left unbound shows in the cache without a node and is bound
-      // below then.
-      continue;
-    }
-    if (!b->second.empty()) continue;  // already bound
-    // Only a Pod made without a node (by a berth that bound in a second write) gets here.
-    k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
-    if (!s.ok() && s.code() != 409) {
-      spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
-      return false;
-    }
-  }
-  return true;
-}
-
-RunStatus RunController::RetryStatus(const Run& run, const std::string& reason, const std::string& why,
-                                     k8s::TimePoint now, bool preempted) const {
-  RunStatus next = run.status;
-  next.observed_generation = run.meta.generation;
-  next.phase = ToApi(Phase::kPending);
-  next.reason = reason;
-  next.resubmissions += 1;
-  // Backoff: a persistent cause must not become a hot loop of Pod creations.
-  // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
-  std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
-  auto started = ParseStatusTime(run.status.started_at);
-  bool ran_long = started && now - *started >= kBackoffResetAfter;
-  if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
-    backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
-  }
-  next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
-  // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
-  // there (berth_oldest_pending_run_wait_seconds, the admission wait).
-  next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
-  next.message = why + "; back in the queue" +
-                 (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
-                 ", resubmission " + std::to_string(next.resubmissions);
-  next.fleet.clear();
-  next.placement.clear();
-  next.scheduled_at.clear();
-  next.started_at.clear();
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
-  SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
-  return next;
-}
-
-void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                const std::string& reason_override, bool stopped, bool preempted) {
-  bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
-  bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
-  // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
-  // older attempts go.
-  std::vector<PodRef> to_delete;
-  const std::string attempt = std::to_string(run.status.resubmissions);
-  for (const auto& p : PodsOf(run)) {
-    if (p->meta.deleting) continue;
-    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
-  }
-  RunStatus next;
-  const std::string reason =
-      !reason_override.empty() ? reason_override : std::string(ToApi(interruption ? Reason::kInterrupted : Reason::kPodFailed));
-  std::string event_type = "Warning", event_reason, event_message;
-  if (retry_event && within) {
-    next = RetryStatus(run, reason, why, now, preempted);
-    event_reason = ToApi(Reason::kRetrying);
-    event_message = next.message;
-  } else {
-    std::string message = why;
-    if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
-    next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
-    event_reason = reason;
-    event_message = next.message;
-    if (stopped) event_type = "Normal";
-  }
-  // The status first, then the Pods: a crash in between leaves a Failed run (whose Pods the Failed
-  // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
-  // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
-  // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    events_->Record(Ref(r), event_type, event_reason, event_message);
-    if (preempted && observer_) observer_->OnPreempted(r.status.fleet);
-    DeletePods(r.meta.ns, to_delete);
-    return true;
-  });
-}
-
-void RunController::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
-  RunStatus next = run.status;
-  const bool already = IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kSuspended);
-  next.phase = ToApi(Phase::kPending);
-  next.reason = ToApi(Reason::kSuspended);
-  if (!already) next.message = message;  // keeps the sentence written when it was suspended
-  next.queue_position.reset();
-  next.preemption.reset();  // out of the queue: the nodes kept for it go back
-  next.fleet.clear();
-  next.placement.clear();
-  next.scheduled_at.clear();
-  next.started_at.clear();
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
-  bool had_ready = false;
-  for (const auto& c : next.conditions) had_ready |= IsConditionType(c.type, ConditionType::kReady);
-  if (had_ready) SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
-  // Every Pod still running stops, and the current attempt's Pods go even when they are done:
-  // the attempt does not change, so the Pods made on resume take their names.
-  std::vector<PodRef> to_delete;
-  const std::string attempt = std::to_string(run.status.resubmissions);
-  for (const auto& p : PodsOf(run)) {
-    if (p->meta.deleting) continue;
-    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) == attempt) to_delete.push_back(RefOf(*p));
-  }
-  const bool write = !SameStatus(run.status, next);
-  if (!write && to_delete.empty()) return;
-  // The status first, then the Pods (as when a run ends): a crash in between leaves a suspended
-  // run whose Pods the next pass stops, never a Running run without Pods (an interruption).
-  // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
-    if (write) {
-      if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-      if (event) events_->Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
-    }
-    return DeletePods(r.meta.ns, to_delete);
-  });
-}
-
-void RunController::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
-                                const std::string& event_reason, const std::string& event_message, bool background) {
-  if (SameStatus(run.status, next)) return;
-  spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, next.phase, next.reason,
-                background ? " (refresh)" : "");
-  Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    if (!event_reason.empty()) events_->Record(Ref(r), event_type, event_reason, event_message);
-    return true;
-  }, background);
-}
-
-void RunController::HandleDeletion(const Run& run) {
-  if (!run.meta.HasFinalizer(kFinalizer)) return;
-  std::vector<PodRef> pods;
-  for (const auto& p : PodsOf(run)) {
-    if (!p->meta.deleting) pods.push_back(RefOf(*p));
-  }
-  Dispatch(RunKey(run), [this, r = run, pods] {
-    if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
-    if (r.nodes > 1) {
-      // Only the Service the run owns, and only that object (the uid precondition): a Service of
-      // the same name made by someone else is never deleted (issue 29).
-      auto svc = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
-      if (!svc.ok() && !svc.status().IsNotFound()) return false;
-      if (svc.ok()) {
-        const k8s::ObjectMeta meta = k8s::DecodeMeta(*svc);
-        if (IsOwnedByRun(meta, &r)) {
-          k8s::DeleteOptions o;
-          o.precondition_uid = meta.uid;
-          k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
-          // 409: the uid precondition failed, the name holds another object now: not ours.
-          if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return false;
-        }
-      }
-    }
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));
-    if (!res.ok() && !res.status().IsNotFound()) {
-      spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-    }
-    return true;
-});
-}
 
 void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
   const std::string key = RunKey(run);
@@ -1629,7 +1283,7 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
                            run.meta.generation, run.meta.created, now);
     next.effective_priority = w.effective_priority;
     SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-    WriteStatus(run, next, "Warning", next.reason, next.message);
+    writes_.WriteStatus(run, next, "Warning", next.reason, next.message);
     return;
   }
   const int32_t effective = w.effective_priority;
@@ -1683,12 +1337,12 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
   if (preemption_record) {
     // A preemption is a decision: its record is written before any victim is evicted (the next
     // pass evicts them once the cache shows it).
-    WriteStatus(run, next, {}, {}, {});
+    writes_.WriteStatus(run, next, {}, {}, {});
     return;
   }
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
-  WriteStatus(run, next, {}, {}, {}, /*background=*/true);
+  writes_.WriteStatus(run, next, {}, {}, {}, /*background=*/true);
 }
 
 bool RunController::LastPositionsVisible() {
@@ -1802,12 +1456,12 @@ bool RunController::WritePositionSequence(const std::vector<PositionWrite>& writ
                                     R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
     if (!res.ok()) {
-      if (res.status().IsConflict()) return NoteStale(r);
+      if (res.status().IsConflict()) return admissions_.NoteStale(r);
       if (res.status().IsNotFound()) return true;
       spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
       return false;
     }
-    NoteWritten(r, *res);
+    writes_.NoteWritten(r, *res);
     rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
   }
   return true;

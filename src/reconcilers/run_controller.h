@@ -101,6 +101,7 @@
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/queue_view.h"
 #include "reconcilers/run_memo.h"
+#include "reconcilers/run_writes.h"
 #include "reconcilers/working_set.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
@@ -142,6 +143,7 @@ class RunController final : public EngineApi {
   void SetObserver(EngineObserver* observer) {
     observer_ = observer;
     admissions_.SetObserver(observer);
+    writes_.SetObserver(observer);
   }
 
   // Asks for a pass now. The loop passes on every change it watches, at the deadlines its passes
@@ -274,40 +276,9 @@ class RunController final : public EngineApi {
   bool CarryOutPlaced(const Run& run, const PlacedDecision& d,
                       const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods, const ClusterView& view,
                       k8s::TimePoint now);
-  void HandleDeletion(const Run& run);
-  void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
   // EnsurePods once per admission (again after 10 s without the Pods in the cache), once the
   // fleet's durable count has the run; true when it acted or waits for the count.
   bool CreatePodsOnce(const Run& run, const ClusterView& view);
-  // Writer thread: admission step 4, the headless Service (multi-node) and each rank's Pod
-  // created bound; a Pod the API server refuses fails the run (FailInvalidSpec).
-  bool CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                  const std::map<std::string, std::string>& bound);
-  // Writer thread: the run fails with InvalidSpec and `why`.
-  bool FailInvalidSpec(const Run& r, const std::string& why);
-  // Writes the MaxDurationExceeded status, then stops the attempt's Pods.
-  void EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
-                           const std::string& message, k8s::TimePoint now);
-  // Remembers the resourceVersion a successful write returned (writer threads).
-  // A write based on `run` met a newer version (409): leave the run alone until the cache has a
-  // newer one. Returns true (a conflict is no reason to back off).
-  bool NoteStale(const Run& run);
-  // Writer threads: writes `next` as the run's status, guarded by the resourceVersion of `run`.
-  // nullopt when written (NoteWritten has seen the answer); otherwise what the writer task returns:
-  // true after a conflict (NoteStale), false to retry with backoff (logged, except a 404).
-  [[nodiscard]] std::optional<bool> PatchStatus(const Run& run, const RunStatus& next);
-  // Also tells the observer when `next` finished the run.
-  void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
-  // Ends the attempt: back to the queue when the run retries on this event (and may), else
-  // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
-  // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a
-  // higher-priority run (an interruption without retry backoff; counted in the metrics).
-  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                   const std::string& reason = {}, bool stopped = false, bool preempted = false);
-  // The status of a run sent back to the queue (FailOrRetry): Pending with `reason`, retry backoff
-  // (none when `preempted`), resubmissions + 1, placement cleared.
-  RunStatus RetryStatus(const Run& run, const std::string& reason, const std::string& why, k8s::TimePoint now,
-                        bool preempted) const;
   // Preemption (issue 17): the runs that preempt (pending, status.preemption) as the core's
   // nominations. Evicts their victims that still hold their placement (once the cache shows the
   // preemptor's record, so the record always comes first); a record whose victim may no longer be
@@ -318,14 +289,6 @@ class RunController final : public EngineApi {
   void NotePreempting(const std::vector<scheduling::Nomination>& nominations, const scheduling::CycleResult& result);
   // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted.
   void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now);
-  // An ended run whose spec changed: its status and an Event say that it does not run again.
-  void NoteSpecChangeAfterEnd(const Run& run);
-  // spec.suspend: Pending with reason Suspended (`message` unless it already shows Suspended), no
-  // queue position, no placement; its Pods stopped with their grace period (status first).
-  void Suspend(const Run& run, const std::string& message, k8s::TimePoint now);
-  void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
-                   const std::string& event_reason = {}, const std::string& event_message = {},
-                   bool background = false);
   // Assumes the placement (its blocks are held from now on) and hands the admission to a writer
   // (Admissions::Admit); the run leaves the queue.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
@@ -370,23 +333,10 @@ class RunController final : public EngineApi {
               const std::unordered_set<std::string>& busy, k8s::TimePoint now);
   // When a finished run is to be deleted (spec.ttlSecondsAfterFinished, else --finished-run-ttl).
   std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
-  struct PodRef {
-    std::string name, uid;
-    bool started = true;  // some container is running or has run
-  };
-  static PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, p.started}; }
   // The run's Pods that neither finished nor are being deleted (what ending it has to stop).
   std::vector<PodRef> PodsToStop(const Run& run) const;
-  // Deletes these Pods, each only if it is still the Pod seen (uid precondition: a late delete
-  // never hits a new attempt's Pod of the same name). A Pod none of whose containers ever
-  // started (an image that cannot be pulled) has nothing to shut down: it is deleted with a 1 s
-  // grace period instead of its own, because the kubelet otherwise keeps it (and its blocks)
-  // for the whole period. Returns false when one could not be deleted for another reason than
-  // being gone already.
-  bool DeletePods(const std::string& ns, const std::vector<PodRef>& pods);
   // Pods on nodes that no current placement accounts for (see NodeHold).
   std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
-  k8s::ObjectReference Ref(const Run& run) const;
   // Issue 17 (namespace_policy.h): marks placed runs whose Pods are not all in the cache (their
   // quota usage is not in the ResourceQuota's status yet), and the queue's priority for a run.
   bool QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const;
@@ -462,6 +412,16 @@ class RunController final : public EngineApi {
   Admissions admissions_{client_, clock_, *events_, [this](const std::string& key, std::function<bool()> write) {
                            return Dispatch(key, std::move(write));
                          }};
+  // The writes that carry out each run's decisions (reconcilers/run_writes.h).
+  RunWrites writes_{client_,
+                    clock_,
+                    *events_,
+                    admissions_,
+                    options_,
+                    [this](const std::string& key, std::function<bool()> write, bool background) {
+                      return Dispatch(key, std::move(write), background);
+                    },
+                    [this](const Run& run) { return PodsOf(run); }};
   // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));
