@@ -25,8 +25,6 @@ using k8s::resources::kServices;
 
 namespace {
 
-// The writer key of the queue-position write sequence (run keys always contain a '/').
-const std::string kPositionsKey = "queue-positions";
 
 // Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
 // 1.35-1.37 count every Pod that is not terminal until its pod worker has finished terminating it
@@ -52,12 +50,6 @@ std::string SpecFingerprint(const Run& r) {
   return f + "|" + r.template_json;
 }
 
-// The run with `key` in a key-sorted list, or nullptr.
-template <typename KeyedList>
-std::shared_ptr<const Run> FindKeyed(const KeyedList& runs, const std::string& key) {
-  auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.key < k; });
-  return it != runs.end() && it->key == key ? it->run : nullptr;
-}
 
 
 }  // namespace
@@ -90,7 +82,6 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
       options_(options),
       events_(std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller")),
       queue_(options.aging_interval),
-      position_budget_(options.position_writes_per_second, std::max(1.0, options.position_writes_per_second)),
       // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold
       // up an admission, a start or a failure.
       writer_(clock,
@@ -411,7 +402,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   fleet_status_.TakeFailures();  // written again by this pass
   // Runs a position sequence in flight may still write are left alone until it is done.
   // (and until the cache shows what it wrote: see WritePositions).
-  busy.insert(position_batch_.begin(), position_batch_.end());
+  busy.insert(positions_.InFlight().begin(), positions_.InFlight().end());
   // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
   // run that changed is read from the cache again (Memo::run).
   for (const auto& key : touched) working_.Touch(key);
@@ -835,13 +826,20 @@ void RunController::SetNominations(ClusterView& view, std::vector<sched::Nominat
 std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
                                     std::unordered_set<std::string> frozen, k8s::TimePoint now, PassPhases& phases) {
   // Where each waiting run belongs (the positions plan, ApplyWaiting).
-  const std::vector<std::string> top = TopOfQueue(now);
-  places_.clear();
-  for (size_t i = 0; i < top.size(); ++i) places_.emplace(top[i], static_cast<int64_t>(i) + 1);
-  // Positions first: a run that moves gets its whole waiting status in its position write.
-  for (const std::string& key : WritePositions(keyed, std::move(frozen), top, result, now)) {
+  positions_.Places(queue_, working_, now);
+  // Positions first: a run that moves gets its whole waiting status in its position write. Runs
+  // with a write of their own keep their place until it is visible: those busy when the pass
+  // began are frozen already (ReconcileAll), and this pass' own.
+  frozen.insert(dispatched_.begin(), dispatched_.end());
+  std::optional<k8s::TimePoint> budget_due;
+  const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
+    return WaitingStatus(run, std::string(sched::ApiReason(w.reason.code)), w.effective_priority, place,
+                         Explain(result, w), now);
+  };
+  for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
     if (Memo* m = working_.Find(key)) m->positioned_pass = working_.pass();
   }
+  if (budget_due) NoteDeadline(*budget_due);
   ShowPriorityNews();
   phases.Mark("positions");
   size_t visited = 0;
@@ -1206,13 +1204,6 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, k8s
   if (admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) queue_.Remove(key);
 }
 
-bool RunController::EndsWaiting(const Memo& memo, const sched::WaitingRun& w, k8s::TimePoint now) {
-  // A run waiting for its namespace's quota waits whatever its retry says; a preempting run's
-  // room is being freed.
-  if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kPreempting) return false;
-  return memo.ends_waiting_at && now >= *memo.ends_waiting_at;
-}
-
 RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason, int32_t effective,
                                        std::optional<int64_t> position, const std::string& message,
                                        k8s::TimePoint now) const {
@@ -1326,9 +1317,7 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
   // priority`, which waits for it, would print that. A preemption's record is a decision.
   const bool preemption_record = next.preemption && next.preemption != run.status.preemption;
   if (!preemption_record) {
-    auto it = places_.find(w.run_id);
-    const std::optional<int64_t> place = it != places_.end() ? std::optional<int64_t>(it->second) : std::nullopt;
-    if (place != position) return;
+    if (positions_.PlaceOf(w.run_id) != position) return;
   }
   next.message = Explain(result, w);
   SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
@@ -1343,128 +1332,6 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
   writes_.WriteStatus(run, next, {}, {}, {}, /*background=*/true);
-}
-
-bool RunController::LastPositionsVisible() {
-  // One sequence at a time, and the next is planned only once the cache shows everything the last
-  // one wrote: planned from a cache that still shows a run at its old place, a move into its new
-  // place would put two runs there.
-  if (writer_.Busy(kPositionsKey)) return false;
-  if (position_batch_.empty()) return true;
-  // The sequence's writer is done (then what it wrote is in the admissions' news already) ...
-  for (const auto& key : position_batch_) {
-    // What it wrote is either still news for the next pass (Admissions: the writer finished
-    // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
-    if (admissions_.WrittenSinceTaken(key)) return false;
-    const Memo* m = working_.Find(key);
-    if (m != nullptr && m->awaiting_rv != 0) return false;
-  }
-  position_batch_.clear();
-  return true;
-}
-
-std::vector<std::string> RunController::TopOfQueue(k8s::TimePoint now) const {
-  // The first places go to the waiting runs that stay in the queue (one about to fail does not
-  // take a place on its way out).
-  std::vector<std::string> top;
-  for (auto item : queue_) {
-    if (top.size() >= options_.position_limit) break;
-    const Memo* m = WorkingSet::OwnerOf(item.run.owner);
-    if (m == nullptr || !m->run) continue;
-    const sched::WaitingRun* w = WaitingOf(*m);
-    if (w == nullptr || EndsWaiting(*m, *w, now)) continue;
-    top.push_back(item.run.id);
-  }
-  return top;
-}
-
-PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                               const std::vector<std::string>& top) const {
-  PositionPlanInput in;
-  in.frozen = std::move(frozen);
-  in.top = top;
-  const std::unordered_set<std::string_view> placed(in.top.begin(), in.top.end());
-  for (const auto& [key, run, memo] : runs) {
-    // A run being deleted is leaving: its place is not held for it.
-    if (!memo->shown_position) continue;  // (Memo::Read: without reading the run)
-    in.shown[key] = *memo->shown_position;
-    // A waiting run (so in the queue) that shows a place beyond the top ones has it cleared.
-    if (!placed.count(key) && WaitingOf(*memo) != nullptr) in.clear.push_back(key);
-  }
-  std::sort(in.clear.begin(), in.clear.end());
-  return in;
-}
-
-std::unordered_set<std::string> RunController::WritePositions(
-    const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
-    const sched::CycleResult& result, k8s::TimePoint now) {
-  if (!LastPositionsVisible()) return {};
-  // Runs with a write of their own queued or in flight keep their place until it is visible:
-  // those busy when the pass began are frozen already (ReconcileAll), and this pass' own.
-  frozen.insert(dispatched_.begin(), dispatched_.end());
-  const PositionPlanInput in = PositionInput(runs, std::move(frozen), top);
-  const size_t budget = position_budget_.Available(now);
-  if (budget == 0) {
-    NoteDeadline(now + std::chrono::milliseconds(static_cast<int64_t>(1000.0 / std::max(0.001, options_.position_writes_per_second))));
-    return {};
-  }
-  std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
-  // Where each run ends up: its last move writes its whole waiting status (a priority patch's
-  // observedGeneration arrives with the new place, so `kubectl berth priority` shows it at once);
-  // a move on the way there (out of a cycle) writes only the position.
-  std::vector<PositionWrite> writes;
-  std::unordered_set<std::string> touched;
-  for (auto& m : moves) {
-    std::shared_ptr<const Run> run = FindKeyed(runs, m.key);
-    if (!run) break;
-    PositionWrite w{run, m.to, std::nullopt};
-    auto d = places_.find(m.key);
-    const bool final_place = d != places_.end() ? m.to == d->second : !m.to;
-    Memo& memo = working_.MemoOf(m.key);
-    const sched::WaitingRun* wait = WaitingOf(memo);
-    if (final_place && wait != nullptr) {
-      const int32_t effective = wait->effective_priority;
-      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait->reason.code)), effective, m.to, Explain(result, *wait), now);
-      memo.last_wait_write = now;
-    }
-    writes.push_back(std::move(w));
-    touched.insert(m.key);
-  }
-  if (writes.empty()) return {};
-  const size_t count = writes.size();
-  if (!Dispatch(kPositionsKey, [this, writes = std::move(writes)] { return WritePositionSequence(writes); },
-                /*background=*/true)) {
-    return {};
-  }
-  position_budget_.Spend(count);
-  position_batch_ = touched;
-  return touched;
-}
-
-bool RunController::WritePositionSequence(const std::vector<PositionWrite>& writes) {
-  // One after the other: a write starts only once the one before it is in the API, so nobody
-  // moves into a place before its previous holder has left it. A failure ends the sequence (what
-  // follows may depend on it); the next pass plans again from the cache.
-  std::unordered_map<std::string, std::string> rv;  // a run written twice (a cycle) goes on from its new version
-  for (const auto& w : writes) {
-    const Run& r = *w.run;
-    const std::string key = RunKey(r);
-    auto known = rv.find(key);
-    const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
-    std::string body = w.full ? RunStatusPatch(*w.full, version)
-                              : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
-                                    R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
-    if (!res.ok()) {
-      if (res.status().IsConflict()) return admissions_.NoteStale(r);
-      if (res.status().IsNotFound()) return true;
-      spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
-      return false;
-    }
-    writes_.NoteWritten(r, *res);
-    rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
-  }
-  return true;
 }
 
 }  // namespace berth::reconcilers

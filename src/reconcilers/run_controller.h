@@ -98,6 +98,7 @@
 #include "reconcilers/lifecycle.h"
 #include "reconcilers/namespace_policy.h"
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/position_writer.h"
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/queue_view.h"
 #include "reconcilers/run_memo.h"
@@ -296,33 +297,6 @@ class RunController final : public EngineApi {
   std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
   void ApplyWaiting(const Run& run, Memo& memo, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                     k8s::TimePoint now);
-  // Plans the queuePosition writes that take every waiting run towards its place in queue_
-  // without two runs ever showing one place, and hands them to one writer as a sequence; a run's
-  // last move carries its whole waiting status. Returns the runs in the sequence (their status is
-  // its alone this pass). `runs`: every run in the cache, sorted by key; `frozen`: runs with a
-  // write of their own in flight or not yet in the cache; `top`: TopOfQueue (places_ by run).
-  std::unordered_set<std::string> WritePositions(
-      const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
-      const scheduling::CycleResult& result, k8s::TimePoint now);
-  // Whether the last sequence of position writes is done and visible in the cache (then the next
-  // may be planned).
-  bool LastPositionsVisible();
-  // The first position_limit waiting runs in queue order that stay in the queue: places 1, 2, ...
-  std::vector<std::string> TopOfQueue(k8s::TimePoint now) const;
-  // What the plan starts from: the positions runs show, the first position_limit waiting runs in
-  // queue order (`top`), the runs whose position must be cleared.
-  PositionPlanInput PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                  const std::vector<std::string>& top) const;
-  struct PositionWrite {
-    std::shared_ptr<const Run> run;
-    std::optional<int64_t> to;
-    std::optional<RunStatus> full;  // the whole status to write, or just the position
-  };
-  // Writer thread: the sequence, one write after the other.
-  bool WritePositionSequence(const std::vector<PositionWrite>& writes);
-  // A run the cycle left waiting for `w` fails now instead (no retry on no-capacity, or its
-  // retry.duration passed: Memo::ends_waiting_at); never for QuotaExceeded or Preempting.
-  static bool EndsWaiting(const Memo& memo, const scheduling::WaitingRun& w, k8s::TimePoint now);
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
                           const std::string& message, k8s::TimePoint now) const;
@@ -368,7 +342,6 @@ class RunController final : public EngineApi {
   WorkingSet working_;
   std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
   std::unordered_set<std::string> dispatched_;    // loop thread only: keys this pass handed to the writer
-  std::unordered_map<std::string, int64_t> places_;  // loop thread only: this pass' TopOfQueue, by run
   // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
   std::unordered_set<std::string> pass_changed_nodes_;
   bool pass_fleets_changed_ = true;
@@ -390,8 +363,6 @@ class RunController final : public EngineApi {
                                const std::vector<NodeHold>& holds);
   std::map<std::string, Refusal> refused_;
   std::map<std::string, std::string> unavailable_detail_;  // fleet -> "node: why" (loop thread only)  // node -> its kubelet refused a Pod (loop thread only)
-  PositionBudget position_budget_;
-  std::unordered_set<std::string> position_batch_;  // runs the position writes in flight touch
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;
@@ -422,6 +393,12 @@ class RunController final : public EngineApi {
                       return Dispatch(key, std::move(write), background);
                     },
                     [this](const Run& run) { return PodsOf(run); }};
+  // Queue positions (reconcilers/position_writer.h): one sequence of writes at a time.
+  PositionWriter positions_{client_, options_, admissions_, writes_,
+                            [this](std::function<bool()> write) {
+                              return Dispatch(PositionWriter::kKey, std::move(write), /*background=*/true);
+                            },
+                            [this] { return writer_.Busy(PositionWriter::kKey); }};
   // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));

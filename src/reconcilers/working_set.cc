@@ -19,6 +19,11 @@ RunMemo* WorkingSet::Find(const std::string& key) {
   return it != memos_.end() ? &it->second : nullptr;
 }
 
+const RunMemo* WorkingSet::Find(const std::string& key) const {
+  auto it = memos_.find(key);
+  return it != memos_.end() ? &it->second : nullptr;
+}
+
 void WorkingSet::ReadIfChanged(const std::string& key, RunMemo& memo, const Get& get) {
   // The object as the last pass read it, unless the run changed since (its watch event touched
   // it: Touch dropped what was read). The informer updates its cache before it tells.

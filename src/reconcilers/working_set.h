@@ -60,6 +60,7 @@ class WorkingSet {
   // The run's memo, made when it has none.
   RunMemo& MemoOf(const std::string& key) { return memos_[key]; }
   RunMemo* Find(const std::string& key);
+  const RunMemo* Find(const std::string& key) const;
   size_t memos() const { return memos_.size(); }
 
   // The runs this pass visits, in key order: what the set held, what changed, and the finished
