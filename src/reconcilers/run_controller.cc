@@ -26,12 +26,6 @@ using k8s::resources::kServices;
 namespace {
 
 
-// Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
-// 1.35-1.37 count every Pod that is not terminal until its pod worker has finished terminating it
-// (pkg/kubelet: isPodInactive): a Pod being deleted counts even when none of its containers runs
-// (an image that could not be pulled) until the kubelet writes its terminal phase or it is gone.
-// (Kubelet 1.20 let such a Pod go at once; a run placed on its blocks then was refused OutOfcpu.)
-bool KubeletCountsPod(const k8s::Pod& p) { return !IsTerminalPod(p); }
 
 // How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
 // An instance whose kubelet refused a Pod takes no new run until its situation changes (see
@@ -54,33 +48,12 @@ std::string SpecFingerprint(const Run& r) {
 
 }  // namespace
 
-void RunController::MakePodInformers() {
-  pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
-      "pods");
-  pods_->SetLabelSelector(kRunLabel);  // only berth's pods
-  pods_->AddIndex("run", [](const k8s::Pod& p) {
-    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
-  });
-  pods_->AddIndex("node", [](const k8s::Pod& p) {
-    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
-  });
-  others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
-      "other-pods");
-  others_->SetLabelSelector(std::string("!") + kRunLabel);
-  others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
-  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
-  pods_->AddIndex("held", [](const k8s::Pod& p) {
-    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
-  });
-}
-
 RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options)
     : client_(std::move(client)),
       clock_(clock),
       options_(options),
       events_(std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller")),
+      caches_(client_),
       queue_(options.aging_interval),
       // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold
       // up an admission, a start or a failure.
@@ -94,25 +67,18 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
-  runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
-                                               "runs");
-  runs_->SetSetAsideHandler([this] { Wake(); });  // ReportSetAside
-  fleets_ = std::make_unique<k8s::Informer<Fleet>>(client_, kFleets.Path(), DecodeFleet,
-                                                   [](const Fleet& f) { return f.meta.name; }, "fleets");
-  nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client_, k8s::resources::kNodes.Path(), k8s::DecodeNode,
-                                                      [](const k8s::Node& n) { return n.meta.name; }, "nodes");
-  MakePodInformers();
+  caches_.runs().SetSetAsideHandler([this] { Wake(); });  // ReportSetAside
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
-  runs_->AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
+  caches_.runs().AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).
     if (old && cur && old->priority != cur->priority && !cur->meta.deleting) queue_view_.NotePriorityChange(key);
     Touch(key);
   });
-  pods_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+  caches_.pods().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     const auto& p = cur ? cur : old;
     if (p) Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
   });
-  fleets_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+  caches_.fleets().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     // Fleet status writes (berth's own) change nothing a placed run's decision reads.
     if (!old || !cur || old->meta.generation != cur->meta.generation) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -120,41 +86,27 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     }
     Wake();
   });
-  nodes_->AddHandler([this](const std::string& name, const auto&, const auto&) {
+  caches_.nodes().AddHandler([this](const std::string& name, const auto&, const auto&) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       changed_nodes_.insert(name);
     }
     Wake();
   });
-  others_->AddHandler(wake);
-  namespaces_ = std::make_unique<k8s::Informer<NamespaceInfo>>(
-      client_, k8s::resources::kNamespaces.Path(), DecodeNamespace, [](const NamespaceInfo& n) { return n.name; },
-      "namespaces");
-  resource_quotas_ = std::make_unique<k8s::Informer<ResourceQuotaInfo>>(
-      client_, "/api/v1/resourcequotas", DecodeResourceQuota,
-      [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
-  namespaces_->AddHandler([this](const std::string&, const auto&, const auto&) {
+  caches_.others().AddHandler(wake);
+  caches_.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       namespaces_changed_ = true;  // a priority cap may have changed: pending runs are decided again
     }
     Wake();
   });
-  resource_quotas_->AddHandler(wake);
+  caches_.quotas().AddHandler(wake);
 }
 
 RunController::~RunController() { Stop(); }
 
-void RunController::StartInformers() {
-  runs_->Start();
-  fleets_->Start();
-  nodes_->Start();
-  pods_->Start();
-  others_->Start();
-  namespaces_->Start();
-  resource_quotas_->Start();
-}
+void RunController::StartInformers() { caches_.Start(); }
 
 void RunController::StartLoop() {
   writer_.Start();
@@ -176,20 +128,11 @@ void RunController::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_writer_ = true;
   }
-  runs_->Stop();
-  fleets_->Stop();
-  nodes_->Stop();
-  pods_->Stop();
-  others_->Stop();
-  namespaces_->Stop();
-  resource_quotas_->Stop();
+  caches_.Stop();
   events_->Flush();
 }
 
-bool RunController::HasSynced() const {
-  return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
-         others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();
-}
+bool RunController::HasSynced() const { return caches_.HasSynced(); }
 
 std::vector<QueueEntry> RunController::Queue() const { return queue_view_.Get(kViewWait); }
 
@@ -236,8 +179,8 @@ void RunController::Loop() {
     if (stopping_) return;
     loop_cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
-  spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
-               nodes_->Size(), pods_->Size());
+  spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", caches_.runs().Size(), caches_.fleets().Size(),
+               caches_.nodes().Size(), caches_.pods().Size());
   queue_view_.SetServing();
   // Real time, as the pass' own duration (PassPhases): this paces work on the CPU, not anything
   // the scheduler decides, so it does not follow an injected clock.
@@ -302,66 +245,6 @@ void RunController::NoteDeadline(k8s::TimePoint at) {
   if (!next_deadline_ || at < *next_deadline_) next_deadline_ = at;
 }
 
-std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& run) const {
-  std::vector<std::shared_ptr<const k8s::Pod>> out;
-  for (auto& p : pods_->ByIndex("run", RunKey(run))) {
-    if (IsRunsPod(*p, &run)) out.push_back(p);
-  }
-  return out;
-}
-
-std::vector<PodRef> RunController::PodsToStop(const Run& run) const {
-  std::vector<PodRef> out;
-  for (const auto& p : PodsOf(run)) {
-    if (!IsTerminalPod(*p) && !p->meta.deleting) out.push_back(RefOf(*p));
-  }
-  return out;
-}
-
-std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_view, const Run*>& runs) const {
-  std::vector<NodeHold> holds;
-  for (const auto& p : others_->List()) {
-    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
-    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
-  }
-  // berth's Pods count through their run's placement while that placement stands; any other
-  // bound Pod of a run that the kubelet has not finished holds its blocks until it is gone. A Pod
-  // is a run's only when that Run controls it (its controller ownerReference carries the uid of
-  // the Run its berth.dev/run label names): anyone may label a Pod, and such a Pod is an ordinary
-  // one whose requests come off the node (issue 29: a 1m-CPU Pod must not hold a whole instance).
-  std::string run_key, attempt;  // reused: no allocation per Pod
-  for (const auto& p : pods_->ByIndex("held", "held")) {
-    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
-    auto label = p->meta.labels.find(kRunLabel);
-    run_key.assign(p->meta.ns);
-    if (!p->meta.ns.empty()) run_key += '/';
-    if (label != p->meta.labels.end()) run_key += label->second;
-    auto it = runs.find(run_key);
-    std::shared_ptr<const Run> cached;  // a run that is not placed: read from the cache
-    const Run* owner = it != runs.end() ? it->second : (cached = runs_->Get(run_key)).get();
-    if (!IsRunsPod(*p, owner)) {
-      holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
-      continue;
-    }
-    if (it != runs.end()) {
-      const Run& run = *it->second;
-      auto pod_attempt = p->meta.labels.find(kAttemptLabel);
-      attempt = std::to_string(run.status.resubmissions);  // short: no allocation
-      bool current = IsPlacedPhase(run.status.phase) && !run.meta.deleting &&
-                     pod_attempt != p->meta.labels.end() && pod_attempt->second == attempt;
-      if (current && std::any_of(run.status.placement.begin(), run.status.placement.end(),
-                                 [&](const PlacementEntry& e) { return e.pod == p->meta.name && e.node == p->node_name; })) {
-        continue;
-      }
-    }
-    int32_t blocks = kUnknownBlocks;
-    std::string ann = p->meta.Annotation(kBlocksAnnotation);
-    if (!ann.empty() && ann.size() < 7 && ann.find_first_not_of("0123456789") == std::string::npos) blocks = std::stoi(ann);
-    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), {}, blocks});
-  }
-  return holds;
-}
-
 std::string RunController::Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                                      const std::vector<NodeHold>& holds) {
   // What the kubelet's admission depends on and berth can see: the Node's allocatable, labels,
@@ -416,14 +299,14 @@ std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& 
   pr->uid = run.meta.uid;
   pr->fleet = run.status.fleet;
   pr->placement = run.status.placement;
-  pr->priority = QueuePriority(run);
+  pr->priority = caches_.QueuePriority(run);
   if (auto at = ParseStatusTime(run.status.scheduled_at)) pr->placed_at = *at;
   if (run.max_duration) {
     auto start = ParseStatusTime(run.status.started_at);
     if (!start) start = ParseStatusTime(run.status.scheduled_at);
     if (start) pr->expected_end = *start + *run.max_duration;
   }
-  pr->quota_pending = QuotaPending(run.meta.ns, pr->placement);
+  pr->quota_pending = caches_.QuotaPending(run.meta.ns, pr->placement);
   return pr;
 }
 
@@ -449,7 +332,7 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
     memo->placed_rv.clear();
     if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
       auto pr = std::make_shared<PlacedRun>(*memo->assumed);
-      pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
+      pr->quota_pending = caches_.QuotaPending(run->meta.ns, pr->placement);
       placed.push_back(std::move(pr));
     }
   }
@@ -474,11 +357,11 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
     for (const auto& id : record->victims) {
-      auto victim = runs_->Get(id);
+      auto victim = caches_.runs().Get(id);
       auto it = placed_by_key.find(id);
       if (victim && it != placed_by_key.end() && !it->second->assumed) {
         // Still placed: it may be evicted only while it is still of lower priority.
-        if (QueuePriority(*victim) >= QueuePriority(*run)) {
+        if (caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
           holds = false;
           break;
         }
@@ -487,7 +370,7 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
         continue;
       }
       if (!victim) continue;
-      for (const auto& p : PodsOf(*victim)) {
+      for (const auto& p : caches_.PodsOf(*victim)) {
         if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
       }
     }
@@ -497,7 +380,7 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
 }
 
 void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now) {
-  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(QueuePriority(preemptor)) +
+  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
                           ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
   writes_.FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
@@ -512,7 +395,7 @@ void RunController::NotePreempting(const std::vector<sched::Nomination>& nominat
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
     Memo& memo = working_.MemoOf(d.run_id);
-    auto run = runs_->Get(d.run_id);
+    auto run = caches_.runs().Get(d.run_id);
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
     events_->Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
@@ -610,7 +493,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     if (!is_busy) memo.queued_rv = run->meta.resource_version;
     sched::PendingRun pr;
     pr.id = key;
-    pr.priority = QueuePriority(*run);
+    pr.priority = caches_.QueuePriority(*run);
     pr.submitted_at = run->meta.created;
     pr.nodes = static_cast<int32_t>(run->nodes);
     pr.resources = sched::Resources{run->cpu_milli, run->memory_bytes, run->gpus};
@@ -662,7 +545,7 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
         return m != nullptr ? WaitingOf(*m) : nullptr;
       },
       [&](const sched::WaitingRun& w) { return Explain(result, w); },
-      [this](const std::string& ns) { return CapOf(ns).has_value(); });
+      [this](const std::string& ns) { return caches_.CapOf(ns).has_value(); });
   queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
 
@@ -675,9 +558,9 @@ void RunController::ShowPriorityNews() {
 }
 
 std::optional<int32_t> RunController::ViewPriority(const std::string& key) const {
-  auto run = runs_->Get(key);
+  auto run = caches_.runs().Get(key);
   if (!run || run->meta.deleting) return std::nullopt;
-  return std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
+  return std::clamp<int32_t>(caches_.QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
 }
 
 void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, bool decided,
@@ -717,7 +600,7 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
 }
 
 void RunController::ReportSetAside(k8s::TimePoint now) {
-  const std::map<std::string, k8s::SetAsideObject> aside = runs_->SetAside();
+  const std::map<std::string, k8s::SetAsideObject> aside = caches_.runs().SetAside();
   unreadable_runs_.store(static_cast<int64_t>(aside.size()));
   std::vector<const k8s::SetAsideObject*> fresh;
   {
@@ -772,21 +655,21 @@ void RunController::PassPhases::Mark(const char* step) {
 ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
                                      k8s::TimePoint now) {
   // The caches' versions first: a change after this point makes the next pass build anew.
-  const ViewInputs inputs{fleets_->Version(), nodes_->Version(), pods_->Version(), others_->Version()};
+  const ViewInputs inputs{caches_.fleets().Version(), caches_.nodes().Version(), caches_.pods().Version(), caches_.others().Version()};
   placed = BlockHolders(keyed);
   // The same placed-run records (an admitted run's record is made anew when its object changes,
   // an assumed one every pass) and the same caches: Holds and the view would be as they are.
   const bool keep = view_ && inputs == view_inputs_ && placed == view_placed_ && refused_.empty() && !view_paused_;
   auto make = [&] {
-    auto fleets = fleets_->List();
-    auto nodes = nodes_->List();
+    auto fleets = caches_.fleets().List();
+    auto nodes = caches_.nodes().List();
     // Holds reads the runs whose Pods may count through their placement: the admitted ones (those
     // BlockHolders gave a record this pass). Made only here: 80,000 entries cost 15-20 ms.
     std::unordered_map<std::string_view, const Run*> by_key;
     for (const auto& [key, run, memo] : keyed) {
       if (memo->placed) by_key.emplace(key, run.get());
     }
-    std::vector<NodeHold> holds = Holds(by_key);
+    std::vector<NodeHold> holds = caches_.Holds(by_key);
     auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
     PauseRefusedInstances(*view, nodes, holds, now);
     return view;
@@ -809,7 +692,7 @@ ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared
       std::abort();
     }
   }
-  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(resource_quotas_->List());
+  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(caches_.quotas().List());
   if (!(quotas == view_->snapshot.quotas)) {
     view_->snapshot.quotas = std::move(quotas);
     ++view_gen_;
@@ -892,7 +775,7 @@ void RunController::Pass() {
   std::unordered_set<std::string> busy = TakeWriterNews();
   ReportSetAside(now);
   const Keyed& keyed = working_.Make(
-      now, [this](const std::string& key) { return runs_->Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
+      now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
   working_.MarkBusy(busy);
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
@@ -922,7 +805,7 @@ void RunController::Pass() {
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
   if (auto expiry = working_.NextExpiry()) NoteDeadline(*expiry);  // a finished run's TTL
   for (const auto& placement : result.placements) {
-    auto run = runs_->Get(placement.run_id);
+    auto run = caches_.runs().Get(placement.run_id);
     if (!run) continue;
     Admit(*run, placement, now);
   }
@@ -981,7 +864,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
     if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
-    if (!PodsToStop(*run).empty()) continue;
+    if (!caches_.PodsToStop(*run).empty()) continue;
     std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);
     if (expiry && *expiry <= now) {
       // Due: deleted like a Job by its TTL controller (the uid and resourceVersion as seen, so a
@@ -1016,7 +899,7 @@ bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (IsTerminalPhase(phase)) {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? PodsToStop(run) : std::vector<PodRef>{};
+    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
     if (!to_delete.empty()) {
       writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
     } else if (run.status.observed_generation != run.meta.generation) {
@@ -1035,7 +918,7 @@ bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
   PendingInput in;
   in.run = &run;
   // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
-  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : PodsOf(run);
+  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : caches_.PodsOf(run);
   for (const auto& p : pods) in.pods.push_back(p.get());
   in.busy = busy;
   in.now = now;
@@ -1084,7 +967,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
   const int64_t attempt = run.status.resubmissions;
   std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
-  for (const auto& p : PodsOf(run)) {
+  for (const auto& p : caches_.PodsOf(run)) {
     if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
   }
   PlacedInput in;
@@ -1093,7 +976,7 @@ void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   for (const auto& entry : run.status.placement) {
     if (!view.instances.count(entry.node)) {
       in.node_problems[entry.node] = "is gone or no longer in a fleet";
-    } else if (auto node = nodes_->Get(entry.node); !node || !node->ready) {
+    } else if (auto node = caches_.nodes().Get(entry.node); !node || !node->ready) {
       in.node_problems[entry.node] = "is not ready";
     }
   }
@@ -1144,7 +1027,7 @@ bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
   }
   memo.pods_ensured_for = ensured;
   memo.pods_ensured_at = clock_.Monotonic();
-  auto fleet = fleets_->Get(run.status.fleet);
+  auto fleet = caches_.fleets().Get(run.status.fleet);
   writes_.EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
   return true;
 }
@@ -1234,8 +1117,8 @@ RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason
 // first of them takes no runs (a kubelet refusal, an unreadable annotation): see Pass.
 std::string RunController::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
   std::string s = result.Explain(w);
-  if (auto run = runs_->Get(w.run_id)) {
-    if (auto cap = CapOf(run->meta.ns); cap && run->priority > cap->cap) {
+  if (auto run = caches_.runs().Get(w.run_id)) {
+    if (auto cap = caches_.CapOf(run->meta.ns); cap && run->priority > cap->cap) {
       s += "; " + PriorityCapNote(run->meta.ns, run->priority, *cap);
     }
   }
@@ -1246,7 +1129,7 @@ std::string RunController::Explain(const sched::CycleResult& result, const sched
   std::vector<std::string> fleets;
   if (r.fleet >= 0 && static_cast<size_t>(r.fleet) < result.fleets.size()) {
     fleets.push_back(result.fleets[r.fleet].name);
-  } else if (auto run = runs_->Get(w.run_id); run && !run->fleets.empty()) {
+  } else if (auto run = caches_.runs().Get(w.run_id); run && !run->fleets.empty()) {
     fleets = run->fleets;
   } else {
     fleets.push_back(unavailable_detail_.begin()->first);
@@ -1337,38 +1220,5 @@ void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleR
 }  // namespace berth::reconcilers
 
 namespace berth::reconcilers {
-
-std::optional<PriorityCap> RunController::CapOf(const std::string& ns) const {
-  auto n = namespaces_->Get(ns);
-  if (!n) return std::nullopt;
-  return ParsePriorityCap(n->labels);
-}
-
-bool RunController::CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const {
-  if (!namespaces_->HasSynced()) return false;
-  auto n = namespaces_->Get(ns);
-  if (!n) return false;
-  cap = ParsePriorityCap(n->labels);
-  return true;
-}
-
-int32_t RunController::QueuePriority(const Run& run) const {
-  const auto priority = static_cast<int32_t>(run.priority);
-  auto cap = CapOf(run.meta.ns);
-  return cap ? std::min(priority, cap->cap) : priority;
-}
-
-bool RunController::QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const {
-  // Some of the Pods are not in the cache yet (see PlacedRun::quota_pending).
-  std::string key;
-  for (const auto& p : placement) {
-    if (p.pod.empty()) return true;
-    key.assign(ns);
-    if (!ns.empty()) key += '/';
-    key += p.pod;
-    if (!pods_->Get(key)) return true;
-  }
-  return false;
-}
 
 }  // namespace berth::reconcilers

@@ -90,6 +90,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/admissions.h"
 #include "reconcilers/cluster_view.h"
+#include "reconcilers/engine_caches.h"
 #include "reconcilers/engine_api.h"
 #include "reconcilers/engine_options.h"
 #include "reconcilers/fleet_status_writer.h"
@@ -135,9 +136,11 @@ class RunController final : public EngineApi {
   std::vector<QueueEntry> Queue() const override;
   static constexpr std::chrono::seconds kViewWait{5};
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
-  std::optional<PriorityCap> CapOf(const std::string& ns) const override;
-  bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const override;
-  std::vector<std::shared_ptr<const Fleet>> Fleets() const override { return fleets_->List(); }
+  std::optional<PriorityCap> CapOf(const std::string& ns) const override { return caches_.CapOf(ns); }
+  bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const override {
+    return caches_.CachedCapOf(ns, cap);
+  }
+  std::vector<std::shared_ptr<const Fleet>> Fleets() const override { return caches_.fleets().List(); }
 
   // Hook for metrics: called after every pass with the cycle duration and the result.
   // Must be set before Start; not owned.
@@ -165,8 +168,6 @@ class RunController final : public EngineApi {
   const scheduling::WaitingRun* WaitingOf(const Memo& m) const { return working_.WaitingOf(m); }
 
 
-  // berth's Pods (by run, node, and those the kubelet still counts) and everyone else's.
-  void MakePodInformers();
   void Loop();
   // Blocks until the next pass is due (see the definition); false when the engine stops.
   bool WaitForWork();
@@ -300,21 +301,12 @@ class RunController final : public EngineApi {
   // The status of a run waiting with `reason`, showing `position`.
   RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
                           const std::string& message, k8s::TimePoint now) const;
-  std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   // A finished run that needs nothing more leaves the working set (see "Incremental passes");
   // one whose TTL is due is deleted.
   void Settle(const Keyed& visited,
               const std::unordered_set<std::string>& busy, k8s::TimePoint now);
   // When a finished run is to be deleted (spec.ttlSecondsAfterFinished, else --finished-run-ttl).
   std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
-  // The run's Pods that neither finished nor are being deleted (what ending it has to stop).
-  std::vector<PodRef> PodsToStop(const Run& run) const;
-  // Pods on nodes that no current placement accounts for (see NodeHold).
-  std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
-  // Issue 17 (namespace_policy.h): marks placed runs whose Pods are not all in the cache (their
-  // quota usage is not in the ResourceQuota's status yet), and the queue's priority for a run.
-  bool QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const;
-  int32_t QueuePriority(const Run& run) const;
 
   // The preemption record each preempting run's waiting status carries this pass (loop thread).
   std::unordered_map<std::string, RunStatus::Preemption> preempting_;
@@ -322,20 +314,12 @@ class RunController final : public EngineApi {
   const k8s::Clock& clock_;
   EngineOptions options_;
   std::unique_ptr<k8s::EventRecorder> events_;
+  EngineCaches caches_;  // the informers and their reads (reconcilers/engine_caches.h)
   // Set-aside runs reported: key -> "uid/generation" (ReportSetAside; writer threads clear a
   // failed one so that the next pass tries again).
   std::mutex aside_mu_;
   std::map<std::string, std::string> reported_aside_;
   std::atomic<int64_t> unreadable_runs_{0};
-  std::unique_ptr<k8s::Informer<Run>> runs_;
-  std::unique_ptr<k8s::Informer<Fleet>> fleets_;
-  std::unique_ptr<k8s::Informer<k8s::Node>> nodes_;
-  std::unique_ptr<k8s::Informer<k8s::Pod>> pods_;
-  // Everyone else's Pods that may hold resources (not berth's, not finished): their requests come
-  // off the nodes they run on.
-  std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
-  std::unique_ptr<k8s::Informer<NamespaceInfo>> namespaces_;        // their berth.dev/max-priority
-  std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
 
   scheduling::RunQueue queue_;  // loop thread only
   // The runs the passes visit and each one's memo (reconcilers/working_set.h); loop thread only.
@@ -392,7 +376,7 @@ class RunController final : public EngineApi {
                     [this](const std::string& key, std::function<bool()> write, bool background) {
                       return Dispatch(key, std::move(write), background);
                     },
-                    [this](const Run& run) { return PodsOf(run); }};
+                    [this](const Run& run) { return caches_.PodsOf(run); }};
   // Queue positions (reconcilers/position_writer.h): one sequence of writes at a time.
   PositionWriter positions_{client_, options_, admissions_, writes_,
                             [this](std::function<bool()> write) {
