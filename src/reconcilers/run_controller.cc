@@ -387,31 +387,6 @@ void RunController::Evict(const Run& victim, const Run& preemptor, const std::st
               /*preempted=*/true);
 }
 
-void RunController::NotePreempting(const std::vector<sched::Nomination>& nominations, const sched::CycleResult& result) {
-  preempting_.clear();
-  for (const auto& d : result.preemptions) {
-    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims};
-    // One Event per plan (its status write may be the queue-position writer's or ApplyWaiting's).
-    std::string victims;
-    for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
-    Memo& memo = working_.MemoOf(d.run_id);
-    auto run = caches_.runs().Get(d.run_id);
-    if (!run || memo.preemption_announced == victims) continue;
-    memo.preemption_announced = victims;
-    events_->Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
-                    "preempting " + victims + " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
-  }
-  std::unordered_set<std::string> still;
-  for (const auto& w : result.waiting) {
-    if (w.reason.code == sched::WaitCode::kPreempting) still.insert(w.run_id);
-  }
-  for (const auto& n : nominations) {
-    if (still.count(n.run_id) && !preempting_.count(n.run_id)) {
-      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims};
-    }
-  }
-}
-
 void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                                           const std::vector<NodeHold>& holds, k8s::TimePoint now) {
   // Instances whose kubelet refused one of our Pods take no new runs until their situation
@@ -435,16 +410,7 @@ void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<s
       ++it;
     }
   }
-
-  // For waiting runs' messages: why one unavailable instance of each fleet takes no runs.
-  unavailable_detail_.clear();
-  for (const auto& inst : view.snapshot.instances) {
-    if (inst.ready || unavailable_detail_.count(inst.fleet)) continue;
-    auto info = view.instances.find(inst.name);
-    if (info != view.instances.end() && !info->second.node_problem.empty()) {
-      unavailable_detail_[inst.fleet] = inst.name + ": " + info->second.node_problem;
-    }
-  }
+  waiting_.NoteUnavailable(view);  // for the waiting runs' sentences
 }
 
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
@@ -544,7 +510,7 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
         const Memo* m = WorkingSet::OwnerOf(run.owner);
         return m != nullptr ? WaitingOf(*m) : nullptr;
       },
-      [&](const sched::WaitingRun& w) { return Explain(result, w); },
+      [&](const sched::WaitingRun& w) { return waiting_.Explain(result, w); },
       [this](const std::string& ns) { return caches_.CapOf(ns).has_value(); });
   queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
@@ -707,8 +673,9 @@ void RunController::SetNominations(ClusterView& view, std::vector<sched::Nominat
 }
 
 std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
-                                    std::unordered_set<std::string> frozen, k8s::TimePoint now, PassPhases& phases) {
-  // Where each waiting run belongs (the positions plan, ApplyWaiting).
+                                                             std::unordered_set<std::string> frozen, k8s::TimePoint now,
+                                                             PassPhases& phases) {
+  // Where each waiting run belongs (the positions plan, the waiting statuses).
   positions_.Places(queue_, working_, now);
   // Positions first: a run that moves gets its whole waiting status in its position write. Runs
   // with a write of their own keep their place until it is visible: those busy when the pass
@@ -716,8 +683,8 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   frozen.insert(dispatched_.begin(), dispatched_.end());
   std::optional<k8s::TimePoint> budget_due;
   const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
-    return WaitingStatus(run, std::string(sched::ApiReason(w.reason.code)), w.effective_priority, place,
-                         Explain(result, w), now);
+    return waiting_.Status(run, std::string(sched::ApiReason(w.reason.code)), w.effective_priority, place,
+                           waiting_.Explain(result, w), now);
   };
   for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
     if (Memo* m = working_.Find(key)) m->positioned_pass = working_.pass();
@@ -725,44 +692,12 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   if (budget_due) NoteDeadline(*budget_due);
   ShowPriorityNews();
   phases.Mark("positions");
-  size_t visited = 0;
-  size_t refreshes = 0;  // waiting runs looked at only because their refresh came due
-  std::optional<k8s::TimePoint> oldest;  // see Report
-  for (const auto& w : result.waiting) {
-    if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    // A waiting run is in the queue, so this pass' working set read it (Memo::run).
-    Memo* m = WorkingSet::OwnerOf(w.owner);
-    if (m == nullptr || !m->run) continue;
-    Memo& memo = *m;
-    // From what Memo::Read kept of the run: most waiting runs need no visit to their object.
-    if (w.reason.code != sched::WaitCode::kQuotaExceeded && (!oldest || memo.wait_since < *oldest)) {
-      oldest = memo.wait_since;
-    }
-    // A run that may wait only so long fails then (EndsWaiting), also if it is busy now.
-    if (memo.gives_up_at) NoteDeadline(*memo.gives_up_at);
-    if (Busy(memo) || memo.positioned_pass == working_.pass()) continue;  // its status is the positions writer's
-    // Found current by an earlier pass for the same object, reason and priority, and not due for
-    // its refresh: nothing to write (ApplyWaiting would find the same). Due for its refresh only:
-    // at most refreshes_per_pass a pass, the rest in the next passes.
-    if (memo.current_version == memo.version && memo.current_code == w.reason.code &&
-        memo.current_effective == w.effective_priority && !EndsWaiting(memo, w, now)) {
-      if (now - memo.last_wait_write < options_.status_refresh) continue;
-      if (++refreshes > options_.refreshes_per_pass) {
-        refresh_left_ = true;
-        continue;
-      }
-    }
-    // With waiting_writes_queued waiting-status writes queued already, ApplyWaiting writes nothing
-    // for a run that neither ends waiting nor preempts: left for a later pass without reading it
-    // (100,000 runs shown their first status, 1,000 at a time).
-    if (w.reason.code != sched::WaitCode::kPreempting && !memo.has_preemption && !EndsWaiting(memo, w, now) &&
-        writer_.BackgroundQueued() >= options_.waiting_writes_queued) {
-      continue;
-    }
-    ApplyWaiting(*memo.run, memo, result, w, now);
-  }
+  const WaitingStatusWriter::PassOutcome out =
+      waiting_.CarryOut(result, working_, positions_, now, [this] { ShowPriorityNews(); }, kNewsEvery);
+  if (out.deadline) NoteDeadline(*out.deadline);
+  refresh_left_ |= out.refresh_left;
   phases.Mark("waiting");
-  return oldest;
+  return out.oldest;
 }
 
 void RunController::Pass() {
@@ -801,7 +736,7 @@ void RunController::Pass() {
   const sched::CycleResult& result = decide ? fresh : last_result_;
   ShowPriorityNews();
   phases.Mark(decide ? "schedule" : "schedule(stood)");
-  NotePreempting(view.snapshot.nominations, result);
+  waiting_.NotePreempting(view.snapshot.nominations, result, working_);
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
   if (auto expiry = working_.NextExpiry()) NoteDeadline(*expiry);  // a finished run's TTL
   for (const auto& placement : result.placements) {
@@ -1085,136 +1020,6 @@ void RunController::Admit(const Run& run, const sched::Placement& placement, k8s
   const std::string key = RunKey(run);
   const int32_t effective = queue_.EffectivePriority(key).value_or(static_cast<int32_t>(run.priority));
   if (admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) queue_.Remove(key);
-}
-
-RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason, int32_t effective,
-                                       std::optional<int64_t> position, const std::string& message,
-                                       k8s::TimePoint now) const {
-  RunStatus next = run.status;
-  next.phase = ToApi(Phase::kPending);
-  next.reason = reason;
-  // A preempted run back in the queue shows Preempted while it waits for capacity (EndsWaiting).
-  if (reason == ToApi(Reason::kNoCapacity) && IsReason(run.status.reason, Reason::kPreempted)) {
-    next.reason = ToApi(Reason::kPreempted);
-  }
-  next.message = message;
-  next.queue_position = position;
-  next.effective_priority = effective;
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.observed_generation = run.meta.generation;
-  // The nodes kept for a preempting run stay in its status while it preempts (see Nominations).
-  auto preempting = preempting_.find(RunKey(run));
-  if (preempting != preempting_.end()) {
-    next.preemption = preempting->second;
-  } else {
-    next.preemption.reset();
-  }
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, message, run.meta.generation, now);
-  return next;
-}
-
-// The core's sentence, and when it counted instances of the run's fleet as unavailable, why the
-// first of them takes no runs (a kubelet refusal, an unreadable annotation): see Pass.
-std::string RunController::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
-  std::string s = result.Explain(w);
-  if (auto run = caches_.runs().Get(w.run_id)) {
-    if (auto cap = caches_.CapOf(run->meta.ns); cap && run->priority > cap->cap) {
-      s += "; " + PriorityCapNote(run->meta.ns, run->priority, *cap);
-    }
-  }
-  const auto& r = w.reason;
-  if (r.not_ready + r.invalid <= 0 || unavailable_detail_.empty()) return s;
-  // The fleet the numbers are about; when they are about all its fleets, the first of them
-  // (all fleets when it names none) with an unavailable instance that says why.
-  std::vector<std::string> fleets;
-  if (r.fleet >= 0 && static_cast<size_t>(r.fleet) < result.fleets.size()) {
-    fleets.push_back(result.fleets[r.fleet].name);
-  } else if (auto run = caches_.runs().Get(w.run_id); run && !run->fleets.empty()) {
-    fleets = run->fleets;
-  } else {
-    fleets.push_back(unavailable_detail_.begin()->first);
-  }
-  for (const auto& f : fleets) {
-    auto it = unavailable_detail_.find(f);
-    if (it != unavailable_detail_.end()) return s + "; " + it->second;
-  }
-  return s;
-}
-
-void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleResult& result,
-                                 const sched::WaitingRun& w, k8s::TimePoint now) {
-  const std::optional<int64_t>& position = run.status.queue_position;
-  const std::string reason(sched::ApiReason(w.reason.code));
-  const bool retry_nc = run.retry && run.retry->on_no_capacity;
-  // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
-  // namespace's own budget, not capacity that failed to show up (as in Kueue).
-  if (EndsWaiting(memo, w, now)) {
-    const std::string why = Explain(result, w);
-    RunStatus next =
-        !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
-                  : Finish(run.status, Outcome::kFailed, ToApi(Reason::kRetryLimitExceeded),
-                           "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why,
-                           run.meta.generation, run.meta.created, now);
-    next.effective_priority = w.effective_priority;
-    SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-    writes_.WriteStatus(run, next, "Warning", next.reason, next.message);
-    return;
-  }
-  const int32_t effective = w.effective_priority;
-  bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
-  if (!refresh_due) {
-    // The common case, checked without copying the status: nothing but the sentence could have
-    // changed, and that waits for the refresh.
-    const RunStatus& cur = run.status;
-    const Condition* scheduled = nullptr;
-    for (const auto& c : cur.conditions) {
-      if (IsConditionType(c.type, ConditionType::kScheduled)) scheduled = &c;
-    }
-    if (IsPhase(cur.phase, Phase::kPending) && cur.reason == reason && cur.effective_priority == effective &&
-        !cur.preemption && w.reason.code != sched::WaitCode::kPreempting &&
-        !cur.submitted_at.empty() && cur.observed_generation == run.meta.generation &&
-        cur.queue_position.has_value() == position.has_value() && scheduled != nullptr &&
-        scheduled->status == "False" && scheduled->reason == reason &&
-        scheduled->observed_generation == run.meta.generation) {
-      memo.current_version = memo.version;  // CarryOutWaiting need not look again (see Memo)
-      memo.current_code = w.reason.code;
-      memo.current_effective = effective;
-      return;
-    }
-  }
-  // A waiting run's status is information, not a decision (below): with waiting_writes_queued
-  // of them waiting for a writer already (100,000 runs submitted at once, each shown its first
-  // waiting status), the rest are written by later passes, in queue order, as those drain. The
-  // queue view and the endpoint show them at once anyway. A preemption's record is a decision.
-  if (w.reason.code != sched::WaitCode::kPreempting && !run.status.preemption &&
-      writer_.BackgroundQueued() >= options_.waiting_writes_queued) {
-    return;
-  }
-  // Conditions compared without their message first: sentences are formatted only when needed.
-  RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
-  bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
-  if (!structural && !refresh_due) return;
-  // A run that does not show its place yet (a new run, a priority patch moving it) is moved there
-  // by the queue-position writer, whose last move writes its whole waiting status: written here,
-  // the new observedGeneration would arrive with the old place (or none), and `kubectl berth
-  // priority`, which waits for it, would print that. A preemption's record is a decision.
-  const bool preemption_record = next.preemption && next.preemption != run.status.preemption;
-  if (!preemption_record) {
-    if (positions_.PlaceOf(w.run_id) != position) return;
-  }
-  next.message = Explain(result, w);
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
-  memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
-  if (SameStatus(run.status, next)) return;
-  if (preemption_record) {
-    // A preemption is a decision: its record is written before any victim is evicted (the next
-    // pass evicts them once the cache shows it).
-    writes_.WriteStatus(run, next, {}, {}, {});
-    return;
-  }
-  // A waiting run's status is information, not a decision: it never delays an admission, a
-  // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
-  writes_.WriteStatus(run, next, {}, {}, {}, /*background=*/true);
 }
 
 }  // namespace berth::reconcilers

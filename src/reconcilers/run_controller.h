@@ -104,6 +104,7 @@
 #include "reconcilers/queue_view.h"
 #include "reconcilers/run_memo.h"
 #include "reconcilers/run_writes.h"
+#include "reconcilers/waiting_status.h"
 #include "reconcilers/working_set.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/workqueue.h"
@@ -287,20 +288,11 @@ class RunController final : public EngineApi {
   // preempted is dropped (the core plans again).
   std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
                                                   const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
-  // Which preemption record each preempting run's waiting status carries this pass (preempting_).
-  void NotePreempting(const std::vector<scheduling::Nomination>& nominations, const scheduling::CycleResult& result);
   // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted.
   void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now);
   // Assumes the placement (its blocks are held from now on) and hands the admission to a writer
   // (Admissions::Admit); the run leaves the queue.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
-  // Keeps the position the run shows (positions are WritePositions' alone).
-  std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
-  void ApplyWaiting(const Run& run, Memo& memo, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
-                    k8s::TimePoint now);
-  // The status of a run waiting with `reason`, showing `position`.
-  RunStatus WaitingStatus(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
-                          const std::string& message, k8s::TimePoint now) const;
   // A finished run that needs nothing more leaves the working set (see "Incremental passes");
   // one whose TTL is due is deleted.
   void Settle(const Keyed& visited,
@@ -308,8 +300,6 @@ class RunController final : public EngineApi {
   // When a finished run is to be deleted (spec.ttlSecondsAfterFinished, else --finished-run-ttl).
   std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
 
-  // The preemption record each preempting run's waiting status carries this pass (loop thread).
-  std::unordered_map<std::string, RunStatus::Preemption> preempting_;
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
   EngineOptions options_;
@@ -346,7 +336,6 @@ class RunController final : public EngineApi {
   static std::string Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                                const std::vector<NodeHold>& holds);
   std::map<std::string, Refusal> refused_;
-  std::map<std::string, std::string> unavailable_detail_;  // fleet -> "node: why" (loop thread only)  // node -> its kubelet refused a Pod (loop thread only)
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;
@@ -383,6 +372,8 @@ class RunController final : public EngineApi {
                               return Dispatch(PositionWriter::kKey, std::move(write), /*background=*/true);
                             },
                             [this] { return writer_.Busy(PositionWriter::kKey); }};
+  // Waiting runs' statuses, preemption records, sentences (reconcilers/waiting_status.h).
+  WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); }};
   // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));
