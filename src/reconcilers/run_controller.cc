@@ -23,31 +23,6 @@ using k8s::resources::kPods;
 using k8s::resources::kRuns;
 using k8s::resources::kServices;
 
-namespace {
-
-
-
-// How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
-// An instance whose kubelet refused a Pod takes no new run until its situation changes (see
-// Situation), or for this long at most: what the kubelet saw may be invisible to berth.
-constexpr std::chrono::minutes kRefusalMaxPause{10};
-
-// Everything in a Run's spec but its priority (what an admitted run ignores).
-std::string SpecFingerprint(const Run& r) {
-  std::string f = std::to_string(r.nodes) + "|" + std::to_string(r.cpu_milli) + "|" + std::to_string(r.memory_bytes) +
-                  "|" + std::to_string(r.gpus) + "|" + (r.max_duration ? std::to_string(r.max_duration->count()) : "off");
-  for (const auto& fl : r.fleets) f += "|" + fl;
-  if (r.retry) {
-    f += "|retry" + std::to_string(r.retry->on_no_capacity) + std::to_string(r.retry->on_interruption) +
-         std::to_string(r.retry->on_error) + (r.retry->duration ? std::to_string(r.retry->duration->count()) : "off");
-  }
-  return f + "|" + r.template_json;
-}
-
-
-
-}  // namespace
-
 RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options)
     : client_(std::move(client)),
       clock_(clock),
@@ -245,30 +220,6 @@ void RunController::NoteDeadline(k8s::TimePoint at) {
   if (!next_deadline_ || at < *next_deadline_) next_deadline_ = at;
 }
 
-std::string RunController::Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                                     const std::vector<NodeHold>& holds) {
-  // What the kubelet's admission depends on and berth can see: the Node's allocatable, labels,
-  // readiness and cordon, and the Pods on it that no current placement accounts for. Not the
-  // whole object: its status heartbeats change it every few seconds.
-  std::string s;
-  for (const auto& n : nodes) {
-    if (n->meta.name != node) continue;
-    s += std::to_string(n->cpu_milli) + "/" + std::to_string(n->memory_bytes) + (n->ready ? "/ready" : "/notready") +
-         (n->unschedulable ? "/cordoned" : "");
-    for (const auto& [k, v] : n->extended) s += "/" + k + "=" + std::to_string(v);
-    for (const auto& [k, v] : n->meta.labels) s += "|" + k + "=" + v;
-    break;
-  }
-  if (s.empty()) s = "gone";
-  std::vector<std::string> ids;
-  for (const auto& h : holds) {
-    if (h.node == node) ids.push_back(h.id);
-  }
-  std::sort(ids.begin(), ids.end());
-  for (const auto& id : ids) s += "#" + id;
-  return s;
-}
-
 std::unordered_set<std::string> RunController::TakeWriterNews() {
   std::unordered_set<std::string> busy = writer_.BusyKeys();
   std::unordered_set<std::string> touched;
@@ -387,32 +338,6 @@ void RunController::Evict(const Run& victim, const Run& preemptor, const std::st
               /*preempted=*/true);
 }
 
-void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                                          const std::vector<NodeHold>& holds, k8s::TimePoint now) {
-  // Instances whose kubelet refused one of our Pods take no new runs until their situation
-  // changes, or for kRefusalMaxPause at most.
-  if (!refused_.empty()) {
-    for (auto it = refused_.begin(); it != refused_.end();) {
-      std::string situation = Situation(it->first, nodes, holds);
-      if (it->second.situation.empty()) it->second.situation = situation;  // as at the refusal
-      if (now >= it->second.until || situation != it->second.situation) {
-        it = refused_.erase(it);
-        continue;
-      }
-      NoteDeadline(it->second.until);
-      for (auto& inst : view.snapshot.instances) {
-        if (inst.name != it->first || !inst.ready) continue;
-        inst.ready = false;
-        view.instances[inst.name].node_problem =
-            it->second.why + "; no new runs here until its allocatable, labels, readiness or other Pods change (at the latest " +
-            k8s::FormatRfc3339(it->second.until) + ")";
-      }
-      ++it;
-    }
-  }
-  waiting_.NoteUnavailable(view);  // for the waiting runs' sentences
-}
-
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
                                                            k8s::TimePoint now) {
   // Lifecycle of every run; the pending ones go into the queue (Memo::queued_pass).
@@ -453,7 +378,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
       continue;
     }
     memo.queued_rv.clear();
-    if (!Reconcile(*run, view, now, is_busy)) continue;
+    if (!reconciler_.Reconcile(*run, view, now, is_busy)) continue;
     memo.queued_pass = working_.pass();
     ++queued;
     if (!is_busy) memo.queued_rv = run->meta.resource_version;
@@ -469,6 +394,7 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     const sched::PendingRun* existing = queue_.Find(key);
     if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
   }
+  if (auto deadline = reconciler_.TakeDeadline()) NoteDeadline(*deadline);
   // Every run queued above is in the queue once: when they are as many as its entries, none left.
   if (queued == queue_.size()) return frozen;
   std::vector<std::string> gone;
@@ -612,64 +538,22 @@ void RunController::ReportSetAside(k8s::TimePoint now) {
   }
 }
 
+ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                     k8s::TimePoint now) {
+  // The caches' versions first (ClusterViewKeeper::Inputs): a change after this point makes the
+  // next pass build anew.
+  const ClusterViewKeeper::Inputs inputs = view_keeper_.CurrentInputs();
+  placed = BlockHolders(keyed);
+  std::optional<k8s::TimePoint> pause_ends;
+  ClusterView& view = view_keeper_.Update(inputs, keyed, placed, now, pause_ends);
+  if (pause_ends) NoteDeadline(*pause_ends);
+  return view;
+}
+
 void RunController::PassPhases::Mark(const char* step) {
   auto t = std::chrono::steady_clock::now();
   text += fmt::format(" {}={:.1f}ms", step, std::chrono::duration<double, std::milli>(t - mark).count());
   mark = t;
-}
-
-ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
-                                     k8s::TimePoint now) {
-  // The caches' versions first: a change after this point makes the next pass build anew.
-  const ViewInputs inputs{caches_.fleets().Version(), caches_.nodes().Version(), caches_.pods().Version(), caches_.others().Version()};
-  placed = BlockHolders(keyed);
-  // The same placed-run records (an admitted run's record is made anew when its object changes,
-  // an assumed one every pass) and the same caches: Holds and the view would be as they are.
-  const bool keep = view_ && inputs == view_inputs_ && placed == view_placed_ && refused_.empty() && !view_paused_;
-  auto make = [&] {
-    auto fleets = caches_.fleets().List();
-    auto nodes = caches_.nodes().List();
-    // Holds reads the runs whose Pods may count through their placement: the admitted ones (those
-    // BlockHolders gave a record this pass). Made only here: 80,000 entries cost 15-20 ms.
-    std::unordered_map<std::string_view, const Run*> by_key;
-    for (const auto& [key, run, memo] : keyed) {
-      if (memo->placed) by_key.emplace(key, run.get());
-    }
-    std::vector<NodeHold> holds = caches_.Holds(by_key);
-    auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
-    PauseRefusedInstances(*view, nodes, holds, now);
-    return view;
-  };
-  if (!keep) {
-    view_ = make();
-    view_inputs_ = inputs;
-    view_placed_ = placed;
-    view_paused_ = !refused_.empty();
-    ++view_gen_;
-  } else if (options_.verify_kept_view) {
-    std::unique_ptr<ClusterView> fresh = make();
-    fresh->snapshot.quotas = view_->snapshot.quotas;
-    fresh->snapshot.nominations = view_->snapshot.nominations;
-    if (!(fresh->snapshot == view_->snapshot) || fresh->instances != view_->instances ||
-        fresh->conflicts != view_->conflicts || fresh->invalid_fleets != view_->invalid_fleets) {
-      spdlog::critical("the cluster view kept from the last pass differs from one made now ({} and {} instances, {} and {} "
-                       "running runs)", view_->snapshot.instances.size(), fresh->snapshot.instances.size(),
-                       view_->snapshot.running.size(), fresh->snapshot.running.size());
-      std::abort();
-    }
-  }
-  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(caches_.quotas().List());
-  if (!(quotas == view_->snapshot.quotas)) {
-    view_->snapshot.quotas = std::move(quotas);
-    ++view_gen_;
-  }
-  return *view_;
-}
-
-void RunController::SetNominations(ClusterView& view, std::vector<sched::Nomination> nominations) {
-  if (nominations == view.snapshot.nominations) return;
-  view.snapshot.nominations = std::move(nominations);
-  ++view_gen_;
 }
 
 std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
@@ -721,7 +605,7 @@ void RunController::Pass() {
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, now);
   ShowPriorityNews();
   phases.Mark("reconcile");
-  SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
+  view_keeper_.SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
   // The core decides again only when its input or the time may give another result; otherwise
   // the last result is this pass' (CoreResultStands).
   const bool decide = !CoreResultStands(now);
@@ -731,7 +615,7 @@ void RunController::Pass() {
     // is made from it between passes only, and WaitingOf reads this pass' entries).
     fresh = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
     core_queue_version_ = queue_.version();  // AdvanceTo (aging) is part of the cycle
-    core_view_gen_ = view_gen_;
+    core_view_gen_ = view_keeper_.gen();
   }
   const sched::CycleResult& result = decide ? fresh : last_result_;
   ShowPriorityNews();
@@ -751,7 +635,7 @@ void RunController::Pass() {
   phases.Mark("publish");
 
   // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
-  const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_gen_, now);
+  const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
   Settle(keyed, busy, now);
   ShowPriorityNews();
   phases.Mark("settle");
@@ -778,7 +662,7 @@ void RunController::Pass() {
 }
 
 bool RunController::CoreResultStands(k8s::TimePoint now) const {
-  return core_until_ && now < *core_until_ && queue_.version() == core_queue_version_ && view_gen_ == core_view_gen_ &&
+  return core_until_ && now < *core_until_ && queue_.version() == core_queue_version_ && view_keeper_.gen() == core_view_gen_ &&
          last_result_.placements.empty() && last_result_.preemptions.empty();
 }
 
@@ -824,197 +708,6 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
     working_.Leave(key, expiry);
   }
 }
-
-bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
-  const std::string& phase = run.status.phase;
-  if (run.meta.deleting) {
-    if (!busy) writes_.HandleDeletion(run);
-    return false;
-  }
-  if (IsTerminalPhase(phase)) {
-    if (busy) return false;
-    // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
-    if (!to_delete.empty()) {
-      writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
-    } else if (run.status.observed_generation != run.meta.generation) {
-      writes_.NoteSpecChangeAfterEnd(run);
-    }
-    return false;
-  }
-  if (IsPendingPhase(phase)) return ReconcilePending(run, now, busy);
-  if (IsPlacedPhase(phase) && !busy) ReconcilePlaced(run, view, now);
-  return false;
-}
-
-bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
-  // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
-  working_.MemoOf(RunKey(run)).admitted_spec.clear();
-  PendingInput in;
-  in.run = &run;
-  // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
-  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : caches_.PodsOf(run);
-  for (const auto& p : pods) in.pods.push_back(p.get());
-  in.busy = busy;
-  in.now = now;
-  const PendingDecision d = DecidePending(in);
-  using PK = PendingDecision::Kind;
-  switch (d.kind) {
-    case PK::kQueue:
-      return true;
-    case PK::kWait:
-      return false;
-    case PK::kStop:
-      writes_.FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
-      return false;
-    case PK::kInvalid: {
-      RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), d.message, run.meta.generation, run.meta.created, now);
-      writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
-      return false;
-    }
-    case PK::kSuspend:
-      writes_.Suspend(run, d.message, now);
-      return false;
-    case PK::kDeletePods: {
-      std::vector<PodRef> refs;
-      for (const k8s::Pod* p : d.pods) refs.push_back(RefOf(*p));
-      writes_.DeletePodsOf(run, std::move(refs), /*retry=*/true);
-      return false;
-    }
-    case PK::kResumed: {
-      RunStatus next = run.status;
-      next.reason = ToApi(Reason::kResumed);
-      next.message = d.message;
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
-      return false;
-    }
-    case PK::kBackoff:
-      NoteDeadline(*d.until);  // its message says until when
-      return false;
-  }
-  return false;
-}
-
-
-void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now) {
-  // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
-  const int64_t attempt = run.status.resubmissions;
-  std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
-  for (const auto& p : caches_.PodsOf(run)) {
-    if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
-  }
-  PlacedInput in;
-  in.run = &run;
-  for (const auto& [name, p] : pods) in.pods[name] = p.get();
-  for (const auto& entry : run.status.placement) {
-    if (!view.instances.count(entry.node)) {
-      in.node_problems[entry.node] = "is gone or no longer in a fleet";
-    } else if (auto node = caches_.nodes().Get(entry.node); !node || !node->ready) {
-      in.node_problems[entry.node] = "is not ready";
-    }
-  }
-  in.default_start_timeout = options_.start_timeout;
-  in.now = now;
-  const PlacedDecision d = DecidePlaced(in);
-  const std::optional<k8s::TimePoint> deadline = NextDeadline(in);
-  if (deadline) NoteDeadline(*deadline);
-  Memo& memo = working_.MemoOf(RunKey(run));
-  memo.quiet_rv.clear();
-  if (CarryOutPlaced(run, d, pods, view, now)) return;
-  // Only spec.priority may change once a run is admitted; say so when something else changed.
-  std::string fingerprint = SpecFingerprint(run);
-  if (memo.admitted_spec.empty()) {
-    memo.admitted_spec = fingerprint;
-  } else if (memo.admitted_spec != fingerprint) {
-    memo.admitted_spec = fingerprint;
-    events_->Record(writes_.Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
-                    "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
-                    "if it goes back to the queue (a retry)");
-  }
-  // Scheduled or Running: keep the status' generation current (a priority patch after admission).
-  if (run.status.observed_generation != run.meta.generation) {
-    RunStatus next = run.status;
-    next.observed_generation = run.meta.generation;
-    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-    writes_.WriteStatus(run, next);
-  } else if (d.kind == PlacedDecision::Kind::kNothing) {
-    // Nothing to do until something changes (see Quiet) or time alone changes the answer.
-    const k8s::TimePoint refresh = now + options_.status_refresh;
-    memo.quiet_rv = run.meta.resource_version;
-    memo.quiet_until = deadline ? std::min(*deadline, refresh) : refresh;
-    memo.quiet_deadline = deadline;
-  }
-}
-
-bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
-  Memo& memo = working_.MemoOf(RunKey(run));
-  // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
-  // BlockHolders made this pass (none when its placement is empty: nothing to count).
-  if (memo.placed && !view.Counted(*memo.placed)) return true;
-  // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
-  // new scheduledAt.
-  const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + run.status.scheduled_at;
-  // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
-  if (memo.pods_ensured_for == ensured && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10)) {
-    return false;
-  }
-  memo.pods_ensured_for = ensured;
-  memo.pods_ensured_at = clock_.Monotonic();
-  auto fleet = caches_.fleets().Get(run.status.fleet);
-  writes_.EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
-  return true;
-}
-
-bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
-                                   const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
-                                   const ClusterView& view, k8s::TimePoint now) {
-  switch (d.kind) {
-    case PlacedDecision::Kind::kEnd:
-      if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
-      writes_.FailOrRetry(run, d.interruption, d.why, now, d.reason);
-      return true;
-    case PlacedDecision::Kind::kSucceed: {
-      RunStatus next = Finish(run.status, Outcome::kSucceeded, ToApi(Reason::kSucceeded), d.message, run.meta.generation, run.meta.created, now);
-      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
-      return true;
-    }
-    case PlacedDecision::Kind::kStop:
-      writes_.FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
-      return true;
-    case PlacedDecision::Kind::kSuspend:
-      writes_.Suspend(run, d.message, now);
-      return true;
-    case PlacedDecision::Kind::kMaxDuration:
-      writes_.EndAfterMaxDuration(run, pods, d.message, now);
-      return true;
-    case PlacedDecision::Kind::kShowWaiting: {
-      RunStatus next = run.status;
-      next.message = d.message;
-      writes_.WriteStatus(run, next);
-      return true;
-    }
-    case PlacedDecision::Kind::kStarted: {
-      RunStatus next = run.status;
-      next.phase = ToApi(Phase::kRunning);
-      next.reason = ToApi(Reason::kRunning);
-      next.message = d.message;
-      next.started_at = k8s::FormatRfc3339(now);
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, ToApi(ConditionType::kReady), "True", ToApi(Reason::kRunning), next.message, run.meta.generation, now);
-      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
-      return true;
-    }
-    case PlacedDecision::Kind::kCreatePods:
-      if (CreatePodsOnce(run, view)) return true;
-      break;
-    case PlacedDecision::Kind::kNothing:
-      break;
-  }
-  return false;
-}
-
 
 void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
   const std::string key = RunKey(run);

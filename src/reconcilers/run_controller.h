@@ -90,6 +90,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/admissions.h"
 #include "reconcilers/cluster_view.h"
+#include "reconcilers/cluster_view_keeper.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/engine_api.h"
 #include "reconcilers/engine_options.h"
@@ -103,6 +104,7 @@
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/queue_view.h"
 #include "reconcilers/run_memo.h"
+#include "reconcilers/run_reconciler.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/waiting_status.h"
 #include "reconcilers/working_set.h"
@@ -197,18 +199,6 @@ class RunController final : public EngineApi {
   // caches (Informer::Version), the placed runs' records (the same objects: Memo::placed) and no
   // instance paused for a refusal; otherwise made anew. view_gen_ moves whenever it changes.
   ClusterView& PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed, k8s::TimePoint now);
-  struct ViewInputs {
-    uint64_t fleets = 0, nodes = 0, pods = 0, others = 0;
-    friend bool operator==(const ViewInputs&, const ViewInputs&) = default;
-  };
-  std::unique_ptr<ClusterView> view_;                        // loop thread only
-  ViewInputs view_inputs_;                                   // the caches' versions it was made from
-  std::vector<std::shared_ptr<const PlacedRun>> view_placed_;  // and the placed runs
-  bool view_paused_ = false;                                 // PauseRefusedInstances changed it
-  uint64_t view_gen_ = 0;
-  // The pass' nominations into the view (view_gen_ moves when they differ; PassView does the
-  // same for the namespaces' quotas).
-  void SetNominations(ClusterView& view, std::vector<scheduling::Nomination> nominations);
   // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
   std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
@@ -228,10 +218,6 @@ class RunController final : public EngineApi {
   // Runs holding blocks: admitted in the cache (their record stays in Memo::placed for the pass:
   // PassView's Holds reads those runs), or assumed while our write catches up.
   std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed);
-  // Instances whose kubelet refused one of our Pods take no new runs until their situation
-  // changes (or kRefusalMaxPause); also notes why one unavailable instance per fleet is.
-  void PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                             const std::vector<NodeHold>& holds, k8s::TimePoint now);
   // The lifecycle of every visited run; pending ones go into the queue, the rest leave it.
   // Returns the runs whose queuePosition must not be written now.
   // (Busy: a run with a write queued or in flight when the pass began.)
@@ -265,23 +251,6 @@ class RunController final : public EngineApi {
   // `background` writes yield to decisions), refused once the engine is stopping.
   bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false);
 
-  // Lifecycle of one run from the caches; may dispatch writes. Returns true when it is pending
-  // (belongs in the queue).
-  bool Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy);
-  // A waiting run: carries out reconcilers/lifecycle.h's DecidePending (stop, invalid spec,
-  // suspend, leftover Pods, resume, retry backoff). Returns whether it belongs in the queue.
-  bool ReconcilePending(const Run& run, k8s::TimePoint now, bool busy);
-  // A Scheduled or Running run: carries out reconcilers/lifecycle.h's decision, then notes spec
-  // changes that do not apply any more and keeps observedGeneration current.
-  void ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now);
-  // Carries out the lifecycle's decision for a placed run; false when there was nothing to do
-  // (or the Pods it would create were just asked for).
-  bool CarryOutPlaced(const Run& run, const PlacedDecision& d,
-                      const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods, const ClusterView& view,
-                      k8s::TimePoint now);
-  // EnsurePods once per admission (again after 10 s without the Pods in the cache), once the
-  // fleet's durable count has the run; true when it acted or waits for the count.
-  bool CreatePodsOnce(const Run& run, const ClusterView& view);
   // Preemption (issue 17): the runs that preempt (pending, status.preemption) as the core's
   // nominations. Evicts their victims that still hold their placement (once the cache shows the
   // preemptor's record, so the record always comes first); a record whose victim may no longer be
@@ -327,15 +296,6 @@ class RunController final : public EngineApi {
   Stillness Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
   bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
   bool QueuedQuietly(const Memo& memo) const;
-  struct Refusal {
-    k8s::TimePoint until;   // at the latest
-    std::string why;
-    std::string situation;  // Situation() as at the refusal ("" until the next pass)
-  };
-  // What the node's kubelet admission depends on that berth sees, as one comparable string.
-  static std::string Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                               const std::vector<NodeHold>& holds);
-  std::map<std::string, Refusal> refused_;
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;
@@ -374,6 +334,14 @@ class RunController final : public EngineApi {
                             [this] { return writer_.Busy(PositionWriter::kKey); }};
   // Waiting runs' statuses, preemption records, sentences (reconcilers/waiting_status.h).
   WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); }};
+  // The pass' cluster view, kept while what it is made of is (reconcilers/cluster_view_keeper.h).
+  ClusterViewKeeper view_keeper_{caches_, options_.verify_kept_view,
+                                 [this](const ClusterView& view) { waiting_.NoteUnavailable(view); }};
+  // Each run's lifecycle carried out (reconcilers/run_reconciler.h).
+  RunReconciler reconciler_{caches_, writes_, working_, *events_, clock_, options_,
+                            [this](const std::string& node, const std::string& why, k8s::TimePoint now) {
+                              view_keeper_.NoteRefusal(node, why, now);
+                            }};
   // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));
