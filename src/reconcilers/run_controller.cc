@@ -382,28 +382,36 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
     memo.queued_pass = working_.pass();
     ++queued;
     if (!is_busy) memo.queued_rv = run->meta.resource_version;
-    sched::PendingRun pr;
-    pr.id = key;
-    pr.priority = caches_.QueuePriority(*run);
-    pr.submitted_at = run->meta.created;
-    pr.nodes = static_cast<int32_t>(run->nodes);
-    pr.resources = sched::Resources{run->cpu_milli, run->memory_bytes, run->gpus};
-    pr.fleets = run->fleets;
-    pr.max_duration = run->max_duration;
-    pr.owner = &memo;
-    const sched::PendingRun* existing = queue_.Find(key);
-    if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
+    Enqueue(key, *run, memo);
   }
   if (auto deadline = reconciler_.TakeDeadline()) NoteDeadline(*deadline);
-  // Every run queued above is in the queue once: when they are as many as its entries, none left.
-  if (queued == queue_.size()) return frozen;
+  DropUnqueued(queued);
+  return frozen;
+}
+
+void RunController::Enqueue(const std::string& key, const Run& run, Memo& memo) {
+  sched::PendingRun pr;
+  pr.id = key;
+  pr.priority = caches_.QueuePriority(run);
+  pr.submitted_at = run.meta.created;
+  pr.nodes = static_cast<int32_t>(run.nodes);
+  pr.resources = sched::Resources{run.cpu_milli, run.memory_bytes, run.gpus};
+  pr.fleets = run.fleets;
+  pr.max_duration = run.max_duration;
+  pr.owner = &memo;
+  const sched::PendingRun* existing = queue_.Find(key);
+  if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
+}
+
+void RunController::DropUnqueued(size_t queued) {
+  // Every run queued this pass is in the queue once: when they are as many as its entries, none left.
+  if (queued == queue_.size()) return;
   std::vector<std::string> gone;
   for (auto item : queue_) {
     const Memo* m = working_.Find(item.run.id);
     if (m == nullptr || m->queued_pass != working_.pass()) gone.push_back(item.run.id);
   }
   for (const auto& id : gone) queue_.Remove(id);
-  return frozen;
 }
 
 RunController::Stillness RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const {
@@ -586,16 +594,9 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
 
 void RunController::Pass() {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
-  working_.BeginPass();
-  dispatched_.clear();
   const k8s::TimePoint now = clock_.Now();
-  next_deadline_.reset();
-  ShowPriorityNews();
-  std::unordered_set<std::string> busy = TakeWriterNews();
-  ReportSetAside(now);
-  const Keyed& keyed = working_.Make(
-      now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
-  working_.MarkBusy(busy);
+  std::unordered_set<std::string> busy;
+  const Keyed& keyed = StartPass(now, busy);
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
   ClusterView& view = PassView(keyed, placed, now);
@@ -606,20 +607,57 @@ void RunController::Pass() {
   ShowPriorityNews();
   phases.Mark("reconcile");
   view_keeper_.SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
-  // The core decides again only when its input or the time may give another result; otherwise
-  // the last result is this pass' (CoreResultStands).
-  const bool decide = !CoreResultStands(now);
   sched::CycleResult fresh;
-  if (decide) {
-    // The last pass' result lends its buffers (its content is not read after this point: a view
-    // is made from it between passes only, and WaitingOf reads this pass' entries).
-    fresh = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
-    core_queue_version_ = queue_.version();  // AdvanceTo (aging) is part of the cycle
-    core_view_gen_ = view_keeper_.gen();
-  }
+  const bool decide = Decide(view, now, fresh);
   const sched::CycleResult& result = decide ? fresh : last_result_;
   ShowPriorityNews();
   phases.Mark(decide ? "schedule" : "schedule(stood)");
+  const std::optional<k8s::TimePoint> oldest_waiting = CarryOutResult(keyed, view, result, std::move(frozen), now, phases);
+  phases.Mark("publish");
+
+  // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
+  const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
+  Settle(keyed, busy, now);
+  ShowPriorityNews();
+  phases.Mark("settle");
+  const auto took = phases.Total();
+  if (took > std::chrono::milliseconds(200)) {
+    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
+                 queue_.size(), result.placements.size(), phases.text);
+  }
+  Report(took, result, decide, now, oldest_waiting, described);
+  FinishPass(decide, std::move(fresh), now);
+}
+
+const RunController::Keyed& RunController::StartPass(k8s::TimePoint now, std::unordered_set<std::string>& busy) {
+  working_.BeginPass();
+  dispatched_.clear();
+  next_deadline_.reset();
+  ShowPriorityNews();
+  busy = TakeWriterNews();
+  ReportSetAside(now);
+  const Keyed& keyed = working_.Make(
+      now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
+  working_.MarkBusy(busy);
+  return keyed;
+}
+
+bool RunController::Decide(const ClusterView& view, k8s::TimePoint now, sched::CycleResult& fresh) {
+  // The core decides again only when its input or the time may give another result; otherwise
+  // the last result is this pass' (CoreResultStands).
+  if (CoreResultStands(now)) return false;
+  // The last pass' result lends its buffers (its content is not read after this point: a view
+  // is made from it between passes only, and WaitingOf reads this pass' entries).
+  fresh = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
+  core_queue_version_ = queue_.version();  // AdvanceTo (aging) is part of the cycle
+  core_view_gen_ = view_keeper_.gen();
+  return true;
+}
+
+std::optional<k8s::TimePoint> RunController::CarryOutResult(const Keyed& keyed, const ClusterView& view,
+                                                            const sched::CycleResult& result,
+                                                            std::unordered_set<std::string> frozen, k8s::TimePoint now,
+                                                            PassPhases& phases) {
   waiting_.NotePreempting(view.snapshot.nominations, result, working_);
   if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
   if (auto expiry = working_.NextExpiry()) NoteDeadline(*expiry);  // a finished run's TTL
@@ -632,21 +670,11 @@ void RunController::Pass() {
   const std::optional<k8s::TimePoint> oldest_waiting = CarryOutWaiting(keyed, result, std::move(frozen), now, phases);
   queue_view_.MarkStale();  // made when asked for (Queue): 100,000 entries each pass cost 35-45 ms
   MakeViewIfWanted(result);
-  phases.Mark("publish");
+  return oldest_waiting;
+}
 
-  // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
-  const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
-  Settle(keyed, busy, now);
-  ShowPriorityNews();
-  phases.Mark("settle");
-
-  const auto took = phases.Total();
-  if (took > std::chrono::milliseconds(200)) {
-    spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
-                 queue_.size(), result.placements.size(), phases.text);
-  }
-  Report(took, result, decide, now, oldest_waiting, described);
-  if (decide) {
+void RunController::FinishPass(bool decided, sched::CycleResult fresh, k8s::TimePoint now) {
+  if (decided) {
     last_result_ = std::move(fresh);
     // Stands until the first deadline this pass noted (an aging step, a refused instance's pause,
     // a TTL, a waiting run's end...) or status_refresh, as the wait for work computes it.

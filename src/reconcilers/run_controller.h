@@ -180,11 +180,6 @@ class RunController final : public EngineApi {
   static constexpr std::chrono::milliseconds kMaxGap{25};           // and as long as the last took, up to this
   static constexpr std::chrono::milliseconds kMinDeadlineDelay{50};  // after a pass, for deadlines
   static constexpr std::chrono::milliseconds kMaxSleep{1000};       // real time, per wait slice
-  // One scheduling pass: the steps below, in this order.
-  void Pass();
-  // When a pass comes at the latest after `from` with nothing changing and no deadline: one
-  // status_refresh (WaitForWork's resync; also how long a core result stands, CoreResultStands).
-  k8s::TimePoint ResyncAt(k8s::TimePoint from) const;
   // Where a pass spends its time: Mark(step) after each step; the total for the metric.
   struct PassPhases {
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(), mark = started;
@@ -194,6 +189,21 @@ class RunController final : public EngineApi {
       return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     }
   };
+  // One scheduling pass: the steps below, in this order.
+  void Pass();
+  // Its parts: the working set (and the writers' news), the core's decision (false when the last
+  // result stands), carrying the result out (admissions, positions, waiting statuses; returns
+  // since when the longest-waiting run waits), and what the next pass keeps of this one.
+  const Keyed& StartPass(k8s::TimePoint now, std::unordered_set<std::string>& busy);
+  bool Decide(const ClusterView& view, k8s::TimePoint now, scheduling::CycleResult& fresh);
+  std::optional<k8s::TimePoint> CarryOutResult(const Keyed& keyed, const ClusterView& view,
+                                               const scheduling::CycleResult& result,
+                                               std::unordered_set<std::string> frozen, k8s::TimePoint now,
+                                               PassPhases& phases);
+  void FinishPass(bool decided, scheduling::CycleResult fresh, k8s::TimePoint now);
+  // When a pass comes at the latest after `from` with nothing changing and no deadline: one
+  // status_refresh (WaitForWork's resync; also how long a core result stands, CoreResultStands).
+  k8s::TimePoint ResyncAt(k8s::TimePoint from) const;
   // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot. Kept
   // from the last pass (view_) while what it is made of is unchanged: the Fleet, Node and Pod
   // caches (Informer::Version), the placed runs' records (the same objects: Memo::placed) and no
@@ -222,6 +232,10 @@ class RunController final : public EngineApi {
   // Returns the runs whose queuePosition must not be written now.
   // (Busy: a run with a write queued or in flight when the pass began.)
   std::unordered_set<std::string> ReconcileAll(const Keyed& keyed, const ClusterView& view, k8s::TimePoint now);
+  // The queue entry of a pending run (its memo as owner), changed only when it differs.
+  void Enqueue(const std::string& key, const Run& run, Memo& memo);
+  // Runs this pass did not queue (`queued` did) leave the queue.
+  void DropUnqueued(size_t queued);
   // The queue as the /queue endpoint, the CLI and the dashboard show it, from queue_ and the
   // pass' result (PublishQueue); made only when Queue() asked for it since the last pass
   // (MakeViewIfWanted). Loop thread only.
