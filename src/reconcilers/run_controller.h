@@ -5,67 +5,32 @@
 // Level-based and restart-safe: every decision is recomputed from the caches (the API) on each
 // pass. The only memory kept between passes is (a) admissions whose status write is in flight
 // ("assumed", so a block is never given twice while the watch catches up; rolled back only when
-// the write provably was not applied, see "Ambiguous writes" below), (b) when each waiting run's
-// message was last written (throttling) and (c) which runs a queue-position write sequence in
-// flight is about to touch (reconcilers/queue_positions.h).
+// the write provably was not applied: reconcilers/admissions.h), (b) when each waiting run's
+// message was last written (throttling: reconcilers/waiting_status.h) and (c) which runs a
+// queue-position write sequence in flight is about to touch (reconcilers/position_writer.h).
 //
-// Admission of a run, in an order that survives a crash at any point:
-//   1. finalizer on the Run (so its Pods are cleaned up on delete),
-//   2. Run status: phase Scheduled + fleet + placement + scheduledAt (the commit, guarded by
-//      resourceVersion),
-//   3. Fleet status counts the run on its instances (runsStarted, countedRuns: idempotent),
-//   4. Pods created already bound (spec.nodeName set at creation, so no pods/binding write;
-//      deterministic names; AlreadyExists is success when the Run owns what exists, else the run
-//      fails InvalidSpec and the object is left alone; a Pod an older berth left unbound, once the
-//      cache shows it, is bound through pods/binding, "already bound" is success), plus a
-//      headless Service for multi-node runs (the same rule for AlreadyExists).
-// Step 4 waits until step 3 is visible, so a run never runs uncounted.
-//
-// Ambiguous writes: a status write that got no answer, a 5xx, or a 409 (which may answer the
-// client's own retry of a write that was applied) may have been applied. Such an admission stays
-// assumed, its blocks held, until the informer cache shows the run admitted (applied) or a later
-// resourceVersion of the run still pending (not applied), or a GET of the run says which. Only a
-// 404 or a 422 (the server checked the resourceVersion and refused) releases the blocks at once.
-//
-// Incremental passes: a pass visits the runs that can need something (every run not finished,
-// every run with a write or an assumption of ours outstanding, every finished run that is being
-// deleted, still has Pods to stop or whose TTL came due) and the runs that changed since the last
-// pass (the run's own watch events and its Pods'). A finished run that needs nothing leaves the
-// working set until it changes again or its ttlSecondsAfterFinished comes due, so a pass costs
-// O(changed + pending + running), not O(every run ever). A Scheduled or Running run that the last
-// visit found needing nothing is not reconciled again (its blocks still count) until it, its Pods,
-// one of its nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away).
-// Likewise a pending run found queueable keeps its queue entry without being decided again until
-// it, its Pods or a Namespace (its priority cap) changes; the core still sees it every pass. A
-// placed run's record for the cluster view (PlacedRun: its blocks, priority, whether its Pods are
-// all in the cache) is kept from pass to pass while the run, its Pods and the Namespaces are
-// unchanged (Memo::placed). Each run is looked up once per pass (KeyedRun: its key, object and
-// memo), and its object is read from the informer's cache again only after a watch event touched
-// it (Memo::run); what the steps ask of it first is read into the memo once per version
-// (Memo::Read), and this pass' facts of the run (touched, busy, its entry in the core's result)
-// are flags on the memo, so no step looks a run up by key. The list of runs is the last pass'
-// while no run entered or left the working set (keyed_). The first pass after the caches sync
-// visits every run (the informers report every object as added).
-// The scheduling core itself runs only when its input (the queue, the cluster snapshot) changed
-// since its last cycle or the time may change its answer (CoreResultStands); otherwise the pass
-// carries on with the last result. The cluster view (PassView) and the instances' states
-// (described_) are kept likewise while what they are made of is unchanged. The periodic looks at
-// quiet placed runs and current waiting runs (status_refresh) are spread: at most
-// refreshes_per_pass of each a pass, the rest in the next passes (never a due deadline).
-// Waiting runs' status writes are information: at most waiting_writes_queued wait for a writer at
-// once, and the next passes write the rest in queue order.
-//
-// Priority changes (issue 16): a pass costs O(pending), and a priority patch used to show in the
-// queue view only after the pass under way and the next. The view (/queue, the dashboard) now
-// shows a queued run in its new place within milliseconds (ShowPriorityNews, called at points
-// through the pass); the queue itself, positions and statuses still change only in the next pass
-// that visits the run, so every decision and status write is made as before.
-//
-// Ending a run: its terminal status (Failed: max duration, pod failure, interruption without
-// retry) is written before its Pods are deleted, so a crash in between leaves a Failed run whose
-// leftover Pods the next pass deletes, never a Running run without Pods (which would read as an
-// interruption and be resubmitted). A resubmission deletes the Pods first and then puts the run
-// back in the queue: its blocks must not be offered again while its Pods still run.
+// RunController owns the loop thread (Loop, WaitForWork: passes paced on real time, deadlines on
+// the injected clock), the queue (scheduling::RunQueue, loop thread only) and what the informer
+// handlers note between passes (under mu_); a pass (Pass) is a short orchestration of the
+// components, each with its contract in its own header (docs/development.md draws them):
+//   EngineCaches         engine_caches.h        the informers and their reads
+//   WorkingSet, RunMemo  working_set.h          which runs a pass visits ("Incremental passes"),
+//                        run_memo.h             what is kept of each run between passes
+//   ClusterViewKeeper    cluster_view_keeper.h  the cluster view kept between passes, paused
+//                                               instances after a kubelet refusal
+//   RunReconciler        run_reconciler.h       one run's lifecycle carried out
+//   Admissions           admissions.h           admission order, assume / confirm / roll back,
+//                                               ambiguous writes, what the writers wrote
+//   RunWrites            run_writes.h           the writes of a run's decisions; ending a run
+//   PositionWriter       position_writer.h      queuePosition writes, one sequence at a time
+//   WaitingStatusWriter  waiting_status.h       waiting runs' statuses, preemption records
+//   FleetStatusWriter    fleet_status_writer.h  Fleet statuses (admission step 3)
+//   QueueView            queue_view.h           /queue and the dashboard, priority news
+//   KeyedWriter          keyed_writer.h         the writer threads (one write per key)
+// The core decides again only when its input (the queue's version, the view's generation)
+// changed since its last cycle or the time may change its answer (CoreResultStands); otherwise
+// the pass carries on with the last result. What the controller sees of the engine is
+// reconcilers/engine_api.h.
 
 #include <atomic>
 #include <condition_variable>
@@ -303,6 +268,12 @@ class RunController final : public EngineApi {
   std::unordered_set<std::string> pass_changed_nodes_;
   bool pass_fleets_changed_ = true;
   bool pass_namespaces_changed_ = true;
+  // Quiet runs ("Incremental passes"): a Scheduled or Running run that the last visit found
+  // needing nothing is not reconciled again (its blocks still count) until it, its Pods, one of its
+  // nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away); a pass
+  // takes at most refreshes_per_pass of those whose only due thing is that periodic look. Likewise
+  // a pending run found queueable keeps its queue entry without being decided again until it, its
+  // Pods or a Namespace (its priority cap) changes (QueuedQuietly); the core still sees it.
   // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv):
   // kQuiet before quiet_until; kRefreshDue when only its periodic look (status_refresh) is due,
   // which a pass may put off (refreshes_per_pass); kChanged when it must be reconciled now.
