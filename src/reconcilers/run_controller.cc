@@ -495,55 +495,8 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   summary.writes_queued = writer_.BusyCount();
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
-  summary.unreadable_runs = unreadable_runs_.load();
+  summary.unreadable_runs = set_aside_.unreadable();
   observer_->OnPass(summary);
-}
-
-void RunController::ReportSetAside(k8s::TimePoint now) {
-  const std::map<std::string, k8s::SetAsideObject> aside = caches_.runs().SetAside();
-  unreadable_runs_.store(static_cast<int64_t>(aside.size()));
-  std::vector<const k8s::SetAsideObject*> fresh;
-  {
-    std::lock_guard<std::mutex> lock(aside_mu_);
-    for (auto it = reported_aside_.begin(); it != reported_aside_.end();) {
-      it = aside.count(it->first) ? std::next(it) : reported_aside_.erase(it);
-    }
-    for (const auto& [key, o] : aside) {
-      const std::string stamp = o.uid + "/" + std::to_string(o.generation);
-      auto [it, inserted] = reported_aside_.emplace(key, stamp);
-      if (!inserted && it->second == stamp) continue;  // a status write does not move the generation
-      it->second = stamp;
-      fresh.push_back(&o);
-    }
-  }
-  for (const k8s::SetAsideObject* o : fresh) {
-    const std::string key = k8s::ObjectKey(o->ns, o->name);
-    const std::string why = "berth cannot read this Run: " + o->why +
-                            " (spec.template keeps fields berth does not know); it is set aside, out of the queue, "
-                            "until it is changed to nest less deeply or deleted";
-    spdlog::warn("run {}: {}", key, why);
-    const std::string t = k8s::FormatRfc3339(now);
-    // Not guarded by resourceVersion, and the answer is not read (it is the Run, as deep as ever).
-    const std::string body =
-        R"({"status":{"reason":"InvalidSpec","message":)" + json::Quote(why) +
-        R"(,"conditions":[{"type":"Ready","status":"False","reason":"InvalidSpec","message":)" + json::Quote(why) +
-        R"(,"lastTransitionTime":)" + json::Quote(t) + R"(,"observedGeneration":)" + std::to_string(o->generation) + "}]}}";
-    const k8s::ObjectReference ref{kGroupVersion, "Run", o->ns, o->name, o->uid};
-    const bool dispatched = Dispatch(key, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
-      k8s::Status s = client_->MergePatchNoAnswer(path, body);
-      if (!s.ok() && !s.IsNotFound()) {
-        std::lock_guard<std::mutex> lock(aside_mu_);
-        reported_aside_.erase(key);  // the next pass tries again
-        return false;
-      }
-      if (s.ok()) events_->Record(ref, "Warning", ToApi(Reason::kInvalidSpec), why);
-      return true;
-    });
-    if (!dispatched) {
-      std::lock_guard<std::mutex> lock(aside_mu_);
-      reported_aside_.erase(key);
-    }
-  }
 }
 
 ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
@@ -635,7 +588,7 @@ const RunController::Keyed& RunController::StartPass(k8s::TimePoint now, std::un
   next_deadline_.reset();
   ShowPriorityNews();
   busy = TakeWriterNews();
-  ReportSetAside(now);
+  set_aside_.Report(caches_.runs().SetAside(), now);
   const Keyed& keyed = working_.Make(
       now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
   working_.MarkBusy(busy);

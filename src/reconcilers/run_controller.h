@@ -26,6 +26,7 @@
 //   WaitingStatusWriter  waiting_status.h       waiting runs' statuses, preemption records
 //   FleetStatusWriter    fleet_status_writer.h  Fleet statuses (admission step 3)
 //   QueueView            queue_view.h           /queue and the dashboard, priority news
+//   SetAsideReporter     set_aside.h            runs berth cannot read, reported once each
 //   KeyedWriter          keyed_writer.h         the writer threads (one write per key)
 // The core decides again only when its input (the queue's version, the view's generation)
 // changed since its last cycle or the time may change its answer (CoreResultStands); otherwise
@@ -71,6 +72,7 @@
 #include "reconcilers/run_memo.h"
 #include "reconcilers/run_reconciler.h"
 #include "reconcilers/run_writes.h"
+#include "reconcilers/set_aside.h"
 #include "reconcilers/waiting_status.h"
 #include "reconcilers/working_set.h"
 #include "reconcilers/run_types.h"
@@ -219,9 +221,6 @@ class RunController final : public EngineApi {
   uint64_t core_queue_version_ = 0;                 // queue_.version() after it
   std::optional<k8s::TimePoint> core_until_;        // nullopt: no cycle yet
   // Tells the observer (metrics) how the pass went.
-  // Runs the informer set aside (k8s::SetAsideObject): each new one (uid and generation) gets a
-  // status (reason InvalidSpec, condition Ready=False with why) and a Warning Event, once.
-  void ReportSetAside(k8s::TimePoint now);
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, bool decided, k8s::TimePoint now,
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
   // Puts a run into the next pass' working set and wakes the loop (informer threads).
@@ -253,11 +252,6 @@ class RunController final : public EngineApi {
   EngineOptions options_;
   std::unique_ptr<k8s::EventRecorder> events_;
   EngineCaches caches_;  // the informers and their reads (reconcilers/engine_caches.h)
-  // Set-aside runs reported: key -> "uid/generation" (ReportSetAside; writer threads clear a
-  // failed one so that the next pass tries again).
-  std::mutex aside_mu_;
-  std::map<std::string, std::string> reported_aside_;
-  std::atomic<int64_t> unreadable_runs_{0};
 
   scheduling::RunQueue queue_;  // loop thread only
   // The runs the passes visit and each one's memo (reconcilers/working_set.h); loop thread only.
@@ -327,6 +321,10 @@ class RunController final : public EngineApi {
                             [this](const std::string& node, const std::string& why, k8s::TimePoint now) {
                               view_keeper_.NoteRefusal(node, why, now);
                             }};
+  // Runs the informer set aside, reported once each (reconcilers/set_aside.h).
+  SetAsideReporter set_aside_{client_, *events_, [this](const std::string& key, std::function<bool()> write) {
+                                return Dispatch(key, std::move(write));
+                              }};
   // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));
