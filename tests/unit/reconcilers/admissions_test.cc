@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "k8s/informer.h"
 
 namespace berth::reconcilers {
@@ -74,26 +75,17 @@ TEST(AdmissionsStillHeld, ARunNoLongerPendingEndsTheAssumption) {
 
 // ---- the writer side against an in-memory API ----
 
-class AdmissionsTest : public ::testing::Test {
+class AdmissionsTest : public ApiFixture {
  protected:
   AdmissionsTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        events_(client_, clock_, "test"),
-        admissions_(client_, clock_, events_, [this](const std::string& key, std::function<bool()> write) {
+      : admissions_(client_, clock_, events_, [this](const std::string& key, std::function<bool()> write) {
           keys_.push_back(key);
           last_ok_ = write();  // a writer thread's work, done at once
           return true;
         }) {
-    client_->SetMaxRetries(0);
-    auto r = client_->Create(kRuns.Path("ns"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"a"},)"
-                                               R"("spec":{"template":{"spec":{"containers":[{"name":"m","image":"x"}]}}}})");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    CreateRun("a");
   }
-  std::shared_ptr<const reconcilers::Run> Fetch() {
-    auto got = client_->Get(kRuns.Path("ns", "a"));
-    return got.ok() ? DecodeRun(*got) : nullptr;
-  }
+  std::shared_ptr<const reconcilers::Run> Fetch() { return GetRun("a"); }
   static sched::Placement OnNode(const std::string& node) {
     sched::Placement p;
     p.run_id = "ns/a";
@@ -102,10 +94,6 @@ class AdmissionsTest : public ::testing::Test {
     return p;
   }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
-  k8s::EventRecorder events_;
   std::vector<std::string> keys_;
   bool last_ok_ = false;
   Admissions admissions_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -17,12 +18,10 @@ using k8s::resources::kFleets;
 using k8s::resources::kNodes;
 using testing::FakeApi;
 
-class ClusterViewKeeperTest : public ::testing::Test {
+class ClusterViewKeeperTest : public ApiFixture {
  protected:
   ClusterViewKeeperTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        caches_(client_),
+      : caches_(client_),
         keeper_(caches_, /*verify=*/true, [this](const ClusterView&) { ++made_; }) {
     const std::string res = R"({"cpu":"8","memory":"32Gi","pods":"110"})";
     EXPECT_TRUE(client_
@@ -47,9 +46,6 @@ class ClusterViewKeeperTest : public ::testing::Test {
     return keeper_.Update(keeper_.CurrentInputs(), keyed_, {}, clock_.Now(), pause_ends);
   }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
   EngineCaches caches_;
   ClusterViewKeeper keeper_;
   Keyed keyed_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "reconcilers/namespace_policy.h"
 
 namespace berth::reconcilers {
@@ -19,12 +20,10 @@ using k8s::resources::kPods;
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class EngineCachesTest : public ::testing::Test {
+class EngineCachesTest : public ApiFixture {
  protected:
   EngineCachesTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        caches_(client_) {}
+      : caches_(client_) {}
   ~EngineCachesTest() override { caches_.Stop(); }
 
   // Waits (on real time, at most 30 s) until `done` holds: the informers fill the caches on their
@@ -42,9 +41,6 @@ class EngineCachesTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
   EngineCaches caches_;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -15,18 +16,15 @@ namespace json = k8s::json;
 using k8s::resources::kFleets;
 using testing::FakeApi;
 
-class FleetStatusWriterTest : public ::testing::Test {
+class FleetStatusWriterTest : public ApiFixture {
  protected:
   FleetStatusWriterTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        // A writer thread's work, done at once.
+      : // A writer thread's work, done at once.
         writer_(client_, [this](const std::string& key, std::function<bool()> write) {
           keys_.push_back(key);
           last_ok_ = write();
           return take_;
         }) {
-    client_->SetMaxRetries(0);
     auto r = client_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu"},)"
                                              R"("spec":{"nodeSelector":{"pool":"gpu"},"blocks":1}})");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -51,9 +49,6 @@ class FleetStatusWriterTest : public ::testing::Test {
     return status != nullptr ? json::Serialize(*status) : "";
   }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
   std::vector<std::string> keys_;
   bool take_ = true;
   bool last_ok_ = false;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "k8s/informer.h"
 
 namespace berth::reconcilers {
@@ -17,13 +18,10 @@ namespace sched = scheduling;
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class PositionWriterTest : public ::testing::Test {
+class PositionWriterTest : public ApiFixture {
  protected:
   PositionWriterTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        events_(client_, clock_, "test"),
-        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
             [](const std::string&, std::function<bool()> write, bool) { return write(); },
@@ -37,15 +35,12 @@ class PositionWriterTest : public ::testing::Test {
             },
             [] { return false; }),
         queue_(std::chrono::minutes(10)) {
-    client_->SetMaxRetries(0);
     options_.position_limit = 2;
     options_.position_writes_per_second = 1000;
   }
 
   void Submit(const std::string& name, int32_t priority) {
-    auto r = client_->Create(kRuns.Path("ns"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" +
-                                                   name + R"("},"spec":{"retry":{"onNoCapacity":true},"template":{"spec":{"containers":[]}}}})");
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    CreateRun(name, R"("retry":{"onNoCapacity":true},)");
     names_.push_back(name);
     priority_[name] = priority;
   }
@@ -55,10 +50,7 @@ class PositionWriterTest : public ::testing::Test {
     for (const auto& n : names_) working_.Touch("ns/" + n);
     const Keyed& keyed = working_.Make(
         clock_.Now(),
-        [this](const std::string& key) -> std::shared_ptr<const reconcilers::Run> {
-          auto got = client_->Get(kRuns.Path("ns", key.substr(3)));
-          return got.ok() ? DecodeRun(*got) : nullptr;
-        },
+        [this](const std::string& key) { return GetRun(key.substr(3)); },
         [] {}, 1000);
     result_.waiting.clear();
     for (const auto& k : keyed) {
@@ -76,8 +68,8 @@ class PositionWriterTest : public ::testing::Test {
     return keyed;
   }
   std::optional<int64_t> Shown(const std::string& name) {
-    auto got = client_->Get(kRuns.Path("ns", name));
-    return got.ok() ? DecodeRun(*got)->status.queue_position : std::nullopt;
+    auto run = GetRun(name);
+    return run ? run->status.queue_position : std::nullopt;
   }
   std::unordered_set<std::string> Write(const Keyed& keyed) {
     positions_.Places(queue_, working_, clock_.Now());
@@ -93,10 +85,6 @@ class PositionWriterTest : public ::testing::Test {
         clock_.Now(), due);
   }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
-  k8s::EventRecorder events_;
   EngineOptions options_;
   Admissions admissions_;
   RunWrites writes_;

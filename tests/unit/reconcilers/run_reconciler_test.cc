@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "k8s/informer.h"
 #include "k8s/timefmt.h"
 
@@ -17,13 +18,10 @@ namespace {
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class RunReconcilerTest : public ::testing::Test {
+class RunReconcilerTest : public ApiFixture {
  protected:
   RunReconcilerTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        events_(client_, clock_, "test"),
-        caches_(client_),
+      : caches_(client_),
         admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
@@ -34,29 +32,14 @@ class RunReconcilerTest : public ::testing::Test {
             [this](const reconcilers::Run& run) { return caches_.PodsOf(run); }),
         reconciler_(caches_, writes_, working_, events_, clock_, options_,
                     [this](const std::string& node, const std::string&, k8s::TimePoint) { refused_.push_back(node); }) {
-    client_->SetMaxRetries(0);
   }
 
   std::shared_ptr<const reconcilers::Run> Submit(const std::string& name, const std::string& spec,
-                                                 const std::string& status = "{}") {
-    auto r = client_->Create(kRuns.Path("ns"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" +
-                                                   name + R"("},"spec":{)" + spec +
-                                                   R"("template":{"spec":{"containers":[{"name":"m","image":"x"}]}}}})");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
-    // Status on create is dropped (a status subresource): written as berth would.
-    auto w = client_->MergePatch(kRuns.Path("ns", name, "status"), R"({"status":)" + status + "}");
-    EXPECT_TRUE(w.ok()) << w.status().ToString();
-    return Fetch(name);
+                                                 const std::string& status = "") {
+    return CreateRun(name, spec, status);
   }
-  std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) {
-    auto got = client_->Get(kRuns.Path("ns", name));
-    return got.ok() ? DecodeRun(*got) : nullptr;
-  }
+  std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) { return GetRun(name); }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
-  k8s::EventRecorder events_;
   EngineOptions options_;
   EngineCaches caches_;
   Admissions admissions_;
@@ -68,7 +51,7 @@ class RunReconcilerTest : public ::testing::Test {
 };
 
 TEST_F(RunReconcilerTest, APendingRunWithNothingToDoBelongsInTheQueue) {
-  auto run = Submit("a", "");
+  auto run = Submit("a", "", "{}");
   EXPECT_TRUE(reconciler_.Reconcile(*run, view_, clock_.Now(), /*busy=*/false));
   EXPECT_TRUE(keys_.empty());
   EXPECT_EQ(reconciler_.TakeDeadline(), std::nullopt);

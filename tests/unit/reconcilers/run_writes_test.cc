@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "k8s/informer.h"
 
 namespace berth::reconcilers {
@@ -18,13 +19,10 @@ using k8s::resources::kPods;
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class RunWritesTest : public ::testing::Test {
+class RunWritesTest : public ApiFixture {
  protected:
   RunWritesTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        events_(client_, clock_, "test"),
-        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
             [this](const std::string& key, std::function<bool()> write, bool background) {
@@ -33,18 +31,11 @@ class RunWritesTest : public ::testing::Test {
               return true;
             },
             [this](const reconcilers::Run&) { return pods_; }) {
-    client_->SetMaxRetries(0);
     options_.retry_backoff = std::chrono::seconds(10);
     options_.max_retry_backoff = std::chrono::seconds(30);
-    auto r = client_->Create(kRuns.Path("ns"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"a"},)"
-                                               R"("spec":{"retry":{"onInterruption":true},)"
-                                               R"("template":{"spec":{"containers":[{"name":"m","image":"x"}]}}}})");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    CreateRun("a", R"("retry":{"onInterruption":true},)");
   }
-  std::shared_ptr<const reconcilers::Run> Fetch() {
-    auto got = client_->Get(kRuns.Path("ns", "a"));
-    return got.ok() ? DecodeRun(*got) : nullptr;
-  }
+  std::shared_ptr<const reconcilers::Run> Fetch() { return GetRun("a"); }
   // A Pod of the run's attempt `attempt` in the API and in the "cache" the writes read.
   void PodOf(const std::string& name, int attempt) {
     auto r = client_->Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
@@ -55,10 +46,6 @@ class RunWritesTest : public ::testing::Test {
   }
   bool PodExists(const std::string& name) { return client_->Get(kPods.Path("ns", name)).ok(); }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
-  k8s::EventRecorder events_;
   EngineOptions options_;
   Admissions admissions_;
   std::vector<std::shared_ptr<const k8s::Pod>> pods_;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "reconcilers/run_types.h"
 
 namespace berth::reconcilers {
@@ -16,21 +17,15 @@ namespace {
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class SetAsideTest : public ::testing::Test {
+class SetAsideTest : public ApiFixture {
  protected:
   SetAsideTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        events_(client_, clock_, "test"),
-        reporter_(client_, events_, [this](const std::string& key, std::function<bool()> write) {
+      : reporter_(client_, events_, [this](const std::string& key, std::function<bool()> write) {
           keys_.push_back(key);
           last_ok_ = write();  // a writer thread's work, done at once
           return true;
         }) {
-    client_->SetMaxRetries(0);
-    auto r = client_->Create(kRuns.Path("ns"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"deep"},)"
-                                               R"("spec":{"template":{"spec":{"containers":[]}}}})");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    CreateRun("deep");
     k8s::SetAsideObject o;
     o.ns = "ns";
     o.name = "deep";
@@ -40,14 +35,10 @@ class SetAsideTest : public ::testing::Test {
     aside_["ns/deep"] = o;
   }
   std::string Reason() {
-    auto got = client_->Get(kRuns.Path("ns", "deep"));
-    return got.ok() ? DecodeRun(*got)->status.reason : "";
+    auto run = GetRun("deep");
+    return run ? run->status.reason : "";
   }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
-  k8s::EventRecorder events_;
   std::vector<std::string> keys_;
   bool last_ok_ = false;
   SetAsideReporter reporter_;

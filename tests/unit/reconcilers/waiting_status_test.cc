@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
 #include "k8s/informer.h"
 
 namespace berth::reconcilers {
@@ -17,13 +18,10 @@ namespace sched = scheduling;
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class WaitingStatusTest : public ::testing::Test {
+class WaitingStatusTest : public ApiFixture {
  protected:
   WaitingStatusTest()
-      : api_(std::make_shared<FakeApi>(clock_)),
-        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
-        events_(client_, clock_, "test"),
-        caches_(client_),
+      : caches_(client_),
         admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
@@ -35,15 +33,11 @@ class WaitingStatusTest : public ::testing::Test {
         positions_(
             client_, options_, admissions_, writes_, [](std::function<bool()>) { return false; }, [] { return false; }),
         waiting_(caches_, writes_, events_, options_, [] { return size_t{0}; }) {
-    client_->SetMaxRetries(0);
   }
 
   // A run in the API, read into a working set's memo as a pass does; waiting for `code`.
   RunMemo& Submit(const std::string& name, const std::string& retry) {
-    auto r = client_->Create(kRuns.Path("ns"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" +
-                                                   name + R"("},"spec":{)" + retry +
-                                                   R"("template":{"spec":{"containers":[]}}}})");
-    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    CreateRun(name, retry);
     return Pass(name);
   }
   // A pass that reads `name` from the API again.
@@ -52,10 +46,7 @@ class WaitingStatusTest : public ::testing::Test {
     working_.Touch("ns/" + name);
     const Keyed& keyed = working_.Make(
         clock_.Now(),
-        [this](const std::string& key) -> std::shared_ptr<const reconcilers::Run> {
-          auto got = client_->Get(kRuns.Path("ns", key.substr(3)));
-          return got.ok() ? DecodeRun(*got) : nullptr;
-        },
+        [this](const std::string& key) { return GetRun(key.substr(3)); },
         [] {}, 1000);
     return *keyed.back().memo;
   }
@@ -65,15 +56,8 @@ class WaitingStatusTest : public ::testing::Test {
     result_.waiting = {sched::WaitingRun{key, reason, 5, &memo}};
     working_.MarkWaiting(result_);
   }
-  std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) {
-    auto got = client_->Get(kRuns.Path("ns", name));
-    return got.ok() ? DecodeRun(*got) : nullptr;
-  }
+  std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) { return GetRun(name); }
 
-  base::FakeClock clock_;
-  std::shared_ptr<FakeApi> api_;
-  k8s::ClientPtr client_;
-  k8s::EventRecorder events_;
   EngineOptions options_;
   EngineCaches caches_;
   Admissions admissions_;
