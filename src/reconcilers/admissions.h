@@ -1,7 +1,7 @@
 #pragma once
 // Admissions: assume, confirm and roll back the engine's in-flight status writes.
 //
-// Threads. The writer-thread side (WriteAdmission, VerifyAdmission and the Note* calls of every
+// Threads. The writer-thread side (WriteAdmission, Verify and the Note* calls of every
 // status write) records what the API answered under this object's own lock; the loop thread
 // takes it at the start of each pass (TakeNews) into the memos of the working set (ApplyNews),
 // and decides each pass whether an assumed admission still holds its blocks (StillHeld). Nothing
@@ -25,7 +25,7 @@
 // client's own retry of a write that was applied) may have been applied. Such an admission stays
 // assumed, its blocks held, until the informer cache shows the run admitted (applied) or a later
 // resourceVersion of the run still pending (not applied: StillHeld), or a GET of the run says
-// which (VerifyAdmission). Only a 404 or a 422 (the server checked the resourceVersion and
+// which (Verify). Only a 404 or a 422 (the server checked the resourceVersion and
 // refused) releases the blocks at once.
 //
 // Written resourceVersions: after any status write of ours the run is left alone until the cache

@@ -42,7 +42,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
-  caches_.runs().SetSetAsideHandler([this] { Wake(); });  // ReportSetAside
+  caches_.runs().SetSetAsideHandler([this] { Wake(); });  // SetAsideReporter
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
   caches_.runs().AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).
@@ -235,7 +235,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   Admissions::ApplyNews(news, working_);
   fleet_status_.TakeFailures();  // written again by this pass
   // Runs a position sequence in flight may still write are left alone until it is done.
-  // (and until the cache shows what it wrote: see WritePositions).
+  // (and until the cache shows what it wrote: see PositionWriter).
   busy.insert(positions_.InFlight().begin(), positions_.InFlight().end());
   // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
   // run that changed is read from the cache again (Memo::run).

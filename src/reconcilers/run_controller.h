@@ -172,11 +172,11 @@ class RunController final : public EngineApi {
   // status_refresh (WaitForWork's resync; also how long a core result stands, CoreResultStands).
   k8s::TimePoint ResyncAt(k8s::TimePoint from) const;
   // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot. Kept
-  // from the last pass (view_) while what it is made of is unchanged: the Fleet, Node and Pod
+  // from the last pass (ClusterViewKeeper) while what it is made of is unchanged: the Fleet, Node and Pod
   // caches (Informer::Version), the placed runs' records (the same objects: Memo::placed) and no
-  // instance paused for a refusal; otherwise made anew. view_gen_ moves whenever it changes.
+  // instance paused for a refusal (ClusterViewKeeper); otherwise made anew; its generation moves when it changes.
   ClusterView& PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed, k8s::TimePoint now);
-  // Queue positions, then every waiting run's status (ApplyWaiting) but the busy and moved ones.
+  // Queue positions (PositionWriter), then every waiting run's status (WaitingStatusWriter) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
   std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
                        k8s::TimePoint now, PassPhases& phases);
@@ -210,14 +210,14 @@ class RunController final : public EngineApi {
   void MakeViewIfWanted(const scheduling::CycleResult& result);
   scheduling::CycleResult last_result_;  // the last pass' result, for a view asked for between passes
   // Whether the last core cycle's result (last_result_) is this pass' too, so the core need not
-  // run: its input is the same (the queue's version, the view's view_gen_), it placed and
+  // run: its input is the same (the queue's version, the view's generation), it placed and
   // preempted nothing, and the time is before core_until_ (the first deadline that pass noted, at
   // most status_refresh after it: when a pass would come anyway on an unchanged cluster, which is
   // when the core reads the time again). A pass whose only news is berth's own status echoes, or
   // a change to a run that leaves its queue entry as it was, decides nothing new. See the engine's
   // table in development.md.
   bool CoreResultStands(k8s::TimePoint now) const;
-  uint64_t core_view_gen_ = 0;                      // view_gen_ of the last core cycle's input
+  uint64_t core_view_gen_ = 0;                      // the view's generation in the last core cycle's input
   uint64_t core_queue_version_ = 0;                 // queue_.version() after it
   std::optional<k8s::TimePoint> core_until_;        // nullopt: no cycle yet
   // Tells the observer (metrics) how the pass went.

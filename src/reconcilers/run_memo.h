@@ -64,7 +64,7 @@ struct RunMemo {
   // (valid while waiting_pass is the pass under way): so that the per-run steps ask the memo
   // they hold instead of looking the key up in a set or map.
   uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
-  uint64_t positioned_pass = 0;  // the pass whose position writes (WritePositions) include the run
+  uint64_t positioned_pass = 0;  // the pass whose position writes (PositionWriter::Write) include the run
   const scheduling::WaitingRun* waiting = nullptr;
   // What the per-run steps ask of `run` first, read once per version of it (Read, by
   // WorkingSet): its resourceVersion, whether it has a preemption record, the queue position it
@@ -80,7 +80,7 @@ struct RunMemo {
   k8s::TimePoint wait_since{};
   std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
   uint64_t version = 0;  // how many times Read ran: one per object read
-  // ApplyWaiting found the status of this version current for this reason code and effective
+  // WaitingStatusWriter found the status of this version current for this reason code and effective
   // priority: until its refresh is due, a later pass with the same two need not look again.
   uint64_t current_version = 0;
   scheduling::WaitCode current_code{};

@@ -16,7 +16,7 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
   preempting_.clear();
   for (const auto& d : result.preemptions) {
     preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims};
-    // One Event per plan (its status write may be the queue-position writer's or ApplyWaiting's).
+    // One Event per plan (its status write may be the queue-position writer's or Apply's).
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
     RunMemo& memo = working.MemoOf(d.run_id);
