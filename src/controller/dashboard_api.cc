@@ -66,7 +66,7 @@ HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 
 
 }  // namespace
 
-DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::RunController& engine, QueueReplyFn queue_reply)
+DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply)
     : client_(std::move(client)), engine_(engine), queue_reply_(std::move(queue_reply)) {}
 
 void DashboardApi::Register(HttpServer& server) {

@@ -18,7 +18,7 @@
 #include "controller/dashboard_request.h"
 #include "controller/http_server.h"
 #include "k8s/client.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine_api.h"
 #include "runops/run_control.h"
 
 namespace berth::controller {
@@ -34,7 +34,7 @@ class DashboardApi {
   using QueueReplyFn = std::function<HttpReply(const HttpRequestView& req)>;
   // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
   // of its own (no client certificate, no token; see Manager).
-  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::RunController& engine, QueueReplyFn queue_reply);
+  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply);
 
   void Register(HttpServer& server);
 
@@ -50,7 +50,7 @@ class DashboardApi {
 
  private:
   k8s::ClientPtr client_;
-  const reconcilers::RunController& engine_;
+  const reconcilers::EngineApi& engine_;
   QueueReplyFn queue_reply_;
 };
 

@@ -14,7 +14,11 @@
 #include "controller/options.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine_api.h"
+
+namespace berth::reconcilers {
+class RunController;  // reconcilers/run_controller.h
+}  // namespace berth::reconcilers
 
 namespace berth::controller {
 

@@ -23,108 +23,13 @@ using k8s::resources::kPods;
 using k8s::resources::kRuns;
 using k8s::resources::kServices;
 
-namespace {
-
-std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
-
-// The writer key of the queue-position write sequence (run keys always contain a '/').
-const std::string kPositionsKey = "queue-positions";
-
-bool IsPendingPhase(const std::string& p) { return p.empty() || IsPhase(p, Phase::kPending); }
-bool IsPlacedPhase(const std::string& p) { return IsPhase(p, Phase::kScheduled) || IsPhase(p, Phase::kRunning); }
-bool IsTerminalPod(const k8s::Pod& p) { return IsPodPhase(p.phase, PodPhase::kSucceeded) || IsPodPhase(p.phase, PodPhase::kFailed); }
-
-// Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
-// 1.35-1.37 count every Pod that is not terminal until its pod worker has finished terminating it
-// (pkg/kubelet: isPodInactive): a Pod being deleted counts even when none of its containers runs
-// (an image that could not be pulled) until the kubelet writes its terminal phase or it is gone.
-// (Kubelet 1.20 let such a Pod go at once; a run placed on its blocks then was refused OutOfcpu.)
-bool KubeletCountsPod(const k8s::Pod& p) { return !IsTerminalPod(p); }
-
-// How long an instance whose kubelet refused a Pod takes no new runs (unless it changes first).
-// An instance whose kubelet refused a Pod takes no new run until its situation changes (see
-// Situation), or for this long at most: what the kubelet saw may be invisible to berth.
-constexpr std::chrono::minutes kRefusalMaxPause{10};
-
-// Everything in a Run's spec but its priority (what an admitted run ignores).
-std::string SpecFingerprint(const Run& r) {
-  std::string f = std::to_string(r.nodes) + "|" + std::to_string(r.cpu_milli) + "|" + std::to_string(r.memory_bytes) +
-                  "|" + std::to_string(r.gpus) + "|" + (r.max_duration ? std::to_string(r.max_duration->count()) : "off");
-  for (const auto& fl : r.fleets) f += "|" + fl;
-  if (r.retry) {
-    f += "|retry" + std::to_string(r.retry->on_no_capacity) + std::to_string(r.retry->on_interruption) +
-         std::to_string(r.retry->on_error) + (r.retry->duration ? std::to_string(r.retry->duration->count()) : "off");
-  }
-  return f + "|" + r.template_json;
-}
-
-// resourceVersions are etcd revisions: compare numerically to know whether the cache caught up.
-uint64_t RvNumber(const std::string& rv) {
-  uint64_t n = 0;
-  auto [end, err] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
-  return err == std::errc() && end == rv.data() + rv.size() ? n : 0;  // no exceptions on the hot path
-}
-
-// Whether a failed write provably was not applied, even if an earlier attempt of the same
-// request (the client retries on no answer and 5xx) got no answer: 404 (the object is gone) and
-// 422 (the API server validates after it has checked the resourceVersion guard, so the object was
-// unchanged: no earlier attempt was applied either). Anything else (no answer, 5xx, 409, ...) is
-// ambiguous.
-// The run with `key` in a key-sorted list, or nullptr.
-template <typename KeyedList>
-std::shared_ptr<const Run> FindKeyed(const KeyedList& runs, const std::string& key) {
-  auto it = std::lower_bound(runs.begin(), runs.end(), key, [](const auto& e, const std::string& k) { return e.key < k; });
-  return it != runs.end() && it->key == key ? it->run : nullptr;
-}
-
-bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 422; }
-
-std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  auto t = k8s::ParseRfc3339(s);
-  if (!t.ok()) return std::nullopt;
-  return t.value();
-}
-
-std::string PlacementSummary(const std::string& fleet, const std::vector<PlacementEntry>& placement) {
-  std::string s = "placed on fleet " + fleet + ":";
-  for (size_t i = 0; i < placement.size(); ++i) {
-    s += (i ? ", " : " ") + placement[i].node + " (" + std::to_string(placement[i].blocks) +
-         (placement[i].blocks == 1 ? " block)" : " blocks)");
-  }
-  return s;
-}
-
-}  // namespace
-
-void RunController::MakePodInformers() {
-  pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
-      "pods");
-  pods_->SetLabelSelector(kRunLabel);  // only berth's pods
-  pods_->AddIndex("run", [](const k8s::Pod& p) {
-    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
-  });
-  pods_->AddIndex("node", [](const k8s::Pod& p) {
-    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
-  });
-  others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client_, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
-      "other-pods");
-  others_->SetLabelSelector(std::string("!") + kRunLabel);
-  others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
-  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
-  pods_->AddIndex("held", [](const k8s::Pod& p) {
-    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
-  });
-}
-
 RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, EngineOptions options)
     : client_(std::move(client)),
       clock_(clock),
       options_(options),
+      events_(std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller")),
+      caches_(client_),
       queue_(options.aging_interval),
-      position_budget_(options.position_writes_per_second, std::max(1.0, options.position_writes_per_second)),
       // Most writers carry decisions; two refresh waiting runs' status, so refreshes never hold
       // up an admission, a start or a failure.
       writer_(clock,
@@ -136,34 +41,19 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                 }
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
-  events_ = std::make_unique<k8s::EventRecorder>(client_, clock_, "berth-controller");
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
-  runs_ = std::make_unique<k8s::Informer<Run>>(client_, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
-                                               "runs");
-  runs_->SetSetAsideHandler([this] { Wake(); });  // ReportSetAside
-  fleets_ = std::make_unique<k8s::Informer<Fleet>>(client_, kFleets.Path(), DecodeFleet,
-                                                   [](const Fleet& f) { return f.meta.name; }, "fleets");
-  nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client_, k8s::resources::kNodes.Path(), k8s::DecodeNode,
-                                                      [](const k8s::Node& n) { return n.meta.name; }, "nodes");
-  MakePodInformers();
+  caches_.runs().SetSetAsideHandler([this] { Wake(); });  // SetAsideReporter
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
-  runs_->AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
+  caches_.runs().AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).
-    if (old && cur && old->priority != cur->priority && !cur->meta.deleting) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        priority_news_.insert(key);
-        has_priority_news_.store(true);
-      }
-      loop_cv_.notify_one();  // shown while the loop paces passes too
-    }
+    if (old && cur && old->priority != cur->priority && !cur->meta.deleting) queue_view_.NotePriorityChange(key);
     Touch(key);
   });
-  pods_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+  caches_.pods().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     const auto& p = cur ? cur : old;
     if (p) Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
   });
-  fleets_->AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+  caches_.fleets().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     // Fleet status writes (berth's own) change nothing a placed run's decision reads.
     if (!old || !cur || old->meta.generation != cur->meta.generation) {
       std::lock_guard<std::mutex> lock(mu_);
@@ -171,41 +61,27 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     }
     Wake();
   });
-  nodes_->AddHandler([this](const std::string& name, const auto&, const auto&) {
+  caches_.nodes().AddHandler([this](const std::string& name, const auto&, const auto&) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       changed_nodes_.insert(name);
     }
     Wake();
   });
-  others_->AddHandler(wake);
-  namespaces_ = std::make_unique<k8s::Informer<NamespaceInfo>>(
-      client_, k8s::resources::kNamespaces.Path(), DecodeNamespace, [](const NamespaceInfo& n) { return n.name; },
-      "namespaces");
-  resource_quotas_ = std::make_unique<k8s::Informer<ResourceQuotaInfo>>(
-      client_, "/api/v1/resourcequotas", DecodeResourceQuota,
-      [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
-  namespaces_->AddHandler([this](const std::string&, const auto&, const auto&) {
+  caches_.others().AddHandler(wake);
+  caches_.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       namespaces_changed_ = true;  // a priority cap may have changed: pending runs are decided again
     }
     Wake();
   });
-  resource_quotas_->AddHandler(wake);
+  caches_.quotas().AddHandler(wake);
 }
 
 RunController::~RunController() { Stop(); }
 
-void RunController::StartInformers() {
-  runs_->Start();
-  fleets_->Start();
-  nodes_->Start();
-  pods_->Start();
-  others_->Start();
-  namespaces_->Start();
-  resource_quotas_->Start();
-}
+void RunController::StartInformers() { caches_.Start(); }
 
 void RunController::StartLoop() {
   writer_.Start();
@@ -219,7 +95,7 @@ void RunController::Stop() {
     stopping_ = true;
   }
   loop_cv_.notify_all();
-  view_cv_.notify_all();
+  queue_view_.Stop();
   if (loop_.joinable()) loop_.join();
   // Writes already queued are carried out; then the writers stop.
   writer_.Stop();
@@ -227,29 +103,17 @@ void RunController::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_writer_ = true;
   }
-  runs_->Stop();
-  fleets_->Stop();
-  nodes_->Stop();
-  pods_->Stop();
-  others_->Stop();
-  namespaces_->Stop();
-  resource_quotas_->Stop();
+  caches_.Stop();
   events_->Flush();
 }
 
-bool RunController::HasSynced() const {
-  return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
-         others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();
-}
+bool RunController::HasSynced() const { return caches_.HasSynced(); }
 
-std::vector<QueueEntry> RunController::Queue() const {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (view_stale_ && loop_running_ && !stopping_) {
-    view_wanted_ = true;
-    loop_cv_.notify_one();
-    view_cv_.wait_for(lock, kViewWait, [this] { return !view_stale_ || stopping_; });
-  }
-  return queue_view_;
+std::vector<QueueEntry> RunController::Queue() const { return queue_view_.Get(kViewWait); }
+
+void RunController::Nudge() {
+  { std::lock_guard<std::mutex> lock(mu_); }  // a wait that checked before the news is in wait_for now
+  loop_cv_.notify_one();
 }
 
 // The loop is woken by the first change since it last looked (dirty_ set): the changes after it
@@ -290,12 +154,9 @@ void RunController::Loop() {
     if (stopping_) return;
     loop_cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
-  spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", runs_->Size(), fleets_->Size(),
-               nodes_->Size(), pods_->Size());
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    loop_running_ = true;
-  }
+  spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", caches_.runs().Size(), caches_.fleets().Size(),
+               caches_.nodes().Size(), caches_.pods().Size());
+  queue_view_.SetServing();
   // Real time, as the pass' own duration (PassPhases): this paces work on the CPU, not anything
   // the scheduler decides, so it does not follow an injected clock.
   using Steady = std::chrono::steady_clock;
@@ -312,7 +173,7 @@ void RunController::Loop() {
       const auto left = gap - (Steady::now() - last_end);
       {
         std::unique_lock<std::mutex> lock(mu_);
-        loop_cv_.wait_for(lock, left, [this] { return stopping_ || has_priority_news_.load() || view_wanted_; });
+        loop_cv_.wait_for(lock, left, [this] { return stopping_ || queue_view_.HasNews() || queue_view_.Wanted(); });
         if (stopping_) return;
       }
       ShowPriorityNews();
@@ -336,7 +197,7 @@ bool RunController::WaitForWork() {
   until = std::max(until, clock_.Now() + kMinDeadlineDelay);  // a due deadline never spins the loop
   std::unique_lock<std::mutex> lock(mu_);
   while (!dirty_ && !stopping_) {
-    if (view_wanted_) {  // a view asked for between passes: made from the last pass' result
+    if (queue_view_.Wanted()) {  // a view asked for between passes: made from the last pass' result
       lock.unlock();
       MakeViewIfWanted(last_result_);
       lock.lock();
@@ -359,222 +220,28 @@ void RunController::NoteDeadline(k8s::TimePoint at) {
   if (!next_deadline_ || at < *next_deadline_) next_deadline_ = at;
 }
 
-std::vector<std::shared_ptr<const k8s::Pod>> RunController::PodsOf(const Run& run) const {
-  std::vector<std::shared_ptr<const k8s::Pod>> out;
-  for (auto& p : pods_->ByIndex("run", RunKey(run))) {
-    if (IsRunsPod(*p, &run)) out.push_back(p);
-  }
-  return out;
-}
-
-std::vector<RunController::PodRef> RunController::PodsToStop(const Run& run) const {
-  std::vector<PodRef> out;
-  for (const auto& p : PodsOf(run)) {
-    if (!IsTerminalPod(*p) && !p->meta.deleting) out.push_back(RefOf(*p));
-  }
-  return out;
-}
-
-std::vector<NodeHold> RunController::Holds(const std::unordered_map<std::string_view, const Run*>& runs) const {
-  std::vector<NodeHold> holds;
-  for (const auto& p : others_->List()) {
-    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
-    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
-  }
-  // berth's Pods count through their run's placement while that placement stands; any other
-  // bound Pod of a run that the kubelet has not finished holds its blocks until it is gone. A Pod
-  // is a run's only when that Run controls it (its controller ownerReference carries the uid of
-  // the Run its berth.dev/run label names): anyone may label a Pod, and such a Pod is an ordinary
-  // one whose requests come off the node (issue 29: a 1m-CPU Pod must not hold a whole instance).
-  std::string run_key, attempt;  // reused: no allocation per Pod
-  for (const auto& p : pods_->ByIndex("held", "held")) {
-    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
-    auto label = p->meta.labels.find(kRunLabel);
-    run_key.assign(p->meta.ns);
-    if (!p->meta.ns.empty()) run_key += '/';
-    if (label != p->meta.labels.end()) run_key += label->second;
-    auto it = runs.find(run_key);
-    std::shared_ptr<const Run> cached;  // a run that is not placed: read from the cache
-    const Run* owner = it != runs.end() ? it->second : (cached = runs_->Get(run_key)).get();
-    if (!IsRunsPod(*p, owner)) {
-      holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
-      continue;
-    }
-    if (it != runs.end()) {
-      const Run& run = *it->second;
-      auto pod_attempt = p->meta.labels.find(kAttemptLabel);
-      attempt = std::to_string(run.status.resubmissions);  // short: no allocation
-      bool current = IsPlacedPhase(run.status.phase) && !run.meta.deleting &&
-                     pod_attempt != p->meta.labels.end() && pod_attempt->second == attempt;
-      if (current && std::any_of(run.status.placement.begin(), run.status.placement.end(),
-                                 [&](const PlacementEntry& e) { return e.pod == p->meta.name && e.node == p->node_name; })) {
-        continue;
-      }
-    }
-    int32_t blocks = kUnknownBlocks;
-    std::string ann = p->meta.Annotation(kBlocksAnnotation);
-    if (!ann.empty() && ann.size() < 7 && ann.find_first_not_of("0123456789") == std::string::npos) blocks = std::stoi(ann);
-    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), {}, blocks});
-  }
-  return holds;
-}
-
-std::string RunController::Situation(const std::string& node, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                                     const std::vector<NodeHold>& holds) {
-  // What the kubelet's admission depends on and berth can see: the Node's allocatable, labels,
-  // readiness and cordon, and the Pods on it that no current placement accounts for. Not the
-  // whole object: its status heartbeats change it every few seconds.
-  std::string s;
-  for (const auto& n : nodes) {
-    if (n->meta.name != node) continue;
-    s += std::to_string(n->cpu_milli) + "/" + std::to_string(n->memory_bytes) + (n->ready ? "/ready" : "/notready") +
-         (n->unschedulable ? "/cordoned" : "");
-    for (const auto& [k, v] : n->extended) s += "/" + k + "=" + std::to_string(v);
-    for (const auto& [k, v] : n->meta.labels) s += "|" + k + "=" + v;
-    break;
-  }
-  if (s.empty()) s = "gone";
-  std::vector<std::string> ids;
-  for (const auto& h : holds) {
-    if (h.node == node) ids.push_back(h.id);
-  }
-  std::sort(ids.begin(), ids.end());
-  for (const auto& id : ids) s += "#" + id;
-  return s;
-}
-
-bool RunController::DeletePods(const std::string& ns, const std::vector<PodRef>& pods) {
-  bool ok = true;
-  for (const auto& p : pods) {
-    k8s::DeleteOptions o;
-    o.precondition_uid = p.uid;
-    if (!p.started) o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
-    k8s::Status s = client_->Delete(kPods.Path(ns, p.name), o);
-    // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
-    if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) ok = false;
-  }
-  return ok;
-}
-
-k8s::ObjectReference RunController::Ref(const Run& run) const {
-  return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
-}
-
 std::unordered_set<std::string> RunController::TakeWriterNews() {
-  std::unordered_set<std::string> busy, touched;
-  std::unordered_set<std::string> failed, fleet_failed;
-  std::unordered_map<std::string, uint64_t> written, unconfirmed;
-  std::unordered_set<std::string> confirmed;
-  busy = writer_.BusyKeys();
+  std::unordered_set<std::string> busy = writer_.BusyKeys();
+  std::unordered_set<std::string> touched;
   {
     std::lock_guard<std::mutex> lock(mu_);
     touched.swap(touched_);
     pass_changed_nodes_.clear();
     pass_changed_nodes_.swap(changed_nodes_);
-    pass_fleets_changed_ = fleets_changed_;
-    fleets_changed_ = false;
-    pass_namespaces_changed_ = namespaces_changed_;
-    namespaces_changed_ = false;
-    failed.swap(failed_admissions_);
-    fleet_failed.swap(fleet_write_failed_);
-    written.swap(written_rv_);
-    unconfirmed.swap(unconfirmed_admissions_);
-    confirmed.swap(confirmed_admissions_);
+    pass_fleets_changed_ = std::exchange(fleets_changed_, false);
+    pass_namespaces_changed_ = std::exchange(namespaces_changed_, false);
   }
-  for (const auto& key : failed) {
-    auto it = memo_.find(key);
-    if (it == memo_.end()) continue;
-    it->second.assumed.reset();
-    it->second.unconfirmed_rv = 0;
-  }
-  for (const auto& [key, rv] : unconfirmed) {
-    auto it = memo_.find(key);
-    if (it != memo_.end() && it->second.assumed) it->second.unconfirmed_rv = rv;
-  }
-  for (const auto& key : confirmed) {
-    // Applied: the assumption stays until the cache shows the run admitted.
-    auto it = memo_.find(key);
-    if (it != memo_.end()) it->second.unconfirmed_rv = 0;
-  }
-  for (const auto& name : fleet_failed) fleet_written_.erase(name);
-  if (!fleet_failed.empty()) fleets_settled_ = false;  // written again by this pass
+  const Admissions::News news = admissions_.TakeNews();
+  Admissions::ApplyNews(news, working_);
+  fleet_status_.TakeFailures();  // written again by this pass
   // Runs a position sequence in flight may still write are left alone until it is done.
-  // (and until the cache shows what it wrote: see WritePositions).
-  busy.insert(position_batch_.begin(), position_batch_.end());
-  for (const auto& [key, rv] : written) {
-    memo_[key].awaiting_rv = std::max(memo_[key].awaiting_rv, rv);
-    Activate(key);
-  }
-
+  // (and until the cache shows what it wrote: see PositionWriter).
+  busy.insert(positions_.InFlight().begin(), positions_.InFlight().end());
   // Into the working set (see "Incremental passes"): what changed, what our writers touched. A
   // run that changed is read from the cache again (Memo::run).
-  for (const auto& key : touched) {
-    auto [it, added] = active_.try_emplace(key, nullptr);
-    keyed_stale_ |= added;
-    if (it->second == nullptr) it->second = &memo_[key];
-    it->second->run.reset();
-    it->second->touched_pass = pass_no_;
-  }
-  for (const auto& key : failed) Activate(key);
-  for (const auto& [key, rv] : unconfirmed) Activate(key);
-  for (const auto& key : confirmed) Activate(key);
+  for (const auto& key : touched) working_.Touch(key);
+  Admissions::ActivateNamed(news, working_);
   return busy;
-}
-
-void RunController::Activate(const std::string& key) {
-  if (active_.try_emplace(key, nullptr).second) keyed_stale_ = true;
-}
-
-const RunController::Keyed& RunController::WorkingSet(k8s::TimePoint now) {
-  // What the set held, what changed (TakeWriterNews), and the finished runs whose TTL is due;
-  // in key order (deterministic passes). Runs gone from the cache leave it.
-  while (!expiries_.empty() && expiries_.begin()->first <= now) {
-    Activate(expiries_.begin()->second);
-    expiries_.erase(expiries_.begin());
-  }
-  // The same runs as the last pass (nothing entered or left active_): its list, walked instead of
-  // the map, with the objects of the runs that changed read again. A run deleted meanwhile makes
-  // the list anew below (which takes it out).
-  if (!keyed_stale_) {
-    bool deleted = false;
-    size_t visited = 0;
-    for (const KeyedRun& k : keyed_) {
-      if (++visited % kNewsEvery == 0) ShowPriorityNews();
-      Memo& memo = *k.memo;
-      if (!memo.run) {
-        memo.run = runs_->Get(k.key);
-        if (memo.run) memo.Read();
-      }
-      deleted |= !memo.run;
-      memo.seen_pass = pass_no_;
-    }
-    if (!deleted) return keyed_;
-  }
-  keyed_stale_ = false;
-  Keyed& keyed = keyed_;
-  keyed.clear();
-  keyed.reserve(active_.size());
-  size_t visited = 0;
-  for (auto it = active_.begin(); it != active_.end();) {
-    if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    if (it->second == nullptr) it->second = &memo_[it->first];
-    Memo& memo = *it->second;
-    // The object as the last pass read it, unless the run changed since (its watch event touched
-    // it: TakeWriterNews dropped what was read). The informer updates its cache before it tells.
-    if (!memo.run) {
-      memo.run = runs_->Get(it->first);
-      if (memo.run) memo.Read();
-    }
-    if (!memo.run) {  // deleted
-      memo_.erase(it->first);
-      it = active_.erase(it);
-      continue;
-    }
-    memo.seen_pass = pass_no_;
-    keyed.push_back(KeyedRun{it->first, memo.run, &memo});
-    ++it;
-  }
-  return keyed_;
 }
 
 std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& key, const Run& run) const {
@@ -583,14 +250,14 @@ std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& 
   pr->uid = run.meta.uid;
   pr->fleet = run.status.fleet;
   pr->placement = run.status.placement;
-  pr->priority = QueuePriority(run);
-  if (auto at = ParseTime(run.status.scheduled_at)) pr->placed_at = *at;
+  pr->priority = caches_.QueuePriority(run);
+  if (auto at = ParseStatusTime(run.status.scheduled_at)) pr->placed_at = *at;
   if (run.max_duration) {
-    auto start = ParseTime(run.status.started_at);
-    if (!start) start = ParseTime(run.status.scheduled_at);
+    auto start = ParseStatusTime(run.status.started_at);
+    if (!start) start = ParseStatusTime(run.status.scheduled_at);
     if (start) pr->expected_end = *start + *run.max_duration;
   }
-  pr->quota_pending = QuotaPending(run.meta.ns, pr->placement);
+  pr->quota_pending = caches_.QuotaPending(run.meta.ns, pr->placement);
   return pr;
 }
 
@@ -600,7 +267,7 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
   for (const auto& [key, run, memo] : keyed) {
     // Queued by the last pass and the same object since (not touched): pending, holds nothing
     // (unless admitted since: assumed), without reading the run again.
-    if (memo->queued_pass + 1 == pass_no_ && !Touched(*memo) && !memo->assumed && !memo->placed) continue;
+    if (memo->queued_pass + 1 == working_.pass() && !Touched(*memo) && !memo->assumed && !memo->placed) continue;
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
       memo->assumed.reset();
       memo->unconfirmed_rv = 0;
@@ -614,37 +281,14 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
     }
     memo->placed.reset();
     memo->placed_rv.clear();
-    if (memo->assumed) {
-      // An unconfirmed admission is proven not applied by a later version of the run that is
-      // still pending (only berth writes the status, and only one write per run is in flight).
-      const bool superseded =
-          memo->unconfirmed_rv != 0 && RvNumber(run->meta.resource_version) > memo->unconfirmed_rv;
-      // A run being deleted keeps them too while its admission may have been applied (unconfirmed,
-      // or confirmed and the cache not there yet).
-      const bool behind = memo->awaiting_rv != 0 && RvNumber(run->meta.resource_version) < memo->awaiting_rv;
-      if (IsPendingPhase(run->status.phase) && !superseded &&
-          (!run->meta.deleting || memo->unconfirmed_rv != 0 || behind)) {
-        auto pr = std::make_shared<PlacedRun>(*memo->assumed);
-        pr->quota_pending = QuotaPending(run->meta.ns, pr->placement);
-        placed.push_back(std::move(pr));
-      } else {
-        if (superseded) {
-          spdlog::info("run {}: the cache shows version {} still pending after the unconfirmed admission (guarded by "
-                       "{}): it was not applied; its blocks are free again",
-                       key, run->meta.resource_version, memo->unconfirmed_rv);
-        }
-        memo->assumed.reset();
-        memo->unconfirmed_rv = 0;
-      }
+    if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
+      auto pr = std::make_shared<PlacedRun>(*memo->assumed);
+      pr->quota_pending = caches_.QuotaPending(run->meta.ns, pr->placement);
+      placed.push_back(std::move(pr));
     }
   }
-  // Runs gone from the working set (WorkingSet made a memo for each run in it: when there are no
-  // more memos than runs, none is left over).
-  if (memo_.size() > keyed.size()) {
-    for (auto it = memo_.begin(); it != memo_.end();) {
-      it = it->second.seen_pass == pass_no_ ? std::next(it) : memo_.erase(it);
-    }
-  }
+  // Runs gone from the working set.
+  working_.DropUnvisited(keyed);
 
   return placed;
 }
@@ -664,11 +308,11 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
     for (const auto& id : record->victims) {
-      auto victim = runs_->Get(id);
+      auto victim = caches_.runs().Get(id);
       auto it = placed_by_key.find(id);
       if (victim && it != placed_by_key.end() && !it->second->assumed) {
         // Still placed: it may be evicted only while it is still of lower priority.
-        if (QueuePriority(*victim) >= QueuePriority(*run)) {
+        if (caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
           holds = false;
           break;
         }
@@ -677,7 +321,7 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
         continue;
       }
       if (!victim) continue;
-      for (const auto& p : PodsOf(*victim)) {
+      for (const auto& p : caches_.PodsOf(*victim)) {
         if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
       }
     }
@@ -687,71 +331,11 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
 }
 
 void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now) {
-  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(QueuePriority(preemptor)) +
+  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
                           ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
-  FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
+  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
               /*preempted=*/true);
-}
-
-void RunController::NotePreempting(const std::vector<sched::Nomination>& nominations, const sched::CycleResult& result) {
-  preempting_.clear();
-  for (const auto& d : result.preemptions) {
-    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims};
-    // One Event per plan (its status write may be the queue-position writer's or ApplyWaiting's).
-    std::string victims;
-    for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
-    Memo& memo = memo_[d.run_id];
-    auto run = runs_->Get(d.run_id);
-    if (!run || memo.preemption_announced == victims) continue;
-    memo.preemption_announced = victims;
-    events_->Record(Ref(*run), "Normal", ToApi(Reason::kPreempting),
-                    "preempting " + victims + " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
-  }
-  std::unordered_set<std::string> still;
-  for (const auto& w : result.waiting) {
-    if (w.reason.code == sched::WaitCode::kPreempting) still.insert(w.run_id);
-  }
-  for (const auto& n : nominations) {
-    if (still.count(n.run_id) && !preempting_.count(n.run_id)) {
-      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims};
-    }
-  }
-}
-
-void RunController::PauseRefusedInstances(ClusterView& view, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
-                                          const std::vector<NodeHold>& holds, k8s::TimePoint now) {
-  // Instances whose kubelet refused one of our Pods take no new runs until their situation
-  // changes, or for kRefusalMaxPause at most.
-  if (!refused_.empty()) {
-    for (auto it = refused_.begin(); it != refused_.end();) {
-      std::string situation = Situation(it->first, nodes, holds);
-      if (it->second.situation.empty()) it->second.situation = situation;  // as at the refusal
-      if (now >= it->second.until || situation != it->second.situation) {
-        it = refused_.erase(it);
-        continue;
-      }
-      NoteDeadline(it->second.until);
-      for (auto& inst : view.snapshot.instances) {
-        if (inst.name != it->first || !inst.ready) continue;
-        inst.ready = false;
-        view.instances[inst.name].node_problem =
-            it->second.why + "; no new runs here until its allocatable, labels, readiness or other Pods change (at the latest " +
-            k8s::FormatRfc3339(it->second.until) + ")";
-      }
-      ++it;
-    }
-  }
-
-  // For waiting runs' messages: why one unavailable instance of each fleet takes no runs.
-  unavailable_detail_.clear();
-  for (const auto& inst : view.snapshot.instances) {
-    if (inst.ready || unavailable_detail_.count(inst.fleet)) continue;
-    auto info = view.instances.find(inst.name);
-    if (info != view.instances.end() && !info->second.node_problem.empty()) {
-      unavailable_detail_[inst.fleet] = inst.name + ": " + info->second.node_problem;
-    }
-  }
 }
 
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
@@ -759,13 +343,13 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
   // Lifecycle of every run; the pending ones go into the queue (Memo::queued_pass).
   std::unordered_set<std::string> frozen;  // runs whose queuePosition must not be written now (returned)
   size_t visited = 0;
-  size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == pass_no_)
+  size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == working_.pass())
   size_t refreshes = 0;  // quiet placed runs looked at only because their refresh came due
   for (const auto& [key, run, memo_ptr] : keyed) {
     if (++visited % kNewsEvery == 0) ShowPriorityNews();
     Memo& memo = *memo_ptr;
     if (memo.assumed) {  // admission in flight, or its outcome unknown
-      if (memo.unconfirmed_rv != 0 && !Busy(memo)) VerifyAdmission(*run, memo.unconfirmed_rv);
+      if (memo.unconfirmed_rv != 0 && !Busy(memo)) admissions_.Verify(*run, memo.unconfirmed_rv);
       frozen.insert(key);
       continue;
     }
@@ -789,36 +373,45 @@ std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, 
       }
     }
     if (QueuedQuietly(memo)) {  // busy too: DecidePending's kQueue stands then as well
-      memo.queued_pass = pass_no_;  // its entry stays as it is
+      memo.queued_pass = working_.pass();  // its entry stays as it is
       ++queued;
       continue;
     }
     memo.queued_rv.clear();
-    if (!Reconcile(*run, view, now, is_busy)) continue;
-    memo.queued_pass = pass_no_;
+    if (!reconciler_.Reconcile(*run, view, now, is_busy)) continue;
+    memo.queued_pass = working_.pass();
     ++queued;
     if (!is_busy) memo.queued_rv = run->meta.resource_version;
-    sched::PendingRun pr;
-    pr.id = key;
-    pr.priority = QueuePriority(*run);
-    pr.submitted_at = run->meta.created;
-    pr.nodes = static_cast<int32_t>(run->nodes);
-    pr.resources = sched::Resources{run->cpu_milli, run->memory_bytes, run->gpus};
-    pr.fleets = run->fleets;
-    pr.max_duration = run->max_duration;
-    pr.owner = &memo;
-    const sched::PendingRun* existing = queue_.Find(key);
-    if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
+    Enqueue(key, *run, memo);
   }
-  // Every run queued above is in the queue once: when they are as many as its entries, none left.
-  if (queued == queue_.size()) return frozen;
+  if (auto deadline = reconciler_.TakeDeadline()) NoteDeadline(*deadline);
+  DropUnqueued(queued);
+  return frozen;
+}
+
+void RunController::Enqueue(const std::string& key, const Run& run, Memo& memo) {
+  sched::PendingRun pr;
+  pr.id = key;
+  pr.priority = caches_.QueuePriority(run);
+  pr.submitted_at = run.meta.created;
+  pr.nodes = static_cast<int32_t>(run.nodes);
+  pr.resources = sched::Resources{run.cpu_milli, run.memory_bytes, run.gpus};
+  pr.fleets = run.fleets;
+  pr.max_duration = run.max_duration;
+  pr.owner = &memo;
+  const sched::PendingRun* existing = queue_.Find(key);
+  if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
+}
+
+void RunController::DropUnqueued(size_t queued) {
+  // Every run queued this pass is in the queue once: when they are as many as its entries, none left.
+  if (queued == queue_.size()) return;
   std::vector<std::string> gone;
   for (auto item : queue_) {
-    auto m = memo_.find(item.run.id);
-    if (m == memo_.end() || m->second.queued_pass != pass_no_) gone.push_back(item.run.id);
+    const Memo* m = working_.Find(item.run.id);
+    if (m == nullptr || m->queued_pass != working_.pass()) gone.push_back(item.run.id);
   }
   for (const auto& id : gone) queue_.Remove(id);
-  return frozen;
 }
 
 RunController::Stillness RunController::Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const {
@@ -840,141 +433,34 @@ bool RunController::QueuedQuietly(const Memo& memo) const {
   // entry's priority also reads the namespace's cap. Queued by the last pass means in the queue
   // (its ReconcileAll took every other run out) with this memo as its owner.
   return !memo.queued_rv.empty() && memo.queued_rv == memo.run_rv && !pass_namespaces_changed_ &&
-         !Touched(memo) && memo.queued_pass + 1 == pass_no_;
+         !Touched(memo) && memo.queued_pass + 1 == working_.pass();
 }
 
 void RunController::PublishQueue(const sched::CycleResult& result) {
-  // The queue as the endpoint shows it.
   ShowPriorityNews();
-  std::vector<QueueEntry> qv;
-  qv.reserve(queue_.size());
-  int64_t position = 0;
-  // Waiting runs mostly share one sentence (the same reason, namespace and fleets, e.g. 100,000
-  // runs waiting for one full fleet): it is formatted once for each run of equal neighbours.
-  // Explain reads the run beyond these only for its namespace's priority cap.
-  const sched::WaitingRun* last = nullptr;
-  const std::vector<std::string>* last_fleets = nullptr;
-  bool last_capped = true;
-  std::string last_text;
-  size_t next_waiting = 0;  // result.waiting is in queue order (Schedule): walked beside the queue
-  for (auto item : queue_) {
-    QueueEntry e;
-    e.position = ++position;
-    auto slash = item.run.id.find('/');
-    e.ns = item.run.id.substr(0, slash);
-    e.name = item.run.id.substr(slash + 1);
-    e.priority = item.run.priority;
-    e.effective_priority = item.effective_priority;
-    e.nodes = item.run.nodes;
-    e.fleets = item.run.fleets;
-    e.submitted_at = item.run.submitted_at;
-    const sched::WaitingRun* w = nullptr;
-    if (next_waiting < result.waiting.size() && result.waiting[next_waiting].run_id == item.run.id) {
-      w = &result.waiting[next_waiting++];
-    } else if (const Memo* m = OwnerOf(item.run.owner)) {
-      w = WaitingOf(*m);
-    }
-    if (w != nullptr) {
-      e.reason = std::string(sched::ApiReason(w->reason.code));
-      const sched::WaitingRun& cur = *w;
-      if (last != nullptr && !last_capped && last->reason == cur.reason && *last_fleets == item.run.fleets &&
-          sched::NamespaceOf(last->run_id) == sched::NamespaceOf(cur.run_id)) {
-        e.message = last_text;
-      } else {
-        e.message = Explain(result, cur);
-        last = &cur;
-        last_fleets = &item.run.fleets;
-        last_capped = CapOf(e.ns).has_value();
-        last_text = e.message;
-      }
-    }
-    qv.push_back(std::move(e));
-  }
-  // Priority patches shown ahead of the queue stay shown until the queue has them: this pass may
-  // have visited the run before its patch arrived (or not at all).
-  for (auto it = shown_early_.begin(); it != shown_early_.end();) {
-    const sched::PendingRun* queued = queue_.Find(it->first);
-    auto run = runs_->Get(it->first);
-    if (queued == nullptr || queued->priority == it->second || !run || run->meta.deleting ||
-        std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority) != it->second) {
-      it = shown_early_.erase(it);  // in the queue (or out of it), or no longer what was shown
-      continue;
-    }
-    MoveInView(qv, it->first, it->second, queue_.EffectiveAt(it->second, queued->submitted_at));
-    ++it;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_view_.swap(qv);
-    view_stale_ = false;
-    view_wanted_ = false;
-  }
-  view_cv_.notify_all();
-  // The old view is freed here, outside the lock.
+  std::vector<QueueEntry> entries = MakeQueueEntries(
+      queue_, result,
+      [this](const sched::PendingRun& run) -> const sched::WaitingRun* {
+        const Memo* m = WorkingSet::OwnerOf(run.owner);
+        return m != nullptr ? WaitingOf(*m) : nullptr;
+      },
+      [&](const sched::WaitingRun& w) { return waiting_.Explain(result, w); },
+      [this](const std::string& ns) { return caches_.CapOf(ns).has_value(); });
+  queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
 
 void RunController::MakeViewIfWanted(const sched::CycleResult& result) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!view_wanted_) return;
-  }
-  PublishQueue(result);
+  if (queue_view_.Wanted()) PublishQueue(result);
 }
 
 void RunController::ShowPriorityNews() {
-  // The queue view (/queue, the dashboard) shows a queued run's new priority at once, in the
-  // place the queue will give it, instead of after the pass under way and the next one (each
-  // O(pending)). Only the view: queue_, positions and statuses change in the next pass that
-  // visits the run (informer events touch it), which decides everything as before and may take
-  // the run out of the queue. Safe anywhere on the loop thread: nothing reads the view back.
-  if (!has_priority_news_.load()) return;
-  std::unordered_set<std::string> news;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    news.swap(priority_news_);
-    has_priority_news_.store(false);
-  }
-  struct Move {
-    std::string key;
-    int32_t priority, effective;
-  };
-  std::vector<Move> moves;
-  for (const auto& key : news) {
-    const sched::PendingRun* queued = queue_.Find(key);  // queued by the last pass
-    if (queued == nullptr) continue;
-    auto run = runs_->Get(key);
-    if (!run || run->meta.deleting) continue;
-    const int32_t priority = std::clamp<int32_t>(QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
-    shown_early_[key] = priority;
-    moves.push_back(Move{key, priority, queue_.EffectiveAt(priority, queued->submitted_at)});
-  }
-  if (moves.empty()) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& m : moves) MoveInView(queue_view_, m.key, m.priority, m.effective);
+  queue_view_.ShowNews(queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
 
-bool RunController::MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority,
-                               int32_t effective) {
-  const size_t slash = key.find('/');
-  if (slash == std::string::npos) return false;
-  const std::string_view ns(key.data(), slash), name(key.data() + slash + 1, key.size() - slash - 1);
-  auto it = std::find_if(view.begin(), view.end(), [&](const QueueEntry& e) { return e.ns == ns && e.name == name; });
-  if (it == view.end()) return false;
-  QueueEntry moved = std::move(*it);
-  view.erase(it);
-  moved.priority = priority;
-  moved.effective_priority = effective;
-  // The queue's order (scheduling/run_queue.h): effective priority, submission, then id.
-  auto before = [](const QueueEntry& a, const QueueEntry& b) {
-    if (a.effective_priority != b.effective_priority) return a.effective_priority > b.effective_priority;
-    if (a.submitted_at != b.submitted_at) return a.submitted_at < b.submitted_at;
-    return a.ns + "/" + a.name < b.ns + "/" + b.name;
-  };
-  auto at = std::find_if(view.begin(), view.end(), [&](const QueueEntry& e) { return before(moved, e); });
-  view.insert(at, std::move(moved));
-  int64_t position = 0;
-  for (auto& e : view) e.position = ++position;
-  return true;
+std::optional<int32_t> RunController::ViewPriority(const std::string& key) const {
+  auto run = caches_.runs().Get(key);
+  if (!run || run->meta.deleting) return std::nullopt;
+  return std::clamp<int32_t>(caches_.QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
 }
 
 void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, bool decided,
@@ -1009,55 +495,20 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   summary.writes_queued = writer_.BusyCount();
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
-  summary.unreadable_runs = unreadable_runs_.load();
+  summary.unreadable_runs = set_aside_.unreadable();
   observer_->OnPass(summary);
 }
 
-void RunController::ReportSetAside(k8s::TimePoint now) {
-  const std::map<std::string, k8s::SetAsideObject> aside = runs_->SetAside();
-  unreadable_runs_.store(static_cast<int64_t>(aside.size()));
-  std::vector<const k8s::SetAsideObject*> fresh;
-  {
-    std::lock_guard<std::mutex> lock(aside_mu_);
-    for (auto it = reported_aside_.begin(); it != reported_aside_.end();) {
-      it = aside.count(it->first) ? std::next(it) : reported_aside_.erase(it);
-    }
-    for (const auto& [key, o] : aside) {
-      const std::string stamp = o.uid + "/" + std::to_string(o.generation);
-      auto [it, inserted] = reported_aside_.emplace(key, stamp);
-      if (!inserted && it->second == stamp) continue;  // a status write does not move the generation
-      it->second = stamp;
-      fresh.push_back(&o);
-    }
-  }
-  for (const k8s::SetAsideObject* o : fresh) {
-    const std::string key = k8s::ObjectKey(o->ns, o->name);
-    const std::string why = "berth cannot read this Run: " + o->why +
-                            " (spec.template keeps fields berth does not know); it is set aside, out of the queue, "
-                            "until it is changed to nest less deeply or deleted";
-    spdlog::warn("run {}: {}", key, why);
-    const std::string t = k8s::FormatRfc3339(now);
-    // Not guarded by resourceVersion, and the answer is not read (it is the Run, as deep as ever).
-    const std::string body =
-        R"({"status":{"reason":"InvalidSpec","message":)" + json::Quote(why) +
-        R"(,"conditions":[{"type":"Ready","status":"False","reason":"InvalidSpec","message":)" + json::Quote(why) +
-        R"(,"lastTransitionTime":)" + json::Quote(t) + R"(,"observedGeneration":)" + std::to_string(o->generation) + "}]}}";
-    const k8s::ObjectReference ref{kGroupVersion, "Run", o->ns, o->name, o->uid};
-    const bool dispatched = Dispatch(key, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
-      k8s::Status s = client_->MergePatchNoAnswer(path, body);
-      if (!s.ok() && !s.IsNotFound()) {
-        std::lock_guard<std::mutex> lock(aside_mu_);
-        reported_aside_.erase(key);  // the next pass tries again
-        return false;
-      }
-      if (s.ok()) events_->Record(ref, "Warning", ToApi(Reason::kInvalidSpec), why);
-      return true;
-    });
-    if (!dispatched) {
-      std::lock_guard<std::mutex> lock(aside_mu_);
-      reported_aside_.erase(key);
-    }
-  }
+ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                     k8s::TimePoint now) {
+  // The caches' versions first (ClusterViewKeeper::Inputs): a change after this point makes the
+  // next pass build anew.
+  const ClusterViewKeeper::Inputs inputs = view_keeper_.CurrentInputs();
+  placed = BlockHolders(keyed);
+  std::optional<k8s::TimePoint> pause_ends;
+  ClusterView& view = view_keeper_.Update(inputs, keyed, placed, now, pause_ends);
+  if (pause_ends) NoteDeadline(*pause_ends);
+  return view;
 }
 
 void RunController::PassPhases::Mark(const char* step) {
@@ -1066,125 +517,39 @@ void RunController::PassPhases::Mark(const char* step) {
   mark = t;
 }
 
-ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed,
-                                     k8s::TimePoint now) {
-  // The caches' versions first: a change after this point makes the next pass build anew.
-  const ViewInputs inputs{fleets_->Version(), nodes_->Version(), pods_->Version(), others_->Version()};
-  placed = BlockHolders(keyed);
-  // The same placed-run records (an admitted run's record is made anew when its object changes,
-  // an assumed one every pass) and the same caches: Holds and the view would be as they are.
-  const bool keep = view_ && inputs == view_inputs_ && placed == view_placed_ && refused_.empty() && !view_paused_;
-  auto make = [&] {
-    auto fleets = fleets_->List();
-    auto nodes = nodes_->List();
-    // Holds reads the runs whose Pods may count through their placement: the admitted ones (those
-    // BlockHolders gave a record this pass). Made only here: 80,000 entries cost 15-20 ms.
-    std::unordered_map<std::string_view, const Run*> by_key;
-    for (const auto& [key, run, memo] : keyed) {
-      if (memo->placed) by_key.emplace(key, run.get());
-    }
-    std::vector<NodeHold> holds = Holds(by_key);
-    auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
-    PauseRefusedInstances(*view, nodes, holds, now);
-    return view;
-  };
-  if (!keep) {
-    view_ = make();
-    view_inputs_ = inputs;
-    view_placed_ = placed;
-    view_paused_ = !refused_.empty();
-    ++view_gen_;
-  } else if (options_.verify_kept_view) {
-    std::unique_ptr<ClusterView> fresh = make();
-    fresh->snapshot.quotas = view_->snapshot.quotas;
-    fresh->snapshot.nominations = view_->snapshot.nominations;
-    if (!(fresh->snapshot == view_->snapshot) || fresh->instances != view_->instances ||
-        fresh->conflicts != view_->conflicts || fresh->invalid_fleets != view_->invalid_fleets) {
-      spdlog::critical("the cluster view kept from the last pass differs from one made now ({} and {} instances, {} and {} "
-                       "running runs)", view_->snapshot.instances.size(), fresh->snapshot.instances.size(),
-                       view_->snapshot.running.size(), fresh->snapshot.running.size());
-      std::abort();
-    }
-  }
-  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(resource_quotas_->List());
-  if (!(quotas == view_->snapshot.quotas)) {
-    view_->snapshot.quotas = std::move(quotas);
-    ++view_gen_;
-  }
-  return *view_;
-}
-
-void RunController::SetNominations(ClusterView& view, std::vector<sched::Nomination> nominations) {
-  if (nominations == view.snapshot.nominations) return;
-  view.snapshot.nominations = std::move(nominations);
-  ++view_gen_;
-}
-
 std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed, const sched::CycleResult& result,
-                                    std::unordered_set<std::string> frozen, k8s::TimePoint now, PassPhases& phases) {
-  // Where each waiting run belongs (the positions plan, ApplyWaiting).
-  const std::vector<std::string> top = TopOfQueue(now);
-  places_.clear();
-  for (size_t i = 0; i < top.size(); ++i) places_.emplace(top[i], static_cast<int64_t>(i) + 1);
-  // Positions first: a run that moves gets its whole waiting status in its position write.
-  for (const std::string& key : WritePositions(keyed, std::move(frozen), top, result, now)) {
-    if (auto m = memo_.find(key); m != memo_.end()) m->second.positioned_pass = pass_no_;
+                                                             std::unordered_set<std::string> frozen, k8s::TimePoint now,
+                                                             PassPhases& phases) {
+  // Where each waiting run belongs (the positions plan, the waiting statuses).
+  positions_.Places(queue_, working_, now);
+  // Positions first: a run that moves gets its whole waiting status in its position write. Runs
+  // with a write of their own keep their place until it is visible: those busy when the pass
+  // began are frozen already (ReconcileAll), and this pass' own.
+  frozen.insert(dispatched_.begin(), dispatched_.end());
+  std::optional<k8s::TimePoint> budget_due;
+  const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
+    return waiting_.Status(run, std::string(sched::ApiReason(w.reason.code)), w.effective_priority, place,
+                           waiting_.Explain(result, w), now);
+  };
+  for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
+    if (Memo* m = working_.Find(key)) m->positioned_pass = working_.pass();
   }
+  if (budget_due) NoteDeadline(*budget_due);
   ShowPriorityNews();
   phases.Mark("positions");
-  size_t visited = 0;
-  size_t refreshes = 0;  // waiting runs looked at only because their refresh came due
-  std::optional<k8s::TimePoint> oldest;  // see Report
-  for (const auto& w : result.waiting) {
-    if (++visited % kNewsEvery == 0) ShowPriorityNews();
-    // A waiting run is in the queue, so this pass' working set read it (Memo::run).
-    Memo* m = OwnerOf(w.owner);
-    if (m == nullptr || !m->run) continue;
-    Memo& memo = *m;
-    // From what Memo::Read kept of the run: most waiting runs need no visit to their object.
-    if (w.reason.code != sched::WaitCode::kQuotaExceeded && (!oldest || memo.wait_since < *oldest)) {
-      oldest = memo.wait_since;
-    }
-    // A run that may wait only so long fails then (EndsWaiting), also if it is busy now.
-    if (memo.gives_up_at) NoteDeadline(*memo.gives_up_at);
-    if (Busy(memo) || memo.positioned_pass == pass_no_) continue;  // its status is the positions writer's
-    // Found current by an earlier pass for the same object, reason and priority, and not due for
-    // its refresh: nothing to write (ApplyWaiting would find the same). Due for its refresh only:
-    // at most refreshes_per_pass a pass, the rest in the next passes.
-    if (memo.current_version == memo.version && memo.current_code == w.reason.code &&
-        memo.current_effective == w.effective_priority && !EndsWaiting(memo, w, now)) {
-      if (now - memo.last_wait_write < options_.status_refresh) continue;
-      if (++refreshes > options_.refreshes_per_pass) {
-        refresh_left_ = true;
-        continue;
-      }
-    }
-    // With waiting_writes_queued waiting-status writes queued already, ApplyWaiting writes nothing
-    // for a run that neither ends waiting nor preempts: left for a later pass without reading it
-    // (100,000 runs shown their first status, 1,000 at a time).
-    if (w.reason.code != sched::WaitCode::kPreempting && !memo.has_preemption && !EndsWaiting(memo, w, now) &&
-        writer_.BackgroundQueued() >= options_.waiting_writes_queued) {
-      continue;
-    }
-    ApplyWaiting(*memo.run, memo, result, w, now);
-  }
+  const WaitingStatusWriter::PassOutcome out =
+      waiting_.CarryOut(result, working_, positions_, now, [this] { ShowPriorityNews(); }, kNewsEvery);
+  if (out.deadline) NoteDeadline(*out.deadline);
+  refresh_left_ |= out.refresh_left;
   phases.Mark("waiting");
-  return oldest;
+  return out.oldest;
 }
 
 void RunController::Pass() {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
-  ++pass_no_;
-  dispatched_.clear();
   const k8s::TimePoint now = clock_.Now();
-  next_deadline_.reset();
-  ShowPriorityNews();
-  std::unordered_set<std::string> busy = TakeWriterNews();
-  ReportSetAside(now);
-  const Keyed& keyed = WorkingSet(now);
-  for (const auto& key : busy) {
-    if (auto m = memo_.find(key); m != memo_.end()) m->second.busy_pass = pass_no_;
-  }
+  std::unordered_set<std::string> busy;
+  const Keyed& keyed = StartPass(now, busy);
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
   ClusterView& view = PassView(keyed, placed, now);
@@ -1194,68 +559,75 @@ void RunController::Pass() {
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, now);
   ShowPriorityNews();
   phases.Mark("reconcile");
-  SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
-  // The core decides again only when its input or the time may give another result; otherwise
-  // the last result is this pass' (CoreResultStands).
-  const bool decide = !CoreResultStands(now);
+  view_keeper_.SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
   sched::CycleResult fresh;
-  if (decide) {
-    // The last pass' result lends its buffers (its content is not read after this point: a view
-    // is made from it between passes only, and WaitingOf reads this pass' entries).
-    fresh = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
-    core_queue_version_ = queue_.version();  // AdvanceTo (aging) is part of the cycle
-    core_view_gen_ = view_gen_;
-  }
+  const bool decide = Decide(view, now, fresh);
   const sched::CycleResult& result = decide ? fresh : last_result_;
   ShowPriorityNews();
   phases.Mark(decide ? "schedule" : "schedule(stood)");
-  NotePreempting(view.snapshot.nominations, result);
-  if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
-  if (!expiries_.empty()) NoteDeadline(expiries_.begin()->first);  // a finished run's TTL
-  for (const auto& placement : result.placements) {
-    auto run = runs_->Get(placement.run_id);
-    if (!run) continue;
-    Admit(*run, placement, now);
-  }
-  for (const auto& w : result.waiting) {  // each run's entry, for the steps below (WaitingOf)
-    if (Memo* m = OwnerOf(w.owner)) {
-      m->waiting = &w;
-      m->waiting_pass = pass_no_;
-    }
-  }
-  const std::optional<k8s::TimePoint> oldest_waiting = CarryOutWaiting(keyed, result, std::move(frozen), now, phases);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    view_stale_ = true;  // made when asked for (Queue): 100,000 entries each pass cost 35-45 ms
-  }
-  MakeViewIfWanted(result);
+  const std::optional<k8s::TimePoint> oldest_waiting = CarryOutResult(keyed, view, result, std::move(frozen), now, phases);
   phases.Mark("publish");
 
-  // The instances' states and the Fleet statuses follow the view, and the time only through an
-  // instance's end of life: kept while the view is, until the next instance expires, and while
-  // every Fleet's status is written or queued (a failed write is made again).
-  if (!(fleets_settled_ && described_gen_ == view_gen_ && now < described_until_)) {
-    described_ = sched::DescribeInstances(view.snapshot, now);
-    described_gen_ = view_gen_;
-    described_until_ = k8s::TimePoint::max();
-    for (const auto& inst : view.snapshot.instances) {
-      // An expired one's message says since when ("expired 5m ago"): made again every pass.
-      if (inst.expires_at) described_until_ = std::min(described_until_, std::max(*inst.expires_at, now));
-    }
-    fleets_settled_ = WriteFleetStatuses(view, described_, now);
-  }
-  const std::vector<sched::InstanceStatus>& described = described_;
+  // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
+  const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
   Settle(keyed, busy, now);
   ShowPriorityNews();
   phases.Mark("settle");
-
   const auto took = phases.Total();
   if (took > std::chrono::milliseconds(200)) {
     spdlog::info("slow scheduling pass: {} ms for {} runs ({} queued, {} placed);{}", took.count() / 1000, keyed.size(),
                  queue_.size(), result.placements.size(), phases.text);
   }
   Report(took, result, decide, now, oldest_waiting, described);
-  if (decide) {
+  FinishPass(decide, std::move(fresh), now);
+}
+
+const RunController::Keyed& RunController::StartPass(k8s::TimePoint now, std::unordered_set<std::string>& busy) {
+  working_.BeginPass();
+  dispatched_.clear();
+  next_deadline_.reset();
+  ShowPriorityNews();
+  busy = TakeWriterNews();
+  set_aside_.Report(caches_.runs().SetAside(), now);
+  const Keyed& keyed = working_.Make(
+      now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
+  working_.MarkBusy(busy);
+  return keyed;
+}
+
+bool RunController::Decide(const ClusterView& view, k8s::TimePoint now, sched::CycleResult& fresh) {
+  // The core decides again only when its input or the time may give another result; otherwise
+  // the last result is this pass' (CoreResultStands).
+  if (CoreResultStands(now)) return false;
+  // The last pass' result lends its buffers (its content is not read after this point: a view
+  // is made from it between passes only, and WaitingOf reads this pass' entries).
+  fresh = sched::Schedule(view.snapshot, queue_, now, true, std::move(last_result_));
+  core_queue_version_ = queue_.version();  // AdvanceTo (aging) is part of the cycle
+  core_view_gen_ = view_keeper_.gen();
+  return true;
+}
+
+std::optional<k8s::TimePoint> RunController::CarryOutResult(const Keyed& keyed, const ClusterView& view,
+                                                            const sched::CycleResult& result,
+                                                            std::unordered_set<std::string> frozen, k8s::TimePoint now,
+                                                            PassPhases& phases) {
+  waiting_.NotePreempting(view.snapshot.nominations, result, working_);
+  if (auto aging = queue_.NextChangeAt()) NoteDeadline(*aging);  // a run moves up a priority
+  if (auto expiry = working_.NextExpiry()) NoteDeadline(*expiry);  // a finished run's TTL
+  for (const auto& placement : result.placements) {
+    auto run = caches_.runs().Get(placement.run_id);
+    if (!run) continue;
+    Admit(*run, placement, now);
+  }
+  working_.MarkWaiting(result);  // each run's entry, for the steps below (WaitingOf)
+  const std::optional<k8s::TimePoint> oldest_waiting = CarryOutWaiting(keyed, result, std::move(frozen), now, phases);
+  queue_view_.MarkStale();  // made when asked for (Queue): 100,000 entries each pass cost 35-45 ms
+  MakeViewIfWanted(result);
+  return oldest_waiting;
+}
+
+void RunController::FinishPass(bool decided, sched::CycleResult fresh, k8s::TimePoint now) {
+  if (decided) {
     last_result_ = std::move(fresh);
     // Stands until the first deadline this pass noted (an aging step, a refused instance's pause,
     // a TTL, a waiting run's end...) or status_refresh, as the wait for work computes it.
@@ -1271,7 +643,7 @@ void RunController::Pass() {
 }
 
 bool RunController::CoreResultStands(k8s::TimePoint now) const {
-  return core_until_ && now < *core_until_ && queue_.version() == core_queue_version_ && view_gen_ == core_view_gen_ &&
+  return core_until_ && now < *core_until_ && queue_.version() == core_queue_version_ && view_keeper_.gen() == core_view_gen_ &&
          last_result_.placements.empty() && last_result_.preemptions.empty();
 }
 
@@ -1280,19 +652,19 @@ std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
   std::optional<std::chrono::milliseconds> ttl = options_.finished_run_ttl;
   if (run.ttl_seconds_after_finished) ttl = std::chrono::seconds(*run.ttl_seconds_after_finished);
   if (!ttl) return std::nullopt;
-  auto finished = ParseTime(run.status.finished_at);
+  auto finished = ParseStatusTime(run.status.finished_at);
   if (!finished) return std::nullopt;  // every terminal status berth writes has finishedAt
   return *finished + *ttl;
 }
 
 void RunController::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
-    if (memo->queued_pass == pass_no_) continue;  // queued: pending (without reading the run again)
+    if (memo->queued_pass == working_.pass()) continue;  // queued: pending (without reading the run again)
     const std::string& phase = run->status.phase;
     if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
-    if (!PodsToStop(*run).empty()) continue;
+    if (!caches_.PodsToStop(*run).empty()) continue;
     std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);
     if (expiry && *expiry <= now) {
       // Due: deleted like a Job by its TTL controller (the uid and resourceVersion as seen, so a
@@ -1314,1032 +686,18 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
       });
       continue;
     }
-    if (expiry) expiries_.emplace(*expiry, key);
-    memo_.erase(key);
-    active_.erase(key);  // last: `key` is the map's own string
-    keyed_stale_ = true;
+    working_.Leave(key, expiry);
   }
-}
-
-bool RunController::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
-  const std::string& phase = run.status.phase;
-  if (run.meta.deleting) {
-    if (!busy) HandleDeletion(run);
-    return false;
-  }
-  if (IsTerminalPhase(phase)) {
-    if (busy) return false;
-    // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? PodsToStop(run) : std::vector<PodRef>{};
-    if (!to_delete.empty()) {
-      Dispatch(RunKey(run), [this, ns = run.meta.ns, to_delete] {
-        DeletePods(ns, to_delete);
-        return true;
-      });
-    } else if (run.status.observed_generation != run.meta.generation) {
-      NoteSpecChangeAfterEnd(run);
-    }
-    return false;
-  }
-  if (IsPendingPhase(phase)) return ReconcilePending(run, now, busy);
-  if (IsPlacedPhase(phase) && !busy) ReconcilePlaced(run, view, now);
-  return false;
-}
-
-void RunController::NoteSpecChangeAfterEnd(const Run& run) {
-  // An ended run does not run again when its spec changes (kubectl apply of an edited file): its
-  // status and an Event say so, and how to run it again. Once per generation.
-  static const std::string kNote =
-      "the spec changed after the run ended, which does not run it again: kubectl berth apply -f FILE submits it again";
-  // spec.suspend set on an ended run: nothing to suspend, and nothing else happens either.
-  static const std::string kSuspendNote = "spec.suspend was set after the run ended: an ended run has nothing to suspend";
-  if (run.suspend) {
-    RunStatus next = run.status;
-    next.observed_generation = run.meta.generation;
-    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-    if (next.message.find(kSuspendNote) == std::string::npos) {
-      next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
-    }
-    WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-                "the run has ended (" + run.status.phase + "), so spec.suspend does nothing");
-    return;
-  }
-  RunStatus next = run.status;
-  next.observed_generation = run.meta.generation;
-  for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-  if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
-  WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-              "the run has ended (" + run.status.phase +
-                  "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
-                  "(or delete and create it)");
-}
-
-bool RunController::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
-  // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
-  memo_[RunKey(run)].admitted_spec.clear();
-  PendingInput in;
-  in.run = &run;
-  // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
-  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : PodsOf(run);
-  for (const auto& p : pods) in.pods.push_back(p.get());
-  in.busy = busy;
-  in.now = now;
-  const PendingDecision d = DecidePending(in);
-  using PK = PendingDecision::Kind;
-  switch (d.kind) {
-    case PK::kQueue:
-      return true;
-    case PK::kWait:
-      return false;
-    case PK::kStop:
-      FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
-      return false;
-    case PK::kInvalid: {
-      RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
-      return false;
-    }
-    case PK::kSuspend:
-      Suspend(run, d.message, now);
-      return false;
-    case PK::kDeletePods: {
-      std::vector<PodRef> refs;
-      for (const k8s::Pod* p : d.pods) refs.push_back(RefOf(*p));
-      Dispatch(RunKey(run), [this, ns = run.meta.ns, refs] { return DeletePods(ns, refs); });
-      return false;
-    }
-    case PK::kResumed: {
-      RunStatus next = run.status;
-      next.reason = ToApi(Reason::kResumed);
-      next.message = d.message;
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
-      return false;
-    }
-    case PK::kBackoff:
-      NoteDeadline(*d.until);  // its message says until when
-      return false;
-  }
-  return false;
-}
-
-
-void RunController::ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now) {
-  // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
-  const int64_t attempt = run.status.resubmissions;
-  std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
-  for (const auto& p : PodsOf(run)) {
-    if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
-  }
-  PlacedInput in;
-  in.run = &run;
-  for (const auto& [name, p] : pods) in.pods[name] = p.get();
-  for (const auto& entry : run.status.placement) {
-    if (!view.instances.count(entry.node)) {
-      in.node_problems[entry.node] = "is gone or no longer in a fleet";
-    } else if (auto node = nodes_->Get(entry.node); !node || !node->ready) {
-      in.node_problems[entry.node] = "is not ready";
-    }
-  }
-  in.default_start_timeout = options_.start_timeout;
-  in.now = now;
-  const PlacedDecision d = DecidePlaced(in);
-  const std::optional<k8s::TimePoint> deadline = NextDeadline(in);
-  if (deadline) NoteDeadline(*deadline);
-  Memo& memo = memo_[RunKey(run)];
-  memo.quiet_rv.clear();
-  if (CarryOutPlaced(run, d, pods, view, now)) return;
-  // Only spec.priority may change once a run is admitted; say so when something else changed.
-  std::string fingerprint = SpecFingerprint(run);
-  if (memo.admitted_spec.empty()) {
-    memo.admitted_spec = fingerprint;
-  } else if (memo.admitted_spec != fingerprint) {
-    memo.admitted_spec = fingerprint;
-    events_->Record(Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
-                    "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
-                    "if it goes back to the queue (a retry)");
-  }
-  // Scheduled or Running: keep the status' generation current (a priority patch after admission).
-  if (run.status.observed_generation != run.meta.generation) {
-    RunStatus next = run.status;
-    next.observed_generation = run.meta.generation;
-    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
-    WriteStatus(run, next);
-  } else if (d.kind == PlacedDecision::Kind::kNothing) {
-    // Nothing to do until something changes (see Quiet) or time alone changes the answer.
-    const k8s::TimePoint refresh = now + options_.status_refresh;
-    memo.quiet_rv = run.meta.resource_version;
-    memo.quiet_until = deadline ? std::min(*deadline, refresh) : refresh;
-    memo.quiet_deadline = deadline;
-  }
-}
-
-bool RunController::CreatePodsOnce(const Run& run, const ClusterView& view) {
-  Memo& memo = memo_[RunKey(run)];
-  // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
-  // BlockHolders made this pass (none when its placement is empty: nothing to count).
-  if (memo.placed && !view.Counted(*memo.placed)) return true;
-  // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
-  // new scheduledAt.
-  const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + run.status.scheduled_at;
-  // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
-  if (memo.pods_ensured_for == ensured && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10)) {
-    return false;
-  }
-  memo.pods_ensured_for = ensured;
-  memo.pods_ensured_at = clock_.Monotonic();
-  auto fleet = fleets_->Get(run.status.fleet);
-  EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
-  return true;
-}
-
-bool RunController::CarryOutPlaced(const Run& run, const PlacedDecision& d,
-                                   const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
-                                   const ClusterView& view, k8s::TimePoint now) {
-  switch (d.kind) {
-    case PlacedDecision::Kind::kEnd:
-      if (!d.refused_node.empty()) refused_[d.refused_node] = Refusal{now + kRefusalMaxPause, d.why, {}};
-      FailOrRetry(run, d.interruption, d.why, now, d.reason);
-      return true;
-    case PlacedDecision::Kind::kSucceed: {
-      RunStatus next = Finish(run.status, Outcome::kSucceeded, ToApi(Reason::kSucceeded), d.message, run.meta.generation, run.meta.created, now);
-      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
-      return true;
-    }
-    case PlacedDecision::Kind::kStop:
-      FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
-      return true;
-    case PlacedDecision::Kind::kSuspend:
-      Suspend(run, d.message, now);
-      return true;
-    case PlacedDecision::Kind::kMaxDuration:
-      EndAfterMaxDuration(run, pods, d.message, now);
-      return true;
-    case PlacedDecision::Kind::kShowWaiting: {
-      RunStatus next = run.status;
-      next.message = d.message;
-      WriteStatus(run, next);
-      return true;
-    }
-    case PlacedDecision::Kind::kStarted: {
-      RunStatus next = run.status;
-      next.phase = ToApi(Phase::kRunning);
-      next.reason = ToApi(Reason::kRunning);
-      next.message = d.message;
-      next.started_at = k8s::FormatRfc3339(now);
-      next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, ToApi(ConditionType::kReady), "True", ToApi(Reason::kRunning), next.message, run.meta.generation, now);
-      WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
-      return true;
-    }
-    case PlacedDecision::Kind::kCreatePods:
-      if (CreatePodsOnce(run, view)) return true;
-      break;
-    case PlacedDecision::Kind::kNothing:
-      break;
-  }
-  return false;
-}
-
-void RunController::EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
-                                        const std::string& message, k8s::TimePoint now) {
-  std::vector<PodRef> names;
-  for (const auto& [name, p] : pods) {
-    if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
-  }
-  RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kMaxDurationExceeded), message, run.meta.generation,
-                          run.meta.created, now);
-  // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
-  // the Failed branch deletes), never a Running run without Pods (an "interruption").
-  Dispatch(RunKey(run), [this, r = run, names, next] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    events_->Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
-    DeletePods(r.meta.ns, names);
-    return true;
-  });
-}
-
-std::optional<bool> RunController::PatchStatus(const Run& r, const RunStatus& next) {
-  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-  if (res.ok()) {
-    NoteWritten(r, *res, &next);
-    return std::nullopt;
-  }
-  if (res.status().IsConflict()) return NoteStale(r);
-  if (!res.status().IsNotFound()) {
-    spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-  }
-  return false;
-}
-
-void RunController::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
-  if (observer_ && next != nullptr && IsTerminalPhase(next->phase) &&
-      next->phase != run.status.phase) {
-    observer_->OnFinished(next->phase, next->reason);
-  }
-  uint64_t rv = RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"})));
-  if (rv == 0) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t& slot = written_rv_[RunKey(run)];
-  slot = std::max(slot, rv);
-}
-
-bool RunController::NoteStale(const Run& run) {
-  std::lock_guard<std::mutex> lock(mu_);
-  uint64_t& slot = written_rv_[RunKey(run)];
-  slot = std::max(slot, RvNumber(run.meta.resource_version) + 1);
-  return true;  // not a failure to back off from: the cache is simply behind
-}
-
-void RunController::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
-  // Resources of each rank from its instance's block layout.
-  std::vector<RankAssignment> ranks;
-  for (const auto& entry : run.status.placement) {
-    RankAssignment ra;
-    ra.rank = entry.rank;
-    ra.pod = entry.pod;  // the name admission wrote (a berth before issue 29 named retries otherwise)
-    ra.node = entry.node;
-    ra.blocks = entry.blocks;
-    for (const auto& inst : view.snapshot.instances) {
-      if (inst.name != entry.node) continue;
-      for (const auto& f : view.snapshot.fleets) {
-        if (f.name == inst.fleet) ra.resources = sched::BlockLayout::Make(inst.allocatable, f.blocks).ResourcesFor(entry.blocks);
-      }
-    }
-    ranks.push_back(ra);
-  }
-  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-  std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
-  for (const auto& p : PodsOf(run)) bound[p->meta.name] = p->node_name;
-  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound] { return CreatePods(r, ranks, gpu_resource, bound); });
-}
-
-bool RunController::FailInvalidSpec(const Run& r, const std::string& why) {
-  spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
-  const k8s::TimePoint now = clock_.Now();
-  RunStatus next = Finish(r.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), why, r.meta.generation, r.meta.created, now);
-  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-  if (!res.ok()) return res.status().IsConflict() ? NoteStale(r) : false;
-  NoteWritten(r, *res, &next);
-  events_->Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
-  return true;
-}
-
-bool RunController::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                               const std::map<std::string, std::string>& bound) {
-  // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
-  // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
-  // any were made, are deleted by the Failed branch of Reconcile.
-  if (ranks.size() > 1) {
-    // The ranks find each other through it: no Pods before it exists (retried like any write).
-    auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
-    if (!s.ok() && s.status().IsAlreadyExists()) {
-      // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
-      auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
-      if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-      if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
-        return FailInvalidSpec(r, "a Service named " + r.meta.name + " already exists in namespace " + r.meta.ns +
-                                      " and is not this run's (berth does not take over or change it): a multi-node "
-                                      "run's Pods find each other through a headless Service named after the run; "
-                                      "rename the run or delete that Service");
-      }
-    } else if (!s.ok()) {
-      spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
-      return false;
-    }
-  }
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
-    auto b = bound.find(name);
-    if (b == bound.end()) {
-      auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
-      if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
-      auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
-      if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
-        return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
-                                      c.status().message());
-      }
-      if (!c.ok() && c.status().IsAlreadyExists()) {
-        // Our own earlier create that the cache does not show yet, or a Pod of someone else
-        // under the name: never taken as the run's (it would count as its rank).
-        auto existing = client_->Get(kPods.Path(r.meta.ns, name));
-        if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-        if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
-          return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
-                                        " and is not this run's (berth does not take over or change it): rank " +
-                                        std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
-                                        "delete that Pod");
-        }
-      } else if (!c.ok()) {
-        spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
-        return false;
-      }
-      // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
-      // of a Pod the run owns while the cache does not show it yet: our own earlier create
-      // (bound). A Pod an older berth left unbound shows in the cache without a node and is bound
-      // below then.
-      continue;
-    }
-    if (!b->second.empty()) continue;  // already bound
-    // Only a Pod made without a node (by a berth that bound in a second write) gets here.
-    k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
-    if (!s.ok() && s.code() != 409) {
-      spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
-      return false;
-    }
-  }
-  return true;
-}
-
-RunStatus RunController::RetryStatus(const Run& run, const std::string& reason, const std::string& why,
-                                     k8s::TimePoint now, bool preempted) const {
-  RunStatus next = run.status;
-  next.observed_generation = run.meta.generation;
-  next.phase = ToApi(Phase::kPending);
-  next.reason = reason;
-  next.resubmissions += 1;
-  // Backoff: a persistent cause must not become a hot loop of Pod creations.
-  // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
-  std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
-  auto started = ParseTime(run.status.started_at);
-  bool ran_long = started && now - *started >= kBackoffResetAfter;
-  if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
-    backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
-  }
-  next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
-  // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
-  // there (berth_oldest_pending_run_wait_seconds, the admission wait).
-  next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
-  next.message = why + "; back in the queue" +
-                 (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
-                 ", resubmission " + std::to_string(next.resubmissions);
-  next.fleet.clear();
-  next.placement.clear();
-  next.scheduled_at.clear();
-  next.started_at.clear();
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
-  SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
-  return next;
-}
-
-void RunController::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                const std::string& reason_override, bool stopped, bool preempted) {
-  bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
-  bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
-  // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
-  // older attempts go.
-  std::vector<PodRef> to_delete;
-  const std::string attempt = std::to_string(run.status.resubmissions);
-  for (const auto& p : PodsOf(run)) {
-    if (p->meta.deleting) continue;
-    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
-  }
-  RunStatus next;
-  const std::string reason =
-      !reason_override.empty() ? reason_override : std::string(ToApi(interruption ? Reason::kInterrupted : Reason::kPodFailed));
-  std::string event_type = "Warning", event_reason, event_message;
-  if (retry_event && within) {
-    next = RetryStatus(run, reason, why, now, preempted);
-    event_reason = ToApi(Reason::kRetrying);
-    event_message = next.message;
-  } else {
-    std::string message = why;
-    if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
-    next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
-    event_reason = reason;
-    event_message = next.message;
-    if (stopped) event_type = "Normal";
-  }
-  // The status first, then the Pods: a crash in between leaves a Failed run (whose Pods the Failed
-  // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
-  // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
-  // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    events_->Record(Ref(r), event_type, event_reason, event_message);
-    if (preempted && observer_) observer_->OnPreempted(r.status.fleet);
-    DeletePods(r.meta.ns, to_delete);
-    return true;
-  });
-}
-
-void RunController::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
-  RunStatus next = run.status;
-  const bool already = IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kSuspended);
-  next.phase = ToApi(Phase::kPending);
-  next.reason = ToApi(Reason::kSuspended);
-  if (!already) next.message = message;  // keeps the sentence written when it was suspended
-  next.queue_position.reset();
-  next.preemption.reset();  // out of the queue: the nodes kept for it go back
-  next.fleet.clear();
-  next.placement.clear();
-  next.scheduled_at.clear();
-  next.started_at.clear();
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
-  bool had_ready = false;
-  for (const auto& c : next.conditions) had_ready |= IsConditionType(c.type, ConditionType::kReady);
-  if (had_ready) SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
-  // Every Pod still running stops, and the current attempt's Pods go even when they are done:
-  // the attempt does not change, so the Pods made on resume take their names.
-  std::vector<PodRef> to_delete;
-  const std::string attempt = std::to_string(run.status.resubmissions);
-  for (const auto& p : PodsOf(run)) {
-    if (p->meta.deleting) continue;
-    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) == attempt) to_delete.push_back(RefOf(*p));
-  }
-  const bool write = !SameStatus(run.status, next);
-  if (!write && to_delete.empty()) return;
-  // The status first, then the Pods (as when a run ends): a crash in between leaves a suspended
-  // run whose Pods the next pass stops, never a Running run without Pods (an interruption).
-  // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
-    if (write) {
-      if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-      if (event) events_->Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
-    }
-    return DeletePods(r.meta.ns, to_delete);
-  });
-}
-
-void RunController::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
-                                const std::string& event_reason, const std::string& event_message, bool background) {
-  if (SameStatus(run.status, next)) return;
-  spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, next.phase, next.reason,
-                background ? " (refresh)" : "");
-  Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
-    if (!event_reason.empty()) events_->Record(Ref(r), event_type, event_reason, event_message);
-    return true;
-  }, background);
-}
-
-void RunController::HandleDeletion(const Run& run) {
-  if (!run.meta.HasFinalizer(kFinalizer)) return;
-  std::vector<PodRef> pods;
-  for (const auto& p : PodsOf(run)) {
-    if (!p->meta.deleting) pods.push_back(RefOf(*p));
-  }
-  Dispatch(RunKey(run), [this, r = run, pods] {
-    if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
-    if (r.nodes > 1) {
-      // Only the Service the run owns, and only that object (the uid precondition): a Service of
-      // the same name made by someone else is never deleted (issue 29).
-      auto svc = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
-      if (!svc.ok() && !svc.status().IsNotFound()) return false;
-      if (svc.ok()) {
-        const k8s::ObjectMeta meta = k8s::DecodeMeta(*svc);
-        if (IsOwnedByRun(meta, &r)) {
-          k8s::DeleteOptions o;
-          o.precondition_uid = meta.uid;
-          k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
-          // 409: the uid precondition failed, the name holds another object now: not ours.
-          if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return false;
-        }
-      }
-    }
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));
-    if (!res.ok() && !res.status().IsNotFound()) {
-      spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-    }
-    return true;
-});
 }
 
 void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
-  PlacedRun pr;
-  pr.key = RunKey(run);
-  pr.uid = run.meta.uid;
-  pr.fleet = placement.fleet;
-  for (const auto& rank : placement.ranks) {
-    pr.placement.push_back(PlacementEntry{rank.rank, rank.instance, rank.blocks,
-                                          PodName(run.meta.name, run.status.resubmissions, rank.rank)});
-  }
-  if (run.max_duration) pr.expected_end = now + *run.max_duration;
-  const RunStatus next = AdmittedStatus(run, placement, pr, now);
-  if (!Dispatch(pr.key, [this, r = run, next] { return WriteAdmission(r, next); })) return;
-  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
-  Memo& memo = memo_[pr.key];
-  pr.assumed = true;
-  memo.assumed = pr;
-  queue_.Remove(pr.key);
-}
-
-RunStatus RunController::AdmittedStatus(const Run& run, const scheduling::Placement& placement, const PlacedRun& pr,
-                                        k8s::TimePoint now) const {
-  RunStatus next = run.status;
-  next.phase = ToApi(Phase::kScheduled);
-  next.reason = ToApi(Reason::kScheduled);
-  next.message = PlacementSummary(placement.fleet, pr.placement);
-  if (placement.takes_unasked_gpus && !placement.ranks.empty()) {
-    const int64_t gpus = placement.ranks.front().resources.gpus;
-    next.message += "; it asked for no GPU but takes a block with " + std::to_string(gpus) +
-                    (gpus == 1 ? " GPU" : " GPUs") + ": none of its fleets had room without GPUs";
-  }
-  next.fleet = placement.fleet;
-  next.placement = pr.placement;
-  next.queue_position.reset();
-  next.effective_priority = queue_.EffectivePriority(pr.key).value_or(static_cast<int32_t>(run.priority));
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.scheduled_at = k8s::FormatRfc3339(now);
-  next.started_at.clear();
-  next.preemption.reset();  // placed: the nodes kept for it are its own now
-  next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "True", ToApi(Reason::kScheduled), next.message, run.meta.generation, now);
-  return next;
-}
-
-bool RunController::WriteAdmission(const Run& r, const RunStatus& next) {
-  std::string rv = r.meta.resource_version;
-  bool ok = true;
-  if (!r.meta.HasFinalizer(kFinalizer)) {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
-    if (res.ok()) {
-      rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
-    } else {
-      spdlog::info("run {}/{}: not admitted, finalizer write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
-      ok = false;
-    }
-  }
-  if (ok) {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
-    if (!res.ok() && !WriteRefused(res.status())) {
-      // No answer, a 5xx, or a 409 that may answer our own retry of an applied write: the run
-      // may be admitted. Its blocks stay held until the cache or a GET tells (Pass).
-      spdlog::info("run {}/{}: admission write unconfirmed ({}); its blocks stay held until the run's next "
-                   "version or a GET shows whether it was applied",
-                   r.meta.ns, r.meta.name, res.status().ToString());
-      std::lock_guard<std::mutex> lock(mu_);
-      unconfirmed_admissions_[k8s::ObjectKey(r.meta.ns, r.meta.name)] = RvNumber(rv);
-      return true;
-    }
-    if (res.ok()) {
-      NoteWritten(r, *res);
-      NoteAdmitted(r);
-      events_->Record(Ref(r), "Normal", ToApi(Reason::kScheduled), next.message);
-    } else {
-      spdlog::info("run {}/{}: not admitted, status write failed: {}", r.meta.ns, r.meta.name, res.status().ToString());
-      ok = false;
-    }
-  }
-  if (!ok) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      failed_admissions_.insert(k8s::ObjectKey(r.meta.ns, r.meta.name));
-    }
-    // The Run changed under us (a priority patch, say): decide again once the cache has it.
-    return NoteStale(r);
-  }
-  return true;
-}
-
-void RunController::NoteAdmitted(const Run& r) {
-  if (!observer_) return;
-  // Waited since submission, or since it went back to the queue after a retry (not counting its
-  // earlier attempts' run time).
-  k8s::TimePoint since = r.meta.created;
-  if (r.status.resubmissions > 0) {
-    if (auto back = ParseTime(r.status.retry_after)) since = std::max(since, *back);
-  }
-  observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
-}
-
-void RunController::VerifyAdmission(const Run& run, uint64_t base_rv) {
-  Dispatch(RunKey(run), [this, r = run, base_rv] {
-    const std::string key = RunKey(r);
-    auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
-    if (!got.ok() && !got.status().IsNotFound()) {
-      spdlog::info("run {}: cannot read it to settle its unconfirmed admission ({}); will ask again", key,
-                   got.status().ToString());
-      return false;
-    }
-    std::shared_ptr<const Run> now = got.ok() ? DecodeRun(*got) : nullptr;
-    const bool same = now != nullptr && now->meta.uid == r.meta.uid;
-    if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
-      spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
-      events_->Record(Ref(r), "Normal", ToApi(Reason::kScheduled), now->status.message);
-      std::lock_guard<std::mutex> lock(mu_);
-      confirmed_admissions_.insert(key);
-      uint64_t& slot = written_rv_[key];
-      slot = std::max(slot, RvNumber(now->meta.resource_version));
-      return true;
-    }
-    // Gone, replaced, or still pending at (or after) the version the write was guarded by: the
-    // write was not applied. The next pass decides again once the cache has this version.
-    spdlog::info("run {}: the unconfirmed admission (guarded by version {}) was not applied; its blocks are free "
-                 "again", key, base_rv);
-    std::lock_guard<std::mutex> lock(mu_);
-    failed_admissions_.insert(key);
-    if (same) {
-      uint64_t& slot = written_rv_[key];
-      slot = std::max(slot, RvNumber(now->meta.resource_version));
-    }
-    return true;
-  });
-}
-
-void RunController::Memo::Read() {
-  run_rv = run->meta.resource_version;
-  has_preemption = run->status.preemption.has_value();
-  shown_position = run->meta.deleting ? std::nullopt : run->status.queue_position;
-  wait_since = run->meta.created;
-  if (run->status.resubmissions > 0) {
-    if (auto back = ParseTime(run->status.retry_after)) wait_since = std::max(wait_since, *back);
-  }
-  const auto& retry = run->retry;
-  const bool retry_nc = retry && retry->on_no_capacity;
-  gives_up_at.reset();
-  if (retry_nc && retry->duration) gives_up_at = run->meta.created + *retry->duration;
-  // When a waiting run fails instead (EndsWaiting): at once without retry on no-capacity, or when
-  // its retry.duration has passed. A preempted run sent back to the queue waits for capacity
-  // whatever its no-capacity retry says (its capacity was taken on purpose), within its retry
-  // duration.
-  ends_waiting_at.reset();
-  if (IsPhase(run->status.phase, Phase::kPending) && IsReason(run->status.reason, Reason::kPreempted) && retry) {
-    if (retry->duration) ends_waiting_at = run->meta.created + *retry->duration;
-  } else if (!retry_nc) {
-    ends_waiting_at = k8s::TimePoint::min();
-  } else if (retry->duration) {
-    ends_waiting_at = run->meta.created + *retry->duration;
-  }
-  ++version;
-}
-
-bool RunController::EndsWaiting(const Memo& memo, const sched::WaitingRun& w, k8s::TimePoint now) {
-  // A run waiting for its namespace's quota waits whatever its retry says; a preempting run's
-  // room is being freed.
-  if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kPreempting) return false;
-  return memo.ends_waiting_at && now >= *memo.ends_waiting_at;
-}
-
-RunStatus RunController::WaitingStatus(const Run& run, const std::string& reason, int32_t effective,
-                                       std::optional<int64_t> position, const std::string& message,
-                                       k8s::TimePoint now) const {
-  RunStatus next = run.status;
-  next.phase = ToApi(Phase::kPending);
-  next.reason = reason;
-  // A preempted run back in the queue shows Preempted while it waits for capacity (EndsWaiting).
-  if (reason == ToApi(Reason::kNoCapacity) && IsReason(run.status.reason, Reason::kPreempted)) {
-    next.reason = ToApi(Reason::kPreempted);
-  }
-  next.message = message;
-  next.queue_position = position;
-  next.effective_priority = effective;
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.observed_generation = run.meta.generation;
-  // The nodes kept for a preempting run stay in its status while it preempts (see Nominations).
-  auto preempting = preempting_.find(RunKey(run));
-  if (preempting != preempting_.end()) {
-    next.preemption = preempting->second;
-  } else {
-    next.preemption.reset();
-  }
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, message, run.meta.generation, now);
-  return next;
-}
-
-// The core's sentence, and when it counted instances of the run's fleet as unavailable, why the
-// first of them takes no runs (a kubelet refusal, an unreadable annotation): see Pass.
-std::string RunController::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
-  std::string s = result.Explain(w);
-  if (auto run = runs_->Get(w.run_id)) {
-    if (auto cap = CapOf(run->meta.ns); cap && run->priority > cap->cap) {
-      s += "; " + PriorityCapNote(run->meta.ns, run->priority, *cap);
-    }
-  }
-  const auto& r = w.reason;
-  if (r.not_ready + r.invalid <= 0 || unavailable_detail_.empty()) return s;
-  // The fleet the numbers are about; when they are about all its fleets, the first of them
-  // (all fleets when it names none) with an unavailable instance that says why.
-  std::vector<std::string> fleets;
-  if (r.fleet >= 0 && static_cast<size_t>(r.fleet) < result.fleets.size()) {
-    fleets.push_back(result.fleets[r.fleet].name);
-  } else if (auto run = runs_->Get(w.run_id); run && !run->fleets.empty()) {
-    fleets = run->fleets;
-  } else {
-    fleets.push_back(unavailable_detail_.begin()->first);
-  }
-  for (const auto& f : fleets) {
-    auto it = unavailable_detail_.find(f);
-    if (it != unavailable_detail_.end()) return s + "; " + it->second;
-  }
-  return s;
-}
-
-void RunController::ApplyWaiting(const Run& run, Memo& memo, const sched::CycleResult& result,
-                                 const sched::WaitingRun& w, k8s::TimePoint now) {
-  const std::optional<int64_t>& position = run.status.queue_position;
-  const std::string reason(sched::ApiReason(w.reason.code));
-  const bool retry_nc = run.retry && run.retry->on_no_capacity;
-  // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
-  // namespace's own budget, not capacity that failed to show up (as in Kueue).
-  if (EndsWaiting(memo, w, now)) {
-    const std::string why = Explain(result, w);
-    RunStatus next =
-        !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
-                  : Finish(run.status, Outcome::kFailed, ToApi(Reason::kRetryLimitExceeded),
-                           "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why,
-                           run.meta.generation, run.meta.created, now);
-    next.effective_priority = w.effective_priority;
-    SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-    WriteStatus(run, next, "Warning", next.reason, next.message);
-    return;
-  }
-  const int32_t effective = w.effective_priority;
-  bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
-  if (!refresh_due) {
-    // The common case, checked without copying the status: nothing but the sentence could have
-    // changed, and that waits for the refresh.
-    const RunStatus& cur = run.status;
-    const Condition* scheduled = nullptr;
-    for (const auto& c : cur.conditions) {
-      if (IsConditionType(c.type, ConditionType::kScheduled)) scheduled = &c;
-    }
-    if (IsPhase(cur.phase, Phase::kPending) && cur.reason == reason && cur.effective_priority == effective &&
-        !cur.preemption && w.reason.code != sched::WaitCode::kPreempting &&
-        !cur.submitted_at.empty() && cur.observed_generation == run.meta.generation &&
-        cur.queue_position.has_value() == position.has_value() && scheduled != nullptr &&
-        scheduled->status == "False" && scheduled->reason == reason &&
-        scheduled->observed_generation == run.meta.generation) {
-      memo.current_version = memo.version;  // CarryOutWaiting need not look again (see Memo)
-      memo.current_code = w.reason.code;
-      memo.current_effective = effective;
-      return;
-    }
-  }
-  // A waiting run's status is information, not a decision (below): with waiting_writes_queued
-  // of them waiting for a writer already (100,000 runs submitted at once, each shown its first
-  // waiting status), the rest are written by later passes, in queue order, as those drain. The
-  // queue view and the endpoint show them at once anyway. A preemption's record is a decision.
-  if (w.reason.code != sched::WaitCode::kPreempting && !run.status.preemption &&
-      writer_.BackgroundQueued() >= options_.waiting_writes_queued) {
-    return;
-  }
-  // Conditions compared without their message first: sentences are formatted only when needed.
-  RunStatus next = WaitingStatus(run, reason, effective, position, run.status.message, now);
-  bool structural = DiffersInMoreThanPositionAndMessage(run.status, next);
-  if (!structural && !refresh_due) return;
-  // A run that does not show its place yet (a new run, a priority patch moving it) is moved there
-  // by the queue-position writer, whose last move writes its whole waiting status: written here,
-  // the new observedGeneration would arrive with the old place (or none), and `kubectl berth
-  // priority`, which waits for it, would print that. A preemption's record is a decision.
-  const bool preemption_record = next.preemption && next.preemption != run.status.preemption;
-  if (!preemption_record) {
-    auto it = places_.find(w.run_id);
-    const std::optional<int64_t> place = it != places_.end() ? std::optional<int64_t>(it->second) : std::nullopt;
-    if (place != position) return;
-  }
-  next.message = Explain(result, w);
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
-  memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
-  if (SameStatus(run.status, next)) return;
-  if (preemption_record) {
-    // A preemption is a decision: its record is written before any victim is evicted (the next
-    // pass evicts them once the cache shows it).
-    WriteStatus(run, next, {}, {}, {});
-    return;
-  }
-  // A waiting run's status is information, not a decision: it never delays an admission, a
-  // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
-  WriteStatus(run, next, {}, {}, {}, /*background=*/true);
-}
-
-bool RunController::LastPositionsVisible() {
-  // One sequence at a time, and the next is planned only once the cache shows everything the last
-  // one wrote: planned from a cache that still shows a run at its old place, a move into its new
-  // place would put two runs there.
-  if (writer_.Busy(kPositionsKey)) return false;
-  if (position_batch_.empty()) return true;
-  // The sequence's writer is done (then what it wrote is in written_rv_ already) ...
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& key : position_batch_) {
-    // What it wrote is either still news for the next pass (written_rv_: the writer finished
-    // after this pass took its news) or noted and not yet in the cache (awaiting_rv).
-    if (written_rv_.count(key)) return false;
-    auto m = memo_.find(key);
-    if (m != memo_.end() && m->second.awaiting_rv != 0) return false;
-  }
-  position_batch_.clear();
-  return true;
-}
-
-std::vector<std::string> RunController::TopOfQueue(k8s::TimePoint now) const {
-  // The first places go to the waiting runs that stay in the queue (one about to fail does not
-  // take a place on its way out).
-  std::vector<std::string> top;
-  for (auto item : queue_) {
-    if (top.size() >= options_.position_limit) break;
-    const Memo* m = OwnerOf(item.run.owner);
-    if (m == nullptr || !m->run) continue;
-    const sched::WaitingRun* w = WaitingOf(*m);
-    if (w == nullptr || EndsWaiting(*m, *w, now)) continue;
-    top.push_back(item.run.id);
-  }
-  return top;
-}
-
-PositionPlanInput RunController::PositionInput(const Keyed& runs, std::unordered_set<std::string> frozen,
-                                               const std::vector<std::string>& top) const {
-  PositionPlanInput in;
-  in.frozen = std::move(frozen);
-  in.top = top;
-  const std::unordered_set<std::string_view> placed(in.top.begin(), in.top.end());
-  for (const auto& [key, run, memo] : runs) {
-    // A run being deleted is leaving: its place is not held for it.
-    if (!memo->shown_position) continue;  // (Memo::Read: without reading the run)
-    in.shown[key] = *memo->shown_position;
-    // A waiting run (so in the queue) that shows a place beyond the top ones has it cleared.
-    if (!placed.count(key) && WaitingOf(*memo) != nullptr) in.clear.push_back(key);
-  }
-  std::sort(in.clear.begin(), in.clear.end());
-  return in;
-}
-
-std::unordered_set<std::string> RunController::WritePositions(
-    const Keyed& runs, std::unordered_set<std::string> frozen, const std::vector<std::string>& top,
-    const sched::CycleResult& result, k8s::TimePoint now) {
-  if (!LastPositionsVisible()) return {};
-  // Runs with a write of their own queued or in flight keep their place until it is visible:
-  // those busy when the pass began are frozen already (ReconcileAll), and this pass' own.
-  frozen.insert(dispatched_.begin(), dispatched_.end());
-  const PositionPlanInput in = PositionInput(runs, std::move(frozen), top);
-  const size_t budget = position_budget_.Available(now);
-  if (budget == 0) {
-    NoteDeadline(now + std::chrono::milliseconds(static_cast<int64_t>(1000.0 / std::max(0.001, options_.position_writes_per_second))));
-    return {};
-  }
-  std::vector<PositionMove> moves = PlanPositionMoves(in, budget);
-  // Where each run ends up: its last move writes its whole waiting status (a priority patch's
-  // observedGeneration arrives with the new place, so `kubectl berth priority` shows it at once);
-  // a move on the way there (out of a cycle) writes only the position.
-  std::vector<PositionWrite> writes;
-  std::unordered_set<std::string> touched;
-  for (auto& m : moves) {
-    std::shared_ptr<const Run> run = FindKeyed(runs, m.key);
-    if (!run) break;
-    PositionWrite w{run, m.to, std::nullopt};
-    auto d = places_.find(m.key);
-    const bool final_place = d != places_.end() ? m.to == d->second : !m.to;
-    Memo& memo = memo_[m.key];
-    const sched::WaitingRun* wait = WaitingOf(memo);
-    if (final_place && wait != nullptr) {
-      const int32_t effective = wait->effective_priority;
-      w.full = WaitingStatus(*run, std::string(sched::ApiReason(wait->reason.code)), effective, m.to, Explain(result, *wait), now);
-      memo.last_wait_write = now;
-    }
-    writes.push_back(std::move(w));
-    touched.insert(m.key);
-  }
-  if (writes.empty()) return {};
-  const size_t count = writes.size();
-  if (!Dispatch(kPositionsKey, [this, writes = std::move(writes)] { return WritePositionSequence(writes); },
-                /*background=*/true)) {
-    return {};
-  }
-  position_budget_.Spend(count);
-  position_batch_ = touched;
-  return touched;
-}
-
-bool RunController::WritePositionSequence(const std::vector<PositionWrite>& writes) {
-  // One after the other: a write starts only once the one before it is in the API, so nobody
-  // moves into a place before its previous holder has left it. A failure ends the sequence (what
-  // follows may depend on it); the next pass plans again from the cache.
-  std::unordered_map<std::string, std::string> rv;  // a run written twice (a cycle) goes on from its new version
-  for (const auto& w : writes) {
-    const Run& r = *w.run;
-    const std::string key = RunKey(r);
-    auto known = rv.find(key);
-    const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
-    std::string body = w.full ? RunStatusPatch(*w.full, version)
-                              : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
-                                    R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
-    if (!res.ok()) {
-      if (res.status().IsConflict()) return NoteStale(r);
-      if (res.status().IsNotFound()) return true;
-      spdlog::info("run {}: queue position not written ({}); will plan again", key, res.status().ToString());
-      return false;
-    }
-    NoteWritten(r, *res);
-    rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
-  }
-  return true;
-}
-
-bool RunController::WriteFleetStatuses(const ClusterView& view, const std::vector<sched::InstanceStatus>& described,
-                                       k8s::TimePoint now) {
-  bool settled = true;
-  std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
-  for (const auto& d : described) by_fleet[d.fleet].push_back(&d);
-  for (const auto& [name, fleet] : view.fleets) {
-    const std::string status = FleetStatusJson(*fleet, view, by_fleet[name], now);
-    // Written already and the cache has caught up with our write: nothing to do.
-    std::string key = "fleet:" + name;  // ':' never appears in a namespace
-    auto prev = fleet_written_.find(name);
-    std::string signature = status;
-    if (prev != fleet_written_.end() && prev->second == signature) continue;
-    std::string rv = fleet->meta.resource_version;
-    // An init-capture: clang 14 cannot capture a structured binding by name.
-    bool queued = Dispatch(key, [this, name = name, status, rv, signature] {
-      auto res = client_->MergePatch(kFleets.Path("", name, "status"),
-                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"status":)" + status + "}");
-      if (!res.ok()) {
-        spdlog::info("fleet {}: status not written ({}); will retry", name, res.status().ToString());
-        std::lock_guard<std::mutex> lock(mu_);
-        fleet_write_failed_.insert(name);
-        return false;
-      }
-      return true;
-    });
-    if (queued) {
-      fleet_written_[name] = signature;
-    } else {
-      settled = false;  // the writer took nothing: the next pass tries again
-    }
-  }
-  return settled;
+  const std::string key = RunKey(run);
+  const int32_t effective = queue_.EffectivePriority(key).value_or(static_cast<int32_t>(run.priority));
+  if (admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) queue_.Remove(key);
 }
 
 }  // namespace berth::reconcilers
 
 namespace berth::reconcilers {
-
-std::optional<PriorityCap> RunController::CapOf(const std::string& ns) const {
-  auto n = namespaces_->Get(ns);
-  if (!n) return std::nullopt;
-  return ParsePriorityCap(n->labels);
-}
-
-bool RunController::CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const {
-  if (!namespaces_->HasSynced()) return false;
-  auto n = namespaces_->Get(ns);
-  if (!n) return false;
-  cap = ParsePriorityCap(n->labels);
-  return true;
-}
-
-int32_t RunController::QueuePriority(const Run& run) const {
-  const auto priority = static_cast<int32_t>(run.priority);
-  auto cap = CapOf(run.meta.ns);
-  return cap ? std::min(priority, cap->cap) : priority;
-}
-
-bool RunController::QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const {
-  // Some of the Pods are not in the cache yet (see PlacedRun::quota_pending).
-  std::string key;
-  for (const auto& p : placement) {
-    if (p.pod.empty()) return true;
-    key.assign(ns);
-    if (!ns.empty()) key += '/';
-    key += p.pod;
-    if (!pods_->Get(key)) return true;
-  }
-  return false;
-}
 
 }  // namespace berth::reconcilers

@@ -1,9 +1,12 @@
 #include "reconcilers/run_types.h"
 
+#include <charconv>
 #include <string_view>
 
 #include "k8s/duration.h"
+#include "k8s/informer.h"
 #include "k8s/quantity.h"
+#include "k8s/timefmt.h"
 
 namespace berth::reconcilers {
 
@@ -230,6 +233,24 @@ std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
   }
   if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr) run->status = DecodeRunStatus(*st);
   return run;
+}
+
+std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
+
+bool IsPendingPhase(const std::string& p) { return p.empty() || IsPhase(p, Phase::kPending); }
+bool IsPlacedPhase(const std::string& p) { return IsPhase(p, Phase::kScheduled) || IsPhase(p, Phase::kRunning); }
+
+uint64_t RvNumber(const std::string& rv) {
+  uint64_t n = 0;
+  auto [end, err] = std::from_chars(rv.data(), rv.data() + rv.size(), n);
+  return err == std::errc() && end == rv.data() + rv.size() ? n : 0;  // no exceptions on the hot path
+}
+
+std::optional<k8s::TimePoint> ParseStatusTime(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  auto t = k8s::ParseRfc3339(s);
+  if (!t.ok()) return std::nullopt;
+  return t.value();
 }
 
 }  // namespace berth::reconcilers

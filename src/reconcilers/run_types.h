@@ -112,4 +112,16 @@ struct Run {
 std::shared_ptr<const Run> DecodeRun(const k8s::json::Value& obj);
 RunStatus DecodeRunStatus(const k8s::json::Value& status);
 
+// What the engine's components ask of a Run alike.
+// "namespace/name": the run's key in the informer's cache, the queue and the writers.
+std::string RunKey(const Run& r);
+// Phase Pending (or none yet): a waiting run; Scheduled or Running: a placed run.
+bool IsPendingPhase(const std::string& phase);
+bool IsPlacedPhase(const std::string& phase);
+// resourceVersions are etcd revisions: compared numerically to know whether the cache caught up
+// with a write. 0 when `rv` is not a number.
+uint64_t RvNumber(const std::string& rv);
+// An RFC 3339 time of a status field; nullopt when empty or unreadable.
+std::optional<k8s::TimePoint> ParseStatusTime(const std::string& s);
+
 }  // namespace berth::reconcilers

@@ -1,0 +1,176 @@
+#include "reconcilers/engine_caches.h"
+
+#include <algorithm>
+
+#include "reconcilers/pod_builder.h"
+
+namespace berth::reconcilers {
+
+using k8s::resources::kFleets;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+
+// Whether the kubelet still counts this Pod against its node when it admits another one. Kubelets
+// 1.35-1.37 count every Pod that is not terminal until its pod worker has finished terminating it
+// (pkg/kubelet: isPodInactive): a Pod being deleted counts even when none of its containers runs
+// (an image that could not be pulled) until the kubelet writes its terminal phase or it is gone.
+// (Kubelet 1.20 let such a Pod go at once; a run placed on its blocks then was refused OutOfcpu.)
+bool KubeletCountsPod(const k8s::Pod& p) { return !IsTerminalPod(p); }
+
+void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
+  pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      "pods");
+  pods_->SetLabelSelector(kRunLabel);  // only berth's pods
+  pods_->AddIndex("run", [](const k8s::Pod& p) {
+    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
+  });
+  pods_->AddIndex("node", [](const k8s::Pod& p) {
+    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
+  });
+  others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      "other-pods");
+  others_->SetLabelSelector(std::string("!") + kRunLabel);
+  others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
+  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
+  pods_->AddIndex("held", [](const k8s::Pod& p) {
+    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
+  });
+}
+
+std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PodsOf(const Run& run) const {
+  std::vector<std::shared_ptr<const k8s::Pod>> out;
+  for (auto& p : pods_->ByIndex("run", RunKey(run))) {
+    if (IsRunsPod(*p, &run)) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<PodRef> EngineCaches::PodsToStop(const Run& run) const {
+  std::vector<PodRef> out;
+  for (const auto& p : PodsOf(run)) {
+    if (!IsTerminalPod(*p) && !p->meta.deleting) out.push_back(RefOf(*p));
+  }
+  return out;
+}
+
+std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_view, const Run*>& runs) const {
+  std::vector<NodeHold> holds;
+  for (const auto& p : others_->List()) {
+    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
+    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
+  }
+  // berth's Pods count through their run's placement while that placement stands; any other
+  // bound Pod of a run that the kubelet has not finished holds its blocks until it is gone. A Pod
+  // is a run's only when that Run controls it (its controller ownerReference carries the uid of
+  // the Run its berth.dev/run label names): anyone may label a Pod, and such a Pod is an ordinary
+  // one whose requests come off the node (issue 29: a 1m-CPU Pod must not hold a whole instance).
+  std::string run_key, attempt;  // reused: no allocation per Pod
+  for (const auto& p : pods_->ByIndex("held", "held")) {
+    if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
+    auto label = p->meta.labels.find(kRunLabel);
+    run_key.assign(p->meta.ns);
+    if (!p->meta.ns.empty()) run_key += '/';
+    if (label != p->meta.labels.end()) run_key += label->second;
+    auto it = runs.find(run_key);
+    std::shared_ptr<const Run> cached;  // a run that is not placed: read from the cache
+    const Run* owner = it != runs.end() ? it->second : (cached = runs_->Get(run_key)).get();
+    if (!IsRunsPod(*p, owner)) {
+      holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
+      continue;
+    }
+    if (it != runs.end()) {
+      const Run& run = *it->second;
+      auto pod_attempt = p->meta.labels.find(kAttemptLabel);
+      attempt = std::to_string(run.status.resubmissions);  // short: no allocation
+      bool current = IsPlacedPhase(run.status.phase) && !run.meta.deleting &&
+                     pod_attempt != p->meta.labels.end() && pod_attempt->second == attempt;
+      if (current && std::any_of(run.status.placement.begin(), run.status.placement.end(),
+                                 [&](const PlacementEntry& e) { return e.pod == p->meta.name && e.node == p->node_name; })) {
+        continue;
+      }
+    }
+    int32_t blocks = kUnknownBlocks;
+    std::string ann = p->meta.Annotation(kBlocksAnnotation);
+    if (!ann.empty() && ann.size() < 7 && ann.find_first_not_of("0123456789") == std::string::npos) blocks = std::stoi(ann);
+    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), {}, blocks});
+  }
+  return holds;
+}
+
+std::optional<PriorityCap> EngineCaches::CapOf(const std::string& ns) const {
+  auto n = namespaces_->Get(ns);
+  if (!n) return std::nullopt;
+  return ParsePriorityCap(n->labels);
+}
+
+bool EngineCaches::CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const {
+  if (!namespaces_->HasSynced()) return false;
+  auto n = namespaces_->Get(ns);
+  if (!n) return false;
+  cap = ParsePriorityCap(n->labels);
+  return true;
+}
+
+int32_t EngineCaches::QueuePriority(const Run& run) const {
+  const auto priority = static_cast<int32_t>(run.priority);
+  auto cap = CapOf(run.meta.ns);
+  return cap ? std::min(priority, cap->cap) : priority;
+}
+
+bool EngineCaches::QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const {
+  // Some of the Pods are not in the cache yet (see PlacedRun::quota_pending).
+  std::string key;
+  for (const auto& p : placement) {
+    if (p.pod.empty()) return true;
+    key.assign(ns);
+    if (!ns.empty()) key += '/';
+    key += p.pod;
+    if (!pods_->Get(key)) return true;
+  }
+  return false;
+}
+
+EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
+  runs_ = std::make_unique<k8s::Informer<Run>>(client, kRuns.Path(), DecodeRun, [](const Run& r) { return RunKey(r); },
+                                               "runs");
+  fleets_ = std::make_unique<k8s::Informer<Fleet>>(client, kFleets.Path(), DecodeFleet,
+                                                   [](const Fleet& f) { return f.meta.name; }, "fleets");
+  nodes_ = std::make_unique<k8s::Informer<k8s::Node>>(client, k8s::resources::kNodes.Path(), k8s::DecodeNode,
+                                                      [](const k8s::Node& n) { return n.meta.name; }, "nodes");
+  MakePodInformers(client);
+  namespaces_ = std::make_unique<k8s::Informer<NamespaceInfo>>(
+      client, k8s::resources::kNamespaces.Path(), DecodeNamespace, [](const NamespaceInfo& n) { return n.name; },
+      "namespaces");
+  resource_quotas_ = std::make_unique<k8s::Informer<ResourceQuotaInfo>>(
+      client, "/api/v1/resourcequotas", DecodeResourceQuota,
+      [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
+}
+
+void EngineCaches::Start() {
+  runs_->Start();
+  fleets_->Start();
+  nodes_->Start();
+  pods_->Start();
+  others_->Start();
+  namespaces_->Start();
+  resource_quotas_->Start();
+}
+
+void EngineCaches::Stop() {
+  runs_->Stop();
+  fleets_->Stop();
+  nodes_->Stop();
+  pods_->Stop();
+  others_->Stop();
+  namespaces_->Stop();
+  resource_quotas_->Stop();
+}
+
+bool EngineCaches::HasSynced() const {
+  return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
+         others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();
+}
+
+}  // namespace berth::reconcilers

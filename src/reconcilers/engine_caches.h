@@ -1,0 +1,82 @@
+#pragma once
+// The engine's caches: the informers of everything the engine watches (Runs, Fleets, Nodes,
+// berth's Pods, everyone else's Pods that hold resources, Namespaces, ResourceQuotas) and the
+// reads every step makes of them.
+//
+// Threads. Start, Stop: the engine's owner (StartInformers, Stop). The informers' own threads
+// fill the caches and call the handlers the engine adds. The reads: any thread (each informer
+// locks its cache); the engine reads them from the loop thread, the admission webhook reads
+// CachedCapOf from HTTP threads.
+// Owns: the informers. Cost: each read is a cache lookup or an index walk (PodsOf: the run's
+// Pods; Holds: every Pod that may hold resources, so only when the cluster view is made anew).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "k8s/client.h"
+#include "k8s/informer.h"
+#include "k8s/objects.h"
+#include "reconcilers/cluster_view.h"
+#include "reconcilers/fleet_types.h"
+#include "reconcilers/namespace_policy.h"
+#include "reconcilers/run_types.h"
+#include "reconcilers/run_writes.h"
+
+namespace berth::reconcilers {
+
+// Whether the kubelet still counts this Pod against its node when it admits another one.
+bool KubeletCountsPod(const k8s::Pod& p);
+
+class EngineCaches {
+ public:
+  explicit EngineCaches(const k8s::ClientPtr& client);
+  void Start();
+  void Stop();
+  bool HasSynced() const;
+
+  k8s::Informer<Run>& runs() const { return *runs_; }
+  k8s::Informer<Fleet>& fleets() const { return *fleets_; }
+  k8s::Informer<k8s::Node>& nodes() const { return *nodes_; }
+  // berth's Pods, indexed by run ("run"), node ("node") and those the kubelet still counts ("held").
+  k8s::Informer<k8s::Pod>& pods() const { return *pods_; }
+  // Everyone else's Pods that may hold resources (not berth's, not finished): their requests come
+  // off the nodes they run on.
+  k8s::Informer<k8s::Pod>& others() const { return *others_; }
+  k8s::Informer<NamespaceInfo>& namespaces() const { return *namespaces_; }  // their berth.dev/max-priority
+  k8s::Informer<ResourceQuotaInfo>& quotas() const { return *resource_quotas_; }
+
+  // The run's own Pods (its controller ownerReference, not just its label).
+  std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
+  // The run's Pods that neither finished nor are being deleted (what ending it has to stop).
+  std::vector<PodRef> PodsToStop(const Run& run) const;
+  // Pods on nodes that no current placement accounts for (see NodeHold); `runs`: the runs whose
+  // Pods may count through their placement (the admitted ones).
+  std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
+  // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
+  std::optional<PriorityCap> CapOf(const std::string& ns) const;
+  // The same for the admission webhook: false when the Namespace cache has not synced or does
+  // not hold `ns` (yet), so the caller asks the API server instead.
+  bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const;
+  // Issue 17 (namespace_policy.h): the queue's priority for a run (its namespace's cap applied),
+  // and whether some of a placed run's Pods are not in the cache yet (their quota usage is not in
+  // the ResourceQuota's status yet: PlacedRun::quota_pending).
+  int32_t QueuePriority(const Run& run) const;
+  bool QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const;
+
+ private:
+  void MakePodInformers(const k8s::ClientPtr& client);
+
+  std::unique_ptr<k8s::Informer<Run>> runs_;
+  std::unique_ptr<k8s::Informer<Fleet>> fleets_;
+  std::unique_ptr<k8s::Informer<k8s::Node>> nodes_;
+  std::unique_ptr<k8s::Informer<k8s::Pod>> pods_;
+  std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
+  std::unique_ptr<k8s::Informer<NamespaceInfo>> namespaces_;
+  std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
+};
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,48 @@
+#pragma once
+// The engine's settings (berth-controller's flags set them; tests set them directly). Read by the
+// engine and its components on the loop thread; fixed once the engine is made.
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include "scheduling/run_queue.h"
+
+namespace berth::reconcilers {
+
+struct EngineOptions {
+  std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};
+  int writers = 16;  // API writes in flight at most
+  std::chrono::milliseconds status_refresh{5000};  // waiting runs' message, at most this often
+  size_t position_limit = 100;                     // queuePosition kept for the first N places
+  // Waiting runs' status writes (information, never a decision) queued for a writer at most; the
+  // rest wait for a later pass (100,000 runs submitted at once are shown their status in queue
+  // order as the API takes it, and the engine does not hold 100,000 writes and their keys).
+  size_t waiting_writes_queued = 1000;
+  // A resubmitted run queues again after this delay, doubled for each attempt in a row that ran
+  // less than kBackoffResetAfter, up to max_retry_backoff. 0 = at once.
+  std::chrono::milliseconds retry_backoff{10 * 1000};
+  std::chrono::milliseconds max_retry_backoff{10 * 60 * 1000};
+  // A run whose Pods have not all started this long after placement fails with StartTimeout (or
+  // is resubmitted under retry on error); spec.startTimeout overrides it. 0 = off.
+  std::chrono::milliseconds start_timeout{10 * 60 * 1000};
+  // queuePosition writes per second at most (and at once): see reconcilers/queue_positions.h.
+  // 20: what the former per-run refresh (100 places, each at most every 5 s) could write.
+  double position_writes_per_second = 20;
+  // A finished run without spec.ttlSecondsAfterFinished is deleted this long after finishedAt.
+  // nullopt = kept.
+  std::optional<std::chrono::milliseconds> finished_run_ttl;
+  // Runs a pass looks at only because their periodic look (status_refresh) came due, at most, of
+  // each kind (quiet placed runs, waiting runs with a current status); the rest wait for the next
+  // passes, which come at once. A deadline or a change is never put off.
+  size_t refreshes_per_pass = 4096;
+  // For tests: each pass that keeps the last cluster view (PassView) also builds it anew and
+  // aborts the process if the two differ (the core's snapshot, the instances' records, the
+  // conflicts and invalid fleets).
+  bool verify_kept_view = false;
+};
+
+// An attempt that ran at least this long resets the retry backoff.
+inline constexpr std::chrono::minutes kBackoffResetAfter{10};
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,69 @@
+#include "reconcilers/fleet_status_writer.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "reconcilers/run_status.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+namespace sched = scheduling;
+
+void FleetStatusWriter::TakeFailures() {
+  std::unordered_set<std::string> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed.swap(failed_);
+  }
+  for (const auto& name : failed) written_.erase(name);
+  if (!failed.empty()) settled_ = false;  // written again by the next Update
+}
+
+const std::vector<sched::InstanceStatus>& FleetStatusWriter::Update(const ClusterView& view, uint64_t view_gen,
+                                                                     sched::TimePoint now) {
+  // The instances' states follow the view, and the time only through an instance's end of life.
+  if (settled_ && described_gen_ == view_gen && now < described_until_) return described_;
+  described_ = sched::DescribeInstances(view.snapshot, now);
+  described_gen_ = view_gen;
+  described_until_ = sched::TimePoint::max();
+  for (const auto& inst : view.snapshot.instances) {
+    // An expired one's message says since when ("expired 5m ago"): made again every pass.
+    if (inst.expires_at) described_until_ = std::min(described_until_, std::max(*inst.expires_at, now));
+  }
+  settled_ = Write(view, now);
+  return described_;
+}
+
+bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
+  bool settled = true;
+  std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
+  for (const auto& d : described_) by_fleet[d.fleet].push_back(&d);
+  for (const auto& [name, fleet] : view.fleets) {
+    const std::string status = FleetStatusJson(*fleet, view, by_fleet[name], now);
+    auto prev = written_.find(name);
+    if (prev != written_.end() && prev->second == status) continue;  // written or queued already
+    const std::string key = "fleet:" + name;  // ':' never appears in a namespace
+    // An init-capture: clang 14 cannot capture a structured binding by name.
+    const bool queued = dispatch_(key, [this, name = name, status, rv = fleet->meta.resource_version] {
+      auto res = client_->MergePatch(k8s::resources::kFleets.Path("", name, "status"),
+                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"status":)" + status + "}");
+      if (!res.ok()) {
+        spdlog::info("fleet {}: status not written ({}); will retry", name, res.status().ToString());
+        std::lock_guard<std::mutex> lock(mu_);
+        failed_.insert(name);
+        return false;
+      }
+      return true;
+    });
+    if (queued) {
+      written_[name] = status;
+    } else {
+      settled = false;  // the writer took nothing: the next pass tries again
+    }
+  }
+  return settled;
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,221 @@
+#include "reconcilers/run_reconciler.h"
+
+#include <spdlog/spdlog.h>
+
+#include "k8s/timefmt.h"
+#include "reconcilers/run_status.h"
+
+namespace berth::reconcilers {
+
+namespace {
+
+// Everything in a Run's spec but its priority (what an admitted run ignores).
+std::string SpecFingerprint(const Run& r) {
+  std::string f = std::to_string(r.nodes) + "|" + std::to_string(r.cpu_milli) + "|" + std::to_string(r.memory_bytes) +
+                  "|" + std::to_string(r.gpus) + "|" + (r.max_duration ? std::to_string(r.max_duration->count()) : "off");
+  for (const auto& fl : r.fleets) f += "|" + fl;
+  if (r.retry) {
+    f += "|retry" + std::to_string(r.retry->on_no_capacity) + std::to_string(r.retry->on_interruption) +
+         std::to_string(r.retry->on_error) + (r.retry->duration ? std::to_string(r.retry->duration->count()) : "off");
+  }
+  return f + "|" + r.template_json;
+}
+
+}  // namespace
+
+void RunReconciler::Note(k8s::TimePoint at) {
+  if (!deadline_ || at < *deadline_) deadline_ = at;
+}
+
+std::optional<k8s::TimePoint> RunReconciler::TakeDeadline() { return std::exchange(deadline_, std::nullopt); }
+
+bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
+  const std::string& phase = run.status.phase;
+  if (run.meta.deleting) {
+    if (!busy) writes_.HandleDeletion(run);
+    return false;
+  }
+  if (IsTerminalPhase(phase)) {
+    if (busy) return false;
+    // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
+    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
+    if (!to_delete.empty()) {
+      writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
+    } else if (run.status.observed_generation != run.meta.generation) {
+      writes_.NoteSpecChangeAfterEnd(run);
+    }
+    return false;
+  }
+  if (IsPendingPhase(phase)) return ReconcilePending(run, now, busy);
+  if (IsPlacedPhase(phase) && !busy) ReconcilePlaced(run, view, now);
+  return false;
+}
+
+bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
+  // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
+  working_.MemoOf(RunKey(run)).admitted_spec.clear();
+  PendingInput in;
+  in.run = &run;
+  // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
+  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : caches_.PodsOf(run);
+  for (const auto& p : pods) in.pods.push_back(p.get());
+  in.busy = busy;
+  in.now = now;
+  const PendingDecision d = DecidePending(in);
+  using PK = PendingDecision::Kind;
+  switch (d.kind) {
+    case PK::kQueue:
+      return true;
+    case PK::kWait:
+      return false;
+    case PK::kStop:
+      writes_.FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
+      return false;
+    case PK::kInvalid: {
+      RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), d.message, run.meta.generation, run.meta.created, now);
+      writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
+      return false;
+    }
+    case PK::kSuspend:
+      writes_.Suspend(run, d.message, now);
+      return false;
+    case PK::kDeletePods: {
+      std::vector<PodRef> refs;
+      for (const k8s::Pod* p : d.pods) refs.push_back(RefOf(*p));
+      writes_.DeletePodsOf(run, std::move(refs), /*retry=*/true);
+      return false;
+    }
+    case PK::kResumed: {
+      RunStatus next = run.status;
+      next.reason = ToApi(Reason::kResumed);
+      next.message = d.message;
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
+      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
+      return false;
+    }
+    case PK::kBackoff:
+      Note(*d.until);  // its message says until when
+      return false;
+  }
+  return false;
+}
+
+void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now) {
+  // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
+  const int64_t attempt = run.status.resubmissions;
+  std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
+  for (const auto& p : caches_.PodsOf(run)) {
+    if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
+  }
+  PlacedInput in;
+  in.run = &run;
+  for (const auto& [name, p] : pods) in.pods[name] = p.get();
+  for (const auto& entry : run.status.placement) {
+    if (!view.instances.count(entry.node)) {
+      in.node_problems[entry.node] = "is gone or no longer in a fleet";
+    } else if (auto node = caches_.nodes().Get(entry.node); !node || !node->ready) {
+      in.node_problems[entry.node] = "is not ready";
+    }
+  }
+  in.default_start_timeout = options_.start_timeout;
+  in.now = now;
+  const PlacedDecision d = DecidePlaced(in);
+  const std::optional<k8s::TimePoint> deadline = NextDeadline(in);
+  if (deadline) Note(*deadline);
+  RunMemo& memo = working_.MemoOf(RunKey(run));
+  memo.quiet_rv.clear();
+  if (CarryOutPlaced(run, d, pods, view, now)) return;
+  // Only spec.priority may change once a run is admitted; say so when something else changed.
+  std::string fingerprint = SpecFingerprint(run);
+  if (memo.admitted_spec.empty()) {
+    memo.admitted_spec = fingerprint;
+  } else if (memo.admitted_spec != fingerprint) {
+    memo.admitted_spec = fingerprint;
+    events_.Record(writes_.Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
+                    "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
+                    "if it goes back to the queue (a retry)");
+  }
+  // Scheduled or Running: keep the status' generation current (a priority patch after admission).
+  if (run.status.observed_generation != run.meta.generation) {
+    RunStatus next = run.status;
+    next.observed_generation = run.meta.generation;
+    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
+    writes_.WriteStatus(run, next);
+  } else if (d.kind == PlacedDecision::Kind::kNothing) {
+    // Nothing to do until something changes (see Quiet) or time alone changes the answer.
+    const k8s::TimePoint refresh = now + options_.status_refresh;
+    memo.quiet_rv = run.meta.resource_version;
+    memo.quiet_until = deadline ? std::min(*deadline, refresh) : refresh;
+    memo.quiet_deadline = deadline;
+  }
+}
+
+bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view) {
+  RunMemo& memo = working_.MemoOf(RunKey(run));
+  // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
+  // BlockHolders made this pass (none when its placement is empty: nothing to count).
+  if (memo.placed && !view.Counted(*memo.placed)) return true;
+  // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
+  // new scheduledAt.
+  const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + run.status.scheduled_at;
+  // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
+  if (memo.pods_ensured_for == ensured && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10)) {
+    return false;
+  }
+  memo.pods_ensured_for = ensured;
+  memo.pods_ensured_at = clock_.Monotonic();
+  auto fleet = caches_.fleets().Get(run.status.fleet);
+  writes_.EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+  return true;
+}
+
+bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,
+                                   const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                                   const ClusterView& view, k8s::TimePoint now) {
+  switch (d.kind) {
+    case PlacedDecision::Kind::kEnd:
+      if (!d.refused_node.empty()) on_refusal_(d.refused_node, d.why, now);
+      writes_.FailOrRetry(run, d.interruption, d.why, now, d.reason);
+      return true;
+    case PlacedDecision::Kind::kSucceed: {
+      RunStatus next = Finish(run.status, Outcome::kSucceeded, ToApi(Reason::kSucceeded), d.message, run.meta.generation, run.meta.created, now);
+      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
+      return true;
+    }
+    case PlacedDecision::Kind::kStop:
+      writes_.FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
+      return true;
+    case PlacedDecision::Kind::kSuspend:
+      writes_.Suspend(run, d.message, now);
+      return true;
+    case PlacedDecision::Kind::kMaxDuration:
+      writes_.EndAfterMaxDuration(run, pods, d.message, now);
+      return true;
+    case PlacedDecision::Kind::kShowWaiting: {
+      RunStatus next = run.status;
+      next.message = d.message;
+      writes_.WriteStatus(run, next);
+      return true;
+    }
+    case PlacedDecision::Kind::kStarted: {
+      RunStatus next = run.status;
+      next.phase = ToApi(Phase::kRunning);
+      next.reason = ToApi(Reason::kRunning);
+      next.message = d.message;
+      next.started_at = k8s::FormatRfc3339(now);
+      next.observed_generation = run.meta.generation;
+      SetCondition(next.conditions, ToApi(ConditionType::kReady), "True", ToApi(Reason::kRunning), next.message, run.meta.generation, now);
+      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
+      return true;
+    }
+    case PlacedDecision::Kind::kCreatePods:
+      if (CreatePodsOnce(run, view)) return true;
+      break;
+    case PlacedDecision::Kind::kNothing:
+      break;
+  }
+  return false;
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,373 @@
+#include "reconcilers/run_writes.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "k8s/duration.h"
+#include "k8s/timefmt.h"
+#include "reconcilers/run_status.h"
+#include "scheduling/block_layout.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+namespace sched = scheduling;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+using k8s::resources::kServices;
+
+bool IsTerminalPod(const k8s::Pod& p) {
+  return IsPodPhase(p.phase, PodPhase::kSucceeded) || IsPodPhase(p.phase, PodPhase::kFailed);
+}
+
+k8s::ObjectReference RunWrites::Ref(const Run& run) const {
+  return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
+}
+
+void RunWrites::DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry) {
+  Dispatch(RunKey(run), [this, ns = run.meta.ns, pods = std::move(pods), retry] { return DeletePods(ns, pods) || !retry; });
+}
+
+bool RunWrites::DeletePods(const std::string& ns, const std::vector<PodRef>& pods) {
+  bool ok = true;
+  for (const auto& p : pods) {
+    k8s::DeleteOptions o;
+    o.precondition_uid = p.uid;
+    if (!p.started) o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
+    k8s::Status s = client_->Delete(kPods.Path(ns, p.name), o);
+    // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
+    if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) ok = false;
+  }
+  return ok;
+}
+
+void RunWrites::NoteSpecChangeAfterEnd(const Run& run) {
+  // An ended run does not run again when its spec changes (kubectl apply of an edited file): its
+  // status and an Event say so, and how to run it again. Once per generation.
+  static const std::string kNote =
+      "the spec changed after the run ended, which does not run it again: kubectl berth apply -f FILE submits it again";
+  // spec.suspend set on an ended run: nothing to suspend, and nothing else happens either.
+  static const std::string kSuspendNote = "spec.suspend was set after the run ended: an ended run has nothing to suspend";
+  if (run.suspend) {
+    RunStatus next = run.status;
+    next.observed_generation = run.meta.generation;
+    for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
+    if (next.message.find(kSuspendNote) == std::string::npos) {
+      next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
+    }
+    WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
+                "the run has ended (" + run.status.phase + "), so spec.suspend does nothing");
+    return;
+  }
+  RunStatus next = run.status;
+  next.observed_generation = run.meta.generation;
+  for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
+  if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
+  WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
+              "the run has ended (" + run.status.phase +
+                  "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
+                  "(or delete and create it)");
+}
+
+void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                                        const std::string& message, k8s::TimePoint now) {
+  std::vector<PodRef> names;
+  for (const auto& [name, p] : pods) {
+    if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
+  }
+  RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kMaxDurationExceeded), message, run.meta.generation,
+                          run.meta.created, now);
+  // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
+  // the Failed branch deletes), never a Running run without Pods (an "interruption").
+  Dispatch(RunKey(run), [this, r = run, names, next] {
+    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+    events_.Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
+    DeletePods(r.meta.ns, names);
+    return true;
+  });
+}
+
+std::optional<bool> RunWrites::PatchStatus(const Run& r, const RunStatus& next) {
+  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+  if (res.ok()) {
+    NoteWritten(r, *res, &next);
+    return std::nullopt;
+  }
+  if (res.status().IsConflict()) return admissions_.NoteStale(r);
+  if (!res.status().IsNotFound()) {
+    spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+  }
+  return false;
+}
+
+void RunWrites::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
+  if (observer_ && next != nullptr && IsTerminalPhase(next->phase) && next->phase != run.status.phase) {
+    observer_->OnFinished(next->phase, next->reason);
+  }
+  admissions_.NoteWritten(RunKey(run), RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"}))));
+}
+
+void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
+  // Resources of each rank from its instance's block layout.
+  std::vector<RankAssignment> ranks;
+  for (const auto& entry : run.status.placement) {
+    RankAssignment ra;
+    ra.rank = entry.rank;
+    ra.pod = entry.pod;  // the name admission wrote (a berth before issue 29 named retries otherwise)
+    ra.node = entry.node;
+    ra.blocks = entry.blocks;
+    for (const auto& inst : view.snapshot.instances) {
+      if (inst.name != entry.node) continue;
+      for (const auto& f : view.snapshot.fleets) {
+        if (f.name == inst.fleet) ra.resources = sched::BlockLayout::Make(inst.allocatable, f.blocks).ResourcesFor(entry.blocks);
+      }
+    }
+    ranks.push_back(ra);
+  }
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
+  for (const auto& p : pods_of_(run)) bound[p->meta.name] = p->node_name;
+  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound] { return CreatePods(r, ranks, gpu_resource, bound); });
+}
+
+bool RunWrites::FailInvalidSpec(const Run& r, const std::string& why) {
+  spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
+  const k8s::TimePoint now = clock_.Now();
+  RunStatus next = Finish(r.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), why, r.meta.generation, r.meta.created, now);
+  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
+  if (!res.ok()) return res.status().IsConflict() ? admissions_.NoteStale(r) : false;
+  NoteWritten(r, *res, &next);
+  events_.Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
+  return true;
+}
+
+std::optional<bool> RunWrites::CreateService(const Run& r) {
+  // The ranks find each other through it: no Pods before it exists (retried like any write).
+  auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
+  if (!s.ok() && s.status().IsAlreadyExists()) {
+    // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
+    auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+    if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+    if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+      return FailInvalidSpec(r, "a Service named " + r.meta.name + " already exists in namespace " + r.meta.ns +
+                                    " and is not this run's (berth does not take over or change it): a multi-node "
+                                    "run's Pods find each other through a headless Service named after the run; "
+                                    "rename the run or delete that Service");
+    }
+  } else if (!s.ok()) {
+    spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
+    return false;
+  }
+  return std::nullopt;
+}
+
+bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
+                               const std::map<std::string, std::string>& bound) {
+  // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
+  // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
+  // any were made, are deleted by the Failed branch of Reconcile.
+  if (ranks.size() > 1) {
+    if (std::optional<bool> answer = CreateService(r)) return *answer;
+  }
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
+    auto b = bound.find(name);
+    if (b == bound.end()) {
+      auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
+      if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
+      auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
+      if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
+        return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
+                                      c.status().message());
+      }
+      if (!c.ok() && c.status().IsAlreadyExists()) {
+        // Our own earlier create that the cache does not show yet, or a Pod of someone else
+        // under the name: never taken as the run's (it would count as its rank).
+        auto existing = client_->Get(kPods.Path(r.meta.ns, name));
+        if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+        if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+          return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
+                                        " and is not this run's (berth does not take over or change it): rank " +
+                                        std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
+                                        "delete that Pod");
+        }
+      } else if (!c.ok()) {
+        spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
+        return false;
+      }
+      // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
+      // of a Pod the run owns while the cache does not show it yet: our own earlier create
+      // (bound). A Pod an older berth left unbound shows in the cache without a node and is bound
+      // below then.
+      continue;
+    }
+    if (!b->second.empty()) continue;  // already bound
+    // Only a Pod made without a node (by a berth that bound in a second write) gets here.
+    k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
+    if (!s.ok() && s.code() != 409) {
+      spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
+      return false;
+    }
+  }
+  return true;
+}
+
+RunStatus RunWrites::RetryStatus(const Run& run, const std::string& reason, const std::string& why,
+                                     k8s::TimePoint now, bool preempted) const {
+  RunStatus next = run.status;
+  next.observed_generation = run.meta.generation;
+  next.phase = ToApi(Phase::kPending);
+  next.reason = reason;
+  next.resubmissions += 1;
+  // Backoff: a persistent cause must not become a hot loop of Pod creations.
+  // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
+  std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
+  auto started = ParseStatusTime(run.status.started_at);
+  bool ran_long = started && now - *started >= kBackoffResetAfter;
+  if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
+    backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
+  }
+  next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
+  // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
+  // there (berth_oldest_pending_run_wait_seconds, the admission wait).
+  next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
+  next.message = why + "; back in the queue" +
+                 (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
+                 ", resubmission " + std::to_string(next.resubmissions);
+  next.fleet.clear();
+  next.placement.clear();
+  next.scheduled_at.clear();
+  next.started_at.clear();
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
+  return next;
+}
+
+void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
+                                const std::string& reason_override, bool stopped, bool preempted) {
+  bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
+  bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
+  // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
+  // older attempts go.
+  std::vector<PodRef> to_delete;
+  const std::string attempt = std::to_string(run.status.resubmissions);
+  for (const auto& p : pods_of_(run)) {
+    if (p->meta.deleting) continue;
+    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
+  }
+  RunStatus next;
+  const std::string reason =
+      !reason_override.empty() ? reason_override : std::string(ToApi(interruption ? Reason::kInterrupted : Reason::kPodFailed));
+  std::string event_type = "Warning", event_reason, event_message;
+  if (retry_event && within) {
+    next = RetryStatus(run, reason, why, now, preempted);
+    event_reason = ToApi(Reason::kRetrying);
+    event_message = next.message;
+  } else {
+    std::string message = why;
+    if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
+    next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
+    event_reason = reason;
+    event_message = next.message;
+    if (stopped) event_type = "Normal";
+  }
+  // The status first, then the Pods: a crash in between leaves a Failed run (whose Pods the Failed
+  // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
+  // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
+  // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
+    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+    events_.Record(Ref(r), event_type, event_reason, event_message);
+    if (preempted && observer_) observer_->OnPreempted(r.status.fleet);
+    DeletePods(r.meta.ns, to_delete);
+    return true;
+  });
+}
+
+void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
+  RunStatus next = run.status;
+  const bool already = IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kSuspended);
+  next.phase = ToApi(Phase::kPending);
+  next.reason = ToApi(Reason::kSuspended);
+  if (!already) next.message = message;  // keeps the sentence written when it was suspended
+  next.queue_position.reset();
+  next.preemption.reset();  // out of the queue: the nodes kept for it go back
+  next.fleet.clear();
+  next.placement.clear();
+  next.scheduled_at.clear();
+  next.started_at.clear();
+  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.observed_generation = run.meta.generation;
+  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
+  bool had_ready = false;
+  for (const auto& c : next.conditions) had_ready |= IsConditionType(c.type, ConditionType::kReady);
+  if (had_ready) SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
+  // Every Pod still running stops, and the current attempt's Pods go even when they are done:
+  // the attempt does not change, so the Pods made on resume take their names.
+  std::vector<PodRef> to_delete;
+  const std::string attempt = std::to_string(run.status.resubmissions);
+  for (const auto& p : pods_of_(run)) {
+    if (p->meta.deleting) continue;
+    if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) == attempt) to_delete.push_back(RefOf(*p));
+  }
+  const bool write = !SameStatus(run.status, next);
+  if (!write && to_delete.empty()) return;
+  // The status first, then the Pods (as when a run ends): a crash in between leaves a suspended
+  // run whose Pods the next pass stops, never a Running run without Pods (an interruption).
+  // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
+    if (write) {
+      if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+      if (event) events_.Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
+    }
+    return DeletePods(r.meta.ns, to_delete);
+  });
+}
+
+void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
+                                const std::string& event_reason, const std::string& event_message, bool background) {
+  if (SameStatus(run.status, next)) return;
+  spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, next.phase, next.reason,
+                background ? " (refresh)" : "");
+  Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
+    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+    if (!event_reason.empty()) events_.Record(Ref(r), event_type, event_reason, event_message);
+    return true;
+  }, background);
+}
+
+void RunWrites::HandleDeletion(const Run& run) {
+  if (!run.meta.HasFinalizer(kFinalizer)) return;
+  std::vector<PodRef> pods;
+  for (const auto& p : pods_of_(run)) {
+    if (!p->meta.deleting) pods.push_back(RefOf(*p));
+  }
+  Dispatch(RunKey(run), [this, r = run, pods] {
+    if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
+    if (r.nodes > 1) {
+      // Only the Service the run owns, and only that object (the uid precondition): a Service of
+      // the same name made by someone else is never deleted (issue 29).
+      auto svc = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+      if (!svc.ok() && !svc.status().IsNotFound()) return false;
+      if (svc.ok()) {
+        const k8s::ObjectMeta meta = k8s::DecodeMeta(*svc);
+        if (IsOwnedByRun(meta, &r)) {
+          k8s::DeleteOptions o;
+          o.precondition_uid = meta.uid;
+          k8s::Status s = client_->Delete(kServices.Path(r.meta.ns, r.meta.name), o);
+          // 409: the uid precondition failed, the name holds another object now: not ours.
+          if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return false;
+        }
+      }
+    }
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
+                                   FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));
+    if (!res.ok() && !res.status().IsNotFound()) {
+      spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+    }
+    return true;
+  });
+}
+
+}  // namespace berth::reconcilers

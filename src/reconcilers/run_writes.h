@@ -1,0 +1,140 @@
+#pragma once
+// Run writes: the API writes that carry out a run's decisions (statuses, Events, Pods, the
+// headless Service, the finalizer), each handed to the engine's writers under the run's key.
+//
+// Threads. The loop thread calls WriteStatus, FailOrRetry, Suspend, HandleDeletion,
+// EndAfterMaxDuration, EnsurePods, DeletePodsOf and NoteSpecChangeAfterEnd: each reads what it
+// needs from the caches and dispatches one writer task (KeyedWriter: one write per key queued or
+// in flight). The tasks, and PatchStatus, NoteWritten, DeletePods, CreatePods, FailInvalidSpec,
+// run on the writer threads; they tell the Admissions what they wrote (the run is left alone until
+// the cache has it) and the observer what finished.
+// Owns: nothing between calls (the Pods are the caller's `pods_of`, the written versions the
+// Admissions'). Cost: one dispatch per call on the loop thread; the API calls on the writers.
+//
+// Ending a run: its terminal status (Failed: max duration, pod failure, interruption without
+// retry) is written before its Pods are deleted, so a crash in between leaves a Failed run whose
+// leftover Pods the next pass deletes, never a Running run without Pods (which would read as an
+// interruption and be resubmitted). A resubmission deletes the Pods first and then puts the run
+// back in the queue: its blocks must not be offered again while its Pods still run.
+//
+// Admission step 4 (reconcilers/admissions.h): Pods created already bound (spec.nodeName set at
+// creation, so no pods/binding write; deterministic names; AlreadyExists is success when the Run
+// owns what exists, else the run fails InvalidSpec and the object is left alone; a Pod an older
+// berth left unbound, once the cache shows it, is bound through pods/binding, "already bound" is
+// success), plus a headless Service for multi-node runs (the same rule for AlreadyExists).
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "k8s/client.h"
+#include "k8s/clock.h"
+#include "k8s/events.h"
+#include "k8s/objects.h"
+#include "reconcilers/admissions.h"
+#include "reconcilers/cluster_view.h"
+#include "reconcilers/engine_api.h"
+#include "reconcilers/engine_options.h"
+#include "reconcilers/pod_builder.h"
+#include "reconcilers/run_types.h"
+
+namespace berth::reconcilers {
+
+// A Pod that finished (Succeeded or Failed).
+bool IsTerminalPod(const k8s::Pod& p);
+
+// A Pod to delete: only if it is still the Pod seen (uid precondition).
+struct PodRef {
+  std::string name, uid;
+  bool started = true;  // some container is running or has run
+};
+inline PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, p.started}; }
+
+class RunWrites {
+ public:
+  // Hands a write to a writer under `key`; `background` writes yield to decisions.
+  using DispatchFn = std::function<bool(const std::string& key, std::function<bool()> write, bool background)>;
+  // berth's Pods of the run as cached.
+  using PodsOf = std::function<std::vector<std::shared_ptr<const k8s::Pod>>(const Run& run)>;
+  RunWrites(k8s::ClientPtr client, const k8s::Clock& clock, k8s::EventRecorder& events, Admissions& admissions,
+            const EngineOptions& options, DispatchFn dispatch, PodsOf pods_of)
+      : client_(std::move(client)), clock_(clock), events_(events), admissions_(admissions), options_(options),
+        dispatch_(std::move(dispatch)), pods_of_(std::move(pods_of)) {}
+  // Told what finished and what was preempted; set before the writers start (not owned).
+  void SetObserver(EngineObserver* observer) { observer_ = observer; }
+
+  // ---- loop thread: each dispatches one writer task ----
+  // `next` as the run's status (unless it is the status already), then the Event if any.
+  void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
+                   const std::string& event_reason = {}, const std::string& event_message = {},
+                   bool background = false);
+  // Ends the attempt: back to the queue when the run retries on this event (and may), else
+  // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
+  // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a
+  // higher-priority run (an interruption without retry backoff; counted in the metrics).
+  void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
+                   const std::string& reason = {}, bool stopped = false, bool preempted = false);
+  // The status of a run sent back to the queue (FailOrRetry): Pending with `reason`, retry backoff
+  // (none when `preempted`), resubmissions + 1, placement cleared.
+  RunStatus RetryStatus(const Run& run, const std::string& reason, const std::string& why, k8s::TimePoint now,
+                        bool preempted) const;
+  // spec.suspend: Pending with reason Suspended (`message` unless it already shows Suspended), no
+  // queue position, no placement; its Pods stopped with their grace period (status first).
+  void Suspend(const Run& run, const std::string& message, k8s::TimePoint now);
+  // A Run being deleted: its Pods, its own Service, then berth's finalizer.
+  void HandleDeletion(const Run& run);
+  // Writes the MaxDurationExceeded status, then stops the attempt's Pods.
+  void EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                           const std::string& message, k8s::TimePoint now);
+  // Admission step 4 for the run's placement (its ranks' resources from `view`'s block layouts).
+  void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
+  // Deletes these Pods of the run (DeletePods on a writer); `retry`: a failure is retried.
+  void DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry);
+  // An ended run whose spec changed: its status and an Event say that it does not run again.
+  void NoteSpecChangeAfterEnd(const Run& run);
+
+  // ---- writer threads ----
+  // Writes `next` as the run's status, guarded by the resourceVersion of `run`. nullopt when
+  // written (NoteWritten has seen the answer); otherwise what the writer task returns: true after
+  // a conflict (Admissions::NoteStale), false to retry with backoff (logged, except a 404).
+  [[nodiscard]] std::optional<bool> PatchStatus(const Run& run, const RunStatus& next);
+  // The resourceVersion a successful write returned (Admissions::NoteWritten); also tells the
+  // observer when `next` finished the run.
+  void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
+  // Deletes these Pods, each only if it is still the Pod seen (uid precondition: a late delete
+  // never hits a new attempt's Pod of the same name). A Pod none of whose containers ever
+  // started (an image that cannot be pulled) has nothing to shut down: it is deleted with a 1 s
+  // grace period instead of its own, because the kubelet otherwise keeps it (and its blocks)
+  // for the whole period. Returns false when one could not be deleted for another reason than
+  // being gone already.
+  bool DeletePods(const std::string& ns, const std::vector<PodRef>& pods);
+  // Admission step 4: the headless Service (multi-node) and each rank's Pod created bound; a Pod
+  // the API server refuses fails the run (FailInvalidSpec).
+  bool CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
+                  const std::map<std::string, std::string>& bound);
+  // The run fails with InvalidSpec and `why`.
+  bool FailInvalidSpec(const Run& r, const std::string& why);
+
+  k8s::ObjectReference Ref(const Run& run) const;
+
+ private:
+  bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false) {
+    return dispatch_(key, std::move(fn), background);
+  }
+  // CreatePods' part for the Service of a multi-node run; nullopt when done, else the task's answer.
+  std::optional<bool> CreateService(const Run& r);
+
+  k8s::ClientPtr client_;
+  const k8s::Clock& clock_;
+  k8s::EventRecorder& events_;
+  Admissions& admissions_;
+  const EngineOptions& options_;
+  DispatchFn dispatch_;
+  PodsOf pods_of_;
+  EngineObserver* observer_ = nullptr;
+};
+
+}  // namespace berth::reconcilers

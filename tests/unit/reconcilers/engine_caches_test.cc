@@ -1,0 +1,89 @@
+#include "reconcilers/engine_caches.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
+#include "reconcilers/namespace_policy.h"
+
+namespace berth::reconcilers {
+namespace {
+
+using k8s::resources::kNamespaces;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+using testing::FakeApi;
+
+class EngineCachesTest : public ApiFixture {
+ protected:
+  EngineCachesTest()
+      : caches_(client_) {}
+  ~EngineCachesTest() override { caches_.Stop(); }
+
+  // Waits (on real time, at most 30 s) until `done` holds: the informers fill the caches on their
+  // own threads.
+  static bool Eventually(const std::function<bool()>& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+  void Create(const std::string& path, const std::string& body) {
+    auto r = client_->Create(path, body);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+
+  EngineCaches caches_;
+};
+
+TEST_F(EngineCachesTest, TheQueuesPriorityIsTheRunsWithinItsNamespacesCap) {
+  Create(kNamespaces.Path(), R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"capped","labels":{")" +
+                                 std::string(kMaxPriorityLabel) + R"(":"10"}}})");
+  Create(kRuns.Path("capped"), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"a"},)"
+                               R"("spec":{"priority":50,"template":{"spec":{"containers":[]}}}})");
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] { return caches_.HasSynced(); }));
+  auto run = caches_.runs().Get("capped/a");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(caches_.QueuePriority(*run), 10);
+  std::optional<PriorityCap> cap;
+  EXPECT_TRUE(caches_.CachedCapOf("capped", cap));
+  ASSERT_TRUE(cap.has_value());
+  EXPECT_EQ(cap->cap, 10);
+  EXPECT_FALSE(caches_.CachedCapOf("elsewhere", cap)) << "not in the cache: the webhook asks the API server";
+  EXPECT_FALSE(caches_.CapOf("elsewhere").has_value());
+}
+
+TEST_F(EngineCachesTest, APlacedRunsQuotaIsPendingUntilAllItsPodsAreInTheCache) {
+  Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a-0-0","labels":{"berth.dev/run":"a"}},)"
+                           R"("spec":{"containers":[]}})");
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.pods().Get("ns/a-0-0") != nullptr; }));
+  EXPECT_FALSE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}}));
+  EXPECT_TRUE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}, PlacementEntry{1, "n1", 1, "a-0-1"}}));
+  EXPECT_TRUE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, ""}}));
+}
+
+TEST_F(EngineCachesTest, AnOrdinaryPodOnANodeHoldsItsRequests) {
+  Create(kPods.Path("kube-system"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"daemon"},)"
+                                    R"("spec":{"nodeName":"n0","containers":[{"name":"c","image":"x",)"
+                                    R"("resources":{"requests":{"cpu":"1"}}}]}})");
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
+  const std::vector<NodeHold> holds = caches_.Holds({});
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_EQ(holds[0].node, "n0");
+  EXPECT_EQ(holds[0].id, "kube-system/daemon");
+  EXPECT_FALSE(holds[0].blocks.has_value());
+}
+
+}  // namespace
+}  // namespace berth::reconcilers

@@ -1,0 +1,111 @@
+#include "reconcilers/run_writes.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
+#include "k8s/informer.h"
+
+namespace berth::reconcilers {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+using k8s::resources::kRuns;
+using testing::FakeApi;
+
+class RunWritesTest : public ApiFixture {
+ protected:
+  RunWritesTest()
+      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+        writes_(
+            client_, clock_, events_, admissions_, options_,
+            [this](const std::string& key, std::function<bool()> write, bool background) {
+              keys_.push_back(key + (background ? " (background)" : ""));
+              last_ok_ = write();  // a writer thread's work, done at once
+              return true;
+            },
+            [this](const reconcilers::Run&) { return pods_; }) {
+    options_.retry_backoff = std::chrono::seconds(10);
+    options_.max_retry_backoff = std::chrono::seconds(30);
+    CreateRun("a", R"("retry":{"onInterruption":true},)");
+  }
+  std::shared_ptr<const reconcilers::Run> Fetch() { return GetRun("a"); }
+  // A Pod of the run's attempt `attempt` in the API and in the "cache" the writes read.
+  void PodOf(const std::string& name, int attempt) {
+    auto r = client_->Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                                                   R"(","labels":{"berth.dev/run":"a","berth.dev/attempt":")" +
+                                                   std::to_string(attempt) + R"("}},"spec":{"containers":[]}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    pods_.push_back(k8s::DecodePod(*r));
+  }
+  bool PodExists(const std::string& name) { return client_->Get(kPods.Path("ns", name)).ok(); }
+
+  EngineOptions options_;
+  Admissions admissions_;
+  std::vector<std::shared_ptr<const k8s::Pod>> pods_;
+  std::vector<std::string> keys_;
+  bool last_ok_ = false;
+  RunWrites writes_;
+};
+
+TEST_F(RunWritesTest, AnInterruptedRunThatRetriesGoesBackToTheQueueStatusFirstThenItsPodsGo) {
+  PodOf("a-0-0", 0);
+  auto run = Fetch();
+  writes_.FailOrRetry(*run, /*interruption=*/true, "node lost", clock_.Now());
+  ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a"}));
+  EXPECT_TRUE(last_ok_);
+  auto now = Fetch();
+  EXPECT_EQ(now->status.phase, "Pending");
+  EXPECT_EQ(now->status.reason, "Interrupted");
+  EXPECT_EQ(now->status.resubmissions, 1);
+  EXPECT_EQ(now->status.retry_backoff_seconds, 10);
+  EXPECT_FALSE(PodExists("a-0-0"));
+  // What it wrote is awaited in the next pass.
+  EXPECT_EQ(admissions_.TakeNews().written.at("ns/a"), RvNumber(now->meta.resource_version));
+}
+
+TEST_F(RunWritesTest, RetryBackoffDoublesForShortAttemptsUpToTheMaximumAndPreemptionWaitsNone) {
+  reconcilers::Run run = *Fetch();
+  run.status.retry_backoff_seconds = 10;
+  EXPECT_EQ(writes_.RetryStatus(run, "Interrupted", "why", clock_.Now(), false).retry_backoff_seconds, 20);
+  run.status.retry_backoff_seconds = 20;
+  EXPECT_EQ(writes_.RetryStatus(run, "Interrupted", "why", clock_.Now(), false).retry_backoff_seconds, 30);
+  const RunStatus preempted = writes_.RetryStatus(run, "Preempted", "why", clock_.Now(), true);
+  EXPECT_EQ(preempted.retry_backoff_seconds, 0);
+  EXPECT_FALSE(preempted.retry_after.empty()) << "its wait counts from its return to the queue";
+}
+
+TEST_F(RunWritesTest, TheSameStatusIsNotWrittenAndAConflictLeavesTheRunAloneWithoutBackoff) {
+  auto run = Fetch();
+  writes_.WriteStatus(*run, run->status);
+  EXPECT_TRUE(keys_.empty());
+  RunStatus next = run->status;
+  next.message = "refreshed";
+  api_->FailNext(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1, 409);
+  writes_.WriteStatus(*run, next, {}, {}, {}, /*background=*/true);
+  ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a (background)"}));
+  EXPECT_TRUE(last_ok_) << "a conflict is no failure";
+  EXPECT_EQ(admissions_.TakeNews().written.at("ns/a"), RvNumber(run->meta.resource_version) + 1);
+}
+
+TEST_F(RunWritesTest, APodTheApiServerRefusesFailsTheRunAsInvalidSpec) {
+  auto run = Fetch();
+  api_->FailNext(FakeApi::Match{"POST", kPods.Path("ns"), {}}, 1, 422);
+  RankAssignment rank;
+  rank.rank = 0;
+  rank.node = "n0";
+  rank.blocks = 1;
+  EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
+  auto now = Fetch();
+  EXPECT_EQ(now->status.phase, "Failed");
+  EXPECT_EQ(now->status.reason, "InvalidSpec");
+}
+
+}  // namespace
+}  // namespace berth::reconcilers

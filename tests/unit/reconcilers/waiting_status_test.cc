@@ -1,0 +1,120 @@
+#include "reconcilers/waiting_status.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fakes/fake_api.h"
+#include "unit/reconcilers/api_fixture.h"
+#include "k8s/informer.h"
+
+namespace berth::reconcilers {
+namespace {
+
+namespace sched = scheduling;
+using k8s::resources::kRuns;
+using testing::FakeApi;
+
+class WaitingStatusTest : public ApiFixture {
+ protected:
+  WaitingStatusTest()
+      : caches_(client_),
+        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+        writes_(
+            client_, clock_, events_, admissions_, options_,
+            [this](const std::string& key, std::function<bool()> write, bool background) {
+              keys_.push_back(key + (background ? " (background)" : ""));
+              return write();  // a writer thread's work, done at once
+            },
+            [](const reconcilers::Run&) { return std::vector<std::shared_ptr<const k8s::Pod>>{}; }),
+        positions_(
+            client_, options_, admissions_, writes_, [](std::function<bool()>) { return false; }, [] { return false; }),
+        waiting_(caches_, writes_, events_, options_, [] { return size_t{0}; }) {
+  }
+
+  // A run in the API, read into a working set's memo as a pass does; waiting for `code`.
+  RunMemo& Submit(const std::string& name, const std::string& retry) {
+    CreateRun(name, retry);
+    return Pass(name);
+  }
+  // A pass that reads `name` from the API again.
+  RunMemo& Pass(const std::string& name) {
+    working_.BeginPass();
+    working_.Touch("ns/" + name);
+    const Keyed& keyed = working_.Make(
+        clock_.Now(),
+        [this](const std::string& key) { return GetRun(key.substr(3)); },
+        [] {}, 1000);
+    return *keyed.back().memo;
+  }
+  void Waits(RunMemo& memo, const std::string& key, sched::WaitCode code) {
+    sched::WaitReason reason;
+    reason.code = code;
+    result_.waiting = {sched::WaitingRun{key, reason, 5, &memo}};
+    working_.MarkWaiting(result_);
+  }
+  std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) { return GetRun(name); }
+
+  EngineOptions options_;
+  EngineCaches caches_;
+  Admissions admissions_;
+  RunWrites writes_;
+  PositionWriter positions_;
+  WaitingStatusWriter waiting_;
+  WorkingSet working_;
+  sched::CycleResult result_;
+  std::vector<std::string> keys_;
+};
+
+TEST_F(WaitingStatusTest, ARunWithoutRetryOnNoCapacityFailsInsteadOfWaiting) {
+  RunMemo& memo = Submit("a", "");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  const auto out = waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(out.oldest, memo.wait_since);
+  ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a"})) << "a failure is a decision, not a background write";
+  EXPECT_EQ(Fetch("a")->status.phase, "Failed");
+  EXPECT_EQ(Fetch("a")->status.reason, "NoCapacity");
+}
+
+TEST_F(WaitingStatusTest, AWaitingRunIsWrittenInTheBackgroundOnceThenLeftAloneUntilItsRefresh) {
+  options_.status_refresh = std::chrono::seconds(5);
+  RunMemo& memo = Submit("a", R"("retry":{"onNoCapacity":true},)");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  auto out = waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a (background)"}));
+  EXPECT_FALSE(out.refresh_left);
+  auto run = Fetch("a");
+  EXPECT_EQ(run->status.phase, "Pending");
+  EXPECT_EQ(run->status.reason, "NoCapacity");
+  EXPECT_EQ(run->status.effective_priority, 5);
+  // The next passes read the written version: found current, nothing written.
+  ASSERT_EQ(&Pass("a"), &memo);
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(keys_.size(), 1u);
+  EXPECT_EQ(memo.current_version, memo.version);
+}
+
+TEST_F(WaitingStatusTest, APreemptingRunsStatusCarriesItsRecord) {
+  RunMemo& memo = Submit("a", R"("retry":{"onNoCapacity":true},)");
+  sched::CycleResult result;
+  sched::PreemptionDecision d;
+  d.run_id = "ns/a";
+  d.plan.fleet = "gpu";
+  d.plan.instances = {"n0"};
+  d.plan.victims = {"ns/low"};
+  result.preemptions.push_back(d);
+  waiting_.NotePreempting({}, result, working_);
+  const RunStatus st = waiting_.Status(*memo.run, "Preempting", 5, std::nullopt, "m", clock_.Now());
+  ASSERT_TRUE(st.preemption.has_value());
+  EXPECT_EQ(st.preemption->victims, (std::vector<std::string>{"ns/low"}));
+  EXPECT_EQ(st.phase, "Pending");
+  EXPECT_FALSE(st.submitted_at.empty());
+}
+
+}  // namespace
+}  // namespace berth::reconcilers

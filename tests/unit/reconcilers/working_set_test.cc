@@ -1,0 +1,123 @@
+#include "reconcilers/working_set.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace berth::reconcilers {
+namespace {
+
+const k8s::TimePoint kT0 = k8s::TimePoint(std::chrono::milliseconds(1'767'323'045'000));
+
+class WorkingSetTest : public ::testing::Test {
+ protected:
+  void Put(const std::string& key, const std::string& rv) {
+    auto run = std::make_shared<reconcilers::Run>();
+    run->meta.ns = key.substr(0, key.find('/'));
+    run->meta.name = key.substr(key.find('/') + 1);
+    run->meta.resource_version = rv;
+    run->meta.created = kT0;
+    cache_[key] = run;
+  }
+  // A pass in which `touched` changed (the engine notes changes once the pass began).
+  const Keyed& Pass(k8s::TimePoint now = kT0, const std::vector<std::string>& touched = {}) {
+    set_.BeginPass();
+    for (const auto& key : touched) set_.Touch(key);
+    return set_.Make(
+        now,
+        [this](const std::string& key) -> std::shared_ptr<const reconcilers::Run> {
+          ++reads_;
+          auto it = cache_.find(key);
+          return it != cache_.end() ? it->second : nullptr;
+        },
+        [this] { ++news_; }, 2);
+  }
+  static std::vector<std::string> Keys(const Keyed& keyed) {
+    std::vector<std::string> out;
+    for (const auto& k : keyed) out.push_back(k.key);
+    return out;
+  }
+
+  std::map<std::string, std::shared_ptr<const reconcilers::Run>> cache_;
+  WorkingSet set_;
+  int reads_ = 0, news_ = 0;
+};
+
+TEST_F(WorkingSetTest, APassVisitsTheTouchedRunsInKeyOrderAndReadsEachOnce) {
+  Put("ns/b", "1");
+  Put("ns/a", "2");
+  const Keyed& keyed = Pass(kT0, {"ns/b", "ns/a"});
+  EXPECT_EQ(Keys(keyed), (std::vector<std::string>{"ns/a", "ns/b"}));
+  EXPECT_EQ(reads_, 2);
+  EXPECT_EQ(news_, 1);  // every second run
+  EXPECT_EQ(keyed[0].memo->run_rv, "2");
+  EXPECT_EQ(keyed[0].memo->version, 1u);
+  EXPECT_TRUE(set_.Touched(*keyed[0].memo));
+  // The next pass: the same runs, read again only when touched.
+  Put("ns/a", "3");
+  const Keyed& again = Pass(kT0, {"ns/a"});
+  EXPECT_EQ(&again, &keyed);  // the last pass' list
+  EXPECT_EQ(reads_, 3);
+  EXPECT_EQ(again[0].memo->run_rv, "3");
+  EXPECT_TRUE(set_.Touched(*again[0].memo));
+  EXPECT_FALSE(set_.Touched(*again[1].memo));
+}
+
+TEST_F(WorkingSetTest, ARunGoneFromTheCacheLeavesTheSetWithItsMemo) {
+  Put("ns/a", "1");
+  Put("ns/b", "1");
+  set_.Touch("ns/a");
+  set_.Touch("ns/b");
+  Pass();
+  cache_.erase("ns/a");
+  set_.Touch("ns/a");
+  EXPECT_EQ(Keys(Pass()), (std::vector<std::string>{"ns/b"}));
+  EXPECT_EQ(set_.Find("ns/a"), nullptr);
+  EXPECT_EQ(set_.memos(), 1u);
+}
+
+TEST_F(WorkingSetTest, AFinishedRunLeavesUntilItsTtlComesDue) {
+  Put("ns/a", "1");
+  set_.Touch("ns/a");
+  const Keyed& keyed = Pass();
+  set_.Leave(keyed[0].key, kT0 + std::chrono::minutes(5));
+  EXPECT_EQ(set_.NextExpiry(), kT0 + std::chrono::minutes(5));
+  EXPECT_TRUE(Pass(kT0 + std::chrono::minutes(4)).empty());
+  EXPECT_EQ(Keys(Pass(kT0 + std::chrono::minutes(5))), (std::vector<std::string>{"ns/a"}));
+  EXPECT_EQ(set_.NextExpiry(), std::nullopt);
+}
+
+TEST_F(WorkingSetTest, PassFlagsHoldForThePassTheyWereSetIn) {
+  Put("ns/a", "1");
+  set_.Touch("ns/a");
+  const Keyed& keyed = Pass();
+  RunMemo& memo = *keyed[0].memo;
+  set_.MarkBusy({"ns/a", "ns/unknown"});
+  scheduling::CycleResult result;
+  result.waiting.push_back(scheduling::WaitingRun{"ns/a", {}, 5, &memo});
+  set_.MarkWaiting(result);
+  EXPECT_TRUE(set_.Busy(memo));
+  EXPECT_EQ(set_.WaitingOf(memo), &result.waiting[0]);
+  EXPECT_EQ(WorkingSet::OwnerOf(result.waiting[0].owner), &memo);
+  Pass();
+  EXPECT_FALSE(set_.Busy(memo));
+  EXPECT_FALSE(set_.Touched(memo));
+  EXPECT_EQ(set_.WaitingOf(memo), nullptr);
+}
+
+TEST_F(WorkingSetTest, MemosOfRunsThePassDidNotVisitAreDropped) {
+  Put("ns/a", "1");
+  set_.Touch("ns/a");
+  const Keyed& keyed = Pass();
+  set_.MemoOf("ns/elsewhere").preemption_announced = "x";  // a memo made for a run not in the set
+  EXPECT_EQ(set_.memos(), 2u);
+  set_.DropUnvisited(keyed);
+  EXPECT_EQ(set_.memos(), 1u);
+  EXPECT_NE(set_.Find("ns/a"), nullptr);
+}
+
+}  // namespace
+}  // namespace berth::reconcilers
