@@ -129,7 +129,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
         s += std::string(r.instances.size() == 1 ? " on instance " : " on instances ") + List(r.instances);
       }
       if (known_fleet) s += " (fleet " + fleet + ")";
-      s += r.reclaim ? "; reclaims capacity its team lent, starts when their Pods have stopped"
+      s += r.reclaim ? "; reclaims its team's nominal share from teams that borrow it; starts when their Pods have stopped"
                      : "; starts when their Pods have stopped";
       break;
     }
@@ -143,7 +143,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
             FormatShareAmount(resource, r.share_needed);
       } else {
         s = "needs " + FormatShareAmount(resource, r.share_needed) + " on " + fleet + " beyond team " + team +
-            "'s nominal share (uses " + FormatShareAmount(resource, r.share_used) + " of " +
+            "'s nominal share (uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of " +
             FormatShareAmount(resource, r.share_nominal) + "); " + FormatShareAmount(resource, r.share_may_borrow) +
             " can be borrowed (the rest is other teams' nominal share they do not lend)";
       }
