@@ -103,6 +103,25 @@ TEST(TeamsTest, ARunWithinItsNominalShareReclaimsBorrowedCapacityWhateverThePrio
   EXPECT_NE(r.Explain(*w).find("reclaims its team's nominal share"), std::string::npos) << r.Explain(*w);
 }
 
+TEST(TeamsTest, AfterTheReclaimedRunsStopTheRunStartsOnTheirInstance) {
+  ClusterSnapshot c = A100(2);
+  c.teams = {Team("vision", "vision", 4), Team("audio", "audio", 4)};
+  c.running = {Running("audio/a", {{"n0", 4}}), Running("audio/b", {{"n1", 4}})};
+  c.placed_runs = {PlacedRunInfo{"audio/a", 90, kT0 - minutes(30)}, PlacedRunInfo{"audio/b", 90, kT0 - minutes(20)}};
+  const std::vector<PendingRun> queue = {Gpus("vision/a", 4, 10), Gpus("audio/c", 4, 100)};
+  const CycleResult first = Cycle(c, queue);
+  ASSERT_EQ(first.preemptions.size(), 1u);
+  const PreemptionDecision& d = first.preemptions[0];
+  EXPECT_EQ(d.plan.victims, std::vector<std::string>{"audio/b"});
+  // The engine stops the victim and reports the nomination; the next cycle starts vision/a there,
+  // and audio's higher priority does not take the room.
+  std::erase_if(c.running, [&](const RunningRun& r) { return r.id == "audio/b"; });
+  c.nominations.push_back(Nomination{"vision/a", d.plan.fleet, d.plan.instances, d.plan.victims, false});
+  const CycleResult second = Cycle(c, queue, kT0 + minutes(1));
+  EXPECT_EQ(PlacedOn(second, "vision/a"), d.plan.instances);
+  EXPECT_EQ(FindPlacement(second, "audio/c"), nullptr);
+}
+
 TEST(TeamsTest, ReclaimHonoursMinRuntimeAndTheFleetsPolicy) {
   ClusterSnapshot c = A100(1);
   c.teams = {Team("vision", "vision", 4), Team("audio", "audio", 0)};
