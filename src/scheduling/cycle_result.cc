@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+
+#include "scheduling/teams.h"
 
 namespace berth::scheduling {
 
@@ -126,7 +129,24 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
         s += std::string(r.instances.size() == 1 ? " on instance " : " on instances ") + List(r.instances);
       }
       if (known_fleet) s += " (fleet " + fleet + ")";
-      s += "; starts when their Pods have stopped";
+      s += r.reclaim ? "; reclaims its team's nominal share from teams that borrow it; starts when their Pods have stopped"
+                     : "; starts when their Pods have stopped";
+      break;
+    }
+    case WaitCode::kTeamShare: {
+      const auto resource = static_cast<ShareResource>(r.share_resource);
+      const std::string team = r.team.empty() ? "of namespace " + std::string(NamespaceOf(waiting.run_id)) : r.team;
+      if (r.share_verdict == ShareCheck::kBorrowingLimit) {
+        s = "team " + team + " uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of its " +
+            FormatShareAmount(resource, r.share_nominal) + " on " + fleet + " and may borrow " +
+            FormatShareAmount(resource, r.share_may_borrow, /*bare=*/true) + " more; it needs " +
+            FormatShareAmount(resource, r.share_needed);
+      } else {
+        s = "needs " + FormatShareAmount(resource, r.share_needed) + " on " + fleet + " beyond team " + team +
+            "'s nominal share (uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of " +
+            FormatShareAmount(resource, r.share_nominal) + "); " + FormatShareAmount(resource, r.share_may_borrow) +
+            " can be borrowed (the rest is other teams' nominal share they do not lend)";
+      }
       break;
     }
     case WaitCode::kKeptForPreemptor:
@@ -163,6 +183,12 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
             " (fleet " + fleet + ")";
       }
       break;
+  }
+  if (!r.behind_team.empty()) {
+    auto hours = [](double h) { return std::to_string(static_cast<int64_t>(std::llround(h))); };
+    s += "; behind team " + r.behind_team + ": usage " + hours(r.behind_gpu_hours) + " GPU-h / weight " +
+         std::to_string(r.behind_weight) + " against " + (r.team.empty() ? "its own" : r.team) + " " +
+         hours(r.own_gpu_hours) + " / " + std::to_string(r.own_weight);
   }
   if (reservation && reservation->run_id == waiting.run_id) {
     s += "; holds " + Count(static_cast<int64_t>(reservation->instances.size()),

@@ -33,6 +33,10 @@ enum class WaitCode : uint8_t {
   kPreempting,
   // Room exists, but only on instances kept for another (preempting) run: `preemptor`.
   kKeptForPreemptor,
+  // Teams (issue 31): room exists, but the team's share does not allow it there: beyond its
+  // borrowing limit, or more than the other teams lend. Like kQuotaExceeded it waits, never
+  // fails and never holds the reservation. API reason "TeamShare".
+  kTeamShare,
   // The run is Unschedulable: no fleet as it is now could ever hold it.
   kNoFleet,                // no Fleet exists at all
   kFleetNotFound,          // none of the Fleets it names exists
@@ -45,10 +49,11 @@ enum class WaitCode : uint8_t {
 // True for the codes that make a run Unschedulable rather than merely waiting for capacity.
 inline bool IsUnschedulable(WaitCode code) { return code >= WaitCode::kNoFleet; }
 
-// The API reason for a waiting run: "Unschedulable", "QuotaExceeded", "Preempting" or
-// "NoCapacity".
+// The API reason for a waiting run: "Unschedulable", "QuotaExceeded", "TeamShare", "Preempting"
+// or "NoCapacity".
 inline std::string_view ApiReason(WaitCode code) {
   if (code == WaitCode::kQuotaExceeded) return "QuotaExceeded";
+  if (code == WaitCode::kTeamShare) return "TeamShare";
   if (code == WaitCode::kPreempting) return "Preempting";
   return IsUnschedulable(code) ? "Unschedulable" : "NoCapacity";
 }
@@ -79,6 +84,20 @@ struct WaitReason {
   bool victims_stopping = false;
   // kKeptForPreemptor: the run the room is kept for.
   std::string preemptor;
+  // kPreempting: the victims are other teams' borrowing runs, reclaimed (issue 31): the engine
+  // stops them with reason Reclaimed.
+  bool reclaim = false;
+  // Teams (issue 31). kTeamShare: the run's team, the resource without room (teams.h,
+  // ShareCheck) and the numbers; share_verdict is ShareCheck::Verdict.
+  std::string team;
+  uint8_t share_verdict = 0;
+  uint8_t share_resource = 0;
+  int64_t share_needed = 0, share_used = 0, share_nominal = 0, share_may_borrow = 0;
+  // Any capacity wait of a borrower: a team earlier in the fair-share order took the room first
+  // (its name and usage, against the run's team's).
+  std::string behind_team;
+  double behind_gpu_hours = 0, own_gpu_hours = 0;
+  int32_t behind_weight = 1, own_weight = 1;
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
 };
 
@@ -112,6 +131,8 @@ struct Reservation {
 struct PreemptionDecision {
   std::string run_id;
   PreemptionPlan plan;
+  // A reclaim (issue 31): the victims are other teams' borrowing runs; their reason is Reclaimed.
+  bool reclaim = false;
 };
 
 struct WaitingRun {

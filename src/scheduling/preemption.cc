@@ -101,6 +101,10 @@ class Planner {
     auto add = [&](int32_t x) {
       const Instance& i = state_.instances[x];
       if (i.excluded) return;
+      if (request_.reclaimable ? i.fleet->reclaim != ReclaimPolicy::kBorrowed
+                               : i.fleet->preemption != PreemptionPolicy::kLowerPriority) {
+        return;
+      }
       if (!TakesNewRuns(ClassifyInstance(i.spec, *i.fleet, i.layout, i.busy, now_))) return;
       if (request_.max_duration && i.spec.expires_at && *i.spec.expires_at < now_ + *request_.max_duration) return;
       eligible.push_back(&i);
@@ -150,7 +154,9 @@ class Planner {
   const PlacedRunInfo* Evictable(const Holder& h, const Instance& i) const {
     const PlacedRunInfo* p = h.entry == nullptr ? nullptr : h.entry->info;
     if (p == nullptr) return nullptr;
-    if (p->priority >= request_.priority) return nullptr;
+    if (request_.reclaimable ? !request_.reclaimable(i.fleet->name, p->id) : p->priority >= request_.priority) {
+      return nullptr;
+    }
     if (now_ - p->placed_at < i.fleet->min_runtime) return nullptr;
     return p;
   }
@@ -292,7 +298,7 @@ class Planner {
 }  // namespace
 
 PreemptionIndex::PreemptionIndex(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed,
-                                 TimePoint now)
+                                 TimePoint now, bool reclaim_fleets)
     : state_(std::make_unique<State>()) {
   State& st = *state_;
   st.now = now;
@@ -302,7 +308,11 @@ PreemptionIndex::PreemptionIndex(const ClusterSnapshot& snapshot, const std::vec
   for (const InstanceSpec& inst : snapshot.instances) {
     if (!seen_instances.insert(inst.name).second) continue;
     auto f = fleets.find(inst.fleet);
-    if (f == fleets.end() || f->second->preemption != PreemptionPolicy::kLowerPriority) continue;
+    if (f == fleets.end()) continue;
+    if (f->second->preemption != PreemptionPolicy::kLowerPriority &&
+        (!reclaim_fleets || f->second->reclaim != ReclaimPolicy::kBorrowed)) {
+      continue;
+    }
     st.by_name.emplace(inst.name, static_cast<int32_t>(st.instances.size()));
     Instance i;
     i.spec = inst;

@@ -22,6 +22,7 @@
 //    no victim is not a preemption (the run fits, or waits for another reason).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,10 @@ struct PreemptionRequest {
   Resources resources;                   // per node
   std::vector<std::string> fleets;       // candidate Fleet names; empty means any Fleet
   std::optional<Duration> max_duration;  // nullopt: off
+  // Reclaim (issue 31, scheduling/teams.h): when set, the plan uses the fleets whose reclaim
+  // policy is Borrowed (not LowerPriority ones) and its victims are the runs this accepts,
+  // whatever their priority; minRuntime and the cost order are those of preemption.
+  std::function<bool(std::string_view fleet, std::string_view run)> reclaimable;
 };
 
 struct PreemptionPlan {
@@ -71,7 +76,9 @@ namespace internal {
 // `snapshot` and `placed` must outlive it.
 class PreemptionIndex {
  public:
-  PreemptionIndex(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed, TimePoint now);
+  // `reclaim_fleets`: index the fleets with reclaim: Borrowed too (for reclaim requests).
+  PreemptionIndex(const ClusterSnapshot& snapshot, const std::vector<PlacedRunInfo>& placed, TimePoint now,
+                  bool reclaim_fleets = false);
   ~PreemptionIndex();
   PreemptionIndex(const PreemptionIndex&) = delete;
   PreemptionIndex& operator=(const PreemptionIndex&) = delete;

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <array>
 
 #include "scheduling/block_layout.h"
 #include "scheduling/quota.h"
@@ -42,6 +43,158 @@ struct Inst {
   }
 };
 
+// Teams (issue 31), written out plainly: every use is a list entry, sums are recomputed.
+struct RefTeams {
+  using Amounts = std::array<int64_t, 3>;  // gpu, cpu, memory
+  struct Use {
+    int team;
+    std::string fleet;
+    Amounts amounts;
+  };
+  bool active = false;
+  std::vector<const TeamSpec*> teams;      // by name, first of a name; index teams.size() = implicit
+  std::map<std::string, int> ns_team;
+  std::vector<int> parent;
+  std::map<std::string, std::map<int, const TeamShare*>> shares;  // fleet -> team -> first share
+  std::map<std::string, Amounts> capacity;
+  std::vector<Use> uses;
+
+  static Amounts Of(const Resources& r) {
+    return {std::max<int64_t>(r.gpus, 0), std::max<int64_t>(r.cpu_millis, 0), std::max<int64_t>(r.memory_bytes, 0)};
+  }
+  static std::array<std::optional<int64_t>, 3> Of(const ResourceAmounts& a) { return {a.gpus, a.cpu_millis, a.memory_bytes}; }
+
+  int Implicit() const { return static_cast<int>(teams.size()); }
+  int TeamOf(const std::string& run_id) const {
+    auto it = ns_team.find(std::string(NamespaceOf(run_id)));
+    return it == ns_team.end() ? Implicit() : it->second;
+  }
+  bool Accounted(const std::string& fleet, int r) const {
+    auto f = shares.find(fleet);
+    if (f == shares.end()) return false;
+    for (auto& [t, share] : f->second) {
+      if (Of(share->nominal)[r] || Of(share->borrowing_limit)[r] || Of(share->lending_limit)[r]) return true;
+    }
+    return false;
+  }
+  std::optional<int64_t> Field(const std::string& fleet, int team, int r, int which) const {
+    auto f = shares.find(fleet);
+    if (f == shares.end()) return std::nullopt;
+    auto t = f->second.find(team);
+    if (t == f->second.end()) return std::nullopt;
+    const ResourceAmounts& a = which == 0 ? t->second->nominal : which == 1 ? t->second->borrowing_limit : t->second->lending_limit;
+    auto v = Of(a)[r];
+    return v ? std::optional<int64_t>(std::max<int64_t>(*v, 0)) : std::nullopt;
+  }
+  int64_t Nominal(const std::string& fleet, int team, int r) const { return Field(fleet, team, r, 0).value_or(0); }
+  int64_t Used(const std::string& fleet, int team, int r) const {  // team -1: all
+    int64_t u = 0;
+    for (const Use& use : uses) {
+      if (use.fleet == fleet && (team < 0 || use.team == team)) u += use.amounts[r];
+    }
+    return u;
+  }
+  // 0: fits; 1: would borrow (not allowed); 2: beyond borrowing limit; 3: nothing to borrow.
+  int Check(int team, const std::string& fleet, const Resources& use, bool borrow) const {
+    const Amounts x = Of(use);
+    for (int r = 0; r < 3; ++r) {
+      if (!Accounted(fleet, r) || x[r] == 0) continue;
+      const int64_t u = Used(fleet, team, r), n = Nominal(fleet, team, r);
+      if (u + x[r] <= n) continue;
+      if (!borrow) return 1;
+      if (auto bl = Field(fleet, team, r, 1); bl && u + x[r] > n + *bl) return 2;
+      int64_t kept = 0;
+      for (int t = 0; t <= Implicit(); ++t) {
+        auto ll = Field(fleet, t, r, 2);
+        if (t != team && ll) kept += std::max<int64_t>(0, Nominal(fleet, t, r) - *ll - Used(fleet, t, r));
+      }
+      if (x[r] > capacity.at(fleet)[r] - Used(fleet, -1, r) - kept) return 3;
+    }
+    return 0;
+  }
+  bool WithinNominal(int team, const std::string& fleet, const Resources& use) const {
+    if (!shares.count(fleet)) return false;
+    bool any = false;
+    for (int r = 0; r < 3; ++r) {
+      if (!Accounted(fleet, r)) continue;
+      any = any || Nominal(fleet, team, r) > 0;
+      if (Used(fleet, team, r) + Of(use)[r] > Nominal(fleet, team, r)) return false;
+    }
+    return any;
+  }
+  bool Borrowing(int team, const std::string& fleet) const {
+    for (int r = 0; r < 3; ++r) {
+      if (Accounted(fleet, r) && Used(fleet, team, r) > Nominal(fleet, team, r)) return true;
+    }
+    return false;
+  }
+  // (gpu, cpu) hours of a team with its children; the implicit team has none.
+  std::pair<double, double> Usage(int t) const {
+    std::pair<double, double> u{std::max(teams[t]->gpu_hours, 0.0), std::max(teams[t]->cpu_hours, 0.0)};
+    for (int c = 0; c < Implicit(); ++c) {
+      if (parent[c] == t) {
+        u.first += std::max(teams[c]->gpu_hours, 0.0);
+        u.second += std::max(teams[c]->cpu_hours, 0.0);
+      }
+    }
+    return u;
+  }
+  // The fair-share order of teams: implicit last; per level usage / weight, then name; a parent
+  // before its children.
+  bool Before(int a, int b) const {
+    if (a == b) return false;
+    if ((a == Implicit()) != (b == Implicit())) return b == Implicit();
+    auto path = [&](int t) {
+      std::vector<int> p;
+      if (parent[t] >= 0) p.push_back(parent[t]);
+      p.push_back(t);
+      return p;
+    };
+    const auto pa = path(a), pb = path(b);
+    for (size_t l = 0; l < std::min(pa.size(), pb.size()); ++l) {
+      if (pa[l] == pb[l]) continue;
+      const double wa = std::max(teams[pa[l]]->weight, 1), wb = std::max(teams[pb[l]]->weight, 1);
+      const auto ua = Usage(pa[l]), ub = Usage(pb[l]);
+      if (ua.first * wb != ub.first * wa) return ua.first * wb < ub.first * wa;
+      if (ua.second * wb != ub.second * wa) return ua.second * wb < ub.second * wa;
+      return teams[pa[l]]->name < teams[pb[l]]->name;
+    }
+    return pa.size() < pb.size();
+  }
+
+  void Build(const ClusterSnapshot& s) {
+    if (s.teams.empty()) return;
+    active = true;
+    std::map<std::string, const TeamSpec*> by_name;
+    for (const TeamSpec& t : s.teams) by_name.emplace(t.name, &t);
+    std::map<std::string, int> index;
+    for (auto& [name, t] : by_name) {
+      index[name] = static_cast<int>(teams.size());
+      teams.push_back(t);
+    }
+    for (const TeamSpec* t : teams) {
+      auto p = index.find(t->parent);
+      bool ok = p != index.end() && p->second != index[t->name];
+      if (ok) {
+        auto g = index.find(teams[p->second]->parent);
+        ok = g == index.end() || g->second == p->second;
+      }
+      parent.push_back(ok ? p->second : -1);
+    }
+    parent.push_back(-1);  // the implicit team
+    for (size_t t = 0; t < teams.size(); ++t) {
+      for (const std::string& ns : teams[t]->namespaces) ns_team.emplace(ns, static_cast<int>(t));
+    }
+    std::set<std::string> fleet_names;
+    for (const FleetSpec& f : s.fleets) fleet_names.insert(f.name);
+    for (size_t t = 0; t < teams.size(); ++t) {
+      for (const TeamShare& share : teams[t]->shares) {
+        if (fleet_names.count(share.fleet)) shares[share.fleet].emplace(static_cast<int>(t), &share);
+      }
+    }
+  }
+};
+
 struct Ref {
   const ClusterSnapshot& snap;
   int64_t now;
@@ -55,6 +208,9 @@ struct Ref {
   std::set<std::string> excluded;               // victims chosen already
   std::map<std::string, const Nomination*> nominations;  // of queued nominees
   bool preemption = false;
+  RefTeams teams;
+  bool allow_borrow = true;
+  bool reclaim = false;
 
   int64_t MaxRuns(int f) const {
     const auto& m = fleets[f]->max_runs_per_instance;
@@ -99,6 +255,14 @@ struct Ref {
       insts.push_back(std::move(in));
     }
     for (const NamespaceQuota& q : s.quotas) quotas.emplace(q.ns, q);
+    teams.Build(s);
+    for (const Inst& in : insts) {
+      if (in.valid && teams.shares.count(fleets[in.fleet]->name)) {
+        auto& c = teams.capacity[fleets[in.fleet]->name];
+        const auto a = RefTeams::Of(in.layout.ResourcesFor(in.total()));
+        for (int r = 0; r < 3; ++r) c[r] += a[r];
+      }
+    }
     std::map<std::string, const RunningRun*> running;
     for (const RunningRun& r : s.running) running.emplace(r.id, &r);
     for (auto& [id, r] : running) {
@@ -108,6 +272,10 @@ struct Ref {
         in->busy += b.blocks;
         in->holds.push_back({r->expected_end ? Ms(*r->expected_end) : kNever, b.blocks});
         in->holders.push_back({id, b.blocks});
+        if (teams.active) {
+          teams.uses.push_back({teams.TeamOf(id), fleets[in->fleet]->name,
+                                RefTeams::Of(in->layout.ResourcesFor(std::min(b.blocks, in->total())))});
+        }
         if (r->quota_pending) {
           if (NamespaceQuota* q = QuotaOf(id)) {
             ChargeQuota(*q, {in->layout.ResourcesFor(std::min(b.blocks, in->total())), 1}, Gpu(*in));
@@ -118,6 +286,8 @@ struct Ref {
     for (const PlacedRunInfo& p : s.placed_runs) placed.emplace(p.id, p);
     for (const FleetSpec* f : fleets) preemption |= f->preemption == PreemptionPolicy::kLowerPriority;
     preemption = preemption && !placed.empty();
+    for (const FleetSpec* f : fleets) reclaim |= teams.active && f->reclaim == ReclaimPolicy::kBorrowed;
+    reclaim = reclaim && !placed.empty();
     for (const Nomination& n : s.nominations) {
       if (queued.count(n.run_id)) nominations.emplace(n.run_id, &n);
     }
@@ -192,6 +362,9 @@ struct Ref {
   }
 
   void Take(const PendingRun& run, Inst& in, int32_t blocks, int64_t end) {
+    if (teams.active) {
+      teams.uses.push_back({teams.TeamOf(run.id), fleets[in.fleet]->name, RefTeams::Of(in.layout.ResourcesFor(blocks))});
+    }
     in.busy += blocks;
     in.holders.push_back({run.id, blocks});
     in.holds.push_back({end, blocks});
@@ -200,7 +373,7 @@ struct Ref {
   }
 
   bool PlaceSingle(const PendingRun& run, const std::vector<int>& cands, int64_t min_expiry,
-                   bool backfill, int64_t end, bool& quota_skipped) {
+                   bool backfill, int64_t end, bool& quota_skipped, int& share_skipped) {
     NamespaceQuota* quota = QuotaOf(run.id);
     Inst* best = nullptr;
     std::tuple<bool, bool, bool, int32_t> best_rank;
@@ -214,6 +387,12 @@ struct Ref {
       if (CheckQuota(quota, {in.layout.ResourcesFor(*need), 1}, Gpu(in))) {
         quota_skipped = true;
         continue;
+      }
+      if (teams.active) {
+        if (int v = teams.Check(teams.TeamOf(run.id), fleets[in.fleet]->name, in.layout.ResourcesFor(*need), allow_borrow)) {
+          if (!share_skipped) share_skipped = v;
+          continue;
+        }
       }
       const bool waste = run.resources.gpus <= 0 && in.layout.ResourcesFor(*need).gpus > 0;
       const std::tuple<bool, bool, bool, int32_t> rank{waste, !in.reserved, in.free() == in.total(),
@@ -374,11 +553,17 @@ struct Ref {
   }
 
   // The victim a run may evict on `in`, or nullptr.
+  bool reclaiming = false;  // Plan asks for a reclaim (teams)
   const PlacedRunInfo* Evictable(const std::string& id, const Inst& in, const PendingRun& run) const {
     auto it = placed.find(id);
     if (it == placed.end() || excluded.count(id)) return nullptr;
     const PlacedRunInfo& p = it->second;
-    if (p.priority >= run.priority) return nullptr;
+    if (reclaiming) {
+      const int t = teams.TeamOf(id);
+      if (t == teams.TeamOf(run.id) || !teams.Borrowing(t, fleets[in.fleet]->name)) return nullptr;
+    } else if (p.priority >= run.priority) {
+      return nullptr;
+    }
     if (TimePoint(Duration(now)) - p.placed_at < fleets[in.fleet]->min_runtime) return nullptr;
     return &p;
   }
@@ -393,7 +578,11 @@ struct Ref {
   std::optional<PreemptionPlan> Plan(const PendingRun& run, const std::vector<int>& cands) {
     std::vector<Inst*> eligible;
     for (Inst& in : insts) {
-      if (!In(cands, in.fleet) || fleets[in.fleet]->preemption != PreemptionPolicy::kLowerPriority) continue;
+      if (!In(cands, in.fleet)) continue;
+      if (reclaiming ? fleets[in.fleet]->reclaim != ReclaimPolicy::kBorrowed
+                     : fleets[in.fleet]->preemption != PreemptionPolicy::kLowerPriority) {
+        continue;
+      }
       if (!in.available || in.reserved || KeptFromRun(in, run)) continue;
       if (run.max_duration && in.expiry < Add(now, std::max<int64_t>(run.max_duration->count(), 0))) continue;
       eligible.push_back(&in);
@@ -492,6 +681,40 @@ struct Ref {
   bool Preempt(const PendingRun& run, const std::vector<int>& cands, WaitReason& reason) {
     auto plan = Plan(run, cands);
     if (!plan) return false;
+    return Adopt(run, std::move(*plan), reason);
+  }
+
+  // Reclaim: the fleets (reclaim: Borrowed) where every instance that could hold the run keeps it
+  // within its team's unused nominal share; victims: other teams' runs while they borrow there.
+  bool Reclaim(const PendingRun& run, const std::vector<int>& cands, WaitReason& reason) {
+    std::vector<int> within;
+    for (int f : cands) {
+      if (fleets[f]->reclaim != ReclaimPolicy::kBorrowed) continue;
+      bool any = false, ok = true;
+      for (const Inst& in : insts) {
+        if (in.fleet != f || !in.valid) continue;
+        const auto need = in.layout.BlocksFor(run.resources);
+        if (!need) continue;
+        any = true;
+        Resources one = in.layout.ResourcesFor(run.nodes <= 1 ? *need : in.total());
+        one = Resources{one.cpu_millis * run.nodes, one.memory_bytes * run.nodes, one.gpus * run.nodes};
+        ok = ok && teams.WithinNominal(teams.TeamOf(run.id), fleets[f]->name, one);
+      }
+      if (any && ok) within.push_back(f);
+    }
+    if (within.empty()) return false;
+    reclaiming = true;
+    auto plan = Plan(run, within);
+    reclaiming = false;
+    if (!plan) return false;
+    if (!Adopt(run, std::move(*plan), reason)) return false;
+    reason.reclaim = true;
+    out.preemptions.back().reclaim = true;
+    return true;
+  }
+
+  bool Adopt(const PendingRun& run, PreemptionPlan p, WaitReason& reason) {
+    auto plan = std::optional<PreemptionPlan>(std::move(p));
     QuotaUse use;
     std::vector<Inst*> chosen;
     for (const std::string& name : plan->instances) chosen.push_back(Find(name));
@@ -512,7 +735,8 @@ struct Ref {
     return true;
   }
 
-  void Consider(const PendingRun& run) {
+  // Returns true when the run is deferred: it would borrow and borrowing is not allowed yet.
+  bool Consider(const PendingRun& run) {
     const std::vector<int> cands = Candidates(run);
     WaitReason reason;
     reason.nodes = run.nodes;
@@ -521,7 +745,7 @@ struct Ref {
     if (auto code = Structure(run, cands)) {
       reason.code = *code;
       out.waiting.push_back(WaitingRun{run.id, reason});
-      return;
+      return false;
     }
     // The request (per node x nodes, and `nodes` Pods) must fit the namespace's quota for some
     // candidate fleet's GPU resource.
@@ -537,7 +761,7 @@ struct Ref {
                        [&](int f) { return !CheckQuota(quota, use, fleets[f]->gpu_resource); })) {
         reason.code = WaitCode::kQuotaExceeded;
         out.waiting.push_back(WaitingRun{run.id, reason});
-        return;
+        return false;
       }
     }
     const int64_t d = run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
@@ -550,20 +774,41 @@ struct Ref {
         if (in.held_for == run.id) in.held_for.clear();
       }
     };
+    auto share_wait = [&](int verdict) {  // room the team's share did not allow
+      if (verdict == 1) return true;
+      reason.code = WaitCode::kTeamShare;
+      out.waiting.push_back(WaitingRun{run.id, reason});
+      return false;
+    };
     if (run.nodes <= 1) {
       bool quota_skipped = false;
-      if (PlaceSingle(run, cands, min_expiry, backfill, end, quota_skipped)) {
+      int share_skipped = 0;
+      if (PlaceSingle(run, cands, min_expiry, backfill, end, quota_skipped, share_skipped)) {
         placed_here();
-        return;
+        return false;
       }
+      if (!quota_skipped && share_skipped) return share_wait(share_skipped);
       reason.code = quota_skipped ? WaitCode::kQuotaExceeded : WaitCode::kNotEnoughFreeBlocks;
       if (quota_skipped) {
         out.waiting.push_back(WaitingRun{run.id, reason});
-        return;
+        return false;
       }
     } else {
       int fleet = -1;
       auto chosen = FindMulti(run, cands, min_expiry, backfill, fleet);
+      int share_skipped = 0;
+      for (std::vector<int> left = cands; teams.active && !chosen.empty();) {
+        Resources use;
+        for (Inst* in : chosen) {
+          const Resources r = in->layout.ResourcesFor(in->total());
+          use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
+        }
+        const int v = teams.Check(teams.TeamOf(run.id), fleets[fleet]->name, use, allow_borrow);
+        if (v == 0) break;
+        if (!share_skipped) share_skipped = v;
+        left.erase(std::find(left.begin(), left.end(), fleet));
+        chosen = FindMulti(run, left, min_expiry, backfill, fleet);
+      }
       if (!chosen.empty()) {
         QuotaUse use;
         for (Inst* in : chosen) {
@@ -576,13 +821,14 @@ struct Ref {
         if (CheckQuota(quota, use, fleets[fleet]->gpu_resource)) {
           reason.code = WaitCode::kQuotaExceeded;
           out.waiting.push_back(WaitingRun{run.id, reason});
-          return;
+          return false;
         }
         if (quota != nullptr) ChargeQuota(*quota, use, fleets[fleet]->gpu_resource);
         PlaceMulti(run, fleet, std::move(chosen), end);
         placed_here();
-        return;
+        return false;
       }
+      if (share_skipped) return share_wait(share_skipped);
       reason.code = WaitCode::kNotEnoughIdleInstances;
     }
     // Waiting for capacity: a nominee whose victims are stopping waits for them; others may
@@ -596,14 +842,15 @@ struct Ref {
       std::sort(reason.instances.begin(), reason.instances.end());
       reason.victims_stopping = true;
       out.waiting.push_back(WaitingRun{run.id, reason});
-      return;
+      return false;
     }
-    if (preemption && Preempt(run, cands, reason)) {
+    if ((reclaim && Reclaim(run, cands, reason)) || (preemption && Preempt(run, cands, reason))) {
       out.waiting.push_back(WaitingRun{run.id, reason});
-      return;
+      return false;
     }
     out.waiting.push_back(WaitingRun{run.id, reason});
     if (!reservation) TryReserve(run, cands);
+    return false;
   }
 };
 
@@ -634,11 +881,43 @@ CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
   std::set<std::string> queued;
   for (const PendingRun& r : runs) queued.insert(r.id);
   Ref ref(snapshot, now, queued);
-  for (const auto& [effective, run] : order) {
-    const size_t waiting = ref.out.waiting.size();
-    ref.Consider(*run);
-    if (ref.out.waiting.size() > waiting) ref.out.waiting.back().effective_priority = effective;
+  if (!ref.teams.active) {
+    for (const auto& [effective, run] : order) {
+      const size_t waiting = ref.out.waiting.size();
+      ref.Consider(*run);
+      if (ref.out.waiting.size() > waiting) ref.out.waiting.back().effective_priority = effective;
+    }
+    return std::move(ref.out);
   }
+  // Teams: per effective priority, the runs that need not borrow in queue order, then those that
+  // would borrow by their teams' fair-share order (then queue order); waiting runs reported in
+  // queue order.
+  std::map<std::string, size_t> position;
+  for (size_t k = 0; k < order.size(); ++k) position[order[k].second->id] = k;
+  std::vector<WaitingRun> waiting;
+  for (size_t begin = 0; begin < order.size();) {
+    size_t stop = begin;
+    while (stop < order.size() && order[stop].first == order[begin].first) ++stop;
+    std::vector<const PendingRun*> deferred;
+    ref.allow_borrow = false;
+    for (size_t k = begin; k < stop; ++k) {
+      if (ref.Consider(*order[k].second)) deferred.push_back(order[k].second);
+    }
+    std::stable_sort(deferred.begin(), deferred.end(), [&](const PendingRun* a, const PendingRun* b) {
+      return ref.teams.Before(ref.teams.TeamOf(a->id), ref.teams.TeamOf(b->id));
+    });
+    ref.allow_borrow = true;
+    for (const PendingRun* run : deferred) ref.Consider(*run);
+    std::stable_sort(ref.out.waiting.begin(), ref.out.waiting.end(),
+                     [&](const WaitingRun& a, const WaitingRun& b) { return position[a.run_id] < position[b.run_id]; });
+    for (WaitingRun& w : ref.out.waiting) {
+      w.effective_priority = order[begin].first;
+      waiting.push_back(std::move(w));
+    }
+    ref.out.waiting.clear();
+    begin = stop;
+  }
+  ref.out.waiting = std::move(waiting);
   return std::move(ref.out);
 }
 

@@ -16,6 +16,7 @@
 #include "scheduling/capacity_index.h"
 #include "scheduling/preemption.h"
 #include "scheduling/quota.h"
+#include "scheduling/teams.h"
 
 namespace berth::scheduling {
 
@@ -94,8 +95,9 @@ struct Holder {
   std::vector<int32_t> instances;
 };
 
-// What Consider left to do: nothing, or possibly the reservation.
-enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve };
+// What Consider left to do: nothing, or possibly the reservation; kDeferred: it would borrow
+// from other teams, which it may only after its band of effective priority (teams.h).
+enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve, kDeferred };
 
 // Blocks held on an instance until `end` (kUnknownTime when unknown).
 struct BusyEntry {
@@ -114,10 +116,31 @@ class Cycle {
   void Consider(const PendingRun& run);
   bool reuse_equal_shapes = true;
 
+  // Teams (issue 31): whether any Team exists; then runs are considered with Consider(run,
+  // allow_borrow), which returns true when the run was deferred (it would borrow, and borrowing
+  // was not allowed yet: it is considered again after its band, in fair-share order).
+  bool teams_active() const { return teams_.active(); }
+  bool Consider(const PendingRun& run, bool allow_borrow);
+  const TeamBook& teams() const { return teams_; }
+  // The run waits while a borrower of team `ahead`, earlier in the fair-share order, was placed.
+  void NoteBehind(WaitReason& reason, int32_t team, int32_t ahead) const;
+
  private:
   Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
   // Preemption (issue 17): a plan for a run that waits for capacity, or false.
   bool TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason);
+  // Reclaim (issue 31): a plan that stops other teams' borrowing runs for a run within its
+  // team's unused nominal share, or false.
+  bool TryReclaim(const PendingRun& run, WaitReason& reason);
+  // Keeps a plan's instances for the run and records the decision; false when the run's
+  // namespace quota would refuse it there.
+  bool Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason);
+  // What a placement of the current run takes on one instance of pool p (whole instances for a
+  // multi-node run), per instance.
+  Resources UseOf(const PendingRun& run, int32_t pool) const;
+  // When the team's share skipped room the run had: kDeferred (it would borrow) or it waits
+  // kTeamShare (the reason is pushed); nullopt when the share skipped nothing.
+  std::optional<Outcome> ShareWait(const PendingRun& run, WaitReason& reason);
   void SyncWork();
   void WorkReady(int32_t i);
   void Hold(int32_t i, int32_t holder);
@@ -180,6 +203,16 @@ class Cycle {
   const ClusterSnapshot& snapshot_;
   const int64_t now_;
   CycleResult& out_;
+
+  // Teams (issue 31): the shares, charged with this cycle's placements.
+  TeamBook teams_;
+  bool allow_borrow_ = true;
+  bool reclaim_enabled_ = false;  // teams, a reclaim: Borrowed fleet and possible victims
+  int32_t run_team_ = -1;         // the current run's team
+  bool deferred_ = false;         // the last Consider deferred its run
+  // Set by the placement search when room was skipped because of the team's share.
+  std::optional<ShareCheck> share_skip_;
+  int32_t share_fleet_ = -1;
 
   std::vector<Fleet> fleets_;
   std::vector<std::string_view> fleet_names_;
@@ -245,7 +278,7 @@ class Cycle {
 };
 
 Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
-    : snapshot_(snapshot), now_(Ms(now)), out_(out) {
+    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot) {
   out_.now = now;
   BuildFleets();
   BuildInstances();
@@ -259,6 +292,9 @@ Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
     }
     for (const PlacedRunInfo& p : snapshot_.placed_runs) {
       lowest_victim_priority_ = std::min(lowest_victim_priority_, p.priority);
+    }
+    if (teams_.active()) {
+      for (const Fleet& f : fleets_) reclaim_enabled_ |= f.spec->reclaim == ReclaimPolicy::kBorrowed;
     }
   }
 }
@@ -311,7 +347,8 @@ void Cycle::WorkReady(int32_t i) {
 
 void Cycle::SyncWork() {
   if (!work_.index) {
-    work_.index = std::make_unique<internal::PreemptionIndex>(snapshot_, snapshot_.placed_runs, TimePoint(Duration(now_)));
+    work_.index = std::make_unique<internal::PreemptionIndex>(snapshot_, snapshot_.placed_runs,
+                                                              TimePoint(Duration(now_)), reclaim_enabled_);
     for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) {
       if (instances_[i].held_for >= 0 || instances_[i].reserved) WorkReady(i);
     }
@@ -359,9 +396,51 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
     }
     return false;
   }
-  const int32_t fleet = FindFleet(plan->fleet);
+  return Adopt(run, std::move(*plan), false, reason);
+}
+
+bool Cycle::TryReclaim(const PendingRun& run, WaitReason& reason) {
+  // The fleets where the run is within its team's unused nominal share, whatever instance of
+  // the fleet it would get.
+  PreemptionRequest request;
+  for (int32_t f : candidates_) {
+    if (fleets_[f].spec->reclaim != ReclaimPolicy::kBorrowed) continue;
+    bool any = false;
+    bool within = true;
+    for (int32_t p : fleets_[f].pools) {
+      if (need_[p] < 0) continue;
+      any = true;
+      within = within && teams_.WithinNominal(run_team_, fleets_[f].spec->name, UseOf(run, p));
+    }
+    if (any && within) request.fleets.push_back(fleets_[f].spec->name);
+  }
+  if (request.fleets.empty()) return false;
+  request.id = run.id;
+  request.priority = run.priority;
+  request.nodes = std::max<int32_t>(run.nodes, 1);
+  request.resources = run.resources;
+  request.max_duration = run.max_duration;
+  const int32_t team = run_team_;
+  request.reclaimable = [this, team](std::string_view fleet, std::string_view victim) {
+    const int32_t t = teams_.TeamOf(victim);
+    return t != team && teams_.Borrowing(t, fleet);
+  };
+  SyncWork();
+  std::optional<PreemptionPlan> plan = work_.index->Plan(request);
+  return plan && Adopt(run, std::move(*plan), true, reason);
+}
+
+Resources Cycle::UseOf(const PendingRun& run, int32_t pool) const {
+  const BlockLayout& layout = pools_[pool].layout;
+  const Resources one = layout.ResourcesFor(run.nodes <= 1 ? need_[pool] : layout.total_blocks());
+  const int64_t n = std::max<int32_t>(run.nodes, 1);
+  return Resources{one.cpu_millis * n, one.memory_bytes * n, one.gpus * n};
+}
+
+bool Cycle::Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason) {
+  const int32_t fleet = FindFleet(plan.fleet);
   std::vector<int32_t> chosen;
-  for (const std::string& name : plan->instances) chosen.push_back(FindInstance(name));
+  for (const std::string& name : plan.instances) chosen.push_back(FindInstance(name));
   if (fleet < 0 || std::find(chosen.begin(), chosen.end(), -1) != chosen.end()) return false;
   // No eviction for a run its namespace's quota would stop once the victims are gone.
   if (NamespaceQuota* quota = QuotaOf(run.id)) {
@@ -379,17 +458,42 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   const auto h = static_cast<int32_t>(holders_.size());
   holders_.push_back(Holder{run.id, nullptr, chosen});
   for (int32_t i : chosen) Hold(i, h);
-  for (const std::string& v : plan->victims) {
+  for (const std::string& v : plan.victims) {
     excluded_victims_.insert(v);
     work_.index->RemoveVictim(v);
   }
   reason.code = WaitCode::kPreempting;
   reason.fleet = fleet;
-  reason.victims = plan->victims;
-  reason.instances = plan->instances;
+  reason.victims = plan.victims;
+  reason.instances = plan.instances;
   reason.victims_stopping = false;
-  out_.preemptions.push_back(PreemptionDecision{run.id, std::move(*plan)});
+  reason.reclaim = reclaim;
+  out_.preemptions.push_back(PreemptionDecision{run.id, std::move(plan), reclaim});
   return true;
+}
+
+std::optional<Outcome> Cycle::ShareWait(const PendingRun& run, WaitReason& reason) {
+  if (!share_skip_) return std::nullopt;
+  if (share_skip_->verdict == ShareCheck::kBorrows) return Outcome::kDeferred;
+  reason.code = WaitCode::kTeamShare;
+  reason.fleet = share_fleet_;
+  reason.share_verdict = share_skip_->verdict;
+  reason.share_resource = static_cast<uint8_t>(share_skip_->resource);
+  reason.share_needed = share_skip_->needed;
+  reason.share_used = share_skip_->used;
+  reason.share_nominal = share_skip_->nominal;
+  reason.share_may_borrow = share_skip_->may_borrow;
+  out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+  return Outcome::kWaits;
+}
+
+void Cycle::NoteBehind(WaitReason& reason, int32_t team, int32_t ahead) const {
+  const auto [theirs, ours] = teams_.Deciding(ahead, team);
+  reason.behind_team = theirs.team;
+  reason.behind_gpu_hours = theirs.gpu_hours;
+  reason.behind_weight = theirs.weight;
+  reason.own_gpu_hours = ours.gpu_hours;
+  reason.own_weight = ours.weight;
 }
 
 void Cycle::BuildQuotas() {
@@ -775,6 +879,16 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
         return;
       }
     }
+    if (run_team_ >= 0) {
+      const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, pools_[p].layout.ResourcesFor(need), allow_borrow_);
+      if (!share.fits()) {
+        if (!share_skip_) {
+          share_skip_ = share;
+          share_fleet_ = f;
+        }
+        return;
+      }
+    }
     const bool whole = fit.free == pools_[p].layout.total_blocks();
     const int32_t left = fit.free - need;
     const bool waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
@@ -817,6 +931,7 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
   placement.takes_unasked_gpus = best_waste;
   out_.placements.push_back(std::move(placement));
   if (quota != nullptr) ChargeQuota(*quota, UseOn(in, best_need), GpuResource(in.fleet));
+  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[in.fleet].spec->name, pools_[in.pool].layout.ResourcesFor(best_need));
   Take(best.instance, best_need, end);
   return true;
 }
@@ -884,6 +999,7 @@ void Cycle::PlaceMulti(const PendingRun& run, int32_t fleet,
     const Instance& in = instances_[i];
     placement.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in.spec->name, in.total,
                                             pools_[in.pool].layout.ResourcesFor(in.total)});
+    if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[fleet].spec->name, placement.ranks.back().resources);
     Take(i, in.total, end);
   }
   out_.placements.push_back(std::move(placement));
@@ -1192,7 +1308,7 @@ void Cycle::Consider(const PendingRun& run) {
     auto it = nominees_.find(run.id);
     if (it != nominees_.end()) nominee = it->second;
   }
-  const bool reusable = reuse_equal_shapes && nominee < 0 && !preemption_enabled_;
+  const bool reusable = reuse_equal_shapes && nominee < 0 && !preemption_enabled_ && !teams_.active();
   if (reusable && last_wait_.run != nullptr && last_wait_.version == version_ && SameShape(*last_wait_.run, run)) {
     WaitReason reason = out_.waiting[last_wait_.waiting].reason;
     out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
@@ -1212,15 +1328,26 @@ void Cycle::Consider(const PendingRun& run) {
       if (instances_[i].held_for < 0) Hold(i, nominee);
     }
   }
+  deferred_ = outcome == Outcome::kDeferred;
   if (outcome == Outcome::kWaitsMayReserve && !has_reservation_) TryReserve(run);
   if (reusable && outcome != Outcome::kPlaced && version_ == version && out_.waiting.size() == waiting + 1) {
     last_wait_ = LastWait{&run, waiting, version_};
   }
 }
 
+bool Cycle::Consider(const PendingRun& run, bool allow_borrow) {
+  allow_borrow_ = allow_borrow;
+  Consider(run);
+  allow_borrow_ = true;
+  return deferred_;
+}
+
 Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   ResolveCandidates(run);
+  share_skip_.reset();
+  run_team_ = teams_.active() ? teams_.TeamOf(run.id) : -1;
   WaitReason reason;
+  if (run_team_ >= 0) reason.team = teams_.Name(run_team_);
   reason.nodes = run.nodes;
   reason.request = run.resources;
   reason.max_duration = run.max_duration;
@@ -1249,10 +1376,34 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
       out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
       return Outcome::kWaits;
     }
+    if (auto outcome = ShareWait(run, reason)) return *outcome;
     DiagnoseSingle(run, rule, backfill, reason);
   } else {
     int32_t fleet = -1;
-    if (FindMulti(run.nodes, rule, backfill, chosen_, fleet)) {
+    bool found = FindMulti(run.nodes, rule, backfill, chosen_, fleet);
+    if (found && run_team_ >= 0) {
+      // The best (fleet, domain) whose instances the team's share allows: a fleet it does not
+      // allow is dropped and the next best is taken.
+      const std::vector<int32_t> all = candidates_;
+      while (found) {
+        Resources use;
+        for (const auto& key : chosen_) {
+          const Instance& in = instances_[key.second];
+          const Resources r = pools_[in.pool].layout.ResourcesFor(in.total);
+          use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
+        }
+        const ShareCheck share = teams_.Check(run_team_, fleets_[fleet].spec->name, use, allow_borrow_);
+        if (share.fits()) break;
+        if (!share_skip_) {
+          share_skip_ = share;
+          share_fleet_ = fleet;
+        }
+        candidates_.erase(std::find(candidates_.begin(), candidates_.end(), fleet));
+        found = FindMulti(run.nodes, rule, backfill, chosen_, fleet);
+      }
+      candidates_ = all;
+    }
+    if (found) {
       if (quota != nullptr) {
         QuotaUse use;
         for (const auto& key : chosen_) {
@@ -1273,6 +1424,7 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
       PlaceMulti(run, fleet, chosen_, end);
       return Outcome::kPlaced;
     }
+    if (auto outcome = ShareWait(run, reason)) return *outcome;
     DiagnoseMulti(run, rule, backfill, reason);
   }
   // It waits for capacity. A nominee whose victims are still stopping waits for them (no new
@@ -1289,11 +1441,78 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
     std::sort(reason.instances.begin(), reason.instances.end());
     reason.victims_stopping = true;
     preempting = true;
-  } else if (preemption_enabled_) {
-    preempting = TryPreempt(run, nominee >= 0, reason);
+  } else {
+    // A run within its team's unused nominal share takes it back from borrowers first.
+    if (reclaim_enabled_) preempting = TryReclaim(run, reason);
+    if (!preempting && preemption_enabled_) preempting = TryPreempt(run, nominee >= 0, reason);
   }
   out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
   return preempting ? Outcome::kWaits : Outcome::kWaitsMayReserve;
+}
+
+// Teams (issue 31): queue order, except that within one effective priority the runs that would
+// borrow from other teams (or the common pool) are considered after the others, in fair-share
+// order of their teams (then queue order). Waiting runs are reported in queue order.
+void ConsiderWithTeams(Cycle& cycle, const RunQueue& queue, CycleResult& result) {
+  struct Entry {
+    const PendingRun* run;
+    int32_t effective;
+    size_t index;  // in queue order
+  };
+  std::vector<Entry> band;
+  std::vector<Entry> deferred;
+  std::vector<size_t> order;  // queue index of each waiting entry of the band
+  const TeamBook& teams = cycle.teams();
+  auto waited = [&](const Entry& e, size_t before) {
+    if (result.waiting.size() == before) return false;
+    result.waiting.back().effective_priority = e.effective;
+    result.waiting.back().owner = e.run->owner;
+    order.push_back(e.index);
+    return true;
+  };
+  auto flush = [&] {
+    const size_t band_start = result.waiting.size();
+    order.clear();
+    deferred.clear();
+    for (const Entry& e : band) {
+      const size_t before = result.waiting.size();
+      if (cycle.Consider(*e.run, false)) {
+        deferred.push_back(e);
+      } else {
+        waited(e, before);
+      }
+    }
+    std::stable_sort(deferred.begin(), deferred.end(), [&](const Entry& a, const Entry& b) {
+      return teams.FairBefore(teams.TeamOf(a.run->id), teams.TeamOf(b.run->id));
+    });
+    int32_t first = -1;  // the team of the first borrower placed
+    for (const Entry& e : deferred) {
+      const size_t before = result.waiting.size();
+      const size_t placed = result.placements.size();
+      cycle.Consider(*e.run, true);
+      const int32_t team = teams.TeamOf(e.run->id);
+      if (result.placements.size() > placed) {
+        if (first < 0) first = team;
+      } else if (waited(e, before) && first >= 0 && first != team) {
+        cycle.NoteBehind(result.waiting.back().reason, team, first);
+      }
+    }
+    if (!deferred.empty()) {
+      std::vector<std::pair<size_t, WaitingRun>> sorted;
+      for (size_t k = band_start; k < result.waiting.size(); ++k) {
+        sorted.emplace_back(order[k - band_start], std::move(result.waiting[k]));
+      }
+      std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (size_t k = 0; k < sorted.size(); ++k) result.waiting[band_start + k] = std::move(sorted[k].second);
+    }
+    band.clear();
+  };
+  size_t index = 0;
+  for (RunQueue::Item item : queue) {
+    if (!band.empty() && band.back().effective != item.effective_priority) flush();
+    band.push_back(Entry{&item.run, item.effective_priority, index++});
+  }
+  flush();
 }
 
 }  // namespace
@@ -1311,6 +1530,10 @@ CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint
   cycle.reuse_equal_shapes = reuse_equal_shapes;
   cycle.ApplyNominations(queue);
   result.waiting.reserve(queue.size());
+  if (cycle.teams_active()) {
+    ConsiderWithTeams(cycle, queue, result);
+    return result;
+  }
   for (RunQueue::Item item : queue) {
     const size_t waiting = result.waiting.size();
     cycle.Consider(item.run);

@@ -42,6 +42,12 @@
 //       its instances are kept for it for the rest of the cycle.
 //     * A run that preempts (or waits for its victims) never holds the reservation: it goes to
 //       the first blocked run without a plan.
+//  - Teams (issue 31; scheduling/teams.h, docs/scheduling.md "Teams"), only when the snapshot has
+//    Teams: room is taken only where the run's team's share allows it (else kTeamShare); per
+//    effective priority, runs that need not borrow go first in queue order, then the borrowers by
+//    their teams' fair-share order; a run within its team's unused nominal share that waits for
+//    capacity first reclaims other teams' borrowing runs (PreemptionDecision::reclaim), then
+//    preempts by priority. Without Teams the cycle is exactly as described above.
 //
 // Performance: O(F + I log I + R) to build the working state, then per run O(pools * (levels/64
 // + log I)) for single-node and O(domains + nodes log I) for multi-node runs, with early

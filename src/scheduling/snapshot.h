@@ -20,6 +20,9 @@ namespace berth::scheduling {
 enum class PlacementPolicy { kAny, kCluster };
 // Fleet spec.preemption.policy (see scheduling/preemption.h).
 enum class PreemptionPolicy { kNever, kLowerPriority };
+// Fleet spec.preemption.reclaim (issue 31, scheduling/teams.h): whether a run within its team's
+// unused nominal share may stop other teams' borrowing runs on the fleet.
+enum class ReclaimPolicy { kBorrowed, kNever };
 
 struct FleetSpec {
   std::string name;
@@ -34,6 +37,7 @@ struct FleetSpec {
   // The extended resource its instances' GPUs are (what a namespace's ResourceQuota limits as
   // requests.<gpu_resource>).
   std::string gpu_resource = "nvidia.com/gpu";
+  ReclaimPolicy reclaim = ReclaimPolicy::kBorrowed;
 
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };
@@ -126,6 +130,40 @@ struct Nomination {
   friend bool operator==(const Nomination&, const Nomination&) = default;
 };
 
+// Amounts per resource where each may be absent (Team shares: a key the manifest does not name).
+// Units as in Resources: millicores, bytes, GPUs of the fleet's gpuResource.
+struct ResourceAmounts {
+  std::optional<int64_t> cpu_millis;
+  std::optional<int64_t> memory_bytes;
+  std::optional<int64_t> gpus;
+
+  friend bool operator==(const ResourceAmounts&, const ResourceAmounts&) = default;
+};
+
+// One entry of Team.spec.shares (issue 31).
+struct TeamShare {
+  std::string fleet;
+  ResourceAmounts nominal;          // guaranteed to the team; an absent key is 0
+  ResourceAmounts borrowing_limit;  // most it may use beyond nominal; an absent key: no limit
+  ResourceAmounts lending_limit;    // most of its idle nominal others may use; absent: all of it
+
+  friend bool operator==(const TeamShare&, const TeamShare&) = default;
+};
+
+// A Team as the cycle sees it (issue 31; scheduling/teams.h has the rules). Usage is the decayed
+// past usage the engine keeps (Team.status.usage); the cycle only reads it to order borrowers.
+struct TeamSpec {
+  std::string name;
+  std::vector<std::string> namespaces;  // a namespace in two Teams belongs to the first by name
+  std::string parent;                   // "" at the top; two levels at most
+  int32_t weight = 1;                   // values below 1 count as 1
+  std::vector<TeamShare> shares;
+  double gpu_hours = 0;  // decayed usage
+  double cpu_hours = 0;
+
+  friend bool operator==(const TeamSpec&, const TeamSpec&) = default;
+};
+
 struct ClusterSnapshot {
   std::vector<FleetSpec> fleets;
   std::vector<InstanceSpec> instances;
@@ -136,6 +174,8 @@ struct ClusterSnapshot {
   std::vector<PlacedRunInfo> placed_runs;
   // Preemptions decided in earlier cycles whose nominee has not started yet.
   std::vector<Nomination> nominations;
+  // Teams (issue 31). Empty: no team rules at all, the cycle behaves as before teams existed.
+  std::vector<TeamSpec> teams;
 
   friend bool operator==(const ClusterSnapshot&, const ClusterSnapshot&) = default;
 };

@@ -32,7 +32,9 @@ struct Case {
 
 class Generator {
  public:
-  explicit Generator(uint32_t seed) : rng_(seed) {}
+  // `with_teams`: Teams are added after everything else, from their own random stream, so that
+  // the cases without teams stay exactly what they were.
+  explicit Generator(uint32_t seed, bool with_teams = false) : rng_(seed), with_teams_(with_teams), seed_(seed) {}
 
   Case Make() {
     Case c;
@@ -86,10 +88,63 @@ class Generator {
     }
     AddQuotas(c);
     AddNominations(c);
+    if (with_teams_) AddTeams(c);
     return c;
   }
 
  private:
+  // Teams over the namespaces of the runs: shares with and without borrowing and lending
+  // limits, on fleets that exist or not; parents (some invalid); weights and usage with ties;
+  // fleets that reclaim or not; priorities squeezed so that many runs share one.
+  void AddTeams(Case& c) {
+    rng_.seed(seed_ * 2654435761u + 17);
+    const int teams = Int(1, 4);
+    for (int t = 0; t < teams; ++t) {
+      TeamSpec team;
+      team.name = "t" + std::to_string(Int(0, 3));  // the odd duplicate name
+      for (const char* ns : {"ns", "ml", "run"}) {
+        if (Chance(0.45)) team.namespaces.push_back(ns);
+      }
+      if (Chance(0.3)) team.parent = "t" + std::to_string(Int(0, 3));
+      team.weight = Int(0, 3);
+      team.gpu_hours = Pick<double>({0, 10, 10, 40, 120.5});
+      team.cpu_hours = Pick<double>({0, 5, 50});
+      for (int k = Int(0, 3); k > 0; --k) {
+        TeamShare share;
+        share.fleet = "f" + std::to_string(Chance(0.1) ? 4 : Int(0, 3));
+        if (Chance(0.85)) share.nominal.gpus = Pick<int>({0, 2, 4, 8, 16, 32, 64});
+        if (Chance(0.2)) share.nominal.cpu_millis = Pick<int>({0, 8, 32, 128}) * 1000;
+        if (Chance(0.2)) share.nominal.memory_bytes = Int(0, 128) * kGi;
+        if (Chance(0.3)) share.borrowing_limit.gpus = Int(0, 8);
+        if (Chance(0.15)) share.borrowing_limit.cpu_millis = Int(0, 16) * 1000;
+        if (Chance(0.3)) share.lending_limit.gpus = Int(0, 8);
+        if (Chance(0.15)) share.lending_limit.cpu_millis = Int(0, 16) * 1000;
+        team.shares.push_back(share);
+      }
+      c.cluster.teams.push_back(team);
+    }
+    if (Chance(0.5)) {  // namespace ns has a large share: its runs reclaim from the running ones
+      TeamSpec own;
+      own.name = "a-ns";
+      own.namespaces = {"ns"};
+      own.gpu_hours = Pick<double>({0, 40});
+      for (const FleetSpec& f : c.cluster.fleets) {
+        TeamShare share;
+        share.fleet = f.name;
+        share.nominal.gpus = Pick<int>({16, 64});
+        if (Chance(0.2)) share.nominal.cpu_millis = 256000;
+        own.shares.push_back(share);
+      }
+      c.cluster.teams.push_back(own);
+    }
+    for (FleetSpec& f : c.cluster.fleets) {
+      if (Chance(0.2)) f.reclaim = ReclaimPolicy::kNever;
+    }
+    if (Chance(0.6)) {
+      for (PendingRun& r : c.runs) r.priority = Pick<int>({40, 50, 50, 60});
+    }
+  }
+
   void AddRunning(Case& c) {
     std::map<std::string, const FleetSpec*> fleets;
     for (const FleetSpec& f : c.cluster.fleets) fleets[f.name] = &f;
@@ -182,6 +237,8 @@ class Generator {
   }
 
   std::mt19937 rng_;
+  bool with_teams_ = false;
+  uint32_t seed_ = 0;
 };
 
 CycleResult RunCore(const Case& c, const std::vector<PendingRun>& runs, bool reuse_equal_shapes = true) {
@@ -207,6 +264,7 @@ std::string Fingerprint(const CycleResult& r, bool with_reasons) {
     for (const std::string& i : d.plan.instances) out << " " << i;
     out << " evicts";
     for (const std::string& v : d.plan.victims) out << " " << v;
+    if (d.reclaim) out << " reclaim";
     out << "\n";
   }
   for (const WaitingRun& w : r.waiting) {
@@ -234,6 +292,9 @@ std::string Fingerprint(const CycleResult& r, bool with_reasons) {
 
 // The placement rules, checked from first principles against the input.
 void CheckRules(const Case& c, const CycleResult& r) {
+  // With teams, the borrowers of one effective priority are placed after the others, in
+  // fair-share order (waiting runs stay in queue order).
+  const bool teams = !c.cluster.teams.empty();
   std::map<std::string, const FleetSpec*> fleets;
   for (const FleetSpec& f : c.cluster.fleets) fleets[f.name] = &f;
   std::map<std::string, const InstanceSpec*> instances;
@@ -267,6 +328,7 @@ void CheckRules(const Case& c, const CycleResult& r) {
   size_t next = 0;  // queue order is strictly increasing within each list
   for (const Placement& p : r.placements) {
     ASSERT_TRUE(seen.insert(p.run_id).second);
+    if (teams) continue;
     ASSERT_GE(rank_in_queue.at(p.run_id), next);
     next = rank_in_queue.at(p.run_id) + 1;
   }
@@ -333,7 +395,9 @@ void CheckRules(const Case& c, const CycleResult& r) {
       }
       ASSERT_EQ(rank.resources, layout.ResourcesFor(rank.blocks));
       ASSERT_LE(before + rank.blocks, layout.total_blocks()) << "over-commit of " << rank.instance;
-      if (reserved.count(rank.instance) && rank_in_queue.at(p.run_id) > holder) {
+      // (With teams a run of the holder's effective priority may be considered before it.)
+      if (reserved.count(rank.instance) && rank_in_queue.at(p.run_id) > holder &&
+          (!teams || effective(&run) < effective(order[holder]))) {
         ASSERT_TRUE(run.max_duration.has_value());
         ASSERT_TRUE(r.reservation->earliest_start.has_value());
         ASSERT_LE(c.now + *run.max_duration, *r.reservation->earliest_start);
@@ -366,6 +430,7 @@ void CheckRules(const Case& c, const CycleResult& r) {
     victims.insert(n->victims.begin(), n->victims.end());
     for (const std::string& i : n->instances) kept.emplace(i, id);
   }
+  const std::map<std::string, std::string> nominated = kept;  // before this cycle's plans
   std::map<std::string, const PlacedRunInfo*> placed;
   for (const PlacedRunInfo& p : c.cluster.placed_runs) placed.emplace(p.id, &p);
   for (const PreemptionDecision& d : r.preemptions) {
@@ -375,10 +440,17 @@ void CheckRules(const Case& c, const CycleResult& r) {
     ASSERT_EQ(w->reason.victims, d.plan.victims);
     ASSERT_FALSE(d.plan.victims.empty());
     const FleetSpec& fleet = *fleets.at(d.plan.fleet);
-    ASSERT_EQ(fleet.preemption, PreemptionPolicy::kLowerPriority);
+    if (!d.reclaim) {
+      ASSERT_EQ(fleet.preemption, PreemptionPolicy::kLowerPriority);
+    }
     for (const std::string& v : d.plan.victims) {
       ASSERT_TRUE(victims.insert(v).second) << v << " chosen twice";
       ASSERT_TRUE(placed.count(v));
+      if (d.reclaim) {
+        ASSERT_TRUE(teams);
+        ASSERT_NE(fleet.reclaim, ReclaimPolicy::kNever);
+        continue;
+      }
       ASSERT_LT(placed.at(v)->priority, runs.at(d.run_id)->priority) << "base priorities";
     }
     for (const std::string& i : d.plan.instances) {
@@ -394,6 +466,7 @@ void CheckRules(const Case& c, const CycleResult& r) {
       // No later run is placed there.
       for (const Placement& p : r.placements) {
         if (rank_in_queue.at(p.run_id) < rank_in_queue.at(d.run_id)) continue;
+        if (teams && effective(runs.at(p.run_id)) == effective(runs.at(d.run_id))) continue;  // maybe before it
         for (const RankPlacement& rank : p.ranks) ASSERT_NE(rank.instance, i);
       }
     }
@@ -402,16 +475,17 @@ void CheckRules(const Case& c, const CycleResult& r) {
   for (const auto& [id, n] : nominations) {
     const Placement* own = FindPlacement(r, id);
     for (const Placement& p : r.placements) {
-      if (p.run_id == id || (own != nullptr && rank_in_queue.at(p.run_id) > rank_in_queue.at(id))) continue;
+      // Placements are listed in the order they were decided.
+      if (p.run_id == id || (own != nullptr && &p > own)) continue;
       for (const RankPlacement& rank : p.ranks) {
-        auto k = kept.find(rank.instance);  // the first nominee by id keeps a shared instance
-        ASSERT_TRUE(k == kept.end() || k->second != id) << p.run_id << " placed on an instance kept for " << id;
+        auto k = nominated.find(rank.instance);  // the first nominee by id keeps a shared instance
+        ASSERT_TRUE(k == nominated.end() || k->second != id) << p.run_id << " placed on an instance kept for " << id;
       }
     }
     if (own == nullptr && n->victims_stopping) {
       const WaitingRun* w = FindWaiting(r, id);
       ASSERT_TRUE(w->unschedulable() || w->reason.code == WaitCode::kQuotaExceeded ||
-                  w->reason.code == WaitCode::kPreempting);
+                  w->reason.code == WaitCode::kTeamShare || w->reason.code == WaitCode::kPreempting);
     }
   }
 }
@@ -511,6 +585,56 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
             << nominee_waits << " nominees preempting, " << kept_waits << " kept for a preemptor), "
             << reservations << " reservations, " << preemptions << " preemptions (" << gang_preemptions
             << " gangs), " << nominees_placed << " nominees placed\n";
+}
+
+// Teams (issue 31): the same generated cases with Teams added. The cycle must keep the placement
+// rules, equal the reference scheduler (which models shares, borrowing and lending limits, the
+// fair-share order of borrowers and reclaim in its own plain way) and ignore input order.
+TEST(SchedulerProperty, TeamsMatchReferenceAndIgnoreInputOrder) {
+  int placements = 0, team_waits = 0, reclaims = 0, gang_reclaims = 0, preemptions = 0, borrowers_reordered = 0;
+  for (uint32_t seed = 1; seed <= 4000; ++seed) {
+    Generator gen(seed, /*with_teams=*/true);
+    const Case c = gen.Make();
+    const CycleResult core = RunCore(c, c.runs);
+    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + Fingerprint(core, true));
+    ASSERT_NO_FATAL_FAILURE(CheckRules(c, core));
+    const CycleResult reference = ReferenceSchedule(c.cluster, c.runs, c.aging, c.now);
+    ASSERT_EQ(Fingerprint(core, false), Fingerprint(reference, false));
+    Case shuffled = c;
+    std::mt19937 rng(seed);
+    std::shuffle(shuffled.cluster.fleets.begin(), shuffled.cluster.fleets.end(), rng);
+    std::shuffle(shuffled.cluster.instances.begin(), shuffled.cluster.instances.end(), rng);
+    std::shuffle(shuffled.cluster.running.begin(), shuffled.cluster.running.end(), rng);
+    std::vector<PendingRun> runs = c.runs;
+    std::shuffle(runs.begin(), runs.end(), rng);
+    ASSERT_EQ(Fingerprint(core, true), Fingerprint(RunCore(shuffled, runs), true));
+
+    placements += static_cast<int>(core.placements.size());
+    for (const WaitingRun& w : core.waiting) team_waits += w.reason.code == WaitCode::kTeamShare;
+    for (const PreemptionDecision& d : core.preemptions) {
+      preemptions += !d.reclaim;
+      reclaims += d.reclaim;
+      gang_reclaims += d.reclaim && d.plan.instances.size() > 1;
+    }
+    for (size_t k = 1; k < core.placements.size(); ++k) {
+      const PendingRun* a = nullptr;
+      const PendingRun* b = nullptr;
+      for (const PendingRun& r : c.runs) {
+        if (r.id == core.placements[k - 1].run_id) a = &r;
+        if (r.id == core.placements[k].run_id) b = &r;
+      }
+      borrowers_reordered += a->priority == b->priority && a->submitted_at > b->submitted_at;
+    }
+  }
+  EXPECT_GT(placements, 8000);
+  EXPECT_GT(team_waits, 300);
+  EXPECT_GT(reclaims, 250);
+  EXPECT_GT(gang_reclaims, 20);
+  EXPECT_GT(preemptions, 300);
+  EXPECT_GT(borrowers_reordered, 150);
+  std::cout << "[ stats    ] " << placements << " placements, " << team_waits << " team-share waits, " << reclaims
+            << " reclaims (" << gang_reclaims << " gangs), " << preemptions << " preemptions, "
+            << borrowers_reordered << " placements out of submission order\n";
 }
 
 }  // namespace

@@ -1,0 +1,247 @@
+// Teams sharing a cluster (issue 31): one test per rule of scheduling/teams.h, through Schedule.
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+#include "scheduling/scheduler.h"
+#include "scheduling/teams.h"
+
+namespace berth::scheduling {
+namespace {
+
+using namespace berth::scheduling::testing;  // NOLINT(build/namespaces)
+
+// Fleet a100: 4 instances of 4 GPUs, 1 GPU per block (reclaim Borrowed by default).
+ClusterSnapshot A100(int instances = 4, PlacementPolicy placement = PlacementPolicy::kAny) {
+  ClusterSnapshot c;
+  c.fleets.push_back(Fleet("a100", BlocksSetting::Count(4), placement));
+  for (int i = 0; i < instances; ++i) {
+    c.instances.push_back(Instance("n" + std::to_string(i), "a100", Cpus(16, 64, 4)));
+  }
+  return c;
+}
+
+TeamSpec Team(std::string name, std::string ns, std::optional<int64_t> nominal_gpus,
+              std::optional<int64_t> borrowing = std::nullopt, std::optional<int64_t> lending = std::nullopt) {
+  TeamSpec t;
+  t.name = std::move(name);
+  t.namespaces = {std::move(ns)};
+  if (nominal_gpus) {
+    TeamShare s;
+    s.fleet = "a100";
+    s.nominal.gpus = nominal_gpus;
+    s.borrowing_limit.gpus = borrowing;
+    s.lending_limit.gpus = lending;
+    t.shares.push_back(s);
+  }
+  return t;
+}
+
+PendingRun Gpus(std::string id, int64_t gpus, int32_t priority = 50, TimePoint submitted = kT0, int32_t nodes = 1) {
+  return Pending(std::move(id), priority, submitted, nodes, Resources{0, 0, gpus});
+}
+
+CycleResult Cycle(const ClusterSnapshot& c, const std::vector<PendingRun>& runs, TimePoint now = kT0) {
+  RunQueue queue(Duration(0));
+  for (const PendingRun& r : runs) queue.Upsert(r);
+  return Schedule(c, queue, now);
+}
+
+TEST(TeamsTest, ARunBorrowsOtherTeamsIdleNominalShare) {
+  ClusterSnapshot c = A100();
+  c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 8)};
+  const CycleResult r = Cycle(c, {Gpus("audio/big", 4), Gpus("audio/b2", 4), Gpus("audio/b3", 4)});
+  EXPECT_EQ(r.placements.size(), 3u);  // 12 GPUs: 8 of its own, 4 of vision's idle share
+}
+
+TEST(TeamsTest, BorrowingLimitHoldsARunWithTheNumbers) {
+  ClusterSnapshot c = A100();
+  c.teams = {Team("vision", "vision", 4, /*borrowing=*/0)};
+  c.running.push_back(Running("vision/a", {{"n0", 4}}));
+  const CycleResult r = Cycle(c, {Gpus("vision/b", 1)});
+  const WaitingRun* w = FindWaiting(r, "vision/b");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason.code, WaitCode::kTeamShare);
+  EXPECT_EQ(ApiReason(w->reason.code), "TeamShare");
+  EXPECT_EQ(r.Explain(*w), "team vision uses 4 of its 4 GPUs on a100 and may borrow 0 more; it needs 1 GPU");
+  EXPECT_FALSE(r.reservation.has_value()) << "a run held by its share reserves nothing";
+}
+
+TEST(TeamsTest, LendingLimitKeepsPartOfAnIdleShare) {
+  ClusterSnapshot c = A100();
+  // vision lends at most 4 of its 8: 4 stay kept for it even while idle.
+  c.teams = {Team("vision", "vision", 8, std::nullopt, /*lending=*/4), Team("audio", "audio", 8)};
+  c.running.push_back(Running("audio/a", {{"n0", 4}}));
+  c.running.push_back(Running("audio/b", {{"n1", 4}}));
+  const CycleResult r = Cycle(c, {Gpus("audio/c", 4), Gpus("audio/d", 4)});
+  EXPECT_NE(FindPlacement(r, "audio/c"), nullptr);
+  const WaitingRun* w = FindWaiting(r, "audio/d");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason.code, WaitCode::kTeamShare);
+  EXPECT_EQ(r.Explain(*w),
+            "needs 4 GPUs on a100 beyond team audio's nominal share (uses 12 of 8 GPUs); 0 GPUs can be "
+            "borrowed (the rest is other teams' nominal share they do not lend)");
+}
+
+TEST(TeamsTest, ARunWithinItsNominalShareReclaimsBorrowedCapacityWhateverThePriority) {
+  ClusterSnapshot c = A100();
+  c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 8)};
+  // audio borrowed vision's whole share: 16 GPUs of 8.
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = "audio/r" + std::to_string(i);
+    c.running.push_back(Running(id, {{"n" + std::to_string(i), 4}}));
+    c.placed_runs.push_back(PlacedRunInfo{id, 100, kT0 - minutes(60 - i)});  // r3 started last
+  }
+  const CycleResult r = Cycle(c, {Gpus("vision/small", 4, /*priority=*/0)});
+  const WaitingRun* w = FindWaiting(r, "vision/small");
+  ASSERT_NE(w, nullptr);
+  ASSERT_EQ(w->reason.code, WaitCode::kPreempting);
+  EXPECT_TRUE(w->reason.reclaim);
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_TRUE(r.preemptions[0].reclaim);
+  EXPECT_EQ(r.preemptions[0].plan.victims, std::vector<std::string>{"audio/r3"}) << "the most recently started";
+  EXPECT_NE(r.Explain(*w).find("reclaims its team's nominal share"), std::string::npos) << r.Explain(*w);
+}
+
+TEST(TeamsTest, AfterTheReclaimedRunsStopTheRunStartsOnTheirInstance) {
+  ClusterSnapshot c = A100(2);
+  c.teams = {Team("vision", "vision", 4), Team("audio", "audio", 4)};
+  c.running = {Running("audio/a", {{"n0", 4}}), Running("audio/b", {{"n1", 4}})};
+  c.placed_runs = {PlacedRunInfo{"audio/a", 90, kT0 - minutes(30)}, PlacedRunInfo{"audio/b", 90, kT0 - minutes(20)}};
+  const std::vector<PendingRun> queue = {Gpus("vision/a", 4, 10), Gpus("audio/c", 4, 100)};
+  const CycleResult first = Cycle(c, queue);
+  ASSERT_EQ(first.preemptions.size(), 1u);
+  const PreemptionDecision& d = first.preemptions[0];
+  EXPECT_EQ(d.plan.victims, std::vector<std::string>{"audio/b"});
+  // The engine stops the victim and reports the nomination; the next cycle starts vision/a there,
+  // and audio's higher priority does not take the room.
+  std::erase_if(c.running, [&](const RunningRun& r) { return r.id == "audio/b"; });
+  c.nominations.push_back(Nomination{"vision/a", d.plan.fleet, d.plan.instances, d.plan.victims, false});
+  const CycleResult second = Cycle(c, queue, kT0 + minutes(1));
+  EXPECT_EQ(PlacedOn(second, "vision/a"), d.plan.instances);
+  EXPECT_EQ(FindPlacement(second, "audio/c"), nullptr);
+}
+
+TEST(TeamsTest, ReclaimHonoursMinRuntimeAndTheFleetsPolicy) {
+  ClusterSnapshot c = A100(1);
+  c.teams = {Team("vision", "vision", 4), Team("audio", "audio", 0)};
+  c.running.push_back(Running("audio/r", {{"n0", 4}}));
+  c.placed_runs.push_back(PlacedRunInfo{"audio/r", 0, kT0 - minutes(2)});  // minRuntime 5m not reached
+  CycleResult r = Cycle(c, {Gpus("vision/a", 4)});
+  EXPECT_TRUE(r.preemptions.empty());
+  c.placed_runs[0].placed_at = kT0 - minutes(10);
+  r = Cycle(c, {Gpus("vision/a", 4)});
+  EXPECT_EQ(r.preemptions.size(), 1u);
+  c.fleets[0].reclaim = ReclaimPolicy::kNever;
+  r = Cycle(c, {Gpus("vision/a", 4)});
+  EXPECT_TRUE(r.preemptions.empty());
+}
+
+TEST(TeamsTest, NoReclaimOfATeamWithinItsOwnShare) {
+  ClusterSnapshot c = A100(2);
+  c.teams = {Team("vision", "vision", 4), Team("audio", "audio", 4)};
+  c.running.push_back(Running("audio/r", {{"n0", 4}}));
+  c.running.push_back(Running("vision/r", {{"n1", 4}}));
+  c.placed_runs.push_back(PlacedRunInfo{"audio/r", 0, kT0 - minutes(60)});
+  const CycleResult r = Cycle(c, {Gpus("vision/more", 4, 100)});
+  EXPECT_TRUE(r.preemptions.empty()) << "vision would borrow, and audio does not";
+}
+
+TEST(TeamsTest, AGangReclaimsWholeInstancesOfOneDomain) {
+  ClusterSnapshot c = A100(4, PlacementPolicy::kCluster);
+  c.fleets[0].topology_key = "zone";
+  for (int i = 0; i < 4; ++i) c.instances[i].topology_domain = i < 2 ? "z0" : "z1";
+  c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 0)};
+  // audio holds 2 GPUs on each machine: a gang of 2 needs two whole machines of one zone.
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = "audio/r" + std::to_string(i);
+    c.running.push_back(Running(id, {{"n" + std::to_string(i), 2}}));
+    c.placed_runs.push_back(PlacedRunInfo{id, 50, kT0 - minutes(60)});
+  }
+  const CycleResult r = Cycle(c, {Gpus("vision/gang", 4, 50, kT0, 2)});
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].plan.instances, (std::vector<std::string>{"n0", "n1"}));
+  EXPECT_EQ(r.preemptions[0].plan.victims, (std::vector<std::string>{"audio/r0", "audio/r1"}));
+}
+
+TEST(TeamsTest, BorrowersOfOnePriorityGoByDecayedUsagePerWeight) {
+  ClusterSnapshot c = A100(1);
+  TeamSpec vision = Team("vision", "vision", std::nullopt);
+  vision.gpu_hours = 340;
+  TeamSpec audio = Team("audio", "audio", std::nullopt);
+  audio.gpu_hours = 120;
+  c.teams = {vision, audio};
+  c.teams.push_back(Team("other", "other", 0));  // names a100 in a share: a100 is accounted
+  // vision submitted first, but audio used less: the one machine goes to audio.
+  const CycleResult r = Cycle(c, {Gpus("vision/a", 4, 50, kT0 - minutes(10)), Gpus("audio/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r, "audio/a"), nullptr);
+  const WaitingRun* w = FindWaiting(r, "vision/a");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(r.Explain(*w).find("; behind team audio: usage 120 GPU-h / weight 1 against vision 340 / 1"),
+            std::string::npos)
+      << r.Explain(*w);
+  // A higher priority still goes first.
+  const CycleResult r2 = Cycle(c, {Gpus("vision/a", 4, 60), Gpus("audio/a", 4, 50)});
+  EXPECT_NE(FindPlacement(r2, "vision/a"), nullptr);
+  // Weight: vision's 340 / 4 is below audio's 120 / 1.
+  c.teams[0].weight = 4;
+  const CycleResult r3 = Cycle(c, {Gpus("vision/a", 4, 50, kT0 - minutes(10)), Gpus("audio/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r3, "vision/a"), nullptr);
+}
+
+TEST(TeamsTest, SiblingsAreOrderedAfterTheirParents) {
+  ClusterSnapshot c = A100(1);
+  TeamSpec research = Team("research", "research", std::nullopt);
+  TeamSpec vision = Team("vision", "vision", std::nullopt);
+  vision.parent = "research";
+  vision.gpu_hours = 10;
+  TeamSpec speech = Team("speech", "speech", std::nullopt);
+  speech.parent = "research";
+  speech.gpu_hours = 5;
+  TeamSpec prod = Team("prod", "prod", 0);
+  prod.gpu_hours = 1;  // research's 15 (its children summed) is above prod's 1
+  c.teams = {research, vision, speech, prod};
+  const CycleResult r = Cycle(c, {Gpus("vision/a", 4, 50, kT0 - minutes(2)), Gpus("speech/a", 4, 50, kT0 - minutes(1)),
+                                  Gpus("prod/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r, "prod/a"), nullptr);
+  c.teams[3].gpu_hours = 100;
+  const CycleResult r2 = Cycle(c, {Gpus("vision/a", 4, 50, kT0 - minutes(2)), Gpus("speech/a", 4, 50, kT0 - minutes(1)),
+                                   Gpus("prod/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r2, "speech/a"), nullptr) << "speech used less than its sibling vision";
+}
+
+TEST(TeamsTest, ARunWithinItsShareGoesBeforeBorrowersOfItsPriority) {
+  ClusterSnapshot c = A100(1);
+  c.teams = {Team("vision", "vision", 4), Team("audio", "audio", 0)};
+  const CycleResult r = Cycle(c, {Gpus("audio/a", 4, 50, kT0 - minutes(10)), Gpus("vision/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r, "vision/a"), nullptr);
+  ASSERT_EQ(r.waiting.size(), 1u);
+  EXPECT_EQ(r.waiting[0].run_id, "audio/a");
+}
+
+TEST(TeamsTest, NeverAdmitsAgainstAShareWhatCannotFit) {
+  // vision's share is 16 GPUs but the fleet has 8: a 4-GPU gang of 3 nodes waits for machines
+  // (a capacity reason), it is not admitted against its share.
+  ClusterSnapshot c = A100(2, PlacementPolicy::kCluster);
+  c.teams = {Team("vision", "vision", 16)};
+  const CycleResult r = Cycle(c, {Gpus("vision/gang", 4, 50, kT0, 3)});
+  EXPECT_TRUE(r.placements.empty());
+  const WaitingRun* w = FindWaiting(r, "vision/gang");
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->unschedulable());
+}
+
+TEST(TeamsTest, TheImplicitTeamBorrowsTheCommonPoolAndIsReclaimed) {
+  ClusterSnapshot c = A100(2);
+  c.teams = {Team("vision", "vision", 4)};
+  c.running.push_back(Running("misc/a", {{"n0", 4}}));
+  c.running.push_back(Running("misc/b", {{"n1", 4}}));
+  c.placed_runs.push_back(PlacedRunInfo{"misc/a", 90, kT0 - minutes(30)});
+  c.placed_runs.push_back(PlacedRunInfo{"misc/b", 10, kT0 - minutes(30)});
+  const CycleResult r = Cycle(c, {Gpus("vision/a", 4, 0)});
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].plan.victims, std::vector<std::string>{"misc/b"}) << "lowest priority first";
+}
+
+}  // namespace
+}  // namespace berth::scheduling
