@@ -531,28 +531,32 @@ TEST(SchedulerProperty, RunsOfOneShapeInARowGetWhatConsideringEachGives) {
   EXPECT_GT(twins_waiting, 10000) << "the twins must exercise the reuse";
 }
 
+// One generated case: the core keeps the placement rules, equals the reference, and gives the same
+// output (reasons included) for the same input in another order. `core` is the core's result.
+void CheckCase(uint32_t seed, const Case& c, CycleResult& core) {
+  core = RunCore(c, c.runs);
+  SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + Fingerprint(core, true));
+  ASSERT_NO_FATAL_FAILURE(CheckRules(c, core));
+  const CycleResult reference = ReferenceSchedule(c.cluster, c.runs, c.aging, c.now);
+  ASSERT_EQ(Fingerprint(core, false), Fingerprint(reference, false));
+  Case shuffled = c;
+  std::mt19937 rng(seed);
+  std::shuffle(shuffled.cluster.fleets.begin(), shuffled.cluster.fleets.end(), rng);
+  std::shuffle(shuffled.cluster.instances.begin(), shuffled.cluster.instances.end(), rng);
+  std::shuffle(shuffled.cluster.running.begin(), shuffled.cluster.running.end(), rng);
+  std::vector<PendingRun> runs = c.runs;
+  std::shuffle(runs.begin(), runs.end(), rng);
+  ASSERT_EQ(Fingerprint(core, true), Fingerprint(RunCore(shuffled, runs), true));
+}
+
 TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   int placements = 0, waiting = 0, reservations = 0, gangs = 0, unschedulable = 0;
   int preemptions = 0, gang_preemptions = 0, nominee_waits = 0, kept_waits = 0, quota_waits = 0, nominees_placed = 0;
   for (uint32_t seed = 1; seed <= 5000; ++seed) {
     Generator gen(seed);
     const Case c = gen.Make();
-    const CycleResult core = RunCore(c, c.runs);
-    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + Fingerprint(core, true));
-    ASSERT_NO_FATAL_FAILURE(CheckRules(c, core));
-
-    const CycleResult reference = ReferenceSchedule(c.cluster, c.runs, c.aging, c.now);
-    ASSERT_EQ(Fingerprint(core, false), Fingerprint(reference, false));
-
-    // Same input in another order -> same output, reasons included.
-    Case shuffled = c;
-    std::mt19937 rng(seed);
-    std::shuffle(shuffled.cluster.fleets.begin(), shuffled.cluster.fleets.end(), rng);
-    std::shuffle(shuffled.cluster.instances.begin(), shuffled.cluster.instances.end(), rng);
-    std::shuffle(shuffled.cluster.running.begin(), shuffled.cluster.running.end(), rng);
-    std::vector<PendingRun> runs = c.runs;
-    std::shuffle(runs.begin(), runs.end(), rng);
-    ASSERT_EQ(Fingerprint(core, true), Fingerprint(RunCore(shuffled, runs), true));
+    CycleResult core;
+    ASSERT_NO_FATAL_FAILURE(CheckCase(seed, c, core));
 
     placements += static_cast<int>(core.placements.size());
     waiting += static_cast<int>(core.waiting.size());
@@ -595,19 +599,8 @@ TEST(SchedulerProperty, TeamsMatchReferenceAndIgnoreInputOrder) {
   for (uint32_t seed = 1; seed <= 4000; ++seed) {
     Generator gen(seed, /*with_teams=*/true);
     const Case c = gen.Make();
-    const CycleResult core = RunCore(c, c.runs);
-    SCOPED_TRACE("seed " + std::to_string(seed) + "\n" + Fingerprint(core, true));
-    ASSERT_NO_FATAL_FAILURE(CheckRules(c, core));
-    const CycleResult reference = ReferenceSchedule(c.cluster, c.runs, c.aging, c.now);
-    ASSERT_EQ(Fingerprint(core, false), Fingerprint(reference, false));
-    Case shuffled = c;
-    std::mt19937 rng(seed);
-    std::shuffle(shuffled.cluster.fleets.begin(), shuffled.cluster.fleets.end(), rng);
-    std::shuffle(shuffled.cluster.instances.begin(), shuffled.cluster.instances.end(), rng);
-    std::shuffle(shuffled.cluster.running.begin(), shuffled.cluster.running.end(), rng);
-    std::vector<PendingRun> runs = c.runs;
-    std::shuffle(runs.begin(), runs.end(), rng);
-    ASSERT_EQ(Fingerprint(core, true), Fingerprint(RunCore(shuffled, runs), true));
+    CycleResult core;
+    ASSERT_NO_FATAL_FAILURE(CheckCase(seed, c, core));
 
     placements += static_cast<int>(core.placements.size());
     for (const WaitingRun& w : core.waiting) team_waits += w.reason.code == WaitCode::kTeamShare;
