@@ -35,7 +35,18 @@ export BERTH_IMAGE_BUILD_DIR="${BERTH_IMAGE_BUILD_DIR:-${BUILD}-image}"
 "$ROOT/hack/build-image.sh" >/dev/null
 
 export BERTH_TEST_TMP="${BERTH_TEST_TMP:-$(mktemp -d /tmp/berth-test.XXXXXX)}"
-(cd "$BUILD" && ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@")
+rc=0
+(cd "$BUILD" && ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@") || rc=$?
+if [ "$rc" != 0 ]; then
+  # The end of the output is what a CI summary shows: repeat each failed assertion there.
+  log="$BUILD/Testing/Temporary/LastTest.log"
+  echo "hack/test.sh: ctest failed (exit $rc); the failed assertions, from $log:"
+  if [ -f "$log" ]; then
+    grep -E '^\[  FAILED  \] [^ ]+ \(' "$log" | sort -u | head -40 || true
+    grep -E -A8 ': Failure$|^unknown file: Failure|Timeout|Exception:' "$log" | cut -c1-300 | head -150 || true
+  fi
+  exit "$rc"
+fi
 
 if [ "${BERTH_SANITIZE_STAGE:-$([ "$#" -eq 0 ] && echo 1 || echo 0)}" = 1 ]; then
   echo "hack/test.sh: unit tests under ASan + UBSan and short fuzz runs (hack/sanitize-test.sh)" >&2

@@ -88,8 +88,9 @@ TEST_F(Preemption, GangPreemptsWholeInstancesOfTheCheapestDomain) {
   EXPECT_EQ(Phase("b1"), "Pending");
   EXPECT_EQ(Reason("b1"), "Preempted") << Message("b1");
   EXPECT_EQ(StatusInt("b1", "resubmissions"), 1);
-  auto retrying = EventMessages("b1", "Retrying");
-  ASSERT_FALSE(retrying.empty());
+  // Events are written off the engine's thread (EventRecorder): wait for them.
+  std::vector<std::string> retrying;
+  ASSERT_TRUE(Eventually([&] { return !(retrying = EventMessages("b1", "Retrying")).empty(); }));
   EXPECT_NE(retrying.front().find("preempted by " + ns_ + "/hot (priority 90)"), std::string::npos) << retrying.front();
   EXPECT_EQ(Phase("b2"), "Failed");
   EXPECT_EQ(Reason("b2"), "Preempted") << Message("b2");
@@ -97,8 +98,8 @@ TEST_F(Preemption, GangPreemptsWholeInstancesOfTheCheapestDomain) {
   for (const char* name : {"a1", "a2", "a3"}) EXPECT_EQ(Phase(name), "Running") << name << ": " << Message(name);
   // Placed: its record of the preemption is gone; the Events say what happened.
   EXPECT_EQ(json::Find(RunDoc("hot"), {"status", "preemption"}), nullptr);
-  EXPECT_FALSE(EventMessages("hot", "Preempting").empty());
-  EXPECT_FALSE(EventMessages("b2", "Preempted").empty());
+  EXPECT_TRUE(Eventually([&] { return !EventMessages("hot", "Preempting").empty(); }));
+  EXPECT_TRUE(Eventually([&] { return !EventMessages("b2", "Preempted").empty(); }));
   // The resubmitted victim waits: it can never preempt its preemptor (lower base priority).
   EXPECT_TRUE(Holds([&] { return Phase("hot") != "Pending" && Phase("b1") == "Pending"; }, std::chrono::seconds(3)))
       << Phase("hot") << " / " << Phase("b1") << ": " << Message("b1");

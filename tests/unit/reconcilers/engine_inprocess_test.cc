@@ -952,8 +952,9 @@ TEST_F(EngineInProcess, PreemptionWaitsForMinRuntimeAndWritesItsRecordFirst) {
   EXPECT_EQ(StatusString("low", "reason"), "Preempted");
   EXPECT_EQ(StatusString("low", "submittedAt"), submitted);
   EXPECT_EQ(StatusInt("low", "resubmissions"), 1);
-  EXPECT_TRUE(EventReasons("high").count("Preempting") > 0);
-  EXPECT_TRUE(EventReasons("low").count("Retrying") > 0);
+  // The recorder writes Events off the engine's thread: wait for them.
+  EXPECT_TRUE(Eventually([&] { return EventReasons("high").count("Preempting") > 0; }));
+  EXPECT_TRUE(Eventually([&] { return EventReasons("low").count("Retrying") > 0; }));
   EXPECT_EQ(json::Find(RunDoc("high"), {"status", "preemption"}), nullptr) << "placed: the record is cleared";
 
   // The order of the API's history: the record, then the victim's status, then its Pod's deletion.
