@@ -70,15 +70,17 @@ class Webhook : public EngineTest, public ::testing::WithParamInterface<Mechanis
       ASSERT_EQ(applied.exit_code, 0) << applied.err;
       // Until the API server has the Run schema for the mutating policy (it loads CRD schemas
       // from its OpenAPI a while after they change), a create it matches is refused with 503
-      // "Resource kind ... not found. There can be a delay ..." (docs/install.md#admission):
-      // wait until a Run is admitted, as a server-side dry run.
+      // "Resource kind ... not found. There can be a delay ..." (docs/install.md#admission). The
+      // policy itself is loaded a moment after it is created, and a create before that is
+      // admitted without it: wait until a Run is admitted WITH the policy's finalizer, as a
+      // server-side dry run (an admitted dry run alone may have come before the policy).
       CommandResult dry;
       ASSERT_TRUE(Eventually([&] {
-        dry = Kubectl({"apply", "--dry-run=server", "-f", "-"},
+        dry = Kubectl({"apply", "--dry-run=server", "-o", "jsonpath={.metadata.finalizers}", "-f", "-"},
                       "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: dry}\nspec:\n  template:\n    spec:\n"
                       "      containers: [{name: main, image: busybox}]\n");
-        return dry.exit_code == 0;
-      }, std::chrono::seconds(90))) << dry.err;
+        return dry.exit_code == 0 && dry.out.find("berth.dev/run-cleanup") != std::string::npos;
+      }, std::chrono::seconds(90))) << dry.err << dry.out;
       return;
     }
     std::string ca = k8s::Base64Encode(ReadFile(cert_dir_ + "/ca.crt"));
