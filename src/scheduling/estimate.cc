@@ -16,7 +16,6 @@ class Forecast {
   Forecast(EstimateInput in, const EstimateOptions& o)
       : sim_(std::move(in.snapshot)), queue_(o.aging_interval), runtime_(std::move(in.runtime)), now_(in.now), o_(o) {
     for (RunningRun& r : sim_.running) {
-      if (r.expected_end) continue;
       if (auto it = in.running_end.find(r.id); it != in.running_end.end()) r.expected_end = it->second;
     }
     for (PendingRun& r : in.queued) {

@@ -69,7 +69,8 @@ struct EstimateInput {
   // Expected runtime once started, by run id: its maxDuration, or a learned runtime. A run
   // without an entry, once started, holds its room for good (no known end).
   std::map<std::string, Duration> runtime;
-  // Expected ends of running runs whose RunningRun::expected_end is unset (learned), by id.
+  // Expected ends of running runs learned from comparable runs (RuntimeHistory), by id: they
+  // replace RunningRun::expected_end (start + maxDuration, a bound most runs end well before).
   std::map<std::string, TimePoint> running_end;
   TimePoint now{};
 };
