@@ -29,6 +29,16 @@ std::string Refuse(const std::string& uid, const std::string& message) {
          R"(,"allowed":false,"status":{"code":422,"reason":"Invalid","message":)" + json::Quote(message) + "}}}";
 }
 
+// Why a template over the bound is refused ("" when it is not): only when it is new (an update
+// that leaves it as it was, e.g. the finalizer's removal, goes through).
+std::string TemplateRefusal(const json::Value& request, const json::Value* object, const std::string& operation) {
+  if (operation != "CREATE" && operation != "UPDATE") return "";
+  const std::string t = TemplateJson(object);
+  if (t.size() <= reconcilers::kMaxTemplateBytes) return "";
+  if (operation == "UPDATE" && t == TemplateJson(json::Find(request, {"oldObject"}))) return "";
+  return reconcilers::TemplateTooLarge(t.size());
+}
+
 }  // namespace
 
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps) {
@@ -51,15 +61,7 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
     return Refuse(uid, "berth cannot read a Run nested deeper than " + std::to_string(json::kMaxDepth) +
                            " levels (spec.template keeps fields it does not know): nest it less deeply");
   }
-  // A template over the bound, when it is new (an update that leaves it as it was, e.g. the
-  // finalizer's removal, goes through).
-  if (operation == "CREATE" || operation == "UPDATE") {
-    const std::string t = TemplateJson(object);
-    if (t.size() > reconcilers::kMaxTemplateBytes &&
-        (operation == "CREATE" || t != TemplateJson(json::Find(*request, {"oldObject"})))) {
-      return Refuse(uid, reconcilers::TemplateTooLarge(t.size()));
-    }
-  }
+  if (std::string why = TemplateRefusal(*request, object, operation); !why.empty()) return Refuse(uid, why);
   // What is left is read with json::Find only (no recursion), whatever oldObject holds.
   if (caps && object != nullptr && object->IsObject() && (operation == "CREATE" || operation == "UPDATE")) {
     std::string ns = json::GetString(*request, "namespace");
