@@ -20,6 +20,7 @@
 //   berth-e2e-bench priority [--pending 10000 --patches 50]
 //   berth-e2e-bench memory [--nodes 5000 --runs 10000] [--kwok 1]
 //   berth-e2e-bench scale [--nodes 10000 --pending 100000 --seconds 60] [--kwok 1]
+//   berth-e2e-bench run-size [--runs 2000 --bytes 1536 --placed 1]
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "../../tests/integration/harness.h"
+#include "../../tests/integration/run_size.h"
 #include "e2e_common.h"
 #include "kueue.h"
 #include "k8s/config.h"
@@ -1340,6 +1342,77 @@ int Memory() {
   return 0;
 }
 
+// The controller's memory per run (issue 29): RUNS runs whose spec.template is BYTES bytes of JSON
+// (tests/integration/run_size.h: a realistic template, padded with an env value), placed one
+// GPU each on bare 8-GPU nodes with their Pods (--placed 0: pending, no fleet). RSS of a fresh
+// controller before any run, after all are placed (and its peak), and after a restart that
+// relists them all (and the restart's peak): per run = (RSS - RSS before) / RUNS.
+// BERTH_CONTROLLER_BIN=... measures another build.
+int RunSize() {
+  const int runs = Flag("runs", 2000), bytes = Flag("bytes", 1536), placed = Flag("placed", 1);
+  StartControlPlane();
+  const std::string ns = "size-bench";
+  Kubectl({"create", "namespace", ns});
+  if (placed != 0) {
+    MakeNodes("size", (runs + 7) / 8);
+    Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: size}\nspec:\n  nodeSelector: {pool: size}\n  blocks: auto\n");
+  }
+  const int probe = berth::testing::FreePort();
+  auto start = [&](const std::string& log) {
+    auto c = std::make_unique<ControllerProcess>(
+        std::vector<std::string>{"--health-probe-bind-address=127.0.0.1:" + std::to_string(probe)}, log);
+    c->Start();
+    int code = 0;
+    Eventually([&] {
+      berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(probe) + "/readyz", &code);
+      return code == 200;
+    }, std::chrono::seconds(300));
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return c;
+  };
+  auto controller = start("bench-controller");
+  const long before = RssKiB(controller->pid());
+  BoundPods pods(ns);
+  const std::string spec = placed != 0 ? R"("resources":{"gpu":1},)" : R"("fleets":["none"],"retry":{"onEvents":["no-capacity"],"duration":"off"},)";
+  Parallel(runs, 8, [&](int i) {
+    MustCreate(k8s::resources::kRuns.Path(ns),
+               R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"s)" + std::to_string(i) +
+                   R"("},"spec":{)" + spec + R"("template":)" + berth::testing::SizedTemplate(bytes, i) + "}}");
+  });
+  auto settled = [&] {
+    if (placed != 0) return pods.bound() >= runs;
+    auto l = Client()->List(k8s::resources::kRuns.Path(ns));
+    if (!l.ok()) return false;
+    int waiting = 0;
+    for (auto& r : l->items) waiting += !json::GetString(json::Find(r, {"status", "reason"})).empty();
+    return waiting >= runs;
+  };
+  if (!Eventually(settled, std::chrono::seconds(1800))) {
+    std::fprintf(stderr, "the runs did not settle (%d pods bound)\n", pods.bound());
+    StopControlPlane();
+    return 1;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const long after = RssKiB(controller->pid()), peak = berth::testing::ProcStatusKiB(controller->pid(), "VmHWM");
+  controller->Stop();
+  controller = start("bench-controller-2");
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const long restarted = RssKiB(controller->pid()), restart_peak = berth::testing::ProcStatusKiB(controller->pid(), "VmHWM");
+  controller->Stop();
+  pods.informer().Stop();
+  const char* bin = std::getenv("BERTH_CONTROLLER_BIN");
+  std::printf("\n## Memory per run: %d runs, spec.template %d bytes as JSON, %s (Kubernetes %s%s%s)\n\n", runs, bytes,
+              placed != 0 ? "each placed with its Pod" : "pending", KubeVersion().c_str(), bin != nullptr ? ", controller " : "",
+              bin != nullptr ? bin : "");
+  std::printf("| RSS before | after | peak | per run | after a restart | restart's peak | per run after the restart |\n"
+              "|---|---|---|---|---|---|---|\n");
+  std::printf("| %.1f MB | %.1f MB | %.1f MB | %.1f KiB | %.1f MB | %.1f MB | %.1f KiB |\n", before / 1024.0, after / 1024.0,
+              peak / 1024.0, static_cast<double>(after - before) / runs, restarted / 1024.0, restart_peak / 1024.0,
+              static_cast<double>(restarted - before) / runs);
+  StopControlPlane();
+  return 0;
+}
+
 // Queue positions at scale: PENDING runs wait behind one busy block while runs arrive, leave and
 // change priority for SECONDS. A sampler lists every run every 2 s and checks the picture users
 // read: no two runs at one position, and how many of positions 1..100 are missing. Reports the
@@ -1721,7 +1794,7 @@ using namespace berth::bench::e2e;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|behaviour [--flag N ...]\n");
+    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|run-size|behaviour [--flag N ...]\n");
     return 2;
   }
   std::string scenario = argv[1];
@@ -1742,6 +1815,7 @@ int main(int argc, char** argv) {
   if (scenario == "memory") finish(Memory());
   if (scenario == "positions") finish(Positions());
   if (scenario == "scale") finish(Scale());
+  if (scenario == "run-size") finish(RunSize());
   if (scenario == "behaviour") finish(Behaviour());
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;

@@ -1,6 +1,7 @@
 #include "reconcilers/run_types.h"
 
 #include <charconv>
+#include <functional>
 #include <string_view>
 
 #include "k8s/duration.h"
@@ -160,7 +161,13 @@ void ReadRetry(const json::Value& spec, Run& run, std::string& err) {
 // itself: a template constraint on nodes would only make the kubelet refuse the Pod on the
 // machine berth chose; machines are chosen with Fleets instead).
 void ReadTemplate(const json::Value& spec, Run& run, std::string& err) {
-  if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) run.template_json = json::Serialize(*t);
+  if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) {
+    std::string text = json::Serialize(*t);
+    run.template_bytes = text.size();
+    run.template_hash = std::hash<std::string_view>{}(text);
+    if (text.size() <= kKeptTemplateBytes) run.template_json = std::move(text);
+    if (run.template_bytes > kMaxTemplateBytes && err.empty()) err = TemplateTooLarge(run.template_bytes);
+  }
   const json::Value* containers = json::Find(spec, {"template", "spec", "containers"});
   if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
     err = "spec.template.spec.containers must list at least one container";
@@ -221,9 +228,17 @@ void DecodeRunSpec(const json::Value& spec, Run& run) {
 
 }  // namespace
 
+std::string TemplateTooLarge(size_t bytes) {
+  return "spec.template is " + std::to_string(bytes) + " bytes as JSON; berth takes templates of at most " +
+         std::to_string(kMaxTemplateBytes) + " bytes (256 KiB): put large data in a ConfigMap or Secret and mount "
+         "it, or pass it with envFrom";
+}
+
 std::shared_ptr<const Run> DecodeRun(const json::Value& obj) {
   auto run = std::make_shared<Run>();
-  run->meta = k8s::DecodeMeta(obj);
+  // A Run's own labels and annotations are read by nobody in berth (kubectl apply's
+  // last-applied-configuration annotation alone is a second copy of the whole Run): none kept.
+  run->meta = k8s::DecodeMeta(obj, "berth.dev/");
   if (run->meta.name.empty()) return nullptr;
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {

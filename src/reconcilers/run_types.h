@@ -82,6 +82,18 @@ inline constexpr int64_t kMaxRunNodes = 5000;
 // spec.ttlSecondsAfterFinished's maximum (an int32, as in Jobs; the CRD's maximum).
 inline constexpr int64_t kMaxTtlSeconds = 2147483647;
 
+// How large a Run's spec.template may be (issue 29; docs/api.md#how-large-a-run-may-be): its JSON
+// at most kMaxTemplateBytes (256 KiB, what kubectl apply can store of an object in its
+// last-applied annotation). The webhook refuses a larger one; the controller fails it InvalidSpec
+// at once (TemplateTooLarge) and keeps nothing of it.
+inline constexpr size_t kMaxTemplateBytes = 256 * 1024;
+// Templates up to this size are kept in the engine's cache; a larger one is read again from the
+// API server when the run's Pods are made, so a cached run costs about the same whatever its
+// template.
+inline constexpr size_t kKeptTemplateBytes = 8 * 1024;
+// The sentence for a template of `bytes` bytes over kMaxTemplateBytes.
+std::string TemplateTooLarge(size_t bytes);
+
 struct Run {
   k8s::ObjectMeta meta;
   // spec (defaults applied by the CRD; decoded defensively anyway)
@@ -103,7 +115,11 @@ struct Run {
   // spec.suspend (a Job's field and meaning; kubectl berth suspend/resume): out of the queue, its
   // Pods stopped, until it is false again. Anything but a JSON boolean reads as false.
   bool suspend = false;
-  std::string template_json;                              // spec.template as JSON
+  // spec.template as JSON when it is at most kKeptTemplateBytes, else empty (read it with the run
+  // when its Pods are made: template_bytes > 0).
+  std::string template_json;
+  size_t template_bytes = 0;   // the size of spec.template's JSON (0: no template)
+  uint64_t template_hash = 0;  // a hash of that JSON (a spec change after admission is noticed by it)
   // Set when the spec cannot be used (a quantity or duration the core cannot read).
   std::string invalid_message;
   RunStatus status;
