@@ -105,6 +105,18 @@ struct Holder {
 // from other teams, which it may only after its band of effective priority (teams.h).
 enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve, kDeferred };
 
+// A candidate instance for a single-node run (Cycle::PlaceSingle).
+struct SingleFit {
+  CapacityIndex::Fit fit;
+  int32_t need = 0;       // blocks the run takes there
+  int32_t left = 0;       // free blocks left after it
+  bool whole = false;     // the instance is wholly free
+  bool reserved = false;  // from the reserved index (a backfill run)
+  bool waste = false;     // takes GPUs the run did not ask for
+  // Whether this candidate is preferred to `other`: the single-node order of scheduler.h.
+  bool Beats(const SingleFit& other, const LifetimeRule& rule) const;
+};
+
 // Blocks held on an instance until `end` (kUnknownTime when unknown).
 struct BusyEntry {
   int32_t instance = 0;
@@ -133,6 +145,20 @@ class Cycle {
 
  private:
   Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
+  // The run waits for `reason` (moved into out_.waiting).
+  Outcome Wait(const PendingRun& run, WaitReason& reason);
+  // Placement of a run that passed the structure and quota checks; nullopt when it waits for
+  // capacity (`reason` says why, not yet pushed).
+  std::optional<Outcome> ConsiderSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end,
+                                        WaitReason& reason);
+  std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
+                                       bool backfill, int64_t end, WaitReason& reason);
+  // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
+  Outcome WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason);
+  // A nominee whose victims are still stopping waits for them.
+  void WaitForVictims(const Nomination& nomination, WaitReason& reason) const;
+  // FindMulti into chosen_, skipping fleets where the run's team's share does not allow it.
+  bool FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet);
   // Preemption (issue 17): a plan for a run that waits for capacity, or false.
   bool TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason);
   // Reclaim (issue 31): a plan that stops other teams' borrowing runs for a run within its
@@ -163,6 +189,7 @@ class Cycle {
   // The namespace quota of a run (nullptr: unlimited), and what a placement of it would use.
   NamespaceQuota* QuotaOf(std::string_view run_id);
   QuotaUse UseOn(const Instance& in, int32_t blocks) const;
+  QuotaUse WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const;
   const std::string& GpuResource(int32_t fleet) const { return fleets_[fleet].spec->gpu_resource; }
   // Whether the namespace has room for the smallest use the run could have (its request on each
   // node); fills `reason` when it has not.
@@ -173,9 +200,23 @@ class Cycle {
   int32_t FindInstance(std::string_view name) const;
 
   void ResolveCandidates(const PendingRun& run);
+  // Whether the run could ever fit its candidate fleets (else an Unschedulable code); fills need_.
   bool CheckStructure(const PendingRun& run, WaitReason& reason);
+  static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
+  bool CheckSingleStructure(WaitReason& reason) const;
+  bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
+  // Valid instances of a domain that can hold the current run.
+  int64_t FittingInstances(int32_t domain) const;
 
+  // Single-node best fit over the eligible instances of the candidate fleets (scheduler.h).
   bool PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end);
+  // Offers the best fit of pool p in `index` to `best`.
+  void OfferSingle(const PendingRun& run, const LifetimeRule& rule, NamespaceQuota* quota, const CapacityIndex& index,
+                   bool reserved, int32_t f, int32_t p, SingleFit& best);
+  // Whether the run's quota and team share allow `need` blocks of pool p in fleet f; records the
+  // first room skipped (quota_skip_, share_skip_).
+  bool RoomAllowed(NamespaceQuota* quota, int32_t f, int32_t p, int32_t need);
+  void PlaceSingleOn(const PendingRun& run, const SingleFit& best, NamespaceQuota* quota, int64_t end);
   bool FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_reserved,
                  std::vector<CapacityIndex::Key>& chosen, int32_t& fleet);
   bool CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
@@ -186,9 +227,25 @@ class Cycle {
                       WaitReason& reason);
   void DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool backfill,
                      WaitReason& reason);
+  // DiagnoseSingle's steps: each sets the reason and returns true when it applies.
+  bool FitsReserved(const LifetimeRule& rule, WaitReason& reason) const;
+  bool FitsKept(const LifetimeRule& rule, WaitReason& reason) const;
+  bool LifetimeTooShort(WaitReason& reason) const;
+  void SetNotEnoughFreeBlocks(WaitReason& reason) const;
   void CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const;
 
+  // The reservation for a run that waits for capacity (scheduler.h), when some instances will
+  // ever free up for it.
   void TryReserve(const PendingRun& run);
+  // The instance or instances that free soonest for the run: start, fleet and instances.
+  bool ChooseSingleReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
+                               std::vector<int32_t>& chosen) const;
+  bool ChooseMultiReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
+                              std::vector<int32_t>& chosen) const;
+  // In a domain's instances sorted by when they wholly free, the first start (before `before`
+  // when bounded) at which `run.nodes` of them are free and outlive the run, in `eligible`.
+  bool EarliestGroupStart(const PendingRun& run, const std::vector<std::pair<int64_t, int32_t>>& group,
+                          bool bounded, int64_t before, std::vector<int32_t>& eligible, int64_t& start) const;
   void BuildBusyLists();
   bool LifetimeAllows(const Instance& in, int64_t start, const PendingRun& run) const;
   int64_t TimeWithFree(int32_t i, int32_t need) const;

@@ -61,10 +61,7 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   reason.nodes = run.nodes;
   reason.request = run.resources;
   reason.max_duration = run.max_duration;
-  if (!CheckStructure(run, reason)) {
-    out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-    return Outcome::kWaits;
-  }
+  if (!CheckStructure(run, reason)) return Wait(run, reason);
   const int64_t duration =
       run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
   const int64_t end = run.max_duration ? SaturatingAdd(now_, duration) : kUnknownTime;
@@ -75,81 +72,57 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   // A run that waits for its own namespace's quota is skipped like one that does not fit, and
   // never holds the reservation: capacity kept for it could not be used by it.
   NamespaceQuota* quota = QuotaOf(run.id);
-  if (!QuotaAllowsRequest(run, quota, reason)) {
-    out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-    return Outcome::kWaits;
+  if (!QuotaAllowsRequest(run, quota, reason)) return Wait(run, reason);
+  const std::optional<Outcome> outcome = run.nodes <= 1
+                                             ? ConsiderSingle(run, rule, backfill, end, reason)
+                                             : ConsiderMulti(run, quota, rule, backfill, end, reason);
+  if (outcome) return *outcome;
+  return WaitForCapacity(run, nominee, reason);
+}
+
+Outcome Cycle::Wait(const PendingRun& run, WaitReason& reason) {
+  out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+  return Outcome::kWaits;
+}
+
+std::optional<Outcome> Cycle::ConsiderSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                                             int64_t end, WaitReason& reason) {
+  if (PlaceSingle(run, rule, backfill, end)) return Outcome::kPlaced;
+  if (quota_skip_) {
+    SetQuotaReason(*quota_skip_, reason);
+    return Wait(run, reason);
   }
-  if (run.nodes <= 1) {
-    if (PlaceSingle(run, rule, backfill, end)) return Outcome::kPlaced;
-    if (quota_skip_) {
-      SetQuotaReason(*quota_skip_, reason);
-      out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-      return Outcome::kWaits;
-    }
-    if (auto outcome = ShareWait(run, reason)) return *outcome;
-    DiagnoseSingle(run, rule, backfill, reason);
-  } else {
-    int32_t fleet = -1;
-    bool found = FindMulti(run.nodes, rule, backfill, chosen_, fleet);
-    if (found && run_team_ >= 0) {
-      // The best (fleet, domain) whose instances the team's share allows: a fleet it does not
-      // allow is dropped and the next best is taken.
-      const std::vector<int32_t> all = candidates_;
-      while (found) {
-        Resources use;
-        for (const auto& key : chosen_) {
-          const Instance& in = instances_[key.second];
-          const Resources r = pools_[in.pool].layout.ResourcesFor(in.total);
-          use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
-        }
-        const ShareCheck share = teams_.Check(run_team_, fleets_[fleet].spec->name, use, allow_borrow_);
-        if (share.fits()) break;
-        if (!share_skip_) {
-          share_skip_ = share;
-          share_fleet_ = fleet;
-        }
-        candidates_.erase(std::find(candidates_.begin(), candidates_.end(), fleet));
-        found = FindMulti(run.nodes, rule, backfill, chosen_, fleet);
+  if (auto outcome = ShareWait(run, reason)) return outcome;
+  DiagnoseSingle(run, rule, backfill, reason);
+  return std::nullopt;
+}
+
+std::optional<Outcome> Cycle::ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
+                                            bool backfill, int64_t end, WaitReason& reason) {
+  int32_t fleet = -1;
+  if (FindMultiWithinShare(run.nodes, rule, backfill, fleet)) {
+    if (quota != nullptr) {
+      const QuotaUse use = WholeInstancesUse(chosen_);
+      if (auto s = CheckQuota(quota, use, GpuResource(fleet))) {
+        SetQuotaReason(*s, reason);
+        return Wait(run, reason);
       }
-      candidates_ = all;
+      ChargeQuota(*quota, use, GpuResource(fleet));
     }
-    if (found) {
-      if (quota != nullptr) {
-        QuotaUse use;
-        for (const auto& key : chosen_) {
-          const Instance& in = instances_[key.second];
-          const QuotaUse one = UseOn(in, in.total);
-          use.resources.cpu_millis += one.resources.cpu_millis;
-          use.resources.memory_bytes += one.resources.memory_bytes;
-          use.resources.gpus += one.resources.gpus;
-          ++use.pods;
-        }
-        if (auto s = CheckQuota(quota, use, GpuResource(fleet))) {
-          SetQuotaReason(*s, reason);
-          out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
-          return Outcome::kWaits;
-        }
-        ChargeQuota(*quota, use, GpuResource(fleet));
-      }
-      PlaceMulti(run, fleet, chosen_, end);
-      return Outcome::kPlaced;
-    }
-    if (auto outcome = ShareWait(run, reason)) return *outcome;
-    DiagnoseMulti(run, rule, backfill, reason);
+    PlaceMulti(run, fleet, chosen_, end);
+    return Outcome::kPlaced;
   }
-  // It waits for capacity. A nominee whose victims are still stopping waits for them (no new
-  // plan: never more victims than needed); another run may preempt. A run that preempts does not
-  // hold the reservation.
+  if (auto outcome = ShareWait(run, reason)) return outcome;
+  DiagnoseMulti(run, rule, backfill, reason);
+  return std::nullopt;
+}
+
+Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason) {
+  // A nominee whose victims are still stopping waits for them (no new plan: never more victims
+  // than needed); another run may preempt. A run that preempts does not hold the reservation.
   bool preempting = false;
   if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
-    const Nomination& n = *holders_[nominee].nomination;
-    reason.code = WaitCode::kPreempting;
-    reason.fleet = FindFleet(n.fleet);
-    reason.victims = n.victims;
-    std::sort(reason.victims.begin(), reason.victims.end());
-    reason.instances = n.instances;
-    std::sort(reason.instances.begin(), reason.instances.end());
-    reason.victims_stopping = true;
+    WaitForVictims(*holders_[nominee].nomination, reason);
     preempting = true;
   } else {
     // A run within its team's unused nominal share takes it back from borrowers first.
@@ -162,40 +135,49 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
 
 bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
   if (candidates_.empty()) {
-    if (run.fleets.empty()) {
-      reason.code = WaitCode::kNoFleet;
-      return false;
-    }
-    reason.code = WaitCode::kFleetNotFound;
-    std::vector<std::string_view> names(run.fleets.begin(), run.fleets.end());
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    for (std::string_view n : names) {
-      if (!reason.detail.empty()) reason.detail += ", ";
-      reason.detail += n;
-    }
-    reason.needed = static_cast<int64_t>(names.size());
+    SetNoFleetReason(run, reason);
     return false;
   }
   for (int32_t f : candidates_) {
     for (int32_t p : fleets_[f].pools) need_[p] = pools_[p].layout.BlocksFor(run.resources).value_or(-1);
   }
+  return run.nodes <= 1 ? CheckSingleStructure(reason) : CheckMultiStructure(run, reason);
+}
 
+void Cycle::SetNoFleetReason(const PendingRun& run, WaitReason& reason) {
+  if (run.fleets.empty()) {
+    reason.code = WaitCode::kNoFleet;
+    return;
+  }
+  reason.code = WaitCode::kFleetNotFound;
+  std::vector<std::string_view> names(run.fleets.begin(), run.fleets.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (std::string_view n : names) {
+    if (!reason.detail.empty()) reason.detail += ", ";
+    reason.detail += n;
+  }
+  reason.needed = static_cast<int64_t>(names.size());
+}
+
+bool Cycle::CheckSingleStructure(WaitReason& reason) const {
   int64_t valid = 0;
   int64_t invalid = 0;
-  if (run.nodes <= 1) {
-    for (int32_t f : candidates_) {
-      valid += fleets_[f].valid;
-      invalid += fleets_[f].invalid;
-      for (int32_t p : fleets_[f].pools) {
-        if (need_[p] >= 0 && pools_[p].valid_instances > 0) return true;
-      }
+  for (int32_t f : candidates_) {
+    valid += fleets_[f].valid;
+    invalid += fleets_[f].invalid;
+    for (int32_t p : fleets_[f].pools) {
+      if (need_[p] >= 0 && pools_[p].valid_instances > 0) return true;
     }
-    reason.code = valid == 0 ? WaitCode::kNoValidInstance : WaitCode::kTooLarge;
-    reason.invalid = invalid;
-    return false;
   }
+  reason.code = valid == 0 ? WaitCode::kNoValidInstance : WaitCode::kTooLarge;
+  reason.invalid = invalid;
+  return false;
+}
 
+bool Cycle::CheckMultiStructure(const PendingRun& run, WaitReason& reason) const {
+  int64_t valid = 0;
+  int64_t invalid = 0;
   bool any_cluster = false;
   bool any_fit = false;
   int64_t largest = 0;
@@ -209,10 +191,7 @@ bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
     if (largest_fleet < 0) largest_fleet = f;
     for (int32_t p : fleet.pools) any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
-      int64_t count = 0;
-      for (auto [p, n] : domains_[d].pool_counts) {
-        if (need_[p] >= 0) count += n;
-      }
+      const int64_t count = FittingInstances(d);
       if (count > largest) {
         largest = count;
         largest_fleet = f;
@@ -238,6 +217,27 @@ bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
   reason.needed = run.nodes;
   reason.available = largest;
   return false;
+}
+
+int64_t Cycle::FittingInstances(int32_t domain) const {
+  int64_t count = 0;
+  for (auto [p, n] : domains_[domain].pool_counts) {
+    if (need_[p] >= 0) count += n;
+  }
+  return count;
+}
+
+QuotaUse Cycle::WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const {
+  QuotaUse use;
+  for (const auto& key : chosen) {
+    const Instance& in = instances_[key.second];
+    const QuotaUse one = UseOn(in, in.total);
+    use.resources.cpu_millis += one.resources.cpu_millis;
+    use.resources.memory_bytes += one.resources.memory_bytes;
+    use.resources.gpus += one.resources.gpus;
+    ++use.pods;
+  }
+  return use;
 }
 
 NamespaceQuota* Cycle::QuotaOf(std::string_view run_id) {

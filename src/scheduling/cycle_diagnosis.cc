@@ -23,60 +23,71 @@ void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool
                            WaitReason& reason) {
   int64_t available = 0;
   CountUnavailable(false, reason, available);
-  if (!backfill && !reserved_.empty()) {
-    for (int32_t f : candidates_) {
-      for (int32_t p : fleets_[f].pools) {
-        const int32_t need = need_[p];
-        if (need < 0 || reserved_.LargestFree(p) < need) continue;
-        if (reserved_.BestFit(p, need, rule).instance >= 0) {
-          reason.code = WaitCode::kReserved;
-          reason.fleet = f;
-          reason.needed = need;
-          return;
-        }
-      }
-    }
-  }
-  if (!held_.empty()) {
-    for (int32_t f : candidates_) {
-      for (int32_t p : fleets_[f].pools) {
-        const int32_t need = need_[p];
-        if (need < 0 || held_.LargestFree(p) < need) continue;
-        const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
-        if (fit.instance >= 0) {
-          reason.code = WaitCode::kKeptForPreemptor;
-          reason.fleet = f;
-          reason.needed = need;
-          reason.preemptor = holders_[instances_[fit.instance].held_for].run_id;
-          return;
-        }
-      }
-    }
-  }
-  if (run.max_duration) {
-    int64_t latest = -1;
-    for (int32_t f : candidates_) {
-      for (int32_t p : fleets_[f].pools) {
-        const int32_t need = need_[p];
-        if (need < 0 || open_.LargestFree(p) < need) continue;
-        const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
-        if (expiry > latest) {
-          latest = expiry;
-          reason.fleet = f;
-          reason.needed = need;
-        }
-      }
-    }
-    if (latest >= 0) {
-      reason.code = WaitCode::kLifetimeTooShort;
-      reason.lifetime_left = Duration(std::max<int64_t>(0, latest - now_));
-      return;
-    }
-  }
+  if (!backfill && !reserved_.empty() && FitsReserved(rule, reason)) return;
+  if (!held_.empty() && FitsKept(rule, reason)) return;
+  if (run.max_duration && LifetimeTooShort(reason)) return;
   if (available == 0) {
     reason.code = WaitCode::kNoAvailableInstance;
     return;
   }
+  SetNotEnoughFreeBlocks(reason);
+}
+
+bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || reserved_.LargestFree(p) < need) continue;
+      if (reserved_.BestFit(p, need, rule).instance >= 0) {
+        reason.code = WaitCode::kReserved;
+        reason.fleet = f;
+        reason.needed = need;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || held_.LargestFree(p) < need) continue;
+      const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
+      if (fit.instance >= 0) {
+        reason.code = WaitCode::kKeptForPreemptor;
+        reason.fleet = f;
+        reason.needed = need;
+        reason.preemptor = holders_[instances_[fit.instance].held_for].run_id;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Cycle::LifetimeTooShort(WaitReason& reason) const {
+  int64_t latest = -1;
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || open_.LargestFree(p) < need) continue;
+      const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
+      if (expiry > latest) {
+        latest = expiry;
+        reason.fleet = f;
+        reason.needed = need;
+      }
+    }
+  }
+  if (latest < 0) return false;
+  reason.code = WaitCode::kLifetimeTooShort;
+  reason.lifetime_left = Duration(std::max<int64_t>(0, latest - now_));
+  return true;
+}
+
+void Cycle::SetNotEnoughFreeBlocks(WaitReason& reason) const {
   reason.code = WaitCode::kNotEnoughFreeBlocks;
   int64_t best_margin = std::numeric_limits<int64_t>::min();
   for (int32_t f : candidates_) {

@@ -9,83 +9,81 @@ namespace berth::scheduling::internal {
 
 bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
                         int64_t end) {
-  // Preference: no GPU taken by a run that asked for none, then a reserved instance (when
-  // allowed, its room is otherwise unused until the reservation starts), then a partly used
-  // instance, then the fewest blocks left over, then lifetime, then name.
-  CapacityIndex::Fit best;
-  int32_t best_need = 0;
-  int32_t best_left = 0;
-  bool best_whole = false;
-  bool best_reserved = false;
-  bool best_waste = false;
+  SingleFit best;
   NamespaceQuota* quota = QuotaOf(run.id);
   quota_skip_.reset();
-  auto consider = [&](const CapacityIndex& index, bool reserved, int32_t f, int32_t p, int32_t need) {
-    if (index.LargestFree(p) < need) return;
-    const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
-    if (fit.instance < 0) return;
-    if (quota != nullptr) {
-      // The Pod asks for its blocks' resources, which may be more than the run's request.
-      if (auto s = CheckQuota(quota, QuotaUse{pools_[p].layout.ResourcesFor(need), 1}, GpuResource(f))) {
-        if (!quota_skip_) quota_skip_ = std::move(s);
-        return;
-      }
-    }
-    if (run_team_ >= 0) {
-      const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, pools_[p].layout.ResourcesFor(need), allow_borrow_);
-      if (!share.fits()) {
-        if (!share_skip_) {
-          share_skip_ = share;
-          share_fleet_ = f;
-        }
-        return;
-      }
-    }
-    const bool whole = fit.free == pools_[p].layout.total_blocks();
-    const int32_t left = fit.free - need;
-    const bool waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
-    if (best.instance >= 0) {
-      if (waste != best_waste) {
-        if (waste) return;
-      } else if (reserved != best_reserved) {
-        if (!reserved) return;
-      } else if (whole != best_whole) {
-        if (whole) return;
-      } else if (left != best_left) {
-        if (left > best_left) return;
-      } else if (!rule.Prefers(fit.expiry, fit.instance, best.expiry, best.instance)) {
-        return;
-      }
-    }
-    best = fit;
-    best_need = need;
-    best_left = left;
-    best_whole = whole;
-    best_reserved = reserved;
-    best_waste = waste;
-  };
   for (int32_t f : candidates_) {
     for (int32_t p : fleets_[f].pools) {
-      const int32_t need = need_[p];
-      if (need < 0) continue;
-      consider(open_, false, f, p, need);
-      if (backfill && !reserved_.empty()) consider(reserved_, true, f, p, need);
+      if (need_[p] < 0) continue;
+      OfferSingle(run, rule, quota, open_, false, f, p, best);
+      if (backfill && !reserved_.empty()) OfferSingle(run, rule, quota, reserved_, true, f, p, best);
     }
   }
-  if (best.instance < 0) return false;
+  if (best.fit.instance < 0) return false;
+  PlaceSingleOn(run, best, quota, end);
+  return true;
+}
 
-  const Instance& in = instances_[best.instance];
+bool SingleFit::Beats(const SingleFit& other, const LifetimeRule& rule) const {
+  // No GPU taken by a run that asked for none, then a reserved instance (when allowed, its room
+  // is otherwise unused until the reservation starts), then a partly used instance, then the
+  // fewest blocks left over, then lifetime, then name.
+  if (waste != other.waste) return !waste;
+  if (reserved != other.reserved) return reserved;
+  if (whole != other.whole) return !whole;
+  if (left != other.left) return left < other.left;
+  return rule.Prefers(fit.expiry, fit.instance, other.fit.expiry, other.fit.instance);
+}
+
+void Cycle::OfferSingle(const PendingRun& run, const LifetimeRule& rule, NamespaceQuota* quota,
+                        const CapacityIndex& index, bool reserved, int32_t f, int32_t p, SingleFit& best) {
+  const int32_t need = need_[p];
+  if (index.LargestFree(p) < need) return;
+  const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
+  if (fit.instance < 0 || !RoomAllowed(quota, f, p, need)) return;
+  SingleFit candidate;
+  candidate.fit = fit;
+  candidate.need = need;
+  candidate.left = fit.free - need;
+  candidate.whole = fit.free == pools_[p].layout.total_blocks();
+  candidate.reserved = reserved;
+  candidate.waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
+  if (best.fit.instance < 0 || candidate.Beats(best, rule)) best = candidate;
+}
+
+bool Cycle::RoomAllowed(NamespaceQuota* quota, int32_t f, int32_t p, int32_t need) {
+  if (quota != nullptr) {
+    // The Pod asks for its blocks' resources, which may be more than the run's request.
+    if (auto s = CheckQuota(quota, QuotaUse{pools_[p].layout.ResourcesFor(need), 1}, GpuResource(f))) {
+      if (!quota_skip_) quota_skip_ = std::move(s);
+      return false;
+    }
+  }
+  if (run_team_ >= 0) {
+    const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, pools_[p].layout.ResourcesFor(need), allow_borrow_);
+    if (!share.fits()) {
+      if (!share_skip_) {
+        share_skip_ = share;
+        share_fleet_ = f;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+void Cycle::PlaceSingleOn(const PendingRun& run, const SingleFit& best, NamespaceQuota* quota, int64_t end) {
+  const Instance& in = instances_[best.fit.instance];
   Placement placement;
   placement.run_id = run.id;
   placement.fleet = fleets_[in.fleet].spec->name;
-  placement.ranks.push_back(RankPlacement{0, in.spec->name, best_need,
-                                          pools_[in.pool].layout.ResourcesFor(best_need)});
-  placement.takes_unasked_gpus = best_waste;
+  placement.ranks.push_back(RankPlacement{0, in.spec->name, best.need,
+                                          pools_[in.pool].layout.ResourcesFor(best.need)});
+  placement.takes_unasked_gpus = best.waste;
   out_.placements.push_back(std::move(placement));
-  if (quota != nullptr) ChargeQuota(*quota, UseOn(in, best_need), GpuResource(in.fleet));
-  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[in.fleet].spec->name, pools_[in.pool].layout.ResourcesFor(best_need));
-  Take(best.instance, best_need, end);
-  return true;
+  if (quota != nullptr) ChargeQuota(*quota, UseOn(in, best.need), GpuResource(in.fleet));
+  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[in.fleet].spec->name, pools_[in.pool].layout.ResourcesFor(best.need));
+  Take(best.fit.instance, best.need, end);
 }
 
 bool Cycle::CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule,

@@ -72,6 +72,16 @@ void Cycle::SyncWork() {
   work_.synced_placements = out_.placements.size();
 }
 
+void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
+  reason.code = WaitCode::kPreempting;
+  reason.fleet = FindFleet(n.fleet);
+  reason.victims = n.victims;
+  std::sort(reason.victims.begin(), reason.victims.end());
+  reason.instances = n.instances;
+  std::sort(reason.instances.begin(), reason.instances.end());
+  reason.victims_stopping = true;
+}
+
 bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {
   if (run.priority <= lowest_victim_priority_) return false;
   bool any = false;

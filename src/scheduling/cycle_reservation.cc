@@ -49,72 +49,85 @@ int64_t Cycle::TimeWhollyFree(int32_t i) const {
 
 void Cycle::TryReserve(const PendingRun& run) {
   BuildBusyLists();
-  int64_t best_start = kUnknownTime;
-  int32_t best_fleet = -1;
-  std::vector<int32_t> best;
+  int64_t start = kUnknownTime;
+  int32_t fleet = -1;
+  std::vector<int32_t> chosen;
+  const bool found = run.nodes <= 1 ? ChooseSingleReservation(run, start, fleet, chosen)
+                                    : ChooseMultiReservation(run, start, fleet, chosen);
+  if (found) Reserve(run, fleet, std::move(chosen), start);
+}
 
-  if (run.nodes <= 1) {
-    int32_t best_instance = -1;
-    for (int32_t f : candidates_) {
-      for (int32_t i : fleets_[f].instances) {
-        const Instance& in = instances_[i];
-        if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) {
-          continue;
-        }
-        const int64_t start = TimeWithFree(i, need_[in.pool]);
-        if (!LifetimeAllows(in, start, run)) continue;
-        if (best_instance < 0 || start < best_start ||
-            (start == best_start && i < best_instance)) {
-          best_instance = i;
-          best_start = start;
-          best_fleet = f;
-        }
+bool Cycle::ChooseSingleReservation(const PendingRun& run, int64_t& best_start, int32_t& best_fleet,
+                                    std::vector<int32_t>& best) const {
+  int32_t best_instance = -1;
+  for (int32_t f : candidates_) {
+    for (int32_t i : fleets_[f].instances) {
+      const Instance& in = instances_[i];
+      if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) {
+        continue;
+      }
+      const int64_t start = TimeWithFree(i, need_[in.pool]);
+      if (!LifetimeAllows(in, start, run)) continue;
+      if (best_instance < 0 || start < best_start ||
+          (start == best_start && i < best_instance)) {
+        best_instance = i;
+        best_start = start;
+        best_fleet = f;
       }
     }
-    if (best_instance < 0) return;
-    best.push_back(best_instance);
-  } else {
-    const auto k = static_cast<size_t>(run.nodes);
-    std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
-    std::vector<int32_t> eligible;
-    for (int32_t f : candidates_) {
-      const Fleet& fleet = fleets_[f];
-      if (!fleet.cluster) continue;
-      by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
-      for (int32_t i : fleet.instances) {
-        const Instance& in = instances_[i];
-        if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
-            need_[in.pool] < 0) {
-          continue;
-        }
-        by_domain[in.domain - fleet.domain_begin].push_back({TimeWhollyFree(i), i});
-      }
-      for (auto& group : by_domain) {
-        if (group.size() < k) continue;
-        std::sort(group.begin(), group.end());
-        // The group starts when its k-th instance frees; with lifetimes in play a later start
-        // may be needed for k instances to outlive the run.
-        for (size_t j = k - 1; j < group.size(); ++j) {
-          const int64_t start = group[j].first;
-          if (best_fleet >= 0 && start >= best_start) break;
-          eligible.clear();
-          for (size_t x = 0; x <= j && eligible.size() < k; ++x) {
-            if (LifetimeAllows(instances_[group[x].second], start, run)) {
-              eligible.push_back(group[x].second);
-            }
-          }
-          if (eligible.size() == k) {
-            best_start = start;
-            best_fleet = f;
-            best = eligible;
-            break;
-          }
-        }
-      }
-    }
-    if (best_fleet < 0) return;
   }
-  Reserve(run, best_fleet, std::move(best), best_start);
+  if (best_instance < 0) return false;
+  best.push_back(best_instance);
+  return true;
+}
+
+bool Cycle::ChooseMultiReservation(const PendingRun& run, int64_t& best_start, int32_t& best_fleet,
+                                   std::vector<int32_t>& best) const {
+  const auto k = static_cast<size_t>(run.nodes);
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
+  std::vector<int32_t> eligible;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (!fleet.cluster) continue;
+    by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
+    for (int32_t i : fleet.instances) {
+      const Instance& in = instances_[i];
+      if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
+          need_[in.pool] < 0) {
+        continue;
+      }
+      by_domain[in.domain - fleet.domain_begin].push_back({TimeWhollyFree(i), i});
+    }
+    for (auto& group : by_domain) {
+      if (group.size() < k) continue;
+      std::sort(group.begin(), group.end());
+      int64_t start = 0;
+      if (EarliestGroupStart(run, group, best_fleet >= 0, best_start, eligible, start)) {
+        best_start = start;
+        best_fleet = f;
+        best = eligible;
+      }
+    }
+  }
+  return best_fleet >= 0;
+}
+
+bool Cycle::EarliestGroupStart(const PendingRun& run, const std::vector<std::pair<int64_t, int32_t>>& group,
+                               bool bounded, int64_t before, std::vector<int32_t>& eligible,
+                               int64_t& start) const {
+  // The group starts when its k-th instance frees; with lifetimes in play a later start may be
+  // needed for k instances to outlive the run.
+  const auto k = static_cast<size_t>(run.nodes);
+  for (size_t j = k - 1; j < group.size(); ++j) {
+    start = group[j].first;
+    if (bounded && start >= before) return false;
+    eligible.clear();
+    for (size_t x = 0; x <= j && eligible.size() < k; ++x) {
+      if (LifetimeAllows(instances_[group[x].second], start, run)) eligible.push_back(group[x].second);
+    }
+    if (eligible.size() == k) return true;
+  }
+  return false;
 }
 
 void Cycle::Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen,

@@ -46,6 +46,32 @@ Resources Cycle::UseOf(const PendingRun& run, int32_t pool) const {
   return Resources{one.cpu_millis * n, one.memory_bytes * n, one.gpus * n};
 }
 
+bool Cycle::FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet) {
+  bool found = FindMulti(nodes, rule, backfill, chosen_, fleet);
+  if (!found || run_team_ < 0) return found;
+  // The best (fleet, domain) whose instances the team's share allows: a fleet it does not allow
+  // is dropped and the next best is taken.
+  const std::vector<int32_t> all = candidates_;
+  while (found) {
+    Resources use;
+    for (const auto& key : chosen_) {
+      const Instance& in = instances_[key.second];
+      const Resources r = pools_[in.pool].layout.ResourcesFor(in.total);
+      use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
+    }
+    const ShareCheck share = teams_.Check(run_team_, fleets_[fleet].spec->name, use, allow_borrow_);
+    if (share.fits()) break;
+    if (!share_skip_) {
+      share_skip_ = share;
+      share_fleet_ = fleet;
+    }
+    candidates_.erase(std::find(candidates_.begin(), candidates_.end(), fleet));
+    found = FindMulti(nodes, rule, backfill, chosen_, fleet);
+  }
+  candidates_ = all;
+  return found;
+}
+
 std::optional<Outcome> Cycle::ShareWait(const PendingRun& run, WaitReason& reason) {
   if (!share_skip_) return std::nullopt;
   if (share_skip_->verdict == ShareCheck::kBorrows) return Outcome::kDeferred;
@@ -70,69 +96,95 @@ void Cycle::NoteBehind(WaitReason& reason, int32_t team, int32_t ahead) const {
   reason.own_weight = ours.weight;
 }
 
-// Teams (issue 31): queue order, except that within one effective priority the runs that would
-// borrow from other teams (or the common pool) are considered after the others, in fair-share
-// order of their teams (then queue order). Waiting runs are reported in queue order.
-void ConsiderWithTeams(Cycle& cycle, const RunQueue& queue, CycleResult& result) {
-  struct Entry {
-    const PendingRun* run;
-    int32_t effective;
-    size_t index;  // in queue order
-  };
-  std::vector<Entry> band;
-  std::vector<Entry> deferred;
-  std::vector<size_t> order;  // queue index of each waiting entry of the band
-  const TeamBook& teams = cycle.teams();
-  auto waited = [&](const Entry& e, size_t before) {
-    if (result.waiting.size() == before) return false;
-    result.waiting.back().effective_priority = e.effective;
-    result.waiting.back().owner = e.run->owner;
-    order.push_back(e.index);
-    return true;
-  };
-  auto flush = [&] {
-    const size_t band_start = result.waiting.size();
-    order.clear();
-    deferred.clear();
-    for (const Entry& e : band) {
-      const size_t before = result.waiting.size();
-      if (cycle.Consider(*e.run, false)) {
-        deferred.push_back(e);
+namespace {
+
+struct BandEntry {
+  const PendingRun* run;
+  int32_t effective;
+  size_t index;  // in queue order
+};
+
+// Runs of one effective priority (a band), considered as ConsiderWithTeams says.
+class Band {
+ public:
+  Band(Cycle& cycle, CycleResult& result) : cycle_(cycle), teams_(cycle.teams()), result_(result) {}
+
+  void Consider(const std::vector<BandEntry>& band) {
+    const size_t band_start = result_.waiting.size();
+    order_.clear();
+    deferred_.clear();
+    for (const BandEntry& e : band) {
+      const size_t before = result_.waiting.size();
+      if (cycle_.Consider(*e.run, false)) {
+        deferred_.push_back(e);
       } else {
-        waited(e, before);
+        Waited(e, before);
       }
     }
-    std::stable_sort(deferred.begin(), deferred.end(), [&](const Entry& a, const Entry& b) {
-      return teams.FairBefore(teams.TeamOf(a.run->id), teams.TeamOf(b.run->id));
+    std::stable_sort(deferred_.begin(), deferred_.end(), [&](const BandEntry& a, const BandEntry& b) {
+      return teams_.FairBefore(teams_.TeamOf(a.run->id), teams_.TeamOf(b.run->id));
     });
+    ConsiderBorrowers();
+    if (!deferred_.empty()) RestoreQueueOrder(band_start);
+  }
+
+ private:
+  // Whether the run just considered waits; then its entry gets the band's fields.
+  bool Waited(const BandEntry& e, size_t before) {
+    if (result_.waiting.size() == before) return false;
+    result_.waiting.back().effective_priority = e.effective;
+    result_.waiting.back().owner = e.run->owner;
+    order_.push_back(e.index);
+    return true;
+  }
+
+  // The deferred runs in fair-share order; one that waits behind a borrower of another team
+  // placed before it says so.
+  void ConsiderBorrowers() {
     int32_t first = -1;  // the team of the first borrower placed
-    for (const Entry& e : deferred) {
-      const size_t before = result.waiting.size();
-      const size_t placed = result.placements.size();
-      cycle.Consider(*e.run, true);
-      const int32_t team = teams.TeamOf(e.run->id);
-      if (result.placements.size() > placed) {
+    for (const BandEntry& e : deferred_) {
+      const size_t before = result_.waiting.size();
+      const size_t placed = result_.placements.size();
+      cycle_.Consider(*e.run, true);
+      const int32_t team = teams_.TeamOf(e.run->id);
+      if (result_.placements.size() > placed) {
         if (first < 0) first = team;
-      } else if (waited(e, before) && first >= 0 && first != team) {
-        cycle.NoteBehind(result.waiting.back().reason, team, first);
+      } else if (Waited(e, before) && first >= 0 && first != team) {
+        cycle_.NoteBehind(result_.waiting.back().reason, team, first);
       }
     }
-    if (!deferred.empty()) {
-      std::vector<std::pair<size_t, WaitingRun>> sorted;
-      for (size_t k = band_start; k < result.waiting.size(); ++k) {
-        sorted.emplace_back(order[k - band_start], std::move(result.waiting[k]));
-      }
-      std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (size_t k = 0; k < sorted.size(); ++k) result.waiting[band_start + k] = std::move(sorted[k].second);
+  }
+
+  void RestoreQueueOrder(size_t band_start) {
+    std::vector<std::pair<size_t, WaitingRun>> sorted;
+    for (size_t k = band_start; k < result_.waiting.size(); ++k) {
+      sorted.emplace_back(order_[k - band_start], std::move(result_.waiting[k]));
     }
-    band.clear();
-  };
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t k = 0; k < sorted.size(); ++k) result_.waiting[band_start + k] = std::move(sorted[k].second);
+  }
+
+  Cycle& cycle_;
+  const TeamBook& teams_;
+  CycleResult& result_;
+  std::vector<BandEntry> deferred_;
+  std::vector<size_t> order_;  // queue index of each waiting entry of the band
+};
+
+}  // namespace
+
+void ConsiderWithTeams(Cycle& cycle, const RunQueue& queue, CycleResult& result) {
+  Band consider(cycle, result);
+  std::vector<BandEntry> band;
   size_t index = 0;
   for (RunQueue::Item item : queue) {
-    if (!band.empty() && band.back().effective != item.effective_priority) flush();
-    band.push_back(Entry{&item.run, item.effective_priority, index++});
+    if (!band.empty() && band.back().effective != item.effective_priority) {
+      consider.Consider(band);
+      band.clear();
+    }
+    band.push_back(BandEntry{&item.run, item.effective_priority, index++});
   }
-  flush();
+  consider.Consider(band);
 }
 
 }  // namespace berth::scheduling::internal
