@@ -220,25 +220,6 @@ void Cycle::BuildIndex() {
   }
 }
 
-void Cycle::Take(int32_t i, int32_t blocks, int64_t end) {
-  Instance& in = instances_[i];
-  Fleet& fleet = fleets_[in.fleet];
-  Unindex(i);
-  if (in.free == in.total) ++fleet.busy;
-  in.free -= blocks;
-  in.busy += blocks;
-  ++in.runs_started;
-  if (in.runs_started >= fleet.max_runs) {
-    in.availability = Availability::kRetired;
-    --fleet.available;
-    --fleet.busy;
-    ++fleet.retired;
-  }
-  Index(i);
-  placed_entries_.push_back(BusyEntry{i, end, blocks});
-  ++version_;
-}
-
 void Cycle::ResolveCandidates(const PendingRun& run) {
   candidates_.clear();
   if (run.fleets.empty()) {

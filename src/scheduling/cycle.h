@@ -2,9 +2,9 @@
 // The working state of one scheduling cycle (scheduler.h) and the class that runs it. Internal to
 // src/scheduling: only scheduler.cc and the cycle_*.cc files include it. Its methods live in files
 // by concern:
-//   cycle.cc              building the working state from the snapshot; taking blocks
+//   cycle.cc              building the working state from the snapshot
 //   cycle_consider.cc     one run: structure check, quota, single- or multi-node placement, wait
-//   cycle_placement.cc    best-fit single-node placement, multi-node search and placement
+//   cycle_placement.cc    best-fit single-node placement, multi-node search, placements (Take)
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
 //   cycle_reservation.cc  the EASY-backfill reservation
 //   cycle_preemption.cc   nominations, kept instances, preemption plans
