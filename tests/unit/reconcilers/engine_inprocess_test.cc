@@ -204,7 +204,8 @@ class EngineInProcess : public ::testing::Test {
       k8s::DeleteOptions o;
       o.grace_period_seconds = 0;
       o.precondition_uid = json::GetString(json::Find(p, {"metadata", "uid"}));
-      user_->Delete(kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
+      // Best effort, as a kubelet's: the Pod may be gone already or replaced (uid precondition).
+      (void)user_->Delete(kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
     }
   }
 
