@@ -51,13 +51,7 @@ Status ParseNumber(std::string_view text, std::string_view& rest, uint64_t& whol
   }
   const bool has_whole = n > 0;
   rest.remove_prefix(n);
-  if (!rest.empty() && rest[0] == '.') {
-    rest.remove_prefix(1);
-    n = 0;
-    while (n < rest.size() && IsDigit(rest[n])) ++n;
-    fraction = rest.substr(0, n);
-    rest.remove_prefix(n);
-  }
+  fraction = TakeFraction(rest);
   if (!has_whole && fraction.empty()) {
     std::string why = "expected a number";
     if (!rest.empty() && rest[0] != '.') why += " before \"" + std::string(rest) + "\"";
