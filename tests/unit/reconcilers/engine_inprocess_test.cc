@@ -374,7 +374,8 @@ TEST_F(EngineInProcess, APodIsMadeFromAWholeTemplateTheCacheDoesNotKeep) {
                                           R"("image":"busybox:1.35","env":[{"name":"PAYLOAD","value":")" + payload + R"("}]}]}}}})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(Eventually([&] { return Pods("big").size() == 1; })) << Phase("big");
-  const json::Value* env = json::Find(Pods("big").begin()->second, {"spec", "containers"});
+  const auto pods = Pods("big");  // the documents the pointers below point into
+  const json::Value* env = json::Find(pods.begin()->second, {"spec", "containers"});
   ASSERT_TRUE(env != nullptr && env->IsArray() && env->Size() == 1);
   env = json::Find((*env)[0], {"env"});
   ASSERT_TRUE(env != nullptr && env->IsArray() && env->Size() > 0);
