@@ -15,11 +15,19 @@ class Forecast {
  public:
   Forecast(EstimateInput in, const EstimateOptions& o)
       : sim_(std::move(in.snapshot)), queue_(o.aging_interval), runtime_(std::move(in.runtime)), now_(in.now), o_(o) {
-    for (RunningRun& r : sim_.running) {
-      if (auto it = in.running_end.find(r.id); it != in.running_end.end()) r.expected_end = it->second;
+    // The scheduler sees each run's expected end as the engine gives it (start + maxDuration:
+    // reservations and backfill rest on it); the forecast ends runs when they are expected to
+    // end (a learned end where there is one).
+    for (const RunningRun& r : sim_.running) {
+      if (auto it = in.running_end.find(r.id); it != in.running_end.end()) {
+        end_[r.id] = it->second;
+      } else if (r.expected_end) {
+        end_[r.id] = *r.expected_end;
+      }
     }
     for (PendingRun& r : in.queued) {
       priority_[r.id] = r.priority;
+      if (r.max_duration) max_duration_[r.id] = *r.max_duration;
       queue_.Upsert(std::move(r));
     }
   }
@@ -70,7 +78,8 @@ class Forecast {
       RunningRun run;
       run.id = p.run_id;
       for (const RankPlacement& rank : p.ranks) run.placement.push_back({rank.instance, rank.blocks});
-      if (auto it = runtime_.find(p.run_id); it != runtime_.end()) run.expected_end = t + it->second;
+      if (auto it = max_duration_.find(p.run_id); it != max_duration_.end()) run.expected_end = t + it->second;
+      if (auto it = runtime_.find(p.run_id); it != runtime_.end()) end_[p.run_id] = t + it->second;
       run.quota_pending = true;  // its usage counts toward its namespace's quota
       sim_.running.push_back(std::move(run));
       sim_.placed_runs.push_back({p.run_id, priority_[p.run_id], t});
@@ -99,16 +108,16 @@ class Forecast {
 
   std::optional<TimePoint> NextEnd(TimePoint t) const {
     std::optional<TimePoint> next;
-    for (const RunningRun& r : sim_.running) {
-      if (r.expected_end && *r.expected_end > t && (!next || *r.expected_end < *next)) next = r.expected_end;
+    for (const auto& [id, end] : end_) {
+      if (end > t && (!next || end < *next)) next = end;
     }
     return next;
   }
 
   void EndRunsBy(TimePoint t) {
     std::set<std::string> ended;
-    for (const RunningRun& r : sim_.running) {
-      if (r.expected_end && *r.expected_end <= t) ended.insert(r.id);
+    for (const auto& [id, end] : end_) {
+      if (end <= t) ended.insert(id);
     }
     Drop(ended);
   }
@@ -116,6 +125,7 @@ class Forecast {
   void Drop(const std::set<std::string>& ids) {
     std::erase_if(sim_.running, [&](const RunningRun& r) { return ids.count(r.id) != 0; });
     std::erase_if(sim_.placed_runs, [&](const PlacedRunInfo& r) { return ids.count(r.id) != 0; });
+    for (const std::string& id : ids) end_.erase(id);
   }
 
   // Estimates in queue order at `now`; runs still queued are unknown for `why`, or for the reason
@@ -143,6 +153,8 @@ class Forecast {
   RunQueue queue_;
   std::map<std::string, Duration> runtime_;
   std::map<std::string, int32_t> priority_;
+  std::map<std::string, Duration> max_duration_;  // what the engine's expected end rests on
+  std::map<std::string, TimePoint> end_;          // when the forecast ends each running run
   TimePoint now_;
   EstimateOptions o_;
   std::vector<std::string> order_;

@@ -69,8 +69,11 @@ struct EstimateInput {
   // Expected runtime once started, by run id: its maxDuration, or a learned runtime. A run
   // without an entry, once started, holds its room for good (no known end).
   std::map<std::string, Duration> runtime;
-  // Expected ends of running runs learned from comparable runs (RuntimeHistory), by id: they
-  // replace RunningRun::expected_end (start + maxDuration, a bound most runs end well before).
+  // Expected ends of running runs learned from comparable runs (RuntimeHistory, given how long
+  // each has run so far), by id: the forecast ends those runs then instead of at
+  // RunningRun::expected_end (start + maxDuration, a bound most runs end well before). The
+  // scheduler's own decisions (the reservation, backfill) still rest on expected_end, as the
+  // engine's do; a run started in the forecast gets start + maxDuration there, likewise.
   std::map<std::string, TimePoint> running_end;
   TimePoint now{};
 };

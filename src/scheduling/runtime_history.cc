@@ -76,10 +76,15 @@ void RuntimeHistory::Add(const FinishedRun& run) {
 
 std::optional<RuntimePrediction> RuntimeHistory::Predict(std::string_view ns, std::string_view name,
                                                          std::string_view team, const RunShape& shape,
-                                                         std::optional<Duration> max_duration) const {
+                                                         std::optional<Duration> max_duration,
+                                                         Duration elapsed) const {
   auto from = [&](const Samples* s, RuntimePrediction::Basis basis) -> std::optional<RuntimePrediction> {
     if (s == nullptr || s->last.size() < kMinSamples) return std::nullopt;
-    Duration d = Median(s->last);
+    std::vector<Duration> longer;
+    for (Duration x : s->last) {
+      if (x > elapsed) longer.push_back(x);
+    }
+    Duration d = longer.empty() ? elapsed + Median(s->last) / 4 : Median(longer);
     if (max_duration) d = std::min(d, *max_duration);
     return RuntimePrediction{d, basis, static_cast<int>(s->last.size())};
   };

@@ -10,7 +10,10 @@
 //  2. Runs of the same team (or namespace, without teams) and shape (nodes and per-node
 //     resources): the median of their last kKept runtimes, at least kMinSamples.
 //  3. Nothing: unknown.
-// A prediction never exceeds the run's maxDuration (the run is stopped there). Runs that failed
+// For a run that is running, given how long it has run (`elapsed`): the median of the kept
+// runtimes longer than that (those it is still like); longer than every one of them, another
+// quarter of the median from now. A prediction never exceeds the run's maxDuration (the run is
+// stopped there). Runs that failed
 // count like the others (they held their room as long); runs that never started do not.
 //
 // Bounded: at most kKept runtimes per key and kMaxKeys keys of each kind (the key used least
@@ -55,7 +58,8 @@ class RuntimeHistory {
 
   void Add(const FinishedRun& run);
   std::optional<RuntimePrediction> Predict(std::string_view ns, std::string_view name, std::string_view team,
-                                           const RunShape& shape, std::optional<Duration> max_duration) const;
+                                           const RunShape& shape, std::optional<Duration> max_duration,
+                                           Duration elapsed = Duration::zero()) const;
 
   // "train-42" -> "train-#", "eval-x7k2p" -> "eval-*", "nightly" -> "nightly".
   static std::string NamePattern(std::string_view name);

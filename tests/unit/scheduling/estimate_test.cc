@@ -106,6 +106,23 @@ TEST(EstimateStarts, ALearnedEndOfARunningRunCountsLikeAMaxDuration) {
   EXPECT_EQ(Of(EstimateStarts(in), "ns/b").start, kT0 + minutes(25));
 }
 
+TEST(EstimateStarts, ALearnedEarlyEndDoesNotMoveTheReservationTheSchedulerHolds) {
+  // The gang holds the reservation from r1's maxDuration end (2h). The scheduler decides on that
+  // end, whatever the forecast expects: "short" (maxDuration 90m) may not backfill now, though r1
+  // is expected to end at 30m, so its estimate is not "now" (the cycle at now did not place it).
+  EstimateInput in;
+  in.snapshot = Machines(2, PlacementPolicy::kCluster);
+  in.snapshot.running = {Running("ns/r1", {{"i1", 1}}, kT0 + hours(2))};
+  in.running_end = {{"ns/r1", kT0 + minutes(30)}};
+  in.queued = {Queued("ns/gang", 0, 2, hours(1)), Queued("ns/short", 1, 1, minutes(150))};
+  in.runtime = {{"ns/gang", hours(1)}, {"ns/short", minutes(20)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/gang").start, kT0 + minutes(30)) << "r1 is expected to end at 30m: both instances free";
+  EXPECT_EQ(Of(e, "ns/short").start, kT0 + minutes(90)) << "after the gang (1h), not now";
+  EXPECT_EQ(Of(e, "ns/short").start_now_bound, hours(2)) << "backfill bound from the reservation the scheduler holds";
+}
+
 TEST(EstimateStarts, HigherPriorityFirstAndAgingAsTheQueueHasIt) {
   EstimateInput in;
   in.snapshot = Machines(1);

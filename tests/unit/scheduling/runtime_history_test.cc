@@ -39,6 +39,17 @@ TEST(RuntimeHistory, TheMedianOfTheSameNamePatternOnceThreeFinished) {
   EXPECT_EQ(h.Predict("ml", "train-9", "", kOneGpu, minutes(35))->runtime, minutes(35));
 }
 
+TEST(RuntimeHistory, ARunningRunIsExpectedToRunAsLongAsThoseThatRanLongerThanItHasSoFar) {
+  RuntimeHistory h;
+  for (int m : {10, 20, 30, 40, 50}) h.Add({"ml", "eval-" + std::to_string(m), "", kOneGpu, minutes(m)});
+  EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt)->runtime, minutes(30)) << "not started: the median";
+  EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt, minutes(35))->runtime, minutes(45))
+      << "35m in: the median of 40 and 50";
+  EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt, minutes(60))->runtime, minutes(60) + std::chrono::seconds(450))
+      << "longer than every sample: another quarter of the median";
+  EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, minutes(55), minutes(60))->runtime, minutes(55)) << "never past maxDuration";
+}
+
 TEST(RuntimeHistory, ThenTheSameTeamAndShape) {
   RuntimeHistory h;
   for (int i = 0; i < 3; ++i) h.Add({"vision-dev", "job" + std::string(1, static_cast<char>('a' + i)), "vision", kTwoNodes, minutes(90)});
