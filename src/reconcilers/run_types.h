@@ -11,23 +11,23 @@
 #include "k8s/json.h"
 #include "k8s/objects.h"
 #include "base/priority.h"
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 
 namespace berth::reconcilers {
 
-// Phases, reasons and condition types with their API spellings: base/run_phase.h's one table.
-using base::ConditionType;
-using base::IsConditionType;
-using base::IsPhase;
-using base::IsPodPhase;
-using base::IsReason;
-using base::IsTerminalPhase;
-using base::ParsePhase;
-using base::ParseReason;
-using base::Phase;
-using base::PodPhase;
-using base::Reason;
-using base::ToApi;
+// Phases, reasons and condition types with their API spellings: api/v1alpha1/enums.h's one table.
+using api::v1alpha1::ConditionType;
+using api::v1alpha1::IsConditionType;
+using api::v1alpha1::IsPhase;
+using api::v1alpha1::IsPodPhase;
+using api::v1alpha1::IsReason;
+using api::v1alpha1::IsTerminalPhase;
+using api::v1alpha1::ParsePhase;
+using api::v1alpha1::ParseReason;
+using api::v1alpha1::Phase;
+using api::v1alpha1::PodPhase;
+using api::v1alpha1::Reason;
+using api::v1alpha1::ToApi;
 
 inline constexpr const char* kGroupVersion = "berth.dev/v1alpha1";
 inline constexpr const char* kFinalizer = "berth.dev/run-cleanup";
