@@ -39,6 +39,8 @@ struct ObjectMeta {
 };
 
 ObjectMeta DecodeMeta(const json::Value& obj);
+// metadata.resourceVersion of an object (e.g. the API's answer to a write); "" when absent.
+std::string ResourceVersionOf(const json::Value& obj);
 
 struct Node {
   ObjectMeta meta;

@@ -31,6 +31,9 @@ namespace berth::api::v1alpha1 {
 
 k8s::Result<Run> DecodeRun(const k8s::json::Value& obj);
 k8s::Result<RunStatus> DecodeRunStatus(const k8s::json::Value& status);
+// The status as DecodeRun reads it: a field that cannot be read is left at its default (and the
+// first such field named in `problem`, when given).
+RunStatus DecodeRunStatusLeniently(const k8s::json::Value& status, std::string* problem = nullptr);
 k8s::Result<Fleet> DecodeFleet(const k8s::json::Value& obj);
 k8s::Result<Team> DecodeTeam(const k8s::json::Value& obj);
 
@@ -40,6 +43,7 @@ std::string EncodeRun(const Run& run);
 std::string EncodeFleet(const Fleet& fleet);
 std::string EncodeTeam(const Team& team);
 std::string EncodeRunStatus(const RunStatus& status);
+std::string EncodeFleetStatus(const FleetStatus& status);
 
 // {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}: the
 // whole status, so a merge patch clears what is no longer set. An empty `resource_version`

@@ -259,6 +259,12 @@ std::string EncodeFleet(const Fleet& fleet) {
   return w.Take();
 }
 
+std::string EncodeFleetStatus(const FleetStatus& status) {
+  Writer w;
+  WriteFleetStatus(w, status);
+  return w.Take();
+}
+
 std::string FleetStatusPatch(const FleetStatus& status, std::string_view resource_version) {
   Writer w;
   w.raw().StartObject();

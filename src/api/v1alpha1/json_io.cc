@@ -167,7 +167,7 @@ void Writer::RawJson(std::string_view text) {
   w_.RawValue(text.data(), text.size(), rapidjson::kObjectType);
 }
 
-std::string FormatTime(const Time& t) { return k8s::FormatRfc3339(t.point()); }
+std::string FormatTime(const Time& t) { return v1alpha1::FormatTime(std::optional<Time>(t)); }
 
 namespace {
 void WriteStringMap(Writer& w, std::string_view key, const std::map<std::string, std::string>& m) {

@@ -34,6 +34,9 @@ class Time {
   TimePoint t_{};
 };
 
+// "2026-11-21T19:37:38Z" (metav1.Time's spelling); "" when unset.
+std::string FormatTime(const std::optional<Time>& t);
+
 // A standard condition ({type, status, reason, message, lastTransitionTime, observedGeneration}).
 struct Condition {
   ConditionKind type;

@@ -2,10 +2,13 @@
 
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/json_io.h"
+#include "k8s/timefmt.h"
 
 namespace berth::api::v1alpha1 {
 
 using io::Writer;
+
+std::string FormatTime(const std::optional<Time>& t) { return t ? k8s::FormatRfc3339(t->point()) : std::string(); }
 
 void SetCondition(std::vector<Condition>& conditions, ConditionKind type, ConditionStatus status, ReasonCode reason,
                   const std::string& message, int64_t generation, TimePoint now) {

@@ -260,9 +260,44 @@ void WriteRunSpec(Writer& w, const RunSpec& s) {
   raw.EndObject();
 }
 
+void WritePlacement(Writer& w, const std::vector<PlacementEntry>& placement) {
+  if (placement.empty()) {
+    w.Null();
+    return;
+  }
+  w.raw().StartArray();
+  for (const auto& p : placement) {
+    w.raw().StartObject();
+    w.Key("rank");
+    w.Int(p.rank);
+    w.Key("node");
+    w.String(p.node);
+    w.Key("blocks");
+    w.Int(p.blocks);
+    w.Key("pod");
+    w.String(p.pod);
+    w.raw().EndObject();
+  }
+  w.raw().EndArray();
+}
+
+void WritePreemption(Writer& w, const std::optional<RunStatus::Preemption>& p) {
+  if (!p) {
+    w.Null();
+    return;
+  }
+  w.raw().StartObject();
+  w.Key("fleet");
+  w.String(p->fleet);
+  w.Key("nodes");
+  w.StringList(p->nodes);
+  w.Key("victims");
+  w.StringList(p->victims);
+  w.raw().EndObject();
+}
+
 // Every status field; `nulls`: the empty ones as null (a merge patch), else left out.
 void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
-  auto& raw = w.raw();
   auto str = [&](const char* k, std::string_view v) {
     if (v.empty() && !nulls) return;
     w.Key(k);
@@ -278,7 +313,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
     w.Key(k);
     w.IntOrNull(v);
   };
-  raw.StartObject();
+  w.raw().StartObject();
   str("phase", PhaseName(s.phase));
   str("reason", s.reason.api());
   str("message", s.message);
@@ -287,24 +322,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   str("fleet", s.fleet);
   if (!s.placement.empty() || nulls) {
     w.Key("placement");
-    if (s.placement.empty()) {
-      w.Null();
-    } else {
-      raw.StartArray();
-      for (const auto& p : s.placement) {
-        raw.StartObject();
-        w.Key("rank");
-        w.Int(p.rank);
-        w.Key("node");
-        w.String(p.node);
-        w.Key("blocks");
-        w.Int(p.blocks);
-        w.Key("pod");
-        w.String(p.pod);
-        raw.EndObject();
-      }
-      raw.EndArray();
-    }
+    WritePlacement(w, s.placement);
   }
   time("submittedAt", s.submitted_at);
   time("scheduledAt", s.scheduled_at);
@@ -318,22 +336,11 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   w.Int(s.observed_generation);
   if (s.preemption || nulls) {
     w.Key("preemption");
-    if (!s.preemption) {
-      w.Null();
-    } else {
-      raw.StartObject();
-      w.Key("fleet");
-      w.String(s.preemption->fleet);
-      w.Key("nodes");
-      w.StringList(s.preemption->nodes);
-      w.Key("victims");
-      w.StringList(s.preemption->victims);
-      raw.EndObject();
-    }
+    WritePreemption(w, s.preemption);
   }
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);
-  raw.EndObject();
+  w.raw().EndObject();
 }
 
 }  // namespace
@@ -353,6 +360,13 @@ k8s::Result<Run> DecodeRun(const json::Value& obj) {
     run.status = ReadRunStatus(*st, run.status_problem);
   }
   return run;
+}
+
+RunStatus DecodeRunStatusLeniently(const json::Value& status, std::string* problem) {
+  std::string p;
+  RunStatus s = ReadRunStatus(status, p);
+  if (problem != nullptr) *problem = std::move(p);
+  return s;
 }
 
 k8s::Result<RunStatus> DecodeRunStatus(const json::Value& status) {
