@@ -13,7 +13,7 @@ case " $* " in *" --kueue 2 "*) name="$name-kueue-only" ;; esac  # Kueue alone (
 "$ROOT/hack/deps.sh"
 "$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager helm  # helm: the chart's policies
 case " $* " in *" --kwok 1 "*) "$ROOT/hack/build-kube.sh" kwok ;; esac
-case " $* " in *" --kueue "[12]" "*) "$ROOT/hack/build-kube.sh" kueue ;; esac  # Kueue beside berth (issue 32)
+case " $scenario $* " in *" --kueue "[12]" "*|" behaviour "*) "$ROOT/hack/build-kube.sh" kueue ;; esac  # Kueue beside berth (issue 32)
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim
 

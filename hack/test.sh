@@ -42,8 +42,8 @@ if [ "$rc" != 0 ]; then
   log="$BUILD/Testing/Temporary/LastTest.log"
   echo "hack/test.sh: ctest failed (exit $rc); the failed assertions, from $log:"
   if [ -f "$log" ]; then
-    grep -E '^\[  FAILED  \] [^ ]+ \(' "$log" | sort -u | head -40 || true
-    grep -E -A8 ': Failure$|^unknown file: Failure|Timeout|Exception:' "$log" | cut -c1-300 | head -150 || true
+    grep -E '^\[  FAILED  \] .*\([0-9]+ ms\)$' "$log" | sort -u | head -40 || true
+    grep -E -A10 ': Failure$' "$log" | cut -c1-300 | head -150 || true
   fi
   exit "$rc"
 fi

@@ -20,6 +20,7 @@
 //   berth-e2e-bench priority [--pending 10000 --patches 50]
 //   berth-e2e-bench memory [--nodes 5000 --runs 10000] [--kwok 1]
 //   berth-e2e-bench scale [--nodes 10000 --pending 100000 --seconds 60] [--kwok 1]
+//   berth-e2e-bench run-size [--runs 2000 --bytes 1536 --placed 1]
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -45,6 +46,8 @@
 #include <vector>
 
 #include "../../tests/integration/harness.h"
+#include "../../tests/integration/run_size.h"
+#include "e2e_common.h"
 #include "kueue.h"
 #include "k8s/config.h"
 #include "k8s/informer.h"
@@ -59,7 +62,7 @@ using berth::testing::Eventually;
 namespace json = k8s::json;
 using Clock = std::chrono::steady_clock;
 
-namespace {
+namespace berth::bench::e2e {
 
 std::map<std::string, int> g_flags;
 int Flag(const std::string& name, int def) {
@@ -257,7 +260,7 @@ void MakeNodes(const std::string& pool, int count) {
   }
 }
 
-void Kubectl(const std::vector<std::string>& args, const std::string& input = {}) {
+void Kubectl(const std::vector<std::string>& args, const std::string& input) {
   CommandResult r = ControlPlane::Get().Kubectl(args, input);
   if (r.exit_code != 0) {
     std::fprintf(stderr, "kubectl %s failed: %s\n", args.empty() ? "" : args[0].c_str(), r.err.c_str());
@@ -605,15 +608,10 @@ void AwaitCondition(const std::string& object, const std::string& type) {
   }
 }
 
-struct KueueRun {
-  pid_t pid = -1;
-  std::string flags;
-};
-
 // Installs Kueue on the current control plane (its CRDs, its webhooks for Jobs and its own kinds
 // by URL, bench/e2e/kueue.h says why), starts it and gives it one queue: a ResourceFlavor for the
 // nodes labelled pool=POOL, a ClusterQueue with their whole capacity, a LocalQueue in `ns`.
-KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_for_pods_ready) {
+KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_for_pods_ready, const std::string& queues_yaml) {
   const auto& cp = ControlPlane::Get();
   const std::string mod = KueueModuleDir();
   Kubectl({"apply", "--server-side", "-f", mod + "/config/components/crd/bases"});
@@ -642,10 +640,14 @@ KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_fo
   const std::string config = cp.dir() + "/kueue-config.yaml";
   std::ofstream(config) << bench::KueueConfiguration(c);
   KueueRun k;
-  k.pid = Spawn({KueueBin(), "--config=" + config, "--kubeconfig=" + cp.kubeconfig()}, cp.dir() + "/kueue.log");
+  k.args = {KueueBin(), "--config=" + config, "--kubeconfig=" + cp.kubeconfig()};
+  k.log = cp.dir() + "/kueue.log";
+  k.pid = Spawn(k.args, k.log);
   k.flags = bench::KueueFlags(c);
-  const std::string health = "http://127.0.0.1:" + std::to_string(c.health_port) + "/readyz";
-  if (!Eventually([&] { int code = 0; berth::testing::HttpGet(health, &code); return code == 200; }, std::chrono::seconds(120))) {
+  k.health = "http://127.0.0.1:" + std::to_string(c.health_port) + "/readyz";
+  k.metrics = "https://127.0.0.1:" + std::to_string(c.metrics_port) + "/metrics";
+  k.ca_file = c.cert_dir + "/ca.crt";
+  if (!Eventually([&] { return KueueReady(k); }, std::chrono::seconds(120))) {
     std::fprintf(stderr, "kueue did not become ready; see %s/kueue.log\n", cp.dir().c_str());
     StopProcess(k.pid);
     ControlPlane::Get().Stop();
@@ -661,7 +663,7 @@ KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_fo
   }
   Kubectl({"apply", "-f", "-"}, webhooks);
   const auto cap = PoolCapacity(pool);
-  const std::string queues = bench::KueueQueues(pool, ns, cap[0], cap[1], cap[2]);
+  const std::string queues = queues_yaml.empty() ? bench::KueueQueues(pool, ns, cap[0], cap[1], cap[2]) : queues_yaml;
   // Its own webhooks check the queues: retried until the API server reaches them.
   if (!Eventually([&] { return ControlPlane::Get().Kubectl({"apply", "-f", "-"}, queues).exit_code == 0; }, std::chrono::seconds(60))) {
     std::fprintf(stderr, "the Kueue queues could not be created; see %s/kueue.log\n", cp.dir().c_str());
@@ -669,6 +671,22 @@ KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_fo
   }
   AwaitCondition("clusterqueue/" + std::string(bench::kKueueClusterQueue), "Active");
   return k;
+}
+
+bool KueueReady(const KueueRun& k) {
+  int code = 0;
+  berth::testing::HttpGet(k.health, &code);
+  return code == 200;
+}
+
+void RestartKueue(KueueRun& k) {
+  StopProcess(k.pid);
+  k.pid = Spawn(k.args, k.log + ".restarted");
+}
+
+std::string KueueMetrics(const KueueRun& k) {
+  return berth::testing::RunCommand({"curl", "-sS", "-m", "10", "--cacert", k.ca_file, "-H",
+                                     "Authorization: Bearer " + ControlPlane::Get().AdminToken(), k.metrics}).out;
 }
 
 struct AnchorResult {
@@ -1324,6 +1342,77 @@ int Memory() {
   return 0;
 }
 
+// The controller's memory per run (issue 29): RUNS runs whose spec.template is BYTES bytes of JSON
+// (tests/integration/run_size.h: a realistic template, padded with an env value), placed one
+// GPU each on bare 8-GPU nodes with their Pods (--placed 0: pending, no fleet). RSS of a fresh
+// controller before any run, after all are placed (and its peak), and after a restart that
+// relists them all (and the restart's peak): per run = (RSS - RSS before) / RUNS.
+// BERTH_CONTROLLER_BIN=... measures another build.
+int RunSize() {
+  const int runs = Flag("runs", 2000), bytes = Flag("bytes", 1536), placed = Flag("placed", 1);
+  StartControlPlane();
+  const std::string ns = "size-bench";
+  Kubectl({"create", "namespace", ns});
+  if (placed != 0) {
+    MakeNodes("size", (runs + 7) / 8);
+    Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: size}\nspec:\n  nodeSelector: {pool: size}\n  blocks: auto\n");
+  }
+  const int probe = berth::testing::FreePort();
+  auto start = [&](const std::string& log) {
+    auto c = std::make_unique<ControllerProcess>(
+        std::vector<std::string>{"--health-probe-bind-address=127.0.0.1:" + std::to_string(probe)}, log);
+    c->Start();
+    int code = 0;
+    Eventually([&] {
+      berth::testing::HttpGet("http://127.0.0.1:" + std::to_string(probe) + "/readyz", &code);
+      return code == 200;
+    }, std::chrono::seconds(300));
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return c;
+  };
+  auto controller = start("bench-controller");
+  const long before = RssKiB(controller->pid());
+  BoundPods pods(ns);
+  const std::string spec = placed != 0 ? R"("resources":{"gpu":1},)" : R"("fleets":["none"],"retry":{"onEvents":["no-capacity"],"duration":"off"},)";
+  Parallel(runs, 8, [&](int i) {
+    MustCreate(k8s::resources::kRuns.Path(ns),
+               R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"s)" + std::to_string(i) +
+                   R"("},"spec":{)" + spec + R"("template":)" + berth::testing::SizedTemplate(bytes, i) + "}}");
+  });
+  auto settled = [&] {
+    if (placed != 0) return pods.bound() >= runs;
+    auto l = Client()->List(k8s::resources::kRuns.Path(ns));
+    if (!l.ok()) return false;
+    int waiting = 0;
+    for (auto& r : l->items) waiting += !json::GetString(json::Find(r, {"status", "reason"})).empty();
+    return waiting >= runs;
+  };
+  if (!Eventually(settled, std::chrono::seconds(1800))) {
+    std::fprintf(stderr, "the runs did not settle (%d pods bound)\n", pods.bound());
+    StopControlPlane();
+    return 1;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const long after = RssKiB(controller->pid()), peak = berth::testing::ProcStatusKiB(controller->pid(), "VmHWM");
+  controller->Stop();
+  controller = start("bench-controller-2");
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  const long restarted = RssKiB(controller->pid()), restart_peak = berth::testing::ProcStatusKiB(controller->pid(), "VmHWM");
+  controller->Stop();
+  pods.informer().Stop();
+  const char* bin = std::getenv("BERTH_CONTROLLER_BIN");
+  std::printf("\n## Memory per run: %d runs, spec.template %d bytes as JSON, %s (Kubernetes %s%s%s)\n\n", runs, bytes,
+              placed != 0 ? "each placed with its Pod" : "pending", KubeVersion().c_str(), bin != nullptr ? ", controller " : "",
+              bin != nullptr ? bin : "");
+  std::printf("| RSS before | after | peak | per run | after a restart | restart's peak | per run after the restart |\n"
+              "|---|---|---|---|---|---|---|\n");
+  std::printf("| %.1f MB | %.1f MB | %.1f MB | %.1f KiB | %.1f MB | %.1f MB | %.1f KiB |\n", before / 1024.0, after / 1024.0,
+              peak / 1024.0, static_cast<double>(after - before) / runs, restarted / 1024.0, restart_peak / 1024.0,
+              static_cast<double>(restarted - before) / runs);
+  StopControlPlane();
+  return 0;
+}
+
 // Queue positions at scale: PENDING runs wait behind one busy block while runs arrive, leave and
 // change priority for SECONDS. A sampler lists every run every 2 s and checks the picture users
 // read: no two runs at one position, and how many of positions 1..100 are missing. Reports the
@@ -1466,8 +1555,25 @@ int Positions() {
 // that fits on `big` is created at once: start -> /readyz and start -> that run Scheduled. Then
 // for SECONDS: the controller's RSS (VmRSS, sampled every second from its start), its passes
 // (berth_scheduling_cycle_duration_seconds) and its "slow scheduling pass" log lines (> 200 ms).
+// berth's scale figures beside Kueue's (--kueue 1), with the goal of issue 32.
+int ScaleBesideKueue(int nodes, int pending, int seconds, const ScaleFigures& berth) {
+  ScaleFigures kueue;
+  if (KueueScale(nodes, pending, seconds, &kueue) != 0) return 1;
+  if (berth.rss_max_mb < 0) return 0;
+  std::printf("\n## Scale side by side: %d pending, %d nodes\n\n| measure | berth | Kueue %s | berth / Kueue | goal |\n"
+              "|---|---|---|---|---|\n", pending, nodes, KueueVersion().c_str());
+  std::printf("| RSS, max | %.0f MB | %.0f MB | %.2f | <= 0.5 (issue 32) |\n", berth.rss_max_mb, kueue.rss_max_mb,
+              berth.rss_max_mb / kueue.rss_max_mb);
+  std::printf("| start -> first admission | %.2f s | %.2f s | %.2f | |\n", berth.first_admission_s, kueue.first_admission_s,
+              berth.first_admission_s / kueue.first_admission_s);
+  std::printf("| one scheduling decision (berth: a pass; Kueue: an admission attempt), mean in the window | %.1f ms | %.1f ms | | |\n",
+              berth.decision_ms, kueue.decision_ms);
+  return 0;
+}
+
 int Scale() {
   const int nodes = Flag("nodes", 10000), pending = Flag("pending", 100000), seconds = Flag("seconds", 60);
+  if (Flag("kueue", 0) == 2) return ScaleBesideKueue(nodes, pending, seconds, ScaleFigures{});  // Kueue alone
   StartControlPlane();
   const std::string ns = "scale-bench";
   Kubectl({"create", "namespace", ns});
@@ -1676,14 +1782,19 @@ int Scale() {
               rss_max, rss_at_admission, rss_end / 1024.0);
   std::printf("\nLast slow-pass line in the window: %s\n", last_slow.empty() ? "(none)" : ("`" + last_slow + "`").c_str());
   std::printf("\nLast slow-pass line since start: %s\n", last_slow_all.empty() ? "(none)" : ("`" + last_slow_all + "`").c_str());
-  return code;
+  if (code != 0 || Flag("kueue", 0) == 0) return code;
+  std::fflush(stdout);
+  return ScaleBesideKueue(nodes, pending, seconds,
+                          ScaleFigures{rss_max, admitted, window_n > 0 ? 1000 * window_s / window_n : -1});
 }
 
-}  // namespace
+}  // namespace berth::bench::e2e
+
+using namespace berth::bench::e2e;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale [--flag N ...]\n");
+    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|run-size|behaviour [--flag N ...]\n");
     return 2;
   }
   std::string scenario = argv[1];
@@ -1704,6 +1815,8 @@ int main(int argc, char** argv) {
   if (scenario == "memory") finish(Memory());
   if (scenario == "positions") finish(Positions());
   if (scenario == "scale") finish(Scale());
+  if (scenario == "run-size") finish(RunSize());
+  if (scenario == "behaviour") finish(Behaviour());
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;
 }

@@ -142,21 +142,30 @@ std::string KueueFlags(const KueueProcessConfig& c) {
   return f;
 }
 
-std::string KueueQueues(const std::string& pool, const std::string& ns, long long cpu, long long memory_gi,
-                        long long gpus) {
-  std::string y =
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " + std::string(kKueueFlavor) +
-      "}\nspec:\n  nodeLabels: {pool: " + pool + "}\n"
-      "---\n"
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + kKueueClusterQueue + "}\n"
-      "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
-      "    flavors:\n    - name: " + kKueueFlavor + "\n      resources:\n"
-      "      - {name: cpu, nominalQuota: \"" + std::to_string(cpu) + "\"}\n"
-      "      - {name: memory, nominalQuota: " + std::to_string(memory_gi) + "Gi}\n"
-      "      - {name: nvidia.com/gpu, nominalQuota: \"" + std::to_string(gpus) + "\"}\n"
-      "---\n"
-      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: " + kKueueQueue + ", namespace: " + ns +
-      "}\nspec:\n  clusterQueue: " + kKueueClusterQueue + "\n";
+std::string KueueQueues(const KueueQueueSpec& q) {
+  const std::string flavor = kKueueFlavor + q.suffix, cq = kKueueClusterQueue + q.suffix, lq = kKueueQueue + q.suffix;
+  std::string y;
+  std::string flavor_spec = "spec:\n  nodeLabels: {pool: " + q.pool + "}\n";
+  if (!q.topology_label.empty()) {
+    y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: " + std::string(kKueueTopology) +
+         "}\nspec:\n  levels:\n  - nodeLabel: " + q.topology_label + "\n  - nodeLabel: kubernetes.io/hostname\n---\n";
+    flavor_spec += "  topologyName: " + std::string(kKueueTopology) + "\n";
+  }
+  y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " + flavor + "}\n" +
+       flavor_spec +
+       "---\n"
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + cq + "}\n"
+       "spec:\n  namespaceSelector: {}\n";
+  if (q.preempt_lower_priority) y += "  preemption: {withinClusterQueue: LowerPriority}\n";
+  y += "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+       "    flavors:\n    - name: " + flavor + "\n      resources:\n"
+       "      - {name: cpu, nominalQuota: \"" + std::to_string(q.cpu) + "\"}\n"
+       "      - {name: memory, nominalQuota: " + std::to_string(q.memory_gi) + "Gi}\n"
+       "      - {name: nvidia.com/gpu, nominalQuota: \"" + std::to_string(q.gpus) + "\"}\n"
+       "---\n"
+       "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: " + lq + ", namespace: " + q.ns +
+       "}\nspec:\n  clusterQueue: " + cq + "\n";
+  if (!q.priority_classes) return y;
   for (const auto& [name, value] : std::vector<std::pair<std::string, int>>{{"low", 10}, {"normal", 50}, {"high", 90}, {"top", 100}}) {
     y += "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: " + name +
          "}\nvalue: " + std::to_string(value) + "\n";
@@ -164,14 +173,24 @@ std::string KueueQueues(const std::string& pool, const std::string& ns, long lon
   return y;
 }
 
+std::string KueueQueues(const std::string& pool, const std::string& ns, long long cpu, long long memory_gi,
+                        long long gpus) {
+  return KueueQueues(KueueQueueSpec{.pool = pool, .ns = ns, .cpu = cpu, .memory_gi = memory_gi, .gpus = gpus});
+}
+
 std::string KueueJob(const std::string& name, const std::string& pod_spec, int parallelism,
-                     const std::string& priority_class) {
-  std::string labels = std::string(R"("kueue.x-k8s.io/queue-name":")") + kKueueQueue + "\"";
+                     const std::string& priority_class, const std::string& required_topology,
+                     const std::string& queue) {
+  std::string labels = std::string(R"("kueue.x-k8s.io/queue-name":")") + queue + "\"";
   if (!priority_class.empty()) labels += R"(,"kueue.x-k8s.io/priority-class":")" + priority_class + "\"";
   const std::string p = std::to_string(parallelism);
+  const std::string template_meta =
+      required_topology.empty()
+          ? std::string()
+          : R"("metadata":{"annotations":{"kueue.x-k8s.io/podset-required-topology":")" + required_topology + "\"}},";
   return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name + R"(","labels":{)" + labels +
          R"(}},"spec":{"parallelism":)" + p + R"(,"completions":)" + p +
-         R"(,"suspend":true,"backoffLimit":0,"template":{"spec":)" + pod_spec + "}}}";
+         R"(,"suspend":true,"backoffLimit":0,"template":{)" + template_meta + R"("spec":)" + pod_spec + "}}}";
 }
 
 }  // namespace berth::bench

@@ -48,15 +48,36 @@ std::string KueueConfiguration(const KueueProcessConfig& c);
 // The settings of KueueConfiguration that differ from Kueue's defaults, for the results table.
 std::string KueueFlags(const KueueProcessConfig& c);
 
-// ResourceFlavor kKueueFlavor (nodes labelled pool=POOL), ClusterQueue kKueueClusterQueue with a
-// nominal quota of the pool's capacity (cpu, memory, nvidia.com/gpu), LocalQueue kKueueQueue in
-// `ns`, and WorkloadPriorityClasses low (10), normal (50), high (90) and top (100).
+inline constexpr const char* kKueueTopology = "zones";
+
+struct KueueQueueSpec {
+  std::string pool, ns;
+  long long cpu = 0, memory_gi = 0, gpus = 0;  // the ClusterQueue's nominal quota
+  bool preempt_lower_priority = false;  // preemption.withinClusterQueue: LowerPriority
+  // Non-empty: Topology-Aware Scheduling (Kueue's way to keep a gang in one domain): a Topology
+  // kKueueTopology with levels [this node label, kubernetes.io/hostname] on the flavor.
+  std::string topology_label = {};
+  // Appended to the names of the flavor, the ClusterQueue and the LocalQueue (several queues).
+  std::string suffix = {};
+  bool priority_classes = true;  // the WorkloadPriorityClasses too (once per cluster)
+};
+
+// ResourceFlavor kKueueFlavor (nodes labelled pool=POOL; with the Topology when asked),
+// ClusterQueue kKueueClusterQueue with the spec's nominal quota (cpu, memory, nvidia.com/gpu) and
+// preemption, LocalQueue kKueueQueue in `ns`, and WorkloadPriorityClasses low (10), normal (50),
+// high (90) and top (100).
+std::string KueueQueues(const KueueQueueSpec& spec);
+
+// The same with a quota of the pool's capacity, no preemption, no topology.
 std::string KueueQueues(const std::string& pool, const std::string& ns, long long cpu, long long memory_gi,
                         long long gpus);
 
 // A batch/v1 Job for Kueue's LocalQueue (kueue.x-k8s.io/queue-name): `parallelism` = completions
-// Pods of `pod_spec` (a JSON PodSpec), optionally with a WorkloadPriorityClass.
+// Pods of `pod_spec` (a JSON PodSpec), optionally with a WorkloadPriorityClass and a required
+// topology level for its Pods (annotation kueue.x-k8s.io/podset-required-topology: all in one
+// domain of that node label).
 std::string KueueJob(const std::string& name, const std::string& pod_spec, int parallelism = 1,
-                     const std::string& priority_class = {});
+                     const std::string& priority_class = {}, const std::string& required_topology = {},
+                     const std::string& queue = kKueueQueue);
 
 }  // namespace berth::bench

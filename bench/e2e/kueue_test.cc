@@ -101,6 +101,31 @@ TEST(KueueObjectsTest, QueueAndJobAsKueuesDocsWriteThem) {
                R"("backoffLimit":0,"template":{"spec":{"containers":[]}}}})");
 }
 
+TEST(KueueObjectsTest, QuotaPreemptionAndTopologyWhenAsked) {
+  KueueQueueSpec spec{.pool = "gpu", .ns = "bench", .cpu = 64, .memory_gi = 512, .gpus = 8, .preempt_lower_priority = true, .topology_label = "zone"};
+  const std::string q = KueueQueues(spec);
+  EXPECT_NE(q.find("kind: Topology\nmetadata: {name: zones}\nspec:\n  levels:\n  - nodeLabel: zone\n"
+                   "  - nodeLabel: kubernetes.io/hostname\n"), std::string::npos) << q;
+  EXPECT_NE(q.find("  nodeLabels: {pool: gpu}\n  topologyName: zones\n"), std::string::npos) << q;
+  EXPECT_NE(q.find("  preemption: {withinClusterQueue: LowerPriority}\n"), std::string::npos) << q;
+  EXPECT_NE(q.find("{name: nvidia.com/gpu, nominalQuota: \"8\"}"), std::string::npos) << q;
+  // The defaults: neither preemption nor a Topology.
+  const std::string plain = KueueQueues("gpu", "bench", 64, 512, 8);
+  EXPECT_EQ(plain.find("preemption"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("Topology"), std::string::npos) << plain;
+  // A second queue of other names, without the cluster's priority classes again.
+  const std::string small = KueueQueues(KueueQueueSpec{.pool = "small", .ns = "bench", .cpu = 64, .memory_gi = 512, .gpus = 8,
+                                                       .suffix = "-small", .priority_classes = false});
+  EXPECT_NE(small.find("kind: LocalQueue\nmetadata: {name: lq-small, namespace: bench}\nspec:\n  clusterQueue: cq-small\n"),
+            std::string::npos) << small;
+  EXPECT_NE(small.find("    flavors:\n    - name: pool-small\n"), std::string::npos) << small;
+  EXPECT_EQ(small.find("WorkloadPriorityClass"), std::string::npos) << small;
+  EXPECT_NE(KueueJob("s", "{}", 1, "", "", "lq-small").find(R"("kueue.x-k8s.io/queue-name":"lq-small")"), std::string::npos);
+  const std::string j = KueueJob("g", R"({"containers":[]})", 2, "", "zone");
+  EXPECT_NE(j.find(R"("template":{"metadata":{"annotations":{"kueue.x-k8s.io/podset-required-topology":"zone"}},"spec":)"),
+            std::string::npos) << j;
+}
+
 TEST(KueueConfigurationTest, UnthrottledSingleReplicaWithGangsOnlyWhenAsked) {
   KueueProcessConfig c;
   c.webhook_port = 1;

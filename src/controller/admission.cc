@@ -17,6 +17,28 @@ int64_t PriorityOf(const json::Value* object) {
   return p != nullptr && p->IsInt64() ? p->GetInt64() : 50;
 }
 
+// The JSON of spec.template ("" when there is none).
+std::string TemplateJson(const json::Value* object) {
+  const json::Value* t = object != nullptr ? json::Find(*object, {"spec", "template"}) : nullptr;
+  return t != nullptr ? json::Serialize(*t) : std::string();
+}
+
+// A refusal of the review `uid` with code 422 (Invalid) and `message`.
+std::string Refuse(const std::string& uid, const std::string& message) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" + json::Quote(uid) +
+         R"(,"allowed":false,"status":{"code":422,"reason":"Invalid","message":)" + json::Quote(message) + "}}}";
+}
+
+// Why a template over the bound is refused ("" when it is not): only when it is new (an update
+// that leaves it as it was, e.g. the finalizer's removal, goes through).
+std::string TemplateRefusal(const json::Value& request, const json::Value* object, const std::string& operation) {
+  if (operation != "CREATE" && operation != "UPDATE") return "";
+  const std::string t = TemplateJson(object);
+  if (t.size() <= reconcilers::kMaxTemplateBytes) return "";
+  if (operation == "UPDATE" && t == TemplateJson(json::Find(request, {"oldObject"}))) return "";
+  return reconcilers::TemplateTooLarge(t.size());
+}
+
 }  // namespace
 
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps) {
@@ -36,12 +58,10 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
   const json::Value* object = json::Find(*request, {"object"});
   const std::string operation = json::GetString(*request, "operation");
   if (object != nullptr && json::DeeperThan(*object)) {
-    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" + json::Quote(uid) +
-           R"(,"allowed":false,"status":{"code":422,"reason":"Invalid","message":)" +
-           json::Quote("berth cannot read a Run nested deeper than " + std::to_string(json::kMaxDepth) +
-                       " levels (spec.template keeps fields it does not know): nest it less deeply") +
-           "}}}";
+    return Refuse(uid, "berth cannot read a Run nested deeper than " + std::to_string(json::kMaxDepth) +
+                           " levels (spec.template keeps fields it does not know): nest it less deeply");
   }
+  if (std::string why = TemplateRefusal(*request, object, operation); !why.empty()) return Refuse(uid, why);
   // What is left is read with json::Find only (no recursion), whatever oldObject holds.
   if (caps && object != nullptr && object->IsObject() && (operation == "CREATE" || operation == "UPDATE")) {
     std::string ns = json::GetString(*request, "namespace");

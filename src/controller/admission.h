@@ -28,6 +28,8 @@ using CapLookup = std::function<std::optional<reconcilers::PriorityCap>(const st
 // that changes spec.priority to a value above it, is refused (403 Forbidden) with a message that
 // names the cap. An UPDATE that leaves the priority as it was is allowed whatever the cap (a run
 // created before the label can still be stopped, suspended or deleted).
+// A CREATE, or an UPDATE that changes spec.template, whose template is larger than
+// reconcilers::kMaxTemplateBytes as JSON is refused (422 Invalid, reconcilers::TemplateTooLarge).
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps = {});
 
 }  // namespace berth::controller

@@ -122,15 +122,25 @@ Result<json::Document> Client::Get(const std::string& path, const std::string& t
   return DoJson(std::move(req));
 }
 
+int64_t NextPageLimit(size_t items, size_t page_bytes, int64_t max_limit) {
+  if (items == 0 || page_bytes == 0) return max_limit;
+  const size_t per_item = std::max<size_t>(1, page_bytes / items);
+  return std::clamp<int64_t>(static_cast<int64_t>(kPageBytes / per_item), 1, max_limit);
+}
+
 Status Client::ListEach(const std::string& path, const ListOptions& opts,
                         const std::function<void(const json::Value&)>& on_item, std::string* resource_version,
                         const std::function<void(const json::Value&)>& on_too_deep) {
   std::string cont;
+  // Pages are bounded in bytes too (issue 29): the first asks for at most kFirstPageItems, each
+  // next one for as many items as kPageBytes holds at the last page's bytes per item (at most
+  // opts.limit), so one relist holds about kPageBytes of JSON at a time, whatever the objects' size.
+  int64_t limit = opts.limit > 0 ? std::min(opts.limit, kFirstPageItems) : 0;
   while (true) {
     std::string p = path;
     if (!opts.label_selector.empty()) AppendQuery(p, "labelSelector", opts.label_selector);
     if (!opts.field_selector.empty()) AppendQuery(p, "fieldSelector", opts.field_selector);
-    if (opts.limit > 0) AppendQuery(p, "limit", std::to_string(opts.limit));
+    if (limit > 0) AppendQuery(p, "limit", std::to_string(limit));
     if (!cont.empty()) {
       AppendQuery(p, "continue", cont);
     } else if (!opts.resource_version.empty()) {
@@ -146,10 +156,12 @@ Status Client::ListEach(const std::string& path, const ListOptions& opts,
     // In situ: items are handed out while the page buffer is alive, so nothing is copied.
     // No cap on the page: each item is checked on its own below (parsing is iterative and freeing
     // is not recursive, json.h).
+    const size_t page_bytes = r->body.size();
     json::Document page;
     Status s = json::ParseInSitu(r->body, page, json::kNoDepthCap);
     if (!s.ok()) return s;
     if (const json::Value* items = json::Find(page, {"items"}); items != nullptr && items->IsArray()) {
+      if (limit > 0) limit = NextPageLimit(items->Size(), page_bytes, opts.limit);
       for (const auto& item : items->GetArray()) {
         if (!json::DeeperThan(item)) {
           on_item(item);

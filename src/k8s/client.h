@@ -32,6 +32,15 @@ namespace resources {
 extern const Resource kPods, kNodes, kServices, kEvents, kNamespaces, kLeases, kRuns, kFleets, kSecrets;
 }
 
+// A list's pages (Client::ListEach): the first asks for at most kFirstPageItems items, each next
+// one for NextPageLimit's, so that a page holds about kPageBytes of JSON (issue 29: a page of 500
+// objects of 1.5 MiB each, the API server's largest, would be 750 MB).
+inline constexpr int64_t kFirstPageItems = 16;
+inline constexpr size_t kPageBytes = 4u << 20;
+// The next page's limit after a page of `items` items in `page_bytes` bytes: kPageBytes at that
+// size per item, from 1 to `max_limit`.
+int64_t NextPageLimit(size_t items, size_t page_bytes, int64_t max_limit);
+
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;

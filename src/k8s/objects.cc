@@ -9,10 +9,12 @@
 namespace berth::k8s {
 namespace {
 
-void ReadStringMap(const json::Value* v, std::map<std::string, std::string>& out) {
+void ReadStringMap(const json::Value* v, std::map<std::string, std::string>& out, std::string_view prefix) {
   if (v == nullptr || !v->IsObject()) return;
   for (auto& m : v->GetObject()) {
-    if (m.value.IsString()) out.emplace(m.name.GetString(), m.value.GetString());
+    if (!m.value.IsString()) continue;
+    std::string_view key(m.name.GetString(), m.name.GetStringLength());
+    if (key.substr(0, prefix.size()) == prefix) out.emplace(key, m.value.GetString());
   }
 }
 
@@ -42,7 +44,7 @@ std::string ResourceVersionOf(const json::Value& obj) {
   return json::GetString(json::Find(obj, {"metadata", "resourceVersion"}));
 }
 
-ObjectMeta DecodeMeta(const json::Value& obj) {
+ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix) {
   ObjectMeta m;
   const json::Value* meta = json::Find(obj, {"metadata"});
   if (meta == nullptr || !meta->IsObject()) return m;
@@ -54,8 +56,8 @@ ObjectMeta DecodeMeta(const json::Value& obj) {
   m.created = ReadTime(json::Find(*meta, {"creationTimestamp"}));
   const json::Value* deletion = json::Find(*meta, {"deletionTimestamp"});
   m.deleting = deletion != nullptr && !deletion->IsNull();  // null is "not set", as Go decodes it
-  ReadStringMap(json::Find(*meta, {"labels"}), m.labels);
-  ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations);
+  ReadStringMap(json::Find(*meta, {"labels"}), m.labels, keep_prefix);
+  ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations, keep_prefix);
   if (const json::Value* f = json::Find(*meta, {"finalizers"}); f != nullptr && f->IsArray()) {
     for (auto& x : f->GetArray()) {
       if (x.IsString()) m.finalizers.emplace_back(x.GetString());
@@ -250,9 +252,11 @@ bool AnyContainerStarted(const json::Value& obj) {
 
 }  // namespace
 
-std::shared_ptr<const Pod> DecodePod(const json::Value& obj) {
+std::shared_ptr<const Pod> DecodePod(const json::Value& obj) { return DecodePodKeeping(obj, {}); }
+
+std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, std::string_view keep_prefix) {
   auto p = std::make_shared<Pod>();
-  p->meta = DecodeMeta(obj);
+  p->meta = DecodeMeta(obj, keep_prefix);
   if (p->meta.name.empty()) return nullptr;
   p->node_name = json::GetString(json::Find(obj, {"spec", "nodeName"}));
   p->scheduler_name = json::GetString(json::Find(obj, {"spec", "schedulerName"}));

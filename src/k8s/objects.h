@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "k8s/clock.h"
@@ -38,7 +39,9 @@ struct ObjectMeta {
   const OwnerRef* ControllerRef() const;
 };
 
-ObjectMeta DecodeMeta(const json::Value& obj);
+// `keep_prefix`: only the labels and annotations whose key starts with it are kept (empty: all).
+// A cache that reads none of the others keeps none (a template's annotations may be 256 KiB).
+ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix = {});
 // metadata.resourceVersion of an object (e.g. the API's answer to a write); "" when absent.
 std::string ResourceVersionOf(const json::Value& obj);
 
@@ -95,5 +98,7 @@ struct Pod {
 };
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj);
+// The same, keeping only the labels and annotations whose key starts with `keep_prefix`.
+std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, std::string_view keep_prefix);
 
 }  // namespace berth::k8s

@@ -17,9 +17,17 @@ using k8s::resources::kRuns;
 // (Kubelet 1.20 let such a Pod go at once; a run placed on its blocks then was refused OutOfcpu.)
 bool KubeletCountsPod(const k8s::Pod& p) { return !IsTerminalPod(p); }
 
+namespace {
+
+// A Pod as the engine keeps it: of its labels and annotations only berth's (the run, rank and
+// attempt labels, the blocks annotation); a template's own may be large and berth reads none of them.
+std::shared_ptr<const k8s::Pod> DecodeCachedPod(const k8s::json::Value& obj) { return k8s::DecodePodKeeping(obj, "berth.dev/"); }
+
+}  // namespace
+
 void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
   pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      client, kPods.Path(), DecodeCachedPod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
       "pods");
   pods_->SetLabelSelector(kRunLabel);  // only berth's pods
   pods_->AddIndex("run", [](const k8s::Pod& p) {
@@ -29,7 +37,7 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
     return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
   });
   others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
-      client, kPods.Path(), k8s::DecodePod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
+      client, kPods.Path(), DecodeCachedPod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
       "other-pods");
   others_->SetLabelSelector(std::string("!") + kRunLabel);
   others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");

@@ -18,7 +18,7 @@ std::string SpecFingerprint(const Run& r) {
     f += "|retry" + std::to_string(r.spec.retry->on_no_capacity) + std::to_string(r.spec.retry->on_interruption) +
          std::to_string(r.spec.retry->on_error) + (r.spec.retry->duration ? std::to_string(r.spec.retry->duration->count()) : "off");
   }
-  return f + "|" + r.spec.template_json;
+  return f + "|" + std::to_string(r.template_bytes) + ":" + std::to_string(r.template_hash);
 }
 
 }  // namespace

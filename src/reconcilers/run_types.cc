@@ -5,7 +5,8 @@
 namespace berth::reconcilers {
 
 std::shared_ptr<const Run> DecodeRun(const k8s::json::Value& obj) {
-  auto run = api::DecodeRun(obj);
+  auto run = api::DecodeRun(obj, api::RunDecodeOptions{.keep_meta_prefix = kKeptMetaPrefix,
+                                                       .kept_template_bytes = kKeptTemplateBytes});
   if (!run.ok()) return nullptr;
   return std::make_shared<const Run>(std::move(run.value()));
 }

@@ -24,6 +24,7 @@ using api::IsPodPhase;
 using api::IsTerminalPhase;
 using api::kGroupVersion;
 using api::kMaxRunNodes;
+using api::kMaxTemplateBytes;
 using api::kMaxTtlSeconds;
 using api::Phase;
 using api::PhaseName;
@@ -38,12 +39,24 @@ using api::RunSpec;
 using api::RunStatus;
 using api::SetCondition;
 using api::FormatTime;
+using api::TemplateTooLarge;
 using api::Time;
 using api::ToApi;
 
 inline constexpr const char* kFinalizer = api::kRunFinalizer;
 
-// The informer's decoder: the typed Run, nullptr when there is none (no name).
+// Templates up to this size are kept in the engine's cache (issue 29); of a larger one the cached
+// Run keeps only its size and hash (Run::template_bytes, template_hash) and it is read again from
+// the API server when the run's Pods are made (RunWrites::ReadTemplate), so a cached run costs
+// about the same whatever its template.
+inline constexpr size_t kKeptTemplateBytes = 8 * 1024;
+// What the engine's cache keeps of a Run's labels and annotations: only berth's (a Run's own are
+// read by nobody in berth; kubectl apply's last-applied-configuration annotation alone is a second
+// copy of the whole Run).
+inline constexpr const char* kKeptMetaPrefix = "berth.dev/";
+
+// The informer's decoder: the typed Run as the engine keeps it (its template up to
+// kKeptTemplateBytes, only berth.dev/ labels and annotations), nullptr when there is none (no name).
 std::shared_ptr<const Run> DecodeRun(const k8s::json::Value& obj);
 // A status alone, read as DecodeRun reads it (a field berth cannot read left at its default).
 inline RunStatus DecodeRunStatus(const k8s::json::Value& status) { return api::DecodeRunStatusLeniently(status); }

@@ -162,6 +162,21 @@ std::optional<bool> RunWrites::CreateService(const Run& r) {
   return std::nullopt;
 }
 
+std::optional<bool> RunWrites::ReadTemplate(const Run& r, std::string& out) {
+  if (!r.spec.template_json.empty() || r.template_bytes == 0) {
+    out = r.spec.template_json;
+    return std::nullopt;
+  }
+  // Not kept in the cache (larger than kKeptTemplateBytes): read it with the run now.
+  auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
+  if (!got.ok()) return false;  // gone, or no answer: the next pass decides again
+  auto whole = api::DecodeRun(*got, api::RunDecodeOptions{.keep_meta_prefix = kKeptMetaPrefix});
+  if (!whole.ok() || whole->meta.uid != r.meta.uid) return false;  // replaced meanwhile
+  out = std::move(whole->spec.template_json);
+  if (out.size() > kMaxTemplateBytes) return FailInvalidSpec(r, TemplateTooLarge(out.size()));
+  return std::nullopt;
+}
+
 bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
                                const std::map<std::string, std::string>& bound) {
   // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
@@ -170,11 +185,16 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
   if (ranks.size() > 1) {
     if (std::optional<bool> answer = CreateService(r)) return *answer;
   }
+  std::optional<Run> full;  // the run with its whole template, read once when a Pod is made
   for (size_t i = 0; i < ranks.size(); ++i) {
     std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
     auto b = bound.find(name);
     if (b == bound.end()) {
-      auto body = BuildPod(r, r.status.fleet, gpu_resource, ranks, i);
+      if (!full) {
+        full = r;
+        if (std::optional<bool> answer = ReadTemplate(r, full->spec.template_json)) return *answer;
+      }
+      auto body = BuildPod(*full, r.status.fleet, gpu_resource, ranks, i);
       if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
       auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
       if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {

@@ -124,6 +124,9 @@ class RunWrites {
   bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false) {
     return dispatch_(key, std::move(fn), background);
   }
+  // CreatePods' part for the template: `out` is the run's whole spec.template (from the cache, or
+  // read with the run when the cache does not keep it); nullopt when read, else the task's answer.
+  std::optional<bool> ReadTemplate(const Run& r, std::string& out);
   // CreatePods' part for the Service of a multi-node run; nullopt when done, else the task's answer.
   std::optional<bool> CreateService(const Run& r);
 

@@ -228,6 +228,8 @@ bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds tim
 ControllerProcess::ControllerProcess(std::vector<std::string> extra_args, std::string log_name, std::string kubeconfig)
     : args_(std::move(extra_args)), kubeconfig_(std::move(kubeconfig)) {
   log_path_ = ControlPlane::Get().dir() + "/" + log_name + "-" + RandomSuffix() + ".log";
+  // Another build's controller (a benchmark's figures before and after a change).
+  if (const char* bin = std::getenv("BERTH_CONTROLLER_BIN"); bin != nullptr && *bin != '\0') binary_ = bin;
 }
 
 ControllerProcess::~ControllerProcess() {

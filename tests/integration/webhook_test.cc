@@ -70,15 +70,17 @@ class Webhook : public EngineTest, public ::testing::WithParamInterface<Mechanis
       ASSERT_EQ(applied.exit_code, 0) << applied.err;
       // Until the API server has the Run schema for the mutating policy (it loads CRD schemas
       // from its OpenAPI a while after they change), a create it matches is refused with 503
-      // "Resource kind ... not found. There can be a delay ..." (docs/install.md#admission):
-      // wait until a Run is admitted, as a server-side dry run.
+      // "Resource kind ... not found. There can be a delay ..." (docs/install.md#admission). The
+      // policy itself is loaded a moment after it is created, and a create before that is
+      // admitted without it: wait until a Run is admitted WITH the policy's finalizer, as a
+      // server-side dry run (an admitted dry run alone may have come before the policy).
       CommandResult dry;
       ASSERT_TRUE(Eventually([&] {
-        dry = Kubectl({"apply", "--dry-run=server", "-f", "-"},
+        dry = Kubectl({"apply", "--dry-run=server", "-o", "jsonpath={.metadata.finalizers}", "-f", "-"},
                       "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: dry}\nspec:\n  template:\n    spec:\n"
                       "      containers: [{name: main, image: busybox}]\n");
-        return dry.exit_code == 0;
-      }, std::chrono::seconds(90))) << dry.err;
+        return dry.exit_code == 0 && dry.out.find("berth.dev/run-cleanup") != std::string::npos;
+      }, std::chrono::seconds(90))) << dry.err << dry.out;
       return;
     }
     std::string ca = k8s::Base64Encode(ReadFile(cert_dir_ + "/ca.crt"));
@@ -198,6 +200,48 @@ TEST_P(Webhook, ANamespaceCreatedWithItsRunsIsCappedAtOnce) {
   EXPECT_NE(r.err.find("spec.priority 90 is above 20, the highest priority runs in namespace " + fresh), std::string::npos)
       << r.err;
   cp().Kubectl({"delete", "namespace", fresh, "--wait=false"});
+}
+
+// Issue 29 (6): a template over 256 KiB as JSON, made of strings the CRD schema allows (six env
+// values of 50,000 characters). The webhook refuses it with a sentence that says the bound, and
+// nothing is stored; the admission policies cannot measure a template (CEL has no size of an
+// object), so there the Run is stored and the controller fails it InvalidSpec with the same
+// sentence. `kubectl create`: `kubectl apply` would add a copy in its last-applied-configuration
+// annotation, which the API server itself bounds at 256 KiB.
+TEST_P(Webhook, ATemplateOverTheBoundIsRefusedSayingTheBound) {
+  std::string env;
+  for (int i = 0; i < 6; ++i) {
+    env += std::string(i == 0 ? "" : ",") + R"({"name":"PART)" + std::to_string(i) + R"(","value":")" +
+           std::string(50000, static_cast<char>('a' + i)) + R"("})";
+  }
+  auto run_json = [&](const std::string& name) {
+    return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":")" + name +
+           R"("},"spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox","env":[)" + env + "]}]}}}}";
+  };
+  const std::string sentence = " bytes as JSON; berth takes templates of at most 262144 bytes (256 KiB): put large data "
+                               "in a ConfigMap or Secret and mount it, or pass it with envFrom";
+  if (GetParam() == Mechanism::kWebhook) {
+    // Until the webhook answers (the controller serves it before its caches sync, and
+    // failurePolicy: Ignore lets a Run in meanwhile), a Run that got in is deleted again.
+    CommandResult r;
+    int tries = 0;
+    ASSERT_TRUE(Eventually([&] {
+      const std::string name = "wide-" + std::to_string(tries++);
+      r = Kubectl({"create", "-f", "-"}, run_json(name));
+      if (r.exit_code == 0) Kubectl({"delete", "run", name, "--wait=false"});
+      return r.exit_code != 0;
+    }, std::chrono::seconds(20))) << controller_->Log();
+    EXPECT_NE(r.err.find("denied the request: spec.template is "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(sentence), std::string::npos) << r.err;
+    EXPECT_FALSE(GetRun("wide-" + std::to_string(tries - 1)).IsObject());
+    return;
+  }
+  CommandResult r = Kubectl({"create", "-f", "-"}, run_json("wide"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("wide", "Failed")) << Phase("wide") << " " << Message("wide");
+  EXPECT_EQ(Reason("wide"), "InvalidSpec");
+  EXPECT_EQ(Message("wide").rfind("spec.template is ", 0), 0u) << Message("wide");
+  EXPECT_NE(Message("wide").find(sentence), std::string::npos) << Message("wide");
 }
 
 // Issue 29 (9): the webhook serves a renewed certificate without a restart. The files are replaced

@@ -16,6 +16,8 @@
 // application/merge-patch+json; those with a resourceVersion are refused (409) when the object
 // changed since it was read.
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +31,18 @@
 
 namespace berth::api::v1alpha1 {
 
-k8s::Result<Run> DecodeRun(const k8s::json::Value& obj);
+// What DecodeRun keeps; the defaults keep everything. A cache keeps less (issue 29: the engine's
+// Runs keep berth's own labels and annotations and templates up to 8 KiB,
+// reconcilers::DecodeRun). A Run decoded with less kept must not be encoded or written back whole.
+struct RunDecodeOptions {
+  // Only the labels and annotations whose key starts with it (empty: all).
+  std::string_view keep_meta_prefix;
+  // spec.template_json is left empty when the template's JSON is larger (Run::template_bytes and
+  // template_hash are set either way).
+  size_t kept_template_bytes = SIZE_MAX;
+};
+
+k8s::Result<Run> DecodeRun(const k8s::json::Value& obj, const RunDecodeOptions& options = {});
 k8s::Result<RunStatus> DecodeRunStatus(const k8s::json::Value& status);
 // The status as DecodeRun reads it: a field that cannot be read is left at its default (and the
 // first such field named in `problem`, when given).

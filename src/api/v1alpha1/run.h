@@ -2,6 +2,7 @@
 // The Run custom resource (docs/api.md "Run"): spec and status as typed values. codec.h reads and
 // writes them; nothing else spells their JSON.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,14 @@ inline constexpr const char* kRunFinalizer = "berth.dev/run-cleanup";
 inline constexpr int64_t kMaxRunNodes = 5000;
 // spec.ttlSecondsAfterFinished's maximum (an int32, as in Jobs; the CRD's maximum).
 inline constexpr int64_t kMaxTtlSeconds = 2147483647;
+
+// How large a Run's spec.template may be (issue 29; docs/api.md#how-large-a-run-may-be): its JSON
+// at most kMaxTemplateBytes (256 KiB, what kubectl apply can store of an object in its
+// last-applied annotation). The webhook refuses a larger one; DecodeRun names it in
+// invalid_message (TemplateTooLarge), so the controller fails it InvalidSpec at once.
+inline constexpr size_t kMaxTemplateBytes = 256 * 1024;
+// The sentence for a template of `bytes` bytes over kMaxTemplateBytes.
+std::string TemplateTooLarge(size_t bytes);
 
 struct RetrySpec {
   bool on_no_capacity = false, on_interruption = false, on_error = false;
@@ -95,6 +104,12 @@ struct Run {
   k8s::ObjectMeta meta;
   RunSpec spec;
   RunStatus status;
+  // spec.template as DecodeRun read it: the size of its JSON (0: no template) and a hash of that
+  // JSON (a spec change is noticed by it). Set also when a decoder's RunDecodeOptions left
+  // spec.template_json empty (a template larger than kept_template_bytes: read the run again for
+  // it). Not set for a Run made in memory.
+  size_t template_bytes = 0;
+  uint64_t template_hash = 0;
   // The first problem of the spec, naming the field ("spec.maxDuration: ..."): a value the
   // schema should have refused or the engine cannot use (the run fails InvalidSpec). Empty when
   // the spec is usable.

@@ -1,5 +1,8 @@
 // Run: decode (spec checked as the engine needs it, status read defensively), encode.
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "api/v1alpha1/codec.h"
@@ -98,11 +101,18 @@ void ReadRetry(const json::Value& spec, RunSpec& run, std::string& err) {
   run.retry = retry;
 }
 
-// spec.template: kept as written; at least one container, and no constraint on nodes (berth
-// chooses the machine itself: a template constraint on nodes would only make the kubelet refuse
-// the Pod on the machine berth chose; machines are chosen with Fleets instead).
-void ReadTemplate(const json::Value& spec, RunSpec& run, std::string& err) {
-  if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) run.template_json = json::Serialize(*t);
+// spec.template: kept as written (up to `kept` bytes of JSON; its size and hash either way), at
+// most kMaxTemplateBytes; at least one container, and no constraint on nodes (berth chooses the
+// machine itself: a template constraint on nodes would only make the kubelet refuse the Pod on the
+// machine berth chose; machines are chosen with Fleets instead).
+void ReadTemplate(const json::Value& spec, size_t kept, Run& run, std::string& err) {
+  if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) {
+    std::string text = json::Serialize(*t);
+    run.template_bytes = text.size();
+    run.template_hash = std::hash<std::string_view>{}(text);
+    if (text.size() <= kept) run.spec.template_json = std::move(text);
+    if (run.template_bytes > kMaxTemplateBytes && err.empty()) err = TemplateTooLarge(run.template_bytes);
+  }
   const json::Value* containers = json::Find(spec, {"template", "spec", "containers"});
   if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
     err = "spec.template.spec.containers must list at least one container";
@@ -137,7 +147,9 @@ void ReadResourcesAndFleets(const json::Value& spec, RunSpec& run, std::string& 
   }
 }
 
-void DecodeRunSpec(const json::Value& spec, RunSpec& run, std::string& err) {
+void DecodeRunSpec(const json::Value& spec, size_t kept_template_bytes, Run& whole) {
+  RunSpec& run = whole.spec;
+  std::string& err = whole.invalid_message;
   run.priority = json::GetInt(spec, "priority", base::kDefaultPriority);
   if (const json::Value* b = json::Find(spec, {"stop"}); b != nullptr && b->IsBool()) run.stop = b->GetBool();
   if (const json::Value* b = json::Find(spec, {"suspend"}); b != nullptr && b->IsBool()) run.suspend = b->GetBool();
@@ -152,7 +164,7 @@ void DecodeRunSpec(const json::Value& spec, RunSpec& run, std::string& err) {
       err = "spec.ttlSecondsAfterFinished must be an integer from 0 to " + std::to_string(kMaxTtlSeconds);
     }
   }
-  ReadTemplate(spec, run, err);
+  ReadTemplate(spec, kept_template_bytes, whole, err);
   if (!nodes_readable && err.empty()) err = "spec.nodes must be an integer from 1 to " + std::to_string(kMaxRunNodes);
   CheckNoNodeConstraints(spec, err);
   if (run.nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
@@ -345,14 +357,20 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
 
 }  // namespace
 
-k8s::Result<Run> DecodeRun(const json::Value& obj) {
+std::string TemplateTooLarge(size_t bytes) {
+  return "spec.template is " + std::to_string(bytes) + " bytes as JSON; berth takes templates of at most " +
+         std::to_string(kMaxTemplateBytes) + " bytes (256 KiB): put large data in a ConfigMap or Secret and mount "
+         "it, or pass it with envFrom";
+}
+
+k8s::Result<Run> DecodeRun(const json::Value& obj, const RunDecodeOptions& options) {
   if (!obj.IsObject()) return k8s::Status::Error("a Run must be a JSON object");
   Run run;
-  run.meta = k8s::DecodeMeta(obj);
+  run.meta = k8s::DecodeMeta(obj, options.keep_meta_prefix);
   if (run.meta.name.empty()) return k8s::Status::Error("a Run needs metadata.name");
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {
-    DecodeRunSpec(*spec, run.spec, run.invalid_message);
+    DecodeRunSpec(*spec, options.kept_template_bytes, run);
   } else {
     run.invalid_message = "spec is missing";
   }

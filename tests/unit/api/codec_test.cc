@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
 
@@ -114,6 +117,43 @@ TEST(RunCodec, TheTemplateKeepsFieldsBerthDoesNotKnow) {
   auto again = DecodeRun(MustParse(EncodeRun(*run)));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->spec.template_json, run->spec.template_json);
+}
+
+// Issue 29, item 6: what DecodeRun keeps. By default everything (the whole template, every label
+// and annotation); with RunDecodeOptions (the engine's cache) only labels and annotations under
+// the prefix and a template up to kept_template_bytes, its size and hash either way. A template
+// over kMaxTemplateBytes makes the spec unusable, naming the bound.
+TEST(RunCodec, DecodeOptionsKeepLessOfTheMetadataAndTheTemplate) {
+  const std::string tmpl = R"({"spec":{"containers":[{"name":"c","image":"i","args":[")" + std::string(100, 'a') + R"("]}]}})";
+  const std::string text = R"({"metadata":{"name":"a","labels":{"app":"x","berth.dev/run":"a"},)"
+                           R"("annotations":{"note":"n","berth.dev/blocks":"2"}},"spec":{"template":)" + tmpl + "}}";
+  auto all = DecodeRun(MustParse(text));
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->spec.template_json, tmpl);
+  EXPECT_EQ(all->template_bytes, tmpl.size());
+  EXPECT_NE(all->template_hash, 0u);
+  EXPECT_EQ(all->meta.labels.size(), 2u);
+  EXPECT_EQ(all->meta.annotations.size(), 2u);
+
+  auto slim = DecodeRun(MustParse(text), RunDecodeOptions{.keep_meta_prefix = "berth.dev/", .kept_template_bytes = 64});
+  ASSERT_TRUE(slim.ok());
+  EXPECT_EQ(slim->spec.template_json, "");
+  EXPECT_EQ(slim->template_bytes, tmpl.size());
+  EXPECT_EQ(slim->template_hash, all->template_hash);
+  EXPECT_EQ(slim->invalid_message, "");
+  EXPECT_EQ(slim->meta.labels, (std::map<std::string, std::string>{{"berth.dev/run", "a"}}));
+  EXPECT_EQ(slim->meta.annotations, (std::map<std::string, std::string>{{"berth.dev/blocks", "2"}}));
+
+  const std::string big = R"({"spec":{"containers":[{"name":"c","image":"i","args":[")" +
+                          std::string(kMaxTemplateBytes, 'a') + R"("]}]}})";
+  auto over = DecodeRun(MustParse(R"({"metadata":{"name":"a"},"spec":{"template":)" + big + "}}"));
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->template_bytes, big.size());
+  EXPECT_EQ(over->invalid_message, TemplateTooLarge(big.size()));
+  EXPECT_EQ(over->invalid_message.rfind("spec.template is " + std::to_string(big.size()) +
+                                            " bytes as JSON; berth takes templates of at most 262144 bytes",
+                                        0),
+            0u);
 }
 
 TEST(RunCodec, NoObjectOrNoNameIsAnError) {

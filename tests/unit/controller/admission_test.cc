@@ -8,6 +8,7 @@
 
 #include "k8s/config.h"
 #include "k8s/json.h"
+#include "reconcilers/run_types.h"
 
 namespace berth::controller {
 namespace {
@@ -85,6 +86,33 @@ TEST(AdmissionTest, RefusesARunBerthCouldNotRead) {
   auto ok = ReviewRun(Review("CREATE", nested(100)));
   ASSERT_TRUE(ok.ok());
   EXPECT_NE(ok->find(R"("allowed":true)"), std::string::npos) << *ok;
+}
+
+// Issue 29, item 6: a template over reconcilers::kMaxTemplateBytes is refused when it is created
+// or changed; an update that leaves it as it was (the finalizer's removal) goes through.
+TEST(AdmissionTest, RefusesATemplateOverTheBound) {
+  auto run = [](size_t pad) {
+    return R"({"name":"big"},"spec":{"template":{"spec":{"containers":[{"name":"c","image":"i","env":[{"name":"P","value":")" +
+           std::string(pad, 'x') + R"("}]}]}}})";
+  };
+  auto refusal = [](const std::string& answer) {
+    auto doc = json::Parse(answer);
+    if (!doc.ok() || json::Find(*doc, {"response", "allowed"})->GetBool()) return std::string("allowed");
+    return std::to_string(json::GetInt(*json::Find(*doc, {"response", "status"}), "code")) + " " +
+           json::GetString(json::Find(*doc, {"response", "status", "message"}));
+  };
+  const std::string big = run(reconcilers::kMaxTemplateBytes);
+  auto created = ReviewRun(Review("CREATE", big));
+  ASSERT_TRUE(created.ok());
+  const std::string sentence = "422 spec.template is 262226 bytes as JSON; berth takes templates of at most 262144 bytes "
+                               "(256 KiB): put large data in a ConfigMap";
+  EXPECT_EQ(refusal(*created).substr(0, sentence.size()), sentence);
+  EXPECT_EQ(refusal(ReviewRun(Review("CREATE", run(1000))).value()), "allowed");
+  // An update: refused when it makes the template too large, allowed when the template stays.
+  const std::string request = Review("UPDATE", big);
+  const std::string with_old = request.substr(0, request.size() - 2) + R"(,"oldObject":{"metadata":)" + big + "}}}";
+  EXPECT_EQ(refusal(ReviewRun(with_old).value()), "allowed");
+  EXPECT_EQ(refusal(ReviewRun(Review("UPDATE", big)).value()).substr(0, sentence.size()), sentence);
 }
 
 TEST(AdmissionTest, Base64RoundTrips) {

@@ -541,6 +541,28 @@ TEST_F(ClientTest, ListFollowsContinue) {
   for (const HttpRequest& req : transport_->requests) EXPECT_EQ(req.method, "GET");
 }
 
+// Issue 29, item 6: pages are bounded in bytes. The first asks for kFirstPageItems; the next one
+// for as many items as kPageBytes holds at the last page's size per item (at most opts.limit).
+TEST_F(ClientTest, ListPagesHoldAboutKPageBytes) {
+  const std::string big(1 << 20, 'x');  // 1 MiB per item: 4 per page
+  std::string page = R"({"kind":"PodList","metadata":{"resourceVersion":"7","continue":"c1"},"items":[)";
+  for (int i = 0; i < 16; ++i) page += std::string(i > 0 ? "," : "") + R"({"metadata":{"name":"p)" + std::to_string(i) + R"(","annotations":{"a":")" + big + R"("}}})";
+  transport_->Push(200, page + "]}");
+  transport_->Push(200, Page({"q"}, "7", "c2"));
+  transport_->Push(200, Page({"r"}, "7"));
+  auto r = client_.List("/api/v1/pods");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->items.size(), 18u);
+  ASSERT_EQ(Requests(), 3u);
+  EXPECT_EQ(Request(0).path, "/api/v1/pods?limit=16");
+  EXPECT_EQ(Request(1).path, "/api/v1/pods?limit=3&continue=c1");  // 4 MiB at 1 MiB and a bit per item
+  EXPECT_EQ(Request(2).path, "/api/v1/pods?limit=500&continue=c2");  // small items: the caller's limit
+  EXPECT_EQ(NextPageLimit(0, 0, 500), 500);
+  EXPECT_EQ(NextPageLimit(10, 100 * kPageBytes, 500), 1);
+  EXPECT_EQ(NextPageLimit(100, 100 * 1024, 500), 500);
+  EXPECT_EQ(NextPageLimit(100, 100 * 64 * 1024, 500), 64);
+}
+
 TEST_F(ClientTest, ListSendsResourceVersionOnlyOnTheFirstPage) {
   transport_->Push(200, Page({"a"}, "50", "next"));
   transport_->Push(200, Page({"b"}, "50"));
@@ -569,11 +591,11 @@ TEST_F(ClientTest, ListEncodesSelectors) {
     std::string label, field, want;
   };
   const std::vector<Case> cases = {
-      {"app=web", "", "/api/v1/pods?labelSelector=app%3Dweb&limit=500"},
-      {"", "spec.nodeName=gpu-1", "/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-1&limit=500"},
+      {"app=web", "", "/api/v1/pods?labelSelector=app%3Dweb&limit=16"},
+      {"", "spec.nodeName=gpu-1", "/api/v1/pods?fieldSelector=spec.nodeName%3Dgpu-1&limit=16"},
       {"berth.dev/run in (r1,r2),!canary", "status.phase!=Succeeded,spec.schedulerName=berth",
        "/api/v1/pods?labelSelector=berth.dev%2Frun%20in%20%28r1%2Cr2%29%2C%21canary"
-       "&fieldSelector=status.phase%21%3DSucceeded%2Cspec.schedulerName%3Dberth&limit=500"},
+       "&fieldSelector=status.phase%21%3DSucceeded%2Cspec.schedulerName%3Dberth&limit=16"},
   };
   for (const Case& c : cases) {
     transport_->requests.clear();
@@ -591,7 +613,7 @@ TEST_F(ClientTest, ListAppendsToAnExistingQuery) {
   ListOptions opts;
   opts.label_selector = "a=b";
   ASSERT_TRUE(client_.List("/api/v1/pods?timeoutSeconds=5", opts).ok());
-  EXPECT_EQ(Request(0).path, "/api/v1/pods?timeoutSeconds=5&labelSelector=a%3Db&limit=500");
+  EXPECT_EQ(Request(0).path, "/api/v1/pods?timeoutSeconds=5&labelSelector=a%3Db&limit=16");
 }
 
 TEST_F(ClientTest, ListRestartsWhenTheContinueTokenExpires) {

@@ -361,6 +361,26 @@ TEST_F(EngineInProcess, ARunIsAdmittedStartsAndSucceeds) {
   EXPECT_EQ(PodsCreated("train"), 1);
 }
 
+// Issue 29, item 6: the cache does not keep a template larger than kKeptTemplateBytes; the run's
+// Pod is made from the whole template, read with the run when the Pod is made.
+TEST_F(EngineInProcess, APodIsMadeFromAWholeTemplateTheCacheDoesNotKeep) {
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  const std::string payload(2 * reconcilers::kKeptTemplateBytes, 'p');
+  auto r = user_->Create(kRuns.Path(kNs), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"big"},)"
+                                          R"("spec":{"fleets":["gpu"],"template":{"spec":{"containers":[{"name":"main",)"
+                                          R"("image":"busybox:1.35","env":[{"name":"PAYLOAD","value":")" + payload + R"("}]}]}}}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return Pods("big").size() == 1; })) << Phase("big");
+  const json::Value* env = json::Find(Pods("big").begin()->second, {"spec", "containers"});
+  ASSERT_TRUE(env != nullptr && env->IsArray() && env->Size() == 1);
+  env = json::Find((*env)[0], {"env"});
+  ASSERT_TRUE(env != nullptr && env->IsArray() && env->Size() > 0);
+  EXPECT_EQ(json::GetString((*env)[0], "name"), "PAYLOAD");
+  EXPECT_EQ(json::GetString((*env)[0], "value"), payload);
+}
+
 // Two runs wait for the one block: the higher priority goes first; within a priority, the one
 // submitted first.
 TEST_F(EngineInProcess, HigherPriorityFirstAndFifoWithinAPriority) {

@@ -341,6 +341,46 @@ TEST(DecodeRunTest, TemplateIsSerialized) {
   EXPECT_EQ(none->spec.template_json, "");
 }
 
+// Issue 29, item 6: the cache keeps a template up to kKeptTemplateBytes, and of a larger one only
+// its size and hash (its Pods are made from the run read again); over kMaxTemplateBytes the run
+// cannot be used. A Run's own labels and annotations are not kept (berth reads none).
+TEST(DecodeRunTest, OnlyWhatBerthNeedsOfTheTemplateIsKept) {
+  auto sized = [](size_t bytes) {
+    const std::string head = R"({"spec":{"containers":[{"name":"c","image":"busybox","env":[{"name":"P","value":")";
+    const std::string tail = R"("}]}]}})";
+    return head + std::string(bytes - head.size() - tail.size(), 'x') + tail;
+  };
+  const std::string kept = sized(kKeptTemplateBytes), large = sized(kKeptTemplateBytes + 1);
+  auto small_run = Decode(R"({"template":)" + kept + "}");
+  ASSERT_NE(small_run, nullptr);
+  EXPECT_EQ(small_run->spec.template_json, kept);
+  EXPECT_EQ(small_run->template_bytes, kept.size());
+  EXPECT_EQ(small_run->invalid_message, "");
+
+  auto large_run = Decode(R"({"template":)" + large + "}");
+  ASSERT_NE(large_run, nullptr);
+  EXPECT_EQ(large_run->spec.template_json, "");
+  EXPECT_EQ(large_run->template_bytes, large.size());
+  EXPECT_NE(large_run->template_hash, small_run->template_hash);
+  EXPECT_EQ(large_run->invalid_message, "");
+
+  const std::string too_large = sized(kMaxTemplateBytes + 1);
+  auto refused = Decode(R"({"template":)" + too_large + "}");
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->spec.template_json, "");
+  EXPECT_EQ(refused->invalid_message, TemplateTooLarge(too_large.size()));
+  EXPECT_THAT(refused->invalid_message,
+              StartsWith("spec.template is 262145 bytes as JSON; berth takes templates of at most 262144 bytes"));
+
+  json::Document obj = MustParse(
+      R"({"metadata":{"name":"r","labels":{"app":"x"},"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{}"}},"spec":{"template":)" +
+      kept + "}}");
+  auto run = DecodeRun(obj);
+  ASSERT_NE(run, nullptr);
+  EXPECT_TRUE(run->meta.labels.empty());
+  EXPECT_TRUE(run->meta.annotations.empty());
+}
+
 TEST(DecodeRunTest, TemplateNeedsAContainer) {
   for (const char* spec : {R"({})", R"({"template":{}})", R"({"template":{"spec":{"containers":[]}}})"}) {
     auto run = DecodeExact(spec);

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# berth beside Kueue (issue 32), every scenario in one command, each anchor on a fresh local
+# control plane: builds Kueue (hack/build-kube.sh kueue, pinned, cached) with everything else the
+# benchmarks need, then runs
+#   throughput  2,000 1-GPU jobs on 500 bare nodes (to every Pod bound), and on 500 kwok nodes
+#               (to every Pod Running): berth, kube-scheduler, Jobs, Kueue; writes and API server
+#               CPU per job
+#   gangs       250 jobs of 4 nodes on 1,000 nodes, all-or-nothing sampled: berth and Kueue
+#   priority    10,000 pending, one job raised to the top, until it is admitted when a slot frees
+#   scale       100,000 pending on 10,000 nodes: RSS, start -> first admission, one decision
+#   behaviour   seven small scenarios through both, the table of what each did
+# and writes each table to bench/results/*-peers*.md (see docs/performance.md, "Kueue beside
+# berth"). About 2 hours on the 2-core machine. Extra arguments go to every scenario (e.g.
+# --nodes 100 --runs 400 for a quick look; then the tables are not the documented ones).
+set -euo pipefail
+BENCH="$(cd "$(dirname "$0")" && pwd)"
+run() { "$BENCH/run-e2e.sh" "$@"; }
+run behaviour behaviour-peers "$@"
+run throughput throughput-peers --kueue 1 "$@"
+run throughput throughput-peers --kueue 1 --kwok 1 "$@"
+run gangs gangs-peers --kueue 1 "$@"
+run priority priority-peers --kueue 1 "$@"
+run scale scale-peers --kueue 1 "$@"

@@ -1,0 +1,182 @@
+#include "scheduling/estimate.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "scheduling/cycle_result.h"
+#include "scheduling/scheduler.h"
+
+namespace berth::scheduling {
+namespace {
+
+// The forecast's state between cycles.
+class Forecast {
+ public:
+  Forecast(EstimateInput in, const EstimateOptions& o)
+      : sim_(std::move(in.snapshot)), queue_(o.aging_interval), runtime_(std::move(in.runtime)), now_(in.now), o_(o) {
+    for (RunningRun& r : sim_.running) {
+      if (auto it = in.running_end.find(r.id); it != in.running_end.end()) r.expected_end = it->second;
+    }
+    for (PendingRun& r : in.queued) {
+      priority_[r.id] = r.priority;
+      queue_.Upsert(std::move(r));
+    }
+  }
+
+  std::vector<StartEstimate> Run() {
+    TimePoint t = now_;
+    CycleResult result;
+    for (int cycles = 0; !queue_.empty(); ++cycles) {
+      if (cycles >= o_.max_cycles) return Finish(EstimateUnknown::kBudget);
+      result = Schedule(sim_, queue_, t, true, std::move(result));
+      if (cycles == 0) FirstCycle(result);
+      Apply(result, t);
+      if (queue_.empty()) break;
+      if (!result.preemptions.empty()) continue;  // the nominees take their room at the same instant
+      const std::optional<TimePoint> next = NextEnd(t);
+      if (!next) return Finish(EstimateUnknown::kNoKnownEnd);
+      if (*next - now_ > o_.horizon) return Finish(EstimateUnknown::kBeyondHorizon);
+      t = std::max(*next, t + o_.step);
+      EndRunsBy(t);
+    }
+    return Finish(EstimateUnknown::kNone);
+  }
+
+ private:
+  // The cycle at `now`: queue order, the runs that can never start, and what would start them
+  // at once.
+  void FirstCycle(const CycleResult& r) {
+    for (const Placement& p : r.placements) order_.push_back(p.run_id);
+    for (const WaitingRun& w : r.waiting) {
+      order_.push_back(w.run_id);
+      StartEstimate& e = estimates_[w.run_id];
+      if (w.unschedulable()) {
+        e.unknown = EstimateUnknown::kUnschedulable;
+        unschedulable_.push_back(w.run_id);
+      } else if (w.reason.code == WaitCode::kReserved && r.reservation && r.reservation->earliest_start &&
+                 *r.reservation->earliest_start > now_) {
+        e.start_now_bound = *r.reservation->earliest_start - now_;
+      } else if (w.reason.code == WaitCode::kLifetimeTooShort && w.reason.lifetime_left > Duration::zero()) {
+        e.start_now_bound = w.reason.lifetime_left;
+      }
+    }
+    // An Unschedulable run stays so in a forecast without new fleets: it leaves the queue.
+    for (const std::string& id : unschedulable_) queue_.Remove(id);
+  }
+
+  void Apply(const CycleResult& r, TimePoint t) {
+    for (const Placement& p : r.placements) {
+      estimates_[p.run_id].start = t;
+      RunningRun run;
+      run.id = p.run_id;
+      for (const RankPlacement& rank : p.ranks) run.placement.push_back({rank.instance, rank.blocks});
+      if (auto it = runtime_.find(p.run_id); it != runtime_.end()) run.expected_end = t + it->second;
+      run.quota_pending = true;  // its usage counts toward its namespace's quota
+      sim_.running.push_back(std::move(run));
+      sim_.placed_runs.push_back({p.run_id, priority_[p.run_id], t});
+      CountStarted(p);
+      queue_.Remove(p.run_id);
+      std::erase_if(sim_.nominations, [&](const Nomination& n) { return n.run_id == p.run_id; });
+    }
+    for (const PreemptionDecision& d : r.preemptions) {
+      const std::set<std::string> victims(d.plan.victims.begin(), d.plan.victims.end());
+      Drop(victims);
+      sim_.nominations.push_back({d.run_id, d.plan.fleet, d.plan.instances, d.plan.victims, false});
+    }
+    last_wait_.clear();
+    for (const WaitingRun& w : r.waiting) last_wait_[w.run_id] = w.reason.code;
+  }
+
+  // runsStarted per instance (a fleet's maxRunsPerInstance counts them).
+  void CountStarted(const Placement& p) {
+    if (instance_index_.empty()) {
+      for (size_t i = 0; i < sim_.instances.size(); ++i) instance_index_.emplace(sim_.instances[i].name, i);
+    }
+    for (const RankPlacement& rank : p.ranks) {
+      if (auto it = instance_index_.find(rank.instance); it != instance_index_.end()) ++sim_.instances[it->second].runs_started;
+    }
+  }
+
+  std::optional<TimePoint> NextEnd(TimePoint t) const {
+    std::optional<TimePoint> next;
+    for (const RunningRun& r : sim_.running) {
+      if (r.expected_end && *r.expected_end > t && (!next || *r.expected_end < *next)) next = r.expected_end;
+    }
+    return next;
+  }
+
+  void EndRunsBy(TimePoint t) {
+    std::set<std::string> ended;
+    for (const RunningRun& r : sim_.running) {
+      if (r.expected_end && *r.expected_end <= t) ended.insert(r.id);
+    }
+    Drop(ended);
+  }
+
+  void Drop(const std::set<std::string>& ids) {
+    std::erase_if(sim_.running, [&](const RunningRun& r) { return ids.count(r.id) != 0; });
+    std::erase_if(sim_.placed_runs, [&](const PlacedRunInfo& r) { return ids.count(r.id) != 0; });
+  }
+
+  // Estimates in queue order at `now`; runs still queued are unknown for `why`, or for the reason
+  // they last waited when it says more.
+  std::vector<StartEstimate> Finish(EstimateUnknown why) {
+    std::vector<StartEstimate> out;
+    out.reserve(order_.size());
+    for (const std::string& id : order_) {
+      StartEstimate e = std::move(estimates_[id]);
+      e.run_id = id;
+      if (!e.start && e.unknown == EstimateUnknown::kNone) {
+        const auto w = last_wait_.find(id);
+        const WaitCode code = w == last_wait_.end() ? WaitCode::kNotEnoughFreeBlocks : w->second;
+        e.unknown = code == WaitCode::kQuotaExceeded ? EstimateUnknown::kQuota
+                    : code == WaitCode::kTeamShare && why == EstimateUnknown::kNoKnownEnd ? EstimateUnknown::kTeamShare
+                    : why == EstimateUnknown::kNone ? EstimateUnknown::kNoKnownEnd
+                                                    : why;
+      }
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  ClusterSnapshot sim_;
+  RunQueue queue_;
+  std::map<std::string, Duration> runtime_;
+  std::map<std::string, int32_t> priority_;
+  TimePoint now_;
+  EstimateOptions o_;
+  std::vector<std::string> order_;
+  std::vector<std::string> unschedulable_;
+  std::map<std::string, StartEstimate> estimates_;
+  std::map<std::string, WaitCode> last_wait_;
+  std::map<std::string, size_t> instance_index_;  // instance name -> index in sim_.instances
+};
+
+}  // namespace
+
+std::string_view ExplainUnknown(EstimateUnknown why) {
+  switch (why) {
+    case EstimateUnknown::kNone:
+      return "";
+    case EstimateUnknown::kUnschedulable:
+      return "it cannot be scheduled on any fleet as it is";
+    case EstimateUnknown::kNoKnownEnd:
+      return "the capacity it waits for is held by runs without a known end (no maxDuration)";
+    case EstimateUnknown::kQuota:
+      return "it waits for its namespace's ResourceQuota, whose usage is not forecast";
+    case EstimateUnknown::kTeamShare:
+      return "it waits for its team's share, and no run with a known end frees it";
+    case EstimateUnknown::kBeyondHorizon:
+      return "it would start beyond the forecast's horizon";
+    case EstimateUnknown::kBudget:
+      return "the forecast stopped at its budget before it started";
+  }
+  return "";
+}
+
+std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOptions& options) {
+  return Forecast(std::move(input), options).Run();
+}
+
+}  // namespace berth::scheduling

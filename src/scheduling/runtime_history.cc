@@ -1,0 +1,90 @@
+#include "scheduling/runtime_history.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace berth::scheduling {
+namespace {
+
+// The characters of the random suffix Kubernetes' generateName appends (no vowels, no 0, 1, 3).
+constexpr std::string_view kGenerateNameAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+
+Duration Median(std::vector<Duration> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::string RuntimeHistory::NamePattern(std::string_view name) {
+  size_t digits = name.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+  if (digits < name.size() && digits > 0) return std::string(name.substr(0, digits)) + "#";
+  const size_t dash = name.rfind('-');
+  if (dash != std::string_view::npos && dash > 0 && name.size() - dash - 1 == 5) {
+    const std::string_view suffix = name.substr(dash + 1);
+    if (suffix.find_first_not_of(kGenerateNameAlphabet) == std::string_view::npos) {
+      return std::string(name.substr(0, dash + 1)) + "*";
+    }
+  }
+  return std::string(name);
+}
+
+std::string RuntimeHistory::NameKey(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "/" + NamePattern(name);
+}
+
+std::string RuntimeHistory::ShapeKey(std::string_view ns, std::string_view team, const RunShape& s) {
+  return (team.empty() ? "ns:" + std::string(ns) : "team:" + std::string(team)) + "/" + std::to_string(s.nodes) + "x" +
+         std::to_string(s.per_node.cpu_millis) + "m," + std::to_string(s.per_node.memory_bytes) + "b," +
+         std::to_string(s.per_node.gpus) + "g";
+}
+
+void RuntimeHistory::Table::Add(const std::string& key, Duration runtime) {
+  auto it = map_.find(key);
+  if (it == map_.end()) {
+    if (map_.size() >= kMaxKeys) {
+      map_.erase(order_.back());
+      order_.pop_back();
+    }
+    order_.push_front(key);
+    it = map_.emplace(key, Samples{}).first;
+    it->second.lru = order_.begin();
+  } else {
+    order_.splice(order_.begin(), order_, it->second.lru);
+  }
+  Samples& s = it->second;
+  if (s.last.size() < kKept) {
+    s.last.push_back(runtime);
+  } else {
+    s.last[s.next] = runtime;
+    s.next = (s.next + 1) % kKept;
+  }
+}
+
+const RuntimeHistory::Samples* RuntimeHistory::Table::Find(const std::string& key) const {
+  auto it = map_.find(key);
+  return it == map_.end() ? nullptr : &it->second;
+}
+
+void RuntimeHistory::Add(const FinishedRun& run) {
+  const Duration runtime = std::max(run.runtime, Duration::zero());
+  by_name_.Add(NameKey(run.ns, run.name), runtime);
+  by_shape_.Add(ShapeKey(run.ns, run.team, run.shape), runtime);
+}
+
+std::optional<RuntimePrediction> RuntimeHistory::Predict(std::string_view ns, std::string_view name,
+                                                         std::string_view team, const RunShape& shape,
+                                                         std::optional<Duration> max_duration) const {
+  auto from = [&](const Samples* s, RuntimePrediction::Basis basis) -> std::optional<RuntimePrediction> {
+    if (s == nullptr || s->last.size() < kMinSamples) return std::nullopt;
+    Duration d = Median(s->last);
+    if (max_duration) d = std::min(d, *max_duration);
+    return RuntimePrediction{d, basis, static_cast<int>(s->last.size())};
+  };
+  if (auto p = from(by_name_.Find(NameKey(ns, name)), RuntimePrediction::Basis::kNamePattern)) return p;
+  return from(by_shape_.Find(ShapeKey(ns, team, shape)), RuntimePrediction::Basis::kTeamShape);
+}
+
+}  // namespace berth::scheduling

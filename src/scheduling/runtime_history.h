@@ -1,0 +1,87 @@
+#pragma once
+// How long will a run take? Learned from comparable finished runs (issue 33), for the start-time
+// forecast (scheduling/estimate.h) where a run has no maxDuration, and where its maxDuration is
+// only a bound (most runs end well before it).
+//
+// The rule (docs/scheduling.md, "Start-time estimates"), first match wins:
+//  1. Runs of the same namespace and name pattern: the name with its trailing counter or random
+//     suffix replaced ("train-42" and "train-43" are "train-#"; "eval-x7k2p" from generateName is
+//     "eval-*"): the median of their last kKept runtimes, once at least kMinSamples finished.
+//  2. Runs of the same team (or namespace, without teams) and shape (nodes and per-node
+//     resources): the median of their last kKept runtimes, at least kMinSamples.
+//  3. Nothing: unknown.
+// A prediction never exceeds the run's maxDuration (the run is stopped there). Runs that failed
+// count like the others (they held their room as long); runs that never started do not.
+//
+// Bounded: at most kKept runtimes per key and kMaxKeys keys of each kind (the key used least
+// recently is dropped first). Pure and deterministic; not thread-safe (one owner).
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "scheduling/types.h"
+
+namespace berth::scheduling {
+
+struct RunShape {
+  int32_t nodes = 1;
+  Resources per_node;
+  friend bool operator==(const RunShape&, const RunShape&) = default;
+};
+
+struct FinishedRun {
+  std::string ns, name, team;  // team "": the namespace stands for it
+  RunShape shape;
+  Duration runtime{0};  // from placement to the end (Succeeded, Failed or stopped)
+};
+
+struct RuntimePrediction {
+  Duration runtime{0};
+  enum class Basis : uint8_t { kNamePattern, kTeamShape } basis = Basis::kNamePattern;
+  int samples = 0;
+};
+
+class RuntimeHistory {
+ public:
+  static constexpr size_t kKept = 20;
+  static constexpr size_t kMinSamples = 3;
+  static constexpr size_t kMaxKeys = 10000;
+
+  void Add(const FinishedRun& run);
+  std::optional<RuntimePrediction> Predict(std::string_view ns, std::string_view name, std::string_view team,
+                                           const RunShape& shape, std::optional<Duration> max_duration) const;
+
+  // "train-42" -> "train-#", "eval-x7k2p" -> "eval-*", "nightly" -> "nightly".
+  static std::string NamePattern(std::string_view name);
+
+  size_t keys() const { return by_name_.size() + by_shape_.size(); }
+
+ private:
+  struct Samples {
+    std::vector<Duration> last;  // ring of at most kKept
+    size_t next = 0;
+    std::list<std::string>::iterator lru;
+  };
+  class Table {
+   public:
+    void Add(const std::string& key, Duration runtime);
+    const Samples* Find(const std::string& key) const;
+    size_t size() const { return map_.size(); }
+
+   private:
+    std::unordered_map<std::string, Samples> map_;
+    std::list<std::string> order_;  // most recently added first
+  };
+  static std::string NameKey(std::string_view ns, std::string_view name);
+  static std::string ShapeKey(std::string_view ns, std::string_view team, const RunShape& shape);
+
+  Table by_name_, by_shape_;
+};
+
+}  // namespace berth::scheduling

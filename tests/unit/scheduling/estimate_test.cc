@@ -1,0 +1,147 @@
+// Start-time estimates (issue 33): exact answers for small hand-made cases.
+
+#include "scheduling/estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace berth::scheduling {
+namespace {
+
+using namespace testing;  // NOLINT: the fixtures' builders
+using std::chrono::hours;
+using std::chrono::minutes;
+
+const Resources kWholeNode = Cpus(64, 512, 8);
+
+// One fleet of `n` instances of 8 GPUs, one block each (a run takes a whole instance).
+ClusterSnapshot Machines(int n, PlacementPolicy placement = PlacementPolicy::kAny) {
+  ClusterSnapshot s;
+  s.fleets.push_back(Fleet("gpu", BlocksSetting::Count(1), placement));
+  for (int i = 0; i < n; ++i) s.instances.push_back(Instance("i" + std::to_string(i), "gpu", kWholeNode));
+  return s;
+}
+
+PendingRun Queued(const std::string& id, int minutes_late, int32_t nodes = 1, std::optional<Duration> max = std::nullopt) {
+  PendingRun r = Pending(id, 50, kT0 + std::chrono::minutes(minutes_late), nodes, kWholeNode);
+  r.max_duration = max;
+  return r;
+}
+
+const StartEstimate& Of(const std::vector<StartEstimate>& all, const std::string& id) {
+  for (const StartEstimate& e : all) {
+    if (e.run_id == id) return e;
+  }
+  static const StartEstimate none{.run_id = "<none>", .start = std::nullopt, .start_now_bound = std::nullopt};
+  ADD_FAILURE() << "no estimate for " << id;
+  return none;
+}
+
+TEST(EstimateStarts, AQueueBehindARunWithThirtyMinutesLeftStartsOneAfterAnother) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running.push_back(Running("ns/a", {{"i0", 1}}, kT0 + minutes(30)));
+  in.queued = {Queued("ns/c", 2), Queued("ns/b", 1)};
+  in.runtime = {{"ns/b", hours(1)}, {"ns/c", hours(1)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].run_id, "ns/b") << "queue order";
+  EXPECT_EQ(Of(e, "ns/b").start, kT0 + minutes(30));
+  EXPECT_EQ(Of(e, "ns/c").start, kT0 + minutes(90));
+}
+
+TEST(EstimateStarts, AGangWaitsForTwoIdleInstancesAtOnce) {
+  EstimateInput in;
+  in.snapshot = Machines(3, PlacementPolicy::kCluster);
+  in.snapshot.running = {Running("ns/x", {{"i0", 1}}, kT0 + minutes(10)), Running("ns/y", {{"i1", 1}}, kT0 + minutes(40)),
+                         Running("ns/z", {{"i2", 1}})};  // z: no known end
+  in.queued = {Queued("ns/gang", 0, 2)};
+  in.runtime = {{"ns/gang", hours(2)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/gang").start, kT0 + minutes(40)) << "i0 alone (at 10m) is not enough; i0 and i1 are at 40m";
+}
+
+TEST(EstimateStarts, ARunThatBackfillsStartsNowAndALongerOneSaysTheBound) {
+  EstimateInput in;
+  in.snapshot = Machines(4, PlacementPolicy::kCluster);
+  in.snapshot.running = {Running("ns/r1", {{"i1", 1}}, kT0 + hours(1)), Running("ns/r2", {{"i2", 1}}, kT0 + hours(2))};
+  // The gang needs all four: it holds the reservation (earliest start 2h); i0 and i3 are idle now.
+  in.queued = {Queued("ns/gang", 0, 4, hours(1)), Queued("ns/short", 1, 1, minutes(30)), Queued("ns/long", 2, 1, hours(3))};
+  in.runtime = {{"ns/gang", hours(1)}, {"ns/short", minutes(30)}, {"ns/long", hours(3)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/short").start, kT0) << "backfills at once: it ends before the gang's start";
+  EXPECT_EQ(Of(e, "ns/gang").start, kT0 + hours(2));
+  EXPECT_EQ(Of(e, "ns/long").start, kT0 + hours(3)) << "after the gang, which takes every instance for 1h";
+  EXPECT_EQ(Of(e, "ns/long").start_now_bound, hours(2)) << "would start now with maxDuration <= 2h";
+  EXPECT_EQ(Of(e, "ns/gang").start_now_bound, std::nullopt);
+}
+
+TEST(EstimateStarts, UnknownWhenNoKnownEndFreesTheRoomOrNoFleetCanHoldTheRun) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running = {Running("ns/forever", {{"i0", 1}})};
+  PendingRun lost = Queued("ns/lost", 1);
+  lost.fleets = {"h100"};  // no such fleet
+  in.queued = {Queued("ns/next", 0), lost};
+  in.runtime = {{"ns/next", hours(1)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/next").start, std::nullopt);
+  EXPECT_EQ(Of(e, "ns/next").unknown, EstimateUnknown::kNoKnownEnd);
+  EXPECT_EQ(Of(e, "ns/lost").unknown, EstimateUnknown::kUnschedulable);
+  EXPECT_NE(ExplainUnknown(EstimateUnknown::kNoKnownEnd).find("without a known end"), std::string_view::npos);
+}
+
+TEST(EstimateStarts, ALearnedEndOfARunningRunCountsLikeAMaxDuration) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running = {Running("ns/a", {{"i0", 1}})};
+  in.running_end = {{"ns/a", kT0 + minutes(25)}};
+  in.queued = {Queued("ns/b", 0)};
+  in.now = kT0;
+  EXPECT_EQ(Of(EstimateStarts(in), "ns/b").start, kT0 + minutes(25));
+}
+
+TEST(EstimateStarts, HigherPriorityFirstAndAgingAsTheQueueHasIt) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running = {Running("ns/a", {{"i0", 1}}, kT0 + minutes(10))};
+  PendingRun low = Queued("ns/low", 0);
+  low.priority = 10;
+  PendingRun high = Queued("ns/high", 5);
+  high.priority = 90;
+  in.queued = {low, high};
+  in.runtime = {{"ns/low", minutes(10)}, {"ns/high", minutes(10)}};
+  in.now = kT0 + minutes(5);
+  const auto e = EstimateStarts(in, EstimateOptions{.aging_interval = Duration::zero()});
+  EXPECT_EQ(Of(e, "ns/high").start, kT0 + minutes(10));
+  EXPECT_EQ(Of(e, "ns/low").start, kT0 + minutes(20));
+  // Aging a step every 3 seconds: by 10m both are at 100, and the low run was submitted first.
+  const auto aged = EstimateStarts(in, EstimateOptions{.aging_interval = std::chrono::seconds(3)});
+  EXPECT_EQ(Of(aged, "ns/low").start, kT0 + minutes(10));
+  EXPECT_EQ(Of(aged, "ns/high").start, kT0 + minutes(20));
+}
+
+TEST(EstimateStarts, TheBudgetAndTheHorizonBoundTheForecast) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running = {Running("ns/a", {{"i0", 1}}, kT0 + minutes(10))};
+  for (int i = 0; i < 5; ++i) {
+    in.queued.push_back(Queued("ns/q" + std::to_string(i), i));
+    in.runtime["ns/q" + std::to_string(i)] = hours(1);
+  }
+  in.now = kT0;
+  const auto budget = EstimateStarts(in, EstimateOptions{.max_cycles = 3});
+  EXPECT_EQ(Of(budget, "ns/q1").start, kT0 + minutes(70));
+  EXPECT_EQ(Of(budget, "ns/q2").unknown, EstimateUnknown::kBudget);
+  const auto horizon = EstimateStarts(in, EstimateOptions{.horizon = hours(2)});
+  EXPECT_EQ(Of(horizon, "ns/q1").start, kT0 + minutes(70));
+  EXPECT_EQ(Of(horizon, "ns/q2").unknown, EstimateUnknown::kBeyondHorizon);
+}
+
+}  // namespace
+}  // namespace berth::scheduling

@@ -1,0 +1,63 @@
+// Learned runtimes for the start-time forecast (issue 33).
+
+#include "scheduling/runtime_history.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::scheduling {
+namespace {
+
+using std::chrono::minutes;
+
+const RunShape kOneGpu{1, Resources{8000, 0, 1}};
+const RunShape kTwoNodes{2, Resources{64000, 0, 8}};
+
+TEST(RuntimeHistory, NamePatternsForgetCountersAndGeneratedSuffixes) {
+  EXPECT_EQ(RuntimeHistory::NamePattern("train-42"), "train-#");
+  EXPECT_EQ(RuntimeHistory::NamePattern("train-43"), "train-#");
+  EXPECT_EQ(RuntimeHistory::NamePattern("nightly7"), "nightly#");
+  EXPECT_EQ(RuntimeHistory::NamePattern("eval-x7k2p"), "eval-*");
+  EXPECT_EQ(RuntimeHistory::NamePattern("train-model"), "train-model") << "a word with vowels is no generated suffix";
+  EXPECT_EQ(RuntimeHistory::NamePattern("nightly"), "nightly");
+  EXPECT_EQ(RuntimeHistory::NamePattern("42"), "42");
+}
+
+TEST(RuntimeHistory, TheMedianOfTheSameNamePatternOnceThreeFinished) {
+  RuntimeHistory h;
+  h.Add({"ml", "train-1", "", kOneGpu, minutes(30)});
+  h.Add({"ml", "train-2", "", kOneGpu, minutes(50)});
+  EXPECT_FALSE(h.Predict("ml", "train-9", "", kOneGpu, std::nullopt)) << "two samples are not enough";
+  h.Add({"ml", "train-3", "", kOneGpu, minutes(40)});
+  auto p = h.Predict("ml", "train-9", "", kOneGpu, std::nullopt);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->runtime, minutes(40));
+  EXPECT_EQ(p->basis, RuntimePrediction::Basis::kNamePattern);
+  EXPECT_EQ(p->samples, 3);
+  // Another namespace's runs of that name say nothing about it.
+  EXPECT_FALSE(h.Predict("other", "train-9", "", kTwoNodes, std::nullopt));
+  // Never beyond the run's own maxDuration.
+  EXPECT_EQ(h.Predict("ml", "train-9", "", kOneGpu, minutes(35))->runtime, minutes(35));
+}
+
+TEST(RuntimeHistory, ThenTheSameTeamAndShape) {
+  RuntimeHistory h;
+  for (int i = 0; i < 3; ++i) h.Add({"vision-dev", "job" + std::string(1, static_cast<char>('a' + i)), "vision", kTwoNodes, minutes(90)});
+  h.Add({"vision-dev", "solo", "vision", kOneGpu, minutes(5)});
+  auto p = h.Predict("vision-prod", "fresh-name", "vision", kTwoNodes, std::nullopt);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->runtime, minutes(90));
+  EXPECT_EQ(p->basis, RuntimePrediction::Basis::kTeamShape);
+  EXPECT_FALSE(h.Predict("vision-prod", "fresh-name", "vision", kOneGpu, std::nullopt)) << "one 1-GPU sample only";
+  EXPECT_FALSE(h.Predict("audio", "fresh-name", "audio", kTwoNodes, std::nullopt)) << "another team";
+}
+
+TEST(RuntimeHistory, KeepsTheLastTwentyOfAKeyAndABoundedNumberOfKeys) {
+  RuntimeHistory h;
+  for (int i = 0; i < 30; ++i) h.Add({"ml", "train-" + std::to_string(i), "", kOneGpu, minutes(i < 10 ? 1000 : 10)});
+  EXPECT_EQ(h.Predict("ml", "train-x", "", kOneGpu, std::nullopt)->runtime, minutes(10)) << "the ten oldest are gone";
+  for (size_t i = 0; i < RuntimeHistory::kMaxKeys + 5; ++i) h.Add({"ns" + std::to_string(i), "a", "", kOneGpu, minutes(1)});
+  EXPECT_LE(h.keys(), 2 * RuntimeHistory::kMaxKeys);
+}
+
+}  // namespace
+}  // namespace berth::scheduling
