@@ -115,7 +115,8 @@ class System {
   void SetPhase(const std::string& job, const std::string& phase) const {
     for (auto& p : Pods(job)) {
       if (p.node.empty() || p.phase == phase) continue;
-      Client()->MergePatch(k8s::resources::kPods.Path(kNs, p.name, "status"), R"({"status":{"phase":")" + phase + "\"}}");
+      auto r = Client()->MergePatch(k8s::resources::kPods.Path(kNs, p.name, "status"), R"({"status":{"phase":")" + phase + "\"}}");
+      if (!r.ok()) std::fprintf(stderr, "pod %s to %s: %s\n", p.name.c_str(), phase.c_str(), r.status().ToString().c_str());
     }
   }
   std::vector<std::string> Nodes(const std::string& job) const {
@@ -291,7 +292,7 @@ void MakeZoneNodes(const std::vector<std::string>& zones) {
                    R"(","zone":")" + zone + R"(","kubernetes.io/hostname":")" + name + R"("}},"status":{"capacity":)" + res +
                    R"(,"allocatable":)" + res + R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
     // The API server taints a new node not-ready; no node lifecycle controller runs to lift it.
-    Client()->JsonPatch(k8s::resources::kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
+    (void)Client()->JsonPatch(k8s::resources::kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
   }
 }
 
@@ -313,7 +314,8 @@ class PodReaper {
           if (json::Find(p, {"metadata", "deletionTimestamp"}) == nullptr) continue;
           k8s::DeleteOptions o;
           o.grace_period_seconds = 0;
-          Client()->Delete(k8s::resources::kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
+          // A failure is tried again on the next round.
+          (void)Client()->Delete(k8s::resources::kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -234,7 +234,7 @@ void MakeNodes(const std::string& pool, int count) {
                      R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
     }
     // The API server taints a new node not-ready; no node lifecycle controller runs to lift it.
-    Client()->JsonPatch(k8s::resources::kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
+    (void)Client()->JsonPatch(k8s::resources::kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
   });
   if (Kwok()) {
     // Wait until kwok has made every node of the pool Ready.
@@ -1097,7 +1097,7 @@ std::string BindAndRun(const std::string& ns, const std::string& run) {
       })) {
     return "";
   }
-  Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
+  (void)Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
   return pod;
 }
 
@@ -1138,7 +1138,7 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
       pod = k8s::json::GetString(k8s::json::Find(l->items[0], {"metadata", "name"}));
       return true;
     }, std::chrono::seconds(60));
-    if (!pod.empty()) Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
+    if (!pod.empty()) (void)Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
     return pod;
   };
   MustCreate(jobs, bench::KueueJob("blocker", whole_node, 1, "low"));
@@ -1190,7 +1190,7 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
       return std::nullopt;
     }
     auto t1 = Clock::now();
-    Client()->MergePatch(k8s::resources::kPods.Path(ns, current_pod, "status"), R"({"status":{"phase":"Succeeded"}})");
+    (void)Client()->MergePatch(k8s::resources::kPods.Path(ns, current_pod, "status"), R"({"status":{"phase":"Succeeded"}})");
     if (!Eventually([&] { return admitted(target); }, std::chrono::seconds(60))) {
       std::string others;
       for (int i = 0; i < pending; ++i) {
@@ -1263,7 +1263,7 @@ int Priority() {
     if (!Eventually([&] { return first_in_queue() == target; }, std::chrono::seconds(30))) return 1;
     to_first.push_back(Seconds(Clock::now() - t0));
     auto t1 = Clock::now();
-    Client()->MergePatch(k8s::resources::kPods.Path(ns, current_pod, "status"), R"({"status":{"phase":"Succeeded"}})");
+    (void)Client()->MergePatch(k8s::resources::kPods.Path(ns, current_pod, "status"), R"({"status":{"phase":"Succeeded"}})");
     if (!Eventually([&] { return phase(target) == "Scheduled"; }, std::chrono::seconds(30))) return 1;
     to_admit.push_back(Seconds(Clock::now() - t1));
     if (Flag("verbose", 0)) std::fprintf(stderr, "%s: first after %.0f ms, admitted %.0f ms after its slot freed\n", target.c_str(), to_first.back() * 1000, to_admit.back() * 1000);

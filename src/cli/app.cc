@@ -190,55 +190,59 @@ Status DeleteEndedRun(k8s::Client& client, const EndedRun& run, std::chrono::sec
   }
 }
 
-int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostream& err) {
+// Every document of every source, as one stream for kubectl apply.
+k8s::Result<PreparedManifests> GatherManifests(const CommandLine& cl, std::istream& in) {
   auto sources = ReadSources(cl.files, in);
-  if (!sources.ok()) return Fail(err, sources.status().message());
-  std::string yaml;
-  int documents = 0;
-  std::vector<RunQueueing> runs;
-  std::vector<NamedRun> named;
+  if (!sources.ok()) return sources.status();
+  PreparedManifests all;
   for (const auto& s : *sources) {
     auto prepared = PrepareManifests(s.text, s.name, cl.queueing);
-    if (!prepared.ok()) return Fail(err, prepared.status().message());
+    if (!prepared.ok()) return prepared.status();
     if (prepared->documents == 0) continue;
-    if (documents > 0) yaml += "---\n";
-    yaml += prepared->yaml;
-    documents += prepared->documents;
-    runs.insert(runs.end(), prepared->runs.begin(), prepared->runs.end());
-    named.insert(named.end(), prepared->named_runs.begin(), prepared->named_runs.end());
+    if (all.documents > 0) all.yaml += "---\n";
+    all.yaml += prepared->yaml;
+    all.documents += prepared->documents;
+    all.runs.insert(all.runs.end(), prepared->runs.begin(), prepared->runs.end());
+    all.named_runs.insert(all.named_runs.end(), prepared->named_runs.begin(), prepared->named_runs.end());
   }
-  if (documents == 0) return Fail(err, "no objects passed to apply");
+  if (all.documents == 0) return Status::Error("no objects passed to apply");
+  return all;
+}
 
-  // Applying an ended run means "run it again": it is deleted first, so kubectl apply creates it.
-  std::vector<EndedRun> ended;
-  if (!named.empty()) {
-    auto cfg = LoadConfig(cl);
-    if (!cfg.ok()) return Fail(err, cfg.status().message());
-    k8s::Client client(*cfg);
-    client.SetMaxRetries(2);
-    auto found = FindEndedRuns(client, Namespace(cl, *cfg), named);
-    if (!found.ok()) return Fail(err, found.status().message());
-    ended = std::move(found).value();
-    if (!cl.no_resubmit && cl.dry_run.empty()) {
-      for (const auto& e : ended) {
-        Status s = DeleteEndedRun(client, e, std::chrono::seconds(60));
-        if (!s.ok()) return Fail(err, s.message());
-        out << "run/" << e.name << ": had ended (" << e.Words() << "); deleted to submit it again\n";
-      }
+// Applying an ended run means "run it again": it is deleted first, so kubectl apply creates it.
+// The ended runs among `named` (deleted unless --no-resubmit or --dry-run).
+k8s::Result<std::vector<EndedRun>> ResubmitEnded(const CommandLine& cl, const std::vector<NamedRun>& named,
+                                                 std::ostream& out) {
+  if (named.empty()) return std::vector<EndedRun>();
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return cfg.status();
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto found = FindEndedRuns(client, Namespace(cl, *cfg), named);
+  if (!found.ok()) return found.status();
+  if (!cl.no_resubmit && cl.dry_run.empty()) {
+    for (const auto& e : *found) {
+      Status s = DeleteEndedRun(client, e, std::chrono::seconds(60));
+      if (!s.ok()) return s;
+      out << "run/" << e.name << ": had ended (" << e.Words() << "); deleted to submit it again\n";
     }
   }
+  return found;
+}
 
+std::vector<std::string> KubectlApplyArgs(const CommandLine& cl) {
   std::vector<std::string> argv = {"kubectl"};
   if (!cl.kubeconfig.empty()) argv.insert(argv.end(), {"--kubeconfig", cl.kubeconfig});
   if (!cl.context.empty()) argv.insert(argv.end(), {"--context", cl.context});
   if (!cl.ns.empty()) argv.insert(argv.end(), {"--namespace", cl.ns});
   argv.insert(argv.end(), {"apply", "-f", "-"});
   if (!cl.dry_run.empty()) argv.push_back("--dry-run=" + cl.dry_run);
-  out.flush();
-  std::string error;
-  int code = RunPassThrough(argv, yaml, &error);
-  if (code < 0) return Fail(err, "cannot run kubectl (kubectl berth apply hands the manifests to kubectl apply): " + error);
-  if (code != 0) return code;
+  return argv;
+}
+
+// What became of the ended runs and of queueing, once kubectl apply succeeded.
+void ReportApplied(const CommandLine& cl, const std::vector<EndedRun>& ended, const std::vector<RunQueueing>& runs,
+                   std::ostream& out) {
   for (const auto& e : ended) {
     if (cl.no_resubmit) {
       out << "run/" << e.name << ": has ended (" << e.Words()
@@ -257,6 +261,19 @@ int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostre
       out << "run/" << r.name << ": not queueing: the file's spec.retry is not a mapping\n";
     }
   }
+}
+
+int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostream& err) {
+  auto manifests = GatherManifests(cl, in);
+  if (!manifests.ok()) return Fail(err, manifests.status().message());
+  auto ended = ResubmitEnded(cl, manifests->named_runs, out);
+  if (!ended.ok()) return Fail(err, ended.status().message());
+  out.flush();
+  std::string error;
+  int code = RunPassThrough(KubectlApplyArgs(cl), manifests->yaml, &error);
+  if (code < 0) return Fail(err, "cannot run kubectl (kubectl berth apply hands the manifests to kubectl apply): " + error);
+  if (code != 0) return code;
+  ReportApplied(cl, *ended, manifests->runs, out);
   return 0;
 }
 

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <functional>
 #include <set>
+#include <string>
+#include <string_view>
 
 namespace berth::cli {
 namespace {
@@ -28,74 +30,104 @@ Status SetBool(bool& out, const std::string& flag, const std::string& value) {
   return Status();
 }
 
+// Flags of every command.
+void AddGlobalFlags(std::vector<FlagSpec>& flags) {
+  flags.insert(flags.end(), {
+    {"kubeconfig", 0, true, {}, [](CommandLine& c, const std::string& v) { c.kubeconfig = v; return Status(); }},
+    {"context", 0, true, {}, [](CommandLine& c, const std::string& v) { c.context = v; return Status(); }},
+    {"namespace", 'n', true, {}, [](CommandLine& c, const std::string& v) {
+       if (v.empty()) return Status::Error("flag -n/--namespace needs a namespace name");
+       c.ns = v;
+       return Status();
+     }},
+    {"help", 'h', false, {}, [](CommandLine& c, const std::string& v) { return SetBool(c.help, "help", v); }},
+  });
+}
+
+// Flags of apply.
+void AddApplyFlags(std::vector<FlagSpec>& flags) {
+  flags.insert(flags.end(), {
+    {"filename", 'f', true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+       if (v.empty()) return Status::Error("flag -f/--filename needs a file name or - for stdin");
+       c.files.push_back(v);
+       return Status();
+     }},
+    {"queue", 'Q', false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+       return SetBool(c.queueing, "queue", v);
+     }},
+    {"no-resubmit", 0, false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+       return SetBool(c.no_resubmit, "no-resubmit", v);
+     }},
+    {"dry-run", 0, true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
+       if (v != "none" && v != "client" && v != "server") {
+         return Status::Error("flag --dry-run takes none, client or server, not \"" + v + "\"");
+       }
+       c.dry_run = v;
+       return Status();
+     }},
+  });
+}
+
+// Flags of queue (and -o of fleets).
+void AddQueueFlags(std::vector<FlagSpec>& flags) {
+  flags.insert(flags.end(), {
+    {"all-namespaces", 'A', false, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+       return SetBool(c.all_namespaces, "all-namespaces", v);
+     }},
+    {"output", 'o', true, {Command::kQueue, Command::kFleets}, [](CommandLine& c, const std::string& v) {
+       if (v != "wide" && v != "json") return Status::Error("flag -o/--output takes wide or json, not \"" + v + "\"");
+       c.output = v;
+       return Status();
+     }},
+    {"controller-namespace", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+       if (v.empty()) return Status::Error("flag --controller-namespace needs a namespace name");
+       c.controller_namespace = v;
+       return Status();
+     }},
+    {"controller-service", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+       if (v.empty()) return Status::Error("flag --controller-service needs a Service name");
+       c.controller_service = v;
+       return Status();
+     }},
+    {"limit", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
+       int64_t n = 0;
+       auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+       if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
+         return Status::Error("flag --limit takes a whole number >= 0 (0: no limit), not \"" + v + "\"");
+       }
+       c.limit = n;
+       return Status();
+     }},
+  });
+}
+
+// Flags of logs.
+void AddLogsFlags(std::vector<FlagSpec>& flags) {
+  flags.insert(flags.end(), {
+    {"follow", 'f', false, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
+       return SetBool(c.follow, "follow", v);
+     }},
+    {"rank", 0, true, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
+       int n = 0;
+       auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+       if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
+         return Status::Error("flag --rank takes a rank, a whole number >= 0, not \"" + v + "\"");
+       }
+       c.rank = n;
+       return Status();
+     }},
+  });
+}
+
 const std::vector<FlagSpec>& Flags() {
-  static const std::vector<FlagSpec> flags = {
-      {"kubeconfig", 0, true, {}, [](CommandLine& c, const std::string& v) { c.kubeconfig = v; return Status(); }},
-      {"context", 0, true, {}, [](CommandLine& c, const std::string& v) { c.context = v; return Status(); }},
-      {"namespace", 'n', true, {}, [](CommandLine& c, const std::string& v) {
-         if (v.empty()) return Status::Error("flag -n/--namespace needs a namespace name");
-         c.ns = v;
-         return Status();
-       }},
-      {"help", 'h', false, {}, [](CommandLine& c, const std::string& v) { return SetBool(c.help, "help", v); }},
-      {"filename", 'f', true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
-         if (v.empty()) return Status::Error("flag -f/--filename needs a file name or - for stdin");
-         c.files.push_back(v);
-         return Status();
-       }},
-      {"queue", 'Q', false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
-         return SetBool(c.queueing, "queue", v);
-       }},
-      {"no-resubmit", 0, false, {Command::kApply}, [](CommandLine& c, const std::string& v) {
-         return SetBool(c.no_resubmit, "no-resubmit", v);
-       }},
-      {"dry-run", 0, true, {Command::kApply}, [](CommandLine& c, const std::string& v) {
-         if (v != "none" && v != "client" && v != "server") {
-           return Status::Error("flag --dry-run takes none, client or server, not \"" + v + "\"");
-         }
-         c.dry_run = v;
-         return Status();
-       }},
-      {"all-namespaces", 'A', false, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
-         return SetBool(c.all_namespaces, "all-namespaces", v);
-       }},
-      {"output", 'o', true, {Command::kQueue, Command::kFleets}, [](CommandLine& c, const std::string& v) {
-         if (v != "wide" && v != "json") return Status::Error("flag -o/--output takes wide or json, not \"" + v + "\"");
-         c.output = v;
-         return Status();
-       }},
-      {"controller-namespace", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
-         if (v.empty()) return Status::Error("flag --controller-namespace needs a namespace name");
-         c.controller_namespace = v;
-         return Status();
-       }},
-      {"controller-service", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
-         if (v.empty()) return Status::Error("flag --controller-service needs a Service name");
-         c.controller_service = v;
-         return Status();
-       }},
-      {"follow", 'f', false, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
-         return SetBool(c.follow, "follow", v);
-       }},
-      {"rank", 0, true, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
-         int n = 0;
-         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
-           return Status::Error("flag --rank takes a rank, a whole number >= 0, not \"" + v + "\"");
-         }
-         c.rank = n;
-         return Status();
-       }},
-      {"limit", 0, true, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
-         int64_t n = 0;
-         auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-         if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
-           return Status::Error("flag --limit takes a whole number >= 0 (0: no limit), not \"" + v + "\"");
-         }
-         c.limit = n;
-         return Status();
-       }},
-  };
+  static const std::vector<FlagSpec> flags = [] {
+    std::vector<FlagSpec> all;
+    AddGlobalFlags(all);
+    AddApplyFlags(all);
+    AddQueueFlags(all);
+    AddLogsFlags(all);
+    return all;
+  }();
   return flags;
 }
 
@@ -145,69 +177,155 @@ const char* CommandName(Command c) {
   return "";
 }
 
-k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
-  CommandLine cl;
-  std::vector<Occurrence> seen;
-  std::vector<std::string> words;  // the command and positionals, in order
+namespace {
+
+// The flag of a long option ("--name"), or nullptr.
+const FlagSpec* FindLongFlag(const std::string& name) {
+  const FlagSpec* spec = nullptr;
+  for (const auto& f : Flags()) {
+    if (f.long_name == name) spec = &f;
+  }
+  return spec;
+}
+
+// The flag of a letter: one letter may mean different flags of different commands (-f): the
+// command named so far picks; without one, the first flag with the letter.
+const FlagSpec* FindShortFlag(char c, Command so_far) {
+  const FlagSpec* spec = nullptr;
+  for (const auto& f : Flags()) {
+    if (f.short_name == 0 || f.short_name != c) continue;
+    if (spec == nullptr || f.commands.count(so_far) > 0) spec = &f;
+  }
+  return spec;
+}
+
+// Reads the flag at args[i] (and its value, advancing i when it is the next argument).
+Status ReadFlag(const std::vector<std::string>& args, size_t& i, const std::vector<std::string>& words,
+                std::vector<Occurrence>& seen) {
+  const std::string& a = args[i];
+  const FlagSpec* spec = nullptr;
+  std::string value;
+  bool has_value = false;
+  std::string spelled;
+  if (a.rfind("--", 0) == 0) {
+    std::string name = a.substr(2);
+    auto eq = name.find('=');
+    if (eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      has_value = true;
+      name = name.substr(0, eq);
+    }
+    spelled = "--" + name;
+    spec = FindLongFlag(name);
+  } else {
+    char c = a[1];
+    spelled = std::string("-") + c;
+    spec = FindShortFlag(c, words.empty() ? Command::kNone : ParseCommandName(words.front()));
+    if (a.size() > 2) {
+      value = a.substr(a[2] == '=' ? 3 : 2);
+      has_value = true;
+    }
+  }
+  if (spec == nullptr) return Status::Error("unknown flag " + spelled + " (see kubectl berth --help)");
+  if (!has_value) {
+    if (spec->takes_value && spec->long_name != "dry-run") {
+      if (i + 1 >= args.size()) return Status::Error("flag " + spelled + " needs a value");
+      value = args[++i];
+    } else {
+      value = DefaultValue(*spec);
+    }
+  }
+  seen.push_back({spec, spelled, value});
+  return Status();
+}
+
+// Splits the arguments into words (the command and positionals, in order) and flags.
+Status SplitArguments(const std::vector<std::string>& args, std::vector<std::string>& words,
+                      std::vector<Occurrence>& seen) {
   bool flags_done = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (flags_done || a == "-" || a.empty() || a[0] != '-' || LooksLikeNumber(a)) {
       words.push_back(a);
-      continue;
-    }
-    if (a == "--") {
+    } else if (a == "--") {
       flags_done = true;
-      continue;
+    } else if (Status s = ReadFlag(args, i, words, seen); !s.ok()) {
+      return s;
     }
-    const FlagSpec* spec = nullptr;
-    std::string value;
-    bool has_value = false;
-    std::string spelled;
-    if (a.rfind("--", 0) == 0) {
-      std::string name = a.substr(2);
-      auto eq = name.find('=');
-      if (eq != std::string::npos) {
-        value = name.substr(eq + 1);
-        has_value = true;
-        name = name.substr(0, eq);
-      }
-      spelled = "--" + name;
-      for (const auto& f : Flags()) {
-        if (f.long_name == name) spec = &f;
-      }
-    } else {
-      char c = a[1];
-      spelled = std::string("-") + c;
-      // One letter may mean different flags of different commands (-f): the command named so far
-      // picks; without one, the first flag with the letter.
-      const Command so_far = words.empty() ? Command::kNone : ParseCommandName(words.front());
-      for (const auto& f : Flags()) {
-        if (f.short_name == 0 || f.short_name != c) continue;
-        if (spec == nullptr || f.commands.count(so_far) > 0) spec = &f;
-      }
-      if (a.size() > 2) {
-        value = a.substr(a[2] == '=' ? 3 : 2);
-        has_value = true;
-      }
-    }
-    if (spec == nullptr) return Status::Error("unknown flag " + spelled + " (see kubectl berth --help)");
-    if (!has_value) {
-      if (spec->takes_value) {
-        if (spec->long_name == "dry-run") {
-          value = DefaultValue(*spec);
-        } else if (i + 1 >= args.size()) {
-          return Status::Error("flag " + spelled + " needs a value");
-        } else {
-          value = args[++i];
-        }
-      } else {
-        value = DefaultValue(*spec);
-      }
-    }
-    seen.push_back({spec, spelled, value});
   }
+  return Status();
+}
 
+// "kubectl berth help [COMMAND]".
+Status SetHelpTopic(CommandLine& cl) {
+  cl.help = true;
+  if (cl.positionals.empty()) return Status();
+  cl.help_topic = ParseCommandName(cl.positionals.front());
+  if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
+    return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, describe, stop, suspend, resume, logs");
+  }
+  return Status();
+}
+
+// Sets the flags of the command, refusing those of other commands.
+Status ApplyFlags(const std::vector<Occurrence>& seen, CommandLine& cl) {
+  const std::string cmd = CommandName(cl.command);
+  for (const auto& o : seen) {
+    if (!o.spec->commands.empty() && o.spec->commands.count(cl.command) == 0) {
+      return Status::Error("flag " + o.spelled + " is not a flag of \"kubectl berth " + cmd + "\" (see kubectl berth " +
+                           cmd + " --help)");
+    }
+    Status s = o.spec->set(cl, o.value);
+    if (!s.ok()) return s;
+  }
+  return Status();
+}
+
+Status NoArguments(const CommandLine& cl, const std::string& what) {
+  if (cl.positionals.empty()) return Status();
+  return Status::Error(std::string("kubectl berth ") + CommandName(cl.command) + " takes no arguments, got \"" +
+                       cl.positionals.front() + "\"" + what);
+}
+
+Status Arguments(const CommandLine& cl, size_t count, const std::string& names) {
+  if (cl.positionals.size() == count) return Status();
+  return Status::Error(std::string("kubectl berth ") + CommandName(cl.command) + " needs exactly " +
+                       (count == 1 ? "one argument, " : "two arguments, ") + names + ", got " +
+                       std::to_string(cl.positionals.size()));
+}
+
+// The arguments and flag combinations each command accepts.
+Status CheckArguments(const CommandLine& cl) {
+  switch (cl.command) {
+    case Command::kApply:
+      if (cl.files.empty()) return Status::Error("kubectl berth apply needs -f FILE (or -f - for stdin)");
+      return NoArguments(cl, " (files go after -f)");
+    case Command::kQueue:
+      if (cl.all_namespaces && !cl.ns.empty()) return Status::Error("-A and -n cannot be used together");
+      return NoArguments(cl, "");
+    case Command::kPriority:
+      return Arguments(cl, 2, "RUN and VALUE");
+    case Command::kFleets:
+      if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
+      return NoArguments(cl, "");
+    case Command::kDescribe:
+    case Command::kStop:
+    case Command::kSuspend:
+    case Command::kResume:
+    case Command::kLogs:
+      return Arguments(cl, 1, "RUN");
+    default:
+      return Status();
+  }
+}
+
+}  // namespace
+
+k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) {
+  CommandLine cl;
+  std::vector<Occurrence> seen;
+  std::vector<std::string> words;  // the command and positionals, in order
+  if (Status s = SplitArguments(args, words, seen); !s.ok()) return s;
   if (!words.empty()) {
     cl.command = ParseCommandName(words.front());
     if (cl.command == Command::kNone) {
@@ -217,16 +335,9 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     cl.positionals.assign(words.begin() + 1, words.end());
   }
   if (cl.command == Command::kHelp) {
-    cl.help = true;
-    if (!cl.positionals.empty()) {
-      cl.help_topic = ParseCommandName(cl.positionals.front());
-      if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
-        return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, describe, stop, suspend, resume, logs");
-      }
-    }
+    if (Status s = SetHelpTopic(cl); !s.ok()) return s;
     return cl;
   }
-
   for (const auto& o : seen) {
     if (o.spec->long_name == "help") {
       Status s = o.spec->set(cl, o.value);
@@ -238,75 +349,23 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     cl.help_topic = cl.command;
     return cl;
   }
-
-  const std::string cmd = CommandName(cl.command);
-  for (const auto& o : seen) {
-    if (!o.spec->commands.empty() && o.spec->commands.count(cl.command) == 0) {
-      return Status::Error("flag " + o.spelled + " is not a flag of \"kubectl berth " + cmd + "\" (see kubectl berth " +
-                           cmd + " --help)");
-    }
-    Status s = o.spec->set(cl, o.value);
-    if (!s.ok()) return s;
-  }
-
-  switch (cl.command) {
-    case Command::kApply:
-      if (cl.files.empty()) return Status::Error("kubectl berth apply needs -f FILE (or -f - for stdin)");
-      if (!cl.positionals.empty()) {
-        return Status::Error("kubectl berth apply takes no arguments, got \"" + cl.positionals.front() +
-                             "\" (files go after -f)");
-      }
-      break;
-    case Command::kQueue:
-      if (cl.all_namespaces && !cl.ns.empty()) return Status::Error("-A and -n cannot be used together");
-      if (!cl.positionals.empty()) {
-        return Status::Error("kubectl berth queue takes no arguments, got \"" + cl.positionals.front() + "\"");
-      }
-      break;
-    case Command::kPriority:
-      if (cl.positionals.size() != 2) {
-        return Status::Error("kubectl berth priority needs exactly two arguments, RUN and VALUE, got " +
-                             std::to_string(cl.positionals.size()));
-      }
-      break;
-    case Command::kFleets:
-      if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
-      if (!cl.positionals.empty()) {
-        return Status::Error("kubectl berth fleets takes no arguments, got \"" + cl.positionals.front() + "\"");
-      }
-      break;
-    case Command::kDescribe:
-      if (cl.positionals.size() != 1) {
-        return Status::Error("kubectl berth describe needs exactly one argument, RUN, got " +
-                             std::to_string(cl.positionals.size()));
-      }
-      break;
-    case Command::kStop:
-    case Command::kSuspend:
-    case Command::kResume:
-    case Command::kLogs:
-      if (cl.positionals.size() != 1) {
-        return Status::Error("kubectl berth " + cmd + " needs exactly one argument, RUN, got " +
-                             std::to_string(cl.positionals.size()));
-      }
-      break;
-    default:
-      break;
-  }
+  if (Status s = ApplyFlags(seen, cl); !s.ok()) return s;
+  if (Status s = CheckArguments(cl); !s.ok()) return s;
   return cl;
 }
 
-std::string Usage(Command c) {
-  const std::string global = R"(
+namespace {
+
+// The help of each command (Usage).
+constexpr std::string_view kGlobalFlagsHelp = R"(
 Global flags:
       --kubeconfig PATH   kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)
       --context NAME      kubeconfig context (default: current-context)
   -n, --namespace NS      namespace (default: the context's namespace)
   -h, --help              help for the command
 )";
-  switch (c) {
-    case Command::kApply:
-      return R"(Apply manifests like kubectl apply; with -Q, Runs queue for capacity instead of failing.
+
+constexpr std::string_view kApplyHelp = R"(Apply manifests like kubectl apply; with -Q, Runs queue for capacity instead of failing.
 
 Usage: kubectl berth apply -f FILE|- [-Q] [-n NS] [--no-resubmit] [--dry-run=client|server]
 
@@ -327,9 +386,9 @@ Flags:
   -Q, --queue             turn on queueing for every Run that does not set its own retry fields
       --no-resubmit       do not submit ended runs again (kubectl apply then only changes their spec)
       --dry-run MODE      client or server: passed to kubectl apply
-)" + global;
-    case Command::kQueue:
-      return R"(Show pending runs in the controller's queue order.
+)";
+
+constexpr std::string_view kQueueHelp = R"(Show pending runs in the controller's queue order.
 
 Usage: kubectl berth queue [-n NS | -A] [-o wide|json] [--limit N]
 
@@ -347,9 +406,9 @@ Flags:
       --limit N                  at most N runs (default 0: all)
       --controller-namespace NS  namespace of the controller's Service (default berth-system)
       --controller-service NAME  the controller's Service (default berth-controller)
-)" + global;
-    case Command::kPriority:
-      return R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
+)";
+
+constexpr std::string_view kPriorityHelp = R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
 
 Usage: kubectl berth priority RUN VALUE [-n NS]
 
@@ -359,9 +418,9 @@ the run's queue position.
 
 Example:
   kubectl berth priority train 90 -n ml
-)" + global;
-    case Command::kFleets:
-      return R"(Show every Fleet and its instances: blocks in use, runs started, expiry, state.
+)";
+
+constexpr std::string_view kFleetsHelp = R"(Show every Fleet and its instances: blocks in use, runs started, expiry, state.
 
 Usage: kubectl berth fleets [-o wide]
 
@@ -371,9 +430,9 @@ Examples:
 
 Flags:
   -o, --output wide   also show each instance's message
-)" + global;
-    case Command::kDescribe:
-      return R"(Show one run on one screen: priority, phase, reason and message, its place in the queue, what
+)";
+
+constexpr std::string_view kDescribeHelp = R"(Show one run on one screen: priority, phase, reason and message, its place in the queue, what
 it asks for, when it was submitted, started and finished, its attempts, each rank's node and Pod
 state, its conditions and its Events (oldest first).
 
@@ -381,9 +440,9 @@ Usage: kubectl berth describe RUN [-n NS]      (kubectl berth get RUN is the sam
 
 Example:
   kubectl berth describe train -n ml
-)" + global;
-    case Command::kStop:
-      return R"(End a run and keep its record: it is Failed with reason Stopped and never resubmitted by retry.
+)";
+
+constexpr std::string_view kStopHelp = R"(End a run and keep its record: it is Failed with reason Stopped and never resubmitted by retry.
 
 Usage: kubectl berth stop RUN [-n NS]
 
@@ -394,9 +453,9 @@ show the run stopped. An ended run cannot be stopped (kubectl berth apply -f FIL
 
 Example:
   kubectl berth stop train -n ml
-)" + global;
-    case Command::kSuspend:
-      return R"(Suspend a run (spec.suspend: true, a Job's field and meaning).
+)";
+
+constexpr std::string_view kSuspendHelp = R"(Suspend a run (spec.suspend: true, a Job's field and meaning).
 
 Usage: kubectl berth suspend RUN [-n NS]
 
@@ -407,9 +466,9 @@ cannot be suspended.
 
 Example:
   kubectl berth suspend train -n ml
-)" + global;
-    case Command::kResume:
-      return R"(Resume a suspended run (spec.suspend: false): it queues again at its first submission time.
+)";
+
+constexpr std::string_view kResumeHelp = R"(Resume a suspended run (spec.suspend: false): it queues again at its first submission time.
 
 Usage: kubectl berth resume RUN [-n NS]
 
@@ -417,9 +476,9 @@ If the suspension stopped its Pods, it queues once they are gone (the new Pods t
 
 Example:
   kubectl berth resume train -n ml
-)" + global;
-    case Command::kLogs:
-      return R"(Print the logs of every rank of a run, each line prefixed by "[rank N] ".
+)";
+
+constexpr std::string_view kLogsHelp = R"(Print the logs of every rank of a run, each line prefixed by "[rank N] ".
 
 Usage: kubectl berth logs RUN [--rank N] [-f] [-n NS]
 
@@ -435,12 +494,9 @@ Examples:
 Flags:
       --rank N     only rank N (0 to nodes-1)
   -f, --follow     follow the logs until every rank's container has ended
-)" + global;
-    case Command::kNone:
-    case Command::kHelp:
-      break;
-  }
-  return R"(kubectl berth: queue Runs, see the queue, change priorities, look at fleets, read logs, stop or suspend runs.
+)";
+
+constexpr std::string_view kCommandsHelp = R"(kubectl berth: queue Runs, see the queue, change priorities, look at fleets, read logs, stop or suspend runs.
 
 Usage: kubectl berth COMMAND [flags]
 
@@ -455,7 +511,32 @@ Commands:
   suspend RUN               take a run out of the queue, stopping its Pods, until it is resumed
   resume RUN                queue a suspended run again at its first submission time
   help [COMMAND]            help for a command (or: kubectl berth COMMAND --help)
-)" + global;
+)";
+
+std::string_view CommandHelp(Command c) {
+  switch (c) {
+    case Command::kApply: return kApplyHelp;
+    case Command::kQueue: return kQueueHelp;
+    case Command::kPriority: return kPriorityHelp;
+    case Command::kFleets: return kFleetsHelp;
+    case Command::kDescribe: return kDescribeHelp;
+    case Command::kStop: return kStopHelp;
+    case Command::kSuspend: return kSuspendHelp;
+    case Command::kResume: return kResumeHelp;
+    case Command::kLogs: return kLogsHelp;
+    case Command::kNone:
+    case Command::kHelp:
+      break;
+  }
+  return kCommandsHelp;
+}
+
+}  // namespace
+
+std::string Usage(Command c) {
+  std::string out(CommandHelp(c));
+  out += kGlobalFlagsHelp;
+  return out;
 }
 
 }  // namespace berth::cli

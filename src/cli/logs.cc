@@ -113,88 +113,111 @@ bool PrintLogs(k8s::Transport& transport, const std::string& ns, const std::vect
 namespace {
 
 // Follows one rank (see FollowLogs). `print` writes one whole line; `fail` one error sentence.
-bool FollowOne(k8s::Transport& transport, const std::string& ns, const LogTarget& t,
-               const std::function<void(const std::string&)>& print, const std::function<void(const std::string&)>& fail) {
-  const std::string prefix = "[rank " + std::to_string(t.rank) + "] ";
-  const std::string pod_path = "/api/v1/namespaces/" + k8s::UrlEncode(ns) + "/pods/" + k8s::UrlEncode(t.pod);
-  std::string last_ts, last_key;
-  int failures = 0;
-  while (true) {
+class RankFollower {
+ public:
+  using LineFn = std::function<void(const std::string&)>;
+  RankFollower(k8s::Transport& transport, const std::string& ns, const LogTarget& t, const LineFn& print,
+               const LineFn& fail)
+      : transport_(transport), ns_(ns), t_(t), print_(print), fail_(fail),
+        prefix_("[rank " + std::to_string(t.rank) + "] "),
+        pod_path_("/api/v1/namespaces/" + k8s::UrlEncode(ns) + "/pods/" + k8s::UrlEncode(t.pod)) {}
+
+  bool Run() {
+    while (true) {
+      ContainerPhase before = ContainerPhase::kNotStarted;
+      Step step = ReadPod(before);
+      if (step == Step::kGo) step = StreamLogs();
+      if (step == Step::kRetry) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      if (step != Step::kGo) return step == Step::kDone;
+      // The kubelet ends a follow when the container ends, after its last line.
+      if (before == ContainerPhase::kEnded) return true;
+      // Ended while followed, or the stream was cut: the loop looks at the Pod again (and reads
+      // what came after the last line shown).
+    }
+  }
+
+ private:
+  enum class Step { kGo, kRetry, kDone, kFailed };
+
+  Step Fail(const std::string& why) {
+    fail_(why);
+    return Step::kFailed;
+  }
+
+  // No answer or a server error: retry, up to 5 times in a row.
+  Step RetryOrFail(const std::string& why) { return ++failures_ > 5 ? Fail(why) : Step::kRetry; }
+
+  // The Pod's container: kGo once it has started (`before` says whether it has ended).
+  Step ReadPod(ContainerPhase& before) {
     k8s::HttpRequest get;
     get.method = "GET";
-    get.path = pod_path;
-    auto r = transport.Send(get);
+    get.path = pod_path_;
+    auto r = transport_.Send(get);
     if (!r.ok() || r->status == 429 || r->status >= 500) {
-      if (++failures > 5) {
-        fail(r.ok() ? k8s::Client::ErrorFromResponse(*r).message() : r.status().message());
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
+      return RetryOrFail(r.ok() ? k8s::Client::ErrorFromResponse(*r).message() : r.status().message());
     }
     if (r->status == 404) {
-      if (!last_key.empty()) return true;  // deleted after it ran: everything it wrote was shown
-      fail("pod " + t.pod + " is gone");
-      return false;
+      if (!last_key_.empty()) return Step::kDone;  // deleted after it ran: everything it wrote was shown
+      return Fail("pod " + t_.pod + " is gone");
     }
-    if (r->status < 200 || r->status >= 300) {
-      fail(k8s::Client::ErrorFromResponse(*r).message());
-      return false;
-    }
+    if (r->status < 200 || r->status >= 300) return Fail(k8s::Client::ErrorFromResponse(*r).message());
     auto pod = json::Parse(r->body);
-    if (!pod.ok()) {
-      fail("cannot read pod " + t.pod + ": " + pod.status().message());
-      return false;
-    }
+    if (!pod.ok()) return Fail("cannot read pod " + t_.pod + ": " + pod.status().message());
     std::string why;
-    const ContainerPhase before = PhaseOf(*pod, t.container, &why);
-    if (before == ContainerPhase::kCannotStart) {
-      fail("pod " + t.pod + " cannot start: " + why);
-      return false;
-    }
-    if (before == ContainerPhase::kNotStarted) {
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
+    before = PhaseOf(*pod, t_.container, &why);
+    if (before == ContainerPhase::kCannotStart) return Fail("pod " + t_.pod + " cannot start: " + why);
+    if (before == ContainerPhase::kNotStarted) return Step::kRetry;
+    return Step::kGo;
+  }
+
+  // Follows the container's log from the last line shown until the stream ends.
+  Step StreamLogs() {
     k8s::HttpRequest req;
     req.method = "GET";
-    req.path = LogPath(ns, t, true, WholeSeconds(last_ts));
+    req.path = LogPath(ns_, t_, true, WholeSeconds(last_ts_));
     bool got_line = false;
-    auto s = transport.Stream(
+    auto s = transport_.Stream(
         req,
         [&](std::string& line) {
           auto [ts, text] = SplitTimestamp(line);
           const std::string key = TimeKey(ts);
           // After a reconnect (sinceTime has whole seconds) lines already shown come again.
-          if (!key.empty() && !last_key.empty() && key <= last_key) return true;
+          if (!key.empty() && !last_key_.empty() && key <= last_key_) return true;
           if (!key.empty()) {
-            last_key = key;
-            last_ts = ts;
+            last_key_ = key;
+            last_ts_ = ts;
           }
           got_line = true;
-          print(prefix + text);
+          print_(prefix_ + text);
           return true;
         },
         nullptr, 3600);
-    if (got_line) failures = 0;
+    if (got_line) failures_ = 0;
     if (!s.ok() || s->status == 429 || s->status >= 500 || s->status == 400) {
       // No answer, or the container is between states (400: "waiting to start"): ask again.
-      if (++failures > 5) {
-        fail(s.ok() ? k8s::Client::ErrorFromResponse(*s).message() : s.status().message());
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
+      return RetryOrFail(s.ok() ? k8s::Client::ErrorFromResponse(*s).message() : s.status().message());
     }
-    if (s->status < 200 || s->status >= 300) {
-      fail(k8s::Client::ErrorFromResponse(*s).message());
-      return false;
-    }
-    // The kubelet ends a follow when the container ends, after its last line.
-    if (before == ContainerPhase::kEnded) return true;
-    // Ended while followed, or the stream was cut: the loop looks at the Pod again (and reads
-    // what came after the last line shown).
+    if (s->status < 200 || s->status >= 300) return Fail(k8s::Client::ErrorFromResponse(*s).message());
+    return Step::kGo;
   }
+
+  k8s::Transport& transport_;
+  const std::string& ns_;
+  const LogTarget& t_;
+  const LineFn& print_;
+  const LineFn& fail_;
+  const std::string prefix_;
+  const std::string pod_path_;
+  std::string last_ts_, last_key_;
+  int failures_ = 0;
+};
+
+bool FollowOne(k8s::Transport& transport, const std::string& ns, const LogTarget& t,
+               const std::function<void(const std::string&)>& print, const std::function<void(const std::string&)>& fail) {
+  return RankFollower(transport, ns, t, print, fail).Run();
 }
 
 }  // namespace

@@ -169,9 +169,16 @@ std::string Base64Encode(std::string_view in) {
   return out;
 }
 
-Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const std::string& context) {
+namespace {
+
+// The clusters, users and contexts of one or more kubeconfig files, merged as kubectl does (the
+// first file that names an entry wins).
+struct Kubeconfig {
   std::map<std::string, Entry> clusters, users, contexts;
   std::string current;
+};
+
+Status MergeKubeconfigs(const std::vector<std::string>& paths, Kubeconfig& into) {
   bool any = false;
   for (const std::string& path : paths) {
     if (path.empty()) continue;
@@ -188,34 +195,26 @@ Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const
     }
     any = true;
     std::string dir = std::filesystem::path(path).parent_path().string();
-    auto collect = [&](const char* list, const char* inner, std::map<std::string, Entry>& into) {
+    auto collect = [&](const char* list, const char* inner, std::map<std::string, Entry>& entries) {
       YAML::Node items = root[list];
       if (!items || !items.IsSequence()) return;
       for (const auto& item : items) {
         std::string name = Str(item, "name");
-        if (name.empty() || into.count(name)) continue;
-        into[name] = Entry{item[inner], dir};
+        if (name.empty() || entries.count(name)) continue;
+        entries[name] = Entry{item[inner], dir};
       }
     };
-    collect("clusters", "cluster", clusters);
-    collect("users", "user", users);
-    collect("contexts", "context", contexts);
-    if (current.empty()) current = Str(root, "current-context");
+    collect("clusters", "cluster", into.clusters);
+    collect("users", "user", into.users);
+    collect("contexts", "context", into.contexts);
+    if (into.current.empty()) into.current = Str(root, "current-context");
   }
   if (!any) return Status::Error("no kubeconfig found (tried " + std::to_string(paths.size()) + " path(s))");
+  return Status();
+}
 
-  std::string ctx_name = context.empty() ? current : context;
-  if (ctx_name.empty()) return Status::Error("kubeconfig has no current-context; pass --context");
-  auto ctx_it = contexts.find(ctx_name);
-  if (ctx_it == contexts.end()) return Status::Error("context \"" + ctx_name + "\" not found in kubeconfig");
-  const Entry& ctx = ctx_it->second;
-  std::string cluster_name = Str(ctx.node, "cluster");
-  std::string user_name = Str(ctx.node, "user");
-  auto cl_it = clusters.find(cluster_name);
-  if (cl_it == clusters.end()) return Status::Error("cluster \"" + cluster_name + "\" of context \"" + ctx_name + "\" not found in kubeconfig");
-
-  ClientConfig cfg;
-  const Entry& cl = cl_it->second;
+// The server and its CA from a cluster entry.
+Status ApplyCluster(const Entry& cl, const std::string& cluster_name, ClientConfig& cfg) {
   cfg.server = Str(cl.node, "server");
   while (!cfg.server.empty() && cfg.server.back() == '/') cfg.server.pop_back();
   if (cfg.server.empty()) return Status::Error("cluster \"" + cluster_name + "\" has no server");
@@ -232,25 +231,50 @@ Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const
       return Status::Error("cluster \"" + cluster_name + "\": " + s.message());
     }
   }
+  return Status();
+}
+
+// The client certificate and token from a user entry.
+Status ApplyUser(const Entry& us, const std::string& user_name, ClientConfig& cfg) {
+  auto cert = DataOrFile(us, "client-certificate-data", "client-certificate");
+  if (!cert) return Status::Error("user \"" + user_name + "\": " + cert.status().message());
+  auto key = DataOrFile(us, "client-key-data", "client-key");
+  if (!key) return Status::Error("user \"" + user_name + "\": " + key.status().message());
+  cfg.client_cert_pem = cert.value();
+  cfg.client_key_pem = key.value();
+  std::string token = Str(us.node, "token");
+  std::string token_file = Str(us.node, "tokenFile");
+  if (!token.empty()) {
+    cfg.token = TokenSource::Static(token);
+  } else if (!token_file.empty()) {
+    cfg.token = TokenSource::File(Resolve(us.dir, token_file));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Result<ClientConfig> LoadKubeconfig(const std::vector<std::string>& paths, const std::string& context) {
+  Kubeconfig kc;
+  if (Status s = MergeKubeconfigs(paths, kc); !s.ok()) return s;
+  std::string ctx_name = context.empty() ? kc.current : context;
+  if (ctx_name.empty()) return Status::Error("kubeconfig has no current-context; pass --context");
+  auto ctx_it = kc.contexts.find(ctx_name);
+  if (ctx_it == kc.contexts.end()) return Status::Error("context \"" + ctx_name + "\" not found in kubeconfig");
+  const Entry& ctx = ctx_it->second;
+  std::string cluster_name = Str(ctx.node, "cluster");
+  std::string user_name = Str(ctx.node, "user");
+  auto cl_it = kc.clusters.find(cluster_name);
+  if (cl_it == kc.clusters.end()) return Status::Error("cluster \"" + cluster_name + "\" of context \"" + ctx_name + "\" not found in kubeconfig");
+
+  ClientConfig cfg;
+  if (Status s = ApplyCluster(cl_it->second, cluster_name, cfg); !s.ok()) return s;
   std::string ns = Str(ctx.node, "namespace");
   if (!ns.empty()) cfg.default_namespace = ns;
 
-  auto us_it = users.find(user_name);
-  if (us_it != users.end()) {
-    const Entry& us = us_it->second;
-    auto cert = DataOrFile(us, "client-certificate-data", "client-certificate");
-    if (!cert) return Status::Error("user \"" + user_name + "\": " + cert.status().message());
-    auto key = DataOrFile(us, "client-key-data", "client-key");
-    if (!key) return Status::Error("user \"" + user_name + "\": " + key.status().message());
-    cfg.client_cert_pem = cert.value();
-    cfg.client_key_pem = key.value();
-    std::string token = Str(us.node, "token");
-    std::string token_file = Str(us.node, "tokenFile");
-    if (!token.empty()) {
-      cfg.token = TokenSource::Static(token);
-    } else if (!token_file.empty()) {
-      cfg.token = TokenSource::File(Resolve(us.dir, token_file));
-    }
+  auto us_it = kc.users.find(user_name);
+  if (us_it != kc.users.end()) {
+    if (Status s = ApplyUser(us_it->second, user_name, cfg); !s.ok()) return s;
   } else if (!user_name.empty()) {
     return Status::Error("user \"" + user_name + "\" of context \"" + ctx_name + "\" not found in kubeconfig");
   }

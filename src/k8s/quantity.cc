@@ -95,18 +95,8 @@ Result<Decomposed> Decompose(std::string_view text) {
     out.negative = rest[0] == '-';
     rest.remove_prefix(1);
   }
-  size_t n = 0;
-  while (n < rest.size() && IsDigit(rest[n])) ++n;
-  std::string_view whole = rest.substr(0, n);
-  rest.remove_prefix(n);
-  std::string_view fraction;
-  if (!rest.empty() && rest[0] == '.') {
-    rest.remove_prefix(1);
-    n = 0;
-    while (n < rest.size() && IsDigit(rest[n])) ++n;
-    fraction = rest.substr(0, n);
-    rest.remove_prefix(n);
-  }
+  const std::string_view whole = TakeDigits(rest);
+  const std::string_view fraction = TakeFraction(rest);
   if (whole.empty() && fraction.empty()) {
     return Invalid(text, "must start with a number, e.g. \"100m\", \"1.5\", \"2Gi\" or \"1e3\"");
   }

@@ -1,7 +1,8 @@
 #pragma once
 // Expected failures are values, not exceptions. `Status` says whether an operation worked and,
 // when it did not, why (for API calls: HTTP code, Kubernetes reason and the server's message).
-// `Result<T>` is a value or a Status.
+// `Result<T>` is a value or a Status. Both are [[nodiscard]]: a caller that means to ignore a
+// failure (best-effort cleanup) says so with a cast to void.
 
 #include <cassert>
 #include <optional>
@@ -11,7 +12,7 @@
 
 namespace berth::k8s {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   // Success.
   Status() = default;
@@ -59,7 +60,7 @@ class Status {
 };
 
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {     // NOLINT(google-explicit-constructor)

@@ -50,63 +50,74 @@ std::string Format(TimePoint t, bool micro) {
   return out;
 }
 
+Status Malformed(std::string_view text, std::string_view what) {
+  std::string why = "expected ";
+  why += what;
+  why += " (layout ";
+  why += kLayout;
+  why += ", e.g. 2026-11-21T19:37:38Z or 2026-11-21T21:37:38.5+02:00)";
+  return Invalid(text, why);
+}
+
+// An optional ".digits" at pos, kept to milliseconds; pos is advanced past it.
+Status ParseFraction(std::string_view text, size_t& pos, int& fraction_ms) {
+  if (!CharAt(text, pos, '.')) return Status();
+  ++pos;
+  const size_t start = pos;
+  while (pos < text.size() && IsDigit(text[pos])) {
+    if (pos - start < 3) fraction_ms = fraction_ms * 10 + (text[pos] - '0');
+    ++pos;
+  }
+  if (pos == start) return Malformed(text, "digits after '.'");
+  for (size_t digits = pos - start; digits < 3; ++digits) fraction_ms *= 10;
+  return Status();
+}
+
+// "Z" or "+HH:MM" / "-HH:MM" at pos; pos is advanced past it.
+Status ParseOffset(std::string_view text, size_t& pos, int& offset_minutes) {
+  if (CharAt(text, pos, 'Z') || CharAt(text, pos, 'z')) {
+    ++pos;
+    return Status();
+  }
+  if (!CharAt(text, pos, '+') && !CharAt(text, pos, '-')) {
+    return Malformed(text, "'Z' or a time zone offset after the time");
+  }
+  const int sign = text[pos] == '-' ? -1 : 1;
+  const int oh = ReadNumber(text, pos + 1, 2);
+  const int om = ReadNumber(text, pos + 4, 2);
+  if (oh < 0 || !CharAt(text, pos + 3, ':') || om < 0) {
+    return Malformed(text, "a time zone offset as +HH:MM or -HH:MM");
+  }
+  if (oh > 23) return Invalid(text, "time zone offset hour out of range");
+  if (om > 59) return Invalid(text, "time zone offset minute out of range");
+  offset_minutes = sign * (oh * 60 + om);
+  pos += 6;
+  return Status();
+}
+
 }  // namespace
 
 Result<TimePoint> ParseRfc3339(std::string_view text) {
   using namespace std::chrono;
-  const auto malformed = [&](std::string_view what) {
-    std::string why = "expected ";
-    why += what;
-    why += " (layout ";
-    why += kLayout;
-    why += ", e.g. 2026-11-21T19:37:38Z or 2026-11-21T21:37:38.5+02:00)";
-    return Invalid(text, why);
-  };
-
   const int y = ReadNumber(text, 0, 4);
-  if (y < 0 || !CharAt(text, 4, '-')) return malformed("a 4-digit year and '-'");
+  if (y < 0 || !CharAt(text, 4, '-')) return Malformed(text, "a 4-digit year and '-'");
   const int mo = ReadNumber(text, 5, 2);
-  if (mo < 0 || !CharAt(text, 7, '-')) return malformed("a 2-digit month and '-'");
+  if (mo < 0 || !CharAt(text, 7, '-')) return Malformed(text, "a 2-digit month and '-'");
   const int d = ReadNumber(text, 8, 2);
-  if (d < 0) return malformed("a 2-digit day");
-  if (!CharAt(text, 10, 'T') && !CharAt(text, 10, 't')) return malformed("'T' after the date");
+  if (d < 0) return Malformed(text, "a 2-digit day");
+  if (!CharAt(text, 10, 'T') && !CharAt(text, 10, 't')) return Malformed(text, "'T' after the date");
   const int h = ReadNumber(text, 11, 2);
-  if (h < 0 || !CharAt(text, 13, ':')) return malformed("a 2-digit hour and ':'");
+  if (h < 0 || !CharAt(text, 13, ':')) return Malformed(text, "a 2-digit hour and ':'");
   const int mi = ReadNumber(text, 14, 2);
-  if (mi < 0 || !CharAt(text, 16, ':')) return malformed("a 2-digit minute and ':'");
+  if (mi < 0 || !CharAt(text, 16, ':')) return Malformed(text, "a 2-digit minute and ':'");
   const int s = ReadNumber(text, 17, 2);
-  if (s < 0) return malformed("2-digit seconds");
+  if (s < 0) return Malformed(text, "2-digit seconds");
 
   size_t pos = 19;
   int fraction_ms = 0;
-  if (CharAt(text, pos, '.')) {
-    ++pos;
-    const size_t start = pos;
-    while (pos < text.size() && IsDigit(text[pos])) {
-      if (pos - start < 3) fraction_ms = fraction_ms * 10 + (text[pos] - '0');
-      ++pos;
-    }
-    if (pos == start) return malformed("digits after '.'");
-    for (size_t digits = pos - start; digits < 3; ++digits) fraction_ms *= 10;
-  }
-
+  if (Status st = ParseFraction(text, pos, fraction_ms); !st.ok()) return st;
   int offset_minutes = 0;
-  if (CharAt(text, pos, 'Z') || CharAt(text, pos, 'z')) {
-    ++pos;
-  } else if (CharAt(text, pos, '+') || CharAt(text, pos, '-')) {
-    const int sign = text[pos] == '-' ? -1 : 1;
-    const int oh = ReadNumber(text, pos + 1, 2);
-    const int om = ReadNumber(text, pos + 4, 2);
-    if (oh < 0 || !CharAt(text, pos + 3, ':') || om < 0) {
-      return malformed("a time zone offset as +HH:MM or -HH:MM");
-    }
-    if (oh > 23) return Invalid(text, "time zone offset hour out of range");
-    if (om > 59) return Invalid(text, "time zone offset minute out of range");
-    offset_minutes = sign * (oh * 60 + om);
-    pos += 6;
-  } else {
-    return malformed("'Z' or a time zone offset after the time");
-  }
+  if (Status st = ParseOffset(text, pos, offset_minutes); !st.ok()) return st;
   if (pos != text.size()) {
     return Invalid(text, "unexpected \"" + std::string(text.substr(pos)) + "\" after the time");
   }

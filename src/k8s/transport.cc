@@ -124,27 +124,7 @@ class HttpTransport final : public Transport {
         if (cancel != nullptr && cancel->cancelled()) return false;
         return on_line(line);
       };
-      auto body = resp.body().streambuf();
-      using traits = concurrency::streams::streambuf<uint8_t>::traits;
-      constexpr size_t kChunk = 64 * 1024;
-      std::string chunk;
-      LineSplitter::Outcome outcome = LineSplitter::Outcome::kContinue;
-      while (outcome == LineSplitter::Outcome::kContinue) {
-        if (cancel != nullptr && cancel->cancelled()) break;
-        const auto first = body.bumpc().get();
-        if (first == traits::eof()) {
-          outcome = splitter.Finish(deliver);
-          break;
-        }
-        const size_t more = std::min(static_cast<size_t>(body.in_avail()), kChunk - 1);
-        chunk.resize(1 + more);
-        chunk[0] = static_cast<char>(first);
-        size_t got = 0;
-        if (more > 0) got = body.getn(reinterpret_cast<uint8_t*>(chunk.data() + 1), more).get();
-        chunk.resize(1 + got);
-        outcome = splitter.Feed(chunk, deliver);
-      }
-      if (outcome == LineSplitter::Outcome::kTooLong) {
+      if (ReadLines(resp, splitter, deliver, cancel) == LineSplitter::Outcome::kTooLong) {
         return Status::Error("stream from " + config_.server + " failed: a line is longer than " +
                              std::to_string(splitter.max_line()) + " bytes");
       }
@@ -156,6 +136,30 @@ class HttpTransport final : public Transport {
   }
 
  private:
+  // Feeds the response body to the splitter as it arrives until the end, a cancellation or a
+  // stop from the splitter.
+  static LineSplitter::Outcome ReadLines(http::http_response& resp, LineSplitter& splitter,
+                                         const LineSplitter::LineFn& deliver, Cancellation* cancel) {
+    auto body = resp.body().streambuf();
+    using traits = concurrency::streams::streambuf<uint8_t>::traits;
+    constexpr size_t kChunk = 64 * 1024;
+    std::string chunk;
+    LineSplitter::Outcome outcome = LineSplitter::Outcome::kContinue;
+    while (outcome == LineSplitter::Outcome::kContinue) {
+      if (cancel != nullptr && cancel->cancelled()) break;
+      const auto first = body.bumpc().get();
+      if (first == traits::eof()) return splitter.Finish(deliver);
+      const size_t more = std::min(static_cast<size_t>(body.in_avail()), kChunk - 1);
+      chunk.resize(1 + more);
+      chunk[0] = static_cast<char>(first);
+      size_t got = 0;
+      if (more > 0) got = body.getn(reinterpret_cast<uint8_t*>(chunk.data() + 1), more).get();
+      chunk.resize(1 + got);
+      outcome = splitter.Feed(chunk, deliver);
+    }
+    return outcome;
+  }
+
   http::client::http_client_config MakeConfig(std::chrono::milliseconds timeout) const {
     http::client::http_client_config cfg;
     cfg.set_timeout(timeout);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "scheduling/teams.h"
 
@@ -58,63 +61,150 @@ std::string In(TimePoint now, TimePoint at) {
   return at <= now ? "now" : "in " + FormatDuration(std::chrono::ceil<std::chrono::seconds>(at - now));
 }
 
+// The fleet a reason names, as the sentences show it.
+struct Where {
+  bool known = false;
+  std::string fleet;     // "?" when unknown
+  std::string topology;  // its topologyKey, "" when none or unknown
+};
+
+std::string FreeBlocks(const WaitReason& r, const Where& w) {
+  return "needs " + Count(r.needed, "block", "blocks") + " on one instance; largest free is " +
+         std::to_string(r.available) + " (fleet " + w.fleet + ")" + UnavailableSuffix(r);
+}
+
+std::string IdleInstances(const WaitReason& r, const Where& w) {
+  std::string s;
+  if (!w.topology.empty()) {
+    s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
+        " in one " + w.topology + " domain of a cluster fleet; fleet " + w.fleet +
+        " has at most " + std::to_string(r.available) + " idle in one domain, " +
+        std::to_string(r.busy) + " busy";
+  } else {
+    s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
+        " in a cluster fleet; fleet " + w.fleet + " has " + std::to_string(r.available) +
+        " idle, " + std::to_string(r.busy) + " busy";
+  }
+  return s + UnavailableSuffix(r);
+}
+
+std::string LifetimeTooShort(const WaitReason& r, const Where& w) {
+  const std::string wanted = FormatDuration(std::max(r.max_duration.value_or(Duration(0)), Duration(0)));
+  const std::string left = FormatDuration(std::max(r.lifetime_left, Duration(0)));
+  if (r.nodes <= 1) {
+    return "needs " + Count(r.needed, "block", "blocks") + " on an instance with at least " + wanted +
+           " of lifetime left; instances with room have at most " + left + " left (fleet " + w.fleet + ")";
+  }
+  return "needs " + Count(r.needed, "idle instance", "idle instances") + " with at least " + wanted +
+         " of lifetime left in a cluster fleet; the best " + std::to_string(r.needed) + " idle in fleet " +
+         w.fleet + " have only " + left + " left";
+}
+
+std::string Reserved(const WaitReason& r, const std::optional<Reservation>& reservation, TimePoint now) {
+  std::string s = "fits only on instances reserved for ";
+  if (reservation) {
+    s += reservation->run_id + ", which expects to start " +
+         (reservation->earliest_start ? In(now, *reservation->earliest_start)
+                                      : std::string("when capacity frees up"));
+  } else {
+    s += "an earlier run";
+  }
+  if (!r.max_duration) {
+    s += "; a run without maxDuration may not use reserved instances";
+  } else {
+    s += "; its maxDuration of " + FormatDuration(*r.max_duration) + " ends after that";
+  }
+  return s;
+}
+
+std::string Preempting(const WaitReason& r, const Where& w) {
+  std::string s = "preempting " + Count(static_cast<int64_t>(r.victims.size()), "run", "runs");
+  if (!r.victims.empty()) s += " (" + List(r.victims) + ")";
+  if (!r.instances.empty()) {
+    s += std::string(r.instances.size() == 1 ? " on instance " : " on instances ") + List(r.instances);
+  }
+  if (w.known) s += " (fleet " + w.fleet + ")";
+  s += r.reclaim ? "; reclaims its team's nominal share from teams that borrow it; starts when their Pods have stopped"
+                 : "; starts when their Pods have stopped";
+  return s;
+}
+
+std::string TeamShareSentence(const WaitReason& r, const Where& w, std::string_view run_id) {
+  const auto resource = static_cast<ShareResource>(r.share_resource);
+  const std::string team = r.team.empty() ? "of namespace " + std::string(NamespaceOf(run_id)) : r.team;
+  if (r.share_verdict == ShareCheck::kBorrowingLimit) {
+    return "team " + team + " uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of its " +
+           FormatShareAmount(resource, r.share_nominal) + " on " + w.fleet + " and may borrow " +
+           FormatShareAmount(resource, r.share_may_borrow, /*bare=*/true) + " more; it needs " +
+           FormatShareAmount(resource, r.share_needed);
+  }
+  return "needs " + FormatShareAmount(resource, r.share_needed) + " on " + w.fleet + " beyond team " + team +
+         "'s nominal share (uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of " +
+         FormatShareAmount(resource, r.share_nominal) + "); " + FormatShareAmount(resource, r.share_may_borrow) +
+         " can be borrowed (the rest is other teams' nominal share they do not lend)";
+}
+
+std::string TooManyNodes(const WaitReason& r, const Where& w) {
+  if (!w.topology.empty()) {
+    return "needs " + Count(r.needed, "instance", "instances") + " in one " + w.topology +
+           " domain; the largest has " + std::to_string(r.available) + " (fleet " + w.fleet + ")";
+  }
+  return "needs " + Count(r.needed, "instance", "instances") + " in one cluster fleet; the largest has " +
+         std::to_string(r.available) + " (fleet " + w.fleet + ")";
+}
+
+// The Unschedulable codes: the run's fleets could never hold it.
+std::string Unschedulable(const WaitReason& r, const Where& w) {
+  switch (r.code) {
+    case WaitCode::kNoFleet:
+      return "no Fleet exists";
+    case WaitCode::kFleetNotFound:
+      return r.needed > 1 ? "fleets " + r.detail + " do not exist" : "fleet " + r.detail + " does not exist";
+    case WaitCode::kNeedsClusterPlacement:
+      return "a multi-node run (" + std::to_string(r.nodes) +
+             " nodes) needs a Fleet with placement: cluster; none of its fleets has it";
+    case WaitCode::kNoValidInstance:
+      return r.invalid > 0
+                 ? "its fleets have no instance with a valid block layout (" + std::to_string(r.invalid) + " invalid)"
+                 : std::string("its fleets have no instances");
+    case WaitCode::kTooLarge:
+      return "requests " + FormatResources(r.request) + " per node, more than any instance of its " +
+             (r.nodes > 1 ? "cluster fleets" : "fleets") + " holds";
+    case WaitCode::kTooManyNodes:
+      return TooManyNodes(r, w);
+    default:
+      return "";
+  }
+}
+
+std::string BehindTeam(const WaitReason& r) {
+  auto hours = [](double h) { return std::to_string(static_cast<int64_t>(std::llround(h))); };
+  return "; behind team " + r.behind_team + ": usage " + hours(r.behind_gpu_hours) + " GPU-h / weight " +
+         std::to_string(r.behind_weight) + " against " + (r.team.empty() ? "its own" : r.team) + " " +
+         hours(r.own_gpu_hours) + " / " + std::to_string(r.own_weight);
+}
+
+std::string HoldsReservation(const Reservation& reservation, TimePoint now) {
+  return "; holds " + Count(static_cast<int64_t>(reservation.instances.size()), "reserved instance",
+                            "reserved instances") +
+         (reservation.earliest_start ? ", expected to start " + In(now, *reservation.earliest_start)
+                                     : std::string(" until capacity frees up"));
+}
+
 }  // namespace
 
 std::string CycleResult::Explain(const WaitingRun& waiting) const {
   const WaitReason& r = waiting.reason;
-  const bool known_fleet = r.fleet >= 0 && static_cast<size_t>(r.fleet) < fleets.size();
-  const std::string fleet = known_fleet ? fleets[r.fleet].name : "?";
-  const std::string topology = known_fleet ? fleets[r.fleet].topology_key : "";
+  Where where;
+  where.known = r.fleet >= 0 && static_cast<size_t>(r.fleet) < fleets.size();
+  where.fleet = where.known ? fleets[r.fleet].name : "?";
+  where.topology = where.known ? fleets[r.fleet].topology_key : "";
   std::string s;
   switch (r.code) {
-    case WaitCode::kNotEnoughFreeBlocks:
-      s = "needs " + Count(r.needed, "block", "blocks") + " on one instance; largest free is " +
-          std::to_string(r.available) + " (fleet " + fleet + ")" + UnavailableSuffix(r);
-      break;
-    case WaitCode::kNotEnoughIdleInstances:
-      if (!topology.empty()) {
-        s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
-            " in one " + topology + " domain of a cluster fleet; fleet " + fleet +
-            " has at most " + std::to_string(r.available) + " idle in one domain, " +
-            std::to_string(r.busy) + " busy";
-      } else {
-        s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
-            " in a cluster fleet; fleet " + fleet + " has " + std::to_string(r.available) +
-            " idle, " + std::to_string(r.busy) + " busy";
-      }
-      s += UnavailableSuffix(r);
-      break;
-    case WaitCode::kLifetimeTooShort: {
-      const std::string wanted = FormatDuration(std::max(r.max_duration.value_or(Duration(0)), Duration(0)));
-      const std::string left = FormatDuration(std::max(r.lifetime_left, Duration(0)));
-      if (r.nodes <= 1) {
-        s = "needs " + Count(r.needed, "block", "blocks") + " on an instance with at least " +
-            wanted + " of lifetime left; instances with room have at most " + left +
-            " left (fleet " + fleet + ")";
-      } else {
-        s = "needs " + Count(r.needed, "idle instance", "idle instances") +
-            " with at least " + wanted + " of lifetime left in a cluster fleet; the best " +
-            std::to_string(r.needed) + " idle in fleet " + fleet + " have only " + left +
-            " left";
-      }
-      break;
-    }
-    case WaitCode::kReserved: {
-      s = "fits only on instances reserved for ";
-      if (reservation) {
-        s += reservation->run_id + ", which expects to start " +
-             (reservation->earliest_start ? In(now, *reservation->earliest_start)
-                                          : std::string("when capacity frees up"));
-      } else {
-        s += "an earlier run";
-      }
-      if (!r.max_duration) {
-        s += "; a run without maxDuration may not use reserved instances";
-      } else {
-        s += "; its maxDuration of " + FormatDuration(*r.max_duration) + " ends after that";
-      }
-      break;
-    }
+    case WaitCode::kNotEnoughFreeBlocks: s = FreeBlocks(r, where); break;
+    case WaitCode::kNotEnoughIdleInstances: s = IdleInstances(r, where); break;
+    case WaitCode::kLifetimeTooShort: s = LifetimeTooShort(r, where); break;
+    case WaitCode::kReserved: s = Reserved(r, reservation, now); break;
     case WaitCode::kNoAvailableInstance:
       s = "no instance of its fleets can take a new run (" + Unavailable(r) + ")";
       break;
@@ -122,81 +212,21 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
       s = ExplainQuota(NamespaceOf(waiting.run_id),
                        QuotaShortfall{r.quota_resource, r.quota_name, r.quota_needed, r.quota_used, r.quota_hard});
       break;
-    case WaitCode::kPreempting: {
-      s = "preempting " + Count(static_cast<int64_t>(r.victims.size()), "run", "runs");
-      if (!r.victims.empty()) s += " (" + List(r.victims) + ")";
-      if (!r.instances.empty()) {
-        s += std::string(r.instances.size() == 1 ? " on instance " : " on instances ") + List(r.instances);
-      }
-      if (known_fleet) s += " (fleet " + fleet + ")";
-      s += r.reclaim ? "; reclaims its team's nominal share from teams that borrow it; starts when their Pods have stopped"
-                     : "; starts when their Pods have stopped";
-      break;
-    }
-    case WaitCode::kTeamShare: {
-      const auto resource = static_cast<ShareResource>(r.share_resource);
-      const std::string team = r.team.empty() ? "of namespace " + std::string(NamespaceOf(waiting.run_id)) : r.team;
-      if (r.share_verdict == ShareCheck::kBorrowingLimit) {
-        s = "team " + team + " uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of its " +
-            FormatShareAmount(resource, r.share_nominal) + " on " + fleet + " and may borrow " +
-            FormatShareAmount(resource, r.share_may_borrow, /*bare=*/true) + " more; it needs " +
-            FormatShareAmount(resource, r.share_needed);
-      } else {
-        s = "needs " + FormatShareAmount(resource, r.share_needed) + " on " + fleet + " beyond team " + team +
-            "'s nominal share (uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of " +
-            FormatShareAmount(resource, r.share_nominal) + "); " + FormatShareAmount(resource, r.share_may_borrow) +
-            " can be borrowed (the rest is other teams' nominal share they do not lend)";
-      }
-      break;
-    }
+    case WaitCode::kPreempting: s = Preempting(r, where); break;
+    case WaitCode::kTeamShare: s = TeamShareSentence(r, where, waiting.run_id); break;
     case WaitCode::kKeptForPreemptor:
       s = "fits only on instances kept for " + (r.preemptor.empty() ? std::string("a preempting run") : r.preemptor) +
           ", which preempts runs there";
       break;
     case WaitCode::kNoFleet:
-      s = "no Fleet exists";
-      break;
     case WaitCode::kFleetNotFound:
-      s = (r.needed > 1 ? "fleets " + r.detail + " do not exist"
-                        : "fleet " + r.detail + " does not exist");
-      break;
     case WaitCode::kNeedsClusterPlacement:
-      s = "a multi-node run (" + std::to_string(r.nodes) +
-          " nodes) needs a Fleet with placement: cluster; none of its fleets has it";
-      break;
     case WaitCode::kNoValidInstance:
-      s = r.invalid > 0 ? "its fleets have no instance with a valid block layout (" +
-                              std::to_string(r.invalid) + " invalid)"
-                        : std::string("its fleets have no instances");
-      break;
     case WaitCode::kTooLarge:
-      s = "requests " + FormatResources(r.request) + " per node, more than any instance of its " +
-          (r.nodes > 1 ? "cluster fleets" : "fleets") + " holds";
-      break;
-    case WaitCode::kTooManyNodes:
-      if (!topology.empty()) {
-        s = "needs " + Count(r.needed, "instance", "instances") + " in one " + topology +
-            " domain; the largest has " + std::to_string(r.available) + " (fleet " + fleet + ")";
-      } else {
-        s = "needs " + Count(r.needed, "instance", "instances") +
-            " in one cluster fleet; the largest has " + std::to_string(r.available) +
-            " (fleet " + fleet + ")";
-      }
-      break;
+    case WaitCode::kTooManyNodes: s = Unschedulable(r, where); break;
   }
-  if (!r.behind_team.empty()) {
-    auto hours = [](double h) { return std::to_string(static_cast<int64_t>(std::llround(h))); };
-    s += "; behind team " + r.behind_team + ": usage " + hours(r.behind_gpu_hours) + " GPU-h / weight " +
-         std::to_string(r.behind_weight) + " against " + (r.team.empty() ? "its own" : r.team) + " " +
-         hours(r.own_gpu_hours) + " / " + std::to_string(r.own_weight);
-  }
-  if (reservation && reservation->run_id == waiting.run_id) {
-    s += "; holds " + Count(static_cast<int64_t>(reservation->instances.size()),
-                            "reserved instance", "reserved instances") +
-         (reservation->earliest_start
-              ? ", expected to start " + In(now, *reservation->earliest_start)
-              : std::string(" until capacity frees up"));
-  }
+  if (!r.behind_team.empty()) s += BehindTeam(r);
+  if (reservation && reservation->run_id == waiting.run_id) s += HoldsReservation(*reservation, now);
   return s;
 }
 

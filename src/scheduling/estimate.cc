@@ -52,8 +52,9 @@ class Forecast {
       order_.push_back(w.run_id);
       StartEstimate& e = estimates_[w.run_id];
       if (w.unschedulable()) {
+        // It stays so in a forecast without new fleets: it leaves the queue.
         e.unknown = EstimateUnknown::kUnschedulable;
-        unschedulable_.push_back(w.run_id);
+        queue_.Remove(w.run_id);
       } else if (w.reason.code == WaitCode::kReserved && r.reservation && r.reservation->earliest_start &&
                  *r.reservation->earliest_start > now_) {
         e.start_now_bound = *r.reservation->earliest_start - now_;
@@ -61,8 +62,6 @@ class Forecast {
         e.start_now_bound = w.reason.lifetime_left;
       }
     }
-    // An Unschedulable run stays so in a forecast without new fleets: it leaves the queue.
-    for (const std::string& id : unschedulable_) queue_.Remove(id);
   }
 
   void Apply(const CycleResult& r, TimePoint t) {
@@ -147,7 +146,6 @@ class Forecast {
   TimePoint now_;
   EstimateOptions o_;
   std::vector<std::string> order_;
-  std::vector<std::string> unschedulable_;
   std::map<std::string, StartEstimate> estimates_;
   std::map<std::string, WaitCode> last_wait_;
   std::map<std::string, size_t> instance_index_;  // instance name -> index in sim_.instances

@@ -11,189 +11,20 @@
 
 #include "scheduling/block_layout.h"
 #include "scheduling/quota.h"
+#include "scheduling/reference_model.h"
+#include "scheduling/reference_preemption.h"
 
 namespace berth::scheduling {
 
 namespace {
 
-constexpr int64_t kNever = std::numeric_limits<int64_t>::max();  // no expiry / unknown time
+using reference::Add;
+using reference::Inst;
+using reference::kNever;
+using reference::Ms;
+using reference::RefTeams;
+using reference::VictimSearch;
 
-int64_t Ms(TimePoint t) { return t.time_since_epoch().count(); }
-
-int64_t Add(int64_t a, int64_t b) { return b > 0 && a > kNever - b ? kNever : a + b; }
-
-struct Inst {
-  const InstanceSpec* spec = nullptr;
-  int fleet = -1;
-  BlockLayout layout;
-  bool valid = false;
-  bool available = false;
-  std::optional<std::string> domain;  // set for instances that may take multi-node runs
-  int64_t expiry = kNever;
-  int64_t runs_started = 0;
-  int64_t busy = 0;
-  std::vector<std::pair<int64_t, int32_t>> holds;  // (end, blocks)
-  std::vector<std::pair<std::string, int32_t>> holders;  // (run id, blocks), this cycle's too
-  bool reserved = false;
-  std::string held_for;  // kept for this preempting run ("" when none)
-
-  int32_t total() const { return layout.total_blocks(); }
-  int32_t free() const {
-    return total() - static_cast<int32_t>(std::min<int64_t>(busy, total()));
-  }
-};
-
-// Teams (issue 31), written out plainly: every use is a list entry, sums are recomputed.
-struct RefTeams {
-  using Amounts = std::array<int64_t, 3>;  // gpu, cpu, memory
-  struct Use {
-    int team;
-    std::string fleet;
-    Amounts amounts;
-  };
-  bool active = false;
-  std::vector<const TeamSpec*> teams;      // by name, first of a name; index teams.size() = implicit
-  std::map<std::string, int> ns_team;
-  std::vector<int> parent;
-  std::map<std::string, std::map<int, const TeamShare*>> shares;  // fleet -> team -> first share
-  std::map<std::string, Amounts> capacity;
-  std::vector<Use> uses;
-
-  static Amounts Of(const Resources& r) {
-    return {std::max<int64_t>(r.gpus, 0), std::max<int64_t>(r.cpu_millis, 0), std::max<int64_t>(r.memory_bytes, 0)};
-  }
-  static std::array<std::optional<int64_t>, 3> Of(const ResourceAmounts& a) { return {a.gpus, a.cpu_millis, a.memory_bytes}; }
-
-  int Implicit() const { return static_cast<int>(teams.size()); }
-  int TeamOf(const std::string& run_id) const {
-    auto it = ns_team.find(std::string(NamespaceOf(run_id)));
-    return it == ns_team.end() ? Implicit() : it->second;
-  }
-  bool Accounted(const std::string& fleet, int r) const {
-    auto f = shares.find(fleet);
-    if (f == shares.end()) return false;
-    for (auto& [t, share] : f->second) {
-      if (Of(share->nominal)[r] || Of(share->borrowing_limit)[r] || Of(share->lending_limit)[r]) return true;
-    }
-    return false;
-  }
-  std::optional<int64_t> Field(const std::string& fleet, int team, int r, int which) const {
-    auto f = shares.find(fleet);
-    if (f == shares.end()) return std::nullopt;
-    auto t = f->second.find(team);
-    if (t == f->second.end()) return std::nullopt;
-    const ResourceAmounts& a = which == 0 ? t->second->nominal : which == 1 ? t->second->borrowing_limit : t->second->lending_limit;
-    auto v = Of(a)[r];
-    return v ? std::optional<int64_t>(std::max<int64_t>(*v, 0)) : std::nullopt;
-  }
-  int64_t Nominal(const std::string& fleet, int team, int r) const { return Field(fleet, team, r, 0).value_or(0); }
-  int64_t Used(const std::string& fleet, int team, int r) const {  // team -1: all
-    int64_t u = 0;
-    for (const Use& use : uses) {
-      if (use.fleet == fleet && (team < 0 || use.team == team)) u += use.amounts[r];
-    }
-    return u;
-  }
-  // 0: fits; 1: would borrow (not allowed); 2: beyond borrowing limit; 3: nothing to borrow.
-  int Check(int team, const std::string& fleet, const Resources& use, bool borrow) const {
-    const Amounts x = Of(use);
-    for (int r = 0; r < 3; ++r) {
-      if (!Accounted(fleet, r) || x[r] == 0) continue;
-      const int64_t u = Used(fleet, team, r), n = Nominal(fleet, team, r);
-      if (u + x[r] <= n) continue;
-      if (!borrow) return 1;
-      if (auto bl = Field(fleet, team, r, 1); bl && u + x[r] > n + *bl) return 2;
-      int64_t kept = 0;
-      for (int t = 0; t <= Implicit(); ++t) {
-        auto ll = Field(fleet, t, r, 2);
-        if (t != team && ll) kept += std::max<int64_t>(0, Nominal(fleet, t, r) - *ll - Used(fleet, t, r));
-      }
-      if (x[r] > capacity.at(fleet)[r] - Used(fleet, -1, r) - kept) return 3;
-    }
-    return 0;
-  }
-  bool WithinNominal(int team, const std::string& fleet, const Resources& use) const {
-    if (!shares.count(fleet)) return false;
-    bool any = false;
-    for (int r = 0; r < 3; ++r) {
-      if (!Accounted(fleet, r)) continue;
-      any = any || Nominal(fleet, team, r) > 0;
-      if (Used(fleet, team, r) + Of(use)[r] > Nominal(fleet, team, r)) return false;
-    }
-    return any;
-  }
-  bool Borrowing(int team, const std::string& fleet) const {
-    for (int r = 0; r < 3; ++r) {
-      if (Accounted(fleet, r) && Used(fleet, team, r) > Nominal(fleet, team, r)) return true;
-    }
-    return false;
-  }
-  // (gpu, cpu) hours of a team with its children; the implicit team has none.
-  std::pair<double, double> Usage(int t) const {
-    std::pair<double, double> u{std::max(teams[t]->gpu_hours, 0.0), std::max(teams[t]->cpu_hours, 0.0)};
-    for (int c = 0; c < Implicit(); ++c) {
-      if (parent[c] == t) {
-        u.first += std::max(teams[c]->gpu_hours, 0.0);
-        u.second += std::max(teams[c]->cpu_hours, 0.0);
-      }
-    }
-    return u;
-  }
-  // The fair-share order of teams: implicit last; per level usage / weight, then name; a parent
-  // before its children.
-  bool Before(int a, int b) const {
-    if (a == b) return false;
-    if ((a == Implicit()) != (b == Implicit())) return b == Implicit();
-    auto path = [&](int t) {
-      std::vector<int> p;
-      if (parent[t] >= 0) p.push_back(parent[t]);
-      p.push_back(t);
-      return p;
-    };
-    const auto pa = path(a), pb = path(b);
-    for (size_t l = 0; l < std::min(pa.size(), pb.size()); ++l) {
-      if (pa[l] == pb[l]) continue;
-      const double wa = std::max(teams[pa[l]]->weight, 1), wb = std::max(teams[pb[l]]->weight, 1);
-      const auto ua = Usage(pa[l]), ub = Usage(pb[l]);
-      if (ua.first * wb != ub.first * wa) return ua.first * wb < ub.first * wa;
-      if (ua.second * wb != ub.second * wa) return ua.second * wb < ub.second * wa;
-      return teams[pa[l]]->name < teams[pb[l]]->name;
-    }
-    return pa.size() < pb.size();
-  }
-
-  void Build(const ClusterSnapshot& s) {
-    if (s.teams.empty()) return;
-    active = true;
-    std::map<std::string, const TeamSpec*> by_name;
-    for (const TeamSpec& t : s.teams) by_name.emplace(t.name, &t);
-    std::map<std::string, int> index;
-    for (auto& [name, t] : by_name) {
-      index[name] = static_cast<int>(teams.size());
-      teams.push_back(t);
-    }
-    for (const TeamSpec* t : teams) {
-      auto p = index.find(t->parent);
-      bool ok = p != index.end() && p->second != index[t->name];
-      if (ok) {
-        auto g = index.find(teams[p->second]->parent);
-        ok = g == index.end() || g->second == p->second;
-      }
-      parent.push_back(ok ? p->second : -1);
-    }
-    parent.push_back(-1);  // the implicit team
-    for (size_t t = 0; t < teams.size(); ++t) {
-      for (const std::string& ns : teams[t]->namespaces) ns_team.emplace(ns, static_cast<int>(t));
-    }
-    std::set<std::string> fleet_names;
-    for (const FleetSpec& f : s.fleets) fleet_names.insert(f.name);
-    for (size_t t = 0; t < teams.size(); ++t) {
-      for (const TeamShare& share : teams[t]->shares) {
-        if (fleet_names.count(share.fleet)) shares[share.fleet].emplace(static_cast<int>(t), &share);
-      }
-    }
-  }
-};
 
 struct Ref {
   const ClusterSnapshot& snap;
@@ -230,30 +61,7 @@ struct Ref {
     }
     std::map<std::string, const InstanceSpec*> inst_by_name;
     for (const InstanceSpec& i : s.instances) inst_by_name.emplace(i.name, &i);
-    for (auto& [name, spec] : inst_by_name) {
-      int f = -1;
-      for (size_t x = 0; x < fleets.size(); ++x) {
-        if (fleets[x]->name == spec->fleet) f = static_cast<int>(x);
-      }
-      if (f < 0) continue;
-      Inst in;
-      in.spec = spec;
-      in.fleet = f;
-      in.layout = BlockLayout::Make(spec->allocatable, fleets[f]->blocks);
-      in.expiry = spec->expires_at ? Ms(*spec->expires_at) : kNever;
-      in.runs_started = spec->runs_started;
-      in.valid = in.layout.valid();
-      in.available = in.valid && spec->ready && in.expiry > now && in.runs_started < MaxRuns(f);
-      if (in.valid && Cluster(f)) {
-        if (fleets[f]->topology_key.empty()) {
-          in.domain = "";
-        } else if (spec->topology_domain) {
-          in.domain = *spec->topology_domain;
-        }
-      }
-      by_name_[spec->name] = insts.size();
-      insts.push_back(std::move(in));
-    }
+    for (auto& [name, spec] : inst_by_name) AddInstance(*spec);
     for (const NamespaceQuota& q : s.quotas) quotas.emplace(q.ns, q);
     teams.Build(s);
     for (const Inst& in : insts) {
@@ -265,24 +73,55 @@ struct Ref {
     }
     std::map<std::string, const RunningRun*> running;
     for (const RunningRun& r : s.running) running.emplace(r.id, &r);
-    for (auto& [id, r] : running) {
-      for (const InstanceBlocks& b : r->placement) {
-        Inst* in = Find(b.instance);
-        if (in == nullptr || !in->valid || b.blocks <= 0) continue;
-        in->busy += b.blocks;
-        in->holds.push_back({r->expected_end ? Ms(*r->expected_end) : kNever, b.blocks});
-        in->holders.push_back({id, b.blocks});
-        if (teams.active) {
-          teams.uses.push_back({teams.TeamOf(id), fleets[in->fleet]->name,
-                                RefTeams::Of(in->layout.ResourcesFor(std::min(b.blocks, in->total())))});
-        }
-        if (r->quota_pending) {
-          if (NamespaceQuota* q = QuotaOf(id)) {
-            ChargeQuota(*q, {in->layout.ResourcesFor(std::min(b.blocks, in->total())), 1}, Gpu(*in));
-          }
+    for (auto& [id, r] : running) AddRunning(id, *r);
+    AddPreemption(s, queued);
+  }
+
+  void AddInstance(const InstanceSpec& spec) {
+    int f = -1;
+    for (size_t x = 0; x < fleets.size(); ++x) {
+      if (fleets[x]->name == spec.fleet) f = static_cast<int>(x);
+    }
+    if (f < 0) return;
+    Inst in;
+    in.spec = &spec;
+    in.fleet = f;
+    in.layout = BlockLayout::Make(spec.allocatable, fleets[f]->blocks);
+    in.expiry = spec.expires_at ? Ms(*spec.expires_at) : kNever;
+    in.runs_started = spec.runs_started;
+    in.valid = in.layout.valid();
+    in.available = in.valid && spec.ready && in.expiry > now && in.runs_started < MaxRuns(f);
+    if (in.valid && Cluster(f)) {
+      if (fleets[f]->topology_key.empty()) {
+        in.domain = "";
+      } else if (spec.topology_domain) {
+        in.domain = *spec.topology_domain;
+      }
+    }
+    by_name_[spec.name] = insts.size();
+    insts.push_back(std::move(in));
+  }
+
+  void AddRunning(const std::string& id, const RunningRun& r) {
+    for (const InstanceBlocks& b : r.placement) {
+      Inst* in = Find(b.instance);
+      if (in == nullptr || !in->valid || b.blocks <= 0) continue;
+      in->busy += b.blocks;
+      in->holds.push_back({r.expected_end ? Ms(*r.expected_end) : kNever, b.blocks});
+      in->holders.push_back({id, b.blocks});
+      if (teams.active) {
+        teams.uses.push_back({teams.TeamOf(id), fleets[in->fleet]->name,
+                              RefTeams::Of(in->layout.ResourcesFor(std::min(b.blocks, in->total())))});
+      }
+      if (r.quota_pending) {
+        if (NamespaceQuota* q = QuotaOf(id)) {
+          ChargeQuota(*q, {in->layout.ResourcesFor(std::min(b.blocks, in->total())), 1}, Gpu(*in));
         }
       }
     }
+  }
+
+  void AddPreemption(const ClusterSnapshot& s, const std::set<std::string>& queued) {
     for (const PlacedRunInfo& p : s.placed_runs) placed.emplace(p.id, p);
     for (const FleetSpec* f : fleets) preemption |= f->preemption == PreemptionPolicy::kLowerPriority;
     preemption = preemption && !placed.empty();
@@ -539,42 +378,9 @@ struct Ref {
     out.reservation = r;
   }
 
-  // ---- Preemption: a straightforward victim search over the working state.
+  // ---- Preemption: a straightforward victim search over the working state (reference_preemption.h).
 
-  using Cost = std::tuple<size_t, int32_t, int64_t, Duration>;
-  Cost CostOf(const std::vector<const PlacedRunInfo*>& victims) const {
-    Cost c{victims.size(), -1, 0, Duration(0)};
-    for (const PlacedRunInfo* v : victims) {
-      std::get<1>(c) = std::max(std::get<1>(c), v->priority);
-      std::get<2>(c) += v->priority;
-      std::get<3>(c) += std::max(Duration(0), TimePoint(Duration(now)) - v->placed_at);
-    }
-    return c;
-  }
-
-  // The victim a run may evict on `in`, or nullptr.
   bool reclaiming = false;  // Plan asks for a reclaim (teams)
-  const PlacedRunInfo* Evictable(const std::string& id, const Inst& in, const PendingRun& run) const {
-    auto it = placed.find(id);
-    if (it == placed.end() || excluded.count(id)) return nullptr;
-    const PlacedRunInfo& p = it->second;
-    if (reclaiming) {
-      const int t = teams.TeamOf(id);
-      if (t == teams.TeamOf(run.id) || !teams.Borrowing(t, fleets[in.fleet]->name)) return nullptr;
-    } else if (p.priority >= run.priority) {
-      return nullptr;
-    }
-    if (TimePoint(Duration(now)) - p.placed_at < fleets[in.fleet]->min_runtime) return nullptr;
-    return &p;
-  }
-
-  // Per run id, the blocks it holds on `in`.
-  static std::map<std::string, int32_t> Holders(const Inst& in) {
-    std::map<std::string, int32_t> h;
-    for (const auto& [id, blocks] : in.holders) h[id] += blocks;
-    return h;
-  }
-
   std::optional<PreemptionPlan> Plan(const PendingRun& run, const std::vector<int>& cands) {
     std::vector<Inst*> eligible;
     for (Inst& in : insts) {
@@ -587,94 +393,7 @@ struct Ref {
       if (run.max_duration && in.expiry < Add(now, std::max<int64_t>(run.max_duration->count(), 0))) continue;
       eligible.push_back(&in);
     }
-    std::optional<std::tuple<size_t, int32_t, int64_t, Duration, std::vector<std::string>>> best_key;
-    std::optional<PreemptionPlan> best;
-    auto consider = [&](int fleet, std::vector<std::string> names, std::vector<const PlacedRunInfo*> victims) {
-      if (victims.empty()) return;
-      const auto [count, maxp, sump, lost] = CostOf(victims);
-      auto key = std::make_tuple(count, maxp, sump, lost, names);
-      if (best_key && !(key < *best_key)) return;
-      best_key = key;
-      PreemptionPlan p;
-      p.fleet = fleets[fleet]->name;
-      p.instances = std::move(names);
-      for (const PlacedRunInfo* v : victims) p.victims.push_back(v->id);
-      std::sort(p.victims.begin(), p.victims.end());
-      p.max_victim_priority = maxp;
-      p.sum_victim_priority = sump;
-      p.work_lost = lost;
-      best = std::move(p);
-    };
-    if (run.nodes <= 1) {
-      // Every subset of the evictable holders of every instance.
-      for (Inst* in : eligible) {
-        const auto need = in->layout.BlocksFor(run.resources);
-        if (!need || in->free() >= *need) continue;
-        std::vector<std::pair<const PlacedRunInfo*, int32_t>> cands_here;
-        for (const auto& [id, blocks] : Holders(*in)) {
-          if (const PlacedRunInfo* p = Evictable(id, *in, run)) cands_here.push_back({p, blocks});
-        }
-        if (cands_here.size() > 16) continue;  // not generated by the tests
-        std::optional<Cost> best_here;
-        std::vector<const PlacedRunInfo*> chosen;
-        for (uint32_t mask = 1; mask < (1u << cands_here.size()); ++mask) {
-          int32_t freed = 0;
-          std::vector<const PlacedRunInfo*> set;
-          for (size_t j = 0; j < cands_here.size(); ++j) {
-            if (mask & (1u << j)) {
-              freed += cands_here[j].second;
-              set.push_back(cands_here[j].first);
-            }
-          }
-          if (in->free() + freed < *need) continue;
-          const Cost c = CostOf(set);
-          if (!best_here || c < *best_here) {
-            best_here = c;
-            chosen = set;
-          }
-        }
-        if (best_here) consider(in->fleet, {in->spec->name}, chosen);
-      }
-      return best;
-    }
-    // Multi-node: per (cluster fleet, domain), the `nodes` instances cheapest to clear wholly.
-    std::map<std::pair<int, std::string>, std::vector<std::pair<Cost, Inst*>>> domains;
-    std::map<Inst*, std::vector<const PlacedRunInfo*>> clear;
-    for (Inst* in : eligible) {
-      if (!Cluster(in->fleet) || !in->domain || !in->layout.BlocksFor(run.resources)) continue;
-      std::vector<const PlacedRunInfo*> victims;
-      bool ok = true;
-      for (const auto& [id, blocks] : Holders(*in)) {
-        const PlacedRunInfo* p = Evictable(id, *in, run);
-        if (p == nullptr) {
-          ok = false;
-          break;
-        }
-        victims.push_back(p);
-      }
-      if (!ok) continue;
-      domains[{in->fleet, *in->domain}].push_back({CostOf(victims), in});
-      clear[in] = victims;
-    }
-    for (auto& [where, group] : domains) {
-      if (group.size() < static_cast<size_t>(run.nodes)) continue;
-      std::sort(group.begin(), group.end(), [](const auto& a, const auto& b) {
-        if (a.first != b.first) return a.first < b.first;
-        return a.second->spec->name < b.second->spec->name;
-      });
-      std::vector<std::string> names;
-      std::vector<const PlacedRunInfo*> victims;
-      std::set<std::string> seen;
-      for (int n = 0; n < run.nodes; ++n) {
-        names.push_back(group[n].second->spec->name);
-        for (const PlacedRunInfo* v : clear[group[n].second]) {
-          if (seen.insert(v->id).second) victims.push_back(v);
-        }
-      }
-      std::sort(names.begin(), names.end());
-      consider(where.first, std::move(names), std::move(victims));
-    }
-    return best;
+    return VictimSearch{fleets, placed, excluded, teams, now, reclaiming}.Plan(run, eligible);
   }
 
   // Whether a run waiting for capacity preempts: a plan (recorded, its instances kept for it).
@@ -742,107 +461,26 @@ struct Ref {
     reason.nodes = run.nodes;
     reason.request = run.resources;
     reason.max_duration = run.max_duration;
-    if (auto code = Structure(run, cands)) {
-      reason.code = *code;
-      out.waiting.push_back(WaitingRun{run.id, reason});
-      return false;
-    }
-    // The request (per node x nodes, and `nodes` Pods) must fit the namespace's quota for some
-    // candidate fleet's GPU resource.
-    NamespaceQuota* quota = QuotaOf(run.id);
-    if (quota != nullptr) {
-      const int64_t n = run.nodes;
-      auto times = [n](int64_t v) {
-        v = std::max<int64_t>(v, 0);
-        return v > kNever / n ? kNever : v * n;
-      };
-      const QuotaUse use{{times(run.resources.cpu_millis), times(run.resources.memory_bytes), times(run.resources.gpus)}, n};
-      if (std::none_of(cands.begin(), cands.end(),
-                       [&](int f) { return !CheckQuota(quota, use, fleets[f]->gpu_resource); })) {
-        reason.code = WaitCode::kQuotaExceeded;
-        out.waiting.push_back(WaitingRun{run.id, reason});
-        return false;
-      }
-    }
+    if (auto code = Structure(run, cands)) return Waits(run, *code, reason);
+    if (QuotaRefuses(run, cands)) return Waits(run, WaitCode::kQuotaExceeded, reason);
     const int64_t d = run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
-    const int64_t end = run.max_duration ? Add(now, d) : kNever;
-    const int64_t min_expiry = run.max_duration ? end : now + 1;
-    const bool backfill = reservation && reservation_start != kNever && run.max_duration &&
-                          end <= reservation_start;
-    auto placed_here = [&] {  // a nominee's kept instances are open to the runs behind it
-      for (Inst& in : insts) {
-        if (in.held_for == run.id) in.held_for.clear();
-      }
-    };
-    auto share_wait = [&](int verdict) {  // room the team's share did not allow
-      if (verdict == 1) return true;
-      reason.code = WaitCode::kTeamShare;
-      out.waiting.push_back(WaitingRun{run.id, reason});
-      return false;
-    };
-    if (run.nodes <= 1) {
-      bool quota_skipped = false;
-      int share_skipped = 0;
-      if (PlaceSingle(run, cands, min_expiry, backfill, end, quota_skipped, share_skipped)) {
-        placed_here();
-        return false;
-      }
-      if (!quota_skipped && share_skipped) return share_wait(share_skipped);
-      reason.code = quota_skipped ? WaitCode::kQuotaExceeded : WaitCode::kNotEnoughFreeBlocks;
-      if (quota_skipped) {
-        out.waiting.push_back(WaitingRun{run.id, reason});
-        return false;
-      }
-    } else {
-      int fleet = -1;
-      auto chosen = FindMulti(run, cands, min_expiry, backfill, fleet);
-      int share_skipped = 0;
-      for (std::vector<int> left = cands; teams.active && !chosen.empty();) {
-        Resources use;
-        for (Inst* in : chosen) {
-          const Resources r = in->layout.ResourcesFor(in->total());
-          use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
-        }
-        const int v = teams.Check(teams.TeamOf(run.id), fleets[fleet]->name, use, allow_borrow);
-        if (v == 0) break;
-        if (!share_skipped) share_skipped = v;
-        left.erase(std::find(left.begin(), left.end(), fleet));
-        chosen = FindMulti(run, left, min_expiry, backfill, fleet);
-      }
-      if (!chosen.empty()) {
-        QuotaUse use;
-        for (Inst* in : chosen) {
-          const Resources r = in->layout.ResourcesFor(in->total());
-          use.resources.cpu_millis += r.cpu_millis;
-          use.resources.memory_bytes += r.memory_bytes;
-          use.resources.gpus += r.gpus;
-          ++use.pods;
-        }
-        if (CheckQuota(quota, use, fleets[fleet]->gpu_resource)) {
-          reason.code = WaitCode::kQuotaExceeded;
-          out.waiting.push_back(WaitingRun{run.id, reason});
-          return false;
-        }
-        if (quota != nullptr) ChargeQuota(*quota, use, fleets[fleet]->gpu_resource);
-        PlaceMulti(run, fleet, std::move(chosen), end);
-        placed_here();
-        return false;
-      }
-      if (share_skipped) return share_wait(share_skipped);
-      reason.code = WaitCode::kNotEnoughIdleInstances;
-    }
+    Timing timing;
+    timing.end = run.max_duration ? Add(now, d) : kNever;
+    timing.min_expiry = run.max_duration ? timing.end : now + 1;
+    timing.backfill = reservation && reservation_start != kNever && run.max_duration && timing.end <= reservation_start;
+    const std::optional<bool> done =
+        run.nodes <= 1 ? ConsiderSingle(run, cands, timing, reason) : ConsiderMulti(run, cands, timing, reason);
+    if (done) return *done;
     // Waiting for capacity: a nominee whose victims are stopping waits for them; others may
     // preempt. Neither holds the reservation.
     auto nomination = nominations.find(run.id);
     if (nomination != nominations.end() && nomination->second->victims_stopping) {
-      reason.code = WaitCode::kPreempting;
       reason.victims = nomination->second->victims;
       std::sort(reason.victims.begin(), reason.victims.end());
       reason.instances = nomination->second->instances;
       std::sort(reason.instances.begin(), reason.instances.end());
       reason.victims_stopping = true;
-      out.waiting.push_back(WaitingRun{run.id, reason});
-      return false;
+      return Waits(run, WaitCode::kPreempting, reason);
     }
     if ((reclaim && Reclaim(run, cands, reason)) || (preemption && Preempt(run, cands, reason))) {
       out.waiting.push_back(WaitingRun{run.id, reason});
@@ -852,14 +490,106 @@ struct Ref {
     if (!reservation) TryReserve(run, cands);
     return false;
   }
+
+  // When a run may start and end, and whether it may use reserved instances.
+  struct Timing {
+    int64_t end = kNever;
+    int64_t min_expiry = 0;
+    bool backfill = false;
+  };
+
+  bool Waits(const PendingRun& run, WaitCode code, WaitReason& reason) {
+    reason.code = code;
+    out.waiting.push_back(WaitingRun{run.id, reason});
+    return false;
+  }
+
+  // The request (per node x nodes, and `nodes` Pods) must fit the namespace's quota for some
+  // candidate fleet's GPU resource.
+  bool QuotaRefuses(const PendingRun& run, const std::vector<int>& cands) {
+    NamespaceQuota* quota = QuotaOf(run.id);
+    if (quota == nullptr) return false;
+    const int64_t n = run.nodes;
+    auto times = [n](int64_t v) {
+      v = std::max<int64_t>(v, 0);
+      return v > kNever / n ? kNever : v * n;
+    };
+    const QuotaUse use{{times(run.resources.cpu_millis), times(run.resources.memory_bytes), times(run.resources.gpus)}, n};
+    return std::none_of(cands.begin(), cands.end(),
+                        [&](int f) { return !CheckQuota(quota, use, fleets[f]->gpu_resource); });
+  }
+
+  // A nominee's kept instances are open to the runs behind it once it is placed.
+  void PlacedHere(const PendingRun& run) {
+    for (Inst& in : insts) {
+      if (in.held_for == run.id) in.held_for.clear();
+    }
+  }
+
+  // Room the team's share did not allow: deferred (verdict 1) or it waits kTeamShare.
+  bool ShareWait(const PendingRun& run, int verdict, WaitReason& reason) {
+    if (verdict == 1) return true;
+    return Waits(run, WaitCode::kTeamShare, reason);
+  }
+
+  // What Consider returns, or nullopt when the run waits for capacity (the reason's code set).
+  std::optional<bool> ConsiderSingle(const PendingRun& run, const std::vector<int>& cands, const Timing& t,
+                                     WaitReason& reason) {
+    bool quota_skipped = false;
+    int share_skipped = 0;
+    if (PlaceSingle(run, cands, t.min_expiry, t.backfill, t.end, quota_skipped, share_skipped)) {
+      PlacedHere(run);
+      return false;
+    }
+    if (!quota_skipped && share_skipped) return ShareWait(run, share_skipped, reason);
+    if (quota_skipped) return Waits(run, WaitCode::kQuotaExceeded, reason);
+    reason.code = WaitCode::kNotEnoughFreeBlocks;
+    return std::nullopt;
+  }
+
+  std::optional<bool> ConsiderMulti(const PendingRun& run, const std::vector<int>& cands, const Timing& t,
+                                    WaitReason& reason) {
+    int fleet = -1;
+    auto chosen = FindMulti(run, cands, t.min_expiry, t.backfill, fleet);
+    int share_skipped = 0;
+    for (std::vector<int> left = cands; teams.active && !chosen.empty();) {
+      Resources use;
+      for (Inst* in : chosen) {
+        const Resources r = in->layout.ResourcesFor(in->total());
+        use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
+      }
+      const int v = teams.Check(teams.TeamOf(run.id), fleets[fleet]->name, use, allow_borrow);
+      if (v == 0) break;
+      if (!share_skipped) share_skipped = v;
+      left.erase(std::find(left.begin(), left.end(), fleet));
+      chosen = FindMulti(run, left, t.min_expiry, t.backfill, fleet);
+    }
+    if (!chosen.empty()) {
+      QuotaUse use;
+      for (Inst* in : chosen) {
+        const Resources r = in->layout.ResourcesFor(in->total());
+        use.resources.cpu_millis += r.cpu_millis;
+        use.resources.memory_bytes += r.memory_bytes;
+        use.resources.gpus += r.gpus;
+        ++use.pods;
+      }
+      NamespaceQuota* quota = QuotaOf(run.id);
+      if (CheckQuota(quota, use, fleets[fleet]->gpu_resource)) return Waits(run, WaitCode::kQuotaExceeded, reason);
+      if (quota != nullptr) ChargeQuota(*quota, use, fleets[fleet]->gpu_resource);
+      PlaceMulti(run, fleet, std::move(chosen), t.end);
+      PlacedHere(run);
+      return false;
+    }
+    if (share_skipped) return ShareWait(run, share_skipped, reason);
+    reason.code = WaitCode::kNotEnoughIdleInstances;
+    return std::nullopt;
+  }
 };
 
-}  // namespace
-
-CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
-                              const std::vector<PendingRun>& pending, Duration aging_interval,
-                              TimePoint now) {
-  std::vector<PendingRun> runs = pending;
+// Runs by effective priority (aged), then submission, then id; priorities and nodes clamped as
+// the queue does. `runs` holds the clamped copies the entries point to.
+std::vector<std::pair<int32_t, const PendingRun*>> QueueOrder(std::vector<PendingRun>& runs,
+                                                               Duration aging_interval, TimePoint now) {
   std::vector<std::pair<int32_t, const PendingRun*>> order;
   for (PendingRun& r : runs) {
     r.priority = std::clamp(r.priority, kMinPriority, kMaxPriority);
@@ -878,20 +608,13 @@ CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
     }
     return a.second->id < b.second->id;
   });
-  std::set<std::string> queued;
-  for (const PendingRun& r : runs) queued.insert(r.id);
-  Ref ref(snapshot, now, queued);
-  if (!ref.teams.active) {
-    for (const auto& [effective, run] : order) {
-      const size_t waiting = ref.out.waiting.size();
-      ref.Consider(*run);
-      if (ref.out.waiting.size() > waiting) ref.out.waiting.back().effective_priority = effective;
-    }
-    return std::move(ref.out);
-  }
-  // Teams: per effective priority, the runs that need not borrow in queue order, then those that
-  // would borrow by their teams' fair-share order (then queue order); waiting runs reported in
-  // queue order.
+  return order;
+}
+
+// Teams: per effective priority, the runs that need not borrow in queue order, then those that
+// would borrow by their teams' fair-share order (then queue order); waiting runs reported in
+// queue order.
+void ConsiderWithTeams(Ref& ref, const std::vector<std::pair<int32_t, const PendingRun*>>& order) {
   std::map<std::string, size_t> position;
   for (size_t k = 0; k < order.size(); ++k) position[order[k].second->id] = k;
   std::vector<WaitingRun> waiting;
@@ -918,6 +641,27 @@ CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
     begin = stop;
   }
   ref.out.waiting = std::move(waiting);
+}
+
+}  // namespace
+
+CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
+                              const std::vector<PendingRun>& pending, Duration aging_interval,
+                              TimePoint now) {
+  std::vector<PendingRun> runs = pending;
+  const std::vector<std::pair<int32_t, const PendingRun*>> order = QueueOrder(runs, aging_interval, now);
+  std::set<std::string> queued;
+  for (const PendingRun& r : runs) queued.insert(r.id);
+  Ref ref(snapshot, now, queued);
+  if (ref.teams.active) {
+    ConsiderWithTeams(ref, order);
+    return std::move(ref.out);
+  }
+  for (const auto& [effective, run] : order) {
+    const size_t waiting = ref.out.waiting.size();
+    ref.Consider(*run);
+    if (ref.out.waiting.size() > waiting) ref.out.waiting.back().effective_priority = effective;
+  }
   return std::move(ref.out);
 }
 

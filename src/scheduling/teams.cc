@@ -41,9 +41,19 @@ TeamBook::Amounts TeamBook::AmountsOf(const Resources& r) {
 TeamBook::TeamBook(const ClusterSnapshot& snapshot) {
   if (snapshot.teams.empty()) return;
   active_ = true;
+  const std::vector<const TeamSpec*> specs = AddTeams(snapshot.teams);
+  // Fleets named by some share.
+  FleetSpecs fleet_specs;
+  for (const FleetSpec& f : snapshot.fleets) fleet_specs.emplace(f.name, &f);
+  AddShares(specs, fleet_specs);
+  if (fleets_.empty()) return;
+  AddCapacityAndUse(snapshot, fleet_specs);
+}
+
+std::vector<const TeamSpec*> TeamBook::AddTeams(const std::vector<TeamSpec>& teams) {
   // Teams by name (the first of a name wins), the implicit team last.
   std::vector<const TeamSpec*> specs;
-  for (const TeamSpec& t : snapshot.teams) specs.push_back(&t);
+  for (const TeamSpec& t : teams) specs.push_back(&t);
   std::stable_sort(specs.begin(), specs.end(), [](const TeamSpec* a, const TeamSpec* b) { return a->name < b->name; });
   specs.erase(std::unique(specs.begin(), specs.end(), [](const TeamSpec* a, const TeamSpec* b) { return a->name == b->name; }),
               specs.end());
@@ -72,10 +82,10 @@ TeamBook::TeamBook(const ClusterSnapshot& snapshot) {
   for (size_t x = 0; x < specs.size(); ++x) {
     for (const std::string& ns : specs[x]->namespaces) by_namespace_.emplace(ns, static_cast<int32_t>(x));
   }
+  return specs;
+}
 
-  // Fleets named by some share.
-  std::map<std::string_view, const FleetSpec*> fleet_specs;
-  for (const FleetSpec& f : snapshot.fleets) fleet_specs.emplace(f.name, &f);
+void TeamBook::AddShares(const std::vector<const TeamSpec*>& specs, const FleetSpecs& fleet_specs) {
   for (size_t x = 0; x < specs.size(); ++x) {
     std::set<std::string_view> seen;  // the first share of a fleet wins
     for (const TeamShare& s : specs[x]->shares) {
@@ -98,8 +108,9 @@ TeamBook::TeamBook(const ClusterSnapshot& snapshot) {
       }
     }
   }
-  if (fleets_.empty()) return;
+}
 
+void TeamBook::AddCapacityAndUse(const ClusterSnapshot& snapshot, const FleetSpecs& fleet_specs) {
   // Capacity: the blocks of the valid instances; use: the blocks running runs hold.
   std::map<std::string_view, std::pair<const InstanceSpec*, BlockLayout>> instances;
   for (const InstanceSpec& in : snapshot.instances) {

@@ -118,7 +118,13 @@ class TeamBook {
     std::vector<Share> shares;  // by team
     std::vector<Amounts> used;  // by team
   };
+  using FleetSpecs = std::map<std::string_view, const FleetSpec*>;
   static Amounts AmountsOf(const Resources& r);
+  // The constructor's steps: the teams (returns their specs, by index), the shares of the given
+  // fleets, then those fleets' capacity and the use of the running runs.
+  std::vector<const TeamSpec*> AddTeams(const std::vector<TeamSpec>& teams);
+  void AddShares(const std::vector<const TeamSpec*>& specs, const FleetSpecs& fleet_specs);
+  void AddCapacityAndUse(const ClusterSnapshot& snapshot, const FleetSpecs& fleet_specs);
   const FleetBook* Find(std::string_view fleet) const;
   std::vector<const Team*> Path(int32_t team) const;
 

@@ -412,7 +412,7 @@ class Cli : public EngineTest {
       k8s::DeleteOptions o;
       o.grace_period_seconds = 0;
       o.precondition_uid = json::GetString(json::Find(pod, {"metadata", "uid"}));
-      client()->Delete(k8s::resources::kPods.Path(ns_, name), o);
+      (void)client()->Delete(k8s::resources::kPods.Path(ns_, name), o);
     }
     return PodsOf(run).empty();
   }

@@ -153,7 +153,7 @@ TEST_F(ClientTest, BindsPodsThroughBindingSubresource) {
   // Binding again is refused with 409: the caller can tell "already bound".
   s = client()->Bind(ns_, "w", node);
   EXPECT_EQ(s.code(), 409) << s.ToString();
-  client()->Delete(kNodes.Path("", node));
+  (void)client()->Delete(kNodes.Path("", node));
 }
 
 TEST_F(ClientTest, WatchDeliversChangesAndReports410ForCompactedVersions) {
@@ -166,7 +166,7 @@ TEST_F(ClientTest, WatchDeliversChangesAndReports410ForCompactedVersions) {
     k8s::WatchOptions wo;
     wo.resource_version = list->resource_version;
     wo.timeout_seconds = 30;
-    client()->Watch(kRuns.Path(ns_), wo, [&](const k8s::WatchEvent& ev) {
+    (void)client()->Watch(kRuns.Path(ns_), wo, [&](const k8s::WatchEvent& ev) {
       std::lock_guard<std::mutex> lock(mu);
       seen.push_back(ev.type + " " + json::GetString(json::Find(*ev.object, {"metadata", "name"})));
       return true;

@@ -25,7 +25,7 @@ void EngineTest::SetUp() {
             k8s::DeleteOptions o;
             o.grace_period_seconds = 0;
             o.precondition_uid = json::GetString(json::Find(item, {"metadata", "uid"}));
-            client()->Delete(kPods.Path(ns_, json::GetString(json::Find(item, {"metadata", "name"}))), o);
+            (void)client()->Delete(kPods.Path(ns_, json::GetString(json::Find(item, {"metadata", "name"}))), o);
           }
         }
         for (int i = 0; i < 4 && !finisher_stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -48,7 +48,7 @@ void EngineTest::TearDown() {
     if (l.ok()) {
       for (auto& item : l->items) {
         std::string name = json::GetString(json::Find(item, {"metadata", "name"}));
-        client()->MergePatch(kRuns.Path(ns_, name), R"({"metadata":{"finalizers":null}})");
+        (void)client()->MergePatch(kRuns.Path(ns_, name), R"({"metadata":{"finalizers":null}})");
       }
     }
   }
@@ -57,8 +57,8 @@ void EngineTest::TearDown() {
   }
   controller_->Stop();
   cp().Kubectl({"-n", ns_, "delete", "pods", "--all", "--grace-period=0", "--force", "--wait=false"});
-  for (const auto& f : created_fleets_) client()->Delete(kFleets.Path("", f));
-  for (const auto& n : created_nodes_) client()->Delete(kNodes.Path("", n));
+  for (const auto& f : created_fleets_) (void)client()->Delete(kFleets.Path("", f));
+  for (const auto& n : created_nodes_) (void)client()->Delete(kNodes.Path("", n));
   IntegrationTest::TearDown();
 }
 
@@ -80,7 +80,7 @@ std::vector<std::string> EngineTest::Nodes(const std::string& pool, int count, c
                        R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})";
     auto r = client()->Create(kNodes.Path(), body);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    client()->JsonPatch(kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
+    (void)client()->JsonPatch(kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
     created_nodes_.push_back(name);
     names.push_back(name);
   }

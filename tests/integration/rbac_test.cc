@@ -124,13 +124,13 @@ class Rbac : public IntegrationTest {
     auto l = client()->List(kRuns.Path(ns_));
     if (l.ok()) {
       for (auto& item : l->items) {
-        client()->MergePatch(kRuns.Path(ns_, json::GetString(json::Find(item, {"metadata", "name"}))),
-                             R"({"metadata":{"finalizers":null}})");
+        (void)client()->MergePatch(kRuns.Path(ns_, json::GetString(json::Find(item, {"metadata", "name"}))),
+                                   R"({"metadata":{"finalizers":null}})");
       }
     }
     cp().Kubectl({"-n", ns_, "delete", "pods", "--all", "--grace-period=0", "--force", "--wait=false"});
-    if (!fleet_.empty()) client()->Delete(kFleets.Path("", fleet_));
-    for (const auto& n : nodes_) client()->Delete(kNodes.Path("", n));
+    if (!fleet_.empty()) (void)client()->Delete(kFleets.Path("", fleet_));
+    for (const auto& n : nodes_) (void)client()->Delete(kNodes.Path("", n));
     if (applied_) {
       cp().Kubectl({"delete", "clusterrolebinding", full_ + "." + ns_, "--wait=false"});
       cp().Kubectl({"delete", "clusterrole", full_ + "." + ns_, "--wait=false"});
@@ -173,7 +173,7 @@ class Rbac : public IntegrationTest {
                          R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})";
       auto r = client()->Create(kNodes.Path(), body);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
-      client()->JsonPatch(kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
+      (void)client()->JsonPatch(kNodes.Path("", name), R"([{"op":"remove","path":"/spec/taints"}])");
       nodes_.push_back(name);
     }
     fleet_ = "rbac-" + ns_;

@@ -207,7 +207,7 @@ TEST_P(SchemaRejects, WithTheFieldAndTheRule) {
   const std::string path = run ? kRuns.Path(ns_) : kFleets.Path();
   auto created = client()->Create(path, body);
   if (created.ok()) {
-    client()->Delete(run ? kRuns.Path(ns_, name) : kFleets.Path("", name));
+    (void)client()->Delete(run ? kRuns.Path(ns_, name) : kFleets.Path("", name));
     FAIL() << c.name << ": the API server accepted " << body;
   }
   const k8s::Status& s = created.status();

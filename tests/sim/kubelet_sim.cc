@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
       k8s::DeleteOptions o;
       o.grace_period_seconds = 0;
       o.precondition_uid = pod->meta.uid;
-      client->Delete(k8s::resources::kPods.Path(pod->meta.ns, pod->meta.name), o);
+      (void)client->Delete(k8s::resources::kPods.Path(pod->meta.ns, pod->meta.name), o);
     }
     for (size_t i = 0; i < jobs.size(); ++i) {
       if (!done[i]) continue;

@@ -204,7 +204,8 @@ class EngineInProcess : public ::testing::Test {
       k8s::DeleteOptions o;
       o.grace_period_seconds = 0;
       o.precondition_uid = json::GetString(json::Find(p, {"metadata", "uid"}));
-      user_->Delete(kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
+      // Best effort, as a kubelet's: the Pod may be gone already or replaced (uid precondition).
+      (void)user_->Delete(kPods.Path(kNs, json::GetString(json::Find(p, {"metadata", "name"}))), o);
     }
   }
 
@@ -373,7 +374,8 @@ TEST_F(EngineInProcess, APodIsMadeFromAWholeTemplateTheCacheDoesNotKeep) {
                                           R"("image":"busybox:1.35","env":[{"name":"PAYLOAD","value":")" + payload + R"("}]}]}}}})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(Eventually([&] { return Pods("big").size() == 1; })) << Phase("big");
-  const json::Value* env = json::Find(Pods("big").begin()->second, {"spec", "containers"});
+  const auto pods = Pods("big");  // the documents the pointers below point into
+  const json::Value* env = json::Find(pods.begin()->second, {"spec", "containers"});
   ASSERT_TRUE(env != nullptr && env->IsArray() && env->Size() == 1);
   env = json::Find((*env)[0], {"env"});
   ASSERT_TRUE(env != nullptr && env->IsArray() && env->Size() > 0);

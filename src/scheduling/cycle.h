@@ -1,0 +1,363 @@
+#pragma once
+// The working state of one scheduling cycle (scheduler.h) and the class that runs it. Internal to
+// src/scheduling: only scheduler.cc and the cycle_*.cc files include it. Its methods live in files
+// by concern:
+//   cycle.cc              building the working state from the snapshot
+//   cycle_consider.cc     one run: structure check, quota, single- or multi-node placement, wait
+//   cycle_placement.cc    best-fit single-node placement, multi-node search, placements (Take)
+//   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
+//   cycle_reservation.cc  the EASY-backfill reservation
+//   cycle_preemption.cc   nominations, kept instances, preemption plans
+//   cycle_teams.cc        teams: share waits, reclaim, the fair-share order of borrowers
+
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "scheduling/block_layout.h"
+#include "scheduling/capacity_index.h"
+#include "scheduling/cycle_result.h"
+#include "scheduling/preemption.h"
+#include "scheduling/quota.h"
+#include "scheduling/run_queue.h"
+#include "scheduling/snapshot.h"
+#include "scheduling/teams.h"
+#include "scheduling/types.h"
+
+namespace berth::scheduling::internal {
+
+inline constexpr int64_t kUnknownTime = std::numeric_limits<int64_t>::max();
+inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
+
+inline int64_t Ms(TimePoint t) { return t.time_since_epoch().count(); }
+
+inline int64_t SaturatingAdd(int64_t a, int64_t b) {
+  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return a + b;
+}
+
+// Instances of one fleet with the same block layout: a run needs the same number of blocks on
+// each of them.
+struct Pool {
+  BlockLayout layout;
+  int32_t valid_instances = 0;
+};
+
+struct Fleet {
+  const FleetSpec* spec = nullptr;
+  bool cluster = false;
+  bool topology = false;
+  int64_t max_runs = kUnlimited;
+  std::vector<int32_t> pools;
+  std::vector<int32_t> instances;  // by name
+  int32_t domain_begin = 0;        // [domain_begin, domain_end): its domains, by value
+  int32_t domain_end = 0;
+  // Instance counts. `valid` never changes within a cycle; the others follow placements.
+  int32_t valid = 0;
+  int32_t invalid = 0;
+  int32_t not_ready = 0;
+  int32_t expired = 0;
+  int32_t retired = 0;
+  int32_t available = 0;  // can take new runs
+  int32_t busy = 0;       // available with at least one busy block
+};
+
+// A topology domain of a cluster fleet (the whole fleet when it has no topologyKey).
+struct Domain {
+  int32_t fleet = 0;
+  std::vector<std::pair<int32_t, int32_t>> pool_counts;  // (pool, valid instances)
+};
+
+enum class Availability : uint8_t { kAvailable, kInvalid, kNotReady, kExpired, kRetired };
+
+struct Instance {
+  const InstanceSpec* spec = nullptr;
+  int32_t fleet = -1;
+  int32_t pool = -1;
+  int32_t domain = -1;  // -1: takes no multi-node run
+  int32_t total = 0;
+  int32_t free = 0;
+  int64_t busy = 0;  // sum of blocks held, before clamping to `total`
+  int64_t expiry = kNoExpiry;
+  int64_t runs_started = 0;
+  Availability availability = Availability::kAvailable;
+  bool reserved = false;
+  int32_t held_for = -1;  // index into Cycle::holders_: kept for that preempting run
+};
+
+// A run that instances are kept for: a nominee (its nomination from an earlier cycle) or a run
+// that got a preemption plan in this cycle.
+struct Holder {
+  std::string_view run_id;
+  const Nomination* nomination = nullptr;  // nullptr: a plan of this cycle
+  std::vector<int32_t> instances;
+};
+
+// What Consider left to do: nothing, or possibly the reservation; kDeferred: it would borrow
+// from other teams, which it may only after its band of effective priority (teams.h).
+enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve, kDeferred };
+
+// A candidate instance for a single-node run (Cycle::PlaceSingle).
+struct SingleFit {
+  CapacityIndex::Fit fit;
+  int32_t need = 0;       // blocks the run takes there
+  int32_t left = 0;       // free blocks left after it
+  bool whole = false;     // the instance is wholly free
+  bool reserved = false;  // from the reserved index (a backfill run)
+  bool waste = false;     // takes GPUs the run did not ask for
+  // Whether this candidate is preferred to `other`: the single-node order of scheduler.h.
+  bool Beats(const SingleFit& other, const LifetimeRule& rule) const;
+};
+
+// Blocks held on an instance until `end` (kUnknownTime when unknown).
+struct BusyEntry {
+  int32_t instance = 0;
+  int64_t end = kUnknownTime;
+  int32_t blocks = 0;
+};
+
+// One cycle's working state. Instances and fleets live in name order, so comparing indices is
+// comparing names.
+class Cycle {
+ public:
+  Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
+  // Keeps the instances of the nominations whose nominee is queued for it.
+  void ApplyNominations(const RunQueue& queue);
+  void Consider(const PendingRun& run);
+  bool reuse_equal_shapes = true;
+
+  // Teams (issue 31): whether any Team exists; then runs are considered with Consider(run,
+  // allow_borrow), which returns true when the run was deferred (it would borrow, and borrowing
+  // was not allowed yet: it is considered again after its band, in fair-share order).
+  bool teams_active() const { return teams_.active(); }
+  bool Consider(const PendingRun& run, bool allow_borrow);
+  const TeamBook& teams() const { return teams_; }
+  // The run waits while a borrower of team `ahead`, earlier in the fair-share order, was placed.
+  void NoteBehind(WaitReason& reason, int32_t team, int32_t ahead) const;
+
+ private:
+  Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
+  // The run waits for `reason` (moved into out_.waiting).
+  Outcome Wait(const PendingRun& run, WaitReason& reason);
+  // Placement of a run that passed the structure and quota checks; nullopt when it waits for
+  // capacity (`reason` says why, not yet pushed).
+  std::optional<Outcome> ConsiderSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end,
+                                        WaitReason& reason);
+  std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
+                                       bool backfill, int64_t end, WaitReason& reason);
+  // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
+  Outcome WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason);
+  // A nominee whose victims are still stopping waits for them.
+  void WaitForVictims(const Nomination& nomination, WaitReason& reason) const;
+  // FindMulti into chosen_, skipping fleets where the run's team's share does not allow it.
+  bool FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet);
+  // Preemption (issue 17): a plan for a run that waits for capacity, or false.
+  bool TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason);
+  // Reclaim (issue 31): a plan that stops other teams' borrowing runs for a run within its
+  // team's unused nominal share, or false.
+  bool TryReclaim(const PendingRun& run, WaitReason& reason);
+  // Keeps a plan's instances for the run and records the decision; false when the run's
+  // namespace quota would refuse it there.
+  bool Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason);
+  // What a placement of the current run takes on one instance of pool p (whole instances for a
+  // multi-node run), per instance.
+  Resources UseOf(const PendingRun& run, int32_t pool) const;
+  // When the team's share skipped room the run had: kDeferred (it would borrow) or it waits
+  // kTeamShare (the reason is pushed); nullopt when the share skipped nothing.
+  std::optional<Outcome> ShareWait(const PendingRun& run, WaitReason& reason);
+  void SyncWork();
+  void WorkReady(int32_t i);
+  void Hold(int32_t i, int32_t holder);
+  void Release(int32_t i);
+  bool FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet,
+                std::string_view& preemptor);
+
+  void BuildFleets();
+  void BuildInstances();
+  void BuildDomains();
+  void ApplyRunning();
+  void BuildIndex();
+  void BuildQuotas();
+  // The namespace quota of a run (nullptr: unlimited), and what a placement of it would use.
+  NamespaceQuota* QuotaOf(std::string_view run_id);
+  QuotaUse UseOn(const Instance& in, int32_t blocks) const;
+  QuotaUse WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const;
+  const std::string& GpuResource(int32_t fleet) const { return fleets_[fleet].spec->gpu_resource; }
+  // Whether the namespace has room for the smallest use the run could have (its request on each
+  // node); fills `reason` when it has not.
+  bool QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const;
+  static void SetQuotaReason(const QuotaShortfall& s, WaitReason& reason);
+
+  int32_t FindFleet(std::string_view name) const;
+  int32_t FindInstance(std::string_view name) const;
+
+  void ResolveCandidates(const PendingRun& run);
+  // Whether the run could ever fit its candidate fleets (else an Unschedulable code); fills need_.
+  bool CheckStructure(const PendingRun& run, WaitReason& reason);
+  static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
+  bool CheckSingleStructure(WaitReason& reason) const;
+  bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
+  // Valid instances of a domain that can hold the current run.
+  int64_t FittingInstances(int32_t domain) const;
+
+  // Single-node best fit over the eligible instances of the candidate fleets (scheduler.h).
+  bool PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end);
+  // Offers the best fit of pool p in `index` to `best`.
+  void OfferSingle(const PendingRun& run, const LifetimeRule& rule, NamespaceQuota* quota, const CapacityIndex& index,
+                   bool reserved, int32_t f, int32_t p, SingleFit& best);
+  // Whether the run's quota and team share allow `need` blocks of pool p in fleet f; records the
+  // first room skipped (quota_skip_, share_skip_).
+  bool RoomAllowed(NamespaceQuota* quota, int32_t f, int32_t p, int32_t need);
+  void PlaceSingleOn(const PendingRun& run, const SingleFit& best, NamespaceQuota* quota, int64_t end);
+  bool FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_reserved,
+                 std::vector<CapacityIndex::Key>& chosen, int32_t& fleet);
+  bool CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
+                       std::vector<CapacityIndex::Key>& out);
+  void PlaceMulti(const PendingRun& run, int32_t fleet, std::vector<CapacityIndex::Key>& chosen,
+                  int64_t end);
+  void DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                      WaitReason& reason);
+  void DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                     WaitReason& reason);
+  // DiagnoseSingle's steps: each sets the reason and returns true when it applies.
+  bool FitsReserved(const LifetimeRule& rule, WaitReason& reason) const;
+  bool FitsKept(const LifetimeRule& rule, WaitReason& reason) const;
+  bool LifetimeTooShort(WaitReason& reason) const;
+  void SetNotEnoughFreeBlocks(WaitReason& reason) const;
+  void CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const;
+
+  // The reservation for a run that waits for capacity (scheduler.h), when some instances will
+  // ever free up for it.
+  void TryReserve(const PendingRun& run);
+  // The instance or instances that free soonest for the run: start, fleet and instances.
+  bool ChooseSingleReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
+                               std::vector<int32_t>& chosen) const;
+  bool ChooseMultiReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
+                              std::vector<int32_t>& chosen) const;
+  // In a domain's instances sorted by when they wholly free, the first start (before `before`
+  // when bounded) at which `run.nodes` of them are free and outlive the run, in `eligible`.
+  bool EarliestGroupStart(const PendingRun& run, const std::vector<std::pair<int64_t, int32_t>>& group,
+                          bool bounded, int64_t before, std::vector<int32_t>& eligible, int64_t& start) const;
+  void BuildBusyLists();
+  bool LifetimeAllows(const Instance& in, int64_t start, const PendingRun& run) const;
+  int64_t TimeWithFree(int32_t i, int32_t need) const;
+  int64_t TimeWhollyFree(int32_t i) const;
+  void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
+
+  CapacityIndex& IndexOf(const Instance& in) {
+    return in.held_for >= 0 ? held_ : in.reserved ? reserved_ : open_;
+  }
+  // Whether instance i belongs in an index: available, and when reserved, with a run slot to
+  // spare (a backfill run must not retire an instance the reserved run is waiting for).
+  bool Indexable(const Instance& in) const;
+  void Index(int32_t i);
+  void Unindex(int32_t i);
+  // Gives `blocks` blocks of instance i to a run ending at `end`.
+  void Take(int32_t i, int32_t blocks, int64_t end);
+
+  const ClusterSnapshot& snapshot_;
+  const int64_t now_;
+  CycleResult& out_;
+
+  // Teams (issue 31): the shares, charged with this cycle's placements.
+  TeamBook teams_;
+  bool allow_borrow_ = true;
+  bool reclaim_enabled_ = false;  // teams, a reclaim: Borrowed fleet and possible victims
+  int32_t run_team_ = -1;         // the current run's team
+  bool deferred_ = false;         // the last Consider deferred its run
+  // Set by the placement search when room was skipped because of the team's share.
+  std::optional<ShareCheck> share_skip_;
+  int32_t share_fleet_ = -1;
+
+  std::vector<Fleet> fleets_;
+  std::vector<std::string_view> fleet_names_;
+  std::vector<Pool> pools_;
+  std::vector<Domain> domains_;
+  std::vector<Instance> instances_;
+  std::vector<std::string_view> instance_names_;
+  std::vector<BusyEntry> running_entries_;  // from snapshot.running
+  std::vector<BusyEntry> placed_entries_;   // from this cycle's placements
+
+  // Namespace quotas: their usage grows with this cycle's placements.
+  std::map<std::string, NamespaceQuota, std::less<>> quotas_;
+  // Set by PlaceSingle when an instance with room was skipped because of the run's quota.
+  std::optional<QuotaShortfall> quota_skip_;
+
+  CapacityIndex open_;      // available, unreserved instances with free blocks
+  CapacityIndex reserved_;  // available, reserved instances with free blocks
+  CapacityIndex held_;      // available instances kept for a preempting run
+
+  // Preemption (issue 17).
+  bool preemption_enabled_ = false;  // some fleet is LowerPriority and some run may be a victim
+  int32_t lowest_victim_priority_ = std::numeric_limits<int32_t>::max();
+  std::vector<Holder> holders_;
+  std::map<std::string_view, int32_t, std::less<>> nominees_;  // run id -> holder
+  std::set<std::string, std::less<>> excluded_victims_;        // chosen already: never again
+  uint64_t version_ = 0;  // bumped whenever what PlanPreemption would see changes
+  // The cycle's working state as PlanPreemption sees it, built at its first use and kept
+  // current: this cycle's placements hold blocks, reserved and kept instances are excluded,
+  // victims chosen already are no victims.
+  struct Work {
+    std::unique_ptr<internal::PreemptionIndex> index;
+    size_t synced_placements = 0;
+    // Request shape -> (version, highest base priority that found no plan then). A lower
+    // priority finds no plan either (fewer runs are victims).
+    std::map<std::string, std::pair<uint64_t, int32_t>, std::less<>> failed;
+  } work_;
+
+  bool has_reservation_ = false;
+  int64_t reservation_start_ = kUnknownTime;
+
+  // The last run considered, when it waited and changed nothing (version_ as it was): the next
+  // run of its shape waits for the same reason (see Schedule).
+  struct LastWait {
+    const PendingRun* run = nullptr;
+    size_t waiting = 0;  // its entry in out_.waiting
+    uint64_t version = 0;
+  } last_wait_;
+  static bool SameShape(const PendingRun& a, const PendingRun& b) {
+    return a.nodes == b.nodes && a.resources == b.resources && a.max_duration == b.max_duration &&
+           a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
+  }
+
+  // Built once, when the reservation is computed.
+  std::vector<BusyEntry> busy_;
+  std::vector<int32_t> busy_begin_;  // busy_ of instance i: [busy_begin_[i], busy_begin_[i+1])
+
+  // Scratch, reused across runs.
+  std::vector<int32_t> candidates_;  // candidate fleets of the current run, by index
+  std::vector<int32_t> need_;        // blocks per instance by pool for the current run; -1: no fit
+  std::vector<CapacityIndex::Key> chosen_;
+  std::vector<CapacityIndex::Key> scratch_;
+  std::vector<CapacityIndex::Key> probe_;
+};
+
+inline bool Cycle::Indexable(const Instance& in) const {
+  if (in.availability != Availability::kAvailable) return false;
+  return !in.reserved || in.runs_started + 1 < fleets_[in.fleet].max_runs;
+}
+
+inline void Cycle::Index(int32_t i) {
+  const Instance& in = instances_[i];
+  if (Indexable(in)) IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
+}
+
+inline void Cycle::Unindex(int32_t i) {
+  const Instance& in = instances_[i];
+  if (Indexable(in)) IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
+}
+
+// Teams (issue 31): queue order, except that within one effective priority the runs that would
+// borrow from other teams (or the common pool) are considered after the others, in fair-share
+// order of their teams (then queue order). Waiting runs are reported in queue order.
+void ConsiderWithTeams(Cycle& cycle, const RunQueue& queue, CycleResult& result);
+
+}  // namespace berth::scheduling::internal

@@ -1,0 +1,285 @@
+#include "scheduling/cycle.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace berth::scheduling::internal {
+
+void Cycle::Consider(const PendingRun& run) {
+  // A nominee may use the instances kept for it (and any others); when it does not start they
+  // stay kept for it.
+  int32_t nominee = -1;
+  if (!nominees_.empty()) {
+    auto it = nominees_.find(run.id);
+    if (it != nominees_.end()) nominee = it->second;
+  }
+  const bool reusable = reuse_equal_shapes && nominee < 0 && !preemption_enabled_ && !teams_.active();
+  if (reusable && last_wait_.run != nullptr && last_wait_.version == version_ && SameShape(*last_wait_.run, run)) {
+    WaitReason reason = out_.waiting[last_wait_.waiting].reason;
+    out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+    return;
+  }
+  last_wait_.run = nullptr;
+  const uint64_t version = version_;
+  const size_t waiting = out_.waiting.size();
+  if (nominee >= 0) {
+    for (int32_t i : holders_[nominee].instances) {
+      if (instances_[i].held_for == nominee) Release(i);
+    }
+  }
+  const Outcome outcome = ConsiderRun(run, nominee);
+  if (nominee >= 0 && outcome != Outcome::kPlaced) {
+    for (int32_t i : holders_[nominee].instances) {
+      if (instances_[i].held_for < 0) Hold(i, nominee);
+    }
+  }
+  deferred_ = outcome == Outcome::kDeferred;
+  if (outcome == Outcome::kWaitsMayReserve && !has_reservation_) TryReserve(run);
+  if (reusable && outcome != Outcome::kPlaced && version_ == version && out_.waiting.size() == waiting + 1) {
+    last_wait_ = LastWait{&run, waiting, version_};
+  }
+}
+
+bool Cycle::Consider(const PendingRun& run, bool allow_borrow) {
+  allow_borrow_ = allow_borrow;
+  Consider(run);
+  allow_borrow_ = true;
+  return deferred_;
+}
+
+Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
+  ResolveCandidates(run);
+  share_skip_.reset();
+  run_team_ = teams_.active() ? teams_.TeamOf(run.id) : -1;
+  WaitReason reason;
+  if (run_team_ >= 0) reason.team = teams_.Name(run_team_);
+  reason.nodes = run.nodes;
+  reason.request = run.resources;
+  reason.max_duration = run.max_duration;
+  if (!CheckStructure(run, reason)) return Wait(run, reason);
+  const int64_t duration =
+      run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
+  const int64_t end = run.max_duration ? SaturatingAdd(now_, duration) : kUnknownTime;
+  const LifetimeRule rule{run.max_duration ? end : now_ + 1, !run.max_duration};
+  const bool backfill = has_reservation_ && reservation_start_ != kUnknownTime &&
+                        run.max_duration && end <= reservation_start_;
+
+  // A run that waits for its own namespace's quota is skipped like one that does not fit, and
+  // never holds the reservation: capacity kept for it could not be used by it.
+  NamespaceQuota* quota = QuotaOf(run.id);
+  if (!QuotaAllowsRequest(run, quota, reason)) return Wait(run, reason);
+  const std::optional<Outcome> outcome = run.nodes <= 1
+                                             ? ConsiderSingle(run, rule, backfill, end, reason)
+                                             : ConsiderMulti(run, quota, rule, backfill, end, reason);
+  if (outcome) return *outcome;
+  return WaitForCapacity(run, nominee, reason);
+}
+
+Outcome Cycle::Wait(const PendingRun& run, WaitReason& reason) {
+  out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+  return Outcome::kWaits;
+}
+
+std::optional<Outcome> Cycle::ConsiderSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                                             int64_t end, WaitReason& reason) {
+  if (PlaceSingle(run, rule, backfill, end)) return Outcome::kPlaced;
+  if (quota_skip_) {
+    SetQuotaReason(*quota_skip_, reason);
+    return Wait(run, reason);
+  }
+  if (auto outcome = ShareWait(run, reason)) return outcome;
+  DiagnoseSingle(run, rule, backfill, reason);
+  return std::nullopt;
+}
+
+std::optional<Outcome> Cycle::ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
+                                            bool backfill, int64_t end, WaitReason& reason) {
+  int32_t fleet = -1;
+  if (FindMultiWithinShare(run.nodes, rule, backfill, fleet)) {
+    if (quota != nullptr) {
+      const QuotaUse use = WholeInstancesUse(chosen_);
+      if (auto s = CheckQuota(quota, use, GpuResource(fleet))) {
+        SetQuotaReason(*s, reason);
+        return Wait(run, reason);
+      }
+      ChargeQuota(*quota, use, GpuResource(fleet));
+    }
+    PlaceMulti(run, fleet, chosen_, end);
+    return Outcome::kPlaced;
+  }
+  if (auto outcome = ShareWait(run, reason)) return outcome;
+  DiagnoseMulti(run, rule, backfill, reason);
+  return std::nullopt;
+}
+
+Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason) {
+  // A nominee whose victims are still stopping waits for them (no new plan: never more victims
+  // than needed); another run may preempt. A run that preempts does not hold the reservation.
+  bool preempting = false;
+  if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
+    WaitForVictims(*holders_[nominee].nomination, reason);
+    preempting = true;
+  } else {
+    // A run within its team's unused nominal share takes it back from borrowers first.
+    if (reclaim_enabled_) preempting = TryReclaim(run, reason);
+    if (!preempting && preemption_enabled_) preempting = TryPreempt(run, nominee >= 0, reason);
+  }
+  out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
+  return preempting ? Outcome::kWaits : Outcome::kWaitsMayReserve;
+}
+
+bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
+  if (candidates_.empty()) {
+    SetNoFleetReason(run, reason);
+    return false;
+  }
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) need_[p] = pools_[p].layout.BlocksFor(run.resources).value_or(-1);
+  }
+  return run.nodes <= 1 ? CheckSingleStructure(reason) : CheckMultiStructure(run, reason);
+}
+
+void Cycle::SetNoFleetReason(const PendingRun& run, WaitReason& reason) {
+  if (run.fleets.empty()) {
+    reason.code = WaitCode::kNoFleet;
+    return;
+  }
+  reason.code = WaitCode::kFleetNotFound;
+  std::vector<std::string_view> names(run.fleets.begin(), run.fleets.end());
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (std::string_view n : names) {
+    if (!reason.detail.empty()) reason.detail += ", ";
+    reason.detail += n;
+  }
+  reason.needed = static_cast<int64_t>(names.size());
+}
+
+bool Cycle::CheckSingleStructure(WaitReason& reason) const {
+  int64_t valid = 0;
+  int64_t invalid = 0;
+  for (int32_t f : candidates_) {
+    valid += fleets_[f].valid;
+    invalid += fleets_[f].invalid;
+    for (int32_t p : fleets_[f].pools) {
+      if (need_[p] >= 0 && pools_[p].valid_instances > 0) return true;
+    }
+  }
+  reason.code = valid == 0 ? WaitCode::kNoValidInstance : WaitCode::kTooLarge;
+  reason.invalid = invalid;
+  return false;
+}
+
+bool Cycle::CheckMultiStructure(const PendingRun& run, WaitReason& reason) const {
+  int64_t valid = 0;
+  int64_t invalid = 0;
+  bool any_cluster = false;
+  bool any_fit = false;
+  int64_t largest = 0;
+  int32_t largest_fleet = -1;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (!fleet.cluster) continue;
+    any_cluster = true;
+    valid += fleet.valid;
+    invalid += fleet.invalid;
+    if (largest_fleet < 0) largest_fleet = f;
+    for (int32_t p : fleet.pools) any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
+    for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+      const int64_t count = FittingInstances(d);
+      if (count > largest) {
+        largest = count;
+        largest_fleet = f;
+      }
+    }
+  }
+  if (!any_cluster) {
+    reason.code = WaitCode::kNeedsClusterPlacement;
+    return false;
+  }
+  if (valid == 0) {
+    reason.code = WaitCode::kNoValidInstance;
+    reason.invalid = invalid;
+    return false;
+  }
+  if (!any_fit) {
+    reason.code = WaitCode::kTooLarge;
+    return false;
+  }
+  if (largest >= run.nodes) return true;
+  reason.code = WaitCode::kTooManyNodes;
+  reason.fleet = largest_fleet;
+  reason.needed = run.nodes;
+  reason.available = largest;
+  return false;
+}
+
+int64_t Cycle::FittingInstances(int32_t domain) const {
+  int64_t count = 0;
+  for (auto [p, n] : domains_[domain].pool_counts) {
+    if (need_[p] >= 0) count += n;
+  }
+  return count;
+}
+
+QuotaUse Cycle::WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const {
+  QuotaUse use;
+  for (const auto& key : chosen) {
+    const Instance& in = instances_[key.second];
+    const QuotaUse one = UseOn(in, in.total);
+    use.resources.cpu_millis += one.resources.cpu_millis;
+    use.resources.memory_bytes += one.resources.memory_bytes;
+    use.resources.gpus += one.resources.gpus;
+    ++use.pods;
+  }
+  return use;
+}
+
+NamespaceQuota* Cycle::QuotaOf(std::string_view run_id) {
+  if (quotas_.empty()) return nullptr;
+  auto it = quotas_.find(NamespaceOf(run_id));
+  return it == quotas_.end() ? nullptr : &it->second;
+}
+
+QuotaUse Cycle::UseOn(const Instance& in, int32_t blocks) const {
+  return QuotaUse{pools_[in.pool].layout.ResourcesFor(blocks), 1};
+}
+
+void Cycle::SetQuotaReason(const QuotaShortfall& s, WaitReason& reason) {
+  reason.code = WaitCode::kQuotaExceeded;
+  reason.quota_resource = s.resource;
+  reason.quota_name = s.quota;
+  reason.quota_needed = s.needed;
+  reason.quota_used = s.used;
+  reason.quota_hard = s.hard;
+}
+
+bool Cycle::QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const {
+  if (quota == nullptr) return true;
+  const int64_t n = std::max<int32_t>(run.nodes, 1);
+  auto times = [n](int64_t v) {
+    v = std::max<int64_t>(v, 0);
+    return v > std::numeric_limits<int64_t>::max() / n ? std::numeric_limits<int64_t>::max() : v * n;
+  };
+  const QuotaUse use{Resources{times(run.resources.cpu_millis), times(run.resources.memory_bytes),
+                               times(run.resources.gpus)},
+                     n};
+  // Room in the quota of any candidate fleet's GPU resource is enough (fleets may name different
+  // GPU resources); the first candidate's shortfall is the one reported.
+  std::optional<QuotaShortfall> first;
+  for (int32_t f : candidates_) {
+    auto s = CheckQuota(quota, use, GpuResource(f));
+    if (!s) return true;
+    if (!first) first = std::move(s);
+  }
+  if (!first) return true;
+  SetQuotaReason(*first, reason);
+  return false;
+}
+
+}  // namespace berth::scheduling::internal

@@ -1,0 +1,184 @@
+#include "scheduling/cycle.h"
+
+#include <algorithm>
+#include <limits>
+#include <string_view>
+
+namespace berth::scheduling::internal {
+
+void Cycle::CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const {
+  available = 0;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (cluster_only && !fleet.cluster) continue;
+    reason.not_ready += fleet.not_ready;
+    reason.expired += fleet.expired;
+    reason.retired += fleet.retired;
+    reason.invalid += fleet.invalid;
+    available += fleet.available;
+  }
+}
+
+void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                           WaitReason& reason) {
+  int64_t available = 0;
+  CountUnavailable(false, reason, available);
+  if (!backfill && !reserved_.empty() && FitsReserved(rule, reason)) return;
+  if (!held_.empty() && FitsKept(rule, reason)) return;
+  if (run.max_duration && LifetimeTooShort(reason)) return;
+  if (available == 0) {
+    reason.code = WaitCode::kNoAvailableInstance;
+    return;
+  }
+  SetNotEnoughFreeBlocks(reason);
+}
+
+bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || reserved_.LargestFree(p) < need) continue;
+      if (reserved_.BestFit(p, need, rule).instance >= 0) {
+        reason.code = WaitCode::kReserved;
+        reason.fleet = f;
+        reason.needed = need;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || held_.LargestFree(p) < need) continue;
+      const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
+      if (fit.instance >= 0) {
+        reason.code = WaitCode::kKeptForPreemptor;
+        reason.fleet = f;
+        reason.needed = need;
+        reason.preemptor = holders_[instances_[fit.instance].held_for].run_id;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool Cycle::LifetimeTooShort(WaitReason& reason) const {
+  int64_t latest = -1;
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || open_.LargestFree(p) < need) continue;
+      const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
+      if (expiry > latest) {
+        latest = expiry;
+        reason.fleet = f;
+        reason.needed = need;
+      }
+    }
+  }
+  if (latest < 0) return false;
+  reason.code = WaitCode::kLifetimeTooShort;
+  reason.lifetime_left = Duration(std::max<int64_t>(0, latest - now_));
+  return true;
+}
+
+void Cycle::SetNotEnoughFreeBlocks(WaitReason& reason) const {
+  reason.code = WaitCode::kNotEnoughFreeBlocks;
+  int64_t best_margin = std::numeric_limits<int64_t>::min();
+  for (int32_t f : candidates_) {
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0) continue;
+      const int32_t largest = std::max(open_.LargestFree(p), reserved_.LargestFree(p));
+      if (largest - need > best_margin) {
+        best_margin = largest - need;
+        reason.fleet = f;
+        reason.needed = need;
+        reason.available = largest;
+      }
+    }
+  }
+}
+
+void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool backfill,
+                          WaitReason& reason) {
+  int64_t available = 0;
+  CountUnavailable(true, reason, available);
+  reason.needed = run.nodes;
+  int32_t fleet = -1;
+  if (!backfill && !reserved_.empty() && FindMulti(run.nodes, rule, true, probe_, fleet)) {
+    reason.code = WaitCode::kReserved;
+    reason.fleet = fleet;
+    return;
+  }
+  std::string_view preemptor;
+  if (!held_.empty() && FindKept(run.nodes, rule, backfill, fleet, preemptor)) {
+    reason.code = WaitCode::kKeptForPreemptor;
+    reason.fleet = fleet;
+    reason.preemptor = preemptor;
+    return;
+  }
+  if (run.max_duration &&
+      FindMulti(run.nodes, LifetimeRule{now_ + 1, true}, false, chosen_, fleet)) {
+    int64_t shortest = kNoExpiry;
+    for (const auto& key : chosen_) shortest = std::min(shortest, key.first);
+    reason.code = WaitCode::kLifetimeTooShort;
+    reason.fleet = fleet;
+    reason.lifetime_left = Duration(std::max<int64_t>(0, shortest - now_));
+    return;
+  }
+  if (available == 0) {
+    reason.code = WaitCode::kNoAvailableInstance;
+    return;
+  }
+  reason.code = WaitCode::kNotEnoughIdleInstances;
+  reason.available = -1;
+  for (int32_t f : candidates_) {
+    if (!fleets_[f].cluster) continue;
+    const int32_t idle = open_.MaxIdleInDomain(f);
+    if (idle > reason.available) {
+      reason.available = idle;
+      reason.fleet = f;
+    }
+  }
+  reason.busy = fleets_[reason.fleet].busy;
+}
+
+bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet_out,
+                     std::string_view& preemptor) {
+  // Whether `nodes` idle instances of one domain would do if the kept ones were open (kept ones
+  // first, then what the run may use anyway).
+  const auto limit = static_cast<size_t>(nodes);
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    if (!fleet.cluster) continue;
+    for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+      if (held_.IdleIn(d) == 0) continue;
+      const int32_t count = held_.IdleIn(d) + open_.IdleIn(d) + (backfill ? reserved_.IdleIn(d) : 0);
+      if (count < nodes) continue;
+      probe_.clear();
+      auto collect = [&](const CapacityIndex::Key& key) {
+        if (need_[instances_[key.second].pool] >= 0) probe_.push_back(key);
+        return probe_.size() < limit;
+      };
+      held_.ForEachIdle(d, rule, collect);
+      if (probe_.empty()) continue;
+      const int32_t first = probe_.front().second;
+      if (probe_.size() < limit && backfill) reserved_.ForEachIdle(d, rule, collect);
+      if (probe_.size() < limit) open_.ForEachIdle(d, rule, collect);
+      if (probe_.size() == limit) {
+        fleet_out = f;
+        preemptor = holders_[instances_[first].held_for].run_id;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace berth::scheduling::internal

@@ -1,0 +1,158 @@
+#include "scheduling/cycle.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace berth::scheduling::internal {
+
+void Cycle::ApplyNominations(const RunQueue& queue) {
+  const auto& nominations = snapshot_.nominations;
+  if (nominations.empty()) return;
+  std::vector<int32_t> order(nominations.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return nominations[a].run_id < nominations[b].run_id;
+  });
+  for (int32_t n : order) {
+    const Nomination& nomination = nominations[n];
+    if (!queue.Contains(nomination.run_id) || nominees_.count(nomination.run_id)) continue;
+    const auto h = static_cast<int32_t>(holders_.size());
+    holders_.push_back(Holder{nomination.run_id, &nomination, {}});
+    nominees_.emplace(nomination.run_id, h);
+    for (const std::string& v : nomination.victims) excluded_victims_.insert(v);
+    for (const std::string& name : nomination.instances) {
+      const int32_t i = FindInstance(name);
+      if (i < 0 || instances_[i].held_for >= 0) continue;  // unknown, or kept for an earlier id
+      Hold(i, h);
+      holders_[h].instances.push_back(i);
+    }
+  }
+}
+
+void Cycle::Hold(int32_t i, int32_t holder) {
+  Unindex(i);
+  instances_[i].held_for = holder;
+  Index(i);
+  WorkReady(i);
+  ++version_;
+}
+
+void Cycle::Release(int32_t i) {
+  Unindex(i);
+  instances_[i].held_for = -1;
+  Index(i);
+  WorkReady(i);
+  ++version_;
+}
+
+void Cycle::WorkReady(int32_t i) {
+  if (!work_.index) return;
+  const Instance& in = instances_[i];
+  work_.index->SetExcluded(in.spec->name, in.held_for >= 0 || in.reserved);
+}
+
+void Cycle::SyncWork() {
+  if (!work_.index) {
+    work_.index = std::make_unique<internal::PreemptionIndex>(snapshot_, snapshot_.placed_runs,
+                                                              TimePoint(Duration(now_)), reclaim_enabled_);
+    for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) {
+      if (instances_[i].held_for >= 0 || instances_[i].reserved) WorkReady(i);
+    }
+    for (const std::string& v : excluded_victims_) work_.index->RemoveVictim(v);
+  }
+  for (size_t k = work_.synced_placements; k < out_.placements.size(); ++k) {
+    const Placement& p = out_.placements[k];
+    for (const RankPlacement& rank : p.ranks) work_.index->AddPlacement(p.run_id, rank.instance, rank.blocks);
+  }
+  work_.synced_placements = out_.placements.size();
+}
+
+void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
+  reason.code = WaitCode::kPreempting;
+  reason.fleet = FindFleet(n.fleet);
+  reason.victims = n.victims;
+  std::sort(reason.victims.begin(), reason.victims.end());
+  reason.instances = n.instances;
+  std::sort(reason.instances.begin(), reason.instances.end());
+  reason.victims_stopping = true;
+}
+
+bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {
+  if (run.priority <= lowest_victim_priority_) return false;
+  bool any = false;
+  for (int32_t f : candidates_) any |= fleets_[f].spec->preemption == PreemptionPolicy::kLowerPriority;
+  if (!any) return false;
+  // The shape of the request: equal shapes see the same instances and victims (a nominee sees
+  // its own kept instances too, so it is not cached).
+  std::string key;
+  if (!nominee) {
+    key = std::to_string(run.nodes) + "|" + std::to_string(run.resources.cpu_millis) + "|" +
+          std::to_string(run.resources.memory_bytes) + "|" + std::to_string(run.resources.gpus) + "|" +
+          (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
+    for (int32_t f : candidates_) key += "|" + std::to_string(f);
+    auto it = work_.failed.find(key);
+    if (it != work_.failed.end() && it->second.first == version_ && run.priority <= it->second.second) {
+      return false;
+    }
+  }
+  SyncWork();
+  PreemptionRequest request;
+  request.id = run.id;
+  request.priority = run.priority;
+  request.nodes = std::max<int32_t>(run.nodes, 1);
+  request.resources = run.resources;
+  for (int32_t f : candidates_) request.fleets.push_back(fleets_[f].spec->name);
+  request.max_duration = run.max_duration;
+  std::optional<PreemptionPlan> plan = work_.index->Plan(request);
+  if (!plan) {
+    if (!nominee) {
+      auto& entry = work_.failed[key];
+      if (entry.first != version_) entry = {version_, run.priority};
+      entry.second = std::max(entry.second, run.priority);
+    }
+    return false;
+  }
+  return Adopt(run, std::move(*plan), false, reason);
+}
+
+bool Cycle::Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason) {
+  const int32_t fleet = FindFleet(plan.fleet);
+  std::vector<int32_t> chosen;
+  for (const std::string& name : plan.instances) chosen.push_back(FindInstance(name));
+  if (fleet < 0 || std::find(chosen.begin(), chosen.end(), -1) != chosen.end()) return false;
+  // No eviction for a run its namespace's quota would stop once the victims are gone.
+  if (NamespaceQuota* quota = QuotaOf(run.id)) {
+    QuotaUse use;
+    for (int32_t i : chosen) {
+      const Instance& in = instances_[i];
+      const QuotaUse one = UseOn(in, run.nodes <= 1 ? need_[in.pool] : in.total);
+      use.resources.cpu_millis += one.resources.cpu_millis;
+      use.resources.memory_bytes += one.resources.memory_bytes;
+      use.resources.gpus += one.resources.gpus;
+      ++use.pods;
+    }
+    if (CheckQuota(quota, use, GpuResource(fleet))) return false;
+  }
+  const auto h = static_cast<int32_t>(holders_.size());
+  holders_.push_back(Holder{run.id, nullptr, chosen});
+  for (int32_t i : chosen) Hold(i, h);
+  for (const std::string& v : plan.victims) {
+    excluded_victims_.insert(v);
+    work_.index->RemoveVictim(v);
+  }
+  reason.code = WaitCode::kPreempting;
+  reason.fleet = fleet;
+  reason.victims = plan.victims;
+  reason.instances = plan.instances;
+  reason.victims_stopping = false;
+  reason.reclaim = reclaim;
+  out_.preemptions.push_back(PreemptionDecision{run.id, std::move(plan), reclaim});
+  return true;
+}
+
+}  // namespace berth::scheduling::internal
