@@ -19,13 +19,13 @@ void Check(const json::Value& doc) {
   FUZZ_CHECK((fleet == nullptr) == meta.name.empty(), "a Fleet decodes exactly when it has a name");
   if (fleet == nullptr) return;
   if (fleet->invalid_message.empty()) {
-    FUZZ_CHECK(!fleet->node_selector.empty(), "valid Fleet without a node selector");
-    FUZZ_CHECK(fleet->blocks_auto || fleet->blocks >= 1, "valid Fleet with blocks = %lld",
-               static_cast<long long>(fleet->blocks));
+    FUZZ_CHECK(!fleet->spec.node_selector.empty(), "valid Fleet without a node selector");
+    FUZZ_CHECK(fleet->spec.blocks_auto || fleet->spec.blocks >= 1, "valid Fleet with blocks = %lld",
+               static_cast<long long>(fleet->spec.blocks));
   }
-  FUZZ_CHECK(fleet->Selects(fleet->node_selector) == !fleet->node_selector.empty(),
+  FUZZ_CHECK(fleet->Selects(fleet->spec.node_selector) == !fleet->spec.node_selector.empty(),
              "a Fleet selects its own selector's labels");
-  for (const auto& record : fleet->instances) {
+  for (const auto& record : fleet->status.instances) {
     FUZZ_CHECK(fleet->RecordForUid(record.uid) != nullptr, "instance record not found by uid");
   }
 }

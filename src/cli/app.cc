@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 #include "cli/command_line.h"
 #include "cli/fleet_view.h"
 #include "cli/logs.h"
@@ -160,7 +160,7 @@ k8s::Result<std::vector<EndedRun>> FindEndedRuns(k8s::Client& client, const std:
       return Status::Error(RunErrorSentence(got.status(), ns, r.name));
     }
     const std::string phase = json::GetString(json::Find(*got, {"status", "phase"}));
-    if (!base::IsTerminalPhase(phase)) continue;
+    if (!api::v1alpha1::IsTerminalPhase(phase)) continue;
     if (json::Find(*got, {"metadata", "deletionTimestamp"}) != nullptr) continue;  // already going
     ended.push_back({ns, r.name, json::GetString(json::Find(*got, {"metadata", "uid"})), phase,
                      json::GetString(json::Find(*got, {"status", "reason"}))});

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <thread>
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 #include "k8s/client.h"
 
 namespace berth::cli {
@@ -79,7 +79,7 @@ ContainerPhase PhaseOf(const json::Value& pod, const std::string& container, std
       }
     }
   }
-  if (base::IsPodPhase(phase, base::PodPhase::kSucceeded) || base::IsPodPhase(phase, base::PodPhase::kFailed)) {
+  if (api::v1alpha1::IsPodPhase(phase, api::v1alpha1::PodPhase::kSucceeded) || api::v1alpha1::IsPodPhase(phase, api::v1alpha1::PodPhase::kFailed)) {
     return ContainerPhase::kEnded;
   }
   return ContainerPhase::kNotStarted;

@@ -1,7 +1,7 @@
 #include "cli/priority.h"
 
 #include "base/priority.h"
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 
 namespace berth::cli {
 
@@ -66,17 +66,17 @@ std::string CapNote(const json::Value& run) {
 
 bool Queued(const json::Value& run) {
   const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  return phase.empty() || base::IsPhase(phase, base::Phase::kPending);
+  return phase.empty() || api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kPending);
 }
 
 std::string DescribePlace(const json::Value& run) {
   const json::Value* status = json::Find(run, {"status"});
   const std::string phase = status != nullptr ? json::GetString(*status, "phase") : "";
-  if (base::IsPhase(phase, base::Phase::kScheduled) || base::IsPhase(phase, base::Phase::kRunning)) return "admitted (" + phase + ")";
-  if (base::IsTerminalPhase(phase)) return "finished (" + phase + ")";
+  if (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kScheduled) || api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kRunning)) return "admitted (" + phase + ")";
+  if (api::v1alpha1::IsTerminalPhase(phase)) return "finished (" + phase + ")";
   const json::Value* pos = status != nullptr ? json::Find(*status, {"queuePosition"}) : nullptr;
   if (pos != nullptr && pos->IsInt64()) return "position " + std::to_string(pos->GetInt64()) + " in the queue";
-  if (base::IsPhase(phase, base::Phase::kPending)) return "pending, not in the top 100 of the queue";
+  if (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kPending)) return "pending, not in the top 100 of the queue";
   return "pending, not placed in the queue yet";
 }
 

@@ -6,7 +6,7 @@
 
 #include <rapidjson/prettywriter.h>
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 #include "cli/format.h"
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
@@ -24,7 +24,7 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
   QueueView q;
   q.generated_at = k8s::FormatRfc3339(now);
   for (const auto& v : items->GetArray()) {
-    if (!v.IsObject() || !base::IsPhase(json::GetString(json::Find(v, {"status", "phase"})), base::Phase::kPending)) continue;
+    if (!v.IsObject() || !api::v1alpha1::IsPhase(json::GetString(json::Find(v, {"status", "phase"})), api::v1alpha1::Phase::kPending)) continue;
     if (json::Find(v, {"metadata", "deletionTimestamp"}) != nullptr) continue;
     // A suspended run is out of the queue (spec.suspend, a Job's field).
     if (const json::Value* s = json::Find(v, {"spec", "suspend"}); s != nullptr && s->IsBool() && s->GetBool()) continue;

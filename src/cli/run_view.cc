@@ -5,7 +5,7 @@
 #include <sstream>
 #include <utility>
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 #include "cli/format.h"
 #include "k8s/timefmt.h"
 
@@ -102,14 +102,14 @@ std::string PodState(const json::Value& pod) {
   if (json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr) return "Terminating";
   const json::Value* status = json::Find(pod, {"status"});
   std::string phase = status ? json::GetString(*status, "phase") : "";
-  if (phase.empty()) phase = base::ToApi(base::PodPhase::kPending);
+  if (phase.empty()) phase = api::v1alpha1::ToApi(api::v1alpha1::PodPhase::kPending);
   std::string detail = status ? json::GetString(*status, "reason") : "";
   if (const json::Value* cs = status ? json::Find(*status, {"containerStatuses"}) : nullptr; cs && cs->IsArray()) {
     for (const auto& c : cs->GetArray()) {
       if (const json::Value* w = json::Find(c, {"state", "waiting"}); w != nullptr && detail.empty()) {
         detail = json::GetString(*w, "reason");
       }
-      if (const json::Value* t = json::Find(c, {"state", "terminated"}); t != nullptr && base::IsPodPhase(phase, base::PodPhase::kFailed)) {
+      if (const json::Value* t = json::Find(c, {"state", "terminated"}); t != nullptr && api::v1alpha1::IsPodPhase(phase, api::v1alpha1::PodPhase::kFailed)) {
         const int64_t code = json::GetInt(*t, "exitCode");
         if (code != 0 && detail.empty()) detail = "exit " + std::to_string(code);
       }

@@ -119,29 +119,32 @@ HttpReply DashboardApi::Fleets() const {
     const auto& f = *fleets[i];
     int64_t total = 0, ready = 0, blocks = 0, busy = 0;
     std::string inst = "[";
-    for (size_t j = 0; j < f.instances.size(); ++j) {
-      const auto& r = f.instances[j];
+    for (size_t j = 0; j < f.status.instances.size(); ++j) {
+      const auto& r = f.status.instances[j];
       ++total;
-      if (r.state == "Idle" || r.state == "Busy" || r.state == "Full") ++ready;
+      using api::v1alpha1::InstanceState;
+      if (r.state == InstanceState::kIdle || r.state == InstanceState::kBusy || r.state == InstanceState::kFull) {
+        ++ready;
+      }
       blocks += r.total_blocks;
       busy += r.busy_blocks;
       inst += (j ? "," : "") + std::string(R"({"node":)") + json::Quote(r.node) + R"(,"totalBlocks":)" +
               std::to_string(r.total_blocks) + R"(,"busyBlocks":)" + std::to_string(r.busy_blocks) + R"(,"runsStarted":)" +
-              std::to_string(r.runs_started) + R"(,"expiresAt":)" + json::Quote(r.expires_at) + R"(,"state":)" +
-              json::Quote(r.state) + R"(,"message":)" + json::Quote(r.message) + "}";
+              std::to_string(r.runs_started) + R"(,"expiresAt":)" + json::Quote(api::v1alpha1::FormatTime(r.expires_at)) + R"(,"state":)" +
+              json::Quote(r.state ? api::v1alpha1::ToApi(*r.state) : "") + R"(,"message":)" + json::Quote(r.message) + "}";
     }
     inst += "]";
     std::string conds = "[";
-    for (size_t j = 0; j < f.conditions.size(); ++j) {
-      const auto& c = f.conditions[j];
-      conds += (j ? "," : "") + std::string(R"({"type":)") + json::Quote(c.type) + R"(,"status":)" + json::Quote(c.status) +
-               R"(,"reason":)" + json::Quote(c.reason) + R"(,"message":)" + json::Quote(c.message) + "}";
+    for (size_t j = 0; j < f.status.conditions.size(); ++j) {
+      const auto& c = f.status.conditions[j];
+      conds += (j ? "," : "") + std::string(R"({"type":)") + json::Quote(c.type.api()) + R"(,"status":)" +
+               json::Quote(api::v1alpha1::ToApi(c.status)) + R"(,"reason":)" + json::Quote(c.reason.api()) + R"(,"message":)" + json::Quote(c.message) + "}";
     }
     conds += "]";
     out += (i ? "," : "") + std::string(R"({"name":)") + json::Quote(f.meta.name) + R"(,"blocks":)" +
-           json::Quote(f.blocks_auto ? "auto" : std::to_string(f.blocks)) + R"(,"placement":)" +
-           json::Quote(f.cluster_placement ? "cluster" : "any") + R"(,"maxRunsPerInstance":)" +
-           (f.max_runs_per_instance ? std::to_string(*f.max_runs_per_instance) : "null") + R"(,"totalInstances":)" +
+           json::Quote(f.spec.blocks_auto ? "auto" : std::to_string(f.spec.blocks)) + R"(,"placement":)" +
+           json::Quote(f.spec.cluster_placement ? "cluster" : "any") + R"(,"maxRunsPerInstance":)" +
+           (f.spec.max_runs_per_instance ? std::to_string(*f.spec.max_runs_per_instance) : "null") + R"(,"totalInstances":)" +
            std::to_string(total) + R"(,"readyInstances":)" + std::to_string(ready) + R"(,"totalBlocks":)" +
            std::to_string(blocks) + R"(,"busyBlocks":)" + std::to_string(busy) + R"(,"conditions":)" + conds +
            R"(,"instances":)" + inst + "}";

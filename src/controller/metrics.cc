@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <prometheus/text_serializer.h>
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 
 namespace berth::controller {
 
@@ -139,7 +139,7 @@ void Metrics::OnAdmitted(std::chrono::milliseconds wait) {
 
 void Metrics::OnFinished(const std::string& phase, const std::string& reason) {
   finished_.Add({{"phase", phase}, {"reason", reason}}).Increment();
-  if (base::IsPhase(phase, base::Phase::kFailed)) failed_.Add({{"reason", reason}}).Increment();
+  if (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kFailed)) failed_.Add({{"reason", reason}}).Increment();
 }
 
 void Metrics::OnPreempted(const std::string& fleet) { preemptions_.Add({{"fleet", fleet}}).Increment(); }

@@ -40,6 +40,10 @@ const OwnerRef* ObjectMeta::ControllerRef() const {
   return nullptr;
 }
 
+std::string ResourceVersionOf(const json::Value& obj) {
+  return json::GetString(json::Find(obj, {"metadata", "resourceVersion"}));
+}
+
 ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix) {
   ObjectMeta m;
   const json::Value* meta = json::Find(obj, {"metadata"});

@@ -42,6 +42,8 @@ struct ObjectMeta {
 // `keep_prefix`: only the labels and annotations whose key starts with it are kept (empty: all).
 // A cache that reads none of the others keeps none (a template's annotations may be 256 KiB).
 ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix = {});
+// metadata.resourceVersion of an object (e.g. the API's answer to a write); "" when absent.
+std::string ResourceVersionOf(const json::Value& obj);
 
 struct Node {
   ObjectMeta meta;

@@ -10,7 +10,6 @@
 
 namespace berth::reconcilers {
 
-namespace json = k8s::json;
 namespace sched = scheduling;
 using k8s::resources::kRuns;
 
@@ -32,8 +31,8 @@ bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 4
 RunStatus AdmittedStatus(const Run& run, const sched::Placement& placement, const PlacedRun& pr, int32_t effective,
                          k8s::TimePoint now) {
   RunStatus next = run.status;
-  next.phase = ToApi(Phase::kScheduled);
-  next.reason = ToApi(Reason::kScheduled);
+  next.phase = Phase::kScheduled;
+  next.reason = Reason::kScheduled;
   next.message = PlacementSummary(placement.fleet, pr.placement);
   if (placement.takes_unasked_gpus && !placement.ranks.empty()) {
     const int64_t gpus = placement.ranks.front().resources.gpus;
@@ -44,12 +43,12 @@ RunStatus AdmittedStatus(const Run& run, const sched::Placement& placement, cons
   next.placement = pr.placement;
   next.queue_position.reset();
   next.effective_priority = effective;
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
-  next.scheduled_at = k8s::FormatRfc3339(now);
-  next.started_at.clear();
+  if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
+  next.scheduled_at = Time(now);
+  next.started_at.reset();
   next.preemption.reset();  // placed: the nodes kept for it are its own now
   next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "True", ToApi(Reason::kScheduled), next.message,
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kTrue, Reason::kScheduled, next.message,
                run.meta.generation, now);
   return next;
 }
@@ -64,7 +63,7 @@ bool Admissions::Admit(const Run& run, const sched::Placement& placement, int32_
     pr.placement.push_back(PlacementEntry{rank.rank, rank.instance, rank.blocks,
                                           PodName(run.meta.name, run.status.resubmissions, rank.rank)});
   }
-  if (run.max_duration) pr.expected_end = now + *run.max_duration;
+  if (run.spec.max_duration) pr.expected_end = now + *run.spec.max_duration;
   const RunStatus next = AdmittedStatus(run, placement, pr, effective, now);
   if (!dispatch_(pr.key, [this, r = run, next] { return WriteAdmission(r, next); })) return false;
   spdlog::debug("run {}: admitting ({})", pr.key, next.message);
@@ -143,7 +142,7 @@ bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
                                    FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
     if (res.ok()) {
-      rv = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+      rv = k8s::ResourceVersionOf(*res);
     } else {
       spdlog::info("run {}: not admitted, finalizer write failed: {}", key, res.status().ToString());
       ok = false;
@@ -161,7 +160,7 @@ bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
       return true;
     }
     if (res.ok()) {
-      NoteWritten(key, RvNumber(json::GetString(json::Find(*res, {"metadata", "resourceVersion"}))));
+      NoteWritten(key, RvNumber(k8s::ResourceVersionOf(*res)));
       NoteAdmitted(r);
       events_.Record(Ref(r), "Normal", ToApi(Reason::kScheduled), next.message);
       return true;
@@ -182,7 +181,7 @@ void Admissions::NoteAdmitted(const Run& r) {
   // earlier attempts' run time).
   k8s::TimePoint since = r.meta.created;
   if (r.status.resubmissions > 0) {
-    if (auto back = ParseStatusTime(r.status.retry_after)) since = std::max(since, *back);
+    if (auto back = PointOf(r.status.retry_after)) since = std::max(since, *back);
   }
   observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
 }

@@ -29,13 +29,13 @@ namespace {
 sched::FleetSpec FleetSpecOf(const Fleet& f) {
   sched::FleetSpec spec;
   spec.name = f.meta.name;
-  spec.blocks = f.blocks_auto ? sched::BlocksSetting::Auto() : sched::BlocksSetting::Count(f.blocks);
-  spec.placement = f.cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
-  spec.topology_key = f.topology_key;
-  spec.max_runs_per_instance = f.max_runs_per_instance;
-  spec.gpu_resource = f.gpu_resource;
-  spec.preemption = f.preempt_lower_priority ? sched::PreemptionPolicy::kLowerPriority : sched::PreemptionPolicy::kNever;
-  spec.min_runtime = f.min_runtime;
+  spec.blocks = f.spec.blocks_auto ? sched::BlocksSetting::Auto() : sched::BlocksSetting::Count(f.spec.blocks);
+  spec.placement = f.spec.cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
+  spec.topology_key = f.spec.topology_key;
+  spec.max_runs_per_instance = f.spec.max_runs_per_instance;
+  spec.gpu_resource = f.spec.gpu_resource;
+  spec.preemption = f.spec.preempt_lower_priority ? sched::PreemptionPolicy::kLowerPriority : sched::PreemptionPolicy::kNever;
+  spec.min_runtime = f.spec.min_runtime;
   return spec;
 }
 
@@ -53,7 +53,7 @@ void TakeHolds(const std::vector<const NodeHold*>& holds, const Fleet& owner, sc
     };
     take(inst.allocatable.cpu_millis, info.held_by_others.cpu_millis, h->requests.cpu_milli);
     take(inst.allocatable.memory_bytes, info.held_by_others.memory_bytes, h->requests.memory_bytes);
-    take(inst.allocatable.gpus, info.held_by_others.gpus, h->requests.Get(owner.gpu_resource));
+    take(inst.allocatable.gpus, info.held_by_others.gpus, h->requests.Get(owner.spec.gpu_resource));
   }
 }
 
@@ -75,20 +75,20 @@ void ReadNodeState(const k8s::Node& node, const Fleet& owner, sched::InstanceSpe
       info.node_problem = std::string(kExpiresAtAnnotation) + " is not an RFC 3339 time: " + ann;
       inst.ready = false;
     }
-  } else if (owner.instance_lifetime) {
-    inst.expires_at = node.meta.created + *owner.instance_lifetime;
+  } else if (owner.spec.instance_lifetime) {
+    inst.expires_at = node.meta.created + *owner.spec.instance_lifetime;
   }
   info.expires_at = inst.expires_at;
-  for (const std::string& res : {std::string("cpu"), std::string("memory"), owner.gpu_resource}) {
+  for (const std::string& res : {std::string("cpu"), std::string("memory"), owner.spec.gpu_resource}) {
     auto bad = node.unreadable.find(res);
     if (bad == node.unreadable.end()) continue;
     info.node_problem = "allocatable " + res + " cannot be used: " + bad->second;
     inst.ready = false;
     break;
   }
-  if (!owner.topology_key.empty()) {
-    std::string v = node.meta.Label(owner.topology_key);
-    if (!v.empty() || node.meta.labels.count(owner.topology_key)) inst.topology_domain = v;
+  if (!owner.spec.topology_key.empty()) {
+    std::string v = node.meta.Label(owner.spec.topology_key);
+    if (!v.empty() || node.meta.labels.count(owner.spec.topology_key)) inst.topology_domain = v;
   }
 }
 
@@ -204,7 +204,7 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
     inst.fleet = owner->meta.name;
     inst.allocatable.cpu_millis = node->cpu_milli;
     inst.allocatable.memory_bytes = node->memory_bytes;
-    inst.allocatable.gpus = node->Allocatable(owner->gpu_resource);
+    inst.allocatable.gpus = node->Allocatable(owner->spec.gpu_resource);
     inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
     InstanceInfo info;
     auto h = holds_on_node.find(node->meta.name);

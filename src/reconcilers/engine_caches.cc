@@ -122,7 +122,7 @@ bool EngineCaches::CachedCapOf(const std::string& ns, std::optional<PriorityCap>
 }
 
 int32_t EngineCaches::QueuePriority(const Run& run) const {
-  const auto priority = static_cast<int32_t>(run.priority);
+  const auto priority = static_cast<int32_t>(run.spec.priority);
   auto cap = CapOf(run.meta.ns);
   return cap ? std::min(priority, cap->cap) : priority;
 }

@@ -8,7 +8,6 @@
 
 namespace berth::reconcilers {
 
-namespace json = k8s::json;
 namespace sched = scheduling;
 
 void FleetStatusWriter::TakeFailures() {
@@ -41,14 +40,13 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
   std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
   for (const auto& d : described_) by_fleet[d.fleet].push_back(&d);
   for (const auto& [name, fleet] : view.fleets) {
-    const std::string status = FleetStatusJson(*fleet, view, by_fleet[name], now);
+    FleetStatus status = BuildFleetStatus(*fleet, view, by_fleet[name], now);
     auto prev = written_.find(name);
     if (prev != written_.end() && prev->second == status) continue;  // written or queued already
     const std::string key = "fleet:" + name;  // ':' never appears in a namespace
     // An init-capture: clang 14 cannot capture a structured binding by name.
-    const bool queued = dispatch_(key, [this, name = name, status, rv = fleet->meta.resource_version] {
-      auto res = client_->MergePatch(k8s::resources::kFleets.Path("", name, "status"),
-                                     R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"status":)" + status + "}");
+    const bool queued = dispatch_(key, [this, name = name, patch = api::FleetStatusPatch(status, fleet->meta.resource_version)] {
+      auto res = client_->MergePatch(k8s::resources::kFleets.Path("", name, "status"), patch);
       if (!res.ok()) {
         spdlog::info("fleet {}: status not written ({}); will retry", name, res.status().ToString());
         std::lock_guard<std::mutex> lock(mu_);
@@ -58,7 +56,7 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
       return true;
     });
     if (queued) {
-      written_[name] = status;
+      written_[name] = std::move(status);
     } else {
       settled = false;  // the writer took nothing: the next pass tries again
     }

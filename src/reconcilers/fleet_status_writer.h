@@ -55,7 +55,7 @@ class FleetStatusWriter {
   uint64_t described_gen_ = 0;
   scheduling::TimePoint described_until_{};
   bool settled_ = false;                         // every Fleet's status written or queued
-  std::map<std::string, std::string> written_;   // fleet -> last status body written or queued
+  std::map<std::string, FleetStatus> written_;   // fleet -> last status written or queued
   std::mutex mu_;                                // guards failed_ (writer threads)
   std::unordered_set<std::string> failed_;       // write these fleets' status again
 };

@@ -10,13 +10,6 @@ namespace {
 
 using Kind = PlacedDecision::Kind;
 
-std::optional<k8s::TimePoint> ParseTime(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  auto t = k8s::ParseRfc3339(s);
-  if (!t.ok()) return std::nullopt;
-  return t.value();
-}
-
 PlacedDecision End(bool interruption, std::string why, std::string reason = {}) {
   PlacedDecision d;
   d.kind = Kind::kEnd;
@@ -63,12 +56,12 @@ std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
     break;
   }
   std::optional<std::chrono::milliseconds> timeout;
-  if (run.start_timeout) {
-    timeout = *run.start_timeout;
+  if (run.spec.start_timeout) {
+    timeout = *run.spec.start_timeout;
   } else if (in.default_start_timeout.count() > 0) {
     timeout = in.default_start_timeout;
   }
-  auto scheduled = ParseTime(run.status.scheduled_at);
+  auto scheduled = PointOf(run.status.scheduled_at);
   if (timeout && scheduled && in.now - *scheduled >= *timeout) {
     return End(false,
                "the Pods did not all start within startTimeout " + k8s::FormatDuration(*timeout) +
@@ -82,15 +75,15 @@ std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
 // Rule 0: the user's stop or suspend, unless every rank already succeeded.
 std::optional<PlacedDecision> UserRule(const PlacedInput& in) {
   const Run& run = *in.run;
-  const bool running_phase = IsPhase(run.status.phase, Phase::kRunning);
-  if (!run.stop && !run.suspend) return std::nullopt;
+  const bool running_phase = (run.status.phase == Phase::kRunning);
+  if (!run.spec.stop && !run.spec.suspend) return std::nullopt;
   bool all_succeeded = !run.status.placement.empty();
   for (const auto& entry : run.status.placement) {
     auto it = in.pods.find(entry.pod);
     all_succeeded = all_succeeded && it != in.pods.end() && IsPodPhase(it->second->phase, PodPhase::kSucceeded);
   }
   const std::string while_ = running_phase ? "while running" : "while scheduled";
-  if (!all_succeeded && run.stop) {
+  if (!all_succeeded && run.spec.stop) {
     PlacedDecision d;
     d.kind = Kind::kStop;
     d.reason = ToApi(Reason::kStopped);
@@ -120,7 +113,7 @@ bool IsEviction(const std::string& reason) {
 
 PlacedDecision DecidePlaced(const PlacedInput& in) {
   const Run& run = *in.run;
-  const bool running_phase = IsPhase(run.status.phase, Phase::kRunning);
+  const bool running_phase = (run.status.phase == Phase::kRunning);
   if (auto d = UserRule(in)) return *d;
   // Rule 1: the nodes.
   for (const auto& entry : run.status.placement) {
@@ -148,10 +141,10 @@ PlacedDecision DecidePlaced(const PlacedInput& in) {
     return With(Kind::kSucceed, n == 1 ? "the pod succeeded" : "all " + std::to_string(n) + " pods succeeded");
   }
   // Rule 4.
-  if (running_phase && run.max_duration) {
-    auto start = ParseTime(run.status.started_at);
-    if (start && in.now - *start >= *run.max_duration) {
-      return With(Kind::kMaxDuration, "ran longer than maxDuration " + k8s::FormatDuration(*run.max_duration));
+  if (running_phase && run.spec.max_duration) {
+    auto start = PointOf(run.status.started_at);
+    if (start && in.now - *start >= *run.spec.max_duration) {
+      return With(Kind::kMaxDuration, "ran longer than maxDuration " + k8s::FormatDuration(*run.spec.max_duration));
     }
   }
   if (running_phase) return PlacedDecision{};
@@ -170,18 +163,18 @@ PlacedDecision DecidePlaced(const PlacedInput& in) {
 
 std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
   const Run& run = *in.run;
-  if (IsPhase(run.status.phase, Phase::kRunning)) {
-    auto start = ParseTime(run.status.started_at);
-    if (run.max_duration && start) return *start + *run.max_duration;
+  if ((run.status.phase == Phase::kRunning)) {
+    auto start = PointOf(run.status.started_at);
+    if (run.spec.max_duration && start) return *start + *run.spec.max_duration;
     return std::nullopt;
   }
   std::optional<std::chrono::milliseconds> timeout;  // as StartRule reads it
-  if (run.start_timeout) {
-    timeout = *run.start_timeout;
+  if (run.spec.start_timeout) {
+    timeout = *run.spec.start_timeout;
   } else if (in.default_start_timeout.count() > 0) {
     timeout = in.default_start_timeout;
   }
-  auto scheduled = ParseTime(run.status.scheduled_at);
+  auto scheduled = PointOf(run.status.scheduled_at);
   if (timeout && scheduled) return *scheduled + *timeout;
   return std::nullopt;
 }
@@ -189,7 +182,7 @@ std::optional<k8s::TimePoint> NextDeadline(const PlacedInput& in) {
 std::string RunNameProblem(const Run& run) {
   const std::string& name = run.meta.name;
   if (name.size() > 63) return "the run name is longer than 63 characters, so it cannot label its Pods";
-  if (run.nodes <= 1) return {};
+  if (run.spec.nodes <= 1) return {};
   // A DNS-1035 label: [a-z]([-a-z0-9]*[a-z0-9])?
   bool label = !name.empty() && name.front() >= 'a' && name.front() <= 'z' && name.back() != '-';
   for (char c : name) label = label && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
@@ -198,7 +191,7 @@ std::string RunNameProblem(const Run& run) {
            "and '-', starting with a letter and ending with a letter or digit): its Pods find each other through a "
            "headless Service of that name, which the API server would refuse for \"" + name + "\"";
   }
-  const size_t last_rank = std::to_string(run.nodes - 1).size();
+  const size_t last_rank = std::to_string(run.spec.nodes - 1).size();
   if (name.size() + 1 + last_rank > 63) {
     return "a multi-node run's name must leave room for its Pods' hostnames <name>-<rank>, 63 characters at most (a "
            "name of up to 58 characters fits any number of nodes)";
@@ -214,9 +207,9 @@ std::optional<PendingDecision> DecideFromSpec(const PendingInput& in) {
   const Run& run = *in.run;
   PendingDecision d;
   // Rule 0.
-  if (run.stop) {
+  if (run.spec.stop) {
     d.kind = in.busy ? PK::kWait : PK::kStop;
-    d.message = IsReason(run.status.reason, Reason::kSuspended) ? "stopped (spec.stop) while suspended"
+    d.message = (run.status.reason == Reason::kSuspended) ? "stopped (spec.stop) while suspended"
                                                                    : "stopped (spec.stop) before it was scheduled";
     return d;
   }
@@ -228,7 +221,7 @@ std::optional<PendingDecision> DecideFromSpec(const PendingInput& in) {
     return d;
   }
   // Rule 2.
-  if (run.suspend) {
+  if (run.spec.suspend) {
     d.kind = in.busy ? PK::kWait : PK::kSuspend;
     d.message = "suspended (spec.suspend): it waits out of the queue until spec.suspend is false again (kubectl berth "
                 "resume)";
@@ -260,7 +253,7 @@ PendingDecision DecidePending(const PendingInput& in) {
   for (const k8s::Pod* p : in.pods) {
     if (p->meta.Label(kAttemptLabel) == attempt) mine.push_back(p);
   }
-  if (IsReason(run.status.reason, Reason::kSuspended)) {
+  if ((run.status.reason == Reason::kSuspended)) {
     d.kind = PK::kResumed;
     d.message = !mine.empty() ? "resumed: it queues again at its first submission time once the Pods of its suspended "
                                 "attempt are gone"
@@ -277,7 +270,7 @@ PendingDecision DecidePending(const PendingInput& in) {
     return d;
   }
   // Rule 6.
-  if (auto after = ParseTime(run.status.retry_after); after && in.now < *after) {
+  if (auto after = PointOf(run.status.retry_after); after && in.now < *after) {
     d.kind = PK::kBackoff;
     d.until = *after;
     return d;

@@ -335,8 +335,8 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
                                   const std::vector<RankAssignment>& ranks, size_t index) {
   const RankAssignment& me = ranks.at(index);
   json::Document tmpl;
-  if (!run.template_json.empty()) tmpl.Parse<rapidjson::kParseIterativeFlag>(run.template_json.c_str());  // our own serialization: depth already capped
-  if (run.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
+  if (!run.spec.template_json.empty()) tmpl.Parse<rapidjson::kParseIterativeFlag>(run.spec.template_json.c_str());  // our own serialization: depth already capped
+  if (run.spec.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
     return k8s::Status::Error("spec.template is not an object");
   }
   json::Document pod(rapidjson::kObjectType);

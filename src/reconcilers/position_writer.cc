@@ -8,7 +8,6 @@
 
 namespace berth::reconcilers {
 
-namespace json = k8s::json;
 namespace sched = scheduling;
 using k8s::resources::kRuns;
 
@@ -138,9 +137,7 @@ bool PositionWriter::WriteSequence(const std::vector<PositionWrite>& writes) {
     const std::string key = RunKey(r);
     auto known = rv.find(key);
     const std::string& version = known != rv.end() ? known->second : r.meta.resource_version;
-    std::string body = w.full ? RunStatusPatch(*w.full, version)
-                              : R"({"metadata":{"resourceVersion":)" + json::Quote(version) +
-                                    R"(},"status":{"queuePosition":)" + (w.to ? std::to_string(*w.to) : "null") + "}}";
+    std::string body = w.full ? RunStatusPatch(*w.full, version) : QueuePositionPatch(w.to, version);
     auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), body);
     if (!res.ok()) {
       if (res.status().IsConflict()) return admissions_.NoteStale(r);
@@ -149,7 +146,7 @@ bool PositionWriter::WriteSequence(const std::vector<PositionWrite>& writes) {
       return false;
     }
     writes_.NoteWritten(r, *res);
-    rv[key] = json::GetString(json::Find(*res, {"metadata", "resourceVersion"}));
+    rv[key] = k8s::ResourceVersionOf(*res);
   }
   return true;
 }

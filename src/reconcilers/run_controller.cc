@@ -46,7 +46,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   // A run whose object or Pods changed is visited by the next pass (see "Incremental passes").
   caches_.runs().AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     // A priority patch is also shown in the queue view at once (ShowPriorityNews).
-    if (old && cur && old->priority != cur->priority && !cur->meta.deleting) queue_view_.NotePriorityChange(key);
+    if (old && cur && old->spec.priority != cur->spec.priority && !cur->meta.deleting) queue_view_.NotePriorityChange(key);
     Touch(key);
   });
   caches_.pods().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
@@ -251,11 +251,11 @@ std::shared_ptr<const PlacedRun> RunController::PlacedRecord(const std::string& 
   pr->fleet = run.status.fleet;
   pr->placement = run.status.placement;
   pr->priority = caches_.QueuePriority(run);
-  if (auto at = ParseStatusTime(run.status.scheduled_at)) pr->placed_at = *at;
-  if (run.max_duration) {
-    auto start = ParseStatusTime(run.status.started_at);
-    if (!start) start = ParseStatusTime(run.status.scheduled_at);
-    if (start) pr->expected_end = *start + *run.max_duration;
+  if (auto at = PointOf(run.status.scheduled_at)) pr->placed_at = *at;
+  if (run.spec.max_duration) {
+    auto start = PointOf(run.status.started_at);
+    if (!start) start = PointOf(run.status.scheduled_at);
+    if (start) pr->expected_end = *start + *run.spec.max_duration;
   }
   pr->quota_pending = caches_.QuotaPending(run.meta.ns, pr->placement);
   return pr;
@@ -334,7 +334,7 @@ void RunController::Evict(const Run& victim, const Run& preemptor, const std::st
   const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
                           ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
-  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, std::string(ToApi(Reason::kPreempted)), /*stopped=*/false,
+  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, Reason::kPreempted, /*stopped=*/false,
               /*preempted=*/true);
 }
 
@@ -394,10 +394,10 @@ void RunController::Enqueue(const std::string& key, const Run& run, Memo& memo) 
   pr.id = key;
   pr.priority = caches_.QueuePriority(run);
   pr.submitted_at = run.meta.created;
-  pr.nodes = static_cast<int32_t>(run.nodes);
-  pr.resources = sched::Resources{run.cpu_milli, run.memory_bytes, run.gpus};
-  pr.fleets = run.fleets;
-  pr.max_duration = run.max_duration;
+  pr.nodes = static_cast<int32_t>(run.spec.nodes);
+  pr.resources = sched::Resources{run.spec.cpu_milli, run.spec.memory_bytes, run.spec.gpus};
+  pr.fleets = run.spec.fleets;
+  pr.max_duration = run.spec.max_duration;
   pr.owner = &memo;
   const sched::PendingRun* existing = queue_.Find(key);
   if (existing == nullptr || !(*existing == pr)) queue_.Upsert(std::move(pr));
@@ -528,7 +528,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   frozen.insert(dispatched_.begin(), dispatched_.end());
   std::optional<k8s::TimePoint> budget_due;
   const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
-    return waiting_.Status(run, std::string(sched::ApiReason(w.reason.code)), w.effective_priority, place,
+    return waiting_.Status(run, WaitingReason(w.reason.code), w.effective_priority, place,
                            waiting_.Explain(result, w), now);
   };
   for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
@@ -650,9 +650,9 @@ bool RunController::CoreResultStands(k8s::TimePoint now) const {
 
 std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
   std::optional<std::chrono::milliseconds> ttl = options_.finished_run_ttl;
-  if (run.ttl_seconds_after_finished) ttl = std::chrono::seconds(*run.ttl_seconds_after_finished);
+  if (run.spec.ttl_seconds_after_finished) ttl = std::chrono::seconds(*run.spec.ttl_seconds_after_finished);
   if (!ttl) return std::nullopt;
-  auto finished = ParseStatusTime(run.status.finished_at);
+  auto finished = PointOf(run.status.finished_at);
   if (!finished) return std::nullopt;  // every terminal status berth writes has finishedAt
   return *finished + *ttl;
 }
@@ -660,8 +660,7 @@ std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
 void RunController::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
     if (memo->queued_pass == working_.pass()) continue;  // queued: pending (without reading the run again)
-    const std::string& phase = run->status.phase;
-    if (!IsTerminalPhase(phase) || run->meta.deleting || busy.count(key)) continue;
+    if (!IsTerminalPhase(run->status.phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
     if (!caches_.PodsToStop(*run).empty()) continue;
@@ -676,7 +675,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
         k8s::Status s = client_->Delete(kRuns.Path(r->meta.ns, r->meta.name), o);
         if (s.ok() || s.IsNotFound()) {
           spdlog::info("run {}/{}: deleted, its time to live after it finished ({}) has passed", r->meta.ns,
-                       r->meta.name, r->status.finished_at);
+                       r->meta.name, FormatTime(r->status.finished_at));
           return true;
         }
         if (s.IsConflict()) return true;  // changed meanwhile: the next pass decides again
@@ -692,7 +691,7 @@ void RunController::Settle(const Keyed& visited, const std::unordered_set<std::s
 
 void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
   const std::string key = RunKey(run);
-  const int32_t effective = queue_.EffectivePriority(key).value_or(static_cast<int32_t>(run.priority));
+  const int32_t effective = queue_.EffectivePriority(key).value_or(static_cast<int32_t>(run.spec.priority));
   if (admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) queue_.Remove(key);
 }
 

@@ -12,9 +12,9 @@ void RunMemo::Read() {
   shown_position = run->meta.deleting ? std::nullopt : run->status.queue_position;
   wait_since = run->meta.created;
   if (run->status.resubmissions > 0) {
-    if (auto back = ParseStatusTime(run->status.retry_after)) wait_since = std::max(wait_since, *back);
+    if (auto back = PointOf(run->status.retry_after)) wait_since = std::max(wait_since, *back);
   }
-  const auto& retry = run->retry;
+  const auto& retry = run->spec.retry;
   const bool retry_nc = retry && retry->on_no_capacity;
   gives_up_at.reset();
   if (retry_nc && retry->duration) gives_up_at = run->meta.created + *retry->duration;
@@ -23,7 +23,7 @@ void RunMemo::Read() {
   // whatever its no-capacity retry says (its capacity was taken on purpose), within its retry
   // duration.
   ends_waiting_at.reset();
-  if (IsPhase(run->status.phase, Phase::kPending) && IsReason(run->status.reason, Reason::kPreempted) && retry) {
+  if ((run->status.phase == Phase::kPending) && (run->status.reason == Reason::kPreempted) && retry) {
     if (retry->duration) ends_waiting_at = run->meta.created + *retry->duration;
   } else if (!retry_nc) {
     ends_waiting_at = k8s::TimePoint::min();

@@ -11,12 +11,12 @@ namespace {
 
 // Everything in a Run's spec but its priority (what an admitted run ignores).
 std::string SpecFingerprint(const Run& r) {
-  std::string f = std::to_string(r.nodes) + "|" + std::to_string(r.cpu_milli) + "|" + std::to_string(r.memory_bytes) +
-                  "|" + std::to_string(r.gpus) + "|" + (r.max_duration ? std::to_string(r.max_duration->count()) : "off");
-  for (const auto& fl : r.fleets) f += "|" + fl;
-  if (r.retry) {
-    f += "|retry" + std::to_string(r.retry->on_no_capacity) + std::to_string(r.retry->on_interruption) +
-         std::to_string(r.retry->on_error) + (r.retry->duration ? std::to_string(r.retry->duration->count()) : "off");
+  std::string f = std::to_string(r.spec.nodes) + "|" + std::to_string(r.spec.cpu_milli) + "|" + std::to_string(r.spec.memory_bytes) +
+                  "|" + std::to_string(r.spec.gpus) + "|" + (r.spec.max_duration ? std::to_string(r.spec.max_duration->count()) : "off");
+  for (const auto& fl : r.spec.fleets) f += "|" + fl;
+  if (r.spec.retry) {
+    f += "|retry" + std::to_string(r.spec.retry->on_no_capacity) + std::to_string(r.spec.retry->on_interruption) +
+         std::to_string(r.spec.retry->on_error) + (r.spec.retry->duration ? std::to_string(r.spec.retry->duration->count()) : "off");
   }
   return f + "|" + std::to_string(r.template_bytes) + ":" + std::to_string(r.template_hash);
 }
@@ -30,7 +30,7 @@ void RunReconciler::Note(k8s::TimePoint at) {
 std::optional<k8s::TimePoint> RunReconciler::TakeDeadline() { return std::exchange(deadline_, std::nullopt); }
 
 bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
-  const std::string& phase = run.status.phase;
+  const std::optional<Phase>& phase = run.status.phase;
   if (run.meta.deleting) {
     if (!busy) writes_.HandleDeletion(run);
     return false;
@@ -38,7 +38,7 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (IsTerminalPhase(phase)) {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = IsPhase(phase, Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
+    std::vector<PodRef> to_delete = (phase == Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
     if (!to_delete.empty()) {
       writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
     } else if (run.status.observed_generation != run.meta.generation) {
@@ -69,10 +69,10 @@ bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     case PK::kWait:
       return false;
     case PK::kStop:
-      writes_.FailOrRetry(run, false, d.message, now, std::string(ToApi(Reason::kStopped)), /*stopped=*/true);
+      writes_.FailOrRetry(run, false, d.message, now, Reason::kStopped, /*stopped=*/true);
       return false;
     case PK::kInvalid: {
-      RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), d.message, run.meta.generation, run.meta.created, now);
+      RunStatus next = Finish(run.status, Outcome::kFailed, Reason::kInvalidSpec, d.message, run.meta.generation, run.meta.created, now);
       writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
       return false;
     }
@@ -87,10 +87,10 @@ bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
     }
     case PK::kResumed: {
       RunStatus next = run.status;
-      next.reason = ToApi(Reason::kResumed);
+      next.reason = Reason::kResumed;
       next.message = d.message;
       next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
+      SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message, run.meta.generation, now);
       writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
       return false;
     }
@@ -158,7 +158,7 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view) {
   if (memo.placed && !view.Counted(*memo.placed)) return true;
   // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
   // new scheduledAt.
-  const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + run.status.scheduled_at;
+  const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + FormatTime(run.status.scheduled_at);
   // Pods just handed to a writer show up in the cache a moment later: do not create them twice.
   if (memo.pods_ensured_for == ensured && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10)) {
     return false;
@@ -166,7 +166,7 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view) {
   memo.pods_ensured_for = ensured;
   memo.pods_ensured_at = clock_.Monotonic();
   auto fleet = caches_.fleets().Get(run.status.fleet);
-  writes_.EnsurePods(run, fleet ? fleet->gpu_resource : "nvidia.com/gpu", view);
+  writes_.EnsurePods(run, fleet ? fleet->spec.gpu_resource : "nvidia.com/gpu", view);
   return true;
 }
 
@@ -176,15 +176,15 @@ bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,
   switch (d.kind) {
     case PlacedDecision::Kind::kEnd:
       if (!d.refused_node.empty()) on_refusal_(d.refused_node, d.why, now);
-      writes_.FailOrRetry(run, d.interruption, d.why, now, d.reason);
+      writes_.FailOrRetry(run, d.interruption, d.why, now, ReasonCode::FromApi(d.reason));
       return true;
     case PlacedDecision::Kind::kSucceed: {
-      RunStatus next = Finish(run.status, Outcome::kSucceeded, ToApi(Reason::kSucceeded), d.message, run.meta.generation, run.meta.created, now);
+      RunStatus next = Finish(run.status, Outcome::kSucceeded, Reason::kSucceeded, d.message, run.meta.generation, run.meta.created, now);
       writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
       return true;
     }
     case PlacedDecision::Kind::kStop:
-      writes_.FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
+      writes_.FailOrRetry(run, false, d.why, now, ReasonCode::FromApi(d.reason), /*stopped=*/true);
       return true;
     case PlacedDecision::Kind::kSuspend:
       writes_.Suspend(run, d.message, now);
@@ -200,12 +200,12 @@ bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,
     }
     case PlacedDecision::Kind::kStarted: {
       RunStatus next = run.status;
-      next.phase = ToApi(Phase::kRunning);
-      next.reason = ToApi(Reason::kRunning);
+      next.phase = Phase::kRunning;
+      next.reason = Reason::kRunning;
       next.message = d.message;
-      next.started_at = k8s::FormatRfc3339(now);
+      next.started_at = Time(now);
       next.observed_generation = run.meta.generation;
-      SetCondition(next.conditions, ToApi(ConditionType::kReady), "True", ToApi(Reason::kRunning), next.message, run.meta.generation, now);
+      SetCondition(next.conditions, ConditionType::kReady, ConditionStatus::kTrue, Reason::kRunning, next.message, run.meta.generation, now);
       writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
       return true;
     }

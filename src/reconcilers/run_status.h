@@ -1,6 +1,7 @@
 #pragma once
 // Run status as berth writes it: a desired RunStatus built from the current one, compared field
-// by field (so unchanged status is never rewritten) and serialized as a merge patch for /status.
+// by field (so unchanged status is never rewritten) and written as a merge patch for /status
+// (the codec's, api/v1alpha1/codec.h). The Fleet status berth writes.
 
 #include <string>
 #include <string_view>
@@ -14,15 +15,14 @@
 
 namespace berth::reconcilers {
 
-// Sets condition `type`, keeping lastTransitionTime when its status did not change.
-void SetCondition(std::vector<Condition>& conditions, std::string_view type, std::string_view status,
-                  std::string_view reason, const std::string& message, int64_t generation, k8s::TimePoint now);
+// The codec's patches and SetCondition, under the engine's names.
+using api::FinalizersPatch;
+using api::QueuePositionPatch;
+using api::RunStatusPatch;
 
 // True when a and b differ in anything but queuePosition and message (the fields refreshed at
 // most every few seconds).
 bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b);
-bool operator==(const Condition& a, const Condition& b);
-bool operator==(const PlacementEntry& a, const PlacementEntry& b);
 bool SameStatus(const RunStatus& a, const RunStatus& b);
 
 // How a run ends.
@@ -32,22 +32,15 @@ enum class Outcome { kSucceeded, kFailed };
 // and `message`; finishedAt now; startedAt now if a success never showed it; submittedAt the
 // creation time if unset; no queue position; observedGeneration `generation`; conditions
 // Ready=False (reason Finished for a success, else `reason`) and Finished=True (`reason`).
-RunStatus Finish(const RunStatus& current, Outcome outcome, std::string_view reason, const std::string& message,
+RunStatus Finish(const RunStatus& current, Outcome outcome, const ReasonCode& reason, const std::string& message,
                  int64_t generation, k8s::TimePoint created, k8s::TimePoint now);
-
-// {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}.
-// An empty `resource_version` writes unconditionally.
-std::string RunStatusPatch(const RunStatus& s, const std::string& resource_version);
-
-// {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: `finalizers` in their order with berth's
-// (kFinalizer) once at the end (`with_ours`) or left out (not `with_ours`); others are kept.
-std::string FinalizersPatch(const std::string& resource_version, const std::vector<std::string>& finalizers,
-                            bool with_ours);
 
 // The status berth writes for a Fleet: every instance the core describes (`instances`, this
 // fleet's) with its blocks, counted runs, state and lifetime; the counts; conditions Ready and
 // Conflict (kept lastTransitionTime when unchanged).
-std::string FleetStatusJson(const Fleet& fleet, const ClusterView& view,
-                            const std::vector<const scheduling::InstanceStatus*>& instances, k8s::TimePoint now);
+FleetStatus BuildFleetStatus(const Fleet& fleet, const ClusterView& view,
+                             const std::vector<const scheduling::InstanceStatus*>& instances, k8s::TimePoint now);
+// The core's instance state as the API spells it.
+api::InstanceState ToApiState(scheduling::InstanceState state);
 
 }  // namespace berth::reconcilers

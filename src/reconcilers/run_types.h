@@ -1,143 +1,72 @@
 #pragma once
-// The Run and Fleet custom resources, decoded from the API into typed values.
+// The engine's names for the Run API (api/v1alpha1: the typed Run, its enums and codec) and the
+// few things the engine's components ask of a Run alike.
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
+#include "api/v1alpha1/codec.h"
 #include "k8s/json.h"
-#include "k8s/objects.h"
-#include "base/priority.h"
-#include "base/run_phase.h"
 
 namespace berth::reconcilers {
 
-// Phases, reasons and condition types with their API spellings: base/run_phase.h's one table.
-using base::ConditionType;
-using base::IsConditionType;
-using base::IsPhase;
-using base::IsPodPhase;
-using base::IsReason;
-using base::IsTerminalPhase;
-using base::ParsePhase;
-using base::ParseReason;
-using base::Phase;
-using base::PodPhase;
-using base::Reason;
-using base::ToApi;
+namespace api = berth::api::v1alpha1;
 
-inline constexpr const char* kGroupVersion = "berth.dev/v1alpha1";
-inline constexpr const char* kFinalizer = "berth.dev/run-cleanup";
+using api::Condition;
+using api::ConditionKind;
+using api::ConditionStatus;
+using api::ConditionType;
+using api::IsPendingPhase;
+using api::IsPlacedPhase;
+using api::IsPodPhase;
+using api::IsTerminalPhase;
+using api::kGroupVersion;
+using api::kMaxRunNodes;
+using api::kMaxTemplateBytes;
+using api::kMaxTtlSeconds;
+using api::Phase;
+using api::PhaseName;
+using api::PlacementEntry;
+using api::PodPhase;
+using api::Reason;
+using api::ReasonCode;
+using api::RetrySpec;
+using api::Run;
+using api::RunKey;
+using api::RunSpec;
+using api::RunStatus;
+using api::SetCondition;
+using api::FormatTime;
+using api::TemplateTooLarge;
+using api::Time;
+using api::ToApi;
 
-struct RetrySpec {
-  bool on_no_capacity = false, on_interruption = false, on_error = false;
-  std::optional<std::chrono::milliseconds> duration;  // nullopt = "off" (never give up)
-};
+inline constexpr const char* kFinalizer = api::kRunFinalizer;
 
-struct Condition {
-  std::string type, status, reason, message, last_transition_time;
-  int64_t observed_generation = 0;
-};
-
-struct PlacementEntry {
-  int rank = 0;
-  std::string node;
-  int blocks = 0;
-  std::string pod;
-};
-
-struct RunStatus {
-  std::string phase, reason, message;
-  std::optional<int64_t> queue_position;
-  std::optional<int64_t> effective_priority;
-  std::string fleet;
-  std::vector<PlacementEntry> placement;
-  std::string submitted_at, scheduled_at, started_at, finished_at;
-  int64_t resubmissions = 0;
-  // A resubmitted run waits until retry_after (RFC 3339) before it is queued again; the delay was
-  // retry_backoff_seconds (doubling per quick failure, see docs/concepts.md).
-  std::string retry_after;
-  int64_t retry_backoff_seconds = 0;
-  int64_t observed_generation = 0;
-  std::vector<Condition> conditions;
-  // status.preemption (issue 17): this pending run evicts `victims` ("namespace/name") so that it
-  // can start on `nodes` of `fleet`; those nodes are kept for it until it is placed. Written
-  // before any victim is evicted, cleared when the run is placed or the plan no longer holds.
-  struct Preemption {
-    std::string fleet;
-    std::vector<std::string> nodes, victims;
-    friend bool operator==(const Preemption&, const Preemption&) = default;
-  };
-  std::optional<Preemption> preemption;
-};
-
-// The most nodes one run may ask for (the CRD's spec.nodes maximum, deploy/crds/berth.dev_runs.yaml;
-// Kubernetes' own limit of a cluster's size). DecodeRun refuses more, so the scheduler's 32-bit
-// node counts always hold the value.
-inline constexpr int64_t kMaxRunNodes = 5000;
-
-// spec.ttlSecondsAfterFinished's maximum (an int32, as in Jobs; the CRD's maximum).
-inline constexpr int64_t kMaxTtlSeconds = 2147483647;
-
-// How large a Run's spec.template may be (issue 29; docs/api.md#how-large-a-run-may-be): its JSON
-// at most kMaxTemplateBytes (256 KiB, what kubectl apply can store of an object in its
-// last-applied annotation). The webhook refuses a larger one; the controller fails it InvalidSpec
-// at once (TemplateTooLarge) and keeps nothing of it.
-inline constexpr size_t kMaxTemplateBytes = 256 * 1024;
-// Templates up to this size are kept in the engine's cache; a larger one is read again from the
-// API server when the run's Pods are made, so a cached run costs about the same whatever its
-// template.
+// Templates up to this size are kept in the engine's cache (issue 29); of a larger one the cached
+// Run keeps only its size and hash (Run::template_bytes, template_hash) and it is read again from
+// the API server when the run's Pods are made (RunWrites::ReadTemplate), so a cached run costs
+// about the same whatever its template.
 inline constexpr size_t kKeptTemplateBytes = 8 * 1024;
-// The sentence for a template of `bytes` bytes over kMaxTemplateBytes.
-std::string TemplateTooLarge(size_t bytes);
+// What the engine's cache keeps of a Run's labels and annotations: only berth's (a Run's own are
+// read by nobody in berth; kubectl apply's last-applied-configuration annotation alone is a second
+// copy of the whole Run).
+inline constexpr const char* kKeptMetaPrefix = "berth.dev/";
 
-struct Run {
-  k8s::ObjectMeta meta;
-  // spec (defaults applied by the CRD; decoded defensively anyway)
-  int64_t priority = base::kDefaultPriority;
-  int64_t nodes = 1;
-  int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
-  std::vector<std::string> fleets;
-  std::optional<std::chrono::milliseconds> max_duration;  // nullopt = off
-  // spec.startTimeout: unset = the controller's default; nullopt inside = "off".
-  std::optional<std::optional<std::chrono::milliseconds>> start_timeout;
-  std::optional<RetrySpec> retry;                         // nullopt = no retry
-  // spec.ttlSecondsAfterFinished (Jobs' field and meaning): delete the run this long after it
-  // finished; 0 = as soon as it finished. nullopt = the controller's --finished-run-ttl.
-  // May change at any time, also after the run finished.
-  std::optional<int64_t> ttl_seconds_after_finished;
-  // spec.stop: the user asked to end the run (kubectl berth stop): Failed with reason Stopped,
-  // never resubmitted. Anything but a JSON boolean reads as false.
-  bool stop = false;
-  // spec.suspend (a Job's field and meaning; kubectl berth suspend/resume): out of the queue, its
-  // Pods stopped, until it is false again. Anything but a JSON boolean reads as false.
-  bool suspend = false;
-  // spec.template as JSON when it is at most kKeptTemplateBytes, else empty (read it with the run
-  // when its Pods are made: template_bytes > 0).
-  std::string template_json;
-  size_t template_bytes = 0;   // the size of spec.template's JSON (0: no template)
-  uint64_t template_hash = 0;  // a hash of that JSON (a spec change after admission is noticed by it)
-  // Set when the spec cannot be used (a quantity or duration the core cannot read).
-  std::string invalid_message;
-  RunStatus status;
-};
-
+// The informer's decoder: the typed Run as the engine keeps it (its template up to
+// kKeptTemplateBytes, only berth.dev/ labels and annotations), nullptr when there is none (no name).
 std::shared_ptr<const Run> DecodeRun(const k8s::json::Value& obj);
-RunStatus DecodeRunStatus(const k8s::json::Value& status);
+// A status alone, read as DecodeRun reads it (a field berth cannot read left at its default).
+inline RunStatus DecodeRunStatus(const k8s::json::Value& status) { return api::DecodeRunStatusLeniently(status); }
 
-// What the engine's components ask of a Run alike.
-// "namespace/name": the run's key in the informer's cache, the queue and the writers.
-std::string RunKey(const Run& r);
-// Phase Pending (or none yet): a waiting run; Scheduled or Running: a placed run.
-bool IsPendingPhase(const std::string& phase);
-bool IsPlacedPhase(const std::string& phase);
 // resourceVersions are etcd revisions: compared numerically to know whether the cache caught up
 // with a write. 0 when `rv` is not a number.
 uint64_t RvNumber(const std::string& rv);
-// An RFC 3339 time of a status field; nullopt when empty or unreadable.
-std::optional<k8s::TimePoint> ParseStatusTime(const std::string& s);
+// The TimePoint of a status time, nullopt when unset.
+inline std::optional<k8s::TimePoint> PointOf(const std::optional<Time>& t) {
+  return t ? std::optional<k8s::TimePoint>(t->point()) : std::nullopt;
+}
 
 }  // namespace berth::reconcilers

@@ -49,7 +49,7 @@ void RunWrites::NoteSpecChangeAfterEnd(const Run& run) {
       "the spec changed after the run ended, which does not run it again: kubectl berth apply -f FILE submits it again";
   // spec.suspend set on an ended run: nothing to suspend, and nothing else happens either.
   static const std::string kSuspendNote = "spec.suspend was set after the run ended: an ended run has nothing to suspend";
-  if (run.suspend) {
+  if (run.spec.suspend) {
     RunStatus next = run.status;
     next.observed_generation = run.meta.generation;
     for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
@@ -57,7 +57,7 @@ void RunWrites::NoteSpecChangeAfterEnd(const Run& run) {
       next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
     }
     WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-                "the run has ended (" + run.status.phase + "), so spec.suspend does nothing");
+                "the run has ended (" + std::string(PhaseName(run.status.phase)) + "), so spec.suspend does nothing");
     return;
   }
   RunStatus next = run.status;
@@ -65,7 +65,7 @@ void RunWrites::NoteSpecChangeAfterEnd(const Run& run) {
   for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
   if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
   WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-              "the run has ended (" + run.status.phase +
+              "the run has ended (" + std::string(PhaseName(run.status.phase)) +
                   "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
                   "(or delete and create it)");
 }
@@ -76,7 +76,7 @@ void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, 
   for (const auto& [name, p] : pods) {
     if (!IsTerminalPod(*p)) names.push_back(RefOf(*p));
   }
-  RunStatus next = Finish(run.status, Outcome::kFailed, ToApi(Reason::kMaxDurationExceeded), message, run.meta.generation,
+  RunStatus next = Finish(run.status, Outcome::kFailed, Reason::kMaxDurationExceeded, message, run.meta.generation,
                           run.meta.created, now);
   // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
   // the Failed branch deletes), never a Running run without Pods (an "interruption").
@@ -103,9 +103,9 @@ std::optional<bool> RunWrites::PatchStatus(const Run& r, const RunStatus& next) 
 
 void RunWrites::NoteWritten(const Run& run, const json::Document& answer, const RunStatus* next) {
   if (observer_ && next != nullptr && IsTerminalPhase(next->phase) && next->phase != run.status.phase) {
-    observer_->OnFinished(next->phase, next->reason);
+    observer_->OnFinished(std::string(PhaseName(next->phase)), next->reason.str());
   }
-  admissions_.NoteWritten(RunKey(run), RvNumber(json::GetString(json::Find(answer, {"metadata", "resourceVersion"}))));
+  admissions_.NoteWritten(RunKey(run), RvNumber(k8s::ResourceVersionOf(answer)));
 }
 
 void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
@@ -134,7 +134,7 @@ void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, cons
 bool RunWrites::FailInvalidSpec(const Run& r, const std::string& why) {
   spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
   const k8s::TimePoint now = clock_.Now();
-  RunStatus next = Finish(r.status, Outcome::kFailed, ToApi(Reason::kInvalidSpec), why, r.meta.generation, r.meta.created, now);
+  RunStatus next = Finish(r.status, Outcome::kFailed, Reason::kInvalidSpec, why, r.meta.generation, r.meta.created, now);
   auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
   if (!res.ok()) return res.status().IsConflict() ? admissions_.NoteStale(r) : false;
   NoteWritten(r, *res, &next);
@@ -163,16 +163,16 @@ std::optional<bool> RunWrites::CreateService(const Run& r) {
 }
 
 std::optional<bool> RunWrites::ReadTemplate(const Run& r, std::string& out) {
-  if (!r.template_json.empty() || r.template_bytes == 0) {
-    out = r.template_json;
+  if (!r.spec.template_json.empty() || r.template_bytes == 0) {
+    out = r.spec.template_json;
     return std::nullopt;
   }
   // Not kept in the cache (larger than kKeptTemplateBytes): read it with the run now.
   auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
   if (!got.ok()) return false;  // gone, or no answer: the next pass decides again
-  if (k8s::DecodeMeta(*got).uid != r.meta.uid) return false;  // replaced meanwhile
-  const json::Value* t = json::Find(*got, {"spec", "template"});
-  out = t != nullptr ? json::Serialize(*t) : std::string();
+  auto whole = api::DecodeRun(*got, api::RunDecodeOptions{.keep_meta_prefix = kKeptMetaPrefix});
+  if (!whole.ok() || whole->meta.uid != r.meta.uid) return false;  // replaced meanwhile
+  out = std::move(whole->spec.template_json);
   if (out.size() > kMaxTemplateBytes) return FailInvalidSpec(r, TemplateTooLarge(out.size()));
   return std::nullopt;
 }
@@ -192,7 +192,7 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
     if (b == bound.end()) {
       if (!full) {
         full = r;
-        if (std::optional<bool> answer = ReadTemplate(r, full->template_json)) return *answer;
+        if (std::optional<bool> answer = ReadTemplate(r, full->spec.template_json)) return *answer;
       }
       auto body = BuildPod(*full, r.status.fleet, gpu_resource, ranks, i);
       if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
@@ -233,17 +233,17 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
   return true;
 }
 
-RunStatus RunWrites::RetryStatus(const Run& run, const std::string& reason, const std::string& why,
+RunStatus RunWrites::RetryStatus(const Run& run, const ReasonCode& reason, const std::string& why,
                                      k8s::TimePoint now, bool preempted) const {
   RunStatus next = run.status;
   next.observed_generation = run.meta.generation;
-  next.phase = ToApi(Phase::kPending);
+  next.phase = Phase::kPending;
   next.reason = reason;
   next.resubmissions += 1;
   // Backoff: a persistent cause must not become a hot loop of Pod creations.
   // A preempted run waits for no backoff: nothing failed (it keeps its place in the queue).
   std::chrono::milliseconds backoff = preempted ? std::chrono::milliseconds(0) : options_.retry_backoff;
-  auto started = ParseStatusTime(run.status.started_at);
+  auto started = PointOf(run.status.started_at);
   bool ran_long = started && now - *started >= kBackoffResetAfter;
   if (!ran_long && run.status.retry_backoff_seconds > 0 && backoff.count() > 0) {
     backoff = std::min(options_.max_retry_backoff, std::chrono::milliseconds(run.status.retry_backoff_seconds * 2000));
@@ -251,23 +251,26 @@ RunStatus RunWrites::RetryStatus(const Run& run, const std::string& reason, cons
   next.retry_backoff_seconds = backoff.count() > 0 ? std::max<int64_t>(1, backoff.count() / 1000) : 0;
   // retryAfter is when it went back to the queue (now, without backoff): its wait counts from
   // there (berth_oldest_pending_run_wait_seconds, the admission wait).
-  next.retry_after = backoff.count() > 0 || preempted ? k8s::FormatRfc3339(now + backoff) : "";
+  next.retry_after.reset();
+  if (backoff.count() > 0 || preempted) next.retry_after = Time(now + backoff);
   next.message = why + "; back in the queue" +
-                 (backoff.count() > 0 ? " at " + next.retry_after + " (after " + k8s::FormatDuration(backoff) + ")" : "") +
+                 (backoff.count() > 0 ? " at " + k8s::FormatRfc3339(next.retry_after->point()) + " (after " +
+                                            k8s::FormatDuration(backoff) + ")"
+                                      : "") +
                  ", resubmission " + std::to_string(next.resubmissions);
   next.fleet.clear();
   next.placement.clear();
-  next.scheduled_at.clear();
-  next.started_at.clear();
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
-  SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", reason, next.message, run.meta.generation, now);
+  next.scheduled_at.reset();
+  next.started_at.reset();
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, reason, next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ConditionType::kReady, ConditionStatus::kFalse, reason, next.message, run.meta.generation, now);
   return next;
 }
 
 void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                const std::string& reason_override, bool stopped, bool preempted) {
-  bool retry_event = !stopped && run.retry && (interruption ? run.retry->on_interruption : run.retry->on_error);
-  bool within = run.retry && (!run.retry->duration || now - run.meta.created < *run.retry->duration);
+                                const ReasonCode& reason_override, bool stopped, bool preempted) {
+  bool retry_event = !stopped && run.spec.retry && (interruption ? run.spec.retry->on_interruption : run.spec.retry->on_error);
+  bool within = run.spec.retry && (!run.spec.retry->duration || now - run.meta.created < *run.spec.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
   // older attempts go.
   std::vector<PodRef> to_delete;
@@ -277,8 +280,8 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
     if (!IsTerminalPod(*p) || p->meta.Label(kAttemptLabel) != attempt) to_delete.push_back(RefOf(*p));
   }
   RunStatus next;
-  const std::string reason =
-      !reason_override.empty() ? reason_override : std::string(ToApi(interruption ? Reason::kInterrupted : Reason::kPodFailed));
+  const ReasonCode reason =
+      !reason_override.empty() ? reason_override : ReasonCode(interruption ? Reason::kInterrupted : Reason::kPodFailed);
   std::string event_type = "Warning", event_reason, event_message;
   if (retry_event && within) {
     next = RetryStatus(run, reason, why, now, preempted);
@@ -286,9 +289,9 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
     event_message = next.message;
   } else {
     std::string message = why;
-    if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.retry->duration) + " has passed)";
+    if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.spec.retry->duration) + " has passed)";
     next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
-    event_reason = reason;
+    event_reason = reason.str();
     event_message = next.message;
     if (stopped) event_type = "Normal";
   }
@@ -307,22 +310,22 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
 
 void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoint now) {
   RunStatus next = run.status;
-  const bool already = IsPhase(run.status.phase, Phase::kPending) && IsReason(run.status.reason, Reason::kSuspended);
-  next.phase = ToApi(Phase::kPending);
-  next.reason = ToApi(Reason::kSuspended);
+  const bool already = (run.status.phase == Phase::kPending) && (run.status.reason == Reason::kSuspended);
+  next.phase = Phase::kPending;
+  next.reason = Reason::kSuspended;
   if (!already) next.message = message;  // keeps the sentence written when it was suspended
   next.queue_position.reset();
   next.preemption.reset();  // out of the queue: the nodes kept for it go back
   next.fleet.clear();
   next.placement.clear();
-  next.scheduled_at.clear();
-  next.started_at.clear();
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  next.scheduled_at.reset();
+  next.started_at.reset();
+  if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
   next.observed_generation = run.meta.generation;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, Reason::kSuspended, next.message, run.meta.generation, now);
   bool had_ready = false;
-  for (const auto& c : next.conditions) had_ready |= IsConditionType(c.type, ConditionType::kReady);
-  if (had_ready) SetCondition(next.conditions, ToApi(ConditionType::kReady), "False", ToApi(Reason::kSuspended), next.message, run.meta.generation, now);
+  for (const auto& c : next.conditions) had_ready |= c.type == ConditionType::kReady;
+  if (had_ready) SetCondition(next.conditions, ConditionType::kReady, ConditionStatus::kFalse, Reason::kSuspended, next.message, run.meta.generation, now);
   // Every Pod still running stops, and the current attempt's Pods go even when they are done:
   // the attempt does not change, so the Pods made on resume take their names.
   std::vector<PodRef> to_delete;
@@ -348,7 +351,7 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
 void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
                                 const std::string& event_reason, const std::string& event_message, bool background) {
   if (SameStatus(run.status, next)) return;
-  spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, next.phase, next.reason,
+  spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, PhaseName(next.phase), next.reason.api(),
                 background ? " (refresh)" : "");
   Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
     if (auto unwritten = PatchStatus(r, next)) return *unwritten;
@@ -365,7 +368,7 @@ void RunWrites::HandleDeletion(const Run& run) {
   }
   Dispatch(RunKey(run), [this, r = run, pods] {
     if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
-    if (r.nodes > 1) {
+    if (r.spec.nodes > 1) {
       // Only the Service the run owns, and only that object (the uid precondition): a Service of
       // the same name made by someone else is never deleted (issue 29).
       auto svc = client_->Get(kServices.Path(r.meta.ns, r.meta.name));

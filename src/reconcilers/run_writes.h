@@ -76,10 +76,10 @@ class RunWrites {
   // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a
   // higher-priority run (an interruption without retry backoff; counted in the metrics).
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                   const std::string& reason = {}, bool stopped = false, bool preempted = false);
+                   const ReasonCode& reason = {}, bool stopped = false, bool preempted = false);
   // The status of a run sent back to the queue (FailOrRetry): Pending with `reason`, retry backoff
   // (none when `preempted`), resubmissions + 1, placement cleared.
-  RunStatus RetryStatus(const Run& run, const std::string& reason, const std::string& why, k8s::TimePoint now,
+  RunStatus RetryStatus(const Run& run, const ReasonCode& reason, const std::string& why, k8s::TimePoint now,
                         bool preempted) const;
   // spec.suspend: Pending with reason Suspended (`message` unless it already shows Suspended), no
   // queue position, no placement; its Pods stopped with their grace period (status first).

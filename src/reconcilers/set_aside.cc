@@ -7,7 +7,6 @@
 
 namespace berth::reconcilers {
 
-namespace json = k8s::json;
 using k8s::resources::kRuns;
 
 void SetAsideReporter::Report(const std::map<std::string, k8s::SetAsideObject>& aside, k8s::TimePoint now) {
@@ -32,12 +31,10 @@ void SetAsideReporter::Report(const std::map<std::string, k8s::SetAsideObject>& 
                             " (spec.template keeps fields berth does not know); it is set aside, out of the queue, "
                             "until it is changed to nest less deeply or deleted";
     spdlog::warn("run {}: {}", key, why);
-    const std::string t = k8s::FormatRfc3339(now);
     // Not guarded by resourceVersion, and the answer is not read (it is the Run, as deep as ever).
-    const std::string body =
-        R"({"status":{"reason":"InvalidSpec","message":)" + json::Quote(why) +
-        R"(,"conditions":[{"type":"Ready","status":"False","reason":"InvalidSpec","message":)" + json::Quote(why) +
-        R"(,"lastTransitionTime":)" + json::Quote(t) + R"(,"observedGeneration":)" + std::to_string(o->generation) + "}]}}";
+    const Condition ready{ConditionType::kReady, ConditionStatus::kFalse, Reason::kInvalidSpec, why, Time(now),
+                          o->generation};
+    const std::string body = api::ReasonPatch(Reason::kInvalidSpec, why, ready);
     const k8s::ObjectReference ref{kGroupVersion, "Run", o->ns, o->name, o->uid};
     const bool dispatched = dispatch_(key, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
       k8s::Status s = client_->MergePatchNoAnswer(path, body);

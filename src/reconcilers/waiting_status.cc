@@ -52,8 +52,8 @@ void WaitingStatusWriter::NoteUnavailable(const ClusterView& view) {
 std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
   std::string s = result.Explain(w);
   if (auto run = caches_.runs().Get(w.run_id)) {
-    if (auto cap = caches_.CapOf(run->meta.ns); cap && run->priority > cap->cap) {
-      s += "; " + PriorityCapNote(run->meta.ns, run->priority, *cap);
+    if (auto cap = caches_.CapOf(run->meta.ns); cap && run->spec.priority > cap->cap) {
+      s += "; " + PriorityCapNote(run->meta.ns, run->spec.priority, *cap);
     }
   }
   const auto& r = w.reason;
@@ -63,8 +63,8 @@ std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const
   std::vector<std::string> fleets;
   if (r.fleet >= 0 && static_cast<size_t>(r.fleet) < result.fleets.size()) {
     fleets.push_back(result.fleets[r.fleet].name);
-  } else if (auto run = caches_.runs().Get(w.run_id); run && !run->fleets.empty()) {
-    fleets = run->fleets;
+  } else if (auto run = caches_.runs().Get(w.run_id); run && !run->spec.fleets.empty()) {
+    fleets = run->spec.fleets;
   } else {
     fleets.push_back(unavailable_detail_.begin()->first);
   }
@@ -75,20 +75,27 @@ std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const
   return s;
 }
 
-RunStatus WaitingStatusWriter::Status(const Run& run, const std::string& reason, int32_t effective,
+ReasonCode WaitingReason(sched::WaitCode code) {
+  if (code == sched::WaitCode::kQuotaExceeded) return Reason::kQuotaExceeded;
+  if (code == sched::WaitCode::kPreempting) return Reason::kPreempting;
+  if (code == sched::WaitCode::kTeamShare) return ReasonCode::FromApi(sched::ApiReason(code));
+  return sched::IsUnschedulable(code) ? Reason::kUnschedulable : Reason::kNoCapacity;
+}
+
+RunStatus WaitingStatusWriter::Status(const Run& run, const ReasonCode& reason, int32_t effective,
                                       std::optional<int64_t> position, const std::string& message,
                                       k8s::TimePoint now) const {
   RunStatus next = run.status;
-  next.phase = ToApi(Phase::kPending);
+  next.phase = Phase::kPending;
   next.reason = reason;
   // A preempted run back in the queue shows Preempted while it waits for capacity (EndsWaiting).
-  if (reason == ToApi(Reason::kNoCapacity) && IsReason(run.status.reason, Reason::kPreempted)) {
-    next.reason = ToApi(Reason::kPreempted);
+  if (reason == Reason::kNoCapacity && (run.status.reason == Reason::kPreempted)) {
+    next.reason = Reason::kPreempted;
   }
   next.message = message;
   next.queue_position = position;
   next.effective_priority = effective;
-  if (next.submitted_at.empty()) next.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
   next.observed_generation = run.meta.generation;
   // The nodes kept for a preempting run stay in its status while it preempts (see Nominations).
   auto preempting = preempting_.find(RunKey(run));
@@ -97,34 +104,34 @@ RunStatus WaitingStatusWriter::Status(const Run& run, const std::string& reason,
   } else {
     next.preemption.reset();
   }
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, message, run.meta.generation, now);
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, message, run.meta.generation, now);
   return next;
 }
 
 void WaitingStatusWriter::EndWaiting(const Run& run, const sched::CycleResult& result, const sched::WaitingRun& w,
                                      k8s::TimePoint now) {
-  const std::string reason(sched::ApiReason(w.reason.code));
-  const bool retry_nc = run.retry && run.retry->on_no_capacity;
+  const ReasonCode reason = WaitingReason(w.reason.code);
+  const bool retry_nc = run.spec.retry && run.spec.retry->on_no_capacity;
   const std::string why = Explain(result, w);
   RunStatus next =
       !retry_nc ? Finish(run.status, Outcome::kFailed, reason, why, run.meta.generation, run.meta.created, now)
-                : Finish(run.status, Outcome::kFailed, ToApi(Reason::kRetryLimitExceeded),
-                         "still waiting after retry duration " + k8s::FormatDuration(*run.retry->duration) + ": " + why,
+                : Finish(run.status, Outcome::kFailed, Reason::kRetryLimitExceeded,
+                         "still waiting after retry duration " + k8s::FormatDuration(*run.spec.retry->duration) + ": " + why,
                          run.meta.generation, run.meta.created, now);
   next.effective_priority = w.effective_priority;
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", next.reason, next.message, run.meta.generation, now);
-  writes_.WriteStatus(run, next, "Warning", next.reason, next.message);
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message, run.meta.generation, now);
+  writes_.WriteStatus(run, next, "Warning", next.reason.str(), next.message);
 }
 
-bool WaitingStatusWriter::LooksCurrent(const Run& run, const sched::WaitingRun& w, const std::string& reason) {
+bool WaitingStatusWriter::LooksCurrent(const Run& run, const sched::WaitingRun& w, const ReasonCode& reason) {
   const RunStatus& cur = run.status;
   const Condition* scheduled = nullptr;
   for (const auto& c : cur.conditions) {
-    if (IsConditionType(c.type, ConditionType::kScheduled)) scheduled = &c;
+    if (c.type == ConditionType::kScheduled) scheduled = &c;
   }
-  return IsPhase(cur.phase, Phase::kPending) && cur.reason == reason && cur.effective_priority == w.effective_priority &&
-         !cur.preemption && w.reason.code != sched::WaitCode::kPreempting && !cur.submitted_at.empty() &&
-         cur.observed_generation == run.meta.generation && scheduled != nullptr && scheduled->status == "False" &&
+  return (cur.phase == Phase::kPending) && cur.reason == reason && cur.effective_priority == w.effective_priority &&
+         !cur.preemption && w.reason.code != sched::WaitCode::kPreempting && !!cur.submitted_at &&
+         cur.observed_generation == run.meta.generation && scheduled != nullptr && scheduled->status == ConditionStatus::kFalse &&
          scheduled->reason == reason && scheduled->observed_generation == run.meta.generation;
 }
 
@@ -134,7 +141,7 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
   // namespace's own budget, not capacity that failed to show up (as in Kueue).
   if (EndsWaiting(memo, w, now)) return EndWaiting(run, result, w, now);
   const std::optional<int64_t>& position = run.status.queue_position;
-  const std::string reason(sched::ApiReason(w.reason.code));
+  const ReasonCode reason = WaitingReason(w.reason.code);
   const int32_t effective = w.effective_priority;
   const bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   // The common case, checked without copying the status: nothing but the sentence could have
@@ -166,7 +173,7 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
     if (positions.PlaceOf(w.run_id) != position) return;
   }
   next.message = Explain(result, w);
-  SetCondition(next.conditions, ToApi(ConditionType::kScheduled), "False", reason, next.message, run.meta.generation, now);
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, reason, next.message, run.meta.generation, now);
   memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
   if (SameStatus(run.status, next)) return;
   if (preemption_record) {

@@ -38,6 +38,9 @@
 
 namespace berth::reconcilers {
 
+// The API reason of a run the core left waiting (scheduling::ApiReason's spelling, typed).
+ReasonCode WaitingReason(scheduling::WaitCode code);
+
 class WaitingStatusWriter {
  public:
   // How many background writes wait for a writer now (KeyedWriter::BackgroundQueued).
@@ -61,7 +64,7 @@ class WaitingStatusWriter {
   // first of them takes no runs; a priority above its namespace's cap says so.
   std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
   // The status of a run waiting with `reason`, showing `position`.
-  RunStatus Status(const Run& run, const std::string& reason, int32_t effective, std::optional<int64_t> position,
+  RunStatus Status(const Run& run, const ReasonCode& reason, int32_t effective, std::optional<int64_t> position,
                    const std::string& message, k8s::TimePoint now) const;
 
   struct PassOutcome {
@@ -81,7 +84,7 @@ class WaitingStatusWriter {
   void EndWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                   k8s::TimePoint now);
   // Whether nothing but the sentence (or the place) could differ: checked without copying.
-  static bool LooksCurrent(const Run& run, const scheduling::WaitingRun& w, const std::string& reason);
+  static bool LooksCurrent(const Run& run, const scheduling::WaitingRun& w, const ReasonCode& reason);
 
   const EngineCaches& caches_;
   RunWrites& writes_;

@@ -3,7 +3,7 @@
 #include <iterator>
 #include <map>
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 #include "k8s/client.h"
 
 namespace berth::runops {
@@ -67,7 +67,7 @@ k8s::Result<LogSelection> SelectLogTargets(const json::Value& run, const std::ve
     by_attempt[a][r] = p;
   }
   if (by_attempt.empty()) {
-    const bool ended = base::IsTerminalPhase(phase);
+    const bool ended = api::v1alpha1::IsTerminalPhase(phase);
     return Status::Error("run \"" + name + "\" has no Pods " + (ended ? "any more" : "yet") + " (" + words + ")");
   }
   LogSelection sel;

@@ -1,6 +1,6 @@
 #include "runops/run_control.h"
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 
 namespace berth::runops {
 
@@ -41,7 +41,7 @@ Status CheckControl(Control c, const json::Value& run) {
   if (json::Find(run, {"metadata", "deletionTimestamp"}) != nullptr) {
     return conflict(who + " is being deleted; there is nothing to " + ControlVerb(c));
   }
-  if (base::IsTerminalPhase(phase)) {
+  if (api::v1alpha1::IsTerminalPhase(phase)) {
     return conflict(who + " has already ended (" + PhaseWords(run) + "); there is nothing to " + ControlVerb(c) +
                     " (kubectl berth apply -f FILE runs it again)");
   }
@@ -91,11 +91,11 @@ k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& 
 bool ControlDone(Control c, const json::Value& run, int64_t generation) {
   const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
   const std::string reason = json::GetString(json::Find(run, {"status", "reason"}));
-  const bool ended = base::IsTerminalPhase(phase);
+  const bool ended = api::v1alpha1::IsTerminalPhase(phase);
   if (c == Control::kStop) return ended;
   if (!Observed(run, generation)) return false;
-  if (c == Control::kSuspend) return ended || (base::IsPhase(phase, base::Phase::kPending) && base::IsReason(reason, base::Reason::kSuspended));
-  return !base::IsReason(reason, base::Reason::kSuspended);
+  if (c == Control::kSuspend) return ended || (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kPending) && api::v1alpha1::IsReason(reason, api::v1alpha1::Reason::kSuspended));
+  return !api::v1alpha1::IsReason(reason, api::v1alpha1::Reason::kSuspended);
 }
 
 std::string StatusLine(const json::Value& run) {

@@ -38,7 +38,7 @@ Run Cached(const std::string& rv, const std::string& phase = "Pending", bool del
   run.meta.name = "a";
   run.meta.resource_version = rv;
   run.meta.deleting = deleting;
-  run.status.phase = phase;
+  run.status.phase = api::ParsePhase(phase);
   return run;
 }
 
@@ -109,7 +109,7 @@ TEST_F(AdmissionsTest, AnAppliedAdmissionWritesTheFinalizerThenTheStatusAndIsAss
   ASSERT_TRUE(memo.assumed.has_value());
   EXPECT_EQ(memo.assumed->placement.at(0).node, "n0");
   auto now = Fetch();
-  EXPECT_EQ(now->status.phase, "Scheduled");
+  EXPECT_EQ(now->status.phase, Phase::kScheduled);
   EXPECT_EQ(now->status.effective_priority, 7);
   EXPECT_TRUE(now->meta.HasFinalizer(kFinalizer));
   EXPECT_TRUE(admissions_.WrittenSinceTaken("ns/a"));

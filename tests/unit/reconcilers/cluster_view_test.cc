@@ -36,18 +36,18 @@ struct FleetBuilder {
     f.meta.name = name;
     f.meta.uid = name + "-uid";
     f.meta.created = created;
-    f.node_selector = {{"pool", pool}};
+    f.spec.node_selector = {{"pool", pool}};
   }
-  FleetBuilder& Gpu(const std::string& r) { f.gpu_resource = r; return *this; }
-  FleetBuilder& Blocks(int64_t n) { f.blocks = n; return *this; }
-  FleetBuilder& AutoBlocks() { f.blocks_auto = true; return *this; }
+  FleetBuilder& Gpu(const std::string& r) { f.spec.gpu_resource = r; return *this; }
+  FleetBuilder& Blocks(int64_t n) { f.spec.blocks = n; return *this; }
+  FleetBuilder& AutoBlocks() { f.spec.blocks_auto = true; return *this; }
   FleetBuilder& Cluster(const std::string& topology_key = {}) {
-    f.cluster_placement = true;
-    f.topology_key = topology_key;
+    f.spec.cluster_placement = true;
+    f.spec.topology_key = topology_key;
     return *this;
   }
-  FleetBuilder& MaxRuns(int64_t n) { f.max_runs_per_instance = n; return *this; }
-  FleetBuilder& Lifetime(std::chrono::milliseconds d) { f.instance_lifetime = d; return *this; }
+  FleetBuilder& MaxRuns(int64_t n) { f.spec.max_runs_per_instance = n; return *this; }
+  FleetBuilder& Lifetime(std::chrono::milliseconds d) { f.spec.instance_lifetime = d; return *this; }
   FleetBuilder& Invalid(const std::string& why) { f.invalid_message = why; return *this; }
   FleetBuilder& Record(const std::string& node, const std::string& uid, int64_t runs, std::vector<std::string> counted) {
     InstanceRecord r;
@@ -55,7 +55,7 @@ struct FleetBuilder {
     r.uid = uid;
     r.runs_started = runs;
     r.counted_runs = std::move(counted);
-    f.instances.push_back(std::move(r));
+    f.status.instances.push_back(std::move(r));
     return *this;
   }
   FleetPtr Build() const { return std::make_shared<const Fleet>(f); }
@@ -148,7 +148,7 @@ TEST(BuildClusterViewTest, TheViewKeepsItsFleetsAlive) {
   ASSERT_EQ(v.fleets.count("a100"), 1u);
   ASSERT_EQ(v.fleets.count("bad"), 1u);
   EXPECT_EQ(v.fleets.at("a100")->meta.name, "a100");
-  EXPECT_EQ(v.fleets.at("a100")->blocks, 4);
+  EXPECT_EQ(v.fleets.at("a100")->spec.blocks, 4);
   EXPECT_EQ(v.fleets.at("bad")->invalid_message, "why");
 }
 
@@ -236,7 +236,7 @@ TEST(BuildClusterViewTest, ANodeMatchedByTwoFleetsBelongsToTheOlder) {
       SCOPED_TRACE(c.name + (reversed ? " (input reversed)" : ""));
       Fleet x = FleetBuilder("x", "shared", c.created_x).f;
       Fleet y = FleetBuilder("y", "shared", c.created_y).f;
-      y.node_selector = {{"gpu", "true"}};  // a different selector matching the same node
+      y.spec.node_selector = {{"gpu", "true"}};  // a different selector matching the same node
       std::vector<FleetPtr> fleets = {std::make_shared<const Fleet>(x), std::make_shared<const Fleet>(y)};
       if (reversed) std::swap(fleets[0], fleets[1]);
       std::vector<NodePtr> nodes = {NodeBuilder("n1", "shared").Label("gpu", "true").Build(),

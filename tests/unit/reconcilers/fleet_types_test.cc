@@ -50,18 +50,18 @@ TEST(DecodeFleetTest, DefaultsWhenOnlyTheSelectorIsGiven) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->meta.name, "a100");
   EXPECT_EQ(f->meta.uid, "f-uid");
-  EXPECT_EQ(f->node_selector, (std::map<std::string, std::string>{{"pool", "a100"}}));
-  EXPECT_FALSE(f->blocks_auto);
-  EXPECT_EQ(f->blocks, 1);
-  EXPECT_FALSE(f->cluster_placement);
-  EXPECT_EQ(f->topology_key, "");
-  EXPECT_EQ(f->gpu_resource, "nvidia.com/gpu");
-  EXPECT_EQ(f->max_runs_per_instance, std::nullopt);
-  EXPECT_EQ(f->instance_lifetime, std::nullopt);
+  EXPECT_EQ(f->spec.node_selector, (std::map<std::string, std::string>{{"pool", "a100"}}));
+  EXPECT_FALSE(f->spec.blocks_auto);
+  EXPECT_EQ(f->spec.blocks, 1);
+  EXPECT_FALSE(f->spec.cluster_placement);
+  EXPECT_EQ(f->spec.topology_key, "");
+  EXPECT_EQ(f->spec.gpu_resource, "nvidia.com/gpu");
+  EXPECT_EQ(f->spec.max_runs_per_instance, std::nullopt);
+  EXPECT_EQ(f->spec.instance_lifetime, std::nullopt);
   EXPECT_EQ(f->invalid_message, "");
-  EXPECT_THAT(f->instances, IsEmpty());
-  EXPECT_THAT(f->conditions, IsEmpty());
-  EXPECT_EQ(f->observed_generation, 0);
+  EXPECT_THAT(f->status.instances, IsEmpty());
+  EXPECT_THAT(f->status.conditions, IsEmpty());
+  EXPECT_EQ(f->status.observed_generation, 0);
 }
 
 TEST(DecodeFleetTest, WithoutANameThereIsNoFleet) {
@@ -101,11 +101,11 @@ TEST(DecodeFleetTest, Blocks) {
     ASSERT_NE(f, nullptr);
     if (c.want_invalid.empty()) {
       EXPECT_EQ(f->invalid_message, "");
-      EXPECT_EQ(f->blocks_auto, c.want_auto);
-      EXPECT_EQ(f->blocks, c.want_blocks);
+      EXPECT_EQ(f->spec.blocks_auto, c.want_auto);
+      EXPECT_EQ(f->spec.blocks, c.want_blocks);
     } else {
       EXPECT_THAT(f->invalid_message, HasSubstr(c.want_invalid));
-      EXPECT_FALSE(f->blocks_auto);
+      EXPECT_FALSE(f->spec.blocks_auto);
     }
   }
 }
@@ -129,17 +129,17 @@ TEST(DecodeFleetTest, PlacementTopologyAndGpuResource) {
     auto f = DecodeWith(c.fields);
     ASSERT_NE(f, nullptr);
     EXPECT_EQ(f->invalid_message, "");
-    EXPECT_EQ(f->cluster_placement, c.want_cluster);
-    EXPECT_EQ(f->topology_key, c.want_topology);
-    EXPECT_EQ(f->gpu_resource, c.want_gpu);
+    EXPECT_EQ(f->spec.cluster_placement, c.want_cluster);
+    EXPECT_EQ(f->spec.topology_key, c.want_topology);
+    EXPECT_EQ(f->spec.gpu_resource, c.want_gpu);
   }
 }
 
 TEST(DecodeFleetTest, MaxRunsPerInstance) {
-  EXPECT_EQ(DecodeWith("")->max_runs_per_instance, std::nullopt);
-  EXPECT_EQ(DecodeWith(R"("maxRunsPerInstance":10)")->max_runs_per_instance, std::optional<int64_t>(10));
-  EXPECT_EQ(DecodeWith(R"("maxRunsPerInstance":1)")->max_runs_per_instance, std::optional<int64_t>(1));
-  EXPECT_EQ(DecodeWith(R"("maxRunsPerInstance":null)")->max_runs_per_instance, std::nullopt);
+  EXPECT_EQ(DecodeWith("")->spec.max_runs_per_instance, std::nullopt);
+  EXPECT_EQ(DecodeWith(R"("maxRunsPerInstance":10)")->spec.max_runs_per_instance, std::optional<int64_t>(10));
+  EXPECT_EQ(DecodeWith(R"("maxRunsPerInstance":1)")->spec.max_runs_per_instance, std::optional<int64_t>(1));
+  EXPECT_EQ(DecodeWith(R"("maxRunsPerInstance":null)")->spec.max_runs_per_instance, std::nullopt);
 }
 
 TEST(DecodeFleetTest, InstanceLifetime) {
@@ -161,7 +161,7 @@ TEST(DecodeFleetTest, InstanceLifetime) {
     SCOPED_TRACE(c.value);
     auto f = DecodeWith(R"("instanceLifetime":")" + c.value + "\"");
     ASSERT_NE(f, nullptr);
-    EXPECT_EQ(f->instance_lifetime, c.want);
+    EXPECT_EQ(f->spec.instance_lifetime, c.want);
     if (c.want_invalid.empty()) {
       EXPECT_EQ(f->invalid_message, "");
     } else {
@@ -191,8 +191,8 @@ TEST(DecodeFleetTest, Preemption) {
     SCOPED_TRACE(c.value);
     auto f = c.value.empty() ? DecodeWith(R"("blocks":1)") : DecodeWith(R"("preemption":)" + c.value);
     ASSERT_NE(f, nullptr);
-    EXPECT_EQ(f->preempt_lower_priority, c.want_lower);
-    EXPECT_EQ(f->min_runtime, c.want_min_runtime);
+    EXPECT_EQ(f->spec.preempt_lower_priority, c.want_lower);
+    EXPECT_EQ(f->spec.min_runtime, c.want_min_runtime);
     if (c.want_invalid.empty()) {
       EXPECT_EQ(f->invalid_message, "");
     } else {
@@ -220,7 +220,7 @@ TEST(DecodeFleetTest, NodeSelector) {
     SCOPED_TRACE(c.spec);
     auto f = DecodeExact(c.spec);
     ASSERT_NE(f, nullptr);
-    EXPECT_EQ(f->node_selector, c.want);
+    EXPECT_EQ(f->spec.node_selector, c.want);
     if (c.want_invalid) {
       EXPECT_EQ(f->invalid_message, "spec.nodeSelector is empty");
     } else {
@@ -246,38 +246,38 @@ TEST(DecodeFleetTest, StatusInstancesAndConditions) {
       "conditions":[{"type":"Ready","status":"True","reason":"InstancesReady","message":"2 of 2 ready",
                      "lastTransitionTime":"2026-01-02T03:05:00Z","observedGeneration":3}]})");
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->observed_generation, 3);
-  ASSERT_EQ(f->instances.size(), 2u);
-  const InstanceRecord& a = f->instances[0];
+  EXPECT_EQ(f->status.observed_generation, 3);
+  ASSERT_EQ(f->status.instances.size(), 2u);
+  const InstanceRecord& a = f->status.instances[0];
   EXPECT_EQ(a.node, "n1");
   EXPECT_EQ(a.uid, "u1");
   EXPECT_EQ(a.total_blocks, 8);
   EXPECT_EQ(a.busy_blocks, 3);
   EXPECT_EQ(a.runs_started, 12);
   EXPECT_THAT(a.counted_runs, ElementsAre("r-a", "r-b"));  // non-strings are skipped
-  EXPECT_EQ(a.expires_at, "2026-01-02T08:04:05Z");
-  EXPECT_EQ(a.state, "Busy");
+  EXPECT_EQ(FormatTime(a.expires_at), "2026-01-02T08:04:05Z");
+  EXPECT_EQ(a.state, api::InstanceState::kBusy);
   EXPECT_EQ(a.message, "3 of 8 blocks busy");
-  const InstanceRecord& b = f->instances[1];
+  const InstanceRecord& b = f->status.instances[1];
   EXPECT_EQ(b.node, "n2");
   EXPECT_THAT(b.counted_runs, IsEmpty());
-  EXPECT_EQ(b.expires_at, "");
-  EXPECT_EQ(b.state, "Idle");
+  EXPECT_EQ(FormatTime(b.expires_at), "");
+  EXPECT_EQ(b.state, api::InstanceState::kIdle);
   // Looked up by uid through the decoded index.
-  EXPECT_EQ(f->RecordForUid("u1"), &f->instances[0]);
-  EXPECT_EQ(f->RecordForUid("u2"), &f->instances[1]);
+  EXPECT_EQ(f->RecordForUid("u1"), &f->status.instances[0]);
+  EXPECT_EQ(f->RecordForUid("u2"), &f->status.instances[1]);
   EXPECT_EQ(f->RecordForUid("n1"), nullptr);
   EXPECT_EQ(f->RecordForUid(""), nullptr);
-  ASSERT_EQ(f->conditions.size(), 1u);
-  EXPECT_EQ(f->conditions[0].type, "Ready");
-  EXPECT_EQ(f->conditions[0].status, "True");
-  EXPECT_EQ(f->conditions[0].reason, "InstancesReady");
-  EXPECT_EQ(f->conditions[0].observed_generation, 3);
+  ASSERT_EQ(f->status.conditions.size(), 1u);
+  EXPECT_EQ(f->status.conditions[0].type.api(), "Ready");
+  EXPECT_EQ(f->status.conditions[0].status, ConditionStatus::kTrue);
+  EXPECT_EQ(f->status.conditions[0].reason.api(), "InstancesReady");
+  EXPECT_EQ(f->status.conditions[0].observed_generation, 3);
 }
 
 TEST(FleetTest, Selects) {
   Fleet f;
-  f.node_selector = {{"pool", "a100"}, {"zone", "z1"}};
+  f.spec.node_selector = {{"pool", "a100"}, {"zone", "z1"}};
   struct Case {
     std::string name;
     std::map<std::string, std::string> labels;
@@ -307,7 +307,7 @@ TEST(FleetTest, RecordForUidMatchesTheNodeUidNotItsName) {
     r.runs_started = runs;
     return r;
   };
-  f.instances = {record("n1", "old-uid", 9), record("n2", "u2", 1)};
+  f.status.instances = {record("n1", "old-uid", 9), record("n2", "u2", 1)};
   ASSERT_NE(f.RecordForUid("old-uid"), nullptr);
   EXPECT_EQ(f.RecordForUid("old-uid")->runs_started, 9);
   EXPECT_EQ(f.RecordForUid("u2")->node, "n2");

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api_literals.h"
+
 #include <chrono>
 #include <functional>
 #include <map>
@@ -16,6 +18,7 @@
 
 namespace berth::reconcilers {
 namespace {
+using namespace testing;  // NOLINT: Kind, Why, TimeAt
 
 using Kind = PlacedDecision::Kind;
 using std::chrono::minutes;
@@ -28,10 +31,10 @@ Run Placed(const std::string& phase, int nodes = 1) {
   Run r;
   r.meta.name = "train";
   r.meta.ns = "ml";
-  r.nodes = nodes;
-  r.status.phase = phase;
-  r.status.scheduled_at = k8s::FormatRfc3339(kScheduled);
-  if (phase == "Running") r.status.started_at = k8s::FormatRfc3339(kScheduled + seconds(10));
+  r.spec.nodes = nodes;
+  r.status.phase = api::ParsePhase(phase);
+  r.status.scheduled_at = Time(kScheduled);
+  if (phase == "Running") r.status.started_at = Time(kScheduled + seconds(10));
   for (int i = 0; i < nodes; ++i) {
     r.status.placement.push_back(PlacementEntry{i, "n" + std::to_string(i + 1), 1, "train-" + std::to_string(i)});
   }
@@ -122,10 +125,10 @@ TEST(LifecycleTest, ScheduledRun) {
        {}, minutes(1), minutes(10), Kind::kNothing},
       {"start timeout (the controller's default) passed", nullptr, {MakePod("train-0", "n1", "Pending")}, {},
        minutes(10), minutes(10), Kind::kEnd, false, "the Pods did not all start within startTimeout 10m", "StartTimeout"},
-      {"spec.startTimeout overrides the default", [](reconcilers::Run& r) { r.start_timeout = std::optional<std::chrono::milliseconds>(minutes(2)); },
+      {"spec.startTimeout overrides the default", [](reconcilers::Run& r) { r.spec.start_timeout = std::optional<std::chrono::milliseconds>(minutes(2)); },
        {MakePod("train-0", "n1", "Pending")}, {}, minutes(3), minutes(10), Kind::kEnd, false,
        "the Pods did not all start within startTimeout 2m", "StartTimeout"},
-      {"spec.startTimeout off: never", [](reconcilers::Run& r) { r.start_timeout = std::optional<std::chrono::milliseconds>(); },
+      {"spec.startTimeout off: never", [](reconcilers::Run& r) { r.spec.start_timeout = std::optional<std::chrono::milliseconds>(); },
        {MakePod("train-0", "n1", "Pending")}, {}, minutes(600), minutes(10), Kind::kNothing},
       {"default off (0): never", nullptr, {MakePod("train-0", "n1", "Pending")}, {}, minutes(600), minutes(0), Kind::kNothing},
       {"a Pod being deleted before the run runs is not an interruption yet",
@@ -162,9 +165,9 @@ TEST(LifecycleTest, RunningRun) {
        {}, minutes(5), minutes(10), Kind::kEnd, true, "pod train-0 is being deleted"},
       {"node lost: interruption", nullptr, {MakePod("train-0", "n1", "Running")}, {{"n1", "is not ready"}}, minutes(5),
        minutes(10), Kind::kEnd, true, "node n1 is not ready"},
-      {"within maxDuration", [](reconcilers::Run& r) { r.max_duration = minutes(30); }, {MakePod("train-0", "n1", "Running")}, {},
+      {"within maxDuration", [](reconcilers::Run& r) { r.spec.max_duration = minutes(30); }, {MakePod("train-0", "n1", "Running")}, {},
        minutes(30), minutes(10), Kind::kNothing},
-      {"past maxDuration (from startedAt)", [](reconcilers::Run& r) { r.max_duration = minutes(30); },
+      {"past maxDuration (from startedAt)", [](reconcilers::Run& r) { r.spec.max_duration = minutes(30); },
        {MakePod("train-0", "n1", "Running")}, {}, minutes(30) + seconds(10), minutes(10), Kind::kMaxDuration, false,
        "ran longer than maxDuration 30m"},
       {"no start timeout once running", nullptr, {MakePod("train-0", "n1", "Running")}, {}, minutes(600), minutes(10),
@@ -205,9 +208,9 @@ TEST(LifecycleTest, MultiNodeRunIsAllOrNothing) {
 }
 
 TEST(LifecycleTest, StopAndSuspendComeFirst) {
-  auto stop = [](reconcilers::Run& r) { r.stop = true; };
-  auto suspend = [](reconcilers::Run& r) { r.suspend = true; };
-  auto both = [](reconcilers::Run& r) { r.stop = r.suspend = true; };
+  auto stop = [](reconcilers::Run& r) { r.spec.stop = true; };
+  auto suspend = [](reconcilers::Run& r) { r.spec.suspend = true; };
+  auto both = [](reconcilers::Run& r) { r.spec.stop = r.spec.suspend = true; };
   const std::string kSuspended =
       ": its Pods are stopped with their grace period; it waits out of the queue until spec.suspend is false again "
       "(kubectl berth resume)";
@@ -270,7 +273,7 @@ namespace {
 TEST(LifecycleTest, NextDeadlineIsWhenTheTimedRuleFires) {
   // Running with maxDuration 1h: started 10 s after scheduling.
   reconcilers::Run running = Placed("Running");
-  running.max_duration = std::chrono::hours(1);
+  running.spec.max_duration = std::chrono::hours(1);
   k8s::Pod p = MakePod("train-0", "n1", "Running");
   PlacedInput in;
   in.run = &running;
@@ -284,7 +287,7 @@ TEST(LifecycleTest, NextDeadlineIsWhenTheTimedRuleFires) {
   EXPECT_EQ(DecidePlaced(in).kind, Kind::kMaxDuration);
 
   // Running without maxDuration: no deadline.
-  running.max_duration.reset();
+  running.spec.max_duration.reset();
   EXPECT_FALSE(NextDeadline(in).has_value());
 
   // Scheduled, Pods not started: the start timeout (spec first, else the controller's default).
@@ -296,15 +299,15 @@ TEST(LifecycleTest, NextDeadlineIsWhenTheTimedRuleFires) {
   s.default_start_timeout = minutes(10);
   ASSERT_TRUE(NextDeadline(s).has_value());
   EXPECT_EQ(*NextDeadline(s), kScheduled + minutes(10));
-  scheduled.start_timeout = std::optional<std::chrono::milliseconds>(minutes(2));
+  scheduled.spec.start_timeout = std::optional<std::chrono::milliseconds>(minutes(2));
   EXPECT_EQ(*NextDeadline(s), kScheduled + minutes(2));
   s.now = kScheduled + minutes(2) - std::chrono::milliseconds(1);
   EXPECT_NE(DecidePlaced(s).kind, Kind::kEnd);
   s.now = kScheduled + minutes(2);
   EXPECT_EQ(DecidePlaced(s).kind, Kind::kEnd);
-  scheduled.start_timeout = std::optional<std::chrono::milliseconds>();  // spec.startTimeout: off
+  scheduled.spec.start_timeout = std::optional<std::chrono::milliseconds>();  // spec.startTimeout: off
   EXPECT_FALSE(NextDeadline(s).has_value()) << "the start timeout is off for this run";
-  scheduled.start_timeout.reset();
+  scheduled.spec.start_timeout.reset();
   s.default_start_timeout = std::chrono::milliseconds(0);
   EXPECT_FALSE(NextDeadline(s).has_value()) << "no start timeout at all";
 }
@@ -321,7 +324,7 @@ TEST(LifecycleTest, RunNameProblemFollowsTheCrdRules) {
   auto problem = [](const std::string& name, int64_t nodes) {
     reconcilers::Run r;
     r.meta.name = name;
-    r.nodes = nodes;
+    r.spec.nodes = nodes;
     return RunNameProblem(r);
   };
   for (const auto& [name, nodes] : std::vector<std::pair<std::string, int64_t>>{
@@ -357,15 +360,15 @@ TEST(LifecycleTest, PendingRun) {
   const std::vector<PendingRow> rows = {
       {"plain", [](reconcilers::Run&) {}, {}, false, PK::kQueue, "", {}},
       {"busy keeps its place", [](reconcilers::Run&) {}, {}, true, PK::kQueue, "", {}},
-      {"stop", [](reconcilers::Run& r) { r.stop = true; }, {}, false, PK::kStop, "before it was scheduled", {}},
+      {"stop", [](reconcilers::Run& r) { r.spec.stop = true; }, {}, false, PK::kStop, "before it was scheduled", {}},
       {"stop while suspended",
        [](reconcilers::Run& r) {
-         r.stop = true;
-         r.suspend = true;
-         r.status.reason = "Suspended";
+         r.spec.stop = true;
+         r.spec.suspend = true;
+         r.status.reason = Why("Suspended");
        },
        {}, false, PK::kStop, "while suspended", {}},
-      {"stop waits for a write in flight", [](reconcilers::Run& r) { r.stop = true; }, {}, true, PK::kWait, "", {}},
+      {"stop waits for a write in flight", [](reconcilers::Run& r) { r.spec.stop = true; }, {}, true, PK::kWait, "", {}},
       {"invalid spec", [](reconcilers::Run& r) { r.invalid_message = "spec.nodes must be at least 1"; }, {}, false,
        PK::kInvalid, "spec.nodes must be at least 1", {}},
       {"a name too long for a label", [](reconcilers::Run& r) { r.meta.name = std::string(64, 'a'); }, {}, false,
@@ -373,46 +376,46 @@ TEST(LifecycleTest, PendingRun) {
       {"a multi-node run named with a leading digit (issue 29)",
        [](reconcilers::Run& r) {
          r.meta.name = "1b-llama";
-         r.nodes = 2;
+         r.spec.nodes = 2;
        },
        {}, false, PK::kInvalid, "must have a name that is a DNS-1035 label", {}},
-      {"a multi-node run named with a dot", [](reconcilers::Run& r) { r.meta.name = "train.v2"; r.nodes = 4; }, {}, false,
+      {"a multi-node run named with a dot", [](reconcilers::Run& r) { r.meta.name = "train.v2"; r.spec.nodes = 4; }, {}, false,
        PK::kInvalid, "DNS-1035", {}},
       {"a single-node run may start with a digit", [](reconcilers::Run& r) { r.meta.name = "1b-llama"; }, {}, false,
        PK::kQueue, "", {}},
       {"a multi-node run's last hostname too long",
        [](reconcilers::Run& r) {
          r.meta.name = std::string(61, 'a');
-         r.nodes = 11;
+         r.spec.nodes = 11;
        },
        {}, false, PK::kInvalid, "hostnames <name>-<rank>", {}},
       {"invalid and busy: out of the queue", [](reconcilers::Run& r) { r.invalid_message = "bad"; }, {}, true, PK::kWait,
        "", {}},
-      {"suspend", [](reconcilers::Run& r) { r.suspend = true; }, {}, false, PK::kSuspend, "spec.suspend", {}},
-      {"suspend and busy: out of the queue", [](reconcilers::Run& r) { r.suspend = true; }, {}, true, PK::kWait, "", {}},
+      {"suspend", [](reconcilers::Run& r) { r.spec.suspend = true; }, {}, false, PK::kSuspend, "spec.suspend", {}},
+      {"suspend and busy: out of the queue", [](reconcilers::Run& r) { r.spec.suspend = true; }, {}, true, PK::kWait, "", {}},
       {"an earlier attempt's Pod still runs",
        [](reconcilers::Run& r) { r.status.resubmissions = 1; },
        {pod("train-0", "0", "Running", false), pod("train-r0-1", "0", "Failed", false), pod("x", "0", "Running", true)},
        false, PK::kDeletePods, "", {"train-0"}},
-      {"resumed, nothing left", [](reconcilers::Run& r) { r.status.reason = "Suspended"; }, {}, false, PK::kResumed,
+      {"resumed, nothing left", [](reconcilers::Run& r) { r.status.reason = Why("Suspended"); }, {}, false, PK::kResumed,
        "back in the queue", {}},
-      {"resumed, the suspended attempt's Pods still going", [](reconcilers::Run& r) { r.status.reason = "Suspended"; },
+      {"resumed, the suspended attempt's Pods still going", [](reconcilers::Run& r) { r.status.reason = Why("Suspended"); },
        {pod("train-0", "0", "Running", true)}, false, PK::kResumed, "once the Pods of its suspended attempt are gone", {}},
       {"this attempt's Pods being deleted: wait", [](reconcilers::Run&) {}, {pod("train-0", "0", "Running", true)}, false,
        PK::kWait, "", {}},
       {"this attempt's finished Pod kept: delete it", [](reconcilers::Run&) {}, {pod("train-0", "0", "Succeeded", false)},
        false, PK::kDeletePods, "", {"train-0"}},
       {"backing off",
-       [now](reconcilers::Run& r) { r.status.retry_after = k8s::FormatRfc3339(now + seconds(30)); }, {}, false,
+       [now](reconcilers::Run& r) { r.status.retry_after = Time(now + seconds(30)); }, {}, false,
        PK::kBackoff, "", {}},
-      {"backoff over", [now](reconcilers::Run& r) { r.status.retry_after = k8s::FormatRfc3339(now); }, {}, false,
+      {"backoff over", [now](reconcilers::Run& r) { r.status.retry_after = Time(now); }, {}, false,
        PK::kQueue, "", {}},
   };
   for (const auto& row : rows) {
     reconcilers::Run run;
     run.meta.name = "train";
     run.meta.ns = "ml";
-    run.status.phase = "Pending";
+    run.status.phase = Phase::kPending;
     row.change(run);
     PendingInput in;
     in.run = &run;

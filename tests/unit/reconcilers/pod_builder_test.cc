@@ -33,8 +33,8 @@ Run MakeRun(const std::string& template_json, int64_t nodes = 1, int64_t resubmi
   r.meta.ns = "ml";
   r.meta.name = "train";
   r.meta.uid = "uid-123";
-  r.nodes = nodes;
-  r.template_json = template_json;
+  r.spec.nodes = nodes;
+  r.spec.template_json = template_json;
   r.status.resubmissions = resubmissions;
   return r;
 }

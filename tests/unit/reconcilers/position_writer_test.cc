@@ -78,7 +78,7 @@ class PositionWriterTest : public ApiFixture {
         keyed, {}, working_,
         [](const reconcilers::Run& run, const sched::WaitingRun&, std::optional<int64_t> place) {
           RunStatus s = run.status;
-          s.phase = "Pending";
+          s.phase = Phase::kPending;
           s.queue_position = place;
           return s;
         },

@@ -61,15 +61,15 @@ TEST_F(RunReconcilerTest, AStoppedPendingRunFailsWithReasonStoppedAndLeavesTheQu
   auto run = Submit("a", R"("stop":true,)");
   EXPECT_FALSE(reconciler_.Reconcile(*run, view_, clock_.Now(), false));
   ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a"}));
-  EXPECT_EQ(Fetch("a")->status.phase, "Failed");
-  EXPECT_EQ(Fetch("a")->status.reason, "Stopped");
+  EXPECT_EQ(Fetch("a")->status.phase, Phase::kFailed);
+  EXPECT_EQ(Fetch("a")->status.reason.api(), "Stopped");
 }
 
 TEST_F(RunReconcilerTest, ARunBackingOffWaitsOutOfTheQueueAndNotesWhenItsBackoffEnds) {
   const k8s::TimePoint after = clock_.Now() + std::chrono::seconds(30);
   auto run = Submit("a", "", R"({"phase":"Pending","reason":"Interrupted","resubmissions":1,"retryAfter":")" +
                                  k8s::FormatRfc3339(after) + R"("})");
-  ASSERT_EQ(run->status.retry_after, k8s::FormatRfc3339(after));
+  ASSERT_EQ(FormatTime(run->status.retry_after), k8s::FormatRfc3339(after));
   EXPECT_FALSE(reconciler_.Reconcile(*run, view_, clock_.Now(), false));
   EXPECT_TRUE(keys_.empty());
   EXPECT_EQ(reconciler_.TakeDeadline(), after);

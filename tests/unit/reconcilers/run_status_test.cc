@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "api_literals.h"
+
 #include <chrono>
 #include <functional>
 #include <string>
@@ -13,8 +15,15 @@
 
 namespace berth::reconcilers {
 namespace {
+using namespace testing;  // NOLINT: Kind, Why, TimeAt
 
 namespace json = k8s::json;
+
+// The Fleet status berth writes, as JSON (BuildFleetStatus encoded by the codec).
+std::string FleetStatusJson(const Fleet& fleet, const ClusterView& view,
+                            const std::vector<const scheduling::InstanceStatus*>& instances, k8s::TimePoint now) {
+  return api::EncodeFleetStatus(BuildFleetStatus(fleet, view, instances, now));
+}
 using std::chrono::seconds;
 
 const k8s::TimePoint kT0 = k8s::TimePoint(std::chrono::milliseconds(1'767'323'045'000));  // 2026-01-02T03:04:05Z
@@ -30,14 +39,14 @@ json::Document MustParse(const std::string& text) {
 
 TEST(SetConditionTest, AddsANewConditionWithTheTimeOfTheCall) {
   std::vector<Condition> conds;
-  SetCondition(conds, "Scheduled", "False", "Queued", "waiting for capacity", 2, kT0);
+  SetCondition(conds, Kind("Scheduled"), ConditionStatus::kFalse, Why("Queued"), "waiting for capacity", 2, kT0);
   ASSERT_EQ(conds.size(), 1u);
-  EXPECT_EQ(conds[0].type, "Scheduled");
-  EXPECT_EQ(conds[0].status, "False");
-  EXPECT_EQ(conds[0].reason, "Queued");
+  EXPECT_EQ(conds[0].type.api(), "Scheduled");
+  EXPECT_EQ(conds[0].status, ConditionStatus::kFalse);
+  EXPECT_EQ(conds[0].reason.api(), "Queued");
   EXPECT_EQ(conds[0].message, "waiting for capacity");
   EXPECT_EQ(conds[0].observed_generation, 2);
-  EXPECT_EQ(conds[0].last_transition_time, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(FormatTime(conds[0].last_transition_time), "2026-01-02T03:04:05Z");
 }
 
 TEST(SetConditionTest, TransitionTimeMovesOnlyWhenTheStatusChanges) {
@@ -58,20 +67,20 @@ TEST(SetConditionTest, TransitionTimeMovesOnlyWhenTheStatusChanges) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     std::vector<Condition> conds;
-    SetCondition(conds, "Ready", "True", "AllPodsRunning", "", 1, kT0 - seconds(300));
-    SetCondition(conds, "Scheduled", "False", "Queued", "position 3", 1, kT0 - seconds(60));
-    SetCondition(conds, "Finished", "False", "Running", "", 1, kT0 - seconds(30));
+    SetCondition(conds, Kind("Ready"), ConditionStatus::kTrue, Why("AllPodsRunning"), "", 1, kT0 - seconds(300));
+    SetCondition(conds, Kind("Scheduled"), ConditionStatus::kFalse, Why("Queued"), "position 3", 1, kT0 - seconds(60));
+    SetCondition(conds, Kind("Finished"), ConditionStatus::kFalse, Why("Running"), "", 1, kT0 - seconds(30));
     const std::vector<Condition> before = conds;
 
-    SetCondition(conds, "Scheduled", c.status, c.reason, c.message, c.generation, kT0);
+    SetCondition(conds, Kind("Scheduled"), *api::ParseConditionStatus(c.status), Why(c.reason), c.message, c.generation, kT0);
     ASSERT_EQ(conds.size(), 3u) << "an existing condition is updated in place";
     const Condition& s = conds[1];
-    EXPECT_EQ(s.type, "Scheduled");
-    EXPECT_EQ(s.status, c.status);
-    EXPECT_EQ(s.reason, c.reason);
+    EXPECT_EQ(s.type.api(), "Scheduled");
+    EXPECT_EQ(ToApi(s.status), c.status);
+    EXPECT_EQ(s.reason.api(), c.reason);
     EXPECT_EQ(s.message, c.message);
     EXPECT_EQ(s.observed_generation, c.generation);
-    EXPECT_EQ(s.last_transition_time,
+    EXPECT_EQ(FormatTime(s.last_transition_time),
               c.want_new_time ? "2026-01-02T03:04:05Z" : k8s::FormatRfc3339(kT0 - seconds(60)));
     // The others are untouched.
     EXPECT_TRUE(conds[0] == before[0]);
@@ -81,12 +90,12 @@ TEST(SetConditionTest, TransitionTimeMovesOnlyWhenTheStatusChanges) {
 
 TEST(SetConditionTest, ChangingBackAndForthRecordsEachTransition) {
   std::vector<Condition> conds;
-  SetCondition(conds, "Ready", "False", "Starting", "", 1, kT0);
-  SetCondition(conds, "Ready", "True", "AllPodsRunning", "", 1, kT0 + seconds(10));
-  SetCondition(conds, "Ready", "True", "AllPodsRunning", "", 1, kT0 + seconds(20));
-  EXPECT_EQ(conds[0].last_transition_time, k8s::FormatRfc3339(kT0 + seconds(10)));
-  SetCondition(conds, "Ready", "False", "PodFailed", "", 1, kT0 + seconds(30));
-  EXPECT_EQ(conds[0].last_transition_time, k8s::FormatRfc3339(kT0 + seconds(30)));
+  SetCondition(conds, Kind("Ready"), ConditionStatus::kFalse, Why("Starting"), "", 1, kT0);
+  SetCondition(conds, Kind("Ready"), ConditionStatus::kTrue, Why("AllPodsRunning"), "", 1, kT0 + seconds(10));
+  SetCondition(conds, Kind("Ready"), ConditionStatus::kTrue, Why("AllPodsRunning"), "", 1, kT0 + seconds(20));
+  EXPECT_EQ(FormatTime(conds[0].last_transition_time), k8s::FormatRfc3339(kT0 + seconds(10)));
+  SetCondition(conds, Kind("Ready"), ConditionStatus::kFalse, Why("PodFailed"), "", 1, kT0 + seconds(30));
+  EXPECT_EQ(FormatTime(conds[0].last_transition_time), k8s::FormatRfc3339(kT0 + seconds(30)));
   EXPECT_EQ(conds.size(), 1u);
 }
 
@@ -95,20 +104,20 @@ TEST(SetConditionTest, ChangingBackAndForthRecordsEachTransition) {
 
 RunStatus BaseStatus() {
   RunStatus s;
-  s.phase = "Running";
-  s.reason = "AllPodsRunning";
+  s.phase = Phase::kRunning;
+  s.reason = Why("AllPodsRunning");
   s.message = "2 pods running";
   s.queue_position = std::nullopt;
   s.effective_priority = 60;
   s.fleet = "a100";
   s.placement = {PlacementEntry{0, "n1", 4, "train-0"}, PlacementEntry{1, "n2", 4, "train-1"}};
-  s.submitted_at = "2026-01-02T03:00:00Z";
-  s.scheduled_at = "2026-01-02T03:01:00Z";
-  s.started_at = "2026-01-02T03:02:00Z";
+  s.submitted_at = TimeAt("2026-01-02T03:00:00Z");
+  s.scheduled_at = TimeAt("2026-01-02T03:01:00Z");
+  s.started_at = TimeAt("2026-01-02T03:02:00Z");
   s.resubmissions = 1;
   s.observed_generation = 4;
-  s.conditions = {Condition{"Scheduled", "True", "Placed", "on a100", "2026-01-02T03:01:00Z", 4},
-                  Condition{"Ready", "True", "AllPodsRunning", "", "2026-01-02T03:02:00Z", 4}};
+  s.conditions = {Condition{Kind("Scheduled"), ConditionStatus::kTrue, Why("Placed"), "on a100", TimeAt("2026-01-02T03:01:00Z"), 4},
+                  Condition{Kind("Ready"), ConditionStatus::kTrue, Why("AllPodsRunning"), "", TimeAt("2026-01-02T03:02:00Z"), 4}};
   return s;
 }
 
@@ -125,11 +134,11 @@ TEST(RunStatusCompareTest, TruthTable) {
       {"message", [](RunStatus& s) { s.message = "still running"; }, false, false},
       {"queue position moves", [](RunStatus& s) { s.queue_position = 7; }, true, false},
       {"condition message", [](RunStatus& s) { s.conditions[0].message = "on a100 (n1, n2)"; }, false, false},
-      {"condition transition time", [](RunStatus& s) { s.conditions[1].last_transition_time = "2026-01-02T04:00:00Z"; },
+      {"condition transition time", [](RunStatus& s) { s.conditions[1].last_transition_time = TimeAt("2026-01-02T04:00:00Z"); },
        false, false},
       // Everything else is a real change.
-      {"phase", [](RunStatus& s) { s.phase = "Succeeded"; }, true, false},
-      {"reason", [](RunStatus& s) { s.reason = "Other"; }, true, false},
+      {"phase", [](RunStatus& s) { s.phase = Phase::kSucceeded; }, true, false},
+      {"reason", [](RunStatus& s) { s.reason = Why("Other"); }, true, false},
       {"effective priority", [](RunStatus& s) { s.effective_priority = 61; }, true, false},
       {"effective priority cleared", [](RunStatus& s) { s.effective_priority.reset(); }, true, false},
       {"fleet", [](RunStatus& s) { s.fleet = "h100"; }, true, false},
@@ -139,20 +148,20 @@ TEST(RunStatusCompareTest, TruthTable) {
       {"placement rank", [](RunStatus& s) { s.placement[0].rank = 5; }, true, false},
       {"placement shorter", [](RunStatus& s) { s.placement.pop_back(); }, true, false},
       {"placement cleared", [](RunStatus& s) { s.placement.clear(); }, true, false},
-      {"submittedAt", [](RunStatus& s) { s.submitted_at = "x"; }, true, false},
-      {"scheduledAt", [](RunStatus& s) { s.scheduled_at = ""; }, true, false},
-      {"startedAt", [](RunStatus& s) { s.started_at = ""; }, true, false},
-      {"finishedAt", [](RunStatus& s) { s.finished_at = "2026-01-02T05:00:00Z"; }, true, false},
+      {"submittedAt", [](RunStatus& s) { s.submitted_at = TimeAt("x"); }, true, false},
+      {"scheduledAt", [](RunStatus& s) { s.scheduled_at = TimeAt(""); }, true, false},
+      {"startedAt", [](RunStatus& s) { s.started_at = TimeAt(""); }, true, false},
+      {"finishedAt", [](RunStatus& s) { s.finished_at = TimeAt("2026-01-02T05:00:00Z"); }, true, false},
       {"resubmissions", [](RunStatus& s) { s.resubmissions = 2; }, true, false},
-      {"retryAfter", [](RunStatus& s) { s.retry_after = "2026-01-02T03:05:00Z"; }, true, false},
+      {"retryAfter", [](RunStatus& s) { s.retry_after = TimeAt("2026-01-02T03:05:00Z"); }, true, false},
       {"retryBackoffSeconds", [](RunStatus& s) { s.retry_backoff_seconds = 20; }, true, false},
       {"observedGeneration", [](RunStatus& s) { s.observed_generation = 5; }, true, false},
       {"preemption set", [](RunStatus& s) { s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}}; }, true, false},
-      {"condition status", [](RunStatus& s) { s.conditions[1].status = "False"; }, true, false},
-      {"condition reason", [](RunStatus& s) { s.conditions[1].reason = "PodFailed"; }, true, false},
+      {"condition status", [](RunStatus& s) { s.conditions[1].status = ConditionStatus::kFalse; }, true, false},
+      {"condition reason", [](RunStatus& s) { s.conditions[1].reason = Why("PodFailed"); }, true, false},
       {"condition generation", [](RunStatus& s) { s.conditions[0].observed_generation = 5; }, true, false},
-      {"condition type", [](RunStatus& s) { s.conditions[0].type = "Finished"; }, true, false},
-      {"condition added", [](RunStatus& s) { s.conditions.push_back(Condition{"Finished", "False", "Running", "", "t", 4}); },
+      {"condition type", [](RunStatus& s) { s.conditions[0].type = Kind("Finished"); }, true, false},
+      {"condition added", [](RunStatus& s) { s.conditions.push_back(Condition{Kind("Finished"), ConditionStatus::kFalse, Why("Running"), "", TimeAt("t"), 4}); },
        true, false},
       {"conditions reordered", [](RunStatus& s) { std::swap(s.conditions[0], s.conditions[1]); }, true, false},
   };
@@ -170,7 +179,7 @@ TEST(RunStatusCompareTest, TruthTable) {
 
 TEST(RunStatusCompareTest, QueuePositionWhilePending) {
   RunStatus a;
-  a.phase = "Pending";
+  a.phase = Phase::kPending;
   a.queue_position = 3;
   RunStatus b = a;
   EXPECT_TRUE(SameStatus(a, b));
@@ -210,7 +219,7 @@ TEST(RunStatusPatchTest, PreemptionRoundTripsAndClears) {
   ASSERT_NE(json::Find(cleared, {"status", "preemption"}), nullptr);
   EXPECT_TRUE(json::Find(cleared, {"status", "preemption"})->IsNull());
   RunStatus s;
-  s.phase = "Pending";
+  s.phase = Phase::kPending;
   s.preemption = RunStatus::Preemption{"a100", {"n1", "n2"}, {"ml/a", "ml/b"}};
   json::Document d = MustParse(RunStatusPatch(s, ""));
   RunStatus back = DecodeRunStatus(*json::Find(d, {"status"}));
@@ -228,7 +237,7 @@ TEST(RunStatusPatchTest, ResourceVersionPrecondition) {
 
 TEST(RunStatusPatchTest, FullStatus) {
   RunStatus s = BaseStatus();
-  s.finished_at = "2026-01-02T05:00:00Z";
+  s.finished_at = TimeAt("2026-01-02T05:00:00Z");
   s.queue_position = 0;
   s.message = "line \"one\"\nline\ttwo \\ done";
   json::Document d = MustParse(RunStatusPatch(s, "77"));
@@ -281,16 +290,16 @@ TEST(RunStatusPatchTest, RoundTripsThroughTheDecoder) {
   statuses.push_back(RunStatus{});
   statuses.push_back(BaseStatus());
   RunStatus pending;
-  pending.phase = "Pending";
-  pending.reason = "NoCapacity";
+  pending.phase = Phase::kPending;
+  pending.reason = Why("NoCapacity");
   pending.message = "needs 2 idle instances; fleet \"a100\" has 1";
   pending.queue_position = 12;
   pending.effective_priority = 100;
-  pending.submitted_at = "2026-01-02T03:00:00Z";
-  SetCondition(pending.conditions, "Scheduled", "False", "NoCapacity", pending.message, 1, kT0);
+  pending.submitted_at = TimeAt("2026-01-02T03:00:00Z");
+  SetCondition(pending.conditions, Kind("Scheduled"), ConditionStatus::kFalse, Why("NoCapacity"), pending.message, 1, kT0);
   statuses.push_back(pending);
   for (const auto& s : statuses) {
-    SCOPED_TRACE(s.phase);
+    SCOPED_TRACE(std::string(PhaseName(s.phase)));
     json::Document d = MustParse(RunStatusPatch(s, "1"));
     RunStatus back = DecodeRunStatus(*json::Find(d, {"status"}));
     EXPECT_TRUE(SameStatus(s, back)) << RunStatusPatch(s, "1");
@@ -316,15 +325,15 @@ TEST(FinishTest, EveryTerminalStatusHasTheSameShape) {
   const k8s::TimePoint created = k8s::ParseRfc3339("2026-11-24T10:00:00Z").value();
   const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-24T11:00:00Z").value();
   RunStatus running;
-  running.phase = "Running";
-  running.reason = "Running";
+  running.phase = Phase::kRunning;
+  running.reason = Why("Running");
   running.fleet = "a100";
   running.placement = {PlacementEntry{0, "n1", 2, "train-0"}};
-  running.submitted_at = "2026-11-24T10:00:00Z";
-  running.started_at = "2026-11-24T10:05:00Z";
+  running.submitted_at = TimeAt("2026-11-24T10:00:00Z");
+  running.started_at = TimeAt("2026-11-24T10:05:00Z");
   running.queue_position = 3;  // stale: a finished run shows none
   running.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}};  // stale: an ended run keeps no nodes
-  SetCondition(running.conditions, "Ready", "True", "Running", "the pod is running", 1, created);
+  SetCondition(running.conditions, Kind("Ready"), ConditionStatus::kTrue, Why("Running"), "the pod is running", 1, created);
 
   struct Case {
     Outcome outcome;
@@ -333,24 +342,24 @@ TEST(FinishTest, EveryTerminalStatusHasTheSameShape) {
   for (const Case& c : {Case{Outcome::kSucceeded, "Succeeded", "Finished"}, Case{Outcome::kFailed, "PodFailed", "PodFailed"},
                         Case{Outcome::kFailed, "MaxDurationExceeded", "MaxDurationExceeded"},
                         Case{Outcome::kFailed, "InvalidSpec", "InvalidSpec"}}) {
-    RunStatus s = Finish(running, c.outcome, c.reason, "why", 4, created, now);
-    EXPECT_EQ(s.phase, c.outcome == Outcome::kSucceeded ? "Succeeded" : "Failed") << c.reason;
-    EXPECT_EQ(s.reason, c.reason);
+    RunStatus s = Finish(running, c.outcome, Why(c.reason), "why", 4, created, now);
+    EXPECT_EQ(s.phase, c.outcome == Outcome::kSucceeded ? Phase::kSucceeded : Phase::kFailed) << c.reason;
+    EXPECT_EQ(s.reason.api(), c.reason);
     EXPECT_EQ(s.message, "why");
-    EXPECT_EQ(s.finished_at, "2026-11-24T11:00:00Z");
-    EXPECT_EQ(s.started_at, "2026-11-24T10:05:00Z") << "kept";
+    EXPECT_EQ(FormatTime(s.finished_at), "2026-11-24T11:00:00Z");
+    EXPECT_EQ(FormatTime(s.started_at), "2026-11-24T10:05:00Z") << "kept";
     EXPECT_EQ(s.queue_position, std::nullopt);
     EXPECT_EQ(s.preemption, std::nullopt);
     EXPECT_EQ(s.observed_generation, 4);
     EXPECT_EQ(s.placement, running.placement) << "where it ran stays readable";
     ASSERT_EQ(s.conditions.size(), 2u);
-    EXPECT_EQ(s.conditions[0].type, "Ready");
-    EXPECT_EQ(s.conditions[0].status, "False");
-    EXPECT_EQ(s.conditions[0].reason, c.ready_reason);
-    EXPECT_EQ(s.conditions[0].last_transition_time, "2026-11-24T11:00:00Z");
-    EXPECT_EQ(s.conditions[1].type, "Finished");
-    EXPECT_EQ(s.conditions[1].status, "True");
-    EXPECT_EQ(s.conditions[1].reason, c.reason);
+    EXPECT_EQ(s.conditions[0].type.api(), "Ready");
+    EXPECT_EQ(s.conditions[0].status, ConditionStatus::kFalse);
+    EXPECT_EQ(s.conditions[0].reason.api(), c.ready_reason);
+    EXPECT_EQ(FormatTime(s.conditions[0].last_transition_time), "2026-11-24T11:00:00Z");
+    EXPECT_EQ(s.conditions[1].type.api(), "Finished");
+    EXPECT_EQ(s.conditions[1].status, ConditionStatus::kTrue);
+    EXPECT_EQ(s.conditions[1].reason.api(), c.reason);
     EXPECT_EQ(s.conditions[1].observed_generation, 4);
   }
 }
@@ -359,11 +368,11 @@ TEST(FinishTest, FillsWhatARunThatNeverRanLacks) {
   const k8s::TimePoint created = k8s::ParseRfc3339("2026-11-24T10:00:00Z").value();
   const k8s::TimePoint now = k8s::ParseRfc3339("2026-11-24T10:00:02Z").value();
   RunStatus empty;
-  RunStatus failed = Finish(empty, Outcome::kFailed, "InvalidSpec", "bad", 1, created, now);
-  EXPECT_EQ(failed.submitted_at, "2026-11-24T10:00:00Z");
-  EXPECT_EQ(failed.started_at, "") << "a run that never started shows no start";
-  RunStatus succeeded = Finish(empty, Outcome::kSucceeded, "Succeeded", "done", 1, created, now);
-  EXPECT_EQ(succeeded.started_at, "2026-11-24T10:00:02Z") << "a success that was never seen Running started by the end";
+  RunStatus failed = Finish(empty, Outcome::kFailed, Reason::kInvalidSpec, "bad", 1, created, now);
+  EXPECT_EQ(FormatTime(failed.submitted_at), "2026-11-24T10:00:00Z");
+  EXPECT_EQ(FormatTime(failed.started_at), "") << "a run that never started shows no start";
+  RunStatus succeeded = Finish(empty, Outcome::kSucceeded, Reason::kSucceeded, "done", 1, created, now);
+  EXPECT_EQ(FormatTime(succeeded.started_at), "2026-11-24T10:00:02Z") << "a success that was never seen Running started by the end";
 }
 
 }  // namespace

@@ -63,16 +63,16 @@ TEST(DecodeRunTest, DefaultsWhenFieldsAreAbsent) {
   EXPECT_EQ(run->meta.name, "r1");
   EXPECT_EQ(run->meta.ns, "team-a");
   EXPECT_EQ(run->meta.generation, 2);
-  EXPECT_EQ(run->priority, 50);
-  EXPECT_EQ(run->nodes, 1);
-  EXPECT_EQ(run->cpu_milli, 0);
-  EXPECT_EQ(run->memory_bytes, 0);
-  EXPECT_EQ(run->gpus, 0);
-  EXPECT_TRUE(run->fleets.empty());
-  EXPECT_EQ(run->max_duration, std::nullopt);
-  EXPECT_EQ(run->retry, std::nullopt);
+  EXPECT_EQ(run->spec.priority, 50);
+  EXPECT_EQ(run->spec.nodes, 1);
+  EXPECT_EQ(run->spec.cpu_milli, 0);
+  EXPECT_EQ(run->spec.memory_bytes, 0);
+  EXPECT_EQ(run->spec.gpus, 0);
+  EXPECT_TRUE(run->spec.fleets.empty());
+  EXPECT_EQ(run->spec.max_duration, std::nullopt);
+  EXPECT_EQ(run->spec.retry, std::nullopt);
   EXPECT_EQ(run->invalid_message, "");
-  EXPECT_EQ(run->status.phase, "");
+  EXPECT_EQ(run->status.phase, std::nullopt);
   EXPECT_EQ(run->status.queue_position, std::nullopt);
 }
 
@@ -112,42 +112,42 @@ TEST(DecodeRunTest, TemplateNodeConstraintsAreInvalid) {
 }
 
 TEST(DecodeRunTest, StartTimeout) {
-  EXPECT_EQ(Decode(R"({"priority":1})")->start_timeout, std::nullopt);  // the controller's default
+  EXPECT_EQ(Decode(R"({"priority":1})")->spec.start_timeout, std::nullopt);  // the controller's default
   auto off = Decode(R"({"startTimeout":"off"})");
-  ASSERT_TRUE(off->start_timeout.has_value());
-  EXPECT_EQ(*off->start_timeout, std::nullopt);
+  ASSERT_TRUE(off->spec.start_timeout.has_value());
+  EXPECT_EQ(*off->spec.start_timeout, std::nullopt);
   auto five = Decode(R"({"startTimeout":"5m"})");
-  ASSERT_TRUE(five->start_timeout.has_value());
-  EXPECT_EQ(*five->start_timeout, std::chrono::minutes(5));
+  ASSERT_TRUE(five->spec.start_timeout.has_value());
+  EXPECT_EQ(*five->spec.start_timeout, std::chrono::minutes(5));
   EXPECT_EQ(Decode(R"({"startTimeout":"soon"})")->invalid_message.rfind("spec.startTimeout: ", 0), 0u);
 }
 
 TEST(DecodeRunTest, TtlSecondsAfterFinished) {
-  EXPECT_EQ(Decode(R"({"priority":1})")->ttl_seconds_after_finished, std::nullopt);  // the controller's default
-  EXPECT_EQ(Decode(R"({"ttlSecondsAfterFinished":0})")->ttl_seconds_after_finished, 0);
-  EXPECT_EQ(Decode(R"({"ttlSecondsAfterFinished":3600})")->ttl_seconds_after_finished, 3600);
+  EXPECT_EQ(Decode(R"({"priority":1})")->spec.ttl_seconds_after_finished, std::nullopt);  // the controller's default
+  EXPECT_EQ(Decode(R"({"ttlSecondsAfterFinished":0})")->spec.ttl_seconds_after_finished, 0);
+  EXPECT_EQ(Decode(R"({"ttlSecondsAfterFinished":3600})")->spec.ttl_seconds_after_finished, 3600);
   for (const char* bad : {R"({"ttlSecondsAfterFinished":-1})", R"({"ttlSecondsAfterFinished":2147483648})",
                           R"({"ttlSecondsAfterFinished":"1h"})", R"({"ttlSecondsAfterFinished":1.5})"}) {
     auto run = Decode(bad);
-    EXPECT_EQ(run->ttl_seconds_after_finished, std::nullopt) << bad;
+    EXPECT_EQ(run->spec.ttl_seconds_after_finished, std::nullopt) << bad;
     EXPECT_EQ(run->invalid_message, "spec.ttlSecondsAfterFinished must be an integer from 0 to 2147483647") << bad;
   }
 }
 
 TEST(DecodeRunTest, StopAndSuspend) {
   auto plain = Decode(R"({"priority":1})");
-  EXPECT_FALSE(plain->stop);
-  EXPECT_FALSE(plain->suspend);
-  EXPECT_TRUE(Decode(R"({"stop":true})")->stop);
-  EXPECT_FALSE(Decode(R"({"stop":false})")->stop);
-  EXPECT_TRUE(Decode(R"({"suspend":true})")->suspend);
-  EXPECT_FALSE(Decode(R"({"suspend":false})")->suspend);
+  EXPECT_FALSE(plain->spec.stop);
+  EXPECT_FALSE(plain->spec.suspend);
+  EXPECT_TRUE(Decode(R"({"stop":true})")->spec.stop);
+  EXPECT_FALSE(Decode(R"({"stop":false})")->spec.stop);
+  EXPECT_TRUE(Decode(R"({"suspend":true})")->spec.suspend);
+  EXPECT_FALSE(Decode(R"({"suspend":false})")->spec.suspend);
   // The schema refuses anything but a boolean; read defensively anyway, never as true.
   for (const char* odd : {R"({"stop":"true","suspend":"true"})", R"({"stop":1,"suspend":1})",
                           R"({"stop":null,"suspend":null})"}) {
     auto run = Decode(odd);
-    EXPECT_FALSE(run->stop) << odd;
-    EXPECT_FALSE(run->suspend) << odd;
+    EXPECT_FALSE(run->spec.stop) << odd;
+    EXPECT_FALSE(run->spec.suspend) << odd;
     EXPECT_EQ(run->invalid_message, "") << odd;
   }
 }
@@ -155,8 +155,8 @@ TEST(DecodeRunTest, StopAndSuspend) {
 TEST(DecodeRunTest, PriorityAndNodes) {
   auto run = Decode(R"({"priority":90,"nodes":4})");
   ASSERT_NE(run, nullptr);
-  EXPECT_EQ(run->priority, 90);
-  EXPECT_EQ(run->nodes, 4);
+  EXPECT_EQ(run->spec.priority, 90);
+  EXPECT_EQ(run->spec.nodes, 4);
   EXPECT_EQ(run->invalid_message, "");
 }
 
@@ -178,9 +178,9 @@ TEST(DecodeRunTest, Resources) {
     auto run = Decode(R"({"resources":)" + c.resources + "}");
     ASSERT_NE(run, nullptr);
     EXPECT_EQ(run->invalid_message, "") << c.resources;
-    EXPECT_EQ(run->cpu_milli, c.cpu_milli) << c.resources;
-    EXPECT_EQ(run->memory_bytes, c.memory_bytes) << c.resources;
-    EXPECT_EQ(run->gpus, c.gpus) << c.resources;
+    EXPECT_EQ(run->spec.cpu_milli, c.cpu_milli) << c.resources;
+    EXPECT_EQ(run->spec.memory_bytes, c.memory_bytes) << c.resources;
+    EXPECT_EQ(run->spec.gpus, c.gpus) << c.resources;
   }
 }
 
@@ -211,10 +211,10 @@ TEST(DecodeRunTest, Fleets) {
   auto run = Decode(R"({"fleets":["a100","h100",7,""]})");
   ASSERT_NE(run, nullptr);
   // Non-strings are skipped; the CRD forbids empty names, decoding keeps them as written.
-  EXPECT_EQ(run->fleets, (std::vector<std::string>{"a100", "h100", ""}));
+  EXPECT_EQ(run->spec.fleets, (std::vector<std::string>{"a100", "h100", ""}));
   auto none = Decode(R"({"fleets":[]})");
   ASSERT_NE(none, nullptr);
-  EXPECT_TRUE(none->fleets.empty());
+  EXPECT_TRUE(none->spec.fleets.empty());
 }
 
 TEST(DecodeRunTest, MaxDuration) {
@@ -234,7 +234,7 @@ TEST(DecodeRunTest, MaxDuration) {
     auto run = Decode(c.spec);
     ASSERT_NE(run, nullptr);
     EXPECT_EQ(run->invalid_message, "") << c.spec;
-    EXPECT_EQ(run->max_duration, c.want) << c.spec;
+    EXPECT_EQ(run->spec.max_duration, c.want) << c.spec;
   }
 }
 
@@ -244,7 +244,7 @@ TEST(DecodeRunTest, InvalidMaxDuration) {
     auto run = Decode(std::string(R"({"maxDuration":")") + value + "\"}");
     ASSERT_NE(run, nullptr);
     EXPECT_THAT(run->invalid_message, StartsWith(std::string("spec.maxDuration: invalid duration \"") + value + "\""));
-    EXPECT_EQ(run->max_duration, std::nullopt);
+    EXPECT_EQ(run->spec.max_duration, std::nullopt);
   }
 }
 
@@ -272,12 +272,12 @@ TEST(DecodeRunTest, Retry) {
     auto run = Decode(spec);
     ASSERT_NE(run, nullptr);
     EXPECT_EQ(run->invalid_message, "") << spec;
-    ASSERT_EQ(run->retry.has_value(), c.present) << spec;
+    ASSERT_EQ(run->spec.retry.has_value(), c.present) << spec;
     if (!c.present) continue;
-    EXPECT_EQ(run->retry->on_no_capacity, c.no_capacity) << spec;
-    EXPECT_EQ(run->retry->on_interruption, c.interruption) << spec;
-    EXPECT_EQ(run->retry->on_error, c.error) << spec;
-    EXPECT_EQ(run->retry->duration, c.duration) << spec;
+    EXPECT_EQ(run->spec.retry->on_no_capacity, c.no_capacity) << spec;
+    EXPECT_EQ(run->spec.retry->on_interruption, c.interruption) << spec;
+    EXPECT_EQ(run->spec.retry->on_error, c.error) << spec;
+    EXPECT_EQ(run->spec.retry->duration, c.duration) << spec;
   }
 }
 
@@ -328,9 +328,9 @@ TEST(DecodeRunTest, TheFirstProblemIsReported) {
 TEST(DecodeRunTest, TemplateIsSerialized) {
   auto run = Decode(std::string(R"({"template":)") + kTemplate + R"(,"priority":10})");
   ASSERT_NE(run, nullptr);
-  EXPECT_EQ(run->template_json, kTemplate);
+  EXPECT_EQ(run->spec.template_json, kTemplate);
   // It is JSON a Pod can be built from.
-  json::Document t = MustParse(run->template_json);
+  json::Document t = MustParse(run->spec.template_json);
   const json::Value* containers = json::Find(t, {"spec", "containers"});
   ASSERT_NE(containers, nullptr);
   ASSERT_TRUE(containers->IsArray());
@@ -338,7 +338,7 @@ TEST(DecodeRunTest, TemplateIsSerialized) {
 
   auto none = DecodeExact("{}");
   ASSERT_NE(none, nullptr);
-  EXPECT_EQ(none->template_json, "");
+  EXPECT_EQ(none->spec.template_json, "");
 }
 
 // Issue 29, item 6: the cache keeps a template up to kKeptTemplateBytes, and of a larger one only
@@ -353,13 +353,13 @@ TEST(DecodeRunTest, OnlyWhatBerthNeedsOfTheTemplateIsKept) {
   const std::string kept = sized(kKeptTemplateBytes), large = sized(kKeptTemplateBytes + 1);
   auto small_run = Decode(R"({"template":)" + kept + "}");
   ASSERT_NE(small_run, nullptr);
-  EXPECT_EQ(small_run->template_json, kept);
+  EXPECT_EQ(small_run->spec.template_json, kept);
   EXPECT_EQ(small_run->template_bytes, kept.size());
   EXPECT_EQ(small_run->invalid_message, "");
 
   auto large_run = Decode(R"({"template":)" + large + "}");
   ASSERT_NE(large_run, nullptr);
-  EXPECT_EQ(large_run->template_json, "");
+  EXPECT_EQ(large_run->spec.template_json, "");
   EXPECT_EQ(large_run->template_bytes, large.size());
   EXPECT_NE(large_run->template_hash, small_run->template_hash);
   EXPECT_EQ(large_run->invalid_message, "");
@@ -367,7 +367,7 @@ TEST(DecodeRunTest, OnlyWhatBerthNeedsOfTheTemplateIsKept) {
   const std::string too_large = sized(kMaxTemplateBytes + 1);
   auto refused = Decode(R"({"template":)" + too_large + "}");
   ASSERT_NE(refused, nullptr);
-  EXPECT_EQ(refused->template_json, "");
+  EXPECT_EQ(refused->spec.template_json, "");
   EXPECT_EQ(refused->invalid_message, TemplateTooLarge(too_large.size()));
   EXPECT_THAT(refused->invalid_message,
               StartsWith("spec.template is 262145 bytes as JSON; berth takes templates of at most 262144 bytes"));
@@ -412,8 +412,8 @@ constexpr const char* kFullStatus = R"({
 TEST(DecodeRunStatusTest, DecodesAFullStatus) {
   json::Document d = MustParse(kFullStatus);
   RunStatus s = DecodeRunStatus(d);
-  EXPECT_EQ(s.phase, "Running");
-  EXPECT_EQ(s.reason, "Started");
+  EXPECT_EQ(s.phase, Phase::kRunning);
+  EXPECT_EQ(s.reason.api(), "Started");
   EXPECT_EQ(s.message, "2 of 2 pods running");
   EXPECT_EQ(s.queue_position, 0);  // zero is a value, not "absent"
   EXPECT_EQ(s.effective_priority, 57);
@@ -427,24 +427,24 @@ TEST(DecodeRunStatusTest, DecodesAFullStatus) {
   EXPECT_EQ(s.placement[1].node, "gpu-2");
   EXPECT_EQ(s.placement[1].blocks, 8);
   EXPECT_EQ(s.placement[1].pod, "r1-1");
-  EXPECT_EQ(s.submitted_at, "2026-11-21T10:00:00Z");
-  EXPECT_EQ(s.scheduled_at, "2026-11-21T10:05:00Z");
-  EXPECT_EQ(s.started_at, "2026-11-21T10:06:00Z");
-  EXPECT_EQ(s.finished_at, "");
+  EXPECT_EQ(FormatTime(s.submitted_at), "2026-11-21T10:00:00Z");
+  EXPECT_EQ(FormatTime(s.scheduled_at), "2026-11-21T10:05:00Z");
+  EXPECT_EQ(FormatTime(s.started_at), "2026-11-21T10:06:00Z");
+  EXPECT_EQ(FormatTime(s.finished_at), "");
   EXPECT_EQ(s.resubmissions, 2);
-  EXPECT_EQ(s.retry_after, "2026-01-02T03:04:05Z");
+  EXPECT_EQ(FormatTime(s.retry_after), "2026-01-02T03:04:05Z");
   EXPECT_EQ(s.retry_backoff_seconds, 40);
   EXPECT_EQ(s.observed_generation, 4);
   ASSERT_EQ(s.conditions.size(), 2u);
-  EXPECT_EQ(s.conditions[0].type, "Scheduled");
-  EXPECT_EQ(s.conditions[0].status, "True");
-  EXPECT_EQ(s.conditions[0].reason, "Placed");
+  EXPECT_EQ(s.conditions[0].type.api(), "Scheduled");
+  EXPECT_EQ(s.conditions[0].status, ConditionStatus::kTrue);
+  EXPECT_EQ(s.conditions[0].reason.api(), "Placed");
   EXPECT_EQ(s.conditions[0].message, "on a100");
-  EXPECT_EQ(s.conditions[0].last_transition_time, "2026-11-21T10:05:00Z");
+  EXPECT_EQ(FormatTime(s.conditions[0].last_transition_time), "2026-11-21T10:05:00Z");
   EXPECT_EQ(s.conditions[0].observed_generation, 4);
-  EXPECT_EQ(s.conditions[1].type, "Ready");
-  EXPECT_EQ(s.conditions[1].status, "False");
-  EXPECT_EQ(s.conditions[1].reason, "Starting");
+  EXPECT_EQ(s.conditions[1].type.api(), "Ready");
+  EXPECT_EQ(s.conditions[1].status, ConditionStatus::kFalse);
+  EXPECT_EQ(s.conditions[1].reason.api(), "Starting");
   EXPECT_EQ(s.conditions[1].message, "");
   EXPECT_EQ(s.conditions[1].observed_generation, 0);
 }
@@ -453,7 +453,7 @@ TEST(DecodeRunStatusTest, EmptyOrAbsentStatus) {
   for (const std::string text : {"{}", "null", "[]", "\"Running\""}) {
     json::Document d = MustParse(text);
     RunStatus s = DecodeRunStatus(d);
-    EXPECT_EQ(s.phase, "") << text;
+    EXPECT_EQ(s.phase, std::nullopt) << text;
     EXPECT_EQ(s.queue_position, std::nullopt) << text;
     EXPECT_EQ(s.effective_priority, std::nullopt) << text;
     EXPECT_TRUE(s.placement.empty()) << text;
@@ -466,8 +466,8 @@ TEST(DecodeRunStatusTest, EmptyOrAbsentStatus) {
 TEST(DecodeRunStatusTest, PendingRunWithoutPlacement) {
   json::Document d = MustParse(R"({"phase":"Pending","reason":"NoCapacity","queuePosition":3})");
   RunStatus s = DecodeRunStatus(d);
-  EXPECT_EQ(s.phase, "Pending");
-  EXPECT_EQ(s.reason, "NoCapacity");
+  EXPECT_EQ(s.phase, Phase::kPending);
+  EXPECT_EQ(s.reason.api(), "NoCapacity");
   EXPECT_EQ(s.queue_position, 3);
   EXPECT_EQ(s.effective_priority, std::nullopt);
   EXPECT_TRUE(s.placement.empty());
@@ -477,8 +477,8 @@ TEST(DecodeRunTest, DecodesTheStatusToo) {
   json::Document d = MustParse(RunJson(R"({"priority":60})", kFullStatus));
   auto run = DecodeRun(d);
   ASSERT_NE(run, nullptr);
-  EXPECT_EQ(run->priority, 60);
-  EXPECT_EQ(run->status.phase, "Running");
+  EXPECT_EQ(run->spec.priority, 60);
+  EXPECT_EQ(run->status.phase, Phase::kRunning);
   EXPECT_EQ(run->status.fleet, "a100");
   EXPECT_EQ(run->status.placement.size(), 2u);
   EXPECT_EQ(run->status.conditions.size(), 2u);

@@ -61,8 +61,8 @@ TEST_F(RunWritesTest, AnInterruptedRunThatRetriesGoesBackToTheQueueStatusFirstTh
   ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a"}));
   EXPECT_TRUE(last_ok_);
   auto now = Fetch();
-  EXPECT_EQ(now->status.phase, "Pending");
-  EXPECT_EQ(now->status.reason, "Interrupted");
+  EXPECT_EQ(now->status.phase, Phase::kPending);
+  EXPECT_EQ(now->status.reason.api(), "Interrupted");
   EXPECT_EQ(now->status.resubmissions, 1);
   EXPECT_EQ(now->status.retry_backoff_seconds, 10);
   EXPECT_FALSE(PodExists("a-0-0"));
@@ -73,12 +73,12 @@ TEST_F(RunWritesTest, AnInterruptedRunThatRetriesGoesBackToTheQueueStatusFirstTh
 TEST_F(RunWritesTest, RetryBackoffDoublesForShortAttemptsUpToTheMaximumAndPreemptionWaitsNone) {
   reconcilers::Run run = *Fetch();
   run.status.retry_backoff_seconds = 10;
-  EXPECT_EQ(writes_.RetryStatus(run, "Interrupted", "why", clock_.Now(), false).retry_backoff_seconds, 20);
+  EXPECT_EQ(writes_.RetryStatus(run, Reason::kInterrupted, "why", clock_.Now(), false).retry_backoff_seconds, 20);
   run.status.retry_backoff_seconds = 20;
-  EXPECT_EQ(writes_.RetryStatus(run, "Interrupted", "why", clock_.Now(), false).retry_backoff_seconds, 30);
-  const RunStatus preempted = writes_.RetryStatus(run, "Preempted", "why", clock_.Now(), true);
+  EXPECT_EQ(writes_.RetryStatus(run, Reason::kInterrupted, "why", clock_.Now(), false).retry_backoff_seconds, 30);
+  const RunStatus preempted = writes_.RetryStatus(run, Reason::kPreempted, "why", clock_.Now(), true);
   EXPECT_EQ(preempted.retry_backoff_seconds, 0);
-  EXPECT_FALSE(preempted.retry_after.empty()) << "its wait counts from its return to the queue";
+  EXPECT_TRUE(preempted.retry_after.has_value()) << "its wait counts from its return to the queue";
 }
 
 TEST_F(RunWritesTest, TheSameStatusIsNotWrittenAndAConflictLeavesTheRunAloneWithoutBackoff) {
@@ -103,8 +103,8 @@ TEST_F(RunWritesTest, APodTheApiServerRefusesFailsTheRunAsInvalidSpec) {
   rank.blocks = 1;
   EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
   auto now = Fetch();
-  EXPECT_EQ(now->status.phase, "Failed");
-  EXPECT_EQ(now->status.reason, "InvalidSpec");
+  EXPECT_EQ(now->status.phase, Phase::kFailed);
+  EXPECT_EQ(now->status.reason.api(), "InvalidSpec");
 }
 
 }  // namespace

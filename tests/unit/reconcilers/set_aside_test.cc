@@ -36,7 +36,7 @@ class SetAsideTest : public ApiFixture {
   }
   std::string Reason() {
     auto run = GetRun("deep");
-    return run ? run->status.reason : "";
+    return run ? run->status.reason.str() : "";
   }
 
   std::vector<std::string> keys_;

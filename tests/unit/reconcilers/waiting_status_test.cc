@@ -75,8 +75,8 @@ TEST_F(WaitingStatusTest, ARunWithoutRetryOnNoCapacityFailsInsteadOfWaiting) {
   const auto out = waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
   EXPECT_EQ(out.oldest, memo.wait_since);
   ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a"})) << "a failure is a decision, not a background write";
-  EXPECT_EQ(Fetch("a")->status.phase, "Failed");
-  EXPECT_EQ(Fetch("a")->status.reason, "NoCapacity");
+  EXPECT_EQ(Fetch("a")->status.phase, Phase::kFailed);
+  EXPECT_EQ(Fetch("a")->status.reason.api(), "NoCapacity");
 }
 
 TEST_F(WaitingStatusTest, AWaitingRunIsWrittenInTheBackgroundOnceThenLeftAloneUntilItsRefresh) {
@@ -87,8 +87,8 @@ TEST_F(WaitingStatusTest, AWaitingRunIsWrittenInTheBackgroundOnceThenLeftAloneUn
   ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a (background)"}));
   EXPECT_FALSE(out.refresh_left);
   auto run = Fetch("a");
-  EXPECT_EQ(run->status.phase, "Pending");
-  EXPECT_EQ(run->status.reason, "NoCapacity");
+  EXPECT_EQ(run->status.phase, Phase::kPending);
+  EXPECT_EQ(run->status.reason.api(), "NoCapacity");
   EXPECT_EQ(run->status.effective_priority, 5);
   // The next passes read the written version: found current, nothing written.
   ASSERT_EQ(&Pass("a"), &memo);
@@ -109,11 +109,11 @@ TEST_F(WaitingStatusTest, APreemptingRunsStatusCarriesItsRecord) {
   d.plan.victims = {"ns/low"};
   result.preemptions.push_back(d);
   waiting_.NotePreempting({}, result, working_);
-  const RunStatus st = waiting_.Status(*memo.run, "Preempting", 5, std::nullopt, "m", clock_.Now());
+  const RunStatus st = waiting_.Status(*memo.run, Reason::kPreempting, 5, std::nullopt, "m", clock_.Now());
   ASSERT_TRUE(st.preemption.has_value());
   EXPECT_EQ(st.preemption->victims, (std::vector<std::string>{"ns/low"}));
-  EXPECT_EQ(st.phase, "Pending");
-  EXPECT_FALSE(st.submitted_at.empty());
+  EXPECT_EQ(st.phase, Phase::kPending);
+  EXPECT_TRUE(st.submitted_at.has_value());
 }
 
 }  // namespace

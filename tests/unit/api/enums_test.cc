@@ -1,8 +1,8 @@
-// The one table of phases, reasons and condition types (base/run_phase.h): every value
+// The one table of phases, reasons and condition types (api/v1alpha1/enums.h): every value
 // round-trips through its API spelling, and the spellings are the documented ones (the CRD's
 // phase enum, docs/concepts.md's "A run's life").
 
-#include "base/run_phase.h"
+#include "api/v1alpha1/enums.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-namespace berth::base {
+namespace berth::api::v1alpha1 {
 namespace {
 
 std::string ReadSource(const std::string& path) {
@@ -131,4 +131,4 @@ TEST(RunPhaseTable, ReasonsAreTheDocumentedOnes) {
 }
 
 }  // namespace
-}  // namespace berth::base
+}  // namespace berth::api::v1alpha1

@@ -1,8 +1,8 @@
 #pragma once
 // A Run's phases and the reasons berth writes, as enums with their API spellings in one table
 // each (docs/api.md, docs/concepts.md "A run's life"; the phase enum of the CRD,
-// deploy/crds/berth.dev_runs.yaml). Header-only and pure, so the engine, the CLI and the
-// dashboard share it without depending on each other. Also the Pod phases berth reads (the
+// deploy/crds/berth.dev_runs.yaml). The one place of these spellings: the codec (codec.h), the
+// engine, the CLI, runops and the dashboard all go through it. Also the Pod phases berth reads (the
 // kubelet's, core/v1) and the condition types berth writes, so no spelling appears twice.
 //
 // ToApi gives the spelling; Parse* gives the enum, nullopt for a spelling berth does not know
@@ -10,10 +10,11 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
-namespace berth::base {
+namespace berth::api::v1alpha1 {
 
 // status.phase of a Run. "" (no status yet) is no phase: ParsePhase("") is nullopt.
 enum class Phase { kPending, kScheduled, kRunning, kSucceeded, kFailed };
@@ -58,6 +59,13 @@ enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
 
 // The condition types berth writes on Runs and Fleets.
 enum class ConditionType { kScheduled, kReady, kFinished, kConflict };
+
+// A condition's status (metav1.ConditionStatus; the CRDs' enum).
+enum class ConditionStatus { kTrue, kFalse, kUnknown };
+
+// The state of one instance in a Fleet's status.instances (docs/api.md; the scheduling core's
+// scheduling::InstanceState, converted at the edge).
+enum class InstanceState { kIdle, kBusy, kFull, kRetired, kExpired, kNotReady, kInvalid };
 
 // The tables: every enum value once, in declaration order (checked below).
 inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
@@ -111,6 +119,22 @@ inline constexpr std::array<std::pair<ConditionType, std::string_view>, 4> kCond
     {ConditionType::kConflict, "Conflict"},
 }};
 
+inline constexpr std::array<std::pair<ConditionStatus, std::string_view>, 3> kConditionStatusNames{{
+    {ConditionStatus::kTrue, "True"},
+    {ConditionStatus::kFalse, "False"},
+    {ConditionStatus::kUnknown, "Unknown"},
+}};
+
+inline constexpr std::array<std::pair<InstanceState, std::string_view>, 7> kInstanceStateNames{{
+    {InstanceState::kIdle, "Idle"},
+    {InstanceState::kBusy, "Busy"},
+    {InstanceState::kFull, "Full"},
+    {InstanceState::kRetired, "Retired"},
+    {InstanceState::kExpired, "Expired"},
+    {InstanceState::kNotReady, "NotReady"},
+    {InstanceState::kInvalid, "Invalid"},
+}};
+
 namespace run_phase_internal {
 
 template <typename E, size_t N>
@@ -137,12 +161,16 @@ static_assert(run_phase_internal::InOrder(kPhaseNames));
 static_assert(run_phase_internal::InOrder(kReasonNames));
 static_assert(run_phase_internal::InOrder(kPodPhaseNames));
 static_assert(run_phase_internal::InOrder(kConditionTypeNames));
+static_assert(run_phase_internal::InOrder(kConditionStatusNames));
+static_assert(run_phase_internal::InOrder(kInstanceStateNames));
 static_assert(kReasonNames.size() == static_cast<size_t>(Reason::kNoConflict) + 1);
 
 constexpr std::string_view ToApi(Phase p) { return kPhaseNames[static_cast<size_t>(p)].second; }
 constexpr std::string_view ToApi(Reason r) { return kReasonNames[static_cast<size_t>(r)].second; }
 constexpr std::string_view ToApi(PodPhase p) { return kPodPhaseNames[static_cast<size_t>(p)].second; }
 constexpr std::string_view ToApi(ConditionType t) { return kConditionTypeNames[static_cast<size_t>(t)].second; }
+constexpr std::string_view ToApi(ConditionStatus s) { return kConditionStatusNames[static_cast<size_t>(s)].second; }
+constexpr std::string_view ToApi(InstanceState s) { return kInstanceStateNames[static_cast<size_t>(s)].second; }
 
 constexpr std::optional<Phase> ParsePhase(std::string_view s) { return run_phase_internal::Parse(kPhaseNames, s); }
 constexpr std::optional<Reason> ParseReason(std::string_view s) { return run_phase_internal::Parse(kReasonNames, s); }
@@ -152,6 +180,20 @@ constexpr std::optional<PodPhase> ParsePodPhase(std::string_view s) {
 constexpr std::optional<ConditionType> ParseConditionType(std::string_view s) {
   return run_phase_internal::Parse(kConditionTypeNames, s);
 }
+constexpr std::optional<ConditionStatus> ParseConditionStatus(std::string_view s) {
+  return run_phase_internal::Parse(kConditionStatusNames, s);
+}
+constexpr std::optional<InstanceState> ParseInstanceState(std::string_view s) {
+  return run_phase_internal::Parse(kInstanceStateNames, s);
+}
+
+// Parse* by type, for generic code (OpenEnum).
+template <typename E>
+constexpr std::optional<E> ParseApi(std::string_view s);
+template <>
+constexpr std::optional<Reason> ParseApi<Reason>(std::string_view s) { return ParseReason(s); }
+template <>
+constexpr std::optional<ConditionType> ParseApi<ConditionType>(std::string_view s) { return ParseConditionType(s); }
 
 // Comparisons of a field as written (a std::string of RunStatus, Pod, Condition) with a value.
 constexpr bool IsPhase(std::string_view phase, Phase p) { return phase == ToApi(p); }
@@ -163,4 +205,40 @@ constexpr bool IsTerminalPhase(std::string_view phase) {
   return IsPhase(phase, Phase::kSucceeded) || IsPhase(phase, Phase::kFailed);
 }
 
-}  // namespace berth::base
+// An open enum, as Kubernetes' string-typed reasons and condition types are (Go's
+// `type Reason string` with constants): one of E's values, or a spelling berth does not know
+// (written by a newer berth, another controller or by hand), kept as written so that a status
+// read and written back does not lose it. Empty: no value ("" in the API).
+template <typename E>
+class OpenEnum {
+ public:
+  OpenEnum() = default;
+  OpenEnum(E e) : known_(e) {}  // NOLINT(google-explicit-constructor): a known value is one
+  static OpenEnum FromApi(std::string_view s) {
+    OpenEnum out;
+    if (auto e = ParseApi<E>(s)) {
+      out.known_ = e;
+    } else {
+      out.other_ = std::string(s);
+    }
+    return out;
+  }
+  // The API spelling ("" when empty).
+  std::string_view api() const { return known_ ? ToApi(*known_) : std::string_view(other_); }
+  std::string str() const { return std::string(api()); }
+  bool empty() const { return !known_ && other_.empty(); }
+  // The value when berth knows the spelling.
+  std::optional<E> known() const { return known_; }
+
+  friend bool operator==(const OpenEnum& a, const OpenEnum& b) { return a.known_ == b.known_ && a.other_ == b.other_; }
+  friend bool operator==(const OpenEnum& a, E e) { return a.known_ == e; }
+
+ private:
+  std::optional<E> known_;
+  std::string other_;  // set only when known_ is not
+};
+
+using ReasonCode = OpenEnum<Reason>;
+using ConditionKind = OpenEnum<ConditionType>;
+
+}  // namespace berth::api::v1alpha1

@@ -1,0 +1,86 @@
+#pragma once
+// The one codec of berth.dev/v1alpha1: JSON -> typed (Decode*), typed -> JSON (Encode*), and the
+// merge patches berth writes (status, queue position, finalizers, spec controls). No other code
+// spells these objects' JSON.
+//
+// Decoding. Decode* fails (a Status naming what is wrong) only when there is no object to speak
+// of: not a JSON object, or no metadata.name. Everything else is read defensively, as the
+// engine always did: a spec the engine cannot use is named in `invalid_message` (the first
+// problem, "spec.maxDuration: ..."; the run then fails InvalidSpec), a status field that cannot
+// be read is left at its default and named in `status_problem`. DecodeRunStatus alone is strict:
+// its error names the first unreadable field. spec.template is kept as written (unknown fields
+// included: the CRD preserves them).
+//
+// Encoding writes what is set (omitting empty optional fields); Decode(Encode(x)) == x for what
+// the types hold. Patches are JSON merge patches (RFC 7386) for PATCH with
+// application/merge-patch+json; those with a resourceVersion are refused (409) when the object
+// changed since it was read.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/v1alpha1/fleet.h"
+#include "api/v1alpha1/run.h"
+#include "api/v1alpha1/team.h"
+#include "k8s/json.h"
+#include "k8s/result.h"
+
+namespace berth::api::v1alpha1 {
+
+// What DecodeRun keeps; the defaults keep everything. A cache keeps less (issue 29: the engine's
+// Runs keep berth's own labels and annotations and templates up to 8 KiB,
+// reconcilers::DecodeRun). A Run decoded with less kept must not be encoded or written back whole.
+struct RunDecodeOptions {
+  // Only the labels and annotations whose key starts with it (empty: all).
+  std::string_view keep_meta_prefix;
+  // spec.template_json is left empty when the template's JSON is larger (Run::template_bytes and
+  // template_hash are set either way).
+  size_t kept_template_bytes = SIZE_MAX;
+};
+
+k8s::Result<Run> DecodeRun(const k8s::json::Value& obj, const RunDecodeOptions& options = {});
+k8s::Result<RunStatus> DecodeRunStatus(const k8s::json::Value& status);
+// The status as DecodeRun reads it: a field that cannot be read is left at its default (and the
+// first such field named in `problem`, when given).
+RunStatus DecodeRunStatusLeniently(const k8s::json::Value& status, std::string* problem = nullptr);
+k8s::Result<Fleet> DecodeFleet(const k8s::json::Value& obj);
+k8s::Result<Team> DecodeTeam(const k8s::json::Value& obj);
+
+// Whole objects: apiVersion, kind, metadata (name, namespace, uid, resourceVersion, generation,
+// creationTimestamp, labels, annotations, finalizers), spec and status.
+std::string EncodeRun(const Run& run);
+std::string EncodeFleet(const Fleet& fleet);
+std::string EncodeTeam(const Team& team);
+std::string EncodeRunStatus(const RunStatus& status);
+std::string EncodeFleetStatus(const FleetStatus& status);
+
+// {"metadata":{"resourceVersion":rv},"status":{...every field, null for the empty ones...}}: the
+// whole status, so a merge patch clears what is no longer set. An empty `resource_version`
+// writes unconditionally.
+std::string RunStatusPatch(const RunStatus& status, std::string_view resource_version);
+// {"metadata":{"resourceVersion":rv},"status":{"queuePosition":n|null}}.
+std::string QueuePositionPatch(std::optional<int64_t> position, std::string_view resource_version);
+// {"status":{"reason":r,"message":m,"conditions":[c]}}: a run berth cannot otherwise read (too
+// deep to decode, issue 29) is told why, unconditionally.
+std::string ReasonPatch(const ReasonCode& reason, const std::string& message, const Condition& condition);
+// {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: `finalizers` in their order with berth's
+// (kRunFinalizer) once at the end (`with_ours`) or left out (not `with_ours`); others are kept.
+std::string FinalizersPatch(std::string_view resource_version, const std::vector<std::string>& finalizers,
+                            bool with_ours);
+// {"metadata":{"resourceVersion":rv},"status":{...the whole Fleet status...}}.
+std::string FleetStatusPatch(const FleetStatus& status, std::string_view resource_version);
+// {"metadata":{"resourceVersion":rv},"status":{...the whole Team status...}}.
+std::string TeamStatusPatch(const TeamStatus& status, std::string_view resource_version);
+
+// Spec patches of kubectl berth and the dashboard. `resource_version` empty: unconditional.
+// {"metadata":{"resourceVersion":rv},"spec":{"priority":n}}
+std::string PriorityPatch(int64_t priority, std::string_view resource_version);
+// {"metadata":{"resourceVersion":rv},"spec":{"stop":true}} / {"spec":{"suspend":b}}
+std::string StopPatch(std::string_view resource_version);
+std::string SuspendPatch(bool suspend, std::string_view resource_version);
+
+}  // namespace berth::api::v1alpha1

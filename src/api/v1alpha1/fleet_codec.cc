@@ -1,0 +1,278 @@
+// Fleet: decode (spec checked as the engine needs it, status read defensively), encode, status
+// patch.
+
+#include <charconv>
+
+#include "api/v1alpha1/codec.h"
+#include "api/v1alpha1/json_io.h"
+#include "k8s/duration.h"
+
+namespace berth::api::v1alpha1 {
+
+namespace json = k8s::json;
+using io::Reader;
+using io::Writer;
+
+bool Fleet::Selects(const std::map<std::string, std::string>& labels) const {
+  if (spec.node_selector.empty()) return false;
+  for (const auto& [k, v] : spec.node_selector) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+const FleetInstance* Fleet::RecordForUid(const std::string& uid) const {
+  if (instance_by_uid.size() == status.instances.size()) {
+    auto it = instance_by_uid.find(uid);
+    return it == instance_by_uid.end() ? nullptr : &status.instances[it->second];
+  }
+  for (const auto& r : status.instances) {
+    if (r.uid == uid) return &r;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// spec.blocks: "auto" or an integer >= 1 (as a number or a string of digits).
+void ReadBlocks(const json::Value& spec, FleetSpec& f, std::string& err) {
+  const json::Value* b = json::Find(spec, {"blocks"});
+  if (b == nullptr) return;
+  if (b->IsString()) {
+    const std::string s = b->GetString();
+    if (s == "auto") {
+      f.blocks_auto = true;
+      return;
+    }
+    int64_t n = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc() || end != s.data() + s.size() || n < 1) {
+      err = "spec.blocks must be \"auto\" or an integer >= 1, not \"" + s + "\"";
+    } else {
+      f.blocks = n;
+    }
+  } else if (b->IsInt64()) {
+    f.blocks = b->GetInt64();
+    if (f.blocks < 1) err = "spec.blocks must be at least 1";
+  }
+}
+
+// spec.preemption: {policy: Never|LowerPriority, minRuntime: duration}.
+void ReadPreemption(const json::Value& spec, FleetSpec& f, std::string& err) {
+  const json::Value* p = json::Find(spec, {"preemption"});
+  if (p == nullptr || !p->IsObject()) return;
+  const std::string policy = json::GetString(*p, "policy", "Never");
+  if (policy == "LowerPriority") {
+    f.preempt_lower_priority = true;
+  } else if (policy != "Never" && err.empty()) {
+    err = "spec.preemption.policy must be Never or LowerPriority, not \"" + policy + "\"";
+  }
+  const std::string min_runtime = json::GetString(*p, "minRuntime");
+  if (min_runtime.empty()) return;
+  auto d = k8s::ParseDurationStrict(min_runtime);
+  if (d.ok()) {
+    f.min_runtime = d.value();
+  } else if (err.empty()) {
+    err = "spec.preemption.minRuntime: " + d.status().message();
+  }
+}
+
+void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
+  if (const json::Value* sel = json::Find(spec, {"nodeSelector"}); sel != nullptr && sel->IsObject()) {
+    for (auto& m : sel->GetObject()) {
+      if (m.value.IsString()) f.node_selector.emplace(m.name.GetString(), m.value.GetString());
+    }
+  }
+  ReadBlocks(spec, f, err);
+  f.cluster_placement = json::GetString(spec, "placement", "any") == "cluster";
+  f.topology_key = json::GetString(spec, "topologyKey");
+  f.gpu_resource = json::GetString(spec, "gpuResource", "nvidia.com/gpu");
+  if (const json::Value* m = json::Find(spec, {"maxRunsPerInstance"}); m != nullptr && m->IsInt64()) {
+    f.max_runs_per_instance = m->GetInt64();
+  }
+  ReadPreemption(spec, f, err);
+  std::string lifetime = json::GetString(spec, "instanceLifetime");
+  if (!lifetime.empty()) {
+    auto d = k8s::ParseDurationStrict(lifetime);
+    if (d.ok()) {
+      f.instance_lifetime = d.value();
+    } else if (err.empty()) {
+      err = "spec.instanceLifetime: " + d.status().message();
+    }
+  }
+}
+
+FleetInstance ReadInstance(Reader& e) {
+  FleetInstance r;
+  r.node = e.String("node").value_or("");
+  r.uid = e.String("uid").value_or("");
+  r.total_blocks = e.Int("totalBlocks").value_or(0);
+  r.busy_blocks = e.Int("busyBlocks").value_or(0);
+  r.runs_started = e.Int("runsStarted").value_or(0);
+  r.counted_runs = e.Strings("countedRuns");
+  r.expires_at = e.TimeAt("expiresAt");
+  if (auto state = e.String("state"); state && !state->empty()) {
+    r.state = ParseInstanceState(*state);
+    if (!r.state) e.Note("state", "is not an instance state: \"" + *state + "\"");
+  }
+  r.message = e.String("message").value_or("");
+  r.held_by_other_pods = e.String("heldByOtherPods").value_or("");
+  return r;
+}
+
+FleetStatus ReadFleetStatus(const json::Value& v, std::string& problem) {
+  FleetStatus s;
+  Reader st(&v, "status", &problem);
+  for (Reader& e : st.Objects("instances")) s.instances.push_back(ReadInstance(e));
+  s.total_instances = st.Int("totalInstances").value_or(0);
+  s.ready_instances = st.Int("readyInstances").value_or(0);
+  s.total_blocks = st.Int("totalBlocks").value_or(0);
+  s.busy_blocks = st.Int("busyBlocks").value_or(0);
+  s.observed_generation = st.Int("observedGeneration").value_or(0);
+  s.conditions = io::ReadConditions(st);
+  return s;
+}
+
+void WriteFleetSpec(Writer& w, const FleetSpec& s) {
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.Key("nodeSelector");
+  raw.StartObject();
+  for (const auto& [k, v] : s.node_selector) {
+    w.Key(k);
+    w.String(v);
+  }
+  raw.EndObject();
+  w.Key("blocks");
+  if (s.blocks_auto) {
+    w.String("auto");
+  } else {
+    w.Int(s.blocks);
+  }
+  w.Key("placement");
+  w.String(s.cluster_placement ? "cluster" : "any");
+  if (!s.topology_key.empty()) {
+    w.Key("topologyKey");
+    w.String(s.topology_key);
+  }
+  w.Key("gpuResource");
+  w.String(s.gpu_resource);
+  if (s.max_runs_per_instance) {
+    w.Key("maxRunsPerInstance");
+    w.Int(*s.max_runs_per_instance);
+  }
+  if (s.instance_lifetime) {
+    w.Key("instanceLifetime");
+    w.String(base::FormatDuration(*s.instance_lifetime));
+  }
+  w.Key("preemption");
+  raw.StartObject();
+  w.Key("policy");
+  w.String(s.preempt_lower_priority ? "LowerPriority" : "Never");
+  w.Key("minRuntime");
+  w.String(base::FormatDuration(s.min_runtime));
+  raw.EndObject();
+  raw.EndObject();
+}
+
+void WriteInstance(Writer& w, const FleetInstance& r) {
+  w.raw().StartObject();
+  w.Key("node");
+  w.String(r.node);
+  w.Key("uid");
+  w.String(r.uid);
+  w.Key("totalBlocks");
+  w.Int(r.total_blocks);
+  w.Key("busyBlocks");
+  w.Int(r.busy_blocks);
+  w.Key("runsStarted");
+  w.Int(r.runs_started);
+  w.Key("countedRuns");
+  w.StringList(r.counted_runs);
+  if (r.expires_at) {
+    w.Key("expiresAt");
+    w.String(io::FormatTime(*r.expires_at));
+  }
+  if (r.state) {
+    w.Key("state");
+    w.String(ToApi(*r.state));
+  }
+  if (!r.message.empty()) {
+    w.Key("message");
+    w.String(r.message);
+  }
+  if (!r.held_by_other_pods.empty()) {
+    w.Key("heldByOtherPods");
+    w.String(r.held_by_other_pods);
+  }
+  w.raw().EndObject();
+}
+
+void WriteFleetStatus(Writer& w, const FleetStatus& s) {
+  w.raw().StartObject();
+  w.Key("instances");
+  w.raw().StartArray();
+  for (const auto& r : s.instances) WriteInstance(w, r);
+  w.raw().EndArray();
+  const std::pair<const char*, int64_t> counts[] = {{"totalInstances", s.total_instances},
+                                                    {"readyInstances", s.ready_instances},
+                                                    {"totalBlocks", s.total_blocks},
+                                                    {"busyBlocks", s.busy_blocks},
+                                                    {"observedGeneration", s.observed_generation}};
+  for (const auto& [k, v] : counts) {
+    w.Key(k);
+    w.Int(v);
+  }
+  w.Key("conditions");
+  io::WriteConditions(w, s.conditions);
+  w.raw().EndObject();
+}
+
+}  // namespace
+
+k8s::Result<Fleet> DecodeFleet(const json::Value& obj) {
+  if (!obj.IsObject()) return k8s::Status::Error("a Fleet must be a JSON object");
+  Fleet f;
+  f.meta = k8s::DecodeMeta(obj);
+  if (f.meta.name.empty()) return k8s::Status::Error("a Fleet needs metadata.name");
+  const json::Value* spec = json::Find(obj, {"spec"});
+  if (spec != nullptr && spec->IsObject()) DecodeFleetSpec(*spec, f.spec, f.invalid_message);
+  if (f.spec.node_selector.empty() && f.invalid_message.empty()) f.invalid_message = "spec.nodeSelector is empty";
+  if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr && st->IsObject()) {
+    f.status = ReadFleetStatus(*st, f.status_problem);
+    f.instance_by_uid.reserve(f.status.instances.size());
+    for (size_t i = 0; i < f.status.instances.size(); ++i) f.instance_by_uid.emplace(f.status.instances[i].uid, i);
+  }
+  return f;
+}
+
+std::string EncodeFleet(const Fleet& fleet) {
+  Writer w;
+  w.raw().StartObject();
+  io::WriteHead(w, "Fleet", fleet.meta);
+  w.Key("spec");
+  WriteFleetSpec(w, fleet.spec);
+  w.Key("status");
+  WriteFleetStatus(w, fleet.status);
+  w.raw().EndObject();
+  return w.Take();
+}
+
+std::string EncodeFleetStatus(const FleetStatus& status) {
+  Writer w;
+  WriteFleetStatus(w, status);
+  return w.Take();
+}
+
+std::string FleetStatusPatch(const FleetStatus& status, std::string_view resource_version) {
+  Writer w;
+  w.raw().StartObject();
+  io::WritePrecondition(w, resource_version);
+  w.Key("status");
+  WriteFleetStatus(w, status);
+  w.raw().EndObject();
+  return w.Take();
+}
+
+}  // namespace berth::api::v1alpha1

@@ -1,0 +1,85 @@
+#pragma once
+// Internal to the codec (codec.h): reading fields with their paths named in the first problem,
+// and writing JSON with RapidJSON's writer (escaping done once, right).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "api/v1alpha1/meta.h"
+#include "k8s/json.h"
+#include "k8s/objects.h"
+
+namespace berth::api::v1alpha1::io {
+
+namespace json = k8s::json;
+
+// Reads the members of one JSON object at `path` ("status", "status.placement[2]"). A member
+// absent or null reads as nullopt; one of the wrong type reads as nullopt too and is noted as the
+// first problem ("status.queuePosition must be an integer").
+class Reader {
+ public:
+  // `v` may be null or not an object: every member is then absent (and a non-object noted).
+  Reader(const json::Value* v, std::string path, std::string* problem);
+
+  bool Has(std::string_view key) const;
+  std::optional<std::string> String(std::string_view key);
+  // An integer (a number with a fraction truncated toward zero, as json::GetInt reads it).
+  std::optional<int64_t> Int(std::string_view key);
+  std::optional<double> Number(std::string_view key);
+  std::optional<bool> Bool(std::string_view key);
+  // An RFC 3339 time.
+  std::optional<Time> TimeAt(std::string_view key);
+  std::vector<std::string> Strings(std::string_view key);
+  // The elements of an array member (empty when absent), each with its own Reader path.
+  std::vector<Reader> Objects(std::string_view key);
+  Reader Object(std::string_view key);
+  const std::string& path() const { return path_; }
+  const json::Value* value() const { return v_; }
+  void Note(std::string_view key, std::string_view what);
+
+ private:
+  const json::Value* Member(std::string_view key) const;
+  const json::Value* v_ = nullptr;
+  std::string path_;
+  std::string* problem_;
+};
+
+std::vector<Condition> ReadConditions(Reader& r);
+
+// RapidJSON's writer over a string buffer, with the shapes the codec writes.
+class Writer {
+ public:
+  Writer() : w_(buf_) {}
+  rapidjson::Writer<rapidjson::StringBuffer>& raw() { return w_; }
+  void Key(std::string_view k) { w_.Key(k.data(), static_cast<rapidjson::SizeType>(k.size())); }
+  void String(std::string_view s) { w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+  void Int(int64_t v) { w_.Int64(v); }
+  void Null() { w_.Null(); }
+  // "" as null (a merge patch then clears the field).
+  void StringOrNull(std::string_view s);
+  void TimeOrNull(const std::optional<Time>& t);
+  void IntOrNull(const std::optional<int64_t>& v);
+  void StringList(const std::vector<std::string>& v);
+  // Inserts `text`, already JSON, as the next value.
+  void RawJson(std::string_view text);
+  std::string Take() { return std::string(buf_.GetString(), buf_.GetSize()); }
+
+ private:
+  rapidjson::StringBuffer buf_;
+  rapidjson::Writer<rapidjson::StringBuffer> w_;
+};
+
+// "apiVersion", "kind" and "metadata" of a whole object (the writer inside an open object).
+void WriteHead(Writer& w, std::string_view kind, const k8s::ObjectMeta& meta);
+// {"resourceVersion":rv} as the "metadata" member, when rv is not empty.
+void WritePrecondition(Writer& w, std::string_view resource_version);
+void WriteConditions(Writer& w, const std::vector<Condition>& conditions);
+std::string FormatTime(const Time& t);
+
+}  // namespace berth::api::v1alpha1::io

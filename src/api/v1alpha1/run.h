@@ -1,0 +1,131 @@
+#pragma once
+// The Run custom resource (docs/api.md "Run"): spec and status as typed values. codec.h reads and
+// writes them; nothing else spells their JSON.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/v1alpha1/meta.h"
+#include "base/priority.h"
+#include "k8s/objects.h"
+
+namespace berth::api::v1alpha1 {
+
+inline constexpr const char* kRunFinalizer = "berth.dev/run-cleanup";
+
+// The most nodes one run may ask for (the CRD's spec.nodes maximum, deploy/crds/berth.dev_runs.yaml;
+// Kubernetes' own limit of a cluster's size). DecodeRun refuses more, so the scheduler's 32-bit
+// node counts always hold the value.
+inline constexpr int64_t kMaxRunNodes = 5000;
+// spec.ttlSecondsAfterFinished's maximum (an int32, as in Jobs; the CRD's maximum).
+inline constexpr int64_t kMaxTtlSeconds = 2147483647;
+
+// How large a Run's spec.template may be (issue 29; docs/api.md#how-large-a-run-may-be): its JSON
+// at most kMaxTemplateBytes (256 KiB, what kubectl apply can store of an object in its
+// last-applied annotation). The webhook refuses a larger one; DecodeRun names it in
+// invalid_message (TemplateTooLarge), so the controller fails it InvalidSpec at once.
+inline constexpr size_t kMaxTemplateBytes = 256 * 1024;
+// The sentence for a template of `bytes` bytes over kMaxTemplateBytes.
+std::string TemplateTooLarge(size_t bytes);
+
+struct RetrySpec {
+  bool on_no_capacity = false, on_interruption = false, on_error = false;
+  std::optional<Duration> duration;  // nullopt = "off" (never give up)
+  friend bool operator==(const RetrySpec&, const RetrySpec&) = default;
+};
+
+struct RunSpec {
+  // Defaults applied by the CRD; decoded defensively anyway.
+  int64_t priority = base::kDefaultPriority;
+  int64_t nodes = 1;
+  // spec.resources, per node: cpu in millicores, memory in bytes, GPUs of the fleet's gpuResource.
+  int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
+  std::vector<std::string> fleets;
+  std::optional<Duration> max_duration;  // nullopt = off
+  // spec.startTimeout: unset = the controller's default; nullopt inside = "off".
+  std::optional<std::optional<Duration>> start_timeout;
+  std::optional<RetrySpec> retry;  // nullopt = no retry
+  // spec.ttlSecondsAfterFinished (Jobs' field and meaning): delete the run this long after it
+  // finished; 0 = as soon as it finished. nullopt = the controller's --finished-run-ttl.
+  // May change at any time, also after the run finished.
+  std::optional<int64_t> ttl_seconds_after_finished;
+  // spec.stop: the user asked to end the run (kubectl berth stop): Failed with reason Stopped,
+  // never resubmitted. Anything but a JSON boolean reads as false.
+  bool stop = false;
+  // spec.suspend (a Job's field and meaning; kubectl berth suspend/resume): out of the queue, its
+  // Pods stopped, until it is false again. Anything but a JSON boolean reads as false.
+  bool suspend = false;
+  // spec.template, a PodTemplateSpec kept as JSON text (the CRD preserves unknown fields there:
+  // every field a user writes reaches the Pods).
+  std::string template_json;
+  friend bool operator==(const RunSpec&, const RunSpec&) = default;
+};
+
+struct PlacementEntry {
+  int rank = 0;
+  std::string node;
+  int blocks = 0;
+  std::string pod;
+  friend bool operator==(const PlacementEntry&, const PlacementEntry&) = default;
+};
+
+struct RunStatus {
+  std::optional<Phase> phase;  // nullopt: no status yet
+  ReasonCode reason;
+  std::string message;
+  std::optional<int64_t> queue_position;
+  std::optional<int64_t> effective_priority;
+  std::string fleet;
+  std::vector<PlacementEntry> placement;
+  std::optional<Time> submitted_at, scheduled_at, started_at, finished_at;
+  int64_t resubmissions = 0;
+  // A resubmitted run waits until retry_after before it is queued again; the delay was
+  // retry_backoff_seconds (doubling per quick failure, see docs/concepts.md).
+  std::optional<Time> retry_after;
+  int64_t retry_backoff_seconds = 0;
+  int64_t observed_generation = 0;
+  std::vector<Condition> conditions;
+  // status.preemption (issue 17): this pending run evicts `victims` ("namespace/name") so that it
+  // can start on `nodes` of `fleet`; those nodes are kept for it until it is placed. Written
+  // before any victim is evicted, cleared when the run is placed or the plan no longer holds.
+  struct Preemption {
+    std::string fleet;
+    std::vector<std::string> nodes, victims;
+    friend bool operator==(const Preemption&, const Preemption&) = default;
+  };
+  std::optional<Preemption> preemption;
+  friend bool operator==(const RunStatus&, const RunStatus&) = default;
+};
+
+struct Run {
+  k8s::ObjectMeta meta;
+  RunSpec spec;
+  RunStatus status;
+  // spec.template as DecodeRun read it: the size of its JSON (0: no template) and a hash of that
+  // JSON (a spec change is noticed by it). Set also when a decoder's RunDecodeOptions left
+  // spec.template_json empty (a template larger than kept_template_bytes: read the run again for
+  // it). Not set for a Run made in memory.
+  size_t template_bytes = 0;
+  uint64_t template_hash = 0;
+  // The first problem of the spec, naming the field ("spec.maxDuration: ..."): a value the
+  // schema should have refused or the engine cannot use (the run fails InvalidSpec). Empty when
+  // the spec is usable.
+  std::string invalid_message;
+  // The first status field that could not be read (left at its default), naming it.
+  std::string status_problem;
+};
+
+// "namespace/name": a run's key in the informer's cache, the queue and the writers.
+std::string RunKey(const Run& r);
+// Phase Pending (or none yet): a waiting run; Scheduled or Running: a placed run.
+bool IsPendingPhase(const std::optional<Phase>& phase);
+bool IsPlacedPhase(const std::optional<Phase>& phase);
+// Succeeded or Failed: a run that has ended.
+bool IsTerminalPhase(const std::optional<Phase>& phase);
+// The phase's spelling, "" for none.
+std::string_view PhaseName(const std::optional<Phase>& phase);
+
+}  // namespace berth::api::v1alpha1

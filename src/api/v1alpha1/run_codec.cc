@@ -1,0 +1,432 @@
+// Run: decode (spec checked as the engine needs it, status read defensively), encode.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include "api/v1alpha1/codec.h"
+#include "api/v1alpha1/json_io.h"
+#include "k8s/duration.h"
+#include "k8s/informer.h"
+#include "k8s/quantity.h"
+
+namespace berth::api::v1alpha1 {
+
+namespace json = k8s::json;
+using io::Reader;
+using io::Writer;
+
+namespace {
+
+// Reads a quantity that the CRD allows as integer or string.
+bool ReadQuantity(const json::Value* v, bool milli, int64_t& out, std::string& error, const char* field) {
+  if (v == nullptr) return true;
+  std::string text;
+  if (v->IsString()) {
+    text = v->GetString();
+  } else if (v->IsInt64()) {
+    text = std::to_string(v->GetInt64());
+  } else if (v->IsNumber()) {
+    text = std::to_string(v->GetDouble());
+  } else {
+    error = std::string("spec.resources.") + field + " must be a quantity";
+    return false;
+  }
+  auto r = milli ? k8s::ParseMilliValue(text) : k8s::ParseValue(text);
+  if (!r.ok()) {
+    error = std::string("spec.resources.") + field + ": " + r.status().message();
+    return false;
+  }
+  out = r.value();
+  return true;
+}
+
+// spec.nodes, strictly: a value that does not fit (4294967297, 1e30) must not wrap or fall back
+// to 1. Returns false when it is unreadable.
+bool ReadNodes(const json::Value& spec, RunSpec& run) {
+  const json::Value* n = json::Find(spec, {"nodes"});
+  if (n == nullptr || n->IsNull()) return true;
+  if (n->IsInt64()) {
+    run.nodes = n->GetInt64();
+    return true;
+  }
+  if (n->IsDouble() && n->GetDouble() >= 1 && n->GetDouble() <= static_cast<double>(kMaxRunNodes) &&
+      n->GetDouble() == static_cast<double>(static_cast<int64_t>(n->GetDouble()))) {
+    run.nodes = static_cast<int64_t>(n->GetDouble());
+    return true;
+  }
+  return false;
+}
+
+// spec.maxDuration and spec.startTimeout.
+void ReadDurations(const json::Value& spec, RunSpec& run, std::string& err) {
+  auto parsed = k8s::ParseDuration(json::GetString(spec, "maxDuration", "off"));
+  if (!parsed.ok()) {
+    if (err.empty()) err = "spec.maxDuration: " + parsed.status().message();
+  } else {
+    run.max_duration = parsed.value();
+  }
+  if (const json::Value* st = json::Find(spec, {"startTimeout"}); st != nullptr && st->IsString()) {
+    auto d = k8s::ParseDuration(st->GetString());
+    if (!d.ok()) {
+      if (err.empty()) err = "spec.startTimeout: " + d.status().message();
+    } else {
+      run.start_timeout = d.value();
+    }
+  }
+}
+
+void ReadRetry(const json::Value& spec, RunSpec& run, std::string& err) {
+  const json::Value* r = json::Find(spec, {"retry"});
+  if (r == nullptr || !r->IsObject()) return;
+  RetrySpec retry;
+  const json::Value* events = json::Find(*r, {"onEvents"});
+  if (events == nullptr || !events->IsArray()) {
+    retry.on_no_capacity = retry.on_interruption = retry.on_error = true;
+  } else {
+    for (auto& e : events->GetArray()) {
+      std::string ev = e.IsString() ? e.GetString() : "";
+      if (ev == "no-capacity") retry.on_no_capacity = true;
+      if (ev == "interruption") retry.on_interruption = true;
+      if (ev == "error") retry.on_error = true;
+    }
+  }
+  auto d = k8s::ParseDuration(json::GetString(*r, "duration", "1h"));
+  if (!d.ok()) {
+    if (err.empty()) err = "spec.retry.duration: " + d.status().message();
+  } else {
+    retry.duration = d.value();
+  }
+  run.retry = retry;
+}
+
+// spec.template: kept as written (up to `kept` bytes of JSON; its size and hash either way), at
+// most kMaxTemplateBytes; at least one container, and no constraint on nodes (berth chooses the
+// machine itself: a template constraint on nodes would only make the kubelet refuse the Pod on the
+// machine berth chose; machines are chosen with Fleets instead).
+void ReadTemplate(const json::Value& spec, size_t kept, Run& run, std::string& err) {
+  if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) {
+    std::string text = json::Serialize(*t);
+    run.template_bytes = text.size();
+    run.template_hash = std::hash<std::string_view>{}(text);
+    if (text.size() <= kept) run.spec.template_json = std::move(text);
+    if (run.template_bytes > kMaxTemplateBytes && err.empty()) err = TemplateTooLarge(run.template_bytes);
+  }
+  const json::Value* containers = json::Find(spec, {"template", "spec", "containers"});
+  if ((containers == nullptr || !containers->IsArray() || containers->Empty()) && err.empty()) {
+    err = "spec.template.spec.containers must list at least one container";
+  }
+}
+
+void CheckNoNodeConstraints(const json::Value& spec, std::string& err) {
+  for (const char* field : {"nodeSelector", "affinity", "nodeName"}) {
+    const json::Value* v = json::Find(spec, {"template", "spec", field});
+    bool set = v != nullptr && !v->IsNull() && !(v->IsObject() && v->ObjectEmpty()) && !(v->IsString() && v->GetStringLength() == 0);
+    if (std::string_view(field) == "affinity" && set) {
+      set = json::Find(*v, {"nodeAffinity"}) != nullptr;  // Pod (anti-)affinity is the kubelet's to ignore
+    }
+    if (set && err.empty()) {
+      err = std::string("spec.template.spec.") + field +
+            " is not supported: berth places the run on a machine of its fleets; choose machines with a Fleet's "
+            "nodeSelector and list that fleet in spec.fleets";
+    }
+  }
+}
+
+void ReadResourcesAndFleets(const json::Value& spec, RunSpec& run, std::string& err) {
+  if (const json::Value* res = json::Find(spec, {"resources"}); res != nullptr && res->IsObject()) {
+    ReadQuantity(json::Find(*res, {"cpu"}), true, run.cpu_milli, err, "cpu") &&
+        ReadQuantity(json::Find(*res, {"memory"}), false, run.memory_bytes, err, "memory");
+    run.gpus = json::GetInt(*res, "gpu", 0);
+  }
+  if (const json::Value* f = json::Find(spec, {"fleets"}); f != nullptr && f->IsArray()) {
+    for (auto& x : f->GetArray()) {
+      if (x.IsString()) run.fleets.emplace_back(x.GetString());
+    }
+  }
+}
+
+void DecodeRunSpec(const json::Value& spec, size_t kept_template_bytes, Run& whole) {
+  RunSpec& run = whole.spec;
+  std::string& err = whole.invalid_message;
+  run.priority = json::GetInt(spec, "priority", base::kDefaultPriority);
+  if (const json::Value* b = json::Find(spec, {"stop"}); b != nullptr && b->IsBool()) run.stop = b->GetBool();
+  if (const json::Value* b = json::Find(spec, {"suspend"}); b != nullptr && b->IsBool()) run.suspend = b->GetBool();
+  const bool nodes_readable = ReadNodes(spec, run);
+  ReadResourcesAndFleets(spec, run, err);
+  ReadDurations(spec, run, err);
+  ReadRetry(spec, run, err);
+  if (const json::Value* ttl = json::Find(spec, {"ttlSecondsAfterFinished"}); ttl != nullptr && !ttl->IsNull()) {
+    if (ttl->IsInt64() && ttl->GetInt64() >= 0 && ttl->GetInt64() <= kMaxTtlSeconds) {
+      run.ttl_seconds_after_finished = ttl->GetInt64();
+    } else if (err.empty()) {
+      err = "spec.ttlSecondsAfterFinished must be an integer from 0 to " + std::to_string(kMaxTtlSeconds);
+    }
+  }
+  ReadTemplate(spec, kept_template_bytes, whole, err);
+  if (!nodes_readable && err.empty()) err = "spec.nodes must be an integer from 1 to " + std::to_string(kMaxRunNodes);
+  CheckNoNodeConstraints(spec, err);
+  if (run.nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
+  if (run.nodes > kMaxRunNodes && err.empty()) {
+    err = "spec.nodes must be at most " + std::to_string(kMaxRunNodes) + ", not " + std::to_string(run.nodes);
+  }
+  if ((run.priority < base::kMinPriority || run.priority > base::kMaxPriority) && err.empty()) {
+    err = "spec.priority must be between " + std::to_string(base::kMinPriority) + " and " + std::to_string(base::kMaxPriority);
+  }
+}
+
+std::optional<RunStatus::Preemption> ReadPreemption(Reader& st) {
+  if (!st.Has("preemption")) return std::nullopt;
+  Reader pr = st.Object("preemption");
+  if (pr.value() == nullptr) return std::nullopt;
+  RunStatus::Preemption p;
+  p.fleet = pr.String("fleet").value_or("");
+  p.nodes = pr.Strings("nodes");
+  p.victims = pr.Strings("victims");
+  return p;
+}
+
+RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
+  RunStatus s;
+  Reader st(&v, "status", &problem);
+  if (auto phase = st.String("phase"); phase && !phase->empty()) {
+    s.phase = ParsePhase(*phase);
+    if (!s.phase) st.Note("phase", "must be Pending, Scheduled, Running, Succeeded or Failed, not \"" + *phase + "\"");
+  }
+  s.reason = ReasonCode::FromApi(st.String("reason").value_or(""));
+  s.message = st.String("message").value_or("");
+  s.queue_position = st.Int("queuePosition");
+  s.effective_priority = st.Int("effectivePriority");
+  s.fleet = st.String("fleet").value_or("");
+  for (Reader& e : st.Objects("placement")) {
+    s.placement.push_back(PlacementEntry{static_cast<int>(e.Int("rank").value_or(0)), e.String("node").value_or(""),
+                                         static_cast<int>(e.Int("blocks").value_or(0)), e.String("pod").value_or("")});
+  }
+  s.submitted_at = st.TimeAt("submittedAt");
+  s.scheduled_at = st.TimeAt("scheduledAt");
+  s.started_at = st.TimeAt("startedAt");
+  s.finished_at = st.TimeAt("finishedAt");
+  s.resubmissions = st.Int("resubmissions").value_or(0);
+  s.retry_after = st.TimeAt("retryAfter");
+  s.retry_backoff_seconds = st.Int("retryBackoffSeconds").value_or(0);
+  s.observed_generation = st.Int("observedGeneration").value_or(0);
+  s.preemption = ReadPreemption(st);
+  s.conditions = io::ReadConditions(st);
+  return s;
+}
+
+std::string DurationText(const std::optional<Duration>& d) { return d ? base::FormatDuration(*d) : "off"; }
+
+void WriteRunSpec(Writer& w, const RunSpec& s) {
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.Key("priority");
+  w.Int(s.priority);
+  w.Key("nodes");
+  w.Int(s.nodes);
+  w.Key("resources");
+  raw.StartObject();
+  w.Key("cpu");
+  w.String(k8s::FormatMilli(s.cpu_milli));
+  w.Key("memory");
+  w.String(k8s::FormatBytes(s.memory_bytes));
+  w.Key("gpu");
+  w.Int(s.gpus);
+  raw.EndObject();
+  if (!s.fleets.empty()) {
+    w.Key("fleets");
+    w.StringList(s.fleets);
+  }
+  w.Key("maxDuration");
+  w.String(DurationText(s.max_duration));
+  if (s.start_timeout) {
+    w.Key("startTimeout");
+    w.String(DurationText(*s.start_timeout));
+  }
+  if (s.retry) {
+    w.Key("retry");
+    raw.StartObject();
+    w.Key("onEvents");
+    raw.StartArray();
+    if (s.retry->on_no_capacity) w.String("no-capacity");
+    if (s.retry->on_interruption) w.String("interruption");
+    if (s.retry->on_error) w.String("error");
+    raw.EndArray();
+    w.Key("duration");
+    w.String(DurationText(s.retry->duration));
+    raw.EndObject();
+  }
+  if (s.ttl_seconds_after_finished) {
+    w.Key("ttlSecondsAfterFinished");
+    w.Int(*s.ttl_seconds_after_finished);
+  }
+  w.Key("stop");
+  raw.Bool(s.stop);
+  w.Key("suspend");
+  raw.Bool(s.suspend);
+  if (!s.template_json.empty()) {
+    w.Key("template");
+    w.RawJson(s.template_json);
+  }
+  raw.EndObject();
+}
+
+void WritePlacement(Writer& w, const std::vector<PlacementEntry>& placement) {
+  if (placement.empty()) {
+    w.Null();
+    return;
+  }
+  w.raw().StartArray();
+  for (const auto& p : placement) {
+    w.raw().StartObject();
+    w.Key("rank");
+    w.Int(p.rank);
+    w.Key("node");
+    w.String(p.node);
+    w.Key("blocks");
+    w.Int(p.blocks);
+    w.Key("pod");
+    w.String(p.pod);
+    w.raw().EndObject();
+  }
+  w.raw().EndArray();
+}
+
+void WritePreemption(Writer& w, const std::optional<RunStatus::Preemption>& p) {
+  if (!p) {
+    w.Null();
+    return;
+  }
+  w.raw().StartObject();
+  w.Key("fleet");
+  w.String(p->fleet);
+  w.Key("nodes");
+  w.StringList(p->nodes);
+  w.Key("victims");
+  w.StringList(p->victims);
+  w.raw().EndObject();
+}
+
+// Every status field; `nulls`: the empty ones as null (a merge patch), else left out.
+void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
+  auto str = [&](const char* k, std::string_view v) {
+    if (v.empty() && !nulls) return;
+    w.Key(k);
+    w.StringOrNull(v);
+  };
+  auto time = [&](const char* k, const std::optional<Time>& t) {
+    if (!t && !nulls) return;
+    w.Key(k);
+    w.TimeOrNull(t);
+  };
+  auto num = [&](const char* k, const std::optional<int64_t>& v) {
+    if (!v && !nulls) return;
+    w.Key(k);
+    w.IntOrNull(v);
+  };
+  w.raw().StartObject();
+  str("phase", PhaseName(s.phase));
+  str("reason", s.reason.api());
+  str("message", s.message);
+  num("queuePosition", s.queue_position);
+  num("effectivePriority", s.effective_priority);
+  str("fleet", s.fleet);
+  if (!s.placement.empty() || nulls) {
+    w.Key("placement");
+    WritePlacement(w, s.placement);
+  }
+  time("submittedAt", s.submitted_at);
+  time("scheduledAt", s.scheduled_at);
+  time("startedAt", s.started_at);
+  time("finishedAt", s.finished_at);
+  w.Key("resubmissions");
+  w.Int(s.resubmissions);
+  time("retryAfter", s.retry_after);
+  num("retryBackoffSeconds", s.retry_backoff_seconds > 0 ? std::optional<int64_t>(s.retry_backoff_seconds) : std::nullopt);
+  w.Key("observedGeneration");
+  w.Int(s.observed_generation);
+  if (s.preemption || nulls) {
+    w.Key("preemption");
+    WritePreemption(w, s.preemption);
+  }
+  w.Key("conditions");
+  io::WriteConditions(w, s.conditions);
+  w.raw().EndObject();
+}
+
+}  // namespace
+
+std::string TemplateTooLarge(size_t bytes) {
+  return "spec.template is " + std::to_string(bytes) + " bytes as JSON; berth takes templates of at most " +
+         std::to_string(kMaxTemplateBytes) + " bytes (256 KiB): put large data in a ConfigMap or Secret and mount "
+         "it, or pass it with envFrom";
+}
+
+k8s::Result<Run> DecodeRun(const json::Value& obj, const RunDecodeOptions& options) {
+  if (!obj.IsObject()) return k8s::Status::Error("a Run must be a JSON object");
+  Run run;
+  run.meta = k8s::DecodeMeta(obj, options.keep_meta_prefix);
+  if (run.meta.name.empty()) return k8s::Status::Error("a Run needs metadata.name");
+  const json::Value* spec = json::Find(obj, {"spec"});
+  if (spec != nullptr && spec->IsObject()) {
+    DecodeRunSpec(*spec, options.kept_template_bytes, run);
+  } else {
+    run.invalid_message = "spec is missing";
+  }
+  if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr) {
+    run.status = ReadRunStatus(*st, run.status_problem);
+  }
+  return run;
+}
+
+RunStatus DecodeRunStatusLeniently(const json::Value& status, std::string* problem) {
+  std::string p;
+  RunStatus s = ReadRunStatus(status, p);
+  if (problem != nullptr) *problem = std::move(p);
+  return s;
+}
+
+k8s::Result<RunStatus> DecodeRunStatus(const json::Value& status) {
+  std::string problem;
+  RunStatus s = ReadRunStatus(status, problem);
+  if (!problem.empty()) return k8s::Status::Error(problem);
+  return s;
+}
+
+std::string EncodeRunStatus(const RunStatus& status) {
+  Writer w;
+  WriteRunStatus(w, status, /*nulls=*/false);
+  return w.Take();
+}
+
+std::string EncodeRun(const Run& run) {
+  Writer w;
+  w.raw().StartObject();
+  io::WriteHead(w, "Run", run.meta);
+  w.Key("spec");
+  WriteRunSpec(w, run.spec);
+  w.Key("status");
+  WriteRunStatus(w, run.status, /*nulls=*/false);
+  w.raw().EndObject();
+  return w.Take();
+}
+
+std::string RunStatusPatch(const RunStatus& status, std::string_view resource_version) {
+  Writer w;
+  w.raw().StartObject();
+  io::WritePrecondition(w, resource_version);
+  w.Key("status");
+  WriteRunStatus(w, status, /*nulls=*/true);
+  w.raw().EndObject();
+  return w.Take();
+}
+
+std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }
+
+bool IsPendingPhase(const std::optional<Phase>& p) { return !p || *p == Phase::kPending; }
+bool IsPlacedPhase(const std::optional<Phase>& p) { return p == Phase::kScheduled || p == Phase::kRunning; }
+bool IsTerminalPhase(const std::optional<Phase>& p) { return p == Phase::kSucceeded || p == Phase::kFailed; }
+std::string_view PhaseName(const std::optional<Phase>& p) { return p ? ToApi(*p) : std::string_view(); }
+
+}  // namespace berth::api::v1alpha1

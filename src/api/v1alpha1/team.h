@@ -1,0 +1,60 @@
+#pragma once
+// The Team custom resource (docs/api.md "Team", issue 31): spec and status as typed values. The
+// scheduling core keeps its own pure scheduling::TeamSpec; the engine converts at the edge.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/v1alpha1/meta.h"
+#include "k8s/objects.h"
+
+namespace berth::api::v1alpha1 {
+
+// Amounts keyed as Run.spec.resources: cpu (millicores), memory (bytes), gpu (count). A key
+// absent is nullopt (not limited, or not named by the share).
+struct ResourceAmounts {
+  std::optional<int64_t> cpu_milli, memory_bytes, gpus;
+  friend bool operator==(const ResourceAmounts&, const ResourceAmounts&) = default;
+};
+
+struct TeamShare {
+  std::string fleet;
+  ResourceAmounts nominal;                        // guaranteed to the team
+  std::optional<ResourceAmounts> borrowing_limit;  // nullopt: no limit
+  std::optional<ResourceAmounts> lending_limit;    // nullopt: lends all its idle nominal share
+  friend bool operator==(const TeamShare&, const TeamShare&) = default;
+};
+
+struct TeamSpec {
+  std::vector<std::string> namespaces;
+  std::string parent;  // "" at the top; two levels at most
+  int64_t weight = 1;  // fair-share weight among siblings
+  std::vector<TeamShare> shares;
+  friend bool operator==(const TeamSpec&, const TeamSpec&) = default;
+};
+
+struct TeamFleetStatus {
+  std::string fleet;
+  ResourceAmounts nominal, used, borrowed, lent;
+  friend bool operator==(const TeamFleetStatus&, const TeamFleetStatus&) = default;
+};
+
+struct TeamStatus {
+  std::vector<TeamFleetStatus> fleets;
+  double gpu_hours = 0, cpu_hours = 0;  // status.usage: decayed past usage
+  int64_t observed_generation = 0;
+  std::vector<Condition> conditions;
+  friend bool operator==(const TeamStatus&, const TeamStatus&) = default;
+};
+
+struct Team {
+  k8s::ObjectMeta meta;
+  TeamSpec spec;
+  TeamStatus status;
+  std::string invalid_message;  // the first unusable spec field, named
+  std::string status_problem;   // the first unreadable status field, named
+};
+
+}  // namespace berth::api::v1alpha1
