@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "api/v1alpha1/enums.h"
+#include "base/time.h"
 #include "cli/command_line.h"
 #include "cli/fleet_view.h"
 #include "cli/logs.h"
@@ -39,7 +40,6 @@ namespace json = k8s::json;
 using k8s::Status;
 
 // How long `priority` waits for the controller to reflect the change.
-constexpr std::chrono::milliseconds kObserveTimeout(3000);
 constexpr std::chrono::milliseconds kObservePoll(100);
 // How long `stop`, `suspend` and `resume` wait for the controller to show the change.
 constexpr std::chrono::milliseconds kControlTimeout(5000);
@@ -347,7 +347,7 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   }
   out.flush();
 
-  const auto deadline = std::chrono::steady_clock::now() + kObserveTimeout;
+  const auto deadline = std::chrono::steady_clock::now() + cl.wait;
   while (true) {
     auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
@@ -360,7 +360,7 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     std::this_thread::sleep_for(kObservePoll);
   }
   out << "run/" << name << ": the berth controller has not taken the change into account within "
-      << kObserveTimeout.count() / 1000 << " s (is it running?); kubectl berth queue shows the queue\n";
+      << base::FormatDuration(cl.wait) << " (is it running? --wait waits longer); kubectl berth queue shows the queue\n";
   return 0;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "k8s/duration.h"
+
 namespace berth::cli {
 namespace {
 
@@ -101,9 +103,17 @@ void AddQueueFlags(std::vector<FlagSpec>& flags) {
   });
 }
 
-// Flags of logs.
+// Flags of logs (and priority's --wait).
 void AddLogsFlags(std::vector<FlagSpec>& flags) {
   flags.insert(flags.end(), {
+    {"wait", 0, true, {Command::kPriority}, [](CommandLine& c, const std::string& v) {
+       auto d = k8s::ParseDurationStrict(v);
+       if (!d.ok() || d->count() < 0 || *d > std::chrono::hours(1)) {
+         return Status::Error("flag --wait takes a duration from 0s to 1h (e.g. 30s), not \"" + v + "\"");
+       }
+       c.wait = *d;
+       return Status();
+     }},
     {"follow", 'f', false, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
        return SetBool(c.follow, "follow", v);
      }},
@@ -410,11 +420,14 @@ Flags:
 
 constexpr std::string_view kPriorityHelp = R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
 
-Usage: kubectl berth priority RUN VALUE [-n NS]
+Usage: kubectl berth priority RUN VALUE [-n NS] [--wait DURATION]
 
 The change is one merge patch guarded by the run's resourceVersion (re-read and retried on a
-conflict). The command then waits up to 3 s for the controller to take it into account and prints
-the run's queue position.
+conflict). The command then waits up to --wait (default 3s) for the controller to take it into
+account and prints the run's queue position; after that it says the controller has not yet.
+
+Flags:
+      --wait DURATION   how long to wait for the new place (0s to 1h; default 3s; 0s: do not wait)
 
 Example:
   kubectl berth priority train 90 -n ml

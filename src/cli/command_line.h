@@ -9,6 +9,7 @@
 // check and gets its sentence instead of "unknown flag". "-f" is apply's --filename and logs'
 // --follow: the command named before it decides.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ struct CommandLine {
   std::string controller_namespace = "berth-system";
   std::string controller_service = "berth-controller";
   int64_t limit = 0;  // 0: every pending run
+
+  // priority: how long to wait for the controller to take the change into account
+  std::chrono::milliseconds wait{3000};
 
   // logs
   std::optional<int> rank;  // --rank N: only this rank

@@ -629,7 +629,8 @@ TEST_F(Cli, PriorityPrintsTheNewPlaceOfARunMovedFarUpTheQueue) {
   const std::vector<std::pair<std::string, int>> patches = {{"q30", 99}, {"q25", 98}, {"q20", 97}, {"q15", 96}};
   for (size_t i = 0; i < patches.size(); ++i) {
     const auto& [name, priority] = patches[i];
-    CommandResult p = BerthNs({"priority", name, std::to_string(priority)});
+    // --wait: the place is what this test checks, and a loaded machine may take more than 3 s.
+    CommandResult p = BerthNs({"priority", name, std::to_string(priority), "--wait", "60s"});
     ASSERT_EQ(p.exit_code, 0) << p.err;
     EXPECT_EQ(p.out, "run/" + name + " priority 50 -> " + std::to_string(priority) + "\nrun/" + name + ": position " +
                          std::to_string(i + 1) + " in the queue\n");
@@ -645,7 +646,7 @@ TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
            StatusInt("third", "queuePosition") == 3;
   })) << StatusInt("first", "queuePosition") << StatusInt("second", "queuePosition") << StatusInt("third", "queuePosition");
 
-  CommandResult p = BerthNs({"priority", "third", "90"});
+  CommandResult p = BerthNs({"priority", "third", "90", "--wait", "60s"});
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_EQ(p.out, "run/third priority 50 -> 90\nrun/third: position 1 in the queue\n");
   EXPECT_EQ(StatusInt("third", "queuePosition"), 1);
@@ -654,10 +655,10 @@ TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
     return StatusInt("first", "queuePosition") == 2 && StatusInt("second", "queuePosition") == 3;
   }, std::chrono::seconds(10)));
 
-  CommandResult same = BerthNs({"priority", "third", "90"});
+  CommandResult same = BerthNs({"priority", "third", "90", "--wait=60s"});
   ASSERT_EQ(same.exit_code, 0) << same.err;
   EXPECT_EQ(same.out, "run/third priority 90 (unchanged)\nrun/third: position 1 in the queue\n");
-  CommandResult admitted = BerthNs({"priority", "blocker", "20"});
+  CommandResult admitted = BerthNs({"priority", "blocker", "20", "--wait", "60s"});
   ASSERT_EQ(admitted.exit_code, 0) << admitted.err;
   EXPECT_EQ(admitted.out, "run/blocker priority 50 -> 20\nrun/blocker: admitted (Scheduled)\n");
 
