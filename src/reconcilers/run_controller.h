@@ -124,7 +124,8 @@ class RunController final : public EngineApi {
 
   // The queue as of the last pass, in order. Made on request (see "The queue view" in
   // development.md): when a pass changed it since it was last made, the loop thread makes it
-  // between two steps and this waits for it (up to kViewWait; then the last one made).
+  // between two steps and this waits for it (up to kViewWait on the clock; then the last one
+  // made). Stepped (StartStepped): the last one made (MakeView), at once.
   std::vector<QueueEntry> Queue() const override;
   static constexpr std::chrono::seconds kViewWait{5};
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.

@@ -1,6 +1,7 @@
 // The engine (RunController) in-process: whole scenarios on the in-memory API of tests/fakes
-// (fakes/fake_api.h) and a fake clock (fakes/fake_wall_clock.h), each in milliseconds. Not an API server test: what the
-// real API server does is tested by tests/integration (engine_test, faults_test) on kube-apiserver.
+// (fakes/fake_api.h) and a fake clock (fakes/fake_wall_clock.h), each in milliseconds. Not an API
+// server test: what the real API server does is tested by tests/integration (engine_test,
+// faults_test) on kube-apiserver.
 //
 // The test plays the user (creates Nodes, Fleets, Runs), the kubelet (sets Pod phases, finishes
 // Pods being deleted), time (advances the fake clock) and the engine's loop: the engine is stepped
@@ -16,6 +17,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -1117,6 +1120,44 @@ TEST_F(EngineInProcess, ARunNeverAdoptsOrDeletesAServiceOrPodItDidNotCreate) {
     FinishDeletedPods();
     return !Get(kServices.Path(kNs, "gang")).IsObject() && !RunDoc("gang").IsObject();
   })) << Dump();
+}
+
+// The loop (not stepped) on a fake clock: each of its waits is on the clock, so with nothing
+// changing its next pass comes when the clock passes status_refresh, no Wake needed, and Stop
+// ends its wait at once. The test waits for passes on the observer's condition variable, and for
+// the loop to be asleep on the clock (FakeClock::Waiters), never on time.
+TEST(EngineLoop, TheLoopWaitsOnTheClockForItsNextPass) {
+  base::FakeClock clock;
+  auto api = std::make_shared<FakeApi>(clock);
+  auto client = std::make_shared<k8s::Client>(k8s::ClientConfig{}, api);
+  client->SetClock(clock);
+  client->SetMaxRetries(0);
+  struct Passes : PassCounter {
+    std::mutex mu;
+    std::condition_variable cv;
+    void OnPass(const PassSummary& s) override {
+      PassCounter::OnPass(s);
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
+    void WaitFor(int n) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return passes.load() >= n; });
+    }
+  } passes;
+  reconcilers::EngineOptions options;
+  options.writers = 2;
+  reconcilers::RunController engine(client, clock, options);
+  engine.SetObserver(&passes);
+  engine.Start();  // an empty cluster: a pass writes nothing, so nothing but time makes the next
+  passes.WaitFor(1);
+  while (clock.Waiters() == 0) std::this_thread::yield();  // asleep in WaitForWork
+  EXPECT_EQ(passes.passes.load(), 1);
+  clock.Advance(options.status_refresh + std::chrono::seconds(1));
+  passes.WaitFor(2);
+  while (clock.Waiters() == 0) std::this_thread::yield();
+  EXPECT_EQ(passes.passes.load(), 2);
+  engine.Stop();
 }
 
 }  // namespace
