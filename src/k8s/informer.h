@@ -65,6 +65,8 @@ class Informer {
   void AddHandler(Handler h) { handlers_.push_back(std::move(h)); }
   // Called (from the informer's thread) when the set-aside objects change.
   void SetSetAsideHandler(std::function<void()> h) { set_aside_handler_ = std::move(h); }
+  // Called (from the informer's thread) after each complete list (the first one: HasSynced).
+  void SetSyncedHandler(std::function<void()> h) { synced_handler_ = std::move(h); }
   // The objects set aside now (see SetAsideObject), by key.
   std::map<std::string, SetAsideObject> SetAside() const {
     std::shared_lock<std::shared_mutex> lock(mu_);
@@ -144,6 +146,7 @@ class Informer {
       }
       Replace(std::move(fresh), std::move(aside));
       synced_ = true;
+      if (synced_handler_) synced_handler_();
       // Watch until the stream must be re-established from a fresh list.
       while (!IsStopped()) {
         WatchOptions wo;
@@ -325,6 +328,7 @@ class Informer {
   std::unordered_map<std::string, Ptr> items_;
   std::map<std::string, SetAsideObject> set_aside_;  // see SetAsideObject
   std::function<void()> set_aside_handler_;
+  std::function<void()> synced_handler_;
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
 
   std::atomic<bool> synced_{false};

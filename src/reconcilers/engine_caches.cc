@@ -176,6 +176,16 @@ void EngineCaches::Stop() {
   resource_quotas_->Stop();
 }
 
+void EngineCaches::OnSynced(const std::function<void()>& h) {
+  runs_->SetSyncedHandler(h);
+  fleets_->SetSyncedHandler(h);
+  nodes_->SetSyncedHandler(h);
+  pods_->SetSyncedHandler(h);
+  others_->SetSyncedHandler(h);
+  namespaces_->SetSyncedHandler(h);
+  resource_quotas_->SetSyncedHandler(h);
+}
+
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();

@@ -10,6 +10,7 @@
 // Owns: the informers. Cost: each read is a cache lookup or an index walk (PodsOf: the run's
 // Pods; Holds: every Pod that may hold resources, so only when the cluster view is made anew).
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,10 @@ class EngineCaches {
   void Start();
   void Stop();
   bool HasSynced() const;
+  // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
+  void OnSynced(const std::function<void()>& h);
+  // How many informers (each holds one watch open once synced).
+  static constexpr size_t kInformers = 7;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }

@@ -76,54 +76,72 @@ bool KeyedWriter::BackingOff(const std::string& key) const {
 }
 
 void KeyedWriter::Worker(WorkQueue& queue) {
-  while (std::optional<std::string> key = queue.Get()) {
-    Write write;
-    bool backoff_over = false;
+  while (std::optional<std::string> key = queue.Get()) Process(queue, *key);
+}
+
+size_t KeyedWriter::RunQueued() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!workers_.empty()) return 0;  // the workers carry the writes out
+  }
+  size_t ran = 0;
+  // Decisions first, as the workers would take them; a write may queue another (a sequence).
+  for (bool any = true; any;) {
+    any = false;
+    for (WorkQueue* queue : {&decisions_, &background_}) {
+      while (std::optional<std::string> key = queue->TryGet()) {
+        ran += Process(*queue, *key) ? 1 : 0;
+        any = true;
+      }
+    }
+  }
+  return ran;
+}
+
+bool KeyedWriter::Process(WorkQueue& queue, const std::string& key) {
+  Write write;
+  bool backoff_over = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && it->second.state == State::kQueued) {
+      write = std::move(it->second.write);
+      it->second.state = State::kRunning;
+      if (it->second.background) --background_queued_;
+    } else if (it != entries_.end() && it->second.state == State::kBackingOff && it->second.backoff_in == &queue) {
+      // The key's delayed re-add came due: its backoff is over.
+      entries_.erase(it);
+      backoff_over = true;
+    }
+    // Otherwise the key was also added to the other queue (a decision replaced a background
+    // write) and that queue's worker has it: nothing to do here.
+  }
+  if (!write) {
+    queue.Done(key);
+    if (backoff_over && on_done_) on_done_(key, Outcome::kBackoffOver);
+    return false;
+  }
+  const bool ok = write();
+  if (ok) {
+    queue.Forget(key);
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.erase(key);
+    --busy_;
+  } else {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = entries_.find(*key);
-      if (it != entries_.end() && it->second.state == State::kQueued) {
-        write = std::move(it->second.write);
-        it->second.state = State::kRunning;
-        if (it->second.background) --background_queued_;
-      } else if (it != entries_.end() && it->second.state == State::kBackingOff && it->second.backoff_in == &queue) {
-        // The key's delayed re-add came due: its backoff is over.
-        entries_.erase(it);
-        backoff_over = true;
-      }
-      // Otherwise the key was also added to the other queue (a decision replaced a background
-      // write) and that queue's worker has it: nothing to do here.
-    }
-    if (!write && !backoff_over) {
-      queue.Done(*key);
-      continue;
-    }
-    if (backoff_over) {
-      queue.Done(*key);
-      if (on_done_) on_done_(*key, Outcome::kBackoffOver);
-      continue;
-    }
-    const bool ok = write();
-    if (ok) {
-      queue.Forget(*key);
-      std::lock_guard<std::mutex> lock(mu_);
-      entries_.erase(*key);
+      Entry& e = entries_[key];
+      e.state = State::kBackingOff;
+      e.backoff_in = &queue;
       --busy_;
-    } else {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        Entry& e = entries_[*key];
-        e.state = State::kBackingOff;
-        e.backoff_in = &queue;
-        --busy_;
-      }
-      // The delayed re-add is queued behind this worker's hold of the key (WorkQueue: a key added
-      // while processed is handed out again only after Done).
-      queue.AddRateLimited(*key);
     }
-    queue.Done(*key);
-    if (on_done_) on_done_(*key, ok ? Outcome::kWritten : Outcome::kFailed);
+    // The delayed re-add is queued behind this worker's hold of the key (WorkQueue: a key added
+    // while processed is handed out again only after Done).
+    queue.AddRateLimited(key);
   }
+  queue.Done(key);
+  if (on_done_) on_done_(key, ok ? Outcome::kWritten : Outcome::kFailed);
+  return true;
 }
 
 void KeyedWriter::ProcessDue() {

@@ -78,6 +78,13 @@ class KeyedWriter {
   // the workers notice within a second of real time.
   void ProcessDue();
 
+  // Without workers (Start not called; a test that steps the engine): carries out, on the
+  // caller's thread, every write queued now and those they queue, decisions first, and ends the
+  // backoffs due on the clock, under the same contract as the workers (on_done included);
+  // returns how many writes ran. With workers started it does nothing and returns 0. One caller
+  // at a time.
+  size_t RunQueued();
+
   // Carries out what is queued, then stops the workers (see the contract).
   void Stop();
 
@@ -91,6 +98,8 @@ class KeyedWriter {
   };
 
   void Worker(WorkQueue& queue);
+  // One key taken from `queue`: its write carried out, or its backoff ended. True: a write ran.
+  bool Process(WorkQueue& queue, const std::string& key);
 
   const Options options_;
   const OnDone on_done_;

@@ -15,7 +15,9 @@ std::vector<QueueEntry> QueueView::Get(std::chrono::milliseconds wait) const {
     lock.unlock();
     nudge_();
     lock.lock();
-    fresh_cv_.wait_for(lock, wait, [this] { return !stale_ || stopping_; });
+    if (wait > std::chrono::milliseconds::zero()) {
+      clock_.WaitFor(lock, fresh_cv_, wait, [this] { return !stale_ || stopping_; });
+    }
   }
   return view_;
 }

@@ -37,6 +37,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/time.h"
 #include "reconcilers/engine_api.h"
 #include "scheduling/cycle_result.h"
 #include "scheduling/run_queue.h"
@@ -46,11 +47,18 @@ namespace berth::reconcilers {
 class QueueView {
  public:
   // `nudge` wakes the loop thread so that it makes a wanted view or shows priority news; it must
-  // not make a pass due.
-  explicit QueueView(std::function<void()> nudge) : nudge_(std::move(nudge)) {}
+  // not make a pass due. Get waits on `clock` (Clock::WaitFor), which must outlive the view.
+  QueueView(const base::Clock& clock, std::function<void()> nudge) : clock_(clock), nudge_(std::move(nudge)) {}
 
-  // Any thread: the view as of the last pass, in order (see above).
+  // Any thread: the view as of the last pass, in order (see above). Waits at most `wait` on the
+  // clock (a FakeClock's wait ends only when the view is made, the view stops or the test moves
+  // the clock), never when `wait` is zero.
   std::vector<QueueEntry> Get(std::chrono::milliseconds wait) const;
+  // Whether a pass changed the queue since the view was last made (loop thread).
+  bool Stale() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stale_;
+  }
   // Informer thread: `key`'s spec.priority changed (shown by the next ShowNews).
   void NotePriorityChange(const std::string& key);
   // Any thread: Get waits no more; the loop no longer answers.
@@ -78,6 +86,7 @@ class QueueView {
   static bool MoveInView(std::vector<QueueEntry>& view, const std::string& key, int32_t priority, int32_t effective);
 
  private:
+  const base::Clock& clock_;
   std::function<void()> nudge_;
   mutable std::mutex mu_;  // guards the fields below but the atomics
   mutable std::condition_variable fresh_cv_;  // a fresh view was made (or Stop)

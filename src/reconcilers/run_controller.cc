@@ -77,6 +77,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     Wake();
   });
   caches_.quotas().AddHandler(wake);
+  caches_.OnSynced([this] { Nudge(); });  // the loop waits for the caches (WaitForSync)
 }
 
 RunController::~RunController() { Stop(); }
@@ -109,10 +110,13 @@ void RunController::Stop() {
 
 bool RunController::HasSynced() const { return caches_.HasSynced(); }
 
-std::vector<QueueEntry> RunController::Queue() const { return queue_view_.Get(kViewWait); }
+std::vector<QueueEntry> RunController::Queue() const {
+  // Stepped, no loop makes a view on request: the last one made (MakeView) at once.
+  return queue_view_.Get(stepped_ ? std::chrono::milliseconds::zero() : kViewWait);
+}
 
 void RunController::Nudge() {
-  { std::lock_guard<std::mutex> lock(mu_); }  // a wait that checked before the news is in wait_for now
+  { std::lock_guard<std::mutex> lock(mu_); }  // a wait that checked before the news is in its wait now
   loop_cv_.notify_one();
 }
 
@@ -148,50 +152,79 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, b
   return true;
 }
 
-void RunController::Loop() {
-  while (!HasSynced()) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (stopping_) return;
-    loop_cv_.wait_for(lock, std::chrono::milliseconds(20));
+void RunController::StartStepped() {
+  stepped_ = true;
+  StartInformers();
+}
+
+size_t RunController::DrainWrites() {
+  if (!stepped_) return 0;
+  const size_t ran = writer_.RunQueued();
+  events_->Flush();
+  return ran;
+}
+
+void RunController::MakeView() {
+  if (queue_view_.Stale()) PublishQueue(last_result_);
+}
+
+bool RunController::PassDue() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return dirty_;
+}
+
+bool RunController::WaitForSync() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_ && !HasSynced()) {
+    // Each informer's first list wakes the loop (EngineCaches::OnSynced).
+    clock_.WaitFor(lock, loop_cv_, kMaxSleep, [this] { return stopping_ || HasSynced(); });
   }
+  return !stopping_;
+}
+
+void RunController::Loop() {
+  if (!WaitForSync()) return;
   spdlog::info("caches synced: {} runs, {} fleets, {} nodes, {} pods", caches_.runs().Size(), caches_.fleets().Size(),
                caches_.nodes().Size(), caches_.pods().Size());
   queue_view_.SetServing();
-  // Real time, as the pass' own duration (PassPhases): this paces work on the CPU, not anything
-  // the scheduler decides, so it does not follow an injected clock.
-  using Steady = std::chrono::steady_clock;
-  Steady::time_point last_end = Steady::now() - std::chrono::seconds(1);
-  std::chrono::nanoseconds last_took{0};
+  // Passes are paced on the clock's monotonic time, as every wait of the loop (see Coalesce).
+  base::MonoTime last_end = clock_.Monotonic() - std::chrono::seconds(1);
+  std::chrono::milliseconds last_took{0};
   while (true) {
     if (!WaitForWork()) return;
-    // Coalesce bursts of events into one pass: the next pass starts kCoalesce after the last one
-    // ended, or as long after as the last one took (at most kMaxGap), so that in a burst passes
-    // take at most about half of the loop thread's time and each decides for more runs (a pass
-    // costs O(runs not finished), whatever changed). Priority news is shown meanwhile.
-    const auto gap = std::clamp<std::chrono::nanoseconds>(last_took, kCoalesce, kMaxGap);
-    while (Steady::now() - last_end < gap) {
-      const auto left = gap - (Steady::now() - last_end);
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        loop_cv_.wait_for(lock, left, [this] { return stopping_ || queue_view_.HasNews() || queue_view_.Wanted(); });
-        if (stopping_) return;
-      }
-      ShowPriorityNews();
-      MakeViewIfWanted(last_result_);
+    if (!Coalesce(last_end, std::clamp<std::chrono::milliseconds>(last_took, kCoalesce, kMaxGap))) return;
+    const base::MonoTime start = clock_.Monotonic();
+    Pass(clock_.Now());
+    last_end = clock_.Monotonic();
+    last_took = std::chrono::duration_cast<std::chrono::milliseconds>(last_end - start);
+  }
+}
+
+bool RunController::Coalesce(base::MonoTime last_end, std::chrono::milliseconds gap) {
+  // Coalesce bursts of events into one pass: the next pass starts kCoalesce after the last one
+  // ended, or as long after as the last one took (at most kMaxGap), so that in a burst passes
+  // take at most about half of the loop thread's time and each decides for more runs (a pass
+  // costs O(runs not finished), whatever changed). Priority news is shown meanwhile.
+  while (true) {
+    const auto left = gap - std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Monotonic() - last_end);
+    if (left <= std::chrono::milliseconds::zero()) return true;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      clock_.WaitFor(lock, loop_cv_, left,
+                     [this] { return stopping_ || queue_view_.HasNews() || queue_view_.Wanted(); });
+      if (stopping_) return false;
     }
-    const Steady::time_point start = Steady::now();
-    Pass();
-    last_end = Steady::now();
-    last_took = last_end - start;
+    ShowPriorityNews();
+    MakeViewIfWanted(last_result_);
   }
 }
 
 bool RunController::WaitForWork() {
   // Wake on a change (informers, writers), at the earliest deadline the last pass noted, or one
   // resync period after it (what no deadline covers: a waiting run's sentence, an instance's end
-  // of life, a stale Pod creation). Deadlines are on the injected clock; the wait itself is in
-  // slices of at most kMaxSleep of real time, so a FakeClock moved by a test is noticed soon
-  // (Wake() makes it at once).
+  // of life, a stale Pod creation). Deadlines and the wait are on the injected clock
+  // (Clock::WaitFor: a FakeClock moved past `until` ends it); the wait is in slices of at most
+  // kMaxSleep, after each of which the wall clock is read again (it may have jumped).
   const k8s::TimePoint resync = ResyncAt(clock_.Now());
   k8s::TimePoint until = next_deadline_ ? std::min(*next_deadline_, resync) : resync;
   until = std::max(until, clock_.Now() + kMinDeadlineDelay);  // a due deadline never spins the loop
@@ -203,9 +236,10 @@ bool RunController::WaitForWork() {
       lock.lock();
       continue;
     }
-    const auto left = until - clock_.Now();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_.Now());
     if (left <= std::chrono::milliseconds::zero()) break;
-    loop_cv_.wait_for(lock, std::min<std::chrono::milliseconds>(std::chrono::duration_cast<std::chrono::milliseconds>(left), kMaxSleep));
+    clock_.WaitFor(lock, loop_cv_, std::min<std::chrono::milliseconds>(left, kMaxSleep),
+                   [this] { return dirty_ || stopping_ || queue_view_.Wanted(); });
   }
   if (stopping_) return false;
   dirty_ = false;
@@ -225,6 +259,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   std::unordered_set<std::string> touched;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    dirty_ = false;  // this pass takes every change noted so far
     touched.swap(touched_);
     pass_changed_nodes_.clear();
     pass_changed_nodes_.swap(changed_nodes_);
@@ -545,9 +580,8 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   return out.oldest;
 }
 
-void RunController::Pass() {
+void RunController::Pass(k8s::TimePoint now) {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
-  const k8s::TimePoint now = clock_.Now();
   std::unordered_set<std::string> busy;
   const Keyed& keyed = StartPass(now, busy);
   phases.Mark("workingset");

@@ -9,10 +9,11 @@
 // message was last written (throttling: reconcilers/waiting_status.h) and (c) which runs a
 // queue-position write sequence in flight is about to touch (reconcilers/position_writer.h).
 //
-// RunController owns the loop thread (Loop, WaitForWork: passes paced on real time, deadlines on
-// the injected clock), the queue (scheduling::RunQueue, loop thread only) and what the informer
-// handlers note between passes (under mu_); a pass (Pass) is a short orchestration of the
-// components, each with its contract in its own header (docs/development.md draws them):
+// RunController owns the loop thread (Loop, WaitForWork, Coalesce: every wait and deadline on the
+// injected clock), the queue (scheduling::RunQueue, loop thread only) and what the informer
+// handlers note between passes (under mu_); a pass (Pass(now): thread-free, a test steps it with
+// StartStepped, DrainWrites) is a short orchestration of the components, each with its contract
+// in its own header (docs/development.md draws them):
 //   EngineCaches         engine_caches.h        the informers and their reads
 //   WorkingSet, RunMemo  working_set.h          which runs a pass visits ("Incremental passes"),
 //                        run_memo.h             what is kept of each run between passes
@@ -100,9 +101,31 @@ class RunController final : public EngineApi {
   void Stop();
   bool HasSynced() const;
 
+  // ---- Stepping the engine (tests; docs/development.md "Stepping the engine") ----
+  // Starts the watches only: no loop thread, no writer threads. The caller's thread is the loop
+  // thread from now on: it calls Pass, DrainWrites and MakeView, one at a time, in any order.
+  void StartStepped();
+  // One scheduling pass at `now` (below), on the caller's thread: takes what the informers and
+  // the writers noted since the last pass, decides, and queues the writes (carried out by the
+  // writer threads, or stepped: by DrainWrites). Starts no thread, waits for nothing. Loop
+  // thread only: the loop calls Pass(clock.Now()).
+  void Pass(k8s::TimePoint now);
+  // Stepped only (else 0): carries out, on the caller's thread, the writes the passes queued and
+  // those they queue in turn (KeyedWriter::RunQueued; a key backing off waits for the clock),
+  // then waits until the Events recorded are posted. Returns how many writes ran.
+  size_t DrainWrites();
+  // Stepped: makes the queue view from the last pass when a pass changed the queue since it was
+  // last made (what the loop does when Queue() asks between passes). Queue() stepped answers the
+  // last view made at once, from any thread.
+  void MakeView();
+  // Whether a change (an informer event, a finished write, Wake) came since the last pass began:
+  // the loop would make another pass without waiting for a deadline.
+  bool PassDue() const;
+
   // The queue as of the last pass, in order. Made on request (see "The queue view" in
   // development.md): when a pass changed it since it was last made, the loop thread makes it
-  // between two steps and this waits for it (up to kViewWait; then the last one made).
+  // between two steps and this waits for it (up to kViewWait on the clock; then the last one
+  // made). Stepped (StartStepped): the last one made (MakeView), at once.
   std::vector<QueueEntry> Queue() const override;
   static constexpr std::chrono::seconds kViewWait{5};
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
@@ -121,8 +144,7 @@ class RunController final : public EngineApi {
   }
 
   // Asks for a pass now. The loop passes on every change it watches, at the deadlines its passes
-  // note and otherwise once per status_refresh, reading the clock at least once a second of real
-  // time; a test that moves a FakeClock calls this so the time it added is seen at once.
+  // note (a FakeClock moved past one ends the wait) and otherwise once per status_refresh.
   void Wake();
 
  private:
@@ -138,15 +160,21 @@ class RunController final : public EngineApi {
   const scheduling::WaitingRun* WaitingOf(const Memo& m) const { return working_.WaitingOf(m); }
 
 
+  // The loop thread: waits for the caches (WaitForSync), then for work (WaitForWork), paces
+  // (Coalesce) and calls Pass(clock_.Now()); every wait is on the injected clock (Clock::WaitFor).
   void Loop();
+  bool WaitForSync();  // false when the engine stops first
   // Blocks until the next pass is due (see the definition); false when the engine stops.
   bool WaitForWork();
+  // Blocks until `gap` has passed on the clock's monotonic time since `last_end`, showing
+  // priority news and making a wanted view meanwhile; false when the engine stops.
+  bool Coalesce(base::MonoTime last_end, std::chrono::milliseconds gap);
   // The next pass is due by `at` at the latest (loop thread only; reset by each pass).
   void NoteDeadline(k8s::TimePoint at);
   static constexpr std::chrono::milliseconds kCoalesce{5};         // between two passes at least
   static constexpr std::chrono::milliseconds kMaxGap{25};           // and as long as the last took, up to this
   static constexpr std::chrono::milliseconds kMinDeadlineDelay{50};  // after a pass, for deadlines
-  static constexpr std::chrono::milliseconds kMaxSleep{1000};       // real time, per wait slice
+  static constexpr std::chrono::milliseconds kMaxSleep{1000};       // per wait slice (the wall clock is read again)
   // Where a pass spends its time: Mark(step) after each step; the total for the metric.
   struct PassPhases {
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(), mark = started;
@@ -156,8 +184,7 @@ class RunController final : public EngineApi {
       return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
     }
   };
-  // One scheduling pass: the steps below, in this order.
-  void Pass();
+  // One scheduling pass (Pass, public above): the steps below, in this order.
   // Its parts: the working set (and the writers' news), the core's decision (false when the last
   // result stands), carrying the result out (admissions, positions, waiting statuses; returns
   // since when the longest-waiting run waits), and what the next pass keeps of this one.
@@ -285,9 +312,10 @@ class RunController final : public EngineApi {
   bool namespaces_changed_ = true;                  // a Namespace added, deleted or changed since the last pass
   bool fleets_changed_ = true;                      // a Fleet added, deleted or its spec changed since
   // /queue and the dashboard (reconcilers/queue_view.h: its own lock; wakes the loop by Nudge).
-  QueueView queue_view_{[this] { Nudge(); }};
+  QueueView queue_view_{clock_, [this] { Nudge(); }};
 
   bool stopped_writer_ = false;
+  std::atomic<bool> stepped_{false};  // StartStepped: no loop, no writer threads
   std::thread loop_;
   // Carries out the loop's writes (one per key, backoff, decisions before refreshes).
   KeyedWriter writer_;

@@ -110,6 +110,17 @@ std::optional<std::string> WorkQueue::Get() {
       });
     }
   }
+  return TakeFrontLocked();
+}
+
+std::optional<std::string> WorkQueue::TryGet() {
+  std::lock_guard lock(mu_);
+  PromoteDueLocked();
+  if (queue_.empty()) return std::nullopt;
+  return TakeFrontLocked();
+}
+
+std::string WorkQueue::TakeFrontLocked() {
   std::string key = std::move(queue_.front());
   queue_.pop_front();
   dirty_.erase(key);

@@ -82,6 +82,9 @@ class WorkQueue {
   // After ShutDown, keys still queued are handed out as usual, then Get returns std::nullopt
   // (at once, without blocking) to every caller.
   std::optional<std::string> Get();
+  // Get without blocking: a ready key (delayed keys due on the clock included), else nullopt.
+  // For a caller that drives the queue itself (KeyedWriter::RunQueued).
+  std::optional<std::string> TryGet();
 
   // Ends processing of a key returned by Get. If the key was added meanwhile it is queued again
   // (even during shutdown). A key that is not being processed is ignored.
@@ -113,6 +116,7 @@ class WorkQueue {
   void AddAfterLocked(const std::string& key, std::chrono::milliseconds delay);
   void PromoteDueLocked();
   void ShutDownLocked();
+  std::string TakeFrontLocked();
 
   const k8s::Clock& clock_;
   const BackoffPolicy backoff_;

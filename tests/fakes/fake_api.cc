@@ -449,6 +449,12 @@ struct FakeApi::Watcher {
   std::condition_variable cv;
   std::deque<std::string> lines;
   bool closed = false;
+  bool reading = false;  // a line taken, its reader's callback not returned yet
+
+  bool Idle() {
+    std::lock_guard<std::mutex> lock(mu);
+    return lines.empty() && !reading;
+  }
 
   void Push(std::string line) {
     {
@@ -596,6 +602,31 @@ void FakeApi::ReleaseWatches() {
     }
   }
   held_from_ = 0;
+}
+
+void FakeApi::WatchesMoved() {
+  {
+    std::lock_guard<std::mutex> lock(idle_mu_);
+    ++idle_gen_;
+  }
+  idle_cv_.notify_all();
+}
+
+void FakeApi::WaitWatchesIdle(size_t watches) const {
+  std::unique_lock<std::mutex> idle(idle_mu_);
+  while (true) {
+    const uint64_t gen = idle_gen_;
+    idle.unlock();
+    bool all_idle = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // lines are pushed under mu_ (Record, ReleaseWatches)
+      all_idle = watchers_.size() >= watches;
+      for (const auto& w : watchers_) all_idle = all_idle && w->Idle();
+    }
+    idle.lock();
+    if (all_idle) return;
+    idle_cv_.wait(idle, [&] { return idle_gen_ != gen; });
+  }
 }
 
 void FakeApi::CloseWatches() {
@@ -1027,6 +1058,7 @@ k8s::Result<HttpResponse> FakeApi::Stream(const HttpRequest& req, const std::fun
     }
     if (!w->closed) watchers_.push_back(w);
   }
+  WatchesMoved();
   int hook = -1;
   if (cancel != nullptr) hook = cancel->OnCancel([w] { w->Close(); });
   while (true) {
@@ -1037,14 +1069,22 @@ k8s::Result<HttpResponse> FakeApi::Stream(const HttpRequest& req, const std::fun
       if (w->lines.empty() || (cancel != nullptr && cancel->cancelled())) break;
       line = std::move(w->lines.front());
       w->lines.pop_front();
+      w->reading = true;
     }
-    if (!on_line(line)) break;
+    const bool more = on_line(line);
+    {
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->reading = false;
+    }
+    WatchesMoved();
+    if (!more) break;
   }
   if (cancel != nullptr) cancel->Remove(hook);
   {
     std::lock_guard<std::mutex> lock(mu_);
     watchers_.erase(std::remove(watchers_.begin(), watchers_.end(), w), watchers_.end());
   }
+  WatchesMoved();
   return Ok(200, "");
 }
 

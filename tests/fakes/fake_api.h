@@ -127,6 +127,12 @@ class FakeApi final : public k8s::Transport {
   // Requests waiting at the hold now.
   int RequestsHeld() const;
 
+  // Blocks until at least `watches` watch streams are open and each has handed every event it
+  // has to its reader, whose callback returned (an informer applied it and ran its handlers): the
+  // watchers' caches show every change made so far that is not held (HoldWatches). Waits on
+  // events only, never on time; a test that steps an engine calls it before each pass.
+  void WaitWatchesIdle(size_t watches) const;
+
   // ---- Other test hooks ----
   // Ends every open watch stream normally (the informers resume from their last resourceVersion).
   void CloseWatches();
@@ -209,6 +215,11 @@ class FakeApi final : public k8s::Transport {
   int held_requests_ = 0;
   std::condition_variable released_;
   std::vector<std::string> requests_;
+  // WaitWatchesIdle: moves (under idle_mu_) whenever a watch opens, closes or is done with a line.
+  mutable std::mutex idle_mu_;
+  mutable std::condition_variable idle_cv_;
+  uint64_t idle_gen_ = 0;
+  void WatchesMoved();
 };
 
 }  // namespace berth::testing

@@ -1,14 +1,15 @@
 #pragma once
-// The clock of in-process engine tests: wall time (status timestamps, maxDuration, retryAfter,
-// start timeouts, TTLs, aging: everything a user sees) moves only when the test advances it, as
-// with base::FakeClock; monotonic time (how long the engine waits before it tries a failed write
-// again, "Pods just asked for") is the machine's, as in production.
+// The clock of in-process engine tests: two timelines that move only when the test moves them.
+// Wall time (status timestamps, maxDuration, retryAfter, start timeouts, TTLs, aging: everything a
+// user sees) moves with Advance; monotonic time (how long the engine's writer backs off after a
+// failed write, "Pods just asked for") moves with Advance too, and alone with AdvanceMonotonic.
+// Every wait on the clock (Clock::WaitFor) is on monotonic time, as base::FakeClock's: it ends when
+// the test moves the clock past its deadline, never in real time.
 //
-// Why not base::FakeClock alone: with a frozen monotonic clock every transient write failure
-// (e.g. a 409 when two passes write a Fleet's status before the watch has shown the first write,
-// which happens on a loaded machine) stops that write until the test moves the clock, so a test
-// would have to move time just to let the engine make progress, and could no longer say "the clock
-// has not moved, so the run is still backing off".
+// Why two timelines: a transient write failure (e.g. a 409 when the engine writes a Fleet's status
+// from a cache a lagging watch has not updated) backs the write off on monotonic time. A stepping
+// test lets that backoff end by moving monotonic time alone, so it can still say "the wall clock
+// has not moved, so the run is still backing off its retryAfter".
 
 #include <chrono>
 
@@ -19,15 +20,21 @@ namespace berth::testing {
 class FakeWallClock final : public base::Clock {
  public:
   base::TimePoint Now() const override { return wall_.Now(); }
-  base::MonoTime Monotonic() const override { return std::chrono::steady_clock::now(); }
+  base::MonoTime Monotonic() const override { return mono_.Monotonic(); }
   bool WaitFor(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, base::Duration d,
                const std::function<bool()>& wake) const override {
-    return base::RealClock().WaitFor(lock, cv, d, wake);
+    return mono_.WaitFor(lock, cv, d, wake);
   }
-  void Advance(base::Duration d) { wall_.Advance(d); }
+  // Time passes: both timelines move.
+  void Advance(base::Duration d) {
+    wall_.Advance(d);
+    mono_.Advance(d);
+  }
+  // Only the engine's own waiting: monotonic time moves, the wall clock stands.
+  void AdvanceMonotonic(base::Duration d) { mono_.Advance(d); }
 
  private:
-  base::FakeClock wall_;
+  base::FakeClock wall_, mono_;
 };
 
 }  // namespace berth::testing

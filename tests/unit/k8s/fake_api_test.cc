@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -214,6 +215,33 @@ TEST_F(FakeApiTest, InformersFollowWatchesIncludingObjectsLeavingTheirSelector) 
   api_->ReleaseWatches();
   ASSERT_TRUE(Eventually([&] { return live.Get("ns/held") != nullptr; }));
   live.Stop();
+}
+
+// WaitWatchesIdle (what a stepping engine test waits on): once it returns, the informer's cache
+// and handlers have every change made before it that no HoldWatches holds back; no polling.
+TEST_F(FakeApiTest, WaitWatchesIdleReturnsOnceEveryWatchEventWasHandled) {
+  k8s::Informer<k8s::Pod> pods(client_, kPods.Path(), k8s::DecodePod,
+                               [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); }, "pods");
+  std::atomic<int> handled{0};
+  pods.AddHandler([&](const std::string&, const auto&, const auto&) { ++handled; });
+  CreatePod("listed");
+  pods.Start();
+  api_->WaitWatchesIdle(1);  // listed, and its watch is open
+  EXPECT_TRUE(pods.HasSynced());
+  EXPECT_EQ(handled.load(), 1);
+  for (int i = 0; i < 20; ++i) CreatePod("p" + std::to_string(i));
+  ASSERT_TRUE(client_->Delete(kPods.Path("ns", "listed")).ok());
+  api_->WaitWatchesIdle(1);
+  EXPECT_EQ(pods.Size(), 20u);
+  EXPECT_EQ(handled.load(), 22);
+  api_->HoldWatches();  // held events are not waited for
+  CreatePod("held");
+  api_->WaitWatchesIdle(1);
+  EXPECT_EQ(pods.Get("ns/held"), nullptr);
+  api_->ReleaseWatches();
+  api_->WaitWatchesIdle(1);
+  EXPECT_NE(pods.Get("ns/held"), nullptr);
+  pods.Stop();
 }
 
 // Informer::Version() moves with each change the cache takes in (the engine keeps its cluster view

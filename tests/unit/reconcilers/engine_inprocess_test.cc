@@ -1,17 +1,24 @@
 // The engine (RunController) in-process: whole scenarios on the in-memory API of tests/fakes
-// (fakes/fake_api.h) and a fake wall clock (fakes/fake_wall_clock.h), each in milliseconds. Not an API server test: what the real
-// API server does is tested by tests/integration (engine_test, faults_test) on kube-apiserver.
+// (fakes/fake_api.h) and a fake clock (fakes/fake_wall_clock.h), each in milliseconds. Not an API
+// server test: what the real API server does is tested by tests/integration (engine_test,
+// faults_test) on kube-apiserver.
 //
 // The test plays the user (creates Nodes, Fleets, Runs), the kubelet (sets Pod phases, finishes
-// Pods being deleted) and time (advances the wall clock, then wakes the engine's loop). It checks
-// what a user would check: Run status, Pods, Fleet status, Events. No sleeps as synchronisation:
-// every wait polls for an outcome with a deadline in real time, and no assertion is about timing.
+// Pods being deleted), time (advances the fake clock) and the engine's loop: the engine is stepped
+// (RunController::StartStepped), so no loop or writer thread runs; the test makes each pass
+// (Pass(now)) and carries out its writes (DrainWrites) on its own thread, after waiting for the
+// informers to have handled every watch event the API sent (FakeApi::WaitWatchesIdle: a wait on
+// events, never on time). Nothing waits on real time and no assertion is about timing; a check
+// that something happens steps passes until it does, at most kMaxSteps of them. What a test checks
+// is what a user would check: Run status, Pods, Fleet status, Events.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -66,6 +73,10 @@ class EngineInProcess : public ::testing::Test {
         engine_client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
         user_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)) {
     user_->SetMaxRetries(0);
+    // The engine's request retries would sleep on the fake clock in the middle of DrainWrites: a
+    // failed request fails its write, which backs off on the clock (KeyedWriter) instead.
+    engine_client_->SetClock(clock_);
+    engine_client_->SetMaxRetries(0);
   }
   ~EngineInProcess() override {
     if (engine_) engine_->Stop();
@@ -76,7 +87,8 @@ class EngineInProcess : public ::testing::Test {
     options.verify_kept_view = true;  // every kept cluster view is checked against one made anew
     engine_ = std::make_unique<reconcilers::RunController>(engine_client_, clock_, options);
     engine_->SetObserver(&passes_);
-    engine_->Start();
+    engine_->StartStepped();
+    Settle();
   }
 
   // ---- the user ----
@@ -210,30 +222,54 @@ class EngineInProcess : public ::testing::Test {
   }
 
   // ---- time ----
-  void Advance(std::chrono::milliseconds d) {
-    clock_.Advance(d);
-    engine_->Wake();
-  }
+  void Advance(std::chrono::milliseconds d) { clock_.Advance(d); }
 
-  // Polls `done` until it holds, for at most 30 s of real time (generous for a loaded machine; a
-  // scenario normally takes milliseconds). The kubelet finishes deleted Pods meanwhile.
+  // ---- the engine's loop ----
+  // The engine's caches show everything the API did so far (every watch event handled).
+  void Settle() { api_->WaitWatchesIdle(reconcilers::EngineCaches::kInformers); }
+  // One pass at the clock's time, then its writes: carried out (`writes`), as by writers that
+  // keep up, or left queued, as behind an API server that answers nothing.
+  // Returns how many writes it carried out.
+  size_t Step(bool writes = true) {
+    Settle();
+    engine_->Pass(clock_.Now());
+    const size_t ran = writes ? engine_->DrainWrites() : 0;
+    Settle();
+    return ran;
+  }
+  // Steps the engine until `done` holds, at most kMaxSteps passes (a scenario's step needs a
+  // handful). The kubelet finishes deleted Pods before each pass. A step that wrote nothing and
+  // left no change behind waits for the engine's own clock (a failed write backing off): monotonic
+  // time moves on by kBackoffTick, the wall clock stands.
+  static constexpr int kMaxSteps = 100;
+  static constexpr std::chrono::milliseconds kBackoffTick{100};
   bool Eventually(const std::function<bool()>& done) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < kMaxSteps; ++i) {
       if (done()) return true;
       FinishDeletedPods();
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      if (Step() == 0 && !engine_->PassDue()) clock_.AdvanceMonotonic(kBackoffTick);
     }
     return done();
   }
-  // Lets `n` more passes of the engine go by (each asked for with Wake).
+  // Lets `n` more passes of the engine go by.
   bool LetPassesGo(int n) {
-    for (int i = 0; i < n; ++i) {
-      const int target = passes_.passes.load() + 1;
-      engine_->Wake();
-      if (!Eventually([&] { return passes_.passes.load() >= target; })) return false;
-    }
+    for (int i = 0; i < n; ++i) Step();
     return true;
+  }
+  // Steps until the engine has nothing left to do: no change came since the last pass began (the
+  // echoes of its own writes included), so its loop would wait for a deadline.
+  bool Quiet() {
+    for (int i = 0; i < kMaxSteps; ++i) {
+      Settle();
+      if (!engine_->PassDue()) return true;
+      Step();
+    }
+    return false;
+  }
+  // The queue view as /queue shows it when asked between passes.
+  std::vector<reconcilers::QueueEntry> Queue() {
+    engine_->MakeView();
+    return engine_->Queue();
   }
   bool WaitPhase(const std::string& run, const std::string& phase) {
     return Eventually([&] { return Phase(run) == phase; });
@@ -434,15 +470,16 @@ TEST_F(EngineInProcess, APriorityPatchMovesAQueuedRunInTheQueueViewForGood) {
     Run(name, "\"priority\":" + std::to_string(prio) + "," + kQueueRetry);
     clock_.Advance(std::chrono::seconds(1));
   }
-  auto order = [&] {
+  auto order_of = [](const std::vector<reconcilers::QueueEntry>& view) {
     std::string out;
     int64_t expected = 0;
-    for (const auto& e : engine_->Queue()) {
+    for (const auto& e : view) {
       if (e.position != ++expected) return std::string("bad positions");
       out += (out.empty() ? "" : ",") + e.name + ":" + std::to_string(e.effective_priority);
     }
     return out;
   };
+  auto order = [&] { return order_of(Queue()); };
   ASSERT_TRUE(Eventually([&] { return order() == "high:30,mid:20,low:10"; })) << order();
 
   auto r = user_->MergePatch(kRuns.Path(kNs, "low"), R"({"spec":{"priority":90}})");
@@ -450,13 +487,14 @@ TEST_F(EngineInProcess, APriorityPatchMovesAQueuedRunInTheQueueViewForGood) {
   r = user_->MergePatch(kRuns.Path(kNs, "high"), R"({"spec":{"priority":0}})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(Eventually([&] { return order() == "low:90,mid:20,high:0"; })) << order();
-  // From now on the view never shows another order, whatever the passes do.
+  // From now on the view never shows another order, whatever the passes do: a reader (/queue on
+  // an HTTP thread) samples the view as made or moved so far, during the passes too.
   std::atomic<bool> sampling{true};
   std::atomic<int> other_orders{0};
   std::thread sampler([&] {
     while (sampling) {
-      if (order() != "low:90,mid:20,high:0") ++other_orders;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (order_of(engine_->Queue()) != "low:90,mid:20,high:0") ++other_orders;
+      std::this_thread::yield();
     }
   });
   EXPECT_TRUE(LetPassesGo(5));
@@ -574,7 +612,7 @@ TEST_F(EngineInProcess, AQueuedRunLeftAloneStillSeesItsNamespaceCapAndItsPods) {
   Run("waiter", std::string(R"("priority":90,)") + kQueueRetry);
   ASSERT_TRUE(Eventually([&] { return StatusString("waiter", "reason") == "NoCapacity"; }));
   auto queued_priority = [&] {
-    for (const auto& e : engine_->Queue()) {
+    for (const auto& e : Queue()) {
       if (e.name == "waiter") return e.priority;
     }
     return -1;
@@ -635,7 +673,8 @@ TEST_F(EngineInProcess, APlacedRunLeftAloneStillSeesItsNamespaceCap) {
 
 // Runs submitted at once are each shown their waiting status, without the engine queueing one
 // write per run at once: at most waiting_writes_queued wait for a writer, the rest follow as the
-// API server takes them (here an API server that answers nothing until released).
+// API server takes them (here, for a few passes, no write is carried out: an API server that
+// answers nothing).
 TEST_F(EngineInProcess, ManyRunsSubmittedAtOnceGetTheirWaitingStatusWithBoundedWrites) {
   Node("n0", "a100");
   Fleet("gpu", "a100");
@@ -645,25 +684,17 @@ TEST_F(EngineInProcess, ManyRunsSubmittedAtOnceGetTheirWaitingStatusWithBoundedW
   StartEngine(options);
   Run("blocker", kQueueRetry);
   ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
-  api_->HoldRequests(FakeApi::Match{"PATCH", "", [](const k8s::HttpRequest& req) {
-                                      return req.path.find("/runs/") != std::string::npos &&
-                                             req.path.find("/status") != std::string::npos &&
-                                             req.path.find("blocker") == std::string::npos;
-                                    }});
-  struct Release {
-    FakeApi& api;
-    ~Release() { api.ReleaseRequests(); }
-  } release{*api_};
+  ASSERT_TRUE(Quiet());
   constexpr int kRuns = 40;
   for (int i = 0; i < kRuns; ++i) Run("wait-" + std::to_string(i), kQueueRetry);
-  ASSERT_TRUE(Eventually([&] { return engine_->Queue().size() == kRuns; }));
-  ASSERT_TRUE(LetPassesGo(5));
+  for (int i = 0; i < 5; ++i) Step(/*writes=*/false);
+  EXPECT_EQ(Queue().size(), static_cast<size_t>(kRuns));
   passes_.most_writes_queued = 0;
-  ASSERT_TRUE(LetPassesGo(3));
-  // Held: 2 background writers in flight, 3 queued, the queue-position writer, perhaps the Fleet's.
-  EXPECT_GE(api_->RequestsHeld(), 1);
+  for (int i = 0; i < 3; ++i) Step(/*writes=*/false);
+  // Queued: 3 waiting statuses, the queue-position writer, perhaps the Fleet's.
+  EXPECT_GE(passes_.most_writes_queued.load(), 1u);
   EXPECT_LE(passes_.most_writes_queued.load(), 8u);
-  api_->ReleaseRequests();
+  // The API server answers again.
   EXPECT_TRUE(Eventually([&] {
     for (int i = 0; i < kRuns; ++i) {
       if (StatusString("wait-" + std::to_string(i), "reason") != "NoCapacity") return false;
@@ -691,14 +722,9 @@ TEST_F(EngineInProcess, TheQueueViewAskedForBetweenPassesShowsTheLastPass) {
     }
     return true;
   }));
-  // Until the passes stop (their own writes' echoes end): the loop is idle, the view stale. (On a
-  // busy machine a pass may still come; the view is then made in it, also right.)
-  ASSERT_TRUE(Eventually([&] {
-    const int before = passes_.passes.load();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    return passes_.passes.load() == before;
-  }));
-  const std::vector<reconcilers::QueueEntry> queue = engine_->Queue();
+  // Until the passes stop (their own writes' echoes end): the loop would be idle, the view stale.
+  ASSERT_TRUE(Quiet());
+  const std::vector<reconcilers::QueueEntry> queue = Queue();
   ASSERT_EQ(queue.size(), 3u);
   const std::vector<std::string> order{"b", "c", "a"};
   for (size_t i = 0; i < queue.size(); ++i) {
@@ -725,14 +751,7 @@ TEST_F(EngineInProcess, TheCoreDecidesAgainOnlyWhenTheQueueTheClusterOrTheTimeMo
   Run("b", std::string(R"("priority":10,)") + kQueueRetry);
   ASSERT_TRUE(Eventually([&] { return StatusString("a", "reason") == "NoCapacity" && StatusString("b", "reason") == "NoCapacity"; }));
   // Until the passes stop (their own writes' echoes end).
-  auto quiet = [&] {
-    return Eventually([&] {
-      const int before = passes_.passes.load();
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
-      return passes_.passes.load() == before;
-    });
-  };
-  ASSERT_TRUE(quiet());
+  ASSERT_TRUE(Quiet());
   EXPECT_EQ(StatusInt("a", "queuePosition"), 1);
   EXPECT_EQ(StatusInt("b", "queuePosition"), 2);
 
@@ -751,14 +770,14 @@ TEST_F(EngineInProcess, TheCoreDecidesAgainOnlyWhenTheQueueTheClusterOrTheTimeMo
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(Eventually([&] { return StatusInt("b", "queuePosition") == 1 && StatusInt("a", "queuePosition") == 2; }))
       << Dump();
-  // The pass is counted when it ends, which may be after its writes were seen (a loaded machine).
-  EXPECT_TRUE(Eventually([&] { return passes_.decided.load() > decided; })) << passes_.decided.load() << " vs " << decided;
+  EXPECT_GT(passes_.decided.load(), decided);
 
   // The clock passes status_refresh (5 s by default) with nothing else changed: decided again.
-  ASSERT_TRUE(quiet());
+  ASSERT_TRUE(Quiet());
   decided = passes_.decided.load();
   Advance(std::chrono::seconds(6));
-  EXPECT_TRUE(Eventually([&] { return passes_.decided.load() > decided; }));
+  Step();
+  EXPECT_EQ(passes_.decided.load(), decided + 1);
 
   // Room on a new node: the core decides again and places the first in the queue.
   Node("n1", "a100");
@@ -857,8 +876,8 @@ TEST_F(EngineInProcess, PeriodicLooksPutOffToLaterPassesDelayNoDeadline) {
   EXPECT_EQ(StatusString("w2", "reason"), "NoCapacity");
 }
 
-// The reply to the status write that admits a run is lost after the API applied it (the client's
-// retry then meets its own result: 409), and the engine's watch lags behind, so its cache still
+// The reply to the status write that admits a run is lost after the API applied it (the write's
+// outcome is unknown, as when the client's retry meets its own result with 409), and the engine's watch lags behind, so its cache still
 // shows the run Pending. The engine keeps the run's block until it knows (a GET says the write was
 // applied; the cache catches up later): a higher-priority run that becomes eligible meanwhile is
 // not given the same block. What it checks is the property over every moment of the API's history,
@@ -1101,6 +1120,44 @@ TEST_F(EngineInProcess, ARunNeverAdoptsOrDeletesAServiceOrPodItDidNotCreate) {
     FinishDeletedPods();
     return !Get(kServices.Path(kNs, "gang")).IsObject() && !RunDoc("gang").IsObject();
   })) << Dump();
+}
+
+// The loop (not stepped) on a fake clock: each of its waits is on the clock, so with nothing
+// changing its next pass comes when the clock passes status_refresh, no Wake needed, and Stop
+// ends its wait at once. The test waits for passes on the observer's condition variable, and for
+// the loop to be asleep on the clock (FakeClock::Waiters), never on time.
+TEST(EngineLoop, TheLoopWaitsOnTheClockForItsNextPass) {
+  base::FakeClock clock;
+  auto api = std::make_shared<FakeApi>(clock);
+  auto client = std::make_shared<k8s::Client>(k8s::ClientConfig{}, api);
+  client->SetClock(clock);
+  client->SetMaxRetries(0);
+  struct Passes : PassCounter {
+    std::mutex mu;
+    std::condition_variable cv;
+    void OnPass(const PassSummary& s) override {
+      PassCounter::OnPass(s);
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    }
+    void WaitFor(int n) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return passes.load() >= n; });
+    }
+  } passes;
+  reconcilers::EngineOptions options;
+  options.writers = 2;
+  reconcilers::RunController engine(client, clock, options);
+  engine.SetObserver(&passes);
+  engine.Start();  // an empty cluster: a pass writes nothing, so nothing but time makes the next
+  passes.WaitFor(1);
+  while (clock.Waiters() == 0) std::this_thread::yield();  // asleep in WaitForWork
+  EXPECT_EQ(passes.passes.load(), 1);
+  clock.Advance(options.status_refresh + std::chrono::seconds(1));
+  passes.WaitFor(2);
+  while (clock.Waiters() == 0) std::this_thread::yield();
+  EXPECT_EQ(passes.passes.load(), 2);
+  engine.Stop();
 }
 
 }  // namespace

@@ -220,5 +220,53 @@ TEST(KeyedWriterTest, ManyThreadsNeverRunTwoWritesOfOneKeyAtOnce) {
   EXPECT_EQ(w.BusyCount(), 0u);
 }
 
+// Without workers (a stepped engine), RunQueued carries the writes out on the caller's thread,
+// decisions before background writes, under the same contract: a failed write backs off on the
+// clock and its key takes no write until the clock passes the backoff; on_done is called as by
+// the workers. With workers started it leaves the writes to them.
+TEST(KeyedWriterTest, RunQueuedCarriesOutTheWritesOnTheCallersThread) {
+  k8s::FakeClock clock;
+  Done done;
+  KeyedWriter w(clock, Small(), done.Fn());
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::string> order;
+  auto write = [&](const std::string& name, bool ok) {
+    return [&, name, ok] {
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+      order.push_back(name);
+      return ok;
+    };
+  };
+  ASSERT_TRUE(w.Dispatch("refresh", write("refresh", true), /*background=*/true));
+  ASSERT_TRUE(w.Dispatch("admit", write("admit", true)));
+  ASSERT_TRUE(w.Dispatch("fails", write("fails", false)));
+  EXPECT_EQ(w.RunQueued(), 3u);
+  EXPECT_EQ(order, (std::vector<std::string>{"admit", "fails", "refresh"}));
+  EXPECT_EQ(w.BusyCount(), 0u);
+  EXPECT_TRUE(w.BackingOff("fails"));
+  EXPECT_EQ(done.Count("fails", Outcome::kFailed), 1u);
+  EXPECT_FALSE(w.Dispatch("fails", write("fails", true)));
+  EXPECT_EQ(w.RunQueued(), 0u) << "the clock has not moved";
+  EXPECT_TRUE(w.BackingOff("fails"));
+  clock.Advance(milliseconds(100));
+  EXPECT_EQ(w.RunQueued(), 0u);  // ends the backoff, runs nothing
+  EXPECT_FALSE(w.BackingOff("fails"));
+  EXPECT_EQ(done.Count("fails", Outcome::kBackoffOver), 1u);
+  ASSERT_TRUE(w.Dispatch("fails", write("fails", true)));
+  EXPECT_EQ(w.RunQueued(), 1u);
+  EXPECT_EQ(done.Count("fails", Outcome::kWritten), 1u);
+
+  w.Start();
+  Gate gate;
+  ASSERT_TRUE(w.Dispatch("threaded", [&] {
+    gate.Wait();
+    return true;
+  }));
+  EXPECT_EQ(w.RunQueued(), 0u) << "the workers' write";
+  gate.Open();
+  w.Stop();
+  EXPECT_EQ(done.Count("threaded", Outcome::kWritten), 1u);
+}
+
 }  // namespace
 }  // namespace berth::reconcilers

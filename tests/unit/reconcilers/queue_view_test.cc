@@ -12,6 +12,9 @@ namespace {
 namespace sched = scheduling;
 using std::chrono::milliseconds;
 
+// Get's waits are on this clock: they end when the view is made (or stopped), never by time.
+const base::FakeClock clock;
+
 sched::PendingRun Pending(const std::string& id, int32_t priority, int submitted_s) {
   sched::PendingRun r;
   r.id = id;
@@ -52,7 +55,7 @@ TEST(QueueView, GetAnswersAtOnceUntilAPassMarksTheViewStaleThenWaitsForTheLoopsV
   sched::RunQueue queue(std::chrono::minutes(10));
   queue.Upsert(Pending("ns/a", 5, 1));
   std::atomic<int> nudges{0};
-  QueueView view([&] { ++nudges; });
+  QueueView view(clock, [&] { ++nudges; });
   EXPECT_TRUE(view.Get(milliseconds(10)).empty());  // nothing published: the empty view at once
   view.SetServing();
   view.MarkStale();
@@ -71,7 +74,7 @@ TEST(QueueView, GetAnswersAtOnceUntilAPassMarksTheViewStaleThenWaitsForTheLoopsV
 }
 
 TEST(QueueView, AStoppedViewAnswersTheLastViewWithoutWaiting) {
-  QueueView view([] {});
+  QueueView view(clock, [] {});
   view.SetServing();
   view.MarkStale();
   view.Stop();
@@ -85,7 +88,7 @@ TEST(QueueView, PriorityNewsMovesAQueuedRunUntilTheQueueHasItsPriority) {
   std::map<std::string, int32_t> priority{{"ns/a", 10}, {"ns/b", 5}};
   auto priority_of = [&](const std::string& key) -> std::optional<int32_t> { return priority.at(key); };
   int nudges = 0;
-  QueueView view([&] { ++nudges; });
+  QueueView view(clock, [&] { ++nudges; });
   view.Publish(Entries(queue), queue, priority_of);
   ASSERT_EQ(Names(view.Get(milliseconds(0))), (std::vector<std::string>{"ns/a@1", "ns/b@2"}));
 

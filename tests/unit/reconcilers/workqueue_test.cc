@@ -453,5 +453,26 @@ TEST(WorkQueueTest, ShutDownWithDrainReturnsAtOnceWhenIdle) {
   EXPECT_EQ(q.Get(), std::nullopt);
 }
 
+// TryGet (a caller that drives the queue itself) never blocks: a ready key, else nothing; a
+// delayed key once the clock passes its time; the key is held until Done as with Get.
+TEST(WorkQueueTest, TryGetHandsOutReadyKeysWithoutBlocking) {
+  k8s::FakeClock clock;
+  WorkQueue q(clock);
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+  q.Add("a");
+  q.AddAfter("later", seconds(1));
+  EXPECT_EQ(q.TryGet(), "a");
+  EXPECT_EQ(q.TryGet(), std::nullopt) << "later is not due";
+  q.Add("a");  // while held: handed out again after Done
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+  q.Done("a");
+  EXPECT_EQ(q.TryGet(), "a");
+  q.Done("a");
+  clock.Advance(seconds(1));
+  EXPECT_EQ(q.TryGet(), "later");
+  q.Done("later");
+  EXPECT_EQ(q.TryGet(), std::nullopt);
+}
+
 }  // namespace
 }  // namespace berth::reconcilers
