@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/enums.h"
 #include "base/time.h"
 #include "cli/command_line.h"
@@ -28,6 +29,7 @@
 #include "cli/run_view.h"
 #include "k8s/client.h"
 #include "k8s/config.h"
+#include "k8s/core_types.h"
 #include "k8s/transport.h"
 #include "runops/run_control.h"
 
@@ -36,7 +38,7 @@ extern char** environ;
 namespace berth::cli {
 namespace {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 using k8s::Status;
 
 // How long `priority` waits for the controller to reflect the change.
@@ -74,7 +76,7 @@ struct RunSession {
   std::string ns;
   std::string name;
   std::unique_ptr<k8s::Client> client;
-  json::Document run;  // with `read_run`
+  api::Run run;  // with `read_run` (its spec's values as written: RunDecodeOptions::keep_spelling)
 };
 
 k8s::Result<RunSession> OpenRun(const CommandLine& cl, bool read_run) {
@@ -88,7 +90,9 @@ k8s::Result<RunSession> OpenRun(const CommandLine& cl, bool read_run) {
   if (read_run) {
     auto run = s.client->Get(k8s::resources::kRuns.Path(s.ns, s.name));
     if (!run.ok()) return Status::Error(RunErrorSentence(run.status(), s.ns, s.name));
-    s.run = std::move(run).value();
+    api::RunDecodeOptions options;
+    options.keep_spelling = true;
+    s.run = api::DecodeRunLeniently(*run, options);
   }
   return s;
 }
@@ -159,11 +163,10 @@ k8s::Result<std::vector<EndedRun>> FindEndedRuns(k8s::Client& client, const std:
       if (got.status().IsNotFound()) continue;
       return Status::Error(RunErrorSentence(got.status(), ns, r.name));
     }
-    const std::string phase = json::GetString(json::Find(*got, {"status", "phase"}));
-    if (!api::v1alpha1::IsTerminalPhase(phase)) continue;
-    if (json::Find(*got, {"metadata", "deletionTimestamp"}) != nullptr) continue;  // already going
-    ended.push_back({ns, r.name, json::GetString(json::Find(*got, {"metadata", "uid"})), phase,
-                     json::GetString(json::Find(*got, {"status", "reason"}))});
+    const api::Run run = api::DecodeRunLeniently(*got);
+    if (!api::IsTerminalPhase(run.status.phase)) continue;
+    if (run.meta.deleting) continue;  // already going
+    ended.push_back({ns, r.name, run.meta.uid, std::string(api::PhaseName(run.status.phase)), run.status.reason.str()});
   }
   return ended;
 }
@@ -180,7 +183,7 @@ Status DeleteEndedRun(k8s::Client& client, const EndedRun& run, std::chrono::sec
   while (true) {
     auto got = client.Get(path);
     if (!got.ok() && got.status().IsNotFound()) return Status();
-    if (got.ok() && json::GetString(json::Find(*got, {"metadata", "uid"})) != run.uid) return Status();
+    if (got.ok() && k8s::DecodeMeta(*got).uid != run.uid) return Status();
     if (std::chrono::steady_clock::now() >= deadline) {
       return Status::Error("run " + run.ns + "/" + run.name + " was deleted to be submitted again but is still there after " +
                            std::to_string(timeout.count()) +
@@ -351,9 +354,10 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   while (true) {
     auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
-    if (Observed(*run, change->generation) || !Queued(*run)) {
-      out << "run/" << name << ": " << DescribePlace(*run) << "\n";
-      if (std::string note = CapNote(*run); !note.empty()) out << "run/" << name << ": " << note << "\n";
+    const api::Run now = api::DecodeRunLeniently(*run);
+    if (Observed(now, change->generation) || !Queued(now)) {
+      out << "run/" << name << ": " << DescribePlace(now) << "\n";
+      if (std::string note = CapNote(now); !note.empty()) out << "run/" << name << ": " << note << "\n";
       return 0;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;
@@ -406,17 +410,18 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto pods = client.List(k8s::resources::kPods.Path(ns), pods_opts);
   if (!pods.ok()) notes.push_back("cannot list the run's Pods: " + pods.status().message());
   k8s::ListOptions events_opts;
-  events_opts.field_selector = "involvedObject.uid=" + json::GetString(json::Find(run, {"metadata", "uid"}));
+  events_opts.field_selector = "involvedObject.uid=" + run.meta.uid;
   auto events = client.List(k8s::resources::kEvents.Path(ns), events_opts);
   if (!events.ok()) notes.push_back("cannot list the run's Events: " + events.status().message());
-  std::vector<const json::Value*> pod_ptrs, event_ptrs;
+  std::vector<k8s::PodView> pod_views;
+  std::vector<k8s::EventView> event_views;
   if (pods.ok()) {
-    for (const auto& p : pods->items) pod_ptrs.push_back(&p);
+    for (const auto& p : pods->items) pod_views.push_back(k8s::DecodePodView(p));
   }
   if (events.ok()) {
-    for (const auto& e : events->items) event_ptrs.push_back(&e);
+    for (const auto& e : events->items) event_views.push_back(k8s::DecodeEventView(e));
   }
-  out << FormatRunDescription(run, pod_ptrs, event_ptrs, k8s::SystemClock().Now());
+  out << FormatRunDescription(run, pod_views, std::move(event_views), k8s::SystemClock().Now());
   for (const auto& n : notes) err << "note: " << n << "\n";
   return 0;
 }
@@ -439,8 +444,9 @@ int ControlRun(const CommandLine& cl, runops::Control c, std::ostream& out, std:
   while (true) {
     auto run = client.Get(k8s::resources::kRuns.Path(ns, name));
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
-    if (runops::ControlDone(c, *run, change->generation)) {
-      out << "run/" << name << ": " << runops::StatusLine(*run) << "\n";
+    const api::Run now = api::DecodeRunLeniently(*run);
+    if (runops::ControlDone(c, now, change->generation)) {
+      out << "run/" << name << ": " << runops::StatusLine(now) << "\n";
       return 0;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;
@@ -462,9 +468,9 @@ int Logs(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   opts.label_selector = "berth.dev/run=" + name;
   auto pods = client.List(k8s::resources::kPods.Path(ns), opts);
   if (!pods.ok()) return Fail(err, "cannot list the run's Pods: " + pods.status().message());
-  std::vector<const json::Value*> ptrs;
-  for (const auto& p : pods->items) ptrs.push_back(&p);
-  auto sel = runops::SelectLogTargets(run, ptrs, cl.rank);
+  std::vector<k8s::PodView> views;
+  for (const auto& p : pods->items) views.push_back(k8s::DecodePodView(p));
+  auto sel = runops::SelectLogTargets(run, views, cl.rank);
   if (!sel.ok()) return Fail(err, sel.status().message());
   if (!sel->note.empty()) err << "note: " << sel->note << "\n";
   const bool ok = cl.follow ? FollowLogs(*client.transport(), ns, sel->targets, out, err)

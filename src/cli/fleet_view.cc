@@ -1,55 +1,50 @@
 #include "cli/fleet_view.h"
 
+#include "api/v1alpha1/codec.h"
 #include "cli/format.h"
 
 namespace berth::cli {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 
-FleetSummary DecodeFleetSummary(const json::Value& fleet) {
+FleetSummary SummarizeFleet(const api::Fleet& fleet) {
   FleetSummary f;
-  f.name = json::GetString(json::Find(fleet, {"metadata", "name"}));
-  if (const json::Value* spec = json::Find(fleet, {"spec"}); spec != nullptr && spec->IsObject()) {
-    f.placement = json::GetString(*spec, "placement");
-    if (const json::Value* b = json::Find(*spec, {"blocks"}); b != nullptr) {
-      if (b->IsString()) f.blocks = b->GetString();
-      if (b->IsInt64()) f.blocks = std::to_string(b->GetInt64());
-    }
-    if (const json::Value* m = json::Find(*spec, {"maxRunsPerInstance"}); m != nullptr && m->IsInt64()) {
-      f.max_runs = m->GetInt64();
-    }
-    f.instance_lifetime = json::GetString(*spec, "instanceLifetime");
-  }
-  const json::Value* status = json::Find(fleet, {"status"});
-  if (status == nullptr || !status->IsObject()) return f;
+  f.name = fleet.meta.name;
+  const api::FleetSpelling written = fleet.spelling.value_or(api::FleetSpelling{});
+  f.placement = written.placement;
+  f.blocks = written.blocks;
+  f.max_runs = fleet.spec.max_runs_per_instance;
+  f.instance_lifetime = written.instance_lifetime;
+  if (!fleet.has_status) return f;
   f.has_status = true;
-  f.total_instances = json::GetInt(*status, "totalInstances");
-  f.ready_instances = json::GetInt(*status, "readyInstances");
-  f.total_blocks = json::GetInt(*status, "totalBlocks");
-  f.busy_blocks = json::GetInt(*status, "busyBlocks");
-  if (const json::Value* list = json::Find(*status, {"instances"}); list != nullptr && list->IsArray()) {
-    for (const auto& v : list->GetArray()) {
-      if (!v.IsObject()) continue;
-      FleetInstance i;
-      i.node = json::GetString(v, "node");
-      i.total_blocks = json::GetInt(v, "totalBlocks");
-      i.busy_blocks = json::GetInt(v, "busyBlocks");
-      i.runs_started = json::GetInt(v, "runsStarted");
-      i.expires_at = json::GetString(v, "expiresAt");
-      i.state = json::GetString(v, "state");
-      i.message = json::GetString(v, "message");
-      i.held_by_others = json::GetString(v, "heldByOtherPods");
-      f.instances.push_back(std::move(i));
-    }
+  const api::FleetStatus& status = fleet.status;
+  f.total_instances = status.total_instances;
+  f.ready_instances = status.ready_instances;
+  f.total_blocks = status.total_blocks;
+  f.busy_blocks = status.busy_blocks;
+  for (const auto& r : status.instances) {
+    FleetInstance i;
+    i.node = r.node;
+    i.total_blocks = r.total_blocks;
+    i.busy_blocks = r.busy_blocks;
+    i.runs_started = r.runs_started;
+    i.expires_at = api::FormatTime(r.expires_at);
+    i.state = r.state ? std::string(api::ToApi(*r.state)) : "";
+    i.message = r.message;
+    i.held_by_others = r.held_by_other_pods;
+    f.instances.push_back(std::move(i));
   }
-  if (const json::Value* list = json::Find(*status, {"conditions"}); list != nullptr && list->IsArray()) {
-    for (const auto& v : list->GetArray()) {
-      if (!v.IsObject()) continue;
-      f.conditions.push_back({json::GetString(v, "type"), json::GetString(v, "status"), json::GetString(v, "reason"),
-                              json::GetString(v, "message")});
-    }
+  for (const auto& c : status.conditions) {
+    f.conditions.push_back({c.type.str(), std::string(api::ToApi(c.status)), c.reason.str(), c.message});
   }
   return f;
+}
+
+FleetSummary DecodeFleetSummary(const k8s::json::Value& fleet) {
+  api::FleetDecodeOptions options;
+  options.keep_spelling = true;
+  auto decoded = api::DecodeFleet(fleet, options);
+  return decoded.ok() ? SummarizeFleet(*decoded) : FleetSummary{};
 }
 
 namespace {

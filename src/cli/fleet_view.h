@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/v1alpha1/fleet.h"
 #include "k8s/clock.h"
 #include "k8s/json.h"
 
@@ -36,7 +37,10 @@ struct FleetSummary {
   std::vector<FleetCondition> conditions;
 };
 
-// Decodes a Fleet object as the API returns it. Missing fields read as zero/empty.
+// What kubectl berth fleets shows of a Fleet decoded with FleetDecodeOptions::keep_spelling.
+FleetSummary SummarizeFleet(const api::v1alpha1::Fleet& fleet);
+// Decodes a Fleet object as the API returns it (api::v1alpha1::DecodeFleet). Missing fields read
+// as zero/empty.
 FleetSummary DecodeFleetSummary(const k8s::json::Value& fleet);
 
 // Fleets in the given order, each as a title line and a table of instances:

@@ -12,7 +12,6 @@
 
 namespace berth::cli {
 
-namespace json = k8s::json;
 using k8s::Status;
 using runops::LogPath;
 using runops::SplitLog;
@@ -60,29 +59,27 @@ std::string WholeSeconds(const std::string& t) {
   return t.substr(0, 19) + "Z";
 }
 
-ContainerPhase PhaseOf(const json::Value& pod, const std::string& container, std::string* why) {
-  const std::string phase = json::GetString(json::Find(pod, {"status", "phase"}));
-  const json::Value* statuses = json::Find(pod, {"status", "containerStatuses"});
-  if (statuses != nullptr && statuses->IsArray()) {
-    for (const auto& cs : statuses->GetArray()) {
-      if (json::GetString(cs, "name") != container) continue;
-      if (json::Find(cs, {"state", "running"}) != nullptr) return ContainerPhase::kRunning;
-      if (json::Find(cs, {"state", "terminated"}) != nullptr) return ContainerPhase::kEnded;
-      if (const json::Value* w = json::Find(cs, {"state", "waiting"})) {
-        const std::string reason = json::GetString(*w, "reason");
-        if (reason.empty() || reason == "ContainerCreating" || reason == "PodInitializing") break;
-        if (why != nullptr) {
-          const std::string message = json::GetString(*w, "message");
-          *why = reason + (message.empty() ? "" : ": " + message);
-        }
-        return ContainerPhase::kCannotStart;
-      }
+ContainerPhase PhaseOf(const k8s::PodView& pod, const std::string& container, std::string* why) {
+  for (const auto& cs : pod.statuses) {
+    if (cs.name != container) continue;
+    if (cs.running) return ContainerPhase::kRunning;
+    if (cs.terminated) return ContainerPhase::kEnded;
+    if (cs.waiting) {
+      const std::string& reason = cs.waiting_reason;
+      if (reason.empty() || reason == "ContainerCreating" || reason == "PodInitializing") break;
+      if (why != nullptr) *why = reason + (cs.waiting_message.empty() ? "" : ": " + cs.waiting_message);
+      return ContainerPhase::kCannotStart;
     }
   }
-  if (api::v1alpha1::IsPodPhase(phase, api::v1alpha1::PodPhase::kSucceeded) || api::v1alpha1::IsPodPhase(phase, api::v1alpha1::PodPhase::kFailed)) {
+  if (api::v1alpha1::IsPodPhase(pod.phase, api::v1alpha1::PodPhase::kSucceeded) ||
+      api::v1alpha1::IsPodPhase(pod.phase, api::v1alpha1::PodPhase::kFailed)) {
     return ContainerPhase::kEnded;
   }
   return ContainerPhase::kNotStarted;
+}
+
+ContainerPhase PhaseOf(const k8s::json::Value& pod, const std::string& container, std::string* why) {
+  return PhaseOf(k8s::DecodePodView(pod), container, why);
 }
 
 bool PrintLogs(k8s::Transport& transport, const std::string& ns, const std::vector<LogTarget>& targets,
@@ -164,7 +161,7 @@ class RankFollower {
       return Fail("pod " + t_.pod + " is gone");
     }
     if (r->status < 200 || r->status >= 300) return Fail(k8s::Client::ErrorFromResponse(*r).message());
-    auto pod = json::Parse(r->body);
+    auto pod = k8s::ParsePodView(r->body);
     if (!pod.ok()) return Fail("cannot read pod " + t_.pod + ": " + pod.status().message());
     std::string why;
     before = PhaseOf(*pod, t_.container, &why);

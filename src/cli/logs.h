@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "k8s/core_types.h"
 #include "k8s/json.h"
 #include "k8s/result.h"
 #include "k8s/transport.h"
@@ -37,6 +38,7 @@ enum class ContainerPhase {
   kRunning,
   kEnded,         // terminated (or the Pod finished)
 };
+ContainerPhase PhaseOf(const k8s::PodView& pod, const std::string& container, std::string* why = nullptr);
 ContainerPhase PhaseOf(const k8s::json::Value& pod, const std::string& container, std::string* why = nullptr);
 
 // Prints each target's log once, in rank order. Returns false when some rank's log could not be

@@ -1,11 +1,11 @@
 #include "cli/priority.h"
 
+#include "api/v1alpha1/codec.h"
 #include "base/priority.h"
-#include "api/v1alpha1/enums.h"
 
 namespace berth::cli {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 using k8s::Status;
 
 k8s::Result<int> ParsePriority(const std::string& text) {
@@ -28,23 +28,18 @@ k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::strin
   PriorityChange change;
   change.new_priority = value;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    auto run = client.Get(path);
-    if (!run.ok()) return Status::Error(RunErrorSentence(run.status(), ns, name), run.status().code(), run.status().reason());
-    const json::Value* p = json::Find(*run, {"spec", "priority"});
-    change.old_priority = p != nullptr && p->IsInt64() ? p->GetInt64() : 50;  // the CRD's default
-    const std::string rv = json::GetString(json::Find(*run, {"metadata", "resourceVersion"}));
+    auto got = client.Get(path);
+    if (!got.ok()) return Status::Error(RunErrorSentence(got.status(), ns, name), got.status().code(), got.status().reason());
+    const api::Run run = api::DecodeRunLeniently(*got);
+    change.old_priority = run.spec.priority;  // the CRD's default when unset
     if (change.old_priority == value) {
-      const json::Value* g = json::Find(*run, {"metadata", "generation"});
-      change.generation = g != nullptr && g->IsInt64() ? g->GetInt64() : 0;
+      change.generation = run.meta.generation;
       change.changed = false;
       return change;
     }
-    const std::string body = R"({"metadata":{"resourceVersion":)" + json::Quote(rv) + R"(},"spec":{"priority":)" +
-                             std::to_string(value) + "}}";
-    auto patched = client.MergePatch(path, body);
+    auto patched = client.MergePatch(path, api::PriorityPatch(value, run.meta.resource_version));
     if (patched.ok()) {
-      const json::Value* g = json::Find(*patched, {"metadata", "generation"});
-      change.generation = g != nullptr && g->IsInt64() ? g->GetInt64() : 0;
+      change.generation = k8s::DecodeMeta(*patched).generation;
       change.changed = true;
       return change;
     }
@@ -58,26 +53,25 @@ k8s::Result<PriorityChange> ChangePriority(k8s::Client& client, const std::strin
                        409, "Conflict");
 }
 
-std::string CapNote(const json::Value& run) {
-  const std::string message = json::GetString(json::Find(run, {"status", "message"}));
+std::string CapNote(const api::Run& run) {
+  const std::string& message = run.status.message;
   const size_t at = message.find("priority capped at ");
   return at == std::string::npos ? std::string() : message.substr(at);
 }
 
-bool Queued(const json::Value& run) {
-  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  return phase.empty() || api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kPending);
-}
+bool Queued(const api::Run& run) { return api::IsPendingPhase(run.status.phase); }
 
-std::string DescribePlace(const json::Value& run) {
-  const json::Value* status = json::Find(run, {"status"});
-  const std::string phase = status != nullptr ? json::GetString(*status, "phase") : "";
-  if (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kScheduled) || api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kRunning)) return "admitted (" + phase + ")";
-  if (api::v1alpha1::IsTerminalPhase(phase)) return "finished (" + phase + ")";
-  const json::Value* pos = status != nullptr ? json::Find(*status, {"queuePosition"}) : nullptr;
-  if (pos != nullptr && pos->IsInt64()) return "position " + std::to_string(pos->GetInt64()) + " in the queue";
-  if (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kPending)) return "pending, not in the top 100 of the queue";
+std::string DescribePlace(const api::Run& run) {
+  const std::string phase(api::PhaseName(run.status.phase));
+  if (api::IsPlacedPhase(run.status.phase)) return "admitted (" + phase + ")";
+  if (api::IsTerminalPhase(run.status.phase)) return "finished (" + phase + ")";
+  if (run.status.queue_position) return "position " + std::to_string(*run.status.queue_position) + " in the queue";
+  if (run.status.phase == api::Phase::kPending) return "pending, not in the top 100 of the queue";
   return "pending, not placed in the queue yet";
 }
+
+std::string CapNote(const k8s::json::Value& run) { return CapNote(api::DecodeRunLeniently(run)); }
+bool Queued(const k8s::json::Value& run) { return Queued(api::DecodeRunLeniently(run)); }
+std::string DescribePlace(const k8s::json::Value& run) { return DescribePlace(api::DecodeRunLeniently(run)); }
 
 }  // namespace berth::cli

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "api/v1alpha1/run.h"
 #include "k8s/client.h"
 #include "k8s/json.h"
 #include "k8s/result.h"
@@ -37,15 +38,19 @@ using runops::RunErrorSentence;
 
 // Whether the run is still (or not yet known to be out of) the queue: phase Pending or no status.
 // Admitted and finished runs no longer depend on their priority, so there is nothing to wait for.
+bool Queued(const api::v1alpha1::Run& run);
 bool Queued(const k8s::json::Value& run);
 
 // The run's place, from its status: "position 3 in the queue", "pending, not in the top 100 of the
 // queue", "pending, not placed in the queue yet", "admitted (Running)", "finished (Failed)".
+std::string DescribePlace(const api::v1alpha1::Run& run);
 std::string DescribePlace(const k8s::json::Value& run);
 
 // The sentence of the run's status message that says its namespace caps its priority ("priority
 // capped at 70 by namespace ml (label berth.dev/max-priority: \"70\"); spec.priority is 80"),
 // or "" when the message says nothing of a cap (issue 17).
+std::string CapNote(const api::v1alpha1::Run& run);
 std::string CapNote(const k8s::json::Value& run);
+// (The overloads on JSON decode the run with api::v1alpha1::DecodeRunLeniently first.)
 
 }  // namespace berth::cli

@@ -4,56 +4,54 @@
 #include <chrono>
 #include <tuple>
 
-#include <rapidjson/prettywriter.h>
-
-#include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/codec.h"
 #include "cli/format.h"
-#include "k8s/json.h"
 #include "k8s/timefmt.h"
 
 namespace berth::cli {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 using k8s::Status;
 
+namespace {
+
+// A run with a queue position as the queue shows it.
+QueueItem ItemOf(const api::Run& run, k8s::TimePoint now) {
+  const api::RunStatus& st = run.status;
+  QueueItem it;
+  it.position = *st.queue_position;
+  it.ns = run.meta.ns;
+  it.name = run.meta.name;
+  it.priority = run.spec.priority;
+  it.effective_priority = st.effective_priority.value_or(it.priority);
+  it.nodes = run.spec.nodes;
+  it.fleets = run.spec.fleets;
+  it.submitted_at = api::FormatTime(st.submitted_at);
+  if (it.submitted_at.empty() && run.meta.created != k8s::TimePoint{}) it.submitted_at = k8s::FormatRfc3339(run.meta.created);
+  if (auto t = k8s::ParseRfc3339(it.submitted_at); t.ok() && now > t.value()) {
+    it.wait_seconds = std::chrono::duration_cast<std::chrono::seconds>(now - t.value()).count();
+  }
+  it.reason = st.reason.str();
+  it.message = st.message;
+  return it;
+}
+
+}  // namespace
+
 k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now) {
-  auto doc = json::Parse(run_list);
-  if (!doc.ok()) return Status::Error("the run list is not JSON: " + doc.status().message());
-  const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
-  if (items == nullptr || !items->IsArray()) return Status::Error("no \"items\" array in the run list");
+  api::RunDecodeOptions options;
+  options.kept_template_bytes = 0;  // not shown
+  auto runs = api::DecodeRunList(run_list, options);
+  if (!runs.ok()) return runs.status();
   QueueView q;
   q.generated_at = k8s::FormatRfc3339(now);
-  for (const auto& v : items->GetArray()) {
-    if (!v.IsObject() || !api::v1alpha1::IsPhase(json::GetString(json::Find(v, {"status", "phase"})), api::v1alpha1::Phase::kPending)) continue;
-    if (json::Find(v, {"metadata", "deletionTimestamp"}) != nullptr) continue;
+  for (const api::Run& run : *runs) {
+    if (run.status.phase != api::Phase::kPending || run.meta.deleting) continue;
     // A suspended run is out of the queue (spec.suspend, a Job's field).
-    if (const json::Value* s = json::Find(v, {"spec", "suspend"}); s != nullptr && s->IsBool() && s->GetBool()) continue;
+    if (run.spec.suspend) continue;
     ++q.total;
-    const json::Value* pos = json::Find(v, {"status", "queuePosition"});
-    if (pos == nullptr || !pos->IsInt64() || pos->GetInt64() < 1) continue;
-    QueueItem it;
-    it.position = pos->GetInt64();
-    it.ns = json::GetString(json::Find(v, {"metadata", "namespace"}));
-    it.name = json::GetString(json::Find(v, {"metadata", "name"}));
-    const json::Value* spec = json::Find(v, {"spec"});
-    it.priority = spec != nullptr && spec->IsObject() ? json::GetInt(*spec, "priority", 50) : 50;
-    const json::Value* eff = json::Find(v, {"status", "effectivePriority"});
-    it.effective_priority = eff != nullptr && eff->IsInt64() ? eff->GetInt64() : it.priority;
-    const json::Value* nodes = json::Find(v, {"spec", "nodes"});
-    it.nodes = nodes != nullptr && nodes->IsInt64() ? nodes->GetInt64() : 1;
-    if (const json::Value* f = json::Find(v, {"spec", "fleets"}); f != nullptr && f->IsArray()) {
-      for (const auto& name : f->GetArray()) {
-        if (name.IsString()) it.fleets.emplace_back(name.GetString(), name.GetStringLength());
-      }
-    }
-    it.submitted_at = json::GetString(json::Find(v, {"status", "submittedAt"}));
-    if (it.submitted_at.empty()) it.submitted_at = json::GetString(json::Find(v, {"metadata", "creationTimestamp"}));
-    if (auto t = k8s::ParseRfc3339(it.submitted_at); t.ok() && now > t.value()) {
-      it.wait_seconds = std::chrono::duration_cast<std::chrono::seconds>(now - t.value()).count();
-    }
-    it.reason = json::GetString(json::Find(v, {"status", "reason"}));
-    it.message = json::GetString(json::Find(v, {"status", "message"}));
-    q.items.push_back(std::move(it));
+    if (!run.status.queue_position || *run.status.queue_position < 1) continue;
+    q.items.push_back(ItemOf(run, now));
   }
   std::sort(q.items.begin(), q.items.end(), [](const QueueItem& a, const QueueItem& b) {
     return a.position != b.position ? a.position < b.position : std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
@@ -62,38 +60,7 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
   return q;
 }
 
-k8s::Result<QueueView> DecodeQueue(std::string_view body) {
-  auto doc = json::Parse(body);
-  if (!doc.ok()) return Status::Error("not JSON: " + doc.status().message());
-  const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
-  if (items == nullptr || !items->IsArray()) return Status::Error("no \"items\" array in the answer");
-  QueueView q;
-  if (const json::Value* l = json::Find(*doc, {"leader"}); l != nullptr && l->IsBool()) q.leader = l->GetBool();
-  q.generated_at = json::GetString(*doc, "generatedAt");
-  q.total = json::GetInt(*doc, "total", static_cast<int64_t>(items->Size()));
-  q.continue_token = json::GetString(*doc, "continue");
-  for (const auto& v : items->GetArray()) {
-    if (!v.IsObject()) continue;
-    QueueItem it;
-    it.position = json::GetInt(v, "position");
-    it.ns = json::GetString(v, "namespace");
-    it.name = json::GetString(v, "name");
-    it.priority = json::GetInt(v, "priority");
-    it.effective_priority = json::GetInt(v, "effectivePriority", it.priority);
-    it.nodes = json::GetInt(v, "nodes", 1);
-    if (const json::Value* f = json::Find(v, {"fleets"}); f != nullptr && f->IsArray()) {
-      for (const auto& name : f->GetArray()) {
-        if (name.IsString()) it.fleets.emplace_back(name.GetString(), name.GetStringLength());
-      }
-    }
-    it.submitted_at = json::GetString(v, "submittedAt");
-    it.wait_seconds = json::GetInt(v, "waitSeconds");
-    it.reason = json::GetString(v, "reason");
-    it.message = json::GetString(v, "message");
-    q.items.push_back(std::move(it));
-  }
-  return q;
-}
+k8s::Result<QueueView> DecodeQueue(std::string_view body) { return api::DecodeQueuePage(body); }
 
 std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
                            int64_t limit, const std::string& continue_token) {
@@ -138,42 +105,7 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
   return t.Render();
 }
 
-std::string QueueItemsJson(const QueueView& q) {
-  rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
-  w.SetIndent(' ', 2);
-  w.StartArray();
-  for (const auto& it : q.items) {
-    w.StartObject();
-    w.Key("position");
-    w.Int64(it.position);
-    w.Key("namespace");
-    w.String(it.ns.c_str(), static_cast<rapidjson::SizeType>(it.ns.size()));
-    w.Key("name");
-    w.String(it.name.c_str(), static_cast<rapidjson::SizeType>(it.name.size()));
-    w.Key("priority");
-    w.Int64(it.priority);
-    w.Key("effectivePriority");
-    w.Int64(it.effective_priority);
-    w.Key("nodes");
-    w.Int64(it.nodes);
-    w.Key("fleets");
-    w.StartArray();
-    for (const auto& f : it.fleets) w.String(f.c_str(), static_cast<rapidjson::SizeType>(f.size()));
-    w.EndArray();
-    w.Key("submittedAt");
-    w.String(it.submitted_at.c_str(), static_cast<rapidjson::SizeType>(it.submitted_at.size()));
-    w.Key("waitSeconds");
-    w.Int64(it.wait_seconds);
-    w.Key("reason");
-    w.String(it.reason.c_str(), static_cast<rapidjson::SizeType>(it.reason.size()));
-    w.Key("message");
-    w.String(it.message.c_str(), static_cast<rapidjson::SizeType>(it.message.size()));
-    w.EndObject();
-  }
-  w.EndArray();
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
-}
+std::string QueueItemsJson(const QueueView& q) { return api::EncodeQueueItemsPretty(q.items); }
 
 namespace {
 

@@ -16,30 +16,16 @@
 #include <string_view>
 #include <vector>
 
+#include "api/v1alpha1/http_api.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
 #include "k8s/result.h"
 
 namespace berth::cli {
 
-struct QueueItem {
-  int64_t position = 0;
-  std::string ns, name;
-  int64_t priority = 0, effective_priority = 0;
-  int64_t nodes = 1;
-  std::vector<std::string> fleets;  // empty: any fleet
-  std::string submitted_at;
-  int64_t wait_seconds = 0;
-  std::string reason, message;
-};
-
-struct QueueView {
-  std::optional<bool> leader;  // "leader": false marks a standby replica, which has no queue
-  std::string generated_at;
-  int64_t total = 0;
-  std::vector<QueueItem> items;
-  std::string continue_token;  // "continue" of the answer: more items follow
-};
+// The /queue page and its items: berth-controller's HTTP API (api/v1alpha1/http_api.h).
+using QueueItem = api::v1alpha1::QueueItem;
+using QueueView = api::v1alpha1::QueuePage;
 
 // The queue as the runs' status shows it, for when the controller cannot be reached through the
 // API server (it runs outside the cluster, as in hack/local-up.sh, or its Service is gone): the

@@ -28,13 +28,19 @@
 #include <string>
 #include <vector>
 
+#include "api/v1alpha1/run.h"
 #include "k8s/clock.h"
+#include "k8s/core_types.h"
 #include "k8s/json.h"
 
 namespace berth::cli {
 
 // `pods` and `events` may be in any order: ranks are sorted by rank, Events by their last time
-// (oldest first, as kubectl describe shows them).
+// (oldest first, as kubectl describe shows them). `run` is decoded with
+// RunDecodeOptions::keep_spelling (the spec's values are shown as written).
+std::string FormatRunDescription(const api::v1alpha1::Run& run, const std::vector<k8s::PodView>& pods,
+                                 std::vector<k8s::EventView> events, k8s::TimePoint now);
+// The same on the objects as JSON (null entries left out).
 std::string FormatRunDescription(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,
                                  const std::vector<const k8s::json::Value*>& events, k8s::TimePoint now);
 

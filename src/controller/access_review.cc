@@ -4,11 +4,9 @@
 
 #include <algorithm>
 
-#include "k8s/json.h"
+#include "k8s/core_types.h"
 
 namespace berth::controller {
-
-namespace json = k8s::json;
 
 namespace {
 
@@ -27,13 +25,7 @@ std::string Sha256Hex(const std::string& s) {
 
 constexpr const char* kReviews = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
 
-std::string ReviewBody(const AccessQuestion& q) {
-  std::string attrs = R"({"group":)" + json::Quote(q.group) + R"(,"resource":)" + json::Quote(q.resource) +
-                      R"(,"verb":)" + json::Quote(q.verb);
-  if (!q.ns.empty()) attrs += R"(,"namespace":)" + json::Quote(q.ns);
-  return R"({"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{"resourceAttributes":)" +
-         attrs + "}}}";
-}
+std::string ReviewBody(const AccessQuestion& q) { return k8s::SelfSubjectAccessReviewBody(q.group, q.resource, q.verb, q.ns); }
 
 AccessQuestion ListRuns(const std::string& ns) { return AccessQuestion{"berth.dev", "runs", "list", ns}; }
 
@@ -53,8 +45,7 @@ k8s::Result<bool> AccessReview::Allowed(const std::string& token, const AccessQu
   auto r = client_->Create(kReviews, ReviewBody(q), token);
   bool yes = false;
   if (r.ok()) {
-    const json::Value* allowed = json::Find(*r, {"status", "allowed"});
-    yes = allowed != nullptr && allowed->IsBool() && allowed->GetBool();
+    yes = k8s::AccessReviewAllowed(*r);
   } else if (!r.status().IsForbidden()) {
     // 401: the token is refused; anything else: no answer. (Forbidden to ask at all: not allowed.)
     return r.status();

@@ -4,6 +4,8 @@
 
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
+#include "api/v1alpha1/codec.h"
+#include "k8s/core_types.h"
 #include "k8s/json.h"
 #include "runops/log_targets.h"
 
@@ -60,6 +62,32 @@ std::string ValidUtf8(const std::string& s) {
     }
   }
   return out;
+}
+
+// One rank's entry of the logs answer: {"rank","pod","container"} and its last `tail_lines` lines
+// ("lines", "truncated") or why they could not be read ("error", with the "status" of an answer).
+// `token`: the viewer's, never empty (the controller's own identity is never used).
+std::string RankLogJson(k8s::Transport& transport, const std::string& ns, const runops::LogTarget& t, int tail_lines,
+                        const std::string& token) {
+  k8s::HttpRequest get;
+  get.method = "GET";
+  get.path = runops::LogPath(ns, t, false) + "&tailLines=" + std::to_string(tail_lines) +
+             "&limitBytes=" + std::to_string(kMaxLogBytesPerRank);
+  get.bearer_token = token;
+  std::string out = std::string(R"({"rank":)") + std::to_string(t.rank) + R"(,"pod":)" + json::Quote(t.pod) +
+                    R"(,"container":)" + json::Quote(t.container);
+  auto r = transport.Send(get);
+  if (!r.ok()) return out + R"(,"error":)" + json::Quote(r.status().message()) + "}";
+  if (r->status < 200 || r->status >= 300) {
+    k8s::Status s = k8s::Client::ErrorFromResponse(*r);
+    return out + R"(,"status":)" + std::to_string(r->status) + R"(,"error":)" + json::Quote(s.message()) + "}";
+  }
+  std::string lines = "[";
+  const auto split = runops::SplitLog(r->body);
+  for (size_t j = 0; j < split.size(); ++j) lines += (j ? "," : "") + json::Quote(ValidUtf8(split[j]));
+  lines += "]";
+  const bool truncated = r->body.size() >= static_cast<size_t>(kMaxLogBytesPerRank);
+  return out + R"(,"truncated":)" + std::string(truncated ? "true" : "false") + R"(,"lines":)" + lines + "}";
 }
 
 HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 : s.code(), s.message()); }
@@ -168,17 +196,11 @@ HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string&
   }
   std::string selector = "involvedObject.kind=Run,involvedObject.name=" + name;
   auto events = client_->Get(k8s::resources::kEvents.Path(ns_seg) + "?fieldSelector=" + k8s::UrlEncode(selector), token);
-  std::string ev = "[]";
-  if (events.ok()) {
-    if (const json::Value* items = json::Find(*events, {"items"}); items != nullptr) ev = json::Serialize(*items);
-  }
+  const std::string ev = events.ok() ? k8s::ListItemsJson(*events) : "[]";
   // What the page shows needs neither; annotations may hold what other tools stored (e.g. the
-  // last-applied configuration), managedFields is bulk.
-  if (run->IsObject() && run->HasMember("metadata") && (*run)["metadata"].IsObject()) {
-    (*run)["metadata"].RemoveMember("annotations");
-    (*run)["metadata"].RemoveMember("managedFields");
-  }
-  return JsonReply(200, R"({"run":)" + json::Serialize(*run) + R"(,"events":)" + ev + "}");
+  // last-applied configuration), managedFields is bulk. The run goes to the page as the API
+  // server stores it (every field, as written), not as berth decodes it.
+  return JsonReply(200, R"({"run":)" + k8s::JsonWithoutBulkMetadata(*run) + R"(,"events":)" + ev + "}");
 }
 
 HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
@@ -188,14 +210,13 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
   std::string token = BearerToken(req);
   auto res = client_->MergePatch(k8s::resources::kRuns.Path(k8s::UrlEncode(ns), k8s::UrlEncode(name)),
-                                 R"({"spec":{"priority":)" + std::to_string(priority) + "}}", token);
+                                 api::v1alpha1::PriorityPatch(priority, /*resource_version=*/""), token);
   if (!res.ok()) {
     int code = res.status().code() == 0 ? 502 : res.status().code();
     return JsonError(code, res.status().message());
   }
   spdlog::info("dashboard: priority of run {}/{} set to {} with the viewer's token", ns, name, priority);
-  const json::Value* meta = json::Find(*res, {"metadata"});  // absent from an unexpected answer
-  const int64_t generation = meta != nullptr ? json::GetInt(*meta, "generation") : 0;
+  const int64_t generation = k8s::DecodeMeta(*res).generation;  // 0 when absent from an unexpected answer
   // Without the admission webhook a priority above the namespace's cap is written and queued at
   // the cap (issue 17): say so.
   std::string cap;
@@ -220,8 +241,8 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
   const std::string ns_seg = k8s::UrlEncode(ns), name_seg = k8s::UrlEncode(name);
   auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg), token);
   if (!run.ok()) return ApiError(run.status());
-  const json::Value* n = json::Find(*run, {"spec", "nodes"});
-  const int64_t nodes = n != nullptr && n->IsInt64() && n->GetInt64() >= 1 ? n->GetInt64() : 1;
+  const api::v1alpha1::Run decoded = api::v1alpha1::DecodeRunLeniently(*run);
+  const int64_t nodes = std::max<int64_t>(decoded.spec.nodes, 1);
   if (q.rank >= nodes) {
     return JsonError(400, "run \"" + name + "\" has " + std::to_string(nodes) + (nodes == 1 ? " rank" : " ranks") +
                               ": rank " + std::to_string(q.rank) + " is out of range");
@@ -229,13 +250,9 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
   auto pods = client_->Get(k8s::resources::kPods.Path(ns_seg) + "?labelSelector=" + k8s::UrlEncode("berth.dev/run=" + name),
                            token);
   if (!pods.ok()) return ApiError(pods.status());
-  std::vector<const json::Value*> pod_ptrs;
-  if (const json::Value* items = json::Find(*pods, {"items"}); items != nullptr && items->IsArray()) {
-    for (const auto& p : items->GetArray()) pod_ptrs.push_back(&p);
-  }
   std::optional<int> rank;
   if (q.rank >= 0) rank = q.rank;
-  auto sel = runops::SelectLogTargets(*run, pod_ptrs, rank);
+  auto sel = runops::SelectLogTargets(decoded, k8s::DecodePodViews(*pods), rank);
   std::string out = R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"nodes":)" +
                     std::to_string(nodes) + R"(,"tailLines":)" + std::to_string(q.tail_lines);
   if (!sel.ok()) {
@@ -251,30 +268,7 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
   }
   out += R"(,"note":)" + json::Quote(note) + R"(,"ranks":[)";
   for (size_t i = 0; i < targets.size(); ++i) {
-    const auto& t = targets[i];
-    k8s::HttpRequest get;
-    get.method = "GET";
-    get.path = runops::LogPath(ns, t, false) + "&tailLines=" + std::to_string(q.tail_lines) +
-               "&limitBytes=" + std::to_string(kMaxLogBytesPerRank);
-    get.bearer_token = token;  // never empty here: the controller's own identity is never used
-    out += (i ? "," : "") + std::string(R"({"rank":)") + std::to_string(t.rank) + R"(,"pod":)" + json::Quote(t.pod) +
-           R"(,"container":)" + json::Quote(t.container);
-    auto r = client_->transport()->Send(get);
-    if (!r.ok()) {
-      out += R"(,"error":)" + json::Quote(r.status().message()) + "}";
-      continue;
-    }
-    if (r->status < 200 || r->status >= 300) {
-      k8s::Status s = k8s::Client::ErrorFromResponse(*r);
-      out += R"(,"status":)" + std::to_string(r->status) + R"(,"error":)" + json::Quote(s.message()) + "}";
-      continue;
-    }
-    std::string lines = "[";
-    const auto split = runops::SplitLog(r->body);
-    for (size_t j = 0; j < split.size(); ++j) lines += (j ? "," : "") + json::Quote(ValidUtf8(split[j]));
-    lines += "]";
-    const bool truncated = r->body.size() >= static_cast<size_t>(kMaxLogBytesPerRank);
-    out += R"(,"truncated":)" + std::string(truncated ? "true" : "false") + R"(,"lines":)" + lines + "}";
+    out += (i ? "," : "") + RankLogJson(*client_->transport(), ns, targets[i], q.tail_lines, token);
   }
   out += "]}";
   return JsonReply(200, out);

@@ -4,12 +4,10 @@
 #include <iterator>
 #include <vector>
 
-#include "k8s/json.h"
+#include "api/v1alpha1/http_api.h"
 #include "base/priority.h"
 
 namespace berth::controller {
-
-namespace json = k8s::json;
 
 bool IsDnsLabel(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
@@ -127,8 +125,7 @@ int SmallNumber(const std::string& s, int max) {
 
 int CheckControlWrite(const HttpRequestView& req, std::string& message) {
   if (int status = CheckWriteHeaders(req, message); status != 0) return status;
-  auto body = json::Parse(req.body);
-  if (!body.ok() || !body->IsObject() || body->MemberCount() != 0) {
+  if (!api::v1alpha1::IsEmptyObjectBody(req.body)) {
     message = "the body must be the empty JSON object {}";
     return 400;
   }
@@ -159,17 +156,16 @@ int ParseLogsQuery(const HttpRequestView& req, LogsQuery& out, std::string& mess
 
 int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message) {
   if (int status = CheckWriteHeaders(req, message); status != 0) return status;
-  auto body = json::Parse(req.body);
-  if (!body.ok() || !body->IsObject()) {
+  const api::v1alpha1::PriorityBody body = api::v1alpha1::DecodePriorityBody(req.body);
+  if (!body.is_object) {
     message = "the body must be a JSON object like {\"priority\": 90}";
     return 400;
   }
-  const json::Value* p = json::Find(*body, {"priority"});
-  if (p == nullptr || !p->IsInt64() || p->GetInt64() < base::kMinPriority || p->GetInt64() > base::kMaxPriority) {
+  if (!body.priority || *body.priority < base::kMinPriority || *body.priority > base::kMaxPriority) {
     message = "priority must be an integer from 0 to 100";
     return 422;
   }
-  priority = p->GetInt64();
+  priority = *body.priority;
   return 0;
 }
 

@@ -6,11 +6,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "k8s/core_types.h"
 #include "k8s/timefmt.h"
 
 namespace berth::controller {
 
-namespace json = k8s::json;
 using k8s::resources::kLeases;
 
 std::string DefaultIdentity() {
@@ -42,61 +42,49 @@ bool LeaderElector::TryAcquireOrRenew() {
   // this leader trusts (truncating 2.9 s to 2 s would let one take over while we still lead).
   const int64_t duration_s = std::max<int64_t>(1, std::chrono::ceil<std::chrono::seconds>(config_.lease_duration).count());
   const std::string path = kLeases.Path(config_.ns, config_.name);
+  k8s::Lease ours{config_.name, config_.ns, "", config_.identity, duration_s, now, now, 0};
   auto got = client_->Get(path);
   if (!got.ok()) {
     if (!got.status().IsNotFound()) {
       spdlog::warn("leader election: cannot read lease {}/{}: {}", config_.ns, config_.name, got.status().ToString());
       return false;
     }
-    std::string body = R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":)" + json::Quote(config_.name) +
-                       R"(,"namespace":)" + json::Quote(config_.ns) + R"(},"spec":{"holderIdentity":)" +
-                       json::Quote(config_.identity) + R"(,"leaseDurationSeconds":)" + std::to_string(duration_s) +
-                       R"(,"acquireTime":)" + json::Quote(now) + R"(,"renewTime":)" + json::Quote(now) +
-                       R"(,"leaseTransitions":0}})";
-    auto created = client_->Create(kLeases.Path(config_.ns), body);
+    auto created = client_->Create(kLeases.Path(config_.ns), k8s::EncodeLease(ours));
     if (!created.ok()) return false;
-    observed_holder_ = config_.identity;
-    observed_renew_ = now;
-    observed_at_ = clock_.Monotonic();
-    last_renew_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(observed_at_.time_since_epoch()).count();
+    NoteRenewed(now, clock_.Monotonic());
     return true;
   }
-  const json::Value* spec = json::Find(*got, {"spec"});
-  std::string holder = spec ? json::GetString(*spec, "holderIdentity") : "";
-  std::string renew = spec ? json::GetString(*spec, "renewTime") : "";
-  std::string acquire = spec ? json::GetString(*spec, "acquireTime") : "";
-  int64_t transitions = spec ? json::GetInt(*spec, "leaseTransitions") : 0;
-  int64_t their_duration_s = spec ? json::GetInt(*spec, "leaseDurationSeconds", duration_s) : duration_s;
+  const k8s::Lease lease = k8s::DecodeLease(*got);
   const base::MonoTime steady_now = clock_.Monotonic();
-  if (holder != observed_holder_ || renew != observed_renew_) {
-    observed_holder_ = holder;
-    observed_renew_ = renew;
+  if (lease.holder != observed_holder_ || lease.renew_time != observed_renew_) {
+    observed_holder_ = lease.holder;
+    observed_renew_ = lease.renew_time;
     observed_at_ = steady_now;
   }
-  if (!holder.empty() && holder != config_.identity &&
-      steady_now < observed_at_ + std::chrono::seconds(their_duration_s)) {
+  if (!lease.holder.empty() && lease.holder != config_.identity &&
+      steady_now < observed_at_ + std::chrono::seconds(lease.duration_seconds.value_or(duration_s))) {
     return false;  // held by someone who renewed recently (as far as we have seen)
   }
-  bool ours = holder == config_.identity;
-  std::string rv = json::GetString(json::Find(*got, {"metadata", "resourceVersion"}));
-  std::string body = R"({"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":)" + json::Quote(config_.name) +
-                     R"(,"namespace":)" + json::Quote(config_.ns) + R"(,"resourceVersion":)" + json::Quote(rv) +
-                     R"(},"spec":{"holderIdentity":)" + json::Quote(config_.identity) + R"(,"leaseDurationSeconds":)" +
-                     std::to_string(duration_s) + R"(,"acquireTime":)" + json::Quote(ours && !acquire.empty() ? acquire : now) +
-                     R"(,"renewTime":)" + json::Quote(now) + R"(,"leaseTransitions":)" +
-                     std::to_string(ours ? transitions : transitions + 1) + "}}";
-  auto updated = client_->Update(path, body);
+  const bool held = lease.holder == config_.identity;
+  ours.resource_version = lease.resource_version;
+  if (held && !lease.acquire_time.empty()) ours.acquire_time = lease.acquire_time;
+  ours.transitions = held ? lease.transitions : lease.transitions + 1;
+  auto updated = client_->Update(path, k8s::EncodeLease(ours));
   if (!updated.ok()) {
     if (!updated.status().IsConflict()) {
       spdlog::warn("leader election: cannot update lease: {}", updated.status().ToString());
     }
     return false;
   }
-  observed_holder_ = config_.identity;
-  observed_renew_ = now;
-  observed_at_ = steady_now;
-  last_renew_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(steady_now.time_since_epoch()).count();
+  NoteRenewed(now, steady_now);
   return true;
+}
+
+void LeaderElector::NoteRenewed(const std::string& renew_time, base::MonoTime at) {
+  observed_holder_ = config_.identity;
+  observed_renew_ = renew_time;
+  observed_at_ = at;
+  last_renew_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
 }
 
 bool LeaderElector::Acquire(const std::atomic<bool>& stop) {
@@ -150,12 +138,11 @@ void LeaderElector::Release() {
   leader_ = false;
   // Hand over at once: an empty holder lets a standby take the Lease on its next try.
   auto got = client_->Get(kLeases.Path(config_.ns, config_.name));
-  if (!got.ok() || json::GetString(json::Find(*got, {"spec", "holderIdentity"})) != config_.identity) return;
-  std::string rv = json::GetString(json::Find(*got, {"metadata", "resourceVersion"}));
-  std::string now = k8s::FormatRfc3339Micro(clock_.Now());
-  auto r = client_->MergePatch(kLeases.Path(config_.ns, config_.name),
-                               R"({"metadata":{"resourceVersion":)" + json::Quote(rv) +
-                                   R"(},"spec":{"holderIdentity":"","leaseDurationSeconds":1,"renewTime":)" + json::Quote(now) + "}}");
+  if (!got.ok()) return;
+  const k8s::Lease lease = k8s::DecodeLease(*got);
+  if (lease.holder != config_.identity) return;
+  const std::string now = k8s::FormatRfc3339Micro(clock_.Now());
+  auto r = client_->MergePatch(kLeases.Path(config_.ns, config_.name), k8s::LeaseReleasePatch(lease.resource_version, now));
   if (r.ok()) {
     spdlog::info("leader election: released lease {}/{}", config_.ns, config_.name);
   } else {

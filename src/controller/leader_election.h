@@ -63,6 +63,8 @@ class LeaderElector {
  private:
   // One attempt: take or renew the Lease. True when we hold it afterwards.
   bool TryAcquireOrRenew();
+  // We hold the Lease, renewed at `renew_time` (as written into it), seen at `at`.
+  void NoteRenewed(const std::string& renew_time, base::MonoTime at);
 
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;

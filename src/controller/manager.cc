@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/v1alpha1/http_api.h"
 #include "controller/admission.h"
 #include "controller/dashboard_request.h"
 #include "k8s/json.h"
@@ -144,37 +145,26 @@ HttpReply Manager::QueueReply(const HttpRequestView& req, bool json_errors) cons
 std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconcilers::QueueEntry>& entries,
                                const QueueScope* scope) const {
   k8s::TimePoint now = clock_.Now();
+  api::v1alpha1::QueuePage page;
+  page.generated_at = k8s::FormatRfc3339(now);
   // A standby computes no queue: say so, so that clients behind a Service ask again.
-  bool leader = !elector_ || elector_->IsLeader();
-  std::string out = R"({"generatedAt":)" + json::Quote(k8s::FormatRfc3339(now)) + R"(,"leader":)" +
-                    (leader ? "true" : "false") + R"(,"total":)" +
-                    std::to_string(entries.size()) + R"(,"items":[)";
-  size_t n = 0;
+  page.leader = !elector_ || elector_->IsLeader();
+  page.total = static_cast<int64_t>(entries.size());
   int64_t last = 0;  // the position of the last item written
-  bool more = false;
   for (const auto& e : entries) {
     if ((!query.ns.empty() && e.ns != query.ns) || e.position <= query.after) continue;
     if (scope != nullptr && !scope->Shows(e.ns)) continue;
-    if (n >= query.limit) {
-      more = true;
+    if (page.items.size() >= query.limit) {
+      page.continue_token = std::to_string(last);
       break;
     }
-    if (n++) out += ",";
     last = e.position;
-    std::string fleets = "[";
-    for (size_t i = 0; i < e.fleets.size(); ++i) fleets += (i ? "," : "") + json::Quote(e.fleets[i]);
-    fleets += "]";
-    int64_t wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(now - e.submitted_at).count());
-    out += R"({"position":)" + std::to_string(e.position) + R"(,"namespace":)" + json::Quote(e.ns) + R"(,"name":)" +
-           json::Quote(e.name) + R"(,"priority":)" + std::to_string(e.priority) + R"(,"effectivePriority":)" +
-           std::to_string(e.effective_priority) + R"(,"nodes":)" + std::to_string(e.nodes) + R"(,"fleets":)" + fleets +
-           R"(,"submittedAt":)" + json::Quote(k8s::FormatRfc3339(e.submitted_at)) + R"(,"waitSeconds":)" +
-           std::to_string(wait) + R"(,"reason":)" + json::Quote(e.reason) + R"(,"message":)" + json::Quote(e.message) + "}";
+    const int64_t wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(now - e.submitted_at).count());
+    page.items.push_back(api::v1alpha1::QueueItem{e.position, e.ns, e.name, e.priority, e.effective_priority, e.nodes,
+                                                  e.fleets, k8s::FormatRfc3339(e.submitted_at), wait, e.reason,
+                                                  e.message});
   }
-  out += "]";
-  if (more) out += R"(,"continue":)" + json::Quote(std::to_string(last));
-  out += "}";
-  return out;
+  return api::v1alpha1::EncodeQueuePage(page);
 }
 
 k8s::Status Manager::Run(const std::atomic<bool>& stop) {

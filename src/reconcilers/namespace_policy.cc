@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "k8s/core_types.h"
 #include "k8s/quantity.h"
 
 namespace berth::reconcilers {
@@ -52,8 +53,7 @@ std::string PriorityCapNote(const std::string& ns, int64_t priority, const Prior
 }
 
 std::shared_ptr<const NamespaceInfo> DecodeNamespace(const json::Value& obj) {
-  if (!obj.IsObject()) return nullptr;
-  auto meta = k8s::DecodeMeta(obj);
+  auto meta = k8s::DecodeMeta(obj);  // empty for anything but an object
   if (meta.name.empty()) return nullptr;
   auto n = std::make_shared<NamespaceInfo>();
   n->name = meta.name;
@@ -72,14 +72,10 @@ std::string QuotaKey(const std::string& name) {
   return "";
 }
 
-void ReadAmounts(const json::Value* list, std::map<std::string, int64_t>& out) {
-  if (list == nullptr || !list->IsObject()) return;
-  for (auto it = list->MemberBegin(); it != list->MemberEnd(); ++it) {
-    if (!it->value.IsString()) continue;
-    const std::string name(it->name.GetString(), it->name.GetStringLength());
+void ReadAmounts(const std::map<std::string, std::string>& list, std::map<std::string, int64_t>& out) {
+  for (const auto& [name, text] : list) {
     const std::string key = QuotaKey(name);
     if (key.empty()) continue;
-    const std::string_view text(it->value.GetString(), it->value.GetStringLength());
     auto v = key == scheduling::kQuotaCpu ? k8s::ParseMilliValue(text) : k8s::ParseValue(text);
     if (!v.ok()) continue;  // beyond what berth can count: not a limit berth can check
     // Two names for one resource (cpu and requests.cpu): the smaller hard limit binds.
@@ -91,18 +87,15 @@ void ReadAmounts(const json::Value* list, std::map<std::string, int64_t>& out) {
 }  // namespace
 
 std::shared_ptr<const ResourceQuotaInfo> DecodeResourceQuota(const json::Value& obj) {
-  if (!obj.IsObject()) return nullptr;
-  auto meta = k8s::DecodeMeta(obj);
-  if (meta.name.empty()) return nullptr;
+  const k8s::ResourceQuotaView view = k8s::DecodeResourceQuotaView(obj);
+  if (view.meta.name.empty()) return nullptr;
   auto q = std::make_shared<ResourceQuotaInfo>();
-  q->ns = meta.ns;
-  q->name = meta.name;
-  const json::Value* scopes = json::Find(obj, {"spec", "scopes"});
-  const json::Value* selector = json::Find(obj, {"spec", "scopeSelector"});
-  q->scoped = (scopes != nullptr && scopes->IsArray() && !scopes->Empty()) || (selector != nullptr && selector->IsObject());
-  ReadAmounts(json::Find(obj, {"status", "hard"}), q->hard);
-  if (q->hard.empty()) ReadAmounts(json::Find(obj, {"spec", "hard"}), q->hard);
-  ReadAmounts(json::Find(obj, {"status", "used"}), q->used);
+  q->ns = view.meta.ns;
+  q->name = view.meta.name;
+  q->scoped = view.scoped;
+  ReadAmounts(view.status_hard, q->hard);
+  if (q->hard.empty()) ReadAmounts(view.spec_hard, q->hard);
+  ReadAmounts(view.status_used, q->used);
   return q;
 }
 

@@ -3,91 +3,31 @@
 #include <algorithm>
 #include <string_view>
 
+#include "k8s/core_types.h"
+#include "k8s/pod_template.h"
 #include "k8s/quantity.h"
 
 namespace berth::reconcilers {
 
-namespace json = k8s::json;
 namespace sched = scheduling;
-using rapidjson::StringRef;
 
 namespace {
 
-using Alloc = json::Document::AllocatorType;
-
-json::Value Str(const std::string& s, Alloc& a) { return json::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a); }
-
-// These use HasMember + operator[] rather than comparing FindMember with MemberEnd(): RapidJSON
-// 1.1.0's mutable member iterators compare ambiguously under C++20 (clang
-// -Wambiguous-reversed-operator).
-
-// obj[key] as an object, created (or replaced when not an object).
-json::Value& ObjectMember(json::Value& obj, const char* key, Alloc& a) {
-  if (!obj.HasMember(key)) obj.AddMember(json::Value(key, a), json::Value(rapidjson::kObjectType), a);
-  json::Value& v = obj[key];
-  if (!v.IsObject()) v.SetObject();
-  return v;
-}
-
-json::Value& ArrayMember(json::Value& obj, const char* key, Alloc& a) {
-  if (!obj.HasMember(key)) obj.AddMember(json::Value(key, a), json::Value(rapidjson::kArrayType), a);
-  json::Value& v = obj[key];
-  if (!v.IsArray()) v.SetArray();
-  return v;
-}
-
-void SetString(json::Value& obj, const char* key, const std::string& v, Alloc& a) {
-  if (obj.HasMember(key)) {
-    obj[key] = Str(v, a);
-  } else {
-    obj.AddMember(json::Value(key, a), Str(v, a), a);
-  }
-}
-
-// Sets (or replaces) env var `name` in a container's env list.
-void SetEnv(json::Value& container, const std::string& name, const std::string& value, Alloc& a) {
-  json::Value& env = ArrayMember(container, "env", a);
-  for (auto& e : env.GetArray()) {
-    if (json::GetString(e, "name") == name) {
-      e.SetObject();
-      e.AddMember("name", Str(name, a), a);
-      e.AddMember("value", Str(value, a), a);
-      return;
-    }
-  }
-  json::Value e(rapidjson::kObjectType);
-  e.AddMember("name", Str(name, a), a);
-  e.AddMember("value", Str(value, a), a);
-  env.PushBack(e, a);
-}
-
-// A quantity of the template as the API server reads it (a string, or a number as YAML writes
-// `cpu: 2`); -1 when it cannot be read.
-int64_t ReadQuantity(const json::Value& q, std::string_view resource) {
-  std::string text;
-  if (q.IsString()) {
-    text = q.GetString();
-  } else if (q.IsNumber()) {
-    text = json::Serialize(q);
-  } else {
-    return -1;
-  }
+// A quantity of the template as the API server reads it (k8s::TemplateContainer's text: a string,
+// or a number as YAML writes `cpu: 2`); -1 when it cannot be read.
+int64_t ReadQuantity(const std::string& text, std::string_view resource) {
   auto v = resource == "cpu" ? k8s::ParseMilliValue(text) : k8s::ParseValue(text);
   return v.ok() && v.value() >= 0 ? v.value() : -1;
 }
 
 // A container's request for one resource as the API server will default it: the request, else
 // the limit. -1 when a quantity cannot be read.
-int64_t ContainerRequest(const json::Value& c, const char* resource) {
-  for (const char* kind : {"requests", "limits"}) {
-    const json::Value* q = json::Find(c, {"resources", kind, resource});
-    if (q != nullptr) return ReadQuantity(*q, resource);
+int64_t ContainerRequest(const k8s::TemplateContainer& c, const std::string& resource) {
+  for (const auto* list : {&c.requests, &c.limits}) {
+    if (auto q = list->find(resource); q != list->end()) return ReadQuantity(q->second, resource);
   }
   return 0;
 }
-
-// A restartable init container (a sidecar): an init container with restartPolicy Always.
-bool IsSidecar(const json::Value& c) { return json::GetString(c, "restartPolicy") == "Always"; }
 
 // What a template asks of one resource (cpu or memory) beside its first container, counted the
 // way kubelet 1.37 admits a Pod (k8s.io/component-helpers/resource PodRequests): the containers
@@ -117,58 +57,63 @@ int64_t Sum(int64_t a, int64_t b) {
   return std::min(std::min(a, kCap) + std::min(b, kCap), kCap);
 }
 
-k8s::Result<std::vector<TemplateAsk>> ReadTemplateAsks(const json::Value& spec, const std::string& gpu_resource) {
-  std::vector<TemplateAsk> asks(2);
-  asks[0].resource = "cpu";
-  asks[1].resource = "memory";
-  for (const char* list : {"containers", "initContainers"}) {
-    const json::Value* cs = json::Find(spec, {list});
-    if (cs == nullptr || !cs->IsArray()) continue;
-    const bool init = std::string_view(list) == "initContainers";
-    std::vector<int64_t> sidecars_so_far(asks.size(), 0);
-    for (rapidjson::SizeType i = init ? 0 : 1; i < cs->Size(); ++i) {
-      const json::Value& c = (*cs)[i];
-      if (!c.IsObject()) continue;
-      const std::string name = json::GetString(c, "name");
-      const bool sidecar = init && IsSidecar(c);
-      const std::string what = sidecar ? "sidecar " : init ? "init container " : "container ";
-      const int64_t gpus = ContainerRequest(c, gpu_resource.c_str());
-      if (gpus < 0) return k8s::Status::Error(what + name + " has a resource quantity berth cannot read");
-      if (gpus > 0) {
-        return k8s::Status::Error(what + name + " asks for " + gpu_resource + ": only the first container gets the run's GPUs");
+// One resource of the containers after the first and of the init containers, in order (a restartable
+// init container, restartPolicy Always, is a sidecar).
+k8s::Status AddContainerAsks(const std::vector<k8s::TemplateContainer>& cs, bool init, const std::string& gpu_resource,
+                             std::vector<TemplateAsk>& asks) {
+  std::vector<int64_t> sidecars_so_far(asks.size(), 0);
+  for (size_t i = init ? 0 : 1; i < cs.size(); ++i) {
+    const k8s::TemplateContainer& c = cs[i];
+    if (!c.is_object) continue;
+    const bool sidecar = init && c.restart_always;
+    const std::string what = sidecar ? "sidecar " : init ? "init container " : "container ";
+    const int64_t gpus = ContainerRequest(c, gpu_resource);
+    if (gpus < 0) return k8s::Status::Error(what + c.name + " has a resource quantity berth cannot read");
+    if (gpus > 0) {
+      return k8s::Status::Error(what + c.name + " asks for " + gpu_resource + ": only the first container gets the run's GPUs");
+    }
+    for (size_t k = 0; k < asks.size(); ++k) {
+      TemplateAsk& ask = asks[k];
+      const int64_t v = ContainerRequest(c, ask.resource);
+      if (v < 0) return k8s::Status::Error(what + c.name + " has a resource quantity berth cannot read");
+      if (!init || sidecar) {
+        ask.others = Sum(ask.others, v);
+        if (v > 0) (sidecar ? ask.sidecars : ask.other_containers) = true;
       }
-      for (size_t k = 0; k < asks.size(); ++k) {
-        TemplateAsk& ask = asks[k];
-        const int64_t v = ContainerRequest(c, ask.resource);
-        if (v < 0) return k8s::Status::Error(what + name + " has a resource quantity berth cannot read");
-        if (!init || sidecar) {
-          ask.others = Sum(ask.others, v);
-          if (v > 0) (sidecar ? ask.sidecars : ask.other_containers) = true;
-        }
-        if (sidecar) {
-          sidecars_so_far[k] = Sum(sidecars_so_far[k], v);  // never above `others`: no peak of its own
-        } else if (init && Sum(v, sidecars_so_far[k]) > ask.init_peak) {
-          ask.init_peak = Sum(v, sidecars_so_far[k]);
-          ask.init_peak_name = name;
-          ask.init_peak_after_sidecars = sidecars_so_far[k] > 0;
-        }
+      if (sidecar) {
+        sidecars_so_far[k] = Sum(sidecars_so_far[k], v);  // never above `others`: no peak of its own
+      } else if (init && Sum(v, sidecars_so_far[k]) > ask.init_peak) {
+        ask.init_peak = Sum(v, sidecars_so_far[k]);
+        ask.init_peak_name = c.name;
+        ask.init_peak_after_sidecars = sidecars_so_far[k] > 0;
       }
     }
   }
+  return k8s::Status();
+}
+
+k8s::Result<std::vector<TemplateAsk>> ReadTemplateAsks(const k8s::TemplateSpecView& spec, const std::string& gpu_resource) {
+  std::vector<TemplateAsk> asks(2);
+  asks[0].resource = "cpu";
+  asks[1].resource = "memory";
+  if (k8s::Status s = AddContainerAsks(spec.containers, false, gpu_resource, asks); !s.ok()) return s;
+  if (k8s::Status s = AddContainerAsks(spec.init_containers, true, gpu_resource, asks); !s.ok()) return s;
   for (TemplateAsk& ask : asks) {
-    if (const json::Value* q = json::Find(spec, {"overhead", ask.resource}); q != nullptr) {
-      ask.overhead = ReadQuantity(*q, ask.resource);
+    if (auto q = spec.overhead.find(ask.resource); q != spec.overhead.end()) {
+      ask.overhead = ReadQuantity(q->second, ask.resource);
       if (ask.overhead < 0) return k8s::Status::Error(std::string("spec.template.spec.overhead.") + ask.resource + " is a quantity berth cannot read");
     }
     for (const char* kind : {"requests", "limits"}) {
-      const json::Value* q = json::Find(spec, {"resources", kind, ask.resource});
-      if (q == nullptr) continue;
-      const int64_t v = ReadQuantity(*q, ask.resource);
+      const bool requests = std::string_view(kind) == "requests";
+      const auto& list = requests ? spec.pod_requests : spec.pod_limits;
+      auto q = list.find(ask.resource);
+      if (q == list.end()) continue;
+      const int64_t v = ReadQuantity(q->second, ask.resource);
       if (v < 0) {
         return k8s::Status::Error(std::string("spec.template.spec.resources.") + kind + "." + ask.resource +
                                   " is a quantity berth cannot read");
       }
-      (std::string_view(kind) == "requests" ? ask.pod_request : ask.pod_limit) = v;
+      (requests ? ask.pod_request : ask.pod_limit) = v;
     }
   }
   return asks;
@@ -232,36 +177,15 @@ std::string RankAddress(const Run& run, int rank) {
 
 namespace {
 
-// The Pod's metadata: the template's labels and annotations, berth's labels (run, rank,
-// attempt), the blocks annotation and the Run as controlling owner.
-json::Value PodMeta(const Run& run, const json::Document& tmpl, const RankAssignment& me, Alloc& a) {
-  json::Value meta(rapidjson::kObjectType);
-  if (const json::Value* tm = json::Find(tmpl, {"metadata"}); tm != nullptr && tm->IsObject()) {
-    if (const json::Value* l = json::Find(*tm, {"labels"}); l != nullptr && l->IsObject()) {
-      meta.AddMember("labels", json::Value(*l, a), a);
-    }
-    if (const json::Value* an = json::Find(*tm, {"annotations"}); an != nullptr && an->IsObject()) {
-      meta.AddMember("annotations", json::Value(*an, a), a);
-    }
-  }
-  meta.AddMember("name", Str(me.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, me.rank) : me.pod, a), a);
-  meta.AddMember("namespace", Str(run.meta.ns, a), a);
-  json::Value& labels = ObjectMember(meta, "labels", a);
-  SetString(labels, kRunLabel, run.meta.name, a);
-  SetString(labels, kRankLabel, std::to_string(me.rank), a);
-  SetString(labels, kAttemptLabel, std::to_string(run.status.resubmissions), a);
-  SetString(ObjectMember(meta, "annotations", a), kBlocksAnnotation, std::to_string(me.blocks), a);
-  json::Value owner(rapidjson::kObjectType);
-  owner.AddMember("apiVersion", StringRef(kGroupVersion), a);
-  owner.AddMember("kind", "Run", a);
-  owner.AddMember("name", Str(run.meta.name, a), a);
-  owner.AddMember("uid", Str(run.meta.uid, a), a);
-  owner.AddMember("controller", true, a);
-  owner.AddMember("blockOwnerDeletion", true, a);
-  json::Value owners(rapidjson::kArrayType);
-  owners.PushBack(owner, a);
-  meta.AddMember("ownerReferences", owners, a);
-  return meta;
+// The Pod's metadata: the template's labels and annotations (kept by PodDraft), berth's labels
+// (run, rank, attempt), the blocks annotation and the Run as controlling owner.
+void SetPodMeta(k8s::PodDraft& pod, const Run& run, const RankAssignment& me) {
+  pod.SetName(me.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, me.rank) : me.pod, run.meta.ns);
+  pod.SetLabel(kRunLabel, run.meta.name);
+  pod.SetLabel(kRankLabel, std::to_string(me.rank));
+  pod.SetLabel(kAttemptLabel, std::to_string(run.status.resubmissions));
+  pod.SetAnnotation(kBlocksAnnotation, std::to_string(me.blocks));
+  pod.SetControllerOwner(kGroupVersion, "Run", run.meta.name, run.meta.uid);
 }
 
 // The blocks are the Pod's whole budget, counted the way the kubelet admits it. For cpu and
@@ -271,8 +195,8 @@ json::Value PodMeta(const Run& run, const json::Document& tmpl, const RankAssign
 // must fit the blocks; a Pod-level limit it leaves out becomes the blocks' amount (the Pod may use
 // its blocks, never more), and the first container keeps what the template gives it. Only the
 // first container gets GPUs (Kubernetes has no Pod-level GPUs).
-// `spec` gets members here: references into it taken before are not valid after.
-k8s::Status SetBudget(json::Value& spec, const std::string& gpu_resource, const RankAssignment& me, Alloc& a) {
+k8s::Status SetBudget(k8s::PodDraft& pod, const std::string& gpu_resource, const RankAssignment& me) {
+  const k8s::TemplateSpecView spec = pod.ReadSpec();
   auto asks = ReadTemplateAsks(spec, gpu_resource);
   if (!asks.ok()) return asks.status();
   const int64_t budgets[] = {me.resources.cpu_millis, me.resources.memory_bytes};
@@ -280,33 +204,29 @@ k8s::Status SetBudget(json::Value& spec, const std::string& gpu_resource, const 
     if (budgets[k] <= 0) continue;
     if (k8s::Status s = CheckFits(asks.value()[k], budgets[k], me.node); !s.ok()) return s;
   }
-  json::Value& first = spec["containers"][0];
-  if (!first.IsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
-  json::Value& res = ObjectMember(first, "resources", a);
+  if (!pod.FirstContainerIsObject()) return k8s::Status::Error("spec.template.spec.containers[0] is not an object");
   for (const char* kind : {"requests", "limits"}) {
-    json::Value& m = ObjectMember(res, kind, a);
     for (size_t k = 0; k < asks.value().size(); ++k) {
       const TemplateAsk& ask = asks.value()[k];
-      if (budgets[k] > 0 && !ask.PodLevel()) SetString(m, ask.resource, ask.Format(budgets[k] - ask.others - ask.overhead), a);
+      if (budgets[k] > 0 && !ask.PodLevel()) {
+        pod.SetFirstContainerQuantity(kind, ask.resource, ask.Format(budgets[k] - ask.others - ask.overhead));
+      }
     }
     // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
-    m.RemoveMember(gpu_resource.c_str());
-    if (me.resources.gpus > 0) m.AddMember(Str(gpu_resource, a), Str(std::to_string(me.resources.gpus), a), a);
+    pod.RemoveFirstContainerQuantity(kind, gpu_resource);
+    if (me.resources.gpus > 0) pod.SetFirstContainerQuantity(kind, gpu_resource, std::to_string(me.resources.gpus));
   }
   for (size_t k = 0; k < asks.value().size(); ++k) {
     const TemplateAsk& ask = asks.value()[k];
     if (budgets[k] <= 0 || !ask.PodLevel() || ask.pod_limit >= 0) continue;
-    const json::Value* given = json::Find(spec, {"resources", "limits"});
-    if (given != nullptr && !given->IsObject()) continue;  // the API server refuses the template's own
-    json::Value& limits = ObjectMember(ObjectMember(spec, "resources", a), "limits", a);
-    SetString(limits, ask.resource, ask.Format(budgets[k] - ask.overhead), a);
+    if (!spec.pod_limits_settable) continue;  // the API server refuses the template's own
+    pod.SetPodLimit(ask.resource, ask.Format(budgets[k] - ask.overhead));
   }
   return k8s::Status();
 }
 
 // BERTH_* in every container.
-void SetRunEnv(json::Value& containers, const Run& run, const std::vector<RankAssignment>& ranks,
-               const RankAssignment& me, Alloc& a) {
+void SetRunEnv(k8s::PodDraft& pod, const Run& run, const std::vector<RankAssignment>& ranks, const RankAssignment& me) {
   const int nodes = static_cast<int>(ranks.size());
   std::string master = nodes > 1 ? RankAddress(run, 0) : "localhost";
   std::string addrs;
@@ -316,17 +236,14 @@ void SetRunEnv(json::Value& containers, const Run& run, const std::vector<RankAs
   }
   int64_t gpus_total = 0;
   for (const auto& r : ranks) gpus_total += r.resources.gpus;
-  for (auto& c : containers.GetArray()) {
-    if (!c.IsObject()) continue;
-    SetEnv(c, "BERTH_RUN_NAME", run.meta.name, a);
-    SetEnv(c, "BERTH_NODE_RANK", std::to_string(me.rank), a);
-    SetEnv(c, "BERTH_NODES_NUM", std::to_string(nodes), a);
-    SetEnv(c, "BERTH_MASTER_NODE_ADDR", master, a);
-    SetEnv(c, "BERTH_NODES_ADDRS", addrs, a);
-    SetEnv(c, "BERTH_GPUS_PER_NODE", std::to_string(me.resources.gpus), a);
-    SetEnv(c, "BERTH_GPUS_NUM", std::to_string(gpus_total), a);
-    SetEnv(c, "BERTH_BLOCKS", std::to_string(me.blocks), a);
-  }
+  pod.SetEnvInEveryContainer("BERTH_RUN_NAME", run.meta.name);
+  pod.SetEnvInEveryContainer("BERTH_NODE_RANK", std::to_string(me.rank));
+  pod.SetEnvInEveryContainer("BERTH_NODES_NUM", std::to_string(nodes));
+  pod.SetEnvInEveryContainer("BERTH_MASTER_NODE_ADDR", master);
+  pod.SetEnvInEveryContainer("BERTH_NODES_ADDRS", addrs);
+  pod.SetEnvInEveryContainer("BERTH_GPUS_PER_NODE", std::to_string(me.resources.gpus));
+  pod.SetEnvInEveryContainer("BERTH_GPUS_NUM", std::to_string(gpus_total));
+  pod.SetEnvInEveryContainer("BERTH_BLOCKS", std::to_string(me.blocks));
 }
 
 }  // namespace
@@ -334,50 +251,29 @@ void SetRunEnv(json::Value& containers, const Run& run, const std::vector<RankAs
 k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
                                   const std::vector<RankAssignment>& ranks, size_t index) {
   const RankAssignment& me = ranks.at(index);
-  json::Document tmpl;
-  if (!run.spec.template_json.empty()) tmpl.Parse<rapidjson::kParseIterativeFlag>(run.spec.template_json.c_str());  // our own serialization: depth already capped
-  if (run.spec.template_json.empty() || tmpl.HasParseError() || !tmpl.IsObject()) {
-    return k8s::Status::Error("spec.template is not an object");
-  }
-  json::Document pod(rapidjson::kObjectType);
-  Alloc& a = pod.GetAllocator();
-  pod.AddMember("apiVersion", "v1", a);
-  pod.AddMember("kind", "Pod", a);
-  pod.AddMember("metadata", PodMeta(run, tmpl, me, a), a);
-
-  json::Value spec(rapidjson::kObjectType);
-  if (const json::Value* ts = json::Find(tmpl, {"spec"}); ts != nullptr && ts->IsObject()) spec.CopyFrom(*ts, a);
+  auto draft = k8s::PodDraft::FromTemplate(run.spec.template_json);
+  if (!draft.ok()) return draft.status();
+  k8s::PodDraft& pod = *draft;
+  SetPodMeta(pod, run, me);
   // Created already bound to its rank's node: no pods/binding write. The node is only ever the
   // one of the committed placement (the template's own nodeName is replaced).
-  SetString(spec, "nodeName", me.node, a);
-  SetString(spec, "schedulerName", kSchedulerName, a);
-  if (!spec.HasMember("restartPolicy")) spec.AddMember("restartPolicy", "Never", a);
-  json::Value tol(rapidjson::kObjectType);
-  tol.AddMember("key", StringRef(kFleetTaintKey), a);
-  tol.AddMember("operator", "Equal", a);
-  tol.AddMember("value", Str(fleet, a), a);
-  ArrayMember(spec, "tolerations", a).PushBack(tol, a);
+  pod.SetSpecString("nodeName", me.node);
+  pod.SetSpecString("schedulerName", kSchedulerName);
+  pod.DefaultSpecString("restartPolicy", "Never");
+  pod.AddToleration(kFleetTaintKey, "Equal", fleet);
   if (ranks.size() > 1) {
-    SetString(spec, "hostname", run.meta.name + "-" + std::to_string(me.rank), a);
-    SetString(spec, "subdomain", run.meta.name, a);
+    pod.SetSpecString("hostname", run.meta.name + "-" + std::to_string(me.rank));
+    pod.SetSpecString("subdomain", run.meta.name);
   }
-  const json::Value* containers = spec.HasMember("containers") ? &spec["containers"] : nullptr;
-  if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
-    return k8s::Status::Error("spec.template.spec.containers must list at least one container");
-  }
-  if (k8s::Status s = SetBudget(spec, gpu_resource, me, a); !s.ok()) return s;
-  SetRunEnv(spec["containers"], run, ranks, me, a);
-  pod.AddMember("spec", spec, a);
-  return json::Serialize(pod);
+  if (!pod.HasContainers()) return k8s::Status::Error("spec.template.spec.containers must list at least one container");
+  if (k8s::Status s = SetBudget(pod, gpu_resource, me); !s.ok()) return s;
+  SetRunEnv(pod, run, ranks, me);
+  return pod.Json();
 }
 
 std::string BuildService(const Run& run) {
-  return R"({"apiVersion":"v1","kind":"Service","metadata":{"name":)" + json::Quote(run.meta.name) +
-         R"(,"namespace":)" + json::Quote(run.meta.ns) + R"(,"labels":{")" + kRunLabel + R"(":)" +
-         json::Quote(run.meta.name) + R"(},"ownerReferences":[{"apiVersion":")" + kGroupVersion +
-         R"(","kind":"Run","name":)" + json::Quote(run.meta.name) + R"(,"uid":)" + json::Quote(run.meta.uid) +
-         R"(,"controller":true,"blockOwnerDeletion":true}]},"spec":{"clusterIP":"None","publishNotReadyAddresses":true,"selector":{")" +
-         kRunLabel + R"(":)" + json::Quote(run.meta.name) + R"(}}})";
+  return k8s::HeadlessServiceJson(run.meta.name, run.meta.ns, kRunLabel, run.meta.name,
+                                  k8s::OwnerRef{kGroupVersion, "Run", run.meta.name, run.meta.uid, true});
 }
 
 }  // namespace berth::reconcilers

@@ -1,14 +1,15 @@
 #include "runops/log_targets.h"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 
-#include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/codec.h"
 #include "k8s/client.h"
 
 namespace berth::runops {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 using k8s::Status;
 
 namespace {
@@ -18,56 +19,55 @@ constexpr const char* kRankLabel = "berth.dev/rank";
 constexpr const char* kAttemptLabel = "berth.dev/attempt";
 
 // A label's value as a whole number >= 0, or -1.
-int64_t LabelNumber(const json::Value& obj, const char* label) {
-  const std::string v = json::GetString(json::Find(obj, {"metadata", "labels", label}));
+int64_t LabelNumber(const k8s::PodView& pod, const char* label) {
+  const std::string v = pod.meta.Label(label);
   if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stoll(v);
 }
 
-bool OwnedBy(const json::Value& pod, const std::string& uid) {
-  const json::Value* owners = json::Find(pod, {"metadata", "ownerReferences"});
-  if (owners == nullptr || !owners->IsArray()) return false;
-  for (const auto& o : owners->GetArray()) {
-    if (json::GetString(o, "uid") == uid && json::GetBool(o, "controller")) return true;
+bool OwnedBy(const k8s::PodView& pod, const std::string& uid) {
+  for (const auto& o : pod.meta.owners) {
+    if (o.uid == uid && o.controller) return true;
   }
   return false;
 }
 
-std::string FirstContainer(const json::Value& pod) {
-  const json::Value* cs = json::Find(pod, {"spec", "containers"});
-  if (cs == nullptr || !cs->IsArray() || cs->GetArray().Empty()) return "";
-  return json::GetString(cs->GetArray()[0], "name");
+std::string RanksText(int64_t nodes) {
+  return nodes == 1 ? std::string("one rank (0)") : std::to_string(nodes) + " ranks (0 to " + std::to_string(nodes - 1) + ")";
+}
+
+// rank -> Pod of each attempt.
+using ByAttempt = std::map<int64_t, std::map<int64_t, const k8s::PodView*>>;
+
+ByAttempt PodsByAttempt(const api::Run& run, const std::vector<k8s::PodView>& pods) {
+  ByAttempt by_attempt;
+  for (const k8s::PodView& p : pods) {
+    if (!OwnedBy(p, run.meta.uid) || p.meta.Label(kRunLabel) != run.meta.name) continue;
+    const int64_t a = LabelNumber(p, kAttemptLabel), r = LabelNumber(p, kRankLabel);
+    if (a < 0 || r < 0) continue;
+    by_attempt[a][r] = &p;
+  }
+  return by_attempt;
 }
 
 }  // namespace
 
-k8s::Result<LogSelection> SelectLogTargets(const json::Value& run, const std::vector<const json::Value*>& pods,
+k8s::Result<LogSelection> SelectLogTargets(const api::Run& run, const std::vector<k8s::PodView>& pods,
                                            std::optional<int> rank) {
-  const std::string name = json::GetString(json::Find(run, {"metadata", "name"}));
-  const std::string uid = json::GetString(json::Find(run, {"metadata", "uid"}));
-  const json::Value* n = json::Find(run, {"spec", "nodes"});
-  const int64_t nodes = n != nullptr && n->IsInt64() && n->GetInt64() >= 1 ? n->GetInt64() : 1;
+  const std::string& name = run.meta.name;
+  const int64_t nodes = std::max<int64_t>(run.spec.nodes, 1);
   if (rank && (*rank < 0 || *rank >= nodes)) {
-    return Status::Error("run \"" + name + "\" has " +
-                         (nodes == 1 ? std::string("one rank (0)") : std::to_string(nodes) + " ranks (0 to " + std::to_string(nodes - 1) + ")") +
-                         ": --rank " + std::to_string(*rank) + " is out of range");
+    return Status::Error("run \"" + name + "\" has " + RanksText(nodes) + ": --rank " + std::to_string(*rank) +
+                         " is out of range");
   }
-  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  const std::string reason = json::GetString(json::Find(run, {"status", "reason"}));
+  const std::string phase(api::PhaseName(run.status.phase));
+  const std::string reason = run.status.reason.str();
   const std::string words = (phase.empty() ? std::string("no status yet") : phase) +
                             (reason.empty() || reason == phase ? "" : ", " + reason);
-  const json::Value* resub = json::Find(run, {"status", "resubmissions"});
-  const int64_t current = resub != nullptr && resub->IsInt64() ? resub->GetInt64() : 0;
-  // rank -> Pod of each attempt.
-  std::map<int64_t, std::map<int64_t, const json::Value*>> by_attempt;
-  for (const json::Value* p : pods) {
-    if (p == nullptr || !OwnedBy(*p, uid) || json::GetString(json::Find(*p, {"metadata", "labels", kRunLabel})) != name) continue;
-    const int64_t a = LabelNumber(*p, kAttemptLabel), r = LabelNumber(*p, kRankLabel);
-    if (a < 0 || r < 0) continue;
-    by_attempt[a][r] = p;
-  }
+  const int64_t current = run.status.resubmissions;
+  ByAttempt by_attempt = PodsByAttempt(run, pods);
   if (by_attempt.empty()) {
-    const bool ended = api::v1alpha1::IsTerminalPhase(phase);
+    const bool ended = api::IsTerminalPhase(run.status.phase);
     return Status::Error("run \"" + name + "\" has no Pods " + (ended ? "any more" : "yet") + " (" + words + ")");
   }
   LogSelection sel;
@@ -85,8 +85,8 @@ k8s::Result<LogSelection> SelectLogTargets(const json::Value& run, const std::ve
       missing.push_back(std::to_string(r));
       continue;
     }
-    sel.targets.push_back(LogTarget{static_cast<int>(r), json::GetString(json::Find(*it->second, {"metadata", "name"})),
-                                    FirstContainer(*it->second)});
+    const k8s::PodView& pod = *it->second;
+    sel.targets.push_back(LogTarget{static_cast<int>(r), pod.meta.name, pod.containers.empty() ? "" : pod.containers[0]});
   }
   if (sel.targets.empty()) {
     return Status::Error("run \"" + name + "\" has no Pod for rank " + (rank ? std::to_string(*rank) : missing.front()) +
@@ -98,6 +98,15 @@ k8s::Result<LogSelection> SelectLogTargets(const json::Value& run, const std::ve
     sel.note += (sel.note.empty() ? "" : "; ") + std::string("no Pod yet for rank ") + list;
   }
   return sel;
+}
+
+k8s::Result<LogSelection> SelectLogTargets(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,
+                                           std::optional<int> rank) {
+  std::vector<k8s::PodView> views;
+  for (const k8s::json::Value* p : pods) {
+    if (p != nullptr) views.push_back(k8s::DecodePodView(*p));
+  }
+  return SelectLogTargets(api::DecodeRunLeniently(run), views, rank);
 }
 
 std::vector<std::string> SplitLog(const std::string& body) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "api/v1alpha1/run.h"
+#include "k8s/core_types.h"
 #include "k8s/json.h"
 #include "k8s/result.h"
 
@@ -29,6 +31,9 @@ struct LogSelection {
 // Chooses the Pods to read (see above). `pods`: the Pods labelled berth.dev/run=RUN in the run's
 // namespace. Errors (one sentence each): `rank` outside 0..spec.nodes-1; no Pod at all ("has no
 // Pods yet" while Pending or Scheduled, "has no Pods any more" once ended), or none for `rank`.
+k8s::Result<LogSelection> SelectLogTargets(const api::v1alpha1::Run& run, const std::vector<k8s::PodView>& pods,
+                                           std::optional<int> rank);
+// The same on the objects as JSON (decoded with DecodeRunLeniently and k8s::DecodePodView).
 k8s::Result<LogSelection> SelectLogTargets(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,
                                            std::optional<int> rank);
 

@@ -1,25 +1,20 @@
 #include "runops/run_control.h"
 
-#include "api/v1alpha1/enums.h"
+#include "api/v1alpha1/codec.h"
 
 namespace berth::runops {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 using k8s::Status;
 
 namespace {
 
-bool SpecBool(const json::Value& run, const char* field) {
-  const json::Value* v = json::Find(run, {"spec", field});
-  return v != nullptr && v->IsBool() && v->GetBool();
-}
-
-std::string Quoted(const json::Value& run) { return "run \"" + json::GetString(json::Find(run, {"metadata", "name"})) + "\""; }
+std::string Quoted(const api::Run& run) { return "run \"" + run.meta.name + "\""; }
 
 // "Failed, Stopped" or "Succeeded".
-std::string PhaseWords(const json::Value& run) {
-  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  const std::string reason = json::GetString(json::Find(run, {"status", "reason"}));
+std::string PhaseWords(const api::Run& run) {
+  const std::string phase(api::PhaseName(run.status.phase));
+  const std::string reason = run.status.reason.str();
   return phase + (reason.empty() || reason == phase ? "" : ", " + reason);
 }
 
@@ -34,32 +29,28 @@ const char* ControlVerb(Control c) {
   return "";
 }
 
-Status CheckControl(Control c, const json::Value& run) {
+Status CheckControl(Control c, const api::Run& run) {
   const std::string who = Quoted(run);
-  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
   auto conflict = [](const std::string& why) { return Status::Error(why, 409, "Conflict"); };
-  if (json::Find(run, {"metadata", "deletionTimestamp"}) != nullptr) {
-    return conflict(who + " is being deleted; there is nothing to " + ControlVerb(c));
-  }
-  if (api::v1alpha1::IsTerminalPhase(phase)) {
+  if (run.meta.deleting) return conflict(who + " is being deleted; there is nothing to " + ControlVerb(c));
+  if (api::IsTerminalPhase(run.status.phase)) {
     return conflict(who + " has already ended (" + PhaseWords(run) + "); there is nothing to " + ControlVerb(c) +
                     " (kubectl berth apply -f FILE runs it again)");
   }
-  if (SpecBool(run, "stop")) {
-    return conflict(who + " is already being stopped (spec.stop is true); berth-controller ends it");
-  }
-  const bool suspended = SpecBool(run, "suspend");
+  if (run.spec.stop) return conflict(who + " is already being stopped (spec.stop is true); berth-controller ends it");
+  const bool suspended = run.spec.suspend;
   if (c == Control::kSuspend && suspended) {
-    return conflict(who + " is already suspended (spec.suspend is true); kubectl berth resume " +
-                    json::GetString(json::Find(run, {"metadata", "name"})) + " queues it again");
+    return conflict(who + " is already suspended (spec.suspend is true); kubectl berth resume " + run.meta.name +
+                    " queues it again");
   }
   if (c == Control::kResume && !suspended) return conflict(who + " is not suspended (spec.suspend is not true)");
   return Status();
 }
 
+Status CheckControl(Control c, const k8s::json::Value& run) { return CheckControl(c, api::DecodeRunLeniently(run)); }
+
 std::string ControlPatch(Control c, const std::string& resource_version) {
-  const std::string field = c == Control::kStop ? R"("stop":true)" : c == Control::kSuspend ? R"("suspend":true)" : R"("suspend":false)";
-  return R"({"metadata":{"resourceVersion":)" + json::Quote(resource_version) + R"(},"spec":{)" + field + "}}";
+  return c == Control::kStop ? api::StopPatch(resource_version) : api::SuspendPatch(c == Control::kSuspend, resource_version);
 }
 
 k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& ns, const std::string& name, Control c,
@@ -67,15 +58,14 @@ k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& 
   const std::string path = k8s::resources::kRuns.Path(ns, name);
   ControlChange change;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    auto run = client.Get(path, bearer_token);
-    if (!run.ok()) return Status::Error(RunErrorSentence(run.status(), ns, name), run.status().code(), run.status().reason());
-    if (Status s = CheckControl(c, *run); !s.ok()) return s;
-    change.phase = json::GetString(json::Find(*run, {"status", "phase"}));
-    const std::string rv = json::GetString(json::Find(*run, {"metadata", "resourceVersion"}));
-    auto patched = client.MergePatch(path, ControlPatch(c, rv), bearer_token);
+    auto got = client.Get(path, bearer_token);
+    if (!got.ok()) return Status::Error(RunErrorSentence(got.status(), ns, name), got.status().code(), got.status().reason());
+    const api::Run run = api::DecodeRunLeniently(*got);
+    if (Status s = CheckControl(c, run); !s.ok()) return s;
+    change.phase = std::string(api::PhaseName(run.status.phase));
+    auto patched = client.MergePatch(path, ControlPatch(c, run.meta.resource_version), bearer_token);
     if (patched.ok()) {
-      const json::Value* g = json::Find(*patched, {"metadata", "generation"});
-      change.generation = g != nullptr && g->IsInt64() ? g->GetInt64() : 0;
+      change.generation = k8s::DecodeMeta(*patched).generation;
       return change;
     }
     if (!patched.status().IsConflict()) {
@@ -88,28 +78,30 @@ k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& 
                        409, "Conflict");
 }
 
-bool ControlDone(Control c, const json::Value& run, int64_t generation) {
-  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  const std::string reason = json::GetString(json::Find(run, {"status", "reason"}));
-  const bool ended = api::v1alpha1::IsTerminalPhase(phase);
+bool ControlDone(Control c, const api::Run& run, int64_t generation) {
+  const bool ended = api::IsTerminalPhase(run.status.phase);
   if (c == Control::kStop) return ended;
   if (!Observed(run, generation)) return false;
-  if (c == Control::kSuspend) return ended || (api::v1alpha1::IsPhase(phase, api::v1alpha1::Phase::kPending) && api::v1alpha1::IsReason(reason, api::v1alpha1::Reason::kSuspended));
-  return !api::v1alpha1::IsReason(reason, api::v1alpha1::Reason::kSuspended);
+  const bool suspended_reason = run.status.reason == api::Reason::kSuspended;
+  if (c == Control::kSuspend) return ended || (run.status.phase == api::Phase::kPending && suspended_reason);
+  return !suspended_reason;
 }
 
-std::string StatusLine(const json::Value& run) {
-  const std::string phase = json::GetString(json::Find(run, {"status", "phase"}));
-  const std::string reason = json::GetString(json::Find(run, {"status", "reason"}));
-  const std::string message = json::GetString(json::Find(run, {"status", "message"}));
+bool ControlDone(Control c, const k8s::json::Value& run, int64_t generation) {
+  return ControlDone(c, api::DecodeRunLeniently(run), generation);
+}
+
+std::string StatusLine(const api::Run& run) {
+  const std::string phase(api::PhaseName(run.status.phase));
+  const std::string reason = run.status.reason.str();
   std::string s = phase.empty() ? "no status yet" : phase;
   if (!reason.empty() && reason != phase) s += " (" + reason + ")";
-  if (const json::Value* pos = json::Find(run, {"status", "queuePosition"}); pos != nullptr && pos->IsInt64()) {
-    s += ", position " + std::to_string(pos->GetInt64()) + " in the queue";
-  }
-  if (!message.empty()) s += ": " + message;
+  if (run.status.queue_position) s += ", position " + std::to_string(*run.status.queue_position) + " in the queue";
+  if (!run.status.message.empty()) s += ": " + run.status.message;
   return s;
 }
+
+std::string StatusLine(const k8s::json::Value& run) { return StatusLine(api::DecodeRunLeniently(run)); }
 
 std::string RunErrorSentence(const Status& s, const std::string& ns, const std::string& name) {
   if (s.IsNotFound()) return "run \"" + name + "\" not found in namespace \"" + ns + "\"";
@@ -119,9 +111,8 @@ std::string RunErrorSentence(const Status& s, const std::string& ns, const std::
   return s.ToString();
 }
 
-bool Observed(const json::Value& run, int64_t generation) {
-  const json::Value* og = json::Find(run, {"status", "observedGeneration"});
-  return og != nullptr && og->IsInt64() && og->GetInt64() >= generation;
-}
+bool Observed(const api::Run& run, int64_t generation) { return run.status.observed_generation >= generation; }
+
+bool Observed(const k8s::json::Value& run, int64_t generation) { return Observed(api::DecodeRunLeniently(run), generation); }
 
 }  // namespace berth::runops

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "api/v1alpha1/run.h"
 #include "k8s/client.h"
 #include "k8s/json.h"
 #include "k8s/result.h"
@@ -23,9 +24,11 @@ const char* ControlVerb(Control c);
 // or already stopping neither; a suspended run is not suspended again, and only a suspended run
 // (spec.suspend true) is resumed. The error carries 409 Conflict (the run's state conflicts with
 // the change), so an HTTP caller can answer with it.
+k8s::Status CheckControl(Control c, const api::v1alpha1::Run& run);
 k8s::Status CheckControl(Control c, const k8s::json::Value& run);
 
-// {"metadata":{"resourceVersion":rv},"spec":{"stop":true}} (or suspend true/false).
+// {"metadata":{"resourceVersion":rv},"spec":{"stop":true}} (or suspend true/false): the codec's
+// StopPatch / SuspendPatch.
 std::string ControlPatch(Control c, const std::string& resource_version);
 
 struct ControlChange {
@@ -43,13 +46,18 @@ k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& 
 
 // Whether the run's status shows the change carried out for `generation`: stopped (or ended
 // anyway), suspended (Pending, Suspended; or ended anyway), resumed (no longer Suspended).
+bool ControlDone(Control c, const api::v1alpha1::Run& run, int64_t generation);
 bool ControlDone(Control c, const k8s::json::Value& run, int64_t generation);
 
 // The run's status as one line: "Failed (Stopped): stopped (spec.stop) while running; ...".
+std::string StatusLine(const api::v1alpha1::Run& run);
 std::string StatusLine(const k8s::json::Value& run);
 
 // Whether the run's status reflects `generation` (status.observedGeneration >= generation).
+bool Observed(const api::v1alpha1::Run& run, int64_t generation);
 bool Observed(const k8s::json::Value& run, int64_t generation);
+
+// The overloads on JSON decode the run with api::v1alpha1::DecodeRunLeniently first.
 
 // A failed API call as a sentence: Forbidden/other API errors carry the server's message; 404 on
 // the run names it and its namespace.

@@ -40,14 +40,34 @@ struct RunDecodeOptions {
   // spec.template_json is left empty when the template's JSON is larger (Run::template_bytes and
   // template_hash are set either way).
   size_t kept_template_bytes = SIZE_MAX;
+  // Run::spelling: the spec's values as written (what kubectl berth describe shows).
+  bool keep_spelling = false;
+  // false: a Run without metadata.name decodes too (the webhook sees a Run made with
+  // generateName before the API server names it).
+  bool name_required = true;
+};
+
+struct FleetDecodeOptions {
+  // Fleet::spelling: the spec's values as written (what kubectl berth fleets shows).
+  bool keep_spelling = false;
 };
 
 k8s::Result<Run> DecodeRun(const k8s::json::Value& obj, const RunDecodeOptions& options = {});
+// For display and checks on one run (kubectl berth, the dashboard, the webhook): never fails; a
+// value that is not an object reads as an empty Run, a missing name as "".
+Run DecodeRunLeniently(const k8s::json::Value& obj, RunDecodeOptions options = {});
+// A RunList's JSON text: each item decoded (items that are not a Run are left out). Errors: "the
+// run list is not JSON: ...", "no \"items\" array in the run list".
+k8s::Result<std::vector<Run>> DecodeRunList(std::string_view text, const RunDecodeOptions& options = {});
+// spec.priority of a Run object, reading nothing else (a webhook's oldObject may nest deeper than
+// DecodeRun reads): an integer, else the CRD's default (base::kDefaultPriority); the default for
+// nullptr too.
+int64_t RunPriorityOf(const k8s::json::Value* obj);
 k8s::Result<RunStatus> DecodeRunStatus(const k8s::json::Value& status);
 // The status as DecodeRun reads it: a field that cannot be read is left at its default (and the
 // first such field named in `problem`, when given).
 RunStatus DecodeRunStatusLeniently(const k8s::json::Value& status, std::string* problem = nullptr);
-k8s::Result<Fleet> DecodeFleet(const k8s::json::Value& obj);
+k8s::Result<Fleet> DecodeFleet(const k8s::json::Value& obj, const FleetDecodeOptions& options = {});
 k8s::Result<Team> DecodeTeam(const k8s::json::Value& obj);
 
 // Whole objects: apiVersion, kind, metadata (name, namespace, uid, resourceVersion, generation,

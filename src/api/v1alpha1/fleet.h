@@ -54,6 +54,12 @@ struct FleetStatus {
   friend bool operator==(const FleetStatus&, const FleetStatus&) = default;
 };
 
+// The spec's values as written (FleetDecodeOptions::keep_spelling), for kubectl berth fleets; ""
+// when absent.
+struct FleetSpelling {
+  std::string placement, blocks, instance_lifetime;
+};
+
 struct Fleet {
   k8s::ObjectMeta meta;
   FleetSpec spec;
@@ -62,6 +68,10 @@ struct Fleet {
   std::string invalid_message;
   // The first status field that could not be read (left at its default), naming it.
   std::string status_problem;
+  // The object has a status (an object): berth-controller wrote one.
+  bool has_status = false;
+  // Set only with FleetDecodeOptions::keep_spelling.
+  std::optional<FleetSpelling> spelling;
   // status.instances by uid (DecodeFleet fills it: a view of 10,000 nodes looked each up in a
   // linear scan, 50 million string comparisons a pass). RecordForUid scans when it does not match.
   std::unordered_map<std::string, size_t> instance_by_uid;

@@ -231,15 +231,22 @@ void WriteFleetStatus(Writer& w, const FleetStatus& s) {
 
 }  // namespace
 
-k8s::Result<Fleet> DecodeFleet(const json::Value& obj) {
+k8s::Result<Fleet> DecodeFleet(const json::Value& obj, const FleetDecodeOptions& options) {
   if (!obj.IsObject()) return k8s::Status::Error("a Fleet must be a JSON object");
   Fleet f;
   f.meta = k8s::DecodeMeta(obj);
   if (f.meta.name.empty()) return k8s::Status::Error("a Fleet needs metadata.name");
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) DecodeFleetSpec(*spec, f.spec, f.invalid_message);
+  if (options.keep_spelling) {
+    const bool has_spec = spec != nullptr && spec->IsObject();
+    f.spelling = FleetSpelling{has_spec ? io::ScalarText(json::Find(*spec, {"placement"})) : "",
+                               has_spec ? io::ScalarText(json::Find(*spec, {"blocks"})) : "",
+                               has_spec ? io::ScalarText(json::Find(*spec, {"instanceLifetime"})) : ""};
+  }
   if (f.spec.node_selector.empty() && f.invalid_message.empty()) f.invalid_message = "spec.nodeSelector is empty";
   if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr && st->IsObject()) {
+    f.has_status = true;
     f.status = ReadFleetStatus(*st, f.status_problem);
     f.instance_by_uid.reserve(f.status.instances.size());
     for (size_t i = 0; i < f.status.instances.size(); ++i) f.instance_by_uid.emplace(f.status.instances[i].uid, i);

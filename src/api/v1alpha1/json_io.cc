@@ -1,6 +1,7 @@
 #include "api/v1alpha1/json_io.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "k8s/timefmt.h"
 
@@ -250,6 +251,29 @@ void WriteConditions(Writer& w, const std::vector<Condition>& conditions) {
     w.raw().EndObject();
   }
   w.raw().EndArray();
+}
+
+std::string ScalarText(const json::Value* v) {
+  if (v == nullptr) return "";
+  if (v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+  if (v->IsInt64()) return std::to_string(v->GetInt64());
+  if (v->IsNumber()) {
+    std::ostringstream s;
+    s << v->GetDouble();
+    return s.str();
+  }
+  if (v->IsBool()) return v->GetBool() ? "true" : "false";
+  return "";
+}
+
+std::vector<std::string> ScalarTexts(const json::Value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr || !v->IsArray()) return out;
+  for (const auto& e : v->GetArray()) {
+    std::string s = ScalarText(&e);
+    if (!s.empty()) out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace berth::api::v1alpha1::io

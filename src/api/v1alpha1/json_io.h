@@ -52,6 +52,12 @@ class Reader {
 
 std::vector<Condition> ReadConditions(Reader& r);
 
+// A string, number or boolean member as text ("8", "64Gi", "1.5", "true"); "" when `v` is null or
+// anything else (what a user wrote, for display).
+std::string ScalarText(const json::Value* v);
+// The elements of an array as ScalarText, empty ones left out.
+std::vector<std::string> ScalarTexts(const json::Value* v);
+
 // RapidJSON's writer over a string buffer, with the shapes the codec writes.
 class Writer {
  public:

@@ -100,6 +100,17 @@ struct RunStatus {
   friend bool operator==(const RunStatus&, const RunStatus&) = default;
 };
 
+// The spec's values as the user wrote them (RunDecodeOptions::keep_spelling), for what kubectl
+// berth describe shows: a quantity, a duration or a number as text ("8", "64Gi", "4h", "600"),
+// "" when absent.
+struct RunSpelling {
+  std::string cpu, memory, gpu;
+  std::string max_duration, start_timeout, ttl_seconds_after_finished;
+  bool has_retry = false;              // spec.retry is an object
+  std::vector<std::string> retry_on;   // spec.retry.onEvents in their order
+  std::string retry_duration;
+};
+
 struct Run {
   k8s::ObjectMeta meta;
   RunSpec spec;
@@ -116,6 +127,8 @@ struct Run {
   std::string invalid_message;
   // The first status field that could not be read (left at its default), naming it.
   std::string status_problem;
+  // Set only with RunDecodeOptions::keep_spelling.
+  std::optional<RunSpelling> spelling;
 };
 
 // "namespace/name": a run's key in the informer's cache, the queue and the writers.

@@ -355,6 +355,24 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   w.raw().EndObject();
 }
 
+RunSpelling ReadSpelling(const json::Value& spec) {
+  RunSpelling s;
+  if (const json::Value* r = json::Find(spec, {"resources"}); r != nullptr && r->IsObject()) {
+    s.cpu = io::ScalarText(json::Find(*r, {"cpu"}));
+    s.memory = io::ScalarText(json::Find(*r, {"memory"}));
+    s.gpu = io::ScalarText(json::Find(*r, {"gpu"}));
+  }
+  s.max_duration = io::ScalarText(json::Find(spec, {"maxDuration"}));
+  s.start_timeout = io::ScalarText(json::Find(spec, {"startTimeout"}));
+  s.ttl_seconds_after_finished = io::ScalarText(json::Find(spec, {"ttlSecondsAfterFinished"}));
+  if (const json::Value* retry = json::Find(spec, {"retry"}); retry != nullptr && retry->IsObject()) {
+    s.has_retry = true;
+    s.retry_on = io::ScalarTexts(json::Find(*retry, {"onEvents"}));
+    s.retry_duration = io::ScalarText(json::Find(*retry, {"duration"}));
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string TemplateTooLarge(size_t bytes) {
@@ -367,17 +385,44 @@ k8s::Result<Run> DecodeRun(const json::Value& obj, const RunDecodeOptions& optio
   if (!obj.IsObject()) return k8s::Status::Error("a Run must be a JSON object");
   Run run;
   run.meta = k8s::DecodeMeta(obj, options.keep_meta_prefix);
-  if (run.meta.name.empty()) return k8s::Status::Error("a Run needs metadata.name");
+  if (run.meta.name.empty() && options.name_required) return k8s::Status::Error("a Run needs metadata.name");
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {
     DecodeRunSpec(*spec, options.kept_template_bytes, run);
+    if (options.keep_spelling) run.spelling = ReadSpelling(*spec);
   } else {
     run.invalid_message = "spec is missing";
+    if (options.keep_spelling) run.spelling = RunSpelling{};
   }
   if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr) {
     run.status = ReadRunStatus(*st, run.status_problem);
   }
   return run;
+}
+
+Run DecodeRunLeniently(const json::Value& obj, RunDecodeOptions options) {
+  options.name_required = false;
+  auto run = DecodeRun(obj, options);
+  return run.ok() ? std::move(run).value() : Run{};
+}
+
+k8s::Result<std::vector<Run>> DecodeRunList(std::string_view text, const RunDecodeOptions& options) {
+  auto doc = json::Parse(text);
+  if (!doc.ok()) return k8s::Status::Error("the run list is not JSON: " + doc.status().message());
+  const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
+  if (items == nullptr || !items->IsArray()) return k8s::Status::Error("no \"items\" array in the run list");
+  std::vector<Run> runs;
+  runs.reserve(items->Size());
+  for (const auto& v : items->GetArray()) {
+    auto run = DecodeRun(v, options);
+    if (run.ok()) runs.push_back(std::move(run).value());
+  }
+  return runs;
+}
+
+int64_t RunPriorityOf(const json::Value* obj) {
+  const json::Value* p = obj != nullptr ? json::Find(*obj, {"spec", "priority"}) : nullptr;
+  return p != nullptr && p->IsInt64() ? p->GetInt64() : base::kDefaultPriority;
 }
 
 RunStatus DecodeRunStatusLeniently(const json::Value& status, std::string* problem) {

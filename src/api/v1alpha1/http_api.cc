@@ -1,0 +1,136 @@
+#include "api/v1alpha1/http_api.h"
+
+#include <rapidjson/prettywriter.h>
+
+#include "api/v1alpha1/json_io.h"
+#include "k8s/json.h"
+
+namespace berth::api::v1alpha1 {
+
+namespace json = k8s::json;
+using io::Writer;
+
+namespace {
+
+std::vector<std::string> StringsOf(const json::Value* v) {
+  std::vector<std::string> out;
+  if (v == nullptr || !v->IsArray()) return out;
+  for (const auto& s : v->GetArray()) {
+    if (s.IsString()) out.emplace_back(s.GetString(), s.GetStringLength());
+  }
+  return out;
+}
+
+QueueItem ReadQueueItem(const json::Value& v) {
+  QueueItem it;
+  it.position = json::GetInt(v, "position");
+  it.ns = json::GetString(v, "namespace");
+  it.name = json::GetString(v, "name");
+  it.priority = json::GetInt(v, "priority");
+  it.effective_priority = json::GetInt(v, "effectivePriority", it.priority);
+  it.nodes = json::GetInt(v, "nodes", 1);
+  it.fleets = StringsOf(json::Find(v, {"fleets"}));
+  it.submitted_at = json::GetString(v, "submittedAt");
+  it.wait_seconds = json::GetInt(v, "waitSeconds");
+  it.reason = json::GetString(v, "reason");
+  it.message = json::GetString(v, "message");
+  return it;
+}
+
+// The item's members, in the order the controller has always written them.
+template <typename W>
+void WriteQueueItem(W& w, const QueueItem& it) {
+  auto str = [&w](const char* key, const std::string& s) {
+    w.Key(key);
+    w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  };
+  auto num = [&w](const char* key, int64_t v) {
+    w.Key(key);
+    w.Int64(v);
+  };
+  w.StartObject();
+  num("position", it.position);
+  str("namespace", it.ns);
+  str("name", it.name);
+  num("priority", it.priority);
+  num("effectivePriority", it.effective_priority);
+  num("nodes", it.nodes);
+  w.Key("fleets");
+  w.StartArray();
+  for (const auto& f : it.fleets) w.String(f.c_str(), static_cast<rapidjson::SizeType>(f.size()));
+  w.EndArray();
+  str("submittedAt", it.submitted_at);
+  num("waitSeconds", it.wait_seconds);
+  str("reason", it.reason);
+  str("message", it.message);
+  w.EndObject();
+}
+
+}  // namespace
+
+k8s::Result<QueuePage> DecodeQueuePage(std::string_view body) {
+  auto doc = json::Parse(body);
+  if (!doc.ok()) return k8s::Status::Error("not JSON: " + doc.status().message());
+  const json::Value* items = doc->IsObject() ? json::Find(*doc, {"items"}) : nullptr;
+  if (items == nullptr || !items->IsArray()) return k8s::Status::Error("no \"items\" array in the answer");
+  QueuePage q;
+  if (const json::Value* l = json::Find(*doc, {"leader"}); l != nullptr && l->IsBool()) q.leader = l->GetBool();
+  q.generated_at = json::GetString(*doc, "generatedAt");
+  q.total = json::GetInt(*doc, "total", static_cast<int64_t>(items->Size()));
+  q.continue_token = json::GetString(*doc, "continue");
+  for (const auto& v : items->GetArray()) {
+    if (v.IsObject()) q.items.push_back(ReadQueueItem(v));
+  }
+  return q;
+}
+
+std::string EncodeQueuePage(const QueuePage& page) {
+  Writer w;
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.Key("generatedAt");
+  w.String(page.generated_at);
+  if (page.leader) {
+    w.Key("leader");
+    raw.Bool(*page.leader);
+  }
+  w.Key("total");
+  w.Int(page.total);
+  w.Key("items");
+  raw.StartArray();
+  for (const auto& it : page.items) WriteQueueItem(raw, it);
+  raw.EndArray();
+  if (!page.continue_token.empty()) {
+    w.Key("continue");
+    w.String(page.continue_token);
+  }
+  raw.EndObject();
+  return w.Take();
+}
+
+std::string EncodeQueueItemsPretty(const std::vector<QueueItem>& items) {
+  rapidjson::StringBuffer buf;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buf);
+  w.SetIndent(' ', 2);
+  w.StartArray();
+  for (const auto& it : items) WriteQueueItem(w, it);
+  w.EndArray();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+bool IsEmptyObjectBody(std::string_view body) {
+  auto doc = json::Parse(body);
+  return doc.ok() && doc->IsObject() && doc->MemberCount() == 0;
+}
+
+PriorityBody DecodePriorityBody(std::string_view body) {
+  PriorityBody out;
+  auto doc = json::Parse(body);
+  if (!doc.ok() || !doc->IsObject()) return out;
+  out.is_object = true;
+  const json::Value* p = json::Find(*doc, {"priority"});
+  if (p != nullptr && p->IsInt64()) out.priority = p->GetInt64();
+  return out;
+}
+
+}  // namespace berth::api::v1alpha1

@@ -1,0 +1,55 @@
+#pragma once
+// berth-controller's HTTP API bodies (docs/api.md "The queue endpoint", the dashboard): one page of
+// GET /queue (written by the controller, read by kubectl berth queue) and the dashboard's request
+// bodies. Like codec.h, the one place that spells them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "k8s/result.h"
+
+namespace berth::api::v1alpha1 {
+
+// One run of the queue, in the order the scheduler would take them.
+struct QueueItem {
+  int64_t position = 0;  // global, 1-based (a namespace filter leaves gaps)
+  std::string ns, name;
+  int64_t priority = 0, effective_priority = 0;
+  int64_t nodes = 1;
+  std::vector<std::string> fleets;  // empty: any fleet
+  std::string submitted_at;         // RFC 3339
+  int64_t wait_seconds = 0;
+  std::string reason, message;
+};
+
+// {"generatedAt", "leader", "total", "items": [...], "continue"}.
+struct QueuePage {
+  std::optional<bool> leader;  // "leader": false marks a standby replica, which has no queue
+  std::string generated_at;
+  int64_t total = 0;
+  std::vector<QueueItem> items;
+  std::string continue_token;  // "continue": more items follow
+};
+
+// Errors: not JSON ("not JSON: ..."), or no "items" array. Missing fields read as zero/empty
+// (effectivePriority as priority, nodes as 1, total as the number of items).
+k8s::Result<QueuePage> DecodeQueuePage(std::string_view body);
+// "leader" only when set, "continue" only when not empty.
+std::string EncodeQueuePage(const QueuePage& page);
+// The items as an indented JSON array and a newline (kubectl berth queue -o json).
+std::string EncodeQueueItemsPretty(const std::vector<QueueItem>& items);
+
+// The dashboard's POST bodies. stop, suspend, resume: exactly the empty object {}.
+bool IsEmptyObjectBody(std::string_view body);
+// {"priority": N}: `is_object` false when the body is not a JSON object; `priority` set when its
+// "priority" is an integer (any value: the caller checks the range).
+struct PriorityBody {
+  bool is_object = false;
+  std::optional<int64_t> priority;
+};
+PriorityBody DecodePriorityBody(std::string_view body);
+
+}  // namespace berth::api::v1alpha1

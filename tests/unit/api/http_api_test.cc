@@ -1,0 +1,85 @@
+// berth-controller's HTTP API bodies (api/v1alpha1/http_api.h): the /queue page both ways, the
+// dashboard's request bodies.
+
+#include "api/v1alpha1/http_api.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::api::v1alpha1 {
+namespace {
+
+QueuePage Page() {
+  QueuePage p;
+  p.generated_at = "2026-11-24T10:12:00Z";
+  p.leader = true;
+  p.total = 7;
+  p.items.push_back(QueueItem{1, "ml", "train", 70, 72, 2, {"a100", "h100"}, "2026-11-24T10:00:00Z", 720,
+                              "NoCapacity", "waiting for \"a100\""});
+  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", ""});
+  p.continue_token = "3";
+  return p;
+}
+
+TEST(QueuePageTest, TheControllerWritesThePageAsItAlwaysHas) {
+  EXPECT_EQ(EncodeQueuePage(Page()),
+            R"({"generatedAt":"2026-11-24T10:12:00Z","leader":true,"total":7,"items":[)"
+            R"({"position":1,"namespace":"ml","name":"train","priority":70,"effectivePriority":72,"nodes":2,)"
+            R"("fleets":["a100","h100"],"submittedAt":"2026-11-24T10:00:00Z","waitSeconds":720,"reason":"NoCapacity",)"
+            R"("message":"waiting for \"a100\""},)"
+            R"({"position":3,"namespace":"cv","name":"eval","priority":50,"effectivePriority":50,"nodes":1,)"
+            R"("fleets":[],"submittedAt":"2026-11-24T10:10:00Z","waitSeconds":120,"reason":"","message":""}],)"
+            R"("continue":"3"})");
+}
+
+TEST(QueuePageTest, WhatIsWrittenReadsBack) {
+  auto back = DecodeQueuePage(EncodeQueuePage(Page()));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->leader, std::optional<bool>(true));
+  EXPECT_EQ(back->total, 7);
+  EXPECT_EQ(back->continue_token, "3");
+  ASSERT_EQ(back->items.size(), 2u);
+  EXPECT_EQ(back->items[0].fleets, (std::vector<std::string>{"a100", "h100"}));
+  EXPECT_EQ(back->items[0].message, "waiting for \"a100\"");
+  EXPECT_EQ(back->items[1].position, 3);
+}
+
+TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
+  auto q = DecodeQueuePage(R"({"items":[{"position":2,"name":"x","priority":40},"junk"]})");
+  ASSERT_TRUE(q.ok());
+  EXPECT_FALSE(q->leader.has_value());
+  EXPECT_EQ(q->total, 2);  // the number of items
+  ASSERT_EQ(q->items.size(), 1u);
+  EXPECT_EQ(q->items[0].effective_priority, 40);
+  EXPECT_EQ(q->items[0].nodes, 1);
+  EXPECT_EQ(DecodeQueuePage("<html>").status().message().rfind("not JSON: ", 0), 0u);
+  EXPECT_EQ(DecodeQueuePage(R"({"total":1})").status().message(), "no \"items\" array in the answer");
+}
+
+TEST(QueuePageTest, TheCliPrintsTheItemsIndented) {
+  QueuePage p;
+  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", ""});
+  const std::string out = EncodeQueueItemsPretty(p.items);
+  EXPECT_EQ(out.substr(0, 8), "[\n  {\n  ");
+  EXPECT_EQ(out.back(), '\n');
+  EXPECT_EQ(EncodeQueueItemsPretty({}), "[]\n");
+}
+
+TEST(DashboardBodiesTest, StopSuspendResumeTakeTheEmptyObjectOnly) {
+  EXPECT_TRUE(IsEmptyObjectBody("{}"));
+  EXPECT_TRUE(IsEmptyObjectBody(" { } "));
+  EXPECT_FALSE(IsEmptyObjectBody(R"({"a":1})"));
+  EXPECT_FALSE(IsEmptyObjectBody("[]"));
+  EXPECT_FALSE(IsEmptyObjectBody(""));
+}
+
+TEST(DashboardBodiesTest, APriorityIsAnIntegerMemberOfAnObject) {
+  EXPECT_EQ(DecodePriorityBody(R"({"priority":90})").priority, std::optional<int64_t>(90));
+  EXPECT_TRUE(DecodePriorityBody(R"({"priority":"90"})").is_object);
+  EXPECT_FALSE(DecodePriorityBody(R"({"priority":"90"})").priority.has_value());
+  EXPECT_FALSE(DecodePriorityBody(R"({"priority":9.5})").priority.has_value());
+  EXPECT_FALSE(DecodePriorityBody("90").is_object);
+  EXPECT_FALSE(DecodePriorityBody("{").is_object);
+}
+
+}  // namespace
+}  // namespace berth::api::v1alpha1
