@@ -275,6 +275,7 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
   std::vector<std::string> kinds;
   for (const auto& d : docs) kinds.push_back(Kind(d) + "/" + Name(d));
   std::vector<std::string> want = {"CustomResourceDefinition/fleets.berth.dev", "CustomResourceDefinition/runs.berth.dev",
+                                   "CustomResourceDefinition/teams.berth.dev",
                                    "NetworkPolicy/berth-controller",
                                    "ServiceAccount/berth-controller",
                                    "Secret/berth-controller-webhook-cert",
