@@ -78,7 +78,7 @@ std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const
 ReasonCode WaitingReason(sched::WaitCode code) {
   if (code == sched::WaitCode::kQuotaExceeded) return Reason::kQuotaExceeded;
   if (code == sched::WaitCode::kPreempting) return Reason::kPreempting;
-  if (code == sched::WaitCode::kTeamShare) return ReasonCode::FromApi(sched::ApiReason(code));
+  if (code == sched::WaitCode::kTeamShare) return Reason::kTeamShare;
   return sched::IsUnschedulable(code) ? Reason::kUnschedulable : Reason::kNoCapacity;
 }
 
@@ -88,9 +88,10 @@ RunStatus WaitingStatusWriter::Status(const Run& run, const ReasonCode& reason, 
   RunStatus next = run.status;
   next.phase = Phase::kPending;
   next.reason = reason;
-  // A preempted run back in the queue shows Preempted while it waits for capacity (EndsWaiting).
-  if (reason == Reason::kNoCapacity && (run.status.reason == Reason::kPreempted)) {
-    next.reason = Reason::kPreempted;
+  // A preempted (reclaimed) run back in the queue shows Preempted (Reclaimed) while it waits for
+  // capacity (EndsWaiting).
+  if (reason == Reason::kNoCapacity && (run.status.reason == Reason::kPreempted || run.status.reason == Reason::kReclaimed)) {
+    next.reason = run.status.reason;
   }
   next.message = message;
   next.queue_position = position;
