@@ -26,6 +26,8 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   eo.start_timeout = options_.start_timeout;
   if (options_.finished_run_ttl > std::chrono::milliseconds(0)) eo.finished_run_ttl = options_.finished_run_ttl;
   eo.writers = std::max(4, options_.workers * 4);
+  eo.fair_share_half_life = options_.fair_share_half_life;
+  eo.team_status_interval = options_.team_status_interval;
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, eo);
   engine_->SetObserver(metrics_.get());
   if (options_.leader_elect) {

@@ -40,6 +40,8 @@ Flags:
                                       StartTimeout, or is resubmitted under retry on error (default 10m; 0 = off)
   --finished-run-ttl D                delete a finished run (Succeeded or Failed) this long after it finished, unless
                                       its spec.ttlSecondsAfterFinished says otherwise (default 0: finished runs are kept)
+  --fair-share-half-life D            Teams: past usage counts half after this long in the order of borrowers (default 7d)
+  --team-status-interval D            Teams: each Team's status and usage are brought up to date at least this often (default 1m)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -93,6 +95,24 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"max-retry-backoff", duration(o.max_retry_backoff)},
       {"start-timeout", duration(o.start_timeout)},
       {"finished-run-ttl", duration(o.finished_run_ttl)},
+      {"fair-share-half-life",
+       [&o](const std::string& v) -> k8s::Status {
+         auto d = k8s::ParseDurationStrict(v);
+         if (!d.ok()) return d.status();
+         if (d.value() <= std::chrono::milliseconds(0)) return k8s::Status::Error("must be longer than 0");
+         o.fair_share_half_life = d.value();
+         return k8s::Status();
+       }},
+      {"team-status-interval",
+       [&o](const std::string& v) -> k8s::Status {
+         auto d = k8s::ParseDurationStrict(v);
+         if (!d.ok()) return d.status();
+         if (d.value() < std::chrono::seconds(1) || d.value() > std::chrono::minutes(1)) {
+           return k8s::Status::Error("must be from 1s to 1m");
+         }
+         o.team_status_interval = d.value();
+         return k8s::Status();
+       }},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");

@@ -37,7 +37,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                                    BackoffPolicy{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)}},
               [this](const std::string& key, KeyedWriter::Outcome outcome) {
                 if (outcome == KeyedWriter::Outcome::kFailed && observer_ != nullptr) {
-                  observer_->OnWriteFailed(key.rfind("fleet:", 0) == 0 ? "fleet" : "run");
+                  observer_->OnWriteFailed(key.rfind("fleet:", 0) == 0 ? "fleet" : key.rfind("team:", 0) == 0 ? "team" : "run");
                 }
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
@@ -77,6 +77,10 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     Wake();
   });
   caches_.quotas().AddHandler(wake);
+  // A Team's spec (shares, namespaces, weight) changes the core's input; its status is berth's own.
+  caches_.teams().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+    if (!old || !cur || old->meta.generation != cur->meta.generation) Wake();
+  });
 }
 
 RunController::~RunController() { Stop(); }
@@ -234,6 +238,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   const Admissions::News news = admissions_.TakeNews();
   Admissions::ApplyNews(news, working_);
   fleet_status_.TakeFailures();  // written again by this pass
+  teams_.TakeFailures();
   // Runs a position sequence in flight may still write are left alone until it is done.
   // (and until the cache shows what it wrote: see PositionWriter).
   busy.insert(positions_.InFlight().begin(), positions_.InFlight().end());
@@ -311,13 +316,14 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
       auto victim = caches_.runs().Get(id);
       auto it = placed_by_key.find(id);
       if (victim && it != placed_by_key.end() && !it->second->assumed) {
-        // Still placed: it may be evicted only while it is still of lower priority.
-        if (caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
+        // Still placed: it may be evicted only while it is still of lower priority (a reclaim's
+        // victims whatever their priority: the core chose borrowers, issue 31).
+        if (!record->reclaim && caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
           holds = false;
           break;
         }
         n.victims_stopping = true;
-        if (!frozen.count(id)) Evict(*victim, *run, record->fleet, now);  // not while a write of it is unseen
+        if (!frozen.count(id)) Evict(*victim, *run, record->fleet, record->reclaim, now);  // not while a write of it is unseen
         continue;
       }
       if (!victim) continue;
@@ -330,12 +336,19 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
   return out;
 }
 
-void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now) {
-  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
-                          ") on fleet " + fleet;
+void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,
+                          k8s::TimePoint now) {
+  const std::string why =
+      reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + RunKey(preemptor) +
+                    " (within its nominal share) on fleet " + fleet + ": team " +
+                    (TeamNameOf(caches_.teams(), victim.meta.ns).empty() ? "of namespace " + victim.meta.ns
+                                                                          : TeamNameOf(caches_.teams(), victim.meta.ns)) +
+                    " borrowed it"
+              : "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
+                    ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
-  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, Reason::kPreempted, /*stopped=*/false,
-              /*preempted=*/true);
+  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, reclaim ? Reason::kReclaimed : Reason::kPreempted,
+                      /*stopped=*/false, /*preempted=*/true);
 }
 
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
@@ -508,6 +521,7 @@ ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared
   std::optional<k8s::TimePoint> pause_ends;
   ClusterView& view = view_keeper_.Update(inputs, keyed, placed, now, pause_ends);
   if (pause_ends) NoteDeadline(*pause_ends);
+  view_keeper_.SetTeams(view, teams_.Specs(now));  // issue 31: usage accrued to now
   return view;
 }
 
@@ -570,6 +584,7 @@ void RunController::Pass() {
 
   // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
   const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
+  if (auto team_write = teams_.Update(view, view_keeper_.gen(), now)) NoteDeadline(*team_write);
   Settle(keyed, busy, now);
   ShowPriorityNews();
   phases.Mark("settle");

@@ -15,7 +15,7 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
                                          const sched::CycleResult& result, WorkingSet& working) {
   preempting_.clear();
   for (const auto& d : result.preemptions) {
-    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims};
+    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims, d.reclaim};
     // One Event per plan (its status write may be the queue-position writer's or Apply's).
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
@@ -23,8 +23,10 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
     auto run = caches_.runs().Get(d.run_id);
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
+    const std::string team = d.reclaim ? TeamNameOf(caches_.teams(), run->meta.ns) : "";
     events_.Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
-                    "preempting " + victims + " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
+                   (d.reclaim ? "reclaiming team " + team + "'s nominal share from " : "preempting ") + victims +
+                       " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
   }
   std::unordered_set<std::string> still;
   for (const auto& w : result.waiting) {
@@ -32,7 +34,10 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
   }
   for (const auto& n : nominations) {
     if (still.count(n.run_id) && !preempting_.count(n.run_id)) {
-      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims};
+      // A reclaim's record stays one (the core's nomination does not say).
+      auto run = caches_.runs().Get(n.run_id);
+      const bool reclaim = run && run->status.preemption && run->status.preemption->reclaim;
+      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims, reclaim};
     }
   }
 }
