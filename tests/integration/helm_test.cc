@@ -378,6 +378,8 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "berth.dev|runs/status|patch",
       "berth.dev|fleets|list,watch",
       "berth.dev|fleets/status|patch",
+      "berth.dev|teams|list,watch",
+      "berth.dev|teams/status|patch",
       "|pods|get,create,delete,list,watch",
       "|pods/binding|create",
       "|nodes|list,watch",
