@@ -509,6 +509,16 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
   summary.unreadable_runs = set_aside_.unreadable();
+  for (const auto& row : teams_.report()) {
+    static constexpr const char* kNames[sched::kShareResources] = {"gpu", "cpu", "memory"};
+    static constexpr double kUnit[sched::kShareResources] = {1, 1000, 1};  // GPUs, CPU cores, bytes
+    for (int r = 0; r < sched::kShareResources; ++r) {
+      if (!row.accounted[r]) continue;
+      summary.teams[{row.team, row.fleet, kNames[r]}] =
+          EngineObserver::PassSummary::TeamAmounts{row.nominal[r] / kUnit[r], row.used[r] / kUnit[r],
+                                                   row.borrowed[r] / kUnit[r], row.lent[r] / kUnit[r]};
+    }
+  }
   observer_->OnPass(summary);
 }
 

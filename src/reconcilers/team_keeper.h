@@ -64,6 +64,8 @@ class TeamKeeper {
   // Loop thread: the writes that failed since the last call are made again by the next Update.
   void TakeFailures();
 
+  // Per team and fleet, what the last Team statuses say (for metrics).
+  const std::vector<scheduling::TeamFleetReport>& report() const { return report_; }
   // For tests and the dashboard: a team's usage as kept now (nullopt: not known).
   std::optional<std::pair<double, double>> UsageOf(const std::string& team) const;
 
