@@ -191,6 +191,35 @@ TEST_F(Teams, AtEqualPriorityTheTeamWithLessPastUsageGoesFirst) {
   DeleteRunsIn(idle_ns);
 }
 
+// `kubectl berth teams` shows per team and fleet the nominal share, use, borrowing and lending, and
+// the usage, from the Teams' status.
+TEST_F(Teams, KubectlBerthTeamsShowsSharesUseAndUsage) {
+  const std::string bin = BERTH_CONTROLLER_BIN;
+  const std::string plugin = bin.substr(0, bin.rfind("/src/controller/")) + "/src/cli/kubectl-berth";
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  ASSERT_NO_FATAL_FAILURE(Team("t", {ns_}, "g", "    nominal: {gpu: 4}\n"));
+  Run("big", "  resources: {gpu: 6}\n");
+  ASSERT_TRUE(WaitPhase("big", "Scheduled")) << Message("big");
+  ASSERT_TRUE(Eventually([&] { return FleetGpus("t", "g", "borrowed") == 2; })) << FleetGpus("t", "g", "borrowed");
+  CommandResult r = RunCommand({plugin, "teams", "--kubeconfig", cp().kubeconfig()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string row;
+  for (size_t at = 0, nl; at < r.out.size(); at = nl + 1) {
+    nl = r.out.find('\n', at);
+    if (nl == std::string::npos) nl = r.out.size();
+    if (r.out.compare(at, TeamName("t").size() + 1, TeamName("t") + " ") == 0) row = r.out.substr(at, nl - at);
+  }
+  ASSERT_FALSE(row.empty()) << r.out;
+  EXPECT_NE(row.find(FleetName("g")), std::string::npos) << row;
+  std::string words;  // the row with its columns' padding collapsed
+  for (char c : row) {
+    if (c != ' ' || (!words.empty() && words.back() != ' ')) words += c;
+  }
+  EXPECT_NE(words.find(" 4 GPUs 6 GPUs 2 GPUs "), std::string::npos) << "nominal, used, borrowed:\n" << r.out;
+  EXPECT_NE(row.find("GPU-h"), std::string::npos) << row;
+}
+
 // Usage is kept in the Team's status: a new controller goes on from it, not from zero.
 TEST_F(Teams, UsageSurvivesAControllerRestart) {
   Nodes("g", 1, "16", "64Gi", 8);
