@@ -1,6 +1,6 @@
 // Issue 31: teams end to end through the real API server (Team objects, berth-controller as a
 // process; these tests play the kubelet). A team's idle nominal share is borrowed, its owner's
-// run takes it back (the borrower Reclaimed), a borrowing limit holds with its numbers, the team
+// run takes it back (the borrower Reclaimed), borrowing and lending limits hold with their numbers, the team
 // with less past usage goes first among borrowers, and usage survives a controller restart.
 // Without Team objects every other suite runs unchanged (the harness installs the CRD).
 
@@ -164,6 +164,21 @@ TEST_F(Teams, BorrowingLimitHoldsWithTheNumbers) {
                                   R"([{"op":"replace","path":"/spec/shares/0/borrowingLimit/gpu","value":8}])"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(WaitPhase("second", "Scheduled")) << Message("second");
+}
+
+// A lendingLimit keeps part of an idle share for its owner: of the lender's idle 16 GPUs, only 8
+// are borrowed; the next borrower waits TeamShare, saying what can be borrowed.
+TEST_F(Teams, LendingLimitKeepsPartOfAnIdleShare) {
+  const std::string lender_ns = OtherNamespace("lender");
+  Nodes("g", 2, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  ASSERT_NO_FATAL_FAILURE(Team("lender", {lender_ns}, "g", "    nominal: {gpu: 16}\n    lendingLimit: {gpu: 8}\n"));
+  Run("b1", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("b1", "Scheduled")) << Message("b1");
+  Run("b2", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(Eventually([&] { return Reason("b2") == "TeamShare"; })) << Reason("b2") << ": " << Message("b2");
+  EXPECT_NE(Message("b2").find("0 GPUs can be borrowed"), std::string::npos) << Message("b2");
+  EXPECT_TRUE(Eventually([&] { return FleetGpus("lender", "g", "lent") == 8; })) << FleetGpus("lender", "g", "lent");
 }
 
 // Two teams that only borrow (nominal 0). Team "busy" ran 8 GPUs for a while; then, one machine
