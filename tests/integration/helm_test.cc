@@ -1153,7 +1153,10 @@ std::set<std::string> ExportedSampleNames() {
   pass.pending[{"a100", "NoCapacity"}] = 1;
   pass.fleets["a100"].busy_blocks = 1;
   pass.fleets["a100"].instances_by_state = {{"Busy", 1}};
+  pass.teams[{"vision", "a100", "gpu"}] = {16, 8, 0, 8};
   m.OnPass(pass);
+  m.OnPreempted("a100");
+  m.OnReclaimed("a100");
   m.OnAdmitted(std::chrono::seconds(1));
   m.OnFinished("Failed", "PodFailed");
   m.OnWriteFailed("run");
