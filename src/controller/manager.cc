@@ -171,7 +171,8 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
            json::Quote(e.name) + R"(,"priority":)" + std::to_string(e.priority) + R"(,"effectivePriority":)" +
            std::to_string(e.effective_priority) + R"(,"nodes":)" + std::to_string(e.nodes) + R"(,"fleets":)" + fleets +
            R"(,"submittedAt":)" + json::Quote(k8s::FormatRfc3339(e.submitted_at)) + R"(,"waitSeconds":)" +
-           std::to_string(wait) + R"(,"reason":)" + json::Quote(e.reason) + R"(,"message":)" + json::Quote(e.message) + "}";
+           std::to_string(wait) + R"(,"reason":)" + json::Quote(e.reason) + R"(,"message":)" + json::Quote(e.message) +
+           (e.team.empty() ? "" : R"(,"team":)" + json::Quote(e.team)) + "}";
   }
   out += "]";
   if (more) out += R"(,"continue":)" + json::Quote(std::to_string(last));

@@ -29,6 +29,7 @@ struct QueueEntry {
   std::vector<std::string> fleets;
   k8s::TimePoint submitted_at{};
   std::string reason, message;
+  std::string team;  // the Team of its namespace (issue 31); "" when none lists it
 };
 
 // What the engine reports to whoever watches it (the controller's Prometheus metrics).

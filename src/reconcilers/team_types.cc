@@ -40,6 +40,17 @@ sched::TeamSpec TeamSpecOf(const Team& team, double gpu_hours, double cpu_hours)
   return spec;
 }
 
+std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& teams) {
+  std::map<std::string, std::string> out;
+  for (const auto& t : teams.List()) {
+    for (const auto& ns : t->spec.namespaces) {
+      auto [it, added] = out.emplace(ns, t->meta.name);
+      if (!added && t->meta.name < it->second) it->second = t->meta.name;
+    }
+  }
+  return out;
+}
+
 std::string TeamNameOf(const k8s::Informer<Team>& teams, const std::string& ns) {
   std::string found;
   for (const auto& t : teams.List()) {

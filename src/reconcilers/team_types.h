@@ -2,7 +2,9 @@
 // The engine's names for the Team API (api/v1alpha1/team.h, issue 31) and its conversion to the
 // scheduling core's pure scheduling::TeamSpec.
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include "api/v1alpha1/codec.h"
 #include "k8s/informer.h"
@@ -24,5 +26,7 @@ scheduling::TeamSpec TeamSpecOf(const Team& team, double gpu_hours, double cpu_h
 
 // The team of a namespace: the first Team by name that lists it; "" when none does.
 std::string TeamNameOf(const k8s::Informer<Team>& teams, const std::string& ns);
+// The same for every namespace some Team lists.
+std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& teams);
 
 }  // namespace berth::reconcilers

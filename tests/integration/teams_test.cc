@@ -23,7 +23,14 @@ const std::string kQueue = "  retry: {onEvents: [no-capacity], duration: \"off\"
 class Teams : public EngineTest {
  protected:
   // Team status (usage) brought up to date every second, so a test waits seconds, not minutes.
-  Teams() { controller_args_ = {"--team-status-interval=1s"}; }
+  Teams() {
+    metrics_port_ = FreePort();
+    controller_args_ = {"--team-status-interval=1s", "--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
+  }
+  std::string Http(const std::string& path) {
+    return HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + path, nullptr, cp().AdminToken());
+  }
+  int metrics_port_ = 0;
 
   void TearDown() override {
     EngineTest::TearDown();
@@ -159,6 +166,16 @@ TEST_F(Teams, BorrowingLimitHoldsWithTheNumbers) {
   EXPECT_EQ(Phase("second"), "Pending");
   EXPECT_EQ(Message("second"), "team " + TeamName("t") + " uses 8 of its 8 GPUs on " + FleetName("g") +
                                    " and may borrow 0 more; it needs 8 GPUs");
+  // The queue names the run's team; the metrics show the team's use on the fleet.
+  auto queue = json::Parse(Http("/queue?namespace=" + ns_));
+  ASSERT_TRUE(queue.ok());
+  const json::Value* items = json::Find(*queue, {"items"});
+  ASSERT_TRUE(items != nullptr && items->IsArray() && items->Size() == 1);
+  EXPECT_EQ(json::GetString((*items)[0], "team"), TeamName("t"));
+  EXPECT_TRUE(Eventually([&] {
+    return Http("/metrics").find("berth_team_resources{fleet=\"" + FleetName("g") + "\",resource=\"gpu\",state=\"used\",team=\"" +
+                                 TeamName("t") + "\"} 8") != std::string::npos;
+  })) << Http("/metrics");
   // Raising the limit lets it borrow the other machine.
   CommandResult r = cp().Kubectl({"patch", "team", TeamName("t"), "--type=json", "-p",
                                   R"([{"op":"replace","path":"/spec/shares/0/borrowingLimit/gpu","value":8}])"});
