@@ -252,6 +252,41 @@ TEST_F(Teams, KubectlBerthTeamsShowsSharesUseAndUsage) {
   EXPECT_NE(row.find("GPU-h"), std::string::npos) << row;
 }
 
+// The CRD refuses what it can see is wrong, naming the field; a namespace two Teams list belongs
+// to the first by name, and the other one says so in a Conflict condition.
+TEST_F(Teams, SchemaRefusesBadTeamsAndANamespaceClashIsReported) {
+  const std::string head = "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + TeamName("bad") + "}\nspec:\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"  weight: 0\n", "spec.weight"},
+      {"  parent: " + TeamName("bad") + "\n", "cannot be its own parent"},
+      {"  shares: [{fleet: a, nominal: {gpu: -1}}]\n", "spec.shares[0].nominal.gpu"},
+      {"  shares: [{fleet: a, nominal: {cpu: four}}]\n", "spec.shares[0].nominal.cpu"},
+      {"  shares: [{fleet: a, nominal: {gpu: 1}}, {fleet: a, nominal: {gpu: 2}}]\n", "Duplicate value"},
+      {"  shares: [{fleet: a}]\n", "spec.shares[0].nominal: Required value"},
+  };
+  for (const auto& [spec, says] : cases) {
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, head + spec);
+    EXPECT_NE(r.exit_code, 0) << spec;
+    EXPECT_NE(r.err.find(says), std::string::npos) << spec << ": " << r.err;
+  }
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  ASSERT_NO_FATAL_FAILURE(Team("a", {ns_}, "g", "    nominal: {gpu: 4}\n"));
+  ASSERT_NO_FATAL_FAILURE(Team("b", {ns_}, "g", "    nominal: {gpu: 4}\n"));
+  auto conflict = [&](const std::string& team) {
+    auto d = TeamDoc(team);
+    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return std::string();
+    for (const auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Conflict" && json::GetString(c, "status") == "True") return json::GetString(c, "message");
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(Eventually([&] { return !conflict("b").empty(); })) << Kubectl({"get", "team", TeamName("b"), "-o", "yaml"}).out;
+  EXPECT_EQ(conflict("b"), "namespace " + ns_ + " belongs to Team " + TeamName("a") + " (the first by name that lists it)");
+  EXPECT_EQ(conflict("a"), "");
+}
+
 // Usage is kept in the Team's status: a new controller goes on from it, not from zero.
 TEST_F(Teams, UsageSurvivesAControllerRestart) {
   Nodes("g", 1, "16", "64Gi", 8);
