@@ -49,6 +49,21 @@ Flags:
 )";
 }
 
+namespace {
+
+// Teams (issue 31): usage needs a half-life, and is brought up to date at least every minute.
+k8s::Status CheckTeamOptions(const Options& o) {
+  if (o.fair_share_half_life <= std::chrono::milliseconds(0)) {
+    return k8s::Status::Error("--fair-share-half-life must be longer than 0");
+  }
+  if (o.team_status_interval < std::chrono::seconds(1) || o.team_status_interval > std::chrono::minutes(1)) {
+    return k8s::Status::Error("--team-status-interval must be from 1s to 1m");
+  }
+  return k8s::Status();
+}
+
+}  // namespace
+
 k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   Options o;
   auto duration = [](std::chrono::milliseconds& out) {
@@ -95,24 +110,8 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"max-retry-backoff", duration(o.max_retry_backoff)},
       {"start-timeout", duration(o.start_timeout)},
       {"finished-run-ttl", duration(o.finished_run_ttl)},
-      {"fair-share-half-life",
-       [&o](const std::string& v) -> k8s::Status {
-         auto d = k8s::ParseDurationStrict(v);
-         if (!d.ok()) return d.status();
-         if (d.value() <= std::chrono::milliseconds(0)) return k8s::Status::Error("must be longer than 0");
-         o.fair_share_half_life = d.value();
-         return k8s::Status();
-       }},
-      {"team-status-interval",
-       [&o](const std::string& v) -> k8s::Status {
-         auto d = k8s::ParseDurationStrict(v);
-         if (!d.ok()) return d.status();
-         if (d.value() < std::chrono::seconds(1) || d.value() > std::chrono::minutes(1)) {
-           return k8s::Status::Error("must be from 1s to 1m");
-         }
-         o.team_status_interval = d.value();
-         return k8s::Status();
-       }},
+      {"fair-share-half-life", duration(o.fair_share_half_life)},
+      {"team-status-interval", duration(o.team_status_interval)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");
@@ -207,6 +206,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   if (o.http_read_timeout <= std::chrono::milliseconds(0)) {
     return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }
+  if (k8s::Status s = CheckTeamOptions(o); !s.ok()) return s;
   return o;
 }
 

@@ -328,6 +328,7 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--health-probe-bind-address=:8081",
                                         "--http-read-timeout=10s",
                                         "--aging-interval=15m",
+                                        "--fair-share-half-life=168h",
                                         "--log-format=json",
                                         "--log-level=info",
                                         "--webhook-bind-address=:9443",
