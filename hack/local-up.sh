@@ -51,7 +51,7 @@ trap cleanup INT TERM EXIT
 BERTH_POD_NETWORK=$((1 - HOST)) "$ROOT/hack/control-plane.sh" start "$DIR" >/dev/null
 export KUBECONFIG="$DIR/kubeconfig"
 kubectl apply -f "$ROOT/deploy/crds/" >/dev/null
-kubectl wait --for condition=established --timeout=60s crd/runs.berth.dev crd/fleets.berth.dev >/dev/null
+kubectl wait --for condition=established --timeout=60s crd/runs.berth.dev crd/fleets.berth.dev crd/teams.berth.dev >/dev/null
 
 if [ "$SIM" = 1 ]; then
   "$ROOT/hack/sim-nodes.sh" a100- 2 pool=a100,zone=z1 64 512Gi 8

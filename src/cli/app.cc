@@ -22,6 +22,7 @@
 #include "base/time.h"
 #include "cli/command_line.h"
 #include "cli/fleet_view.h"
+#include "cli/team_view.h"
 #include "cli/logs.h"
 #include "cli/manifests.h"
 #include "cli/priority.h"
@@ -396,6 +397,34 @@ int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// ---- teams ----
+
+int Teams(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  k8s::Client client(*cfg);
+  client.SetMaxRetries(2);
+  auto list = client.List(k8s::resources::kTeams.Path());
+  if (!list.ok()) {
+    const Status s = list.status();
+    if (s.IsNotFound()) return Fail(err, "this cluster does not serve teams.berth.dev: berth's Team CRD is not installed");
+    if (s.IsForbidden() || s.code() == 0) return Fail(err, s.message());
+    if (s.IsUnauthorized()) return Fail(err, "the API server did not accept the credentials (401 Unauthorized): " + s.message());
+    return Fail(err, s.ToString());
+  }
+  std::vector<api::v1alpha1::Team> teams;
+  for (const auto& item : list->items) {
+    auto t = api::v1alpha1::DecodeTeam(item);
+    if (t.ok()) teams.push_back(std::move(t.value()));
+  }
+  if (teams.empty()) {
+    err << "No teams found.\n";
+    return 0;
+  }
+  out << FormatTeams(std::move(teams));
+  return 0;
+}
+
 // ---- describe ----
 
 int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
@@ -535,6 +564,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     case Command::kQueue: return Queue(*cl, out, err);
     case Command::kPriority: return Priority(*cl, out, err);
     case Command::kFleets: return Fleets(*cl, out, err);
+    case Command::kTeams: return Teams(*cl, out, err);
     case Command::kDescribe: return Describe(*cl, out, err);
     case Command::kStop: return ControlRun(*cl, runops::Control::kStop, out, err);
     case Command::kSuspend: return ControlRun(*cl, runops::Control::kSuspend, out, err);

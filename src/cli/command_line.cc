@@ -153,6 +153,7 @@ Command ParseCommandName(const std::string& s) {
   if (s == "queue") return Command::kQueue;
   if (s == "priority") return Command::kPriority;
   if (s == "fleets") return Command::kFleets;
+  if (s == "teams") return Command::kTeams;
   if (s == "describe" || s == "get") return Command::kDescribe;
   if (s == "stop") return Command::kStop;
   if (s == "suspend") return Command::kSuspend;
@@ -176,6 +177,7 @@ const char* CommandName(Command c) {
     case Command::kQueue: return "queue";
     case Command::kPriority: return "priority";
     case Command::kFleets: return "fleets";
+    case Command::kTeams: return "teams";
     case Command::kDescribe: return "describe";
     case Command::kStop: return "stop";
     case Command::kSuspend: return "suspend";
@@ -272,7 +274,7 @@ Status SetHelpTopic(CommandLine& cl) {
   if (cl.positionals.empty()) return Status();
   cl.help_topic = ParseCommandName(cl.positionals.front());
   if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
-    return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, describe, stop, suspend, resume, logs");
+    return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs");
   }
   return Status();
 }
@@ -318,6 +320,8 @@ Status CheckArguments(const CommandLine& cl) {
     case Command::kFleets:
       if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
       return NoArguments(cl, "");
+    case Command::kTeams:
+      return NoArguments(cl, "");
     case Command::kDescribe:
     case Command::kStop:
     case Command::kSuspend:
@@ -340,7 +344,7 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     cl.command = ParseCommandName(words.front());
     if (cl.command == Command::kNone) {
       return Status::Error("unknown command \"" + words.front() +
-                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe, stop, suspend, resume, logs)");
+                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs)");
     }
     cl.positionals.assign(words.begin() + 1, words.end());
   }
@@ -445,6 +449,15 @@ Flags:
   -o, --output wide   also show each instance's message
 )";
 
+constexpr std::string_view kTeamsHelp = R"(Show every Team: per fleet its shares name, the nominal share, what it uses, borrows and lends,
+and its decayed past usage (the fair-share order among borrowers).
+
+Usage: kubectl berth teams
+
+Example:
+  kubectl berth teams
+)";
+
 constexpr std::string_view kDescribeHelp = R"(Show one run on one screen: priority, phase, reason and message, its place in the queue, what
 it asks for, when it was submitted, started and finished, its attempts, each rank's node and Pod
 state, its conditions and its Events (oldest first).
@@ -518,6 +531,7 @@ Commands:
   queue [-n NS | -A]        pending runs in queue order with priority, wait and why they wait
   priority RUN VALUE        change a run's priority (0..100)
   fleets                    fleets and their instances: blocks, runs started, expiry, state
+  teams                     teams: per fleet nominal, used, borrowed, lent; past usage
   describe RUN              one run: phase and why, queue position, ranks and their Pods, Events
   logs RUN [--rank N] [-f]  every rank's logs, each line prefixed by its rank; -f follows
   stop RUN                  end a run (Failed, Stopped), its Pods stopped with their grace period
@@ -532,6 +546,7 @@ std::string_view CommandHelp(Command c) {
     case Command::kQueue: return kQueueHelp;
     case Command::kPriority: return kPriorityHelp;
     case Command::kFleets: return kFleetsHelp;
+    case Command::kTeams: return kTeamsHelp;
     case Command::kDescribe: return kDescribeHelp;
     case Command::kStop: return kStopHelp;
     case Command::kSuspend: return kSuspendHelp;

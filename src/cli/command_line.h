@@ -19,7 +19,7 @@
 
 namespace berth::cli {
 
-enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kDescribe, kStop, kSuspend, kResume, kLogs };
+enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kTeams, kDescribe, kStop, kSuspend, kResume, kLogs };
 
 struct CommandLine {
   Command command = Command::kNone;

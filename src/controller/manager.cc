@@ -27,6 +27,8 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   eo.start_timeout = options_.start_timeout;
   if (options_.finished_run_ttl > std::chrono::milliseconds(0)) eo.finished_run_ttl = options_.finished_run_ttl;
   eo.writers = std::max(4, options_.workers * 4);
+  eo.fair_share_half_life = options_.fair_share_half_life;
+  eo.team_status_interval = options_.team_status_interval;
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, eo);
   engine_->SetObserver(metrics_.get());
   if (options_.leader_elect) {
@@ -162,7 +164,7 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
     const int64_t wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(now - e.submitted_at).count());
     page.items.push_back(api::v1alpha1::QueueItem{e.position, e.ns, e.name, e.priority, e.effective_priority, e.nodes,
                                                   e.fleets, k8s::FormatRfc3339(e.submitted_at), wait, e.reason,
-                                                  e.message});
+                                                  e.message, e.team});
   }
   return api::v1alpha1::EncodeQueuePage(page);
 }

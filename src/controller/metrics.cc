@@ -34,6 +34,15 @@ Metrics::Metrics()
                        .Name("berth_preemptions_total")
                        .Help("Running runs evicted for a higher-priority run, by fleet")
                        .Register(*registry_)),
+      reclaims_(prometheus::BuildCounter()
+                    .Name("berth_reclaims_total")
+                    .Help("Running runs of a team beyond its nominal share stopped for a team within its own (reclaim), by fleet")
+                    .Register(*registry_)),
+      team_resources_(prometheus::BuildGauge()
+                          .Name("berth_team_resources")
+                          .Help("Per team, fleet and resource (gpu: GPUs, cpu: cores, memory: bytes) its Team status shows: "
+                                "state nominal, used, borrowed (beyond nominal) or lent (its idle nominal share others use)")
+                          .Register(*registry_)),
       finished_(prometheus::BuildCounter()
                     .Name("berth_runs_finished_total")
                     .Help("Runs that reached Succeeded or Failed, by phase and reason")
@@ -122,6 +131,13 @@ void Metrics::OnPass(const PassSummary& s) {
     set(fleet_blocks_, {{"fleet", fleet}, {"state", "unavailable"}}, static_cast<double>(c.unavailable_blocks));
     for (const auto& [state, n] : c.instances_by_state) set(instances_, {{"fleet", fleet}, {"state", state}}, static_cast<double>(n));
   }
+  for (const auto& [key, a] : s.teams) {
+    const auto& [team, fleet, resource] = key;
+    const std::pair<const char*, double> states[] = {{"nominal", a.nominal}, {"used", a.used}, {"borrowed", a.borrowed}, {"lent", a.lent}};
+    for (const auto& [state, v] : states) {
+      set(team_resources_, {{"team", team}, {"fleet", fleet}, {"resource", resource}, {"state", state}}, v);
+    }
+  }
   workqueue_depth_.Add({}).Set(static_cast<double>(s.writes_queued));
   unreadable_objects_.Add({{"kind", "Run"}}).Set(static_cast<double>(s.unreadable_runs));
   oldest_pending_wait_.Add({}).Set(static_cast<double>(s.oldest_pending_wait.count()) / 1000.0);
@@ -143,6 +159,8 @@ void Metrics::OnFinished(const std::string& phase, const std::string& reason) {
 }
 
 void Metrics::OnPreempted(const std::string& fleet) { preemptions_.Add({{"fleet", fleet}}).Increment(); }
+
+void Metrics::OnReclaimed(const std::string& fleet) { reclaims_.Add({{"fleet", fleet}}).Increment(); }
 
 void Metrics::OnWriteFailed(const std::string& what) {
   reconcile_errors_.Add({{"kind", what}}).Increment();

@@ -28,6 +28,7 @@ class Metrics final : public reconcilers::EngineObserver {
   void OnFinished(const std::string& phase, const std::string& reason) override;
   void OnWriteFailed(const std::string& what) override;
   void OnPreempted(const std::string& fleet) override;
+  void OnReclaimed(const std::string& fleet) override;
 
   // One API request (verb, HTTP code; 0 = no answer).
   void OnApiRequest(const std::string& verb, int code);
@@ -39,6 +40,8 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Gauge>& oldest_pending_wait_;
   prometheus::Family<prometheus::Counter>& admitted_;
   prometheus::Family<prometheus::Counter>& preemptions_;
+  prometheus::Family<prometheus::Counter>& reclaims_;
+  prometheus::Family<prometheus::Gauge>& team_resources_;
   prometheus::Family<prometheus::Counter>& finished_;
   prometheus::Family<prometheus::Counter>& failed_;
   prometheus::Family<prometheus::Histogram>& admission_wait_;

@@ -40,12 +40,29 @@ Flags:
                                       StartTimeout, or is resubmitted under retry on error (default 10m; 0 = off)
   --finished-run-ttl D                delete a finished run (Succeeded or Failed) this long after it finished, unless
                                       its spec.ttlSecondsAfterFinished says otherwise (default 0: finished runs are kept)
+  --fair-share-half-life D            Teams: past usage counts half after this long in the order of borrowers (default 7d)
+  --team-status-interval D            Teams: each Team's status and usage are brought up to date at least this often (default 1m)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
   -h, --help                          show this help
 )";
 }
+
+namespace {
+
+// Teams (issue 31): usage needs a half-life, and is brought up to date at least every minute.
+k8s::Status CheckTeamOptions(const Options& o) {
+  if (o.fair_share_half_life <= std::chrono::milliseconds(0)) {
+    return k8s::Status::Error("--fair-share-half-life must be longer than 0");
+  }
+  if (o.team_status_interval < std::chrono::seconds(1) || o.team_status_interval > std::chrono::minutes(1)) {
+    return k8s::Status::Error("--team-status-interval must be from 1s to 1m");
+  }
+  return k8s::Status();
+}
+
+}  // namespace
 
 k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   Options o;
@@ -93,6 +110,8 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"max-retry-backoff", duration(o.max_retry_backoff)},
       {"start-timeout", duration(o.start_timeout)},
       {"finished-run-ttl", duration(o.finished_run_ttl)},
+      {"fair-share-half-life", duration(o.fair_share_half_life)},
+      {"team-status-interval", duration(o.team_status_interval)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");
@@ -187,6 +206,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   if (o.http_read_timeout <= std::chrono::milliseconds(0)) {
     return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }
+  if (k8s::Status s = CheckTeamOptions(o); !s.ok()) return s;
   return o;
 }
 

@@ -40,6 +40,10 @@ struct Options {
   // Finished runs without spec.ttlSecondsAfterFinished are deleted this long after they finished;
   // 0 keeps them (the default).
   std::chrono::milliseconds finished_run_ttl{0};
+  // Teams (issue 31): the half-life of past usage, and how often Team statuses are brought up to
+  // date at least (at most 1m: usage is updated at least every minute).
+  std::chrono::milliseconds fair_share_half_life{std::chrono::hours(7 * 24)};
+  std::chrono::milliseconds team_status_interval{std::chrono::minutes(1)};
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error
   int workers = 4;

@@ -27,6 +27,7 @@ const Resource kSecrets{"", "v1", "secrets", true};
 const Resource kLeases{"coordination.k8s.io", "v1", "leases", true};
 const Resource kRuns{"berth.dev", "v1alpha1", "runs", true};
 const Resource kFleets{"berth.dev", "v1alpha1", "fleets", false};
+const Resource kTeams{"berth.dev", "v1alpha1", "teams", false};
 }  // namespace resources
 
 std::string UrlEncode(std::string_view s) {

@@ -29,7 +29,7 @@ struct Resource {
 };
 
 namespace resources {
-extern const Resource kPods, kNodes, kServices, kEvents, kNamespaces, kLeases, kRuns, kFleets, kSecrets;
+extern const Resource kPods, kNodes, kServices, kEvents, kNamespaces, kLeases, kRuns, kFleets, kTeams, kSecrets;
 }
 
 // A list's pages (Client::ListEach): the first asks for at most kFirstPageItems items, each next

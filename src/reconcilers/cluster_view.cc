@@ -36,6 +36,7 @@ sched::FleetSpec FleetSpecOf(const Fleet& f) {
   spec.gpu_resource = f.spec.gpu_resource;
   spec.preemption = f.spec.preempt_lower_priority ? sched::PreemptionPolicy::kLowerPriority : sched::PreemptionPolicy::kNever;
   spec.min_runtime = f.spec.min_runtime;
+  spec.reclaim = f.spec.reclaim_borrowed ? sched::ReclaimPolicy::kBorrowed : sched::ReclaimPolicy::kNever;
   return spec;
 }
 

@@ -66,6 +66,7 @@ void ClusterViewKeeper::Verify(const Keyed& keyed, const std::vector<std::shared
   std::unique_ptr<ClusterView> fresh = Make(keyed, placed, now, ignored);
   fresh->snapshot.quotas = view_->snapshot.quotas;
   fresh->snapshot.nominations = view_->snapshot.nominations;
+  fresh->snapshot.teams = view_->snapshot.teams;
   if (!(fresh->snapshot == view_->snapshot) || fresh->instances != view_->instances ||
       fresh->conflicts != view_->conflicts || fresh->invalid_fleets != view_->invalid_fleets) {
     spdlog::critical("the cluster view kept from the last pass differs from one made now ({} and {} instances, {} and {} "
@@ -78,6 +79,12 @@ void ClusterViewKeeper::Verify(const Keyed& keyed, const std::vector<std::shared
 void ClusterViewKeeper::SetNominations(ClusterView& view, std::vector<sched::Nomination> nominations) {
   if (nominations == view.snapshot.nominations) return;
   view.snapshot.nominations = std::move(nominations);
+  ++gen_;
+}
+
+void ClusterViewKeeper::SetTeams(ClusterView& view, std::vector<sched::TeamSpec> teams) {
+  if (teams == view.snapshot.teams) return;
+  view.snapshot.teams = std::move(teams);
   ++gen_;
 }
 

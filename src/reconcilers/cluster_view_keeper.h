@@ -58,6 +58,8 @@ class ClusterViewKeeper {
                       std::optional<k8s::TimePoint>& pause_ends);
   // The pass' nominations into the view (the generation moves when they differ).
   void SetNominations(ClusterView& view, std::vector<scheduling::Nomination> nominations);
+  // The pass' Teams into the view (reconcilers/team_keeper.h; the generation moves when they differ).
+  void SetTeams(ClusterView& view, std::vector<scheduling::TeamSpec> teams);
   uint64_t gen() const { return gen_; }
   // A kubelet refused one of berth's Pods on `node` for `why`: the instance pauses.
   void NoteRefusal(const std::string& node, const std::string& why, k8s::TimePoint now);

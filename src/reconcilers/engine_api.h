@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@ struct QueueEntry {
   std::vector<std::string> fleets;
   k8s::TimePoint submitted_at{};
   std::string reason, message;
+  std::string team;  // the Team of its namespace (issue 31); "" when none lists it
 };
 
 // What the engine reports to whoever watches it (the controller's Prometheus metrics).
@@ -54,6 +56,12 @@ class EngineObserver {
     // Runs set aside because berth cannot read them (nested deeper than json::kMaxDepth): out of
     // the queue, each with a Warning Event and a status that says why (issue 29).
     int64_t unreadable_runs = 0;
+    // Teams (issue 31): per (team, fleet, resource "gpu" | "cpu" | "memory") the amounts of its
+    // Team status: nominal, used, borrowed, lent (GPUs, CPU cores, bytes).
+    struct TeamAmounts {
+      double nominal = 0, used = 0, borrowed = 0, lent = 0;
+    };
+    std::map<std::tuple<std::string, std::string, std::string>, TeamAmounts> teams;
   };
   virtual void OnPass(const PassSummary& summary) = 0;
   // A run was admitted after waiting `wait` since its submission (or last resubmission).
@@ -62,6 +70,8 @@ class EngineObserver {
   virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
   // A running run was evicted for a higher-priority run on `fleet` (issue 17).
   virtual void OnPreempted(const std::string& fleet) { (void)fleet; }
+  // A running run was stopped by a reclaim on `fleet`: its team borrowed (issue 31).
+  virtual void OnReclaimed(const std::string& fleet) { (void)fleet; }
   // A write to the API failed and will be retried with backoff.
   virtual void OnWriteFailed(const std::string& what) = 0;
 };

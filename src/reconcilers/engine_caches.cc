@@ -154,6 +154,8 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
   resource_quotas_ = std::make_unique<k8s::Informer<ResourceQuotaInfo>>(
       client, "/api/v1/resourcequotas", DecodeResourceQuota,
       [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
+  teams_ = std::make_unique<k8s::Informer<Team>>(client, k8s::resources::kTeams.Path(), DecodeTeam,
+                                                 [](const Team& t) { return t.meta.name; }, "teams");
 }
 
 void EngineCaches::Start() {
@@ -164,6 +166,7 @@ void EngineCaches::Start() {
   others_->Start();
   namespaces_->Start();
   resource_quotas_->Start();
+  teams_->Start();
 }
 
 void EngineCaches::Stop() {
@@ -174,6 +177,7 @@ void EngineCaches::Stop() {
   others_->Stop();
   namespaces_->Stop();
   resource_quotas_->Stop();
+  teams_->Stop();
 }
 
 void EngineCaches::OnSynced(const std::function<void()>& h) {
@@ -188,7 +192,8 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
 
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
-         others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced();
+         others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
+         teams_->HasSynced();
 }
 
 }  // namespace berth::reconcilers

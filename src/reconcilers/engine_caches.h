@@ -1,6 +1,6 @@
 #pragma once
 // The engine's caches: the informers of everything the engine watches (Runs, Fleets, Nodes,
-// berth's Pods, everyone else's Pods that hold resources, Namespaces, ResourceQuotas) and the
+// berth's Pods, everyone else's Pods that hold resources, Namespaces, ResourceQuotas, Teams) and the
 // reads every step makes of them.
 //
 // Threads. Start, Stop: the engine's owner (StartInformers, Stop). The informers' own threads
@@ -26,6 +26,7 @@
 #include "reconcilers/namespace_policy.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/run_writes.h"
+#include "reconcilers/team_types.h"
 
 namespace berth::reconcilers {
 
@@ -53,6 +54,7 @@ class EngineCaches {
   k8s::Informer<k8s::Pod>& others() const { return *others_; }
   k8s::Informer<NamespaceInfo>& namespaces() const { return *namespaces_; }  // their berth.dev/max-priority
   k8s::Informer<ResourceQuotaInfo>& quotas() const { return *resource_quotas_; }
+  k8s::Informer<Team>& teams() const { return *teams_; }  // issue 31 (reconcilers/team_keeper.h)
 
   // The run's own Pods (its controller ownerReference, not just its label).
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
@@ -82,6 +84,7 @@ class EngineCaches {
   std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
   std::unique_ptr<k8s::Informer<NamespaceInfo>> namespaces_;
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
+  std::unique_ptr<k8s::Informer<Team>> teams_;
 };
 
 }  // namespace berth::reconcilers

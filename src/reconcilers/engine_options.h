@@ -40,6 +40,11 @@ struct EngineOptions {
   // aborts the process if the two differ (the core's snapshot, the instances' records, the
   // conflicts and invalid fleets).
   bool verify_kept_view = false;
+  // Teams (issue 31, reconcilers/team_keeper.h): the half-life of past usage in the fair-share
+  // order (--fair-share-half-life), and how often each Team's status (and the usage the core
+  // orders borrowers by) is brought up to date at least (--team-status-interval).
+  std::chrono::milliseconds fair_share_half_life{std::chrono::hours(7 * 24)};
+  std::chrono::milliseconds team_status_interval{std::chrono::minutes(1)};
 };
 
 // An attempt that ran at least this long resets the retry backoff.

@@ -37,7 +37,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                                    BackoffPolicy{std::chrono::milliseconds(100), std::chrono::milliseconds(30000)}},
               [this](const std::string& key, KeyedWriter::Outcome outcome) {
                 if (outcome == KeyedWriter::Outcome::kFailed && observer_ != nullptr) {
-                  observer_->OnWriteFailed(key.rfind("fleet:", 0) == 0 ? "fleet" : "run");
+                  observer_->OnWriteFailed(key.rfind("fleet:", 0) == 0 ? "fleet" : key.rfind("team:", 0) == 0 ? "team" : "run");
                 }
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
@@ -78,6 +78,10 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   });
   caches_.quotas().AddHandler(wake);
   caches_.OnSynced([this] { Nudge(); });  // the loop waits for the caches (WaitForSync)
+  // A Team's spec (shares, namespaces, weight) changes the core's input; its status is berth's own.
+  caches_.teams().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+    if (!old || !cur || old->meta.generation != cur->meta.generation) Wake();
+  });
 }
 
 RunController::~RunController() { Stop(); }
@@ -269,6 +273,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
   const Admissions::News news = admissions_.TakeNews();
   Admissions::ApplyNews(news, working_);
   fleet_status_.TakeFailures();  // written again by this pass
+  teams_.TakeFailures();
   // Runs a position sequence in flight may still write are left alone until it is done.
   // (and until the cache shows what it wrote: see PositionWriter).
   busy.insert(positions_.InFlight().begin(), positions_.InFlight().end());
@@ -346,13 +351,14 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
       auto victim = caches_.runs().Get(id);
       auto it = placed_by_key.find(id);
       if (victim && it != placed_by_key.end() && !it->second->assumed) {
-        // Still placed: it may be evicted only while it is still of lower priority.
-        if (caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
+        // Still placed: it may be evicted only while it is still of lower priority (a reclaim's
+        // victims whatever their priority: the core chose borrowers, issue 31).
+        if (!record->reclaim && caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
           holds = false;
           break;
         }
         n.victims_stopping = true;
-        if (!frozen.count(id)) Evict(*victim, *run, record->fleet, now);  // not while a write of it is unseen
+        if (!frozen.count(id)) Evict(*victim, *run, record->fleet, record->reclaim, now);  // not while a write of it is unseen
         continue;
       }
       if (!victim) continue;
@@ -365,12 +371,19 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
   return out;
 }
 
-void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now) {
-  const std::string why = "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
-                          ") on fleet " + fleet;
+void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,
+                          k8s::TimePoint now) {
+  const std::string why =
+      reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + RunKey(preemptor) +
+                    " (within its nominal share) on fleet " + fleet + ": team " +
+                    (TeamNameOf(caches_.teams(), victim.meta.ns).empty() ? "of namespace " + victim.meta.ns
+                                                                          : TeamNameOf(caches_.teams(), victim.meta.ns)) +
+                    " borrowed it"
+              : "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
+                    ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
-  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, Reason::kPreempted, /*stopped=*/false,
-              /*preempted=*/true);
+  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, reclaim ? Reason::kReclaimed : Reason::kPreempted,
+                      /*stopped=*/false, /*preempted=*/true);
 }
 
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,
@@ -481,6 +494,11 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
       },
       [&](const sched::WaitingRun& w) { return waiting_.Explain(result, w); },
       [this](const std::string& ns) { return caches_.CapOf(ns).has_value(); });
+  if (const auto team_of = TeamsByNamespace(caches_.teams()); !team_of.empty()) {
+    for (auto& e : entries) {
+      if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
+    }
+  }
   queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
 
@@ -531,6 +549,16 @@ void RunController::Report(std::chrono::microseconds took, const sched::CycleRes
   summary.events_posted = events_->posted();
   summary.events_dropped = events_->dropped();
   summary.unreadable_runs = set_aside_.unreadable();
+  for (const auto& row : teams_.report()) {
+    static constexpr const char* kNames[sched::kShareResources] = {"gpu", "cpu", "memory"};
+    static constexpr double kUnit[sched::kShareResources] = {1, 1000, 1};  // GPUs, CPU cores, bytes
+    for (int r = 0; r < sched::kShareResources; ++r) {
+      if (!row.accounted[r]) continue;
+      summary.teams[{row.team, row.fleet, kNames[r]}] =
+          EngineObserver::PassSummary::TeamAmounts{row.nominal[r] / kUnit[r], row.used[r] / kUnit[r],
+                                                   row.borrowed[r] / kUnit[r], row.lent[r] / kUnit[r]};
+    }
+  }
   observer_->OnPass(summary);
 }
 
@@ -543,6 +571,7 @@ ClusterView& RunController::PassView(const Keyed& keyed, std::vector<std::shared
   std::optional<k8s::TimePoint> pause_ends;
   ClusterView& view = view_keeper_.Update(inputs, keyed, placed, now, pause_ends);
   if (pause_ends) NoteDeadline(*pause_ends);
+  view_keeper_.SetTeams(view, teams_.Specs(now));  // issue 31: usage accrued to now
   return view;
 }
 
@@ -604,6 +633,7 @@ void RunController::Pass(k8s::TimePoint now) {
 
   // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
   const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
+  if (auto team_write = teams_.Update(view, view_keeper_.gen(), now)) NoteDeadline(*team_write);
   Settle(keyed, busy, now);
   ShowPriorityNews();
   phases.Mark("settle");

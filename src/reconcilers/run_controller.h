@@ -26,6 +26,7 @@
 //   PositionWriter       position_writer.h      queuePosition writes, one sequence at a time
 //   WaitingStatusWriter  waiting_status.h       waiting runs' statuses, preemption records
 //   FleetStatusWriter    fleet_status_writer.h  Fleet statuses (admission step 3)
+//   TeamKeeper           team_keeper.h          Teams for the core, usage, Team statuses
 //   QueueView            queue_view.h           /queue and the dashboard, priority news
 //   SetAsideReporter     set_aside.h            runs berth cannot read, reported once each
 //   KeyedWriter          keyed_writer.h         the writer threads (one write per key)
@@ -74,6 +75,7 @@
 #include "reconcilers/run_reconciler.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/set_aside.h"
+#include "reconcilers/team_keeper.h"
 #include "reconcilers/waiting_status.h"
 #include "reconcilers/working_set.h"
 #include "reconcilers/run_types.h"
@@ -262,8 +264,9 @@ class RunController final : public EngineApi {
   // preempted is dropped (the core plans again).
   std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
                                                   const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
-  // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted.
-  void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, k8s::TimePoint now);
+  // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted
+  // (Reclaimed for a reclaim's record: issue 31).
+  void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);
   // Assumes the placement (its blocks are held from now on) and hands the admission to a writer
   // (Admissions::Admit); the run leaves the queue.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
@@ -357,6 +360,9 @@ class RunController final : public EngineApi {
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));
                                   }};
+  // Teams (reconcilers/team_keeper.h): the core's Teams, usage, Team statuses.
+  TeamKeeper teams_{client_, caches_, options_.fair_share_half_life, options_.team_status_interval,
+                    [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); }};
   EngineObserver* observer_ = nullptr;
 };
 

@@ -20,10 +20,10 @@ void RunMemo::Read() {
   if (retry_nc && retry->duration) gives_up_at = run->meta.created + *retry->duration;
   // When a waiting run fails instead (EndsWaiting): at once without retry on no-capacity, or when
   // its retry.duration has passed. A preempted run sent back to the queue waits for capacity
-  // whatever its no-capacity retry says (its capacity was taken on purpose), within its retry
+  // whatever its no-capacity retry says (its capacity was taken on purpose; a reclaimed one too), within its retry
   // duration.
   ends_waiting_at.reset();
-  if ((run->status.phase == Phase::kPending) && (run->status.reason == Reason::kPreempted) && retry) {
+  if ((run->status.phase == Phase::kPending) && (run->status.reason == Reason::kPreempted || run->status.reason == Reason::kReclaimed) && retry) {
     if (retry->duration) ends_waiting_at = run->meta.created + *retry->duration;
   } else if (!retry_nc) {
     ends_waiting_at = k8s::TimePoint::min();

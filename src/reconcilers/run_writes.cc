@@ -302,7 +302,13 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
   Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
     if (auto unwritten = PatchStatus(r, next)) return *unwritten;
     events_.Record(Ref(r), event_type, event_reason, event_message);
-    if (preempted && observer_) observer_->OnPreempted(r.status.fleet);
+    if (preempted && observer_) {
+      if (next.reason == Reason::kReclaimed) {
+        observer_->OnReclaimed(r.status.fleet);
+      } else {
+        observer_->OnPreempted(r.status.fleet);
+      }
+    }
     DeletePods(r.meta.ns, to_delete);
     return true;
   });

@@ -15,7 +15,7 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
                                          const sched::CycleResult& result, WorkingSet& working) {
   preempting_.clear();
   for (const auto& d : result.preemptions) {
-    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims};
+    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims, d.reclaim};
     // One Event per plan (its status write may be the queue-position writer's or Apply's).
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
@@ -23,8 +23,10 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
     auto run = caches_.runs().Get(d.run_id);
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
+    const std::string team = d.reclaim ? TeamNameOf(caches_.teams(), run->meta.ns) : "";
     events_.Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
-                    "preempting " + victims + " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
+                   (d.reclaim ? "reclaiming team " + team + "'s nominal share from " : "preempting ") + victims +
+                       " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
   }
   std::unordered_set<std::string> still;
   for (const auto& w : result.waiting) {
@@ -32,7 +34,10 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
   }
   for (const auto& n : nominations) {
     if (still.count(n.run_id) && !preempting_.count(n.run_id)) {
-      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims};
+      // A reclaim's record stays one (the core's nomination does not say).
+      auto run = caches_.runs().Get(n.run_id);
+      const bool reclaim = run && run->status.preemption && run->status.preemption->reclaim;
+      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims, reclaim};
     }
   }
 }
@@ -78,7 +83,7 @@ std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const
 ReasonCode WaitingReason(sched::WaitCode code) {
   if (code == sched::WaitCode::kQuotaExceeded) return Reason::kQuotaExceeded;
   if (code == sched::WaitCode::kPreempting) return Reason::kPreempting;
-  if (code == sched::WaitCode::kTeamShare) return ReasonCode::FromApi(sched::ApiReason(code));
+  if (code == sched::WaitCode::kTeamShare) return Reason::kTeamShare;
   return sched::IsUnschedulable(code) ? Reason::kUnschedulable : Reason::kNoCapacity;
 }
 
@@ -88,9 +93,10 @@ RunStatus WaitingStatusWriter::Status(const Run& run, const ReasonCode& reason, 
   RunStatus next = run.status;
   next.phase = Phase::kPending;
   next.reason = reason;
-  // A preempted run back in the queue shows Preempted while it waits for capacity (EndsWaiting).
-  if (reason == Reason::kNoCapacity && (run.status.reason == Reason::kPreempted)) {
-    next.reason = Reason::kPreempted;
+  // A preempted (reclaimed) run back in the queue shows Preempted (Reclaimed) while it waits for
+  // capacity (EndsWaiting).
+  if (reason == Reason::kNoCapacity && (run.status.reason == Reason::kPreempted || run.status.reason == Reason::kReclaimed)) {
+    next.reason = run.status.reason;
   }
   next.message = message;
   next.queue_position = position;

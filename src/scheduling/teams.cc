@@ -221,6 +221,82 @@ void TeamBook::Charge(int32_t team, std::string_view fleet, const Resources& use
   }
 }
 
+std::vector<TeamFleetReport> TeamBook::Report() const {
+  std::vector<TeamFleetReport> out;
+  for (const auto& [fleet, book] : fleets_) {
+    std::vector<TeamFleetReport> rows(teams_.size());
+    for (int r = 0; r < kShareResources; ++r) {
+      if (!book.accounted[r]) continue;
+      int64_t borrowed = 0, nominal = 0;
+      for (size_t t = 0; t < teams_.size(); ++t) {
+        borrowed += std::max<int64_t>(0, book.used[t][r] - book.shares[t].nominal[r]);
+        nominal += book.shares[t].nominal[r];
+      }
+      // What the common pool does not cover comes from idle nominal shares, lenders by name.
+      int64_t from_shares = std::max<int64_t>(0, borrowed - std::max<int64_t>(0, book.capacity[r] - nominal));
+      for (size_t t = 0; t < teams_.size(); ++t) {
+        const Share& s = book.shares[t];
+        const int64_t idle = std::max<int64_t>(0, s.nominal[r] - book.used[t][r]);
+        const int64_t lends = std::min(from_shares, s.lending_limit[r] == kNoLimit ? idle : std::min(idle, s.lending_limit[r]));
+        from_shares -= lends;
+        TeamFleetReport& row = rows[t];
+        row.accounted[r] = true;
+        row.nominal[r] = s.nominal[r];
+        row.used[r] = book.used[t][r];
+        row.borrowed[r] = std::max<int64_t>(0, book.used[t][r] - s.nominal[r]);
+        row.lent[r] = lends;
+      }
+    }
+    for (size_t t = 0; t < teams_.size(); ++t) {
+      if (static_cast<int32_t>(t) == implicit_) continue;
+      rows[t].team = teams_[t].name;
+      rows[t].fleet = fleet;
+      out.push_back(std::move(rows[t]));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const TeamFleetReport& a, const TeamFleetReport& b) {
+    return std::tie(a.team, a.fleet) < std::tie(b.team, b.fleet);
+  });
+  return out;
+}
+
+std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot) {
+  std::map<std::string, Resources> out;
+  if (snapshot.teams.empty()) return out;
+  // The team of a namespace: the first Team by name that lists it (as TeamBook).
+  std::map<std::string_view, std::string_view> team_of;
+  std::vector<const TeamSpec*> specs;
+  for (const TeamSpec& t : snapshot.teams) specs.push_back(&t);
+  std::stable_sort(specs.begin(), specs.end(), [](const TeamSpec* a, const TeamSpec* b) { return a->name < b->name; });
+  for (const TeamSpec* t : specs) {
+    for (const std::string& ns : t->namespaces) team_of.emplace(ns, t->name);
+  }
+  std::map<std::string_view, const FleetSpec*> fleets;
+  for (const FleetSpec& f : snapshot.fleets) fleets.emplace(f.name, &f);
+  std::map<std::string_view, BlockLayout> layouts;
+  for (const InstanceSpec& in : snapshot.instances) {
+    auto f = fleets.find(in.fleet);
+    if (f == fleets.end() || layouts.count(in.name)) continue;
+    BlockLayout layout = BlockLayout::Make(in.allocatable, f->second->blocks);
+    if (layout.valid()) layouts.emplace(in.name, std::move(layout));
+  }
+  std::set<std::string_view> runs;
+  for (const RunningRun& run : snapshot.running) {
+    if (!runs.insert(run.id).second) continue;
+    auto t = team_of.find(NamespaceOf(run.id));
+    Resources& use = out[std::string(t == team_of.end() ? std::string_view() : t->second)];
+    for (const InstanceBlocks& b : run.placement) {
+      auto l = layouts.find(b.instance);
+      if (l == layouts.end() || b.blocks <= 0) continue;
+      const Resources r = l->second.ResourcesFor(std::min(b.blocks, l->second.total_blocks()));
+      use.cpu_millis += r.cpu_millis;
+      use.memory_bytes += r.memory_bytes;
+      use.gpus += r.gpus;
+    }
+  }
+  return out;
+}
+
 std::vector<const TeamBook::Team*> TeamBook::Path(int32_t team) const {
   std::vector<const Team*> path;
   if (teams_[team].parent >= 0) path.push_back(&teams_[teams_[team].parent]);

@@ -57,6 +57,24 @@ struct ShareCheck {
   bool fits() const { return verdict == kFits; }
 };
 
+// What a Team's status shows for one fleet its shares name (the engine writes it): per resource
+// the fleet's shares name (`accounted`), in ShareResource order. Borrowed: use beyond nominal.
+// Lent: the part of its idle nominal share that other teams' borrowing takes, counting the
+// common pool (capacity no nominal share covers) as borrowed first, then the idle shares of
+// lenders in name order, each up to its lending limit.
+struct TeamFleetReport {
+  std::string team;
+  std::string fleet;
+  std::array<bool, kShareResources> accounted{};
+  std::array<int64_t, kShareResources> nominal{}, used{}, borrowed{}, lent{};
+  friend bool operator==(const TeamFleetReport&, const TeamFleetReport&) = default;
+};
+
+// What each team's running runs hold now, over every fleet (the blocks' resources, as the
+// accounting counts them), by team name; the implicit team (namespaces in no Team) is "". What
+// usage accrues from (engine: Team status.usage).
+std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot);
+
 // Amounts as FormatQuotaAmount spells them: "16 GPUs", "4 CPUs", "16Gi memory" ("16" when bare).
 std::string FormatShareAmount(ShareResource r, int64_t amount, bool bare = false);
 
@@ -83,6 +101,9 @@ class TeamBook {
   bool Borrowing(int32_t team, std::string_view fleet) const;
   // A placement of this cycle.
   void Charge(int32_t team, std::string_view fleet, const Resources& use);
+  // Per named team and fleet one of its shares names (sorted by team, then fleet): see
+  // TeamFleetReport.
+  std::vector<TeamFleetReport> Report() const;
 
   // Fair-share order of borrowers: whether team a goes before team b.
   bool FairBefore(int32_t a, int32_t b) const;

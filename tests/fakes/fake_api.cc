@@ -47,6 +47,7 @@ static const std::vector<FakeApi::ResourceInfo>& Resources() {
       {"coordination.k8s.io", "v1", "leases", "Lease", true, false, RI::CreateStatus::kKeep},
       {"berth.dev", "v1alpha1", "runs", "Run", true, true, RI::CreateStatus::kDrop},
       {"berth.dev", "v1alpha1", "fleets", "Fleet", false, true, RI::CreateStatus::kDrop},
+      {"berth.dev", "v1alpha1", "teams", "Team", false, true, RI::CreateStatus::kDrop},
   };
   return table;
 }

@@ -422,7 +422,7 @@ class Cli : public EngineTest {
 };
 
 TEST_F(Cli, HelpForEveryCommand) {
-  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "describe", "stop", "suspend", "resume", "logs"}) {
+  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "teams", "describe", "stop", "suspend", "resume", "logs"}) {
     CommandResult r = Berth({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: kubectl berth " + cmd), std::string::npos) << r.out;
@@ -435,7 +435,7 @@ TEST_F(Cli, HelpForEveryCommand) {
   }
   CommandResult overview = Berth({"--help"});
   EXPECT_EQ(overview.exit_code, 0);
-  for (const char* cmd : {"apply -f FILE [-Q]", "queue [-n NS | -A]", "priority RUN VALUE", "fleets", "describe RUN"}) {
+  for (const char* cmd : {"apply -f FILE [-Q]", "queue [-n NS | -A]", "priority RUN VALUE", "fleets", "teams", "describe RUN"}) {
     EXPECT_NE(overview.out.find(cmd), std::string::npos) << overview.out;
   }
   EXPECT_EQ(Berth({}).out, overview.out);

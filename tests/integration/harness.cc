@@ -146,7 +146,8 @@ void ControlPlane::Start() {
     std::abort();
   }
   bool established = Eventually([&] {
-    return Kubectl({"get", "runs.berth.dev", "-A"}).exit_code == 0 && Kubectl({"get", "fleets.berth.dev"}).exit_code == 0;
+    return Kubectl({"get", "runs.berth.dev", "-A"}).exit_code == 0 && Kubectl({"get", "fleets.berth.dev"}).exit_code == 0 &&
+           Kubectl({"get", "teams.berth.dev"}).exit_code == 0;
   });
   if (!established) {
     std::fprintf(stderr, "CRDs never became established\n");

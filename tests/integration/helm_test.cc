@@ -275,6 +275,7 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
   std::vector<std::string> kinds;
   for (const auto& d : docs) kinds.push_back(Kind(d) + "/" + Name(d));
   std::vector<std::string> want = {"CustomResourceDefinition/fleets.berth.dev", "CustomResourceDefinition/runs.berth.dev",
+                                   "CustomResourceDefinition/teams.berth.dev",
                                    "NetworkPolicy/berth-controller",
                                    "ServiceAccount/berth-controller",
                                    "Secret/berth-controller-webhook-cert",
@@ -327,6 +328,7 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--health-probe-bind-address=:8081",
                                         "--http-read-timeout=10s",
                                         "--aging-interval=15m",
+                                        "--fair-share-half-life=168h",
                                         "--log-format=json",
                                         "--log-level=info",
                                         "--webhook-bind-address=:9443",
@@ -377,6 +379,8 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "berth.dev|runs/status|patch",
       "berth.dev|fleets|list,watch",
       "berth.dev|fleets/status|patch",
+      "berth.dev|teams|list,watch",
+      "berth.dev|teams/status|patch",
       "|pods|get,create,delete,list,watch",
       "|pods/binding|create",
       "|nodes|list,watch",
@@ -1150,7 +1154,10 @@ std::set<std::string> ExportedSampleNames() {
   pass.pending[{"a100", "NoCapacity"}] = 1;
   pass.fleets["a100"].busy_blocks = 1;
   pass.fleets["a100"].instances_by_state = {{"Busy", 1}};
+  pass.teams[{"vision", "a100", "gpu"}] = {16, 8, 0, 8};
   m.OnPass(pass);
+  m.OnPreempted("a100");
+  m.OnReclaimed("a100");
   m.OnAdmitted(std::chrono::seconds(1));
   m.OnFinished("Failed", "PodFailed");
   m.OnWriteFailed("run");

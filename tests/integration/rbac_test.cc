@@ -320,6 +320,8 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
            {"get", "runs.berth.dev", "-A"},
            {"list", "fleets.berth.dev"},
            {"patch", "fleets.berth.dev", "--subresource=status"},
+           {"watch", "teams.berth.dev"},
+           {"patch", "teams.berth.dev", "--subresource=status"},
            {"create", "pods", "-A"},
            {"delete", "pods", "-A"},
            {"create", "pods", "--subresource=binding", "-A"},

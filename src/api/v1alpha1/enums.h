@@ -28,6 +28,8 @@ enum class Reason {
   kQuotaExceeded,        // Pending: the namespace's ResourceQuota has no room
   kPreempting,           // Pending: evicting lower-priority runs to start on the nodes they free
   kPreempted,            // Pending again (retry on interruption) or Failed: evicted for a higher-priority run
+  kTeamShare,            // Pending: its Team's share (borrowing or lending limits) has no room (issue 31)
+  kReclaimed,            // Pending again (retry on interruption) or Failed: its team borrowed, the owner took it back
   kSuspended,            // Pending, out of the queue (spec.suspend)
   kResumed,              // Pending, the pass after spec.suspend went back to false
   kScheduled,            // Scheduled
@@ -76,12 +78,14 @@ inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
     {Phase::kFailed, "Failed"},
 }};
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 25> kReasonNames{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 27> kReasonNames{{
     {Reason::kNoCapacity, "NoCapacity"},
     {Reason::kUnschedulable, "Unschedulable"},
     {Reason::kQuotaExceeded, "QuotaExceeded"},
     {Reason::kPreempting, "Preempting"},
     {Reason::kPreempted, "Preempted"},
+    {Reason::kTeamShare, "TeamShare"},
+    {Reason::kReclaimed, "Reclaimed"},
     {Reason::kSuspended, "Suspended"},
     {Reason::kResumed, "Resumed"},
     {Reason::kScheduled, "Scheduled"},

@@ -26,6 +26,9 @@ struct FleetSpec {
   // placed less than min_runtime ago is not evicted.
   bool preempt_lower_priority = false;
   Duration min_runtime{5 * 60 * 1000};
+  // spec.preemption.reclaim (issue 31): Borrowed (true, the default) lets a run within its Team's
+  // unused nominal share stop other teams' borrowing runs here; Never (false) does not.
+  bool reclaim_borrowed = true;
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };
 

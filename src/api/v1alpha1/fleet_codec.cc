@@ -58,7 +58,7 @@ void ReadBlocks(const json::Value& spec, FleetSpec& f, std::string& err) {
   }
 }
 
-// spec.preemption: {policy: Never|LowerPriority, minRuntime: duration}.
+// spec.preemption: {policy: Never|LowerPriority, minRuntime: duration, reclaim: Borrowed|Never}.
 void ReadPreemption(const json::Value& spec, FleetSpec& f, std::string& err) {
   const json::Value* p = json::Find(spec, {"preemption"});
   if (p == nullptr || !p->IsObject()) return;
@@ -67,6 +67,12 @@ void ReadPreemption(const json::Value& spec, FleetSpec& f, std::string& err) {
     f.preempt_lower_priority = true;
   } else if (policy != "Never" && err.empty()) {
     err = "spec.preemption.policy must be Never or LowerPriority, not \"" + policy + "\"";
+  }
+  const std::string reclaim = json::GetString(*p, "reclaim", "Borrowed");
+  if (reclaim == "Never") {
+    f.reclaim_borrowed = false;
+  } else if (reclaim != "Borrowed" && err.empty()) {
+    err = "spec.preemption.reclaim must be Borrowed or Never, not \"" + reclaim + "\"";
   }
   const std::string min_runtime = json::GetString(*p, "minRuntime");
   if (min_runtime.empty()) return;
@@ -172,6 +178,8 @@ void WriteFleetSpec(Writer& w, const FleetSpec& s) {
   w.String(s.preempt_lower_priority ? "LowerPriority" : "Never");
   w.Key("minRuntime");
   w.String(base::FormatDuration(s.min_runtime));
+  w.Key("reclaim");
+  w.String(s.reclaim_borrowed ? "Borrowed" : "Never");
   raw.EndObject();
   raw.EndObject();
 }

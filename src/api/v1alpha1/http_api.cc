@@ -34,6 +34,7 @@ QueueItem ReadQueueItem(const json::Value& v) {
   it.wait_seconds = json::GetInt(v, "waitSeconds");
   it.reason = json::GetString(v, "reason");
   it.message = json::GetString(v, "message");
+  it.team = json::GetString(v, "team");
   return it;
 }
 
@@ -63,6 +64,7 @@ void WriteQueueItem(W& w, const QueueItem& it) {
   num("waitSeconds", it.wait_seconds);
   str("reason", it.reason);
   str("message", it.message);
+  if (!it.team.empty()) str("team", it.team);
   w.EndObject();
 }
 

@@ -23,6 +23,7 @@ struct QueueItem {
   std::string submitted_at;         // RFC 3339
   int64_t wait_seconds = 0;
   std::string reason, message;
+  std::string team;  // the run's Team ("": no Team holds its namespace); written only when set
 };
 
 // {"generatedAt", "leader", "total", "items": [...], "continue"}.

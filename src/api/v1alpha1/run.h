@@ -94,6 +94,9 @@ struct RunStatus {
   struct Preemption {
     std::string fleet;
     std::vector<std::string> nodes, victims;
+    // A reclaim (issue 31): the victims are other teams' runs beyond their nominal share, stopped
+    // whatever their priority (reason Reclaimed).
+    bool reclaim = false;
     friend bool operator==(const Preemption&, const Preemption&) = default;
   };
   std::optional<Preemption> preemption;

@@ -184,6 +184,7 @@ std::optional<RunStatus::Preemption> ReadPreemption(Reader& st) {
   p.fleet = pr.String("fleet").value_or("");
   p.nodes = pr.Strings("nodes");
   p.victims = pr.Strings("victims");
+  p.reclaim = pr.Bool("reclaim").value_or(false);
   return p;
 }
 
@@ -305,6 +306,8 @@ void WritePreemption(Writer& w, const std::optional<RunStatus::Preemption>& p) {
   w.StringList(p->nodes);
   w.Key("victims");
   w.StringList(p->victims);
+  w.Key("reclaim");  // always: a merge patch of a reclaim's record by a preemption's clears it
+  w.raw().Bool(p->reclaim);
   w.raw().EndObject();
 }
 

@@ -44,6 +44,7 @@ struct TeamFleetStatus {
 struct TeamStatus {
   std::vector<TeamFleetStatus> fleets;
   double gpu_hours = 0, cpu_hours = 0;  // status.usage: decayed past usage
+  std::optional<Time> usage_updated_at;  // status.usage.updatedAt: when those values were true
   int64_t observed_generation = 0;
   std::vector<Condition> conditions;
   friend bool operator==(const TeamStatus&, const TeamStatus&) = default;

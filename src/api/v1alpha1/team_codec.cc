@@ -69,6 +69,7 @@ TeamStatus ReadTeamStatus(const json::Value& v, std::string& problem) {
   Reader usage = st.Object("usage");
   s.gpu_hours = usage.Number("gpuHours").value_or(0);
   s.cpu_hours = usage.Number("cpuHours").value_or(0);
+  s.usage_updated_at = usage.TimeAt("updatedAt");
   s.observed_generation = st.Int("observedGeneration").value_or(0);
   s.conditions = io::ReadConditions(st);
   return s;
@@ -146,6 +147,8 @@ void WriteTeamStatus(Writer& w, const TeamStatus& s) {
   w.raw().Double(s.gpu_hours);
   w.Key("cpuHours");
   w.raw().Double(s.cpu_hours);
+  w.Key("updatedAt");
+  w.TimeOrNull(s.usage_updated_at);
   w.raw().EndObject();
   w.Key("observedGeneration");
   w.Int(s.observed_generation);

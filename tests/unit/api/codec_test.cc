@@ -63,7 +63,7 @@ Run FullRun() {
   s.retry_after = Time(At("2026-01-02T02:59:00Z"));
   s.retry_backoff_seconds = 20;
   s.observed_generation = 3;
-  s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}};
+  s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}, /*reclaim=*/true};
   SetCondition(s.conditions, ConditionType::kScheduled, ConditionStatus::kTrue, Reason::kScheduled, "on a100", 3,
                At("2026-01-02T03:01:00Z"));
   SetCondition(s.conditions, ConditionKind::FromApi("Custom"), ConditionStatus::kUnknown,
@@ -284,6 +284,7 @@ Fleet FullFleet() {
   f.spec.instance_lifetime = hours(5);
   f.spec.preempt_lower_priority = true;
   f.spec.min_runtime = minutes(2);
+  f.spec.reclaim_borrowed = false;
   FleetInstance i;
   i.node = "n1";
   i.uid = "uid-1";
@@ -351,6 +352,7 @@ TEST(TeamCodec, RoundTripsEveryField) {
   t.status.fleets = {fs};
   t.status.gpu_hours = 340.25;
   t.status.cpu_hours = 1210.5;
+  t.status.usage_updated_at = Time(base::TimePoint(std::chrono::seconds(1'800'000'000)));
   auto back = DecodeTeam(MustParse(EncodeTeam(t)));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->spec, t.spec);

@@ -262,6 +262,30 @@ TEST(MetricsTest, PreemptionsByFleet) {
   EXPECT_EQ(Value(text, "berth_preemptions_total", {{"fleet", "h100"}}), 1.0);
 }
 
+TEST(MetricsTest, TeamsByTeamFleetAndResourceAndReclaimsByFleet) {
+  Metrics m;
+  reconcilers::EngineObserver::PassSummary s;
+  s.teams[{"vision", "a100", "gpu"}] = {16, 24, 8, 0};
+  m.OnPass(s);
+  m.OnReclaimed("a100");
+  std::string text = m.Render();
+  const std::map<std::string, std::string> at = {{"team", "vision"}, {"fleet", "a100"}, {"resource", "gpu"}};
+  auto with = [&](const char* state) {
+    auto l = at;
+    l["state"] = state;
+    return l;
+  };
+  EXPECT_EQ(Value(text, "berth_team_resources", with("nominal")), 16.0);
+  EXPECT_EQ(Value(text, "berth_team_resources", with("used")), 24.0);
+  EXPECT_EQ(Value(text, "berth_team_resources", with("borrowed")), 8.0);
+  EXPECT_EQ(Value(text, "berth_team_resources", with("lent")), 0.0);
+  EXPECT_EQ(Value(text, "berth_reclaims_total", {{"fleet", "a100"}}), 1.0);
+  EXPECT_EQ(Value(text, "berth_preemptions_total", {{"fleet", "a100"}}), std::nullopt) << "a reclaim is not a preemption";
+  // A team gone by the next pass reads 0.
+  m.OnPass(reconcilers::EngineObserver::PassSummary{});
+  EXPECT_EQ(Value(m.Render(), "berth_team_resources", with("used")), 0.0);
+}
+
 TEST(MetricsTest, WriteFailuresAndApiRequests) {
   Metrics m;
   m.OnWriteFailed("pod");

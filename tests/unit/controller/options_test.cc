@@ -64,6 +64,19 @@ TEST(OptionsTest, FinishedRunTtlIsADuration) {
   EXPECT_NE(bad.status().message().find("finished-run-ttl"), std::string::npos) << bad.status().message();
 }
 
+TEST(OptionsTest, TeamFlagsHaveDefaultsAndBounds) {
+  EXPECT_EQ(MustParse({}).fair_share_half_life, hours(7 * 24));
+  EXPECT_EQ(MustParse({}).team_status_interval, seconds(60));
+  EXPECT_EQ(MustParse({"--fair-share-half-life=1d"}).fair_share_half_life, hours(24));
+  EXPECT_EQ(MustParse({"--team-status-interval=5s"}).team_status_interval, seconds(5));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--fair-share-half-life=0"}, {"--team-status-interval=2m"}, {"--team-status-interval=0"}}) {
+    auto bad = ParseOptions(args);
+    ASSERT_FALSE(bad.ok()) << args[0];
+    EXPECT_NE(bad.status().message().find(args[0].substr(0, args[0].find('='))), std::string::npos) << bad.status().message();
+  }
+}
+
 // With leader election every request must time out before the renew deadline
 // (leader_election.h): half of it by default, and an explicit value at or past it is refused.
 TEST(OptionsTest, RequestTimeoutStaysBelowTheRenewDeadline) {

@@ -43,6 +43,7 @@ using k8s::resources::kFleets;
 using k8s::resources::kNodes;
 using k8s::resources::kPods;
 using k8s::resources::kRuns;
+using k8s::resources::kTeams;
 
 constexpr const char* kNs = "team";
 // Waits for capacity instead of failing NoCapacity.
@@ -1018,6 +1019,60 @@ TEST_F(EngineInProcess, PreemptionWaitsForMinRuntimeAndWritesItsRecordFirst) {
   ASSERT_TRUE(LetPassesGo(3));
   EXPECT_EQ(Phase("low"), "Pending");
   EXPECT_EQ(Phase("high"), "Running");
+}
+
+// Teams (issue 31): a reclaim is written like a preemption. Team "owners" has the whole machine
+// as its nominal share and runs nothing; a priority-90 run of a namespace in no Team borrows it.
+// The owners' priority-10 run reclaims it: its record (status.preemption with reclaim: true) is in
+// the API before the victim's status says Reclaimed, and the victim's Pod is deleted only after
+// that; the victim goes back to the queue and the owners' run is placed on the machine.
+TEST_F(EngineInProcess, AReclaimWritesItsRecordFirstAndTheVictimIsReclaimed) {
+  Node("n0", "a100");
+  auto f = user_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu"},)"
+                                         R"("spec":{"nodeSelector":{"pool":"a100"},"blocks":1,"preemption":{"minRuntime":"0s"}}})");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto t = user_->Create(kTeams.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Team","metadata":{"name":"owners"},)"
+                                        R"("spec":{"namespaces":["owners"],"shares":[{"fleet":"gpu","nominal":{"cpu":"8"}}]}})");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  StartEngine();
+  Run("low", R"("priority":90,"retry":{"onEvents":["interruption"],"duration":"off"})");
+  ASSERT_TRUE(PodsBound("low"));
+  SetPodsPhase("low", "Running");
+  ASSERT_TRUE(WaitPhase("low", "Running"));
+
+  auto mine = user_->Create(kRuns.Path("owners"),
+                            R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"mine"},"spec":{"fleets":["gpu"],)"
+                            R"("priority":10,)" + std::string(kQueueRetry) +
+                                R"(,"template":{"spec":{"containers":[{"name":"main","image":"busybox:1.35"}]}}}})");
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  ASSERT_TRUE(Eventually([&] { return StatusString("low", "reason") == "Reclaimed"; })) << Dump();
+  EXPECT_EQ(Phase("low"), "Pending");
+  EXPECT_EQ(StatusInt("low", "resubmissions"), 1);
+  ASSERT_TRUE(Eventually([&] {
+    auto d = Get(kRuns.Path("owners", "mine"));
+    return d.IsObject() && json::GetString(json::Find(d, {"status", "phase"})) == "Scheduled";
+  })) << Dump();
+  EXPECT_TRUE(Eventually([&] { return EventReasons("low").count("Retrying") > 0; }));
+
+  size_t record = 0, victim = 0, pod_deleted = 0;
+  auto history = api_->History();
+  for (size_t i = 0; i < history.size(); ++i) {
+    const auto& c = history[i];
+    if (!record && c.path == kRuns.Path("owners", "mine") && c.object.find("\"reclaim\":true") != std::string::npos) record = i + 1;
+    if (!victim && c.path == kRuns.Path(kNs, "low") && c.object.find("\"Reclaimed\"") != std::string::npos) victim = i + 1;
+    if (!pod_deleted && c.path == kPods.Path(kNs, "low-0") && c.object.find("deletionTimestamp") != std::string::npos) {
+      pod_deleted = i + 1;
+    }
+  }
+  ASSERT_NE(record, 0u) << Dump();
+  ASSERT_NE(victim, 0u) << Dump();
+  ASSERT_NE(pod_deleted, 0u) << Dump();
+  EXPECT_LT(record, victim);
+  EXPECT_LT(victim, pod_deleted);
+  // The borrower waits: it may not take the owners' share back.
+  ASSERT_TRUE(LetPassesGo(3));
+  EXPECT_EQ(Phase("low"), "Pending");
+  EXPECT_EQ(StatusString("low", "reason"), "Reclaimed");
 }
 
 }  // namespace

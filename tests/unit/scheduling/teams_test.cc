@@ -243,5 +243,53 @@ TEST(TeamsTest, TheImplicitTeamBorrowsTheCommonPoolAndIsReclaimed) {
   EXPECT_EQ(r.preemptions[0].plan.victims, std::vector<std::string>{"misc/b"}) << "lowest priority first";
 }
 
+TEST(TeamsTest, ReportSaysNominalUsedBorrowedAndLentPerTeamAndFleet) {
+  // 16 GPUs, all covered by nominal shares (8 + 8): audio's 4 GPUs beyond its 8 come from
+  // vision's idle share.
+  ClusterSnapshot c = A100();
+  c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 8)};
+  c.running.push_back(Running("audio/a", {{"n0", 4}}));
+  c.running.push_back(Running("audio/b", {{"n1", 4}}));
+  c.running.push_back(Running("audio/c", {{"n2", 4}}));
+  c.running.push_back(Running("vision/a", {{"n3", 2}}));
+  const std::vector<TeamFleetReport> report = TeamBook(c).Report();
+  ASSERT_EQ(report.size(), 2u);
+  const int gpu = static_cast<int>(ShareResource::kGpu);
+  EXPECT_EQ(report[0].team, "audio");
+  EXPECT_EQ(report[0].fleet, "a100");
+  EXPECT_TRUE(report[0].accounted[gpu]);
+  EXPECT_FALSE(report[0].accounted[static_cast<int>(ShareResource::kCpu)]) << "no share names cpu";
+  EXPECT_EQ(report[0].nominal[gpu], 8);
+  EXPECT_EQ(report[0].used[gpu], 12);
+  EXPECT_EQ(report[0].borrowed[gpu], 4);
+  EXPECT_EQ(report[0].lent[gpu], 0);
+  EXPECT_EQ(report[1].team, "vision");
+  EXPECT_EQ(report[1].used[gpu], 2);
+  EXPECT_EQ(report[1].borrowed[gpu], 0);
+  EXPECT_EQ(report[1].lent[gpu], 4);
+}
+
+TEST(TeamsTest, BorrowingFromTheCommonPoolLendsNothing) {
+  ClusterSnapshot c = A100();  // 16 GPUs, 8 of them nobody's nominal share
+  c.teams = {Team("vision", "vision", 8)};
+  c.running.push_back(Running("misc/a", {{"n0", 4}}));
+  const std::vector<TeamFleetReport> report = TeamBook(c).Report();
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].lent[static_cast<int>(ShareResource::kGpu)], 0);
+}
+
+TEST(TeamsTest, RunningUseByTeamCountsEveryFleetAndTheImplicitTeam) {
+  ClusterSnapshot c = A100();
+  c.teams = {Team("vision", "vision", 8)};
+  c.running.push_back(Running("vision/a", {{"n0", 4}, {"n1", 2}}));
+  c.running.push_back(Running("misc/a", {{"n2", 1}}));
+  const auto use = RunningUseByTeam(c);
+  ASSERT_EQ(use.size(), 2u);
+  EXPECT_EQ(use.at("vision").gpus, 6);
+  EXPECT_EQ(use.at("vision").cpu_millis, 6 * 4000);
+  EXPECT_EQ(use.at("").gpus, 1);
+  EXPECT_TRUE(RunningUseByTeam(A100()).empty()) << "no Team: nothing is accounted";
+}
+
 }  // namespace
 }  // namespace berth::scheduling
