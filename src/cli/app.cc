@@ -42,8 +42,12 @@ namespace {
 namespace api = api::v1alpha1;
 using k8s::Status;
 
-// How long `priority` waits for the controller to reflect the change.
+// How often `priority` asks whether the controller reflected the change (--wait: how long).
 constexpr std::chrono::milliseconds kObservePoll(100);
+// How many times `queue` asks the Service again while a standby replica answers: the API server's
+// proxy picks an endpoint per request, so with the chart's two replicas 16 tries all miss the
+// leader once in 65,536 (5 tries did once in 32, often enough to fail a test now and then).
+constexpr int kStandbyTries = 16;
 // How long `stop`, `suspend` and `resume` wait for the controller to show the change.
 constexpr std::chrono::milliseconds kControlTimeout(5000);
 
@@ -308,7 +312,7 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   // authenticates by client certificate has none to send: the runs' status is read instead.
   const std::string token = cfg->token ? cfg->token->Token() : std::string();
   auto q = FetchQueue(*transport, cfg->server, cl.controller_namespace, cl.controller_service, ns, cl.limit,
-                      /*standby_tries=*/5, token);
+                      kStandbyTries, token);
   if (!q.ok() && ((q.status().code() != 401 && q.status().code() != 403) || (q.status().code() == 401 && token.empty()))) {
     // The controller is not reachable through the API server (it runs outside the cluster, as with
     // hack/local-up.sh --host-controller, or its Service is gone): the runs' status is the next best source.
