@@ -416,9 +416,9 @@ int Teams(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     if (s.IsUnauthorized()) return Fail(err, "the API server did not accept the credentials (401 Unauthorized): " + s.message());
     return Fail(err, s.ToString());
   }
-  std::vector<api::v1alpha1::Team> teams;
+  std::vector<api::Team> teams;
   for (const auto& item : list->items) {
-    auto t = api::v1alpha1::DecodeTeam(item);
+    auto t = api::DecodeTeam(item);
     if (t.ok()) teams.push_back(std::move(t.value()));
   }
   if (teams.empty()) {

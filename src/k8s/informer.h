@@ -67,6 +67,11 @@ class Informer {
   void SetSetAsideHandler(std::function<void()> h) { set_aside_handler_ = std::move(h); }
   // Called (from the informer's thread) after each complete list (the first one: HasSynced).
   void SetSyncedHandler(std::function<void()> h) { synced_handler_ = std::move(h); }
+  // An optional resource (a CRD a cluster may not have yet, e.g. Teams after an upgrade that did
+  // not apply the new CRDs): a list answered 404 (the type is not served) counts as an empty
+  // list, so the cache is synced and empty; the list is tried again (backoff up to 30 s) until
+  // the type is served. Set before Start().
+  void SetAbsentIsEmpty(bool on) { absent_is_empty_ = on; }
   // The objects set aside now (see SetAsideObject), by key.
   std::map<std::string, SetAsideObject> SetAside() const {
     std::shared_lock<std::shared_mutex> lock(mu_);
@@ -123,28 +128,53 @@ class Informer {
   const std::string& name() const { return name_; }
 
  private:
+  // One complete list into the cache; `rv` is the list's resourceVersion.
+  Status ListIntoCache(std::string& rv) {
+    ListOptions lo;
+    lo.label_selector = label_selector_;
+    lo.field_selector = field_selector_;
+    std::unordered_map<std::string, Ptr> fresh;
+    std::map<std::string, SetAsideObject> aside;
+    Status listed = client_->ListEach(path_, lo, [&](const json::Value& item) {
+      if (Ptr obj = decode_(item)) fresh[key_(*obj)] = std::move(obj);
+    }, &rv, [&](const json::Value& item) {
+      SetAsideObject o = Aside(item);
+      aside[ObjectKey(o.ns, o.name)] = std::move(o);
+    });
+    if (listed.ok()) Replace(std::move(fresh), std::move(aside));
+    return listed;
+  }
+
+  // SetAbsentIsEmpty: a 404 for the type is an empty, synced cache (logged once).
+  bool TakeAbsentAsEmpty(const Status& listed) {
+    if (!absent_is_empty_ || listed.code() != 404) return false;
+    if (!absent_logged_) {
+      spdlog::warn("{}: the API server does not serve this resource ({}): taken as none until it does "
+                   "(is its CRD applied?); asking again every 30 s at most", name_, listed.ToString());
+      absent_logged_ = true;
+    }
+    Replace({}, {});
+    return true;
+  }
+
   void Run() {
     std::chrono::milliseconds backoff(800);
     while (!IsStopped()) {
-      ListOptions lo;
-      lo.label_selector = label_selector_;
-      lo.field_selector = field_selector_;
-      std::unordered_map<std::string, Ptr> fresh;
-      std::map<std::string, SetAsideObject> aside;
       std::string rv;
-      Status listed = client_->ListEach(path_, lo, [&](const json::Value& item) {
-        if (Ptr obj = decode_(item)) fresh[key_(*obj)] = std::move(obj);
-      }, &rv, [&](const json::Value& item) {
-        SetAsideObject o = Aside(item);
-        aside[ObjectKey(o.ns, o.name)] = std::move(o);
-      });
+      Status listed = ListIntoCache(rv);
+      if (!listed.ok() && TakeAbsentAsEmpty(listed)) {
+        synced_ = true;
+        if (synced_handler_) synced_handler_();
+        if (!SleepFor(Jitter(backoff))) return;
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+        continue;
+      }
       if (!listed.ok()) {
         spdlog::warn("{}: list failed: {}; retrying in {} ms", name_, listed.ToString(), backoff.count());
         if (!SleepFor(Jitter(backoff))) return;
         backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
         continue;
       }
-      Replace(std::move(fresh), std::move(aside));
       synced_ = true;
       if (synced_handler_) synced_handler_();
       // Watch until the stream must be re-established from a fresh list.
@@ -332,6 +362,8 @@ class Informer {
   std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
 
   std::atomic<bool> synced_{false};
+  bool absent_is_empty_ = false;  // SetAbsentIsEmpty
+  bool absent_logged_ = false;    // the informer's thread only
   std::atomic<uint64_t> version_{0};  // see Version()
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;

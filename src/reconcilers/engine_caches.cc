@@ -166,6 +166,7 @@ void EngineCaches::Start() {
   others_->Start();
   namespaces_->Start();
   resource_quotas_->Start();
+  teams_->SetAbsentIsEmpty(true);  // a cluster whose Team CRD is not applied yet has no Teams
   teams_->Start();
 }
 

@@ -14,8 +14,8 @@ QueuePage Page() {
   p.leader = true;
   p.total = 7;
   p.items.push_back(QueueItem{1, "ml", "train", 70, 72, 2, {"a100", "h100"}, "2026-11-24T10:00:00Z", 720,
-                              "NoCapacity", "waiting for \"a100\""});
-  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", ""});
+                              "NoCapacity", "waiting for \"a100\"", "vision"});
+  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", ""});
   p.continue_token = "3";
   return p;
 }
@@ -25,7 +25,7 @@ TEST(QueuePageTest, TheControllerWritesThePageAsItAlwaysHas) {
             R"({"generatedAt":"2026-11-24T10:12:00Z","leader":true,"total":7,"items":[)"
             R"({"position":1,"namespace":"ml","name":"train","priority":70,"effectivePriority":72,"nodes":2,)"
             R"("fleets":["a100","h100"],"submittedAt":"2026-11-24T10:00:00Z","waitSeconds":720,"reason":"NoCapacity",)"
-            R"("message":"waiting for \"a100\""},)"
+            R"("message":"waiting for \"a100\"","team":"vision"},)"
             R"({"position":3,"namespace":"cv","name":"eval","priority":50,"effectivePriority":50,"nodes":1,)"
             R"("fleets":[],"submittedAt":"2026-11-24T10:10:00Z","waitSeconds":120,"reason":"","message":""}],)"
             R"("continue":"3"})");
@@ -57,7 +57,7 @@ TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
 
 TEST(QueuePageTest, TheCliPrintsTheItemsIndented) {
   QueuePage p;
-  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", ""});
+  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", ""});
   const std::string out = EncodeQueueItemsPretty(p.items);
   EXPECT_EQ(out.substr(0, 8), "[\n  {\n  ");
   EXPECT_EQ(out.back(), '\n');

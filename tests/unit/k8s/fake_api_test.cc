@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <mutex>
 #include <thread>
 
 #include "k8s/client.h"
@@ -215,6 +217,23 @@ TEST_F(FakeApiTest, InformersFollowWatchesIncludingObjectsLeavingTheirSelector) 
   api_->ReleaseWatches();
   ASSERT_TRUE(Eventually([&] { return live.Get("ns/held") != nullptr; }));
   live.Stop();
+}
+
+// An optional resource (Teams on a cluster whose Team CRD is not applied yet): the API server's
+// 404 for the type is an empty list, so the cache is synced and the engine goes on.
+TEST_F(FakeApiTest, AnOptionalResourceTheServerDoesNotServeIsAnEmptySyncedCache) {
+  k8s::Informer<k8s::Pod> widgets(client_, "/apis/example.com/v1/widgets", k8s::DecodePod,
+                                  [](const k8s::Pod& p) { return p.meta.name; }, "widgets");
+  widgets.SetAbsentIsEmpty(true);
+  std::promise<void> synced;
+  std::once_flag once;
+  widgets.SetSyncedHandler([&] { std::call_once(once, [&] { synced.set_value(); }); });
+  widgets.Start();
+  ASSERT_EQ(synced.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "a 404 for the type did not count as an empty list";
+  EXPECT_TRUE(widgets.HasSynced());
+  EXPECT_EQ(widgets.Size(), 0u);
+  widgets.Stop();
 }
 
 // WaitWatchesIdle (what a stepping engine test waits on): once it returns, the informer's cache
