@@ -463,7 +463,7 @@ TEST_F(Cli, BadContextFlagsAndKubeconfigAreClearErrors) {
   EXPECT_EQ(flag.err, "error: unknown flag --bogus (see kubectl berth --help)\n");
   CommandResult cmd = Berth({"launch"});
   EXPECT_EQ(cmd.exit_code, 1);
-  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, describe, stop, suspend, resume, logs)\n");
+  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs)\n");
   CommandResult both = Berth({"queue", "-A", "-n", "x"});
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_EQ(both.err, "error: -A and -n cannot be used together\n");
