@@ -41,8 +41,10 @@ class EngineCaches {
   bool HasSynced() const;
   // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
   void OnSynced(const std::function<void()>& h);
-  // How many informers (each holds one watch open once synced).
-  static constexpr size_t kInformers = 7;
+  // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
+  // pods, namespaces, resource quotas, teams. A test that waits for every watch to be idle
+  // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
+  static constexpr size_t kInformers = 8;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
