@@ -53,12 +53,12 @@ std::string ListItemsJson(const json::Value& list) {
 }
 
 std::string JsonWithoutBulkMetadata(json::Value& obj) {
-  if (obj.IsObject()) {
-    auto meta = obj.FindMember("metadata");
-    if (meta != obj.MemberEnd() && meta->value.IsObject()) {
-      meta->value.RemoveMember("annotations");
-      meta->value.RemoveMember("managedFields");
-    }
+  // HasMember + operator[] rather than comparing FindMember with MemberEnd(): RapidJSON 1.1.0's
+  // non-const member iterators make that comparison ambiguous in C++20 (clang refuses it).
+  if (obj.IsObject() && obj.HasMember("metadata") && obj["metadata"].IsObject()) {
+    json::Value& meta = obj["metadata"];
+    meta.RemoveMember("annotations");
+    meta.RemoveMember("managedFields");
   }
   return json::Serialize(obj);
 }
