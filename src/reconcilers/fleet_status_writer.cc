@@ -2,9 +2,8 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
-
 #include "reconcilers/run_status.h"
+#include "reconcilers/status_patch.h"
 
 namespace berth::reconcilers {
 
@@ -46,9 +45,7 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
     const std::string key = "fleet:" + name;  // ':' never appears in a namespace
     // An init-capture: clang 14 cannot capture a structured binding by name.
     const bool queued = dispatch_(key, [this, name = name, patch = api::FleetStatusPatch(status, fleet->meta.resource_version)] {
-      auto res = client_->MergePatch(k8s::resources::kFleets.Path("", name, "status"), patch);
-      if (!res.ok()) {
-        spdlog::info("fleet {}: status not written ({}); will retry", name, res.status().ToString());
+      if (!PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch, "fleet " + name, false)) {
         std::lock_guard<std::mutex> lock(mu_);
         failed_.insert(name);
         return false;

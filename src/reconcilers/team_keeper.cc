@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include <spdlog/spdlog.h>
-
 #include "reconcilers/run_status.h"
+#include "reconcilers/status_patch.h"
 
 namespace berth::reconcilers {
 
@@ -165,9 +164,7 @@ bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bo
     if (!due && prev != written_.end() && WithoutUsage(prev->second) == WithoutUsage(status)) continue;
     const std::string name = t->meta.name;
     const bool queued = dispatch_("team:" + name, [this, name, patch = api::TeamStatusPatch(status, "")] {
-      auto res = client_->MergePatch(k8s::resources::kTeams.Path("", name, "status"), patch);
-      if (!res.ok() && !res.status().IsNotFound()) {
-        spdlog::info("team {}: status not written ({}); will retry", name, res.status().ToString());
+      if (!PatchStatus(*client_, k8s::resources::kTeams.Path("", name, "status"), patch, "team " + name, true)) {
         std::lock_guard<std::mutex> lock(mu_);
         failed_.insert(name);
         return false;
