@@ -53,6 +53,11 @@ class Manager {
   void Shutdown();
 
  private:
+  // The parts of the constructor, in its order.
+  void SetUpLeaderElection();
+  void SetUpMetricsServer(const HttpLimits& limits);
+  void SetUpWebhookServer(const HttpLimits& limits);
+  void SetUpProbeServer(const HttpLimits& limits);
 
   Options options_;
   k8s::ClientPtr client_;
