@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
 
 #include <malloc.h>
 #include <pthread.h>
@@ -49,17 +50,16 @@ k8s::Result<k8s::ClientConfig> LoadConfig(const controller::Options& opts, const
                         sigset_t signals) {
   k8s::SystemClock clock;
   auto client = std::make_shared<k8s::Client>(config);
-  std::atomic<bool> stop{false};
   controller::Manager manager(opts, client, clock, identity);
 
   std::thread signal_thread([&] {
     int sig = 0;
     sigwait(&signals, &sig);
     spdlog::info("received signal {}, shutting down", sig);
-    stop = true;
+    manager.RequestStop();
   });
 
-  k8s::Status ran = manager.Run(stop);
+  k8s::Status ran = manager.Run();
   if (!ran.ok()) {
     spdlog::error("berth-controller cannot run: {}", ran.message());
     std::_Exit(1);

@@ -1,7 +1,6 @@
 #include "controller/manager.h"
 
 #include <set>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -39,6 +38,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   client_->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, EngineOptionsFrom(options_));
   engine_->SetObserver(metrics_.get());
+  engine_->OnSynced([this] { Wake(); });  // Run waits for the caches (WaitForCaches)
   if (options_.leader_elect) SetUpLeaderElection();
   HttpLimits limits;
   limits.read_timeout = options_.http_read_timeout;
@@ -191,18 +191,41 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
   return api::v1alpha1::EncodeQueuePage(page);
 }
 
-k8s::Status Manager::Run(const std::atomic<bool>& stop) {
+void Manager::Wake() {
+  // Taking the lock orders the change before the waiter's check: no wake-up is lost between a
+  // waiter's check and its wait.
+  { std::lock_guard<std::mutex> lock(wait_mu_); }
+  wait_cv_.notify_all();
+}
+
+void Manager::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    stop_ = true;
+  }
+  wait_cv_.notify_all();
+}
+
+bool Manager::WaitForCaches() {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  wait_cv_.wait(lock, [this] { return stop_ || CachesSynced(); });
+  return !stop_;
+}
+
+void Manager::WaitForStop() {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  wait_cv_.wait(lock, [this] { return stop_.load(); });
+}
+
+k8s::Status Manager::Run() {
   if (k8s::Status s = metrics_server_->Start(); !s.ok()) return s;
   if (k8s::Status s = probe_server_->Start(); !s.ok()) return s;
   // Served by every replica (standbys too): the API server may call any of them.
   if (k8s::Status s = webhook_server_->Start(); !s.ok()) return s;
   engine_->StartInformers();
-  while (!CachesSynced()) {
-    if (stop) return k8s::Status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  if (!WaitForCaches()) return k8s::Status();
   if (elector_) {
-    if (!elector_->Acquire(stop)) return k8s::Status();
+    if (!elector_->Acquire(stop_)) return k8s::Status();
     elector_->KeepRenewing([] {
       // Stop writing at once, before the Lease can be taken by another process; Kubernetes
       // restarts us as a standby.
@@ -213,7 +236,7 @@ k8s::Status Manager::Run(const std::atomic<bool>& stop) {
   }
   metrics_->SetLeader(true);
   engine_->StartLoop();
-  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WaitForStop();
   return k8s::Status();
 }
 

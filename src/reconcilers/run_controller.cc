@@ -77,7 +77,10 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     Wake();
   });
   caches_.quotas().AddHandler(wake);
-  caches_.OnSynced([this] { Nudge(); });  // the loop waits for the caches (WaitForSync)
+  caches_.OnSynced([this] {
+    Nudge();  // the loop waits for the caches (WaitForSync)
+    if (on_synced_) on_synced_();
+  });
   // A Team's spec (shares, namespaces, weight) changes the core's input; its status is berth's own.
   caches_.teams().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     if (!old || !cur || old->meta.generation != cur->meta.generation) Wake();
