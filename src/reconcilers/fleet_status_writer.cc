@@ -34,6 +34,26 @@ const std::vector<sched::InstanceStatus>& FleetStatusWriter::Update(const Cluste
   return described_;
 }
 
+bool FleetStatusWriter::Patch(const std::string& name, const std::string& patch) {
+  const WriteResult w = PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch);
+  switch (w.outcome) {
+    case WriteOutcome::kWritten:
+      return true;
+    // The Fleet changed since the pass read it (its resourceVersion guards the patch), or it is
+    // gone and the informer drops it: either way the next pass decides from the cache again.
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kGone:
+    case WriteOutcome::kExists:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      break;
+  }
+  LogUnwritten("fleet " + name, w);
+  std::lock_guard<std::mutex> lock(mu_);
+  failed_.insert(name);
+  return false;
+}
+
 bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
   bool settled = true;
   std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
@@ -45,12 +65,7 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
     const std::string key = "fleet:" + name;  // ':' never appears in a namespace
     // An init-capture: clang 14 cannot capture a structured binding by name.
     const bool queued = dispatch_(key, [this, name = name, patch = api::FleetStatusPatch(status, fleet->meta.resource_version)] {
-      if (!PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch, "fleet " + name, false)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        failed_.insert(name);
-        return false;
-      }
-      return true;
+      return Patch(name, patch);
     });
     if (queued) {
       written_[name] = std::move(status);

@@ -48,6 +48,8 @@ class FleetStatusWriter {
   // Queues each Fleet's status write whose body differs from the last one; false when one could
   // not be queued.
   bool Write(const ClusterView& view, scheduling::TimePoint now);
+  // Writer thread: one Fleet's status patch; false (noted in failed_, logged) unless written.
+  bool Patch(const std::string& name, const std::string& patch);
 
   k8s::ClientPtr client_;
   Dispatch dispatch_;
