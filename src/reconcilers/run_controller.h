@@ -309,6 +309,7 @@ class RunController final : public EngineApi {
   bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
   bool QueuedQuietly(const Memo& memo) const;
   std::function<void()> on_synced_;  // OnSynced's (set before the informers start)
+  uint64_t namespaces_epoch_ = 0;  // passes that found a Namespace changed (RunMemo::PlacedInputs)
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;
