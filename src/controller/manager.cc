@@ -1,7 +1,6 @@
 #include "controller/manager.h"
 
 #include <set>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
@@ -16,49 +15,66 @@ namespace berth::controller {
 
 namespace json = k8s::json;
 
+namespace {
+
+reconcilers::EngineOptions EngineOptionsFrom(const Options& options) {
+  reconcilers::EngineOptions eo;
+  eo.aging_interval = options.aging_interval;
+  eo.retry_backoff = options.retry_backoff;
+  eo.max_retry_backoff = std::max(options.max_retry_backoff, options.retry_backoff);
+  eo.start_timeout = options.start_timeout;
+  if (options.finished_run_ttl > std::chrono::milliseconds(0)) eo.finished_run_ttl = options.finished_run_ttl;
+  eo.writers = std::max(4, options.workers * 4);
+  eo.fair_share_half_life = options.fair_share_half_life;
+  eo.team_status_interval = options.team_status_interval;
+  return eo;
+}
+
+}  // namespace
+
 Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock, std::string identity)
     : options_(std::move(options)), client_(std::move(client)), clock_(clock), identity_(std::move(identity)) {
   metrics_ = std::make_unique<Metrics>();
   client_->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
-  reconcilers::EngineOptions eo;
-  eo.aging_interval = options_.aging_interval;
-  eo.retry_backoff = options_.retry_backoff;
-  eo.max_retry_backoff = std::max(options_.max_retry_backoff, options_.retry_backoff);
-  eo.start_timeout = options_.start_timeout;
-  if (options_.finished_run_ttl > std::chrono::milliseconds(0)) eo.finished_run_ttl = options_.finished_run_ttl;
-  eo.writers = std::max(4, options_.workers * 4);
-  eo.fair_share_half_life = options_.fair_share_half_life;
-  eo.team_status_interval = options_.team_status_interval;
-  engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, eo);
+  engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, EngineOptionsFrom(options_));
   engine_->SetObserver(metrics_.get());
-  if (options_.leader_elect) {
-    LeaderElectionConfig lc;
-    lc.ns = options_.leader_election_namespace;
-    lc.name = options_.leader_election_id;
-    lc.lease_duration = options_.lease_duration;
-    lc.renew_deadline = options_.renew_deadline;
-    lc.retry_period = options_.retry_period;
-    lc.identity = identity_;
-    // Its own Client on the same transport: the engine's write guard must not hold up the Lease,
-    // and the renew loop retries by itself (leader_election.h).
-    auto lease_client = std::make_shared<k8s::Client>(client_->config(), client_->transport());
-    lease_client->SetMaxRetries(0);
-    lease_client->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
-    elector_ = std::make_unique<LeaderElector>(lease_client, clock_, lc);
-    // Asked before every write the client sends (each retry too), not once per task; installed
-    // before any thread uses the client. A standby writes nothing with its own credentials.
-    client_->SetWriteGuard([e = elector_.get()] {
-      if (e->StillLeading()) return true;
-      if (!e->IsLeader()) return false;
-      // Paused or cut off for longer than the renew deadline: another process may lead now.
-      spdlog::error("leadership expired (no renewal for the renew deadline): exiting without writing");
-      spdlog::default_logger()->flush();
-      std::_Exit(1);
-    });
-  }
-
+  engine_->OnSynced([this] { Wake(); });  // Run waits for the caches (WaitForCaches)
+  if (options_.leader_elect) SetUpLeaderElection();
   HttpLimits limits;
   limits.read_timeout = options_.http_read_timeout;
+  SetUpMetricsServer(limits);
+  SetUpWebhookServer(limits);
+  SetUpProbeServer(limits);
+}
+
+void Manager::SetUpLeaderElection() {
+  LeaderElectionConfig lc;
+  lc.ns = options_.leader_election_namespace;
+  lc.name = options_.leader_election_id;
+  lc.lease_duration = options_.lease_duration;
+  lc.renew_deadline = options_.renew_deadline;
+  lc.retry_period = options_.retry_period;
+  lc.identity = identity_;
+  // Its own Client on the same transport: the engine's write guard must not hold up the Lease,
+  // and the renew loop retries by itself (leader_election.h).
+  auto lease_client = std::make_shared<k8s::Client>(client_->config(), client_->transport());
+  lease_client->SetMaxRetries(0);
+  lease_client->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
+  elector_ = std::make_unique<LeaderElector>(lease_client, clock_, lc);
+  // Asked before every write the client sends (each retry too), not once per task; installed
+  // before any thread uses the client. A standby writes nothing with its own credentials.
+  client_->SetWriteGuard([e = elector_.get()] {
+    if (e->StillLeading()) return true;
+    if (!e->IsLeader()) return false;
+    // Paused or cut off for longer than the renew deadline: another process may lead now.
+    spdlog::error("leadership expired (no renewal for the renew deadline): exiting without writing");
+    spdlog::default_logger()->flush();
+    std::_Exit(1);
+  });
+}
+
+// /metrics, /queue and the dashboard (with its API) on the metrics port.
+void Manager::SetUpMetricsServer(const HttpLimits& limits) {
   metrics_server_ = std::make_unique<HttpServer>(options_.metrics_bind_address, 4, limits);
   metrics_server_->Handle("/metrics", [this](const HttpRequestView&) {
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", metrics_->Render(), {}};
@@ -81,6 +97,9 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     return QueueReply(req, true);
   });
   dashboard_->Register(*metrics_server_);
+}
+
+void Manager::SetUpWebhookServer(const HttpLimits& limits) {
   webhook_server_ = std::make_unique<HttpServer>(options_.webhook_bind_address, 2, limits);
   webhook_server_->UseTls(options_.webhook_cert_dir + "/tls.crt", options_.webhook_cert_dir + "/tls.key");
   webhook_server_->Handle("/mutate-runs", [this](const HttpRequestView& req) {
@@ -89,6 +108,9 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
     if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
     return HttpReply{200, "application/json", review.value(), {}};
   }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
+}
+
+void Manager::SetUpProbeServer(const HttpLimits& limits) {
   probe_server_ = std::make_unique<HttpServer>(options_.health_probe_bind_address, 2, limits);
   probe_server_->Handle("/healthz", [](const HttpRequestView&) { return HttpReply{200, "text/plain; charset=utf-8", "ok\n", {}}; });
   probe_server_->Handle("/readyz", [this](const HttpRequestView&) {
@@ -169,18 +191,41 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
   return api::v1alpha1::EncodeQueuePage(page);
 }
 
-k8s::Status Manager::Run(const std::atomic<bool>& stop) {
+void Manager::Wake() {
+  // Taking the lock orders the change before the waiter's check: no wake-up is lost between a
+  // waiter's check and its wait.
+  { std::lock_guard<std::mutex> lock(wait_mu_); }
+  wait_cv_.notify_all();
+}
+
+void Manager::RequestStop() {
+  {
+    std::lock_guard<std::mutex> lock(wait_mu_);
+    stop_ = true;
+  }
+  wait_cv_.notify_all();
+}
+
+bool Manager::WaitForCaches() {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  wait_cv_.wait(lock, [this] { return stop_ || CachesSynced(); });
+  return !stop_;
+}
+
+void Manager::WaitForStop() {
+  std::unique_lock<std::mutex> lock(wait_mu_);
+  wait_cv_.wait(lock, [this] { return stop_.load(); });
+}
+
+k8s::Status Manager::Run() {
   if (k8s::Status s = metrics_server_->Start(); !s.ok()) return s;
   if (k8s::Status s = probe_server_->Start(); !s.ok()) return s;
   // Served by every replica (standbys too): the API server may call any of them.
   if (k8s::Status s = webhook_server_->Start(); !s.ok()) return s;
   engine_->StartInformers();
-  while (!CachesSynced()) {
-    if (stop) return k8s::Status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  if (!WaitForCaches()) return k8s::Status();
   if (elector_) {
-    if (!elector_->Acquire(stop)) return k8s::Status();
+    if (!elector_->Acquire(stop_)) return k8s::Status();
     elector_->KeepRenewing([] {
       // Stop writing at once, before the Lease can be taken by another process; Kubernetes
       // restarts us as a standby.
@@ -191,7 +236,7 @@ k8s::Status Manager::Run(const std::atomic<bool>& stop) {
   }
   metrics_->SetLeader(true);
   engine_->StartLoop();
-  while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  WaitForStop();
   return k8s::Status();
 }
 

@@ -3,6 +3,8 @@
 // shuts them down in order (stop writing, release the Lease, stop serving).
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <memory>
 
 #include "controller/access_review.h"
@@ -29,8 +31,12 @@ class Manager {
   ~Manager();
 
   // Serves the endpoints, syncs the caches, waits for leadership (with --leader-elect), then
-  // schedules until `stop` is set. Returns an error when it cannot start (e.g. a port in use).
-  k8s::Status Run(const std::atomic<bool>& stop);
+  // schedules until RequestStop. Returns an error when it cannot start (e.g. a port in use).
+  // Waits on the caches' sync notification and on RequestStop, never by polling; a stop asked
+  // for while it waits for the Lease ends that wait within the retry period.
+  k8s::Status Run();
+  // Thread-safe (a signal-handling thread calls it): Run returns; Shutdown does the rest.
+  void RequestStop();
 
   bool CachesSynced() const;
   // The priority cap of a namespace for the admission webhook (issue 17).
@@ -53,6 +59,17 @@ class Manager {
   void Shutdown();
 
  private:
+  // The parts of the constructor, in its order.
+  void SetUpLeaderElection();
+  void SetUpMetricsServer(const HttpLimits& limits);
+  void SetUpWebhookServer(const HttpLimits& limits);
+  void SetUpProbeServer(const HttpLimits& limits);
+  // Blocks until the caches are synced (true) or RequestStop (false).
+  bool WaitForCaches();
+  // Blocks until RequestStop.
+  void WaitForStop();
+  // Wakes the waits above to check their condition again (thread: any).
+  void Wake();
 
   Options options_;
   k8s::ClientPtr client_;
@@ -64,6 +81,9 @@ class Manager {
   std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_;
   std::unique_ptr<AccessReview> access_;
   std::unique_ptr<DashboardApi> dashboard_;
+  std::mutex wait_mu_;  // with wait_cv_: Run's waits (the caches' sync, RequestStop)
+  std::condition_variable wait_cv_;
+  std::atomic<bool> stop_{false};  // RequestStop (also what LeaderElector::Acquire checks)
 };
 
 }  // namespace berth::controller

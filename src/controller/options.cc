@@ -62,119 +62,158 @@ k8s::Status CheckTeamOptions(const Options& o) {
   return k8s::Status();
 }
 
-}  // namespace
+using FlagSetter = std::function<k8s::Status(const std::string&)>;
+using Flags = std::map<std::string, FlagSetter>;
 
-k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
-  Options o;
-  auto duration = [](std::chrono::milliseconds& out) {
-    return [&out](const std::string& v) -> k8s::Status {
-      if (v == "0") {
-        out = std::chrono::milliseconds(0);
-        return k8s::Status();
-      }
-      auto d = k8s::ParseDurationStrict(v);
-      if (!d.ok()) return d.status();
-      out = d.value();
+FlagSetter DurationFlag(std::chrono::milliseconds& out) {
+  return [&out](const std::string& v) -> k8s::Status {
+    if (v == "0") {
+      out = std::chrono::milliseconds(0);
       return k8s::Status();
-    };
+    }
+    auto d = k8s::ParseDurationStrict(v);
+    if (!d.ok()) return d.status();
+    out = d.value();
+    return k8s::Status();
   };
-  auto str = [](std::string& out) {
-    return [&out](const std::string& v) -> k8s::Status {
-      out = v;
-      return k8s::Status();
-    };
-  };
-  std::map<std::string, std::function<k8s::Status(const std::string&)>> valued = {
-      {"kubeconfig", str(o.kubeconfig)},
-      {"context", str(o.context)},
-      {"leader-election-namespace", str(o.leader_election_namespace)},
-      {"leader-election-id", str(o.leader_election_id)},
-      {"leader-election-lease-duration", duration(o.lease_duration)},
-      {"leader-election-renew-deadline", duration(o.renew_deadline)},
-      {"leader-election-retry-period", duration(o.retry_period)},
-      {"request-timeout",
-       [&o](const std::string& v) -> k8s::Status {
-         auto d = k8s::ParseDurationStrict(v);
-         if (!d.ok()) return d.status();
-         if (d.value() <= std::chrono::milliseconds(0)) return k8s::Status::Error("must be longer than 0");
-         o.request_timeout = d.value();
-         return k8s::Status();
-       }},
-      {"metrics-bind-address", str(o.metrics_bind_address)},
-      {"health-probe-bind-address", str(o.health_probe_bind_address)},
-      {"webhook-bind-address", str(o.webhook_bind_address)},
-      {"webhook-cert-dir", str(o.webhook_cert_dir)},
-      {"http-read-timeout", duration(o.http_read_timeout)},
-      {"aging-interval", duration(o.aging_interval)},
-      {"retry-backoff", duration(o.retry_backoff)},
-      {"max-retry-backoff", duration(o.max_retry_backoff)},
-      {"start-timeout", duration(o.start_timeout)},
-      {"finished-run-ttl", duration(o.finished_run_ttl)},
-      {"fair-share-half-life", duration(o.fair_share_half_life)},
-      {"team-status-interval", duration(o.team_status_interval)},
-      {"log-format",
-       [&o](const std::string& v) -> k8s::Status {
-         if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");
-         o.log_format = v;
-         return k8s::Status();
-       }},
-      {"log-level",
-       [&o](const std::string& v) -> k8s::Status {
-         if (v != "debug" && v != "info" && v != "warn" && v != "error") {
-           return k8s::Status::Error("must be debug, info, warn or error");
-         }
-         o.log_level = v;
-         return k8s::Status();
-       }},
-      {"workers",
-       [&o](const std::string& v) -> k8s::Status {
-         try {
-           size_t used = 0;
-           int n = std::stoi(v, &used);
-           if (used != v.size() || n < 1 || n > 64) throw std::out_of_range("");
-           o.workers = n;
-           return k8s::Status();
-         } catch (...) {
-           return k8s::Status::Error("must be an integer from 1 to 64");
-         }
-       }},
-  };
-  std::map<std::string, bool*> booleans = {{"leader-elect", &o.leader_elect}, {"queue-auth", &o.queue_auth}};
+}
 
+FlagSetter StringFlag(std::string& out) {
+  return [&out](const std::string& v) -> k8s::Status {
+    out = v;
+    return k8s::Status();
+  };
+}
+
+// Which API server, as whom, and how long each request may take.
+void AddClusterFlags(Options& o, Flags& flags) {
+  flags["kubeconfig"] = StringFlag(o.kubeconfig);
+  flags["context"] = StringFlag(o.context);
+  flags["request-timeout"] = [&o](const std::string& v) -> k8s::Status {
+    auto d = k8s::ParseDurationStrict(v);
+    if (!d.ok()) return d.status();
+    if (d.value() <= std::chrono::milliseconds(0)) return k8s::Status::Error("must be longer than 0");
+    o.request_timeout = d.value();
+    return k8s::Status();
+  };
+}
+
+void AddLeaderElectionFlags(Options& o, Flags& flags) {
+  flags["leader-election-namespace"] = StringFlag(o.leader_election_namespace);
+  flags["leader-election-id"] = StringFlag(o.leader_election_id);
+  flags["leader-election-lease-duration"] = DurationFlag(o.lease_duration);
+  flags["leader-election-renew-deadline"] = DurationFlag(o.renew_deadline);
+  flags["leader-election-retry-period"] = DurationFlag(o.retry_period);
+}
+
+// The three ports (metrics and dashboard, probes, webhook).
+void AddServingFlags(Options& o, Flags& flags) {
+  flags["metrics-bind-address"] = StringFlag(o.metrics_bind_address);
+  flags["health-probe-bind-address"] = StringFlag(o.health_probe_bind_address);
+  flags["webhook-bind-address"] = StringFlag(o.webhook_bind_address);
+  flags["webhook-cert-dir"] = StringFlag(o.webhook_cert_dir);
+  flags["http-read-timeout"] = DurationFlag(o.http_read_timeout);
+}
+
+// How the engine orders, retries, times out and forgets runs, and how Teams count usage.
+void AddSchedulingFlags(Options& o, Flags& flags) {
+  flags["aging-interval"] = DurationFlag(o.aging_interval);
+  flags["retry-backoff"] = DurationFlag(o.retry_backoff);
+  flags["max-retry-backoff"] = DurationFlag(o.max_retry_backoff);
+  flags["start-timeout"] = DurationFlag(o.start_timeout);
+  flags["finished-run-ttl"] = DurationFlag(o.finished_run_ttl);
+  flags["fair-share-half-life"] = DurationFlag(o.fair_share_half_life);
+  flags["team-status-interval"] = DurationFlag(o.team_status_interval);
+}
+
+k8s::Status ParseWorkers(const std::string& v, int& out) {
+  try {
+    size_t used = 0;
+    int n = std::stoi(v, &used);
+    if (used != v.size() || n < 1 || n > 64) throw std::out_of_range("");
+    out = n;
+    return k8s::Status();
+  } catch (...) {
+    return k8s::Status::Error("must be an integer from 1 to 64");
+  }
+}
+
+// Logging and the number of workers.
+void AddProcessFlags(Options& o, Flags& flags) {
+  flags["log-format"] = [&o](const std::string& v) -> k8s::Status {
+    if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");
+    o.log_format = v;
+    return k8s::Status();
+  };
+  flags["log-level"] = [&o](const std::string& v) -> k8s::Status {
+    if (v != "debug" && v != "info" && v != "warn" && v != "error") {
+      return k8s::Status::Error("must be debug, info, warn or error");
+    }
+    o.log_level = v;
+    return k8s::Status();
+  };
+  flags["workers"] = [&o](const std::string& v) { return ParseWorkers(v, o.workers); };
+}
+
+// "--name" or "--name=value" (Go-style "-name" too) split into name and value.
+struct FlagArg {
+  std::string name, value;
+  bool has_value = false;
+};
+
+k8s::Result<FlagArg> SplitFlag(std::string a) {
+  if (a.rfind("--", 0) != 0 && a.rfind("-", 0) == 0) a = "-" + a;  // accept Go-style -flag
+  if (a.rfind("--", 0) != 0) return k8s::Status::Error("unexpected argument \"" + a + "\" (see --help)");
+  FlagArg f;
+  f.name = a.substr(2);
+  if (auto eq = f.name.find('='); eq != std::string::npos) {
+    f.value = f.name.substr(eq + 1);
+    f.name = f.name.substr(0, eq);
+    f.has_value = true;
+  }
+  return f;
+}
+
+k8s::Status SetBoolean(const FlagArg& f, bool& out) {
+  if (!f.has_value || f.value == "true") {
+    out = true;
+  } else if (f.value == "false") {
+    out = false;
+  } else {
+    return k8s::Status::Error("flag --" + f.name + " takes true or false, not \"" + f.value + "\"");
+  }
+  return k8s::Status();
+}
+
+// Sets each flag of `args` in `o` through `valued` and `booleans`, in order.
+k8s::Status ApplyArgs(const std::vector<std::string>& args, const Flags& valued,
+                      const std::map<std::string, bool*>& booleans, Options& o) {
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    if (a == "-h" || a == "--help" || a == "-help") {
+    if (args[i] == "-h" || args[i] == "--help" || args[i] == "-help") {
       o.help = true;
       continue;
     }
-    if (a.rfind("--", 0) != 0 && a.rfind("-", 0) == 0) a = "-" + a;  // accept Go-style -flag
-    if (a.rfind("--", 0) != 0) return k8s::Status::Error("unexpected argument \"" + a + "\" (see --help)");
-    std::string name = a.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    if (auto b = booleans.find(name); b != booleans.end()) {
-      if (!has_value || value == "true") {
-        *b->second = true;
-      } else if (value == "false") {
-        *b->second = false;
-      } else {
-        return k8s::Status::Error("flag --" + name + " takes true or false, not \"" + value + "\"");
-      }
+    auto split = SplitFlag(args[i]);
+    if (!split.ok()) return split.status();
+    FlagArg f = std::move(split.value());
+    if (auto b = booleans.find(f.name); b != booleans.end()) {
+      if (k8s::Status s = SetBoolean(f, *b->second); !s.ok()) return s;
       continue;
     }
-    auto f = valued.find(name);
-    if (f == valued.end()) return k8s::Status::Error("unknown flag --" + name + " (see --help)");
-    if (!has_value) {
-      if (i + 1 >= args.size()) return k8s::Status::Error("flag --" + name + " needs a value");
-      value = args[++i];
+    auto setter = valued.find(f.name);
+    if (setter == valued.end()) return k8s::Status::Error("unknown flag --" + f.name + " (see --help)");
+    if (!f.has_value) {
+      if (i + 1 >= args.size()) return k8s::Status::Error("flag --" + f.name + " needs a value");
+      f.value = args[++i];
     }
-    k8s::Status s = f->second(value);
-    if (!s.ok()) return k8s::Status::Error("flag --" + name + "=" + value + ": " + s.message());
+    k8s::Status s = setter->second(f.value);
+    if (!s.ok()) return k8s::Status::Error("flag --" + f.name + "=" + f.value + ": " + s.message());
   }
+  return k8s::Status();
+}
+
+// The Lease's durations against each other and against the request timeout (which it defaults).
+k8s::Status CheckLeaderElection(Options& o) {
   if (o.renew_deadline >= o.lease_duration) {
     return k8s::Status::Error("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
   }
@@ -188,21 +227,36 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
     // take the Lease: see leader_election.h.
     return k8s::Status::Error("--request-timeout must be shorter than --leader-election-renew-deadline");
   }
-  if (o.leader_elect) {
-    // A write sent just before the renew deadline ends (or fails) within renew_deadline +
-    // request_timeout of the last renewal; a standby takes the Lease lease_duration after it saw
-    // that renewal. The margin (a tenth of the lease) covers clocks that run at different rates
-    // and the time a request takes to reach the API server.
-    const std::chrono::milliseconds margin = o.lease_duration / 10;
-    if (o.renew_deadline + o.request_timeout + margin > o.lease_duration) {
-      return k8s::Status::Error(
-          "--leader-election-renew-deadline (" + k8s::FormatDuration(o.renew_deadline) + ") plus --request-timeout (" +
-          k8s::FormatDuration(o.request_timeout) + ") must stay below --leader-election-lease-duration (" +
-          k8s::FormatDuration(o.lease_duration) + ") by at least a tenth of it (" + k8s::FormatDuration(margin) +
-          "): otherwise a write the old leader sent just before its renew deadline could land after a standby took "
-          "the Lease, and two controllers would write at once");
-    }
+  if (!o.leader_elect) return k8s::Status();
+  // A write sent just before the renew deadline ends (or fails) within renew_deadline +
+  // request_timeout of the last renewal; a standby takes the Lease lease_duration after it saw
+  // that renewal. The margin (a tenth of the lease) covers clocks that run at different rates
+  // and the time a request takes to reach the API server.
+  const std::chrono::milliseconds margin = o.lease_duration / 10;
+  if (o.renew_deadline + o.request_timeout + margin > o.lease_duration) {
+    return k8s::Status::Error(
+        "--leader-election-renew-deadline (" + k8s::FormatDuration(o.renew_deadline) + ") plus --request-timeout (" +
+        k8s::FormatDuration(o.request_timeout) + ") must stay below --leader-election-lease-duration (" +
+        k8s::FormatDuration(o.lease_duration) + ") by at least a tenth of it (" + k8s::FormatDuration(margin) +
+        "): otherwise a write the old leader sent just before its renew deadline could land after a standby took "
+        "the Lease, and two controllers would write at once");
   }
+  return k8s::Status();
+}
+
+}  // namespace
+
+k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
+  Options o;
+  Flags valued;
+  AddClusterFlags(o, valued);
+  AddLeaderElectionFlags(o, valued);
+  AddServingFlags(o, valued);
+  AddSchedulingFlags(o, valued);
+  AddProcessFlags(o, valued);
+  const std::map<std::string, bool*> booleans = {{"leader-elect", &o.leader_elect}, {"queue-auth", &o.queue_auth}};
+  if (k8s::Status s = ApplyArgs(args, valued, booleans, o); !s.ok()) return s;
+  if (k8s::Status s = CheckLeaderElection(o); !s.ok()) return s;
   if (o.http_read_timeout <= std::chrono::milliseconds(0)) {
     return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }

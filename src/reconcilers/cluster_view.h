@@ -38,6 +38,7 @@ struct PlacedRun {
   // with a priority may be preempted (issue 17); assumed admissions and holds never are.
   std::optional<int32_t> priority;
   scheduling::TimePoint placed_at{};
+  friend bool operator==(const PlacedRun&, const PlacedRun&) = default;
 };
 
 // Resources on a node that no current placement accounts for.

@@ -28,7 +28,7 @@ std::unique_ptr<ClusterView> ClusterViewKeeper::Make(const Keyed& keyed,
   // the pass gave a record: RunMemo::placed). Made only here: 80,000 entries cost 15-20 ms.
   std::unordered_map<std::string_view, const Run*> by_key;
   for (const auto& [key, run, memo] : keyed) {
-    if (memo->placed) by_key.emplace(key, run.get());
+    if (memo->placed_record()) by_key.emplace(key, run.get());
   }
   std::vector<NodeHold> holds = caches_.Holds(by_key);
   auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));

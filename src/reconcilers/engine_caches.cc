@@ -189,6 +189,7 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   others_->SetSyncedHandler(h);
   namespaces_->SetSyncedHandler(h);
   resource_quotas_->SetSyncedHandler(h);
+  teams_->SetSyncedHandler(h);
 }
 
 bool EngineCaches::HasSynced() const {

@@ -22,22 +22,42 @@ void FleetStatusWriter::TakeFailures() {
 const std::vector<sched::InstanceStatus>& FleetStatusWriter::Update(const ClusterView& view, uint64_t view_gen,
                                                                      sched::TimePoint now) {
   // The instances' states follow the view, and the time only through an instance's end of life.
-  if (settled_ && described_gen_ == view_gen && now < described_until_) return described_;
-  described_ = sched::DescribeInstances(view.snapshot, now);
-  described_gen_ = view_gen;
+  auto describe = [&] { return sched::DescribeInstances(view.snapshot, now); };
+  if (settled_ && now < described_until_ && described_.Holds(view_gen)) return described_.Get(view_gen, describe);
+  const std::vector<sched::InstanceStatus>& described = described_.Set(view_gen, describe());
   described_until_ = sched::TimePoint::max();
   for (const auto& inst : view.snapshot.instances) {
     // An expired one's message says since when ("expired 5m ago"): made again every pass.
     if (inst.expires_at) described_until_ = std::min(described_until_, std::max(*inst.expires_at, now));
   }
   settled_ = Write(view, now);
-  return described_;
+  return described;
+}
+
+bool FleetStatusWriter::Patch(const std::string& name, const std::string& patch) {
+  const WriteResult w = PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch);
+  switch (w.outcome) {
+    case WriteOutcome::kWritten:
+      return true;
+    // The Fleet changed since the pass read it (its resourceVersion guards the patch), or it is
+    // gone and the informer drops it: either way the next pass decides from the cache again.
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kGone:
+    case WriteOutcome::kExists:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      break;
+  }
+  LogUnwritten("fleet " + name, w);
+  std::lock_guard<std::mutex> lock(mu_);
+  failed_.insert(name);
+  return false;
 }
 
 bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
   bool settled = true;
   std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
-  for (const auto& d : described_) by_fleet[d.fleet].push_back(&d);
+  for (const auto& d : *described_.Peek()) by_fleet[d.fleet].push_back(&d);
   for (const auto& [name, fleet] : view.fleets) {
     FleetStatus status = BuildFleetStatus(*fleet, view, by_fleet[name], now);
     auto prev = written_.find(name);
@@ -45,12 +65,7 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
     const std::string key = "fleet:" + name;  // ':' never appears in a namespace
     // An init-capture: clang 14 cannot capture a structured binding by name.
     const bool queued = dispatch_(key, [this, name = name, patch = api::FleetStatusPatch(status, fleet->meta.resource_version)] {
-      if (!PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch, "fleet " + name, false)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        failed_.insert(name);
-        return false;
-      }
-      return true;
+      return Patch(name, patch);
     });
     if (queued) {
       written_[name] = std::move(status);

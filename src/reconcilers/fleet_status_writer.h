@@ -24,6 +24,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "base/memo.h"
 #include "k8s/client.h"
 #include "reconcilers/cluster_view.h"
 #include "scheduling/instance_state.h"
@@ -48,11 +49,14 @@ class FleetStatusWriter {
   // Queues each Fleet's status write whose body differs from the last one; false when one could
   // not be queued.
   bool Write(const ClusterView& view, scheduling::TimePoint now);
+  // Writer thread: one Fleet's status patch; false (noted in failed_, logged) unless written.
+  bool Patch(const std::string& name, const std::string& patch);
 
   k8s::ClientPtr client_;
   Dispatch dispatch_;
-  std::vector<scheduling::InstanceStatus> described_;
-  uint64_t described_gen_ = 0;
+  // The instances' states, made from the view of this generation (a checked memo: base/memo.h),
+  // and kept until this time at most (an instance's end of life).
+  base::Memo<uint64_t, std::vector<scheduling::InstanceStatus>> described_{"the instances' states"};
   scheduling::TimePoint described_until_{};
   bool settled_ = false;                         // every Fleet's status written or queued
   std::map<std::string, FleetStatus> written_;   // fleet -> last status written or queued

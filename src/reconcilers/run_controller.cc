@@ -77,7 +77,10 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
     Wake();
   });
   caches_.quotas().AddHandler(wake);
-  caches_.OnSynced([this] { Nudge(); });  // the loop waits for the caches (WaitForSync)
+  caches_.OnSynced([this] {
+    Nudge();  // the loop waits for the caches (WaitForSync)
+    if (on_synced_) on_synced_();
+  });
   // A Team's spec (shares, namespaces, weight) changes the core's input; its status is berth's own.
   caches_.teams().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     if (!old || !cur || old->meta.generation != cur->meta.generation) Wake();
@@ -270,6 +273,7 @@ std::unordered_set<std::string> RunController::TakeWriterNews() {
     pass_fleets_changed_ = std::exchange(fleets_changed_, false);
     pass_namespaces_changed_ = std::exchange(namespaces_changed_, false);
   }
+  if (pass_namespaces_changed_) ++namespaces_epoch_;
   const Admissions::News news = admissions_.TakeNews();
   Admissions::ApplyNews(news, working_);
   fleet_status_.TakeFailures();  // written again by this pass
@@ -307,20 +311,16 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
   for (const auto& [key, run, memo] : keyed) {
     // Queued by the last pass and the same object since (not touched): pending, holds nothing
     // (unless admitted since: assumed), without reading the run again.
-    if (memo->queued_pass + 1 == working_.pass() && !Touched(*memo) && !memo->assumed && !memo->placed) continue;
+    if (memo->queued_pass + 1 == working_.pass() && !Touched(*memo) && !memo->assumed && !memo->placed_record()) continue;
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
       memo->assumed.reset();
       memo->unconfirmed_rv = 0;
-      if (!memo->placed || memo->placed_rv != run->meta.resource_version || Touched(*memo) ||
-          pass_namespaces_changed_) {
-        memo->placed = PlacedRecord(key, *run);
-        memo->placed_rv = run->meta.resource_version;
-      }
-      placed.push_back(memo->placed);
+      const RunMemo::PlacedInputs inputs{run->meta.resource_version, memo->touched_pass, namespaces_epoch_};
+      // Init-captures: clang 14 cannot capture a structured binding by name.
+      placed.push_back(memo->placed.Get(inputs, [this, &k = key, &r = *run] { return PlacedRecord(k, r); }));
       continue;
     }
-    memo->placed.reset();
-    memo->placed_rv.clear();
+    memo->placed.Reset();
     if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
       auto pr = std::make_shared<PlacedRun>(*memo->assumed);
       pr->quota_pending = caches_.QuotaPending(run->meta.ns, pr->placement);

@@ -102,6 +102,9 @@ class RunController final : public EngineApi {
   // Stops the loop, waits for writes in flight, stops the watches.
   void Stop();
   bool HasSynced() const;
+  // `h` is called (on an informer's thread, no engine lock held) after each informer's complete
+  // list, so that a caller can wait for HasSynced without polling. Set before StartInformers.
+  void OnSynced(std::function<void()> h) { on_synced_ = std::move(h); }
 
   // ---- Stepping the engine (tests; docs/development.md "Stepping the engine") ----
   // Starts the watches only: no loop thread, no writer threads. The caller's thread is the loop
@@ -305,6 +308,8 @@ class RunController final : public EngineApi {
   Stillness Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
   bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
   bool QueuedQuietly(const Memo& memo) const;
+  std::function<void()> on_synced_;  // OnSynced's (set before the informers start)
+  uint64_t namespaces_epoch_ = 0;  // passes that found a Namespace changed (RunMemo::PlacedInputs)
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable loop_cv_;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/memo.h"
 #include "base/time.h"
 #include "k8s/objects.h"
 #include "reconcilers/cluster_view.h"
@@ -53,10 +54,21 @@ struct RunMemo {
   std::string queued_rv;
   // The last pass (WorkingSet::pass) whose working set held the run, and that put it in the queue.
   uint64_t seen_pass = 0, queued_pass = 0;
-  // A placed run as BlockHolders last made it, at this resourceVersion: the same while the run,
-  // its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged.
-  std::shared_ptr<const PlacedRun> placed;
-  std::string placed_rv;
+  // A placed run as BlockHolders last made it (RunController::PlacedRecord): the same while the
+  // run, its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged, which
+  // its inputs say (a checked memo: base/memo.h). Empty while the run is not placed.
+  struct PlacedInputs {
+    std::string rv;                 // the run's resourceVersion
+    uint64_t touched_pass = 0;      // the last pass that found it or its Pods changed
+    uint64_t namespaces_epoch = 0;  // RunController's count of passes that found a Namespace changed
+    friend bool operator==(const PlacedInputs&, const PlacedInputs&) = default;
+  };
+  base::Memo<PlacedInputs, std::shared_ptr<const PlacedRun>, base::DerefEqual> placed{"a placed run's record"};
+  // The record BlockHolders made or kept this pass (nullptr: the run holds no placement).
+  const PlacedRun* placed_record() const {
+    const auto* p = placed.Peek();
+    return p ? p->get() : nullptr;
+  }
   // The run as WorkingSet last read it from the cache; dropped when a watch event touches it.
   std::shared_ptr<const Run> run;
   // The pass (WorkingSet::pass) in which the run was touched (its object or Pods changed: Touch)

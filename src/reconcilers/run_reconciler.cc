@@ -155,7 +155,7 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view) {
   RunMemo& memo = working_.MemoOf(RunKey(run));
   // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
   // BlockHolders made this pass (none when its placement is empty: nothing to count).
-  if (memo.placed && !view.Counted(*memo.placed)) return true;
+  if (const PlacedRun* placed = memo.placed_record(); placed && !view.Counted(*placed)) return true;
   // One admission: a run resumed after a suspension is admitted again in the same attempt, with a
   // new scheduledAt.
   const std::string ensured = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + FormatTime(run.status.scheduled_at);

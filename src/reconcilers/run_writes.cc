@@ -35,9 +35,18 @@ bool RunWrites::DeletePods(const std::string& ns, const std::vector<PodRef>& pod
     k8s::DeleteOptions o;
     o.precondition_uid = p.uid;
     if (!p.started) o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
-    k8s::Status s = client_->Delete(kPods.Path(ns, p.name), o);
-    // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
-    if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) ok = false;
+    switch (OutcomeOf(client_->Delete(kPods.Path(ns, p.name), o))) {
+      case WriteOutcome::kWritten:
+      // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
+      case WriteOutcome::kGone:
+      case WriteOutcome::kConflict:
+        break;
+      case WriteOutcome::kExists:
+      case WriteOutcome::kRefused:
+      case WriteOutcome::kFailed:
+        ok = false;
+        break;
+    }
   }
   return ok;
 }
@@ -81,22 +90,33 @@ void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, 
   // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
   // the Failed branch deletes), never a Running run without Pods (an "interruption").
   Dispatch(RunKey(run), [this, r = run, names, next] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+    if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     events_.Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
     DeletePods(r.meta.ns, names);
     return true;
   });
 }
 
-std::optional<bool> RunWrites::PatchStatus(const Run& r, const RunStatus& next) {
+WriteResult RunWrites::PatchStatus(const Run& r, const RunStatus& next) {
   auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-  if (res.ok()) {
-    NoteWritten(r, *res, &next);
-    return std::nullopt;
-  }
-  if (res.status().IsConflict()) return admissions_.NoteStale(r);
-  if (!res.status().IsNotFound()) {
-    spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
+  if (!res.ok()) return ResultOf(res.status());
+  NoteWritten(r, *res, &next);
+  return WriteResult{};
+}
+
+bool RunWrites::AnswerUnwritten(const Run& r, const WriteResult& w) {
+  switch (w.outcome) {
+    case WriteOutcome::kWritten:
+      return true;
+    case WriteOutcome::kConflict:  // the run changed meanwhile: decided again from the cache
+      return admissions_.NoteStale(r);
+    case WriteOutcome::kGone:  // deleted: the informer drops it (nothing to log)
+      return false;
+    case WriteOutcome::kExists:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      spdlog::info("run {}/{}: status not written ({}); will retry", r.meta.ns, r.meta.name, w.status.ToString());
+      return false;
   }
   return false;
 }
@@ -135,31 +155,46 @@ bool RunWrites::FailInvalidSpec(const Run& r, const std::string& why) {
   spdlog::warn("run {}/{}: {}", r.meta.ns, r.meta.name, why);
   const k8s::TimePoint now = clock_.Now();
   RunStatus next = Finish(r.status, Outcome::kFailed, Reason::kInvalidSpec, why, r.meta.generation, r.meta.created, now);
-  auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, r.meta.resource_version));
-  if (!res.ok()) return res.status().IsConflict() ? admissions_.NoteStale(r) : false;
-  NoteWritten(r, *res, &next);
-  events_.Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
-  return true;
+  const WriteResult w = PatchStatus(r, next);
+  switch (w.outcome) {
+    case WriteOutcome::kWritten:
+      events_.Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
+      return true;
+    case WriteOutcome::kConflict:  // the run changed meanwhile: decided again from the cache
+      return admissions_.NoteStale(r);
+    case WriteOutcome::kGone:
+    case WriteOutcome::kExists:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      return false;
+  }
+  return false;
 }
 
 std::optional<bool> RunWrites::CreateService(const Run& r) {
   // The ranks find each other through it: no Pods before it exists (retried like any write).
-  auto s = client_->Create(kServices.Path(r.meta.ns), BuildService(r));
-  if (!s.ok() && s.status().IsAlreadyExists()) {
-    // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
-    auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
-    if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-    if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
+  const WriteResult s = ResultOf(client_->Create(kServices.Path(r.meta.ns), BuildService(r)).status());
+  switch (s.outcome) {
+    case WriteOutcome::kWritten:
+      return std::nullopt;
+    case WriteOutcome::kExists: {
+      // Ours from an earlier try, or someone else's: berth never adopts what it did not create.
+      auto existing = client_->Get(kServices.Path(r.meta.ns, r.meta.name));
+      if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+      if (IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) return std::nullopt;
       return FailInvalidSpec(r, "a Service named " + r.meta.name + " already exists in namespace " + r.meta.ns +
                                     " and is not this run's (berth does not take over or change it): a multi-node "
                                     "run's Pods find each other through a headless Service named after the run; "
                                     "rename the run or delete that Service");
     }
-  } else if (!s.ok()) {
-    spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status().ToString());
-    return false;
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kGone:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      break;
   }
-  return std::nullopt;
+  spdlog::warn("run {}/{}: service not created: {}", r.meta.ns, r.meta.name, s.status.ToString());
+  return false;
 }
 
 std::optional<bool> RunWrites::ReadTemplate(const Run& r, std::string& out) {
@@ -194,43 +229,59 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
         full = r;
         if (std::optional<bool> answer = ReadTemplate(r, full->spec.template_json)) return *answer;
       }
-      auto body = BuildPod(*full, r.status.fleet, gpu_resource, ranks, i);
-      if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
-      auto c = client_->Create(kPods.Path(r.meta.ns), body.value());
-      if (!c.ok() && (c.status().code() == 422 || c.status().code() == 400)) {
-        return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
-                                      c.status().message());
-      }
-      if (!c.ok() && c.status().IsAlreadyExists()) {
-        // Our own earlier create that the cache does not show yet, or a Pod of someone else
-        // under the name: never taken as the run's (it would count as its rank).
-        auto existing = client_->Get(kPods.Path(r.meta.ns, name));
-        if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-        if (!IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) {
-          return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
-                                        " and is not this run's (berth does not take over or change it): rank " +
-                                        std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
-                                        "delete that Pod");
-        }
-      } else if (!c.ok()) {
-        spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status().ToString());
-        return false;
-      }
-      // Created with spec.nodeName set: bound in the same write, no pods/binding. AlreadyExists
-      // of a Pod the run owns while the cache does not show it yet: our own earlier create
-      // (bound). A Pod an older berth left unbound shows in the cache without a node and is bound
-      // below then.
+      if (std::optional<bool> answer = CreatePod(r, *full, ranks, i, name, gpu_resource)) return *answer;
       continue;
     }
     if (!b->second.empty()) continue;  // already bound
     // Only a Pod made without a node (by a berth that bound in a second write) gets here.
-    k8s::Status s = client_->Bind(r.meta.ns, name, ranks[i].node);
-    if (!s.ok() && s.code() != 409) {
-      spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.ToString());
-      return false;
+    const WriteResult s = ResultOf(client_->Bind(r.meta.ns, name, ranks[i].node));
+    switch (s.outcome) {
+      case WriteOutcome::kWritten:
+      case WriteOutcome::kConflict:  // 409: bound already
+      case WriteOutcome::kExists:
+        continue;
+      case WriteOutcome::kGone:
+      case WriteOutcome::kRefused:
+      case WriteOutcome::kFailed:
+        break;
     }
+    spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.status.ToString());
+    return false;
   }
   return true;
+}
+
+std::optional<bool> RunWrites::CreatePod(const Run& r, const Run& full, const std::vector<RankAssignment>& ranks,
+                                         size_t i, const std::string& name, const std::string& gpu_resource) {
+  auto body = BuildPod(full, r.status.fleet, gpu_resource, ranks, i);
+  if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
+  const WriteResult c = ResultOf(client_->Create(kPods.Path(r.meta.ns), body.value()).status());
+  switch (c.outcome) {
+    // Created with spec.nodeName set: bound in the same write, no pods/binding. A Pod an older
+    // berth left unbound shows in the cache without a node and is bound by CreatePods then.
+    case WriteOutcome::kWritten:
+      return std::nullopt;
+    case WriteOutcome::kRefused:  // a template the CRD schema could not check: refused every time
+      return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
+                                    c.status.message());
+    case WriteOutcome::kExists: {
+      // Our own earlier create that the cache does not show yet (bound), or a Pod of someone
+      // else under the name: never taken as the run's (it would count as its rank).
+      auto existing = client_->Get(kPods.Path(r.meta.ns, name));
+      if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
+      if (IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) return std::nullopt;
+      return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
+                                    " and is not this run's (berth does not take over or change it): rank " +
+                                    std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
+                                    "delete that Pod");
+    }
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kGone:
+    case WriteOutcome::kFailed:
+      break;
+  }
+  spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status.ToString());
+  return false;
 }
 
 RunStatus RunWrites::RetryStatus(const Run& run, const ReasonCode& reason, const std::string& why,
@@ -300,7 +351,7 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
   // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
   // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
   Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+    if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     events_.Record(Ref(r), event_type, event_reason, event_message);
     if (preempted && observer_) {
       if (next.reason == Reason::kReclaimed) {
@@ -347,7 +398,7 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
   // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
   Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
     if (write) {
-      if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+      if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
       if (event) events_.Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
     }
     return DeletePods(r.meta.ns, to_delete);
@@ -360,7 +411,7 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::st
   spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, PhaseName(next.phase), next.reason.api(),
                 background ? " (refresh)" : "");
   Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
-    if (auto unwritten = PatchStatus(r, next)) return *unwritten;
+    if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     if (!event_reason.empty()) events_.Record(Ref(r), event_type, event_reason, event_message);
     return true;
   }, background);

@@ -40,6 +40,7 @@
 #include "reconcilers/engine_options.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/run_types.h"
+#include "reconcilers/write_outcome.h"
 
 namespace berth::reconcilers {
 
@@ -97,10 +98,13 @@ class RunWrites {
   void NoteSpecChangeAfterEnd(const Run& run);
 
   // ---- writer threads ----
-  // Writes `next` as the run's status, guarded by the resourceVersion of `run`. nullopt when
-  // written (NoteWritten has seen the answer); otherwise what the writer task returns: true after
-  // a conflict (Admissions::NoteStale), false to retry with backoff (logged, except a 404).
-  [[nodiscard]] std::optional<bool> PatchStatus(const Run& run, const RunStatus& next);
+  // Writes `next` as the run's status, guarded by the resourceVersion of `run`; when written,
+  // NoteWritten has seen the answer. A task that got another outcome ends with AnswerUnwritten.
+  WriteResult PatchStatus(const Run& run, const RunStatus& next);
+  // What a writer task answers after its status write of `run` was not written: after a conflict,
+  // what Admissions::NoteStale says (true: the run is left alone, no backoff); false otherwise
+  // (retried with backoff; logged, except when the run is gone).
+  bool AnswerUnwritten(const Run& run, const WriteResult& w);
   // The resourceVersion a successful write returned (Admissions::NoteWritten); also tells the
   // observer when `next` finished the run.
   void NoteWritten(const Run& run, const k8s::json::Document& answer, const RunStatus* next = nullptr);
@@ -129,6 +133,11 @@ class RunWrites {
   std::optional<bool> ReadTemplate(const Run& r, std::string& out);
   // CreatePods' part for the Service of a multi-node run; nullopt when done, else the task's answer.
   std::optional<bool> CreateService(const Run& r);
+  // CreatePods' part for rank `i`'s Pod (`name`), made from `full` (the run with its whole
+  // template) bound to its node; nullopt when created (or the run's own exists), else the task's
+  // answer.
+  std::optional<bool> CreatePod(const Run& r, const Run& full, const std::vector<RankAssignment>& ranks, size_t i,
+                                const std::string& name, const std::string& gpu_resource);
 
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;

@@ -4,12 +4,14 @@
 
 namespace berth::reconcilers {
 
-bool PatchStatus(k8s::Client& client, const std::string& path, const std::string& patch, std::string_view what,
-                 bool gone_is_done) {
+WriteResult PatchStatus(k8s::Client& client, const std::string& path, const std::string& patch) {
   auto res = client.MergePatch(path, patch);
-  if (res.ok() || (gone_is_done && res.status().IsNotFound())) return true;
-  spdlog::info("{}: status not written ({}); will retry", what, res.status().ToString());
-  return false;
+  if (res.ok()) return WriteResult{};
+  return ResultOf(res.status());
+}
+
+void LogUnwritten(std::string_view what, const WriteResult& w) {
+  spdlog::info("{}: status not written ({}); will retry", what, w.status.ToString());
 }
 
 }  // namespace berth::reconcilers

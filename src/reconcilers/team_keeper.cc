@@ -154,6 +154,24 @@ TeamStatus TeamKeeper::StatusOf(const Team& team, const Usage& usage, sched::Tim
   return s;
 }
 
+bool TeamKeeper::Patch(const std::string& name, const std::string& patch) {
+  const WriteResult w = PatchStatus(*client_, k8s::resources::kTeams.Path("", name, "status"), patch);
+  switch (w.outcome) {
+    case WriteOutcome::kWritten:
+    case WriteOutcome::kGone:  // deleted meanwhile: nothing to write (its usage leaves with it)
+      return true;
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kExists:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      break;
+  }
+  LogUnwritten("team " + name, w);
+  std::lock_guard<std::mutex> lock(mu_);
+  failed_.insert(name);
+  return false;
+}
+
 bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bool due, sched::TimePoint now) {
   bool settled = true;
   for (const auto& t : teams) {
@@ -164,12 +182,7 @@ bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bo
     if (!due && prev != written_.end() && WithoutUsage(prev->second) == WithoutUsage(status)) continue;
     const std::string name = t->meta.name;
     const bool queued = dispatch_("team:" + name, [this, name, patch = api::TeamStatusPatch(status, "")] {
-      if (!PatchStatus(*client_, k8s::resources::kTeams.Path("", name, "status"), patch, "team " + name, true)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        failed_.insert(name);
-        return false;
-      }
-      return true;
+      return Patch(name, patch);
     });
     if (queued) {
       written_[name] = std::move(status);

@@ -79,6 +79,8 @@ class TeamKeeper {
   TeamStatus StatusOf(const Team& team, const Usage& usage, scheduling::TimePoint now) const;
   // Writes each status that differs (or all, when `due`); false when one could not be queued.
   bool Write(const std::vector<std::shared_ptr<const Team>>& teams, bool due, scheduling::TimePoint now);
+  // Writer thread: one Team's status patch; false (noted in failed_, logged) unless written or gone.
+  bool Patch(const std::string& name, const std::string& patch);
 
   k8s::ClientPtr client_;
   const EngineCaches& caches_;

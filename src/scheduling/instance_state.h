@@ -47,6 +47,7 @@ struct InstanceStatus {
   std::optional<TimePoint> expires_at;
   InstanceState state = InstanceState::kIdle;
   std::string message;  // why it takes no new run (empty for Idle, Busy, Full)
+  friend bool operator==(const InstanceStatus&, const InstanceStatus&) = default;
 };
 
 // One entry per instance in `snapshot.instances`, in input order, with busy blocks derived from

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/memo.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -81,11 +83,13 @@ class EngineInProcess : public ::testing::Test {
   }
   ~EngineInProcess() override {
     if (engine_) engine_->Stop();
+    base::SetMemoChecks(false);  // as it was (always on without NDEBUG)
   }
 
   void StartEngine(reconcilers::EngineOptions options = {}) {
     options.writers = 4;
     options.verify_kept_view = true;  // every kept cluster view is checked against one made anew
+    base::SetMemoChecks(true);        // and every read of a memo (base/memo.h) against a value made anew
     engine_ = std::make_unique<reconcilers::RunController>(engine_client_, clock_, options);
     engine_->SetObserver(&passes_);
     engine_->StartStepped();

@@ -107,5 +107,55 @@ TEST_F(RunWritesTest, APodTheApiServerRefusesFailsTheRunAsInvalidSpec) {
   EXPECT_EQ(now->status.reason.api(), "InvalidSpec");
 }
 
+TEST_F(RunWritesTest, AStatusWriteOfARunDeletedMeanwhileBacksOffWithoutAwaitingIt) {
+  auto run = Fetch();
+  ASSERT_TRUE(client_->Delete(kRuns.Path("ns", "a")).ok());
+  RunStatus next = run->status;
+  next.message = "refreshed";
+  writes_.WriteStatus(*run, next);
+  ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a"}));
+  EXPECT_FALSE(last_ok_) << "gone: the key backs off until the informer drops the run";
+  EXPECT_EQ(admissions_.TakeNews().written.count("ns/a"), 0u) << "nothing written to wait for";
+}
+
+TEST_F(RunWritesTest, AStatusWriteTheApiServerFailsBacksOffAndChangesNothing) {
+  auto run = Fetch();
+  RunStatus next = run->status;
+  next.message = "refreshed";
+  api_->FailNext(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1, 503);
+  writes_.WriteStatus(*run, next);
+  EXPECT_FALSE(last_ok_);
+  EXPECT_EQ(admissions_.TakeNews().written.count("ns/a"), 0u);
+  EXPECT_EQ(Fetch()->status.message, run->status.message);
+}
+
+TEST_F(RunWritesTest, APodNameTakenBySomeoneElsesPodFailsTheRunAndLeavesThatPodAlone) {
+  auto run = Fetch();
+  ASSERT_TRUE(client_->Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a-0"},"spec":{"containers":[]}})").ok());
+  RankAssignment rank;
+  rank.rank = 0;
+  rank.node = "n0";
+  rank.blocks = 1;
+  EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
+  auto now = Fetch();
+  EXPECT_EQ(now->status.phase, Phase::kFailed);
+  EXPECT_EQ(now->status.reason.api(), "InvalidSpec");
+  EXPECT_NE(now->status.message.find("a Pod named a-0 already exists"), std::string::npos) << now->status.message;
+  EXPECT_TRUE(PodExists("a-0"));
+}
+
+TEST_F(RunWritesTest, APodCreateTheApiServerFailsIsTriedAgainWithBackoff) {
+  auto run = Fetch();
+  api_->FailNext(FakeApi::Match{"POST", kPods.Path("ns"), {}}, 1, 500);
+  RankAssignment rank;
+  rank.rank = 0;
+  rank.node = "n0";
+  rank.blocks = 1;
+  EXPECT_FALSE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
+  EXPECT_EQ(Fetch()->status.phase, run->status.phase) << "no verdict on the run";
+  EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {})) << "the next try makes it";
+  EXPECT_TRUE(PodExists("a-0"));
+}
+
 }  // namespace
 }  // namespace berth::reconcilers
