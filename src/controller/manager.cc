@@ -29,6 +29,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   eo.writers = std::max(4, options_.workers * 4);
   eo.fair_share_half_life = options_.fair_share_half_life;
   eo.team_status_interval = options_.team_status_interval;
+  eo.estimate_interval = options_.estimate_interval;
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, eo);
   engine_->SetObserver(metrics_.get());
   if (options_.leader_elect) {

@@ -42,6 +42,7 @@ Flags:
                                       its spec.ttlSecondsAfterFinished says otherwise (default 0: finished runs are kept)
   --fair-share-half-life D            Teams: past usage counts half after this long in the order of borrowers (default 7d)
   --team-status-interval D            Teams: each Team's status and usage are brought up to date at least this often (default 1m)
+  --estimate-interval D               waiting runs' start-time estimates are forecast at most this often (default 30s; 0 = none)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -112,6 +113,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
       {"finished-run-ttl", duration(o.finished_run_ttl)},
       {"fair-share-half-life", duration(o.fair_share_half_life)},
       {"team-status-interval", duration(o.team_status_interval)},
+      {"estimate-interval", duration(o.estimate_interval)},
       {"log-format",
        [&o](const std::string& v) -> k8s::Status {
          if (v != "text" && v != "json") return k8s::Status::Error("must be text or json");
@@ -207,6 +209,10 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
     return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }
   if (k8s::Status s = CheckTeamOptions(o); !s.ok()) return s;
+  if (o.estimate_interval != std::chrono::milliseconds(0) &&
+      (o.estimate_interval < std::chrono::seconds(1) || o.estimate_interval > std::chrono::hours(1))) {
+    return k8s::Status::Error("--estimate-interval must be 0 (no estimates) or from 1s to 1h");
+  }
   return o;
 }
 
