@@ -1,6 +1,7 @@
 #include "reconcilers/forecaster.h"
 
 #include <algorithm>
+#include <vector>
 #include <utility>
 
 namespace berth::reconcilers {
@@ -82,7 +83,7 @@ std::string EstimateNote(const sched::StartEstimate& e) {
   return "";
 }
 
-Forecaster::Forecaster(std::chrono::milliseconds interval, std::function<void()> wake, sched::EstimateOptions options)
+Forecaster::Forecaster(std::chrono::milliseconds interval, Done wake, sched::EstimateOptions options)
     : interval_(interval), wake_(std::move(wake)), options_(options) {}
 
 Forecaster::~Forecaster() { Stop(); }
@@ -145,7 +146,12 @@ void Forecaster::Work() {
 
 void Forecaster::Compute(sched::EstimateInput input) {
   auto estimates = std::make_shared<Estimates>();
-  for (sched::StartEstimate& e : sched::EstimateStarts(std::move(input), options_)) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<sched::StartEstimate> all = sched::EstimateStarts(std::move(input), options_);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+  const size_t runs = all.size();
+  for (sched::StartEstimate& e : all) {
     std::string id = e.run_id;
     estimates->emplace(std::move(id), std::move(e));
   }
@@ -155,7 +161,7 @@ void Forecaster::Compute(sched::EstimateInput input) {
     published_ = std::move(estimates);
     done_ = true;
   }
-  if (wake_) wake_();  // the loop's next pass takes it
+  if (wake_) wake_(runs, took);  // the loop's next pass takes it
 }
 
 bool Forecaster::Take() {

@@ -6,7 +6,7 @@
 // the previous one is done: a copy of the pass' input (the view's ClusterSnapshot, the queued
 // runs, each run's expected runtime: ForecastInput). The forecaster's own worker thread runs
 // scheduling::EstimateStarts on it, publishes the estimates (run key -> StartEstimate) under its
-// mutex and calls `wake` (the loop makes a pass, which takes them: Take, Of). Stepped (tests:
+// mutex and calls `wake` (Done: the loop makes a pass, which takes them: Take, Of). Stepped (tests:
 // SetStepped before the first Hand), no thread: RunQueued runs the forecast handed over on the
 // caller's thread.
 // Learn feeds the learned runtimes (scheduling::RuntimeHistory) on the loop thread, once per
@@ -64,8 +64,11 @@ std::string EstimateNote(const scheduling::StartEstimate& e);
 
 class Forecaster {
  public:
+  // Called on the thread that made a forecast once it is published, with how many runs it
+  // estimated and how long EstimateStarts took: the engine wakes its loop.
+  using Done = std::function<void(size_t runs, std::chrono::microseconds took)>;
   // interval 0: disabled (never Due: no run shows an estimate).
-  Forecaster(std::chrono::milliseconds interval, std::function<void()> wake,
+  Forecaster(std::chrono::milliseconds interval, Done wake,
              scheduling::EstimateOptions options = {});
   ~Forecaster();
   Forecaster(const Forecaster&) = delete;
@@ -108,7 +111,7 @@ class Forecaster {
   void Compute(scheduling::EstimateInput input);
 
   const std::chrono::milliseconds interval_;
-  const std::function<void()> wake_;
+  const Done wake_;
   const scheduling::EstimateOptions options_;
   bool stepped_ = false;
 

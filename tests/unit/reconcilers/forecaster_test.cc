@@ -69,7 +69,7 @@ TEST(EstimateNote, SaysWhyItIsUnknownOrTheBoundThatWouldStartItNow) {
 TEST(Forecaster, SteppedHandOffIsTakenOnceDoneAndTheNextIsDueAfterTheInterval) {
   base::FakeClock clock;
   int wakes = 0;
-  Forecaster f(seconds(30), [&] { ++wakes; });
+  Forecaster f(seconds(30), [&](size_t, std::chrono::microseconds) { ++wakes; });
   f.SetStepped();
   const k8s::TimePoint t0 = clock.Now();
   ASSERT_TRUE(f.Due(t0)) << "the first forecast is due at once";
@@ -97,7 +97,7 @@ TEST(Forecaster, SteppedHandOffIsTakenOnceDoneAndTheNextIsDueAfterTheInterval) {
 }
 
 TEST(Forecaster, ZeroIntervalIsNeverDue) {
-  Forecaster f(std::chrono::milliseconds(0), [] {});
+  Forecaster f(std::chrono::milliseconds(0), nullptr);
   EXPECT_FALSE(f.enabled());
   EXPECT_FALSE(f.Due(sched::testing::kT0));
 }
@@ -106,7 +106,7 @@ TEST(Forecaster, ItsThreadPublishesAndWakesTheLoop) {
   std::mutex mu;
   std::condition_variable cv;
   bool woken = false;
-  Forecaster f(seconds(30), [&] {
+  Forecaster f(seconds(30), [&](size_t, std::chrono::microseconds) {
     std::lock_guard<std::mutex> lock(mu);
     woken = true;
     cv.notify_all();
@@ -127,7 +127,7 @@ TEST(Forecaster, ItsThreadPublishesAndWakesTheLoop) {
 class ForecastInputTest : public ApiFixture {};
 
 TEST_F(ForecastInputTest, LearnsEachFinishedRunOnceAndPredictsFromThreeOfThem) {
-  Forecaster f(seconds(30), [] {});
+  Forecaster f(seconds(30), nullptr);
   const auto team = [](const std::string&) { return std::string(); };
   const k8s::TimePoint t = clock_.Now();
   auto finished = [&](const std::string& name, int minutes_run) {

@@ -95,7 +95,7 @@ class WaitingStatusTest : public ApiFixture {
   }
 
   EngineOptions options_;
-  Forecaster forecaster_{std::chrono::seconds(30), [] {}};
+  Forecaster forecaster_{std::chrono::seconds(30), nullptr};
   EngineCaches caches_;
   Admissions admissions_;
   RunWrites writes_;
