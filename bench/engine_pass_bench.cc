@@ -19,6 +19,15 @@
 //
 // Output: a Markdown table (bench/results/engine-pass.md is this output) with the ratio of each
 // configuration's median pass to the one without finished runs.
+//
+// Start-time estimates (issue 33): BERTH_BENCH_ESTIMATE_INTERVAL_MS sets the engine's
+// --estimate-interval (default: the engine's, 30s; 0: off). With estimates on, the pending runs
+// carry the message berth writes with them (every estimate is unknown here: the running runs have
+// no maxDuration), so a pass finds nothing to write, and the table's forecasts column shows how
+// many forecasts the forecaster's thread made and the median of their own time. A second table
+// times the forecast alone (scheduling::EstimateStarts, on this thread) in a harder case: the same
+// cluster, each running run with a known end (10 minutes apart per instance, staggered), the
+// PENDING runs each with a maxDuration of 1h: the forecast runs until its cycle budget.
 
 #include <algorithm>
 #include <atomic>
@@ -39,6 +48,7 @@
 #include "k8s/clock.h"
 #include "k8s/transport.h"
 #include "reconcilers/run_controller.h"
+#include "scheduling/estimate.h"
 
 namespace berth {
 namespace {
@@ -59,15 +69,18 @@ const std::string kRunSpec =
     R"("template":{"spec":{"containers":[{"name":"main","image":"busybox"}]}}})";
 
 const std::string kWaiting = "needs 1 block on one instance; largest free is 0 (fleet gpu)";
+// The pending runs' message: kWaiting, and with estimates on what the estimate adds.
+std::string g_message = kWaiting;
+std::chrono::milliseconds g_estimate_interval{-1};  // < 0: the engine's default
 
 // As a run looks once it has waited a pass: the status berth wrote for it (no capacity), so a
 // pass finds nothing to write for it (the scripted API never applies a write). Created a day
 // before the bench runs: aged to the top priority (100).
 std::string PendingRun(int i) {
   return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta("pending-" + std::to_string(i), "up" + std::to_string(i)) +
-         "," + kRunSpec + R"(,"status":{"phase":"Pending","reason":"NoCapacity","message":")" + kWaiting + R"(",)"
+         "," + kRunSpec + R"(,"status":{"phase":"Pending","reason":"NoCapacity","message":")" + g_message + R"(",)"
          R"("effectivePriority":100,"observedGeneration":1,"submittedAt":")" + kCreated +
-         R"(","conditions":[{"type":"Scheduled","status":"False","reason":"NoCapacity","message":")" + kWaiting + R"(",)"
+         R"(","conditions":[{"type":"Scheduled","status":"False","reason":"NoCapacity","message":")" + g_message + R"(",)"
          R"("lastTransitionTime":")" + kCreated + R"(","observedGeneration":1}]}})";
 }
 
@@ -198,6 +211,14 @@ class PassTimes final : public reconcilers::EngineObserver {
   void OnAdmitted(std::chrono::milliseconds) override {}
   void OnFinished(const std::string&, const std::string&) override {}
   void OnWriteFailed(const std::string&) override {}
+  void OnForecast(size_t, std::chrono::microseconds took) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    forecasts_.push_back(took);
+  }
+  std::vector<std::chrono::microseconds> Forecasts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return forecasts_;
+  }
   std::vector<std::chrono::microseconds> Take(std::vector<bool>& decided) {
     std::lock_guard<std::mutex> lock(mu_);
     decided = std::move(decided_);
@@ -208,6 +229,7 @@ class PassTimes final : public reconcilers::EngineObserver {
   std::mutex mu_;
   std::vector<std::chrono::microseconds> times_;
   std::vector<bool> decided_;  // the core ran in that pass (otherwise its last result stood)
+  std::vector<std::chrono::microseconds> forecasts_;  // each forecast's own time (its thread)
 };
 
 struct Row {
@@ -218,6 +240,8 @@ struct Row {
   double decided_median_ms = 0;  // their median
   double sync_s = 0;
   double rss_mb = 0;  // the engine's share: RSS at the end less RSS before it started
+  size_t forecasts = 0;           // start-time forecasts made (on the forecaster's thread)
+  double forecast_median_ms = 0;  // their own time
 };
 
 long RssKiB() {
@@ -237,6 +261,7 @@ Row Measure(int pending, int finished, int seconds) {
   k8s::SystemClock clock;
   PassTimes times;
   reconcilers::EngineOptions options;
+  if (g_estimate_interval >= std::chrono::milliseconds::zero()) options.estimate_interval = g_estimate_interval;
   const long rss_before = RssKiB();
   reconcilers::RunController engine(client, clock, options);
   engine.SetObserver(&times);
@@ -249,6 +274,12 @@ Row Measure(int pending, int finished, int seconds) {
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   row.rss_mb = (RssKiB() - rss_before) / 1024.0;
   engine.Stop();
+  std::vector<std::chrono::microseconds> forecasts = times.Forecasts();
+  row.forecasts = forecasts.size();
+  if (!forecasts.empty()) {
+    std::sort(forecasts.begin(), forecasts.end());
+    row.forecast_median_ms = forecasts[forecasts.size() / 2].count() / 1000.0;
+  }
   std::vector<bool> decided;
   std::vector<std::chrono::microseconds> t = times.Take(decided);
   if (t.empty()) return row;
@@ -272,6 +303,53 @@ Row Measure(int pending, int finished, int seconds) {
   return row;
 }
 
+// The forecast alone (scheduling::EstimateStarts) for `pending` waiting runs of 1 GPU and 1h
+// behind kNodes x 8 running runs whose ends are staggered (instance i's GPUs end 10m apart,
+// instances 1m apart): its median own time over `times` forecasts, in ms, and how many runs it
+// gave an estimate.
+double ForecastAlone(int pending, int times, size_t& known) {
+  using std::chrono::minutes;
+  const scheduling::TimePoint now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  scheduling::EstimateInput in;
+  scheduling::FleetSpec fleet;
+  fleet.name = "gpu";
+  fleet.blocks = scheduling::BlocksSetting::Count(kGpusPerNode);
+  in.snapshot.fleets.push_back(fleet);
+  for (int n = 0; n < kNodes; ++n) {
+    scheduling::InstanceSpec inst;
+    inst.name = "node-" + std::to_string(n);
+    inst.fleet = "gpu";
+    inst.allocatable = scheduling::Resources{64000, int64_t{512} << 30, kGpusPerNode};
+    in.snapshot.instances.push_back(inst);
+    for (int g = 0; g < kGpusPerNode; ++g) {
+      scheduling::RunningRun r;
+      r.id = "bench/running-" + std::to_string(n * kGpusPerNode + g);
+      r.placement = {{inst.name, 1}};
+      r.expected_end = now + minutes(10 * (g + 1) + n % 10);
+      in.snapshot.running.push_back(r);
+    }
+  }
+  for (int i = 0; i < pending; ++i) {
+    scheduling::PendingRun p;
+    p.id = "bench/pending-" + std::to_string(i);
+    p.submitted_at = now - minutes(pending - i);
+    p.resources = scheduling::Resources{1000, int64_t{8} << 30, 1};
+    p.max_duration = std::chrono::hours(1);
+    in.runtime[p.id] = std::chrono::hours(1);
+    in.queued.push_back(p);
+  }
+  in.now = now;
+  std::vector<double> took;
+  for (int k = 0; k < times; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<scheduling::StartEstimate> e = scheduling::EstimateStarts(in);
+    took.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    known = static_cast<size_t>(std::count_if(e.begin(), e.end(), [](const auto& x) { return x.start.has_value(); }));
+  }
+  std::sort(took.begin(), took.end());
+  return took[took.size() / 2];
+}
+
 }  // namespace
 }  // namespace berth
 
@@ -291,16 +369,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(getenv("BERTH_BENCH_LOG") ? spdlog::level::info : spdlog::level::warn);
+  if (const char* e = getenv("BERTH_BENCH_ESTIMATE_INTERVAL_MS")) berth::g_estimate_interval = std::chrono::milliseconds(std::atol(e));
+  if (berth::g_estimate_interval != std::chrono::milliseconds::zero()) {
+    berth::g_message += "; estimated start unknown: " +
+                        std::string(berth::scheduling::ExplainUnknown(berth::scheduling::EstimateUnknown::kNoKnownEnd));
+  }
   std::vector<berth::Row> rows;
   for (int finished : finished_list) rows.push_back(berth::Measure(pending, finished, seconds));
   std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes\n\n", pending,
               berth::kNodes * berth::kGpusPerNode, berth::kNodes);
-  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | passes in which the core decided: count, median | engine RSS |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | passes in which the core decided: count, median | engine RSS | forecasts: count, median own time |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     const double ratio = rows[0].median_ms > 0 ? r.median_ms / rows[0].median_ms : 0;
-    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB |\n", r.finished, r.sync_s,
-                r.first_ms, r.passes, r.median_ms, r.p90_ms, ratio, r.decided, r.decided_median_ms, r.rss_mb);
+    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB | %zu, %.2f ms |\n", r.finished,
+                r.sync_s, r.first_ms, r.passes, r.median_ms, r.p90_ms, ratio, r.decided, r.decided_median_ms, r.rss_mb,
+                r.forecasts, r.forecast_median_ms);
   }
+  size_t known = 0;
+  const double alone = berth::ForecastAlone(pending, 5, known);
+  std::printf("\n## The forecast alone (its own thread): %d pending (1h each) behind %d running runs with staggered ends\n\n",
+              pending, berth::kNodes * berth::kGpusPerNode);
+  std::printf("| pending | median of 5 forecasts | runs with an estimate |\n|---|---|---|\n| %d | %.1f ms | %zu |\n", pending, alone,
+              known);
   return 0;
 }

@@ -27,6 +27,7 @@ reconcilers::EngineOptions EngineOptionsFrom(const Options& options) {
   eo.writers = std::max(4, options.workers * 4);
   eo.fair_share_half_life = options.fair_share_half_life;
   eo.team_status_interval = options.team_status_interval;
+  eo.estimate_interval = options.estimate_interval;
   return eo;
 }
 

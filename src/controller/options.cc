@@ -42,6 +42,7 @@ Flags:
                                       its spec.ttlSecondsAfterFinished says otherwise (default 0: finished runs are kept)
   --fair-share-half-life D            Teams: past usage counts half after this long in the order of borrowers (default 7d)
   --team-status-interval D            Teams: each Team's status and usage are brought up to date at least this often (default 1m)
+  --estimate-interval D               waiting runs' start-time estimates are forecast at most this often (default 30s; 0 = none)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -124,6 +125,7 @@ void AddSchedulingFlags(Options& o, Flags& flags) {
   flags["finished-run-ttl"] = DurationFlag(o.finished_run_ttl);
   flags["fair-share-half-life"] = DurationFlag(o.fair_share_half_life);
   flags["team-status-interval"] = DurationFlag(o.team_status_interval);
+  flags["estimate-interval"] = DurationFlag(o.estimate_interval);
 }
 
 k8s::Status ParseWorkers(const std::string& v, int& out) {
@@ -261,6 +263,10 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
     return k8s::Status::Error("--http-read-timeout must be longer than 0");
   }
   if (k8s::Status s = CheckTeamOptions(o); !s.ok()) return s;
+  if (o.estimate_interval != std::chrono::milliseconds(0) &&
+      (o.estimate_interval < std::chrono::seconds(1) || o.estimate_interval > std::chrono::hours(1))) {
+    return k8s::Status::Error("--estimate-interval must be 0 (no estimates) or from 1s to 1h");
+  }
   return o;
 }
 

@@ -44,6 +44,8 @@ struct Options {
   // date at least (at most 1m: usage is updated at least every minute).
   std::chrono::milliseconds fair_share_half_life{std::chrono::hours(7 * 24)};
   std::chrono::milliseconds team_status_interval{std::chrono::minutes(1)};
+  // Start-time estimates (issue 33): forecast at most this often; 0: none.
+  std::chrono::milliseconds estimate_interval{std::chrono::seconds(30)};
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error
   int workers = 4;

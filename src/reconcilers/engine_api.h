@@ -74,6 +74,12 @@ class EngineObserver {
   virtual void OnReclaimed(const std::string& fleet) { (void)fleet; }
   // A write to the API failed and will be retried with backoff.
   virtual void OnWriteFailed(const std::string& what) = 0;
+  // A start-time forecast (issue 33) for `runs` waiting runs took `took` on the forecaster's own
+  // thread (reconcilers/forecaster.h); called on that thread.
+  virtual void OnForecast(size_t runs, std::chrono::microseconds took) {
+    (void)runs;
+    (void)took;
+  }
 };
 
 // The engine's reads for the HTTP endpoints (any thread; each is quick but Queue, which may wait

@@ -45,6 +45,9 @@ struct EngineOptions {
   // orders borrowers by) is brought up to date at least (--team-status-interval).
   std::chrono::milliseconds fair_share_half_life{std::chrono::hours(7 * 24)};
   std::chrono::milliseconds team_status_interval{std::chrono::minutes(1)};
+  // Start-time estimates (issue 33, reconcilers/forecaster.h): a forecast is handed to the
+  // forecaster's thread at most this often (--estimate-interval); 0: no estimates.
+  std::chrono::milliseconds estimate_interval{std::chrono::seconds(30)};
 };
 
 // An attempt that ran at least this long resets the retry backoff.

@@ -105,6 +105,7 @@ void RunController::Stop() {
   loop_cv_.notify_all();
   queue_view_.Stop();
   if (loop_.joinable()) loop_.join();
+  forecaster_.Stop();
   // Writes already queued are carried out; then the writers stop.
   writer_.Stop();
   {
@@ -161,6 +162,7 @@ bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, b
 
 void RunController::StartStepped() {
   stepped_ = true;
+  forecaster_.SetStepped();
   StartInformers();
 }
 
@@ -168,6 +170,7 @@ size_t RunController::DrainWrites() {
   if (!stepped_) return 0;
   const size_t ran = writer_.RunQueued();
   events_->Flush();
+  forecaster_.RunQueued();
   return ran;
 }
 
@@ -593,7 +596,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   std::optional<k8s::TimePoint> budget_due;
   const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
     return waiting_.Status(run, WaitingReason(w.reason.code), w.effective_priority, place,
-                           waiting_.Explain(result, w), now);
+                           waiting_.Sentence(result, w), now);
   };
   for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
     if (Memo* m = working_.Find(key)) m->positioned_pass = working_.pass();
@@ -623,6 +626,7 @@ void RunController::Pass(k8s::TimePoint now) {
   ShowPriorityNews();
   phases.Mark("reconcile");
   view_keeper_.SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
+  Forecast(view, now);  // the core's input, before the core changes the queue
   sched::CycleResult fresh;
   const bool decide = Decide(view, now, fresh);
   const sched::CycleResult& result = decide ? fresh : last_result_;
@@ -657,6 +661,25 @@ const RunController::Keyed& RunController::StartPass(k8s::TimePoint now, std::un
       now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); }, kNewsEvery);
   working_.MarkBusy(busy);
   return keyed;
+}
+
+void RunController::Forecast(const ClusterView& view, k8s::TimePoint now) {
+  forecaster_.Take();
+  const uint64_t stamp = queue_.version() ^ (view_keeper_.gen() << 32);
+  if (!forecaster_.Due(now)) {
+    if (auto due = forecaster_.DueAt(stamp)) NoteDeadline(*due);  // the input changed since the last
+    return;
+  }
+  const auto team_of = TeamsByNamespace(caches_.teams());
+  forecaster_.Hand(ForecastInput(
+                       view.snapshot, queue_, forecaster_.history(),
+                       [this](const std::string& key) { return caches_.runs().Get(key); },
+                       [&](const std::string& ns) {
+                         auto it = team_of.find(ns);
+                         return it != team_of.end() ? it->second : std::string();
+                       },
+                       now),
+                   stamp);
 }
 
 bool RunController::Decide(const ClusterView& view, k8s::TimePoint now, sched::CycleResult& fresh) {
@@ -724,6 +747,7 @@ std::optional<k8s::TimePoint> RunController::ExpiryOf(const Run& run) const {
 void RunController::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
     if (memo->queued_pass == working_.pass()) continue;  // queued: pending (without reading the run again)
+    forecaster_.Learn(*run, [this](const std::string& ns) { return TeamNameOf(caches_.teams(), ns); });
     if (!IsTerminalPhase(run->status.phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.

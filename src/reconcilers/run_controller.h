@@ -64,6 +64,7 @@
 #include "reconcilers/engine_options.h"
 #include "reconcilers/fleet_status_writer.h"
 #include "reconcilers/fleet_types.h"
+#include "reconcilers/forecaster.h"
 #include "reconcilers/keyed_writer.h"
 #include "reconcilers/lifecycle.h"
 #include "reconcilers/namespace_policy.h"
@@ -117,7 +118,8 @@ class RunController final : public EngineApi {
   void Pass(k8s::TimePoint now);
   // Stepped only (else 0): carries out, on the caller's thread, the writes the passes queued and
   // those they queue in turn (KeyedWriter::RunQueued; a key backing off waits for the clock),
-  // then waits until the Events recorded are posted. Returns how many writes ran.
+  // then waits until the Events recorded are posted; and the start-time forecast handed over, if
+  // any (Forecaster::RunQueued: the next pass shows it). Returns how many writes ran.
   size_t DrainWrites();
   // Stepped: makes the queue view from the last pass when a pass changed the queue since it was
   // last made (what the loop does when Queue() asks between passes). Queue() stepped answers the
@@ -212,6 +214,9 @@ class RunController final : public EngineApi {
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
   std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
                        k8s::TimePoint now, PassPhases& phases);
+  // Start-time estimates: takes the last forecast published (the waiting statuses show it) and
+  // hands the next over when due (Forecaster::Due; else notes when it is due if the input changed).
+  void Forecast(const ClusterView& view, k8s::TimePoint now);
   // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
   // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
   // the working set; returns the keys with a write queued or in flight.
@@ -348,7 +353,14 @@ class RunController final : public EngineApi {
                             },
                             [this] { return writer_.Busy(PositionWriter::kKey); }};
   // Waiting runs' statuses, preemption records, sentences (reconcilers/waiting_status.h).
-  WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); }};
+  // Start-time estimates (reconcilers/forecaster.h): its worker thread wakes the loop when a
+  // forecast is published.
+  Forecaster forecaster_{options_.estimate_interval, [this](size_t runs, std::chrono::microseconds took) {
+                           if (observer_ != nullptr) observer_->OnForecast(runs, took);
+                           Wake();
+                         }};
+  WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); },
+                               &forecaster_};
   // The pass' cluster view, kept while what it is made of is (reconcilers/cluster_view_keeper.h).
   ClusterViewKeeper view_keeper_{caches_, options_.verify_kept_view,
                                  [this](const ClusterView& view) { waiting_.NoteUnavailable(view); }};

@@ -13,6 +13,7 @@ RunStatus Finish(const RunStatus& current, Outcome outcome, const ReasonCode& re
   next.reason = reason;
   next.message = message;
   next.queue_position.reset();
+  next.estimated_start_at.reset();  // only a Pending run in the queue shows one
   next.preemption.reset();  // an ended run keeps no nodes
   next.finished_at = Time(now);
   if (success && !next.started_at) next.started_at = next.finished_at;
@@ -43,7 +44,7 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.scheduled_at != b.scheduled_at || a.started_at != b.started_at || a.finished_at != b.finished_at ||
          a.resubmissions != b.resubmissions || a.observed_generation != b.observed_generation ||
          a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
-         a.preemption != b.preemption ||
+         a.preemption != b.preemption || a.estimated_start_at != b.estimated_start_at ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);
 }

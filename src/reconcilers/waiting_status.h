@@ -31,6 +31,7 @@
 #include "reconcilers/cluster_view.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/engine_options.h"
+#include "reconcilers/forecaster.h"
 #include "reconcilers/position_writer.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/working_set.h"
@@ -45,13 +46,16 @@ class WaitingStatusWriter {
  public:
   // How many background writes wait for a writer now (KeyedWriter::BackgroundQueued).
   using BackgroundQueued = std::function<size_t()>;
+  // `forecast`: the start-time estimates (reconcilers/forecaster.h; nullptr: none).
   WaitingStatusWriter(const EngineCaches& caches, RunWrites& writes, k8s::EventRecorder& events,
-                      const EngineOptions& options, BackgroundQueued background_queued)
+                      const EngineOptions& options, BackgroundQueued background_queued,
+                      const Forecaster* forecast = nullptr)
       : caches_(caches),
         writes_(writes),
         events_(events),
         options_(options),
-        background_queued_(std::move(background_queued)) {}
+        background_queued_(std::move(background_queued)),
+        forecast_(forecast) {}
 
   // Which preemption record each preempting run's waiting status carries this pass: the cycle's
   // new plans (each announced by one Normal Event) and the nominations still preempting.
@@ -63,7 +67,15 @@ class WaitingStatusWriter {
   // The core's sentence, and when it counted instances of the run's fleet as unavailable, why the
   // first of them takes no runs; a priority above its namespace's cap says so.
   std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
-  // The status of a run waiting with `reason`, showing `position`.
+  // Explain's sentence and what the run's start-time estimate adds (EstimateNote): the message
+  // of a waiting run's status.
+  std::string Sentence(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
+  // The estimatedStartAt a waiting run's status shows at `now`: the last forecast's where it
+  // moved materially from what the status shows (MovedMaterially: the write budget), else what
+  // the status shows (also before the first forecast, and for a run the forecast did not see);
+  // none when estimates are off.
+  std::optional<Time> EstimateShown(const Run& run, k8s::TimePoint now) const;
+  // The status of a run waiting with `reason`, showing `position` (and EstimateShown).
   RunStatus Status(const Run& run, const ReasonCode& reason, int32_t effective, std::optional<int64_t> position,
                    const std::string& message, k8s::TimePoint now) const;
 
@@ -91,6 +103,7 @@ class WaitingStatusWriter {
   k8s::EventRecorder& events_;
   const EngineOptions& options_;
   BackgroundQueued background_queued_;
+  const Forecaster* forecast_;  // loop thread, as this
   std::unordered_map<std::string, RunStatus::Preemption> preempting_;
   std::map<std::string, std::string> unavailable_detail_;  // fleet -> "node: why"
 };

@@ -78,6 +78,9 @@ struct RunStatus {
   std::string message;
   std::optional<int64_t> queue_position;
   std::optional<int64_t> effective_priority;
+  // status.estimatedStartAt (issue 33): when berth expects to place this Pending run if nothing new
+  // arrives (docs/scheduling.md "Start-time estimates"); nullopt: unknown (the message says why).
+  std::optional<Time> estimated_start_at;
   std::string fleet;
   std::vector<PlacementEntry> placement;
   std::optional<Time> submitted_at, scheduled_at, started_at, finished_at;

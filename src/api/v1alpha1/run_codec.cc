@@ -199,6 +199,7 @@ RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
   s.message = st.String("message").value_or("");
   s.queue_position = st.Int("queuePosition");
   s.effective_priority = st.Int("effectivePriority");
+  s.estimated_start_at = st.TimeAt("estimatedStartAt");
   s.fleet = st.String("fleet").value_or("");
   for (Reader& e : st.Objects("placement")) {
     s.placement.push_back(PlacementEntry{static_cast<int>(e.Int("rank").value_or(0)), e.String("node").value_or(""),
@@ -334,6 +335,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   str("message", s.message);
   num("queuePosition", s.queue_position);
   num("effectivePriority", s.effective_priority);
+  time("estimatedStartAt", s.estimated_start_at);
   str("fleet", s.fleet);
   if (!s.placement.empty() || nulls) {
     w.Key("placement");

@@ -54,6 +54,7 @@ Run FullRun() {
   s.reason = Reason::kRunning;
   s.message = "all 2 Pods run \"now\"\n";
   s.effective_priority = 75;
+  s.estimated_start_at = Time(At("2026-01-02T03:30:00Z"));
   s.fleet = "a100";
   s.placement = {{0, "n1", 8, "train-0"}, {1, "n2", 8, "train-1"}};
   s.submitted_at = Time(At("2026-01-02T03:00:00Z"));
@@ -215,13 +216,30 @@ TEST(RunCodec, TimesAreWholeSeconds) {
   EXPECT_EQ(fraction->started_at->point(), At("2026-01-02T02:04:05Z"));
 }
 
+TEST(RunCodec, EstimatedStartAtIsRfc3339AndAbsentWhenUnknown) {
+  RunStatus s;
+  s.phase = Phase::kPending;
+  s.estimated_start_at = Time(At("2026-01-02T04:00:00Z"));
+  json::Document d = MustParse(EncodeRunStatus(s));
+  EXPECT_EQ(json::GetString(json::Find(d, {"estimatedStartAt"})), "2026-01-02T04:00:00Z");
+  auto back = DecodeRunStatus(d);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->estimated_start_at, s.estimated_start_at);
+  s.estimated_start_at.reset();
+  json::Document unknown = MustParse(EncodeRunStatus(s));
+  EXPECT_FALSE(unknown.HasMember("estimatedStartAt")) << "absent when unknown";
+  auto none = DecodeRunStatus(unknown);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->estimated_start_at.has_value());
+}
+
 TEST(RunStatusPatch, WritesEveryFieldWithNullsForTheEmptyOnes) {
   json::Document d = MustParse(RunStatusPatch(RunStatus{}, ""));
   EXPECT_FALSE(d.HasMember("metadata")) << "no resourceVersion: an unconditional write";
   const json::Value* st = json::Find(d, {"status"});
   ASSERT_NE(st, nullptr);
-  for (const char* key : {"phase", "reason", "message", "queuePosition", "effectivePriority", "fleet", "placement",
-                          "submittedAt", "scheduledAt", "startedAt", "finishedAt", "retryAfter",
+  for (const char* key : {"phase", "reason", "message", "queuePosition", "effectivePriority", "estimatedStartAt", "fleet",
+                          "placement", "submittedAt", "scheduledAt", "startedAt", "finishedAt", "retryAfter",
                           "retryBackoffSeconds", "preemption"}) {
     ASSERT_TRUE(st->HasMember(key)) << key << " must be written (as null) so a merge patch clears it";
     EXPECT_TRUE((*st)[key].IsNull()) << key;

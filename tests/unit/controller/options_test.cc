@@ -77,6 +77,17 @@ TEST(OptionsTest, TeamFlagsHaveDefaultsAndBounds) {
   }
 }
 
+TEST(OptionsTest, EstimateIntervalHasADefaultZeroTurnsItOffAndBounds) {
+  EXPECT_EQ(MustParse({}).estimate_interval, seconds(30));
+  EXPECT_EQ(MustParse({"--estimate-interval=0"}).estimate_interval, seconds(0));
+  EXPECT_EQ(MustParse({"--estimate-interval=2m"}).estimate_interval, minutes(2));
+  for (const char* v : {"--estimate-interval=500ms", "--estimate-interval=2h", "--estimate-interval=soon"}) {
+    auto bad = ParseOptions({v});
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_NE(bad.status().message().find("estimate-interval"), std::string::npos) << bad.status().message();
+  }
+}
+
 // With leader election every request must time out before the renew deadline
 // (leader_election.h): half of it by default, and an explicit value at or past it is refused.
 TEST(OptionsTest, RequestTimeoutStaysBelowTheRenewDeadline) {

@@ -840,6 +840,49 @@ TEST_F(EngineInProcess, MaxDurationEndsARunWhenTheClockPassesIt) {
   EXPECT_TRUE(Eventually([&] { return EventReasons("bounded").count("MaxDurationExceeded") > 0; }));
 }
 
+// Start-time estimates (issue 33): a waiting run shows when it is expected to start (behind a run
+// with a maxDuration of 30m: 30 minutes after that one was placed); the run ahead finishes early:
+// the first waiting run is placed (and shows no estimate), and the second one's estimate moves
+// earlier. Forecasts are handed over at most every --estimate-interval (30s) on the fake clock.
+TEST_F(EngineInProcess, AWaitingRunShowsItsEstimatedStartWhichMovesWhenTheRunAheadEndsEarly) {
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  StartEngine();
+  Run("long", R"("maxDuration":"30m")");
+  ASSERT_TRUE(PodsBound("long"));
+  SetPodsPhase("long", "Running");
+  ASSERT_TRUE(WaitPhase("long", "Running"));
+  // Its maxDuration counts from when it started (the fake clock has not moved since its placement).
+  const auto placed = k8s::ParseRfc3339(StatusString("long", "startedAt"));
+  ASSERT_TRUE(placed.ok());
+  Run("w1", std::string(R"("priority":60,"maxDuration":"1h",)") + kQueueRetry);
+  Run("w2", std::string(R"("priority":40,"maxDuration":"1h",)") + kQueueRetry);
+  const auto estimate = [&](const std::string& run) -> std::optional<k8s::TimePoint> {
+    auto at = k8s::ParseRfc3339(StatusString(run, "estimatedStartAt"));
+    return at.ok() ? std::optional<k8s::TimePoint>(*at) : std::nullopt;
+  };
+  ASSERT_TRUE(Eventually([&] { return StatusString("w2", "reason") == "NoCapacity"; }));
+  Advance(seconds(31));  // the next forecast is due
+  ASSERT_TRUE(Eventually([&] { return estimate("w1") && estimate("w2"); })) << Dump();
+  EXPECT_EQ(*estimate("w1"), *placed + minutes(30)) << "when the run ahead reaches its maxDuration";
+  EXPECT_EQ(*estimate("w2"), *placed + minutes(90)) << "after w1's hour";
+  EXPECT_EQ(StatusString("w1", "message").find("estimated start unknown"), std::string::npos);
+
+  // The run ahead finishes 31 seconds in: w1 is placed at once, w2's estimate moves 29 minutes earlier.
+  SetPodsPhase("long", "Succeeded");
+  ASSERT_TRUE(WaitPhase("long", "Succeeded"));
+  ASSERT_TRUE(WaitPhase("w1", "Scheduled")) << Dump();
+  EXPECT_EQ(StatusString("w1", "estimatedStartAt"), "") << "only a Pending run shows one";
+  const auto w1_placed = k8s::ParseRfc3339(StatusString("w1", "scheduledAt"));
+  ASSERT_TRUE(w1_placed.ok());
+  Advance(seconds(31));
+  ASSERT_TRUE(Eventually([&] { return estimate("w2") && *estimate("w2") < *placed + minutes(90); })) << Dump();
+  EXPECT_EQ(*estimate("w2"), *w1_placed + minutes(60)) << "after w1's hour, from when w1 was placed (it has not started)";
+  EXPECT_EQ(Phase("w2"), "Pending");
+}
+
 // With one periodic look a pass (refreshes_per_pass = 1: the others are put off to the next
 // passes), deadlines and changes are still carried out: the runs at their maxDuration end, and
 // the waiting runs take their places.

@@ -10,6 +10,7 @@
 #include "fakes/fake_api.h"
 #include "unit/reconcilers/api_fixture.h"
 #include "k8s/informer.h"
+#include "k8s/timefmt.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -32,7 +33,8 @@ class WaitingStatusTest : public ApiFixture {
             [](const reconcilers::Run&) { return std::vector<std::shared_ptr<const k8s::Pod>>{}; }),
         positions_(
             client_, options_, admissions_, writes_, [](std::function<bool()>) { return false; }, [] { return false; }),
-        waiting_(caches_, writes_, events_, options_, [] { return size_t{0}; }) {
+        waiting_(caches_, writes_, events_, options_, [] { return size_t{0}; }, &forecaster_) {
+    forecaster_.SetStepped();
   }
 
   // A run in the API, read into a working set's memo as a pass does; waiting for `code`.
@@ -58,7 +60,42 @@ class WaitingStatusTest : public ApiFixture {
   }
   std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) { return GetRun(name); }
 
+  // A forecast at `now` in which "ns/a" waits for the one instance, held by a run ending at
+  // `ahead_end` (nullopt: no known end), taken as the loop takes it.
+  void Forecast(std::optional<k8s::TimePoint> ahead_end) {
+    const sched::Resources node{8000, 0, 1};
+    sched::EstimateInput in;
+    sched::FleetSpec fleet;
+    fleet.name = "gpu";
+    in.snapshot.fleets.push_back(fleet);
+    sched::InstanceSpec instance;
+    instance.name = "i0";
+    instance.fleet = "gpu";
+    instance.allocatable = node;
+    in.snapshot.instances.push_back(instance);
+    sched::RunningRun ahead;
+    ahead.id = "ns/ahead";
+    ahead.placement = {{"i0", 1}};
+    ahead.expected_end = ahead_end;
+    in.snapshot.running.push_back(ahead);
+    sched::PendingRun a;
+    a.id = "ns/a";
+    a.resources = node;
+    a.submitted_at = clock_.Now();
+    in.queued.push_back(a);
+    in.runtime["ns/a"] = std::chrono::hours(1);
+    in.now = clock_.Now();
+    forecaster_.Hand(std::move(in));
+    ASSERT_TRUE(forecaster_.RunQueued());
+    ASSERT_TRUE(forecaster_.Take());
+  }
+  std::string Shown(const std::string& name) {
+    auto run = Fetch(name);
+    return run->status.estimated_start_at ? k8s::FormatRfc3339(run->status.estimated_start_at->point()) : "absent";
+  }
+
   EngineOptions options_;
+  Forecaster forecaster_{std::chrono::seconds(30), nullptr};
   EngineCaches caches_;
   Admissions admissions_;
   RunWrites writes_;
@@ -97,6 +134,50 @@ TEST_F(WaitingStatusTest, AWaitingRunIsWrittenInTheBackgroundOnceThenLeftAloneUn
   waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
   EXPECT_EQ(keys_.size(), 1u);
   EXPECT_EQ(memo.current_version, memo.version);
+}
+
+TEST_F(WaitingStatusTest, AWaitingRunShowsItsEstimateRewrittenOnlyWhenItMovedMaterially) {
+  options_.status_refresh = std::chrono::seconds(5);
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  const k8s::TimePoint t0 = clock_.Now();
+  RunMemo& memo = Submit("a", R"("retry":{"onNoCapacity":true},)");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(Shown("a"), "absent") << "no forecast yet";
+  Forecast(t0 + minutes(30));
+  Pass("a");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(Shown("a"), k8s::FormatRfc3339(t0 + minutes(30))) << "behind a run with 30 minutes left";
+  const size_t writes = keys_.size();
+  // 40 s later than shown: within a minute, not rewritten (also when its refresh comes).
+  clock_.Advance(seconds(6));
+  Forecast(t0 + minutes(30) + seconds(40));
+  Pass("a");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(keys_.size(), writes);
+  EXPECT_EQ(Shown("a"), k8s::FormatRfc3339(t0 + minutes(30)));
+  // The run ahead ends earlier: 20 minutes earlier is material.
+  clock_.Advance(seconds(6));
+  Forecast(t0 + minutes(10));
+  Pass("a");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(keys_.size(), writes + 1);
+  EXPECT_EQ(Shown("a"), k8s::FormatRfc3339(t0 + minutes(10)));
+  // Unknown (the run ahead has no known end): absent, and the message says why.
+  clock_.Advance(seconds(6));
+  Forecast(std::nullopt);
+  Pass("a");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  EXPECT_EQ(Shown("a"), "absent");
+  EXPECT_NE(Fetch("a")->status.message.find("estimated start unknown: the capacity it waits for is held by runs "
+                                            "without a known end"),
+            std::string::npos)
+      << Fetch("a")->status.message;
 }
 
 TEST_F(WaitingStatusTest, APreemptingRunsStatusCarriesItsRecord) {
