@@ -70,8 +70,12 @@ class EngineObserver {
   virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
   // A running run was evicted for a higher-priority run on `fleet` (issue 17).
   virtual void OnPreempted(const std::string& fleet) { (void)fleet; }
-  // A running run was stopped by a reclaim on `fleet`: its team borrowed (issue 31).
-  virtual void OnReclaimed(const std::string& fleet) { (void)fleet; }
+  // A running run of `team` ("" when no Team holds its namespace) was stopped by a reclaim on
+  // `fleet`: its team borrowed (issue 31).
+  virtual void OnReclaimed(const std::string& fleet, const std::string& team) {
+    (void)fleet;
+    (void)team;
+  }
   // A write to the API failed and will be retried with backoff.
   virtual void OnWriteFailed(const std::string& what) = 0;
 };
