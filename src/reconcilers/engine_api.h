@@ -17,6 +17,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/fleet_types.h"
 #include "reconcilers/namespace_policy.h"
+#include "reconcilers/team_types.h"
 
 namespace berth::reconcilers {
 
@@ -94,6 +95,8 @@ class EngineApi {
   virtual bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const = 0;
   // The Fleets as cached (with the status berth last wrote).
   virtual std::vector<std::shared_ptr<const Fleet>> Fleets() const = 0;
+  // The Teams as cached (with the status berth last wrote; issue 31).
+  virtual std::vector<std::shared_ptr<const Team>> Teams() const = 0;
 };
 
 }  // namespace berth::reconcilers
