@@ -17,6 +17,13 @@
 // configurations (default 0,10000,100000). The table also shows the process's RSS at the end
 // less its RSS before the engine started (the scripted API's generated lists are not counted).
 //
+// TEAMS (a fifth argument, default 0; even) puts the runs in TEAMS namespaces "team-<k>", each
+// the namespace of a Team (issue 31) with a nominal share of the fleet: the even teams 1.5 times an
+// equal share, the odd ones half of it, while the running runs are spread evenly over the teams.
+// So every odd team borrows (half an equal share) what the even teams lend, and the pending runs,
+// all of odd teams, wait behind each other in fair-share order (decayed usage 100 GPU-h x k).
+// No pending run of a lending team: it would reclaim, and the scripted API never shows a write.
+//
 // Output: a Markdown table (bench/results/engine-pass.md is this output) with the ratio of each
 // configuration's median pass to the one without finished runs.
 //
@@ -54,11 +61,17 @@ namespace berth {
 namespace {
 
 int kNodes = 100;
+int kTeams = 0;  // 0: every run in namespace "bench", no Team
 constexpr int kGpusPerNode = 8;
 constexpr const char* kCreated = "2026-11-24T10:00:00Z";
 
-std::string Meta(const std::string& name, const std::string& uid, const std::string& extra = {}) {
-  return R"("metadata":{"name":")" + name + R"(","namespace":"bench","uid":")" + uid +
+// The namespace of running run i (spread evenly over the teams) and of pending run i (odd teams).
+std::string RunningNs(int i) { return kTeams == 0 ? "bench" : "team-" + std::to_string(i % kTeams); }
+std::string PendingNs(int i) { return kTeams == 0 ? "bench" : "team-" + std::to_string(2 * (i % (kTeams / 2)) + 1); }
+
+std::string Meta(const std::string& name, const std::string& uid, const std::string& extra = {},
+                 const std::string& ns = "bench") {
+  return R"("metadata":{"name":")" + name + R"(","namespace":")" + ns + R"(","uid":")" + uid +
          R"(","resourceVersion":"100","generation":1,"creationTimestamp":")" + kCreated +
          R"(","finalizers":["berth.dev/run-cleanup"])" + extra + "}";
 }
@@ -77,7 +90,8 @@ std::chrono::milliseconds g_estimate_interval{-1};  // < 0: the engine's default
 // pass finds nothing to write for it (the scripted API never applies a write). Created a day
 // before the bench runs: aged to the top priority (100).
 std::string PendingRun(int i) {
-  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta("pending-" + std::to_string(i), "up" + std::to_string(i)) +
+  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" +
+         Meta("pending-" + std::to_string(i), "up" + std::to_string(i), {}, PendingNs(i)) +
          "," + kRunSpec + R"(,"status":{"phase":"Pending","reason":"NoCapacity","message":")" + g_message + R"(",)"
          R"("effectivePriority":100,"observedGeneration":1,"submittedAt":")" + kCreated +
          R"(","conditions":[{"type":"Scheduled","status":"False","reason":"NoCapacity","message":")" + g_message + R"(",)"
@@ -87,7 +101,8 @@ std::string PendingRun(int i) {
 std::string RunningRun(int i) {
   const std::string name = "running-" + std::to_string(i);
   const std::string node = "node-" + std::to_string(i / kGpusPerNode);
-  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta(name, "ur" + std::to_string(i)) + "," + kRunSpec +
+  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run",)" + Meta(name, "ur" + std::to_string(i), {}, RunningNs(i)) +
+         "," + kRunSpec +
          R"(,"status":{"phase":"Running","reason":"Running","fleet":"gpu","placement":[{"rank":0,"node":")" + node +
          R"(","blocks":1,"pod":")" + name + R"(-0"}],"submittedAt":")" + kCreated + R"(","scheduledAt":")" + kCreated +
          R"(","startedAt":")" + kCreated + R"(","observedGeneration":1}})";
@@ -104,7 +119,8 @@ std::string FinishedRun(int i) {
 std::string RunningPod(int i) {
   const std::string run = "running-" + std::to_string(i);
   const std::string node = "node-" + std::to_string(i / kGpusPerNode);
-  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + run + R"(-0","namespace":"bench","uid":"pod)" +
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + run + R"(-0","namespace":")" + RunningNs(i) +
+         R"(","uid":"pod)" +
          std::to_string(i) + R"(","resourceVersion":"100","labels":{"berth.dev/run":")" + run +
          R"(","berth.dev/attempt":"0"},"annotations":{"berth.dev/blocks":"1"},"ownerReferences":[{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":")" +
          run + R"(","uid":"ur)" + std::to_string(i) +
@@ -119,6 +135,18 @@ std::string Node(int i) {
          std::to_string(i) +
          R"(","resourceVersion":"100","labels":{"pool":"gpu"}},"spec":{},"status":{"allocatable":{"cpu":"64","memory":"512Gi","pods":"110","nvidia.com/gpu":"8"},)"
          R"("conditions":[{"type":"Ready","status":"True"}]}})";
+}
+
+// Team k of kTeams: its namespace, a nominal share of the fleet's GPUs (even k: 1.5 equal shares,
+// odd k: 0.5) and a decayed usage of 100 x k GPU-hours.
+std::string TeamObject(int k) {
+  const int equal = kNodes * kGpusPerNode / kTeams;
+  const int nominal = k % 2 == 0 ? equal + equal / 2 : equal - equal / 2;
+  return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Team","metadata":{"name":"team-)" + std::to_string(k) +
+         R"(","uid":"t)" + std::to_string(k) + R"(","resourceVersion":"100","generation":1},"spec":{"namespaces":["team-)" +
+         std::to_string(k) + R"("],"weight":1,"shares":[{"fleet":"gpu","nominal":{"gpu":)" + std::to_string(nominal) +
+         R"(}}]},"status":{"usage":{"gpuHours":)" + std::to_string(100 * k) + R"(,"cpuHours":0,"updatedAt":")" + kCreated +
+         R"("},"observedGeneration":1}})";
 }
 
 const std::string kFleet =
@@ -147,6 +175,9 @@ class ScriptedApi final : public k8s::Transport {
     }
     for (int i = 0; i < finished; ++i) runs.push_back(FinishedRun(i));
     for (int i = 0; i < kNodes; ++i) nodes.push_back(Node(i));
+    std::vector<std::string> teams;
+    for (int k = 0; k < kTeams; ++k) teams.push_back(TeamObject(k));
+    teams_ = List(teams);
     runs_ = List(runs);
     pods_ = List(pods);
     nodes_ = List(nodes);
@@ -162,6 +193,8 @@ class ScriptedApi final : public k8s::Transport {
         r.body = runs_;
       } else if (path == "/apis/berth.dev/v1alpha1/fleets") {
         r.body = fleets_;
+      } else if (path == "/apis/berth.dev/v1alpha1/teams") {
+        r.body = teams_;
       } else if (path == "/api/v1/nodes") {
         r.body = nodes_;
       } else if (path == "/api/v1/pods") {
@@ -197,7 +230,7 @@ class ScriptedApi final : public k8s::Transport {
   uint64_t writes() const { return writes_; }
 
  private:
-  std::string runs_, pods_, nodes_, fleets_;
+  std::string runs_, pods_, nodes_, fleets_, teams_;
   std::atomic<uint64_t> writes_{0};
 };
 
@@ -364,8 +397,9 @@ int main(int argc, char** argv) {
     std::string item;
     while (std::getline(in, item, ',')) finished_list.push_back(std::atoi(item.c_str()));
   }
-  if (pending < 0 || seconds < 1 || berth::kNodes < 1 || finished_list.empty()) {
-    std::fprintf(stderr, "usage: engine_pass_bench [PENDING >= 0] [SECONDS >= 1] [NODES >= 1] [FINISHED,...]\n");
+  if (argc > 5) berth::kTeams = std::atoi(argv[5]);
+  if (pending < 0 || seconds < 1 || berth::kNodes < 1 || finished_list.empty() || berth::kTeams < 0 || berth::kTeams % 2 != 0) {
+    std::fprintf(stderr, "usage: engine_pass_bench [PENDING >= 0] [SECONDS >= 1] [NODES >= 1] [FINISHED,...] [TEAMS, even]\n");
     return 2;
   }
   spdlog::set_level(getenv("BERTH_BENCH_LOG") ? spdlog::level::info : spdlog::level::warn);
@@ -376,8 +410,13 @@ int main(int argc, char** argv) {
   }
   std::vector<berth::Row> rows;
   for (int finished : finished_list) rows.push_back(berth::Measure(pending, finished, seconds));
-  std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes\n\n", pending,
+  std::printf("## Scheduling pass with finished runs in the caches: %d pending, %d running, %d nodes", pending,
               berth::kNodes * berth::kGpusPerNode, berth::kNodes);
+  if (berth::kTeams > 0) {
+    std::printf(", %d teams (%d of them borrowing half an equal share each; the pending runs theirs)", berth::kTeams,
+                berth::kTeams / 2);
+  }
+  std::printf("\n\n");
   std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | passes in which the core decided: count, median | engine RSS | forecasts: count, median own time |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {

@@ -287,6 +287,20 @@ int Apply(const CommandLine& cl, std::istream& in, std::ostream& out, std::ostre
 
 // ---- queue ----
 
+// The Teams' namespaces, for the fallback queue's TEAM column: none when Teams cannot be listed
+// (no CRD, no `list` on teams): the column then shows "-".
+TeamOfNamespace TeamsForQueue(const k8s::ClientConfig& cfg) {
+  k8s::Client client(cfg);
+  client.SetMaxRetries(1);
+  auto list = client.List(k8s::resources::kTeams.Path());
+  if (!list.ok()) return {};
+  std::vector<api::Team> teams;
+  for (const auto& item : list->items) {
+    if (auto t = api::DecodeTeam(item); t.ok()) teams.push_back(std::move(t.value()));
+  }
+  return TeamsOfNamespaces(teams);
+}
+
 // Lists the runs (of `ns`, or all) and reads the queue from their status.
 k8s::Result<QueueView> QueueFromRunStatus(k8s::Transport& transport, const k8s::ClientConfig& cfg,
                                          const std::string& ns, int64_t limit) {
@@ -300,7 +314,7 @@ k8s::Result<QueueView> QueueFromRunStatus(k8s::Transport& transport, const k8s::
     k8s::Status api = k8s::Client::ErrorFromResponse(*r);
     return Status::Error("cannot list runs at " + cfg.server + ": " + api.ToString(), api.code(), api.reason());
   }
-  return QueueFromRuns(r->body, limit, k8s::SystemClock().Now());
+  return QueueFromRuns(r->body, limit, k8s::SystemClock().Now(), TeamsForQueue(cfg));
 }
 
 int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <tuple>
 
 #include "api/v1alpha1/codec.h"
@@ -16,12 +17,13 @@ using k8s::Status;
 namespace {
 
 // A run with a queue position as the queue shows it.
-QueueItem ItemOf(const api::Run& run, k8s::TimePoint now) {
+QueueItem ItemOf(const api::Run& run, k8s::TimePoint now, const TeamOfNamespace& team_of) {
   const api::RunStatus& st = run.status;
   QueueItem it;
   it.position = *st.queue_position;
   it.ns = run.meta.ns;
   it.name = run.meta.name;
+  if (auto t = team_of.find(it.ns); t != team_of.end()) it.team = t->second;
   it.priority = run.spec.priority;
   it.effective_priority = st.effective_priority.value_or(it.priority);
   it.nodes = run.spec.nodes;
@@ -38,7 +40,20 @@ QueueItem ItemOf(const api::Run& run, k8s::TimePoint now) {
 
 }  // namespace
 
-k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now) {
+TeamOfNamespace TeamsOfNamespaces(const std::vector<api::Team>& teams) {
+  TeamOfNamespace team_of;
+  for (const api::Team& t : teams) {
+    for (const std::string& ns : t.spec.namespaces) {
+      // Two Teams naming one namespace is a clash: like the controller, the first name in order.
+      auto [it, added] = team_of.emplace(ns, t.meta.name);
+      if (!added && t.meta.name < it->second) it->second = t.meta.name;
+    }
+  }
+  return team_of;
+}
+
+k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now,
+                                     const TeamOfNamespace& team_of) {
   api::RunDecodeOptions options;
   options.kept_template_bytes = 0;  // not shown
   auto runs = api::DecodeRunList(run_list, options);
@@ -51,7 +66,7 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
     if (run.spec.suspend) continue;
     ++q.total;
     if (!run.status.queue_position || *run.status.queue_position < 1) continue;
-    q.items.push_back(ItemOf(run, now));
+    q.items.push_back(ItemOf(run, now, team_of));
   }
   std::sort(q.items.begin(), q.items.end(), [](const QueueItem& a, const QueueItem& b) {
     return a.position != b.position ? a.position < b.position : std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
@@ -76,7 +91,7 @@ std::string QueueProxyPath(const std::string& controller_ns, const std::string& 
 std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
   std::vector<std::string> header = {"POSITION"};
   if (f.show_namespace) header.push_back("NAMESPACE");
-  for (const char* h : {"NAME", "PRIORITY", "EFFECTIVE", "WAITING", "NODES"}) header.emplace_back(h);
+  for (const char* h : {"NAME", "TEAM", "PRIORITY", "EFFECTIVE", "WAITING", "NODES"}) header.emplace_back(h);
   if (f.wide) {
     header.emplace_back("FLEETS");
     header.emplace_back("SUBMITTED");
@@ -88,6 +103,7 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
     std::vector<std::string> row = {std::to_string(it.position)};
     if (f.show_namespace) row.push_back(it.ns);
     row.push_back(it.name);
+    row.push_back(it.team.empty() ? "-" : it.team);
     row.push_back(std::to_string(it.priority));
     row.push_back(std::to_string(it.effective_priority));
     row.push_back(HumanDuration(std::chrono::seconds(it.wait_seconds)));

@@ -4,19 +4,21 @@
 // The controller serves GET /queue[?namespace=NS&limit=N&continue=T] as
 //   {"generatedAt": RFC 3339, "total": N, "items": [{"position", "namespace", "name", "priority",
 //    "effectivePriority", "nodes", "fleets": [..], "submittedAt", "waitSeconds", "reason",
-//    "message"}], "continue": T}
+//    "message", "team"}], "continue": T} ("team" only when a Team holds the run's namespace)
 // with global 1-based positions (a namespace filter leaves gaps), one page at a time (500 items
 // unless `limit` says otherwise, at most 1000); "continue" is there when more follow. A standby replica (leader
 // election) does not compute the queue; when it says so with "leader": false, another try through
 // the Service may reach the leader.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/v1alpha1/http_api.h"
+#include "api/v1alpha1/team.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
 #include "k8s/result.h"
@@ -27,13 +29,20 @@ namespace berth::cli {
 using QueueItem = api::v1alpha1::QueueItem;
 using QueueView = api::v1alpha1::QueuePage;
 
+// Namespace -> the Team that names it in spec.namespaces. A namespace two Teams name (a clash the
+// controller refuses) maps, as in the controller, to the first of them by name.
+using TeamOfNamespace = std::map<std::string, std::string>;
+TeamOfNamespace TeamsOfNamespaces(const std::vector<api::v1alpha1::Team>& teams);
+
 // The queue as the runs' status shows it, for when the controller cannot be reached through the
 // API server (it runs outside the cluster, as in hack/local-up.sh, or its Service is gone): the
 // pending runs (phase Pending, not being deleted, not suspended) of `run_list` (a RunList) that show a
 // status.queuePosition, in that order. berth writes positions for the first 100 places, so `total`
 // counts every pending run and the items are at most those 100. `limit` 0: no limit. Wait times
-// are counted from status.submittedAt (else the creation time) to `now`.
-k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now);
+// are counted from status.submittedAt (else the creation time) to `now`. Each item's team is its
+// namespace's in `team_of` (none: "").
+k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k8s::TimePoint now,
+                                     const TeamOfNamespace& team_of = {});
 
 // Decodes the endpoint's answer. Errors: not JSON, or no "items" array.
 k8s::Result<QueueView> DecodeQueue(std::string_view body);
@@ -48,7 +57,7 @@ struct QueueFormat {
   bool wide = false;            // -o wide: FLEETS and SUBMITTED
 };
 
-// POSITION [NAMESPACE] NAME PRIORITY EFFECTIVE WAITING NODES [FLEETS SUBMITTED] REASON MESSAGE
+// POSITION [NAMESPACE] NAME TEAM PRIORITY EFFECTIVE WAITING NODES [FLEETS SUBMITTED] REASON MESSAGE
 std::string FormatQueueTable(const QueueView& q, const QueueFormat& f);
 
 // The items as a JSON array (what -o json prints).

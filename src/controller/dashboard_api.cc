@@ -5,6 +5,7 @@
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
 #include "api/v1alpha1/codec.h"
+#include "api/v1alpha1/http_api.h"
 #include "k8s/core_types.h"
 #include "k8s/json.h"
 #include "runops/log_targets.h"
@@ -103,6 +104,7 @@ void DashboardApi::Register(HttpServer& server) {
   server.Handle("/api/queue", [this](const HttpRequestView& req) { return queue_reply_(req); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/teams", [this](const HttpRequestView&) { return Teams(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
       [this](const HttpRequestView& req) {
@@ -179,6 +181,13 @@ HttpReply DashboardApi::Fleets() const {
   }
   out += "]}";
   return JsonReply(200, out);
+}
+
+HttpReply DashboardApi::Teams() const {
+  std::vector<api::v1alpha1::Team> teams;
+  for (const auto& t : engine_.Teams()) teams.push_back(*t);
+  std::sort(teams.begin(), teams.end(), [](const auto& a, const auto& b) { return a.meta.name < b.meta.name; });
+  return JsonReply(200, api::v1alpha1::EncodeTeamsPage(teams));
 }
 
 HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const {

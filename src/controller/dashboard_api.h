@@ -39,6 +39,9 @@ class DashboardApi {
   void Register(HttpServer& server);
 
   HttpReply Fleets() const;
+  // GET /api/teams: the cached Teams by name (api/v1alpha1/http_api.h EncodeTeamsPage). Like the
+  // fleets, no token: it names no run and no namespace.
+  HttpReply Teams() const;
   HttpReply RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
   HttpReply SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
   HttpReply RunLogs(const HttpRequestView& req, const std::string& ns, const std::string& name) const;

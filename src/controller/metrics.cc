@@ -16,85 +16,78 @@ prometheus::Histogram::BucketBoundaries CycleBuckets() {
   return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
 }
 
+// The metrics' help texts (# HELP).
+constexpr const char* kPendingHelp = "Runs waiting in the queue, by the fleet their wait is about (or none) and reason";
+constexpr const char* kOldestPendingWaitHelp =
+    "How long the run that has waited longest in the queue has waited (since its submission, or since a "
+    "resubmission put it back in the queue); 0 when none waits";
+constexpr const char* kAdmittedHelp = "Runs admitted (placed)";
+constexpr const char* kPreemptionsHelp = "Running runs evicted for a higher-priority run, by fleet";
+constexpr const char* kReclaimsHelp =
+    "Running runs of a team beyond its nominal share stopped for a team within its own (reclaim), by "
+    "fleet and by the stopped run's team (team=\"\" when no Team holds its namespace)";
+constexpr const char* kTeamResourcesHelp =
+    "Per team, fleet and resource (gpu: GPUs, cpu: cores, memory: bytes) its Team status shows: state "
+    "nominal, used, borrowed (beyond nominal) or lent (its idle nominal share others use)";
+constexpr const char* kFinishedHelp = "Runs that reached Succeeded or Failed, by phase and reason";
+constexpr const char* kFailedHelp = "Runs that failed, by reason";
+constexpr const char* kAdmissionWaitHelp = "Time from a run's submission to its admission";
+constexpr const char* kCycleDurationHelp = "Duration of one scheduling pass (snapshot, cycle, decisions)";
+constexpr const char* kPassesHelp =
+    "Scheduling passes, by whether the scheduling core decided again (core=decided) or its last result "
+    "stood because its input was unchanged (core=stood)";
+constexpr const char* kFleetBlocksHelp =
+    "Blocks of each fleet by state: busy, idle (free and usable), unavailable (free on instances that "
+    "take no new run)";
+constexpr const char* kInstancesHelp = "Instances of each fleet by state";
+constexpr const char* kReconcileErrorsHelp = "Writes to the API that failed and will be retried, by object kind";
+constexpr const char* kApiRequestsHelp = "Requests to the Kubernetes API by verb and HTTP code (0 = no answer)";
+constexpr const char* kWorkqueueDepthHelp = "API writes waiting or in flight";
+constexpr const char* kUnreadableObjectsHelp =
+    "Objects berth cannot read (nested deeper than it parses), set aside out of the queue with a Warning "
+    "Event, by kind";
+constexpr const char* kWorkqueueRetriesHelp = "Writes retried after a failure";
+constexpr const char* kLeaderHelp = "1 when this process is the leader (schedules and writes), else 0";
+constexpr const char* kEventsHelp = "Kubernetes Events berth recorded (posted) or dropped under load, since start";
+
+prometheus::Family<prometheus::Gauge>& GaugeFamily(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Counter>& CounterFamily(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Histogram>& HistogramFamily(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
+}
+
 }  // namespace
 
 Metrics::Metrics()
     : registry_(std::make_shared<prometheus::Registry>()),
-      pending_(prometheus::BuildGauge()
-                   .Name("berth_pending_runs")
-                   .Help("Runs waiting in the queue, by the fleet their wait is about (or none) and reason")
-                   .Register(*registry_)),
-      oldest_pending_wait_(prometheus::BuildGauge()
-                               .Name("berth_oldest_pending_run_wait_seconds")
-                               .Help("How long the run that has waited longest in the queue has waited (since its submission, or "
-                                     "since a resubmission put it back in the queue); 0 when none waits")
-                               .Register(*registry_)),
-      admitted_(prometheus::BuildCounter().Name("berth_runs_admitted_total").Help("Runs admitted (placed)").Register(*registry_)),
-      preemptions_(prometheus::BuildCounter()
-                       .Name("berth_preemptions_total")
-                       .Help("Running runs evicted for a higher-priority run, by fleet")
-                       .Register(*registry_)),
-      reclaims_(prometheus::BuildCounter()
-                    .Name("berth_reclaims_total")
-                    .Help("Running runs of a team beyond its nominal share stopped for a team within its own (reclaim), by fleet")
-                    .Register(*registry_)),
-      team_resources_(prometheus::BuildGauge()
-                          .Name("berth_team_resources")
-                          .Help("Per team, fleet and resource (gpu: GPUs, cpu: cores, memory: bytes) its Team status shows: "
-                                "state nominal, used, borrowed (beyond nominal) or lent (its idle nominal share others use)")
-                          .Register(*registry_)),
-      finished_(prometheus::BuildCounter()
-                    .Name("berth_runs_finished_total")
-                    .Help("Runs that reached Succeeded or Failed, by phase and reason")
-                    .Register(*registry_)),
-      failed_(prometheus::BuildCounter().Name("berth_runs_failed_total").Help("Runs that failed, by reason").Register(*registry_)),
-      admission_wait_(prometheus::BuildHistogram()
-                          .Name("berth_admission_wait_seconds")
-                          .Help("Time from a run's submission to its admission")
-                          .Register(*registry_)),
-      cycle_duration_(prometheus::BuildHistogram()
-                          .Name("berth_scheduling_cycle_duration_seconds")
-                          .Help("Duration of one scheduling pass (snapshot, cycle, decisions)")
-                          .Register(*registry_)),
-      passes_(prometheus::BuildCounter()
-                  .Name("berth_scheduling_passes_total")
-                  .Help("Scheduling passes, by whether the scheduling core decided again (core=decided) or its last "
-                        "result stood because its input was unchanged (core=stood)")
-                  .Register(*registry_)),
-      fleet_blocks_(prometheus::BuildGauge()
-                        .Name("berth_fleet_blocks")
-                        .Help("Blocks of each fleet by state: busy, idle (free and usable), unavailable (free on instances that take no new run)")
-                        .Register(*registry_)),
-      instances_(prometheus::BuildGauge().Name("berth_instances").Help("Instances of each fleet by state").Register(*registry_)),
-      reconcile_errors_(prometheus::BuildCounter()
-                            .Name("berth_reconcile_errors_total")
-                            .Help("Writes to the API that failed and will be retried, by object kind")
-                            .Register(*registry_)),
-      api_requests_(prometheus::BuildCounter()
-                        .Name("berth_api_requests_total")
-                        .Help("Requests to the Kubernetes API by verb and HTTP code (0 = no answer)")
-                        .Register(*registry_)),
-      workqueue_depth_(prometheus::BuildGauge()
-                           .Name("berth_workqueue_depth")
-                           .Help("API writes waiting or in flight")
-                           .Register(*registry_)),
-      unreadable_objects_(prometheus::BuildGauge()
-                              .Name("berth_unreadable_objects")
-                              .Help("Objects berth cannot read (nested deeper than it parses), set aside out of the "
-                                    "queue with a Warning Event, by kind")
-                              .Register(*registry_)),
-      workqueue_retries_(prometheus::BuildCounter()
-                             .Name("berth_workqueue_retries_total")
-                             .Help("Writes retried after a failure")
-                             .Register(*registry_)),
-      leader_(prometheus::BuildGauge()
-                  .Name("berth_leader")
-                  .Help("1 when this process is the leader (schedules and writes), else 0")
-                  .Register(*registry_)),
-      events_(prometheus::BuildCounter()
-                  .Name("berth_events_total")
-                  .Help("Kubernetes Events berth recorded (posted) or dropped under load, since start")
-                  .Register(*registry_)) {
+      pending_(GaugeFamily(*registry_, "berth_pending_runs", kPendingHelp)),
+      oldest_pending_wait_(GaugeFamily(*registry_, "berth_oldest_pending_run_wait_seconds", kOldestPendingWaitHelp)),
+      admitted_(CounterFamily(*registry_, "berth_runs_admitted_total", kAdmittedHelp)),
+      preemptions_(CounterFamily(*registry_, "berth_preemptions_total", kPreemptionsHelp)),
+      reclaims_(CounterFamily(*registry_, "berth_reclaims_total", kReclaimsHelp)),
+      team_resources_(GaugeFamily(*registry_, "berth_team_resources", kTeamResourcesHelp)),
+      finished_(CounterFamily(*registry_, "berth_runs_finished_total", kFinishedHelp)),
+      failed_(CounterFamily(*registry_, "berth_runs_failed_total", kFailedHelp)),
+      admission_wait_(HistogramFamily(*registry_, "berth_admission_wait_seconds", kAdmissionWaitHelp)),
+      cycle_duration_(HistogramFamily(*registry_, "berth_scheduling_cycle_duration_seconds", kCycleDurationHelp)),
+      passes_(CounterFamily(*registry_, "berth_scheduling_passes_total", kPassesHelp)),
+      fleet_blocks_(GaugeFamily(*registry_, "berth_fleet_blocks", kFleetBlocksHelp)),
+      instances_(GaugeFamily(*registry_, "berth_instances", kInstancesHelp)),
+      reconcile_errors_(CounterFamily(*registry_, "berth_reconcile_errors_total", kReconcileErrorsHelp)),
+      api_requests_(CounterFamily(*registry_, "berth_api_requests_total", kApiRequestsHelp)),
+      workqueue_depth_(GaugeFamily(*registry_, "berth_workqueue_depth", kWorkqueueDepthHelp)),
+      unreadable_objects_(GaugeFamily(*registry_, "berth_unreadable_objects", kUnreadableObjectsHelp)),
+      workqueue_retries_(CounterFamily(*registry_, "berth_workqueue_retries_total", kWorkqueueRetriesHelp)),
+      leader_(GaugeFamily(*registry_, "berth_leader", kLeaderHelp)),
+      events_(CounterFamily(*registry_, "berth_events_total", kEventsHelp)) {
+  AddFixedSeries();
+}
+
+void Metrics::AddFixedSeries() {
   oldest_pending_wait_.Add({});
   admitted_.Add({});
   workqueue_depth_.Add({});
@@ -160,7 +153,9 @@ void Metrics::OnFinished(const std::string& phase, const std::string& reason) {
 
 void Metrics::OnPreempted(const std::string& fleet) { preemptions_.Add({{"fleet", fleet}}).Increment(); }
 
-void Metrics::OnReclaimed(const std::string& fleet) { reclaims_.Add({{"fleet", fleet}}).Increment(); }
+void Metrics::OnReclaimed(const std::string& fleet, const std::string& team) {
+  reclaims_.Add({{"fleet", fleet}, {"team", team}}).Increment();
+}
 
 void Metrics::OnWriteFailed(const std::string& what) {
   reconcile_errors_.Add({{"kind", what}}).Increment();

@@ -28,13 +28,16 @@ class Metrics final : public reconcilers::EngineObserver {
   void OnFinished(const std::string& phase, const std::string& reason) override;
   void OnWriteFailed(const std::string& what) override;
   void OnPreempted(const std::string& fleet) override;
-  void OnReclaimed(const std::string& fleet) override;
+  void OnReclaimed(const std::string& fleet, const std::string& team) override;
 
   // One API request (verb, HTTP code; 0 = no answer).
   void OnApiRequest(const std::string& verb, int code);
   void SetLeader(bool leader);
 
  private:
+  // The series that exist from the start (a scrape sees them before anything happened).
+  void AddFixedSeries();
+
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Gauge>& pending_;
   prometheus::Family<prometheus::Gauge>& oldest_pending_wait_;

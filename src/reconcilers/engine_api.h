@@ -17,6 +17,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/fleet_types.h"
 #include "reconcilers/namespace_policy.h"
+#include "reconcilers/team_types.h"
 
 namespace berth::reconcilers {
 
@@ -70,8 +71,12 @@ class EngineObserver {
   virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
   // A running run was evicted for a higher-priority run on `fleet` (issue 17).
   virtual void OnPreempted(const std::string& fleet) { (void)fleet; }
-  // A running run was stopped by a reclaim on `fleet`: its team borrowed (issue 31).
-  virtual void OnReclaimed(const std::string& fleet) { (void)fleet; }
+  // A running run of `team` ("" when no Team holds its namespace) was stopped by a reclaim on
+  // `fleet`: its team borrowed (issue 31).
+  virtual void OnReclaimed(const std::string& fleet, const std::string& team) {
+    (void)fleet;
+    (void)team;
+  }
   // A write to the API failed and will be retried with backoff.
   virtual void OnWriteFailed(const std::string& what) = 0;
   // A start-time forecast (issue 33) for `runs` waiting runs took `took` on the forecaster's own
@@ -96,6 +101,8 @@ class EngineApi {
   virtual bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const = 0;
   // The Fleets as cached (with the status berth last wrote).
   virtual std::vector<std::shared_ptr<const Fleet>> Fleets() const = 0;
+  // The Teams as cached (with the status berth last wrote; issue 31).
+  virtual std::vector<std::shared_ptr<const Team>> Teams() const = 0;
 };
 
 }  // namespace berth::reconcilers

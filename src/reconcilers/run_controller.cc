@@ -376,17 +376,16 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
 
 void RunController::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,
                           k8s::TimePoint now) {
+  const std::string victim_team = reclaim ? TeamNameOf(caches_.teams(), victim.meta.ns) : std::string();
   const std::string why =
       reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + RunKey(preemptor) +
                     " (within its nominal share) on fleet " + fleet + ": team " +
-                    (TeamNameOf(caches_.teams(), victim.meta.ns).empty() ? "of namespace " + victim.meta.ns
-                                                                          : TeamNameOf(caches_.teams(), victim.meta.ns)) +
-                    " borrowed it"
+                    (victim_team.empty() ? "of namespace " + victim.meta.ns : victim_team) + " borrowed it"
               : "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
                     ") on fleet " + fleet;
   spdlog::info("run {}: {}", RunKey(victim), why);
   writes_.FailOrRetry(victim, /*interruption=*/true, why, now, reclaim ? Reason::kReclaimed : Reason::kPreempted,
-                      /*stopped=*/false, /*preempted=*/true);
+                      /*stopped=*/false, /*preempted=*/true, victim_team);
 }
 
 std::unordered_set<std::string> RunController::ReconcileAll(const Keyed& keyed, const ClusterView& view,

@@ -141,6 +141,7 @@ class RunController final : public EngineApi {
     return caches_.CachedCapOf(ns, cap);
   }
   std::vector<std::shared_ptr<const Fleet>> Fleets() const override { return caches_.fleets().List(); }
+  std::vector<std::shared_ptr<const Team>> Teams() const override { return caches_.teams().List(); }
 
   // Hook for metrics: called after every pass with the cycle duration and the result.
   // Must be set before Start; not owned.

@@ -319,7 +319,7 @@ RunStatus RunWrites::RetryStatus(const Run& run, const ReasonCode& reason, const
 }
 
 void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                                const ReasonCode& reason_override, bool stopped, bool preempted) {
+                                const ReasonCode& reason_override, bool stopped, bool preempted, const std::string& team) {
   bool retry_event = !stopped && run.spec.retry && (interruption ? run.spec.retry->on_interruption : run.spec.retry->on_error);
   bool within = run.spec.retry && (!run.spec.retry->duration || now - run.meta.created < *run.spec.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
@@ -350,12 +350,12 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
   // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
   // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
   // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted] {
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted, team] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     events_.Record(Ref(r), event_type, event_reason, event_message);
     if (preempted && observer_) {
       if (next.reason == Reason::kReclaimed) {
-        observer_->OnReclaimed(r.status.fleet);
+        observer_->OnReclaimed(r.status.fleet, team);
       } else {
         observer_->OnPreempted(r.status.fleet);
       }

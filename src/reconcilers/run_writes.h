@@ -75,9 +75,11 @@ class RunWrites {
   // Ends the attempt: back to the queue when the run retries on this event (and may), else
   // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
   // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a
-  // higher-priority run (an interruption without retry backoff; counted in the metrics).
+  // higher-priority run (an interruption without retry backoff; counted in the metrics, a reclaim
+  // under the run's `team`: "" when no Team holds its namespace).
   void FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
-                   const ReasonCode& reason = {}, bool stopped = false, bool preempted = false);
+                   const ReasonCode& reason = {}, bool stopped = false, bool preempted = false,
+                   const std::string& team = {});
   // The status of a run sent back to the queue (FailOrRetry): Pending with `reason`, retry backoff
   // (none when `preempted`), resubmissions + 1, placement cleared.
   RunStatus RetryStatus(const Run& run, const ReasonCode& reason, const std::string& why, k8s::TimePoint now,

@@ -88,6 +88,7 @@ async function queueRows(page) {
     position: Number(tr.querySelector('.position').textContent),
     priority: tr.querySelector('.priority-input').value,
     effective: tr.querySelector('.effective').textContent,
+    team: tr.querySelector('.team').textContent,
     why: tr.querySelector('.why').textContent,
   })));
 }
@@ -148,10 +149,11 @@ try {
     'without a token the queue page asks for one (401)', noTokenText);
   check((await queueRows(page)).length === 0, 'without a token no run is shown');
   // The token goes only with the calls made with the viewer's identity (the queue is one).
-  const queueReads = [], fleetReads = [];
+  const queueReads = [], fleetReads = [], teamReads = [];
   page.on('request', (r) => {
     if (/api\/queue/.test(r.url())) queueReads.push(r.headers());
     if (/api\/fleets/.test(r.url())) fleetReads.push(r.headers());
+    if (/api\/teams/.test(r.url())) teamReads.push(r.headers());
   });
   await setToken(page, EDITOR);
   const first = await until('three queued runs', async () => {
@@ -163,7 +165,8 @@ try {
   check(first.rows.every((r, i) => r.position === i + 1 && r.priority === '50' && r.effective === '50'),
     'positions are 1, 2, 3 and every priority is 50', first.rows);
   check(first.rows.every((r) => r.why.includes('NoCapacity')), 'each row says why it waits', first.rows.map((r) => r.why));
-  for (const h of ['Position', 'Run', 'Priority', 'Effective', 'Waiting', 'Nodes', 'Fleets', 'Why it waits']) {
+  check(first.rows.every((r) => r.team === '—'), 'no Team holds the namespace: each row\'s team is —', first.rows.map((r) => r.team));
+  for (const h of ['Position', 'Run', 'Team', 'Priority', 'Effective', 'Waiting', 'Nodes', 'Fleets', 'Why it waits']) {
     check(await page.getByRole('columnheader', { name: h, exact: true }).count() === 1, `the queue table has a "${h}" column header`);
   }
 
@@ -258,6 +261,20 @@ try {
   check(await page.locator('[data-nav="fleets"][aria-current="page"]').count() === 1, 'the nav marks the current page');
   await fleet.scrollIntoViewIfNeeded();
   await screenshot(page, 'fleets');
+
+  // 5b. Teams (issue 31): the page loads (no token sent) and shows the Teams there are, or says none
+  // exists; this namespace is in none, so its runs show "—" as their team in the queue.
+  await page.getByRole('link', { name: 'Teams' }).click();
+  await page.getByRole('heading', { name: 'Teams', exact: true, level: 1 }).waitFor();
+  const teamsPage = await until('the teams page', async () => {
+    const empty = await page.locator('#teams-empty').isVisible();
+    const panels = await page.locator('section.team').count();
+    return { ok: teamReads.length > 0 && (empty ? panels === 0 : panels > 0), empty, panels };
+  });
+  check(!(await page.locator('#load-error').isVisible()), 'the teams page loads', teamsPage);
+  check(await page.locator('[data-nav="teams"][aria-current="page"]').count() === 1, 'the nav marks the teams page');
+  check(teamReads.every((h) => !h.authorization && !h['x-berth-token']), 'teams requests carry no token', teamReads.length);
+  await screenshot(page, 'teams');
 
   // 6. Run detail with the editor's token (the controller reads with it).
   await setToken(page, EDITOR);

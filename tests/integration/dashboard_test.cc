@@ -59,13 +59,14 @@ TEST_F(Dashboard, ServesThePageAndItsFilesWithNothingFromOutside) {
   EXPECT_EQ(code, 200);
   EXPECT_NE(index.find("<script src=\"static/app.js\"></script>"), std::string::npos) << index;
   EXPECT_NE(index.find("href=\"static/style.css\""), std::string::npos) << index;
-  for (const char* file : {"app.js", "style.css", "favicon.svg"}) {
+  for (const char* file : {"app.js", "teams.js", "style.css", "favicon.svg"}) {
     std::string body = HttpGet(Url(std::string("static/") + file), &code);
     EXPECT_EQ(code, 200) << file;
     EXPECT_FALSE(body.empty()) << file;
   }
   // Relative URLs only and no external resource, so the page works under any proxy prefix.
-  for (const std::string& body : {index, HttpGet(Url("static/app.js")), HttpGet(Url("static/style.css"))}) {
+  for (const std::string& body :
+       {index, HttpGet(Url("static/app.js")), HttpGet(Url("static/teams.js")), HttpGet(Url("static/style.css"))}) {
     for (const char* bad : {"src=\"/", "href=\"/", "src=\"http", "href=\"http", "url(http", "@import", "fetch('/", "fetch(\"/"}) {
       EXPECT_EQ(body.find(bad), std::string::npos) << bad;
     }
@@ -196,6 +197,83 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
     ASSERT_FALSE(token.empty());
     EXPECT_EQ(log.find(token), std::string::npos) << "a viewer's token is in the controller's log";
   }
+}
+
+// Issue 31: the Teams page's endpoint and the team in the queue, through the controller's port.
+// Team status brought up to date every second (the page shows the Team's status).
+class DashboardTeams : public Dashboard {
+ protected:
+  DashboardTeams() { controller_args_.push_back("--team-status-interval=1s"); }
+  void TearDown() override {
+    Dashboard::TearDown();
+    if (!team_.empty()) (void)client()->Delete(k8s::resources::kTeams.Path("", team_));
+  }
+  // The item of /api/teams named `name` (null when absent), from `doc`.
+  static const json::Value* TeamItem(const json::Document& doc, const std::string& name) {
+    const json::Value* items = doc.IsObject() ? json::Find(doc, {"items"}) : nullptr;
+    if (items == nullptr || !items->IsArray()) return nullptr;
+    for (const auto& it : items->GetArray()) {
+      if (json::GetString(it, "name") == name) return &it;
+    }
+    return nullptr;
+  }
+  static int64_t Gpus(const json::Value& fleet, const char* part) {
+    const json::Value* v = json::Find(fleet, {part, "gpu"});
+    return v != nullptr && v->IsInt64() ? v->GetInt64() : -1;
+  }
+  std::string team_;
+};
+
+// A team with 4 of the fleet's 8 GPUs as its nominal share runs 8 (borrowing 4); another run of it
+// waits. GET api/teams answers without a token (like api/fleets) with its weight, parent, the
+// fleet's nominal / used / borrowed / lent and its lending limit, its usage counted, and no
+// namespace; the queue's item names the team.
+TEST_F(DashboardTeams, TeamsEndpointShowsSharesUseAndUsageAndTheQueueTheTeam) {
+  WaitServing();
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  team_ = "dash-" + ns_;
+  CommandResult r = cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team_ +
+                                                           "}\nspec:\n  namespaces: [" + ns_ + "]\n  weight: 3\n  shares:\n  - fleet: " +
+                                                           FleetName("g") + "\n    nominal: {gpu: 4}\n    lendingLimit: {gpu: 2}\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Run("a", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("a", "Scheduled")) << Message("a");
+  StartRun("a");
+  Run("b", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+
+  std::string body;
+  int code = 0;
+  auto shown = [&] {
+    body = HttpGet(Url("api/teams"), &code);  // no token
+    auto doc = json::Parse(body);
+    if (code != 200 || !doc.ok()) return false;
+    const json::Value* t = TeamItem(*doc, team_);
+    const json::Value* fleets = t != nullptr ? json::Find(*t, {"fleets"}) : nullptr;
+    const json::Value* gpu_hours = t != nullptr ? json::Find(*t, {"usage", "gpuHours"}) : nullptr;
+    if (fleets == nullptr || !fleets->IsArray() || fleets->Size() != 1 || gpu_hours == nullptr || !gpu_hours->IsNumber()) return false;
+    const json::Value& f = (*fleets)[0];
+    return json::GetString(f, "fleet") == FleetName("g") && Gpus(f, "nominal") == 4 && Gpus(f, "used") == 8 &&
+           Gpus(f, "borrowed") == 4 && Gpus(f, "lent") == 0 && Gpus(f, "lendingLimit") == 2 &&
+           json::Find(f, {"borrowingLimit"}) == nullptr && gpu_hours->GetDouble() > 0;
+  };
+  EXPECT_TRUE(Eventually(shown, std::chrono::seconds(30))) << code << " " << body;
+  auto doc = json::Parse(body);
+  ASSERT_TRUE(doc.ok()) << body;
+  const json::Value* t = TeamItem(*doc, team_);
+  ASSERT_NE(t, nullptr) << body;
+  EXPECT_EQ(json::GetInt(*t, "weight"), 3);
+  EXPECT_EQ(json::GetString(*t, "parent"), "");
+  EXPECT_NE(json::GetString(json::Find(*t, {"usage", "updatedAt"})), "") << body;
+  EXPECT_EQ(body.find("\"" + ns_ + "\""), std::string::npos) << "no namespace on a page without a token: " << body;
+
+  // The queue (with a token, as always) names b's team.
+  EXPECT_TRUE(Eventually([&] { return QueueOrder() == "b"; })) << QueueOrder();
+  auto queue = json::Parse(HttpGet(Url("api/queue?namespace=" + ns_), nullptr, cp().AdminToken()));
+  ASSERT_TRUE(queue.ok());
+  const json::Value* items = json::Find(*queue, {"items"});
+  ASSERT_TRUE(items != nullptr && items->IsArray() && items->Size() == 1);
+  EXPECT_EQ(json::GetString((*items)[0], "team"), team_);
 }
 
 }  // namespace

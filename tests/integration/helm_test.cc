@@ -1157,7 +1157,7 @@ std::set<std::string> ExportedSampleNames() {
   pass.teams[{"vision", "a100", "gpu"}] = {16, 8, 0, 8};
   m.OnPass(pass);
   m.OnPreempted("a100");
-  m.OnReclaimed("a100");
+  m.OnReclaimed("a100", "vision");
   m.OnAdmitted(std::chrono::seconds(1));
   m.OnFinished("Failed", "PodFailed");
   m.OnWriteFailed("run");

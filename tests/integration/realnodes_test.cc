@@ -149,10 +149,11 @@ class RealNodesTest : public EngineTest {
     return r.exit_code == 0 ? r.out : "";
   }
 
-  // Pods of the namespace the kubelet refused at admission (phase Failed with an OutOf*/affinity reason).
-  std::vector<std::string> RefusedPods() {
+  // Pods of the namespace (`ns`, default the test's) the kubelet refused at admission (phase
+  // Failed with an OutOf*/affinity reason).
+  std::vector<std::string> RefusedPods(const std::string& ns = {}) {
     std::vector<std::string> out;
-    auto l = client()->List(kPods.Path(ns_));
+    auto l = client()->List(kPods.Path(ns.empty() ? ns_ : ns));
     if (!l.ok()) return out;
     for (auto& p : l->items) {
       std::string reason = json::GetString(json::Find(p, {"status", "reason"}));
@@ -426,6 +427,87 @@ TEST_F(RealNodesTest, GangPreemptsWholeMachines) {
   EXPECT_EQ(PodPhase("hot-0"), "Running");
   EXPECT_EQ(PodPhase("hot-1"), "Running");
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
+// Issue 31 on real kubelets: team "owner" has both machines (16 GPUs) as its nominal share and
+// runs nothing; team "borrower" (the test's namespace, no share) runs two whole-machine runs on
+// that idle share. The owner's run (lower priority) takes one machine back: one borrower's run is
+// Reclaimed and back in the queue, its Pod deleted and its container gone from the machine
+// (no process of it left); the owner's Pod runs there, the kubelet refusing no Pod of either team.
+TEST_F(RealNodesTest, ReclaimStopsTheBorrowersContainerAndTheOwnersPodIsAdmitted) {
+  const std::string owner_ns = ns_ + "-owner";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", owner_ns}).exit_code, 0);
+  const std::string owner = "owner-" + ns_, borrower = "borrower-" + ns_;
+  struct Cleanup {  // cluster-scoped Teams and the second namespace outlive the test otherwise
+    std::string owner_ns, owner, borrower;
+    ~Cleanup() {
+      ControlPlane& cp = ControlPlane::Get();
+      cp.Kubectl({"delete", "team", owner, borrower, "--ignore-not-found", "--wait=false"});
+      cp.Kubectl({"-n", owner_ns, "delete", "runs", "--all", "--wait=false"});
+      EXPECT_TRUE(Eventually([&] {
+        auto l = cp.client()->List(kPods.Path(owner_ns));
+        return l.ok() && l->items.empty();
+      }, std::chrono::seconds(90))) << "pods of " << owner_ns << " were not gone 90 s after the test";
+      cp.Kubectl({"delete", "namespace", owner_ns, "--wait=false"});
+    }
+  } cleanup{owner_ns, owner, borrower};
+  RealFleet("rc", "  blocks: 1\n  preemption: {minRuntime: 0s}\n");
+  CommandResult r = cp().Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + owner + "}\nspec:\n  namespaces: [" + owner_ns +
+          "]\n  shares:\n  - fleet: " + FleetName("rc") + "\n    nominal: {gpu: 16}\n---\n"
+          "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + borrower + "}\nspec:\n  namespaces: [" + ns_ + "]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Each borrower's shell carries "<run>-<ns>" in its command line: pgrep finds its container.
+  auto alive = [&](const std::string& run) { return RunCommand({"pgrep", "-f", run + "-" + ns_}).exit_code == 0; };
+  for (const std::string name : {"b1", "b2"}) {
+    ShellRun(name, "  priority: 80\n  resources: {gpu: 8}\n  retry: {onEvents: [interruption], duration: \"off\"}\n",
+             ": " + name + "-" + ns_ + "; echo borrowing; while true; do sleep 1; done");
+    ASSERT_TRUE(WaitPhase(name, "Running", std::chrono::seconds(90))) << name << ": " << Message(name);
+    EXPECT_TRUE(Eventually([&] { return alive(name); })) << name << "'s container is not running";
+  }
+
+  r = cp().Kubectl({"apply", "-f", "-"},
+                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: mine, namespace: " + owner_ns +
+                       "}\nspec:\n  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+                       "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+                       "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'echo mine; sleep 3600']\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto mine = [&](const char* field) {
+    auto d = client()->Get(k8s::resources::kRuns.Path(owner_ns, "mine"));
+    return d.ok() ? json::GetString(json::Find(*d, {"status", field})) : "";
+  };
+  ASSERT_TRUE(Eventually([&] { return mine("phase") == "Running"; }, std::chrono::seconds(120)))
+      << mine("phase") << ": " << mine("message");
+  auto pod = client()->Get(kPods.Path(owner_ns, "mine-0"));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ(json::GetString(json::Find(*pod, {"status", "phase"})), "Running");
+  const std::string owner_node = json::GetString(json::Find(*pod, {"spec", "nodeName"}));
+
+  // Exactly one borrower's run was reclaimed: back in the queue, no Pod, no process; the other runs.
+  std::vector<std::string> reclaimed;
+  for (const std::string name : {"b1", "b2"}) {
+    if (Reason(name) != "Reclaimed") {
+      EXPECT_EQ(Phase(name), "Running") << name << ": " << Message(name);
+      EXPECT_TRUE(alive(name)) << name;
+      EXPECT_NE(PlacementNodes(name), std::vector<std::string>{owner_node}) << name;
+      continue;
+    }
+    reclaimed.push_back(name);
+    EXPECT_EQ(Phase(name), "Pending") << name;
+    std::string events;
+    EXPECT_TRUE(Eventually([&] {
+      events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + name + ",reason=Retrying", "-o",
+                        "jsonpath={.items[*].message}"}).out;
+      return events.find("reclaimed by team " + owner + " for " + owner_ns + "/mine") != std::string::npos;
+    })) << events;
+    EXPECT_TRUE(Eventually([&] { return !PodExists(name + "-0"); }, std::chrono::seconds(60))) << name << "'s Pod is still there";
+    EXPECT_FALSE(alive(name)) << name << "'s container still runs";
+  }
+  EXPECT_EQ(reclaimed.size(), 1u);
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  EXPECT_TRUE(RefusedPods(owner_ns).empty()) << RefusedPods(owner_ns).front();
+  EXPECT_EQ(mine("phase"), "Running");
 }
 
 // A node whose kubelet stops goes NotReady (kube-controller-manager): its run is interrupted and,

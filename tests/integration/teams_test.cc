@@ -150,6 +150,9 @@ TEST_F(Teams, IdleShareIsBorrowedAndTheOwnersRunTakesItBack) {
       << preempting.front();
   EXPECT_TRUE(Eventually([&] { return FleetGpus("owner", "g", "used") == 8 && FleetGpus("owner", "g", "lent") == 8; }))
       << FleetGpus("owner", "g", "used") << " / " << FleetGpus("owner", "g", "lent");
+  // The metrics count the reclaim by fleet and the stopped run's team: none holds ns_ (team="").
+  const std::string reclaims = "berth_reclaims_total{fleet=\"" + FleetName("g") + "\",team=\"\"} 1";
+  EXPECT_TRUE(Eventually([&] { return Http("/metrics").find(reclaims) != std::string::npos; })) << Http("/metrics");
   DeleteRunsIn(owner_ns);
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/v1alpha1/team.h"
 #include "k8s/result.h"
 
 namespace berth::api::v1alpha1 {
@@ -42,6 +43,16 @@ k8s::Result<QueuePage> DecodeQueuePage(std::string_view body);
 std::string EncodeQueuePage(const QueuePage& page);
 // The items as an indented JSON array and a newline (kubectl berth queue -o json).
 std::string EncodeQueueItemsPretty(const std::vector<QueueItem>& items);
+
+// GET /api/teams, the dashboard's Teams page, in the order given:
+//   {"items": [{"name", "parent" ("" at the top), "weight",
+//               "fleets": [{"fleet", "nominal", "used", "borrowed", "lent", "borrowingLimit"?, "lendingLimit"?}],
+//               "usage": {"gpuHours", "cpuHours", "updatedAt" (null until first counted)},
+//               "conditions": [...]}]}
+// Amounts as in Team status ({"gpu": 8, "cpu": "64", "memory": "256Gi"}, keys absent when not
+// named); the fleets are those of the Team's status, the limits those of its share of that fleet
+// (absent: no limit). The Teams' namespaces are not shown: the page needs no token.
+std::string EncodeTeamsPage(const std::vector<Team>& teams);
 
 // The dashboard's POST bodies. stop, suspend, resume: exactly the empty object {}.
 bool IsEmptyObjectBody(std::string_view body);

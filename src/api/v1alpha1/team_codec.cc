@@ -1,6 +1,7 @@
 // Team (issue 31): decode, encode, status patch.
 
 #include "api/v1alpha1/codec.h"
+#include "api/v1alpha1/http_api.h"
 #include "api/v1alpha1/json_io.h"
 #include "k8s/quantity.h"
 
@@ -179,6 +180,71 @@ std::string EncodeTeam(const Team& team) {
   WriteTeamSpec(w, team.spec);
   w.Key("status");
   WriteTeamStatus(w, team.status);
+  w.raw().EndObject();
+  return w.Take();
+}
+
+namespace {
+
+// One team of the Teams page: its place in the tree, its fleets as its status shows them (with the
+// limits its share sets) and its decayed usage.
+void WriteTeamsPageItem(Writer& w, const Team& t) {
+  w.raw().StartObject();
+  w.Key("name");
+  w.String(t.meta.name);
+  w.Key("parent");
+  w.String(t.spec.parent);
+  w.Key("weight");
+  w.Int(t.spec.weight);
+  w.Key("fleets");
+  w.raw().StartArray();
+  for (const auto& f : t.status.fleets) {
+    w.raw().StartObject();
+    w.Key("fleet");
+    w.String(f.fleet);
+    const std::pair<const char*, const ResourceAmounts*> parts[] = {
+        {"nominal", &f.nominal}, {"used", &f.used}, {"borrowed", &f.borrowed}, {"lent", &f.lent}};
+    for (const auto& [k, a] : parts) {
+      w.Key(k);
+      WriteAmounts(w, *a);
+    }
+    for (const auto& share : t.spec.shares) {
+      if (share.fleet != f.fleet) continue;
+      const std::pair<const char*, const std::optional<ResourceAmounts>*> limits[] = {
+          {"borrowingLimit", &share.borrowing_limit}, {"lendingLimit", &share.lending_limit}};
+      for (const auto& [k, a] : limits) {
+        if (!a->has_value()) continue;
+        w.Key(k);
+        WriteAmounts(w, **a);
+      }
+      break;
+    }
+    w.raw().EndObject();
+  }
+  w.raw().EndArray();
+  w.Key("usage");
+  w.raw().StartObject();
+  w.Key("gpuHours");
+  w.raw().Double(t.status.gpu_hours);
+  w.Key("cpuHours");
+  w.raw().Double(t.status.cpu_hours);
+  w.Key("updatedAt");
+  w.TimeOrNull(t.status.usage_updated_at);
+  w.raw().EndObject();
+  w.Key("conditions");
+  io::WriteConditions(w, t.status.conditions);
+  w.raw().EndObject();
+}
+
+}  // namespace
+
+std::string EncodeTeamsPage(const std::vector<Team>& teams) {
+  Writer w;
+  w.raw().StartObject();
+  w.Key("items");
+  w.raw().StartArray();
+  for (const Team& t : teams) WriteTeamsPageItem(w, t);
+  w.raw().EndArray();
   w.raw().EndObject();
   return w.Take();
 }

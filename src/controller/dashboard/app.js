@@ -1,4 +1,4 @@
-// berth dashboard: the queue, the fleets and a run's detail, served by berth-controller.
+// berth dashboard: the queue, the fleets, the teams (teams.js) and a run's detail, served by berth-controller.
 // Plain JavaScript, no build step and no external resource. Every URL is relative so the page
 // also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
 //
@@ -268,6 +268,7 @@
     const cells = {
       position: el('td', { class: 'num position' }),
       run: el('th', { scope: 'row', class: 'run' }, el('a', { href: runHref(item.namespace, item.name), text: key })),
+      team: el('td', { class: 'team' }),
       priority: el('td', { class: 'num' }),
       effective: el('td', { class: 'num effective' }),
       wait: el('td', { class: 'num wait' }),
@@ -295,6 +296,7 @@
       wanted.push(row.tr);
       row.tr.dataset.position = String(item.position);
       setText(row.cells.position, item.position);
+      setText(row.cells.team, item.team || '—');
       syncPriorityForm(row.form, item.priority);
       setText(row.cells.effective, item.effectivePriority);
       row.cells.effective.title = item.effectivePriority > item.priority
@@ -442,6 +444,8 @@
     if (!isCurrent(route)) return;
     renderFleets(data);
   }
+
+  const loadTeams = window.berthTeamsPage({ $, el, table, setText, api, isCurrent, markUpdated });
 
   // ---- Run detail ----------------------------------------------------------------------------
 
@@ -706,6 +710,7 @@
     try { parts = path.split('/').filter(Boolean).map(decodeURIComponent); } catch (e) { parts = ['?']; }
     if (parts.length === 0 || (parts[0] === 'queue' && parts.length === 1)) return { view: 'queue', query, title: 'Queue', load: loadQueue, what: 'the queue' };
     if (parts[0] === 'fleets' && parts.length === 1) return { view: 'fleets', query, title: 'Fleets', load: loadFleets, what: 'the fleets' };
+    if (parts[0] === 'teams' && parts.length === 1) return { view: 'teams', query, title: 'Teams', load: loadTeams, what: 'the teams' };
     if (parts[0] === 'runs' && parts.length === 3) {
       return { view: 'run', query, ns: parts[1], name: parts[2], title: `Run ${parts[1]}/${parts[2]}`, load: loadRun, what: 'the run' };
     }

@@ -64,6 +64,42 @@ TEST(QueuePageTest, TheCliPrintsTheItemsIndented) {
   EXPECT_EQ(EncodeQueueItemsPretty({}), "[]\n");
 }
 
+// The dashboard's Teams page: per team its place, weight and usage; per fleet of its status the
+// amounts and the limits of its share of that fleet; no namespace.
+TEST(TeamsPageTest, TeamsWithTheirFleetsLimitsAndUsage) {
+  Team vision;
+  vision.meta.name = "vision";
+  vision.spec.namespaces = {"vision-dev"};
+  vision.spec.parent = "research";
+  vision.spec.weight = 2;
+  TeamShare share;
+  share.fleet = "a100";
+  share.nominal.gpus = 16;
+  share.borrowing_limit = ResourceAmounts{};
+  share.borrowing_limit->gpus = 8;
+  vision.spec.shares.push_back(share);
+  TeamFleetStatus a100;
+  a100.fleet = "a100";
+  a100.nominal.gpus = 16;
+  a100.used.gpus = 24;
+  a100.used.cpu_milli = 64000;
+  a100.used.memory_bytes = int64_t{256} << 30;
+  a100.borrowed.gpus = 8;
+  a100.lent.gpus = 0;
+  vision.status.fleets.push_back(a100);
+  vision.status.gpu_hours = 340.5;
+  vision.status.cpu_hours = 1210.25;
+  Team audio;
+  audio.meta.name = "audio";
+  EXPECT_EQ(EncodeTeamsPage({vision, audio}),
+            R"({"items":[{"name":"vision","parent":"research","weight":2,"fleets":[{"fleet":"a100",)"
+            R"("nominal":{"gpu":16},"used":{"cpu":"64","memory":"256Gi","gpu":24},"borrowed":{"gpu":8},"lent":{"gpu":0},)"
+            R"("borrowingLimit":{"gpu":8}}],"usage":{"gpuHours":340.5,"cpuHours":1210.25,"updatedAt":null},"conditions":[]},)"
+            R"({"name":"audio","parent":"","weight":1,"fleets":[],"usage":{"gpuHours":0.0,"cpuHours":0.0,"updatedAt":null},)"
+            R"("conditions":[]}]})");
+  EXPECT_EQ(EncodeTeamsPage({}), R"({"items":[]})");
+}
+
 TEST(DashboardBodiesTest, StopSuspendResumeTakeTheEmptyObjectOnly) {
   EXPECT_TRUE(IsEmptyObjectBody("{}"));
   EXPECT_TRUE(IsEmptyObjectBody(" { } "));

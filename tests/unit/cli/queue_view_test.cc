@@ -16,7 +16,7 @@ using testing::StatusBody;
 // The contract's example, plus a second run.
 const char* kQueueJson = R"({"generatedAt":"2026-11-21T20:00:00Z","total":3,"items":[
  {"position":1,"namespace":"ml","name":"train","priority":50,"effectivePriority":52,"nodes":2,"fleets":["a100"],
-  "submittedAt":"2026-11-21T19:00:00Z","waitSeconds":3600,"reason":"NoCapacity","message":"needs 2 idle instances"},
+  "submittedAt":"2026-11-21T19:00:00Z","waitSeconds":3600,"reason":"NoCapacity","message":"needs 2 idle instances","team":"vision"},
  {"position":3,"namespace":"research","name":"sweep-17","priority":10,"effectivePriority":10,"nodes":1,"fleets":[],
   "submittedAt":"2026-11-21T19:59:15Z","waitSeconds":45,"reason":"","message":""}]})";
 
@@ -38,7 +38,9 @@ TEST(QueueViewTest, Decode) {
   EXPECT_EQ(a.wait_seconds, 3600);
   EXPECT_EQ(a.reason, "NoCapacity");
   EXPECT_EQ(a.message, "needs 2 idle instances");
+  EXPECT_EQ(a.team, "vision");
   EXPECT_TRUE(q->items[1].fleets.empty());
+  EXPECT_EQ(q->items[1].team, "") << "no Team holds the namespace research";
 
   EXPECT_FALSE(DecodeQueue("<html>").ok());
   EXPECT_THAT(DecodeQueue(R"({"total":0})").status().message(), HasSubstr("no \"items\" array"));
@@ -86,8 +88,29 @@ TEST(QueueViewTest, FromRunStatus) {
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->items.size(), 1u);
   EXPECT_EQ(one->items[0].name, "first");
+  EXPECT_EQ(q->items[0].team, "") << "no Team known";
+  auto teamed = QueueFromRuns(list, 0, now, {{"ml", "vision"}, {"audio-dev", "audio"}});
+  ASSERT_TRUE(teamed.ok());
+  ASSERT_EQ(teamed->items.size(), 2u);
+  EXPECT_EQ(teamed->items[0].team, "vision");
+  EXPECT_EQ(teamed->items[1].team, "vision");
   EXPECT_FALSE(QueueFromRuns("not json", 0, now).ok());
   EXPECT_FALSE(QueueFromRuns(R"({"kind":"Status"})", 0, now).ok());
+}
+
+// The fallback's TEAM column: each namespace to the Team naming it; on a clash the first by name,
+// as the controller decides.
+TEST(QueueViewTest, TeamsOfNamespaces) {
+  auto team = [](std::string name, std::vector<std::string> namespaces) {
+    api::v1alpha1::Team t;
+    t.meta.name = std::move(name);
+    t.spec.namespaces = std::move(namespaces);
+    return t;
+  };
+  const TeamOfNamespace m =
+      TeamsOfNamespaces({team("vision", {"vision-dev", "shared"}), team("audio", {"audio", "shared"}), team("empty", {})});
+  EXPECT_EQ(m, (TeamOfNamespace{{"audio", "audio"}, {"shared", "audio"}, {"vision-dev", "vision"}}));
+  EXPECT_TRUE(TeamsOfNamespaces({}).empty());
 }
 
 TEST(QueueViewTest, ProxyPath) {
@@ -105,15 +128,15 @@ TEST(QueueViewTest, Table) {
   auto q = DecodeQueue(kQueueJson);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(FormatQueueTable(*q, QueueFormat{}),
-            "POSITION   NAME       PRIORITY   EFFECTIVE   WAITING   NODES   REASON       MESSAGE\n"
-            "1          train      50         52          60m       2       NoCapacity   needs 2 idle instances\n"
-            "3          sweep-17   10         10          45s       1       -            -\n");
+            "POSITION   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   NODES   REASON       MESSAGE\n"
+            "1          train      vision   50         52          60m       2       NoCapacity   needs 2 idle instances\n"
+            "3          sweep-17   -        10         10          45s       1       -            -\n");
   EXPECT_EQ(FormatQueueTable(*q, QueueFormat{true, true}),
-            "POSITION   NAMESPACE   NAME       PRIORITY   EFFECTIVE   WAITING   NODES   FLEETS   SUBMITTED              "
+            "POSITION   NAMESPACE   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   NODES   FLEETS   SUBMITTED              "
             "REASON       MESSAGE\n"
-            "1          ml          train      50         52          60m       2       a100     2026-11-21T19:00:00Z   "
+            "1          ml          train      vision   50         52          60m       2       a100     2026-11-21T19:00:00Z   "
             "NoCapacity   needs 2 idle instances\n"
-            "3          research    sweep-17   10         10          45s       1       <any>    2026-11-21T19:59:15Z   "
+            "3          research    sweep-17   -        10         10          45s       1       <any>    2026-11-21T19:59:15Z   "
             "-            -\n");
 }
 
@@ -129,6 +152,8 @@ TEST(QueueViewTest, JsonItems) {
   EXPECT_EQ(k8s::json::GetInt((*back)[0], "effectivePriority"), 52);
   EXPECT_EQ((*back)[0]["fleets"][0].GetString(), std::string("a100"));
   EXPECT_EQ(k8s::json::GetInt((*back)[1], "position"), 3);
+  EXPECT_EQ(k8s::json::GetString((*back)[0], "team"), "vision");
+  EXPECT_FALSE((*back)[1].HasMember("team")) << "no team: the field is left out";
 }
 
 TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {

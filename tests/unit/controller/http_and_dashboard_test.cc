@@ -224,6 +224,7 @@ TEST_F(DashboardTest, StaticServesTheEmbeddedFiles) {
       {"/index.html", "index.html", "text/html; charset=utf-8"},
       {"/static/index.html", "index.html", "text/html; charset=utf-8"},
       {"/static/app.js", "app.js", "text/javascript; charset=utf-8"},
+      {"/static/teams.js", "teams.js", "text/javascript; charset=utf-8"},
       {"/static/style.css", "style.css", "text/css; charset=utf-8"},
       {"/static/favicon.svg", "favicon.svg", "image/svg+xml"},
   };
@@ -561,6 +562,14 @@ TEST_F(DashboardTest, FleetsWithAnEmptyCache) {
   EXPECT_TRUE(json::Find(d, {"items"})->IsArray());
   EXPECT_EQ(json::Find(d, {"items"})->Size(), 0u);
   EXPECT_TRUE(transport_->requests().empty()) << "fleets come from the cache";
+}
+
+TEST_F(DashboardTest, TeamsWithAnEmptyCache) {
+  HttpReply r = api_.Teams();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(r.body, R"({"items":[]})");
+  EXPECT_TRUE(transport_->requests().empty()) << "teams come from the cache";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -262,12 +262,15 @@ TEST(MetricsTest, PreemptionsByFleet) {
   EXPECT_EQ(Value(text, "berth_preemptions_total", {{"fleet", "h100"}}), 1.0);
 }
 
-TEST(MetricsTest, TeamsByTeamFleetAndResourceAndReclaimsByFleet) {
+TEST(MetricsTest, TeamsByTeamFleetAndResourceAndReclaimsByFleetAndTeam) {
   Metrics m;
   reconcilers::EngineObserver::PassSummary s;
   s.teams[{"vision", "a100", "gpu"}] = {16, 24, 8, 0};
   m.OnPass(s);
-  m.OnReclaimed("a100");
+  m.OnReclaimed("a100", "audio");
+  m.OnReclaimed("a100", "audio");
+  m.OnReclaimed("a100", "");
+  m.OnReclaimed("h100", "audio");
   std::string text = m.Render();
   const std::map<std::string, std::string> at = {{"team", "vision"}, {"fleet", "a100"}, {"resource", "gpu"}};
   auto with = [&](const char* state) {
@@ -279,7 +282,10 @@ TEST(MetricsTest, TeamsByTeamFleetAndResourceAndReclaimsByFleet) {
   EXPECT_EQ(Value(text, "berth_team_resources", with("used")), 24.0);
   EXPECT_EQ(Value(text, "berth_team_resources", with("borrowed")), 8.0);
   EXPECT_EQ(Value(text, "berth_team_resources", with("lent")), 0.0);
-  EXPECT_EQ(Value(text, "berth_reclaims_total", {{"fleet", "a100"}}), 1.0);
+  EXPECT_EQ(Value(text, "berth_reclaims_total", {{"fleet", "a100"}, {"team", "audio"}}), 2.0);
+  EXPECT_EQ(Value(text, "berth_reclaims_total", {{"fleet", "a100"}, {"team", ""}}), 1.0)
+      << "a stopped run of no Team counts under team=\"\"";
+  EXPECT_EQ(Value(text, "berth_reclaims_total", {{"fleet", "h100"}, {"team", "audio"}}), 1.0);
   EXPECT_EQ(Value(text, "berth_preemptions_total", {{"fleet", "a100"}}), std::nullopt) << "a reclaim is not a preemption";
   // A team gone by the next pass reads 0.
   m.OnPass(reconcilers::EngineObserver::PassSummary{});
