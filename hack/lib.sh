@@ -15,7 +15,25 @@ free_port() {
   log "no free port found"; return 1
 }
 
-pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# A pid file outlives its process, and the kernel hands its pid to a new process sooner or later
+# (pid_max is 32768 on these machines; a test run starts hundreds of thousands of processes). So a
+# pid is believed only while its process started no later than the file was written: a stale file
+# naming someone else's process (another test's node, say) is never signalled.
+pidfile_pid() {  # PIDFILE -> its pid, or nothing when that process is gone
+  local f=$1 pid stat start btime tck mtime
+  pid=$(cat "$f" 2>/dev/null) || return 0
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 0
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 0
+  stat=${stat##*) }                         # past "pid (comm) ": field 3 (state) comes first
+  start=$(cut -d' ' -f20 <<<"$stat")        # field 22: start time in clock ticks after boot
+  btime=$(awk '$1 == "btime" {print $2}' /proc/stat)
+  tck=$(getconf CLK_TCK)
+  mtime=$(stat -c %Y "$f" 2>/dev/null) || return 0
+  # Whole seconds on both sides (btime and mtime are truncated): 2 s of slack.
+  [ $((btime + start / tck)) -le $((mtime + 2)) ] && echo "$pid"
+  return 0
+}
+pid_alive() { [ -n "$(pidfile_pid "$1")" ]; }
 
 # SIGTERM, then SIGKILL after `seconds` (default 10).
 stop_pid() {  # pid [seconds]
@@ -25,4 +43,10 @@ stop_pid() {  # pid [seconds]
   for _ in $(seq 1 $((wait * 10))); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
 }
-stop_pidfile() { [ -f "$1" ] || return 0; stop_pid "$(cat "$1")" "${2:-10}"; rm -f "$1"; }
+stop_pidfile() {  # PIDFILE [seconds]: stops its process (if still that one), removes the file
+  [ -f "$1" ] || return 0
+  local pid
+  pid=$(pidfile_pid "$1")
+  [ -n "$pid" ] && stop_pid "$pid" "${2:-10}"
+  rm -f "$1"
+}

@@ -329,7 +329,9 @@ stop_node() {
   local lab="$DIR/nodes/$NAME"
   [ -d "$lab" ] || return 0
   local ns=""
-  [ -f "$lab/holder.pid" ] && ns=$(node_ns "$(cat "$lab/holder.pid")")
+  local holder
+  holder=$(pidfile_pid "$lab/holder.pid")
+  [ -n "$holder" ] && ns=$(node_ns "$holder")
   [ "$ns" = "$(node_ns $$)" ] && ns=""   # never the caller's own namespace
   stop_pidfile "$lab/kubelet.pid" 10
   if [ -S "$lab/containerd.sock" ] && pid_alive "$lab/containerd.pid"; then
@@ -438,16 +440,17 @@ hollow() {  # PREFIX COUNT [--gpus N] [--labels ...]
 # Stops hollow nodes all at once: SIGTERM to every one, then SIGKILL to what is left after 5 s.
 stop_hollow_dirs() {
   local lab pids=()
-  for lab in "$@"; do [ -f "$lab/pid" ] && pids+=("$(cat "$lab/pid")"); done
-  [ "${#pids[@]}" -gt 0 ] || return 0
+  local p
+  for lab in "$@"; do p=$(pidfile_pid "$lab/pid"); [ -n "$p" ] && pids+=("$p"); done
+  [ "${#pids[@]}" -gt 0 ] || { for lab in "$@"; do rm -f "$lab/pid"; done; return 0; }
   kill "${pids[@]}" 2>/dev/null || true
   for _ in $(seq 1 50); do
-    local alive=0 p
+    local alive=0
     for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
     [ "$alive" = 0 ] && break
     sleep 0.1
   done
-  kill -9 "${pids[@]}" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null; done || true
   for lab in "$@"; do rm -f "$lab/pid"; done
 }
 stop_hollow() { stop_hollow_dirs "$DIR/hollow/$1"*/; }

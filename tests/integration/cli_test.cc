@@ -109,22 +109,29 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   return rc == 0 ? pid : -1;
 }
 
-// SIGTERM to the process group, SIGKILL after `grace`; reaps the leader.
+// SIGTERM to the process group, SIGKILL after `grace`; reaps the leader. Every signal goes out
+// before the leader is reaped: until then its pid (the group's id) cannot be handed to another
+// process, whose group a late kill(-pid) would otherwise hit.
 void StopGroup(pid_t& pid, std::chrono::milliseconds grace = std::chrono::seconds(10)) {
   if (pid <= 0) return;
   kill(-pid, SIGCONT);
   kill(-pid, SIGTERM);
-  int status = 0;
+  auto exited = [&](int options) {
+    siginfo_t info{};
+    return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT | options) == 0 && info.si_pid == pid;
+  };
   auto deadline = std::chrono::steady_clock::now() + grace;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
+  while (!exited(WNOHANG)) {
     if (std::chrono::steady_clock::now() >= deadline) {
       kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
+      exited(0);
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   kill(-pid, SIGKILL);  // forked forwarder children, if any are left
+  int status = 0;
+  waitpid(pid, &status, 0);
   pid = -1;
 }
 

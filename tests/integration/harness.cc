@@ -264,7 +264,7 @@ void ControllerProcess::Start() {
 }
 
 int ControllerProcess::Stop() {
-  if (pid_ <= 0) return -1;
+  if (pid_ <= 0) return exit_;
   kill(pid_, SIGCONT);
   kill(pid_, SIGTERM);
   int status = 0;
@@ -289,13 +289,23 @@ void ControllerProcess::Kill() {
   pid_ = -1;
 }
 
-void ControllerProcess::Pause() { kill(pid_, SIGSTOP); }
-void ControllerProcess::Resume() { kill(pid_, SIGCONT); }
+void ControllerProcess::Pause() {
+  if (pid_ > 0) kill(pid_, SIGSTOP);
+}
+void ControllerProcess::Resume() {
+  if (pid_ > 0) kill(pid_, SIGCONT);
+}
 
 bool ControllerProcess::Running() const {
   if (pid_ <= 0) return false;
-  int status;
-  return waitpid(pid_, &status, WNOHANG) == 0;
+  int status = 0;
+  const pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == 0) return true;
+  if (r == pid_) {
+    exit_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    pid_ = -1;
+  }
+  return false;
 }
 
 std::string ControllerProcess::Log() const {

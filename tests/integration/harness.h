@@ -91,7 +91,10 @@ class ControllerProcess {
   std::string log_path_;
   std::string kubeconfig_;
   std::string binary_ = BERTH_CONTROLLER_BIN;
-  int pid_ = -1;
+  // -1 once the process is reaped (by Stop, Kill or Running): a reaped pid belongs to no one and
+  // the kernel hands it to the next process, which a later signal must never reach.
+  mutable int pid_ = -1;
+  mutable int exit_ = -1;  // what Stop returns for a process Running found already gone
 };
 
 // Gives each test its own namespace (created in SetUp, deleted in TearDown).
