@@ -35,6 +35,10 @@ QueueItem ItemOf(const api::Run& run, k8s::TimePoint now, const TeamOfNamespace&
   }
   it.reason = st.reason.str();
   it.message = st.message;
+  if (st.estimated_start_at) {
+    it.estimated_start_at = api::FormatTime(st.estimated_start_at);
+    it.starts_in_seconds = std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(st.estimated_start_at->point() - now).count());
+  }
   return it;
 }
 
@@ -88,10 +92,16 @@ std::string QueueProxyPath(const std::string& controller_ns, const std::string& 
   return path;
 }
 
+std::string EtaText(const QueueItem& it) {
+  if (!it.starts_in_seconds) return "unknown";
+  if (*it.starts_in_seconds <= 0) return "now";
+  return "~" + HumanDuration(std::chrono::seconds(*it.starts_in_seconds));
+}
+
 std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
   std::vector<std::string> header = {"POSITION"};
   if (f.show_namespace) header.push_back("NAMESPACE");
-  for (const char* h : {"NAME", "TEAM", "PRIORITY", "EFFECTIVE", "WAITING", "NODES"}) header.emplace_back(h);
+  for (const char* h : {"NAME", "TEAM", "PRIORITY", "EFFECTIVE", "WAITING", "ETA", "NODES"}) header.emplace_back(h);
   if (f.wide) {
     header.emplace_back("FLEETS");
     header.emplace_back("SUBMITTED");
@@ -107,6 +117,7 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
     row.push_back(std::to_string(it.priority));
     row.push_back(std::to_string(it.effective_priority));
     row.push_back(HumanDuration(std::chrono::seconds(it.wait_seconds)));
+    row.push_back(EtaText(it));
     row.push_back(std::to_string(it.nodes));
     if (f.wide) {
       std::string fleets;

@@ -4,7 +4,8 @@
 // The controller serves GET /queue[?namespace=NS&limit=N&continue=T] as
 //   {"generatedAt": RFC 3339, "total": N, "items": [{"position", "namespace", "name", "priority",
 //    "effectivePriority", "nodes", "fleets": [..], "submittedAt", "waitSeconds", "reason",
-//    "message", "team"}], "continue": T} ("team" only when a Team holds the run's namespace)
+//    "message", "team", "estimatedStartAt", "startsInSeconds"}], "continue": T} ("team" only when a
+//    Team holds the run's namespace; the estimate's two only when it is known)
 // with global 1-based positions (a namespace filter leaves gaps), one page at a time (500 items
 // unless `limit` says otherwise, at most 1000); "continue" is there when more follow. A standby replica (leader
 // election) does not compute the queue; when it says so with "leader": false, another try through
@@ -57,7 +58,10 @@ struct QueueFormat {
   bool wide = false;            // -o wide: FLEETS and SUBMITTED
 };
 
-// POSITION [NAMESPACE] NAME TEAM PRIORITY EFFECTIVE WAITING NODES [FLEETS SUBMITTED] REASON MESSAGE
+// The ETA column: "~40m" (from startsInSeconds), "now", or "unknown" (no estimate).
+std::string EtaText(const QueueItem& it);
+
+// POSITION [NAMESPACE] NAME TEAM PRIORITY EFFECTIVE WAITING ETA NODES [FLEETS SUBMITTED] REASON MESSAGE
 std::string FormatQueueTable(const QueueView& q, const QueueFormat& f);
 
 // The items as a JSON array (what -o json prints).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "api/v1alpha1/codec.h"
@@ -132,6 +133,22 @@ void Events(std::ostringstream& out, std::vector<k8s::EventView> events, k8s::Ti
   out << "Events:\n" << t.Render("  ");
 }
 
+// A pending run's start-time estimate (issue 33) and what it rests on; for an unknown one the
+// reason the controller's message gives ("estimated start unknown: ...").
+std::string Estimate(const api::RunStatus& status, k8s::TimePoint now) {
+  if (status.estimated_start_at) {
+    return WhenWithAge(api::FormatTime(status.estimated_start_at), now) +
+           ", if nothing new arrives: the queue's rules run forward over the running runs' expected ends"
+           " (maxDuration, or the runtime of finished runs like them)";
+  }
+  static constexpr std::string_view kUnknown = "estimated start unknown: ";
+  if (size_t at = status.message.find(kUnknown); at != std::string::npos) {
+    const std::string why = status.message.substr(at + kUnknown.size());
+    return "unknown: " + why.substr(0, why.find("; "));
+  }
+  return "unknown (not forecast yet, or estimates are off: --estimate-interval)";
+}
+
 void Times(std::ostringstream& out, const api::Run& run, k8s::TimePoint now) {
   const api::RunStatus& status = run.status;
   const std::string created = run.meta.created == k8s::TimePoint{} ? "" : k8s::FormatRfc3339(run.meta.created);
@@ -173,6 +190,9 @@ std::string FormatRunDescription(const api::Run& run, const std::vector<k8s::Pod
   Line(out, "Reason", status.reason.str());
   Line(out, "Message", status.message);
   if (status.queue_position) Line(out, "Position", std::to_string(*status.queue_position) + " in the queue");
+  if (api::IsPendingPhase(status.phase) && !run.meta.deleting && !run.spec.suspend && !status.reason.str().empty()) {
+    Line(out, "Estimate", Estimate(status, now));
+  }
   Line(out, "Asks", Asks(run, written));
   Line(out, "Limits", Limits(written));
   Times(out, run, now);

@@ -185,9 +185,15 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
     }
     last = e.position;
     const int64_t wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(now - e.submitted_at).count());
+    std::string estimated;
+    std::optional<int64_t> starts_in;
+    if (e.estimated_start) {
+      estimated = k8s::FormatRfc3339(*e.estimated_start);
+      starts_in = std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(*e.estimated_start - now).count());
+    }
     page.items.push_back(api::v1alpha1::QueueItem{e.position, e.ns, e.name, e.priority, e.effective_priority, e.nodes,
                                                   e.fleets, k8s::FormatRfc3339(e.submitted_at), wait, e.reason,
-                                                  e.message, e.team});
+                                                  e.message, e.team, std::move(estimated), starts_in});
   }
   return api::v1alpha1::EncodeQueuePage(page);
 }

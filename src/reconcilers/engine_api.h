@@ -31,6 +31,9 @@ struct QueueEntry {
   k8s::TimePoint submitted_at{};
   std::string reason, message;
   std::string team;  // the Team of its namespace (issue 31); "" when none lists it
+  // When the last start-time forecast expects it to be placed (issue 33, reconcilers/forecaster.h);
+  // nullopt: unknown (the message says why), not forecast yet, or estimates are off.
+  std::optional<k8s::TimePoint> estimated_start;
 };
 
 // What the engine reports to whoever watches it (the controller's Prometheus metrics).

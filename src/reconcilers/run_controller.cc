@@ -496,10 +496,10 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
       },
       [&](const sched::WaitingRun& w) { return waiting_.Explain(result, w); },
       [this](const std::string& ns) { return caches_.CapOf(ns).has_value(); });
-  if (const auto team_of = TeamsByNamespace(caches_.teams()); !team_of.empty()) {
-    for (auto& e : entries) {
-      if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
-    }
+  const auto team_of = TeamsByNamespace(caches_.teams());
+  for (auto& e : entries) {
+    if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
+    if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name))) e.estimated_start = est->start;
   }
   queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }

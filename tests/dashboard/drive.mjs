@@ -1,6 +1,6 @@
 // Drives the berth dashboard in Debian's headless Chromium with playwright-core.
 // Called by tests/integration/dashboard_test.cc after it set up a namespace with a fleet of one
-// slot held by a `blocker` run and three queued runs a, b, c of priority 50 (in that order),
+// slot held by a `blocker` run (maxDuration 2h) and three queued runs a, b, c of priority 50 (in that order),
 // and RBAC: user `editor` may get/list/patch runs (and read events, pods and logs) there; the
 // `reader` (a ServiceAccount token) may read the same but patch nothing; `viewer` may do nothing.
 //
@@ -81,7 +81,7 @@ async function screenshot(page, name) {
   console.log(`screenshot ${file}`);
 }
 
-// The queue as the page shows it: [{run, position, priority, effective, why}].
+// The queue as the page shows it: [{run, position, priority, effective, team, eta, why}].
 async function queueRows(page) {
   return page.$$eval('#queue-body tr', (trs) => trs.map((tr) => ({
     run: tr.dataset.run,
@@ -89,6 +89,7 @@ async function queueRows(page) {
     priority: tr.querySelector('.priority-input').value,
     effective: tr.querySelector('.effective').textContent,
     team: tr.querySelector('.team').textContent,
+    eta: tr.querySelector('.eta').textContent,
     why: tr.querySelector('.why').textContent,
   })));
 }
@@ -166,7 +167,13 @@ try {
     'positions are 1, 2, 3 and every priority is 50', first.rows);
   check(first.rows.every((r) => r.why.includes('NoCapacity')), 'each row says why it waits', first.rows.map((r) => r.why));
   check(first.rows.every((r) => r.team === '—'), 'no Team holds the namespace: each row\'s team is —', first.rows.map((r) => r.team));
-  for (const h of ['Position', 'Run', 'Team', 'Priority', 'Effective', 'Waiting', 'Nodes', 'Fleets', 'Why it waits']) {
+  check(first.rows.every((r) => /^(~\d.*|now|unknown)$/.test(r.eta)), 'each row shows an ETA ("~40m 00s", "now" or "unknown")', first.rows.map((r) => r.eta));
+  const eta = await until('a\'s ETA: the blocker\'s maxDuration end', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.length > 0 && /^~(1h 5\dm|2h 00m)$/.test(rows[0].eta), rows: rows.map((r) => r.eta) };
+  }, 60000);
+  check(eta.ok, 'a (first behind the blocker) is expected to start in about 2h', eta.rows);
+  for (const h of ['Position', 'Run', 'Team', 'Priority', 'Effective', 'Waiting', 'ETA', 'Nodes', 'Fleets', 'Why it waits']) {
     check(await page.getByRole('columnheader', { name: h, exact: true }).count() === 1, `the queue table has a "${h}" column header`);
   }
 
@@ -284,6 +291,7 @@ try {
   await page.locator('.run-facts').waitFor();
   const pendingFacts = await page.locator('.run-facts').innerText();
   check(/Pending/.test(pendingFacts) && /NoCapacity/.test(pendingFacts), 'c\'s detail shows Pending and NoCapacity', pendingFacts);
+  check(/estimated start/i.test(pendingFacts), 'c\'s detail has its estimated start', pendingFacts);
   check(await page.locator('#view-run').getByLabel(`Priority of ${run('c')}`, { exact: true }).inputValue() === '90', 'c\'s detail shows priority 90');
   await page.goto(`${BASE}#/runs/${NS}/blocker`);
   await page.locator('table.placement').waitFor();

@@ -59,14 +59,15 @@ TEST_F(Dashboard, ServesThePageAndItsFilesWithNothingFromOutside) {
   EXPECT_EQ(code, 200);
   EXPECT_NE(index.find("<script src=\"static/app.js\"></script>"), std::string::npos) << index;
   EXPECT_NE(index.find("href=\"static/style.css\""), std::string::npos) << index;
-  for (const char* file : {"app.js", "teams.js", "style.css", "favicon.svg"}) {
+  for (const char* file : {"app.js", "teams.js", "format.js", "style.css", "favicon.svg"}) {
     std::string body = HttpGet(Url(std::string("static/") + file), &code);
     EXPECT_EQ(code, 200) << file;
     EXPECT_FALSE(body.empty()) << file;
   }
   // Relative URLs only and no external resource, so the page works under any proxy prefix.
   for (const std::string& body :
-       {index, HttpGet(Url("static/app.js")), HttpGet(Url("static/teams.js")), HttpGet(Url("static/style.css"))}) {
+       {index, HttpGet(Url("static/app.js")), HttpGet(Url("static/teams.js")), HttpGet(Url("static/format.js")),
+        HttpGet(Url("static/style.css"))}) {
     for (const char* bad : {"src=\"/", "href=\"/", "src=\"http", "href=\"http", "url(http", "@import", "fetch('/", "fetch(\"/"}) {
       EXPECT_EQ(body.find(bad), std::string::npos) << bad;
     }
@@ -129,10 +130,11 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
   std::string modules = setup.out;
   while (!modules.empty() && (modules.back() == '\n' || modules.back() == ' ')) modules.pop_back();
 
-  // One fleet with one slot, held by a running blocker; a, b, c queue behind it with the same priority.
+  // One fleet with one slot, held by a running blocker (maxDuration 2h: a's estimated start is its
+  // end); a, b, c queue behind it with the same priority.
   std::string node = Nodes("slot", 1, "2", "4Gi").front();
   Fleet("slot", "slot");
-  Run("blocker");
+  Run("blocker", "  maxDuration: 2h\n");
   ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
   StartRun("blocker");
   const std::string queued = "  priority: 50\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n";

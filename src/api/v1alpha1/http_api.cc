@@ -35,6 +35,10 @@ QueueItem ReadQueueItem(const json::Value& v) {
   it.reason = json::GetString(v, "reason");
   it.message = json::GetString(v, "message");
   it.team = json::GetString(v, "team");
+  it.estimated_start_at = json::GetString(v, "estimatedStartAt");
+  if (const json::Value* s = json::Find(v, {"startsInSeconds"}); s != nullptr && s->IsInt64()) {
+    it.starts_in_seconds = s->GetInt64();
+  }
   return it;
 }
 
@@ -65,6 +69,8 @@ void WriteQueueItem(W& w, const QueueItem& it) {
   str("reason", it.reason);
   str("message", it.message);
   if (!it.team.empty()) str("team", it.team);
+  if (!it.estimated_start_at.empty()) str("estimatedStartAt", it.estimated_start_at);
+  if (it.starts_in_seconds) num("startsInSeconds", *it.starts_in_seconds);
   w.EndObject();
 }
 

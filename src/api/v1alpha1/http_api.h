@@ -25,6 +25,10 @@ struct QueueItem {
   int64_t wait_seconds = 0;
   std::string reason, message;
   std::string team;  // the run's Team ("": no Team holds its namespace); written only when set
+  // Start-time estimate (issue 33): "estimatedStartAt" (RFC 3339) and "startsInSeconds" (from
+  // generatedAt, 0 when due now), both written only when known; empty / nullopt: unknown.
+  std::string estimated_start_at;
+  std::optional<int64_t> starts_in_seconds;
 };
 
 // {"generatedAt", "leader", "total", "items": [...], "continue"}.

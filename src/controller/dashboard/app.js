@@ -1,4 +1,5 @@
-// berth dashboard: the queue, the fleets, the teams (teams.js) and a run's detail, served by berth-controller.
+// berth dashboard: the queue, the fleets, the teams (teams.js) and a run's detail, served by berth-controller;
+// durations and times are formatted by format.js.
 // Plain JavaScript, no build step and no external resource. Every URL is relative so the page
 // also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
 //
@@ -53,40 +54,9 @@
         el('tbody', {}, rows)));
   }
 
-  // ---- formatting ----------------------------------------------------------------------------
+  // ---- formatting (format.js) ---------------------------------------------------------------
 
-  function fmtDuration(seconds) {
-    if (seconds === undefined || seconds === null || !isFinite(seconds)) return '—';
-    let s = Math.max(0, Math.floor(seconds));
-    const d = Math.floor(s / 86400); s -= d * 86400;
-    const h = Math.floor(s / 3600); s -= h * 3600;
-    const m = Math.floor(s / 60); s -= m * 60;
-    if (d > 0) return `${d}d ${h}h`;
-    if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
-    if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
-    return `${s}s`;
-  }
-
-  function parseTime(t) {
-    if (!t) return null;
-    const ms = Date.parse(t);
-    return isNaN(ms) ? null : ms;
-  }
-
-  function fmtTime(t) {
-    const ms = parseTime(t);
-    if (ms === null) return '—';
-    const d = new Date(ms);
-    const pad = (n) => String(n).padStart(2, '0');
-    const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
-    const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-    return `${date} ${time} (${fmtAgo(ms)})`;
-  }
-
-  function fmtAgo(ms) {
-    const diff = (Date.now() - ms) / 1000;
-    return diff >= 0 ? `${fmtDuration(diff)} ago` : `in ${fmtDuration(-diff)}`;
-  }
+  const { fmtDuration, parseTime, fmtTime, fmtEta } = window.berthFormat;
 
   function statusLabel(status) {
     if (!status) return 'no answer';
@@ -272,6 +242,7 @@
       priority: el('td', { class: 'num' }),
       effective: el('td', { class: 'num effective' }),
       wait: el('td', { class: 'num wait' }),
+      eta: el('td', { class: 'num eta' }),
       nodes: el('td', { class: 'num nodes' }),
       fleets: el('td', { class: 'fleets' }),
       why: el('td', { class: 'why' }),
@@ -303,6 +274,8 @@
         ? `aged: +${item.effectivePriority - item.priority} for waiting` : '';
       setText(row.cells.wait, fmtDuration(item.waitSeconds));
       row.cells.wait.title = item.submittedAt ? `submitted ${item.submittedAt}` : '';
+      setText(row.cells.eta, fmtEta(item.startsInSeconds));
+      row.cells.eta.title = item.estimatedStartAt ? `expected to start ${item.estimatedStartAt} if nothing new arrives` : 'no estimate: see why it waits';
       setText(row.cells.nodes, item.nodes);
       setText(row.cells.fleets, Array.isArray(item.fleets) && item.fleets.length ? item.fleets.join(', ') : 'any');
       const why = row.cells.why;
@@ -619,6 +592,7 @@
       fact('Message', st.message, 'wide'),
       fact('Effective priority', st.effectivePriority),
       fact('Queue position', st.queuePosition),
+      fact('Estimated start', st.estimatedStartAt ? `${fmtTime(st.estimatedStartAt)}, if nothing new arrives` : (phase === 'Pending' && st.reason ? 'unknown (the message says why)' : '')),
       fact('Nodes', spec.nodes === undefined ? 1 : spec.nodes),
       fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
       fact('Fleet', st.fleet),

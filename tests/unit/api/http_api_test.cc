@@ -14,8 +14,10 @@ QueuePage Page() {
   p.leader = true;
   p.total = 7;
   p.items.push_back(QueueItem{1, "ml", "train", 70, 72, 2, {"a100", "h100"}, "2026-11-24T10:00:00Z", 720,
-                              "NoCapacity", "waiting for \"a100\"", "vision"});
-  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", ""});
+                              "NoCapacity", "waiting for \"a100\"", "vision", "", std::nullopt});
+  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", "", "", std::nullopt});
+  p.items.back().estimated_start_at = "2026-11-24T10:52:00Z";
+  p.items.back().starts_in_seconds = 2400;
   p.continue_token = "3";
   return p;
 }
@@ -27,7 +29,8 @@ TEST(QueuePageTest, TheControllerWritesThePageAsItAlwaysHas) {
             R"("fleets":["a100","h100"],"submittedAt":"2026-11-24T10:00:00Z","waitSeconds":720,"reason":"NoCapacity",)"
             R"("message":"waiting for \"a100\"","team":"vision"},)"
             R"({"position":3,"namespace":"cv","name":"eval","priority":50,"effectivePriority":50,"nodes":1,)"
-            R"("fleets":[],"submittedAt":"2026-11-24T10:10:00Z","waitSeconds":120,"reason":"","message":""}],)"
+            R"("fleets":[],"submittedAt":"2026-11-24T10:10:00Z","waitSeconds":120,"reason":"","message":"",)"
+            R"("estimatedStartAt":"2026-11-24T10:52:00Z","startsInSeconds":2400}],)"
             R"("continue":"3"})");
 }
 
@@ -41,6 +44,10 @@ TEST(QueuePageTest, WhatIsWrittenReadsBack) {
   EXPECT_EQ(back->items[0].fleets, (std::vector<std::string>{"a100", "h100"}));
   EXPECT_EQ(back->items[0].message, "waiting for \"a100\"");
   EXPECT_EQ(back->items[1].position, 3);
+  EXPECT_EQ(back->items[0].estimated_start_at, "") << "unknown: absent";
+  EXPECT_FALSE(back->items[0].starts_in_seconds.has_value());
+  EXPECT_EQ(back->items[1].estimated_start_at, "2026-11-24T10:52:00Z");
+  EXPECT_EQ(back->items[1].starts_in_seconds, std::optional<int64_t>(2400));
 }
 
 TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
@@ -57,7 +64,7 @@ TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
 
 TEST(QueuePageTest, TheCliPrintsTheItemsIndented) {
   QueuePage p;
-  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", ""});
+  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", "", "", std::nullopt});
   const std::string out = EncodeQueueItemsPretty(p.items);
   EXPECT_EQ(out.substr(0, 8), "[\n  {\n  ");
   EXPECT_EQ(out.back(), '\n');

@@ -16,7 +16,8 @@ using testing::StatusBody;
 // The contract's example, plus a second run.
 const char* kQueueJson = R"({"generatedAt":"2026-11-21T20:00:00Z","total":3,"items":[
  {"position":1,"namespace":"ml","name":"train","priority":50,"effectivePriority":52,"nodes":2,"fleets":["a100"],
-  "submittedAt":"2026-11-21T19:00:00Z","waitSeconds":3600,"reason":"NoCapacity","message":"needs 2 idle instances","team":"vision"},
+  "submittedAt":"2026-11-21T19:00:00Z","waitSeconds":3600,"reason":"NoCapacity","message":"needs 2 idle instances","team":"vision",
+  "estimatedStartAt":"2026-11-21T20:40:00Z","startsInSeconds":2400},
  {"position":3,"namespace":"research","name":"sweep-17","priority":10,"effectivePriority":10,"nodes":1,"fleets":[],
   "submittedAt":"2026-11-21T19:59:15Z","waitSeconds":45,"reason":"","message":""}]})";
 
@@ -39,6 +40,10 @@ TEST(QueueViewTest, Decode) {
   EXPECT_EQ(a.reason, "NoCapacity");
   EXPECT_EQ(a.message, "needs 2 idle instances");
   EXPECT_EQ(a.team, "vision");
+  EXPECT_EQ(a.estimated_start_at, "2026-11-21T20:40:00Z");
+  EXPECT_EQ(a.starts_in_seconds, std::optional<int64_t>(2400));
+  EXPECT_EQ(q->items[1].estimated_start_at, "") << "no estimate";
+  EXPECT_FALSE(q->items[1].starts_in_seconds.has_value());
   EXPECT_TRUE(q->items[1].fleets.empty());
   EXPECT_EQ(q->items[1].team, "") << "no Team holds the namespace research";
 
@@ -56,7 +61,7 @@ TEST(QueueViewTest, FromRunStatus) {
  {"metadata":{"namespace":"ml","name":"second","creationTimestamp":"2026-11-24T10:00:00Z"},
   "spec":{"priority":40,"nodes":2,"fleets":["a100"]},
   "status":{"phase":"Pending","queuePosition":2,"effectivePriority":41,"reason":"NoCapacity","message":"needs 2 idle instances",
-            "submittedAt":"2026-11-24T10:00:00Z"}},
+            "submittedAt":"2026-11-24T10:00:00Z","estimatedStartAt":"2026-11-24T12:40:00Z"}},
  {"metadata":{"namespace":"ml","name":"first","creationTimestamp":"2026-11-24T11:00:00Z"},
   "spec":{"priority":90},"status":{"phase":"Pending","queuePosition":1}},
  {"metadata":{"namespace":"ml","name":"beyond-100","creationTimestamp":"2026-11-24T11:00:00Z"},
@@ -84,6 +89,9 @@ TEST(QueueViewTest, FromRunStatus) {
   EXPECT_EQ(q->items[1].wait_seconds, 7200);
   EXPECT_EQ(q->items[1].reason, "NoCapacity");
   EXPECT_EQ(q->items[1].message, "needs 2 idle instances");
+  EXPECT_EQ(q->items[1].estimated_start_at, "2026-11-24T12:40:00Z");
+  EXPECT_EQ(q->items[1].starts_in_seconds, std::optional<int64_t>(2400)) << "from now to the status' estimate";
+  EXPECT_FALSE(q->items[0].starts_in_seconds.has_value()) << "no estimate in its status";
   auto one = QueueFromRuns(list, 1, now);
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->items.size(), 1u);
@@ -128,16 +136,30 @@ TEST(QueueViewTest, Table) {
   auto q = DecodeQueue(kQueueJson);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(FormatQueueTable(*q, QueueFormat{}),
-            "POSITION   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   NODES   REASON       MESSAGE\n"
-            "1          train      vision   50         52          60m       2       NoCapacity   needs 2 idle instances\n"
-            "3          sweep-17   -        10         10          45s       1       -            -\n");
+            "POSITION   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   ETA       NODES   REASON       MESSAGE\n"
+            "1          train      vision   50         52          60m       ~40m      2       NoCapacity   needs 2 idle instances\n"
+            "3          sweep-17   -        10         10          45s       unknown   1       -            -\n");
   EXPECT_EQ(FormatQueueTable(*q, QueueFormat{true, true}),
-            "POSITION   NAMESPACE   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   NODES   FLEETS   SUBMITTED              "
-            "REASON       MESSAGE\n"
-            "1          ml          train      vision   50         52          60m       2       a100     2026-11-21T19:00:00Z   "
-            "NoCapacity   needs 2 idle instances\n"
-            "3          research    sweep-17   -        10         10          45s       1       <any>    2026-11-21T19:59:15Z   "
-            "-            -\n");
+            "POSITION   NAMESPACE   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   ETA       NODES   FLEETS   SUBMITTED   "
+            "           REASON       MESSAGE\n"
+            "1          ml          train      vision   50         52          60m       ~40m      2       a100     2026-11-21T19:"
+            "00:00Z   NoCapacity   needs 2 idle instances\n"
+            "3          research    sweep-17   -        10         10          45s       unknown   1       <any>    2026-11-21T19:"
+            "59:15Z   -            -\n");
+}
+
+// The ETA column: about how long until the estimate, "now" when it is due, "unknown" without one.
+TEST(QueueViewTest, EtaSaysAboutHowLongOrUnknown) {
+  QueueItem it;
+  EXPECT_EQ(EtaText(it), "unknown");
+  it.starts_in_seconds = 0;
+  EXPECT_EQ(EtaText(it), "now");
+  it.starts_in_seconds = 45;
+  EXPECT_EQ(EtaText(it), "~45s");
+  it.starts_in_seconds = 3 * 3600;
+  EXPECT_EQ(EtaText(it), "~3h");
+  it.starts_in_seconds = 3 * 86400 + 2 * 3600;
+  EXPECT_EQ(EtaText(it), "~3d2h");
 }
 
 TEST(QueueViewTest, JsonItems) {
@@ -154,6 +176,10 @@ TEST(QueueViewTest, JsonItems) {
   EXPECT_EQ(k8s::json::GetInt((*back)[1], "position"), 3);
   EXPECT_EQ(k8s::json::GetString((*back)[0], "team"), "vision");
   EXPECT_FALSE((*back)[1].HasMember("team")) << "no team: the field is left out";
+  EXPECT_EQ(k8s::json::GetString((*back)[0], "estimatedStartAt"), "2026-11-21T20:40:00Z");
+  EXPECT_EQ(k8s::json::GetInt((*back)[0], "startsInSeconds"), 2400);
+  EXPECT_FALSE((*back)[1].HasMember("estimatedStartAt")) << "no estimate: the fields are left out";
+  EXPECT_FALSE((*back)[1].HasMember("startsInSeconds"));
 }
 
 TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {

@@ -103,6 +103,26 @@ TEST(RunViewTest, PendingRunShowsItsPositionAndWhy) {
   EXPECT_THAT(out, HasSubstr("Events:       <none>\n"));
   EXPECT_THAT(out, Not(HasSubstr("Placement:")));
   EXPECT_THAT(out, Not(HasSubstr("Limits:")));
+  EXPECT_THAT(out, HasSubstr("Position:     3 in the queue\nEstimate:     unknown (not forecast yet, or estimates are off"))
+      << "no estimate and no reason in the message";
+}
+
+// A pending run's estimate and what it rests on; an unknown one with the reason its message gives.
+TEST(RunViewTest, PendingRunShowsItsEstimatedStartOrWhyItHasNone) {
+  auto known = Doc(R"({"metadata":{"name":"wait","namespace":"default"},"spec":{},
+   "status":{"phase":"Pending","reason":"NoCapacity","message":"needs 1 block; would start now with maxDuration ≤ 25m",
+     "queuePosition":2,"estimatedStartAt":"2026-11-24T10:52:00Z"}})");
+  EXPECT_THAT(FormatRunDescription(known, {}, {}, Now()),
+              HasSubstr("Estimate:     2026-11-24T10:52:00Z (in 40m), if nothing new arrives: the queue's rules run forward"
+                        " over the running runs' expected ends (maxDuration, or the runtime of finished runs like them)\n"));
+  auto unknown = Doc(R"({"metadata":{"name":"wait","namespace":"default"},"spec":{},
+   "status":{"phase":"Pending","reason":"NoCapacity",
+     "message":"needs 1 block; estimated start unknown: the room it waits for is held by runs without a known end; more"}})");
+  EXPECT_THAT(FormatRunDescription(unknown, {}, {}, Now()),
+              HasSubstr("Estimate:     unknown: the room it waits for is held by runs without a known end\n"));
+  auto placed = Doc(R"({"metadata":{"name":"p","namespace":"default"},"spec":{},
+   "status":{"phase":"Scheduled","reason":"Scheduled","message":"placed"}})");
+  EXPECT_THAT(FormatRunDescription(placed, {}, {}, Now()), Not(HasSubstr("Estimate:"))) << "only a pending run has one";
 }
 
 TEST(RunViewTest, NewRunNotYetSeenAndAFailedOneWithTerminatingPods) {

@@ -225,6 +225,7 @@ TEST_F(DashboardTest, StaticServesTheEmbeddedFiles) {
       {"/static/index.html", "index.html", "text/html; charset=utf-8"},
       {"/static/app.js", "app.js", "text/javascript; charset=utf-8"},
       {"/static/teams.js", "teams.js", "text/javascript; charset=utf-8"},
+      {"/static/format.js", "format.js", "text/javascript; charset=utf-8"},
       {"/static/style.css", "style.css", "text/css; charset=utf-8"},
       {"/static/favicon.svg", "favicon.svg", "image/svg+xml"},
   };

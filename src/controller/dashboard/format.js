@@ -1,0 +1,50 @@
+// berth dashboard: how durations and times are written (loaded before app.js and teams.js, which
+// take these from window.berthFormat). Times are shown in the viewer's local time zone.
+'use strict';
+
+(function () {
+  // 45 -> "45s", 605 -> "10m 05s", 7500 -> "2h 05m", 90000 -> "1d 1h"; "—" for no number.
+  function fmtDuration(seconds) {
+    if (seconds === undefined || seconds === null || !isFinite(seconds)) return '—';
+    let s = Math.max(0, Math.floor(seconds));
+    const d = Math.floor(s / 86400); s -= d * 86400;
+    const h = Math.floor(s / 3600); s -= h * 3600;
+    const m = Math.floor(s / 60); s -= m * 60;
+    if (d > 0) return `${d}d ${h}h`;
+    if (h > 0) return `${h}h ${String(m).padStart(2, '0')}m`;
+    if (m > 0) return `${m}m ${String(s).padStart(2, '0')}s`;
+    return `${s}s`;
+  }
+
+  // An RFC 3339 time as milliseconds since the epoch; null when absent or not a time.
+  function parseTime(t) {
+    if (!t) return null;
+    const ms = Date.parse(t);
+    return isNaN(ms) ? null : ms;
+  }
+
+  function fmtAgo(ms) {
+    const diff = (Date.now() - ms) / 1000;
+    return diff >= 0 ? `${fmtDuration(diff)} ago` : `in ${fmtDuration(-diff)}`;
+  }
+
+  // "2026-11-24 10:00:00 (12m 00s ago)" / "(in 40m 00s)"; "—" when not a time.
+  function fmtTime(t) {
+    const ms = parseTime(t);
+    if (ms === null) return '—';
+    const d = new Date(ms);
+    const pad = (n) => String(n).padStart(2, '0');
+    const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+    const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    return `${date} ${time} (${fmtAgo(ms)})`;
+  }
+
+  // A queue item's startsInSeconds as the ETA column shows it (issue 33): "~40m 00s", "now", or
+  // "unknown" when the controller has no estimate (the item's message says why).
+  function fmtEta(startsInSeconds) {
+    if (typeof startsInSeconds !== 'number' || !isFinite(startsInSeconds)) return 'unknown';
+    return startsInSeconds > 0 ? `~${fmtDuration(startsInSeconds)}` : 'now';
+  }
+
+  window.berthFormat = Object.freeze({ fmtDuration, parseTime, fmtTime, fmtEta });
+})();
