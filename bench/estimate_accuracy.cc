@@ -200,12 +200,8 @@ class Replay {
     trace_[i].est_berth = Of(EstimateStarts(Learned(t, queued), Options()), trace_[i].id);
   }
 
-  static EstimateOptions Options() {
-    EstimateOptions o;
-    o.horizon = std::chrono::hours(24 * 30);
-    o.max_cycles = 2000;
-    return o;
-  }
+  // The engine's own options (its horizon and cycle budget): what a user would be shown.
+  static EstimateOptions Options() { return EstimateOptions{}; }
 
   // The forecast's input with learned runtimes: for queued runs the median of comparable runs,
   // for running runs the median of those that ran longer than this one has so far.

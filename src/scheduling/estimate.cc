@@ -45,7 +45,7 @@ class Forecast {
       const std::optional<TimePoint> next = NextEnd(t);
       if (!next) return Finish(EstimateUnknown::kNoKnownEnd);
       if (*next - now_ > o_.horizon) return Finish(EstimateUnknown::kBeyondHorizon);
-      t = std::max(*next, t + o_.step);
+      t = std::max(*next, t + MinGap(t));
       EndRunsBy(t);
     }
     return Finish(EstimateUnknown::kNone);
@@ -104,6 +104,13 @@ class Forecast {
     for (const RankPlacement& rank : p.ranks) {
       if (auto it = instance_index_.find(rank.instance); it != instance_index_.end()) ++sim_.instances[it->second].runs_started;
     }
+  }
+
+  // The least time between two cycles at `t`: `step`, or a share of the time from now.
+  Duration MinGap(TimePoint t) const {
+    const auto share = std::chrono::duration_cast<Duration>(std::chrono::duration<double, Duration::period>(
+        static_cast<double>((t - now_).count()) * o_.step_fraction));
+    return std::max(o_.step, share);
   }
 
   std::optional<TimePoint> NextEnd(TimePoint t) const {

@@ -160,5 +160,23 @@ TEST(EstimateStarts, TheBudgetAndTheHorizonBoundTheForecast) {
   EXPECT_EQ(Of(horizon, "ns/q2").unknown, EstimateUnknown::kBeyondHorizon);
 }
 
+// Far from now the cycles are further apart (5 % of the time from now): a run behind another that
+// ends 1 minute after a start 10 hours out is estimated within 5 % of its wait, in one cycle less.
+TEST(EstimateStarts, CyclesFarFromNowAreFurtherApart) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running = {Running("ns/a", {{"i0", 1}}, kT0 + hours(10))};
+  for (int i = 0; i < 2; ++i) {
+    in.queued.push_back(Queued("ns/q" + std::to_string(i), i));
+    in.runtime["ns/q" + std::to_string(i)] = minutes(1);
+  }
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/q0").start, kT0 + hours(10));
+  EXPECT_EQ(Of(e, "ns/q1").start, kT0 + hours(10) + minutes(30)) << "the next cycle 5 % of 10h later";
+  const auto fine = EstimateStarts(in, EstimateOptions{.step_fraction = 0});
+  EXPECT_EQ(Of(fine, "ns/q1").start, kT0 + hours(10) + minutes(1)) << "a fixed 1-minute step";
+}
+
 }  // namespace
 }  // namespace berth::scheduling
