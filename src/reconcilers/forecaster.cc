@@ -40,6 +40,7 @@ sched::EstimateInput ForecastInput(const sched::ClusterSnapshot& snapshot, const
     if (run) learned = history.Predict(run->meta.ns, run->meta.name, team_of(run->meta.ns), ShapeOf(*run), p.max_duration);
     if (learned) {
       in.runtime[p.id] = learned->runtime;
+      if (learned->spread.size() > 1) in.runtime_spread[p.id] = std::move(learned->spread);
     } else if (p.max_duration) {
       in.runtime[p.id] = *p.max_duration;
     }
@@ -54,6 +55,10 @@ sched::EstimateInput ForecastInput(const sched::ClusterSnapshot& snapshot, const
     if (auto learned = history.Predict(run->meta.ns, run->meta.name, team_of(run->meta.ns), ShapeOf(*run),
                                        run->spec.max_duration, elapsed)) {
       in.running_end[r.id] = *placed + learned->runtime;
+      if (learned->spread.size() > 1) {
+        std::vector<k8s::TimePoint>& ends = in.running_end_spread[r.id];
+        for (sched::Duration d : learned->spread) ends.push_back(*placed + d);
+      }
     }
   }
   return in;

@@ -192,8 +192,80 @@ std::string_view ExplainUnknown(EstimateUnknown why) {
   return "";
 }
 
+namespace {
+
+// A fixed point in [0, 1) for `id`, the same in every build: FNV-1a, then splitmix64's finalizer
+// (FNV alone barely changes its top bits for ids that differ in their last character).
+double UnitHash(const std::string& id) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  return static_cast<double>(h >> 11) / static_cast<double>(uint64_t{1} << 53);
+}
+
+template <typename T>
+const T& Draw(const std::vector<T>& sorted, double u, int k, int samples) {
+  double q = u + (k + 0.5) / samples;
+  q -= static_cast<int>(q);
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())))];
+}
+
+// Forecast k of `samples`: each run with a spread at its draw.
+EstimateInput Sample(const EstimateInput& in, int k, int samples) {
+  EstimateInput one = in;
+  one.runtime_spread.clear();
+  one.running_end_spread.clear();
+  for (const auto& [id, spread] : in.runtime_spread) {
+    if (spread.size() > 1) one.runtime[id] = Draw(spread, UnitHash(id), k, samples);
+  }
+  for (const auto& [id, spread] : in.running_end_spread) {
+    if (spread.size() > 1) one.running_end[id] = Draw(spread, UnitHash(id), k, samples);
+  }
+  return one;
+}
+
+}  // namespace
+
 std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOptions& options) {
-  return Forecast(std::move(input), options).Run();
+  const bool spread = std::any_of(input.runtime_spread.begin(), input.runtime_spread.end(),
+                                  [](const auto& e) { return e.second.size() > 1; }) ||
+                      std::any_of(input.running_end_spread.begin(), input.running_end_spread.end(),
+                                  [](const auto& e) { return e.second.size() > 1; });
+  if (options.samples <= 1 || !spread) return Forecast(std::move(input), options).Run();
+  struct Draws {
+    std::vector<TimePoint> starts;
+    EstimateUnknown why = EstimateUnknown::kNone;  // the first forecast's reason where it had none
+  };
+  std::map<std::string, Draws> draws;
+  std::vector<StartEstimate> first;
+  for (int k = 0; k < options.samples; ++k) {
+    std::vector<StartEstimate> one = Forecast(Sample(input, k, options.samples), options).Run();
+    for (const StartEstimate& e : one) {
+      Draws& d = draws[e.run_id];
+      if (e.start) {
+        d.starts.push_back(*e.start);
+      } else if (d.why == EstimateUnknown::kNone) {
+        d.why = e.unknown;
+      }
+    }
+    if (k == 0) first = std::move(one);
+  }
+  const size_t half = static_cast<size_t>(options.samples) / 2;
+  for (StartEstimate& e : first) {
+    Draws& d = draws[e.run_id];
+    if (d.starts.size() <= half) {  // unknown in half of the forecasts or more
+      e.start.reset();
+      e.unknown = d.why;
+      continue;
+    }
+    // The median of all `samples` starts, the unknown ones counted as the latest.
+    std::sort(d.starts.begin(), d.starts.end());
+    e.start = d.starts[half];
+    e.unknown = EstimateUnknown::kNone;
+  }
+  return first;
 }
 
 }  // namespace berth::scheduling

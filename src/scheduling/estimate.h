@@ -42,6 +42,11 @@ struct EstimateOptions {
   double step_fraction = 0.05;  // the gap between cycles grows with the time from now
   Duration horizon = std::chrono::hours(24 * 14);
   int max_cycles = 400;
+  // Sampled forecasts: with spreads in the input, this many forecasts are made, each with every
+  // run's runtime (and running run's end) drawn at its own stratified quantile of its spread, and
+  // each run's estimate is the median of its starts (see EstimateStarts). 1: one forecast on the
+  // medians. Costs `samples` forecasts.
+  int samples = 5;
 };
 
 enum class EstimateUnknown : uint8_t {
@@ -77,10 +82,21 @@ struct EstimateInput {
   // scheduler's own decisions (the reservation, backfill) still rest on expected_end, as the
   // engine's do; a run started in the forecast gets start + maxDuration there, likewise.
   std::map<std::string, TimePoint> running_end;
+  // Optional: what `runtime` and `running_end` are the medians of (RuntimePrediction::spread),
+  // sorted, by id. A run with a spread of two or more values is drawn from it in sampled forecasts.
+  std::map<std::string, std::vector<Duration>> runtime_spread;
+  std::map<std::string, std::vector<TimePoint>> running_end_spread;
   TimePoint now{};
 };
 
-// One estimate per queued run, in queue order at `now`.
+// One estimate per queued run, in queue order at `now`. Without spreads (or options.samples <= 1)
+// one forecast on `runtime` and `running_end`. Else `samples` forecasts: in forecast k each run with
+// a spread takes its value at quantile frac(u + (k + 0.5) / samples), u a fixed hash of its id in
+// [0, 1) (so each run's draws cover its spread evenly and runs are drawn independently of each
+// other: "the soonest of many uncertain ends" comes out as it would); a run's start is the median
+// of its starts over the forecasts (the point estimate with the least expected absolute error),
+// unknown when it is unknown in half of them or more (then for the first forecast's reason). The
+// "would start now" bound is the first cycle's, the same in every forecast.
 std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOptions& options = {});
 
 }  // namespace berth::scheduling

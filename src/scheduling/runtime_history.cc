@@ -84,9 +84,11 @@ std::optional<RuntimePrediction> RuntimeHistory::Predict(std::string_view ns, st
     for (Duration x : s->last) {
       if (x > elapsed) longer.push_back(x);
     }
-    Duration d = longer.empty() ? elapsed + Median(s->last) / 4 : Median(longer);
-    if (max_duration) d = std::min(d, *max_duration);
-    return RuntimePrediction{d, basis, static_cast<int>(s->last.size())};
+    if (longer.empty()) longer.push_back(elapsed + Median(s->last) / 4);
+    for (Duration& x : longer) x = max_duration ? std::min(x, *max_duration) : x;
+    std::sort(longer.begin(), longer.end());
+    const Duration d = Median(longer);
+    return RuntimePrediction{d, std::move(longer), basis, static_cast<int>(s->last.size())};
   };
   if (auto p = from(by_name_.Find(NameKey(ns, name)), RuntimePrediction::Basis::kNamePattern)) return p;
   return from(by_shape_.Find(ShapeKey(ns, team, shape)), RuntimePrediction::Basis::kTeamShape);

@@ -46,6 +46,10 @@ struct FinishedRun {
 
 struct RuntimePrediction {
   Duration runtime{0};
+  // The runtimes `runtime` is the median of, sorted and capped at maxDuration (for a running run
+  // those longer than it has run, or the one guess past them): the spread the sampled forecast
+  // draws from (scheduling/estimate.h, EstimateInput::runtime_spread).
+  std::vector<Duration> spread;
   enum class Basis : uint8_t { kNamePattern, kTeamShape } basis = Basis::kNamePattern;
   int samples = 0;
 };

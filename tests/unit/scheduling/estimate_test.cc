@@ -178,5 +178,31 @@ TEST(EstimateStarts, CyclesFarFromNowAreFurtherApart) {
   EXPECT_EQ(Of(fine, "ns/q1").start, kT0 + hours(10) + minutes(1)) << "a fixed 1-minute step";
 }
 
+// Sampled forecasts: eight machines, each held by a run expected (its median) to end at 30m but
+// that ends at 10, 30 or 50 minutes as often. One forecast on the medians says 30m for the run
+// waiting for the first of them; the five sampled forecasts say 10m, since in each of them one of
+// the eight is likely to end after 10 minutes (the soonest of many uncertain ends comes earlier
+// than the soonest of their medians). A run without a spread waits as before.
+TEST(EstimateStarts, SampledForecastsTakeTheSoonestOfUncertainEndsIntoAccount) {
+  EstimateInput in;
+  in.snapshot = Machines(8);
+  for (int i = 0; i < 8; ++i) {
+    const std::string id = "ns/r" + std::to_string(i);
+    in.snapshot.running.push_back(Running(id, {{"i" + std::to_string(i), 1}}, kT0 + hours(1)));
+    in.running_end[id] = kT0 + minutes(30);
+    in.running_end_spread[id] = {kT0 + minutes(10), kT0 + minutes(30), kT0 + minutes(50)};
+  }
+  in.queued = {Queued("ns/q", 0)};
+  in.runtime["ns/q"] = minutes(10);
+  in.now = kT0;
+  EXPECT_EQ(Of(EstimateStarts(in, EstimateOptions{.samples = 1}), "ns/q").start, kT0 + minutes(30));
+  EXPECT_EQ(Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/q").start, kT0 + minutes(10));
+  // Deterministic: the same input gives the same answer.
+  EXPECT_EQ(Of(EstimateStarts(in), "ns/q").start, Of(EstimateStarts(in), "ns/q").start);
+  // Without spreads the sampled forecasts are one forecast.
+  in.running_end_spread.clear();
+  EXPECT_EQ(Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/q").start, kT0 + minutes(30));
+}
+
 }  // namespace
 }  // namespace berth::scheduling

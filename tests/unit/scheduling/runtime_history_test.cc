@@ -37,6 +37,10 @@ TEST(RuntimeHistory, TheMedianOfTheSameNamePatternOnceThreeFinished) {
   EXPECT_FALSE(h.Predict("other", "train-9", "", kTwoNodes, std::nullopt));
   // Never beyond the run's own maxDuration.
   EXPECT_EQ(h.Predict("ml", "train-9", "", kOneGpu, minutes(35))->runtime, minutes(35));
+  // The spread the median is of, sorted, capped at maxDuration (the sampled forecasts draw from it).
+  EXPECT_EQ(p->spread, (std::vector<Duration>{minutes(30), minutes(40), minutes(50)}));
+  EXPECT_EQ(h.Predict("ml", "train-9", "", kOneGpu, minutes(35))->spread,
+            (std::vector<Duration>{minutes(30), minutes(35), minutes(35)}));
 }
 
 TEST(RuntimeHistory, ARunningRunIsExpectedToRunAsLongAsThoseThatRanLongerThanItHasSoFar) {
@@ -45,6 +49,8 @@ TEST(RuntimeHistory, ARunningRunIsExpectedToRunAsLongAsThoseThatRanLongerThanItH
   EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt)->runtime, minutes(30)) << "not started: the median";
   EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt, minutes(35))->runtime, minutes(45))
       << "35m in: the median of 40 and 50";
+  EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt, minutes(35))->spread,
+            (std::vector<Duration>{minutes(40), minutes(50)}));
   EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, std::nullopt, minutes(60))->runtime, minutes(60) + std::chrono::seconds(450))
       << "longer than every sample: another quarter of the median";
   EXPECT_EQ(h.Predict("ml", "eval-9", "", kOneGpu, minutes(55), minutes(60))->runtime, minutes(55)) << "never past maxDuration";
