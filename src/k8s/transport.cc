@@ -22,9 +22,15 @@ void Cancellation::Cancel() {
     std::lock_guard<std::mutex> lock(mu_);
     if (cancelled_) return;
     cancelled_ = true;
+    running_hooks_ = true;
     hooks.swap(hooks_);
   }
   for (auto& h : hooks) h.second();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_hooks_ = false;
+  }
+  hooks_done_.notify_all();
 }
 
 bool Cancellation::cancelled() const {
@@ -45,13 +51,14 @@ int Cancellation::OnCancel(std::function<void()> fn) {
 }
 
 void Cancellation::Remove(int id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   for (auto it = hooks_.begin(); it != hooks_.end(); ++it) {
     if (it->first == id) {
       hooks_.erase(it);
-      return;
+      return;  // not taken by a Cancel: it will never run
     }
   }
+  hooks_done_.wait(lock, [this] { return !running_hooks_; });
 }
 
 namespace {

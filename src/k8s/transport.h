@@ -2,6 +2,7 @@
 // HTTP to the API server, behind an interface so the rest of the client does not depend on
 // cpprestsdk (which is in maintenance mode upstream).
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -34,15 +35,22 @@ struct HttpResponse {
 // Cancels a blocking call from another thread (a watch being read, for example).
 class Cancellation {
  public:
+  // Marks it cancelled and runs the hooks (on this thread, outside the lock).
   void Cancel();
   bool cancelled() const;
   // Runs `fn` on Cancel (at once if already cancelled). Returns an id for Remove.
   int OnCancel(std::function<void()> fn);
+  // After Remove(id) returns, hook `id` is not running and never will: when a Cancel is running
+  // the hooks, Remove waits for it to finish them (a hook may refer to its caller's stack, which
+  // is gone once the caller returns: a watch's cancellation token was, and a shutdown crashed).
+  // Never call it from a hook.
   void Remove(int id);
 
  private:
   mutable std::mutex mu_;
+  std::condition_variable hooks_done_;
   bool cancelled_ = false;
+  bool running_hooks_ = false;
   int next_id_ = 0;
   std::vector<std::pair<int, std::function<void()>>> hooks_;
 };
