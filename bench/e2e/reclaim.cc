@@ -323,6 +323,7 @@ bool FillAndQueue(const Config& c, const Kubelet& kubelet, const RunWatch& runs)
 struct Sample {
   double placed_ms = 0, reclaimed_ms = 0;  // create answered -> owner Scheduled; -> last victim Reclaimed
   int victims = 0;                         // runs moved to Reclaimed meanwhile
+  bool twice = false;                      // one of them twice (stopped, placed again, stopped again)
   bool record_matches = false;             // the owner's preemption record (reclaim: true) names exactly them
   bool victims_borrowers = false;          // every victim is a borrower's run
 };
@@ -345,7 +346,7 @@ std::optional<Sample> OneSample(const Config& c, int k, const Kubelet& kubelet, 
   std::set<std::string> seen;
   s.victims_borrowers = true;
   for (const auto& v : victims) {
-    seen.insert(v.key);
+    s.twice = s.twice || !seen.insert(v.key).second;
     s.reclaimed_ms = std::max(s.reclaimed_ms, Ms(v.at - t0));
     const int vteam = std::atoi(v.key.c_str() + 5);  // "team-N/..."
     s.victims_borrowers = s.victims_borrowers && vteam % 2 == 1;
@@ -374,7 +375,8 @@ std::optional<Sample> OneSample(const Config& c, int k, const Kubelet& kubelet, 
 
 double Pct(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1)];
+  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));  // nearest rank, 1-based
+  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
 std::string LoadAvg() {
@@ -397,13 +399,16 @@ double ReclaimsTotal(int port) {
 void PrintTable(const Config& c, const std::vector<Sample>& samples, const std::string& flags, const std::string& loads,
                 double reclaims_metric) {
   std::vector<double> placed, reclaimed, victims;
-  int matches = 0, borrowers = 0;
+  int matches = 0, borrowers = 0, twice = 0;
+  std::string each;
   for (const auto& s : samples) {
     placed.push_back(s.placed_ms);
     reclaimed.push_back(s.reclaimed_ms);
     victims.push_back(s.victims);
     matches += s.record_matches;
     borrowers += s.victims_borrowers;
+    twice += s.twice;
+    each += (each.empty() ? "" : ", ") + std::to_string(s.victims);
   }
   std::printf("\n## Reclaim latency: %d teams, %d pending runs, %d nodes (Kubernetes %s, bench/e2e/reclaim.cc)\n\n", c.teams,
               c.pending, c.nodes, KubeVersion().c_str());
@@ -421,10 +426,13 @@ void PrintTable(const Config& c, const std::vector<Sample>& samples, const std::
               Pct(placed, 0.5), Pct(placed, 0.9), Pct(placed, 0.99), Pct(placed, 1.0));
   std::printf("| until the last victim's status shows reason Reclaimed | %.0f ms | %.0f ms | %.0f ms | %.0f ms |\n",
               Pct(reclaimed, 0.5), Pct(reclaimed, 0.9), Pct(reclaimed, 0.99), Pct(reclaimed, 1.0));
-  std::printf("\n| samples | victims per reclaim: min / median / max | victims named by the owner's record (reclaim: true) "
-              "| every victim a borrower's run | berth_reclaims_total at the end |\n|---|---|---|---|---|\n");
-  std::printf("| %zu | %.0f / %.0f / %.0f | %d of %zu | %d of %zu | %.0f |\n", samples.size(), Pct(victims, 0),
-              Pct(victims, 0.5), Pct(victims, 1.0), matches, samples.size(), borrowers, samples.size(), reclaims_metric);
+  std::printf("\n| samples | runs stopped (reason Reclaimed) per sample: min / median / max | samples whose stops are exactly "
+              "the victims of the owner's record (reclaim: true) | samples that stopped one run twice | every stopped run a "
+              "borrower's | berth_reclaims_total at the end |\n|---|---|---|---|---|---|\n");
+  std::printf("| %zu | %.0f / %.0f / %.0f | %d of %zu | %d | %d of %zu | %.0f |\n", samples.size(),
+              *std::min_element(victims.begin(), victims.end()), Pct(victims, 0.5), Pct(victims, 1.0), matches, samples.size(),
+              twice, borrowers, samples.size(), reclaims_metric);
+  std::printf("\nRuns stopped in each sample, in order: %s.\n", each.c_str());
 }
 
 }  // namespace
