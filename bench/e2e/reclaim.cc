@@ -2,7 +2,7 @@
 // teams, to be taken back (issue 31, "Done means": 10 teams, 10,000 pending runs, 1,000 nodes).
 //
 //   berth-e2e-bench reclaim [--nodes 1000 --pending 10000 --teams 10 --samples 20]
-//                           [--run-gpus 8 --owner-gpus 8 --owner-priority 10]
+//                           [--run-gpus 8 --owner-gpus 8 --owner-priority 10] [--debug 1]
 //
 // One Fleet over NODES bare Node objects of 8 GPUs (blocks 8, preemption.reclaim Borrowed,
 // minRuntime 0s); TEAMS Teams, each with one namespace and an equal nominal share of the fleet.
@@ -447,7 +447,9 @@ int Reclaim() {
   StartControlPlane();
   MakeCluster(c);
   const int port = berth::testing::FreePort();
-  const std::vector<std::string> args = {"--metrics-bind-address=127.0.0.1:" + std::to_string(port), "--log-level=info"};
+  // --debug 1: the harness' --log-level=debug kept (to trace a reclaim in the controller's log).
+  const std::string level = Flag("debug", 0) != 0 ? "--log-level=debug" : "--log-level=info";
+  const std::vector<std::string> args = {"--metrics-bind-address=127.0.0.1:" + std::to_string(port), level};
   ControllerProcess controller(args, "bench-controller");
   controller.Start();
   std::vector<Sample> samples;
@@ -468,7 +470,7 @@ int Reclaim() {
     }
   }
   const double reclaims = ReclaimsTotal(port);
-  std::string flags = "--metrics-bind-address=127.0.0.1:PORT --log-level=info";
+  const std::string flags = "--metrics-bind-address=127.0.0.1:PORT " + level;
   const bool complete = static_cast<int>(samples.size()) == c.samples;
   if (!complete) std::fprintf(stderr, "controller log: %s\n", controller.log_path().c_str());
   controller.Stop();
