@@ -439,6 +439,10 @@ void PrintTable(const Config& c, const std::vector<Sample>& samples, const std::
 
 int Reclaim() {
   const Config c = ReadConfig();
+  if (kGpusPerNode % c.run_gpus != 0) {
+    std::fprintf(stderr, "--run-gpus must divide 8, so that the borrowers' runs fill every node\n");
+    return 2;
+  }
   if (c.share < c.owner_gpus) {
     std::fprintf(stderr, "each team's nominal share (%d GPUs) is below the owner's run (%d GPUs): more nodes or fewer teams\n",
                  c.share, c.owner_gpus);
