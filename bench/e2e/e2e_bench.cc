@@ -1794,7 +1794,7 @@ using namespace berth::bench::e2e;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|run-size|behaviour [--flag N ...]\n");
+    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|run-size|behaviour|reclaim [--flag N ...]\n");
     return 2;
   }
   std::string scenario = argv[1];
@@ -1817,6 +1817,7 @@ int main(int argc, char** argv) {
   if (scenario == "scale") finish(Scale());
   if (scenario == "run-size") finish(RunSize());
   if (scenario == "behaviour") finish(Behaviour());
+  if (scenario == "reclaim") finish(Reclaim());  // bench/e2e/reclaim.cc
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;
 }

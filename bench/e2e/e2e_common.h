@@ -61,11 +61,14 @@ void RestartKueue(KueueRun& k);
 std::string KueueMetrics(const KueueRun& k);
 // Ready bare Node objects of 64 CPUs, 512Gi and 8 GPUs labelled pool=POOL (see e2e_bench.cc).
 void MakeNodes(const std::string& pool, int count);
+// The JSON of Run `name` with a busybox template; `spec`: more spec fields, each followed by a comma.
+std::string RunBody(const std::string& name, const std::string& spec);
 // VmRSS of a process in KiB (-1 when unknown).
 long RssKiB(int pid);
 
 // The scenarios defined outside e2e_bench.cc.
 int Behaviour();  // behaviour.cc
+int Reclaim();    // reclaim.cc
 // Scale through Kueue: 100,000 pending Jobs on 10,000 nodes (kueue_scale.cc); prints its table.
 struct ScaleFigures {
   double rss_max_mb = -1, first_admission_s = -1, decision_ms = -1;
