@@ -145,75 +145,40 @@ void WriteFleetSpec(Writer& w, const FleetSpec& s) {
   raw.StartObject();
   w.Key("nodeSelector");
   raw.StartObject();
-  for (const auto& [k, v] : s.node_selector) {
-    w.Key(k);
-    w.String(v);
-  }
+  for (const auto& [k, v] : s.node_selector) w.StringMember(k, v);
   raw.EndObject();
-  w.Key("blocks");
   if (s.blocks_auto) {
-    w.String("auto");
+    w.StringMember("blocks", "auto");
   } else {
-    w.Int(s.blocks);
+    w.IntMember("blocks", s.blocks);
   }
-  w.Key("placement");
-  w.String(s.cluster_placement ? "cluster" : "any");
-  if (!s.topology_key.empty()) {
-    w.Key("topologyKey");
-    w.String(s.topology_key);
-  }
-  w.Key("gpuResource");
-  w.String(s.gpu_resource);
-  if (s.max_runs_per_instance) {
-    w.Key("maxRunsPerInstance");
-    w.Int(*s.max_runs_per_instance);
-  }
-  if (s.instance_lifetime) {
-    w.Key("instanceLifetime");
-    w.String(base::FormatDuration(*s.instance_lifetime));
-  }
+  w.StringMember("placement", s.cluster_placement ? "cluster" : "any");
+  w.StringMemberIfSet("topologyKey", s.topology_key);
+  w.StringMember("gpuResource", s.gpu_resource);
+  w.IntMemberIfSet("maxRunsPerInstance", s.max_runs_per_instance);
+  if (s.instance_lifetime) w.StringMember("instanceLifetime", base::FormatDuration(*s.instance_lifetime));
   w.Key("preemption");
   raw.StartObject();
-  w.Key("policy");
-  w.String(s.preempt_lower_priority ? "LowerPriority" : "Never");
-  w.Key("minRuntime");
-  w.String(base::FormatDuration(s.min_runtime));
-  w.Key("reclaim");
-  w.String(s.reclaim_borrowed ? "Borrowed" : "Never");
+  w.StringMember("policy", s.preempt_lower_priority ? "LowerPriority" : "Never");
+  w.StringMember("minRuntime", base::FormatDuration(s.min_runtime));
+  w.StringMember("reclaim", s.reclaim_borrowed ? "Borrowed" : "Never");
   raw.EndObject();
   raw.EndObject();
 }
 
 void WriteInstance(Writer& w, const FleetInstance& r) {
   w.raw().StartObject();
-  w.Key("node");
-  w.String(r.node);
-  w.Key("uid");
-  w.String(r.uid);
-  w.Key("totalBlocks");
-  w.Int(r.total_blocks);
-  w.Key("busyBlocks");
-  w.Int(r.busy_blocks);
-  w.Key("runsStarted");
-  w.Int(r.runs_started);
+  w.StringMember("node", r.node);
+  w.StringMember("uid", r.uid);
+  w.IntMember("totalBlocks", r.total_blocks);
+  w.IntMember("busyBlocks", r.busy_blocks);
+  w.IntMember("runsStarted", r.runs_started);
   w.Key("countedRuns");
   w.StringList(r.counted_runs);
-  if (r.expires_at) {
-    w.Key("expiresAt");
-    w.String(io::FormatTime(*r.expires_at));
-  }
-  if (r.state) {
-    w.Key("state");
-    w.String(ToApi(*r.state));
-  }
-  if (!r.message.empty()) {
-    w.Key("message");
-    w.String(r.message);
-  }
-  if (!r.held_by_other_pods.empty()) {
-    w.Key("heldByOtherPods");
-    w.String(r.held_by_other_pods);
-  }
+  w.TimeMemberIfSet("expiresAt", r.expires_at);
+  if (r.state) w.StringMember("state", ToApi(*r.state));
+  w.StringMemberIfSet("message", r.message);
+  w.StringMemberIfSet("heldByOtherPods", r.held_by_other_pods);
   w.raw().EndObject();
 }
 
@@ -223,15 +188,11 @@ void WriteFleetStatus(Writer& w, const FleetStatus& s) {
   w.raw().StartArray();
   for (const auto& r : s.instances) WriteInstance(w, r);
   w.raw().EndArray();
-  const std::pair<const char*, int64_t> counts[] = {{"totalInstances", s.total_instances},
-                                                    {"readyInstances", s.ready_instances},
-                                                    {"totalBlocks", s.total_blocks},
-                                                    {"busyBlocks", s.busy_blocks},
-                                                    {"observedGeneration", s.observed_generation}};
-  for (const auto& [k, v] : counts) {
-    w.Key(k);
-    w.Int(v);
-  }
+  w.IntMember("totalInstances", s.total_instances);
+  w.IntMember("readyInstances", s.ready_instances);
+  w.IntMember("totalBlocks", s.total_blocks);
+  w.IntMember("busyBlocks", s.busy_blocks);
+  w.IntMember("observedGeneration", s.observed_generation);
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);
   w.raw().EndObject();
@@ -263,15 +224,9 @@ k8s::Result<Fleet> DecodeFleet(const json::Value& obj, const FleetDecodeOptions&
 }
 
 std::string EncodeFleet(const Fleet& fleet) {
-  Writer w;
-  w.raw().StartObject();
-  io::WriteHead(w, "Fleet", fleet.meta);
-  w.Key("spec");
-  WriteFleetSpec(w, fleet.spec);
-  w.Key("status");
-  WriteFleetStatus(w, fleet.status);
-  w.raw().EndObject();
-  return w.Take();
+  return io::EncodeObject(
+      "Fleet", fleet.meta, [&](Writer& w) { WriteFleetSpec(w, fleet.spec); },
+      [&](Writer& w) { WriteFleetStatus(w, fleet.status); });
 }
 
 std::string EncodeFleetStatus(const FleetStatus& status) {
@@ -281,13 +236,7 @@ std::string EncodeFleetStatus(const FleetStatus& status) {
 }
 
 std::string FleetStatusPatch(const FleetStatus& status, std::string_view resource_version) {
-  Writer w;
-  w.raw().StartObject();
-  io::WritePrecondition(w, resource_version);
-  w.Key("status");
-  WriteFleetStatus(w, status);
-  w.raw().EndObject();
-  return w.Take();
+  return io::MergePatch(resource_version, "status", [&](Writer& w) { WriteFleetStatus(w, status); });
 }
 
 }  // namespace berth::api::v1alpha1

@@ -96,22 +96,14 @@ std::string EncodeQueuePage(const QueuePage& page) {
   Writer w;
   auto& raw = w.raw();
   raw.StartObject();
-  w.Key("generatedAt");
-  w.String(page.generated_at);
-  if (page.leader) {
-    w.Key("leader");
-    raw.Bool(*page.leader);
-  }
-  w.Key("total");
-  w.Int(page.total);
+  w.StringMember("generatedAt", page.generated_at);
+  if (page.leader) w.BoolMember("leader", *page.leader);
+  w.IntMember("total", page.total);
   w.Key("items");
   raw.StartArray();
   for (const auto& it : page.items) WriteQueueItem(raw, it);
   raw.EndArray();
-  if (!page.continue_token.empty()) {
-    w.Key("continue");
-    w.String(page.continue_token);
-  }
+  w.StringMemberIfSet("continue", page.continue_token);
   raw.EndObject();
   return w.Take();
 }

@@ -134,6 +134,38 @@ std::vector<Condition> ReadConditions(Reader& r) {
   return out;
 }
 
+void Writer::StringMember(std::string_view key, std::string_view value) {
+  Key(key);
+  String(value);
+}
+
+void Writer::IntMember(std::string_view key, int64_t value) {
+  Key(key);
+  Int(value);
+}
+
+void Writer::NumberMember(std::string_view key, double value) {
+  Key(key);
+  w_.Double(value);
+}
+
+void Writer::BoolMember(std::string_view key, bool value) {
+  Key(key);
+  w_.Bool(value);
+}
+
+void Writer::StringMemberIfSet(std::string_view key, std::string_view value) {
+  if (!value.empty()) StringMember(key, value);
+}
+
+void Writer::IntMemberIfSet(std::string_view key, const std::optional<int64_t>& value) {
+  if (value) IntMember(key, *value);
+}
+
+void Writer::TimeMemberIfSet(std::string_view key, const std::optional<Time>& value) {
+  if (value) StringMember(key, FormatTime(*value));
+}
+
 void Writer::StringOrNull(std::string_view s) {
   if (s.empty()) {
     Null();
@@ -175,43 +207,22 @@ void WriteStringMap(Writer& w, std::string_view key, const std::map<std::string,
   if (m.empty()) return;
   w.Key(key);
   w.raw().StartObject();
-  for (const auto& [k, v] : m) {
-    w.Key(k);
-    w.String(v);
-  }
+  for (const auto& [k, v] : m) w.StringMember(k, v);
   w.raw().EndObject();
 }
 }  // namespace
 
 void WriteHead(Writer& w, std::string_view kind, const k8s::ObjectMeta& meta) {
-  w.Key("apiVersion");
-  w.String(kGroupVersion);
-  w.Key("kind");
-  w.String(kind);
+  w.StringMember("apiVersion", kGroupVersion);
+  w.StringMember("kind", kind);
   w.Key("metadata");
   w.raw().StartObject();
-  w.Key("name");
-  w.String(meta.name);
-  if (!meta.ns.empty()) {
-    w.Key("namespace");
-    w.String(meta.ns);
-  }
-  if (!meta.uid.empty()) {
-    w.Key("uid");
-    w.String(meta.uid);
-  }
-  if (!meta.resource_version.empty()) {
-    w.Key("resourceVersion");
-    w.String(meta.resource_version);
-  }
-  if (meta.generation != 0) {
-    w.Key("generation");
-    w.Int(meta.generation);
-  }
-  if (meta.created != TimePoint{}) {
-    w.Key("creationTimestamp");
-    w.String(k8s::FormatRfc3339(meta.created));
-  }
+  w.StringMember("name", meta.name);
+  w.StringMemberIfSet("namespace", meta.ns);
+  w.StringMemberIfSet("uid", meta.uid);
+  w.StringMemberIfSet("resourceVersion", meta.resource_version);
+  if (meta.generation != 0) w.IntMember("generation", meta.generation);
+  if (meta.created != TimePoint{}) w.StringMember("creationTimestamp", k8s::FormatRfc3339(meta.created));
   WriteStringMap(w, "labels", meta.labels);
   WriteStringMap(w, "annotations", meta.annotations);
   if (!meta.finalizers.empty()) {
@@ -225,8 +236,7 @@ void WritePrecondition(Writer& w, std::string_view resource_version) {
   if (resource_version.empty()) return;
   w.Key("metadata");
   w.raw().StartObject();
-  w.Key("resourceVersion");
-  w.String(resource_version);
+  w.StringMember("resourceVersion", resource_version);
   w.raw().EndObject();
 }
 
@@ -234,20 +244,12 @@ void WriteConditions(Writer& w, const std::vector<Condition>& conditions) {
   w.raw().StartArray();
   for (const auto& c : conditions) {
     w.raw().StartObject();
-    w.Key("type");
-    w.String(c.type.api());
-    w.Key("status");
-    w.String(ToApi(c.status));
-    w.Key("reason");
-    w.String(c.reason.api());
-    w.Key("message");
-    w.String(c.message);
-    if (c.last_transition_time) {
-      w.Key("lastTransitionTime");
-      w.String(FormatTime(*c.last_transition_time));
-    }
-    w.Key("observedGeneration");
-    w.Int(c.observed_generation);
+    w.StringMember("type", c.type.api());
+    w.StringMember("status", ToApi(c.status));
+    w.StringMember("reason", c.reason.api());
+    w.StringMember("message", c.message);
+    w.TimeMemberIfSet("lastTransitionTime", c.last_transition_time);
+    w.IntMember("observedGeneration", c.observed_generation);
     w.raw().EndObject();
   }
   w.raw().EndArray();

@@ -67,6 +67,15 @@ class Writer {
   void String(std::string_view s) { w_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
   void Int(int64_t v) { w_.Int64(v); }
   void Null() { w_.Null(); }
+  // A member of the open object: its key, then its value.
+  void StringMember(std::string_view key, std::string_view value);
+  void IntMember(std::string_view key, int64_t value);
+  void NumberMember(std::string_view key, double value);
+  void BoolMember(std::string_view key, bool value);
+  // The same, left out when the value is empty or unset (a time as RFC 3339).
+  void StringMemberIfSet(std::string_view key, std::string_view value);
+  void IntMemberIfSet(std::string_view key, const std::optional<int64_t>& value);
+  void TimeMemberIfSet(std::string_view key, const std::optional<Time>& value);
   // "" as null (a merge patch then clears the field).
   void StringOrNull(std::string_view s);
   void TimeOrNull(const std::optional<Time>& t);
@@ -86,6 +95,34 @@ void WriteHead(Writer& w, std::string_view kind, const k8s::ObjectMeta& meta);
 // {"resourceVersion":rv} as the "metadata" member, when rv is not empty.
 void WritePrecondition(Writer& w, std::string_view resource_version);
 void WriteConditions(Writer& w, const std::vector<Condition>& conditions);
+
+// A whole object: "apiVersion", "kind", "metadata", then "spec" and "status" as `spec(w)` and
+// `status(w)` write them.
+template <typename Spec, typename Status>
+std::string EncodeObject(std::string_view kind, const k8s::ObjectMeta& meta, Spec spec, Status status) {
+  Writer w;
+  w.raw().StartObject();
+  WriteHead(w, kind, meta);
+  w.Key("spec");
+  spec(w);
+  w.Key("status");
+  status(w);
+  w.raw().EndObject();
+  return w.Take();
+}
+
+// A merge patch {"metadata":{"resourceVersion":rv},part:...} (without "metadata" when rv is
+// empty), the part's value as `value(w)` writes it.
+template <typename F>
+std::string MergePatch(std::string_view resource_version, std::string_view part, F value) {
+  Writer w;
+  w.raw().StartObject();
+  WritePrecondition(w, resource_version);
+  w.Key(part);
+  value(w);
+  w.raw().EndObject();
+  return w.Take();
+}
 std::string FormatTime(const Time& t);
 
 }  // namespace berth::api::v1alpha1::io

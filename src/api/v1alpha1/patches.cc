@@ -31,17 +31,23 @@ const Condition* FindCondition(const std::vector<Condition>& conditions, Conditi
   return nullptr;
 }
 
+namespace {
+
+// A merge patch {"metadata":{"resourceVersion":rv},part:{key:value}}, the value as `value(w)` writes it.
+template <typename F>
+std::string OneMemberPatch(std::string_view resource_version, std::string_view part, std::string_view key, F value) {
+  return io::MergePatch(resource_version, part, [&](Writer& w) {
+    w.raw().StartObject();
+    w.Key(key);
+    value(w);
+    w.raw().EndObject();
+  });
+}
+
+}  // namespace
+
 std::string QueuePositionPatch(std::optional<int64_t> position, std::string_view resource_version) {
-  Writer w;
-  w.raw().StartObject();
-  io::WritePrecondition(w, resource_version);
-  w.Key("status");
-  w.raw().StartObject();
-  w.Key("queuePosition");
-  w.IntOrNull(position);
-  w.raw().EndObject();
-  w.raw().EndObject();
-  return w.Take();
+  return OneMemberPatch(resource_version, "status", "queuePosition", [&](Writer& w) { w.IntOrNull(position); });
 }
 
 std::string ReasonPatch(const ReasonCode& reason, const std::string& message, const Condition& condition) {
@@ -49,10 +55,8 @@ std::string ReasonPatch(const ReasonCode& reason, const std::string& message, co
   w.raw().StartObject();
   w.Key("status");
   w.raw().StartObject();
-  w.Key("reason");
-  w.String(reason.api());
-  w.Key("message");
-  w.String(message);
+  w.StringMember("reason", reason.api());
+  w.StringMember("message", message);
   w.Key("conditions");
   io::WriteConditions(w, {condition});
   w.raw().EndObject();
@@ -71,8 +75,7 @@ std::string FinalizersPatch(std::string_view resource_version, const std::vector
   w.raw().StartObject();
   w.Key("metadata");
   w.raw().StartObject();
-  w.Key("resourceVersion");
-  w.String(resource_version);
+  w.StringMember("resourceVersion", resource_version);
   w.Key("finalizers");
   w.StringList(list);
   w.raw().EndObject();
@@ -80,35 +83,16 @@ std::string FinalizersPatch(std::string_view resource_version, const std::vector
   return w.Take();
 }
 
-namespace {
-
-// {"metadata":{"resourceVersion":rv},"spec":{key:value}}, the value written by `value`.
-template <typename F>
-std::string SpecPatch(std::string_view resource_version, std::string_view key, F value) {
-  Writer w;
-  w.raw().StartObject();
-  io::WritePrecondition(w, resource_version);
-  w.Key("spec");
-  w.raw().StartObject();
-  w.Key(key);
-  value(w);
-  w.raw().EndObject();
-  w.raw().EndObject();
-  return w.Take();
-}
-
-}  // namespace
-
 std::string PriorityPatch(int64_t priority, std::string_view resource_version) {
-  return SpecPatch(resource_version, "priority", [&](Writer& w) { w.Int(priority); });
+  return OneMemberPatch(resource_version, "spec", "priority", [&](Writer& w) { w.Int(priority); });
 }
 
 std::string StopPatch(std::string_view resource_version) {
-  return SpecPatch(resource_version, "stop", [](Writer& w) { w.raw().Bool(true); });
+  return OneMemberPatch(resource_version, "spec", "stop", [](Writer& w) { w.raw().Bool(true); });
 }
 
 std::string SuspendPatch(bool suspend, std::string_view resource_version) {
-  return SpecPatch(resource_version, "suspend", [&](Writer& w) { w.raw().Bool(suspend); });
+  return OneMemberPatch(resource_version, "spec", "suspend", [&](Writer& w) { w.raw().Bool(suspend); });
 }
 
 }  // namespace berth::api::v1alpha1

@@ -223,29 +223,20 @@ std::string DurationText(const std::optional<Duration>& d) { return d ? base::Fo
 void WriteRunSpec(Writer& w, const RunSpec& s) {
   auto& raw = w.raw();
   raw.StartObject();
-  w.Key("priority");
-  w.Int(s.priority);
-  w.Key("nodes");
-  w.Int(s.nodes);
+  w.IntMember("priority", s.priority);
+  w.IntMember("nodes", s.nodes);
   w.Key("resources");
   raw.StartObject();
-  w.Key("cpu");
-  w.String(k8s::FormatMilli(s.cpu_milli));
-  w.Key("memory");
-  w.String(k8s::FormatBytes(s.memory_bytes));
-  w.Key("gpu");
-  w.Int(s.gpus);
+  w.StringMember("cpu", k8s::FormatMilli(s.cpu_milli));
+  w.StringMember("memory", k8s::FormatBytes(s.memory_bytes));
+  w.IntMember("gpu", s.gpus);
   raw.EndObject();
   if (!s.fleets.empty()) {
     w.Key("fleets");
     w.StringList(s.fleets);
   }
-  w.Key("maxDuration");
-  w.String(DurationText(s.max_duration));
-  if (s.start_timeout) {
-    w.Key("startTimeout");
-    w.String(DurationText(*s.start_timeout));
-  }
+  w.StringMember("maxDuration", DurationText(s.max_duration));
+  if (s.start_timeout) w.StringMember("startTimeout", DurationText(*s.start_timeout));
   if (s.retry) {
     w.Key("retry");
     raw.StartObject();
@@ -255,18 +246,12 @@ void WriteRunSpec(Writer& w, const RunSpec& s) {
     if (s.retry->on_interruption) w.String("interruption");
     if (s.retry->on_error) w.String("error");
     raw.EndArray();
-    w.Key("duration");
-    w.String(DurationText(s.retry->duration));
+    w.StringMember("duration", DurationText(s.retry->duration));
     raw.EndObject();
   }
-  if (s.ttl_seconds_after_finished) {
-    w.Key("ttlSecondsAfterFinished");
-    w.Int(*s.ttl_seconds_after_finished);
-  }
-  w.Key("stop");
-  raw.Bool(s.stop);
-  w.Key("suspend");
-  raw.Bool(s.suspend);
+  w.IntMemberIfSet("ttlSecondsAfterFinished", s.ttl_seconds_after_finished);
+  w.BoolMember("stop", s.stop);
+  w.BoolMember("suspend", s.suspend);
   if (!s.template_json.empty()) {
     w.Key("template");
     w.RawJson(s.template_json);
@@ -282,14 +267,10 @@ void WritePlacement(Writer& w, const std::vector<PlacementEntry>& placement) {
   w.raw().StartArray();
   for (const auto& p : placement) {
     w.raw().StartObject();
-    w.Key("rank");
-    w.Int(p.rank);
-    w.Key("node");
-    w.String(p.node);
-    w.Key("blocks");
-    w.Int(p.blocks);
-    w.Key("pod");
-    w.String(p.pod);
+    w.IntMember("rank", p.rank);
+    w.StringMember("node", p.node);
+    w.IntMember("blocks", p.blocks);
+    w.StringMember("pod", p.pod);
     w.raw().EndObject();
   }
   w.raw().EndArray();
@@ -301,14 +282,12 @@ void WritePreemption(Writer& w, const std::optional<RunStatus::Preemption>& p) {
     return;
   }
   w.raw().StartObject();
-  w.Key("fleet");
-  w.String(p->fleet);
+  w.StringMember("fleet", p->fleet);
   w.Key("nodes");
   w.StringList(p->nodes);
   w.Key("victims");
   w.StringList(p->victims);
-  w.Key("reclaim");  // always: a merge patch of a reclaim's record by a preemption's clears it
-  w.raw().Bool(p->reclaim);
+  w.BoolMember("reclaim", p->reclaim);  // always: a merge patch of a reclaim's record by a preemption's clears it
   w.raw().EndObject();
 }
 
@@ -345,12 +324,10 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   time("scheduledAt", s.scheduled_at);
   time("startedAt", s.started_at);
   time("finishedAt", s.finished_at);
-  w.Key("resubmissions");
-  w.Int(s.resubmissions);
+  w.IntMember("resubmissions", s.resubmissions);
   time("retryAfter", s.retry_after);
   num("retryBackoffSeconds", s.retry_backoff_seconds > 0 ? std::optional<int64_t>(s.retry_backoff_seconds) : std::nullopt);
-  w.Key("observedGeneration");
-  w.Int(s.observed_generation);
+  w.IntMember("observedGeneration", s.observed_generation);
   if (s.preemption || nulls) {
     w.Key("preemption");
     WritePreemption(w, s.preemption);
@@ -451,25 +428,13 @@ std::string EncodeRunStatus(const RunStatus& status) {
 }
 
 std::string EncodeRun(const Run& run) {
-  Writer w;
-  w.raw().StartObject();
-  io::WriteHead(w, "Run", run.meta);
-  w.Key("spec");
-  WriteRunSpec(w, run.spec);
-  w.Key("status");
-  WriteRunStatus(w, run.status, /*nulls=*/false);
-  w.raw().EndObject();
-  return w.Take();
+  return io::EncodeObject(
+      "Run", run.meta, [&](Writer& w) { WriteRunSpec(w, run.spec); },
+      [&](Writer& w) { WriteRunStatus(w, run.status, /*nulls=*/false); });
 }
 
 std::string RunStatusPatch(const RunStatus& status, std::string_view resource_version) {
-  Writer w;
-  w.raw().StartObject();
-  io::WritePrecondition(w, resource_version);
-  w.Key("status");
-  WriteRunStatus(w, status, /*nulls=*/true);
-  w.raw().EndObject();
-  return w.Take();
+  return io::MergePatch(resource_version, "status", [&](Writer& w) { WriteRunStatus(w, status, /*nulls=*/true); });
 }
 
 std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }

@@ -1,5 +1,7 @@
 // Team (issue 31): decode, encode, status patch.
 
+#include <algorithm>
+
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/http_api.h"
 #include "api/v1alpha1/json_io.h"
@@ -78,50 +80,58 @@ TeamStatus ReadTeamStatus(const json::Value& v, std::string& problem) {
 
 void WriteAmounts(Writer& w, const ResourceAmounts& a) {
   w.raw().StartObject();
-  if (a.cpu_milli) {
-    w.Key("cpu");
-    w.String(k8s::FormatMilli(*a.cpu_milli));
-  }
-  if (a.memory_bytes) {
-    w.Key("memory");
-    w.String(k8s::FormatBytes(*a.memory_bytes));
-  }
-  if (a.gpus) {
-    w.Key("gpu");
-    w.Int(*a.gpus);
-  }
+  if (a.cpu_milli) w.StringMember("cpu", k8s::FormatMilli(*a.cpu_milli));
+  if (a.memory_bytes) w.StringMember("memory", k8s::FormatBytes(*a.memory_bytes));
+  w.IntMemberIfSet("gpu", a.gpus);
   w.raw().EndObject();
+}
+
+void WriteAmountsMember(Writer& w, std::string_view key, const ResourceAmounts& a) {
+  w.Key(key);
+  WriteAmounts(w, a);
+}
+
+void WriteAmountsMemberIfSet(Writer& w, std::string_view key, const std::optional<ResourceAmounts>& a) {
+  if (a) WriteAmountsMember(w, key, *a);
 }
 
 void WriteTeamSpec(Writer& w, const TeamSpec& s) {
   w.raw().StartObject();
   w.Key("namespaces");
   w.StringList(s.namespaces);
-  if (!s.parent.empty()) {
-    w.Key("parent");
-    w.String(s.parent);
-  }
-  w.Key("weight");
-  w.Int(s.weight);
+  w.StringMemberIfSet("parent", s.parent);
+  w.IntMember("weight", s.weight);
   w.Key("shares");
   w.raw().StartArray();
   for (const auto& share : s.shares) {
     w.raw().StartObject();
-    w.Key("fleet");
-    w.String(share.fleet);
-    w.Key("nominal");
-    WriteAmounts(w, share.nominal);
-    if (share.borrowing_limit) {
-      w.Key("borrowingLimit");
-      WriteAmounts(w, *share.borrowing_limit);
-    }
-    if (share.lending_limit) {
-      w.Key("lendingLimit");
-      WriteAmounts(w, *share.lending_limit);
-    }
+    w.StringMember("fleet", share.fleet);
+    WriteAmountsMember(w, "nominal", share.nominal);
+    WriteAmountsMemberIfSet(w, "borrowingLimit", share.borrowing_limit);
+    WriteAmountsMemberIfSet(w, "lendingLimit", share.lending_limit);
     w.raw().EndObject();
   }
   w.raw().EndArray();
+  w.raw().EndObject();
+}
+
+// The members of one element of status.fleets (the Teams page adds the share's limits to them).
+void WriteFleetAmounts(Writer& w, const TeamFleetStatus& f) {
+  w.StringMember("fleet", f.fleet);
+  WriteAmountsMember(w, "nominal", f.nominal);
+  WriteAmountsMember(w, "used", f.used);
+  WriteAmountsMember(w, "borrowed", f.borrowed);
+  WriteAmountsMember(w, "lent", f.lent);
+}
+
+// status.usage as a member.
+void WriteUsage(Writer& w, const TeamStatus& s) {
+  w.Key("usage");
+  w.raw().StartObject();
+  w.NumberMember("gpuHours", s.gpu_hours);
+  w.NumberMember("cpuHours", s.cpu_hours);
+  w.Key("updatedAt");
+  w.TimeOrNull(s.usage_updated_at);
   w.raw().EndObject();
 }
 
@@ -131,28 +141,12 @@ void WriteTeamStatus(Writer& w, const TeamStatus& s) {
   w.raw().StartArray();
   for (const auto& f : s.fleets) {
     w.raw().StartObject();
-    w.Key("fleet");
-    w.String(f.fleet);
-    const std::pair<const char*, const ResourceAmounts*> parts[] = {
-        {"nominal", &f.nominal}, {"used", &f.used}, {"borrowed", &f.borrowed}, {"lent", &f.lent}};
-    for (const auto& [k, a] : parts) {
-      w.Key(k);
-      WriteAmounts(w, *a);
-    }
+    WriteFleetAmounts(w, f);
     w.raw().EndObject();
   }
   w.raw().EndArray();
-  w.Key("usage");
-  w.raw().StartObject();
-  w.Key("gpuHours");
-  w.raw().Double(s.gpu_hours);
-  w.Key("cpuHours");
-  w.raw().Double(s.cpu_hours);
-  w.Key("updatedAt");
-  w.TimeOrNull(s.usage_updated_at);
-  w.raw().EndObject();
-  w.Key("observedGeneration");
-  w.Int(s.observed_generation);
+  WriteUsage(w, s);
+  w.IntMember("observedGeneration", s.observed_generation);
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);
   w.raw().EndObject();
@@ -173,15 +167,9 @@ k8s::Result<Team> DecodeTeam(const json::Value& obj) {
 }
 
 std::string EncodeTeam(const Team& team) {
-  Writer w;
-  w.raw().StartObject();
-  io::WriteHead(w, "Team", team.meta);
-  w.Key("spec");
-  WriteTeamSpec(w, team.spec);
-  w.Key("status");
-  WriteTeamStatus(w, team.status);
-  w.raw().EndObject();
-  return w.Take();
+  return io::EncodeObject(
+      "Team", team.meta, [&](Writer& w) { WriteTeamSpec(w, team.spec); },
+      [&](Writer& w) { WriteTeamStatus(w, team.status); });
 }
 
 namespace {
@@ -190,47 +178,24 @@ namespace {
 // limits its share sets) and its decayed usage.
 void WriteTeamsPageItem(Writer& w, const Team& t) {
   w.raw().StartObject();
-  w.Key("name");
-  w.String(t.meta.name);
-  w.Key("parent");
-  w.String(t.spec.parent);
-  w.Key("weight");
-  w.Int(t.spec.weight);
+  w.StringMember("name", t.meta.name);
+  w.StringMember("parent", t.spec.parent);
+  w.IntMember("weight", t.spec.weight);
   w.Key("fleets");
   w.raw().StartArray();
   for (const auto& f : t.status.fleets) {
     w.raw().StartObject();
-    w.Key("fleet");
-    w.String(f.fleet);
-    const std::pair<const char*, const ResourceAmounts*> parts[] = {
-        {"nominal", &f.nominal}, {"used", &f.used}, {"borrowed", &f.borrowed}, {"lent", &f.lent}};
-    for (const auto& [k, a] : parts) {
-      w.Key(k);
-      WriteAmounts(w, *a);
-    }
-    for (const auto& share : t.spec.shares) {
-      if (share.fleet != f.fleet) continue;
-      const std::pair<const char*, const std::optional<ResourceAmounts>*> limits[] = {
-          {"borrowingLimit", &share.borrowing_limit}, {"lendingLimit", &share.lending_limit}};
-      for (const auto& [k, a] : limits) {
-        if (!a->has_value()) continue;
-        w.Key(k);
-        WriteAmounts(w, **a);
-      }
-      break;
+    WriteFleetAmounts(w, f);
+    auto share = std::find_if(t.spec.shares.begin(), t.spec.shares.end(),
+                              [&](const TeamShare& s) { return s.fleet == f.fleet; });
+    if (share != t.spec.shares.end()) {
+      WriteAmountsMemberIfSet(w, "borrowingLimit", share->borrowing_limit);
+      WriteAmountsMemberIfSet(w, "lendingLimit", share->lending_limit);
     }
     w.raw().EndObject();
   }
   w.raw().EndArray();
-  w.Key("usage");
-  w.raw().StartObject();
-  w.Key("gpuHours");
-  w.raw().Double(t.status.gpu_hours);
-  w.Key("cpuHours");
-  w.raw().Double(t.status.cpu_hours);
-  w.Key("updatedAt");
-  w.TimeOrNull(t.status.usage_updated_at);
-  w.raw().EndObject();
+  WriteUsage(w, t.status);
   w.Key("conditions");
   io::WriteConditions(w, t.status.conditions);
   w.raw().EndObject();
@@ -250,13 +215,7 @@ std::string EncodeTeamsPage(const std::vector<Team>& teams) {
 }
 
 std::string TeamStatusPatch(const TeamStatus& status, std::string_view resource_version) {
-  Writer w;
-  w.raw().StartObject();
-  io::WritePrecondition(w, resource_version);
-  w.Key("status");
-  WriteTeamStatus(w, status);
-  w.raw().EndObject();
-  return w.Take();
+  return io::MergePatch(resource_version, "status", [&](Writer& w) { WriteTeamStatus(w, status); });
 }
 
 }  // namespace berth::api::v1alpha1
