@@ -337,15 +337,20 @@ std::vector<std::shared_ptr<const PlacedRun>> RunController::BlockHolders(const 
 }
 
 std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                                          const ClusterView& view,
                                                           const std::unordered_set<std::string>& frozen, k8s::TimePoint now) {
   std::vector<sched::Nomination> out;
   std::unordered_map<std::string_view, const PlacedRun*> placed_by_key;  // made for the first record
+  std::unordered_set<std::string_view> held;  // nodes where the view has berth Pods outliving their placement
   for (const auto& [key, run, memo] : keyed) {
     if (!memo->has_preemption) continue;  // (Memo::Read: without reading the run)
     const auto& record = run->status.preemption;
     if (!record || !IsPendingPhase(run->status.phase) || run->meta.deleting || queue_.Find(key) == nullptr) continue;
     if (placed_by_key.empty()) {
       for (const auto& pr : placed) placed_by_key.emplace(pr->key, pr.get());
+      for (const auto& r : view.snapshot.running) {
+        if (r.id.rfind("pod:", 0) == 0) held.insert(r.placement.front().instance);
+      }
     }
     sched::Nomination n{key, record->fleet, record->nodes, record->victims, false};
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
@@ -369,6 +374,11 @@ std::vector<sched::Nomination> RunController::Nominations(const Keyed& keyed, co
         if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
       }
     }
+    // The core decides on this pass' view, made before the caches read above: where it still
+    // holds a stopped Pod's blocks on a kept node (its deletion seen since), the victims are
+    // stopping for it too, else it would plan again with other victims (issue 31: a second
+    // borrower stopped for nothing).
+    for (const auto& node : record->nodes) n.victims_stopping = n.victims_stopping || held.count(node) != 0;
     if (holds) out.push_back(std::move(n));
   }
   return out;
@@ -624,7 +634,7 @@ void RunController::Pass(k8s::TimePoint now) {
   std::unordered_set<std::string> frozen = ReconcileAll(keyed, view, now);
   ShowPriorityNews();
   phases.Mark("reconcile");
-  view_keeper_.SetNominations(view, Nominations(keyed, placed, frozen, now));  // after ReconcileAll: frozen
+  view_keeper_.SetNominations(view, Nominations(keyed, placed, view, frozen, now));  // after ReconcileAll: frozen
   Forecast(view, now);  // the core's input, before the core changes the queue
   sched::CycleResult fresh;
   const bool decide = Decide(view, now, fresh);

@@ -272,7 +272,8 @@ class RunController final : public EngineApi {
   // preemptor's record, so the record always comes first); a record whose victim may no longer be
   // preempted is dropped (the core plans again).
   std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
-                                                  const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
+                                                  const ClusterView& view, const std::unordered_set<std::string>& frozen,
+                                                  k8s::TimePoint now);
   // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted
   // (Reclaimed for a reclaim's record: issue 31).
   void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);
