@@ -54,6 +54,15 @@ class RunWritesTest : public ApiFixture {
   RunWrites writes_;
 };
 
+// Rank 0 of a one-node run: one block on node n0.
+RankAssignment RankZero() {
+  RankAssignment rank;
+  rank.rank = 0;
+  rank.node = "n0";
+  rank.blocks = 1;
+  return rank;
+}
+
 TEST_F(RunWritesTest, AnInterruptedRunThatRetriesGoesBackToTheQueueStatusFirstThenItsPodsGo) {
   PodOf("a-0-0", 0);
   auto run = Fetch();
@@ -97,11 +106,7 @@ TEST_F(RunWritesTest, TheSameStatusIsNotWrittenAndAConflictLeavesTheRunAloneWith
 TEST_F(RunWritesTest, APodTheApiServerRefusesFailsTheRunAsInvalidSpec) {
   auto run = Fetch();
   api_->FailNext(FakeApi::Match{"POST", kPods.Path("ns"), {}}, 1, 422);
-  RankAssignment rank;
-  rank.rank = 0;
-  rank.node = "n0";
-  rank.blocks = 1;
-  EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
+  EXPECT_TRUE(writes_.CreatePods(*run, {RankZero()}, "nvidia.com/gpu", {}));
   auto now = Fetch();
   EXPECT_EQ(now->status.phase, Phase::kFailed);
   EXPECT_EQ(now->status.reason.api(), "InvalidSpec");
@@ -132,11 +137,7 @@ TEST_F(RunWritesTest, AStatusWriteTheApiServerFailsBacksOffAndChangesNothing) {
 TEST_F(RunWritesTest, APodNameTakenBySomeoneElsesPodFailsTheRunAndLeavesThatPodAlone) {
   auto run = Fetch();
   ASSERT_TRUE(client_->Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a-0"},"spec":{"containers":[]}})").ok());
-  RankAssignment rank;
-  rank.rank = 0;
-  rank.node = "n0";
-  rank.blocks = 1;
-  EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
+  EXPECT_TRUE(writes_.CreatePods(*run, {RankZero()}, "nvidia.com/gpu", {}));
   auto now = Fetch();
   EXPECT_EQ(now->status.phase, Phase::kFailed);
   EXPECT_EQ(now->status.reason.api(), "InvalidSpec");
@@ -147,13 +148,9 @@ TEST_F(RunWritesTest, APodNameTakenBySomeoneElsesPodFailsTheRunAndLeavesThatPodA
 TEST_F(RunWritesTest, APodCreateTheApiServerFailsIsTriedAgainWithBackoff) {
   auto run = Fetch();
   api_->FailNext(FakeApi::Match{"POST", kPods.Path("ns"), {}}, 1, 500);
-  RankAssignment rank;
-  rank.rank = 0;
-  rank.node = "n0";
-  rank.blocks = 1;
-  EXPECT_FALSE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {}));
+  EXPECT_FALSE(writes_.CreatePods(*run, {RankZero()}, "nvidia.com/gpu", {}));
   EXPECT_EQ(Fetch()->status.phase, run->status.phase) << "no verdict on the run";
-  EXPECT_TRUE(writes_.CreatePods(*run, {rank}, "nvidia.com/gpu", {})) << "the next try makes it";
+  EXPECT_TRUE(writes_.CreatePods(*run, {RankZero()}, "nvidia.com/gpu", {})) << "the next try makes it";
   EXPECT_TRUE(PodExists("a-0"));
 }
 
