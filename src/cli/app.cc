@@ -389,21 +389,26 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 // ---- fleets ----
 
-int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+// Every object of one of berth's cluster-scoped kinds at `path`, read with the user's kubeconfig;
+// errors are sentences for the user (`not_served`: the API server does not serve the kind).
+k8s::Result<k8s::ListResult> ListClusterKind(const CommandLine& cl, const std::string& path, const std::string& not_served) {
   auto cfg = LoadConfig(cl);
-  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  if (!cfg.ok()) return cfg.status();
   k8s::Client client(*cfg);
   client.SetMaxRetries(2);
-  auto list = client.List(k8s::resources::kFleets.Path());
-  if (!list.ok()) {
-    const Status s = list.status();
-    if (s.IsNotFound()) {
-      return Fail(err, "this cluster does not serve fleets.berth.dev: berth's CRDs are not installed");
-    }
-    if (s.IsForbidden() || s.code() == 0) return Fail(err, s.message());
-    if (s.IsUnauthorized()) return Fail(err, "the API server did not accept the credentials (401 Unauthorized): " + s.message());
-    return Fail(err, s.ToString());
-  }
+  auto list = client.List(path);
+  if (list.ok()) return list;
+  const Status s = list.status();
+  if (s.IsNotFound()) return Status::Error(not_served);
+  if (s.IsForbidden() || s.code() == 0) return Status::Error(s.message());
+  if (s.IsUnauthorized()) return Status::Error("the API server did not accept the credentials (401 Unauthorized): " + s.message());
+  return Status::Error(s.ToString());
+}
+
+int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto list = ListClusterKind(cl, k8s::resources::kFleets.Path(),
+                              "this cluster does not serve fleets.berth.dev: berth's CRDs are not installed");
+  if (!list.ok()) return Fail(err, list.status().message());
   if (list->items.empty()) {
     err << "No fleets found.\n";
     return 0;
@@ -418,18 +423,9 @@ int Fleets(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 // ---- teams ----
 
 int Teams(const CommandLine& cl, std::ostream& out, std::ostream& err) {
-  auto cfg = LoadConfig(cl);
-  if (!cfg.ok()) return Fail(err, cfg.status().message());
-  k8s::Client client(*cfg);
-  client.SetMaxRetries(2);
-  auto list = client.List(k8s::resources::kTeams.Path());
-  if (!list.ok()) {
-    const Status s = list.status();
-    if (s.IsNotFound()) return Fail(err, "this cluster does not serve teams.berth.dev: berth's Team CRD is not installed");
-    if (s.IsForbidden() || s.code() == 0) return Fail(err, s.message());
-    if (s.IsUnauthorized()) return Fail(err, "the API server did not accept the credentials (401 Unauthorized): " + s.message());
-    return Fail(err, s.ToString());
-  }
+  auto list = ListClusterKind(cl, k8s::resources::kTeams.Path(),
+                              "this cluster does not serve teams.berth.dev: berth's Team CRD is not installed");
+  if (!list.ok()) return Fail(err, list.status().message());
   std::vector<api::Team> teams;
   for (const auto& item : list->items) {
     auto t = api::DecodeTeam(item);
