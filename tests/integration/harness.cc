@@ -200,7 +200,10 @@ std::string ControlPlane::AdminToken() const {
 }
 
 std::string HttpGet(const std::string& url, int* code, const std::string& bearer) {
-  std::vector<std::string> argv = {"curl", "-s", "-m", "5", "-w", "\n%{http_code}", url};
+  // 30 s: longer than any wait of the controller's own (its /queue waits up to 5 s for the loop to
+  // make a fresh view; with curl's old 5 s, a loaded machine's answer came a moment too late and
+  // positions_test saw no answer at all).
+  std::vector<std::string> argv = {"curl", "-s", "-m", "30", "-w", "\n%{http_code}", url};
   if (!bearer.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer});
   CommandResult r = RunCommand(argv);
   std::string out = r.out;
