@@ -17,8 +17,10 @@
 // the engine refreshes them: the estimate a user sees halfway through the wait, against the wait
 // left. Running runs' learned ends take how long each has run (RuntimeHistory::Predict, elapsed).
 //
-//   estimate-accuracy [--runs 3000] [--instances 16] [--seed 42] [--load 95] [--samples N]
-// (--samples: the sampled forecasts' count, EstimateOptions::samples; default the engine's.)
+//   estimate-accuracy [--runs 3000] [--instances 16] [--seed 42] [--load 95] [--samples N] [--bound S]
+// (--samples: the sampled forecasts' count, EstimateOptions::samples; default the engine's.
+//  --bound S: also the best an estimate could be without each run's own runtime, from S futures
+//  drawn from the trace's own model per waiting run; minutes, not seconds.)
 
 #include <algorithm>
 #include <cmath>
@@ -63,6 +65,8 @@ struct TraceRun {
   TimePoint arrival;
   Duration actual;
   std::optional<TimePoint> start, est_berth, est_median, est_limits;
+  // --bound: estimates from sampled futures drawn from the trace's own model (see Replay::Bound).
+  std::optional<TimePoint> est_bound, est_bound_median, est_quiet, est_quiet_median;
   // Refreshed: (when, estimate) at every event while it waited, berth's learned estimate.
   std::vector<std::pair<TimePoint, TimePoint>> seen;
 };
@@ -76,35 +80,57 @@ std::vector<Family> Families() {
           {"dist", 2, 8, 70, m(240), m(600)},  {"nightly", 4, 8, 30, m(120), m(360)}};
 }
 
-// The trace: arrivals at a rate that asks for `load` % of the cluster's GPU-time.
+// The process the trace is drawn from: which family arrives (by weight), how often (a rate that
+// asks for `load` % of the cluster's GPU-time) and how long a run of a family really runs.
+struct TraceModel {
+  const std::vector<Family>& families;
+  std::discrete_distribution<int> pick;
+  std::exponential_distribution<double> gap;  // minutes between arrivals
+  static constexpr double kJitterLow = 0.7, kJitterHigh = 1.3;
+
+  TraceModel(int instances, int load) : families(AllFamilies()) {
+    const std::vector<double> weights = {2, 6, 4, 3, 6, 3, 1, 0.5};
+    pick = std::discrete_distribution<int>(weights.begin(), weights.end());
+    double mean_gpu_minutes = 0, wsum = 0;
+    for (size_t i = 0; i < families.size(); ++i) {
+      mean_gpu_minutes += weights[i] * families[i].nodes * families[i].gpus *
+                          std::chrono::duration<double, std::ratio<60>>(families[i].typical).count();
+      wsum += weights[i];
+    }
+    mean_gpu_minutes /= wsum;
+    gap = std::exponential_distribution<double>(instances * 8.0 * load / 100.0 / mean_gpu_minutes);
+  }
+
+  static const std::vector<Family>& AllFamilies() {
+    static const std::vector<Family> families = Families();
+    return families;
+  }
+
+  // A runtime of family `f` drawn as the trace draws it, at least `ran` (a run that has run
+  // that long already: the distribution conditioned on it).
+  static Duration Runtime(const Family& f, std::mt19937_64& rng, Duration ran = Duration(0)) {
+    const double low = std::max(kJitterLow, std::chrono::duration<double>(ran) / std::chrono::duration<double>(f.typical));
+    std::uniform_real_distribution<double> jitter(std::min(low, kJitterHigh), kJitterHigh);
+    return std::min(f.max_duration, std::max(ran, std::chrono::duration_cast<Duration>(f.typical * jitter(rng))));
+  }
+};
+
+// The trace: `runs` arrivals drawn from the model with a fixed seed.
 std::vector<TraceRun> MakeTrace(int runs, int instances, int seed, int load) {
   std::mt19937_64 rng(seed);
-  static const std::vector<Family> families = Families();
-  const std::vector<double> weights = {2, 6, 4, 3, 6, 3, 1, 0.5};
-  std::discrete_distribution<int> pick(weights.begin(), weights.end());
-  std::uniform_real_distribution<double> jitter(0.7, 1.3);
-  double mean_gpu_minutes = 0, wsum = 0;
-  for (size_t i = 0; i < families.size(); ++i) {
-    mean_gpu_minutes += weights[i] * families[i].nodes * families[i].gpus *
-                        std::chrono::duration<double, std::ratio<60>>(families[i].typical).count();
-    wsum += weights[i];
-  }
-  mean_gpu_minutes /= wsum;
-  const double capacity_per_minute = instances * 8.0;
-  const double arrivals_per_minute = capacity_per_minute * load / 100.0 / mean_gpu_minutes;
-  std::exponential_distribution<double> gap(arrivals_per_minute);
+  TraceModel model(instances, load);
   std::vector<TraceRun> out;
   TimePoint t = TimePoint(Duration(1'700'000'000'000));
   std::map<std::string, int> counters;
   for (int i = 0; i < runs; ++i) {
-    t += std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::ratio<60>>(gap(rng)));
-    const Family& f = families[pick(rng)];
+    t += std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::ratio<60>>(model.gap(rng)));
+    const Family& f = model.families[model.pick(rng)];
     TraceRun r;
     r.name = f.name + "-" + std::to_string(++counters[f.name]);
     r.id = "ml/" + r.name;
     r.family = &f;
     r.arrival = t;
-    r.actual = std::min(f.max_duration, std::chrono::duration_cast<Duration>(f.typical * jitter(rng)));
+    r.actual = TraceModel::Runtime(f, rng);
     out.push_back(r);
   }
   return out;
@@ -123,7 +149,10 @@ PendingRun ToPending(const TraceRun& r) {
 
 class Replay {
  public:
-  Replay(std::vector<TraceRun>& trace, int instances) : trace_(trace), queue_(kDefaultAgingInterval) {
+  // `bound_samples` > 0: also Bound() for every waiting arrival from index `bound_from` on.
+  Replay(std::vector<TraceRun>& trace, int instances, int load, int bound_samples = 0, size_t bound_from = 0)
+      : trace_(trace), queue_(kDefaultAgingInterval), model_(instances, load), bound_samples_(bound_samples),
+        bound_from_(bound_from) {
     FleetSpec f;
     f.name = "gpu";
     f.blocks = BlocksSetting::Count(8);
@@ -151,7 +180,9 @@ class Replay {
       }
       Cycle(t);
       for (size_t i : arrived) {
-        if (!trace_[i].start) Estimate(i, t);
+        if (trace_[i].start) continue;
+        Estimate(i, t);
+        if (bound_samples_ > 0 && i >= bound_from_) Bound(i, t);
       }
       Refresh(t);
     }
@@ -246,6 +277,94 @@ class Replay {
     }
   }
 
+  // The best any estimate could be without knowing each run's own runtime: `bound_samples_`
+  // futures drawn from the very model the trace comes from (each queued run's runtime from its
+  // family's distribution, each running run's end from it given how long it has run, and new
+  // arrivals from the trace's arrival process), each replayed by the same rules until run `i`
+  // starts. From the sampled starts: the start that minimises the expected error relative to the
+  // wait (the median of the waits weighted by 1 / wait), and their plain median. The same
+  // without new arrivals ("quiet"): what a forecast assuming no arrivals approaches with perfectly
+  // learned runtime distributions.
+  void Bound(size_t i, TimePoint t) {
+    for (bool arrivals : {true, false}) {
+      std::vector<double> waits;  // minutes from t; a sample that never starts it counts as the horizon
+      for (int k = 0; k < bound_samples_; ++k) {
+        const TimePoint s = SampleStart(i, t, arrivals);
+        waits.push_back(std::chrono::duration<double, std::ratio<60>>(s - t).count());
+      }
+      std::sort(waits.begin(), waits.end());
+      auto at = [&](double minutes_from_t) {
+        return t + std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::ratio<60>>(minutes_from_t));
+      };
+      double total = 0, acc = 0, weighted = waits.back();
+      for (double w : waits) total += 1 / std::max(w, 1.0);
+      for (double w : waits) {
+        acc += 1 / std::max(w, 1.0);
+        if (acc >= total / 2) {
+          weighted = w;
+          break;
+        }
+      }
+      (arrivals ? trace_[i].est_bound : trace_[i].est_quiet) = at(weighted);
+      (arrivals ? trace_[i].est_bound_median : trace_[i].est_quiet_median) = at(waits[waits.size() / 2]);
+    }
+  }
+
+  // One sampled future from `t` (see Bound): when run `i` starts in it (t + 7 days at most).
+  TimePoint SampleStart(size_t target, TimePoint t, bool arrivals) {
+    const TimePoint horizon = t + std::chrono::hours(24 * 7);
+    ClusterSnapshot cluster = cluster_;
+    RunQueue queue(kDefaultAgingInterval);
+    std::map<std::string, Duration> runtime;
+    for (auto item : queue_) {
+      queue.Upsert(item.run);
+      runtime[item.run.id] = TraceModel::Runtime(*trace_[by_id_.at(item.run.id)].family, rng_);
+    }
+    using Ending = std::pair<TimePoint, std::string>;
+    std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> ends;
+    for (const RunningRun& run : cluster.running) {
+      const TraceRun& r = trace_[by_id_.at(run.id)];
+      ends.push({*r.start + TraceModel::Runtime(*r.family, rng_, t - *r.start), run.id});
+    }
+    std::optional<TimePoint> next_arrival;
+    auto draw_arrival = [&](TimePoint from) {
+      next_arrival = from + std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::ratio<60>>(model_.gap(rng_)));
+    };
+    if (arrivals) draw_arrival(t);
+    int arrived = 0;
+    for (TimePoint now = t;;) {
+      while (!ends.empty() && ends.top().first <= now) {
+        std::erase_if(cluster.running, [&](const RunningRun& x) { return x.id == ends.top().second; });
+        ends.pop();
+      }
+      while (next_arrival && *next_arrival <= now) {
+        const Family& f = model_.families[model_.pick(rng_)];
+        TraceRun r;
+        r.family = &f;
+        r.id = "future/" + f.name + "-" + std::to_string(++arrived);
+        r.arrival = *next_arrival;
+        queue.Upsert(ToPending(r));
+        runtime[r.id] = TraceModel::Runtime(f, rng_);
+        draw_arrival(*next_arrival);
+      }
+      const CycleResult res = Schedule(cluster, queue, now);
+      for (const Placement& p : res.placements) {
+        if (p.run_id == trace_[target].id) return now;
+        RunningRun run;
+        run.id = p.run_id;
+        for (const RankPlacement& rank : p.ranks) run.placement.push_back({rank.instance, rank.blocks});
+        run.expected_end = now + queue.Find(p.run_id)->max_duration.value();
+        cluster.running.push_back(run);
+        ends.push({now + runtime.at(p.run_id), p.run_id});
+        queue.Remove(p.run_id);
+      }
+      std::optional<TimePoint> next = next_arrival;
+      if (!ends.empty() && (!next || ends.top().first < *next)) next = ends.top().first;
+      if (!next || *next > horizon) return horizon;
+      now = *next;
+    }
+  }
+
   static std::optional<TimePoint> Of(const std::vector<StartEstimate>& all, const std::string& id) {
     for (const StartEstimate& e : all) {
       if (e.run_id == id) return e.start;
@@ -258,6 +377,10 @@ class Replay {
   RunQueue queue_;
   RuntimeHistory history_;
   std::map<std::string, size_t> by_id_;
+  TraceModel model_;
+  int bound_samples_;
+  size_t bound_from_;
+  std::mt19937_64 rng_{2026};
   using End = std::pair<TimePoint, size_t>;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends_;
 };
@@ -321,9 +444,10 @@ int main(int argc, char** argv) {
   const int seed = Arg(argc, argv, "seed", 42), load = Arg(argc, argv, "load", 95);
   g_samples = Arg(argc, argv, "samples", 0);
   const int samples = g_samples > 0 ? g_samples : EstimateOptions{}.samples;
+  const int bound = Arg(argc, argv, "bound", 0);
   std::vector<TraceRun> trace = MakeTrace(runs, instances, seed, load);
-  Replay(trace, instances).Run();
   const size_t skip = trace.size() / 10;  // the first tenth: history still empty (warm-up)
+  Replay(trace, instances, load, bound, skip).Run();
   const Accuracy berth = Measure(trace, &TraceRun::est_berth, skip);
   const Accuracy median = Measure(trace, &TraceRun::est_median, skip);
   const Accuracy limits = Measure(trace, &TraceRun::est_limits, skip);
@@ -345,6 +469,25 @@ int main(int argc, char** argv) {
   row(sampled.c_str(), berth, "median <= 25 %");
   row("berth: learned runtimes, one forecast on their medians", median, "");
   row("time limits only (every run takes its maxDuration, as Slurm's squeue --start)", limits, "");
+  if (bound > 0) {
+    std::printf("\nWith `--bound %d`: the best an estimate could be without each run's own runtime, from %d futures "
+                "drawn from the trace's own model per waiting run (Replay::Bound):\n\n",
+                bound, bound);
+    std::printf("| estimate at arrival, from sampled futures | runs | unknown | median relative error | p90 | within ±25 %% | "
+                "too early |\n|---|---|---|---|---|---|---|\n");
+    auto brow = [](const char* what, const Accuracy& a) {
+      std::printf("| %s | %d | %d | %.0f %% | %.0f %% | %.0f %% | %.0f %% |\n", what, a.n, a.unknown, 100 * a.median,
+                  100 * a.p90, 100 * a.within25, 100 * a.early);
+    };
+    brow("exact runtime distributions and arrival process; the start minimising the mean relative error",
+         Measure(trace, &TraceRun::est_bound, skip));
+    brow("exact runtime distributions and arrival process; the median start",
+         Measure(trace, &TraceRun::est_bound_median, skip));
+    brow("exact runtime distributions, no new arrivals; the start minimising the mean relative error",
+         Measure(trace, &TraceRun::est_quiet, skip));
+    brow("exact runtime distributions, no new arrivals; the median start (what berth's forecast approaches)",
+         Measure(trace, &TraceRun::est_quiet_median, skip));
+  }
   std::printf("\n| estimate seen halfway through the wait, against the wait left | runs | unknown | median relative error | p90 "
               "| within ±25 %% | too early |\n|---|---|---|---|---|---|---|\n");
   std::printf("| berth: learned runtimes, sampled forecasts, refreshed at every event | %d | %d | %.0f %% | %.0f %% | %.0f %% | %.0f %% |\n",
