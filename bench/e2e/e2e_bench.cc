@@ -104,6 +104,9 @@ bool Agent() { return Hollow() || Kwok(); }
 // its output goes to `log`. It is killed if the driver dies first. Returns its pid.
 pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
   const pid_t parent = getpid();
+  // The child's freopen would flush a copy of what the driver has printed but not yet written.
+  std::fflush(stdout);
+  std::fflush(stderr);
   pid_t pid = fork();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1147,10 +1150,22 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
     return std::nullopt;
   }
   Parallel(pending, 16, [&](int i) { MustCreate(jobs, bench::KueueJob("q" + std::to_string(i), whole_node, 1, "low")); });
-  // Steady state: every Job has its Workload (Kueue has seen them all).
+  // Steady state, as berth's row waits for every queued run's first status: every Job has its
+  // Workload and Kueue's scheduler has tried each once (QuotaReserved=False, Pending: it sits in
+  // the ClusterQueue's inadmissible list until capacity frees). Before that, a Workload still
+  // waiting for its first try can be admitted ahead of a raised one: Kueue's order holds among
+  // the Workloads it has already queued.
   Eventually([&] {
     auto l = Client()->List("/apis/kueue.x-k8s.io/v1beta2/namespaces/" + ns + "/workloads", k8s::ListOptions{"", "", 0, ""});
-    const bool all = l.ok() && static_cast<int>(l->items.size()) >= pending + 1;
+    int tried = 0;
+    if (l.ok()) {
+      for (const auto& item : l->items) {
+        const k8s::json::Value* conditions = k8s::json::Find(item, {"status", "conditions"});
+        if (conditions == nullptr || !conditions->IsArray()) continue;
+        for (const auto& c : conditions->GetArray()) tried += k8s::json::GetString(c, "type") == "QuotaReserved";
+      }
+    }
+    const bool all = tried >= pending + 1;
     if (!all) std::this_thread::sleep_for(std::chrono::seconds(1));
     return all;
   }, std::chrono::seconds(900));
