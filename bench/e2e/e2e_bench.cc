@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -644,6 +645,8 @@ KueueRun StartKueue(const std::string& pool, const std::string& ns, bool wait_fo
   std::ofstream(config) << bench::KueueConfiguration(c);
   KueueRun k;
   k.args = {KueueBin(), "--config=" + config, "--kubeconfig=" + cp.kubeconfig()};
+  // For reading what Kueue did (not for figures): BERTH_BENCH_KUEUE_LOG_LEVEL=N adds --zap-log-level=N.
+  if (const char* level = std::getenv("BERTH_BENCH_KUEUE_LOG_LEVEL")) k.args.push_back(std::string("--zap-log-level=") + level);
   k.log = cp.dir() + "/kueue.log";
   k.pid = Spawn(k.args, k.log);
   k.flags = bench::KueueFlags(c);
@@ -1116,7 +1119,26 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
   Kubectl({"create", "namespace", ns});
   MakeNodes("prio", 1);
   std::vector<pid_t> procs = {StartKubeScheduler(), StartJobController()};
-  procs.push_back(StartKueue("prio", ns, false).pid);
+  const KueueRun kueue = StartKueue("prio", ns, false);
+  procs.push_back(kueue.pid);
+  // Kueue's admission heap is empty: every pending Workload has been tried since the last event
+  // that re-queued them and waits in the inadmissible list (kueue_pending_workloads, status
+  // "active": the Workloads in the admission queue). Kueue's priority order holds among the
+  // Workloads in the heap; one tried just before a slot frees waits for the next re-queue (batched,
+  // 1 s) while the scheduler may still be going through the others: the raised Job then loses its
+  // slot to one of them (seen at 300 and at 10,000 pending). Waiting for this before a slot frees
+  // measures Kueue in its steady state, as berth's row is measured once the run is shown first.
+  auto heap_empty = [&] {
+    std::istringstream page(KueueMetrics(kueue));
+    bool seen = false;
+    double active = 0;
+    for (std::string line; std::getline(page, line);) {
+      if (line.rfind("kueue_pending_workloads{", 0) != 0 || line.find("status=\"active\"") == std::string::npos) continue;
+      seen = true;
+      active += std::atof(line.substr(line.rfind(' ') + 1).c_str());
+    }
+    return seen && active == 0;
+  };
   auto stop = [&] {
     for (pid_t p : procs) StopProcess(p);
     StopControlPlane();
@@ -1201,6 +1223,11 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
     }, std::chrono::seconds(30));
     if (!raised) {
       std::fprintf(stderr, "%s's Workload did not take priority 100 within 30 s (it has %d)\n", target.c_str(), seen_priority);
+      stop();
+      return std::nullopt;
+    }
+    if (!Eventually(heap_empty, std::chrono::seconds(120))) {
+      std::fprintf(stderr, "Kueue's admission heap did not empty within 120 s of %s's raise\n", target.c_str());
       stop();
       return std::nullopt;
     }

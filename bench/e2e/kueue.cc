@@ -118,6 +118,7 @@ std::string KueueConfiguration(const KueueProcessConfig& c) {
       "    Cohort.kueue.x-k8s.io: 1\n"
       "    ClusterQueue.kueue.x-k8s.io: 1\n"
       "    ResourceFlavor.kueue.x-k8s.io: 1\n"
+      "  cacheSyncTimeout: 900000000000\n"  // 15m (nanoseconds); the default 2m is too short at 100,000 Workloads
       "clientConnection:\n"
       "  qps: 5000\n"
       "  burst: 5000\n"
@@ -137,6 +138,7 @@ std::string KueueConfiguration(const KueueProcessConfig& c) {
 std::string KueueFlags(const KueueProcessConfig& c) {
   std::string f = "kueue --config (v1beta2 Configuration): clientConnection qps=5000 burst=5000, leaderElect=false, "
                   "internalCertManagement off (webhook by URL), integrations [batch/job], groupKindConcurrency as shipped, "
+                  "controller.cacheSyncTimeout 15m, "
                   "featureGates VisibilityOnDemand=false";
   if (c.wait_for_pods_ready) f += ", waitForPodsReady {timeout: 5m, blockAdmission: true}";
   return f;

@@ -10,6 +10,8 @@
 // from its restart; its admission attempts (kueue_admission_attempt_duration_seconds) are read
 // from its /metrics at the start and the end of a window of SECONDS after that admission.
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -130,11 +132,24 @@ int KueueScale(int nodes, int pending, int seconds, ScaleFigures* figures) {
   };
   double ready = -1, created = -1, admitted = -1;
   const auto deadline = t0 + std::chrono::seconds(900);
+  bool exited = false;
   while (admitted < 0 && Clock::now() < deadline) {
+    if (waitpid(k.pid, nullptr, WNOHANG) == k.pid) {
+      exited = true;  // e.g. its caches did not sync within controller.cacheSyncTimeout
+      break;
+    }
     if (ready < 0 && KueueReady(k)) ready = Secs(Clock::now() - t0);
     if (created < 0 && Client()->Create(jobs, KueueJob("first", WholeNodePod(1))).ok()) created = Secs(Clock::now() - t0);
     if (created >= 0 && Unsuspended(jobs, "first")) admitted = Secs(Clock::now() - t0);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (exited) {
+    std::fprintf(stderr, "Kueue exited %.0f s after its restart, before the first admission; see %s.restarted\n",
+                 Secs(Clock::now() - t0), k.log.c_str());
+    sampling = false;
+    sampler.join();
+    k.pid = -1;  // reaped
+    return stop(1);
   }
   if (admitted < 0) {
     std::fprintf(stderr, "after 900 s: ready %s, first Job %s; see %s.restarted\n", ready < 0 ? "no" : "yes",
