@@ -11,12 +11,17 @@ namespace sched = scheduling;
 std::vector<QueueEntry> QueueView::Get(std::chrono::milliseconds wait) const {
   std::unique_lock<std::mutex> lock(mu_);
   if (stale_ && serving_ && !stopping_) {
+    // Waits for a view made after this request, not for the view to be fresh: the loop may make
+    // one (clearing `wanted`) and a pass mark it stale again before this thread looks; waiting
+    // for "fresh" then waited out `wait` with nobody asked to make another (a /queue answer 5 s
+    // late, seen at 300 pending runs).
+    const uint64_t ask = ++asks_;
     wanted_.store(true);
     lock.unlock();
     nudge_();
     lock.lock();
     if (wait > std::chrono::milliseconds::zero()) {
-      clock_.WaitFor(lock, fresh_cv_, wait, [this] { return !stale_ || stopping_; });
+      clock_.WaitFor(lock, fresh_cv_, wait, [this, ask] { return answered_ >= ask || stopping_; });
     }
   }
   return view_;
@@ -92,6 +97,7 @@ void QueueView::Publish(std::vector<QueueEntry> entries, const sched::RunQueue& 
     std::lock_guard<std::mutex> lock(mu_);
     view_.swap(entries);
     stale_ = false;
+    answered_ = asks_;  // every request made so far is answered by this view
     wanted_.store(false);
   }
   fresh_cv_.notify_all();

@@ -11,8 +11,8 @@
 // Made on request, not by every pass (100,000 entries cost 35-45 ms a pass): a pass marks the
 // view stale (MarkStale); Get finding it stale sets `wanted`, wakes the loop thread (`nudge`, which
 // does not make a pass due) and waits (at most the given time, then answers the last view made)
-// while the loop makes it (MakeQueueEntries + Publish) between two passes or at the end of the
-// pass under way. Asked for during a pass before it changed the queue, the view of the pass
+// until a view is made after its request (MakeQueueEntries + Publish), between two passes or at
+// the end of the pass under way, however soon a later pass marks it stale again. Asked for during a pass before it changed the queue, the view of the pass
 // before is answered at once.
 //
 // Priority changes (issue 16): a pass costs O(pending), and a priority patch used to show in the
@@ -29,6 +29,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,8 @@ class QueueView {
   mutable std::condition_variable fresh_cv_;  // a fresh view was made (or Stop)
   std::vector<QueueEntry> view_;
   bool stale_ = false;
+  mutable uint64_t asks_ = 0;  // requests that found the view stale (Get)
+  uint64_t answered_ = 0;      // asks_ when the last view was made (Publish)
   bool serving_ = false;
   bool stopping_ = false;
   mutable std::atomic<bool> wanted_{false};
