@@ -122,6 +122,20 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& log) {
   return pid;
 }
 
+double SumSamples(const std::string& page, const std::string& name, const std::string& label) {
+  double total = 0;
+  std::istringstream in(page);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name, 0) != 0) continue;
+    const char next = line.size() > name.size() ? line[name.size()] : '\0';
+    if (next != '{' && next != ' ') continue;
+    if (!label.empty() && line.find(label) == std::string::npos) continue;
+    total += std::atof(line.c_str() + line.rfind(' ') + 1);
+  }
+  return total;
+}
+
 void StopProcess(pid_t pid) {
   if (pid <= 0) return;
   kill(pid, SIGTERM);
@@ -1129,15 +1143,9 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
   // slot to one of them (seen at 300 and at 10,000 pending). Waiting for this before a slot frees
   // measures Kueue in its steady state, as berth's row is measured once the run is shown first.
   auto heap_empty = [&] {
-    std::istringstream page(KueueMetrics(kueue));
-    bool seen = false;
-    double active = 0;
-    for (std::string line; std::getline(page, line);) {
-      if (line.rfind("kueue_pending_workloads{", 0) != 0 || line.find("status=\"active\"") == std::string::npos) continue;
-      seen = true;
-      active += std::atof(line.substr(line.rfind(' ') + 1).c_str());
-    }
-    return seen && active == 0;
+    const std::string page = KueueMetrics(kueue);
+    return page.find("kueue_pending_workloads{") != std::string::npos &&
+           SumSamples(page, "kueue_pending_workloads", "status=\"active\"") == 0;
   };
   auto stop = [&] {
     for (pid_t p : procs) StopProcess(p);

@@ -63,6 +63,9 @@ std::string KueueMetrics(const KueueRun& k);
 void MakeNodes(const std::string& pool, int count);
 // The JSON of Run `name` with a busybox template; `spec`: more spec fields, each followed by a comma.
 std::string RunBody(const std::string& name, const std::string& spec);
+// Sum over the label sets of `name`'s samples on a Prometheus page (those whose labels contain
+// `label`, e.g. status="active", when it is not empty).
+double SumSamples(const std::string& page, const std::string& name, const std::string& label = "");
 // VmRSS of a process in KiB (-1 when unknown).
 long RssKiB(int pid);
 

@@ -34,20 +34,6 @@ using Clock = std::chrono::steady_clock;
 
 double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Sum over every label set of `name`'s samples on a Prometheus page.
-double SumSamples(const std::string& page, const std::string& name) {
-  double total = 0;
-  std::istringstream in(page);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name, 0) != 0) continue;
-    const char next = line.size() > name.size() ? line[name.size()] : '\0';
-    if (next != '{' && next != ' ') continue;
-    total += std::atof(line.c_str() + line.rfind(' ') + 1);
-  }
-  return total;
-}
-
 bool Unsuspended(const std::string& jobs, const std::string& job) {
   auto j = Client()->Get(jobs + "/" + job);
   const json::Value* suspend = j.ok() ? json::Find(*j, {"spec", "suspend"}) : nullptr;

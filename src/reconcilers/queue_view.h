@@ -12,8 +12,8 @@
 // view stale (MarkStale); Get finding it stale sets `wanted`, wakes the loop thread (`nudge`, which
 // does not make a pass due) and waits (at most the given time, then answers the last view made)
 // until a view is made after its request (MakeQueueEntries + Publish), between two passes or at
-// the end of the pass under way, however soon a later pass marks it stale again. Asked for during a pass before it changed the queue, the view of the pass
-// before is answered at once.
+// the end of the pass under way, however soon a later pass marks it stale again. Asked for
+// during a pass before it changed the queue, the view of the pass before is answered at once.
 //
 // Priority changes (issue 16): a pass costs O(pending), and a priority patch used to show in the
 // view only after the pass under way and the next. The Run informer's handler notes a changed
