@@ -48,6 +48,9 @@ struct EngineOptions {
   // Start-time estimates (issue 33, reconcilers/forecaster.h): a forecast is handed to the
   // forecaster's thread at most this often (--estimate-interval); 0: no estimates.
   std::chrono::milliseconds estimate_interval{std::chrono::seconds(30)};
+  // The forecast looks at the first this many queued runs (scheduling::EstimateOptions::max_runs;
+  // not a flag: docs/scheduling.md, "Depth").
+  size_t estimate_depth = 10000;
 };
 
 // An attempt that ran at least this long resets the retry backoff.

@@ -27,12 +27,16 @@ sched::EstimateInput ForecastInput(const sched::ClusterSnapshot& snapshot, const
                                    const sched::RuntimeHistory& history,
                                    const std::function<std::shared_ptr<const Run>(const std::string& key)>& run_of,
                                    const std::function<std::string(const std::string& ns)>& team_of,
-                                   k8s::TimePoint now) {
+                                   k8s::TimePoint now, size_t max_runs) {
   sched::EstimateInput in;
   in.snapshot = snapshot;
   in.now = now;
-  in.queued.reserve(queue.size());
+  in.queued.reserve(std::min(queue.size(), max_runs));
   for (const auto& item : queue) {
+    if (in.queued.size() >= max_runs) {
+      in.left_out = queue.size() - in.queued.size();
+      break;
+    }
     sched::PendingRun p = item.run;
     p.owner = nullptr;  // the forecast's copy: the engine's memos are not the worker's
     std::shared_ptr<const Run> run = run_of(p.id);
@@ -151,6 +155,7 @@ void Forecaster::Work() {
 
 void Forecaster::Compute(sched::EstimateInput input) {
   auto estimates = std::make_shared<Estimates>();
+  const std::optional<size_t> depth = input.left_out > 0 ? std::optional<size_t>(input.queued.size()) : std::nullopt;
   const auto started = std::chrono::steady_clock::now();
   std::vector<sched::StartEstimate> all = sched::EstimateStarts(std::move(input), options_);
   const auto took =
@@ -164,6 +169,7 @@ void Forecaster::Compute(sched::EstimateInput input) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     published_ = std::move(estimates);
+    published_depth_ = depth;
     done_ = true;
   }
   if (wake_) wake_(runs, took);  // the loop's next pass takes it
@@ -174,15 +180,19 @@ bool Forecaster::Take() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!done_) return false;
   current_ = published_;
+  current_depth_ = published_depth_;
   under_way_ = false;
   ++taken_;
   return true;
 }
 
-const sched::StartEstimate* Forecaster::Of(const std::string& key) const {
+const sched::StartEstimate* Forecaster::Of(const std::string& key, std::optional<int64_t> place) const {
   if (!current_) return nullptr;
   auto it = current_->find(key);
-  return it != current_->end() ? &it->second : nullptr;
+  if (it != current_->end()) return &it->second;
+  static const sched::StartEstimate kBeyond{"", std::nullopt, sched::EstimateUnknown::kQueueDepth, std::nullopt};
+  if (current_depth_ && place && *place > static_cast<int64_t>(*current_depth_)) return &kBeyond;
+  return nullptr;
 }
 
 void Forecaster::Learn(const Run& run, const std::function<std::string(const std::string& ns)>& team_of) {

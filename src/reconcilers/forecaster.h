@@ -12,8 +12,11 @@
 // Learn feeds the learned runtimes (scheduling::RuntimeHistory) on the loop thread, once per
 // finished run (its uid); the loop thread is their only owner, so a forecast's input carries
 // the runtimes already predicted.
-// Cost on the loop thread: copying the snapshot and the queue, and one prediction per queued and
-// running run, once per forecast; Learn O(1) per finished run visited. EstimateStarts' own cost
+// Depth: the input holds the first EstimateOptions::max_runs queued runs (10,000), so that a
+// forecast's copies and cycles stay bounded however long the queue (100,000 pending: the copies
+// held the controller's RSS ~170 MB higher); a run further back shows kQueueDepth (Of).
+// Cost on the loop thread: copying the snapshot and the first max_runs queued runs, and one
+// prediction per copied and running run, once per forecast; Learn O(1) per finished run visited. EstimateStarts' own cost
 // (scheduling/estimate.h) is on the worker thread.
 
 #include <chrono>
@@ -39,15 +42,17 @@
 
 namespace berth::reconcilers {
 
-// The forecast's input from a pass' (loop thread): a copy of `snapshot` and of the queued runs,
-// each queued run's expected runtime (a learned one, else its maxDuration) and each running run's
-// learned end (given how long it has run). `run_of` finds a run by key (nullptr: unknown),
-// `team_of` a namespace's team ("" for none).
+// The forecast's input from a pass' (loop thread): a copy of `snapshot` and of the first
+// `max_runs` queued runs in queue order (the rest counted in left_out), each queued run's expected
+// runtime (a learned one, else its maxDuration) and each running run's learned end (given how long
+// it has run). `run_of` finds a run by key (nullptr: unknown), `team_of` a namespace's team ("" for
+// none).
 scheduling::EstimateInput ForecastInput(
     const scheduling::ClusterSnapshot& snapshot, const scheduling::RunQueue& queue,
     const scheduling::RuntimeHistory& history,
     const std::function<std::shared_ptr<const Run>(const std::string& key)>& run_of,
-    const std::function<std::string(const std::string& ns)>& team_of, k8s::TimePoint now);
+    const std::function<std::string(const std::string& ns)>& team_of, k8s::TimePoint now,
+    size_t max_runs = scheduling::EstimateOptions{}.max_runs);
 
 // A finished run's record for the history: its runtime from placement (scheduledAt, else
 // startedAt) to finishedAt; nullopt for a run not finished or never placed.
@@ -92,8 +97,11 @@ class Forecaster {
   bool RunQueued();
   // Loop thread: takes the newest published forecast; true when it is new since the last Take.
   bool Take();
-  // Loop thread: `key`'s estimate in the last forecast taken; nullptr when it has none.
-  const scheduling::StartEstimate* Of(const std::string& key) const;
+  // Loop thread: `key`'s estimate in the last forecast taken; nullptr when it has none. A run it
+  // does not hold whose queue place (`place`, 1-based) is beyond the runs that forecast looked at
+  // (it left runs out: EstimateInput::left_out) is unknown, kQueueDepth.
+  const scheduling::StartEstimate* Of(const std::string& key, std::optional<int64_t> place = std::nullopt) const;
+  const scheduling::EstimateOptions& options() const { return options_; }
   // Loop thread: how many forecasts were taken so far.
   size_t taken() const { return taken_; }
 
@@ -120,6 +128,7 @@ class Forecaster {
   uint64_t last_stamp_ = 0;
   bool under_way_ = false;  // handed over, not taken back yet
   std::shared_ptr<const Estimates> current_;
+  std::optional<size_t> current_depth_;  // the runs current_ looked at, when it left runs out
   size_t taken_ = 0;
   scheduling::RuntimeHistory history_;
   std::unordered_set<std::string> learned_;
@@ -129,6 +138,7 @@ class Forecaster {
   std::condition_variable cv_;
   std::optional<scheduling::EstimateInput> handed_;
   std::shared_ptr<const Estimates> published_;
+  std::optional<size_t> published_depth_;
   bool done_ = false;  // the forecast handed over is published
   bool stopping_ = false;
   std::thread worker_;

@@ -509,7 +509,7 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
   const auto team_of = TeamsByNamespace(caches_.teams());
   for (auto& e : entries) {
     if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
-    if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name))) e.estimated_start = est->start;
+    if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name), e.position)) e.estimated_start = est->start;
   }
   queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }
@@ -605,7 +605,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   std::optional<k8s::TimePoint> budget_due;
   const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
     return waiting_.Status(run, WaitingReason(w.reason.code), w.effective_priority, place,
-                           waiting_.Sentence(result, w), now);
+                           waiting_.Sentence(result, w, place), now);
   };
   for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
     if (Memo* m = working_.Find(key)) m->positioned_pass = working_.pass();
@@ -687,7 +687,7 @@ void RunController::Forecast(const ClusterView& view, k8s::TimePoint now) {
                          auto it = team_of.find(ns);
                          return it != team_of.end() ? it->second : std::string();
                        },
-                       now),
+                       now, forecaster_.options().max_runs),
                    stamp);
 }
 

@@ -357,10 +357,12 @@ class RunController final : public EngineApi {
   // Waiting runs' statuses, preemption records, sentences (reconcilers/waiting_status.h).
   // Start-time estimates (reconcilers/forecaster.h): its worker thread wakes the loop when a
   // forecast is published.
-  Forecaster forecaster_{options_.estimate_interval, [this](size_t runs, std::chrono::microseconds took) {
+  Forecaster forecaster_{options_.estimate_interval,
+                         [this](size_t runs, std::chrono::microseconds took) {
                            if (observer_ != nullptr) observer_->OnForecast(runs, took);
                            Wake();
-                         }};
+                         },
+                         scheduling::EstimateOptions{.max_runs = options_.estimate_depth}};
   WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); },
                                &forecaster_};
   // The pass' cluster view, kept while what it is made of is (reconcilers/cluster_view_keeper.h).

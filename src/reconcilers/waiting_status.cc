@@ -80,18 +80,20 @@ std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const
   return s;
 }
 
-std::string WaitingStatusWriter::Sentence(const sched::CycleResult& result, const sched::WaitingRun& w) const {
+std::string WaitingStatusWriter::Sentence(const sched::CycleResult& result, const sched::WaitingRun& w,
+                                          std::optional<int64_t> place) const {
   std::string s = Explain(result, w);
   if (forecast_ == nullptr || !forecast_->enabled()) return s;
-  if (const sched::StartEstimate* e = forecast_->Of(w.run_id)) {
+  if (const sched::StartEstimate* e = forecast_->Of(w.run_id, place)) {
     if (std::string note = EstimateNote(*e); !note.empty()) s += "; " + note;
   }
   return s;
 }
 
-std::optional<Time> WaitingStatusWriter::EstimateShown(const Run& run, k8s::TimePoint now) const {
+std::optional<Time> WaitingStatusWriter::EstimateShown(const Run& run, std::optional<int64_t> place,
+                                                      k8s::TimePoint now) const {
   if (forecast_ == nullptr || !forecast_->enabled()) return std::nullopt;
-  const sched::StartEstimate* e = forecast_->Of(RunKey(run));
+  const sched::StartEstimate* e = forecast_->Of(RunKey(run), place);
   if (e == nullptr) return run.status.estimated_start_at;  // no forecast yet, or not in it
   if (!MovedMaterially(PointOf(run.status.estimated_start_at), e->start, now)) return run.status.estimated_start_at;
   return e->start ? std::optional<Time>(Time(*e->start)) : std::nullopt;
@@ -118,7 +120,7 @@ RunStatus WaitingStatusWriter::Status(const Run& run, const ReasonCode& reason, 
   next.message = message;
   next.queue_position = position;
   next.effective_priority = effective;
-  next.estimated_start_at = EstimateShown(run, now);
+  next.estimated_start_at = EstimateShown(run, position, now);
   if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
   next.observed_generation = run.meta.generation;
   // The nodes kept for a preempting run stay in its status while it preempts (see Nominations).
@@ -170,7 +172,7 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
   const bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   // The common case, checked without copying the status: nothing but the sentence could have
   // changed, and that waits for the refresh. (Whether it shows a place is the position writer's.)
-  if (!refresh_due && LooksCurrent(run, w, reason) && EstimateShown(run, now) == run.status.estimated_start_at) {
+  if (!refresh_due && LooksCurrent(run, w, reason) && EstimateShown(run, position, now) == run.status.estimated_start_at) {
     memo.current_version = memo.version;  // CarryOut need not look again (see RunMemo)
     memo.current_code = w.reason.code;
     memo.current_effective = effective;
@@ -196,7 +198,7 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
   if (!preemption_record) {
     if (positions.PlaceOf(w.run_id) != position) return;
   }
-  next.message = Sentence(result, w);
+  next.message = Sentence(result, w, position);
   SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, reason, next.message, run.meta.generation, now);
   memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
   if (SameStatus(run.status, next)) return;

@@ -68,13 +68,14 @@ class WaitingStatusWriter {
   // first of them takes no runs; a priority above its namespace's cap says so.
   std::string Explain(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
   // Explain's sentence and what the run's start-time estimate adds (EstimateNote): the message
-  // of a waiting run's status.
-  std::string Sentence(const scheduling::CycleResult& result, const scheduling::WaitingRun& w) const;
+  // of a waiting run's status, which shows queue place `place` (Forecaster::Of).
+  std::string Sentence(const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
+                       std::optional<int64_t> place) const;
   // The estimatedStartAt a waiting run's status shows at `now`: the last forecast's where it
   // moved materially from what the status shows (MovedMaterially: the write budget), else what
   // the status shows (also before the first forecast, and for a run the forecast did not see);
-  // none when estimates are off.
-  std::optional<Time> EstimateShown(const Run& run, k8s::TimePoint now) const;
+  // none when estimates are off. `place`: the queue place the status shows (Forecaster::Of).
+  std::optional<Time> EstimateShown(const Run& run, std::optional<int64_t> place, k8s::TimePoint now) const;
   // The status of a run waiting with `reason`, showing `position` (and EstimateShown).
   RunStatus Status(const Run& run, const ReasonCode& reason, int32_t effective, std::optional<int64_t> position,
                    const std::string& message, k8s::TimePoint now) const;

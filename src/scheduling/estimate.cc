@@ -188,6 +188,8 @@ std::string_view ExplainUnknown(EstimateUnknown why) {
       return "it would start beyond the forecast's horizon";
     case EstimateUnknown::kBudget:
       return "the forecast stopped at its budget before it started";
+    case EstimateUnknown::kQueueDepth:
+      return "more runs wait ahead of it than the forecast looks at";
   }
   return "";
 }

@@ -23,6 +23,7 @@
 // one cycle, so an estimate is late by less than max(1 minute, 5 % of the wait) with the defaults,
 // and the whole horizon (14 days) takes at most about 230 cycles, whatever the number of ends.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -47,6 +48,10 @@ struct EstimateOptions {
   // each run's estimate is the median of its starts (see EstimateStarts). 1: one forecast on the
   // medians. Costs `samples` forecasts.
   int samples = 5;
+  // The forecast's depth: the engine hands over the first max_runs queued runs in queue order
+  // (reconcilers::ForecastInput); a run further back is kQueueDepth. It bounds the forecast's copy
+  // of the queue and its cycles' work at 100,000 pending (docs/scheduling.md).
+  size_t max_runs = 10000;
 };
 
 enum class EstimateUnknown : uint8_t {
@@ -57,6 +62,7 @@ enum class EstimateUnknown : uint8_t {
   kTeamShare,       // it waits for its team's share and no forecast end frees it
   kBeyondHorizon,   // it would start after now + horizon
   kBudget,          // the forecast stopped at max_cycles before it started
+  kQueueDepth,      // more runs wait ahead of it than the forecast looks at (max_runs)
 };
 
 // A sentence for a user ("waits behind runs without a known end (no maxDuration)").
@@ -87,6 +93,9 @@ struct EstimateInput {
   std::map<std::string, std::vector<Duration>> runtime_spread;
   std::map<std::string, std::vector<TimePoint>> running_end_spread;
   TimePoint now{};
+  // How many queued runs behind `queued` were left out of it (EstimateOptions::max_runs): their
+  // estimates are kQueueDepth (the engine's, reconcilers::Forecaster::Of).
+  size_t left_out = 0;
 };
 
 // One estimate per queued run, in queue order at `now`. Without spreads (or options.samples <= 1)

@@ -883,6 +883,40 @@ TEST_F(EngineInProcess, AWaitingRunShowsItsEstimatedStartWhichMovesWhenTheRunAhe
   EXPECT_EQ(Phase("w2"), "Pending");
 }
 
+// The forecast's depth (docs/scheduling.md): with estimate_depth 1 only the first waiting run gets
+// an estimate; the one behind it says why it has none. When the run ahead of the queue is placed,
+// the other comes within the depth and gets its estimate.
+TEST_F(EngineInProcess, ARunFurtherBackThanTheForecastLooksSaysSoInsteadOfAnEstimate) {
+  using std::chrono::minutes;
+  using std::chrono::seconds;
+  Node("n0", "a100");
+  Fleet("gpu", "a100");
+  reconcilers::EngineOptions options;
+  options.estimate_depth = 1;
+  StartEngine(options);
+  Run("long", R"("maxDuration":"30m")");
+  ASSERT_TRUE(PodsBound("long"));
+  SetPodsPhase("long", "Running");
+  ASSERT_TRUE(WaitPhase("long", "Running"));
+  Run("w1", std::string(R"("priority":60,"maxDuration":"1h",)") + kQueueRetry);
+  Run("w2", std::string(R"("priority":40,"maxDuration":"1h",)") + kQueueRetry);
+  ASSERT_TRUE(Eventually([&] { return StatusString("w2", "reason") == "NoCapacity"; }));
+  Advance(seconds(31));  // the next forecast is due
+  const std::string further_back = "estimated start unknown: more runs wait ahead of it than the forecast looks at";
+  ASSERT_TRUE(Eventually([&] { return !StatusString("w1", "estimatedStartAt").empty(); })) << Dump();
+  // w2's message changes with nothing else in its status: seen at its next look (status_refresh).
+  Advance(seconds(6));
+  ASSERT_TRUE(Eventually([&] { return StatusString("w2", "message").find(further_back) != std::string::npos; })) << Dump();
+  EXPECT_EQ(StatusString("w2", "estimatedStartAt"), "");
+  EXPECT_EQ(StatusString("w1", "message").find("estimated start unknown"), std::string::npos);
+
+  SetPodsPhase("long", "Succeeded");
+  ASSERT_TRUE(WaitPhase("w1", "Scheduled")) << Dump();
+  Advance(seconds(31));
+  ASSERT_TRUE(Eventually([&] { return !StatusString("w2", "estimatedStartAt").empty(); })) << Dump();
+  EXPECT_EQ(StatusString("w2", "message").find(further_back), std::string::npos);
+}
+
 // With one periodic look a pass (refreshes_per_pass = 1: the others are put off to the next
 // passes), deadlines and changes are still carried out: the runs at their maxDuration end, and
 // the waiting runs take their places.

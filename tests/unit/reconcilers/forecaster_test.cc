@@ -124,6 +124,50 @@ TEST(Forecaster, ItsThreadPublishesAndWakesTheLoop) {
   f.Stop();
 }
 
+// The forecast's depth: the input holds the first max_runs queued runs in queue order; a run the
+// forecast left out shows "unknown" (kQueueDepth) when its place is behind them, and nothing yet
+// when it has no place or one within them (it arrived after the forecast was handed over).
+TEST(Forecaster, LooksAtTheFirstMaxRunsAndCallsTheRestFurtherBackThanItLooks) {
+  const k8s::TimePoint t0 = sched::testing::kT0;
+  sched::EstimateInput full = OneFullInstance(t0, minutes(30));
+  sched::RunQueue queue(minutes(15));
+  for (int i = 0; i < 3; ++i) {
+    sched::PendingRun p = sched::testing::Pending("ns/q" + std::to_string(i), 50, t0 - seconds(3 - i), 1, kNode);
+    p.max_duration = hours(1);
+    queue.Upsert(p);
+  }
+  queue.AdvanceTo(t0);
+  const auto none = [](const std::string&) { return std::shared_ptr<const reconcilers::Run>(); };
+  const auto team = [](const std::string&) { return std::string(); };
+  sched::EstimateInput in = ForecastInput(full.snapshot, queue, {}, none, team, t0, 2);
+  ASSERT_EQ(in.queued.size(), 2u);
+  EXPECT_EQ(in.queued[0].id, "ns/q0") << "queue order";
+  EXPECT_EQ(in.queued[1].id, "ns/q1");
+  EXPECT_EQ(in.left_out, 1u);
+  EXPECT_EQ(ForecastInput(full.snapshot, queue, {}, none, team, t0, 3).left_out, 0u) << "all of them fit";
+
+  Forecaster f(seconds(30), nullptr, sched::EstimateOptions{.max_runs = 2});
+  f.SetStepped();
+  f.Hand(std::move(in));
+  ASSERT_TRUE(f.RunQueued());
+  ASSERT_TRUE(f.Take());
+  ASSERT_NE(f.Of("ns/q1", 2), nullptr);
+  EXPECT_EQ(f.Of("ns/q1", 2)->start, t0 + minutes(30) + hours(1)) << "behind the running run, then q0's hour";
+  ASSERT_NE(f.Of("ns/q2", 3), nullptr);
+  EXPECT_EQ(f.Of("ns/q2", 3)->unknown, sched::EstimateUnknown::kQueueDepth);
+  EXPECT_FALSE(f.Of("ns/q2", 3)->start.has_value());
+  EXPECT_EQ(EstimateNote(*f.Of("ns/q2", 3)), "estimated start unknown: more runs wait ahead of it than the forecast looks at");
+  EXPECT_EQ(f.Of("ns/new", 2), nullptr) << "a place the forecast looked at: not in it yet, nothing to say";
+  EXPECT_EQ(f.Of("ns/new"), nullptr) << "no place: nothing to say";
+
+  Forecaster g(seconds(30), nullptr);
+  g.SetStepped();
+  g.Hand(ForecastInput(full.snapshot, queue, {}, none, team, t0));
+  ASSERT_TRUE(g.RunQueued());
+  ASSERT_TRUE(g.Take());
+  EXPECT_EQ(g.Of("ns/other", 7), nullptr) << "a forecast that left nothing out calls no run further back";
+}
+
 class ForecastInputTest : public ApiFixture {};
 
 TEST_F(ForecastInputTest, LearnsEachFinishedRunOnceAndPredictsFromThreeOfThem) {
