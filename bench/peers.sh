@@ -19,5 +19,5 @@ run behaviour behaviour-peers "$@"
 run throughput throughput-peers --kueue 1 "$@"
 run throughput throughput-peers --kueue 1 --kwok 1 "$@"
 run gangs gangs-peers --kueue 1 "$@"
-run priority priority-peers --kueue 1 "$@"
+run priority priority-peers --kueue 1 --kueue-patches 5 "$@"  # Kueue: minutes per admission at 10,000
 run scale scale-peers --kueue 1 "$@"
