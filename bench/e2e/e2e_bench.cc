@@ -1623,10 +1623,12 @@ int ScaleBesideKueue(int nodes, int pending, int seconds, const ScaleFigures& be
                 berth.first_admission_s / kueue.first_admission_s);
   } else {
     std::printf("| start -> first admission | %.2f s | none within %d s | < %.3f | |\n", berth.first_admission_s,
-                Flag("kueue-restart-window", 900), berth.first_admission_s / Flag("kueue-restart-window", 900));
+                KueueRestartWindow(), berth.first_admission_s / KueueRestartWindow());
   }
+  char kueue_decision[32] = "-";  // no attempt in the window
+  if (kueue.decision_ms >= 0) std::snprintf(kueue_decision, sizeof kueue_decision, "%.1f ms", kueue.decision_ms);
   std::printf("| one scheduling decision (berth: a pass; Kueue: an admission attempt), mean in the window | %.1f ms | %s | | |\n",
-              berth.decision_ms, kueue.decision_ms >= 0 ? (std::to_string(std::lround(kueue.decision_ms * 10) / 10.0).substr(0, 6) + " ms").c_str() : "-");
+              berth.decision_ms, kueue_decision);
   return 0;
 }
 

@@ -77,6 +77,8 @@ struct ScaleFigures {
   double rss_max_mb = -1, first_admission_s = -1, decision_ms = -1;
 };
 int KueueScale(int nodes, int pending, int seconds, ScaleFigures* figures);
+// How long KueueScale waits for the first admission after Kueue's restart (--kueue-restart-window).
+int KueueRestartWindow();
 // The Kubernetes version of this run (v1.37.2).
 std::string KubeVersion();
 

@@ -61,6 +61,8 @@ std::string WholeNodePod(int gpus) {
 
 }  // namespace
 
+int KueueRestartWindow() { return Flag("kueue-restart-window", 900); }
+
 int KueueScale(int nodes, int pending, int seconds, ScaleFigures* figures) {
   StartControlPlane();
   const std::string ns = "scale-bench", jobs = "/apis/batch/v1/namespaces/" + ns + "/jobs";
@@ -123,7 +125,7 @@ int KueueScale(int nodes, int pending, int seconds, ScaleFigures* figures) {
     return stop(code);
   };
   double ready = -1, created = -1, admitted = -1;
-  const int window = Flag("kueue-restart-window", 900);
+  const int window = KueueRestartWindow();
   const auto deadline = t0 + std::chrono::seconds(window);
   bool exited = false;
   while (admitted < 0 && Clock::now() < deadline) {

@@ -16,8 +16,8 @@
 // forecast's copies and cycles stay bounded however long the queue (100,000 pending: the copies
 // held the controller's RSS ~170 MB higher); a run further back shows kQueueDepth (Of).
 // Cost on the loop thread: copying the snapshot and the first max_runs queued runs, and one
-// prediction per copied and running run, once per forecast; Learn O(1) per finished run visited. EstimateStarts' own cost
-// (scheduling/estimate.h) is on the worker thread.
+// prediction per copied and running run, once per forecast; Learn O(1) per finished run visited.
+// EstimateStarts' own cost (scheduling/estimate.h) is on the worker thread.
 
 #include <chrono>
 #include <cstdint>
