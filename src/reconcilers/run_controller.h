@@ -9,17 +9,20 @@
 // message was last written (throttling: reconcilers/waiting_status.h) and (c) which runs a
 // queue-position write sequence in flight is about to touch (reconcilers/position_writer.h).
 //
-// RunController owns the loop thread (Loop, WaitForWork, Coalesce: every wait and deadline on the
-// injected clock), the queue (scheduling::RunQueue, loop thread only) and what the informer
-// handlers note between passes (under mu_); a pass (Pass(now): thread-free, a test steps it with
-// StartStepped, DrainWrites) is a short orchestration of the components, each with its contract
-// in its own header (docs/development.md draws them):
+// RunController owns the queue (scheduling::RunQueue, loop thread only) and the components; a
+// pass (Pass(now): thread-free, a test steps it with StartStepped, DrainWrites) is a short
+// orchestration of them, each with its contract in its own header (docs/development.md draws them):
+//   EngineLoop           engine_loop.h          the loop thread, what wakes it, what changed since
+//                                               the last pass, the pass' deadlines
 //   EngineCaches         engine_caches.h        the informers and their reads
 //   WorkingSet, RunMemo  working_set.h          which runs a pass visits ("Incremental passes"),
 //                        run_memo.h             what is kept of each run between passes
 //   ClusterViewKeeper    cluster_view_keeper.h  the cluster view kept between passes, paused
 //                                               instances after a kubelet refusal
+//   RunSweep             run_sweep.h            the sweeps over the visited runs: block holders,
+//                                               lifecycles and the queue, quiet runs, settling
 //   RunReconciler        run_reconciler.h       one run's lifecycle carried out
+//   Preemptions          preemptions.h          preemption records as nominations, evictions
 //   Admissions           admissions.h           admission order, assume / confirm / roll back,
 //                                               ambiguous writes, what the writers wrote
 //   RunWrites            run_writes.h           the writes of a run's decisions; ending a run
@@ -30,24 +33,17 @@
 //   QueueView            queue_view.h           /queue and the dashboard, priority news
 //   SetAsideReporter     set_aside.h            runs berth cannot read, reported once each
 //   KeyedWriter          keyed_writer.h         the writer threads (one write per key)
+//   PassPhases, SummarizePass  pass_summary.h   where a pass spent its time, the metrics' summary
 // The core decides again only when its input (the queue's version, the view's generation)
 // changed since its last cycle or the time may change its answer (CoreResultStands); otherwise
 // the pass carries on with the last result. What the controller sees of the engine is
 // reconcilers/engine_api.h.
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
-#include <string_view>
-#include <thread>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -61,6 +57,7 @@
 #include "reconcilers/cluster_view_keeper.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/engine_api.h"
+#include "reconcilers/engine_loop.h"
 #include "reconcilers/engine_options.h"
 #include "reconcilers/fleet_status_writer.h"
 #include "reconcilers/fleet_types.h"
@@ -69,11 +66,14 @@
 #include "reconcilers/lifecycle.h"
 #include "reconcilers/namespace_policy.h"
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/pass_summary.h"
 #include "reconcilers/position_writer.h"
+#include "reconcilers/preemptions.h"
 #include "reconcilers/queue_positions.h"
 #include "reconcilers/queue_view.h"
 #include "reconcilers/run_memo.h"
 #include "reconcilers/run_reconciler.h"
+#include "reconcilers/run_sweep.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/set_aside.h"
 #include "reconcilers/team_keeper.h"
@@ -127,7 +127,7 @@ class RunController final : public EngineApi {
   void MakeView();
   // Whether a change (an informer event, a finished write, Wake) came since the last pass began:
   // the loop would make another pass without waiting for a deadline.
-  bool PassDue() const;
+  bool PassDue() const { return loop_.PassDue(); }
 
   // The queue as of the last pass, in order. Made on request (see "The queue view" in
   // development.md): when a pass changed it since it was last made, the loop thread makes it
@@ -153,45 +153,12 @@ class RunController final : public EngineApi {
 
   // Asks for a pass now. The loop passes on every change it watches, at the deadlines its passes
   // note (a FakeClock moved past one ends the wait) and otherwise once per status_refresh.
-  void Wake();
+  void Wake() { loop_.Wake(); }
 
  private:
-  // Wakes the loop thread without making a pass due (a view wanted, priority news).
-  void Nudge();
+  // What the loop thread calls (EngineLoop::Hooks): Pass, and between passes the queue view.
+  EngineLoop::Hooks LoopHooks();
 
-  using Memo = RunMemo;  // reconcilers/run_memo.h
-  using KeyedRun = reconcilers::KeyedRun;
-  using Keyed = reconcilers::Keyed;
-  // This pass' flags of a memo (see Memo::touched_pass).
-  bool Touched(const Memo& m) const { return working_.Touched(m); }
-  bool Busy(const Memo& m) const { return working_.Busy(m); }
-  const scheduling::WaitingRun* WaitingOf(const Memo& m) const { return working_.WaitingOf(m); }
-
-
-  // The loop thread: waits for the caches (WaitForSync), then for work (WaitForWork), paces
-  // (Coalesce) and calls Pass(clock_.Now()); every wait is on the injected clock (Clock::WaitFor).
-  void Loop();
-  bool WaitForSync();  // false when the engine stops first
-  // Blocks until the next pass is due (see the definition); false when the engine stops.
-  bool WaitForWork();
-  // Blocks until `gap` has passed on the clock's monotonic time since `last_end`, showing
-  // priority news and making a wanted view meanwhile; false when the engine stops.
-  bool Coalesce(base::MonoTime last_end, std::chrono::milliseconds gap);
-  // The next pass is due by `at` at the latest (loop thread only; reset by each pass).
-  void NoteDeadline(k8s::TimePoint at);
-  static constexpr std::chrono::milliseconds kCoalesce{5};         // between two passes at least
-  static constexpr std::chrono::milliseconds kMaxGap{25};           // and as long as the last took, up to this
-  static constexpr std::chrono::milliseconds kMinDeadlineDelay{50};  // after a pass, for deadlines
-  static constexpr std::chrono::milliseconds kMaxSleep{1000};       // per wait slice (the wall clock is read again)
-  // Where a pass spends its time: Mark(step) after each step; the total for the metric.
-  struct PassPhases {
-    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now(), mark = started;
-    std::string text;  // " workingset=1.2ms view=3.4ms ..."
-    void Mark(const char* step);
-    std::chrono::microseconds Total() const {
-      return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-    }
-  };
   // One scheduling pass (Pass, public above): the steps below, in this order.
   // Its parts: the working set (and the writers' news), the core's decision (false when the last
   // result stands), carrying the result out (admissions, positions, waiting statuses; returns
@@ -203,44 +170,30 @@ class RunController final : public EngineApi {
                                                std::unordered_set<std::string> frozen, k8s::TimePoint now,
                                                PassPhases& phases);
   void FinishPass(bool decided, scheduling::CycleResult fresh, k8s::TimePoint now);
-  // When a pass comes at the latest after `from` with nothing changing and no deadline: one
-  // status_refresh (WaitForWork's resync; also how long a core result stands, CoreResultStands).
-  k8s::TimePoint ResyncAt(k8s::TimePoint from) const;
-  // The pass' view of the cluster: placed runs (into `placed`), holds, the core's snapshot. Kept
-  // from the last pass (ClusterViewKeeper) while what it is made of is unchanged: the Fleet, Node and Pod
-  // caches (Informer::Version), the placed runs' records (the same objects: Memo::placed) and no
-  // instance paused for a refusal (ClusterViewKeeper); otherwise made anew; its generation moves when it changes.
+  // The pass' view of the cluster: placed runs (into `placed`: RunSweep::BlockHolders), holds, the
+  // core's snapshot. Kept from the last pass (ClusterViewKeeper) while what it is made of is
+  // unchanged; otherwise made anew; its generation moves when it changes.
   ClusterView& PassView(const Keyed& keyed, std::vector<std::shared_ptr<const PlacedRun>>& placed, k8s::TimePoint now);
+  // Each visited run's lifecycle (RunSweep::ReconcileAll); returns the runs whose queuePosition
+  // must not be written now (busy: a write queued or in flight when the pass began).
+  std::unordered_set<std::string> ReconcileAll(const Keyed& keyed, const ClusterView& view, k8s::TimePoint now);
   // Queue positions (PositionWriter), then every waiting run's status (WaitingStatusWriter) but the busy and moved ones.
   // Returns since when the longest-waiting run (one not held by its namespace's quota) waits.
-  std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result, std::unordered_set<std::string> frozen,
-                       k8s::TimePoint now, PassPhases& phases);
+  std::optional<k8s::TimePoint> CarryOutWaiting(const Keyed& keyed, const scheduling::CycleResult& result,
+                                                std::unordered_set<std::string> frozen, k8s::TimePoint now,
+                                                PassPhases& phases);
   // Start-time estimates: takes the last forecast published (the waiting statuses show it) and
   // hands the next over when due (Forecaster::Due; else notes when it is due if the input changed).
   void Forecast(const ClusterView& view, k8s::TimePoint now);
-  // Takes what the writers reported since the last pass (failed, unconfirmed and confirmed
-  // admissions, written resourceVersions, failed Fleet writes, touched runs) into the memos and
-  // the working set; returns the keys with a write queued or in flight.
+  // Takes what changed since the last pass (EngineLoop::TakeChanges) and what the writers reported
+  // (failed, unconfirmed and confirmed admissions, written resourceVersions, failed Fleet writes,
+  // touched runs) into the memos and the working set; returns the keys with a write queued or in flight.
   std::unordered_set<std::string> TakeWriterNews();
   // Priority patches of queued runs shown in the queue view (/queue) at once, before the pass
   // that re-places them in the queue: called at points through the pass (QueueView::ShowNews).
   void ShowPriorityNews();
-  static constexpr size_t kNewsEvery = 256;  // runs between two ShowPriorityNews in a per-run loop
   // The queue's priority of a queued run for the view (QueueView::PriorityOf).
   std::optional<int32_t> ViewPriority(const std::string& key) const;
-  // An admitted run's record for the cluster view (Memo::placed).
-  std::shared_ptr<const PlacedRun> PlacedRecord(const std::string& key, const Run& run) const;
-  // Runs holding blocks: admitted in the cache (their record stays in Memo::placed for the pass:
-  // PassView's Holds reads those runs), or assumed while our write catches up.
-  std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed);
-  // The lifecycle of every visited run; pending ones go into the queue, the rest leave it.
-  // Returns the runs whose queuePosition must not be written now.
-  // (Busy: a run with a write queued or in flight when the pass began.)
-  std::unordered_set<std::string> ReconcileAll(const Keyed& keyed, const ClusterView& view, k8s::TimePoint now);
-  // The queue entry of a pending run (its memo as owner), changed only when it differs.
-  void Enqueue(const std::string& key, const Run& run, Memo& memo);
-  // Runs this pass did not queue (`queued` did) leave the queue.
-  void DropUnqueued(size_t queued);
   // The queue as the /queue endpoint, the CLI and the dashboard show it, from queue_ and the
   // pass' result (PublishQueue); made only when Queue() asked for it since the last pass
   // (MakeViewIfWanted). Loop thread only.
@@ -258,80 +211,36 @@ class RunController final : public EngineApi {
   uint64_t core_view_gen_ = 0;                      // the view's generation in the last core cycle's input
   uint64_t core_queue_version_ = 0;                 // queue_.version() after it
   std::optional<k8s::TimePoint> core_until_;        // nullopt: no cycle yet
-  // Tells the observer (metrics) how the pass went.
+  // Tells the observer (metrics) how the pass went (SummarizePass and the writers' counters).
   void Report(std::chrono::microseconds took, const scheduling::CycleResult& result, bool decided, k8s::TimePoint now,
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
-  // Puts a run into the next pass' working set and wakes the loop (informer threads).
-  void Touch(const std::string& run_key);
   // writer_.Dispatch (reconcilers/keyed_writer.h: one write per key, backoff after a failed one,
   // `background` writes yield to decisions), refused once the engine is stopping.
   bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false);
-
-  // Preemption (issue 17): the runs that preempt (pending, status.preemption) as the core's
-  // nominations. Evicts their victims that still hold their placement (once the cache shows the
-  // preemptor's record, so the record always comes first); a record whose victim may no longer be
-  // preempted is dropped (the core plans again).
-  std::vector<scheduling::Nomination> Nominations(const Keyed& keyed, const std::vector<std::shared_ptr<const PlacedRun>>& placed,
-                                                  const ClusterView& view, const std::unordered_set<std::string>& frozen,
-                                                  k8s::TimePoint now);
-  // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted
-  // (Reclaimed for a reclaim's record: issue 31).
-  void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);
   // Assumes the placement (its blocks are held from now on) and hands the admission to a writer
   // (Admissions::Admit); the run leaves the queue.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
-  // A finished run that needs nothing more leaves the working set (see "Incremental passes");
-  // one whose TTL is due is deleted.
-  void Settle(const Keyed& visited,
-              const std::unordered_set<std::string>& busy, k8s::TimePoint now);
-  // When a finished run is to be deleted (spec.ttlSecondsAfterFinished, else --finished-run-ttl).
-  std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
 
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
   EngineOptions options_;
   std::unique_ptr<k8s::EventRecorder> events_;
   EngineCaches caches_;  // the informers and their reads (reconcilers/engine_caches.h)
+  // The loop thread, what changed since the last pass, the pass' deadlines (engine_loop.h).
+  EngineLoop loop_{clock_, options_.status_refresh, LoopHooks()};
 
   scheduling::RunQueue queue_;  // loop thread only
   // The runs the passes visit and each one's memo (reconcilers/working_set.h); loop thread only.
   WorkingSet working_;
-  std::optional<k8s::TimePoint> next_deadline_;  // loop thread only: see NoteDeadline
-  std::unordered_set<std::string> dispatched_;    // loop thread only: keys this pass handed to the writer
-  // Loop thread: what changed since the last pass (TakeWriterNews), for quiet placed runs.
-  std::unordered_set<std::string> pass_changed_nodes_;
-  bool pass_fleets_changed_ = true;
-  bool pass_namespaces_changed_ = true;
-  // Quiet runs ("Incremental passes"): a Scheduled or Running run that the last visit found
-  // needing nothing is not reconciled again (its blocks still count) until it, its Pods, one of its
-  // nodes or a Fleet's spec changes, or its next deadline (at most status_refresh away); a pass
-  // takes at most refreshes_per_pass of those whose only due thing is that periodic look. Likewise
-  // a pending run found queueable keeps its queue entry without being decided again until it, its
-  // Pods or a Namespace (its priority cap) changes (QueuedQuietly); the core still sees it.
-  // A placed run the last pass found needing nothing, unchanged since (see Memo::quiet_rv):
-  // kQuiet before quiet_until; kRefreshDue when only its periodic look (status_refresh) is due,
-  // which a pass may put off (refreshes_per_pass); kChanged when it must be reconciled now.
-  enum class Stillness { kChanged, kQuiet, kRefreshDue };
-  Stillness Quiet(const Run& run, const Memo& memo, k8s::TimePoint now) const;
+  std::unordered_set<std::string> dispatched_;  // loop thread only: keys this pass handed to the writer
   bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
-  bool QueuedQuietly(const Memo& memo) const;
   std::function<void()> on_synced_;  // OnSynced's (set before the informers start)
-  uint64_t namespaces_epoch_ = 0;  // passes that found a Namespace changed (RunMemo::PlacedInputs)
 
-  mutable std::mutex mu_;  // guards the fields below
-  std::condition_variable loop_cv_;
-  bool dirty_ = true;
-  bool stopping_ = false;
-  std::unordered_set<std::string> touched_;  // runs whose object or Pods changed since the last pass
-  std::unordered_set<std::string> changed_nodes_;  // Nodes changed since the last pass
-  bool namespaces_changed_ = true;                  // a Namespace added, deleted or changed since the last pass
-  bool fleets_changed_ = true;                      // a Fleet added, deleted or its spec changed since
   // /queue and the dashboard (reconcilers/queue_view.h: its own lock; wakes the loop by Nudge).
-  QueueView queue_view_{clock_, [this] { Nudge(); }};
+  QueueView queue_view_{clock_, [this] { loop_.Nudge(); }};
 
-  bool stopped_writer_ = false;
+  std::atomic<bool> stopped_{false};  // Stop ran (or runs)
   std::atomic<bool> stepped_{false};  // StartStepped: no loop, no writer threads
-  std::thread loop_;
   // Carries out the loop's writes (one per key, backoff, decisions before refreshes).
   KeyedWriter writer_;
   // Assume / confirm / roll back of admissions, and what the writers wrote (admissions.h).
@@ -354,7 +263,6 @@ class RunController final : public EngineApi {
                               return Dispatch(PositionWriter::kKey, std::move(write), /*background=*/true);
                             },
                             [this] { return writer_.Busy(PositionWriter::kKey); }};
-  // Waiting runs' statuses, preemption records, sentences (reconcilers/waiting_status.h).
   // Start-time estimates (reconcilers/forecaster.h): its worker thread wakes the loop when a
   // forecast is published.
   Forecaster forecaster_{options_.estimate_interval,
@@ -363,6 +271,7 @@ class RunController final : public EngineApi {
                            Wake();
                          },
                          scheduling::EstimateOptions{.max_runs = options_.estimate_depth}};
+  // Waiting runs' statuses, preemption records, sentences (reconcilers/waiting_status.h).
   WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); },
                                &forecaster_};
   // The pass' cluster view, kept while what it is made of is (reconcilers/cluster_view_keeper.h).
@@ -373,6 +282,11 @@ class RunController final : public EngineApi {
                             [this](const std::string& node, const std::string& why, k8s::TimePoint now) {
                               view_keeper_.NoteRefusal(node, why, now);
                             }};
+  // The sweeps over the visited runs (reconcilers/run_sweep.h).
+  RunSweep sweep_{RunSweep::Parts{caches_, options_, working_, queue_, admissions_, reconciler_, writes_, forecaster_},
+                  [this] { ShowPriorityNews(); }};
+  // Preemption records as the core's nominations, their victims evicted (reconcilers/preemptions.h).
+  Preemptions preemptions_{caches_, writes_};
   // Runs the informer set aside, reported once each (reconcilers/set_aside.h).
   SetAsideReporter set_aside_{client_, *events_, [this](const std::string& key, std::function<bool()> write) {
                                 return Dispatch(key, std::move(write));

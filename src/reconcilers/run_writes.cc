@@ -418,6 +418,23 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::st
   }, background);
 }
 
+void RunWrites::DeleteAfterTtl(const Run& run) {
+  Dispatch(RunKey(run), [this, r = run] {
+    k8s::DeleteOptions o;
+    o.precondition_uid = r.meta.uid;
+    o.precondition_resource_version = r.meta.resource_version;
+    k8s::Status s = client_->Delete(kRuns.Path(r.meta.ns, r.meta.name), o);
+    if (s.ok() || s.IsNotFound()) {
+      spdlog::info("run {}/{}: deleted, its time to live after it finished ({}) has passed", r.meta.ns, r.meta.name,
+                   FormatTime(r.status.finished_at));
+      return true;
+    }
+    if (s.IsConflict()) return true;  // changed meanwhile: the next pass decides again
+    spdlog::info("run {}/{}: not deleted after its time to live ({}); will retry", r.meta.ns, r.meta.name, s.ToString());
+    return false;
+  });
+}
+
 void RunWrites::HandleDeletion(const Run& run) {
   if (!run.meta.HasFinalizer(kFinalizer)) return;
   std::vector<PodRef> pods;

@@ -98,6 +98,10 @@ class RunWrites {
   void DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry);
   // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
+  // A finished run whose time to live has passed is deleted, like a Job by its TTL controller:
+  // only the object seen (uid and resourceVersion preconditions), so a run changed meanwhile
+  // (its TTL, say) is decided again; gone or changed counts as done, another failure is retried.
+  void DeleteAfterTtl(const Run& run);
 
   // ---- writer threads ----
   // Writes `next` as the run's status, guarded by the resourceVersion of `run`; when written,

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
-#include "unit/reconcilers/api_fixture.h"
+#include "unit/reconcilers/writes_fixture.h"
 #include "k8s/informer.h"
 #include "k8s/timefmt.h"
 
@@ -18,19 +18,10 @@ namespace {
 using k8s::resources::kRuns;
 using testing::FakeApi;
 
-class RunReconcilerTest : public ApiFixture {
+class RunReconcilerTest : public WritesFixture {
  protected:
   RunReconcilerTest()
-      : caches_(client_),
-        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
-        writes_(
-            client_, clock_, events_, admissions_, options_,
-            [this](const std::string& key, std::function<bool()> write, bool) {
-              keys_.push_back(key);
-              return write();  // a writer thread's work, done at once
-            },
-            [this](const reconcilers::Run& run) { return caches_.PodsOf(run); }),
-        reconciler_(caches_, writes_, working_, events_, clock_, options_,
+      : reconciler_(caches_, writes_, working_, events_, clock_, options_,
                     [this](const std::string& node, const std::string&, k8s::TimePoint) { refused_.push_back(node); }) {
   }
 
@@ -40,14 +31,10 @@ class RunReconcilerTest : public ApiFixture {
   }
   std::shared_ptr<const reconcilers::Run> Fetch(const std::string& name) { return GetRun(name); }
 
-  EngineOptions options_;
-  EngineCaches caches_;
-  Admissions admissions_;
-  RunWrites writes_;
   WorkingSet working_;
   RunReconciler reconciler_;
   ClusterView view_;
-  std::vector<std::string> keys_, refused_;
+  std::vector<std::string> refused_;
 };
 
 TEST_F(RunReconcilerTest, APendingRunWithNothingToDoBelongsInTheQueue) {

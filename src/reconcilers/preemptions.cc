@@ -1,0 +1,79 @@
+#include "reconcilers/preemptions.h"
+
+#include <string_view>
+#include <unordered_map>
+
+#include <spdlog/spdlog.h>
+
+#include "reconcilers/run_status.h"
+#include "reconcilers/team_types.h"
+
+namespace berth::reconcilers {
+
+namespace sched = scheduling;
+
+std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
+                                                        const std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                                        const ClusterView& view, const sched::RunQueue& queue,
+                                                        const std::unordered_set<std::string>& frozen,
+                                                        k8s::TimePoint now) {
+  std::vector<sched::Nomination> out;
+  std::unordered_map<std::string_view, const PlacedRun*> placed_by_key;  // made for the first record
+  std::unordered_set<std::string_view> held;  // nodes where the view has berth Pods outliving their placement
+  for (const auto& [key, run, memo] : keyed) {
+    if (!memo->has_preemption) continue;  // (Memo::Read: without reading the run)
+    const auto& record = run->status.preemption;
+    if (!record || !IsPendingPhase(run->status.phase) || run->meta.deleting || queue.Find(key) == nullptr) continue;
+    if (placed_by_key.empty()) {
+      for (const auto& pr : placed) placed_by_key.emplace(pr->key, pr.get());
+      for (const auto& r : view.snapshot.running) {
+        if (r.id.rfind("pod:", 0) == 0) held.insert(r.placement.front().instance);
+      }
+    }
+    sched::Nomination n{key, record->fleet, record->nodes, record->victims, false};
+    const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
+    bool holds = true;
+    for (const auto& id : record->victims) {
+      auto victim = caches_.runs().Get(id);
+      auto it = placed_by_key.find(id);
+      if (victim && it != placed_by_key.end() && !it->second->assumed) {
+        // Still placed: it may be evicted only while it is still of lower priority (a reclaim's
+        // victims whatever their priority: the core chose borrowers, issue 31).
+        if (!record->reclaim && caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
+          holds = false;
+          break;
+        }
+        n.victims_stopping = true;
+        if (!frozen.count(id)) Evict(*victim, *run, record->fleet, record->reclaim, now);  // not while a write of it is unseen
+        continue;
+      }
+      if (!victim) continue;
+      for (const auto& p : caches_.PodsOf(*victim)) {
+        if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
+      }
+    }
+    // The core decides on this pass' view, made before the caches read above: where it still
+    // holds a stopped Pod's blocks on a kept node (its deletion seen since), the victims are
+    // stopping for it too, else it would plan again with other victims (issue 31: a second
+    // borrower stopped for nothing).
+    for (const auto& node : record->nodes) n.victims_stopping = n.victims_stopping || held.count(node) != 0;
+    if (holds) out.push_back(std::move(n));
+  }
+  return out;
+}
+
+void Preemptions::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,
+                        k8s::TimePoint now) {
+  const std::string victim_team = reclaim ? TeamNameOf(caches_.teams(), victim.meta.ns) : std::string();
+  const std::string why =
+      reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + RunKey(preemptor) +
+                    " (within its nominal share) on fleet " + fleet + ": team " +
+                    (victim_team.empty() ? "of namespace " + victim.meta.ns : victim_team) + " borrowed it"
+              : "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
+                    ") on fleet " + fleet;
+  spdlog::info("run {}: {}", RunKey(victim), why);
+  writes_.FailOrRetry(victim, /*interruption=*/true, why, now, reclaim ? Reason::kReclaimed : Reason::kPreempted,
+                      /*stopped=*/false, /*preempted=*/true, victim_team);
+}
+
+}  // namespace berth::reconcilers

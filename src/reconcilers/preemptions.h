@@ -1,0 +1,56 @@
+#pragma once
+// Preemption carried out (issue 17; reclaims, issue 31): the runs that preempt (pending, with a
+// status.preemption record written first) become the core's nominations, and their victims that
+// still hold their placement are evicted.
+//
+// Threads: the engine's loop thread only. Owns nothing: reads the caches, hands each eviction to
+// RunWrites (one writer task per victim). Cost: O(visited runs) to find the records (a memo flag,
+// without reading the run), then O(victims + their Pods) per record.
+//
+// A record stands while every victim still placed may be evicted for it: of lower priority than
+// the preemptor as the queue orders them, or whatever its priority for a reclaim (the core chose
+// borrowers). A record whose victim may no longer be preempted is dropped (the core plans again).
+// A victim is evicted once the cache shows the preemptor's record (the record always comes first)
+// and not while a write of the victim is unseen (`frozen`). The nomination says its victims are
+// stopping while any of them still holds its placement or has a Pod not finished on the
+// nominated nodes, or the view still counts a stopped Pod's blocks on one of those nodes (its
+// deletion seen only after the view was made): otherwise the core would plan again with other
+// victims.
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "k8s/clock.h"
+#include "reconcilers/cluster_view.h"
+#include "reconcilers/engine_caches.h"
+#include "reconcilers/run_memo.h"
+#include "reconcilers/run_writes.h"
+#include "scheduling/run_queue.h"
+#include "scheduling/snapshot.h"
+
+namespace berth::reconcilers {
+
+class Preemptions {
+ public:
+  Preemptions(const EngineCaches& caches, RunWrites& writes) : caches_(caches), writes_(writes) {}
+
+  // The pass' nominations from the preemption records of `keyed`'s runs that are pending and in
+  // `queue`; `placed`: the runs holding blocks this pass (BlockHolders), `view`: the pass' view.
+  // Evicts the victims that still hold their placement (but those in `frozen`).
+  std::vector<scheduling::Nomination> Nominations(const Keyed& keyed,
+                                                  const std::vector<std::shared_ptr<const PlacedRun>>& placed,
+                                                  const ClusterView& view, const scheduling::RunQueue& queue,
+                                                  const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
+
+ private:
+  // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted
+  // (Reclaimed for a reclaim's record), its message naming who and why.
+  void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);
+
+  const EngineCaches& caches_;
+  RunWrites& writes_;
+};
+
+}  // namespace berth::reconcilers

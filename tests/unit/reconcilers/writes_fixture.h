@@ -1,0 +1,40 @@
+#pragma once
+// The engine components' tests that write through RunWrites: ApiFixture with the engine's options,
+// its caches (not started: a test starts them when it needs what they hold), the admissions and
+// the run writes, each write done at once on the test's thread and its key recorded in keys_.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reconcilers/admissions.h"
+#include "reconcilers/engine_caches.h"
+#include "reconcilers/engine_options.h"
+#include "reconcilers/run_writes.h"
+#include "unit/reconcilers/api_fixture.h"
+
+namespace berth::reconcilers {
+
+class WritesFixture : public ApiFixture {
+ protected:
+  WritesFixture()
+      : caches_(client_),
+        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+        writes_(
+            client_, clock_, events_, admissions_, options_,
+            [this](const std::string& key, std::function<bool()> write, bool) {
+              keys_.push_back(key);
+              return write();  // a writer thread's work, done at once
+            },
+            [this](const reconcilers::Run& run) { return caches_.PodsOf(run); }) {}
+  ~WritesFixture() override { caches_.Stop(); }
+
+  EngineOptions options_;
+  EngineCaches caches_;
+  Admissions admissions_;
+  RunWrites writes_;
+  std::vector<std::string> keys_;  // the key of each write, in order
+};
+
+}  // namespace berth::reconcilers
