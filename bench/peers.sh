@@ -10,7 +10,7 @@
 #   scale       100,000 pending on 10,000 nodes: RSS, start -> first admission, one decision
 #   behaviour   seven small scenarios through both, the table of what each did
 # and writes each table to bench/results/*-peers*.md (see docs/performance.md, "Kueue beside
-# berth"). About 1.5-2 hours on the 2-core machine (Kueue's scale part alone: 48 minutes).
+# berth"). About 1.5 hours on the 2-core machine (Kueue's scale part alone: 46 minutes).
 # Extra arguments go to every scenario (e.g. --nodes 100 --runs 400 for a quick look; then the
 # tables are not the documented ones).
 set -euo pipefail
