@@ -328,10 +328,16 @@ node_ns() { readlink "/proc/$1/ns/mnt" 2>/dev/null || true; }
 stop_node() {
   local lab="$DIR/nodes/$NAME"
   [ -d "$lab" ] || return 0
-  local ns=""
+  local ns="" nsfd=""
   local holder
   holder=$(pidfile_pid "$lab/holder.pid")
-  [ -n "$holder" ] && ns=$(node_ns "$holder")
+  # The node's mount namespace stays open here until the sweep below is done. The kernel gives a
+  # freed namespace's number to the next one made (any `unshare -m` on the machine), so a sweep by
+  # number after the holder went would kill another node's processes: CI on 2026-11-28 saw a
+  # starting soak node's holder SIGKILLed while another test stopped its nodes.
+  if [ -n "$holder" ] && { exec {nsfd}<"/proc/$holder/ns/mnt"; } 2>/dev/null; then
+    ns=$(readlink "/proc/$$/fd/$nsfd")
+  fi
   [ "$ns" = "$(node_ns $$)" ] && ns=""   # never the caller's own namespace
   stop_pidfile "$lab/kubelet.pid" 10
   if [ -S "$lab/containerd.sock" ] && pid_alive "$lab/containerd.pid"; then
@@ -350,6 +356,7 @@ stop_node() {
       [ "$(node_ns "$p")" = "$ns" ] && kill -9 "$p" 2>/dev/null || true
     done
   fi
+  [ -n "$nsfd" ] && exec {nsfd}<&-
   sleep 0.2
   remove_cgroups "$(cat "$lab/cgroup" 2>/dev/null || echo "$NAME")"
   [ -f "$lab/bridge" ] && ip link del "$(cat "$lab/bridge")" 2>/dev/null || true
