@@ -18,9 +18,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # dies, as it does a real node's holder started with setsid).
 detached() { setsid bash -c '"$@" </dev/null >/dev/null 2>&1 & echo $!' _ "$@"; }
 ns_of() { readlink "/proc/$1/ns/mnt" 2>/dev/null || true; }
+# Running (not a zombie waiting to be reaped: a zombie has no namespaces left).
+alive() { [ -e "/proc/$1/ns/mnt" ]; }
 wait_ns() {  # PID: until it runs in a namespace other than ours; fails when it is gone
   for _ in $(seq 1 200); do
-    [ -e "/proc/$1" ] || return 1
+    alive "$1" || return 1
     local ns; ns=$(ns_of "$1")
     [ -n "$ns" ] && [ "$ns" != "$(ns_of $$)" ] && return 0
     sleep 0.05
@@ -44,8 +46,8 @@ done
 PIDS+=("$left")
 fake_node leftover "$holder"
 "$SCRIPT" stop "$DIR" leftover 2>/dev/null
-for _ in $(seq 1 50); do [ -e "/proc/$left" ] || break; sleep 0.1; done
-[ -e "/proc/$left" ] && fail "a process left in the stopped node's namespace ($left) is still running"
+for _ in $(seq 1 50); do alive "$left" || break; sleep 0.1; done
+alive "$left" && fail "a process left in the stopped node's namespace ($left) is still running"
 echo "ok: what the stopped node left in its namespace was killed"
 
 # 2. Another node's namespace made the moment the holder exits (it gets the freed number unless
@@ -54,13 +56,13 @@ echo "ok: what the stopped node left in its namespace was killed"
 for round in 1 2 3 4 5; do
   holder=$(detached unshare -m sleep 600)
   PIDS+=("$holder"); wait_ns "$holder" || fail "round $round: the fake holder did not start"
-  other=$(detached bash -c 'h=$1; while [ -e "/proc/$h" ] && [ "$SECONDS" -lt 60 ]; do :; done; exec unshare -m sleep 600' _ "$holder")
+  other=$(detached bash -c 'h=$1; while [ -e "/proc/$h/ns/mnt" ] && [ "$SECONDS" -lt 60 ]; do :; done; exec unshare -m sleep 600' _ "$holder")
   PIDS+=("$other")
   fake_node "a$round" "$holder"
   "$SCRIPT" stop "$DIR" "a$round" 2>/dev/null
-  [ -e "/proc/$holder" ] && fail "round $round: the stopped node's holder is still running"
+  alive "$holder" && fail "round $round: the stopped node's holder is still running"
   wait_ns "$other" && sleep 0.3
-  [ -e "/proc/$other" ] || fail "round $round: stopping node a$round killed another node's process ($other)"
+  alive "$other" || fail "round $round: stopping node a$round killed another node's process ($other)"
   kill -9 "$other" 2>/dev/null || true
 done
 echo "ok: stopping a node never killed another node's processes (5 rounds)"
