@@ -34,6 +34,8 @@ pidfile_pid() {  # PIDFILE -> its pid, or nothing when that process is gone
   return 0
 }
 pid_alive() { [ -n "$(pidfile_pid "$1")" ]; }
+# PID -> its mount namespace ("mnt:[4026532177]"), or nothing when it is gone (or a zombie).
+node_ns() { readlink "/proc/$1/ns/mnt" 2>/dev/null || true; }
 
 # SIGTERM, then SIGKILL after `seconds` (default 10).
 stop_pid() {  # pid [seconds]

@@ -323,8 +323,6 @@ KC
   log "node $NAME ready (logs in $lab)"
 }
 
-node_ns() { readlink "/proc/$1/ns/mnt" 2>/dev/null || true; }
-
 stop_node() {
   local lab="$DIR/nodes/$NAME"
   [ -d "$lab" ] || return 0

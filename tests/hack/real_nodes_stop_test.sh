@@ -13,18 +13,19 @@ PIDS=()
 cleanup() { kill -9 "${PIDS[@]}" 2>/dev/null || true; rm -rf "$DIR"; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=hack/lib.sh
+source "$HERE/../../hack/lib.sh"   # node_ns
 
 # A process in a new mount namespace, not a child of this shell (init reaps it at once when it
 # dies, as it does a real node's holder started with setsid).
 detached() { setsid bash -c '"$@" </dev/null >/dev/null 2>&1 & echo $!' _ "$@"; }
-ns_of() { readlink "/proc/$1/ns/mnt" 2>/dev/null || true; }
 # Running (not a zombie waiting to be reaped: a zombie has no namespaces left).
 alive() { [ -e "/proc/$1/ns/mnt" ]; }
 wait_ns() {  # PID: until it runs in a namespace other than ours; fails when it is gone
   for _ in $(seq 1 200); do
     alive "$1" || return 1
-    local ns; ns=$(ns_of "$1")
-    [ -n "$ns" ] && [ "$ns" != "$(ns_of $$)" ] && return 0
+    local ns; ns=$(node_ns "$1")
+    [ -n "$ns" ] && [ "$ns" != "$(node_ns $$)" ] && return 0
     sleep 0.05
   done
   fail "process $1 never entered its own mount namespace"
@@ -35,15 +36,12 @@ fake_node() {  # NAME HOLDER_PID
 }
 
 # 1. What a stopped node leaves in its namespace (a shim that outlived the holder) is killed.
-holder=$(detached unshare -m bash -c 'setsid sleep 601 </dev/null >/dev/null 2>&1 & exec sleep 600')
+holder=$(detached unshare -m bash -c 'setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $! > "$1"; exec sleep 600' _ "$DIR/shim.pid")
 PIDS+=("$holder"); wait_ns "$holder" || fail "the fake holder did not start"
-left=""
-for _ in $(seq 1 100); do
-  left=$(pgrep -f '^sleep 601$' | while read -r p; do [ "$(ns_of "$p")" = "$(ns_of "$holder")" ] && echo "$p"; done | head -n1)
-  [ -n "$left" ] && break; sleep 0.05
-done
-[ -n "$left" ] || fail "the fake shim did not start"
+for _ in $(seq 1 100); do [ -s "$DIR/shim.pid" ] && break; sleep 0.05; done
+left=$(cat "$DIR/shim.pid" 2>/dev/null) || fail "the fake shim did not start"
 PIDS+=("$left")
+[ "$(node_ns "$left")" = "$(node_ns "$holder")" ] || fail "the fake shim is not in the holder's namespace"
 fake_node leftover "$holder"
 "$SCRIPT" stop "$DIR" leftover 2>/dev/null
 for _ in $(seq 1 50); do alive "$left" || break; sleep 0.1; done

@@ -285,9 +285,10 @@ TEST_F(EngineLoopWatchTest, TheCachesHandlersNoteRunsNodesNamespacesAndPriorityP
   // An informer counts as synced before its handler runs, so the last handler may still be on
   // its way when that pass runs (seen under ASan in a stressed CI run: 7 of 8).
   const bool all_synced = Until([&] { return synced_calls_ >= static_cast<int>(EngineCaches::kInformers); });
-  std::unique_lock<std::mutex> lock(mu_);
-  EXPECT_TRUE(all_synced) << synced_calls_ << " of " << EngineCaches::kInformers << " informers said they synced";
-  lock.unlock();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    EXPECT_TRUE(all_synced) << synced_calls_ << " of " << EngineCaches::kInformers << " informers said they synced";
+  }
   CreateRun("a", R"("priority":10,)");
   ASSERT_TRUE(Until([&] { return runs_.count("ns/a") != 0; }));
   EXPECT_TRUE(priority_changed_.empty()) << "a new run is no priority patch";
