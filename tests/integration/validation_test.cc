@@ -714,5 +714,82 @@ TEST_F(BadInputEngine, BadFleetsAndGarbageNodesAreReportedNotFatal) {
   EXPECT_EQ(controller_->pid(), pid);
 }
 
+// Issue 44 (5): the bounds on what a tenant writes, each refused by `kubectl apply` with the API
+// server's own message (docs/api.md lists them), nothing stored; an object at each bound is
+// accepted (server-side dry run).
+TEST_F(Validation, TenantBoundsAreRefusedByKubectlApplyWithTheApiServersMessage) {
+  const std::string team = "bounds-" + ns_;
+  const std::string fleet = "bounds-" + ns_;
+  auto run = [](const std::string& name, const std::string& spec_lines) {
+    return "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + spec_lines +
+           "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+  };
+  std::string fleets65 = "[";
+  for (int i = 0; i < 65; ++i) fleets65 += (i ? ",f" : "f") + std::to_string(i);
+  fleets65 += "]";
+  const std::string fleets64 = fleets65.substr(0, fleets65.rfind(',')) + "]";
+  const std::string long_duration = std::string(64, '1') + "s";        // 65 characters, matches the pattern
+  const std::string long_quantity = std::string(65, '1');              // 65 digits, matches the pattern
+  struct Case {
+    std::string what, yaml, expect;
+  };
+  const std::vector<Case> cases = {
+      {"65 fleets", run("many-fleets", "  fleets: " + fleets65 + "\n"),
+       "spec.fleets: Too many: 65: must have at most 64 items"},
+      {"4097 GPUs", run("many-gpus", "  resources: {gpu: 4097}\n"),
+       "spec.resources.gpu: Invalid value: 4097: spec.resources.gpu in body should be less than or equal to 4096"},
+      {"a 65-character cpu", run("long-cpu", "  resources: {cpu: \"" + long_quantity + "\"}\n"),
+       "spec.resources.cpu: Too long: may not be more than 64 bytes"},
+      {"a 65-character memory", run("long-memory", "  resources: {memory: \"" + long_quantity + "\"}\n"),
+       "spec.resources.memory: Too long: may not be more than 64 bytes"},
+      {"a 65-character maxDuration", run("long-max", "  maxDuration: \"" + long_duration + "\"\n"),
+       "spec.maxDuration: Too long: may not be more than 64 bytes"},
+      {"a 65-character startTimeout", run("long-start", "  startTimeout: \"" + long_duration + "\"\n"),
+       "spec.startTimeout: Too long: may not be more than 64 bytes"},
+      {"a 65-character retry.duration", run("long-retry", "  retry: {duration: \"" + long_duration + "\"}\n"),
+       "spec.retry.duration: Too long: may not be more than 64 bytes"},
+      {"maxRunsPerInstance 100001",
+       "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + fleet + "}\nspec:\n  nodeSelector: {pool: x}\n"
+       "  maxRunsPerInstance: 100001\n",
+       "spec.maxRunsPerInstance: Invalid value: 100001: spec.maxRunsPerInstance in body should be less than or equal to 100000"},
+      {"a 65-character instanceLifetime",
+       "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + fleet + "}\nspec:\n  nodeSelector: {pool: x}\n"
+       "  instanceLifetime: \"" + long_duration + "\"\n",
+       "spec.instanceLifetime: Too long: may not be more than 64 bytes"},
+      {"a 65-character preemption.minRuntime",
+       "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + fleet + "}\nspec:\n  nodeSelector: {pool: x}\n"
+       "  preemption: {minRuntime: \"" + long_duration + "\"}\n",
+       "spec.preemption.minRuntime: Too long: may not be more than 64 bytes"},
+      {"a parent that is not a Team name",
+       "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team + "}\nspec:\n  parent: \"Platform Team\"\n",
+       "spec.parent: Invalid value: \"Platform Team\": spec.parent in body should match "
+       "'^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$'"},
+      {"a 65-character nominal cpu",
+       "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team + "}\nspec:\n  shares:\n"
+       "  - {fleet: a100, nominal: {cpu: \"" + long_quantity + "\"}}\n",
+       "spec.shares[0].nominal.cpu: Too long: may not be more than 64 bytes"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = Kubectl({"apply", "-f", "-"}, c.yaml);
+    EXPECT_NE(r.exit_code, 0) << c.what << ": accepted\n" << c.yaml;
+    EXPECT_NE(r.err.find(" is invalid: "), std::string::npos) << c.what << ": " << r.err;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.what << ": expected\n  " << c.expect << "\nin\n  " << r.err;
+  }
+  EXPECT_EQ(Kubectl({"get", "runs", "-o", "name"}).out, "") << "nothing was stored";
+  EXPECT_NE(cp().Kubectl({"get", "fleet", fleet}).exit_code, 0) << "the Fleet was stored";
+  EXPECT_NE(cp().Kubectl({"get", "team", team}).exit_code, 0) << "the Team was stored";
+
+  // At each bound: accepted.
+  CommandResult at = Kubectl(
+      {"apply", "--dry-run=server", "-f", "-"},
+      run("at-bounds", "  fleets: " + fleets64 + "\n  resources: {gpu: 4096, cpu: \"" + long_quantity.substr(1) +
+                           "\", memory: \"" + long_quantity.substr(1) + "\"}\n  maxDuration: \"" + long_duration.substr(1) +
+                           "\"\n") +
+          "---\napiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + fleet +
+          "}\nspec:\n  nodeSelector: {pool: x}\n  maxRunsPerInstance: 100000\n---\napiVersion: berth.dev/v1alpha1\n"
+          "kind: Team\nmetadata: {name: " + team + "}\nspec:\n  parent: platform.ml\n");
+  EXPECT_EQ(at.exit_code, 0) << at.err;
+}
+
 }  // namespace
 }  // namespace berth::testing
