@@ -78,6 +78,10 @@ else
   for p in "${NODE_PIDS[@]}"; do wait "$p"; done
 fi
 kubectl apply -f "$ROOT/examples/fleets.yaml" >/dev/null
+# Fleet machines carry the taint berth.dev/fleet=<fleet>:NoExecute (docs/install.md#fleet-nodes):
+# only berth's Pods, which tolerate it, run there; a Pod made with spec.nodeName is refused by the kubelet.
+kubectl taint node a100-0 a100-1 berth.dev/fleet=a100:NoExecute --overwrite >/dev/null
+kubectl taint node cpu-0 cpu-1 berth.dev/fleet=cpu:NoExecute --overwrite >/dev/null
 
 if [ "$HOST" = 1 ]; then
   "$BUILD/src/controller/berth-controller" --kubeconfig "$KUBECONFIG" \

@@ -48,9 +48,16 @@ TeamOfNamespace TeamsOfNamespaces(const std::vector<api::Team>& teams) {
   TeamOfNamespace team_of;
   for (const api::Team& t : teams) {
     for (const std::string& ns : t.spec.namespaces) {
-      // Two Teams naming one namespace is a clash: like the controller, the first name in order.
+      // Two Teams naming one namespace is a clash: like the controller, the older Team (creation
+      // time, then name) keeps it (issue 44).
       auto [it, added] = team_of.emplace(ns, t.meta.name);
-      if (!added && t.meta.name < it->second) it->second = t.meta.name;
+      if (!added) {
+        auto other = std::find_if(teams.begin(), teams.end(), [&](const api::Team& o) { return o.meta.name == it->second; });
+        if (other == teams.end() || t.meta.created < other->meta.created ||
+            (t.meta.created == other->meta.created && t.meta.name < it->second)) {
+          it->second = t.meta.name;
+        }
+      }
     }
   }
   return team_of;

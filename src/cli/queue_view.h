@@ -31,7 +31,7 @@ using QueueItem = api::v1alpha1::QueueItem;
 using QueueView = api::v1alpha1::QueuePage;
 
 // Namespace -> the Team that names it in spec.namespaces. A namespace two Teams name (a clash the
-// controller refuses) maps, as in the controller, to the first of them by name.
+// controller refuses) maps, as in the controller, to the older (creation time, then name).
 using TeamOfNamespace = std::map<std::string, std::string>;
 TeamOfNamespace TeamsOfNamespaces(const std::vector<api::v1alpha1::Team>& teams);
 

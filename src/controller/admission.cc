@@ -9,6 +9,11 @@ namespace berth::controller {
 
 namespace api = api::v1alpha1;
 
+std::string PlacedTemplateChange(const std::string& phase) {
+  return "spec.template cannot change while the run is placed (phase " + phase +
+         "): its Pods were made from it; stop the run (kubectl berth stop) and submit a new one";
+}
+
 namespace {
 
 // A refusal of the review `uid` with code 422 (Invalid) and `message`.
@@ -26,6 +31,16 @@ std::string TemplateRefusal(const k8s::AdmissionRequest& request, const api::Run
     return "";
   }
   return reconcilers::TemplateTooLarge(run.template_bytes);
+}
+
+// Issue 44 (2): why an update of a placed run's template is refused ("" when it is not): its Pods
+// were made from it, and berth must be able to read the template of a run that holds machines.
+// The chart's admission policy (<fullname>-placed-runs) says the same.
+std::string PlacedTemplateRefusal(const k8s::AdmissionRequest& request, const api::Run& run) {
+  if (request.operation != "UPDATE" || request.old_object == nullptr) return "";
+  const api::Run old = api::DecodeRunLeniently(*request.old_object);
+  if (!api::IsPlacedPhase(old.status.phase) || old.spec.template_json == run.spec.template_json) return "";
+  return PlacedTemplateChange(std::string(api::PhaseName(old.status.phase)));
 }
 
 // The JSON patch adding berth's finalizer to a Run being created, "" when it carries it.
@@ -62,6 +77,7 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
   }
   if (!run) return k8s::AdmissionAllowed(uid, "");
   if (std::string why = TemplateRefusal(request, *run); !why.empty()) return Refuse(uid, why);
+  if (std::string why = PlacedTemplateRefusal(request, *run); !why.empty()) return Refuse(uid, why);
   const bool writes = request.operation == "CREATE" || request.operation == "UPDATE";
   if (caps && writes) {
     const std::string ns = request.ns.empty() ? run->meta.ns : request.ns;

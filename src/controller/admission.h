@@ -30,6 +30,13 @@ using CapLookup = std::function<std::optional<reconcilers::PriorityCap>(const st
 // created before the label can still be stopped, suspended or deleted).
 // A CREATE, or an UPDATE that changes spec.template, whose template is larger than
 // reconcilers::kMaxTemplateBytes as JSON is refused (422 Invalid, reconcilers::TemplateTooLarge).
+// Issue 44 (2): an UPDATE that changes spec.template of a run whose old object is placed (phase
+// Scheduled or Running) is refused (422 Invalid, PlacedTemplateChange); a pending run's template
+// may change.
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps = {});
+
+// "spec.template cannot change while the run is placed (phase Running): ..." (the chart's
+// admission policy says the same).
+std::string PlacedTemplateChange(const std::string& phase);
 
 }  // namespace berth::controller

@@ -28,6 +28,7 @@ reconcilers::EngineOptions EngineOptionsFrom(const Options& options) {
   eo.fair_share_half_life = options.fair_share_half_life;
   eo.team_status_interval = options.team_status_interval;
   eo.estimate_interval = options.estimate_interval;
+  eo.default_max_priority = options.default_max_priority;
   return eo;
 }
 
@@ -136,9 +137,11 @@ std::optional<reconcilers::PriorityCap> Manager::NamespaceCap(const std::string&
   if (std::optional<reconcilers::PriorityCap> cap; engine_->CachedCapOf(ns, cap)) return cap;
   auto n = client_->Get(k8s::resources::kNamespaces.Path("", ns));
   if (n.ok()) {
-    if (auto info = reconcilers::DecodeNamespace(*n)) return reconcilers::ParsePriorityCap(info->labels);
+    if (auto info = reconcilers::DecodeNamespace(*n)) {
+      return reconcilers::ParsePriorityCap(info->labels, options_.default_max_priority);
+    }
   }
-  return std::nullopt;
+  return reconcilers::DefaultPriorityCap(options_.default_max_priority);
 }
 
 HttpReply Manager::QueueReply(const HttpRequestView& req, bool json_errors) const {

@@ -43,6 +43,8 @@ Flags:
   --fair-share-half-life D            Teams: past usage counts half after this long in the order of borrowers (default 7d)
   --team-status-interval D            Teams: each Team's status and usage are brought up to date at least this often (default 1m)
   --estimate-interval D               waiting runs' start-time estimates are forecast at most this often (default 30s; 0 = none)
+  --default-max-priority N            the highest priority runs may have in a namespace without the label
+                                      berth.dev/max-priority, 0 to 100 (default 100: no cap)
   --log-format text|json              (default text)
   --log-level debug|info|warn|error   (default info)
   --workers N                         reconcile workers (default 4)
@@ -138,6 +140,17 @@ k8s::Status ParseWorkers(const std::string& v, int& out) {
   } catch (...) {
     return k8s::Status::Error("must be an integer from 1 to 64");
   }
+}
+
+// Issue 44 (7): --default-max-priority, a whole number from 0 to 100.
+k8s::Status ParseDefaultMaxPriority(const std::string& v, int& out) {
+  const bool digits = !v.empty() && v.size() <= 3 && v.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(v) > 100) {
+    return k8s::Status::Error("must be a whole number from 0 to 100 (the highest priority runs may have in a namespace "
+                              "without the label berth.dev/max-priority)");
+  }
+  out = std::stoi(v);
+  return k8s::Status();
 }
 
 // Logging and the number of workers.
@@ -256,6 +269,7 @@ k8s::Result<Options> ParseOptions(const std::vector<std::string>& args) {
   AddServingFlags(o, valued);
   AddSchedulingFlags(o, valued);
   AddProcessFlags(o, valued);
+  valued["default-max-priority"] = [&o](const std::string& v) { return ParseDefaultMaxPriority(v, o.default_max_priority); };
   const std::map<std::string, bool*> booleans = {{"leader-elect", &o.leader_elect}, {"queue-auth", &o.queue_auth}};
   if (k8s::Status s = ApplyArgs(args, valued, booleans, o); !s.ok()) return s;
   if (k8s::Status s = CheckLeaderElection(o); !s.ok()) return s;

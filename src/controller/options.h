@@ -46,6 +46,8 @@ struct Options {
   std::chrono::milliseconds team_status_interval{std::chrono::minutes(1)};
   // Start-time estimates (issue 33): forecast at most this often; 0: none.
   std::chrono::milliseconds estimate_interval{std::chrono::seconds(30)};
+  // Issue 44 (7): the priority cap of namespaces without the label berth.dev/max-priority, 0..100.
+  int default_max_priority = 100;
   std::string log_format = "text";  // text | json
   std::string log_level = "info";   // debug | info | warn | error
   int workers = 4;

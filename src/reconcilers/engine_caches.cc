@@ -109,15 +109,15 @@ std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_v
 
 std::optional<PriorityCap> EngineCaches::CapOf(const std::string& ns) const {
   auto n = namespaces_->Get(ns);
-  if (!n) return std::nullopt;
-  return ParsePriorityCap(n->labels);
+  if (!n) return DefaultPriorityCap(default_max_priority_);
+  return ParsePriorityCap(n->labels, default_max_priority_);
 }
 
 bool EngineCaches::CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const {
   if (!namespaces_->HasSynced()) return false;
   auto n = namespaces_->Get(ns);
   if (!n) return false;
-  cap = ParsePriorityCap(n->labels);
+  cap = ParsePriorityCap(n->labels, default_max_priority_);
   return true;
 }
 

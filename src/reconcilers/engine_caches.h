@@ -65,7 +65,11 @@ class EngineCaches {
   // Pods on nodes that no current placement accounts for (see NodeHold); `runs`: the runs whose
   // Pods may count through their placement (the admitted ones).
   std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
-  // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
+  // The cap of namespaces without the label berth.dev/max-priority (--default-max-priority,
+  // issue 44); set before Start.
+  void SetDefaultMaxPriority(int32_t cap) { default_max_priority_ = cap; }
+  // The priority cap of a namespace as cached (label berth.dev/max-priority, else the default
+  // cap); nullopt: none.
   std::optional<PriorityCap> CapOf(const std::string& ns) const;
   // The same for the admission webhook: false when the Namespace cache has not synced or does
   // not hold `ns` (yet), so the caller asks the API server instead.
@@ -85,6 +89,7 @@ class EngineCaches {
   std::unique_ptr<k8s::Informer<k8s::Pod>> pods_;
   std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
   std::unique_ptr<k8s::Informer<NamespaceInfo>> namespaces_;
+  int32_t default_max_priority_ = kNoDefaultCap;
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
   std::unique_ptr<k8s::Informer<Team>> teams_;
 };

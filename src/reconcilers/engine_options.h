@@ -51,6 +51,9 @@ struct EngineOptions {
   // The forecast looks at the first this many queued runs (scheduling::EstimateOptions::max_runs;
   // not a flag: docs/scheduling.md, "Depth").
   size_t estimate_depth = 10000;
+  // Issue 44 (7): the priority cap of namespaces without the label berth.dev/max-priority
+  // (--default-max-priority); 100: none.
+  int32_t default_max_priority = 100;
 };
 
 // An attempt that ran at least this long resets the retry backoff.

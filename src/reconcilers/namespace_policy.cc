@@ -9,9 +9,17 @@ namespace berth::reconcilers {
 
 namespace json = k8s::json;
 
-std::optional<PriorityCap> ParsePriorityCap(const std::map<std::string, std::string>& labels) {
+std::optional<PriorityCap> DefaultPriorityCap(int32_t default_max) {
+  if (default_max >= kNoDefaultCap) return std::nullopt;
+  PriorityCap cap;
+  cap.cap = std::max<int32_t>(default_max, 0);
+  cap.by_default = true;
+  return cap;
+}
+
+std::optional<PriorityCap> ParsePriorityCap(const std::map<std::string, std::string>& labels, int32_t default_max) {
   auto it = labels.find(kMaxPriorityLabel);
-  if (it == labels.end()) return std::nullopt;
+  if (it == labels.end()) return DefaultPriorityCap(default_max);
   PriorityCap cap;
   cap.value = it->second;
   const std::string& v = it->second;
@@ -36,7 +44,15 @@ std::string LabelText(const PriorityCap& cap) {
 }
 }  // namespace
 
+// Why a namespace without the label is capped.
+constexpr const char* kDefaultCapText = "berth's default cap, defaultMaxPriority";
+
 std::string PriorityRefusal(const std::string& ns, int64_t priority, const PriorityCap& cap) {
+  if (cap.by_default) {
+    return "spec.priority " + std::to_string(priority) + " is above " + std::to_string(cap.cap) +
+           ", the highest priority runs in namespace " + ns + " may have (no namespace label " + kMaxPriorityLabel +
+           ": " + kDefaultCapText + ")";
+  }
   if (cap.malformed) {
     return "spec.priority " + std::to_string(priority) + " is above 0, the highest priority runs in namespace " + ns +
            " may have: its " + LabelText(cap) + " is not a whole number from 0 to 100, so berth counts it as 0 " +
@@ -47,6 +63,10 @@ std::string PriorityRefusal(const std::string& ns, int64_t priority, const Prior
 }
 
 std::string PriorityCapNote(const std::string& ns, int64_t priority, const PriorityCap& cap) {
+  if (cap.by_default) {
+    return "priority capped at " + std::to_string(cap.cap) + " by namespace " + ns + " (no label " + kMaxPriorityLabel +
+           ": " + kDefaultCapText + "); spec.priority is " + std::to_string(priority);
+  }
   std::string s = "priority capped at " + std::to_string(cap.cap) + " by namespace " + ns + " (" + LabelText(cap);
   if (cap.malformed) s += ", not a whole number from 0 to 100: counted as 0";
   return s + "); spec.priority is " + std::to_string(priority);

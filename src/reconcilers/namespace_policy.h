@@ -30,14 +30,25 @@ struct PriorityCap {
   int32_t cap = 100;
   bool malformed = false;  // the label's value is not a whole number 0..100: capped at 0
   std::string value;       // the label's value as written
+  // Issue 44 (7): no label; the cap is berth's default (--default-max-priority, chart value
+  // defaultMaxPriority) for namespaces without one.
+  bool by_default = false;
 };
 
-// The cap a namespace's labels set; nullopt without the label.
-std::optional<PriorityCap> ParsePriorityCap(const std::map<std::string, std::string>& labels);
+// The highest --default-max-priority (and its default): no cap for namespaces without the label.
+inline constexpr int32_t kNoDefaultCap = 100;
+
+// The cap a namespace's labels set; without the label, `default_max` (the cap of namespaces
+// without one) when it is below 100, else nullopt.
+std::optional<PriorityCap> ParsePriorityCap(const std::map<std::string, std::string>& labels,
+                                            int32_t default_max = kNoDefaultCap);
+// The cap of a namespace berth has not read (nullopt when `default_max` is 100).
+std::optional<PriorityCap> DefaultPriorityCap(int32_t default_max);
 
 // "spec.priority 80 is above 70, the highest priority runs in namespace ml may have (namespace
 // label berth.dev/max-priority: \"70\")"; for a malformed label it says the value and that it
-// counts as 0.
+// counts as 0; for the default cap "(no namespace label berth.dev/max-priority: berth's default
+// cap, defaultMaxPriority)". The chart's admission policy writes the same sentences.
 std::string PriorityRefusal(const std::string& ns, int64_t priority, const PriorityCap& cap);
 // The sentence a capped run's status message ends with: "priority capped at 70 by namespace ml
 // (label berth.dev/max-priority: \"70\"); spec.priority is 80".

@@ -20,18 +20,19 @@ double DecayedUsage(double hours, double rate, std::chrono::duration<double> dt,
 
 namespace {
 
-// The namespaces of Teams later by name that an earlier Team lists (a namespace belongs to the
-// first Team by name that lists it, as scheduling::TeamBook counts it): team -> one of them.
+// The namespaces of younger Teams that an older Team lists (a namespace belongs to the older Team
+// that lists it, creation time then name, as scheduling::TeamBook counts it; issue 44): team -> one
+// of them.
 std::map<std::string, std::string> NamespaceConflicts(const std::vector<std::shared_ptr<const Team>>& teams) {
   std::vector<const Team*> sorted;
   for (const auto& t : teams) sorted.push_back(t.get());
-  std::sort(sorted.begin(), sorted.end(), [](const Team* a, const Team* b) { return a->meta.name < b->meta.name; });
+  std::sort(sorted.begin(), sorted.end(), [](const Team* a, const Team* b) { return OlderTeam(*a, *b); });
   std::map<std::string, std::string> owner, conflicts;  // namespace -> team; team -> "ns (team)"
   for (const Team* t : sorted) {
     for (const auto& ns : t->spec.namespaces) {
       auto [it, added] = owner.emplace(ns, t->meta.name);
       if (!added && it->second != t->meta.name && !conflicts.count(t->meta.name)) {
-        conflicts[t->meta.name] = "namespace " + ns + " belongs to Team " + it->second + " (the first by name that lists it)";
+        conflicts[t->meta.name] = "namespace " + ns + " belongs to Team " + it->second + " (the older Team that lists it)";
       }
     }
   }

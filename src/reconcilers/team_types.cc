@@ -24,6 +24,7 @@ std::shared_ptr<const Team> DecodeTeam(const k8s::json::Value& obj) {
 sched::TeamSpec TeamSpecOf(const Team& team, double gpu_hours, double cpu_hours) {
   sched::TeamSpec spec;
   spec.name = team.meta.name;
+  spec.created = team.meta.created;
   spec.namespaces = team.spec.namespaces;
   spec.parent = team.spec.parent;
   spec.weight = static_cast<int32_t>(std::clamp<int64_t>(team.spec.weight, 1, std::numeric_limits<int32_t>::max()));
@@ -40,26 +41,29 @@ sched::TeamSpec TeamSpecOf(const Team& team, double gpu_hours, double cpu_hours)
   return spec;
 }
 
+bool OlderTeam(const Team& a, const Team& b) {
+  return a.meta.created != b.meta.created ? a.meta.created < b.meta.created : a.meta.name < b.meta.name;
+}
+
 std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& teams) {
+  std::vector<std::shared_ptr<const Team>> list = teams.List();
+  std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return OlderTeam(*a, *b); });
   std::map<std::string, std::string> out;
-  for (const auto& t : teams.List()) {
-    for (const auto& ns : t->spec.namespaces) {
-      auto [it, added] = out.emplace(ns, t->meta.name);
-      if (!added && t->meta.name < it->second) it->second = t->meta.name;
-    }
+  for (const auto& t : list) {
+    for (const auto& ns : t->spec.namespaces) out.emplace(ns, t->meta.name);
   }
   return out;
 }
 
 std::string TeamNameOf(const k8s::Informer<Team>& teams, const std::string& ns) {
-  std::string found;
+  const Team* found = nullptr;
   for (const auto& t : teams.List()) {
-    if ((found.empty() || t->meta.name < found) &&
+    if ((found == nullptr || OlderTeam(*t, *found)) &&
         std::find(t->spec.namespaces.begin(), t->spec.namespaces.end(), ns) != t->spec.namespaces.end()) {
-      found = t->meta.name;
+      found = t.get();
     }
   }
-  return found;
+  return found != nullptr ? found->meta.name : std::string();
 }
 
 }  // namespace berth::reconcilers

@@ -24,7 +24,11 @@ std::shared_ptr<const Team> DecodeTeam(const k8s::json::Value& obj);
 // weight is unreadable keeps its shares (the CRD refuses most such specs anyway).
 scheduling::TeamSpec TeamSpecOf(const Team& team, double gpu_hours, double cpu_hours);
 
-// The team of a namespace: the first Team by name that lists it; "" when none does.
+// Of two Teams that list one namespace, whether `a` keeps it (issue 44: the older, then the first
+// by name; scheduling::TeamPrecedes).
+bool OlderTeam(const Team& a, const Team& b);
+
+// The team of a namespace: the oldest Team that lists it; "" when none does.
 std::string TeamNameOf(const k8s::Informer<Team>& teams, const std::string& ns);
 // The same for every namespace some Team lists.
 std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& teams);

@@ -186,8 +186,14 @@ struct RefTeams {
       parent.push_back(ok ? p->second : -1);
     }
     parent.push_back(-1);  // the implicit team
-    for (size_t t = 0; t < teams.size(); ++t) {
-      for (const std::string& ns : teams[t]->namespaces) ns_team.emplace(ns, static_cast<int>(t));
+    // A namespace two Teams list: the older keeps it (creation time, then name).
+    std::vector<int> older(teams.size());
+    for (size_t t = 0; t < teams.size(); ++t) older[t] = static_cast<int>(t);
+    std::stable_sort(older.begin(), older.end(), [&](int a, int b) {
+      return teams[a]->created != teams[b]->created ? teams[a]->created < teams[b]->created : teams[a]->name < teams[b]->name;
+    });
+    for (int t : older) {
+      for (const std::string& ns : teams[t]->namespaces) ns_team.emplace(ns, t);
     }
     std::set<std::string> fleet_names;
     for (const FleetSpec& f : s.fleets) fleet_names.insert(f.name);

@@ -154,7 +154,9 @@ struct TeamShare {
 // past usage the engine keeps (Team.status.usage); the cycle only reads it to order borrowers.
 struct TeamSpec {
   std::string name;
-  std::vector<std::string> namespaces;  // a namespace in two Teams belongs to the first by name
+  // A namespace in two Teams belongs to the older (TeamPrecedes: creation time, then name).
+  std::vector<std::string> namespaces;
+  TimePoint created{};  // metadata.creationTimestamp (issue 44: the older Team keeps a namespace)
   std::string parent;                   // "" at the top; two levels at most
   int32_t weight = 1;                   // values below 1 count as 1
   std::vector<TeamShare> shares;

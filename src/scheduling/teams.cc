@@ -38,6 +38,10 @@ TeamBook::Amounts TeamBook::AmountsOf(const Resources& r) {
   return {std::max<int64_t>(r.gpus, 0), std::max<int64_t>(r.cpu_millis, 0), std::max<int64_t>(r.memory_bytes, 0)};
 }
 
+bool TeamPrecedes(const TeamSpec& a, const TeamSpec& b) {
+  return a.created != b.created ? a.created < b.created : a.name < b.name;
+}
+
 TeamBook::TeamBook(const ClusterSnapshot& snapshot) {
   if (snapshot.teams.empty()) return;
   active_ = true;
@@ -79,8 +83,12 @@ std::vector<const TeamSpec*> TeamBook::AddTeams(const std::vector<TeamSpec>& tea
       teams_[teams_[x].parent].cpu_hours += teams_[x].cpu_hours;
     }
   }
-  for (size_t x = 0; x < specs.size(); ++x) {
-    for (const std::string& ns : specs[x]->namespaces) by_namespace_.emplace(ns, static_cast<int32_t>(x));
+  // A namespace two Teams list: the older keeps it.
+  std::vector<int32_t> order(specs.size());
+  for (size_t x = 0; x < specs.size(); ++x) order[x] = static_cast<int32_t>(x);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return TeamPrecedes(*specs[a], *specs[b]); });
+  for (int32_t x : order) {
+    for (const std::string& ns : specs[x]->namespaces) by_namespace_.emplace(ns, x);
   }
   return specs;
 }
@@ -263,11 +271,11 @@ std::vector<TeamFleetReport> TeamBook::Report() const {
 std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot) {
   std::map<std::string, Resources> out;
   if (snapshot.teams.empty()) return out;
-  // The team of a namespace: the first Team by name that lists it (as TeamBook).
+  // The team of a namespace: the oldest Team that lists it (as TeamBook).
   std::map<std::string_view, std::string_view> team_of;
   std::vector<const TeamSpec*> specs;
   for (const TeamSpec& t : snapshot.teams) specs.push_back(&t);
-  std::stable_sort(specs.begin(), specs.end(), [](const TeamSpec* a, const TeamSpec* b) { return a->name < b->name; });
+  std::stable_sort(specs.begin(), specs.end(), [](const TeamSpec* a, const TeamSpec* b) { return TeamPrecedes(*a, *b); });
   for (const TeamSpec* t : specs) {
     for (const std::string& ns : t->namespaces) team_of.emplace(ns, t->name);
   }

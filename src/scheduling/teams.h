@@ -5,7 +5,7 @@
 //
 // Rules (docs/scheduling.md, "Teams"):
 //  - A run belongs to the team of its namespace; a namespace in no Team is in the implicit team
-//    (no nominal share anywhere).
+//    (no nominal share anywhere); a namespace two Teams list belongs to the older (TeamPrecedes).
 //  - Accounting is per fleet, in the resources the fleet's shares name (cpu, memory, gpu: a
 //    resource no share of the fleet names is not limited by teams there), counting what the Pods
 //    get: the blocks' resources, as ResourceQuota does. A fleet that no share names has no team
@@ -69,6 +69,10 @@ struct TeamFleetReport {
   std::array<int64_t, kShareResources> nominal{}, used{}, borrowed{}, lent{};
   friend bool operator==(const TeamFleetReport&, const TeamFleetReport&) = default;
 };
+
+// Issue 44 (6): of two Teams that list one namespace, the one that keeps it: the older
+// (creation time), then the first by name. Whether `a` keeps a namespace that `b` lists too.
+bool TeamPrecedes(const TeamSpec& a, const TeamSpec& b);
 
 // What each team's running runs hold now, over every fleet (the blocks' resources, as the
 // accounting counts them), by team name; the implicit team (namespaces in no Team) is "". What

@@ -285,12 +285,20 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "RoleBinding/berth-controller",
                                    "Service/berth-controller",
                                    "Deployment/berth-controller",
-                                   "MutatingWebhookConfiguration/berth-controller-runs.berth-system"};
+                                   "MutatingWebhookConfiguration/berth-controller-runs.berth-system",
+                                   // Issue 44: rendered on every version (admission-policies.yaml).
+                                   "ValidatingAdmissionPolicy/berth-controller-placed-runs.berth-system",
+                                   "ValidatingAdmissionPolicy/berth-controller-pods.berth-system",
+                                   "ValidatingAdmissionPolicy/berth-controller-teams.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-placed-runs.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-pods.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-teams.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
     std::string k = Kind(d);
     bool cluster_scoped = k == "CustomResourceDefinition" || k == "ClusterRole" || k == "ClusterRoleBinding" ||
-                          k == "MutatingWebhookConfiguration";
+                          k == "MutatingWebhookConfiguration" || k == "ValidatingAdmissionPolicy" ||
+                          k == "ValidatingAdmissionPolicyBinding";
     EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(""), cluster_scoped ? "" : "berth-system") << k;
     if (!cluster_scoped) {
       EXPECT_EQ(d["metadata"]["labels"]["app.kubernetes.io/managed-by"].as<std::string>(""), "Helm") << k;
@@ -683,7 +691,8 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   }
   EXPECT_EQ(kinds, (std::set<std::string>{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
                                           "MutatingWebhookConfiguration", "NetworkPolicy", "Role", "RoleBinding", "Secret",
-                                          "Service", "ServiceAccount"}))
+                                          "Service", "ServiceAccount", "ValidatingAdmissionPolicy",
+                                          "ValidatingAdmissionPolicyBinding"}))
       << "the release's objects (Helm keeps crds/ out of the release)";
   EXPECT_EQ(expected.count("clusterrole/" + n.cluster), 1u);
   EXPECT_EQ(expected.count("mutatingwebhookconfiguration/" + n.webhook), 1u);
@@ -1012,7 +1021,8 @@ TEST_F(HelmChart, CertManagerIssuesTheWebhookCertificateAndInjectsTheCa) {
 
 bool ClusterScoped(const std::string& kind) {
   return kind == "CustomResourceDefinition" || kind == "ClusterRole" || kind == "ClusterRoleBinding" ||
-         kind == "MutatingWebhookConfiguration";
+         kind == "MutatingWebhookConfiguration" || kind == "ValidatingAdmissionPolicy" ||
+         kind == "ValidatingAdmissionPolicyBinding";
 }
 
 TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
@@ -1030,8 +1040,10 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
       if (ClusterScoped(Kind(d))) names[ns].insert(Kind(d) + "/" + Name(d));
     }
   }
-  ASSERT_EQ(names[ns_].size(), 3u);  // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration
-  ASSERT_EQ(names[ns_b].size(), 3u);
+  // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, 3 ValidatingAdmissionPolicies
+  // and their bindings (issue 44).
+  ASSERT_EQ(names[ns_].size(), 9u);
+  ASSERT_EQ(names[ns_b].size(), 9u);
   for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
   // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own

@@ -384,5 +384,49 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
   EXPECT_EQ(list.out.find("[*]"), std::string::npos) << "no wildcard verbs\n" << list.out;
 }
 
+// Issue 44 (3, 10): with the chart's policy on Pods installed, berth's ServiceAccount still creates
+// its Pods (label berth.dev/run, a Run ownerReference, the fleet toleration), while the same Pod
+// from anyone else (here the test's admin) is refused.
+TEST_F(Rbac, TheChartsPodPolicyLetsOnlyBerthsServiceAccountMakeBerthsPods) {
+  CommandResult r = RunCommand({"helm", "template", release_, kSource + "/deploy/helm/berth", "-n", ns_, "--set",
+                                "admissionPolicies=false", "--show-only", "templates/admission-policies.yaml"},
+                               {}, {"HELM_CONFIG_HOME=" + cp().dir() + "/helm/config", "HELM_CACHE_HOME=" + cp().dir() + "/helm/cache",
+                                    "HELM_DATA_HOME=" + cp().dir() + "/helm/data"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string name = "name: " + full_ + "-pods." + ns_ + "\n";
+  std::string policy;
+  for (size_t pos = 0; pos < r.out.size();) {
+    size_t next = r.out.find("\n---", pos);
+    std::string doc = r.out.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    pos = next == std::string::npos ? r.out.size() : next + 4;
+    if (doc.find(name) != std::string::npos) policy += "---\n" + doc + "\n";
+  }
+  ASSERT_NE(policy.find("kind: ValidatingAdmissionPolicyBinding"), std::string::npos) << r.out;
+  ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, policy).exit_code, 0);
+  struct Cleanup {
+    std::string policy;
+    ~Cleanup() { ControlPlane::Get().Kubectl({"delete", "-f", "-", "--ignore-not-found"}, policy); }
+  } cleanup{policy};
+  // In effect once a Pod with berth's label from the admin is refused (a server-side dry run).
+  const std::string fake = "apiVersion: v1\nkind: Pod\nmetadata: {name: fake, labels: {berth.dev/run: gang}}\nspec:\n"
+                           "  containers: [{name: main, image: busybox}]\n";
+  CommandResult refused;
+  ASSERT_TRUE(Eventually([&] {
+    refused = Kubectl({"create", "--dry-run=server", "-f", "-"}, fake);
+    return refused.exit_code != 0;
+  }, std::chrono::seconds(60))) << refused.out;
+  EXPECT_NE(refused.err.find("only berth sets it"), std::string::npos) << refused.err;
+
+  ASSERT_NO_FATAL_FAILURE(FleetOfTwo());
+  StartController();
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: gang}\nspec:\n  nodes: 2\n  fleets: [" + fleet_ +
+        "]\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  ASSERT_TRUE(Eventually([&] {
+    auto pods = PodNodes("gang");
+    return pods.size() == 2 && std::all_of(pods.begin(), pods.end(), [](const auto& p) { return !p.second.empty(); });
+  }, std::chrono::seconds(60))) << RunField("gang", {"status", "message"}) << "\n" << controller_->Log();
+  EXPECT_EQ(Lower(controller_->Log()).find("denied request"), std::string::npos) << controller_->Log();
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -799,5 +799,39 @@ TEST_F(RealNodesTest, ImageThatCannotBePulledTimesOut) {
   EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(90))) << Message("after");
 }
 
+// Issue 44 (10): a fleet machine carries the taint berth.dev/fleet=<fleet>:NoExecute
+// (docs/install.md#fleet-nodes). A Pod made with spec.nodeName on it (no scheduler: the kubelet
+// alone decides) that does not tolerate the taint is refused by the real kubelet and never runs;
+// berth's own Pod (its toleration has no effect, so it tolerates NoExecute too) runs there.
+// (A Pod that tolerates the taint is refused at admission: tenant_admission_test.cc.)
+TEST_F(RealNodesTest, ANoExecuteFleetTaintKeepsNodeNamePodsOffAndBerthsPodsOn) {
+  ASSERT_EQ(cp().Kubectl({"taint", "node", kNode0, "berth.dev/fleet=" + FleetName("tainted") + ":NoExecute"}).exit_code, 0);
+  struct Untaint {
+    ~Untaint() { ControlPlane::Get().Kubectl({"taint", "node", kNode0, "berth.dev/fleet-"}); }
+  } untaint;
+  Apply(std::string("apiVersion: v1\nkind: Pod\nmetadata: {name: squatter}\nspec:\n  nodeName: ") + kNode0 +
+        "\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: " + RealNodes::kBusybox +
+        "\n    command: [sleep, '3600']\n");
+  ASSERT_TRUE(Eventually([&] { return PodPhase("squatter") == "Failed" || !PodExists("squatter"); }, std::chrono::seconds(60)))
+      << PodPhase("squatter") << "\n" << Kubectl({"get", "pod", "squatter", "-o", "yaml"}).out;
+  if (PodExists("squatter")) {
+    auto p = client()->Get(kPods.Path(ns_, "squatter"));
+    ASSERT_TRUE(p.ok());
+    const std::string why = json::GetString(json::Find(*p, {"status", "reason"})) + ": " +
+                            json::GetString(json::Find(*p, {"status", "message"}));
+    EXPECT_NE(why.find("berth.dev/fleet"), std::string::npos) << why;
+    const json::Value* started = json::Find(*p, {"status", "containerStatuses"});
+    EXPECT_TRUE(started == nullptr || !started->IsArray() || started->Empty() ||
+                json::Find((*started)[0], {"state", "running"}) == nullptr)
+        << "the container ran";
+    Kubectl({"delete", "pod", "squatter", "--wait=false", "--grace-period=0", "--force"});
+  }
+  RealFleet("tainted", "  blocks: 4\n", kNode0);
+  ShellRun("berths", "  resources: {gpu: 2}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("berths", "Running", std::chrono::seconds(90))) << Phase("berths") << " " << Message("berths");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+  ASSERT_EQ(Kubectl({"delete", "run", "berths", "--wait=false"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "engine_fixture.h"
+#include "k8s/clock.h"
+#include "k8s/timefmt.h"
 
 namespace berth::testing {
 namespace {
@@ -286,7 +288,7 @@ TEST_F(Teams, SchemaRefusesBadTeamsAndANamespaceClashIsReported) {
     return std::string();
   };
   ASSERT_TRUE(Eventually([&] { return !conflict("b").empty(); })) << Kubectl({"get", "team", TeamName("b"), "-o", "yaml"}).out;
-  EXPECT_EQ(conflict("b"), "namespace " + ns_ + " belongs to Team " + TeamName("a") + " (the first by name that lists it)");
+  EXPECT_EQ(conflict("b"), "namespace " + ns_ + " belongs to Team " + TeamName("a") + " (the older Team that lists it)");
   EXPECT_EQ(conflict("a"), "");
 }
 
@@ -310,6 +312,41 @@ TEST_F(Teams, UsageSurvivesAControllerRestart) {
     return json::GetString(json::Find(TeamDoc("t"), {"status", "usage", "updatedAt"})) != written;
   }, std::chrono::seconds(60)));
   EXPECT_GE(GpuHours("t"), before * 0.999) << "before the restart: " << before;
+}
+
+// Issue 44 (6): without admission, a namespace two Teams list belongs to the OLDER Team (creation
+// time, then name), not to the first by name: Team "zeta" lists the namespace, then Team "alpha"
+// (a name that sorts first) lists it too. zeta keeps it (its runs count as zeta's), alpha reports
+// Conflict=True naming zeta.
+TEST_F(Teams, TheOlderTeamKeepsANamespaceAYoungerTeamAlsoLists) {
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  ASSERT_NO_FATAL_FAILURE(Team("zeta", {ns_}, "g", "    nominal: {gpu: 8}\n"));
+  // Creation times have whole seconds: alpha is created in a later second than zeta.
+  const std::string zeta_created = json::GetString(json::Find(TeamDoc("zeta"), {"metadata", "creationTimestamp"}));
+  ASSERT_FALSE(zeta_created.empty());
+  ASSERT_TRUE(Eventually([&] { return k8s::FormatRfc3339(k8s::SystemClock().Now()) > zeta_created; }));
+  ASSERT_NO_FATAL_FAILURE(Team("alpha", {ns_}, "g", "    nominal: {gpu: 8}\n"));
+  auto conflict = [&](const std::string& team) {
+    auto d = TeamDoc(team);
+    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return std::string();
+    for (const auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Conflict" && json::GetString(c, "status") == "True") return json::GetString(c, "message");
+    }
+    return std::string();
+  };
+  ASSERT_TRUE(Eventually([&] { return !conflict("alpha").empty() || !conflict("zeta").empty(); }))
+      << Kubectl({"get", "teams", "-o", "yaml"}).out;
+  EXPECT_EQ(conflict("alpha"), "namespace " + ns_ + " belongs to Team " + TeamName("zeta") + " (the older Team that lists it)");
+  EXPECT_EQ(conflict("zeta"), "");
+  // The namespace's running run is zeta's use (what reclaim and borrowing count), not alpha's.
+  Run("work", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("work", "Scheduled")) << Message("work");
+  StartRun("work");
+  EXPECT_TRUE(Eventually([&] { return FleetGpus("zeta", "g", "used") == 8; }))
+      << Kubectl({"get", "team", TeamName("zeta"), "-o", "yaml"}).out;
+  EXPECT_TRUE(FleetGpus("alpha", "g", "used") <= 0) << Kubectl({"get", "team", TeamName("alpha"), "-o", "yaml"}).out;
 }
 
 }  // namespace

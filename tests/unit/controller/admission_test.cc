@@ -213,5 +213,52 @@ TEST(AdmissionTest, AMalformedCapCountsAsZero) {
       << a.message;
 }
 
+// Issue 44 (7): a namespace without the label is capped at --default-max-priority (below 100).
+TEST(AdmissionTest, NamespacesWithoutTheLabelAreCappedAtTheDefault) {
+  EXPECT_FALSE(reconcilers::ParsePriorityCap({}, 100));
+  const auto cap = reconcilers::ParsePriorityCap({{"other", "1"}}, 60);
+  ASSERT_TRUE(cap);
+  EXPECT_TRUE(cap->by_default);
+  EXPECT_EQ(cap->cap, 60);
+  Answer a = Decide(PriorityReview("CREATE", R"({"priority":90})"), cap);
+  EXPECT_FALSE(a.allowed);
+  EXPECT_EQ(a.code, 403);
+  EXPECT_EQ(a.message,
+            "spec.priority 90 is above 60, the highest priority runs in namespace ml may have (no namespace label "
+            "berth.dev/max-priority: berth's default cap, defaultMaxPriority)");
+  EXPECT_TRUE(Decide(PriorityReview("CREATE", R"({"priority":60})"), cap).allowed);
+  // The namespace's own label wins over the default, either way.
+  const auto labelled = reconcilers::ParsePriorityCap({{"berth.dev/max-priority", "95"}}, 60);
+  ASSERT_TRUE(labelled);
+  EXPECT_FALSE(labelled->by_default);
+  EXPECT_TRUE(Decide(PriorityReview("CREATE", R"({"priority":90})"), labelled).allowed);
+  EXPECT_EQ(reconcilers::PriorityCapNote("ml", 90, *cap),
+            "priority capped at 60 by namespace ml (no label berth.dev/max-priority: berth's default cap, "
+            "defaultMaxPriority); spec.priority is 90");
+}
+
+// Issue 44 (2): a placed run's template does not change; a pending run's may.
+TEST(AdmissionTest, APlacedRunsTemplateDoesNotChange) {
+  auto review = [](const std::string& phase, const std::string& image, const std::string& old_image) {
+    const std::string spec = R"({"template":{"spec":{"containers":[{"name":"c","image":")";
+    return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","namespace":"ml","operation":"UPDATE",)"
+           R"("object":{"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"r","namespace":"ml"},"spec":)" +
+           spec + image + R"("}]}}},"status":{"phase":")" + phase + R"("}},"oldObject":{"apiVersion":"berth.dev/v1alpha1",)"
+           R"("kind":"Run","metadata":{"name":"r","namespace":"ml"},"spec":)" + spec + old_image +
+           R"("}]}}},"status":{"phase":")" + phase + R"("}}}})";
+  };
+  for (const char* phase : {"Scheduled", "Running"}) {
+    Answer a = Decide(review(phase, "evil", "busybox"), std::nullopt);
+    EXPECT_FALSE(a.allowed) << phase;
+    EXPECT_EQ(a.code, 422) << phase;
+    EXPECT_EQ(a.message, "spec.template cannot change while the run is placed (phase " + std::string(phase) +
+                             "): its Pods were made from it; stop the run (kubectl berth stop) and submit a new one");
+    EXPECT_TRUE(Decide(review(phase, "busybox", "busybox"), std::nullopt).allowed) << phase;
+  }
+  for (const char* phase : {"Pending", "Succeeded", "Failed"}) {
+    EXPECT_TRUE(Decide(review(phase, "evil", "busybox"), std::nullopt).allowed) << phase;
+  }
+}
+
 }  // namespace
 }  // namespace berth::controller

@@ -373,5 +373,18 @@ TEST(OptionsTest, UsageListsEveryFlagWithItsDefault) {
   }
 }
 
+// Issue 44 (7): --default-max-priority, a whole number from 0 to 100 (default 100: no cap).
+TEST(OptionsTest, DefaultMaxPriorityIsAWholeNumberFrom0To100) {
+  EXPECT_EQ(MustParse({}).default_max_priority, 100);
+  EXPECT_EQ(MustParse({"--default-max-priority=60"}).default_max_priority, 60);
+  EXPECT_EQ(MustParse({"--default-max-priority", "0"}).default_max_priority, 0);
+  for (const std::string v : {"101", "-1", "", "sixty", "60.5", "1000", " 60"}) {
+    auto bad = ParseOptions({"--default-max-priority=" + v});
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_THAT(bad.status().message(), HasSubstr("flag --default-max-priority=" + v + ": must be a whole number from 0 to 100"));
+  }
+  EXPECT_THAT(Usage(), HasSubstr("--default-max-priority N"));
+}
+
 }  // namespace
 }  // namespace berth::controller

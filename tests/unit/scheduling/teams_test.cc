@@ -291,5 +291,27 @@ TEST(TeamsTest, RunningUseByTeamCountsEveryFleetAndTheImplicitTeam) {
   EXPECT_TRUE(RunningUseByTeam(A100()).empty()) << "no Team: nothing is accounted";
 }
 
+// Issue 44 (6): a namespace two Teams list belongs to the older one (creation time), then the
+// first by name; not to the first by name whatever its age.
+TEST(TeamsTest, TheOlderTeamKeepsANamespaceTwoTeamsList) {
+  ClusterSnapshot c = A100();
+  TeamSpec zeta = Team("zeta", "ml", 8), alpha = Team("alpha", "ml", 8);
+  zeta.created = kT0;
+  alpha.created = kT0 + std::chrono::seconds(1);
+  c.teams = {alpha, zeta};
+  c.running.push_back(Running("ml/a", {{"n0", 4}}));
+  const TeamBook book(c);
+  EXPECT_EQ(book.Name(book.TeamOf("ml/a")), "zeta");
+  const auto use = RunningUseByTeam(c);
+  EXPECT_EQ(use.at("zeta").gpus, 4);
+  EXPECT_EQ(use.count("alpha"), 0u);
+  // Of one age: the first by name.
+  alpha.created = zeta.created;
+  c.teams = {zeta, alpha};
+  EXPECT_EQ(TeamBook(c).Name(TeamBook(c).TeamOf("ml/a")), "alpha");
+  EXPECT_TRUE(TeamPrecedes(alpha, zeta));
+  EXPECT_FALSE(TeamPrecedes(zeta, alpha));
+}
+
 }  // namespace
 }  // namespace berth::scheduling
