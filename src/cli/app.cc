@@ -322,14 +322,12 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   if (!cfg.ok()) return Fail(err, cfg.status().message());
   const std::string ns = cl.all_namespaces ? std::string() : Namespace(cl, *cfg);
   auto transport = k8s::NewHttpTransport(*cfg);
-  // The controller shows the runs this token may list (issue 29, 8); a kubeconfig that
-  // authenticates by client certificate has none to send: the runs' status is read instead.
-  const std::string token = cfg->token ? cfg->token->Token() : std::string();
-  auto q = FetchQueue(*transport, cfg->server, cl.controller_namespace, cl.controller_service, ns, cl.limit,
-                      kStandbyTries, token);
-  if (!q.ok() && ((q.status().code() != 401 && q.status().code() != 403) || (q.status().code() == 401 && token.empty()))) {
-    // The controller is not reachable through the API server (it runs outside the cluster, as with
-    // hack/local-up.sh --host-controller, or its Service is gone): the runs' status is the next best source.
+  // berth's aggregated queue API, with the user's own credentials (they go to the API server only;
+  // berth shows the runs the user may list: issue 44, 4).
+  auto q = FetchQueue(*transport, cfg->server, ns, cl.limit, kStandbyTries);
+  if (!q.ok() && q.status().code() != 401 && q.status().code() != 403) {
+    // The queue API is not served (no APIService, as with hack/local-up.sh --host-controller) or the
+    // API server cannot reach berth: the runs' status is the next best source.
     auto fallback = QueueFromRunStatus(*transport, *cfg, ns, cl.limit);
     if (fallback.ok()) {
       err << "note: " << q.status().message() << "\nnote: showing the queue as the runs' status shows it instead "

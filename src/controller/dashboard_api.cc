@@ -4,6 +4,7 @@
 
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
+#include "controller/queue_api.h"
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/http_api.h"
 #include "k8s/core_types.h"
@@ -95,16 +96,22 @@ HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 
 
 }  // namespace
 
-DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply)
-    : client_(std::move(client)), engine_(engine), queue_reply_(std::move(queue_reply)) {}
+DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply,
+                           bool closed_summaries)
+    : client_(std::move(client)), engine_(engine), queue_reply_(std::move(queue_reply)), closed_summaries_(closed_summaries) {}
 
 void DashboardApi::Register(HttpServer& server) {
   server.Handle("/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/static/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/api/queue", [this](const HttpRequestView& req) { return queue_reply_(req); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  server.Handle("/api/teams", [this](const HttpRequestView&) { return Teams(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  auto summary = [this](HttpReply (DashboardApi::*read)() const) {
+    return [this, read](const HttpRequestView&) {
+      return closed_summaries_ ? JsonError(401, kQueueMovedSentence) : (this->*read)();
+    };
+  };
+  server.Handle("/api/fleets", summary(&DashboardApi::Fleets), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/teams", summary(&DashboardApi::Teams), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
       [this](const HttpRequestView& req) {

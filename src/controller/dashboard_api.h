@@ -34,13 +34,15 @@ class DashboardApi {
   using QueueReplyFn = std::function<HttpReply(const HttpRequestView& req)>;
   // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
   // of its own (no client certificate, no token; see Manager).
-  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply);
+  // `closed_summaries`: /api/fleets and /api/teams answer 401 (they name namespaces in Conflict
+  // messages; read them through the aggregated queue API instead, queue_api.h).
+  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply,
+               bool closed_summaries = false);
 
   void Register(HttpServer& server);
 
   HttpReply Fleets() const;
-  // GET /api/teams: the cached Teams by name (api/v1alpha1/http_api.h EncodeTeamsPage). Like the
-  // fleets, no token: it names no run and no namespace.
+  // GET /api/teams: the cached Teams by name (api/v1alpha1/http_api.h EncodeTeamsPage).
   HttpReply Teams() const;
   HttpReply RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
   HttpReply SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
@@ -55,6 +57,7 @@ class DashboardApi {
   k8s::ClientPtr client_;
   const reconcilers::EngineApi& engine_;
   QueueReplyFn queue_reply_;
+  bool closed_summaries_;
 };
 
 }  // namespace berth::controller

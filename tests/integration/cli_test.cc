@@ -1,9 +1,11 @@
 // Issue 6 (CLI half): every `kubectl berth` command run as a user would, through kubectl's plugin
 // mechanism, against the real API server and a real berth-controller.
 //
-// `kubectl berth queue` reads the controller's /queue through the API server's service proxy. The
-// proxy only dials non-loopback endpoints (EndpointSlices) that point at a Pod with that IP, and the API server
-// listens on 127.0.0.1 only. So the suite builds its own network:
+// `kubectl berth queue` reads the controller's queue through the API server as berth's aggregated
+// API (issue 44: APIService v1alpha1.queue.berth.dev, served on N:8443; the harness's
+// QueueApiRegistration); /metrics is checked through the API server's service proxy. The
+// proxies only dial non-loopback endpoints, and the API server listens on 127.0.0.1 only. So the
+// suite builds its own network:
 //
 //   host netns                                      netns berth-cli-<pid>
 //   kube-apiserver 127.0.0.1:P  <- socat H:F  <-veth->  socat 127.0.0.1:P <- berth-controller
@@ -302,24 +304,35 @@ endpoints:
   pid_t host_forwarder_ = -1, netns_forwarder_ = -1;
 };
 
-// berth-controller inside the netns, serving /queue on N:8080.
+// The queue API's registration for the whole suite (Service berth-system/berth-queue, its
+// EndpointSlice N:8443, the serving certificate, the APIService once a controller serves).
+QueueApiRegistration& QueueApi() {
+  static QueueApiRegistration* r = new QueueApiRegistration("berth-system", ControllerNetwork::Get().controller_ip(), 8443);
+  return *r;
+}
+
+// berth-controller inside the netns, serving /metrics on N:8080 and the queue API on N:8443.
 class NetnsController {
  public:
   void Start() {
     ControlPlane& cp = ControlPlane::Get();
     log_ = cp.dir() + "/cli-controller-" + std::to_string(++starts_) + ".log";
-    pid_ = Spawn({"ip", "netns", "exec", ControllerNetwork::Get().netns(), BERTH_CONTROLLER_BIN, "--kubeconfig",
-                  cp.kubeconfig(), "--metrics-bind-address=" + ControllerNetwork::Get().controller_ip() + ":8080",
-                  "--health-probe-bind-address=0", "--log-level=debug"},
-                 log_);
+    std::vector<std::string> argv = {"ip", "netns", "exec", ControllerNetwork::Get().netns(), BERTH_CONTROLLER_BIN,
+                                     "--kubeconfig", cp.kubeconfig(),
+                                     "--metrics-bind-address=" + ControllerNetwork::Get().controller_ip() + ":8080",
+                                     "--health-probe-bind-address=0", "--log-level=debug"};
+    for (const auto& a : QueueApi().ControllerArgs()) argv.push_back(a);
+    pid_ = Spawn(argv, log_);
     ASSERT_GT(pid_, 0) << "cannot start berth-controller in the netns";
-    // Serving through the API server: the whole path works. (/metrics: the queue needs the
-    // caller's token as X-Berth-Token, which `kubectl get --raw` cannot send.)
+    // Serving through the API server: the whole path works.
     ASSERT_TRUE(Eventually([&] {
       return cp.Kubectl({"get", "--raw", "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/metrics"})
                  .exit_code == 0;
     })) << "the controller's /metrics never answered through the service proxy:\n"
         << Log();
+    ASSERT_TRUE(QueueApi().Register()) << "the queue API never became available:\n"
+                                       << cp.Kubectl({"get", "apiservice", "v1alpha1.queue.berth.dev", "-o", "yaml"}).out
+                                       << Log();
   }
   void Stop() { StopGroup(pid_, std::chrono::seconds(30)); }
   bool Running() const { return pid_ > 0; }
@@ -334,7 +347,10 @@ class NetnsController {
 class Cli : public EngineTest {
  protected:
   static void SetUpTestSuite() { ControllerNetwork::Get().SetUp(); }
-  static void TearDownTestSuite() { ControllerNetwork::Get().TearDown(); }
+  static void TearDownTestSuite() {
+    ControlPlane::Get().Kubectl({"delete", "apiservice", "v1alpha1.queue.berth.dev", "--ignore-not-found"});
+    ControllerNetwork::Get().TearDown();
+  }
 
   void SetUp() override {
     // EngineTest's helpers, with our controller in the netns instead of EngineTest's own one
@@ -744,36 +760,47 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
   EXPECT_EQ(empty.out, "");
   EXPECT_EQ(empty.err, "No pending runs in namespace " + ns_ + "-empty.\n");
 
-  // Not reachable (no such Service; the controller stopped): the queue as the runs' status shows
-  // it, and a note on stderr that says why and where it comes from. (The API server's service
-  // proxy looks for the Service's EndpointSlices: for a Service that does not exist it answers
-  // 503 "no endpoints available", as it does for one without a ready endpoint.)
-  CommandResult nosvc = BerthNs({"queue", "--controller-service", "no-such-service"});
-  EXPECT_EQ(nosvc.exit_code, 0) << nosvc.err;
-  EXPECT_EQ(nosvc.err,
-            "note: the berth controller is not reachable through the API server (service berth-system/no-such-service): "
-            "503 ServiceUnavailable: no endpoints available for service \"no-such-service\"\n"
+  // Not served (no APIService: berth installed without its chart's queue API) or not reachable
+  // (the controller stopped): the queue as the runs' status shows it, and a note on stderr that
+  // says why and where it comes from.
+  ASSERT_EQ(cp().Kubectl({"delete", "apiservice", "v1alpha1.queue.berth.dev"}).exit_code, 0);
+  CommandResult noapi;
+  ASSERT_TRUE(Eventually([&] {
+    noapi = BerthNs({"queue"});
+    return noapi.err.find("does not serve") != std::string::npos;
+  })) << noapi.err;
+  EXPECT_EQ(noapi.exit_code, 0) << noapi.err;
+  EXPECT_EQ(noapi.err,
+            "note: the API server does not serve the queue API (APIService v1alpha1.queue.berth.dev): is berth installed "
+            "with its chart?\n"
             "note: showing the queue as the runs' status shows it instead (status.queuePosition, kept for the first 100 "
             "places and refreshed within seconds)\n");
-  EXPECT_EQ(Column(nosvc.out, 1), order) << nosvc.out;
-  EXPECT_EQ(Column(nosvc.out, 0), positions) << nosvc.out;
-  EXPECT_TRUE(std::regex_match(Lines(nosvc.out)[1], std::regex("1 +high +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*")))
-      << nosvc.out;
+  EXPECT_EQ(Column(noapi.out, 1), order) << noapi.out;
+  EXPECT_EQ(Column(noapi.out, 0), positions) << noapi.out;
+  EXPECT_TRUE(std::regex_match(Lines(noapi.out)[1], std::regex("1 +high +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*")))
+      << noapi.out;
+  ASSERT_TRUE(QueueApi().Register()) << "the queue API did not come back";
   netns_controller_.Stop();
-  CommandResult down = BerthNs({"queue", "-o", "json"});
+  CommandResult down;
+  ASSERT_TRUE(Eventually([&] {
+    down = BerthNs({"queue", "-o", "json"});
+    return down.err.find("note:") != std::string::npos;
+  })) << down.err;
   EXPECT_EQ(down.exit_code, 0) << down.err;
-  EXPECT_NE(down.err.find("connection refused"), std::string::npos) << down.err;
+  EXPECT_NE(down.err.find("note: the queue API (APIService v1alpha1.queue.berth.dev) did not answer through the API server: 503"),
+            std::string::npos)
+      << down.err;
   EXPECT_NE(down.err.find("showing the queue as the runs' status shows it"), std::string::npos) << down.err;
   auto doc = json::Parse(down.out);
   ASSERT_TRUE(doc.ok() && doc->IsArray() && doc->Size() == order.size()) << down.out;
   EXPECT_EQ(json::GetString((*doc)[0], "name"), "high");
 }
 
-// Issue 29 (8): the controller shows a user only the runs of the namespaces its token may list
-// runs in; `kubectl berth queue` sends the token along (X-Berth-Token: the API server's proxy
-// removes the Authorization header). A kubeconfig without a token (a client certificate) reads the
-// runs' status instead, with the user's own rights.
-TEST_F(Cli, QueueShowsAUserOnlyTheRunsItsTokenMayList) {
+// Issue 29 (8) as issue 44 (4) closes it: the controller shows a user only the runs of the
+// namespaces it may list runs in, and `kubectl berth queue` sends berth no credential: it reads the
+// aggregated queue API with the user's kubeconfig (the API server authenticates the user and names
+// it to berth). Any kubeconfig works, a client certificate too.
+TEST_F(Cli, QueueShowsAUserOnlyTheRunsItMayList) {
   BusySlot();
   const std::string other = ns_ + "-other";
   ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
@@ -788,7 +815,7 @@ TEST_F(Cli, QueueShowsAUserOnlyTheRunsItsTokenMayList) {
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
   ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
 
-  // A user who may list runs in the test namespace and read the controller's Service through the proxy.
+  // A user who may list runs in the test namespace (and nothing about berth's Services).
   Apply(R"(apiVersion: v1
 kind: ServiceAccount
 metadata: {name: tenant}
@@ -804,18 +831,6 @@ metadata: {name: tenant-lists-runs}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-lister}
 subjects: [{kind: ServiceAccount, name: tenant}]
 )");
-  CommandResult proxy = cp().Kubectl({"apply", "-f", "-"}, R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: berth-queue-reader-)" + ns_ + R"(, namespace: berth-system}
-rules: [{apiGroups: [""], resources: [services/proxy], resourceNames: ["http:berth-controller:http"], verbs: [get]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: berth-queue-reader-)" + ns_ + R"(, namespace: berth-system}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: berth-queue-reader-)" + ns_ + R"(}
-subjects: [{kind: ServiceAccount, name: tenant, namespace: )" + ns_ + R"(}]
-)");
-  ASSERT_EQ(proxy.exit_code, 0) << proxy.err;
   CommandResult token = Kubectl({"create", "token", "tenant"});
   ASSERT_EQ(token.exit_code, 0) << token.err;
   const std::string tenant = UserKubeconfig("tenant", "    token: " + Trim(token.out) + "\n");
@@ -845,25 +860,28 @@ subjects: [{kind: ServiceAccount, name: tenant, namespace: )" + ns_ + R"(}]
   EXPECT_EQ(json::GetString((*doc)[0], "namespace"), ns_);
   EXPECT_EQ(json::GetInt((*doc)[0], "position"), StatusInt("mine", "queuePosition"));
   EXPECT_EQ(mine.out.find("theirs"), std::string::npos) << mine.out;
-  // Asking for the other namespace by name: the controller's refusal.
+  // Asking for the other namespace by name: berth's refusal, naming the user the API server named.
   CommandResult refused = Berth({"queue", "-n", other}, {}, tenant);
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_EQ(refused.err, "error: the berth controller (service berth-system/berth-controller) refused: your bearer token "
-                         "may not list runs.berth.dev in namespace " + other + "\n");
+  EXPECT_EQ(refused.err, "error: system:serviceaccount:" + ns_ + ":tenant may not list runs.berth.dev in namespace " + other +
+                             "\n");
   EXPECT_EQ(refused.out, "");
 
-  // A client certificate (user cert-admin of system:masters) has no token to send: the
-  // controller answers 401 and the queue comes from the runs' status, read with the certificate.
+  // A client certificate (user cert-admin of system:masters) works the same way: the API server
+  // authenticates it and berth shows cert-admin every run, from the controller (no note).
   const std::string cert = UserKubeconfig("cert", "    client-certificate: " + cp().dir() + "/client.crt\n    client-key: " +
                                                   cp().dir() + "/client.key\n");
   CommandResult by_cert = Berth({"queue", "-A"}, {}, cert);
   EXPECT_EQ(by_cert.exit_code, 0) << by_cert.err;
-  EXPECT_NE(by_cert.err.find("note: the berth controller (service berth-system/berth-controller) refused: the queue shows "
-                             "the runs your bearer token may list"),
-            std::string::npos)
-      << by_cert.err;
-  EXPECT_NE(by_cert.err.find("note: showing the queue as the runs' status shows it instead"), std::string::npos) << by_cert.err;
+  EXPECT_EQ(by_cert.err, "");
   EXPECT_NE(by_cert.out.find("theirs"), std::string::npos) << by_cert.out;
+  EXPECT_NE(by_cert.out.find("mine"), std::string::npos) << by_cert.out;
+
+  // What reached the controller names the user and carries no credential of it.
+  const std::string log = netns_controller_.Log();
+  EXPECT_NE(log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
+  EXPECT_EQ(log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
+  EXPECT_EQ(log.find("x-berth-token"), std::string::npos);
 }
 
 TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
@@ -881,8 +899,7 @@ TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
                          " cannot get resource \"runs\" in API group \"berth.dev\" in the namespace \"" + ns_ + "\"\n");
   CommandResult queue = Berth({"queue"}, {}, kc);
   EXPECT_EQ(queue.exit_code, 1);
-  EXPECT_EQ(queue.err, "error: services \"http:berth-controller:http\" is forbidden: " + user +
-                           " cannot get resource \"services/proxy\" in API group \"\" in the namespace \"berth-system\"\n");
+  EXPECT_EQ(queue.err, "error: system:serviceaccount:" + ns_ + ":nobody may not list runs.berth.dev in namespace " + ns_ + "\n");
   CommandResult fleets = Berth({"fleets"}, {}, kc);
   EXPECT_EQ(fleets.exit_code, 1);
   EXPECT_EQ(fleets.err, "error: fleets.berth.dev is forbidden: " + user +

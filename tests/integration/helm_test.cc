@@ -388,6 +388,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "|resourcequotas|list,watch",
       "|services|get,create,delete",
       "|events|create",
+      "authorization.k8s.io|subjectaccessreviews|create",  // the queue API (issue 44)
   };
   EXPECT_EQ(Rules(cr), want);
   std::string text = YAML::Dump(cr["rules"]);
@@ -522,8 +523,10 @@ TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesT
         << "the policy selects the controller's Pods";
   }
   auto rules = IngressByPort(np);
-  ASSERT_EQ(rules.size(), 3u);
-  ASSERT_TRUE(rules.count(8080) && rules.count(8081) && rules.count(9443));
+  ASSERT_EQ(rules.size(), 4u);
+  ASSERT_TRUE(rules.count(8080) && rules.count(8081) && rules.count(9443) && rules.count(8443));
+  // The queue API (issue 44): the API server's peers only, as the webhook.
+  EXPECT_EQ(YAML::Dump(rules[8443]["from"]), YAML::Dump(rules[9443]["from"]));
   // Metrics/dashboard: only the named namespaces and the release's own, and the API server's
   // peers (its service proxy carries `kubectl berth queue`).
   YAML::Node metrics_from = rules[8080]["from"];
@@ -681,7 +684,7 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
     EXPECT_EQ(o["metadata"]["annotations"]["meta.helm.sh/release-name"].as<std::string>(""), release) << Kind(d);
     EXPECT_EQ(o["metadata"]["annotations"]["meta.helm.sh/release-namespace"].as<std::string>(""), ns) << Kind(d);
   }
-  EXPECT_EQ(kinds, (std::set<std::string>{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+  EXPECT_EQ(kinds, (std::set<std::string>{"APIService", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
                                           "MutatingWebhookConfiguration", "NetworkPolicy", "Role", "RoleBinding", "Secret",
                                           "Service", "ServiceAccount"}))
       << "the release's objects (Helm keeps crds/ out of the release)";
