@@ -187,7 +187,7 @@ TEST_F(TenantQueue, TheQueueShowsEachCallerOnlyTheRunsItMayList) {
   const std::vector<std::string> both = {other_ + "/other-secret-run", ns_ + "/tenant-secret-run"};
   ASSERT_TRUE(Eventually([&] { return Names(queue_api_->GetRaw("/queue").out) == both; }))
       << queue_api_->GetRaw("/queue").err << controller_->Log();
-  for (const std::string path : {"/queue", "/namespaces/" + ns_ + "/queue"}) {
+  for (const std::string& path : std::vector<std::string>{"/queue", "/namespaces/" + ns_ + "/queue"}) {
     SCOPED_TRACE(path);
     CommandResult tenant = queue_api_->GetRaw(path, {"--as=tenant"});
     EXPECT_EQ(tenant.exit_code, 0) << tenant.err;
@@ -220,7 +220,7 @@ TEST_F(TenantQueue, TheQueueShowsEachCallerOnlyTheRunsItMayList) {
   EXPECT_NE(teams.out.find("\"items\""), std::string::npos) << teams.out;
   CommandResult fleets = queue_api_->GetRaw("/fleets");
   EXPECT_EQ(fleets.exit_code, 0) << fleets.err;
-  EXPECT_NE(fleets.out.find("\"slot\""), std::string::npos) << fleets.out;
+  EXPECT_NE(fleets.out.find("\"slot-" + ns_ + "\""), std::string::npos) << fleets.out;
 
   // The metrics port takes no token and shows no queue, team or fleet any more: 401 with a
   // sentence, with or without a token.
@@ -251,8 +251,9 @@ TEST_F(TenantQueue, ARequestStraightToBerthWithForgedFrontProxyHeadersIs401) {
   TwoWaitingRuns();
   if (HasFatalFailure()) return;
   ASSERT_TRUE(Eventually([&] { return !Names(queue_api_->GetRaw("/queue").out).empty(); }));
-  const std::string url = "https://" + queue_api_->host() + ":" + std::to_string(queue_api_->port()) +
-                          "/apis/queue.berth.dev/v1alpha1/queue";
+  // The serving certificate names the Service (berth-queue.NS.svc): curl is told its address.
+  const std::string name = "berth-queue." + ns_ + ".svc", port = std::to_string(queue_api_->port());
+  const std::string url = "https://" + name + ":" + port + "/apis/queue.berth.dev/v1alpha1/queue";
   const std::string dir = cp().dir();
   // A certificate the front-proxy CA signed for another name.
   CommandResult made = RunCommand(
@@ -263,7 +264,8 @@ TEST_F(TenantQueue, ARequestStraightToBerthWithForgedFrontProxyHeadersIs401) {
        dir});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   auto curl = [&](const std::vector<std::string>& cert) {
-    std::vector<std::string> argv = {"curl", "-s", "-m", "30", "--cacert", queue_api_->dir() + "/ca.crt", "-w", "\n%{http_code}",
+    std::vector<std::string> argv = {"curl", "-s", "-m", "30", "--cacert", queue_api_->dir() + "/ca.crt",
+                                     "--resolve", name + ":" + port + ":" + queue_api_->host(), "-w", "\n%{http_code}",
                                      "-H", "X-Remote-User: admin", "-H", "X-Remote-Group: system:masters", url};
     argv.insert(argv.end(), cert.begin(), cert.end());
     return RunCommand(argv).out;
