@@ -701,7 +701,7 @@ TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
   EXPECT_EQ(usage.err, "error: kubectl berth priority needs exactly two arguments, RUN and VALUE, got 1\n");
 }
 
-TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
+TEST_F(Cli, QueueShowsTheControllersOrderThroughTheQueueApi) {
   BusySlot();
   std::string yaml;
   for (auto [name, prio] : std::vector<std::pair<std::string, int>>{{"low", 10}, {"mid", 50}, {"high", 90}, {"mid2", 50}}) {
