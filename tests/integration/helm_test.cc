@@ -279,19 +279,27 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "NetworkPolicy/berth-controller",
                                    "ServiceAccount/berth-controller",
                                    "Secret/berth-controller-webhook-cert",
+                                   "Secret/berth-controller-queue-api-cert",
                                    "ClusterRole/berth-controller.berth-system",
+                                   "ClusterRole/berth-controller.berth-system-queue-reader",
                                    "ClusterRoleBinding/berth-controller.berth-system",
+                                   "ClusterRoleBinding/berth-controller.berth-system-queue-reader",
                                    "Role/berth-controller",
                                    "RoleBinding/berth-controller",
+                                   "RoleBinding/berth-controller.berth-system-auth-reader",
                                    "Service/berth-controller",
                                    "Deployment/berth-controller",
+                                   "APIService/v1alpha1.queue.berth.dev",
                                    "MutatingWebhookConfiguration/berth-controller-runs.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
     std::string k = Kind(d);
     bool cluster_scoped = k == "CustomResourceDefinition" || k == "ClusterRole" || k == "ClusterRoleBinding" ||
-                          k == "MutatingWebhookConfiguration";
-    EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(""), cluster_scoped ? "" : "berth-system") << k;
+                          k == "MutatingWebhookConfiguration" || k == "APIService";
+    // The queue API's reader of the request-header CA is bound where that ConfigMap lives.
+    const bool kube_system = Name(d) == "berth-controller.berth-system-auth-reader";
+    EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(""), cluster_scoped ? "" : kube_system ? "kube-system" : "berth-system")
+        << k;
     if (!cluster_scoped) {
       EXPECT_EQ(d["metadata"]["labels"]["app.kubernetes.io/managed-by"].as<std::string>(""), "Helm") << k;
       EXPECT_EQ(d["metadata"]["labels"]["app.kubernetes.io/instance"].as<std::string>(""), "berth") << k;
@@ -332,7 +340,9 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--log-format=json",
                                         "--log-level=info",
                                         "--webhook-bind-address=:9443",
-                                        "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs"};
+                                        "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs",
+                                        "--queue-api-bind-address=:8443",
+                                        "--queue-api-cert-dir=/tmp/berth-queue-api/serving-certs"};
   EXPECT_EQ(Strings(c["args"]), want_args);
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"].as<int>(), 8081);
@@ -1025,7 +1035,10 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
   for (const auto& ns : {ns_, ns_b}) {
     // Helm refuses to install over an object another release owns: both installs succeed only
     // because no name is shared.
-    CommandResult r = Install("berth", ns, {"--create-namespace", "--set", "admissionPolicies=false"});
+    // One release per cluster can serve the queue API (APIService v1alpha1.queue.berth.dev is
+    // cluster-wide and names one Service): here neither does.
+    CommandResult r = Install("berth", ns, {"--create-namespace", "--set", "admissionPolicies=false", "--set",
+                                            "queueApi.enabled=false"});
     ASSERT_EQ(r.exit_code, 0) << ns << ": " << r.err << r.out;
     CommandResult m = Helm({"get", "manifest", "berth", "-n", ns});
     ASSERT_EQ(m.exit_code, 0) << m.err;
