@@ -798,7 +798,8 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
       if (!line.empty()) all += (all.empty() ? "" : ",") + line;
     }
     std::vector<std::string> get = {"get", all, "-l", "app.kubernetes.io/instance=" + release, "-o", "name"};
-    if (namespaced) get.insert(get.end(), {"-n", ns});
+    // Every namespace: the queue API's reader of the request-header CA is bound in kube-system.
+    if (namespaced) get.insert(get.end(), {"--all-namespaces"});
     CommandResult r = cp().Kubectl(get);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return KindNames(r.out);
