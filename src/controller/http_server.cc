@@ -628,6 +628,9 @@ HttpReply HttpServer::Dispatch(const HttpRequestView& req) const {
   const Route* r = Find(req.path);
   if (r == nullptr) return HttpReply{404, "text/plain; charset=utf-8", "not found\n", {}};
   try {
+    if (guard_) {
+      if (auto refused = guard_(req)) return *refused;
+    }
     return r->handler(req);
   } catch (const std::exception& e) {
     spdlog::error("http handler for {} failed: {}", req.path, e.what());

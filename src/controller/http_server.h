@@ -23,6 +23,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ class HttpServer {
   void SetClientCa(std::string ca_pem);
   ~HttpServer();
 
+  // Asked before every route's handler: a reply refuses the request instead (kubectl berth
+  // dashboard refuses a Host that is not its own: DNS rebinding). Call before Start().
+  void SetGuard(std::function<std::optional<HttpReply>(const HttpRequestView&)> guard) { guard_ = std::move(guard); }
+
   // Exact path, or every path under `path` when it ends with '/'. Call before Start().
   void Handle(const std::string& path, HttpHandler handler, RouteOptions options = {});
 
@@ -101,6 +106,7 @@ class HttpServer {
   std::string cert_file_, key_file_;
   bool verify_clients_ = false;  // SetClientCa was called
   std::vector<Route> routes_;
+  std::function<std::optional<HttpReply>(const HttpRequestView&)> guard_;
   int port_ = 0;
   std::unique_ptr<Impl> impl_;
 };

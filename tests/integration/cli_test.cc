@@ -445,7 +445,8 @@ class Cli : public EngineTest {
 };
 
 TEST_F(Cli, HelpForEveryCommand) {
-  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "teams", "describe", "stop", "suspend", "resume", "logs"}) {
+  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "teams", "describe", "stop", "suspend", "resume", "logs",
+                                "dashboard"}) {
     CommandResult r = Berth({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: kubectl berth " + cmd), std::string::npos) << r.out;
@@ -486,7 +487,7 @@ TEST_F(Cli, BadContextFlagsAndKubeconfigAreClearErrors) {
   EXPECT_EQ(flag.err, "error: unknown flag --bogus (see kubectl berth --help)\n");
   CommandResult cmd = Berth({"launch"});
   EXPECT_EQ(cmd.exit_code, 1);
-  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs)\n");
+  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs, dashboard)\n");
   CommandResult both = Berth({"queue", "-A", "-n", "x"});
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_EQ(both.err, "error: -A and -n cannot be used together\n");
@@ -882,6 +883,100 @@ subjects: [{kind: ServiceAccount, name: tenant}]
   EXPECT_NE(log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
   EXPECT_EQ(log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
   EXPECT_EQ(log.find("x-berth-token"), std::string::npos);
+}
+
+// Issue 44 (4): `kubectl berth dashboard` serves the dashboard on 127.0.0.1 with the user's own
+// kubeconfig: the queue (through berth's queue API: only the user's namespace), a run's details
+// and a priority change (Kubernetes requests with the user's credentials), nothing for a Host that
+// is not its own (DNS rebinding), and nothing of the user's token reaches the controller.
+TEST_F(Cli, DashboardServesThePageWithTheUsersOwnKubeconfig) {
+  BusySlot();
+  const std::string other = ns_ + "-other";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  struct DropOther {
+    std::string ns;
+    ~DropOther() {
+      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=true", "--timeout=60s"});
+      ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
+    }
+  } drop{other};
+  ASSERT_EQ(Berth({"apply", "-Q", "-n", other, "-f", "-"}, RunYaml("theirs", "  priority: 90\n")).exit_code, 0);
+  ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
+  Apply(R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tenant}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: run-editor}
+rules:
+- {apiGroups: [berth.dev], resources: [runs], verbs: [get, list, patch]}
+- {apiGroups: [""], resources: [events], verbs: [list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-edits-runs}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-editor}
+subjects: [{kind: ServiceAccount, name: tenant}]
+)");
+  CommandResult token = Kubectl({"create", "token", "tenant"});
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  const std::string kc = UserKubeconfig("dash", "    token: " + Trim(token.out) + "\n");
+
+  const int port = FreePort();
+  const std::string log = cp().dir() + "/dashboard-" + ns_ + ".log";
+  const char* path = std::getenv("PATH");
+  pid_t pid = Spawn({"env", "PATH=" + plugin_dir_ + ":" + (path ? path : "/usr/bin:/bin"), "KUBECONFIG=" + kc, "kubectl",
+                     "berth", "dashboard", "--port", std::to_string(port)},
+                    log);
+  ASSERT_GT(pid, 0);
+  struct Stop {
+    pid_t& pid;
+    ~Stop() { StopGroup(pid); }
+  } stop{pid};
+  const std::string base = "http://127.0.0.1:" + std::to_string(port) + "/";
+  ASSERT_TRUE(Eventually([&] { return ReadText(log).find("Serving the berth dashboard at " + base) != std::string::npos; }))
+      << ReadText(log);
+
+  int code = 0;
+  std::string page = HttpGet(base, &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(page.find("static/app.js"), std::string::npos) << page;
+  // The queue: the tenant's run only (berth's answer through the API server).
+  std::string queue;
+  ASSERT_TRUE(Eventually([&] {
+    queue = HttpGet(base + "api/queue", &code);
+    return code == 200 && queue.find("\"mine\"") != std::string::npos;
+  })) << code << " " << queue;
+  EXPECT_EQ(queue.find("theirs"), std::string::npos) << queue;
+  EXPECT_EQ(queue.find(other), std::string::npos) << queue;
+  std::string refused = HttpGet(base + "api/queue?namespace=" + other, &code);
+  EXPECT_EQ(code, 403) << refused;
+  EXPECT_NE(refused.find("may not list runs.berth.dev in namespace " + other), std::string::npos) << refused;
+  // A run's details, read with the tenant's credentials (no token in the request).
+  std::string detail = HttpGet(base + "api/runs/" + ns_ + "/mine", &code);
+  EXPECT_EQ(code, 200) << detail;
+  EXPECT_NE(detail.find("\"name\":\"mine\""), std::string::npos) << detail;
+  HttpGet(base + "api/runs/" + other + "/theirs", &code);
+  EXPECT_EQ(code, 403) << "the tenant may not read the other namespace's run";
+  // A priority change: the page's headers, no token; the API server checks the tenant's rights.
+  CommandResult post = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-X", "POST", "-H", "X-Berth-CSRF: 1",
+                                   "-H", "Content-Type: application/json", "-d", "{\"priority\":77}",
+                                   base + "api/runs/" + ns_ + "/mine/priority"});
+  EXPECT_NE(post.out.find("\n200"), std::string::npos) << post.out;
+  auto run = GetRun("mine");
+  const json::Value* prio = run.IsObject() ? json::Find(run, {"spec", "priority"}) : nullptr;
+  ASSERT_NE(prio, nullptr);
+  EXPECT_EQ(prio->GetInt64(), 77);
+  // Another Host (a DNS name pointed at 127.0.0.1 by another site): refused before anything is read.
+  CommandResult rebound = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-H",
+                                      "Host: evil.example:" + std::to_string(port), base + "api/queue"});
+  EXPECT_NE(rebound.out.find("\n403"), std::string::npos) << rebound.out;
+  EXPECT_EQ(rebound.out.find("mine"), std::string::npos) << rebound.out;
+  // What reached the controller: the tenant's name, never its token.
+  const std::string controller_log = netns_controller_.Log();
+  EXPECT_NE(controller_log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
+  EXPECT_EQ(controller_log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
 }
 
 TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
