@@ -337,12 +337,18 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
            {"create", "events", "-A"},
            {"create", "leases.coordination.k8s.io", "-n", ns_},
            {"update", "leases.coordination.k8s.io/" + full_, "-n", ns_},
+           // Issue 44: the queue API asks about the user the API server names, and reads the
+           // request-header CA (the bootstrap Role extension-apiserver-authentication-reader).
+           {"create", "subjectaccessreviews.authorization.k8s.io"},
+           {"get", "configmaps/extension-apiserver-authentication", "-n", "kube-system"},
        }) {
     EXPECT_TRUE(SaCan(args)) << "can-i " << ::testing::PrintToString(args) << " should be yes";
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"get", "secrets", "-A"},
            {"list", "configmaps", "-A"},
+           {"get", "configmaps/kube-root-ca.crt", "-n", "kube-system"},
+           {"create", "tokenreviews.authentication.k8s.io"},
            {"update", "nodes"},
            {"patch", "nodes"},
            {"delete", "nodes"},
