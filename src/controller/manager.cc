@@ -95,7 +95,26 @@ void Manager::SetUpMetricsServer(const HttpLimits& limits) {
   auto viewer_client = std::make_shared<k8s::Client>(viewer);
   dashboard_ = std::make_unique<DashboardApi>(
       viewer_client, *engine_, [this](const HttpRequestView& req) { return QueueReply(req, true); }, options_.queue_auth);
-  dashboard_->Register(*metrics_server_);
+  if (!options_.queue_auth) {
+    // Local tests only: the page and its API on this port, the run routes acting with a token the
+    // page sends (the token form).
+    dashboard_->Register(*metrics_server_);
+    return;
+  }
+  // berth takes no user credential (issue 44, 4): no page that asks for a token, no route that
+  // acts with one. The dashboard is kubectl berth dashboard's (the user's machine and kubeconfig);
+  // the queue, fleets and teams are read through the API server (401 here, with a sentence).
+  metrics_server_->Handle("/", [](const HttpRequestView&) {
+    return HttpReply{404, "text/plain; charset=utf-8",
+                     "berth's dashboard is served on your own machine with your kubeconfig: kubectl berth dashboard "
+                     "(this port serves /metrics)\n",
+                     {}};
+  });
+  for (const char* route : {"/api/queue", "/api/fleets", "/api/teams"}) {
+    metrics_server_->Handle(route, [](const HttpRequestView&) {
+      return HttpReply{401, "application/json", std::string(R"({"error":)") + json::Quote(kQueueMovedSentence) + "}", {}};
+    });
+  }
 }
 
 // The aggregated queue API (queue_api.h): HTTPS, client certificates checked against the

@@ -236,6 +236,16 @@ TEST_F(TenantQueue, TheQueueShowsEachCallerOnlyTheRunsItMayList) {
     EXPECT_EQ(body.find("secret-run"), std::string::npos) << body;
     EXPECT_EQ(body.find(other_), std::string::npos) << body;
   }
+  // Nor a page that asks for a token, nor a route that acts with one: the dashboard is kubectl
+  // berth dashboard's (issue 44).
+  {
+    int code = 0;
+    std::string page = HttpGet(base + "/", &code);
+    EXPECT_EQ(code, 404) << page;
+    EXPECT_NE(page.find("kubectl berth dashboard"), std::string::npos) << page;
+    HttpGet(base + "/api/runs/" + ns_ + "/tenant-secret-run", &code, cp().AdminToken());
+    EXPECT_EQ(code, 404);
+  }
   int code = 0;
   std::string metrics = HttpGet(base + "/metrics", &code);
   EXPECT_EQ(code, 200);
