@@ -117,6 +117,11 @@ std::string DashboardApi::ViewerToken(const HttpRequestView& req, bool& missing)
 void DashboardApi::Register(HttpServer& server) {
   server.Handle("/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/static/", [this](const HttpRequestView& req) { return Static(req); });
+  // Whose identity the page's requests carry: "kubeconfig" (kubectl berth dashboard: the page hides
+  // its token form) or "token" (the controller's own port: a token the page sends).
+  server.Handle("/api/session", [this](const HttpRequestView&) {
+    return JsonReply(200, std::string(R"({"identity":)") + (engine_ == nullptr ? "\"kubeconfig\"" : "\"token\"") + "}");
+  });
   server.Handle("/api/queue", [this](const HttpRequestView& req) { return queue_reply_(req); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   auto summary = [this](HttpReply (DashboardApi::*read)() const) {

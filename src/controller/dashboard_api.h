@@ -52,6 +52,8 @@ class DashboardApi {
   // request; no request needs (or reads) a token.
   DashboardApi(k8s::ClientPtr user_client, LocalSources sources);
 
+  // Routes: /, /static/*, /api/session ({"identity": "kubeconfig"|"token"}), /api/queue,
+  // /api/fleets, /api/teams, /api/runs/...
   void Register(HttpServer& server);
 
   HttpReply Fleets() const;

@@ -942,6 +942,10 @@ subjects: [{kind: ServiceAccount, name: tenant}]
   std::string page = HttpGet(base, &code);
   EXPECT_EQ(code, 200);
   EXPECT_NE(page.find("static/app.js"), std::string::npos) << page;
+  // The page learns that no token is needed here (it hides its token form).
+  std::string session = HttpGet(base + "api/session", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(session.find("\"identity\":\"kubeconfig\""), std::string::npos) << session;
   // The queue: the tenant's run only (berth's answer through the API server).
   std::string queue;
   ASSERT_TRUE(Eventually([&] {

@@ -769,6 +769,14 @@
     });
     window.addEventListener('hashchange', () => { hideNotice(); showRoute(); });
     showTokenState();
+    // Under kubectl berth dashboard every request is made with the user's own kubeconfig: no
+    // token form (issue 44). The controller's own port (local tests only) has no such route.
+    api('api/session').then((s) => {
+      if (s && s.identity === 'kubeconfig') {
+        setToken('');
+        $('token-form').style.display = 'none';
+      }
+    }).catch(() => {});
     showRoute();
   }
 
