@@ -475,6 +475,51 @@ TEST_F(DashboardTest, RunDetailReadsWithTheViewersToken) {
   EXPECT_EQ(reqs[1].bearer_token, "viewer-token");
 }
 
+// Issue 44 (4): kubectl berth dashboard's mode: the client holds the user's own credentials; no
+// request needs a token, none is read from the page's request (a token sent anyway is not used),
+// and the queue, fleets, teams and a namespace's cap come from the sources given.
+TEST_F(DashboardTest, LocalModeActsWithTheUsersOwnClientAndNoToken) {
+  LocalSources sources;
+  int queue_asks = 0;
+  sources.queue = [&](const HttpRequestView&) {
+    ++queue_asks;
+    return HttpReply{200, "application/json", R"({"items":[]})", {}};
+  };
+  sources.fleets = [] { return HttpReply{200, "application/json", R"({"items":[{"name":"f"}]})", {}}; };
+  sources.teams = [] { return HttpReply{403, "application/json", R"({"error":"may not list teams"})", {}}; };
+  sources.cap_of = [](const std::string&) { return std::optional<reconcilers::PriorityCap>(); };
+  DashboardApi local(client_, std::move(sources));
+  HttpServer server("0");
+  local.Register(server);
+  EXPECT_EQ(server.Dispatch(Get("/api/session")).body, R"({"identity":"kubeconfig"})");
+  EXPECT_EQ(server.Dispatch(Get("/api/queue")).status, 200);
+  EXPECT_EQ(queue_asks, 1);
+  EXPECT_EQ(local.Fleets().body, R"({"items":[{"name":"f"}]})");
+  EXPECT_EQ(local.Teams().status, 403);
+
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","namespace":"ml"}})");
+  transport_->Push(200, R"({"kind":"EventList","items":[]})");
+  HttpReply detail = local.RunDetail(Get("/api/runs/ml/train"), "ml", "train");  // no token
+  EXPECT_EQ(detail.status, 200) << detail.body;
+  // A priority change with the cross-site checks but no token; one sent anyway is not used.
+  transport_->Push(200, R"({"metadata":{"generation":3}})");
+  HttpRequestView write = GoodRequest();
+  write.headers.erase("authorization");
+  HttpReply changed = local.SetPriority(write, "ml", "train");
+  EXPECT_EQ(changed.status, 200) << changed.body;
+  transport_->Push(200, R"({"metadata":{"generation":4}})");
+  EXPECT_EQ(local.SetPriority(GoodRequest(), "ml", "train").status, 200);
+  for (const auto& req : transport_->requests()) EXPECT_EQ(req.bearer_token, "") << req.method << " " << req.path;
+  // The cross-site checks still hold.
+  HttpRequestView forged = GoodRequest();
+  forged.headers.erase("x-berth-csrf");
+  EXPECT_EQ(local.SetPriority(forged, "ml", "train").status, 403);
+  // The controller's own mode says "token".
+  HttpServer own("0");
+  api_.Register(own);
+  EXPECT_EQ(own.Dispatch(Get("/api/session")).body, R"({"identity":"token"})");
+}
+
 TEST_F(DashboardTest, RunDetailPassesNotFoundThrough) {
   transport_->Push(404, StatusBody(404, "NotFound", R"(runs.berth.dev "nope" not found)"));
   HttpRequestView req = Get("/api/runs/ml/nope");
