@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-namespace berth::controller {
+#include "k8s/core_types.h"
 
-namespace json = k8s::json;
+namespace berth::controller {
 
 namespace {
 
@@ -15,17 +15,13 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// A data key holding a JSON array of strings ("[\"X-Remote-User\"]"); empty when absent or not one.
-std::vector<std::string> StringList(const json::Value& data, const char* key, bool lower) {
+// A data key holding a JSON array of strings ("[\"X-Remote-User\"]"); empty values dropped.
+std::vector<std::string> StringList(const std::map<std::string, std::string>& data, const char* key, bool lower) {
   std::vector<std::string> out;
-  const std::string text = json::GetString(data, key);
-  if (text.empty()) return out;
-  auto doc = json::Parse(text);
-  if (!doc.ok() || !doc->IsArray()) return out;
-  for (const auto& v : doc->GetArray()) {
-    if (!v.IsString()) continue;
-    std::string s(v.GetString(), v.GetStringLength());
-    if (!s.empty()) out.push_back(lower ? Lower(s) : s);
+  auto it = data.find(key);
+  if (it == data.end()) return out;
+  for (std::string& v : k8s::DecodeStringArray(it->second)) {
+    if (!v.empty()) out.push_back(lower ? Lower(v) : std::move(v));
   }
   return out;
 }
@@ -54,23 +50,21 @@ std::string UnescapeExtraKey(std::string_view key) {
   return out;
 }
 
-k8s::Result<FrontProxyConfig> ParseFrontProxyConfig(const json::Value& config_map) {
-  const json::Value* data = json::Find(config_map, {"data"});
-  if (data == nullptr || !data->IsObject()) {
-    return k8s::Status::Error("the ConfigMap kube-system/extension-apiserver-authentication has no data");
-  }
+k8s::Result<FrontProxyConfig> ParseFrontProxyConfig(const k8s::json::Value& config_map) {
+  const std::map<std::string, std::string> data = k8s::DecodeConfigMapData(config_map);
+  if (data.empty()) return k8s::Status::Error("the ConfigMap kube-system/extension-apiserver-authentication has no data");
   FrontProxyConfig c;
-  c.client_ca_pem = json::GetString(*data, "requestheader-client-ca-file");
+  if (auto it = data.find("requestheader-client-ca-file"); it != data.end()) c.client_ca_pem = it->second;
   if (c.client_ca_pem.empty()) {
     return k8s::Status::Error(
         "the ConfigMap kube-system/extension-apiserver-authentication has no requestheader-client-ca-file: "
         "kube-apiserver runs without --requestheader-client-ca-file, so it cannot proxy the queue API to berth");
   }
-  c.allowed_names = StringList(*data, "requestheader-allowed-names", false);
-  c.username_headers = StringList(*data, "requestheader-username-headers", true);
-  c.uid_headers = StringList(*data, "requestheader-uid-headers", true);
-  c.group_headers = StringList(*data, "requestheader-group-headers", true);
-  c.extra_prefixes = StringList(*data, "requestheader-extra-headers-prefix", true);
+  c.allowed_names = StringList(data, "requestheader-allowed-names", false);
+  c.username_headers = StringList(data, "requestheader-username-headers", true);
+  c.uid_headers = StringList(data, "requestheader-uid-headers", true);
+  c.group_headers = StringList(data, "requestheader-group-headers", true);
+  c.extra_prefixes = StringList(data, "requestheader-extra-headers-prefix", true);
   return c;
 }
 

@@ -99,6 +99,30 @@ std::optional<FrontProxyConfig> QueueApi::Config() {
   return config_;
 }
 
+namespace {
+
+// An error of the reviews as a Status answer (502 when the API server gave none).
+HttpReply Refused(const k8s::Status& s) {
+  return StatusReply(s.code() == 0 ? 502 : s.code(), s.reason().empty() ? "InternalError" : s.reason(), s.message());
+}
+
+// What reached berth, for an audit of the path (debug): the names of the header fields (never
+// their values) and who the API server said asks.
+void LogRequest(const HttpRequestView& req, const k8s::Result<UserInfo>& user) {
+  if (!spdlog::should_log(spdlog::level::debug)) return;
+  std::string names;
+  for (const auto& [n, v] : req.fields) names += (names.empty() ? "" : ",") + n;
+  std::string groups;
+  if (user.ok()) {
+    for (const auto& g : user->groups) groups += (groups.empty() ? "" : ",") + g;
+  }
+  spdlog::debug("queue API: {} {} as {} (groups {}; client certificate {}{}), header fields: {}", req.method, req.path,
+                user.ok() ? user->name : "nobody", groups, req.client_verified ? "verified, CN " : "not verified",
+                req.client_verified ? req.client_cn : "", names);
+}
+
+}  // namespace
+
 HttpReply QueueApi::Serve(const HttpRequestView& req) {
   const auto config = Config();
   if (!config) {
@@ -107,19 +131,7 @@ HttpReply QueueApi::Serve(const HttpRequestView& req) {
                        "kube-system/extension-apiserver-authentication");
   }
   auto user = AuthenticateFrontProxy(*config, req);
-  // What reached berth, for an audit of the path (debug): the names of the header fields (never
-  // their values) and who the API server said asks.
-  if (spdlog::should_log(spdlog::level::debug)) {
-    std::string names;
-    for (const auto& [n, v] : req.fields) names += (names.empty() ? "" : ",") + n;
-    std::string groups;
-    if (user.ok()) {
-      for (const auto& g : user->groups) groups += (groups.empty() ? "" : ",") + g;
-    }
-    spdlog::debug("queue API: {} {} as {} (groups {}; client certificate {}{}), header fields: {}", req.method, req.path,
-                  user.ok() ? user->name : "nobody", groups, req.client_verified ? "verified, CN " : "not verified",
-                  req.client_verified ? req.client_cn : "", names);
-  }
+  LogRequest(req, user);
   if (!user.ok()) return StatusReply(401, "Unauthorized", user.status().message());
   if (req.path == "/apis") {
     return Json(R"({"kind":"APIGroupList","apiVersion":"v1","groups":[)" + GroupJson() + "]}");
@@ -127,28 +139,28 @@ HttpReply QueueApi::Serve(const HttpRequestView& req) {
   if (req.path == kGroupPath) return Json(R"({"kind":"APIGroup","apiVersion":"v1",)" + GroupJson().substr(1));
   if (req.path == kVersionPath || req.path == kVersionPath + "/") return Json(ResourceListJson());
   const std::string rest = req.path.substr(kVersionPath.size());  // "/queue", "/namespaces/NS/queue", ...
-  auto refused = [](const k8s::Status& s) {
-    return StatusReply(s.code() == 0 ? 502 : s.code(), s.reason().empty() ? "InternalError" : s.reason(), s.message());
-  };
   if (rest == "/fleets" || rest == "/teams") {
     const std::string resource = rest.substr(1);
     auto may = reviews_.Allowed(*user, AccessQuestion{"berth.dev", resource, "list", ""});
-    if (!may.ok()) return refused(may.status());
+    if (!may.ok()) return Refused(may.status());
     if (!*may) return StatusReply(403, "Forbidden", user->name + " may not list " + resource + ".berth.dev");
     return rest == "/fleets" ? fleets_() : teams_();
   }
+  const std::string routes = "the queue API serves .../namespaces/NS/queue, .../queue, .../fleets and .../teams";
   std::string ns;
   if (rest.rfind("/namespaces/", 0) == 0) {
     const std::string tail = rest.substr(12);
     const size_t slash = tail.find('/');
-    if (slash == std::string::npos || tail.substr(slash) != "/queue") {
-      return StatusReply(404, "NotFound", "the queue API serves .../namespaces/NS/queue, .../queue, .../fleets and .../teams");
-    }
+    if (slash == std::string::npos || tail.substr(slash) != "/queue") return StatusReply(404, "NotFound", routes);
     ns = tail.substr(0, slash);
     if (!IsDnsLabel(ns)) return StatusReply(400, "BadRequest", "the namespace must be a namespace name");
   } else if (rest != "/queue") {
-    return StatusReply(404, "NotFound", "the queue API serves .../namespaces/NS/queue, .../queue, .../fleets and .../teams");
+    return StatusReply(404, "NotFound", routes);
   }
+  return Queue(req, *user, ns);
+}
+
+HttpReply QueueApi::Queue(const HttpRequestView& req, const UserInfo& user, const std::string& ns) {
   QueueQuery q;
   std::string message;
   if (ParseQueueQuery(req, q, message) != 0) return StatusReply(400, "BadRequest", message);
@@ -157,14 +169,14 @@ HttpReply QueueApi::Serve(const HttpRequestView& req) {
     q.ns = ns;
   }
   // Who may see what, before the queue is read (a caller who may see nothing costs no queue view).
-  auto scope = QueueScopeFor(reviews_, *user, q.ns, {});
-  if (!scope.ok()) return refused(scope.status());
+  auto scope = QueueScopeFor(reviews_, user, q.ns, {});
+  if (!scope.ok()) return Refused(scope.status());
   const std::vector<reconcilers::QueueEntry> entries = entries_();
   if (!scope->all && q.ns.empty()) {
     std::set<std::string> present;
     for (const auto& e : entries) present.insert(e.ns);
-    scope = QueueScopeFor(reviews_, *user, "", present);
-    if (!scope.ok()) return refused(scope.status());
+    scope = QueueScopeFor(reviews_, user, "", present);
+    if (!scope.ok()) return Refused(scope.status());
   }
   return Json(page_(q, entries, *scope));
 }

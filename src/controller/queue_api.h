@@ -71,6 +71,8 @@ class QueueApi {
 
  private:
   std::optional<FrontProxyConfig> Config();
+  // One page of the queue (of `ns`, or every namespace) as `user` may see it.
+  HttpReply Queue(const HttpRequestView& req, const UserInfo& user, const std::string& ns);
 
   k8s::ClientPtr reviewer_;
   const AccessReview& reviews_;
