@@ -33,9 +33,11 @@ struct Options {
   // certificates checked against the request-header CA); "0": not served.
   std::string queue_api_bind_address = "0";
   std::string queue_api_cert_dir = "/tmp/berth-queue-api/serving-certs";  // tls.crt, tls.key
-  // true: the metrics port's /queue, /api/queue, /api/fleets and /api/teams answer 401 (berth takes
-  // no user credential; the queue is read through the API server at /apis/queue.berth.dev/...);
-  // false: they answer every run, fleet and team to anyone who reaches the port (local tests).
+  // true: the metrics port's /queue, /api/queue, /api/fleets and /api/teams answer 401 and it
+  // serves no dashboard (berth takes no user credential; the queue is read through the API server
+  // at /apis/queue.berth.dev/..., the dashboard is kubectl berth dashboard's); false: they answer
+  // every run, fleet and team to anyone who reaches the port, with the old token-forwarding
+  // dashboard (local tests only).
   bool queue_auth = true;
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};
