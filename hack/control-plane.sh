@@ -23,6 +23,13 @@
 # DIR defaults to $BERTH_CONTROL_PLANE_DIR or ./.local/control-plane. The admin kubeconfig is
 # DIR/kubeconfig (TLS verified against the API server's own CA). Ports are free loopback ports.
 # DIR/client.crt + client.key authenticate as a cluster admin by mutual TLS (for client tests).
+# kube-apiserver is an aggregator (issue 44: berth's queue API is an APIService): a front-proxy CA
+# (DIR/front-proxy-ca.crt, published in kube-system/extension-apiserver-authentication) signs the
+# proxy client certificate it presents to aggregated API servers (CN front-proxy-client, the only
+# allowed name), with the identity in X-Remote-User/-Group/-Extra-*. Without a pod network it
+# routes to an APIService's endpoints, not its Service IP (--enable-aggregator-routing: nothing
+# routes Service IPs then), so a controller on this machine serves it at DIR/host-ip (this
+# machine's non-loopback address: endpoints may not be loopback).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -109,9 +116,16 @@ start_apiserver() {
   fi
   # Loopback only, without service account tokens in Pods; or, with a pod network, also this
   # machine's address (the Pods' way in), advertised, and with the ServiceAccount plugin.
-  local network=(--bind-address=127.0.0.1 --disable-admission-plugins=ServiceAccount)
+  local network=(--bind-address=127.0.0.1 --disable-admission-plugins=ServiceAccount --enable-aggregator-routing=true)
   if [ -f "$DIR/pod-network" ]; then
     network=(--bind-address=0.0.0.0 --advertise-address="$(cat "$DIR/pod-network")")
+  fi
+  local aggregator=()
+  if [ -f "$DIR/front-proxy-ca.crt" ]; then
+    aggregator=(--requestheader-client-ca-file="$DIR/front-proxy-ca.crt" --requestheader-allowed-names=front-proxy-client
+                --requestheader-username-headers=X-Remote-User --requestheader-group-headers=X-Remote-Group
+                --requestheader-extra-headers-prefix=X-Remote-Extra-
+                --proxy-client-cert-file="$DIR/front-proxy-client.crt" --proxy-client-key-file="$DIR/front-proxy-client.key")
   fi
   for attempt in 1 2 3 4 5; do
     if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port); echo "$port" > "$DIR/apiserver.port"; fi
@@ -125,6 +139,7 @@ start_apiserver() {
       --allow-privileged=false --watch-cache=true --max-requests-inflight=2000 --max-mutating-requests-inflight=1000 \
       --enable-priority-and-fairness=false --kubelet-preferred-address-types=InternalIP,Hostname \
       --kubelet-client-certificate="$DIR/client.crt" --kubelet-client-key="$DIR/client.key" "${audit[@]}" \
+      "${aggregator[@]}" \
       >>"$DIR/apiserver.log" 2>&1 &
     echo $! > "$DIR/apiserver.pid"
     if wait_ready; then return 0; fi
@@ -189,6 +204,19 @@ case "$CMD" in
       -subj "/O=system:masters/CN=cert-admin" 2>/dev/null
     openssl x509 -req -in "$DIR/client.csr" -CA "$DIR/client-ca.crt" -CAkey "$DIR/client-ca.key" \
       -CAcreateserial -out "$DIR/client.crt" -days 3650 2>/dev/null
+    # The front proxy: a CA of its own (not the client CA: a proxy certificate must not
+    # authenticate as a user, nor a user's certificate as the proxy) and the proxy's certificate.
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$DIR/front-proxy-ca.key" -out "$DIR/front-proxy-ca.crt" \
+      -days 3650 -subj "/CN=berth-local-front-proxy-ca" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$DIR/front-proxy-client.key" -out "$DIR/front-proxy-client.csr" \
+      -subj "/CN=front-proxy-client" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' > "$DIR/front-proxy-client.ext"
+    openssl x509 -req -in "$DIR/front-proxy-client.csr" -CA "$DIR/front-proxy-ca.crt" -CAkey "$DIR/front-proxy-ca.key" \
+      -CAcreateserial -out "$DIR/front-proxy-client.crt" -days 3650 -extfile "$DIR/front-proxy-client.ext" 2>/dev/null
+    # This machine's non-loopback address (its default route's source), where a controller run on
+    # this machine serves an APIService's endpoint; empty when it has none.
+    ip -4 route get 1.1.1.1 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "src") print $(i + 1) }' \
+      > "$DIR/host-ip" || true
     openssl genrsa -out "$DIR/sa.key" 2048 2>/dev/null
     openssl rsa -in "$DIR/sa.key" -pubout -out "$DIR/sa.pub" 2>/dev/null
     if [ "${BERTH_AUDIT:-0}" = 1 ]; then

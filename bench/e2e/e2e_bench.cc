@@ -773,6 +773,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
     if (anchor == Anchor::kBerthPolicies) SetUpPolicies();
     metrics_port = berth::testing::FreePort();
     args.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port));
+    args.push_back("--queue-auth=false");  // /queue read by the bench on loopback
     controller = std::make_unique<ControllerProcess>(args, "bench-controller");
     controller->Start();
     scheduler_pids.push_back(controller->pid());
@@ -1102,7 +1103,8 @@ OneBlockQueue StartOneBlockQueue(const std::string& name) {
                                     "}\nspec:\n  nodeSelector: {pool: " + name + "}\n");
   q.port = berth::testing::FreePort();
   q.controller = std::make_unique<ControllerProcess>(
-      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(q.port)}, "bench-controller");
+      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(q.port), "--queue-auth=false"},
+      "bench-controller");
   q.controller->Start();
   return q;
 }
@@ -1676,7 +1678,8 @@ int Scale() {
   // berth at its default log level (info), as deployed; the harness' --log-level=debug is overridden.
   const int port = berth::testing::FreePort(), probe = berth::testing::FreePort();
   ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(port),
-                                "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe), "--log-level=info"},
+                                "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe), "--log-level=info",
+                                "--queue-auth=false"},
                                "bench-controller");
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
   auto t0 = Clock::now();

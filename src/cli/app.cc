@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -28,6 +29,9 @@
 #include "cli/priority.h"
 #include "cli/queue_view.h"
 #include "cli/run_view.h"
+#include "controller/dashboard_api.h"
+#include "controller/http_server.h"
+#include "reconcilers/namespace_policy.h"
 #include "k8s/client.h"
 #include "k8s/config.h"
 #include "k8s/core_types.h"
@@ -322,14 +326,12 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   if (!cfg.ok()) return Fail(err, cfg.status().message());
   const std::string ns = cl.all_namespaces ? std::string() : Namespace(cl, *cfg);
   auto transport = k8s::NewHttpTransport(*cfg);
-  // The controller shows the runs this token may list (issue 29, 8); a kubeconfig that
-  // authenticates by client certificate has none to send: the runs' status is read instead.
-  const std::string token = cfg->token ? cfg->token->Token() : std::string();
-  auto q = FetchQueue(*transport, cfg->server, cl.controller_namespace, cl.controller_service, ns, cl.limit,
-                      kStandbyTries, token);
-  if (!q.ok() && ((q.status().code() != 401 && q.status().code() != 403) || (q.status().code() == 401 && token.empty()))) {
-    // The controller is not reachable through the API server (it runs outside the cluster, as with
-    // hack/local-up.sh --host-controller, or its Service is gone): the runs' status is the next best source.
+  // berth's aggregated queue API, with the user's own credentials (they go to the API server only;
+  // berth shows the runs the user may list: issue 44, 4).
+  auto q = FetchQueue(*transport, cfg->server, ns, cl.limit, kStandbyTries);
+  if (!q.ok() && q.status().code() != 401 && q.status().code() != 403) {
+    // The queue API is not served (no APIService, as with hack/local-up.sh --host-controller) or the
+    // API server cannot reach berth: the runs' status is the next best source.
     auto fallback = QueueFromRunStatus(*transport, *cfg, ns, cl.limit);
     if (fallback.ok()) {
       err << "note: " << q.status().message() << "\nnote: showing the queue as the runs' status shows it instead "
@@ -521,6 +523,80 @@ int Logs(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   return ok ? 0 : 1;
 }
 
+// ---- dashboard ----
+
+// GET `path` with the user's own transport; the body of a 2xx, else {"error": the API's sentence}
+// with its status (the dashboard page shows it).
+controller::HttpReply Forward(k8s::Transport& transport, const std::string& path) {
+  k8s::HttpRequest get;
+  get.method = "GET";
+  get.path = path;
+  auto r = transport.Send(get);
+  auto error = [](int code, const std::string& m) {
+    return controller::HttpReply{code, "application/json", R"({"error":)" + k8s::json::Quote(m) + "}", {}};
+  };
+  if (!r.ok()) return error(502, "cannot reach the API server: " + r.status().message());
+  if (r->status < 200 || r->status >= 300) {
+    const Status api = k8s::Client::ErrorFromResponse(*r);
+    return error(r->status, api.message());
+  }
+  return controller::HttpReply{200, "application/json", r->body, {}};
+}
+
+int Dashboard(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  auto client = std::make_shared<k8s::Client>(*cfg);
+  client->SetMaxRetries(1);
+  k8s::Transport& transport = *client->transport();
+  controller::LocalSources sources;
+  sources.queue = [&transport](const controller::HttpRequestView& req) {
+    controller::QueueQuery q;
+    std::string message;
+    if (controller::ParseQueueQuery(req, q, message) != 0) {
+      return controller::HttpReply{400, "application/json", R"({"error":)" + k8s::json::Quote(message) + "}", {}};
+    }
+    return Forward(transport, QueueApiPath(q.ns, static_cast<int64_t>(q.limit),
+                                           q.after > 0 ? std::to_string(q.after) : std::string()));
+  };
+  sources.fleets = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/fleets"); };
+  sources.teams = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/teams"); };
+  sources.cap_of = [client](const std::string& ns) -> std::optional<reconcilers::PriorityCap> {
+    auto n = client->Get(k8s::resources::kNamespaces.Path("", ns));
+    if (!n.ok()) return std::nullopt;  // not readable with the user's rights: no note
+    auto info = reconcilers::DecodeNamespace(*n);
+    return info ? reconcilers::ParsePriorityCap(info->labels) : std::nullopt;
+  };
+  controller::DashboardApi api(client, std::move(sources));
+  controller::HttpServer server("127.0.0.1:" + std::to_string(cl.port), 4);
+  api.Register(server);
+  // Only this address as the Host: a page of another site that points a DNS name of its own at
+  // 127.0.0.1 (DNS rebinding) would otherwise act with the user's credentials.
+  int port = 0;
+  server.SetGuard([&port](const controller::HttpRequestView& req) -> std::optional<controller::HttpReply> {
+    const std::string host = req.Header("host"), p = std::to_string(port);
+    if (host == "127.0.0.1:" + p || host == "localhost:" + p) return std::nullopt;
+    return controller::HttpReply{403, "text/plain; charset=utf-8",
+                                 "kubectl berth dashboard answers only http://127.0.0.1:" + p + "/ (Host \"" + host + "\")\n", {}};
+  });
+  // SIGINT and SIGTERM end the command: blocked here (every thread the server starts inherits
+  // that) and waited for below.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  if (Status s = server.Start(); !s.ok()) return Fail(err, s.message());
+  port = server.port();
+  out << "Serving the berth dashboard at http://127.0.0.1:" << port << "/ with your kubeconfig's credentials for "
+      << cfg->server << " (only on this machine; Ctrl-C to stop)\n";
+  out.flush();
+  int sig = 0;
+  sigwait(&stop, &sig);
+  server.Stop();
+  return 0;
+}
+
 }  // namespace
 
 int RunPassThrough(const std::vector<std::string>& argv, const std::string& input, std::string* error) {
@@ -584,6 +660,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     case Command::kSuspend: return ControlRun(*cl, runops::Control::kSuspend, out, err);
     case Command::kResume: return ControlRun(*cl, runops::Control::kResume, out, err);
     case Command::kLogs: return Logs(*cl, out, err);
+    case Command::kDashboard: return Dashboard(*cl, out, err);
     case Command::kNone:
     case Command::kHelp: break;
   }

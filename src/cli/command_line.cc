@@ -117,6 +117,15 @@ void AddLogsFlags(std::vector<FlagSpec>& flags) {
     {"follow", 'f', false, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
        return SetBool(c.follow, "follow", v);
      }},
+    {"port", 0, true, {Command::kDashboard}, [](CommandLine& c, const std::string& v) {
+       int n = 0;
+       auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+       if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n < 0 || n > 65535) {
+         return Status::Error("flag --port takes a port from 0 to 65535 (0: a free one), not \"" + v + "\"");
+       }
+       c.port = n;
+       return Status();
+     }},
     {"rank", 0, true, {Command::kLogs}, [](CommandLine& c, const std::string& v) {
        int n = 0;
        auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -159,6 +168,7 @@ Command ParseCommandName(const std::string& s) {
   if (s == "suspend") return Command::kSuspend;
   if (s == "resume") return Command::kResume;
   if (s == "logs") return Command::kLogs;
+  if (s == "dashboard") return Command::kDashboard;
   if (s == "help") return Command::kHelp;
   return Command::kNone;
 }
@@ -183,6 +193,7 @@ const char* CommandName(Command c) {
     case Command::kSuspend: return "suspend";
     case Command::kResume: return "resume";
     case Command::kLogs: return "logs";
+    case Command::kDashboard: return "dashboard";
     case Command::kHelp: return "help";
     case Command::kNone: break;
   }
@@ -274,7 +285,7 @@ Status SetHelpTopic(CommandLine& cl) {
   if (cl.positionals.empty()) return Status();
   cl.help_topic = ParseCommandName(cl.positionals.front());
   if (cl.help_topic == Command::kNone || cl.help_topic == Command::kHelp) {
-    return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs");
+    return Status::Error("no help for \"" + cl.positionals.front() + "\": commands are apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs, dashboard");
   }
   return Status();
 }
@@ -321,6 +332,7 @@ Status CheckArguments(const CommandLine& cl) {
       if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
       return NoArguments(cl, "");
     case Command::kTeams:
+    case Command::kDashboard:
       return NoArguments(cl, "");
     case Command::kDescribe:
     case Command::kStop:
@@ -344,7 +356,7 @@ k8s::Result<CommandLine> ParseCommandLine(const std::vector<std::string>& args) 
     cl.command = ParseCommandName(words.front());
     if (cl.command == Command::kNone) {
       return Status::Error("unknown command \"" + words.front() +
-                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs)");
+                           "\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs, dashboard)");
     }
     cl.positionals.assign(words.begin() + 1, words.end());
   }
@@ -407,8 +419,10 @@ constexpr std::string_view kQueueHelp = R"(Show pending runs in the controller's
 Usage: kubectl berth queue [-n NS | -A] [-o wide|json] [--limit N]
 
 Positions are the controller's own (global, 1-based: with -n, gaps are runs of other namespaces).
-The queue is read from the berth controller through the API server's service proxy, so RBAC
-applies: the caller needs "get" on services/proxy for the controller's Service.
+The queue is read through the API server from berth's queue API (/apis/queue.berth.dev/v1alpha1)
+with your kubeconfig's own credentials, which go to the API server only: berth learns who you are
+from the API server and shows the runs of the namespaces you may list runs in. Without the queue
+API (no APIService) the queue is read from the runs' status instead, with a note.
 
 Examples:
   kubectl berth queue
@@ -418,8 +432,23 @@ Flags:
   -A, --all-namespaces           pending runs of every namespace
   -o, --output wide|json         wide adds FLEETS and SUBMITTED; json prints the queue items
       --limit N                  at most N runs (default 0: all)
-      --controller-namespace NS  namespace of the controller's Service (default berth-system)
-      --controller-service NAME  the controller's Service (default berth-controller)
+      --controller-namespace NS  no longer used (accepted for old scripts)
+      --controller-service NAME  no longer used (accepted for old scripts)
+)";
+
+constexpr std::string_view kDashboardHelp = R"(Serve berth's dashboard on this machine, with your own kubeconfig.
+
+Usage: kubectl berth dashboard [--port N]
+
+Listens on 127.0.0.1 only (a free port unless --port says one) and prints the address to open.
+Every read and change the page makes is sent to the API server with your kubeconfig's own
+credentials: the queue, fleets and teams through berth's queue API (berth learns who you are from
+the API server, never your credential), a run's details, logs and changes as Kubernetes requests.
+Requests that do not name this address as their Host are refused (no other site can reach it
+through a DNS name it controls). Runs until interrupted (Ctrl-C).
+
+Flags:
+      --port N     the port on 127.0.0.1 (default 0: a free one)
 )";
 
 constexpr std::string_view kPriorityHelp = R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
@@ -537,6 +566,7 @@ Commands:
   stop RUN                  end a run (Failed, Stopped), its Pods stopped with their grace period
   suspend RUN               take a run out of the queue, stopping its Pods, until it is resumed
   resume RUN                queue a suspended run again at its first submission time
+  dashboard [--port N]      serve the dashboard on 127.0.0.1 with your own kubeconfig
   help [COMMAND]            help for a command (or: kubectl berth COMMAND --help)
 )";
 
@@ -552,6 +582,7 @@ std::string_view CommandHelp(Command c) {
     case Command::kSuspend: return kSuspendHelp;
     case Command::kResume: return kResumeHelp;
     case Command::kLogs: return kLogsHelp;
+    case Command::kDashboard: return kDashboardHelp;
     case Command::kNone:
     case Command::kHelp:
       break;

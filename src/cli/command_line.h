@@ -19,7 +19,7 @@
 
 namespace berth::cli {
 
-enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kTeams, kDescribe, kStop, kSuspend, kResume, kLogs };
+enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kTeams, kDescribe, kStop, kSuspend, kResume, kLogs, kDashboard };
 
 struct CommandLine {
   Command command = Command::kNone;
@@ -45,6 +45,9 @@ struct CommandLine {
 
   // priority: how long to wait for the controller to take the change into account
   std::chrono::milliseconds wait{3000};
+
+  // dashboard: the port on 127.0.0.1 (0: a free one)
+  int port = 0;
 
   // logs
   std::optional<int> rank;  // --rank N: only this rank

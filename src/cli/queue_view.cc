@@ -88,11 +88,9 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
 
 k8s::Result<QueueView> DecodeQueue(std::string_view body) { return api::DecodeQueuePage(body); }
 
-std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
-                           int64_t limit, const std::string& continue_token) {
-  std::string path = "/api/v1/namespaces/" + controller_ns + "/services/http:" + service + ":http/proxy/queue";
+std::string QueueApiPath(const std::string& ns, int64_t limit, const std::string& continue_token) {
+  std::string path = "/apis/queue.berth.dev/v1alpha1/" + (ns.empty() ? std::string() : "namespaces/" + k8s::UrlEncode(ns) + "/") + "queue";
   std::string query;
-  if (!ns.empty()) query += "namespace=" + k8s::UrlEncode(ns);
   if (limit > 0) query += (query.empty() ? "" : "&") + std::string("limit=") + std::to_string(limit);
   if (!continue_token.empty()) query += (query.empty() ? "" : "&") + std::string("continue=") + k8s::UrlEncode(continue_token);
   if (!query.empty()) path += "?" + query;
@@ -144,13 +142,12 @@ std::string QueueItemsJson(const QueueView& q) { return api::EncodeQueueItemsPre
 namespace {
 
 // One page: the request, and again while a standby answers (up to `standby_tries` in all).
-k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::string& server, const std::string& where,
-                                      const std::string& path, int standby_tries, const std::string& token) {
-  const std::string unreachable = "the berth controller is not reachable through the API server (" + where + "): ";
+k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::string& server, const std::string& path,
+                                      int standby_tries) {
+  const std::string where = "the queue API (APIService v1alpha1.queue.berth.dev)";
   k8s::HttpRequest req;
   req.method = "GET";
   req.path = path;
-  if (!token.empty()) req.headers.emplace_back("X-Berth-Token", token);
   for (int attempt = 1;; ++attempt) {
     auto r = transport.Send(req);
     if (!r.ok()) {
@@ -160,46 +157,39 @@ k8s::Result<QueueView> FetchQueuePage(k8s::Transport& transport, const std::stri
     }
     if (r->status < 200 || r->status >= 300) {
       Status api = k8s::Client::ErrorFromResponse(*r);
-      if (api.reason().empty() && (api.IsForbidden() || api.IsUnauthorized())) {
-        // The controller's own answer (the API server's is a Status): what the token may see.
-        std::string m = api.message();
-        while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-        return Status::Error("the berth controller (" + where + ") refused: " + m, api.code(),
-                             api.IsForbidden() ? "Forbidden" : "Unauthorized");
-      }
+      // The API server's (RBAC) or berth's refusal: both are Statuses with the sentence to show.
       if (api.IsForbidden()) return Status::Error(api.message(), 403, api.reason());
       if (api.IsUnauthorized()) {
         return Status::Error("the API server did not accept the credentials (401 Unauthorized): " + api.message(), 401,
                              api.reason());
       }
-      return Status::Error(unreachable + api.ToString(), api.code(), api.reason());
+      if (api.IsNotFound()) {
+        return Status::Error("the API server does not serve " + where + ": is berth installed with its chart?", 404,
+                             api.reason());
+      }
+      return Status::Error(where + " did not answer through the API server: " + api.ToString(), api.code(), api.reason());
     }
     auto q = DecodeQueue(r->body);
-    if (!q.ok()) {
-      return Status::Error("the answer of the berth controller (" + where + ") is not a queue: " + q.status().message());
-    }
+    if (!q.ok()) return Status::Error("the answer of " + where + " is not a queue: " + q.status().message());
     if (q->leader.value_or(true)) return q;
-    // The Service's other replica is the leader: the proxy picks an endpoint per request.
+    // Another replica is the leader: the API server picks an endpoint per request.
     if (attempt >= standby_tries) {
-      return Status::Error("only standby replicas of the berth controller answered through the API server (" + where +
-                           ", " + std::to_string(attempt) + " tries); a standby does not compute the queue");
+      return Status::Error("only standby replicas of the berth controller answered through the API server (" +
+                           std::to_string(attempt) + " tries); a standby does not compute the queue");
     }
   }
 }
 
 }  // namespace
 
-k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
-                                  const std::string& service, const std::string& ns, int64_t limit, int standby_tries,
-                                  const std::string& token) {
+k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& ns,
+                                  int64_t limit, int standby_tries) {
   constexpr int64_t kMaxPage = 1000;  // the most the controller answers at once
-  const std::string where = "service " + controller_ns + "/" + service;
   QueueView all;
   std::string next;  // the continue token of the last page
   for (bool first = true;; first = false) {
     const int64_t want = limit == 0 ? 0 : std::min(kMaxPage, limit - static_cast<int64_t>(all.items.size()));
-    auto page = FetchQueuePage(transport, server, where, QueueProxyPath(controller_ns, service, ns, want, next),
-                               standby_tries, token);
+    auto page = FetchQueuePage(transport, server, QueueApiPath(ns, want, next), standby_tries);
     if (!page.ok()) return page.status();
     if (first) {
       all.leader = page->leader;

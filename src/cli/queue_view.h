@@ -1,7 +1,11 @@
 #pragma once
-// `kubectl berth queue`: the controller's queue, read through the API server's service proxy.
+// `kubectl berth queue`: the controller's queue, read through the API server as berth's aggregated
+// API (issue 44, 4): GET /apis/queue.berth.dev/v1alpha1/namespaces/NS/queue (one namespace) or
+// /apis/queue.berth.dev/v1alpha1/queue (every namespace the user may list runs in), made with the
+// user's own kubeconfig. The user's credentials go only to the API server, which authenticates the
+// user and passes berth the user's name; berth shows the runs that user may list.
 //
-// The controller serves GET /queue[?namespace=NS&limit=N&continue=T] as
+// The controller answers [?limit=N&continue=T] with
 //   {"generatedAt": RFC 3339, "total": N, "items": [{"position", "namespace", "name", "priority",
 //    "effectivePriority", "nodes", "fleets": [..], "submittedAt", "waitSeconds", "reason",
 //    "message", "team", "estimatedStartAt", "startsInSeconds"}], "continue": T} ("team" only when a
@@ -48,10 +52,10 @@ k8s::Result<QueueView> QueueFromRuns(std::string_view run_list, int64_t limit, k
 // Decodes the endpoint's answer. Errors: not JSON, or no "items" array.
 k8s::Result<QueueView> DecodeQueue(std::string_view body);
 
-// ".../namespaces/{controller_ns}/services/http:{service}:http/proxy/queue?namespace=..&limit=..&continue=.."
-// (`ns` empty: every namespace; `limit` 0: the controller's page size; `continue_token` empty: the first page).
-std::string QueueProxyPath(const std::string& controller_ns, const std::string& service, const std::string& ns,
-                           int64_t limit, const std::string& continue_token = "");
+// "/apis/queue.berth.dev/v1alpha1/namespaces/{ns}/queue?limit=..&continue=.." (`ns` empty:
+// ".../v1alpha1/queue", every namespace; `limit` 0: the controller's page size; `continue_token`
+// empty: the first page).
+std::string QueueApiPath(const std::string& ns, int64_t limit, const std::string& continue_token = "");
 
 struct QueueFormat {
   bool show_namespace = false;  // -A
@@ -67,18 +71,16 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f);
 // The items as a JSON array (what -o json prints).
 std::string QueueItemsJson(const QueueView& q);
 
-// Reads the queue. Errors are sentences for the user: Forbidden and Unauthorized carry the API's
-// (or the controller's) message; a missing Service, no endpoints, a refused connection or a 5xx from the proxy say that
-// the controller is not reachable through the API server. No retries (`server` only names the API
-// server in the message when it does not answer at all), except that an answer from a standby
-// replica is asked again, up to `standby_tries` requests in all, before it is reported.
+// Reads the queue. Errors are sentences for the user: Forbidden and Unauthorized carry the API
+// server's (or the controller's) message, with their codes; a queue API the API server does not
+// serve (404: no APIService) or cannot reach (503) says so, with that code. No retries (`server`
+// only names the API server in the message when it does not answer at all), except that an answer
+// from a standby replica is asked again, up to `standby_tries` requests in all, before it is reported.
 // `limit` 0: every run, page after page (the controller answers at most 1000 per request); else
 // at most `limit` runs, in as many pages as that takes. Pages are read one after the other, each
 // from the queue of its moment: a run that moved between two reads may show twice or not at all.
-// `token`: the user's bearer token, sent again as X-Berth-Token (the API server's proxy removes the
-// Authorization header it authenticated): the controller shows the runs this token may list.
-k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& controller_ns,
-                                  const std::string& service, const std::string& ns, int64_t limit,
-                                  int standby_tries = 5, const std::string& token = {});
+// `transport` carries the user's own credentials (its kubeconfig); nothing else is sent.
+k8s::Result<QueueView> FetchQueue(k8s::Transport& transport, const std::string& server, const std::string& ns,
+                                  int64_t limit, int standby_tries = 5);
 
 }  // namespace berth::cli

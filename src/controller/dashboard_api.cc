@@ -4,6 +4,7 @@
 
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
+#include "controller/queue_api.h"
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/http_api.h"
 #include "k8s/core_types.h"
@@ -67,7 +68,8 @@ std::string ValidUtf8(const std::string& s) {
 
 // One rank's entry of the logs answer: {"rank","pod","container"} and its last `tail_lines` lines
 // ("lines", "truncated") or why they could not be read ("error", with the "status" of an answer).
-// `token`: the viewer's, never empty (the controller's own identity is never used).
+// `token`: the viewer's, never empty in the controller (its own identity is never used); empty in
+// kubectl berth dashboard, whose transport holds the user's own credentials.
 std::string RankLogJson(k8s::Transport& transport, const std::string& ns, const runops::LogTarget& t, int tail_lines,
                         const std::string& token) {
   k8s::HttpRequest get;
@@ -95,16 +97,40 @@ HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 
 
 }  // namespace
 
-DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply)
-    : client_(std::move(client)), engine_(engine), queue_reply_(std::move(queue_reply)) {}
+DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply,
+                           bool closed_summaries)
+    : client_(std::move(client)), engine_(&engine), queue_reply_(std::move(queue_reply)), closed_summaries_(closed_summaries) {}
+
+DashboardApi::DashboardApi(k8s::ClientPtr user_client, LocalSources sources)
+    : client_(std::move(user_client)), queue_reply_(sources.queue), local_(std::move(sources)) {}
+
+std::string DashboardApi::ViewerToken(const HttpRequestView& req, bool& missing) const {
+  if (engine_ == nullptr) {  // the user's own client
+    missing = false;
+    return {};
+  }
+  std::string token = BearerToken(req);
+  missing = token.empty();
+  return token;
+}
 
 void DashboardApi::Register(HttpServer& server) {
   server.Handle("/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/static/", [this](const HttpRequestView& req) { return Static(req); });
+  // Whose identity the page's requests carry: "kubeconfig" (kubectl berth dashboard: the page hides
+  // its token form) or "token" (the controller's own port: a token the page sends).
+  server.Handle("/api/session", [this](const HttpRequestView&) {
+    return JsonReply(200, std::string(R"({"identity":)") + (engine_ == nullptr ? "\"kubeconfig\"" : "\"token\"") + "}");
+  });
   server.Handle("/api/queue", [this](const HttpRequestView& req) { return queue_reply_(req); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  server.Handle("/api/fleets", [this](const HttpRequestView&) { return Fleets(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  server.Handle("/api/teams", [this](const HttpRequestView&) { return Teams(); }, RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  auto summary = [this](HttpReply (DashboardApi::*read)() const) {
+    return [this, read](const HttpRequestView&) {
+      return closed_summaries_ ? JsonError(401, kQueueMovedSentence) : (this->*read)();
+    };
+  };
+  server.Handle("/api/fleets", summary(&DashboardApi::Fleets), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/teams", summary(&DashboardApi::Teams), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
       [this](const HttpRequestView& req) {
@@ -142,7 +168,8 @@ HttpReply DashboardApi::Static(const HttpRequestView& req) const {
 }
 
 HttpReply DashboardApi::Fleets() const {
-  auto fleets = engine_.Fleets();
+  if (engine_ == nullptr) return local_.fleets();
+  auto fleets = engine_->Fleets();
   std::sort(fleets.begin(), fleets.end(), [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
   std::string out = R"({"items":[)";
   for (size_t i = 0; i < fleets.size(); ++i) {
@@ -184,16 +211,18 @@ HttpReply DashboardApi::Fleets() const {
 }
 
 HttpReply DashboardApi::Teams() const {
+  if (engine_ == nullptr) return local_.teams();
   std::vector<api::v1alpha1::Team> teams;
-  for (const auto& t : engine_.Teams()) teams.push_back(*t);
+  for (const auto& t : engine_->Teams()) teams.push_back(*t);
   std::sort(teams.begin(), teams.end(), [](const auto& a, const auto& b) { return a.meta.name < b.meta.name; });
   return JsonReply(200, api::v1alpha1::EncodeTeamsPage(teams));
 }
 
 HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
   // Read with the viewer's identity only: RBAC decides what each viewer may see.
-  std::string token = BearerToken(req);
-  if (token.empty()) {
+  bool missing = false;
+  std::string token = ViewerToken(req, missing);
+  if (missing) {
     return JsonError(401, "no bearer token: enter your Kubernetes token (a run's details are read with your identity)");
   }
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
@@ -215,9 +244,10 @@ HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string&
 HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
   int64_t priority = 0;
   std::string message;
-  if (int status = CheckPriorityWrite(req, priority, message); status != 0) return JsonError(status, message);
+  if (int status = CheckPriorityWrite(req, priority, message, engine_ != nullptr); status != 0) return JsonError(status, message);
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
-  std::string token = BearerToken(req);
+  bool missing = false;
+  std::string token = ViewerToken(req, missing);
   auto res = client_->MergePatch(k8s::resources::kRuns.Path(k8s::UrlEncode(ns), k8s::UrlEncode(name)),
                                  api::v1alpha1::PriorityPatch(priority, /*resource_version=*/""), token);
   if (!res.ok()) {
@@ -229,7 +259,7 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
   // Without the admission webhook a priority above the namespace's cap is written and queued at
   // the cap (issue 17): say so.
   std::string cap;
-  if (auto c = engine_.CapOf(ns); c && priority > c->cap) {
+  if (auto c = engine_ != nullptr ? engine_->CapOf(ns) : local_.cap_of(ns); c && priority > c->cap) {
     cap = R"(,"cap":)" + std::to_string(c->cap) + R"(,"capNote":)" + json::Quote(reconcilers::PriorityCapNote(ns, priority, *c));
   }
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"priority":)" +
@@ -239,8 +269,9 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
 
 HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
   // Read with the viewer's identity only (pods and pods/log as RBAC allows them).
-  std::string token = BearerToken(req);
-  if (token.empty()) {
+  bool missing = false;
+  std::string token = ViewerToken(req, missing);
+  if (missing) {
     return JsonError(401, "no bearer token: enter your Kubernetes token (a run's logs are read with your identity)");
   }
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
@@ -286,10 +317,11 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
 HttpReply DashboardApi::ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name,
                                    runops::Control c) const {
   std::string message;
-  if (int status = CheckControlWrite(req, message); status != 0) return JsonError(status, message);
+  if (int status = CheckControlWrite(req, message, engine_ != nullptr); status != 0) return JsonError(status, message);
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
   // The viewer's own credentials: the API server decides whether they may change the run.
-  auto change = runops::ApplyControl(*client_, ns, name, c, /*attempts=*/3, BearerToken(req));
+  bool missing = false;
+  auto change = runops::ApplyControl(*client_, ns, name, c, /*attempts=*/3, ViewerToken(req, missing));
   if (!change.ok()) return ApiError(change.status());
   spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", runops::ControlVerb(c), ns, name);
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"action":)" +

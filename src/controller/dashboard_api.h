@@ -28,19 +28,36 @@ namespace berth::controller {
 inline constexpr int64_t kMaxLogBytesPerRank = 256 * 1024;
 inline constexpr int kMaxLogRanks = 16;
 
+// `kubectl berth dashboard` (issue 44, 4): the dashboard served on the user's own machine, where
+// every read and write is made with the user's own kubeconfig (the client's credentials), and the
+// queue, fleets and teams come from berth's aggregated queue API through the API server.
+struct LocalSources {
+  std::function<HttpReply(const HttpRequestView& req)> queue;  // GET /api/queue
+  std::function<HttpReply()> fleets, teams;                    // GET /api/fleets, /api/teams
+  // The priority cap of a namespace (for the note of a priority change), or none.
+  std::function<std::optional<reconcilers::PriorityCap>(const std::string& ns)> cap_of;
+};
+
 class DashboardApi {
  public:
   // GET /api/queue: the queue as the caller may see it (Manager::QueueReply).
   using QueueReplyFn = std::function<HttpReply(const HttpRequestView& req)>;
   // `viewer_client` makes every request that carries a viewer's token: it must hold no credentials
   // of its own (no client certificate, no token; see Manager).
-  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply);
+  // `closed_summaries`: /api/fleets and /api/teams answer 401 (they name namespaces in Conflict
+  // messages; read them through the aggregated queue API instead, queue_api.h).
+  DashboardApi(k8s::ClientPtr viewer_client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply,
+               bool closed_summaries = false);
+  // kubectl berth dashboard: `user_client` holds the user's own credentials and makes every
+  // request; no request needs (or reads) a token.
+  DashboardApi(k8s::ClientPtr user_client, LocalSources sources);
 
+  // Routes: /, /static/*, /api/session ({"identity": "kubeconfig"|"token"}), /api/queue,
+  // /api/fleets, /api/teams, /api/runs/...
   void Register(HttpServer& server);
 
   HttpReply Fleets() const;
-  // GET /api/teams: the cached Teams by name (api/v1alpha1/http_api.h EncodeTeamsPage). Like the
-  // fleets, no token: it names no run and no namespace.
+  // GET /api/teams: the cached Teams by name (api/v1alpha1/http_api.h EncodeTeamsPage).
   HttpReply Teams() const;
   HttpReply RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
   HttpReply SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const;
@@ -52,9 +69,14 @@ class DashboardApi {
   HttpReply Static(const HttpRequestView& req) const;
 
  private:
+  // The viewer's token (empty with the user's own client); `missing` when one is needed and absent.
+  std::string ViewerToken(const HttpRequestView& req, bool& missing) const;
+
   k8s::ClientPtr client_;
-  const reconcilers::EngineApi& engine_;
+  const reconcilers::EngineApi* engine_ = nullptr;  // null: kubectl berth dashboard (local_)
   QueueReplyFn queue_reply_;
+  bool closed_summaries_ = false;
+  LocalSources local_;
 };
 
 }  // namespace berth::controller

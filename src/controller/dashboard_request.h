@@ -36,11 +36,12 @@ std::string BearerToken(const HttpRequestView& req);
 // The checks of POST .../priority, in order: X-Berth-CSRF: 1 (403), a JSON content type (403), a
 // matching Origin when one is sent (403), a bearer token (401), a JSON object body (400) with an
 // integer "priority" from 0 to 100 (422). Returns 0 and sets `priority`, or the status and sentence.
-int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message);
+// `need_token` false (kubectl berth dashboard: the user's own client writes): no token check.
+int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message, bool need_token = true);
 
 // The checks of POST .../stop, .../suspend and .../resume: the same cross-site and token checks,
 // in the same order, then a body that is exactly the empty JSON object {} (400 otherwise).
-int CheckControlWrite(const HttpRequestView& req, std::string& message);
+int CheckControlWrite(const HttpRequestView& req, std::string& message, bool need_token = true);
 
 // The query of GET .../logs: `rank` (optional, a whole number below 10000) and `tailLines`
 // (1 to kMaxLogTailLines, default kDefaultLogTailLines); 400 with a sentence otherwise.

@@ -193,6 +193,7 @@ int TakeHead(const http::request_parser<http::string_body>& parser, HttpRequestV
   for (const auto& field : req) {
     std::string name = Lower(std::string_view(field.name_string().data(), field.name_string().size()));
     std::string value(field.value().data(), field.value().size());
+    out.fields.emplace_back(name, value);
     auto [it, inserted] = out.headers.emplace(name, value);
     if (!inserted) {
       if (name == "host" && it->second != value) {

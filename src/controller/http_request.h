@@ -28,6 +28,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace berth::controller {
 
@@ -38,6 +40,22 @@ struct HttpRequestView {
   std::map<std::string, std::string> headers; // lower-case names
   std::string body;
   std::string version = "HTTP/1.1";           // HTTP/1.0 or HTTP/1.1
+  // Every header field as sent, in order (lower-case names; repeated fields stay apart, where
+  // `headers` joins them with ", "): a front proxy's X-Remote-Group holds one group per field.
+  std::vector<std::pair<std::string, std::string>> fields;
+  // Set by HttpServer on a port that verifies client certificates (HttpServer::SetClientCa): the
+  // client presented a certificate that verified against that CA, and its subject's common name.
+  bool client_verified = false;
+  std::string client_cn;
+
+  // The values of every field named `lower_name`, in order.
+  std::vector<std::string> Values(const std::string& lower_name) const {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : fields) {
+      if (n == lower_name) out.push_back(v);
+    }
+    return out;
+  }
 
   std::string Header(const std::string& lower_name) const {
     auto it = headers.find(lower_name);

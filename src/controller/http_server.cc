@@ -8,7 +8,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -57,9 +60,30 @@ std::string SslErrors() {
   return out.empty() ? "unknown TLS error" : out;
 }
 
+// Client certificates are asked for and checked, but the handshake goes on whatever the check
+// says: the request carries the outcome (SSL_get_verify_result) and the handler answers 401.
+int KeepHandshaking(int /*preverify_ok*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
+// The CA certificates of `pem` in a new store (an empty store when there are none).
+X509_STORE* StoreOf(const std::string& pem) {
+  X509_STORE* store = X509_STORE_new();
+  if (pem.empty()) return store;
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+  }
+  BIO_free(bio);
+  ERR_clear_error();  // the end of the PEM text reads as an error
+  return store;
+}
+
 // A TLS server context with `cert_file` (a chain) and `key_file`: TLS 1.2 or newer, no
-// renegotiation. Null with `error` set when the pair does not load or does not match.
-std::shared_ptr<ssl::context> LoadTls(const std::string& cert_file, const std::string& key_file, std::string& error) {
+// renegotiation; with `verify_clients`, client certificates are requested and checked against
+// `client_ca_pem` (no session resumption then: every connection presents its certificate). Null
+// with `error` set when the pair does not load or does not match.
+std::shared_ptr<ssl::context> LoadTls(const std::string& cert_file, const std::string& key_file, bool verify_clients,
+                                      const std::string& client_ca_pem, std::string& error) {
   auto tls = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* ctx = tls->native_handle();
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -70,7 +94,33 @@ std::shared_ptr<ssl::context> LoadTls(const std::string& cert_file, const std::s
     error = "cannot load " + cert_file + " / " + key_file + ": " + SslErrors();
     return nullptr;
   }
+  if (verify_clients) {
+    SSL_CTX_set_cert_store(ctx, StoreOf(client_ca_pem));
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, KeepHandshaking);
+    static const unsigned char kContext[] = "berth";
+    SSL_CTX_set_session_id_context(ctx, kContext, sizeof(kContext) - 1);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_set_num_tickets(ctx, 0);
+  }
   return tls;
+}
+
+// Whether the peer of `ssl` presented a certificate that verified, and its subject's common name.
+void PeerIdentity(SSL* ssl, bool& verified, std::string& cn) {
+  verified = false;
+  cn.clear();
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+  X509* peer = SSL_get1_peer_certificate(ssl);
+#else
+  X509* peer = SSL_get_peer_certificate(ssl);
+#endif
+  if (peer == nullptr) return;
+  verified = SSL_get_verify_result(ssl) == X509_V_OK;
+  char buf[256];
+  int n = X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, buf, sizeof(buf));
+  if (n > 0) cn.assign(buf, static_cast<size_t>(std::min<int>(n, sizeof(buf) - 1)));
+  X509_free(peer);
 }
 
 // What a certificate and key file look like (following symlinks, as a mounted Secret's are):
@@ -144,6 +194,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::string out_;
   bool close_after_ = false;
   size_t dropped_ = 0;  // bytes drained after the last reply
+  bool client_verified_ = false;  // with client certificates: what the handshake's check said
+  std::string client_cn_;
 };
 
 struct HttpServer::Impl {
@@ -161,6 +213,11 @@ struct HttpServer::Impl {
   // restart; open ones keep theirs.
   std::shared_ptr<ssl::context> tls;
   std::string tls_files_seen;  // what the files looked like when `tls` was loaded
+  // The client CA (SetClientCa), set from any thread; `ca_applied` is the version `tls` has.
+  std::mutex ca_mu;
+  std::string ca_pem;
+  uint64_t ca_version = 0;
+  uint64_t ca_applied = 0;
   std::chrono::steady_clock::time_point tls_checked{};
   asio::io_context io{1};
   std::optional<tcp::acceptor> acceptor;
@@ -181,18 +238,32 @@ struct HttpServer::Impl {
 
   // At most every 2 s, on an accept: reloads the certificate when its files changed. A pair that
   // does not load (e.g. the key written before the certificate) is retried on a later accept.
+  // A client CA set since `tls` was made is applied at once.
   void MaybeReloadTls() {
     if (!tls) return;
+    std::string ca;
+    uint64_t ca_now = 0;
+    {
+      std::lock_guard<std::mutex> lock(ca_mu);
+      ca_now = ca_version;
+      if (ca_now != ca_applied) ca = ca_pem;
+    }
     const auto now = std::chrono::steady_clock::now();
-    if (now - tls_checked < std::chrono::seconds(2)) return;
+    if (now - tls_checked < std::chrono::seconds(2) && ca_now == ca_applied) return;
     tls_checked = now;
     const std::string seen = FilesState(server.cert_file_, server.key_file_);
-    if (seen == tls_files_seen) return;
+    if (seen == tls_files_seen && ca_now == ca_applied) return;
+    if (ca_now == ca_applied) {
+      std::lock_guard<std::mutex> lock(ca_mu);
+      ca = ca_pem;
+    }
     std::string error;
-    if (auto fresh = LoadTls(server.cert_file_, server.key_file_, error)) {
+    if (auto fresh = LoadTls(server.cert_file_, server.key_file_, server.verify_clients_, ca, error)) {
       tls = std::move(fresh);
+      const bool files_changed = seen != tls_files_seen;
       tls_files_seen = seen;
-      spdlog::info("https on {}: certificate reloaded from {}", server.bind_address_, server.cert_file_);
+      ca_applied = ca_now;
+      if (files_changed) spdlog::info("https on {}: certificate reloaded from {}", server.bind_address_, server.cert_file_);
     } else {
       spdlog::warn("https on {}: certificate files changed but do not load ({}); serving the previous one",
                    server.bind_address_, error);
@@ -294,6 +365,7 @@ void HttpSession::Start() {
       self->Close();
       return;
     }
+    if (self->server_.verify_clients_) PeerIdentity(self->tls_->native_handle(), self->client_verified_, self->client_cn_);
     self->phase_ = Phase::kReading;
     self->ReadSome();
   });
@@ -390,6 +462,8 @@ void HttpSession::Dispatch() {
   phase_ = Phase::kBusy;
   timer_.cancel();
   HttpRequestView request = parser_.TakeRequest();
+  request.client_verified = client_verified_;
+  request.client_cn = client_cn_;
   const HttpServer::Route* route = server_.Find(request.path);
   const bool heavy = route != nullptr && route->options.heavy;
   const size_t heavy_workers = static_cast<size_t>(std::max(1, server_.workers_ - 1));
@@ -501,6 +575,14 @@ void HttpServer::UseTls(std::string cert_file, std::string key_file) {
   key_file_ = std::move(key_file);
 }
 
+void HttpServer::SetClientCa(std::string ca_pem) {
+  std::lock_guard<std::mutex> lock(impl_->ca_mu);
+  if (verify_clients_ && ca_pem == impl_->ca_pem) return;
+  if (!impl_->started) verify_clients_ = true;  // only before Start: the I/O thread reads it unlocked
+  impl_->ca_pem = std::move(ca_pem);
+  ++impl_->ca_version;
+}
+
 k8s::Result<std::string> HttpServer::ListenUri(const std::string& bind_address, const std::string& scheme) {
   std::string host, port;
   if (bind_address.rfind(':') == std::string::npos) {
@@ -546,6 +628,9 @@ HttpReply HttpServer::Dispatch(const HttpRequestView& req) const {
   const Route* r = Find(req.path);
   if (r == nullptr) return HttpReply{404, "text/plain; charset=utf-8", "not found\n", {}};
   try {
+    if (guard_) {
+      if (auto refused = guard_(req)) return *refused;
+    }
     return r->handler(req);
   } catch (const std::exception& e) {
     spdlog::error("http handler for {} failed: {}", req.path, e.what());
@@ -568,7 +653,13 @@ k8s::Status HttpServer::Start() {
   if (!cert_file_.empty()) {
     std::string error;
     impl_->tls_files_seen = FilesState(cert_file_, key_file_);
-    impl_->tls = LoadTls(cert_file_, key_file_, error);
+    std::string ca;
+    {
+      std::lock_guard<std::mutex> lock(impl_->ca_mu);
+      ca = impl_->ca_pem;
+      impl_->ca_applied = impl_->ca_version;
+    }
+    impl_->tls = LoadTls(cert_file_, key_file_, verify_clients_, ca, error);
     if (!impl_->tls) return k8s::Status::Error("cannot listen on " + bind_address_ + ": " + error);
     impl_->tls_checked = std::chrono::steady_clock::now();
   }

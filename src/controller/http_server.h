@@ -23,6 +23,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +60,18 @@ class HttpServer {
   // Serves HTTPS with this certificate chain and key (PEM files) instead of HTTP. When the files
   // change (a renewed Secret), new connections get the new pair within seconds; no restart.
   void UseTls(std::string cert_file, std::string key_file);
+  // With UseTls: asks every client for a certificate and verifies it against `ca_pem` (one or more
+  // PEM CA certificates; empty: none verifies). A client without one, or with one that does not
+  // verify (unknown issuer, expired, not for client authentication), is still served: each request
+  // says what came of it (HttpRequestView::client_verified, client_cn) and the handler decides
+  // (the aggregated queue API answers 401). Thread-safe: callable before Start and while serving;
+  // connections accepted afterwards are checked against the new CA, open ones keep theirs.
+  void SetClientCa(std::string ca_pem);
   ~HttpServer();
+
+  // Asked before every route's handler: a reply refuses the request instead (kubectl berth
+  // dashboard refuses a Host that is not its own: DNS rebinding). Call before Start().
+  void SetGuard(std::function<std::optional<HttpReply>(const HttpRequestView&)> guard) { guard_ = std::move(guard); }
 
   // Exact path, or every path under `path` when it ends with '/'. Call before Start().
   void Handle(const std::string& path, HttpHandler handler, RouteOptions options = {});
@@ -92,7 +104,9 @@ class HttpServer {
   int workers_;
   HttpLimits limits_;
   std::string cert_file_, key_file_;
+  bool verify_clients_ = false;  // SetClientCa was called
   std::vector<Route> routes_;
+  std::function<std::optional<HttpReply>(const HttpRequestView&)> guard_;
   int port_ = 0;
   std::unique_ptr<Impl> impl_;
 };

@@ -47,6 +47,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   SetUpMetricsServer(limits);
   SetUpWebhookServer(limits);
   SetUpProbeServer(limits);
+  SetUpQueueApiServer(limits);
 }
 
 void Manager::SetUpLeaderElection() {
@@ -93,12 +94,48 @@ void Manager::SetUpMetricsServer(const HttpLimits& limits) {
   viewer.token.reset();
   viewer.user_agent += " (dashboard viewer)";
   auto viewer_client = std::make_shared<k8s::Client>(viewer);
-  // Who may see which runs of the queue: asked with the caller's own token (issue 29, 8).
-  access_ = std::make_unique<AccessReview>(viewer_client, clock_);
-  dashboard_ = std::make_unique<DashboardApi>(viewer_client, *engine_, [this](const HttpRequestView& req) {
-    return QueueReply(req, true);
+  dashboard_ = std::make_unique<DashboardApi>(
+      viewer_client, *engine_, [this](const HttpRequestView& req) { return QueueReply(req, true); }, options_.queue_auth);
+  if (!options_.queue_auth) {
+    // Local tests only: the page and its API on this port, the run routes acting with a token the
+    // page sends (the token form).
+    dashboard_->Register(*metrics_server_);
+    return;
+  }
+  // berth takes no user credential (issue 44, 4): no page that asks for a token, no route that
+  // acts with one. The dashboard is kubectl berth dashboard's (the user's machine and kubeconfig);
+  // the queue, fleets and teams are read through the API server (401 here, with a sentence).
+  metrics_server_->Handle("/", [](const HttpRequestView&) {
+    return HttpReply{404, "text/plain; charset=utf-8",
+                     "berth's dashboard is served on your own machine with your kubeconfig: kubectl berth dashboard "
+                     "(this port serves /metrics)\n",
+                     {}};
   });
-  dashboard_->Register(*metrics_server_);
+  for (const char* route : {"/api/queue", "/api/fleets", "/api/teams"}) {
+    metrics_server_->Handle(route, [](const HttpRequestView&) {
+      return HttpReply{401, "application/json", std::string(R"({"error":)") + json::Quote(kQueueMovedSentence) + "}", {}};
+    });
+  }
+}
+
+// The aggregated queue API (queue_api.h): HTTPS, client certificates checked against the
+// request-header CA, who may see what asked with SubjectAccessReviews in berth's own name.
+void Manager::SetUpQueueApiServer(const HttpLimits& limits) {
+  // Its own Client on the same transport, without the leader's write guard: creating a review
+  // writes nothing, and a standby answers the API server's proxy too.
+  auto reviewer = std::make_shared<k8s::Client>(client_->config(), client_->transport());
+  reviewer->SetMaxRetries(1);
+  reviewer->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
+  access_ = std::make_unique<AccessReview>(reviewer, clock_);
+  queue_api_ = std::make_unique<QueueApi>(
+      reviewer, *access_, [this] { return engine_->Queue(); },
+      [this](const QueueQuery& q, const std::vector<reconcilers::QueueEntry>& entries, const QueueScope& scope) {
+        return QueueJson(q, entries, &scope);
+      },
+      [this] { return dashboard_->Fleets(); }, [this] { return dashboard_->Teams(); });
+  queue_api_server_ = std::make_unique<HttpServer>(options_.queue_api_bind_address, 4, limits);
+  queue_api_server_->UseTls(options_.queue_api_cert_dir + "/tls.crt", options_.queue_api_cert_dir + "/tls.key");
+  queue_api_->Register(*queue_api_server_);
 }
 
 void Manager::SetUpWebhookServer(const HttpLimits& limits) {
@@ -148,26 +185,13 @@ HttpReply Manager::QueueReply(const HttpRequestView& req, bool json_errors) cons
   auto error = [json_errors](int code, const std::string& message) {
     HttpReply r = json_errors ? HttpReply{code, "application/json", R"({"error":)" + json::Quote(message) + "}", {}}
                               : HttpReply{code, "text/plain; charset=utf-8", message + "\n", {}};
-    if (code == 401) r.headers["WWW-Authenticate"] = "Bearer";
     return r;
   };
+  if (options_.queue_auth) return error(401, kQueueMovedSentence);
   QueueQuery q;
   std::string message;
   if (ParseQueueQuery(req, q, message) != 0) return error(400, message);
-  if (!options_.queue_auth) return HttpReply{200, "application/json", QueueJson(q, engine_->Queue(), nullptr), {}};
-  // Who asks, before the queue is read (a caller without a token costs no queue view).
-  const std::string token = BearerToken(req);
-  auto scope = QueueScopeFor(*access_, token, q.ns, {});
-  if (!scope.ok()) return error(scope.status().code(), scope.status().message());
-  const std::vector<reconcilers::QueueEntry> entries = engine_->Queue();
-  if (!scope->all && q.ns.empty()) {
-    // The namespaces of the queue, each asked about once (the answers above are kept).
-    std::set<std::string> present;
-    for (const auto& e : entries) present.insert(e.ns);
-    scope = QueueScopeFor(*access_, token, "", present);
-    if (!scope.ok()) return error(scope.status().code(), scope.status().message());
-  }
-  return HttpReply{200, "application/json", QueueJson(q, entries, &*scope), {}};
+  return HttpReply{200, "application/json", QueueJson(q, engine_->Queue(), nullptr), {}};
 }
 
 std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconcilers::QueueEntry>& entries,
@@ -229,6 +253,10 @@ void Manager::WaitForStop() {
 
 k8s::Status Manager::Run() {
   if (k8s::Status s = metrics_server_->Start(); !s.ok()) return s;
+  if (queue_api_server_->enabled()) {
+    (void)queue_api_->Refresh();  // logged when it fails; requests try again
+    if (k8s::Status s = queue_api_server_->Start(); !s.ok()) return s;
+  }
   if (k8s::Status s = probe_server_->Start(); !s.ok()) return s;
   // Served by every replica (standbys too): the API server may call any of them.
   if (k8s::Status s = webhook_server_->Start(); !s.ok()) return s;
@@ -257,6 +285,7 @@ void Manager::Shutdown() {
   metrics_server_->Stop();
   probe_server_->Stop();
   webhook_server_->Stop();
+  queue_api_server_->Stop();
 }
 
 }  // namespace berth::controller

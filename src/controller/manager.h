@@ -14,6 +14,7 @@
 #include "controller/leader_election.h"
 #include "controller/metrics.h"
 #include "controller/options.h"
+#include "controller/queue_api.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
 #include "reconcilers/engine_api.h"
@@ -44,10 +45,10 @@ class Manager {
   reconcilers::RunController& engine() { return *engine_; }
   Metrics& metrics() { return *metrics_; }
 
-  // GET /queue (`json_errors` false: errors as text) and /api/queue (errors as {"error": ...}):
-  // one page of the request's query (dashboard_request.h) as JSON, with only the runs of the
-  // namespaces the caller's bearer token may list runs in (QueueScopeFor; 401 without a token).
-  // With --queue-auth=false, every run to anyone.
+  // GET /queue (`json_errors` false: errors as text) and /api/queue (errors as {"error": ...}) on
+  // the metrics port: with --queue-auth=false one page of the request's query (dashboard_request.h)
+  // as JSON, every run to anyone; else 401 with a sentence naming the aggregated queue API, which
+  // is where the queue is read (berth takes no user credential: issue 44, 4).
   HttpReply QueueReply(const HttpRequestView& req, bool json_errors) const;
   // One page of `query` of `entries` (the engine's queue view); `scope` null: every namespace.
   std::string QueueJson(const QueueQuery& query, const std::vector<reconcilers::QueueEntry>& entries,
@@ -64,6 +65,7 @@ class Manager {
   void SetUpMetricsServer(const HttpLimits& limits);
   void SetUpWebhookServer(const HttpLimits& limits);
   void SetUpProbeServer(const HttpLimits& limits);
+  void SetUpQueueApiServer(const HttpLimits& limits);
   // Blocks until the caches are synced (true) or RequestStop (false).
   bool WaitForCaches();
   // Blocks until RequestStop.
@@ -78,8 +80,9 @@ class Manager {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;
-  std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_;
+  std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_, queue_api_server_;
   std::unique_ptr<AccessReview> access_;
+  std::unique_ptr<QueueApi> queue_api_;
   std::unique_ptr<DashboardApi> dashboard_;
   std::mutex wait_mu_;  // with wait_cv_: Run's waits (the caches' sync, RequestStop)
   std::condition_variable wait_cv_;

@@ -28,8 +28,13 @@ Flags:
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
   --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
-  --queue-auth[=false]                /queue and /api/queue need a bearer token and show the runs of the namespaces
-                                      it may list runs in; false shows every run to anyone (default true)
+  --queue-api-bind-address ADDR       HTTPS aggregated API queue.berth.dev/v1alpha1 (the queue, fleets, teams) for the
+                                      API server's proxy, "0" to disable (default 0)
+  --queue-api-cert-dir DIR            tls.crt and tls.key for it (default /tmp/berth-queue-api/serving-certs)
+  --queue-auth[=false]                true: /queue and /api/{queue,fleets,teams} on the metrics port answer 401 (read
+                                      them through the API server) and no dashboard is served there (kubectl berth
+                                      dashboard); false shows them, and the old token dashboard, to anyone (local
+                                      tests only; default true)
   --http-read-timeout D               time a client has to send a whole request on the three ports above (default 10s)
   --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)
@@ -115,6 +120,8 @@ void AddServingFlags(Options& o, Flags& flags) {
   flags["health-probe-bind-address"] = StringFlag(o.health_probe_bind_address);
   flags["webhook-bind-address"] = StringFlag(o.webhook_bind_address);
   flags["webhook-cert-dir"] = StringFlag(o.webhook_cert_dir);
+  flags["queue-api-bind-address"] = StringFlag(o.queue_api_bind_address);
+  flags["queue-api-cert-dir"] = StringFlag(o.queue_api_cert_dir);
   flags["http-read-timeout"] = DurationFlag(o.http_read_timeout);
 }
 

@@ -29,8 +29,15 @@ struct Options {
   // How long a client may take to send a whole request (or to read the reply) on any of the three
   // ports before the connection is closed (408).
   std::chrono::milliseconds http_read_timeout{10000};
-  // /queue and /api/queue answer only a caller with a bearer token, and show it the runs of the
-  // namespaces it may list runs in (issue 29, 8); false: every run to anyone who reaches the port.
+  // The aggregated queue API (issue 44, 4): HTTPS for the API server's proxy only (client
+  // certificates checked against the request-header CA); "0": not served.
+  std::string queue_api_bind_address = "0";
+  std::string queue_api_cert_dir = "/tmp/berth-queue-api/serving-certs";  // tls.crt, tls.key
+  // true: the metrics port's /queue, /api/queue, /api/fleets and /api/teams answer 401 and it
+  // serves no dashboard (berth takes no user credential; the queue is read through the API server
+  // at /apis/queue.berth.dev/..., the dashboard is kubectl berth dashboard's); false: they answer
+  // every run, fleet and team to anyone who reaches the port, with the old token-forwarding
+  // dashboard (local tests only).
   bool queue_auth = true;
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
   std::chrono::milliseconds aging_interval{scheduling::kDefaultAgingInterval};

@@ -165,6 +165,26 @@ std::string SelfSubjectAccessReviewBody(std::string_view group, std::string_view
          attrs + "}}}";
 }
 
+std::map<std::string, std::string> DecodeConfigMapData(const json::Value& config_map) {
+  std::map<std::string, std::string> out;
+  const json::Value* data = json::Find(config_map, {"data"});
+  if (data == nullptr || !data->IsObject()) return out;
+  for (const auto& m : data->GetObject()) {
+    if (m.value.IsString()) out[std::string(m.name.GetString(), m.name.GetStringLength())] = std::string(m.value.GetString(), m.value.GetStringLength());
+  }
+  return out;
+}
+
+std::vector<std::string> DecodeStringArray(std::string_view text) {
+  std::vector<std::string> out;
+  auto doc = json::Parse(text);
+  if (!doc.ok() || !doc->IsArray()) return out;
+  for (const auto& v : doc->GetArray()) {
+    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
 bool AccessReviewAllowed(const json::Value& answer) {
   const json::Value* allowed = json::Find(answer, {"status", "allowed"});
   return allowed != nullptr && allowed->IsBool() && allowed->GetBool();

@@ -89,6 +89,12 @@ std::string SelfSubjectAccessReviewBody(std::string_view group, std::string_view
                                         std::string_view ns);
 bool AccessReviewAllowed(const json::Value& answer);
 
+// A ConfigMap's data (its string values; none when absent), and a value that holds a JSON array of
+// strings ("[\"X-Remote-User\"]", as kube-system/extension-apiserver-authentication keeps its
+// header lists; non-strings skipped, empty when it is not an array). Issue 44: the queue API.
+std::map<std::string, std::string> DecodeConfigMapData(const json::Value& config_map);
+std::vector<std::string> DecodeStringArray(std::string_view text);
+
 // A headless Service (clusterIP None, publishNotReadyAddresses: peers find each other before
 // they are ready) named `name` in `ns`, labelled with and selecting `label`=`value`, controlled by
 // `owner` (blockOwnerDeletion).

@@ -139,17 +139,13 @@ try {
   const external = [];
   page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
 
-  // 1. The queue in the right order. It shows only the runs the viewer's token may list (issue 29,
-  // item 8): without a token the page says so; with the editor's it shows the namespace's runs.
+  // 1. The queue in the right order. The queue takes no token (issue 44): the controller here runs
+  // with --queue-auth=false (its own port is open; the chart's answers 401 and the queue is read
+  // through the API server, as kubectl berth dashboard does), so the page shows it without one.
   await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
   check(await page.title() === 'Queue · berth', 'the queue page opens', await page.title());
   const loadError = page.locator('#load-error');
-  await loadError.waitFor({ timeout: 10000 });
-  const noTokenText = await loadError.innerText();
-  check(noTokenText.includes('401') && noTokenText.includes('Enter a Kubernetes token that may list runs'),
-    'without a token the queue page asks for one (401)', noTokenText);
-  check((await queueRows(page)).length === 0, 'without a token no run is shown');
-  // The token goes only with the calls made with the viewer's identity (the queue is one).
+  // The token goes only with the calls made with the viewer's identity (never the queue).
   const queueReads = [], fleetReads = [], teamReads = [];
   page.on('request', (r) => {
     if (/api\/queue/.test(r.url())) queueReads.push(r.headers());
@@ -217,12 +213,6 @@ try {
   check(text.includes(`Priority of ${run('a')} not changed`) && text.includes('403'), 'the alert names the run and the status', text);
   check(await page.getByLabel(`Priority of ${run('a')}`, { exact: true }).inputValue() === '50', 'a\'s priority control shows 50 again');
   await screenshot(page, 'queue-forbidden');
-  // The viewer may not list runs here: the queue's refresh says so (the last rows stay).
-  const viewerQueue = await until('the viewer\'s queue refused', async () => {
-    const t = (await loadError.isVisible()) ? await loadError.innerText() : '';
-    return { ok: t.includes('403') && t.includes(`may not list runs.berth.dev in namespace ${NS}`), t };
-  });
-  check(viewerQueue.ok, 'the viewer\'s token may not list the namespace\'s runs: the queue says so (403)', viewerQueue.t);
   await setToken(page, EDITOR);
   await page.waitForTimeout(2500);  // at least one more refresh
   const after = await queueRows(page);
@@ -306,9 +296,8 @@ try {
 
   check(fleetReads.length > 0 && fleetReads.every((h) => !h.authorization && !h['x-berth-token']),
     'fleets requests carry no token', fleetReads.length);
-  check(queueReads.some((h) => h.authorization === `Bearer ${EDITOR}` && h['x-berth-token'] === EDITOR) &&
-        queueReads.every((h) => (h.authorization || '') === (h['x-berth-token'] ? `Bearer ${h['x-berth-token']}` : '')),
-    'queue requests carry the token set in the page (Authorization and X-Berth-Token)', queueReads.length);
+  check(queueReads.length > 0 && queueReads.every((h) => !h.authorization && !h['x-berth-token']),
+    'queue requests carry no token, also when one is set in the page (issue 44)', queueReads.length);
 
   // 7. The viewer cannot read the run either: the detail says so.
   await setToken(page, VIEWER);

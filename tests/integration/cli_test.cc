@@ -1,9 +1,11 @@
 // Issue 6 (CLI half): every `kubectl berth` command run as a user would, through kubectl's plugin
 // mechanism, against the real API server and a real berth-controller.
 //
-// `kubectl berth queue` reads the controller's /queue through the API server's service proxy. The
-// proxy only dials non-loopback endpoints (EndpointSlices) that point at a Pod with that IP, and the API server
-// listens on 127.0.0.1 only. So the suite builds its own network:
+// `kubectl berth queue` reads the controller's queue through the API server as berth's aggregated
+// API (issue 44: APIService v1alpha1.queue.berth.dev, served on N:8443; the harness's
+// QueueApiRegistration); /metrics is checked through the API server's service proxy. The
+// proxies only dial non-loopback endpoints, and the API server listens on 127.0.0.1 only. So the
+// suite builds its own network:
 //
 //   host netns                                      netns berth-cli-<pid>
 //   kube-apiserver 127.0.0.1:P  <- socat H:F  <-veth->  socat 127.0.0.1:P <- berth-controller
@@ -302,24 +304,35 @@ endpoints:
   pid_t host_forwarder_ = -1, netns_forwarder_ = -1;
 };
 
-// berth-controller inside the netns, serving /queue on N:8080.
+// The queue API's registration for the whole suite (Service berth-system/berth-queue, its
+// EndpointSlice N:8443, the serving certificate, the APIService once a controller serves).
+QueueApiRegistration& QueueApi() {
+  static QueueApiRegistration* r = new QueueApiRegistration("berth-system", ControllerNetwork::Get().controller_ip(), 8443);
+  return *r;
+}
+
+// berth-controller inside the netns, serving /metrics on N:8080 and the queue API on N:8443.
 class NetnsController {
  public:
   void Start() {
     ControlPlane& cp = ControlPlane::Get();
     log_ = cp.dir() + "/cli-controller-" + std::to_string(++starts_) + ".log";
-    pid_ = Spawn({"ip", "netns", "exec", ControllerNetwork::Get().netns(), BERTH_CONTROLLER_BIN, "--kubeconfig",
-                  cp.kubeconfig(), "--metrics-bind-address=" + ControllerNetwork::Get().controller_ip() + ":8080",
-                  "--health-probe-bind-address=0", "--log-level=debug"},
-                 log_);
+    std::vector<std::string> argv = {"ip", "netns", "exec", ControllerNetwork::Get().netns(), BERTH_CONTROLLER_BIN,
+                                     "--kubeconfig", cp.kubeconfig(),
+                                     "--metrics-bind-address=" + ControllerNetwork::Get().controller_ip() + ":8080",
+                                     "--health-probe-bind-address=0", "--log-level=debug"};
+    for (const auto& a : QueueApi().ControllerArgs()) argv.push_back(a);
+    pid_ = Spawn(argv, log_);
     ASSERT_GT(pid_, 0) << "cannot start berth-controller in the netns";
-    // Serving through the API server: the whole path works. (/metrics: the queue needs the
-    // caller's token as X-Berth-Token, which `kubectl get --raw` cannot send.)
+    // Serving through the API server: the whole path works.
     ASSERT_TRUE(Eventually([&] {
       return cp.Kubectl({"get", "--raw", "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/metrics"})
                  .exit_code == 0;
     })) << "the controller's /metrics never answered through the service proxy:\n"
         << Log();
+    ASSERT_TRUE(QueueApi().Register()) << "the queue API never became available:\n"
+                                       << cp.Kubectl({"get", "apiservice", "v1alpha1.queue.berth.dev", "-o", "yaml"}).out
+                                       << Log();
   }
   void Stop() { StopGroup(pid_, std::chrono::seconds(30)); }
   bool Running() const { return pid_ > 0; }
@@ -334,7 +347,10 @@ class NetnsController {
 class Cli : public EngineTest {
  protected:
   static void SetUpTestSuite() { ControllerNetwork::Get().SetUp(); }
-  static void TearDownTestSuite() { ControllerNetwork::Get().TearDown(); }
+  static void TearDownTestSuite() {
+    ControlPlane::Get().Kubectl({"delete", "apiservice", "v1alpha1.queue.berth.dev", "--ignore-not-found"});
+    ControllerNetwork::Get().TearDown();
+  }
 
   void SetUp() override {
     // EngineTest's helpers, with our controller in the netns instead of EngineTest's own one
@@ -429,7 +445,8 @@ class Cli : public EngineTest {
 };
 
 TEST_F(Cli, HelpForEveryCommand) {
-  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "teams", "describe", "stop", "suspend", "resume", "logs"}) {
+  for (const std::string cmd : {"apply", "queue", "priority", "fleets", "teams", "describe", "stop", "suspend", "resume", "logs",
+                                "dashboard"}) {
     CommandResult r = Berth({cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
     EXPECT_NE(r.out.find("Usage: kubectl berth " + cmd), std::string::npos) << r.out;
@@ -470,7 +487,7 @@ TEST_F(Cli, BadContextFlagsAndKubeconfigAreClearErrors) {
   EXPECT_EQ(flag.err, "error: unknown flag --bogus (see kubectl berth --help)\n");
   CommandResult cmd = Berth({"launch"});
   EXPECT_EQ(cmd.exit_code, 1);
-  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs)\n");
+  EXPECT_EQ(cmd.err, "error: unknown command \"launch\" for \"kubectl berth\" (commands: apply, queue, priority, fleets, teams, describe, stop, suspend, resume, logs, dashboard)\n");
   CommandResult both = Berth({"queue", "-A", "-n", "x"});
   EXPECT_EQ(both.exit_code, 1);
   EXPECT_EQ(both.err, "error: -A and -n cannot be used together\n");
@@ -685,7 +702,7 @@ TEST_F(Cli, PriorityChangesTheOrderAndRefusesBadValues) {
   EXPECT_EQ(usage.err, "error: kubectl berth priority needs exactly two arguments, RUN and VALUE, got 1\n");
 }
 
-TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
+TEST_F(Cli, QueueShowsTheControllersOrderThroughTheQueueApi) {
   BusySlot();
   std::string yaml;
   for (auto [name, prio] : std::vector<std::pair<std::string, int>>{{"low", 10}, {"mid", 50}, {"high", 90}, {"mid2", 50}}) {
@@ -744,36 +761,47 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheServiceProxy) {
   EXPECT_EQ(empty.out, "");
   EXPECT_EQ(empty.err, "No pending runs in namespace " + ns_ + "-empty.\n");
 
-  // Not reachable (no such Service; the controller stopped): the queue as the runs' status shows
-  // it, and a note on stderr that says why and where it comes from. (The API server's service
-  // proxy looks for the Service's EndpointSlices: for a Service that does not exist it answers
-  // 503 "no endpoints available", as it does for one without a ready endpoint.)
-  CommandResult nosvc = BerthNs({"queue", "--controller-service", "no-such-service"});
-  EXPECT_EQ(nosvc.exit_code, 0) << nosvc.err;
-  EXPECT_EQ(nosvc.err,
-            "note: the berth controller is not reachable through the API server (service berth-system/no-such-service): "
-            "503 ServiceUnavailable: no endpoints available for service \"no-such-service\"\n"
+  // Not served (no APIService: berth installed without its chart's queue API) or not reachable
+  // (the controller stopped): the queue as the runs' status shows it, and a note on stderr that
+  // says why and where it comes from.
+  ASSERT_EQ(cp().Kubectl({"delete", "apiservice", "v1alpha1.queue.berth.dev"}).exit_code, 0);
+  CommandResult noapi;
+  ASSERT_TRUE(Eventually([&] {
+    noapi = BerthNs({"queue"});
+    return noapi.err.find("does not serve") != std::string::npos;
+  })) << noapi.err;
+  EXPECT_EQ(noapi.exit_code, 0) << noapi.err;
+  EXPECT_EQ(noapi.err,
+            "note: the API server does not serve the queue API (APIService v1alpha1.queue.berth.dev): is berth installed "
+            "with its chart?\n"
             "note: showing the queue as the runs' status shows it instead (status.queuePosition, kept for the first 100 "
             "places and refreshed within seconds)\n");
-  EXPECT_EQ(Column(nosvc.out, 1), order) << nosvc.out;
-  EXPECT_EQ(Column(nosvc.out, 0), positions) << nosvc.out;
-  EXPECT_TRUE(std::regex_match(Lines(nosvc.out)[1], std::regex("1 +high +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*")))
-      << nosvc.out;
+  EXPECT_EQ(Column(noapi.out, 1), order) << noapi.out;
+  EXPECT_EQ(Column(noapi.out, 0), positions) << noapi.out;
+  EXPECT_TRUE(std::regex_match(Lines(noapi.out)[1], std::regex("1 +high +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*")))
+      << noapi.out;
+  ASSERT_TRUE(QueueApi().Register()) << "the queue API did not come back";
   netns_controller_.Stop();
-  CommandResult down = BerthNs({"queue", "-o", "json"});
+  CommandResult down;
+  ASSERT_TRUE(Eventually([&] {
+    down = BerthNs({"queue", "-o", "json"});
+    return down.err.find("note:") != std::string::npos;
+  })) << down.err;
   EXPECT_EQ(down.exit_code, 0) << down.err;
-  EXPECT_NE(down.err.find("connection refused"), std::string::npos) << down.err;
+  EXPECT_NE(down.err.find("note: the queue API (APIService v1alpha1.queue.berth.dev) did not answer through the API server: 503"),
+            std::string::npos)
+      << down.err;
   EXPECT_NE(down.err.find("showing the queue as the runs' status shows it"), std::string::npos) << down.err;
   auto doc = json::Parse(down.out);
   ASSERT_TRUE(doc.ok() && doc->IsArray() && doc->Size() == order.size()) << down.out;
   EXPECT_EQ(json::GetString((*doc)[0], "name"), "high");
 }
 
-// Issue 29 (8): the controller shows a user only the runs of the namespaces its token may list
-// runs in; `kubectl berth queue` sends the token along (X-Berth-Token: the API server's proxy
-// removes the Authorization header). A kubeconfig without a token (a client certificate) reads the
-// runs' status instead, with the user's own rights.
-TEST_F(Cli, QueueShowsAUserOnlyTheRunsItsTokenMayList) {
+// Issue 29 (8) as issue 44 (4) closes it: the controller shows a user only the runs of the
+// namespaces it may list runs in, and `kubectl berth queue` sends berth no credential: it reads the
+// aggregated queue API with the user's kubeconfig (the API server authenticates the user and names
+// it to berth). Any kubeconfig works, a client certificate too.
+TEST_F(Cli, QueueShowsAUserOnlyTheRunsItMayList) {
   BusySlot();
   const std::string other = ns_ + "-other";
   ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
@@ -788,7 +816,7 @@ TEST_F(Cli, QueueShowsAUserOnlyTheRunsItsTokenMayList) {
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
   ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
 
-  // A user who may list runs in the test namespace and read the controller's Service through the proxy.
+  // A user who may list runs in the test namespace (and nothing about berth's Services).
   Apply(R"(apiVersion: v1
 kind: ServiceAccount
 metadata: {name: tenant}
@@ -804,18 +832,6 @@ metadata: {name: tenant-lists-runs}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-lister}
 subjects: [{kind: ServiceAccount, name: tenant}]
 )");
-  CommandResult proxy = cp().Kubectl({"apply", "-f", "-"}, R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: berth-queue-reader-)" + ns_ + R"(, namespace: berth-system}
-rules: [{apiGroups: [""], resources: [services/proxy], resourceNames: ["http:berth-controller:http"], verbs: [get]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: berth-queue-reader-)" + ns_ + R"(, namespace: berth-system}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: berth-queue-reader-)" + ns_ + R"(}
-subjects: [{kind: ServiceAccount, name: tenant, namespace: )" + ns_ + R"(}]
-)");
-  ASSERT_EQ(proxy.exit_code, 0) << proxy.err;
   CommandResult token = Kubectl({"create", "token", "tenant"});
   ASSERT_EQ(token.exit_code, 0) << token.err;
   const std::string tenant = UserKubeconfig("tenant", "    token: " + Trim(token.out) + "\n");
@@ -845,25 +861,126 @@ subjects: [{kind: ServiceAccount, name: tenant, namespace: )" + ns_ + R"(}]
   EXPECT_EQ(json::GetString((*doc)[0], "namespace"), ns_);
   EXPECT_EQ(json::GetInt((*doc)[0], "position"), StatusInt("mine", "queuePosition"));
   EXPECT_EQ(mine.out.find("theirs"), std::string::npos) << mine.out;
-  // Asking for the other namespace by name: the controller's refusal.
+  // Asking for the other namespace by name: berth's refusal, naming the user the API server named.
   CommandResult refused = Berth({"queue", "-n", other}, {}, tenant);
   EXPECT_EQ(refused.exit_code, 1);
-  EXPECT_EQ(refused.err, "error: the berth controller (service berth-system/berth-controller) refused: your bearer token "
-                         "may not list runs.berth.dev in namespace " + other + "\n");
+  EXPECT_EQ(refused.err, "error: system:serviceaccount:" + ns_ + ":tenant may not list runs.berth.dev in namespace " + other +
+                             "\n");
   EXPECT_EQ(refused.out, "");
 
-  // A client certificate (user cert-admin of system:masters) has no token to send: the
-  // controller answers 401 and the queue comes from the runs' status, read with the certificate.
+  // A client certificate (user cert-admin of system:masters) works the same way: the API server
+  // authenticates it and berth shows cert-admin every run, from the controller (no note).
   const std::string cert = UserKubeconfig("cert", "    client-certificate: " + cp().dir() + "/client.crt\n    client-key: " +
                                                   cp().dir() + "/client.key\n");
   CommandResult by_cert = Berth({"queue", "-A"}, {}, cert);
   EXPECT_EQ(by_cert.exit_code, 0) << by_cert.err;
-  EXPECT_NE(by_cert.err.find("note: the berth controller (service berth-system/berth-controller) refused: the queue shows "
-                             "the runs your bearer token may list"),
-            std::string::npos)
-      << by_cert.err;
-  EXPECT_NE(by_cert.err.find("note: showing the queue as the runs' status shows it instead"), std::string::npos) << by_cert.err;
+  EXPECT_EQ(by_cert.err, "");
   EXPECT_NE(by_cert.out.find("theirs"), std::string::npos) << by_cert.out;
+  EXPECT_NE(by_cert.out.find("mine"), std::string::npos) << by_cert.out;
+
+  // What reached the controller names the user and carries no credential of it.
+  const std::string log = netns_controller_.Log();
+  EXPECT_NE(log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
+  EXPECT_EQ(log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
+  EXPECT_EQ(log.find("x-berth-token"), std::string::npos);
+}
+
+// Issue 44 (4): `kubectl berth dashboard` serves the dashboard on 127.0.0.1 with the user's own
+// kubeconfig: the queue (through berth's queue API: only the user's namespace), a run's details
+// and a priority change (Kubernetes requests with the user's credentials), nothing for a Host that
+// is not its own (DNS rebinding), and nothing of the user's token reaches the controller.
+TEST_F(Cli, DashboardServesThePageWithTheUsersOwnKubeconfig) {
+  BusySlot();
+  const std::string other = ns_ + "-other";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  struct DropOther {
+    std::string ns;
+    ~DropOther() {
+      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=true", "--timeout=60s"});
+      ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
+    }
+  } drop{other};
+  ASSERT_EQ(Berth({"apply", "-Q", "-n", other, "-f", "-"}, RunYaml("theirs", "  priority: 90\n")).exit_code, 0);
+  ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
+  Apply(R"(apiVersion: v1
+kind: ServiceAccount
+metadata: {name: tenant}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: run-editor}
+rules:
+- {apiGroups: [berth.dev], resources: [runs], verbs: [get, list, patch]}
+- {apiGroups: [""], resources: [events], verbs: [list]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-edits-runs}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-editor}
+subjects: [{kind: ServiceAccount, name: tenant}]
+)");
+  CommandResult token = Kubectl({"create", "token", "tenant"});
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  const std::string kc = UserKubeconfig("dash", "    token: " + Trim(token.out) + "\n");
+
+  const int port = FreePort();
+  const std::string log = cp().dir() + "/dashboard-" + ns_ + ".log";
+  const char* path = std::getenv("PATH");
+  pid_t pid = Spawn({"env", "PATH=" + plugin_dir_ + ":" + (path ? path : "/usr/bin:/bin"), "KUBECONFIG=" + kc, "kubectl",
+                     "berth", "dashboard", "--port", std::to_string(port)},
+                    log);
+  ASSERT_GT(pid, 0);
+  struct Stop {
+    pid_t& pid;
+    ~Stop() { StopGroup(pid); }
+  } stop{pid};
+  const std::string base = "http://127.0.0.1:" + std::to_string(port) + "/";
+  ASSERT_TRUE(Eventually([&] { return ReadText(log).find("Serving the berth dashboard at " + base) != std::string::npos; }))
+      << ReadText(log);
+
+  int code = 0;
+  std::string page = HttpGet(base, &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(page.find("static/app.js"), std::string::npos) << page;
+  // The page learns that no token is needed here (it hides its token form).
+  std::string session = HttpGet(base + "api/session", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_NE(session.find("\"identity\":\"kubeconfig\""), std::string::npos) << session;
+  // The queue: the tenant's run only (berth's answer through the API server).
+  std::string queue;
+  ASSERT_TRUE(Eventually([&] {
+    queue = HttpGet(base + "api/queue", &code);
+    return code == 200 && queue.find("\"mine\"") != std::string::npos;
+  })) << code << " " << queue;
+  EXPECT_EQ(queue.find("theirs"), std::string::npos) << queue;
+  EXPECT_EQ(queue.find(other), std::string::npos) << queue;
+  std::string refused = HttpGet(base + "api/queue?namespace=" + other, &code);
+  EXPECT_EQ(code, 403) << refused;
+  EXPECT_NE(refused.find("may not list runs.berth.dev in namespace " + other), std::string::npos) << refused;
+  // A run's details, read with the tenant's credentials (no token in the request).
+  std::string detail = HttpGet(base + "api/runs/" + ns_ + "/mine", &code);
+  EXPECT_EQ(code, 200) << detail;
+  EXPECT_NE(detail.find("\"name\":\"mine\""), std::string::npos) << detail;
+  HttpGet(base + "api/runs/" + other + "/theirs", &code);
+  EXPECT_EQ(code, 403) << "the tenant may not read the other namespace's run";
+  // A priority change: the page's headers, no token; the API server checks the tenant's rights.
+  CommandResult post = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-X", "POST", "-H", "X-Berth-CSRF: 1",
+                                   "-H", "Content-Type: application/json", "-d", "{\"priority\":77}",
+                                   base + "api/runs/" + ns_ + "/mine/priority"});
+  EXPECT_NE(post.out.find("\n200"), std::string::npos) << post.out;
+  auto run = GetRun("mine");
+  const json::Value* prio = run.IsObject() ? json::Find(run, {"spec", "priority"}) : nullptr;
+  ASSERT_NE(prio, nullptr);
+  EXPECT_EQ(prio->GetInt64(), 77);
+  // Another Host (a DNS name pointed at 127.0.0.1 by another site): refused before anything is read.
+  CommandResult rebound = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-H",
+                                      "Host: evil.example:" + std::to_string(port), base + "api/queue"});
+  EXPECT_NE(rebound.out.find("\n403"), std::string::npos) << rebound.out;
+  EXPECT_EQ(rebound.out.find("mine"), std::string::npos) << rebound.out;
+  // What reached the controller: the tenant's name, never its token.
+  const std::string controller_log = netns_controller_.Log();
+  EXPECT_NE(controller_log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
+  EXPECT_EQ(controller_log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
 }
 
 TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
@@ -881,8 +998,7 @@ TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
                          " cannot get resource \"runs\" in API group \"berth.dev\" in the namespace \"" + ns_ + "\"\n");
   CommandResult queue = Berth({"queue"}, {}, kc);
   EXPECT_EQ(queue.exit_code, 1);
-  EXPECT_EQ(queue.err, "error: services \"http:berth-controller:http\" is forbidden: " + user +
-                           " cannot get resource \"services/proxy\" in API group \"\" in the namespace \"berth-system\"\n");
+  EXPECT_EQ(queue.err, "error: system:serviceaccount:" + ns_ + ":nobody may not list runs.berth.dev in namespace " + ns_ + "\n");
   CommandResult fleets = Berth({"fleets"}, {}, kc);
   EXPECT_EQ(fleets.exit_code, 1);
   EXPECT_EQ(fleets.err, "error: fleets.berth.dev is forbidden: " + user +

@@ -26,7 +26,7 @@ class Estimates : public EngineTest {
  protected:
   Estimates() {
     port_ = FreePort();
-    controller_args_ = {"--estimate-interval=1s", "--metrics-bind-address=127.0.0.1:" + std::to_string(port_)};
+    controller_args_ = {"--estimate-interval=1s", "--metrics-bind-address=127.0.0.1:" + std::to_string(port_), "--queue-auth=false"};
   }
   int port_;
 

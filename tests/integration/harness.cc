@@ -199,6 +199,109 @@ std::string ControlPlane::AdminToken() const {
   return token;
 }
 
+std::string ControlPlane::HostIp() const {
+  std::string ip;
+  std::ifstream(dir_ + "/host-ip") >> ip;
+  return ip;
+}
+
+QueueApiRegistration::QueueApiRegistration(std::string ns) : ns_(std::move(ns)) {
+  host_ = ControlPlane::Get().HostIp();
+  EXPECT_FALSE(host_.empty()) << "this machine has no non-loopback IPv4 address (DIR/host-ip) for the APIService's endpoint";
+  port_ = FreePort();
+  Create();
+}
+
+QueueApiRegistration::QueueApiRegistration(std::string ns, std::string host, int port)
+    : ns_(std::move(ns)), host_(std::move(host)), port_(port) {
+  Create();
+}
+
+void QueueApiRegistration::Create() {
+  ControlPlane& cp = ControlPlane::Get();
+  dir_ = cp.dir() + "/queue-api-" + RandomSuffix();
+  const std::string svc = "berth-queue." + ns_ + ".svc";
+  CommandResult r = RunCommand(
+      {"bash", "-c",
+       "set -e; mkdir -p \"$0\"; cd \"$0\"; "
+       "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=berth-queue-test-ca 2>/dev/null; "
+       "openssl req -newkey rsa:2048 -nodes -keyout tls.key -out tls.csr -subj /CN=$1 2>/dev/null; "
+       "printf 'subjectAltName=DNS:%s\\nextendedKeyUsage=serverAuth\\n' \"$1\" > tls.ext; "
+       "openssl x509 -req -in tls.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out tls.crt -days 2 -extfile tls.ext 2>/dev/null",
+       dir_, svc});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, R"(apiVersion: v1
+kind: Service
+metadata: {name: berth-queue, namespace: )" + ns_ + R"(}
+spec:
+  ports: [{name: https, port: 443, protocol: TCP, targetPort: )" + std::to_string(port_) + R"(}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: berth-queue-host
+  namespace: )" + ns_ + R"(
+  labels: {kubernetes.io/service-name: berth-queue, endpointslice.kubernetes.io/managed-by: berth-tests}
+addressType: IPv4
+endpoints: [{addresses: [")" + host_ + R"("], conditions: {ready: true}}]
+ports: [{name: https, port: )" + std::to_string(port_) + R"(, protocol: TCP}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: berth-queue-reader-test}
+rules: [{apiGroups: [queue.berth.dev], resources: [queue, fleets, teams], verbs: [get, list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: berth-queue-reader-test}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: berth-queue-reader-test}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:authenticated"}]
+)");
+  EXPECT_EQ(applied.exit_code, 0) << applied.err;
+}
+
+QueueApiRegistration::~QueueApiRegistration() {
+  ControlPlane::Get().Kubectl({"delete", "apiservice", "v1alpha1.queue.berth.dev", "--ignore-not-found", "--wait=false"});
+  ControlPlane::Get().Kubectl(
+      {"delete", "clusterrolebinding,clusterrole", "berth-queue-reader-test", "--ignore-not-found", "--wait=false"});
+}
+
+std::vector<std::string> QueueApiRegistration::ControllerArgs() const {
+  return {"--queue-api-bind-address=" + host_ + ":" + std::to_string(port_), "--queue-api-cert-dir=" + dir_};
+}
+
+bool QueueApiRegistration::Register(std::chrono::milliseconds timeout) {
+  ControlPlane& cp = ControlPlane::Get();
+  cp.Kubectl({"annotate", "--overwrite", "-n", ns_, "endpointslice", "berth-queue-host",
+              "berth.dev/touched=" + std::to_string(++touches_)});
+  CommandResult ca = RunCommand({"base64", "-w0", dir_ + "/ca.crt"});
+  CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, R"(apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1alpha1.queue.berth.dev}
+spec:
+  group: queue.berth.dev
+  version: v1alpha1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  service: {name: berth-queue, namespace: )" + ns_ + R"(, port: 443}
+  caBundle: )" + ca.out + "\n");
+  EXPECT_EQ(applied.exit_code, 0) << applied.err;
+  if (applied.exit_code != 0) return false;
+  return Eventually(
+      [&] {
+        CommandResult a = cp.Kubectl({"get", "apiservice", "v1alpha1.queue.berth.dev", "-o",
+                                      "jsonpath={.status.conditions[?(@.type==\"Available\")].status}"});
+        return a.out == "True";
+      },
+      timeout);
+}
+
+CommandResult QueueApiRegistration::GetRaw(const std::string& path, const std::vector<std::string>& extra) const {
+  std::vector<std::string> args = extra;
+  args.insert(args.end(), {"get", "--raw", "/apis/queue.berth.dev/v1alpha1" + path});
+  return ControlPlane::Get().Kubectl(args);
+}
+
 std::string HttpGet(const std::string& url, int* code, const std::string& bearer) {
   // 30 s: longer than any wait of the controller's own (its /queue waits up to 5 s for the loop to
   // make a fresh view; with curl's old 5 s, a loaded machine's answer came a moment too late and

@@ -43,6 +43,9 @@ class ControlPlane {
   // The token of user `admin` (system:masters), which may list runs everywhere.
   std::string AdminToken() const;
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  // This machine's non-loopback address (DIR/host-ip), where a controller on this machine serves
+  // an APIService's endpoint (endpoints may not be loopback); empty when it has none.
+  std::string HostIp() const;
   k8s::ClientPtr client() const { return client_; }
 
   // kubectl against this control plane.
@@ -95,6 +98,39 @@ class ControllerProcess {
   // the kernel hands it to the next process, which a later signal must never reach.
   mutable int pid_ = -1;
   mutable int exit_ = -1;  // what Stop returns for a process Running found already gone
+};
+
+// berth's aggregated queue API (issue 44, 4: APIService v1alpha1.queue.berth.dev) served by a
+// controller on this machine, as the chart sets it up in a cluster: a Service `berth-queue` in `ns`
+// without a selector, an EndpointSlice with this machine's address and a free port (the API server
+// routes to endpoints: hack/control-plane.sh), a serving certificate for berth-queue.<ns>.svc
+// signed by a CA of its own (the APIService's caBundle), and the chart's RBAC (every authenticated
+// user may get the queue resources; berth decides what they show). The destructor removes the
+// APIService and the RBAC: an APIService nobody serves would slow every later kubectl.
+class QueueApiRegistration {
+ public:
+  explicit QueueApiRegistration(std::string ns);
+  // Served at `host`:`port` instead (a controller in a network namespace of its own).
+  QueueApiRegistration(std::string ns, std::string host, int port);
+  ~QueueApiRegistration();
+  // The controller's flags that serve it.
+  std::vector<std::string> ControllerArgs() const;
+  // Creates the APIService (once the controller serves; again after a restart) and waits until the
+  // API server says it is Available (its check reached the controller); false after `timeout`. The
+  // EndpointSlice is touched first, so the API server checks again at once (after a failed check
+  // it waits up to 30 s).
+  bool Register(std::chrono::milliseconds timeout = std::chrono::seconds(90));
+  const std::string& host() const { return host_; }
+  int port() const { return port_; }
+  const std::string& dir() const { return dir_; }  // ca.crt, tls.crt, tls.key
+  // `kubectl get --raw PATH` (PATH under /apis/queue.berth.dev/v1alpha1) with `extra` kubectl args.
+  CommandResult GetRaw(const std::string& path, const std::vector<std::string>& extra = {}) const;
+
+ private:
+  void Create();
+  std::string ns_, host_, dir_;
+  int port_ = 0;
+  int touches_ = 0;
 };
 
 // Gives each test its own namespace (created in SetUp, deleted in TearDown).

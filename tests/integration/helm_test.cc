@@ -279,12 +279,17 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "NetworkPolicy/berth-controller",
                                    "ServiceAccount/berth-controller",
                                    "Secret/berth-controller-webhook-cert",
+                                   "Secret/berth-controller-queue-api-cert",
                                    "ClusterRole/berth-controller.berth-system",
+                                   "ClusterRole/berth-controller.berth-system-queue-reader",
                                    "ClusterRoleBinding/berth-controller.berth-system",
+                                   "ClusterRoleBinding/berth-controller.berth-system-queue-reader",
                                    "Role/berth-controller",
                                    "RoleBinding/berth-controller",
+                                   "RoleBinding/berth-controller.berth-system-auth-reader",
                                    "Service/berth-controller",
                                    "Deployment/berth-controller",
+                                   "APIService/v1alpha1.queue.berth.dev",
                                    "MutatingWebhookConfiguration/berth-controller-runs.berth-system",
                                    // Issue 44: rendered on every version (admission-policies.yaml).
                                    "ValidatingAdmissionPolicy/berth-controller-placed-runs.berth-system",
@@ -298,8 +303,11 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
     std::string k = Kind(d);
     bool cluster_scoped = k == "CustomResourceDefinition" || k == "ClusterRole" || k == "ClusterRoleBinding" ||
                           k == "MutatingWebhookConfiguration" || k == "ValidatingAdmissionPolicy" ||
-                          k == "ValidatingAdmissionPolicyBinding";
-    EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(""), cluster_scoped ? "" : "berth-system") << k;
+                          k == "ValidatingAdmissionPolicyBinding" || k == "APIService";
+    // The queue API's reader of the request-header CA is bound where that ConfigMap lives.
+    const bool kube_system = Name(d) == "berth-controller.berth-system-auth-reader";
+    EXPECT_EQ(d["metadata"]["namespace"].as<std::string>(""), cluster_scoped ? "" : kube_system ? "kube-system" : "berth-system")
+        << k;
     if (!cluster_scoped) {
       EXPECT_EQ(d["metadata"]["labels"]["app.kubernetes.io/managed-by"].as<std::string>(""), "Helm") << k;
       EXPECT_EQ(d["metadata"]["labels"]["app.kubernetes.io/instance"].as<std::string>(""), "berth") << k;
@@ -340,7 +348,9 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--log-format=json",
                                         "--log-level=info",
                                         "--webhook-bind-address=:9443",
-                                        "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs"};
+                                        "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs",
+                                        "--queue-api-bind-address=:8443",
+                                        "--queue-api-cert-dir=/tmp/berth-queue-api/serving-certs"};
   EXPECT_EQ(Strings(c["args"]), want_args);
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"].as<int>(), 8081);
@@ -396,6 +406,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "|resourcequotas|list,watch",
       "|services|get,create,delete",
       "|events|create",
+      "authorization.k8s.io|subjectaccessreviews|create",  // the queue API (issue 44)
   };
   EXPECT_EQ(Rules(cr), want);
   std::string text = YAML::Dump(cr["rules"]);
@@ -530,8 +541,10 @@ TEST_F(HelmChart, NetworkPolicyAdmitsTheApiServerToTheWebhookAndNamedNamespacesT
         << "the policy selects the controller's Pods";
   }
   auto rules = IngressByPort(np);
-  ASSERT_EQ(rules.size(), 3u);
-  ASSERT_TRUE(rules.count(8080) && rules.count(8081) && rules.count(9443));
+  ASSERT_EQ(rules.size(), 4u);
+  ASSERT_TRUE(rules.count(8080) && rules.count(8081) && rules.count(9443) && rules.count(8443));
+  // The queue API (issue 44): the API server's peers only, as the webhook.
+  EXPECT_EQ(YAML::Dump(rules[8443]["from"]), YAML::Dump(rules[9443]["from"]));
   // Metrics/dashboard: only the named namespaces and the release's own, and the API server's
   // peers (its service proxy carries `kubectl berth queue`).
   YAML::Node metrics_from = rules[8080]["from"];
@@ -689,7 +702,7 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
     EXPECT_EQ(o["metadata"]["annotations"]["meta.helm.sh/release-name"].as<std::string>(""), release) << Kind(d);
     EXPECT_EQ(o["metadata"]["annotations"]["meta.helm.sh/release-namespace"].as<std::string>(""), ns) << Kind(d);
   }
-  EXPECT_EQ(kinds, (std::set<std::string>{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
+  EXPECT_EQ(kinds, (std::set<std::string>{"APIService", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment",
                                           "MutatingWebhookConfiguration", "NetworkPolicy", "Role", "RoleBinding", "Secret",
                                           "Service", "ServiceAccount", "ValidatingAdmissionPolicy",
                                           "ValidatingAdmissionPolicyBinding"}))
@@ -794,7 +807,8 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
       if (!line.empty()) all += (all.empty() ? "" : ",") + line;
     }
     std::vector<std::string> get = {"get", all, "-l", "app.kubernetes.io/instance=" + release, "-o", "name"};
-    if (namespaced) get.insert(get.end(), {"-n", ns});
+    // Every namespace: the queue API's reader of the request-header CA is bound in kube-system.
+    if (namespaced) get.insert(get.end(), {"--all-namespaces"});
     CommandResult r = cp().Kubectl(get);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return KindNames(r.out);
@@ -991,7 +1005,13 @@ TEST_F(HelmChart, CertManagerIssuesTheWebhookCertificateAndInjectsTheCa) {
 
   auto docs = RenderDocs("berth", "berth-system",
                          {"--set", "webhook.certManager.enabled=true", "--api-versions", "cert-manager.io/v1"});
-  EXPECT_FALSE(Find(docs, "Secret").IsMap()) << "cert-manager writes the Secret, the chart does not";
+  // The webhook's Secret is cert-manager's; the only Secret the chart renders is the queue API's
+  // (issue 44: its certificate is always the chart's).
+  for (const auto& d : docs) {
+    if (Kind(d) == "Secret") {
+      EXPECT_EQ(Name(d), "berth-controller-queue-api-cert") << "cert-manager writes the webhook's Secret";
+    }
+  }
   YAML::Node issuer = Find(docs, "Issuer");
   YAML::Node cert = Find(docs, "Certificate");
   YAML::Node mwc = Find(docs, "MutatingWebhookConfiguration");
@@ -1032,7 +1052,10 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
   for (const auto& ns : {ns_, ns_b}) {
     // Helm refuses to install over an object another release owns: both installs succeed only
     // because no name is shared.
-    CommandResult r = Install("berth", ns, {"--create-namespace", "--set", "admissionPolicies=false"});
+    // One release per cluster can serve the queue API (APIService v1alpha1.queue.berth.dev is
+    // cluster-wide and names one Service): here neither does.
+    CommandResult r = Install("berth", ns, {"--create-namespace", "--set", "admissionPolicies=false", "--set",
+                                            "queueApi.enabled=false"});
     ASSERT_EQ(r.exit_code, 0) << ns << ": " << r.err << r.out;
     CommandResult m = Helm({"get", "manifest", "berth", "-n", ns});
     ASSERT_EQ(m.exit_code, 0) << m.err;

@@ -30,7 +30,7 @@ class Ops : public EngineTest {
     metrics_port_ = FreePort();
     probe_port_ = FreePort();
     controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_),
-                        "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_port_)};
+                        "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_port_), "--queue-auth=false"};
   }
   std::string Metrics() { return HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics"); }
   int metrics_port_, probe_port_;

@@ -32,7 +32,7 @@ class Positions : public EngineTest {
   Positions() {
     keep_runs_ = true;  // the control plane goes away with the binary
     metrics_port_ = FreePort();
-    controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
+    controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_), "--queue-auth=false"};
   }
   int metrics_port_ = 0;
 

@@ -183,11 +183,11 @@ class Rbac : public IntegrationTest {
     ASSERT_EQ(f.exit_code, 0) << f.err;
   }
 
-  void StartController() {
+  void StartController(const std::vector<std::string>& extra = {}) {
     // Only the ServiceAccount's token: nothing of the admin kubeconfig.
-    controller_ = std::make_unique<ControllerProcess>(
-        std::vector<std::string>{"--leader-elect", "--leader-election-namespace=" + ns_, "--leader-election-id=" + full_},
-        "controller-" + ns_, sa_kubeconfig_);
+    std::vector<std::string> args = {"--leader-elect", "--leader-election-namespace=" + ns_, "--leader-election-id=" + full_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    controller_ = std::make_unique<ControllerProcess>(args, "controller-" + ns_, sa_kubeconfig_);
     controller_->Start();
   }
 
@@ -229,10 +229,21 @@ class Rbac : public IntegrationTest {
 
 TEST_F(Rbac, ControllerWithOnlyTheChartsServiceAccountRunsTheCoreScenario) {
   ASSERT_NO_FATAL_FAILURE(FleetOfTwo());
-  StartController();
+  QueueApiRegistration queue_api(ns_);  // issue 44: the queue API too, with the chart's rights only
+  StartController(queue_api.ControllerArgs());
   // Leader election works with the Role: the Lease in the release namespace is created and held.
   ASSERT_TRUE(Eventually([&] { return !LeaseHolder().empty() && LeaseHolder()[0] != '<'; }))
       << "lease: " << LeaseHolder() << "\n" << controller_->Log();
+  // The queue API: the request-header CA read (the kube-system RoleBinding), the caller's rights
+  // asked with SubjectAccessReviews (the ClusterRole): the admin's queue and fleets through the
+  // API server.
+  ASSERT_TRUE(queue_api.Register()) << controller_->Log();
+  CommandResult queue = queue_api.GetRaw("/namespaces/" + ns_ + "/queue");
+  EXPECT_EQ(queue.exit_code, 0) << queue.err << controller_->Log();
+  EXPECT_NE(queue.out.find("\"items\""), std::string::npos) << queue.out;
+  CommandResult fleets = queue_api.GetRaw("/fleets");
+  EXPECT_EQ(fleets.exit_code, 0) << fleets.err;
+  EXPECT_NE(fleets.out.find(fleet_), std::string::npos) << fleets.out;
 
   // The Fleet's status is written (fleets/status) with both instances.
   ASSERT_TRUE(Eventually([&] {
@@ -337,12 +348,18 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
            {"create", "events", "-A"},
            {"create", "leases.coordination.k8s.io", "-n", ns_},
            {"update", "leases.coordination.k8s.io/" + full_, "-n", ns_},
+           // Issue 44: the queue API asks about the user the API server names, and reads the
+           // request-header CA (the bootstrap Role extension-apiserver-authentication-reader).
+           {"create", "subjectaccessreviews.authorization.k8s.io"},
+           {"get", "configmaps/extension-apiserver-authentication", "-n", "kube-system"},
        }) {
     EXPECT_TRUE(SaCan(args)) << "can-i " << ::testing::PrintToString(args) << " should be yes";
   }
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"get", "secrets", "-A"},
            {"list", "configmaps", "-A"},
+           {"get", "configmaps/kube-root-ca.crt", "-n", "kube-system"},
+           {"create", "tokenreviews.authentication.k8s.io"},
            {"update", "nodes"},
            {"patch", "nodes"},
            {"delete", "nodes"},

@@ -33,7 +33,8 @@ class RealNodesTest : public EngineTest {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     if (info != nullptr && std::string(info->name()) == "TwoNodeRunGetsTwoWholeMachines") {
       dashboard_port_ = FreePort();  // the controller serves the dashboard (and /metrics) here
-      controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(dashboard_port_)};
+      // The controller's own dashboard routes: only with --queue-auth=false since issue 44.
+      controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(dashboard_port_), "--queue-auth=false"};
     }
   }
   int dashboard_port_ = 0;

@@ -27,7 +27,8 @@ class Teams : public EngineTest {
   // Team status (usage) brought up to date every second, so a test waits seconds, not minutes.
   Teams() {
     metrics_port_ = FreePort();
-    controller_args_ = {"--team-status-interval=1s", "--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
+    controller_args_ = {"--team-status-interval=1s", "--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_),
+                       "--queue-auth=false"};
   }
   std::string Http(const std::string& path) {
     return HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + path, nullptr, cp().AdminToken());

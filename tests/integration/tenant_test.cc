@@ -101,51 +101,213 @@ TEST_F(Tenant, LeaderElectionTimingsThatOverlapStopTheControllerAtStartUp) {
 }
 
 
-// Item 8: the queue (/queue and the dashboard's /api/queue; any Pod the NetworkPolicy admits
-// reaches them) shows a caller only the runs of the namespaces its own bearer token may list runs
-// in (a SelfSubjectAccessReview made with that token); no token, or one the API server refuses:
-// 401. /metrics and /api/fleets name no run and no namespace and stay open.
-TEST_F(Tenant, TheQueueShowsEachCallerOnlyTheRunsItsTokenMayList) {
-  const int metrics = FreePort();
-  controller_->Stop();
-  controller_ = std::make_unique<ControllerProcess>(
-      std::vector<std::string>{"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics), "--health-probe-bind-address=0"},
-      "controller-queue");
-  controller_->Start();
-  const std::string base = "http://127.0.0.1:" + std::to_string(metrics);
-  const std::string other = ns_ + "-other";
-  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
-  struct Cleanup {
-    std::string other, cluster_objects;
-    ~Cleanup() {
-      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", other, "--wait=true", "--timeout=60s"});
-      ControlPlane::Get().Kubectl({"delete", "namespace", other, "--wait=false"});
-      ControlPlane::Get().Kubectl({"delete", "clusterrolebinding,clusterrole", cluster_objects, "--ignore-not-found"});
+// Item 8, as issue 44 (4, 11) closes it: the queue shows a caller only the runs of the namespaces
+// it may list runs in, and berth never receives the caller's credential. The queue is an
+// aggregated API (APIService v1alpha1.queue.berth.dev): the API server authenticates the caller and
+// proxies with its front-proxy certificate and the caller's name; berth asks SubjectAccessReviews
+// about that name. The metrics port's /queue, /api/queue, /api/fleets and /api/teams answer 401
+// (they named every namespace's runs and, in Teams' Conflict messages, namespaces to anyone).
+class TenantQueue : public Tenant {
+ protected:
+  void SetUp() override {
+    Tenant::SetUp();
+    if (HasFatalFailure()) return;
+    other_ = ns_ + "-other";
+    ASSERT_EQ(cp().Kubectl({"create", "namespace", other_}).exit_code, 0);
+    queue_api_ = std::make_unique<QueueApiRegistration>(ns_);
+    metrics_ = FreePort();
+    controller_->Stop();
+    std::vector<std::string> args = queue_api_->ControllerArgs();
+    args.insert(args.end(), {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_), "--health-probe-bind-address=0"});
+    controller_ = std::make_unique<ControllerProcess>(args, "controller-queue");
+    controller_->Start();
+    ASSERT_TRUE(queue_api_->Register()) << cp().Kubectl({"get", "apiservice", "v1alpha1.queue.berth.dev", "-o", "yaml"}).out
+                                        << controller_->Log();
+  }
+  void TearDown() override {
+    queue_api_.reset();
+    cp().Kubectl({"delete", "runs", "--all", "-n", other_, "--wait=true", "--timeout=60s"});
+    cp().Kubectl({"delete", "namespace", other_, "--wait=false"});
+    cp().Kubectl({"delete", "clusterrolebinding,clusterrole", "run-lister-" + ns_, "--ignore-not-found"});
+    Tenant::TearDown();
+  }
+
+  // One busy slot; the tenant's run and another namespace's (ahead of it) wait.
+  void TwoWaitingRuns() {
+    Nodes("slot", 1, "4", "8Gi");
+    Fleet("slot", "slot");
+    Run("blocker");
+    ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
+    const std::string queued = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+    TenantRun("tenant-secret-run", queued);
+    CommandResult theirs = cp().Kubectl({"apply", "-n", other_, "-f", "-"},
+                                        "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: other-secret-run}\nspec:\n"
+                                        "  priority: 90\n" + queued +
+                                        "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+    ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+    // An auditor who may list runs (and teams) in every namespace, nothing else.
+    CommandResult cluster = cp().Kubectl({"apply", "-f", "-"}, R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: run-lister-)" + ns_ + R"(}
+rules: [{apiGroups: [berth.dev], resources: [runs, teams], verbs: [list]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: run-lister-)" + ns_ + R"(}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: run-lister-)" + ns_ + R"(}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: auditor}]
+)");
+    ASSERT_EQ(cluster.exit_code, 0) << cluster.err;
+  }
+
+  // namespace/name of the runs of the two namespaces in a queue answer, in order.
+  std::vector<std::string> Names(const std::string& body) {
+    std::vector<std::string> out;
+    auto doc = json::Parse(body);
+    const json::Value* items = doc.ok() ? json::Find(*doc, {"items"}) : nullptr;
+    if (items == nullptr || !items->IsArray()) return out;
+    for (const auto& it : items->GetArray()) {
+      const std::string n = json::GetString(it, "namespace");
+      if (n == ns_ || n == other_) out.push_back(n + "/" + json::GetString(it, "name"));
     }
-  } cleanup{other, "run-lister-" + ns_};
+    return out;
+  }
 
-  // One busy slot; the tenant's run and another team's (ahead of it) wait.
-  Nodes("slot", 1, "4", "8Gi");
-  Fleet("slot", "slot");
-  Run("blocker");
-  ASSERT_TRUE(WaitPhase("blocker", "Scheduled"));
-  const std::string queued = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
-  TenantRun("tenant-secret-run", queued);
-  CommandResult theirs = cp().Kubectl({"apply", "-n", other, "-f", "-"},
-                                      "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: other-secret-run}\nspec:\n"
-                                      "  priority: 90\n" + queued +
-                                      "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
-  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  std::string other_;
+  int metrics_ = 0;
+  std::unique_ptr<QueueApiRegistration> queue_api_;
+};
 
-  // Tokens: the tenant (a ServiceAccount with the tenant Role) and an auditor who may list runs
-  // in every namespace (a ClusterRole with list on runs, nothing else).
+// Through the API server, as each user (kubectl --as: the API server authenticates; berth sees
+// only the name it passes on): the tenant sees its own run at its global position, 403 for the
+// other namespace; a cluster-wide lister sees both; the admin too.
+TEST_F(TenantQueue, TheQueueShowsEachCallerOnlyTheRunsItMayList) {
+  TwoWaitingRuns();
+  if (HasFatalFailure()) return;
+  const std::vector<std::string> both = {other_ + "/other-secret-run", ns_ + "/tenant-secret-run"};
+  ASSERT_TRUE(Eventually([&] { return Names(queue_api_->GetRaw("/queue").out) == both; }))
+      << queue_api_->GetRaw("/queue").err << controller_->Log();
+  for (const std::string& path : std::vector<std::string>{"/queue", "/namespaces/" + ns_ + "/queue"}) {
+    SCOPED_TRACE(path);
+    CommandResult tenant = queue_api_->GetRaw(path, {"--as=tenant"});
+    EXPECT_EQ(tenant.exit_code, 0) << tenant.err;
+    EXPECT_EQ(Names(tenant.out), std::vector<std::string>{ns_ + "/tenant-secret-run"}) << tenant.out;
+    EXPECT_EQ(tenant.out.find("other-secret-run"), std::string::npos) << tenant.out;
+    EXPECT_EQ(tenant.out.find(other_), std::string::npos) << tenant.out;
+    auto doc = json::Parse(tenant.out);
+    ASSERT_TRUE(doc.ok()) << tenant.out;
+    EXPECT_EQ(json::GetInt(*json::Find(*doc, {"items"})->GetArray().Begin(), "position"), 2) << "a global position";
+  }
+  // The other namespace by name: 403, naming it.
+  CommandResult theirs = queue_api_->GetRaw("/namespaces/" + other_ + "/queue", {"--as=tenant"});
+  EXPECT_NE(theirs.exit_code, 0);
+  EXPECT_NE(theirs.err.find("tenant may not list runs.berth.dev in namespace " + other_), std::string::npos) << theirs.err;
+  EXPECT_EQ(theirs.err.find("other-secret-run"), std::string::npos) << theirs.err;
+  // Cluster-wide list: every run, for the auditor and the admin.
+  EXPECT_EQ(Names(queue_api_->GetRaw("/queue", {"--as=auditor"}).out), both);
+  EXPECT_EQ(Names(queue_api_->GetRaw("/namespaces/" + other_ + "/queue", {"--as=auditor"}).out),
+            std::vector<std::string>{other_ + "/other-secret-run"});
+  EXPECT_EQ(Names(queue_api_->GetRaw("/queue").out), both);
+  // Item 11: the teams and fleets summaries too (Teams' Conflict messages name namespaces): the
+  // tenant may not list teams or fleets: 403; the auditor may list teams.
+  for (const std::string path : {"/teams", "/fleets"}) {
+    CommandResult r = queue_api_->GetRaw(path, {"--as=tenant"});
+    EXPECT_NE(r.exit_code, 0) << path << ": " << r.out;
+    EXPECT_NE(r.err.find("tenant may not list " + path.substr(1) + ".berth.dev"), std::string::npos) << r.err;
+  }
+  CommandResult teams = queue_api_->GetRaw("/teams", {"--as=auditor"});
+  EXPECT_EQ(teams.exit_code, 0) << teams.err;
+  EXPECT_NE(teams.out.find("\"items\""), std::string::npos) << teams.out;
+  CommandResult fleets = queue_api_->GetRaw("/fleets");
+  EXPECT_EQ(fleets.exit_code, 0) << fleets.err;
+  EXPECT_NE(fleets.out.find("\"slot-" + ns_ + "\""), std::string::npos) << fleets.out;
+
+  // The metrics port takes no token and shows no queue, team or fleet any more: 401 with a
+  // sentence, with or without a token.
+  const std::string base = "http://127.0.0.1:" + std::to_string(metrics_);
+  for (const std::string route : {"/queue", "/api/queue", "/api/teams", "/api/fleets"}) {
+    SCOPED_TRACE(route);
+    int code = 0;
+    std::string body = HttpGet(base + route, &code);
+    EXPECT_EQ(code, 401) << body;
+    EXPECT_NE(body.find("through the Kubernetes API server"), std::string::npos) << body;
+    body = HttpGet(base + route, &code, cp().AdminToken());
+    EXPECT_EQ(code, 401) << body;
+    EXPECT_EQ(body.find("secret-run"), std::string::npos) << body;
+    EXPECT_EQ(body.find(other_), std::string::npos) << body;
+  }
+  // Nor a page that asks for a token, nor a route that acts with one: the dashboard is kubectl
+  // berth dashboard's (issue 44).
+  {
+    int code = 0;
+    std::string page = HttpGet(base + "/", &code);
+    EXPECT_EQ(code, 404) << page;
+    EXPECT_NE(page.find("kubectl berth dashboard"), std::string::npos) << page;
+    HttpGet(base + "/api/runs/" + ns_ + "/tenant-secret-run", &code, cp().AdminToken());
+    EXPECT_EQ(code, 404);
+  }
+  int code = 0;
+  std::string metrics = HttpGet(base + "/metrics", &code);
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(metrics.find("secret-run"), std::string::npos);
+}
+
+// berth's queue API port answers only the API server's proxy: a request straight to it, without a
+// client certificate, with a certificate of another CA (the cluster's client CA: an admin's
+// certificate), or with one the front-proxy CA signed for a name that is not allowed, is a 401,
+// whatever X-Remote-User / X-Remote-Group it forges. (A positive control: the API server's own
+// proxy certificate with the same headers is believed.)
+TEST_F(TenantQueue, ARequestStraightToBerthWithForgedFrontProxyHeadersIs401) {
+  TwoWaitingRuns();
+  if (HasFatalFailure()) return;
+  ASSERT_TRUE(Eventually([&] { return !Names(queue_api_->GetRaw("/queue").out).empty(); }));
+  // The serving certificate names the Service (berth-queue.NS.svc): curl is told its address.
+  const std::string name = "berth-queue." + ns_ + ".svc", port = std::to_string(queue_api_->port());
+  const std::string url = "https://" + name + ":" + port + "/apis/queue.berth.dev/v1alpha1/queue";
+  const std::string dir = cp().dir();
+  // A certificate the front-proxy CA signed for another name.
+  CommandResult made = RunCommand(
+      {"bash", "-c",
+       "set -e; cd \"$0\"; openssl req -newkey rsa:2048 -nodes -keyout intruder.key -out intruder.csr -subj /CN=intruder "
+       "2>/dev/null; printf 'extendedKeyUsage=clientAuth\\n' > intruder.ext; openssl x509 -req -in intruder.csr -CA "
+       "front-proxy-ca.crt -CAkey front-proxy-ca.key -CAcreateserial -out intruder.crt -days 1 -extfile intruder.ext 2>/dev/null",
+       dir});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  auto curl = [&](const std::vector<std::string>& cert) {
+    std::vector<std::string> argv = {"curl", "-s", "-m", "30", "--cacert", queue_api_->dir() + "/ca.crt",
+                                     "--resolve", name + ":" + port + ":" + queue_api_->host(), "-w", "\n%{http_code}",
+                                     "-H", "X-Remote-User: admin", "-H", "X-Remote-Group: system:masters", url};
+    argv.insert(argv.end(), cert.begin(), cert.end());
+    return RunCommand(argv).out;
+  };
+  const std::vector<std::pair<std::string, std::vector<std::string>>> refused = {
+      {"no client certificate", {}},
+      {"the cluster client CA's admin certificate", {"--cert", dir + "/client.crt", "--key", dir + "/client.key"}},
+      {"a front-proxy certificate for a name not allowed", {"--cert", dir + "/intruder.crt", "--key", dir + "/intruder.key"}},
+  };
+  for (const auto& [what, cert] : refused) {
+    SCOPED_TRACE(what);
+    const std::string out = curl(cert);
+    EXPECT_NE(out.find("\n401"), std::string::npos) << out;
+    EXPECT_EQ(out.find("secret-run"), std::string::npos) << out;
+  }
+  // The same headers with the API server's proxy certificate: believed (the admin sees both).
+  const std::string proxied = curl({"--cert", dir + "/front-proxy-client.crt", "--key", dir + "/front-proxy-client.key"});
+  EXPECT_NE(proxied.find("\n200"), std::string::npos) << proxied;
+  EXPECT_NE(proxied.find("tenant-secret-run"), std::string::npos) << proxied;
+}
+
+// No user credential reaches berth on the queue path: the controller logs (debug) the names of the
+// header fields of every queue API request and who the API server said asked. Asked through the
+// API server with a ServiceAccount token as bearer (the credential kubectl berth queue used to send
+// as X-Berth-Token), what arrived names the ServiceAccount and holds no Authorization header, no
+// X-Berth-Token, and the token nowhere in the log.
+TEST_F(TenantQueue, NoUserCredentialReachesTheController) {
+  TwoWaitingRuns();
+  if (HasFatalFailure()) return;
   Apply(R"(apiVersion: v1
 kind: ServiceAccount
 metadata: {name: tenant}
----
-apiVersion: v1
-kind: ServiceAccount
-metadata: {name: auditor}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -153,73 +315,25 @@ metadata: {name: tenant-sa}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}
 subjects: [{kind: ServiceAccount, name: tenant}]
 )");
-  CommandResult cluster = cp().Kubectl({"apply", "-f", "-"}, R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: run-lister-)" + ns_ + R"(}
-rules: [{apiGroups: [berth.dev], resources: [runs], verbs: [list]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: run-lister-)" + ns_ + R"(}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: run-lister-)" + ns_ + R"(}
-subjects: [{kind: ServiceAccount, name: auditor, namespace: )" + ns_ + R"(}]
-)");
-  ASSERT_EQ(cluster.exit_code, 0) << cluster.err;
-  auto token_of = [&](const std::string& sa) {
-    CommandResult t = Kubectl({"create", "token", sa});
-    EXPECT_EQ(t.exit_code, 0) << t.err;
-    return Trim(t.out);
-  };
-  const std::string tenant = token_of("tenant"), auditor = token_of("auditor");
-
-  // namespace/name of the runs of the two namespaces in an answer of `path`, in order.
-  auto names = [&](const std::string& path, const std::string& token, int* code) {
-    std::vector<std::string> out;
-    auto doc = json::Parse(HttpGet(base + path, code, token));
-    const json::Value* items = doc.ok() ? json::Find(*doc, {"items"}) : nullptr;
-    if (items == nullptr || !items->IsArray()) return out;
-    for (const auto& it : items->GetArray()) {
-      const std::string n = json::GetString(it, "namespace");
-      if (n == ns_ || n == other) out.push_back(n + "/" + json::GetString(it, "name"));
-    }
-    return out;
-  };
-  const std::vector<std::string> both = {other + "/other-secret-run", ns_ + "/tenant-secret-run"};
-  int code = 0;
-  ASSERT_TRUE(Eventually([&] { return names("/queue", cp().AdminToken(), &code) == both; }))
-      << HttpGet(base + "/queue", &code, cp().AdminToken());
-  for (const std::string route : {"/queue", "/api/queue"}) {
-    SCOPED_TRACE(route);
-    // The tenant: its own run only, at its global position.
-    EXPECT_EQ(names(route, tenant, &code), std::vector<std::string>{ns_ + "/tenant-secret-run"});
-    EXPECT_EQ(code, 200);
-    std::string body = HttpGet(base + route, &code, tenant);
-    EXPECT_EQ(body.find("other-secret-run"), std::string::npos) << body;
-    EXPECT_EQ(body.find(other), std::string::npos) << body;
-    // The other namespace by name: 403, naming it.
-    body = HttpGet(base + route + "?namespace=" + other, &code, tenant);
-    EXPECT_EQ(code, 403) << body;
-    EXPECT_NE(body.find("may not list runs.berth.dev in namespace " + other), std::string::npos) << body;
-    // Cluster-wide list: every run.
-    EXPECT_EQ(names(route, auditor, &code), both);
-    // No token, or a token the API server does not know: 401, no run.
-    body = HttpGet(base + route, &code);
-    EXPECT_EQ(code, 401) << body;
-    EXPECT_EQ(body.find("secret-run"), std::string::npos) << body;
-    body = HttpGet(base + route, &code, "made-up-token");
-    EXPECT_EQ(code, 401) << body;
-  }
-  // The token also counts when it comes as X-Berth-Token (through the API server's proxy).
-  CommandResult proxied = RunCommand({"curl", "-s", "-H", "X-Berth-Token: " + tenant, base + "/queue"});
-  EXPECT_NE(proxied.out.find("tenant-secret-run"), std::string::npos) << proxied.out;
-  EXPECT_EQ(proxied.out.find("other-secret-run"), std::string::npos) << proxied.out;
-  // What stays open names no run and no other namespace.
-  for (const std::string path : {"/metrics", "/api/fleets"}) {
-    std::string body = HttpGet(base + path, &code);
-    EXPECT_EQ(code, 200) << path;
-    EXPECT_EQ(body.find("secret-run"), std::string::npos) << path << ":\n" << body;
-    EXPECT_EQ(body.find(other), std::string::npos) << path << ":\n" << body;
-  }
+  CommandResult t = Kubectl({"create", "token", "tenant"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const std::string token = Trim(t.out);
+  const std::string user = "system:serviceaccount:" + ns_ + ":tenant";
+  std::string out;
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = queue_api_->GetRaw("/namespaces/" + ns_ + "/queue", {"--token=" + token});
+    out = r.out + r.err;
+    return Names(r.out) == std::vector<std::string>{ns_ + "/tenant-secret-run"};
+  })) << out;
+  const std::string log = controller_->Log();
+  size_t at = log.find("queue API: GET /apis/queue.berth.dev/v1alpha1/namespaces/" + ns_ + "/queue as " + user);
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find("x-remote-user"), std::string::npos) << line;
+  EXPECT_EQ(line.find("authorization"), std::string::npos) << line;
+  EXPECT_EQ(line.find("x-berth-token"), std::string::npos) << line;
+  EXPECT_EQ(log.find(token), std::string::npos) << "the token reached the controller's log";
+  EXPECT_EQ(log.find(token.substr(0, 12)), std::string::npos);
 }
 
 // Item 4: a multi-node run whose name is not a DNS-1035 label cannot have its headless Service.

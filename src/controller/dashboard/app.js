@@ -4,10 +4,11 @@
 // also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
 //
 // Identity: the viewer's own Kubernetes token (typed into the page, kept in sessionStorage
-// only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (the queue,
-// which shows the runs the token may list; a run's details and logs, a priority change,
-// stop/suspend/resume) and on no other; with no token the page sends none, so a proxy in
-// front can add its own. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
+// only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (a run's
+// details and logs, a priority change, stop/suspend/resume) and on no other (never the queue,
+// fleets or teams: issue 44); with no token the page sends none, so a proxy in front can add its
+// own. Under `kubectl berth dashboard` no token is needed: that server makes every request with
+// the user's own kubeconfig. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
 'use strict';
 
 (function () {
@@ -330,10 +331,12 @@
     if (document.activeElement !== input) input.value = ns;
     let data;
     try {
-      // The controller shows the runs of the namespaces the viewer's token may list runs in.
-      data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`, { auth: true });
+      // No token with the queue (issue 44): berth learns who asks from the API server. Under
+      // kubectl berth dashboard the queue comes from berth's queue API with the user's own
+      // kubeconfig; the controller's own port answers 401 unless it runs with --queue-auth=false.
+      data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`);
     } catch (err) {
-      if (err.status === 401) err.message += '. Enter a Kubernetes token that may list runs.';
+      if (err.status === 401) err.message += '. Open the dashboard with kubectl berth dashboard.';
       throw err;
     }
     if (!isCurrent(route)) return;
@@ -766,6 +769,14 @@
     });
     window.addEventListener('hashchange', () => { hideNotice(); showRoute(); });
     showTokenState();
+    // Under kubectl berth dashboard every request is made with the user's own kubeconfig: no
+    // token form (issue 44). The controller's own port (local tests only) has no such route.
+    api('api/session').then((s) => {
+      if (s && s.identity === 'kubeconfig') {
+        setToken('');
+        $('token-form').style.display = 'none';
+      }
+    }).catch(() => {});
     showRoute();
   }
 

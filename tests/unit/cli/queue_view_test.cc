@@ -121,15 +121,12 @@ TEST(QueueViewTest, TeamsOfNamespaces) {
   EXPECT_TRUE(TeamsOfNamespaces({}).empty());
 }
 
-TEST(QueueViewTest, ProxyPath) {
-  EXPECT_EQ(QueueProxyPath("berth-system", "berth-controller", "", 0),
-            "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue");
-  EXPECT_EQ(QueueProxyPath("ops", "berth", "ml", 0), "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?namespace=ml");
-  EXPECT_EQ(QueueProxyPath("ops", "berth", "ml", 20),
-            "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?namespace=ml&limit=20");
-  EXPECT_EQ(QueueProxyPath("ops", "berth", "", 5), "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?limit=5");
-  EXPECT_EQ(QueueProxyPath("ops", "berth", "", 0, "500"),
-            "/api/v1/namespaces/ops/services/http:berth:http/proxy/queue?continue=500");
+TEST(QueueViewTest, ApiPath) {
+  EXPECT_EQ(QueueApiPath("", 0), "/apis/queue.berth.dev/v1alpha1/queue");
+  EXPECT_EQ(QueueApiPath("ml", 0), "/apis/queue.berth.dev/v1alpha1/namespaces/ml/queue");
+  EXPECT_EQ(QueueApiPath("ml", 20), "/apis/queue.berth.dev/v1alpha1/namespaces/ml/queue?limit=20");
+  EXPECT_EQ(QueueApiPath("", 5), "/apis/queue.berth.dev/v1alpha1/queue?limit=5");
+  EXPECT_EQ(QueueApiPath("", 0, "500"), "/apis/queue.berth.dev/v1alpha1/queue?continue=500");
 }
 
 TEST(QueueViewTest, Table) {
@@ -188,66 +185,51 @@ TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
     std::function<void(FakeTransport&)> script;
     bool ok;
     std::string error;
+    int code = 0;
   };
-  const std::string unreachable =
-      "the berth controller is not reachable through the API server (service berth-system/berth-controller): ";
+  const std::string api = "the queue API (APIService v1alpha1.queue.berth.dev)";
   const std::vector<Case> cases = {
       {"answer", [](FakeTransport& t) { t.Push(200, kQueueJson); }, true, ""},
-      {"no service",
-       [](FakeTransport& t) { t.Push(404, StatusBody(404, "NotFound", "services \"berth-controller\" not found")); },
-       false, unreachable + "404 NotFound: services \"berth-controller\" not found"},
-      {"no endpoints",
-       [](FakeTransport& t) {
-         t.Push(503, StatusBody(503, "ServiceUnavailable", "no endpoints available for service \"berth-controller\""));
-       },
-       false, unreachable + "503 ServiceUnavailable: no endpoints available for service \"berth-controller\""},
-      {"refused",
-       [](FakeTransport& t) {
-         t.Push(503, StatusBody(503, "ServiceUnavailable",
-                                "error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused"));
-       },
-       false, unreachable + "503 ServiceUnavailable: error trying to reach service: dial tcp"},
-      {"controller down (the proxy's own text)",
-       [](FakeTransport& t) {
-         t.Push(500, "error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused");
-       },
-       false, unreachable + "500 error trying to reach service: dial tcp 10.213.0.2:8080: connect: connection refused"},
-      {"controller without /queue", [](FakeTransport& t) { t.Push(404, "404 page not found\n"); }, false,
-       unreachable + "404 404 page not found"},
-      {"forbidden",
+      {"no APIService",
+       [](FakeTransport& t) { t.Push(404, StatusBody(404, "NotFound", "the server could not find the requested resource")); },
+       false, "the API server does not serve " + api + ": is berth installed with its chart?", 404},
+      {"APIService unavailable",
+       [](FakeTransport& t) { t.Push(503, StatusBody(503, "ServiceUnavailable", "service unavailable")); }, false,
+       api + " did not answer through the API server: 503 ServiceUnavailable: service unavailable", 503},
+      {"the proxy's own text",
+       [](FakeTransport& t) { t.Push(502, "error trying to reach service: dial tcp 10.213.0.2:8443: connect: connection refused"); },
+       false, api + " did not answer through the API server: 502 error trying to reach service", 502},
+      {"forbidden by RBAC",
        [](FakeTransport& t) {
          t.Push(403, StatusBody(403, "Forbidden",
-                                "services \"http:berth-controller:http\" is forbidden: User \"bob\" cannot get resource "
-                                "\"services/proxy\" in API group \"\" in the namespace \"berth-system\""));
+                                "queue.queue.berth.dev is forbidden: User \"bob\" cannot list resource \"queue\" in API "
+                                "group \"queue.berth.dev\" in the namespace \"ml\""));
        },
-       false, "services \"http:berth-controller:http\" is forbidden: User \"bob\" cannot get resource \"services/proxy\""},
+       false, "queue.queue.berth.dev is forbidden: User \"bob\" cannot list resource \"queue\"", 403},
+      {"berth: may not list runs there",
+       [](FakeTransport& t) { t.Push(403, StatusBody(403, "Forbidden", "bob may not list runs.berth.dev in namespace ml")); },
+       false, "bob may not list runs.berth.dev in namespace ml", 403},
       {"unauthorized", [](FakeTransport& t) { t.Push(401, StatusBody(401, "Unauthorized", "Unauthorized")); }, false,
-       "the API server did not accept the credentials (401 Unauthorized)"},
-      // The controller's own refusals (issue 29, 8): text, not a Status.
-      {"the controller wants a token",
-       [](FakeTransport& t) { t.Push(401, "the queue shows the runs your bearer token may list: send it\n"); }, false,
-       "the berth controller (service berth-system/berth-controller) refused: the queue shows the runs your bearer "
-       "token may list: send it"},
-      {"the token may not list runs there",
-       [](FakeTransport& t) { t.Push(403, "your bearer token may not list runs.berth.dev in namespace ml\n"); }, false,
-       "the berth controller (service berth-system/berth-controller) refused: your bearer token may not list "
-       "runs.berth.dev in namespace ml"},
+       "the API server did not accept the credentials (401 Unauthorized)", 401},
       {"api server down", [](FakeTransport& t) { t.PushNoAnswer("connection refused"); }, false,
        "cannot reach the API server at https://k:6443: connection refused"},
       {"not a queue", [](FakeTransport& t) { t.Push(200, "<html>hello</html>"); }, false,
-       "the answer of the berth controller (service berth-system/berth-controller) is not a queue"},
+       "the answer of " + api + " is not a queue"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     FakeTransport t;
     c.script(t);
-    auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "ml", 0);
+    auto q = FetchQueue(t, "https://k:6443", "ml", 0);
     ASSERT_EQ(t.requests.size(), 1u);  // one request: no retries hide an unreachable controller
     EXPECT_EQ(t.requests[0].method, "GET");
-    EXPECT_EQ(t.requests[0].path, "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue?namespace=ml");
+    EXPECT_EQ(t.requests[0].path, "/apis/queue.berth.dev/v1alpha1/namespaces/ml/queue");
     EXPECT_EQ(q.ok(), c.ok) << q.status().message();
     if (!c.ok) {
       EXPECT_THAT(q.status().message(), HasSubstr(c.error));
+      if (c.code != 0) {
+        EXPECT_EQ(q.status().code(), c.code);
+      }
     }
   }
 }
@@ -255,12 +237,13 @@ TEST(QueueViewTest, FetchMapsEveryAnswerToASentence) {
 // Issue 29 (10): the controller answers one page at a time; `kubectl berth queue` reads every page
 // (or as many as --limit needs), following "continue".
 TEST(QueueViewTest, EveryPageIsReadFollowingContinue) {
-  const std::string base = "/api/v1/namespaces/berth-system/services/http:berth-controller:http/proxy/queue";
+  const std::string base = "/apis/queue.berth.dev/v1alpha1/queue";
+  const std::string ml = "/apis/queue.berth.dev/v1alpha1/namespaces/ml/queue";
   FakeTransport t;
   t.Push(200, R"({"generatedAt":"2026-11-21T20:00:00Z","total":5,"items":[{"position":1,"name":"a"},{"position":2,"name":"b"}],"continue":"2"})");
   t.Push(200, R"({"generatedAt":"2026-11-21T20:00:01Z","total":5,"items":[{"position":3,"name":"c"},{"position":4,"name":"d"}],"continue":"4"})");
   t.Push(200, R"({"generatedAt":"2026-11-21T20:00:02Z","total":5,"items":[{"position":5,"name":"e"}]})");
-  auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  auto q = FetchQueue(t, "https://k:6443", "", 0);
   ASSERT_TRUE(q.ok()) << q.status().message();
   ASSERT_EQ(t.requests.size(), 3u);
   EXPECT_EQ(t.requests[0].path, base);
@@ -275,46 +258,44 @@ TEST(QueueViewTest, EveryPageIsReadFollowingContinue) {
   FakeTransport l;
   l.Push(200, R"({"total":5,"items":[{"position":1,"name":"a"},{"position":2,"name":"b"}],"continue":"2"})");
   l.Push(200, R"({"total":5,"items":[{"position":3,"name":"c"}],"continue":"3"})");
-  q = FetchQueue(l, "https://k:6443", "berth-system", "berth-controller", "ml", 3);
+  q = FetchQueue(l, "https://k:6443", "ml", 3);
   ASSERT_TRUE(q.ok()) << q.status().message();
   ASSERT_EQ(l.requests.size(), 2u);
-  EXPECT_EQ(l.requests[0].path, base + "?namespace=ml&limit=3");
-  EXPECT_EQ(l.requests[1].path, base + "?namespace=ml&limit=1&continue=2");
+  EXPECT_EQ(l.requests[0].path, ml + "?limit=3");
+  EXPECT_EQ(l.requests[1].path, ml + "?limit=1&continue=2");
   EXPECT_EQ(q->items.size(), 3u);
 
   // A token that repeats is not followed again.
   FakeTransport r;
   r.Push(200, R"({"total":9,"items":[{"position":1,"name":"a"}],"continue":"1"})");
   r.Push(200, R"({"total":9,"items":[{"position":1,"name":"a"}],"continue":"1"})");
-  q = FetchQueue(r, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  q = FetchQueue(r, "https://k:6443", "", 0);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(r.requests.size(), 2u);
 }
 
-// Issue 29 (8): the user's token goes to the controller a second time as X-Berth-Token (the API
-// server's service proxy removes the Authorization header it authenticated); none without one.
-TEST(QueueViewTest, TheUsersTokenIsSentAsXBerthToken) {
+// Issue 44 (4), formerly TheUsersTokenIsSentAsXBerthToken: the queue is read with the transport's
+// own credentials (the user's kubeconfig, which authenticates to the API server only): no request
+// carries another header or a token of its own; nothing is sent as X-Berth-Token.
+TEST(QueueViewTest, NoCredentialIsSentBesidesTheTransportsOwn) {
   FakeTransport t;
   t.Push(200, R"({"total":3,"items":[{"position":1,"name":"a"}],"continue":"1"})");
   t.Push(200, R"({"total":3,"items":[{"position":2,"name":"b"}]})");
-  auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "", 0, 5, "alice-token");
+  auto q = FetchQueue(t, "https://k:6443", "", 0, 5);
   ASSERT_TRUE(q.ok()) << q.status().message();
   ASSERT_EQ(t.requests.size(), 2u);
   for (const auto& req : t.requests) {
-    EXPECT_EQ(req.headers, (std::vector<std::pair<std::string, std::string>>{{"X-Berth-Token", "alice-token"}}));
+    EXPECT_TRUE(req.headers.empty());
     EXPECT_EQ(req.bearer_token, "");  // the transport's own credentials authenticate to the API server
+    EXPECT_EQ(req.path.rfind("/apis/queue.berth.dev/v1alpha1/queue", 0), 0u) << req.path;
   }
-  FakeTransport none;
-  none.Push(200, R"({"total":0,"items":[]})");
-  ASSERT_TRUE(FetchQueue(none, "https://k:6443", "berth-system", "berth-controller", "", 0).ok());
-  EXPECT_TRUE(none.requests[0].headers.empty());
 }
 
 TEST(QueueViewTest, StandbyAnswersAreAskedAgain) {
   FakeTransport t;
   t.Push(200, R"({"leader":false,"generatedAt":"2026-11-21T20:00:00Z","total":0,"items":[]})");
   t.Push(200, R"({"leader":true,"generatedAt":"2026-11-21T20:00:00Z","total":3,"items":[{"position":1,"name":"a"}]})");
-  auto q = FetchQueue(t, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  auto q = FetchQueue(t, "https://k:6443", "", 0);
   ASSERT_TRUE(q.ok()) << q.status().message();
   EXPECT_EQ(t.requests.size(), 2u);
   ASSERT_EQ(q->items.size(), 1u);
@@ -322,17 +303,16 @@ TEST(QueueViewTest, StandbyAnswersAreAskedAgain) {
 
   FakeTransport standby;
   for (int i = 0; i < 3; ++i) standby.Push(200, R"({"leader":false,"total":0,"items":[]})");
-  auto none = FetchQueue(standby, "https://k:6443", "berth-system", "berth-controller", "", 0, /*standby_tries=*/3);
+  auto none = FetchQueue(standby, "https://k:6443", "", 0, /*standby_tries=*/3);
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(standby.requests.size(), 3u);
   EXPECT_THAT(none.status().message(),
-              HasSubstr("only standby replicas of the berth controller answered through the API server (service "
-                        "berth-system/berth-controller, 3 tries)"));
+              HasSubstr("only standby replicas of the berth controller answered through the API server (3 tries)"));
 
   // No "leader" field (a controller without leader election): the answer is the queue.
   FakeTransport plain;
   plain.Push(200, R"({"total":0,"items":[]})");
-  auto empty = FetchQueue(plain, "https://k:6443", "berth-system", "berth-controller", "", 0);
+  auto empty = FetchQueue(plain, "https://k:6443", "", 0);
   ASSERT_TRUE(empty.ok());
   EXPECT_FALSE(empty->leader.has_value());
   EXPECT_EQ(plain.requests.size(), 1u);

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "controller/dashboard_api.h"
 #include "controller/dashboard_assets.h"
 #include "controller/dashboard_request.h"
+#include "controller/front_proxy.h"
 #include "controller/http_server.h"
 #include "k8s/clock.h"
 #include "k8s/json.h"
@@ -473,6 +475,51 @@ TEST_F(DashboardTest, RunDetailReadsWithTheViewersToken) {
   EXPECT_EQ(reqs[1].bearer_token, "viewer-token");
 }
 
+// Issue 44 (4): kubectl berth dashboard's mode: the client holds the user's own credentials; no
+// request needs a token, none is read from the page's request (a token sent anyway is not used),
+// and the queue, fleets, teams and a namespace's cap come from the sources given.
+TEST_F(DashboardTest, LocalModeActsWithTheUsersOwnClientAndNoToken) {
+  LocalSources sources;
+  int queue_asks = 0;
+  sources.queue = [&](const HttpRequestView&) {
+    ++queue_asks;
+    return HttpReply{200, "application/json", R"({"items":[]})", {}};
+  };
+  sources.fleets = [] { return HttpReply{200, "application/json", R"({"items":[{"name":"f"}]})", {}}; };
+  sources.teams = [] { return HttpReply{403, "application/json", R"({"error":"may not list teams"})", {}}; };
+  sources.cap_of = [](const std::string&) { return std::optional<reconcilers::PriorityCap>(); };
+  DashboardApi local(client_, std::move(sources));
+  HttpServer server("0");
+  local.Register(server);
+  EXPECT_EQ(server.Dispatch(Get("/api/session")).body, R"({"identity":"kubeconfig"})");
+  EXPECT_EQ(server.Dispatch(Get("/api/queue")).status, 200);
+  EXPECT_EQ(queue_asks, 1);
+  EXPECT_EQ(local.Fleets().body, R"({"items":[{"name":"f"}]})");
+  EXPECT_EQ(local.Teams().status, 403);
+
+  transport_->Push(200, R"({"kind":"Run","metadata":{"name":"train","namespace":"ml"}})");
+  transport_->Push(200, R"({"kind":"EventList","items":[]})");
+  HttpReply detail = local.RunDetail(Get("/api/runs/ml/train"), "ml", "train");  // no token
+  EXPECT_EQ(detail.status, 200) << detail.body;
+  // A priority change with the cross-site checks but no token; one sent anyway is not used.
+  transport_->Push(200, R"({"metadata":{"generation":3}})");
+  HttpRequestView write = GoodRequest();
+  write.headers.erase("authorization");
+  HttpReply changed = local.SetPriority(write, "ml", "train");
+  EXPECT_EQ(changed.status, 200) << changed.body;
+  transport_->Push(200, R"({"metadata":{"generation":4}})");
+  EXPECT_EQ(local.SetPriority(GoodRequest(), "ml", "train").status, 200);
+  for (const auto& req : transport_->requests()) EXPECT_EQ(req.bearer_token, "") << req.method << " " << req.path;
+  // The cross-site checks still hold.
+  HttpRequestView forged = GoodRequest();
+  forged.headers.erase("x-berth-csrf");
+  EXPECT_EQ(local.SetPriority(forged, "ml", "train").status, 403);
+  // The controller's own mode says "token".
+  HttpServer own("0");
+  api_.Register(own);
+  EXPECT_EQ(own.Dispatch(Get("/api/session")).body, R"({"identity":"token"})");
+}
+
 TEST_F(DashboardTest, RunDetailPassesNotFoundThrough) {
   transport_->Push(404, StatusBody(404, "NotFound", R"(runs.berth.dev "nope" not found)"));
   HttpRequestView req = Get("/api/runs/ml/nope");
@@ -784,7 +831,8 @@ TEST_F(DashboardTest, ActionPathsAndMethods) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Who may see which runs of the queue (issue 29, 8): SelfSubjectAccessReviews with the caller's token
+// Who may see which runs of the queue (issue 29, 8; issue 44, 4 and 11): SubjectAccessReviews about
+// the user the API server's front proxy names, asked in berth's own name.
 
 class AccessReviewTest : public ::testing::Test {
  protected:
@@ -795,10 +843,16 @@ class AccessReviewTest : public ::testing::Test {
     client_->SetMaxRetries(0);
   }
   void Answer(bool allowed) {
-    transport_->Push(201, std::string(R"({"kind":"SelfSubjectAccessReview","status":{"allowed":)") +
+    transport_->Push(201, std::string(R"({"kind":"SubjectAccessReview","status":{"allowed":)") +
                               (allowed ? "true" : "false") + "}}");
   }
   static AccessQuestion ListRuns(const std::string& ns) { return AccessQuestion{"berth.dev", "runs", "list", ns}; }
+  static UserInfo User(const std::string& name, std::vector<std::string> groups = {"system:authenticated"}) {
+    UserInfo u;
+    u.name = name;
+    u.groups = std::move(groups);
+    return u;
+  }
 
   k8s::FakeClock clock_;
   std::shared_ptr<ScriptedTransport> transport_;
@@ -806,25 +860,32 @@ class AccessReviewTest : public ::testing::Test {
   AccessReview reviews_;
 };
 
-TEST_F(AccessReviewTest, NoTokenIsRefusedWithoutAnApiCall) {
-  auto r = reviews_.Allowed("", ListRuns("ml"));
+TEST_F(AccessReviewTest, NoUserIsRefusedWithoutAnApiCall) {
+  auto r = reviews_.Allowed(UserInfo{}, ListRuns("ml"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), 401);
   EXPECT_TRUE(transport_->requests().empty());
 }
 
-TEST_F(AccessReviewTest, AsksWithTheCallersTokenAndKeepsTheAnswerForItsTtl) {
+TEST_F(AccessReviewTest, AsksASubjectAccessReviewAboutTheUserAndKeepsTheAnswerForItsTtl) {
   Answer(true);
-  auto r = reviews_.Allowed("alice-token", ListRuns("ml"));
+  UserInfo alice = User("alice", {"team-a", "system:authenticated"});
+  alice.uid = "u-1";
+  alice.extra["scopes.example.com/x"] = {"a", "b"};
+  auto r = reviews_.Allowed(alice, ListRuns("ml"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(*r);
   ASSERT_EQ(transport_->requests().size(), 1u);
   const k8s::HttpRequest req = transport_->requests()[0];
   EXPECT_EQ(req.method, "POST");
-  EXPECT_EQ(req.path, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
-  EXPECT_EQ(req.bearer_token, "alice-token");
+  EXPECT_EQ(req.path, "/apis/authorization.k8s.io/v1/subjectaccessreviews");
+  EXPECT_EQ(req.bearer_token, "");  // berth's own identity (its client), never the user's
   json::Document body = MustParse(req.body);
-  EXPECT_EQ(json::GetString(body, "kind"), "SelfSubjectAccessReview");
+  EXPECT_EQ(json::GetString(body, "kind"), "SubjectAccessReview");
+  EXPECT_EQ(json::GetString(*json::Find(body, {"spec"}), "user"), "alice");
+  EXPECT_EQ(json::GetString(*json::Find(body, {"spec"}), "uid"), "u-1");
+  EXPECT_EQ(json::Serialize(*json::Find(body, {"spec", "groups"})), R"(["team-a","system:authenticated"])");
+  EXPECT_EQ(json::Serialize(*json::Find(body, {"spec", "extra"})), R"({"scopes.example.com/x":["a","b"]})");
   const json::Value* attrs = json::Find(body, {"spec", "resourceAttributes"});
   ASSERT_NE(attrs, nullptr);
   EXPECT_EQ(json::GetString(*attrs, "group"), "berth.dev");
@@ -832,49 +893,73 @@ TEST_F(AccessReviewTest, AsksWithTheCallersTokenAndKeepsTheAnswerForItsTtl) {
   EXPECT_EQ(json::GetString(*attrs, "verb"), "list");
   EXPECT_EQ(json::GetString(*attrs, "namespace"), "ml");
 
-  // Kept: the same token and question are not asked again within the TTL.
+  // Kept: the same user and question are not asked again within the TTL.
   clock_.Advance(std::chrono::seconds(9));
-  EXPECT_TRUE(*reviews_.Allowed("alice-token", ListRuns("ml")));
+  EXPECT_TRUE(*reviews_.Allowed(alice, ListRuns("ml")));
   EXPECT_EQ(transport_->requests().size(), 1u);
-  // Another token or another question is asked; cluster-wide has no namespace.
+  // Another user, the same name in other groups, or another question is asked; cluster-wide has
+  // no namespace.
   Answer(false);
-  EXPECT_FALSE(*reviews_.Allowed("bob-token", ListRuns("ml")));
+  EXPECT_FALSE(*reviews_.Allowed(User("bob"), ListRuns("ml")));
   Answer(false);
-  EXPECT_FALSE(*reviews_.Allowed("alice-token", ListRuns("")));
-  ASSERT_EQ(transport_->requests().size(), 3u);
-  EXPECT_EQ(json::Find(MustParse(transport_->requests()[2].body), {"spec", "resourceAttributes", "namespace"}), nullptr);
+  EXPECT_FALSE(*reviews_.Allowed(User("alice"), ListRuns("ml")));
+  Answer(false);
+  EXPECT_FALSE(*reviews_.Allowed(alice, ListRuns("")));
+  ASSERT_EQ(transport_->requests().size(), 4u);
+  EXPECT_EQ(json::Find(MustParse(transport_->requests()[3].body), {"spec", "resourceAttributes", "namespace"}), nullptr);
   // After the TTL a revoked right shows.
   clock_.Advance(std::chrono::seconds(2));
   Answer(false);
-  EXPECT_FALSE(*reviews_.Allowed("alice-token", ListRuns("ml")));
-  EXPECT_EQ(transport_->requests().size(), 4u);
+  EXPECT_FALSE(*reviews_.Allowed(alice, ListRuns("ml")));
+  EXPECT_EQ(transport_->requests().size(), 5u);
 }
 
-TEST_F(AccessReviewTest, ErrorsAreNotKeptAndTheCacheIsBounded) {
-  transport_->Push(401, StatusBody(401, "Unauthorized", "Unauthorized"));
-  auto refused = reviews_.Allowed("stale-token", ListRuns("ml"));
+TEST_F(AccessReviewTest, ErrorsAreNotKeptAndSayWhatBerthLacks) {
+  transport_->Push(403, StatusBody(403, "Forbidden", "cannot create resource \"subjectaccessreviews\""));
+  auto refused = reviews_.Allowed(User("alice"), ListRuns("ml"));
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), 401);
+  EXPECT_EQ(refused.status().code(), 502);
+  EXPECT_THAT(refused.status().message(), HasSubstr("berth's ServiceAccount needs create on subjectaccessreviews"));
   transport_->PushNoAnswer();
-  EXPECT_FALSE(reviews_.Allowed("stale-token", ListRuns("ml")).ok());
+  EXPECT_EQ(reviews_.Allowed(User("alice"), ListRuns("ml")).status().code(), 502);
   EXPECT_EQ(reviews_.cached(), 0u);
-  // Forbidden to ask at all (no selfsubjectaccessreviews right): not allowed, kept.
-  transport_->Push(403, StatusBody(403, "Forbidden", "forbidden"));
-  auto forbidden = reviews_.Allowed("t0", ListRuns("ml"));
-  ASSERT_TRUE(forbidden.ok());
-  EXPECT_FALSE(*forbidden);
+}
+
+// Issue 44 (11): a full cache forgets the least recently used answer, not every answer: a caller
+// who keeps asking new questions does not make the others' answers go.
+TEST_F(AccessReviewTest, AFullCacheForgetsTheLeastRecentlyUsedAnswer) {
   AccessReview small(client_, clock_, std::chrono::seconds(10), 3);
-  for (int i = 1; i < 10; ++i) {
+  for (const char* ns : {"a", "b", "c"}) {
     Answer(true);
-    ASSERT_TRUE(small.Allowed("t" + std::to_string(i), ListRuns("ml")).ok());
-    EXPECT_LE(small.cached(), 3u);
+    ASSERT_TRUE(small.Allowed(User("alice"), ListRuns(ns)).ok());
+  }
+  EXPECT_EQ(small.cached(), 3u);
+  // "a" used again: now the most recent; "b" is the least recently used.
+  ASSERT_TRUE(*small.Allowed(User("alice"), ListRuns("a")));
+  EXPECT_EQ(transport_->requests().size(), 3u);
+  Answer(true);
+  ASSERT_TRUE(small.Allowed(User("mallory"), ListRuns("x")).ok());  // makes room: "b" goes
+  EXPECT_EQ(small.cached(), 3u);
+  EXPECT_EQ(transport_->requests().size(), 4u);
+  // "a" and "c" are still kept (no request); "b" is asked again.
+  ASSERT_TRUE(*small.Allowed(User("alice"), ListRuns("a")));
+  ASSERT_TRUE(*small.Allowed(User("alice"), ListRuns("c")));
+  EXPECT_EQ(transport_->requests().size(), 4u);
+  Answer(true);
+  ASSERT_TRUE(*small.Allowed(User("alice"), ListRuns("b")));
+  EXPECT_EQ(transport_->requests().size(), 5u);
+  // A caller asking many questions keeps the cache at its bound and evicts one at a time.
+  for (int i = 0; i < 10; ++i) {
+    Answer(false);
+    ASSERT_TRUE(small.Allowed(User("mallory"), ListRuns("n" + std::to_string(i))).ok());
+    EXPECT_EQ(small.cached(), 3u);
   }
 }
 
-TEST_F(AccessReviewTest, TheQueueShowsTheNamespacesTheTokenMayListRunsIn) {
+TEST_F(AccessReviewTest, TheQueueShowsTheNamespacesTheUserMayListRunsIn) {
   // Cluster-wide: everything, one review.
   Answer(true);
-  auto all = QueueScopeFor(reviews_, "admin", "", {"a", "b"});
+  auto all = QueueScopeFor(reviews_, User("admin"), "", {"a", "b"});
   ASSERT_TRUE(all.ok());
   EXPECT_TRUE(all->all);
   EXPECT_EQ(transport_->requests().size(), 1u);
@@ -882,26 +967,119 @@ TEST_F(AccessReviewTest, TheQueueShowsTheNamespacesTheTokenMayListRunsIn) {
   Answer(false);
   Answer(true);
   Answer(false);
-  auto tenant = QueueScopeFor(reviews_, "tenant", "", {"a", "b"});
+  auto tenant = QueueScopeFor(reviews_, User("tenant"), "", {"a", "b"});
   ASSERT_TRUE(tenant.ok());
   EXPECT_FALSE(tenant->all);
   EXPECT_TRUE(tenant->Shows("a"));
   EXPECT_FALSE(tenant->Shows("b"));
   // Asking for b by name: 403 with a sentence (the answers are kept: no API call).
-  auto b = QueueScopeFor(reviews_, "tenant", "b", {"b"});
+  auto b = QueueScopeFor(reviews_, User("tenant"), "b", {"b"});
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), 403);
-  EXPECT_EQ(b.status().message(), "your bearer token may not list runs.berth.dev in namespace b");
+  EXPECT_EQ(b.status().message(), "tenant may not list runs.berth.dev in namespace b");
   EXPECT_EQ(transport_->requests().size(), 4u);
-  // No token, a refused token: 401; no answer: 502.
-  auto none = QueueScopeFor(reviews_, "", "", {"a"});
-  ASSERT_FALSE(none.ok());
-  EXPECT_EQ(none.status().code(), 401);
-  EXPECT_THAT(none.status().message(), HasSubstr("X-Berth-Token"));
-  transport_->Push(401, StatusBody(401, "Unauthorized", "Unauthorized"));
-  EXPECT_EQ(QueueScopeFor(reviews_, "stale", "", {"a"}).status().code(), 401);
+  // No user: 401; no answer: 502.
+  EXPECT_EQ(QueueScopeFor(reviews_, UserInfo{}, "", {"a"}).status().code(), 401);
   transport_->PushNoAnswer();
-  EXPECT_EQ(QueueScopeFor(reviews_, "other", "", {"a"}).status().code(), 502);
+  EXPECT_EQ(QueueScopeFor(reviews_, User("other"), "", {"a"}).status().code(), 502);
+}
+
+// Issue 44 (11): one request reviews at most kMaxReviewedNamespaces namespaces one by one; with
+// more in the queue, a caller who may not list runs cluster-wide gets a 403 that says to ask for
+// one namespace (which costs one review), and no more than the one cluster-wide review was made.
+TEST_F(AccessReviewTest, OneRequestReviewsAtMostTheCappedNumberOfNamespaces) {
+  std::set<std::string> present;
+  for (size_t i = 0; i < kMaxReviewedNamespaces; ++i) present.insert("ns-" + std::to_string(i));
+  Answer(false);  // cluster-wide
+  for (size_t i = 0; i < kMaxReviewedNamespaces; ++i) Answer(i == 7);
+  auto at_cap = QueueScopeFor(reviews_, User("tenant"), "", present);
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status().ToString();
+  EXPECT_EQ(at_cap->namespaces.size(), 1u);
+  EXPECT_EQ(transport_->requests().size(), 1 + kMaxReviewedNamespaces);
+
+  present.insert("one-more");
+  Answer(false);  // cluster-wide, for another user
+  auto over = QueueScopeFor(reviews_, User("tenant2"), "", present);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), 403);
+  EXPECT_THAT(over.status().message(), HasSubstr("berth checks at most 256 namespaces one by one"));
+  EXPECT_THAT(over.status().message(), HasSubstr("ask for one namespace"));
+  EXPECT_EQ(transport_->requests().size(), 2 + kMaxReviewedNamespaces);
+  // A cluster-wide lister is not capped.
+  Answer(true);
+  auto admin = QueueScopeFor(reviews_, User("admin"), "", present);
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->all);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The front proxy's identity (issue 44, 4)
+
+FrontProxyConfig ProxyConfig() {
+  FrontProxyConfig c;
+  c.client_ca_pem = "pem";
+  c.allowed_names = {"front-proxy-client"};
+  c.username_headers = {"x-remote-user"};
+  c.uid_headers = {"x-remote-uid"};
+  c.group_headers = {"x-remote-group"};
+  c.extra_prefixes = {"x-remote-extra-"};
+  return c;
+}
+
+HttpRequestView ProxiedRequest(bool verified, const std::string& cn) {
+  HttpRequestView r;
+  r.method = "GET";
+  r.path = "/apis/queue.berth.dev/v1alpha1/queue";
+  r.client_verified = verified;
+  r.client_cn = cn;
+  r.fields = {{"x-remote-user", "alice"},      {"x-remote-group", "team, a"},
+              {"x-remote-group", "system:authenticated"}, {"x-remote-extra-scopes.example.com%2fx", "s1"},
+              {"x-remote-extra-scopes.example.com%2fx", "s2"}, {"x-remote-uid", "u-1"}};
+  for (const auto& [n, v] : r.fields) r.headers[n] = r.headers.count(n) ? r.headers[n] + ", " + v : v;
+  return r;
+}
+
+TEST(FrontProxyTest, BelievesTheHeadersOnlyFromAVerifiedAllowedProxyCertificate) {
+  auto user = AuthenticateFrontProxy(ProxyConfig(), ProxiedRequest(true, "front-proxy-client"));
+  ASSERT_TRUE(user.ok()) << user.status().ToString();
+  EXPECT_EQ(user->name, "alice");
+  EXPECT_EQ(user->uid, "u-1");
+  // Each X-Remote-Group field is one group (a comma is part of a group's name).
+  EXPECT_EQ(user->groups, (std::vector<std::string>{"team, a", "system:authenticated"}));
+  EXPECT_EQ(user->extra, (std::map<std::string, std::vector<std::string>>{{"scopes.example.com/x", {"s1", "s2"}}}));
+
+  auto unverified = AuthenticateFrontProxy(ProxyConfig(), ProxiedRequest(false, "front-proxy-client"));
+  ASSERT_FALSE(unverified.ok());
+  EXPECT_EQ(unverified.status().code(), 401);
+  auto other_name = AuthenticateFrontProxy(ProxyConfig(), ProxiedRequest(true, "intruder"));
+  ASSERT_FALSE(other_name.ok());
+  EXPECT_EQ(other_name.status().code(), 401);
+  EXPECT_THAT(other_name.status().message(), HasSubstr("\"intruder\" is not one of requestheader-allowed-names"));
+  // No allowed names: any certificate the CA signed.
+  FrontProxyConfig any = ProxyConfig();
+  any.allowed_names.clear();
+  EXPECT_TRUE(AuthenticateFrontProxy(any, ProxiedRequest(true, "intruder")).ok());
+  // No user named: 401.
+  HttpRequestView nameless = ProxiedRequest(true, "front-proxy-client");
+  nameless.fields.erase(nameless.fields.begin());
+  EXPECT_EQ(AuthenticateFrontProxy(ProxyConfig(), nameless).status().code(), 401);
+}
+
+TEST(FrontProxyTest, ReadsTheApiServersRequestHeaderConfigMap) {
+  auto cm = MustParse(R"({"data":{"requestheader-client-ca-file":"-----BEGIN CERTIFICATE-----\n",
+    "requestheader-allowed-names":"[\"front-proxy-client\"]","requestheader-username-headers":"[\"X-Remote-User\"]",
+    "requestheader-group-headers":"[\"X-Remote-Group\"]","requestheader-extra-headers-prefix":"[\"X-Remote-Extra-\"]",
+    "requestheader-uid-headers":"[\"X-Remote-Uid\"]"}})");
+  auto c = ParseFrontProxyConfig(cm);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->allowed_names, std::vector<std::string>{"front-proxy-client"});
+  EXPECT_EQ(c->username_headers, std::vector<std::string>{"x-remote-user"});
+  EXPECT_EQ(c->group_headers, std::vector<std::string>{"x-remote-group"});
+  EXPECT_EQ(c->extra_prefixes, std::vector<std::string>{"x-remote-extra-"});
+  EXPECT_EQ(c->uid_headers, std::vector<std::string>{"x-remote-uid"});
+  auto none = ParseFrontProxyConfig(MustParse(R"({"data":{"client-ca-file":"x"}})"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), HasSubstr("--requestheader-client-ca-file"));
 }
 
 }  // namespace

@@ -52,7 +52,9 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o.log_level, "info");
   EXPECT_EQ(o.workers, 4);
   EXPECT_EQ(o.request_timeout, seconds(30));
-  EXPECT_TRUE(o.queue_auth) << "the queue needs a token unless turned off (issue 29, 8)";
+  EXPECT_TRUE(o.queue_auth) << "the metrics port's queue routes are closed unless turned off (issue 44, 4)";
+  EXPECT_EQ(o.queue_api_bind_address, "0") << "the queue API is served only when asked for";
+  EXPECT_EQ(o.queue_api_cert_dir, "/tmp/berth-queue-api/serving-certs");
   EXPECT_FALSE(o.help);
 }
 
@@ -210,6 +212,10 @@ TEST(OptionsTest, LeaderElectIsABoolean) {
   // --queue-auth reads the same way (default true).
   EXPECT_FALSE(MustParse({"--queue-auth=false"}).queue_auth);
   EXPECT_TRUE(MustParse({"--queue-auth=false", "--queue-auth"}).queue_auth);
+  // The queue API's address and certificate directory (issue 44).
+  Options q = MustParse({"--queue-api-bind-address=:8443", "--queue-api-cert-dir", "/certs"});
+  EXPECT_EQ(q.queue_api_bind_address, ":8443");
+  EXPECT_EQ(q.queue_api_cert_dir, "/certs");
 }
 
 TEST(OptionsTest, AgingIntervalZeroTurnsAgingOff) {
