@@ -57,6 +57,30 @@ std::string Printable(std::string_view text, TextLines lines) {
   return out;
 }
 
+std::string PrintableJson(std::string_view json) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    const auto c = static_cast<unsigned char>(json[i]);
+    unsigned code = 0x100;  // none
+    if (c == 0x7f) {
+      code = 0x7f;
+    } else if (c == 0xc2 && i + 1 < json.size() && static_cast<unsigned char>(json[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(json[i + 1]) <= 0x9f) {
+      code = static_cast<unsigned char>(json[++i]);
+    }
+    if (code == 0x100) {
+      out += json[i];
+    } else {
+      out += "\\u00";
+      out += kHex[code >> 4];
+      out += kHex[code & 15];
+    }
+  }
+  return out;
+}
+
 std::string HumanDuration(std::chrono::seconds d) {
   const int64_t seconds = d.count();
   if (seconds < 0) return "0s";

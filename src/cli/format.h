@@ -24,6 +24,10 @@ enum class TextLines {
 // valid UTF-8 becomes '?'. So ESC sequences, BEL, OSC and CSI cannot drive the reader's terminal.
 // Every print of API text goes through it: the tables (Table cells) and every view as printed.
 std::string Printable(std::string_view text, TextLines lines = TextLines::kOne);
+// JSON text as printed (`-o json`): DEL and C1 inside its strings written as \u007f and
+// \u0080-\u009f (the encoder escapes C0 already), so the JSON value is the same and no control
+// character reaches the terminal raw. Only strings hold bytes >= 0x7f in JSON text.
+std::string PrintableJson(std::string_view json);
 
 // A duration as kubectl shows ages (apimachinery's duration.HumanDuration): "45s", "3m12s",
 // "42m", "3h12m", "20h", "2d5h", "45d", "1y30d", "5y". Negative durations are "0s".

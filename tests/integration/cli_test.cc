@@ -1074,6 +1074,14 @@ TEST_F(Cli, DescribeAndQueuePrintNoControlCharactersFromTheApi) {
   EXPECT_NE(q.out.find("]0;owned[2Jcleared [31mred[0m 6ndone"), std::string::npos) << q.out;
   EXPECT_FALSE(has_control(q.out)) << q.out;
   EXPECT_FALSE(has_control(q.err)) << q.err;
+  // -o json: the same message, every control character written as an escape.
+  CommandResult qj = BerthNs({"queue", "-o", "json"});
+  ASSERT_EQ(qj.exit_code, 0) << qj.err;
+  EXPECT_FALSE(has_control(qj.out)) << qj.out;
+  auto items = json::Parse(qj.out);
+  ASSERT_TRUE(items.ok() && items->IsArray() && items->Size() == 1) << qj.out;
+  EXPECT_EQ(json::GetString((*items)[0], "message"),
+            "\x1b]0;owned\x07\x1b[2Jcleared \x1b[31mred\x1b[0m \xc2\x9b" "6n\x7f" "done");
   d = BerthNs({"describe", "loud"});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_NE(d.out.find("Message:      ]0;owned[2Jcleared [31mred[0m 6ndone\n"), std::string::npos) << d.out;

@@ -124,6 +124,11 @@ TEST(FormatTest, PrintableRemovesWhatATerminalActsOn) {
   EXPECT_EQ(Printable(""), "");
 }
 
+TEST(FormatTest, PrintableJsonEscapesDelAndC1AndKeepsTheValue) {
+  EXPECT_EQ(PrintableJson("{\"m\":\"a\x7f" "b\xc2\x9b" "6n \xc3\xa9\\u001b\"}"), "{\"m\":\"a\\u007fb\\u009b6n \xc3\xa9\\u001b\"}");
+  EXPECT_EQ(PrintableJson("[1,2]"), "[1,2]");
+}
+
 TEST(FormatTest, TableCellsArePrintableOnOneLineAndAlignAsPrinted) {
   Table t({"NAME", "MESSAGE"});
   t.AddRow({"a\x1b[31m", "two\nlines\x07"});
