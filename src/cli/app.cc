@@ -23,6 +23,7 @@
 #include "base/time.h"
 #include "cli/command_line.h"
 #include "cli/fleet_view.h"
+#include "cli/format.h"
 #include "cli/team_view.h"
 #include "cli/logs.h"
 #include "cli/manifests.h"
@@ -56,7 +57,7 @@ constexpr int kStandbyTries = 16;
 constexpr std::chrono::milliseconds kControlTimeout(5000);
 
 int Fail(std::ostream& err, const std::string& sentence) {
-  err << "error: " << sentence << "\n";
+  err << "error: " << Printable(sentence, TextLines::kMany) << "\n";  // it may quote the API
   return 1;
 }
 
@@ -159,7 +160,7 @@ k8s::Result<std::vector<Source>> ReadSources(const std::vector<std::string>& fil
 // A Run of the manifests that exists and has ended (Succeeded or Failed).
 struct EndedRun {
   std::string ns, name, uid, phase, reason;
-  std::string Words() const { return phase + (reason.empty() || reason == phase ? "" : ", " + reason); }
+  std::string Words() const { return Printable(phase + (reason.empty() || reason == phase ? "" : ", " + reason)); }
 };
 
 k8s::Result<std::vector<EndedRun>> FindEndedRuns(k8s::Client& client, const std::string& default_ns,
@@ -334,7 +335,7 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     // API server cannot reach berth: the runs' status is the next best source.
     auto fallback = QueueFromRunStatus(*transport, *cfg, ns, cl.limit);
     if (fallback.ok()) {
-      err << "note: " << q.status().message() << "\nnote: showing the queue as the runs' status shows it instead "
+      err << "note: " << Printable(q.status().message(), TextLines::kMany) << "\nnote: showing the queue as the runs' status shows it instead "
           << "(status.queuePosition, kept for the first 100 places and refreshed within seconds)\n";
       q = std::move(fallback);
     }
@@ -377,8 +378,8 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
     const api::Run now = api::DecodeRunLeniently(*run);
     if (Observed(now, change->generation) || !Queued(now)) {
-      out << "run/" << name << ": " << DescribePlace(now) << "\n";
-      if (std::string note = CapNote(now); !note.empty()) out << "run/" << name << ": " << note << "\n";
+      out << "run/" << name << ": " << Printable(DescribePlace(now)) << "\n";
+      if (std::string note = CapNote(now); !note.empty()) out << "run/" << name << ": " << Printable(note) << "\n";
       return 0;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;
@@ -466,8 +467,8 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   if (events.ok()) {
     for (const auto& e : events->items) event_views.push_back(k8s::DecodeEventView(e));
   }
-  out << FormatRunDescription(run, pod_views, std::move(event_views), k8s::SystemClock().Now());
-  for (const auto& n : notes) err << "note: " << n << "\n";
+  out << FormatRunDescription(run, pod_views, std::move(event_views), k8s::SystemClock().Now());  // Printable
+  for (const auto& n : notes) err << "note: " << Printable(n, TextLines::kMany) << "\n";
   return 0;
 }
 
@@ -491,7 +492,7 @@ int ControlRun(const CommandLine& cl, runops::Control c, std::ostream& out, std:
     if (!run.ok()) return Fail(err, RunErrorSentence(run.status(), ns, name));
     const api::Run now = api::DecodeRunLeniently(*run);
     if (runops::ControlDone(c, now, change->generation)) {
-      out << "run/" << name << ": " << runops::StatusLine(now) << "\n";
+      out << "run/" << name << ": " << Printable(runops::StatusLine(now)) << "\n";
       return 0;
     }
     if (std::chrono::steady_clock::now() >= deadline) break;

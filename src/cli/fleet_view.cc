@@ -102,7 +102,7 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
     }
     out += t.Render("  ");
   }
-  return out;
+  return Printable(out, TextLines::kMany);  // the titles and conditions are API text too
 }
 
 }  // namespace berth::cli

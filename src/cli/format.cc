@@ -1,10 +1,85 @@
 #include "cli/format.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "k8s/timefmt.h"
 
 namespace berth::cli {
+
+std::string Printable(std::string_view text, TextLines lines) {
+  std::string out;
+  out.reserve(text.size());
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      if (c == '\n' || c == '\t') {
+        out += lines == TextLines::kMany ? static_cast<char>(c) : ' ';
+      } else if (c >= 0x20 && c != 0x7f) {
+        out += static_cast<char>(c);
+      }  // other C0 (ESC, BEL, CR, ...) and DEL: removed
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, each continuation byte 10xxxxxx, no
+    // overlong form, no surrogate, at most U+10FFFF.
+    size_t len = 0;
+    uint32_t cp = 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    }
+    bool valid = len != 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; ++k) {
+      if ((s[i + k] & 0xc0) != 0x80) valid = false;
+      cp = (cp << 6) | (s[i + k] & 0x3f);
+    }
+    if (valid) {
+      valid = !(len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff));
+    }
+    if (!valid) {
+      // A C1 control as a lone byte (0x80-0x9f) is removed; any other stray byte shows as '?'.
+      if (c > 0x9f) out += '?';
+      ++i;
+      continue;
+    }
+    if (cp > 0x9f) out.append(text.substr(i, len));  // C1 (U+0080-U+009F): removed
+    i += len;
+  }
+  return out;
+}
+
+std::string PrintableJson(std::string_view json) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    const auto c = static_cast<unsigned char>(json[i]);
+    unsigned code = 0x100;  // none
+    if (c == 0x7f) {
+      code = 0x7f;
+    } else if (c == 0xc2 && i + 1 < json.size() && static_cast<unsigned char>(json[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(json[i + 1]) <= 0x9f) {
+      code = static_cast<unsigned char>(json[++i]);
+    }
+    if (code == 0x100) {
+      out += json[i];
+    } else {
+      out += "\\u00";
+      out += kHex[code >> 4];
+      out += kHex[code & 15];
+    }
+  }
+  return out;
+}
 
 std::string HumanDuration(std::chrono::seconds d) {
   const int64_t seconds = d.count();

@@ -137,7 +137,7 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
   return t.Render();
 }
 
-std::string QueueItemsJson(const QueueView& q) { return api::EncodeQueueItemsPretty(q.items); }
+std::string QueueItemsJson(const QueueView& q) { return PrintableJson(api::EncodeQueueItemsPretty(q.items)); }
 
 namespace {
 

@@ -95,7 +95,7 @@ void Line(std::ostringstream& out, const std::string& label, const std::string& 
   if (value.empty()) return;
   std::string padded = label + ":";
   padded.resize(std::max<size_t>(padded.size() + 1, 14), ' ');
-  out << padded << value << "\n";
+  out << padded << Printable(value, TextLines::kOne) << "\n";
 }
 
 void Placement(std::ostringstream& out, std::vector<api::PlacementEntry> ranks, const std::vector<k8s::PodView>& pods) {
@@ -200,7 +200,7 @@ std::string FormatRunDescription(const api::Run& run, const std::vector<k8s::Pod
   Placement(out, status.placement, pods);
   Conditions(out, status.conditions, now);
   Events(out, std::move(events), now);
-  return out.str();
+  return Printable(out.str(), TextLines::kMany);  // every line above is made printable; this is the last guard
 }
 
 std::string FormatRunDescription(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,

@@ -234,8 +234,28 @@ k8s::Status ApplyArgs(const std::vector<std::string>& args, const Flags& valued,
   return k8s::Status();
 }
 
+// The Lease's durations cannot be 0 (issue 44): each paces a loop against the API server, which
+// would spin without a pause (a retry period of 0: a standby asks for the Lease without end) or
+// give the Lease up at once. Negative durations are refused by the parser; --request-timeout
+// refuses 0 itself (0 here: its default).
+k8s::Status CheckNoZeroDurations(const Options& o) {
+  const std::pair<const char*, std::chrono::milliseconds> durations[] = {
+      {"--leader-election-lease-duration", o.lease_duration},
+      {"--leader-election-renew-deadline", o.renew_deadline},
+      {"--leader-election-retry-period", o.retry_period},
+  };
+  for (const auto& [flag, d] : durations) {
+    if (d <= std::chrono::milliseconds(0)) {
+      return k8s::Status::Error(std::string(flag) + " must be longer than 0 (it paces requests to the API server: " +
+                                "0 would send them without pause)");
+    }
+  }
+  return k8s::Status();
+}
+
 // The Lease's durations against each other and against the request timeout (which it defaults).
 k8s::Status CheckLeaderElection(Options& o) {
+  if (k8s::Status s = CheckNoZeroDurations(o); !s.ok()) return s;
   if (o.renew_deadline >= o.lease_duration) {
     return k8s::Status::Error("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration");
   }

@@ -36,6 +36,11 @@ struct SetAsideObject {
   std::string ns, name, uid, resource_version;
   int64_t generation = 0;
   std::string why;
+  // The object's status as JSON, when it has one that nests at most json::kMaxDepth levels (a Run
+  // made unreadable by its spec still shows whether it was placed: issue 44); else empty.
+  std::string status_json;
+  bool deleting = false;                // metadata.deletionTimestamp is set
+  std::vector<std::string> finalizers;  // metadata.finalizers
 };
 
 template <typename T>
@@ -256,8 +261,17 @@ class Informer {
       o.uid = json::GetString(*meta, "uid");
       o.resource_version = json::GetString(*meta, "resourceVersion");
       o.generation = json::GetInt(*meta, "generation");
+      o.deleting = json::Find(*meta, {"deletionTimestamp"}) != nullptr;
+      if (const json::Value* f = json::Find(*meta, {"finalizers"}); f != nullptr && f->IsArray()) {
+        for (auto it = f->Begin(); it != f->End(); ++it) {
+          if (it->IsString()) o.finalizers.emplace_back(it->GetString(), it->GetStringLength());
+        }
+      }
     }
     o.why = "its JSON nests deeper than " + std::to_string(json::kMaxDepth) + " levels";
+    if (const json::Value* st = json::Find(item, {"status"}); st != nullptr && st->IsObject() && !json::DeeperThan(*st)) {
+      o.status_json = json::Serialize(*st);
+    }
     return o;
   }
 

@@ -48,6 +48,7 @@ RunStatus AdmittedStatus(const Run& run, const sched::Placement& placement, cons
   next.scheduled_at = Time(now);
   next.started_at.reset();
   next.preemption.reset();  // placed: the nodes kept for it are its own now
+  next.template_hash = api::TemplateHashText(run.template_hash);  // its Pods are made from this template only
   next.observed_generation = run.meta.generation;
   SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kTrue, Reason::kScheduled, next.message,
                run.meta.generation, now);

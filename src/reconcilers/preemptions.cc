@@ -7,6 +7,7 @@
 
 #include "reconcilers/run_status.h"
 #include "reconcilers/team_types.h"
+#include "scheduling/cycle_result.h"
 
 namespace berth::reconcilers {
 
@@ -65,13 +66,15 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
 void Preemptions::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,
                         k8s::TimePoint now) {
   const std::string victim_team = reclaim ? TeamNameOf(caches_.teams(), victim.meta.ns) : std::string();
+  // The victim's status names the preemptor only when its namespace is the victim's (issue 44).
+  const std::string preemptor_name = sched::RunNameFor(RunKey(victim), RunKey(preemptor));
   const std::string why =
-      reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + RunKey(preemptor) +
+      reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + preemptor_name +
                     " (within its nominal share) on fleet " + fleet + ": team " +
                     (victim_team.empty() ? "of namespace " + victim.meta.ns : victim_team) + " borrowed it"
-              : "preempted by " + RunKey(preemptor) + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
+              : "preempted by " + preemptor_name + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
                     ") on fleet " + fleet;
-  spdlog::info("run {}: {}", RunKey(victim), why);
+  spdlog::info("run {}: {} (by {})", RunKey(victim), why, RunKey(preemptor));
   writes_.FailOrRetry(victim, /*interruption=*/true, why, now, reclaim ? Reason::kReclaimed : Reason::kPreempted,
                       /*stopped=*/false, /*preempted=*/true, victim_team);
 }

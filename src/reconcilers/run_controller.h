@@ -284,9 +284,11 @@ class RunController final : public EngineApi {
   // Preemption records as the core's nominations, their victims evicted (reconcilers/preemptions.h).
   Preemptions preemptions_{caches_, writes_};
   // Runs the informer set aside, reported once each (reconcilers/set_aside.h).
-  SetAsideReporter set_aside_{client_, *events_, [this](const std::string& key, std::function<bool()> write) {
-                                return Dispatch(key, std::move(write));
-                              }};
+  SetAsideReporter set_aside_{
+      client_, *events_,
+      [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); },
+      [this](const Run& run) { return caches_.PodsToStop(run); },
+      [this](const std::string& ns, const std::vector<PodRef>& pods) { return writes_.DeletePods(ns, pods); }};
   // Fleet statuses (reconcilers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));

@@ -151,8 +151,17 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   }
 }
 
-bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view) {
+bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s::TimePoint now) {
   RunMemo& memo = working_.MemoOf(RunKey(run));
+  // Pods are made only from the template the run was placed with (status.templateHash, issue 44):
+  // a template changed since (the admission refusal bypassed) ends the run instead.
+  if (const std::string now_hash = api::TemplateHashText(run.template_hash);
+      !run.status.template_hash.empty() && run.status.template_hash != now_hash) {
+    const std::string why = api::TemplateChangedAfterPlacement(run.status.template_hash, now_hash);
+    RunStatus next = Finish(run.status, Outcome::kFailed, Reason::kInvalidSpec, why, run.meta.generation, run.meta.created, now);
+    writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), why);
+    return true;
+  }
   // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
   // BlockHolders made this pass (none when its placement is empty: nothing to count).
   if (const PlacedRun* placed = memo.placed_record(); placed && !view.Counted(*placed)) return true;
@@ -210,7 +219,7 @@ bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       return true;
     }
     case PlacedDecision::Kind::kCreatePods:
-      if (CreatePodsOnce(run, view)) return true;
+      if (CreatePodsOnce(run, view, now)) return true;
       break;
     case PlacedDecision::Kind::kNothing:
       break;

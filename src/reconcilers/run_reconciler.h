@@ -66,7 +66,7 @@ class RunReconciler {
                       k8s::TimePoint now);
   // EnsurePods once per admission (again after 10 s without the Pods in the cache), once the
   // fleet's durable count has the run; true when it acted or waits for the count.
-  bool CreatePodsOnce(const Run& run, const ClusterView& view);
+  bool CreatePodsOnce(const Run& run, const ClusterView& view, k8s::TimePoint now);
   void Note(k8s::TimePoint at);
 
   const EngineCaches& caches_;

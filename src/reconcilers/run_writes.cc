@@ -207,6 +207,10 @@ std::optional<bool> RunWrites::ReadTemplate(const Run& r, std::string& out) {
   if (!got.ok()) return false;  // gone, or no answer: the next pass decides again
   auto whole = api::DecodeRun(*got, api::RunDecodeOptions{.keep_meta_prefix = kKeptMetaPrefix});
   if (!whole.ok() || whole->meta.uid != r.meta.uid) return false;  // replaced meanwhile
+  if (const std::string now_hash = api::TemplateHashText(whole->template_hash);
+      !r.status.template_hash.empty() && r.status.template_hash != now_hash) {
+    return FailInvalidSpec(r, api::TemplateChangedAfterPlacement(r.status.template_hash, now_hash));  // issue 44
+  }
   out = std::move(whole->spec.template_json);
   if (out.size() > kMaxTemplateBytes) return FailInvalidSpec(r, TemplateTooLarge(out.size()));
   return std::nullopt;

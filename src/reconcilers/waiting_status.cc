@@ -25,7 +25,8 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
     memo.preemption_announced = victims;
     const std::string team = d.reclaim ? TeamNameOf(caches_.teams(), run->meta.ns) : "";
     events_.Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
-                   (d.reclaim ? "reclaiming team " + team + "'s nominal share from " : "preempting ") + victims +
+                   (d.reclaim ? "reclaiming team " + team + "'s nominal share from " : "preempting ") +
+                       sched::RunNamesFor(d.run_id, d.plan.victims) +  // another namespace's runs unnamed
                        " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
   }
   std::unordered_set<std::string> still;

@@ -56,6 +56,10 @@ std::string List(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string OtherNamespaces(size_t n) {
+  return n == 1 ? "a run of another namespace" : std::to_string(n) + " runs of other namespaces";
+}
+
 // An estimate, in whole seconds (rounded up: "in 59m21s", not "in 59m20s722ms").
 std::string In(TimePoint now, TimePoint at) {
   return at <= now ? "now" : "in " + FormatDuration(std::chrono::ceil<std::chrono::seconds>(at - now));
@@ -100,10 +104,11 @@ std::string LifetimeTooShort(const WaitReason& r, const Where& w) {
          w.fleet + " have only " + left + " left";
 }
 
-std::string Reserved(const WaitReason& r, const std::optional<Reservation>& reservation, TimePoint now) {
+std::string Reserved(const WaitReason& r, const std::optional<Reservation>& reservation, TimePoint now,
+                     std::string_view reader) {
   std::string s = "fits only on instances reserved for ";
   if (reservation) {
-    s += reservation->run_id + ", which expects to start " +
+    s += RunNameFor(reader, reservation->run_id) + ", which expects to start " +
          (reservation->earliest_start ? In(now, *reservation->earliest_start)
                                       : std::string("when capacity frees up"));
   } else {
@@ -117,9 +122,9 @@ std::string Reserved(const WaitReason& r, const std::optional<Reservation>& rese
   return s;
 }
 
-std::string Preempting(const WaitReason& r, const Where& w) {
+std::string Preempting(const WaitReason& r, const Where& w, std::string_view reader) {
   std::string s = "preempting " + Count(static_cast<int64_t>(r.victims.size()), "run", "runs");
-  if (!r.victims.empty()) s += " (" + List(r.victims) + ")";
+  if (!r.victims.empty()) s += " (" + RunNamesFor(reader, r.victims) + ")";
   if (!r.instances.empty()) {
     s += std::string(r.instances.size() == 1 ? " on instance " : " on instances ") + List(r.instances);
   }
@@ -193,6 +198,25 @@ std::string HoldsReservation(const Reservation& reservation, TimePoint now) {
 
 }  // namespace
 
+std::string RunNameFor(std::string_view reader, std::string_view other) {
+  return NamespaceOf(reader) == NamespaceOf(other) ? std::string(other) : OtherNamespaces(1);
+}
+
+std::string RunNamesFor(std::string_view reader, const std::vector<std::string>& others) {
+  std::vector<std::string> names;
+  size_t elsewhere = 0;
+  for (const auto& id : others) {
+    if (NamespaceOf(id) == NamespaceOf(reader)) {
+      names.push_back(id);
+    } else {
+      ++elsewhere;
+    }
+  }
+  std::string out = List(names);
+  if (elsewhere > 0) out += (out.empty() ? "" : ", ") + OtherNamespaces(elsewhere);
+  return out;
+}
+
 std::string CycleResult::Explain(const WaitingRun& waiting) const {
   const WaitReason& r = waiting.reason;
   Where where;
@@ -204,7 +228,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
     case WaitCode::kNotEnoughFreeBlocks: s = FreeBlocks(r, where); break;
     case WaitCode::kNotEnoughIdleInstances: s = IdleInstances(r, where); break;
     case WaitCode::kLifetimeTooShort: s = LifetimeTooShort(r, where); break;
-    case WaitCode::kReserved: s = Reserved(r, reservation, now); break;
+    case WaitCode::kReserved: s = Reserved(r, reservation, now, waiting.run_id); break;
     case WaitCode::kNoAvailableInstance:
       s = "no instance of its fleets can take a new run (" + Unavailable(r) + ")";
       break;
@@ -212,10 +236,11 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
       s = ExplainQuota(NamespaceOf(waiting.run_id),
                        QuotaShortfall{r.quota_resource, r.quota_name, r.quota_needed, r.quota_used, r.quota_hard});
       break;
-    case WaitCode::kPreempting: s = Preempting(r, where); break;
+    case WaitCode::kPreempting: s = Preempting(r, where, waiting.run_id); break;
     case WaitCode::kTeamShare: s = TeamShareSentence(r, where, waiting.run_id); break;
     case WaitCode::kKeptForPreemptor:
-      s = "fits only on instances kept for " + (r.preemptor.empty() ? std::string("a preempting run") : r.preemptor) +
+      s = "fits only on instances kept for " +
+          (r.preemptor.empty() ? std::string("a preempting run") : RunNameFor(waiting.run_id, r.preemptor)) +
           ", which preempts runs there";
       break;
     case WaitCode::kNoFleet:

@@ -148,6 +148,14 @@ struct FleetRef {
   std::string topology_key;
 };
 
+// How a status read in the namespace of run `reader` names the runs `others` ("namespace/name"
+// ids), issue 44: whoever reads a run's status may see only its namespace, so a run of another
+// namespace is not named. RunNameFor: the id when it is of the reader's namespace, else "a run of
+// another namespace". RunNamesFor: "ns/a, ns/b" and, for the others, "a run of another namespace"
+// or "3 runs of other namespaces" (at most 5 names, then "and N more").
+std::string RunNameFor(std::string_view reader, std::string_view other);
+std::string RunNamesFor(std::string_view reader, const std::vector<std::string>& others);
+
 struct CycleResult {
   TimePoint now{};
   std::vector<Placement> placements;      // in queue order
@@ -161,6 +169,7 @@ struct CycleResult {
   //   "needs 2 idle instances with 8 GPUs in a cluster fleet; fleet a100 has 1 idle, 3 busy"
   //   "preempting 2 runs (ns/a, ns/b) on instance n1 (fleet a100); starts when their Pods have stopped"
   // The run holding the reservation gets what it holds and when it expects to start appended.
+  // Other runs are named only when of the waiting run's namespace (RunNameFor).
   std::string Explain(const WaitingRun& waiting) const;
 
   // How many runs wait, by (fleet name the reason is about, or "none"; ApiReason): what the

@@ -41,18 +41,43 @@ std::string RuntimeHistory::ShapeKey(std::string_view ns, std::string_view team,
          std::to_string(s.per_node.gpus) + "g";
 }
 
-void RuntimeHistory::Table::Add(const std::string& key, Duration runtime) {
+void RuntimeHistory::Table::Erase(const std::string& key) {
+  auto it = map_.find(key);
+  if (it == map_.end()) return;
+  auto owner = by_owner_.find(it->second.owner);
+  owner->second.erase(it->second.ns_lru);
+  if (owner->second.empty()) by_owner_.erase(owner);
+  order_.erase(it->second.lru);
+  map_.erase(it);
+}
+
+size_t RuntimeHistory::Table::size_of(std::string_view ns) const {
+  auto it = by_owner_.find(std::string(ns));
+  return it == by_owner_.end() ? 0 : it->second.size();
+}
+
+void RuntimeHistory::Table::Add(const std::string& key, std::string_view ns, Duration runtime) {
   auto it = map_.find(key);
   if (it == map_.end()) {
-    if (map_.size() >= kMaxKeys) {
-      map_.erase(order_.back());
-      order_.pop_back();
+    std::list<std::string>& own = by_owner_[std::string(ns)];
+    if (own.size() >= kMaxKeysPerNamespace) {
+      const std::string oldest = own.back();  // its own least recently used key, not another's
+      Erase(oldest);
+    } else if (map_.size() >= kMaxKeys) {
+      const std::string oldest = order_.back();
+      Erase(oldest);
     }
+    std::list<std::string>& owned = by_owner_[std::string(ns)];  // Erase may have dropped an emptied list
     order_.push_front(key);
+    owned.push_front(key);
     it = map_.emplace(key, Samples{}).first;
     it->second.lru = order_.begin();
+    it->second.owner = std::string(ns);
+    it->second.ns_lru = owned.begin();
   } else {
     order_.splice(order_.begin(), order_, it->second.lru);
+    std::list<std::string>& owned = by_owner_[it->second.owner];
+    owned.splice(owned.begin(), owned, it->second.ns_lru);
   }
   Samples& s = it->second;
   if (s.last.size() < kKept) {
@@ -70,8 +95,8 @@ const RuntimeHistory::Samples* RuntimeHistory::Table::Find(const std::string& ke
 
 void RuntimeHistory::Add(const FinishedRun& run) {
   const Duration runtime = std::max(run.runtime, Duration::zero());
-  by_name_.Add(NameKey(run.ns, run.name), runtime);
-  by_shape_.Add(ShapeKey(run.ns, run.team, run.shape), runtime);
+  by_name_.Add(NameKey(run.ns, run.name), run.ns, runtime);
+  by_shape_.Add(ShapeKey(run.ns, run.team, run.shape), run.ns, runtime);
 }
 
 std::optional<RuntimePrediction> RuntimeHistory::Predict(std::string_view ns, std::string_view name,

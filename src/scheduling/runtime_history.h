@@ -17,7 +17,11 @@
 // count like the others (they held their room as long); runs that never started do not.
 //
 // Bounded: at most kKept runtimes per key and kMaxKeys keys of each kind (the key used least
-// recently is dropped first). Pure and deterministic; not thread-safe (one owner).
+// recently is dropped first). Each namespace holds at most kMaxKeysPerNamespace keys of each kind
+// (issue 44): a namespace at its quota drops its own least recently used key for a new one, so a
+// tenant that finishes runs of ever new names or shapes cannot push out the other namespaces'
+// history. A key belongs to the namespace whose run added it first (a team's shape key too).
+// Pure and deterministic; not thread-safe (one owner).
 
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +63,7 @@ class RuntimeHistory {
   static constexpr size_t kKept = 20;
   static constexpr size_t kMinSamples = 3;
   static constexpr size_t kMaxKeys = 10000;
+  static constexpr size_t kMaxKeysPerNamespace = kMaxKeys / 10;
 
   void Add(const FinishedRun& run);
   std::optional<RuntimePrediction> Predict(std::string_view ns, std::string_view name, std::string_view team,
@@ -69,22 +74,31 @@ class RuntimeHistory {
   static std::string NamePattern(std::string_view name);
 
   size_t keys() const { return by_name_.size() + by_shape_.size(); }
+  // The keys (of both kinds) that belong to namespace `ns`.
+  size_t keys_of(std::string_view ns) const { return by_name_.size_of(ns) + by_shape_.size_of(ns); }
 
  private:
   struct Samples {
     std::vector<Duration> last;  // ring of at most kKept
     size_t next = 0;
-    std::list<std::string>::iterator lru;
+    std::list<std::string>::iterator lru;     // in Table::order_
+    std::string owner;                        // the namespace the key belongs to
+    std::list<std::string>::iterator ns_lru;  // in Table::by_owner_[owner]
   };
   class Table {
    public:
-    void Add(const std::string& key, Duration runtime);
+    // `ns`: the namespace of the run that adds it (the key's owner if it is new).
+    void Add(const std::string& key, std::string_view ns, Duration runtime);
     const Samples* Find(const std::string& key) const;
     size_t size() const { return map_.size(); }
+    size_t size_of(std::string_view ns) const;
 
    private:
+    void Erase(const std::string& key);
+
     std::unordered_map<std::string, Samples> map_;
     std::list<std::string> order_;  // most recently added first
+    std::unordered_map<std::string, std::list<std::string>> by_owner_;  // each namespace's keys, the same order
   };
   static std::string NameKey(std::string_view ns, std::string_view name);
   static std::string ShapeKey(std::string_view ns, std::string_view team, const RunShape& shape);

@@ -1136,6 +1136,74 @@ TEST_F(Cli, DescribeShowsPriorityPlacementPodStatesAndEvents) {
   EXPECT_EQ(missing.out, "");
 }
 
+// Issue 44, item 8: text from the API reaches an admin's terminal through describe and queue.
+// A tenant may create Events on its own run, and whatever writes a status message may quote
+// anyone. Here an Event and a status message carry terminal control sequences (OSC to retitle the
+// window, ESC [2J to clear the screen, colours, BEL, a C1 CSI, DEL). Before, kubectl berth printed
+// them as they were; now the words are printed and none of the control characters.
+TEST_F(Cli, DescribeAndQueuePrintNoControlCharactersFromTheApi) {
+  BusySlot();
+  CommandResult applied = BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("loud"));
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  ASSERT_TRUE(Eventually([&] { return StatusInt("loud", "queuePosition") == 1; })) << Message("loud");
+  const std::string uid = json::GetString(json::Find(RunDoc("loud"), {"metadata", "uid"}));
+  // JSON spells the control characters \u001b (ESC), \u0007 (BEL), \u009b (C1 CSI), \u007f (DEL).
+  const std::string evil = R"(\u001b]0;owned\u0007\u001b[2Jcleared \u001b[31mred\u001b[0m \u009b6n\u007fdone)";
+  auto made = client()->Create(
+      k8s::resources::kEvents.Path(ns_),
+      R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"loud-1"},"involvedObject":{"apiVersion":"berth.dev/v1alpha1",)"
+      R"("kind":"Run","namespace":")" + ns_ + R"(","name":"loud","uid":")" + uid +
+          R"("},"type":"Warning","reason":"Bell\u0007Ring","message":")" + evil +
+          R"(","count":1,"firstTimestamp":"2026-01-01T00:00:00Z","lastTimestamp":"2026-01-01T00:00:00Z",)"
+          R"("source":{"component":"tenant"}})");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  auto has_control = [](const std::string& text) {
+    for (size_t i = 0; i < text.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[i]);
+      if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+      if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+          static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+        return true;
+      }
+    }
+    return false;
+  };
+  CommandResult d;
+  ASSERT_TRUE(Eventually([&] {
+    d = BerthNs({"describe", "loud"});
+    return d.exit_code == 0 && d.out.find("owned") != std::string::npos;
+  })) << d.out << d.err;
+  EXPECT_FALSE(has_control(d.out)) << d.out;
+  EXPECT_NE(d.out.find("BellRing"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("Warning"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("]0;owned[2Jcleared [31mred[0m 6ndone"), std::string::npos) << d.out;
+
+  // The queue as the runs' status shows it (the controller is stopped, so nothing rewrites the
+  // status written here): its message column, printed.
+  netns_controller_.Stop();
+  auto patched = client()->MergePatch(k8s::resources::kRuns.Path(ns_, "loud", "status"),
+                                      R"({"status":{"message":")" + evil + R"("}})");
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  CommandResult q = BerthNs({"queue"});
+  ASSERT_EQ(q.exit_code, 0) << q.out << q.err;
+  EXPECT_NE(q.out.find("loud"), std::string::npos) << q.out << q.err;
+  EXPECT_NE(q.out.find("]0;owned[2Jcleared [31mred[0m 6ndone"), std::string::npos) << q.out;
+  EXPECT_FALSE(has_control(q.out)) << q.out;
+  EXPECT_FALSE(has_control(q.err)) << q.err;
+  // -o json: the same message, every control character written as an escape.
+  CommandResult qj = BerthNs({"queue", "-o", "json"});
+  ASSERT_EQ(qj.exit_code, 0) << qj.err;
+  EXPECT_FALSE(has_control(qj.out)) << qj.out;
+  auto items = json::Parse(qj.out);
+  ASSERT_TRUE(items.ok() && items->IsArray() && items->Size() == 1) << qj.out;
+  EXPECT_EQ(json::GetString((*items)[0], "message"),
+            "\x1b]0;owned\x07\x1b[2Jcleared \x1b[31mred\x1b[0m \xc2\x9b" "6n\x7f" "done");
+  d = BerthNs({"describe", "loud"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("Message:      ]0;owned[2Jcleared [31mred[0m 6ndone\n"), std::string::npos) << d.out;
+  EXPECT_FALSE(has_control(d.out)) << d.out;
+}
+
 TEST_F(Cli, StopEndsARunKeepsItsRecordAndFreesItsBlocks) {
   Nodes("stop", 1, "4", "8Gi");
   Fleet("stop", "stop");

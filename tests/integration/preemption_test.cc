@@ -105,6 +105,57 @@ TEST_F(Preemption, GangPreemptsWholeInstancesOfTheCheapestDomain) {
       << Phase("hot") << " / " << Phase("b1") << ": " << Message("b1");
 }
 
+// Issue 44, item 11: whoever reads a run's status and Events may see only its namespace, so a
+// run of another namespace is not named there. A priority-90 run of another namespace preempts
+// this namespace's run: before, the victim's status said "preempted by <namespace>/<name>" and
+// the preemptor's Event named the victim; now each says "a run of another namespace" (runs of the
+// same namespace are still named: GangPreemptsWholeInstancesOfTheCheapestDomain).
+TEST_F(Preemption, ARunOfAnotherNamespaceIsNotNamedInAStatusOrEvent) {
+  Nodes("x", 1, "16", "64Gi", 8);
+  Fleet("x", "x", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+  Run("low", Priority(10) + "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
+  StartRun("low");
+  const std::string other = ns_ + "-other";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  CommandResult r = cp().Kubectl({"apply", "-n", other, "-f", "-"},
+                                 "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: secret-project}\nspec:\n" +
+                                     Priority(90) + "  resources: {gpu: 8}\n" + kQueue +
+                                     "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto other_run = [&](const std::string& path) {
+    return cp().Kubectl({"get", "run", "secret-project", "-n", other, "-o", "jsonpath={" + path + "}"}).out;
+  };
+  ASSERT_TRUE(WaitPhase("low", "Failed", std::chrono::seconds(60))) << Phase("low") << ": " << Message("low");
+  EXPECT_EQ(Reason("low"), "Preempted");
+  EXPECT_NE(Message("low").find("preempted by a run of another namespace (priority 90) on fleet " + FleetName("x")),
+            std::string::npos)
+      << Message("low");
+  EXPECT_EQ(Message("low").find("secret-project"), std::string::npos) << Message("low");
+  std::vector<std::string> preempted;
+  ASSERT_TRUE(Eventually([&] { return !(preempted = EventMessages("low", "Preempted")).empty(); }));
+  for (const auto& m : preempted) EXPECT_EQ(m.find("secret-project"), std::string::npos) << m;
+  ASSERT_TRUE(Eventually([&] { return other_run(".status.phase") == "Scheduled"; }, std::chrono::seconds(60)))
+      << other_run(".status.message");
+  // The preemptor's Event names no run of this namespace either.
+  std::string preempting;
+  ASSERT_TRUE(Eventually([&] {
+    preempting = cp().Kubectl({"get", "events", "-n", other, "--field-selector", "involvedObject.name=secret-project,reason=Preempting",
+                               "-o", "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}"})
+                     .out;
+    return !preempting.empty();
+  })) << preempting;
+  EXPECT_NE(preempting.find("preempting a run of another namespace on fleet " + FleetName("x")), std::string::npos) << preempting;
+  EXPECT_EQ(preempting.find(ns_ + "/low"), std::string::npos) << preempting;
+  // No kubelet plays the other namespace's part: its Pods are removed by force, then the run goes.
+  cp().Kubectl({"delete", "run", "secret-project", "-n", other, "--wait=false"});
+  EXPECT_TRUE(Eventually([&] {
+    cp().Kubectl({"delete", "pods", "--all", "-n", other, "--grace-period=0", "--force", "--wait=false"});
+    return cp().Kubectl({"get", "run", "secret-project", "-n", other}).exit_code != 0;
+  }, std::chrono::seconds(60)));
+  cp().Kubectl({"delete", "namespace", other, "--wait=false"});
+}
+
 // minRuntime protects a run that started recently; lowering it on the Fleet lets the waiting
 // higher-priority run preempt.
 TEST_F(Preemption, MinRuntimeProtectsAFreshRun) {

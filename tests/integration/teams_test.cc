@@ -143,7 +143,9 @@ TEST_F(Teams, IdleShareIsBorrowedAndTheOwnersRunTakesItBack) {
     EXPECT_EQ(StatusInt(name, "resubmissions"), 1);
     std::vector<std::string> retrying;
     ASSERT_TRUE(Eventually([&] { return !(retrying = EventMessages(ns_, name, "Retrying")).empty(); }));
-    EXPECT_NE(retrying.front().find("reclaimed by team " + TeamName("owner") + " for " + owner_ns + "/mine"), std::string::npos)
+    // The owners' run is of another namespace: not named (issue 44); the team is.
+    EXPECT_NE(retrying.front().find("reclaimed by team " + TeamName("owner") + " for a run of another namespace"),
+              std::string::npos)
         << retrying.front();
   }
   EXPECT_EQ(reclaimed, 1);

@@ -594,5 +594,120 @@ TEST_F(Tenant, ARunOverTheSizeBoundIsRefusedOrFailsSayingTheBound) {
   EXPECT_TRUE(WaitPhase("after", "Scheduled")) << Phase("after") << " " << Message("after");
 }
 
+// Issue 44, item 2: a placed run that its tenant makes unreadable is ended. The tenant patches
+// its running run's template 200 levels deep (no webhook here: as with the webhook down under
+// failurePolicy Ignore, or under the admission policies, which cannot measure nesting). Before, the
+// run was set aside out of the cache and its Pod ran on: its machine held beyond maxDuration,
+// preemption, reclaim and its team's usage, the next run waiting for ever. Now it ends Failed,
+// InvalidSpec saying why, its Pod is deleted and the next run is placed on the machine it held;
+// deleted, it goes (berth removes its finalizer without reading it).
+TEST_F(Tenant, APlacedRunMadeUnreadableIsEndedAndItsMachineGoesToTheNextRun) {
+  auto nodes = Nodes("held", 1, "4", "8Gi");
+  Fleet("held", "held");  // one block per machine: one run holds it
+  auto jsonpath = [&](const std::string& run, const std::string& path) {
+    return Trim(AsTenant({"get", "run", run, "-o", "jsonpath={" + path + "}"}).out);
+  };
+  TenantRun("held");
+  ASSERT_TRUE(WaitPhase("held", "Scheduled")) << Phase("held") << " " << Message("held");
+  StartRun("held");
+  ASSERT_EQ(PodsOf("held").size(), 1u);
+  EXPECT_EQ(jsonpath("held", ".status.templateHash").size(), 16u) << "the placed template's hash is in the status";
+  TenantRun("next", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  ASSERT_TRUE(Eventually([&] { return Phase("next") == "Pending" && Reason("next") == "NoCapacity"; }))
+      << Phase("next") << " " << Message("next");
+
+  std::string nested = "1";
+  for (int i = 0; i < 200; ++i) nested = R"({"x":)" + nested + "}";
+  CommandResult r = AsTenant({"patch", "run", "held", "--type=merge", "-p",
+                              R"({"spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox","x":)" +
+                                  nested + "}]}}}}"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  ASSERT_TRUE(Eventually([&] { return jsonpath("held", ".status.phase") == "Failed"; }, std::chrono::seconds(60)))
+      << jsonpath("held", ".status.phase") << " " << jsonpath("held", ".status.message") << "\n" << controller_->Log();
+  EXPECT_EQ(jsonpath("held", ".status.reason"), "InvalidSpec");
+  EXPECT_NE(jsonpath("held", ".status.message")
+                .find("berth cannot read this Run any more: its JSON nests deeper than 128 levels (spec.template changed "
+                      "after the run was placed)"),
+            std::string::npos)
+      << jsonpath("held", ".status.message");
+  EXPECT_EQ(jsonpath("held", ".status.conditions[?(@.type==\"Finished\")].reason"), "InvalidSpec");
+  EXPECT_TRUE(Eventually([&] { return PodsOf("held").empty(); })) << "the unreadable run's Pod still runs";
+  ASSERT_TRUE(WaitPhase("next", "Scheduled", std::chrono::seconds(60))) << Phase("next") << " " << Message("next");
+  EXPECT_EQ(PlacementNodes("next"), nodes) << "the next run is placed on the machine the ended run held";
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult e = Kubectl({"get", "events", "--field-selector", "involvedObject.name=held", "-o",
+                                "jsonpath={range .items[*]}{.type}/{.reason}: {.message}{\"\\n\"}{end}"});
+    return e.out.find("Warning/InvalidSpec: berth cannot read this Run any more") != std::string::npos;
+  }));
+  // Deleted, it goes: berth removes its finalizer without reading it.
+  EXPECT_EQ(AsTenant({"delete", "run", "held", "--wait=true", "--timeout=60s"}).exit_code, 0);
+}
+
+// Issue 44, item 2: a placed run keeps the template it was placed with. The tenant changes the
+// image of its Scheduled run's template (admission would refuse it; there is none here) and deletes
+// the run's Pod so that berth has to make it again. Before, berth made the new Pod from the changed
+// template (the run ran what it was never placed with). Now the Pod already made is left as it was
+// (a SpecChangeIgnored Event says so), and no Pod is made from the changed template: the run ends
+// Failed, InvalidSpec, naming both templates' hashes.
+TEST_F(Tenant, APlacedRunNeverMakesPodsFromATemplateChangedAfterItWasPlaced) {
+  Nodes("tmpl", 1, "4", "8Gi");
+  Fleet("tmpl", "tmpl");
+  auto jsonpath = [&](const std::string& run, const std::string& path) {
+    return Trim(AsTenant({"get", "run", run, "-o", "jsonpath={" + path + "}"}).out);
+  };
+  TenantRun("keep");
+  ASSERT_TRUE(WaitPhase("keep", "Scheduled")) << Phase("keep") << " " << Message("keep");
+  ASSERT_TRUE(Eventually([&] { return PodsOf("keep").size() == 1; }));
+  const std::string placed = jsonpath("keep", ".status.templateHash");
+  EXPECT_EQ(placed.size(), 16u) << placed;
+  const std::string pod = PodsOf("keep").begin()->first;
+  const std::string pod_uid = json::GetString(json::Find(PodsOf("keep").begin()->second, {"metadata", "uid"}));
+
+  CommandResult r = AsTenant({"patch", "run", "keep", "--type=merge", "-p",
+                              R"({"spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox:1.36"}]}}}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult e = Kubectl({"get", "events", "--field-selector", "involvedObject.name=keep", "-o",
+                                "jsonpath={range .items[*]}{.type}/{.reason}{\"\\n\"}{end}"});
+    return e.out.find("Warning/SpecChangeIgnored") != std::string::npos;
+  }));
+  auto pods = PodsOf("keep");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(json::GetString(json::Find(pods.begin()->second, {"metadata", "uid"})), pod_uid) << "the Pod made was replaced";
+  EXPECT_EQ(json::GetString(pods.begin()->second["spec"]["containers"][0], "image"), "busybox");
+
+  ASSERT_EQ(AsTenant({"delete", "pod", pod, "--wait=false"}).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return Phase("keep") == "Failed"; }, std::chrono::seconds(60)))
+      << Phase("keep") << " " << Message("keep");
+  EXPECT_EQ(Reason("keep"), "InvalidSpec");
+  const std::string now = jsonpath("keep", ".status.templateHash");
+  EXPECT_EQ(now, placed) << "the status keeps the hash of the template placed";
+  EXPECT_NE(Message("keep").find("spec.template changed after the run was placed (placed with template " + placed + ", now "),
+            std::string::npos)
+      << Message("keep");
+  for (const auto& [name, p] : PodsOf("keep")) {
+    EXPECT_NE(json::GetString(p["spec"]["containers"][0], "image"), "busybox:1.36") << name << " was made from the changed template";
+  }
+  EXPECT_TRUE(Eventually([&] { return PodsOf("keep").empty(); }));
+}
+
+// Issue 44, item 11: a Lease duration of 0 cannot work (a retry period of 0 has a standby ask the
+// API server for the Lease without pause): the controller refuses it at start-up, exit code 2, a
+// sentence naming the flag, nothing contacted.
+TEST_F(Tenant, ALeaseRetryPeriodOfZeroStopsTheControllerAtStartUp) {
+  // `timeout`: a controller that accepted the flag would run until stopped (exit code 124).
+  CommandResult r = RunCommand({"timeout", "60", BERTH_CONTROLLER_BIN, "--kubeconfig=" + cp().kubeconfig(), "--leader-elect",
+                                "--leader-election-namespace=" + ns_, "--leader-election-retry-period=0",
+                                "--metrics-bind-address=0", "--health-probe-bind-address=0"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("berth-controller: --leader-election-retry-period must be longer than 0 (it paces requests to "
+                       "the API server: 0 would send them without pause)"),
+            std::string::npos)
+      << r.err;
+  auto lease = client()->Get(k8s::resources::kLeases.Path(ns_, "berth-controller"));
+  EXPECT_TRUE(lease.status().IsNotFound()) << "a refused controller took the Lease";
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -67,6 +67,9 @@ k8s::Result<RunStatus> DecodeRunStatus(const k8s::json::Value& status);
 // The status as DecodeRun reads it: a field that cannot be read is left at its default (and the
 // first such field named in `problem`, when given).
 RunStatus DecodeRunStatusLeniently(const k8s::json::Value& status, std::string* problem = nullptr);
+// A status kept as JSON text (k8s::SetAsideObject::status_json: a run berth cannot read otherwise),
+// leniently; empty or not JSON: no status.
+RunStatus DecodeRunStatusText(std::string_view text);
 k8s::Result<Fleet> DecodeFleet(const k8s::json::Value& obj, const FleetDecodeOptions& options = {});
 k8s::Result<Team> DecodeTeam(const k8s::json::Value& obj);
 

@@ -30,6 +30,12 @@ inline constexpr int64_t kMaxTtlSeconds = 2147483647;
 inline constexpr size_t kMaxTemplateBytes = 256 * 1024;
 // The sentence for a template of `bytes` bytes over kMaxTemplateBytes.
 std::string TemplateTooLarge(size_t bytes);
+// A template's hash as status.templateHash spells it (issue 44): 16 lowercase hex digits of
+// Run::template_hash (FNV-1a over the template's JSON as the API server serves it: the same in
+// every build, so a hash written by one controller is read by the next).
+std::string TemplateHashText(uint64_t hash);
+// The sentence of a placed run whose spec.template no longer has the hash recorded at placement.
+std::string TemplateChangedAfterPlacement(const std::string& placed_hash, const std::string& now_hash);
 
 struct RetrySpec {
   bool on_no_capacity = false, on_interruption = false, on_error = false;
@@ -103,6 +109,10 @@ struct RunStatus {
     friend bool operator==(const Preemption&, const Preemption&) = default;
   };
   std::optional<Preemption> preemption;
+  // status.templateHash (issue 44): TemplateHashText of the spec.template the run was placed
+  // with, written with the placement. While the run is placed berth makes Pods only from a
+  // template of this hash; a changed template fails the run InvalidSpec when Pods are to be made.
+  std::string template_hash;
   friend bool operator==(const RunStatus&, const RunStatus&) = default;
 };
 

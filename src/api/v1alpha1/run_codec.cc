@@ -105,11 +105,21 @@ void ReadRetry(const json::Value& spec, RunSpec& run, std::string& err) {
 // most kMaxTemplateBytes; at least one container, and no constraint on nodes (berth chooses the
 // machine itself: a template constraint on nodes would only make the kubelet refuse the Pod on the
 // machine berth chose; machines are chosen with Fleets instead).
+// FNV-1a, 64 bits: a hash that does not change between builds (status.templateHash is kept).
+uint64_t Fnv1a64(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 void ReadTemplate(const json::Value& spec, size_t kept, Run& run, std::string& err) {
   if (const json::Value* t = json::Find(spec, {"template"}); t != nullptr) {
     std::string text = json::Serialize(*t);
     run.template_bytes = text.size();
-    run.template_hash = std::hash<std::string_view>{}(text);
+    run.template_hash = Fnv1a64(text);
     if (text.size() <= kept) run.spec.template_json = std::move(text);
     if (run.template_bytes > kMaxTemplateBytes && err.empty()) err = TemplateTooLarge(run.template_bytes);
   }
@@ -214,6 +224,7 @@ RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
   s.retry_backoff_seconds = st.Int("retryBackoffSeconds").value_or(0);
   s.observed_generation = st.Int("observedGeneration").value_or(0);
   s.preemption = ReadPreemption(st);
+  s.template_hash = st.String("templateHash").value_or("");
   s.conditions = io::ReadConditions(st);
   return s;
 }
@@ -332,6 +343,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
     w.Key("preemption");
     WritePreemption(w, s.preemption);
   }
+  str("templateHash", s.template_hash);
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);
   w.raw().EndObject();
@@ -356,6 +368,19 @@ RunSpelling ReadSpelling(const json::Value& spec) {
 }
 
 }  // namespace
+
+std::string TemplateHashText(uint64_t hash) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, hash >>= 4) out[static_cast<size_t>(i)] = kHex[hash & 15];
+  return out;
+}
+
+std::string TemplateChangedAfterPlacement(const std::string& placed_hash, const std::string& now_hash) {
+  return "spec.template changed after the run was placed (placed with template " + placed_hash + ", now " + now_hash +
+         "): berth runs a placed run only with the template it placed, and its Pods are to be made now; the run "
+         "ends here. Create a new Run for the new template";
+}
 
 std::string TemplateTooLarge(size_t bytes) {
   return "spec.template is " + std::to_string(bytes) + " bytes as JSON; berth takes templates of at most " +
@@ -412,6 +437,12 @@ RunStatus DecodeRunStatusLeniently(const json::Value& status, std::string* probl
   RunStatus s = ReadRunStatus(status, p);
   if (problem != nullptr) *problem = std::move(p);
   return s;
+}
+
+RunStatus DecodeRunStatusText(std::string_view text) {
+  if (text.empty()) return RunStatus{};
+  auto doc = json::Parse(text);
+  return doc.ok() ? DecodeRunStatusLeniently(*doc) : RunStatus{};
 }
 
 k8s::Result<RunStatus> DecodeRunStatus(const json::Value& status) {

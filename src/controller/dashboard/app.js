@@ -30,20 +30,20 @@
     for (const [k, v] of Object.entries(props || {})) {
       if (v === undefined || v === null || v === false) continue;
       if (k === 'class') node.className = v;
-      else if (k === 'text') node.textContent = v;
+      else if (k === 'text') node.textContent = printable(v);
       else if (k === 'dataset') Object.assign(node.dataset, v);
       else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
-      else node.setAttribute(k, v === true ? '' : String(v));
+      else node.setAttribute(k, v === true ? '' : printable(v));
     }
     for (const c of children.flat()) {
       if (c === undefined || c === null || c === false) continue;
-      node.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+      node.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(printable(c)) : c);
     }
     return node;
   }
 
   function setText(node, text) {
-    const t = text === undefined || text === null ? '' : String(text);
+    const t = printable(text);
     if (node.textContent !== t) node.textContent = t;
   }
 
@@ -57,7 +57,7 @@
 
   // ---- formatting (format.js) ---------------------------------------------------------------
 
-  const { fmtDuration, parseTime, fmtTime, fmtEta } = window.berthFormat;
+  const { fmtDuration, parseTime, fmtTime, fmtEta, printable } = window.berthFormat;
 
   function statusLabel(status) {
     if (!status) return 'no answer';

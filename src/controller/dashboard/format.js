@@ -46,5 +46,13 @@
     return startsInSeconds > 0 ? `~${fmtDuration(startsInSeconds)}` : 'now';
   }
 
-  window.berthFormat = Object.freeze({ fmtDuration, parseTime, fmtTime, fmtEta });
+  // Text from the API (names, messages, Events: other tenants write them, issue 44) as the page
+  // shows it: the control characters kubectl berth strips (C0 but tab and line feed, DEL, C1)
+  // are removed, so a message shows only what it says. The page sets text with textContent only.
+  const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+  function printable(text) {
+    return text === undefined || text === null ? '' : String(text).replace(CONTROL, '');
+  }
+
+  window.berthFormat = Object.freeze({ fmtDuration, parseTime, fmtTime, fmtEta, printable });
 })();

@@ -65,6 +65,7 @@ Run FullRun() {
   s.retry_backoff_seconds = 20;
   s.observed_generation = 3;
   s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}, /*reclaim=*/true};
+  s.template_hash = "0123456789abcdef";
   SetCondition(s.conditions, ConditionType::kScheduled, ConditionStatus::kTrue, Reason::kScheduled, "on a100", 3,
                At("2026-01-02T03:01:00Z"));
   SetCondition(s.conditions, ConditionKind::FromApi("Custom"), ConditionStatus::kUnknown,
@@ -233,6 +234,16 @@ TEST(RunCodec, EstimatedStartAtIsRfc3339AndAbsentWhenUnknown) {
   EXPECT_FALSE(none->estimated_start_at.has_value());
 }
 
+// Issue 44: status.templateHash is kept across controllers (a hash written by one build is
+// compared by the next), so the template's hash is FNV-1a of its JSON as served, not std::hash.
+TEST(RunCodec, TheTemplateHashIsTheSameInEveryBuild) {
+  auto run = DecodeRun(MustParse(R"({"metadata":{"name":"a"},"spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox"}]}}}})"));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(TemplateHashText(run->template_hash), "2f32275f6e0384a5");
+  EXPECT_EQ(TemplateHashText(0), "0000000000000000");
+  EXPECT_EQ(TemplateHashText(0xabcdef0123456789ull), "abcdef0123456789");
+}
+
 TEST(RunStatusPatch, WritesEveryFieldWithNullsForTheEmptyOnes) {
   json::Document d = MustParse(RunStatusPatch(RunStatus{}, ""));
   EXPECT_FALSE(d.HasMember("metadata")) << "no resourceVersion: an unconditional write";
@@ -240,7 +251,7 @@ TEST(RunStatusPatch, WritesEveryFieldWithNullsForTheEmptyOnes) {
   ASSERT_NE(st, nullptr);
   for (const char* key : {"phase", "reason", "message", "queuePosition", "effectivePriority", "estimatedStartAt", "fleet",
                           "placement", "submittedAt", "scheduledAt", "startedAt", "finishedAt", "retryAfter",
-                          "retryBackoffSeconds", "preemption"}) {
+                          "retryBackoffSeconds", "preemption", "templateHash"}) {
     ASSERT_TRUE(st->HasMember(key)) << key << " must be written (as null) so a merge patch clears it";
     EXPECT_TRUE((*st)[key].IsNull()) << key;
   }

@@ -93,5 +93,48 @@ TEST(FormatTest, TableAlignsColumnsWithoutTrailingSpaces) {
   EXPECT_EQ(small.Render("  "), "  A   B\n  x   y\n");
 }
 
+// Issue 44, item 8: text from the API is printed without the control characters a terminal acts
+// on (C0 but \n and \t in a block of lines, DEL, C1 as UTF-8 or as a lone byte); words, other
+// UTF-8 and punctuation are kept; a byte that is not UTF-8 shows as '?'.
+TEST(FormatTest, PrintableRemovesWhatATerminalActsOn) {
+  const std::string evil = "\x1b]0;owned\x07\x1b[2Jcleared \x1b[31mred\x1b[0m \xc2\x9b" "6n\x7f" "done\r\x08!";
+  EXPECT_EQ(Printable(evil), "]0;owned[2Jcleared [31mred[0m 6ndone!");
+  EXPECT_EQ(Printable(evil, TextLines::kMany), "]0;owned[2Jcleared [31mred[0m 6ndone!");
+  // Line breaks and tabs: kept in a block of lines, a space in one line.
+  EXPECT_EQ(Printable("a\tb\nc", TextLines::kMany), "a\tb\nc");
+  EXPECT_EQ(Printable("a\tb\nc"), "a b c");
+  // Every C0 control but those two, and DEL.
+  for (int c = 0; c < 0x20; ++c) {
+    if (c == '\n' || c == '\t') continue;
+    EXPECT_EQ(Printable(std::string("x") + static_cast<char>(c) + "y", TextLines::kMany), "xy") << c;
+  }
+  EXPECT_EQ(Printable("x\x7fy"), "xy");
+  // C1 (U+0080-U+009F) as UTF-8 and as lone bytes (an 8-bit terminal reads 0x9b as CSI).
+  for (int c = 0x80; c <= 0x9f; ++c) {
+    EXPECT_EQ(Printable(std::string("x\xc2") + static_cast<char>(c) + "y"), "xy") << c;
+    EXPECT_EQ(Printable(std::string("x") + static_cast<char>(c) + "y"), "xy") << c;
+  }
+  // Printable UTF-8 stays: U+00A0 and beyond, 3- and 4-byte forms.
+  EXPECT_EQ(Printable("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80 \xc2\xa0."), "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80 \xc2\xa0.");
+  // Not UTF-8: overlong forms (an ESC spelled in two bytes), surrogates, cut-off sequences.
+  EXPECT_EQ(Printable("a\xc0\x9b" "b"), "a?b");
+  EXPECT_EQ(Printable("a\xe0\x80\x9b" "b"), "a?b");
+  EXPECT_EQ(Printable("a\xed\xa0\x80" "b"), "a??b");
+  EXPECT_EQ(Printable("a\xe2\x9c"), "a?");
+  EXPECT_EQ(Printable(""), "");
+}
+
+TEST(FormatTest, PrintableJsonEscapesDelAndC1AndKeepsTheValue) {
+  EXPECT_EQ(PrintableJson("{\"m\":\"a\x7f" "b\xc2\x9b" "6n \xc3\xa9\\u001b\"}"), "{\"m\":\"a\\u007fb\\u009b6n \xc3\xa9\\u001b\"}");
+  EXPECT_EQ(PrintableJson("[1,2]"), "[1,2]");
+}
+
+TEST(FormatTest, TableCellsArePrintableOnOneLineAndAlignAsPrinted) {
+  Table t({"NAME", "MESSAGE"});
+  t.AddRow({"a\x1b[31m", "two\nlines\x07"});
+  t.AddRow({"bb", "ok"});
+  EXPECT_EQ(t.Render(), "NAME    MESSAGE\na[31m   two lines\nbb      ok\n");
+}
+
 }  // namespace
 }  // namespace berth::cli

@@ -313,6 +313,27 @@ TEST(OptionsTest, RenewDeadlineMustBeShorterThanLeaseDuration) {
   });
 }
 
+// Issue 44, item 11: the Lease's durations pace requests to the API server; 0 would send them
+// without pause (a retry period of 0: a standby asks for the Lease in a loop), so 0 is refused
+// naming the flag (negative durations never parse), with or without --leader-elect.
+TEST(OptionsTest, LeaseDurationsOfZeroAreRefused) {
+  const std::string why = " must be longer than 0 (it paces requests to the API server: 0 would send them without pause)";
+  const std::vector<FlagCase> cases = {
+      {{"--leader-elect", "--leader-election-retry-period=0"}, "--leader-election-retry-period" + why},
+      {{"--leader-election-retry-period=0s"}, "--leader-election-retry-period" + why},
+      {{"--leader-elect", "--leader-election-renew-deadline=0"}, "--leader-election-renew-deadline" + why},
+      {{"--leader-election-lease-duration=0", "--leader-election-renew-deadline=0"},
+       "--leader-election-lease-duration" + why},
+      {{"--leader-elect", "--leader-election-retry-period=1ms"}, ""},
+  };
+  ExpectFlagCases(cases, [](const std::string& message, const FlagCase& c) {
+    EXPECT_EQ(message, c.want) << Join(c.args);
+  });
+  for (const std::string flag : {"--leader-election-retry-period=-1s", "--request-timeout=0"}) {
+    EXPECT_FALSE(ParseOptions({flag}).ok()) << flag;
+  }
+}
+
 // Issue 29, item 7: with leader election, renew deadline + request timeout + a tenth of the lease
 // must fit in the lease duration (leader_election.h), or two leaders could write at once. The
 // defaults (and the chart's) fit; settings that do not are refused with a sentence naming all three.

@@ -156,6 +156,7 @@ TEST(RunStatusCompareTest, TruthTable) {
       {"retryAfter", [](RunStatus& s) { s.retry_after = TimeAt("2026-01-02T03:05:00Z"); }, true, false},
       {"retryBackoffSeconds", [](RunStatus& s) { s.retry_backoff_seconds = 20; }, true, false},
       {"observedGeneration", [](RunStatus& s) { s.observed_generation = 5; }, true, false},
+      {"templateHash", [](RunStatus& s) { s.template_hash = "0123456789abcdef"; }, true, false},
       {"preemption set", [](RunStatus& s) { s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}}; }, true, false},
       {"condition status", [](RunStatus& s) { s.conditions[1].status = ConditionStatus::kFalse; }, true, false},
       {"condition reason", [](RunStatus& s) { s.conditions[1].reason = Why("PodFailed"); }, true, false},

@@ -76,5 +76,37 @@ TEST(RuntimeHistory, KeepsTheLastTwentyOfAKeyAndABoundedNumberOfKeys) {
   EXPECT_LE(h.keys(), 2 * RuntimeHistory::kMaxKeys);
 }
 
+// Issue 44, item 11: one tenant that finishes runs of ever new names and shapes (a namespace's
+// quota of keys, kMaxKeysPerNamespace of each kind) pushes out only its own history: another
+// namespace's name pattern and team shape still predict, and the flood keeps at most its quota.
+TEST(RuntimeHistory, ATenantFloodingKeysDoesNotEvictAnotherNamespacesHistory) {
+  RuntimeHistory h;
+  for (int i = 0; i < 3; ++i) h.Add({"research", "train-" + std::to_string(i), "vision", kOneGpu, minutes(40)});
+  // More keys than the whole table holds, each a new name pattern ("flood-a-…": no trailing
+  // digits) and a new shape (its CPU), from one namespace.
+  for (size_t i = 0; i < RuntimeHistory::kMaxKeys + 500; ++i) {
+    std::string suffix;
+    for (size_t n = i; suffix.empty() || n > 0; n /= 26) suffix += static_cast<char>('a' + n % 26);
+    RunShape shape = kOneGpu;
+    shape.per_node.cpu_millis = 1000 + static_cast<int64_t>(i);
+    h.Add({"tenant", "flood-" + suffix + "-x", "", shape, minutes(1)});
+  }
+  EXPECT_EQ(h.keys_of("tenant"), 2 * RuntimeHistory::kMaxKeysPerNamespace);
+  EXPECT_EQ(h.keys_of("research"), 2u);
+  auto by_name = h.Predict("research", "train-7", "vision", kOneGpu, std::nullopt);
+  ASSERT_TRUE(by_name.has_value()) << "the flood pushed out the name pattern of another namespace";
+  EXPECT_EQ(by_name->basis, RuntimePrediction::Basis::kNamePattern);
+  EXPECT_EQ(by_name->runtime, minutes(40));
+  auto by_shape = h.Predict("research", "eval", "vision", kOneGpu, std::nullopt);
+  ASSERT_TRUE(by_shape.has_value()) << "the flood pushed out the team shape of another namespace";
+  EXPECT_EQ(by_shape->basis, RuntimePrediction::Basis::kTeamShape);
+  EXPECT_EQ(by_shape->runtime, minutes(40));
+  // The tenant's own most recent keys are the ones it keeps.
+  RunShape last = kOneGpu;
+  last.per_node.cpu_millis = 1000 + static_cast<int64_t>(RuntimeHistory::kMaxKeys + 499);
+  for (int i = 0; i < 2; ++i) h.Add({"tenant", "other", "", last, minutes(1)});
+  EXPECT_TRUE(h.Predict("tenant", "new-name", "", last, std::nullopt).has_value());
+}
+
 }  // namespace
 }  // namespace berth::scheduling

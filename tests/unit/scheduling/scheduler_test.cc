@@ -572,6 +572,22 @@ TEST_F(ReservationTest, RunsBehindUseReservedInstancesOnlyWhenTheyEndInTime) {
   EXPECT_EQ(ApiReason(WaitCode::kReserved), "NoCapacity");
 }
 
+// Issue 44, item 11: a waiting run's status may be read by whoever sees its namespace only, so
+// the run holding the reservation is named only when it is of the same namespace.
+TEST_F(ReservationTest, TheReservationsRunIsNamedOnlyToRunsOfItsNamespace) {
+  PendingRun theirs = Pending("other/unbounded", 60, kT0, 1, Cpus(8));
+  queue.Upsert(theirs);
+  const CycleResult r = Cycle();
+  ASSERT_EQ(r.reservation->run_id, "ns/big");
+  EXPECT_EQ(Explain(r, "other/unbounded"),
+            "fits only on instances reserved for a run of another namespace, which expects to start in 1h; a run "
+            "without maxDuration may not use reserved instances");
+  EXPECT_EQ(RunNameFor("ns/a", "ns/big"), "ns/big");
+  EXPECT_EQ(RunNameFor("other/a", "ns/big"), "a run of another namespace");
+  EXPECT_EQ(RunNamesFor("ns/a", {"ns/b1", "x/c", "ns/b2", "y/d"}), "ns/b1, ns/b2, 2 runs of other namespaces");
+  EXPECT_EQ(RunNamesFor("z/a", {"x/c"}), "a run of another namespace");
+}
+
 TEST_F(ReservationTest, BackfillPrefersReservedRoomOverOpenRoom) {
   cluster.instances.push_back(Node("c", "cpu"));
   Busy("c", 6);  // c has the same 2 free blocks, unreserved
