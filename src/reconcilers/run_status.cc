@@ -44,7 +44,7 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.scheduled_at != b.scheduled_at || a.started_at != b.started_at || a.finished_at != b.finished_at ||
          a.resubmissions != b.resubmissions || a.observed_generation != b.observed_generation ||
          a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
-         a.preemption != b.preemption || a.estimated_start_at != b.estimated_start_at ||
+         a.preemption != b.preemption || a.estimated_start_at != b.estimated_start_at || a.pod_uids != b.pod_uids ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);
 }
