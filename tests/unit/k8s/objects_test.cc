@@ -188,7 +188,7 @@ TEST(DecodeMetaTest, OnlyNeededKeepsTheControllerAndOneFinalizerOfThousands) {
   EXPECT_EQ(m.owners_left_out, 5001);
   EXPECT_EQ(m.finalizers, (std::vector<std::string>{"berth.dev/run-cleanup"}));
   EXPECT_EQ(m.finalizers_left_out, 5000);
-  EXPECT_EQ(m.kept_finalizer_index, 2501) << "its place in the object's list, for a patch that removes it";
+  EXPECT_EQ(m.kept_finalizer_index, 2500) << "its place in the object's list, for a patch that removes it";
   EXPECT_TRUE(m.HasFinalizer("berth.dev/run-cleanup"));
 
   // A Pod as the engine caches it: the same, no finalizer kept.
