@@ -45,6 +45,10 @@ std::string ResourceVersionOf(const json::Value& obj) {
 }
 
 ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix) {
+  return DecodeMeta(obj, MetaKeep{.label_prefix = keep_prefix});
+}
+
+ObjectMeta DecodeMeta(const json::Value& obj, const MetaKeep& keep) {
   ObjectMeta m;
   const json::Value* meta = json::Find(obj, {"metadata"});
   if (meta == nullptr || !meta->IsObject()) return m;
@@ -56,21 +60,37 @@ ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix) {
   m.created = ReadTime(json::Find(*meta, {"creationTimestamp"}));
   const json::Value* deletion = json::Find(*meta, {"deletionTimestamp"});
   m.deleting = deletion != nullptr && !deletion->IsNull();  // null is "not set", as Go decodes it
-  ReadStringMap(json::Find(*meta, {"labels"}), m.labels, keep_prefix);
-  ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations, keep_prefix);
+  ReadStringMap(json::Find(*meta, {"labels"}), m.labels, keep.label_prefix);
+  ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations, keep.label_prefix);
   if (const json::Value* f = json::Find(*meta, {"finalizers"}); f != nullptr && f->IsArray()) {
+    int32_t index = 0;
     for (auto& x : f->GetArray()) {
-      if (x.IsString()) m.finalizers.emplace_back(x.GetString());
+      if (!x.IsString()) continue;
+      const std::string_view name(x.GetString(), x.GetStringLength());
+      if (!keep.finalizer.empty() && name == keep.finalizer && m.kept_finalizer_index < 0) m.kept_finalizer_index = index;
+      if (!keep.only_needed || (!keep.finalizer.empty() && name == keep.finalizer && m.finalizers.empty())) {
+        m.finalizers.emplace_back(name);
+      } else {
+        ++m.finalizers_left_out;
+      }
+      ++index;
     }
   }
   if (const json::Value* o = json::Find(*meta, {"ownerReferences"}); o != nullptr && o->IsArray()) {
+    bool have_controller = false;
     for (auto& x : o->GetArray()) {
+      const bool controller = json::GetBool(x, "controller");
+      if (keep.only_needed && (!controller || have_controller)) {
+        ++m.owners_left_out;
+        continue;
+      }
+      have_controller |= controller;
       OwnerRef r;
       r.api_version = json::GetString(x, "apiVersion");
       r.kind = json::GetString(x, "kind");
       r.name = json::GetString(x, "name");
       r.uid = json::GetString(x, "uid");
-      r.controller = json::GetBool(x, "controller");
+      r.controller = controller;
       m.owners.push_back(std::move(r));
     }
   }
@@ -252,11 +272,15 @@ bool AnyContainerStarted(const json::Value& obj) {
 
 }  // namespace
 
-std::shared_ptr<const Pod> DecodePod(const json::Value& obj) { return DecodePodKeeping(obj, {}); }
+std::shared_ptr<const Pod> DecodePod(const json::Value& obj) { return DecodePodKeeping(obj, MetaKeep{}); }
 
 std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, std::string_view keep_prefix) {
+  return DecodePodKeeping(obj, MetaKeep{.label_prefix = keep_prefix});
+}
+
+std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, const MetaKeep& keep) {
   auto p = std::make_shared<Pod>();
-  p->meta = DecodeMeta(obj, keep_prefix);
+  p->meta = DecodeMeta(obj, keep);
   if (p->meta.name.empty()) return nullptr;
   p->node_name = json::GetString(json::Find(obj, {"spec", "nodeName"}));
   p->scheduler_name = json::GetString(json::Find(obj, {"spec", "schedulerName"}));
@@ -266,6 +290,10 @@ std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, std::string_
   p->requests = EffectiveRequests(obj);
   p->waiting = WaitingReason(obj);
   p->started = AnyContainerStarted(obj);
+  if (const json::Value* g = json::Find(obj, {"spec", "terminationGracePeriodSeconds"}); g != nullptr && g->IsInt64() &&
+                                                                                           g->GetInt64() >= 0) {
+    p->grace_seconds = g->GetInt64();
+  }
   return p;
 }
 

@@ -26,6 +26,10 @@ struct ObjectMeta {
   std::map<std::string, std::string> labels, annotations;
   std::vector<std::string> finalizers;
   std::vector<OwnerRef> owners;
+  // Decoded with MetaKeep::only_needed (a cache's copy): how many finalizers and ownerReferences
+  // were left out, and where the kept finalizer stands in the object's list (-1: absent).
+  int32_t finalizers_left_out = 0, owners_left_out = 0;
+  int32_t kept_finalizer_index = -1;
 
   std::string Label(const std::string& k) const {
     auto it = labels.find(k);
@@ -42,6 +46,16 @@ struct ObjectMeta {
 // `keep_prefix`: only the labels and annotations whose key starts with it are kept (empty: all).
 // A cache that reads none of the others keeps none (a template's annotations may be 256 KiB).
 ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix = {});
+// What a cache keeps of an object's metadata (issue 44: a tenant's thousands of ownerReferences or
+// finalizers cost the cache nothing).
+struct MetaKeep {
+  std::string_view label_prefix = {};  // as DecodeMeta's keep_prefix
+  // Only the controller ownerReference and the finalizer `finalizer` ("" : none) are kept; the
+  // others are counted (ObjectMeta::*_left_out), not copied.
+  bool only_needed = false;
+  std::string_view finalizer = {};
+};
+ObjectMeta DecodeMeta(const json::Value& obj, const MetaKeep& keep);
 // metadata.resourceVersion of an object (e.g. the API's answer to a write); "" when absent.
 std::string ResourceVersionOf(const json::Value& obj);
 
@@ -95,10 +109,14 @@ struct Pod {
   std::string waiting;
   // Some container (init containers too) is running or has run: there is a process to stop.
   bool started = false;
+  // spec.terminationGracePeriodSeconds (Kubernetes' default of 30 when absent).
+  int64_t grace_seconds = 30;
 };
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj);
 // The same, keeping only the labels and annotations whose key starts with `keep_prefix`.
 std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, std::string_view keep_prefix);
+// The same, keeping of the metadata only what `keep` says (a cache of every Pod of the cluster).
+std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, const MetaKeep& keep);
 
 }  // namespace berth::k8s

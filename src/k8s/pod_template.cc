@@ -1,5 +1,8 @@
 #include "k8s/pod_template.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace berth::k8s {
 namespace {
 
@@ -167,6 +170,19 @@ void PodDraft::SetSpecString(const char* key, const std::string& value) { SetStr
 
 void PodDraft::DefaultSpecString(const char* key, const std::string& value) {
   if (!Spec().HasMember(key)) SetSpecString(key, value);
+}
+
+void PodDraft::CapGracePeriod(int64_t max_seconds) {
+  constexpr int64_t kKubernetesDefault = 30;
+  int64_t grace = kKubernetesDefault;
+  json::Value& spec = Spec();
+  if (auto m = spec.FindMember("terminationGracePeriodSeconds"); m != spec.MemberEnd() && m->value.IsInt64() &&
+                                                                  m->value.GetInt64() >= 0) {
+    grace = m->value.GetInt64();
+  }
+  grace = std::min(grace, std::max<int64_t>(0, max_seconds));
+  spec.RemoveMember("terminationGracePeriodSeconds");
+  spec.AddMember("terminationGracePeriodSeconds", json::Value(grace), pod_->GetAllocator());
 }
 
 void PodDraft::AddToleration(const std::string& key, const std::string& op, const std::string& value) {

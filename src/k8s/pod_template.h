@@ -5,6 +5,7 @@
 // Pod (names, labels, budget, environment) is decided in reconcilers/pod_builder.cc; how that is
 // spelled in JSON is here, so that no JSON is handled outside src/k8s and src/api.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,6 +59,9 @@ class PodDraft {
   void SetSpecString(const char* key, const std::string& value);
   // spec.<key> only when the template does not set it.
   void DefaultSpecString(const char* key, const std::string& value);
+  // spec.terminationGracePeriodSeconds = min(the template's, or Kubernetes' default of 30 when it
+  // sets none or something that is not a non-negative integer, and `max_seconds`).
+  void CapGracePeriod(int64_t max_seconds);
   // Appends {key, operator, value} to spec.tolerations (made a list when it is not one).
   void AddToleration(const std::string& key, const std::string& op, const std::string& value);
   // spec.containers is a list of at least one entry; its first entry is an object.

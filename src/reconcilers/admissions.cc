@@ -141,8 +141,10 @@ bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
   std::string rv = r.meta.resource_version;
   bool ok = true;
   if (!r.meta.HasFinalizer(kFinalizer)) {
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   FinalizersPatch(rv, r.meta.finalizers, /*with_ours=*/true));
+    bool json_patch = false;
+    const std::string patch = FinalizerPatch(r.meta, /*with_ours=*/true, json_patch);  // at r's resourceVersion
+    auto res = json_patch ? client_->JsonPatch(kRuns.Path(r.meta.ns, r.meta.name), patch)
+                          : client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name), patch);
     if (res.ok()) {
       rv = k8s::ResourceVersionOf(*res);
     } else {

@@ -6,10 +6,22 @@
 #include <unordered_map>
 
 #include "k8s/timefmt.h"
+#include "scheduling/block_layout.h"
 
 namespace berth::reconcilers {
 
 namespace sched = scheduling;
+
+std::string HoldId(std::string_view pod_key) {
+  const size_t slash = pod_key.find('/');
+  if (slash == std::string_view::npos) return "pod:" + std::string(pod_key);
+  return std::string(pod_key.substr(0, slash)) + "/pod:" + std::string(pod_key.substr(slash + 1));
+}
+
+bool IsHoldId(std::string_view id) {
+  const size_t slash = id.find('/');
+  return id.substr(slash == std::string_view::npos ? 0 : slash + 1).rfind("pod:", 0) == 0;
+}
 
 bool ClusterView::Counted(const PlacedRun& run) const {
   for (const auto& p : run.placement) {
@@ -40,8 +52,8 @@ sched::FleetSpec FleetSpecOf(const Fleet& f) {
   return spec;
 }
 
-// Other Pods' requests come off the node before it is cut into blocks; berth Pods that outlived
-// their placement are counted (their blocks are held as running runs).
+// Other Pods' requests come off the node before it is cut into blocks; labelled Pods are held as
+// blocks (BlocksHeld, once the node's layout is known).
 void TakeHolds(const std::vector<const NodeHold*>& holds, const Fleet& owner, sched::InstanceSpec& inst, InstanceInfo& info) {
   for (const NodeHold* h : holds) {
     if (h->blocks) {
@@ -55,6 +67,35 @@ void TakeHolds(const std::vector<const NodeHold*>& holds, const Fleet& owner, sc
     take(inst.allocatable.cpu_millis, info.held_by_others.cpu_millis, h->requests.cpu_milli);
     take(inst.allocatable.memory_bytes, info.held_by_others.memory_bytes, h->requests.memory_bytes);
     take(inst.allocatable.gpus, info.held_by_others.gpus, h->requests.Get(owner.spec.gpu_resource));
+  }
+}
+
+// The blocks a labelled Pod holds on its instance: the larger of its annotation and the blocks
+// that cover its requests (all of them when no number of blocks does); 0 when it asks for
+// nothing and says nothing.
+int32_t BlocksHeld(const NodeHold& h, const sched::BlockLayout& layout, const std::string& gpu_resource) {
+  const sched::Resources asks{h.requests.cpu_milli, h.requests.memory_bytes, h.requests.Get(gpu_resource)};
+  int32_t by_requests = 0;
+  if (asks.cpu_millis > 0 || asks.memory_bytes > 0 || asks.gpus > 0) {
+    by_requests = layout.BlocksFor(asks).value_or(std::max<int32_t>(1, layout.total_blocks()));
+  }
+  return std::max(h.blocks.value_or(0), by_requests);
+}
+
+// The blocks of the labelled Pods among `holds` (BlocksHeld) on the instance, once the other Pods'
+// requests are off it, as running runs charged to their namespace (HoldId).
+void HoldBlocks(const std::vector<const NodeHold*>& holds, const Fleet& owner, const sched::InstanceSpec& inst,
+                std::vector<sched::RunningRun>& held) {
+  std::optional<sched::BlockLayout> layout;  // made for the first labelled Pod
+  for (const NodeHold* h : holds) {
+    if (!h->blocks) continue;
+    if (!layout) layout = sched::BlockLayout::Make(inst.allocatable, FleetSpecOf(owner).blocks);
+    const int32_t blocks = BlocksHeld(*h, *layout, owner.spec.gpu_resource);
+    if (blocks <= 0) continue;
+    sched::RunningRun rr;
+    rr.id = HoldId(h->id);
+    rr.placement.push_back(sched::InstanceBlocks{h->node, blocks});
+    held.push_back(std::move(rr));
   }
 }
 
@@ -151,11 +192,11 @@ std::vector<const Fleet*> OrderedFleets(const std::vector<std::shared_ptr<const 
   return ordered;
 }
 
-// Placed runs and the blocks of berth Pods that outlived their placement, as the core's running
-// runs; placed runs with a priority may be preempted (placed_runs).
-void AddRunning(const std::vector<const PlacedRun*>& placed, const std::vector<NodeHold>& holds,
+// Placed runs as the core's running runs; placed runs with a priority may be preempted
+// (placed_runs). Then the blocks of labelled Pods no placement accounts for (`held`).
+void AddRunning(const std::vector<const PlacedRun*>& placed, std::vector<sched::RunningRun>& held,
                 sched::ClusterSnapshot& snapshot) {
-  snapshot.running.reserve(snapshot.running.size() + placed.size());
+  snapshot.running.reserve(snapshot.running.size() + placed.size() + held.size());
   for (const PlacedRun* run : placed) {
     const PlacedRun& r = *run;
     sched::RunningRun rr;
@@ -166,14 +207,8 @@ void AddRunning(const std::vector<const PlacedRun*>& placed, const std::vector<N
     snapshot.running.push_back(std::move(rr));
     if (r.priority && !r.assumed) snapshot.placed_runs.push_back(sched::PlacedRunInfo{r.key, *r.priority, r.placed_at});
   }
-  // berth Pods that outlived their placement hold their blocks until they are gone.
-  for (const auto& h : holds) {
-    if (!h.blocks || *h.blocks <= 0) continue;
-    sched::RunningRun rr;
-    rr.id = "pod:" + h.id;
-    rr.placement.push_back(sched::InstanceBlocks{h.node, *h.blocks});
-    snapshot.running.push_back(std::move(rr));
-  }
+  // Labelled Pods that outlived their placement hold their blocks until they are gone.
+  for (auto& rr : held) snapshot.running.push_back(std::move(rr));
 }
 
 ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
@@ -193,6 +228,7 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
   static const std::vector<const PlacedRun*> kNoRuns;
   static const std::vector<const NodeHold*> kNoHolds;
 
+  std::vector<sched::RunningRun> held;  // labelled Pods' blocks (NodeHold)
   std::vector<std::shared_ptr<const k8s::Node>> sorted_nodes = nodes;
   std::sort(sorted_nodes.begin(), sorted_nodes.end(),
             [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
@@ -209,7 +245,9 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
     inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
     InstanceInfo info;
     auto h = holds_on_node.find(node->meta.name);
-    TakeHolds(h == holds_on_node.end() ? kNoHolds : h->second, *owner, inst, info);
+    const std::vector<const NodeHold*>& node_holds = h == holds_on_node.end() ? kNoHolds : h->second;
+    TakeHolds(node_holds, *owner, inst, info);
+    HoldBlocks(node_holds, *owner, inst, held);
     info.node = node->meta.name;
     info.uid = node->meta.uid;
     info.fleet = owner->meta.name;
@@ -220,7 +258,7 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
     view.snapshot.instances.push_back(std::move(inst));
   }
 
-  AddRunning(placed, holds, view.snapshot);
+  AddRunning(placed, held, view.snapshot);
   return view;
 }
 

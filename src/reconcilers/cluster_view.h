@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "k8s/objects.h"
@@ -44,16 +45,25 @@ struct PlacedRun {
 // Resources on a node that no current placement accounts for.
 // - A Pod of someone else (a DaemonSet's, a static Pod, another scheduler's): its effective request
 //   comes off the node's allocatable before the node is cut into blocks.
-// - A Pod of berth that outlived its placement (its run ended, was retried or deleted, and the
-//   kubelet has not confirmed the Pod gone): it holds the blocks it was given.
+// - A Pod labelled berth.dev/run that no current placement accounts for, with a berth.dev/blocks
+//   annotation of at least 1 (berth's Pod that outlived its placement: its run ended, was retried
+//   or deleted, whatever became of the Run; or a Pod someone else so marked): it holds as many
+//   blocks as the larger of the annotation and the blocks that cover its requests (issue 44: the
+//   kubelet counts its requests whatever the annotation says, and berth's stopping Pod keeps the
+//   blocks it was given), until the kubelet has finished it. Those blocks are charged to the
+//   Pod's namespace (HoldId). Without such an annotation it is an ordinary Pod (above).
 struct NodeHold {
   std::string node;
   std::string id;                  // namespace/pod
-  k8s::PodRequests requests;       // used when `blocks` is empty
-  std::optional<int32_t> blocks;   // berth's own Pod; kUnknownBlocks when it does not say
+  k8s::PodRequests requests;
+  std::optional<int32_t> blocks;   // its berth.dev/blocks (labelled berth.dev/run); nullopt: an ordinary Pod
 };
-// Blocks of a berth Pod without the berth.dev/blocks annotation: the whole instance.
-inline constexpr int32_t kUnknownBlocks = 1 << 20;
+
+// The id of a hold's blocks among the core's running runs: "<namespace>/pod:<name>", so that
+// quota and team usage charge them to the Pod's namespace (a run's name never has a ':').
+std::string HoldId(std::string_view pod_key);
+// Whether a running run's id is a hold's (HoldId).
+bool IsHoldId(std::string_view id);
 
 struct InstanceInfo {
   std::string node, uid, fleet;
@@ -65,7 +75,7 @@ struct InstanceInfo {
   bool all_counted = true;          // every committed placed run is already in the durable count
   int64_t assumed_uncounted = 0;    // assumed placements counted in runs_started but not durable
   scheduling::Resources held_by_others;  // requests of other Pods on the node (see NodeHold)
-  int32_t lingering_pods = 0;             // berth Pods that outlived their placement here
+  int32_t lingering_pods = 0;             // labelled Pods no current placement accounts for here
 
   friend bool operator==(const InstanceInfo&, const InstanceInfo&) = default;
 };

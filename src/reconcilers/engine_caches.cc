@@ -21,7 +21,16 @@ namespace {
 
 // A Pod as the engine keeps it: of its labels and annotations only berth's (the run, rank and
 // attempt labels, the blocks annotation); a template's own may be large and berth reads none of them.
-std::shared_ptr<const k8s::Pod> DecodeCachedPod(const k8s::json::Value& obj) { return k8s::DecodePodKeeping(obj, "berth.dev/"); }
+// Of its ownerReferences only the controller (issue 44: a tenant's long lists cost nothing).
+std::shared_ptr<const k8s::Pod> DecodeCachedPod(const k8s::json::Value& obj) {
+  return k8s::DecodePodKeeping(obj, k8s::MetaKeep{.label_prefix = "berth.dev/", .only_needed = true});
+}
+
+// The Run a Pod's controller ownerReference names ("namespace/name"), for the index "owner-run".
+std::vector<std::string> OwnerRunIndex(const k8s::Pod& p) {
+  const std::string run = OwnerRunName(p.meta);
+  return run.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, run)};
+}
 
 }  // namespace
 
@@ -40,6 +49,9 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
       client, kPods.Path(), DecodeCachedPod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
       "other-pods");
   others_->SetLabelSelector(std::string("!") + kRunLabel);
+  // Pods claiming a run through their ownerReference only (issue 44: strays, StraysOf).
+  pods_->AddIndex("owner-run", OwnerRunIndex);
+  others_->AddIndex("owner-run", OwnerRunIndex);
   others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
   // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
   pods_->AddIndex("held", [](const k8s::Pod& p) {
@@ -69,11 +81,14 @@ std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_v
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
     holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
   }
-  // berth's Pods count through their run's placement while that placement stands; any other
-  // bound Pod of a run that the kubelet has not finished holds its blocks until it is gone. A Pod
-  // is a run's only when that Run controls it (its controller ownerReference carries the uid of
-  // the Run its berth.dev/run label names): anyone may label a Pod, and such a Pod is an ordinary
-  // one whose requests come off the node (issue 29: a 1m-CPU Pod must not hold a whole instance).
+  // berth's Pods count through their run's placement while that placement stands. Any other bound
+  // Pod labelled berth.dev/run that the kubelet has not finished counts until it is gone, whatever
+  // became of its Run (issue 44): with a berth.dev/blocks annotation of at least 1 it holds the
+  // larger of those blocks and what its requests cover (berth's Pod of a run that ended, was
+  // retried or deleted, its finalizer removed by anyone, keeps the blocks it was given while it
+  // stops); without one its requests come off the node like any other Pod's (a 1m-CPU Pod does not
+  // hold a whole instance, an annotation "0" does not make a Pod with requests count as nothing).
+  // A Pod is a run's only when berth made it (IsRunsPod: its uid is in the run's status).
   std::string run_key, attempt;  // reused: no allocation per Pod
   for (const auto& p : pods_->ByIndex("held", "held")) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
@@ -82,13 +97,10 @@ std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_v
     if (!p->meta.ns.empty()) run_key += '/';
     if (label != p->meta.labels.end()) run_key += label->second;
     auto it = runs.find(run_key);
-    std::shared_ptr<const Run> cached;  // a run that is not placed: read from the cache
-    const Run* owner = it != runs.end() ? it->second : (cached = runs_->Get(run_key)).get();
-    if (!IsRunsPod(*p, owner)) {
-      holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
-      continue;
-    }
-    if (it != runs.end()) {
+    // (A Pod berth made whose uid it has not recorded yet, MayBeRunsUnrecordedPod, is the
+    // placement's for the moment until the status write: counting it twice would make runs that
+    // do not wait for capacity fail meanwhile.)
+    if (it != runs.end() && (IsRunsPod(*p, it->second) || MayBeRunsUnrecordedPod(*p, *it->second))) {
       const Run& run = *it->second;
       auto pod_attempt = p->meta.labels.find(kAttemptLabel);
       attempt = std::to_string(run.status.resubmissions);  // short: no allocation
@@ -99,12 +111,42 @@ std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_v
         continue;
       }
     }
-    int32_t blocks = kUnknownBlocks;
-    std::string ann = p->meta.Annotation(kBlocksAnnotation);
+    int32_t blocks = 0;
+    const std::string ann = p->meta.Annotation(kBlocksAnnotation);
     if (!ann.empty() && ann.size() < 7 && ann.find_first_not_of("0123456789") == std::string::npos) blocks = std::stoi(ann);
-    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), {}, blocks});
+    // Without blocks to say (no annotation, "0", not a number) it is an ordinary Pod: its
+    // requests come off the node.
+    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests,
+                             blocks > 0 ? std::optional<int32_t>(blocks) : std::nullopt});
   }
   return holds;
+}
+
+std::vector<PodRef> EngineCaches::StraysOf(const Run& run) const {
+  std::vector<PodRef> out;
+  std::vector<std::string> seen;
+  const std::string key = RunKey(run);
+  auto consider = [&](const std::shared_ptr<const k8s::Pod>& p) {
+    if (p->meta.deleting || !IsStrayPodOf(*p, run)) return;
+    if (std::find(seen.begin(), seen.end(), p->meta.uid) != seen.end()) return;
+    seen.push_back(p->meta.uid);
+    out.push_back(RefOf(*p));
+  };
+  for (const auto& p : pods_->ByIndex("run", key)) consider(p);
+  for (const auto& p : pods_->ByIndex("owner-run", key)) consider(p);
+  for (const auto& p : others_->ByIndex("owner-run", key)) consider(p);
+  return out;
+}
+
+int64_t EngineCaches::GraceCapOf(const std::string& node) const {
+  auto n = node.empty() ? nullptr : nodes_->Get(node);
+  std::optional<int64_t> cap;
+  for (const auto& f : fleets_->List()) {
+    if (n && !f->Selects(n->meta.labels)) continue;
+    const int64_t c = GraceCapSeconds(f->spec.max_grace_period);
+    cap = cap ? std::min(*cap, c) : c;
+  }
+  return cap.value_or(kDefaultGraceCapSeconds);
 }
 
 std::optional<PriorityCap> EngineCaches::CapOf(const std::string& ns) const {

@@ -62,9 +62,16 @@ class EngineCaches {
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
   // The run's Pods that neither finished nor are being deleted (what ending it has to stop).
   std::vector<PodRef> PodsToStop(const Run& run) const;
+  // Pods that claim the run (its label, or a Run ownerReference of its name) that berth did not
+  // make (IsStrayPodOf) and that are not being deleted yet: berth deletes them.
+  std::vector<PodRef> StraysOf(const Run& run) const;
   // Pods on nodes that no current placement accounts for (see NodeHold); `runs`: the runs whose
   // Pods may count through their placement (the admitted ones).
   std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
+  // The most grace period (seconds) a Pod on `node` is given when berth stops it: the smallest
+  // spec.maxGracePeriod of the fleets that select the node (of every fleet when the node is not
+  // cached); the default (10m) when none does. Any thread.
+  int64_t GraceCapOf(const std::string& node) const;
   // The cap of namespaces without the label berth.dev/max-priority (--default-max-priority,
   // issue 44); set before Start.
   void SetDefaultMaxPriority(int32_t cap) { default_max_priority_ = cap; }

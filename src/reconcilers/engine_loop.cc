@@ -20,7 +20,11 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
   });
   caches.pods().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     const auto& p = cur ? cur : old;
-    if (p) Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
+    if (!p) return;
+    Touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel)));
+    if (const std::string owner = OwnerRunName(p->meta); !owner.empty() && owner != p->meta.Label(kRunLabel)) {
+      Touch(k8s::ObjectKey(p->meta.ns, owner));
+    }
   });
   caches.fleets().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
     // Fleet status writes (berth's own) change nothing a placed run's decision reads.
@@ -31,7 +35,14 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
     }
   });
   caches.nodes().AddHandler([this](const std::string& name, const auto&, const auto&) { NoteNodeChanged(name); });
-  caches.others().AddHandler(wake);
+  // A Pod claiming a run by its ownerReference alone is a stray of it (issue 44): the run is visited.
+  caches.others().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+    const auto& p = cur ? cur : old;
+    if (p) {
+      if (const std::string owner = OwnerRunName(p->meta); !owner.empty()) Touch(k8s::ObjectKey(p->meta.ns, owner));
+    }
+    Wake();
+  });
   // A priority cap may have changed: pending runs are decided again.
   caches.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { NoteNamespacesChanged(); });
   caches.quotas().AddHandler(wake);

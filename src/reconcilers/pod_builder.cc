@@ -166,6 +166,44 @@ bool IsOwnedByRun(const k8s::ObjectMeta& object, const Run* run) {
          ref->api_version.rfind("berth.dev/", 0) == 0;
 }
 
+bool IsRunsPod(const k8s::Pod& pod, const Run* run) {
+  if (!IsOwnedByRun(pod.meta, run)) return false;
+  const auto& uids = run->status.pod_uids;
+  if (uids.empty()) {
+    // Placed by a berth before status.podUIDs: a Running or Succeeded run with no list (berth
+    // writes the list before a run it places can become Running).
+    return run->status.phase == Phase::kRunning || run->status.phase == Phase::kSucceeded;
+  }
+  return std::find(uids.begin(), uids.end(), pod.meta.uid) != uids.end();
+}
+
+bool MayBeRunsUnrecordedPod(const k8s::Pod& pod, const Run& run) {
+  if (!IsPlacedPhase(run.status.phase) || run.meta.deleting || !IsOwnedByRun(pod.meta, &run)) return false;
+  if (pod.meta.Label(kRunLabel) != run.meta.name ||
+      pod.meta.Label(kAttemptLabel) != std::to_string(run.status.resubmissions)) {
+    return false;
+  }
+  for (const auto& e : run.status.placement) {
+    const std::string name = e.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, e.rank) : e.pod;
+    if (name == pod.meta.name && (pod.node_name.empty() || pod.node_name == e.node)) return true;
+  }
+  return false;
+}
+
+std::string OwnerRunName(const k8s::ObjectMeta& object) {
+  const k8s::OwnerRef* ref = object.ControllerRef();
+  if (ref == nullptr || ref->kind != "Run" || ref->api_version.rfind("berth.dev/", 0) != 0) return {};
+  return ref->name;
+}
+
+bool IsStrayPodOf(const k8s::Pod& pod, const Run& run) {
+  if (pod.meta.ns != run.meta.ns) return false;
+  const bool claims = pod.meta.Label(kRunLabel) == run.meta.name || OwnerRunName(pod.meta) == run.meta.name;
+  // (A Pod of an earlier Run of the same name claims this one too: it would be deleted with its
+  // Run anyway.)
+  return claims && !IsRunsPod(pod, &run) && !MayBeRunsUnrecordedPod(pod, run);
+}
+
 std::string PodName(const std::string& run, int64_t attempt, int rank) {
   if (attempt <= 0) return run + "-" + std::to_string(rank);
   return run + "-" + std::to_string(rank) + "-r" + std::to_string(attempt);
@@ -248,8 +286,14 @@ void SetRunEnv(k8s::PodDraft& pod, const Run& run, const std::vector<RankAssignm
 
 }  // namespace
 
+int64_t GraceCapSeconds(std::chrono::milliseconds max_grace_period) {
+  const int64_t ms = max_grace_period.count();
+  if (ms <= 1000) return 1;
+  return ms / 1000 + (ms % 1000 != 0 ? 1 : 0);
+}
+
 k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
-                                  const std::vector<RankAssignment>& ranks, size_t index) {
+                                  const std::vector<RankAssignment>& ranks, size_t index, int64_t max_grace_seconds) {
   const RankAssignment& me = ranks.at(index);
   auto draft = k8s::PodDraft::FromTemplate(run.spec.template_json);
   if (!draft.ok()) return draft.status();
@@ -261,6 +305,9 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   pod.SetSpecString("schedulerName", kSchedulerName);
   pod.DefaultSpecString("restartPolicy", "Never");
   pod.AddToleration(kFleetTaintKey, "Equal", fleet);
+  // A Pod that ignores SIGTERM keeps its blocks for its whole grace period once it is stopped:
+  // never longer than the fleet allows (issue 44).
+  pod.CapGracePeriod(max_grace_seconds);
   if (ranks.size() > 1) {
     pod.SetSpecString("hostname", run.meta.name + "-" + std::to_string(me.rank));
     pod.SetSpecString("subdomain", run.meta.name);

@@ -28,7 +28,7 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
     if (placed_by_key.empty()) {
       for (const auto& pr : placed) placed_by_key.emplace(pr->key, pr.get());
       for (const auto& r : view.snapshot.running) {
-        if (r.id.rfind("pod:", 0) == 0) held.insert(r.placement.front().instance);
+        if (IsHoldId(r.id)) held.insert(r.placement.front().instance);
       }
     }
     sched::Nomination n{key, record->fleet, record->nodes, record->victims, false};

@@ -32,6 +32,8 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
                 Wake();  // decide again: with what the write changed, or now that the key may write
               }) {
   caches_.SetDefaultMaxPriority(options.default_max_priority);
+  // A stopped Pod gets at most its fleet's maxGracePeriod (issue 44).
+  writes_.SetGraceCap([this](const std::string& node) { return caches_.GraceCapOf(node); });
   // Every change the engine watches wakes the loop; a run's priority patch shows in the queue view at once.
   loop_.Watch(
       caches_, [this](const std::string& key) { queue_view_.NotePriorityChange(key); },

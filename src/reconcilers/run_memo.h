@@ -77,6 +77,9 @@ struct RunMemo {
   // they hold instead of looking the key up in a set or map.
   uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
   uint64_t positioned_pass = 0;  // the pass whose position writes (PositionWriter::Write) include the run
+  // Issue 44: Pods claiming the run may have changed since its strays were last looked for (set
+  // when the run or its Pods are touched; RunReconciler looks when it is not busy).
+  bool check_strays = true;
   const scheduling::WaitingRun* waiting = nullptr;
   // What the per-run steps ask of `run` first, read once per version of it (Read, by
   // WorkingSet): its resourceVersion, whether it has a preemption record, the queue position it

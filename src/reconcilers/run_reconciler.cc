@@ -31,6 +31,17 @@ std::optional<k8s::TimePoint> RunReconciler::TakeDeadline() { return std::exchan
 
 bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::TimePoint now, bool busy) {
   const std::optional<Phase>& phase = run.status.phase;
+  // Pods that claim the run but that berth did not make go, whatever the run's phase (issue 44);
+  // the run is decided again once that is done. Looked for when the run or its Pods changed.
+  RunMemo& memo = working_.MemoOf(RunKey(run));
+  if (working_.Touched(memo)) memo.check_strays = true;
+  if (memo.check_strays && !busy && !run.meta.deleting) {
+    memo.check_strays = false;
+    if (std::vector<PodRef> strays = caches_.StraysOf(run); !strays.empty()) {
+      writes_.DeleteStrays(run, std::move(strays));
+      return false;
+    }
+  }
   if (run.meta.deleting) {
     if (!busy) writes_.HandleDeletion(run);
     return false;

@@ -45,7 +45,7 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.resubmissions != b.resubmissions || a.observed_generation != b.observed_generation ||
          a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
          a.preemption != b.preemption || a.estimated_start_at != b.estimated_start_at ||
-         a.template_hash != b.template_hash ||
+         a.template_hash != b.template_hash || a.pod_uids != b.pod_uids ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);
 }

@@ -16,6 +16,7 @@
 namespace berth::reconcilers {
 
 // The codec's patches and SetCondition, under the engine's names.
+using api::FinalizerPatch;
 using api::FinalizersPatch;
 using api::QueuePositionPatch;
 using api::RunStatusPatch;

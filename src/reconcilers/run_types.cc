@@ -6,7 +6,8 @@ namespace berth::reconcilers {
 
 std::shared_ptr<const Run> DecodeRun(const k8s::json::Value& obj) {
   auto run = api::DecodeRun(obj, api::RunDecodeOptions{.keep_meta_prefix = kKeptMetaPrefix,
-                                                       .kept_template_bytes = kKeptTemplateBytes});
+                                                       .kept_template_bytes = kKeptTemplateBytes,
+                                                       .only_needed_meta = true});
   if (!run.ok()) return nullptr;
   return std::make_shared<const Run>(std::move(run.value()));
 }

@@ -34,7 +34,12 @@ bool RunWrites::DeletePods(const std::string& ns, const std::vector<PodRef>& pod
   for (const auto& p : pods) {
     k8s::DeleteOptions o;
     o.precondition_uid = p.uid;
-    if (!p.started) o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
+    if (!p.started) {
+      o.grace_period_seconds = 1;  // 0 would be a force delete: the kubelet must still stop it
+    } else {
+      const int64_t cap = grace_cap_ ? grace_cap_(p.node) : kDefaultGraceCapSeconds;
+      o.grace_period_seconds = std::max<int64_t>(1, std::min(p.grace_seconds, cap));
+    }
     switch (OutcomeOf(client_->Delete(kPods.Path(ns, p.name), o))) {
       case WriteOutcome::kWritten:
       // Gone, or replaced by a Pod with another uid (409): either way not ours to delete.
@@ -148,7 +153,13 @@ void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, cons
   std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
   std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
   for (const auto& p : pods_of_(run)) bound[p->meta.name] = p->node_name;
-  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound] { return CreatePods(r, ranks, gpu_resource, bound); });
+  int64_t grace = kDefaultGraceCapSeconds;
+  if (auto f = view.fleets.find(run.status.fleet); f != view.fleets.end() && f->second != nullptr) {
+    grace = GraceCapSeconds(f->second->spec.max_grace_period);
+  }
+  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound, grace] {
+    return CreatePods(r, ranks, gpu_resource, bound, grace);
+  });
 }
 
 bool RunWrites::FailInvalidSpec(const Run& r, const std::string& why) {
@@ -217,7 +228,7 @@ std::optional<bool> RunWrites::ReadTemplate(const Run& r, std::string& out) {
 }
 
 bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                               const std::map<std::string, std::string>& bound) {
+                               const std::map<std::string, std::string>& bound, int64_t max_grace_seconds) {
   // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
   // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
   // any were made, are deleted by the Failed branch of Reconcile.
@@ -225,15 +236,21 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
     if (std::optional<bool> answer = CreateService(r)) return *answer;
   }
   std::optional<Run> full;  // the run with its whole template, read once when a Pod is made
+  std::vector<std::string> made;  // uids to record in status.podUIDs
   for (size_t i = 0; i < ranks.size(); ++i) {
     std::string name = ranks[i].pod.empty() ? PodName(r.meta.name, r.status.resubmissions, ranks[i].rank) : ranks[i].pod;
     auto b = bound.find(name);
     if (b == bound.end()) {
       if (!full) {
         full = r;
-        if (std::optional<bool> answer = ReadTemplate(r, full->spec.template_json)) return *answer;
+        if (std::optional<bool> answer = ReadTemplate(r, full->spec.template_json)) {
+          return made.empty() ? *answer : RecordPods(r, made) && *answer;
+        }
       }
-      if (std::optional<bool> answer = CreatePod(r, *full, ranks, i, name, gpu_resource)) return *answer;
+      if (std::optional<bool> answer = CreatePod(r, *full, ranks, i, name, gpu_resource, max_grace_seconds, made)) {
+        // What was made so far is recorded first: a Pod whose uid berth did not record is not the run's.
+        return made.empty() ? *answer : RecordPods(r, made) && *answer;
+      }
       continue;
     }
     if (!b->second.empty()) continue;  // already bound
@@ -250,30 +267,94 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
         break;
     }
     spdlog::warn("run {}/{}: pod {} not bound to {}: {}", r.meta.ns, r.meta.name, name, ranks[i].node, s.status.ToString());
-    return false;
+    return made.empty() ? false : RecordPods(r, made) && false;
   }
+  return made.empty() || RecordPods(r, made);
+}
+
+bool RunWrites::RecordPods(const Run& r, const std::vector<std::string>& made) {
+  RunStatus next = r.status;
+  // The listed Pods that still exist (older attempts' Pods stopping included), then the new ones.
+  next.pod_uids.clear();
+  for (const auto& p : pods_of_(r)) {
+    if (std::find(r.status.pod_uids.begin(), r.status.pod_uids.end(), p->meta.uid) != r.status.pod_uids.end()) {
+      next.pod_uids.push_back(p->meta.uid);
+    }
+  }
+  for (const auto& uid : made) {
+    if (std::find(next.pod_uids.begin(), next.pod_uids.end(), uid) == next.pod_uids.end()) next.pod_uids.push_back(uid);
+  }
+  if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
   return true;
 }
 
+void RunWrites::DeleteStrays(const Run& run, std::vector<PodRef> pods) {
+  Dispatch(RunKey(run), [this, r = run, pods = std::move(pods)] {
+    bool ok = true;
+    for (const auto& p : pods) {
+      if (!DeletePods(r.meta.ns, {p})) {
+        ok = false;
+        continue;
+      }
+      spdlog::info("run {}/{}: deleted Pod {}, which claims the run but was not made by berth", r.meta.ns, r.meta.name, p.name);
+      events_.Record(Ref(r), "Warning", "StrayPod",
+                     "Pod " + p.name + " claims this run (label berth.dev/run or a Run ownerReference) but berth did "
+                     "not make it: deleted; it never counts as the run's");
+    }
+    return ok;
+  });
+}
+
+namespace {
+
+// What the kubelet counts for a Pod is within what a rank's blocks give.
+bool FitsRank(const k8s::PodRequests& asks, const RankAssignment& rank, const std::string& gpu_resource) {
+  return asks.cpu_milli <= rank.resources.cpu_millis && asks.memory_bytes <= rank.resources.memory_bytes &&
+         asks.Get(gpu_resource) <= rank.resources.gpus;
+}
+
+}  // namespace
+
 std::optional<bool> RunWrites::CreatePod(const Run& r, const Run& full, const std::vector<RankAssignment>& ranks,
-                                         size_t i, const std::string& name, const std::string& gpu_resource) {
-  auto body = BuildPod(full, r.status.fleet, gpu_resource, ranks, i);
+                                         size_t i, const std::string& name, const std::string& gpu_resource,
+                                         int64_t max_grace_seconds, std::vector<std::string>& made) {
+  auto body = BuildPod(full, r.status.fleet, gpu_resource, ranks, i, max_grace_seconds);
   if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
-  const WriteResult c = ResultOf(client_->Create(kPods.Path(r.meta.ns), body.value()).status());
+  auto created = client_->Create(kPods.Path(r.meta.ns), body.value());
+  const WriteResult c = ResultOf(created.status());
   switch (c.outcome) {
     // Created with spec.nodeName set: bound in the same write, no pods/binding. A Pod an older
     // berth left unbound shows in the cache without a node and is bound by CreatePods then.
-    case WriteOutcome::kWritten:
+    case WriteOutcome::kWritten: {
+      const std::string uid = k8s::DecodeMeta(*created).uid;
+      if (!uid.empty()) made.push_back(uid);
       return std::nullopt;
+    }
     case WriteOutcome::kRefused:  // a template the CRD schema could not check: refused every time
       return FailInvalidSpec(r, "the API server refused the Pod for rank " + std::to_string(ranks[i].rank) + ": " +
                                     c.status.message());
     case WriteOutcome::kExists: {
-      // Our own earlier create that the cache does not show yet (bound), or a Pod of someone
-      // else under the name: never taken as the run's (it would count as its rank).
+      // Our own earlier create whose uid is not recorded (a crash, a lost answer), or a Pod of
+      // someone else under the name: never taken as the run's unless berth may have made it and
+      // it asks no more than the rank's blocks.
       auto existing = client_->Get(kPods.Path(r.meta.ns, name));
       if (!existing.ok()) return false;  // gone meanwhile, or no answer: the next pass tries again
-      if (IsOwnedByRun(k8s::DecodeMeta(*existing), &r)) return std::nullopt;
+      auto pod = k8s::DecodePod(*existing);
+      if (pod == nullptr) return false;
+      if (IsRunsPod(*pod, &r)) return std::nullopt;
+      if (MayBeRunsUnrecordedPod(*pod, r) && FitsRank(pod->requests, ranks[i], gpu_resource)) {
+        made.push_back(pod->meta.uid);
+        return std::nullopt;
+      }
+      if (IsStrayPodOf(*pod, r)) {
+        if (!pod->meta.deleting) {
+          DeletePods(r.meta.ns, {RefOf(*pod)});
+          events_.Record(Ref(r), "Warning", "StrayPod",
+                         "Pod " + name + " claims this run (label berth.dev/run or a Run ownerReference) but berth "
+                         "did not make it: deleted; it never counts as the run's");
+        }
+        return false;  // made once it is gone
+      }
       return FailInvalidSpec(r, "a Pod named " + name + " already exists in namespace " + r.meta.ns +
                                     " and is not this run's (berth does not take over or change it): rank " +
                                     std::to_string(ranks[i].rank) + "'s Pod needs that name; rename the run or "
@@ -463,8 +544,10 @@ void RunWrites::HandleDeletion(const Run& run) {
         }
       }
     }
-    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name),
-                                   FinalizersPatch(r.meta.resource_version, r.meta.finalizers, /*with_ours=*/false));
+    bool json_patch = false;
+    const std::string patch = FinalizerPatch(r.meta, /*with_ours=*/false, json_patch);
+    auto res = json_patch ? client_->JsonPatch(kRuns.Path(r.meta.ns, r.meta.name), patch)
+                          : client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name), patch);
     if (!res.ok() && !res.status().IsNotFound()) {
       spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
     }

@@ -51,8 +51,10 @@ bool IsTerminalPod(const k8s::Pod& p);
 struct PodRef {
   std::string name, uid;
   bool started = true;  // some container is running or has run
+  std::string node;     // spec.nodeName ("" when not bound)
+  int64_t grace_seconds = 30;  // its own spec.terminationGracePeriodSeconds
 };
-inline PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, p.started}; }
+inline PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, p.started, p.node_name, p.grace_seconds}; }
 
 class RunWrites {
  public:
@@ -66,6 +68,11 @@ class RunWrites {
         dispatch_(std::move(dispatch)), pods_of_(std::move(pods_of)) {}
   // Told what finished and what was preempted; set before the writers start (not owned).
   void SetObserver(EngineObserver* observer) { observer_ = observer; }
+  // The most grace period (seconds, >= 1) a Pod on `node` is given when stopped: its fleet's
+  // spec.maxGracePeriod (GraceCapSeconds). Set before the writers start; without it, the default
+  // (10m). Called on writer threads.
+  using GraceCapFn = std::function<int64_t(const std::string& node)>;
+  void SetGraceCap(GraceCapFn cap) { grace_cap_ = std::move(cap); }
 
   // ---- loop thread: each dispatches one writer task ----
   // `next` as the run's status (unless it is the status already), then the Event if any.
@@ -96,6 +103,9 @@ class RunWrites {
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
   // Deletes these Pods of the run (DeletePods on a writer); `retry`: a failure is retried.
   void DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry);
+  // Pods that claim the run but that berth did not make (EngineCaches::StraysOf): each deleted
+  // (its grace period capped as DeletePods does) with a Warning Event StrayPod on the run naming it.
+  void DeleteStrays(const Run& run, std::vector<PodRef> pods);
   // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
   // A finished run whose time to live has passed is deleted, like a Job by its TTL controller:
@@ -118,13 +128,21 @@ class RunWrites {
   // never hits a new attempt's Pod of the same name). A Pod none of whose containers ever
   // started (an image that cannot be pulled) has nothing to shut down: it is deleted with a 1 s
   // grace period instead of its own, because the kubelet otherwise keeps it (and its blocks)
-  // for the whole period. Returns false when one could not be deleted for another reason than
-  // being gone already.
+  // for the whole period. A started one gets its own grace period, at most its fleet's
+  // maxGracePeriod (issue 44: a Pod made before the cap, or before the fleet lowered it, is not
+  // given a year to stop), and at least 1 s (0 would be a force delete). Returns false when one
+  // could not be deleted for another reason than being gone already.
   bool DeletePods(const std::string& ns, const std::vector<PodRef>& pods);
   // Admission step 4: the headless Service (multi-node) and each rank's Pod created bound; a Pod
-  // the API server refuses fails the run (FailInvalidSpec).
+  // the API server refuses fails the run (FailInvalidSpec). The uids of the Pods made are written
+  // into status.podUIDs right after (issue 44). A Pod of the rank's name that exists already is
+  // the run's when its uid is listed, or when berth may have made it without recording it (a
+  // crash or a lost answer: MayBeRunsUnrecordedPod) and it asks no more than the rank's blocks
+  // (then its uid is recorded); one that claims the run otherwise is a stray (deleted, Warning
+  // Event, made again on the next try); any other fails the run.
+  // `max_grace_seconds`: the fleet's maxGracePeriod (BuildPod).
   bool CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                  const std::map<std::string, std::string>& bound);
+                  const std::map<std::string, std::string>& bound, int64_t max_grace_seconds = kDefaultGraceCapSeconds);
   // The run fails with InvalidSpec and `why`.
   bool FailInvalidSpec(const Run& r, const std::string& why);
 
@@ -142,8 +160,12 @@ class RunWrites {
   // CreatePods' part for rank `i`'s Pod (`name`), made from `full` (the run with its whole
   // template) bound to its node; nullopt when created (or the run's own exists), else the task's
   // answer.
+  // `made`: gets the uid of the Pod made (or found to be the run's without being recorded).
   std::optional<bool> CreatePod(const Run& r, const Run& full, const std::vector<RankAssignment>& ranks, size_t i,
-                                const std::string& name, const std::string& gpu_resource);
+                                const std::string& name, const std::string& gpu_resource, int64_t max_grace_seconds,
+                                std::vector<std::string>& made);
+  // Writes `made` (with the listed uids of Pods that still exist) into status.podUIDs.
+  bool RecordPods(const Run& r, const std::vector<std::string>& made);
 
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
@@ -153,6 +175,7 @@ class RunWrites {
   DispatchFn dispatch_;
   PodsOf pods_of_;
   EngineObserver* observer_ = nullptr;
+  GraceCapFn grace_cap_;
 };
 
 }  // namespace berth::reconcilers

@@ -350,6 +350,95 @@ TEST_F(RealNodesTest, DeletedRunFreesItsBlocksOnlyWhenItsContainerHasStopped) {
   EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
 }
 
+// What watching a one-slot machine saw: the old run's container stopped, and whether the next run
+// was ever bound while it still ran.
+struct OverlapWatch {
+  bool old_stopped = false, overlap = false;
+};
+
+// Issue 44 item 9: a run without resources on a one-slot machine is deleted while its container
+// takes 6 s to stop (it traps SIGTERM). Before, once the Run was gone (its finalizer removed by
+// berth right after it asked the Pod to stop, or by the tenant) its Pod was an ordinary one whose
+// requests left a block of nothing, and the next run was Running beside it 3 s later. Now a
+// block is free only when the Pods that held it are gone, whatever became of their Run: with the
+// finalizer kept (berth's deletion) and with the finalizer removed by the tenant before the delete
+// (nothing in berth sees the Run go; the Pod is deleted as the garbage collector would).
+TEST_F(RealNodesTest, ADeletedRunsStoppingPodKeepsItsBlockWhateverBecameOfTheRun) {
+  RealFleet("slot", "  blocks: 1\n", kNode0);
+  for (const bool tenant_removes_finalizer : {false, true}) {
+    SCOPED_TRACE(tenant_removes_finalizer ? "finalizer removed by the tenant" : "finalizer kept");
+    const std::string old = tenant_removes_finalizer ? "old-b" : "old-a";
+    const std::string next = tenant_removes_finalizer ? "next-b" : "next-a";
+    const std::string marker = old + "-marker-" + ns_;
+    ShellRun(old, "", "trap 'sleep 6; exit 0' TERM; echo started; while true; do sleep 1; done; : " + marker,
+             "      terminationGracePeriodSeconds: 30\n");
+    ASSERT_TRUE(WaitPhase(old, "Running", std::chrono::seconds(90))) << Message(old);
+    auto container_runs = [&] { return RunCommand({"pgrep", "-f", marker}).exit_code == 0; };
+    ASSERT_TRUE(Eventually(container_runs, std::chrono::seconds(30)));
+    ShellRun(next, "  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "echo next; sleep 3600");
+    ASSERT_TRUE(Eventually([&] { return Phase(next) == "Pending" && !Message(next).empty(); })) << Phase(next);
+
+    if (tenant_removes_finalizer) {
+      CommandResult r = Kubectl({"patch", "run", old, "--type=json", "-p", R"([{"op":"remove","path":"/metadata/finalizers"}])"});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      ASSERT_EQ(Kubectl({"delete", "run", old, "--wait=true", "--timeout=30s"}).exit_code, 0);
+      ASSERT_TRUE(container_runs()) << "the Pod of the vanished Run still runs";
+      ASSERT_EQ(Kubectl({"delete", "pod", old + "-0", "--wait=false"}).exit_code, 0);
+    } else {
+      ASSERT_EQ(Kubectl({"delete", "run", old, "--wait=false"}).exit_code, 0);
+    }
+    OverlapWatch w;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    while (std::chrono::steady_clock::now() < deadline) {
+      bool next_bound = false;
+      for (auto& [name, p] : PodsOf(next)) next_bound |= !json::GetString(json::Find(p, {"spec", "nodeName"})).empty();
+      const bool old_active = container_runs();  // after reading `next`: a bound Pod seen was bound while it ran
+      if (old_active && next_bound) w.overlap = true;
+      if (!old_active) w.old_stopped = true;
+      if (w.old_stopped && Phase(next) == "Running") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(w.old_stopped);
+    EXPECT_FALSE(w.overlap) << next << " was bound while " << old << "-0's container still ran on the machine";
+    EXPECT_EQ(Phase(next), "Running") << Message(next);
+    EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+    ASSERT_EQ(Kubectl({"delete", "run", next, "--wait=true", "--timeout=60s"}).exit_code, 0);
+    ASSERT_TRUE(Eventually([&] { return !PodExists(next + "-0"); }, std::chrono::seconds(60)));
+  }
+}
+
+// Issue 44 item 1: a container that ignores SIGTERM, with terminationGracePeriodSeconds of a year,
+// on a fleet whose maxGracePeriod is 3s. Before, its Pod kept its year: after spec.stop the run's
+// blocks stayed held and the next run waited for a year. Now the Pod is created with the fleet's
+// 3 s, is deleted with at most that, and is gone within a bounded wait; the next run then runs.
+TEST_F(RealNodesTest, AYearOfGracePeriodIsCappedByTheFleetsMaxGracePeriod) {
+  RealFleet("grace", "  blocks: 1\n  maxGracePeriod: 3s\n", kNode0);
+  const std::string marker = "year-marker-" + ns_;
+  ShellRun("year", "  resources: {gpu: 8}\n", "trap '' TERM; echo started; while true; do sleep 1; done; : " + marker,
+           "      terminationGracePeriodSeconds: 31536000\n");
+  ASSERT_TRUE(WaitPhase("year", "Running", std::chrono::seconds(90))) << Message("year");
+  auto pod = client()->Get(kPods.Path(ns_, "year-0"));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  const json::Value* spec = json::Find(*pod, {"spec"});
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(json::GetInt(*spec, "terminationGracePeriodSeconds"), 3) << "the created Pod shows the fleet's cap";
+  auto container_runs = [&] { return RunCommand({"pgrep", "-f", marker}).exit_code == 0; };
+  ASSERT_TRUE(Eventually(container_runs, std::chrono::seconds(30)));
+  ShellRun("after", "  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "echo after; sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Phase("after") == "Pending" && !Message("after").empty(); })) << Phase("after");
+
+  CommandResult r = Kubectl({"patch", "run", "year", "--type=merge", "-p", R"({"spec":{"stop":true}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("year", "Failed", std::chrono::seconds(30))) << Phase("year");
+  EXPECT_EQ(Reason("year"), "Stopped");
+  // The kubelet kills what ignored SIGTERM once the capped grace period is over: the Pod is gone
+  // and its blocks go to the next run (bounded waits: a busy machine takes longer, never a year).
+  EXPECT_TRUE(Eventually([&] { return !container_runs() && !PodExists("year-0"); }, std::chrono::seconds(60)))
+      << "year-0: " << PodPhase("year-0");
+  EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(60))) << Phase("after") << " " << Message("after");
+  EXPECT_TRUE(RefusedPods().empty()) << RefusedPods().front();
+}
+
 // Issue 17: on a full machine of a fleet with preemption, a priority-90 run preempts the
 // priority-10 run: the victim's container gets SIGTERM (its trap starts a process the test sees),
 // the victim goes back to the queue keeping its place (its submission time; first in the queue),

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine_fixture.h"
@@ -409,12 +412,13 @@ TEST_F(Tenant, MultiNodeRunWithAnUnusableNameFailsAtOnceHoldingNothing) {
 TEST_F(Tenant, PodsLabelledAsBerthsButNotOwnedByARunHoldOnlyTheirRequests) {
   auto nodes = Nodes("squat", 2, "4", "8Gi");
   Fleet("squat", "squat", "  blocks: 4\n");
-  TenantRun("mine", "  suspend: true\n");  // the Run the squatters name (a tenant's own)
+  // The squatters name a run that does not exist (issue 44: Pods that claim an existing run but
+  // that berth did not make are deleted; see APodThatClaimsTheTenantsOwnRunIsDeleted...).
   for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string owner = i == 0 ? "" : "  ownerReferences: [{apiVersion: berth.dev/v1alpha1, kind: Run, name: mine, "
+    const std::string owner = i == 0 ? "" : "  ownerReferences: [{apiVersion: berth.dev/v1alpha1, kind: Run, name: ghost, "
                                             "uid: 00000000-0000-0000-0000-000000000000, controller: true}]\n";
     TenantApply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: squat-" + std::to_string(i) +
-                "\n  labels: {berth.dev/run: mine, berth.dev/attempt: \"0\"}\n" + owner + "spec:\n  nodeName: " + nodes[i] +
+                "\n  labels: {berth.dev/run: ghost, berth.dev/attempt: \"0\"}\n" + owner + "spec:\n  nodeName: " + nodes[i] +
                 "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1m}}}]\n");
   }
   // Another team's run asks for most of a node (3 of its 4 CPUs).
@@ -426,10 +430,80 @@ TEST_F(Tenant, PodsLabelledAsBerthsButNotOwnedByARunHoldOnlyTheirRequests) {
   auto pods = PodsOf("train");
   const json::Value& c0 = pods.begin()->second["spec"]["containers"][0];
   EXPECT_EQ(json::GetString(json::Find(c0, {"resources", "requests", "cpu"})), "3996m") << json::Serialize(c0);
-  // The squatters are not the tenant's run's Pods either: its status never counts them.
-  EXPECT_EQ(json::Find(RunDoc("mine"), {"status", "placement"}), nullptr);
 }
 
+// Issue 44 item 3: a Pod that claims the tenant's own Run. The tenant labels Pods berth.dev/run=<its
+// run>, gives them a controller ownerReference with the Run's real uid and binds them to the
+// fleet's machine: one with berth.dev/blocks "0" asking for 3 of the machine's 4 CPUs, one without
+// the annotation asking for 1m. Before, the first counted as nothing (another run was placed on the
+// CPUs it used: double-booked) and the second as the whole machine, and both stayed for the rest of
+// the run and forever on a Succeeded one. Now a Pod is the run's only if berth made it (its uid in
+// status.podUIDs): each is deleted with a Warning Event StrayPod naming it, whatever the run's
+// phase (Pending, Running, Succeeded), and until it is gone it counts as the kubelet counts it.
+// No admission policy is installed here: the controller alone holds.
+TEST_F(Tenant, APodThatClaimsTheTenantsOwnRunIsDeletedAndNeverCountsAsTheRuns) {
+  auto nodes = Nodes("claim", 1, "4", "8Gi");
+  Fleet("claim", "claim", "  blocks: 4\n");
+  TenantRun("mine", "  resources: {cpu: \"1\"}\n");
+  ASSERT_TRUE(WaitPhase("mine", "Scheduled")) << Phase("mine") << " " << Message("mine");
+  StartRun("mine");
+  ASSERT_TRUE(WaitPhase("mine", "Running")) << Phase("mine") << " " << Message("mine");
+  TenantRun("waiting", "  suspend: true\n");
+  ASSERT_TRUE(Eventually([&] { return Reason("waiting") == "Suspended"; })) << Reason("waiting");
+  auto uid_of = [&](const std::string& run) { return json::GetString(json::Find(RunDoc(run), {"metadata", "uid"})); };
+  // berth recorded the uid of the Pod it made.
+  const json::Value* recorded = json::Find(RunDoc("mine"), {"status", "podUIDs"});
+  EXPECT_TRUE(recorded != nullptr && recorded->IsArray() && recorded->Size() == 1) << "status.podUIDs";
+  auto claim = [&](const std::string& pod, const std::string& run, const std::string& annotation, const std::string& cpu) {
+    TenantApply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + pod + "\n  labels: {berth.dev/run: " + run +
+                ", berth.dev/attempt: \"0\"}\n" + annotation +
+                "  ownerReferences: [{apiVersion: berth.dev/v1alpha1, kind: Run, name: " + run + ", uid: " + uid_of(run) +
+                ", controller: true}]\nspec:\n  nodeName: " + nodes[0] +
+                "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"" + cpu + "\"}}}]\n");
+  };
+  auto gone = [&](const std::string& pod) {
+    auto p = client()->Get(kPods.Path(ns_, pod));
+    return p.status().IsNotFound() || (p.ok() && json::Find(*p, {"metadata", "deletionTimestamp"}) != nullptr);
+  };
+  auto warned = [&](const std::string& run, const std::string& pod) {
+    CommandResult e = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + run + ",reason=StrayPod", "-o",
+                               "jsonpath={range .items[*]}{.type}: {.message}{\"\\n\"}{end}"});
+    return e.out.find("Warning: Pod " + pod + " claims this run") != std::string::npos;
+  };
+
+  // Running: another team's run asking for 3 CPUs waits while the "0" Pod uses them (never placed
+  // beside it), and is placed once the strays are gone (nothing holds the whole machine).
+  claim("zero", "mine", "  annotations: {berth.dev/blocks: \"0\"}\n", "3");
+  claim("none", "mine", "", "1m");
+  Run("other", "  resources: {cpu: \"3\"}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  bool double_booked = false;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const bool other_placed = !PlacementNodes("other").empty();
+    auto z = client()->Get(kPods.Path(ns_, "zero"));  // after reading `other`: placed while it was there
+    if (other_placed && z.ok()) double_booked = true;
+    if (other_placed && !z.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(double_booked) << "other was placed on the CPUs the Pod \"zero\" asked for";
+  EXPECT_FALSE(PlacementNodes("other").empty()) << Phase("other") << " " << Message("other");
+  for (const char* pod : {"zero", "none"}) {
+    EXPECT_TRUE(Eventually([&] { return gone(pod); })) << pod << " was not deleted";
+    EXPECT_TRUE(Eventually([&] { return warned("mine", pod); })) << "no Warning Event naming " << pod;
+  }
+  EXPECT_EQ(Phase("mine"), "Running") << "the strays never count as the run's Pods: " << Message("mine");
+
+  // Pending (suspended) and Succeeded: the same.
+  claim("pending-claim", "waiting", "", "1m");
+  FinishRun("mine");
+  ASSERT_TRUE(WaitPhase("mine", "Succeeded")) << Phase("mine");
+  claim("after-success", "mine", "  annotations: {berth.dev/blocks: \"0\"}\n", "1m");
+  for (auto [pod, run] : {std::pair<const char*, const char*>{"pending-claim", "waiting"}, {"after-success", "mine"}}) {
+    EXPECT_TRUE(Eventually([&] { return gone(pod); })) << pod << " was not deleted";
+    EXPECT_TRUE(Eventually([&] { return warned(run, pod); })) << "no Warning Event naming " << pod;
+  }
+  EXPECT_EQ(Phase("mine"), "Succeeded");
+}
 
 // Item 3: berth never changes or deletes what it did not create. Another user's Service `web` and
 // Pod `solo-0` exist in the namespace; the tenant's multi-node run `web` and single-node run `solo`

@@ -192,6 +192,11 @@ std::vector<BadInput> Cases() {
        {"spec.instanceLifetime: Invalid value: \"5 hours\": spec.instanceLifetime in body " + std::string(kDurationRule)}},
       {"Fleet_instanceLifetime_Off", "Fleet", FleetSpec(R"("instanceLifetime":"off")"),
        {"spec.instanceLifetime: Invalid value: \"off\": spec.instanceLifetime in body " + std::string(kDurationRule)}},
+      // Issue 44: the most shutdown time berth gives a Pod is a duration.
+      {"Fleet_maxGracePeriod_Words", "Fleet", FleetSpec(R"("maxGracePeriod":"ten minutes")"),
+       {"spec.maxGracePeriod: Invalid value: \"ten minutes\": spec.maxGracePeriod in body " + std::string(kDurationRule)}},
+      {"Fleet_maxGracePeriod_Number", "Fleet", FleetSpec(R"("maxGracePeriod":600)"),
+       {"spec.maxGracePeriod: Invalid value: \"integer\": spec.maxGracePeriod in body must be of type string: \"integer\""}},
   };
 }
 

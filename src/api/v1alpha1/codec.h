@@ -42,6 +42,10 @@ struct RunDecodeOptions {
   size_t kept_template_bytes = SIZE_MAX;
   // Run::spelling: the spec's values as written (what kubectl berth describe shows).
   bool keep_spelling = false;
+  // Of metadata.ownerReferences only the controller, of metadata.finalizers only berth's
+  // (k8s::MetaKeep::only_needed): the engine's cache (issue 44). FinalizerPatch writes such a
+  // run's finalizers without knowing the others.
+  bool only_needed_meta = false;
   // false: a Run without metadata.name decodes too (the webhook sees a Run made with
   // generateName before the API server names it).
   bool name_required = true;
@@ -92,6 +96,10 @@ std::string QueuePositionPatch(std::optional<int64_t> position, std::string_view
 std::string ReasonPatch(const ReasonCode& reason, const std::string& message, const Condition& condition);
 // {"metadata":{"resourceVersion":rv,"finalizers":[...]}}: `finalizers` in their order with berth's
 // (kRunFinalizer) once at the end (`with_ours`) or left out (not `with_ours`); others are kept.
+// berth's finalizer added (`with_ours`) or removed, for a Run as decoded (with only_needed_meta
+// too: then a JSON patch that tests the resourceVersion and works at the kept finalizer's index,
+// so the others stay as they are). `json_patch` tells which kind of patch it is.
+std::string FinalizerPatch(const k8s::ObjectMeta& meta, bool with_ours, bool& json_patch);
 std::string FinalizersPatch(std::string_view resource_version, const std::vector<std::string>& finalizers,
                             bool with_ours);
 // {"metadata":{"resourceVersion":rv},"status":{...the whole Fleet status...}}.

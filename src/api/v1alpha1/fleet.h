@@ -13,6 +13,9 @@
 
 namespace berth::api::v1alpha1 {
 
+// spec.maxGracePeriod's default (10m).
+inline constexpr Duration kDefaultMaxGracePeriod{10 * 60 * 1000};
+
 struct FleetSpec {
   std::map<std::string, std::string> node_selector;
   bool blocks_auto = false;  // spec.blocks: "auto"
@@ -29,6 +32,9 @@ struct FleetSpec {
   // spec.preemption.reclaim (issue 31): Borrowed (true, the default) lets a run within its Team's
   // unused nominal share stop other teams' borrowing runs here; Never (false) does not.
   bool reclaim_borrowed = true;
+  // spec.maxGracePeriod (issue 44): the most shutdown time berth gives a Pod it stops. Its Pods
+  // are created with at most that terminationGracePeriodSeconds and deleted with at most that.
+  Duration max_grace_period{kDefaultMaxGracePeriod};
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };
 
@@ -60,7 +66,7 @@ struct FleetStatus {
 // The spec's values as written (FleetDecodeOptions::keep_spelling), for kubectl berth fleets; ""
 // when absent.
 struct FleetSpelling {
-  std::string placement, blocks, instance_lifetime;
+  std::string placement, blocks, instance_lifetime, max_grace_period;
 };
 
 struct Fleet {

@@ -107,6 +107,15 @@ void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
       err = "spec.instanceLifetime: " + d.status().message();
     }
   }
+  std::string grace = json::GetString(spec, "maxGracePeriod");
+  if (!grace.empty()) {
+    auto d = k8s::ParseDurationStrict(grace);
+    if (d.ok()) {
+      f.max_grace_period = d.value();
+    } else if (err.empty()) {
+      err = "spec.maxGracePeriod: " + d.status().message();
+    }
+  }
 }
 
 FleetInstance ReadInstance(Reader& e) {
@@ -157,6 +166,7 @@ void WriteFleetSpec(Writer& w, const FleetSpec& s) {
   w.StringMember("gpuResource", s.gpu_resource);
   w.IntMemberIfSet("maxRunsPerInstance", s.max_runs_per_instance);
   if (s.instance_lifetime) w.StringMember("instanceLifetime", base::FormatDuration(*s.instance_lifetime));
+  w.StringMember("maxGracePeriod", base::FormatDuration(s.max_grace_period));
   w.Key("preemption");
   raw.StartObject();
   w.StringMember("policy", s.preempt_lower_priority ? "LowerPriority" : "Never");
@@ -211,7 +221,8 @@ k8s::Result<Fleet> DecodeFleet(const json::Value& obj, const FleetDecodeOptions&
     const bool has_spec = spec != nullptr && spec->IsObject();
     f.spelling = FleetSpelling{has_spec ? io::ScalarText(json::Find(*spec, {"placement"})) : "",
                                has_spec ? io::ScalarText(json::Find(*spec, {"blocks"})) : "",
-                               has_spec ? io::ScalarText(json::Find(*spec, {"instanceLifetime"})) : ""};
+                               has_spec ? io::ScalarText(json::Find(*spec, {"instanceLifetime"})) : "",
+                               has_spec ? io::ScalarText(json::Find(*spec, {"maxGracePeriod"})) : ""};
   }
   if (f.spec.node_selector.empty() && f.invalid_message.empty()) f.invalid_message = "spec.nodeSelector is empty";
   if (const json::Value* st = json::Find(obj, {"status"}); st != nullptr && st->IsObject()) {

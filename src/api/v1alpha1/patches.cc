@@ -83,6 +83,43 @@ std::string FinalizersPatch(std::string_view resource_version, const std::vector
   return w.Take();
 }
 
+std::string FinalizerPatch(const k8s::ObjectMeta& meta, bool with_ours, bool& json_patch) {
+  json_patch = meta.finalizers_left_out > 0;
+  if (!json_patch) return FinalizersPatch(meta.resource_version, meta.finalizers, with_ours);
+  // Others' finalizers were not kept: change only berth's, at its place, if the Run is still the
+  // version seen.
+  Writer w;
+  auto& raw = w.raw();
+  raw.StartArray();
+  raw.StartObject();
+  w.StringMember("op", "test");
+  w.StringMember("path", "/metadata/resourceVersion");
+  w.StringMember("value", meta.resource_version);
+  raw.EndObject();
+  if (with_ours) {
+    if (meta.kept_finalizer_index < 0) {
+      raw.StartObject();
+      w.StringMember("op", "add");
+      w.StringMember("path", "/metadata/finalizers/-");
+      w.StringMember("value", kRunFinalizer);
+      raw.EndObject();
+    }
+  } else if (meta.kept_finalizer_index >= 0) {
+    const std::string path = "/metadata/finalizers/" + std::to_string(meta.kept_finalizer_index);
+    raw.StartObject();
+    w.StringMember("op", "test");
+    w.StringMember("path", path);
+    w.StringMember("value", kRunFinalizer);
+    raw.EndObject();
+    raw.StartObject();
+    w.StringMember("op", "remove");
+    w.StringMember("path", path);
+    raw.EndObject();
+  }
+  raw.EndArray();
+  return w.Take();
+}
+
 std::string PriorityPatch(int64_t priority, std::string_view resource_version) {
   return OneMemberPatch(resource_version, "spec", "priority", [&](Writer& w) { w.Int(priority); });
 }

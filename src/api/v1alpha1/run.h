@@ -89,6 +89,10 @@ struct RunStatus {
   std::optional<Time> estimated_start_at;
   std::string fleet;
   std::vector<PlacementEntry> placement;
+  // status.podUIDs (issue 44): the uids of the Pods berth made for the run (any attempt), written
+  // right after each is created; a Pod claiming the run that is not listed is not the run's
+  // (reconcilers/pod_builder.h IsRunsPod).
+  std::vector<std::string> pod_uids;
   std::optional<Time> submitted_at, scheduled_at, started_at, finished_at;
   int64_t resubmissions = 0;
   // A resubmitted run waits until retry_after before it is queued again; the delay was

@@ -215,6 +215,7 @@ RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
     s.placement.push_back(PlacementEntry{static_cast<int>(e.Int("rank").value_or(0)), e.String("node").value_or(""),
                                          static_cast<int>(e.Int("blocks").value_or(0)), e.String("pod").value_or("")});
   }
+  s.pod_uids = st.Strings("podUIDs");
   s.submitted_at = st.TimeAt("submittedAt");
   s.scheduled_at = st.TimeAt("scheduledAt");
   s.started_at = st.TimeAt("startedAt");
@@ -331,6 +332,14 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
     w.Key("placement");
     WritePlacement(w, s.placement);
   }
+  if (!s.pod_uids.empty() || nulls) {
+    w.Key("podUIDs");
+    if (s.pod_uids.empty()) {
+      w.Null();
+    } else {
+      w.StringList(s.pod_uids);
+    }
+  }
   time("submittedAt", s.submitted_at);
   time("scheduledAt", s.scheduled_at);
   time("startedAt", s.started_at);
@@ -391,7 +400,9 @@ std::string TemplateTooLarge(size_t bytes) {
 k8s::Result<Run> DecodeRun(const json::Value& obj, const RunDecodeOptions& options) {
   if (!obj.IsObject()) return k8s::Status::Error("a Run must be a JSON object");
   Run run;
-  run.meta = k8s::DecodeMeta(obj, options.keep_meta_prefix);
+  run.meta = k8s::DecodeMeta(obj, k8s::MetaKeep{.label_prefix = options.keep_meta_prefix,
+                                                 .only_needed = options.only_needed_meta,
+                                                 .finalizer = kRunFinalizer});
   if (run.meta.name.empty() && options.name_required) return k8s::Status::Error("a Run needs metadata.name");
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec != nullptr && spec->IsObject()) {

@@ -161,6 +161,51 @@ std::string NodeJson(const std::string& spec, const std::string& status, const s
          spec + R"(,"status":)" + status + "}";
 }
 
+// Issue 44: a cache keeps of an object's ownerReferences only the controller and of its
+// finalizers only the one it names, however many a tenant writes.
+TEST(DecodeMetaTest, OnlyNeededKeepsTheControllerAndOneFinalizerOfThousands) {
+  std::string owners, finalizers;
+  for (int i = 0; i < 5000; ++i) {
+    if (i > 0) {
+      owners += ",";
+      finalizers += ",";
+    }
+    owners += R"({"apiVersion":"v1","kind":"ConfigMap","name":"cm-)" + std::to_string(i) + R"(","uid":"u-)" +
+              std::to_string(i) + R"("})";
+    if (i == 2500) {
+      owners += R"(,{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":"r1","uid":"u-r1","controller":true})";
+      owners += R"(,{"apiVersion":"berth.dev/v1alpha1","kind":"Run","name":"r2","uid":"u-r2","controller":true})";
+      finalizers += R"("berth.dev/run-cleanup",)";
+    }
+    finalizers += R"("example.com/f-)" + std::to_string(i) + R"(")";
+  }
+  json::Document d = MustParse(R"({"metadata":{"name":"p","namespace":"ns","ownerReferences":[)" + owners +
+                               R"(],"finalizers":[)" + finalizers + R"(]},"spec":{"nodeName":"n1"}})");
+  ObjectMeta m = DecodeMeta(d, MetaKeep{.only_needed = true, .finalizer = "berth.dev/run-cleanup"});
+  ASSERT_EQ(m.owners.size(), 1u);
+  EXPECT_EQ(m.owners[0].uid, "u-r1");
+  EXPECT_TRUE(m.owners[0].controller);
+  EXPECT_EQ(m.owners_left_out, 5001);
+  EXPECT_EQ(m.finalizers, (std::vector<std::string>{"berth.dev/run-cleanup"}));
+  EXPECT_EQ(m.finalizers_left_out, 5000);
+  EXPECT_EQ(m.kept_finalizer_index, 2500) << "its place in the object's list, for a patch that removes it";
+  EXPECT_TRUE(m.HasFinalizer("berth.dev/run-cleanup"));
+
+  // A Pod as the engine caches it: the same, no finalizer kept.
+  auto pod = DecodePodKeeping(d, MetaKeep{.label_prefix = "berth.dev/", .only_needed = true});
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->meta.owners.size(), 1u);
+  EXPECT_TRUE(pod->meta.finalizers.empty());
+  EXPECT_EQ(pod->meta.finalizers_left_out, 5001);
+  EXPECT_EQ(pod->node_name, "n1");
+
+  // Without only_needed everything is kept (the webhook, kubectl berth).
+  ObjectMeta all = DecodeMeta(d);
+  EXPECT_EQ(all.owners.size(), 5002u);
+  EXPECT_EQ(all.finalizers.size(), 5001u);
+  EXPECT_EQ(all.owners_left_out, 0);
+}
+
 TEST(DecodeNodeTest, DecodesAllocatable) {
   json::Document d = MustParse(NodeJson("{}", R"({"allocatable":{
       "cpu":"7500m","memory":"16Gi","nvidia.com/gpu":"8","ephemeral-storage":"100G","pods":"110"}})"));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "k8s/timefmt.h"
+#include "scheduling/quota.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -535,7 +536,7 @@ TEST(BuildClusterViewTest, OtherPodsComeOffTheNodeAndLingeringPodsHoldTheirBlock
   std::vector<NodeHold> holds = {
       {"n1", "kube-system/agent-x", agent, std::nullopt},
       {"n2", "team/old-0", {}, 3},
-      {"n2", "team/unknown-0", {}, kUnknownBlocks},
+      {"n2", "team/unknown-0", {}, std::nullopt},  // no annotation, no requests: nothing off the node
       {"elsewhere", "kube-system/agent-y", greedy, std::nullopt},
   };
   ClusterView v = BuildClusterView({fleet}, nodes, {}, kNow, holds);
@@ -546,18 +547,64 @@ TEST(BuildClusterViewTest, OtherPodsComeOffTheNodeAndLingeringPodsHoldTheirBlock
   const sched::InstanceSpec* n2 = FindInstance(v, "n2");
   ASSERT_NE(n2, nullptr);
   EXPECT_EQ(n2->allocatable, (sched::Resources{2000, 8 * kGi, 8}));
-  EXPECT_EQ(v.instances.at("n2").lingering_pods, 2);
+  EXPECT_EQ(v.instances.at("n2").lingering_pods, 1);
   std::map<std::string, int32_t> held;
   for (const auto& r : v.snapshot.running) {
     ASSERT_EQ(r.placement.size(), 1u);
     EXPECT_EQ(r.placement[0].instance, "n2");
     held[r.id] = r.placement[0].blocks;
   }
-  EXPECT_EQ(held, (std::map<std::string, int32_t>{{"pod:team/old-0", 3}, {"pod:team/unknown-0", kUnknownBlocks}}));
+  EXPECT_EQ(held, (std::map<std::string, int32_t>{{"team/pod:old-0", 3}}));
 
   std::vector<NodeHold> too_much = {{"n1", "kube-system/greedy", greedy, std::nullopt}};
   ClusterView w = BuildClusterView({fleet}, nodes, {}, kNow, too_much);
   EXPECT_EQ(FindInstance(w, "n1")->allocatable, (sched::Resources{0, 8 * kGi, 8}));
+}
+
+// Issue 44: a labelled Pod that no placement accounts for counts as the kubelet counts it: with a
+// berth.dev/blocks annotation, the larger of those blocks and the blocks its requests cover; without
+// one (or "0", which EngineCaches::Holds passes as none), its requests come off the node like any
+// other Pod's (no annotation is not "the whole machine", "0" is not "nothing"). Its blocks are
+// charged to its namespace.
+TEST(BuildClusterViewTest, ALabelledPodHoldsTheLargerOfItsAnnotationAndItsRequests) {
+  auto fleet = FleetBuilder("a100", "a").Blocks(4).Build();  // blocks of 1 CPU, 2Gi, 2 GPUs
+  std::vector<NodePtr> nodes = {NodeBuilder("n1", "a").Resources(4000, 8 * kGi).Extended("nvidia.com/gpu", 8).Build()};
+  auto asks = [](int64_t cpu, int64_t gpus) {
+    k8s::PodRequests r;
+    r.cpu_milli = cpu;
+    if (gpus > 0) r.extended["nvidia.com/gpu"] = gpus;
+    return r;
+  };
+  struct Case {
+    std::string name;
+    k8s::PodRequests requests;
+    std::optional<int32_t> annotation;
+    int32_t want_blocks;       // 0: holds no blocks
+    int64_t want_cpu_left;     // the instance's allocatable CPU once other Pods are off it
+  };
+  const std::vector<Case> cases = {
+      {"no annotation, requests of 2.5 CPUs: off the node", asks(2500, 0), std::nullopt, 0, 1500},
+      {"no annotation, 1m CPU: 1m, not the machine", asks(1, 0), std::nullopt, 0, 3999},
+      {"annotation 2, no requests (a stopping berth Pod of a run without resources)", {}, 2, 2, 4000},
+      {"annotation 1, requests of 2.5 CPUs", asks(2500, 0), 1, 3, 4000},
+      {"annotation 1, requests 4 GPUs", asks(0, 4), 1, 2, 4000},
+      {"annotation 1, requests more than the machine: all of it", asks(9000, 0), 1, 4, 4000},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    ClusterView v = BuildClusterView({fleet}, nodes, {}, kNow, {NodeHold{"n1", "tenant/squat", c.requests, c.annotation}});
+    EXPECT_EQ(FindInstance(v, "n1")->allocatable.cpu_millis, c.want_cpu_left);
+    if (c.want_blocks == 0) {
+      EXPECT_TRUE(v.snapshot.running.empty());
+      continue;
+    }
+    ASSERT_EQ(v.snapshot.running.size(), 1u);
+    const sched::RunningRun& r = v.snapshot.running[0];
+    EXPECT_EQ(r.placement, (std::vector<sched::InstanceBlocks>{{"n1", c.want_blocks}}));
+    EXPECT_TRUE(IsHoldId(r.id));
+    // Quota and team usage read a running run's namespace from its id: the Pod's, not "pod:tenant".
+    EXPECT_EQ(sched::NamespaceOf(r.id), "tenant");
+  }
 }
 
 }  // namespace

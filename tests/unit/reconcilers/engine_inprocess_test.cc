@@ -1165,6 +1165,7 @@ namespace {
 // Issue 29, item 2: a Pod labelled berth.dev/run that no Run controls (or whose owner is not the
 // Run its label names) is an ordinary Pod: its requests (1m CPU) come off the node, it does not
 // hold the whole instance. A run that needs a whole node is placed beside such Pods on both nodes.
+// (Issue 44: such Pods claim the run, which did not make them, so they are also deleted.)
 TEST_F(EngineInProcess, APodLabelledAsARunsButNotOwnedByItHoldsOnlyItsRequests) {
   Node("n0", "a100");
   Node("n1", "a100");
@@ -1189,8 +1190,15 @@ TEST_F(EngineInProcess, APodLabelledAsARunsButNotOwnedByItHoldsOnlyItsRequests) 
   Run("train", R"("priority":50)");
   ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train") << "\n" << Dump();
   EXPECT_EQ(PlacementNodes("train"), std::vector<std::string>{free_node});
-  // The squatters are not the victim's Pods: it is not taken as started, nor are they stopped as its.
+  // The squatters are not the victim's Pods: it is not taken as started by them, and (issue 44)
+  // they are deleted as strays, since they claim a run that did not make them.
   ASSERT_TRUE(Eventually([&] { return Pods("victim").count("victim-0") == 1; }));
+  for (const char* squatter : {"squat-a", "squat-b"}) {
+    EXPECT_TRUE(Eventually([&] {
+      auto p = user_->Get(kPods.Path(kNs, squatter));
+      return !p.ok() || json::Find(*p, {"metadata", "deletionTimestamp"}) != nullptr;
+    })) << squatter << " was not deleted";
+  }
   SetPodsPhase("victim", "Running");  // the kubelet: every Pod labelled victim runs
   ASSERT_TRUE(WaitPhase("victim", "Running"));
   EXPECT_EQ(Phase("train"), "Scheduled");

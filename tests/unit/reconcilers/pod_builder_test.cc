@@ -758,5 +758,97 @@ TEST(BuildServiceTest, SelectorMatchesThePodLabels) {
   EXPECT_EQ(json::GetString(json::Find(pod, {"spec", "subdomain"})), json::GetString(json::Find(svc, {"metadata", "name"})));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue 44: the grace period, and which Pods are the run's
+
+// A Pod is created with the template's terminationGracePeriodSeconds (Kubernetes' 30 without one)
+// capped at the fleet's maxGracePeriod: a year asked for is the cap.
+TEST(BuildPodTest, TerminationGracePeriodIsCappedAtTheFleetsMaxGracePeriod) {
+  struct Case {
+    std::string name, spec_extra;
+    int64_t cap, want;
+  };
+  const std::vector<Case> cases = {
+      {"a year asked for, cap 5 s", R"("terminationGracePeriodSeconds":31536000,)", 5, 5},
+      {"none asked for: Kubernetes' 30, under the default cap", "", kDefaultGraceCapSeconds, 30},
+      {"none asked for, cap 5 s", "", 5, 5},
+      {"less than the cap is kept", R"("terminationGracePeriodSeconds":10,)", 600, 10},
+      {"0 is kept", R"("terminationGracePeriodSeconds":0,)", 600, 0},
+      {"not a number: Kubernetes' 30 capped", R"("terminationGracePeriodSeconds":"x",)", 7, 7},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    RunObj run = MakeRun(R"({"spec":{)" + c.spec_extra + R"("containers":[{"name":"main","image":"busybox"}]}})");
+    auto built = BuildPod(run, "a100", "nvidia.com/gpu", {Rank(0, "n1", 1, 0, 0, 0)}, 0, c.cap);
+    ASSERT_TRUE(built.ok()) << built.status().message();
+    json::Document pod = MustParse(*built);
+    const json::Value* g = json::Find(pod, {"spec", "terminationGracePeriodSeconds"});
+    ASSERT_NE(g, nullptr);
+    ASSERT_TRUE(g->IsInt64());
+    EXPECT_EQ(g->GetInt64(), c.want);
+  }
+}
+
+TEST(GraceCapSecondsTest, WholeSecondsRoundedUpAndNeverZero) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(GraceCapSeconds(milliseconds(10 * 60 * 1000)), 600);
+  EXPECT_EQ(GraceCapSeconds(milliseconds(3000)), 3);
+  EXPECT_EQ(GraceCapSeconds(milliseconds(2500)), 3);
+  EXPECT_EQ(GraceCapSeconds(milliseconds(0)), 1) << "0 on a delete would be a force delete";
+  EXPECT_EQ(GraceCapSeconds(milliseconds(1)), 1);
+}
+
+// A Pod the Run controls (ownerReference with its uid) is the run's only when its uid is in
+// status.podUIDs: a tenant can forge labels, annotations and ownerReference uids, not the status.
+TEST(IsRunsPodTest, OnlyPodsWhoseUidTheStatusListsAreTheRuns) {
+  RunObj run = MakeRun(kSimpleTemplate);
+  run.status.phase = Phase::kRunning;
+  run.status.resubmissions = 0;
+  run.status.placement = {PlacementEntry{0, "n1", 1, "train-0"}};
+  run.status.pod_uids = {"made-by-berth"};
+  auto pod = [&](const std::string& name, const std::string& uid, const std::string& node) {
+    k8s::Pod p;
+    p.meta.ns = "ml";
+    p.meta.name = name;
+    p.meta.uid = uid;
+    p.meta.labels = {{kRunLabel, "train"}, {kAttemptLabel, "0"}};
+    p.meta.owners = {k8s::OwnerRef{"berth.dev/v1alpha1", "Run", "train", "uid-123", true}};
+    p.node_name = node;
+    return p;
+  };
+  const k8s::Pod berths = pod("train-0", "made-by-berth", "n1");
+  const k8s::Pod forged = pod("squat", "tenant-made", "n1");
+  EXPECT_TRUE(IsRunsPod(berths, &run));
+  EXPECT_FALSE(IsStrayPodOf(berths, run));
+  EXPECT_FALSE(IsRunsPod(forged, &run));
+  EXPECT_TRUE(IsStrayPodOf(forged, run));
+  // The same forged Pod in every phase of the run, and one that claims it by ownerReference only.
+  for (Phase phase : {Phase::kPending, Phase::kScheduled, Phase::kRunning, Phase::kSucceeded, Phase::kFailed}) {
+    run.status.phase = phase;
+    EXPECT_TRUE(IsStrayPodOf(forged, run)) << PhaseName(phase);
+    k8s::Pod unlabelled = forged;
+    unlabelled.meta.labels.clear();
+    EXPECT_TRUE(IsStrayPodOf(unlabelled, run)) << PhaseName(phase);
+  }
+  // A Pod of someone else's run or namespace is not this run's stray.
+  k8s::Pod other = pod("x", "u", "n1");
+  other.meta.labels[kRunLabel] = "another";
+  other.meta.owners.clear();
+  EXPECT_FALSE(IsStrayPodOf(other, run));
+  // Crash between create and status write: the placement's Pod, of the current attempt, on the
+  // placement's node, owned by the Run, is not a stray while the run is placed (berth records its
+  // uid); the same Pod on another node, or of another attempt, is.
+  run.status.phase = Phase::kScheduled;
+  run.status.pod_uids.clear();
+  const k8s::Pod unrecorded = pod("train-0", "lost-answer", "n1");
+  EXPECT_FALSE(IsRunsPod(unrecorded, &run));
+  EXPECT_TRUE(MayBeRunsUnrecordedPod(unrecorded, run));
+  EXPECT_FALSE(IsStrayPodOf(unrecorded, run));
+  EXPECT_TRUE(IsStrayPodOf(pod("train-0", "lost-answer", "n2"), run));
+  k8s::Pod old_attempt = unrecorded;
+  old_attempt.meta.labels[kAttemptLabel] = "1";
+  EXPECT_TRUE(IsStrayPodOf(old_attempt, run));
+}
+
 }  // namespace
 }  // namespace berth::reconcilers

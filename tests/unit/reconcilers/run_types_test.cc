@@ -1,4 +1,5 @@
 #include "reconcilers/run_types.h"
+#include "reconcilers/run_status.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -482,6 +483,37 @@ TEST(DecodeRunTest, DecodesTheStatusToo) {
   EXPECT_EQ(run->status.fleet, "a100");
   EXPECT_EQ(run->status.placement.size(), 2u);
   EXPECT_EQ(run->status.conditions.size(), 2u);
+}
+
+// Issue 44: the engine's cache keeps of a Run's ownerReferences and finalizers only what it needs
+// (berth's finalizer; a Run has no controller), however many the tenant writes; the patch that
+// removes berth's finalizer then leaves the others as they are (a JSON patch at its index, on the
+// version seen); status.podUIDs is read.
+TEST(DecodeRunTest, TheCacheKeepsOnlyBerthsFinalizerOfThousandsAndPatchesAroundTheOthers) {
+  std::string finalizers, owners;
+  for (int i = 0; i < 3000; ++i) {
+    finalizers += R"("example.com/f-)" + std::to_string(i) + R"(",)";
+    owners += std::string(i > 0 ? "," : "") + R"({"apiVersion":"v1","kind":"ConfigMap","name":"c)" + std::to_string(i) +
+              R"(","uid":"u)" + std::to_string(i) + R"("})";
+  }
+  const std::string text = R"({"apiVersion":"berth.dev/v1alpha1","kind":"Run","metadata":{"name":"r1",)"
+                           R"("namespace":"team-a","uid":"u1","resourceVersion":"77","finalizers":[)" +
+                           finalizers + R"("berth.dev/run-cleanup"],"ownerReferences":[)" + owners +
+                           R"(]},"spec":{"fleets":["a"]},"status":{"phase":"Running","podUIDs":["p1","p2"]}})";
+  json::Document d = MustParse(text);
+  auto run = DecodeRun(d);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->meta.finalizers, (std::vector<std::string>{kFinalizer}));
+  EXPECT_EQ(run->meta.finalizers_left_out, 3000);
+  EXPECT_TRUE(run->meta.owners.empty());
+  EXPECT_EQ(run->meta.owners_left_out, 3000);
+  EXPECT_EQ(run->status.pod_uids, (std::vector<std::string>{"p1", "p2"}));
+  bool json_patch = false;
+  const std::string patch = FinalizerPatch(run->meta, /*with_ours=*/false, json_patch);
+  EXPECT_TRUE(json_patch);
+  EXPECT_EQ(patch, R"([{"op":"test","path":"/metadata/resourceVersion","value":"77"},)"
+                   R"({"op":"test","path":"/metadata/finalizers/3000","value":"berth.dev/run-cleanup"},)"
+                   R"({"op":"remove","path":"/metadata/finalizers/3000"}])");
 }
 
 }  // namespace
