@@ -92,7 +92,7 @@ TEST_F(SetAsideTest, AFailedReportIsMadeAgainByTheNextPass) {
 TEST_F(SetAsideTest, APlacedRunMadeUnreadableIsEndedStatusBeforePods) {
   aside_["ns/deep"].status_json = R"({"phase":"Running","reason":"Running","fleet":"gpu","startedAt":"2026-01-01T00:00:00Z"})";
   aside_["ns/deep"].resource_version = GetRun("deep")->meta.resource_version;
-  pods_ = {PodRef{"deep-0", "p1", true}};
+  pods_ = {PodRef{"deep-0", "p1", true, "node-0", 30}};
   reporter_.Report(aside_, clock_.Now());
   ASSERT_EQ(keys_.size(), 1u);
   EXPECT_TRUE(last_ok_);
