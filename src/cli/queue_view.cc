@@ -50,8 +50,10 @@ TeamOfNamespace TeamsOfNamespaces(const std::vector<api::Team>& teams) {
     for (const std::string& ns : t.spec.namespaces) {
       // Two Teams naming one namespace is a clash: like the controller, the older Team (creation
       // time, then name) keeps it (issue 44).
-      auto [it, added] = team_of.emplace(ns, t.meta.name);
-      if (!added) {
+      // (not a structured binding: clang 14 does not let a lambda capture one)
+      const auto emplaced = team_of.emplace(ns, t.meta.name);
+      const auto it = emplaced.first;
+      if (!emplaced.second) {
         auto other = std::find_if(teams.begin(), teams.end(), [&](const api::Team& o) { return o.meta.name == it->second; });
         if (other == teams.end() || t.meta.created < other->meta.created ||
             (t.meta.created == other->meta.created && t.meta.name < it->second)) {

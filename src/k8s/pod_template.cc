@@ -176,9 +176,10 @@ void PodDraft::CapGracePeriod(int64_t max_seconds) {
   constexpr int64_t kKubernetesDefault = 30;
   int64_t grace = kKubernetesDefault;
   json::Value& spec = Spec();
-  if (auto m = spec.FindMember("terminationGracePeriodSeconds"); m != spec.MemberEnd() && m->value.IsInt64() &&
-                                                                  m->value.GetInt64() >= 0) {
-    grace = m->value.GetInt64();
+  // HasMember + operator[] rather than comparing FindMember with MemberEnd() (see client.cc).
+  if (spec.HasMember("terminationGracePeriodSeconds")) {
+    const json::Value& v = spec["terminationGracePeriodSeconds"];
+    if (v.IsInt64() && v.GetInt64() >= 0) grace = v.GetInt64();
   }
   grace = std::min(grace, std::max<int64_t>(0, max_seconds));
   spec.RemoveMember("terminationGracePeriodSeconds");

@@ -344,6 +344,15 @@ class NetnsController {
   std::string log_;
 };
 
+// Removes a second namespace a test made (and its runs, so that their finalizers are gone first).
+struct OtherNamespaceDropper {
+  std::string ns;
+  ~OtherNamespaceDropper() {
+    ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=true", "--timeout=60s"});
+    ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
+  }
+};
+
 class Cli : public EngineTest {
  protected:
   static void SetUpTestSuite() { ControllerNetwork::Get().SetUp(); }
@@ -805,13 +814,7 @@ TEST_F(Cli, QueueShowsAUserOnlyTheRunsItMayList) {
   BusySlot();
   const std::string other = ns_ + "-other";
   ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
-  struct DropOther {
-    std::string ns;
-    ~DropOther() {
-      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=true", "--timeout=60s"});
-      ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
-    }
-  } drop{other};
+  OtherNamespaceDropper drop{other};
   CommandResult theirs = Berth({"apply", "-Q", "-n", other, "-f", "-"}, RunYaml("theirs", "  priority: 90\n"));
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
   ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
@@ -893,13 +896,7 @@ TEST_F(Cli, DashboardServesThePageWithTheUsersOwnKubeconfig) {
   BusySlot();
   const std::string other = ns_ + "-other";
   ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
-  struct DropOther {
-    std::string ns;
-    ~DropOther() {
-      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=true", "--timeout=60s"});
-      ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
-    }
-  } drop{other};
+  OtherNamespaceDropper drop{other};
   ASSERT_EQ(Berth({"apply", "-Q", "-n", other, "-f", "-"}, RunYaml("theirs", "  priority: 90\n")).exit_code, 0);
   ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
   Apply(R"(apiVersion: v1

@@ -28,6 +28,28 @@ class EngineTest : public IntegrationTest {
   // own: the control plane goes away with the binary).
   bool keep_runs_ = false;
 
+  // What a team gets in its own namespace (the tenant suites, issues 29 and 44): Runs, Pods and
+  // Services, nothing cluster-wide, for the impersonated user "tenant" (`kubectl --as=tenant`).
+  void GrantTenantNamespaceRights() {
+    Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tenant}
+rules:
+- apiGroups: [berth.dev]
+  resources: [runs]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [""]
+  resources: [pods, services]
+  verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
+)");
+  }
+
   // A label value unique to this test, so fleets of other tests never match its nodes.
   std::string Pool(const std::string& name) const { return ns_ + "-" + name; }
   // Fleet names are cluster-wide: suffixed with the namespace.

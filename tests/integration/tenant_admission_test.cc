@@ -25,23 +25,7 @@ class TenantAdmission : public EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     if (HasFatalFailure()) return;
-    Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: tenant}
-rules:
-- apiGroups: [berth.dev]
-  resources: [runs]
-  verbs: [get, list, watch, create, update, patch, delete]
-- apiGroups: [""]
-  resources: [pods, services]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
-)");
+    GrantTenantNamespaceRights();
   }
   void TearDown() override {
     if (!applied_.empty()) cp().Kubectl({"delete", "-f", "-", "--ignore-not-found"}, applied_);

@@ -27,24 +27,7 @@ class Tenant : public EngineTest {
   void SetUp() override {
     EngineTest::SetUp();
     if (HasFatalFailure()) return;
-    // What a team gets in its own namespace: Runs, Pods and Services, nothing cluster-wide.
-    Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: tenant}
-rules:
-- apiGroups: [berth.dev]
-  resources: [runs]
-  verbs: [get, list, watch, create, update, patch, delete]
-- apiGroups: [""]
-  resources: [pods, services]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
-)");
+    GrantTenantNamespaceRights();
     // The tenant cannot act outside its namespace (the premise of every test here).
     CommandResult r = cp().Kubectl({"auth", "can-i", "create", "runs", "-n", "default", "--as=tenant"});
     ASSERT_EQ(Trim(r.out), "no") << r.out << r.err;
