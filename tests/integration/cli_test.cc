@@ -424,6 +424,26 @@ class Cli : public EngineTest {
 
   // A kubeconfig for the harness's API server (verified with its CA) with the credentials
   // `user_lines` (YAML under `user:`, 4-space indent), in the test namespace; its path.
+  // A kubeconfig `name` for ServiceAccount "tenant" of the test namespace, which a Role `role`
+  // (its `rules` as YAML) bound by `binding` gives its only rights.
+  struct UserConfig {
+    std::string kubeconfig, token;  // token: empty when none was made (a failure is recorded)
+  };
+  UserConfig ServiceAccountKubeconfig(const std::string& name, const std::string& role, const std::string& binding,
+                                      const std::string& rules) {
+    Apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: tenant}\n---\n"
+          "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: " + role + "}\n" + rules +
+          "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: " + binding + "}\n"
+          "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: " + role + "}\n"
+          "subjects: [{kind: ServiceAccount, name: tenant}]\n");
+    CommandResult token = Kubectl({"create", "token", "tenant"});
+    if (token.exit_code != 0) {
+      ADD_FAILURE() << "no token for ServiceAccount tenant: " << token.err;
+      return {};
+    }
+    return {UserKubeconfig(name, "    token: " + Trim(token.out) + "\n"), Trim(token.out)};
+  }
+
   std::string UserKubeconfig(const std::string& name, const std::string& user_lines) {
     const std::string harness = ReadText(cp().kubeconfig());
     std::smatch server, ca;
@@ -820,24 +840,10 @@ TEST_F(Cli, QueueShowsAUserOnlyTheRunsItMayList) {
   ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
 
   // A user who may list runs in the test namespace (and nothing about berth's Services).
-  Apply(R"(apiVersion: v1
-kind: ServiceAccount
-metadata: {name: tenant}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: run-lister}
-rules: [{apiGroups: [berth.dev], resources: [runs], verbs: [get, list]}]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-lists-runs}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-lister}
-subjects: [{kind: ServiceAccount, name: tenant}]
-)");
-  CommandResult token = Kubectl({"create", "token", "tenant"});
-  ASSERT_EQ(token.exit_code, 0) << token.err;
-  const std::string tenant = UserKubeconfig("tenant", "    token: " + Trim(token.out) + "\n");
+  const UserConfig user = ServiceAccountKubeconfig("tenant", "run-lister", "tenant-lists-runs",
+                                                   "rules: [{apiGroups: [berth.dev], resources: [runs], verbs: [get, list]}]\n");
+  ASSERT_FALSE(user.token.empty());
+  const std::string& tenant = user.kubeconfig;
 
   // The admin (the harness's token) sees both runs, theirs first.
   std::string last;
@@ -884,7 +890,7 @@ subjects: [{kind: ServiceAccount, name: tenant}]
   // What reached the controller names the user and carries no credential of it.
   const std::string log = netns_controller_.Log();
   EXPECT_NE(log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
-  EXPECT_EQ(log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
+  EXPECT_EQ(log.find(user.token), std::string::npos) << "the tenant's token reached the controller";
   EXPECT_EQ(log.find("x-berth-token"), std::string::npos);
 }
 
@@ -899,26 +905,12 @@ TEST_F(Cli, DashboardServesThePageWithTheUsersOwnKubeconfig) {
   OtherNamespaceDropper drop{other};
   ASSERT_EQ(Berth({"apply", "-Q", "-n", other, "-f", "-"}, RunYaml("theirs", "  priority: 90\n")).exit_code, 0);
   ASSERT_EQ(BerthNs({"apply", "-Q", "-f", "-"}, RunYaml("mine", "  priority: 10\n")).exit_code, 0);
-  Apply(R"(apiVersion: v1
-kind: ServiceAccount
-metadata: {name: tenant}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: run-editor}
-rules:
-- {apiGroups: [berth.dev], resources: [runs], verbs: [get, list, patch]}
-- {apiGroups: [""], resources: [events], verbs: [list]}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-edits-runs}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: run-editor}
-subjects: [{kind: ServiceAccount, name: tenant}]
-)");
-  CommandResult token = Kubectl({"create", "token", "tenant"});
-  ASSERT_EQ(token.exit_code, 0) << token.err;
-  const std::string kc = UserKubeconfig("dash", "    token: " + Trim(token.out) + "\n");
+  const UserConfig user = ServiceAccountKubeconfig("dash", "run-editor", "tenant-edits-runs",
+                                                  "rules:\n"
+                                                  "- {apiGroups: [berth.dev], resources: [runs], verbs: [get, list, patch]}\n"
+                                                  "- {apiGroups: [\"\"], resources: [events], verbs: [list]}\n");
+  ASSERT_FALSE(user.token.empty());
+  const std::string& kc = user.kubeconfig;
 
   const int port = FreePort();
   const std::string log = cp().dir() + "/dashboard-" + ns_ + ".log";
@@ -977,7 +969,7 @@ subjects: [{kind: ServiceAccount, name: tenant}]
   // What reached the controller: the tenant's name, never its token.
   const std::string controller_log = netns_controller_.Log();
   EXPECT_NE(controller_log.find("as system:serviceaccount:" + ns_ + ":tenant"), std::string::npos);
-  EXPECT_EQ(controller_log.find(Trim(token.out)), std::string::npos) << "the tenant's token reached the controller";
+  EXPECT_EQ(controller_log.find(user.token), std::string::npos) << "the tenant's token reached the controller";
 }
 
 TEST_F(Cli, PermissionErrorsShowTheApiMessage) {
