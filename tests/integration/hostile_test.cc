@@ -1,5 +1,5 @@
 // Issue 14, "every HTTP surface": a real controller (against the real API server) with its
-// metrics/dashboard, probe and TLS webhook ports on, and a catalogue of hostile requests thrown at
+// metrics/dashboard, probe, TLS webhook and TLS queue API ports on, and a catalogue of hostile requests thrown at
 // each. After every one the request got the expected 4xx or was closed, and /healthz still answers
 // 200 from the same process. The catalogue is printed as a table (docs/reliability.md shows it).
 
@@ -100,12 +100,16 @@ class Hostile : public EngineTest {
     metrics_ = FreePort();
     probe_ = FreePort();
     webhook_ = FreePort();
+    queue_api_ = FreePort();
     cert_dir_ = ControlPlane::Get().dir() + "/hostile-certs-" + std::to_string(webhook_);
     MakeCerts(cert_dir_);
     controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_),
                         "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_),
                         "--webhook-bind-address=127.0.0.1:" + std::to_string(webhook_),
                         "--webhook-cert-dir=" + cert_dir_,
+                        // The aggregated queue API's TLS port (issue 44), with the same certificate.
+                        "--queue-api-bind-address=127.0.0.1:" + std::to_string(queue_api_),
+                        "--queue-api-cert-dir=" + cert_dir_,
                         "--http-read-timeout=1s",  // the slow clients below are cut off after 1 s
                         // The controller's own dashboard routes, thrown at below, are served only
                         // with --queue-auth=false since issue 44 (the default's 401s: TenantQueue).
@@ -121,8 +125,8 @@ class Hostile : public EngineTest {
   // Sends `bytes` to `port` and checks the answer starts with `want` ("" = closed without a reply;
   // "HTTP/1.1 4" = any 4xx); then that the controller still serves /healthz from the same pid.
   void Throw(const std::string& port_name, const std::string& what, const std::string& bytes, const std::string& want) {
-    int port = port_name == "metrics" ? metrics_ : port_name == "probe" ? probe_ : webhook_;
-    bool tls = port_name == "webhook";
+    int port = port_name == "metrics" ? metrics_ : port_name == "probe" ? probe_ : port_name == "queue-api" ? queue_api_ : webhook_;
+    bool tls = port_name == "webhook" || port_name == "queue-api";
     Wire w(port, tls);
     ASSERT_TRUE(w.ok()) << what;
     w.Send(bytes);
@@ -148,6 +152,7 @@ class Hostile : public EngineTest {
     EngineTest::SetUp();
     ASSERT_TRUE(Eventually([&] { return Healthz().rfind("HTTP/1.1 200 ", 0) == 0; })) << controller_->Log();
     ASSERT_TRUE(Eventually([&] { return Wire(webhook_, true).ok(); })) << controller_->Log();
+    ASSERT_TRUE(Eventually([&] { return Wire(queue_api_, true).ok(); })) << controller_->Log();
     pid_ = controller_->pid();
   }
   void TearDown() override {
@@ -155,7 +160,7 @@ class Hostile : public EngineTest {
     EngineTest::TearDown();
   }
 
-  int metrics_, probe_, webhook_, pid_ = 0;
+  int metrics_, probe_, webhook_, queue_api_, pid_ = 0;
   std::string cert_dir_;
   std::ostringstream table_;
 };
@@ -278,6 +283,18 @@ TEST_F(Hostile, EveryPortSurvivesTheCatalogue) {
     EXPECT_EQ(Healthz().rfind("HTTP/1.1 200 ", 0), 0u);
     Check("probe", "three clients holding connections open", "answered meanwhile");
   }
+
+  // The queue API's TLS port (issue 44), reached without the API server's client certificate: a
+  // refusal or an error for each, never a crash.
+  Throw("queue-api", "bad escape in the query (`/apis?a=%zz`)", "GET /apis?a=%zz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 4");
+  Throw("queue-api", "1 MiB of `[` as a body", "POST /apis HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n" + std::string(1048576, '['),
+        "HTTP/1.1 4");
+  Throw("queue-api", "64 KiB header", "GET /apis HTTP/1.1\r\nX-Big: " + std::string(64 * 1024, 'a') + "\r\n\r\n", "HTTP/1.1 431 ");
+  Throw("queue-api", "slowloris: a head that never ends", "GET /apis HTTP/1.1\r\nX-Slow: a", "HTTP/1.1 408 ");
+  Throw("queue-api", "forged X-Remote-User without a client certificate",
+        "GET /apis/queue.berth.dev/v1alpha1/queue HTTP/1.1\r\nHost: x\r\nX-Remote-User: system:admin\r\n"
+        "X-Remote-Group: system:masters\r\n\r\n",
+        "HTTP/1.1 401 ");
 
   // The TLS webhook port.
   Throw("webhook", "bad escape in the query", "GET /mutate-runs?a=%zz HTTP/1.1\r\nHost: x\r\n\r\n", "HTTP/1.1 400 ");
