@@ -49,9 +49,11 @@ using k8s::Status;
 
 // How often `priority` asks whether the controller reflected the change (--wait: how long).
 constexpr std::chrono::milliseconds kObservePoll(100);
-// How many times `queue` asks the Service again while a standby replica answers: the API server's
-// proxy picks an endpoint per request, so with the chart's two replicas 16 tries all miss the
-// leader once in 65,536 (5 tries did once in 32, often enough to fail a test now and then).
+// How many times `queue` asks again while a standby replica answers. The chart's queue API Service
+// selects the leader's Pod alone (docs/install.md, "The queue API"); a standby answers only where
+// the APIService names a Service over every replica (an older chart, a hand-made install), where
+// the API server's proxy picks an endpoint per request: with two replicas, 16 tries all miss the
+// leader once in 65,536.
 constexpr int kStandbyTries = 16;
 // How long `stop`, `suspend` and `resume` wait for the controller to show the change.
 constexpr std::chrono::milliseconds kControlTimeout(5000);

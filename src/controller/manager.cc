@@ -64,6 +64,10 @@ void Manager::SetUpLeaderElection() {
   lease_client->SetMaxRetries(0);
   lease_client->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
   elector_ = std::make_unique<LeaderElector>(lease_client, clock_, lc);
+  if (!options_.leader_pod_name.empty()) {
+    leader_pod_ = std::make_unique<LeaderPodLabel>(lease_client, clock_, options_.leader_pod_namespace,
+                                                   options_.leader_pod_name);
+  }
   // Asked before every write the client sends (each retry too), not once per task; installed
   // before any thread uses the client. A standby writes nothing with its own credentials.
   client_->SetWriteGuard([e = elector_.get()] {
@@ -263,7 +267,10 @@ k8s::Status Manager::Run() {
   engine_->StartInformers();
   if (!WaitForCaches()) return k8s::Status();
   if (elector_) {
+    // A container restarted after it lost the Lease is still in its Pod, label and all.
+    if (leader_pod_) leader_pod_->Clear();
     if (!elector_->Acquire(stop_)) return k8s::Status();
+    if (leader_pod_) leader_pod_->SetInBackground(options_.retry_period);
     elector_->KeepRenewing([] {
       // Stop writing at once, before the Lease can be taken by another process; Kubernetes
       // restarts us as a standby.
@@ -280,6 +287,10 @@ k8s::Status Manager::Run() {
 
 void Manager::Shutdown() {
   engine_->Stop();
+  if (leader_pod_) {
+    leader_pod_->Stop();
+    leader_pod_->Clear();
+  }
   if (elector_) elector_->Release();
   metrics_->SetLeader(false);
   metrics_server_->Stop();

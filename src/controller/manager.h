@@ -12,6 +12,7 @@
 #include "controller/dashboard_request.h"
 #include "controller/http_server.h"
 #include "controller/leader_election.h"
+#include "controller/leader_pod_label.h"
 #include "controller/metrics.h"
 #include "controller/options.h"
 #include "controller/queue_api.h"
@@ -80,6 +81,7 @@ class Manager {
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;
+  std::unique_ptr<LeaderPodLabel> leader_pod_;  // with --leader-pod (leader_pod_label.h)
   std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_, queue_api_server_;
   std::unique_ptr<AccessReview> access_;
   std::unique_ptr<QueueApi> queue_api_;

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 
+#include "controller/leader_pod_label.h"
 #include "k8s/duration.h"
 
 namespace berth::controller {
@@ -18,6 +19,8 @@ Flags:
   --leader-elect                      elect a leader with a coordination.k8s.io/v1 Lease (default false)
   --leader-election-namespace NS      namespace of the Lease (default berth-system)
   --leader-election-id NAME           name of the Lease (default berth-controller)
+  --leader-pod NAMESPACE/NAME         the Pod this controller runs in: labelled berth.dev/leader=true
+                                      while it leads (the queue API's Service selects it)
   --leader-election-lease-duration D  (default 15s)
   --leader-election-renew-deadline D  (default 8s)
   --leader-election-retry-period D    (default 2s)
@@ -109,6 +112,7 @@ void AddClusterFlags(Options& o, Flags& flags) {
 void AddLeaderElectionFlags(Options& o, Flags& flags) {
   flags["leader-election-namespace"] = StringFlag(o.leader_election_namespace);
   flags["leader-election-id"] = StringFlag(o.leader_election_id);
+  flags["leader-pod"] = [&o](const std::string& v) { return ParseLeaderPod(v, &o.leader_pod_namespace, &o.leader_pod_name); };
   flags["leader-election-lease-duration"] = DurationFlag(o.lease_duration);
   flags["leader-election-renew-deadline"] = DurationFlag(o.renew_deadline);
   flags["leader-election-retry-period"] = DurationFlag(o.retry_period);

@@ -16,6 +16,9 @@ struct Options {
   bool leader_elect = false;
   std::string leader_election_namespace = "berth-system";
   std::string leader_election_id = "berth-controller";
+  // --leader-pod NAMESPACE/NAME: the Pod this process runs in, labelled berth.dev/leader=true
+  // while it leads (leader_pod_label.h); empty: no Pod is labelled.
+  std::string leader_pod_namespace, leader_pod_name;
   std::chrono::milliseconds lease_duration{15000};
   std::chrono::milliseconds renew_deadline{8000};
   std::chrono::milliseconds retry_period{2000};

@@ -279,7 +279,7 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "NetworkPolicy/berth-controller",
                                    "ServiceAccount/berth-controller",
                                    "Secret/berth-controller-webhook-cert",
-                                   "Secret/berth-controller-queue-api-cert",
+                                   "Secret/berth-controller-queue-api-tls",
                                    "ClusterRole/berth-controller.berth-system",
                                    "ClusterRole/berth-controller.berth-system-queue-reader",
                                    "ClusterRoleBinding/berth-controller.berth-system",
@@ -288,6 +288,8 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "RoleBinding/berth-controller",
                                    "RoleBinding/berth-controller.berth-system-auth-reader",
                                    "Service/berth-controller",
+                                   // The queue API's Service selects the leader's Pod only.
+                                   "Service/berth-controller-queue-api",
                                    "Deployment/berth-controller",
                                    "APIService/v1alpha1.queue.berth.dev",
                                    "MutatingWebhookConfiguration/berth-controller-runs.berth-system",
@@ -350,8 +352,12 @@ TEST_F(HelmChart, DeploymentRunsTwoHardenedReplicasWithLeaderElectionAndProbes) 
                                         "--webhook-bind-address=:9443",
                                         "--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs",
                                         "--queue-api-bind-address=:8443",
-                                        "--queue-api-cert-dir=/tmp/berth-queue-api/serving-certs"};
+                                        "--queue-api-cert-dir=/tmp/berth-queue-api/serving-certs",
+                                        "--leader-pod=$(POD_NAMESPACE)/$(POD_NAME)"};
   EXPECT_EQ(Strings(c["args"]), want_args);
+  ASSERT_EQ(c["env"].size(), 2u) << "POD_NAME and POD_NAMESPACE from the downward API, for --leader-pod";
+  EXPECT_EQ(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(), "metadata.name");
+  EXPECT_EQ(c["env"][1]["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>(), "metadata.namespace");
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"].as<int>(), 8081);
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
@@ -419,6 +425,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "coordination.k8s.io|leases|create",
       "coordination.k8s.io|leases|get,update,patch|berth-controller",
       "|events|create",
+      "|pods|patch",  // --leader-pod: the leader labels its own Pod
   };
   EXPECT_EQ(Rules(role), want_role);
 
@@ -1009,7 +1016,7 @@ TEST_F(HelmChart, CertManagerIssuesTheWebhookCertificateAndInjectsTheCa) {
   // (issue 44: its certificate is always the chart's).
   for (const auto& d : docs) {
     if (Kind(d) == "Secret") {
-      EXPECT_EQ(Name(d), "berth-controller-queue-api-cert") << "cert-manager writes the webhook's Secret";
+      EXPECT_EQ(Name(d), "berth-controller-queue-api-tls") << "cert-manager writes the webhook's Secret";
     }
   }
   YAML::Node issuer = Find(docs, "Issuer");

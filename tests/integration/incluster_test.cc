@@ -119,6 +119,19 @@ class InCluster : public IntegrationTest {
     return out;
   }
 
+  // The Pods labelled berth.dev/leader=true (the queue API's Service selects them).
+  std::vector<std::string> LabelledLeaders() {
+    return Words(cp().Kubectl({"get", "pods", "-n", kNs, "-l", "app.kubernetes.io/instance=berth,berth.dev/leader=true",
+                               "-o", "jsonpath={.items[*].metadata.name}"}).out);
+  }
+
+  // kubectl berth queue as a user runs it (through the API server to the queue API's Service).
+  CommandResult PluginQueue() {
+    std::string plugin = BERTH_CONTROLLER_BIN;
+    plugin = plugin.substr(0, plugin.rfind("/src/controller/")) + "/src/cli/kubectl-berth";
+    return RunCommand({plugin, "--kubeconfig", cp().kubeconfig(), "-n", ns_, "queue"});
+  }
+
   // The Pod holding the Lease ("" when none).
   std::string Leader() {
     std::string holder =
@@ -218,10 +231,20 @@ TEST_F(InCluster, InstalledByHelmTheLeaderPodSchedulesAndTheServicesAnswer) {
             std::string::npos)
       << refused.err;
 
-  // kubectl berth queue, as a user runs it: through the API server's service proxy to the leader.
-  std::string plugin = BERTH_CONTROLLER_BIN;
-  plugin = plugin.substr(0, plugin.rfind("/src/controller/")) + "/src/cli/kubectl-berth";
-  CommandResult queue = RunCommand({plugin, "--kubeconfig", cp().kubeconfig(), "-n", ns_, "queue"});
+  // kubectl berth queue, as a user runs it: through the API server's aggregation to the queue API's
+  // Service, which selects the leader's Pod alone (labelled by the leader; the standby is not).
+  std::vector<std::string> labelled;
+  EXPECT_TRUE(Eventually([&] { return (labelled = LabelledLeaders()) == std::vector<std::string>{leader}; },
+                         std::chrono::seconds(30)))
+      << "labelled berth.dev/leader=true: " << ::testing::PrintToString(labelled) << ", leader " << leader;
+  // What an admin checks after installing: the API server found the queue API's endpoint.
+  std::string available;
+  EXPECT_TRUE(Eventually([&] {
+    available = Trim(cp().Kubectl({"get", "apiservice", "v1alpha1.queue.berth.dev", "-o",
+                                   "jsonpath={.status.conditions[?(@.type==\"Available\")].status}"}).out);
+    return available == "True";
+  }, std::chrono::seconds(90))) << "APIService v1alpha1.queue.berth.dev Available=" << available << Describe();
+  CommandResult queue = PluginQueue();
   EXPECT_EQ(queue.exit_code, 0) << queue.err;
   EXPECT_EQ(queue.err.find("note:"), std::string::npos) << "the queue came from the runs' status, not the controller:\n"
                                                           << queue.err;
@@ -243,6 +266,18 @@ TEST_F(InCluster, DeletingTheLeaderPodHandsOverWithoutLosingOrDoublingRuns) {
   auto took = AwaitNewLeader(old, t0);
   EXPECT_LE(took, kLeaseDuration) << "a released Lease is taken within a retry period";
   for (int i = 0; i < 3; ++i) Apply(RunYaml("after-" + std::to_string(i)));
+  // The queue API follows the Lease: the new leader labels its Pod and kubectl berth queue is
+  // answered by it, not by the runs' status.
+  const std::string now_leading = Leader();
+  std::vector<std::string> labelled;
+  EXPECT_TRUE(Eventually([&] { return (labelled = LabelledLeaders()) == std::vector<std::string>{now_leading}; },
+                         std::chrono::seconds(60)))
+      << "labelled berth.dev/leader=true: " << ::testing::PrintToString(labelled) << ", leader " << now_leading;
+  CommandResult queue;
+  EXPECT_TRUE(Eventually([&] {
+    queue = PluginQueue();
+    return queue.exit_code == 0 && queue.err.find("note:") == std::string::npos;
+  }, std::chrono::seconds(60))) << "after the hand-over the queue came from the runs' status:\n" << queue.err;
   for (const char* group : {"before-", "during-", "after-"}) {
     for (int i = 0; i < 3; ++i) {
       const std::string run = group + std::to_string(i);

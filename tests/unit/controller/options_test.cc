@@ -413,5 +413,23 @@ TEST(OptionsTest, DefaultMaxPriorityIsAWholeNumberFrom0To100) {
   EXPECT_THAT(Usage(), HasSubstr("--default-max-priority N"));
 }
 
+// --leader-pod names the Pod the leader labels berth.dev/leader=true (the queue API's Service).
+TEST(OptionsTest, LeaderPodIsANamespaceAndAPodName) {
+  Options none = MustParse({});
+  EXPECT_EQ(none.leader_pod_namespace, "");
+  EXPECT_EQ(none.leader_pod_name, "");
+  Options o = MustParse({"--leader-pod=berth-system/berth-controller-7d9f8-x2x4q"});
+  EXPECT_EQ(o.leader_pod_namespace, "berth-system");
+  EXPECT_EQ(o.leader_pod_name, "berth-controller-7d9f8-x2x4q");
+  // The chart's $(POD_NAMESPACE)/$(POD_NAME) left unexpanded (no env) is refused, as is anything
+  // that is not two names.
+  for (const std::string v : {"", "berth-system", "/pod", "ns/", "$(POD_NAMESPACE)/$(POD_NAME)", "NS/pod", "ns/pod/x"}) {
+    auto bad = ParseOptions({"--leader-pod=" + v});
+    ASSERT_FALSE(bad.ok()) << v;
+    EXPECT_THAT(bad.status().message(), HasSubstr("flag --leader-pod=" + v + ": must be NAMESPACE/NAME")) << v;
+  }
+  EXPECT_THAT(Usage(), HasSubstr("--leader-pod NAMESPACE/NAME"));
+}
+
 }  // namespace
 }  // namespace berth::controller
