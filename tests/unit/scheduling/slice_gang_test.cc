@@ -212,6 +212,26 @@ TEST_F(SliceGangTest, AWholeSingleInstanceTakesEveryBlockOfAnIdleInstance) {
             "frees up");
 }
 
+TEST_F(SliceGangTest, AGangOfSlicesWaitsRatherThanPreempts) {
+  // The same request as one whole-instance gang would preempt the low-priority runs; as slices it
+  // waits for them (docs/scheduling.md: a gang of slices never preempts).
+  cluster.fleets = {Preempting("cpu", 8, PlacementPolicy::kCluster)};
+  cluster.instances = {Node("a"), Node("b")};
+  cluster.running = {Running("ml/low-a", {{"a", 8}}), Running("ml/low-b", {{"b", 8}})};
+  cluster.placed_runs = {PlacedRunInfo{"ml/low-a", 10, kT0 - hours(1)}, PlacedRunInfo{"ml/low-b", 10, kT0 - hours(1)}};
+  PendingRun slices = Gang("ns/slices", 2, 8);
+  slices.priority = 90;
+  queue.Upsert(slices);
+  CycleResult r = Cycle();
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_EQ(FindWaiting(r, "ns/slices")->reason.code, WaitCode::kNotEnoughSlices);
+  slices.whole_instances = std::nullopt;  // whole instances: preempts as before
+  queue.Upsert(slices);
+  r = Cycle();
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].run_id, "ns/slices");
+}
+
 // Start-time estimates of gangs of slices: the forecast places them with the same rules.
 TEST(SliceGangEstimate, SlicesStartWhenOneInstanceFreesWholeInstancesWhenTwoDo) {
   EstimateInput in;
