@@ -221,7 +221,11 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
   // By node name (views into `placed`, `holds` and the nodes, which outlive this function).
   std::unordered_map<std::string_view, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
   for (const PlacedRun* r : placed) {
-    for (const auto& p : r->placement) runs_on_node[p.node].push_back(r);
+    for (const auto& p : r->placement) {
+      // Once per node: ranks of a gang of slices may share one (one run started there).
+      auto& on = runs_on_node[p.node];
+      if (on.empty() || on.back() != r) on.push_back(r);
+    }
   }
   std::unordered_map<std::string_view, std::vector<const NodeHold*>> holds_on_node;
   for (const auto& h : holds) holds_on_node[h.node].push_back(&h);

@@ -14,6 +14,7 @@ std::string SpecFingerprint(const Run& r) {
   std::string f = std::to_string(r.spec.nodes) + "|" + std::to_string(r.spec.cpu_milli) + "|" + std::to_string(r.spec.memory_bytes) +
                   "|" + std::to_string(r.spec.gpus) + "|" + (r.spec.max_duration ? std::to_string(r.spec.max_duration->count()) : "off");
   for (const auto& fl : r.spec.fleets) f += "|" + fl;
+  if (r.spec.whole_instances) f += *r.spec.whole_instances ? "|whole" : "|slices";
   if (r.spec.retry) {
     f += "|retry" + std::to_string(r.spec.retry->on_no_capacity) + std::to_string(r.spec.retry->on_interruption) +
          std::to_string(r.spec.retry->on_error) + (r.spec.retry->duration ? std::to_string(r.spec.retry->duration->count()) : "off");

@@ -121,6 +121,7 @@ void RunSweep::Enqueue(const std::string& key, const Run& run, RunMemo& memo) {
   pr.priority = p_.caches.QueuePriority(run);
   pr.submitted_at = run.meta.created;
   pr.nodes = static_cast<int32_t>(run.spec.nodes);
+  pr.whole_instances = run.spec.whole_instances;
   pr.resources = sched::Resources{run.spec.cpu_milli, run.spec.memory_bytes, run.spec.gpus};
   pr.fleets = run.spec.fleets;
   pr.max_duration = run.spec.max_duration;

@@ -26,6 +26,16 @@ void CapacityIndex::Reset(const std::vector<int32_t>& pool_blocks,
   size_ = 0;
 }
 
+int64_t CapacityIndex::Slots(int32_t pool, int32_t need) const {
+  if (need <= 0) return 0;
+  const PoolLevels& levels = pools_[pool];
+  int64_t slots = 0;
+  for (size_t f = static_cast<size_t>(need); f < levels.by_free.size(); ++f) {
+    slots += static_cast<int64_t>(levels.by_free[f].size()) * static_cast<int64_t>(f / need);
+  }
+  return slots;
+}
+
 void CapacityIndex::SetDomainCount(int32_t domain, int32_t count) {
   auto& domains = fleet_domains_[domain_fleet_[domain]];
   domains.erase({domain_idle_count_[domain], domain});

@@ -73,6 +73,10 @@ class CapacityIndex {
   // there is none.
   int64_t LatestExpiryWithRoom(int32_t pool, int32_t need) const;
 
+  // How many slices of `need` blocks the indexed instances of `pool` have room for (an instance
+  // with f free blocks holds f / need of them).
+  int64_t Slots(int32_t pool, int32_t need) const;
+
   int32_t IdleIn(int32_t domain) const { return domain_idle_count_[domain]; }
   // Most whole idle instances in any one domain of `fleet`.
   int32_t MaxIdleInDomain(int32_t fleet) const;

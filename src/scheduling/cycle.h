@@ -101,6 +101,15 @@ struct Holder {
   std::vector<int32_t> instances;
 };
 
+// A gang of slices' tentative placement in one fleet (Cycle::TryGangIn): (instance, blocks) in
+// the order picked.
+struct GangPlan {
+  int32_t fleet = -1;
+  std::vector<std::pair<int32_t, int32_t>> picks;
+  bool waste = false;     // some slice takes GPUs the run did not ask for
+  int32_t whole = 0;      // idle instances it breaks into
+};
+
 // What Consider left to do: nothing, or possibly the reservation; kDeferred: it would borrow
 // from other teams, which it may only after its band of effective priority (teams.h).
 enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve, kDeferred };
@@ -151,6 +160,22 @@ class Cycle {
   // capacity (`reason` says why, not yet pushed).
   std::optional<Outcome> ConsiderSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end,
                                         WaitReason& reason);
+  // A gang of slices (IsSliceGang, cycle_gang.cc): `nodes` slices in one fleet, best fit.
+  std::optional<Outcome> ConsiderGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
+                                      int64_t end, WaitReason& reason);
+  // The gang's slices in fleet f under `rule` (open instances only), picked one by one by the
+  // single-node best fit on the working state as the earlier slices left it; the state is put
+  // back. False when fewer than `nodes` fit.
+  bool TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan);
+  // The best fleet's plan into gang_best_: no GPU taken unasked, then the fewest idle instances
+  // broken into, then fleet name; skips fleets the quota or team share refuse (quota_skip_,
+  // share_skip_).
+  bool FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room);
+  void PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end);
+  bool CheckGangStructure(const PendingRun& run, WaitReason& reason) const;
+  void DiagnoseGang(const PendingRun& run, WaitReason& reason);
+  bool ChooseGangReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
+                             std::vector<int32_t>& chosen) const;
   std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                        bool backfill, int64_t end, WaitReason& reason);
   // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
@@ -324,7 +349,8 @@ class Cycle {
     uint64_t version = 0;
   } last_wait_;
   static bool SameShape(const PendingRun& a, const PendingRun& b) {
-    return a.nodes == b.nodes && a.resources == b.resources && a.max_duration == b.max_duration &&
+    return a.nodes == b.nodes && a.whole_instances == b.whole_instances && a.resources == b.resources &&
+           a.max_duration == b.max_duration &&
            a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
   }
 
@@ -338,6 +364,7 @@ class Cycle {
   std::vector<CapacityIndex::Key> chosen_;
   std::vector<CapacityIndex::Key> scratch_;
   std::vector<CapacityIndex::Key> probe_;
+  GangPlan gang_try_, gang_best_;
 };
 
 inline bool Cycle::Indexable(const Instance& in) const {

@@ -59,6 +59,7 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   WaitReason reason;
   if (run_team_ >= 0) reason.team = teams_.Name(run_team_);
   reason.nodes = run.nodes;
+  reason.slice_gang = IsSliceGang(run);
   reason.request = run.resources;
   reason.max_duration = run.max_duration;
   if (!CheckStructure(run, reason)) return Wait(run, reason);
@@ -73,9 +74,9 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   // never holds the reservation: capacity kept for it could not be used by it.
   NamespaceQuota* quota = QuotaOf(run.id);
   if (!QuotaAllowsRequest(run, quota, reason)) return Wait(run, reason);
-  const std::optional<Outcome> outcome = run.nodes <= 1
-                                             ? ConsiderSingle(run, rule, backfill, end, reason)
-                                             : ConsiderMulti(run, quota, rule, backfill, end, reason);
+  const std::optional<Outcome> outcome = IsSliceGang(run) ? ConsiderGang(run, quota, rule, end, reason)
+                                         : run.nodes <= 1   ? ConsiderSingle(run, rule, backfill, end, reason)
+                                                            : ConsiderMulti(run, quota, rule, backfill, end, reason);
   if (outcome) return *outcome;
   return WaitForCapacity(run, nominee, reason);
 }
@@ -124,8 +125,10 @@ Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReaso
   if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
     WaitForVictims(*holders_[nominee].nomination, reason);
     preempting = true;
-  } else {
-    // A run within its team's unused nominal share takes it back from borrowers first.
+  } else if (!IsSliceGang(run) && !IsWholeSingle(run)) {
+    // A run within its team's unused nominal share takes it back from borrowers first. A gang of
+    // slices and a whole single instance neither reclaim nor preempt (docs/scheduling.md): they
+    // wait for capacity (and may hold the reservation).
     if (reclaim_enabled_) preempting = TryReclaim(run, reason);
     if (!preempting && preemption_enabled_) preempting = TryPreempt(run, nominee >= 0, reason);
   }
@@ -138,9 +141,16 @@ bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
     SetNoFleetReason(run, reason);
     return false;
   }
+  const bool whole_single = IsWholeSingle(run);
   for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) need_[p] = pools_[p].layout.BlocksFor(run.resources).value_or(-1);
+    for (int32_t p : fleets_[f].pools) {
+      const BlockLayout& layout = pools_[p].layout;
+      need_[p] = layout.BlocksFor(run.resources).value_or(-1);
+      // A whole single instance takes every block of an instance that covers its request.
+      if (whole_single && need_[p] >= 0) need_[p] = layout.total_blocks();
+    }
   }
+  if (IsSliceGang(run)) return CheckGangStructure(run, reason);
   return run.nodes <= 1 ? CheckSingleStructure(reason) : CheckMultiStructure(run, reason);
 }
 

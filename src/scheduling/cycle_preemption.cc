@@ -67,7 +67,13 @@ void Cycle::SyncWork() {
   }
   for (size_t k = work_.synced_placements; k < out_.placements.size(); ++k) {
     const Placement& p = out_.placements[k];
-    for (const RankPlacement& rank : p.ranks) work_.index->AddPlacement(p.run_id, rank.instance, rank.blocks);
+    // One run started per instance: ranks of a gang of slices sharing one (neighbours) add up.
+    for (size_t r = 0; r < p.ranks.size();) {
+      const std::string& instance = p.ranks[r].instance;
+      int32_t blocks = 0;
+      for (; r < p.ranks.size() && p.ranks[r].instance == instance; ++r) blocks += p.ranks[r].blocks;
+      work_.index->AddPlacement(p.run_id, instance, blocks);
+    }
   }
   work_.synced_placements = out_.placements.size();
 }

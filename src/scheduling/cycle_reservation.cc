@@ -52,8 +52,9 @@ void Cycle::TryReserve(const PendingRun& run) {
   int64_t start = kUnknownTime;
   int32_t fleet = -1;
   std::vector<int32_t> chosen;
-  const bool found = run.nodes <= 1 ? ChooseSingleReservation(run, start, fleet, chosen)
-                                    : ChooseMultiReservation(run, start, fleet, chosen);
+  const bool found = IsSliceGang(run) ? ChooseGangReservation(run, start, fleet, chosen)
+                     : run.nodes <= 1  ? ChooseSingleReservation(run, start, fleet, chosen)
+                                       : ChooseMultiReservation(run, start, fleet, chosen);
   if (found) Reserve(run, fleet, std::move(chosen), start);
 }
 

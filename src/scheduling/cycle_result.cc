@@ -92,9 +92,23 @@ std::string IdleInstances(const WaitReason& r, const Where& w) {
   return s + UnavailableSuffix(r);
 }
 
+// A gang of slices: "3 slices of 2 blocks each".
+std::string Slices(const WaitReason& r) {
+  return Count(r.needed, "slice", "slices") + " of " + Count(r.slice_blocks, "block", "blocks") + " each";
+}
+
+std::string FreeSlices(const WaitReason& r, const Where& w) {
+  return "needs " + Slices(r) + " (one per Pod" + PerNode(r.request) + ") in one fleet; fleet " + w.fleet +
+         " has room for " + std::to_string(r.available) + " now" + UnavailableSuffix(r);
+}
+
 std::string LifetimeTooShort(const WaitReason& r, const Where& w) {
   const std::string wanted = FormatDuration(std::max(r.max_duration.value_or(Duration(0)), Duration(0)));
   const std::string left = FormatDuration(std::max(r.lifetime_left, Duration(0)));
+  if (r.slice_gang) {
+    return "needs " + Slices(r) + " on instances with at least " + wanted + " of lifetime left; the instances with room in fleet " +
+           w.fleet + " have at most " + left + " left";
+  }
   if (r.nodes <= 1) {
     return "needs " + Count(r.needed, "block", "blocks") + " on an instance with at least " + wanted +
            " of lifetime left; instances with room have at most " + left + " left (fleet " + w.fleet + ")";
@@ -174,9 +188,12 @@ std::string Unschedulable(const WaitReason& r, const Where& w) {
                  : std::string("its fleets have no instances");
     case WaitCode::kTooLarge:
       return "requests " + FormatResources(r.request) + " per node, more than any instance of its " +
-             (r.nodes > 1 ? "cluster fleets" : "fleets") + " holds";
+             (r.nodes > 1 && !r.slice_gang ? "cluster fleets" : "fleets") + " holds";
     case WaitCode::kTooManyNodes:
       return TooManyNodes(r, w);
+    case WaitCode::kTooManySlices:
+      return "needs " + Slices(r) + " (one per Pod) in one fleet; fleet " + w.fleet + ", the largest, holds at most " +
+             std::to_string(r.available) + " even when all its instances are idle";
     default:
       return "";
   }
@@ -227,6 +244,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
   switch (r.code) {
     case WaitCode::kNotEnoughFreeBlocks: s = FreeBlocks(r, where); break;
     case WaitCode::kNotEnoughIdleInstances: s = IdleInstances(r, where); break;
+    case WaitCode::kNotEnoughSlices: s = FreeSlices(r, where); break;
     case WaitCode::kLifetimeTooShort: s = LifetimeTooShort(r, where); break;
     case WaitCode::kReserved: s = Reserved(r, reservation, now, waiting.run_id); break;
     case WaitCode::kNoAvailableInstance:
@@ -248,7 +266,8 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
     case WaitCode::kNeedsClusterPlacement:
     case WaitCode::kNoValidInstance:
     case WaitCode::kTooLarge:
-    case WaitCode::kTooManyNodes: s = Unschedulable(r, where); break;
+    case WaitCode::kTooManyNodes:
+    case WaitCode::kTooManySlices: s = Unschedulable(r, where); break;
   }
   if (!r.behind_team.empty()) s += BehindTeam(r);
   if (reservation && reservation->run_id == waiting.run_id) s += HoldsReservation(*reservation, now);

@@ -37,6 +37,9 @@ enum class WaitCode : uint8_t {
   // borrowing limit, or more than the other teams lend. Like kQuotaExceeded it waits, never
   // fails and never holds the reservation. API reason "TeamShare".
   kTeamShare,
+  // A gang of slices (PendingRun::whole_instances false): no fleet has room for `needed` slices
+  // (of `slice_blocks` blocks) now; `available` is the most any candidate fleet has.
+  kNotEnoughSlices,
   // The run is Unschedulable: no fleet as it is now could ever hold it.
   kNoFleet,                // no Fleet exists at all
   kFleetNotFound,          // none of the Fleets it names exists
@@ -44,6 +47,7 @@ enum class WaitCode : uint8_t {
   kNoValidInstance,        // its fleets have no instance with a valid block layout
   kTooLarge,               // no instance of its fleets covers the per-node request
   kTooManyNodes,           // more nodes than any (cluster fleet | topology domain) has instances
+  kTooManySlices,          // a gang of slices larger than any of its fleets could hold if all idle
 };
 
 // True for the codes that make a run Unschedulable rather than merely waiting for capacity.
@@ -67,6 +71,10 @@ struct WaitReason {
   int64_t needed = 0;     // blocks on one instance (single-node) or instances (multi-node)
   int64_t available = 0;  // largest free blocks | most idle instances | largest fleet or domain
   int64_t busy = 0;       // multi-node: busy instances of `fleet`
+  // A gang of slices (PendingRun::whole_instances false, nodes > 1): `needed` counts slices, of
+  // slice_blocks blocks each (on `fleet`'s instances).
+  bool slice_gang = false;
+  int64_t slice_blocks = 0;
   int64_t not_ready = 0;  // instances of its fleets that take no new run, by cause
   int64_t expired = 0;
   int64_t retired = 0;

@@ -25,7 +25,6 @@ using reference::Ms;
 using reference::RefTeams;
 using reference::VictimSearch;
 
-
 struct Ref {
   const ClusterSnapshot& snap;
   int64_t now;
@@ -173,7 +172,8 @@ struct Ref {
   // Unschedulable code, if any.
   std::optional<WaitCode> Structure(const PendingRun& run, const std::vector<int>& cands) {
     if (cands.empty()) return run.fleets.empty() ? WaitCode::kNoFleet : WaitCode::kFleetNotFound;
-    const bool multi = run.nodes > 1;
+    const bool gang = IsSliceGang(run);
+    const bool multi = run.nodes > 1 && !gang;
     if (multi && std::none_of(cands.begin(), cands.end(), [&](int f) { return Cluster(f); })) {
       return WaitCode::kNeedsClusterPlacement;
     }
@@ -181,17 +181,29 @@ struct Ref {
     bool any_fit = false;
     std::map<std::pair<int, std::string>, int64_t> per_domain;
     int64_t largest = 0;
+    std::map<int, int64_t> slices;  // a gang of slices: how many each fleet holds when idle
+    int64_t most_slices = 0;
     for (const Inst& in : insts) {
       if (!In(cands, in.fleet) || !in.valid || (multi && !Cluster(in.fleet))) continue;
       any_valid = true;
-      if (!in.layout.BlocksFor(run.resources)) continue;
+      const auto need = in.layout.BlocksFor(run.resources);
+      if (!need) continue;
       any_fit = true;
       if (in.domain) largest = std::max(largest, ++per_domain[{in.fleet, *in.domain}]);
+      most_slices = std::max(most_slices, slices[in.fleet] += in.total() / std::max(*need, 1));
     }
     if (!any_valid) return WaitCode::kNoValidInstance;
     if (!any_fit) return WaitCode::kTooLarge;
     if (multi && largest < run.nodes) return WaitCode::kTooManyNodes;
+    if (gang && most_slices < run.nodes) return WaitCode::kTooManySlices;
     return std::nullopt;
+  }
+
+  // Blocks a rank of a single-node run takes on `in` (a whole single instance: all); nullopt: no fit.
+  static std::optional<int32_t> Need(const PendingRun& run, const Inst& in) {
+    auto need = in.layout.BlocksFor(run.resources);
+    if (need && IsWholeSingle(run)) need = in.total();
+    return need;
   }
 
   // Whether a run prefers instance a to b (same free-blocks rank): lifetime, then name.
@@ -221,7 +233,7 @@ struct Ref {
       if (!In(cands, in.fleet) || !in.available) continue;
       if (in.reserved && (!backfill || !Backfillable(in))) continue;
       if (KeptFromRun(in, run)) continue;
-      const auto need = in.layout.BlocksFor(run.resources);
+      const auto need = Need(run, in);
       if (!need || in.free() < *need || in.expiry < min_expiry) continue;
       if (CheckQuota(quota, {in.layout.ResourcesFor(*need), 1}, Gpu(in))) {
         quota_skipped = true;
@@ -319,6 +331,40 @@ struct Ref {
     return kNever;
   }
 
+  // A gang of slices: one slot per slice an instance holds, free when that many slices' blocks
+  // are; the gang starts when its nodes-th slot (of instances it outlives) frees; earliest fleet.
+  void ReserveGang(const PendingRun& run, const std::vector<int>& cands, std::vector<Inst*>& chosen, int64_t& start,
+                   int& fleet) {
+    for (int f : cands) {
+      std::vector<std::pair<int64_t, Inst*>> slots;
+      for (Inst& in : insts) {
+        const auto need = in.layout.BlocksFor(run.resources);
+        if (in.fleet != f || !in.available || !in.held_for.empty() || !need) continue;
+        for (int32_t k = 1; int64_t{k} * std::max(*need, 1) <= in.total(); ++k) {
+          slots.push_back({WhenFree(in, k * std::max(*need, 1)), &in});
+        }
+      }
+      std::sort(slots.begin(), slots.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second->spec->name < b.second->spec->name;
+      });
+      for (size_t j = static_cast<size_t>(run.nodes) - 1; j < slots.size(); ++j) {
+        const int64_t t = slots[j].first;
+        if (fleet >= 0 && t >= start) break;
+        std::vector<Inst*> ok;
+        for (size_t x = 0; x <= j && static_cast<int64_t>(ok.size()) < run.nodes; ++x) {
+          if (LifetimeAllows(*slots[x].second, t, run)) ok.push_back(slots[x].second);
+        }
+        if (static_cast<int64_t>(ok.size()) < run.nodes) continue;
+        std::sort(ok.begin(), ok.end());
+        ok.erase(std::unique(ok.begin(), ok.end()), ok.end());
+        chosen = ok;
+        start = t;
+        fleet = f;
+        break;
+      }
+    }
+  }
+
   void TryReserve(const PendingRun& run, const std::vector<int>& cands) {
     std::vector<Inst*> chosen;
     int64_t start = kNever;
@@ -326,7 +372,7 @@ struct Ref {
     if (run.nodes <= 1) {
       for (Inst& in : insts) {
         if (!In(cands, in.fleet) || !in.available || !in.held_for.empty()) continue;
-        const auto need = in.layout.BlocksFor(run.resources);
+        const auto need = Need(run, in);
         if (!need) continue;
         const int64_t t = WhenFree(in, *need);
         if (!LifetimeAllows(in, t, run)) continue;
@@ -336,6 +382,8 @@ struct Ref {
           fleet = in.fleet;
         }
       }
+    } else if (IsSliceGang(run)) {
+      ReserveGang(run, cands, chosen, start, fleet);
     } else {
       std::map<std::pair<int, std::string>, std::vector<std::pair<int64_t, Inst*>>> groups;
       for (Inst& in : insts) {
@@ -459,6 +507,7 @@ struct Ref {
     const std::vector<int> cands = Candidates(run);
     WaitReason reason;
     reason.nodes = run.nodes;
+    reason.slice_gang = IsSliceGang(run);
     reason.request = run.resources;
     reason.max_duration = run.max_duration;
     if (auto code = Structure(run, cands)) return Waits(run, *code, reason);
@@ -468,8 +517,9 @@ struct Ref {
     timing.end = run.max_duration ? Add(now, d) : kNever;
     timing.min_expiry = run.max_duration ? timing.end : now + 1;
     timing.backfill = reservation && reservation_start != kNever && run.max_duration && timing.end <= reservation_start;
-    const std::optional<bool> done =
-        run.nodes <= 1 ? ConsiderSingle(run, cands, timing, reason) : ConsiderMulti(run, cands, timing, reason);
+    const std::optional<bool> done = IsSliceGang(run)   ? ConsiderGang(run, cands, timing, reason)
+                                     : run.nodes <= 1 ? ConsiderSingle(run, cands, timing, reason)
+                                                      : ConsiderMulti(run, cands, timing, reason);
     if (done) return *done;
     // Waiting for capacity: a nominee whose victims are stopping waits for them; others may
     // preempt. Neither holds the reservation.
@@ -482,7 +532,8 @@ struct Ref {
       reason.victims_stopping = true;
       return Waits(run, WaitCode::kPreempting, reason);
     }
-    if ((reclaim && Reclaim(run, cands, reason)) || (preemption && Preempt(run, cands, reason))) {
+    const bool may_preempt = !IsSliceGang(run) && !IsWholeSingle(run);
+    if (may_preempt && ((reclaim && Reclaim(run, cands, reason)) || (preemption && Preempt(run, cands, reason)))) {
       out.waiting.push_back(WaitingRun{run.id, reason});
       return false;
     }
@@ -544,6 +595,87 @@ struct Ref {
     if (!quota_skipped && share_skipped) return ShareWait(run, share_skipped, reason);
     if (quota_skipped) return Waits(run, WaitCode::kQuotaExceeded, reason);
     reason.code = WaitCode::kNotEnoughFreeBlocks;
+    return std::nullopt;
+  }
+
+  // A gang of slices in fleet f: its slices picked one by one, each by the single-node rank on
+  // what the earlier ones left (open instances only); empty when fewer than run.nodes fit.
+  static QuotaUse Plus(const QuotaUse& u, const Resources& r) {  // one more Pod with `r`
+    return {{u.resources.cpu_millis + r.cpu_millis, u.resources.memory_bytes + r.memory_bytes, u.resources.gpus + r.gpus}, u.pods + 1};
+  }
+  struct GangTry { std::vector<std::pair<Inst*, int32_t>> picks; bool waste = false; int whole = 0; };
+  GangTry GangIn(const PendingRun& run, int f, int64_t min_expiry) {
+    GangTry g;
+    std::map<const Inst*, int32_t> taken;
+    for (int32_t k = 0; k < run.nodes; ++k) {
+      Inst* best = nullptr;
+      std::tuple<bool, bool, int32_t> best_rank;  // (waste, idle, left over)
+      for (Inst& in : insts) {
+        if (in.fleet != f || !in.available || in.reserved || KeptFromRun(in, run)) continue;
+        const auto need = in.layout.BlocksFor(run.resources);
+        const int32_t free = in.free() - taken[&in];
+        if (!need || free < *need || in.expiry < min_expiry) continue;
+        const bool waste = run.resources.gpus <= 0 && in.layout.ResourcesFor(*need).gpus > 0;
+        const std::tuple<bool, bool, int32_t> rank{waste, free == in.total(), free - *need};
+        const bool better = best == nullptr || rank < best_rank || (rank == best_rank && Prefers(run, in, *best));
+        if (better) std::tie(best, best_rank) = std::tuple(&in, rank);
+      }
+      if (best == nullptr) return {};
+      g.waste |= std::get<0>(best_rank);
+      g.whole += std::get<1>(best_rank) ? 1 : 0;
+      const int32_t need = *best->layout.BlocksFor(run.resources);
+      taken[best] += need;
+      g.picks.push_back({best, need});
+    }
+    return g;
+  }
+
+  std::optional<bool> ConsiderGang(const PendingRun& run, const std::vector<int>& cands, const Timing& t,
+                                   WaitReason& reason) {
+    NamespaceQuota* quota = QuotaOf(run.id);
+    bool quota_skipped = false;
+    int share_skipped = 0;
+    GangTry best;
+    int fleet = -1;
+    for (int f : cands) {
+      GangTry g = GangIn(run, f, t.min_expiry);
+      if (g.picks.empty()) continue;
+      if (fleet >= 0 && !(std::pair(g.waste, g.whole) < std::pair(best.waste, best.whole))) continue;
+      QuotaUse use;
+      for (auto [in, blocks] : g.picks) use = Plus(use, in->layout.ResourcesFor(blocks));
+      if (CheckQuota(quota, use, fleets[f]->gpu_resource)) {
+        quota_skipped = true;
+        continue;
+      }
+      const int v = teams.active ? teams.Check(teams.TeamOf(run.id), fleets[f]->name, use.resources, allow_borrow) : 0;
+      if (v != 0) {
+        if (!share_skipped) share_skipped = v;
+        continue;
+      }
+      best = std::move(g);
+      fleet = f;
+    }
+    if (fleet >= 0) {
+      std::stable_sort(best.picks.begin(), best.picks.end(),
+                       [](const auto& a, const auto& b) { return a.first->spec->name < b.first->spec->name; });
+      Placement p{run.id, fleets[fleet]->name, {}, best.waste};
+      QuotaUse use;
+      std::map<Inst*, int32_t> blocks_on;
+      for (size_t r = 0; r < best.picks.size(); ++r) {
+        auto [in, blocks] = best.picks[r];
+        p.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in->spec->name, blocks, in->layout.ResourcesFor(blocks)});
+        use = Plus(use, in->layout.ResourcesFor(blocks));
+        blocks_on[in] += blocks;
+      }
+      if (quota != nullptr) ChargeQuota(*quota, use, fleets[fleet]->gpu_resource);
+      for (auto& [in, blocks] : blocks_on) Take(run, *in, blocks, t.end);  // one run per instance
+      out.placements.push_back(std::move(p));
+      PlacedHere(run);
+      return false;
+    }
+    if (!quota_skipped && share_skipped) return ShareWait(run, share_skipped, reason);
+    if (quota_skipped) return Waits(run, WaitCode::kQuotaExceeded, reason);
+    reason.code = WaitCode::kNotEnoughSlices;
     return std::nullopt;
   }
 

@@ -6,12 +6,13 @@
 //
 // It follows the same rules for namespace quotas (kQuotaExceeded), nominations and preemption
 // (victims found by trying every subset of a single-node preemptor's evictable holders on every
-// instance; for a gang, the instances cheapest to clear of each domain).
+// instance; for a gang, the instances cheapest to clear of each domain), and gangs of slices
+// (PendingRun::whole_instances false: slice by slice, each by a scan of every instance).
 //
 // Placements, the reservation, preemption decisions and the codes kQuotaExceeded, kPreempting
 // and the Unschedulable ones are exact (kPreempting with its victims and instances). For runs
 // that merely wait, only the code's kind is meaningful (kNotEnoughFreeBlocks or
-// kNotEnoughIdleInstances); no numbers.
+// kNotEnoughIdleInstances or kNotEnoughSlices); no numbers.
 
 #include <vector>
 

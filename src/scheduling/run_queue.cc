@@ -131,6 +131,7 @@ void RunQueue::Upsert(PendingRun run) {
   e.run.resources = run.resources;
   e.run.fleets = std::move(run.fleets);
   e.run.max_duration = run.max_duration;
+  e.run.whole_instances = run.whole_instances;
   if (reorder) {
     ComputeAging(e);
     Link(e);

@@ -49,12 +49,23 @@ struct PendingRun {
   Resources resources;                   // per node
   std::vector<std::string> fleets;       // candidate Fleet names; empty means any Fleet
   std::optional<Duration> max_duration;  // nullopt means "off"
+  // Run spec.wholeInstances. nullopt: by `nodes` (1: a slice of one instance; more: whole idle
+  // instances of one cluster fleet/domain). false with nodes > 1: a gang of `nodes` slices, each
+  // covering `resources`, all or nothing in one fleet (several may share an instance). true:
+  // every rank on a whole idle instance (for nodes 1 too; more nodes: one cluster fleet/domain).
+  std::optional<bool> whole_instances;
   // The caller's handle for the run, handed back in WaitingRun::owner: the core never reads it.
   // The engine keeps its per-run record here, so that a pass finds it without a lookup by id.
   const void* owner = nullptr;
 
   friend bool operator==(const PendingRun&, const PendingRun&) = default;
 };
+
+// A gang of slices: more than one rank, each on blocks that cover its request (whole_instances
+// false), not whole instances.
+inline bool IsSliceGang(const PendingRun& run) { return run.nodes > 1 && run.whole_instances == false; }
+// One rank on a whole idle instance (whole_instances true with nodes 1).
+inline bool IsWholeSingle(const PendingRun& run) { return run.nodes <= 1 && run.whole_instances == true; }
 
 class RunQueue {
  private:

@@ -17,6 +17,14 @@
 //    topology domain when the fleet has a topologyKey (instances without the label take no
 //    multi-node run); the fleet/domain with the fewest idle instances that can hold it wins
 //    (ties by name); all or nothing; ranks in instance-name order.
+//  - Gang of slices (PendingRun::whole_instances false, nodes > 1; cycle_gang.cc): `nodes` slices
+//    of the single-node size, all or nothing in one fleet (any placement), several may share an
+//    instance; picked one by one with the single-node best fit on open instances; the fleet that
+//    takes no GPU unasked, then breaks into the fewest idle instances, then by name; ranks in
+//    instance-name order; one run started per instance used (maxRunsPerInstance). It never
+//    preempts, reclaims or backfills onto reserved instances; it may hold the reservation.
+//  - whole_instances true with nodes 1: one whole idle instance (any fleet), like a single-node
+//    run that needs every block; it never preempts or reclaims.
 //  - Lifetime: with maxDuration only instances with expires_at >= now + maxDuration. NotReady,
 //    Expired, Retired and Invalid instances take nothing new. Placements update the working state
 //    (busy blocks and runs started) for the rest of the cycle.

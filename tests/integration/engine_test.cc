@@ -264,6 +264,66 @@ TEST_F(Engine, MultiNodeRunTakesWholeIdleInstancesOfAClusterFleet) {
   EXPECT_NE(json::GetString(json::Find(p0, {"spec", "nodeName"})), json::GetString(json::Find(p1, {"spec", "nodeName"})));
 }
 
+// Issue 45 (spec.wholeInstances false): a gang of slices on a fleet of any placement; each Pod on
+// its placement entry's node with its blocks; two ranks share an instance when it fits, and the
+// instance counts one run started for the gang (maxRunsPerInstance).
+TEST_F(Engine, AGangOfSlicesIsPlacedOnSlicesEachPodOnItsRanksNode) {
+  auto nodes = Nodes("slices", 2, "8", "16Gi");
+  Fleet("slices", "slices", "  blocks: 4\n  maxRunsPerInstance: 2\n");  // 2 CPUs, 4Gi a block
+  Run("busy", "  resources: {cpu: \"4\"}\n");                           // 2 of the first node's 4 blocks
+  ASSERT_TRUE(WaitPhase("busy", "Scheduled"));
+  ASSERT_EQ(PlacementNodes("busy"), std::vector<std::string>{nodes[0]});
+  Run("gang", "  nodes: 3\n  wholeInstances: false\n  resources: {cpu: \"4\"}\n" + kQueue);
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled")) << Reason("gang") << ": " << Message("gang");
+  // Best fit slice by slice: the first node's 2 free blocks, then both other slices on the second.
+  EXPECT_EQ(PlacementNodes("gang"), (std::vector<std::string>{nodes[0], nodes[1], nodes[1]}));
+  ASSERT_TRUE(Eventually([&] { return PodsOf("gang").size() == 3; }));
+  auto pods = PodsOf("gang");
+  auto doc = RunDoc("gang");
+  const json::Value* placement = json::Find(doc, {"status", "placement"});
+  ASSERT_TRUE(placement != nullptr && placement->IsArray());
+  ASSERT_EQ(placement->GetArray().Size(), 3u);
+  for (auto& entry : placement->GetArray()) {
+    const std::string pod = json::GetString(entry, "pod");
+    const int64_t rank = json::GetInt(entry, "rank", -1);
+    ASSERT_TRUE(pods.count(pod)) << pod;
+    const json::Value& p = pods.at(pod);
+    EXPECT_EQ(json::GetString(json::Find(p, {"spec", "nodeName"})), json::GetString(entry, "node")) << pod;
+    EXPECT_EQ(json::GetInt(entry, "blocks", 0), 2) << pod;
+    EXPECT_EQ(Resource(p, "requests", "cpu"), "4") << pod;  // its 2 blocks, not a whole instance
+    EXPECT_EQ(Resource(p, "limits", "memory"), "8Gi") << pod;
+    EXPECT_EQ(Env(p, "BERTH_NODE_RANK"), std::to_string(rank)) << pod;
+    EXPECT_EQ(Env(p, "BERTH_NODES_NUM"), "3") << pod;
+    EXPECT_EQ(Env(p, "BERTH_BLOCKS"), "2") << pod;
+    EXPECT_EQ(json::GetString(json::Find(p, {"spec", "hostname"})), "gang-" + std::to_string(rank)) << pod;
+    EXPECT_EQ(json::GetString(json::Find(p, {"spec", "subdomain"})), "gang") << pod;
+  }
+  EXPECT_EQ(Env(pods.at("gang-2"), "BERTH_NODES_ADDRS"),
+            "gang-0.gang." + ns_ + ".svc\ngang-1.gang." + ns_ + ".svc\ngang-2.gang." + ns_ + ".svc");
+  CommandResult svc = Kubectl({"get", "service", "gang", "-o", "jsonpath={.spec.clusterIP}"});
+  EXPECT_EQ(svc.out, "None") << svc.err;
+  // The second node started one run (the gang), not two: it is not retired.
+  EXPECT_TRUE(Eventually([&] {
+    return cp().Kubectl({"get", "fleet", FleetName("slices"), "-o",
+                         "jsonpath={.status.instances[?(@.node==\"" + nodes[1] + "\")].runsStarted}/"
+                         "{.status.instances[?(@.node==\"" + nodes[1] + "\")].state}/{.status.busyBlocks}"})
+               .out == "1/Full/8";
+  }));
+}
+
+// A gang of slices larger than its fleet could ever hold waits Unschedulable and says so with the numbers.
+TEST_F(Engine, AGangOfSlicesLargerThanItsFleetSaysWhy) {
+  Nodes("slicebig", 1, "8", "16Gi");
+  Fleet("slicebig", "slicebig", "  blocks: 4\n");
+  Run("huge", "  nodes: 3\n  wholeInstances: false\n  resources: {cpu: \"4\"}\n  fleets: [" + FleetName("slicebig") + "]\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Reason("huge") == "Unschedulable"; })) << Reason("huge") << ": " << Message("huge");
+  EXPECT_EQ(Phase("huge"), "Pending");
+  EXPECT_NE(Message("huge").find("needs 3 slices of 2 blocks each (one per Pod) in one fleet; fleet " + FleetName("slicebig") +
+                                 ", the largest, holds at most 2"),
+            std::string::npos)
+      << Message("huge");
+}
+
 TEST_F(Engine, MultiNodeRunOnANonClusterFleetIsUnschedulable) {
   Nodes("any", 2, "4", "8Gi");
   Fleet("any", "any");

@@ -22,6 +22,13 @@ int64_t SpecNodes(const json::Value& run) {
   return n != nullptr && n->IsInt64() ? n->GetInt64() : 1;
 }
 
+// spec.wholeInstances: every rank on a whole instance (absent: when nodes > 1); a gang of slices
+// (false, nodes > 1) may put several ranks on one instance.
+bool SpecWholeInstances(const json::Value& run, int64_t nodes) {
+  const json::Value* w = json::Find(run, {"spec", "wholeInstances"});
+  return w != nullptr && w->IsBool() ? w->GetBool() : nodes > 1;
+}
+
 // BERTH_BLOCKS of the pod's first container (berth sets it on every container).
 int PodBlocks(const json::Value& pod) {
   const json::Value* containers = json::Find(pod, {"spec", "containers"});
@@ -122,6 +129,7 @@ void InvariantSampler::SampleOnce() {
     if (!Placed(phase) && phase != "Succeeded") continue;
     if (Placed(phase) && entries > 0) saw_placed = true;
     const int64_t nodes = SpecNodes(run);
+    const bool whole = SpecWholeInstances(run, nodes);
     ++checks;
     if (static_cast<int64_t>(entries) != nodes) {
       Violation(phase + " run " + name + " has " + std::to_string(entries) + " placement entries for " +
@@ -140,15 +148,17 @@ void InvariantSampler::SampleOnce() {
         Violation("run " + name + " is placed on " + node + ", which is not an instance of " + fleet_);
         continue;
       }
-      if (nodes > 1 && blocks != total->second) {
-        Violation("multi-node run " + name + " has " + std::to_string(blocks) + " of " + std::to_string(total->second) +
+      if (whole && blocks != total->second) {
+        Violation("whole-instance run " + name + " has " + std::to_string(blocks) + " of " + std::to_string(total->second) +
                   " blocks of " + node + " (must take whole instances)");
       }
       if (Placed(phase)) by_runs[node] += blocks;
       if (phase == "Running" || phase == "Succeeded") started_now[node].insert(uid);
     }
     ++checks;
-    if (static_cast<int64_t>(distinct.size()) != nodes) Violation("run " + name + " uses one instance twice");
+    if (static_cast<int64_t>(distinct.size()) != nodes && (whole || nodes == 1)) {
+      Violation("run " + name + " uses one instance twice");
+    }
   }
   for (const auto& [node, used] : by_runs) {
     ++checks;

@@ -79,6 +79,8 @@ std::vector<BadInput> Cases() {
        {"spec.suspend: Invalid value: \"string\": spec.suspend in body must be of type boolean: \"string\""}},
       {"Run_suspend_Integer", "Run", RunSpec(R"("suspend":1)"),
        {"spec.suspend: Invalid value: \"integer\": spec.suspend in body must be of type boolean: \"integer\""}},
+      {"Run_wholeInstances_String", "Run", RunSpec(R"("wholeInstances":"false")"),
+       {"spec.wholeInstances: Invalid value: \"string\": spec.wholeInstances in body must be of type boolean: \"string\""}},
       {"Run_nodes_Zero", "Run", RunSpec(R"("nodes":0)"),
        {"spec.nodes: Invalid value: 0: spec.nodes in body should be greater than or equal to 1"}},
       {"Run_nodes_Negative", "Run", RunSpec(R"("nodes":-2)"),

@@ -47,6 +47,10 @@ struct RunSpec {
   // Defaults applied by the CRD; decoded defensively anyway.
   int64_t priority = base::kDefaultPriority;
   int64_t nodes = 1;
+  // spec.wholeInstances (docs/api.md): nullopt = by nodes (1: a slice; more: whole instances of one
+  // cluster fleet/domain); false = every Pod on a slice (a gang of slices when nodes > 1, Pods may
+  // share an instance); true = every Pod on a whole instance (nodes 1 too).
+  std::optional<bool> whole_instances;
   // spec.resources, per node: cpu in millicores, memory in bytes, GPUs of the fleet's gpuResource.
   int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
   std::vector<std::string> fleets;

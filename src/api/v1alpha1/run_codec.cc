@@ -164,6 +164,13 @@ void DecodeRunSpec(const json::Value& spec, size_t kept_template_bytes, Run& who
   if (const json::Value* b = json::Find(spec, {"stop"}); b != nullptr && b->IsBool()) run.stop = b->GetBool();
   if (const json::Value* b = json::Find(spec, {"suspend"}); b != nullptr && b->IsBool()) run.suspend = b->GetBool();
   const bool nodes_readable = ReadNodes(spec, run);
+  if (const json::Value* b = json::Find(spec, {"wholeInstances"}); b != nullptr && !b->IsNull()) {
+    if (b->IsBool()) {
+      run.whole_instances = b->GetBool();
+    } else if (err.empty()) {
+      err = "spec.wholeInstances must be true or false";
+    }
+  }
   ReadResourcesAndFleets(spec, run, err);
   ReadDurations(spec, run, err);
   ReadRetry(spec, run, err);
@@ -237,6 +244,7 @@ void WriteRunSpec(Writer& w, const RunSpec& s) {
   raw.StartObject();
   w.IntMember("priority", s.priority);
   w.IntMember("nodes", s.nodes);
+  if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
   w.Key("resources");
   raw.StartObject();
   w.StringMember("cpu", k8s::FormatMilli(s.cpu_milli));

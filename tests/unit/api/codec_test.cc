@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
@@ -48,6 +51,7 @@ Run FullRun() {
   r.spec.retry = RetrySpec{true, false, true, minutes(90)};
   r.spec.ttl_seconds_after_finished = 600;
   r.spec.suspend = true;
+  r.spec.whole_instances = false;
   r.spec.template_json = R"({"spec":{"containers":[{"name":"main","image":"busybox:1.35"}]}})";
   RunStatus& s = r.status;
   s.phase = Phase::kRunning;
@@ -90,6 +94,24 @@ TEST(RunCodec, RoundTripsEveryField) {
   EXPECT_EQ(back->status, r.status);
   EXPECT_EQ(back->status.conditions[1].type.api(), "Custom") << "a condition type berth does not know is kept";
   EXPECT_EQ(back->status.conditions[1].reason.api(), "SomebodyElses");
+}
+
+TEST(RunCodec, WholeInstancesIsReadAsWrittenAndAbsentStaysAbsent) {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, std::optional<bool>>>{
+           {R"("wholeInstances":true)", true}, {R"("wholeInstances":false)", false}, {R"("nodes":2)", std::nullopt}}) {
+    SCOPED_TRACE(text);
+    json::Document d = MustParse(R"({"metadata":{"name":"a"},"spec":{)" + text +
+                                 R"(,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}})");
+    auto run = DecodeRun(d);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->spec.whole_instances, want);
+    EXPECT_EQ(run->invalid_message, "");
+  }
+  json::Document bad = MustParse(R"({"metadata":{"name":"a"},"spec":{"wholeInstances":"yes",
+      "template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}})");
+  auto run = DecodeRun(bad);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->invalid_message, "spec.wholeInstances must be true or false");
 }
 
 TEST(RunCodec, EmptyStatusRoundTrips) {

@@ -432,6 +432,21 @@ TEST(BuildClusterViewTest, RunsStartedIsTheDurableCountPlusUncountedPlacedRuns) 
   }
 }
 
+TEST(BuildClusterViewTest, AGangOfSlicesWithTwoRanksOnOneNodeIsOneRunStartedThere) {
+  auto fleet = FleetBuilder("a100", "a").Record("n1", "n1-uid", 1, {}).Build();
+  std::vector<PlacedRun> placed = {Placed("ml/g", "run-g", "a100", {{"n1", 2}, {"n1", 2}, {"n2", 2}})};
+  ClusterView v = BuildClusterView({fleet}, {NodeBuilder("n1", "a").Build(), NodeBuilder("n2", "a").Build()}, placed, kNow);
+  EXPECT_EQ(FindInstance(v, "n1")->runs_started, 1 + 1);
+  EXPECT_THAT(v.instances.at("n1").placed_run_uids, ElementsAre("run-g"));
+  EXPECT_EQ(FindInstance(v, "n2")->runs_started, 1);
+  // Its blocks on n1 are both ranks' blocks.
+  int64_t on_n1 = 0;
+  for (const auto& r : v.snapshot.running) {
+    for (const auto& b : r.placement) on_n1 += b.instance == "n1" ? b.blocks : 0;
+  }
+  EXPECT_EQ(on_n1, 4);
+}
+
 TEST(BuildClusterViewTest, CountedRunsAreNotCountedTwice) {
   auto fleet = FleetBuilder("a100", "a").Record("n1", "n1-uid", 3, {"run-a", "run-b"}).Build();
   std::vector<PlacedRun> placed = {Placed("ml/a", "run-a", "a100", {{"n1", 1}}),

@@ -68,6 +68,9 @@ class Generator {
     }
     AddRunning(c);
     const int runs = Int(0, 40);
+    // spec.wholeInstances from a stream of its own, so that the rest of each case stays as it was.
+    std::mt19937 shapes(seed_ * 40503u + 11);
+    auto shape_chance = [&shapes](double p) { return std::bernoulli_distribution(p)(shapes); };
     for (int r = 0; r < runs; ++r) {
       PendingRun run;
       run.id = Pick<std::string>({"ns", "ml", "run"}) + "/r" + std::to_string(r);
@@ -84,6 +87,7 @@ class Generator {
         for (int x = 0; x < k; ++x) run.fleets.push_back("f" + std::to_string(Int(0, 4)));
       }
       if (Chance(0.5)) run.max_duration = minutes(Int(10, 480));
+      if (shape_chance(0.25)) run.whole_instances = !shape_chance(run.nodes > 1 ? 0.75 : 0.3);
       c.runs.push_back(run);
     }
     AddQuotas(c);
@@ -349,6 +353,9 @@ void CheckRules(const Case& c, const CycleResult& r) {
   for (const Placement& p : r.placements) {
     const PendingRun& run = *runs.at(p.run_id);
     const int32_t nodes = std::max(run.nodes, 1);
+    const bool slices = IsSliceGang(run);  // ranks may share an instance
+    const bool whole = !slices && (nodes > 1 || IsWholeSingle(run));
+    std::set<std::string> counted;  // instances this run started on (one run each)
     ASSERT_TRUE(fleets.count(p.fleet));
     const FleetSpec& fleet = *fleets.at(p.fleet);
     ASSERT_TRUE(run.fleets.empty() ||
@@ -359,9 +366,10 @@ void CheckRules(const Case& c, const CycleResult& r) {
     for (size_t k = 0; k < p.ranks.size(); ++k) {
       const RankPlacement& rank = p.ranks[k];
       ASSERT_EQ(rank.rank, static_cast<int32_t>(k));
-      ASSERT_TRUE(distinct.insert(rank.instance).second);
+      ASSERT_TRUE(distinct.insert(rank.instance).second || slices);
       if (k > 0) {
-        ASSERT_LT(p.ranks[k - 1].instance, rank.instance);
+        ASSERT_LE(p.ranks[k - 1].instance, rank.instance);
+        ASSERT_TRUE(slices || p.ranks[k - 1].instance != rank.instance);
       }
       const InstanceSpec& in = *instances.at(rank.instance);
       ASSERT_EQ(in.fleet, p.fleet);
@@ -372,20 +380,23 @@ void CheckRules(const Case& c, const CycleResult& r) {
       if (run.max_duration) {
         ASSERT_TRUE(!in.expires_at || *in.expires_at >= c.now + *run.max_duration);
       }
+      const bool started_here = counted.count(rank.instance) > 0;
       if (fleet.max_runs_per_instance) {
-        ASSERT_LT(in.runs_started + added_runs[rank.instance], *fleet.max_runs_per_instance);
+        ASSERT_LT(in.runs_started + added_runs[rank.instance] - (started_here ? 1 : 0), *fleet.max_runs_per_instance);
       }
       const auto need = layout.BlocksFor(run.resources);
       ASSERT_TRUE(need.has_value());
       const int64_t before = std::min<int64_t>(busy[rank.instance], layout.total_blocks()) +
                              added_blocks[rank.instance];
-      if (nodes == 1) {
+      if (!whole) {
         ASSERT_EQ(rank.blocks, *need);
       } else {
-        ASSERT_EQ(fleet.placement, PlacementPolicy::kCluster);
-        ASSERT_EQ(before, 0) << "gang rank on a busy instance";
+        if (nodes > 1) {
+          ASSERT_EQ(fleet.placement, PlacementPolicy::kCluster);
+        }
+        ASSERT_EQ(before, 0) << "whole-instance rank on a busy instance";
         ASSERT_EQ(rank.blocks, layout.total_blocks());
-        if (!fleet.topology_key.empty()) {
+        if (nodes > 1 && !fleet.topology_key.empty()) {
           ASSERT_TRUE(in.topology_domain.has_value());
           if (domain) {
             ASSERT_EQ(*domain, *in.topology_domain);
@@ -402,11 +413,12 @@ void CheckRules(const Case& c, const CycleResult& r) {
         ASSERT_TRUE(r.reservation->earliest_start.has_value());
         ASSERT_LE(c.now + *run.max_duration, *r.reservation->earliest_start);
         if (fleet.max_runs_per_instance) {  // a run slot stays for the reserved run
-          ASSERT_LT(in.runs_started + added_runs[rank.instance] + 1, *fleet.max_runs_per_instance);
+          ASSERT_LT(in.runs_started + added_runs[rank.instance] - (started_here ? 1 : 0) + 1,
+                    *fleet.max_runs_per_instance);
         }
       }
       added_blocks[rank.instance] += rank.blocks;
-      ++added_runs[rank.instance];
+      if (counted.insert(rank.instance).second) ++added_runs[rank.instance];
     }
   }
   if (r.reservation) {
@@ -551,6 +563,7 @@ void CheckCase(uint32_t seed, const Case& c, CycleResult& core) {
 
 TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   int placements = 0, waiting = 0, reservations = 0, gangs = 0, unschedulable = 0;
+  int slice_gangs = 0, shared = 0, slice_waits = 0, slice_reservations = 0;
   int preemptions = 0, gang_preemptions = 0, nominee_waits = 0, kept_waits = 0, quota_waits = 0, nominees_placed = 0;
   for (uint32_t seed = 1; seed <= 5000; ++seed) {
     Generator gen(seed);
@@ -562,6 +575,15 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
     waiting += static_cast<int>(core.waiting.size());
     reservations += core.reservation.has_value();
     for (const Placement& p : core.placements) gangs += p.ranks.size() > 1;
+    std::map<std::string, const PendingRun*> by_id;
+    for (const PendingRun& run : c.runs) by_id[run.id] = &run;
+    for (const Placement& p : core.placements) {
+      if (!IsSliceGang(*by_id.at(p.run_id))) continue;
+      ++slice_gangs;
+      for (size_t k = 1; k < p.ranks.size(); ++k) shared += p.ranks[k - 1].instance == p.ranks[k].instance;
+    }
+    for (const WaitingRun& w : core.waiting) slice_waits += IsSliceGang(*by_id.at(w.run_id));
+    slice_reservations += core.reservation && IsSliceGang(*by_id.at(core.reservation->run_id));
     for (const WaitingRun& w : core.waiting) {
       unschedulable += w.unschedulable();
       nominee_waits += w.reason.code == WaitCode::kPreempting && w.reason.victims_stopping;
@@ -584,6 +606,12 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   EXPECT_GT(kept_waits, 50);
   EXPECT_GT(quota_waits, 1000);
   EXPECT_GT(nominees_placed, 100);
+  EXPECT_GT(slice_gangs, 300);
+  EXPECT_GT(shared, 100);
+  EXPECT_GT(slice_waits, 1000);
+  EXPECT_GT(slice_reservations, 100);
+  std::cout << "[ stats    ] gangs of slices: " << slice_gangs << " placed (" << shared << " ranks beside another rank), "
+            << slice_waits << " waiting, " << slice_reservations << " holding the reservation\n";
   std::cout << "[ stats    ] " << placements << " placements (" << gangs << " gangs), " << waiting
             << " waiting (" << unschedulable << " unschedulable, " << quota_waits << " quota, "
             << nominee_waits << " nominees preempting, " << kept_waits << " kept for a preemptor), "

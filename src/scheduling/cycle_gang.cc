@@ -1,0 +1,280 @@
+// A gang of slices (PendingRun::whole_instances false with nodes > 1; docs/scheduling.md "Gangs
+// of slices"): `nodes` ranks, each on the blocks that cover the run's per-rank request, all in one
+// fleet and all or nothing; several ranks may share an instance.
+//
+//  - Placement: in each candidate fleet the slices are picked one by one with the single-node best
+//    fit (no GPU taken unasked, a partly used instance before an idle one, the fewest blocks left
+//    over, lifetime, name) on the working state as the earlier slices left it, so slices pack
+//    onto shared instances; the fleet whose gang takes no GPU unasked, then breaks into the fewest
+//    idle instances, then comes first by name, wins. Only open instances: a gang never uses
+//    instances reserved for an earlier run (no backfill) or kept for a preempting run.
+//  - maxRunsPerInstance: a gang counts as one run on each instance it uses, however many of its
+//    ranks are there (runs_started grows by one per instance).
+//  - Quota and team shares are charged the sum of its slices.
+//  - It waits without preempting or reclaiming; the first gang that waits for capacity may hold
+//    the reservation: the instances whose room for its slices frees soonest.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "scheduling/cycle.h"
+
+namespace berth::scheduling::internal {
+
+namespace {
+
+Resources Sum(const Resources& a, const Resources& b) {
+  return Resources{a.cpu_millis + b.cpu_millis, a.memory_bytes + b.memory_bytes, a.gpus + b.gpus};
+}
+
+}  // namespace
+
+std::optional<Outcome> Cycle::ConsiderGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
+                                           int64_t end, WaitReason& reason) {
+  quota_skip_.reset();
+  if (FindGang(run, quota, rule, true)) {
+    PlaceGang(run, quota, end);
+    return Outcome::kPlaced;
+  }
+  if (quota_skip_) {
+    SetQuotaReason(*quota_skip_, reason);
+    return Wait(run, reason);
+  }
+  if (auto outcome = ShareWait(run, reason)) return outcome;
+  DiagnoseGang(run, reason);
+  return std::nullopt;
+}
+
+bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {
+  plan.fleet = f;
+  plan.picks.clear();
+  plan.waste = false;
+  plan.whole = 0;
+  bool complete = true;
+  for (int32_t k = 0; k < run.nodes; ++k) {
+    SingleFit best;
+    for (int32_t p : fleets_[f].pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || open_.LargestFree(p) < need) continue;
+      const CapacityIndex::Fit fit = open_.BestFit(p, need, rule);
+      if (fit.instance < 0) continue;
+      SingleFit candidate;
+      candidate.fit = fit;
+      candidate.need = need;
+      candidate.left = fit.free - need;
+      candidate.whole = fit.free == pools_[p].layout.total_blocks();
+      candidate.waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
+      if (best.fit.instance < 0 || candidate.Beats(best, rule)) best = candidate;
+    }
+    if (best.fit.instance < 0) {
+      complete = false;
+      break;
+    }
+    const int32_t i = best.fit.instance;
+    plan.waste |= best.waste;
+    if (best.whole) ++plan.whole;
+    plan.picks.emplace_back(i, best.need);
+    Unindex(i);
+    instances_[i].free -= best.need;
+    Index(i);
+  }
+  // Put the working state back (newest first: each step sees the values its Index saw).
+  for (auto it = plan.picks.rbegin(); it != plan.picks.rend(); ++it) {
+    Unindex(it->first);
+    instances_[it->first].free += it->second;
+    Index(it->first);
+  }
+  return complete;
+}
+
+bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room) {
+  gang_best_.fleet = -1;
+  for (int32_t f : candidates_) {
+    if (!TryGangIn(run, f, rule, gang_try_)) continue;
+    if (gang_best_.fleet >= 0 && std::pair(gang_try_.waste, gang_try_.whole) >= std::pair(gang_best_.waste, gang_best_.whole)) {
+      continue;
+    }
+    if (check_room) {
+      QuotaUse use;
+      for (auto [i, blocks] : gang_try_.picks) {
+        use.resources = Sum(use.resources, pools_[instances_[i].pool].layout.ResourcesFor(blocks));
+        ++use.pods;
+      }
+      if (quota != nullptr) {
+        if (auto s = CheckQuota(quota, use, GpuResource(f))) {
+          if (!quota_skip_) quota_skip_ = std::move(s);
+          continue;
+        }
+      }
+      if (run_team_ >= 0) {
+        const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, use.resources, allow_borrow_);
+        if (!share.fits()) {
+          if (!share_skip_) {
+            share_skip_ = share;
+            share_fleet_ = f;
+          }
+          continue;
+        }
+      }
+    }
+    std::swap(gang_best_, gang_try_);
+  }
+  return gang_best_.fleet >= 0;
+}
+
+void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end) {
+  const int32_t f = gang_best_.fleet;
+  auto& picks = gang_best_.picks;
+  // Ranks in instance-name order (ranks sharing an instance are neighbours).
+  std::stable_sort(picks.begin(), picks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Placement placement;
+  placement.run_id = run.id;
+  placement.fleet = fleets_[f].spec->name;
+  placement.takes_unasked_gpus = gang_best_.waste;
+  placement.ranks.reserve(picks.size());
+  QuotaUse use;
+  for (size_t r = 0; r < picks.size(); ++r) {
+    const Instance& in = instances_[picks[r].first];
+    const Resources resources = pools_[in.pool].layout.ResourcesFor(picks[r].second);
+    placement.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in.spec->name, picks[r].second, resources});
+    use.resources = Sum(use.resources, resources);
+    ++use.pods;
+  }
+  if (quota != nullptr) ChargeQuota(*quota, use, GpuResource(f));
+  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[f].spec->name, use.resources);
+  // One run started on each instance it uses, with all of its blocks there.
+  for (size_t r = 0; r < picks.size();) {
+    const int32_t i = picks[r].first;
+    int32_t blocks = 0;
+    for (; r < picks.size() && picks[r].first == i; ++r) blocks += picks[r].second;
+    Take(i, blocks, end);
+  }
+  out_.placements.push_back(std::move(placement));
+}
+
+bool Cycle::CheckGangStructure(const PendingRun& run, WaitReason& reason) const {
+  int64_t valid = 0;
+  int64_t invalid = 0;
+  bool any_fit = false;
+  int64_t largest = -1;
+  int32_t largest_fleet = -1;
+  int64_t largest_blocks = 0;
+  for (int32_t f : candidates_) {
+    const Fleet& fleet = fleets_[f];
+    valid += fleet.valid;
+    invalid += fleet.invalid;
+    // The slices the fleet holds when all of its valid instances are idle.
+    int64_t slots = 0;
+    int64_t blocks = 0;
+    for (int32_t p : fleet.pools) {
+      const int32_t need = need_[p];
+      if (need < 0 || pools_[p].valid_instances == 0) continue;
+      any_fit = true;
+      slots += static_cast<int64_t>(pools_[p].valid_instances) * (pools_[p].layout.total_blocks() / std::max(need, 1));
+      if (blocks == 0) blocks = need;
+    }
+    if (slots > largest) {
+      largest = slots;
+      largest_fleet = f;
+      largest_blocks = blocks;
+    }
+  }
+  if (valid == 0) {
+    reason.code = WaitCode::kNoValidInstance;
+    reason.invalid = invalid;
+    return false;
+  }
+  if (!any_fit) {
+    reason.code = WaitCode::kTooLarge;
+    return false;
+  }
+  if (largest >= run.nodes) return true;
+  reason.code = WaitCode::kTooManySlices;
+  reason.fleet = largest_fleet;
+  reason.needed = run.nodes;
+  reason.available = largest;
+  reason.slice_blocks = largest_blocks;
+  return false;
+}
+
+void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
+  int64_t available = 0;
+  CountUnavailable(false, reason, available);
+  reason.needed = run.nodes;
+  if (run.max_duration) {
+    // Room now on instances that expire before the run would end.
+    for (int32_t f : candidates_) {
+      if (!TryGangIn(run, f, LifetimeRule{now_ + 1, true}, gang_try_)) continue;
+      int64_t shortest = kNoExpiry;
+      for (auto [i, blocks] : gang_try_.picks) shortest = std::min(shortest, instances_[i].expiry);
+      reason.code = WaitCode::kLifetimeTooShort;
+      reason.fleet = f;
+      reason.slice_blocks = gang_try_.picks.front().second;
+      reason.lifetime_left = Duration(std::max<int64_t>(0, shortest - now_));
+      return;
+    }
+  }
+  if (available == 0) {
+    reason.code = WaitCode::kNoAvailableInstance;
+    return;
+  }
+  reason.code = WaitCode::kNotEnoughSlices;
+  reason.available = -1;
+  for (int32_t f : candidates_) {
+    int64_t slots = 0;
+    int64_t blocks = 0;
+    for (int32_t p : fleets_[f].pools) {
+      if (need_[p] < 0) continue;
+      slots += open_.Slots(p, need_[p]);
+      if (blocks == 0) blocks = need_[p];
+    }
+    if (blocks > 0 && slots > reason.available) {
+      reason.available = slots;
+      reason.fleet = f;
+      reason.slice_blocks = blocks;
+    }
+  }
+  reason.available = std::max<int64_t>(reason.available, 0);
+}
+
+bool Cycle::ChooseGangReservation(const PendingRun& run, int64_t& best_start, int32_t& best_fleet,
+                                  std::vector<int32_t>& best) const {
+  // Each instance offers one slot per slice it can hold, available when that many slices' blocks
+  // are free there; the gang starts when its `nodes`-th slot (that outlives it) frees.
+  const auto k = static_cast<size_t>(run.nodes);
+  std::vector<std::pair<int64_t, int32_t>> slots;
+  std::vector<int32_t> chosen;
+  for (int32_t f : candidates_) {
+    slots.clear();
+    for (int32_t i : fleets_[f].instances) {
+      const Instance& in = instances_[i];
+      if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) continue;
+      const int32_t need = std::max(need_[in.pool], 1);
+      for (int32_t s = 1; static_cast<int64_t>(s) * need <= in.total; ++s) slots.emplace_back(TimeWithFree(i, s * need), i);
+    }
+    if (slots.size() < k) continue;
+    std::sort(slots.begin(), slots.end());
+    for (size_t j = k - 1; j < slots.size(); ++j) {
+      const int64_t start = slots[j].first;
+      if (best_fleet >= 0 && start >= best_start) break;
+      chosen.clear();
+      size_t taken = 0;
+      for (size_t x = 0; x <= j && taken < k; ++x) {
+        if (!LifetimeAllows(instances_[slots[x].second], start, run)) continue;
+        ++taken;
+        if (chosen.empty() || chosen.back() != slots[x].second) chosen.push_back(slots[x].second);
+      }
+      if (taken < k) continue;
+      best_start = start;
+      best_fleet = f;
+      best = chosen;
+      break;
+    }
+  }
+  if (best_fleet < 0) return false;
+  std::sort(best.begin(), best.end());
+  best.erase(std::unique(best.begin(), best.end()), best.end());
+  return true;
+}
+
+}  // namespace berth::scheduling::internal
