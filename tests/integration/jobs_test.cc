@@ -204,11 +204,11 @@ TEST_F(JobsTest, PriorityLabelReordersTheQueue) {
   QueuedJob("first", "    berth.dev/fleet: " + FleetName("one") + "\n", "true", 8);
   ASSERT_TRUE(Eventually([&] { return StatusInt("job-first", "queuePosition") == 1; })) << Message("job-first");
   QueuedJob("second", "    berth.dev/fleet: " + FleetName("one") + "\n", "true", 8);
-  ASSERT_TRUE(PositionsAre({"job-first", "job-second"}));
+  ASSERT_TRUE(Eventually([&] { return PositionsAre({"job-first", "job-second"}); })) << Message("job-second");
 
   CommandResult r = Kubectl({"label", "job", "second", "berth.dev/priority=90", "--overwrite"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(PositionsAre({"job-second", "job-first"})) << Message("job-second");
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"job-second", "job-first"}); })) << Message("job-second");
   EXPECT_EQ(json::GetInt(*json::Find(RunDoc("job-second"), {"spec"}), "priority"), 90);
   // A value berth cannot read is refused at admission, naming the label.
   CommandResult bad = Kubectl({"label", "job", "second", "berth.dev/priority=high", "--overwrite"});
