@@ -18,10 +18,6 @@ const workloads::WorkloadKind* KindOf(const Run& ticket) {
   return nullptr;
 }
 
-// The merge patch `patch` with the workload's uid as a precondition.
-std::string WithUid(const std::string& patch, const std::string& uid) {
-  return R"({"metadata":{"uid":)" + json::Quote(uid) + "}," + patch.substr(1);
-}
 
 }  // namespace
 
@@ -29,7 +25,7 @@ bool TicketWrites::Hold(const Run& ticket) {
   const workloads::WorkloadKind* kind = KindOf(ticket);
   if (kind == nullptr) return true;
   const auto& ref = *ticket.spec.workload_ref;
-  auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), WithUid(kind->HoldPatch(), ref.uid));
+  auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->HoldPatch(), ref.uid));
   if (r.ok() || r.status().IsNotFound() || r.status().IsConflict()) return true;
   spdlog::warn("ticket {}/{}: could not hold {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
                r.status().ToString());
@@ -42,9 +38,10 @@ bool TicketWrites::Release(const Run& ticket) {
   const auto& ref = *ticket.spec.workload_ref;
   auto job = client_->Get(kind->Resource().Path(ticket.meta.ns, ref.name));
   if (!job.ok()) return job.status().IsNotFound();
-  if (json::GetString(json::Find(*job, {"metadata", "uid"})) != ref.uid) return true;  // another object now
-  if (auto w = kind->Decode(*job); w && w->suspended) {
-    auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), WithUid(kind->ReleasePatch(), ref.uid));
+  auto w = kind->Decode(*job);
+  if (!w || w->meta.uid != ref.uid) return true;  // another object of that name now
+  if (w->suspended) {
+    auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->ReleasePatch(), ref.uid));
     if (!r.ok()) {
       spdlog::warn("ticket {}/{}: could not release {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
                    r.status().ToString());
@@ -60,18 +57,13 @@ bool TicketWrites::Release(const Run& ticket) {
   std::set<int> taken;
   std::vector<const json::Value*> waiting;
   for (const auto& p : pods->items) {
-    const json::Value* labels = json::Find(p, {"metadata", "labels"});
-    const std::string phase = json::GetString(json::Find(p, {"status", "phase"}));
-    const bool deleting = json::Find(p, {"metadata", "deletionTimestamp"}) != nullptr;
-    const bool done = phase == "Succeeded" || phase == "Failed";
-    const std::string rank = labels ? json::GetString(*labels, workloads::kRankLabel) : "";
-    const std::string owner = labels ? json::GetString(*labels, workloads::kTicketLabel) : "";
-    if (!rank.empty() && owner == ticket.meta.name) {
+    const k8s::WorkloadPodView v = k8s::DecodeWorkloadPod(p, workloads::kAdmissionGate);
+    if (!v.rank.empty() && v.ticket == ticket.meta.name) {
       // A live Pod keeps its rank (a stopping one too: its blocks are the rank's until it is gone).
-      if (!done && rank.size() < 6 && rank.find_first_not_of("0123456789") == std::string::npos) taken.insert(std::stoi(rank));
+      if (!v.done && v.rank.size() < 6 && v.rank.find_first_not_of("0123456789") == std::string::npos) taken.insert(std::stoi(v.rank));
       continue;
     }
-    if (!deleting && !done && workloads::HasAdmissionGate(p)) waiting.push_back(&p);
+    if (!v.deleting && !v.done && v.gated) waiting.push_back(&p);
   }
   bool ok = true;
   size_t next = 0;
@@ -79,9 +71,9 @@ bool TicketWrites::Release(const Run& ticket) {
     if (next >= waiting.size()) break;
     if (taken.count(e.rank)) continue;
     const json::Value& pod = *waiting[next++];
-    const std::string name = json::GetString(json::Find(pod, {"metadata", "name"}));
+    const std::string name = k8s::DecodeWorkloadPod(pod, workloads::kAdmissionGate).name;
     auto r = client_->MergePatch(kPods.Path(ticket.meta.ns, name),
-                                 workloads::PinPodPatch(pod, ticket.meta.name, e.rank, e.node, ticket.status.fleet));
+                                 k8s::PinPodPatch(pod, workloads::PinOf(ticket.meta.name, e.rank, e.node, ticket.status.fleet)));
     if (!r.ok()) {
       spdlog::warn("ticket {}/{}: could not pin Pod {} to rank {} on {}: {}", ticket.meta.ns, ticket.meta.name, name, e.rank,
                    e.node, r.status().ToString());

@@ -7,10 +7,11 @@
 //   hold                      HoldPatch: the workload waits (a Job: spec.suspend true); its Pods
 //                             carry the scheduling gate berth.dev/admission from creation
 //   release                   ReleasePatch: the workload's controller may make its Pods, which
-//                             berth pins one by one to the ranks of the placement (PinPodPatch)
+//                             berth pins one by one to the ranks of the placement (PinOf)
 //   stop                      HoldPatch again, then berth deletes the pinned Pods (capped grace)
 //   state                     Workload::finished (the workload's own terminal condition)
-// Pure: no I/O, no clock. The engine's writers send the patches.
+// Pure: no I/O, no clock, no JSON of its own (src/k8s/workload_objects.h reads and patches the
+// objects). The engine's writers send the patches (reconcilers/ticket_writes.h).
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "api/v1alpha1/run.h"
 #include "k8s/client.h"
 #include "k8s/json.h"
+#include "k8s/workload_objects.h"
 #include "k8s/objects.h"
 
 namespace berth::workloads {
@@ -80,13 +82,9 @@ struct TicketSpec {
 };
 TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::string& gpu_resource);
 
-// The JSON merge patch that pins a gated Pod (`pod`: as the API served it) to its rank: a required
-// node affinity to exactly `node` (matchFields metadata.name, added to each of the Pod's own terms),
-// the fleet's toleration, labels berth.dev/ticket and berth.dev/rank, and its scheduling gate
-// berth.dev/admission removed (others kept). Guarded by the Pod's resourceVersion.
-std::string PinPodPatch(const k8s::json::Value& pod, const std::string& ticket, int rank, const std::string& node,
-                        const std::string& fleet);
-// Whether a Pod (as the API served it) still carries the gate berth.dev/admission.
-bool HasAdmissionGate(const k8s::json::Value& pod);
+// How a gated Pod of ticket `ticket` is pinned to rank `rank` on `node` of fleet `fleet`
+// (k8s::PinPodPatch): the node, the fleet's toleration, labels berth.dev/ticket and berth.dev/rank,
+// the gate berth.dev/admission lifted.
+k8s::PinSpec PinOf(const std::string& ticket, int rank, const std::string& node, const std::string& fleet);
 
 }  // namespace berth::workloads
