@@ -332,7 +332,7 @@ TEST_F(Validation, PatchMakingARunInvalidIsRefusedAndChangesNothing) {
       {"merge", R"({"spec":{"priority":90,"nodes":0}})",
        "spec.nodes: Invalid value: 0: spec.nodes in body should be greater than or equal to 1"},
       {"merge", R"({"spec":{"maxDuration":"5x"}})", "spec.maxDuration: Invalid value: \"5x\""},
-      {"merge", R"({"spec":{"template":null}})", "spec.template: Required value"},
+      {"merge", R"({"spec":{"template":null}})", "a Run has exactly one of spec.template"},
       {"json", R"([{"op":"replace","path":"/spec/template/spec/containers","value":[]}])",
        "spec.template.spec.containers: Invalid value: 0: spec.template.spec.containers in body should have at least 1 items"},
   };
