@@ -126,6 +126,10 @@ WorkloadPodView DecodeWorkloadPod(const json::Value& pod, const std::string& gat
   return v;
 }
 
+std::string LabelPatch(const std::string& key, const std::string& value) {
+  return R"({"metadata":{"labels":{)" + json::Quote(key) + ":" + json::Quote(value) + "}}}";
+}
+
 std::string WithUidPrecondition(const std::string& patch, const std::string& uid) {
   auto doc = json::Parse(patch);
   if (!doc.ok() || !doc->IsObject()) return patch;

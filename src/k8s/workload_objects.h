@@ -34,6 +34,9 @@ struct WorkloadPodView {
 };
 WorkloadPodView DecodeWorkloadPod(const json::Value& pod, const std::string& gate);
 
+// The JSON merge patch that sets label `key` to `value`.
+std::string LabelPatch(const std::string& key, const std::string& value);
+
 // The JSON merge patch `patch` (an object) with metadata.uid `uid` as a precondition.
 std::string WithUidPrecondition(const std::string& patch, const std::string& uid);
 

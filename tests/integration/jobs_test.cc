@@ -122,6 +122,17 @@ class JobsTest : public EngineTest {
           "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n");
   }
 
+  // `kubectl-berth ARGS -n <test namespace>` (the plugin beside berth-controller in the build tree).
+  CommandResult Berth(std::vector<std::string> args) {
+    std::string bin = BERTH_CONTROLLER_BIN;
+    const std::string suffix = "/src/controller/berth-controller";
+    bin = bin.substr(0, bin.size() - suffix.size()) + "/src/cli/kubectl-berth";
+    std::vector<std::string> argv = {"env", "KUBECONFIG=" + cp().kubeconfig(), bin};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-n", ns_});
+    return RunCommand(argv);
+  }
+
   json::Document JobDoc(const std::string& name) {
     auto j = client()->Get("/apis/batch/v1/namespaces/" + ns_ + "/jobs/" + name);
     return j.ok() ? std::move(*j) : json::Document();
@@ -206,10 +217,18 @@ TEST_F(JobsTest, PriorityLabelReordersTheQueue) {
   QueuedJob("second", "    berth.dev/fleet: " + FleetName("one") + "\n", "true", 8);
   ASSERT_TRUE(Eventually([&] { return PositionsAre({"job-first", "job-second"}); })) << Message("job-second");
 
-  CommandResult r = Kubectl({"label", "job", "second", "berth.dev/priority=90", "--overwrite"});
+  // kubectl berth priority job/NAME writes the Job's label and waits for the ticket's new place.
+  CommandResult r = Berth({"priority", "job/second", "90"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("job/second label berth.dev/priority=90"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run/job-second: position 1 in the queue"), std::string::npos) << r.out;
+  EXPECT_EQ(json::GetString(json::Find(JobDoc("second"), {"metadata", "labels", "berth.dev/priority"})), "90");
   EXPECT_TRUE(Eventually([&] { return PositionsAre({"job-second", "job-first"}); })) << Message("job-second");
-  EXPECT_EQ(json::GetInt(*json::Find(RunDoc("job-second"), {"spec"}), "priority"), 90);
+  // The label itself works as well (kubectl label), back down.
+  CommandResult down = Kubectl({"label", "job", "second", "berth.dev/priority=5", "--overwrite"});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"job-first", "job-second"}); })) << Message("job-second");
+  EXPECT_EQ(json::GetInt(*json::Find(RunDoc("job-second"), {"spec"}), "priority"), 5);
   // A value berth cannot read is refused at admission, naming the label.
   CommandResult bad = Kubectl({"label", "job", "second", "berth.dev/priority=high", "--overwrite"});
   EXPECT_NE(bad.exit_code, 0);
