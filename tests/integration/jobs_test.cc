@@ -267,7 +267,7 @@ TEST_F(JobsTest, PreemptedJobIsSuspendedRequeuedAndReadmitted) {
   ASSERT_TRUE(WaitPhase("high", "Running", std::chrono::seconds(90))) << Message("high");
   EXPECT_EQ(Phase("job-low"), "Pending");
   EXPECT_EQ(Reason("job-low"), "Preempted") << Message("job-low");
-  EXPECT_TRUE(Suspended("low"));
+  EXPECT_TRUE(Eventually([&] { return Suspended("low"); })) << "the preempted Job was not suspended";
   EXPECT_TRUE(Eventually([&] { return JobPods("low").empty(); }, std::chrono::seconds(60)));
 
   Kubectl({"delete", "run", "high", "--wait=false"});
@@ -285,7 +285,8 @@ TEST_F(JobsTest, StopOnTheTicketSuspendsTheJob) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_TRUE(WaitPhase("job-long", "Failed")) << Message("job-long");
   EXPECT_EQ(Reason("job-long"), "Stopped");
-  EXPECT_TRUE(Suspended("long"));
+  // The ticket's status is written first, then the Job held, then its Pods deleted.
+  EXPECT_TRUE(Eventually([&] { return Suspended("long"); })) << "the Job of a stopped ticket was not suspended";
   EXPECT_TRUE(Eventually([&] { return JobPods("long").empty(); }, std::chrono::seconds(60)));
 }
 
