@@ -374,5 +374,37 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
   Kubectl({"delete", "pod", "gated", "--wait=false"});
 }
 
+// Annotation berth.dev/max-duration: past it the Job is suspended, its Pod stopped, and the
+// ticket ends MaxDurationExceeded.
+TEST_F(JobsTest, MaxDurationAnnotationEndsTheTicketAndSuspendsTheJob) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: slow\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
+        FleetName("one") + "}\n  annotations: {berth.dev/max-duration: 3s}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, \"3600\"]\n");
+  ASSERT_TRUE(WaitPhase("job-slow", "Running", std::chrono::seconds(90))) << Message("job-slow");
+  ASSERT_TRUE(WaitPhase("job-slow", "Failed", std::chrono::seconds(60))) << Message("job-slow");
+  EXPECT_EQ(Reason("job-slow"), "MaxDurationExceeded");
+  EXPECT_TRUE(Eventually([&] { return Suspended("slow"); })) << "the Job past its max-duration was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods("slow").empty(); }, std::chrono::seconds(60)));
+}
+
+// A namespace labelled berth.dev/queue-all queues every Job created in it, label or not.
+TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
+  CommandResult l = cp().Kubectl({"label", "namespace", ns_, "berth.dev/queue-all=true"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  // The admission policy reads the namespace's labels from its own cache: retried (dry run) until it does.
+  const std::string job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: unlabelled}\nspec:\n  template:\n    spec:\n"
+                          "      restartPolicy: Never\n      containers: [{name: main, image: busybox:1.35, command: [\"true\"]}]\n";
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, job);
+    return r.exit_code == 0 && r.out == "true";
+  })) << "a Job in a queue-all namespace was not held at admission";
+  Apply(job);
+  EXPECT_TRUE(Suspended("unlabelled"));
+  ASSERT_TRUE(Eventually([&] { return !Phase("job-unlabelled").empty(); })) << "no ticket for a Job of a queue-all namespace";
+  EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
+}
+
 }  // namespace
 }  // namespace berth::testing
