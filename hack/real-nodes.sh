@@ -19,9 +19,12 @@
 #   hack/real-nodes.sh hollow DIR PREFIX COUNT [--gpus N] [--labels k=v,..]
 #                                                   start COUNT hollow nodes PREFIX0..PREFIX<COUNT-1>
 #   hack/real-nodes.sh stop-hollow DIR PREFIX       stop them
-#   hack/real-nodes.sh controller-manager DIR       start kube-controller-manager for the control plane
+#   hack/real-nodes.sh controller-manager DIR [--workloads]
+#                                                   start kube-controller-manager for the control plane
 #                                                   (and kube-proxy + kube-scheduler, with a pod network: see
-#                                                   BERTH_POD_NETWORK in hack/control-plane.sh)
+#                                                   BERTH_POD_NETWORK in hack/control-plane.sh); --workloads:
+#                                                   also the Job controller, the garbage collector and
+#                                                   kube-scheduler (issue 45: queued Jobs)
 #   hack/real-nodes.sh import DIR IMAGE.tar         import an image into every running node
 #   hack/real-nodes.sh stop-all DIR                 stop everything started under DIR (also after a crash)
 #   hack/real-nodes.sh images                       print the local image names
@@ -471,7 +474,14 @@ controller_manager() {
   # not-ready taint of a new node; taint-eviction-controller: evicts Pods from tainted nodes after
   # their tolerations (part of nodelifecycle until 1.29); podgc: Pods of deleted nodes. Short grace
   # periods for tests.
-  local controllers=nodelifecycle,taint-eviction-controller,podgc extra=()
+  local controllers=nodelifecycle,taint-eviction-controller,podgc extra=() workloads=0
+  [ "${1:-}" = "--workloads" ] && workloads=1
+  # Issue 45: the Job controller makes a queued Job's Pods, the garbage collector deletes a deleted
+  # Job's Pods and ticket, kube-scheduler binds the Pods berth pinned.
+  if [ "$workloads" = 1 ]; then
+    controllers+=,job-controller
+    [ -f "$DIR/pod-network" ] || controllers+=,garbage-collector-controller
+  fi
   if [ -f "$DIR/pod-network" ]; then
     # What a Deployment behind a Service with service account credentials needs (Helm installs
     # berth so): Deployments, ReplicaSets, EndpointSlices, the "default" ServiceAccount of each
@@ -493,6 +503,8 @@ controller_manager() {
   log "kube-controller-manager running (log: $DIR/controller-manager.log)"
   if [ -f "$DIR/pod-network" ]; then
     kube_proxy
+    kube_scheduler
+  elif [ "$workloads" = 1 ]; then
     kube_scheduler
   fi
   return 0
@@ -579,7 +591,7 @@ case "$CMD" in
   start-kubelet) DIR=$(abs "$1"); NAME=$2; start_kubelet ;;
   hollow) DIR=$(abs "$1"); shift; hollow "$@" ;;
   stop-hollow) DIR=$(abs "$1"); stop_hollow "$2" ;;
-  controller-manager) DIR=$(abs "$1"); controller_manager ;;
+  controller-manager) DIR=$(abs "$1"); shift; controller_manager "$@" ;;
   kube-proxy) DIR=$(abs "$1"); kube_proxy ;;
   import) DIR=$(abs "$1"); import_image "$2" ;;
   stop-all) DIR=$(abs "$1"); stop_all ;;

@@ -28,6 +28,8 @@
 #include "cli/logs.h"
 #include "cli/manifests.h"
 #include "cli/priority.h"
+#include "k8s/workload_objects.h"
+#include "workloads/job.h"
 #include "cli/queue_view.h"
 #include "cli/run_view.h"
 #include "controller/dashboard_api.h"
@@ -357,10 +359,47 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 // ---- priority ----
 
+// `kubectl berth priority job/NAME VALUE` (issue 45): a queued Job's priority is its label, and
+// its ticket job-NAME follows it; waits as for a run, on the ticket.
+int JobPriority(const CommandLine& cl, const std::string& job, int value, std::ostream& out, std::ostream& err) {
+  auto session = OpenRun(cl, false);
+  if (!session.ok()) return Fail(err, session.status().message());
+  const std::string& ns = session->ns;
+  k8s::Client& client = *session->client;
+  const std::string path = workloads::Jobs().Resource().Path(ns, job);
+  auto patched = client.MergePatch(path, k8s::LabelPatch(workloads::kPriorityLabel, std::to_string(value)));
+  if (!patched.ok()) {
+    const k8s::Status s = patched.status();
+    if (s.IsNotFound()) return Fail(err, "job \"" + job + "\" not found in namespace \"" + ns + "\"");
+    return Fail(err, "job \"" + job + "\" in namespace \"" + ns + "\": " + s.message());
+  }
+  out << "job/" << job << " label " << workloads::kPriorityLabel << "=" << value << "\n";
+  out.flush();
+  const std::string ticket = workloads::TicketName(workloads::Jobs().TicketPrefix(), job);
+  const auto deadline = std::chrono::steady_clock::now() + cl.wait;
+  while (true) {
+    auto run = client.Get(k8s::resources::kRuns.Path(ns, ticket));
+    if (run.ok()) {
+      const api::Run now = api::DecodeRunLeniently(*run);
+      if (now.spec.priority == value && (Observed(now, now.meta.generation) || !Queued(now))) {
+        out << "run/" << ticket << ": " << Printable(DescribePlace(now)) << "\n";
+        if (std::string note = CapNote(now); !note.empty()) out << "run/" << ticket << ": " << Printable(note) << "\n";
+        return 0;
+      }
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(kObservePoll);
+  }
+  out << "run/" << ticket << ": the berth controller has not taken the change into account within "
+      << base::FormatDuration(cl.wait) << " (is it running? is the Job labelled berth.dev/queue?); kubectl berth queue shows the queue\n";
+  return 0;
+}
+
 int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
   auto value = ParsePriority(cl.positionals[1]);
   if (!value.ok()) return Fail(err, value.status().message());
+  if (name.rfind("job/", 0) == 0) return JobPriority(cl, name.substr(4), *value, out, err);
   auto session = OpenRun(cl, false);
   if (!session.ok()) return Fail(err, session.status().message());
   const std::string& ns = session->ns;

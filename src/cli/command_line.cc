@@ -454,6 +454,7 @@ Flags:
 constexpr std::string_view kPriorityHelp = R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
 
 Usage: kubectl berth priority RUN VALUE [-n NS] [--wait DURATION]
+       kubectl berth priority job/NAME VALUE [-n NS] [--wait DURATION]   (a queued Job: its label berth.dev/priority)
 
 The change is one merge patch guarded by the run's resourceVersion (re-read and retried on a
 conflict). The command then waits up to --wait (default 3s) for the controller to take it into

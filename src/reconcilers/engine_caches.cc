@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "reconcilers/pod_builder.h"
+#include "workloads/job.h"
 
 namespace berth::reconcilers {
 
@@ -53,13 +54,58 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
   pods_->AddIndex("owner-run", OwnerRunIndex);
   others_->AddIndex("owner-run", OwnerRunIndex);
   others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
+  // Issue 45: a ticket's pinned Pods ("ns/ticket"), and the Pods of each Job ("ns/job").
+  others_->AddIndex("ticket", [](const k8s::Pod& p) {
+    const std::string t = p.meta.Label(workloads::kTicketLabel);
+    return t.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, t)};
+  });
+  others_->AddIndex("owner-job", [](const k8s::Pod& p) {
+    const k8s::OwnerRef* o = p.meta.ControllerRef();
+    return o == nullptr || o->kind != "Job" ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, o->name)};
+  });
   // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
   pods_->AddIndex("held", [](const k8s::Pod& p) {
     return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
   });
 }
 
+std::shared_ptr<const workloads::Workload> EngineCaches::WorkloadOf(const Run& ticket) const {
+  const auto& ref = ticket.spec.workload_ref;
+  if (!ref || ref->kind != "Job") return nullptr;
+  auto w = jobs_->Get(k8s::ObjectKey(ticket.meta.ns, ref->name));
+  return w && w->meta.uid == ref->uid ? w : nullptr;
+}
+
+std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Run& ticket) const {
+  std::vector<std::shared_ptr<const k8s::Pod>> out;
+  if (!ticket.spec.workload_ref) return out;
+  for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
+    const k8s::OwnerRef* o = p->meta.ControllerRef();
+    if (o != nullptr && o->uid == ticket.spec.workload_ref->uid) out.push_back(p);
+  }
+  return out;
+}
+
+size_t EngineCaches::UnpinnedPodsOf(const Run& ticket) const {
+  if (!ticket.spec.workload_ref) return 0;
+  size_t n = 0;
+  for (auto& p : others_->ByIndex("owner-job", k8s::ObjectKey(ticket.meta.ns, ticket.spec.workload_ref->name))) {
+    const k8s::OwnerRef* o = p->meta.ControllerRef();
+    if (o == nullptr || o->uid != ticket.spec.workload_ref->uid) continue;
+    if (p->node_name.empty() && !p->meta.deleting && p->meta.Label(workloads::kRankLabel).empty()) ++n;
+  }
+  return n;
+}
+
+bool EngineCaches::QueuesAll(const std::string& ns) const {
+  auto n = namespaces_->Get(ns);
+  if (!n) return false;
+  auto it = n->labels.find(workloads::kQueueAllLabel);
+  return it != n->labels.end() && it->second == "true";
+}
+
 std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PodsOf(const Run& run) const {
+  if (api::IsTicket(run)) return PinnedPodsOf(run);
   std::vector<std::shared_ptr<const k8s::Pod>> out;
   for (auto& p : pods_->ByIndex("run", RunKey(run))) {
     if (IsRunsPod(*p, &run)) out.push_back(p);
@@ -79,6 +125,17 @@ std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_v
   std::vector<NodeHold> holds;
   for (const auto& p : others_->List()) {
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
+    // A ticket's pinned Pod counts through its ticket's placement while that stands (issue 45),
+    // as berth's own Pods do below; otherwise (the ticket ended or went back to the queue while
+    // the Pod stops) its requests come off its node.
+    if (auto t = p->meta.labels.find(workloads::kTicketLabel); t != p->meta.labels.end()) {
+      auto it = runs.find(k8s::ObjectKey(p->meta.ns, t->second));
+      if (it != runs.end() && IsPlacedPhase(it->second->status.phase) && !it->second->meta.deleting &&
+          std::any_of(it->second->status.placement.begin(), it->second->status.placement.end(),
+                      [&](const PlacementEntry& e) { return e.node == p->node_name; })) {
+        continue;
+      }
+    }
     holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
   }
   // berth's Pods count through their run's placement while that placement stands. Any other bound
@@ -198,6 +255,9 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
       [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
   teams_ = std::make_unique<k8s::Informer<Team>>(client, k8s::resources::kTeams.Path(), DecodeTeam,
                                                  [](const Team& t) { return t.meta.name; }, "teams");
+  jobs_ = std::make_unique<k8s::Informer<workloads::Workload>>(
+      client, workloads::Jobs().Resource().Path(), [](const k8s::json::Value& v) { return workloads::Jobs().Decode(v); },
+      [](const workloads::Workload& w) { return k8s::ObjectKey(w.meta.ns, w.meta.name); }, "jobs");
 }
 
 void EngineCaches::Start() {
@@ -210,6 +270,7 @@ void EngineCaches::Start() {
   resource_quotas_->Start();
   teams_->SetAbsentIsEmpty(true);  // a cluster whose Team CRD is not applied yet has no Teams
   teams_->Start();
+  jobs_->Start();
 }
 
 void EngineCaches::Stop() {
@@ -221,6 +282,7 @@ void EngineCaches::Stop() {
   namespaces_->Stop();
   resource_quotas_->Stop();
   teams_->Stop();
+  jobs_->Stop();
 }
 
 void EngineCaches::OnSynced(const std::function<void()>& h) {
@@ -232,12 +294,13 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   namespaces_->SetSyncedHandler(h);
   resource_quotas_->SetSyncedHandler(h);
   teams_->SetSyncedHandler(h);
+  jobs_->SetSyncedHandler(h);
 }
 
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
-         teams_->HasSynced();
+         teams_->HasSynced() && jobs_->HasSynced();
 }
 
 }  // namespace berth::reconcilers

@@ -27,6 +27,7 @@
 #include "reconcilers/run_types.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/team_types.h"
+#include "workloads/workload.h"
 
 namespace berth::reconcilers {
 
@@ -42,9 +43,9 @@ class EngineCaches {
   // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
   void OnSynced(const std::function<void()>& h);
   // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
-  // pods, namespaces, resource quotas, teams. A test that waits for every watch to be idle
+  // pods, namespaces, resource quotas, teams, jobs. A test that waits for every watch to be idle
   // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
-  static constexpr size_t kInformers = 8;
+  static constexpr size_t kInformers = 9;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
@@ -57,6 +58,20 @@ class EngineCaches {
   k8s::Informer<NamespaceInfo>& namespaces() const { return *namespaces_; }  // their berth.dev/max-priority
   k8s::Informer<ResourceQuotaInfo>& quotas() const { return *resource_quotas_; }
   k8s::Informer<Team>& teams() const { return *teams_; }  // issue 31 (reconcilers/team_keeper.h)
+  // batch/v1 Jobs (issue 45: a queued Job's ticket; workloads/job.h).
+  k8s::Informer<workloads::Workload>& jobs() const { return *jobs_; }
+
+  // ---- tickets (issue 45: a Run with spec.workloadRef) ----
+  // The ticket's workload as cached, when it is the one the ticket names (its uid); else null.
+  std::shared_ptr<const workloads::Workload> WorkloadOf(const Run& ticket) const;
+  // The ticket's pinned Pods that have not finished (label berth.dev/ticket, controlled by its
+  // workload): what PodsOf answers for a ticket.
+  std::vector<std::shared_ptr<const k8s::Pod>> PinnedPodsOf(const Run& ticket) const;
+  // Pods of the ticket's workload that wait to be pinned: not bound, not being deleted, no
+  // berth.dev/rank label yet.
+  size_t UnpinnedPodsOf(const Run& ticket) const;
+  // Whether namespace `ns` queues every workload (label berth.dev/queue-all "true").
+  bool QueuesAll(const std::string& ns) const;
 
   // The run's own Pods (its controller ownerReference, not just its label).
   std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
@@ -99,6 +114,7 @@ class EngineCaches {
   int32_t default_max_priority_ = kNoDefaultCap;
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
   std::unique_ptr<k8s::Informer<Team>> teams_;
+  std::unique_ptr<k8s::Informer<workloads::Workload>> jobs_;
 };
 
 }  // namespace berth::reconcilers

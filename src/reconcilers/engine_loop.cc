@@ -1,5 +1,7 @@
 #include "reconcilers/engine_loop.h"
 
+#include "workloads/job.h"
+
 #include <utility>
 
 #include "k8s/objects.h"
@@ -40,7 +42,18 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
     const auto& p = cur ? cur : old;
     if (p) {
       if (const std::string owner = OwnerRunName(p->meta); !owner.empty()) Touch(k8s::ObjectKey(p->meta.ns, owner));
+      // Issue 45: a ticket's pinned Pod, or a Pod of a Job (its ticket is job-<name>).
+      if (const std::string t = p->meta.Label(workloads::kTicketLabel); !t.empty()) Touch(k8s::ObjectKey(p->meta.ns, t));
+      if (const k8s::OwnerRef* o = p->meta.ControllerRef(); o != nullptr && o->kind == "Job") {
+        Touch(k8s::ObjectKey(p->meta.ns, workloads::TicketName(workloads::Jobs().TicketPrefix(), o->name)));
+      }
     }
+    Wake();
+  });
+  // Issue 45: a Job changed: its ticket is visited (the ticket sync notes it too: ticket_sync.h).
+  caches.jobs().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+    const auto& j = cur ? cur : old;
+    if (j) Touch(k8s::ObjectKey(j->meta.ns, workloads::TicketName(workloads::Jobs().TicketPrefix(), j->meta.name)));
     Wake();
   });
   // A priority cap may have changed: pending runs are decided again.

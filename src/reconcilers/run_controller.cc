@@ -225,6 +225,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
 
 void RunController::Pass(k8s::TimePoint now) {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
+  tickets_.Pass();  // issue 45: each queued workload's ticket (reconcilers/tickets.h)
   std::unordered_set<std::string> busy;
   const Keyed& keyed = StartPass(now, busy);
   phases.Mark("workingset");

@@ -33,6 +33,7 @@
 //   QueueView            queue_view.h           /queue and the dashboard, priority news
 //   SetAsideReporter     set_aside.h            runs berth cannot read, reported once each
 //   KeyedWriter          keyed_writer.h         the writer threads (one write per key)
+//   TicketSync           tickets.h              tickets of queued Jobs (issue 45)
 //   PassPhases, SummarizePass  pass_summary.h   where a pass spent its time, the metrics' summary
 // The core decides again only when its input (the queue's version, the view's generation)
 // changed since its last cycle or the time may change its answer (CoreResultStands); otherwise
@@ -74,6 +75,7 @@
 #include "reconcilers/run_writes.h"
 #include "reconcilers/set_aside.h"
 #include "reconcilers/team_keeper.h"
+#include "reconcilers/tickets.h"
 #include "reconcilers/waiting_status.h"
 #include "reconcilers/working_set.h"
 #include "reconcilers/run_types.h"
@@ -296,6 +298,10 @@ class RunController final : public EngineApi {
   // Teams (reconcilers/team_keeper.h): the core's Teams, usage, Team statuses.
   TeamKeeper teams_{client_, caches_, options_.fair_share_half_life, options_.team_status_interval,
                     [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); }};
+  // Tickets of queued workloads (reconcilers/tickets.h), written under "ticket:<ns>/<name>".
+  TicketSync tickets_{client_, caches_, [this](const std::string& key, std::function<bool()> write) {
+                        return Dispatch(key, std::move(write));
+                      }};
   EngineObserver* observer_ = nullptr;
 };
 

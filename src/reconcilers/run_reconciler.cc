@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "k8s/duration.h"
 #include "k8s/timefmt.h"
 #include "reconcilers/run_status.h"
 
@@ -63,9 +64,39 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   return false;
 }
 
+bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool busy) {
+  auto w = caches_.WorkloadOf(ticket);
+  if (!w) return false;  // gone: the ticket goes too (TicketSync)
+  if (w->finished) return false;  // it ended outside berth's queue (its own controller decided)
+  // Held while it waits: a workload found running unadmitted (created before the admission
+  // policy, or by someone it lets through) is held now.
+  if (!w->suspended && !busy) writes_.HoldTicket(ticket);
+  // A label berth cannot read: reported on the ticket, which waits until the label is fixed.
+  if (const std::string problem = ticket.meta.Annotation(kLabelProblemAnnotation); !problem.empty()) {
+    if (busy) return false;
+    RunStatus next = ticket.status;
+    next.phase = Phase::kPending;
+    next.reason = Reason::kInvalidSpec;
+    next.message = problem + ": change the " + ticket.spec.workload_ref->kind + "'s label (berth keeps the ticket's spec equal to it)";
+    next.queue_position.reset();
+    next.observed_generation = ticket.meta.generation;
+    SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message,
+                 ticket.meta.generation, now);
+    writes_.WriteStatus(ticket, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), next.message);
+    return false;
+  }
+  // Pinned Pods of an attempt that was stopped: the ticket queues once they are gone (their
+  // blocks are the ticket's until then).
+  for (const auto& p : caches_.PinnedPodsOf(ticket)) {
+    if (p->meta.deleting) return false;
+  }
+  return true;
+}
+
 bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
   // The rules are reconcilers/lifecycle.h's (DecidePending); this carries them out.
   working_.MemoOf(RunKey(run)).admitted_spec.clear();
+  if (api::IsTicket(run) && !run.spec.stop && !TicketMayQueue(run, now, busy)) return false;
   PendingInput in;
   in.run = &run;
   // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
@@ -113,13 +144,72 @@ bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
   return false;
 }
 
+PlacedDecision RunReconciler::DecideTicket(const Run& ticket, const workloads::Workload& w,
+                                           const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                                           const std::map<std::string, std::string>& node_problems, k8s::TimePoint now) {
+  using PK = PlacedDecision::Kind;
+  PlacedDecision d;
+  const std::string kind = ticket.spec.workload_ref->kind;
+  if (ticket.spec.stop) {
+    d.kind = PK::kStop;
+    d.why = "stopped (spec.stop): the " + kind + " is suspended and its Pods stopped";
+    d.reason = std::string(ToApi(Reason::kStopped));
+    return d;
+  }
+  if (ticket.spec.suspend) {
+    d.kind = PK::kSuspend;
+    d.message = "suspended (spec.suspend): the " + kind + " is held and its Pods stopped until spec.suspend is false again";
+    return d;
+  }
+  // The workload's own terminal condition decides how it ended (its completions, backoffLimit).
+  if (w.finished) {
+    if (*w.finished) {
+      d.kind = PK::kSucceed;
+      d.message = "the " + kind + " completed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
+    } else {
+      d.kind = PK::kEnd;
+      d.why = "the " + kind + " failed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
+      d.reason = w.finish_reason.empty() ? std::string(ToApi(Reason::kPodFailed)) : w.finish_reason;
+    }
+    return d;
+  }
+  if (!node_problems.empty()) {
+    d.kind = PK::kEnd;
+    d.interruption = true;
+    d.why = "node " + node_problems.begin()->first + " " + node_problems.begin()->second;
+    return d;
+  }
+  if (ticket.status.phase == Phase::kRunning && ticket.spec.max_duration && ticket.status.started_at) {
+    if (now - ticket.status.started_at->point() >= *ticket.spec.max_duration) {
+      d.kind = PK::kMaxDuration;
+      d.message = "ran longer than maxDuration " + k8s::FormatDuration(*ticket.spec.max_duration) + ": the " + kind +
+                  " is suspended and its Pods stopped";
+      return d;
+    }
+  }
+  if (ticket.status.phase == Phase::kScheduled) {
+    size_t running = 0;
+    for (const auto& [name, p] : pods) running += (p->phase == "Running" && !p->meta.deleting) ? 1 : 0;
+    if (running >= ticket.status.placement.size() && !ticket.status.placement.empty()) {
+      d.kind = PK::kStarted;
+      d.message = "all " + std::to_string(running) + " Pods of the " + kind + " run on their booked nodes";
+      return d;
+    }
+  }
+  if (w.suspended || caches_.UnpinnedPodsOf(ticket) > 0) d.kind = PK::kCreatePods;  // release, pin
+  return d;
+}
+
 void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s::TimePoint now) {
   // Scheduled or Running: the lifecycle's rules (reconcilers/lifecycle.h) decide; this carries out.
   const int64_t attempt = run.status.resubmissions;
   std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
+  const bool ticket = api::IsTicket(run);
   for (const auto& p : caches_.PodsOf(run)) {
-    if (p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
+    if (ticket || p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
   }
+  std::shared_ptr<const workloads::Workload> workload;
+  if (ticket && !(workload = caches_.WorkloadOf(run))) return;  // gone: TicketSync deletes the ticket
   PlacedInput in;
   in.run = &run;
   for (const auto& [name, p] : pods) in.pods[name] = p.get();
@@ -132,8 +222,13 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   }
   in.default_start_timeout = options_.start_timeout;
   in.now = now;
-  const PlacedDecision d = DecidePlaced(in);
-  const std::optional<k8s::TimePoint> deadline = NextDeadline(in);
+  const PlacedDecision d = ticket ? DecideTicket(run, *workload, pods, in.node_problems, now) : DecidePlaced(in);
+  std::optional<k8s::TimePoint> deadline;
+  if (!ticket) {
+    deadline = NextDeadline(in);
+  } else if (run.status.phase == Phase::kRunning && run.spec.max_duration && run.status.started_at) {
+    deadline = run.status.started_at->point() + *run.spec.max_duration;
+  }
   if (deadline) Note(*deadline);
   RunMemo& memo = working_.MemoOf(RunKey(run));
   memo.quiet_rv.clear();
@@ -165,6 +260,13 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
 
 bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s::TimePoint now) {
   RunMemo& memo = working_.MemoOf(RunKey(run));
+  if (api::IsTicket(run)) {
+    // A ticket's Pods are its workload's: released, then each pinned to its booked rank
+    // (reconcilers/ticket_writes.h), once the fleet's durable count has the ticket.
+    if (const PlacedRun* placed = memo.placed_record(); placed && !view.Counted(*placed)) return true;
+    writes_.ReleaseTicket(run);
+    return true;
+  }
   // Pods are made only from the template the run was placed with (status.templateHash, issue 44):
   // a template changed since (the admission refusal bypassed) ends the run instead.
   if (const std::string now_hash = api::TemplateHashText(run.template_hash);

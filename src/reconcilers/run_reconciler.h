@@ -68,6 +68,14 @@ class RunReconciler {
   // fleet's durable count has the run; true when it acted or waits for the count.
   bool CreatePodsOnce(const Run& run, const ClusterView& view, k8s::TimePoint now);
   void Note(k8s::TimePoint at);
+  // Issue 45. A pending ticket: whether it may queue (its workload exists, unfinished, held; its
+  // labels readable, else reported; its stopped Pods gone). A placed ticket: the rules of
+  // DecidePlaced in a ticket's terms (its workload's terminal condition, its pinned Pods running,
+  // maxDuration, stop, suspend; kCreatePods: release and pin).
+  bool TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool busy);
+  PlacedDecision DecideTicket(const Run& ticket, const workloads::Workload& w,
+                              const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
+                              const std::map<std::string, std::string>& node_problems, k8s::TimePoint now);
 
   const EngineCaches& caches_;
   RunWrites& writes_;

@@ -97,6 +97,7 @@ void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, 
   Dispatch(RunKey(run), [this, r = run, names, next] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     events_.Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
+    if (api::IsTicket(r)) tickets_.Hold(r);  // its controller makes no new Pods
     DeletePods(r.meta.ns, names);
     return true;
   });
@@ -406,6 +407,9 @@ RunStatus RunWrites::RetryStatus(const Run& run, const ReasonCode& reason, const
 void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string& why, k8s::TimePoint now,
                                 const ReasonCode& reason_override, bool stopped, bool preempted, const std::string& team) {
   bool retry_event = !stopped && run.spec.retry && (interruption ? run.spec.retry->on_interruption : run.spec.retry->on_error);
+  // A ticket always queues (docs/api.md): preempted or reclaimed, it goes back to the queue and its
+  // workload waits held until it is admitted on a fresh placement (issue 45).
+  if (preempted && api::IsTicket(run)) retry_event = true;
   bool within = run.spec.retry && (!run.spec.retry->duration || now - run.meta.created < *run.spec.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
   // older attempts go.
@@ -445,6 +449,8 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
         observer_->OnPreempted(r.status.fleet);
       }
     }
+    // A ticket's workload is held first: its controller makes no new Pods (issue 45).
+    if (api::IsTicket(r) && !tickets_.Hold(r)) return false;
     DeletePods(r.meta.ns, to_delete);
     return true;
   });
@@ -487,8 +493,17 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
       if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
       if (event) events_.Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
     }
+    if (api::IsTicket(r) && !tickets_.Hold(r)) return false;
     return DeletePods(r.meta.ns, to_delete);
   });
+}
+
+void RunWrites::HoldTicket(const Run& ticket) {
+  Dispatch("workload:" + RunKey(ticket), [this, r = ticket] { return tickets_.Hold(r); });
+}
+
+void RunWrites::ReleaseTicket(const Run& ticket) {
+  Dispatch("workload:" + RunKey(ticket), [this, r = ticket] { return tickets_.Release(r); });
 }
 
 void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,

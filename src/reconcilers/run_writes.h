@@ -40,6 +40,7 @@
 #include "reconcilers/engine_options.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/run_types.h"
+#include "reconcilers/ticket_writes.h"
 #include "reconcilers/write_outcome.h"
 
 namespace berth::reconcilers {
@@ -106,6 +107,10 @@ class RunWrites {
   // Pods that claim the run but that berth did not make (EngineCaches::StraysOf): each deleted
   // (its grace period capped as DeletePods does) with a Warning Event StrayPod on the run naming it.
   void DeleteStrays(const Run& run, std::vector<PodRef> pods);
+  // Issue 45, a ticket's workload (reconcilers/tickets.h), under the key "workload:<ns>/<ticket>":
+  // held (a pending ticket's workload found running), or released and its gated Pods pinned.
+  void HoldTicket(const Run& ticket);
+  void ReleaseTicket(const Run& ticket);
   // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
   // A finished run whose time to live has passed is deleted, like a Job by its TTL controller:
@@ -174,6 +179,7 @@ class RunWrites {
   const EngineOptions& options_;
   DispatchFn dispatch_;
   PodsOf pods_of_;
+  TicketWrites tickets_{client_};
   EngineObserver* observer_ = nullptr;
   GraceCapFn grace_cap_;
 };

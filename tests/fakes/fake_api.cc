@@ -48,6 +48,7 @@ static const std::vector<FakeApi::ResourceInfo>& Resources() {
       {"berth.dev", "v1alpha1", "runs", "Run", true, true, RI::CreateStatus::kDrop},
       {"berth.dev", "v1alpha1", "fleets", "Fleet", false, true, RI::CreateStatus::kDrop},
       {"berth.dev", "v1alpha1", "teams", "Team", false, true, RI::CreateStatus::kDrop},
+      {"batch", "v1", "jobs", "Job", true, true, RI::CreateStatus::kKeep},  // issue 45: tickets of Jobs
   };
   return table;
 }

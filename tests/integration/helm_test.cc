@@ -297,9 +297,14 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "ValidatingAdmissionPolicy/berth-controller-placed-runs.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-pods.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-teams.berth-system",
+                                   // Issue 45: queued Jobs and their tickets.
+                                   "ValidatingAdmissionPolicy/berth-controller-jobs.berth-system",
+                                   "ValidatingAdmissionPolicy/berth-controller-tickets.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-placed-runs.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-pods.berth-system",
-                                   "ValidatingAdmissionPolicyBinding/berth-controller-teams.berth-system"};
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-teams.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-jobs.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-tickets.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
     std::string k = Kind(d);
@@ -406,6 +411,10 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "berth.dev|teams|list,watch",
       "berth.dev|teams/status|patch",
       "|pods|get,create,delete,list,watch",
+      // Issue 45: tickets of queued Jobs, the Jobs held and released, their Pods pinned.
+      "berth.dev|runs|create,delete",
+      "batch|jobs|get,list,watch,patch",
+      "|pods|patch",
       "|pods/binding|create",
       "|nodes|list,watch",
       "|namespaces|get,list,watch",

@@ -352,6 +352,12 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
            // request-header CA (the bootstrap Role extension-apiserver-authentication-reader).
            {"create", "subjectaccessreviews.authorization.k8s.io"},
            {"get", "configmaps/extension-apiserver-authentication", "-n", "kube-system"},
+           // Issue 45: tickets of queued Jobs; the Jobs held and released, their Pods pinned.
+           {"create", "runs.berth.dev", "-A"},
+           {"delete", "runs.berth.dev", "-A"},
+           {"watch", "jobs.batch", "-A"},
+           {"patch", "jobs.batch", "-A"},
+           {"patch", "pods", "-A"},
        }) {
     EXPECT_TRUE(SaCan(args)) << "can-i " << ::testing::PrintToString(args) << " should be yes";
   }
@@ -368,11 +374,11 @@ TEST_F(Rbac, TheServiceAccountCannotReadSecretsOrModifyNodes) {
            {"patch", "namespaces"},
            {"update", "resourcequotas", "-A"},
            {"patch", "resourcequotas", "--subresource=status", "-A"},
-           {"create", "runs.berth.dev", "-A"},
-           {"delete", "runs.berth.dev", "-A"},
            {"update", "fleets.berth.dev"},
            {"delete", "fleets.berth.dev"},
            {"update", "pods", "-A"},
+           {"update", "jobs.batch", "-A"},
+           {"create", "jobs.batch", "-A"},
            {"create", "pods", "--subresource=exec", "-A"},
            {"create", "serviceaccounts", "--subresource=token", "-A"},
            {"list", "services", "-A"},

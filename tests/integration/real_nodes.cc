@@ -19,10 +19,12 @@ const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new RealNodesEnviro
 
 }  // namespace
 
-void RealNodes::Start(const std::vector<RealNodeSpec>& nodes) {
+void RealNodes::Start(const std::vector<RealNodeSpec>& nodes, bool workload_controllers) {
   const std::string dir = ControlPlane::Get().dir();
   if (!started_cm) {
-    CommandResult r = RunCommand({kScript, "controller-manager", dir});
+    std::vector<std::string> argv{kScript, "controller-manager", dir};
+    if (workload_controllers) argv.push_back("--workloads");
+    CommandResult r = RunCommand(argv);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     started_cm = true;
   }

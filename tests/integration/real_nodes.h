@@ -22,7 +22,9 @@ struct RealNodeSpec {
 class RealNodes {
  public:
   // Starts kube-controller-manager (once) and the nodes (in parallel); fails the test on error.
-  static void Start(const std::vector<RealNodeSpec>& nodes);
+  // `workload_controllers` (the first call decides): also the Job controller and the garbage
+  // collector, and kube-scheduler (issue 45: hack/real-nodes.sh controller-manager --workloads).
+  static void Start(const std::vector<RealNodeSpec>& nodes, bool workload_controllers = false);
   static void StopKubelet(const std::string& name);
   static void StartKubelet(const std::string& name);
   // The whole node stops: kubelet, containers, containerd (the machine is gone). Start({spec})

@@ -142,7 +142,8 @@ std::vector<BadInput> Cases() {
        {"spec.retry.duration: Invalid value: \"forever\": spec.retry.duration in body " + std::string(kDurationOrOffRule)}},
       {"Run_retry_duration_UnknownUnit", "Run", RunSpec(R"("retry":{"duration":"2w"})"),
        {"spec.retry.duration: Invalid value: \"2w\": spec.retry.duration in body " + std::string(kDurationOrOffRule)}},
-      {"Run_template_Missing", "Run", R"({"priority":50})", {"spec.template: Required value"}},
+      {"Run_template_Missing", "Run", R"({"priority":50})", {"a Run has exactly one of spec.template"}},
+      {"Run_template_and_workloadRef", "Run", R"({"template":{"spec":{"containers":[{"name":"m","image":"busybox"}]}},"workloadRef":{"kind":"Job","name":"j","uid":"u"}})", {"a Run has exactly one of spec.template"}},
       {"Run_template_NotAnObject", "Run", R"({"template":"busybox"})",
        {"spec.template: Invalid value: \"string\": spec.template in body must be of type object: \"string\""}},
       {"Run_template_spec_Missing", "Run", R"({"template":{"metadata":{"labels":{"app":"x"}}}})", {"spec.template.spec: Required value"}},
@@ -333,7 +334,7 @@ TEST_F(Validation, PatchMakingARunInvalidIsRefusedAndChangesNothing) {
       {"merge", R"({"spec":{"priority":90,"nodes":0}})",
        "spec.nodes: Invalid value: 0: spec.nodes in body should be greater than or equal to 1"},
       {"merge", R"({"spec":{"maxDuration":"5x"}})", "spec.maxDuration: Invalid value: \"5x\""},
-      {"merge", R"({"spec":{"template":null}})", "spec.template: Required value"},
+      {"merge", R"({"spec":{"template":null}})", "a Run has exactly one of spec.template"},
       {"json", R"([{"op":"replace","path":"/spec/template/spec/containers","value":[]}])",
        "spec.template.spec.containers: Invalid value: 0: spec.template.spec.containers in body should have at least 1 items"},
   };

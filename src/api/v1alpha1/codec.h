@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,6 +81,13 @@ k8s::Result<Team> DecodeTeam(const k8s::json::Value& obj);
 // Whole objects: apiVersion, kind, metadata (name, namespace, uid, resourceVersion, generation,
 // creationTimestamp, labels, annotations, finalizers), spec and status.
 std::string EncodeRun(const Run& run);
+// A ticket Run (issue 45): name, namespace, labels and annotations of `meta`, an ownerReference to
+// its workload `owner` (not controller), `spec` as berth keeps a ticket's spec.
+std::string EncodeTicket(const k8s::ObjectMeta& meta, const k8s::OwnerRef& owner, const RunSpec& spec);
+// A merge patch putting a ticket's spec back to `spec` (never spec.stop or spec.suspend) and
+// setting `annotations` ("" as a value removes one), guarded by `resource_version`.
+std::string TicketSpecPatch(const RunSpec& spec, const std::map<std::string, std::string>& annotations,
+                            std::string_view resource_version);
 std::string EncodeFleet(const Fleet& fleet);
 std::string EncodeTeam(const Team& team);
 std::string EncodeRunStatus(const RunStatus& status);

@@ -43,6 +43,13 @@ struct RetrySpec {
   friend bool operator==(const RetrySpec&, const RetrySpec&) = default;
 };
 
+// spec.workloadRef (issue 45): the workload (a batch/v1 Job, ...) this Run is the ticket of. berth
+// writes tickets; a ticket has no spec.template: the workload's own controller makes its Pods.
+struct WorkloadRef {
+  std::string api_version, kind, name, uid;
+  friend bool operator==(const WorkloadRef&, const WorkloadRef&) = default;
+};
+
 struct RunSpec {
   // Defaults applied by the CRD; decoded defensively anyway.
   int64_t priority = base::kDefaultPriority;
@@ -71,6 +78,8 @@ struct RunSpec {
   // spec.template, a PodTemplateSpec kept as JSON text (the CRD preserves unknown fields there:
   // every field a user writes reaches the Pods).
   std::string template_json;
+  // spec.workloadRef: set on a ticket (exactly one of template and workloadRef).
+  std::optional<WorkloadRef> workload_ref;
   friend bool operator==(const RunSpec&, const RunSpec&) = default;
 };
 
@@ -154,6 +163,9 @@ struct Run {
   // Set only with RunDecodeOptions::keep_spelling.
   std::optional<RunSpelling> spelling;
 };
+
+// A ticket Run (spec.workloadRef set): berth makes no Pods for it.
+inline bool IsTicket(const Run& r) { return r.spec.workload_ref.has_value(); }
 
 // "namespace/name": a run's key in the informer's cache, the queue and the writers.
 std::string RunKey(const Run& r);

@@ -181,7 +181,20 @@ void DecodeRunSpec(const json::Value& spec, size_t kept_template_bytes, Run& who
       err = "spec.ttlSecondsAfterFinished must be an integer from 0 to " + std::to_string(kMaxTtlSeconds);
     }
   }
-  ReadTemplate(spec, kept_template_bytes, whole, err);
+  if (const json::Value* ref = json::Find(spec, {"workloadRef"}); ref != nullptr && ref->IsObject()) {
+    run.workload_ref = WorkloadRef{json::GetString(json::Find(*ref, {"apiVersion"})), json::GetString(json::Find(*ref, {"kind"})),
+                                   json::GetString(json::Find(*ref, {"name"})), json::GetString(json::Find(*ref, {"uid"}))};
+    if ((run.workload_ref->kind.empty() || run.workload_ref->name.empty() || run.workload_ref->uid.empty()) && err.empty()) {
+      err = "spec.workloadRef must name the workload's kind, name and uid";
+    }
+  }
+  if (run.workload_ref) {
+    if (json::Find(spec, {"template"}) != nullptr && err.empty()) {
+      err = "a Run has either spec.template or spec.workloadRef, not both";
+    }
+  } else {
+    ReadTemplate(spec, kept_template_bytes, whole, err);
+  }
   if (!nodes_readable && err.empty()) err = "spec.nodes must be an integer from 1 to " + std::to_string(kMaxRunNodes);
   CheckNoNodeConstraints(spec, err);
   if (run.nodes < 1 && err.empty()) err = "spec.nodes must be at least 1";
@@ -275,6 +288,15 @@ void WriteRunSpec(Writer& w, const RunSpec& s) {
   if (!s.template_json.empty()) {
     w.Key("template");
     w.RawJson(s.template_json);
+  }
+  if (s.workload_ref) {
+    w.Key("workloadRef");
+    raw.StartObject();
+    w.StringMember("apiVersion", s.workload_ref->api_version);
+    w.StringMember("kind", s.workload_ref->kind);
+    w.StringMember("name", s.workload_ref->name);
+    w.StringMember("uid", s.workload_ref->uid);
+    raw.EndObject();
   }
   raw.EndObject();
 }
@@ -481,6 +503,117 @@ std::string EncodeRun(const Run& run) {
   return io::EncodeObject(
       "Run", run.meta, [&](Writer& w) { WriteRunSpec(w, run.spec); },
       [&](Writer& w) { WriteRunStatus(w, run.status, /*nulls=*/false); });
+}
+
+namespace {
+
+// A ticket's spec as berth keeps it from its workload's labels (issue 45): never spec.stop or
+// spec.suspend (a user's kubectl berth stop on the ticket stays); in a patch, fleets null clears them.
+void WriteTicketSpec(Writer& w, const RunSpec& s, bool patch) {
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.IntMember("priority", s.priority);
+  w.IntMember("nodes", s.nodes);
+  w.Key("resources");
+  raw.StartObject();
+  w.StringMember("cpu", k8s::FormatMilli(s.cpu_milli));
+  w.StringMember("memory", k8s::FormatBytes(s.memory_bytes));
+  w.IntMember("gpu", s.gpus);
+  raw.EndObject();
+  if (!s.fleets.empty()) {
+    w.Key("fleets");
+    w.StringList(s.fleets);
+  } else if (patch) {
+    w.Key("fleets");
+    w.Null();
+  }
+  w.StringMember("maxDuration", DurationText(s.max_duration));
+  w.Key("retry");
+  raw.StartObject();
+  w.Key("onEvents");
+  raw.StartArray();
+  w.String("no-capacity");
+  raw.EndArray();
+  w.StringMember("duration", "off");
+  raw.EndObject();
+  if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
+  if (s.workload_ref) {
+    w.Key("workloadRef");
+    raw.StartObject();
+    w.StringMember("apiVersion", s.workload_ref->api_version);
+    w.StringMember("kind", s.workload_ref->kind);
+    w.StringMember("name", s.workload_ref->name);
+    w.StringMember("uid", s.workload_ref->uid);
+    raw.EndObject();
+  }
+  raw.EndObject();
+}
+
+}  // namespace
+
+std::string EncodeTicket(const k8s::ObjectMeta& meta, const k8s::OwnerRef& owner, const RunSpec& spec) {
+  Writer w;
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.StringMember("apiVersion", "berth.dev/v1alpha1");
+  w.StringMember("kind", "Run");
+  w.Key("metadata");
+  raw.StartObject();
+  w.StringMember("name", meta.name);
+  w.StringMember("namespace", meta.ns);
+  if (!meta.labels.empty()) {
+    w.Key("labels");
+    raw.StartObject();
+    for (const auto& [k, v] : meta.labels) w.StringMember(k, v);
+    raw.EndObject();
+  }
+  if (!meta.annotations.empty()) {
+    w.Key("annotations");
+    raw.StartObject();
+    for (const auto& [k, v] : meta.annotations) w.StringMember(k, v);
+    raw.EndObject();
+  }
+  w.Key("ownerReferences");
+  raw.StartArray();
+  raw.StartObject();
+  w.StringMember("apiVersion", owner.api_version);
+  w.StringMember("kind", owner.kind);
+  w.StringMember("name", owner.name);
+  w.StringMember("uid", owner.uid);
+  w.BoolMember("controller", false);
+  raw.EndObject();
+  raw.EndArray();
+  raw.EndObject();
+  w.Key("spec");
+  WriteTicketSpec(w, spec, /*patch=*/false);
+  raw.EndObject();
+  return w.Take();
+}
+
+std::string TicketSpecPatch(const RunSpec& spec, const std::map<std::string, std::string>& annotations,
+                            std::string_view resource_version) {
+  Writer w;
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.Key("metadata");
+  raw.StartObject();
+  if (!resource_version.empty()) w.StringMember("resourceVersion", resource_version);
+  w.Key("annotations");
+  raw.StartObject();
+  for (const auto& [k, v] : annotations) {
+    if (v.empty()) {
+      w.Key(k);
+      w.Null();
+    } else {
+      w.StringMember(k, v);
+    }
+  }
+  raw.EndObject();
+  raw.EndObject();
+  w.Key("spec");
+  WriteTicketSpec(w, spec, /*patch=*/true);
+  raw.EndObject();
+  return w.Take();
 }
 
 std::string RunStatusPatch(const RunStatus& status, std::string_view resource_version) {

@@ -1,0 +1,169 @@
+#include "k8s/workload_objects.h"
+
+namespace berth::k8s {
+
+using Alloc = json::Document::AllocatorType;
+
+std::shared_ptr<const JobView> DecodeJob(const json::Value& obj) {
+  if (!obj.IsObject()) return nullptr;
+  auto j = std::make_shared<JobView>();
+  j->meta = DecodeMeta(obj, "berth.dev/");
+  if (j->meta.name.empty()) return nullptr;
+  const json::Value* spec = json::Find(obj, {"spec"});
+  if (spec == nullptr || !spec->IsObject()) return j;
+  int64_t parallelism = 1;
+  if (const json::Value* p = json::Find(*spec, {"parallelism"}); p != nullptr && p->IsInt64()) parallelism = p->GetInt64();
+  if (const json::Value* c = json::Find(*spec, {"completions"}); c != nullptr && c->IsInt64()) {
+    parallelism = std::min(parallelism, c->GetInt64());
+  }
+  j->pods_at_once = parallelism;
+  j->suspended = json::GetBool(*spec, "suspend", false);
+  if (const json::Value* tspec = json::Find(*spec, {"template", "spec"}); tspec != nullptr && tspec->IsObject()) {
+    json::Document pod(rapidjson::kObjectType);
+    json::Value meta(rapidjson::kObjectType);
+    meta.AddMember("name", "template", pod.GetAllocator());  // DecodePod reads only named objects
+    pod.AddMember("metadata", meta, pod.GetAllocator());
+    pod.AddMember("spec", json::Value(*tspec, pod.GetAllocator()), pod.GetAllocator());
+    if (auto p = DecodePod(pod)) j->requests = p->requests;
+  }
+  if (const json::Value* conds = json::Find(obj, {"status", "conditions"}); conds != nullptr && conds->IsArray()) {
+    for (const auto& c : conds->GetArray()) {
+      if (json::GetString(c, "status") != "True") continue;
+      const std::string type = json::GetString(c, "type");
+      if (type != "Complete" && type != "Failed") continue;
+      j->finished = type == "Complete";
+      j->finish_reason = json::GetString(c, "reason");
+      j->finish_message = json::GetString(c, "message");
+    }
+  }
+  return j;
+}
+
+namespace {
+
+bool HasGate(const json::Value& pod, const std::string& gate) {
+  const json::Value* gates = json::Find(pod, {"spec", "schedulingGates"});
+  if (gates == nullptr || !gates->IsArray()) return false;
+  for (const auto& g : gates->GetArray()) {
+    if (json::GetString(g, "name") == gate) return true;
+  }
+  return false;
+}
+
+json::Value Str(const std::string& s, Alloc& a) { return json::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a); }
+
+// The required node affinity of PinPodPatch.
+json::Value PinnedAffinity(const json::Value& pod, const std::string& node, Alloc& a) {
+  json::Value field(rapidjson::kObjectType);
+  field.AddMember("key", "metadata.name", a);
+  field.AddMember("operator", "In", a);
+  json::Value values(rapidjson::kArrayType);
+  values.PushBack(Str(node, a), a);
+  field.AddMember("values", values, a);
+  json::Value terms(rapidjson::kArrayType);
+  const json::Value* own = json::Find(pod, {"spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                                            "nodeSelectorTerms"});
+  if (own != nullptr && own->IsArray() && !own->Empty()) {
+    for (const auto& t : own->GetArray()) {
+      if (!t.IsObject()) continue;
+      json::Value term(t, a);
+      if (!term.HasMember("matchFields") || !term["matchFields"].IsArray()) {
+        term.RemoveMember("matchFields");
+        term.AddMember("matchFields", json::Value(rapidjson::kArrayType), a);
+      }
+      term["matchFields"].PushBack(json::Value(field, a), a);
+      terms.PushBack(term, a);
+    }
+  } else {
+    json::Value term(rapidjson::kObjectType);
+    json::Value fields(rapidjson::kArrayType);
+    fields.PushBack(field, a);
+    term.AddMember("matchFields", fields, a);
+    terms.PushBack(term, a);
+  }
+  json::Value required(rapidjson::kObjectType);
+  required.AddMember("nodeSelectorTerms", terms, a);
+  json::Value node_affinity(rapidjson::kObjectType);
+  node_affinity.AddMember("requiredDuringSchedulingIgnoredDuringExecution", required, a);
+  json::Value affinity(rapidjson::kObjectType);
+  affinity.AddMember("nodeAffinity", node_affinity, a);
+  return affinity;
+}
+
+// The Pod's tolerations and the pin's (a merge patch replaces the list).
+json::Value PinnedTolerations(const json::Value& pod, const PinSpec& pin, Alloc& a) {
+  json::Value tolerations(rapidjson::kArrayType);
+  bool has = false;
+  if (const json::Value* t = json::Find(pod, {"spec", "tolerations"}); t != nullptr && t->IsArray()) {
+    for (const auto& x : t->GetArray()) {
+      if (json::GetString(x, "key") == pin.toleration_key && json::GetString(x, "value") == pin.toleration_value) has = true;
+      tolerations.PushBack(json::Value(x, a), a);
+    }
+  }
+  if (!has && !pin.toleration_key.empty()) {
+    json::Value tol(rapidjson::kObjectType);
+    tol.AddMember("key", Str(pin.toleration_key, a), a);
+    tol.AddMember("operator", "Equal", a);
+    tol.AddMember("value", Str(pin.toleration_value, a), a);
+    tolerations.PushBack(tol, a);
+  }
+  return tolerations;
+}
+
+}  // namespace
+
+WorkloadPodView DecodeWorkloadPod(const json::Value& pod, const std::string& gate) {
+  WorkloadPodView v;
+  v.name = json::GetString(json::Find(pod, {"metadata", "name"}));
+  if (const json::Value* labels = json::Find(pod, {"metadata", "labels"}); labels != nullptr && labels->IsObject()) {
+    v.ticket = json::GetString(*labels, "berth.dev/ticket");
+    v.rank = json::GetString(*labels, "berth.dev/rank");
+  }
+  const std::string phase = json::GetString(json::Find(pod, {"status", "phase"}));
+  v.done = phase == "Succeeded" || phase == "Failed";
+  v.deleting = json::Find(pod, {"metadata", "deletionTimestamp"}) != nullptr;
+  v.gated = HasGate(pod, gate);
+  return v;
+}
+
+std::string LabelPatch(const std::string& key, const std::string& value) {
+  return R"({"metadata":{"labels":{)" + json::Quote(key) + ":" + json::Quote(value) + "}}}";
+}
+
+std::string WithUidPrecondition(const std::string& patch, const std::string& uid) {
+  auto doc = json::Parse(patch);
+  if (!doc.ok() || !doc->IsObject()) return patch;
+  Alloc& a = doc->GetAllocator();
+  if (!doc->HasMember("metadata") || !(*doc)["metadata"].IsObject()) {
+    doc->RemoveMember("metadata");
+    doc->AddMember("metadata", json::Value(rapidjson::kObjectType), a);
+  }
+  (*doc)["metadata"].RemoveMember("uid");
+  (*doc)["metadata"].AddMember("uid", Str(uid, a), a);
+  return json::Serialize(*doc);
+}
+
+std::string PinPodPatch(const json::Value& pod, const PinSpec& pin) {
+  json::Document d(rapidjson::kObjectType);
+  Alloc& a = d.GetAllocator();
+  json::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", Str(json::GetString(json::Find(pod, {"metadata", "resourceVersion"})), a), a);
+  json::Value labels(rapidjson::kObjectType);
+  for (const auto& [k, v] : pin.labels) labels.AddMember(Str(k, a), Str(v, a), a);
+  meta.AddMember("labels", labels, a);
+  d.AddMember("metadata", meta, a);
+  json::Value spec(rapidjson::kObjectType);
+  json::Value gates(rapidjson::kArrayType);
+  if (const json::Value* g = json::Find(pod, {"spec", "schedulingGates"}); g != nullptr && g->IsArray()) {
+    for (const auto& x : g->GetArray()) {
+      if (json::GetString(x, "name") != pin.gate) gates.PushBack(json::Value(x, a), a);
+    }
+  }
+  spec.AddMember("schedulingGates", gates, a);
+  spec.AddMember("affinity", PinnedAffinity(pod, pin.node, a), a);
+  spec.AddMember("tolerations", PinnedTolerations(pod, pin, a), a);
+  d.AddMember("spec", spec, a);
+  return json::Serialize(d);
+}
+
+}  // namespace berth::k8s

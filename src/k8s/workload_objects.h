@@ -1,0 +1,54 @@
+#pragma once
+// Views of the objects of workloads berth did not write (issue 45): a batch/v1 Job as berth reads
+// it, a Job's Pod as the pinning reads it, and the patches that hold, release and pin them.
+// src/workloads turns these into tickets; nothing outside src/k8s spells their JSON.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "k8s/json.h"
+#include "k8s/objects.h"
+
+namespace berth::k8s {
+
+struct JobView {
+  ObjectMeta meta;             // labels and annotations under berth.dev/ only
+  int64_t pods_at_once = 1;    // spec.parallelism (default 1), at most spec.completions when set
+  PodRequests requests;        // one Pod's (the template's spec read as a Pod's: DecodePod)
+  bool suspended = false;      // spec.suspend
+  // The Job's terminal condition: true Complete, false Failed (status True); nullopt: none yet.
+  std::optional<bool> finished;
+  std::string finish_reason, finish_message;
+};
+// Null when `obj` is not an object with a name.
+std::shared_ptr<const JobView> DecodeJob(const json::Value& obj);
+
+// A Pod of a workload as berth pins it.
+struct WorkloadPodView {
+  std::string name;
+  std::string ticket, rank;  // labels berth.dev/ticket and berth.dev/rank ("" when absent)
+  bool done = false;         // phase Succeeded or Failed
+  bool deleting = false;
+  bool gated = false;        // spec.schedulingGates holds `gate`
+};
+WorkloadPodView DecodeWorkloadPod(const json::Value& pod, const std::string& gate);
+
+// The JSON merge patch that sets label `key` to `value`.
+std::string LabelPatch(const std::string& key, const std::string& value);
+
+// The JSON merge patch `patch` (an object) with metadata.uid `uid` as a precondition.
+std::string WithUidPrecondition(const std::string& patch, const std::string& uid);
+
+// The JSON merge patch that pins a gated Pod (`pod`: as the API served it) to `node`: a required
+// node affinity to exactly that node (matchFields metadata.name, added to each of the Pod's own
+// required terms: terms are ORed, so added to each it narrows them all, as a gated Pod's affinity
+// may change), the toleration `toleration_key`=`toleration_value` (after the Pod's own), `labels`
+// added, and the gate `gate` removed (the others kept). Guarded by the Pod's resourceVersion.
+struct PinSpec {
+  std::string node, gate, toleration_key, toleration_value;
+  std::map<std::string, std::string> labels;
+};
+std::string PinPodPatch(const json::Value& pod, const PinSpec& pin);
+
+}  // namespace berth::k8s

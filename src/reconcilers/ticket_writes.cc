@@ -1,0 +1,88 @@
+#include "reconcilers/ticket_writes.h"
+
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+#include "workloads/job.h"
+
+namespace berth::reconcilers {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+namespace {
+
+const workloads::WorkloadKind* KindOf(const Run& ticket) {
+  if (ticket.spec.workload_ref && ticket.spec.workload_ref->kind == "Job") return &workloads::Jobs();
+  return nullptr;
+}
+
+
+}  // namespace
+
+bool TicketWrites::Hold(const Run& ticket) {
+  const workloads::WorkloadKind* kind = KindOf(ticket);
+  if (kind == nullptr) return true;
+  const auto& ref = *ticket.spec.workload_ref;
+  auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->HoldPatch(), ref.uid));
+  if (r.ok() || r.status().IsNotFound() || r.status().IsConflict()) return true;
+  spdlog::warn("ticket {}/{}: could not hold {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
+               r.status().ToString());
+  return false;
+}
+
+bool TicketWrites::Release(const Run& ticket) {
+  const workloads::WorkloadKind* kind = KindOf(ticket);
+  if (kind == nullptr || ticket.status.placement.empty()) return true;
+  const auto& ref = *ticket.spec.workload_ref;
+  auto job = client_->Get(kind->Resource().Path(ticket.meta.ns, ref.name));
+  if (!job.ok()) return job.status().IsNotFound();
+  auto w = kind->Decode(*job);
+  if (!w || w->meta.uid != ref.uid) return true;  // another object of that name now
+  if (w->suspended) {
+    auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->ReleasePatch(), ref.uid));
+    if (!r.ok()) {
+      spdlog::warn("ticket {}/{}: could not release {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
+                   r.status().ToString());
+      return r.status().IsNotFound();
+    }
+    spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
+  }
+  // The workload's Pods (the Job controller labels them with its uid), fresh from the API.
+  k8s::ListOptions opts;
+  opts.label_selector = "batch.kubernetes.io/controller-uid=" + ref.uid;
+  auto pods = client_->List(kPods.Path(ticket.meta.ns), opts);
+  if (!pods.ok()) return false;
+  std::set<int> taken;
+  std::vector<const json::Value*> waiting;
+  for (const auto& p : pods->items) {
+    const k8s::WorkloadPodView v = k8s::DecodeWorkloadPod(p, workloads::kAdmissionGate);
+    if (!v.rank.empty() && v.ticket == ticket.meta.name) {
+      // A live Pod keeps its rank (a stopping one too: its blocks are the rank's until it is gone).
+      if (!v.done && v.rank.size() < 6 && v.rank.find_first_not_of("0123456789") == std::string::npos) taken.insert(std::stoi(v.rank));
+      continue;
+    }
+    if (!v.deleting && !v.done && v.gated) waiting.push_back(&p);
+  }
+  bool ok = true;
+  size_t next = 0;
+  for (const auto& e : ticket.status.placement) {
+    if (next >= waiting.size()) break;
+    if (taken.count(e.rank)) continue;
+    const json::Value& pod = *waiting[next++];
+    const std::string name = k8s::DecodeWorkloadPod(pod, workloads::kAdmissionGate).name;
+    auto r = client_->MergePatch(kPods.Path(ticket.meta.ns, name),
+                                 k8s::PinPodPatch(pod, workloads::PinOf(ticket.meta.name, e.rank, e.node, ticket.status.fleet)));
+    if (!r.ok()) {
+      spdlog::warn("ticket {}/{}: could not pin Pod {} to rank {} on {}: {}", ticket.meta.ns, ticket.meta.name, name, e.rank,
+                   e.node, r.status().ToString());
+      ok = false;
+      continue;
+    }
+    spdlog::info("ticket {}/{}: Pod {} pinned to rank {} on {}", ticket.meta.ns, ticket.meta.name, name, e.rank, e.node);
+  }
+  return ok;
+}
+
+}  // namespace berth::reconcilers

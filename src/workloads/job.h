@@ -1,0 +1,25 @@
+#pragma once
+// batch/v1 Job as a WorkloadKind (workload.h): held by spec.suspend (and its template's scheduling
+// gate, which the admission policy adds), released by spec.suspend false; the Job controller makes
+// its Pods and keeps completions and backoffLimit; its Complete / Failed condition ends the ticket.
+
+#include "workloads/workload.h"
+
+namespace berth::workloads {
+
+class JobKind final : public WorkloadKind {
+ public:
+  const k8s::Resource& Resource() const override;
+  std::string_view ApiVersion() const override { return "batch/v1"; }
+  std::string_view Kind() const override { return "Job"; }
+  std::string_view TicketPrefix() const override { return "job"; }
+  // Pods at once: spec.parallelism (default 1), at most spec.completions when set.
+  std::shared_ptr<const Workload> Decode(const k8s::json::Value& obj) const override;
+  std::string HoldPatch() const override { return R"({"spec":{"suspend":true}})"; }
+  std::string ReleasePatch() const override { return R"({"spec":{"suspend":false}})"; }
+};
+
+// The one JobKind.
+const JobKind& Jobs();
+
+}  // namespace berth::workloads

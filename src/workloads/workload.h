@@ -1,0 +1,90 @@
+#pragma once
+// A workload berth did not write (docs/api.md "Workloads berth did not write", issue 45): a
+// batch/v1 Job today; JobSets and Pod groups slot in as further WorkloadKinds. Every workload
+// enters berth's queue as a ticket Run (spec.workloadRef) that sync keeps equal to the workload's
+// labels; what differs per kind is only this interface (Kueue: jobframework.GenericJob):
+//   recognise + ticket spec   Decode (the fields berth reads), TicketSpecOf (shared, below)
+//   hold                      HoldPatch: the workload waits (a Job: spec.suspend true); its Pods
+//                             carry the scheduling gate berth.dev/admission from creation
+//   release                   ReleasePatch: the workload's controller may make its Pods, which
+//                             berth pins one by one to the ranks of the placement (PinOf)
+//   stop                      HoldPatch again, then berth deletes the pinned Pods (capped grace)
+//   state                     Workload::finished (the workload's own terminal condition)
+// Pure: no I/O, no clock, no JSON of its own (src/k8s/workload_objects.h reads and patches the
+// objects). The engine's writers send the patches (reconcilers/ticket_writes.h).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/v1alpha1/run.h"
+#include "k8s/client.h"
+#include "k8s/json.h"
+#include "k8s/workload_objects.h"
+#include "k8s/objects.h"
+
+namespace berth::workloads {
+
+// The labels and annotation a user puts on a workload.
+inline constexpr const char* kQueueLabel = "berth.dev/queue";                 // "true": queued
+inline constexpr const char* kQueueAllLabel = "berth.dev/queue-all";          // on a Namespace
+inline constexpr const char* kFleetLabel = "berth.dev/fleet";
+inline constexpr const char* kPriorityLabel = "berth.dev/priority";
+inline constexpr const char* kWholeInstancesLabel = "berth.dev/whole-instances";
+inline constexpr const char* kMaxDurationAnnotation = "berth.dev/max-duration";
+// What berth puts on a pinned Pod of a ticket, and the gate that holds every Pod of a queued workload.
+inline constexpr const char* kTicketLabel = "berth.dev/ticket";
+inline constexpr const char* kRankLabel = "berth.dev/rank";
+inline constexpr const char* kAdmissionGate = "berth.dev/admission";
+
+// A workload as berth caches it (labels and annotations under berth.dev/ only).
+struct Workload {
+  k8s::ObjectMeta meta;
+  std::string kind;        // "Job"
+  int64_t pods = 1;        // Pods that run at once (a Job: parallelism, bounded by completions)
+  k8s::PodRequests requests;  // one Pod's requests as the kubelet counts them
+  bool suspended = false;
+  // The workload's own terminal condition: true Complete, false Failed; nullopt: not finished.
+  std::optional<bool> finished;
+  std::string finish_reason, finish_message;
+};
+
+class WorkloadKind {
+ public:
+  virtual ~WorkloadKind() = default;
+  virtual const k8s::Resource& Resource() const = 0;
+  virtual std::string_view ApiVersion() const = 0;  // "batch/v1"
+  virtual std::string_view Kind() const = 0;        // "Job"
+  virtual std::string_view TicketPrefix() const = 0;  // "job": the ticket of Job x is job-x
+  // The fields berth reads; null when `obj` is not one of this kind.
+  virtual std::shared_ptr<const Workload> Decode(const k8s::json::Value& obj) const = 0;
+  // JSON merge patches of the workload: hold it (nothing of it runs) and release it.
+  virtual std::string HoldPatch() const = 0;
+  virtual std::string ReleasePatch() const = 0;
+};
+
+// Whether a workload is in berth's queue: label berth.dev/queue "true", or created in a
+// namespace labelled berth.dev/queue-all "true".
+bool IsQueued(const k8s::ObjectMeta& meta, bool namespace_queues_all);
+
+// The ticket's name: "<prefix>-<name>", shortened to 63 characters with a hash of the full name
+// when longer (a ticket's name is the value of its Pods' berth.dev/ticket label).
+std::string TicketName(std::string_view prefix, std::string_view name);
+
+// The ticket's spec as the workload's labels say (docs/api.md): `problem` names the first label
+// or annotation berth cannot read ("" when all are good); the spec then keeps that field's default
+// and the ticket reports the problem instead of running on a silent default.
+struct TicketSpec {
+  api::v1alpha1::RunSpec spec;
+  std::string problem;
+};
+TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::string& gpu_resource);
+
+// How a gated Pod of ticket `ticket` is pinned to rank `rank` on `node` of fleet `fleet`
+// (k8s::PinPodPatch): the node, the fleet's toleration, labels berth.dev/ticket and berth.dev/rank,
+// the gate berth.dev/admission lifted.
+k8s::PinSpec PinOf(const std::string& ticket, int rank, const std::string& node, const std::string& fleet);
+
+}  // namespace berth::workloads

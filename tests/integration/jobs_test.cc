@@ -1,0 +1,410 @@
+// Issue 45, part 1: batch/v1 Jobs in berth's queue, end to end on real kubelets with the real Job
+// controller, garbage collector and kube-scheduler (hack/real-nodes.sh controller-manager
+// --workloads) and the chart's admission policies for Jobs (templates/admission-policies.yaml,
+// rendered by real Helm and applied as the chart applies them). Each test asserts what a user
+// checks with kubectl: the Job, its Pods, its ticket Run job-<name>.
+
+#include <set>
+
+#include "engine_fixture.h"
+#include "k8s/json.h"
+#include "real_nodes.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+// Two 8-GPU machines in one zone, started once per binary.
+const char* kNode0 = "jobs-gpu-0";
+const char* kNode1 = "jobs-gpu-1";
+
+// The chart's policies for Jobs and tickets, rendered for a release in berth-system. berth-controller
+// runs in these tests as the control plane's admin user (not as the chart's ServiceAccount), and so
+// do the Job controller and kube-scheduler: the policies name "admin" where the chart names berth's
+// ServiceAccount. The impersonated "tenant" is who they refuse.
+std::string ChartJobPolicies() {
+  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
+                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
+                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
+                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
+                                "templates/admission-policies.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string docs;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    size_t next = r.out.find("\n---", pos);
+    std::string doc = r.out.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    pos = next == std::string::npos ? r.out.size() : next + 4;
+    if (doc.find("name: berth-controller-jobs.berth-system\n") != std::string::npos ||
+        doc.find("name: berth-controller-tickets.berth-system\n") != std::string::npos) {
+      docs += "---\n" + doc + "\n";
+    }
+  }
+  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
+  for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
+  return docs;
+}
+
+class JobsTest : public EngineTest {
+ protected:
+  JobsTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+
+  static void SetUpTestSuite() {
+    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}},
+                      {kNode1, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}}},
+                     /*workload_controllers=*/true);
+    const std::string policies = ChartJobPolicies();
+    ASSERT_NE(policies.find("kind: MutatingAdmissionPolicy"), std::string::npos) << policies;
+    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    // A policy takes effect a moment after it is created: a labelled Job created (dry run) comes
+    // back suspended once it does.
+    const std::string probe = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: probe, namespace: default, labels: "
+                              "{berth.dev/queue: \"true\"}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+                              "      containers: [{name: main, image: busybox}]\n";
+    ASSERT_TRUE(Eventually([&] {
+      CommandResult r = ControlPlane::Get().Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
+      return r.exit_code == 0 && r.out == "true";
+    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for Jobs never took effect";
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      std::printf("---- jobs, pods, runs ----\n%s\n%s\n%s\n", Kubectl({"get", "jobs", "-o", "yaml"}).out.c_str(),
+                  Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
+                  Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
+    }
+    // The Jobs go first (their tickets go with them), then the fixture's runs.
+    Kubectl({"delete", "jobs", "--all", "--wait=false", "--cascade=background"});
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List("/apis/batch/v1/namespaces/" + ns_ + "/jobs");
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(60)));
+    EngineTest::TearDown();
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List(kPods.Path(ns_));
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
+  }
+
+  // A fleet over both machines (`hostname` empty) or one.
+  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
+    std::string selector = hostname.empty() ? "{pool: jobs-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
+          selector + "\n" + extra_spec);
+    created_fleets_.push_back(FleetName(name));
+    const size_t instances = hostname.empty() ? 2 : 1;
+    ASSERT_TRUE(Eventually([&] {
+      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
+      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+      return list != nullptr && list->IsArray() && list->Size() == instances;
+    }, std::chrono::seconds(60)));
+  }
+
+  // A Run whose container runs `script` (1 s grace period).
+  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
+  }
+
+  // A Job labelled for berth's queue (`labels`: more label lines at 4-space indent) whose Pods run
+  // `script` asking for `gpus` GPUs each; `spec_extra`: more Job spec lines (2-space indent).
+  void QueuedJob(const std::string& name, const std::string& labels, const std::string& script, int gpus,
+                 const std::string& spec_extra = {}) {
+    Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  labels:\n    berth.dev/queue: \"true\"\n" +
+          labels + "spec:\n  backoffLimit: 0\n" + spec_extra +
+          "  template:\n    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n"
+          "      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " +
+          json::Quote(script) + "]\n        resources: {requests: {nvidia.com/gpu: " + std::to_string(gpus) +
+          "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n");
+  }
+
+  // `kubectl-berth ARGS -n <test namespace>` (the plugin beside berth-controller in the build tree).
+  CommandResult Berth(std::vector<std::string> args) {
+    std::string bin = BERTH_CONTROLLER_BIN;
+    const std::string suffix = "/src/controller/berth-controller";
+    bin = bin.substr(0, bin.size() - suffix.size()) + "/src/cli/kubectl-berth";
+    std::vector<std::string> argv = {"env", "KUBECONFIG=" + cp().kubeconfig(), bin};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-n", ns_});
+    return RunCommand(argv);
+  }
+
+  json::Document JobDoc(const std::string& name) {
+    auto j = client()->Get("/apis/batch/v1/namespaces/" + ns_ + "/jobs/" + name);
+    return j.ok() ? std::move(*j) : json::Document();
+  }
+  bool Suspended(const std::string& job) {
+    json::Document d = JobDoc(job);
+    const json::Value* s = d.IsObject() ? json::Find(d, {"spec", "suspend"}) : nullptr;
+    return s != nullptr && s->IsBool() && s->GetBool();
+  }
+  bool JobCondition(const std::string& job, const std::string& type) {
+    json::Document d = JobDoc(job);
+    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return false;
+    for (const auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == type && json::GetString(c, "status") == "True") return true;
+    }
+    return false;
+  }
+  // The Job's Pods (the Job controller's label), by name: their node ("" when not bound) and phase.
+  struct PodInfo {
+    std::string node, phase, rank;
+    bool deleting = false;
+  };
+  std::map<std::string, PodInfo> JobPods(const std::string& job) {
+    std::map<std::string, PodInfo> out;
+    k8s::ListOptions o;
+    o.label_selector = "batch.kubernetes.io/job-name=" + job;
+    auto l = client()->List(kPods.Path(ns_), o);
+    if (!l.ok()) return out;
+    for (const auto& p : l->items) {
+      PodInfo i;
+      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
+      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
+      i.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
+      i.deleting = json::Find(p, {"metadata", "deletionTimestamp"}) != nullptr;
+      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
+    }
+    return out;
+  }
+  bool NoPodBound(const std::string& job) {
+    for (const auto& [name, p] : JobPods(job)) {
+      if (!p.node.empty()) return false;
+    }
+    return true;
+  }
+};
+
+// A queued Job waits suspended, with no Pod bound, while its fleet is full; once the machine is
+// free berth admits it, the Job controller makes its Pod, which runs on the booked machine to
+// completion, and the ticket says Succeeded.
+TEST_F(JobsTest, QueuedJobWaitsSuspendedThenRunsToSucceeded) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+
+  QueuedJob("train", "    berth.dev/fleet: " + FleetName("one") + "\n", "echo trained", 8);
+  ASSERT_TRUE(Eventually([&] { return Phase("job-train") == "Pending" && StatusInt("job-train", "queuePosition") == 1; }))
+      << Phase("job-train") << ": " << Message("job-train");
+  json::Document ticket = RunDoc("job-train");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "kind"})), "Job");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "uid"})),
+            json::GetString(json::Find(JobDoc("train"), {"metadata", "uid"})));
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec"}), "nodes"), 1);
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 8);
+  EXPECT_TRUE(Suspended("train"));
+  EXPECT_TRUE(NoPodBound("train"));
+
+  Kubectl({"delete", "run", "blocker", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("job-train", "Succeeded", std::chrono::seconds(120))) << Message("job-train");
+  EXPECT_TRUE(JobCondition("train", "Complete"));
+  EXPECT_FALSE(Suspended("train"));
+  EXPECT_EQ(PlacementNodes("job-train"), std::vector<std::string>{kNode0});
+}
+
+// Changing the priority label re-orders the queue at once: the ticket follows the label.
+TEST_F(JobsTest, PriorityLabelReordersTheQueue) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+  QueuedJob("first", "    berth.dev/fleet: " + FleetName("one") + "\n", "true", 8);
+  ASSERT_TRUE(Eventually([&] { return StatusInt("job-first", "queuePosition") == 1; })) << Message("job-first");
+  QueuedJob("second", "    berth.dev/fleet: " + FleetName("one") + "\n", "true", 8);
+  ASSERT_TRUE(Eventually([&] { return PositionsAre({"job-first", "job-second"}); })) << Message("job-second");
+
+  // kubectl berth priority job/NAME writes the Job's label and waits for the ticket's new place.
+  CommandResult r = Berth({"priority", "job/second", "90"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("job/second label berth.dev/priority=90"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run/job-second: position 1 in the queue"), std::string::npos) << r.out;
+  EXPECT_EQ(json::GetString(json::Find(JobDoc("second"), {"metadata", "labels", "berth.dev/priority"})), "90");
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"job-second", "job-first"}); })) << Message("job-second");
+  // The label itself works as well (kubectl label), back down.
+  CommandResult down = Kubectl({"label", "job", "second", "berth.dev/priority=5", "--overwrite"});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"job-first", "job-second"}); })) << Message("job-second");
+  EXPECT_EQ(json::GetInt(*json::Find(RunDoc("job-second"), {"spec"}), "priority"), 5);
+  // A value berth cannot read is refused at admission, naming the label.
+  CommandResult bad = Kubectl({"label", "job", "second", "berth.dev/priority=high", "--overwrite"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("label berth.dev/priority must be a whole number from 0 to 100"), std::string::npos) << bad.err;
+}
+
+// The shortcut test: an Indexed Job of 2 Pods, both of which would fit on one machine, is one
+// gang on two booked machines, and each Pod lands on its own booked machine.
+TEST_F(JobsTest, IndexedJobOfTwoPodsEachOnItsOwnBookedNode) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  QueuedJob("pair", "    berth.dev/fleet: " + FleetName("both") + "\n", "echo rank $JOB_COMPLETION_INDEX; sleep 2", 1,
+            "  parallelism: 2\n  completions: 2\n  completionMode: Indexed\n");
+  ASSERT_TRUE(WaitPhase("job-pair", "Succeeded", std::chrono::seconds(120))) << Message("job-pair");
+  std::vector<std::string> booked = PlacementNodes("job-pair");
+  ASSERT_EQ(std::set<std::string>(booked.begin(), booked.end()), (std::set<std::string>{kNode0, kNode1}));
+  std::map<std::string, std::string> by_rank;  // rank -> the node its Pod ran on
+  for (const auto& [name, p] : JobPods("pair")) {
+    if (p.phase == "Succeeded") by_rank[p.rank] = p.node;
+  }
+  ASSERT_EQ(by_rank.size(), 2u);
+  json::Document ticket = RunDoc("job-pair");
+  for (const auto& e : json::Find(ticket, {"status", "placement"})->GetArray()) {
+    EXPECT_EQ(by_rank[std::to_string(json::GetInt(e, "rank"))], json::GetString(e, "node")) << "rank " << json::GetInt(e, "rank");
+  }
+  EXPECT_TRUE(JobCondition("pair", "Complete"));
+}
+
+// A Job preempted by a Run of higher priority is suspended (its Pod stops), its ticket goes back
+// to the queue, and it is admitted again on a fresh placement when the machine is free.
+TEST_F(JobsTest, PreemptedJobIsSuspendedRequeuedAndReadmitted) {
+  RealFleet("pre", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n", kNode0);
+  QueuedJob("low", "    berth.dev/fleet: " + FleetName("pre") + "\n    berth.dev/priority: \"10\"\n", "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("job-low", "Running", std::chrono::seconds(90))) << Message("job-low");
+  ShellRun("high", "  priority: 90\n  resources: {gpu: 8}\n  fleets: [" + FleetName("pre") +
+                       "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("high", "Running", std::chrono::seconds(90))) << Message("high");
+  EXPECT_EQ(Phase("job-low"), "Pending");
+  EXPECT_EQ(Reason("job-low"), "Preempted") << Message("job-low");
+  EXPECT_TRUE(Eventually([&] { return Suspended("low"); })) << "the preempted Job was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods("low").empty(); }, std::chrono::seconds(60)));
+
+  Kubectl({"delete", "run", "high", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("job-low", "Running", std::chrono::seconds(120))) << Message("job-low");
+  EXPECT_FALSE(Suspended("low"));
+  EXPECT_EQ(StatusInt("job-low", "resubmissions"), 1);
+}
+
+// kubectl berth stop on the ticket: the Job is suspended, its Pod stops, the ticket ends Stopped.
+TEST_F(JobsTest, StopOnTheTicketSuspendsTheJob) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  QueuedJob("long", "    berth.dev/fleet: " + FleetName("one") + "\n", "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("job-long", "Running", std::chrono::seconds(90))) << Message("job-long");
+  CommandResult r = Kubectl({"patch", "run", "job-long", "--type", "merge", "-p", R"({"spec":{"stop":true}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("job-long", "Failed")) << Message("job-long");
+  EXPECT_EQ(Reason("job-long"), "Stopped");
+  // The ticket's status is written first, then the Job held, then its Pods deleted.
+  EXPECT_TRUE(Eventually([&] { return Suspended("long"); })) << "the Job of a stopped ticket was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods("long").empty(); }, std::chrono::seconds(60)));
+}
+
+// Deleting the Job deletes its ticket and frees its blocks: the run waiting behind it starts.
+TEST_F(JobsTest, DeletingTheJobFreesItsBlocks) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  QueuedJob("hog", "    berth.dev/fleet: " + FleetName("one") + "\n", "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("job-hog", "Running", std::chrono::seconds(90))) << Message("job-hog");
+  ShellRun("next", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+           "sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Phase("next") == "Pending"; })) << Phase("next");
+  Kubectl({"delete", "job", "hog", "--wait=false"});
+  EXPECT_TRUE(Eventually([&] { return !client()->Get(k8s::resources::kRuns.Path(ns_, "job-hog")).ok(); },
+                         std::chrono::seconds(60)))
+      << "the ticket outlived its Job";
+  EXPECT_TRUE(WaitPhase("next", "Running", std::chrono::seconds(120))) << Message("next");
+}
+
+// A Job created unsuspended with the label is suspended at admission and its Pods are gated.
+TEST_F(JobsTest, UnsuspendedJobIsSuspendedAtAdmission) {
+  CommandResult r = Kubectl({"create", "-o", "json", "-f", "-"},
+                            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: eager, labels: {berth.dev/queue: \"true\", "
+                            "berth.dev/fleet: none-" + ns_ + "}}\nspec:\n  suspend: false\n  template:\n    spec:\n"
+                            "      restartPolicy: Never\n      containers: [{name: main, image: busybox:1.35, command: [\"true\"]}]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = json::Parse(r.out);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_TRUE(json::Find(*doc, {"spec", "suspend"})->GetBool());
+  const json::Value* gates = json::Find(*doc, {"spec", "template", "spec", "schedulingGates"});
+  ASSERT_NE(gates, nullptr);
+  ASSERT_TRUE(gates->IsArray());
+  EXPECT_EQ(json::GetString((*gates)[0], "name"), "berth.dev/admission");
+  ASSERT_TRUE(Eventually([&] { return Phase("job-eager") == "Pending"; })) << Phase("job-eager");
+  EXPECT_TRUE(JobPods("eager").empty());
+}
+
+// A tenant cannot unsuspend its queued Job, take its label off, or lift the gate of a gated Pod;
+// nor create a ticket of its own or change a ticket's spec.
+TEST_F(JobsTest, TenantCannotUnsuspendOrRemoveTheGate) {
+  GrantTenantNamespaceRights();
+  Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tenant-jobs}
+rules:
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-jobs}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-jobs}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
+)");
+  auto as_tenant = [&](std::vector<std::string> args, const std::string& input = {}) {
+    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
+    return cp().Kubectl(args, input);
+  };
+  QueuedJob("mine", "    berth.dev/fleet: none-" + ns_ + "\n", "true", 1);
+  ASSERT_TRUE(Eventually([&] { return Phase("job-mine") == "Pending"; })) << Phase("job-mine");
+
+  CommandResult unsuspend = as_tenant({"patch", "job", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
+  EXPECT_NE(unsuspend.exit_code, 0);
+  EXPECT_NE(unsuspend.err.find("berth unsuspends it when it admits it"), std::string::npos) << unsuspend.err;
+  EXPECT_TRUE(Suspended("mine"));
+  CommandResult unlabel = as_tenant({"label", "job", "mine", "berth.dev/queue-"});
+  EXPECT_NE(unlabel.exit_code, 0);
+  EXPECT_NE(unlabel.err.find("cannot be removed from a queued Job"), std::string::npos) << unlabel.err;
+
+  CommandResult ticket = as_tenant({"patch", "run", "job-mine", "--type", "merge", "-p", R"({"spec":{"priority":99}})"});
+  EXPECT_NE(ticket.exit_code, 0);
+  EXPECT_NE(ticket.err.find("change the Job's label"), std::string::npos) << ticket.err;
+  CommandResult forged = as_tenant({"create", "-f", "-"},
+                                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: forged}\nspec:\n"
+                                   "  workloadRef: {apiVersion: batch/v1, kind: Job, name: x, uid: x}\n");
+  EXPECT_NE(forged.exit_code, 0);
+  EXPECT_NE(forged.err.find("is a ticket berth keeps for a workload"), std::string::npos) << forged.err;
+
+  // A gated Pod (as the Job controller makes them): the tenant cannot lift the gate.
+  Apply("apiVersion: v1\nkind: Pod\nmetadata: {name: gated}\nspec:\n  schedulingGates: [{name: berth.dev/admission}]\n"
+        "  containers: [{name: main, image: busybox:1.35}]\n");
+  CommandResult lift = as_tenant({"patch", "pod", "gated", "--type", "json", "-p", R"([{"op":"remove","path":"/spec/schedulingGates"}])"});
+  EXPECT_NE(lift.exit_code, 0);
+  EXPECT_NE(lift.err.find("only berth removes it"), std::string::npos) << lift.err;
+  Kubectl({"delete", "pod", "gated", "--wait=false"});
+}
+
+// Annotation berth.dev/max-duration: past it the Job is suspended, its Pod stopped, and the
+// ticket ends MaxDurationExceeded.
+TEST_F(JobsTest, MaxDurationAnnotationEndsTheTicketAndSuspendsTheJob) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: slow\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
+        FleetName("one") + "}\n  annotations: {berth.dev/max-duration: 3s}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, \"3600\"]\n");
+  ASSERT_TRUE(WaitPhase("job-slow", "Running", std::chrono::seconds(90))) << Message("job-slow");
+  ASSERT_TRUE(WaitPhase("job-slow", "Failed", std::chrono::seconds(60))) << Message("job-slow");
+  EXPECT_EQ(Reason("job-slow"), "MaxDurationExceeded");
+  EXPECT_TRUE(Eventually([&] { return Suspended("slow"); })) << "the Job past its max-duration was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods("slow").empty(); }, std::chrono::seconds(60)));
+}
+
+// A namespace labelled berth.dev/queue-all queues every Job created in it, label or not.
+TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
+  CommandResult l = cp().Kubectl({"label", "namespace", ns_, "berth.dev/queue-all=true"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  // The admission policy reads the namespace's labels from its own cache: retried (dry run) until it does.
+  const std::string job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: unlabelled}\nspec:\n  template:\n    spec:\n"
+                          "      restartPolicy: Never\n      containers: [{name: main, image: busybox:1.35, command: [\"true\"]}]\n";
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, job);
+    return r.exit_code == 0 && r.out == "true";
+  })) << "a Job in a queue-all namespace was not held at admission";
+  Apply(job);
+  EXPECT_TRUE(Suspended("unlabelled"));
+  ASSERT_TRUE(Eventually([&] { return !Phase("job-unlabelled").empty(); })) << "no ticket for a Job of a queue-all namespace";
+  EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
+}
+
+}  // namespace
+}  // namespace berth::testing
