@@ -596,6 +596,7 @@
       fact('Effective priority', st.effectivePriority),
       fact('Queue position', st.queuePosition),
       fact('Estimated start', st.estimatedStartAt ? `${fmtTime(st.estimatedStartAt)}, if nothing new arrives` : (phase === 'Pending' && st.reason ? 'unknown (the message says why)' : '')),
+      ...(st.preemption ? [fact('Preempting', preemptionText(st.preemption), 'wide')] : []),
       fact('Nodes', spec.nodes === undefined ? 1 : spec.nodes),
       fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
       fact('Fleet', st.fleet),
@@ -646,6 +647,18 @@
         ? table('Events, oldest first', ['Type', 'Reason', 'Message', { label: 'Count', cls: 'num' }, 'Last seen', 'From'], events, 'events')
         : el('p', { class: 'empty', text: 'No event.' }));
     markUpdated('run-updated');
+  }
+
+  // A preempting run's record (issue 17), as kubectl berth describe says it: the victims of its
+  // namespace by name, the others counted (issue 44: the record names no run of another
+  // namespace), the nodes kept for it.
+  function preemptionText(p) {
+    const who = Array.isArray(p.victims) ? p.victims.slice() : [];
+    const others = Number(p.otherVictims) || 0;
+    if (others > 0) who.push(others === 1 ? '1 run of another namespace' : `${others} runs of other namespaces`);
+    const nodes = Array.isArray(p.nodes) && p.nodes.length ? p.nodes.join(', ') : 'no node';
+    return `${p.reclaim ? 'reclaiming its team\'s share from ' : ''}${who.length ? who.join(', ') : 'runs already stopped'}` +
+      `; kept for it: ${nodes} (fleet ${p.fleet || '?'})`;
   }
 
   function retryText(retry) {
