@@ -349,6 +349,19 @@ std::unique_ptr<ControllerProcess> ControllerProcess::KubeletSim(std::string log
   return p;
 }
 
+std::unique_ptr<ControllerProcess> ControllerProcess::LocalDashboard(std::string kubeconfig, int port, std::string log_name) {
+  auto p = std::make_unique<ControllerProcess>(std::vector<std::string>{"dashboard", "--port", std::to_string(port)},
+                                               std::move(log_name), std::move(kubeconfig));
+  std::string bin = BERTH_CONTROLLER_BIN;
+  p->binary_ = bin.substr(0, bin.rfind("/src/controller/")) + "/src/cli/kubectl-berth";
+  return p;
+}
+
+bool ControllerProcess::StartServing() {
+  Start();
+  return Eventually([&] { return Log().find("Serving the berth dashboard at ") != std::string::npos; });
+}
+
 void ControllerProcess::Start() {
   std::vector<std::string> argv = {binary_, "--kubeconfig",
                                    kubeconfig_.empty() ? ControlPlane::Get().kubeconfig() : kubeconfig_};
