@@ -199,6 +199,24 @@ std::string ControlPlane::AdminToken() const {
   return token;
 }
 
+std::string ControlPlane::KubeconfigOf(const std::string& name, const std::string& user_lines) const {
+  std::string port;
+  std::ifstream(dir_ + "/apiserver.port") >> port;
+  const std::string path = dir_ + "/kubeconfig-" + name;
+  std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
+                      << "    server: https://127.0.0.1:" << port << "\n"
+                      << "    certificate-authority: " << dir_ << "/certs/apiserver.crt\n"
+                      << "users:\n- name: u\n  user:\n" << user_lines
+                      << "contexts:\n- name: c\n  context: {cluster: local, user: u}\ncurrent-context: c\n";
+  return path;
+}
+
+std::string ControlPlane::TokenOf(const std::string& who) const {
+  std::string token;
+  std::ifstream(dir_ + "/" + who + ".token") >> token;
+  return token;
+}
+
 std::string ControlPlane::HostIp() const {
   std::string ip;
   std::ifstream(dir_ + "/host-ip") >> ip;

@@ -43,6 +43,11 @@ class ControlPlane {
   // The token of user `admin` (system:masters), which may list runs everywhere.
   std::string AdminToken() const;
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  // A kubeconfig for this control plane with `user_lines` (YAML under `user:`, 4-space indent,
+  // e.g. "    token: T\n"), written to DIR/kubeconfig-<name>; its path.
+  std::string KubeconfigOf(const std::string& name, const std::string& user_lines) const;
+  // The token in DIR/<who>.token (admin, editor, viewer: static users of the API server).
+  std::string TokenOf(const std::string& who) const;
   // This machine's non-loopback address (DIR/host-ip), where a controller on this machine serves
   // an APIService's endpoint (endpoints may not be loopback); empty when it has none.
   std::string HostIp() const;

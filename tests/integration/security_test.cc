@@ -57,18 +57,12 @@ class Security : public EngineTest {
     controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
   }
 
-  std::string Token(const char* who) { return Trim(ReadFile(cp().dir() + "/" + who + ".token")); }
+  std::string Token(const char* who) { return cp().TokenOf(who); }
   std::string Port() { return Trim(ReadFile(cp().dir() + "/apiserver.port")); }
 
   // A kubeconfig for the control plane with `user_lines` (YAML under `user:`, 4-space indent).
   std::string Kubeconfig(const std::string& name, const std::string& user_lines) {
-    std::string path = cp().dir() + "/kubeconfig-" + name + "-" + ns_;
-    std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
-                        << "    server: https://127.0.0.1:" << Port() << "\n"
-                        << "    certificate-authority: " << cp().dir() << "/certs/apiserver.crt\n"
-                        << "users:\n- name: u\n  user:\n" << user_lines
-                        << "contexts:\n- name: c\n  context: {cluster: local, user: u}\ncurrent-context: c\n";
-    return path;
+    return cp().KubeconfigOf(name + "-" + ns_, user_lines);
   }
 
   // Replaces the fixture's controller with one using `kubeconfig` and `args`.
