@@ -58,27 +58,36 @@ class Dashboard : public EngineTest {
   int port_;
 };
 
+// The page as users get it (kubectl berth dashboard, the admin's kubeconfig here; issue 44): the
+// controller serves none of it any more.
 TEST_F(Dashboard, ServesThePageAndItsFilesWithNothingFromOutside) {
   WaitServing();
   int code = 0;
-  std::string index = HttpGet(Url(), &code);
+  const std::string moved = HttpGet(Url(), &code);
+  EXPECT_EQ(code, 404);
+  EXPECT_NE(moved.find("kubectl berth dashboard"), std::string::npos) << moved;
+  const int port = FreePort();
+  auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-files");
+  ASSERT_TRUE(dashboard->StartServing()) << dashboard->Log();
+  auto Local = [&](const std::string& path = "") { return ControllerProcess::LocalDashboardUrl(port) + path; };
+  std::string index = HttpGet(Local(), &code);
   EXPECT_EQ(code, 200);
   EXPECT_NE(index.find("<script src=\"static/app.js\"></script>"), std::string::npos) << index;
   EXPECT_NE(index.find("href=\"static/style.css\""), std::string::npos) << index;
   for (const char* file : {"app.js", "teams.js", "format.js", "style.css", "favicon.svg"}) {
-    std::string body = HttpGet(Url(std::string("static/") + file), &code);
+    std::string body = HttpGet(Local(std::string("static/") + file), &code);
     EXPECT_EQ(code, 200) << file;
     EXPECT_FALSE(body.empty()) << file;
   }
   // Relative URLs only and no external resource, so the page works under any proxy prefix.
   for (const std::string& body :
-       {index, HttpGet(Url("static/app.js")), HttpGet(Url("static/teams.js")), HttpGet(Url("static/format.js")),
-        HttpGet(Url("static/style.css"))}) {
+       {index, HttpGet(Local("static/app.js")), HttpGet(Local("static/teams.js")), HttpGet(Local("static/format.js")),
+        HttpGet(Local("static/style.css"))}) {
     for (const char* bad : {"src=\"/", "href=\"/", "src=\"http", "href=\"http", "url(http", "@import", "fetch('/", "fetch(\"/"}) {
       EXPECT_EQ(body.find(bad), std::string::npos) << bad;
     }
   }
-  HttpGet(Url("static/nothing.js"), &code);
+  HttpGet(Local("static/nothing.js"), &code);
   EXPECT_EQ(code, 404);
 }
 

@@ -288,7 +288,46 @@ TEST_F(Security, RotatedTokenFileTakesEffectWithoutARestart) {
   cp().Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
 }
 
-// (c) The dashboard's write path uses only its user's kubeconfig (`kubectl berth dashboard`,
+// (c) berth takes no user credential (issue 44, 4): the controller serves no page and no route that
+// acts with a token it is sent, whatever its flags (--queue-auth=false opens only the queue,
+// fleets and teams as JSON, for local tests). The admin's token sent to it changes nothing. Failed
+// before the token page was deleted: with --queue-auth=false the priority change was made (200).
+TEST_F(Security, TheControllerServesNoRouteThatActsForAUser) {
+  Run("target", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); }));
+  const std::string admin = Token("admin");
+  for (const bool open : {false, true}) {
+    SCOPED_TRACE(open ? "--queue-auth=false" : "default flags");
+    RestartController("", open ? std::vector<std::string>{"--queue-auth=false"} : std::vector<std::string>{},
+                      open ? "controller-open" : "controller-default");
+    WaitServing();
+    const std::string base = "http://127.0.0.1:" + std::to_string(metrics_port_) + "/";
+    for (const std::string action : {"priority", "stop", "suspend"}) {
+      CommandResult r = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-X", "POST", "--data",
+                                    action == "priority" ? R"({"priority":99})" : "{}", "-H", "Content-Type: application/json",
+                                    "-H", "X-Berth-CSRF: 1", "-H", "Authorization: Bearer " + admin, "-H",
+                                    "X-Berth-Token: " + admin, base + "api/runs/" + ns_ + "/target/" + action});
+      EXPECT_EQ(r.out.substr(r.out.rfind('\n') + 1), "405") << action << ": " << r.out;
+    }
+    int code = 0;
+    for (const std::string& path :
+         std::vector<std::string>{"api/runs/" + ns_ + "/target", "api/runs/" + ns_ + "/target/logs", "api/session"}) {
+      std::string body = HttpGet(base + path, &code, admin);
+      EXPECT_EQ(code, 404) << path << ": " << body;
+    }
+    std::string page = HttpGet(base, &code);
+    EXPECT_EQ(code, 404);
+    EXPECT_NE(page.find("kubectl berth dashboard"), std::string::npos) << page;
+    HttpGet(base + "api/fleets", &code);
+    EXPECT_EQ(code, open ? 200 : 401);
+  }
+  EXPECT_EQ(SpecPriority("target"), 50) << "a change reached the run through the controller";
+  const json::Value* stop = json::Find(RunDoc("target"), {"spec", "stop"});
+  EXPECT_TRUE(stop == nullptr || (stop->IsBool() && !stop->GetBool()));
+  RestartController("", {}, "controller");  // the fixture's controller again
+}
+
+// (d) The dashboard's write path uses only its user's kubeconfig (`kubectl berth dashboard`,
 // issue 44): a viewer without rights is refused with the API server's own message and nothing
 // changes; the editor's change is made, in its namespace only; the API server's audit log shows
 // who made each patch (the viewer refused, the editor allowed), never berth.
