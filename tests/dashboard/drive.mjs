@@ -323,7 +323,10 @@ try {
     'the blocker\'s logs have a section for rank 0 naming its Pod', await rank0.innerText());
   const logsSeen = [];
   page.on('request', (r) => { if (r.url().includes('/logs?')) logsSeen.push({ url: r.url(), auth: r.headers().authorization }); });
+  // Its answer awaited: the next step opens another user's dashboard, which would abort it.
+  const logsAnswered = page.waitForResponse((r) => r.url().includes('/logs?'));
   await page.getByRole('button', { name: `Show logs of ${run('blocker')}` }).click();
+  await logsAnswered;
   await until('a logs request', async () => ({ ok: logsSeen.length > 0, logsSeen: logsSeen.length }));
   check(!logsSeen[0].auth && logsSeen[0].url.includes('tailLines=20'),
     'logs are asked for with the tail asked for and no credential (the dashboard reads them as its user)', logsSeen[0].url);
