@@ -104,7 +104,7 @@ else
       kubectl apply --dry-run=server -f - >/dev/null 2>&1 && break
     sleep 0.3
   done
-  # The dashboard and metrics through the Service, as a user reaches them.
+  # /metrics through the Service, as a user reaches it.
   kubectl -n berth-system port-forward svc/berth-controller 18080:8080 >"$DIR/port-forward.log" 2>&1 &
   PIDS+=($!)
 fi
@@ -212,8 +212,8 @@ cat <<TXT
 berth is running locally (controller: $(if [ "$HOST" = 1 ]; then echo "a process, log $DIR/controller.log";
   else echo "two Pods in berth-system, kubectl -n berth-system get pods; logs: kubectl -n berth-system logs deploy/berth-controller"; fi); nodes: $(if [ "$SIM" = 1 ]; then
   echo "simulated, $DIR/kubelet-sim.log"; else echo "real kubelets, logs in $DIR/nodes/NODE/"; fi)).
-Dashboard: http://127.0.0.1:18080/ $(if [ "$HOST" = 0 ]; then echo "(kubectl port-forward to the Service) "; fi)(token for the queue, priority changes, stop, suspend, resume and logs:
-the content of $DIR/admin.token)
+Dashboard: kubectl berth dashboard, in the tour's shell (the page on 127.0.0.1, with your kubeconfig)$(if [ "$HOST" = 1 ]; then echo "; with
+--host-controller no queue API is registered, so its queue, fleets and teams pages show an error: curl 127.0.0.1:18080/api/queue"; fi)
 
 A short tour, in another shell:
 

@@ -145,8 +145,8 @@ class Kubelet {
 // ---- what the Runs show ------------------------------------------------------------------------
 
 struct RunView {
-  std::string ns, name, phase, reason;
-  std::vector<std::string> victims;  // status.preemption.victims
+  std::string ns, name, uid, phase, reason;
+  std::vector<std::string> victims;  // status.preemption.victimUIDs (issue 44: victims of other namespaces by uid only)
   bool reclaim = false;              // status.preemption.reclaim
 };
 
@@ -154,12 +154,13 @@ std::shared_ptr<const RunView> DecodeRunView(const json::Value& v) {
   auto out = std::make_shared<RunView>();
   out->ns = json::GetString(json::Find(v, {"metadata", "namespace"}));
   out->name = json::GetString(json::Find(v, {"metadata", "name"}));
+  out->uid = json::GetString(json::Find(v, {"metadata", "uid"}));
   if (const json::Value* st = json::Find(v, {"status"}); st != nullptr && st->IsObject()) {
     out->phase = json::GetString(*st, "phase");
     out->reason = json::GetString(*st, "reason");
     if (const json::Value* p = json::Find(*st, {"preemption"}); p != nullptr && p->IsObject()) {
       out->reclaim = json::GetBool(*p, "reclaim");
-      if (const json::Value* vs = json::Find(*p, {"victims"}); vs != nullptr && vs->IsArray()) {
+      if (const json::Value* vs = json::Find(*p, {"victimUIDs"}); vs != nullptr && vs->IsArray()) {
         for (const json::Value& x : vs->GetArray()) out->victims.push_back(json::GetString(&x));
       }
     }
@@ -174,7 +175,7 @@ bool Placed(const RunView& r) { return r.phase == "Scheduled" || r.phase == "Run
 class RunWatch {
  public:
   struct Reclaimed {
-    std::string key;
+    std::string key, uid;
     Clock::time_point at;
   };
   RunWatch()
@@ -185,7 +186,7 @@ class RunWatch {
       const auto now = Clock::now();
       std::lock_guard<std::mutex> lock(mu_);
       if (Placed(*cur) && (old == nullptr || !Placed(*old))) placed_.emplace(key, now);
-      if (cur->reason == "Reclaimed" && (old == nullptr || old->reason != "Reclaimed")) reclaimed_.push_back({key, now});
+      if (cur->reason == "Reclaimed" && (old == nullptr || old->reason != "Reclaimed")) reclaimed_.push_back({key, cur->uid, now});
       if (!cur->victims.empty()) {
         record_[key] = cur->victims;
         record_reclaim_[key] = cur->reclaim;
@@ -208,7 +209,7 @@ class RunWatch {
     std::lock_guard<std::mutex> lock(mu_);
     return {reclaimed_.begin() + static_cast<std::ptrdiff_t>(std::min(mark, reclaimed_.size())), reclaimed_.end()};
   }
-  // The victims the run's preemption record named (the last non-empty list seen), and whether
+  // The uids of the victims the run's preemption record named (the last non-empty list seen), and whether
   // that record was a reclaim.
   std::pair<std::vector<std::string>, bool> Record(const std::string& key) const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -343,16 +344,17 @@ std::optional<Sample> OneSample(const Config& c, int k, const Kubelet& kubelet, 
   s.placed_ms = std::max(0.0, Ms(*runs.PlacedAt(key) - t0));
   const auto victims = runs.ReclaimedSince(mark);
   s.victims = static_cast<int>(victims.size());
-  std::set<std::string> seen;
+  std::set<std::string> seen, seen_uids;
   s.victims_borrowers = true;
   for (const auto& v : victims) {
     s.twice = s.twice || !seen.insert(v.key).second;
+    seen_uids.insert(v.uid);
     s.reclaimed_ms = std::max(s.reclaimed_ms, Ms(v.at - t0));
     const int vteam = std::atoi(v.key.c_str() + 5);  // "team-N/..."
     s.victims_borrowers = s.victims_borrowers && vteam % 2 == 1;
   }
   const auto [record, reclaim] = runs.Record(key);
-  s.record_matches = reclaim && std::set<std::string>(record.begin(), record.end()) == seen;
+  s.record_matches = reclaim && std::set<std::string>(record.begin(), record.end()) == seen_uids;
   if (!s.record_matches) {
     std::string names;
     for (const auto& r : record) names += " " + r;

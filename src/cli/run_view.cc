@@ -149,6 +149,22 @@ std::string Estimate(const api::RunStatus& status, k8s::TimePoint now) {
   return "unknown (not forecast yet, or estimates are off: --estimate-interval)";
 }
 
+// A pending run's preemption record (issue 17): whom it stops, the victims of its own namespace
+// by name and the others counted (issue 44: the status names no run of another namespace), and
+// the nodes kept for it.
+std::string Preempting(const api::RunStatus::Preemption& p) {
+  std::string who;
+  for (const auto& v : p.victims) who += (who.empty() ? "" : ", ") + v;
+  if (p.other_victims > 0) {
+    who += (who.empty() ? "" : ", ") + std::to_string(p.other_victims) +
+           (p.other_victims == 1 ? " run of another namespace" : " runs of other namespaces");
+  }
+  std::string nodes;
+  for (const auto& n : p.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+  return (p.reclaim ? "reclaiming its team's share from " : "") + (who.empty() ? "runs already stopped" : who) +
+         "; kept for it: " + (nodes.empty() ? "no node" : nodes) + " (fleet " + p.fleet + ")";
+}
+
 void Times(std::ostringstream& out, const api::Run& run, k8s::TimePoint now) {
   const api::RunStatus& status = run.status;
   const std::string created = run.meta.created == k8s::TimePoint{} ? "" : k8s::FormatRfc3339(run.meta.created);
@@ -193,6 +209,7 @@ std::string FormatRunDescription(const api::Run& run, const std::vector<k8s::Pod
   if (api::IsPendingPhase(status.phase) && !run.meta.deleting && !run.spec.suspend && !status.reason.str().empty()) {
     Line(out, "Estimate", Estimate(status, now));
   }
+  if (status.preemption) Line(out, "Preempting", Preempting(*status.preemption));
   Line(out, "Asks", Asks(run, written));
   Line(out, "Limits", Limits(written));
   Times(out, run, now);

@@ -68,15 +68,12 @@ std::string ValidUtf8(const std::string& s) {
 
 // One rank's entry of the logs answer: {"rank","pod","container"} and its last `tail_lines` lines
 // ("lines", "truncated") or why they could not be read ("error", with the "status" of an answer).
-// `token`: the viewer's, never empty in the controller (its own identity is never used); empty in
-// kubectl berth dashboard, whose transport holds the user's own credentials.
-std::string RankLogJson(k8s::Transport& transport, const std::string& ns, const runops::LogTarget& t, int tail_lines,
-                        const std::string& token) {
+// Read with the transport's credentials: the user's own.
+std::string RankLogJson(k8s::Transport& transport, const std::string& ns, const runops::LogTarget& t, int tail_lines) {
   k8s::HttpRequest get;
   get.method = "GET";
   get.path = runops::LogPath(ns, t, false) + "&tailLines=" + std::to_string(tail_lines) +
              "&limitBytes=" + std::to_string(kMaxLogBytesPerRank);
-  get.bearer_token = token;
   std::string out = std::string(R"({"rank":)") + std::to_string(t.rank) + R"(,"pod":)" + json::Quote(t.pod) +
                     R"(,"container":)" + json::Quote(t.container);
   auto r = transport.Send(get);
@@ -97,47 +94,25 @@ HttpReply ApiError(const k8s::Status& s) { return JsonError(s.code() == 0 ? 502 
 
 }  // namespace
 
-DashboardApi::DashboardApi(k8s::ClientPtr client, const reconcilers::EngineApi& engine, QueueReplyFn queue_reply,
-                           bool closed_summaries)
-    : client_(std::move(client)), engine_(&engine), queue_reply_(std::move(queue_reply)), closed_summaries_(closed_summaries) {}
-
 DashboardApi::DashboardApi(k8s::ClientPtr user_client, LocalSources sources)
-    : client_(std::move(user_client)), queue_reply_(sources.queue), local_(std::move(sources)) {}
-
-std::string DashboardApi::ViewerToken(const HttpRequestView& req, bool& missing) const {
-  if (engine_ == nullptr) {  // the user's own client
-    missing = false;
-    return {};
-  }
-  std::string token = BearerToken(req);
-  missing = token.empty();
-  return token;
-}
+    : client_(std::move(user_client)), local_(std::move(sources)) {}
 
 void DashboardApi::Register(HttpServer& server) {
   server.Handle("/", [this](const HttpRequestView& req) { return Static(req); });
   server.Handle("/static/", [this](const HttpRequestView& req) { return Static(req); });
-  // Whose identity the page's requests carry: "kubeconfig" (kubectl berth dashboard: the page hides
-  // its token form) or "token" (the controller's own port: a token the page sends).
-  server.Handle("/api/session", [this](const HttpRequestView&) {
-    return JsonReply(200, std::string(R"({"identity":)") + (engine_ == nullptr ? "\"kubeconfig\"" : "\"token\"") + "}");
-  });
-  server.Handle("/api/queue", [this](const HttpRequestView& req) { return queue_reply_(req); },
+  server.Handle("/api/queue", [this](const HttpRequestView& req) { return local_.queue(req); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  auto summary = [this](HttpReply (DashboardApi::*read)() const) {
-    return [this, read](const HttpRequestView&) {
-      return closed_summaries_ ? JsonError(401, kQueueMovedSentence) : (this->*read)();
-    };
-  };
-  server.Handle("/api/fleets", summary(&DashboardApi::Fleets), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  server.Handle("/api/teams", summary(&DashboardApi::Teams), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/fleets", [this](const HttpRequestView&) { return local_.fleets(); },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/teams", [this](const HttpRequestView&) { return local_.teams(); },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
       [this](const HttpRequestView& req) {
         RunRequest run;
         std::string message;
         if (int status = ParseRunRequest(req, run, message); status != 0) return JsonError(status, message);
-        if (run.action.empty()) return RunDetail(req, run.ns, run.name);
+        if (run.action.empty()) return RunDetail(run.ns, run.name);
         if (run.action == "logs") return RunLogs(req, run.ns, run.name);
         if (run.action == "stop") return ControlRun(req, run.ns, run.name, runops::Control::kStop);
         if (run.action == "suspend") return ControlRun(req, run.ns, run.name, runops::Control::kSuspend);
@@ -167,9 +142,8 @@ HttpReply DashboardApi::Static(const HttpRequestView& req) const {
   return r;
 }
 
-HttpReply DashboardApi::Fleets() const {
-  if (engine_ == nullptr) return local_.fleets();
-  auto fleets = engine_->Fleets();
+HttpReply EngineSummaries::Fleets() const {
+  auto fleets = engine_.Fleets();
   std::sort(fleets.begin(), fleets.end(), [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
   std::string out = R"({"items":[)";
   for (size_t i = 0; i < fleets.size(); ++i) {
@@ -210,30 +184,24 @@ HttpReply DashboardApi::Fleets() const {
   return JsonReply(200, out);
 }
 
-HttpReply DashboardApi::Teams() const {
-  if (engine_ == nullptr) return local_.teams();
+HttpReply EngineSummaries::Teams() const {
   std::vector<api::v1alpha1::Team> teams;
-  for (const auto& t : engine_->Teams()) teams.push_back(*t);
+  for (const auto& t : engine_.Teams()) teams.push_back(*t);
   std::sort(teams.begin(), teams.end(), [](const auto& a, const auto& b) { return a.meta.name < b.meta.name; });
   return JsonReply(200, api::v1alpha1::EncodeTeamsPage(teams));
 }
 
-HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
-  // Read with the viewer's identity only: RBAC decides what each viewer may see.
-  bool missing = false;
-  std::string token = ViewerToken(req, missing);
-  if (missing) {
-    return JsonError(401, "no bearer token: enter your Kubernetes token (a run's details are read with your identity)");
-  }
+HttpReply DashboardApi::RunDetail(const std::string& ns, const std::string& name) const {
+  // Read with the user's own credentials: RBAC decides what each user may see.
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
   const std::string ns_seg = k8s::UrlEncode(ns), name_seg = k8s::UrlEncode(name);
-  auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg), token);
+  auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg));
   if (!run.ok()) {
     int code = run.status().code() == 0 ? 502 : run.status().code();
     return JsonError(code, run.status().message());
   }
   std::string selector = "involvedObject.kind=Run,involvedObject.name=" + name;
-  auto events = client_->Get(k8s::resources::kEvents.Path(ns_seg) + "?fieldSelector=" + k8s::UrlEncode(selector), token);
+  auto events = client_->Get(k8s::resources::kEvents.Path(ns_seg) + "?fieldSelector=" + k8s::UrlEncode(selector));
   const std::string ev = events.ok() ? k8s::ListItemsJson(*events) : "[]";
   // What the page shows needs neither; annotations may hold what other tools stored (e.g. the
   // last-applied configuration), managedFields is bulk. The run goes to the page as the API
@@ -244,22 +212,20 @@ HttpReply DashboardApi::RunDetail(const HttpRequestView& req, const std::string&
 HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
   int64_t priority = 0;
   std::string message;
-  if (int status = CheckPriorityWrite(req, priority, message, engine_ != nullptr); status != 0) return JsonError(status, message);
+  if (int status = CheckPriorityWrite(req, priority, message); status != 0) return JsonError(status, message);
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
-  bool missing = false;
-  std::string token = ViewerToken(req, missing);
   auto res = client_->MergePatch(k8s::resources::kRuns.Path(k8s::UrlEncode(ns), k8s::UrlEncode(name)),
-                                 api::v1alpha1::PriorityPatch(priority, /*resource_version=*/""), token);
+                                 api::v1alpha1::PriorityPatch(priority, /*resource_version=*/""));
   if (!res.ok()) {
     int code = res.status().code() == 0 ? 502 : res.status().code();
     return JsonError(code, res.status().message());
   }
-  spdlog::info("dashboard: priority of run {}/{} set to {} with the viewer's token", ns, name, priority);
+  spdlog::info("dashboard: priority of run {}/{} set to {} with your kubeconfig", ns, name, priority);
   const int64_t generation = k8s::DecodeMeta(*res).generation;  // 0 when absent from an unexpected answer
   // Without the admission webhook a priority above the namespace's cap is written and queued at
   // the cap (issue 17): say so.
   std::string cap;
-  if (auto c = engine_ != nullptr ? engine_->CapOf(ns) : local_.cap_of(ns); c && priority > c->cap) {
+  if (auto c = local_.cap_of(ns); c && priority > c->cap) {
     cap = R"(,"cap":)" + std::to_string(c->cap) + R"(,"capNote":)" + json::Quote(reconcilers::PriorityCapNote(ns, priority, *c));
   }
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"priority":)" +
@@ -268,18 +234,13 @@ HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::strin
 }
 
 HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& ns, const std::string& name) const {
-  // Read with the viewer's identity only (pods and pods/log as RBAC allows them).
-  bool missing = false;
-  std::string token = ViewerToken(req, missing);
-  if (missing) {
-    return JsonError(401, "no bearer token: enter your Kubernetes token (a run's logs are read with your identity)");
-  }
+  // Read with the user's own credentials (pods and pods/log as RBAC allows them).
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
   LogsQuery q;
   std::string message;
   if (int status = ParseLogsQuery(req, q, message); status != 0) return JsonError(status, message);
   const std::string ns_seg = k8s::UrlEncode(ns), name_seg = k8s::UrlEncode(name);
-  auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg), token);
+  auto run = client_->Get(k8s::resources::kRuns.Path(ns_seg, name_seg));
   if (!run.ok()) return ApiError(run.status());
   const api::v1alpha1::Run decoded = api::v1alpha1::DecodeRunLeniently(*run);
   const int64_t nodes = std::max<int64_t>(decoded.spec.nodes, 1);
@@ -287,8 +248,7 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
     return JsonError(400, "run \"" + name + "\" has " + std::to_string(nodes) + (nodes == 1 ? " rank" : " ranks") +
                               ": rank " + std::to_string(q.rank) + " is out of range");
   }
-  auto pods = client_->Get(k8s::resources::kPods.Path(ns_seg) + "?labelSelector=" + k8s::UrlEncode("berth.dev/run=" + name),
-                           token);
+  auto pods = client_->Get(k8s::resources::kPods.Path(ns_seg) + "?labelSelector=" + k8s::UrlEncode("berth.dev/run=" + name));
   if (!pods.ok()) return ApiError(pods.status());
   std::optional<int> rank;
   if (q.rank >= 0) rank = q.rank;
@@ -308,7 +268,7 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
   }
   out += R"(,"note":)" + json::Quote(note) + R"(,"ranks":[)";
   for (size_t i = 0; i < targets.size(); ++i) {
-    out += (i ? "," : "") + RankLogJson(*client_->transport(), ns, targets[i], q.tail_lines, token);
+    out += (i ? "," : "") + RankLogJson(*client_->transport(), ns, targets[i], q.tail_lines);
   }
   out += "]}";
   return JsonReply(200, out);
@@ -317,13 +277,12 @@ HttpReply DashboardApi::RunLogs(const HttpRequestView& req, const std::string& n
 HttpReply DashboardApi::ControlRun(const HttpRequestView& req, const std::string& ns, const std::string& name,
                                    runops::Control c) const {
   std::string message;
-  if (int status = CheckControlWrite(req, message, engine_ != nullptr); status != 0) return JsonError(status, message);
+  if (int status = CheckControlWrite(req, message); status != 0) return JsonError(status, message);
   if (!IsDnsLabel(ns) || !IsDnsSubdomain(name)) return JsonError(400, "invalid namespace or name");
-  // The viewer's own credentials: the API server decides whether they may change the run.
-  bool missing = false;
-  auto change = runops::ApplyControl(*client_, ns, name, c, /*attempts=*/3, ViewerToken(req, missing));
+  // The user's own credentials: the API server decides whether they may change the run.
+  auto change = runops::ApplyControl(*client_, ns, name, c, /*attempts=*/3);
   if (!change.ok()) return ApiError(change.status());
-  spdlog::info("dashboard: {} of run {}/{} requested with the viewer's token", runops::ControlVerb(c), ns, name);
+  spdlog::info("dashboard: {} of run {}/{} requested with your kubeconfig", runops::ControlVerb(c), ns, name);
   return JsonReply(200, R"({"namespace":)" + json::Quote(ns) + R"(,"name":)" + json::Quote(name) + R"(,"action":)" +
                             json::Quote(runops::ControlVerb(c)) + R"(,"was":)" + json::Quote(change->phase) +
                             R"(,"generation":)" + std::to_string(change->generation) + "}");

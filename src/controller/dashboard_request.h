@@ -1,7 +1,7 @@
 #pragma once
 // The dashboard API's checks of a request, before anything reaches the API server: which run a
-// path names (namespace and name validated as Kubernetes names), the viewer's token, and the
-// cross-site and body checks of a priority change. Pure functions (no client, no network), used by
+// path names (namespace and name validated as Kubernetes names), and the cross-site and body
+// checks of a priority change. Pure functions (no client, no network), used by
 // DashboardApi and driven directly by fuzz/http_fuzz.cc.
 
 #include <cstdint>
@@ -29,19 +29,15 @@ struct RunRequest {
 // another shape of path, 405 for a method the action does not take) with a sentence in `message`.
 int ParseRunRequest(const HttpRequestView& req, RunRequest& out, std::string& message);
 
-// The viewer's token: `Authorization: Bearer T`, or `X-Berth-Token: T` when a proxy in front
-// (kubectl proxy, the API server's service proxy) consumes the Authorization header itself.
-std::string BearerToken(const HttpRequestView& req);
-
-// The checks of POST .../priority, in order: X-Berth-CSRF: 1 (403), a JSON content type (403), a
-// matching Origin when one is sent (403), a bearer token (401), a JSON object body (400) with an
+// The checks of POST .../priority, in order: X-Berth-CSRF: 1 (403), a JSON content type (403), an
+// Origin, when one is sent, of the request's own Host (403), a JSON object body (400) with an
 // integer "priority" from 0 to 100 (422). Returns 0 and sets `priority`, or the status and sentence.
-// `need_token` false (kubectl berth dashboard: the user's own client writes): no token check.
-int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message, bool need_token = true);
+// No credential is read: kubectl berth dashboard's own client writes with the user's kubeconfig.
+int CheckPriorityWrite(const HttpRequestView& req, int64_t& priority, std::string& message);
 
-// The checks of POST .../stop, .../suspend and .../resume: the same cross-site and token checks,
-// in the same order, then a body that is exactly the empty JSON object {} (400 otherwise).
-int CheckControlWrite(const HttpRequestView& req, std::string& message, bool need_token = true);
+// The checks of POST .../stop, .../suspend and .../resume: the same cross-site checks, in the same
+// order, then a body that is exactly the empty JSON object {} (400 otherwise).
+int CheckControlWrite(const HttpRequestView& req, std::string& message);
 
 // The query of GET .../logs: `rank` (optional, a whole number below 10000) and `tailLines`
 // (1 to kMaxLogTailLines, default kDefaultLogTailLines); 400 with a sentence otherwise.

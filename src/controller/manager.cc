@@ -80,7 +80,8 @@ void Manager::SetUpLeaderElection() {
   });
 }
 
-// /metrics, /queue and the dashboard (with its API) on the metrics port.
+// /metrics and /queue on the metrics port; with --queue-auth=false the queue, fleets and teams as
+// the dashboard's JSON too (local tests).
 void Manager::SetUpMetricsServer(const HttpLimits& limits) {
   metrics_server_ = std::make_unique<HttpServer>(options_.metrics_bind_address, 4, limits);
   metrics_server_->Handle("/metrics", [this](const HttpRequestView&) {
@@ -88,38 +89,28 @@ void Manager::SetUpMetricsServer(const HttpLimits& limits) {
   });
   metrics_server_->Handle("/queue", [this](const HttpRequestView& req) { return QueueReply(req, false); },
                           RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
-  // Requests made for a dashboard viewer carry only the viewer's credentials: a client of their
-  // own, on connections of their own, without the controller's client certificate or token (with
-  // a certificate on the connection the API server would authenticate it and ignore the viewer's
-  // token: any token would act as berth; issue 29).
-  k8s::ClientConfig viewer = client_->config();
-  viewer.client_cert_pem.clear();
-  viewer.client_key_pem.clear();
-  viewer.token.reset();
-  viewer.user_agent += " (dashboard viewer)";
-  auto viewer_client = std::make_shared<k8s::Client>(viewer);
-  dashboard_ = std::make_unique<DashboardApi>(
-      viewer_client, *engine_, [this](const HttpRequestView& req) { return QueueReply(req, true); }, options_.queue_auth);
-  if (!options_.queue_auth) {
-    // Local tests only: the page and its API on this port, the run routes acting with a token the
-    // page sends (the token form).
-    dashboard_->Register(*metrics_server_);
-    return;
-  }
-  // berth takes no user credential (issue 44, 4): no page that asks for a token, no route that
-  // acts with one. The dashboard is kubectl berth dashboard's (the user's machine and kubeconfig);
-  // the queue, fleets and teams are read through the API server (401 here, with a sentence).
+  dashboard_ = std::make_unique<EngineSummaries>(*engine_);
+  // berth takes no user credential (issue 44, 4): no page, no route that acts for a user. The
+  // dashboard is kubectl berth dashboard's (the user's machine and kubeconfig).
   metrics_server_->Handle("/", [](const HttpRequestView&) {
     return HttpReply{404, "text/plain; charset=utf-8",
                      "berth's dashboard is served on your own machine with your kubeconfig: kubectl berth dashboard "
                      "(this port serves /metrics)\n",
                      {}};
   });
-  for (const char* route : {"/api/queue", "/api/fleets", "/api/teams"}) {
-    metrics_server_->Handle(route, [](const HttpRequestView&) {
-      return HttpReply{401, "application/json", std::string(R"({"error":)") + json::Quote(kQueueMovedSentence) + "}", {}};
-    });
-  }
+  // The queue, fleets and teams are read through the API server (the aggregated queue API): here
+  // 401 with a sentence, unless --queue-auth=false opens them to anyone who reaches the port.
+  metrics_server_->Handle("/api/queue", [this](const HttpRequestView& req) { return QueueReply(req, true); },
+                          RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  auto summary = [this](HttpReply (EngineSummaries::*read)() const) {
+    return [this, read](const HttpRequestView&) {
+      return options_.queue_auth
+                 ? HttpReply{401, "application/json", std::string(R"({"error":)") + json::Quote(kQueueMovedSentence) + "}", {}}
+                 : (dashboard_.get()->*read)();
+    };
+  };
+  metrics_server_->Handle("/api/fleets", summary(&EngineSummaries::Fleets), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  metrics_server_->Handle("/api/teams", summary(&EngineSummaries::Teams), RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
 }
 
 // The aggregated queue API (queue_api.h): HTTPS, client certificates checked against the

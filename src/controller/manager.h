@@ -85,7 +85,8 @@ class Manager {
   std::unique_ptr<HttpServer> metrics_server_, probe_server_, webhook_server_, queue_api_server_;
   std::unique_ptr<AccessReview> access_;
   std::unique_ptr<QueueApi> queue_api_;
-  std::unique_ptr<DashboardApi> dashboard_;
+  // The fleets and teams from the caches (the queue API's; the metrics port's with --queue-auth=false).
+  std::unique_ptr<EngineSummaries> dashboard_;
   std::mutex wait_mu_;  // with wait_cv_: Run's waits (the caches' sync, RequestStop)
   std::condition_variable wait_cv_;
   std::atomic<bool> stop_{false};  // RequestStop (also what LeaderElector::Acquire checks)

@@ -35,9 +35,9 @@ Flags:
                                       API server's proxy, "0" to disable (default 0)
   --queue-api-cert-dir DIR            tls.crt and tls.key for it (default /tmp/berth-queue-api/serving-certs)
   --queue-auth[=false]                true: /queue and /api/{queue,fleets,teams} on the metrics port answer 401 (read
-                                      them through the API server) and no dashboard is served there (kubectl berth
-                                      dashboard); false shows them, and the old token dashboard, to anyone (local
-                                      tests only; default true)
+                                      them through the API server); false shows them as JSON to anyone who reaches
+                                      the port (tests and benchmarks on loopback; default true). No dashboard page
+                                      or route that acts for a user is served either way (kubectl berth dashboard)
   --http-read-timeout D               time a client has to send a whole request on the three ports above (default 10s)
   --webhook-cert-dir DIR              tls.crt and tls.key for the webhook (default /tmp/k8s-webhook-server/serving-certs)
   --aging-interval D                  a pending run gains one effective priority per interval; 0 turns aging off (default 15m)

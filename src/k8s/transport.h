@@ -21,8 +21,7 @@ struct HttpRequest {
   std::string body;
   std::string content_type = "application/json";
   std::string bearer_token;  // overrides the config's token when set (user-forwarded writes)
-  // Further header fields, sent as they are (e.g. X-Berth-Token through the API server's service
-  // proxy, which consumes the Authorization header it authenticated).
+  // Further header fields, sent as they are.
   std::vector<std::pair<std::string, std::string>> headers;
 };
 

@@ -1,10 +1,12 @@
 #include "reconcilers/preemptions.h"
 
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
+#include "reconcilers/pod_builder.h"
 #include "reconcilers/run_status.h"
 #include "reconcilers/team_types.h"
 #include "scheduling/cycle_result.h"
@@ -20,21 +22,25 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
                                                         k8s::TimePoint now) {
   std::vector<sched::Nomination> out;
   std::unordered_map<std::string_view, const PlacedRun*> placed_by_key;  // made for the first record
+  std::unordered_map<std::string_view, std::string_view> placed_by_uid;    // uid -> key, the same
   std::unordered_set<std::string_view> held;  // nodes where the view has berth Pods outliving their placement
   for (const auto& [key, run, memo] : keyed) {
     if (!memo->has_preemption) continue;  // (Memo::Read: without reading the run)
     const auto& record = run->status.preemption;
     if (!record || !IsPendingPhase(run->status.phase) || run->meta.deleting || queue.Find(key) == nullptr) continue;
     if (placed_by_key.empty()) {
-      for (const auto& pr : placed) placed_by_key.emplace(pr->key, pr.get());
+      for (const auto& pr : placed) {
+        placed_by_key.emplace(pr->key, pr.get());
+        if (!pr->uid.empty()) placed_by_uid.emplace(pr->uid, pr->key);
+      }
       for (const auto& r : view.snapshot.running) {
         if (IsHoldId(r.id)) held.insert(r.placement.front().instance);
       }
     }
-    sched::Nomination n{key, record->fleet, record->nodes, record->victims, false};
+    sched::Nomination n{key, record->fleet, record->nodes, VictimKeys(*record, placed_by_uid), false};
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
-    for (const auto& id : record->victims) {
+    for (const auto& id : n.victims) {
       auto victim = caches_.runs().Get(id);
       auto it = placed_by_key.find(id);
       if (victim && it != placed_by_key.end() && !it->second->assumed) {
@@ -61,6 +67,29 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
     if (holds) out.push_back(std::move(n));
   }
   return out;
+}
+
+std::vector<std::string> Preemptions::VictimKeys(
+    const RunStatus::Preemption& record,
+    const std::unordered_map<std::string_view, std::string_view>& placed_by_uid) const {
+  if (record.victim_uids.empty()) return record.victims;  // an older berth's record: every victim by name
+  const std::unordered_set<std::string_view> uids(record.victim_uids.begin(), record.victim_uids.end());
+  std::set<std::string> keys;
+  for (const auto& uid : record.victim_uids) {
+    if (auto it = placed_by_uid.find(uid); it != placed_by_uid.end()) keys.emplace(it->second);
+  }
+  // Victims no longer placed matter while their Pods still stop on the kept nodes: berth's Pods
+  // there name their run (label and namespace), which must still be the victim (its uid).
+  for (const auto& node : record.nodes) {
+    for (const auto& p : caches_.pods().ByIndex("node", node)) {
+      if (IsTerminalPod(*p)) continue;
+      const std::string key = k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel));
+      if (keys.count(key)) continue;
+      auto victim = caches_.runs().Get(key);
+      if (victim && uids.count(victim->meta.uid)) keys.insert(key);
+    }
+  }
+  return {keys.begin(), keys.end()};
 }
 
 void Preemptions::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,

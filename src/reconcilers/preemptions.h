@@ -16,9 +16,17 @@
 // nominated nodes, or the view still counts a stopped Pod's blocks on one of those nodes (its
 // deletion seen only after the view was made): otherwise the core would plan again with other
 // victims.
+//
+// The record names its victims by uid (status.preemption.victimUIDs: the status is the
+// preemptor's owner's to read, and names only the victims of its namespace, issue 44): a victim is
+// found among the runs placed this pass, or by its Pods that still stop on the record's nodes; a
+// victim neither placed nor stopping there is done with. A record of an older berth (no uids)
+// names every victim.
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -45,6 +53,10 @@ class Preemptions {
                                                   const std::unordered_set<std::string>& frozen, k8s::TimePoint now);
 
  private:
+  // The run ids of the record's victims that are still placed (`placed_by_uid`: uid -> key of the
+  // runs placed this pass) or have Pods not finished on its nodes; sorted.
+  std::vector<std::string> VictimKeys(const RunStatus::Preemption& record,
+                                      const std::unordered_map<std::string_view, std::string_view>& placed_by_uid) const;
   // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted
   // (Reclaimed for a reclaim's record), its message naming who and why.
   void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);

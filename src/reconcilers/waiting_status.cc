@@ -6,16 +6,32 @@
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
 #include "reconcilers/run_status.h"
+#include "scheduling/quota.h"
 
 namespace berth::reconcilers {
 
 namespace sched = scheduling;
 
+RunStatus::Preemption WaitingStatusWriter::Record(const std::string& run_id, const std::string& fleet,
+                                                  const std::vector<std::string>& instances,
+                                                  const std::vector<std::string>& victims, bool reclaim) const {
+  RunStatus::Preemption p{fleet, instances, {}, 0, {}, reclaim};
+  for (const auto& v : victims) {
+    if (sched::NamespaceOf(v) == sched::NamespaceOf(run_id)) {
+      p.victims.push_back(v);
+    } else {
+      ++p.other_victims;
+    }
+    if (auto victim = caches_.runs().Get(v)) p.victim_uids.push_back(victim->meta.uid);
+  }
+  return p;
+}
+
 void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& nominations,
                                          const sched::CycleResult& result, WorkingSet& working) {
   preempting_.clear();
   for (const auto& d : result.preemptions) {
-    preempting_[d.run_id] = RunStatus::Preemption{d.plan.fleet, d.plan.instances, d.plan.victims, d.reclaim};
+    preempting_[d.run_id] = Record(d.run_id, d.plan.fleet, d.plan.instances, d.plan.victims, d.reclaim);
     // One Event per plan (its status write may be the queue-position writer's or Apply's).
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
@@ -35,10 +51,16 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
   }
   for (const auto& n : nominations) {
     if (still.count(n.run_id) && !preempting_.count(n.run_id)) {
-      // A reclaim's record stays one (the core's nomination does not say).
+      // The record the nomination came from stays as it is (a reclaim's stays one, its victims
+      // stay those it chose, also once some are gone); one of an older berth, which named every
+      // victim, is written anew.
       auto run = caches_.runs().Get(n.run_id);
-      const bool reclaim = run && run->status.preemption && run->status.preemption->reclaim;
-      preempting_[n.run_id] = RunStatus::Preemption{n.fleet, n.instances, n.victims, reclaim};
+      const auto& record = run ? run->status.preemption : std::nullopt;
+      if (record && !record->victim_uids.empty()) {
+        preempting_[n.run_id] = *record;
+      } else {
+        preempting_[n.run_id] = Record(n.run_id, n.fleet, n.instances, n.victims, record && record->reclaim);
+      }
     }
   }
 }

@@ -57,6 +57,11 @@ class WaitingStatusWriter {
         background_queued_(std::move(background_queued)),
         forecast_(forecast) {}
 
+  // The status record of `run_id`'s preemption of `victims` (run ids): the victims of its own
+  // namespace by name, the others counted, every victim's uid (api/v1alpha1/run.h, issue 44).
+  RunStatus::Preemption Record(const std::string& run_id, const std::string& fleet,
+                               const std::vector<std::string>& instances, const std::vector<std::string>& victims,
+                               bool reclaim) const;
   // Which preemption record each preempting run's waiting status carries this pass: the cycle's
   // new plans (each announced by one Normal Event) and the nominations still preempting.
   void NotePreempting(const std::vector<scheduling::Nomination>& nominations, const scheduling::CycleResult& result,

@@ -54,16 +54,16 @@ std::string ControlPatch(Control c, const std::string& resource_version) {
 }
 
 k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& ns, const std::string& name, Control c,
-                                        int attempts, const std::string& bearer_token) {
+                                        int attempts) {
   const std::string path = k8s::resources::kRuns.Path(ns, name);
   ControlChange change;
   for (int attempt = 0; attempt < attempts; ++attempt) {
-    auto got = client.Get(path, bearer_token);
+    auto got = client.Get(path);
     if (!got.ok()) return Status::Error(RunErrorSentence(got.status(), ns, name), got.status().code(), got.status().reason());
     const api::Run run = api::DecodeRunLeniently(*got);
     if (Status s = CheckControl(c, run); !s.ok()) return s;
     change.phase = std::string(api::PhaseName(run.status.phase));
-    auto patched = client.MergePatch(path, ControlPatch(c, run.meta.resource_version), bearer_token);
+    auto patched = client.MergePatch(path, ControlPatch(c, run.meta.resource_version));
     if (patched.ok()) {
       change.generation = k8s::DecodeMeta(*patched).generation;
       return change;

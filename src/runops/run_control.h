@@ -39,10 +39,10 @@ struct ControlChange {
 
 // Reads the run, checks it (CheckControl) and patches it; on 409 Conflict reads again and retries,
 // at most `attempts` patches in all. Errors are sentences (RunErrorSentence for API errors) with
-// the API's code (0 when the API server did not answer). `bearer_token`: whose credentials (the
-// dashboard's viewer); empty = the client's own.
+// the API's code (0 when the API server did not answer). With the client's own credentials (the
+// plugin's and kubectl berth dashboard's: the user's kubeconfig).
 k8s::Result<ControlChange> ApplyControl(k8s::Client& client, const std::string& ns, const std::string& name, Control c,
-                                        int attempts = 5, const std::string& bearer_token = {});
+                                        int attempts = 5);
 
 // Whether the run's status shows the change carried out for `generation`: stopped (or ended
 // anyway), suspended (Pending, Suspended; or ended anyway), resumed (no longer Suspended).

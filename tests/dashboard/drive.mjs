@@ -1,18 +1,21 @@
 // Drives the berth dashboard in Debian's headless Chromium with playwright-core.
 // Called by tests/integration/dashboard_test.cc after it set up a namespace with a fleet of one
 // slot held by a `blocker` run (maxDuration 2h) and three queued runs a, b, c of priority 50 (in that order),
-// and RBAC: user `editor` may get/list/patch runs (and read events, pods and logs) there; the
-// `reader` (a ServiceAccount token) may read the same but patch nothing; `viewer` may do nothing.
+// and RBAC: user `editor` may get/list/patch runs (and read events, pods and logs) there and list
+// fleets and teams; the `reader` (a ServiceAccount) may read the same runs but patch nothing;
+// `viewer` may do nothing. Each of them runs `kubectl berth dashboard` with a kubeconfig of their
+// own (issue 44: what users run; the page sends no credential, the dashboard's requests carry the
+// user's), at the URL given for them.
 //
-//   node tests/dashboard/drive.mjs --modules DIR --url URL --namespace NS --fleet FLEET --node NODE
-//        --editor-token-file F --viewer-token-file F --reader-token-file F [--artifacts DIR] [--docs-images DIR]
+//   node tests/dashboard/drive.mjs --modules DIR --editor-url URL --viewer-url URL --reader-url URL
+//        --namespace NS --fleet FLEET --node NODE [--artifacts DIR] [--docs-images DIR]
 //
 // DIR is the folder whose node_modules has playwright-core (tests/dashboard/setup.sh prints it).
 // Exits 0 when every check passed; prints one line per check. Screenshots go to --artifacts
 // (default $BERTH_TEST_ARTIFACTS, else build/test-artifacts/dashboard) and, with --docs-images,
 // are also copied there for docs/dashboard.md.
 import { createRequire } from 'node:module';
-import { mkdirSync, readFileSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +36,7 @@ function parseArgs(argv) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-for (const k of ['modules', 'url', 'namespace', 'fleet', 'node', 'editor-token-file', 'viewer-token-file', 'reader-token-file']) {
+for (const k of ['modules', 'editor-url', 'viewer-url', 'reader-url', 'namespace', 'fleet', 'node']) {
   if (!args[k]) {
     console.error(`drive.mjs: --${k} is required`);
     process.exit(2);
@@ -45,10 +48,12 @@ const { chromium } = require('playwright-core');
 const NS = args.namespace;
 const FLEET = args.fleet;
 const NODE = args.node;
-const BASE = args.url.endsWith('/') ? args.url : `${args.url}/`;
-const EDITOR = readFileSync(args['editor-token-file'], 'utf8').trim();
-const VIEWER = readFileSync(args['viewer-token-file'], 'utf8').trim();
-const READER = readFileSync(args['reader-token-file'], 'utf8').trim();
+const slash = (u) => (u.endsWith('/') ? u : `${u}/`);
+// Each user's dashboard; BASE is the editor's, where most of the checks are made.
+const EDITOR = slash(args['editor-url']);
+const VIEWER = slash(args['viewer-url']);
+const READER = slash(args['reader-url']);
+const BASE = EDITOR;
 const ARTIFACTS = path.resolve(args.artifacts || process.env.BERTH_TEST_ARTIFACTS || path.join(ROOT, 'build/test-artifacts/dashboard'));
 const DOCS_IMAGES = args['docs-images'] ? path.resolve(args['docs-images']) : '';
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -112,11 +117,13 @@ async function untilRunShows(page, phase, reason) {
   });
 }
 
-async function setToken(page, token) {
-  await page.getByLabel('Kubernetes token').fill(token);
-  await page.getByRole('button', { name: 'Use token' }).click();
-  await page.locator('#token-state', { hasText: 'A token is set' }).waitFor();
+// The same view in `user`'s dashboard (EDITOR, VIEWER or READER): what that user sees.
+async function as(page, user) {
+  const hash = new URL(page.url()).hash;
+  await page.goto(`${user}${hash}`);
 }
+// No credential on a request the page makes: the dashboard adds its user's.
+const noCredential = (h) => !h.authorization && !h['x-berth-token'];
 
 const profile = mkdtempSync(path.join(tmpdir(), 'berth-chromium-'));
 // A persistent context on a new empty folder: Chromium runs with a fresh --user-data-dir.
@@ -137,22 +144,21 @@ try {
   page.on('console', (m) => { if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) problems.push(`console error: ${m.text()}`); });
   page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
   const external = [];
-  page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) external.push(r.url()); });
+  page.on('request', (r) => {
+    if (![EDITOR, VIEWER, READER].some((b) => r.url().startsWith(b)) && !r.url().startsWith('data:')) external.push(r.url());
+  });
 
-  // 1. The queue in the right order. The queue takes no token (issue 44): the controller here runs
-  // with --queue-auth=false (its own port is open; the chart's answers 401 and the queue is read
-  // through the API server, as kubectl berth dashboard does), so the page shows it without one.
+  // 1. The queue in the right order, read through berth's queue API with the editor's kubeconfig.
   await page.goto(`${BASE}#/queue?namespace=${encodeURIComponent(NS)}`);
   check(await page.title() === 'Queue · berth', 'the queue page opens', await page.title());
   const loadError = page.locator('#load-error');
-  // The token goes only with the calls made with the viewer's identity (never the queue).
+  // The page sends no credential with any call (the dashboard holds the user's kubeconfig).
   const queueReads = [], fleetReads = [], teamReads = [];
   page.on('request', (r) => {
     if (/api\/queue/.test(r.url())) queueReads.push(r.headers());
     if (/api\/fleets/.test(r.url())) fleetReads.push(r.headers());
     if (/api\/teams/.test(r.url())) teamReads.push(r.headers());
   });
-  await setToken(page, EDITOR);
   const first = await until('three queued runs', async () => {
     const rows = await queueRows(page);
     return { ok: rows.length === 3, rows };
@@ -175,18 +181,17 @@ try {
 
   // 2. The editor raises c to 90: the queue re-orders without a reload.
   await page.evaluate(() => { window.__berthSameDocument = true; });
-  check(await page.evaluate(() => sessionStorage.getItem('berth.token')) === EDITOR, 'the token is kept in sessionStorage');
-  check(await page.evaluate(() => localStorage.length) === 0, 'nothing is written to localStorage');
+  check(await page.evaluate(() => sessionStorage.length + localStorage.length) === 0, 'nothing is written to the browser\'s storage');
   const seen = [];
   page.on('request', (r) => { if (r.url().includes('/priority')) seen.push({ method: r.method(), headers: r.headers(), body: r.postData() }); });
   await page.getByLabel(`Priority of ${run('c')}`, { exact: true }).fill('90');
   const clicked = Date.now();
   await page.getByRole('button', { name: `Set priority of ${run('c')}` }).click();
   await page.locator('#notice', { hasText: `Priority of ${run('c')} set to 90` }).waitFor({ timeout: 10000 });
-  check(seen.length === 1 && seen[0].method === 'POST' && seen[0].headers.authorization === `Bearer ${EDITOR}` &&
+  check(seen.length === 1 && seen[0].method === 'POST' && noCredential(seen[0].headers) &&
         seen[0].headers['x-berth-csrf'] === '1' && seen[0].headers['content-type'] === 'application/json' &&
         JSON.parse(seen[0].body).priority === 90,
-    'the change is a POST with the editor\'s bearer token, X-Berth-CSRF and a JSON body', seen.map((s) => ({ ...s, headers: { ...s.headers, authorization: s.headers.authorization ? 'Bearer …' : undefined } })));
+    'the change is a POST with X-Berth-CSRF and a JSON body, and no credential', seen);
   const reordered = await until('the queue to re-order to c, a, b', async () => {
     const rows = await queueRows(page);
     return { ok: rows.map((r) => r.run).join() === [run('c'), run('a'), run('b')].join(), rows };
@@ -201,46 +206,45 @@ try {
   check(await page.evaluate(() => window.__berthSameDocument === true), 'the page was not reloaded');
   await screenshot(page, 'queue');
 
-  // 3. The viewer may not patch: a clear error with the API server's message; a stays at 50.
-  await setToken(page, VIEWER);
+  // 3. The reader may list the runs but not patch them: a clear error with the API server's
+  // message; a stays at 50.
+  await as(page, READER);
+  await until('the reader\'s queue', async () => {
+    const rows = await queueRows(page);
+    return { ok: rows.length === 3, rows };
+  });
   await page.getByLabel(`Priority of ${run('a')}`, { exact: true }).fill('70');
   await page.getByRole('button', { name: `Set priority of ${run('a')}` }).click();
   const alert = page.getByRole('alert');
   await alert.waitFor({ timeout: 10000 });
   const text = await alert.innerText();
-  check(/forbidden/i.test(text) && text.includes('cannot patch resource "runs"') && text.includes('"viewer"'),
-    'the viewer gets an alert with the API server\'s message (forbidden, cannot patch resource "runs")', text);
+  check(/forbidden/i.test(text) && text.includes('cannot patch resource "runs"') && text.includes(`"system:serviceaccount:${NS}:reader"`),
+    'the reader gets an alert with the API server\'s message (forbidden, cannot patch resource "runs")', text);
   check(text.includes(`Priority of ${run('a')} not changed`) && text.includes('403'), 'the alert names the run and the status', text);
   check(await page.getByLabel(`Priority of ${run('a')}`, { exact: true }).inputValue() === '50', 'a\'s priority control shows 50 again');
   await screenshot(page, 'queue-forbidden');
-  await setToken(page, EDITOR);
+  await as(page, EDITOR);
   await page.waitForTimeout(2500);  // at least one more refresh
   const after = await queueRows(page);
   check(after.map((r) => `${r.run}=${r.priority}`).join() === [`${run('c')}=90`, `${run('a')}=50`, `${run('b')}=50`].join(),
     'after a refresh the queue is still c(90), a(50), b(50)', after);
 
   // 4. Cross-site protection: the same request without X-Berth-CSRF, or from another origin, is refused.
-  const noCsrf = await page.evaluate(async ([ns, token]) => {
-    const r = await fetch(`api/runs/${ns}/a/priority`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: '{"priority":1}' });
+  const noCsrf = await page.evaluate(async (ns) => {
+    const r = await fetch(`api/runs/${ns}/a/priority`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"priority":1}' });
     return { status: r.status, body: await r.text() };
-  }, [NS, EDITOR]);
+  }, NS);
   check(noCsrf.status === 403 && /error/.test(noCsrf.body), 'a write without X-Berth-CSRF is refused with 403', noCsrf);
   const crossOrigin = await fetch(`${BASE}api/runs/${NS}/a/priority`, {
     method: 'POST',
-    headers: { Authorization: `Bearer ${EDITOR}`, 'Content-Type': 'application/json', 'X-Berth-CSRF': '1', Origin: 'http://evil.example' },
+    headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1', Origin: 'http://evil.example' },
     body: '{"priority":1}',
   });
   check(crossOrigin.status === 403, 'a write with a foreign Origin is refused with 403', crossOrigin.status);
   const formPost = await fetch(`${BASE}api/runs/${NS}/a/priority`, {
-    method: 'POST', headers: { Authorization: `Bearer ${EDITOR}`, 'Content-Type': 'text/plain', 'X-Berth-CSRF': '1' }, body: '{"priority":1}',
+    method: 'POST', headers: { 'Content-Type': 'text/plain', 'X-Berth-CSRF': '1' }, body: '{"priority":1}',
   });
   check(formPost.status === 403, 'a write whose body is not application/json is refused with 403', formPost.status);
-  await page.getByRole('button', { name: 'Forget' }).click();
-  const noToken = await page.evaluate(async (ns) => {
-    const r = await fetch(`api/runs/${ns}/a/priority`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' }, body: '{"priority":1}' });
-    return { status: r.status, body: await r.json() };
-  }, NS);
-  check(noToken.status === 401 && typeof noToken.body.error === 'string', 'a write without a token is refused with 401', noToken);
 
   // 5. Fleets: the grid shows the blocker's busy block.
   await page.getByRole('link', { name: 'Fleets' }).click();
@@ -259,7 +263,7 @@ try {
   await fleet.scrollIntoViewIfNeeded();
   await screenshot(page, 'fleets');
 
-  // 5b. Teams (issue 31): the page loads (no token sent) and shows the Teams there are, or says none
+  // 5b. Teams (issue 31): the page loads and shows the Teams there are, or says none
   // exists; this namespace is in none, so its runs show "—" as their team in the queue.
   await page.getByRole('link', { name: 'Teams' }).click();
   await page.getByRole('heading', { name: 'Teams', exact: true, level: 1 }).waitFor();
@@ -270,11 +274,10 @@ try {
   });
   check(!(await page.locator('#load-error').isVisible()), 'the teams page loads', teamsPage);
   check(await page.locator('[data-nav="teams"][aria-current="page"]').count() === 1, 'the nav marks the teams page');
-  check(teamReads.every((h) => !h.authorization && !h['x-berth-token']), 'teams requests carry no token', teamReads.length);
+  check(teamReads.every(noCredential), 'teams requests carry no credential', teamReads.length);
   await screenshot(page, 'teams');
 
-  // 6. Run detail with the editor's token (the controller reads with it).
-  await setToken(page, EDITOR);
+  // 6. Run detail, read with the editor's kubeconfig.
   await page.getByRole('link', { name: 'Queue' }).click();
   await page.getByRole('link', { name: run('c'), exact: true }).click();
   await page.getByRole('heading', { name: `Run ${run('c')}` }).waitFor();
@@ -294,21 +297,19 @@ try {
   check(await page.getByRole('heading', { name: 'Events' }).count() === 1, 'the detail has an Events section');
   await screenshot(page, 'run');
 
-  check(fleetReads.length > 0 && fleetReads.every((h) => !h.authorization && !h['x-berth-token']),
-    'fleets requests carry no token', fleetReads.length);
-  check(queueReads.length > 0 && queueReads.every((h) => !h.authorization && !h['x-berth-token']),
-    'queue requests carry no token, also when one is set in the page (issue 44)', queueReads.length);
+  check(fleetReads.length > 0 && fleetReads.every(noCredential), 'fleets requests carry no credential', fleetReads.length);
+  check(queueReads.length > 0 && queueReads.every(noCredential), 'queue requests carry no credential (issue 44)', queueReads.length);
 
-  // 7. The viewer cannot read the run either: the detail says so.
-  await setToken(page, VIEWER);
+  // 7. The viewer cannot read the run: the detail says so.
+  await as(page, VIEWER);
   const denied = page.locator('#run-content .error-text');
   await denied.waitFor({ timeout: 10000 });
   const deniedText = await denied.innerText();
-  check(/forbidden/i.test(deniedText) && deniedText.includes('403'), 'with the viewer\'s token the detail shows the API\'s refusal', deniedText);
+  check(/forbidden/i.test(deniedText) && deniedText.includes('403'), 'the viewer\'s dashboard shows the API\'s refusal', deniedText);
 
   // 8. Logs: a pending run has none yet, and the page says why; the blocker's rank 0 on a simulated
   // node (no kubelet serves it) shows the API server's error for that rank, not a broken page.
-  await setToken(page, EDITOR);
+  await as(page, EDITOR);
   await openRun(page, 'c');
   await page.getByRole('button', { name: `Show logs of ${run('c')}` }).click();
   const noPods = await page.locator('.logs-out .logs-note').innerText();
@@ -322,14 +323,18 @@ try {
     'the blocker\'s logs have a section for rank 0 naming its Pod', await rank0.innerText());
   const logsSeen = [];
   page.on('request', (r) => { if (r.url().includes('/logs?')) logsSeen.push({ url: r.url(), auth: r.headers().authorization }); });
+  // Its answer awaited: the next step opens another user's dashboard, which would abort it.
+  const logsAnswered = page.waitForResponse((r) => r.url().includes('/logs?'));
   await page.getByRole('button', { name: `Show logs of ${run('blocker')}` }).click();
+  await logsAnswered;
   await until('a logs request', async () => ({ ok: logsSeen.length > 0, logsSeen: logsSeen.length }));
-  check(logsSeen[0].auth === `Bearer ${EDITOR}` && logsSeen[0].url.includes('tailLines=20'),
-    'logs are read with the viewer\'s token and the tail asked for', logsSeen[0].url);
+  check(!logsSeen[0].auth && logsSeen[0].url.includes('tailLines=20'),
+    'logs are asked for with the tail asked for and no credential (the dashboard reads them as its user)', logsSeen[0].url);
 
   // 9. The reader may read the run but not patch it: Stop is offered, refused with the API's 403,
   // and the run keeps running.
-  await setToken(page, READER);
+  await as(page, READER);
+  await page.locator('.run-facts').waitFor();
   await untilRunShows(page, 'Running', '');
   check(JSON.stringify(await visibleActions(page)) === JSON.stringify(['Stop', 'Suspend']),
     'a running run offers Stop and Suspend, not Resume', await visibleActions(page));
@@ -349,7 +354,7 @@ try {
     'after the refusal the blocker is still Running and still offers Stop', await runFacts(page));
 
   // 10. The editor suspends b (pending): it leaves the queue, Suspended; resumed, it takes its place again.
-  await setToken(page, EDITOR);
+  await as(page, EDITOR);
   await openRun(page, 'b');
   await page.getByRole('button', { name: `Suspend run ${run('b')}` }).click();
   await page.locator('#notice', { hasText: `Suspension of ${run('b')} requested` }).waitFor({ timeout: 10000 });
@@ -401,7 +406,7 @@ try {
   }, 30000);
   check(freed.rows.every((r, i) => r.position === i + 1), 'c left the queue for the freed slot: a, b at 1, 2', freed.rows);
 
-  check(external.length === 0, 'the page loads nothing from outside the controller', external);
+  check(external.length === 0, 'the page loads nothing from outside its dashboard', external);
   check(problems.length === 0, 'no page error, console error or failed request', problems);
   if (DOCS_IMAGES) {
     for (const f of shots) copyFileSync(f, path.join(DOCS_IMAGES, `dashboard-${path.basename(f)}`));

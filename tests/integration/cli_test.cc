@@ -931,10 +931,9 @@ TEST_F(Cli, DashboardServesThePageWithTheUsersOwnKubeconfig) {
   std::string page = HttpGet(base, &code);
   EXPECT_EQ(code, 200);
   EXPECT_NE(page.find("static/app.js"), std::string::npos) << page;
-  // The page learns that no token is needed here (it hides its token form).
-  std::string session = HttpGet(base + "api/session", &code);
-  EXPECT_EQ(code, 200);
-  EXPECT_NE(session.find("\"identity\":\"kubeconfig\""), std::string::npos) << session;
+  // The page asks for no credential (the token form of the controller's old page is gone).
+  EXPECT_EQ(page.find("type=\"password\""), std::string::npos) << page;
+  EXPECT_EQ(page.find("token"), std::string::npos) << page;
   // The queue: the tenant's run only (berth's answer through the API server).
   std::string queue;
   ASSERT_TRUE(Eventually([&] {

@@ -199,6 +199,24 @@ std::string ControlPlane::AdminToken() const {
   return token;
 }
 
+std::string ControlPlane::KubeconfigOf(const std::string& name, const std::string& user_lines) const {
+  std::string port;
+  std::ifstream(dir_ + "/apiserver.port") >> port;
+  const std::string path = dir_ + "/kubeconfig-" + name;
+  std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
+                      << "    server: https://127.0.0.1:" << port << "\n"
+                      << "    certificate-authority: " << dir_ << "/certs/apiserver.crt\n"
+                      << "users:\n- name: u\n  user:\n" << user_lines
+                      << "contexts:\n- name: c\n  context: {cluster: local, user: u}\ncurrent-context: c\n";
+  return path;
+}
+
+std::string ControlPlane::TokenOf(const std::string& who) const {
+  std::string token;
+  std::ifstream(dir_ + "/" + who + ".token") >> token;
+  return token;
+}
+
 std::string ControlPlane::HostIp() const {
   std::string ip;
   std::ifstream(dir_ + "/host-ip") >> ip;
@@ -347,6 +365,19 @@ std::unique_ptr<ControllerProcess> ControllerProcess::KubeletSim(std::string log
   auto p = std::make_unique<ControllerProcess>(std::vector<std::string>{}, std::move(log_name));
   p->binary_ = BERTH_KUBELET_SIM_BIN;
   return p;
+}
+
+std::unique_ptr<ControllerProcess> ControllerProcess::LocalDashboard(std::string kubeconfig, int port, std::string log_name) {
+  auto p = std::make_unique<ControllerProcess>(std::vector<std::string>{"dashboard", "--port", std::to_string(port)},
+                                               std::move(log_name), std::move(kubeconfig));
+  std::string bin = BERTH_CONTROLLER_BIN;
+  p->binary_ = bin.substr(0, bin.rfind("/src/controller/")) + "/src/cli/kubectl-berth";
+  return p;
+}
+
+bool ControllerProcess::StartServing() {
+  Start();
+  return Eventually([&] { return Log().find("Serving the berth dashboard at ") != std::string::npos; });
 }
 
 void ControllerProcess::Start() {

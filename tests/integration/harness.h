@@ -43,6 +43,11 @@ class ControlPlane {
   // The token of user `admin` (system:masters), which may list runs everywhere.
   std::string AdminToken() const;
   std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  // A kubeconfig for this control plane with `user_lines` (YAML under `user:`, 4-space indent,
+  // e.g. "    token: T\n"), written to DIR/kubeconfig-<name>; its path.
+  std::string KubeconfigOf(const std::string& name, const std::string& user_lines) const;
+  // The token in DIR/<who>.token (admin, editor, viewer: static users of the API server).
+  std::string TokenOf(const std::string& who) const;
   // This machine's non-loopback address (DIR/host-ip), where a controller on this machine serves
   // an APIService's endpoint (endpoints may not be loopback); empty when it has none.
   std::string HostIp() const;
@@ -78,6 +83,14 @@ class ControllerProcess {
   // berth-kubelet-sim instead of the controller: plays the kubelet for every bound Pod (Running,
   // then Succeeded after the Pod's berth.dev/sim-seconds).
   static std::unique_ptr<ControllerProcess> KubeletSim(std::string log_name = "kubelet-sim");
+  // `kubectl berth dashboard --port PORT` instead (the plugin beside berth-controller in the build
+  // tree; its target must be built): the dashboard a user runs on their own machine with
+  // `kubeconfig` (issue 44), at LocalDashboardUrl(port) once its log says it serves.
+  static std::unique_ptr<ControllerProcess> LocalDashboard(std::string kubeconfig, int port,
+                                                           std::string log_name = "dashboard");
+  static std::string LocalDashboardUrl(int port) { return "http://127.0.0.1:" + std::to_string(port) + "/"; }
+  // Starts it and waits (up to 30 s) until it serves; false if it never did.
+  bool StartServing();
   void Start();
   // SIGTERM and wait; returns the exit code (-signal when killed by a signal).
   int Stop();

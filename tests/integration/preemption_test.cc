@@ -43,6 +43,31 @@ class Preemption : public EngineTest {
     Run("high", Priority(high) + "  resources: {gpu: 8}\n" + kQueue);
     ASSERT_TRUE(Eventually([&] { return Phase("high") == "Pending" && !Message("high").empty(); })) << Message("high");
   }
+  // One 8-GPU machine cut into `blocks` in fleet `name` (LowerPriority, minRuntime 0s), a running
+  // run `low` of priority 10 asking `gpus` of it, and a namespace "<ns>-other" (returned) for
+  // another team's runs (ApplyRunIn).
+  std::string MachineALowRunAndAnotherNamespace(const std::string& name, int blocks, const std::string& low, int gpus) {
+    Nodes(name, 1, "16", "64Gi", 8);
+    Fleet(name, name, "  blocks: " + std::to_string(blocks) + "\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+    Run(low, Priority(10) + "  resources: {gpu: " + std::to_string(gpus) + "}\n");
+    EXPECT_TRUE(WaitPhase(low, "Scheduled")) << Message(low);
+    StartRun(low);
+    const std::string other = ns_ + "-other";
+    EXPECT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+    return other;
+  }
+  // Run `name` of `priority` asking `gpus` GPUs (and `extra` spec lines) in namespace `ns`, as
+  // `as` ("": the admin).
+  void ApplyRunIn(const std::string& ns, const std::string& name, int priority, int gpus,
+                      const std::string& extra = {}, const std::string& as = {}) {
+    std::vector<std::string> args = {"apply", "-n", ns, "-f", "-"};
+    if (!as.empty()) args.insert(args.begin(), "--as=" + as);
+    CommandResult r = cp().Kubectl(args, "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name +
+                                             "}\nspec:\n" + Priority(priority) + "  resources: {gpu: " +
+                                             std::to_string(gpus) + "}\n" + extra +
+                                             "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
   // Stays true for `window` (checked every 200 ms).
   bool Holds(const std::function<bool()>& cond, std::chrono::milliseconds window) {
     auto end = std::chrono::steady_clock::now() + window;
@@ -111,18 +136,9 @@ TEST_F(Preemption, GangPreemptsWholeInstancesOfTheCheapestDomain) {
 // the preemptor's Event named the victim; now each says "a run of another namespace" (runs of the
 // same namespace are still named: GangPreemptsWholeInstancesOfTheCheapestDomain).
 TEST_F(Preemption, ARunOfAnotherNamespaceIsNotNamedInAStatusOrEvent) {
-  Nodes("x", 1, "16", "64Gi", 8);
-  Fleet("x", "x", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
-  Run("low", Priority(10) + "  resources: {gpu: 8}\n");
-  ASSERT_TRUE(WaitPhase("low", "Scheduled")) << Message("low");
-  StartRun("low");
-  const std::string other = ns_ + "-other";
-  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
-  CommandResult r = cp().Kubectl({"apply", "-n", other, "-f", "-"},
-                                 "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: secret-project}\nspec:\n" +
-                                     Priority(90) + "  resources: {gpu: 8}\n" + kQueue +
-                                     "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string other = MachineALowRunAndAnotherNamespace("x", 1, "low", 8);
+  ASSERT_FALSE(HasFailure());
+  ApplyRunIn(other, "secret-project", 90, 8, kQueue);
   auto other_run = [&](const std::string& path) {
     return cp().Kubectl({"get", "run", "secret-project", "-n", other, "-o", "jsonpath={" + path + "}"}).out;
   };
@@ -154,6 +170,101 @@ TEST_F(Preemption, ARunOfAnotherNamespaceIsNotNamedInAStatusOrEvent) {
     return cp().Kubectl({"get", "run", "secret-project", "-n", other}).exit_code != 0;
   }, std::chrono::seconds(60)));
   cp().Kubectl({"delete", "namespace", other, "--wait=false"});
+}
+
+// Issue 44 (item 11, the rest): a tenant reading its own preempting run learns no run name of
+// another namespace. Its status.preemption names the victims of its namespace, counts the others
+// (otherVictims) and keeps every victim's uid (berth's record, read back after a restart); its
+// message and Events say "a run of another namespace". The other namespace's victim holds the
+// preemption open (a finalizer on its Pod keeps it stopping) while the tenant reads. Failed on
+// c2cf428: status.preemption.victims listed "<other>/secret-project".
+TEST_F(Preemption, ATenantsPreemptingRunNamesNoRunOfAnotherNamespace) {
+  GrantTenantNamespaceRights();
+  Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tenant-reads-events}
+rules:
+- apiGroups: [""]
+  resources: [events]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-reads-events}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-reads-events}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
+)");
+  const std::string other = MachineALowRunAndAnotherNamespace("t", 2, "mine-low", 4);
+  ASSERT_FALSE(HasFailure());
+  struct Drop {
+    const std::string& ns;
+    ~Drop() {
+      ControlPlane::Get().Kubectl({"patch", "pod", "secret-project-0", "-n", ns, "--type=merge", "-p",
+                                   R"({"metadata":{"finalizers":null}})"});
+      ControlPlane::Get().Kubectl({"delete", "runs", "--all", "-n", ns, "--wait=false"});
+      ControlPlane::Get().Kubectl({"delete", "pods", "--all", "-n", ns, "--grace-period=0", "--force", "--wait=false"});
+      ControlPlane::Get().Kubectl({"delete", "namespace", ns, "--wait=false"});
+    }
+  } drop{other};
+  ApplyRunIn(other, "secret-project", 10, 4);
+  // Its Pod stays while stopping: the preemption waits for it, the tenant reads meanwhile.
+  ASSERT_TRUE(Eventually([&] {
+    return cp().Kubectl({"patch", "pod", "secret-project-0", "-n", other, "--type=merge", "-p",
+                         R"({"metadata":{"finalizers":["berth.dev/test-hold"]}})"})
+               .exit_code == 0;
+  })) << "the other namespace's run never got its Pod";
+  const std::string other_uid =
+      cp().Kubectl({"get", "run", "secret-project", "-n", other, "-o", "jsonpath={.metadata.uid}"}).out;
+  const std::string mine_uid = cp().Kubectl({"get", "run", "mine-low", "-n", ns_, "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_FALSE(other_uid.empty());
+
+  // The tenant's own run of priority 90 needs the whole machine: it preempts both.
+  ApplyRunIn(ns_, "high", 90, 8, kQueue, "tenant");
+  auto as_tenant = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
+    return cp().Kubectl(args).out;
+  };
+  std::string seen;  // the run as the tenant reads it, once both victims are being stopped
+  ASSERT_TRUE(Eventually([&] {
+    seen = as_tenant({"get", "run", "high", "-o", "json"});
+    auto doc = json::Parse(seen);
+    const json::Value* uids = doc.ok() ? json::Find(*doc, {"status", "preemption", "victimUIDs"}) : nullptr;
+    return uids != nullptr && uids->IsArray() && uids->Size() == 2 && Phase("mine-low") == "Failed" &&
+           cp().Kubectl({"get", "run", "secret-project", "-n", other, "-o", "jsonpath={.status.phase}"}).out == "Failed";
+  }, std::chrono::seconds(60))) << seen;
+  EXPECT_EQ(seen.find("secret-project"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find(other), std::string::npos) << seen;
+  auto doc = json::Parse(seen);
+  ASSERT_TRUE(doc.ok());
+  const json::Value* record = json::Find(*doc, {"status", "preemption"});
+  ASSERT_NE(record, nullptr);
+  const json::Value* victims = json::Find(*record, {"victims"});
+  ASSERT_TRUE(victims != nullptr && victims->IsArray() && victims->Size() == 1u) << seen;
+  EXPECT_EQ(json::GetString(&(*victims)[0]), ns_ + "/mine-low");
+  EXPECT_EQ(json::GetInt(*record, "otherVictims", -1), 1) << seen;
+  std::set<std::string> uids;
+  for (const auto& u : json::Find(*record, {"victimUIDs"})->GetArray()) uids.insert(json::GetString(&u));
+  EXPECT_EQ(uids, (std::set<std::string>{other_uid, mine_uid}));
+  EXPECT_EQ(json::GetString(json::Find(*doc, {"status", "reason"})), "Preempting");
+  EXPECT_NE(seen.find("preempting 2 runs (" + ns_ + "/mine-low, a run of another namespace)"), std::string::npos) << seen;
+  // Nor does any Event of the tenant's namespace name it.
+  std::string events;
+  ASSERT_TRUE(Eventually([&] {
+    events = as_tenant({"get", "events", "-o", "json"});
+    return events.find("\"Preempting\"") != std::string::npos;
+  })) << events;
+  EXPECT_EQ(events.find("secret-project"), std::string::npos) << events;
+  EXPECT_EQ(events.find(other), std::string::npos) << events;
+
+  // The victim's Pod goes (no kubelet plays the other namespace's part: removed by force): the
+  // preemptor is placed and its record is gone.
+  ASSERT_EQ(cp().Kubectl({"patch", "pod", "secret-project-0", "-n", other, "--type=merge", "-p",
+                          R"({"metadata":{"finalizers":null}})"})
+                .exit_code,
+            0);
+  cp().Kubectl({"delete", "pod", "secret-project-0", "-n", other, "--grace-period=0", "--force", "--wait=false"});
+  EXPECT_TRUE(WaitPhase("high", "Scheduled", std::chrono::seconds(60))) << Phase("high") << ": " << Message("high");
+  EXPECT_EQ(json::Find(RunDoc("high"), {"status", "preemption"}), nullptr);
 }
 
 // minRuntime protects a run that started recently; lowering it on the Fleet lets the waiting

@@ -28,15 +28,10 @@ class RealNodesTest : public EngineTest {
  protected:
   RealNodesTest() {
     finish_deleted_pods_ = false;  // the kubelets do it
-    // Only the test that reads logs through the dashboard has its controller serve it (every
-    // port picked ahead of its bind is a chance for another process to take it meanwhile).
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    if (info != nullptr && std::string(info->name()) == "TwoNodeRunGetsTwoWholeMachines") {
-      dashboard_port_ = FreePort();  // the controller serves the dashboard (and /metrics) here
-      // The controller's own dashboard routes: only with --queue-auth=false since issue 44.
-      controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(dashboard_port_), "--queue-auth=false"};
-    }
   }
+  // kubectl berth dashboard with the control plane's admin kubeconfig (it may read runs, Pods
+  // and their logs), started by the first DashboardGet.
+  std::unique_ptr<ControllerProcess> dashboard_;
   int dashboard_port_ = 0;
   static void SetUpTestSuite() {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "rn-gpu"}, {"zone", "z1"}}},
@@ -115,13 +110,16 @@ class RealNodesTest : public EngineTest {
     return RunCommand(argv);
   }
 
-  // GET of the dashboard's API at `path` with the control plane's admin token (it may read runs,
-  // Pods and their logs) as the caller's bearer token; the parsed body, null when it is not JSON.
+  // GET of the dashboard's API at `path` (kubectl berth dashboard, the admin's kubeconfig: issue
+  // 44); the parsed body, null when it is not JSON.
   json::Document DashboardGet(const std::string& path, int* code) {
-    std::string token;
-    std::ifstream(cp().dir() + "/admin.token") >> token;
-    CommandResult r = RunCommand({"curl", "-s", "-m", "10", "-w", "\n%{http_code}", "-H", "Authorization: Bearer " + token,
-                                  "http://127.0.0.1:" + std::to_string(dashboard_port_) + "/" + path});
+    if (!dashboard_) {
+      dashboard_port_ = FreePort();
+      dashboard_ = ControllerProcess::LocalDashboard(cp().kubeconfig(), dashboard_port_, "dashboard-realnodes");
+      EXPECT_TRUE(dashboard_->StartServing()) << dashboard_->Log();
+    }
+    CommandResult r = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}",
+                                  ControllerProcess::LocalDashboardUrl(dashboard_port_) + path});
     auto nl = r.out.rfind('\n');
     *code = nl == std::string::npos ? 0 : std::atoi(r.out.c_str() + nl + 1);
     auto doc = json::Parse(r.out.substr(0, nl == std::string::npos ? 0 : nl));
@@ -265,7 +263,7 @@ TEST_F(RealNodesTest, TwoNodeRunGetsTwoWholeMachines) {
   CommandResult bad = Berth({"logs", "gang", "--rank", "2"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.err, "error: run \"gang\" has 2 ranks (0 to 1): --rank 2 is out of range\n");
-  // The dashboard's logs of the run (read with the caller's token): each rank's real output, and
+  // The dashboard's logs of the run (read with its user's kubeconfig): each rank's real output, and
   // ?rank=1 rank 1's alone.
   auto rank_lines = [&](const std::string& rank) {
     return std::vector<std::string>{"rank=" + rank + " of 2 master=" + master + " gpus=8", "", "done " + rank};

@@ -1,7 +1,9 @@
 // Security against the real API server: bearer tokens never reach the log (text and JSON, debug
-// level, a refused token and a working one, the dashboard's forwarded tokens); a rotated token file
-// takes effect without a restart once the old token is revoked; the dashboard's write path acts
-// only with the caller's token, so a caller without rights cannot change a priority through it.
+// level, a refused token and a working one; the dashboard's users' tokens reach neither the
+// controller nor the dashboard's own log); a rotated token file takes effect without a restart once
+// the old token is revoked; the dashboard (`kubectl berth dashboard`, issue 44) acts only with its
+// user's own kubeconfig, so a user without rights cannot change a priority through it; the
+// controller serves no route that acts for a user.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "engine_fixture.h"
@@ -22,7 +25,7 @@ namespace json = k8s::json;
 using k8s::resources::kRuns;
 
 // The API server of this binary keeps an audit log of every write (who made it, with what
-// result): DashboardViewerNeverActsWithTheControllersClientCertificate reads it.
+// result): DashboardWritePathUsesOnlyTheUsersKubeconfig reads it.
 [[maybe_unused]] const bool kAudit = [] { return setenv("BERTH_AUDIT", "1", 1) == 0; }();
 
 std::string ReadFile(const std::string& path) {
@@ -51,30 +54,21 @@ class Security : public EngineTest {
  protected:
   Security() {
     metrics_port_ = FreePort();
-    // The controller's own dashboard routes (token-forwarding) are served only with
-    // --queue-auth=false since issue 44; these tests are about what they do with a token.
-    controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_), "--queue-auth=false"};
+    controller_args_ = {"--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
   }
 
-  std::string Token(const char* who) { return Trim(ReadFile(cp().dir() + "/" + who + ".token")); }
+  std::string Token(const char* who) { return cp().TokenOf(who); }
   std::string Port() { return Trim(ReadFile(cp().dir() + "/apiserver.port")); }
 
   // A kubeconfig for the control plane with `user_lines` (YAML under `user:`, 4-space indent).
   std::string Kubeconfig(const std::string& name, const std::string& user_lines) {
-    std::string path = cp().dir() + "/kubeconfig-" + name + "-" + ns_;
-    std::ofstream(path) << "apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n"
-                        << "    server: https://127.0.0.1:" << Port() << "\n"
-                        << "    certificate-authority: " << cp().dir() << "/certs/apiserver.crt\n"
-                        << "users:\n- name: u\n  user:\n" << user_lines
-                        << "contexts:\n- name: c\n  context: {cluster: local, user: u}\ncurrent-context: c\n";
-    return path;
+    return cp().KubeconfigOf(name + "-" + ns_, user_lines);
   }
 
   // Replaces the fixture's controller with one using `kubeconfig` and `args`.
   void RestartController(const std::string& kubeconfig, std::vector<std::string> args, const std::string& log_name) {
     if (controller_) controller_->Stop();
     args.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_));
-    args.push_back("--queue-auth=false");  // the controller's own dashboard routes (issue 44)
     controller_ = std::make_unique<ControllerProcess>(args, log_name, kubeconfig);
     controller_->Start();
   }
@@ -91,12 +85,29 @@ class Security : public EngineTest {
     }
   }
 
-  // POST of a priority change to the dashboard API with `token` and the CSRF header.
-  std::pair<int, std::string> PostPriority(const std::string& run, int priority, const std::string& token) {
-    std::string url = "http://127.0.0.1:" + std::to_string(metrics_port_) + "/api/runs/" + ns_ + "/" + run + "/priority";
-    CommandResult r = RunCommand({"curl", "-s", "-m", "5", "-w", "\n%{http_code}", "-X", "POST", "--data",
+  // `kubectl berth dashboard` with a kubeconfig of `who`'s token ("wrong": one the API server
+  // refuses), serving at `url`; its log is "dashboard-<who>".
+  struct Dashboard {
+    std::unique_ptr<ControllerProcess> process;
+    std::string url;
+  };
+  Dashboard DashboardOf(const std::string& who, const std::string& token) {
+    const int port = FreePort();
+    Dashboard d{ControllerProcess::LocalDashboard(Kubeconfig("dash-" + who, "    token: " + token + "\n"), port,
+                                                  "dashboard-" + who),
+                ControllerProcess::LocalDashboardUrl(port)};
+    EXPECT_TRUE(d.process->StartServing()) << d.process->Log();
+    return d;
+  }
+
+  // POST of a priority change to `base` (a dashboard's URL) with the page's headers: the CSRF
+  // header and a JSON body, no credential (the dashboard holds its user's kubeconfig).
+  std::pair<int, std::string> PostPriority(const std::string& base, const std::string& ns, const std::string& run,
+                                           int priority) {
+    std::string url = base + "api/runs/" + ns + "/" + run + "/priority";
+    CommandResult r = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-X", "POST", "--data",
                                   "{\"priority\":" + std::to_string(priority) + "}", "-H", "Content-Type: application/json",
-                                  "-H", "X-Berth-CSRF: 1", "-H", "Authorization: Bearer " + token, url});
+                                  "-H", "X-Berth-CSRF: 1", url});
     auto nl = r.out.rfind('\n');
     if (nl == std::string::npos) return {0, r.out};
     int code = 0;
@@ -153,8 +164,10 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
 };
 
 // (a) Bearer tokens never logged: debug level, both formats, a refused token (401 on every
-// list/watch) and a working one read from a token file, plus the dashboard forwarding a viewer's
-// (refused, 403) and an editor's token.
+// list/watch) and a working one read from a token file. The dashboard's users (issue 44: each runs
+// `kubectl berth dashboard` with its own kubeconfig) act with their tokens: a viewer refused (403),
+// an editor's change made, a wrong token refused (401); no token reaches the controller's log or
+// the dashboard's.
 TEST_F(Security, BearerTokensNeverReachTheLog) {
   GrantEditor();
   Nodes("s", 1, "4", "8Gi");
@@ -178,25 +191,29 @@ TEST_F(Security, BearerTokensNeverReachTheLog) {
     const std::string refused_log = controller_->Log();
     ExpectNoSecret(refused_log, secrets, format + " log with a refused token");
 
-    // A working token from a token file; the dashboard forwards the viewer's and the editor's.
+    // A working token from a token file; the dashboard's users act on a run meanwhile.
     RestartController(Kubeconfig("file", "    tokenFile: " + token_file + "\n"), {"--log-format=" + format, "--log-level=debug"},
                       "file-" + format);
     const std::string run = "logged-" + format;
     Run(run, "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
     ASSERT_TRUE(WaitPhase(run, "Scheduled")) << Phase(run) << ": " << Message(run) << "\n" << controller_->Log();
-    WaitServing();
-    auto [vc, vb] = PostPriority(run, 10, viewer);
-    EXPECT_EQ(vc, 403) << vb;
-    auto [ec, eb] = PostPriority(run, 60, editor);
-    EXPECT_EQ(ec, 200) << eb;
-    auto [wc, wb] = PostPriority(run, 70, wrong);
-    EXPECT_EQ(wc, 401) << wb;
-    // The run detail read with a forwarded token.
-    RunCommand({"curl", "-s", "-m", "5", "-H", "Authorization: Bearer " + viewer,
-                "http://127.0.0.1:" + std::to_string(metrics_port_) + "/api/runs/" + ns_ + "/" + run});
+    const std::vector<std::tuple<std::string, std::string, int, int>> users = {
+        {"viewer", viewer, 10, 403}, {"editor", editor, 60, 200}, {"wrong", wrong, 70, 401}};
+    for (const auto& [who, token, priority, want] : users) {
+      Dashboard d = DashboardOf(who + "-" + format, token);
+      auto [code, body] = PostPriority(d.url, ns_, run, priority);
+      EXPECT_EQ(code, want) << who << ": " << body;
+      RunCommand({"curl", "-s", "-m", "30", d.url + "api/runs/" + ns_ + "/" + run});  // the run detail
+      d.process->Stop();
+      const std::string dashboard_log = d.process->Log();
+      if (who == "editor") {
+        EXPECT_NE(dashboard_log.find("priority of run " + ns_ + "/" + run + " set to 60"), std::string::npos) << dashboard_log;
+      }
+      ExpectNoSecret(dashboard_log, secrets, "the dashboard's log (" + who + ")");
+    }
+    EXPECT_EQ(SpecPriority(run), 60);
     controller_->Stop();
     const std::string log = controller_->Log();
-    EXPECT_NE(log.find("priority of run " + ns_ + "/" + run + " set to 60"), std::string::npos) << log;
     if (format == "json") {
       EXPECT_EQ(log.rfind("{\"ts\":", 0), 0u) << log.substr(0, 200);
     }
@@ -271,30 +288,72 @@ TEST_F(Security, RotatedTokenFileTakesEffectWithoutARestart) {
   cp().Kubectl({"delete", "clusterrolebinding", binding, "--wait=false"});
 }
 
-// Issue 29 (5): berth authenticated by a client certificate (a kubeconfig with
-// client-certificate/client-key). A viewer's token goes out on connections of its own that present
-// no certificate: the API server authenticates the viewer, refuses a viewer without rights (403,
-// the viewer named) and its audit log shows the viewer, never berth's certificate user.
-TEST_F(Security, DashboardViewerNeverActsWithTheControllersClientCertificate) {
+// (c) berth takes no user credential (issue 44, 4): the controller serves no page and no route that
+// acts with a token it is sent, whatever its flags (--queue-auth=false opens only the queue,
+// fleets and teams as JSON, for local tests). The admin's token sent to it changes nothing. Failed
+// before the token page was deleted: with --queue-auth=false the priority change was made (200).
+TEST_F(Security, TheControllerServesNoRouteThatActsForAUser) {
   Run("target", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
-  const std::string kubeconfig = Kubeconfig("cert", "    client-certificate: " + cp().dir() + "/client.crt\n" +
-                                                        "    client-key: " + cp().dir() + "/client.key\n");
-  RestartController(kubeconfig, {}, "controller-cert");
-  WaitServing();
-  // The controller works as cert-admin (system:masters): it gives the run its status.
-  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); })) << controller_->Log();
+  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); }));
+  const std::string admin = Token("admin");
+  for (const bool open : {false, true}) {
+    SCOPED_TRACE(open ? "--queue-auth=false" : "default flags");
+    RestartController("", open ? std::vector<std::string>{"--queue-auth=false"} : std::vector<std::string>{},
+                      open ? "controller-open" : "controller-default");
+    WaitServing();
+    const std::string base = "http://127.0.0.1:" + std::to_string(metrics_port_) + "/";
+    for (const std::string action : {"priority", "stop", "suspend"}) {
+      CommandResult r = RunCommand({"curl", "-s", "-m", "30", "-w", "\n%{http_code}", "-X", "POST", "--data",
+                                    action == "priority" ? R"({"priority":99})" : "{}", "-H", "Content-Type: application/json",
+                                    "-H", "X-Berth-CSRF: 1", "-H", "Authorization: Bearer " + admin, "-H",
+                                    "X-Berth-Token: " + admin, base + "api/runs/" + ns_ + "/target/" + action});
+      EXPECT_EQ(r.out.substr(r.out.rfind('\n') + 1), "405") << action << ": " << r.out;
+    }
+    int code = 0;
+    for (const std::string& path :
+         std::vector<std::string>{"api/runs/" + ns_ + "/target", "api/runs/" + ns_ + "/target/logs", "api/session"}) {
+      std::string body = HttpGet(base + path, &code, admin);
+      EXPECT_EQ(code, 404) << path << ": " << body;
+    }
+    std::string page = HttpGet(base, &code);
+    EXPECT_EQ(code, 404);
+    EXPECT_NE(page.find("kubectl berth dashboard"), std::string::npos) << page;
+    HttpGet(base + "api/fleets", &code);
+    EXPECT_EQ(code, open ? 200 : 401);
+  }
+  EXPECT_EQ(SpecPriority("target"), 50) << "a change reached the run through the controller";
+  const json::Value* stop = json::Find(RunDoc("target"), {"spec", "stop"});
+  EXPECT_TRUE(stop == nullptr || (stop->IsBool() && !stop->GetBool()));
+  RestartController("", {}, "controller");  // the fixture's controller again
+}
 
-  auto [code, body] = PostPriority("target", 99, Token("viewer"));
-  EXPECT_EQ(code, 403) << body;
-  EXPECT_NE(body.find("User \\\"viewer\\\" cannot patch resource \\\"runs\\\""), std::string::npos) << body;
-  EXPECT_EQ(SpecPriority("target"), 50) << "the viewer's change went through as berth";
+// (d) The dashboard's write path uses only its user's kubeconfig (`kubectl berth dashboard`,
+// issue 44): a viewer without rights is refused with the API server's own message and nothing
+// changes; the editor's change is made, in its namespace only; the API server's audit log shows
+// who made each patch (the viewer refused, the editor allowed), never berth.
+TEST_F(Security, DashboardWritePathUsesOnlyTheUsersKubeconfig) {
+  GrantEditor();
+  Run("target", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
+  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); }));
+  Dashboard viewer = DashboardOf("viewer", Token("viewer"));
+  Dashboard editor = DashboardOf("editor", Token("editor"));
 
-  // The audit log: the viewer's patch of the run, refused (with berth's certificate on the
-  // connection the API server would have authenticated cert-admin, and let the patch through).
-  bool viewer_refused = false;
+  auto [vc, vb] = PostPriority(viewer.url, ns_, "target", 99);
+  EXPECT_EQ(vc, 403) << vb;
+  EXPECT_NE(vb.find("runs.berth.dev \\\"target\\\" is forbidden: User \\\"viewer\\\" cannot patch resource \\\"runs\\\""),
+            std::string::npos)
+      << vb;
+  EXPECT_EQ(SpecPriority("target"), 50) << "the viewer's change went through";
+
+  auto [ec, eb] = PostPriority(editor.url, ns_, "target", 77);
+  EXPECT_EQ(ec, 200) << eb;
+  EXPECT_EQ(SpecPriority("target"), 77);
+
+  // The audit log: the viewer's patch of the run refused, the editor's made, each in its own name.
+  bool viewer_refused = false, editor_allowed = false;
   EXPECT_TRUE(Eventually([&] {
     std::istringstream audit(ReadFile(cp().dir() + "/audit.log"));
-    viewer_refused = false;
+    viewer_refused = editor_allowed = false;
     for (std::string line; std::getline(audit, line);) {
       auto e = json::Parse(line);
       if (!e.ok() || !e->IsObject()) continue;
@@ -307,31 +366,10 @@ TEST_F(Security, DashboardViewerNeverActsWithTheControllersClientCertificate) {
       const json::Value* code_of = json::Find(*e, {"responseStatus", "code"});
       const int64_t status = code_of != nullptr && code_of->IsInt64() ? code_of->GetInt64() : 0;
       viewer_refused |= user == "viewer" && status == 403;
+      editor_allowed |= user == "editor" && status == 200;
     }
-    return viewer_refused;
-  })) << "no refused patch by the viewer in the audit log";
-
-  RestartController("", {}, "controller");  // the fixture's controller again
-}
-
-// (c) The dashboard's write path uses only the caller's token: a viewer without rights is
-// refused with the API server's own message and nothing changes; the editor's change is made.
-TEST_F(Security, DashboardWritePathUsesOnlyTheCallersToken) {
-  GrantEditor();
-  Run("target", "  retry: {onEvents: [no-capacity], duration: \"off\"}\n");
-  ASSERT_TRUE(Eventually([&] { return !Phase("target").empty(); }));
-  WaitServing();
-
-  auto [vc, vb] = PostPriority("target", 99, Token("viewer"));
-  EXPECT_EQ(vc, 403) << vb;
-  EXPECT_NE(vb.find("runs.berth.dev \\\"target\\\" is forbidden: User \\\"viewer\\\" cannot patch resource \\\"runs\\\""),
-            std::string::npos)
-      << vb;
-  EXPECT_EQ(SpecPriority("target"), 50) << "the viewer's change went through";
-
-  auto [ec, eb] = PostPriority("target", 77, Token("editor"));
-  EXPECT_EQ(ec, 200) << eb;
-  EXPECT_EQ(SpecPriority("target"), 77);
+    return viewer_refused && editor_allowed;
+  })) << "viewer refused: " << viewer_refused << ", editor allowed: " << editor_allowed;
 
   // The editor's rights end at the namespace: the same change elsewhere is refused too.
   const std::string other = "t-other-" + ns_.substr(2);
@@ -341,11 +379,8 @@ TEST_F(Security, DashboardWritePathUsesOnlyTheCallersToken) {
                          "    spec:\n      containers: [{name: main, image: busybox}]\n")
                 .exit_code,
             0);
-  std::string url = "http://127.0.0.1:" + std::to_string(metrics_port_) + "/api/runs/" + other + "/elsewhere/priority";
-  CommandResult r = RunCommand({"curl", "-s", "-m", "5", "-w", "\n%{http_code}", "-X", "POST", "--data", R"({"priority":1})",
-                                "-H", "Content-Type: application/json", "-H", "X-Berth-CSRF: 1", "-H",
-                                "Authorization: Bearer " + Token("editor"), url});
-  EXPECT_EQ(r.out.substr(r.out.rfind('\n') + 1), "403") << r.out;
+  auto [oc, ob] = PostPriority(editor.url, other, "elsewhere", 1);
+  EXPECT_EQ(oc, 403) << ob;
   auto elsewhere = client()->Get(kRuns.Path(other, "elsewhere"));
   ASSERT_TRUE(elsewhere.ok());
   EXPECT_EQ(json::GetInt(*json::Find(*elsewhere, {"spec"}), "priority"), 50);

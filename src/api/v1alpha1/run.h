@@ -114,12 +114,19 @@ struct RunStatus {
   int64_t retry_backoff_seconds = 0;
   int64_t observed_generation = 0;
   std::vector<Condition> conditions;
-  // status.preemption (issue 17): this pending run evicts `victims` ("namespace/name") so that it
-  // can start on `nodes` of `fleet`; those nodes are kept for it until it is placed. Written
-  // before any victim is evicted, cleared when the run is placed or the plan no longer holds.
+  // status.preemption (issue 17): this pending run evicts some runs so that it can start on
+  // `nodes` of `fleet`; those nodes are kept for it until it is placed. Written before any victim
+  // is evicted, cleared when the run is placed or the plan no longer holds. The status is the
+  // run's owner's to read, so it names only the victims of the run's own namespace (`victims`,
+  // "namespace/name") and counts the others (`other_victims`, issue 44); `victim_uids` (every
+  // victim's metadata.uid, an opaque id) is berth's record of whom it evicts, read back after a
+  // restart (reconcilers/preemptions.h). A record of an older berth has victims of any namespace
+  // in `victims` and no uids.
   struct Preemption {
     std::string fleet;
     std::vector<std::string> nodes, victims;
+    int64_t other_victims = 0;
+    std::vector<std::string> victim_uids;
     // A reclaim (issue 31): the victims are other teams' runs beyond their nominal share, stopped
     // whatever their priority (reason Reclaimed).
     bool reclaim = false;

@@ -214,6 +214,8 @@ std::optional<RunStatus::Preemption> ReadPreemption(Reader& st) {
   p.fleet = pr.String("fleet").value_or("");
   p.nodes = pr.Strings("nodes");
   p.victims = pr.Strings("victims");
+  p.other_victims = pr.Int("otherVictims").value_or(0);
+  p.victim_uids = pr.Strings("victimUIDs");
   p.reclaim = pr.Bool("reclaim").value_or(false);
   return p;
 }
@@ -329,6 +331,9 @@ void WritePreemption(Writer& w, const std::optional<RunStatus::Preemption>& p) {
   w.StringList(p->nodes);
   w.Key("victims");
   w.StringList(p->victims);
+  w.IntMember("otherVictims", p->other_victims);  // always, like every field: a merge patch replaces the record whole
+  w.Key("victimUIDs");
+  w.StringList(p->victim_uids);
   w.BoolMember("reclaim", p->reclaim);  // always: a merge patch of a reclaim's record by a preemption's clears it
   w.raw().EndObject();
 }

@@ -1,18 +1,13 @@
-// berth dashboard: the queue, the fleets, the teams (teams.js) and a run's detail, served by berth-controller;
-// durations and times are formatted by format.js.
-// Plain JavaScript, no build step and no external resource. Every URL is relative so the page
-// also works under a proxy prefix (kubectl proxy, the API server's service proxy, an ingress).
+// berth dashboard: the queue, the fleets, the teams (teams.js) and a run's detail, served by
+// `kubectl berth dashboard` on the user's own machine; durations and times are formatted by
+// format.js. Plain JavaScript, no build step and no external resource; every URL is relative.
 //
-// Identity: the viewer's own Kubernetes token (typed into the page, kept in sessionStorage
-// only) is sent as `Authorization: Bearer` on the calls made with the viewer's identity (a run's
-// details and logs, a priority change, stop/suspend/resume) and on no other (never the queue,
-// fleets or teams: issue 44); with no token the page sends none, so a proxy in front can add its
-// own. Under `kubectl berth dashboard` no token is needed: that server makes every request with
-// the user's own kubeconfig. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
+// Identity: the page holds and sends no credential (issue 44). kubectl berth dashboard makes
+// every request with the user's own kubeconfig, so what the page shows and may change is what
+// that user may. Writes carry `X-Berth-CSRF: 1` and a JSON body (cross-site protection).
 'use strict';
 
 (function () {
-  const TOKEN_KEY = 'berth.token';
   const REFRESH_MS = 2000;
   const QUEUE_LIMIT = 500;  // rows shown; the summary says when the queue is longer
   const STATUS_TEXT = {
@@ -68,31 +63,6 @@
   function runHref(ns, name) { return `#/runs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
   function runApi(ns, name) { return `api/runs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`; }
 
-  // ---- token ---------------------------------------------------------------------------------
-
-  function getToken() {
-    try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch (e) { return ''; }
-  }
-
-  function setToken(t) {
-    try {
-      if (t) sessionStorage.setItem(TOKEN_KEY, t); else sessionStorage.removeItem(TOKEN_KEY);
-    } catch (e) { /* storage disabled: the token lives only as long as this page */ }
-    memoryToken = t;
-    showTokenState();
-  }
-
-  let memoryToken = getToken();
-
-  function currentToken() { return getToken() || memoryToken || ''; }
-
-  function showTokenState() {
-    setText($('token-state'), currentToken()
-      ? 'A token is set for this tab; requests carry it.'
-      : 'No token: requests carry none (a proxy in front may add yours).');
-    $('token-form').classList.toggle('has-token', !!currentToken());
-  }
-
   // ---- API -----------------------------------------------------------------------------------
 
   class ApiError extends Error {
@@ -105,17 +75,11 @@
   async function api(path, options) {
     const opts = options || {};
     const headers = Object.assign({ Accept: 'application/json' }, opts.headers || {});
-    const t = opts.auth ? currentToken() : '';
-    if (t) {
-      headers.Authorization = `Bearer ${t}`;
-      // Proxies in front (kubectl proxy, the API server's service proxy) consume Authorization.
-      headers['X-Berth-Token'] = t;
-    }
     let res;
     try {
       res = await fetch(path, { method: opts.method || 'GET', headers, body: opts.body, cache: 'no-store', credentials: 'same-origin' });
     } catch (e) {
-      throw new ApiError(0, `cannot reach the controller (${e.message})`);
+      throw new ApiError(0, `cannot reach kubectl berth dashboard (${e.message})`);
     }
     const text = await res.text();
     let data = null;
@@ -197,7 +161,6 @@
     form.setAttribute('aria-busy', 'true');
     try {
       const r = await api(`${runApi(ns, name)}/priority`, {
-        auth: true,
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' },
         body: JSON.stringify({ priority: value }),
@@ -218,8 +181,7 @@
       input.value = input.dataset.server;
       form.classList.remove('dirty');
       let hint = '';
-      if (err.status === 401) hint = ' Enter a Kubernetes token that may patch runs.';
-      else if (err.status === 403 && !/csrf|cross|max-priority/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
+      if (err.status === 403 && !/csrf|cross|max-priority/i.test(err.message)) hint = ' Your kubeconfig may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
       const said = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`;
       showNotice('error', `Priority of ${key} not changed (${statusLabel(err.status)}):`, said + hint);
     } finally {
@@ -329,16 +291,9 @@
     const ns = route.query.get('namespace') || '';
     const input = $('queue-namespace');
     if (document.activeElement !== input) input.value = ns;
-    let data;
-    try {
-      // No token with the queue (issue 44): berth learns who asks from the API server. Under
-      // kubectl berth dashboard the queue comes from berth's queue API with the user's own
-      // kubeconfig; the controller's own port answers 401 unless it runs with --queue-auth=false.
-      data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`);
-    } catch (err) {
-      if (err.status === 401) err.message += '. Open the dashboard with kubectl berth dashboard.';
-      throw err;
-    }
+    // From berth's aggregated queue API with the user's own kubeconfig (issue 44): the runs of the
+    // namespaces the user may list.
+    const data = await api(`api/queue?limit=${QUEUE_LIMIT}${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`);
     if (!isCurrent(route)) return;
     renderQueue(data, ns);
   }
@@ -481,7 +436,6 @@
     button.disabled = true;
     try {
       await api(`${runApi(ns, name)}/${a.action}`, {
-        auth: true,
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Berth-CSRF': '1' },
         body: '{}',
@@ -490,8 +444,7 @@
       refreshNow();
     } catch (err) {
       let hint = '';
-      if (err.status === 401) hint = ' Enter a Kubernetes token that may patch runs.';
-      else if (err.status === 403 && !/csrf|cross|max-priority/i.test(err.message)) hint = ' Your token may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
+      if (err.status === 403 && !/csrf|cross|max-priority/i.test(err.message)) hint = ' Your kubeconfig may not patch this run: ask for RBAC permission to patch runs.berth.dev in this namespace.';
       const said = /[.!?]$/.test(err.message) ? err.message : `${err.message}.`;
       showNotice('error', `Could not ${a.action} ${key} (${statusLabel(err.status)}):`, said + hint);
       refreshNow();
@@ -502,7 +455,7 @@
 
   // ---- logs ----------------------------------------------------------------------------------
 
-  // Read on request only (not on every refresh): the tail of each rank's log, with the viewer's token.
+  // Read on request only (not on every refresh): the tail of each rank's log, with the user's kubeconfig.
   function logsPanel(ns, name, nodes) {
     const key = runKey(ns, name);
     const rank = el('select', { id: 'logs-rank', class: 'logs-rank' },
@@ -521,7 +474,7 @@
     });
     return el('section', { class: 'run-logs', 'aria-labelledby': 'run-logs' },
       el('h2', { id: 'run-logs', text: 'Logs' }),
-      el('p', { class: 'summary', text: 'The last lines of each rank\'s Pod (current attempt), read with your token; needs list on pods and get on pods/log.' }),
+      el('p', { class: 'summary', text: 'The last lines of each rank\'s Pod (current attempt), read with your kubeconfig; needs list on pods and get on pods/log.' }),
       form, out);
   }
 
@@ -535,7 +488,7 @@
     button.disabled = true;
     out.setAttribute('aria-busy', 'true');
     try {
-      const data = await api(`${runApi(ns, name)}/logs?${q}`, { auth: true });
+      const data = await api(`${runApi(ns, name)}/logs?${q}`);
       const parts = [];
       if (data.note) parts.push(el('p', { class: 'logs-note', text: data.note }));
       for (const r of Array.isArray(data.ranks) ? data.ranks : []) {
@@ -551,9 +504,8 @@
       parts.push(el('p', { class: 'updated logs-updated', text: `Read ${new Date().toLocaleTimeString()}` }));
       out.replaceChildren(...parts);
     } catch (err) {
-      const hint = err.status === 401 ? ' Logs are read with your identity: enter a Kubernetes token.' : '';
       out.replaceChildren(el('p', { class: 'error-text', role: 'alert' },
-        el('strong', { text: `Cannot show the logs of ${runKey(ns, name)} (${statusLabel(err.status)}):` }), ' ' + err.message + hint));
+        el('strong', { text: `Cannot show the logs of ${runKey(ns, name)} (${statusLabel(err.status)}):` }), ' ' + err.message));
     } finally {
       button.disabled = false;
       out.removeAttribute('aria-busy');
@@ -596,6 +548,7 @@
       fact('Effective priority', st.effectivePriority),
       fact('Queue position', st.queuePosition),
       fact('Estimated start', st.estimatedStartAt ? `${fmtTime(st.estimatedStartAt)}, if nothing new arrives` : (phase === 'Pending' && st.reason ? 'unknown (the message says why)' : '')),
+      ...(st.preemption ? [fact('Preempting', preemptionText(st.preemption), 'wide')] : []),
       fact('Nodes', spec.nodes === undefined ? 1 : spec.nodes),
       fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
       fact('Fleet', st.fleet),
@@ -648,6 +601,18 @@
     markUpdated('run-updated');
   }
 
+  // A preempting run's record (issue 17), as kubectl berth describe says it: the victims of its
+  // namespace by name, the others counted (issue 44: the record names no run of another
+  // namespace), the nodes kept for it.
+  function preemptionText(p) {
+    const who = Array.isArray(p.victims) ? p.victims.slice() : [];
+    const others = Number(p.otherVictims) || 0;
+    if (others > 0) who.push(others === 1 ? '1 run of another namespace' : `${others} runs of other namespaces`);
+    const nodes = Array.isArray(p.nodes) && p.nodes.length ? p.nodes.join(', ') : 'no node';
+    return `${p.reclaim ? 'reclaiming its team\'s share from ' : ''}${who.length ? who.join(', ') : 'runs already stopped'}` +
+      `; kept for it: ${nodes} (fleet ${p.fleet || '?'})`;
+  }
+
   function retryText(retry) {
     if (!retry) return 'none';
     const on = (retry.onEvents || ['no-capacity', 'interruption', 'error']).join(', ');
@@ -658,16 +623,15 @@
   async function loadRun(route) {
     setText($('run-title'), `Run ${runKey(route.ns, route.name)}`);
     try {
-      const data = await api(runApi(route.ns, route.name), { auth: true });
+      const data = await api(runApi(route.ns, route.name));
       if (!isCurrent(route)) return;
       renderRun(route, data);
     } catch (err) {
       if (!isCurrent(route)) return;
       runView = null;
-      const hint = err.status === 401 ? ' A run\'s details are read with your identity: enter a Kubernetes token that may get runs.' : '';
       $('run-content').replaceChildren(el('p', { class: 'error-text', role: 'alert' },
         el('strong', { text: `Cannot show run ${runKey(route.ns, route.name)} (${statusLabel(err.status)}):` }),
-        ' ' + err.message + hint));
+        ' ' + err.message));
       throw err;
     }
   }
@@ -736,25 +700,6 @@
   // ---- wiring --------------------------------------------------------------------------------
 
   function init() {
-    $('token-form').addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const input = $('token');
-      const t = input.value.trim();
-      input.value = '';
-      if (!t) {
-        showNotice('error', 'No token entered.', 'Paste a Kubernetes bearer token, or use "Forget" to send none.');
-        return;
-      }
-      setToken(t);
-      showNotice('ok', 'Token set for this tab.', 'It is kept in this tab\'s session storage only and sent as "Authorization: Bearer".');
-      refreshNow();
-    });
-    $('token-clear').addEventListener('click', () => {
-      $('token').value = '';
-      setToken('');
-      showNotice('ok', 'Token forgotten.', 'Requests now carry no token.');
-      refreshNow();
-    });
     $('notice-close').addEventListener('click', hideNotice);
     $('queue-filter').addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -768,15 +713,6 @@
       }
     });
     window.addEventListener('hashchange', () => { hideNotice(); showRoute(); });
-    showTokenState();
-    // Under kubectl berth dashboard every request is made with the user's own kubeconfig: no
-    // token form (issue 44). The controller's own port (local tests only) has no such route.
-    api('api/session').then((s) => {
-      if (s && s.identity === 'kubeconfig') {
-        setToken('');
-        $('token-form').style.display = 'none';
-      }
-    }).catch(() => {});
     showRoute();
   }
 

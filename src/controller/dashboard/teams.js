@@ -1,5 +1,5 @@
-// berth dashboard: the Teams page (issue 31), from GET api/teams (no token: it names no run and no
-// namespace). Loaded before app.js, which calls window.berthTeamsPage with its DOM and API helpers
+// berth dashboard: the Teams page (issue 31), from GET api/teams (berth's queue API: it names no
+// run and no namespace). Loaded before app.js, which calls window.berthTeamsPage with its DOM and API helpers
 // and gets back the page's loader. Per team and fleet: the nominal share, what the team uses,
 // borrows (beyond nominal) and lends (of its idle nominal share), with its limits; per team its
 // parent, weight and decayed past usage (the fair-share order among borrowers).

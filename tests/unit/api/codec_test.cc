@@ -68,7 +68,7 @@ Run FullRun() {
   s.retry_after = Time(At("2026-01-02T02:59:00Z"));
   s.retry_backoff_seconds = 20;
   s.observed_generation = 3;
-  s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}, /*reclaim=*/true};
+  s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}, 2, {"u-low", "u-x", "u-y"}, /*reclaim=*/true};
   s.template_hash = "0123456789abcdef";
   SetCondition(s.conditions, ConditionType::kScheduled, ConditionStatus::kTrue, Reason::kScheduled, "on a100", 3,
                At("2026-01-02T03:01:00Z"));
@@ -213,6 +213,8 @@ TEST(RunCodec, StatusProblemsNameTheField) {
       {R"({"placement":[{"rank":0},{"node":7}]})", "status.placement[1].node must be a string"},
       {R"({"conditions":[{"type":"Ready","status":"Maybe"}]})", "status.conditions[0].status must be True, False"},
       {R"({"preemption":{"victims":"all"}})", "status.preemption.victims must be a list of strings"},
+      {R"({"preemption":{"otherVictims":"two"}})", "status.preemption.otherVictims must be an integer"},
+      {R"({"preemption":{"victimUIDs":[1]}})", "status.preemption.victimUIDs"},
       {R"("Running")", "status must be an object"},
   };
   for (const auto& [status, want] : cases) {

@@ -107,6 +107,23 @@ TEST(RunViewTest, PendingRunShowsItsPositionAndWhy) {
       << "no estimate and no reason in the message";
 }
 
+// A preempting run (issue 17): whom it stops and the nodes kept for it; the record names only
+// the victims of its own namespace and counts the others (issue 44), and so does describe.
+TEST(RunViewTest, PreemptingRunShowsItsVictimsOfItsNamespaceAndCountsTheOthers) {
+  auto run = Doc(R"({"metadata":{"name":"hot","namespace":"ml"},"spec":{"template":{}},
+   "status":{"phase":"Pending","reason":"Preempting","message":"preempting 3 runs","submittedAt":"2026-11-24T10:00:00Z",
+     "preemption":{"fleet":"a100","nodes":["gpu-0","gpu-1"],"victims":["ml/low"],"otherVictims":2,
+                   "victimUIDs":["u1","u2","u3"],"reclaim":false}}})");
+  const std::string out = FormatRunDescription(run, {}, {}, Now());
+  EXPECT_THAT(out, HasSubstr("Preempting:   ml/low, 2 runs of other namespaces; kept for it: gpu-0, gpu-1 (fleet a100)\n"));
+  EXPECT_THAT(out, Not(HasSubstr("u2")));
+  auto reclaim = Doc(R"({"metadata":{"name":"own","namespace":"ml"},"spec":{"template":{}},
+   "status":{"phase":"Pending","reason":"Preempting","preemption":{"fleet":"a100","nodes":["gpu-0"],"victims":[],
+     "otherVictims":1,"victimUIDs":["u9"],"reclaim":true}}})");
+  EXPECT_THAT(FormatRunDescription(reclaim, {}, {}, Now()),
+              HasSubstr("Preempting:   reclaiming its team's share from 1 run of another namespace; kept for it: gpu-0 (fleet a100)\n"));
+}
+
 // A pending run's estimate and what it rests on; an unknown one with the reason its message gives.
 TEST(RunViewTest, PendingRunShowsItsEstimatedStartOrWhyItHasNone) {
   auto known = Doc(R"({"metadata":{"name":"wait","namespace":"default"},"spec":{},

@@ -17,18 +17,28 @@ namespace {
 
 namespace sched = scheduling;
 
+// How the preemptor's record names its victim.
+enum class Named {
+  kUid,        // victimUIDs (and by name: the same namespace), as berth writes it (issue 44)
+  kUidOnly,    // victimUIDs only, as for a victim of another namespace
+  kNameOnly,   // victims by name, no uids: a record of an older berth
+};
+
 // A preemptor "high" (pending, its record in status.preemption naming "low" on node n0 of fleet
 // gpu) and its victim "low" (Running there), in the API and the caches as a pass sees them.
 class PreemptionsTest : public WritesFixture {
  protected:
   PreemptionsTest() : preemptions_(caches_, writes_) {}
 
-  void Make(int victim_priority, bool reclaim = false) {
+  void Make(int victim_priority, bool reclaim = false, Named named = Named::kUid) {
+    auto victim = CreateRun("low", R"("priority":)" + std::to_string(victim_priority) + ",",
+                         R"({"phase":"Running","fleet":"gpu","placement":[{"rank":0,"node":"n0","blocks":1,"pod":"low-0"}]})");
+    ASSERT_NE(victim, nullptr);
+    const std::string by_name = named == Named::kUidOnly ? R"("victims":[],"otherVictims":1,)" : R"("victims":["ns/low"],)";
+    const std::string by_uid = named == Named::kNameOnly ? "" : R"("victimUIDs":[")" + victim->meta.uid + R"("],)";
     CreateRun("high", R"("priority":90,)",
-              R"({"phase":"Pending","reason":"Preempting","preemption":{"fleet":"gpu","nodes":["n0"],"victims":["ns/low"],)"
+              R"({"phase":"Pending","reason":"Preempting","preemption":{"fleet":"gpu","nodes":["n0"],)" + by_name + by_uid +
               R"("reclaim":)" + std::string(reclaim ? "true" : "false") + "}}");
-    CreateRun("low", R"("priority":)" + std::to_string(victim_priority) + ",",
-              R"({"phase":"Running","fleet":"gpu","placement":[{"rank":0,"node":"n0","blocks":1,"pod":"low-0"}]})");
     caches_.Start();
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!(caches_.HasSynced() && caches_.runs().Size() == 2) && std::chrono::steady_clock::now() < until) {
@@ -46,6 +56,7 @@ class PreemptionsTest : public WritesFixture {
     queue_.Upsert(std::move(pr));
     auto low = std::make_shared<PlacedRun>();
     low->key = "ns/low";
+    low->uid = caches_.runs().Get("ns/low")->meta.uid;
     low->fleet = "gpu";
     low->placement = caches_.runs().Get("ns/low")->status.placement;
     placed_.push_back(low);
@@ -76,6 +87,27 @@ TEST_F(PreemptionsTest, AVictimStillPlacedOfLowerPriorityIsEvictedAndTheNomineeW
   EXPECT_EQ(Low()->status.reason.api(), "Preempted");
   EXPECT_NE(Low()->status.message.find("preempted by ns/high (priority 90) on fleet gpu"), std::string::npos)
       << Low()->status.message;
+}
+
+// Issue 44: the record of a victim of another namespace gives only its uid (the preemptor's
+// owner reads the record); the engine finds the victim by it, also after a restart.
+TEST_F(PreemptionsTest, AVictimNamedOnlyByItsUidIsFoundAndEvicted) {
+  Make(/*victim_priority=*/10, /*reclaim=*/false, Named::kUidOnly);
+  const auto n = Nominations();
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].victims, (std::vector<std::string>{"ns/low"}));
+  EXPECT_TRUE(n[0].victims_stopping);
+  EXPECT_EQ(keys_, (std::vector<std::string>{"ns/low"}));
+  EXPECT_EQ(Low()->status.reason.api(), "Preempted");
+}
+
+// A record an older berth wrote (every victim by name, no uids) is still carried out.
+TEST_F(PreemptionsTest, AnOlderRecordNamingItsVictimsIsStillCarriedOut) {
+  Make(/*victim_priority=*/10, /*reclaim=*/false, Named::kNameOnly);
+  const auto n = Nominations();
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].victims, (std::vector<std::string>{"ns/low"}));
+  EXPECT_EQ(Low()->status.reason.api(), "Preempted");
 }
 
 TEST_F(PreemptionsTest, ARecordWhoseVictimIsNoLongerOfLowerPriorityIsDropped) {

@@ -157,7 +157,7 @@ TEST(RunStatusCompareTest, TruthTable) {
       {"retryBackoffSeconds", [](RunStatus& s) { s.retry_backoff_seconds = 20; }, true, false},
       {"observedGeneration", [](RunStatus& s) { s.observed_generation = 5; }, true, false},
       {"templateHash", [](RunStatus& s) { s.template_hash = "0123456789abcdef"; }, true, false},
-      {"preemption set", [](RunStatus& s) { s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}}; }, true, false},
+      {"preemption set", [](RunStatus& s) { s.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}, 0, {"u-low"}, false}; }, true, false},
       {"condition status", [](RunStatus& s) { s.conditions[1].status = ConditionStatus::kFalse; }, true, false},
       {"condition reason", [](RunStatus& s) { s.conditions[1].reason = Why("PodFailed"); }, true, false},
       {"condition generation", [](RunStatus& s) { s.conditions[0].observed_generation = 5; }, true, false},
@@ -221,13 +221,19 @@ TEST(RunStatusPatchTest, PreemptionRoundTripsAndClears) {
   EXPECT_TRUE(json::Find(cleared, {"status", "preemption"})->IsNull());
   RunStatus s;
   s.phase = Phase::kPending;
-  s.preemption = RunStatus::Preemption{"a100", {"n1", "n2"}, {"ml/a", "ml/b"}};
+  s.preemption = RunStatus::Preemption{"a100", {"n1", "n2"}, {"ml/a", "ml/b"}, 1, {"u-a", "u-b", "u-c"}, false};
   json::Document d = MustParse(RunStatusPatch(s, ""));
   RunStatus back = DecodeRunStatus(*json::Find(d, {"status"}));
   ASSERT_TRUE(back.preemption.has_value());
   EXPECT_EQ(*back.preemption, *s.preemption);
   EXPECT_TRUE(SameStatus(s, back));
   s.preemption->victims.pop_back();
+  EXPECT_FALSE(SameStatus(s, back));
+  s.preemption = back.preemption;
+  s.preemption->other_victims = 2;  // issue 44: the count and the uids are part of the record
+  EXPECT_FALSE(SameStatus(s, back));
+  s.preemption = back.preemption;
+  s.preemption->victim_uids.pop_back();
   EXPECT_FALSE(SameStatus(s, back));
 }
 
@@ -333,7 +339,7 @@ TEST(FinishTest, EveryTerminalStatusHasTheSameShape) {
   running.submitted_at = TimeAt("2026-11-24T10:00:00Z");
   running.started_at = TimeAt("2026-11-24T10:05:00Z");
   running.queue_position = 3;  // stale: a finished run shows none
-  running.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}};  // stale: an ended run keeps no nodes
+  running.preemption = RunStatus::Preemption{"a100", {"n1"}, {"ml/low"}, 0, {"u-low"}, false};  // stale: an ended run keeps no nodes
   SetCondition(running.conditions, Kind("Ready"), ConditionStatus::kTrue, Why("Running"), "the pod is running", 1, created);
 
   struct Case {

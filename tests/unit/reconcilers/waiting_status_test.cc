@@ -187,12 +187,14 @@ TEST_F(WaitingStatusTest, APreemptingRunsStatusCarriesItsRecord) {
   d.run_id = "ns/a";
   d.plan.fleet = "gpu";
   d.plan.instances = {"n0"};
-  d.plan.victims = {"ns/low"};
+  d.plan.victims = {"ml/secret", "ns/low", "zz/other"};
   result.preemptions.push_back(d);
   waiting_.NotePreempting({}, result, working_);
   const RunStatus st = waiting_.Status(*memo.run, Reason::kPreempting, 5, std::nullopt, "m", clock_.Now());
   ASSERT_TRUE(st.preemption.has_value());
+  // Issue 44: the status is ns's to read: its own victim by name, the others only counted.
   EXPECT_EQ(st.preemption->victims, (std::vector<std::string>{"ns/low"}));
+  EXPECT_EQ(st.preemption->other_victims, 2);
   EXPECT_EQ(st.phase, Phase::kPending);
   EXPECT_TRUE(st.submitted_at.has_value());
 }
