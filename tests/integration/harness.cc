@@ -341,6 +341,22 @@ std::string HttpGet(const std::string& url, int* code, const std::string& bearer
   return status == 0 ? std::string() : out;
 }
 
+std::string YamlDocumentsNamed(const std::string& yaml, const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t pos = 0; pos < yaml.size();) {
+    const size_t next = yaml.find("\n---", pos);
+    const std::string doc = yaml.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    pos = next == std::string::npos ? yaml.size() : next + 4;
+    for (const auto& n : names) {
+      if (doc.find("name: " + n + "\n") != std::string::npos) {
+        out += "---\n" + doc + "\n";
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {

@@ -70,6 +70,10 @@ int FreePort();
 // token, issue 29 item 8).
 std::string HttpGet(const std::string& url, int* code = nullptr, const std::string& bearer = {});
 
+// The documents of a multi-document YAML (helm template's output) with a line "name: N" for one
+// of `names` (metadata.name, indented), each after a "---" line, ready for kubectl apply.
+std::string YamlDocumentsNamed(const std::string& yaml, const std::vector<std::string>& names);
+
 // Polls `cond` every 20 ms until it holds or `timeout` passes; returns whether it held.
 bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 

@@ -31,17 +31,8 @@ std::string ChartJobPolicies() {
                                 "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
                                 "templates/admission-policies.yaml"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string docs;
-  size_t pos = 0;
-  while (pos < r.out.size()) {
-    size_t next = r.out.find("\n---", pos);
-    std::string doc = r.out.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    pos = next == std::string::npos ? r.out.size() : next + 4;
-    if (doc.find("name: berth-controller-jobs.berth-system\n") != std::string::npos ||
-        doc.find("name: berth-controller-tickets.berth-system\n") != std::string::npos) {
-      docs += "---\n" + doc + "\n";
-    }
-  }
+  std::string docs =
+      YamlDocumentsNamed(r.out, {"berth-controller-jobs.berth-system", "berth-controller-tickets.berth-system"});
   const std::string sa = "system:serviceaccount:berth-system:berth-controller";
   for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
   return docs;

@@ -416,14 +416,7 @@ TEST_F(Rbac, TheChartsPodPolicyLetsOnlyBerthsServiceAccountMakeBerthsPods) {
                                {}, {"HELM_CONFIG_HOME=" + cp().dir() + "/helm/config", "HELM_CACHE_HOME=" + cp().dir() + "/helm/cache",
                                     "HELM_DATA_HOME=" + cp().dir() + "/helm/data"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string name = "name: " + full_ + "-pods." + ns_ + "\n";
-  std::string policy;
-  for (size_t pos = 0; pos < r.out.size();) {
-    size_t next = r.out.find("\n---", pos);
-    std::string doc = r.out.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-    pos = next == std::string::npos ? r.out.size() : next + 4;
-    if (doc.find(name) != std::string::npos) policy += "---\n" + doc + "\n";
-  }
+  const std::string policy = YamlDocumentsNamed(r.out, {full_ + "-pods." + ns_});
   ASSERT_NE(policy.find("kind: ValidatingAdmissionPolicyBinding"), std::string::npos) << r.out;
   ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, policy).exit_code, 0);
   struct Cleanup {

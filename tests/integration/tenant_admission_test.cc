@@ -51,15 +51,7 @@ class TenantAdmission : public EngineTest {
     CommandResult r = RunCommand(argv);
     if (r.err.find("could not find template") != std::string::npos) return;  // a chart without any such policy
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const std::string name = "name: berth-" + ns_ + "-controller-" + kind + "." + ns_ + "\n";
-    std::string docs;
-    size_t pos = 0;
-    while (pos < r.out.size()) {
-      size_t next = r.out.find("\n---", pos);
-      std::string doc = r.out.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-      pos = next == std::string::npos ? r.out.size() : next + 4;
-      if (doc.find(name) != std::string::npos) docs += "---\n" + doc + "\n";
-    }
+    const std::string docs = YamlDocumentsNamed(r.out, {"berth-" + ns_ + "-controller-" + kind + "." + ns_});
     if (docs.empty()) return;
     CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, docs);
     ASSERT_EQ(applied.exit_code, 0) << applied.err << docs;

@@ -254,18 +254,37 @@ RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
 
 std::string DurationText(const std::optional<Duration>& d) { return d ? base::FormatDuration(*d) : "off"; }
 
-void WriteRunSpec(Writer& w, const RunSpec& s) {
+// spec.resources, as a Run and a ticket write it.
+void WriteResources(Writer& w, const RunSpec& s) {
   auto& raw = w.raw();
-  raw.StartObject();
-  w.IntMember("priority", s.priority);
-  w.IntMember("nodes", s.nodes);
-  if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
   w.Key("resources");
   raw.StartObject();
   w.StringMember("cpu", k8s::FormatMilli(s.cpu_milli));
   w.StringMember("memory", k8s::FormatBytes(s.memory_bytes));
   w.IntMember("gpu", s.gpus);
   raw.EndObject();
+}
+
+// spec.workloadRef when set (a ticket's).
+void WriteWorkloadRef(Writer& w, const RunSpec& s) {
+  if (!s.workload_ref) return;
+  auto& raw = w.raw();
+  w.Key("workloadRef");
+  raw.StartObject();
+  w.StringMember("apiVersion", s.workload_ref->api_version);
+  w.StringMember("kind", s.workload_ref->kind);
+  w.StringMember("name", s.workload_ref->name);
+  w.StringMember("uid", s.workload_ref->uid);
+  raw.EndObject();
+}
+
+void WriteRunSpec(Writer& w, const RunSpec& s) {
+  auto& raw = w.raw();
+  raw.StartObject();
+  w.IntMember("priority", s.priority);
+  w.IntMember("nodes", s.nodes);
+  if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
+  WriteResources(w, s);
   if (!s.fleets.empty()) {
     w.Key("fleets");
     w.StringList(s.fleets);
@@ -291,15 +310,7 @@ void WriteRunSpec(Writer& w, const RunSpec& s) {
     w.Key("template");
     w.RawJson(s.template_json);
   }
-  if (s.workload_ref) {
-    w.Key("workloadRef");
-    raw.StartObject();
-    w.StringMember("apiVersion", s.workload_ref->api_version);
-    w.StringMember("kind", s.workload_ref->kind);
-    w.StringMember("name", s.workload_ref->name);
-    w.StringMember("uid", s.workload_ref->uid);
-    raw.EndObject();
-  }
+  WriteWorkloadRef(w, s);
   raw.EndObject();
 }
 
@@ -519,12 +530,7 @@ void WriteTicketSpec(Writer& w, const RunSpec& s, bool patch) {
   raw.StartObject();
   w.IntMember("priority", s.priority);
   w.IntMember("nodes", s.nodes);
-  w.Key("resources");
-  raw.StartObject();
-  w.StringMember("cpu", k8s::FormatMilli(s.cpu_milli));
-  w.StringMember("memory", k8s::FormatBytes(s.memory_bytes));
-  w.IntMember("gpu", s.gpus);
-  raw.EndObject();
+  WriteResources(w, s);
   if (!s.fleets.empty()) {
     w.Key("fleets");
     w.StringList(s.fleets);
@@ -542,15 +548,7 @@ void WriteTicketSpec(Writer& w, const RunSpec& s, bool patch) {
   w.StringMember("duration", "off");
   raw.EndObject();
   if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
-  if (s.workload_ref) {
-    w.Key("workloadRef");
-    raw.StartObject();
-    w.StringMember("apiVersion", s.workload_ref->api_version);
-    w.StringMember("kind", s.workload_ref->kind);
-    w.StringMember("name", s.workload_ref->name);
-    w.StringMember("uid", s.workload_ref->uid);
-    raw.EndObject();
-  }
+  WriteWorkloadRef(w, s);
   raw.EndObject();
 }
 
