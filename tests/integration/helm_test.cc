@@ -1080,9 +1080,9 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
     }
   }
   // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, 3 ValidatingAdmissionPolicies
-  // and their bindings (issue 44).
-  ASSERT_EQ(names[ns_].size(), 9u);
-  ASSERT_EQ(names[ns_b].size(), 9u);
+  // and their bindings (issue 44), those of Jobs and tickets (issue 45).
+  ASSERT_EQ(names[ns_].size(), 13u);
+  ASSERT_EQ(names[ns_b].size(), 13u);
   for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
   // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own
