@@ -230,6 +230,18 @@ class Cycle {
   static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
   bool CheckSingleStructure(WaitReason& reason) const;
   bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
+  // What a gang's structure check found over its candidate fleets (CheckMultiStructure,
+  // CheckGangStructure): `largest` nodes (or slices) one fleet can hold at once, in `largest_fleet`.
+  struct StructureTally {
+    int64_t valid = 0;
+    int64_t invalid = 0;
+    bool any_fit = false;
+    int64_t largest = 0;
+    int32_t largest_fleet = -1;
+  };
+  // The verdict on a tally: true when `run.nodes` fit one fleet; else the reason (no valid
+  // instance, too large for any instance, or `too_many`: more nodes than the largest fleet holds).
+  static bool StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason);
   // Valid instances of a domain that can hold the current run.
   int64_t FittingInstances(int32_t domain) const;
 

@@ -186,25 +186,21 @@ bool Cycle::CheckSingleStructure(WaitReason& reason) const {
 }
 
 bool Cycle::CheckMultiStructure(const PendingRun& run, WaitReason& reason) const {
-  int64_t valid = 0;
-  int64_t invalid = 0;
+  StructureTally t;
   bool any_cluster = false;
-  bool any_fit = false;
-  int64_t largest = 0;
-  int32_t largest_fleet = -1;
   for (int32_t f : candidates_) {
     const Fleet& fleet = fleets_[f];
     if (!fleet.cluster) continue;
     any_cluster = true;
-    valid += fleet.valid;
-    invalid += fleet.invalid;
-    if (largest_fleet < 0) largest_fleet = f;
-    for (int32_t p : fleet.pools) any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
+    t.valid += fleet.valid;
+    t.invalid += fleet.invalid;
+    if (t.largest_fleet < 0) t.largest_fleet = f;
+    for (int32_t p : fleet.pools) t.any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
       const int64_t count = FittingInstances(d);
-      if (count > largest) {
-        largest = count;
-        largest_fleet = f;
+      if (count > t.largest) {
+        t.largest = count;
+        t.largest_fleet = f;
       }
     }
   }
@@ -212,20 +208,24 @@ bool Cycle::CheckMultiStructure(const PendingRun& run, WaitReason& reason) const
     reason.code = WaitCode::kNeedsClusterPlacement;
     return false;
   }
-  if (valid == 0) {
+  return StructureVerdict(t, run, WaitCode::kTooManyNodes, reason);
+}
+
+bool Cycle::StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason) {
+  if (t.valid == 0) {
     reason.code = WaitCode::kNoValidInstance;
-    reason.invalid = invalid;
+    reason.invalid = t.invalid;
     return false;
   }
-  if (!any_fit) {
+  if (!t.any_fit) {
     reason.code = WaitCode::kTooLarge;
     return false;
   }
-  if (largest >= run.nodes) return true;
-  reason.code = WaitCode::kTooManyNodes;
-  reason.fleet = largest_fleet;
+  if (t.largest >= run.nodes) return true;
+  reason.code = too_many;
+  reason.fleet = t.largest_fleet;
   reason.needed = run.nodes;
-  reason.available = largest;
+  reason.available = t.largest;
   return false;
 }
 

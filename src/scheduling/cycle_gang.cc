@@ -153,47 +153,31 @@ void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end)
 }
 
 bool Cycle::CheckGangStructure(const PendingRun& run, WaitReason& reason) const {
-  int64_t valid = 0;
-  int64_t invalid = 0;
-  bool any_fit = false;
-  int64_t largest = -1;
-  int32_t largest_fleet = -1;
+  StructureTally t;
+  t.largest = -1;
   int64_t largest_blocks = 0;
   for (int32_t f : candidates_) {
     const Fleet& fleet = fleets_[f];
-    valid += fleet.valid;
-    invalid += fleet.invalid;
+    t.valid += fleet.valid;
+    t.invalid += fleet.invalid;
     // The slices the fleet holds when all of its valid instances are idle.
     int64_t slots = 0;
     int64_t blocks = 0;
     for (int32_t p : fleet.pools) {
       const int32_t need = need_[p];
       if (need < 0 || pools_[p].valid_instances == 0) continue;
-      any_fit = true;
+      t.any_fit = true;
       slots += static_cast<int64_t>(pools_[p].valid_instances) * (pools_[p].layout.total_blocks() / std::max(need, 1));
       if (blocks == 0) blocks = need;
     }
-    if (slots > largest) {
-      largest = slots;
-      largest_fleet = f;
+    if (slots > t.largest) {
+      t.largest = slots;
+      t.largest_fleet = f;
       largest_blocks = blocks;
     }
   }
-  if (valid == 0) {
-    reason.code = WaitCode::kNoValidInstance;
-    reason.invalid = invalid;
-    return false;
-  }
-  if (!any_fit) {
-    reason.code = WaitCode::kTooLarge;
-    return false;
-  }
-  if (largest >= run.nodes) return true;
-  reason.code = WaitCode::kTooManySlices;
-  reason.fleet = largest_fleet;
-  reason.needed = run.nodes;
-  reason.available = largest;
-  reason.slice_blocks = largest_blocks;
+  if (StructureVerdict(t, run, WaitCode::kTooManySlices, reason)) return true;
+  if (reason.code == WaitCode::kTooManySlices) reason.slice_blocks = largest_blocks;
   return false;
 }
 
