@@ -25,6 +25,10 @@
 #                                                   BERTH_POD_NETWORK in hack/control-plane.sh); --workloads:
 #                                                   also the Job controller, the garbage collector and
 #                                                   kube-scheduler (issue 45: queued Jobs)
+#   hack/real-nodes.sh jobset DIR                   start the JobSet controller (sigs.k8s.io/jobset, pinned in
+#                                                   hack/build-kube.sh): its CRD applied, its JobSet webhooks
+#                                                   served on 127.0.0.1 from a self-signed certificate and
+#                                                   registered by url (issue 45: queued JobSets)
 #   hack/real-nodes.sh import DIR IMAGE.tar         import an image into every running node
 #   hack/real-nodes.sh stop-all DIR                 stop everything started under DIR (also after a crash)
 #   hack/real-nodes.sh images                       print the local image names
@@ -510,6 +514,91 @@ controller_manager() {
   return 0
 }
 
+# The JobSet controller (issue 45) for the control plane. Its manager runs on this machine with the
+# control plane's kubeconfig and a config file (DIR/jobset/config.yaml) that differs from the
+# release's in what a process outside the cluster needs: internal cert management off (it would
+# write a Secret and patch webhook configurations of a Service that does not exist here), its
+# webhook server on 127.0.0.1:<free port> with a self-signed certificate for 127.0.0.1, metrics and
+# health probes off (their fixed ports would clash between test processes), no leader election.
+# Its JobSet defaulting and validating webhooks (failurePolicy Fail, as released) are registered
+# with url + caBundle; its Pod webhooks are not (they serve exclusive placement and in-place
+# restart, which no test here uses, and would put every Pod of the cluster behind this process).
+jobset_controller() {
+  "$HERE/build-kube.sh" jobset kubectl
+  pid_alive "$DIR/jobset.pid" && return 0
+  local jdir="$DIR/jobset" mod port i
+  mod=$("$HERE/build-kube.sh" --jobset-dir)
+  mkdir -p "$jdir/certs"
+  kubectl_cp apply --server-side --force-conflicts -f "$mod/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" >/dev/null \
+    || die "jobset: its CRD was not applied"
+  kubectl_cp wait --for condition=established --timeout=60s crd/jobsets.jobset.x-k8s.io >/dev/null \
+    || die "jobset: its CRD is not established"
+  if [ ! -f "$jdir/certs/tls.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jobset-webhook" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$jdir/certs/tls.key" -out "$jdir/certs/tls.crt" 2>/dev/null \
+      || die "jobset: no webhook certificate (openssl)"
+  fi
+  port=$(free_port)
+  cat > "$jdir/config.yaml" <<CFG
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $port
+  certDir: $jdir/certs
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: "0"
+CFG
+  "$TOOLS/jobset" --config="$jdir/config.yaml" --kubeconfig="$DIR/kubeconfig" --zap-devel=false \
+    >>"$DIR/jobset.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/jobset.pid"
+  for i in $(seq 1 150); do
+    port_free "$port" || break
+    pid_alive "$DIR/jobset.pid" || break
+    sleep 0.2
+  done
+  pid_alive "$DIR/jobset.pid" && ! port_free "$port" || { tail -20 "$DIR/jobset.log" >&2; die "the JobSet controller did not start"; }
+  local ca; ca=$(base64 -w0 < "$jdir/certs/tls.crt")
+  kubectl_cp apply -f - >/dev/null <<WH || die "jobset: its webhook configurations were not applied"
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: jobset-mutating-webhook-configuration
+webhooks:
+- name: mjobset.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig:
+    url: https://127.0.0.1:$port/mutate-jobset-x-k8s-io-v1alpha2-jobset
+    caBundle: $ca
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE], resources: [jobsets]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: jobset-validating-webhook-configuration
+webhooks:
+- name: vjobset.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig:
+    url: https://127.0.0.1:$port/validate-jobset-x-k8s-io-v1alpha2-jobset
+    caBundle: $ca
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE, UPDATE], resources: [jobsets]}
+WH
+  log "JobSet controller running (log: $DIR/jobset.log, webhooks on 127.0.0.1:$port)"
+}
+
 # kube-scheduler, with a pod network: a cluster's Pods that no one binds (berth's own Deployment
 # Pods; berth creates its runs' Pods bound) are placed as a cluster places them.
 kube_scheduler() {
@@ -577,6 +666,7 @@ stop_all() {
   [ -d "$DIR/hollow" ] && stop_hollow_dirs "$DIR"/hollow/*/
   stop_pidfile "$DIR/controller-manager.pid" 5
   stop_pidfile "$DIR/kube-scheduler.pid" 5
+  stop_pidfile "$DIR/jobset.pid" 5
   stop_kube_proxy
 }
 
@@ -593,9 +683,10 @@ case "$CMD" in
   stop-hollow) DIR=$(abs "$1"); stop_hollow "$2" ;;
   controller-manager) DIR=$(abs "$1"); shift; controller_manager "$@" ;;
   kube-proxy) DIR=$(abs "$1"); kube_proxy ;;
+  jobset) DIR=$(abs "$1"); jobset_controller ;;
   import) DIR=$(abs "$1"); import_image "$2" ;;
   stop-all) DIR=$(abs "$1"); stop_all ;;
   _node-main) DIR=$(abs "$1"); NAME=$2; node_main ;;
   _run-kubelet) DIR=$(abs "$1"); NAME=$2; run_kubelet ;;
-  *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,35p' "$0" >&2; exit 2 ;;
 esac
