@@ -531,8 +531,11 @@ jobset_controller() {
   mkdir -p "$jdir/certs"
   kubectl_cp apply --server-side --force-conflicts -f "$mod/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" >/dev/null \
     || die "jobset: its CRD was not applied"
-  kubectl_cp wait --for condition=established --timeout=60s crd/jobsets.jobset.x-k8s.io >/dev/null \
-    || die "jobset: its CRD is not established"
+  for i in $(seq 1 300); do  # (kubectl wait fails at once while the CRD has no conditions yet)
+    [ "$(kubectl_cp get crd jobsets.jobset.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+    sleep 0.2
+  done
+  [ "$i" -lt 300 ] || die "jobset: its CRD is not established after 60 s"
   if [ ! -f "$jdir/certs/tls.crt" ]; then
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jobset-webhook" \
       -addext "subjectAltName=IP:127.0.0.1" -keyout "$jdir/certs/tls.key" -out "$jdir/certs/tls.crt" 2>/dev/null \

@@ -5,11 +5,12 @@
 #include "base/priority.h"
 #include "k8s/duration.h"
 #include "workloads/job.h"
+#include "workloads/jobset.h"
 
 namespace berth::workloads {
 
 const std::vector<const WorkloadKind*>& ObjectKinds() {
-  static const std::vector<const WorkloadKind*> kinds{&Jobs()};
+  static const std::vector<const WorkloadKind*> kinds{&Jobs(), &JobSets()};
   return kinds;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A workload berth did not write (docs/api.md "Workloads berth did not write", issue 45): a
-// batch/v1 Job today; JobSets and Pod groups slot in as further WorkloadKinds. Every workload
+// batch/v1 Job (job.h), a JobSet (jobset.h); Pod groups slot in as a further WorkloadKind. Every workload
 // enters berth's queue as a ticket Run (spec.workloadRef) that sync keeps equal to the workload's
 // labels; what differs per kind is only this interface (Kueue: jobframework.GenericJob):
 //   recognise + ticket spec   Decode (the fields berth reads), TicketSpecOf (shared, below)
@@ -85,7 +85,7 @@ class WorkloadKind {
 const std::vector<const WorkloadKind*>& ObjectKinds();
 const WorkloadKind* KindOf(std::string_view kind);
 // How many ObjectKinds() there are (EngineCaches counts an informer for each).
-inline constexpr size_t kObjectKindCount = 1;
+inline constexpr size_t kObjectKindCount = 2;
 // The labels the engine's cache of other Pods keeps besides berth.dev/ (WorkloadOfPod reads them).
 inline constexpr const char* kPodLabelsKept = "jobset.sigs.k8s.io/jobset-";
 
