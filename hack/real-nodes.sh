@@ -29,6 +29,8 @@
 #                                                   hack/build-kube.sh): its CRD applied, its JobSet webhooks
 #                                                   served on 127.0.0.1 from a self-signed certificate and
 #                                                   registered by url (issue 45: queued JobSets)
+#   hack/real-nodes.sh trainer DIR                  start Kubeflow Trainer's controller (pinned in build-kube.sh)
+#                                                   the same way, as the user kubeflow-trainer (cluster-admin)
 #   hack/real-nodes.sh import DIR IMAGE.tar         import an image into every running node
 #   hack/real-nodes.sh stop-all DIR                 stop everything started under DIR (also after a crash)
 #   hack/real-nodes.sh images                       print the local image names
@@ -602,6 +604,114 @@ WH
   log "JobSet controller running (log: $DIR/jobset.log, webhooks on 127.0.0.1:$port)"
 }
 
+# Kubeflow Trainer's controller manager (issue 45 item 5: a framework that makes JobSets, queued
+# with no Trainer-specific code in berth). Run like the JobSet controller (after it: its TrainJobs
+# make JobSets): its CRDs applied, cert management, metrics and health probes off, its webhook server
+# on 127.0.0.1:<free port> with a self-signed certificate (the manager reads it from
+# $TMPDIR/k8s-webhook-server/serving-certs, so TMPDIR is its own directory), its webhooks registered
+# by url. It acts as the user kubeflow-trainer (a kubeconfig impersonating it, bound to
+# cluster-admin), not as the admin the tests' berth runs as: the admission policies that keep a
+# queued JobSet suspended refuse it as they refuse everyone but berth.
+trainer_controller() {
+  "$HERE/build-kube.sh" trainer kubectl
+  pid_alive "$DIR/trainer.pid" && return 0
+  local tdir="$DIR/trainer" mod port i crd
+  mod=$("$HERE/build-kube.sh" --trainer-dir)
+  mkdir -p "$tdir/tmp/k8s-webhook-server/serving-certs"
+  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
+    kubectl_cp apply --server-side --force-conflicts -f "$mod/manifests/base/crds/trainer.kubeflow.org_$crd.yaml" >/dev/null \
+      || die "trainer: CRD $crd was not applied"
+  done
+  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
+    for i in $(seq 1 300); do
+      [ "$(kubectl_cp get crd "$crd.trainer.kubeflow.org" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+      sleep 0.2
+    done
+    [ "$i" -lt 300 ] || die "trainer: CRD $crd is not established after 60 s"
+  done
+  local certs="$tdir/tmp/k8s-webhook-server/serving-certs"
+  if [ ! -f "$certs/tls.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=trainer-webhook" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$certs/tls.key" -out "$certs/tls.crt" 2>/dev/null \
+      || die "trainer: no webhook certificate (openssl)"
+  fi
+  kubectl_cp create clusterrolebinding kubeflow-trainer-admin --clusterrole=cluster-admin --user=kubeflow-trainer \
+    --dry-run=client -o yaml | kubectl_cp apply -f - >/dev/null || die "trainer: no ClusterRoleBinding for kubeflow-trainer"
+  # The control plane's kubeconfig with its one user impersonating kubeflow-trainer (field `as`).
+  kubectl_cp config view --raw --flatten | awk '{print} /^  user:$/ && !done {print "    as: kubeflow-trainer"; done=1}' \
+    > "$tdir/kubeconfig"
+  grep -q '^    as: kubeflow-trainer$' "$tdir/kubeconfig" || die "trainer: no kubeconfig impersonating kubeflow-trainer"
+  port=$(free_port)
+  cat > "$tdir/config.yaml" <<CFG
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+webhook:
+  port: $port
+  host: 127.0.0.1
+leaderElection:
+  leaderElect: false
+certManagement:
+  enable: false
+CFG
+  TMPDIR="$tdir/tmp" "$TOOLS/trainer" --config="$tdir/config.yaml" --kubeconfig="$tdir/kubeconfig" \
+    >>"$DIR/trainer.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/trainer.pid"
+  for i in $(seq 1 150); do
+    port_free "$port" || break
+    pid_alive "$DIR/trainer.pid" || break
+    sleep 0.2
+  done
+  pid_alive "$DIR/trainer.pid" && ! port_free "$port" || { tail -20 "$DIR/trainer.log" >&2; die "the Trainer controller did not start"; }
+  local ca; ca=$(base64 -w0 < "$certs/tls.crt")
+  local url="https://127.0.0.1:$port"
+  kubectl_cp apply -f - >/dev/null <<WH || die "trainer: its webhook configurations were not applied"
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: trainer-mutating-webhook-configuration
+webhooks:
+- name: defaulter.trainjob.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/mutate-trainer-kubeflow-org-v1alpha1-trainjob", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainjobs]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: trainer-validating-webhook-configuration
+webhooks:
+- name: validator.clustertrainingruntime.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [clustertrainingruntimes]}
+- name: validator.trainingruntime.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-trainingruntime", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainingruntimes]}
+- name: validator.trainjob.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-trainjob", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainjobs]}
+WH
+  log "Trainer controller running (log: $DIR/trainer.log, webhooks on 127.0.0.1:$port)"
+}
+
 # kube-scheduler, with a pod network: a cluster's Pods that no one binds (berth's own Deployment
 # Pods; berth creates its runs' Pods bound) are placed as a cluster places them.
 kube_scheduler() {
@@ -670,6 +780,7 @@ stop_all() {
   stop_pidfile "$DIR/controller-manager.pid" 5
   stop_pidfile "$DIR/kube-scheduler.pid" 5
   stop_pidfile "$DIR/jobset.pid" 5
+  stop_pidfile "$DIR/trainer.pid" 5
   stop_kube_proxy
 }
 
@@ -687,9 +798,10 @@ case "$CMD" in
   controller-manager) DIR=$(abs "$1"); shift; controller_manager "$@" ;;
   kube-proxy) DIR=$(abs "$1"); kube_proxy ;;
   jobset) DIR=$(abs "$1"); jobset_controller ;;
+  trainer) DIR=$(abs "$1"); trainer_controller ;;
   import) DIR=$(abs "$1"); import_image "$2" ;;
   stop-all) DIR=$(abs "$1"); stop_all ;;
   _node-main) DIR=$(abs "$1"); NAME=$2; node_main ;;
   _run-kubelet) DIR=$(abs "$1"); NAME=$2; run_kubelet ;;
-  *) sed -n '2,35p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,37p' "$0" >&2; exit 2 ;;
 esac

@@ -1,11 +1,14 @@
 // Issue 45, part 2: JobSets (jobset.x-k8s.io/v1alpha2) in berth's queue, end to end on real
 // kubelets with the real JobSet controller (sigs.k8s.io/jobset, pinned: hack/real-nodes.sh jobset),
+// Kubeflow Trainer's controller (a framework that makes JobSets: hack/real-nodes.sh trainer),
 // the Job controller, garbage collector and kube-scheduler (controller-manager --workloads), and the
 // chart's admission policies for JobSets and tickets (templates/admission-policies.yaml, rendered
 // by real Helm). Each test asserts what a user checks with kubectl: the JobSet, its Pods, its
 // ticket Run jobset-<name>.
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "engine_fixture.h"
 #include "k8s/json.h"
@@ -60,6 +63,8 @@ class JobSetsTest : public EngineTest {
     // The JobSet CRD first, so the garbage collector started next knows the kind.
     CommandResult js = RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "jobset", ControlPlane::Get().dir()});
     ASSERT_EQ(js.exit_code, 0) << js.err;
+    CommandResult tr = RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "trainer", ControlPlane::Get().dir()});
+    ASSERT_EQ(tr.exit_code, 0) << tr.err;
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}}},
                      /*workload_controllers=*/true);
@@ -83,6 +88,8 @@ class JobSetsTest : public EngineTest {
                   Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
                   Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
     }
+    // A TrainJob's JobSet goes with it (its controller would make it again).
+    Kubectl({"delete", "trainjobs", "--all", "--wait=false", "--cascade=background"});
     Kubectl({"delete", "jobsets", "--all", "--wait=false", "--cascade=background"});
     EXPECT_TRUE(Eventually([&] {
       auto l = client()->List("/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + ns_ + "/jobsets");
@@ -264,6 +271,63 @@ TEST_F(JobSetsTest, QueueAllNamespaceQueuesAJobSetOnceNotItsJobs) {
   ASSERT_TRUE(WaitPhase("jobset-plain", "Succeeded", std::chrono::seconds(150))) << Message("jobset-plain");
   EXPECT_TRUE(JobSetCondition("plain", "Completed"));
   EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-plain"})) << "the JobSet's Jobs were queued on their own";
+}
+
+// Issue 45 item 5, a framework on top: Kubeflow Trainer's TrainJob makes a JobSet. In a namespace
+// labelled berth.dev/queue-all that JobSet is queued like any other (berth has no Trainer code):
+// it waits suspended while the fleet is full (the Trainer, which asks to unsuspend it, is refused
+// by the admission policy), then runs once berth admits it and the TrainJob completes.
+TEST_F(JobSetsTest, TrainJobInAQueueAllNamespaceRunsOnlyAfterBerthAdmitsIt) {
+  CommandResult l = cp().Kubectl({"label", "namespace", ns_, "berth.dev/queue-all=true"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  const std::string probe = JobSetYaml("probe", "    app: probe\n", 1, "true", 0);
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
+    return r.exit_code == 0 && r.out == "true";
+  })) << "the admission policy never saw the namespace's label";
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+
+  // A runtime of our own whose trainer container is the test image, asking for a whole machine.
+  Apply("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: plain}\nspec:\n"
+        "  mlPolicy: {numNodes: 1}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n"
+        "          metadata:\n            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n          spec:\n"
+        "            template:\n              spec:\n                terminationGracePeriodSeconds: 1\n                containers:\n"
+        "                - name: node\n                  image: " + std::string(RealNodes::kBusybox) + "\n"
+        "                  command: [sh, -c, \"echo trained\"]\n"
+        "                  resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+  Apply("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+        "  runtimeRef: {name: plain, kind: TrainingRuntime}\n");
+  ASSERT_TRUE(Eventually([&] { return Phase("jobset-tj") == "Pending" && StatusInt("jobset-tj", "queuePosition") == 1; },
+                         std::chrono::seconds(60)))
+      << Phase("jobset-tj") << ": " << Message("jobset-tj");
+  json::Document ticket = RunDoc("jobset-tj");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "kind"})), "JobSet");
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 8);
+  json::Document js = JobSetDoc("tj");
+  const json::Value* owners = json::Find(js, {"metadata", "ownerReferences"});
+  ASSERT_TRUE(owners != nullptr && owners->IsArray() && owners->Size() == 1) << "the JobSet is the TrainJob's";
+  EXPECT_EQ(json::GetString((*owners)[0], "kind"), "TrainJob");
+  EXPECT_TRUE(Suspended("tj"));
+  for (const auto& [name, p] : JobSetPods("tj")) EXPECT_EQ(p.node, "") << name << " was bound before berth admitted it";
+  EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-tj"}));
+  // The Trainer (TrainJob suspend: false) asks to unsuspend its JobSet and is refused by the policy.
+  EXPECT_TRUE(Eventually([&] {
+    std::ifstream in(cp().dir() + "/trainer.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str().find("this JobSet waits in berth's queue") != std::string::npos;
+  })) << "the Trainer's unsuspend of the queued JobSet was not refused";
+  EXPECT_TRUE(Suspended("tj"));
+
+  Kubectl({"delete", "run", "blocker", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("jobset-tj", "Succeeded", std::chrono::seconds(150))) << Message("jobset-tj");
+  EXPECT_EQ(PlacementNodes("jobset-tj"), std::vector<std::string>{kNode0});
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"get", "trainjob", "tj", "-o", "jsonpath={.status.conditions[?(@.type==\"Complete\")].status}"});
+    return r.exit_code == 0 && r.out == "True";
+  })) << Kubectl({"get", "trainjob", "tj", "-o", "yaml"}).out;
 }
 
 }  // namespace
