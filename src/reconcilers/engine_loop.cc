@@ -10,6 +10,23 @@
 
 namespace berth::reconcilers {
 
+namespace {
+
+// Issue 45: the tickets ("ns/name") an event on another Pod concerns: its pinned ticket
+// (berth.dev/ticket), and <prefix>-<workload> for each kind whose workload it belongs to.
+std::vector<std::string> TicketsOfPod(const k8s::Pod& p) {
+  std::vector<std::string> out;
+  if (const std::string t = p.meta.Label(workloads::kTicketLabel); !t.empty()) out.push_back(k8s::ObjectKey(p.meta.ns, t));
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    if (const workloads::PodOwner o = kind->WorkloadOfPod(p); !o.name.empty()) {
+      out.push_back(k8s::ObjectKey(p.meta.ns, workloads::TicketName(kind->TicketPrefix(), o.name)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::string& key)> priority_changed,
                        std::function<void()> synced) {
   auto wake = [this](const std::string&, const auto&, const auto&) { Wake(); };
@@ -42,13 +59,7 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
     const auto& p = cur ? cur : old;
     if (p) {
       if (const std::string owner = OwnerRunName(p->meta); !owner.empty()) Touch(k8s::ObjectKey(p->meta.ns, owner));
-      // Issue 45: a ticket's pinned Pod, or a Pod of a workload (its ticket is <prefix>-<name>).
-      if (const std::string t = p->meta.Label(workloads::kTicketLabel); !t.empty()) Touch(k8s::ObjectKey(p->meta.ns, t));
-      for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
-        if (const workloads::PodOwner o = kind->WorkloadOfPod(*p); !o.name.empty()) {
-          Touch(k8s::ObjectKey(p->meta.ns, workloads::TicketName(kind->TicketPrefix(), o.name)));
-        }
-      }
+      for (const std::string& t : TicketsOfPod(*p)) Touch(t);  // issue 45
     }
     Wake();
   });
