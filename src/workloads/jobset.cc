@@ -37,6 +37,10 @@ std::string JobSetKind::PodSelector(const std::string&, const std::string& uid) 
   return std::string(kJobSetUidLabel) + "=" + uid;
 }
 
+std::string JobSetKind::ChildJobSelector(const std::string& uid) const {
+  return std::string(kJobSetUidLabel) + "=" + uid;
+}
+
 const JobSetKind& JobSets() {
   static const JobSetKind kind;
   return kind;

@@ -24,6 +24,8 @@ class JobSetKind final : public WorkloadKind {
   std::string ReleasePatch() const override { return R"({"spec":{"suspend":false}})"; }
   PodOwner WorkloadOfPod(const k8s::Pod& pod) const override;
   std::string PodSelector(const std::string& name, const std::string& uid) const override;
+  // Its Jobs (label jobset.sigs.k8s.io/jobset-uid), held with it.
+  std::string ChildJobSelector(const std::string& uid) const override;
 };
 
 // The one JobSetKind.

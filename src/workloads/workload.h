@@ -78,6 +78,13 @@ class WorkloadKind {
   virtual PodOwner WorkloadOfPod(const k8s::Pod& pod) const = 0;
   // The label selector that lists the Pods of workload `name` with uid `uid` from the API.
   virtual std::string PodSelector(const std::string& name, const std::string& uid) const = 0;
+  // The label selector of the batch/v1 Jobs the workload's controller makes ("" : none, a Job).
+  // Holding the workload holds them too, before berth deletes any Pod: its controller suspends
+  // them only later, and a Pod deleted from a Job not yet suspended counts as a failure of it.
+  virtual std::string ChildJobSelector(const std::string& uid) const {
+    (void)uid;
+    return {};
+  }
 };
 
 // The registry: every kind berth queues that is an object of its own with an informer in the

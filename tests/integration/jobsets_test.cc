@@ -239,6 +239,36 @@ TEST_F(JobSetsTest, StopOnTheTicketSuspendsTheJobSet) {
   EXPECT_EQ(Reason("jobset-long"), "Stopped");
   EXPECT_TRUE(Eventually([&] { return Suspended("long"); })) << "the JobSet of a stopped ticket was not suspended";
   EXPECT_TRUE(Eventually([&] { return JobSetPods("long").empty(); }, std::chrono::seconds(60)));
+  // Suspended, not failed: its Job was held before berth deleted its Pod (backoffLimit 0 would
+  // have failed the Job, and so the JobSet, on a Pod deleted from a running Job).
+  EXPECT_FALSE(JobSetCondition("long", "Failed"));
+}
+
+// A JobSet preempted by a Run of higher priority is suspended (the JobSet controller suspends its
+// Job, its Pod goes), its ticket goes back to the queue, and it is admitted again on a fresh
+// placement once the machine is free.
+TEST_F(JobSetsTest, PreemptedJobSetIsSuspendedRequeuedAndReadmitted) {
+  RealFleet("pre", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n", kNode0);
+  Apply(JobSetYaml("low", "    berth.dev/queue: \"true\"\n    berth.dev/priority: \"10\"\n    berth.dev/fleet: " + FleetName("pre") + "\n",
+                   1, "sleep 3600", 8));
+  ASSERT_TRUE(WaitPhase("jobset-low", "Running", std::chrono::seconds(90))) << Message("jobset-low");
+  ShellRun("high", "  priority: 90\n  resources: {gpu: 8}\n  fleets: [" + FleetName("pre") +
+                       "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("high", "Running", std::chrono::seconds(90))) << Message("high");
+  EXPECT_EQ(Phase("jobset-low"), "Pending");
+  EXPECT_EQ(Reason("jobset-low"), "Preempted") << Message("jobset-low");
+  EXPECT_TRUE(Eventually([&] { return Suspended("low"); })) << "the preempted JobSet was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobSetPods("low").empty(); }, std::chrono::seconds(60)));
+  EXPECT_FALSE(JobSetCondition("low", "Failed")) << "the preempted JobSet failed (its Job saw its Pod deleted unsuspended)";
+
+  Kubectl({"delete", "run", "high", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("jobset-low", "Running", std::chrono::seconds(120))) << Message("jobset-low");
+  EXPECT_FALSE(Suspended("low"));
+  EXPECT_EQ(StatusInt("jobset-low", "resubmissions"), 1);
+  EXPECT_TRUE(Eventually([&] {
+    auto pods = JobSetPods("low");
+    return pods.size() == 1 && pods.begin()->second.node == kNode0 && pods.begin()->second.phase == "Running";
+  }, std::chrono::seconds(60))) << "the readmitted JobSet's Pod does not run on its booked node";
 }
 
 // Deleting the JobSet deletes its ticket and frees its blocks: the run waiting behind it starts.
