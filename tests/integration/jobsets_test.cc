@@ -303,6 +303,54 @@ TEST_F(JobSetsTest, QueueAllNamespaceQueuesAJobSetOnceNotItsJobs) {
   EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-plain"})) << "the JobSet's Jobs were queued on their own";
 }
 
+// A tenant cannot unsuspend its queued JobSet or take its queue label off (the chart's
+// ValidatingAdmissionPolicy for JobSets), and a label value berth cannot read is refused naming it.
+TEST_F(JobSetsTest, TenantCannotUnsuspendOrUnlabelAQueuedJobSet) {
+  GrantTenantNamespaceRights();
+  Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tenant-jobsets}
+rules:
+- apiGroups: [jobset.x-k8s.io]
+  resources: [jobsets]
+  verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-jobsets}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-jobsets}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
+)");
+  auto as_tenant = [&](std::vector<std::string> args, const std::string& input = {}) {
+    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
+    return cp().Kubectl(args, input);
+  };
+  CommandResult created = as_tenant({"create", "-f", "-"},
+                                    JobSetYaml("mine", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: none-" + ns_ + "\n", 1, "true", 1));
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  ASSERT_TRUE(Eventually([&] { return Phase("jobset-mine") == "Pending"; })) << Phase("jobset-mine");
+  EXPECT_TRUE(Suspended("mine"));
+
+  CommandResult unsuspend = as_tenant({"patch", "jobset", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
+  EXPECT_NE(unsuspend.exit_code, 0);
+  EXPECT_NE(unsuspend.err.find("this JobSet waits in berth's queue"), std::string::npos) << unsuspend.err;
+  EXPECT_TRUE(Suspended("mine"));
+  CommandResult unlabel = as_tenant({"label", "jobset", "mine", "berth.dev/queue-"});
+  EXPECT_NE(unlabel.exit_code, 0);
+  EXPECT_NE(unlabel.err.find("cannot be removed from a queued JobSet"), std::string::npos) << unlabel.err;
+  CommandResult bad = as_tenant({"label", "jobset", "mine", "berth.dev/priority=high", "--overwrite"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("label berth.dev/priority must be a whole number from 0 to 100"), std::string::npos) << bad.err;
+  // The label is the ticket's priority, and a good value moves it.
+  CommandResult good = as_tenant({"label", "jobset", "mine", "berth.dev/priority=70", "--overwrite"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_TRUE(Eventually([&] {
+    json::Document t = RunDoc("jobset-mine");
+    const json::Value* spec = t.IsObject() ? json::Find(t, {"spec"}) : nullptr;
+    return spec != nullptr && json::GetInt(*spec, "priority") == 70;
+  })) << "the ticket's priority does not follow the JobSet's label";
+}
+
 // Issue 45 item 5, a framework on top: Kubeflow Trainer's TrainJob makes a JobSet. In a namespace
 // labelled berth.dev/queue-all that JobSet is queued like any other (berth has no Trainer code):
 // it waits suspended while the fleet is full (the Trainer, which asks to unsuspend it, is refused
