@@ -5,9 +5,11 @@
 #   hack/build-kube.sh [TOOL...]            build what is missing (default: kube-apiserver etcd)
 #   hack/build-kube.sh --bin [VERSION]      print the directory the binaries of VERSION are in
 #   hack/build-kube.sh --kueue-dir          print the directory of Kueue's module (its config/)
+#   hack/build-kube.sh --jobset-dir         print the directory of JobSet's module (its config/)
+#   hack/build-kube.sh --trainer-dir        print the directory of Kubeflow Trainer's module (manifests/)
 #
 # TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark kube-proxy
-#       etcd containerd helm kwok kueue
+#       etcd containerd helm kwok kueue jobset trainer
 # BERTH_KUBE_VERSION picks the Kubernetes version (default 1.37 = v1.37.2; 1.35 = v1.35.4, the
 # oldest supported); etcd, containerd and Helm have one pinned version each.
 # Kubernetes binaries land in ~/.cache/berth/kubernetes-<version>/bin, the others in
@@ -37,9 +39,17 @@ CONTAINERD_VERSION=v2.4.2
 HELM_VERSION=v3.22.0
 KWOK_VERSION=v0.8.0
 KUEUE_VERSION=v0.17.0
+JOBSET_VERSION=v0.12.0
+TRAINER_VERSION=v2.2.0
 
 if [ "${1:-}" = "--kueue-dir" ]; then  # where Kueue's module (its config/: CRDs, webhooks) is
   echo "${GOMODCACHE:-$CACHE/gomod}/sigs.k8s.io/kueue@$KUEUE_VERSION"; exit 0
+fi
+if [ "${1:-}" = "--jobset-dir" ]; then  # where JobSet's module (its CRD: config/components/crd/bases) is
+  echo "${GOMODCACHE:-$CACHE/gomod}/sigs.k8s.io/jobset@$JOBSET_VERSION"; exit 0
+fi
+if [ "${1:-}" = "--trainer-dir" ]; then  # where Kubeflow Trainer's module (manifests/base/crds) is
+  echo "${GOMODCACHE:-$CACHE/gomod}/github.com/kubeflow/trainer/v2@$TRAINER_VERSION"; exit 0
 fi
 if [ "${1:-}" = "--bin" ]; then
   v=$(kube_version "${2:-}"); echo "$CACHE/kubernetes-${v#v}/bin"; exit 0
@@ -53,7 +63,7 @@ WHAT=("$@")
 
 out_of() {
   case "$1" in
-    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok|kueue) echo "$TBIN/$1" ;;
+    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok|kueue|jobset|trainer) echo "$TBIN/$1" ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark|kube-proxy) echo "$KBIN/$1" ;;
     *) echo "hack/build-kube.sh: unknown tool $1" >&2; return 1 ;;
   esac
@@ -171,5 +181,21 @@ for w in "${need[@]}"; do
       module_dir "$dir" sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue
       build_one "$dir" sigs.k8s.io/kueue/cmd/kueue "$TBIN/kueue" \
         "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" ;;
+    jobset)
+      # The JobSet controller (sigs.k8s.io/jobset; issue 45): its manager is the module's root
+      # package (main.go). Tests and hack/real-nodes.sh run it with a kubeconfig against the
+      # control plane and a config file that turns its internal cert management off and serves
+      # its webhooks from a self-signed certificate (hack/real-nodes.sh); its CRD comes from the
+      # same module's config/components/crd/bases (--jobset-dir).
+      dir="$CACHE/src/jobset-${JOBSET_VERSION#v}"
+      module_dir "$dir" sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset
+      build_one "$dir" sigs.k8s.io/jobset "$TBIN/jobset" \
+        "-X sigs.k8s.io/jobset/pkg/version.GitVersion=$JOBSET_VERSION" ;;
+    trainer)
+      # Kubeflow Trainer (github.com/kubeflow/trainer/v2; issue 45 item 5: a framework that makes
+      # JobSets): its controller manager, run like the JobSet controller (hack/real-nodes.sh trainer).
+      dir="$CACHE/src/trainer-${TRAINER_VERSION#v}"
+      module_dir "$dir" github.com/kubeflow/trainer/v2 "$TRAINER_VERSION" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
+      build_one "$dir" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager "$TBIN/trainer" ;;
   esac
 done

@@ -25,6 +25,12 @@
 #                                                   BERTH_POD_NETWORK in hack/control-plane.sh); --workloads:
 #                                                   also the Job controller, the garbage collector and
 #                                                   kube-scheduler (issue 45: queued Jobs)
+#   hack/real-nodes.sh jobset DIR                   start the JobSet controller (sigs.k8s.io/jobset, pinned in
+#                                                   hack/build-kube.sh): its CRD applied, its JobSet webhooks
+#                                                   served on 127.0.0.1 from a self-signed certificate and
+#                                                   registered by url (issue 45: queued JobSets)
+#   hack/real-nodes.sh trainer DIR                  start Kubeflow Trainer's controller (pinned in build-kube.sh)
+#                                                   the same way, as the user kubeflow-trainer (cluster-admin)
 #   hack/real-nodes.sh import DIR IMAGE.tar         import an image into every running node
 #   hack/real-nodes.sh stop-all DIR                 stop everything started under DIR (also after a crash)
 #   hack/real-nodes.sh images                       print the local image names
@@ -510,6 +516,202 @@ controller_manager() {
   return 0
 }
 
+# The JobSet controller (issue 45) for the control plane. Its manager runs on this machine with the
+# control plane's kubeconfig and a config file (DIR/jobset/config.yaml) that differs from the
+# release's in what a process outside the cluster needs: internal cert management off (it would
+# write a Secret and patch webhook configurations of a Service that does not exist here), its
+# webhook server on 127.0.0.1:<free port> with a self-signed certificate for 127.0.0.1, metrics and
+# health probes off (their fixed ports would clash between test processes), no leader election.
+# Its JobSet defaulting and validating webhooks (failurePolicy Fail, as released) are registered
+# with url + caBundle; its Pod webhooks are not (they serve exclusive placement and in-place
+# restart, which no test here uses, and would put every Pod of the cluster behind this process).
+jobset_controller() {
+  "$HERE/build-kube.sh" jobset kubectl
+  pid_alive "$DIR/jobset.pid" && return 0
+  local jdir="$DIR/jobset" mod port i
+  mod=$("$HERE/build-kube.sh" --jobset-dir)
+  mkdir -p "$jdir/certs"
+  kubectl_cp apply --server-side --force-conflicts -f "$mod/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" >/dev/null \
+    || die "jobset: its CRD was not applied"
+  for i in $(seq 1 300); do  # (kubectl wait fails at once while the CRD has no conditions yet)
+    [ "$(kubectl_cp get crd jobsets.jobset.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+    sleep 0.2
+  done
+  [ "$i" -lt 300 ] || die "jobset: its CRD is not established after 60 s"
+  if [ ! -f "$jdir/certs/tls.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jobset-webhook" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$jdir/certs/tls.key" -out "$jdir/certs/tls.crt" 2>/dev/null \
+      || die "jobset: no webhook certificate (openssl)"
+  fi
+  port=$(free_port)
+  cat > "$jdir/config.yaml" <<CFG
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $port
+  certDir: $jdir/certs
+metrics:
+  bindAddress: "0"
+health:
+  healthProbeBindAddress: "0"
+CFG
+  "$TOOLS/jobset" --config="$jdir/config.yaml" --kubeconfig="$DIR/kubeconfig" --zap-devel=false \
+    >>"$DIR/jobset.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/jobset.pid"
+  for i in $(seq 1 150); do
+    port_free "$port" || break
+    pid_alive "$DIR/jobset.pid" || break
+    sleep 0.2
+  done
+  pid_alive "$DIR/jobset.pid" && ! port_free "$port" || { tail -20 "$DIR/jobset.log" >&2; die "the JobSet controller did not start"; }
+  local ca; ca=$(base64 -w0 < "$jdir/certs/tls.crt")
+  kubectl_cp apply -f - >/dev/null <<WH || die "jobset: its webhook configurations were not applied"
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: jobset-mutating-webhook-configuration
+webhooks:
+- name: mjobset.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig:
+    url: https://127.0.0.1:$port/mutate-jobset-x-k8s-io-v1alpha2-jobset
+    caBundle: $ca
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE], resources: [jobsets]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: jobset-validating-webhook-configuration
+webhooks:
+- name: vjobset.kb.io
+  admissionReviewVersions: [v1]
+  clientConfig:
+    url: https://127.0.0.1:$port/validate-jobset-x-k8s-io-v1alpha2-jobset
+    caBundle: $ca
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [jobset.x-k8s.io], apiVersions: [v1alpha2], operations: [CREATE, UPDATE], resources: [jobsets]}
+WH
+  log "JobSet controller running (log: $DIR/jobset.log, webhooks on 127.0.0.1:$port)"
+}
+
+# Kubeflow Trainer's controller manager (issue 45 item 5: a framework that makes JobSets, queued
+# with no Trainer-specific code in berth). Run like the JobSet controller (after it: its TrainJobs
+# make JobSets): its CRDs applied, cert management, metrics and health probes off, its webhook server
+# on 127.0.0.1:<free port> with a self-signed certificate (the manager reads it from
+# $TMPDIR/k8s-webhook-server/serving-certs, so TMPDIR is its own directory), its webhooks registered
+# by url. It acts as the user kubeflow-trainer (a kubeconfig impersonating it, bound to
+# cluster-admin), not as the admin the tests' berth runs as: the admission policies that keep a
+# queued JobSet suspended refuse it as they refuse everyone but berth.
+trainer_controller() {
+  "$HERE/build-kube.sh" trainer kubectl
+  pid_alive "$DIR/trainer.pid" && return 0
+  local tdir="$DIR/trainer" mod port i crd
+  mod=$("$HERE/build-kube.sh" --trainer-dir)
+  mkdir -p "$tdir/tmp/k8s-webhook-server/serving-certs"
+  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
+    kubectl_cp apply --server-side --force-conflicts -f "$mod/manifests/base/crds/trainer.kubeflow.org_$crd.yaml" >/dev/null \
+      || die "trainer: CRD $crd was not applied"
+  done
+  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
+    for i in $(seq 1 300); do
+      [ "$(kubectl_cp get crd "$crd.trainer.kubeflow.org" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+      sleep 0.2
+    done
+    [ "$i" -lt 300 ] || die "trainer: CRD $crd is not established after 60 s"
+  done
+  local certs="$tdir/tmp/k8s-webhook-server/serving-certs"
+  if [ ! -f "$certs/tls.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=trainer-webhook" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$certs/tls.key" -out "$certs/tls.crt" 2>/dev/null \
+      || die "trainer: no webhook certificate (openssl)"
+  fi
+  kubectl_cp create clusterrolebinding kubeflow-trainer-admin --clusterrole=cluster-admin --user=kubeflow-trainer \
+    --dry-run=client -o yaml | kubectl_cp apply -f - >/dev/null || die "trainer: no ClusterRoleBinding for kubeflow-trainer"
+  # The control plane's kubeconfig with its one user impersonating kubeflow-trainer (field `as`).
+  kubectl_cp config view --raw --flatten | awk '{print} /^  user:$/ && !done {print "    as: kubeflow-trainer"; done=1}' \
+    > "$tdir/kubeconfig"
+  grep -q '^    as: kubeflow-trainer$' "$tdir/kubeconfig" || die "trainer: no kubeconfig impersonating kubeflow-trainer"
+  port=$(free_port)
+  cat > "$tdir/config.yaml" <<CFG
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+webhook:
+  port: $port
+  host: 127.0.0.1
+leaderElection:
+  leaderElect: false
+certManagement:
+  enable: false
+CFG
+  TMPDIR="$tdir/tmp" "$TOOLS/trainer" --config="$tdir/config.yaml" --kubeconfig="$tdir/kubeconfig" \
+    >>"$DIR/trainer.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/trainer.pid"
+  for i in $(seq 1 150); do
+    port_free "$port" || break
+    pid_alive "$DIR/trainer.pid" || break
+    sleep 0.2
+  done
+  pid_alive "$DIR/trainer.pid" && ! port_free "$port" || { tail -20 "$DIR/trainer.log" >&2; die "the Trainer controller did not start"; }
+  local ca; ca=$(base64 -w0 < "$certs/tls.crt")
+  local url="https://127.0.0.1:$port"
+  kubectl_cp apply -f - >/dev/null <<WH || die "trainer: its webhook configurations were not applied"
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: trainer-mutating-webhook-configuration
+webhooks:
+- name: defaulter.trainjob.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/mutate-trainer-kubeflow-org-v1alpha1-trainjob", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainjobs]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: trainer-validating-webhook-configuration
+webhooks:
+- name: validator.clustertrainingruntime.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [clustertrainingruntimes]}
+- name: validator.trainingruntime.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-trainingruntime", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainingruntimes]}
+- name: validator.trainjob.trainer.kubeflow.org
+  admissionReviewVersions: [v1]
+  clientConfig: {url: "$url/validate-trainer-kubeflow-org-v1alpha1-trainjob", caBundle: $ca}
+  failurePolicy: Fail
+  sideEffects: None
+  rules:
+  - {apiGroups: [trainer.kubeflow.org], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [trainjobs]}
+WH
+  log "Trainer controller running (log: $DIR/trainer.log, webhooks on 127.0.0.1:$port)"
+}
+
 # kube-scheduler, with a pod network: a cluster's Pods that no one binds (berth's own Deployment
 # Pods; berth creates its runs' Pods bound) are placed as a cluster places them.
 kube_scheduler() {
@@ -577,6 +779,8 @@ stop_all() {
   [ -d "$DIR/hollow" ] && stop_hollow_dirs "$DIR"/hollow/*/
   stop_pidfile "$DIR/controller-manager.pid" 5
   stop_pidfile "$DIR/kube-scheduler.pid" 5
+  stop_pidfile "$DIR/jobset.pid" 5
+  stop_pidfile "$DIR/trainer.pid" 5
   stop_kube_proxy
 }
 
@@ -593,9 +797,11 @@ case "$CMD" in
   stop-hollow) DIR=$(abs "$1"); stop_hollow "$2" ;;
   controller-manager) DIR=$(abs "$1"); shift; controller_manager "$@" ;;
   kube-proxy) DIR=$(abs "$1"); kube_proxy ;;
+  jobset) DIR=$(abs "$1"); jobset_controller ;;
+  trainer) DIR=$(abs "$1"); trainer_controller ;;
   import) DIR=$(abs "$1"); import_image "$2" ;;
   stop-all) DIR=$(abs "$1"); stop_all ;;
   _node-main) DIR=$(abs "$1"); NAME=$2; node_main ;;
   _run-kubelet) DIR=$(abs "$1"); NAME=$2; run_kubelet ;;
-  *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,37p' "$0" >&2; exit 2 ;;
 esac

@@ -4,6 +4,46 @@ namespace berth::k8s {
 
 using Alloc = json::Document::AllocatorType;
 
+namespace {
+
+// One Pod's requests as the kubelet counts them, of a Pod template's spec (DecodePod's reading).
+PodRequests TemplateRequests(const json::Value* tspec) {
+  if (tspec == nullptr || !tspec->IsObject()) return {};
+  json::Document pod(rapidjson::kObjectType);
+  json::Value meta(rapidjson::kObjectType);
+  meta.AddMember("name", "template", pod.GetAllocator());  // DecodePod reads only named objects
+  pod.AddMember("metadata", meta, pod.GetAllocator());
+  pod.AddMember("spec", json::Value(*tspec, pod.GetAllocator()), pod.GetAllocator());
+  auto p = DecodePod(pod);
+  return p ? p->requests : PodRequests{};
+}
+
+// Pods a Job spec runs at once: spec.parallelism (default 1), at most spec.completions when set.
+int64_t PodsAtOnce(const json::Value& spec) {
+  int64_t parallelism = 1;
+  if (const json::Value* p = json::Find(spec, {"parallelism"}); p != nullptr && p->IsInt64()) parallelism = p->GetInt64();
+  if (const json::Value* c = json::Find(spec, {"completions"}); c != nullptr && c->IsInt64()) {
+    parallelism = std::min(parallelism, c->GetInt64());
+  }
+  return std::max<int64_t>(0, parallelism);
+}
+
+// The terminal condition `done` or `failed` (status True) of an object's status.conditions.
+void ReadFinished(const json::Value& obj, const char* done, const char* failed, JobView& j) {
+  const json::Value* conds = json::Find(obj, {"status", "conditions"});
+  if (conds == nullptr || !conds->IsArray()) return;
+  for (const auto& c : conds->GetArray()) {
+    if (json::GetString(c, "status") != "True") continue;
+    const std::string type = json::GetString(c, "type");
+    if (type != done && type != failed) continue;
+    j.finished = type == done;
+    j.finish_reason = json::GetString(c, "reason");
+    j.finish_message = json::GetString(c, "message");
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const JobView> DecodeJob(const json::Value& obj) {
   if (!obj.IsObject()) return nullptr;
   auto j = std::make_shared<JobView>();
@@ -11,31 +51,39 @@ std::shared_ptr<const JobView> DecodeJob(const json::Value& obj) {
   if (j->meta.name.empty()) return nullptr;
   const json::Value* spec = json::Find(obj, {"spec"});
   if (spec == nullptr || !spec->IsObject()) return j;
-  int64_t parallelism = 1;
-  if (const json::Value* p = json::Find(*spec, {"parallelism"}); p != nullptr && p->IsInt64()) parallelism = p->GetInt64();
-  if (const json::Value* c = json::Find(*spec, {"completions"}); c != nullptr && c->IsInt64()) {
-    parallelism = std::min(parallelism, c->GetInt64());
-  }
-  j->pods_at_once = parallelism;
+  j->pods_at_once = PodsAtOnce(*spec);
   j->suspended = json::GetBool(*spec, "suspend", false);
-  if (const json::Value* tspec = json::Find(*spec, {"template", "spec"}); tspec != nullptr && tspec->IsObject()) {
-    json::Document pod(rapidjson::kObjectType);
-    json::Value meta(rapidjson::kObjectType);
-    meta.AddMember("name", "template", pod.GetAllocator());  // DecodePod reads only named objects
-    pod.AddMember("metadata", meta, pod.GetAllocator());
-    pod.AddMember("spec", json::Value(*tspec, pod.GetAllocator()), pod.GetAllocator());
-    if (auto p = DecodePod(pod)) j->requests = p->requests;
-  }
-  if (const json::Value* conds = json::Find(obj, {"status", "conditions"}); conds != nullptr && conds->IsArray()) {
-    for (const auto& c : conds->GetArray()) {
-      if (json::GetString(c, "status") != "True") continue;
-      const std::string type = json::GetString(c, "type");
-      if (type != "Complete" && type != "Failed") continue;
-      j->finished = type == "Complete";
-      j->finish_reason = json::GetString(c, "reason");
-      j->finish_message = json::GetString(c, "message");
+  j->requests = TemplateRequests(json::Find(*spec, {"template", "spec"}));
+  ReadFinished(obj, "Complete", "Failed", *j);
+  return j;
+}
+
+std::shared_ptr<const JobView> DecodeJobSet(const json::Value& obj) {
+  if (!obj.IsObject()) return nullptr;
+  auto j = std::make_shared<JobView>();
+  j->meta = DecodeMeta(obj, "berth.dev/");
+  if (j->meta.name.empty()) return nullptr;
+  const json::Value* spec = json::Find(obj, {"spec"});
+  if (spec == nullptr || !spec->IsObject()) return j;
+  j->suspended = json::GetBool(*spec, "suspend", false);
+  j->pods_at_once = 0;
+  if (const json::Value* rjobs = json::Find(*spec, {"replicatedJobs"}); rjobs != nullptr && rjobs->IsArray()) {
+    for (const auto& rj : rjobs->GetArray()) {
+      int64_t replicas = 1;
+      if (const json::Value* r = json::Find(rj, {"replicas"}); r != nullptr && r->IsInt64()) replicas = std::max<int64_t>(0, r->GetInt64());
+      const json::Value* jspec = json::Find(rj, {"template", "spec"});
+      if (jspec == nullptr || !jspec->IsObject()) continue;
+      const int64_t pods = PodsAtOnce(*jspec);
+      if (replicas == 0 || pods == 0) continue;
+      j->pods_at_once += replicas * pods;
+      // Every Pod's block must hold it: each resource the most any replicated Job's Pod asks.
+      const PodRequests r = TemplateRequests(json::Find(*jspec, {"template", "spec"}));
+      j->requests.cpu_milli = std::max(j->requests.cpu_milli, r.cpu_milli);
+      j->requests.memory_bytes = std::max(j->requests.memory_bytes, r.memory_bytes);
+      for (const auto& [name, v] : r.extended) j->requests.extended[name] = std::max(j->requests.Get(name), v);
     }
   }
+  ReadFinished(obj, "Completed", "Failed", *j);
   return j;
 }
 

@@ -13,7 +13,7 @@
 namespace berth::k8s {
 
 struct JobView {
-  ObjectMeta meta;             // labels and annotations under berth.dev/ only
+  ObjectMeta meta;             // labels and annotations under berth.dev/ only; every ownerReference
   int64_t pods_at_once = 1;    // spec.parallelism (default 1), at most spec.completions when set
   PodRequests requests;        // one Pod's (the template's spec read as a Pod's: DecodePod)
   bool suspended = false;      // spec.suspend
@@ -23,6 +23,11 @@ struct JobView {
 };
 // Null when `obj` is not an object with a name.
 std::shared_ptr<const JobView> DecodeJob(const json::Value& obj);
+// A jobset.x-k8s.io/v1alpha2 JobSet read as one Job of all its Pods: pods_at_once the sum over
+// spec.replicatedJobs of replicas x the Job template's Pods at once; requests, of each resource,
+// the most one Pod of any replicated Job asks (so every Pod fits the block booked for it);
+// suspended spec.suspend; finished from its Completed / Failed condition. Null as DecodeJob.
+std::shared_ptr<const JobView> DecodeJobSet(const json::Value& obj);
 
 // A Pod of a workload as berth pins it.
 struct WorkloadPodView {

@@ -1,6 +1,6 @@
 #include "reconcilers/engine_loop.h"
 
-#include "workloads/job.h"
+#include "workloads/workload.h"
 
 #include <utility>
 
@@ -9,6 +9,23 @@
 #include "reconcilers/pod_builder.h"
 
 namespace berth::reconcilers {
+
+namespace {
+
+// Issue 45: the tickets ("ns/name") an event on another Pod concerns: its pinned ticket
+// (berth.dev/ticket), and <prefix>-<workload> for each kind whose workload it belongs to.
+std::vector<std::string> TicketsOfPod(const k8s::Pod& p) {
+  std::vector<std::string> out;
+  if (const std::string t = p.meta.Label(workloads::kTicketLabel); !t.empty()) out.push_back(k8s::ObjectKey(p.meta.ns, t));
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    if (const workloads::PodOwner o = kind->WorkloadOfPod(p); !o.name.empty()) {
+      out.push_back(k8s::ObjectKey(p.meta.ns, workloads::TicketName(kind->TicketPrefix(), o.name)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::string& key)> priority_changed,
                        std::function<void()> synced) {
@@ -42,20 +59,18 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
     const auto& p = cur ? cur : old;
     if (p) {
       if (const std::string owner = OwnerRunName(p->meta); !owner.empty()) Touch(k8s::ObjectKey(p->meta.ns, owner));
-      // Issue 45: a ticket's pinned Pod, or a Pod of a Job (its ticket is job-<name>).
-      if (const std::string t = p->meta.Label(workloads::kTicketLabel); !t.empty()) Touch(k8s::ObjectKey(p->meta.ns, t));
-      if (const k8s::OwnerRef* o = p->meta.ControllerRef(); o != nullptr && o->kind == "Job") {
-        Touch(k8s::ObjectKey(p->meta.ns, workloads::TicketName(workloads::Jobs().TicketPrefix(), o->name)));
-      }
+      for (const std::string& t : TicketsOfPod(*p)) Touch(t);  // issue 45
     }
     Wake();
   });
-  // Issue 45: a Job changed: its ticket is visited (the ticket sync notes it too: ticket_sync.h).
-  caches.jobs().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
-    const auto& j = cur ? cur : old;
-    if (j) Touch(k8s::ObjectKey(j->meta.ns, workloads::TicketName(workloads::Jobs().TicketPrefix(), j->meta.name)));
-    Wake();
-  });
+  // Issue 45: a workload changed: its ticket is visited (the ticket sync notes it too: tickets.h).
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    caches.workloads(*kind).AddHandler([this, kind](const std::string&, const auto& old, const auto& cur) {
+      const auto& j = cur ? cur : old;
+      if (j) Touch(k8s::ObjectKey(j->meta.ns, workloads::TicketName(kind->TicketPrefix(), j->meta.name)));
+      Wake();
+    });
+  }
   // A priority cap may have changed: pending runs are decided again.
   caches.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { NoteNamespacesChanged(); });
   caches.quotas().AddHandler(wake);

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "workloads/job.h"
+#include "workloads/workload.h"
 
 namespace berth::reconcilers {
 
@@ -14,8 +15,7 @@ using k8s::resources::kPods;
 namespace {
 
 const workloads::WorkloadKind* KindOf(const Run& ticket) {
-  if (ticket.spec.workload_ref && ticket.spec.workload_ref->kind == "Job") return &workloads::Jobs();
-  return nullptr;
+  return ticket.spec.workload_ref ? workloads::KindOf(ticket.spec.workload_ref->kind) : nullptr;
 }
 
 
@@ -26,10 +26,37 @@ bool TicketWrites::Hold(const Run& ticket) {
   if (kind == nullptr) return true;
   const auto& ref = *ticket.spec.workload_ref;
   auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->HoldPatch(), ref.uid));
-  if (r.ok() || r.status().IsNotFound() || r.status().IsConflict()) return true;
-  spdlog::warn("ticket {}/{}: could not hold {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
-               r.status().ToString());
-  return false;
+  if (!r.ok() && !r.status().IsNotFound() && !r.status().IsConflict()) {
+    spdlog::warn("ticket {}/{}: could not hold {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
+                 r.status().ToString());
+    return false;
+  }
+  return HoldChildJobs(ticket, *kind);
+}
+
+bool TicketWrites::HoldChildJobs(const Run& ticket, const workloads::WorkloadKind& kind) {
+  // A JobSet's Jobs are suspended here as well, before berth deletes their Pods (the caller does
+  // next): the JobSet controller would suspend them only later, and the Job controller counts a
+  // Pod deleted from a Job that is not suspended as a failure (backoffLimit).
+  const std::string selector = kind.ChildJobSelector(ticket.spec.workload_ref->uid);
+  if (selector.empty()) return true;
+  k8s::ListOptions opts;
+  opts.label_selector = selector;
+  auto jobs = client_->List(workloads::Jobs().Resource().Path(ticket.meta.ns), opts);
+  if (!jobs.ok()) return false;
+  bool ok = true;
+  for (const auto& item : jobs->items) {
+    auto job = k8s::DecodeJob(item);
+    if (!job || job->suspended || job->finished) continue;
+    auto r = client_->MergePatch(workloads::Jobs().Resource().Path(ticket.meta.ns, job->meta.name),
+                                 k8s::WithUidPrecondition(workloads::Jobs().HoldPatch(), job->meta.uid));
+    if (!r.ok() && !r.status().IsNotFound() && !r.status().IsConflict()) {
+      spdlog::warn("ticket {}/{}: could not hold Job {}: {}", ticket.meta.ns, ticket.meta.name, job->meta.name,
+                   r.status().ToString());
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 bool TicketWrites::Release(const Run& ticket) {
@@ -49,9 +76,9 @@ bool TicketWrites::Release(const Run& ticket) {
     }
     spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
   }
-  // The workload's Pods (the Job controller labels them with its uid), fresh from the API.
+  // The workload's Pods (its controller labels them with its uid), fresh from the API.
   k8s::ListOptions opts;
-  opts.label_selector = "batch.kubernetes.io/controller-uid=" + ref.uid;
+  opts.label_selector = kind->PodSelector(ref.name, ref.uid);
   auto pods = client_->List(kPods.Path(ticket.meta.ns), opts);
   if (!pods.ok()) return false;
   std::set<int> taken;

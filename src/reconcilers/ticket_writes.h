@@ -6,6 +6,7 @@
 
 #include "k8s/client.h"
 #include "reconcilers/run_types.h"
+#include "workloads/workload.h"
 
 namespace berth::reconcilers {
 
@@ -15,13 +16,15 @@ inline constexpr const char* kLabelProblemAnnotation = "berth.dev/label-problem"
 class TicketWrites {
  public:
   explicit TicketWrites(k8s::ClientPtr client) : client_(std::move(client)) {}
-  // The ticket's workload held (suspended); true when held or gone.
+  // The ticket's workload held (suspended), and the Jobs its controller made (a JobSet's); true
+  // when held or gone.
   bool Hold(const Run& ticket);
   // The ticket's workload released and its gated Pods pinned to the ranks of the placement;
   // `fleet`: the fleet placed on (its toleration). False when a write failed (retried).
   bool Release(const Run& ticket);
 
  private:
+  bool HoldChildJobs(const Run& ticket, const workloads::WorkloadKind& kind);
   k8s::ClientPtr client_;
 };
 

@@ -49,6 +49,7 @@ static const std::vector<FakeApi::ResourceInfo>& Resources() {
       {"berth.dev", "v1alpha1", "fleets", "Fleet", false, true, RI::CreateStatus::kDrop},
       {"berth.dev", "v1alpha1", "teams", "Team", false, true, RI::CreateStatus::kDrop},
       {"batch", "v1", "jobs", "Job", true, true, RI::CreateStatus::kKeep},  // issue 45: tickets of Jobs
+      {"jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", true, true, RI::CreateStatus::kKeep},  // and of JobSets
   };
   return table;
 }

@@ -299,11 +299,13 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "ValidatingAdmissionPolicy/berth-controller-teams.berth-system",
                                    // Issue 45: queued Jobs and their tickets.
                                    "ValidatingAdmissionPolicy/berth-controller-jobs.berth-system",
+                                   "ValidatingAdmissionPolicy/berth-controller-jobsets.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-tickets.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-placed-runs.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-pods.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-teams.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-jobs.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-jobsets.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-tickets.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
@@ -414,6 +416,7 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       // Issue 45: tickets of queued Jobs, the Jobs held and released, their Pods pinned.
       "berth.dev|runs|create,delete",
       "batch|jobs|get,list,watch,patch",
+      "jobset.x-k8s.io|jobsets|get,list,watch,patch",  // issue 45 part 2: queued JobSets likewise
       "|pods|patch",
       "|pods/binding|create",
       "|nodes|list,watch",
@@ -1080,9 +1083,9 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
     }
   }
   // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, 3 ValidatingAdmissionPolicies
-  // and their bindings (issue 44), those of Jobs and tickets (issue 45).
-  ASSERT_EQ(names[ns_].size(), 13u);
-  ASSERT_EQ(names[ns_b].size(), 13u);
+  // and their bindings (issue 44), those of Jobs, JobSets and tickets (issue 45).
+  ASSERT_EQ(names[ns_].size(), 15u);
+  ASSERT_EQ(names[ns_b].size(), 15u);
   for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
   // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own

@@ -1,0 +1,412 @@
+// Issue 45, part 2: JobSets (jobset.x-k8s.io/v1alpha2) in berth's queue, end to end on real
+// kubelets with the real JobSet controller (sigs.k8s.io/jobset, pinned: hack/real-nodes.sh jobset),
+// Kubeflow Trainer's controller (a framework that makes JobSets: hack/real-nodes.sh trainer),
+// the Job controller, garbage collector and kube-scheduler (controller-manager --workloads), and the
+// chart's admission policies for JobSets and tickets (templates/admission-policies.yaml, rendered
+// by real Helm). Each test asserts what a user checks with kubectl: the JobSet, its Pods, its
+// ticket Run jobset-<name>.
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "engine_fixture.h"
+#include "k8s/json.h"
+#include "real_nodes.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+const char* kNode0 = "jobsets-gpu-0";
+const char* kNode1 = "jobsets-gpu-1";
+
+// The chart's policies for Jobs, JobSets and tickets, rendered for a release in berth-system, with
+// the chart's ServiceAccount replaced by "admin" (berth-controller runs as the control plane's
+// admin user in tests, as jobs_test explains).
+std::string ChartWorkloadPolicies() {
+  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
+                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
+                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
+                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
+                                "templates/admission-policies.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string docs = YamlDocumentsNamed(r.out, {"berth-controller-jobs.berth-system", "berth-controller-jobsets.berth-system",
+                                                "berth-controller-tickets.berth-system"});
+  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
+  for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
+  return docs;
+}
+
+// A JobSet of `replicated` replicated Jobs (named r0, r1, ...) of one Pod each, each Pod running
+// `script` and asking for `gpus` GPUs; `labels`: more label lines at 4-space indent.
+std::string JobSetYaml(const std::string& name, const std::string& labels, int replicated, const std::string& script, int gpus) {
+  std::string y = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: " + name + "\n  labels:\n" + labels +
+                  "spec:\n  replicatedJobs:\n";
+  for (int i = 0; i < replicated; ++i) {
+    y += "  - name: r" + std::to_string(i) + "\n    replicas: 1\n    template:\n      spec:\n        backoffLimit: 0\n"
+         "        template:\n          spec:\n            restartPolicy: Never\n            terminationGracePeriodSeconds: 1\n"
+         "            containers:\n            - name: main\n              image: " + std::string(RealNodes::kBusybox) +
+         "\n              command: [sh, -c, " + json::Quote(script) + "]\n              resources: {requests: {nvidia.com/gpu: " +
+         std::to_string(gpus) + "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n";
+  }
+  return y;
+}
+
+class JobSetsTest : public EngineTest {
+ protected:
+  JobSetsTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+
+  static void SetUpTestSuite() {
+    // The JobSet CRD first, so the garbage collector started next knows the kind.
+    CommandResult js = RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "jobset", ControlPlane::Get().dir()});
+    ASSERT_EQ(js.exit_code, 0) << js.err;
+    CommandResult tr = RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "trainer", ControlPlane::Get().dir()});
+    ASSERT_EQ(tr.exit_code, 0) << tr.err;
+    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}},
+                      {kNode1, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}}},
+                     /*workload_controllers=*/true);
+    const std::string policies = ChartWorkloadPolicies();
+    ASSERT_NE(policies.find("berth-controller-jobsets.berth-system"), std::string::npos) << policies;
+    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    // A labelled JobSet created (dry run) comes back suspended once the policy takes effect.
+    const std::string probe = JobSetYaml("probe", "    berth.dev/queue: \"true\"\n", 1, "true", 0);
+    ASSERT_TRUE(Eventually([&] {
+      CommandResult r = ControlPlane::Get().Kubectl(
+          {"create", "-n", "default", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
+      return r.exit_code == 0 && r.out == "true";
+    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for JobSets never took effect";
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      std::printf("---- jobsets, jobs, pods, runs ----\n%s\n%s\n%s\n%s\n", Kubectl({"get", "jobsets", "-o", "yaml"}).out.c_str(),
+                  Kubectl({"get", "jobs", "-o", "wide"}).out.c_str(),
+                  Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
+                  Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
+    }
+    // A TrainJob's JobSet goes with it (its controller would make it again).
+    Kubectl({"delete", "trainjobs", "--all", "--wait=false", "--cascade=background"});
+    Kubectl({"delete", "jobsets", "--all", "--wait=false", "--cascade=background"});
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List("/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + ns_ + "/jobsets");
+      auto j = client()->List("/apis/batch/v1/namespaces/" + ns_ + "/jobs");
+      return l.ok() && l->items.empty() && j.ok() && j->items.empty();
+    }, std::chrono::seconds(90)));
+    EngineTest::TearDown();
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List(kPods.Path(ns_));
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
+  }
+
+  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
+    std::string selector = hostname.empty() ? "{pool: jobsets-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
+          selector + "\n" + extra_spec);
+    created_fleets_.push_back(FleetName(name));
+    const size_t instances = hostname.empty() ? 2 : 1;
+    ASSERT_TRUE(Eventually([&] {
+      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
+      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+      return list != nullptr && list->IsArray() && list->Size() == instances;
+    }, std::chrono::seconds(60)));
+  }
+
+  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
+  }
+
+  json::Document JobSetDoc(const std::string& name) {
+    auto j = client()->Get("/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + ns_ + "/jobsets/" + name);
+    return j.ok() ? std::move(*j) : json::Document();
+  }
+  bool Suspended(const std::string& name) {
+    json::Document d = JobSetDoc(name);
+    const json::Value* s = d.IsObject() ? json::Find(d, {"spec", "suspend"}) : nullptr;
+    return s != nullptr && s->IsBool() && s->GetBool();
+  }
+  bool JobSetCondition(const std::string& name, const std::string& type) {
+    json::Document d = JobSetDoc(name);
+    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return false;
+    for (const auto& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == type && json::GetString(c, "status") == "True") return true;
+    }
+    return false;
+  }
+  struct PodInfo {
+    std::string node, phase, rank, ticket;
+  };
+  // The JobSet's Pods (the JobSet controller's label), by name.
+  std::map<std::string, PodInfo> JobSetPods(const std::string& name) {
+    std::map<std::string, PodInfo> out;
+    k8s::ListOptions o;
+    o.label_selector = "jobset.sigs.k8s.io/jobset-name=" + name;
+    auto l = client()->List(kPods.Path(ns_), o);
+    if (!l.ok()) return out;
+    for (const auto& p : l->items) {
+      PodInfo i;
+      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
+      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
+      i.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
+      i.ticket = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/ticket"}));
+      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
+    }
+    return out;
+  }
+  // The names of the tickets (Runs with spec.workloadRef) of the test's namespace.
+  std::set<std::string> Tickets() {
+    std::set<std::string> out;
+    auto l = client()->List(k8s::resources::kRuns.Path(ns_));
+    if (!l.ok()) return out;
+    for (const auto& r : l->items) {
+      if (json::Find(r, {"spec", "workloadRef"}) != nullptr) out.insert(json::GetString(json::Find(r, {"metadata", "name"})));
+    }
+    return out;
+  }
+};
+
+// A queued JobSet waits suspended, none of its Pods bound, while its fleet is full; once the
+// machine is free berth admits it, the JobSet controller resumes its Job, whose Pod runs on the
+// booked machine, and the ticket says Succeeded with the JobSet Completed.
+TEST_F(JobSetsTest, QueuedJobSetWaitsSuspendedThenRunsToSucceeded) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+
+  Apply(JobSetYaml("train", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("one") + "\n", 1, "echo trained", 8));
+  ASSERT_TRUE(Eventually([&] { return Phase("jobset-train") == "Pending" && StatusInt("jobset-train", "queuePosition") == 1; }))
+      << Phase("jobset-train") << ": " << Message("jobset-train");
+  json::Document ticket = RunDoc("jobset-train");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "kind"})), "JobSet");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "apiVersion"})), "jobset.x-k8s.io/v1alpha2");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "uid"})),
+            json::GetString(json::Find(JobSetDoc("train"), {"metadata", "uid"})));
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec"}), "nodes"), 1);
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 8);
+  EXPECT_TRUE(Suspended("train"));
+  for (const auto& [name, p] : JobSetPods("train")) EXPECT_EQ(p.node, "") << name << " was bound before berth admitted it";
+  EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-train"})) << "the JobSet's Job has no ticket of its own";
+
+  Kubectl({"delete", "run", "blocker", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("jobset-train", "Succeeded", std::chrono::seconds(120))) << Message("jobset-train");
+  EXPECT_TRUE(JobSetCondition("train", "Completed"));
+  EXPECT_FALSE(Suspended("train"));
+  EXPECT_EQ(PlacementNodes("jobset-train"), std::vector<std::string>{kNode0});
+  for (const auto& [name, p] : JobSetPods("train")) EXPECT_EQ(p.node, kNode0) << name;
+}
+
+// The gang: a JobSet of 2 replicated Jobs of one 1-GPU Pod each, on whole instances (label
+// berth.dev/whole-instances). Both Pods would fit on one machine; the ticket books both machines
+// and each Pod runs on the machine of its own rank.
+TEST_F(JobSetsTest, GangJobSetOnWholeInstancesEachPodOnItsOwnBookedNode) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  Apply(JobSetYaml("gang", "    berth.dev/queue: \"true\"\n    berth.dev/whole-instances: \"true\"\n    berth.dev/fleet: " +
+                               FleetName("both") + "\n", 2, "echo $HOSTNAME; sleep 2", 1));
+  ASSERT_TRUE(WaitPhase("jobset-gang", "Succeeded", std::chrono::seconds(150))) << Message("jobset-gang");
+  json::Document ticket = RunDoc("jobset-gang");
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec"}), "nodes"), 2) << "all Jobs of the JobSet are one gang";
+  std::vector<std::string> booked = PlacementNodes("jobset-gang");
+  ASSERT_EQ(std::set<std::string>(booked.begin(), booked.end()), (std::set<std::string>{kNode0, kNode1}));
+  std::map<std::string, std::string> by_rank;  // rank -> the node its Pod ran on
+  for (const auto& [name, p] : JobSetPods("gang")) {
+    EXPECT_EQ(p.ticket, "jobset-gang") << name;
+    if (p.phase == "Succeeded") by_rank[p.rank] = p.node;
+  }
+  ASSERT_EQ(by_rank.size(), 2u) << "one Pod of each replicated Job, each with a rank of its own";
+  for (const auto& e : json::Find(ticket, {"status", "placement"})->GetArray()) {
+    EXPECT_EQ(by_rank[std::to_string(json::GetInt(e, "rank"))], json::GetString(e, "node")) << "rank " << json::GetInt(e, "rank");
+  }
+  EXPECT_TRUE(JobSetCondition("gang", "Completed"));
+}
+
+// spec.stop on the ticket: the JobSet is suspended (the JobSet controller suspends its Jobs and
+// their Pods go), the ticket ends Failed/Stopped.
+TEST_F(JobSetsTest, StopOnTheTicketSuspendsTheJobSet) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  Apply(JobSetYaml("long", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("one") + "\n", 1, "sleep 3600", 8));
+  ASSERT_TRUE(WaitPhase("jobset-long", "Running", std::chrono::seconds(90))) << Message("jobset-long");
+  EXPECT_FALSE(Suspended("long"));
+  CommandResult r = Kubectl({"patch", "run", "jobset-long", "--type", "merge", "-p", R"({"spec":{"stop":true}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("jobset-long", "Failed")) << Message("jobset-long");
+  EXPECT_EQ(Reason("jobset-long"), "Stopped");
+  EXPECT_TRUE(Eventually([&] { return Suspended("long"); })) << "the JobSet of a stopped ticket was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobSetPods("long").empty(); }, std::chrono::seconds(60)));
+  // Suspended, not failed: its Job was held before berth deleted its Pod (backoffLimit 0 would
+  // have failed the Job, and so the JobSet, on a Pod deleted from a running Job).
+  EXPECT_FALSE(JobSetCondition("long", "Failed"));
+}
+
+// A JobSet preempted by a Run of higher priority is suspended (the JobSet controller suspends its
+// Job, its Pod goes), its ticket goes back to the queue, and it is admitted again on a fresh
+// placement once the machine is free.
+TEST_F(JobSetsTest, PreemptedJobSetIsSuspendedRequeuedAndReadmitted) {
+  RealFleet("pre", "  blocks: 1\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n", kNode0);
+  Apply(JobSetYaml("low", "    berth.dev/queue: \"true\"\n    berth.dev/priority: \"10\"\n    berth.dev/fleet: " + FleetName("pre") + "\n",
+                   1, "sleep 3600", 8));
+  ASSERT_TRUE(WaitPhase("jobset-low", "Running", std::chrono::seconds(90))) << Message("jobset-low");
+  ShellRun("high", "  priority: 90\n  resources: {gpu: 8}\n  fleets: [" + FleetName("pre") +
+                       "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("high", "Running", std::chrono::seconds(90))) << Message("high");
+  EXPECT_EQ(Phase("jobset-low"), "Pending");
+  EXPECT_EQ(Reason("jobset-low"), "Preempted") << Message("jobset-low");
+  EXPECT_TRUE(Eventually([&] { return Suspended("low"); })) << "the preempted JobSet was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobSetPods("low").empty(); }, std::chrono::seconds(60)));
+  EXPECT_FALSE(JobSetCondition("low", "Failed")) << "the preempted JobSet failed (its Job saw its Pod deleted unsuspended)";
+
+  Kubectl({"delete", "run", "high", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("jobset-low", "Running", std::chrono::seconds(120))) << Message("jobset-low");
+  EXPECT_FALSE(Suspended("low"));
+  EXPECT_EQ(StatusInt("jobset-low", "resubmissions"), 1);
+  EXPECT_TRUE(Eventually([&] {
+    auto pods = JobSetPods("low");
+    return pods.size() == 1 && pods.begin()->second.node == kNode0 && pods.begin()->second.phase == "Running";
+  }, std::chrono::seconds(60))) << "the readmitted JobSet's Pod does not run on its booked node";
+}
+
+// Deleting the JobSet deletes its ticket and frees its blocks: the run waiting behind it starts.
+TEST_F(JobSetsTest, DeletingTheJobSetRemovesItsTicket) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  Apply(JobSetYaml("hog", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("one") + "\n", 1, "sleep 3600", 8));
+  ASSERT_TRUE(WaitPhase("jobset-hog", "Running", std::chrono::seconds(90))) << Message("jobset-hog");
+  ShellRun("next", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+           "sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Phase("next") == "Pending"; })) << Phase("next");
+  CommandResult d = Kubectl({"delete", "jobset", "hog", "--wait=false"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_TRUE(Eventually([&] { return !client()->Get(k8s::resources::kRuns.Path(ns_, "jobset-hog")).ok(); },
+                         std::chrono::seconds(60))) << "the ticket of a deleted JobSet is still there";
+  EXPECT_TRUE(WaitPhase("next", "Running", std::chrono::seconds(120))) << Message("next");
+}
+
+// In a namespace labelled berth.dev/queue-all an unlabelled JobSet is held at admission and gets
+// one ticket; its Jobs (the JobSet controller's) get none and run once berth admits the JobSet.
+TEST_F(JobSetsTest, QueueAllNamespaceQueuesAJobSetOnceNotItsJobs) {
+  CommandResult l = cp().Kubectl({"label", "namespace", ns_, "berth.dev/queue-all=true"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  const std::string js = JobSetYaml("plain", "    app: plain\n", 2, "true", 1);
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, js);
+    return r.exit_code == 0 && r.out == "true";
+  })) << "a JobSet in a queue-all namespace was not held at admission";
+  Apply(js);
+  ASSERT_TRUE(WaitPhase("jobset-plain", "Succeeded", std::chrono::seconds(150))) << Message("jobset-plain");
+  EXPECT_TRUE(JobSetCondition("plain", "Completed"));
+  EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-plain"})) << "the JobSet's Jobs were queued on their own";
+}
+
+// A tenant cannot unsuspend its queued JobSet or take its queue label off (the chart's
+// ValidatingAdmissionPolicy for JobSets), and a label value berth cannot read is refused naming it.
+TEST_F(JobSetsTest, TenantCannotUnsuspendOrUnlabelAQueuedJobSet) {
+  GrantTenantNamespaceRights();
+  Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: tenant-jobsets}
+rules:
+- apiGroups: [jobset.x-k8s.io]
+  resources: [jobsets]
+  verbs: [get, list, watch, create, update, patch, delete]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: tenant-jobsets}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-jobsets}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
+)");
+  auto as_tenant = [&](std::vector<std::string> args, const std::string& input = {}) {
+    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
+    return cp().Kubectl(args, input);
+  };
+  CommandResult created = as_tenant({"create", "-f", "-"},
+                                    JobSetYaml("mine", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: none-" + ns_ + "\n", 1, "true", 1));
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  ASSERT_TRUE(Eventually([&] { return Phase("jobset-mine") == "Pending"; })) << Phase("jobset-mine");
+  EXPECT_TRUE(Suspended("mine"));
+
+  CommandResult unsuspend = as_tenant({"patch", "jobset", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
+  EXPECT_NE(unsuspend.exit_code, 0);
+  EXPECT_NE(unsuspend.err.find("this JobSet waits in berth's queue"), std::string::npos) << unsuspend.err;
+  EXPECT_TRUE(Suspended("mine"));
+  CommandResult unlabel = as_tenant({"label", "jobset", "mine", "berth.dev/queue-"});
+  EXPECT_NE(unlabel.exit_code, 0);
+  EXPECT_NE(unlabel.err.find("cannot be removed from a queued JobSet"), std::string::npos) << unlabel.err;
+  CommandResult bad = as_tenant({"label", "jobset", "mine", "berth.dev/priority=high", "--overwrite"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("label berth.dev/priority must be a whole number from 0 to 100"), std::string::npos) << bad.err;
+  // The label is the ticket's priority, and a good value moves it.
+  CommandResult good = as_tenant({"label", "jobset", "mine", "berth.dev/priority=70", "--overwrite"});
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_TRUE(Eventually([&] {
+    json::Document t = RunDoc("jobset-mine");
+    const json::Value* spec = t.IsObject() ? json::Find(t, {"spec"}) : nullptr;
+    return spec != nullptr && json::GetInt(*spec, "priority") == 70;
+  })) << "the ticket's priority does not follow the JobSet's label";
+}
+
+// Issue 45 item 5, a framework on top: Kubeflow Trainer's TrainJob makes a JobSet. In a namespace
+// labelled berth.dev/queue-all that JobSet is queued like any other (berth has no Trainer code):
+// it waits suspended while the fleet is full (the Trainer, which asks to unsuspend it, is refused
+// by the admission policy), then runs once berth admits it and the TrainJob completes.
+TEST_F(JobSetsTest, TrainJobInAQueueAllNamespaceRunsOnlyAfterBerthAdmitsIt) {
+  CommandResult l = cp().Kubectl({"label", "namespace", ns_, "berth.dev/queue-all=true"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  const std::string probe = JobSetYaml("probe", "    app: probe\n", 1, "true", 0);
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
+    return r.exit_code == 0 && r.out == "true";
+  })) << "the admission policy never saw the namespace's label";
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+
+  // A runtime of our own whose trainer container is the test image, asking for a whole machine.
+  Apply("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata: {name: plain}\nspec:\n"
+        "  mlPolicy: {numNodes: 1}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template:\n"
+        "          metadata:\n            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n          spec:\n"
+        "            template:\n              spec:\n                terminationGracePeriodSeconds: 1\n                containers:\n"
+        "                - name: node\n                  image: " + std::string(RealNodes::kBusybox) + "\n"
+        "                  command: [sh, -c, \"echo trained\"]\n"
+        "                  resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+  Apply("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+        "  runtimeRef: {name: plain, kind: TrainingRuntime}\n");
+  ASSERT_TRUE(Eventually([&] { return Phase("jobset-tj") == "Pending" && StatusInt("jobset-tj", "queuePosition") == 1; },
+                         std::chrono::seconds(60)))
+      << Phase("jobset-tj") << ": " << Message("jobset-tj");
+  json::Document ticket = RunDoc("jobset-tj");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "kind"})), "JobSet");
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 8);
+  json::Document js = JobSetDoc("tj");
+  const json::Value* owners = json::Find(js, {"metadata", "ownerReferences"});
+  ASSERT_TRUE(owners != nullptr && owners->IsArray() && owners->Size() == 1) << "the JobSet is the TrainJob's";
+  EXPECT_EQ(json::GetString((*owners)[0], "kind"), "TrainJob");
+  EXPECT_TRUE(Suspended("tj"));
+  for (const auto& [name, p] : JobSetPods("tj")) EXPECT_EQ(p.node, "") << name << " was bound before berth admitted it";
+  EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-tj"}));
+  // The Trainer (TrainJob suspend: false) asks to unsuspend its JobSet and is refused by the policy.
+  EXPECT_TRUE(Eventually([&] {
+    std::ifstream in(cp().dir() + "/trainer.log");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str().find("this JobSet waits in berth's queue") != std::string::npos;
+  })) << "the Trainer's unsuspend of the queued JobSet was not refused";
+  EXPECT_TRUE(Suspended("tj"));
+
+  Kubectl({"delete", "run", "blocker", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("jobset-tj", "Succeeded", std::chrono::seconds(150))) << Message("jobset-tj");
+  EXPECT_EQ(PlacementNodes("jobset-tj"), std::vector<std::string>{kNode0});
+  EXPECT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"get", "trainjob", "tj", "-o", "jsonpath={.status.conditions[?(@.type==\"Complete\")].status}"});
+    return r.exit_code == 0 && r.out == "True";
+  })) << Kubectl({"get", "trainjob", "tj", "-o", "yaml"}).out;
+}
+
+}  // namespace
+}  // namespace berth::testing
