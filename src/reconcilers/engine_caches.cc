@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/pod_group_tickets.h"
 #include "workloads/job.h"
 
 namespace berth::reconcilers {
@@ -71,6 +72,7 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
 
 std::shared_ptr<const workloads::Workload> EngineCaches::WorkloadOf(const Run& ticket) const {
   const auto& ref = ticket.spec.workload_ref;
+  if (ref && workloads::IsPodKind(ref->kind)) return PodWorkloadOf(*this, ticket);  // pod_group_tickets.h
   if (!ref || ref->kind != "Job") return nullptr;
   auto w = jobs_->Get(k8s::ObjectKey(ticket.meta.ns, ref->name));
   return w && w->meta.uid == ref->uid ? w : nullptr;
@@ -80,6 +82,10 @@ std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Ru
   std::vector<std::shared_ptr<const k8s::Pod>> out;
   if (!ticket.spec.workload_ref) return out;
   for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
+    if (workloads::IsPodKind(ticket.spec.workload_ref->kind)) {  // no controller: its own labels say (pod_group_tickets.h)
+      if (IsPodOfPodWorkload(p->meta, ticket)) out.push_back(p);
+      continue;
+    }
     const k8s::OwnerRef* o = p->meta.ControllerRef();
     if (o != nullptr && o->uid == ticket.spec.workload_ref->uid) out.push_back(p);
   }
@@ -88,6 +94,7 @@ std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Ru
 
 size_t EngineCaches::UnpinnedPodsOf(const Run& ticket) const {
   if (!ticket.spec.workload_ref) return 0;
+  if (workloads::IsPodKind(ticket.spec.workload_ref->kind)) return UnpinnedPodsOfPodWorkload(*this, ticket);
   size_t n = 0;
   for (auto& p : others_->ByIndex("owner-job", k8s::ObjectKey(ticket.meta.ns, ticket.spec.workload_ref->name))) {
     const k8s::OwnerRef* o = p->meta.ControllerRef();
@@ -258,6 +265,15 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
   jobs_ = std::make_unique<k8s::Informer<workloads::Workload>>(
       client, workloads::Jobs().Resource().Path(), [](const k8s::json::Value& v) { return workloads::Jobs().Decode(v); },
       [](const workloads::Workload& w) { return k8s::ObjectKey(w.meta.ns, w.meta.name); }, "jobs");
+  auto decode_group_pod = [](const k8s::json::Value& v) { return k8s::DecodeGroupPod(v, workloads::kAdmissionGate); };
+  auto group_pod_key = [](const k8s::GroupPod& p) { return k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.name); };
+  group_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "group-pods");
+  group_pods_->SetLabelSelector(workloads::kPodGroupLabel);
+  group_pods_->AddIndex("group", [](const k8s::GroupPod& p) {
+    return std::vector<std::string>{k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.Label(workloads::kPodGroupLabel))};
+  });
+  queued_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "queued-pods");
+  queued_pods_->SetLabelSelector(std::string(workloads::kQueueLabel) + "=true,!" + workloads::kPodGroupLabel);
 }
 
 void EngineCaches::Start() {
@@ -271,6 +287,8 @@ void EngineCaches::Start() {
   teams_->SetAbsentIsEmpty(true);  // a cluster whose Team CRD is not applied yet has no Teams
   teams_->Start();
   jobs_->Start();
+  group_pods_->Start();
+  queued_pods_->Start();
 }
 
 void EngineCaches::Stop() {
@@ -283,6 +301,8 @@ void EngineCaches::Stop() {
   resource_quotas_->Stop();
   teams_->Stop();
   jobs_->Stop();
+  group_pods_->Stop();
+  queued_pods_->Stop();
 }
 
 void EngineCaches::OnSynced(const std::function<void()>& h) {
@@ -295,12 +315,14 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   resource_quotas_->SetSyncedHandler(h);
   teams_->SetSyncedHandler(h);
   jobs_->SetSyncedHandler(h);
+  group_pods_->SetSyncedHandler(h);
+  queued_pods_->SetSyncedHandler(h);
 }
 
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
-         teams_->HasSynced() && jobs_->HasSynced();
+         teams_->HasSynced() && jobs_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced();
 }
 
 }  // namespace berth::reconcilers

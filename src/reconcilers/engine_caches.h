@@ -27,6 +27,7 @@
 #include "reconcilers/run_types.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/team_types.h"
+#include "k8s/pod_group_objects.h"
 #include "workloads/workload.h"
 
 namespace berth::reconcilers {
@@ -43,9 +44,10 @@ class EngineCaches {
   // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
   void OnSynced(const std::function<void()>& h);
   // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
-  // pods, namespaces, resource quotas, teams, jobs. A test that waits for every watch to be idle
-  // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
-  static constexpr size_t kInformers = 9;
+  // pods, namespaces, resource quotas, teams, jobs, Pod groups' Pods, queued single Pods. A test
+  // that waits for every watch to be idle (FakeApi::WaitWatchesIdle) counts on it: one informer
+  // more and this number must follow.
+  static constexpr size_t kInformers = 11;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
@@ -60,6 +62,11 @@ class EngineCaches {
   k8s::Informer<Team>& teams() const { return *teams_; }  // issue 31 (reconcilers/team_keeper.h)
   // batch/v1 Jobs (issue 45: a queued Job's ticket; workloads/job.h).
   k8s::Informer<workloads::Workload>& jobs() const { return *jobs_; }
+  // Issue 45 part 3 (workloads/pod_group.h): the Pods labelled berth.dev/pod-group (index "group":
+  // "ns/group"), and the Pods labelled berth.dev/queue "true" without it; finished ones too (a
+  // group's end is read from its Pods).
+  k8s::Informer<k8s::GroupPod>& group_pods() const { return *group_pods_; }
+  k8s::Informer<k8s::GroupPod>& queued_pods() const { return *queued_pods_; }
 
   // ---- tickets (issue 45: a Run with spec.workloadRef) ----
   // The ticket's workload as cached, when it is the one the ticket names (its uid); else null.
@@ -115,6 +122,7 @@ class EngineCaches {
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
   std::unique_ptr<k8s::Informer<Team>> teams_;
   std::unique_ptr<k8s::Informer<workloads::Workload>> jobs_;
+  std::unique_ptr<k8s::Informer<k8s::GroupPod>> group_pods_, queued_pods_;
 };
 
 }  // namespace berth::reconcilers

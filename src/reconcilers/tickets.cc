@@ -13,7 +13,7 @@ using k8s::resources::kRuns;
 
 
 TicketSync::TicketSync(k8s::ClientPtr client, const EngineCaches& caches, DispatchFn dispatch)
-    : client_(std::move(client)), caches_(caches), dispatch_(std::move(dispatch)) {
+    : client_(client), caches_(caches), dispatch_(dispatch), pod_workloads_(client, caches, dispatch) {
   caches_.jobs().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
   caches_.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
   caches_.fleets().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
@@ -30,6 +30,7 @@ void TicketSync::Dispatch(const std::string& key, std::function<bool()> write) {
 }
 
 void TicketSync::Pass() {
+  pod_workloads_.Pass();  // pod_group_tickets.h
   if (!caches_.jobs().HasSynced() || !caches_.runs().HasSynced() || !caches_.namespaces().HasSynced()) return;
   if (!dirty_.exchange(false)) return;
   for (const auto& job : caches_.jobs().List()) {

@@ -93,7 +93,9 @@ PodGroupState PodGroupOf(const PodWorkloadId& id, const std::vector<const k8s::G
     if (!p->pod.meta.deleting) ++s.live;
     if (p->gated && !p->pod.meta.deleting) w.suspended = true;
     if (p->pod.phase == "Succeeded") ++succeeded;
-    if (p->pod.phase == "Failed" && !w.finished) {
+    // A Pod that fails because it is being deleted (its kubelet kills it) was taken away, not
+    // failed: the group's Pods all gone, its ticket goes (pod_group_tickets.h).
+    if (p->pod.phase == "Failed" && !p->pod.meta.deleting && !w.finished) {
       w.finished = false;
       w.finish_reason = "PodFailed";
       w.finish_message = "Pod " + p->pod.meta.name + " failed" +

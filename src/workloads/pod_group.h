@@ -18,7 +18,8 @@
 //     of the group (so each fits whichever block it is pinned to).
 //   - Ending: Succeeded when N Pods succeeded; Failed as soon as one Pod failed (nothing
 //     re-creates a bare Pod, so the gang cannot complete: its other Pods are stopped and the
-//     blocks freed). Kueue's pod groups end the same way once no replacement Pod is made.
+//     blocks freed). Kueue's pod groups end the same way once no replacement Pod is made. A Pod
+//     that fails while it is being deleted (its containers killed) does not fail the group.
 //   - A Pod controlled by a Job is never a workload of its own (the Job is queued, not its Pods);
 //     neither is berth's own Pod (label berth.dev/run).
 //   - In a queue-all namespace every Pod group is queued; a bare Pod (no berth.dev/pod-group)

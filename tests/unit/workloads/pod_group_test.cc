@@ -94,6 +94,10 @@ TEST(PodGroupOf, SucceedsWhenAllSucceededFailsWhenOneFailed) {
   EXPECT_EQ(s.workload.finish_message, "all 2 Pods of the group succeeded");
   b.pod.phase = "Failed";
   b.pod.reason = "Error";
+  b.pod.meta.deleting = true;
+  EXPECT_FALSE(PodGroupOf({"PodGroup", "g"}, {&a, &b}).workload.finished.has_value())
+      << "a Pod killed because it is being deleted did not fail the group";
+  b.pod.meta.deleting = false;
   s = PodGroupOf({"PodGroup", "g"}, {&a, &b});
   ASSERT_TRUE(s.workload.finished.has_value());
   EXPECT_FALSE(*s.workload.finished);
