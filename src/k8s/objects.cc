@@ -61,6 +61,9 @@ ObjectMeta DecodeMeta(const json::Value& obj, const MetaKeep& keep) {
   const json::Value* deletion = json::Find(*meta, {"deletionTimestamp"});
   m.deleting = deletion != nullptr && !deletion->IsNull();  // null is "not set", as Go decodes it
   ReadStringMap(json::Find(*meta, {"labels"}), m.labels, keep.label_prefix);
+  if (!keep.also_label_prefix.empty() && !keep.label_prefix.empty()) {
+    ReadStringMap(json::Find(*meta, {"labels"}), m.labels, keep.also_label_prefix);
+  }
   ReadStringMap(json::Find(*meta, {"annotations"}), m.annotations, keep.label_prefix);
   if (const json::Value* f = json::Find(*meta, {"finalizers"}); f != nullptr && f->IsArray()) {
     int32_t index = 0;

@@ -50,6 +50,9 @@ ObjectMeta DecodeMeta(const json::Value& obj, std::string_view keep_prefix = {})
 // finalizers cost the cache nothing).
 struct MetaKeep {
   std::string_view label_prefix = {};  // as DecodeMeta's keep_prefix
+  // Labels (not annotations) whose key starts with this are kept too ("" : none), e.g. the
+  // JobSet controller's jobset.sigs.k8s.io/jobset- labels on its Pods (issue 45).
+  std::string_view also_label_prefix = {};
   // Only the controller ownerReference and the finalizer `finalizer` ("" : none) are kept; the
   // others are counted (ObjectMeta::*_left_out), not copied.
   bool only_needed = false;

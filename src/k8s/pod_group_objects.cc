@@ -3,7 +3,7 @@
 namespace berth::k8s {
 
 std::shared_ptr<const GroupPod> DecodeGroupPod(const json::Value& obj, const std::string& gate) {
-  auto p = DecodePodKeeping(obj, MetaKeep{.label_prefix = "berth.dev/", .only_needed = true, .finalizer = {}});
+  auto p = DecodePodKeeping(obj, MetaKeep{.label_prefix = "berth.dev/", .also_label_prefix = {}, .only_needed = true, .finalizer = {}});
   if (!p) return nullptr;
   auto g = std::make_shared<GroupPod>();
   g->pod = *p;

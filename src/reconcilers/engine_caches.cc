@@ -4,7 +4,6 @@
 
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/pod_group_tickets.h"
-#include "workloads/job.h"
 
 namespace berth::reconcilers {
 
@@ -22,16 +21,27 @@ bool KubeletCountsPod(const k8s::Pod& p) { return !IsTerminalPod(p); }
 namespace {
 
 // A Pod as the engine keeps it: of its labels and annotations only berth's (the run, rank and
-// attempt labels, the blocks annotation); a template's own may be large and berth reads none of them.
+// attempt labels, the blocks annotation) and those that say a workload's (workloads::kPodLabelsKept);
+// a template's own may be large and berth reads none of them.
 // Of its ownerReferences only the controller (issue 44: a tenant's long lists cost nothing).
 std::shared_ptr<const k8s::Pod> DecodeCachedPod(const k8s::json::Value& obj) {
-  return k8s::DecodePodKeeping(obj, k8s::MetaKeep{.label_prefix = "berth.dev/", .only_needed = true});
+  return k8s::DecodePodKeeping(
+      obj, k8s::MetaKeep{.label_prefix = "berth.dev/", .also_label_prefix = workloads::kPodLabelsKept, .only_needed = true});
 }
 
 // The Run a Pod's controller ownerReference names ("namespace/name"), for the index "owner-run".
 std::vector<std::string> OwnerRunIndex(const k8s::Pod& p) {
   const std::string run = OwnerRunName(p.meta);
   return run.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, run)};
+}
+
+std::string WorkloadIndexKey(const workloads::WorkloadKind& kind, const std::string& ns, const std::string& name) {
+  return std::string(kind.Kind()) + ":" + k8s::ObjectKey(ns, name);
+}
+
+size_t KindIndex(const workloads::WorkloadKind& kind) {
+  const auto& kinds = workloads::ObjectKinds();
+  return static_cast<size_t>(std::find(kinds.begin(), kinds.end(), &kind) - kinds.begin());
 }
 
 }  // namespace
@@ -55,14 +65,18 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
   pods_->AddIndex("owner-run", OwnerRunIndex);
   others_->AddIndex("owner-run", OwnerRunIndex);
   others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
-  // Issue 45: a ticket's pinned Pods ("ns/ticket"), and the Pods of each Job ("ns/job").
+  // Issue 45: a ticket's pinned Pods ("ns/ticket"), and the Pods of each workload ("Kind:ns/name").
   others_->AddIndex("ticket", [](const k8s::Pod& p) {
     const std::string t = p.meta.Label(workloads::kTicketLabel);
     return t.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, t)};
   });
-  others_->AddIndex("owner-job", [](const k8s::Pod& p) {
-    const k8s::OwnerRef* o = p.meta.ControllerRef();
-    return o == nullptr || o->kind != "Job" ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, o->name)};
+  others_->AddIndex("workload", [](const k8s::Pod& p) {
+    std::vector<std::string> keys;
+    for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+      const workloads::PodOwner o = kind->WorkloadOfPod(p);
+      if (!o.name.empty()) keys.push_back(WorkloadIndexKey(*kind, p.meta.ns, o.name));
+    }
+    return keys;
   });
   // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
   pods_->AddIndex("held", [](const k8s::Pod& p) {
@@ -70,35 +84,42 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
   });
 }
 
+k8s::Informer<workloads::Workload>& EngineCaches::workloads(const workloads::WorkloadKind& kind) const {
+  return *workloads_.at(KindIndex(kind));
+}
+
 std::shared_ptr<const workloads::Workload> EngineCaches::WorkloadOf(const Run& ticket) const {
   const auto& ref = ticket.spec.workload_ref;
   if (ref && workloads::IsPodKind(ref->kind)) return PodWorkloadOf(*this, ticket);  // pod_group_tickets.h
-  if (!ref || ref->kind != "Job") return nullptr;
-  auto w = jobs_->Get(k8s::ObjectKey(ticket.meta.ns, ref->name));
+  const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
+  if (kind == nullptr) return nullptr;
+  auto w = workloads(*kind).Get(k8s::ObjectKey(ticket.meta.ns, ref->name));
   return w && w->meta.uid == ref->uid ? w : nullptr;
 }
 
 std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Run& ticket) const {
   std::vector<std::shared_ptr<const k8s::Pod>> out;
-  if (!ticket.spec.workload_ref) return out;
+  const auto& ref = ticket.spec.workload_ref;
+  const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
+  if (kind == nullptr) return out;
   for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
-    if (workloads::IsPodKind(ticket.spec.workload_ref->kind)) {  // no controller: its own labels say (pod_group_tickets.h)
+    if (workloads::IsPodKind(ref->kind)) {  // no controller: its own labels say (pod_group_tickets.h)
       if (IsPodOfPodWorkload(p->meta, ticket)) out.push_back(p);
       continue;
     }
-    const k8s::OwnerRef* o = p->meta.ControllerRef();
-    if (o != nullptr && o->uid == ticket.spec.workload_ref->uid) out.push_back(p);
+    if (kind->WorkloadOfPod(*p).uid == ref->uid) out.push_back(p);
   }
   return out;
 }
 
 size_t EngineCaches::UnpinnedPodsOf(const Run& ticket) const {
-  if (!ticket.spec.workload_ref) return 0;
-  if (workloads::IsPodKind(ticket.spec.workload_ref->kind)) return UnpinnedPodsOfPodWorkload(*this, ticket);
+  const auto& ref = ticket.spec.workload_ref;
+  if (ref && workloads::IsPodKind(ref->kind)) return UnpinnedPodsOfPodWorkload(*this, ticket);
+  const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
+  if (kind == nullptr) return 0;
   size_t n = 0;
-  for (auto& p : others_->ByIndex("owner-job", k8s::ObjectKey(ticket.meta.ns, ticket.spec.workload_ref->name))) {
-    const k8s::OwnerRef* o = p->meta.ControllerRef();
-    if (o == nullptr || o->uid != ticket.spec.workload_ref->uid) continue;
+  for (auto& p : others_->ByIndex("workload", WorkloadIndexKey(*kind, ticket.meta.ns, ref->name))) {
+    if (kind->WorkloadOfPod(*p).uid != ref->uid) continue;
     if (p->node_name.empty() && !p->meta.deleting && p->meta.Label(workloads::kRankLabel).empty()) ++n;
   }
   return n;
@@ -262,9 +283,12 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
       [](const ResourceQuotaInfo& q) { return k8s::ObjectKey(q.ns, q.name); }, "resourcequotas");
   teams_ = std::make_unique<k8s::Informer<Team>>(client, k8s::resources::kTeams.Path(), DecodeTeam,
                                                  [](const Team& t) { return t.meta.name; }, "teams");
-  jobs_ = std::make_unique<k8s::Informer<workloads::Workload>>(
-      client, workloads::Jobs().Resource().Path(), [](const k8s::json::Value& v) { return workloads::Jobs().Decode(v); },
-      [](const workloads::Workload& w) { return k8s::ObjectKey(w.meta.ns, w.meta.name); }, "jobs");
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    workloads_.push_back(std::make_unique<k8s::Informer<workloads::Workload>>(
+        client, kind->Resource().Path(), [kind](const k8s::json::Value& v) { return kind->Decode(v); },
+        [](const workloads::Workload& w) { return k8s::ObjectKey(w.meta.ns, w.meta.name); },
+        std::string(kind->Resource().plural)));
+  }
   auto decode_group_pod = [](const k8s::json::Value& v) { return k8s::DecodeGroupPod(v, workloads::kAdmissionGate); };
   auto group_pod_key = [](const k8s::GroupPod& p) { return k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.name); };
   group_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "group-pods");
@@ -286,7 +310,9 @@ void EngineCaches::Start() {
   resource_quotas_->Start();
   teams_->SetAbsentIsEmpty(true);  // a cluster whose Team CRD is not applied yet has no Teams
   teams_->Start();
-  jobs_->Start();
+  // A kind whose CRD is not applied (JobSets without the JobSet controller) has no workloads.
+  for (auto& w : workloads_) w->SetAbsentIsEmpty(true);
+  for (auto& w : workloads_) w->Start();
   group_pods_->Start();
   queued_pods_->Start();
 }
@@ -300,7 +326,7 @@ void EngineCaches::Stop() {
   namespaces_->Stop();
   resource_quotas_->Stop();
   teams_->Stop();
-  jobs_->Stop();
+  for (auto& w : workloads_) w->Stop();
   group_pods_->Stop();
   queued_pods_->Stop();
 }
@@ -314,7 +340,7 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   namespaces_->SetSyncedHandler(h);
   resource_quotas_->SetSyncedHandler(h);
   teams_->SetSyncedHandler(h);
-  jobs_->SetSyncedHandler(h);
+  for (auto& w : workloads_) w->SetSyncedHandler(h);
   group_pods_->SetSyncedHandler(h);
   queued_pods_->SetSyncedHandler(h);
 }
@@ -322,7 +348,8 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
-         teams_->HasSynced() && jobs_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced();
+         teams_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced() &&
+         std::all_of(workloads_.begin(), workloads_.end(), [](const auto& w) { return w->HasSynced(); });
 }
 
 }  // namespace berth::reconcilers

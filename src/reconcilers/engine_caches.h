@@ -44,10 +44,10 @@ class EngineCaches {
   // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
   void OnSynced(const std::function<void()>& h);
   // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
-  // pods, namespaces, resource quotas, teams, jobs, Pod groups' Pods, queued single Pods. A test
-  // that waits for every watch to be idle (FakeApi::WaitWatchesIdle) counts on it: one informer
-  // more and this number must follow.
-  static constexpr size_t kInformers = 11;
+  // pods, namespaces, resource quotas, teams, Pod groups' Pods, queued single Pods, and one per
+  // workloads::ObjectKinds() (Jobs, ...). A test that waits for every watch to be idle
+  // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
+  static constexpr size_t kInformers = 10 + workloads::kObjectKindCount;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
@@ -60,8 +60,8 @@ class EngineCaches {
   k8s::Informer<NamespaceInfo>& namespaces() const { return *namespaces_; }  // their berth.dev/max-priority
   k8s::Informer<ResourceQuotaInfo>& quotas() const { return *resource_quotas_; }
   k8s::Informer<Team>& teams() const { return *teams_; }  // issue 31 (reconcilers/team_keeper.h)
-  // batch/v1 Jobs (issue 45: a queued Job's ticket; workloads/job.h).
-  k8s::Informer<workloads::Workload>& jobs() const { return *jobs_; }
+  // The workloads of one of workloads::ObjectKinds() (issue 45: batch/v1 Jobs, workloads/job.h; ...).
+  k8s::Informer<workloads::Workload>& workloads(const workloads::WorkloadKind& kind) const;
   // Issue 45 part 3 (workloads/pod_group.h): the Pods labelled berth.dev/pod-group (index "group":
   // "ns/group"), and the Pods labelled berth.dev/queue "true" without it; finished ones too (a
   // group's end is read from its Pods).
@@ -71,8 +71,8 @@ class EngineCaches {
   // ---- tickets (issue 45: a Run with spec.workloadRef) ----
   // The ticket's workload as cached, when it is the one the ticket names (its uid); else null.
   std::shared_ptr<const workloads::Workload> WorkloadOf(const Run& ticket) const;
-  // The ticket's pinned Pods that have not finished (label berth.dev/ticket, controlled by its
-  // workload): what PodsOf answers for a ticket.
+  // The ticket's pinned Pods that have not finished (label berth.dev/ticket, of its workload:
+  // WorkloadKind::WorkloadOfPod): what PodsOf answers for a ticket.
   std::vector<std::shared_ptr<const k8s::Pod>> PinnedPodsOf(const Run& ticket) const;
   // Pods of the ticket's workload that wait to be pinned: not bound, not being deleted, no
   // berth.dev/rank label yet.
@@ -121,7 +121,8 @@ class EngineCaches {
   int32_t default_max_priority_ = kNoDefaultCap;
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
   std::unique_ptr<k8s::Informer<Team>> teams_;
-  std::unique_ptr<k8s::Informer<workloads::Workload>> jobs_;
+  // One per workloads::ObjectKinds(), in its order.
+  std::vector<std::unique_ptr<k8s::Informer<workloads::Workload>>> workloads_;
   std::unique_ptr<k8s::Informer<k8s::GroupPod>> group_pods_, queued_pods_;
 };
 

@@ -1,6 +1,6 @@
 #include "reconcilers/engine_loop.h"
 
-#include "workloads/job.h"
+#include "workloads/workload.h"
 #include "workloads/pod_group.h"
 
 #include <utility>
@@ -43,20 +43,24 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
     const auto& p = cur ? cur : old;
     if (p) {
       if (const std::string owner = OwnerRunName(p->meta); !owner.empty()) Touch(k8s::ObjectKey(p->meta.ns, owner));
-      // Issue 45: a ticket's pinned Pod, or a Pod of a Job (its ticket is job-<name>).
+      // Issue 45: a ticket's pinned Pod, or a Pod of a workload (its ticket is <prefix>-<name>).
       if (const std::string t = p->meta.Label(workloads::kTicketLabel); !t.empty()) Touch(k8s::ObjectKey(p->meta.ns, t));
-      if (const k8s::OwnerRef* o = p->meta.ControllerRef(); o != nullptr && o->kind == "Job") {
-        Touch(k8s::ObjectKey(p->meta.ns, workloads::TicketName(workloads::Jobs().TicketPrefix(), o->name)));
+      for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+        if (const workloads::PodOwner o = kind->WorkloadOfPod(*p); !o.name.empty()) {
+          Touch(k8s::ObjectKey(p->meta.ns, workloads::TicketName(kind->TicketPrefix(), o.name)));
+        }
       }
     }
     Wake();
   });
-  // Issue 45: a Job changed: its ticket is visited (the ticket sync notes it too: ticket_sync.h).
-  caches.jobs().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
-    const auto& j = cur ? cur : old;
-    if (j) Touch(k8s::ObjectKey(j->meta.ns, workloads::TicketName(workloads::Jobs().TicketPrefix(), j->meta.name)));
-    Wake();
-  });
+  // Issue 45: a workload changed: its ticket is visited (the ticket sync notes it too: tickets.h).
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    caches.workloads(*kind).AddHandler([this, kind](const std::string&, const auto& old, const auto& cur) {
+      const auto& j = cur ? cur : old;
+      if (j) Touch(k8s::ObjectKey(j->meta.ns, workloads::TicketName(kind->TicketPrefix(), j->meta.name)));
+      Wake();
+    });
+  }
   // Issue 45 part 3: a queued Pod or a Pod group's Pod changed: its ticket (pod-<name>,
   // podgroup-<group>) is visited (the ticket sync notes it too: pod_group_tickets.h).
   auto touch_pod_workload = [this, &caches](const std::string&, const auto& old, const auto& cur) {

@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "reconcilers/pod_group_tickets.h"
-#include "workloads/job.h"
+#include "workloads/workload.h"
 
 namespace berth::reconcilers {
 
@@ -15,8 +15,7 @@ using k8s::resources::kPods;
 namespace {
 
 const workloads::WorkloadKind* KindOf(const Run& ticket) {
-  if (ticket.spec.workload_ref && ticket.spec.workload_ref->kind == "Job") return &workloads::Jobs();
-  return nullptr;
+  return ticket.spec.workload_ref ? workloads::KindOf(ticket.spec.workload_ref->kind) : nullptr;
 }
 
 
@@ -52,9 +51,9 @@ bool TicketWrites::Release(const Run& ticket) {
     }
     spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
   }
-  // The workload's Pods (the Job controller labels them with its uid), fresh from the API.
+  // The workload's Pods (its controller labels them with its uid), fresh from the API.
   k8s::ListOptions opts;
-  opts.label_selector = "batch.kubernetes.io/controller-uid=" + ref.uid;
+  opts.label_selector = kind->PodSelector(ref.name, ref.uid);
   auto pods = client_->List(kPods.Path(ticket.meta.ns), opts);
   if (!pods.ok()) return false;
   std::set<int> taken;

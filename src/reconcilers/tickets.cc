@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/v1alpha1/codec.h"
-#include "workloads/job.h"
+#include "workloads/workload.h"
 
 namespace berth::reconcilers {
 
@@ -14,7 +14,9 @@ using k8s::resources::kRuns;
 
 TicketSync::TicketSync(k8s::ClientPtr client, const EngineCaches& caches, DispatchFn dispatch)
     : client_(client), caches_(caches), dispatch_(dispatch), pod_workloads_(client, caches, dispatch) {
-  caches_.jobs().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    caches_.workloads(*kind).AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
+  }
   caches_.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
   caches_.fleets().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
   caches_.runs().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
@@ -31,18 +33,22 @@ void TicketSync::Dispatch(const std::string& key, std::function<bool()> write) {
 
 void TicketSync::Pass() {
   pod_workloads_.Pass();  // pod_group_tickets.h
-  if (!caches_.jobs().HasSynced() || !caches_.runs().HasSynced() || !caches_.namespaces().HasSynced()) return;
+  if (!caches_.runs().HasSynced() || !caches_.namespaces().HasSynced()) return;
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    if (!caches_.workloads(*kind).HasSynced()) return;
+  }
   if (!dirty_.exchange(false)) return;
-  for (const auto& job : caches_.jobs().List()) {
-    if (job->meta.deleting || job->finished) continue;
-    if (!workloads::IsQueued(job->meta, caches_.QueuesAll(job->meta.ns))) continue;
-    SyncJob(*job);
+  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+    for (const auto& w : caches_.workloads(*kind).List()) {
+      if (w->meta.deleting || w->finished || w->part_of_other) continue;
+      if (!workloads::IsQueued(w->meta, caches_.QueuesAll(w->meta.ns))) continue;
+      SyncWorkload(*kind, *w);
+    }
   }
   DeleteOrphans();
 }
 
-void TicketSync::SyncJob(const workloads::Workload& job) {
-  const workloads::WorkloadKind& kind = workloads::Jobs();
+void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job) {
   const std::string name = workloads::TicketName(kind.TicketPrefix(), job.meta.name);
   const std::string key = k8s::ObjectKey(job.meta.ns, name);
   // The GPUs a Pod asks for, in the resource its fleet names (the default when it names none).
@@ -96,7 +102,8 @@ void TicketSync::SyncJob(const workloads::Workload& job) {
 
 void TicketSync::DeleteOrphans() {
   for (const auto& run : caches_.runs().List()) {
-    if (!api::IsTicket(*run) || run->meta.deleting || run->spec.workload_ref->kind != "Job") continue;
+    // Only tickets of object kinds: the workload is gone when the cache no longer has it.
+    if (!api::IsTicket(*run) || run->meta.deleting || !workloads::KindOf(run->spec.workload_ref->kind)) continue;
     if (caches_.WorkloadOf(*run)) continue;
     const std::string key = RunKey(*run);
     Dispatch(key, [this, key, ns = run->meta.ns, name = run->meta.name, uid = run->meta.uid] {

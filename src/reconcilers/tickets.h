@@ -2,10 +2,11 @@
 // Tickets (issue 45): the Run berth keeps for each queued workload (workloads/workload.h), and
 // the writes that hold, release and pin the workload.
 //
-// TicketSync (loop thread, once per pass while something it reads changed): every queued Job
-// (label berth.dev/queue "true", or in a namespace labelled berth.dev/queue-all) has its ticket
-// job-<name>: created (ownerReference to the Job, not controller), its spec put back to what the
-// Job's labels say when it differs (a label value berth cannot read is noted on the ticket as the
+// TicketSync (loop thread, once per pass while something it reads changed): every queued workload
+// of each of workloads::ObjectKinds() (label berth.dev/queue "true", or in a namespace labelled
+// berth.dev/queue-all; not one that is part of another, a JobSet's Job) has its ticket
+// <prefix>-<name> (job-x): created (ownerReference to the workload, not controller), its spec put
+// back to what the workload's labels say when it differs (a label value berth cannot read is noted on the ticket as the
 // annotation berth.dev/label-problem; the engine reports it, the field keeps its last value), and
 // a ticket whose workload is gone (or is another object of the same name) deleted. Its writes go
 // to the engine's writers under "ticket:<ns>/<ticket>".
@@ -33,11 +34,11 @@ class TicketSync {
  public:
   using DispatchFn = std::function<bool(const std::string& key, std::function<bool()> write)>;
   TicketSync(k8s::ClientPtr client, const EngineCaches& caches, DispatchFn dispatch);
-  // Loop thread: brings tickets in line with the Jobs when anything they depend on changed.
+  // Loop thread: brings tickets in line with the workloads when anything they depend on changed.
   void Pass();
 
  private:
-  void SyncJob(const workloads::Workload& job);
+  void SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job);
   void DeleteOrphans();
   void Dispatch(const std::string& key, std::function<bool()> write);
   k8s::ClientPtr client_;

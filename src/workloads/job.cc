@@ -13,6 +13,8 @@ std::shared_ptr<const Workload> JobKind::Decode(const k8s::json::Value& obj) con
   auto w = std::make_shared<Workload>();
   w->meta = j->meta;
   w->kind = "Job";
+  const k8s::OwnerRef* owner = j->meta.ControllerRef();
+  w->part_of_other = owner != nullptr && owner->kind == "JobSet";
   w->pods = j->pods_at_once;
   w->requests = j->requests;
   w->suspended = j->suspended;
@@ -20,6 +22,16 @@ std::shared_ptr<const Workload> JobKind::Decode(const k8s::json::Value& obj) con
   w->finish_reason = j->finish_reason;
   w->finish_message = j->finish_message;
   return w;
+}
+
+PodOwner JobKind::WorkloadOfPod(const k8s::Pod& pod) const {
+  const k8s::OwnerRef* o = pod.meta.ControllerRef();
+  if (o == nullptr || o->kind != "Job" || pod.meta.labels.count("jobset.sigs.k8s.io/jobset-name") > 0) return {};
+  return PodOwner{o->name, o->uid};
+}
+
+std::string JobKind::PodSelector(const std::string&, const std::string& uid) const {
+  return "batch.kubernetes.io/controller-uid=" + uid;
 }
 
 const JobKind& Jobs() {

@@ -2,6 +2,7 @@
 // batch/v1 Job as a WorkloadKind (workload.h): held by spec.suspend (and its template's scheduling
 // gate, which the admission policy adds), released by spec.suspend false; the Job controller makes
 // its Pods and keeps completions and backoffLimit; its Complete / Failed condition ends the ticket.
+// A Job whose controller is a JobSet is part of that JobSet (Workload::part_of_other).
 
 #include "workloads/workload.h"
 
@@ -17,6 +18,10 @@ class JobKind final : public WorkloadKind {
   std::shared_ptr<const Workload> Decode(const k8s::json::Value& obj) const override;
   std::string HoldPatch() const override { return R"({"spec":{"suspend":true}})"; }
   std::string ReleasePatch() const override { return R"({"spec":{"suspend":false}})"; }
+  // Its controller ownerReference of kind Job (not a JobSet's Pod: that JobSet is the workload).
+  PodOwner WorkloadOfPod(const k8s::Pod& pod) const override;
+  // The Job controller's label batch.kubernetes.io/controller-uid.
+  std::string PodSelector(const std::string& name, const std::string& uid) const override;
 };
 
 // The one JobKind.

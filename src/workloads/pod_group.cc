@@ -9,6 +9,16 @@ const k8s::Resource& PodKind::Resource() const {
   return kPods;
 }
 
+PodOwner PodKind::WorkloadOfPod(const k8s::Pod& pod) const {
+  auto id = PodWorkloadOf(pod.meta, false);
+  if (!id || id->kind != Kind()) return {};
+  return group_ ? PodOwner{id->name, ""} : PodOwner{pod.meta.name, pod.meta.uid};
+}
+
+std::string PodKind::PodSelector(const std::string& name, const std::string&) const {
+  return group_ ? std::string(kPodGroupLabel) + "=" + name : std::string(kQueueLabel) + "=true,!" + kPodGroupLabel;
+}
+
 const PodKind& SinglePods() {
   static const PodKind kind(false);
   return kind;

@@ -4,9 +4,21 @@
 
 #include "base/priority.h"
 #include "k8s/duration.h"
+#include "workloads/job.h"
 
 namespace berth::workloads {
 
+const std::vector<const WorkloadKind*>& ObjectKinds() {
+  static const std::vector<const WorkloadKind*> kinds{&Jobs()};
+  return kinds;
+}
+
+const WorkloadKind* KindOf(std::string_view kind) {
+  for (const WorkloadKind* k : ObjectKinds()) {
+    if (k->Kind() == kind) return k;
+  }
+  return nullptr;
+}
 
 bool IsQueued(const k8s::ObjectMeta& meta, bool namespace_queues_all) {
   return namespace_queues_all || meta.Label(kQueueLabel) == "true";

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/v1alpha1/run.h"
 #include "k8s/client.h"
@@ -43,12 +44,20 @@ inline constexpr const char* kAdmissionGate = "berth.dev/admission";
 struct Workload {
   k8s::ObjectMeta meta;
   std::string kind;        // "Job"
+  // Part of another workload, never queued on its own (a Job whose controller is a JobSet: the
+  // JobSet is queued, and a queue-all namespace must not queue its Jobs twice).
+  bool part_of_other = false;
   int64_t pods = 1;        // Pods that run at once (a Job: parallelism, bounded by completions)
   k8s::PodRequests requests;  // one Pod's requests as the kubelet counts them
   bool suspended = false;
   // The workload's own terminal condition: true Complete, false Failed; nullopt: not finished.
   std::optional<bool> finished;
   std::string finish_reason, finish_message;
+};
+
+// The workload a Pod belongs to: its name and uid ("" when the Pod is none of the kind's).
+struct PodOwner {
+  std::string name, uid;
 };
 
 class WorkloadKind {
@@ -63,7 +72,22 @@ class WorkloadKind {
   // JSON merge patches of the workload: hold it (nothing of it runs) and release it.
   virtual std::string HoldPatch() const = 0;
   virtual std::string ReleasePatch() const = 0;
+  // The workload of this kind a Pod belongs to, as the engine's Pod cache keeps the Pod (its
+  // controller ownerReference and berth.dev/ and jobset.sigs.k8s.io/jobset- labels: kPodLabelsKept);
+  // an empty name when none.
+  virtual PodOwner WorkloadOfPod(const k8s::Pod& pod) const = 0;
+  // The label selector that lists the Pods of workload `name` with uid `uid` from the API.
+  virtual std::string PodSelector(const std::string& name, const std::string& uid) const = 0;
 };
+
+// The registry: every kind berth queues that is an object of its own with an informer in the
+// engine (Job, then JobSet); KindOf finds one by its Kind ("Job"), null when berth has none.
+const std::vector<const WorkloadKind*>& ObjectKinds();
+const WorkloadKind* KindOf(std::string_view kind);
+// How many ObjectKinds() there are (EngineCaches counts an informer for each).
+inline constexpr size_t kObjectKindCount = 1;
+// The labels the engine's cache of other Pods keeps besides berth.dev/ (WorkloadOfPod reads them).
+inline constexpr const char* kPodLabelsKept = "jobset.sigs.k8s.io/jobset-";
 
 // Whether a workload is in berth's queue: label berth.dev/queue "true", or created in a
 // namespace labelled berth.dev/queue-all "true".

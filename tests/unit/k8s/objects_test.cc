@@ -206,6 +206,19 @@ TEST(DecodeMetaTest, OnlyNeededKeepsTheControllerAndOneFinalizerOfThousands) {
   EXPECT_EQ(all.owners_left_out, 0);
 }
 
+TEST(DecodeMetaTest, KeepsTheLabelsOfASecondPrefix) {
+  // Issue 45: the engine's Pod cache keeps berth's labels and annotations plus the JobSet
+  // controller's jobset.sigs.k8s.io/jobset- labels, nothing else.
+  json::Document d = MustParse(R"({"metadata":{"name":"p","labels":{"berth.dev/rank":"0","app":"x",
+      "jobset.sigs.k8s.io/jobset-name":"ls","jobset.sigs.k8s.io/jobset-uid":"u9","jobset.sigs.k8s.io/job-index":"0"},
+      "annotations":{"berth.dev/blocks":"1","jobset.sigs.k8s.io/jobset-uid":"u9","big":"y"}}})");
+  ObjectMeta m = DecodeMeta(d, MetaKeep{.label_prefix = "berth.dev/", .also_label_prefix = "jobset.sigs.k8s.io/jobset-"});
+  EXPECT_EQ(m.labels, (std::map<std::string, std::string>{{"berth.dev/rank", "0"},
+                                                          {"jobset.sigs.k8s.io/jobset-name", "ls"},
+                                                          {"jobset.sigs.k8s.io/jobset-uid", "u9"}}));
+  EXPECT_EQ(m.annotations, (std::map<std::string, std::string>{{"berth.dev/blocks", "1"}}));
+}
+
 TEST(DecodeNodeTest, DecodesAllocatable) {
   json::Document d = MustParse(NodeJson("{}", R"({"allocatable":{
       "cpu":"7500m","memory":"16Gi","nvidia.com/gpu":"8","ephemeral-storage":"100G","pods":"110"}})"));
