@@ -100,13 +100,15 @@ std::shared_ptr<const workloads::Workload> EngineCaches::WorkloadOf(const Run& t
 std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Run& ticket) const {
   std::vector<std::shared_ptr<const k8s::Pod>> out;
   const auto& ref = ticket.spec.workload_ref;
+  if (ref && workloads::IsPodKind(ref->kind)) {  // no controller: its own labels say (pod_group_tickets.h)
+    for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
+      if (IsPodOfPodWorkload(p->meta, ticket)) out.push_back(p);
+    }
+    return out;
+  }
   const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
   if (kind == nullptr) return out;
   for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
-    if (workloads::IsPodKind(ref->kind)) {  // no controller: its own labels say (pod_group_tickets.h)
-      if (IsPodOfPodWorkload(p->meta, ticket)) out.push_back(p);
-      continue;
-    }
     if (kind->WorkloadOfPod(*p).uid == ref->uid) out.push_back(p);
   }
   return out;

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/v1alpha1/codec.h"
+#include "k8s/timefmt.h"
 #include "k8s/workload_objects.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/ticket_writes.h"
@@ -203,8 +204,14 @@ void PodTicketSync::SyncEnded(const Entry& e, const Run& ticket) {
   std::vector<std::shared_ptr<const k8s::GroupPod>> leftovers;
   for (const auto& p : e.pods) {
     if (Finished(p->pod) || p->pod.meta.deleting) continue;
-    // A Pod made after the ticket ended: a new group of that name, queued on a new ticket.
-    if (p->pod.meta.created >= ended) return DeleteTicket(ticket, "it ended and a new " + e.id.kind + " " + e.id.name + " was made");
+    // A Pod pinned to this ticket is of the group that ended: ending it stopped it (RunWrites).
+    if (p->pod.meta.Label(workloads::kTicketLabel) == ticket.meta.name) continue;
+    // One made after the ticket ended is of a new group of that name, queued on a new ticket.
+    // (Times are in seconds: a gated Pod made in the second the ticket ended counts as left over.)
+    if (p->pod.meta.created > ended) {
+      return DeleteTicket(ticket, "it ended (" + k8s::FormatRfc3339(ended) + ") and a new " + e.id.kind + " " + e.id.name +
+                                      " was made (Pod " + p->pod.meta.name + ", " + k8s::FormatRfc3339(p->pod.meta.created) + ")");
+    }
     leftovers.push_back(p);
   }
   if (leftovers.empty()) return;

@@ -221,6 +221,20 @@ TEST_F(PodGroupsTest, PreemptedGroupsPodsAreDeletedAndItsTicketEndsPreempted) {
   EXPECT_TRUE(Eventually([&] { return GroupPods("low").empty(); }, std::chrono::seconds(60))) << "the preempted group's Pods stayed";
 }
 
+// kubectl berth stop on a group that still waits for its Pods: the ticket ends Stopped and the
+// Pod that waited gated is deleted (nothing would ever lift its gate); the ended ticket stays.
+TEST_F(PodGroupsTest, StoppingAWaitingGroupEndsItAndDeletesItsGatedPods) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  GroupPod("half-a", "half", 2, "both", "sleep 1", 1);
+  ASSERT_TRUE(Eventually([&] { return Reason("podgroup-half") == "PodGroupIncomplete"; })) << Message("podgroup-half");
+  CommandResult r = Kubectl({"patch", "run", "podgroup-half", "--type", "merge", "-p", R"({"spec":{"stop":true}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("podgroup-half", "Failed")) << Message("podgroup-half");
+  EXPECT_EQ(Reason("podgroup-half"), "Stopped");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("half").empty(); }, std::chrono::seconds(60))) << "the gated Pod stayed";
+  EXPECT_EQ(Phase("podgroup-half"), "Failed") << "the ended ticket is the record";
+}
+
 // A single Pod labelled berth.dev/queue: its ticket pod-<name> (owned by the Pod) is admitted, the
 // Pod runs on the booked machine and the ticket Succeeds with it.
 TEST_F(PodGroupsTest, SingleQueuedPodRunsOnItsBookedNode) {
