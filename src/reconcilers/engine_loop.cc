@@ -1,13 +1,13 @@
 #include "reconcilers/engine_loop.h"
 
 #include "workloads/workload.h"
-#include "workloads/pod_group.h"
 
 #include <utility>
 
 #include "k8s/objects.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/pod_group_tickets.h"
 
 namespace berth::reconcilers {
 
@@ -61,19 +61,8 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
       Wake();
     });
   }
-  // Issue 45 part 3: a queued Pod or a Pod group's Pod changed: its ticket (pod-<name>,
-  // podgroup-<group>) is visited (the ticket sync notes it too: pod_group_tickets.h).
-  auto touch_pod_workload = [this, &caches](const std::string&, const auto& old, const auto& cur) {
-    const auto& p = cur ? cur : old;
-    if (p) {
-      if (auto id = workloads::PodWorkloadOf(p->pod.meta, caches.QueuesAll(p->pod.meta.ns))) {
-        Touch(k8s::ObjectKey(p->pod.meta.ns, workloads::PodTicketName(*id)));
-      }
-    }
-    Wake();
-  };
-  caches.group_pods().AddHandler(touch_pod_workload);
-  caches.queued_pods().AddHandler(touch_pod_workload);
+  // Issue 45 part 3: a queued Pod or a Pod group's Pod: its ticket is visited (pod_group_tickets.h).
+  WatchPodWorkloads(caches, [this](const std::string& key) { Touch(key); }, [this] { Wake(); });
   // A priority cap may have changed: pending runs are decided again.
   caches.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { NoteNamespacesChanged(); });
   caches.quotas().AddHandler(wake);

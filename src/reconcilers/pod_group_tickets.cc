@@ -91,24 +91,21 @@ bool PinPodWorkload(k8s::Client& client, const Run& ticket) {
   if (!ref || ticket.status.placement.empty()) return true;
   const std::string& ns = ticket.meta.ns;
   // The workload's Pods, fresh from the API (a rank is never given twice).
-  json::Document list;
-  std::vector<const json::Value*> items;
+  std::vector<json::Document> pods;
   if (ref->kind == "PodGroup") {
     k8s::ListOptions opts;
     opts.label_selector = std::string(workloads::kPodGroupLabel) + "=" + ref->name;
-    auto pods = client.List(kPods.Path(ns), opts);
-    if (!pods.ok()) return false;
-    list.SetArray();
-    for (auto& p : pods->items) list.PushBack(json::Value(p, list.GetAllocator()), list.GetAllocator());
+    auto l = client.List(kPods.Path(ns), opts);
+    if (!l.ok()) return false;
+    pods = std::move(l->items);
   } else {
     auto pod = client.Get(kPods.Path(ns, ref->name));
     if (!pod.ok()) return pod.status().IsNotFound();
-    list.SetArray();
-    list.PushBack(json::Value(*pod, list.GetAllocator()), list.GetAllocator());
+    pods.push_back(std::move(*pod));
   }
   std::set<int> taken;
   std::vector<std::pair<std::string, const json::Value*>> waiting;  // by name: the same order every time
-  for (const auto& p : list.GetArray()) {
+  for (const auto& p : pods) {
     auto meta = k8s::DecodeGroupPod(p, workloads::kAdmissionGate);
     if (!meta || !IsPodOfPodWorkload(meta->pod.meta, ticket)) continue;
     const k8s::WorkloadPodView v = k8s::DecodeWorkloadPod(p, workloads::kAdmissionGate);
@@ -136,6 +133,21 @@ bool PinPodWorkload(k8s::Client& client, const Run& ticket) {
     spdlog::info("ticket {}/{}: Pod {} pinned to rank {} on {}", ns, ticket.meta.name, name, e.rank, e.node);
   }
   return ok;
+}
+
+void WatchPodWorkloads(EngineCaches& caches, const std::function<void(const std::string&)>& touch,
+                       const std::function<void()>& wake) {
+  auto handler = [&caches, touch, wake](const std::string&, const auto& old, const auto& cur) {
+    const auto& p = cur ? cur : old;
+    if (p) {
+      if (auto id = workloads::PodWorkloadOf(p->pod.meta, caches.QueuesAll(p->pod.meta.ns))) {
+        touch(k8s::ObjectKey(p->pod.meta.ns, workloads::PodTicketName(*id)));
+      }
+    }
+    wake();
+  };
+  caches.group_pods().AddHandler(handler);
+  caches.queued_pods().AddHandler(handler);
 }
 
 PodTicketSync::PodTicketSync(k8s::ClientPtr client, const EngineCaches& caches, DispatchFn dispatch)
@@ -239,11 +251,8 @@ void PodTicketSync::Sync(const Entry& e) {
   const std::string key = k8s::ObjectKey(e.ns, name);
   const workloads::PodGroupState state = workloads::PodGroupOf(e.id, Raw(e.pods));
   const workloads::Workload& w = state.workload;
-  std::string gpu_resource = "nvidia.com/gpu";
-  if (const std::string fleet = w.meta.Label(workloads::kFleetLabel); !fleet.empty()) {
-    if (auto f = caches_.fleets().Get(fleet)) gpu_resource = f->spec.gpu_resource;
-  }
-  workloads::TicketSpec want = workloads::TicketSpecOf(kind, w, gpu_resource);
+  auto fleet = caches_.fleets().Get(w.meta.Label(workloads::kFleetLabel));  // the GPUs in the resource it names
+  workloads::TicketSpec want = workloads::TicketSpecOf(kind, w, fleet ? fleet->spec.gpu_resource : "nvidia.com/gpu");
   if (want.problem.empty()) want.problem = state.problem;
   auto ticket = caches_.runs().Get(key);
   if (!ticket) {

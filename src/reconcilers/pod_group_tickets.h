@@ -48,6 +48,10 @@ std::shared_ptr<const workloads::Workload> PodWorkloadOf(const EngineCaches& cac
 bool IsPodOfPodWorkload(const k8s::ObjectMeta& pod, const Run& ticket);
 // Its Pods that wait to be pinned: gated, not bound, not being deleted, no rank yet.
 size_t UnpinnedPodsOfPodWorkload(const EngineCaches& caches, const Run& ticket);
+// The engine loop's handlers (EngineLoop::Watch): a queued Pod or a group's Pod changed: `touch`
+// its ticket's key, then `wake`.
+void WatchPodWorkloads(EngineCaches& caches, const std::function<void(const std::string&)>& touch,
+                       const std::function<void()>& wake);
 // Writer thread: pins the gated Pods of the ticket's Pod workload; true when done (or nothing to
 // do), false when a write failed (retried).
 bool PinPodWorkload(k8s::Client& client, const Run& ticket);
