@@ -235,6 +235,20 @@ TEST_F(PodGroupsTest, StoppingAWaitingGroupEndsItAndDeletesItsGatedPods) {
   EXPECT_EQ(Phase("podgroup-half"), "Failed") << "the ended ticket is the record";
 }
 
+// Annotation berth.dev/max-duration on the group's Pods: past it the ticket ends
+// MaxDurationExceeded and the group's Pods are deleted.
+TEST_F(PodGroupsTest, MaxDurationEndsTheGroupAndDeletesItsPods) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  for (const std::string name : {"slow-a", "slow-b"}) {
+    QueuedPod(name, "    berth.dev/pod-group: slow\n    berth.dev/fleet: " + FleetName("both") + "\n",
+              "    berth.dev/pod-group-size: \"2\"\n    berth.dev/max-duration: 3s\n", "sleep 3600", 1);
+  }
+  ASSERT_TRUE(WaitPhase("podgroup-slow", "Running", std::chrono::seconds(90))) << Message("podgroup-slow");
+  ASSERT_TRUE(WaitPhase("podgroup-slow", "Failed", std::chrono::seconds(60))) << Message("podgroup-slow");
+  EXPECT_EQ(Reason("podgroup-slow"), "MaxDurationExceeded");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("slow").empty(); }, std::chrono::seconds(60))) << "the group's Pods stayed";
+}
+
 // A single Pod labelled berth.dev/queue: its ticket pod-<name> (owned by the Pod) is admitted, the
 // Pod runs on the booked machine and the ticket Succeeds with it.
 TEST_F(PodGroupsTest, SingleQueuedPodRunsOnItsBookedNode) {
