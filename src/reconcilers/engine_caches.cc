@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/pod_group_tickets.h"
 
 namespace berth::reconcilers {
 
@@ -89,6 +90,7 @@ k8s::Informer<workloads::Workload>& EngineCaches::workloads(const workloads::Wor
 
 std::shared_ptr<const workloads::Workload> EngineCaches::WorkloadOf(const Run& ticket) const {
   const auto& ref = ticket.spec.workload_ref;
+  if (ref && workloads::IsPodKind(ref->kind)) return PodWorkloadOf(*this, ticket);  // pod_group_tickets.h
   const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
   if (kind == nullptr) return nullptr;
   auto w = workloads(*kind).Get(k8s::ObjectKey(ticket.meta.ns, ref->name));
@@ -98,6 +100,12 @@ std::shared_ptr<const workloads::Workload> EngineCaches::WorkloadOf(const Run& t
 std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Run& ticket) const {
   std::vector<std::shared_ptr<const k8s::Pod>> out;
   const auto& ref = ticket.spec.workload_ref;
+  if (ref && workloads::IsPodKind(ref->kind)) {  // no controller: its own labels say (pod_group_tickets.h)
+    for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
+      if (IsPodOfPodWorkload(p->meta, ticket)) out.push_back(p);
+    }
+    return out;
+  }
   const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
   if (kind == nullptr) return out;
   for (auto& p : others_->ByIndex("ticket", RunKey(ticket))) {
@@ -108,6 +116,7 @@ std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::PinnedPodsOf(const Ru
 
 size_t EngineCaches::UnpinnedPodsOf(const Run& ticket) const {
   const auto& ref = ticket.spec.workload_ref;
+  if (ref && workloads::IsPodKind(ref->kind)) return UnpinnedPodsOfPodWorkload(*this, ticket);
   const workloads::WorkloadKind* kind = ref ? workloads::KindOf(ref->kind) : nullptr;
   if (kind == nullptr) return 0;
   size_t n = 0;
@@ -282,6 +291,15 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
         [](const workloads::Workload& w) { return k8s::ObjectKey(w.meta.ns, w.meta.name); },
         std::string(kind->Resource().plural)));
   }
+  auto decode_group_pod = [](const k8s::json::Value& v) { return k8s::DecodeGroupPod(v, workloads::kAdmissionGate); };
+  auto group_pod_key = [](const k8s::GroupPod& p) { return k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.name); };
+  group_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "group-pods");
+  group_pods_->SetLabelSelector(workloads::kPodGroupLabel);
+  group_pods_->AddIndex("group", [](const k8s::GroupPod& p) {
+    return std::vector<std::string>{k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.Label(workloads::kPodGroupLabel))};
+  });
+  queued_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "queued-pods");
+  queued_pods_->SetLabelSelector(std::string(workloads::kQueueLabel) + "=true,!" + workloads::kPodGroupLabel);
 }
 
 void EngineCaches::Start() {
@@ -297,6 +315,8 @@ void EngineCaches::Start() {
   // A kind whose CRD is not applied (JobSets without the JobSet controller) has no workloads.
   for (auto& w : workloads_) w->SetAbsentIsEmpty(true);
   for (auto& w : workloads_) w->Start();
+  group_pods_->Start();
+  queued_pods_->Start();
 }
 
 void EngineCaches::Stop() {
@@ -309,6 +329,8 @@ void EngineCaches::Stop() {
   resource_quotas_->Stop();
   teams_->Stop();
   for (auto& w : workloads_) w->Stop();
+  group_pods_->Stop();
+  queued_pods_->Stop();
 }
 
 void EngineCaches::OnSynced(const std::function<void()>& h) {
@@ -321,12 +343,14 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   resource_quotas_->SetSyncedHandler(h);
   teams_->SetSyncedHandler(h);
   for (auto& w : workloads_) w->SetSyncedHandler(h);
+  group_pods_->SetSyncedHandler(h);
+  queued_pods_->SetSyncedHandler(h);
 }
 
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
-         teams_->HasSynced() &&
+         teams_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced() &&
          std::all_of(workloads_.begin(), workloads_.end(), [](const auto& w) { return w->HasSynced(); });
 }
 

@@ -27,6 +27,7 @@
 #include "reconcilers/run_types.h"
 #include "reconcilers/run_writes.h"
 #include "reconcilers/team_types.h"
+#include "k8s/pod_group_objects.h"
 #include "workloads/workload.h"
 
 namespace berth::reconcilers {
@@ -43,10 +44,10 @@ class EngineCaches {
   // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
   void OnSynced(const std::function<void()>& h);
   // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
-  // pods, namespaces, resource quotas, teams, and one per workloads::ObjectKinds() (Jobs, ...). A
-  // test that waits for every watch to be idle (FakeApi::WaitWatchesIdle) counts on it: one
-  // informer more and this number must follow.
-  static constexpr size_t kInformers = 8 + workloads::kObjectKindCount;
+  // pods, namespaces, resource quotas, teams, Pod groups' Pods, queued single Pods, and one per
+  // workloads::ObjectKinds() (Jobs, ...). A test that waits for every watch to be idle
+  // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
+  static constexpr size_t kInformers = 10 + workloads::kObjectKindCount;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
@@ -61,6 +62,11 @@ class EngineCaches {
   k8s::Informer<Team>& teams() const { return *teams_; }  // issue 31 (reconcilers/team_keeper.h)
   // The workloads of one of workloads::ObjectKinds() (issue 45: batch/v1 Jobs, workloads/job.h; ...).
   k8s::Informer<workloads::Workload>& workloads(const workloads::WorkloadKind& kind) const;
+  // Issue 45 part 3 (workloads/pod_group.h): the Pods labelled berth.dev/pod-group (index "group":
+  // "ns/group"), and the Pods labelled berth.dev/queue "true" without it; finished ones too (a
+  // group's end is read from its Pods).
+  k8s::Informer<k8s::GroupPod>& group_pods() const { return *group_pods_; }
+  k8s::Informer<k8s::GroupPod>& queued_pods() const { return *queued_pods_; }
 
   // ---- tickets (issue 45: a Run with spec.workloadRef) ----
   // The ticket's workload as cached, when it is the one the ticket names (its uid); else null.
@@ -117,6 +123,7 @@ class EngineCaches {
   std::unique_ptr<k8s::Informer<Team>> teams_;
   // One per workloads::ObjectKinds(), in its order.
   std::vector<std::unique_ptr<k8s::Informer<workloads::Workload>>> workloads_;
+  std::unique_ptr<k8s::Informer<k8s::GroupPod>> group_pods_, queued_pods_;
 };
 
 }  // namespace berth::reconcilers

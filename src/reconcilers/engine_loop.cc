@@ -7,6 +7,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/pod_group_tickets.h"
 
 namespace berth::reconcilers {
 
@@ -71,6 +72,8 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
       Wake();
     });
   }
+  // Issue 45 part 3: a queued Pod or a Pod group's Pod: its ticket is visited (pod_group_tickets.h).
+  WatchPodWorkloads(caches, [this](const std::string& key) { Touch(key); }, [this] { Wake(); });
   // A priority cap may have changed: pending runs are decided again.
   caches.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { NoteNamespacesChanged(); });
   caches.quotas().AddHandler(wake);

@@ -4,6 +4,7 @@
 
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/pod_group_tickets.h"
 #include "reconcilers/run_status.h"
 
 namespace berth::reconcilers {
@@ -84,6 +85,23 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
                  ticket.meta.generation, now);
     writes_.WriteStatus(ticket, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), next.message);
     return false;
+  }
+  // A Pod group waits until all its Pods exist (all or nothing; pod_group_tickets.h).
+  if (workloads::IsPodKind(ticket.spec.workload_ref->kind)) {
+    if (auto s = PodWorkloadStateOf(caches_, ticket); s && !s->waiting.empty()) {
+      if (busy) return false;
+      RunStatus next = ticket.status;
+      next.phase = Phase::kPending;
+      next.reason = api::ReasonCode::FromApi(kPodGroupIncompleteReason);
+      next.message = s->waiting + ": the group is admitted once all its Pods exist (all or nothing)";
+      next.queue_position.reset();
+      next.estimated_start_at.reset();
+      next.observed_generation = ticket.meta.generation;
+      SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message,
+                   ticket.meta.generation, now);
+      writes_.WriteStatus(ticket, next);
+      return false;
+    }
   }
   // Pinned Pods of an attempt that was stopped: the ticket queues once they are gone (their
   // blocks are the ticket's until then).

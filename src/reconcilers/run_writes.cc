@@ -8,6 +8,7 @@
 #include "k8s/timefmt.h"
 #include "reconcilers/run_status.h"
 #include "scheduling/block_layout.h"
+#include "workloads/pod_group.h"
 
 namespace berth::reconcilers {
 
@@ -409,7 +410,9 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
   bool retry_event = !stopped && run.spec.retry && (interruption ? run.spec.retry->on_interruption : run.spec.retry->on_error);
   // A ticket always queues (docs/api.md): preempted or reclaimed, it goes back to the queue and its
   // workload waits held until it is admitted on a fresh placement (issue 45).
-  if (preempted && api::IsTicket(run)) retry_event = true;
+  // A Pod group's (or a single Pod's) Pods are deleted and nothing makes them again: its ticket
+  // ends Preempted (issue 45 part 3).
+  if (preempted && api::IsTicket(run) && !workloads::IsPodKind(run.spec.workload_ref->kind)) retry_event = true;
   bool within = run.spec.retry && (!run.spec.retry->duration || now - run.meta.created < *run.spec.retry->duration);
   // The ended attempt's Pods stop (their logs stay readable until the next attempt ends); Pods of
   // older attempts go.

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "reconcilers/pod_group_tickets.h"
 #include "workloads/job.h"
 #include "workloads/workload.h"
 
@@ -60,6 +61,8 @@ bool TicketWrites::HoldChildJobs(const Run& ticket, const workloads::WorkloadKin
 }
 
 bool TicketWrites::Release(const Run& ticket) {
+  // Pods and Pod groups (issue 45 part 3): no object to release, each gated Pod pinned.
+  if (ticket.spec.workload_ref && workloads::IsPodKind(ticket.spec.workload_ref->kind)) return PinPodWorkload(*client_, ticket);
   const workloads::WorkloadKind* kind = KindOf(ticket);
   if (kind == nullptr || ticket.status.placement.empty()) return true;
   const auto& ref = *ticket.spec.workload_ref;

@@ -13,7 +13,7 @@ using k8s::resources::kRuns;
 
 
 TicketSync::TicketSync(k8s::ClientPtr client, const EngineCaches& caches, DispatchFn dispatch)
-    : client_(std::move(client)), caches_(caches), dispatch_(std::move(dispatch)) {
+    : client_(client), caches_(caches), dispatch_(dispatch), pod_workloads_(client, caches, dispatch) {
   for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
     caches_.workloads(*kind).AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
   }
@@ -32,6 +32,7 @@ void TicketSync::Dispatch(const std::string& key, std::function<bool()> write) {
 }
 
 void TicketSync::Pass() {
+  pod_workloads_.Pass();  // pod_group_tickets.h
   if (!caches_.runs().HasSynced() || !caches_.namespaces().HasSynced()) return;
   for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
     if (!caches_.workloads(*kind).HasSynced()) return;

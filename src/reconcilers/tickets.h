@@ -23,6 +23,7 @@
 
 #include "k8s/client.h"
 #include "reconcilers/engine_caches.h"
+#include "reconcilers/pod_group_tickets.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/ticket_writes.h"
 
@@ -44,6 +45,7 @@ class TicketSync {
   const EngineCaches& caches_;
   DispatchFn dispatch_;
   std::atomic<bool> dirty_{true};
+  PodTicketSync pod_workloads_;  // Pods and Pod groups (issue 45 part 3)
 };
 
 }  // namespace berth::reconcilers

@@ -300,12 +300,15 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    // Issue 45: queued Jobs and their tickets.
                                    "ValidatingAdmissionPolicy/berth-controller-jobs.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-jobsets.berth-system",
+                                   // Issue 45 part 3: queued Pods and Pod groups.
+                                   "ValidatingAdmissionPolicy/berth-controller-pod-groups.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-tickets.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-placed-runs.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-pods.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-teams.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-jobs.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-jobsets.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-pod-groups.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-tickets.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
@@ -1083,9 +1086,9 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
     }
   }
   // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, 3 ValidatingAdmissionPolicies
-  // and their bindings (issue 44), those of Jobs, JobSets and tickets (issue 45).
-  ASSERT_EQ(names[ns_].size(), 15u);
-  ASSERT_EQ(names[ns_b].size(), 15u);
+  // and their bindings (issue 44), those of Jobs, JobSets, Pod groups and tickets (issue 45).
+  ASSERT_EQ(names[ns_].size(), 17u);
+  ASSERT_EQ(names[ns_b].size(), 17u);
   for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
   // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own

@@ -83,6 +83,7 @@ k8s::Result<Team> DecodeTeam(const k8s::json::Value& obj);
 std::string EncodeRun(const Run& run);
 // A ticket Run (issue 45): name, namespace, labels and annotations of `meta`, an ownerReference to
 // its workload `owner` (not controller), `spec` as berth keeps a ticket's spec.
+// `owner` with an empty uid: no ownerReference (a Pod group's ticket).
 std::string EncodeTicket(const k8s::ObjectMeta& meta, const k8s::OwnerRef& owner, const RunSpec& spec);
 // A merge patch putting a ticket's spec back to `spec` (never spec.stop or spec.suspend) and
 // setting `annotations` ("" as a value removes one), guarded by `resource_version`.

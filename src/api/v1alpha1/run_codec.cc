@@ -576,16 +576,18 @@ std::string EncodeTicket(const k8s::ObjectMeta& meta, const k8s::OwnerRef& owner
     for (const auto& [k, v] : meta.annotations) w.StringMember(k, v);
     raw.EndObject();
   }
-  w.Key("ownerReferences");
-  raw.StartArray();
-  raw.StartObject();
-  w.StringMember("apiVersion", owner.api_version);
-  w.StringMember("kind", owner.kind);
-  w.StringMember("name", owner.name);
-  w.StringMember("uid", owner.uid);
-  w.BoolMember("controller", false);
-  raw.EndObject();
-  raw.EndArray();
+  if (!owner.uid.empty()) {  // a Pod group's ticket has no owner (issue 45 part 3)
+    w.Key("ownerReferences");
+    raw.StartArray();
+    raw.StartObject();
+    w.StringMember("apiVersion", owner.api_version);
+    w.StringMember("kind", owner.kind);
+    w.StringMember("name", owner.name);
+    w.StringMember("uid", owner.uid);
+    w.BoolMember("controller", false);
+    raw.EndObject();
+    raw.EndArray();
+  }
   raw.EndObject();
   w.Key("spec");
   WriteTicketSpec(w, spec, /*patch=*/false);

@@ -1,0 +1,315 @@
+// Issue 45, part 3: single Pods and Pod groups in berth's queue, end to end on real kubelets with
+// the real kube-scheduler (hack/real-nodes.sh controller-manager --workloads) and the chart's
+// admission policies for Pods (templates/admission-policies.yaml, rendered by real Helm and
+// applied as the chart applies them). Each test asserts what a user checks with kubectl: the
+// Pods, their nodes, the ticket Run pod-<name> / podgroup-<group>.
+
+#include <set>
+
+#include "engine_fixture.h"
+#include "k8s/json.h"
+#include "real_nodes.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+// Two 8-GPU machines in one zone, started once per binary.
+const char* kNode0 = "pg-gpu-0";
+const char* kNode1 = "pg-gpu-1";
+
+// The chart's policies for Pods and tickets, rendered for a release in berth-system. berth-controller
+// and kube-scheduler run in these tests as the control plane's admin user (not as the chart's
+// ServiceAccount): the policies name "admin" where the chart names berth's ServiceAccount.
+std::string ChartPodPolicies() {
+  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
+                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
+                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
+                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
+                                "templates/admission-policies.yaml"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string docs =
+      YamlDocumentsNamed(r.out, {"berth-controller-pod-groups.berth-system", "berth-controller-tickets.berth-system"});
+  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
+  for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
+  return docs;
+}
+
+class PodGroupsTest : public EngineTest {
+ protected:
+  PodGroupsTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+
+  static void SetUpTestSuite() {
+    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "pg-gpu"}, {"zone", "z1"}}},
+                      {kNode1, 8, "4Gi", {{"pool", "pg-gpu"}, {"zone", "z1"}}}},
+                     /*workload_controllers=*/true);
+    const std::string policies = ChartPodPolicies();
+    ASSERT_NE(policies.find("kind: MutatingAdmissionPolicy"), std::string::npos) << policies;
+    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+    // A policy takes effect a moment after it is created: a labelled Pod created (dry run) comes
+    // back gated once it does.
+    const std::string probe = "apiVersion: v1\nkind: Pod\nmetadata: {name: probe, namespace: default, labels: "
+                              "{berth.dev/queue: \"true\"}}\nspec:\n  containers: [{name: main, image: busybox}]\n";
+    ASSERT_TRUE(Eventually([&] {
+      CommandResult r = ControlPlane::Get().Kubectl(
+          {"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.schedulingGates[*].name}"}, probe);
+      return r.exit_code == 0 && r.out == "berth.dev/admission";
+    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for Pods never took effect";
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      std::printf("---- pods, runs ----\n%s\n%s\n", Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
+                  Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
+    }
+    Kubectl({"delete", "pods", "--all", "--wait=false"});
+    EngineTest::TearDown();
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List(kPods.Path(ns_));
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
+  }
+
+  // A fleet over both machines (`hostname` empty) or one.
+  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
+    std::string selector = hostname.empty() ? "{pool: pg-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
+          selector + "\n" + extra_spec);
+    created_fleets_.push_back(FleetName(name));
+    const size_t instances = hostname.empty() ? 2 : 1;
+    ASSERT_TRUE(Eventually([&] {
+      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
+      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+      return list != nullptr && list->IsArray() && list->Size() == instances;
+    }, std::chrono::seconds(60)));
+  }
+
+  // A Run whose container runs `script` (1 s grace period).
+  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
+  }
+
+  // A Pod labelled for berth's queue (`labels`: more label lines at 4-space indent; `annotations`:
+  // annotation lines at 4-space indent) that runs `script` asking for `gpus` GPUs.
+  void QueuedPod(const std::string& name, const std::string& labels, const std::string& annotations, const std::string& script,
+                 int gpus) {
+    Apply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  labels:\n    berth.dev/queue: \"true\"\n" + labels +
+          (annotations.empty() ? "" : "  annotations:\n" + annotations) +
+          "spec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: " +
+          std::string(RealNodes::kBusybox) + "\n    command: [sh, -c, " + json::Quote(script) +
+          "]\n    resources: {requests: {nvidia.com/gpu: " + std::to_string(gpus) + "}, limits: {nvidia.com/gpu: " +
+          std::to_string(gpus) + "}}\n");
+  }
+  // Pod `name` of group `group` of `size` Pods on fleet `fleet` (`labels`: more label lines).
+  void GroupPod(const std::string& name, const std::string& group, int size, const std::string& fleet, const std::string& script,
+                int gpus, const std::string& labels = {}) {
+    QueuedPod(name, "    berth.dev/pod-group: " + group + "\n    berth.dev/fleet: " + FleetName(fleet) + "\n" + labels,
+              "    berth.dev/pod-group-size: \"" + std::to_string(size) + "\"\n", script, gpus);
+  }
+
+  struct PodInfo {
+    std::string node, phase, rank;
+    bool gated = false, deleting = false;
+  };
+  // The Pods of the test namespace with label `selector`, by name.
+  std::map<std::string, PodInfo> Pods(const std::string& selector) {
+    std::map<std::string, PodInfo> out;
+    k8s::ListOptions o;
+    o.label_selector = selector;
+    auto l = client()->List(kPods.Path(ns_), o);
+    if (!l.ok()) return out;
+    for (const auto& p : l->items) {
+      PodInfo i;
+      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
+      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
+      i.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
+      i.deleting = json::Find(p, {"metadata", "deletionTimestamp"}) != nullptr;
+      if (const json::Value* g = json::Find(p, {"spec", "schedulingGates"}); g != nullptr && g->IsArray()) {
+        for (const auto& x : g->GetArray()) i.gated |= json::GetString(x, "name") == "berth.dev/admission";
+      }
+      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
+    }
+    return out;
+  }
+  std::map<std::string, PodInfo> GroupPods(const std::string& group) { return Pods("berth.dev/pod-group=" + group); }
+  // Each Pod gated and none bound.
+  bool AllGatedNoneBound(const std::map<std::string, PodInfo>& pods) {
+    for (const auto& [name, p] : pods) {
+      if (!p.gated || !p.node.empty()) return false;
+    }
+    return !pods.empty();
+  }
+  // Each Pod ran on the node of its rank in the ticket's placement (rank -> node of that Pod).
+  void ExpectEachOnItsBookedNode(const std::string& ticket, const std::map<std::string, PodInfo>& pods) {
+    std::map<std::string, std::string> by_rank;
+    for (const auto& [name, p] : pods) by_rank[p.rank] = p.node;
+    json::Document doc = RunDoc(ticket);
+    const json::Value* placement = json::Find(doc, {"status", "placement"});
+    ASSERT_NE(placement, nullptr);
+    ASSERT_EQ(by_rank.size(), placement->Size()) << "one Pod per rank";
+    for (const auto& e : placement->GetArray()) {
+      EXPECT_EQ(by_rank[std::to_string(json::GetInt(e, "rank"))], json::GetString(e, "node")) << "rank " << json::GetInt(e, "rank");
+    }
+  }
+};
+
+// The shortcut test for Pod groups: a group of 2 Pods of 1 GPU each (both would fit one machine)
+// waits gated, none bound, while only one machine is free; once both are, each Pod runs on its
+// own booked machine (two different ones) and the ticket Succeeds when both Pods did.
+TEST_F(PodGroupsTest, GroupOfTwoWaitsGatedThenEachPodRunsOnItsOwnBookedNode) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("both") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+
+  GroupPod("pair-a", "pair", 2, "both", "echo a; sleep 2", 1);
+  GroupPod("pair-b", "pair", 2, "both", "echo b; sleep 2", 1);
+  ASSERT_TRUE(Eventually([&] { return Phase("podgroup-pair") == "Pending" && StatusInt("podgroup-pair", "queuePosition") == 1; }))
+      << Phase("podgroup-pair") << ": " << Message("podgroup-pair");
+  json::Document ticket = RunDoc("podgroup-pair");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "kind"})), "PodGroup");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "apiVersion"})), "v1");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "name"})), "pair");
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec"}), "nodes"), 2);
+  EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 1);
+  EXPECT_EQ(json::Find(ticket, {"metadata", "ownerReferences"}), nullptr) << "a Pod group's ticket has no one owner";
+  EXPECT_TRUE(AllGatedNoneBound(GroupPods("pair"))) << "a Pod of the waiting group is not held";
+
+  Kubectl({"delete", "run", "blocker", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("podgroup-pair", "Succeeded", std::chrono::seconds(120))) << Message("podgroup-pair");
+  std::vector<std::string> booked = PlacementNodes("podgroup-pair");
+  ASSERT_EQ(std::set<std::string>(booked.begin(), booked.end()), (std::set<std::string>{kNode0, kNode1}));
+  auto pods = GroupPods("pair");
+  ASSERT_EQ(pods.size(), 2u);
+  for (const auto& [name, p] : pods) EXPECT_EQ(p.phase, "Succeeded") << name;
+  ExpectEachOnItsBookedNode("podgroup-pair", pods);
+}
+
+// Fewer Pods than the group's size: the ticket waits, saying how many exist, and its Pod stays
+// gated although the fleet is free (all or nothing); once the last Pod exists the group runs.
+TEST_F(PodGroupsTest, GroupWithFewerPodsThanItsSizeWaitsWithTheReason) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  GroupPod("duo-a", "duo", 2, "both", "sleep 1", 1);
+  ASSERT_TRUE(Eventually([&] { return Reason("podgroup-duo") == "PodGroupIncomplete"; }))
+      << Phase("podgroup-duo") << "/" << Reason("podgroup-duo") << ": " << Message("podgroup-duo");
+  EXPECT_EQ(Phase("podgroup-duo"), "Pending");
+  EXPECT_EQ(Message("podgroup-duo"), "1 of 2 Pods of the group exist: the group is admitted once all its Pods exist (all or nothing)");
+  EXPECT_TRUE(AllGatedNoneBound(GroupPods("duo")));
+
+  GroupPod("duo-b", "duo", 2, "both", "sleep 1", 1);
+  ASSERT_TRUE(WaitPhase("podgroup-duo", "Succeeded", std::chrono::seconds(120))) << Message("podgroup-duo");
+  ExpectEachOnItsBookedNode("podgroup-duo", GroupPods("duo"));
+}
+
+// A higher-priority Run preempts a running Pod group: its Pods are deleted (nothing makes bare
+// Pods again) and its ticket ends Failed / Preempted; the Run starts on the freed machine.
+TEST_F(PodGroupsTest, PreemptedGroupsPodsAreDeletedAndItsTicketEndsPreempted) {
+  RealFleet("pre", "  placement: cluster\n  topologyKey: zone\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+  GroupPod("low-a", "low", 2, "pre", "sleep 3600", 8, "    berth.dev/priority: \"10\"\n");
+  GroupPod("low-b", "low", 2, "pre", "sleep 3600", 8, "    berth.dev/priority: \"10\"\n");
+  ASSERT_TRUE(WaitPhase("podgroup-low", "Running", std::chrono::seconds(90))) << Message("podgroup-low");
+  EXPECT_EQ(json::GetInt(*json::Find(RunDoc("podgroup-low"), {"spec"}), "priority"), 10);
+  ShellRun("high", "  priority: 90\n  resources: {gpu: 8}\n  fleets: [" + FleetName("pre") +
+                       "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("high", "Running", std::chrono::seconds(90))) << Message("high");
+  ASSERT_TRUE(WaitPhase("podgroup-low", "Failed")) << Phase("podgroup-low") << ": " << Message("podgroup-low");
+  EXPECT_EQ(Reason("podgroup-low"), "Preempted") << Message("podgroup-low");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("low").empty(); }, std::chrono::seconds(60))) << "the preempted group's Pods stayed";
+}
+
+// kubectl berth stop on a group that still waits for its Pods: the ticket ends Stopped and the
+// Pod that waited gated is deleted (nothing would ever lift its gate); the ended ticket stays.
+TEST_F(PodGroupsTest, StoppingAWaitingGroupEndsItAndDeletesItsGatedPods) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  GroupPod("half-a", "half", 2, "both", "sleep 1", 1);
+  ASSERT_TRUE(Eventually([&] { return Reason("podgroup-half") == "PodGroupIncomplete"; })) << Message("podgroup-half");
+  CommandResult r = Kubectl({"patch", "run", "podgroup-half", "--type", "merge", "-p", R"({"spec":{"stop":true}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("podgroup-half", "Failed")) << Message("podgroup-half");
+  EXPECT_EQ(Reason("podgroup-half"), "Stopped");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("half").empty(); }, std::chrono::seconds(60))) << "the gated Pod stayed";
+  EXPECT_EQ(Phase("podgroup-half"), "Failed") << "the ended ticket is the record";
+}
+
+// Annotation berth.dev/max-duration on the group's Pods: past it the ticket ends
+// MaxDurationExceeded and the group's Pods are deleted.
+TEST_F(PodGroupsTest, MaxDurationEndsTheGroupAndDeletesItsPods) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  for (const std::string name : {"slow-a", "slow-b"}) {
+    QueuedPod(name, "    berth.dev/pod-group: slow\n    berth.dev/fleet: " + FleetName("both") + "\n",
+              "    berth.dev/pod-group-size: \"2\"\n    berth.dev/max-duration: 3s\n", "sleep 3600", 1);
+  }
+  ASSERT_TRUE(WaitPhase("podgroup-slow", "Running", std::chrono::seconds(90))) << Message("podgroup-slow");
+  ASSERT_TRUE(WaitPhase("podgroup-slow", "Failed", std::chrono::seconds(60))) << Message("podgroup-slow");
+  EXPECT_EQ(Reason("podgroup-slow"), "MaxDurationExceeded");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("slow").empty(); }, std::chrono::seconds(60))) << "the group's Pods stayed";
+}
+
+// A single Pod labelled berth.dev/queue: its ticket pod-<name> (owned by the Pod) is admitted, the
+// Pod runs on the booked machine and the ticket Succeeds with it.
+TEST_F(PodGroupsTest, SingleQueuedPodRunsOnItsBookedNode) {
+  RealFleet("one", "  blocks: 1\n", kNode1);
+  QueuedPod("solo", "    berth.dev/fleet: " + FleetName("one") + "\n", "", "echo solo", 2);
+  ASSERT_TRUE(WaitPhase("pod-solo", "Succeeded", std::chrono::seconds(120))) << Phase("pod-solo") << ": " << Message("pod-solo");
+  json::Document ticket = RunDoc("pod-solo");
+  EXPECT_EQ(json::GetString(json::Find(ticket, {"spec", "workloadRef", "kind"})), "Pod");
+  const json::Value* owners = json::Find(ticket, {"metadata", "ownerReferences"});
+  ASSERT_NE(owners, nullptr);
+  EXPECT_EQ(json::GetString((*owners)[0], "kind"), "Pod");
+  EXPECT_EQ(json::GetString((*owners)[0], "name"), "solo");
+  auto pods = Pods("berth.dev/ticket=pod-solo");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods.begin()->second.node, kNode1);
+  EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
+}
+
+// Deleting a running group's Pods removes its ticket and frees its blocks: the run waiting behind it starts.
+TEST_F(PodGroupsTest, DeletingTheGroupsPodsRemovesItsTicketAndFreesItsBlocks) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  GroupPod("hog-a", "hog", 1, "one", "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("podgroup-hog", "Running", std::chrono::seconds(90))) << Message("podgroup-hog");
+  ShellRun("next", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+           "sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Phase("next") == "Pending"; })) << Phase("next");
+  Kubectl({"delete", "pod", "hog-a", "--wait=false"});
+  EXPECT_TRUE(Eventually([&] { return !client()->Get(k8s::resources::kRuns.Path(ns_, "podgroup-hog")).ok(); },
+                         std::chrono::seconds(60)))
+      << "the ticket outlived its Pods";
+  EXPECT_TRUE(WaitPhase("next", "Running", std::chrono::seconds(120))) << Message("next");
+}
+
+// Admission: a queued Pod comes back from create gated; one asking for a node is refused, and so
+// is a group Pod without a readable size.
+TEST_F(PodGroupsTest, QueuedPodsAreGatedAtCreationAndBadOnesRefused) {
+  CommandResult r = Kubectl({"create", "-o", "jsonpath={.spec.schedulingGates[*].name}", "-f", "-"},
+                            "apiVersion: v1\nkind: Pod\nmetadata: {name: held, labels: {berth.dev/pod-group: g, berth.dev/queue: \"true\"},"
+                            " annotations: {berth.dev/pod-group-size: \"2\"}}\nspec:\n  containers: [{name: main, image: busybox:1.35}]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "berth.dev/admission");
+  CommandResult bound = Kubectl({"create", "-f", "-"},
+                                "apiVersion: v1\nkind: Pod\nmetadata: {name: bound, labels: {berth.dev/queue: \"true\"}}\nspec:\n"
+                                "  nodeName: " + std::string(kNode0) + "\n  containers: [{name: main, image: busybox:1.35}]\n");
+  EXPECT_NE(bound.exit_code, 0);
+  // The gate the policy adds makes the API server refuse the node (a gated Pod is never bound).
+  EXPECT_NE(bound.err.find("spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"),
+            std::string::npos)
+      << bound.err;
+  CommandResult sizeless = Kubectl({"create", "-f", "-"},
+                                   "apiVersion: v1\nkind: Pod\nmetadata: {name: sizeless, labels: {berth.dev/pod-group: g2, "
+                                   "berth.dev/queue: \"true\"}}\nspec:\n  containers: [{name: main, image: busybox:1.35}]\n");
+  EXPECT_NE(sizeless.exit_code, 0);
+  EXPECT_NE(sizeless.err.find("annotation berth.dev/pod-group-size must be the number of Pods of group g2"), std::string::npos)
+      << sizeless.err;
+  // An unlabelled Pod is none of berth's business: not gated.
+  CommandResult plain = Kubectl({"create", "-o", "jsonpath={.spec.schedulingGates}", "-f", "-"},
+                                "apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n  containers: [{name: main, image: busybox:1.35}]\n");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "");
+}
+
+}  // namespace
+}  // namespace berth::testing
