@@ -142,6 +142,13 @@ void Manager::SetUpWebhookServer(const HttpLimits& limits) {
     if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
     return HttpReply{200, "application/json", review.value(), {}};
   }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
+  // Issue 45 (2): holds queued Jobs at creation on 1.35 (the chart's webhook for Jobs).
+  webhook_server_->Handle("/mutate-jobs", [](const HttpRequestView& req) {
+    if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
+    auto review = ReviewJob(req.body);
+    if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
+    return HttpReply{200, "application/json", review.value(), {}};
+  }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
 }
 
 void Manager::SetUpProbeServer(const HttpLimits& limits) {

@@ -3,6 +3,9 @@
 // --workloads) and the chart's admission policies for Jobs (templates/admission-policies.yaml,
 // rendered by real Helm and applied as the chart applies them). Each test asserts what a user
 // checks with kubectl: the Job, its Pods, its ticket Run job-<name>.
+// On Kubernetes 1.35 (the compatibility group, BERTH_KUBE_VERSION=1.35) the API server serves no
+// MutatingAdmissionPolicy: the chart holds queued Jobs there with berth's webhook (webhook.yaml,
+// <full>-jobs), which these tests then apply and berth-controller serves.
 
 #include <set>
 
@@ -20,16 +23,36 @@ using k8s::resources::kPods;
 const char* kNode0 = "jobs-gpu-0";
 const char* kNode1 = "jobs-gpu-1";
 
-// The chart's policies for Jobs and tickets, rendered for a release in berth-system. berth-controller
-// runs in these tests as the control plane's admin user (not as the chart's ServiceAccount), and so
-// do the Job controller and kube-scheduler: the policies name "admin" where the chart names berth's
-// ServiceAccount. The impersonated "tenant" is who they refuse.
-std::string ChartJobPolicies() {
-  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
-                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
-                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
-                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
-                                "templates/admission-policies.yaml"});
+// How the chart holds queued Jobs on this API server: its MutatingAdmissionPolicy (1.36+), or
+// (1.35) its webhook, served by each test's berth-controller on `port` with the certificate in
+// `cert_dir` (set once per binary, in SetUpTestSuite).
+struct JobsHold {
+  bool webhook = false;
+  int port = 0;
+  std::string cert_dir;
+};
+JobsHold& Hold() {
+  static JobsHold hold;
+  return hold;
+}
+
+// The chart's policies for Jobs and tickets, rendered for a release in berth-system as Helm renders
+// them on this API server: with `webhook`, as for a cluster without MutatingAdmissionPolicy (1.35),
+// which adds the chart's MutatingWebhookConfiguration for Jobs (same name as the policy).
+// berth-controller runs in these tests as the control plane's admin user (not as the chart's
+// ServiceAccount), and so do the Job controller and kube-scheduler: the policies name "admin" where
+// the chart names berth's ServiceAccount. The impersonated "tenant" is who they refuse.
+std::string ChartJobPolicies(bool webhook) {
+  std::vector<std::string> argv = {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
+                                   "--namespace", "berth-system", "--show-only", "templates/admission-policies.yaml"};
+  if (webhook) {
+    argv.insert(argv.end(), {"--show-only", "templates/webhook.yaml"});
+  } else {
+    argv.insert(argv.end(), {"--set", "admissionPolicies=true", "--api-versions",
+                             "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
+                             "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"});
+  }
+  CommandResult r = RunCommand(argv);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::string docs =
       YamlDocumentsNamed(r.out, {"berth-controller-jobs.berth-system", "berth-controller-tickets.berth-system"});
@@ -46,19 +69,62 @@ class JobsTest : public EngineTest {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}}},
                      /*workload_controllers=*/true);
-    const std::string policies = ChartJobPolicies();
-    ASSERT_NE(policies.find("kind: MutatingAdmissionPolicy"), std::string::npos) << policies;
-    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    ControlPlane& cp = ControlPlane::Get();
+    JobsHold& hold = Hold();
+    hold.webhook = cp.Kubectl({"get", "--raw", "/apis/admissionregistration.k8s.io/v1"}).out.find(
+                       "\"kind\":\"MutatingAdmissionPolicy\"") == std::string::npos;
+    const std::string policies = ChartJobPolicies(hold.webhook);
+    ASSERT_NE(policies.find(hold.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
+              std::string::npos)
+        << policies;
+    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
     ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    // A policy takes effect a moment after it is created: a labelled Job created (dry run) comes
-    // back suspended once it does.
+    if (!hold.webhook) {
+      ASSERT_TRUE(HeldAtCreation()) << "the chart's MutatingAdmissionPolicy for Jobs never took effect";
+      return;
+    }
+    // The chart's webhook calls berth's Service; here berth-controller runs on this machine: both
+    // entries call it at 127.0.0.1 instead, trusting its self-signed certificate.
+    hold.port = FreePort();
+    hold.cert_dir = cp.dir() + "/jobs-webhook-certs";
+    RunCommand({"mkdir", "-p", hold.cert_dir});
+    CommandResult cert = RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                                     hold.cert_dir + "/tls.key", "-out", hold.cert_dir + "/tls.crt", "-days", "1", "-subj",
+                                     "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"});
+    ASSERT_EQ(cert.exit_code, 0) << cert.err;
+    CommandResult pem = RunCommand({"base64", "-w0", hold.cert_dir + "/tls.crt"});
+    ASSERT_EQ(pem.exit_code, 0) << pem.err;
+    const std::string client_config = R"({"url":"https://127.0.0.1:)" + std::to_string(hold.port) +
+                                      R"(/mutate-jobs","caBundle":")" + pem.out + R"("})";
+    CommandResult patched = cp.Kubectl({"patch", "mutatingwebhookconfiguration", "berth-controller-jobs.berth-system", "--type",
+                                        "json", "-p",
+                                        R"([{"op":"replace","path":"/webhooks/0/clientConfig","value":)" + client_config +
+                                            R"(},{"op":"replace","path":"/webhooks/1/clientConfig","value":)" +
+                                            client_config + "}]"});
+    ASSERT_EQ(patched.exit_code, 0) << patched.err;
+  }
+
+  // Whether a labelled Job created now (dry run) comes back suspended, retried for up to 60 s: a
+  // policy takes effect a moment after it is created, and the webhook once berth-controller serves it.
+  static bool HeldAtCreation() {
     const std::string probe = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: probe, namespace: default, labels: "
                               "{berth.dev/queue: \"true\"}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
                               "      containers: [{name: main, image: busybox}]\n";
-    ASSERT_TRUE(Eventually([&] {
+    return Eventually([&] {
       CommandResult r = ControlPlane::Get().Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
       return r.exit_code == 0 && r.out == "true";
-    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for Jobs never took effect";
+    }, std::chrono::seconds(60));
+  }
+
+  void SetUp() override {
+    if (Hold().webhook) {
+      controller_args_ = {"--webhook-bind-address=127.0.0.1:" + std::to_string(Hold().port),
+                          "--webhook-cert-dir=" + Hold().cert_dir};
+    }
+    EngineTest::SetUp();
+    if (Hold().webhook) {
+      ASSERT_TRUE(HeldAtCreation()) << "berth's webhook for Jobs never held a queued Job";
+    }
   }
 
   void TearDown() override {
