@@ -7,6 +7,8 @@
 // MutatingAdmissionPolicy: the chart holds queued Jobs there with berth's webhook (webhook.yaml,
 // <full>-jobs), which these tests then apply and berth-controller serves.
 
+#include <cstdlib>
+#include <fstream>
 #include <set>
 
 #include "engine_fixture.h"
@@ -18,6 +20,11 @@ namespace {
 
 namespace json = k8s::json;
 using k8s::resources::kPods;
+
+// The API server of this binary keeps an audit log of every write (hack/control-plane.sh
+// BERTH_AUDIT), with the bodies of Pod writes, bindings and Run status writes: the audit check of
+// issue 45 (2) reads when each Pod was bound and when its ticket was placed.
+[[maybe_unused]] const bool kAudit = [] { return setenv("BERTH_AUDIT", "1", 1) == 0; }();
 
 // Two 8-GPU machines in one zone, started once per binary.
 const char* kNode0 = "jobs-gpu-0";
@@ -463,5 +470,112 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
   EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
 }
 
+// One write of the API server's audit log (ResponseComplete, with the request's body).
+struct AuditedWrite {
+  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
+  int64_t code = 0;
+  json::Document body;  // requestObject (null when the policy logged none)
+};
+std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
+  std::vector<AuditedWrite> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(ns) == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
+    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
+    AuditedWrite w;
+    w.verb = json::GetString(*doc, "verb");
+    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
+    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
+    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
+    w.at = json::GetString(*doc, "stageTimestamp");
+    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
+    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// Issue 45 (2): no Pod of an unadmitted workload is ever bound to a node, shown from the API
+// server's audit log. Five Pods of four queued Jobs, all created at once and unsuspended, wait for
+// two 8-GPU machines and run through. Then, in the audit log: every Pod the Job controller created
+// was created gated and without a node; no Pod write set spec.nodeName; and every binding of a
+// Pod of a queued Job came after the status write that placed its ticket (the first with a
+// placement). Without the chart's hold at creation (MutatingAdmissionPolicy, or the 1.35 webhook)
+// the Job controller's Pods would be bound before berth placed their tickets.
+TEST_F(JobsTest, AuditLogShowsNoPodOfAQueuedJobBoundBeforeItsTicketWasPlaced) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  const std::map<std::string, int> pods_of = {{"a", 1}, {"b", 1}, {"c", 1}, {"pair", 2}};
+  std::string manifest;
+  for (const auto& [job, pods] : pods_of) {
+    manifest += "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job +
+                "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " + FleetName("both") +
+                "}\nspec:\n  suspend: false\n  backoffLimit: 0\n  parallelism: " + std::to_string(pods) +
+                "\n  completions: " + std::to_string(pods) + "\n  completionMode: Indexed\n  template:\n    spec:\n"
+                "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+                "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, \"sleep 2\"]\n"
+                "        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n";
+  }
+  Apply(manifest);
+  for (const auto& [job, pods] : pods_of) {
+    ASSERT_TRUE(WaitPhase("job-" + job, "Succeeded", std::chrono::seconds(180))) << job << ": " << Message("job-" + job);
+  }
+
+  // The Pods that ran, by name: their Job.
+  std::map<std::string, std::string> job_of;
+  for (const auto& [job, pods] : pods_of) {
+    for (const auto& [name, p] : JobPods(job)) {
+      if (!p.node.empty()) job_of[name] = job;
+    }
+  }
+  ASSERT_EQ(job_of.size(), 5u);
+
+  const std::vector<AuditedWrite> writes = AuditedWrites(cp().dir() + "/audit.log", ns_);
+  std::map<std::string, std::string> placed_at;  // ticket -> its first status write with a placement
+  for (const auto& w : writes) {
+    if (w.resource != "runs" || w.subresource != "status" || w.code < 200 || w.code >= 300 || !w.body.IsObject()) continue;
+    const json::Value* placement = json::Find(w.body, {"status", "placement"});
+    if (placement == nullptr || !placement->IsArray() || placement->Empty()) continue;
+    if (!placed_at.count(w.name) || w.at < placed_at[w.name]) placed_at[w.name] = w.at;
+  }
+  // The Job of each Pod created (a create is audited before the Pod has its name: by the
+  // generateName it was made with, "<job>-<index>-", to which the API server adds 5 characters).
+  std::map<std::string, std::string> job_of_prefix;
+  std::set<std::string> bound;
+  for (const auto& w : writes) {
+    if (w.resource != "pods" || w.code < 200 || w.code >= 300) continue;
+    if (w.subresource != "binding" && !w.subresource.empty()) continue;  // status: the kubelet's
+    if (w.verb != "create" && w.verb != "update" && w.verb != "patch") continue;  // deletes set no node
+    ASSERT_TRUE(w.body.IsObject()) << "the audit log has no body of a Pod write: " << w.verb << " " << w.name;
+    if (w.subresource == "binding") {
+      const std::string pod = w.name;
+      const std::string prefix = pod.size() > 5 ? pod.substr(0, pod.size() - 5) : "";
+      ASSERT_EQ(job_of_prefix.count(prefix), 1u) << "a binding of Pod " << pod << ", which no Job created";
+      const std::string ticket = "job-" + job_of_prefix[prefix];
+      const std::string node = json::GetString(json::Find(w.body, {"target", "name"}));
+      EXPECT_TRUE(placed_at.count(ticket) && placed_at[ticket] < w.at)
+          << pod << " was bound to " << node << " at " << w.at << ", before its ticket " << ticket << " was placed ("
+          << (placed_at.count(ticket) ? "at " + placed_at[ticket] : std::string("never")) << ")";
+      bound.insert(pod);
+      continue;
+    }
+    EXPECT_EQ(json::Find(w.body, {"spec", "nodeName"}), nullptr)
+        << w.user << " " << w.verb << " of Pod " << w.name << " at " << w.at << " sets spec.nodeName";
+    if (w.verb != "create") continue;
+    const std::string generate_name = json::GetString(json::Find(w.body, {"metadata", "generateName"}));
+    job_of_prefix[generate_name] = json::GetString(json::Find(w.body, {"metadata", "labels", "batch.kubernetes.io/job-name"}));
+    bool gated = false;
+    if (const json::Value* gates = json::Find(w.body, {"spec", "schedulingGates"}); gates != nullptr && gates->IsArray()) {
+      for (const auto& g : gates->GetArray()) gated = gated || json::GetString(g, "name") == "berth.dev/admission";
+    }
+    EXPECT_TRUE(gated) << "Pod " << generate_name << "... was created at " << w.at << " without the gate berth.dev/admission";
+  }
+  // Not vacuous: every Pod that ran was bound (by kube-scheduler) in the log read.
+  for (const auto& ran : job_of) EXPECT_EQ(bound.count(ran.first), 1u) << "no binding of " << ran.first << " in the audit log";
+}
+
 }  // namespace
 }  // namespace berth::testing
+
