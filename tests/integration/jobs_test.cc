@@ -470,6 +470,101 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
   EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
 }
 
+// Reclaim of a Job (issue 45 (4), issue 31): team "owner" has both machines (16 GPUs) as its
+// nominal share and runs nothing; team "borrower" (the test's namespace, no share) runs two
+// whole-machine Jobs on that idle share. The owner's Run (lower priority) takes one machine back:
+// one borrowing Job is suspended, its Pod deleted, its ticket Pending/Reclaimed (back in the
+// queue); once the owner's Run is gone its ticket is placed again, the Job released, and its new
+// Pod runs to completion (a Pod of the Job's first attempt sleeps; one of a later attempt exits 0,
+// told apart by a marker file on the machine). backoffLimit 1: the Job controller counts the
+// reclaimed Pod, which berth deletes, as a failure (see docs/concepts.md, Jobs: "Stopped").
+TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
+  const std::string owner_ns = ns_ + "-owner";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", owner_ns}).exit_code, 0);
+  const std::string owner = "owner-" + ns_, borrower = "borrower-" + ns_;
+  const std::string marks = cp().dir() + "/reclaim-" + ns_;  // on the machine: every node sees it
+  struct Cleanup {  // cluster-scoped Teams, the second namespace and the marker directory
+    std::string owner_ns, owner, borrower, marks;
+    ~Cleanup() {
+      ControlPlane& cp = ControlPlane::Get();
+      cp.Kubectl({"delete", "team", owner, borrower, "--ignore-not-found", "--wait=false"});
+      cp.Kubectl({"-n", owner_ns, "delete", "runs", "--all", "--wait=false"});
+      EXPECT_TRUE(Eventually([&] {
+        auto l = cp.client()->List(kPods.Path(owner_ns));
+        return l.ok() && l->items.empty();
+      }, std::chrono::seconds(90))) << "pods of " << owner_ns << " were not gone 90 s after the test";
+      cp.Kubectl({"delete", "namespace", owner_ns, "--wait=false"});
+      RunCommand({"rm", "-rf", marks});
+    }
+  } cleanup{owner_ns, owner, borrower, marks};
+  RealFleet("rc", "  blocks: 1\n  preemption: {minRuntime: 0s}\n");
+  CommandResult r = cp().Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + owner + "}\nspec:\n  namespaces: [" + owner_ns +
+          "]\n  shares:\n  - fleet: " + FleetName("rc") + "\n    nominal: {gpu: 16}\n---\n"
+          "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + borrower + "}\nspec:\n  namespaces: [" + ns_ + "]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string job : {"b1", "b2"}) {
+    Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job + "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
+          FleetName("rc") + ", berth.dev/priority: \"80\"}\nspec:\n  backoffLimit: 1\n  template:\n    spec:\n"
+          "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n"
+          "      volumes: [{name: marks, hostPath: {path: " + marks + ", type: DirectoryOrCreate}}]\n"
+          "      containers:\n      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n"
+          "        volumeMounts: [{name: marks, mountPath: /marks}]\n"
+          "        command: [sh, -c, 'if [ -e /marks/" + job + " ]; then echo again; exit 0; fi; touch /marks/" + job +
+          "; sleep 3600']\n        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+    ASSERT_TRUE(WaitPhase("job-" + job, "Running", std::chrono::seconds(90))) << job << ": " << Message("job-" + job);
+  }
+
+  r = cp().Kubectl({"apply", "-f", "-"},
+                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: mine, namespace: " + owner_ns +
+                       "}\nspec:\n  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+                       "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+                       "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'sleep 3600']\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto mine = [&] {
+    auto d = client()->Get(k8s::resources::kRuns.Path(owner_ns, "mine"));
+    return d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
+  };
+  ASSERT_TRUE(Eventually([&] { return mine() == "Running"; }, std::chrono::seconds(90))) << mine();
+
+  // Exactly one borrowing Job was reclaimed: suspended, its Pod gone, its ticket back in the queue.
+  std::vector<std::string> reclaimed;
+  for (const std::string job : {"b1", "b2"}) {
+    const std::string ticket = "job-" + job;
+    if (Reason(ticket) != "Reclaimed") {
+      EXPECT_EQ(Phase(ticket), "Running") << ticket << ": " << Message(ticket);
+      EXPECT_FALSE(Suspended(job));
+      continue;
+    }
+    reclaimed.push_back(job);
+    EXPECT_EQ(Phase(ticket), "Pending") << Message(ticket);
+    EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
+    EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
+    std::string events;
+    EXPECT_TRUE(Eventually([&] {
+      events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + ticket + ",reason=Retrying", "-o",
+                        "jsonpath={.items[*].message}"}).out;
+      return events.find("reclaimed by team " + owner) != std::string::npos;
+    })) << events;
+  }
+  ASSERT_EQ(reclaimed.size(), 1u);
+  const std::string job = reclaimed.front(), ticket = "job-" + job;
+
+  // Capacity frees: the ticket is placed again, the Job released, and its new Pod completes it.
+  ASSERT_EQ(cp().Kubectl({"-n", owner_ns, "delete", "run", "mine", "--wait=false"}).exit_code, 0);
+  ASSERT_TRUE(WaitPhase(ticket, "Succeeded", std::chrono::seconds(120))) << Message(ticket);
+  EXPECT_EQ(StatusInt(ticket, "resubmissions"), 1);
+  EXPECT_TRUE(JobCondition(job, "Complete"));
+  EXPECT_FALSE(Suspended(job));
+  const std::vector<std::string> placed = PlacementNodes(ticket);
+  ASSERT_EQ(placed.size(), 1u);
+  std::map<std::string, PodInfo> pods = JobPods(job);
+  ASSERT_EQ(pods.size(), 1u) << "the Pod of the first attempt is gone, the second's stays";
+  EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
+  EXPECT_EQ(pods.begin()->second.node, placed.front()) << "the new Pod ran on the fresh placement";
+}
+
 // One write of the API server's audit log (ResponseComplete, with the request's body).
 struct AuditedWrite {
   std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
