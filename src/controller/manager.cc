@@ -222,7 +222,8 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
     }
     page.items.push_back(api::v1alpha1::QueueItem{e.position, e.ns, e.name, e.priority, e.effective_priority, e.nodes,
                                                   e.fleets, k8s::FormatRfc3339(e.submitted_at), wait, e.reason,
-                                                  e.message, e.team, std::move(estimated), starts_in});
+                                                  e.message, e.team, std::move(estimated), starts_in, e.kind,
+                                                  e.workload});
   }
   return api::v1alpha1::EncodeQueuePage(page);
 }

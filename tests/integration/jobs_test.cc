@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "engine_fixture.h"
@@ -263,6 +264,17 @@ TEST_F(JobsTest, QueuedJobWaitsSuspendedThenRunsToSucceeded) {
   EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 8);
   EXPECT_TRUE(Suspended("train"));
   EXPECT_TRUE(NoPodBound("train"));
+  // kubectl berth queue: the ticket's KIND is the Job it stands for; -o json carries kind and workload.
+  CommandResult q = Berth({"queue"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("KIND"), std::string::npos) << q.out;
+  EXPECT_TRUE(std::regex_search(q.out, std::regex("\n1 +job-train +Job/train +- +50 "))) << q.out;
+  CommandResult qj = Berth({"queue", "-o", "json"});
+  ASSERT_EQ(qj.exit_code, 0) << qj.err;
+  auto items = json::Parse(qj.out);
+  ASSERT_TRUE(items.ok() && items->IsArray() && items->Size() == 1) << qj.out;
+  EXPECT_EQ(json::GetString((*items)[0], "kind"), "Job") << qj.out;
+  EXPECT_EQ(json::GetString((*items)[0], "workload"), "train") << qj.out;
 
   Kubectl({"delete", "run", "blocker", "--wait=false"});
   ASSERT_TRUE(WaitPhase("job-train", "Succeeded", std::chrono::seconds(120))) << Message("job-train");
