@@ -59,7 +59,7 @@ TEST(QueueViewTest, Decode) {
 TEST(QueueViewTest, FromRunStatus) {
   const std::string list = R"({"kind":"RunList","items":[
  {"metadata":{"namespace":"ml","name":"second","creationTimestamp":"2026-11-24T10:00:00Z"},
-  "spec":{"priority":40,"nodes":2,"fleets":["a100"]},
+  "spec":{"priority":40,"nodes":2,"fleets":["a100"],"workloadRef":{"apiVersion":"batch/v1","kind":"Job","name":"report","uid":"u-1"}},
   "status":{"phase":"Pending","queuePosition":2,"effectivePriority":41,"reason":"NoCapacity","message":"needs 2 idle instances",
             "submittedAt":"2026-11-24T10:00:00Z","estimatedStartAt":"2026-11-24T12:40:00Z"}},
  {"metadata":{"namespace":"ml","name":"first","creationTimestamp":"2026-11-24T11:00:00Z"},
@@ -92,6 +92,9 @@ TEST(QueueViewTest, FromRunStatus) {
   EXPECT_EQ(q->items[1].estimated_start_at, "2026-11-24T12:40:00Z");
   EXPECT_EQ(q->items[1].starts_in_seconds, std::optional<int64_t>(2400)) << "from now to the status' estimate";
   EXPECT_FALSE(q->items[0].starts_in_seconds.has_value()) << "no estimate in its status";
+  // Issue 45: a ticket's KIND is the workload it stands for.
+  EXPECT_EQ(KindText(q->items[0]), "Run");
+  EXPECT_EQ(KindText(q->items[1]), "Job/report");
   auto one = QueueFromRuns(list, 1, now);
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->items.size(), 1u);
