@@ -12,7 +12,8 @@
 #   hack/control-plane.sh compact [DIR]          compact etcd at its current revision
 #
 # BERTH_AUDIT=1 at start: kube-apiserver writes an audit log of every write to DIR/audit.log
-# (JSON lines with user, user agent, verb, object and response code).
+# (JSON lines with user, user agent, verb, object and response code; the body too for writes of
+# Pods, their bindings and Run statuses).
 # BERTH_POD_NETWORK=1 at start: a control plane that Pods can use the way Pods of a cluster do
 # (berth installed by Helm runs in it, docs/development.md#berth-in-the-local-cluster): the API
 # server also listens on this machine's address (DIR/pod-network holds it; its serving certificate
@@ -228,6 +229,11 @@ omitStages: [RequestReceived]
 rules:
 - level: None
   resources: [{group: "", resources: [events]}]
+# With the request's body: Pod writes (creation, patches, bindings) and Run status writes, which
+# say when a Pod was bound and when its run was placed (jobs_test's audit check, issue 45).
+- level: Request
+  verbs: [create, update, patch]
+  resources: [{group: "", resources: [pods, pods/binding]}, {group: berth.dev, resources: [runs/status]}]
 - level: Metadata
   verbs: [create, update, patch, delete, deletecollection]
 - level: None

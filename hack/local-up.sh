@@ -3,8 +3,9 @@
 # oldest supported) with a pod network (kube-proxy, kube-scheduler, kube-controller-manager), four
 # real nodes (real kubelets with containerd 2 + runc: two with 8 advertised GPUs, two CPU machines)
 # in two fleets, two system nodes, berth installed by Helm from deploy/helm/berth with its image
-# built here (hack/build-image.sh; two replicas on the system nodes), and the example runs as real
-# containers. Ctrl-C stops everything.
+# built here (hack/build-image.sh; two replicas on the system nodes), and the example runs and a
+# queued Job (examples/jobs.yaml; the Job controller runs too) as real containers. Ctrl-C stops
+# everything.
 #   hack/local-up.sh                   run until Ctrl-C
 #   hack/local-up.sh --smoke           start, wait until the demo runs are handled, stop (tests)
 #   hack/local-up.sh --host-controller the controller as a process on this machine instead of
@@ -58,7 +59,8 @@ if [ "$SIM" = 1 ]; then
   "$ROOT/hack/sim-nodes.sh" cpu- 2 pool=cpu 16 64Gi
 else
   echo "berth: starting kube-controller-manager and 4 real nodes (kubelet + containerd each)..."
-  "$ROOT/hack/real-nodes.sh" controller-manager "$DIR"
+  # --workloads: the Job controller and garbage collector too (the demo Job, issue 45).
+  "$ROOT/hack/real-nodes.sh" controller-manager "$DIR" --workloads
   NODE_PIDS=()
   for n in a100-0 a100-1; do
     "$ROOT/hack/real-nodes.sh" start "$DIR" "$n" --gpus 8 --memory 8Gi --labels pool=a100,zone=z1 &
@@ -114,6 +116,8 @@ if [ "$SIM" = 1 ]; then
 fi
 
 kubectl apply -f "$ROOT/examples/runs.yaml" >/dev/null
+# A queued Job (issue 45): the Job controller makes its Pods, so only where real nodes run one.
+[ "$SIM" = 1 ] || kubectl apply -f "$ROOT/examples/jobs.yaml" >/dev/null
 
 # The tour printed once everything is up: each command exactly as the user types it. The smoke
 # test runs the same commands (logs without -f) and fails if any of them fails.
@@ -194,6 +198,16 @@ if [ "$SMOKE" = 1 ]; then
         grep -q '^\[rank 0\] BERTH_RUN_NAME=hotfix$' <<<"$tour_out" || { echo "berth: kubectl berth logs hotfix lacks rank 0's output" >&2; exit 1; }
         [ "$(kubectl get run ab-test -o jsonpath='{.status.phase}/{.status.reason}')" = "Failed/Stopped" ] ||
           { echo "berth: ab-test is not Failed/Stopped after kubectl berth stop" >&2; exit 1; }
+        # The queued Job (examples/jobs.yaml): its ticket job-report Succeeded, the Job Complete.
+        for _ in $(seq 1 600); do
+          [ "$(kubectl get run job-report -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] && break
+          sleep 0.2
+        done
+        echo "$ kubectl get job report; kubectl get run job-report"; kubectl get job report; kubectl get run job-report
+        [ "$(kubectl get run job-report -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] ||
+          { echo "berth: the ticket job-report of examples/jobs.yaml did not succeed" >&2; kubectl get job report -o yaml >&2; kubectl get pods -l batch.kubernetes.io/job-name=report -o wide >&2; exit 1; }
+        [ "$(kubectl get job report -o jsonpath='{.status.succeeded}')" = 2 ] ||
+          { echo "berth: the Job report did not complete its 2 Pods" >&2; exit 1; }
       fi
       echo "berth: smoke check passed"
       exit 0
@@ -228,6 +242,7 @@ More:
   kubectl berth suspend train-llm                       # out of the queue until kubectl berth resume train-llm
   kubectl logs train-llm-1                              # rank 1 of the 2-node run, once it runs
   kubectl berth apply -Q -f examples/runs.yaml          # run the examples again (ended runs are resubmitted)
+  kubectl get job report; kubectl get run job-report    # the queued Job of examples/jobs.yaml and its ticket
   kubectl get --raw /apis/queue.berth.dev/v1alpha1/queue   # the controller's exact queue (JSON; with --host-controller: curl 127.0.0.1:18080/queue)
 
 Press Ctrl-C to stop everything.

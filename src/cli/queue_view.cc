@@ -35,6 +35,10 @@ QueueItem ItemOf(const api::Run& run, k8s::TimePoint now, const TeamOfNamespace&
   }
   it.reason = st.reason.str();
   it.message = st.message;
+  if (run.spec.workload_ref) {
+    it.kind = run.spec.workload_ref->kind;
+    it.workload = run.spec.workload_ref->name;
+  }
   if (st.estimated_start_at) {
     it.estimated_start_at = api::FormatTime(st.estimated_start_at);
     it.starts_in_seconds = std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(st.estimated_start_at->point() - now).count());
@@ -105,10 +109,15 @@ std::string EtaText(const QueueItem& it) {
   return "~" + HumanDuration(std::chrono::seconds(*it.starts_in_seconds));
 }
 
+std::string KindText(const QueueItem& it) {
+  const std::string kind = it.kind.empty() ? "Run" : it.kind;
+  return it.workload.empty() ? kind : kind + "/" + it.workload;
+}
+
 std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
   std::vector<std::string> header = {"POSITION"};
   if (f.show_namespace) header.push_back("NAMESPACE");
-  for (const char* h : {"NAME", "TEAM", "PRIORITY", "EFFECTIVE", "WAITING", "ETA", "NODES"}) header.emplace_back(h);
+  for (const char* h : {"NAME", "KIND", "TEAM", "PRIORITY", "EFFECTIVE", "WAITING", "ETA", "NODES"}) header.emplace_back(h);
   if (f.wide) {
     header.emplace_back("FLEETS");
     header.emplace_back("SUBMITTED");
@@ -120,6 +129,7 @@ std::string FormatQueueTable(const QueueView& q, const QueueFormat& f) {
     std::vector<std::string> row = {std::to_string(it.position)};
     if (f.show_namespace) row.push_back(it.ns);
     row.push_back(it.name);
+    row.push_back(KindText(it));
     row.push_back(it.team.empty() ? "-" : it.team);
     row.push_back(std::to_string(it.priority));
     row.push_back(std::to_string(it.effective_priority));

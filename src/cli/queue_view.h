@@ -65,7 +65,10 @@ struct QueueFormat {
 // The ETA column: "~40m" (from startsInSeconds), "now", or "unknown" (no estimate).
 std::string EtaText(const QueueItem& it);
 
-// POSITION [NAMESPACE] NAME TEAM PRIORITY EFFECTIVE WAITING ETA NODES [FLEETS SUBMITTED] REASON MESSAGE
+// The KIND column (issue 45): "Run", or for a ticket the workload it stands for, "Job/train".
+std::string KindText(const QueueItem& it);
+
+// POSITION [NAMESPACE] NAME KIND TEAM PRIORITY EFFECTIVE WAITING ETA NODES [FLEETS SUBMITTED] REASON MESSAGE
 std::string FormatQueueTable(const QueueView& q, const QueueFormat& f);
 
 // The items as a JSON array (what -o json prints).

@@ -3,7 +3,9 @@
 #include "api/v1alpha1/codec.h"
 #include "controller/dashboard_request.h"
 #include "k8s/core_types.h"
+#include "k8s/workload_objects.h"
 #include "reconcilers/run_types.h"
+#include "workloads/workload.h"
 
 namespace berth::controller {
 
@@ -95,6 +97,21 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
     }
   }
   return k8s::AdmissionAllowed(uid, request.operation == "CREATE" ? FinalizerPatch(*run) : "");
+}
+
+k8s::Result<std::string> ReviewJob(const std::string& request_body) {
+  // A Job is a typed object: the API server never sends one nested anywhere near json::kMaxDepth,
+  // and only fixed paths of it are read (no recursion).
+  auto review = k8s::ParseAdmissionReview(request_body, k8s::json::kMaxDepth);
+  if (!review.ok()) return review.status();
+  const k8s::AdmissionRequest& request = (*review)->request;
+  if (request.operation != "CREATE") return k8s::AdmissionAllowed(request.uid, "");
+  if (request.object == nullptr) {
+    return k8s::Status::Error("the AdmissionReview of a Job's CREATE carries no object");
+  }
+  auto patch = k8s::HoldJobPatch(*request.object, workloads::kAdmissionGate);
+  if (!patch.ok()) return Refuse(request.uid, patch.status().message());
+  return k8s::AdmissionAllowed(request.uid, *patch);
 }
 
 }  // namespace berth::controller

@@ -35,6 +35,17 @@ using CapLookup = std::function<std::optional<reconcilers::PriorityCap>(const st
 // may change.
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps = {});
 
+// Issue 45 (2), the webhook that holds Jobs on Kubernetes 1.35 (1.36+: the chart's
+// MutatingAdmissionPolicy <fullname>-jobs, which does the same in CEL). The chart's
+// MutatingWebhookConfiguration sends it the CREATE of every Job labelled berth.dev/queue "true"
+// (objectSelector) and of every Job of a namespace labelled berth.dev/queue-all "true"
+// (namespaceSelector): the selectors choose, so every Job created that reaches it is held.
+// Allowed with the JSON patch of k8s::HoldJobPatch (spec.suspend true, the scheduling gate
+// berth.dev/admission in the Pod template); another operation is allowed unchanged. A Job without
+// a Pod template is refused (422, with the sentence); a malformed request is an error (HTTP 400).
+// failurePolicy Fail: either way the Job is not created unheld.
+k8s::Result<std::string> ReviewJob(const std::string& request_body);
+
 // "spec.template cannot change while the run is placed (phase Running): ..." (the chart's
 // admission policy says the same).
 std::string PlacedTemplateChange(const std::string& phase);

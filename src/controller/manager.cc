@@ -142,6 +142,13 @@ void Manager::SetUpWebhookServer(const HttpLimits& limits) {
     if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
     return HttpReply{200, "application/json", review.value(), {}};
   }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
+  // Issue 45 (2): holds queued Jobs at creation on 1.35 (the chart's webhook for Jobs).
+  webhook_server_->Handle("/mutate-jobs", [](const HttpRequestView& req) {
+    if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
+    auto review = ReviewJob(req.body);
+    if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
+    return HttpReply{200, "application/json", review.value(), {}};
+  }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
 }
 
 void Manager::SetUpProbeServer(const HttpLimits& limits) {
@@ -215,7 +222,8 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
     }
     page.items.push_back(api::v1alpha1::QueueItem{e.position, e.ns, e.name, e.priority, e.effective_priority, e.nodes,
                                                   e.fleets, k8s::FormatRfc3339(e.submitted_at), wait, e.reason,
-                                                  e.message, e.team, std::move(estimated), starts_in});
+                                                  e.message, e.team, std::move(estimated), starts_in, e.kind,
+                                                  e.workload});
   }
   return api::v1alpha1::EncodeQueuePage(page);
 }

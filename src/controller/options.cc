@@ -30,7 +30,7 @@ Flags:
                                       else 30s)
   --metrics-bind-address ADDR         Prometheus /metrics, "0" to disable (default :8080)
   --health-probe-bind-address ADDR    /healthz and /readyz, "0" to disable (default :8081)
-  --webhook-bind-address ADDR         HTTPS admission webhook that adds berth's finalizer to new Runs, "0" to disable (default 0)
+  --webhook-bind-address ADDR         HTTPS admission webhook (new Runs: finalizer; 1.35: holds queued Jobs), "0" to disable (default 0)
   --queue-api-bind-address ADDR       HTTPS aggregated API queue.berth.dev/v1alpha1 (the queue, fleets, teams) for the
                                       API server's proxy, "0" to disable (default 0)
   --queue-api-cert-dir DIR            tls.crt and tls.key for it (default /tmp/berth-queue-api/serving-certs)

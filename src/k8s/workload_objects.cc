@@ -89,8 +89,11 @@ std::shared_ptr<const JobView> DecodeJobSet(const json::Value& obj) {
 
 namespace {
 
-bool HasGate(const json::Value& pod, const std::string& gate) {
-  const json::Value* gates = json::Find(pod, {"spec", "schedulingGates"});
+// Whether the list of scheduling gates at `path` in `obj` (a Pod's spec.schedulingGates by
+// default) holds `gate`.
+bool HasGate(const json::Value& obj, const std::string& gate,
+             std::initializer_list<std::string_view> path = {"spec", "schedulingGates"}) {
+  const json::Value* gates = json::Find(obj, path);
   if (gates == nullptr || !gates->IsArray()) return false;
   for (const auto& g : gates->GetArray()) {
     if (json::GetString(g, "name") == gate) return true;
@@ -212,6 +215,23 @@ std::string PinPodPatch(const json::Value& pod, const PinSpec& pin) {
   spec.AddMember("tolerations", PinnedTolerations(pod, pin, a), a);
   d.AddMember("spec", spec, a);
   return json::Serialize(d);
+}
+
+Result<std::string> HoldJobPatch(const json::Value& job, const std::string& gate) {
+  const json::Value* pod_spec = job.IsObject() ? json::Find(job, {"spec", "template", "spec"}) : nullptr;
+  if (pod_spec == nullptr || !pod_spec->IsObject()) {
+    return Status::Error("berth cannot hold a Job without spec.template.spec: there is no Pod template to gate");
+  }
+  std::string patch = R"([{"op":"add","path":"/spec/suspend","value":true})";
+  const std::string gate_object = R"({"name":)" + json::Quote(gate) + "}";
+  const json::Value* gates = json::Find(*pod_spec, {"schedulingGates"});
+  if (gates == nullptr || !gates->IsArray()) {
+    // Absent (or not a list, which "add" replaces): the list of the one gate.
+    patch += R"(,{"op":"add","path":"/spec/template/spec/schedulingGates","value":[)" + gate_object + "]}";
+  } else if (!HasGate(job, gate, {"spec", "template", "spec", "schedulingGates"})) {
+    patch += R"(,{"op":"add","path":"/spec/template/spec/schedulingGates/-","value":)" + gate_object + "}";
+  }
+  return patch + "]";
 }
 
 }  // namespace berth::k8s

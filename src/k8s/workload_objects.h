@@ -9,6 +9,7 @@
 
 #include "k8s/json.h"
 #include "k8s/objects.h"
+#include "k8s/result.h"
 
 namespace berth::k8s {
 
@@ -55,5 +56,13 @@ struct PinSpec {
   std::map<std::string, std::string> labels;
 };
 std::string PinPodPatch(const json::Value& pod, const PinSpec& pin);
+
+// The JSON patch (RFC 6902) that holds a Job being created (`job`: the object of the admission
+// request), exactly as the chart's MutatingAdmissionPolicy <fullname>-jobs does on 1.36+:
+// spec.suspend true, and the scheduling gate `gate` added to spec.template.spec.schedulingGates
+// (after the Job's own gates; not twice). Issue 45 (2): the 1.35 webhook answers it.
+// An error when the Job has no spec.template.spec object (nothing to gate; the API server would
+// refuse such a Job anyway).
+Result<std::string> HoldJobPatch(const json::Value& job, const std::string& gate);
 
 }  // namespace berth::k8s

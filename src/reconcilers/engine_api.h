@@ -34,6 +34,9 @@ struct QueueEntry {
   // When the last start-time forecast expects it to be placed (issue 33, reconcilers/forecaster.h);
   // nullopt: unknown (the message says why), not forecast yet, or estimates are off.
   std::optional<k8s::TimePoint> estimated_start;
+  // Issue 45: "Run", or for a ticket its workload's kind ("Job"), and that workload's name.
+  std::string kind = "Run";
+  std::string workload;
 };
 
 // What the engine reports to whoever watches it (the controller's Prometheus metrics).

@@ -70,6 +70,11 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
     const std::string t = p.meta.Label(workloads::kTicketLabel);
     return t.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, t)};
   });
+  // The pinned Pods on each node (a preemption's victim ticket whose Pods still stop there).
+  others_->AddIndex("ticket-node", [](const k8s::Pod& p) {
+    return p.node_name.empty() || p.meta.Label(workloads::kTicketLabel).empty() ? std::vector<std::string>{}
+                                                                                : std::vector<std::string>{p.node_name};
+  });
   others_->AddIndex("workload", [](const k8s::Pod& p) {
     std::vector<std::string> keys;
     for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {

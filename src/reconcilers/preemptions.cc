@@ -9,6 +9,7 @@
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/run_status.h"
 #include "reconcilers/team_types.h"
+#include "workloads/workload.h"
 #include "scheduling/cycle_result.h"
 
 namespace berth::reconcilers {
@@ -37,7 +38,8 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
         if (IsHoldId(r.id)) held.insert(r.placement.front().instance);
       }
     }
-    sched::Nomination n{key, record->fleet, record->nodes, VictimKeys(*record, placed_by_uid), false};
+    std::set<std::string> stopping;  // victims with a Pod still stopping on the record's nodes
+    sched::Nomination n{key, record->fleet, record->nodes, VictimKeys(*record, placed_by_uid, stopping), false};
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
     for (const auto& id : n.victims) {
@@ -55,6 +57,7 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
         continue;
       }
       if (!victim) continue;
+      if (stopping.count(id)) n.victims_stopping = true;
       for (const auto& p : caches_.PodsOf(*victim)) {
         if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
       }
@@ -71,7 +74,7 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
 
 std::vector<std::string> Preemptions::VictimKeys(
     const RunStatus::Preemption& record,
-    const std::unordered_map<std::string_view, std::string_view>& placed_by_uid) const {
+    const std::unordered_map<std::string_view, std::string_view>& placed_by_uid, std::set<std::string>& stopping) const {
   if (record.victim_uids.empty()) return record.victims;  // an older berth's record: every victim by name
   const std::unordered_set<std::string_view> uids(record.victim_uids.begin(), record.victim_uids.end());
   std::set<std::string> keys;
@@ -79,15 +82,22 @@ std::vector<std::string> Preemptions::VictimKeys(
     if (auto it = placed_by_uid.find(uid); it != placed_by_uid.end()) keys.emplace(it->second);
   }
   // Victims no longer placed matter while their Pods still stop on the kept nodes: berth's Pods
-  // there name their run (label and namespace), which must still be the victim (its uid).
-  for (const auto& node : record.nodes) {
-    for (const auto& p : caches_.pods().ByIndex("node", node)) {
-      if (IsTerminalPod(*p)) continue;
-      const std::string key = k8s::ObjectKey(p->meta.ns, p->meta.Label(kRunLabel));
-      if (keys.count(key)) continue;
-      auto victim = caches_.runs().Get(key);
-      if (victim && uids.count(victim->meta.uid)) keys.insert(key);
+  // there name their run (label and namespace), which must still be the victim (its uid); a
+  // workload's Pods pinned for its ticket name the ticket (issue 45: a reclaimed Job's Pods, in
+  // the informer of other Pods).
+  auto consider = [&](const k8s::Pod& p, const std::string& run) {
+    if (IsTerminalPod(p) || run.empty()) return;
+    const std::string key = k8s::ObjectKey(p.meta.ns, run);
+    if (stopping.count(key)) return;
+    auto victim = caches_.runs().Get(key);
+    if (victim && uids.count(victim->meta.uid)) {
+      keys.insert(key);
+      stopping.insert(key);
     }
+  };
+  for (const auto& node : record.nodes) {
+    for (const auto& p : caches_.pods().ByIndex("node", node)) consider(*p, p->meta.Label(kRunLabel));
+    for (const auto& p : caches_.others().ByIndex("ticket-node", node)) consider(*p, p->meta.Label(workloads::kTicketLabel));
   }
   return {keys.begin(), keys.end()};
 }

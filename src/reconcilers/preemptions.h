@@ -24,6 +24,7 @@
 // names every victim.
 
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -54,9 +55,12 @@ class Preemptions {
 
  private:
   // The run ids of the record's victims that are still placed (`placed_by_uid`: uid -> key of the
-  // runs placed this pass) or have Pods not finished on its nodes; sorted.
+  // runs placed this pass) or have Pods not finished on its nodes; sorted. `stopping` gets those
+  // found by such a Pod (a ticket's pinned Pods, issue 45, are not what PodsOf answers once the
+  // ticket lost its placement).
   std::vector<std::string> VictimKeys(const RunStatus::Preemption& record,
-                                      const std::unordered_map<std::string_view, std::string_view>& placed_by_uid) const;
+                                      const std::unordered_map<std::string_view, std::string_view>& placed_by_uid,
+                                      std::set<std::string>& stopping) const;
   // One victim of `preemptor`'s record: back in the queue or Failed, with reason Preempted
   // (Reclaimed for a reclaim's record), its message naming who and why.
   void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);

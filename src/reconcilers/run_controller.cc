@@ -152,6 +152,10 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
   for (auto& e : entries) {
     if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
     if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name), e.position)) e.estimated_start = est->start;
+    if (auto run = caches_.runs().Get(k8s::ObjectKey(e.ns, e.name)); run && run->spec.workload_ref) {
+      e.kind = run->spec.workload_ref->kind;
+      e.workload = run->spec.workload_ref->name;
+    }
   }
   queue_view_.Publish(std::move(entries), queue_, [this](const std::string& key) { return ViewPriority(key); });
 }

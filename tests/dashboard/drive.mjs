@@ -86,13 +86,14 @@ async function screenshot(page, name) {
   console.log(`screenshot ${file}`);
 }
 
-// The queue as the page shows it: [{run, position, priority, effective, team, eta, why}].
+// The queue as the page shows it: [{run, position, priority, effective, kind, team, eta, why}].
 async function queueRows(page) {
   return page.$$eval('#queue-body tr', (trs) => trs.map((tr) => ({
     run: tr.dataset.run,
     position: Number(tr.querySelector('.position').textContent),
     priority: tr.querySelector('.priority-input').value,
     effective: tr.querySelector('.effective').textContent,
+    kind: tr.querySelector('.kind').textContent,
     team: tr.querySelector('.team').textContent,
     eta: tr.querySelector('.eta').textContent,
     why: tr.querySelector('.why').textContent,
@@ -169,13 +170,14 @@ try {
     'positions are 1, 2, 3 and every priority is 50', first.rows);
   check(first.rows.every((r) => r.why.includes('NoCapacity')), 'each row says why it waits', first.rows.map((r) => r.why));
   check(first.rows.every((r) => r.team === '—'), 'no Team holds the namespace: each row\'s team is —', first.rows.map((r) => r.team));
+  check(first.rows.every((r) => r.kind === 'Run'), 'each row\'s kind is Run (issue 45: a Job\'s ticket shows Job/NAME)', first.rows.map((r) => r.kind));
   check(first.rows.every((r) => /^(~\d.*|now|unknown)$/.test(r.eta)), 'each row shows an ETA ("~40m 00s", "now" or "unknown")', first.rows.map((r) => r.eta));
   const eta = await until('a\'s ETA: the blocker\'s maxDuration end', async () => {
     const rows = await queueRows(page);
     return { ok: rows.length > 0 && /^~(1h 5\dm|2h 00m)$/.test(rows[0].eta), rows: rows.map((r) => r.eta) };
   }, 60000);
   check(eta.ok, 'a (first behind the blocker) is expected to start in about 2h', eta.rows);
-  for (const h of ['Position', 'Run', 'Team', 'Priority', 'Effective', 'Waiting', 'ETA', 'Nodes', 'Fleets', 'Why it waits']) {
+  for (const h of ['Position', 'Run', 'Kind', 'Team', 'Priority', 'Effective', 'Waiting', 'ETA', 'Nodes', 'Fleets', 'Why it waits']) {
     check(await page.getByRole('columnheader', { name: h, exact: true }).count() === 1, `the queue table has a "${h}" column header`);
   }
 

@@ -761,20 +761,21 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheQueueApi) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   auto lines = Lines(table.out);
   ASSERT_EQ(lines.size(), 5u) << table.out;
-  EXPECT_TRUE(std::regex_match(lines[0], std::regex("POSITION +NAME +TEAM +PRIORITY +EFFECTIVE +WAITING +ETA +NODES +REASON +MESSAGE")))
+  EXPECT_TRUE(std::regex_match(lines[0], std::regex("POSITION +NAME +KIND +TEAM +PRIORITY +EFFECTIVE +WAITING +ETA +NODES +REASON +MESSAGE")))
       << lines[0];
   EXPECT_EQ(Column(table.out, 1), order);
   std::vector<std::string> positions;
   for (const auto& n : order) positions.push_back(std::to_string(StatusInt(n, "queuePosition")));
   EXPECT_EQ(Column(table.out, 0), positions);
-  EXPECT_EQ(Column(table.out, 2), (std::vector<std::string>{"-", "-", "-", "-"})) << "no Team holds the namespace";
-  EXPECT_EQ(Column(table.out, 3), (std::vector<std::string>{"90", "50", "50", "10"}));
-  EXPECT_TRUE(std::regex_match(lines[1], std::regex("1 +high +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*"))) << lines[1];
+  EXPECT_EQ(Column(table.out, 2), (std::vector<std::string>{"Run", "Run", "Run", "Run"})) << "issue 45: KIND";
+  EXPECT_EQ(Column(table.out, 3), (std::vector<std::string>{"-", "-", "-", "-"})) << "no Team holds the namespace";
+  EXPECT_EQ(Column(table.out, 4), (std::vector<std::string>{"90", "50", "50", "10"}));
+  EXPECT_TRUE(std::regex_match(lines[1], std::regex("1 +high +Run +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*"))) << lines[1];
 
   CommandResult all = Berth({"queue", "-A"});
   ASSERT_EQ(all.exit_code, 0) << all.err;
   EXPECT_TRUE(std::regex_search(Lines(all.out)[0], std::regex("^POSITION +NAMESPACE +NAME "))) << all.out;
-  EXPECT_TRUE(std::regex_search(all.out, std::regex("\n1 +" + ns_ + " +high +- +90 "))) << all.out;
+  EXPECT_TRUE(std::regex_search(all.out, std::regex("\n1 +" + ns_ + " +high +Run +- +90 "))) << all.out;
 
   CommandResult wide = BerthNs({"queue", "-o", "wide"});
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
@@ -807,7 +808,7 @@ TEST_F(Cli, QueueShowsTheControllersOrderThroughTheQueueApi) {
             "places and refreshed within seconds)\n");
   EXPECT_EQ(Column(noapi.out, 1), order) << noapi.out;
   EXPECT_EQ(Column(noapi.out, 0), positions) << noapi.out;
-  EXPECT_TRUE(std::regex_match(Lines(noapi.out)[1], std::regex("1 +high +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*")))
+  EXPECT_TRUE(std::regex_match(Lines(noapi.out)[1], std::regex("1 +high +Run +- +90 +90 +[0-9]+s +(~[0-9].*|now|unknown) +1 +NoCapacity +needs .*")))
       << noapi.out;
   ASSERT_TRUE(QueueApi().Register()) << "the queue API did not come back";
   netns_controller_.Stop();

@@ -3,7 +3,13 @@
 // --workloads) and the chart's admission policies for Jobs (templates/admission-policies.yaml,
 // rendered by real Helm and applied as the chart applies them). Each test asserts what a user
 // checks with kubectl: the Job, its Pods, its ticket Run job-<name>.
+// On Kubernetes 1.35 (the compatibility group, BERTH_KUBE_VERSION=1.35) the API server serves no
+// MutatingAdmissionPolicy: the chart holds queued Jobs there with berth's webhook (webhook.yaml,
+// <full>-jobs), which these tests then apply and berth-controller serves.
 
+#include <cstdlib>
+#include <fstream>
+#include <regex>
 #include <set>
 
 #include "engine_fixture.h"
@@ -16,20 +22,45 @@ namespace {
 namespace json = k8s::json;
 using k8s::resources::kPods;
 
+// The API server of this binary keeps an audit log of every write (hack/control-plane.sh
+// BERTH_AUDIT), with the bodies of Pod writes, bindings and Run status writes: the audit check of
+// issue 45 (2) reads when each Pod was bound and when its ticket was placed.
+[[maybe_unused]] const bool kAudit = [] { return setenv("BERTH_AUDIT", "1", 1) == 0; }();
+
 // Two 8-GPU machines in one zone, started once per binary.
 const char* kNode0 = "jobs-gpu-0";
 const char* kNode1 = "jobs-gpu-1";
 
-// The chart's policies for Jobs and tickets, rendered for a release in berth-system. berth-controller
-// runs in these tests as the control plane's admin user (not as the chart's ServiceAccount), and so
-// do the Job controller and kube-scheduler: the policies name "admin" where the chart names berth's
-// ServiceAccount. The impersonated "tenant" is who they refuse.
-std::string ChartJobPolicies() {
-  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
-                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
-                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
-                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
-                                "templates/admission-policies.yaml"});
+// How the chart holds queued Jobs on this API server: its MutatingAdmissionPolicy (1.36+), or
+// (1.35) its webhook, served by each test's berth-controller on `port` with the certificate in
+// `cert_dir` (set once per binary, in SetUpTestSuite).
+struct JobsHold {
+  bool webhook = false;
+  int port = 0;
+  std::string cert_dir;
+};
+JobsHold& Hold() {
+  static JobsHold hold;
+  return hold;
+}
+
+// The chart's policies for Jobs and tickets, rendered for a release in berth-system as Helm renders
+// them on this API server: with `webhook`, as for a cluster without MutatingAdmissionPolicy (1.35),
+// which adds the chart's MutatingWebhookConfiguration for Jobs (same name as the policy).
+// berth-controller runs in these tests as the control plane's admin user (not as the chart's
+// ServiceAccount), and so do the Job controller and kube-scheduler: the policies name "admin" where
+// the chart names berth's ServiceAccount. The impersonated "tenant" is who they refuse.
+std::string ChartJobPolicies(bool webhook) {
+  std::vector<std::string> argv = {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
+                                   "--namespace", "berth-system", "--show-only", "templates/admission-policies.yaml"};
+  if (webhook) {
+    argv.insert(argv.end(), {"--show-only", "templates/webhook.yaml"});
+  } else {
+    argv.insert(argv.end(), {"--set", "admissionPolicies=true", "--api-versions",
+                             "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
+                             "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"});
+  }
+  CommandResult r = RunCommand(argv);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::string docs =
       YamlDocumentsNamed(r.out, {"berth-controller-jobs.berth-system", "berth-controller-tickets.berth-system"});
@@ -46,19 +77,62 @@ class JobsTest : public EngineTest {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}}},
                      /*workload_controllers=*/true);
-    const std::string policies = ChartJobPolicies();
-    ASSERT_NE(policies.find("kind: MutatingAdmissionPolicy"), std::string::npos) << policies;
-    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    ControlPlane& cp = ControlPlane::Get();
+    JobsHold& hold = Hold();
+    hold.webhook = cp.Kubectl({"get", "--raw", "/apis/admissionregistration.k8s.io/v1"}).out.find(
+                       "\"kind\":\"MutatingAdmissionPolicy\"") == std::string::npos;
+    const std::string policies = ChartJobPolicies(hold.webhook);
+    ASSERT_NE(policies.find(hold.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
+              std::string::npos)
+        << policies;
+    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
     ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    // A policy takes effect a moment after it is created: a labelled Job created (dry run) comes
-    // back suspended once it does.
+    if (!hold.webhook) {
+      ASSERT_TRUE(HeldAtCreation()) << "the chart's MutatingAdmissionPolicy for Jobs never took effect";
+      return;
+    }
+    // The chart's webhook calls berth's Service; here berth-controller runs on this machine: both
+    // entries call it at 127.0.0.1 instead, trusting its self-signed certificate.
+    hold.port = FreePort();
+    hold.cert_dir = cp.dir() + "/jobs-webhook-certs";
+    RunCommand({"mkdir", "-p", hold.cert_dir});
+    CommandResult cert = RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                                     hold.cert_dir + "/tls.key", "-out", hold.cert_dir + "/tls.crt", "-days", "1", "-subj",
+                                     "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"});
+    ASSERT_EQ(cert.exit_code, 0) << cert.err;
+    CommandResult pem = RunCommand({"base64", "-w0", hold.cert_dir + "/tls.crt"});
+    ASSERT_EQ(pem.exit_code, 0) << pem.err;
+    const std::string client_config = R"({"url":"https://127.0.0.1:)" + std::to_string(hold.port) +
+                                      R"(/mutate-jobs","caBundle":")" + pem.out + R"("})";
+    CommandResult patched = cp.Kubectl({"patch", "mutatingwebhookconfiguration", "berth-controller-jobs.berth-system", "--type",
+                                        "json", "-p",
+                                        R"([{"op":"replace","path":"/webhooks/0/clientConfig","value":)" + client_config +
+                                            R"(},{"op":"replace","path":"/webhooks/1/clientConfig","value":)" +
+                                            client_config + "}]"});
+    ASSERT_EQ(patched.exit_code, 0) << patched.err;
+  }
+
+  // Whether a labelled Job created now (dry run) comes back suspended, retried for up to 60 s: a
+  // policy takes effect a moment after it is created, and the webhook once berth-controller serves it.
+  static bool HeldAtCreation() {
     const std::string probe = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: probe, namespace: default, labels: "
                               "{berth.dev/queue: \"true\"}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
                               "      containers: [{name: main, image: busybox}]\n";
-    ASSERT_TRUE(Eventually([&] {
+    return Eventually([&] {
       CommandResult r = ControlPlane::Get().Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
       return r.exit_code == 0 && r.out == "true";
-    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for Jobs never took effect";
+    }, std::chrono::seconds(60));
+  }
+
+  void SetUp() override {
+    if (Hold().webhook) {
+      controller_args_ = {"--webhook-bind-address=127.0.0.1:" + std::to_string(Hold().port),
+                          "--webhook-cert-dir=" + Hold().cert_dir};
+    }
+    EngineTest::SetUp();
+    if (Hold().webhook) {
+      ASSERT_TRUE(HeldAtCreation()) << "berth's webhook for Jobs never held a queued Job";
+    }
   }
 
   void TearDown() override {
@@ -190,6 +264,17 @@ TEST_F(JobsTest, QueuedJobWaitsSuspendedThenRunsToSucceeded) {
   EXPECT_EQ(json::GetInt(*json::Find(ticket, {"spec", "resources"}), "gpu"), 8);
   EXPECT_TRUE(Suspended("train"));
   EXPECT_TRUE(NoPodBound("train"));
+  // kubectl berth queue: the ticket's KIND is the Job it stands for; -o json carries kind and workload.
+  CommandResult q = Berth({"queue"});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("KIND"), std::string::npos) << q.out;
+  EXPECT_TRUE(std::regex_search(q.out, std::regex("\n1 +job-train +Job/train +- +50 "))) << q.out;
+  CommandResult qj = Berth({"queue", "-o", "json"});
+  ASSERT_EQ(qj.exit_code, 0) << qj.err;
+  auto items = json::Parse(qj.out);
+  ASSERT_TRUE(items.ok() && items->IsArray() && items->Size() == 1) << qj.out;
+  EXPECT_EQ(json::GetString((*items)[0], "kind"), "Job") << qj.out;
+  EXPECT_EQ(json::GetString((*items)[0], "workload"), "train") << qj.out;
 
   Kubectl({"delete", "run", "blocker", "--wait=false"});
   ASSERT_TRUE(WaitPhase("job-train", "Succeeded", std::chrono::seconds(120))) << Message("job-train");
@@ -397,5 +482,207 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
   EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
 }
 
+// Reclaim of a Job (issue 45 (4), issue 31): team "owner" has both machines (16 GPUs) as its
+// nominal share and runs nothing; team "borrower" (the test's namespace, no share) runs two
+// whole-machine Jobs on that idle share. The owner's Run (lower priority) takes one machine back:
+// one borrowing Job is suspended, its Pod deleted, its ticket Pending/Reclaimed (back in the
+// queue); once the owner's Run is gone its ticket is placed again, the Job released, and its new
+// Pod runs to completion (a Pod of the Job's first attempt sleeps; one of a later attempt exits 0,
+// told apart by a marker file on the machine). backoffLimit 1: the Job controller counts the
+// reclaimed Pod, which berth deletes, as a failure (see docs/concepts.md, Jobs: "Stopped").
+TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
+  const std::string owner_ns = ns_ + "-owner";
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", owner_ns}).exit_code, 0);
+  const std::string owner = "owner-" + ns_, borrower = "borrower-" + ns_;
+  const std::string marks = cp().dir() + "/reclaim-" + ns_;  // on the machine: every node sees it
+  struct Cleanup {  // cluster-scoped Teams, the second namespace and the marker directory
+    std::string owner_ns, owner, borrower, marks;
+    ~Cleanup() {
+      ControlPlane& cp = ControlPlane::Get();
+      cp.Kubectl({"delete", "team", owner, borrower, "--ignore-not-found", "--wait=false"});
+      cp.Kubectl({"-n", owner_ns, "delete", "runs", "--all", "--wait=false"});
+      EXPECT_TRUE(Eventually([&] {
+        auto l = cp.client()->List(kPods.Path(owner_ns));
+        return l.ok() && l->items.empty();
+      }, std::chrono::seconds(90))) << "pods of " << owner_ns << " were not gone 90 s after the test";
+      cp.Kubectl({"delete", "namespace", owner_ns, "--wait=false"});
+      RunCommand({"rm", "-rf", marks});
+    }
+  } cleanup{owner_ns, owner, borrower, marks};
+  RealFleet("rc", "  blocks: 1\n  preemption: {minRuntime: 0s}\n");
+  CommandResult r = cp().Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + owner + "}\nspec:\n  namespaces: [" + owner_ns +
+          "]\n  shares:\n  - fleet: " + FleetName("rc") + "\n    nominal: {gpu: 16}\n---\n"
+          "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + borrower + "}\nspec:\n  namespaces: [" + ns_ + "]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const std::string job : {"b1", "b2"}) {
+    Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job + "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
+          FleetName("rc") + ", berth.dev/priority: \"80\"}\nspec:\n  backoffLimit: 1\n  template:\n    spec:\n"
+          "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n"
+          "      volumes: [{name: marks, hostPath: {path: " + marks + ", type: DirectoryOrCreate}}]\n"
+          "      containers:\n      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n"
+          "        volumeMounts: [{name: marks, mountPath: /marks}]\n"
+          "        command: [sh, -c, 'if [ -e /marks/" + job + " ]; then echo again; exit 0; fi; touch /marks/" + job +
+          "; sleep 3600']\n        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+    ASSERT_TRUE(WaitPhase("job-" + job, "Running", std::chrono::seconds(90))) << job << ": " << Message("job-" + job);
+  }
+
+  r = cp().Kubectl({"apply", "-f", "-"},
+                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: mine, namespace: " + owner_ns +
+                       "}\nspec:\n  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+                       "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+                       "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'sleep 3600']\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto mine = [&] {
+    auto d = client()->Get(k8s::resources::kRuns.Path(owner_ns, "mine"));
+    return d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
+  };
+  ASSERT_TRUE(Eventually([&] { return mine() == "Running"; }, std::chrono::seconds(90))) << mine();
+
+  // Exactly one borrowing Job was reclaimed: suspended, its Pod gone, its ticket back in the queue.
+  std::vector<std::string> reclaimed;
+  for (const std::string job : {"b1", "b2"}) {
+    const std::string ticket = "job-" + job;
+    if (Reason(ticket) != "Reclaimed") {
+      EXPECT_EQ(Phase(ticket), "Running") << ticket << ": " << Message(ticket);
+      EXPECT_FALSE(Suspended(job));
+      continue;
+    }
+    reclaimed.push_back(job);
+    EXPECT_EQ(Phase(ticket), "Pending") << Message(ticket);
+    EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
+    EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
+    std::string events;
+    EXPECT_TRUE(Eventually([&] {
+      events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + ticket + ",reason=Retrying", "-o",
+                        "jsonpath={.items[*].message}"}).out;
+      return events.find("reclaimed by team " + owner) != std::string::npos;
+    })) << events;
+  }
+  ASSERT_EQ(reclaimed.size(), 1u);
+  const std::string job = reclaimed.front(), ticket = "job-" + job;
+
+  // Capacity frees: the ticket is placed again, the Job released, and its new Pod completes it.
+  ASSERT_EQ(cp().Kubectl({"-n", owner_ns, "delete", "run", "mine", "--wait=false"}).exit_code, 0);
+  ASSERT_TRUE(WaitPhase(ticket, "Succeeded", std::chrono::seconds(120))) << Message(ticket);
+  EXPECT_EQ(StatusInt(ticket, "resubmissions"), 1);
+  EXPECT_TRUE(JobCondition(job, "Complete"));
+  EXPECT_FALSE(Suspended(job));
+  const std::vector<std::string> placed = PlacementNodes(ticket);
+  ASSERT_EQ(placed.size(), 1u);
+  std::map<std::string, PodInfo> pods = JobPods(job);
+  ASSERT_EQ(pods.size(), 1u) << "the Pod of the first attempt is gone, the second's stays";
+  EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
+  EXPECT_EQ(pods.begin()->second.node, placed.front()) << "the new Pod ran on the fresh placement";
+}
+
+// One write of the API server's audit log (ResponseComplete, with the request's body).
+struct AuditedWrite {
+  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
+  int64_t code = 0;
+  json::Document body;  // requestObject (null when the policy logged none)
+};
+std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
+  std::vector<AuditedWrite> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(ns) == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
+    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
+    AuditedWrite w;
+    w.verb = json::GetString(*doc, "verb");
+    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
+    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
+    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
+    w.at = json::GetString(*doc, "stageTimestamp");
+    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
+    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+// Issue 45 (2): no Pod of an unadmitted workload is ever bound to a node, shown from the API
+// server's audit log. Five Pods of four queued Jobs, all created at once and unsuspended, wait for
+// two 8-GPU machines and run through. Then, in the audit log: every Pod the Job controller created
+// was created gated and without a node; no Pod write set spec.nodeName; and every binding of a
+// Pod of a queued Job came after the status write that placed its ticket (the first with a
+// placement). Without the chart's hold at creation (MutatingAdmissionPolicy, or the 1.35 webhook)
+// the Job controller's Pods would be bound before berth placed their tickets.
+TEST_F(JobsTest, AuditLogShowsNoPodOfAQueuedJobBoundBeforeItsTicketWasPlaced) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  const std::map<std::string, int> pods_of = {{"a", 1}, {"b", 1}, {"c", 1}, {"pair", 2}};
+  std::string manifest;
+  for (const auto& [job, pods] : pods_of) {
+    manifest += "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job +
+                "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " + FleetName("both") +
+                "}\nspec:\n  suspend: false\n  backoffLimit: 0\n  parallelism: " + std::to_string(pods) +
+                "\n  completions: " + std::to_string(pods) + "\n  completionMode: Indexed\n  template:\n    spec:\n"
+                "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+                "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, \"sleep 2\"]\n"
+                "        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n";
+  }
+  Apply(manifest);
+  for (const auto& [job, pods] : pods_of) {
+    ASSERT_TRUE(WaitPhase("job-" + job, "Succeeded", std::chrono::seconds(180))) << job << ": " << Message("job-" + job);
+  }
+
+  // The Pods that ran, by name: their Job.
+  std::map<std::string, std::string> job_of;
+  for (const auto& [job, pods] : pods_of) {
+    for (const auto& [name, p] : JobPods(job)) {
+      if (!p.node.empty()) job_of[name] = job;
+    }
+  }
+  ASSERT_EQ(job_of.size(), 5u);
+
+  const std::vector<AuditedWrite> writes = AuditedWrites(cp().dir() + "/audit.log", ns_);
+  std::map<std::string, std::string> placed_at;  // ticket -> its first status write with a placement
+  for (const auto& w : writes) {
+    if (w.resource != "runs" || w.subresource != "status" || w.code < 200 || w.code >= 300 || !w.body.IsObject()) continue;
+    const json::Value* placement = json::Find(w.body, {"status", "placement"});
+    if (placement == nullptr || !placement->IsArray() || placement->Empty()) continue;
+    if (!placed_at.count(w.name) || w.at < placed_at[w.name]) placed_at[w.name] = w.at;
+  }
+  // The Job of each Pod created (a create is audited before the Pod has its name: by the
+  // generateName it was made with, "<job>-<index>-", to which the API server adds 5 characters).
+  std::map<std::string, std::string> job_of_prefix;
+  std::set<std::string> bound;
+  for (const auto& w : writes) {
+    if (w.resource != "pods" || w.code < 200 || w.code >= 300) continue;
+    if (w.subresource != "binding" && !w.subresource.empty()) continue;  // status: the kubelet's
+    if (w.verb != "create" && w.verb != "update" && w.verb != "patch") continue;  // deletes set no node
+    ASSERT_TRUE(w.body.IsObject()) << "the audit log has no body of a Pod write: " << w.verb << " " << w.name;
+    if (w.subresource == "binding") {
+      const std::string pod = w.name;
+      const std::string prefix = pod.size() > 5 ? pod.substr(0, pod.size() - 5) : "";
+      ASSERT_EQ(job_of_prefix.count(prefix), 1u) << "a binding of Pod " << pod << ", which no Job created";
+      const std::string ticket = "job-" + job_of_prefix[prefix];
+      const std::string node = json::GetString(json::Find(w.body, {"target", "name"}));
+      EXPECT_TRUE(placed_at.count(ticket) && placed_at[ticket] < w.at)
+          << pod << " was bound to " << node << " at " << w.at << ", before its ticket " << ticket << " was placed ("
+          << (placed_at.count(ticket) ? "at " + placed_at[ticket] : std::string("never")) << ")";
+      bound.insert(pod);
+      continue;
+    }
+    EXPECT_EQ(json::Find(w.body, {"spec", "nodeName"}), nullptr)
+        << w.user << " " << w.verb << " of Pod " << w.name << " at " << w.at << " sets spec.nodeName";
+    if (w.verb != "create") continue;
+    const std::string generate_name = json::GetString(json::Find(w.body, {"metadata", "generateName"}));
+    job_of_prefix[generate_name] = json::GetString(json::Find(w.body, {"metadata", "labels", "batch.kubernetes.io/job-name"}));
+    bool gated = false;
+    if (const json::Value* gates = json::Find(w.body, {"spec", "schedulingGates"}); gates != nullptr && gates->IsArray()) {
+      for (const auto& g : gates->GetArray()) gated = gated || json::GetString(g, "name") == "berth.dev/admission";
+    }
+    EXPECT_TRUE(gated) << "Pod " << generate_name << "... was created at " << w.at << " without the gate berth.dev/admission";
+  }
+  // Not vacuous: every Pod that ran was bound (by kube-scheduler) in the log read.
+  for (const auto& ran : job_of) EXPECT_EQ(bound.count(ran.first), 1u) << "no binding of " << ran.first << " in the audit log";
+}
+
 }  // namespace
 }  // namespace berth::testing
+

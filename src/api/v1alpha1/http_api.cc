@@ -39,6 +39,9 @@ QueueItem ReadQueueItem(const json::Value& v) {
   if (const json::Value* s = json::Find(v, {"startsInSeconds"}); s != nullptr && s->IsInt64()) {
     it.starts_in_seconds = s->GetInt64();
   }
+  it.kind = json::GetString(v, "kind");
+  if (it.kind.empty()) it.kind = "Run";
+  it.workload = json::GetString(v, "workload");
   return it;
 }
 
@@ -71,6 +74,8 @@ void WriteQueueItem(W& w, const QueueItem& it) {
   if (!it.team.empty()) str("team", it.team);
   if (!it.estimated_start_at.empty()) str("estimatedStartAt", it.estimated_start_at);
   if (it.starts_in_seconds) num("startsInSeconds", *it.starts_in_seconds);
+  str("kind", it.kind.empty() ? std::string("Run") : it.kind);
+  if (!it.workload.empty()) str("workload", it.workload);
   w.EndObject();
 }
 

@@ -201,6 +201,7 @@
     const cells = {
       position: el('td', { class: 'num position' }),
       run: el('th', { scope: 'row', class: 'run' }, el('a', { href: runHref(item.namespace, item.name), text: key })),
+      kind: el('td', { class: 'kind' }),
       team: el('td', { class: 'team' }),
       priority: el('td', { class: 'num' }),
       effective: el('td', { class: 'num effective' }),
@@ -230,6 +231,8 @@
       wanted.push(row.tr);
       row.tr.dataset.position = String(item.position);
       setText(row.cells.position, item.position);
+      // Issue 45: a ticket shows the workload it stands for (Job/NAME).
+      setText(row.cells.kind, item.workload ? `${item.kind || 'Run'}/${item.workload}` : (item.kind || 'Run'));
       setText(row.cells.team, item.team || '—');
       syncPriorityForm(row.form, item.priority);
       setText(row.cells.effective, item.effectivePriority);

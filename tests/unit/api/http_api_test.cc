@@ -13,9 +13,10 @@ QueuePage Page() {
   p.generated_at = "2026-11-24T10:12:00Z";
   p.leader = true;
   p.total = 7;
-  p.items.push_back(QueueItem{1, "ml", "train", 70, 72, 2, {"a100", "h100"}, "2026-11-24T10:00:00Z", 720,
-                              "NoCapacity", "waiting for \"a100\"", "vision", "", std::nullopt});
-  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", "", "", std::nullopt});
+  // A ticket (issue 45): the Run job-train that stands for the Job train.
+  p.items.push_back(QueueItem{1, "ml", "job-train", 70, 72, 2, {"a100", "h100"}, "2026-11-24T10:00:00Z", 720,
+                              "NoCapacity", "waiting for \"a100\"", "vision", "", std::nullopt, "Job", "train"});
+  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", "", "", std::nullopt, "Run", ""});
   p.items.back().estimated_start_at = "2026-11-24T10:52:00Z";
   p.items.back().starts_in_seconds = 2400;
   p.continue_token = "3";
@@ -25,12 +26,12 @@ QueuePage Page() {
 TEST(QueuePageTest, TheControllerWritesThePageAsItAlwaysHas) {
   EXPECT_EQ(EncodeQueuePage(Page()),
             R"({"generatedAt":"2026-11-24T10:12:00Z","leader":true,"total":7,"items":[)"
-            R"({"position":1,"namespace":"ml","name":"train","priority":70,"effectivePriority":72,"nodes":2,)"
+            R"({"position":1,"namespace":"ml","name":"job-train","priority":70,"effectivePriority":72,"nodes":2,)"
             R"("fleets":["a100","h100"],"submittedAt":"2026-11-24T10:00:00Z","waitSeconds":720,"reason":"NoCapacity",)"
-            R"("message":"waiting for \"a100\"","team":"vision"},)"
+            R"("message":"waiting for \"a100\"","team":"vision","kind":"Job","workload":"train"},)"
             R"({"position":3,"namespace":"cv","name":"eval","priority":50,"effectivePriority":50,"nodes":1,)"
             R"("fleets":[],"submittedAt":"2026-11-24T10:10:00Z","waitSeconds":120,"reason":"","message":"",)"
-            R"("estimatedStartAt":"2026-11-24T10:52:00Z","startsInSeconds":2400}],)"
+            R"("estimatedStartAt":"2026-11-24T10:52:00Z","startsInSeconds":2400,"kind":"Run"}],)"
             R"("continue":"3"})");
 }
 
@@ -48,6 +49,10 @@ TEST(QueuePageTest, WhatIsWrittenReadsBack) {
   EXPECT_FALSE(back->items[0].starts_in_seconds.has_value());
   EXPECT_EQ(back->items[1].estimated_start_at, "2026-11-24T10:52:00Z");
   EXPECT_EQ(back->items[1].starts_in_seconds, std::optional<int64_t>(2400));
+  EXPECT_EQ(back->items[0].kind, "Job");
+  EXPECT_EQ(back->items[0].workload, "train");
+  EXPECT_EQ(back->items[1].kind, "Run");
+  EXPECT_EQ(back->items[1].workload, "");
 }
 
 TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
@@ -58,13 +63,14 @@ TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
   ASSERT_EQ(q->items.size(), 1u);
   EXPECT_EQ(q->items[0].effective_priority, 40);
   EXPECT_EQ(q->items[0].nodes, 1);
+  EXPECT_EQ(q->items[0].kind, "Run") << "a controller from before issue 45 writes no kind: a Run";
   EXPECT_EQ(DecodeQueuePage("<html>").status().message().rfind("not JSON: ", 0), 0u);
   EXPECT_EQ(DecodeQueuePage(R"({"total":1})").status().message(), "no \"items\" array in the answer");
 }
 
 TEST(QueuePageTest, TheCliPrintsTheItemsIndented) {
   QueuePage p;
-  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", "", "", std::nullopt});
+  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", "", "", std::nullopt, "Run", ""});
   const std::string out = EncodeQueueItemsPretty(p.items);
   EXPECT_EQ(out.substr(0, 8), "[\n  {\n  ");
   EXPECT_EQ(out.back(), '\n');

@@ -18,8 +18,8 @@ const char* kQueueJson = R"({"generatedAt":"2026-11-21T20:00:00Z","total":3,"ite
  {"position":1,"namespace":"ml","name":"train","priority":50,"effectivePriority":52,"nodes":2,"fleets":["a100"],
   "submittedAt":"2026-11-21T19:00:00Z","waitSeconds":3600,"reason":"NoCapacity","message":"needs 2 idle instances","team":"vision",
   "estimatedStartAt":"2026-11-21T20:40:00Z","startsInSeconds":2400},
- {"position":3,"namespace":"research","name":"sweep-17","priority":10,"effectivePriority":10,"nodes":1,"fleets":[],
-  "submittedAt":"2026-11-21T19:59:15Z","waitSeconds":45,"reason":"","message":""}]})";
+ {"position":3,"namespace":"research","name":"job-sweep","priority":10,"effectivePriority":10,"nodes":1,"fleets":[],
+  "submittedAt":"2026-11-21T19:59:15Z","waitSeconds":45,"reason":"","message":"","kind":"Job","workload":"sweep"}]})";
 
 TEST(QueueViewTest, Decode) {
   auto q = DecodeQueue(kQueueJson);
@@ -59,7 +59,7 @@ TEST(QueueViewTest, Decode) {
 TEST(QueueViewTest, FromRunStatus) {
   const std::string list = R"({"kind":"RunList","items":[
  {"metadata":{"namespace":"ml","name":"second","creationTimestamp":"2026-11-24T10:00:00Z"},
-  "spec":{"priority":40,"nodes":2,"fleets":["a100"]},
+  "spec":{"priority":40,"nodes":2,"fleets":["a100"],"workloadRef":{"apiVersion":"batch/v1","kind":"Job","name":"report","uid":"u-1"}},
   "status":{"phase":"Pending","queuePosition":2,"effectivePriority":41,"reason":"NoCapacity","message":"needs 2 idle instances",
             "submittedAt":"2026-11-24T10:00:00Z","estimatedStartAt":"2026-11-24T12:40:00Z"}},
  {"metadata":{"namespace":"ml","name":"first","creationTimestamp":"2026-11-24T11:00:00Z"},
@@ -92,6 +92,9 @@ TEST(QueueViewTest, FromRunStatus) {
   EXPECT_EQ(q->items[1].estimated_start_at, "2026-11-24T12:40:00Z");
   EXPECT_EQ(q->items[1].starts_in_seconds, std::optional<int64_t>(2400)) << "from now to the status' estimate";
   EXPECT_FALSE(q->items[0].starts_in_seconds.has_value()) << "no estimate in its status";
+  // Issue 45: a ticket's KIND is the workload it stands for.
+  EXPECT_EQ(KindText(q->items[0]), "Run");
+  EXPECT_EQ(KindText(q->items[1]), "Job/report");
   auto one = QueueFromRuns(list, 1, now);
   ASSERT_TRUE(one.ok());
   ASSERT_EQ(one->items.size(), 1u);
@@ -129,19 +132,20 @@ TEST(QueueViewTest, ApiPath) {
   EXPECT_EQ(QueueApiPath("", 0, "500"), "/apis/queue.berth.dev/v1alpha1/queue?continue=500");
 }
 
+// KIND (issue 45): Run, or for a ticket the workload it stands for.
 TEST(QueueViewTest, Table) {
   auto q = DecodeQueue(kQueueJson);
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(FormatQueueTable(*q, QueueFormat{}),
-            "POSITION   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   ETA       NODES   REASON       MESSAGE\n"
-            "1          train      vision   50         52          60m       ~40m      2       NoCapacity   needs 2 idle instances\n"
-            "3          sweep-17   -        10         10          45s       unknown   1       -            -\n");
+            "POSITION   NAME        KIND        TEAM     PRIORITY   EFFECTIVE   WAITING   ETA       NODES   REASON       MESSAGE\n"
+            "1          train       Run         vision   50         52          60m       ~40m      2       NoCapacity   needs 2 idle instances\n"
+            "3          job-sweep   Job/sweep   -        10         10          45s       unknown   1       -            -\n");
   EXPECT_EQ(FormatQueueTable(*q, QueueFormat{true, true}),
-            "POSITION   NAMESPACE   NAME       TEAM     PRIORITY   EFFECTIVE   WAITING   ETA       NODES   FLEETS   SUBMITTED   "
+            "POSITION   NAMESPACE   NAME        KIND        TEAM     PRIORITY   EFFECTIVE   WAITING   ETA       NODES   FLEETS   SUBMITTED   "
             "           REASON       MESSAGE\n"
-            "1          ml          train      vision   50         52          60m       ~40m      2       a100     2026-11-21T19:"
+            "1          ml          train       Run         vision   50         52          60m       ~40m      2       a100     2026-11-21T19:"
             "00:00Z   NoCapacity   needs 2 idle instances\n"
-            "3          research    sweep-17   -        10         10          45s       unknown   1       <any>    2026-11-21T19:"
+            "3          research    job-sweep   Job/sweep   -        10         10          45s       unknown   1       <any>    2026-11-21T19:"
             "59:15Z   -            -\n");
 }
 

@@ -260,5 +260,72 @@ TEST(AdmissionTest, APlacedRunsTemplateDoesNotChange) {
   }
 }
 
+// Issue 45 (2): the 1.35 webhook for Jobs. `spec` is the Job's spec JSON.
+std::string JobReview(const std::string& operation, const std::string& spec) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","namespace":"ml","operation":")" +
+         operation + R"(","object":{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"train","namespace":"ml",)" +
+         R"("labels":{"berth.dev/queue":"true"}},"spec":)" + spec + "}}}";
+}
+
+// The same patch as the chart's MutatingAdmissionPolicy <fullname>-jobs: suspend, and the gate in
+// the Pod template, after the Job's own gates and never twice.
+TEST(AdmissionTest, HoldsAJobBeingCreatedSuspendedWithTheGateInItsTemplate) {
+  const std::string containers = R"("containers":[{"name":"main","image":"busybox"}])";
+  EXPECT_EQ(Patch(ReviewJob(JobReview("CREATE", R"({"suspend":false,"template":{"spec":{)" + containers + "}}}")).value()),
+            R"([{"op":"add","path":"/spec/suspend","value":true},)"
+            R"({"op":"add","path":"/spec/template/spec/schedulingGates","value":[{"name":"berth.dev/admission"}]}])");
+  EXPECT_EQ(Patch(ReviewJob(JobReview("CREATE", R"({"template":{"spec":{"schedulingGates":[{"name":"mine"}],)" + containers +
+                                                    "}}}")).value()),
+            R"([{"op":"add","path":"/spec/suspend","value":true},)"
+            R"({"op":"add","path":"/spec/template/spec/schedulingGates/-","value":{"name":"berth.dev/admission"}}])");
+  // Already gated (the second of the two webhook entries, for a labelled Job of a queue-all
+  // namespace): suspend only.
+  EXPECT_EQ(Patch(ReviewJob(JobReview("CREATE", R"({"template":{"spec":{"schedulingGates":[{"name":"berth.dev/admission"}],)" +
+                                                    containers + "}}}")).value()),
+            R"([{"op":"add","path":"/spec/suspend","value":true}])");
+  // schedulingGates that is not a list (no API server sends one): replaced by the list of the gate.
+  EXPECT_EQ(Patch(ReviewJob(JobReview("CREATE", R"({"template":{"spec":{"schedulingGates":null}}})")).value()),
+            R"([{"op":"add","path":"/spec/suspend","value":true},)"
+            R"({"op":"add","path":"/spec/template/spec/schedulingGates","value":[{"name":"berth.dev/admission"}]}])");
+  // Only creation is held: an update or a delete is allowed unchanged.
+  EXPECT_EQ(Patch(ReviewJob(JobReview("UPDATE", R"({"suspend":false,"template":{"spec":{}}})")).value()), "");
+  EXPECT_EQ(Patch(ReviewJob(R"({"request":{"uid":"u-1","operation":"DELETE"}})").value()), "");
+}
+
+// A Job without a Pod template is refused with a sentence (422); what is not an AdmissionReview,
+// or a CREATE without its object, is an error (HTTP 400): with failurePolicy Fail, neither lets a
+// Job in unheld. Nothing escapes as an exception, whatever the body.
+TEST(AdmissionTest, AJobBerthCannotHoldIsRefusedAndHostileBodiesAreErrors) {
+  for (const std::string spec : {"{}", "[]", "1", R"({"template":{}})", R"({"template":{"spec":[]}})", R"({"template":"x"})"}) {
+    auto r = ReviewJob(JobReview("CREATE", spec));
+    ASSERT_TRUE(r.ok()) << spec;
+    auto doc = json::Parse(*r);
+    ASSERT_TRUE(doc.ok());
+    EXPECT_FALSE(json::Find(*doc, {"response", "allowed"})->GetBool()) << spec;
+    EXPECT_EQ(json::GetInt(*json::Find(*doc, {"response", "status"}), "code"), 422);
+    EXPECT_EQ(json::GetString(json::Find(*doc, {"response", "status", "message"})),
+              "berth cannot hold a Job without spec.template.spec: there is no Pod template to gate");
+  }
+  for (const std::string& body : std::vector<std::string>{"", "[]", "{}", "not json", R"({"request":{}})", R"({"request":{"uid":"u-1","operation":"CREATE"}})",
+                                 R"({"request":{"uid":"u-1","operation":"CREATE","object":null}})", std::string(1 << 20, '{'),
+                                 std::string(1 << 20, '[')}) {
+    auto r = ReviewJob(body);
+    if (r.ok()) {
+      // Only an object that is null may get this far: refused, never allowed unheld.
+      EXPECT_EQ(r->find(R"("allowed":true)"), std::string::npos) << body.substr(0, 80) << ": " << *r;
+    }
+  }
+  EXPECT_FALSE(ReviewJob(R"({"request":{"uid":"u-1","operation":"CREATE"}})").ok());
+  // A large Job (many containers, a long gate list): held, its own gates kept.
+  std::string gates;
+  for (int i = 0; i < 2000; ++i) gates += std::string(i ? "," : "") + R"({"name":"g)" + std::to_string(i) + R"("})";
+  std::string big = R"({"template":{"spec":{"schedulingGates":[)" + gates + R"(],"containers":[{"name":"c","image":")" +
+                    std::string(1 << 20, 'x') + R"("}]}}})";
+  EXPECT_EQ(Patch(ReviewJob(JobReview("CREATE", big)).value()),
+            R"([{"op":"add","path":"/spec/suspend","value":true},)"
+            R"({"op":"add","path":"/spec/template/spec/schedulingGates/-","value":{"name":"berth.dev/admission"}}])");
+}
+
 }  // namespace
 }  // namespace berth::controller
+
