@@ -520,12 +520,13 @@ std::vector<std::string> SetUpWebhook() {
 
 // Applies the chart's admission policies (templates/admission-policies.yaml as Helm renders it for a
 // cluster that serves them, Kubernetes 1.36+) and waits until the API server enforces them: a run
-// above a probe namespace's cap is refused. `jobs` (issue 45, berth's Job path): berth-controller
-// runs as the control plane's admin user here, not as the chart's ServiceAccount, so the policies
-// name "admin" where the chart names the ServiceAccount (as tests/integration/jobs_test.cc does):
-// otherwise the Jobs policy refuses berth's own unsuspend. The Job controller and kube-scheduler
-// run as admin too, so the policies that skip berth's writes (matchConditions not-berth) skip
-// theirs as well. Also waits until a labelled Job is held at creation (suspended, its Pods gated).
+// above a probe namespace's cap is refused. berth-controller runs as the control plane's admin user
+// in the benchmarks, not as the chart's ServiceAccount, so the policies name "admin" where the chart
+// names the ServiceAccount (as tests/integration/jobs_test.cc does): otherwise the Pods policy of
+// issue 44 refuses berth's own Pods (the fleet's toleration) and the Jobs policy of issue 45 its
+// unsuspend. The driver, the Job controller and kube-scheduler run as admin too, so the policies
+// that skip berth's writes (matchConditions not-berth) skip theirs as well. `jobs` (issue 45,
+// berth's Job path): also waits until a labelled Job is held at creation (suspended, Pods gated).
 void SetUpPolicies(bool jobs = false) {
   CommandResult r = berth::testing::RunCommand(
       {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth", "--namespace", "berth-system",
@@ -537,10 +538,8 @@ void SetUpPolicies(bool jobs = false) {
     std::exit(1);
   }
   std::string policies = r.out;
-  if (jobs) {
-    const std::string sa = "system:serviceaccount:berth-system:berth-controller";
-    for (size_t at = policies.find(sa); at != std::string::npos; at = policies.find(sa, at)) policies.replace(at, sa.size(), "admin");
-  }
+  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
+  for (size_t at = policies.find(sa); at != std::string::npos; at = policies.find(sa, at)) policies.replace(at, sa.size(), "admin");
   Kubectl({"apply", "-f", "-"}, policies);
   Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: policy-probe\n  labels: {berth.dev/max-priority: \"0\"}\n");
   int tries = 0;
@@ -745,6 +744,7 @@ struct AnchorResult {
   int refused = 0;
   Writes writes;
   std::string apiserver_time;
+  std::string events;  // the namespace's Events at the end, by component and reason
   // CPU seconds during the timed window.
   double cpu_apiserver = 0, cpu_etcd = 0, cpu_scheduler = 0, cpu_driver = 0, cpu_kwok = 0;
   // berth only: its scheduling passes while timed (berth_scheduling_cycle_duration_seconds).
@@ -777,6 +777,22 @@ double SampleValue(const std::string& page, const std::string& sample) {
 // with the chart's policies holding them, the Job controller making their Pods and kube-scheduler
 // binding the Pods berth pinned.
 enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue, kBerthJobs };
+
+// The Events in `ns` by who reported them and why ("kube-scheduler Scheduled: 2000, ..."), read
+// after the writes are counted: which component wrote the `POST events` of a row.
+std::string EventsByReason(const std::string& ns) {
+  std::map<std::string, int> n;
+  k8s::ListOptions opts;
+  std::string rv;
+  (void)Client()->ListEach(k8s::resources::kEvents.Path(ns), opts, [&](const json::Value& e) {
+    std::string who = json::GetString(e, "reportingComponent");
+    if (who.empty()) who = json::GetString(json::Find(e, {"source", "component"}));
+    n[who + " " + json::GetString(e, "reason")] += 1;
+  }, &rv);
+  std::string out;
+  for (const auto& [k, v] : n) out += (out.empty() ? "" : ", ") + k + ": " + std::to_string(v);
+  return out;
+}
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
@@ -815,7 +831,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
                : anchor == Anchor::kBerthPolicies ? "berth, admission policies (chart default on 1.36+)"
                                                   : "berth, no admission";
     out.flags = anchor == Anchor::kBerthWebhook    ? "(defaults) --webhook-bind-address=... (finalizer set at creation)"
-                : anchor == Anchor::kBerthPolicies ? "(defaults); the chart's Mutating/ValidatingAdmissionPolicy (finalizer set at creation)"
+                : anchor == Anchor::kBerthPolicies ? "(defaults); the chart's Mutating/ValidatingAdmissionPolicy (finalizer set at creation; berth's user: admin)"
                                                    : "(defaults)";
     out.timed = "first Run created -> every Pod";
     out.unit = "runs/s";
@@ -939,6 +955,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   auto after = ScrapeApiserver();
   out.writes = WritesBetween(before, after);
   out.apiserver_time = ApiserverTime(before, after);
+  out.events = EventsByReason(ns);
   out.cpu_apiserver = cpu1[0] - cpu0[0];
   out.cpu_etcd = cpu1[1] - cpu0[1];
   out.cpu_scheduler = cpu1[2] - cpu0[2];
@@ -1061,6 +1078,8 @@ int Throughput() {
                   1000 * r.pass_seconds / r.passes);
     }
   }
+  std::printf("\n| anchor | Events in the namespace at the end, by component and reason |\n|---|---|\n");
+  for (Anchor a : anchors) std::printf("| %s | %s |\n", results[a].name.c_str(), results[a].events.c_str());
   std::printf("\n| anchor | API server time by request (count x mean latency = sum of request durations; WATCH left out) |\n|---|---|\n");
   for (Anchor a : anchors) std::printf("| %s | %s |\n", results[a].name.c_str(), results[a].apiserver_time.c_str());
   if (results.count(Anchor::kKubeScheduler) != 0 && results.count(Anchor::kJobs) != 0) {

@@ -32,23 +32,23 @@ bool TicketWrites::Hold(const Run& ticket) {
   return false;
 }
 
-bool TicketWrites::Release(const Run& ticket) {
+bool TicketWrites::Release(const Run& ticket, bool unsuspend, bool pin) {
   const workloads::WorkloadKind* kind = KindOf(ticket);
   if (kind == nullptr || ticket.status.placement.empty()) return true;
   const auto& ref = *ticket.spec.workload_ref;
-  auto job = client_->Get(kind->Resource().Path(ticket.meta.ns, ref.name));
-  if (!job.ok()) return job.status().IsNotFound();
-  auto w = kind->Decode(*job);
-  if (!w || w->meta.uid != ref.uid) return true;  // another object of that name now
-  if (w->suspended) {
+  if (unsuspend) {
+    // No read first (issue 45, the bench's LIST and GET per Job): the uid precondition refuses
+    // another object of that name (409), and releasing a released workload changes nothing.
     auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->ReleasePatch(), ref.uid));
     if (!r.ok()) {
+      if (r.status().IsNotFound() || r.status().IsConflict()) return true;  // gone, or another object of that name now
       spdlog::warn("ticket {}/{}: could not release {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
                    r.status().ToString());
-      return r.status().IsNotFound();
+      return false;
     }
     spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
   }
+  if (!pin) return true;
   // The workload's Pods (the Job controller labels them with its uid), fresh from the API.
   k8s::ListOptions opts;
   opts.label_selector = "batch.kubernetes.io/controller-uid=" + ref.uid;
