@@ -15,8 +15,9 @@
 # tables are not the documented ones).
 # Issue 45, berth's Job path (--jobs): the same batch/v1 Jobs Kueue gets, labelled berth.dev/queue
 # instead, beside Kueue. `bench/peers.sh --jobs-only [flags]` runs only those rows (throughput bare
-# and kwok, gangs of Indexed Jobs, priority at 2,000 pending) into bench/results/jobs-*-peers*.md
-# (about 25 minutes); the full run adds the berth Jobs row to each table.
+# and kwok, gangs of 200 Indexed Jobs of 4 on 1,000 nodes, priority at 2,000 pending) into
+# bench/results/jobs-*-peers*.md (about 25 minutes); the full run adds the berth Jobs row to each
+# table.
 set -euo pipefail
 BENCH="$(cd "$(dirname "$0")" && pwd)"
 run() { "$BENCH/run-e2e.sh" "$@"; }
@@ -24,7 +25,7 @@ if [ "${1:-}" = "--jobs-only" ]; then
   shift
   run throughput jobs-throughput-peers --kueue 1 --jobs 2 "$@"
   run throughput jobs-throughput-peers --kueue 1 --jobs 2 --kwok 1 "$@"
-  run gangs jobs-gangs-peers --kueue 1 --jobs 2 "$@"
+  run gangs jobs-gangs-peers --kueue 1 --jobs 2 --runs 200 "$@"  # 800 of 1,000 nodes: see docs/performance.md (issue 45)
   run priority jobs-priority-peers --kueue 1 --jobs 2 --pending 2000 --patches 20 --kueue-patches 5 "$@"
   exit 0
 fi
