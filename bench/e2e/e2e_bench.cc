@@ -18,6 +18,12 @@
 // --kwok-lease N: kwok's --node-lease-duration-seconds (default 40, kwok's and the kubelet's:
 // each node's Lease renewed every N/4 s; 0: no Leases).
 //   berth-e2e-bench priority [--pending 10000 --patches 50] [--kueue 1 [--kueue-patches N]]
+//
+// --jobs 1 (throughput, gangs, priority): berth's Job path too (issue 45): the same batch/v1 Jobs
+// Kueue gets, labelled berth.dev/queue "true" instead of kueue.x-k8s.io/queue-name, held by the
+// chart's admission policies (rendered by Helm), their Pods made by kube-controller-manager's Job
+// controller, pinned by berth and bound by kube-scheduler. --jobs 2: only the Job rows (throughput:
+// with berth's Run path, the chart's policies, for its writes per run; with Kueue when --kueue 1).
 //   berth-e2e-bench memory [--nodes 5000 --runs 10000] [--kwok 1]
 //   berth-e2e-bench scale [--nodes 10000 --pending 100000 --seconds 60] [--kwok 1]
 //   berth-e2e-bench run-size [--runs 2000 --bytes 1536 --placed 1]
@@ -514,8 +520,14 @@ std::vector<std::string> SetUpWebhook() {
 
 // Applies the chart's admission policies (templates/admission-policies.yaml as Helm renders it for a
 // cluster that serves them, Kubernetes 1.36+) and waits until the API server enforces them: a run
-// above a probe namespace's cap is refused.
-void SetUpPolicies() {
+// above a probe namespace's cap is refused. berth-controller runs as the control plane's admin user
+// in the benchmarks, not as the chart's ServiceAccount, so the policies name "admin" where the chart
+// names the ServiceAccount (as tests/integration/jobs_test.cc does): otherwise the Pods policy of
+// issue 44 refuses berth's own Pods (the fleet's toleration) and the Jobs policy of issue 45 its
+// unsuspend. The driver, the Job controller and kube-scheduler run as admin too, so the policies
+// that skip berth's writes (matchConditions not-berth) skip theirs as well. `jobs` (issue 45,
+// berth's Job path): also waits until a labelled Job is held at creation (suspended, Pods gated).
+void SetUpPolicies(bool jobs = false) {
   CommandResult r = berth::testing::RunCommand(
       {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth", "--namespace", "berth-system",
        "--set", "admissionPolicies=true", "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
@@ -525,7 +537,10 @@ void SetUpPolicies() {
     std::fprintf(stderr, "helm template failed: %s\n", r.err.c_str());
     std::exit(1);
   }
-  Kubectl({"apply", "-f", "-"}, r.out);
+  std::string policies = r.out;
+  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
+  for (size_t at = policies.find(sa); at != std::string::npos; at = policies.find(sa, at)) policies.replace(at, sa.size(), "admin");
+  Kubectl({"apply", "-f", "-"}, policies);
   Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: policy-probe\n  labels: {berth.dev/max-priority: \"0\"}\n");
   int tries = 0;
   // A refusal for the cap (403), not the 503 the mutating policy answers until the API server has
@@ -536,6 +551,23 @@ void SetUpPolicies() {
   }, std::chrono::seconds(90));
   if (!enforced) {
     std::fprintf(stderr, "the admission policies were not enforced within 90 s\n");
+    std::exit(1);
+  }
+  // The probes let in before the policies took effect would take capacity once berth starts (the
+  // priority scenario's one node): gone before it does (berth lifts their finalizer when it starts).
+  Kubectl({"delete", "runs", "--all", "-n", "policy-probe", "--wait=false"});
+  if (!jobs) return;
+  // A labelled Job created unsuspended (dry run) comes back suspended with its Pods' gate.
+  const std::string probe = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: probe, namespace: policy-probe, labels: "
+                            "{berth.dev/queue: \"true\"}}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+                            "      containers: [{name: main, image: busybox}]\n";
+  const bool held = Eventually([&] {
+    CommandResult c = ControlPlane::Get().Kubectl(
+        {"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend} {.spec.template.spec.schedulingGates[*].name}"}, probe);
+    return c.exit_code == 0 && c.out == "true berth.dev/admission";
+  }, std::chrono::seconds(90));
+  if (!held) {
+    std::fprintf(stderr, "the chart's MutatingAdmissionPolicy for Jobs was not in effect within 90 s\n");
     std::exit(1);
   }
 }
@@ -715,6 +747,7 @@ struct AnchorResult {
   int refused = 0;
   Writes writes;
   std::string apiserver_time;
+  std::string events;  // the namespace's Events at the end, by component and reason
   // CPU seconds during the timed window.
   double cpu_apiserver = 0, cpu_etcd = 0, cpu_scheduler = 0, cpu_driver = 0, cpu_kwok = 0;
   // berth only: its scheduling passes while timed (berth_scheduling_cycle_duration_seconds).
@@ -743,7 +776,26 @@ double SampleValue(const std::string& page, const std::string& sample) {
   return 0;
 }
 
-enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue };
+// kBerthJobs (issue 45): the Jobs Kueue gets, labelled for berth's queue instead (berth.dev/queue),
+// with the chart's policies holding them, the Job controller making their Pods and kube-scheduler
+// binding the Pods berth pinned.
+enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue, kBerthJobs };
+
+// The Events in `ns` by who reported them and why ("kube-scheduler Scheduled: 2000, ..."), read
+// after the writes are counted: which component wrote the `POST events` of a row.
+std::string EventsByReason(const std::string& ns) {
+  std::map<std::string, int> n;
+  k8s::ListOptions opts;
+  std::string rv;
+  (void)Client()->ListEach(k8s::resources::kEvents.Path(ns), opts, [&](const json::Value& e) {
+    std::string who = json::GetString(e, "reportingComponent");
+    if (who.empty()) who = json::GetString(json::Find(e, {"source", "component"}));
+    n[who + " " + json::GetString(e, "reason")] += 1;
+  }, &rv);
+  std::string out;
+  for (const auto& [k, v] : n) out += (out.empty() ? "" : ", ") + k + ": " + std::to_string(v);
+  return out;
+}
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
@@ -764,13 +816,14 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
                                             kPassMetric)
                         : std::pair<double, double>{0, 0};
   };
-  const bool is_berth = anchor == Anchor::kBerth || anchor == Anchor::kBerthWebhook || anchor == Anchor::kBerthPolicies;
+  const bool is_berth = anchor == Anchor::kBerth || anchor == Anchor::kBerthWebhook || anchor == Anchor::kBerthPolicies ||
+                        anchor == Anchor::kBerthJobs;
   if (is_berth) {
     Kubectl({"apply", "-f", "-"}, std::string("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gpu}\nspec:\n  nodeSelector: {pool: pool}\n  blocks: ") +
                                       (Hollow() ? "8" : "auto") + "\n");
     std::vector<std::string> args;
     if (anchor == Anchor::kBerthWebhook) args = SetUpWebhook();
-    if (anchor == Anchor::kBerthPolicies) SetUpPolicies();
+    if (anchor == Anchor::kBerthPolicies || anchor == Anchor::kBerthJobs) SetUpPolicies(anchor == Anchor::kBerthJobs);
     metrics_port = berth::testing::FreePort();
     args.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port));
     args.push_back("--queue-auth=false");  // /queue read by the bench on loopback
@@ -781,10 +834,20 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
                : anchor == Anchor::kBerthPolicies ? "berth, admission policies (chart default on 1.36+)"
                                                   : "berth, no admission";
     out.flags = anchor == Anchor::kBerthWebhook    ? "(defaults) --webhook-bind-address=... (finalizer set at creation)"
-                : anchor == Anchor::kBerthPolicies ? "(defaults); the chart's Mutating/ValidatingAdmissionPolicy (finalizer set at creation)"
+                : anchor == Anchor::kBerthPolicies ? "(defaults); the chart's Mutating/ValidatingAdmissionPolicy (finalizer set at creation; berth's user: admin)"
                                                    : "(defaults)";
     out.timed = "first Run created -> every Pod";
     out.unit = "runs/s";
+    if (anchor == Anchor::kBerthJobs) {
+      kube.push_back(StartKubeScheduler());
+      kube.push_back(StartJobController());
+      for (pid_t p : kube) scheduler_pids.push_back(p);
+      out.name = "berth, Jobs (label berth.dev/queue; the chart's policies; Job controller + kube-scheduler " + KubeVersion() + ")";
+      out.flags = "(defaults); the chart's Mutating/ValidatingAdmissionPolicy (berth's user: admin); kube-scheduler " +
+                  Join(kSchedulerFlags) + "; kube-controller-manager " + Join(JobControllerFlags());
+      out.timed = "first Job created -> every Pod";
+      out.unit = "jobs/s";
+    }
   } else {
     kube.push_back(StartKubeScheduler());
     out.flags = "kube-scheduler " + Join(kSchedulerFlags);
@@ -865,6 +928,9 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
       case Anchor::kKueue:
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::KueueJob("j" + n, pod_spec));
         break;
+      case Anchor::kBerthJobs:
+        MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::BerthJob("j" + n, pod_spec));
+        break;
       case Anchor::kJobs:
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs",
                    R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j)" + n +
@@ -892,6 +958,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   auto after = ScrapeApiserver();
   out.writes = WritesBetween(before, after);
   out.apiserver_time = ApiserverTime(before, after);
+  out.events = EventsByReason(ns);
   out.cpu_apiserver = cpu1[0] - cpu0[0];
   out.cpu_etcd = cpu1[1] - cpu0[1];
   out.cpu_scheduler = cpu1[2] - cpu0[2];
@@ -911,6 +978,53 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   return out;
 }
 
+// berth's own writes among `w`'s (issue 45, the Job path): its tickets (runs, runs/status), its
+// hold and release of the Jobs (PATCH jobs) and its pins of their Pods (PATCH pods). The rest are
+// the user's Job, the Job controller's (Pods, Job status, Events) and kube-scheduler's (bindings,
+// Events).
+double BerthsJobWrites(const std::string& breakdown) {
+  double n = 0;
+  std::istringstream in(breakdown);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(' '));
+    const size_t colon = item.rfind(": ");
+    if (colon == std::string::npos) continue;
+    const std::string what = item.substr(0, colon);
+    auto is = [&](const std::string& verb_resource) {  // that resource, not a subresource of it
+      return what == verb_resource || what.rfind(verb_resource + " ", 0) == 0;
+    };
+    const bool berths = what.find(" runs") != std::string::npos || is("PATCH jobs") || is("PATCH pods");
+    if (berths) n += std::atof(item.c_str() + colon + 2);
+  }
+  return n;
+}
+
+// The goals of issue 45 for berth's Job path, from one throughput run.
+void JobsGoals(std::map<Anchor, AnchorResult>& results, int runs) {
+  const AnchorResult& jobs = results[Anchor::kBerthJobs];
+  std::printf("\n| issue 45 goal | berth, Jobs | against | ratio |\n|---|---|---|---|\n");
+  if (results.count(Anchor::kKueue) != 0) {
+    const AnchorResult& k = results[Anchor::kKueue];
+    std::printf("| throughput >= 3x Kueue's, Jobs | %.0f jobs/s | Kueue %.0f jobs/s | **%.2f** |\n", runs / jobs.seconds,
+                runs / k.seconds, k.seconds / jobs.seconds);
+    std::printf("| API server CPU per Job | %.1f ms | Kueue %.1f ms | %.2f |\n", 1000 * jobs.cpu_apiserver / runs,
+                1000 * k.cpu_apiserver / runs, jobs.cpu_apiserver / k.cpu_apiserver);
+    std::printf("| writes per Job | %.2f | Kueue %.2f | %.2f |\n", jobs.writes.total / runs, k.writes.total / runs,
+                jobs.writes.total / k.writes.total);
+  }
+  if (results.count(Anchor::kBerthPolicies) != 0) {
+    const AnchorResult& r = results[Anchor::kBerthPolicies];
+    const double own = BerthsJobWrites(jobs.writes.breakdown);
+    std::printf("| writes per Job within 1.5x of berth's Run path: all writes | %.2f | berth's Runs %.2f | **%.2f** |\n",
+                jobs.writes.total / runs, r.writes.total / runs, jobs.writes.total / r.writes.total);
+    std::printf("| the same, berth's own writes (tickets, PATCH jobs, PATCH pods) | %.2f | berth's Runs %.2f (all berth's or the user's) | %.2f |\n",
+                own / runs, r.writes.total / runs, own / r.writes.total);
+    std::printf("| API server CPU per Job / per Run | %.1f ms | berth's Runs %.1f ms | %.2f |\n", 1000 * jobs.cpu_apiserver / runs,
+                1000 * r.cpu_apiserver / runs, jobs.cpu_apiserver / r.cpu_apiserver);
+  }
+}
+
 int Throughput() {
   const int nodes = Flag("nodes", Hollow() ? 50 : 500), runs = Flag("runs", Hollow() ? nodes * 8 : 2000);
   std::vector<Anchor> anchors;
@@ -919,6 +1033,13 @@ int Throughput() {
     anchors = {admission == 2 ? Anchor::kBerthPolicies : admission == 1 ? Anchor::kBerthWebhook : Anchor::kBerth};
   } else {
     anchors = {Anchor::kKubeScheduler, Anchor::kJobs, Anchor::kBerth, Anchor::kBerthWebhook, Anchor::kBerthPolicies};
+    if (Flag("jobs", 0) != 0) anchors.push_back(Anchor::kBerthJobs);  // issue 45: berth's Job path
+    if (Flag("kueue", 0) != 0) anchors.push_back(Anchor::kKueue);
+  }
+  // --jobs 2: only the rows of berth's Job path beside Kueue (issue 45), with berth's Run path
+  // (the chart's policies) for its writes per run.
+  if (Flag("jobs", 0) == 2) {
+    anchors = {Anchor::kBerthPolicies, Anchor::kBerthJobs};
     if (Flag("kueue", 0) != 0) anchors.push_back(Anchor::kKueue);
   }
   if (Flag("kueue", 0) == 2) anchors = {Anchor::kKueue};  // Kueue alone (trying its set-up)
@@ -960,6 +1081,8 @@ int Throughput() {
                   1000 * r.pass_seconds / r.passes);
     }
   }
+  std::printf("\n| anchor | Events in the namespace at the end, by component and reason |\n|---|---|\n");
+  for (Anchor a : anchors) std::printf("| %s | %s |\n", results[a].name.c_str(), results[a].events.c_str());
   std::printf("\n| anchor | API server time by request (count x mean latency = sum of request durations; WATCH left out) |\n|---|---|\n");
   for (Anchor a : anchors) std::printf("| %s | %s |\n", results[a].name.c_str(), results[a].apiserver_time.c_str());
   if (results.count(Anchor::kKubeScheduler) != 0 && results.count(Anchor::kJobs) != 0) {
@@ -970,13 +1093,14 @@ int Throughput() {
       std::printf("| %s | **%.2f** | **%.2f** |\n", results[a].name.c_str(), ks / s, jobs / s);
     }
   }
-  if (results.count(Anchor::kKueue) != 0 && results.count(Anchor::kBerthPolicies) != 0) {
+  if (results.count(Anchor::kKueue) != 0 && results.count(Anchor::kBerthPolicies) != 0 && results.count(Anchor::kBerth) != 0) {
     const double kueue = results[Anchor::kKueue].seconds;
     std::printf("\n| berth | / Kueue, end to end (goal >= 2.0) |\n|---|---|\n");
     for (Anchor a : {Anchor::kBerthPolicies, Anchor::kBerthWebhook, Anchor::kBerth}) {
       std::printf("| %s | **%.2f** |\n", results[a].name.c_str(), kueue / results[a].seconds);
     }
   }
+  if (results.count(Anchor::kBerthJobs) != 0) JobsGoals(results, runs);
   return 0;
 }
 
@@ -992,7 +1116,10 @@ struct GangResult {
 // (waitForPodsReady when a kubelet-like agent makes Pods ready: kwok, hollow) and bound by
 // kube-scheduler. The same sampler checks both while they land: a gang's bound Pods are never on
 // more than SIZE nodes and no node holds two gangs; at the end, no gang is partly bound.
-GangResult RunGangs(bool kueue, int nodes, int runs, int size) {
+// berth_jobs (issue 45): the same Indexed Jobs as Kueue's, labelled for berth's queue, held by the
+// chart's policies, their Pods made by the Job controller, pinned by berth to its booked nodes and
+// bound by kube-scheduler. Kueue's and berth's Jobs are Indexed (completionMode Indexed).
+GangResult RunGangs(bool kueue, int nodes, int runs, int size, bool berth_jobs = false) {
   StartControlPlane();
   if (Hollow()) berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "controller-manager", ControlPlane::Get().dir()});
   const std::string ns = "gang-bench";
@@ -1010,16 +1137,24 @@ GangResult RunGangs(bool kueue, int nodes, int runs, int size) {
     out.flags = k.flags + "; kube-scheduler " + Join(kSchedulerFlags) + "; kube-controller-manager " + Join(JobControllerFlags());
   } else {
     Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: gang}\nspec:\n  nodeSelector: {pool: gang}\n  blocks: auto\n  placement: cluster\n");
+    if (berth_jobs) SetUpPolicies(/*jobs=*/true);
     controller = std::make_unique<ControllerProcess>(std::vector<std::string>{}, "bench-controller");
     controller->Start();
     out.name = "berth";
     out.flags = "(defaults); Fleet placement: cluster";
+    if (berth_jobs) {
+      kube.push_back(StartKubeScheduler());
+      kube.push_back(StartJobController());
+      out.name = "berth, Indexed Jobs (label berth.dev/queue) + Job controller + kube-scheduler " + KubeVersion();
+      out.flags += "; the chart's Mutating/ValidatingAdmissionPolicy (berth's user: admin); kube-scheduler " + Join(kSchedulerFlags) +
+                   "; kube-controller-manager " + Join(JobControllerFlags());
+    }
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));
   BoundPods pods(ns);
   // Which gang a Pod is of: its Run (berth) or its Job (Kueue).
   auto gang_of = [&](const k8s::Pod& p) {
-    return kueue ? p.meta.Label("batch.kubernetes.io/job-name") : p.meta.Label("berth.dev/run");
+    return kueue || berth_jobs ? p.meta.Label("batch.kubernetes.io/job-name") : p.meta.Label("berth.dev/run");
   };
   std::atomic<bool> sampling{true};
   std::atomic<int> samples{0}, violations{0};
@@ -1042,7 +1177,10 @@ GangResult RunGangs(bool kueue, int nodes, int runs, int size) {
   auto t0 = Clock::now();
   Parallel(runs, 16, [&](int i) {
     if (kueue) {
-      MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::KueueJob("g" + std::to_string(i), whole_node, size));
+      MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs",
+                 bench::KueueJob("g" + std::to_string(i), whole_node, size, "", "", bench::kKueueQueue, /*indexed=*/true));
+    } else if (berth_jobs) {
+      MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::BerthJob("g" + std::to_string(i), whole_node, size, -1, /*indexed=*/true));
     } else {
       MustCreate(k8s::resources::kRuns.Path(ns), RunBody("g" + std::to_string(i), R"("nodes":4,"resources":{"gpu":8},)"));
     }
@@ -1067,7 +1205,10 @@ GangResult RunGangs(bool kueue, int nodes, int runs, int size) {
 
 int Gangs() {
   const int nodes = Flag("nodes", Hollow() ? 48 : 1000), runs = Flag("runs", Hollow() ? nodes / 4 : 250), size = 4;
-  std::vector<GangResult> results = {RunGangs(false, nodes, runs, size)};
+  // --jobs 1: berth's Job path too (issue 45); --jobs 2: only it (and Kueue with --kueue 1).
+  std::vector<GangResult> results;
+  if (Flag("jobs", 0) != 2) results.push_back(RunGangs(false, nodes, runs, size));
+  if (Flag("jobs", 0) != 0) results.push_back(RunGangs(false, nodes, runs, size, /*berth_jobs=*/true));
   if (Flag("kueue", 0) != 0) results.push_back(RunGangs(true, nodes, runs, size));
   std::printf("\n## Gangs: %d runs of nodes: %d on %d whole-node instances (%s; Kubernetes %s)\n\n", runs, size, nodes,
               Hollow()  ? "kubemark hollow nodes, timed until every Pod is admitted and Running"
@@ -1263,8 +1404,8 @@ std::optional<std::array<double, 3>> KueuePriority(int pending, int patches) {
   return std::array<double, 3>{pct(0.5), pct(0.99), 1000 * to_admit.back()};
 }
 
-int Priority() {
-  const int pending = Flag("pending", 10000), patches = Flag("patches", 50);
+// The priority scenario through berth's Runs: rows of the table; `p99`: the slot-freed -> admitted p99 in ms.
+int RunsPriority(int pending, int patches, double* p99) {
   OneBlockQueue q = StartOneBlockQueue("prio");
   const std::string& ns = q.ns;
   const int port = q.port;
@@ -1327,24 +1468,192 @@ int Priority() {
     return v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - 1)];
   };
   controller.Stop();
-  std::printf("\n## Priority latency: %d pending runs, %d patches to priority 100\n\n", pending, patches);
-  std::printf("| measured from the patch's answer | p50 | p99 | max | goal |\n|---|---|---|---|---|\n");
   std::printf("| until /queue shows the run first | %.0f ms | %.0f ms | %.0f ms | p99 < 1 s |\n", pct(to_first, 0.5) * 1000,
               pct(to_first, 0.99) * 1000, *std::max_element(to_first.begin(), to_first.end()) * 1000);
   std::printf("| one slot freed (pod Succeeded) until the run is admitted | %.0f ms | %.0f ms | %.0f ms | |\n",
               pct(to_admit, 0.5) * 1000, pct(to_admit, 0.99) * 1000, *std::max_element(to_admit.begin(), to_admit.end()) * 1000);
+  *p99 = pct(to_admit, 0.99) * 1000;
   StopControlPlane();
+  return 0;
+}
+
+// The p-quantile (0..1) of `v` (not empty), as the priority tables report it.
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - 1)];
+}
+
+// The priority scenario through berth's Job path (issue 45; --jobs 1 or 2): one node of 8 GPUs,
+// the same Jobs as Kueue's row (each takes all of it) labelled berth.dev/queue with
+// berth.dev/priority 10, one running; PENDING more wait. K times: a random waiting Job's label
+// berth.dev/priority goes to 100 (a merge patch of the Job, as `kubectl label` does), the clock
+// runs until berth's /queue shows its ticket job-<name> first; then the running Job's Pod is
+// marked Succeeded (the Job controller completes the Job, berth ends its ticket) and the clock runs
+// until the raised Job is admitted (berth unsuspends it), as Kueue's row is timed. The chart's
+// policies hold the Jobs; the Job controller makes their Pods and kube-scheduler binds them.
+// Returns {to_first, to_admit} in seconds, or nothing when a step did not happen in time.
+std::optional<std::array<std::vector<double>, 2>> BerthJobsPriority(int pending, int patches) {
+  StartControlPlane();
+  const std::string ns = "prio-bench";
+  Kubectl({"create", "namespace", ns});
+  MakeNodes("prio", 1);
+  Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: prio}\nspec:\n  nodeSelector: {pool: prio}\n  blocks: auto\n");
+  SetUpPolicies(/*jobs=*/true);
+  const int port = berth::testing::FreePort();
+  ControllerProcess controller({"--metrics-bind-address=127.0.0.1:" + std::to_string(port), "--queue-auth=false"}, "bench-controller");
+  controller.Start();
+  std::vector<pid_t> procs = {StartKubeScheduler(), StartJobController()};
+  auto stop = [&] {
+    controller.Stop();
+    for (pid_t p : procs) StopProcess(p);
+    StopControlPlane();
+  };
+  const std::string jobs = "/apis/batch/v1/namespaces/" + ns + "/jobs";
+  const std::string whole_node = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":)"
+                                 R"({"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"8"},"limits":{"nvidia.com/gpu":"8"}}}]})";
+  auto admitted = [&](const std::string& job) {
+    auto j = Client()->Get(jobs + "/" + job);
+    const json::Value* suspend = j.ok() ? json::Find(*j, {"spec", "suspend"}) : nullptr;
+    return suspend != nullptr && suspend->IsBool() && !suspend->GetBool();
+  };
+  // The Job's Pod, once bound (berth pinned it, kube-scheduler bound it), is reported Running.
+  auto bind_and_run = [&](const std::string& job) {
+    std::string pod;
+    Eventually([&] {
+      k8s::ListOptions o;
+      o.label_selector = "batch.kubernetes.io/job-name=" + job;
+      auto l = Client()->List(k8s::resources::kPods.Path(ns), o);
+      if (!l.ok() || l->items.empty()) return false;
+      if (json::GetString(json::Find(l->items[0], {"spec", "nodeName"})).empty()) return false;
+      pod = json::GetString(json::Find(l->items[0], {"metadata", "name"}));
+      return true;
+    }, std::chrono::seconds(60));
+    if (!pod.empty()) (void)Client()->MergePatch(k8s::resources::kPods.Path(ns, pod, "status"), R"({"status":{"phase":"Running"}})");
+    return pod;
+  };
+  MustCreate(jobs, bench::BerthJob("blocker", whole_node, 1, 10));
+  if (!Eventually([&] { return admitted("blocker"); }, std::chrono::seconds(60))) {
+    std::fprintf(stderr, "berth never admitted the blocker Job; controller log: %s\n", controller.log_path().c_str());
+    stop();
+    return std::nullopt;
+  }
+  Parallel(pending, 16, [&](int i) { MustCreate(jobs, bench::BerthJob("q" + std::to_string(i), whole_node, 1, 10)); });
+  const std::string queue_url = "http://127.0.0.1:" + std::to_string(port) + "/queue?limit=1";
+  auto queue_page = [&] { return json::Parse(berth::testing::HttpGet(queue_url, nullptr, ControlPlane::Get().AdminToken())); };
+  auto first_in_queue = [&] {
+    auto doc = queue_page();
+    if (!doc.ok()) return std::string();
+    const json::Value* items = json::Find(*doc, {"items"});
+    if (items == nullptr || !items->IsArray() || items->Empty()) return std::string();
+    return json::GetString((*items)[0], "name");
+  };
+  // Steady state, as the Runs' row: every Job has its ticket in the queue with its first status.
+  if (!Eventually([&] {
+        auto doc = queue_page();
+        return doc.ok() && json::GetInt(*doc, "total") == pending;
+      }, std::chrono::seconds(600))) {
+    std::fprintf(stderr, "the queue never held %d tickets; controller log: %s\n", pending, controller.log_path().c_str());
+    stop();
+    return std::nullopt;
+  }
+  Eventually([&] {
+    auto l = Client()->List(k8s::resources::kRuns.Path(ns));
+    if (!l.ok()) return false;
+    int n = 0;
+    for (auto& r : l->items) n += json::GetString(json::Find(r, {"status", "phase"})) == "Pending";
+    if (n < pending) std::this_thread::sleep_for(std::chrono::seconds(1));
+    return n >= pending;
+  }, std::chrono::seconds(600));
+  std::string current_pod = bind_and_run("blocker");
+  std::mt19937 rng(42);
+  std::array<std::vector<double>, 2> out;
+  std::set<int> used;
+  for (int k = 0; k < patches; ++k) {
+    int idx;
+    do idx = static_cast<int>(rng() % pending);
+    while (!used.insert(idx).second);
+    const std::string target = "q" + std::to_string(idx);
+    auto t0 = Clock::now();
+    auto r = Client()->MergePatch(jobs + "/" + target, R"({"metadata":{"labels":{"berth.dev/priority":"100"}}})");
+    if (!r.ok()) {
+      std::fprintf(stderr, "labelling %s failed: %s\n", target.c_str(), r.status().ToString().c_str());
+      stop();
+      return std::nullopt;
+    }
+    if (!Eventually([&] { return first_in_queue() == "job-" + target; }, std::chrono::seconds(30))) {
+      std::fprintf(stderr, "job-%s was not first in /queue within 30 s of its label (first: %s)\n", target.c_str(), first_in_queue().c_str());
+      stop();
+      return std::nullopt;
+    }
+    out[0].push_back(Seconds(Clock::now() - t0));
+    auto t1 = Clock::now();
+    (void)Client()->MergePatch(k8s::resources::kPods.Path(ns, current_pod, "status"), R"({"status":{"phase":"Succeeded"}})");
+    if (!Eventually([&] { return admitted(target); }, std::chrono::seconds(60))) {
+      std::fprintf(stderr, "%s was not admitted within 60 s of its slot freeing; controller log: %s\n", target.c_str(),
+                   controller.log_path().c_str());
+      stop();
+      return std::nullopt;
+    }
+    out[1].push_back(Seconds(Clock::now() - t1));
+    if (Flag("verbose", 0)) {
+      std::fprintf(stderr, "berth, Jobs: %s first after %.0f ms, admitted %.0f ms after its slot freed\n", target.c_str(),
+                   out[0].back() * 1000, out[1].back() * 1000);
+    }
+    current_pod = bind_and_run(target);
+    if (current_pod.empty()) {
+      std::fprintf(stderr, "%s's Pod was never bound; controller log: %s\n", target.c_str(), controller.log_path().c_str());
+      stop();
+      return std::nullopt;
+    }
+  }
+  stop();
+  return out;
+}
+
+int Priority() {
+  const int pending = Flag("pending", 10000), patches = Flag("patches", 50);
+  // --jobs 1: berth's Job path too (issue 45); --jobs 2: only it (and Kueue with --kueue 1).
+  const int jobs = Flag("jobs", 0);
+  std::printf("\n## Priority latency: %d pending, %d patches to priority 100\n\n", pending, patches);
+  std::printf("| measured from the patch's answer | p50 | p99 | max | goal |\n|---|---|---|---|---|\n");
+  double berth_p99 = -1, jobs_p99 = -1;
+  if (jobs != 2) {
+    const int rc = RunsPriority(pending, patches, &berth_p99);
+    if (rc != 0) return rc;
+  }
+  if (jobs != 0) {
+    const auto j = BerthJobsPriority(pending, patches);
+    if (!j) return 1;
+    const auto& [to_first, to_admit] = *j;
+    std::printf("| berth, Jobs (label berth.dev/priority 10 -> 100, merge patch of the Job): until /queue shows its ticket first "
+                "| %.0f ms | %.0f ms | %.0f ms | |\n", Quantile(to_first, 0.5) * 1000, Quantile(to_first, 0.99) * 1000,
+                *std::max_element(to_first.begin(), to_first.end()) * 1000);
+    std::printf("| berth, Jobs: one slot freed (Pod Succeeded) until the raised Job is admitted (unsuspended) | %.0f ms | %.0f ms | "
+                "%.0f ms | |\n", Quantile(to_admit, 0.5) * 1000, Quantile(to_admit, 0.99) * 1000,
+                *std::max_element(to_admit.begin(), to_admit.end()) * 1000);
+    jobs_p99 = Quantile(to_admit, 0.99) * 1000;
+  }
+  std::fflush(stdout);
   if (Flag("kueue", 0) == 0) return 0;
   // Kueue's row may take fewer patches (--kueue-patches): at 10,000 pending each of its admissions
   // waits minutes for its admission heap to empty (see KueuePriority).
   const int kueue_patches = Flag("kueue-patches", patches);
   const auto kueue = KueuePriority(pending, kueue_patches);
   if (!kueue) return 1;
-  const double berth_p99 = pct(to_admit, 0.99) * 1000;
+  std::string goal;
+  char buf[160];
+  if (berth_p99 >= 0) {
+    std::snprintf(buf, sizeof buf, "berth's p99 <= 1/5 of Kueue's: %.2f", berth_p99 / (*kueue)[1]);
+    goal = buf;
+  }
+  if (jobs_p99 >= 0) {
+    std::snprintf(buf, sizeof buf, "%sberth's Jobs' p99 <= 1/5 of Kueue's: %.2f", goal.empty() ? "" : "; ", jobs_p99 / (*kueue)[1]);
+    goal += buf;
+  }
   std::printf("| Kueue %s (Job controller, kube-scheduler; %s), %d patches: one slot freed until the Job whose priority-class label "
-              "went low -> top is admitted (unsuspended) | %.0f ms | %.0f ms | %.0f ms | berth's p99 <= 1/5 of Kueue's: %.2f |\n",
+              "went low -> top is admitted (unsuspended) | %.0f ms | %.0f ms | %.0f ms | %s |\n",
               KueueVersion().c_str(), bench::KueueFlags(bench::KueueProcessConfig{}).c_str(), kueue_patches, (*kueue)[0], (*kueue)[1], (*kueue)[2],
-              berth_p99 / (*kueue)[1]);
+              goal.c_str());
   return 0;
 }
 

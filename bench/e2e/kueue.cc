@@ -180,19 +180,36 @@ std::string KueueQueues(const std::string& pool, const std::string& ns, long lon
   return KueueQueues(KueueQueueSpec{.pool = pool, .ns = ns, .cpu = cpu, .memory_gi = memory_gi, .gpus = gpus});
 }
 
+namespace {
+
+// A Job of `parallelism` = completions Pods of `pod_spec`, suspended, no retries; `labels` its
+// labels as JSON members, `template_meta` its template's metadata member (with its comma) or "".
+std::string JobBody(const std::string& name, const std::string& labels, const std::string& pod_spec, int parallelism,
+                    const std::string& template_meta, bool indexed) {
+  const std::string p = std::to_string(parallelism);
+  return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name + R"(","labels":{)" + labels +
+         R"(}},"spec":{"parallelism":)" + p + R"(,"completions":)" + p + (indexed ? R"(,"completionMode":"Indexed")" : "") +
+         R"(,"suspend":true,"backoffLimit":0,"template":{)" + template_meta + R"("spec":)" + pod_spec + "}}}";
+}
+
+}  // namespace
+
 std::string KueueJob(const std::string& name, const std::string& pod_spec, int parallelism,
                      const std::string& priority_class, const std::string& required_topology,
-                     const std::string& queue) {
+                     const std::string& queue, bool indexed) {
   std::string labels = std::string(R"("kueue.x-k8s.io/queue-name":")") + queue + "\"";
   if (!priority_class.empty()) labels += R"(,"kueue.x-k8s.io/priority-class":")" + priority_class + "\"";
-  const std::string p = std::to_string(parallelism);
   const std::string template_meta =
       required_topology.empty()
           ? std::string()
           : R"("metadata":{"annotations":{"kueue.x-k8s.io/podset-required-topology":")" + required_topology + "\"}},";
-  return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name + R"(","labels":{)" + labels +
-         R"(}},"spec":{"parallelism":)" + p + R"(,"completions":)" + p +
-         R"(,"suspend":true,"backoffLimit":0,"template":{)" + template_meta + R"("spec":)" + pod_spec + "}}}";
+  return JobBody(name, labels, pod_spec, parallelism, template_meta, indexed);
+}
+
+std::string BerthJob(const std::string& name, const std::string& pod_spec, int parallelism, int priority, bool indexed) {
+  std::string labels = R"("berth.dev/queue":"true")";
+  if (priority >= 0) labels += R"(,"berth.dev/priority":")" + std::to_string(priority) + "\"";
+  return JobBody(name, labels, pod_spec, parallelism, "", indexed);
 }
 
 }  // namespace berth::bench

@@ -76,8 +76,16 @@ std::string KueueQueues(const std::string& pool, const std::string& ns, long lon
 // Pods of `pod_spec` (a JSON PodSpec), optionally with a WorkloadPriorityClass and a required
 // topology level for its Pods (annotation kueue.x-k8s.io/podset-required-topology: all in one
 // domain of that node label).
+// `indexed`: completionMode Indexed (the gangs scenario's Indexed Jobs).
 std::string KueueJob(const std::string& name, const std::string& pod_spec, int parallelism = 1,
                      const std::string& priority_class = {}, const std::string& required_topology = {},
-                     const std::string& queue = kKueueQueue);
+                     const std::string& queue = kKueueQueue, bool indexed = false);
+
+// The same batch/v1 Job for berth's queue (issue 45): only the labels differ, berth.dev/queue "true"
+// in place of kueue.x-k8s.io/queue-name and, when `priority` >= 0, berth.dev/priority in place of
+// the WorkloadPriorityClass label. Written suspended as Kueue's is (the chart's
+// MutatingAdmissionPolicy would suspend it anyway, and gates its Pods).
+std::string BerthJob(const std::string& name, const std::string& pod_spec, int parallelism = 1, int priority = -1,
+                     bool indexed = false);
 
 }  // namespace berth::bench

@@ -101,6 +101,19 @@ TEST(KueueObjectsTest, QueueAndJobAsKueuesDocsWriteThem) {
                R"("backoffLimit":0,"template":{"spec":{"containers":[]}}}})");
 }
 
+// Issue 45: berth's Job path gets the same manifest as Kueue's; only the queue and priority labels differ.
+TEST(KueueObjectsTest, BerthJobIsKueuesJobButForTheLabels) {
+  const std::string pod = R"({"containers":[]})";
+  const std::string k = KueueJob("g1", pod, 4, "low", "", kKueueQueue, /*indexed=*/true);
+  const std::string b = BerthJob("g1", pod, 4, 10, /*indexed=*/true);
+  EXPECT_EQ(b, R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"g1","labels":{"berth.dev/queue":"true",)"
+               R"("berth.dev/priority":"10"}},"spec":{"parallelism":4,"completions":4,"completionMode":"Indexed",)"
+               R"("suspend":true,"backoffLimit":0,"template":{"spec":{"containers":[]}}}})");
+  EXPECT_EQ(k.substr(k.find(R"(}},"spec":)")), b.substr(b.find(R"(}},"spec":)")));
+  EXPECT_EQ(BerthJob("j", pod).find("berth.dev/priority"), std::string::npos);
+  EXPECT_EQ(BerthJob("j", pod).find("completionMode"), std::string::npos);
+}
+
 TEST(KueueObjectsTest, QuotaPreemptionAndTopologyWhenAsked) {
   KueueQueueSpec spec{.pool = "gpu", .ns = "bench", .cpu = 64, .memory_gi = 512, .gpus = 8, .preempt_lower_priority = true, .topology_label = "zone"};
   const std::string q = KueueQueues(spec);

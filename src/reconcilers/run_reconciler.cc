@@ -282,7 +282,20 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s:
     // A ticket's Pods are its workload's: released, then each pinned to its booked rank
     // (reconcilers/ticket_writes.h), once the fleet's durable count has the ticket.
     if (const PlacedRun* placed = memo.placed_record(); placed && !view.Counted(*placed)) return true;
-    writes_.ReleaseTicket(run);
+    // Only what the caches say is left to do: a released workload none of whose Pods waits to
+    // be pinned costs no request (its next Pod's arrival visits the ticket again).
+    // A release handed to a writer shows in the cache a moment later: not sent twice for one
+    // admission within 10 s (as a Run's Pods below).
+    const auto workload = caches_.WorkloadOf(run);
+    const std::string released = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + FormatTime(run.status.scheduled_at);
+    const bool sent = memo.pods_ensured_for == released && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10);
+    const bool unsuspend = (!workload || workload->suspended) && !sent;
+    const bool pin = caches_.UnpinnedPodsOf(run) > 0;
+    if (unsuspend) {
+      memo.pods_ensured_for = released;
+      memo.pods_ensured_at = clock_.Monotonic();
+    }
+    if (unsuspend || pin) writes_.ReleaseTicket(run, unsuspend, pin);
     return true;
   }
   // Pods are made only from the template the run was placed with (status.templateHash, issue 44):

@@ -505,8 +505,8 @@ void RunWrites::HoldTicket(const Run& ticket) {
   Dispatch("workload:" + RunKey(ticket), [this, r = ticket] { return tickets_.Hold(r); });
 }
 
-void RunWrites::ReleaseTicket(const Run& ticket) {
-  Dispatch("workload:" + RunKey(ticket), [this, r = ticket] { return tickets_.Release(r); });
+void RunWrites::ReleaseTicket(const Run& ticket, bool unsuspend, bool pin) {
+  Dispatch("workload:" + RunKey(ticket), [this, r = ticket, unsuspend, pin] { return tickets_.Release(r, unsuspend, pin); });
 }
 
 void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,

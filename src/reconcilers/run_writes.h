@@ -110,7 +110,7 @@ class RunWrites {
   // Issue 45, a ticket's workload (reconcilers/tickets.h), under the key "workload:<ns>/<ticket>":
   // held (a pending ticket's workload found running), or released and its gated Pods pinned.
   void HoldTicket(const Run& ticket);
-  void ReleaseTicket(const Run& ticket);
+  void ReleaseTicket(const Run& ticket, bool unsuspend = true, bool pin = true);
   // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
   // A finished run whose time to live has passed is deleted, like a Job by its TTL controller:

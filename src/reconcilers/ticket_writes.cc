@@ -60,25 +60,25 @@ bool TicketWrites::HoldChildJobs(const Run& ticket, const workloads::WorkloadKin
   return ok;
 }
 
-bool TicketWrites::Release(const Run& ticket) {
+bool TicketWrites::Release(const Run& ticket, bool unsuspend, bool pin) {
   // Pods and Pod groups (issue 45 part 3): no object to release, each gated Pod pinned.
-  if (ticket.spec.workload_ref && workloads::IsPodKind(ticket.spec.workload_ref->kind)) return PinPodWorkload(*client_, ticket);
+  if (ticket.spec.workload_ref && workloads::IsPodKind(ticket.spec.workload_ref->kind)) return !pin || PinPodWorkload(*client_, ticket);
   const workloads::WorkloadKind* kind = KindOf(ticket);
   if (kind == nullptr || ticket.status.placement.empty()) return true;
   const auto& ref = *ticket.spec.workload_ref;
-  auto job = client_->Get(kind->Resource().Path(ticket.meta.ns, ref.name));
-  if (!job.ok()) return job.status().IsNotFound();
-  auto w = kind->Decode(*job);
-  if (!w || w->meta.uid != ref.uid) return true;  // another object of that name now
-  if (w->suspended) {
+  if (unsuspend) {
+    // No read first (issue 45, the bench's LIST and GET per Job): the uid precondition refuses
+    // another object of that name (409), and releasing a released workload changes nothing.
     auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->ReleasePatch(), ref.uid));
     if (!r.ok()) {
+      if (r.status().IsNotFound() || r.status().IsConflict()) return true;  // gone, or another object of that name now
       spdlog::warn("ticket {}/{}: could not release {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
                    r.status().ToString());
-      return r.status().IsNotFound();
+      return false;
     }
     spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
   }
+  if (!pin) return true;
   // The workload's Pods (its controller labels them with its uid), fresh from the API.
   k8s::ListOptions opts;
   opts.label_selector = kind->PodSelector(ref.name, ref.uid);

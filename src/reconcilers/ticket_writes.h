@@ -21,7 +21,11 @@ class TicketWrites {
   bool Hold(const Run& ticket);
   // The ticket's workload released and its gated Pods pinned to the ranks of the placement;
   // `fleet`: the fleet placed on (its toleration). False when a write failed (retried).
-  bool Release(const Run& ticket);
+  // What the engine's caches said decides the reads: `unsuspend` (the workload is held there, or
+  // not cached yet): the release patch, with the workload's uid as its precondition, no GET
+  // first; `pin` (a Pod of it waits to be pinned there): the Pods listed fresh and pinned. A Pod
+  // the cache has not seen yet is pinned on the visit its arrival brings (EngineLoop).
+  bool Release(const Run& ticket, bool unsuspend = true, bool pin = true);
 
  private:
   bool HoldChildJobs(const Run& ticket, const workloads::WorkloadKind& kind);
