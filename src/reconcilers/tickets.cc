@@ -14,21 +14,44 @@ using k8s::resources::kRuns;
 
 TicketSync::TicketSync(k8s::ClientPtr client, const EngineCaches& caches, DispatchFn dispatch)
     : client_(client), caches_(caches), dispatch_(dispatch), pod_workloads_(client, caches, dispatch) {
+  changes_.all = true;
   for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
-    caches_.workloads(*kind).AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
+    caches_.workloads(*kind).AddHandler([this, kind](const std::string& key, const auto&, const auto&) { MarkWorkload(kind, key); });
   }
-  caches_.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
-  caches_.fleets().AddHandler([this](const std::string&, const auto&, const auto&) { dirty_ = true; });
-  caches_.runs().AddHandler([this](const std::string&, const auto& old, const auto& cur) {
+  caches_.namespaces().AddHandler([this](const std::string&, const auto&, const auto&) { MarkAll(); });
+  caches_.fleets().AddHandler([this](const std::string&, const auto&, const auto&) { MarkAll(); });
+  caches_.runs().AddHandler([this](const std::string& key, const auto& old, const auto& cur) {
     const auto& r = cur ? cur : old;
     if (!r || !api::IsTicket(*r)) return;
-    if (!old || !cur || old->spec != cur->spec || old->meta.annotations != cur->meta.annotations) dirty_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      created_.erase(key);  // the cache shows it now (or its deletion)
+    }
+    if (old && cur && old->spec == cur->spec && old->meta.annotations == cur->meta.annotations) return;
+    MarkTicket(key);
+    if (const workloads::WorkloadKind* kind = workloads::KindOf(r->spec.workload_ref->kind)) {
+      MarkWorkload(kind, k8s::ObjectKey(r->meta.ns, r->spec.workload_ref->name));
+    }
   });
 }
 
-void TicketSync::Dispatch(const std::string& key, std::function<bool()> write) {
-  // A write refused (one of the key's is queued or in flight) is decided again on a later pass.
-  if (!dispatch_("ticket:" + key, std::move(write))) dirty_ = true;
+void TicketSync::MarkAll() {
+  std::lock_guard<std::mutex> lock(mu_);
+  changes_.all = true;
+}
+
+void TicketSync::MarkWorkload(const workloads::WorkloadKind* kind, const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!changes_.all) changes_.workloads.emplace(kind, key);
+}
+
+void TicketSync::MarkTicket(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!changes_.all) changes_.tickets.insert(key);
+}
+
+void TicketSync::Dispatch(const std::string& key, std::function<bool()> write, std::function<void()> redo) {
+  if (!dispatch_("ticket:" + key, std::move(write))) redo();
 }
 
 void TicketSync::Pass() {
@@ -37,15 +60,32 @@ void TicketSync::Pass() {
   for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
     if (!caches_.workloads(*kind).HasSynced()) return;
   }
-  if (!dirty_.exchange(false)) return;
-  for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
-    for (const auto& w : caches_.workloads(*kind).List()) {
-      if (w->meta.deleting || w->finished || w->part_of_other) continue;
-      if (!workloads::IsQueued(w->meta, caches_.QueuesAll(w->meta.ns))) continue;
-      SyncWorkload(*kind, *w);
-    }
+  Changes changes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::swap(changes, changes_);
   }
-  DeleteOrphans();
+  auto sync = [&](const workloads::WorkloadKind& kind, const workloads::Workload& w) {
+    if (w.meta.deleting || w.finished || w.part_of_other) return;
+    if (!workloads::IsQueued(w.meta, caches_.QueuesAll(w.meta.ns))) return;
+    SyncWorkload(kind, w);
+  };
+  if (changes.all) {
+    for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
+      for (const auto& w : caches_.workloads(*kind).List()) sync(*kind, *w);
+    }
+    for (const auto& run : caches_.runs().List()) DeleteIfOrphan(*run);
+    return;
+  }
+  for (const auto& [kind, key] : changes.workloads) {
+    if (auto w = caches_.workloads(*kind).Get(key)) sync(*kind, *w);
+    // Its ticket, whether the workload is still there or not.
+    const size_t slash = key.find('/');
+    changes.tickets.insert(k8s::ObjectKey(key.substr(0, slash), workloads::TicketName(kind->TicketPrefix(), key.substr(slash + 1))));
+  }
+  for (const std::string& key : changes.tickets) {
+    if (auto run = caches_.runs().Get(key)) DeleteIfOrphan(*run);
+  }
 }
 
 void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job) {
@@ -58,7 +98,14 @@ void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloa
   }
   workloads::TicketSpec want = workloads::TicketSpecOf(kind, job, gpu_resource);
   auto ticket = caches_.runs().Get(key);
+  const workloads::WorkloadKind* kind_ptr = &kind;
+  const std::string workload_key = k8s::ObjectKey(job.meta.ns, job.meta.name);
+  auto redo = [this, kind_ptr, workload_key] { MarkWorkload(kind_ptr, workload_key); };
   if (!ticket) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (created_.count(key) != 0) return;  // created; the runs cache shows it soon
+    }
     k8s::ObjectMeta meta;
     meta.ns = job.meta.ns;
     meta.name = name;
@@ -67,10 +114,15 @@ void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloa
     std::string body = api::EncodeTicket(meta, owner, want.spec);
     Dispatch(key, [this, key, body = std::move(body)] {
       auto r = client_->Create(kRuns.Path(key.substr(0, key.find('/'))), body);
-      if (r.ok() || r.status().IsAlreadyExists()) return true;
+      if (r.ok() || r.status().IsAlreadyExists()) {
+        // Unless the cache has shown it already (its handler ran before this line).
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!caches_.runs().Get(key)) created_.insert(key);
+        return true;
+      }
       spdlog::warn("ticket {}: not created: {}", key, r.status().ToString());
       return false;
-    });
+    }, redo);
     return;
   }
   if (ticket->meta.deleting) return;
@@ -97,26 +149,24 @@ void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloa
     if (r.ok() || r.status().IsNotFound() || r.status().IsConflict()) return true;  // a conflict: decided again
     spdlog::warn("ticket {}: spec not written: {}", key, r.status().ToString());
     return false;
-  });
+  }, redo);
 }
 
-void TicketSync::DeleteOrphans() {
-  for (const auto& run : caches_.runs().List()) {
-    // Only tickets of object kinds: the workload is gone when the cache no longer has it.
-    if (!api::IsTicket(*run) || run->meta.deleting || !workloads::KindOf(run->spec.workload_ref->kind)) continue;
-    if (caches_.WorkloadOf(*run)) continue;
-    const std::string key = RunKey(*run);
-    Dispatch(key, [this, key, ns = run->meta.ns, name = run->meta.name, uid = run->meta.uid] {
-      k8s::DeleteOptions o;
-      o.precondition_uid = uid;
-      k8s::Status s = client_->Delete(kRuns.Path(ns, name), o);
-      if (s.ok() || s.IsNotFound() || s.IsConflict()) {
-        spdlog::info("ticket {}: deleted, its workload is gone", key);
-        return true;
-      }
-      return false;
-    });
-  }
+void TicketSync::DeleteIfOrphan(const Run& run) {
+  // Only tickets of object kinds: the workload is gone when the cache no longer has it.
+  if (!api::IsTicket(run) || run.meta.deleting || !workloads::KindOf(run.spec.workload_ref->kind)) return;
+  if (caches_.WorkloadOf(run)) return;
+  const std::string key = RunKey(run);
+  Dispatch(key, [this, key, ns = run.meta.ns, name = run.meta.name, uid = run.meta.uid] {
+    k8s::DeleteOptions o;
+    o.precondition_uid = uid;
+    k8s::Status s = client_->Delete(kRuns.Path(ns, name), o);
+    if (s.ok() || s.IsNotFound() || s.IsConflict()) {
+      spdlog::info("ticket {}: deleted, its workload is gone", key);
+      return true;
+    }
+    return false;
+  }, [this, key] { MarkTicket(key); });
 }
 
 }  // namespace berth::reconcilers
