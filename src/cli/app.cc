@@ -29,7 +29,9 @@
 #include "cli/manifests.h"
 #include "cli/priority.h"
 #include "k8s/workload_objects.h"
+#include "k8s/objects.h"
 #include "workloads/job.h"
+#include "workloads/pod_group.h"
 #include "cli/queue_view.h"
 #include "cli/run_view.h"
 #include "controller/dashboard_api.h"
@@ -359,23 +361,48 @@ int Queue(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 // ---- priority ----
 
-// `kubectl berth priority job/NAME VALUE` (issue 45): a queued Job's priority is its label, and
-// its ticket job-NAME follows it; waits as for a run, on the ticket.
-int JobPriority(const CommandLine& cl, const std::string& job, int value, std::ostream& out, std::ostream& err) {
+// `kubectl berth priority KIND/NAME VALUE` (issue 45): a queued workload's priority is its label
+// berth.dev/priority and its ticket follows it: job/, jobset/ and pod/ patch that object's label,
+// podgroup/NAME every Pod of the group (the ticket reads its first Pod's). Waits as for a run, on
+// the ticket. `noun` is the prefix before the slash.
+k8s::Status PatchWorkloadPriority(k8s::Client& client, const std::string& ns, const std::string& noun,
+                                  const std::string& name, int value) {
+  const std::string patch = k8s::LabelPatch(workloads::kPriorityLabel, std::to_string(value));
+  const std::string what = noun + " \"" + name + "\" in namespace \"" + ns + "\"";
+  auto one = [&](const std::string& path, const std::string& label) -> k8s::Status {
+    auto patched = client.MergePatch(path, patch);
+    if (patched.ok()) return k8s::Status();
+    const k8s::Status s = patched.status();
+    if (s.IsNotFound()) return k8s::Status::Error(label + " not found", 404, "NotFound");
+    return k8s::Status::Error(label + ": " + s.message(), s.code(), s.reason());
+  };
+  if (noun == "pod") return one(k8s::resources::kPods.Path(ns, name), what);
+  if (noun == "podgroup") {
+    k8s::ListOptions opts;
+    opts.label_selector = std::string(workloads::kPodGroupLabel) + "=" + name;
+    auto pods = client.List(k8s::resources::kPods.Path(ns), opts);
+    if (!pods.ok()) return k8s::Status::Error(what + ": " + pods.status().message(), pods.status().code(), pods.status().reason());
+    if (pods->items.empty()) return k8s::Status::Error(what + " has no Pods (label " + workloads::kPodGroupLabel + "=" + name + ")", 404, "NotFound");
+    for (const auto& item : pods->items) {
+      const std::string pod = k8s::DecodeMeta(item).name;
+      if (k8s::Status s = one(k8s::resources::kPods.Path(ns, pod), "pod \"" + pod + "\" of " + what); !s.ok() && !s.IsNotFound()) return s;
+    }
+    return k8s::Status();
+  }
+  const workloads::WorkloadKind* kind = workloads::KindOf(noun == "job" ? "Job" : "JobSet");
+  return one(kind->Resource().Path(ns, name), what);
+}
+
+int WorkloadPriority(const CommandLine& cl, const std::string& noun, const std::string& name, int value,
+                     std::ostream& out, std::ostream& err) {
   auto session = OpenRun(cl, false);
   if (!session.ok()) return Fail(err, session.status().message());
   const std::string& ns = session->ns;
   k8s::Client& client = *session->client;
-  const std::string path = workloads::Jobs().Resource().Path(ns, job);
-  auto patched = client.MergePatch(path, k8s::LabelPatch(workloads::kPriorityLabel, std::to_string(value)));
-  if (!patched.ok()) {
-    const k8s::Status s = patched.status();
-    if (s.IsNotFound()) return Fail(err, "job \"" + job + "\" not found in namespace \"" + ns + "\"");
-    return Fail(err, "job \"" + job + "\" in namespace \"" + ns + "\": " + s.message());
-  }
-  out << "job/" << job << " label " << workloads::kPriorityLabel << "=" << value << "\n";
+  if (k8s::Status s = PatchWorkloadPriority(client, ns, noun, name, value); !s.ok()) return Fail(err, s.message());
+  out << noun << "/" << name << " label " << workloads::kPriorityLabel << "=" << value << "\n";
   out.flush();
-  const std::string ticket = workloads::TicketName(workloads::Jobs().TicketPrefix(), job);
+  const std::string ticket = workloads::TicketName(noun, name);
   const auto deadline = std::chrono::steady_clock::now() + cl.wait;
   while (true) {
     auto run = client.Get(k8s::resources::kRuns.Path(ns, ticket));
@@ -391,7 +418,7 @@ int JobPriority(const CommandLine& cl, const std::string& job, int value, std::o
     std::this_thread::sleep_for(kObservePoll);
   }
   out << "run/" << ticket << ": the berth controller has not taken the change into account within "
-      << base::FormatDuration(cl.wait) << " (is it running? is the Job labelled berth.dev/queue?); kubectl berth queue shows the queue\n";
+      << base::FormatDuration(cl.wait) << " (is it running? is the " << noun << " labelled berth.dev/queue?); kubectl berth queue shows the queue\n";
   return 0;
 }
 
@@ -399,7 +426,11 @@ int Priority(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const std::string& name = cl.positionals[0];
   auto value = ParsePriority(cl.positionals[1]);
   if (!value.ok()) return Fail(err, value.status().message());
-  if (name.rfind("job/", 0) == 0) return JobPriority(cl, name.substr(4), *value, out, err);
+  // A workload's ticket (issue 45): its label, not the ticket's spec.
+  for (const char* noun : {"job", "jobset", "pod", "podgroup"}) {
+    const std::string prefix = std::string(noun) + "/";
+    if (name.rfind(prefix, 0) == 0) return WorkloadPriority(cl, noun, name.substr(prefix.size()), *value, out, err);
+  }
   auto session = OpenRun(cl, false);
   if (!session.ok()) return Fail(err, session.status().message());
   const std::string& ns = session->ns;

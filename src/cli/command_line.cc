@@ -454,7 +454,9 @@ Flags:
 constexpr std::string_view kPriorityHelp = R"(Change a run's priority (0 lowest .. 100 highest) and show its new place in the queue.
 
 Usage: kubectl berth priority RUN VALUE [-n NS] [--wait DURATION]
-       kubectl berth priority job/NAME VALUE [-n NS] [--wait DURATION]   (a queued Job: its label berth.dev/priority)
+       kubectl berth priority KIND/NAME VALUE [-n NS] [--wait DURATION]
+         KIND job, jobset, pod: a queued workload's label berth.dev/priority;
+         podgroup: the label on every Pod of the group (berth.dev/pod-group=NAME)
 
 The change is one merge patch guarded by the run's resourceVersion (re-read and retried on a
 conflict). The command then waits up to --wait (default 3s) for the controller to take it into

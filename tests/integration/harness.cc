@@ -341,6 +341,13 @@ std::string HttpGet(const std::string& url, int* code, const std::string& bearer
   return status == 0 ? std::string() : out;
 }
 
+CommandResult RunPlugin(const std::string& kubeconfig, const std::vector<std::string>& args) {
+  const std::string bin = BERTH_CONTROLLER_BIN;
+  std::vector<std::string> argv = {"env", "KUBECONFIG=" + kubeconfig, bin.substr(0, bin.rfind("/src/controller/")) + "/src/cli/kubectl-berth"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv);
+}
+
 std::string YamlDocumentsNamed(const std::string& yaml, const std::vector<std::string>& names) {
   std::string out;
   for (size_t pos = 0; pos < yaml.size();) {

@@ -74,6 +74,9 @@ std::string HttpGet(const std::string& url, int* code = nullptr, const std::stri
 // of `names` (metadata.name, indented), each after a "---" line, ready for kubectl apply.
 std::string YamlDocumentsNamed(const std::string& yaml, const std::vector<std::string>& names);
 
+// `kubectl-berth ARGS` (the plugin beside berth-controller in the build tree) with `kubeconfig`.
+CommandResult RunPlugin(const std::string& kubeconfig, const std::vector<std::string>& args);
+
 // Polls `cond` every 20 ms until it holds or `timeout` passes; returns whether it held.
 bool Eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 

@@ -187,15 +187,10 @@ class JobsTest : public EngineTest {
           "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n");
   }
 
-  // `kubectl-berth ARGS -n <test namespace>` (the plugin beside berth-controller in the build tree).
+  // `kubectl-berth ARGS -n <test namespace>`.
   CommandResult Berth(std::vector<std::string> args) {
-    std::string bin = BERTH_CONTROLLER_BIN;
-    const std::string suffix = "/src/controller/berth-controller";
-    bin = bin.substr(0, bin.size() - suffix.size()) + "/src/cli/kubectl-berth";
-    std::vector<std::string> argv = {"env", "KUBECONFIG=" + cp().kubeconfig(), bin};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.insert(argv.end(), {"-n", ns_});
-    return RunCommand(argv);
+    args.insert(args.end(), {"-n", ns_});
+    return RunPlugin(cp().kubeconfig(), args);
   }
 
   json::Document JobDoc(const std::string& name) {

@@ -344,11 +344,17 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
   // The label is the ticket's priority, and a good value moves it.
   CommandResult good = as_tenant({"label", "jobset", "mine", "berth.dev/priority=70", "--overwrite"});
   ASSERT_EQ(good.exit_code, 0) << good.err;
-  EXPECT_TRUE(Eventually([&] {
+  auto ticket_priority = [&] {
     json::Document t = RunDoc("jobset-mine");
     const json::Value* spec = t.IsObject() ? json::Find(t, {"spec"}) : nullptr;
-    return spec != nullptr && json::GetInt(*spec, "priority") == 70;
-  })) << "the ticket's priority does not follow the JobSet's label";
+    return spec == nullptr ? -1 : json::GetInt(*spec, "priority");
+  };
+  EXPECT_TRUE(Eventually([&] { return ticket_priority() == 70; })) << "the ticket's priority does not follow the JobSet's label";
+  // kubectl berth priority jobset/NAME writes the same label.
+  CommandResult plugin = RunPlugin(cp().kubeconfig(), {"priority", "jobset/mine", "30", "-n", ns_});
+  ASSERT_EQ(plugin.exit_code, 0) << plugin.out << plugin.err;
+  EXPECT_NE(plugin.out.find("jobset/mine label berth.dev/priority=30"), std::string::npos) << plugin.out;
+  EXPECT_TRUE(Eventually([&] { return ticket_priority() == 30; })) << ticket_priority();
 }
 
 // Issue 45 item 5, a framework on top: Kubeflow Trainer's TrainJob makes a JobSet. In a namespace

@@ -205,6 +205,36 @@ TEST_F(PodGroupsTest, GroupWithFewerPodsThanItsSizeWaitsWithTheReason) {
   ExpectEachOnItsBookedNode("podgroup-duo", GroupPods("duo"));
 }
 
+// `kubectl berth priority podgroup/NAME VALUE` writes the label on every Pod of the group and the
+// ticket follows; `pod/NAME` a single queued Pod's; a group with no Pods is a sentence and exit 1.
+TEST_F(PodGroupsTest, KubectlBerthPriorityChangesAGroupsAndAPodsLabel) {
+  const std::string nowhere = "    berth.dev/fleet: none-" + ns_ + "\n";  // no such fleet: they wait
+  QueuedPod("g-a", "    berth.dev/pod-group: g\n" + nowhere, "    berth.dev/pod-group-size: \"2\"\n", "sleep 1", 1);
+  QueuedPod("g-b", "    berth.dev/pod-group: g\n" + nowhere, "    berth.dev/pod-group-size: \"2\"\n", "sleep 1", 1);
+  QueuedPod("solo", nowhere, "", "sleep 1", 1);
+  ASSERT_TRUE(Eventually([&] { return Phase("podgroup-g") == "Pending" && Phase("pod-solo") == "Pending"; }))
+      << Phase("podgroup-g") << " " << Phase("pod-solo");
+  auto priority = [&](const std::string& ticket) {
+    json::Document t = RunDoc(ticket);
+    const json::Value* spec = t.IsObject() ? json::Find(t, {"spec"}) : nullptr;
+    return spec == nullptr ? -1 : json::GetInt(*spec, "priority");
+  };
+  CommandResult r = RunPlugin(cp().kubeconfig(), {"priority", "podgroup/g", "80", "-n", ns_});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("podgroup/g label berth.dev/priority=80"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run/podgroup-g: "), std::string::npos) << r.out;
+  for (const std::string pod : {"g-a", "g-b"}) {
+    EXPECT_EQ(Kubectl({"get", "pod", pod, "-o", "jsonpath={.metadata.labels.berth\\.dev/priority}"}).out, "80") << pod;
+  }
+  EXPECT_TRUE(Eventually([&] { return priority("podgroup-g") == 80; })) << priority("podgroup-g");
+  r = RunPlugin(cp().kubeconfig(), {"priority", "pod/solo", "7", "-n", ns_});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(Eventually([&] { return priority("pod-solo") == 7; })) << priority("pod-solo");
+  r = RunPlugin(cp().kubeconfig(), {"priority", "podgroup/nobody", "80", "-n", ns_});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("podgroup \"nobody\" in namespace \"" + ns_ + "\" has no Pods"), std::string::npos) << r.err;
+}
+
 // A higher-priority Run preempts a running Pod group: its Pods are deleted (nothing makes bare
 // Pods again) and its ticket ends Failed / Preempted; the Run starts on the freed machine.
 TEST_F(PodGroupsTest, PreemptedGroupsPodsAreDeletedAndItsTicketEndsPreempted) {
