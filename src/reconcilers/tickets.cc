@@ -102,27 +102,7 @@ void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloa
   const std::string workload_key = k8s::ObjectKey(job.meta.ns, job.meta.name);
   auto redo = [this, kind_ptr, workload_key] { MarkWorkload(kind_ptr, workload_key); };
   if (!ticket) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (created_.count(key) != 0) return;  // created; the runs cache shows it soon
-    }
-    k8s::ObjectMeta meta;
-    meta.ns = job.meta.ns;
-    meta.name = name;
-    if (!want.problem.empty()) meta.annotations[kLabelProblemAnnotation] = want.problem;
-    const k8s::OwnerRef owner{std::string(kind.ApiVersion()), std::string(kind.Kind()), job.meta.name, job.meta.uid, false};
-    std::string body = api::EncodeTicket(meta, owner, want.spec);
-    Dispatch(key, [this, key, body = std::move(body)] {
-      auto r = client_->Create(kRuns.Path(key.substr(0, key.find('/'))), body);
-      if (r.ok() || r.status().IsAlreadyExists()) {
-        // Unless the cache has shown it already (its handler ran before this line).
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!caches_.runs().Get(key)) created_.insert(key);
-        return true;
-      }
-      spdlog::warn("ticket {}: not created: {}", key, r.status().ToString());
-      return false;
-    }, redo);
+    CreateTicket(kind, job, name, want, redo);
     return;
   }
   if (ticket->meta.deleting) return;
@@ -150,6 +130,32 @@ void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloa
     spdlog::warn("ticket {}: spec not written: {}", key, r.status().ToString());
     return false;
   }, redo);
+}
+
+void TicketSync::CreateTicket(const workloads::WorkloadKind& kind, const workloads::Workload& job, const std::string& name,
+                              const workloads::TicketSpec& want, std::function<void()> redo) {
+  const std::string key = k8s::ObjectKey(job.meta.ns, name);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (created_.count(key) != 0) return;  // created; the runs cache shows it soon
+  }
+  k8s::ObjectMeta meta;
+  meta.ns = job.meta.ns;
+  meta.name = name;
+  if (!want.problem.empty()) meta.annotations[kLabelProblemAnnotation] = want.problem;
+  const k8s::OwnerRef owner{std::string(kind.ApiVersion()), std::string(kind.Kind()), job.meta.name, job.meta.uid, false};
+  std::string body = api::EncodeTicket(meta, owner, want.spec);
+  Dispatch(key, [this, key, body = std::move(body)] {
+    auto r = client_->Create(kRuns.Path(key.substr(0, key.find('/'))), body);
+    if (r.ok() || r.status().IsAlreadyExists()) {
+      // Unless the cache has shown it already (its handler ran before this line).
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!caches_.runs().Get(key)) created_.insert(key);
+      return true;
+    }
+    spdlog::warn("ticket {}: not created: {}", key, r.status().ToString());
+    return false;
+  }, std::move(redo));
 }
 
 void TicketSync::DeleteIfOrphan(const Run& run) {

@@ -56,6 +56,9 @@ class TicketSync {
   void MarkWorkload(const workloads::WorkloadKind* kind, const std::string& key);
   void MarkTicket(const std::string& key);
   void SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job);
+  // Creates the ticket `name` of `job` unless one was created that the runs cache does not show yet.
+  void CreateTicket(const workloads::WorkloadKind& kind, const workloads::Workload& job, const std::string& name,
+                    const workloads::TicketSpec& want, std::function<void()> redo);
   void DeleteIfOrphan(const Run& run);
   // `redo`: marks again what the write was for when the dispatcher refuses it (one of the key's
   // writes is queued or in flight), so a later pass decides it again.
