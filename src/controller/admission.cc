@@ -114,4 +114,31 @@ k8s::Result<std::string> ReviewJob(const std::string& request_body) {
   return k8s::AdmissionAllowed(request.uid, *patch);
 }
 
+k8s::Result<std::string> ReviewJobSet(const std::string& request_body) {
+  // A JobSet is a typed object; only fixed paths of it are read (no recursion).
+  auto review = k8s::ParseAdmissionReview(request_body, k8s::json::kMaxDepth);
+  if (!review.ok()) return review.status();
+  const k8s::AdmissionRequest& request = (*review)->request;
+  if (request.operation != "CREATE") return k8s::AdmissionAllowed(request.uid, "");
+  if (request.object == nullptr) {
+    return k8s::Status::Error("the AdmissionReview of a JobSet's CREATE carries no object");
+  }
+  auto patch = k8s::HoldJobSetPatch(*request.object, workloads::kAdmissionGate);
+  if (!patch.ok()) return Refuse(request.uid, patch.status().message());
+  return k8s::AdmissionAllowed(request.uid, *patch);
+}
+
+k8s::Result<std::string> ReviewPod(const std::string& request_body) {
+  auto review = k8s::ParseAdmissionReview(request_body, k8s::json::kMaxDepth);
+  if (!review.ok()) return review.status();
+  const k8s::AdmissionRequest& request = (*review)->request;
+  if (request.operation != "CREATE") return k8s::AdmissionAllowed(request.uid, "");
+  if (request.object == nullptr) {
+    return k8s::Status::Error("the AdmissionReview of a Pod's CREATE carries no object");
+  }
+  auto patch = k8s::HoldPodPatch(*request.object, workloads::kAdmissionGate);
+  if (!patch.ok()) return Refuse(request.uid, patch.status().message());
+  return k8s::AdmissionAllowed(request.uid, *patch);
+}
+
 }  // namespace berth::controller

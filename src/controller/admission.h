@@ -46,6 +46,21 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
 // failurePolicy Fail: either way the Job is not created unheld.
 k8s::Result<std::string> ReviewJob(const std::string& request_body);
 
+// Issue 45 (2), the webhook that holds JobSets on Kubernetes 1.35 (1.36+: the chart's
+// MutatingAdmissionPolicy <fullname>-jobsets). As ReviewJob, with k8s::HoldJobSetPatch: the
+// selectors choose, every JobSet created that reaches it is held; one berth cannot hold is refused
+// (422, with the sentence); a malformed request is an error (HTTP 400).
+k8s::Result<std::string> ReviewJobSet(const std::string& request_body);
+
+// Issue 45 (3), the webhook that gates queued Pods and Pod groups' Pods on Kubernetes 1.35 (1.36+:
+// the chart's MutatingAdmissionPolicy <fullname>-pod-groups). The chart sends the CREATE of Pods
+// labelled berth.dev/queue "true", and of Pods labelled berth.dev/pod-group in a namespace
+// labelled berth.dev/queue-all "true"; the policy's exclusions are applied here
+// (k8s::PodHeldAtCreation: not berth's own Pods, not a Job's Pods, which are allowed unchanged).
+// A held Pod gets the gate berth.dev/admission (k8s::HoldPodPatch); another operation is allowed
+// unchanged; a malformed request is an error (HTTP 400).
+k8s::Result<std::string> ReviewPod(const std::string& request_body);
+
 // "spec.template cannot change while the run is placed (phase Running): ..." (the chart's
 // admission policy says the same).
 std::string PlacedTemplateChange(const std::string& phase);

@@ -149,6 +149,19 @@ void Manager::SetUpWebhookServer(const HttpLimits& limits) {
     if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
     return HttpReply{200, "application/json", review.value(), {}};
   }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
+  // Issue 45 (2, 3): JobSets, and queued Pods and Pod groups' Pods, the same way on 1.35.
+  webhook_server_->Handle("/mutate-jobsets", [](const HttpRequestView& req) {
+    if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
+    auto review = ReviewJobSet(req.body);
+    if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
+    return HttpReply{200, "application/json", review.value(), {}};
+  }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
+  webhook_server_->Handle("/mutate-pods", [](const HttpRequestView& req) {
+    if (req.method != "POST") return HttpReply{405, "text/plain; charset=utf-8", "POST an AdmissionReview\n", {}};
+    auto review = ReviewPod(req.body);
+    if (!review.ok()) return HttpReply{400, "text/plain; charset=utf-8", review.status().message() + "\n", {}};
+    return HttpReply{200, "application/json", review.value(), {}};
+  }, RouteOptions{{"POST"}, kMaxAdmissionReviewBytes});
 }
 
 void Manager::SetUpProbeServer(const HttpLimits& limits) {

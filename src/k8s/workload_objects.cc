@@ -234,4 +234,68 @@ Result<std::string> HoldJobPatch(const json::Value& job, const std::string& gate
   return patch + "]";
 }
 
+Result<std::string> HoldJobSetPatch(const json::Value& jobset, const std::string& gate) {
+  const json::Value* spec = jobset.IsObject() ? json::Find(jobset, {"spec"}) : nullptr;
+  if (spec == nullptr || !spec->IsObject()) {
+    return Status::Error("berth cannot hold a JobSet without a spec object");
+  }
+  std::string patch = R"([{"op":"add","path":"/spec/suspend","value":true})";
+  const json::Value* jobs = json::Find(*spec, {"replicatedJobs"});
+  if (jobs == nullptr || jobs->IsNull()) return patch + "]";  // no Pod template: suspend only (as the policy)
+  if (!jobs->IsArray()) {
+    return Status::Error("berth cannot hold a JobSet whose spec.replicatedJobs is not a list");
+  }
+  const std::string gate_object = R"({"name":)" + json::Quote(gate) + "}";
+  for (rapidjson::SizeType i = 0; i < jobs->Size(); ++i) {
+    const json::Value& rj = (*jobs)[i];
+    const json::Value* pod_spec = rj.IsObject() ? json::Find(rj, {"template", "spec", "template", "spec"}) : nullptr;
+    if (pod_spec == nullptr || !pod_spec->IsObject()) {
+      return Status::Error("berth cannot hold a JobSet whose spec.replicatedJobs[" + std::to_string(i) +
+                           "] has no template.spec.template.spec: there is no Pod template to gate");
+    }
+    const std::string path = "/spec/replicatedJobs/" + std::to_string(i) + "/template/spec/template/spec/schedulingGates";
+    const json::Value* gates = json::Find(*pod_spec, {"schedulingGates"});
+    if (gates == nullptr || !gates->IsArray()) {
+      patch += R"(,{"op":"add","path":")" + path + R"(","value":[)" + gate_object + "]}";
+    } else if (!HasGate(*pod_spec, gate, {"schedulingGates"})) {
+      patch += R"(,{"op":"add","path":")" + path + R"(/-","value":)" + gate_object + "}";
+    }
+  }
+  return patch + "]";
+}
+
+bool PodHeldAtCreation(const json::Value& pod) {
+  if (!pod.IsObject()) return false;
+  const json::Value* labels = json::Find(pod, {"metadata", "labels"});
+  const bool has_labels = labels != nullptr && labels->IsObject();
+  if (has_labels && labels->HasMember("berth.dev/run")) return false;  // berth's own Pod
+  if (const json::Value* owners = json::Find(pod, {"metadata", "ownerReferences"}); owners != nullptr && owners->IsArray()) {
+    for (const auto& o : owners->GetArray()) {
+      if (!o.IsObject()) continue;
+      const json::Value* controller = json::Find(o, {"controller"});
+      if (controller != nullptr && controller->IsBool() && controller->GetBool() && json::GetString(o, "kind") == "Job" &&
+          json::GetString(o, "apiVersion") == "batch/v1") {
+        return false;  // a Job's Pod: the Job is held, its template carries the gate
+      }
+    }
+  }
+  if (!has_labels) return false;
+  return json::GetString(*labels, "berth.dev/queue") == "true" || labels->HasMember("berth.dev/pod-group");
+}
+
+Result<std::string> HoldPodPatch(const json::Value& pod, const std::string& gate) {
+  if (!PodHeldAtCreation(pod)) return std::string();
+  const json::Value* spec = json::Find(pod, {"spec"});
+  if (spec == nullptr || !spec->IsObject()) {
+    return Status::Error("berth cannot hold a Pod without a spec object");
+  }
+  const std::string gate_object = R"({"name":)" + json::Quote(gate) + "}";
+  const json::Value* gates = json::Find(*spec, {"schedulingGates"});
+  if (gates == nullptr || !gates->IsArray()) {
+    return R"([{"op":"add","path":"/spec/schedulingGates","value":[)" + gate_object + "]}]";
+  }
+  if (HasGate(pod, gate)) return std::string();
+  return R"([{"op":"add","path":"/spec/schedulingGates/-","value":)" + gate_object + "}]";
+}
+
 }  // namespace berth::k8s

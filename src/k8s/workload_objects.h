@@ -65,4 +65,23 @@ std::string PinPodPatch(const json::Value& pod, const PinSpec& pin);
 // refuse such a Job anyway).
 Result<std::string> HoldJobPatch(const json::Value& job, const std::string& gate);
 
+// Issue 45 (2), the 1.35 webhook for JobSets: the JSON patch that holds a JobSet being created as
+// the chart's MutatingAdmissionPolicy <fullname>-jobsets does on 1.36+: spec.suspend true, and the
+// gate in every replicated Job's Pod template (template.spec.template.spec.schedulingGates, after
+// its own gates; not twice). A JobSet without replicatedJobs is only suspended (as the policy). An
+// error (with a sentence) when spec is not an object, replicatedJobs is not a list, or one of them
+// has no Pod template object (the API server would refuse such a JobSet anyway).
+Result<std::string> HoldJobSetPatch(const json::Value& jobset, const std::string& gate);
+
+// Whether a Pod being created is one the chart's MutatingAdmissionPolicy <fullname>-pod-groups
+// gates, given that the webhook's selectors sent it (label berth.dev/queue "true", or label
+// berth.dev/pod-group in a namespace labelled berth.dev/queue-all "true"): not berth's own Pod
+// (label berth.dev/run), not a Pod whose controller is a batch/v1 Job, and labelled
+// berth.dev/queue "true" or berth.dev/pod-group.
+bool PodHeldAtCreation(const json::Value& pod);
+
+// The JSON patch adding `gate` to a Pod being created that PodHeldAtCreation holds ("" when it is
+// not held or is gated already). An error when a held Pod has no spec object.
+Result<std::string> HoldPodPatch(const json::Value& pod, const std::string& gate);
+
 }  // namespace berth::k8s

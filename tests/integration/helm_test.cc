@@ -159,11 +159,14 @@ struct ReleaseNames {
   std::string webhook;  // MutatingWebhookConfiguration: "<full>-runs.<namespace>"
   std::string secret;   // the webhook's certificate: "<full>-webhook-cert"
   std::string jobs_webhook;  // issue 45, the 1.35 hold of queued Jobs: "<full>-jobs.<namespace>"
+  std::string jobsets_webhook;  // issue 45, JobSets on 1.35: "<full>-jobsets.<namespace>"
+  std::string pods_webhook;     // issue 45, queued Pods and Pod groups on 1.35: "<full>-pods.<namespace>"
 };
 
 ReleaseNames NamesOf(const std::string& release, const std::string& ns) {
   std::string full = release.find("berth") != std::string::npos ? release + "-controller" : release + "-berth-controller";
-  return {full, full + "." + ns, full + "-runs." + ns, full + "-webhook-cert", full + "-jobs." + ns};
+  return {full, full + "." + ns, full + "-runs." + ns, full + "-webhook-cert", full + "-jobs." + ns,
+          full + "-jobsets." + ns, full + "-pods." + ns};
 }
 
 // The webhook's certificate as the cluster holds it: the Secret's data (base64) and the
@@ -181,7 +184,8 @@ class HelmChart : public IntegrationTest {
       Helm({"uninstall", release, "-n", ns, "--ignore-not-found"});
       ReleaseNames n = NamesOf(release, ns);
       cp().Kubectl({"delete", "clusterrole,clusterrolebinding", n.cluster, "--ignore-not-found", "--wait=false"});
-      cp().Kubectl({"delete", "mutatingwebhookconfiguration", n.webhook, n.jobs_webhook, "--ignore-not-found", "--wait=false"});
+      cp().Kubectl({"delete", "mutatingwebhookconfiguration", n.webhook, n.jobs_webhook, n.jobsets_webhook,
+                    n.pods_webhook, "--ignore-not-found", "--wait=false"});
       if (ServesAdmissionPolicies()) {
         cp().Kubectl({"delete",
                       "mutatingadmissionpolicy,mutatingadmissionpolicybinding,validatingadmissionpolicy,"
@@ -296,6 +300,9 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    "MutatingWebhookConfiguration/berth-controller-runs.berth-system",
                                    // Issue 45: holds queued Jobs where the MutatingAdmissionPolicy is not served.
                                    "MutatingWebhookConfiguration/berth-controller-jobs.berth-system",
+                                   // Issue 45: JobSets, and queued Pods and Pod groups, the same way.
+                                   "MutatingWebhookConfiguration/berth-controller-jobsets.berth-system",
+                                   "MutatingWebhookConfiguration/berth-controller-pods.berth-system",
                                    // Issue 44: rendered on every version (admission-policies.yaml).
                                    "ValidatingAdmissionPolicy/berth-controller-placed-runs.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-pods.berth-system",
@@ -736,12 +743,15 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallKeepTheCertificateAndLeaveOnlyT
   EXPECT_EQ(expected.count("mutatingwebhookconfiguration/" + n.webhook), 1u);
   EXPECT_EQ(expected.count("mutatingwebhookconfiguration/" + n.jobs_webhook), 1u);
   // Both webhook configurations trust the one CA (issue 45: the Jobs' failurePolicy is Fail).
-  YAML::Node jobs_mwc = Object("", "mutatingwebhookconfiguration", n.jobs_webhook);
-  ASSERT_TRUE(jobs_mwc.IsMap());
-  EXPECT_EQ(jobs_mwc["webhooks"].size(), 2u);
-  for (const auto& w : jobs_mwc["webhooks"]) {
-    EXPECT_EQ(w["clientConfig"]["caBundle"].as<std::string>(""), CertOf(release, ns).bundle);
-    EXPECT_EQ(w["failurePolicy"].as<std::string>(""), "Fail");
+  // So do those of JobSets and Pods (issue 45 on 1.35), each of two entries.
+  for (const std::string& name : {n.jobs_webhook, n.jobsets_webhook, n.pods_webhook}) {
+    YAML::Node mwc = Object("", "mutatingwebhookconfiguration", name);
+    ASSERT_TRUE(mwc.IsMap()) << name;
+    EXPECT_EQ(mwc["webhooks"].size(), 2u) << name;
+    for (const auto& w : mwc["webhooks"]) {
+      EXPECT_EQ(w["clientConfig"]["caBundle"].as<std::string>(""), CertOf(release, ns).bundle) << name;
+      EXPECT_EQ(w["failurePolicy"].as<std::string>(""), "Fail") << name;
+    }
   }
   EXPECT_TRUE(Object("", "crd", "runs.berth.dev").IsMap());
   EXPECT_TRUE(Object("", "crd", "fleets.berth.dev").IsMap());
@@ -891,16 +901,21 @@ TEST_F(HelmChart, InstallUpgradeRollbackUninstallPickAdmissionPoliciesWhereServe
       for (const auto& kind : policy_kinds) policies += Object("", kind, n.webhook).IsMap() ? 1 : 0;
     }
     const bool webhook = Object("", "mutatingwebhookconfiguration", n.webhook).IsMap();
-    const bool jobs_webhook = Object("", "mutatingwebhookconfiguration", n.jobs_webhook).IsMap();  // issue 45
+    const bool jobs_webhook = Object("", "mutatingwebhookconfiguration", n.jobs_webhook).IsMap() &&  // issue 45
+                              Object("", "mutatingwebhookconfiguration", n.jobsets_webhook).IsMap() &&
+                              Object("", "mutatingwebhookconfiguration", n.pods_webhook).IsMap();
+    const bool any_workload_webhook = Object("", "mutatingwebhookconfiguration", n.jobs_webhook).IsMap() ||
+                                      Object("", "mutatingwebhookconfiguration", n.jobsets_webhook).IsMap() ||
+                                      Object("", "mutatingwebhookconfiguration", n.pods_webhook).IsMap();
     const bool secret = Object(ns, "secret", n.secret).IsMap();
     std::vector<std::string> args = Strings(Container(Object(ns, "deployment", n.full))["args"]);
     const bool serving = std::any_of(args.begin(), args.end(), [](const std::string& a) {
       return a.rfind("--webhook-bind-address=", 0) == 0;
     });
-    if (policies == 4 && !webhook && !jobs_webhook && !secret && !serving) return std::string("policies");
+    if (policies == 4 && !webhook && !any_workload_webhook && !secret && !serving) return std::string("policies");
     if (policies == 0 && webhook && jobs_webhook && secret && serving) return std::string("webhook");
     return "mixed: " + std::to_string(policies) + " policy objects, webhook configuration " + (webhook ? "yes" : "no") +
-           ", Jobs' webhook configuration " + (jobs_webhook ? "yes" : "no") +
+           ", Jobs'/JobSets'/Pods' webhook configurations " + (jobs_webhook ? "all" : any_workload_webhook ? "some" : "none") +
            ", Secret " + (secret ? "yes" : "no") + ", --webhook-bind-address " + (serving ? "yes" : "no");
   };
   if (!served) {
@@ -1101,9 +1116,9 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
   }
   // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, 3 ValidatingAdmissionPolicies
   // and their bindings (issue 44), those of Jobs, JobSets, Pod groups and tickets and the Jobs'
-  // MutatingWebhookConfiguration (issue 45).
-  ASSERT_EQ(names[ns_].size(), 18u);
-  ASSERT_EQ(names[ns_b].size(), 18u);
+  // MutatingWebhookConfiguration, and those of JobSets and Pods (issue 45).
+  ASSERT_EQ(names[ns_].size(), 20u);
+  ASSERT_EQ(names[ns_b].size(), 20u);
   for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
   // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own

@@ -13,6 +13,7 @@
 #include "engine_fixture.h"
 #include "k8s/json.h"
 #include "real_nodes.h"
+#include "workload_webhooks.h"
 
 namespace berth::testing {
 namespace {
@@ -23,21 +24,13 @@ using k8s::resources::kPods;
 const char* kNode0 = "jobsets-gpu-0";
 const char* kNode1 = "jobsets-gpu-1";
 
-// The chart's policies for Jobs, JobSets and tickets, rendered for a release in berth-system, with
-// the chart's ServiceAccount replaced by "admin" (berth-controller runs as the control plane's
-// admin user in tests, as jobs_test explains).
-std::string ChartWorkloadPolicies() {
-  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
-                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
-                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
-                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
-                                "templates/admission-policies.yaml"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string docs = YamlDocumentsNamed(r.out, {"berth-controller-jobs.berth-system", "berth-controller-jobsets.berth-system",
-                                                "berth-controller-tickets.berth-system"});
-  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
-  for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
-  return docs;
+// The chart's policies for Jobs, JobSets and tickets, rendered for a release in berth-system as Helm
+// renders them on this API server (the MutatingAdmissionPolicies, or on 1.35 the webhooks
+// <full>-jobs and <full>-jobsets), with the chart's ServiceAccount replaced by "admin"
+// (berth-controller runs as the control plane's admin user in tests, as jobs_test explains).
+WorkloadWebhooks& Hooks() {
+  static WorkloadWebhooks hooks;
+  return hooks;
 }
 
 // A JobSet of `replicated` replicated Jobs (named r0, r1, ...) of one Pod each, each Pod running
@@ -68,17 +61,48 @@ class JobSetsTest : public EngineTest {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}}},
                      /*workload_controllers=*/true);
-    const std::string policies = ChartWorkloadPolicies();
+    ControlPlane& cp = ControlPlane::Get();
+    WorkloadWebhooks& hooks = Hooks();
+    hooks.webhook = WorkloadWebhooks::Needed(cp);
+    const std::string policies = WorkloadWebhooks::Render(
+        hooks.webhook, {"berth-controller-jobs.berth-system", "berth-controller-jobsets.berth-system",
+                        "berth-controller-tickets.berth-system"});
+    ASSERT_NE(policies.find(hooks.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
+              std::string::npos)
+        << policies;
     ASSERT_NE(policies.find("berth-controller-jobsets.berth-system"), std::string::npos) << policies;
-    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
     ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    // A labelled JobSet created (dry run) comes back suspended once the policy takes effect.
+    if (hooks.webhook) {
+      // 1.35: each test's berth-controller serves the chart's webhooks for Jobs and JobSets.
+      const std::string failed = hooks.PointAtThisMachine(
+          cp, {{"berth-controller-jobs.berth-system", "/mutate-jobs"}, {"berth-controller-jobsets.berth-system", "/mutate-jobsets"}});
+      ASSERT_EQ(failed, "");
+      return;
+    }
+    ASSERT_TRUE(HeldAtCreation()) << "the chart's MutatingAdmissionPolicy for JobSets never took effect";
+  }
+
+  // Whether a labelled JobSet created now (dry run) comes back suspended with the gate in its Pod
+  // template, retried for up to 60 s: a policy takes effect a moment after it is created, the
+  // webhook once berth-controller serves it.
+  static bool HeldAtCreation() {
     const std::string probe = JobSetYaml("probe", "    berth.dev/queue: \"true\"\n", 1, "true", 0);
-    ASSERT_TRUE(Eventually([&] {
+    return Eventually([&] {
       CommandResult r = ControlPlane::Get().Kubectl(
-          {"create", "-n", "default", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.suspend}"}, probe);
-      return r.exit_code == 0 && r.out == "true";
-    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for JobSets never took effect";
+          {"create", "-n", "default", "--dry-run=server", "-f", "-", "-o",
+           "jsonpath={.spec.suspend} {.spec.replicatedJobs[0].template.spec.template.spec.schedulingGates[*].name}"},
+          probe);
+      return r.exit_code == 0 && r.out == "true berth.dev/admission";
+    }, std::chrono::seconds(60));
+  }
+
+  void SetUp() override {
+    controller_args_ = Hooks().ControllerArgs();
+    EngineTest::SetUp();
+    if (Hooks().webhook) {
+      ASSERT_TRUE(HeldAtCreation()) << "berth's webhook for JobSets never held a queued JobSet";
+    }
   }
 
   void TearDown() override {

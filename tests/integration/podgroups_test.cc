@@ -9,6 +9,7 @@
 #include "engine_fixture.h"
 #include "k8s/json.h"
 #include "real_nodes.h"
+#include "workload_webhooks.h"
 
 namespace berth::testing {
 namespace {
@@ -20,21 +21,13 @@ using k8s::resources::kPods;
 const char* kNode0 = "pg-gpu-0";
 const char* kNode1 = "pg-gpu-1";
 
-// The chart's policies for Pods and tickets, rendered for a release in berth-system. berth-controller
-// and kube-scheduler run in these tests as the control plane's admin user (not as the chart's
-// ServiceAccount): the policies name "admin" where the chart names berth's ServiceAccount.
-std::string ChartPodPolicies() {
-  CommandResult r = RunCommand({"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
-                                "--namespace", "berth-system", "--set", "admissionPolicies=true", "--api-versions",
-                                "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
-                                "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy", "--show-only",
-                                "templates/admission-policies.yaml"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string docs =
-      YamlDocumentsNamed(r.out, {"berth-controller-pod-groups.berth-system", "berth-controller-tickets.berth-system"});
-  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
-  for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
-  return docs;
+// The chart's policies for Pods and tickets, rendered for a release in berth-system as Helm renders
+// them on this API server (the MutatingAdmissionPolicy, or on 1.35 the webhook <full>-pods).
+// berth-controller and kube-scheduler run in these tests as the control plane's admin user (not as
+// the chart's ServiceAccount): the policies name "admin" where the chart names berth's ServiceAccount.
+WorkloadWebhooks& Hooks() {
+  static WorkloadWebhooks hooks;
+  return hooks;
 }
 
 class PodGroupsTest : public EngineTest {
@@ -45,19 +38,45 @@ class PodGroupsTest : public EngineTest {
     RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "pg-gpu"}, {"zone", "z1"}}},
                       {kNode1, 8, "4Gi", {{"pool", "pg-gpu"}, {"zone", "z1"}}}},
                      /*workload_controllers=*/true);
-    const std::string policies = ChartPodPolicies();
-    ASSERT_NE(policies.find("kind: MutatingAdmissionPolicy"), std::string::npos) << policies;
-    CommandResult applied = ControlPlane::Get().Kubectl({"apply", "-f", "-"}, policies);
+    ControlPlane& cp = ControlPlane::Get();
+    WorkloadWebhooks& hooks = Hooks();
+    hooks.webhook = WorkloadWebhooks::Needed(cp);
+    std::vector<std::string> names = {"berth-controller-pod-groups.berth-system", "berth-controller-tickets.berth-system"};
+    // The webhook configuration for Pods (1.35) shares its name with the ValidatingAdmissionPolicy
+    // of berth's marks on Pods, which comes along (it refuses no Pod "admin" creates).
+    if (hooks.webhook) names.push_back("berth-controller-pods.berth-system");
+    const std::string policies = WorkloadWebhooks::Render(hooks.webhook, names);
+    ASSERT_NE(policies.find(hooks.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
+              std::string::npos)
+        << policies;
+    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
     ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    // A policy takes effect a moment after it is created: a labelled Pod created (dry run) comes
-    // back gated once it does.
+    if (hooks.webhook) {
+      // 1.35: each test's berth-controller serves the chart's webhook for Pods.
+      ASSERT_EQ(hooks.PointAtThisMachine(cp, {{"berth-controller-pods.berth-system", "/mutate-pods"}}), "");
+      return;
+    }
+    ASSERT_TRUE(GatedAtCreation()) << "the chart's MutatingAdmissionPolicy for Pods never took effect";
+  }
+
+  // Whether a labelled Pod created now (dry run) comes back gated, retried for up to 60 s: a policy
+  // takes effect a moment after it is created, the webhook once berth-controller serves it.
+  static bool GatedAtCreation() {
     const std::string probe = "apiVersion: v1\nkind: Pod\nmetadata: {name: probe, namespace: default, labels: "
                               "{berth.dev/queue: \"true\"}}\nspec:\n  containers: [{name: main, image: busybox}]\n";
-    ASSERT_TRUE(Eventually([&] {
+    return Eventually([&] {
       CommandResult r = ControlPlane::Get().Kubectl(
           {"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.schedulingGates[*].name}"}, probe);
       return r.exit_code == 0 && r.out == "berth.dev/admission";
-    }, std::chrono::seconds(60))) << "the chart's MutatingAdmissionPolicy for Pods never took effect";
+    }, std::chrono::seconds(60));
+  }
+
+  void SetUp() override {
+    controller_args_ = Hooks().ControllerArgs();
+    EngineTest::SetUp();
+    if (Hooks().webhook) {
+      ASSERT_TRUE(GatedAtCreation()) << "berth's webhook for Pods never gated a queued Pod";
+    }
   }
 
   void TearDown() override {

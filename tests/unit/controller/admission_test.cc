@@ -326,6 +326,145 @@ TEST(AdmissionTest, AJobBerthCannotHoldIsRefusedAndHostileBodiesAreErrors) {
             R"({"op":"add","path":"/spec/template/spec/schedulingGates/-","value":{"name":"berth.dev/admission"}}])");
 }
 
+// Issue 45 (2): the 1.35 webhook for JobSets. `spec` is the JobSet's spec JSON.
+std::string JobSetReview(const std::string& operation, const std::string& spec) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","namespace":"ml","operation":")" +
+         operation + R"(","object":{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"js",)" +
+         R"("namespace":"ml","labels":{"berth.dev/queue":"true"}},"spec":)" + spec + "}}}";
+}
+
+// A replicated Job whose Pod template's spec is `pod_spec`.
+std::string ReplicatedJob(const std::string& name, const std::string& pod_spec) {
+  return R"({"name":")" + name + R"(","replicas":2,"template":{"spec":{"template":{"spec":)" + pod_spec + "}}}}";
+}
+
+// The same as the chart's MutatingAdmissionPolicy <fullname>-jobsets: suspend, and the gate in
+// every replicated Job's Pod template, after its own gates and never twice.
+TEST(AdmissionTest, HoldsAJobSetBeingCreatedSuspendedWithTheGateInEveryReplicatedJob) {
+  const std::string c = R"("containers":[{"name":"main","image":"busybox"}])";
+  EXPECT_EQ(Patch(ReviewJobSet(JobSetReview("CREATE", R"({"suspend":false,"replicatedJobs":[)" + ReplicatedJob("driver", "{" + c + "}") +
+                                                          "," + ReplicatedJob("workers", R"({"schedulingGates":[{"name":"mine"}],)" + c + "}") +
+                                                          "," + ReplicatedJob("held", R"({"schedulingGates":[{"name":"berth.dev/admission"}],)" + c + "}") +
+                                                          "]}")).value()),
+            R"([{"op":"add","path":"/spec/suspend","value":true},)"
+            R"({"op":"add","path":"/spec/replicatedJobs/0/template/spec/template/spec/schedulingGates","value":[{"name":"berth.dev/admission"}]},)"
+            R"({"op":"add","path":"/spec/replicatedJobs/1/template/spec/template/spec/schedulingGates/-","value":{"name":"berth.dev/admission"}}])");
+  // No replicated Jobs (the API server refuses such a JobSet): suspended only, as the policy does.
+  EXPECT_EQ(Patch(ReviewJobSet(JobSetReview("CREATE", "{}")).value()), R"([{"op":"add","path":"/spec/suspend","value":true}])");
+  // Only creation is held.
+  EXPECT_EQ(Patch(ReviewJobSet(JobSetReview("UPDATE", R"({"suspend":false,"replicatedJobs":[]})")).value()), "");
+  EXPECT_EQ(Patch(ReviewJobSet(R"({"request":{"uid":"u-1","operation":"DELETE"}})").value()), "");
+}
+
+// A JobSet berth cannot hold is refused with a sentence; hostile bodies are errors or refusals,
+// never an unheld JobSet, never an exception.
+TEST(AdmissionTest, AJobSetBerthCannotHoldIsRefusedAndHostileBodiesAreErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[]", "berth cannot hold a JobSet without a spec object"},
+      {"1", "berth cannot hold a JobSet without a spec object"},
+      {R"({"replicatedJobs":{}})", "berth cannot hold a JobSet whose spec.replicatedJobs is not a list"},
+      {R"({"replicatedJobs":[1]})",
+       "berth cannot hold a JobSet whose spec.replicatedJobs[0] has no template.spec.template.spec: there is no Pod template to gate"},
+      {R"({"replicatedJobs":[)" + ReplicatedJob("a", "{}") + R"(,{"name":"b","template":{"spec":{}}}]})",
+       "berth cannot hold a JobSet whose spec.replicatedJobs[1] has no template.spec.template.spec: there is no Pod template to gate"},
+      {R"({"replicatedJobs":[)" + ReplicatedJob("a", "[]") + "]}",
+       "berth cannot hold a JobSet whose spec.replicatedJobs[0] has no template.spec.template.spec: there is no Pod template to gate"},
+  };
+  for (const auto& [spec, message] : cases) {
+    auto r = ReviewJobSet(JobSetReview("CREATE", spec));
+    ASSERT_TRUE(r.ok()) << spec;
+    auto doc = json::Parse(*r);
+    ASSERT_TRUE(doc.ok());
+    EXPECT_FALSE(json::Find(*doc, {"response", "allowed"})->GetBool()) << spec;
+    EXPECT_EQ(json::GetInt(*json::Find(*doc, {"response", "status"}), "code"), 422);
+    EXPECT_EQ(json::GetString(json::Find(*doc, {"response", "status", "message"})), message);
+  }
+  for (const std::string& body : std::vector<std::string>{"", "[]", "{}", "not json", R"({"request":{}})",
+                                 R"({"request":{"uid":"u-1","operation":"CREATE","object":null}})", std::string(1 << 20, '{'),
+                                 std::string(1 << 20, '[')}) {
+    auto r = ReviewJobSet(body);
+    if (r.ok()) {
+      EXPECT_EQ(r->find(R"("allowed":true)"), std::string::npos) << body.substr(0, 80) << ": " << *r;
+    }
+  }
+  EXPECT_FALSE(ReviewJobSet(R"({"request":{"uid":"u-1","operation":"CREATE"}})").ok());
+  // Many replicated Jobs with a large image: each is gated.
+  std::string jobs;
+  for (int i = 0; i < 500; ++i) {
+    jobs += std::string(i ? "," : "") + ReplicatedJob("r" + std::to_string(i), R"({"containers":[{"name":"c","image":")" + std::string(2000, 'x') + R"("}]})");
+  }
+  const std::string patch = Patch(ReviewJobSet(JobSetReview("CREATE", R"({"replicatedJobs":[)" + jobs + "]}")).value());
+  EXPECT_NE(patch.find(R"("path":"/spec/replicatedJobs/499/template/spec/template/spec/schedulingGates")"), std::string::npos);
+  EXPECT_EQ(json::Parse(patch)->Size(), 501u);
+}
+
+// Issue 45 (3): the 1.35 webhook for Pods. `metadata` is the Pod's metadata JSON, `spec` its spec.
+std::string PodReview(const std::string& operation, const std::string& metadata, const std::string& spec) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","namespace":"ml","operation":")" +
+         operation + R"(","object":{"apiVersion":"v1","kind":"Pod","metadata":)" + metadata + R"(,"spec":)" + spec + "}}}";
+}
+
+// The same Pods as the chart's MutatingAdmissionPolicy <fullname>-pod-groups: a queued Pod and a
+// Pod group's Pod get the gate (after their own, never twice); berth's own Pods and a Job's Pods
+// are allowed unchanged, whatever their labels.
+TEST(AdmissionTest, GatesAQueuedPodOrAPodGroupsPodButNotAJobsOrBerthsOwn) {
+  const std::string c = R"({"containers":[{"name":"main","image":"busybox"}]})";
+  const std::string gate = R"([{"op":"add","path":"/spec/schedulingGates","value":[{"name":"berth.dev/admission"}]}])";
+  EXPECT_EQ(Patch(ReviewPod(PodReview("CREATE", R"({"name":"p","labels":{"berth.dev/queue":"true"}})", c)).value()), gate);
+  EXPECT_EQ(Patch(ReviewPod(PodReview("CREATE", R"({"generateName":"p-","labels":{"berth.dev/pod-group":"g"}})", c)).value()), gate);
+  EXPECT_EQ(Patch(ReviewPod(PodReview("CREATE", R"({"name":"p","labels":{"berth.dev/queue":"true"}})",
+                                      R"({"schedulingGates":[{"name":"mine"}],"containers":[]})")).value()),
+            R"([{"op":"add","path":"/spec/schedulingGates/-","value":{"name":"berth.dev/admission"}}])");
+  EXPECT_EQ(Patch(ReviewPod(PodReview("CREATE", R"({"name":"p","labels":{"berth.dev/queue":"true"}})",
+                                      R"({"schedulingGates":[{"name":"berth.dev/admission"}]})")).value()), "");
+  // Not held: berth's own Pod; a Job's Pod (controller batch/v1 Job); a Pod the selectors should not
+  // have sent (label "false", no labels).
+  const std::string job_owner = R"("ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"x","controller":true}])";
+  for (const std::string& metadata : std::vector<std::string>{R"({"name":"p","labels":{"berth.dev/queue":"true","berth.dev/run":"r"}})",
+                                     R"({"name":"p","labels":{"berth.dev/pod-group":"g","berth.dev/run":"r"}})",
+                                     R"({"name":"p","labels":{"berth.dev/queue":"true"},)" + job_owner + "}",
+                                     R"({"name":"p","labels":{"berth.dev/pod-group":"g"},)" + job_owner + "}",
+                                     std::string(R"({"name":"p","labels":{"berth.dev/queue":"false"}})"), std::string(R"({"name":"p"})")}) {
+    EXPECT_EQ(Patch(ReviewPod(PodReview("CREATE", metadata, c)).value()), "") << metadata;
+  }
+  // A Job that owns it without being its controller, or a controller of another kind: held.
+  for (const std::string owner : {R"({"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"x"})",
+                                  R"({"apiVersion":"batch/v1","kind":"Job","name":"j","uid":"x","controller":false})",
+                                  R"({"apiVersion":"apps/v1","kind":"ReplicaSet","name":"j","uid":"x","controller":true})",
+                                  R"({"apiVersion":"example.com/v1","kind":"Job","name":"j","uid":"x","controller":true})"}) {
+    EXPECT_EQ(Patch(ReviewPod(PodReview("CREATE", R"({"name":"p","labels":{"berth.dev/queue":"true"},"ownerReferences":[)" + owner + "]}", c))
+                        .value()),
+              gate)
+        << owner;
+  }
+  EXPECT_EQ(Patch(ReviewPod(PodReview("UPDATE", R"({"name":"p","labels":{"berth.dev/queue":"true"}})", c)).value()), "");
+  EXPECT_EQ(Patch(ReviewPod(R"({"request":{"uid":"u-1","operation":"DELETE"}})").value()), "");
+}
+
+// Hostile bodies are errors or refusals, never an exception; a held Pod without a spec object is
+// refused with a sentence.
+TEST(AdmissionTest, APodBerthCannotGateIsRefusedAndHostileBodiesAreErrors) {
+  for (const std::string spec : {"[]", "1", "null", R"("x")"}) {
+    auto r = ReviewPod(PodReview("CREATE", R"({"name":"p","labels":{"berth.dev/queue":"true"}})", spec));
+    ASSERT_TRUE(r.ok()) << spec;
+    auto doc = json::Parse(*r);
+    ASSERT_TRUE(doc.ok());
+    EXPECT_FALSE(json::Find(*doc, {"response", "allowed"})->GetBool()) << spec;
+    EXPECT_EQ(json::GetString(json::Find(*doc, {"response", "status", "message"})), "berth cannot hold a Pod without a spec object");
+  }
+  for (const std::string metadata : {"[]", "1", R"({"labels":[]})", R"({"labels":{"berth.dev/queue":1}})",
+                                     R"({"labels":{"berth.dev/queue":"true"},"ownerReferences":{}})",
+                                     R"({"labels":{"berth.dev/queue":"true"},"ownerReferences":[1,null,{"controller":"yes"}]})"}) {
+    auto r = ReviewPod(PodReview("CREATE", metadata, R"({"containers":[]})"));
+    EXPECT_TRUE(r.ok()) << metadata;
+  }
+  for (const std::string& body : std::vector<std::string>{"", "[]", "{}", "not json", R"({"request":{}})",
+                                 R"({"request":{"uid":"u-1","operation":"CREATE","object":null}})", std::string(1 << 20, '{'),
+                                 std::string(1 << 20, '[')}) {
+    (void)ReviewPod(body);
+  }
+  EXPECT_FALSE(ReviewPod(R"({"request":{"uid":"u-1","operation":"CREATE"}})").ok());
+}
+
 }  // namespace
 }  // namespace berth::controller
-
