@@ -10,17 +10,9 @@ const k8s::Resource& JobKind::Resource() const {
 std::shared_ptr<const Workload> JobKind::Decode(const k8s::json::Value& obj) const {
   auto j = k8s::DecodeJob(obj);
   if (!j) return nullptr;
-  auto w = std::make_shared<Workload>();
-  w->meta = j->meta;
-  w->kind = "Job";
+  auto w = WorkloadFrom(*j, "Job");
   const k8s::OwnerRef* owner = j->meta.ControllerRef();
   w->part_of_other = owner != nullptr && owner->kind == "JobSet";
-  w->pods = j->pods_at_once;
-  w->requests = j->requests;
-  w->suspended = j->suspended;
-  w->finished = j->finished;
-  w->finish_reason = j->finish_reason;
-  w->finish_message = j->finish_message;
   return w;
 }
 

@@ -15,16 +15,7 @@ const k8s::Resource& JobSetKind::Resource() const {
 std::shared_ptr<const Workload> JobSetKind::Decode(const k8s::json::Value& obj) const {
   auto j = k8s::DecodeJobSet(obj);
   if (!j) return nullptr;
-  auto w = std::make_shared<Workload>();
-  w->meta = j->meta;
-  w->kind = "JobSet";
-  w->pods = j->pods_at_once;
-  w->requests = j->requests;
-  w->suspended = j->suspended;
-  w->finished = j->finished;
-  w->finish_reason = j->finish_reason;
-  w->finish_message = j->finish_message;
-  return w;
+  return WorkloadFrom(*j, "JobSet");
 }
 
 PodOwner JobSetKind::WorkloadOfPod(const k8s::Pod& pod) const {

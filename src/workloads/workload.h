@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/v1alpha1/run.h"
@@ -59,6 +60,21 @@ struct Workload {
 struct PodOwner {
   std::string name, uid;
 };
+
+// The Workload of a decoded object (k8s::DecodeJob's, k8s::DecodeJobSet's: the same field names).
+template <typename Decoded>
+std::shared_ptr<Workload> WorkloadFrom(const Decoded& d, std::string kind) {
+  auto w = std::make_shared<Workload>();
+  w->meta = d.meta;
+  w->kind = std::move(kind);
+  w->pods = d.pods_at_once;
+  w->requests = d.requests;
+  w->suspended = d.suspended;
+  w->finished = d.finished;
+  w->finish_reason = d.finish_reason;
+  w->finish_message = d.finish_message;
+  return w;
+}
 
 class WorkloadKind {
  public:
