@@ -1013,6 +1013,22 @@ void JobsGoals(std::map<Anchor, AnchorResult>& results, int runs) {
     std::printf("| writes per Job | %.2f | Kueue %.2f | %.2f |\n", jobs.writes.total / runs, k.writes.total / runs,
                 jobs.writes.total / k.writes.total);
   }
+  if (results.count(Anchor::kJobs) != 0) {
+    // The ceiling: the same Jobs with no queue at all. A queue that lets the Job controller make
+    // the Pods adds to this row's work; it cannot go faster or write less.
+    const AnchorResult& none = results[Anchor::kJobs];
+    if (results.count(Anchor::kKueue) != 0) {
+      std::printf("| ceiling: the same Jobs without any queue / Kueue | %.0f jobs/s | Kueue %.0f jobs/s | %.2f |\n",
+                  runs / none.seconds, runs / results[Anchor::kKueue].seconds, results[Anchor::kKueue].seconds / none.seconds);
+    }
+    std::printf("| berth's Jobs / the same Jobs without any queue | %.0f jobs/s | %.0f jobs/s | %.2f |\n", runs / jobs.seconds,
+                runs / none.seconds, none.seconds / jobs.seconds);
+    if (results.count(Anchor::kBerthPolicies) != 0) {
+      const AnchorResult& r = results[Anchor::kBerthPolicies];
+      std::printf("| floor: writes per Job without any queue / berth's Run path | %.2f | berth's Runs %.2f | %.2f |\n",
+                  none.writes.total / runs, r.writes.total / runs, none.writes.total / r.writes.total);
+    }
+  }
   if (results.count(Anchor::kBerthPolicies) != 0) {
     const AnchorResult& r = results[Anchor::kBerthPolicies];
     const double own = BerthsJobWrites(jobs.writes.breakdown);
@@ -1039,7 +1055,10 @@ int Throughput() {
   // --jobs 2: only the rows of berth's Job path beside Kueue (issue 45), with berth's Run path
   // (the chart's policies) for its writes per run.
   if (Flag("jobs", 0) == 2) {
-    anchors = {Anchor::kBerthPolicies, Anchor::kBerthJobs};
+    // The Jobs row (no queue: the Job controller and kube-scheduler alone) is the ceiling of any
+    // queue that lets the real Job controller make the Pods: its throughput and writes bound the
+    // goals of issue 45 (docs/performance.md, "Jobs beside Kueue").
+    anchors = {Anchor::kJobs, Anchor::kBerthPolicies, Anchor::kBerthJobs};
     if (Flag("kueue", 0) != 0) anchors.push_back(Anchor::kKueue);
   }
   if (Flag("kueue", 0) == 2) anchors = {Anchor::kKueue};  // Kueue alone (trying its set-up)
