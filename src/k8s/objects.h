@@ -114,6 +114,9 @@ struct Pod {
   bool started = false;
   // spec.terminationGracePeriodSeconds (Kubernetes' default of 30 when absent).
   int64_t grace_seconds = 30;
+  // Issue 45: a Job's Pod waiting on berth's admission gate, what pinning it needs
+  // (k8s::PinSource, workload_objects.h); "" otherwise and in DecodePod.
+  std::string pin_source;
 };
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj);

@@ -217,6 +217,33 @@ std::string PinPodPatch(const json::Value& pod, const PinSpec& pin) {
   return json::Serialize(d);
 }
 
+std::string PinSource(const json::Value& pod, const std::string& gate) {
+  if (!pod.IsObject() || !HasGate(pod, gate)) return "";
+  const json::Value* owners = json::Find(pod, {"metadata", "ownerReferences"});
+  bool controlled = false;
+  if (owners != nullptr && owners->IsArray()) {
+    for (const auto& o : owners->GetArray()) controlled = controlled || json::GetBool(o, "controller");
+  }
+  if (!controlled) return "";
+  json::Document d(rapidjson::kObjectType);
+  Alloc& a = d.GetAllocator();
+  json::Value meta(rapidjson::kObjectType);
+  meta.AddMember("resourceVersion", Str(json::GetString(json::Find(pod, {"metadata", "resourceVersion"})), a), a);
+  d.AddMember("metadata", meta, a);
+  json::Value spec(rapidjson::kObjectType);
+  for (const char* field : {"schedulingGates", "affinity", "tolerations"}) {
+    if (const json::Value* v = json::Find(pod, {"spec", field}); v != nullptr) spec.AddMember(rapidjson::StringRef(field), json::Value(*v, a), a);
+  }
+  d.AddMember("spec", spec, a);
+  return json::Serialize(d);
+}
+
+std::string PinPodPatch(const std::string& source, const PinSpec& pin) {
+  auto doc = json::Parse(source);
+  if (!doc.ok() || !doc->IsObject()) return "";
+  return PinPodPatch(*doc, pin);
+}
+
 Result<std::string> HoldJobPatch(const json::Value& job, const std::string& gate) {
   const json::Value* pod_spec = job.IsObject() ? json::Find(job, {"spec", "template", "spec"}) : nullptr;
   if (pod_spec == nullptr || !pod_spec->IsObject()) {

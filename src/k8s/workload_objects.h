@@ -57,6 +57,15 @@ struct PinSpec {
 };
 std::string PinPodPatch(const json::Value& pod, const PinSpec& pin);
 
+// What PinPodPatch reads of a Pod, as a small JSON text kept in a cache instead of the Pod (issue
+// 45: pinning from the engine's cache, not a LIST per Job): metadata.resourceVersion and
+// spec.schedulingGates, .affinity and .tolerations. "" unless the Pod waits on `gate` and has a
+// controller (a Job's; a bare Pod of a Pod group is pinned from the API, pod_group_tickets.h), so
+// a cache keeps it only for the moment between a Job's release and its Pod's pin.
+std::string PinSource(const json::Value& pod, const std::string& gate);
+// PinPodPatch of a Pod known by its PinSource; "" when `source` is not one.
+std::string PinPodPatch(const std::string& source, const PinSpec& pin);
+
 // The JSON patch (RFC 6902) that holds a Job being created (`job`: the object of the admission
 // request), exactly as the chart's MutatingAdmissionPolicy <fullname>-jobs does on 1.36+:
 // spec.suspend true, and the scheduling gate `gate` added to spec.template.spec.schedulingGates

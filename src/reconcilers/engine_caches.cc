@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "k8s/workload_objects.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/pod_group_tickets.h"
 
@@ -24,9 +25,17 @@ namespace {
 // attempt labels, the blocks annotation) and those that say a workload's (workloads::kPodLabelsKept);
 // a template's own may be large and berth reads none of them.
 // Of its ownerReferences only the controller (issue 44: a tenant's long lists cost nothing).
+// A Job's Pod waiting on berth's gate keeps what pinning it needs (k8s::PinSource), so that the
+// pin comes from this cache (TicketWrites::Release), not from a LIST per Job.
 std::shared_ptr<const k8s::Pod> DecodeCachedPod(const k8s::json::Value& obj) {
-  return k8s::DecodePodKeeping(
+  auto pod = k8s::DecodePodKeeping(
       obj, k8s::MetaKeep{.label_prefix = "berth.dev/", .also_label_prefix = workloads::kPodLabelsKept, .only_needed = true});
+  if (!pod) return pod;
+  std::string source = k8s::PinSource(obj, workloads::kAdmissionGate);
+  if (source.empty()) return pod;
+  auto kept = std::make_shared<k8s::Pod>(*pod);
+  kept->pin_source = std::move(source);
+  return kept;
 }
 
 // The Run a Pod's controller ownerReference names ("namespace/name"), for the index "owner-run".
@@ -130,6 +139,17 @@ size_t EngineCaches::UnpinnedPodsOf(const Run& ticket) const {
     if (p->node_name.empty() && !p->meta.deleting && p->meta.Label(workloads::kRankLabel).empty()) ++n;
   }
   return n;
+}
+
+std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::WorkloadPodsOf(const Run& ticket) const {
+  std::vector<std::shared_ptr<const k8s::Pod>> out;
+  const auto& ref = ticket.spec.workload_ref;
+  const workloads::WorkloadKind* kind = ref && !workloads::IsPodKind(ref->kind) ? workloads::KindOf(ref->kind) : nullptr;
+  if (kind == nullptr) return out;
+  for (auto& p : others_->ByIndex("workload", WorkloadIndexKey(*kind, ticket.meta.ns, ref->name))) {
+    if (kind->WorkloadOfPod(*p).uid == ref->uid) out.push_back(p);
+  }
+  return out;
 }
 
 bool EngineCaches::QueuesAll(const std::string& ns) const {

@@ -77,6 +77,9 @@ class EngineCaches {
   // Pods of the ticket's workload that wait to be pinned: not bound, not being deleted, no
   // berth.dev/rank label yet.
   size_t UnpinnedPodsOf(const Run& ticket) const;
+  // The live Pods of a ticket's Job or JobSet (its workloadRef's uid), as cached: what
+  // TicketWrites::Release pins from. Empty for a Run, a Pod or a Pod group.
+  std::vector<std::shared_ptr<const k8s::Pod>> WorkloadPodsOf(const Run& ticket) const;
   // Whether namespace `ns` queues every workload (label berth.dev/queue-all "true").
   bool QueuesAll(const std::string& ns) const;
 

@@ -34,6 +34,7 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   caches_.SetDefaultMaxPriority(options.default_max_priority);
   // A stopped Pod gets at most its fleet's maxGracePeriod (issue 44).
   writes_.SetGraceCap([this](const std::string& node) { return caches_.GraceCapOf(node); });
+  writes_.SetWorkloadPods([this](const Run& ticket) { return caches_.WorkloadPodsOf(ticket); });
   // Every change the engine watches wakes the loop; a run's priority patch shows in the queue view at once.
   loop_.Watch(
       caches_, [this](const std::string& key) { queue_view_.NotePriorityChange(key); },

@@ -74,6 +74,9 @@ class RunWrites {
   // (10m). Called on writer threads.
   using GraceCapFn = std::function<int64_t(const std::string& node)>;
   void SetGraceCap(GraceCapFn cap) { grace_cap_ = std::move(cap); }
+  // The live Pods of a ticket's workload as cached (EngineCaches::WorkloadPodsOf), which the
+  // release pins from (TicketWrites::Release). Set before the writers start; called on writers.
+  void SetWorkloadPods(TicketWrites::PodsFn pods) { tickets_.SetWorkloadPods(std::move(pods)); }
 
   // ---- loop thread: each dispatches one writer task ----
   // `next` as the run's status (unless it is the status already), then the Event if any.

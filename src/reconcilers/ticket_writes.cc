@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "k8s/informer.h"
 #include "reconcilers/pod_group_tickets.h"
 #include "workloads/job.h"
 #include "workloads/workload.h"
@@ -65,52 +66,79 @@ bool TicketWrites::Release(const Run& ticket, bool unsuspend, bool pin) {
   if (ticket.spec.workload_ref && workloads::IsPodKind(ticket.spec.workload_ref->kind)) return !pin || PinPodWorkload(*client_, ticket);
   const workloads::WorkloadKind* kind = KindOf(ticket);
   if (kind == nullptr || ticket.status.placement.empty()) return true;
+  if (unsuspend && !Unsuspend(ticket, *kind)) return false;
+  return !pin || PinFromCache(ticket);
+}
+
+bool TicketWrites::Unsuspend(const Run& ticket, const workloads::WorkloadKind& kind) {
   const auto& ref = *ticket.spec.workload_ref;
-  if (unsuspend) {
-    // No read first (issue 45, the bench's LIST and GET per Job): the uid precondition refuses
-    // another object of that name (409), and releasing a released workload changes nothing.
-    auto r = client_->MergePatch(kind->Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind->ReleasePatch(), ref.uid));
-    if (!r.ok()) {
-      if (r.status().IsNotFound() || r.status().IsConflict()) return true;  // gone, or another object of that name now
-      spdlog::warn("ticket {}/{}: could not release {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
-                   r.status().ToString());
-      return false;
-    }
-    spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
+  // No read first (issue 45, the bench's LIST and GET per Job): the uid precondition refuses
+  // another object of that name (409), and releasing a released workload changes nothing.
+  auto r = client_->MergePatch(kind.Resource().Path(ticket.meta.ns, ref.name), k8s::WithUidPrecondition(kind.ReleasePatch(), ref.uid));
+  if (!r.ok()) {
+    if (r.status().IsNotFound() || r.status().IsConflict()) return true;  // gone, or another object of that name now
+    spdlog::warn("ticket {}/{}: could not release {} {}: {}", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name,
+                 r.status().ToString());
+    return false;
   }
-  if (!pin) return true;
-  // The workload's Pods (its controller labels them with its uid), fresh from the API.
-  k8s::ListOptions opts;
-  opts.label_selector = kind->PodSelector(ref.name, ref.uid);
-  auto pods = client_->List(kPods.Path(ticket.meta.ns), opts);
-  if (!pods.ok()) return false;
+  spdlog::info("ticket {}/{}: {} {} released", ticket.meta.ns, ticket.meta.name, ref.kind, ref.name);
+  return true;
+}
+
+bool TicketWrites::PinFromCache(const Run& ticket) {
+  if (!workload_pods_) return true;
+  const std::string key = k8s::ObjectKey(ticket.meta.ns, ticket.meta.name);
   std::set<int> taken;
-  std::vector<const json::Value*> waiting;
-  for (const auto& p : pods->items) {
-    const k8s::WorkloadPodView v = k8s::DecodeWorkloadPod(p, workloads::kAdmissionGate);
-    if (!v.rank.empty() && v.ticket == ticket.meta.name) {
-      // A live Pod keeps its rank (a stopping one too: its blocks are the rank's until it is gone).
-      if (!v.done && v.rank.size() < 6 && v.rank.find_first_not_of("0123456789") == std::string::npos) taken.insert(std::stoi(v.rank));
-      continue;
+  std::vector<std::shared_ptr<const k8s::Pod>> waiting;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<std::string> live;
+    for (const auto& p : workload_pods_(ticket)) {
+      const std::string pod_key = k8s::ObjectKey(p->meta.ns, p->meta.name);
+      live.insert(pod_key);
+      const std::string rank = p->meta.Label(workloads::kRankLabel);
+      if (!rank.empty()) {
+        pinned_.erase(pod_key);  // the cache shows the pin
+        // A live Pod keeps its rank (a stopping one too: its blocks are the rank's until it is gone).
+        if (p->meta.Label(workloads::kTicketLabel) == ticket.meta.name && rank.size() < 6 &&
+            rank.find_first_not_of("0123456789") == std::string::npos) {
+          taken.insert(std::stoi(rank));
+        }
+        continue;
+      }
+      if (auto it = pinned_.find(pod_key); it != pinned_.end()) {
+        if (it->second.first == key) taken.insert(it->second.second);  // sent, not yet seen
+        continue;
+      }
+      if (!p->meta.deleting && !p->pin_source.empty()) waiting.push_back(p);
     }
-    if (!v.deleting && !v.done && v.gated) waiting.push_back(&p);
+    // A pinned Pod gone before the cache showed its pin is forgotten.
+    std::erase_if(pinned_, [&](const auto& e) { return e.second.first == key && !live.count(e.first); });
   }
   bool ok = true;
   size_t next = 0;
   for (const auto& e : ticket.status.placement) {
     if (next >= waiting.size()) break;
     if (taken.count(e.rank)) continue;
-    const json::Value& pod = *waiting[next++];
-    const std::string name = k8s::DecodeWorkloadPod(pod, workloads::kAdmissionGate).name;
-    auto r = client_->MergePatch(kPods.Path(ticket.meta.ns, name),
-                                 k8s::PinPodPatch(pod, workloads::PinOf(ticket.meta.name, e.rank, e.node, ticket.status.fleet)));
+    const k8s::Pod& pod = *waiting[next++];
+    const std::string patch =
+        k8s::PinPodPatch(pod.pin_source, workloads::PinOf(ticket.meta.name, e.rank, e.node, ticket.status.fleet));
+    const k8s::Status r = patch.empty() ? k8s::Status::Error("its cached pin source does not parse")
+                                        : client_->MergePatchNoAnswer(kPods.Path(ticket.meta.ns, pod.meta.name), patch);
+    // 409: the cache was behind this Pod (or it went); its next version visits the ticket again.
+    if (r.IsConflict() || r.IsNotFound()) continue;
     if (!r.ok()) {
-      spdlog::warn("ticket {}/{}: could not pin Pod {} to rank {} on {}: {}", ticket.meta.ns, ticket.meta.name, name, e.rank,
-                   e.node, r.status().ToString());
+      spdlog::warn("ticket {}/{}: could not pin Pod {} to rank {} on {}: {}", ticket.meta.ns, ticket.meta.name,
+                   pod.meta.name, e.rank, e.node, r.ToString());
       ok = false;
       continue;
     }
-    spdlog::info("ticket {}/{}: Pod {} pinned to rank {} on {}", ticket.meta.ns, ticket.meta.name, name, e.rank, e.node);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pinned_[k8s::ObjectKey(pod.meta.ns, pod.meta.name)] = {key, e.rank};
+    }
+    spdlog::info("ticket {}/{}: Pod {} pinned to rank {} on {}", ticket.meta.ns, ticket.meta.name, pod.meta.name, e.rank,
+                 e.node);
   }
   return ok;
 }

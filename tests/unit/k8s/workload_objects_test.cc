@@ -78,6 +78,29 @@ TEST(PinPodPatch, NarrowsEveryOwnTermKeepsOtherGatesAndTolerations) {
   EXPECT_EQ(json::GetString((*tols)[1], "value"), "a100");
 }
 
+TEST(PinSource, KeptOnlyForAControlledGatedPodAndPinsAsThePodItself) {
+  const char* text = R"({"metadata":{"name":"p","resourceVersion":"42","labels":{"big":"x"},
+    "ownerReferences":[{"kind":"Job","name":"j","uid":"u","controller":true}]},"spec":{
+    "containers":[{"name":"c","image":"i"}],
+    "schedulingGates":[{"name":"other"},{"name":"berth.dev/admission"}],
+    "tolerations":[{"key":"k","operator":"Exists"}],
+    "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+      {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}}})";
+  json::Document pod = Parse(text);
+  const std::string source = PinSource(pod, "berth.dev/admission");
+  ASSERT_FALSE(source.empty());
+  EXPECT_EQ(source.find("containers"), std::string::npos) << "only what the pin reads is kept: " << source;
+  EXPECT_EQ(source.find("big"), std::string::npos) << source;
+  PinSpec pin{.node = "n1", .gate = "berth.dev/admission", .toleration_key = "berth.dev/fleet", .toleration_value = "a100",
+              .labels = {{"berth.dev/ticket", "job-x"}, {"berth.dev/rank", "0"}}};
+  EXPECT_EQ(PinPodPatch(source, pin), PinPodPatch(pod, pin)) << "the cached source pins exactly as the Pod would";
+
+  EXPECT_EQ(PinSource(pod, "another-gate"), "") << "not waiting on the gate";
+  json::Document bare = Parse(R"({"metadata":{"name":"p","resourceVersion":"1"},"spec":{"schedulingGates":[{"name":"berth.dev/admission"}]}})");
+  EXPECT_EQ(PinSource(bare, "berth.dev/admission"), "") << "a bare Pod (a Pod group's) is pinned from the API";
+  EXPECT_EQ(PinPodPatch(std::string("{not json"), pin), "");
+}
+
 TEST(WithUidPrecondition, AddsTheUidToTheMetadata) {
   json::Document d = Parse(WithUidPrecondition(R"({"spec":{"suspend":true}})", "u-1"));
   EXPECT_EQ(json::GetString(json::Find(d, {"metadata", "uid"})), "u-1");
