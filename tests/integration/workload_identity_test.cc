@@ -538,5 +538,29 @@ TEST_F(WorkloadIdentityTest, AJobForgingAJobSetOwnerReferenceDoesNotRunUnqueued)
   EXPECT_NE(lift.err.find("only berth removes it"), std::string::npos) << lift.err;
 }
 
+// A labelled Job whose controller ownerReference names a JobSet that berth does not queue (here the
+// user's unlabelled JobSet, running outside the queue) is not that JobSet's: berth queues it as a
+// Job (ticket job-<name>), holds it and runs it on its placement. Before, berth left every Job
+// claiming a JobSet to that JobSet, and this one's gated Pod waited for ever.
+TEST_F(WorkloadIdentityTest, AJobClaimingAJobSetBerthDoesNotQueueIsQueuedAsAJob) {
+  ASSERT_NO_FATAL_FAILURE(RealFleet("gpus"));
+  GrantTenantWorkloadRights();
+  ASSERT_EQ(AsTenant({"apply", "-f", "-"}, JobSetYaml("free", "    app: free\n", "sleep 3600", 0)).exit_code, 0);
+  ASSERT_TRUE(Eventually([&] { return !Pods("jobset.sigs.k8s.io/jobset-name=free").empty(); }, std::chrono::seconds(60)));
+  const std::string uid = json::GetString(json::Find(Get(JobSetPath("free")), {"metadata", "uid"}));
+  ASSERT_FALSE(uid.empty());
+  CommandResult made = AsTenant(
+      {"apply", "-f", "-"},
+      JobYaml("claims", "  labels:\n    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("gpus") +
+                            "\n  ownerReferences:\n  - {apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: free, uid: " + uid +
+                            ", controller: true}\n",
+              "echo ran", 1));
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_TRUE(WaitPhase("job-claims", "Succeeded", std::chrono::seconds(90)))
+      << "job-claims is " << Phase("job-claims") << ": " << Message("job-claims") << "\n" << controller_->Log();
+  ExpectRanThroughTicket("job-name=claims", 1, "job-claims");
+  EXPECT_EQ(Tickets(), (std::set<std::string>{"job-claims"}));
+}
+
 }  // namespace
 }  // namespace berth::testing
