@@ -227,6 +227,7 @@ class WorkloadIdentityTest : public EngineTest {
       std::printf("---- jobsets, jobs, pods, runs ----\n%s\n%s\n%s\n%s\n", Kubectl({"get", "jobsets", "-o", "yaml"}).out.c_str(),
                   Kubectl({"get", "jobs", "-o", "yaml"}).out.c_str(), Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
                   Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
+      std::printf("---- events ----\n%s\n", Kubectl({"get", "events"}).out.c_str());
     }
     Kubectl({"delete", "jobsets", "--all", "--wait=false", "--cascade=background"});
     Kubectl({"delete", "jobs", "--all", "--wait=false", "--cascade=background"});
@@ -518,6 +519,11 @@ TEST_F(WorkloadIdentityTest, AJobForgingAJobSetOwnerReferenceDoesNotRunUnqueued)
   }
   EXPECT_EQ(Phase("jobset-decoy"), "Running");
   EXPECT_EQ(Tickets(), (std::set<std::string>{"jobset-decoy"})) << "the forged Job has a ticket of its own";
+  // The running JobSet deleted: its ticket goes too (berth, as its ServiceAccount, takes its
+  // finalizer off a placed ticket: the chart's policy for placed runs let it, a ticket has no template).
+  ASSERT_EQ(AsTenant({"delete", "jobset", "decoy", "--wait=false"}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return Tickets().count("jobset-decoy") == 0; }, std::chrono::seconds(60)))
+      << "the ticket of the deleted JobSet stayed\n" << controller_->Log();
 
   // Nor can the user take the gate off such a Job's template while it is suspended (the only time
   // the API lets a Job's Pod template change), e.g. one that claims a JobSet that waits in the
