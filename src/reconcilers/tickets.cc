@@ -66,8 +66,9 @@ void TicketSync::Pass() {
     std::swap(changes, changes_);
   }
   auto sync = [&](const workloads::WorkloadKind& kind, const workloads::Workload& w) {
-    if (w.meta.deleting || w.finished || w.part_of_other) return;
+    if (w.meta.deleting || w.finished) return;
     if (!workloads::IsQueued(w.meta, caches_.QueuesAll(w.meta.ns))) return;
+    if (w.part_of_other && PartOfQueuedWorkload(w)) return;
     SyncWorkload(kind, w);
   };
   if (changes.all) {
@@ -86,6 +87,17 @@ void TicketSync::Pass() {
   for (const std::string& key : changes.tickets) {
     if (auto run = caches_.runs().Get(key)) DeleteIfOrphan(*run);
   }
+}
+
+bool TicketSync::PartOfQueuedWorkload(const workloads::Workload& w) const {
+  const k8s::OwnerRef* owner = w.meta.ControllerRef();
+  const workloads::WorkloadKind* kind = owner != nullptr ? workloads::KindOf(owner->kind) : nullptr;
+  if (kind == nullptr) return true;
+  auto parent = caches_.workloads(*kind).Get(k8s::ObjectKey(w.meta.ns, owner->name));
+  // Not (yet) in the cache, or another object of that name: left alone. Its Pods are gated (the
+  // Job policy), and the garbage collector deletes a Job whose owner does not exist.
+  if (!parent || parent->meta.uid != owner->uid) return true;
+  return workloads::IsQueued(parent->meta, caches_.QueuesAll(parent->meta.ns));
 }
 
 void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job) {

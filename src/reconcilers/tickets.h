@@ -4,7 +4,7 @@
 //
 // TicketSync (loop thread, once per pass while something it reads changed): every queued workload
 // of each of workloads::ObjectKinds() (label berth.dev/queue "true", or in a namespace labelled
-// berth.dev/queue-all; not one that is part of another, a JobSet's Job) has its ticket
+// berth.dev/queue-all; not one that is part of another that is queued, a JobSet's Job) has its ticket
 // <prefix>-<name> (job-x): created (ownerReference to the workload, not controller), its spec put
 // back to what the workload's labels say when it differs (a label value berth cannot read is noted on the ticket as the
 // annotation berth.dev/label-problem; the engine reports it, the field keeps its last value), and
@@ -56,6 +56,10 @@ class TicketSync {
   void MarkWorkload(const workloads::WorkloadKind* kind, const std::string& key);
   void MarkTicket(const std::string& key);
   void SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job);
+  // Whether a workload that is part of another (a Job whose controller ownerReference names a
+  // JobSet) is left to that one: the owner exists with that uid and is queued itself. Anyone may
+  // write such a reference; a Job that claims an owner berth does not queue is queued as a Job.
+  bool PartOfQueuedWorkload(const workloads::Workload& w) const;
   // Creates the ticket `name` of `job` unless one was created that the runs cache does not show yet.
   void CreateTicket(const workloads::WorkloadKind& kind, const workloads::Workload& job, const std::string& name,
                     const workloads::TicketSpec& want, std::function<void()> redo);

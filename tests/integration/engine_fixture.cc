@@ -12,7 +12,7 @@ using k8s::resources::kRuns;
 
 void EngineTest::SetUp() {
   IntegrationTest::SetUp();
-  controller_ = std::make_unique<ControllerProcess>(controller_args_);
+  controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller", controller_kubeconfig_);
   controller_->Start();
   if (finish_deleted_pods_) {
     finisher_ = std::thread([this] {

@@ -23,6 +23,8 @@ class EngineTest : public IntegrationTest {
 
   // Extra controller flags for this test (set before SetUp runs, e.g. in the constructor).
   std::vector<std::string> controller_args_;
+  // The controller's kubeconfig (empty: the control plane's admin; workload_identity_test: the chart's ServiceAccount).
+  std::string controller_kubeconfig_;
   std::unique_ptr<ControllerProcess> controller_;
   // Leave the test's runs in place at the end (tests with thousands of runs in a binary of their
   // own: the control plane goes away with the binary).
