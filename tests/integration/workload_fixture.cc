@@ -155,6 +155,21 @@ void RealWorkloadTest::ReclaimTeams(const std::string& fleet) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
+std::vector<std::string> RealWorkloadTest::Reclaimed(const std::vector<std::string>& tickets) {
+  std::vector<std::string> out;
+  for (const auto& ticket : tickets) {
+    if (Reason(ticket) != "Reclaimed") {
+      EXPECT_EQ(Phase(ticket), "Running") << ticket << ": " << Message(ticket);
+      continue;
+    }
+    out.push_back(ticket);
+    EXPECT_EQ(Phase(ticket), "Pending") << ticket << ": " << Message(ticket);
+    EXPECT_TRUE(Eventually([&] { return EventMessages(ticket, "Retrying").find("reclaimed by team " + OwnerTeam()) != std::string::npos; }))
+        << ticket << ": " << EventMessages(ticket, "Retrying");
+  }
+  return out;
+}
+
 void RealWorkloadTest::OwnerRun(const std::string& name) {
   CommandResult r = cp().Kubectl(
       {"apply", "-f", "-"},

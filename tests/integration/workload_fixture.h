@@ -63,6 +63,9 @@ class RealWorkloadTest : public EngineTest {
   void ReclaimTeams(const std::string& fleet);
   std::string OwnerNamespace() const { return ns_ + "-owner"; }
   std::string OwnerTeam() const { return "owner-" + ns_; }
+  // Of `tickets`, those the owner's team reclaimed: reason Reclaimed, back in the queue (Pending)
+  // with an Event Retrying that names the team. Each other one is expected still Running.
+  std::vector<std::string> Reclaimed(const std::vector<std::string>& tickets);
   // Run `name` of the owner's team: 8 GPUs, priority 10 (a reclaim needs no priority), sleeps.
   void OwnerRun(const std::string& name);
   std::string OwnerPhase(const std::string& name);
