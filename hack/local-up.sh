@@ -4,7 +4,8 @@
 # real nodes (real kubelets with containerd 2 + runc: two with 8 advertised GPUs, two CPU machines)
 # in two fleets, two system nodes, berth installed by Helm from deploy/helm/berth with its image
 # built here (hack/build-image.sh; two replicas on the system nodes), and the example runs and a
-# queued Job (examples/jobs.yaml; the Job controller runs too) as real containers. Ctrl-C stops
+# queued Job (examples/jobs.yaml; the Job controller runs too) and a queued JobSet
+# (examples/jobsets.yaml; the JobSet controller runs too) as real containers. Ctrl-C stops
 # everything.
 #   hack/local-up.sh                   run until Ctrl-C
 #   hack/local-up.sh --smoke           start, wait until the demo runs are handled, stop (tests)
@@ -58,8 +59,11 @@ if [ "$SIM" = 1 ]; then
   "$ROOT/hack/sim-nodes.sh" a100- 2 pool=a100,zone=z1 64 512Gi 8
   "$ROOT/hack/sim-nodes.sh" cpu- 2 pool=cpu 16 64Gi
 else
-  echo "berth: starting kube-controller-manager and 4 real nodes (kubelet + containerd each)..."
-  # --workloads: the Job controller and garbage collector too (the demo Job, issue 45).
+  echo "berth: starting the JobSet controller, kube-controller-manager and 4 real nodes (kubelet + containerd each)..."
+  # The demo JobSet (issue 45): the JobSet controller (its CRD first, so the garbage collector
+  # started next knows the kind).
+  "$ROOT/hack/real-nodes.sh" jobset "$DIR"
+  # --workloads: the Job controller and garbage collector too (the demo Job and JobSet, issue 45).
   "$ROOT/hack/real-nodes.sh" controller-manager "$DIR" --workloads
   NODE_PIDS=()
   for n in a100-0 a100-1; do
@@ -116,8 +120,12 @@ if [ "$SIM" = 1 ]; then
 fi
 
 kubectl apply -f "$ROOT/examples/runs.yaml" >/dev/null
-# A queued Job (issue 45): the Job controller makes its Pods, so only where real nodes run one.
-[ "$SIM" = 1 ] || kubectl apply -f "$ROOT/examples/jobs.yaml" >/dev/null
+# A queued Job and a queued JobSet (issue 45): their controllers make the Pods, so only where real
+# nodes run them.
+if [ "$SIM" = 0 ]; then
+  kubectl apply -f "$ROOT/examples/jobs.yaml" >/dev/null
+  kubectl apply -f "$ROOT/examples/jobsets.yaml" >/dev/null
+fi
 
 # The tour printed once everything is up: each command exactly as the user types it. The smoke
 # test runs the same commands (logs without -f) and fails if any of them fails.
@@ -208,6 +216,18 @@ if [ "$SMOKE" = 1 ]; then
           { echo "berth: the ticket job-report of examples/jobs.yaml did not succeed" >&2; kubectl get job report -o yaml >&2; kubectl get pods -l batch.kubernetes.io/job-name=report -o wide >&2; exit 1; }
         [ "$(kubectl get job report -o jsonpath='{.status.succeeded}')" = 2 ] ||
           { echo "berth: the Job report did not complete its 2 Pods" >&2; exit 1; }
+        # The queued JobSet (examples/jobsets.yaml): its ticket jobset-demo-train Succeeded (one
+        # gang of 3 Pods), the JobSet Completed.
+        for _ in $(seq 1 600); do
+          [ "$(kubectl get run jobset-demo-train -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] && break
+          sleep 0.2
+        done
+        echo "$ kubectl get jobset demo-train; kubectl get run jobset-demo-train"; kubectl get jobset demo-train; kubectl get run jobset-demo-train
+        [ "$(kubectl get run jobset-demo-train -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] ||
+          { echo "berth: the ticket jobset-demo-train of examples/jobsets.yaml did not succeed" >&2; kubectl get jobset demo-train -o yaml >&2;
+            kubectl get run jobset-demo-train -o yaml >&2; kubectl get pods -l jobset.sigs.k8s.io/jobset-name=demo-train -o wide >&2; exit 1; }
+        [ "$(kubectl get jobset demo-train -o jsonpath='{.status.conditions[?(@.type=="Completed")].status}')" = True ] ||
+          { echo "berth: the JobSet demo-train is not Completed" >&2; exit 1; }
       fi
       echo "berth: smoke check passed"
       exit 0
@@ -243,6 +263,7 @@ More:
   kubectl logs train-llm-1                              # rank 1 of the 2-node run, once it runs
   kubectl berth apply -Q -f examples/runs.yaml          # run the examples again (ended runs are resubmitted)
   kubectl get job report; kubectl get run job-report    # the queued Job of examples/jobs.yaml and its ticket
+  kubectl get jobset demo-train; kubectl get run jobset-demo-train   # the queued JobSet of examples/jobsets.yaml (one gang)
   kubectl get --raw /apis/queue.berth.dev/v1alpha1/queue   # the controller's exact queue (JSON; with --host-controller: curl 127.0.0.1:18080/queue)
 
 Press Ctrl-C to stop everything.

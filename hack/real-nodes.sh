@@ -516,6 +516,45 @@ controller_manager() {
   return 0
 }
 
+# What the JobSet and Trainer controllers below share. apply_crds WHAT FILE...: applies the CRD
+# files (named <group>_<plural>.yaml, as both projects name them) and waits until each is
+# Established (kubectl wait fails at once while a CRD has no conditions yet).
+apply_crds() {
+  local what=$1 f base i; shift
+  for f in "$@"; do
+    kubectl_cp apply --server-side --force-conflicts -f "$f" >/dev/null || die "$what: CRD $(basename "$f") was not applied"
+  done
+  for f in "$@"; do
+    base=$(basename "$f" .yaml)
+    for i in $(seq 1 300); do
+      [ "$(kubectl_cp get crd "${base#*_}.${base%%_*}" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
+      sleep 0.2
+    done
+    [ "$i" -lt 300 ] || die "$what: CRD ${base#*_}.${base%%_*} is not established after 60 s"
+  done
+}
+
+# self_signed_cert WHAT CERT_DIR: a serving certificate for 127.0.0.1 (CERT_DIR/tls.crt, tls.key), made once.
+self_signed_cert() {
+  [ -f "$2/tls.crt" ] && return 0
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1-webhook" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$2/tls.key" -out "$2/tls.crt" 2>/dev/null || die "$1: no webhook certificate (openssl)"
+}
+
+# start_manager NAME PORT WHAT COMMAND...: runs COMMAND in the background (log DIR/NAME.log, pid
+# DIR/NAME.pid) and waits up to 30 s until it serves its webhooks on 127.0.0.1:PORT.
+start_manager() {
+  local name=$1 port=$2 what=$3 i; shift 3
+  "$@" >>"$DIR/$name.log" 2>&1 < /dev/null &
+  echo $! > "$DIR/$name.pid"
+  for i in $(seq 1 150); do
+    port_free "$port" || break
+    pid_alive "$DIR/$name.pid" || break
+    sleep 0.2
+  done
+  pid_alive "$DIR/$name.pid" && ! port_free "$port" || { tail -20 "$DIR/$name.log" >&2; die "the $what controller did not start"; }
+}
+
 # The JobSet controller (issue 45) for the control plane. Its manager runs on this machine with the
 # control plane's kubeconfig and a config file (DIR/jobset/config.yaml) that differs from the
 # release's in what a process outside the cluster needs: internal cert management off (it would
@@ -528,21 +567,11 @@ controller_manager() {
 jobset_controller() {
   "$HERE/build-kube.sh" jobset kubectl
   pid_alive "$DIR/jobset.pid" && return 0
-  local jdir="$DIR/jobset" mod port i
+  local jdir="$DIR/jobset" mod port
   mod=$("$HERE/build-kube.sh" --jobset-dir)
   mkdir -p "$jdir/certs"
-  kubectl_cp apply --server-side --force-conflicts -f "$mod/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml" >/dev/null \
-    || die "jobset: its CRD was not applied"
-  for i in $(seq 1 300); do  # (kubectl wait fails at once while the CRD has no conditions yet)
-    [ "$(kubectl_cp get crd jobsets.jobset.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
-    sleep 0.2
-  done
-  [ "$i" -lt 300 ] || die "jobset: its CRD is not established after 60 s"
-  if [ ! -f "$jdir/certs/tls.crt" ]; then
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=jobset-webhook" \
-      -addext "subjectAltName=IP:127.0.0.1" -keyout "$jdir/certs/tls.key" -out "$jdir/certs/tls.crt" 2>/dev/null \
-      || die "jobset: no webhook certificate (openssl)"
-  fi
+  apply_crds jobset "$mod/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"
+  self_signed_cert jobset "$jdir/certs"
   port=$(free_port)
   cat > "$jdir/config.yaml" <<CFG
 apiVersion: config.jobset.x-k8s.io/v1alpha1
@@ -560,15 +589,7 @@ metrics:
 health:
   healthProbeBindAddress: "0"
 CFG
-  "$TOOLS/jobset" --config="$jdir/config.yaml" --kubeconfig="$DIR/kubeconfig" --zap-devel=false \
-    >>"$DIR/jobset.log" 2>&1 < /dev/null &
-  echo $! > "$DIR/jobset.pid"
-  for i in $(seq 1 150); do
-    port_free "$port" || break
-    pid_alive "$DIR/jobset.pid" || break
-    sleep 0.2
-  done
-  pid_alive "$DIR/jobset.pid" && ! port_free "$port" || { tail -20 "$DIR/jobset.log" >&2; die "the JobSet controller did not start"; }
+  start_manager jobset "$port" JobSet "$TOOLS/jobset" --config="$jdir/config.yaml" --kubeconfig="$DIR/kubeconfig" --zap-devel=false
   local ca; ca=$(base64 -w0 < "$jdir/certs/tls.crt")
   kubectl_cp apply -f - >/dev/null <<WH || die "jobset: its webhook configurations were not applied"
 apiVersion: admissionregistration.k8s.io/v1
@@ -615,26 +636,12 @@ WH
 trainer_controller() {
   "$HERE/build-kube.sh" trainer kubectl
   pid_alive "$DIR/trainer.pid" && return 0
-  local tdir="$DIR/trainer" mod port i crd
+  local tdir="$DIR/trainer" mod port
   mod=$("$HERE/build-kube.sh" --trainer-dir)
-  mkdir -p "$tdir/tmp/k8s-webhook-server/serving-certs"
-  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
-    kubectl_cp apply --server-side --force-conflicts -f "$mod/manifests/base/crds/trainer.kubeflow.org_$crd.yaml" >/dev/null \
-      || die "trainer: CRD $crd was not applied"
-  done
-  for crd in trainjobs trainingruntimes clustertrainingruntimes; do
-    for i in $(seq 1 300); do
-      [ "$(kubectl_cp get crd "$crd.trainer.kubeflow.org" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
-      sleep 0.2
-    done
-    [ "$i" -lt 300 ] || die "trainer: CRD $crd is not established after 60 s"
-  done
   local certs="$tdir/tmp/k8s-webhook-server/serving-certs"
-  if [ ! -f "$certs/tls.crt" ]; then
-    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=trainer-webhook" \
-      -addext "subjectAltName=IP:127.0.0.1" -keyout "$certs/tls.key" -out "$certs/tls.crt" 2>/dev/null \
-      || die "trainer: no webhook certificate (openssl)"
-  fi
+  mkdir -p "$certs"
+  apply_crds trainer "$mod/manifests/base/crds/trainer.kubeflow.org_"{trainjobs,trainingruntimes,clustertrainingruntimes}.yaml
+  self_signed_cert trainer "$certs"
   kubectl_cp create clusterrolebinding kubeflow-trainer-admin --clusterrole=cluster-admin --user=kubeflow-trainer \
     --dry-run=client -o yaml | kubectl_cp apply -f - >/dev/null || die "trainer: no ClusterRoleBinding for kubeflow-trainer"
   # The control plane's kubeconfig with its one user impersonating kubeflow-trainer (field `as`).
@@ -657,15 +664,7 @@ leaderElection:
 certManagement:
   enable: false
 CFG
-  TMPDIR="$tdir/tmp" "$TOOLS/trainer" --config="$tdir/config.yaml" --kubeconfig="$tdir/kubeconfig" \
-    >>"$DIR/trainer.log" 2>&1 < /dev/null &
-  echo $! > "$DIR/trainer.pid"
-  for i in $(seq 1 150); do
-    port_free "$port" || break
-    pid_alive "$DIR/trainer.pid" || break
-    sleep 0.2
-  done
-  pid_alive "$DIR/trainer.pid" && ! port_free "$port" || { tail -20 "$DIR/trainer.log" >&2; die "the Trainer controller did not start"; }
+  start_manager trainer "$port" Trainer env TMPDIR="$tdir/tmp" "$TOOLS/trainer" --config="$tdir/config.yaml" --kubeconfig="$tdir/kubeconfig"
   local ca; ca=$(base64 -w0 < "$certs/tls.crt")
   local url="https://127.0.0.1:$port"
   kubectl_cp apply -f - >/dev/null <<WH || die "trainer: its webhook configurations were not applied"

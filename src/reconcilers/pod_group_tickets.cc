@@ -30,7 +30,7 @@ std::vector<std::shared_ptr<const k8s::GroupPod>> PodsOfId(const EngineCaches& c
   std::vector<std::shared_ptr<const k8s::GroupPod>> out;
   const bool all = caches.QueuesAll(ns);
   auto take = [&](const std::shared_ptr<const k8s::GroupPod>& p) {
-    if (p && workloads::PodWorkloadOf(p->pod.meta, all) == id) out.push_back(p);
+    if (p && workloads::PodWorkloadOf(*p, all) == id) out.push_back(p);
   };
   if (id.kind == "PodGroup") {
     for (const auto& p : caches.group_pods().ByIndex("group", k8s::ObjectKey(ns, id.name))) take(p);
@@ -140,7 +140,7 @@ void WatchPodWorkloads(EngineCaches& caches, const std::function<void(const std:
   auto handler = [&caches, touch, wake](const std::string&, const auto& old, const auto& cur) {
     const auto& p = cur ? cur : old;
     if (p) {
-      if (auto id = workloads::PodWorkloadOf(p->pod.meta, caches.QueuesAll(p->pod.meta.ns))) {
+      if (auto id = workloads::PodWorkloadOf(*p, caches.QueuesAll(p->pod.meta.ns))) {
         touch(k8s::ObjectKey(p->pod.meta.ns, workloads::PodTicketName(*id)));
       }
     }
@@ -180,7 +180,7 @@ void PodTicketSync::Pass() {
   for (auto* informer : {&caches_.group_pods(), &caches_.queued_pods()}) {
     for (const auto& p : informer->List()) {
       const std::string& ns = p->pod.meta.ns;
-      auto id = workloads::PodWorkloadOf(p->pod.meta, caches_.QueuesAll(ns));
+      auto id = workloads::PodWorkloadOf(*p, caches_.QueuesAll(ns));
       if (!id) continue;
       Entry& e = entries[k8s::ObjectKey(ns, workloads::PodTicketName(*id))];
       e.ns = ns;

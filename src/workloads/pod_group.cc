@@ -10,7 +10,7 @@ const k8s::Resource& PodKind::Resource() const {
 }
 
 PodOwner PodKind::WorkloadOfPod(const k8s::Pod& pod) const {
-  auto id = PodWorkloadOf(pod.meta, false);
+  auto id = PodWorkloadOf(pod.meta, false, /*held=*/true);
   if (!id || id->kind != Kind()) return {};
   return group_ ? PodOwner{id->name, ""} : PodOwner{pod.meta.name, pod.meta.uid};
 }
@@ -31,16 +31,20 @@ const PodKind& PodGroups() {
 
 bool IsPodKind(std::string_view kind) { return kind == "Pod" || kind == "PodGroup"; }
 
-std::optional<PodWorkloadId> PodWorkloadOf(const k8s::ObjectMeta& pod, bool namespace_queues_all) {
+std::optional<PodWorkloadId> PodWorkloadOf(const k8s::ObjectMeta& pod, bool namespace_queues_all, bool held) {
   if (pod.name.empty() || pod.labels.count("berth.dev/run")) return std::nullopt;
   if (const k8s::OwnerRef* o = pod.ControllerRef(); o != nullptr && o->kind == "Job") return std::nullopt;
   const bool labelled = pod.Label(kQueueLabel) == "true";
   if (const std::string group = pod.Label(kPodGroupLabel); !group.empty()) {
-    if (labelled || namespace_queues_all) return PodWorkloadId{"PodGroup", group};
+    if (labelled || (namespace_queues_all && held)) return PodWorkloadId{"PodGroup", group};
     return std::nullopt;
   }
   if (labelled) return PodWorkloadId{"Pod", pod.name};
   return std::nullopt;
+}
+
+std::optional<PodWorkloadId> PodWorkloadOf(const k8s::GroupPod& pod, bool namespace_queues_all) {
+  return PodWorkloadOf(pod.pod.meta, namespace_queues_all, pod.gated || !pod.pod.meta.Label(kTicketLabel).empty());
 }
 
 std::string PodTicketName(const PodWorkloadId& id) {

@@ -25,6 +25,8 @@
 //   - In a queue-all namespace every Pod group is queued; a bare Pod (no berth.dev/pod-group)
 //     only with the label berth.dev/queue "true" (Kueue's manageJobsWithoutQueueName does not
 //     take plain Pods either: a namespace's every Pod would otherwise wait, Deployments' too).
+//     Only the Pods berth held from creation: a group that ran before the namespace got the label
+//     is not touched (Kueue manages only the Pods its webhook gated).
 // Pure: no I/O, no clock.
 
 #include <optional>
@@ -74,8 +76,15 @@ struct PodWorkloadId {
   std::string kind, name;
   bool operator==(const PodWorkloadId&) const = default;
 };
-// Null when the Pod is not queued as a Pod (not labelled, controlled by a Job, berth's own).
-std::optional<PodWorkloadId> PodWorkloadOf(const k8s::ObjectMeta& pod, bool namespace_queues_all);
+// Null when the Pod is not queued as a Pod (not labelled, controlled by a Job, berth's own). A
+// group's Pod without the label berth.dev/queue, queued only by its namespace's berth.dev/queue-all,
+// is berth's only when `held`: berth held it from its creation (the gate berth.dev/admission) or
+// has pinned it (label berth.dev/ticket). One that ran before its namespace was labelled (or got
+// past admission ungated) is left alone, as Kueue leaves the Pods it did not gate at creation:
+// nothing of it is queued, booked, pinned or deleted (docs/concepts.md, Pods and Pod groups).
+std::optional<PodWorkloadId> PodWorkloadOf(const k8s::ObjectMeta& pod, bool namespace_queues_all, bool held);
+// The same for a Pod as the engine caches it: held when gated or pinned.
+std::optional<PodWorkloadId> PodWorkloadOf(const k8s::GroupPod& pod, bool namespace_queues_all);
 // Its ticket's name (pod-<name>, podgroup-<name>: TicketName).
 std::string PodTicketName(const PodWorkloadId& id);
 

@@ -10,10 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine_fixture.h"
 #include "k8s/json.h"
-#include "real_nodes.h"
-#include "workload_webhooks.h"
+#include "workload_fixture.h"
 
 namespace berth::testing {
 namespace {
@@ -24,33 +22,38 @@ using k8s::resources::kPods;
 const char* kNode0 = "jobsets-gpu-0";
 const char* kNode1 = "jobsets-gpu-1";
 
-// The chart's policies for Jobs, JobSets and tickets, rendered for a release in berth-system as Helm
-// renders them on this API server (the MutatingAdmissionPolicies, or on 1.35 the webhooks
-// <full>-jobs and <full>-jobsets), with the chart's ServiceAccount replaced by "admin"
-// (berth-controller runs as the control plane's admin user in tests, as jobs_test explains).
-WorkloadWebhooks& Hooks() {
-  static WorkloadWebhooks hooks;
-  return hooks;
-}
-
 // A JobSet of `replicated` replicated Jobs (named r0, r1, ...) of one Pod each, each Pod running
-// `script` and asking for `gpus` GPUs; `labels`: more label lines at 4-space indent.
-std::string JobSetYaml(const std::string& name, const std::string& labels, int replicated, const std::string& script, int gpus) {
+// `script` and asking for `gpus` GPUs; `labels`: more label lines at 4-space indent; `annotations`:
+// annotation lines at 4-space indent; `marks`: a directory of this machine mounted at /marks in
+// every Pod (every real node sees it).
+std::string JobSetYaml(const std::string& name, const std::string& labels, int replicated, const std::string& script, int gpus,
+                       const std::string& annotations = {}, const std::string& marks = {}) {
   std::string y = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: " + name + "\n  labels:\n" + labels +
-                  "spec:\n  replicatedJobs:\n";
+                  (annotations.empty() ? "" : "  annotations:\n" + annotations) + "spec:\n  replicatedJobs:\n";
+  const std::string volume =
+      marks.empty() ? "" : "            volumes: [{name: marks, hostPath: {path: " + marks + ", type: DirectoryOrCreate}}]\n";
+  const std::string mount = marks.empty() ? "" : "              volumeMounts: [{name: marks, mountPath: /marks}]\n";
   for (int i = 0; i < replicated; ++i) {
     y += "  - name: r" + std::to_string(i) + "\n    replicas: 1\n    template:\n      spec:\n        backoffLimit: 0\n"
-         "        template:\n          spec:\n            restartPolicy: Never\n            terminationGracePeriodSeconds: 1\n"
+         "        template:\n          spec:\n            restartPolicy: Never\n            terminationGracePeriodSeconds: 1\n" + volume +
          "            containers:\n            - name: main\n              image: " + std::string(RealNodes::kBusybox) +
-         "\n              command: [sh, -c, " + json::Quote(script) + "]\n              resources: {requests: {nvidia.com/gpu: " +
+         "\n              command: [sh, -c, " + json::Quote(script) + "]\n" + mount + "              resources: {requests: {nvidia.com/gpu: " +
          std::to_string(gpus) + "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n";
   }
   return y;
 }
 
-class JobSetsTest : public EngineTest {
+// The chart's policies for Jobs, JobSets and tickets (the MutatingAdmissionPolicies, or on 1.35
+// the webhooks <full>-jobs and <full>-jobsets) on the JobSet controller's and Kubeflow Trainer's
+// machines (workload_fixture.h).
+class JobSetsTest : public RealWorkloadTest {
  protected:
-  JobSetsTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+  JobSetsTest() {
+    dump_ = {{"jobsets", "-o", "yaml"}, {"jobs", "-o", "wide"}, {"pods", "-o", "wide", "--show-labels"}, {"runs", "-o", "yaml"}};
+    // A TrainJob's JobSet goes with it (its controller would make it again).
+    delete_first_ = {"trainjobs", "jobsets"};
+    wait_gone_ = {"jobsets", "jobs"};
+  }
 
   static void SetUpTestSuite() {
     // The JobSet CRD first, so the garbage collector started next knows the kind.
@@ -58,29 +61,10 @@ class JobSetsTest : public EngineTest {
     ASSERT_EQ(js.exit_code, 0) << js.err;
     CommandResult tr = RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "trainer", ControlPlane::Get().dir()});
     ASSERT_EQ(tr.exit_code, 0) << tr.err;
-    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}},
-                      {kNode1, 8, "4Gi", {{"pool", "jobsets-gpu"}, {"zone", "z1"}}}},
-                     /*workload_controllers=*/true);
-    ControlPlane& cp = ControlPlane::Get();
-    WorkloadWebhooks& hooks = Hooks();
-    hooks.webhook = WorkloadWebhooks::Needed(cp);
-    const std::string policies = WorkloadWebhooks::Render(
-        hooks.webhook, {"berth-controller-jobs.berth-system", "berth-controller-jobsets.berth-system",
-                        "berth-controller-tickets.berth-system"});
-    ASSERT_NE(policies.find(hooks.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
-              std::string::npos)
-        << policies;
-    ASSERT_NE(policies.find("berth-controller-jobsets.berth-system"), std::string::npos) << policies;
-    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
-    ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    if (hooks.webhook) {
-      // 1.35: each test's berth-controller serves the chart's webhooks for Jobs and JobSets.
-      const std::string failed = hooks.PointAtThisMachine(
-          cp, {{"berth-controller-jobs.berth-system", "/mutate-jobs"}, {"berth-controller-jobsets.berth-system", "/mutate-jobsets"}});
-      ASSERT_EQ(failed, "");
-      return;
-    }
-    ASSERT_TRUE(HeldAtCreation()) << "the chart's MutatingAdmissionPolicy for JobSets never took effect";
+    StartWorkloads("jobsets-gpu",
+                   {"berth-controller-jobs.berth-system", "berth-controller-jobsets.berth-system", "berth-controller-tickets.berth-system"},
+                   {{"berth-controller-jobs.berth-system", "/mutate-jobs"}, {"berth-controller-jobsets.berth-system", "/mutate-jobsets"}},
+                   HeldAtCreation);
   }
 
   // Whether a labelled JobSet created now (dry run) comes back suspended with the gate in its Pod
@@ -95,55 +79,6 @@ class JobSetsTest : public EngineTest {
           probe);
       return r.exit_code == 0 && r.out == "true berth.dev/admission";
     }, std::chrono::seconds(60));
-  }
-
-  void SetUp() override {
-    controller_args_ = Hooks().ControllerArgs();
-    EngineTest::SetUp();
-    if (Hooks().webhook) {
-      ASSERT_TRUE(HeldAtCreation()) << "berth's webhook for JobSets never held a queued JobSet";
-    }
-  }
-
-  void TearDown() override {
-    if (HasFailure()) {
-      std::printf("---- jobsets, jobs, pods, runs ----\n%s\n%s\n%s\n%s\n", Kubectl({"get", "jobsets", "-o", "yaml"}).out.c_str(),
-                  Kubectl({"get", "jobs", "-o", "wide"}).out.c_str(),
-                  Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
-                  Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
-    }
-    // A TrainJob's JobSet goes with it (its controller would make it again).
-    Kubectl({"delete", "trainjobs", "--all", "--wait=false", "--cascade=background"});
-    Kubectl({"delete", "jobsets", "--all", "--wait=false", "--cascade=background"});
-    EXPECT_TRUE(Eventually([&] {
-      auto l = client()->List("/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + ns_ + "/jobsets");
-      auto j = client()->List("/apis/batch/v1/namespaces/" + ns_ + "/jobs");
-      return l.ok() && l->items.empty() && j.ok() && j->items.empty();
-    }, std::chrono::seconds(90)));
-    EngineTest::TearDown();
-    EXPECT_TRUE(Eventually([&] {
-      auto l = client()->List(kPods.Path(ns_));
-      return l.ok() && l->items.empty();
-    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
-  }
-
-  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
-    std::string selector = hostname.empty() ? "{pool: jobsets-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
-          selector + "\n" + extra_spec);
-    created_fleets_.push_back(FleetName(name));
-    const size_t instances = hostname.empty() ? 2 : 1;
-    ASSERT_TRUE(Eventually([&] {
-      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
-      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
-      return list != nullptr && list->IsArray() && list->Size() == instances;
-    }, std::chrono::seconds(60)));
-  }
-
-  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
-          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
-          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
   }
 
   json::Document JobSetDoc(const std::string& name) {
@@ -184,15 +119,37 @@ class JobSetsTest : public EngineTest {
     }
     return out;
   }
-  // The names of the tickets (Runs with spec.workloadRef) of the test's namespace.
-  std::set<std::string> Tickets() {
-    std::set<std::string> out;
-    auto l = client()->List(k8s::resources::kRuns.Path(ns_));
+  // The JobSet's Jobs (the JobSet controller's label), by name: suspended, and failed (condition
+  // Failed; the Job controller counts a Pod deleted from a Job it runs as a failure).
+  struct JobInfo {
+    bool suspended = false, failed = false;
+  };
+  std::map<std::string, JobInfo> ChildJobs(const std::string& name) {
+    std::map<std::string, JobInfo> out;
+    k8s::ListOptions o;
+    o.label_selector = "jobset.sigs.k8s.io/jobset-name=" + name;
+    auto l = client()->List("/apis/batch/v1/namespaces/" + ns_ + "/jobs", o);
     if (!l.ok()) return out;
-    for (const auto& r : l->items) {
-      if (json::Find(r, {"spec", "workloadRef"}) != nullptr) out.insert(json::GetString(json::Find(r, {"metadata", "name"})));
+    for (const auto& j : l->items) {
+      JobInfo i;
+      const json::Value* s = json::Find(j, {"spec", "suspend"});
+      i.suspended = s != nullptr && s->IsBool() && s->GetBool();
+      if (const json::Value* conds = json::Find(j, {"status", "conditions"}); conds != nullptr && conds->IsArray()) {
+        for (const auto& c : conds->GetArray()) {
+          i.failed |= json::GetString(c, "type") == "Failed" && json::GetString(c, "status") == "True";
+        }
+      }
+      out[json::GetString(json::Find(j, {"metadata", "name"}))] = i;
     }
     return out;
+  }
+  // Every Job of the JobSet suspended and none failed.
+  bool JobsSuspendedNoneFailed(const std::string& name) {
+    auto jobs = ChildJobs(name);
+    for (const auto& [job, j] : jobs) {
+      if (!j.suspended || j.failed) return false;
+    }
+    return !jobs.empty();
   }
 };
 
@@ -266,6 +223,72 @@ TEST_F(JobSetsTest, StopOnTheTicketSuspendsTheJobSet) {
   // Suspended, not failed: its Job was held before berth deleted its Pod (backoffLimit 0 would
   // have failed the Job, and so the JobSet, on a Pod deleted from a running Job).
   EXPECT_FALSE(JobSetCondition("long", "Failed"));
+}
+
+// Annotation berth.dev/max-duration on a JobSet is its ticket's maxDuration, counted from when it
+// runs (docs/concepts.md, a Run's maxDuration): past it the ticket ends Failed /
+// MaxDurationExceeded, the JobSet and its Job are suspended (neither fails: the Job was held before
+// berth deleted its Pod) and its Pod goes; the ended ticket stays and the machine is free again.
+TEST_F(JobSetsTest, MaxDurationEndsTheTicketAndSuspendsTheJobSet) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  Apply(JobSetYaml("slow", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("one") + "\n", 1, "sleep 3600", 8,
+                   "    berth.dev/max-duration: 5s\n"));
+  ASSERT_TRUE(WaitPhase("jobset-slow", "Running", std::chrono::seconds(90))) << Message("jobset-slow");
+  EXPECT_EQ(json::GetString(json::Find(RunDoc("jobset-slow"), {"spec", "maxDuration"})), "5s");
+  ASSERT_TRUE(WaitPhase("jobset-slow", "Failed", std::chrono::seconds(60))) << Phase("jobset-slow") << ": " << Message("jobset-slow");
+  EXPECT_EQ(Reason("jobset-slow"), "MaxDurationExceeded") << Message("jobset-slow");
+  EXPECT_TRUE(Eventually([&] { return Suspended("slow"); })) << "the JobSet past its max-duration was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobSetPods("slow").empty(); }, std::chrono::seconds(60))) << "its Pod stayed";
+  EXPECT_TRUE(JobsSuspendedNoneFailed("slow"));
+  EXPECT_FALSE(JobSetCondition("slow", "Failed"));
+  ShellRun("next", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  EXPECT_TRUE(WaitPhase("next", "Running", std::chrono::seconds(90))) << Message("next");
+  EXPECT_EQ(Phase("jobset-slow"), "Failed") << "the ended ticket is the record: it does not queue again";
+  EXPECT_TRUE(Suspended("slow"));
+}
+
+// Reclaim of a JobSet (issue 31's teams): team owner has both machines (16 GPUs) as its nominal
+// share and runs nothing; the test's namespace (team borrower, no share) runs two whole-machine
+// JobSets on that idle share. The owner's Run (lower priority) takes one machine back: one JobSet
+// is suspended with its Job, held before berth deletes its Pod (backoffLimit 0: otherwise the Job,
+// and so the JobSet, would fail), its ticket Pending / Reclaimed back in the queue. Once the
+// owner's Run is gone the ticket is placed again, the JobSet resumed, and its new Pod (a later
+// attempt, told apart by a mark on the machine) completes it.
+TEST_F(JobSetsTest, ReclaimedJobSetIsSuspendedRequeuedAndCompletesWhenReadmitted) {
+  RealFleet("rc", "  blocks: 1\n  preemption: {minRuntime: 0s}\n");
+  ReclaimTeams("rc");
+  const std::string marks = Marks();
+  for (const std::string js : {"b1", "b2"}) {
+    Apply(JobSetYaml(js, "    berth.dev/queue: \"true\"\n    berth.dev/priority: \"80\"\n    berth.dev/fleet: " + FleetName("rc") + "\n",
+                     1, "if [ -e /marks/" + js + " ]; then echo again; exit 0; fi; touch /marks/" + js + "; sleep 3600", 8, {},
+                     marks));
+    ASSERT_TRUE(WaitPhase("jobset-" + js, "Running", std::chrono::seconds(90))) << js << ": " << Message("jobset-" + js);
+  }
+  OwnerRun("mine");
+  ASSERT_TRUE(Eventually([&] { return OwnerPhase("mine") == "Running"; }, std::chrono::seconds(90))) << OwnerPhase("mine");
+
+  // Exactly one borrowing JobSet was reclaimed: suspended with its Job, its Pod gone, its ticket
+  // back in the queue; the other runs on.
+  const std::vector<std::string> reclaimed = Reclaimed({"jobset-b1", "jobset-b2"});
+  ASSERT_EQ(reclaimed.size(), 1u);
+  const std::string ticket = reclaimed.front(), js = ticket.substr(std::string("jobset-").size());
+  EXPECT_TRUE(Eventually([&] { return Suspended(js); })) << "the reclaimed JobSet " << js << " was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobSetPods(js).empty(); }, std::chrono::seconds(60))) << js << "'s Pod is still there";
+  EXPECT_TRUE(JobsSuspendedNoneFailed(js)) << "the reclaimed JobSet's Job was not held before its Pod went";
+  EXPECT_FALSE(JobSetCondition(js, "Failed"));
+  EXPECT_FALSE(Suspended(js == "b1" ? "b2" : "b1"));
+
+  // Capacity frees: the ticket is placed again, the JobSet resumed, and its new Pod completes it.
+  ASSERT_EQ(cp().Kubectl({"-n", OwnerNamespace(), "delete", "run", "mine", "--wait=false"}).exit_code, 0);
+  ASSERT_TRUE(WaitPhase(ticket, "Succeeded", std::chrono::seconds(150))) << Message(ticket);
+  EXPECT_EQ(StatusInt(ticket, "resubmissions"), 1);
+  EXPECT_TRUE(JobSetCondition(js, "Completed"));
+  const std::vector<std::string> placed = PlacementNodes(ticket);
+  ASSERT_EQ(placed.size(), 1u);
+  auto pods = JobSetPods(js);
+  ASSERT_EQ(pods.size(), 1u) << "the Pod of the first attempt is gone, the second's stays";
+  EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
+  EXPECT_EQ(pods.begin()->second.node, placed.front()) << "the new Pod ran on the fresh placement";
 }
 
 // A JobSet preempted by a Run of higher priority is suspended (the JobSet controller suspends its

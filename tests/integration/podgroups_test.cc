@@ -6,10 +6,8 @@
 
 #include <set>
 
-#include "engine_fixture.h"
 #include "k8s/json.h"
-#include "real_nodes.h"
-#include "workload_webhooks.h"
+#include "workload_fixture.h"
 
 namespace berth::testing {
 namespace {
@@ -21,42 +19,19 @@ using k8s::resources::kPods;
 const char* kNode0 = "pg-gpu-0";
 const char* kNode1 = "pg-gpu-1";
 
-// The chart's policies for Pods and tickets, rendered for a release in berth-system as Helm renders
-// them on this API server (the MutatingAdmissionPolicy, or on 1.35 the webhook <full>-pods).
-// berth-controller and kube-scheduler run in these tests as the control plane's admin user (not as
-// the chart's ServiceAccount): the policies name "admin" where the chart names berth's ServiceAccount.
-WorkloadWebhooks& Hooks() {
-  static WorkloadWebhooks hooks;
-  return hooks;
-}
-
-class PodGroupsTest : public EngineTest {
+// The chart's policies for Pods and tickets (the MutatingAdmissionPolicy, or on 1.35 the webhook
+// <full>-pods, which shares its name with the ValidatingAdmissionPolicy of berth's marks on Pods:
+// that comes along and refuses no Pod "admin" creates) on two machines (workload_fixture.h).
+class PodGroupsTest : public RealWorkloadTest {
  protected:
-  PodGroupsTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+  PodGroupsTest() {
+    dump_ = {{"pods", "-o", "wide", "--show-labels"}, {"runs", "-o", "yaml"}};
+    delete_first_ = {"pods"};
+  }
 
   static void SetUpTestSuite() {
-    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "pg-gpu"}, {"zone", "z1"}}},
-                      {kNode1, 8, "4Gi", {{"pool", "pg-gpu"}, {"zone", "z1"}}}},
-                     /*workload_controllers=*/true);
-    ControlPlane& cp = ControlPlane::Get();
-    WorkloadWebhooks& hooks = Hooks();
-    hooks.webhook = WorkloadWebhooks::Needed(cp);
-    std::vector<std::string> names = {"berth-controller-pod-groups.berth-system", "berth-controller-tickets.berth-system"};
-    // The webhook configuration for Pods (1.35) shares its name with the ValidatingAdmissionPolicy
-    // of berth's marks on Pods, which comes along (it refuses no Pod "admin" creates).
-    if (hooks.webhook) names.push_back("berth-controller-pods.berth-system");
-    const std::string policies = WorkloadWebhooks::Render(hooks.webhook, names);
-    ASSERT_NE(policies.find(hooks.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
-              std::string::npos)
-        << policies;
-    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
-    ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    if (hooks.webhook) {
-      // 1.35: each test's berth-controller serves the chart's webhook for Pods.
-      ASSERT_EQ(hooks.PointAtThisMachine(cp, {{"berth-controller-pods.berth-system", "/mutate-pods"}}), "");
-      return;
-    }
-    ASSERT_TRUE(GatedAtCreation()) << "the chart's MutatingAdmissionPolicy for Pods never took effect";
+    StartWorkloads("pg-gpu", {"berth-controller-pod-groups.berth-system", "berth-controller-tickets.berth-system"},
+                   {{"berth-controller-pods.berth-system", "/mutate-pods"}}, GatedAtCreation);
   }
 
   // Whether a labelled Pod created now (dry run) comes back gated, retried for up to 60 s: a policy
@@ -69,48 +44,6 @@ class PodGroupsTest : public EngineTest {
           {"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.schedulingGates[*].name}"}, probe);
       return r.exit_code == 0 && r.out == "berth.dev/admission";
     }, std::chrono::seconds(60));
-  }
-
-  void SetUp() override {
-    controller_args_ = Hooks().ControllerArgs();
-    EngineTest::SetUp();
-    if (Hooks().webhook) {
-      ASSERT_TRUE(GatedAtCreation()) << "berth's webhook for Pods never gated a queued Pod";
-    }
-  }
-
-  void TearDown() override {
-    if (HasFailure()) {
-      std::printf("---- pods, runs ----\n%s\n%s\n", Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
-                  Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
-    }
-    Kubectl({"delete", "pods", "--all", "--wait=false"});
-    EngineTest::TearDown();
-    EXPECT_TRUE(Eventually([&] {
-      auto l = client()->List(kPods.Path(ns_));
-      return l.ok() && l->items.empty();
-    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
-  }
-
-  // A fleet over both machines (`hostname` empty) or one.
-  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
-    std::string selector = hostname.empty() ? "{pool: pg-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
-          selector + "\n" + extra_spec);
-    created_fleets_.push_back(FleetName(name));
-    const size_t instances = hostname.empty() ? 2 : 1;
-    ASSERT_TRUE(Eventually([&] {
-      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
-      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
-      return list != nullptr && list->IsArray() && list->Size() == instances;
-    }, std::chrono::seconds(60)));
-  }
-
-  // A Run whose container runs `script` (1 s grace period).
-  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
-          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
-          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
   }
 
   // A Pod labelled for berth's queue (`labels`: more label lines at 4-space indent; `annotations`:
@@ -268,6 +201,94 @@ TEST_F(PodGroupsTest, PreemptedGroupsPodsAreDeletedAndItsTicketEndsPreempted) {
   ASSERT_TRUE(WaitPhase("podgroup-low", "Failed")) << Phase("podgroup-low") << ": " << Message("podgroup-low");
   EXPECT_EQ(Reason("podgroup-low"), "Preempted") << Message("podgroup-low");
   EXPECT_TRUE(Eventually([&] { return GroupPods("low").empty(); }, std::chrono::seconds(60))) << "the preempted group's Pods stayed";
+}
+
+// Reclaim of a Pod group (issue 31's teams): team owner has both machines (16 GPUs) as its nominal
+// share and runs nothing; the test's namespace (team borrower, no share) runs a group of two
+// whole-machine Pods on that idle share. The owner's Run (lower priority) takes one machine back:
+// the gang's Pods are all deleted (nothing makes bare Pods again) and its ticket ends Failed /
+// Reclaimed (docs/concepts.md, Pod groups, "Stopped"), naming the team; the owner's Run runs.
+TEST_F(PodGroupsTest, ReclaimedGroupsPodsAreDeletedAndItsTicketEndsReclaimed) {
+  RealFleet("rc", "  placement: cluster\n  topologyKey: zone\n  preemption: {minRuntime: 0s}\n");
+  ReclaimTeams("rc");
+  GroupPod("b-a", "b", 2, "rc", "sleep 3600", 8, "    berth.dev/priority: \"80\"\n");
+  GroupPod("b-b", "b", 2, "rc", "sleep 3600", 8, "    berth.dev/priority: \"80\"\n");
+  ASSERT_TRUE(WaitPhase("podgroup-b", "Running", std::chrono::seconds(90))) << Message("podgroup-b");
+  OwnerRun("mine");
+  ASSERT_TRUE(WaitPhase("podgroup-b", "Failed", std::chrono::seconds(60))) << Phase("podgroup-b") << ": " << Message("podgroup-b");
+  EXPECT_EQ(Reason("podgroup-b"), "Reclaimed") << Message("podgroup-b");
+  EXPECT_NE(Message("podgroup-b").find("reclaimed by team " + OwnerTeam()), std::string::npos) << Message("podgroup-b");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("b").empty(); }, std::chrono::seconds(60))) << "the reclaimed group's Pods stayed";
+  EXPECT_TRUE(Eventually([&] { return OwnerPhase("mine") == "Running"; }, std::chrono::seconds(90))) << OwnerPhase("mine");
+  EXPECT_EQ(Phase("podgroup-b"), "Failed") << "the ended ticket is the record: it does not queue again";
+}
+
+// `kubectl berth stop podgroup-NAME` on a running group: the plugin says it asked, the ticket ends
+// Failed / Stopped, the group's Pods are deleted, and the ended ticket stays as the record.
+TEST_F(PodGroupsTest, KubectlBerthStopEndsARunningGroupAndDeletesItsPods) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  GroupPod("run-a", "run", 2, "both", "sleep 3600", 1);
+  GroupPod("run-b", "run", 2, "both", "sleep 3600", 1);
+  ASSERT_TRUE(WaitPhase("podgroup-run", "Running", std::chrono::seconds(90))) << Message("podgroup-run");
+  CommandResult r = Berth({"stop", "podgroup-run"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("run/podgroup-run stop requested (was Running)"), std::string::npos) << r.out;
+  ASSERT_TRUE(WaitPhase("podgroup-run", "Failed")) << Message("podgroup-run");
+  EXPECT_EQ(Reason("podgroup-run"), "Stopped") << Message("podgroup-run");
+  EXPECT_TRUE(Eventually([&] { return GroupPods("run").empty(); }, std::chrono::seconds(60))) << "the stopped group's Pods stayed";
+  EXPECT_EQ(Phase("podgroup-run"), "Failed") << "the ended ticket is the record";
+}
+
+// A namespace labelled berth.dev/queue-all after Pods already run in it (docs/concepts.md, Pods and
+// Pod groups; as Kueue): what runs is not touched. A bare Pod and a group of two Pods that ran
+// before the label (never held at creation) get no ticket, keep running where they are, and are
+// never pinned; a group created after the label is queued (held, admitted on its booked nodes).
+TEST_F(PodGroupsTest, QueueAllLabelledAfterPodsRunLeavesThemAlone) {
+  RealFleet("both", "  placement: cluster\n  topologyKey: zone\n");
+  auto plain_pod = [&](const std::string& name, const std::string& labels, const std::string& annotations, const std::string& script) {
+    Apply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  labels:\n    app: plain\n" + labels +
+          (annotations.empty() ? "" : "  annotations:\n" + annotations) +
+          "spec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: " +
+          std::string(RealNodes::kBusybox) + "\n    command: [sh, -c, " + json::Quote(script) + "]\n");
+  };
+  const std::string old_group = "    berth.dev/pod-group: old\n", size = "    berth.dev/pod-group-size: \"2\"\n";
+  plain_pod("bare", "", "", "sleep 3600");
+  plain_pod("old-a", old_group, size, "sleep 3600");
+  plain_pod("old-b", old_group, size, "sleep 3600");
+  std::map<std::string, std::string> nodes;  // the Pods that ran before the label, and their nodes
+  ASSERT_TRUE(Eventually([&] {
+    nodes.clear();
+    for (const auto& [name, p] : Pods("app=plain")) {
+      if (p.phase == "Running") nodes[name] = p.node;
+    }
+    return nodes.size() == 3;
+  }, std::chrono::seconds(90))) << nodes.size() << " of 3 Pods run";
+
+  CommandResult l = cp().Kubectl({"label", "namespace", ns_, "berth.dev/queue-all=true"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  // A group made now (no berth.dev/queue label) is berth's: held at creation once the policy sees
+  // the namespace's label, then admitted. Its ticket shows that berth has seen the label too.
+  const std::string group = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: new-a\n  labels: {berth.dev/pod-group: new, berth.dev/fleet: " +
+                            FleetName("both") + "}\n  annotations: {berth.dev/pod-group-size: \"1\"}\nspec:\n  restartPolicy: Never\n"
+                            "  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: " +
+                            std::string(RealNodes::kBusybox) + "\n    command: [sh, -c, 'echo new']\n";
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.schedulingGates[*].name}"}, group);
+    return r.exit_code == 0 && r.out == "berth.dev/admission";
+  })) << "a group Pod of a queue-all namespace was not gated at creation";
+  Apply(group);
+  ASSERT_TRUE(WaitPhase("podgroup-new", "Succeeded", std::chrono::seconds(120))) << Phase("podgroup-new") << ": " << Message("podgroup-new");
+
+  EXPECT_EQ(Tickets(), (std::set<std::string>{"podgroup-new"})) << "a Pod that ran before the label was queued";
+  auto pods = Pods("app=plain");
+  ASSERT_EQ(pods.size(), 3u) << "a Pod that ran before the label was deleted";
+  for (const auto& [name, p] : pods) {
+    EXPECT_EQ(p.phase, "Running") << name;
+    EXPECT_EQ(p.node, nodes[name]) << name;
+    EXPECT_FALSE(p.deleting) << name;
+    EXPECT_EQ(p.rank, "") << name << " was pinned by berth";
+    EXPECT_FALSE(p.gated) << name;
+  }
 }
 
 // kubectl berth stop on a group that still waits for its Pods: the ticket ends Stopped and the

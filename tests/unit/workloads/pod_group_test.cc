@@ -25,19 +25,29 @@ k8s::GroupPod Pod(std::string name, std::map<std::string, std::string> labels, s
 std::map<std::string, std::string> Group(std::string name) { return {{kQueueLabel, "true"}, {kPodGroupLabel, std::move(name)}}; }
 
 TEST(PodWorkloadOf, LabelledPodsAndGroupsOnlyAndNeverAJobsPod) {
-  EXPECT_EQ(PodWorkloadOf(Pod("x", {{kQueueLabel, "true"}}).pod.meta, false), (PodWorkloadId{"Pod", "x"}));
-  EXPECT_EQ(PodWorkloadOf(Pod("a", Group("g")).pod.meta, false), (PodWorkloadId{"PodGroup", "g"}));
-  EXPECT_EQ(PodWorkloadOf(Pod("x", {}).pod.meta, false), std::nullopt) << "no label: not queued";
-  EXPECT_EQ(PodWorkloadOf(Pod("a", {{kPodGroupLabel, "g"}}).pod.meta, false), std::nullopt)
+  EXPECT_EQ(PodWorkloadOf(Pod("x", {{kQueueLabel, "true"}}), false), (PodWorkloadId{"Pod", "x"}));
+  EXPECT_EQ(PodWorkloadOf(Pod("a", Group("g")), false), (PodWorkloadId{"PodGroup", "g"}));
+  EXPECT_EQ(PodWorkloadOf(Pod("x", {}), false), std::nullopt) << "no label: not queued";
+  EXPECT_EQ(PodWorkloadOf(Pod("a", {{kPodGroupLabel, "g"}}), false), std::nullopt)
       << "a group without the queue label outside a queue-all namespace is not queued";
-  EXPECT_EQ(PodWorkloadOf(Pod("a", {{kPodGroupLabel, "g"}}).pod.meta, true), (PodWorkloadId{"PodGroup", "g"}))
+  EXPECT_EQ(PodWorkloadOf(Pod("a", {{kPodGroupLabel, "g"}}), true), (PodWorkloadId{"PodGroup", "g"}))
       << "a queue-all namespace queues every Pod group";
-  EXPECT_EQ(PodWorkloadOf(Pod("x", {}).pod.meta, true), std::nullopt)
+  EXPECT_EQ(PodWorkloadOf(Pod("x", {}), true), std::nullopt)
       << "a queue-all namespace does not queue bare Pods without the label";
   k8s::GroupPod of_job = Pod("j-0", {{kQueueLabel, "true"}});
   of_job.pod.meta.owners.push_back(k8s::OwnerRef{"batch/v1", "Job", "j", "u", true});
-  EXPECT_EQ(PodWorkloadOf(of_job.pod.meta, true), std::nullopt) << "a Job's Pod is queued through its Job";
-  EXPECT_EQ(PodWorkloadOf(Pod("r", {{kQueueLabel, "true"}, {"berth.dev/run", "r"}}).pod.meta, false), std::nullopt);
+  EXPECT_EQ(PodWorkloadOf(of_job, true), std::nullopt) << "a Job's Pod is queued through its Job";
+  EXPECT_EQ(PodWorkloadOf(Pod("r", {{kQueueLabel, "true"}, {"berth.dev/run", "r"}}), false), std::nullopt);
+  // A queue-all namespace takes only the group Pods berth held from creation (gated) or pinned:
+  // one that ran before the namespace was labelled is left alone (Kueue's way).
+  k8s::GroupPod before = Pod("a", {{kPodGroupLabel, "g"}});
+  before.gated = false;
+  EXPECT_EQ(PodWorkloadOf(before, true), std::nullopt) << "a group Pod never held by berth is not queued by its namespace";
+  before.pod.meta.labels[kQueueLabel] = "true";
+  EXPECT_EQ(PodWorkloadOf(before, true), (PodWorkloadId{"PodGroup", "g"})) << "its own label queues it, gated or not";
+  k8s::GroupPod pinned = Pod("a", {{kPodGroupLabel, "g"}, {kTicketLabel, "podgroup-g"}});
+  pinned.gated = false;
+  EXPECT_EQ(PodWorkloadOf(pinned, true), (PodWorkloadId{"PodGroup", "g"})) << "a Pod berth pinned stays its group's";
   EXPECT_EQ(PodTicketName({"Pod", "x"}), "pod-x");
   EXPECT_EQ(PodTicketName({"PodGroup", "g"}), "podgroup-g");
 }

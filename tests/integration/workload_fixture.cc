@@ -1,0 +1,193 @@
+#include "workload_fixture.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+// The machines' pool and the probe of the binary's suite (StartWorkloads).
+std::string& PoolOfBinary() {
+  static std::string pool;
+  return pool;
+}
+std::function<bool()>& HeldProbe() {
+  static std::function<bool()> held;
+  return held;
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+WorkloadWebhooks& RealWorkloadTest::Hooks() {
+  static WorkloadWebhooks hooks;
+  return hooks;
+}
+
+void RealWorkloadTest::StartWorkloads(const std::string& pool, std::vector<std::string> policies,
+                                      const std::vector<std::pair<std::string, std::string>>& routes,
+                                      std::function<bool()> held) {
+  PoolOfBinary() = pool;
+  HeldProbe() = std::move(held);
+  RealNodes::Start({{pool + "-0", 8, "4Gi", {{"pool", pool}, {"zone", "z1"}}}, {pool + "-1", 8, "4Gi", {{"pool", pool}, {"zone", "z1"}}}},
+                   /*workload_controllers=*/true);
+  ControlPlane& cp = ControlPlane::Get();
+  WorkloadWebhooks& hooks = Hooks();
+  hooks.webhook = WorkloadWebhooks::Needed(cp);
+  if (hooks.webhook) {
+    for (const auto& [name, path] : routes) {
+      if (std::find(policies.begin(), policies.end(), name) == policies.end()) policies.push_back(name);
+    }
+  }
+  const std::string rendered = WorkloadWebhooks::Render(hooks.webhook, policies);
+  ASSERT_NE(rendered.find(hooks.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"), std::string::npos)
+      << rendered;
+  for (const auto& name : policies) ASSERT_NE(rendered.find("name: " + name), std::string::npos) << name << " not in\n" << rendered;
+  CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, rendered);
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  if (hooks.webhook) {
+    // 1.35: each test's berth-controller serves the chart's webhooks (SetUp waits for them).
+    ASSERT_EQ(hooks.PointAtThisMachine(cp, routes), "");
+    return;
+  }
+  ASSERT_TRUE(HeldProbe()()) << "the chart's MutatingAdmissionPolicies never held a queued workload";
+}
+
+void RealWorkloadTest::SetUp() {
+  controller_args_ = Hooks().ControllerArgs();
+  EngineTest::SetUp();
+  if (Hooks().webhook) {
+    ASSERT_TRUE(HeldProbe()()) << "berth's webhook never held a queued workload";
+  }
+}
+
+void RealWorkloadTest::TearDown() {
+  if (reclaim_teams_) {
+    cp().Kubectl({"delete", "team", OwnerTeam(), "borrower-" + ns_, "--ignore-not-found", "--wait=false"});
+    cp().Kubectl({"-n", OwnerNamespace(), "delete", "runs", "--all", "--wait=false"});
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List(kPods.Path(OwnerNamespace()));
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(90))) << "pods of " << OwnerNamespace() << " were not gone 90 s after the test";
+    cp().Kubectl({"delete", "namespace", OwnerNamespace(), "--wait=false"});
+  }
+  if (HasFailure()) {
+    for (const auto& args : dump_) {
+      std::vector<std::string> get = {"get"};
+      get.insert(get.end(), args.begin(), args.end());
+      std::printf("---- kubectl get %s ----\n%s\n", Joined(args).c_str(), Kubectl(get).out.c_str());
+    }
+  }
+  for (const auto& kind : delete_first_) Kubectl({"delete", kind, "--all", "--wait=false", "--cascade=background"});
+  if (!wait_gone_.empty()) {
+    EXPECT_TRUE(Eventually([&] {
+      CommandResult r = Kubectl({"get", Joined(wait_gone_), "-o", "name"});
+      return r.exit_code == 0 && r.out.empty();
+    }, std::chrono::seconds(90))) << Joined(wait_gone_) << " of " << ns_ << " were not gone 90 s after the test";
+  }
+  EngineTest::TearDown();
+  // The next test starts on empty machines: the kubelets have stopped every container of this one.
+  EXPECT_TRUE(Eventually([&] {
+    auto l = client()->List(kPods.Path(ns_));
+    return l.ok() && l->items.empty();
+  }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
+  if (marks_) RunCommand({"rm", "-rf", Marks()});
+}
+
+void RealWorkloadTest::RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname) {
+  const std::string selector = hostname.empty() ? "{pool: " + PoolOfBinary() + "}" : "{kubernetes.io/hostname: " + hostname + "}";
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
+        selector + "\n" + extra_spec);
+  created_fleets_.push_back(FleetName(name));
+  // A workload berth sees before its fleet would be judged against no fleet at all.
+  const size_t instances = hostname.empty() ? 2 : 1;
+  ASSERT_TRUE(Eventually([&] {
+    auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    return list != nullptr && list->IsArray() && list->Size() == instances;
+  }, std::chrono::seconds(60))) << "berth never wrote the instances of fleet " << FleetName(name);
+}
+
+void RealWorkloadTest::ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
+        "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
+}
+
+CommandResult RealWorkloadTest::Berth(std::vector<std::string> args) {
+  args.insert(args.end(), {"-n", ns_});
+  return RunPlugin(cp().kubeconfig(), args);
+}
+
+std::set<std::string> RealWorkloadTest::Tickets() {
+  std::set<std::string> out;
+  auto l = client()->List(k8s::resources::kRuns.Path(ns_));
+  if (!l.ok()) return out;
+  for (const auto& r : l->items) {
+    if (json::Find(r, {"spec", "workloadRef"}) != nullptr) out.insert(json::GetString(json::Find(r, {"metadata", "name"})));
+  }
+  return out;
+}
+
+std::string RealWorkloadTest::EventMessages(const std::string& name, const std::string& reason) {
+  return Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + name + ",reason=" + reason, "-o",
+                  "jsonpath={.items[*].message}"})
+      .out;
+}
+
+void RealWorkloadTest::ReclaimTeams(const std::string& fleet) {
+  CommandResult r = cp().Kubectl({"create", "namespace", OwnerNamespace()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  reclaim_teams_ = true;
+  r = cp().Kubectl({"apply", "-f", "-"},
+                   "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + OwnerTeam() + "}\nspec:\n  namespaces: [" +
+                       OwnerNamespace() + "]\n  shares:\n  - fleet: " + FleetName(fleet) + "\n    nominal: {gpu: 16}\n---\n"
+                       "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: borrower-" + ns_ + "}\nspec:\n  namespaces: [" +
+                       ns_ + "]\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::vector<std::string> RealWorkloadTest::Reclaimed(const std::vector<std::string>& tickets) {
+  std::vector<std::string> out;
+  for (const auto& ticket : tickets) {
+    if (Reason(ticket) != "Reclaimed") {
+      EXPECT_EQ(Phase(ticket), "Running") << ticket << ": " << Message(ticket);
+      continue;
+    }
+    out.push_back(ticket);
+    EXPECT_EQ(Phase(ticket), "Pending") << ticket << ": " << Message(ticket);
+    EXPECT_TRUE(Eventually([&] { return EventMessages(ticket, "Retrying").find("reclaimed by team " + OwnerTeam()) != std::string::npos; }))
+        << ticket << ": " << EventMessages(ticket, "Retrying");
+  }
+  return out;
+}
+
+void RealWorkloadTest::OwnerRun(const std::string& name) {
+  CommandResult r = cp().Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + ", namespace: " + OwnerNamespace() +
+          "}\nspec:\n  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'sleep 3600']\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+std::string RealWorkloadTest::OwnerPhase(const std::string& name) {
+  auto d = client()->Get(k8s::resources::kRuns.Path(OwnerNamespace(), name));
+  return d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
+}
+
+std::string RealWorkloadTest::Marks() {
+  marks_ = true;
+  return cp().dir() + "/marks-" + ns_;
+}
+
+}  // namespace berth::testing

@@ -1,0 +1,80 @@
+#pragma once
+// The shared fixture of the workload suites on real nodes (issue 45: jobsets_test, podgroups_test;
+// jobs_test can move onto it): two 8-GPU real machines <pool>-0 and <pool>-1 (labels pool=<pool>,
+// zone=z1) with the workload controllers (Job controller, garbage collector, kube-scheduler:
+// hack/real-nodes.sh controller-manager --workloads), the chart's admission documents for the
+// suite's workloads rendered by real Helm for this API server (workload_webhooks.h; on 1.35 the
+// webhooks, served by each test's berth-controller), and the helpers every such suite repeated:
+// a fleet over the machines, a shell Run, the plugin, and a TearDown that deletes the workloads
+// first and waits until the kubelets have stopped every container of the test.
+
+#include <functional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine_fixture.h"
+#include "real_nodes.h"
+#include "workload_webhooks.h"
+
+namespace berth::testing {
+
+class RealWorkloadTest : public EngineTest {
+ protected:
+  RealWorkloadTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+
+  // Once per binary (SetUpTestSuite): starts the two machines of `pool` with the workload
+  // controllers, applies the chart's documents `policies` as rendered for this API server and
+  // waits until `held` (a dry-run create of a queued probe workload) says they hold it. On 1.35
+  // (no MutatingAdmissionPolicy) the chart renders webhook configurations instead: each of
+  // `routes` (configuration name, path) is rendered too and pointed at the berth-controller each
+  // test starts; then each test's SetUp waits for `held`.
+  static void StartWorkloads(const std::string& pool, std::vector<std::string> policies,
+                             const std::vector<std::pair<std::string, std::string>>& routes, std::function<bool()> held);
+  static WorkloadWebhooks& Hooks();
+
+  void SetUp() override;
+  void TearDown() override;
+
+  // What TearDown does before the fixture's own (set in the constructor): on failure prints
+  // `kubectl get` of each of `dump_` (argument lists); deletes every object of each kind of
+  // `delete_first_` (background cascade, their tickets go with them); waits up to 90 s until no
+  // object of the kinds of `wait_gone_` is left.
+  std::vector<std::vector<std::string>> dump_;
+  std::vector<std::string> delete_first_, wait_gone_;
+
+  // Fleet FleetName(name) over both machines (`hostname` empty) or the one named, with extra spec
+  // lines (YAML, 2-space indent); returns once berth has written its instances.
+  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {});
+  // A Run whose container runs `script` in busybox's sh (1 s grace period: `sleep` ignores SIGTERM).
+  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script);
+  // `kubectl-berth ARGS -n <test namespace>`.
+  CommandResult Berth(std::vector<std::string> args);
+  // The names of the tickets (Runs with spec.workloadRef) of the test's namespace.
+  std::set<std::string> Tickets();
+  // The messages of the test namespace's Events of reason `reason` about object `name`, joined.
+  std::string EventMessages(const std::string& name, const std::string& reason);
+
+  // Issue 31's reclaim over fleet FleetName(fleet): team "owner-<ns>" of namespace OwnerNamespace()
+  // (made here) has 16 GPUs of it as its nominal share and runs nothing; team "borrower-<ns>" is the
+  // test's namespace, with no share. TearDown deletes both Teams and the owner's namespace once the
+  // Pods of its runs are gone.
+  void ReclaimTeams(const std::string& fleet);
+  std::string OwnerNamespace() const { return ns_ + "-owner"; }
+  std::string OwnerTeam() const { return "owner-" + ns_; }
+  // Of `tickets`, those the owner's team reclaimed: reason Reclaimed, back in the queue (Pending)
+  // with an Event Retrying that names the team. Each other one is expected still Running.
+  std::vector<std::string> Reclaimed(const std::vector<std::string>& tickets);
+  // Run `name` of the owner's team: 8 GPUs, priority 10 (a reclaim needs no priority), sleeps.
+  void OwnerRun(const std::string& name);
+  std::string OwnerPhase(const std::string& name);
+  // A directory of this machine that every real node sees (for a hostPath volume), removed after
+  // the test: a Pod's first attempt leaves a mark there that a later attempt tells apart.
+  std::string Marks();
+
+ private:
+  bool reclaim_teams_ = false, marks_ = false;
+};
+
+}  // namespace berth::testing
