@@ -538,8 +538,25 @@ void RunWrites::DeleteAfterTtl(const Run& run) {
   });
 }
 
+void RunWrites::NoteFinalizerOutcome(const Run& r, const k8s::Status& s) {
+  std::lock_guard<std::mutex> lock(finalizer_mu_);
+  if (s.ok()) {
+    finalizer_retry_.erase(RunKey(r));
+    return;
+  }
+  FinalizerRetry& retry = finalizer_retry_[RunKey(r)];
+  retry.delay = std::clamp<base::Duration>(retry.delay * 2, std::chrono::seconds(1), std::chrono::minutes(5));
+  retry.next = clock_.Monotonic() + retry.delay;
+  spdlog::warn("run {}/{}: finalizer not removed ({}); trying again in {} s", r.meta.ns, r.meta.name, s.ToString(),
+               std::chrono::duration_cast<std::chrono::seconds>(retry.delay).count());
+}
+
 void RunWrites::HandleDeletion(const Run& run) {
   if (!run.meta.HasFinalizer(kFinalizer)) return;
+  {
+    std::lock_guard<std::mutex> lock(finalizer_mu_);
+    if (auto it = finalizer_retry_.find(RunKey(run)); it != finalizer_retry_.end() && clock_.Monotonic() < it->second.next) return;
+  }
   std::vector<PodRef> pods;
   for (const auto& p : pods_of_(run)) {
     if (!p->meta.deleting) pods.push_back(RefOf(*p));
@@ -566,9 +583,7 @@ void RunWrites::HandleDeletion(const Run& run) {
     const std::string patch = FinalizerPatch(r.meta, /*with_ours=*/false, json_patch);
     auto res = json_patch ? client_->JsonPatch(kRuns.Path(r.meta.ns, r.meta.name), patch)
                           : client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name), patch);
-    if (!res.ok() && !res.status().IsNotFound()) {
-      spdlog::info("run {}/{}: finalizer not removed ({}); will retry", r.meta.ns, r.meta.name, res.status().ToString());
-    }
+    NoteFinalizerOutcome(r, res.ok() || res.status().IsNotFound() ? k8s::Status() : res.status());
     return true;
   });
 }

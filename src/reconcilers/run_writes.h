@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -174,6 +175,8 @@ class RunWrites {
                                 std::vector<std::string>& made);
   // Writes `made` (with the listed uids of Pods that still exist) into status.podUIDs.
   bool RecordPods(const Run& r, const std::vector<std::string>& made);
+  // The outcome of removing a deleted run's finalizer: a failure backs off (finalizer_retry_).
+  void NoteFinalizerOutcome(const Run& r, const k8s::Status& s);
 
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
@@ -185,6 +188,14 @@ class RunWrites {
   TicketWrites tickets_{client_};
   EngineObserver* observer_ = nullptr;
   GraceCapFn grace_cap_;
+  // A deleted run whose finalizer the API server refused to drop (an admission policy's 422, say)
+  // is tried again after a backoff doubling from 1 s to 5 min, not on every pass (HandleDeletion).
+  struct FinalizerRetry {
+    base::MonoTime next{};
+    base::Duration delay{};
+  };
+  std::mutex finalizer_mu_;
+  std::map<std::string, FinalizerRetry> finalizer_retry_;  // by RunKey
 };
 
 }  // namespace berth::reconcilers
