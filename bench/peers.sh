@@ -27,9 +27,10 @@ if [ "${1:-}" = "--jobs-only" ]; then
   run throughput jobs-throughput-peers --kueue 1 --jobs 2 --kwok 1 "$@"
   run gangs jobs-gangs-peers --kueue 1 --jobs 2 --runs 200 "$@"  # 800 of 1,000 nodes: see docs/performance.md (issue 45)
   run priority jobs-priority-peers --kueue 1 --jobs 2 --pending 2000 --patches 20 --kueue-patches 5 "$@"
+  run behaviour jobs-behaviour-peers --jobs 1 "$@"
   exit 0
 fi
-run behaviour behaviour-peers "$@"
+run behaviour behaviour-peers --jobs 1 "$@"
 run throughput throughput-peers --kueue 1 --jobs 1 "$@"
 run throughput throughput-peers --kueue 1 --jobs 1 --kwok 1 "$@"
 run gangs gangs-peers --kueue 1 --jobs 1 "$@"

@@ -201,6 +201,39 @@ class Berth : public System {
   std::string config_;
 };
 
+// ---- berth, Jobs (issue 45) --------------------------------------------------------------------
+
+// The same scenarios through berth's Job path: Kueue's Jobs but for the labels (bench::BerthJob),
+// the chart's admission policies, the Job controller making the Pods, kube-scheduler binding them.
+// berth answers for a Job through its ticket Run `job-<name>`.
+class BerthJobs : public Berth {
+ public:
+  std::string Name() const override { return "berth, Jobs"; }
+  void Start(const Setup& s) override {
+    SetUpPolicies(/*jobs=*/true);
+    procs_ = {StartKubeScheduler(), StartJobController()};
+    Berth::Start(s);
+  }
+  void Stop() override {
+    Berth::Stop();
+    for (pid_t p : procs_) StopProcess(p);
+    procs_.clear();
+  }
+  void Submit(const Job& j) override {
+    const std::string pod = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":)"
+                            R"({"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":")" + std::to_string(j.gpus) +
+                            R"("},"limits":{"nvidia.com/gpu":")" + std::to_string(j.gpus) + R"("}}}]})";
+    MustCreate("/apis/batch/v1/namespaces/" + std::string(kNs) + "/jobs", BerthJob(j.name, pod, j.nodes, j.priority, j.nodes > 1));
+  }
+  std::string PodSelector(const std::string& job) const override { return "batch.kubernetes.io/job-name=" + job; }
+  bool Waiting(const std::string& job) override { return Berth::Waiting("job-" + job); }
+  std::string State(const std::string& job) override { return "ticket " + Berth::State("job-" + job); }
+  std::string Config() const override { return Berth::Config() + "; the chart's admission policies, Job controller, kube-scheduler"; }
+
+ private:
+  std::vector<pid_t> procs_;
+};
+
 // ---- Kueue -------------------------------------------------------------------------------------
 
 class Kueue : public System {
@@ -549,23 +582,43 @@ int Behaviour() {
   };
   const int only = Flag("only", 0);  // 1-based: run one scenario
   Berth berth;
+  BerthJobs berth_jobs;
   Kueue kueue;
-  std::vector<std::array<std::string, 5>> rows;
+  // --jobs 1: berth's Job path too (issue 45), between berth's Runs and Kueue.
+  std::vector<System*> systems = {&berth, &kueue};
+  if (Flag("jobs", 0) != 0) systems.insert(systems.begin() + 1, &berth_jobs);
+  struct Row {
+    std::string what;
+    std::vector<std::string> outcome, config;
+  };
+  std::vector<Row> rows;
   for (size_t i = 0; i < scenarios.size(); ++i) {
     if (only > 0 && static_cast<size_t>(only) != i + 1) continue;
-    std::array<std::string, 5> row;
-    row[0] = scenarios[i].what;
-    row[1] = RunScenario(berth, scenarios[i], &row[3]);
-    std::fprintf(stderr, "berth: %s: %s\n", row[0].c_str(), row[1].c_str());
-    row[2] = RunScenario(kueue, scenarios[i], &row[4]);
-    std::fprintf(stderr, "kueue: %s: %s\n", row[0].c_str(), row[2].c_str());
+    Row row{scenarios[i].what, {}, {}};
+    for (System* sys : systems) {
+      row.config.emplace_back();
+      row.outcome.push_back(RunScenario(*sys, scenarios[i], &row.config.back()));
+      std::fprintf(stderr, "%s: %s: %s\n", sys->Name().c_str(), row.what.c_str(), row.outcome.back().c_str());
+    }
     rows.push_back(row);
   }
+  std::string header = "| scenario |", rule = "|---|";
+  for (System* sys : systems) {
+    header += " " + sys->Name() + " |";
+    rule += "---|";
+  }
+  auto print = [&](bool config) {
+    std::printf("%s\n%s\n", header.c_str(), rule.c_str());
+    for (const auto& r : rows) {
+      std::printf("| %s |", r.what.c_str());
+      for (const auto& cell : config ? r.config : r.outcome) std::printf(" %s |", cell.c_str());
+      std::printf("\n");
+    }
+  };
   std::printf("\n## Behaviour side by side: berth and %s (bench/e2e/behaviour.cc)\n\n", kueue.Name().c_str());
-  std::printf("| scenario | berth | %s |\n|---|---|---|\n", kueue.Name().c_str());
-  for (const auto& r : rows) std::printf("| %s | %s | %s |\n", r[0].c_str(), r[1].c_str(), r[2].c_str());
-  std::printf("\nConfiguration of each scenario:\n\n| scenario | berth | %s |\n|---|---|---|\n", kueue.Name().c_str());
-  for (const auto& r : rows) std::printf("| %s | %s | %s |\n", r[0].c_str(), r[3].c_str(), r[4].c_str());
+  print(false);
+  std::printf("\nConfiguration of each scenario:\n\n");
+  print(true);
   return 0;
 }
 

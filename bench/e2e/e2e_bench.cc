@@ -527,7 +527,7 @@ std::vector<std::string> SetUpWebhook() {
 // unsuspend. The driver, the Job controller and kube-scheduler run as admin too, so the policies
 // that skip berth's writes (matchConditions not-berth) skip theirs as well. `jobs` (issue 45,
 // berth's Job path): also waits until a labelled Job is held at creation (suspended, Pods gated).
-void SetUpPolicies(bool jobs = false) {
+void SetUpPolicies(bool jobs) {
   CommandResult r = berth::testing::RunCommand(
       {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth", "--namespace", "berth-system",
        "--set", "admissionPolicies=true", "--api-versions", "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",

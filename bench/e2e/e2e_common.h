@@ -71,6 +71,8 @@ long RssKiB(int pid);
 
 // The scenarios defined outside e2e_bench.cc.
 int Behaviour();  // behaviour.cc
+// The chart's admission policies applied and in effect (e2e_bench.cc); `jobs`: its Jobs' too.
+void SetUpPolicies(bool jobs = false);
 int Reclaim();    // reclaim.cc
 // Scale through Kueue: 100,000 pending Jobs on 10,000 nodes (kueue_scale.cc); prints its table.
 struct ScaleFigures {
