@@ -484,6 +484,36 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
   EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
 }
 
+// One write of the API server's audit log (ResponseComplete, with the request's body).
+struct AuditedWrite {
+  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
+  std::string agent;  // userAgent (berth-controller/..., kube-controller-manager/.../job-controller)
+  int64_t code = 0;
+  json::Document body;  // requestObject (null when the policy logged none)
+};
+std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
+  std::vector<AuditedWrite> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(ns) == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
+    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
+    AuditedWrite w;
+    w.verb = json::GetString(*doc, "verb");
+    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
+    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
+    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
+    w.agent = json::GetString(*doc, "userAgent");
+    w.at = json::GetString(*doc, "stageTimestamp");
+    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
+    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 // Reclaim of a Job (issue 45 (4), issue 31): team "owner" has both machines (16 GPUs) as its
 // nominal share and runs nothing; team "borrower" (the test's namespace, no share) runs two
 // whole-machine Jobs on that idle share. The owner's Run (lower priority) takes one machine back:
@@ -558,6 +588,14 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
     EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
     EXPECT_EQ(JobStatusInt(job, "failed"), 0) << "the Job controller counted the reclaimed Pod as a failure";
     EXPECT_FALSE(JobCondition(job, "Failed"));
+    // The audit log: the Job controller deleted the reclaimed Pod, berth deleted none of the Job's.
+    size_t by_job_controller = 0;
+    for (const auto& w : AuditedWrites(cp().dir() + "/audit.log", ns_)) {
+      if (w.resource != "pods" || w.verb != "delete" || w.name.rfind(job + "-", 0) != 0) continue;
+      EXPECT_EQ(w.agent.rfind("berth-controller/", 0), std::string::npos) << "berth deleted Pod " << w.name << " of Job " << job;
+      by_job_controller += w.agent.find("job-controller") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_GE(by_job_controller, 1u) << "no delete of the reclaimed Pod by the Job controller in the audit log";
     std::string events;
     EXPECT_TRUE(Eventually([&] {
       events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + ticket + ",reason=Retrying", "-o",
@@ -581,34 +619,6 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
   ASSERT_EQ(pods.size(), 1u) << "the Pod of the first attempt is gone, the second's stays";
   EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
   EXPECT_EQ(pods.begin()->second.node, placed.front()) << "the new Pod ran on the fresh placement";
-}
-
-// One write of the API server's audit log (ResponseComplete, with the request's body).
-struct AuditedWrite {
-  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
-  int64_t code = 0;
-  json::Document body;  // requestObject (null when the policy logged none)
-};
-std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
-  std::vector<AuditedWrite> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(ns) == std::string::npos) continue;
-    auto doc = json::Parse(line);
-    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
-    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
-    AuditedWrite w;
-    w.verb = json::GetString(*doc, "verb");
-    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
-    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
-    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
-    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
-    w.at = json::GetString(*doc, "stageTimestamp");
-    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
-    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
-    out.push_back(std::move(w));
-  }
-  return out;
 }
 
 // Issue 45 (2): no Pod of an unadmitted workload is ever bound to a node, shown from the API
