@@ -53,6 +53,8 @@ std::shared_ptr<const JobView> DecodeJob(const json::Value& obj) {
   if (spec == nullptr || !spec->IsObject()) return j;
   j->pods_at_once = PodsAtOnce(*spec);
   j->suspended = json::GetBool(*spec, "suspend", false);
+  if (const json::Value* c = json::Find(*spec, {"completions"}); c != nullptr && c->IsInt64()) j->completions = c->GetInt64();
+  j->indexed = json::GetString(*spec, "completionMode") == "Indexed";
   j->requests = TemplateRequests(json::Find(*spec, {"template", "spec"}));
   ReadFinished(obj, "Complete", "Failed", *j);
   return j;

@@ -18,6 +18,8 @@ struct JobView {
   int64_t pods_at_once = 1;    // spec.parallelism (default 1), at most spec.completions when set
   PodRequests requests;        // one Pod's (the template's spec read as a Pod's: DecodePod)
   bool suspended = false;      // spec.suspend
+  std::optional<int64_t> completions;  // spec.completions (a Job; unset: none, and a JobSet's)
+  bool indexed = false;        // spec.completionMode Indexed (a Job)
   // The Job's terminal condition: true Complete, false Failed (status True); nullopt: none yet.
   std::optional<bool> finished;
   std::string finish_reason, finish_message;

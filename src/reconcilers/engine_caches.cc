@@ -5,6 +5,7 @@
 #include "k8s/workload_objects.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/pod_group_tickets.h"
+#include "workloads/job.h"
 
 namespace berth::reconcilers {
 
@@ -92,6 +93,20 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
     }
     return keys;
   });
+  // Pods berth pinned for tickets, in every phase: of their labels berth's and a Job's completion
+  // index (workloads::PodsShowJobDone).
+  ticket_pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
+      client, kPods.Path(),
+      [](const k8s::json::Value& obj) {
+        return k8s::DecodePodKeeping(obj, k8s::MetaKeep{.label_prefix = "berth.dev/",
+                                                        .also_label_prefix = workloads::kCompletionIndexLabel,
+                                                        .only_needed = true});
+      },
+      [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); }, "ticket-pods");
+  ticket_pods_->SetLabelSelector(workloads::kTicketLabel);
+  ticket_pods_->AddIndex("ticket", [](const k8s::Pod& p) {
+    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(workloads::kTicketLabel))};
+  });
   // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
   pods_->AddIndex("held", [](const k8s::Pod& p) {
     return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
@@ -150,6 +165,19 @@ std::vector<std::shared_ptr<const k8s::Pod>> EngineCaches::WorkloadPodsOf(const 
     if (kind->WorkloadOfPod(*p).uid == ref->uid) out.push_back(p);
   }
   return out;
+}
+
+bool EngineCaches::JobPodsShowDone(const Run& ticket, const workloads::Workload& job, int64_t& succeeded) const {
+  succeeded = 0;
+  const auto& ref = ticket.spec.workload_ref;
+  if (!ref || workloads::KindOf(ref->kind) != &workloads::Jobs()) return false;
+  std::vector<workloads::PinnedJobPod> pods;
+  for (const auto& p : ticket_pods_->ByIndex("ticket", RunKey(ticket))) {
+    if (workloads::Jobs().WorkloadOfPod(*p).uid != ref->uid) continue;
+    pods.push_back(workloads::PinnedJobPod{p->phase, p->meta.Label(workloads::kCompletionIndexLabel)});
+    succeeded += p->phase == "Succeeded" ? 1 : 0;
+  }
+  return workloads::PodsShowJobDone(job, pods, UnpinnedPodsOf(ticket));
 }
 
 bool EngineCaches::QueuesAll(const std::string& ns) const {
@@ -342,6 +370,7 @@ void EngineCaches::Start() {
   for (auto& w : workloads_) w->Start();
   group_pods_->Start();
   queued_pods_->Start();
+  ticket_pods_->Start();
 }
 
 void EngineCaches::Stop() {
@@ -356,6 +385,7 @@ void EngineCaches::Stop() {
   for (auto& w : workloads_) w->Stop();
   group_pods_->Stop();
   queued_pods_->Stop();
+  ticket_pods_->Stop();
 }
 
 void EngineCaches::OnSynced(const std::function<void()>& h) {
@@ -370,12 +400,13 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   for (auto& w : workloads_) w->SetSyncedHandler(h);
   group_pods_->SetSyncedHandler(h);
   queued_pods_->SetSyncedHandler(h);
+  ticket_pods_->SetSyncedHandler(h);
 }
 
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
-         teams_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced() &&
+         teams_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced() && ticket_pods_->HasSynced() &&
          std::all_of(workloads_.begin(), workloads_.end(), [](const auto& w) { return w->HasSynced(); });
 }
 

@@ -44,10 +44,11 @@ class EngineCaches {
   // `h` is called (on an informer's thread) after each informer's complete list; set before Start.
   void OnSynced(const std::function<void()>& h);
   // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
-  // pods, namespaces, resource quotas, teams, Pod groups' Pods, queued single Pods, and one per
+  // pods, namespaces, resource quotas, teams, Pod groups' Pods, queued single Pods, tickets'
+  // pinned Pods, and one per
   // workloads::ObjectKinds() (Jobs, ...). A test that waits for every watch to be idle
   // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
-  static constexpr size_t kInformers = 10 + workloads::kObjectKindCount;
+  static constexpr size_t kInformers = 11 + workloads::kObjectKindCount;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
@@ -67,6 +68,10 @@ class EngineCaches {
   // group's end is read from its Pods).
   k8s::Informer<k8s::GroupPod>& group_pods() const { return *group_pods_; }
   k8s::Informer<k8s::GroupPod>& queued_pods() const { return *queued_pods_; }
+  // Issue 45: the Pods berth pinned for a ticket (label berth.dev/ticket; index "ticket":
+  // "ns/ticket"), finished ones too (others() has none): a Job's Pods show when it is done
+  // (workloads::PodsShowJobDone) before its controller says so.
+  k8s::Informer<k8s::Pod>& ticket_pods() const { return *ticket_pods_; }
 
   // ---- tickets (issue 45: a Run with spec.workloadRef) ----
   // The ticket's workload as cached, when it is the one the ticket names (its uid); else null.
@@ -80,6 +85,10 @@ class EngineCaches {
   // The live Pods of a ticket's Job or JobSet (its workloadRef's uid), as cached: what
   // TicketWrites::Release pins from. Empty for a Run, a Pod or a Pod group.
   std::vector<std::shared_ptr<const k8s::Pod>> WorkloadPodsOf(const Run& ticket) const;
+  // Whether the ticket's Job (a batch/v1 Job ticket) is done by its Pods (workloads::PodsShowJobDone:
+  // the Pods berth pinned for it, finished ones included, from ticket_pods()); `succeeded`: how
+  // many of them succeeded. False for any other ticket.
+  bool JobPodsShowDone(const Run& ticket, const workloads::Workload& job, int64_t& succeeded) const;
   // Whether namespace `ns` queues every workload (label berth.dev/queue-all "true").
   bool QueuesAll(const std::string& ns) const;
 
@@ -127,6 +136,7 @@ class EngineCaches {
   // One per workloads::ObjectKinds(), in its order.
   std::vector<std::unique_ptr<k8s::Informer<workloads::Workload>>> workloads_;
   std::unique_ptr<k8s::Informer<k8s::GroupPod>> group_pods_, queued_pods_;
+  std::unique_ptr<k8s::Informer<k8s::Pod>> ticket_pods_;
 };
 
 }  // namespace berth::reconcilers

@@ -26,6 +26,17 @@ std::vector<std::string> TicketsOfPod(const k8s::Pod& p) {
   return out;
 }
 
+// A ticket's pinned Pod changed, or finished (others() drops it then): its ticket is visited (its
+// Job may be done by its Pods, EngineCaches::JobPodsShowDone).
+void WatchTicketPods(EngineCaches& caches, const std::function<void(const std::string&)>& touch,
+                     const std::function<void()>& wake) {
+  caches.ticket_pods().AddHandler([touch, wake](const std::string&, const auto& old, const auto& cur) {
+    const auto& p = cur ? cur : old;
+    if (p) touch(k8s::ObjectKey(p->meta.ns, p->meta.Label(workloads::kTicketLabel)));
+    wake();
+  });
+}
+
 }  // namespace
 
 void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::string& key)> priority_changed,
@@ -72,6 +83,7 @@ void EngineLoop::Watch(EngineCaches& caches, std::function<void(const std::strin
       Wake();
     });
   }
+  WatchTicketPods(caches, [this](const std::string& key) { Touch(key); }, [this] { Wake(); });
   // Issue 45 part 3: a queued Pod or a Pod group's Pod: its ticket is visited (pod_group_tickets.h).
   WatchPodWorkloads(caches, [this](const std::string& key) { Touch(key); }, [this] { Wake(); });
   // A priority cap may have changed: pending runs are decided again.

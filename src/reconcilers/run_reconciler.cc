@@ -53,7 +53,10 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
     std::vector<PodRef> to_delete = (phase == Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
-    if (!to_delete.empty()) {
+    if (!to_delete.empty() && HeldWorkloadStopsItsPods(run)) {
+      // A ticket's Job (or JobSet): held, its controller deletes them (counted as no failure).
+      if (auto w = caches_.WorkloadOf(run); w && !w->suspended && !w->finished) writes_.HoldTicket(run);
+    } else if (!to_delete.empty()) {
       writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
     } else if (run.status.observed_generation != run.meta.generation) {
       writes_.NoteSpecChangeAfterEnd(run);
@@ -68,7 +71,12 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
 bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool busy) {
   auto w = caches_.WorkloadOf(ticket);
   if (!w) return false;  // gone: the ticket goes too (TicketSync)
-  if (w->finished) return false;  // it ended outside berth's queue (its own controller decided)
+  // It ended outside berth's queue (its own controller decided, or someone else unsuspended it):
+  // so does the ticket, as a placed one would (DecideTicket), freeing what it held for it.
+  if (w->finished) {
+    if (!busy) EndWithWorkload(ticket, *w, now);
+    return false;
+  }
   // Held while it waits: a workload found running unadmitted (created before the admission
   // policy, or by someone it lets through) is held now.
   if (!w->suspended && !busy) writes_.HoldTicket(ticket);
@@ -104,11 +112,44 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
     }
   }
   // Pinned Pods of an attempt that was stopped: the ticket queues once they are gone (their
-  // blocks are the ticket's until then).
+  // blocks are the ticket's until then). A held Job's controller deletes them itself (berth does
+  // not: HeldWorkloadStopsItsPods), so the ticket waits for any, not only those being deleted.
+  const bool controller_stops = HeldWorkloadStopsItsPods(ticket);
   for (const auto& p : caches_.PinnedPodsOf(ticket)) {
-    if (p->meta.deleting) return false;
+    if (p->meta.deleting || controller_stops) return false;
   }
   return true;
+}
+
+std::optional<PlacedDecision> RunReconciler::DecideFinished(const Run& ticket, const workloads::Workload& w) {
+  // The workload's own terminal condition decides how it ended (its completions, backoffLimit).
+  if (!w.finished) return std::nullopt;
+  using PK = PlacedDecision::Kind;
+  const std::string& kind = ticket.spec.workload_ref->kind;
+  PlacedDecision d;
+  if (*w.finished) {
+    d.kind = PK::kSucceed;
+    d.message = "the " + kind + " completed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
+  } else {
+    d.kind = PK::kEnd;
+    d.why = "the " + kind + " failed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
+    d.reason = w.finish_reason.empty() ? std::string(ToApi(Reason::kPodFailed)) : w.finish_reason;
+  }
+  return d;
+}
+
+void RunReconciler::EndWithWorkload(const Run& ticket, const workloads::Workload& w, k8s::TimePoint now) {
+  const std::optional<PlacedDecision> d = DecideFinished(ticket, w);
+  if (!d) return;
+  if (d->kind == PlacedDecision::Kind::kSucceed) {
+    RunStatus next = Finish(ticket.status, Outcome::kSucceeded, Reason::kSucceeded, d->message, ticket.meta.generation,
+                            ticket.meta.created, now);
+    writes_.WriteStatus(ticket, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
+    return;
+  }
+  RunStatus next = Finish(ticket.status, Outcome::kFailed, ReasonCode::FromApi(d->reason), d->why, ticket.meta.generation,
+                          ticket.meta.created, now);
+  writes_.WriteStatus(ticket, next, "Warning", d->reason, next.message);
 }
 
 bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
@@ -179,16 +220,14 @@ PlacedDecision RunReconciler::DecideTicket(const Run& ticket, const workloads::W
     d.message = "suspended (spec.suspend): the " + kind + " is held and its Pods stopped until spec.suspend is false again";
     return d;
   }
-  // The workload's own terminal condition decides how it ended (its completions, backoffLimit).
-  if (w.finished) {
-    if (*w.finished) {
-      d.kind = PK::kSucceed;
-      d.message = "the " + kind + " completed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
-    } else {
-      d.kind = PK::kEnd;
-      d.why = "the " + kind + " failed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
-      d.reason = w.finish_reason.empty() ? std::string(ToApi(Reason::kPodFailed)) : w.finish_reason;
-    }
+  if (auto finished = DecideFinished(ticket, w)) return *finished;
+  // A Job's Pods may show it done a moment before the Job controller writes Complete (its 1 s
+  // sync batch): its blocks are free then (workloads::PodsShowJobDone).
+  if (int64_t succeeded = 0; caches_.JobPodsShowDone(ticket, w, succeeded)) {
+    d.kind = PK::kSucceed;
+    d.message = "the " + kind + "'s Pods show it done (" + std::to_string(succeeded) + " succeeded" +
+                (w.completions ? ", completions " + std::to_string(*w.completions) : "") +
+                "): its blocks are free, the Job controller marks it Complete";
     return d;
   }
   if (!node_problems.empty()) {

@@ -73,6 +73,11 @@ class RunReconciler {
   // DecidePlaced in a ticket's terms (its workload's terminal condition, its pinned Pods running,
   // maxDuration, stop, suspend; kCreatePods: release and pin).
   bool TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool busy);
+  // How a ticket ends with its workload's own terminal condition (Complete: Succeeded; Failed:
+  // Failed with its reason); nullopt while it has none. EndWithWorkload writes that status on a
+  // ticket that is not placed (Pending: the workload finished outside berth's queue).
+  static std::optional<PlacedDecision> DecideFinished(const Run& ticket, const workloads::Workload& w);
+  void EndWithWorkload(const Run& ticket, const workloads::Workload& w, k8s::TimePoint now);
   PlacedDecision DecideTicket(const Run& ticket, const workloads::Workload& w,
                               const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
                               const std::map<std::string, std::string>& node_problems, k8s::TimePoint now);

@@ -99,7 +99,7 @@ void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, 
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     events_.Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
     if (api::IsTicket(r)) tickets_.Hold(r);  // its controller makes no new Pods
-    DeletePods(r.meta.ns, names);
+    if (!HeldWorkloadStopsItsPods(r)) DeletePods(r.meta.ns, names);  // else its controller does
     return true;
   });
 }
@@ -452,9 +452,11 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
         observer_->OnPreempted(r.status.fleet);
       }
     }
-    // A ticket's workload is held first: its controller makes no new Pods (issue 45).
+    // A ticket's workload is held first: its controller makes no new Pods (issue 45), and a Job's
+    // deletes the Pods it has itself (HeldWorkloadStopsItsPods: deleted by berth, one would count
+    // as a failure toward the Job's backoffLimit).
     if (api::IsTicket(r) && !tickets_.Hold(r)) return false;
-    DeletePods(r.meta.ns, to_delete);
+    if (!HeldWorkloadStopsItsPods(r)) DeletePods(r.meta.ns, to_delete);
     return true;
   });
 }
@@ -497,7 +499,7 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
       if (event) events_.Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
     }
     if (api::IsTicket(r) && !tickets_.Hold(r)) return false;
-    return DeletePods(r.meta.ns, to_delete);
+    return HeldWorkloadStopsItsPods(r) || DeletePods(r.meta.ns, to_delete);
   });
 }
 

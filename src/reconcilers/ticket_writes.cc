@@ -23,6 +23,8 @@ const workloads::WorkloadKind* KindOf(const Run& ticket) {
 
 }  // namespace
 
+bool HeldWorkloadStopsItsPods(const Run& ticket) { return KindOf(ticket) != nullptr; }
+
 bool TicketWrites::Hold(const Run& ticket) {
   const workloads::WorkloadKind* kind = KindOf(ticket);
   if (kind == nullptr) return true;
@@ -37,9 +39,8 @@ bool TicketWrites::Hold(const Run& ticket) {
 }
 
 bool TicketWrites::HoldChildJobs(const Run& ticket, const workloads::WorkloadKind& kind) {
-  // A JobSet's Jobs are suspended here as well, before berth deletes their Pods (the caller does
-  // next): the JobSet controller would suspend them only later, and the Job controller counts a
-  // Pod deleted from a Job that is not suspended as a failure (backoffLimit).
+  // A JobSet's Jobs are suspended here as well: the JobSet controller would suspend them only
+  // later, and the Job controller deletes the Pods of a suspended Job (HeldWorkloadStopsItsPods).
   const std::string selector = kind.ChildJobSelector(ticket.spec.workload_ref->uid);
   if (selector.empty()) return true;
   k8s::ListOptions opts;

@@ -20,6 +20,14 @@ namespace berth::reconcilers {
 // The annotation on a ticket naming a label of its workload berth cannot read ("" : none).
 inline constexpr const char* kLabelProblemAnnotation = "berth.dev/label-problem";
 
+// Whether the ticket's workload has a controller that deletes its Pods once it is held (a Job's,
+// a JobSet's Jobs': the Job controller deletes the Pods of a suspended Job, their completion
+// finalizer taken off first, so none counts as a failure toward backoffLimit). berth then only
+// holds it and waits for the Pods to go; a Pod berth deleted itself would count as a failed Pod
+// (pkg/controller/job isPodFailed: a deleted Pod not Succeeded). Pods and Pod groups have no such
+// controller: berth deletes their Pods.
+bool HeldWorkloadStopsItsPods(const Run& ticket);
+
 class TicketWrites {
  public:
   explicit TicketWrites(k8s::ClientPtr client) : client_(std::move(client)) {}

@@ -27,4 +27,23 @@ class JobKind final : public WorkloadKind {
 // The one JobKind.
 const JobKind& Jobs();
 
+// The label the Job controller puts on each Pod of an Indexed Job: its completion index.
+inline constexpr const char* kCompletionIndexLabel = "batch.kubernetes.io/job-completion-index";
+
+// A Pod of a Job that berth pinned for its ticket, as PodsShowJobDone reads it.
+struct PinnedJobPod {
+  std::string phase;             // status.phase ("Succeeded", "Failed", "Running", ...)
+  std::string completion_index;  // label kCompletionIndexLabel ("" : none)
+};
+
+// Whether a Job's Pods show it done before the Job controller writes its Complete condition (that
+// waits for its 1 s sync batch): the ticket is then Succeeded and its blocks free
+// (docs/concepts.md, Jobs). True when every Pod of the Job that berth pinned (`pods`) is
+// Succeeded (a Failed one never frees early: the Job controller may make a replacement under
+// backoffLimit, or fail the Job, which it decides before success), no other Pod of it is live
+// (`unpinned_live`: gated Pods waiting to be pinned), and the Succeeded ones cover completions:
+// Indexed, the distinct completion indices 0..completions-1; NonIndexed, at least completions
+// of them; completions unset, at least one. The Job controller then makes no new Pod. Pure.
+bool PodsShowJobDone(const Workload& job, const std::vector<PinnedJobPod>& pods, size_t unpinned_live);
+
 }  // namespace berth::workloads

@@ -8,7 +8,9 @@
 //                             carry the scheduling gate berth.dev/admission from creation
 //   release                   ReleasePatch: the workload's controller may make its Pods, which
 //                             berth pins one by one to the ranks of the placement (PinOf)
-//   stop                      HoldPatch again, then berth deletes the pinned Pods (capped grace)
+//   stop                      HoldPatch again; the workload's controller deletes its Pods (the
+//                             Job controller's way, counted as no failure), and the ticket's
+//                             blocks stay taken until they are gone
 //   state                     Workload::finished (the workload's own terminal condition)
 // Pure: no I/O, no clock, no JSON of its own (src/k8s/workload_objects.h reads and patches the
 // objects). The engine's writers send the patches (reconcilers/ticket_writes.h).
@@ -51,6 +53,10 @@ struct Workload {
   int64_t pods = 1;        // Pods that run at once (a Job: parallelism, bounded by completions)
   k8s::PodRequests requests;  // one Pod's requests as the kubelet counts them
   bool suspended = false;
+  // A Job's spec.completions (unset: none) and whether its completion mode is Indexed; a JobSet
+  // has neither (PodsShowJobDone reads them).
+  std::optional<int64_t> completions;
+  bool indexed = false;
   // The workload's own terminal condition: true Complete, false Failed; nullopt: not finished.
   std::optional<bool> finished;
   std::string finish_reason, finish_message;
@@ -70,6 +76,8 @@ std::shared_ptr<Workload> WorkloadFrom(const Decoded& d, std::string kind) {
   w->pods = d.pods_at_once;
   w->requests = d.requests;
   w->suspended = d.suspended;
+  w->completions = d.completions;
+  w->indexed = d.indexed;
   w->finished = d.finished;
   w->finish_reason = d.finish_reason;
   w->finish_message = d.finish_message;
@@ -95,8 +103,8 @@ class WorkloadKind {
   // The label selector that lists the Pods of workload `name` with uid `uid` from the API.
   virtual std::string PodSelector(const std::string& name, const std::string& uid) const = 0;
   // The label selector of the batch/v1 Jobs the workload's controller makes ("" : none, a Job).
-  // Holding the workload holds them too, before berth deletes any Pod: its controller suspends
-  // them only later, and a Pod deleted from a Job not yet suspended counts as a failure of it.
+  // Holding the workload holds them too at once (its controller suspends them only later): the
+  // Job controller then deletes their Pods without counting them as failures.
   virtual std::string ChildJobSelector(const std::string& uid) const {
     (void)uid;
     return {};

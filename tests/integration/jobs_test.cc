@@ -211,6 +211,12 @@ class JobsTest : public EngineTest {
     }
     return false;
   }
+  // A counter of the Job's status (succeeded, failed, ...; 0 when absent).
+  int64_t JobStatusInt(const std::string& job, const char* field) {
+    json::Document d = JobDoc(job);
+    const json::Value* st = d.IsObject() ? json::Find(d, {"status"}) : nullptr;
+    return st != nullptr && st->IsObject() ? json::GetInt(*st, field) : 0;
+  }
   // The Job's Pods (the Job controller's label), by name: their node ("" when not bound) and phase.
   struct PodInfo {
     std::string node, phase, rank;
@@ -273,7 +279,8 @@ TEST_F(JobsTest, QueuedJobWaitsSuspendedThenRunsToSucceeded) {
 
   Kubectl({"delete", "run", "blocker", "--wait=false"});
   ASSERT_TRUE(WaitPhase("job-train", "Succeeded", std::chrono::seconds(120))) << Message("job-train");
-  EXPECT_TRUE(JobCondition("train", "Complete"));
+  // The ticket may be done by the Job's Pods a moment before the Job controller writes Complete.
+  EXPECT_TRUE(Eventually([&] { return JobCondition("train", "Complete"); }));
   EXPECT_FALSE(Suspended("train"));
   EXPECT_EQ(PlacementNodes("job-train"), std::vector<std::string>{kNode0});
 }
@@ -324,7 +331,7 @@ TEST_F(JobsTest, IndexedJobOfTwoPodsEachOnItsOwnBookedNode) {
   for (const auto& e : json::Find(ticket, {"status", "placement"})->GetArray()) {
     EXPECT_EQ(by_rank[std::to_string(json::GetInt(e, "rank"))], json::GetString(e, "node")) << "rank " << json::GetInt(e, "rank");
   }
-  EXPECT_TRUE(JobCondition("pair", "Complete"));
+  EXPECT_TRUE(Eventually([&] { return JobCondition("pair", "Complete"); }));
 }
 
 // A Job preempted by a Run of higher priority is suspended (its Pod stops), its ticket goes back
@@ -477,14 +484,45 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
   EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
 }
 
+// One write of the API server's audit log (ResponseComplete, with the request's body).
+struct AuditedWrite {
+  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
+  std::string agent;  // userAgent (berth-controller/..., kube-controller-manager/.../job-controller)
+  int64_t code = 0;
+  json::Document body;  // requestObject (null when the policy logged none)
+};
+std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
+  std::vector<AuditedWrite> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(ns) == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
+    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
+    AuditedWrite w;
+    w.verb = json::GetString(*doc, "verb");
+    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
+    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
+    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
+    w.agent = json::GetString(*doc, "userAgent");
+    w.at = json::GetString(*doc, "stageTimestamp");
+    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
+    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 // Reclaim of a Job (issue 45 (4), issue 31): team "owner" has both machines (16 GPUs) as its
 // nominal share and runs nothing; team "borrower" (the test's namespace, no share) runs two
 // whole-machine Jobs on that idle share. The owner's Run (lower priority) takes one machine back:
 // one borrowing Job is suspended, its Pod deleted, its ticket Pending/Reclaimed (back in the
 // queue); once the owner's Run is gone its ticket is placed again, the Job released, and its new
 // Pod runs to completion (a Pod of the Job's first attempt sleeps; one of a later attempt exits 0,
-// told apart by a marker file on the machine). backoffLimit 1: the Job controller counts the
-// reclaimed Pod, which berth deletes, as a failure (see docs/concepts.md, Jobs: "Stopped").
+// told apart by a marker file on the machine). backoffLimit 0: berth only suspends the Job and the
+// Job controller deletes the reclaimed Pod itself, which it counts as no failure (status.failed
+// stays 0); a Pod berth deleted would have failed the Job (docs/concepts.md, Jobs: "Stopped").
 TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
   const std::string owner_ns = ns_ + "-owner";
   ASSERT_EQ(cp().Kubectl({"create", "namespace", owner_ns}).exit_code, 0);
@@ -513,7 +551,7 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const std::string job : {"b1", "b2"}) {
     Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job + "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
-          FleetName("rc") + ", berth.dev/priority: \"80\"}\nspec:\n  backoffLimit: 1\n  template:\n    spec:\n"
+          FleetName("rc") + ", berth.dev/priority: \"80\"}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
           "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n"
           "      volumes: [{name: marks, hostPath: {path: " + marks + ", type: DirectoryOrCreate}}]\n"
           "      containers:\n      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n"
@@ -548,6 +586,16 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
     EXPECT_EQ(Phase(ticket), "Pending") << Message(ticket);
     EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
     EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
+    EXPECT_EQ(JobStatusInt(job, "failed"), 0) << "the Job controller counted the reclaimed Pod as a failure";
+    EXPECT_FALSE(JobCondition(job, "Failed"));
+    // The audit log: the Job controller deleted the reclaimed Pod, berth deleted none of the Job's.
+    size_t by_job_controller = 0;
+    for (const auto& w : AuditedWrites(cp().dir() + "/audit.log", ns_)) {
+      if (w.resource != "pods" || w.verb != "delete" || w.name.rfind(job + "-", 0) != 0) continue;
+      EXPECT_EQ(w.agent.rfind("berth-controller/", 0), std::string::npos) << "berth deleted Pod " << w.name << " of Job " << job;
+      by_job_controller += w.agent.find("job-controller") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_GE(by_job_controller, 1u) << "no delete of the reclaimed Pod by the Job controller in the audit log";
     std::string events;
     EXPECT_TRUE(Eventually([&] {
       events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + ticket + ",reason=Retrying", "-o",
@@ -562,7 +610,8 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
   ASSERT_EQ(cp().Kubectl({"-n", owner_ns, "delete", "run", "mine", "--wait=false"}).exit_code, 0);
   ASSERT_TRUE(WaitPhase(ticket, "Succeeded", std::chrono::seconds(120))) << Message(ticket);
   EXPECT_EQ(StatusInt(ticket, "resubmissions"), 1);
-  EXPECT_TRUE(JobCondition(job, "Complete"));
+  EXPECT_TRUE(Eventually([&] { return JobCondition(job, "Complete"); }));
+  EXPECT_EQ(JobStatusInt(job, "failed"), 0);
   EXPECT_FALSE(Suspended(job));
   const std::vector<std::string> placed = PlacementNodes(ticket);
   ASSERT_EQ(placed.size(), 1u);
@@ -570,34 +619,6 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
   ASSERT_EQ(pods.size(), 1u) << "the Pod of the first attempt is gone, the second's stays";
   EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
   EXPECT_EQ(pods.begin()->second.node, placed.front()) << "the new Pod ran on the fresh placement";
-}
-
-// One write of the API server's audit log (ResponseComplete, with the request's body).
-struct AuditedWrite {
-  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
-  int64_t code = 0;
-  json::Document body;  // requestObject (null when the policy logged none)
-};
-std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
-  std::vector<AuditedWrite> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(ns) == std::string::npos) continue;
-    auto doc = json::Parse(line);
-    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
-    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
-    AuditedWrite w;
-    w.verb = json::GetString(*doc, "verb");
-    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
-    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
-    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
-    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
-    w.at = json::GetString(*doc, "stageTimestamp");
-    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
-    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
-    out.push_back(std::move(w));
-  }
-  return out;
 }
 
 // Issue 45 (2): no Pod of an unadmitted workload is ever bound to a node, shown from the API
@@ -678,6 +699,137 @@ TEST_F(JobsTest, AuditLogShowsNoPodOfAQueuedJobBoundBeforeItsTicketWasPlaced) {
   for (const auto& ran : job_of) EXPECT_EQ(bound.count(ran.first), 1u) << "no binding of " << ran.first << " in the audit log";
 }
 
+// Issue 45 (4): a Job that ends while its ticket waits in the queue ends the ticket too, as a placed
+// ticket's Job does: Failed with the Job's reason, Succeeded when it completed; neither keeps its
+// place (or a reservation) in the queue, and the Job behind them is admitted when the machine is
+// free. The Jobs here are managed by another controller (spec.managedBy, as MultiKueue's Jobs
+// are: the Job controller leaves them alone), which ends them by writing their status.
+TEST_F(JobsTest, PendingTicketEndsWhenItsJobEndsOutsideTheQueue) {
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  ShellRun("blocker", "  resources: {gpu: 8}\n  fleets: [" + FleetName("one") + "]\n", "sleep 3600");
+  ASSERT_TRUE(WaitPhase("blocker", "Running", std::chrono::seconds(90))) << Message("blocker");
+  const std::string fleet = "    berth.dev/fleet: " + FleetName("one") + "\n";
+  QueuedJob("failing", fleet + "    berth.dev/priority: \"90\"\n", "true", 8, "  managedBy: example.com/elsewhere\n");
+  QueuedJob("completing", fleet + "    berth.dev/priority: \"80\"\n", "true", 8, "  managedBy: example.com/elsewhere\n");
+  QueuedJob("after", fleet, "echo after", 8);
+  ASSERT_TRUE(Eventually([&] { return PositionsAre({"job-failing", "job-completing", "job-after"}); }))
+      << Message("job-failing") << " / " << Message("job-completing") << " / " << Message("job-after");
+
+  // Their controller ends them, as the Job controller would: the interim condition, then the final one.
+  const std::string at = "\"2026-01-01T00:00:00Z\"";
+  auto condition = [&](const std::string& type, const std::string& reason, const std::string& message) {
+    return R"({"type":")" + type + R"(","status":"True","reason":")" + reason + R"(","message":")" + message +
+           R"(","lastTransitionTime":)" + at + "}";
+  };
+  CommandResult failed = Kubectl(
+      {"patch", "job", "failing", "--subresource=status", "--type=merge", "-p",
+       R"({"status":{"startTime":)" + at + R"(,"failed":1,"conditions":[)" +
+           condition("FailureTarget", "BackoffLimitExceeded", "Job has reached the specified backoff limit") + "," +
+           condition("Failed", "BackoffLimitExceeded", "Job has reached the specified backoff limit") + "]}}"});
+  ASSERT_EQ(failed.exit_code, 0) << failed.err;
+  CommandResult completed = Kubectl(
+      {"patch", "job", "completing", "--subresource=status", "--type=merge", "-p",
+       R"({"status":{"startTime":)" + at + R"(,"completionTime":)" + at + R"(,"succeeded":1,"conditions":[)" +
+           condition("SuccessCriteriaMet", "CompletionsReached", "Reached expected number of succeeded pods") + "," +
+           condition("Complete", "CompletionsReached", "Reached expected number of succeeded pods") + "]}}"});
+  ASSERT_EQ(completed.exit_code, 0) << completed.err;
+
+  ASSERT_TRUE(WaitPhase("job-failing", "Failed", std::chrono::seconds(60))) << Message("job-failing");
+  EXPECT_EQ(Reason("job-failing"), "BackoffLimitExceeded");
+  EXPECT_NE(Message("job-failing").find("the Job failed: Job has reached the specified backoff limit"), std::string::npos)
+      << Message("job-failing");
+  ASSERT_TRUE(WaitPhase("job-completing", "Succeeded", std::chrono::seconds(60))) << Message("job-completing");
+  EXPECT_NE(Message("job-completing").find("the Job completed"), std::string::npos) << Message("job-completing");
+  EXPECT_TRUE(Eventually([&] { return PositionsAre({"job-after"}); })) << Message("job-after");
+  EXPECT_EQ(StatusInt("job-failing", "queuePosition"), -1) << "an ended ticket has no place in the queue";
+  EXPECT_EQ(StatusInt("job-completing", "queuePosition"), -1);
+
+  // The machine frees: the Job behind them is the one admitted, and runs to completion.
+  Kubectl({"delete", "run", "blocker", "--wait=false"});
+  ASSERT_TRUE(WaitPhase("job-after", "Succeeded", std::chrono::seconds(120))) << Message("job-after");
+  EXPECT_EQ(PlacementNodes("job-after"), std::vector<std::string>{kNode0});
+  EXPECT_TRUE(JobPods("failing").empty());
+  EXPECT_TRUE(JobPods("completing").empty());
+}
+
+// Issue 45 (4, 6): a ticket's blocks are free once its Job's Pods show it done, before the Job
+// controller writes the Job's Complete condition. That write waits (here for as long as the test
+// likes) behind the Job controller's count of the Pod: a ValidatingAdmissionPolicy refuses the
+// removal of the Pod's completion finalizer (batch.kubernetes.io/job-tracking), without which the
+// Job controller counts no success. Meanwhile the first Job's Pod succeeds on the one machine:
+// its ticket is Succeeded, and the next queued Job is admitted on that machine and runs to
+// completion while the first Job still has no Complete condition (and status.succeeded 0). Then
+// the policy goes and the first Job completes too. Without the rule the first ticket would wait
+// for the Complete condition (PodsShowJobDone, docs/concepts.md).
+TEST_F(JobsTest, BlocksFreeWhenTheJobsPodsShowItDone) {
+  const std::string marks = cp().dir() + "/done-" + ns_;  // on the machine: every node sees it
+  const std::string policy = "hold-count-" + ns_;
+  struct Cleanup {
+    std::string policy, marks;
+    ~Cleanup() {
+      ControlPlane& cp = ControlPlane::Get();
+      cp.Kubectl({"delete", "validatingadmissionpolicybinding", policy, "--ignore-not-found"});
+      cp.Kubectl({"delete", "validatingadmissionpolicy", policy, "--ignore-not-found"});
+      RunCommand({"rm", "-rf", marks});
+    }
+  } cleanup{policy, marks};
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  const std::string fleet = FleetName("one");
+  Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: first\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
+        fleet + "}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      terminationGracePeriodSeconds: 1\n"
+        "      volumes: [{name: marks, hostPath: {path: " + marks + ", type: DirectoryOrCreate}}]\n"
+        "      containers:\n      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n"
+        "        volumeMounts: [{name: marks, mountPath: /marks}]\n"
+        "        command: [sh, -c, 'until [ -e /marks/go ]; do sleep 0.2; done; echo done']\n"
+        "        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+  ASSERT_TRUE(WaitPhase("job-first", "Running", std::chrono::seconds(90))) << Message("job-first");
+  QueuedJob("second", "    berth.dev/fleet: " + fleet + "\n", "echo second", 8);
+  ASSERT_TRUE(Eventually([&] { return StatusInt("job-second", "queuePosition") == 1; })) << Message("job-second");
+
+  // The Job controller may not take the completion finalizer off the first Job's Pods (so it
+  // counts no success of them); checked with a dry run of that removal until the policy refuses it.
+  Apply("apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: " + policy +
+        "}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n"
+        "    - {apiGroups: [\"\"], apiVersions: [v1], operations: [UPDATE], resources: [pods]}\n"
+        "  validations:\n  - expression: >-\n"
+        "      !(has(oldObject.metadata.finalizers) && 'batch.kubernetes.io/job-tracking' in oldObject.metadata.finalizers) ||\n"
+        "      (has(object.metadata.finalizers) && 'batch.kubernetes.io/job-tracking' in object.metadata.finalizers) ||\n"
+        "      !has(object.metadata.labels) || !('batch.kubernetes.io/job-name' in object.metadata.labels) ||\n"
+        "      object.metadata.labels['batch.kubernetes.io/job-name'] != 'first'\n"
+        "    message: the test holds the Job controller's count of the Pods of Job first\n---\n"
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: " + policy +
+        "}\nspec:\n  policyName: " + policy + "\n  validationActions: [Deny]\n  matchResources:\n    namespaceSelector:\n"
+        "      matchLabels: {kubernetes.io/metadata.name: " + ns_ + "}\n");
+  std::map<std::string, PodInfo> first = JobPods("first");
+  ASSERT_EQ(first.size(), 1u);
+  const std::string pod = first.begin()->first;
+  ASSERT_TRUE(Eventually([&] {
+    CommandResult r = Kubectl({"patch", "pod", pod, "--dry-run=server", "--type=json", "-p",
+                               R"([{"op":"remove","path":"/metadata/finalizers"}])"});
+    return r.exit_code != 0 && r.err.find("holds the Job controller's count") != std::string::npos;
+  }, std::chrono::seconds(60))) << "the policy never refused the removal of the completion finalizer";
+
+  // The first Job's Pod ends: its ticket is done by its Pods, and the second Job runs on the machine.
+  CommandResult go = RunCommand({"touch", marks + "/go"});
+  ASSERT_EQ(go.exit_code, 0) << go.err;
+  ASSERT_TRUE(WaitPhase("job-first", "Succeeded", std::chrono::seconds(60))) << Message("job-first");
+  EXPECT_NE(Message("job-first").find("Pods show it done (1 succeeded, completions 1)"), std::string::npos)
+      << Message("job-first");
+  ASSERT_TRUE(WaitPhase("job-second", "Succeeded", std::chrono::seconds(120))) << Message("job-second");
+  EXPECT_EQ(PlacementNodes("job-second"), std::vector<std::string>{kNode0});
+  EXPECT_TRUE(Eventually([&] { return JobCondition("second", "Complete"); }));
+  EXPECT_EQ(JobPods("first").begin()->second.phase, "Succeeded");
+  EXPECT_FALSE(JobCondition("first", "Complete")) << "the Job controller could not count the Pod: no Complete yet";
+  EXPECT_EQ(JobStatusInt("first", "succeeded"), 0);
+
+  // The policy goes: the Job controller counts the Pod and the first Job completes as well.
+  Kubectl({"delete", "validatingadmissionpolicybinding", policy});
+  Kubectl({"delete", "validatingadmissionpolicy", policy});
+  EXPECT_TRUE(Eventually([&] { return JobCondition("first", "Complete"); }, std::chrono::seconds(90)))
+      << "the first Job never completed once its Pod could be counted";
+  EXPECT_EQ(Phase("job-first"), "Succeeded");
+}
+
 }  // namespace
 }  // namespace berth::testing
-

@@ -79,6 +79,35 @@ TEST_F(RunWritesTest, AnInterruptedRunThatRetriesGoesBackToTheQueueStatusFirstTh
   EXPECT_EQ(admissions_.TakeNews().written.at("ns/a"), RvNumber(now->meta.resource_version));
 }
 
+// Issue 45 (4): a preempted ticket of a Job goes back to the queue and its Job is suspended, but
+// berth deletes none of the Job's Pods: the Job controller deletes the Pods of a suspended Job
+// without counting them as failures (a Pod berth deleted would count toward backoffLimit).
+TEST_F(RunWritesTest, APreemptedJobTicketSuspendsItsJobAndLeavesItsPodsToTheJobController) {
+  auto job = client_->Create("/apis/batch/v1/namespaces/ns/jobs",
+                             R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"train"},"spec":{"suspend":false}})");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  const std::string uid = k8s::DecodeMeta(*job).uid;
+  auto ticket = CreateRun("job-train", R"("workloadRef":{"apiVersion":"batch/v1","kind":"Job","name":"train","uid":")" + uid +
+                                           R"("},"retry":{"onEvents":["no-capacity"]},)",
+                          R"({"phase":"Running","placement":[{"rank":0,"node":"n0"}]})");
+  ASSERT_NE(ticket, nullptr);
+  ASSERT_TRUE(api::IsTicket(*ticket));
+  auto pod = client_->Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"train-abc","labels":)"
+                                               R"({"berth.dev/ticket":"job-train","berth.dev/rank":"0"}},"spec":{"nodeName":"n0","containers":[]}})");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  pods_ = {k8s::DecodePod(*pod)};
+  writes_.FailOrRetry(*ticket, /*interruption=*/true, "preempted by x", clock_.Now(), Reason::kPreempted, /*stopped=*/false,
+                      /*preempted=*/true);
+  EXPECT_TRUE(last_ok_);
+  EXPECT_EQ(GetRun("job-train")->status.phase, Phase::kPending);
+  auto held = client_->Get("/apis/batch/v1/namespaces/ns/jobs/train");
+  ASSERT_TRUE(held.ok());
+  EXPECT_TRUE(json::GetBool(*json::Find(*held, {"spec"}), "suspend", false)) << "the Job was not suspended";
+  auto left = client_->Get(kPods.Path("ns", "train-abc"));
+  ASSERT_TRUE(left.ok());
+  EXPECT_EQ(json::Find(*left, {"metadata", "deletionTimestamp"}), nullptr) << "berth deleted a Pod of the Job itself";
+}
+
 TEST_F(RunWritesTest, RetryBackoffDoublesForShortAttemptsUpToTheMaximumAndPreemptionWaitsNone) {
   reconcilers::Run run = *Fetch();
   run.status.retry_backoff_seconds = 10;
