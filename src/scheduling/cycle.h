@@ -8,7 +8,9 @@
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
 //   cycle_reservation.cc  the EASY-backfill reservation
 //   cycle_preemption.cc   nominations, kept instances, preemption plans
-//   cycle_teams.cc        teams: share waits, reclaim, the fair-share order of borrowers
+//   cycle_teams.cc        teams: share waits, reclaim
+// The stages apart from it, each with its own interface and tests:
+//   order.h               the order in which runs are considered (queue, then teams' bands)
 
 #include <limits>
 #include <map>
@@ -23,6 +25,7 @@
 #include "scheduling/block_layout.h"
 #include "scheduling/capacity_index.h"
 #include "scheduling/cycle_result.h"
+#include "scheduling/order.h"
 #include "scheduling/preemption.h"
 #include "scheduling/quota.h"
 #include "scheduling/run_queue.h"
@@ -135,24 +138,21 @@ struct BusyEntry {
 
 // One cycle's working state. Instances and fleets live in name order, so comparing indices is
 // comparing names.
-class Cycle {
+class Cycle final : public Considerer {
  public:
   Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
   // Keeps the instances of the nominations whose nominee is queued for it.
   void ApplyNominations(const RunQueue& queue);
-  void Consider(const PendingRun& run);
   bool reuse_equal_shapes = true;
 
-  // Teams (issue 31): whether any Team exists; then runs are considered with Consider(run,
-  // allow_borrow), which returns true when the run was deferred (it would borrow, and borrowing
-  // was not allowed yet: it is considered again after its band, in fair-share order).
-  bool teams_active() const { return teams_.active(); }
-  bool Consider(const PendingRun& run, bool allow_borrow);
+  // What the order stage (order.h) offers each run to. Teams (issue 31): returns true when the
+  // run was deferred (it would borrow, and borrowing was not allowed yet: it is considered again
+  // after its band, in fair-share order).
+  bool Consider(const PendingRun& run, bool allow_borrow) override;
   const TeamBook& teams() const { return teams_; }
-  // The run waits while a borrower of team `ahead`, earlier in the fair-share order, was placed.
-  void NoteBehind(WaitReason& reason, int32_t team, int32_t ahead) const;
 
  private:
+  void Consider(const PendingRun& run);
   Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
   // The run waits for `reason` (moved into out_.waiting).
   Outcome Wait(const PendingRun& run, WaitReason& reason);
@@ -393,10 +393,5 @@ inline void Cycle::Unindex(int32_t i) {
   const Instance& in = instances_[i];
   if (Indexable(in)) IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
-
-// Teams (issue 31): queue order, except that within one effective priority the runs that would
-// borrow from other teams (or the common pool) are considered after the others, in fair-share
-// order of their teams (then queue order). Waiting runs are reported in queue order.
-void ConsiderWithTeams(Cycle& cycle, const RunQueue& queue, CycleResult& result);
 
 }  // namespace berth::scheduling::internal
