@@ -2,7 +2,7 @@
 // The working state of one scheduling cycle (scheduler.h) and the class that runs it. Internal to
 // src/scheduling: only scheduler.cc and the cycle_*.cc files include it. Its methods live in files
 // by concern:
-//   cycle.cc              building the working state from the snapshot
+//   cycle.cc              the running runs, quotas and indexes on the cluster state
 //   cycle_consider.cc     one run: structure check, quota, single- or multi-node placement, wait
 //   cycle_placement.cc    best-fit single-node placement, multi-node search, placements (Take)
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
@@ -10,6 +10,7 @@
 //   cycle_preemption.cc   nominations, kept instances, preemption plans
 //   cycle_teams.cc        teams: share waits, reclaim
 // The stages apart from it, each with its own interface and tests:
+//   cluster_state.h       fleets, pools, topology domains and instances, from the snapshot
 //   order.h               the order in which runs are considered (queue, then teams' bands)
 
 #include <limits>
@@ -24,6 +25,7 @@
 
 #include "scheduling/block_layout.h"
 #include "scheduling/capacity_index.h"
+#include "scheduling/cluster_state.h"
 #include "scheduling/cycle_result.h"
 #include "scheduling/order.h"
 #include "scheduling/preemption.h"
@@ -34,67 +36,6 @@
 #include "scheduling/types.h"
 
 namespace berth::scheduling::internal {
-
-inline constexpr int64_t kUnknownTime = std::numeric_limits<int64_t>::max();
-inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
-
-inline int64_t Ms(TimePoint t) { return t.time_since_epoch().count(); }
-
-inline int64_t SaturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  return a + b;
-}
-
-// Instances of one fleet with the same block layout: a run needs the same number of blocks on
-// each of them.
-struct Pool {
-  BlockLayout layout;
-  int32_t valid_instances = 0;
-};
-
-struct Fleet {
-  const FleetSpec* spec = nullptr;
-  bool cluster = false;
-  bool topology = false;
-  int64_t max_runs = kUnlimited;
-  std::vector<int32_t> pools;
-  std::vector<int32_t> instances;  // by name
-  int32_t domain_begin = 0;        // [domain_begin, domain_end): its domains, by value
-  int32_t domain_end = 0;
-  // Instance counts. `valid` never changes within a cycle; the others follow placements.
-  int32_t valid = 0;
-  int32_t invalid = 0;
-  int32_t not_ready = 0;
-  int32_t expired = 0;
-  int32_t retired = 0;
-  int32_t available = 0;  // can take new runs
-  int32_t busy = 0;       // available with at least one busy block
-};
-
-// A topology domain of a cluster fleet (the whole fleet when it has no topologyKey).
-struct Domain {
-  int32_t fleet = 0;
-  std::vector<std::pair<int32_t, int32_t>> pool_counts;  // (pool, valid instances)
-};
-
-enum class Availability : uint8_t { kAvailable, kInvalid, kNotReady, kExpired, kRetired };
-
-struct Instance {
-  const InstanceSpec* spec = nullptr;
-  int32_t fleet = -1;
-  int32_t pool = -1;
-  int32_t domain = -1;  // -1: takes no multi-node run
-  int32_t total = 0;
-  int32_t free = 0;
-  int64_t busy = 0;  // sum of blocks held, before clamping to `total`
-  int64_t expiry = kNoExpiry;
-  int64_t runs_started = 0;
-  Availability availability = Availability::kAvailable;
-  bool reserved = false;
-  int32_t held_for = -1;  // index into Cycle::holders_: kept for that preempting run
-};
 
 // A run that instances are kept for: a nominee (its nomination from an earlier cycle) or a run
 // that got a preemption plan in this cycle.
@@ -205,9 +146,6 @@ class Cycle final : public Considerer {
   bool FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet,
                 std::string_view& preemptor);
 
-  void BuildFleets();
-  void BuildInstances();
-  void BuildDomains();
   void ApplyRunning();
   void BuildIndex();
   void BuildQuotas();
@@ -215,14 +153,11 @@ class Cycle final : public Considerer {
   NamespaceQuota* QuotaOf(std::string_view run_id);
   QuotaUse UseOn(const Instance& in, int32_t blocks) const;
   QuotaUse WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const;
-  const std::string& GpuResource(int32_t fleet) const { return fleets_[fleet].spec->gpu_resource; }
+  const std::string& GpuResource(int32_t fleet) const { return state_.fleets[fleet].spec->gpu_resource; }
   // Whether the namespace has room for the smallest use the run could have (its request on each
   // node); fills `reason` when it has not.
   bool QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const;
   static void SetQuotaReason(const QuotaShortfall& s, WaitReason& reason);
-
-  int32_t FindFleet(std::string_view name) const;
-  int32_t FindInstance(std::string_view name) const;
 
   void ResolveCandidates(const PendingRun& run);
   // Whether the run could ever fit its candidate fleets (else an Unschedulable code); fills need_.
@@ -314,12 +249,8 @@ class Cycle final : public Considerer {
   std::optional<ShareCheck> share_skip_;
   int32_t share_fleet_ = -1;
 
-  std::vector<Fleet> fleets_;
-  std::vector<std::string_view> fleet_names_;
-  std::vector<Pool> pools_;
-  std::vector<Domain> domains_;
-  std::vector<Instance> instances_;
-  std::vector<std::string_view> instance_names_;
+  // Fleets, pools, domains and instances (cluster_state.h); placements change what is free.
+  ClusterState state_;
   std::vector<BusyEntry> running_entries_;  // from snapshot.running
   std::vector<BusyEntry> placed_entries_;   // from this cycle's placements
 
@@ -381,16 +312,16 @@ class Cycle final : public Considerer {
 
 inline bool Cycle::Indexable(const Instance& in) const {
   if (in.availability != Availability::kAvailable) return false;
-  return !in.reserved || in.runs_started + 1 < fleets_[in.fleet].max_runs;
+  return !in.reserved || in.runs_started + 1 < state_.fleets[in.fleet].max_runs;
 }
 
 inline void Cycle::Index(int32_t i) {
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   if (Indexable(in)) IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
 
 inline void Cycle::Unindex(int32_t i) {
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   if (Indexable(in)) IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
 

@@ -29,13 +29,13 @@ void Cycle::Consider(const PendingRun& run) {
   const size_t waiting = out_.waiting.size();
   if (nominee >= 0) {
     for (int32_t i : holders_[nominee].instances) {
-      if (instances_[i].held_for == nominee) Release(i);
+      if (state_.instances[i].held_for == nominee) Release(i);
     }
   }
   const Outcome outcome = ConsiderRun(run, nominee);
   if (nominee >= 0 && outcome != Outcome::kPlaced) {
     for (int32_t i : holders_[nominee].instances) {
-      if (instances_[i].held_for < 0) Hold(i, nominee);
+      if (state_.instances[i].held_for < 0) Hold(i, nominee);
     }
   }
   deferred_ = outcome == Outcome::kDeferred;
@@ -143,8 +143,8 @@ bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
   }
   const bool whole_single = IsWholeSingle(run);
   for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      const BlockLayout& layout = pools_[p].layout;
+    for (int32_t p : state_.fleets[f].pools) {
+      const BlockLayout& layout = state_.pools[p].layout;
       need_[p] = layout.BlocksFor(run.resources).value_or(-1);
       // A whole single instance takes every block of an instance that covers its request.
       if (whole_single && need_[p] >= 0) need_[p] = layout.total_blocks();
@@ -174,10 +174,10 @@ bool Cycle::CheckSingleStructure(WaitReason& reason) const {
   int64_t valid = 0;
   int64_t invalid = 0;
   for (int32_t f : candidates_) {
-    valid += fleets_[f].valid;
-    invalid += fleets_[f].invalid;
-    for (int32_t p : fleets_[f].pools) {
-      if (need_[p] >= 0 && pools_[p].valid_instances > 0) return true;
+    valid += state_.fleets[f].valid;
+    invalid += state_.fleets[f].invalid;
+    for (int32_t p : state_.fleets[f].pools) {
+      if (need_[p] >= 0 && state_.pools[p].valid_instances > 0) return true;
     }
   }
   reason.code = valid == 0 ? WaitCode::kNoValidInstance : WaitCode::kTooLarge;
@@ -189,13 +189,13 @@ bool Cycle::CheckMultiStructure(const PendingRun& run, WaitReason& reason) const
   StructureTally t;
   bool any_cluster = false;
   for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+    const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     any_cluster = true;
     t.valid += fleet.valid;
     t.invalid += fleet.invalid;
     if (t.largest_fleet < 0) t.largest_fleet = f;
-    for (int32_t p : fleet.pools) t.any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
+    for (int32_t p : fleet.pools) t.any_fit |= need_[p] >= 0 && state_.pools[p].valid_instances > 0;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
       const int64_t count = FittingInstances(d);
       if (count > t.largest) {
@@ -231,7 +231,7 @@ bool Cycle::StructureVerdict(const StructureTally& t, const PendingRun& run, Wai
 
 int64_t Cycle::FittingInstances(int32_t domain) const {
   int64_t count = 0;
-  for (auto [p, n] : domains_[domain].pool_counts) {
+  for (auto [p, n] : state_.domains[domain].pool_counts) {
     if (need_[p] >= 0) count += n;
   }
   return count;
@@ -240,7 +240,7 @@ int64_t Cycle::FittingInstances(int32_t domain) const {
 QuotaUse Cycle::WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const {
   QuotaUse use;
   for (const auto& key : chosen) {
-    const Instance& in = instances_[key.second];
+    const Instance& in = state_.instances[key.second];
     const QuotaUse one = UseOn(in, in.total);
     use.resources.cpu_millis += one.resources.cpu_millis;
     use.resources.memory_bytes += one.resources.memory_bytes;
@@ -257,7 +257,7 @@ NamespaceQuota* Cycle::QuotaOf(std::string_view run_id) {
 }
 
 QuotaUse Cycle::UseOn(const Instance& in, int32_t blocks) const {
-  return QuotaUse{pools_[in.pool].layout.ResourcesFor(blocks), 1};
+  return QuotaUse{state_.pools[in.pool].layout.ResourcesFor(blocks), 1};
 }
 
 void Cycle::SetQuotaReason(const QuotaShortfall& s, WaitReason& reason) {

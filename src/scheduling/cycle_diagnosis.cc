@@ -9,7 +9,7 @@ namespace berth::scheduling::internal {
 void Cycle::CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const {
   available = 0;
   for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+    const Fleet& fleet = state_.fleets[f];
     if (cluster_only && !fleet.cluster) continue;
     reason.not_ready += fleet.not_ready;
     reason.expired += fleet.expired;
@@ -35,7 +35,7 @@ void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool
 
 bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
   for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = need_[p];
       if (need < 0 || reserved_.LargestFree(p) < need) continue;
       if (reserved_.BestFit(p, need, rule).instance >= 0) {
@@ -51,7 +51,7 @@ bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
 
 bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
   for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = need_[p];
       if (need < 0 || held_.LargestFree(p) < need) continue;
       const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
@@ -59,7 +59,7 @@ bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
         reason.code = WaitCode::kKeptForPreemptor;
         reason.fleet = f;
         reason.needed = need;
-        reason.preemptor = holders_[instances_[fit.instance].held_for].run_id;
+        reason.preemptor = holders_[state_.instances[fit.instance].held_for].run_id;
         return true;
       }
     }
@@ -70,7 +70,7 @@ bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
 bool Cycle::LifetimeTooShort(WaitReason& reason) const {
   int64_t latest = -1;
   for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = need_[p];
       if (need < 0 || open_.LargestFree(p) < need) continue;
       const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
@@ -91,7 +91,7 @@ void Cycle::SetNotEnoughFreeBlocks(WaitReason& reason) const {
   reason.code = WaitCode::kNotEnoughFreeBlocks;
   int64_t best_margin = std::numeric_limits<int64_t>::min();
   for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = need_[p];
       if (need < 0) continue;
       const int32_t largest = std::max(open_.LargestFree(p), reserved_.LargestFree(p));
@@ -139,14 +139,14 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
   reason.code = WaitCode::kNotEnoughIdleInstances;
   reason.available = -1;
   for (int32_t f : candidates_) {
-    if (!fleets_[f].cluster) continue;
+    if (!state_.fleets[f].cluster) continue;
     const int32_t idle = open_.MaxIdleInDomain(f);
     if (idle > reason.available) {
       reason.available = idle;
       reason.fleet = f;
     }
   }
-  reason.busy = fleets_[reason.fleet].busy;
+  reason.busy = state_.fleets[reason.fleet].busy;
 }
 
 bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet_out,
@@ -155,7 +155,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
   // first, then what the run may use anyway).
   const auto limit = static_cast<size_t>(nodes);
   for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+    const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
       if (held_.IdleIn(d) == 0) continue;
@@ -163,7 +163,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
       if (count < nodes) continue;
       probe_.clear();
       auto collect = [&](const CapacityIndex::Key& key) {
-        if (need_[instances_[key.second].pool] >= 0) probe_.push_back(key);
+        if (need_[state_.instances[key.second].pool] >= 0) probe_.push_back(key);
         return probe_.size() < limit;
       };
       held_.ForEachIdle(d, rule, collect);
@@ -173,7 +173,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
       if (probe_.size() < limit) open_.ForEachIdle(d, rule, collect);
       if (probe_.size() == limit) {
         fleet_out = f;
-        preemptor = holders_[instances_[first].held_for].run_id;
+        preemptor = holders_[state_.instances[first].held_for].run_id;
         return true;
       }
     }

@@ -53,7 +53,7 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
   bool complete = true;
   for (int32_t k = 0; k < run.nodes; ++k) {
     SingleFit best;
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = need_[p];
       if (need < 0 || open_.LargestFree(p) < need) continue;
       const CapacityIndex::Fit fit = open_.BestFit(p, need, rule);
@@ -62,8 +62,8 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
       candidate.fit = fit;
       candidate.need = need;
       candidate.left = fit.free - need;
-      candidate.whole = fit.free == pools_[p].layout.total_blocks();
-      candidate.waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
+      candidate.whole = fit.free == state_.pools[p].layout.total_blocks();
+      candidate.waste = run.resources.gpus <= 0 && state_.pools[p].layout.ResourcesFor(need).gpus > 0;
       if (best.fit.instance < 0 || candidate.Beats(best, rule)) best = candidate;
     }
     if (best.fit.instance < 0) {
@@ -75,13 +75,13 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
     if (best.whole) ++plan.whole;
     plan.picks.emplace_back(i, best.need);
     Unindex(i);
-    instances_[i].free -= best.need;
+    state_.instances[i].free -= best.need;
     Index(i);
   }
   // Put the working state back (newest first: each step sees the values its Index saw).
   for (auto it = plan.picks.rbegin(); it != plan.picks.rend(); ++it) {
     Unindex(it->first);
-    instances_[it->first].free += it->second;
+    state_.instances[it->first].free += it->second;
     Index(it->first);
   }
   return complete;
@@ -97,7 +97,7 @@ bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const Lifetim
     if (check_room) {
       QuotaUse use;
       for (auto [i, blocks] : gang_try_.picks) {
-        use.resources = Sum(use.resources, pools_[instances_[i].pool].layout.ResourcesFor(blocks));
+        use.resources = Sum(use.resources, state_.pools[state_.instances[i].pool].layout.ResourcesFor(blocks));
         ++use.pods;
       }
       if (quota != nullptr) {
@@ -107,7 +107,7 @@ bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const Lifetim
         }
       }
       if (run_team_ >= 0) {
-        const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, use.resources, allow_borrow_);
+        const ShareCheck share = teams_.Check(run_team_, state_.fleets[f].spec->name, use.resources, allow_borrow_);
         if (!share.fits()) {
           if (!share_skip_) {
             share_skip_ = share;
@@ -129,19 +129,19 @@ void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end)
   std::stable_sort(picks.begin(), picks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Placement placement;
   placement.run_id = run.id;
-  placement.fleet = fleets_[f].spec->name;
+  placement.fleet = state_.fleets[f].spec->name;
   placement.takes_unasked_gpus = gang_best_.waste;
   placement.ranks.reserve(picks.size());
   QuotaUse use;
   for (size_t r = 0; r < picks.size(); ++r) {
-    const Instance& in = instances_[picks[r].first];
-    const Resources resources = pools_[in.pool].layout.ResourcesFor(picks[r].second);
+    const Instance& in = state_.instances[picks[r].first];
+    const Resources resources = state_.pools[in.pool].layout.ResourcesFor(picks[r].second);
     placement.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in.spec->name, picks[r].second, resources});
     use.resources = Sum(use.resources, resources);
     ++use.pods;
   }
   if (quota != nullptr) ChargeQuota(*quota, use, GpuResource(f));
-  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[f].spec->name, use.resources);
+  if (run_team_ >= 0) teams_.Charge(run_team_, state_.fleets[f].spec->name, use.resources);
   // One run started on each instance it uses, with all of its blocks there.
   for (size_t r = 0; r < picks.size();) {
     const int32_t i = picks[r].first;
@@ -157,7 +157,7 @@ bool Cycle::CheckGangStructure(const PendingRun& run, WaitReason& reason) const 
   t.largest = -1;
   int64_t largest_blocks = 0;
   for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+    const Fleet& fleet = state_.fleets[f];
     t.valid += fleet.valid;
     t.invalid += fleet.invalid;
     // The slices the fleet holds when all of its valid instances are idle.
@@ -165,9 +165,9 @@ bool Cycle::CheckGangStructure(const PendingRun& run, WaitReason& reason) const 
     int64_t blocks = 0;
     for (int32_t p : fleet.pools) {
       const int32_t need = need_[p];
-      if (need < 0 || pools_[p].valid_instances == 0) continue;
+      if (need < 0 || state_.pools[p].valid_instances == 0) continue;
       t.any_fit = true;
-      slots += static_cast<int64_t>(pools_[p].valid_instances) * (pools_[p].layout.total_blocks() / std::max(need, 1));
+      slots += static_cast<int64_t>(state_.pools[p].valid_instances) * (state_.pools[p].layout.total_blocks() / std::max(need, 1));
       if (blocks == 0) blocks = need;
     }
     if (slots > t.largest) {
@@ -190,7 +190,7 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
     for (int32_t f : candidates_) {
       if (!TryGangIn(run, f, LifetimeRule{now_ + 1, true}, gang_try_)) continue;
       int64_t shortest = kNoExpiry;
-      for (auto [i, blocks] : gang_try_.picks) shortest = std::min(shortest, instances_[i].expiry);
+      for (auto [i, blocks] : gang_try_.picks) shortest = std::min(shortest, state_.instances[i].expiry);
       reason.code = WaitCode::kLifetimeTooShort;
       reason.fleet = f;
       reason.slice_blocks = gang_try_.picks.front().second;
@@ -207,7 +207,7 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
   for (int32_t f : candidates_) {
     int64_t slots = 0;
     int64_t blocks = 0;
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       if (need_[p] < 0) continue;
       slots += open_.Slots(p, need_[p]);
       if (blocks == 0) blocks = need_[p];
@@ -230,8 +230,8 @@ bool Cycle::ChooseGangReservation(const PendingRun& run, int64_t& best_start, in
   std::vector<int32_t> chosen;
   for (int32_t f : candidates_) {
     slots.clear();
-    for (int32_t i : fleets_[f].instances) {
-      const Instance& in = instances_[i];
+    for (int32_t i : state_.fleets[f].instances) {
+      const Instance& in = state_.instances[i];
       if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) continue;
       const int32_t need = std::max(need_[in.pool], 1);
       for (int32_t s = 1; static_cast<int64_t>(s) * need <= in.total; ++s) slots.emplace_back(TimeWithFree(i, s * need), i);
@@ -244,7 +244,7 @@ bool Cycle::ChooseGangReservation(const PendingRun& run, int64_t& best_start, in
       chosen.clear();
       size_t taken = 0;
       for (size_t x = 0; x <= j && taken < k; ++x) {
-        if (!LifetimeAllows(instances_[slots[x].second], start, run)) continue;
+        if (!LifetimeAllows(state_.instances[slots[x].second], start, run)) continue;
         ++taken;
         if (chosen.empty() || chosen.back() != slots[x].second) chosen.push_back(slots[x].second);
       }

@@ -13,7 +13,7 @@ void Cycle::BuildBusyLists() {
     if (a.instance != b.instance) return a.instance < b.instance;
     return a.end < b.end;
   });
-  busy_begin_.assign(instances_.size() + 1, 0);
+  busy_begin_.assign(state_.instances.size() + 1, 0);
   for (const BusyEntry& e : busy_) ++busy_begin_[e.instance + 1];
   for (size_t i = 1; i < busy_begin_.size(); ++i) busy_begin_[i] += busy_begin_[i - 1];
 }
@@ -28,7 +28,7 @@ bool Cycle::LifetimeAllows(const Instance& in, int64_t start, const PendingRun& 
 }
 
 int64_t Cycle::TimeWithFree(int32_t i, int32_t need) const {
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   if (in.free >= need) return now_;
   int64_t busy = in.busy;
   for (int32_t e = busy_begin_[i]; e < busy_begin_[i + 1]; ++e) {
@@ -40,7 +40,7 @@ int64_t Cycle::TimeWithFree(int32_t i, int32_t need) const {
 }
 
 int64_t Cycle::TimeWhollyFree(int32_t i) const {
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   if (in.free == in.total) return now_;
   const int32_t last = busy_begin_[i + 1] - 1;
   if (last < busy_begin_[i]) return kUnknownTime;
@@ -62,8 +62,8 @@ bool Cycle::ChooseSingleReservation(const PendingRun& run, int64_t& best_start, 
                                     std::vector<int32_t>& best) const {
   int32_t best_instance = -1;
   for (int32_t f : candidates_) {
-    for (int32_t i : fleets_[f].instances) {
-      const Instance& in = instances_[i];
+    for (int32_t i : state_.fleets[f].instances) {
+      const Instance& in = state_.instances[i];
       if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) {
         continue;
       }
@@ -88,11 +88,11 @@ bool Cycle::ChooseMultiReservation(const PendingRun& run, int64_t& best_start, i
   std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
   std::vector<int32_t> eligible;
   for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+    const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
     for (int32_t i : fleet.instances) {
-      const Instance& in = instances_[i];
+      const Instance& in = state_.instances[i];
       if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
           need_[in.pool] < 0) {
         continue;
@@ -124,7 +124,7 @@ bool Cycle::EarliestGroupStart(const PendingRun& run, const std::vector<std::pai
     if (bounded && start >= before) return false;
     eligible.clear();
     for (size_t x = 0; x <= j && eligible.size() < k; ++x) {
-      if (LifetimeAllows(instances_[group[x].second], start, run)) eligible.push_back(group[x].second);
+      if (LifetimeAllows(state_.instances[group[x].second], start, run)) eligible.push_back(group[x].second);
     }
     if (eligible.size() == k) return true;
   }
@@ -136,13 +136,13 @@ void Cycle::Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> c
   std::sort(chosen.begin(), chosen.end());
   Reservation reservation;
   reservation.run_id = run.id;
-  reservation.fleet = fleets_[fleet].spec->name;
+  reservation.fleet = state_.fleets[fleet].spec->name;
   for (int32_t i : chosen) {
     Unindex(i);
-    instances_[i].reserved = true;
+    state_.instances[i].reserved = true;
     Index(i);
     WorkReady(i);
-    reservation.instances.push_back(instances_[i].spec->name);
+    reservation.instances.push_back(state_.instances[i].spec->name);
   }
   if (start != kUnknownTime) reservation.earliest_start = TimePoint(Duration(start));
   has_reservation_ = true;

@@ -13,15 +13,15 @@ bool Cycle::TryReclaim(const PendingRun& run, WaitReason& reason) {
   // the fleet it would get.
   PreemptionRequest request;
   for (int32_t f : candidates_) {
-    if (fleets_[f].spec->reclaim != ReclaimPolicy::kBorrowed) continue;
+    if (state_.fleets[f].spec->reclaim != ReclaimPolicy::kBorrowed) continue;
     bool any = false;
     bool within = true;
-    for (int32_t p : fleets_[f].pools) {
+    for (int32_t p : state_.fleets[f].pools) {
       if (need_[p] < 0) continue;
       any = true;
-      within = within && teams_.WithinNominal(run_team_, fleets_[f].spec->name, UseOf(run, p));
+      within = within && teams_.WithinNominal(run_team_, state_.fleets[f].spec->name, UseOf(run, p));
     }
-    if (any && within) request.fleets.push_back(fleets_[f].spec->name);
+    if (any && within) request.fleets.push_back(state_.fleets[f].spec->name);
   }
   if (request.fleets.empty()) return false;
   request.id = run.id;
@@ -40,7 +40,7 @@ bool Cycle::TryReclaim(const PendingRun& run, WaitReason& reason) {
 }
 
 Resources Cycle::UseOf(const PendingRun& run, int32_t pool) const {
-  const BlockLayout& layout = pools_[pool].layout;
+  const BlockLayout& layout = state_.pools[pool].layout;
   const Resources one = layout.ResourcesFor(run.nodes <= 1 ? need_[pool] : layout.total_blocks());
   const int64_t n = std::max<int32_t>(run.nodes, 1);
   return Resources{one.cpu_millis * n, one.memory_bytes * n, one.gpus * n};
@@ -55,11 +55,11 @@ bool Cycle::FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool b
   while (found) {
     Resources use;
     for (const auto& key : chosen_) {
-      const Instance& in = instances_[key.second];
-      const Resources r = pools_[in.pool].layout.ResourcesFor(in.total);
+      const Instance& in = state_.instances[key.second];
+      const Resources r = state_.pools[in.pool].layout.ResourcesFor(in.total);
       use = Resources{use.cpu_millis + r.cpu_millis, use.memory_bytes + r.memory_bytes, use.gpus + r.gpus};
     }
-    const ShareCheck share = teams_.Check(run_team_, fleets_[fleet].spec->name, use, allow_borrow_);
+    const ShareCheck share = teams_.Check(run_team_, state_.fleets[fleet].spec->name, use, allow_borrow_);
     if (share.fits()) break;
     if (!share_skip_) {
       share_skip_ = share;
