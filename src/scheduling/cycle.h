@@ -6,11 +6,12 @@
 //   cycle_consider.cc     one run: structure check, quota, single- or multi-node placement, wait
 //   cycle_placement.cc    best-fit single-node placement, multi-node search, placements (Take)
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
-//   cycle_reservation.cc  the EASY-backfill reservation
+//   cycle_reservation.cc  the EASY-backfill reservation: taking the one reserve.h chose
 //   cycle_preemption.cc   nominations, kept instances, preemption plans
 //   cycle_teams.cc        teams: share waits, reclaim
 // The stages apart from it, each with its own interface and tests:
 //   cluster_state.h       fleets, pools, topology domains and instances, from the snapshot
+//   reserve.h             when the instances a waiting run needs free up (the reservation's choice)
 //   order.h               the order in which runs are considered (queue, then teams' bands)
 
 #include <limits>
@@ -30,6 +31,7 @@
 #include "scheduling/order.h"
 #include "scheduling/preemption.h"
 #include "scheduling/quota.h"
+#include "scheduling/reserve.h"
 #include "scheduling/run_queue.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/teams.h"
@@ -70,13 +72,6 @@ struct SingleFit {
   bool Beats(const SingleFit& other, const LifetimeRule& rule) const;
 };
 
-// Blocks held on an instance until `end` (kUnknownTime when unknown).
-struct BusyEntry {
-  int32_t instance = 0;
-  int64_t end = kUnknownTime;
-  int32_t blocks = 0;
-};
-
 // One cycle's working state. Instances and fleets live in name order, so comparing indices is
 // comparing names.
 class Cycle final : public Considerer {
@@ -115,8 +110,6 @@ class Cycle final : public Considerer {
   void PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end);
   bool CheckGangStructure(const PendingRun& run, WaitReason& reason) const;
   void DiagnoseGang(const PendingRun& run, WaitReason& reason);
-  bool ChooseGangReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
-                             std::vector<int32_t>& chosen) const;
   std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                        bool backfill, int64_t end, WaitReason& reason);
   // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
@@ -209,19 +202,6 @@ class Cycle final : public Considerer {
   // The reservation for a run that waits for capacity (scheduler.h), when some instances will
   // ever free up for it.
   void TryReserve(const PendingRun& run);
-  // The instance or instances that free soonest for the run: start, fleet and instances.
-  bool ChooseSingleReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
-                               std::vector<int32_t>& chosen) const;
-  bool ChooseMultiReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
-                              std::vector<int32_t>& chosen) const;
-  // In a domain's instances sorted by when they wholly free, the first start (before `before`
-  // when bounded) at which `run.nodes` of them are free and outlive the run, in `eligible`.
-  bool EarliestGroupStart(const PendingRun& run, const std::vector<std::pair<int64_t, int32_t>>& group,
-                          bool bounded, int64_t before, std::vector<int32_t>& eligible, int64_t& start) const;
-  void BuildBusyLists();
-  bool LifetimeAllows(const Instance& in, int64_t start, const PendingRun& run) const;
-  int64_t TimeWithFree(int32_t i, int32_t need) const;
-  int64_t TimeWhollyFree(int32_t i) const;
   void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
 
   CapacityIndex& IndexOf(const Instance& in) {
@@ -296,10 +276,6 @@ class Cycle final : public Considerer {
            a.max_duration == b.max_duration &&
            a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
   }
-
-  // Built once, when the reservation is computed.
-  std::vector<BusyEntry> busy_;
-  std::vector<int32_t> busy_begin_;  // busy_ of instance i: [busy_begin_[i], busy_begin_[i+1])
 
   // Scratch, reused across runs.
   std::vector<int32_t> candidates_;  // candidate fleets of the current run, by index

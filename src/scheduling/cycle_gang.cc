@@ -221,44 +221,4 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
   reason.available = std::max<int64_t>(reason.available, 0);
 }
 
-bool Cycle::ChooseGangReservation(const PendingRun& run, int64_t& best_start, int32_t& best_fleet,
-                                  std::vector<int32_t>& best) const {
-  // Each instance offers one slot per slice it can hold, available when that many slices' blocks
-  // are free there; the gang starts when its `nodes`-th slot (that outlives it) frees.
-  const auto k = static_cast<size_t>(run.nodes);
-  std::vector<std::pair<int64_t, int32_t>> slots;
-  std::vector<int32_t> chosen;
-  for (int32_t f : candidates_) {
-    slots.clear();
-    for (int32_t i : state_.fleets[f].instances) {
-      const Instance& in = state_.instances[i];
-      if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) continue;
-      const int32_t need = std::max(need_[in.pool], 1);
-      for (int32_t s = 1; static_cast<int64_t>(s) * need <= in.total; ++s) slots.emplace_back(TimeWithFree(i, s * need), i);
-    }
-    if (slots.size() < k) continue;
-    std::sort(slots.begin(), slots.end());
-    for (size_t j = k - 1; j < slots.size(); ++j) {
-      const int64_t start = slots[j].first;
-      if (best_fleet >= 0 && start >= best_start) break;
-      chosen.clear();
-      size_t taken = 0;
-      for (size_t x = 0; x <= j && taken < k; ++x) {
-        if (!LifetimeAllows(state_.instances[slots[x].second], start, run)) continue;
-        ++taken;
-        if (chosen.empty() || chosen.back() != slots[x].second) chosen.push_back(slots[x].second);
-      }
-      if (taken < k) continue;
-      best_start = start;
-      best_fleet = f;
-      best = chosen;
-      break;
-    }
-  }
-  if (best_fleet < 0) return false;
-  std::sort(best.begin(), best.end());
-  best.erase(std::unique(best.begin(), best.end()), best.end());
-  return true;
-}
-
 }  // namespace berth::scheduling::internal
