@@ -10,7 +10,7 @@
 namespace berth::scheduling::internal {
 
 Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
-    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot), state_(snapshot, now_) {
+    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot), state_(snapshot, now_), filter_(state_) {
   out_.now = now;
   for (const Fleet& f : state_.fleets) out_.fleets.push_back(FleetRef{f.spec->name, f.spec->topology_key});
   BuildQuotas();
@@ -71,7 +71,6 @@ void Cycle::BuildIndex() {
   open_.Reset(pool_blocks, domain_fleet, fleet_count);
   reserved_.Reset(pool_blocks, domain_fleet, fleet_count);
   held_.Reset(pool_blocks, domain_fleet, fleet_count);
-  need_.assign(state_.pools.size(), -1);
 
   for (int32_t i = 0; i < static_cast<int32_t>(state_.instances.size()); ++i) {
     const Instance& in = state_.instances[i];
@@ -88,20 +87,6 @@ void Cycle::BuildIndex() {
         break;
     }
   }
-}
-
-void Cycle::ResolveCandidates(const PendingRun& run) {
-  candidates_.clear();
-  if (run.fleets.empty()) {
-    for (int32_t f = 0; f < static_cast<int32_t>(state_.fleets.size()); ++f) candidates_.push_back(f);
-    return;
-  }
-  for (const std::string& name : run.fleets) {
-    const int32_t f = state_.FindFleet(name);
-    if (f >= 0) candidates_.push_back(f);
-  }
-  std::sort(candidates_.begin(), candidates_.end());
-  candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
 }
 
 }  // namespace berth::scheduling::internal

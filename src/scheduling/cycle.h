@@ -11,6 +11,7 @@
 //   cycle_teams.cc        teams: share waits, reclaim
 // The stages apart from it, each with its own interface and tests:
 //   cluster_state.h       fleets, pools, topology domains and instances, from the snapshot
+//   filter.h              the run's candidate fleets, and whether it could ever fit them
 //   reserve.h             when the instances a waiting run needs free up (the reservation's choice)
 //   order.h               the order in which runs are considered (queue, then teams' bands)
 
@@ -28,6 +29,7 @@
 #include "scheduling/capacity_index.h"
 #include "scheduling/cluster_state.h"
 #include "scheduling/cycle_result.h"
+#include "scheduling/filter.h"
 #include "scheduling/order.h"
 #include "scheduling/preemption.h"
 #include "scheduling/quota.h"
@@ -108,7 +110,6 @@ class Cycle final : public Considerer {
   // share_skip_).
   bool FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room);
   void PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end);
-  bool CheckGangStructure(const PendingRun& run, WaitReason& reason) const;
   void DiagnoseGang(const PendingRun& run, WaitReason& reason);
   std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                        bool backfill, int64_t end, WaitReason& reason);
@@ -151,27 +152,6 @@ class Cycle final : public Considerer {
   // node); fills `reason` when it has not.
   bool QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const;
   static void SetQuotaReason(const QuotaShortfall& s, WaitReason& reason);
-
-  void ResolveCandidates(const PendingRun& run);
-  // Whether the run could ever fit its candidate fleets (else an Unschedulable code); fills need_.
-  bool CheckStructure(const PendingRun& run, WaitReason& reason);
-  static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
-  bool CheckSingleStructure(WaitReason& reason) const;
-  bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
-  // What a gang's structure check found over its candidate fleets (CheckMultiStructure,
-  // CheckGangStructure): `largest` nodes (or slices) one fleet can hold at once, in `largest_fleet`.
-  struct StructureTally {
-    int64_t valid = 0;
-    int64_t invalid = 0;
-    bool any_fit = false;
-    int64_t largest = 0;
-    int32_t largest_fleet = -1;
-  };
-  // The verdict on a tally: true when `run.nodes` fit one fleet; else the reason (no valid
-  // instance, too large for any instance, or `too_many`: more nodes than the largest fleet holds).
-  static bool StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason);
-  // Valid instances of a domain that can hold the current run.
-  int64_t FittingInstances(int32_t domain) const;
 
   // Single-node best fit over the eligible instances of the candidate fleets (scheduler.h).
   bool PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end);
@@ -277,9 +257,10 @@ class Cycle final : public Considerer {
            a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
   }
 
+  // The current run's candidate fleets and the blocks it needs per pool (filter.h).
+  FleetFilter filter_;
+
   // Scratch, reused across runs.
-  std::vector<int32_t> candidates_;  // candidate fleets of the current run, by index
-  std::vector<int32_t> need_;        // blocks per instance by pool for the current run; -1: no fit
   std::vector<CapacityIndex::Key> chosen_;
   std::vector<CapacityIndex::Key> scratch_;
   std::vector<CapacityIndex::Key> probe_;

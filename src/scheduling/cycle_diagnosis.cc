@@ -8,7 +8,7 @@ namespace berth::scheduling::internal {
 
 void Cycle::CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const {
   available = 0;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     const Fleet& fleet = state_.fleets[f];
     if (cluster_only && !fleet.cluster) continue;
     reason.not_ready += fleet.not_ready;
@@ -34,9 +34,9 @@ void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool
 }
 
 bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
-      const int32_t need = need_[p];
+      const int32_t need = filter_.need[p];
       if (need < 0 || reserved_.LargestFree(p) < need) continue;
       if (reserved_.BestFit(p, need, rule).instance >= 0) {
         reason.code = WaitCode::kReserved;
@@ -50,9 +50,9 @@ bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
 }
 
 bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
-      const int32_t need = need_[p];
+      const int32_t need = filter_.need[p];
       if (need < 0 || held_.LargestFree(p) < need) continue;
       const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
       if (fit.instance >= 0) {
@@ -69,9 +69,9 @@ bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
 
 bool Cycle::LifetimeTooShort(WaitReason& reason) const {
   int64_t latest = -1;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
-      const int32_t need = need_[p];
+      const int32_t need = filter_.need[p];
       if (need < 0 || open_.LargestFree(p) < need) continue;
       const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
       if (expiry > latest) {
@@ -90,9 +90,9 @@ bool Cycle::LifetimeTooShort(WaitReason& reason) const {
 void Cycle::SetNotEnoughFreeBlocks(WaitReason& reason) const {
   reason.code = WaitCode::kNotEnoughFreeBlocks;
   int64_t best_margin = std::numeric_limits<int64_t>::min();
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
-      const int32_t need = need_[p];
+      const int32_t need = filter_.need[p];
       if (need < 0) continue;
       const int32_t largest = std::max(open_.LargestFree(p), reserved_.LargestFree(p));
       if (largest - need > best_margin) {
@@ -138,7 +138,7 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
   }
   reason.code = WaitCode::kNotEnoughIdleInstances;
   reason.available = -1;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     if (!state_.fleets[f].cluster) continue;
     const int32_t idle = open_.MaxIdleInDomain(f);
     if (idle > reason.available) {
@@ -154,7 +154,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
   // Whether `nodes` idle instances of one domain would do if the kept ones were open (kept ones
   // first, then what the run may use anyway).
   const auto limit = static_cast<size_t>(nodes);
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
@@ -163,7 +163,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
       if (count < nodes) continue;
       probe_.clear();
       auto collect = [&](const CapacityIndex::Key& key) {
-        if (need_[state_.instances[key.second].pool] >= 0) probe_.push_back(key);
+        if (filter_.need[state_.instances[key.second].pool] >= 0) probe_.push_back(key);
         return probe_.size() < limit;
       };
       held_.ForEachIdle(d, rule, collect);

@@ -54,7 +54,7 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
   for (int32_t k = 0; k < run.nodes; ++k) {
     SingleFit best;
     for (int32_t p : state_.fleets[f].pools) {
-      const int32_t need = need_[p];
+      const int32_t need = filter_.need[p];
       if (need < 0 || open_.LargestFree(p) < need) continue;
       const CapacityIndex::Fit fit = open_.BestFit(p, need, rule);
       if (fit.instance < 0) continue;
@@ -89,7 +89,7 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
 
 bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room) {
   gang_best_.fleet = -1;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     if (!TryGangIn(run, f, rule, gang_try_)) continue;
     if (gang_best_.fleet >= 0 && std::pair(gang_try_.waste, gang_try_.whole) >= std::pair(gang_best_.waste, gang_best_.whole)) {
       continue;
@@ -152,42 +152,13 @@ void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end)
   out_.placements.push_back(std::move(placement));
 }
 
-bool Cycle::CheckGangStructure(const PendingRun& run, WaitReason& reason) const {
-  StructureTally t;
-  t.largest = -1;
-  int64_t largest_blocks = 0;
-  for (int32_t f : candidates_) {
-    const Fleet& fleet = state_.fleets[f];
-    t.valid += fleet.valid;
-    t.invalid += fleet.invalid;
-    // The slices the fleet holds when all of its valid instances are idle.
-    int64_t slots = 0;
-    int64_t blocks = 0;
-    for (int32_t p : fleet.pools) {
-      const int32_t need = need_[p];
-      if (need < 0 || state_.pools[p].valid_instances == 0) continue;
-      t.any_fit = true;
-      slots += static_cast<int64_t>(state_.pools[p].valid_instances) * (state_.pools[p].layout.total_blocks() / std::max(need, 1));
-      if (blocks == 0) blocks = need;
-    }
-    if (slots > t.largest) {
-      t.largest = slots;
-      t.largest_fleet = f;
-      largest_blocks = blocks;
-    }
-  }
-  if (StructureVerdict(t, run, WaitCode::kTooManySlices, reason)) return true;
-  if (reason.code == WaitCode::kTooManySlices) reason.slice_blocks = largest_blocks;
-  return false;
-}
-
 void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
   int64_t available = 0;
   CountUnavailable(false, reason, available);
   reason.needed = run.nodes;
   if (run.max_duration) {
     // Room now on instances that expire before the run would end.
-    for (int32_t f : candidates_) {
+    for (int32_t f : filter_.candidates) {
       if (!TryGangIn(run, f, LifetimeRule{now_ + 1, true}, gang_try_)) continue;
       int64_t shortest = kNoExpiry;
       for (auto [i, blocks] : gang_try_.picks) shortest = std::min(shortest, state_.instances[i].expiry);
@@ -204,13 +175,13 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
   }
   reason.code = WaitCode::kNotEnoughSlices;
   reason.available = -1;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     int64_t slots = 0;
     int64_t blocks = 0;
     for (int32_t p : state_.fleets[f].pools) {
-      if (need_[p] < 0) continue;
-      slots += open_.Slots(p, need_[p]);
-      if (blocks == 0) blocks = need_[p];
+      if (filter_.need[p] < 0) continue;
+      slots += open_.Slots(p, filter_.need[p]);
+      if (blocks == 0) blocks = filter_.need[p];
     }
     if (blocks > 0 && slots > reason.available) {
       reason.available = slots;

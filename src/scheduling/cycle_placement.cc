@@ -12,9 +12,9 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
   SingleFit best;
   NamespaceQuota* quota = QuotaOf(run.id);
   quota_skip_.reset();
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
-      if (need_[p] < 0) continue;
+      if (filter_.need[p] < 0) continue;
       OfferSingle(run, rule, quota, open_, false, f, p, best);
       if (backfill && !reserved_.empty()) OfferSingle(run, rule, quota, reserved_, true, f, p, best);
     }
@@ -37,7 +37,7 @@ bool SingleFit::Beats(const SingleFit& other, const LifetimeRule& rule) const {
 
 void Cycle::OfferSingle(const PendingRun& run, const LifetimeRule& rule, NamespaceQuota* quota,
                         const CapacityIndex& index, bool reserved, int32_t f, int32_t p, SingleFit& best) {
-  const int32_t need = need_[p];
+  const int32_t need = filter_.need[p];
   if (index.LargestFree(p) < need) return;
   const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
   if (fit.instance < 0 || !RoomAllowed(quota, f, p, need)) return;
@@ -92,7 +92,7 @@ bool Cycle::CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule,
   out.clear();
   const auto limit = static_cast<size_t>(k);
   auto collect = [&](const CapacityIndex::Key& key) {
-    if (need_[state_.instances[key.second].pool] >= 0) out.push_back(key);
+    if (filter_.need[state_.instances[key.second].pool] >= 0) out.push_back(key);
     return out.size() < limit;
   };
   if (include_reserved && reserved_.IdleIn(domain) > 0) reserved_.ForEachIdle(domain, rule, collect);
@@ -104,7 +104,7 @@ bool Cycle::FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_rese
                       std::vector<CapacityIndex::Key>& chosen, int32_t& fleet_out) {
   int32_t best_count = std::numeric_limits<int32_t>::max();
   bool found = false;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     if (!include_reserved || reserved_.empty()) {

@@ -91,7 +91,7 @@ void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
 bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {
   if (run.priority <= lowest_victim_priority_) return false;
   bool any = false;
-  for (int32_t f : candidates_) any |= state_.fleets[f].spec->preemption == PreemptionPolicy::kLowerPriority;
+  for (int32_t f : filter_.candidates) any |= state_.fleets[f].spec->preemption == PreemptionPolicy::kLowerPriority;
   if (!any) return false;
   // The shape of the request: equal shapes see the same instances and victims (a nominee sees
   // its own kept instances too, so it is not cached).
@@ -100,7 +100,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
     key = std::to_string(run.nodes) + "|" + std::to_string(run.resources.cpu_millis) + "|" +
           std::to_string(run.resources.memory_bytes) + "|" + std::to_string(run.resources.gpus) + "|" +
           (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
-    for (int32_t f : candidates_) key += "|" + std::to_string(f);
+    for (int32_t f : filter_.candidates) key += "|" + std::to_string(f);
     auto it = work_.failed.find(key);
     if (it != work_.failed.end() && it->second.first == version_ && run.priority <= it->second.second) {
       return false;
@@ -112,7 +112,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   request.priority = run.priority;
   request.nodes = std::max<int32_t>(run.nodes, 1);
   request.resources = run.resources;
-  for (int32_t f : candidates_) request.fleets.push_back(state_.fleets[f].spec->name);
+  for (int32_t f : filter_.candidates) request.fleets.push_back(state_.fleets[f].spec->name);
   request.max_duration = run.max_duration;
   std::optional<PreemptionPlan> plan = work_.index->Plan(request);
   if (!plan) {
@@ -136,7 +136,7 @@ bool Cycle::Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, Wait
     QuotaUse use;
     for (int32_t i : chosen) {
       const Instance& in = state_.instances[i];
-      const QuotaUse one = UseOn(in, run.nodes <= 1 ? need_[in.pool] : in.total);
+      const QuotaUse one = UseOn(in, run.nodes <= 1 ? filter_.need[in.pool] : in.total);
       use.resources.cpu_millis += one.resources.cpu_millis;
       use.resources.memory_bytes += one.resources.memory_bytes;
       use.resources.gpus += one.resources.gpus;

@@ -9,7 +9,7 @@ namespace berth::scheduling::internal {
 
 void Cycle::TryReserve(const PendingRun& run) {
   const Timeline timeline(state_, running_entries_, placed_entries_);
-  std::optional<ReservationChoice> choice = EarliestReservation(ReserveInput{state_, timeline, candidates_, need_}, run);
+  std::optional<ReservationChoice> choice = EarliestReservation(ReserveInput{state_, timeline, filter_.candidates, filter_.need}, run);
   if (choice) Reserve(run, choice->fleet, std::move(choice->instances), choice->start);
 }
 

@@ -12,12 +12,12 @@ bool Cycle::TryReclaim(const PendingRun& run, WaitReason& reason) {
   // The fleets where the run is within its team's unused nominal share, whatever instance of
   // the fleet it would get.
   PreemptionRequest request;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     if (state_.fleets[f].spec->reclaim != ReclaimPolicy::kBorrowed) continue;
     bool any = false;
     bool within = true;
     for (int32_t p : state_.fleets[f].pools) {
-      if (need_[p] < 0) continue;
+      if (filter_.need[p] < 0) continue;
       any = true;
       within = within && teams_.WithinNominal(run_team_, state_.fleets[f].spec->name, UseOf(run, p));
     }
@@ -41,7 +41,7 @@ bool Cycle::TryReclaim(const PendingRun& run, WaitReason& reason) {
 
 Resources Cycle::UseOf(const PendingRun& run, int32_t pool) const {
   const BlockLayout& layout = state_.pools[pool].layout;
-  const Resources one = layout.ResourcesFor(run.nodes <= 1 ? need_[pool] : layout.total_blocks());
+  const Resources one = layout.ResourcesFor(run.nodes <= 1 ? filter_.need[pool] : layout.total_blocks());
   const int64_t n = std::max<int32_t>(run.nodes, 1);
   return Resources{one.cpu_millis * n, one.memory_bytes * n, one.gpus * n};
 }
@@ -51,7 +51,7 @@ bool Cycle::FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool b
   if (!found || run_team_ < 0) return found;
   // The best (fleet, domain) whose instances the team's share allows: a fleet it does not allow
   // is dropped and the next best is taken.
-  const std::vector<int32_t> all = candidates_;
+  const std::vector<int32_t> all = filter_.candidates;
   while (found) {
     Resources use;
     for (const auto& key : chosen_) {
@@ -65,10 +65,10 @@ bool Cycle::FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool b
       share_skip_ = share;
       share_fleet_ = fleet;
     }
-    candidates_.erase(std::find(candidates_.begin(), candidates_.end(), fleet));
+    filter_.candidates.erase(std::find(filter_.candidates.begin(), filter_.candidates.end(), fleet));
     found = FindMulti(nodes, rule, backfill, chosen_, fleet);
   }
-  candidates_ = all;
+  filter_.candidates = all;
   return found;
 }
 
