@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduling/reference_scheduler.h"
+#include "scheduling/reference/reference_scheduler.h"
 #include "scheduling/run_queue.h"
 #include "scheduling/scheduler.h"
 

@@ -2,13 +2,18 @@
 // The working state of one scheduling cycle (scheduler.h) and the class that runs it. Internal to
 // src/scheduling: only scheduler.cc and the cycle_*.cc files include it. Its methods live in files
 // by concern:
-//   cycle.cc              building the working state from the snapshot
+//   cycle.cc              the running runs, quotas and indexes on the cluster state
 //   cycle_consider.cc     one run: structure check, quota, single- or multi-node placement, wait
 //   cycle_placement.cc    best-fit single-node placement, multi-node search, placements (Take)
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
-//   cycle_reservation.cc  the EASY-backfill reservation
+//   cycle_reservation.cc  the EASY-backfill reservation: taking the one reserve.h chose
 //   cycle_preemption.cc   nominations, kept instances, preemption plans
-//   cycle_teams.cc        teams: share waits, reclaim, the fair-share order of borrowers
+//   cycle_teams.cc        teams: share waits, reclaim
+// The stages apart from it, each with its own interface and tests:
+//   cluster_state.h       fleets, pools, topology domains and instances, from the snapshot
+//   filter.h              the run's candidate fleets, and whether it could ever fit them
+//   reserve.h             when the instances a waiting run needs free up (the reservation's choice)
+//   order.h               the order in which runs are considered (queue, then teams' bands)
 
 #include <limits>
 #include <map>
@@ -22,76 +27,19 @@
 
 #include "scheduling/block_layout.h"
 #include "scheduling/capacity_index.h"
+#include "scheduling/cluster_state.h"
 #include "scheduling/cycle_result.h"
+#include "scheduling/filter.h"
+#include "scheduling/order.h"
 #include "scheduling/preemption.h"
 #include "scheduling/quota.h"
+#include "scheduling/reserve.h"
 #include "scheduling/run_queue.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/teams.h"
 #include "scheduling/types.h"
 
 namespace berth::scheduling::internal {
-
-inline constexpr int64_t kUnknownTime = std::numeric_limits<int64_t>::max();
-inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
-
-inline int64_t Ms(TimePoint t) { return t.time_since_epoch().count(); }
-
-inline int64_t SaturatingAdd(int64_t a, int64_t b) {
-  if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  return a + b;
-}
-
-// Instances of one fleet with the same block layout: a run needs the same number of blocks on
-// each of them.
-struct Pool {
-  BlockLayout layout;
-  int32_t valid_instances = 0;
-};
-
-struct Fleet {
-  const FleetSpec* spec = nullptr;
-  bool cluster = false;
-  bool topology = false;
-  int64_t max_runs = kUnlimited;
-  std::vector<int32_t> pools;
-  std::vector<int32_t> instances;  // by name
-  int32_t domain_begin = 0;        // [domain_begin, domain_end): its domains, by value
-  int32_t domain_end = 0;
-  // Instance counts. `valid` never changes within a cycle; the others follow placements.
-  int32_t valid = 0;
-  int32_t invalid = 0;
-  int32_t not_ready = 0;
-  int32_t expired = 0;
-  int32_t retired = 0;
-  int32_t available = 0;  // can take new runs
-  int32_t busy = 0;       // available with at least one busy block
-};
-
-// A topology domain of a cluster fleet (the whole fleet when it has no topologyKey).
-struct Domain {
-  int32_t fleet = 0;
-  std::vector<std::pair<int32_t, int32_t>> pool_counts;  // (pool, valid instances)
-};
-
-enum class Availability : uint8_t { kAvailable, kInvalid, kNotReady, kExpired, kRetired };
-
-struct Instance {
-  const InstanceSpec* spec = nullptr;
-  int32_t fleet = -1;
-  int32_t pool = -1;
-  int32_t domain = -1;  // -1: takes no multi-node run
-  int32_t total = 0;
-  int32_t free = 0;
-  int64_t busy = 0;  // sum of blocks held, before clamping to `total`
-  int64_t expiry = kNoExpiry;
-  int64_t runs_started = 0;
-  Availability availability = Availability::kAvailable;
-  bool reserved = false;
-  int32_t held_for = -1;  // index into Cycle::holders_: kept for that preempting run
-};
 
 // A run that instances are kept for: a nominee (its nomination from an earlier cycle) or a run
 // that got a preemption plan in this cycle.
@@ -126,33 +74,23 @@ struct SingleFit {
   bool Beats(const SingleFit& other, const LifetimeRule& rule) const;
 };
 
-// Blocks held on an instance until `end` (kUnknownTime when unknown).
-struct BusyEntry {
-  int32_t instance = 0;
-  int64_t end = kUnknownTime;
-  int32_t blocks = 0;
-};
-
 // One cycle's working state. Instances and fleets live in name order, so comparing indices is
 // comparing names.
-class Cycle {
+class Cycle final : public Considerer {
  public:
   Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
   // Keeps the instances of the nominations whose nominee is queued for it.
   void ApplyNominations(const RunQueue& queue);
-  void Consider(const PendingRun& run);
   bool reuse_equal_shapes = true;
 
-  // Teams (issue 31): whether any Team exists; then runs are considered with Consider(run,
-  // allow_borrow), which returns true when the run was deferred (it would borrow, and borrowing
-  // was not allowed yet: it is considered again after its band, in fair-share order).
-  bool teams_active() const { return teams_.active(); }
-  bool Consider(const PendingRun& run, bool allow_borrow);
+  // What the order stage (order.h) offers each run to. Teams (issue 31): returns true when the
+  // run was deferred (it would borrow, and borrowing was not allowed yet: it is considered again
+  // after its band, in fair-share order).
+  bool Consider(const PendingRun& run, bool allow_borrow) override;
   const TeamBook& teams() const { return teams_; }
-  // The run waits while a borrower of team `ahead`, earlier in the fair-share order, was placed.
-  void NoteBehind(WaitReason& reason, int32_t team, int32_t ahead) const;
 
  private:
+  void Consider(const PendingRun& run);
   Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
   // The run waits for `reason` (moved into out_.waiting).
   Outcome Wait(const PendingRun& run, WaitReason& reason);
@@ -172,10 +110,7 @@ class Cycle {
   // share_skip_).
   bool FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room);
   void PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end);
-  bool CheckGangStructure(const PendingRun& run, WaitReason& reason) const;
   void DiagnoseGang(const PendingRun& run, WaitReason& reason);
-  bool ChooseGangReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
-                             std::vector<int32_t>& chosen) const;
   std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                        bool backfill, int64_t end, WaitReason& reason);
   // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
@@ -205,9 +140,6 @@ class Cycle {
   bool FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet,
                 std::string_view& preemptor);
 
-  void BuildFleets();
-  void BuildInstances();
-  void BuildDomains();
   void ApplyRunning();
   void BuildIndex();
   void BuildQuotas();
@@ -215,35 +147,11 @@ class Cycle {
   NamespaceQuota* QuotaOf(std::string_view run_id);
   QuotaUse UseOn(const Instance& in, int32_t blocks) const;
   QuotaUse WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const;
-  const std::string& GpuResource(int32_t fleet) const { return fleets_[fleet].spec->gpu_resource; }
+  const std::string& GpuResource(int32_t fleet) const { return state_.fleets[fleet].spec->gpu_resource; }
   // Whether the namespace has room for the smallest use the run could have (its request on each
   // node); fills `reason` when it has not.
   bool QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const;
   static void SetQuotaReason(const QuotaShortfall& s, WaitReason& reason);
-
-  int32_t FindFleet(std::string_view name) const;
-  int32_t FindInstance(std::string_view name) const;
-
-  void ResolveCandidates(const PendingRun& run);
-  // Whether the run could ever fit its candidate fleets (else an Unschedulable code); fills need_.
-  bool CheckStructure(const PendingRun& run, WaitReason& reason);
-  static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
-  bool CheckSingleStructure(WaitReason& reason) const;
-  bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
-  // What a gang's structure check found over its candidate fleets (CheckMultiStructure,
-  // CheckGangStructure): `largest` nodes (or slices) one fleet can hold at once, in `largest_fleet`.
-  struct StructureTally {
-    int64_t valid = 0;
-    int64_t invalid = 0;
-    bool any_fit = false;
-    int64_t largest = 0;
-    int32_t largest_fleet = -1;
-  };
-  // The verdict on a tally: true when `run.nodes` fit one fleet; else the reason (no valid
-  // instance, too large for any instance, or `too_many`: more nodes than the largest fleet holds).
-  static bool StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason);
-  // Valid instances of a domain that can hold the current run.
-  int64_t FittingInstances(int32_t domain) const;
 
   // Single-node best fit over the eligible instances of the candidate fleets (scheduler.h).
   bool PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end);
@@ -274,19 +182,6 @@ class Cycle {
   // The reservation for a run that waits for capacity (scheduler.h), when some instances will
   // ever free up for it.
   void TryReserve(const PendingRun& run);
-  // The instance or instances that free soonest for the run: start, fleet and instances.
-  bool ChooseSingleReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
-                               std::vector<int32_t>& chosen) const;
-  bool ChooseMultiReservation(const PendingRun& run, int64_t& start, int32_t& fleet,
-                              std::vector<int32_t>& chosen) const;
-  // In a domain's instances sorted by when they wholly free, the first start (before `before`
-  // when bounded) at which `run.nodes` of them are free and outlive the run, in `eligible`.
-  bool EarliestGroupStart(const PendingRun& run, const std::vector<std::pair<int64_t, int32_t>>& group,
-                          bool bounded, int64_t before, std::vector<int32_t>& eligible, int64_t& start) const;
-  void BuildBusyLists();
-  bool LifetimeAllows(const Instance& in, int64_t start, const PendingRun& run) const;
-  int64_t TimeWithFree(int32_t i, int32_t need) const;
-  int64_t TimeWhollyFree(int32_t i) const;
   void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
 
   CapacityIndex& IndexOf(const Instance& in) {
@@ -314,12 +209,8 @@ class Cycle {
   std::optional<ShareCheck> share_skip_;
   int32_t share_fleet_ = -1;
 
-  std::vector<Fleet> fleets_;
-  std::vector<std::string_view> fleet_names_;
-  std::vector<Pool> pools_;
-  std::vector<Domain> domains_;
-  std::vector<Instance> instances_;
-  std::vector<std::string_view> instance_names_;
+  // Fleets, pools, domains and instances (cluster_state.h); placements change what is free.
+  ClusterState state_;
   std::vector<BusyEntry> running_entries_;  // from snapshot.running
   std::vector<BusyEntry> placed_entries_;   // from this cycle's placements
 
@@ -366,13 +257,10 @@ class Cycle {
            a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
   }
 
-  // Built once, when the reservation is computed.
-  std::vector<BusyEntry> busy_;
-  std::vector<int32_t> busy_begin_;  // busy_ of instance i: [busy_begin_[i], busy_begin_[i+1])
+  // The current run's candidate fleets and the blocks it needs per pool (filter.h).
+  FleetFilter filter_;
 
   // Scratch, reused across runs.
-  std::vector<int32_t> candidates_;  // candidate fleets of the current run, by index
-  std::vector<int32_t> need_;        // blocks per instance by pool for the current run; -1: no fit
   std::vector<CapacityIndex::Key> chosen_;
   std::vector<CapacityIndex::Key> scratch_;
   std::vector<CapacityIndex::Key> probe_;
@@ -381,22 +269,17 @@ class Cycle {
 
 inline bool Cycle::Indexable(const Instance& in) const {
   if (in.availability != Availability::kAvailable) return false;
-  return !in.reserved || in.runs_started + 1 < fleets_[in.fleet].max_runs;
+  return !in.reserved || in.runs_started + 1 < state_.fleets[in.fleet].max_runs;
 }
 
 inline void Cycle::Index(int32_t i) {
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   if (Indexable(in)) IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
 
 inline void Cycle::Unindex(int32_t i) {
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   if (Indexable(in)) IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
 }
-
-// Teams (issue 31): queue order, except that within one effective priority the runs that would
-// borrow from other teams (or the common pool) are considered after the others, in fair-share
-// order of their teams (then queue order). Waiting runs are reported in queue order.
-void ConsiderWithTeams(Cycle& cycle, const RunQueue& queue, CycleResult& result);
 
 }  // namespace berth::scheduling::internal

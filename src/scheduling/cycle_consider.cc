@@ -29,13 +29,13 @@ void Cycle::Consider(const PendingRun& run) {
   const size_t waiting = out_.waiting.size();
   if (nominee >= 0) {
     for (int32_t i : holders_[nominee].instances) {
-      if (instances_[i].held_for == nominee) Release(i);
+      if (state_.instances[i].held_for == nominee) Release(i);
     }
   }
   const Outcome outcome = ConsiderRun(run, nominee);
   if (nominee >= 0 && outcome != Outcome::kPlaced) {
     for (int32_t i : holders_[nominee].instances) {
-      if (instances_[i].held_for < 0) Hold(i, nominee);
+      if (state_.instances[i].held_for < 0) Hold(i, nominee);
     }
   }
   deferred_ = outcome == Outcome::kDeferred;
@@ -53,7 +53,7 @@ bool Cycle::Consider(const PendingRun& run, bool allow_borrow) {
 }
 
 Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
-  ResolveCandidates(run);
+  filter_.Resolve(run);
   share_skip_.reset();
   run_team_ = teams_.active() ? teams_.TeamOf(run.id) : -1;
   WaitReason reason;
@@ -62,7 +62,7 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   reason.slice_gang = IsSliceGang(run);
   reason.request = run.resources;
   reason.max_duration = run.max_duration;
-  if (!CheckStructure(run, reason)) return Wait(run, reason);
+  if (!filter_.Fits(run, reason)) return Wait(run, reason);
   const int64_t duration =
       run.max_duration ? std::max<int64_t>(run.max_duration->count(), 0) : 0;
   const int64_t end = run.max_duration ? SaturatingAdd(now_, duration) : kUnknownTime;
@@ -136,111 +136,10 @@ Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReaso
   return preempting ? Outcome::kWaits : Outcome::kWaitsMayReserve;
 }
 
-bool Cycle::CheckStructure(const PendingRun& run, WaitReason& reason) {
-  if (candidates_.empty()) {
-    SetNoFleetReason(run, reason);
-    return false;
-  }
-  const bool whole_single = IsWholeSingle(run);
-  for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      const BlockLayout& layout = pools_[p].layout;
-      need_[p] = layout.BlocksFor(run.resources).value_or(-1);
-      // A whole single instance takes every block of an instance that covers its request.
-      if (whole_single && need_[p] >= 0) need_[p] = layout.total_blocks();
-    }
-  }
-  if (IsSliceGang(run)) return CheckGangStructure(run, reason);
-  return run.nodes <= 1 ? CheckSingleStructure(reason) : CheckMultiStructure(run, reason);
-}
-
-void Cycle::SetNoFleetReason(const PendingRun& run, WaitReason& reason) {
-  if (run.fleets.empty()) {
-    reason.code = WaitCode::kNoFleet;
-    return;
-  }
-  reason.code = WaitCode::kFleetNotFound;
-  std::vector<std::string_view> names(run.fleets.begin(), run.fleets.end());
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  for (std::string_view n : names) {
-    if (!reason.detail.empty()) reason.detail += ", ";
-    reason.detail += n;
-  }
-  reason.needed = static_cast<int64_t>(names.size());
-}
-
-bool Cycle::CheckSingleStructure(WaitReason& reason) const {
-  int64_t valid = 0;
-  int64_t invalid = 0;
-  for (int32_t f : candidates_) {
-    valid += fleets_[f].valid;
-    invalid += fleets_[f].invalid;
-    for (int32_t p : fleets_[f].pools) {
-      if (need_[p] >= 0 && pools_[p].valid_instances > 0) return true;
-    }
-  }
-  reason.code = valid == 0 ? WaitCode::kNoValidInstance : WaitCode::kTooLarge;
-  reason.invalid = invalid;
-  return false;
-}
-
-bool Cycle::CheckMultiStructure(const PendingRun& run, WaitReason& reason) const {
-  StructureTally t;
-  bool any_cluster = false;
-  for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
-    if (!fleet.cluster) continue;
-    any_cluster = true;
-    t.valid += fleet.valid;
-    t.invalid += fleet.invalid;
-    if (t.largest_fleet < 0) t.largest_fleet = f;
-    for (int32_t p : fleet.pools) t.any_fit |= need_[p] >= 0 && pools_[p].valid_instances > 0;
-    for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
-      const int64_t count = FittingInstances(d);
-      if (count > t.largest) {
-        t.largest = count;
-        t.largest_fleet = f;
-      }
-    }
-  }
-  if (!any_cluster) {
-    reason.code = WaitCode::kNeedsClusterPlacement;
-    return false;
-  }
-  return StructureVerdict(t, run, WaitCode::kTooManyNodes, reason);
-}
-
-bool Cycle::StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason) {
-  if (t.valid == 0) {
-    reason.code = WaitCode::kNoValidInstance;
-    reason.invalid = t.invalid;
-    return false;
-  }
-  if (!t.any_fit) {
-    reason.code = WaitCode::kTooLarge;
-    return false;
-  }
-  if (t.largest >= run.nodes) return true;
-  reason.code = too_many;
-  reason.fleet = t.largest_fleet;
-  reason.needed = run.nodes;
-  reason.available = t.largest;
-  return false;
-}
-
-int64_t Cycle::FittingInstances(int32_t domain) const {
-  int64_t count = 0;
-  for (auto [p, n] : domains_[domain].pool_counts) {
-    if (need_[p] >= 0) count += n;
-  }
-  return count;
-}
-
 QuotaUse Cycle::WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const {
   QuotaUse use;
   for (const auto& key : chosen) {
-    const Instance& in = instances_[key.second];
+    const Instance& in = state_.instances[key.second];
     const QuotaUse one = UseOn(in, in.total);
     use.resources.cpu_millis += one.resources.cpu_millis;
     use.resources.memory_bytes += one.resources.memory_bytes;
@@ -257,7 +156,7 @@ NamespaceQuota* Cycle::QuotaOf(std::string_view run_id) {
 }
 
 QuotaUse Cycle::UseOn(const Instance& in, int32_t blocks) const {
-  return QuotaUse{pools_[in.pool].layout.ResourcesFor(blocks), 1};
+  return QuotaUse{state_.pools[in.pool].layout.ResourcesFor(blocks), 1};
 }
 
 void Cycle::SetQuotaReason(const QuotaShortfall& s, WaitReason& reason) {
@@ -282,7 +181,7 @@ bool Cycle::QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quot
   // Room in the quota of any candidate fleet's GPU resource is enough (fleets may name different
   // GPU resources); the first candidate's shortfall is the one reported.
   std::optional<QuotaShortfall> first;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     auto s = CheckQuota(quota, use, GpuResource(f));
     if (!s) return true;
     if (!first) first = std::move(s);

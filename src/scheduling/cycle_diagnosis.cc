@@ -8,8 +8,8 @@ namespace berth::scheduling::internal {
 
 void Cycle::CountUnavailable(bool cluster_only, WaitReason& reason, int64_t& available) const {
   available = 0;
-  for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+  for (int32_t f : filter_.candidates) {
+    const Fleet& fleet = state_.fleets[f];
     if (cluster_only && !fleet.cluster) continue;
     reason.not_ready += fleet.not_ready;
     reason.expired += fleet.expired;
@@ -34,9 +34,9 @@ void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool
 }
 
 bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
-  for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      const int32_t need = need_[p];
+  for (int32_t f : filter_.candidates) {
+    for (int32_t p : state_.fleets[f].pools) {
+      const int32_t need = filter_.need[p];
       if (need < 0 || reserved_.LargestFree(p) < need) continue;
       if (reserved_.BestFit(p, need, rule).instance >= 0) {
         reason.code = WaitCode::kReserved;
@@ -50,16 +50,16 @@ bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
 }
 
 bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
-  for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      const int32_t need = need_[p];
+  for (int32_t f : filter_.candidates) {
+    for (int32_t p : state_.fleets[f].pools) {
+      const int32_t need = filter_.need[p];
       if (need < 0 || held_.LargestFree(p) < need) continue;
       const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
       if (fit.instance >= 0) {
         reason.code = WaitCode::kKeptForPreemptor;
         reason.fleet = f;
         reason.needed = need;
-        reason.preemptor = holders_[instances_[fit.instance].held_for].run_id;
+        reason.preemptor = holders_[state_.instances[fit.instance].held_for].run_id;
         return true;
       }
     }
@@ -69,9 +69,9 @@ bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
 
 bool Cycle::LifetimeTooShort(WaitReason& reason) const {
   int64_t latest = -1;
-  for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      const int32_t need = need_[p];
+  for (int32_t f : filter_.candidates) {
+    for (int32_t p : state_.fleets[f].pools) {
+      const int32_t need = filter_.need[p];
       if (need < 0 || open_.LargestFree(p) < need) continue;
       const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
       if (expiry > latest) {
@@ -90,9 +90,9 @@ bool Cycle::LifetimeTooShort(WaitReason& reason) const {
 void Cycle::SetNotEnoughFreeBlocks(WaitReason& reason) const {
   reason.code = WaitCode::kNotEnoughFreeBlocks;
   int64_t best_margin = std::numeric_limits<int64_t>::min();
-  for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      const int32_t need = need_[p];
+  for (int32_t f : filter_.candidates) {
+    for (int32_t p : state_.fleets[f].pools) {
+      const int32_t need = filter_.need[p];
       if (need < 0) continue;
       const int32_t largest = std::max(open_.LargestFree(p), reserved_.LargestFree(p));
       if (largest - need > best_margin) {
@@ -138,15 +138,15 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
   }
   reason.code = WaitCode::kNotEnoughIdleInstances;
   reason.available = -1;
-  for (int32_t f : candidates_) {
-    if (!fleets_[f].cluster) continue;
+  for (int32_t f : filter_.candidates) {
+    if (!state_.fleets[f].cluster) continue;
     const int32_t idle = open_.MaxIdleInDomain(f);
     if (idle > reason.available) {
       reason.available = idle;
       reason.fleet = f;
     }
   }
-  reason.busy = fleets_[reason.fleet].busy;
+  reason.busy = state_.fleets[reason.fleet].busy;
 }
 
 bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet_out,
@@ -154,8 +154,8 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
   // Whether `nodes` idle instances of one domain would do if the kept ones were open (kept ones
   // first, then what the run may use anyway).
   const auto limit = static_cast<size_t>(nodes);
-  for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+  for (int32_t f : filter_.candidates) {
+    const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
       if (held_.IdleIn(d) == 0) continue;
@@ -163,7 +163,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
       if (count < nodes) continue;
       probe_.clear();
       auto collect = [&](const CapacityIndex::Key& key) {
-        if (need_[instances_[key.second].pool] >= 0) probe_.push_back(key);
+        if (filter_.need[state_.instances[key.second].pool] >= 0) probe_.push_back(key);
         return probe_.size() < limit;
       };
       held_.ForEachIdle(d, rule, collect);
@@ -173,7 +173,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
       if (probe_.size() < limit) open_.ForEachIdle(d, rule, collect);
       if (probe_.size() == limit) {
         fleet_out = f;
-        preemptor = holders_[instances_[first].held_for].run_id;
+        preemptor = holders_[state_.instances[first].held_for].run_id;
         return true;
       }
     }

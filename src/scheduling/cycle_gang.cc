@@ -53,8 +53,8 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
   bool complete = true;
   for (int32_t k = 0; k < run.nodes; ++k) {
     SingleFit best;
-    for (int32_t p : fleets_[f].pools) {
-      const int32_t need = need_[p];
+    for (int32_t p : state_.fleets[f].pools) {
+      const int32_t need = filter_.need[p];
       if (need < 0 || open_.LargestFree(p) < need) continue;
       const CapacityIndex::Fit fit = open_.BestFit(p, need, rule);
       if (fit.instance < 0) continue;
@@ -62,8 +62,8 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
       candidate.fit = fit;
       candidate.need = need;
       candidate.left = fit.free - need;
-      candidate.whole = fit.free == pools_[p].layout.total_blocks();
-      candidate.waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
+      candidate.whole = fit.free == state_.pools[p].layout.total_blocks();
+      candidate.waste = run.resources.gpus <= 0 && state_.pools[p].layout.ResourcesFor(need).gpus > 0;
       if (best.fit.instance < 0 || candidate.Beats(best, rule)) best = candidate;
     }
     if (best.fit.instance < 0) {
@@ -75,13 +75,13 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
     if (best.whole) ++plan.whole;
     plan.picks.emplace_back(i, best.need);
     Unindex(i);
-    instances_[i].free -= best.need;
+    state_.instances[i].free -= best.need;
     Index(i);
   }
   // Put the working state back (newest first: each step sees the values its Index saw).
   for (auto it = plan.picks.rbegin(); it != plan.picks.rend(); ++it) {
     Unindex(it->first);
-    instances_[it->first].free += it->second;
+    state_.instances[it->first].free += it->second;
     Index(it->first);
   }
   return complete;
@@ -89,7 +89,7 @@ bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule
 
 bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room) {
   gang_best_.fleet = -1;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     if (!TryGangIn(run, f, rule, gang_try_)) continue;
     if (gang_best_.fleet >= 0 && std::pair(gang_try_.waste, gang_try_.whole) >= std::pair(gang_best_.waste, gang_best_.whole)) {
       continue;
@@ -97,7 +97,7 @@ bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const Lifetim
     if (check_room) {
       QuotaUse use;
       for (auto [i, blocks] : gang_try_.picks) {
-        use.resources = Sum(use.resources, pools_[instances_[i].pool].layout.ResourcesFor(blocks));
+        use.resources = Sum(use.resources, state_.pools[state_.instances[i].pool].layout.ResourcesFor(blocks));
         ++use.pods;
       }
       if (quota != nullptr) {
@@ -107,7 +107,7 @@ bool Cycle::FindGang(const PendingRun& run, NamespaceQuota* quota, const Lifetim
         }
       }
       if (run_team_ >= 0) {
-        const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, use.resources, allow_borrow_);
+        const ShareCheck share = teams_.Check(run_team_, state_.fleets[f].spec->name, use.resources, allow_borrow_);
         if (!share.fits()) {
           if (!share_skip_) {
             share_skip_ = share;
@@ -129,19 +129,19 @@ void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end)
   std::stable_sort(picks.begin(), picks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Placement placement;
   placement.run_id = run.id;
-  placement.fleet = fleets_[f].spec->name;
+  placement.fleet = state_.fleets[f].spec->name;
   placement.takes_unasked_gpus = gang_best_.waste;
   placement.ranks.reserve(picks.size());
   QuotaUse use;
   for (size_t r = 0; r < picks.size(); ++r) {
-    const Instance& in = instances_[picks[r].first];
-    const Resources resources = pools_[in.pool].layout.ResourcesFor(picks[r].second);
+    const Instance& in = state_.instances[picks[r].first];
+    const Resources resources = state_.pools[in.pool].layout.ResourcesFor(picks[r].second);
     placement.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in.spec->name, picks[r].second, resources});
     use.resources = Sum(use.resources, resources);
     ++use.pods;
   }
   if (quota != nullptr) ChargeQuota(*quota, use, GpuResource(f));
-  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[f].spec->name, use.resources);
+  if (run_team_ >= 0) teams_.Charge(run_team_, state_.fleets[f].spec->name, use.resources);
   // One run started on each instance it uses, with all of its blocks there.
   for (size_t r = 0; r < picks.size();) {
     const int32_t i = picks[r].first;
@@ -152,45 +152,16 @@ void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end)
   out_.placements.push_back(std::move(placement));
 }
 
-bool Cycle::CheckGangStructure(const PendingRun& run, WaitReason& reason) const {
-  StructureTally t;
-  t.largest = -1;
-  int64_t largest_blocks = 0;
-  for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
-    t.valid += fleet.valid;
-    t.invalid += fleet.invalid;
-    // The slices the fleet holds when all of its valid instances are idle.
-    int64_t slots = 0;
-    int64_t blocks = 0;
-    for (int32_t p : fleet.pools) {
-      const int32_t need = need_[p];
-      if (need < 0 || pools_[p].valid_instances == 0) continue;
-      t.any_fit = true;
-      slots += static_cast<int64_t>(pools_[p].valid_instances) * (pools_[p].layout.total_blocks() / std::max(need, 1));
-      if (blocks == 0) blocks = need;
-    }
-    if (slots > t.largest) {
-      t.largest = slots;
-      t.largest_fleet = f;
-      largest_blocks = blocks;
-    }
-  }
-  if (StructureVerdict(t, run, WaitCode::kTooManySlices, reason)) return true;
-  if (reason.code == WaitCode::kTooManySlices) reason.slice_blocks = largest_blocks;
-  return false;
-}
-
 void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
   int64_t available = 0;
   CountUnavailable(false, reason, available);
   reason.needed = run.nodes;
   if (run.max_duration) {
     // Room now on instances that expire before the run would end.
-    for (int32_t f : candidates_) {
+    for (int32_t f : filter_.candidates) {
       if (!TryGangIn(run, f, LifetimeRule{now_ + 1, true}, gang_try_)) continue;
       int64_t shortest = kNoExpiry;
-      for (auto [i, blocks] : gang_try_.picks) shortest = std::min(shortest, instances_[i].expiry);
+      for (auto [i, blocks] : gang_try_.picks) shortest = std::min(shortest, state_.instances[i].expiry);
       reason.code = WaitCode::kLifetimeTooShort;
       reason.fleet = f;
       reason.slice_blocks = gang_try_.picks.front().second;
@@ -204,13 +175,13 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
   }
   reason.code = WaitCode::kNotEnoughSlices;
   reason.available = -1;
-  for (int32_t f : candidates_) {
+  for (int32_t f : filter_.candidates) {
     int64_t slots = 0;
     int64_t blocks = 0;
-    for (int32_t p : fleets_[f].pools) {
-      if (need_[p] < 0) continue;
-      slots += open_.Slots(p, need_[p]);
-      if (blocks == 0) blocks = need_[p];
+    for (int32_t p : state_.fleets[f].pools) {
+      if (filter_.need[p] < 0) continue;
+      slots += open_.Slots(p, filter_.need[p]);
+      if (blocks == 0) blocks = filter_.need[p];
     }
     if (blocks > 0 && slots > reason.available) {
       reason.available = slots;
@@ -219,46 +190,6 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
     }
   }
   reason.available = std::max<int64_t>(reason.available, 0);
-}
-
-bool Cycle::ChooseGangReservation(const PendingRun& run, int64_t& best_start, int32_t& best_fleet,
-                                  std::vector<int32_t>& best) const {
-  // Each instance offers one slot per slice it can hold, available when that many slices' blocks
-  // are free there; the gang starts when its `nodes`-th slot (that outlives it) frees.
-  const auto k = static_cast<size_t>(run.nodes);
-  std::vector<std::pair<int64_t, int32_t>> slots;
-  std::vector<int32_t> chosen;
-  for (int32_t f : candidates_) {
-    slots.clear();
-    for (int32_t i : fleets_[f].instances) {
-      const Instance& in = instances_[i];
-      if (in.availability != Availability::kAvailable || in.held_for >= 0 || need_[in.pool] < 0) continue;
-      const int32_t need = std::max(need_[in.pool], 1);
-      for (int32_t s = 1; static_cast<int64_t>(s) * need <= in.total; ++s) slots.emplace_back(TimeWithFree(i, s * need), i);
-    }
-    if (slots.size() < k) continue;
-    std::sort(slots.begin(), slots.end());
-    for (size_t j = k - 1; j < slots.size(); ++j) {
-      const int64_t start = slots[j].first;
-      if (best_fleet >= 0 && start >= best_start) break;
-      chosen.clear();
-      size_t taken = 0;
-      for (size_t x = 0; x <= j && taken < k; ++x) {
-        if (!LifetimeAllows(instances_[slots[x].second], start, run)) continue;
-        ++taken;
-        if (chosen.empty() || chosen.back() != slots[x].second) chosen.push_back(slots[x].second);
-      }
-      if (taken < k) continue;
-      best_start = start;
-      best_fleet = f;
-      best = chosen;
-      break;
-    }
-  }
-  if (best_fleet < 0) return false;
-  std::sort(best.begin(), best.end());
-  best.erase(std::unique(best.begin(), best.end()), best.end());
-  return true;
 }
 
 }  // namespace berth::scheduling::internal

@@ -12,9 +12,9 @@ bool Cycle::PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool ba
   SingleFit best;
   NamespaceQuota* quota = QuotaOf(run.id);
   quota_skip_.reset();
-  for (int32_t f : candidates_) {
-    for (int32_t p : fleets_[f].pools) {
-      if (need_[p] < 0) continue;
+  for (int32_t f : filter_.candidates) {
+    for (int32_t p : state_.fleets[f].pools) {
+      if (filter_.need[p] < 0) continue;
       OfferSingle(run, rule, quota, open_, false, f, p, best);
       if (backfill && !reserved_.empty()) OfferSingle(run, rule, quota, reserved_, true, f, p, best);
     }
@@ -37,7 +37,7 @@ bool SingleFit::Beats(const SingleFit& other, const LifetimeRule& rule) const {
 
 void Cycle::OfferSingle(const PendingRun& run, const LifetimeRule& rule, NamespaceQuota* quota,
                         const CapacityIndex& index, bool reserved, int32_t f, int32_t p, SingleFit& best) {
-  const int32_t need = need_[p];
+  const int32_t need = filter_.need[p];
   if (index.LargestFree(p) < need) return;
   const CapacityIndex::Fit fit = index.BestFit(p, need, rule);
   if (fit.instance < 0 || !RoomAllowed(quota, f, p, need)) return;
@@ -45,22 +45,22 @@ void Cycle::OfferSingle(const PendingRun& run, const LifetimeRule& rule, Namespa
   candidate.fit = fit;
   candidate.need = need;
   candidate.left = fit.free - need;
-  candidate.whole = fit.free == pools_[p].layout.total_blocks();
+  candidate.whole = fit.free == state_.pools[p].layout.total_blocks();
   candidate.reserved = reserved;
-  candidate.waste = run.resources.gpus <= 0 && pools_[p].layout.ResourcesFor(need).gpus > 0;
+  candidate.waste = run.resources.gpus <= 0 && state_.pools[p].layout.ResourcesFor(need).gpus > 0;
   if (best.fit.instance < 0 || candidate.Beats(best, rule)) best = candidate;
 }
 
 bool Cycle::RoomAllowed(NamespaceQuota* quota, int32_t f, int32_t p, int32_t need) {
   if (quota != nullptr) {
     // The Pod asks for its blocks' resources, which may be more than the run's request.
-    if (auto s = CheckQuota(quota, QuotaUse{pools_[p].layout.ResourcesFor(need), 1}, GpuResource(f))) {
+    if (auto s = CheckQuota(quota, QuotaUse{state_.pools[p].layout.ResourcesFor(need), 1}, GpuResource(f))) {
       if (!quota_skip_) quota_skip_ = std::move(s);
       return false;
     }
   }
   if (run_team_ >= 0) {
-    const ShareCheck share = teams_.Check(run_team_, fleets_[f].spec->name, pools_[p].layout.ResourcesFor(need), allow_borrow_);
+    const ShareCheck share = teams_.Check(run_team_, state_.fleets[f].spec->name, state_.pools[p].layout.ResourcesFor(need), allow_borrow_);
     if (!share.fits()) {
       if (!share_skip_) {
         share_skip_ = share;
@@ -73,16 +73,16 @@ bool Cycle::RoomAllowed(NamespaceQuota* quota, int32_t f, int32_t p, int32_t nee
 }
 
 void Cycle::PlaceSingleOn(const PendingRun& run, const SingleFit& best, NamespaceQuota* quota, int64_t end) {
-  const Instance& in = instances_[best.fit.instance];
+  const Instance& in = state_.instances[best.fit.instance];
   Placement placement;
   placement.run_id = run.id;
-  placement.fleet = fleets_[in.fleet].spec->name;
+  placement.fleet = state_.fleets[in.fleet].spec->name;
   placement.ranks.push_back(RankPlacement{0, in.spec->name, best.need,
-                                          pools_[in.pool].layout.ResourcesFor(best.need)});
+                                          state_.pools[in.pool].layout.ResourcesFor(best.need)});
   placement.takes_unasked_gpus = best.waste;
   out_.placements.push_back(std::move(placement));
   if (quota != nullptr) ChargeQuota(*quota, UseOn(in, best.need), GpuResource(in.fleet));
-  if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[in.fleet].spec->name, pools_[in.pool].layout.ResourcesFor(best.need));
+  if (run_team_ >= 0) teams_.Charge(run_team_, state_.fleets[in.fleet].spec->name, state_.pools[in.pool].layout.ResourcesFor(best.need));
   Take(best.fit.instance, best.need, end);
 }
 
@@ -92,7 +92,7 @@ bool Cycle::CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule,
   out.clear();
   const auto limit = static_cast<size_t>(k);
   auto collect = [&](const CapacityIndex::Key& key) {
-    if (need_[instances_[key.second].pool] >= 0) out.push_back(key);
+    if (filter_.need[state_.instances[key.second].pool] >= 0) out.push_back(key);
     return out.size() < limit;
   };
   if (include_reserved && reserved_.IdleIn(domain) > 0) reserved_.ForEachIdle(domain, rule, collect);
@@ -104,8 +104,8 @@ bool Cycle::FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_rese
                       std::vector<CapacityIndex::Key>& chosen, int32_t& fleet_out) {
   int32_t best_count = std::numeric_limits<int32_t>::max();
   bool found = false;
-  for (int32_t f : candidates_) {
-    const Fleet& fleet = fleets_[f];
+  for (int32_t f : filter_.candidates) {
+    const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     if (!include_reserved || reserved_.empty()) {
       if (open_.MaxIdleInDomain(f) < nodes) continue;
@@ -142,22 +142,22 @@ void Cycle::PlaceMulti(const PendingRun& run, int32_t fleet,
             [](const auto& a, const auto& b) { return a.second < b.second; });
   Placement placement;
   placement.run_id = run.id;
-  placement.fleet = fleets_[fleet].spec->name;
+  placement.fleet = state_.fleets[fleet].spec->name;
   placement.ranks.reserve(chosen.size());
   for (size_t r = 0; r < chosen.size(); ++r) {
     const int32_t i = chosen[r].second;
-    const Instance& in = instances_[i];
+    const Instance& in = state_.instances[i];
     placement.ranks.push_back(RankPlacement{static_cast<int32_t>(r), in.spec->name, in.total,
-                                            pools_[in.pool].layout.ResourcesFor(in.total)});
-    if (run_team_ >= 0) teams_.Charge(run_team_, fleets_[fleet].spec->name, placement.ranks.back().resources);
+                                            state_.pools[in.pool].layout.ResourcesFor(in.total)});
+    if (run_team_ >= 0) teams_.Charge(run_team_, state_.fleets[fleet].spec->name, placement.ranks.back().resources);
     Take(i, in.total, end);
   }
   out_.placements.push_back(std::move(placement));
 }
 
 void Cycle::Take(int32_t i, int32_t blocks, int64_t end) {
-  Instance& in = instances_[i];
-  Fleet& fleet = fleets_[in.fleet];
+  Instance& in = state_.instances[i];
+  Fleet& fleet = state_.fleets[in.fleet];
   Unindex(i);
   if (in.free == in.total) ++fleet.busy;
   in.free -= blocks;

@@ -26,8 +26,8 @@ void Cycle::ApplyNominations(const RunQueue& queue) {
     nominees_.emplace(nomination.run_id, h);
     for (const std::string& v : nomination.victims) excluded_victims_.insert(v);
     for (const std::string& name : nomination.instances) {
-      const int32_t i = FindInstance(name);
-      if (i < 0 || instances_[i].held_for >= 0) continue;  // unknown, or kept for an earlier id
+      const int32_t i = state_.FindInstance(name);
+      if (i < 0 || state_.instances[i].held_for >= 0) continue;  // unknown, or kept for an earlier id
       Hold(i, h);
       holders_[h].instances.push_back(i);
     }
@@ -36,7 +36,7 @@ void Cycle::ApplyNominations(const RunQueue& queue) {
 
 void Cycle::Hold(int32_t i, int32_t holder) {
   Unindex(i);
-  instances_[i].held_for = holder;
+  state_.instances[i].held_for = holder;
   Index(i);
   WorkReady(i);
   ++version_;
@@ -44,7 +44,7 @@ void Cycle::Hold(int32_t i, int32_t holder) {
 
 void Cycle::Release(int32_t i) {
   Unindex(i);
-  instances_[i].held_for = -1;
+  state_.instances[i].held_for = -1;
   Index(i);
   WorkReady(i);
   ++version_;
@@ -52,7 +52,7 @@ void Cycle::Release(int32_t i) {
 
 void Cycle::WorkReady(int32_t i) {
   if (!work_.index) return;
-  const Instance& in = instances_[i];
+  const Instance& in = state_.instances[i];
   work_.index->SetExcluded(in.spec->name, in.held_for >= 0 || in.reserved);
 }
 
@@ -60,8 +60,8 @@ void Cycle::SyncWork() {
   if (!work_.index) {
     work_.index = std::make_unique<internal::PreemptionIndex>(snapshot_, snapshot_.placed_runs,
                                                               TimePoint(Duration(now_)), reclaim_enabled_);
-    for (int32_t i = 0; i < static_cast<int32_t>(instances_.size()); ++i) {
-      if (instances_[i].held_for >= 0 || instances_[i].reserved) WorkReady(i);
+    for (int32_t i = 0; i < static_cast<int32_t>(state_.instances.size()); ++i) {
+      if (state_.instances[i].held_for >= 0 || state_.instances[i].reserved) WorkReady(i);
     }
     for (const std::string& v : excluded_victims_) work_.index->RemoveVictim(v);
   }
@@ -80,7 +80,7 @@ void Cycle::SyncWork() {
 
 void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
   reason.code = WaitCode::kPreempting;
-  reason.fleet = FindFleet(n.fleet);
+  reason.fleet = state_.FindFleet(n.fleet);
   reason.victims = n.victims;
   std::sort(reason.victims.begin(), reason.victims.end());
   reason.instances = n.instances;
@@ -91,7 +91,7 @@ void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
 bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {
   if (run.priority <= lowest_victim_priority_) return false;
   bool any = false;
-  for (int32_t f : candidates_) any |= fleets_[f].spec->preemption == PreemptionPolicy::kLowerPriority;
+  for (int32_t f : filter_.candidates) any |= state_.fleets[f].spec->preemption == PreemptionPolicy::kLowerPriority;
   if (!any) return false;
   // The shape of the request: equal shapes see the same instances and victims (a nominee sees
   // its own kept instances too, so it is not cached).
@@ -100,7 +100,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
     key = std::to_string(run.nodes) + "|" + std::to_string(run.resources.cpu_millis) + "|" +
           std::to_string(run.resources.memory_bytes) + "|" + std::to_string(run.resources.gpus) + "|" +
           (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
-    for (int32_t f : candidates_) key += "|" + std::to_string(f);
+    for (int32_t f : filter_.candidates) key += "|" + std::to_string(f);
     auto it = work_.failed.find(key);
     if (it != work_.failed.end() && it->second.first == version_ && run.priority <= it->second.second) {
       return false;
@@ -112,7 +112,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   request.priority = run.priority;
   request.nodes = std::max<int32_t>(run.nodes, 1);
   request.resources = run.resources;
-  for (int32_t f : candidates_) request.fleets.push_back(fleets_[f].spec->name);
+  for (int32_t f : filter_.candidates) request.fleets.push_back(state_.fleets[f].spec->name);
   request.max_duration = run.max_duration;
   std::optional<PreemptionPlan> plan = work_.index->Plan(request);
   if (!plan) {
@@ -127,16 +127,16 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
 }
 
 bool Cycle::Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason) {
-  const int32_t fleet = FindFleet(plan.fleet);
+  const int32_t fleet = state_.FindFleet(plan.fleet);
   std::vector<int32_t> chosen;
-  for (const std::string& name : plan.instances) chosen.push_back(FindInstance(name));
+  for (const std::string& name : plan.instances) chosen.push_back(state_.FindInstance(name));
   if (fleet < 0 || std::find(chosen.begin(), chosen.end(), -1) != chosen.end()) return false;
   // No eviction for a run its namespace's quota would stop once the victims are gone.
   if (NamespaceQuota* quota = QuotaOf(run.id)) {
     QuotaUse use;
     for (int32_t i : chosen) {
-      const Instance& in = instances_[i];
-      const QuotaUse one = UseOn(in, run.nodes <= 1 ? need_[in.pool] : in.total);
+      const Instance& in = state_.instances[i];
+      const QuotaUse one = UseOn(in, run.nodes <= 1 ? filter_.need[in.pool] : in.total);
       use.resources.cpu_millis += one.resources.cpu_millis;
       use.resources.memory_bytes += one.resources.memory_bytes;
       use.resources.gpus += one.resources.gpus;

@@ -19,18 +19,7 @@ CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint
   cycle.reuse_equal_shapes = reuse_equal_shapes;
   cycle.ApplyNominations(queue);
   result.waiting.reserve(queue.size());
-  if (cycle.teams_active()) {
-    internal::ConsiderWithTeams(cycle, queue, result);
-    return result;
-  }
-  for (RunQueue::Item item : queue) {
-    const size_t waiting = result.waiting.size();
-    cycle.Consider(item.run);
-    if (result.waiting.size() > waiting) {
-      result.waiting.back().effective_priority = item.effective_priority;
-      result.waiting.back().owner = item.run.owner;
-    }
-  }
+  internal::ConsiderInOrder(queue, cycle.teams(), cycle, result);
   return result;
 }
 

@@ -15,7 +15,7 @@
 
 #include "fixtures.h"
 #include "scheduling/block_layout.h"
-#include "scheduling/reference_scheduler.h"
+#include "scheduling/reference/reference_scheduler.h"
 #include "scheduling/scheduler.h"
 
 namespace berth::scheduling {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "scheduling/preemption.h"
-#include "scheduling/reference_model.h"
+#include "scheduling/reference/reference_model.h"
 #include "scheduling/run_queue.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/types.h"

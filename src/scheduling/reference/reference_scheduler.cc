@@ -1,4 +1,4 @@
-#include "scheduling/reference_scheduler.h"
+#include "scheduling/reference/reference_scheduler.h"
 
 #include <algorithm>
 #include <limits>
@@ -11,8 +11,8 @@
 
 #include "scheduling/block_layout.h"
 #include "scheduling/quota.h"
-#include "scheduling/reference_model.h"
-#include "scheduling/reference_preemption.h"
+#include "scheduling/reference/reference_model.h"
+#include "scheduling/reference/reference_preemption.h"
 
 namespace berth::scheduling {
 

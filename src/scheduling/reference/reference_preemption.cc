@@ -1,4 +1,4 @@
-#include "scheduling/reference_preemption.h"
+#include "scheduling/reference/reference_preemption.h"
 
 #include <algorithm>
 #include <set>

@@ -1,0 +1,57 @@
+#pragma once
+// Stage "filter" of the cycle (scheduler.h): the fleets a run may use (the ones it names that
+// exist, else every fleet) and whether it could ever fit them, whatever is running: a run that
+// never could waits with an Unschedulable code (kNoFleet, kFleetNotFound, kNoValidInstance,
+// kTooLarge, kNeedsClusterPlacement, kTooManyNodes, kTooManySlices) and goes no further. What
+// kube-scheduler's PreFilter does for a Pod. What is free now (place), the namespace's quota and
+// the team's share are the cycle's (cycle.h).
+
+#include <cstdint>
+#include <vector>
+
+#include "scheduling/cluster_state.h"
+#include "scheduling/cycle_result.h"
+#include "scheduling/run_queue.h"
+
+namespace berth::scheduling::internal {
+
+class FleetFilter {
+ public:
+  explicit FleetFilter(const ClusterState& state);
+
+  // The run's candidate fleets into `candidates`.
+  void Resolve(const PendingRun& run);
+  // Whether the run could ever fit its candidate fleets; sets `need` for their pools. False: the
+  // reason says why not.
+  bool Fits(const PendingRun& run, WaitReason& reason);
+
+  // The current run's candidate fleets, by index, sorted (the placement search may narrow them
+  // for a moment: cycle_teams.cc).
+  std::vector<int32_t> candidates;
+  // Blocks the current run takes per instance, by pool (-1: no fit); set for the candidates' pools.
+  std::vector<int32_t> need;
+
+ private:
+  // What a gang's structure check found over its candidate fleets (CheckMultiStructure,
+  // CheckGangStructure): `largest` nodes (or slices) one fleet can hold at once, in `largest_fleet`.
+  struct StructureTally {
+    int64_t valid = 0;
+    int64_t invalid = 0;
+    bool any_fit = false;
+    int64_t largest = 0;
+    int32_t largest_fleet = -1;
+  };
+  static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
+  bool CheckSingleStructure(WaitReason& reason) const;
+  bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
+  bool CheckGangStructure(const PendingRun& run, WaitReason& reason) const;
+  // The verdict on a tally: true when `run.nodes` fit one fleet; else the reason (no valid
+  // instance, too large for any instance, or `too_many`: more nodes than the largest fleet holds).
+  static bool StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason);
+  // Valid instances of a domain that can hold the current run.
+  int64_t FittingInstances(int32_t domain) const;
+
+  const ClusterState& state_;
+};
+
+}  // namespace berth::scheduling::internal
