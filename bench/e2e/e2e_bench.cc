@@ -37,6 +37,7 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -59,6 +60,7 @@
 #include "k8s/config.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
+#include "k8s/workload_objects.h"
 #include "k8s/quantity.h"
 
 using namespace berth;
@@ -779,7 +781,7 @@ double SampleValue(const std::string& page, const std::string& sample) {
 // kBerthJobs (issue 45): the Jobs Kueue gets, labelled for berth's queue instead (berth.dev/queue),
 // with the chart's policies holding them, the Job controller making their Pods and kube-scheduler
 // binding the Pods berth pinned.
-enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue, kBerthJobs };
+enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue, kBerthJobs, kHeldJobs };
 
 // The Events in `ns` by who reported them and why ("kube-scheduler Scheduled: 2000, ..."), read
 // after the writes are counted: which component wrote the `POST events` of a row.
@@ -796,6 +798,60 @@ std::string EventsByReason(const std::string& ns) {
   for (const auto& [k, v] : n) out += (out.empty() ? "" : ", ") + k + ": " + std::to_string(v);
   return out;
 }
+
+// The queue that decides nothing (Anchor::kHeldJobs): every suspended Job of `ns` the informer
+// shows is unsuspended once, by 16 threads. What holding and releasing a Job costs by itself: the
+// floor of any queue that holds Jobs suspended until it admits them (issue 45).
+class HeldJobReleaser {
+ public:
+  explicit HeldJobReleaser(const std::string& ns)
+      : ns_(ns),
+        jobs_(Client(), "/apis/batch/v1/namespaces/" + ns + "/jobs", [](const json::Value& o) { return k8s::DecodeJob(o); },
+              [](const k8s::JobView& j) { return j.meta.name; }, "held-jobs") {
+    jobs_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
+      if (!cur || !cur->suspended) return;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!released_.insert(name).second) return;
+      todo_.push_back(name);
+      cv_.notify_one();
+    });
+    for (int i = 0; i < 16; ++i) threads_.emplace_back([this] { Work(); });
+    jobs_.Start();
+  }
+  ~HeldJobReleaser() {
+    jobs_.Stop();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      std::string name;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+        if (stop_) return;
+        name = todo_.back();
+        todo_.pop_back();
+      }
+      auto r = Client()->MergePatch("/apis/batch/v1/namespaces/" + ns_ + "/jobs/" + name, R"({"spec":{"suspend":false}})");
+      if (!r.ok()) std::fprintf(stderr, "release of Job %s: %s\n", name.c_str(), r.status().ToString().c_str());
+    }
+  }
+  std::string ns_;
+  k8s::Informer<k8s::JobView> jobs_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> released_;
+  std::vector<std::string> todo_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
@@ -854,12 +910,17 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
     out.name = "kube-scheduler " + KubeVersion() + ", pre-made Pods";
     out.timed = "first Pod created -> every Pod";
     out.unit = "pods/s";
-    if (anchor == Anchor::kJobs || anchor == Anchor::kKueue) {
+    if (anchor == Anchor::kJobs || anchor == Anchor::kKueue || anchor == Anchor::kHeldJobs) {
       kube.push_back(StartJobController());
       out.flags += "; kube-controller-manager " + Join(JobControllerFlags());
       out.name = "Jobs: kube-controller-manager's Job controller + kube-scheduler " + KubeVersion();
       out.timed = "first Job created -> every Pod";
       out.unit = "jobs/s";
+    }
+    if (anchor == Anchor::kHeldJobs) {
+      out.name = "Jobs held and released, no queue: created suspended, unsuspended by a watch that decides nothing; "
+                 "Job controller + kube-scheduler " + KubeVersion();
+      out.flags += "; releaser: a Job informer, 16 threads, one merge patch spec.suspend=false per Job";
     }
     if (anchor == Anchor::kKueue) {
       const KueueRun k = StartKueue("pool", ns, false);
@@ -912,6 +973,8 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
                                      : R"("cpu":"8","memory":"64Gi","nvidia.com/gpu":"1")";
   const std::string pod_spec = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":{"requests":{)" +
                                share + R"(},"limits":{)" + share + R"(}}}]})";
+  std::unique_ptr<HeldJobReleaser> releaser;
+  if (anchor == Anchor::kHeldJobs) releaser = std::make_unique<HeldJobReleaser>(ns);
   auto t0 = Clock::now();
   Parallel(runs, 16, [&](int i) {
     const std::string n = std::to_string(i);
@@ -930,6 +993,9 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
         break;
       case Anchor::kBerthJobs:
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::BerthJob("j" + n, pod_spec));
+        break;
+      case Anchor::kHeldJobs:
+        MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::HeldJob("j" + n, pod_spec));
         break;
       case Anchor::kJobs:
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs",
@@ -1023,6 +1089,16 @@ void JobsGoals(std::map<Anchor, AnchorResult>& results, int runs) {
     }
     std::printf("| berth's Jobs / the same Jobs without any queue | %.0f jobs/s | %.0f jobs/s | %.2f |\n", runs / jobs.seconds,
                 runs / none.seconds, none.seconds / jobs.seconds);
+    if (results.count(Anchor::kHeldJobs) != 0 && results.count(Anchor::kKueue) != 0) {
+      // Holding a Job suspended until admitted is the contract (issue 45, item 2): no queue that
+      // does so can pass this row, whatever it decides.
+      const AnchorResult& held = results[Anchor::kHeldJobs];
+      std::printf("| ceiling of a queue that holds Jobs suspended: held and released by a watch deciding nothing / Kueue | %.0f jobs/s | Kueue %.0f jobs/s | %.2f |\n",
+                  runs / held.seconds, runs / results[Anchor::kKueue].seconds, results[Anchor::kKueue].seconds / held.seconds);
+      std::printf("| floor: writes per Job held and released / berth's Run path | %.2f | berth's Runs %.2f | %.2f |\n",
+                  held.writes.total / runs, results.count(Anchor::kBerthPolicies) ? results[Anchor::kBerthPolicies].writes.total / runs : 0.0,
+                  results.count(Anchor::kBerthPolicies) ? held.writes.total / results[Anchor::kBerthPolicies].writes.total : 0.0);
+    }
     if (results.count(Anchor::kBerthPolicies) != 0) {
       const AnchorResult& r = results[Anchor::kBerthPolicies];
       std::printf("| floor: writes per Job without any queue / berth's Run path | %.2f | berth's Runs %.2f | %.2f |\n",
@@ -1058,7 +1134,7 @@ int Throughput() {
     // The Jobs row (no queue: the Job controller and kube-scheduler alone) is the ceiling of any
     // queue that lets the real Job controller make the Pods: its throughput and writes bound the
     // goals of issue 45 (docs/performance.md, "Jobs beside Kueue").
-    anchors = {Anchor::kJobs, Anchor::kBerthPolicies, Anchor::kBerthJobs};
+    anchors = {Anchor::kJobs, Anchor::kHeldJobs, Anchor::kBerthPolicies, Anchor::kBerthJobs};
     if (Flag("kueue", 0) != 0) anchors.push_back(Anchor::kKueue);
   }
   if (Flag("kueue", 0) == 2) anchors = {Anchor::kKueue};  // Kueue alone (trying its set-up)

@@ -206,6 +206,10 @@ std::string KueueJob(const std::string& name, const std::string& pod_spec, int p
   return JobBody(name, labels, pod_spec, parallelism, template_meta, indexed);
 }
 
+std::string HeldJob(const std::string& name, const std::string& pod_spec) {
+  return JobBody(name, R"("bench.berth.dev/held":"true")", pod_spec, 1, "", false);
+}
+
 std::string BerthJob(const std::string& name, const std::string& pod_spec, int parallelism, int priority, bool indexed) {
   std::string labels = R"("berth.dev/queue":"true")";
   if (priority >= 0) labels += R"(,"berth.dev/priority":")" + std::to_string(priority) + "\"";

@@ -81,6 +81,10 @@ std::string KueueJob(const std::string& name, const std::string& pod_spec, int p
                      const std::string& priority_class = {}, const std::string& required_topology = {},
                      const std::string& queue = kKueueQueue, bool indexed = false);
 
+// The same batch/v1 Job, suspended, for no queue at all: the benchmark's own releaser unsuspends
+// it (the floor of any queue that holds Jobs suspended until it admits them; issue 45).
+std::string HeldJob(const std::string& name, const std::string& pod_spec);
+
 // The same batch/v1 Job for berth's queue (issue 45): only the labels differ, berth.dev/queue "true"
 // in place of kueue.x-k8s.io/queue-name and, when `priority` >= 0, berth.dev/priority in place of
 // the WorkloadPriorityClass label. Written suspended as Kueue's is (the chart's

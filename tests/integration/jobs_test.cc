@@ -12,9 +12,8 @@
 #include <regex>
 #include <set>
 
-#include "engine_fixture.h"
 #include "k8s/json.h"
-#include "real_nodes.h"
+#include "workload_fixture.h"
 
 namespace berth::testing {
 namespace {
@@ -31,85 +30,20 @@ using k8s::resources::kPods;
 const char* kNode0 = "jobs-gpu-0";
 const char* kNode1 = "jobs-gpu-1";
 
-// How the chart holds queued Jobs on this API server: its MutatingAdmissionPolicy (1.36+), or
-// (1.35) its webhook, served by each test's berth-controller on `port` with the certificate in
-// `cert_dir` (set once per binary, in SetUpTestSuite).
-struct JobsHold {
-  bool webhook = false;
-  int port = 0;
-  std::string cert_dir;
-};
-JobsHold& Hold() {
-  static JobsHold hold;
-  return hold;
-}
-
-// The chart's policies for Jobs and tickets, rendered for a release in berth-system as Helm renders
-// them on this API server: with `webhook`, as for a cluster without MutatingAdmissionPolicy (1.35),
-// which adds the chart's MutatingWebhookConfiguration for Jobs (same name as the policy).
-// berth-controller runs in these tests as the control plane's admin user (not as the chart's
-// ServiceAccount), and so do the Job controller and kube-scheduler: the policies name "admin" where
-// the chart names berth's ServiceAccount. The impersonated "tenant" is who they refuse.
-std::string ChartJobPolicies(bool webhook) {
-  std::vector<std::string> argv = {"helm", "template", "berth", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth",
-                                   "--namespace", "berth-system", "--show-only", "templates/admission-policies.yaml"};
-  if (webhook) {
-    argv.insert(argv.end(), {"--show-only", "templates/webhook.yaml"});
-  } else {
-    argv.insert(argv.end(), {"--set", "admissionPolicies=true", "--api-versions",
-                             "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy", "--api-versions",
-                             "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"});
-  }
-  CommandResult r = RunCommand(argv);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::string docs =
-      YamlDocumentsNamed(r.out, {"berth-controller-jobs.berth-system", "berth-controller-tickets.berth-system"});
-  const std::string sa = "system:serviceaccount:berth-system:berth-controller";
-  for (size_t at = docs.find(sa); at != std::string::npos; at = docs.find(sa, at)) docs.replace(at, sa.size(), "admin");
-  return docs;
-}
-
-class JobsTest : public EngineTest {
+class JobsTest : public RealWorkloadTest {
  protected:
-  JobsTest() { finish_deleted_pods_ = false; }  // the kubelets do it
+  JobsTest() {
+    dump_ = {{"jobs", "-o", "yaml"}, {"pods", "-o", "wide", "--show-labels"}, {"runs", "-o", "yaml"}};
+    // The Jobs go first (their tickets go with them), then the fixture's runs.
+    delete_first_ = {"jobs"};
+    wait_gone_ = {"jobs"};
+  }
 
+  // The chart's policies for Jobs and tickets as Helm renders them for this API server (on 1.35
+  // its webhook for Jobs, served by each test's berth-controller): workload_fixture.h.
   static void SetUpTestSuite() {
-    RealNodes::Start({{kNode0, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}},
-                      {kNode1, 8, "4Gi", {{"pool", "jobs-gpu"}, {"zone", "z1"}}}},
-                     /*workload_controllers=*/true);
-    ControlPlane& cp = ControlPlane::Get();
-    JobsHold& hold = Hold();
-    hold.webhook = cp.Kubectl({"get", "--raw", "/apis/admissionregistration.k8s.io/v1"}).out.find(
-                       "\"kind\":\"MutatingAdmissionPolicy\"") == std::string::npos;
-    const std::string policies = ChartJobPolicies(hold.webhook);
-    ASSERT_NE(policies.find(hold.webhook ? "kind: MutatingWebhookConfiguration" : "kind: MutatingAdmissionPolicy"),
-              std::string::npos)
-        << policies;
-    CommandResult applied = cp.Kubectl({"apply", "-f", "-"}, policies);
-    ASSERT_EQ(applied.exit_code, 0) << applied.err;
-    if (!hold.webhook) {
-      ASSERT_TRUE(HeldAtCreation()) << "the chart's MutatingAdmissionPolicy for Jobs never took effect";
-      return;
-    }
-    // The chart's webhook calls berth's Service; here berth-controller runs on this machine: both
-    // entries call it at 127.0.0.1 instead, trusting its self-signed certificate.
-    hold.port = FreePort();
-    hold.cert_dir = cp.dir() + "/jobs-webhook-certs";
-    RunCommand({"mkdir", "-p", hold.cert_dir});
-    CommandResult cert = RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
-                                     hold.cert_dir + "/tls.key", "-out", hold.cert_dir + "/tls.crt", "-days", "1", "-subj",
-                                     "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"});
-    ASSERT_EQ(cert.exit_code, 0) << cert.err;
-    CommandResult pem = RunCommand({"base64", "-w0", hold.cert_dir + "/tls.crt"});
-    ASSERT_EQ(pem.exit_code, 0) << pem.err;
-    const std::string client_config = R"({"url":"https://127.0.0.1:)" + std::to_string(hold.port) +
-                                      R"(/mutate-jobs","caBundle":")" + pem.out + R"("})";
-    CommandResult patched = cp.Kubectl({"patch", "mutatingwebhookconfiguration", "berth-controller-jobs.berth-system", "--type",
-                                        "json", "-p",
-                                        R"([{"op":"replace","path":"/webhooks/0/clientConfig","value":)" + client_config +
-                                            R"(},{"op":"replace","path":"/webhooks/1/clientConfig","value":)" +
-                                            client_config + "}]"});
-    ASSERT_EQ(patched.exit_code, 0) << patched.err;
+    StartWorkloads("jobs-gpu", {"berth-controller-jobs.berth-system", "berth-controller-tickets.berth-system"},
+                   {{"berth-controller-jobs.berth-system", "/mutate-jobs"}}, HeldAtCreation);
   }
 
   // Whether a labelled Job created now (dry run) comes back suspended, retried for up to 60 s: a
@@ -124,57 +58,6 @@ class JobsTest : public EngineTest {
     }, std::chrono::seconds(60));
   }
 
-  void SetUp() override {
-    if (Hold().webhook) {
-      controller_args_ = {"--webhook-bind-address=127.0.0.1:" + std::to_string(Hold().port),
-                          "--webhook-cert-dir=" + Hold().cert_dir};
-    }
-    EngineTest::SetUp();
-    if (Hold().webhook) {
-      ASSERT_TRUE(HeldAtCreation()) << "berth's webhook for Jobs never held a queued Job";
-    }
-  }
-
-  void TearDown() override {
-    if (HasFailure()) {
-      std::printf("---- jobs, pods, runs ----\n%s\n%s\n%s\n", Kubectl({"get", "jobs", "-o", "yaml"}).out.c_str(),
-                  Kubectl({"get", "pods", "-o", "wide", "--show-labels"}).out.c_str(),
-                  Kubectl({"get", "runs", "-o", "yaml"}).out.c_str());
-    }
-    // The Jobs go first (their tickets go with them), then the fixture's runs.
-    Kubectl({"delete", "jobs", "--all", "--wait=false", "--cascade=background"});
-    EXPECT_TRUE(Eventually([&] {
-      auto l = client()->List("/apis/batch/v1/namespaces/" + ns_ + "/jobs");
-      return l.ok() && l->items.empty();
-    }, std::chrono::seconds(60)));
-    EngineTest::TearDown();
-    EXPECT_TRUE(Eventually([&] {
-      auto l = client()->List(kPods.Path(ns_));
-      return l.ok() && l->items.empty();
-    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
-  }
-
-  // A fleet over both machines (`hostname` empty) or one.
-  void RealFleet(const std::string& name, const std::string& extra_spec, const std::string& hostname = {}) {
-    std::string selector = hostname.empty() ? "{pool: jobs-gpu}" : "{kubernetes.io/hostname: " + hostname + "}";
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName(name) + "}\nspec:\n  nodeSelector: " +
-          selector + "\n" + extra_spec);
-    created_fleets_.push_back(FleetName(name));
-    const size_t instances = hostname.empty() ? 2 : 1;
-    ASSERT_TRUE(Eventually([&] {
-      auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName(name)));
-      const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
-      return list != nullptr && list->IsArray() && list->Size() == instances;
-    }, std::chrono::seconds(60)));
-  }
-
-  // A Run whose container runs `script` (1 s grace period).
-  void ShellRun(const std::string& name, const std::string& extra_spec, const std::string& script) {
-    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n" + extra_spec +
-          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
-          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " + json::Quote(script) + "]\n");
-  }
-
   // A Job labelled for berth's queue (`labels`: more label lines at 4-space indent) whose Pods run
   // `script` asking for `gpus` GPUs each; `spec_extra`: more Job spec lines (2-space indent).
   void QueuedJob(const std::string& name, const std::string& labels, const std::string& script, int gpus,
@@ -185,12 +68,6 @@ class JobsTest : public EngineTest {
           "      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " +
           json::Quote(script) + "]\n        resources: {requests: {nvidia.com/gpu: " + std::to_string(gpus) +
           "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n");
-  }
-
-  // `kubectl-berth ARGS -n <test namespace>`.
-  CommandResult Berth(std::vector<std::string> args) {
-    args.insert(args.end(), {"-n", ns_});
-    return RunPlugin(cp().kubeconfig(), args);
   }
 
   json::Document JobDoc(const std::string& name) {
@@ -829,6 +706,38 @@ TEST_F(JobsTest, BlocksFreeWhenTheJobsPodsShowItDone) {
   EXPECT_TRUE(Eventually([&] { return JobCondition("first", "Complete"); }, std::chrono::seconds(90)))
       << "the first Job never completed once its Pod could be counted";
   EXPECT_EQ(Phase("job-first"), "Succeeded");
+}
+
+// Issue 44's grace cap for a Job's Pods (issue 45): berth leaves a held Job's Pods to the Job
+// controller (so that none counts as a failure), which deletes them with their own grace period;
+// a year's, with a container that ignores SIGTERM, would keep the machine for a year. berth
+// deletes such a Pod again with its fleet's maxGracePeriod (3 s): it is gone within a bounded
+// wait, the run waiting for the machine runs, and the Job counts no failure.
+TEST_F(JobsTest, AJobPodsYearOfGraceIsCappedByTheFleetsMaxGracePeriodWhenStopped) {
+  RealFleet("grace", "  blocks: 1\n  maxGracePeriod: 3s\n", kNode0);
+  const std::string marker = "job-year-marker-" + ns_;
+  Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: year\n  labels:\n    berth.dev/queue: \"true\"\n"
+        "    berth.dev/fleet: " + FleetName("grace") + "\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      terminationGracePeriodSeconds: 31536000\n      containers:\n"
+        "      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " +
+        json::Quote("trap '' TERM; echo started; while true; do sleep 1; done; : " + marker) +
+        "]\n        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+  ASSERT_TRUE(WaitPhase("job-year", "Running", std::chrono::seconds(90))) << Message("job-year");
+  auto container_runs = [&] { return RunCommand({"pgrep", "-f", marker}).exit_code == 0; };
+  ASSERT_TRUE(Eventually(container_runs, std::chrono::seconds(30)));
+  ShellRun("after", "  resources: {gpu: 8}\n  fleets: [" + FleetName("grace") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
+           "echo after; sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Phase("after") == "Pending" && !Message("after").empty(); })) << Phase("after");
+
+  CommandResult r = Berth({"stop", "job-year"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ASSERT_TRUE(WaitPhase("job-year", "Failed")) << Message("job-year");
+  EXPECT_EQ(Reason("job-year"), "Stopped");
+  // Without the cap the Pod would stop only after a year: bounded waits, never a year.
+  EXPECT_TRUE(Eventually([&] { return !container_runs() && JobPods("year").empty(); }, std::chrono::seconds(60)))
+      << "the Job's Pod kept its year of grace: " << JobPods("year").size() << " Pod(s) left";
+  EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(60))) << Phase("after") << " " << Message("after");
+  EXPECT_EQ(JobStatusInt("year", "failed"), 0) << "the stopped Job counted a failure";
 }
 
 }  // namespace
