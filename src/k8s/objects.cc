@@ -293,10 +293,6 @@ std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, const MetaKe
   p->requests = EffectiveRequests(obj);
   p->waiting = WaitingReason(obj);
   p->started = AnyContainerStarted(obj);
-  if (const json::Value* g = json::Find(obj, {"metadata", "deletionGracePeriodSeconds"}); g != nullptr && g->IsInt64() &&
-                                                                                          g->GetInt64() >= 0) {
-    p->deletion_grace_seconds = g->GetInt64();
-  }
   if (const json::Value* g = json::Find(obj, {"spec", "terminationGracePeriodSeconds"}); g != nullptr && g->IsInt64() &&
                                                                                            g->GetInt64() >= 0) {
     p->grace_seconds = g->GetInt64();

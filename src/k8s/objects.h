@@ -114,8 +114,6 @@ struct Pod {
   bool started = false;
   // spec.terminationGracePeriodSeconds (Kubernetes' default of 30 when absent).
   int64_t grace_seconds = 30;
-  // metadata.deletionGracePeriodSeconds: the grace its deletion was given (-1: none, or not deleting).
-  int64_t deletion_grace_seconds = -1;
   // Issue 45: a Job's Pod waiting on berth's admission gate, what pinning it needs
   // (k8s::PinSource, workload_objects.h); "" otherwise and in DecodePod.
   std::string pin_source;

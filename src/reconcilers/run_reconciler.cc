@@ -56,7 +56,6 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
     if (phase == Phase::kFailed && HeldWorkloadStopsItsPods(run)) {
       // A ticket's Job (or JobSet): held, its controller deletes them (counted as no failure).
       if (auto w = caches_.WorkloadOf(run); !to_delete.empty() && w && !w->suspended && !w->finished) writes_.HoldTicket(run);
-      CapStoppingPods(run);
     } else if (!to_delete.empty()) {
       writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
     } else if (run.status.observed_generation != run.meta.generation) {
@@ -116,23 +115,10 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
   // blocks are the ticket's until then). A held Job's controller deletes them itself (berth does
   // not: HeldWorkloadStopsItsPods), so the ticket waits for any, not only those being deleted.
   const bool controller_stops = HeldWorkloadStopsItsPods(ticket);
-  if (controller_stops && !busy) CapStoppingPods(ticket);
   for (const auto& p : caches_.PinnedPodsOf(ticket)) {
     if (p->meta.deleting || controller_stops) return false;
   }
   return true;
-}
-
-void RunReconciler::CapStoppingPods(const Run& ticket) {
-  // The Job controller deletes a held Job's Pods with their own grace period (after dropping its
-  // tracking finalizer, so none counts as a failure); the fleet's maxGracePeriod caps it as for
-  // any Pod berth stops (issue 44: no tenant keeps a machine by a year's grace): a second,
-  // shorter delete of the same Pod (the API server shortens a deletion's grace, never lengthens).
-  std::vector<PodRef> over;
-  for (const auto& p : caches_.PinnedPodsOf(ticket)) {
-    if (p->meta.deleting && p->deletion_grace_seconds > caches_.GraceCapOf(p->node_name)) over.push_back(RefOf(*p));
-  }
-  if (!over.empty()) writes_.DeletePodsOf(ticket, std::move(over), /*retry=*/false);
 }
 
 std::optional<PlacedDecision> RunReconciler::DecideFinished(const Run& ticket, const workloads::Workload& w) {

@@ -73,9 +73,6 @@ class RunReconciler {
   // DecidePlaced in a ticket's terms (its workload's terminal condition, its pinned Pods running,
   // maxDuration, stop, suspend; kCreatePods: release and pin).
   bool TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool busy);
-  // A held Job's Pods the Job controller deletes with more grace than their fleet's maxGracePeriod
-  // are deleted again with the cap (RunWrites::DeletePods).
-  void CapStoppingPods(const Run& ticket);
   // How a ticket ends with its workload's own terminal condition (Complete: Succeeded; Failed:
   // Failed with its reason); nullopt while it has none. EndWithWorkload writes that status on a
   // ticket that is not placed (Pending: the workload finished outside berth's queue).

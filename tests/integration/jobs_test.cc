@@ -708,37 +708,5 @@ TEST_F(JobsTest, BlocksFreeWhenTheJobsPodsShowItDone) {
   EXPECT_EQ(Phase("job-first"), "Succeeded");
 }
 
-// Issue 44's grace cap for a Job's Pods (issue 45): berth leaves a held Job's Pods to the Job
-// controller (so that none counts as a failure), which deletes them with their own grace period;
-// a year's, with a container that ignores SIGTERM, would keep the machine for a year. berth
-// deletes such a Pod again with its fleet's maxGracePeriod (3 s): it is gone within a bounded
-// wait, the run waiting for the machine runs, and the Job counts no failure.
-TEST_F(JobsTest, AJobPodsYearOfGraceIsCappedByTheFleetsMaxGracePeriodWhenStopped) {
-  RealFleet("grace", "  blocks: 1\n  maxGracePeriod: 3s\n", kNode0);
-  const std::string marker = "job-year-marker-" + ns_;
-  Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: year\n  labels:\n    berth.dev/queue: \"true\"\n"
-        "    berth.dev/fleet: " + FleetName("grace") + "\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
-        "      restartPolicy: Never\n      terminationGracePeriodSeconds: 31536000\n      containers:\n"
-        "      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " +
-        json::Quote("trap '' TERM; echo started; while true; do sleep 1; done; : " + marker) +
-        "]\n        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
-  ASSERT_TRUE(WaitPhase("job-year", "Running", std::chrono::seconds(90))) << Message("job-year");
-  auto container_runs = [&] { return RunCommand({"pgrep", "-f", marker}).exit_code == 0; };
-  ASSERT_TRUE(Eventually(container_runs, std::chrono::seconds(30)));
-  ShellRun("after", "  resources: {gpu: 8}\n  fleets: [" + FleetName("grace") + "]\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n",
-           "echo after; sleep 3600");
-  ASSERT_TRUE(Eventually([&] { return Phase("after") == "Pending" && !Message("after").empty(); })) << Phase("after");
-
-  CommandResult r = Berth({"stop", "job-year"});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  ASSERT_TRUE(WaitPhase("job-year", "Failed")) << Message("job-year");
-  EXPECT_EQ(Reason("job-year"), "Stopped");
-  // Without the cap the Pod would stop only after a year: bounded waits, never a year.
-  EXPECT_TRUE(Eventually([&] { return !container_runs() && JobPods("year").empty(); }, std::chrono::seconds(60)))
-      << "the Job's Pod kept its year of grace: " << JobPods("year").size() << " Pod(s) left";
-  EXPECT_TRUE(WaitPhase("after", "Running", std::chrono::seconds(60))) << Phase("after") << " " << Message("after");
-  EXPECT_EQ(JobStatusInt("year", "failed"), 0) << "the stopped Job counted a failure";
-}
-
 }  // namespace
 }  // namespace berth::testing
