@@ -23,7 +23,8 @@
 #                                                   start kube-controller-manager for the control plane
 #                                                   (and kube-proxy + kube-scheduler, with a pod network: see
 #                                                   BERTH_POD_NETWORK in hack/control-plane.sh); --workloads:
-#                                                   also the Job controller, the garbage collector and
+#                                                   also the Job controller, the garbage collector, the
+#                                                   ResourceQuota controller (status.used) and
 #                                                   kube-scheduler (issue 45: queued Jobs)
 #   hack/real-nodes.sh jobset DIR                   start the JobSet controller (sigs.k8s.io/jobset, pinned in
 #                                                   hack/build-kube.sh): its CRD applied, its JobSet webhooks
@@ -485,7 +486,7 @@ controller_manager() {
   # Issue 45: the Job controller makes a queued Job's Pods, the garbage collector deletes a deleted
   # Job's Pods and ticket, kube-scheduler binds the Pods berth pinned.
   if [ "$workloads" = 1 ]; then
-    controllers+=,job-controller
+    controllers+=,job-controller,resourcequota-controller
     [ -f "$DIR/pod-network" ] || controllers+=,garbage-collector-controller
   fi
   if [ -f "$DIR/pod-network" ]; then

@@ -120,6 +120,11 @@ class EngineCaches {
   // the ResourceQuota's status yet: PlacedRun::quota_pending).
   int32_t QueuePriority(const Run& run) const;
   bool QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const;
+  // The same for a placed ticket (issue 45): its placement names no Pods; the Pods of its
+  // workload count toward the ResourceQuota's status.used from their creation (gated or pinned,
+  // until they finish), so it is pending while fewer of them are live in the cache than its
+  // placement has entries (a Job not yet unsuspended, Pods not yet created).
+  bool TicketQuotaPending(const Run& ticket) const;
 
  private:
   void MakePodInformers(const k8s::ClientPtr& client);

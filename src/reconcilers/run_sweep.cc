@@ -29,7 +29,8 @@ std::shared_ptr<const PlacedRun> RunSweep::PlacedRecord(const std::string& key, 
     if (!start) start = PointOf(run.status.scheduled_at);
     if (start) pr->expected_end = *start + *run.spec.max_duration;
   }
-  pr->quota_pending = p_.caches.QuotaPending(run.meta.ns, pr->placement);
+  pr->quota_pending = run.spec.workload_ref ? p_.caches.TicketQuotaPending(run)
+                                            : p_.caches.QuotaPending(run.meta.ns, pr->placement);
   return pr;
 }
 

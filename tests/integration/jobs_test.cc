@@ -708,5 +708,45 @@ TEST_F(JobsTest, BlocksFreeWhenTheJobsPodsShowItDone) {
   EXPECT_EQ(Phase("job-first"), "Succeeded");
 }
 
+// A namespace's ResourceQuota counts a running Job's Pod once: berth charges a placed ticket to
+// the quota only until the Job's Pods exist (the API server counts them in status.used from then
+// on; the ResourceQuota controller keeps it). With a quota of 16 GPUs two 8-GPU Jobs run at once
+// on the two machines, and a third waits for the quota with the true numbers: 16 of 16.
+TEST_F(JobsTest, TwoJobsRunAtOnceWithinAQuotaOfTheirSumAndAThirdWaitsForIt) {
+  RealFleet("whole", "  blocks: 1\n");
+  Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpus}\nspec:\n  hard: {requests.nvidia.com/gpu: \"16\"}\n");
+  auto quota = [&](const char* field) {
+    auto q = client()->Get("/api/v1/namespaces/" + ns_ + "/resourcequotas/gpus");
+    return q.ok() ? json::GetString(json::Find(*q, {"status", field, "requests.nvidia.com/gpu"})) : std::string();
+  };
+  // The quota controller has taken the quota up (status.hard): the API server counts Pods from now on.
+  ASSERT_TRUE(Eventually([&] { return quota("hard") == "16" && quota("used") == "0"; }))
+      << quota("hard") << " " << quota("used");
+  const std::string fleet = "    berth.dev/fleet: " + FleetName("whole") + "\n";
+  QueuedJob("q1", fleet, "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("job-q1", "Running", std::chrono::seconds(90))) << Message("job-q1");
+  // q1's Pod is in the quota's usage before q2 comes.
+  ASSERT_TRUE(Eventually([&] { return quota("used") == "8"; })) << quota("used");
+
+  QueuedJob("q2", fleet, "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("job-q2", "Running", std::chrono::seconds(90))) << Reason("job-q2") << ": " << Message("job-q2");
+  EXPECT_EQ(Phase("job-q1"), "Running");
+  std::set<std::string> nodes;
+  for (const char* job : {"q1", "q2"}) {
+    for (const auto& [name, p] : JobPods(job)) {
+      if (p.phase == "Running") nodes.insert(p.node);
+    }
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{kNode0, kNode1}));
+  ASSERT_TRUE(Eventually([&] { return quota("used") == "16"; })) << quota("used");
+
+  QueuedJob("q3", fleet, "sleep 3600", 8);
+  ASSERT_TRUE(Eventually([&] { return Reason("job-q3") == "QuotaExceeded"; })) << Reason("job-q3") << ": " << Message("job-q3");
+  EXPECT_EQ(Phase("job-q3"), "Pending");
+  EXPECT_NE(Message("job-q3").find("needs 8 GPUs; namespace " + ns_ + " uses 16 of 16 GPUs"), std::string::npos)
+      << Message("job-q3");
+  EXPECT_TRUE(Suspended("q3"));
+}
+
 }  // namespace
 }  // namespace berth::testing

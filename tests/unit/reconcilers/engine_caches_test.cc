@@ -72,6 +72,30 @@ TEST_F(EngineCachesTest, APlacedRunsQuotaIsPendingUntilAllItsPodsAreInTheCache) 
   EXPECT_TRUE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, ""}}));
 }
 
+// Issue 45: a placed ticket's placement names no Pod; its Job's live Pods are in the
+// ResourceQuota's status.used (the API server counts them from their creation), so the ticket is
+// charged to the quota only while fewer of them are live than its placement has entries.
+TEST_F(EngineCachesTest, APlacedTicketsQuotaIsPendingUntilItsJobsPodsAreInTheCache) {
+  Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"train-x7k2p",)"
+                           R"("labels":{"berth.dev/ticket":"job-train","berth.dev/rank":"0"},)"
+                           R"("ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"train",)"
+                           R"("uid":"job-uid","controller":true}]},)"
+                           R"("spec":{"nodeName":"n0","containers":[]},"status":{"phase":"Running"}})");
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
+  ::berth::api::v1alpha1::Run ticket;
+  ticket.meta.ns = "ns";
+  ticket.meta.name = "job-train";
+  ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
+  ticket.status.placement = {PlacementEntry{0, "n0", 1, ""}};
+  EXPECT_FALSE(caches_.TicketQuotaPending(ticket));  // its one Pod is counted by the quota
+  ticket.status.placement.push_back(PlacementEntry{1, "n1", 1, ""});
+  EXPECT_TRUE(caches_.TicketQuotaPending(ticket));  // the second Pod is not created yet
+  ticket.status.placement.pop_back();
+  ticket.spec.workload_ref->uid = "another-job";  // a Job of that name, not the ticket's
+  EXPECT_TRUE(caches_.TicketQuotaPending(ticket));
+}
+
 TEST_F(EngineCachesTest, AnOrdinaryPodOnANodeHoldsItsRequests) {
   Create(kPods.Path("kube-system"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"daemon"},)"
                                     R"("spec":{"nodeName":"n0","containers":[{"name":"c","image":"x",)"
