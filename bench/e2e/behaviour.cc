@@ -129,6 +129,13 @@ class System {
   }
 };
 
+// The Pod template of a scenario's Job, the same for Kueue and for berth's Job path.
+std::string JobPod(const Job& j) {
+  return R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":)"
+         R"({"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":")" + std::to_string(j.gpus) +
+         R"("},"limits":{"nvidia.com/gpu":")" + std::to_string(j.gpus) + R"("}}}]})";
+}
+
 // ---- berth -------------------------------------------------------------------------------------
 
 class Berth : public System {
@@ -220,9 +227,7 @@ class BerthJobs : public Berth {
     procs_.clear();
   }
   void Submit(const Job& j) override {
-    const std::string pod = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":)"
-                            R"({"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":")" + std::to_string(j.gpus) +
-                            R"("},"limits":{"nvidia.com/gpu":")" + std::to_string(j.gpus) + R"("}}}]})";
+    const std::string pod = JobPod(j);
     MustCreate("/apis/batch/v1/namespaces/" + std::string(kNs) + "/jobs", BerthJob(j.name, pod, j.nodes, j.priority, j.nodes > 1));
   }
   std::string PodSelector(const std::string& job) const override { return "batch.kubernetes.io/job-name=" + job; }
@@ -257,9 +262,7 @@ class Kueue : public System {
     procs_.clear();
   }
   void Submit(const Job& j) override {
-    const std::string pod = R"({"restartPolicy":"Never","containers":[{"name":"main","image":"busybox","resources":)"
-                            R"({"requests":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":")" + std::to_string(j.gpus) +
-                            R"("},"limits":{"nvidia.com/gpu":")" + std::to_string(j.gpus) + R"("}}}]})";
+    const std::string pod = JobPod(j);
     const std::string cls = j.priority >= 90 ? "high" : j.priority >= 50 ? "normal" : "low";
     MustCreate("/apis/batch/v1/namespaces/" + std::string(kNs) + "/jobs",
                KueueJob(j.name, pod, j.nodes, cls, zone_gangs_ && j.nodes > 1 ? "zone" : ""));
