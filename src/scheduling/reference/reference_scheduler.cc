@@ -604,8 +604,31 @@ struct Ref {
     return {{u.resources.cpu_millis + r.cpu_millis, u.resources.memory_bytes + r.memory_bytes, u.resources.gpus + r.gpus}, u.pods + 1};
   }
   struct GangTry { std::vector<std::pair<Inst*, int32_t>> picks; bool waste = false; int whole = 0; };
+  // Whether every valid instance of fleet f (cluster, with a topologyKey) that can hold a slice
+  // gives it all its blocks: the gang then takes idle instances of one domain, as FindMulti.
+  bool WholeSlices(const PendingRun& run, int f) const {
+    if (!Cluster(f) || fleets[f]->topology_key.empty()) return false;
+    bool any = false;
+    for (const Inst& in : insts) {
+      if (in.fleet != f || !in.valid) continue;
+      const auto need = in.layout.BlocksFor(run.resources);
+      if (!need) continue;
+      if (*need != in.total()) return false;
+      any = true;
+    }
+    return any;
+  }
   GangTry GangIn(const PendingRun& run, int f, int64_t min_expiry) {
     GangTry g;
+    if (WholeSlices(run, f)) {
+      int fleet = -1;
+      for (Inst* in : FindMulti(run, {f}, min_expiry, false, fleet)) {
+        g.waste |= run.resources.gpus <= 0 && in->layout.ResourcesFor(in->total()).gpus > 0;
+        ++g.whole;
+        g.picks.push_back({in, in->total()});
+      }
+      return g;
+    }
     std::map<const Inst*, int32_t> taken;
     for (int32_t k = 0; k < run.nodes; ++k) {
       Inst* best = nullptr;
