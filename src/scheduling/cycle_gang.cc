@@ -224,6 +224,7 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
       reason.available = slots;
       reason.fleet = f;
       reason.slice_blocks = blocks;
+      reason.slice_domain = WholeSlicesIn(f);
     }
   }
   reason.available = std::max<int64_t>(reason.available, 0);

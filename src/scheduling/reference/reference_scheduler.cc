@@ -190,7 +190,11 @@ struct Ref {
       if (!need) continue;
       any_fit = true;
       if (in.domain) largest = std::max(largest, ++per_domain[{in.fleet, *in.domain}]);
-      most_slices = std::max(most_slices, slices[in.fleet] += in.total() / std::max(*need, 1));
+      if (gang && WholeSlices(run, in.fleet)) {  // whole slices: one domain's fitting instances
+        if (in.domain) most_slices = std::max(most_slices, per_domain[{in.fleet, *in.domain}]);
+      } else {
+        most_slices = std::max(most_slices, slices[in.fleet] += in.total() / std::max(*need, 1));
+      }
     }
     if (!any_valid) return WaitCode::kNoValidInstance;
     if (!any_fit) return WaitCode::kTooLarge;
@@ -336,6 +340,33 @@ struct Ref {
   void ReserveGang(const PendingRun& run, const std::vector<int>& cands, std::vector<Inst*>& chosen, int64_t& start,
                    int& fleet) {
     for (int f : cands) {
+      if (WholeSlices(run, f)) {  // whole slices: one domain's instances that wholly free soonest
+        std::map<std::string, std::vector<std::pair<int64_t, Inst*>>> groups;
+        for (Inst& in : insts) {
+          if (in.fleet != f || !in.available || !in.domain || !in.held_for.empty()) continue;
+          if (in.layout.BlocksFor(run.resources)) groups[*in.domain].push_back({WhenFree(in, in.total()), &in});
+        }
+        for (auto& [domain, group] : groups) {
+          std::sort(group.begin(), group.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first < b.first : a.second->spec->name < b.second->spec->name;
+          });
+          for (size_t j = static_cast<size_t>(run.nodes) - 1; j < group.size(); ++j) {
+            const int64_t t = group[j].first;
+            if (fleet >= 0 && t >= start) break;
+            std::vector<Inst*> ok;
+            for (size_t x = 0; x <= j && static_cast<int64_t>(ok.size()) < run.nodes; ++x) {
+              if (LifetimeAllows(*group[x].second, t, run)) ok.push_back(group[x].second);
+            }
+            if (static_cast<int64_t>(ok.size()) < run.nodes) continue;
+            std::sort(ok.begin(), ok.end());
+            chosen = ok;
+            start = t;
+            fleet = f;
+            break;
+          }
+        }
+        continue;
+      }
       std::vector<std::pair<int64_t, Inst*>> slots;
       for (Inst& in : insts) {
         const auto need = in.layout.BlocksFor(run.resources);

@@ -260,11 +260,33 @@ TEST_F(SliceGangTest, WholeInstanceSlicesStayInOneTopologyDomainLikeAMultiNodeRu
   EXPECT_EQ(FindPlacement(r, "ns/job-gang"), nullptr);
   EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kNotEnoughSlices);
   EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.available, 1) << "a-1 and b-1 are idle, one per zone";
+  EXPECT_EQ(Explain(r, "ns/job-gang"),
+            "needs 2 slices of 8 blocks each (one per Pod with 8 GPUs) in one fleet and topology domain; fleet gpu has "
+            "room for 1 in one domain now; holds 2 reserved instances until capacity frees up");
+  ASSERT_TRUE(r.reservation.has_value());
+  EXPECT_EQ(r.reservation->instances, (Names{"a-0", "a-1"})) << "the reservation too is one zone's";
   // Slices of 1 GPU share instances and may still span zones (they are not whole instances).
   queue.Remove("ns/job-gang");
   queue.Upsert(Gang("ns/small", 2, 28));  // 7 blocks each
   r = Cycle();
   EXPECT_EQ(PlacedOn(r, "ns/small"), (Names{"a-0", "b-0"})) << "partly used instances of both zones";
+}
+
+TEST_F(SliceGangTest, WholeInstanceSlicesLargerThanAnyDomainAreUnschedulable) {
+  cluster.fleets = {Fleet("gpu", BlocksSetting::Count(8), PlacementPolicy::kCluster, "zone")};
+  for (const char* name : {"a-0", "b-0"}) {
+    InstanceSpec in = Node(name, "gpu");
+    in.topology_domain = std::string(1, name[0]);
+    cluster.instances.push_back(in);
+  }
+  queue.Upsert(Gang("ns/job-gang", 2, 32));  // 8 blocks each: whole instances, one per zone
+  const CycleResult r = Cycle();
+  EXPECT_EQ(FindPlacement(r, "ns/job-gang"), nullptr);
+  ASSERT_NE(FindWaiting(r, "ns/job-gang"), nullptr);
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kTooManySlices);
+  EXPECT_EQ(Explain(r, "ns/job-gang"),
+            "needs 2 slices of 8 blocks each (one per Pod) in one fleet and topology domain; fleet gpu, the largest, "
+            "holds at most 1 in one domain even when all its instances are idle");
 }
 
 // Start-time estimates of gangs of slices: the forecast places them with the same rules.
