@@ -105,6 +105,9 @@ class Cycle final : public Considerer {
   // single-node best fit on the working state as the earlier slices left it; the state is put
   // back. False when fewer than `nodes` fit.
   bool TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan);
+  // Whether the gang's slices are whole instances of fleet f, which has topology domains: every
+  // instance that can hold a slice gives it all its blocks. Such a gang stays in one domain.
+  bool WholeSlicesIn(int32_t f) const;
   // The best fleet's plan into gang_best_: no GPU taken unasked, then the fewest idle instances
   // broken into, then fleet name; skips fleets the quota or team share refuse (quota_skip_,
   // share_skip_).

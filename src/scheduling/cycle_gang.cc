@@ -8,12 +8,18 @@
 //    onto shared instances; the fleet whose gang takes no GPU unasked, then breaks into the fewest
 //    idle instances, then comes first by name, wins. Only open instances: a gang never uses
 //    instances reserved for an earlier run (no backfill) or kept for a preempting run.
+//  - Whole slices (issue 45 item 3): in a `placement: cluster` fleet with a topologyKey, a gang
+//    whose every slice takes all blocks of any instance that can hold it (a Job's Pods that each
+//    ask for a whole instance's GPUs) goes on idle instances of one topology domain, like a
+//    multi-node run: the domain with the fewest idle instances that holds it, instances as
+//    FindMulti picks them (WholeSlicesIn).
 //  - maxRunsPerInstance: a gang counts as one run on each instance it uses, however many of its
 //    ranks are there (runs_started grows by one per instance).
 //  - Quota and team shares are charged the sum of its slices.
 //  - It waits without preempting or reclaiming; the first gang that waits for capacity may hold
 //    the reservation: the instances whose room for its slices frees soonest.
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -45,11 +51,41 @@ std::optional<Outcome> Cycle::ConsiderGang(const PendingRun& run, NamespaceQuota
   return std::nullopt;
 }
 
+bool Cycle::WholeSlicesIn(int32_t f) const {
+  const Fleet& fleet = state_.fleets[f];
+  if (!fleet.topology) return false;
+  bool any = false;
+  for (int32_t p : fleet.pools) {
+    const int32_t need = filter_.need[p];
+    if (need < 0) continue;
+    if (need != state_.pools[p].layout.total_blocks()) return false;
+    any = true;
+  }
+  return any;
+}
+
 bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {
   plan.fleet = f;
   plan.picks.clear();
   plan.waste = false;
   plan.whole = 0;
+  if (WholeSlicesIn(f)) {
+    // Idle instances of one domain: the one with the fewest that holds the gang (ties by value).
+    if (open_.MaxIdleInDomain(f) < run.nodes) return false;
+    const auto& domains = open_.DomainsByIdle(f);
+    for (auto it = domains.lower_bound({run.nodes, std::numeric_limits<int32_t>::min()}); it != domains.end(); ++it) {
+      if (!CollectInDomain(it->second, run.nodes, rule, false, scratch_)) continue;
+      for (const CapacityIndex::Key& key : scratch_) {
+        const int32_t i = key.second;
+        const BlockLayout& layout = state_.pools[state_.instances[i].pool].layout;
+        plan.waste |= run.resources.gpus <= 0 && layout.ResourcesFor(layout.total_blocks()).gpus > 0;
+        plan.picks.emplace_back(i, layout.total_blocks());
+      }
+      plan.whole = run.nodes;
+      return true;
+    }
+    return false;
+  }
   bool complete = true;
   for (int32_t k = 0; k < run.nodes; ++k) {
     SingleFit best;
@@ -183,10 +219,12 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
       slots += open_.Slots(p, filter_.need[p]);
       if (blocks == 0) blocks = filter_.need[p];
     }
+    if (WholeSlicesIn(f)) slots = open_.MaxIdleInDomain(f);  // whole slices: within one domain
     if (blocks > 0 && slots > reason.available) {
       reason.available = slots;
       reason.fleet = f;
       reason.slice_blocks = blocks;
+      reason.slice_domain = WholeSlicesIn(f);
     }
   }
   reason.available = std::max<int64_t>(reason.available, 0);

@@ -98,8 +98,9 @@ std::string Slices(const WaitReason& r) {
 }
 
 std::string FreeSlices(const WaitReason& r, const Where& w) {
-  return "needs " + Slices(r) + " (one per Pod" + PerNode(r.request) + ") in one fleet; fleet " + w.fleet +
-         " has room for " + std::to_string(r.available) + " now" + UnavailableSuffix(r);
+  return "needs " + Slices(r) + " (one per Pod" + PerNode(r.request) + ") in one fleet" +
+         (r.slice_domain ? " and topology domain" : "") + "; fleet " + w.fleet + " has room for " +
+         std::to_string(r.available) + (r.slice_domain ? " in one domain" : "") + " now" + UnavailableSuffix(r);
 }
 
 std::string LifetimeTooShort(const WaitReason& r, const Where& w) {
@@ -192,8 +193,9 @@ std::string Unschedulable(const WaitReason& r, const Where& w) {
     case WaitCode::kTooManyNodes:
       return TooManyNodes(r, w);
     case WaitCode::kTooManySlices:
-      return "needs " + Slices(r) + " (one per Pod) in one fleet; fleet " + w.fleet + ", the largest, holds at most " +
-             std::to_string(r.available) + " even when all its instances are idle";
+      return "needs " + Slices(r) + " (one per Pod) in one fleet" + (r.slice_domain ? " and topology domain" : "") +
+             "; fleet " + w.fleet + ", the largest, holds at most " + std::to_string(r.available) +
+             (r.slice_domain ? " in one domain" : "") + " even when all its instances are idle";
     default:
       return "";
   }

@@ -102,6 +102,7 @@ bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) 
   StructureTally t;
   t.largest = -1;
   int64_t largest_blocks = 0;
+  bool largest_whole = false;
   for (int32_t f : candidates) {
     const Fleet& fleet = state_.fleets[f];
     t.valid += fleet.valid;
@@ -117,14 +118,25 @@ bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) 
                (state_.pools[p].layout.total_blocks() / std::max(blocks_each, 1));
       if (blocks == 0) blocks = blocks_each;
     }
+    // Whole slices in a fleet with topology domains (Cycle::WholeSlicesIn): one domain's worth.
+    bool whole = fleet.topology && blocks > 0;
+    for (int32_t p : fleet.pools) whole &= need[p] < 0 || need[p] == state_.pools[p].layout.total_blocks();
+    if (whole) {
+      slots = 0;
+      for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) slots = std::max(slots, FittingInstances(d));
+    }
     if (slots > t.largest) {
       t.largest = slots;
       t.largest_fleet = f;
       largest_blocks = blocks;
+      largest_whole = whole;
     }
   }
   if (StructureVerdict(t, run, WaitCode::kTooManySlices, reason)) return true;
-  if (reason.code == WaitCode::kTooManySlices) reason.slice_blocks = largest_blocks;
+  if (reason.code == WaitCode::kTooManySlices) {
+    reason.slice_blocks = largest_blocks;
+    reason.slice_domain = largest_whole;
+  }
   return false;
 }
 

@@ -121,13 +121,52 @@ bool ChooseMulti(const ReserveInput& input, const PendingRun& run, ReservationCh
   return best.fleet >= 0;
 }
 
+// Whether the gang's slices are whole instances of fleet f, which has topology domains
+// (Cycle::WholeSlicesIn): the gang then reserves within one domain, as a multi-node run.
+bool WholeSlices(const ReserveInput& input, int32_t f) {
+  const Fleet& fleet = input.state.fleets[f];
+  if (!fleet.topology) return false;
+  bool any = false;
+  for (int32_t p : fleet.pools) {
+    if (input.need[p] < 0) continue;
+    if (input.need[p] != input.state.pools[p].layout.total_blocks()) return false;
+    any = true;
+  }
+  return any;
+}
+
 bool ChooseGang(const ReserveInput& input, const PendingRun& run, ReservationChoice& best) {
   // Each instance offers one slot per slice it can hold, available when that many slices' blocks
   // are free there; the gang starts when its `nodes`-th slot (that outlives it) frees.
   const auto k = static_cast<size_t>(run.nodes);
   std::vector<std::pair<int64_t, int32_t>> slots;
   std::vector<int32_t> chosen;
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
   for (int32_t f : input.candidates) {
+    if (WholeSlices(input, f)) {
+      // Whole slices: the instances of one domain that wholly free soonest (ChooseMulti's rule).
+      const Fleet& fleet = input.state.fleets[f];
+      by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
+      for (int32_t i : fleet.instances) {
+        const Instance& in = input.state.instances[i];
+        if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
+            input.need[in.pool] < 0) {
+          continue;
+        }
+        by_domain[in.domain - fleet.domain_begin].push_back({input.timeline.TimeWhollyFree(i), i});
+      }
+      for (auto& group : by_domain) {
+        if (group.size() < k) continue;
+        std::sort(group.begin(), group.end());
+        int64_t start = 0;
+        if (EarliestGroupStart(input, run, group, best.fleet >= 0, best.start, chosen, start)) {
+          best.start = start;
+          best.fleet = f;
+          best.instances = chosen;
+        }
+      }
+      continue;
+    }
     slots.clear();
     for (int32_t i : input.state.fleets[f].instances) {
       const Instance& in = input.state.instances[i];

@@ -311,6 +311,21 @@ TEST_F(Engine, AGangOfSlicesIsPlacedOnSlicesEachPodOnItsRanksNode) {
   }));
 }
 
+// Issue 45 item 3 (the behaviour benchmark's "a gang of two whole nodes in one zone"): a gang of
+// slices that each take a whole instance, the spec a Job's ticket carries when each Pod asks for
+// a whole machine's GPUs, takes idle instances of one topology domain, as the 2-node Run does.
+TEST_F(Engine, AGangOfWholeInstanceSlicesStaysInOneTopologyDomain) {
+  auto a = Nodes("zones", 2, "8", "16Gi", 8, {{"zone", "a"}});
+  auto b = Nodes("zones", 2, "8", "16Gi", 8, {{"zone", "b"}});
+  Fleet("zones", "zones", "  blocks: 8\n  placement: cluster\n  topologyKey: zone\n");
+  Run("small", "  resources: {gpu: 1}\n");
+  ASSERT_TRUE(WaitPhase("small", "Scheduled"));
+  ASSERT_EQ(PlacementNodes("small"), std::vector<std::string>{a[0]});  // zone a keeps one idle node
+  Run("gang", "  nodes: 2\n  wholeInstances: false\n  resources: {cpu: \"1\", memory: 1Gi, gpu: 8}\n" + kQueue);
+  ASSERT_TRUE(WaitPhase("gang", "Scheduled")) << Reason("gang") << ": " << Message("gang");
+  EXPECT_EQ(PlacementNodes("gang"), b) << "both Pods in zone b, not " << a[1] << " and " << b[0];
+}
+
 // A gang of slices larger than its fleet could ever hold waits Unschedulable and says so with the numbers.
 TEST_F(Engine, AGangOfSlicesLargerThanItsFleetSaysWhy) {
   Nodes("slicebig", 1, "8", "16Gi");

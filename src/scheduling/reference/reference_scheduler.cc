@@ -190,7 +190,11 @@ struct Ref {
       if (!need) continue;
       any_fit = true;
       if (in.domain) largest = std::max(largest, ++per_domain[{in.fleet, *in.domain}]);
-      most_slices = std::max(most_slices, slices[in.fleet] += in.total() / std::max(*need, 1));
+      if (gang && WholeSlices(run, in.fleet)) {  // whole slices: one domain's fitting instances
+        if (in.domain) most_slices = std::max(most_slices, per_domain[{in.fleet, *in.domain}]);
+      } else {
+        most_slices = std::max(most_slices, slices[in.fleet] += in.total() / std::max(*need, 1));
+      }
     }
     if (!any_valid) return WaitCode::kNoValidInstance;
     if (!any_fit) return WaitCode::kTooLarge;
@@ -336,6 +340,33 @@ struct Ref {
   void ReserveGang(const PendingRun& run, const std::vector<int>& cands, std::vector<Inst*>& chosen, int64_t& start,
                    int& fleet) {
     for (int f : cands) {
+      if (WholeSlices(run, f)) {  // whole slices: one domain's instances that wholly free soonest
+        std::map<std::string, std::vector<std::pair<int64_t, Inst*>>> groups;
+        for (Inst& in : insts) {
+          if (in.fleet != f || !in.available || !in.domain || !in.held_for.empty()) continue;
+          if (in.layout.BlocksFor(run.resources)) groups[*in.domain].push_back({WhenFree(in, in.total()), &in});
+        }
+        for (auto& [domain, group] : groups) {
+          std::sort(group.begin(), group.end(), [](const auto& a, const auto& b) {
+            return a.first != b.first ? a.first < b.first : a.second->spec->name < b.second->spec->name;
+          });
+          for (size_t j = static_cast<size_t>(run.nodes) - 1; j < group.size(); ++j) {
+            const int64_t t = group[j].first;
+            if (fleet >= 0 && t >= start) break;
+            std::vector<Inst*> ok;
+            for (size_t x = 0; x <= j && static_cast<int64_t>(ok.size()) < run.nodes; ++x) {
+              if (LifetimeAllows(*group[x].second, t, run)) ok.push_back(group[x].second);
+            }
+            if (static_cast<int64_t>(ok.size()) < run.nodes) continue;
+            std::sort(ok.begin(), ok.end());
+            chosen = ok;
+            start = t;
+            fleet = f;
+            break;
+          }
+        }
+        continue;
+      }
       std::vector<std::pair<int64_t, Inst*>> slots;
       for (Inst& in : insts) {
         const auto need = in.layout.BlocksFor(run.resources);
@@ -604,8 +635,31 @@ struct Ref {
     return {{u.resources.cpu_millis + r.cpu_millis, u.resources.memory_bytes + r.memory_bytes, u.resources.gpus + r.gpus}, u.pods + 1};
   }
   struct GangTry { std::vector<std::pair<Inst*, int32_t>> picks; bool waste = false; int whole = 0; };
+  // Whether every valid instance of fleet f (cluster, with a topologyKey) that can hold a slice
+  // gives it all its blocks: the gang then takes idle instances of one domain, as FindMulti.
+  bool WholeSlices(const PendingRun& run, int f) const {
+    if (!Cluster(f) || fleets[f]->topology_key.empty()) return false;
+    bool any = false;
+    for (const Inst& in : insts) {
+      if (in.fleet != f || !in.valid) continue;
+      const auto need = in.layout.BlocksFor(run.resources);
+      if (!need) continue;
+      if (*need != in.total()) return false;
+      any = true;
+    }
+    return any;
+  }
   GangTry GangIn(const PendingRun& run, int f, int64_t min_expiry) {
     GangTry g;
+    if (WholeSlices(run, f)) {
+      int fleet = -1;
+      for (Inst* in : FindMulti(run, {f}, min_expiry, false, fleet)) {
+        g.waste |= run.resources.gpus <= 0 && in->layout.ResourcesFor(in->total()).gpus > 0;
+        ++g.whole;
+        g.picks.push_back({in, in->total()});
+      }
+      return g;
+    }
     std::map<const Inst*, int32_t> taken;
     for (int32_t k = 0; k < run.nodes; ++k) {
       Inst* best = nullptr;

@@ -232,6 +232,63 @@ TEST_F(SliceGangTest, AGangOfSlicesWaitsRatherThanPreempts) {
   EXPECT_EQ(r.preemptions[0].run_id, "ns/slices");
 }
 
+// Issue 45 item 3 (the behaviour benchmark's "a gang of two whole nodes in one zone"): a Job's
+// ticket whose Pods each ask for a whole instance's GPUs takes whole instances of one topology
+// domain, like the 2-node whole-instance Run; slices that share instances may still span domains.
+TEST_F(SliceGangTest, WholeInstanceSlicesStayInOneTopologyDomainLikeAMultiNodeRun) {
+  cluster.fleets = {Fleet("gpu", BlocksSetting::Count(8), PlacementPolicy::kCluster, "zone")};
+  for (const char* name : {"a-0", "a-1", "b-0", "b-1"}) {
+    InstanceSpec in = Node(name, "gpu");
+    in.topology_domain = std::string(1, name[0]);
+    cluster.instances.push_back(in);
+  }
+  Busy("a-0", 1);  // a 1-GPU job: zone a has one idle instance left, zone b two
+  PendingRun run = Pending("ns/run", 50, kT0, 2, Resources{1000, kGi, 8});
+  queue.Upsert(run);
+  EXPECT_EQ(PlacedOn(Cycle(), "ns/run"), (Names{"b-0", "b-1"})) << "the 2-node whole-instance Run";
+  queue.Remove("ns/run");
+  PendingRun ticket = run;
+  ticket.id = "ns/job-gang";
+  ticket.whole_instances = false;  // a Job's ticket: each Pod 8 GPUs, cpu 1, memory 1Gi
+  queue.Upsert(ticket);
+  CycleResult r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ns/job-gang"), (Names{"b-0", "b-1"})) << "one zone, not a-1 and b-0";
+  EXPECT_EQ(Blocks(r, "ns/job-gang"), (std::vector<int32_t>{8, 8}));
+  // No zone with two idle instances: it waits (never split across zones) and says so.
+  Busy("b-0", 1);
+  r = Cycle();
+  EXPECT_EQ(FindPlacement(r, "ns/job-gang"), nullptr);
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kNotEnoughSlices);
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.available, 1) << "a-1 and b-1 are idle, one per zone";
+  EXPECT_EQ(Explain(r, "ns/job-gang"),
+            "needs 2 slices of 8 blocks each (one per Pod with 8 GPUs) in one fleet and topology domain; fleet gpu has "
+            "room for 1 in one domain now; holds 2 reserved instances until capacity frees up");
+  ASSERT_TRUE(r.reservation.has_value());
+  EXPECT_EQ(r.reservation->instances, (Names{"a-0", "a-1"})) << "the reservation too is one zone's";
+  // Slices of 1 GPU share instances and may still span zones (they are not whole instances).
+  queue.Remove("ns/job-gang");
+  queue.Upsert(Gang("ns/small", 2, 28));  // 7 blocks each
+  r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ns/small"), (Names{"a-0", "b-0"})) << "partly used instances of both zones";
+}
+
+TEST_F(SliceGangTest, WholeInstanceSlicesLargerThanAnyDomainAreUnschedulable) {
+  cluster.fleets = {Fleet("gpu", BlocksSetting::Count(8), PlacementPolicy::kCluster, "zone")};
+  for (const char* name : {"a-0", "b-0"}) {
+    InstanceSpec in = Node(name, "gpu");
+    in.topology_domain = std::string(1, name[0]);
+    cluster.instances.push_back(in);
+  }
+  queue.Upsert(Gang("ns/job-gang", 2, 32));  // 8 blocks each: whole instances, one per zone
+  const CycleResult r = Cycle();
+  EXPECT_EQ(FindPlacement(r, "ns/job-gang"), nullptr);
+  ASSERT_NE(FindWaiting(r, "ns/job-gang"), nullptr);
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kTooManySlices);
+  EXPECT_EQ(Explain(r, "ns/job-gang"),
+            "needs 2 slices of 8 blocks each (one per Pod) in one fleet and topology domain; fleet gpu, the largest, "
+            "holds at most 1 in one domain even when all its instances are idle");
+}
+
 // Start-time estimates of gangs of slices: the forecast places them with the same rules.
 TEST(SliceGangEstimate, SlicesStartWhenOneInstanceFreesWholeInstancesWhenTwoDo) {
   EstimateInput in;
