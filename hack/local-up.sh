@@ -214,8 +214,14 @@ if [ "$SMOKE" = 1 ]; then
         echo "$ kubectl get job report; kubectl get run job-report"; kubectl get job report; kubectl get run job-report
         [ "$(kubectl get run job-report -o jsonpath='{.status.phase}' 2>/dev/null)" = Succeeded ] ||
           { echo "berth: the ticket job-report of examples/jobs.yaml did not succeed" >&2; kubectl get job report -o yaml >&2; kubectl get pods -l batch.kubernetes.io/job-name=report -o wide >&2; exit 1; }
+        # berth frees the ticket when the Job's Pods show it done; the Job controller counts them a
+        # moment later (its 1 s sync batch).
+        for _ in $(seq 1 300); do
+          [ "$(kubectl get job report -o jsonpath='{.status.succeeded}')" = 2 ] && break
+          sleep 0.2
+        done
         [ "$(kubectl get job report -o jsonpath='{.status.succeeded}')" = 2 ] ||
-          { echo "berth: the Job report did not complete its 2 Pods" >&2; exit 1; }
+          { echo "berth: the Job report did not complete its 2 Pods" >&2; kubectl get job report -o yaml >&2; exit 1; }
         # The queued JobSet (examples/jobsets.yaml): its ticket jobset-demo-train Succeeded (one
         # gang of 3 Pods), the JobSet Completed.
         for _ in $(seq 1 600); do
