@@ -135,36 +135,41 @@ bool WholeSlices(const ReserveInput& input, int32_t f) {
   return any;
 }
 
+// Whole slices (WholeSlices): the instances of one domain of fleet `f` that wholly free soonest
+// (ChooseMulti's rule); `best` when sooner than it.
+void ChooseWholeSlicesIn(const ReserveInput& input, const PendingRun& run, int32_t f, ReservationChoice& best) {
+  const auto k = static_cast<size_t>(run.nodes);
+  const Fleet& fleet = input.state.fleets[f];
+  std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain(fleet.domain_end - fleet.domain_begin);
+  for (int32_t i : fleet.instances) {
+    const Instance& in = input.state.instances[i];
+    if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 || input.need[in.pool] < 0) {
+      continue;
+    }
+    by_domain[in.domain - fleet.domain_begin].push_back({input.timeline.TimeWhollyFree(i), i});
+  }
+  std::vector<int32_t> chosen;
+  for (auto& group : by_domain) {
+    if (group.size() < k) continue;
+    std::sort(group.begin(), group.end());
+    int64_t start = 0;
+    if (EarliestGroupStart(input, run, group, best.fleet >= 0, best.start, chosen, start)) {
+      best.start = start;
+      best.fleet = f;
+      best.instances = chosen;
+    }
+  }
+}
+
 bool ChooseGang(const ReserveInput& input, const PendingRun& run, ReservationChoice& best) {
   // Each instance offers one slot per slice it can hold, available when that many slices' blocks
   // are free there; the gang starts when its `nodes`-th slot (that outlives it) frees.
   const auto k = static_cast<size_t>(run.nodes);
   std::vector<std::pair<int64_t, int32_t>> slots;
   std::vector<int32_t> chosen;
-  std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
   for (int32_t f : input.candidates) {
     if (WholeSlices(input, f)) {
-      // Whole slices: the instances of one domain that wholly free soonest (ChooseMulti's rule).
-      const Fleet& fleet = input.state.fleets[f];
-      by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
-      for (int32_t i : fleet.instances) {
-        const Instance& in = input.state.instances[i];
-        if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
-            input.need[in.pool] < 0) {
-          continue;
-        }
-        by_domain[in.domain - fleet.domain_begin].push_back({input.timeline.TimeWhollyFree(i), i});
-      }
-      for (auto& group : by_domain) {
-        if (group.size() < k) continue;
-        std::sort(group.begin(), group.end());
-        int64_t start = 0;
-        if (EarliestGroupStart(input, run, group, best.fleet >= 0, best.start, chosen, start)) {
-          best.start = start;
-          best.fleet = f;
-          best.instances = chosen;
-        }
-      }
+      ChooseWholeSlicesIn(input, run, f, best);
       continue;
     }
     slots.clear();
