@@ -79,15 +79,7 @@ class JobsTest : public RealWorkloadTest {
     const json::Value* s = d.IsObject() ? json::Find(d, {"spec", "suspend"}) : nullptr;
     return s != nullptr && s->IsBool() && s->GetBool();
   }
-  bool JobCondition(const std::string& job, const std::string& type) {
-    json::Document d = JobDoc(job);
-    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
-    if (conds == nullptr || !conds->IsArray()) return false;
-    for (const auto& c : conds->GetArray()) {
-      if (json::GetString(c, "type") == type && json::GetString(c, "status") == "True") return true;
-    }
-    return false;
-  }
+  bool JobCondition(const std::string& job, const std::string& type) { return HasTrueCondition(JobDoc(job), type); }
   // A counter of the Job's status (succeeded, failed, ...; 0 when absent).
   int64_t JobStatusInt(const std::string& job, const char* field) {
     json::Document d = JobDoc(job);

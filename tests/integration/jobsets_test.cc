@@ -90,15 +90,7 @@ class JobSetsTest : public RealWorkloadTest {
     const json::Value* s = d.IsObject() ? json::Find(d, {"spec", "suspend"}) : nullptr;
     return s != nullptr && s->IsBool() && s->GetBool();
   }
-  bool JobSetCondition(const std::string& name, const std::string& type) {
-    json::Document d = JobSetDoc(name);
-    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
-    if (conds == nullptr || !conds->IsArray()) return false;
-    for (const auto& c : conds->GetArray()) {
-      if (json::GetString(c, "type") == type && json::GetString(c, "status") == "True") return true;
-    }
-    return false;
-  }
+  bool JobSetCondition(const std::string& name, const std::string& type) { return HasTrueCondition(JobSetDoc(name), type); }
   struct PodInfo {
     std::string node, phase, rank, ticket;
   };

@@ -127,15 +127,26 @@ CommandResult RealWorkloadTest::Berth(std::vector<std::string> args) {
   return RunPlugin(cp().kubeconfig(), args);
 }
 
-std::set<std::string> RealWorkloadTest::Tickets() {
+std::set<std::string> TicketsIn(k8s::Client& client, const std::string& ns) {
   std::set<std::string> out;
-  auto l = client()->List(k8s::resources::kRuns.Path(ns_));
+  auto l = client.List(k8s::resources::kRuns.Path(ns));
   if (!l.ok()) return out;
   for (const auto& r : l->items) {
     if (json::Find(r, {"spec", "workloadRef"}) != nullptr) out.insert(json::GetString(json::Find(r, {"metadata", "name"})));
   }
   return out;
 }
+
+bool HasTrueCondition(const json::Value& obj, const std::string& type) {
+  const json::Value* conds = obj.IsObject() ? json::Find(obj, {"status", "conditions"}) : nullptr;
+  if (conds == nullptr || !conds->IsArray()) return false;
+  for (const auto& c : conds->GetArray()) {
+    if (json::GetString(c, "type") == type && json::GetString(c, "status") == "True") return true;
+  }
+  return false;
+}
+
+std::set<std::string> RealWorkloadTest::Tickets() { return TicketsIn(*client(), ns_); }
 
 std::string RealWorkloadTest::EventMessages(const std::string& name, const std::string& reason) {
   return Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + name + ",reason=" + reason, "-o",

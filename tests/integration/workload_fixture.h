@@ -20,6 +20,11 @@
 
 namespace berth::testing {
 
+// The names of the tickets (Runs with spec.workloadRef) of namespace `ns`.
+std::set<std::string> TicketsIn(k8s::Client& client, const std::string& ns);
+// Whether object `obj` (a Job, a JobSet: as the API served it) has condition `type` with status "True".
+bool HasTrueCondition(const k8s::json::Value& obj, const std::string& type);
+
 class RealWorkloadTest : public EngineTest {
  protected:
   RealWorkloadTest() { finish_deleted_pods_ = false; }  // the kubelets do it

@@ -17,6 +17,7 @@
 #include "engine_fixture.h"
 #include "k8s/json.h"
 #include "real_nodes.h"
+#include "workload_fixture.h"
 
 namespace berth::testing {
 namespace {
@@ -308,14 +309,6 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
   }
   std::string JobsPath(const std::string& name = {}) { return "/apis/batch/v1/namespaces/" + ns_ + "/jobs" + (name.empty() ? "" : "/" + name); }
   std::string JobSetPath(const std::string& name) { return "/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + ns_ + "/jobsets/" + name; }
-  static bool HasCondition(const json::Document& d, const std::string& type) {
-    const json::Value* conds = d.IsObject() ? json::Find(d, {"status", "conditions"}) : nullptr;
-    if (conds == nullptr || !conds->IsArray()) return false;
-    for (const auto& c : conds->GetArray()) {
-      if (json::GetString(c, "type") == type && json::GetString(c, "status") == "True") return true;
-    }
-    return false;
-  }
   struct PodInfo {
     std::string node, phase, ticket, scheduled_reason;
     bool gated = false;
@@ -357,15 +350,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
     }
   }
   // The names of the tickets (Runs with spec.workloadRef) of the test's namespace.
-  std::set<std::string> Tickets() {
-    std::set<std::string> out;
-    auto l = client()->List(k8s::resources::kRuns.Path(ns_));
-    if (!l.ok()) return out;
-    for (const auto& r : l->items) {
-      if (json::Find(r, {"spec", "workloadRef"}) != nullptr) out.insert(json::GetString(json::Find(r, {"metadata", "name"})));
-    }
-    return out;
-  }
+  std::set<std::string> Tickets() { return TicketsIn(*client(), ns_); }
   // kubectl as the impersonated tenant in the test's namespace.
   CommandResult AsTenant(std::vector<std::string> args, const std::string& input = {}) {
     args.insert(args.end(), {"--as=tenant"});
@@ -395,8 +380,8 @@ TEST_F(WorkloadIdentityTest, QueuedJobJobSetAndPodGroupSucceedWithEveryComponent
     EXPECT_TRUE(WaitPhase(t, "Succeeded", std::chrono::seconds(120))) << t << " is " << Phase(t) << ": " << Message(t) << "\n"
                                                                        << controller_->Log();
   }
-  EXPECT_TRUE(Eventually([&] { return HasCondition(Get(JobsPath("train")), "Complete"); }, std::chrono::seconds(60)));
-  EXPECT_TRUE(Eventually([&] { return HasCondition(Get(JobSetPath("sweep")), "Completed"); }, std::chrono::seconds(60)))
+  EXPECT_TRUE(Eventually([&] { return HasTrueCondition(Get(JobsPath("train")), "Complete"); }, std::chrono::seconds(60)));
+  EXPECT_TRUE(Eventually([&] { return HasTrueCondition(Get(JobSetPath("sweep")), "Completed"); }, std::chrono::seconds(60)))
       << ReadFile(cp().dir() + "/jobset.log").substr(0, 4000);
   ExpectRanThroughTicket("job-name=train", 1, "job-train");
   ExpectRanThroughTicket("jobset.sigs.k8s.io/jobset-name=sweep", 1, "jobset-sweep");
