@@ -62,6 +62,8 @@
 #include "k8s/objects.h"
 #include "k8s/workload_objects.h"
 #include "k8s/quantity.h"
+#include "api/v1alpha1/codec.h"
+#include "workloads/workload.h"
 
 using namespace berth;
 using berth::testing::CommandResult;
@@ -781,7 +783,9 @@ double SampleValue(const std::string& page, const std::string& sample) {
 // kBerthJobs (issue 45): the Jobs Kueue gets, labelled for berth's queue instead (berth.dev/queue),
 // with the chart's policies holding them, the Job controller making their Pods and kube-scheduler
 // binding the Pods berth pinned.
-enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue, kBerthJobs, kHeldJobs };
+// kContractJobs: the writes the contract asks of any queue for a labelled Job (a ticket Run, its
+// placement, the Job's release, each Pod's pin), with the chart's policies, deciding nothing.
+enum class Anchor { kBerth, kBerthWebhook, kBerthPolicies, kKubeScheduler, kJobs, kKueue, kBerthJobs, kHeldJobs, kContractJobs };
 
 // The Events in `ns` by who reported them and why ("kube-scheduler Scheduled: 2000, ..."), read
 // after the writes are counted: which component wrote the `POST events` of a row.
@@ -853,6 +857,143 @@ class HeldJobReleaser {
   bool stop_ = false;
 };
 
+namespace api = berth::api::v1alpha1;
+
+// A queue that makes exactly the writes berth's contract asks for a labelled Job and decides
+// nothing (Anchor::kContractJobs, issue 45): for each suspended Job the informer shows, the
+// ticket Run berth would create (api::EncodeTicket of workloads::TicketSpecOf), its placement
+// status (one merge patch, as berth's admission writes it), the Job's release (the kind's
+// ReleasePatch); for each of its gated Pods, the pin berth sends (k8s::PinPodPatch of its
+// PinSource: node affinity to a node, the fleet's toleration, labels, the gate lifted). Nodes are
+// taken in turn, one GPU each, with no check: what the contract's writes cost by themselves, the
+// ceiling of any queue that keeps berth's contract for Jobs (its writes, its policies).
+class ContractJobReleaser {
+ public:
+  ContractJobReleaser(const std::string& ns, int nodes)
+      : ns_(ns),
+        nodes_(nodes),
+        jobs_(Client(), "/apis/batch/v1/namespaces/" + ns + "/jobs",
+              [](const json::Value& o) { return workloads::KindOf("Job")->Decode(o); },
+              [](const workloads::Workload& j) { return j.meta.name; }, "contract-jobs"),
+        pods_(Client(), k8s::resources::kPods.Path(ns),
+              [](const json::Value& o) {
+                auto p = std::make_shared<PodSeen>();
+                p->name = json::GetString(json::Find(o, {"metadata", "name"}));
+                p->job = json::GetString(json::Find(o, {"metadata", "labels", "batch.kubernetes.io/job-name"}));
+                p->source = k8s::PinSource(o, workloads::kAdmissionGate);
+                return std::shared_ptr<const PodSeen>(p);
+              },
+              [](const PodSeen& p) { return p.name; }, "contract-pods") {
+    jobs_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
+      if (!cur || !cur->suspended) return;
+      Add(Task{name, cur, nullptr});
+    });
+    pods_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
+      if (!cur || cur->source.empty() || cur->job.empty()) return;
+      Add(Task{name, nullptr, cur});
+    });
+    for (int i = 0; i < 16; ++i) threads_.emplace_back([this] { Work(); });
+    jobs_.Start();
+    pods_.Start();
+  }
+  ~ContractJobReleaser() {
+    jobs_.Stop();
+    pods_.Stop();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+ private:
+  struct PodSeen {
+    std::string name, job, source;
+  };
+  struct Task {
+    std::string name;
+    std::shared_ptr<const workloads::Workload> job;
+    std::shared_ptr<const PodSeen> pod;
+  };
+  void Add(Task t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!done_.insert((t.job ? "job/" : "pod/") + t.name).second) return;
+    todo_.push_back(std::move(t));
+    cv_.notify_one();
+  }
+  void Work() {
+    for (;;) {
+      Task t;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+        if (stop_) return;
+        t = std::move(todo_.back());
+        todo_.pop_back();
+      }
+      if (t.job) Admit(*t.job);
+      if (t.pod) Pin(*t.pod);
+    }
+  }
+  std::string NodeOf(const std::string& job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto [it, added] = node_of_.emplace(job, "");
+    if (added) it->second = "pool-" + std::to_string(next_node_++ % nodes_);
+    return it->second;
+  }
+  void Admit(const workloads::Workload& job) {
+    const workloads::WorkloadKind& kind = *workloads::KindOf("Job");
+    const std::string ticket = workloads::TicketName(kind.TicketPrefix(), job.meta.name);
+    k8s::ObjectMeta meta;
+    meta.ns = ns_;
+    meta.name = ticket;
+    const k8s::OwnerRef owner{std::string(kind.ApiVersion()), std::string(kind.Kind()), job.meta.name, job.meta.uid, false};
+    auto created = Client()->Create(k8s::resources::kRuns.Path(ns_),
+                                    api::EncodeTicket(meta, owner, workloads::TicketSpecOf(kind, job, "nvidia.com/gpu").spec));
+    if (!created.ok()) {
+      std::fprintf(stderr, "ticket %s: %s\n", ticket.c_str(), created.status().ToString().c_str());
+      return;
+    }
+    const std::string node = NodeOf(job.meta.name);
+    api::RunStatus st;
+    st.phase = api::Phase::kScheduled;
+    st.reason = api::Reason::kScheduled;
+    st.message = "placed on fleet gpu: " + node + " (1 block)";
+    st.fleet = "gpu";
+    st.placement = {api::PlacementEntry{0, node, 1, ""}};
+    st.effective_priority = 50;
+    const auto now = std::chrono::time_point_cast<std::chrono::milliseconds>(std::chrono::system_clock::now());
+    st.submitted_at = api::Time(now);
+    st.scheduled_at = api::Time(now);
+    api::SetCondition(st.conditions, api::ConditionType::kScheduled, api::ConditionStatus::kTrue, api::Reason::kScheduled,
+                      st.message, 1, now);
+    const std::string rv = json::GetString(json::Find(*created, {"metadata", "resourceVersion"}));
+    auto placed = Client()->MergePatch(k8s::resources::kRuns.Path(ns_, ticket) + "/status", api::RunStatusPatch(st, rv));
+    if (!placed.ok()) std::fprintf(stderr, "placement of %s: %s\n", ticket.c_str(), placed.status().ToString().c_str());
+    auto released = Client()->MergePatch("/apis/batch/v1/namespaces/" + ns_ + "/jobs/" + job.meta.name, kind.ReleasePatch());
+    if (!released.ok()) std::fprintf(stderr, "release of Job %s: %s\n", job.meta.name.c_str(), released.status().ToString().c_str());
+  }
+  void Pin(const PodSeen& pod) {
+    const std::string ticket = workloads::TicketName("job", pod.job);
+    const std::string patch = k8s::PinPodPatch(pod.source, workloads::PinOf(ticket, 0, NodeOf(pod.job), "gpu"));
+    auto r = Client()->MergePatch(k8s::resources::kPods.Path(ns_, pod.name), patch);
+    if (!r.ok()) std::fprintf(stderr, "pin of Pod %s: %s\n", pod.name.c_str(), r.status().ToString().c_str());
+  }
+  std::string ns_;
+  int nodes_;
+  k8s::Informer<workloads::Workload> jobs_;
+  k8s::Informer<PodSeen> pods_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> done_;
+  std::map<std::string, std::string> node_of_;
+  int next_node_ = 0;
+  std::vector<Task> todo_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
 // object created to every Pod bound (hollow nodes: admitted by its kubelet and Running).
 std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
@@ -910,7 +1051,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
     out.name = "kube-scheduler " + KubeVersion() + ", pre-made Pods";
     out.timed = "first Pod created -> every Pod";
     out.unit = "pods/s";
-    if (anchor == Anchor::kJobs || anchor == Anchor::kKueue || anchor == Anchor::kHeldJobs) {
+    if (anchor == Anchor::kJobs || anchor == Anchor::kKueue || anchor == Anchor::kHeldJobs || anchor == Anchor::kContractJobs) {
       kube.push_back(StartJobController());
       out.flags += "; kube-controller-manager " + Join(JobControllerFlags());
       out.name = "Jobs: kube-controller-manager's Job controller + kube-scheduler " + KubeVersion();
@@ -921,6 +1062,14 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
       out.name = "Jobs held and released, no queue: created suspended, unsuspended by a watch that decides nothing; "
                  "Job controller + kube-scheduler " + KubeVersion();
       out.flags += "; releaser: a Job informer, 16 threads, one merge patch spec.suspend=false per Job";
+    }
+    if (anchor == Anchor::kContractJobs) {
+      SetUpPolicies(true);
+      out.name = "Jobs with berth's contract and no decisions: labelled berth.dev/queue, the chart's policies; per Job the "
+                 "ticket Run, its placement, the release, each Pod's pin, by a watch that decides nothing; "
+                 "Job controller + kube-scheduler " + KubeVersion();
+      out.flags += "; the chart's Mutating/ValidatingAdmissionPolicy (the releaser's user: admin); releaser: a Job and a "
+                   "Pod informer, 16 threads, nodes in turn";
     }
     if (anchor == Anchor::kKueue) {
       const KueueRun k = StartKueue("pool", ns, false);
@@ -975,6 +1124,8 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
                                share + R"(},"limits":{)" + share + R"(}}}]})";
   std::unique_ptr<HeldJobReleaser> releaser;
   if (anchor == Anchor::kHeldJobs) releaser = std::make_unique<HeldJobReleaser>(ns);
+  std::unique_ptr<ContractJobReleaser> contract;
+  if (anchor == Anchor::kContractJobs) contract = std::make_unique<ContractJobReleaser>(ns, nodes);
   auto t0 = Clock::now();
   Parallel(runs, 16, [&](int i) {
     const std::string n = std::to_string(i);
@@ -992,6 +1143,7 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::KueueJob("j" + n, pod_spec));
         break;
       case Anchor::kBerthJobs:
+      case Anchor::kContractJobs:
         MustCreate("/apis/batch/v1/namespaces/" + ns + "/jobs", bench::BerthJob("j" + n, pod_spec));
         break;
       case Anchor::kHeldJobs:
@@ -1099,6 +1251,18 @@ void JobsGoals(std::map<Anchor, AnchorResult>& results, int runs) {
                   held.writes.total / runs, results.count(Anchor::kBerthPolicies) ? results[Anchor::kBerthPolicies].writes.total / runs : 0.0,
                   results.count(Anchor::kBerthPolicies) ? held.writes.total / results[Anchor::kBerthPolicies].writes.total : 0.0);
     }
+    if (results.count(Anchor::kContractJobs) != 0 && results.count(Anchor::kKueue) != 0) {
+      // berth's contract for a Job (the chart's policies, a ticket Run, its placement, the release,
+      // each Pod's pin) written by a watch that decides nothing: no queue keeping that contract
+      // can pass this row on this machine, however it decides.
+      const AnchorResult& c = results[Anchor::kContractJobs];
+      std::printf("| ceiling of a queue that keeps berth's contract: its writes by a watch deciding nothing / Kueue | %.0f jobs/s | Kueue %.0f jobs/s | %.2f |\n",
+                  runs / c.seconds, runs / results[Anchor::kKueue].seconds, results[Anchor::kKueue].seconds / c.seconds);
+      std::printf("| berth's Jobs / that ceiling | %.0f jobs/s | %.0f jobs/s | %.2f |\n", runs / jobs.seconds, runs / c.seconds,
+                  c.seconds / jobs.seconds);
+      std::printf("| API server CPU per Job, berth / that ceiling | %.1f ms | %.1f ms | %.2f |\n", 1000 * jobs.cpu_apiserver / runs,
+                  1000 * c.cpu_apiserver / runs, jobs.cpu_apiserver / c.cpu_apiserver);
+    }
     if (results.count(Anchor::kBerthPolicies) != 0) {
       const AnchorResult& r = results[Anchor::kBerthPolicies];
       std::printf("| floor: writes per Job without any queue / berth's Run path | %.2f | berth's Runs %.2f | %.2f |\n",
@@ -1134,10 +1298,12 @@ int Throughput() {
     // The Jobs row (no queue: the Job controller and kube-scheduler alone) is the ceiling of any
     // queue that lets the real Job controller make the Pods: its throughput and writes bound the
     // goals of issue 45 (docs/performance.md, "Jobs beside Kueue").
-    anchors = {Anchor::kJobs, Anchor::kHeldJobs, Anchor::kBerthPolicies, Anchor::kBerthJobs};
+    anchors = {Anchor::kJobs, Anchor::kHeldJobs, Anchor::kContractJobs, Anchor::kBerthPolicies, Anchor::kBerthJobs};
     if (Flag("kueue", 0) != 0) anchors.push_back(Anchor::kKueue);
   }
   if (Flag("kueue", 0) == 2) anchors = {Anchor::kKueue};  // Kueue alone (trying its set-up)
+  if (Flag("jobs", 0) == 3) anchors = {Anchor::kBerthJobs};  // berth's Job path alone (profiling it)
+  if (Flag("jobs", 0) == 4) anchors = {Anchor::kContractJobs, Anchor::kBerthJobs};  // berth beside its contract's ceiling
   std::map<Anchor, AnchorResult> results;
   for (Anchor a : anchors) {
     auto r = RunAnchor(a, nodes, runs);
