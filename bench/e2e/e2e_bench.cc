@@ -1184,6 +1184,8 @@ std::optional<AnchorResult> RunAnchor(Anchor anchor, int nodes, int runs) {
   out.cpu_kwok = cpu1[4] - cpu0[4];
   out.refused = pods.refused();
   pods.informer().Stop();
+  releaser.reset();  // their watches end before the control plane does
+  contract.reset();
   if (controller) controller->Stop();
   for (pid_t p : kube) StopProcess(p);
   if (!done) {
