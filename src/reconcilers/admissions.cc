@@ -7,6 +7,7 @@
 #include "k8s/timefmt.h"
 #include "reconcilers/pod_builder.h"
 #include "reconcilers/run_status.h"
+#include "reconcilers/run_event.h"
 
 namespace berth::reconcilers {
 
@@ -166,7 +167,7 @@ bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
     if (res.ok()) {
       NoteWritten(key, RvNumber(k8s::ResourceVersionOf(*res)));
       NoteAdmitted(r);
-      events_.Record(Ref(r), "Normal", ToApi(Reason::kScheduled), next.message);
+      RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kScheduled, next.message});
       return true;
     }
     spdlog::info("run {}: not admitted, status write failed: {}", key, res.status().ToString());
@@ -206,7 +207,7 @@ bool Admissions::VerifyNow(const Run& r, uint64_t base_rv) {
   const bool same = now != nullptr && now->meta.uid == r.meta.uid;
   if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
     spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
-    events_.Record(Ref(r), "Normal", ToApi(Reason::kScheduled), now->status.message);
+    RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kScheduled, now->status.message});
     std::lock_guard<std::mutex> lock(mu_);
     news_.confirmed.insert(key);
     uint64_t& slot = news_.written[key];

@@ -10,7 +10,7 @@ namespace {
 
 using Kind = PlacedDecision::Kind;
 
-PlacedDecision End(bool interruption, std::string why, std::string reason = {}) {
+PlacedDecision End(bool interruption, std::string why, ReasonCode reason = {}) {
   PlacedDecision d;
   d.kind = Kind::kEnd;
   d.interruption = interruption;
@@ -66,7 +66,7 @@ std::optional<PlacedDecision> StartRule(const PlacedInput& in) {
     return End(false,
                "the Pods did not all start within startTimeout " + k8s::FormatDuration(*timeout) +
                    (waiting.empty() ? "" : " (" + waiting + ")"),
-               std::string(ToApi(Reason::kStartTimeout)));
+               Reason::kStartTimeout);
   }
   if (!waiting.empty() && run.status.message != waiting) return With(Kind::kShowWaiting, waiting);
   return std::nullopt;
@@ -86,7 +86,7 @@ std::optional<PlacedDecision> UserRule(const PlacedInput& in) {
   if (!all_succeeded && run.spec.stop) {
     PlacedDecision d;
     d.kind = Kind::kStop;
-    d.reason = ToApi(Reason::kStopped);
+    d.reason = Reason::kStopped;
     d.why = "stopped (spec.stop) " + while_ + "; its Pods are stopped with their grace period";
     return d;
   }

@@ -47,7 +47,7 @@ struct PlacedInput {
 struct PlacedDecision {
   enum class Kind {
     kNothing,     // keep watching
-    kEnd,         // fail or retry (interruption or not), with `why` and `reason` ("" = Interrupted/PodFailed)
+    kEnd,         // fail or retry (interruption or not), with `why` and `reason` (empty = Interrupted/PodFailed)
     kSucceed,     // every Pod succeeded; `message`
     kMaxDuration, // ran longer than maxDuration; `message`
     kShowWaiting, // a Pod cannot start: `message` (only when the run does not show it yet)
@@ -58,7 +58,8 @@ struct PlacedDecision {
   };
   Kind kind = Kind::kNothing;
   bool interruption = false;
-  std::string why, reason, message;
+  std::string why, message;
+  ReasonCode reason;  // kEnd, kStop: the reason written (empty: Interrupted or PodFailed, as `interruption` says)
   std::string refused_node;  // kEnd after a kubelet refusal: the node that refused
 };
 

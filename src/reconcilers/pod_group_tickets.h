@@ -36,8 +36,6 @@ namespace berth::reconcilers {
 
 class EngineCaches;
 
-// The reason of a Pending Pod group ticket waiting for its Pods ("2 of 4 Pods of the group exist").
-inline constexpr const char* kPodGroupIncompleteReason = "PodGroupIncomplete";
 
 // The ticket's Pod workload as its cached Pods make it; nullopt when none of them is cached (or a
 // single Pod's ticket names another Pod of that name: its uid).

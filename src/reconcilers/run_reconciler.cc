@@ -91,7 +91,7 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
     next.observed_generation = ticket.meta.generation;
     SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message,
                  ticket.meta.generation, now);
-    writes_.WriteStatus(ticket, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), next.message);
+    writes_.WriteStatus(ticket, next, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, next.message});
     return false;
   }
   // A Pod group waits until all its Pods exist (all or nothing; pod_group_tickets.h).
@@ -100,7 +100,7 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
       if (busy) return false;
       RunStatus next = ticket.status;
       next.phase = Phase::kPending;
-      next.reason = api::ReasonCode::FromApi(kPodGroupIncompleteReason);
+      next.reason = Reason::kPodGroupIncomplete;
       next.message = s->waiting + ": the group is admitted once all its Pods exist (all or nothing)";
       next.queue_position.reset();
       next.estimated_start_at.reset();
@@ -133,7 +133,8 @@ std::optional<PlacedDecision> RunReconciler::DecideFinished(const Run& ticket, c
   } else {
     d.kind = PK::kEnd;
     d.why = "the " + kind + " failed" + (w.finish_message.empty() ? "" : ": " + w.finish_message);
-    d.reason = w.finish_reason.empty() ? std::string(ToApi(Reason::kPodFailed)) : w.finish_reason;
+    // The workload's own condition reason (BackoffLimitExceeded...), read from the API.
+    d.reason = w.finish_reason.empty() ? ReasonCode(Reason::kPodFailed) : ReasonCode::FromApi(w.finish_reason);
   }
   return d;
 }
@@ -144,12 +145,12 @@ void RunReconciler::EndWithWorkload(const Run& ticket, const workloads::Workload
   if (d->kind == PlacedDecision::Kind::kSucceed) {
     RunStatus next = Finish(ticket.status, Outcome::kSucceeded, Reason::kSucceeded, d->message, ticket.meta.generation,
                             ticket.meta.created, now);
-    writes_.WriteStatus(ticket, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
+    writes_.WriteStatus(ticket, next, RunEvent{api::EventType::kNormal, Reason::kSucceeded, next.message});
     return;
   }
-  RunStatus next = Finish(ticket.status, Outcome::kFailed, ReasonCode::FromApi(d->reason), d->why, ticket.meta.generation,
+  RunStatus next = Finish(ticket.status, Outcome::kFailed, d->reason, d->why, ticket.meta.generation,
                           ticket.meta.created, now);
-  writes_.WriteStatus(ticket, next, "Warning", d->reason, next.message);
+  writes_.WriteStatus(ticket, next, RunEvent{api::EventType::kWarning, d->reason, next.message});
 }
 
 bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool busy) {
@@ -175,7 +176,7 @@ bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
       return false;
     case PK::kInvalid: {
       RunStatus next = Finish(run.status, Outcome::kFailed, Reason::kInvalidSpec, d.message, run.meta.generation, run.meta.created, now);
-      writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), d.message);
+      writes_.WriteStatus(run, next, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, d.message});
       return false;
     }
     case PK::kSuspend:
@@ -193,7 +194,7 @@ bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
       next.message = d.message;
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message, run.meta.generation, now);
-      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kResumed)), next.message);
+      writes_.WriteStatus(run, next, RunEvent{api::EventType::kNormal, Reason::kResumed, next.message});
       return false;
     }
     case PK::kBackoff:
@@ -212,7 +213,7 @@ PlacedDecision RunReconciler::DecideTicket(const Run& ticket, const workloads::W
   if (ticket.spec.stop) {
     d.kind = PK::kStop;
     d.why = "stopped (spec.stop): the " + kind + " is suspended and its Pods stopped";
-    d.reason = std::string(ToApi(Reason::kStopped));
+    d.reason = Reason::kStopped;
     return d;
   }
   if (ticket.spec.suspend) {
@@ -296,9 +297,9 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
     memo.admitted_spec = fingerprint;
   } else if (memo.admitted_spec != fingerprint) {
     memo.admitted_spec = fingerprint;
-    events_.Record(writes_.Ref(run), "Warning", ToApi(Reason::kSpecChangeIgnored),
+    RecordEvent(events_, writes_.Ref(run), RunEvent{api::EventType::kWarning, Reason::kSpecChangeIgnored,
                     "the run is already admitted, so only spec.priority takes effect now; other spec changes apply "
-                    "if it goes back to the queue (a retry)");
+                    "if it goes back to the queue (a retry)"});
   }
   // Scheduled or Running: keep the status' generation current (a priority patch after admission).
   if (run.status.observed_generation != run.meta.generation) {
@@ -343,7 +344,7 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s:
       !run.status.template_hash.empty() && run.status.template_hash != now_hash) {
     const std::string why = api::TemplateChangedAfterPlacement(run.status.template_hash, now_hash);
     RunStatus next = Finish(run.status, Outcome::kFailed, Reason::kInvalidSpec, why, run.meta.generation, run.meta.created, now);
-    writes_.WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kInvalidSpec)), why);
+    writes_.WriteStatus(run, next, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, why});
     return true;
   }
   // Wait until the fleet status counts this run (see WriteFleetStatuses). Its record is the one
@@ -369,15 +370,15 @@ bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,
   switch (d.kind) {
     case PlacedDecision::Kind::kEnd:
       if (!d.refused_node.empty()) on_refusal_(d.refused_node, d.why, now);
-      writes_.FailOrRetry(run, d.interruption, d.why, now, ReasonCode::FromApi(d.reason));
+      writes_.FailOrRetry(run, d.interruption, d.why, now, d.reason);
       return true;
     case PlacedDecision::Kind::kSucceed: {
       RunStatus next = Finish(run.status, Outcome::kSucceeded, Reason::kSucceeded, d.message, run.meta.generation, run.meta.created, now);
-      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kSucceeded)), next.message);
+      writes_.WriteStatus(run, next, RunEvent{api::EventType::kNormal, Reason::kSucceeded, next.message});
       return true;
     }
     case PlacedDecision::Kind::kStop:
-      writes_.FailOrRetry(run, false, d.why, now, ReasonCode::FromApi(d.reason), /*stopped=*/true);
+      writes_.FailOrRetry(run, false, d.why, now, d.reason, /*stopped=*/true);
       return true;
     case PlacedDecision::Kind::kSuspend:
       writes_.Suspend(run, d.message, now);
@@ -399,7 +400,7 @@ bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,
       next.started_at = Time(now);
       next.observed_generation = run.meta.generation;
       SetCondition(next.conditions, ConditionType::kReady, ConditionStatus::kTrue, Reason::kRunning, next.message, run.meta.generation, now);
-      writes_.WriteStatus(run, next, "Normal", std::string(ToApi(Reason::kStarted)), next.message);
+      writes_.WriteStatus(run, next, RunEvent{api::EventType::kNormal, Reason::kStarted, next.message});
       return true;
     }
     case PlacedDecision::Kind::kCreatePods:

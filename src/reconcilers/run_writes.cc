@@ -71,18 +71,18 @@ void RunWrites::NoteSpecChangeAfterEnd(const Run& run) {
     if (next.message.find(kSuspendNote) == std::string::npos) {
       next.message += (next.message.empty() ? "" : "; ") + kSuspendNote;
     }
-    WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
-                "the run has ended (" + std::string(PhaseName(run.status.phase)) + "), so spec.suspend does nothing");
+    WriteStatus(run, next, RunEvent{api::EventType::kWarning, Reason::kSpecChangeIgnored,
+                "the run has ended (" + std::string(PhaseName(run.status.phase)) + "), so spec.suspend does nothing"});
     return;
   }
   RunStatus next = run.status;
   next.observed_generation = run.meta.generation;
   for (auto& c : next.conditions) c.observed_generation = run.meta.generation;
   if (next.message.find(kNote) == std::string::npos) next.message += (next.message.empty() ? "" : "; ") + kNote;
-  WriteStatus(run, next, "Warning", std::string(ToApi(Reason::kSpecChangeIgnored)),
+  WriteStatus(run, next, RunEvent{api::EventType::kWarning, Reason::kSpecChangeIgnored,
               "the run has ended (" + std::string(PhaseName(run.status.phase)) +
                   "), so spec changes do not run it again; kubectl berth apply -f FILE deletes it and submits it again "
-                  "(or delete and create it)");
+                  "(or delete and create it)"});
 }
 
 void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
@@ -97,7 +97,7 @@ void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, 
   // the Failed branch deletes), never a Running run without Pods (an "interruption").
   Dispatch(RunKey(run), [this, r = run, names, next] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
-    events_.Record(Ref(r), "Warning", ToApi(Reason::kMaxDurationExceeded), next.message);
+    RecordEvent(events_, Ref(r), RunEvent{api::EventType::kWarning, Reason::kMaxDurationExceeded, next.message});
     if (api::IsTicket(r)) tickets_.Hold(r);  // its controller makes no new Pods
     if (!HeldWorkloadStopsItsPods(r)) DeletePods(r.meta.ns, names);  // else its controller does
     return true;
@@ -171,7 +171,7 @@ bool RunWrites::FailInvalidSpec(const Run& r, const std::string& why) {
   const WriteResult w = PatchStatus(r, next);
   switch (w.outcome) {
     case WriteOutcome::kWritten:
-      events_.Record(Ref(r), "Warning", ToApi(Reason::kInvalidSpec), why);
+      RecordEvent(events_, Ref(r), RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, why});
       return true;
     case WriteOutcome::kConflict:  // the run changed meanwhile: decided again from the cache
       return admissions_.NoteStale(r);
@@ -299,9 +299,9 @@ void RunWrites::DeleteStrays(const Run& run, std::vector<PodRef> pods) {
         continue;
       }
       spdlog::info("run {}/{}: deleted Pod {}, which claims the run but was not made by berth", r.meta.ns, r.meta.name, p.name);
-      events_.Record(Ref(r), "Warning", "StrayPod",
+      RecordEvent(events_, Ref(r), RunEvent{api::EventType::kWarning, Reason::kStrayPod,
                      "Pod " + p.name + " claims this run (label berth.dev/run or a Run ownerReference) but berth did "
-                     "not make it: deleted; it never counts as the run's");
+                     "not make it: deleted; it never counts as the run's"});
     }
     return ok;
   });
@@ -351,9 +351,9 @@ std::optional<bool> RunWrites::CreatePod(const Run& r, const Run& full, const st
       if (IsStrayPodOf(*pod, r)) {
         if (!pod->meta.deleting) {
           DeletePods(r.meta.ns, {RefOf(*pod)});
-          events_.Record(Ref(r), "Warning", "StrayPod",
+          RecordEvent(events_, Ref(r), RunEvent{api::EventType::kWarning, Reason::kStrayPod,
                          "Pod " + name + " claims this run (label berth.dev/run or a Run ownerReference) but berth "
-                         "did not make it: deleted; it never counts as the run's");
+                         "did not make it: deleted; it never counts as the run's"});
         }
         return false;  // made once it is gone
       }
@@ -425,26 +425,25 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
   RunStatus next;
   const ReasonCode reason =
       !reason_override.empty() ? reason_override : ReasonCode(interruption ? Reason::kInterrupted : Reason::kPodFailed);
-  std::string event_type = "Warning", event_reason, event_message;
+  RunEvent event{api::EventType::kWarning, Reason::kRetrying, {}};
   if (retry_event && within) {
     next = RetryStatus(run, reason, why, now, preempted);
-    event_reason = ToApi(Reason::kRetrying);
-    event_message = next.message;
+    event.message = next.message;
   } else {
     std::string message = why;
     if (retry_event && !within) message += " (retry duration " + k8s::FormatDuration(*run.spec.retry->duration) + " has passed)";
     next = Finish(run.status, Outcome::kFailed, reason, message, run.meta.generation, run.meta.created, now);
-    event_reason = reason.str();
-    event_message = next.message;
-    if (stopped) event_type = "Normal";
+    event.reason = reason;
+    event.message = next.message;
+    if (stopped) event.type = api::EventType::kNormal;
   }
   // The status first, then the Pods: a crash in between leaves a Failed run (whose Pods the Failed
   // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
   // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
   // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, event_type, event_reason, event_message, preempted, team] {
+  Dispatch(RunKey(run), [this, r = run, to_delete, next, event, preempted, team] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
-    events_.Record(Ref(r), event_type, event_reason, event_message);
+    RecordEvent(events_, Ref(r), event);
     if (preempted && observer_) {
       if (next.reason == Reason::kReclaimed) {
         observer_->OnReclaimed(r.status.fleet, team);
@@ -496,7 +495,7 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
   Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
     if (write) {
       if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
-      if (event) events_.Record(Ref(r), "Normal", ToApi(Reason::kSuspended), next.message);
+      if (event) RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kSuspended, next.message});
     }
     if (api::IsTicket(r) && !tickets_.Hold(r)) return false;
     return HeldWorkloadStopsItsPods(r) || DeletePods(r.meta.ns, to_delete);
@@ -511,14 +510,13 @@ void RunWrites::ReleaseTicket(const Run& ticket, bool unsuspend, bool pin) {
   Dispatch("workload:" + RunKey(ticket), [this, r = ticket, unsuspend, pin] { return tickets_.Release(r, unsuspend, pin); });
 }
 
-void RunWrites::WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type,
-                                const std::string& event_reason, const std::string& event_message, bool background) {
+void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event, bool background) {
   if (SameStatus(run.status, next)) return;
   spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, PhaseName(next.phase), next.reason.api(),
                 background ? " (refresh)" : "");
-  Dispatch(RunKey(run), [this, r = run, next, event_type, event_reason, event_message] {
+  Dispatch(RunKey(run), [this, r = run, next, event = std::move(event)] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
-    if (!event_reason.empty()) events_.Record(Ref(r), event_type, event_reason, event_message);
+    if (event && !event->reason.empty()) RecordEvent(events_, Ref(r), *event);
     return true;
   }, background);
 }

@@ -40,6 +40,7 @@
 #include "reconcilers/engine_api.h"
 #include "reconcilers/engine_options.h"
 #include "reconcilers/pod_builder.h"
+#include "reconcilers/run_event.h"
 #include "reconcilers/run_types.h"
 #include "reconcilers/ticket_writes.h"
 #include "reconcilers/write_outcome.h"
@@ -81,9 +82,7 @@ class RunWrites {
 
   // ---- loop thread: each dispatches one writer task ----
   // `next` as the run's status (unless it is the status already), then the Event if any.
-  void WriteStatus(const Run& run, const RunStatus& next, const std::string& event_type = {},
-                   const std::string& event_reason = {}, const std::string& event_message = {},
-                   bool background = false);
+  void WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event = {}, bool background = false);
   // Ends the attempt: back to the queue when the run retries on this event (and may), else
   // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
   // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a

@@ -7,6 +7,7 @@
 #include "k8s/timefmt.h"
 #include "reconcilers/run_status.h"
 #include "reconcilers/run_types.h"
+#include "reconcilers/run_event.h"
 
 namespace berth::reconcilers {
 
@@ -72,7 +73,7 @@ void SetAsideReporter::End(const k8s::SetAsideObject& o, const RunStatus& curren
           reported_.erase(key);  // the next pass decides again (a conflict: from the run as it is now)
           return s.IsNotFound() || s.code() == 409;
         }
-        events_.Record(ref, "Warning", ToApi(Reason::kInvalidSpec), why);
+        RecordEvent(events_, ref, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, why});
         return delete_pods_(ns, pods);  // status before Pods
       });
   if (!dispatched) {
@@ -117,7 +118,7 @@ void SetAsideReporter::Report(const std::map<std::string, k8s::SetAsideObject>& 
         reported_.erase(key);  // the next pass tries again
         return false;
       }
-      if (s.ok()) events_.Record(ref, "Warning", ToApi(Reason::kInvalidSpec), why);
+      if (s.ok()) RecordEvent(events_, ref, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, why});
       return true;
     });
     if (!dispatched) {

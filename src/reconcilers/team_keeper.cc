@@ -147,7 +147,7 @@ TeamStatus TeamKeeper::StatusOf(const Team& team, const Usage& usage, sched::Tim
   s.conditions = team.status.conditions;
   auto conflict = conflicts_.find(team.meta.name);
   if (conflict != conflicts_.end()) {
-    SetCondition(s.conditions, ConditionType::kConflict, ConditionStatus::kTrue, ReasonCode::FromApi("NamespaceInAnotherTeam"),
+    SetCondition(s.conditions, ConditionType::kConflict, ConditionStatus::kTrue, Reason::kNamespaceInAnotherTeam,
                  conflict->second, team.meta.generation, now);
   } else if (std::any_of(s.conditions.begin(), s.conditions.end(), [](const auto& c) { return c.type == ConditionType::kConflict; })) {
     SetCondition(s.conditions, ConditionType::kConflict, ConditionStatus::kFalse, Reason::kNoConflict, "", team.meta.generation, now);

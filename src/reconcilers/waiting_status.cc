@@ -40,10 +40,10 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
     const std::string team = d.reclaim ? TeamNameOf(caches_.teams(), run->meta.ns) : "";
-    events_.Record(writes_.Ref(*run), "Normal", ToApi(Reason::kPreempting),
+    RecordEvent(events_, writes_.Ref(*run), RunEvent{api::EventType::kNormal, Reason::kPreempting,
                    (d.reclaim ? "reclaiming team " + team + "'s nominal share from " : "preempting ") +
                        sched::RunNamesFor(d.run_id, d.plan.victims) +  // another namespace's runs unnamed
-                       " on fleet " + d.plan.fleet + "; starts when their Pods have stopped");
+                       " on fleet " + d.plan.fleet + "; starts when their Pods have stopped"});
   }
   std::unordered_set<std::string> still;
   for (const auto& w : result.waiting) {
@@ -169,7 +169,7 @@ void WaitingStatusWriter::EndWaiting(const Run& run, const sched::CycleResult& r
                          run.meta.generation, run.meta.created, now);
   next.effective_priority = w.effective_priority;
   SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message, run.meta.generation, now);
-  writes_.WriteStatus(run, next, "Warning", next.reason.str(), next.message);
+  writes_.WriteStatus(run, next, RunEvent{api::EventType::kWarning, next.reason, next.message});
 }
 
 bool WaitingStatusWriter::LooksCurrent(const Run& run, const sched::WaitingRun& w, const ReasonCode& reason) {
@@ -228,12 +228,12 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
   if (preemption_record) {
     // A preemption is a decision: its record is written before any victim is evicted (the next
     // pass evicts them once the cache shows it).
-    writes_.WriteStatus(run, next, {}, {}, {});
+    writes_.WriteStatus(run, next, {});
     return;
   }
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
-  writes_.WriteStatus(run, next, {}, {}, {}, /*background=*/true);
+  writes_.WriteStatus(run, next, {}, /*background=*/true);
 }
 
 WaitingStatusWriter::PassOutcome WaitingStatusWriter::CarryOut(const sched::CycleResult& result, const WorkingSet& working,

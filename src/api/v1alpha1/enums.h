@@ -42,17 +42,21 @@ enum class Reason {
   kStartTimeout,         // Failed, or Pending again on a retry
   kInvalidSpec,          // Failed; also a Fleet's Ready=False
   kStopped,              // Failed (spec.stop)
+  kPodGroupIncomplete,   // Pending: a Pod group's ticket while fewer Pods than its size exist (issue 45)
   // Condition Ready=False of a Run that succeeded.
   kFinished,
   // Events only.
   kStarted,
   kRetrying,
   kSpecChangeIgnored,
+  kStrayPod,
   // A Fleet's conditions.
   kInstancesReady,
   kNoReadyInstances,
   kNodesClaimedByOlderFleet,
   kNoConflict,
+  // A Team's condition Conflict=True.
+  kNamespaceInAnotherTeam,
 };
 
 // status.phase of a Pod (core/v1 PodPhase) as the kubelet reports it. "" (not reported yet) is
@@ -69,6 +73,9 @@ enum class ConditionStatus { kTrue, kFalse, kUnknown };
 // scheduling::InstanceState, converted at the edge).
 enum class InstanceState { kIdle, kBusy, kFull, kRetired, kExpired, kNotReady, kInvalid };
 
+// A core/v1 Event's type.
+enum class EventType { kNormal, kWarning };
+
 // The tables: every enum value once, in declaration order (checked below).
 inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
     {Phase::kPending, "Pending"},
@@ -78,7 +85,7 @@ inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
     {Phase::kFailed, "Failed"},
 }};
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 27> kReasonNames{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 30> kReasonNames{{
     {Reason::kNoCapacity, "NoCapacity"},
     {Reason::kUnschedulable, "Unschedulable"},
     {Reason::kQuotaExceeded, "QuotaExceeded"},
@@ -98,14 +105,17 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 27> kReasonName
     {Reason::kStartTimeout, "StartTimeout"},
     {Reason::kInvalidSpec, "InvalidSpec"},
     {Reason::kStopped, "Stopped"},
+    {Reason::kPodGroupIncomplete, "PodGroupIncomplete"},
     {Reason::kFinished, "Finished"},
     {Reason::kStarted, "Started"},
     {Reason::kRetrying, "Retrying"},
     {Reason::kSpecChangeIgnored, "SpecChangeIgnored"},
+    {Reason::kStrayPod, "StrayPod"},
     {Reason::kInstancesReady, "InstancesReady"},
     {Reason::kNoReadyInstances, "NoReadyInstances"},
     {Reason::kNodesClaimedByOlderFleet, "NodesClaimedByOlderFleet"},
     {Reason::kNoConflict, "NoConflict"},
+    {Reason::kNamespaceInAnotherTeam, "NamespaceInAnotherTeam"},
 }};
 
 inline constexpr std::array<std::pair<PodPhase, std::string_view>, 5> kPodPhaseNames{{
@@ -139,6 +149,11 @@ inline constexpr std::array<std::pair<InstanceState, std::string_view>, 7> kInst
     {InstanceState::kInvalid, "Invalid"},
 }};
 
+inline constexpr std::array<std::pair<EventType, std::string_view>, 2> kEventTypeNames{{
+    {EventType::kNormal, "Normal"},
+    {EventType::kWarning, "Warning"},
+}};
+
 namespace run_phase_internal {
 
 template <typename E, size_t N>
@@ -167,7 +182,8 @@ static_assert(run_phase_internal::InOrder(kPodPhaseNames));
 static_assert(run_phase_internal::InOrder(kConditionTypeNames));
 static_assert(run_phase_internal::InOrder(kConditionStatusNames));
 static_assert(run_phase_internal::InOrder(kInstanceStateNames));
-static_assert(kReasonNames.size() == static_cast<size_t>(Reason::kNoConflict) + 1);
+static_assert(run_phase_internal::InOrder(kEventTypeNames));
+static_assert(kReasonNames.size() == static_cast<size_t>(Reason::kNamespaceInAnotherTeam) + 1);
 
 constexpr std::string_view ToApi(Phase p) { return kPhaseNames[static_cast<size_t>(p)].second; }
 constexpr std::string_view ToApi(Reason r) { return kReasonNames[static_cast<size_t>(r)].second; }
@@ -175,6 +191,7 @@ constexpr std::string_view ToApi(PodPhase p) { return kPodPhaseNames[static_cast
 constexpr std::string_view ToApi(ConditionType t) { return kConditionTypeNames[static_cast<size_t>(t)].second; }
 constexpr std::string_view ToApi(ConditionStatus s) { return kConditionStatusNames[static_cast<size_t>(s)].second; }
 constexpr std::string_view ToApi(InstanceState s) { return kInstanceStateNames[static_cast<size_t>(s)].second; }
+constexpr std::string_view ToApi(EventType t) { return kEventTypeNames[static_cast<size_t>(t)].second; }
 
 constexpr std::optional<Phase> ParsePhase(std::string_view s) { return run_phase_internal::Parse(kPhaseNames, s); }
 constexpr std::optional<Reason> ParseReason(std::string_view s) { return run_phase_internal::Parse(kReasonNames, s); }

@@ -62,6 +62,11 @@ TEST(RunPhaseTable, EveryValueRoundTrips) {
   }
 }
 
+TEST(RunPhaseTable, EventTypesAreCoreV1s) {
+  EXPECT_EQ(ToApi(EventType::kNormal), "Normal");
+  EXPECT_EQ(ToApi(EventType::kWarning), "Warning");
+}
+
 TEST(RunPhaseTable, SpellingsAreDistinct) {
   std::set<std::string_view> reasons;
   for (const auto& [reason, name] : kReasonNames) EXPECT_TRUE(reasons.insert(name).second) << name;

@@ -82,7 +82,7 @@ void Check(const Row& row, const std::string& phase, int nodes) {
   if (row.kind == Kind::kEnd || row.kind == Kind::kStop) {
     EXPECT_EQ(d.interruption, row.interruption) << row.name;
     EXPECT_EQ(d.why, row.text) << row.name;
-    EXPECT_EQ(d.reason, row.reason) << row.name;
+    EXPECT_EQ(d.reason, api::ReasonCode::FromApi(row.reason)) << row.name;
     EXPECT_EQ(d.refused_node, row.refused_node) << row.name;
   } else if (!row.text.empty()) {
     EXPECT_EQ(d.message, row.text) << row.name;

@@ -126,7 +126,7 @@ TEST_F(RunWritesTest, TheSameStatusIsNotWrittenAndAConflictLeavesTheRunAloneWith
   RunStatus next = run->status;
   next.message = "refreshed";
   api_->FailNext(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1, 409);
-  writes_.WriteStatus(*run, next, {}, {}, {}, /*background=*/true);
+  writes_.WriteStatus(*run, next, {}, /*background=*/true);
   ASSERT_EQ(keys_, (std::vector<std::string>{"ns/a (background)"}));
   EXPECT_TRUE(last_ok_) << "a conflict is no failure";
   EXPECT_EQ(admissions_.TakeNews().written.at("ns/a"), RvNumber(run->meta.resource_version) + 1);
