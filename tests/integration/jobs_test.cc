@@ -18,7 +18,6 @@ namespace berth::testing {
 namespace {
 
 namespace json = k8s::json;
-using k8s::resources::kPods;
 
 // The API server of this binary keeps an audit log of every write (hack/control-plane.sh
 // BERTH_AUDIT), with the bodies of Pod writes, bindings and Run status writes: the audit check of
@@ -326,31 +325,9 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
 // Job controller deletes the reclaimed Pod itself, which it counts as no failure (status.failed
 // stays 0); a Pod berth deleted would have failed the Job (docs/concepts.md, Jobs: "Stopped").
 TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
-  const std::string owner_ns = ns_ + "-owner";
-  ASSERT_EQ(cp().Kubectl({"create", "namespace", owner_ns}).exit_code, 0);
-  const std::string owner = "owner-" + ns_, borrower = "borrower-" + ns_;
-  const std::string marks = cp().dir() + "/reclaim-" + ns_;  // on the machine: every node sees it
-  struct Cleanup {  // cluster-scoped Teams, the second namespace and the marker directory
-    std::string owner_ns, owner, borrower, marks;
-    ~Cleanup() {
-      ControlPlane& cp = ControlPlane::Get();
-      cp.Kubectl({"delete", "team", owner, borrower, "--ignore-not-found", "--wait=false"});
-      cp.Kubectl({"-n", owner_ns, "delete", "runs", "--all", "--wait=false"});
-      EXPECT_TRUE(Eventually([&] {
-        auto l = cp.client()->List(kPods.Path(owner_ns));
-        return l.ok() && l->items.empty();
-      }, std::chrono::seconds(90))) << "pods of " << owner_ns << " were not gone 90 s after the test";
-      cp.Kubectl({"delete", "namespace", owner_ns, "--wait=false"});
-      RunCommand({"rm", "-rf", marks});
-    }
-  } cleanup{owner_ns, owner, borrower, marks};
   RealFleet("rc", "  blocks: 1\n  preemption: {minRuntime: 0s}\n");
-  CommandResult r = cp().Kubectl(
-      {"apply", "-f", "-"},
-      "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + owner + "}\nspec:\n  namespaces: [" + owner_ns +
-          "]\n  shares:\n  - fleet: " + FleetName("rc") + "\n    nominal: {gpu: 16}\n---\n"
-          "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + borrower + "}\nspec:\n  namespaces: [" + ns_ + "]\n");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ReclaimTeams("rc");
+  const std::string marks = Marks();
   for (const std::string job : {"b1", "b2"}) {
     Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job + "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
           FleetName("rc") + ", berth.dev/priority: \"80\"}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
@@ -362,54 +339,30 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
           "; sleep 3600']\n        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
     ASSERT_TRUE(WaitPhase("job-" + job, "Running", std::chrono::seconds(90))) << job << ": " << Message("job-" + job);
   }
+  OwnerRun("mine");
+  ASSERT_TRUE(Eventually([&] { return OwnerPhase("mine") == "Running"; }, std::chrono::seconds(90))) << OwnerPhase("mine");
 
-  r = cp().Kubectl({"apply", "-f", "-"},
-                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: mine, namespace: " + owner_ns +
-                       "}\nspec:\n  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
-                       "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
-                       "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'sleep 3600']\n");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto mine = [&] {
-    auto d = client()->Get(k8s::resources::kRuns.Path(owner_ns, "mine"));
-    return d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
-  };
-  ASSERT_TRUE(Eventually([&] { return mine() == "Running"; }, std::chrono::seconds(90))) << mine();
-
-  // Exactly one borrowing Job was reclaimed: suspended, its Pod gone, its ticket back in the queue.
-  std::vector<std::string> reclaimed;
-  for (const std::string job : {"b1", "b2"}) {
-    const std::string ticket = "job-" + job;
-    if (Reason(ticket) != "Reclaimed") {
-      EXPECT_EQ(Phase(ticket), "Running") << ticket << ": " << Message(ticket);
-      EXPECT_FALSE(Suspended(job));
-      continue;
-    }
-    reclaimed.push_back(job);
-    EXPECT_EQ(Phase(ticket), "Pending") << Message(ticket);
-    EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
-    EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
-    EXPECT_EQ(JobStatusInt(job, "failed"), 0) << "the Job controller counted the reclaimed Pod as a failure";
-    EXPECT_FALSE(JobCondition(job, "Failed"));
-    // The audit log: the Job controller deleted the reclaimed Pod, berth deleted none of the Job's.
-    size_t by_job_controller = 0;
-    for (const auto& w : AuditedWrites(ns_)) {
-      if (w.resource != "pods" || w.verb != "delete" || w.name.rfind(job + "-", 0) != 0) continue;
-      EXPECT_EQ(w.agent.rfind("berth-controller/", 0), std::string::npos) << "berth deleted Pod " << w.name << " of Job " << job;
-      by_job_controller += w.agent.find("job-controller") != std::string::npos ? 1 : 0;
-    }
-    EXPECT_GE(by_job_controller, 1u) << "no delete of the reclaimed Pod by the Job controller in the audit log";
-    std::string events;
-    EXPECT_TRUE(Eventually([&] {
-      events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + ticket + ",reason=Retrying", "-o",
-                        "jsonpath={.items[*].message}"}).out;
-      return events.find("reclaimed by team " + owner) != std::string::npos;
-    })) << events;
-  }
+  // Exactly one borrowing Job was reclaimed (Pending / Reclaimed, an Event Retrying naming the
+  // owner's team): suspended, its Pod gone, no failure counted; the other runs on, not suspended.
+  const std::vector<std::string> reclaimed = Reclaimed({"job-b1", "job-b2"});
   ASSERT_EQ(reclaimed.size(), 1u);
-  const std::string job = reclaimed.front(), ticket = "job-" + job;
+  const std::string ticket = reclaimed.front(), job = ticket.substr(std::string("job-").size());
+  EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
+  EXPECT_EQ(JobStatusInt(job, "failed"), 0) << "the Job controller counted the reclaimed Pod as a failure";
+  EXPECT_FALSE(JobCondition(job, "Failed"));
+  EXPECT_FALSE(Suspended(job == "b1" ? "b2" : "b1"));
+  // The audit log: the Job controller deleted the reclaimed Pod, berth deleted none of the Job's.
+  size_t by_job_controller = 0;
+  for (const auto& w : AuditedWrites(ns_)) {
+    if (w.resource != "pods" || w.verb != "delete" || w.name.rfind(job + "-", 0) != 0) continue;
+    EXPECT_EQ(w.agent.rfind("berth-controller/", 0), std::string::npos) << "berth deleted Pod " << w.name << " of Job " << job;
+    by_job_controller += w.agent.find("job-controller") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GE(by_job_controller, 1u) << "no delete of the reclaimed Pod by the Job controller in the audit log";
 
   // Capacity frees: the ticket is placed again, the Job released, and its new Pod completes it.
-  ASSERT_EQ(cp().Kubectl({"-n", owner_ns, "delete", "run", "mine", "--wait=false"}).exit_code, 0);
+  ASSERT_EQ(cp().Kubectl({"-n", OwnerNamespace(), "delete", "run", "mine", "--wait=false"}).exit_code, 0);
   ASSERT_TRUE(WaitPhase(ticket, "Succeeded", std::chrono::seconds(120))) << Message(ticket);
   EXPECT_EQ(StatusInt(ticket, "resubmissions"), 1);
   EXPECT_TRUE(Eventually([&] { return JobCondition(job, "Complete"); }));
