@@ -8,7 +8,6 @@
 // <full>-jobs), which these tests then apply and berth-controller serves.
 
 #include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <set>
 
@@ -19,7 +18,6 @@ namespace berth::testing {
 namespace {
 
 namespace json = k8s::json;
-using k8s::resources::kPods;
 
 // The API server of this binary keeps an audit log of every write (hack/control-plane.sh
 // BERTH_AUDIT), with the bodies of Pod writes, bindings and Run status writes: the audit check of
@@ -86,27 +84,8 @@ class JobsTest : public RealWorkloadTest {
     const json::Value* st = d.IsObject() ? json::Find(d, {"status"}) : nullptr;
     return st != nullptr && st->IsObject() ? json::GetInt(*st, field) : 0;
   }
-  // The Job's Pods (the Job controller's label), by name: their node ("" when not bound) and phase.
-  struct PodInfo {
-    std::string node, phase, rank;
-    bool deleting = false;
-  };
-  std::map<std::string, PodInfo> JobPods(const std::string& job) {
-    std::map<std::string, PodInfo> out;
-    k8s::ListOptions o;
-    o.label_selector = "batch.kubernetes.io/job-name=" + job;
-    auto l = client()->List(kPods.Path(ns_), o);
-    if (!l.ok()) return out;
-    for (const auto& p : l->items) {
-      PodInfo i;
-      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
-      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
-      i.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
-      i.deleting = json::Find(p, {"metadata", "deletionTimestamp"}) != nullptr;
-      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
-    }
-    return out;
-  }
+  // The Job's Pods (the Job controller's label), by name.
+  std::map<std::string, PodRow> JobPods(const std::string& job) { return Pods("batch.kubernetes.io/job-name=" + job); }
   bool NoPodBound(const std::string& job) {
     for (const auto& [name, p] : JobPods(job)) {
       if (!p.node.empty()) return false;
@@ -274,39 +253,22 @@ TEST_F(JobsTest, UnsuspendedJobIsSuspendedAtAdmission) {
 // nor create a ticket of its own or change a ticket's spec.
 TEST_F(JobsTest, TenantCannotUnsuspendOrRemoveTheGate) {
   GrantTenantNamespaceRights();
-  Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: tenant-jobs}
-rules:
-- apiGroups: [batch]
-  resources: [jobs]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-jobs}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-jobs}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
-)");
-  auto as_tenant = [&](std::vector<std::string> args, const std::string& input = {}) {
-    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
-    return cp().Kubectl(args, input);
-  };
+  Apply(TenantRole("tenant-jobs", AllVerbsOn("batch", "[jobs]")));
   QueuedJob("mine", "    berth.dev/fleet: none-" + ns_ + "\n", "true", 1);
   ASSERT_TRUE(Eventually([&] { return Phase("job-mine") == "Pending"; })) << Phase("job-mine");
 
-  CommandResult unsuspend = as_tenant({"patch", "job", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
+  CommandResult unsuspend = AsTenant({"patch", "job", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
   EXPECT_NE(unsuspend.exit_code, 0);
   EXPECT_NE(unsuspend.err.find("berth unsuspends it when it admits it"), std::string::npos) << unsuspend.err;
   EXPECT_TRUE(Suspended("mine"));
-  CommandResult unlabel = as_tenant({"label", "job", "mine", "berth.dev/queue-"});
+  CommandResult unlabel = AsTenant({"label", "job", "mine", "berth.dev/queue-"});
   EXPECT_NE(unlabel.exit_code, 0);
   EXPECT_NE(unlabel.err.find("cannot be removed from a queued Job"), std::string::npos) << unlabel.err;
 
-  CommandResult ticket = as_tenant({"patch", "run", "job-mine", "--type", "merge", "-p", R"({"spec":{"priority":99}})"});
+  CommandResult ticket = AsTenant({"patch", "run", "job-mine", "--type", "merge", "-p", R"({"spec":{"priority":99}})"});
   EXPECT_NE(ticket.exit_code, 0);
   EXPECT_NE(ticket.err.find("change the Job's label"), std::string::npos) << ticket.err;
-  CommandResult forged = as_tenant({"create", "-f", "-"},
+  CommandResult forged = AsTenant({"create", "-f", "-"},
                                    "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: forged}\nspec:\n"
                                    "  workloadRef: {apiVersion: batch/v1, kind: Job, name: x, uid: x}\n");
   EXPECT_NE(forged.exit_code, 0);
@@ -315,7 +277,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
   // A gated Pod (as the Job controller makes them): the tenant cannot lift the gate.
   Apply("apiVersion: v1\nkind: Pod\nmetadata: {name: gated}\nspec:\n  schedulingGates: [{name: berth.dev/admission}]\n"
         "  containers: [{name: main, image: busybox:1.35}]\n");
-  CommandResult lift = as_tenant({"patch", "pod", "gated", "--type", "json", "-p", R"([{"op":"remove","path":"/spec/schedulingGates"}])"});
+  CommandResult lift = AsTenant({"patch", "pod", "gated", "--type", "json", "-p", R"([{"op":"remove","path":"/spec/schedulingGates"}])"});
   EXPECT_NE(lift.exit_code, 0);
   EXPECT_NE(lift.err.find("only berth removes it"), std::string::npos) << lift.err;
   Kubectl({"delete", "pod", "gated", "--wait=false"});
@@ -353,36 +315,6 @@ TEST_F(JobsTest, QueueAllNamespaceQueuesAJobWithoutTheLabel) {
   EXPECT_EQ(json::GetString(json::Find(RunDoc("job-unlabelled"), {"spec", "workloadRef", "name"})), "unlabelled");
 }
 
-// One write of the API server's audit log (ResponseComplete, with the request's body).
-struct AuditedWrite {
-  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
-  std::string agent;  // userAgent (berth-controller/..., kube-controller-manager/.../job-controller)
-  int64_t code = 0;
-  json::Document body;  // requestObject (null when the policy logged none)
-};
-std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::string& ns) {
-  std::vector<AuditedWrite> out;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(ns) == std::string::npos) continue;
-    auto doc = json::Parse(line);
-    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
-    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
-    AuditedWrite w;
-    w.verb = json::GetString(*doc, "verb");
-    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
-    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
-    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
-    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
-    w.agent = json::GetString(*doc, "userAgent");
-    w.at = json::GetString(*doc, "stageTimestamp");
-    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
-    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
 // Reclaim of a Job (issue 45 (4), issue 31): team "owner" has both machines (16 GPUs) as its
 // nominal share and runs nothing; team "borrower" (the test's namespace, no share) runs two
 // whole-machine Jobs on that idle share. The owner's Run (lower priority) takes one machine back:
@@ -393,31 +325,9 @@ std::vector<AuditedWrite> AuditedWrites(const std::string& path, const std::stri
 // Job controller deletes the reclaimed Pod itself, which it counts as no failure (status.failed
 // stays 0); a Pod berth deleted would have failed the Job (docs/concepts.md, Jobs: "Stopped").
 TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
-  const std::string owner_ns = ns_ + "-owner";
-  ASSERT_EQ(cp().Kubectl({"create", "namespace", owner_ns}).exit_code, 0);
-  const std::string owner = "owner-" + ns_, borrower = "borrower-" + ns_;
-  const std::string marks = cp().dir() + "/reclaim-" + ns_;  // on the machine: every node sees it
-  struct Cleanup {  // cluster-scoped Teams, the second namespace and the marker directory
-    std::string owner_ns, owner, borrower, marks;
-    ~Cleanup() {
-      ControlPlane& cp = ControlPlane::Get();
-      cp.Kubectl({"delete", "team", owner, borrower, "--ignore-not-found", "--wait=false"});
-      cp.Kubectl({"-n", owner_ns, "delete", "runs", "--all", "--wait=false"});
-      EXPECT_TRUE(Eventually([&] {
-        auto l = cp.client()->List(kPods.Path(owner_ns));
-        return l.ok() && l->items.empty();
-      }, std::chrono::seconds(90))) << "pods of " << owner_ns << " were not gone 90 s after the test";
-      cp.Kubectl({"delete", "namespace", owner_ns, "--wait=false"});
-      RunCommand({"rm", "-rf", marks});
-    }
-  } cleanup{owner_ns, owner, borrower, marks};
   RealFleet("rc", "  blocks: 1\n  preemption: {minRuntime: 0s}\n");
-  CommandResult r = cp().Kubectl(
-      {"apply", "-f", "-"},
-      "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + owner + "}\nspec:\n  namespaces: [" + owner_ns +
-          "]\n  shares:\n  - fleet: " + FleetName("rc") + "\n    nominal: {gpu: 16}\n---\n"
-          "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + borrower + "}\nspec:\n  namespaces: [" + ns_ + "]\n");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ReclaimTeams("rc");
+  const std::string marks = Marks();
   for (const std::string job : {"b1", "b2"}) {
     Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + job + "\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
           FleetName("rc") + ", berth.dev/priority: \"80\"}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n"
@@ -429,54 +339,30 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
           "; sleep 3600']\n        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
     ASSERT_TRUE(WaitPhase("job-" + job, "Running", std::chrono::seconds(90))) << job << ": " << Message("job-" + job);
   }
+  OwnerRun("mine");
+  ASSERT_TRUE(Eventually([&] { return OwnerPhase("mine") == "Running"; }, std::chrono::seconds(90))) << OwnerPhase("mine");
 
-  r = cp().Kubectl({"apply", "-f", "-"},
-                   "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: mine, namespace: " + owner_ns +
-                       "}\nspec:\n  priority: 10\n  resources: {gpu: 8}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
-                       "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
-                       "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'sleep 3600']\n");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto mine = [&] {
-    auto d = client()->Get(k8s::resources::kRuns.Path(owner_ns, "mine"));
-    return d.ok() ? json::GetString(json::Find(*d, {"status", "phase"})) : "";
-  };
-  ASSERT_TRUE(Eventually([&] { return mine() == "Running"; }, std::chrono::seconds(90))) << mine();
-
-  // Exactly one borrowing Job was reclaimed: suspended, its Pod gone, its ticket back in the queue.
-  std::vector<std::string> reclaimed;
-  for (const std::string job : {"b1", "b2"}) {
-    const std::string ticket = "job-" + job;
-    if (Reason(ticket) != "Reclaimed") {
-      EXPECT_EQ(Phase(ticket), "Running") << ticket << ": " << Message(ticket);
-      EXPECT_FALSE(Suspended(job));
-      continue;
-    }
-    reclaimed.push_back(job);
-    EXPECT_EQ(Phase(ticket), "Pending") << Message(ticket);
-    EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
-    EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
-    EXPECT_EQ(JobStatusInt(job, "failed"), 0) << "the Job controller counted the reclaimed Pod as a failure";
-    EXPECT_FALSE(JobCondition(job, "Failed"));
-    // The audit log: the Job controller deleted the reclaimed Pod, berth deleted none of the Job's.
-    size_t by_job_controller = 0;
-    for (const auto& w : AuditedWrites(cp().dir() + "/audit.log", ns_)) {
-      if (w.resource != "pods" || w.verb != "delete" || w.name.rfind(job + "-", 0) != 0) continue;
-      EXPECT_EQ(w.agent.rfind("berth-controller/", 0), std::string::npos) << "berth deleted Pod " << w.name << " of Job " << job;
-      by_job_controller += w.agent.find("job-controller") != std::string::npos ? 1 : 0;
-    }
-    EXPECT_GE(by_job_controller, 1u) << "no delete of the reclaimed Pod by the Job controller in the audit log";
-    std::string events;
-    EXPECT_TRUE(Eventually([&] {
-      events = Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + ticket + ",reason=Retrying", "-o",
-                        "jsonpath={.items[*].message}"}).out;
-      return events.find("reclaimed by team " + owner) != std::string::npos;
-    })) << events;
-  }
+  // Exactly one borrowing Job was reclaimed (Pending / Reclaimed, an Event Retrying naming the
+  // owner's team): suspended, its Pod gone, no failure counted; the other runs on, not suspended.
+  const std::vector<std::string> reclaimed = Reclaimed({"job-b1", "job-b2"});
   ASSERT_EQ(reclaimed.size(), 1u);
-  const std::string job = reclaimed.front(), ticket = "job-" + job;
+  const std::string ticket = reclaimed.front(), job = ticket.substr(std::string("job-").size());
+  EXPECT_TRUE(Eventually([&] { return Suspended(job); })) << "the reclaimed Job " << job << " was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods(job).empty(); }, std::chrono::seconds(60))) << job << "'s Pod is still there";
+  EXPECT_EQ(JobStatusInt(job, "failed"), 0) << "the Job controller counted the reclaimed Pod as a failure";
+  EXPECT_FALSE(JobCondition(job, "Failed"));
+  EXPECT_FALSE(Suspended(job == "b1" ? "b2" : "b1"));
+  // The audit log: the Job controller deleted the reclaimed Pod, berth deleted none of the Job's.
+  size_t by_job_controller = 0;
+  for (const auto& w : AuditedWrites(ns_)) {
+    if (w.resource != "pods" || w.verb != "delete" || w.name.rfind(job + "-", 0) != 0) continue;
+    EXPECT_EQ(w.agent.rfind("berth-controller/", 0), std::string::npos) << "berth deleted Pod " << w.name << " of Job " << job;
+    by_job_controller += w.agent.find("job-controller") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GE(by_job_controller, 1u) << "no delete of the reclaimed Pod by the Job controller in the audit log";
 
   // Capacity frees: the ticket is placed again, the Job released, and its new Pod completes it.
-  ASSERT_EQ(cp().Kubectl({"-n", owner_ns, "delete", "run", "mine", "--wait=false"}).exit_code, 0);
+  ASSERT_EQ(cp().Kubectl({"-n", OwnerNamespace(), "delete", "run", "mine", "--wait=false"}).exit_code, 0);
   ASSERT_TRUE(WaitPhase(ticket, "Succeeded", std::chrono::seconds(120))) << Message(ticket);
   EXPECT_EQ(StatusInt(ticket, "resubmissions"), 1);
   EXPECT_TRUE(Eventually([&] { return JobCondition(job, "Complete"); }));
@@ -484,7 +370,7 @@ TEST_F(JobsTest, ReclaimedJobIsSuspendedRequeuedAndCompletesWhenReadmitted) {
   EXPECT_FALSE(Suspended(job));
   const std::vector<std::string> placed = PlacementNodes(ticket);
   ASSERT_EQ(placed.size(), 1u);
-  std::map<std::string, PodInfo> pods = JobPods(job);
+  std::map<std::string, PodRow> pods = JobPods(job);
   ASSERT_EQ(pods.size(), 1u) << "the Pod of the first attempt is gone, the second's stays";
   EXPECT_EQ(pods.begin()->second.phase, "Succeeded");
   EXPECT_EQ(pods.begin()->second.node, placed.front()) << "the new Pod ran on the fresh placement";
@@ -524,7 +410,7 @@ TEST_F(JobsTest, AuditLogShowsNoPodOfAQueuedJobBoundBeforeItsTicketWasPlaced) {
   }
   ASSERT_EQ(job_of.size(), 5u);
 
-  const std::vector<AuditedWrite> writes = AuditedWrites(cp().dir() + "/audit.log", ns_);
+  const std::vector<AuditedWrite> writes = AuditedWrites(ns_);
   std::map<std::string, std::string> placed_at;  // ticket -> its first status write with a placement
   for (const auto& w : writes) {
     if (w.resource != "runs" || w.subresource != "status" || w.code < 200 || w.code >= 300 || !w.body.IsObject()) continue;
@@ -670,7 +556,7 @@ TEST_F(JobsTest, BlocksFreeWhenTheJobsPodsShowItDone) {
         "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: " + policy +
         "}\nspec:\n  policyName: " + policy + "\n  validationActions: [Deny]\n  matchResources:\n    namespaceSelector:\n"
         "      matchLabels: {kubernetes.io/metadata.name: " + ns_ + "}\n");
-  std::map<std::string, PodInfo> first = JobPods("first");
+  std::map<std::string, PodRow> first = JobPods("first");
   ASSERT_EQ(first.size(), 1u);
   const std::string pod = first.begin()->first;
   ASSERT_TRUE(Eventually([&] {

@@ -17,7 +17,6 @@ namespace berth::testing {
 namespace {
 
 namespace json = k8s::json;
-using k8s::resources::kPods;
 
 const char* kNode0 = "jobsets-gpu-0";
 const char* kNode1 = "jobsets-gpu-1";
@@ -91,26 +90,8 @@ class JobSetsTest : public RealWorkloadTest {
     return s != nullptr && s->IsBool() && s->GetBool();
   }
   bool JobSetCondition(const std::string& name, const std::string& type) { return HasTrueCondition(JobSetDoc(name), type); }
-  struct PodInfo {
-    std::string node, phase, rank, ticket;
-  };
   // The JobSet's Pods (the JobSet controller's label), by name.
-  std::map<std::string, PodInfo> JobSetPods(const std::string& name) {
-    std::map<std::string, PodInfo> out;
-    k8s::ListOptions o;
-    o.label_selector = "jobset.sigs.k8s.io/jobset-name=" + name;
-    auto l = client()->List(kPods.Path(ns_), o);
-    if (!l.ok()) return out;
-    for (const auto& p : l->items) {
-      PodInfo i;
-      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
-      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
-      i.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
-      i.ticket = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/ticket"}));
-      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
-    }
-    return out;
-  }
+  std::map<std::string, PodRow> JobSetPods(const std::string& name) { return Pods("jobset.sigs.k8s.io/jobset-name=" + name); }
   // The JobSet's Jobs (the JobSet controller's label), by name: suspended, and failed (condition
   // Failed; the Job controller counts a Pod deleted from a Job it runs as a failure).
   struct JobInfo {
@@ -346,42 +327,25 @@ TEST_F(JobSetsTest, QueueAllNamespaceQueuesAJobSetOnceNotItsJobs) {
 // ValidatingAdmissionPolicy for JobSets), and a label value berth cannot read is refused naming it.
 TEST_F(JobSetsTest, TenantCannotUnsuspendOrUnlabelAQueuedJobSet) {
   GrantTenantNamespaceRights();
-  Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: tenant-jobsets}
-rules:
-- apiGroups: [jobset.x-k8s.io]
-  resources: [jobsets]
-  verbs: [get, list, watch, create, update, patch, delete]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-jobsets}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-jobsets}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
-)");
-  auto as_tenant = [&](std::vector<std::string> args, const std::string& input = {}) {
-    args.insert(args.begin(), {"--as=tenant", "-n", ns_});
-    return cp().Kubectl(args, input);
-  };
-  CommandResult created = as_tenant({"create", "-f", "-"},
+  Apply(TenantRole("tenant-jobsets", AllVerbsOn("jobset.x-k8s.io", "[jobsets]")));
+  CommandResult created = AsTenant({"create", "-f", "-"},
                                     JobSetYaml("mine", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: none-" + ns_ + "\n", 1, "true", 1));
   ASSERT_EQ(created.exit_code, 0) << created.err;
   ASSERT_TRUE(Eventually([&] { return Phase("jobset-mine") == "Pending"; })) << Phase("jobset-mine");
   EXPECT_TRUE(Suspended("mine"));
 
-  CommandResult unsuspend = as_tenant({"patch", "jobset", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
+  CommandResult unsuspend = AsTenant({"patch", "jobset", "mine", "--type", "merge", "-p", R"({"spec":{"suspend":false}})"});
   EXPECT_NE(unsuspend.exit_code, 0);
   EXPECT_NE(unsuspend.err.find("this JobSet waits in berth's queue"), std::string::npos) << unsuspend.err;
   EXPECT_TRUE(Suspended("mine"));
-  CommandResult unlabel = as_tenant({"label", "jobset", "mine", "berth.dev/queue-"});
+  CommandResult unlabel = AsTenant({"label", "jobset", "mine", "berth.dev/queue-"});
   EXPECT_NE(unlabel.exit_code, 0);
   EXPECT_NE(unlabel.err.find("cannot be removed from a queued JobSet"), std::string::npos) << unlabel.err;
-  CommandResult bad = as_tenant({"label", "jobset", "mine", "berth.dev/priority=high", "--overwrite"});
+  CommandResult bad = AsTenant({"label", "jobset", "mine", "berth.dev/priority=high", "--overwrite"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("label berth.dev/priority must be a whole number from 0 to 100"), std::string::npos) << bad.err;
   // The label is the ticket's priority, and a good value moves it.
-  CommandResult good = as_tenant({"label", "jobset", "mine", "berth.dev/priority=70", "--overwrite"});
+  CommandResult good = AsTenant({"label", "jobset", "mine", "berth.dev/priority=70", "--overwrite"});
   ASSERT_EQ(good.exit_code, 0) << good.err;
   auto ticket_priority = [&] {
     json::Document t = RunDoc("jobset-mine");

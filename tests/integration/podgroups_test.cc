@@ -13,7 +13,6 @@ namespace berth::testing {
 namespace {
 
 namespace json = k8s::json;
-using k8s::resources::kPods;
 
 // Two 8-GPU machines in one zone, started once per binary.
 const char* kNode0 = "pg-gpu-0";
@@ -64,40 +63,16 @@ class PodGroupsTest : public RealWorkloadTest {
               "    berth.dev/pod-group-size: \"" + std::to_string(size) + "\"\n", script, gpus);
   }
 
-  struct PodInfo {
-    std::string node, phase, rank;
-    bool gated = false, deleting = false;
-  };
-  // The Pods of the test namespace with label `selector`, by name.
-  std::map<std::string, PodInfo> Pods(const std::string& selector) {
-    std::map<std::string, PodInfo> out;
-    k8s::ListOptions o;
-    o.label_selector = selector;
-    auto l = client()->List(kPods.Path(ns_), o);
-    if (!l.ok()) return out;
-    for (const auto& p : l->items) {
-      PodInfo i;
-      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
-      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
-      i.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
-      i.deleting = json::Find(p, {"metadata", "deletionTimestamp"}) != nullptr;
-      if (const json::Value* g = json::Find(p, {"spec", "schedulingGates"}); g != nullptr && g->IsArray()) {
-        for (const auto& x : g->GetArray()) i.gated |= json::GetString(x, "name") == "berth.dev/admission";
-      }
-      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
-    }
-    return out;
-  }
-  std::map<std::string, PodInfo> GroupPods(const std::string& group) { return Pods("berth.dev/pod-group=" + group); }
+  std::map<std::string, PodRow> GroupPods(const std::string& group) { return Pods("berth.dev/pod-group=" + group); }
   // Each Pod gated and none bound.
-  bool AllGatedNoneBound(const std::map<std::string, PodInfo>& pods) {
+  bool AllGatedNoneBound(const std::map<std::string, PodRow>& pods) {
     for (const auto& [name, p] : pods) {
       if (!p.gated || !p.node.empty()) return false;
     }
     return !pods.empty();
   }
   // Each Pod ran on the node of its rank in the ticket's placement (rank -> node of that Pod).
-  void ExpectEachOnItsBookedNode(const std::string& ticket, const std::map<std::string, PodInfo>& pods) {
+  void ExpectEachOnItsBookedNode(const std::string& ticket, const std::map<std::string, PodRow>& pods) {
     std::map<std::string, std::string> by_rank;
     for (const auto& [name, p] : pods) by_rank[p.rank] = p.node;
     json::Document doc = RunDoc(ticket);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 namespace berth::testing {
 namespace {
@@ -146,7 +147,71 @@ bool HasTrueCondition(const json::Value& obj, const std::string& type) {
   return false;
 }
 
+std::map<std::string, PodRow> PodsIn(k8s::Client& client, const std::string& ns, const std::string& selector) {
+  std::map<std::string, PodRow> out;
+  k8s::ListOptions o;
+  o.label_selector = selector;
+  auto l = client.List(kPods.Path(ns), o);
+  if (!l.ok()) return out;
+  for (const auto& p : l->items) {
+    PodRow& row = out[json::GetString(json::Find(p, {"metadata", "name"}))];
+    row.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
+    row.phase = json::GetString(json::Find(p, {"status", "phase"}));
+    row.rank = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}));
+    row.ticket = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/ticket"}));
+    row.deleting = json::Find(p, {"metadata", "deletionTimestamp"}) != nullptr;
+    if (const json::Value* gates = json::Find(p, {"spec", "schedulingGates"}); gates != nullptr && gates->IsArray()) {
+      for (const auto& g : gates->GetArray()) row.gated = row.gated || json::GetString(g, "name") == "berth.dev/admission";
+    }
+    if (const json::Value* conds = json::Find(p, {"status", "conditions"}); conds != nullptr && conds->IsArray()) {
+      for (const auto& c : conds->GetArray()) {
+        if (json::GetString(c, "type") == "PodScheduled") row.scheduled_reason = json::GetString(c, "reason");
+      }
+    }
+  }
+  return out;
+}
+
+std::string TenantRole(const std::string& name, const std::string& rules) {
+  return "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: " + name + "}\nrules:\n" + rules +
+         "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: " + name +
+         "}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: " + name +
+         "}\nsubjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]\n";
+}
+
+std::string AllVerbsOn(const std::string& group, const std::string& resources) {
+  return "- apiGroups: [\"" + group + "\"]\n  resources: " + resources + "\n  verbs: [get, list, watch, create, update, patch, delete]\n";
+}
+
+std::vector<AuditedWrite> AuditedWrites(const std::string& ns) {
+  std::vector<AuditedWrite> out;
+  std::ifstream in(ControlPlane::Get().dir() + "/audit.log");
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(ns) == std::string::npos) continue;
+    auto doc = json::Parse(line);
+    if (!doc.ok() || json::GetString(*doc, "stage") != "ResponseComplete") continue;
+    if (json::GetString(json::Find(*doc, {"objectRef", "namespace"})) != ns) continue;
+    AuditedWrite w;
+    w.verb = json::GetString(*doc, "verb");
+    w.resource = json::GetString(json::Find(*doc, {"objectRef", "resource"}));
+    w.subresource = json::GetString(json::Find(*doc, {"objectRef", "subresource"}));
+    w.name = json::GetString(json::Find(*doc, {"objectRef", "name"}));
+    w.user = json::GetString(json::Find(*doc, {"user", "username"}));
+    w.agent = json::GetString(*doc, "userAgent");
+    w.at = json::GetString(*doc, "stageTimestamp");
+    if (const json::Value* st = json::Find(*doc, {"responseStatus"})) w.code = json::GetInt(*st, "code");
+    if (const json::Value* body = json::Find(*doc, {"requestObject"})) w.body.CopyFrom(*body, w.body.GetAllocator());
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 std::set<std::string> RealWorkloadTest::Tickets() { return TicketsIn(*client(), ns_); }
+
+CommandResult RealWorkloadTest::AsTenant(std::vector<std::string> args, const std::string& input) {
+  args.insert(args.end(), {"--as=tenant"});
+  return Kubectl(args, input);
+}
 
 std::string RealWorkloadTest::EventMessages(const std::string& name, const std::string& reason) {
   return Kubectl({"get", "events", "--field-selector", "involvedObject.name=" + name + ",reason=" + reason, "-o",

@@ -1,14 +1,17 @@
 #pragma once
-// The shared fixture of the workload suites on real nodes (issue 45: jobsets_test, podgroups_test;
-// jobs_test can move onto it): two 8-GPU real machines <pool>-0 and <pool>-1 (labels pool=<pool>,
+// The shared fixture of the workload suites on real nodes (issue 45: jobs_test, jobsets_test,
+// podgroups_test; workload_identity_test, which runs each component under its own identity, uses
+// its free functions): two 8-GPU real machines <pool>-0 and <pool>-1 (labels pool=<pool>,
 // zone=z1) with the workload controllers (Job controller, garbage collector, kube-scheduler:
 // hack/real-nodes.sh controller-manager --workloads), the chart's admission documents for the
 // suite's workloads rendered by real Helm for this API server (workload_webhooks.h; on 1.35 the
 // webhooks, served by each test's berth-controller), and the helpers every such suite repeated:
-// a fleet over the machines, a shell Run, the plugin, and a TearDown that deletes the workloads
-// first and waits until the kubelets have stopped every container of the test.
+// a fleet over the machines, a shell Run, the plugin, the Pods of a workload, a tenant's Role, the
+// audit log, and a TearDown that deletes the workloads first and waits until the kubelets have
+// stopped every container of the test.
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,6 +27,33 @@ namespace berth::testing {
 std::set<std::string> TicketsIn(k8s::Client& client, const std::string& ns);
 // Whether object `obj` (a Job, a JobSet: as the API served it) has condition `type` with status "True".
 bool HasTrueCondition(const k8s::json::Value& obj, const std::string& type);
+
+// A Pod as a user reads it (kubectl get pods): its node ("" while not bound), its phase, berth's
+// labels berth.dev/rank and berth.dev/ticket, whether berth's gate berth.dev/admission holds it,
+// whether it is being deleted, and the reason of its PodScheduled condition (SchedulingGated).
+struct PodRow {
+  std::string node, phase, rank, ticket, scheduled_reason;
+  bool gated = false, deleting = false;
+};
+// The Pods of namespace `ns` with label selector `selector`, by name (none when the API cannot be read).
+std::map<std::string, PodRow> PodsIn(k8s::Client& client, const std::string& ns, const std::string& selector);
+
+// A Role `name` with `rules` (YAML list items at column 0; AllVerbsOn) and its RoleBinding to the
+// impersonated user "tenant" (`kubectl --as=tenant`), as YAML to apply in the test's namespace.
+std::string TenantRole(const std::string& name, const std::string& rules);
+// A rule of TenantRole: every verb on `resources` (YAML list) of API group `group` ("" for core).
+std::string AllVerbsOn(const std::string& group, const std::string& resources);
+
+// One write of the API server's audit log (ResponseComplete, with the request's body). The binary's
+// API server keeps one when BERTH_AUDIT=1 is set before it starts (hack/control-plane.sh).
+struct AuditedWrite {
+  std::string verb, resource, subresource, name, user, at;  // at: stageTimestamp (RFC 3339 µs, sorts as text)
+  std::string agent;  // userAgent (berth-controller/..., kube-controller-manager/.../job-controller)
+  int64_t code = 0;   // responseStatus.code (0 when absent)
+  k8s::json::Document body;  // requestObject (null when the policy logged none)
+};
+// The writes of the binary's audit log (<control plane dir>/audit.log) in namespace `ns`, in order.
+std::vector<AuditedWrite> AuditedWrites(const std::string& ns);
 
 class RealWorkloadTest : public EngineTest {
  protected:
@@ -58,6 +88,10 @@ class RealWorkloadTest : public EngineTest {
   CommandResult Berth(std::vector<std::string> args);
   // The names of the tickets (Runs with spec.workloadRef) of the test's namespace.
   std::set<std::string> Tickets();
+  // The Pods of the test's namespace with label selector `selector`, by name (PodsIn).
+  std::map<std::string, PodRow> Pods(const std::string& selector) { return PodsIn(*client(), ns_, selector); }
+  // `kubectl --as=tenant ARGS -n <test namespace>` (rights: GrantTenantNamespaceRights, TenantRole).
+  CommandResult AsTenant(std::vector<std::string> args, const std::string& input = {});
   // The messages of the test namespace's Events of reason `reason` about object `name`, joined.
   std::string EventMessages(const std::string& name, const std::string& reason);
 

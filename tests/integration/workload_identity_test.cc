@@ -99,18 +99,9 @@ std::string TokenKubeconfig(const std::string& ns, const std::string& sa) {
 // subresource) in `ns`; one line each, "user verb resource[/subresource]".
 std::multiset<std::string> AuditedWriters(const std::string& ns) {
   std::multiset<std::string> out;
-  std::istringstream in(ReadFile(ControlPlane::Get().dir() + "/audit.log"));
-  for (std::string line; std::getline(in, line);) {
-    auto e = json::Parse(line);
-    if (!e.ok() || json::GetString(json::Find(*e, {"stage"})) != "ResponseComplete") continue;
-    if (json::GetString(json::Find(*e, {"objectRef", "namespace"})) != ns) continue;
-    const json::Value* code = json::Find(*e, {"responseStatus", "code"});
-    if (code == nullptr || !code->IsInt64() || code->GetInt64() >= 300) continue;
-    std::string what = json::GetString(json::Find(*e, {"objectRef", "resource"}));
-    const std::string sub = json::GetString(json::Find(*e, {"objectRef", "subresource"}));
-    if (!sub.empty()) what += "/" + sub;
-    out.insert(json::GetString(json::Find(*e, {"user", "username"})) + " " + json::GetString(json::Find(*e, {"verb"})) + " " +
-               what);
+  for (const AuditedWrite& w : AuditedWrites(ns)) {
+    if (w.code == 0 || w.code >= 300) continue;
+    out.insert(w.user + " " + w.verb + " " + w.resource + (w.subresource.empty() ? "" : "/" + w.subresource));
   }
   return out;
 }
@@ -258,26 +249,8 @@ class WorkloadIdentityTest : public EngineTest {
   // test's namespace, and nothing else.
   void GrantTenantWorkloadRights() {
     GrantTenantNamespaceRights();
-    Apply(R"(apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: tenant-workloads}
-rules:
-- apiGroups: [batch]
-  resources: [jobs]
-  verbs: [get, list, watch, create, update, patch, delete]
-- apiGroups: [jobset.x-k8s.io]
-  resources: [jobsets]
-  verbs: [get, list, watch, create, update, patch, delete]
-- apiGroups: [""]
-  resources: [pods/binding]
-  verbs: [create]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: tenant-workloads}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: tenant-workloads}
-subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
-)");
+    Apply(TenantRole("tenant-workloads", AllVerbsOn("batch", "[jobs]") + AllVerbsOn("jobset.x-k8s.io", "[jobsets]") +
+                                             "- apiGroups: [\"\"]\n  resources: [pods/binding]\n  verbs: [create]\n"));
   }
 
   static std::string Container(const std::string& indent, const std::string& script, int gpus) {
@@ -309,35 +282,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: tenant}]
   }
   std::string JobsPath(const std::string& name = {}) { return "/apis/batch/v1/namespaces/" + ns_ + "/jobs" + (name.empty() ? "" : "/" + name); }
   std::string JobSetPath(const std::string& name) { return "/apis/jobset.x-k8s.io/v1alpha2/namespaces/" + ns_ + "/jobsets/" + name; }
-  struct PodInfo {
-    std::string node, phase, ticket, scheduled_reason;
-    bool gated = false;
-  };
-  std::map<std::string, PodInfo> Pods(const std::string& selector) {
-    std::map<std::string, PodInfo> out;
-    k8s::ListOptions o;
-    o.label_selector = selector;
-    auto l = client()->List(kPods.Path(ns_), o);
-    if (!l.ok()) return out;
-    for (const auto& p : l->items) {
-      PodInfo i;
-      i.node = json::GetString(json::Find(p, {"spec", "nodeName"}));
-      i.phase = json::GetString(json::Find(p, {"status", "phase"}));
-      i.ticket = json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/ticket"}));
-      const json::Value* gates = json::Find(p, {"spec", "schedulingGates"});
-      if (gates != nullptr && gates->IsArray()) {
-        for (const auto& g : gates->GetArray()) i.gated = i.gated || json::GetString(g, "name") == "berth.dev/admission";
-      }
-      const json::Value* conds = json::Find(p, {"status", "conditions"});
-      if (conds != nullptr && conds->IsArray()) {
-        for (const auto& c : conds->GetArray()) {
-          if (json::GetString(c, "type") == "PodScheduled") i.scheduled_reason = json::GetString(c, "reason");
-        }
-      }
-      out[json::GetString(json::Find(p, {"metadata", "name"}))] = i;
-    }
-    return out;
-  }
+  std::map<std::string, PodRow> Pods(const std::string& selector) { return PodsIn(*client(), ns_, selector); }
   // Every Pod of `selector` (at least `count`) Succeeded, labelled with `ticket`, on a node of its placement.
   void ExpectRanThroughTicket(const std::string& selector, size_t count, const std::string& ticket) {
     auto pods = Pods(selector);
