@@ -322,14 +322,18 @@ bool EngineCaches::QuotaPending(std::string_view ns, const std::vector<Placement
   return false;
 }
 
-bool EngineCaches::TicketQuotaPending(const Run& ticket) const {
-  const size_t entries = ticket.status.placement.size();
+bool EngineCaches::TicketQuotaPending(const Run& ticket, const std::vector<PlacementEntry>* placement) const {
+  const size_t entries = (placement != nullptr ? *placement : ticket.status.placement).size();
   const auto& ref = ticket.spec.workload_ref;
   // Pods and Pod groups: their pinned Pods and those still gated; Jobs and JobSets: every live
   // Pod of the workload (others() holds no finished Pod: the quota no longer counts those).
   const size_t live = ref && workloads::IsPodKind(ref->kind) ? PinnedPodsOf(ticket).size() + UnpinnedPodsOf(ticket)
                                                              : WorkloadPodsOf(ticket).size();
   return live < entries;
+}
+
+std::map<std::string, int64_t> EngineCaches::QuotaCountedOf(const Run& ticket) const {
+  return QuotaCountedOfPodWorkload(*this, ticket);  // empty but for a Pod or Pod group
 }
 
 EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
