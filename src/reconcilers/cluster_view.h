@@ -52,11 +52,17 @@ struct PlacedRun {
 //   kubelet counts its requests whatever the annotation says, and berth's stopping Pod keeps the
 //   blocks it was given), until the kubelet has finished it. Those blocks are charged to the
 //   Pod's namespace (HoldId). Without such an annotation it is an ordinary Pod (above).
+// - A Pod berth pinned for a ticket (labels berth.dev/ticket and berth.dev/rank, issue 45) that
+//   no current placement accounts for (its Job suspended by a preemption, a stop or maxDuration,
+//   its Pod group deleted, while the Pod stops): it holds the blocks its requests cover (blocks
+//   0), charged to its namespace as above.
 struct NodeHold {
   std::string node;
   std::string id;                  // namespace/pod
   k8s::PodRequests requests;
-  std::optional<int32_t> blocks;   // its berth.dev/blocks (labelled berth.dev/run); nullopt: an ordinary Pod
+  // Its berth.dev/blocks (labelled berth.dev/run); 0 for a ticket's pinned Pod (by its requests
+  // alone); nullopt: an ordinary Pod.
+  std::optional<int32_t> blocks;
 };
 
 // The id of a hold's blocks among the core's running runs: "<namespace>/pod:<name>", so that

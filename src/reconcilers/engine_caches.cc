@@ -54,6 +54,15 @@ size_t KindIndex(const workloads::WorkloadKind& kind) {
   return static_cast<size_t>(std::find(kinds.begin(), kinds.end(), &kind) - kinds.begin());
 }
 
+// Whether the standing placement of ticket `ticket` (of the Pod's namespace) has the Pod's node.
+bool TicketPlacementHolds(const k8s::Pod& p, const std::string& ticket,
+                          const std::unordered_map<std::string_view, const Run*>& runs) {
+  auto it = runs.find(k8s::ObjectKey(p.meta.ns, ticket));
+  if (it == runs.end() || !IsPlacedPhase(it->second->status.phase) || it->second->meta.deleting) return false;
+  const auto& placement = it->second->status.placement;
+  return std::any_of(placement.begin(), placement.end(), [&](const PlacementEntry& e) { return e.node == p.node_name; });
+}
+
 }  // namespace
 
 void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
@@ -210,16 +219,15 @@ std::vector<NodeHold> EngineCaches::Holds(const std::unordered_map<std::string_v
     if (p->node_name.empty() || !KubeletCountsPod(*p)) continue;
     // A ticket's pinned Pod counts through its ticket's placement while that stands (issue 45),
     // as berth's own Pods do below; otherwise (the ticket ended or went back to the queue while
-    // the Pod stops) its requests come off its node.
+    // the Pod stops: a Job suspended by a preemption, a stop or maxDuration, a Pod group deleted)
+    // it holds the blocks its requests cover, charged to its namespace and team as a Run's
+    // stopping Pod is, until the kubelet has finished it (blocks 0: by its requests alone).
+    std::optional<int32_t> blocks;
     if (auto t = p->meta.labels.find(workloads::kTicketLabel); t != p->meta.labels.end()) {
-      auto it = runs.find(k8s::ObjectKey(p->meta.ns, t->second));
-      if (it != runs.end() && IsPlacedPhase(it->second->status.phase) && !it->second->meta.deleting &&
-          std::any_of(it->second->status.placement.begin(), it->second->status.placement.end(),
-                      [&](const PlacementEntry& e) { return e.node == p->node_name; })) {
-        continue;
-      }
+      if (TicketPlacementHolds(*p, t->second, runs)) continue;
+      if (!p->meta.Label(workloads::kRankLabel).empty()) blocks = 0;  // pinned by berth
     }
-    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, std::nullopt});
+    holds.push_back(NodeHold{p->node_name, k8s::ObjectKey(p->meta.ns, p->meta.name), p->requests, blocks});
   }
   // berth's Pods count through their run's placement while that placement stands. Any other bound
   // Pod labelled berth.dev/run that the kubelet has not finished counts until it is gone, whatever
@@ -322,14 +330,18 @@ bool EngineCaches::QuotaPending(std::string_view ns, const std::vector<Placement
   return false;
 }
 
-bool EngineCaches::TicketQuotaPending(const Run& ticket) const {
-  const size_t entries = ticket.status.placement.size();
+bool EngineCaches::TicketQuotaPending(const Run& ticket, const std::vector<PlacementEntry>* placement) const {
+  const size_t entries = (placement != nullptr ? *placement : ticket.status.placement).size();
   const auto& ref = ticket.spec.workload_ref;
   // Pods and Pod groups: their pinned Pods and those still gated; Jobs and JobSets: every live
   // Pod of the workload (others() holds no finished Pod: the quota no longer counts those).
   const size_t live = ref && workloads::IsPodKind(ref->kind) ? PinnedPodsOf(ticket).size() + UnpinnedPodsOf(ticket)
                                                              : WorkloadPodsOf(ticket).size();
   return live < entries;
+}
+
+std::map<std::string, int64_t> EngineCaches::QuotaCountedOf(const Run& ticket) const {
+  return QuotaCountedOfPodWorkload(*this, ticket);  // empty but for a Pod or Pod group
 }
 
 EngineCaches::EngineCaches(const k8s::ClientPtr& client) {

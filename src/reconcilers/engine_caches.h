@@ -11,6 +11,7 @@
 // Pods; Holds: every Pod that may hold resources, so only when the cluster view is made anew).
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -123,8 +124,14 @@ class EngineCaches {
   // The same for a placed ticket (issue 45): its placement names no Pods; the Pods of its
   // workload count toward the ResourceQuota's status.used from their creation (gated or pinned,
   // until they finish), so it is pending while fewer of them are live in the cache than its
-  // placement has entries (a Job not yet unsuspended, Pods not yet created).
-  bool TicketQuotaPending(const Run& ticket) const;
+  // placement has entries (a Job not yet unsuspended, Pods not yet created). `placement`: the
+  // placement it is being given (an admission whose status write is in flight); else its status's.
+  bool TicketQuotaPending(const Run& ticket, const std::vector<PlacementEntry>* placement = nullptr) const;
+  // What the Pods of a waiting Pod or Pod group ticket already count in its namespace's
+  // ResourceQuota usage, by quota key (QuotaCountedOfPodWorkload): the cycle takes it out of the
+  // usage for the ticket itself (scheduling::PendingRun::quota_counted), so that its gated Pods
+  // are not counted twice. Empty for any other run.
+  std::map<std::string, int64_t> QuotaCountedOf(const Run& ticket) const;
 
  private:
   void MakePodInformers(const k8s::ClientPtr& client);

@@ -10,6 +10,7 @@
 #include "k8s/workload_objects.h"
 #include "reconcilers/engine_caches.h"
 #include "reconcilers/ticket_writes.h"
+#include "scheduling/snapshot.h"
 
 namespace berth::reconcilers {
 
@@ -84,6 +85,23 @@ size_t UnpinnedPodsOfPodWorkload(const EngineCaches& caches, const Run& ticket) 
     }
   }
   return n;
+}
+
+std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const EngineCaches& caches, const Run& ticket) {
+  std::map<std::string, int64_t> out;
+  const auto& ref = ticket.spec.workload_ref;
+  if (!ref || !workloads::IsPodKind(ref->kind)) return out;
+  for (const auto& p : PodsOfId(caches, ticket.meta.ns, {ref->kind, ref->name})) {
+    if (Finished(p->pod)) continue;  // the quota no longer counts it
+    const k8s::PodRequests& r = p->pod.requests;
+    out[scheduling::kQuotaPods] += 1;
+    if (r.cpu_milli > 0) out[scheduling::kQuotaCpu] += r.cpu_milli;
+    if (r.memory_bytes > 0) out[scheduling::kQuotaMemory] += r.memory_bytes;
+    for (const auto& [resource, amount] : r.extended) {
+      if (amount > 0) out["requests." + resource] += amount;
+    }
+  }
+  return out;
 }
 
 bool PinPodWorkload(k8s::Client& client, const Run& ticket) {

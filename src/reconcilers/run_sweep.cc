@@ -55,7 +55,8 @@ std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed
     memo->placed.Reset();
     if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
       auto pr = std::make_shared<PlacedRun>(*memo->assumed);
-      pr->quota_pending = p_.caches.QuotaPending(run->meta.ns, pr->placement);
+      pr->quota_pending = run->spec.workload_ref ? p_.caches.TicketQuotaPending(*run, &pr->placement)
+                                                 : p_.caches.QuotaPending(run->meta.ns, pr->placement);
       placed.push_back(std::move(pr));
     }
   }
@@ -126,6 +127,7 @@ void RunSweep::Enqueue(const std::string& key, const Run& run, RunMemo& memo) {
   pr.resources = sched::Resources{run.spec.cpu_milli, run.spec.memory_bytes, run.spec.gpus};
   pr.fleets = run.spec.fleets;
   pr.max_duration = run.spec.max_duration;
+  if (run.spec.workload_ref) pr.quota_counted = p_.caches.QuotaCountedOf(run);  // a queued Pod's gated Pods
   pr.owner = &memo;
   const sched::PendingRun* existing = p_.queue.Find(key);
   if (existing == nullptr || !(*existing == pr)) p_.queue.Upsert(std::move(pr));

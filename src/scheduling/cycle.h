@@ -257,7 +257,7 @@ class Cycle final : public Considerer {
   static bool SameShape(const PendingRun& a, const PendingRun& b) {
     return a.nodes == b.nodes && a.whole_instances == b.whole_instances && a.resources == b.resources &&
            a.max_duration == b.max_duration &&
-           a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id);
+           a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id) && a.quota_counted == b.quota_counted;
   }
 
   // The current run's candidate fleets and the blocks it needs per pool (filter.h).

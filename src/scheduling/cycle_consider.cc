@@ -32,7 +32,12 @@ void Cycle::Consider(const PendingRun& run) {
       if (state_.instances[i].held_for == nominee) Release(i);
     }
   }
+  // Its own Pods that exist already are in the quota's usage: out of it while it is considered,
+  // and for good once it is placed (its placement is charged instead).
+  NamespaceQuota* counted = run.quota_counted.empty() ? nullptr : QuotaOf(run.id);
+  if (counted != nullptr) AddCounted(*counted, run.quota_counted, -1);
   const Outcome outcome = ConsiderRun(run, nominee);
+  if (counted != nullptr && outcome != Outcome::kPlaced) AddCounted(*counted, run.quota_counted, 1);
   if (nominee >= 0 && outcome != Outcome::kPlaced) {
     for (int32_t i : holders_[nominee].instances) {
       if (state_.instances[i].held_for < 0) Hold(i, nominee);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "scheduling/cycle_result.h"
+#include "scheduling/quota.h"
 #include "scheduling/scheduler.h"
 
 namespace berth::scheduling {
@@ -28,6 +29,7 @@ class Forecast {
     for (PendingRun& r : in.queued) {
       priority_[r.id] = r.priority;
       if (r.max_duration) max_duration_[r.id] = *r.max_duration;
+      if (!r.quota_counted.empty()) quota_counted_[r.id] = r.quota_counted;
       queue_.Upsert(std::move(r));
     }
   }
@@ -81,6 +83,12 @@ class Forecast {
       if (auto it = max_duration_.find(p.run_id); it != max_duration_.end()) run.expected_end = t + it->second;
       if (auto it = runtime_.find(p.run_id); it != runtime_.end()) end_[p.run_id] = t + it->second;
       run.quota_pending = true;  // its usage counts toward its namespace's quota
+      // ... instead of its Pods that existed while it waited (PendingRun::quota_counted).
+      if (auto it = quota_counted_.find(p.run_id); it != quota_counted_.end()) {
+        for (NamespaceQuota& q : sim_.quotas) {
+          if (q.ns == NamespaceOf(p.run_id)) AddCounted(q, it->second, -1);
+        }
+      }
       sim_.running.push_back(std::move(run));
       sim_.placed_runs.push_back({p.run_id, priority_[p.run_id], t});
       CountStarted(p);
@@ -161,6 +169,7 @@ class Forecast {
   std::map<std::string, Duration> runtime_;
   std::map<std::string, int32_t> priority_;
   std::map<std::string, Duration> max_duration_;  // what the engine's expected end rests on
+  std::map<std::string, std::map<std::string, int64_t>> quota_counted_;  // of the queued runs that have some
   std::map<std::string, TimePoint> end_;          // when the forecast ends each running run
   TimePoint now_;
   EstimateOptions o_;

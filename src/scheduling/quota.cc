@@ -1,5 +1,6 @@
 #include "scheduling/quota.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <utility>
@@ -47,7 +48,7 @@ std::optional<QuotaShortfall> CheckQuota(const NamespaceQuota* quota, const Quot
     if (it == quota->limits.end()) continue;
     const QuotaLimit& limit = it->second;
     if (Sat(std::max<int64_t>(limit.used, 0), amount) > limit.hard) {
-      return QuotaShortfall{resource, limit.quota, amount, limit.used, limit.hard};
+      return QuotaShortfall{resource, limit.quota, amount, std::max<int64_t>(limit.used, 0), limit.hard};
     }
   }
   return std::nullopt;
@@ -63,6 +64,13 @@ void ChargeQuota(NamespaceQuota& quota, const QuotaUse& use, const std::string& 
   charge(kQuotaCpu, use.resources.cpu_millis);
   charge(kQuotaMemory, use.resources.memory_bytes);
   charge(kQuotaPods, use.pods);
+}
+
+void AddCounted(NamespaceQuota& quota, const std::map<std::string, int64_t>& counted, int sign) {
+  for (const auto& [resource, amount] : counted) {
+    auto it = quota.limits.find(resource);
+    if (it != quota.limits.end() && amount > 0) it->second.used += sign * amount;
+  }
 }
 
 std::string FormatQuotaAmount(std::string_view resource, int64_t amount, bool bare) {

@@ -5,6 +5,7 @@
 // against them and charges what it places, so one cycle never overcommits a namespace.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,10 @@ std::optional<QuotaShortfall> CheckQuota(const NamespaceQuota* quota, const Quot
 // Adds `use` to the quota's usage (a placement of this cycle, or one whose Pods are not yet
 // counted by the API server).
 void ChargeQuota(NamespaceQuota& quota, const QuotaUse& use, const std::string& gpu_resource);
+
+// Adds `sign` (1 or -1) times each amount of `counted` (by quota key: PendingRun::quota_counted)
+// to the quota's usage of that key; keys the quota does not limit are ignored.
+void AddCounted(NamespaceQuota& quota, const std::map<std::string, int64_t>& counted, int sign);
 
 // One amount of a quota resource in words: "8 GPUs", "4 CPUs", "500m CPU", "16Gi memory", "2 Pods".
 // With `bare`, the number alone ("8", "4", "500m", "16Gi").

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <ext/pb_ds/assoc_container.hpp>
 #include <ext/pb_ds/tree_policy.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -54,6 +55,12 @@ struct PendingRun {
   // covering `resources`, all or nothing in one fleet (several may share an instance). true:
   // every rank on a whole idle instance (for nodes 1 too; more nodes: one cluster fleet/domain).
   std::optional<bool> whole_instances;
+  // What the run's own Pods that exist while it waits (a queued Pod or Pod group's gated Pods,
+  // issue 45) already count in its namespace's ResourceQuota usage (NamespaceQuota::limits' used),
+  // by quota key (kQuotaCpu, kQuotaMemory, kQuotaPods, "requests.<resource>"). The cycle takes it
+  // out of the usage while it considers the run and keeps it out when it places the run (then
+  // the placement is charged instead): each of its Pods counts once. Empty for most runs.
+  std::map<std::string, int64_t> quota_counted;
   // The caller's handle for the run, handed back in WaitingRun::owner: the core never reads it.
   // The engine keeps its per-run record here, so that a pass finds it without a lookup by id.
   const void* owner = nullptr;

@@ -626,5 +626,53 @@ TEST_F(JobsTest, TwoJobsRunAtOnceWithinAQuotaOfTheirSumAndAThirdWaitsForIt) {
   EXPECT_TRUE(Suspended("q3"));
 }
 
+// A stopped Job's Pod that takes its grace to stop still holds its machine, and its blocks count
+// for its namespace's Team as a Run's stopping Pod's do (docs/reliability.md): the Team's
+// status.fleets[].used shows its 8 GPUs while the Pod stops (its grace: 40 s), then 0.
+TEST_F(JobsTest, AStoppedJobsStoppingPodCountsForItsTeamUntilItIsGone) {
+  const std::string team = "stop-" + ns_;
+  struct Cleanup {  // the cluster-scoped Team
+    std::string team;
+    ~Cleanup() { ControlPlane::Get().Kubectl({"delete", "team", team, "--ignore-not-found", "--wait=false"}); }
+  } cleanup{team};
+  RealFleet("one", "  blocks: 1\n", kNode0);
+  CommandResult r = Kubectl({"apply", "-f", "-"},
+                            "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team + "}\nspec:\n  namespaces: [" +
+                                ns_ + "]\n  shares:\n  - fleet: " + FleetName("one") + "\n    nominal: {gpu: 8}\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto used_gpus = [&]() -> std::string {
+    auto t = client()->Get(k8s::resources::kTeams.Path("", team));
+    const json::Value* fleets = t.ok() ? json::Find(*t, {"status", "fleets"}) : nullptr;
+    if (fleets == nullptr || !fleets->IsArray()) return "no status";
+    for (const auto& f : fleets->GetArray()) {
+      if (json::GetString(f, "fleet") != FleetName("one")) continue;
+      const json::Value* used = json::Find(f, {"used"});
+      return used != nullptr && used->IsObject() ? std::to_string(json::GetInt(*used, "gpu")) : "0";
+    }
+    return "no fleet";
+  };
+  // Its container (PID 1, no handler) does not stop on SIGTERM: it stops when its grace ends.
+  Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: slow\n  labels: {berth.dev/queue: \"true\", berth.dev/fleet: " +
+        FleetName("one") + "}\nspec:\n  backoffLimit: 0\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      terminationGracePeriodSeconds: 40\n      containers:\n      - name: main\n        image: " +
+        std::string(RealNodes::kBusybox) + "\n        command: [sleep, \"3600\"]\n"
+        "        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+  ASSERT_TRUE(WaitPhase("job-slow", "Running", std::chrono::seconds(90))) << Message("job-slow");
+  ASSERT_TRUE(Eventually([&] { return used_gpus() == "8"; }, std::chrono::seconds(90))) << used_gpus();
+
+  r = Kubectl({"patch", "run", "job-slow", "--type", "merge", "-p", R"({"spec":{"stop":true}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(WaitPhase("job-slow", "Failed")) << Message("job-slow");
+  auto stopping = [&] {
+    auto pods = JobPods("slow");
+    return pods.size() == 1 && pods.begin()->second.deleting && pods.begin()->second.phase == "Running";
+  };
+  ASSERT_TRUE(Eventually(stopping, std::chrono::seconds(30))) << "the stopped Job's Pod is not stopping";
+  // The ticket has ended: only the stopping Pod can make the Team's use 8 GPUs now.
+  EXPECT_TRUE(Eventually([&] { return used_gpus() == "8" && stopping(); }, std::chrono::seconds(30))) << used_gpus();
+  ASSERT_TRUE(Eventually([&] { return JobPods("slow").empty(); }, std::chrono::seconds(90))) << "the Pod did not stop";
+  EXPECT_TRUE(Eventually([&] { return used_gpus() == "0"; }, std::chrono::seconds(90))) << used_gpus();
+}
+
 }  // namespace
 }  // namespace berth::testing

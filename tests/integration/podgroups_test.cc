@@ -327,6 +327,35 @@ TEST_F(PodGroupsTest, DeletingTheGroupsPodsRemovesItsTicketAndFreesItsBlocks) {
   EXPECT_TRUE(WaitPhase("next", "Running", std::chrono::seconds(120))) << Message("next");
 }
 
+// A namespace's ResourceQuota counts a queued Pod once: its gated Pod is in status.used from its
+// creation (the API server's quota admission), and berth takes it out of the usage for its own
+// ticket (it is not counted again on top of its own need). With a quota of 8 GPUs a queued 8-GPU
+// Pod runs; a Run of 8 GPUs after it waits for the quota with the true numbers, 8 of 8, though a
+// machine is free.
+TEST_F(PodGroupsTest, AQueuedPodRunsOnAQuotaItsOwnPodFillsAndARunAfterItWaitsForTheQuota) {
+  RealFleet("whole", "  blocks: 1\n");
+  Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpus}\nspec:\n  hard: {requests.nvidia.com/gpu: \"8\"}\n");
+  auto quota = [&](const char* field) {
+    auto q = client()->Get("/api/v1/namespaces/" + ns_ + "/resourcequotas/gpus");
+    return q.ok() ? json::GetString(json::Find(*q, {"status", field, "requests.nvidia.com/gpu"})) : std::string();
+  };
+  // The quota controller has taken the quota up (status.hard): the API server counts Pods from now on.
+  ASSERT_TRUE(Eventually([&] { return quota("hard") == "8" && quota("used") == "0"; })) << quota("hard") << " " << quota("used");
+  QueuedPod("first", "    berth.dev/fleet: " + FleetName("whole") + "\n", "", "sleep 3600", 8);
+  ASSERT_TRUE(WaitPhase("pod-first", "Running", std::chrono::seconds(90))) << Reason("pod-first") << ": " << Message("pod-first");
+  auto pods = Pods("berth.dev/ticket=pod-first");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(pods.begin()->second.phase, "Running");
+  EXPECT_EQ(quota("used"), "8");  // its Pod, counted once
+
+  ShellRun("second", "  resources: {gpu: 8}\n  fleets: [" + FleetName("whole") + "]\n", "sleep 3600");
+  ASSERT_TRUE(Eventually([&] { return Reason("second") == "QuotaExceeded"; })) << Reason("second") << ": " << Message("second");
+  EXPECT_EQ(Phase("second"), "Pending");
+  EXPECT_NE(Message("second").find("needs 8 GPUs; namespace " + ns_ + " uses 8 of 8 GPUs"), std::string::npos)
+      << Message("second");
+  EXPECT_EQ(Phase("pod-first"), "Running");
+}
+
 // Admission: a queued Pod comes back from create gated; one asking for a node is refused, and so
 // is a group Pod without a readable size.
 TEST_F(PodGroupsTest, QueuedPodsAreGatedAtCreationAndBadOnesRefused) {

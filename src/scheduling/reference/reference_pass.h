@@ -536,8 +536,19 @@ struct Ref {
     return true;
   }
 
-  // Returns true when the run is deferred: it would borrow and borrowing is not allowed yet.
+  // Returns true when the run is deferred: it would borrow and borrowing is not allowed yet. What
+  // its existing Pods count in its namespace's quota usage (PendingRun::quota_counted) is out of
+  // the usage while it is considered, and stays out when it is placed.
   bool Consider(const PendingRun& run) {
+    NamespaceQuota* counted = run.quota_counted.empty() ? nullptr : QuotaOf(run.id);
+    if (counted != nullptr) AddCounted(*counted, run.quota_counted, -1);
+    const size_t placements = out.placements.size();
+    const bool deferred = ConsiderRun(run);
+    if (counted != nullptr && out.placements.size() == placements) AddCounted(*counted, run.quota_counted, 1);
+    return deferred;
+  }
+
+  bool ConsiderRun(const PendingRun& run) {
     const std::vector<int> cands = Candidates(run);
     WaitReason reason;
     reason.nodes = run.nodes;

@@ -604,6 +604,9 @@ TEST(BuildClusterViewTest, ALabelledPodHoldsTheLargerOfItsAnnotationAndItsReques
       {"annotation 1, requests of 2.5 CPUs", asks(2500, 0), 1, 3, 4000},
       {"annotation 1, requests 4 GPUs", asks(0, 4), 1, 2, 4000},
       {"annotation 1, requests more than the machine: all of it", asks(9000, 0), 1, 4, 4000},
+      // Issue 45: a ticket's pinned Pod stopping after its ticket went back to the queue or ended.
+      {"a ticket's stopping Pod (blocks 0), requests 4 GPUs: the blocks they cover", asks(0, 4), 0, 2, 4000},
+      {"a ticket's stopping Pod asking for nothing holds nothing", {}, 0, 0, 4000},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

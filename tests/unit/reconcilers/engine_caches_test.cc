@@ -96,6 +96,70 @@ TEST_F(EngineCachesTest, APlacedTicketsQuotaIsPendingUntilItsJobsPodsAreInTheCac
   EXPECT_TRUE(caches_.TicketQuotaPending(ticket));
 }
 
+// Issue 45: a queued Pod group's Pods exist (gated) while its ticket waits and the API server's
+// quota counts them from their creation; QuotaCountedOf says what they count, by quota key, so
+// that the cycle does not count them twice. A finished Pod is no longer counted, nor is a Pod of
+// another group; a Job's ticket has none (its Job waits suspended, without Pods).
+TEST_F(EngineCachesTest, AWaitingPodGroupsPodsCountInItsNamespacesQuotaUsage) {
+  auto group_pod = [&](const std::string& name, const std::string& group, const std::string& phase) {
+    Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(",)"
+                             R"("labels":{"berth.dev/queue":"true","berth.dev/pod-group":")" + group + R"("}},)"
+                             R"("spec":{"schedulingGates":[{"name":"berth.dev/admission"}],"containers":[{"name":"c",)"
+                             R"("image":"x","resources":{"requests":{"cpu":"500m","memory":"1Gi","nvidia.com/gpu":"4"}}}]}})");
+    if (phase.empty()) return;
+    auto w = client_->MergePatch(kPods.Path("ns", name, "status"), R"({"status":{"phase":")" + phase + R"("}})");
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+  };
+  group_pod("train-0", "train", "");
+  group_pod("train-1", "train", "");
+  group_pod("train-old", "train", "Failed");
+  group_pod("other-0", "other", "");
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] {
+    auto old = caches_.group_pods().Get("ns/train-old");
+    return caches_.HasSynced() && caches_.group_pods().Size() == 4 && old && old->pod.phase == "Failed";
+  }));
+  ::berth::api::v1alpha1::Run ticket;
+  ticket.meta.ns = "ns";
+  ticket.meta.name = "podgroup-train";
+  ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"v1", "PodGroup", "train", ""};
+  const std::map<std::string, int64_t> want = {{"pods", 2}, {"requests.cpu", 1000}, {"requests.memory", 2 * (int64_t{1} << 30)},
+                                               {"requests.nvidia.com/gpu", 8}};
+  EXPECT_EQ(caches_.QuotaCountedOf(ticket), want);
+  ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
+  EXPECT_TRUE(caches_.QuotaCountedOf(ticket).empty());
+}
+
+// Issue 45: a Pod berth pinned for a ticket counts through the ticket's placement while that
+// stands; once the ticket is back in the queue or ended (a Job suspended by a preemption: its
+// controller deletes the Pods with their grace) the stopping Pod holds the blocks its requests
+// cover, charged to its namespace like a Run's stopping Pod (blocks 0, NodeHold).
+TEST_F(EngineCachesTest, AStoppingTicketPodHoldsBlocksOnceItsTicketNoLongerStands) {
+  Create(kPods.Path("ns"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"train-x7k2p",)"
+                           R"("labels":{"berth.dev/ticket":"job-train","berth.dev/rank":"0"},)"
+                           R"("ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"train",)"
+                           R"("uid":"job-uid","controller":true}]},)"
+                           R"("spec":{"nodeName":"n0","containers":[{"name":"c","image":"x",)"
+                           R"("resources":{"requests":{"nvidia.com/gpu":"8"}}}]},"status":{"phase":"Running"}})");
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
+  ::berth::api::v1alpha1::Run ticket;
+  ticket.meta.ns = "ns";
+  ticket.meta.name = "job-train";
+  ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
+  ticket.status.phase = ::berth::api::v1alpha1::Phase::kRunning;
+  ticket.status.placement = {PlacementEntry{0, "n0", 1, ""}};
+  EXPECT_TRUE(caches_.Holds({{"ns/job-train", &ticket}}).empty());  // its placement counts it
+  ticket.status.phase = ::berth::api::v1alpha1::Phase::kPending;  // preempted: back in the queue, placement gone
+  ticket.status.placement.clear();
+  for (const std::vector<NodeHold>& holds : {caches_.Holds({{"ns/job-train", &ticket}}), caches_.Holds({})}) {
+    ASSERT_EQ(holds.size(), 1u);
+    EXPECT_EQ(holds[0].node, "n0");
+    EXPECT_EQ(holds[0].id, "ns/train-x7k2p");
+    EXPECT_EQ(holds[0].blocks, std::optional<int32_t>(0));  // held as blocks by its requests, not an ordinary Pod
+  }
+}
+
 TEST_F(EngineCachesTest, AnOrdinaryPodOnANodeHoldsItsRequests) {
   Create(kPods.Path("kube-system"), R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"daemon"},)"
                                     R"("spec":{"nodeName":"n0","containers":[{"name":"c","image":"x",)"

@@ -204,5 +204,22 @@ TEST(EstimateStarts, SampledForecastsTakeTheSoonestOfUncertainEndsIntoAccount) {
   EXPECT_EQ(Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/q").start, kT0 + minutes(30));
 }
 
+// A queued Pod's gated Pods are in its namespace's quota usage while it waits (quota_counted):
+// the forecast places it on that quota, charges its placement instead of them, and frees the
+// quota when it ends, so the Job behind it starts then.
+TEST(EstimateStarts, AQueuedPodsOwnPodsInTheQuotaUsageAreCountedOnce) {
+  EstimateInput in;
+  in.snapshot = Machines(2);
+  in.snapshot.quotas = {NamespaceQuota{"ns", {{"requests.nvidia.com/gpu", QuotaLimit{8, 8, "gpus"}}}}};
+  PendingRun pod = Queued("ns/pod", 0);
+  pod.quota_counted = {{"requests.nvidia.com/gpu", 8}, {kQuotaPods, 1}};
+  in.queued = {pod, Queued("ns/job", 1)};
+  in.runtime = {{"ns/pod", hours(1)}, {"ns/job", hours(1)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/pod").start, kT0);
+  EXPECT_EQ(Of(e, "ns/job").start, kT0 + hours(1));
+}
+
 }  // namespace
 }  // namespace berth::scheduling

@@ -135,5 +135,28 @@ TEST_F(QuotaTest, OnlyTheRunsNamespaceIsLimited) {
   EXPECT_EQ(PlacedOn(r, "mlx/r").size(), 1u);
 }
 
+// Issue 45: a queued Pod's Pods exist (gated) while it waits, and the API server's quota counts
+// them from their creation (quota_counted). The cycle takes them out of the usage for that run
+// alone: it is placed on a quota its own Pods fill (not "needs 8; uses 8 of 8"), and the
+// namespace's other runs still see them.
+TEST_F(QuotaTest, AQueuedPodsOwnPodsInTheUsageAreCountedOnce) {
+  cluster.quotas = {Quota("ml", {{"requests.nvidia.com/gpu", {8, 8, "gpus"}}, {kQuotaPods, {1, 10, "pods"}}})};
+  PendingRun pod = Pending("ml/pod", 50, kT0, 1, Cpus(0, 0, 8));
+  pod.quota_counted = {{"requests.nvidia.com/gpu", 8}, {kQuotaPods, 1}, {kQuotaCpu, 500}};  // no cpu quota: ignored
+  queue.Upsert(pod);
+  queue.Upsert(Pending("ml/job", 40, kT0, 1, Cpus(0, 0, 8)));
+  CycleResult r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ml/pod"), Names{"n0"});
+  // Once placed, its placement is what is charged (8 of 8), its Pods not again.
+  EXPECT_EQ(Explain(r, "ml/job"), "needs 8 GPUs; namespace ml uses 8 of 8 GPUs (requests.nvidia.com/gpu, ResourceQuota gpus)");
+
+  // A run ahead of it in the queue sees the gated Pods that hold the quota (as the API server
+  // would refuse its Pods) and waits; the queued Pod is placed all the same.
+  queue.Upsert(Pending("ml/job", 90, kT0, 1, Cpus(0, 0, 8)));
+  r = Cycle();
+  EXPECT_EQ(Explain(r, "ml/job"), "needs 8 GPUs; namespace ml uses 8 of 8 GPUs (requests.nvidia.com/gpu, ResourceQuota gpus)");
+  EXPECT_EQ(PlacedOn(r, "ml/pod"), Names{"n0"});
+}
+
 }  // namespace
 }  // namespace berth::scheduling::testing

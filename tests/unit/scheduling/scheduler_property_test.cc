@@ -88,6 +88,10 @@ class Generator {
       }
       if (Chance(0.5)) run.max_duration = minutes(Int(10, 480));
       if (shape_chance(0.25)) run.whole_instances = !shape_chance(run.nodes > 1 ? 0.75 : 0.3);
+      if (Chance(0.15)) {  // a queued Pod's gated Pods, already in its namespace's quota usage
+        run.quota_counted = {{"requests.nvidia.com/gpu", run.resources.gpus * run.nodes}, {kQuotaPods, run.nodes}};
+        if (Chance(0.5)) run.quota_counted[kQuotaCpu] = run.resources.cpu_millis * run.nodes;
+      }
       c.runs.push_back(run);
     }
     AddQuotas(c);
