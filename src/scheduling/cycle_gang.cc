@@ -16,8 +16,12 @@
 //  - maxRunsPerInstance: a gang counts as one run on each instance it uses, however many of its
 //    ranks are there (runs_started grows by one per instance).
 //  - Quota and team shares are charged the sum of its slices.
-//  - It waits without preempting or reclaiming; the first gang that waits for capacity may hold
-//    the reservation: the instances whose room for its slices frees soonest.
+//  - Preemption and reclaim (cycle_consider.cc WaitForCapacity): a gang of whole slices preempts
+//    and reclaims on the fleets where its slices are whole instances exactly as a multi-node run
+//    of its shape (PreemptionFleets: `nodes` instances of one domain, each cleared completely,
+//    PlanPreemption's cost order). Other gangs wait without preempting or reclaiming.
+//  - The first gang that waits for capacity without a plan may hold the reservation: the
+//    instances whose room for its slices frees soonest.
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -62,6 +66,17 @@ bool Cycle::WholeSlicesIn(int32_t f) const {
     any = true;
   }
   return any;
+}
+
+bool Cycle::AnyWholeSlices() const {
+  return std::any_of(filter_.candidates.begin(), filter_.candidates.end(), [this](int32_t f) { return WholeSlicesIn(f); });
+}
+
+void Cycle::PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const {
+  out.clear();
+  for (int32_t f : filter_.candidates) {
+    if (!IsSliceGang(run) || WholeSlicesIn(f)) out.push_back(f);
+  }
 }
 
 bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {

@@ -566,8 +566,15 @@ struct Ref {
       reason.victims_stopping = true;
       return Waits(run, WaitCode::kPreempting, reason);
     }
-    const bool may_preempt = !IsSliceGang(run) && !IsWholeSingle(run);
-    if (may_preempt && ((reclaim && Reclaim(run, cands, reason)) || (preemption && Preempt(run, cands, reason)))) {
+    // A gang of slices preempts and reclaims only on fleets where its slices are whole instances,
+    // as a multi-node run of its shape would there; a whole single instance never does.
+    std::vector<int> plan_cands;
+    for (int f : cands) {
+      if (!IsSliceGang(run) || WholeSlices(run, f)) plan_cands.push_back(f);
+    }
+    const bool may_preempt = !IsWholeSingle(run) && !plan_cands.empty();
+    if (may_preempt &&
+        ((reclaim && Reclaim(run, plan_cands, reason)) || (preemption && Preempt(run, plan_cands, reason)))) {
       out.waiting.push_back(WaitingRun{run.id, reason});
       return false;
     }
