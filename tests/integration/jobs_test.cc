@@ -223,6 +223,49 @@ TEST_F(JobsTest, PreemptedJobIsSuspendedRequeuedAndReadmitted) {
   EXPECT_EQ(StatusInt("job-low", "resubmissions"), 1);
 }
 
+// A Job whose Pods each ask for a whole machine's GPUs (an Indexed Job of 2 Pods of 8 GPUs: a gang
+// of whole slices) preempts like the 2-node Run of its shape: the lower-priority Job holding both
+// machines is preempted whole (suspended, its Pods gone, its ticket back in the queue), and each Pod
+// of the preemptor runs on its own booked machine. Before, such a ticket waited for room for ever.
+TEST_F(JobsTest, WholeMachineIndexedJobPreemptsALowerPriorityJobHoldingTheMachines) {
+  RealFleet("gang", "  placement: cluster\n  topologyKey: zone\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+  const std::string indexed = "  parallelism: 2\n  completions: 2\n  completionMode: Indexed\n";
+  QueuedJob("low", "    berth.dev/fleet: " + FleetName("gang") + "\n    berth.dev/priority: \"10\"\n", "sleep 3600", 8, indexed);
+  ASSERT_TRUE(WaitPhase("job-low", "Running", std::chrono::seconds(90))) << Message("job-low");
+  std::vector<std::string> held = PlacementNodes("job-low");
+  ASSERT_EQ(std::set<std::string>(held.begin(), held.end()), (std::set<std::string>{kNode0, kNode1}));
+
+  QueuedJob("high", "    berth.dev/fleet: " + FleetName("gang") + "\n    berth.dev/priority: \"90\"\n", "sleep 3600", 8, indexed);
+  ASSERT_TRUE(WaitPhase("job-high", "Running", std::chrono::seconds(120))) << Message("job-high");
+  EXPECT_TRUE(Eventually([&] {
+    return EventMessages("job-high", "Preempting").find("preempting " + ns_ + "/job-low on fleet " + FleetName("gang")) != std::string::npos;
+  })) << EventMessages("job-high", "Preempting");
+  // The victim: preempted whole, suspended, its Pods gone, its ticket back in the queue.
+  EXPECT_EQ(Phase("job-low"), "Pending") << Message("job-low");
+  EXPECT_EQ(Reason("job-low"), "Preempted") << Message("job-low");
+  EXPECT_TRUE(Eventually([&] { return Suspended("low"); })) << "the preempted Job was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods("low").empty(); }, std::chrono::seconds(60)));
+  EXPECT_TRUE(Eventually([&] {
+    return EventMessages("job-low", "Retrying").find("preempted by " + ns_ + "/job-high (priority 90)") != std::string::npos;
+  })) << EventMessages("job-low", "Retrying");
+  // The preemptor: both machines, each Pod running on its rank's booked machine.
+  std::vector<std::string> booked = PlacementNodes("job-high");
+  ASSERT_EQ(std::set<std::string>(booked.begin(), booked.end()), (std::set<std::string>{kNode0, kNode1}));
+  std::map<std::string, std::string> by_rank;  // rank -> the node its running Pod is on
+  ASSERT_TRUE(Eventually([&] {
+    by_rank.clear();
+    for (const auto& [name, p] : JobPods("high")) {
+      if (p.phase == "Running" && !p.deleting) by_rank[p.rank] = p.node;
+    }
+    return by_rank.size() == 2;
+  })) << "the preemptor's two Pods are not both running";
+  json::Document ticket = RunDoc("job-high");
+  for (const auto& e : json::Find(ticket, {"status", "placement"})->GetArray()) {
+    EXPECT_EQ(by_rank[std::to_string(json::GetInt(e, "rank"))], json::GetString(e, "node")) << "rank " << json::GetInt(e, "rank");
+  }
+  EXPECT_FALSE(Suspended("high"));
+}
+
 // kubectl berth stop on the ticket: the Job is suspended, its Pod stops, the ticket ends Stopped.
 TEST_F(JobsTest, StopOnTheTicketSuspendsTheJob) {
   RealFleet("one", "  blocks: 1\n", kNode0);

@@ -343,8 +343,15 @@ TEST_F(WholeSliceGangPreemptionTest, PreemptsTwoLowerPriorityRunsOnTwoInstancesO
   EXPECT_EQ(run.preemptions[0].plan.victims, d.plan.victims);
   EXPECT_EQ(run.preemptions[0].plan.sum_victim_priority, d.plan.sum_victim_priority);
 
-  // The engine stops the victims and reports the nomination: the gang starts on its instances.
+  // The engine stops the victims and reports the nomination: while they stop the gang waits for
+  // them (no new plan), then starts on its instances.
   const PreemptionPlan plan = d.plan;
+  cluster.nominations = {Nomination{"ns/job-gang", plan.fleet, plan.instances, plan.victims, true}};
+  const CycleResult stopping = Alone(Ticket("ns/job-gang"));
+  EXPECT_TRUE(stopping.preemptions.empty());
+  ASSERT_NE(FindWaiting(stopping, "ns/job-gang"), nullptr);
+  EXPECT_EQ(FindWaiting(stopping, "ns/job-gang")->reason.code, WaitCode::kPreempting) << Explain(stopping, "ns/job-gang");
+  EXPECT_TRUE(FindWaiting(stopping, "ns/job-gang")->reason.victims_stopping);
   std::erase_if(cluster.running, [](const RunningRun& x) { return x.id == "ns/on-a-0" || x.id == "ns/on-a-1"; });
   std::erase_if(cluster.placed_runs, [](const PlacedRunInfo& x) { return x.id == "ns/on-a-0" || x.id == "ns/on-a-1"; });
   cluster.nominations = {Nomination{"ns/job-gang", plan.fleet, plan.instances, plan.victims, false}};
