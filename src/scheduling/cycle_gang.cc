@@ -17,9 +17,10 @@
 //    ranks are there (runs_started grows by one per instance).
 //  - Quota and team shares are charged the sum of its slices.
 //  - Preemption and reclaim (cycle_consider.cc WaitForCapacity): a gang of whole slices preempts
-//    and reclaims on the fleets where its slices are whole instances exactly as a multi-node run
-//    of its shape (PreemptionFleets: `nodes` instances of one domain, each cleared completely,
-//    PlanPreemption's cost order). Other gangs wait without preempting or reclaiming.
+//    and reclaims on the `placement: cluster` fleets where its slices are whole instances (with a
+//    topologyKey or not) exactly as a multi-node run of its shape (PreemptionFleets: `nodes`
+//    instances of one domain, each cleared completely, PlanPreemption's cost order). Other gangs
+//    wait without preempting or reclaiming.
 //  - The first gang that waits for capacity without a plan may hold the reservation: the
 //    instances whose room for its slices frees soonest.
 #include <algorithm>
@@ -55,9 +56,10 @@ std::optional<Outcome> Cycle::ConsiderGang(const PendingRun& run, NamespaceQuota
   return std::nullopt;
 }
 
-bool Cycle::WholeSlicesIn(int32_t f) const {
+bool Cycle::WholeSlicesIn(int32_t f) const { return state_.fleets[f].topology && SlicesAreWholeIn(f); }
+
+bool Cycle::SlicesAreWholeIn(int32_t f) const {
   const Fleet& fleet = state_.fleets[f];
-  if (!fleet.topology) return false;
   bool any = false;
   for (int32_t p : fleet.pools) {
     const int32_t need = filter_.need[p];
@@ -69,13 +71,14 @@ bool Cycle::WholeSlicesIn(int32_t f) const {
 }
 
 bool Cycle::AnyWholeSlices() const {
-  return std::any_of(filter_.candidates.begin(), filter_.candidates.end(), [this](int32_t f) { return WholeSlicesIn(f); });
+  return std::any_of(filter_.candidates.begin(), filter_.candidates.end(),
+                     [this](int32_t f) { return state_.fleets[f].cluster && SlicesAreWholeIn(f); });
 }
 
 void Cycle::PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const {
   out.clear();
   for (int32_t f : filter_.candidates) {
-    if (!IsSliceGang(run) || WholeSlicesIn(f)) out.push_back(f);
+    if (!IsSliceGang(run) || (state_.fleets[f].cluster && SlicesAreWholeIn(f))) out.push_back(f);
   }
 }
 

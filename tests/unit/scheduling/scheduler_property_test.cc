@@ -102,7 +102,7 @@ class Generator {
   }
 
  private:
-  // Most fleets become `placement: cluster` with topologyKey zone and `blocks: 1` (every slice
+  // Most fleets become `placement: cluster` (mostly with topologyKey zone) and `blocks: 1` (every slice
   // is a whole instance; running runs' blocks become the odd over-commit), most preempting; most
   // multi-node runs become gangs of slices.
   void AddWholeSlices(Case& c) {
@@ -110,7 +110,7 @@ class Generator {
     for (FleetSpec& f : c.cluster.fleets) {
       if (!Chance(0.75)) continue;
       f.placement = PlacementPolicy::kCluster;
-      f.topology_key = "zone";
+      f.topology_key = Chance(0.8) ? "zone" : "";
       f.blocks = BlocksSetting::Count(1);
       if (Chance(0.85)) f.preemption = PreemptionPolicy::kLowerPriority;
     }

@@ -361,6 +361,25 @@ TEST_F(WholeSliceGangPreemptionTest, PreemptsTwoLowerPriorityRunsOnTwoInstancesO
   EXPECT_EQ(Blocks(next, "ns/job-gang"), (std::vector<int32_t>{8, 8}));
 }
 
+// In a `placement: cluster` fleet without a topologyKey the whole fleet is the domain: the gang
+// preempts there as the Run of its shape does; in a `placement: any` fleet (where no multi-node
+// Run goes) it waits.
+TEST_F(WholeSliceGangPreemptionTest, PreemptsInAClusterFleetWithoutTopologyNotInAnAnyFleet) {
+  Machines({{"a-0", 10}, {"a-1", 95}, {"b-0", 10}, {"b-1", 95}});
+  cluster.fleets[0].topology_key.clear();
+  CycleResult r = Alone(Ticket("ns/job-gang"));
+  ASSERT_EQ(r.preemptions.size(), 1u) << Explain(r, "ns/job-gang");
+  EXPECT_EQ(r.preemptions[0].plan.instances, (Names{"a-0", "b-0"}));
+  EXPECT_EQ(r.preemptions[0].plan.victims, (Names{"ns/on-a-0", "ns/on-b-0"}));
+  const CycleResult run = Alone(Ticket("ns/run", std::nullopt));
+  ASSERT_EQ(run.preemptions.size(), 1u);
+  EXPECT_EQ(run.preemptions[0].plan.instances, r.preemptions[0].plan.instances);
+  cluster.fleets[0].placement = PlacementPolicy::kAny;
+  r = Alone(Ticket("ns/job-gang"));
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kNotEnoughSlices);
+}
+
 // All in one domain: one evictable run in each zone is no plan, for the gang as for the Run.
 TEST_F(WholeSliceGangPreemptionTest, DoesNotPreemptAcrossDomains) {
   Machines({{"a-0", 10}, {"a-1", 95}, {"b-0", 10}, {"b-1", 95}});
