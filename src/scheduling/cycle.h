@@ -108,6 +108,15 @@ class Cycle final : public Considerer {
   // Whether the gang's slices are whole instances of fleet f, which has topology domains: every
   // instance that can hold a slice gives it all its blocks. Such a gang stays in one domain.
   bool WholeSlicesIn(int32_t f) const;
+  // Whether every instance of fleet f that can hold a slice of the current gang gives it all its
+  // blocks (with topology domains or not).
+  bool SlicesAreWholeIn(int32_t f) const;
+  // Whether some candidate cluster fleet holds the current gang as whole slices.
+  bool AnyWholeSlices() const;
+  // The candidate fleets a plan of the current run may use: all of them, or for a gang of slices
+  // the `placement: cluster` ones that hold it as whole slices (there it preempts and reclaims as
+  // a multi-node run of its shape: `nodes` instances of one domain, each cleared completely).
+  void PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const;
   // The best fleet's plan into gang_best_: no GPU taken unasked, then the fewest idle instances
   // broken into, then fleet name; skips fleets the quota or team share refuse (quota_skip_,
   // share_skip_).
@@ -267,6 +276,7 @@ class Cycle final : public Considerer {
   std::vector<CapacityIndex::Key> chosen_;
   std::vector<CapacityIndex::Key> scratch_;
   std::vector<CapacityIndex::Key> probe_;
+  std::vector<int32_t> plan_fleets_;  // PreemptionFleets
   GangPlan gang_try_, gang_best_;
 };
 

@@ -130,10 +130,11 @@ Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReaso
   if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
     WaitForVictims(*holders_[nominee].nomination, reason);
     preempting = true;
-  } else if (!IsSliceGang(run) && !IsWholeSingle(run)) {
+  } else if (!IsWholeSingle(run) && (!IsSliceGang(run) || AnyWholeSlices())) {
     // A run within its team's unused nominal share takes it back from borrowers first. A gang of
-    // slices and a whole single instance neither reclaim nor preempt (docs/scheduling.md): they
-    // wait for capacity (and may hold the reservation).
+    // whole slices does both on its whole-slice fleets only, as a multi-node run of its shape
+    // (PreemptionFleets). Other gangs of slices and a whole single instance neither reclaim nor
+    // preempt (docs/scheduling.md): they wait for capacity (and may hold the reservation).
     if (reclaim_enabled_) preempting = TryReclaim(run, reason);
     if (!preempting && preemption_enabled_) preempting = TryPreempt(run, nominee >= 0, reason);
   }

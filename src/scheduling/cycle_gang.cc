@@ -16,8 +16,13 @@
 //  - maxRunsPerInstance: a gang counts as one run on each instance it uses, however many of its
 //    ranks are there (runs_started grows by one per instance).
 //  - Quota and team shares are charged the sum of its slices.
-//  - It waits without preempting or reclaiming; the first gang that waits for capacity may hold
-//    the reservation: the instances whose room for its slices frees soonest.
+//  - Preemption and reclaim (cycle_consider.cc WaitForCapacity): a gang of whole slices preempts
+//    and reclaims on the `placement: cluster` fleets where its slices are whole instances (with a
+//    topologyKey or not) exactly as a multi-node run of its shape (PreemptionFleets: `nodes`
+//    instances of one domain, each cleared completely, PlanPreemption's cost order). Other gangs
+//    wait without preempting or reclaiming.
+//  - The first gang that waits for capacity without a plan may hold the reservation: the
+//    instances whose room for its slices frees soonest.
 #include <algorithm>
 #include <limits>
 #include <utility>
@@ -51,9 +56,10 @@ std::optional<Outcome> Cycle::ConsiderGang(const PendingRun& run, NamespaceQuota
   return std::nullopt;
 }
 
-bool Cycle::WholeSlicesIn(int32_t f) const {
+bool Cycle::WholeSlicesIn(int32_t f) const { return state_.fleets[f].topology && SlicesAreWholeIn(f); }
+
+bool Cycle::SlicesAreWholeIn(int32_t f) const {
   const Fleet& fleet = state_.fleets[f];
-  if (!fleet.topology) return false;
   bool any = false;
   for (int32_t p : fleet.pools) {
     const int32_t need = filter_.need[p];
@@ -62,6 +68,18 @@ bool Cycle::WholeSlicesIn(int32_t f) const {
     any = true;
   }
   return any;
+}
+
+bool Cycle::AnyWholeSlices() const {
+  return std::any_of(filter_.candidates.begin(), filter_.candidates.end(),
+                     [this](int32_t f) { return state_.fleets[f].cluster && SlicesAreWholeIn(f); });
+}
+
+void Cycle::PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const {
+  out.clear();
+  for (int32_t f : filter_.candidates) {
+    if (!IsSliceGang(run) || (state_.fleets[f].cluster && SlicesAreWholeIn(f))) out.push_back(f);
+  }
 }
 
 bool Cycle::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {

@@ -90,17 +90,19 @@ void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
 
 bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {
   if (run.priority <= lowest_victim_priority_) return false;
+  PreemptionFleets(run, plan_fleets_);  // a gang of whole slices: its whole-slice fleets only
   bool any = false;
-  for (int32_t f : filter_.candidates) any |= state_.fleets[f].spec->preemption == PreemptionPolicy::kLowerPriority;
+  for (int32_t f : plan_fleets_) any |= state_.fleets[f].spec->preemption == PreemptionPolicy::kLowerPriority;
   if (!any) return false;
   // The shape of the request: equal shapes see the same instances and victims (a nominee sees
-  // its own kept instances too, so it is not cached).
+  // its own kept instances too, so it is not cached). A gang of whole slices asks what a
+  // multi-node run of its shape on those fleets asks, and gets the same answer.
   std::string key;
   if (!nominee) {
     key = std::to_string(run.nodes) + "|" + std::to_string(run.resources.cpu_millis) + "|" +
           std::to_string(run.resources.memory_bytes) + "|" + std::to_string(run.resources.gpus) + "|" +
           (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
-    for (int32_t f : filter_.candidates) key += "|" + std::to_string(f);
+    for (int32_t f : plan_fleets_) key += "|" + std::to_string(f);
     auto it = work_.failed.find(key);
     if (it != work_.failed.end() && it->second.first == version_ && run.priority <= it->second.second) {
       return false;
@@ -112,7 +114,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   request.priority = run.priority;
   request.nodes = std::max<int32_t>(run.nodes, 1);
   request.resources = run.resources;
-  for (int32_t f : filter_.candidates) request.fleets.push_back(state_.fleets[f].spec->name);
+  for (int32_t f : plan_fleets_) request.fleets.push_back(state_.fleets[f].spec->name);
   request.max_duration = run.max_duration;
   std::optional<PreemptionPlan> plan = work_.index->Plan(request);
   if (!plan) {

@@ -10,9 +10,10 @@ namespace berth::scheduling::internal {
 
 bool Cycle::TryReclaim(const PendingRun& run, WaitReason& reason) {
   // The fleets where the run is within its team's unused nominal share, whatever instance of
-  // the fleet it would get.
+  // the fleet it would get (a gang of whole slices: of its whole-slice fleets, PreemptionFleets).
   PreemptionRequest request;
-  for (int32_t f : filter_.candidates) {
+  PreemptionFleets(run, plan_fleets_);
+  for (int32_t f : plan_fleets_) {
     if (state_.fleets[f].spec->reclaim != ReclaimPolicy::kBorrowed) continue;
     bool any = false;
     bool within = true;

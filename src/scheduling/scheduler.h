@@ -22,8 +22,9 @@
 //    instance; picked one by one with the single-node best fit on open instances; the fleet that
 //    takes no GPU unasked, then breaks into the fewest idle instances, then by name; ranks in
 //    instance-name order; one run started per instance used (maxRunsPerInstance). Slices that are
-//    whole instances of a cluster fleet with a topologyKey stay in one domain (as multi-node). It never
-//    preempts, reclaims or backfills onto reserved instances; it may hold the reservation.
+//    whole instances of a cluster fleet with a topologyKey stay in one domain (as multi-node);
+//    slices that are whole instances of any cluster fleet preempt and reclaim there as a
+//    multi-node run of their shape; other gangs never preempt or reclaim. No gang backfills onto reserved instances; one without a plan may hold the reservation.
 //  - whole_instances true with nodes 1: one whole idle instance (any fleet), like a single-node
 //    run that needs every block; it never preempts or reclaims.
 //  - Lifetime: with maxDuration only instances with expires_at >= now + maxDuration. NotReady,

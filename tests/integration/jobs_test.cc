@@ -202,6 +202,109 @@ TEST_F(JobsTest, PreemptedJobIsSuspendedRequeuedAndReadmitted) {
   EXPECT_EQ(StatusInt("job-low", "resubmissions"), 1);
 }
 
+// A Job whose Pods each ask for a whole machine's GPUs (an Indexed Job of 2 Pods of 8 GPUs: a gang
+// of whole slices) preempts like the 2-node Run of its shape: the lower-priority Job holding both
+// machines is preempted whole (suspended, its Pods gone, its ticket back in the queue), and each Pod
+// of the preemptor runs on its own booked machine. Before, such a ticket waited for room for ever.
+TEST_F(JobsTest, WholeMachineIndexedJobPreemptsALowerPriorityJobHoldingTheMachines) {
+  RealFleet("gang", "  placement: cluster\n  topologyKey: zone\n  preemption: {policy: LowerPriority, minRuntime: 0s}\n");
+  const std::string indexed = "  parallelism: 2\n  completions: 2\n  completionMode: Indexed\n";
+  QueuedJob("low", "    berth.dev/fleet: " + FleetName("gang") + "\n    berth.dev/priority: \"10\"\n", "sleep 3600", 8, indexed);
+  ASSERT_TRUE(WaitPhase("job-low", "Running", std::chrono::seconds(90))) << Message("job-low");
+  std::vector<std::string> held = PlacementNodes("job-low");
+  ASSERT_EQ(std::set<std::string>(held.begin(), held.end()), (std::set<std::string>{kNode0, kNode1}));
+
+  QueuedJob("high", "    berth.dev/fleet: " + FleetName("gang") + "\n    berth.dev/priority: \"90\"\n", "sleep 3600", 8, indexed);
+  ASSERT_TRUE(WaitPhase("job-high", "Running", std::chrono::seconds(120))) << Message("job-high");
+  EXPECT_TRUE(Eventually([&] {
+    return EventMessages("job-high", "Preempting").find("preempting " + ns_ + "/job-low on fleet " + FleetName("gang")) != std::string::npos;
+  })) << EventMessages("job-high", "Preempting");
+  // The victim: preempted whole, suspended, its Pods gone, its ticket back in the queue.
+  EXPECT_EQ(Phase("job-low"), "Pending") << Message("job-low");
+  EXPECT_EQ(Reason("job-low"), "Preempted") << Message("job-low");
+  EXPECT_TRUE(Eventually([&] { return Suspended("low"); })) << "the preempted Job was not suspended";
+  EXPECT_TRUE(Eventually([&] { return JobPods("low").empty(); }, std::chrono::seconds(60)));
+  EXPECT_TRUE(Eventually([&] {
+    return EventMessages("job-low", "Retrying").find("preempted by " + ns_ + "/job-high (priority 90)") != std::string::npos;
+  })) << EventMessages("job-low", "Retrying");
+  // The preemptor: both machines, each Pod running on its rank's booked machine.
+  std::vector<std::string> booked = PlacementNodes("job-high");
+  ASSERT_EQ(std::set<std::string>(booked.begin(), booked.end()), (std::set<std::string>{kNode0, kNode1}));
+  std::map<std::string, std::string> by_rank;  // rank -> the node its running Pod is on
+  ASSERT_TRUE(Eventually([&] {
+    by_rank.clear();
+    for (const auto& [name, p] : JobPods("high")) {
+      if (p.phase == "Running" && !p.deleting) by_rank[p.rank] = p.node;
+    }
+    return by_rank.size() == 2;
+  })) << "the preemptor's two Pods are not both running";
+  json::Document ticket = RunDoc("job-high");
+  for (const auto& e : json::Find(ticket, {"status", "placement"})->GetArray()) {
+    EXPECT_EQ(by_rank[std::to_string(json::GetInt(e, "rank"))], json::GetString(e, "node")) << "rank " << json::GetInt(e, "rank");
+  }
+  EXPECT_FALSE(Suspended("high"));
+}
+
+// The reclaim of such a gang (issue 31's teams): team owner has both machines (16 GPUs) as its
+// nominal share and runs nothing; the test's namespace (team borrower, no share) runs two
+// whole-machine Runs on that idle share. The owner's Indexed Job of 2 whole-machine Pods (priority
+// 10, within its share) takes both machines back as a 2-node Run would: both borrowing Runs are
+// reclaimed (Pending / Reclaimed, back in the queue), and each of the owner's Pods runs on its own
+// booked machine. Before, such a ticket waited behind the borrowers for ever.
+TEST_F(JobsTest, WholeMachineIndexedJobReclaimsItsTeamsShareFromBorrowingRuns) {
+  RealFleet("rc", "  placement: cluster\n  topologyKey: zone\n  preemption: {minRuntime: 0s}\n");
+  ReclaimTeams("rc");
+  for (const std::string run : {"b1", "b2"}) {
+    ShellRun(run, "  priority: 80\n  resources: {gpu: 8}\n  fleets: [" + FleetName("rc") + "]\n  retry: {onEvents: [interruption]}\n",
+             "sleep 3600");
+    ASSERT_TRUE(WaitPhase(run, "Running", std::chrono::seconds(90))) << run << ": " << Message(run);
+  }
+  const std::string owner = OwnerNamespace();
+  struct Cleanup {  // the owner's Job, before the fixture waits for the owner's Pods to go
+    std::string ns;
+    ~Cleanup() {
+      ControlPlane::Get().Kubectl({"-n", ns, "delete", "jobs", "--all", "--wait=false", "--cascade=background"});
+    }
+  } cleanup{owner};
+  CommandResult r = cp().Kubectl(
+      {"apply", "-f", "-"},
+      "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: mine\n  namespace: " + owner + "\n  labels:\n"
+      "    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("rc") + "\n    berth.dev/priority: \"10\"\n"
+      "spec:\n  backoffLimit: 0\n  parallelism: 2\n  completions: 2\n  completionMode: Indexed\n  template:\n    spec:\n"
+      "      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+      "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'sleep 3600']\n"
+      "        resources: {requests: {nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(Eventually([&] { return OwnerPhase("job-mine") == "Running"; }, std::chrono::seconds(120)))
+      << OwnerPhase("job-mine");
+
+  // Both borrowing Runs were reclaimed (one machine each), back in the queue.
+  EXPECT_EQ(Reclaimed({"b1", "b2"}), (std::vector<std::string>{"b1", "b2"}));
+  // The owner's Job: both machines, each Pod running on its rank's booked machine.
+  auto ticket = client()->Get(k8s::resources::kRuns.Path(owner, "job-mine"));
+  ASSERT_TRUE(ticket.ok());
+  std::map<std::string, std::string> booked;  // rank -> node
+  for (const auto& e : json::Find(*ticket, {"status", "placement"})->GetArray()) {
+    booked[std::to_string(json::GetInt(e, "rank"))] = json::GetString(e, "node");
+  }
+  ASSERT_EQ(booked.size(), 2u);
+  EXPECT_NE(booked["0"], booked["1"]);
+  std::map<std::string, std::string> running;  // rank -> the node its running Pod is on
+  EXPECT_TRUE(Eventually([&] {
+    running.clear();
+    k8s::ListOptions o;
+    o.label_selector = "batch.kubernetes.io/job-name=mine";
+    auto l = client()->List(kPods.Path(owner), o);
+    if (!l.ok()) return false;
+    for (const auto& p : l->items) {
+      if (json::GetString(json::Find(p, {"status", "phase"})) != "Running") continue;
+      running[json::GetString(json::Find(p, {"metadata", "labels", "berth.dev/rank"}))] =
+          json::GetString(json::Find(p, {"spec", "nodeName"}));
+    }
+    return running == booked;
+  })) << "the owner's Pods are not running on their booked machines";
+}
+
 // kubectl berth stop on the ticket: the Job is suspended, its Pod stops, the ticket ends Stopped.
 TEST_F(JobsTest, StopOnTheTicketSuspendsTheJob) {
   RealFleet("one", "  blocks: 1\n", kNode0);

@@ -577,8 +577,15 @@ struct Ref {
       reason.victims_stopping = true;
       return Waits(run, WaitCode::kPreempting, reason);
     }
-    const bool may_preempt = !IsSliceGang(run) && !IsWholeSingle(run);
-    if (may_preempt && ((reclaim && Reclaim(run, cands, reason)) || (preemption && Preempt(run, cands, reason)))) {
+    // A gang of slices preempts and reclaims only on cluster fleets where its slices are whole
+    // instances, as a multi-node run of its shape would there; a whole single instance never does.
+    std::vector<int> plan_cands;
+    for (int f : cands) {
+      if (!IsSliceGang(run) || (Cluster(f) && SlicesAreWhole(run, f))) plan_cands.push_back(f);
+    }
+    const bool may_preempt = !IsWholeSingle(run) && !plan_cands.empty();
+    if (may_preempt &&
+        ((reclaim && Reclaim(run, plan_cands, reason)) || (preemption && Preempt(run, plan_cands, reason)))) {
       out.waiting.push_back(WaitingRun{run.id, reason});
       return false;
     }
@@ -652,7 +659,10 @@ struct Ref {
   // Whether every valid instance of fleet f (cluster, with a topologyKey) that can hold a slice
   // gives it all its blocks: the gang then takes idle instances of one domain, as FindMulti.
   bool WholeSlices(const PendingRun& run, int f) const {
-    if (!Cluster(f) || fleets[f]->topology_key.empty()) return false;
+    return Cluster(f) && !fleets[f]->topology_key.empty() && SlicesAreWhole(run, f);
+  }
+  // Whether every valid instance of fleet f that can hold a slice gives it all its blocks.
+  bool SlicesAreWhole(const PendingRun& run, int f) const {
     bool any = false;
     for (const Inst& in : insts) {
       if (in.fleet != f || !in.valid) continue;

@@ -34,7 +34,11 @@ class Generator {
  public:
   // `with_teams`: Teams are added after everything else, from their own random stream, so that
   // the cases without teams stay exactly what they were.
-  explicit Generator(uint32_t seed, bool with_teams = false) : rng_(seed), with_teams_(with_teams), seed_(seed) {}
+  // `whole_slices`: then, from a stream of its own, fleets of whole-instance blocks with topology
+  // domains and multi-node runs made gangs of slices there (gangs of whole slices, which preempt
+  // and reclaim as multi-node runs do).
+  explicit Generator(uint32_t seed, bool with_teams = false, bool whole_slices = false)
+      : rng_(seed), with_teams_(with_teams), whole_slices_(whole_slices), seed_(seed) {}
 
   Case Make() {
     Case c;
@@ -97,10 +101,28 @@ class Generator {
     AddQuotas(c);
     AddNominations(c);
     if (with_teams_) AddTeams(c);
+    if (whole_slices_) AddWholeSlices(c);
     return c;
   }
 
  private:
+  // Most fleets become `placement: cluster` (mostly with topologyKey zone) and `blocks: 1` (every slice
+  // is a whole instance; running runs' blocks become the odd over-commit), most preempting; most
+  // multi-node runs become gangs of slices.
+  void AddWholeSlices(Case& c) {
+    rng_.seed(seed_ * 2246822519u + 29);
+    for (FleetSpec& f : c.cluster.fleets) {
+      if (!Chance(0.75)) continue;
+      f.placement = PlacementPolicy::kCluster;
+      f.topology_key = Chance(0.8) ? "zone" : "";
+      f.blocks = BlocksSetting::Count(1);
+      if (Chance(0.85)) f.preemption = PreemptionPolicy::kLowerPriority;
+    }
+    for (PendingRun& r : c.runs) {
+      if (r.nodes > 1 && Chance(0.8)) r.whole_instances = false;
+    }
+  }
+
   // Teams over the namespaces of the runs: shares with and without borrowing and lending
   // limits, on fleets that exist or not; parents (some invalid); weights and usage with ties;
   // fleets that reclaim or not; priorities squeezed so that many runs share one.
@@ -246,6 +268,7 @@ class Generator {
 
   std::mt19937 rng_;
   bool with_teams_ = false;
+  bool whole_slices_ = false;
   uint32_t seed_ = 0;
 };
 
@@ -660,6 +683,38 @@ TEST(SchedulerProperty, TeamsMatchReferenceAndIgnoreInputOrder) {
   std::cout << "[ stats    ] " << placements << " placements, " << team_waits << " team-share waits, " << reclaims
             << " reclaims (" << gang_reclaims << " gangs), " << preemptions << " preemptions, "
             << borrowers_reordered << " placements out of submission order\n";
+}
+
+// Gangs of whole slices (a Job's Pods that each take a whole instance): in the cases above they are
+// rare, so fleets of whole-instance blocks with topology domains are generated for them, with and
+// without teams. They preempt and reclaim as multi-node runs of their shape do, on the fleets where
+// they are whole slices only, and the cycle equals the reference scheduler.
+TEST(SchedulerProperty, GangsOfWholeSlicesPreemptAndReclaimAsTheReferenceSays) {
+  int slice_preemptions = 0, slice_reclaims = 0, slice_placements = 0, nominees_placed = 0;
+  for (uint32_t seed = 1; seed <= 3000; ++seed) {
+    Generator gen(seed, /*with_teams=*/seed % 2 == 0, /*whole_slices=*/true);
+    const Case c = gen.Make();
+    CycleResult core;
+    ASSERT_NO_FATAL_FAILURE(CheckCase(seed, c, core));
+    std::map<std::string, const PendingRun*> by_id;
+    for (const PendingRun& run : c.runs) by_id[run.id] = &run;
+    for (const PreemptionDecision& d : core.preemptions) {
+      if (!IsSliceGang(*by_id.at(d.run_id))) continue;
+      EXPECT_EQ(d.plan.instances.size(), static_cast<size_t>(by_id.at(d.run_id)->nodes)) << "seed " << seed;
+      slice_preemptions += !d.reclaim;
+      slice_reclaims += d.reclaim;
+    }
+    for (const Placement& p : core.placements) {
+      if (!IsSliceGang(*by_id.at(p.run_id))) continue;
+      ++slice_placements;
+      for (const Nomination& n : c.cluster.nominations) nominees_placed += n.run_id == p.run_id;
+    }
+  }
+  EXPECT_GT(slice_preemptions, 50);
+  EXPECT_GT(slice_reclaims, 8);
+  EXPECT_GT(slice_placements, 300);
+  std::cout << "[ stats    ] gangs of slices: " << slice_placements << " placed (" << nominees_placed
+            << " nominees), " << slice_preemptions << " preempting, " << slice_reclaims << " reclaiming\n";
 }
 
 }  // namespace

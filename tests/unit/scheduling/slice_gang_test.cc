@@ -213,8 +213,9 @@ TEST_F(SliceGangTest, AWholeSingleInstanceTakesEveryBlockOfAnIdleInstance) {
 }
 
 TEST_F(SliceGangTest, AGangOfSlicesWaitsRatherThanPreempts) {
-  // The same request as one whole-instance gang would preempt the low-priority runs; as slices it
-  // waits for them (docs/scheduling.md: a gang of slices never preempts).
+  // The same request as one whole-instance gang would preempt the low-priority runs; as slices
+  // that could share an instance (2 blocks of 8) it waits for them (docs/scheduling.md: only a
+  // gang of whole slices preempts).
   cluster.fleets = {Preempting("cpu", 8, PlacementPolicy::kCluster)};
   cluster.instances = {Node("a"), Node("b")};
   cluster.running = {Running("ml/low-a", {{"a", 8}}), Running("ml/low-b", {{"b", 8}})};
@@ -287,6 +288,111 @@ TEST_F(SliceGangTest, WholeInstanceSlicesLargerThanAnyDomainAreUnschedulable) {
   EXPECT_EQ(Explain(r, "ns/job-gang"),
             "needs 2 slices of 8 blocks each (one per Pod) in one fleet and topology domain; fleet gpu, the largest, "
             "holds at most 1 in one domain even when all its instances are idle");
+}
+
+// A fleet "gpu" (cluster, topologyKey zone, preemption LowerPriority) of 8-GPU machines a-0, a-1
+// (zone a) and b-0, b-1 (zone b), each held whole by a placed run of the given base priority.
+struct WholeSliceGangPreemptionTest : SliceGangTest {
+  void Machines(const std::vector<std::pair<std::string, int32_t>>& holders) {
+    cluster.fleets = {Preempting("gpu", 8, PlacementPolicy::kCluster, "zone")};
+    for (const auto& [name, priority] : holders) {
+      InstanceSpec in = Node(name, "gpu");
+      in.topology_domain = name.substr(0, 1);
+      cluster.instances.push_back(in);
+      cluster.running.push_back(Running("ns/on-" + name, {{name, 8}}));
+      cluster.placed_runs.push_back(PlacedRunInfo{"ns/on-" + name, priority, kT0 - hours(1)});
+    }
+  }
+  // A Job's ticket: 2 Pods of 8 GPUs (a whole machine each), cpu 1, memory 1Gi, priority 90; with
+  // `whole` unset, the 2-node whole-instance Run of the same shape.
+  static PendingRun Ticket(std::string id, std::optional<bool> whole = false) {
+    PendingRun run = Pending(std::move(id), 90, kT0, 2, Resources{1000, kGi, 8});
+    run.whole_instances = whole;
+    return run;
+  }
+  CycleResult Alone(const PendingRun& run) {
+    RunQueue alone{Duration(0)};
+    alone.Upsert(run);
+    return Schedule(cluster, alone, kT0);
+  }
+};
+
+// The gap left by issue 45 item 3: a gang of whole slices (a Job whose Pods each ask for a whole
+// machine's GPUs) preempts as the multi-node Run of its shape does: the same victims on `nodes`
+// instances of one domain, each cleared completely (never half: b-1 alone would not do, b-0's run
+// has a higher priority), and starts there once they are gone.
+TEST_F(WholeSliceGangPreemptionTest, PreemptsTwoLowerPriorityRunsOnTwoInstancesOfOneDomain) {
+  Machines({{"a-0", 10}, {"a-1", 20}, {"b-0", 95}, {"b-1", 10}});
+  const CycleResult r = Alone(Ticket("ns/job-gang"));
+  ASSERT_EQ(r.preemptions.size(), 1u) << Explain(r, "ns/job-gang");
+  const PreemptionDecision& d = r.preemptions[0];
+  EXPECT_EQ(d.run_id, "ns/job-gang");
+  EXPECT_FALSE(d.reclaim);
+  EXPECT_EQ(d.plan.fleet, "gpu");
+  EXPECT_EQ(d.plan.instances, (Names{"a-0", "a-1"}));
+  EXPECT_EQ(d.plan.victims, (Names{"ns/on-a-0", "ns/on-a-1"}));
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kPreempting);
+  EXPECT_EQ(Explain(r, "ns/job-gang"),
+            "preempting 2 runs (ns/on-a-0, ns/on-a-1) on instances a-0, a-1 (fleet gpu); starts when their Pods have "
+            "stopped");
+  EXPECT_FALSE(r.reservation.has_value()) << "a preempting gang holds no reservation";
+  // Exactly the plan of the 2-node whole-instance Run of that shape.
+  const CycleResult run = Alone(Ticket("ns/run", std::nullopt));
+  ASSERT_EQ(run.preemptions.size(), 1u);
+  EXPECT_EQ(run.preemptions[0].plan.instances, d.plan.instances);
+  EXPECT_EQ(run.preemptions[0].plan.victims, d.plan.victims);
+  EXPECT_EQ(run.preemptions[0].plan.sum_victim_priority, d.plan.sum_victim_priority);
+
+  // The engine stops the victims and reports the nomination: while they stop the gang waits for
+  // them (no new plan), then starts on its instances.
+  const PreemptionPlan plan = d.plan;
+  cluster.nominations = {Nomination{"ns/job-gang", plan.fleet, plan.instances, plan.victims, true}};
+  const CycleResult stopping = Alone(Ticket("ns/job-gang"));
+  EXPECT_TRUE(stopping.preemptions.empty());
+  ASSERT_NE(FindWaiting(stopping, "ns/job-gang"), nullptr);
+  EXPECT_EQ(FindWaiting(stopping, "ns/job-gang")->reason.code, WaitCode::kPreempting) << Explain(stopping, "ns/job-gang");
+  EXPECT_TRUE(FindWaiting(stopping, "ns/job-gang")->reason.victims_stopping);
+  std::erase_if(cluster.running, [](const RunningRun& x) { return x.id == "ns/on-a-0" || x.id == "ns/on-a-1"; });
+  std::erase_if(cluster.placed_runs, [](const PlacedRunInfo& x) { return x.id == "ns/on-a-0" || x.id == "ns/on-a-1"; });
+  cluster.nominations = {Nomination{"ns/job-gang", plan.fleet, plan.instances, plan.victims, false}};
+  const CycleResult next = Alone(Ticket("ns/job-gang"));
+  EXPECT_TRUE(next.preemptions.empty());
+  EXPECT_EQ(PlacedOn(next, "ns/job-gang"), (Names{"a-0", "a-1"}));
+  EXPECT_EQ(Blocks(next, "ns/job-gang"), (std::vector<int32_t>{8, 8}));
+}
+
+// In a `placement: cluster` fleet without a topologyKey the whole fleet is the domain: the gang
+// preempts there as the Run of its shape does; in a `placement: any` fleet (where no multi-node
+// Run goes) it waits.
+TEST_F(WholeSliceGangPreemptionTest, PreemptsInAClusterFleetWithoutTopologyNotInAnAnyFleet) {
+  Machines({{"a-0", 10}, {"a-1", 95}, {"b-0", 10}, {"b-1", 95}});
+  cluster.fleets[0].topology_key.clear();
+  CycleResult r = Alone(Ticket("ns/job-gang"));
+  ASSERT_EQ(r.preemptions.size(), 1u) << Explain(r, "ns/job-gang");
+  EXPECT_EQ(r.preemptions[0].plan.instances, (Names{"a-0", "b-0"}));
+  EXPECT_EQ(r.preemptions[0].plan.victims, (Names{"ns/on-a-0", "ns/on-b-0"}));
+  const CycleResult run = Alone(Ticket("ns/run", std::nullopt));
+  ASSERT_EQ(run.preemptions.size(), 1u);
+  EXPECT_EQ(run.preemptions[0].plan.instances, r.preemptions[0].plan.instances);
+  cluster.fleets[0].placement = PlacementPolicy::kAny;
+  r = Alone(Ticket("ns/job-gang"));
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kNotEnoughSlices);
+}
+
+// All in one domain: one evictable run in each zone is no plan, for the gang as for the Run.
+TEST_F(WholeSliceGangPreemptionTest, DoesNotPreemptAcrossDomains) {
+  Machines({{"a-0", 10}, {"a-1", 95}, {"b-0", 10}, {"b-1", 95}});
+  CycleResult r = Alone(Ticket("ns/job-gang"));
+  EXPECT_TRUE(r.preemptions.empty());
+  EXPECT_EQ(FindWaiting(r, "ns/job-gang")->reason.code, WaitCode::kNotEnoughSlices);
+  EXPECT_TRUE(Alone(Ticket("ns/run", std::nullopt)).preemptions.empty()) << "nor does the Run of that shape";
+  // The runs on a-0 and b-0 are victims for a one-machine request.
+  PendingRun one = Ticket("ns/one");
+  one.nodes = 1;
+  r = Alone(one);
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].plan.instances, Names{"a-0"});
 }
 
 // Start-time estimates of gangs of slices: the forecast places them with the same rules.

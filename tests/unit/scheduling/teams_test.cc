@@ -164,6 +164,35 @@ TEST(TeamsTest, AGangReclaimsWholeInstancesOfOneDomain) {
   EXPECT_EQ(r.preemptions[0].plan.victims, (std::vector<std::string>{"audio/r0", "audio/r1"}));
 }
 
+// A gang of whole slices (a Job's ticket whose Pods each ask for a whole machine's GPUs) within
+// its team's nominal share reclaims as the multi-node run of its shape: two whole machines of one
+// zone, from the borrowing team, whatever their priority.
+TEST(TeamsTest, AGangOfWholeSlicesReclaimsFromABorrowingTeamAsAMultiNodeRun) {
+  ClusterSnapshot c = A100(4, PlacementPolicy::kCluster);
+  c.fleets[0].topology_key = "zone";
+  for (int i = 0; i < 4; ++i) c.instances[i].topology_domain = i < 2 ? "z0" : "z1";
+  c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 0)};
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = "audio/r" + std::to_string(i);
+    c.running.push_back(Running(id, {{"n" + std::to_string(i), 4}}));
+    c.placed_runs.push_back(PlacedRunInfo{id, 90, kT0 - minutes(60)});
+  }
+  PendingRun gang = Gpus("vision/job-gang", 4, 10, kT0, 2);  // 2 Pods of 4 GPUs: whole machines
+  gang.whole_instances = false;
+  const CycleResult r = Cycle(c, {gang});
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_TRUE(r.preemptions[0].reclaim);
+  EXPECT_EQ(r.preemptions[0].plan.instances, (std::vector<std::string>{"n0", "n1"}));
+  EXPECT_EQ(r.preemptions[0].plan.victims, (std::vector<std::string>{"audio/r0", "audio/r1"}));
+  const WaitingRun* w = FindWaiting(r, "vision/job-gang");
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->reason.reclaim);
+  const CycleResult multi = Cycle(c, {Gpus("vision/run", 4, 10, kT0, 2)});
+  ASSERT_EQ(multi.preemptions.size(), 1u);
+  EXPECT_EQ(multi.preemptions[0].plan.instances, r.preemptions[0].plan.instances);
+  EXPECT_EQ(multi.preemptions[0].plan.victims, r.preemptions[0].plan.victims);
+}
+
 TEST(TeamsTest, BorrowersOfOnePriorityGoByDecayedUsagePerWeight) {
   ClusterSnapshot c = A100(1);
   TeamSpec vision = Team("vision", "vision", std::nullopt);
