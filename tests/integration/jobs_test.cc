@@ -294,7 +294,7 @@ TEST_F(JobsTest, WholeMachineIndexedJobReclaimsItsTeamsShareFromBorrowingRuns) {
     running.clear();
     k8s::ListOptions o;
     o.label_selector = "batch.kubernetes.io/job-name=mine";
-    auto l = client()->List(kPods.Path(owner), o);
+    auto l = client()->List(k8s::resources::kPods.Path(owner), o);
     if (!l.ok()) return false;
     for (const auto& p : l->items) {
       if (json::GetString(json::Find(p, {"status", "phase"})) != "Running") continue;
