@@ -126,6 +126,11 @@ void RunSweep::Enqueue(const std::string& key, const Run& run, RunMemo& memo) {
   pr.resources = sched::Resources{run.spec.cpu_milli, run.spec.memory_bytes, run.spec.gpus};
   pr.fleets = run.spec.fleets;
   pr.max_duration = run.spec.max_duration;
+  // A ticket's Pods are stopped by their own controller with their own grace period, which berth
+  // cannot cap: only fleets whose maxGracePeriod covers it may take it (issue 44, filter.h).
+  if (api::IsTicket(run)) {
+    if (auto w = p_.caches.WorkloadOf(run)) pr.grace_seconds = w->grace_seconds;
+  }
   pr.owner = &memo;
   const sched::PendingRun* existing = p_.queue.Find(key);
   if (existing == nullptr || !(*existing == pr)) p_.queue.Upsert(std::move(pr));

@@ -54,6 +54,10 @@ struct PendingRun {
   // covering `resources`, all or nothing in one fleet (several may share an instance). true:
   // every rank on a whole idle instance (for nodes 1 too; more nodes: one cluster fleet/domain).
   std::optional<bool> whole_instances;
+  // The longest terminationGracePeriodSeconds any of its Pods has, when berth cannot cap it (a
+  // workload's Pods, made by their own controller: issue 44/45); 0: nothing to bound (a Run, whose
+  // Pods berth creates capped). A fleet whose max_grace_seconds is shorter is not a candidate.
+  int64_t grace_seconds = 0;
   // The caller's handle for the run, handed back in WaitingRun::owner: the core never reads it.
   // The engine keeps its per-run record here, so that a pass finds it without a lookup by id.
   const void* owner = nullptr;

@@ -101,9 +101,11 @@ PodGroupState PodGroupOf(const PodWorkloadId& id, const std::vector<const k8s::G
     }
   }
   w.pods = s.size;
+  w.grace_seconds = 0;
   int64_t succeeded = 0;
   for (const k8s::GroupPod* p : sorted) {
     TakeLarger(w.requests, p->pod.requests);
+    if (!p->pod.meta.deleting) w.grace_seconds = std::max(w.grace_seconds, p->pod.grace_seconds);
     if (!p->pod.meta.deleting) ++s.live;
     if (p->gated && !p->pod.meta.deleting) w.suspended = true;
     if (p->pod.phase == "Succeeded") ++succeeded;
