@@ -6,16 +6,16 @@ using Alloc = json::Document::AllocatorType;
 
 namespace {
 
-// One Pod's requests as the kubelet counts them, of a Pod template's spec (DecodePod's reading).
-PodRequests TemplateRequests(const json::Value* tspec) {
-  if (tspec == nullptr || !tspec->IsObject()) return {};
+// A Pod template's spec read as a Pod's (DecodePod): one Pod's requests as the kubelet counts
+// them, and its terminationGracePeriodSeconds (Kubernetes' 30 when absent). Null when not an object.
+std::shared_ptr<const Pod> TemplatePod(const json::Value* tspec) {
+  if (tspec == nullptr || !tspec->IsObject()) return nullptr;
   json::Document pod(rapidjson::kObjectType);
   json::Value meta(rapidjson::kObjectType);
   meta.AddMember("name", "template", pod.GetAllocator());  // DecodePod reads only named objects
   pod.AddMember("metadata", meta, pod.GetAllocator());
   pod.AddMember("spec", json::Value(*tspec, pod.GetAllocator()), pod.GetAllocator());
-  auto p = DecodePod(pod);
-  return p ? p->requests : PodRequests{};
+  return DecodePod(pod);
 }
 
 // Pods a Job spec runs at once: spec.parallelism (default 1), at most spec.completions when set.
@@ -55,7 +55,10 @@ std::shared_ptr<const JobView> DecodeJob(const json::Value& obj) {
   j->suspended = json::GetBool(*spec, "suspend", false);
   if (const json::Value* c = json::Find(*spec, {"completions"}); c != nullptr && c->IsInt64()) j->completions = c->GetInt64();
   j->indexed = json::GetString(*spec, "completionMode") == "Indexed";
-  j->requests = TemplateRequests(json::Find(*spec, {"template", "spec"}));
+  if (auto p = TemplatePod(json::Find(*spec, {"template", "spec"}))) {
+    j->requests = p->requests;
+    j->grace_seconds = p->grace_seconds;
+  }
   ReadFinished(obj, "Complete", "Failed", *j);
   return j;
 }
@@ -69,6 +72,7 @@ std::shared_ptr<const JobView> DecodeJobSet(const json::Value& obj) {
   if (spec == nullptr || !spec->IsObject()) return j;
   j->suspended = json::GetBool(*spec, "suspend", false);
   j->pods_at_once = 0;
+  j->grace_seconds = 0;
   if (const json::Value* rjobs = json::Find(*spec, {"replicatedJobs"}); rjobs != nullptr && rjobs->IsArray()) {
     for (const auto& rj : rjobs->GetArray()) {
       int64_t replicas = 1;
@@ -78,8 +82,11 @@ std::shared_ptr<const JobView> DecodeJobSet(const json::Value& obj) {
       const int64_t pods = PodsAtOnce(*jspec);
       if (replicas == 0 || pods == 0) continue;
       j->pods_at_once += replicas * pods;
-      // Every Pod's block must hold it: each resource the most any replicated Job's Pod asks.
-      const PodRequests r = TemplateRequests(json::Find(*jspec, {"template", "spec"}));
+      // Every Pod's block must hold it: each resource the most any replicated Job's Pod asks;
+      // and the longest grace period any of them has.
+      auto p = TemplatePod(json::Find(*jspec, {"template", "spec"}));
+      const PodRequests r = p ? p->requests : PodRequests{};
+      j->grace_seconds = std::max(j->grace_seconds, p ? p->grace_seconds : int64_t{30});
       j->requests.cpu_milli = std::max(j->requests.cpu_milli, r.cpu_milli);
       j->requests.memory_bytes = std::max(j->requests.memory_bytes, r.memory_bytes);
       for (const auto& [name, v] : r.extended) j->requests.extended[name] = std::max(j->requests.Get(name), v);

@@ -20,6 +20,10 @@ struct JobView {
   bool suspended = false;      // spec.suspend
   std::optional<int64_t> completions;  // spec.completions (a Job; unset: none, and a JobSet's)
   bool indexed = false;        // spec.completionMode Indexed (a Job)
+  // The Pod template's spec.terminationGracePeriodSeconds (Kubernetes' 30 when absent; a JobSet:
+  // the longest of its replicated Jobs' that make Pods; 0 when none does): the grace period its
+  // Pods get when their controller deletes them, which berth cannot cap (issue 44).
+  int64_t grace_seconds = 30;
   // The Job's terminal condition: true Complete, false Failed (status True); nullopt: none yet.
   std::optional<bool> finished;
   std::string finish_reason, finish_message;
@@ -28,7 +32,8 @@ struct JobView {
 std::shared_ptr<const JobView> DecodeJob(const json::Value& obj);
 // A jobset.x-k8s.io/v1alpha2 JobSet read as one Job of all its Pods: pods_at_once the sum over
 // spec.replicatedJobs of replicas x the Job template's Pods at once; requests, of each resource,
-// the most one Pod of any replicated Job asks (so every Pod fits the block booked for it);
+// the most one Pod of any replicated Job asks (so every Pod fits the block booked for it), and
+// grace_seconds the longest;
 // suspended spec.suspend; finished from its Completed / Failed condition. Null as DecodeJob.
 std::shared_ptr<const JobView> DecodeJobSet(const json::Value& obj);
 

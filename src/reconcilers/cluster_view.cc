@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "k8s/timefmt.h"
+#include "reconcilers/pod_builder.h"
 #include "scheduling/block_layout.h"
 
 namespace berth::reconcilers {
@@ -49,6 +50,7 @@ sched::FleetSpec FleetSpecOf(const Fleet& f) {
   spec.preemption = f.spec.preempt_lower_priority ? sched::PreemptionPolicy::kLowerPriority : sched::PreemptionPolicy::kNever;
   spec.min_runtime = f.spec.min_runtime;
   spec.reclaim = f.spec.reclaim_borrowed ? sched::ReclaimPolicy::kBorrowed : sched::ReclaimPolicy::kNever;
+  spec.max_grace_seconds = GraceCapSeconds(f.spec.max_grace_period);
   return spec;
 }
 

@@ -128,6 +128,11 @@ void RunSweep::Enqueue(const std::string& key, const Run& run, RunMemo& memo) {
   pr.fleets = run.spec.fleets;
   pr.max_duration = run.spec.max_duration;
   if (run.spec.workload_ref) pr.quota_counted = p_.caches.QuotaCountedOf(run);  // a queued Pod's gated Pods
+  // A ticket's Pods are stopped by their own controller with their own grace period, which berth
+  // cannot cap: only fleets whose maxGracePeriod covers it may take it (issue 44, filter.h).
+  if (api::IsTicket(run)) {
+    if (auto w = p_.caches.WorkloadOf(run)) pr.grace_seconds = w->grace_seconds;
+  }
   pr.owner = &memo;
   const sched::PendingRun* existing = p_.queue.Find(key);
   if (existing == nullptr || !(*existing == pr)) p_.queue.Upsert(std::move(pr));

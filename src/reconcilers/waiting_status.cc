@@ -126,6 +126,7 @@ ReasonCode WaitingReason(sched::WaitCode code) {
   if (code == sched::WaitCode::kQuotaExceeded) return Reason::kQuotaExceeded;
   if (code == sched::WaitCode::kPreempting) return Reason::kPreempting;
   if (code == sched::WaitCode::kTeamShare) return Reason::kTeamShare;
+  if (code == sched::WaitCode::kGracePeriodTooLong) return Reason::kGracePeriodTooLong;
   return sched::IsUnschedulable(code) ? Reason::kUnschedulable : Reason::kNoCapacity;
 }
 

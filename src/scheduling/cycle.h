@@ -265,7 +265,7 @@ class Cycle final : public Considerer {
   } last_wait_;
   static bool SameShape(const PendingRun& a, const PendingRun& b) {
     return a.nodes == b.nodes && a.whole_instances == b.whole_instances && a.resources == b.resources &&
-           a.max_duration == b.max_duration &&
+           a.max_duration == b.max_duration && a.grace_seconds == b.grace_seconds &&
            a.fleets == b.fleets && NamespaceOf(a.id) == NamespaceOf(b.id) && a.quota_counted == b.quota_counted;
   }
 

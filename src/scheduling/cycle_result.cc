@@ -196,6 +196,12 @@ std::string Unschedulable(const WaitReason& r, const Where& w) {
       return "needs " + Slices(r) + " (one per Pod) in one fleet" + (r.slice_domain ? " and topology domain" : "") +
              "; fleet " + w.fleet + ", the largest, holds at most " + std::to_string(r.available) +
              (r.slice_domain ? " in one domain" : "") + " even when all its instances are idle";
+    case WaitCode::kGracePeriodTooLong:
+      return "its Pods' terminationGracePeriodSeconds is " + std::to_string(r.needed) +
+             ", more than the maxGracePeriod of every fleet it may use (the longest: " +
+             FormatDuration(std::chrono::seconds(r.available)) + ", fleet " + w.fleet +
+             "), so berth could not stop them within it; lower terminationGracePeriodSeconds in its Pod template to "
+             "at most " + std::to_string(r.available) + ", or raise the fleet's spec.maxGracePeriod";
     default:
       return "";
   }
@@ -269,7 +275,8 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
     case WaitCode::kNoValidInstance:
     case WaitCode::kTooLarge:
     case WaitCode::kTooManyNodes:
-    case WaitCode::kTooManySlices: s = Unschedulable(r, where); break;
+    case WaitCode::kTooManySlices:
+    case WaitCode::kGracePeriodTooLong: s = Unschedulable(r, where); break;
   }
   if (!r.behind_team.empty()) s += BehindTeam(r);
   if (reservation && reservation->run_id == waiting.run_id) s += HoldsReservation(*reservation, now);

@@ -48,15 +48,20 @@ enum class WaitCode : uint8_t {
   kTooLarge,               // no instance of its fleets covers the per-node request
   kTooManyNodes,           // more nodes than any (cluster fleet | topology domain) has instances
   kTooManySlices,          // a gang of slices larger than any of its fleets could hold if all idle
+  // Its Pods' own grace period (PendingRun::grace_seconds, `needed`) is longer than the
+  // maxGracePeriod of every fleet it may use (`available`: the largest, of `fleet`). API reason
+  // "GracePeriodTooLong"; waits like the codes above until a fleet's cap is raised.
+  kGracePeriodTooLong,
 };
 
 // True for the codes that make a run Unschedulable rather than merely waiting for capacity.
 inline bool IsUnschedulable(WaitCode code) { return code >= WaitCode::kNoFleet; }
 
-// The API reason for a waiting run: "Unschedulable", "QuotaExceeded", "TeamShare", "Preempting"
-// or "NoCapacity".
+// The API reason for a waiting run: "Unschedulable", "QuotaExceeded", "TeamShare", "Preempting",
+// "GracePeriodTooLong" or "NoCapacity".
 inline std::string_view ApiReason(WaitCode code) {
   if (code == WaitCode::kQuotaExceeded) return "QuotaExceeded";
+  if (code == WaitCode::kGracePeriodTooLong) return "GracePeriodTooLong";
   if (code == WaitCode::kTeamShare) return "TeamShare";
   if (code == WaitCode::kPreempting) return "Preempting";
   return IsUnschedulable(code) ? "Unschedulable" : "NoCapacity";

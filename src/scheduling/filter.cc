@@ -13,17 +13,36 @@ void FleetFilter::Resolve(const PendingRun& run) {
   candidates.clear();
   if (run.fleets.empty()) {
     for (int32_t f = 0; f < static_cast<int32_t>(state_.fleets.size()); ++f) candidates.push_back(f);
-    return;
+  } else {
+    for (const std::string& name : run.fleets) {
+      const int32_t f = state_.FindFleet(name);
+      if (f >= 0) candidates.push_back(f);
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   }
-  for (const std::string& name : run.fleets) {
-    const int32_t f = state_.FindFleet(name);
-    if (f >= 0) candidates.push_back(f);
+  DropShortGrace(run);
+}
+
+void FleetFilter::DropShortGrace(const PendingRun& run) {
+  grace_fleet_ = -1;
+  if (run.grace_seconds <= 0) return;
+  auto cap = [this](int32_t f) { return state_.fleets[f].spec->max_grace_seconds; };
+  for (int32_t f : candidates) {
+    if (cap(f) < run.grace_seconds && (grace_fleet_ < 0 || cap(f) > cap(grace_fleet_))) grace_fleet_ = f;
   }
-  std::sort(candidates.begin(), candidates.end());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  if (grace_fleet_ < 0) return;
+  std::erase_if(candidates, [&](int32_t f) { return cap(f) < run.grace_seconds; });
 }
 
 bool FleetFilter::Fits(const PendingRun& run, WaitReason& reason) {
+  if (candidates.empty() && grace_fleet_ >= 0) {
+    reason.code = WaitCode::kGracePeriodTooLong;
+    reason.fleet = grace_fleet_;
+    reason.needed = run.grace_seconds;
+    reason.available = state_.fleets[grace_fleet_].spec->max_grace_seconds;
+    return false;
+  }
   if (candidates.empty()) {
     SetNoFleetReason(run, reason);
     return false;

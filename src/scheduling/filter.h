@@ -3,7 +3,11 @@
 // exist, else every fleet) and whether it could ever fit them, whatever is running: a run that
 // never could waits with an Unschedulable code (kNoFleet, kFleetNotFound, kNoValidInstance,
 // kTooLarge, kNeedsClusterPlacement, kTooManyNodes, kTooManySlices) and goes no further. What
-// kube-scheduler's PreFilter does for a Pod. What is free now (place), the namespace's quota and
+// kube-scheduler's PreFilter does for a Pod.
+// A fleet whose maxGracePeriod (FleetSpec::max_grace_seconds) is shorter than the grace period
+// the run's Pods have of their own (PendingRun::grace_seconds: a workload's, which berth cannot
+// cap) is no candidate: berth could not stop them within it (issue 44). None left of the fleets
+// it could use: kGracePeriodTooLong. What is free now (place), the namespace's quota and
 // the team's share are the cycle's (cycle.h).
 
 #include <cstdint>
@@ -19,7 +23,8 @@ class FleetFilter {
  public:
   explicit FleetFilter(const ClusterState& state);
 
-  // The run's candidate fleets into `candidates`.
+  // The run's candidate fleets into `candidates`: those it names that exist (else every fleet)
+  // whose maxGracePeriod is not shorter than its Pods' grace period.
   void Resolve(const PendingRun& run);
   // Whether the run could ever fit its candidate fleets; sets `need` for their pools. False: the
   // reason says why not.
@@ -41,6 +46,9 @@ class FleetFilter {
     int64_t largest = 0;
     int32_t largest_fleet = -1;
   };
+  // Takes the fleets whose maxGracePeriod is shorter than run.grace_seconds out of `candidates`;
+  // grace_fleet_: the one of them with the longest, or -1 when none was taken out.
+  void DropShortGrace(const PendingRun& run);
   static void SetNoFleetReason(const PendingRun& run, WaitReason& reason);
   bool CheckSingleStructure(WaitReason& reason) const;
   bool CheckMultiStructure(const PendingRun& run, WaitReason& reason) const;
@@ -52,6 +60,7 @@ class FleetFilter {
   int64_t FittingInstances(int32_t domain) const;
 
   const ClusterState& state_;
+  int32_t grace_fleet_ = -1;
 };
 
 }  // namespace berth::scheduling::internal

@@ -61,6 +61,10 @@ struct PendingRun {
   // out of the usage while it considers the run and keeps it out when it places the run (then
   // the placement is charged instead): each of its Pods counts once. Empty for most runs.
   std::map<std::string, int64_t> quota_counted;
+  // The longest terminationGracePeriodSeconds any of its Pods has, when berth cannot cap it (a
+  // workload's Pods, made by their own controller: issue 44/45); 0: nothing to bound (a Run, whose
+  // Pods berth creates capped). A fleet whose max_grace_seconds is shorter is not a candidate.
+  int64_t grace_seconds = 0;
   // The caller's handle for the run, handed back in WaitingRun::owner: the core never reads it.
   // The engine keeps its per-run record here, so that a pass finds it without a lookup by id.
   const void* owner = nullptr;

@@ -38,6 +38,10 @@ struct FleetSpec {
   // requests.<gpu_resource>).
   std::string gpu_resource = "nvidia.com/gpu";
   ReclaimPolicy reclaim = ReclaimPolicy::kBorrowed;
+  // spec.maxGracePeriod in whole seconds (issue 44): the most shutdown time a Pod on the fleet may
+  // take. A run whose Pods' own grace period is longer (PendingRun::grace_seconds) is not placed
+  // on it (filter.h).
+  int64_t max_grace_seconds = 600;
 
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };

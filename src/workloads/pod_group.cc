@@ -67,6 +67,26 @@ void TakeLarger(k8s::PodRequests& into, const k8s::PodRequests& r) {
   for (const auto& [k, v] : r.extended) into.extended[k] = std::max(into.Get(k), v);
 }
 
+// A group's size N (s.size) from its Pods' annotation (`sorted`: the first Pod first), or the
+// problem with it (s.problem): unreadable, or not the same on every Pod.
+void ReadGroupSize(const std::string& group, const std::vector<const k8s::GroupPod*>& sorted, PodGroupState& s) {
+  const k8s::Pod& first = sorted.front()->pod;
+  const std::string declared = first.meta.Annotation(kPodGroupSizeAnnotation);
+  if (auto n = ParseSize(declared)) {
+    s.size = *n;
+  } else {
+    s.problem = "annotation " + std::string(kPodGroupSizeAnnotation) + " must be a whole number from 1 to " +
+                std::to_string(kMaxPodGroupSize) + ", not \"" + declared + "\"";
+  }
+  for (const k8s::GroupPod* p : sorted) {
+    if (s.problem.empty() && p->pod.meta.Annotation(kPodGroupSizeAnnotation) != declared) {
+      s.problem = "annotation " + std::string(kPodGroupSizeAnnotation) + " differs between Pods " + first.meta.name +
+                  " (\"" + declared + "\") and " + p->pod.meta.name + " (\"" +
+                  p->pod.meta.Annotation(kPodGroupSizeAnnotation) + "\") of group " + group;
+    }
+  }
+}
+
 }  // namespace
 
 PodGroupState PodGroupOf(const PodWorkloadId& id, const std::vector<const k8s::GroupPod*>& pods) {
@@ -84,26 +104,13 @@ PodGroupState PodGroupOf(const PodWorkloadId& id, const std::vector<const k8s::G
   w.meta = first.meta;
   w.meta.name = id.name;
   w.meta.owners.clear();
-  if (group) {
-    const std::string declared = first.meta.Annotation(kPodGroupSizeAnnotation);
-    if (auto n = ParseSize(declared)) {
-      s.size = *n;
-    } else {
-      s.problem = "annotation " + std::string(kPodGroupSizeAnnotation) + " must be a whole number from 1 to " +
-                  std::to_string(kMaxPodGroupSize) + ", not \"" + declared + "\"";
-    }
-    for (const k8s::GroupPod* p : sorted) {
-      if (s.problem.empty() && p->pod.meta.Annotation(kPodGroupSizeAnnotation) != declared) {
-        s.problem = "annotation " + std::string(kPodGroupSizeAnnotation) + " differs between Pods " + first.meta.name +
-                    " (\"" + declared + "\") and " + p->pod.meta.name + " (\"" +
-                    p->pod.meta.Annotation(kPodGroupSizeAnnotation) + "\") of group " + id.name;
-      }
-    }
-  }
+  if (group) ReadGroupSize(id.name, sorted, s);
   w.pods = s.size;
+  w.grace_seconds = 0;
   int64_t succeeded = 0;
   for (const k8s::GroupPod* p : sorted) {
     TakeLarger(w.requests, p->pod.requests);
+    if (!p->pod.meta.deleting) w.grace_seconds = std::max(w.grace_seconds, p->pod.grace_seconds);
     if (!p->pod.meta.deleting) ++s.live;
     if (p->gated && !p->pod.meta.deleting) w.suspended = true;
     if (p->pod.phase == "Succeeded") ++succeeded;

@@ -52,6 +52,10 @@ struct Workload {
   bool part_of_other = false;
   int64_t pods = 1;        // Pods that run at once (a Job: parallelism, bounded by completions)
   k8s::PodRequests requests;  // one Pod's requests as the kubelet counts them
+  // The longest terminationGracePeriodSeconds one of its Pods has (a Job's template's, Kubernetes'
+  // 30 when absent; a JobSet's longest; a Pod group's longest over its Pods): its controller stops
+  // them with it, so berth places it only on fleets whose maxGracePeriod is at least this (issue 44).
+  int64_t grace_seconds = 30;
   bool suspended = false;
   // A Job's spec.completions (unset: none) and whether its completion mode is Indexed; a JobSet
   // has neither (PodsShowJobDone reads them).
@@ -75,6 +79,7 @@ std::shared_ptr<Workload> WorkloadFrom(const Decoded& d, std::string kind) {
   w->kind = std::move(kind);
   w->pods = d.pods_at_once;
   w->requests = d.requests;
+  w->grace_seconds = d.grace_seconds;
   w->suspended = d.suspended;
   w->completions = d.completions;
   w->indexed = d.indexed;

@@ -57,12 +57,14 @@ class JobsTest : public RealWorkloadTest {
   }
 
   // A Job labelled for berth's queue (`labels`: more label lines at 4-space indent) whose Pods run
-  // `script` asking for `gpus` GPUs each; `spec_extra`: more Job spec lines (2-space indent).
+  // `script` asking for `gpus` GPUs each; `spec_extra`: more Job spec lines (2-space indent);
+  // `grace`: its template's terminationGracePeriodSeconds.
   void QueuedJob(const std::string& name, const std::string& labels, const std::string& script, int gpus,
-                 const std::string& spec_extra = {}) {
+                 const std::string& spec_extra = {}, int64_t grace = 1) {
     Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: " + name + "\n  labels:\n    berth.dev/queue: \"true\"\n" +
           labels + "spec:\n  backoffLimit: 0\n" + spec_extra +
-          "  template:\n    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: 1\n      containers:\n"
+          "  template:\n    spec:\n      restartPolicy: Never\n      terminationGracePeriodSeconds: " + std::to_string(grace) +
+          "\n      containers:\n"
           "      - name: main\n        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, " +
           json::Quote(script) + "]\n        resources: {requests: {nvidia.com/gpu: " + std::to_string(gpus) +
           "}, limits: {nvidia.com/gpu: " + std::to_string(gpus) + "}}\n");
@@ -131,6 +133,51 @@ TEST_F(JobsTest, QueuedJobWaitsSuspendedThenRunsToSucceeded) {
   EXPECT_TRUE(Eventually([&] { return JobCondition("train", "Complete"); }));
   EXPECT_FALSE(Suspended("train"));
   EXPECT_EQ(PlacementNodes("job-train"), std::vector<std::string>{kNode0});
+}
+
+// Issue 44/45: the Job controller deletes a queued Job's Pods with their own grace period, which
+// berth cannot shorten, so berth never admits a Job onto a fleet whose maxGracePeriod is shorter.
+// A Job with a year of grace waits suspended on a fleet of maxGracePeriod 10m, its ticket Pending
+// GracePeriodTooLong saying what to change, while a Job with a short grace runs on the same free
+// machine; once the fleet's maxGracePeriod is raised (kubectl patch), it runs.
+TEST_F(JobsTest, AJobWhosePodsGraceExceedsTheFleetsMaxGracePeriodWaitsUntilTheFleetAllowsIt) {
+  RealFleet("grace", "  blocks: 1\n  maxGracePeriod: 10m\n", kNode0);
+  const std::string fleet = "    berth.dev/fleet: " + FleetName("grace") + "\n";
+  QueuedJob("year", fleet, "echo ran", 8, {}, 31536000);
+  ASSERT_TRUE(Eventually([&] { return Reason("job-year") == "GracePeriodTooLong"; }, std::chrono::seconds(60)))
+      << Phase("job-year") << " " << Reason("job-year") << ": " << Message("job-year");
+  EXPECT_EQ(Phase("job-year"), "Pending");
+  const std::string why = Message("job-year");
+  EXPECT_NE(why.find("terminationGracePeriodSeconds is 31536000"), std::string::npos) << why;
+  EXPECT_NE(why.find("the longest: 10m, fleet " + FleetName("grace")), std::string::npos) << why;
+  EXPECT_NE(why.find("lower terminationGracePeriodSeconds in its Pod template to at most 600, or raise the fleet's "
+                     "spec.maxGracePeriod"),
+            std::string::npos)
+      << why;
+  json::Document ticket = RunDoc("job-year");
+  const json::Value* conds = json::Find(ticket, {"status", "conditions"});
+  ASSERT_TRUE(conds != nullptr && conds->IsArray());
+  bool scheduled_false = false;
+  for (const auto& c : conds->GetArray()) {
+    scheduled_false |= json::GetString(c, "type") == "Scheduled" && json::GetString(c, "status") == "False" &&
+                       json::GetString(c, "reason") == "GracePeriodTooLong";
+  }
+  EXPECT_TRUE(scheduled_false) << "condition Scheduled=False GracePeriodTooLong";
+
+  // Not a capacity wait: a Job with a short grace period takes the free machine and runs.
+  QueuedJob("quick", fleet, "echo quick", 8);
+  ASSERT_TRUE(WaitPhase("job-quick", "Succeeded", std::chrono::seconds(120))) << Message("job-quick");
+  EXPECT_EQ(PlacementNodes("job-quick"), std::vector<std::string>{kNode0});
+  EXPECT_EQ(Reason("job-year"), "GracePeriodTooLong") << Message("job-year");
+  EXPECT_TRUE(Suspended("year"));
+  EXPECT_TRUE(NoPodBound("year"));
+
+  // The fleet's owner allows a year: the Job runs at once.
+  CommandResult p = Kubectl({"patch", "fleet", FleetName("grace"), "--type", "merge", "-p", R"({"spec":{"maxGracePeriod":"8760h"}})"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_TRUE(WaitPhase("job-year", "Succeeded", std::chrono::seconds(120))) << Reason("job-year") << ": " << Message("job-year");
+  EXPECT_EQ(PlacementNodes("job-year"), std::vector<std::string>{kNode0});
+  EXPECT_TRUE(Eventually([&] { return JobCondition("year", "Complete"); }));
 }
 
 // Changing the priority label re-orders the queue at once: the ticket follows the label.

@@ -156,6 +156,33 @@ TEST_F(JobSetsTest, QueuedJobSetWaitsSuspendedThenRunsToSucceeded) {
   for (const auto& [name, p] : JobSetPods("train")) EXPECT_EQ(p.node, kNode0) << name;
 }
 
+// Issue 44/45: a JobSet's Pods are deleted by the Job controller with their own grace period, so
+// berth admits it only onto a fleet whose maxGracePeriod covers the longest of its replicated
+// Jobs' (here r1's hour, r0 has 1 s): on a fleet of 1m it waits suspended, GracePeriodTooLong;
+// raised to 1h (kubectl patch), it runs.
+TEST_F(JobSetsTest, AJobSetWhosePodsGraceExceedsTheFleetsMaxGracePeriodWaitsUntilTheFleetAllowsIt) {
+  RealFleet("grace", "  blocks: 8\n  maxGracePeriod: 1m\n", kNode0);
+  std::string yaml = JobSetYaml("long", "    berth.dev/queue: \"true\"\n    berth.dev/fleet: " + FleetName("grace") + "\n", 2, "echo ok", 1);
+  const std::string one = "terminationGracePeriodSeconds: 1\n";
+  const size_t second = yaml.find(one, yaml.find(one) + one.size());
+  ASSERT_NE(second, std::string::npos);
+  yaml.replace(second, one.size(), "terminationGracePeriodSeconds: 3600\n");
+  Apply(yaml);
+  ASSERT_TRUE(Eventually([&] { return Reason("jobset-long") == "GracePeriodTooLong"; }, std::chrono::seconds(60)))
+      << Phase("jobset-long") << " " << Reason("jobset-long") << ": " << Message("jobset-long");
+  EXPECT_EQ(Phase("jobset-long"), "Pending");
+  const std::string why = Message("jobset-long");
+  EXPECT_NE(why.find("terminationGracePeriodSeconds is 3600"), std::string::npos) << why;
+  EXPECT_NE(why.find("the longest: 1m, fleet " + FleetName("grace")), std::string::npos) << why;
+  EXPECT_TRUE(Suspended("long"));
+  for (const auto& [name, p] : JobSetPods("long")) EXPECT_EQ(p.node, "") << name << " was bound before berth admitted it";
+
+  CommandResult patch = Kubectl({"patch", "fleet", FleetName("grace"), "--type", "merge", "-p", R"({"spec":{"maxGracePeriod":"1h"}})"});
+  ASSERT_EQ(patch.exit_code, 0) << patch.err;
+  ASSERT_TRUE(WaitPhase("jobset-long", "Succeeded", std::chrono::seconds(120))) << Reason("jobset-long") << ": " << Message("jobset-long");
+  EXPECT_TRUE(Eventually([&] { return JobSetCondition("long", "Completed"); }));
+}
+
 // The gang: a JobSet of 2 replicated Jobs of one 1-GPU Pod each, on whole instances (label
 // berth.dev/whole-instances). Both Pods would fit on one machine; the ticket books both machines
 // and each Pod runs on the machine of its own rank.

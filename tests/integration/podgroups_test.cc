@@ -46,21 +46,23 @@ class PodGroupsTest : public RealWorkloadTest {
   }
 
   // A Pod labelled for berth's queue (`labels`: more label lines at 4-space indent; `annotations`:
-  // annotation lines at 4-space indent) that runs `script` asking for `gpus` GPUs.
+  // annotation lines at 4-space indent) that runs `script` asking for `gpus` GPUs, with
+  // terminationGracePeriodSeconds `grace`.
   void QueuedPod(const std::string& name, const std::string& labels, const std::string& annotations, const std::string& script,
-                 int gpus) {
+                 int gpus, int64_t grace = 1) {
     Apply("apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  labels:\n    berth.dev/queue: \"true\"\n" + labels +
           (annotations.empty() ? "" : "  annotations:\n" + annotations) +
-          "spec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: " +
+          "spec:\n  restartPolicy: Never\n  terminationGracePeriodSeconds: " + std::to_string(grace) +
+          "\n  containers:\n  - name: main\n    image: " +
           std::string(RealNodes::kBusybox) + "\n    command: [sh, -c, " + json::Quote(script) +
           "]\n    resources: {requests: {nvidia.com/gpu: " + std::to_string(gpus) + "}, limits: {nvidia.com/gpu: " +
           std::to_string(gpus) + "}}\n");
   }
   // Pod `name` of group `group` of `size` Pods on fleet `fleet` (`labels`: more label lines).
   void GroupPod(const std::string& name, const std::string& group, int size, const std::string& fleet, const std::string& script,
-                int gpus, const std::string& labels = {}) {
+                int gpus, const std::string& labels = {}, int64_t grace = 1) {
     QueuedPod(name, "    berth.dev/pod-group: " + group + "\n    berth.dev/fleet: " + FleetName(fleet) + "\n" + labels,
-              "    berth.dev/pod-group-size: \"" + std::to_string(size) + "\"\n", script, gpus);
+              "    berth.dev/pod-group-size: \"" + std::to_string(size) + "\"\n", script, gpus, grace);
   }
 
   std::map<std::string, PodRow> GroupPods(const std::string& group) { return Pods("berth.dev/pod-group=" + group); }
@@ -84,6 +86,29 @@ class PodGroupsTest : public RealWorkloadTest {
     }
   }
 };
+
+// Issue 44/45: berth admits a Pod group onto a fleet only when its maxGracePeriod covers the
+// longest terminationGracePeriodSeconds of the group's Pods (a Pod's is immutable). A group one of
+// whose Pods asks for an hour waits gated on a fleet of maxGracePeriod 1m, its ticket Pending
+// GracePeriodTooLong; raised to 1h (kubectl patch), the group runs.
+TEST_F(PodGroupsTest, AGroupWhosePodsGraceExceedsTheFleetsMaxGracePeriodWaitsUntilTheFleetAllowsIt) {
+  RealFleet("grace", "  blocks: 8\n  maxGracePeriod: 1m\n", kNode0);
+  GroupPod("short-0", "short", 2, "grace", "echo ok", 1, {}, 30);
+  GroupPod("short-1", "short", 2, "grace", "echo ok", 1, {}, 3600);
+  ASSERT_TRUE(Eventually([&] { return Reason("podgroup-short") == "GracePeriodTooLong"; }, std::chrono::seconds(60)))
+      << Phase("podgroup-short") << " " << Reason("podgroup-short") << ": " << Message("podgroup-short");
+  EXPECT_EQ(Phase("podgroup-short"), "Pending");
+  const std::string why = Message("podgroup-short");
+  EXPECT_NE(why.find("terminationGracePeriodSeconds is 3600"), std::string::npos) << why;
+  EXPECT_NE(why.find("the longest: 1m, fleet " + FleetName("grace")), std::string::npos) << why;
+  EXPECT_TRUE(AllGatedNoneBound(GroupPods("short")));
+
+  CommandResult p = Kubectl({"patch", "fleet", FleetName("grace"), "--type", "merge", "-p", R"({"spec":{"maxGracePeriod":"1h"}})"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  ASSERT_TRUE(WaitPhase("podgroup-short", "Succeeded", std::chrono::seconds(120)))
+      << Reason("podgroup-short") << ": " << Message("podgroup-short");
+  for (const auto& [name, pod] : GroupPods("short")) EXPECT_EQ(pod.node, kNode0) << name;
+}
 
 // The shortcut test for Pod groups: a group of 2 Pods of 1 GPU each (both would fit one machine)
 // waits gated, none bound, while only one machine is free; once both are, each Pod runs on its

@@ -43,6 +43,7 @@ enum class Reason {
   kInvalidSpec,          // Failed; also a Fleet's Ready=False
   kStopped,              // Failed (spec.stop)
   kPodGroupIncomplete,   // Pending: a Pod group's ticket while fewer Pods than its size exist (issue 45)
+  kGracePeriodTooLong,   // Pending: a workload's Pods' grace period above every fleet's maxGracePeriod
   // Condition Ready=False of a Run that succeeded.
   kFinished,
   // Events only.
@@ -85,7 +86,7 @@ inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
     {Phase::kFailed, "Failed"},
 }};
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 30> kReasonNames{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 31> kReasonNames{{
     {Reason::kNoCapacity, "NoCapacity"},
     {Reason::kUnschedulable, "Unschedulable"},
     {Reason::kQuotaExceeded, "QuotaExceeded"},
@@ -106,6 +107,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 30> kReasonName
     {Reason::kInvalidSpec, "InvalidSpec"},
     {Reason::kStopped, "Stopped"},
     {Reason::kPodGroupIncomplete, "PodGroupIncomplete"},
+    {Reason::kGracePeriodTooLong, "GracePeriodTooLong"},
     {Reason::kFinished, "Finished"},
     {Reason::kStarted, "Started"},
     {Reason::kRetrying, "Retrying"},

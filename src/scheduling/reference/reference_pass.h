@@ -157,15 +157,19 @@ struct Ref {
   }
   std::map<std::string, size_t> by_name_;
 
+  // The fleets it may use: named (or any), and whose maxGracePeriod its Pods' grace period fits.
   std::vector<int> Candidates(const PendingRun& run) const {
     std::vector<int> c;
     for (size_t f = 0; f < fleets.size(); ++f) {
-      if (run.fleets.empty() ||
-          std::find(run.fleets.begin(), run.fleets.end(), fleets[f]->name) != run.fleets.end()) {
+      if (Named(run, static_cast<int>(f)) && fleets[f]->max_grace_seconds >= run.grace_seconds) {
         c.push_back(static_cast<int>(f));
       }
     }
     return c;
+  }
+
+  bool Named(const PendingRun& run, int f) const {
+    return run.fleets.empty() || std::find(run.fleets.begin(), run.fleets.end(), fleets[f]->name) != run.fleets.end();
   }
 
   static bool In(const std::vector<int>& v, int x) {
@@ -174,7 +178,12 @@ struct Ref {
 
   // Unschedulable code, if any.
   std::optional<WaitCode> Structure(const PendingRun& run, const std::vector<int>& cands) {
-    if (cands.empty()) return run.fleets.empty() ? WaitCode::kNoFleet : WaitCode::kFleetNotFound;
+    if (cands.empty()) {
+      for (size_t f = 0; f < fleets.size(); ++f) {
+        if (Named(run, static_cast<int>(f))) return WaitCode::kGracePeriodTooLong;  // Candidates took it out
+      }
+      return run.fleets.empty() ? WaitCode::kNoFleet : WaitCode::kFleetNotFound;
+    }
     const bool gang = IsSliceGang(run);
     const bool multi = run.nodes > 1 && !gang;
     if (multi && std::none_of(cands.begin(), cands.end(), [&](int f) { return Cluster(f); })) {

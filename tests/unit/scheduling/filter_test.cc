@@ -95,6 +95,46 @@ TEST(FilterStage, AGangOfSlicesCountsTheSlicesAFleetHolds) {
   EXPECT_EQ(many.reason.slice_blocks, 2);
 }
 
+// Issue 44/45: a workload's Pods keep their own grace period when their controller deletes them,
+// so a fleet whose maxGracePeriod is shorter is no candidate for it.
+TEST(FilterStage, AFleetWhoseMaxGracePeriodIsShorterThanThePodsGraceIsNoCandidate) {
+  ClusterSnapshot s = TwoFleets();
+  s.fleets[0].max_grace_seconds = 60;    // any
+  s.fleets[1].max_grace_seconds = 3600;  // near
+  PendingRun run = Asking({}, 4);
+  run.grace_seconds = 600;
+  const Filtered one = Filter(s, run);
+  EXPECT_TRUE(one.fits);
+  EXPECT_EQ(one.candidates, (std::vector<int32_t>{1}));
+  run.grace_seconds = 60;  // equal to the cap: fits
+  EXPECT_EQ(Filter(s, run).candidates, (std::vector<int32_t>{0, 1}));
+  run.grace_seconds = 0;  // a Run: berth caps its Pods itself
+  EXPECT_EQ(Filter(s, run).candidates, (std::vector<int32_t>{0, 1}));
+}
+
+TEST(FilterStage, NoFleetWithALongEnoughMaxGracePeriodIsGracePeriodTooLong) {
+  ClusterSnapshot s = TwoFleets();
+  s.fleets[0].max_grace_seconds = 600;
+  s.fleets[1].max_grace_seconds = 900;
+  PendingRun run = Asking({}, 4);
+  run.grace_seconds = 31536000;
+  const Filtered none = Filter(s, run);
+  EXPECT_FALSE(none.fits);
+  EXPECT_TRUE(none.candidates.empty());
+  EXPECT_EQ(none.reason.code, WaitCode::kGracePeriodTooLong);
+  EXPECT_EQ(none.reason.needed, 31536000);
+  EXPECT_EQ(none.reason.available, 900);  // the longest cap, of fleet "near"
+  EXPECT_EQ(none.reason.fleet, 1);
+  // Named fleets: only those count; one that does not exist is still kFleetNotFound.
+  run.fleets = {"any"};
+  const Filtered named = Filter(s, run);
+  EXPECT_EQ(named.reason.code, WaitCode::kGracePeriodTooLong);
+  EXPECT_EQ(named.reason.available, 600);
+  EXPECT_EQ(named.reason.fleet, 0);
+  run.fleets = {"gone"};
+  EXPECT_EQ(Filter(s, run).reason.code, WaitCode::kFleetNotFound);
+}
+
 TEST(FilterStage, NoFleetAtAllIsNoFleet) {
   const ClusterSnapshot s;
   const Filtered none = Filter(s, Asking({}, 1));

@@ -98,6 +98,14 @@ class Generator {
       }
       c.runs.push_back(run);
     }
+    // Grace periods (issue 44/45) from a stream of their own too: each fleet's maxGracePeriod, and
+    // for some runs (workloads) their Pods' own grace period.
+    std::mt19937 graces(seed_ * 7919u + 3);
+    auto grace_pick = [&graces](std::vector<int64_t> v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(graces)]; };
+    for (FleetSpec& f : c.cluster.fleets) f.max_grace_seconds = grace_pick({30, 600, 3600, 3600});
+    for (PendingRun& run : c.runs) {
+      if (std::bernoulli_distribution(0.08)(graces)) run.grace_seconds = grace_pick({30, 600, 3600, 31536000});
+    }
     AddQuotas(c);
     AddNominations(c);
     if (with_teams_) AddTeams(c);
@@ -385,6 +393,7 @@ void CheckRules(const Case& c, const CycleResult& r) {
     std::set<std::string> counted;  // instances this run started on (one run each)
     ASSERT_TRUE(fleets.count(p.fleet));
     const FleetSpec& fleet = *fleets.at(p.fleet);
+    ASSERT_LE(run.grace_seconds, fleet.max_grace_seconds);  // its Pods stop within the fleet's cap
     ASSERT_TRUE(run.fleets.empty() ||
                 std::find(run.fleets.begin(), run.fleets.end(), p.fleet) != run.fleets.end());
     ASSERT_EQ(static_cast<int32_t>(p.ranks.size()), nodes);  // gangs: all or nothing
@@ -592,6 +601,7 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   int placements = 0, waiting = 0, reservations = 0, gangs = 0, unschedulable = 0;
   int slice_gangs = 0, shared = 0, slice_waits = 0, slice_reservations = 0;
   int preemptions = 0, gang_preemptions = 0, nominee_waits = 0, kept_waits = 0, quota_waits = 0, nominees_placed = 0;
+  int grace_waits = 0, grace_placed = 0;
   for (uint32_t seed = 1; seed <= 5000; ++seed) {
     Generator gen(seed);
     const Case c = gen.Make();
@@ -616,7 +626,9 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
       nominee_waits += w.reason.code == WaitCode::kPreempting && w.reason.victims_stopping;
       kept_waits += w.reason.code == WaitCode::kKeptForPreemptor;
       quota_waits += w.reason.code == WaitCode::kQuotaExceeded;
+      grace_waits += w.reason.code == WaitCode::kGracePeriodTooLong;
     }
+    for (const Placement& p : core.placements) grace_placed += by_id.at(p.run_id)->grace_seconds > 30;
     preemptions += static_cast<int>(core.preemptions.size());
     for (const PreemptionDecision& d : core.preemptions) gang_preemptions += d.plan.instances.size() > 1;
     for (const Nomination& n : c.cluster.nominations) nominees_placed += FindPlacement(core, n.run_id) != nullptr;
@@ -633,6 +645,8 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
   EXPECT_GT(kept_waits, 50);
   EXPECT_GT(quota_waits, 1000);
   EXPECT_GT(nominees_placed, 100);
+  EXPECT_GT(grace_waits, 500);   // workloads whose Pods' grace no fleet of theirs allows
+  EXPECT_GT(grace_placed, 300);  // and workloads with a long grace placed where it is allowed
   EXPECT_GT(slice_gangs, 300);
   EXPECT_GT(shared, 100);
   EXPECT_GT(slice_waits, 1000);
@@ -643,7 +657,8 @@ TEST(SchedulerProperty, RulesHoldMatchReferenceAndIgnoreInputOrder) {
             << " waiting (" << unschedulable << " unschedulable, " << quota_waits << " quota, "
             << nominee_waits << " nominees preempting, " << kept_waits << " kept for a preemptor), "
             << reservations << " reservations, " << preemptions << " preemptions (" << gang_preemptions
-            << " gangs), " << nominees_placed << " nominees placed\n";
+            << " gangs), " << nominees_placed << " nominees placed, " << grace_waits << " grace period too long, "
+            << grace_placed << " placed with a grace period above 30 s\n";
 }
 
 // Teams (issue 31): the same generated cases with Teams added. The cycle must keep the placement

@@ -356,6 +356,33 @@ TEST_P(Unschedulable, ReasonNamesTheCause) {
   EXPECT_EQ(ApiReason(r.waiting[0].reason.code), "Unschedulable");
 }
 
+// Issue 44/45: a workload whose Pods' own grace period is longer than a fleet's maxGracePeriod
+// is placed on another fleet, even a busier one; with none, it waits GracePeriodTooLong, saying
+// what to change.
+TEST_F(SchedulerTest, AWorkloadGoesOnlyToFleetsWhoseMaxGracePeriodCoversItsPods) {
+  cluster.fleets = {AnyFleet("short"), AnyFleet("long")};
+  cluster.fleets[0].max_grace_seconds = 600;
+  cluster.fleets[1].max_grace_seconds = 7200;
+  cluster.instances = {Node("s1", "short"), Node("l1", "long")};
+  Busy("l1", 3);  // the idle "short" would be chosen for anything else
+  PendingRun job = Pending("ns/job-a", 50, kT0, 1, Cpus(4));
+  job.grace_seconds = 3600;
+  queue.Upsert(job);
+  PendingRun year = Pending("ns/job-year", 50, kT0 + Duration(1), 1, Cpus(4));
+  year.grace_seconds = 31536000;
+  queue.Upsert(year);
+  const CycleResult r = Cycle();
+  EXPECT_EQ(PlacedOn(r, "ns/job-a"), Names{"l1"});
+  const WaitingRun* w = FindWaiting(r, "ns/job-year");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->reason.code, WaitCode::kGracePeriodTooLong);
+  EXPECT_EQ(ApiReason(w->reason.code), "GracePeriodTooLong");
+  EXPECT_EQ(r.Explain(*w),
+            "its Pods' terminationGracePeriodSeconds is 31536000, more than the maxGracePeriod of every fleet it may "
+            "use (the longest: 2h, fleet long), so berth could not stop them within it; lower "
+            "terminationGracePeriodSeconds in its Pod template to at most 7200, or raise the fleet's spec.maxGracePeriod");
+}
+
 PendingRun WithFleets(PendingRun r, std::vector<std::string> fleets) {
   r.fleets = std::move(fleets);
   return r;

@@ -103,5 +103,40 @@ TEST(JobSetKind, AllReplicatedJobsAreOneGangOnBlocksForTheLargestPod) {
   EXPECT_FALSE(*w->finished);
 }
 
+// Issue 44/45: the grace period a workload's Pods get when their controller deletes them, which
+// berth cannot cap: a fleet's maxGracePeriod must cover it (scheduling/filter.h).
+TEST(JobKind, GraceIsTheTemplatesTerminationGracePeriodElseKubernetes30) {
+  auto year = k8s::json::Parse(R"({"metadata":{"name":"train","uid":"u1"},"spec":{"template":{"spec":{
+      "terminationGracePeriodSeconds":31536000,"containers":[{"name":"c"}]}}}})");
+  ASSERT_TRUE(year.ok());
+  auto w = Jobs().Decode(*year);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->grace_seconds, 31536000);
+  auto unset = k8s::json::Parse(R"({"metadata":{"name":"train","uid":"u1"},"spec":{"template":{"spec":{
+      "containers":[{"name":"c"}]}}}})");
+  ASSERT_TRUE(unset.ok());
+  EXPECT_EQ(Jobs().Decode(*unset)->grace_seconds, 30);
+}
+
+TEST(JobSetKind, GraceIsTheLongestOfTheReplicatedJobsThatMakePods) {
+  auto obj = k8s::json::Parse(R"({"metadata":{"name":"ls","uid":"u9"},"spec":{"replicatedJobs":[
+        {"name":"driver","replicas":1,"template":{"spec":{"template":{"spec":{"terminationGracePeriodSeconds":5,
+          "containers":[{"name":"c"}]}}}}},
+        {"name":"workers","replicas":2,"template":{"spec":{"template":{"spec":{"terminationGracePeriodSeconds":900,
+          "containers":[{"name":"c"}]}}}}},
+        {"name":"none","replicas":0,"template":{"spec":{"template":{"spec":{"terminationGracePeriodSeconds":31536000,
+          "containers":[{"name":"c"}]}}}}}]}})");
+  ASSERT_TRUE(obj.ok());
+  auto w = JobSets().Decode(*obj);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->grace_seconds, 900) << "the workers'; a replicated Job of 0 replicas makes no Pod";
+  auto unset = k8s::json::Parse(R"({"metadata":{"name":"ls","uid":"u9"},"spec":{"replicatedJobs":[
+        {"name":"driver","replicas":1,"template":{"spec":{"template":{"spec":{"terminationGracePeriodSeconds":5,
+          "containers":[{"name":"c"}]}}}}},
+        {"name":"workers","replicas":1,"template":{"spec":{"template":{"spec":{"containers":[{"name":"c"}]}}}}}]}})");
+  ASSERT_TRUE(unset.ok());
+  EXPECT_EQ(JobSets().Decode(*unset)->grace_seconds, 30) << "a template without one gets Kubernetes' 30";
+}
+
 }  // namespace
 }  // namespace berth::workloads

@@ -132,5 +132,21 @@ TEST(PodGroupOf, ABadOrDifferingSizeIsNamed) {
             "annotation berth.dev/pod-group-size differs between Pods a (\"2\") and c (\"3\") of group g");
 }
 
+// Issue 44/45: a group's grace is the longest of its Pods' terminationGracePeriodSeconds (a Pod
+// being deleted is going: not counted).
+TEST(PodGroupOf, GraceIsTheLongestOfItsPods) {
+  std::map<std::string, std::string> size{{kPodGroupSizeAnnotation, "3"}};
+  k8s::GroupPod a = Pod("a", Group("g"), size, 1), b = Pod("b", Group("g"), size, 2), c = Pod("c", Group("g"), size, 3);
+  a.pod.grace_seconds = 30;
+  b.pod.grace_seconds = 3600;
+  c.pod.grace_seconds = 31536000;
+  c.pod.meta.deleting = true;
+  PodGroupState s = PodGroupOf({"PodGroup", "g"}, {&a, &b, &c});
+  EXPECT_EQ(s.workload.grace_seconds, 3600);
+  c.pod.meta.deleting = false;
+  s = PodGroupOf({"PodGroup", "g"}, {&a, &b, &c});
+  EXPECT_EQ(s.workload.grace_seconds, 31536000);
+}
+
 }  // namespace
 }  // namespace berth::workloads
