@@ -15,6 +15,7 @@
 
 #include "scheduling/block_layout.h"
 #include "scheduling/quota.h"
+#include "scheduling/run_queue.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/types.h"
 
@@ -204,5 +205,23 @@ struct RefTeams {
     }
   }
 };
+
+// Instances kept for another run are not the run's to use.
+inline bool KeptFromRun(const Inst& in, const PendingRun& run) { return !in.held_for.empty() && in.held_for != run.id; }
+
+inline bool In(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Blocks a rank of a single-node run takes on `in` (a whole single instance: all); nullopt: no fit.
+inline std::optional<int32_t> Need(const PendingRun& run, const Inst& in) {
+  auto need = in.layout.BlocksFor(run.resources);
+  if (need && IsWholeSingle(run)) need = in.total();
+  return need;
+}
+
+// Whether a run prefers instance a to b (same free-blocks rank): lifetime, then name.
+inline bool Prefers(const PendingRun& run, const Inst& a, const Inst& b) {
+  if (a.expiry != b.expiry) return run.max_duration ? a.expiry < b.expiry : a.expiry > b.expiry;
+  return a.spec->name < b.spec->name;
+}
 
 }  // namespace berth::scheduling::reference

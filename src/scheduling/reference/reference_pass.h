@@ -27,6 +27,10 @@ using reference::kNever;
 using reference::Ms;
 using reference::RefTeams;
 using reference::VictimSearch;
+using reference::In;
+using reference::KeptFromRun;
+using reference::Need;
+using reference::Prefers;
 
 struct Ref {
   const ClusterSnapshot& snap;
@@ -146,10 +150,6 @@ struct Ref {
     return it == quotas.end() ? nullptr : &it->second;
   }
   const std::string& Gpu(const Inst& in) const { return fleets[in.fleet]->gpu_resource; }
-  // Instances kept for another run are not the run's to use.
-  static bool KeptFromRun(const Inst& in, const PendingRun& run) {
-    return !in.held_for.empty() && in.held_for != run.id;
-  }
 
   Inst* Find(const std::string& name) {
     auto it = by_name_.find(name);
@@ -170,10 +170,6 @@ struct Ref {
 
   bool Named(const PendingRun& run, int f) const {
     return run.fleets.empty() || std::find(run.fleets.begin(), run.fleets.end(), fleets[f]->name) != run.fleets.end();
-  }
-
-  static bool In(const std::vector<int>& v, int x) {
-    return std::find(v.begin(), v.end(), x) != v.end();
   }
 
   // Unschedulable code, if any.
@@ -213,19 +209,6 @@ struct Ref {
     if (multi && largest < run.nodes) return WaitCode::kTooManyNodes;
     if (gang && most_slices < run.nodes) return WaitCode::kTooManySlices;
     return std::nullopt;
-  }
-
-  // Blocks a rank of a single-node run takes on `in` (a whole single instance: all); nullopt: no fit.
-  static std::optional<int32_t> Need(const PendingRun& run, const Inst& in) {
-    auto need = in.layout.BlocksFor(run.resources);
-    if (need && IsWholeSingle(run)) need = in.total();
-    return need;
-  }
-
-  // Whether a run prefers instance a to b (same free-blocks rank): lifetime, then name.
-  static bool Prefers(const PendingRun& run, const Inst& a, const Inst& b) {
-    if (a.expiry != b.expiry) return run.max_duration ? a.expiry < b.expiry : a.expiry > b.expiry;
-    return a.spec->name < b.spec->name;
   }
 
   void Take(const PendingRun& run, Inst& in, int32_t blocks, int64_t end) {
