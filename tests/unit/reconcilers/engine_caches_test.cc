@@ -40,6 +40,15 @@ class EngineCachesTest : public ApiFixture {
     auto r = client_->Create(path, body);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
+  // The ticket of Job ns/train (uid job-uid) placed on n0 (rank 0).
+  static ::berth::api::v1alpha1::Run JobTicket() {
+    ::berth::api::v1alpha1::Run ticket;
+    ticket.meta.ns = "ns";
+    ticket.meta.name = "job-train";
+    ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
+    ticket.status.placement = {PlacementEntry{0, "n0", 1, ""}};
+    return ticket;
+  }
 
   EngineCaches caches_;
 };
@@ -83,11 +92,7 @@ TEST_F(EngineCachesTest, APlacedTicketsQuotaIsPendingUntilItsJobsPodsAreInTheCac
                            R"("spec":{"nodeName":"n0","containers":[]},"status":{"phase":"Running"}})");
   caches_.Start();
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
-  ::berth::api::v1alpha1::Run ticket;
-  ticket.meta.ns = "ns";
-  ticket.meta.name = "job-train";
-  ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
-  ticket.status.placement = {PlacementEntry{0, "n0", 1, ""}};
+  ::berth::api::v1alpha1::Run ticket = JobTicket();
   EXPECT_FALSE(caches_.TicketQuotaPending(ticket));  // its one Pod is counted by the quota
   ticket.status.placement.push_back(PlacementEntry{1, "n1", 1, ""});
   EXPECT_TRUE(caches_.TicketQuotaPending(ticket));  // the second Pod is not created yet
@@ -143,12 +148,8 @@ TEST_F(EngineCachesTest, AStoppingTicketPodHoldsBlocksOnceItsTicketNoLongerStand
                            R"("resources":{"requests":{"nvidia.com/gpu":"8"}}}]},"status":{"phase":"Running"}})");
   caches_.Start();
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
-  ::berth::api::v1alpha1::Run ticket;
-  ticket.meta.ns = "ns";
-  ticket.meta.name = "job-train";
-  ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
+  ::berth::api::v1alpha1::Run ticket = JobTicket();
   ticket.status.phase = ::berth::api::v1alpha1::Phase::kRunning;
-  ticket.status.placement = {PlacementEntry{0, "n0", 1, ""}};
   EXPECT_TRUE(caches_.Holds({{"ns/job-train", &ticket}}).empty());  // its placement counts it
   ticket.status.phase = ::berth::api::v1alpha1::Phase::kPending;  // preempted: back in the queue, placement gone
   ticket.status.placement.clear();

@@ -147,17 +147,24 @@ TEST(TeamsTest, NoReclaimOfATeamWithinItsOwnShare) {
   EXPECT_TRUE(r.preemptions.empty()) << "vision would borrow, and audio does not";
 }
 
-TEST(TeamsTest, AGangReclaimsWholeInstancesOfOneDomain) {
+// Four 4-GPU machines of a cluster fleet in zones z0 (n0, n1) and z1 (n2, n3); team vision's
+// nominal share is 8 GPUs, audio's none; audio/r<i> (priority `priority`) holds `gpus` on n<i>.
+ClusterSnapshot TwoZonesAudioBorrowsEach(int gpus, int32_t priority) {
   ClusterSnapshot c = A100(4, PlacementPolicy::kCluster);
   c.fleets[0].topology_key = "zone";
   for (int i = 0; i < 4; ++i) c.instances[i].topology_domain = i < 2 ? "z0" : "z1";
   c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 0)};
-  // audio holds 2 GPUs on each machine: a gang of 2 needs two whole machines of one zone.
   for (int i = 0; i < 4; ++i) {
     const std::string id = "audio/r" + std::to_string(i);
-    c.running.push_back(Running(id, {{"n" + std::to_string(i), 2}}));
-    c.placed_runs.push_back(PlacedRunInfo{id, 50, kT0 - minutes(60)});
+    c.running.push_back(Running(id, {{"n" + std::to_string(i), gpus}}));
+    c.placed_runs.push_back(PlacedRunInfo{id, priority, kT0 - minutes(60)});
   }
+  return c;
+}
+
+TEST(TeamsTest, AGangReclaimsWholeInstancesOfOneDomain) {
+  // audio holds 2 GPUs on each machine: a gang of 2 needs two whole machines of one zone.
+  const ClusterSnapshot c = TwoZonesAudioBorrowsEach(2, 50);
   const CycleResult r = Cycle(c, {Gpus("vision/gang", 4, 50, kT0, 2)});
   ASSERT_EQ(r.preemptions.size(), 1u);
   EXPECT_EQ(r.preemptions[0].plan.instances, (std::vector<std::string>{"n0", "n1"}));
@@ -168,15 +175,7 @@ TEST(TeamsTest, AGangReclaimsWholeInstancesOfOneDomain) {
 // its team's nominal share reclaims as the multi-node run of its shape: two whole machines of one
 // zone, from the borrowing team, whatever their priority.
 TEST(TeamsTest, AGangOfWholeSlicesReclaimsFromABorrowingTeamAsAMultiNodeRun) {
-  ClusterSnapshot c = A100(4, PlacementPolicy::kCluster);
-  c.fleets[0].topology_key = "zone";
-  for (int i = 0; i < 4; ++i) c.instances[i].topology_domain = i < 2 ? "z0" : "z1";
-  c.teams = {Team("vision", "vision", 8), Team("audio", "audio", 0)};
-  for (int i = 0; i < 4; ++i) {
-    const std::string id = "audio/r" + std::to_string(i);
-    c.running.push_back(Running(id, {{"n" + std::to_string(i), 4}}));
-    c.placed_runs.push_back(PlacedRunInfo{id, 90, kT0 - minutes(60)});
-  }
+  const ClusterSnapshot c = TwoZonesAudioBorrowsEach(4, 90);
   PendingRun gang = Gpus("vision/job-gang", 4, 10, kT0, 2);  // 2 Pods of 4 GPUs: whole machines
   gang.whole_instances = false;
   const CycleResult r = Cycle(c, {gang});
