@@ -294,17 +294,19 @@ TEST_F(JobsTest, WholeMachineIndexedJobPreemptsALowerPriorityJobHoldingTheMachin
 
 // The reclaim of such a gang (issue 31's teams): team owner has both machines (16 GPUs) as its
 // nominal share and runs nothing; the test's namespace (team borrower, no share) runs two
-// whole-machine Runs on that idle share. The owner's Indexed Job of 2 whole-machine Pods (priority
-// 10, within its share) takes both machines back as a 2-node Run would: both borrowing Runs are
-// reclaimed (Pending / Reclaimed, back in the queue), and each of the owner's Pods runs on its own
-// booked machine. Before, such a ticket waited behind the borrowers for ever.
-TEST_F(JobsTest, WholeMachineIndexedJobReclaimsItsTeamsShareFromBorrowingRuns) {
+// whole-machine Jobs of priority 80 on that idle share. The owner's Indexed Job of 2 whole-machine
+// Pods (priority 10, within its share) takes both machines back as a 2-node Run would: both
+// borrowing Jobs are reclaimed (suspended, their tickets Pending / Reclaimed, back in the queue),
+// and each of the owner's Pods runs on its own booked machine. Before, such a ticket waited behind
+// the borrowers for ever; and while the borrowers' Pods stopped (deleted by the Job controller) the
+// machines looked too small for a moment, the reclaim was dropped and the higher-priority borrowers
+// took the machines back first, again and again (a stopping ticket Pod now holds its blocks).
+TEST_F(JobsTest, WholeMachineIndexedJobReclaimsItsTeamsShareFromBorrowingJobs) {
   RealFleet("rc", "  placement: cluster\n  topologyKey: zone\n  preemption: {minRuntime: 0s}\n");
   ReclaimTeams("rc");
-  for (const std::string run : {"b1", "b2"}) {
-    ShellRun(run, "  priority: 80\n  resources: {gpu: 8}\n  fleets: [" + FleetName("rc") + "]\n  retry: {onEvents: [interruption]}\n",
-             "sleep 3600");
-    ASSERT_TRUE(WaitPhase(run, "Running", std::chrono::seconds(90))) << run << ": " << Message(run);
+  for (const std::string job : {"b1", "b2"}) {
+    QueuedJob(job, "    berth.dev/fleet: " + FleetName("rc") + "\n    berth.dev/priority: \"80\"\n", "sleep 3600", 8);
+    ASSERT_TRUE(WaitPhase("job-" + job, "Running", std::chrono::seconds(90))) << job << ": " << Message("job-" + job);
   }
   const std::string owner = OwnerNamespace();
   struct Cleanup {  // the owner's Job, before the fixture waits for the owner's Pods to go
@@ -326,7 +328,8 @@ TEST_F(JobsTest, WholeMachineIndexedJobReclaimsItsTeamsShareFromBorrowingRuns) {
       << OwnerPhase("job-mine");
 
   // Both borrowing Runs were reclaimed (one machine each), back in the queue.
-  EXPECT_EQ(Reclaimed({"b1", "b2"}), (std::vector<std::string>{"b1", "b2"}));
+  EXPECT_EQ(Reclaimed({"job-b1", "job-b2"}), (std::vector<std::string>{"job-b1", "job-b2"}));
+  EXPECT_TRUE(Suspended("b1") && Suspended("b2")) << "a reclaimed Job is suspended";
   // The owner's Job: both machines, each Pod running on its rank's booked machine.
   auto ticket = client()->Get(k8s::resources::kRuns.Path(owner, "job-mine"));
   ASSERT_TRUE(ticket.ok());
