@@ -34,9 +34,7 @@ FleetSummary SummarizeFleet(const api::Fleet& fleet) {
     i.held_by_others = r.held_by_other_pods;
     f.instances.push_back(std::move(i));
   }
-  for (const auto& c : status.conditions) {
-    f.conditions.push_back({c.type.str(), std::string(api::ToApi(c.status)), c.reason.str(), c.message});
-  }
+  f.conditions = status.conditions;
   return f;
 }
 
@@ -62,9 +60,9 @@ std::string Title(const FleetSummary& f) {
   return t;
 }
 
-bool Troubled(const FleetCondition& c) {
-  if (c.type == "Ready") return c.status != "True";
-  if (c.type == "Conflict") return c.status == "True";
+bool Troubled(const api::Condition& c) {
+  if (c.type == api::ConditionType::kReady) return c.status != api::ConditionStatus::kTrue;
+  if (c.type == api::ConditionType::kConflict) return c.status == api::ConditionStatus::kTrue;
   return false;
 }
 
@@ -78,7 +76,7 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
     out += Title(f) + "\n";
     for (const auto& c : f.conditions) {
       if (!Troubled(c)) continue;
-      out += "  ! " + c.type + "=" + c.status + (c.reason.empty() ? "" : " " + c.reason) +
+      out += "  ! " + c.type.str() + "=" + std::string(api::ToApi(c.status)) + (c.reason.empty() ? "" : " " + c.reason.str()) +
              (c.message.empty() ? "" : ": " + c.message) + "\n";
     }
     if (!f.has_status) continue;

@@ -21,10 +21,6 @@ struct FleetInstance {
   std::string held_by_others;  // status heldByOtherPods, e.g. "1 CPU"
 };
 
-struct FleetCondition {
-  std::string type, status, reason, message;
-};
-
 struct FleetSummary {
   std::string name;
   std::string placement;                  // any | cluster
@@ -34,7 +30,7 @@ struct FleetSummary {
   int64_t total_instances = 0, ready_instances = 0, total_blocks = 0, busy_blocks = 0;
   bool has_status = false;                // the controller has written status at least once
   std::vector<FleetInstance> instances;
-  std::vector<FleetCondition> conditions;
+  std::vector<api::v1alpha1::Condition> conditions;  // as the status has them (typed, unknown spellings kept)
 };
 
 // What kubectl berth fleets shows of a Fleet decoded with FleetDecodeOptions::keep_spelling.

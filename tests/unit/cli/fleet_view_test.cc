@@ -41,7 +41,7 @@ TEST(FleetViewTest, Decode) {
   EXPECT_EQ(f.instances[1].state, "Retired");
   EXPECT_EQ(f.instances[1].message, "started 10 runs");
   ASSERT_EQ(f.conditions.size(), 1u);
-  EXPECT_EQ(f.conditions[0].type, "Ready");
+  EXPECT_EQ(f.conditions[0].type, api::v1alpha1::ConditionType::kReady);
 }
 
 TEST(FleetViewTest, Format) {
