@@ -39,7 +39,7 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
       }
     }
     std::set<std::string> stopping;  // victims with a Pod still stopping on the record's nodes
-    sched::Nomination n{key, record->fleet, record->nodes, VictimKeys(*record, placed_by_uid, stopping), false};
+    sched::Nomination n{key, record->fleet, record->nodes, VictimKeys(*record, placed_by_uid, stopping), false, record->reclaim};
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
     for (const auto& id : n.victims) {

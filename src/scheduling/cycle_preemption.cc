@@ -86,6 +86,7 @@ void Cycle::WaitForVictims(const Nomination& n, WaitReason& reason) const {
   reason.instances = n.instances;
   std::sort(reason.instances.begin(), reason.instances.end());
   reason.victims_stopping = true;
+  reason.reclaim = n.reclaim;
 }
 
 bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) {

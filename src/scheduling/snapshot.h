@@ -130,6 +130,8 @@ struct Nomination {
   // Some victim still holds blocks or has Pods on those instances (the engine computes it): the
   // nominee waits (Preempting) and nothing more is evicted for it.
   bool victims_stopping = false;
+  // The plan is a reclaim (issue 31): while its victims stop, the nominee's reason says so.
+  bool reclaim = false;
 
   friend bool operator==(const Nomination&, const Nomination&) = default;
 };

@@ -567,6 +567,7 @@ struct Ref {
       reason.instances = nomination->second->instances;
       std::sort(reason.instances.begin(), reason.instances.end());
       reason.victims_stopping = true;
+      reason.reclaim = nomination->second->reclaim;
       return Waits(run, WaitCode::kPreempting, reason);
     }
     // A gang of slices preempts and reclaims only on cluster fleets where its slices are whole

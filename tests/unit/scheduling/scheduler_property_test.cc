@@ -263,6 +263,7 @@ class Generator {
         }
       }
       n.victims_stopping = Chance(0.5);
+      n.reclaim = Chance(0.3);
       c.cluster.nominations.push_back(n);
     }
   }

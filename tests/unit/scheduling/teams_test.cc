@@ -115,8 +115,15 @@ TEST(TeamsTest, AfterTheReclaimedRunsStopTheRunStartsOnTheirInstance) {
   EXPECT_EQ(d.plan.victims, std::vector<std::string>{"audio/b"});
   // The engine stops the victim and reports the nomination; the next cycle starts vision/a there,
   // and audio's higher priority does not take the room.
+  // While the victim stops, vision/a waits and still says it reclaims (not that it preempts).
+  c.nominations.push_back(Nomination{"vision/a", d.plan.fleet, d.plan.instances, d.plan.victims, true, d.reclaim});
+  const CycleResult stopping = Cycle(c, queue, kT0 + minutes(1));
+  const WaitingRun* w = FindWaiting(stopping, "vision/a");
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->reason.victims_stopping);
+  EXPECT_NE(stopping.Explain(*w).find("reclaims its team's nominal share"), std::string::npos) << stopping.Explain(*w);
   std::erase_if(c.running, [&](const RunningRun& r) { return r.id == "audio/b"; });
-  c.nominations.push_back(Nomination{"vision/a", d.plan.fleet, d.plan.instances, d.plan.victims, false});
+  c.nominations[0].victims_stopping = false;
   const CycleResult second = Cycle(c, queue, kT0 + minutes(1));
   EXPECT_EQ(PlacedOn(second, "vision/a"), d.plan.instances);
   EXPECT_EQ(FindPlacement(second, "audio/c"), nullptr);
