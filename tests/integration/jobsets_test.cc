@@ -168,12 +168,8 @@ TEST_F(JobSetsTest, AJobSetWhosePodsGraceExceedsTheFleetsMaxGracePeriodWaitsUnti
   ASSERT_NE(second, std::string::npos);
   yaml.replace(second, one.size(), "terminationGracePeriodSeconds: 3600\n");
   Apply(yaml);
-  ASSERT_TRUE(Eventually([&] { return Reason("jobset-long") == "GracePeriodTooLong"; }, std::chrono::seconds(60)))
-      << Phase("jobset-long") << " " << Reason("jobset-long") << ": " << Message("jobset-long");
-  EXPECT_EQ(Phase("jobset-long"), "Pending");
-  const std::string why = Message("jobset-long");
-  EXPECT_NE(why.find("terminationGracePeriodSeconds is 3600"), std::string::npos) << why;
-  EXPECT_NE(why.find("the longest: 1m, fleet " + FleetName("grace")), std::string::npos) << why;
+  WaitsForGracePeriod("jobset-long", 3600, "1m", FleetName("grace"));
+  ASSERT_EQ(Reason("jobset-long"), "GracePeriodTooLong");
   EXPECT_TRUE(Suspended("long"));
   for (const auto& [name, p] : JobSetPods("long")) EXPECT_EQ(p.node, "") << name << " was bound before berth admitted it";
 

@@ -231,6 +231,17 @@ void RealWorkloadTest::ReclaimTeams(const std::string& fleet) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
+std::string RealWorkloadTest::WaitsForGracePeriod(const std::string& ticket, int64_t grace, const std::string& longest,
+                                                  const std::string& fleet) {
+  EXPECT_TRUE(Eventually([&] { return Reason(ticket) == "GracePeriodTooLong"; }, std::chrono::seconds(60)))
+      << Phase(ticket) << " " << Reason(ticket) << ": " << Message(ticket);
+  EXPECT_EQ(Phase(ticket), "Pending");
+  const std::string why = Message(ticket);
+  EXPECT_NE(why.find("terminationGracePeriodSeconds is " + std::to_string(grace)), std::string::npos) << why;
+  EXPECT_NE(why.find("the longest: " + longest + ", fleet " + fleet), std::string::npos) << why;
+  return why;
+}
+
 std::vector<std::string> RealWorkloadTest::Reclaimed(const std::vector<std::string>& tickets) {
   std::vector<std::string> out;
   for (const auto& ticket : tickets) {

@@ -105,6 +105,11 @@ class RealWorkloadTest : public EngineTest {
   // Of `tickets`, those the owner's team reclaimed: reason Reclaimed, back in the queue (Pending)
   // with an Event Retrying that names the team. Each other one is expected still Running.
   std::vector<std::string> Reclaimed(const std::vector<std::string>& tickets);
+  // Waits until `ticket` waits Pending, reason GracePeriodTooLong, for Pods of grace `grace`
+  // (seconds) on fleet `fleet` whose maxGracePeriod is `longest` ("10m"); its message (returned)
+  // names both.
+  std::string WaitsForGracePeriod(const std::string& ticket, int64_t grace, const std::string& longest,
+                                  const std::string& fleet);
   // Run `name` of the owner's team: 8 GPUs, priority 10 (a reclaim needs no priority), sleeps.
   void OwnerRun(const std::string& name);
   std::string OwnerPhase(const std::string& name);
