@@ -806,55 +806,79 @@ std::string EventsByReason(const std::string& ns) {
 // The queue that decides nothing (Anchor::kHeldJobs): every suspended Job of `ns` the informer
 // shows is unsuspended once, by 16 threads. What holding and releasing a Job costs by itself: the
 // floor of any queue that holds Jobs suspended until it admits them (issue 45).
-class HeldJobReleaser {
+// Tasks done once each by 16 threads (the releasers below): Add queues a task unless one of that
+// key was queued before; Stop ends the threads (queued tasks are dropped).
+template <typename Task>
+class OnceEach {
  public:
-  explicit HeldJobReleaser(const std::string& ns)
-      : ns_(ns),
-        jobs_(Client(), "/apis/batch/v1/namespaces/" + ns + "/jobs", [](const json::Value& o) { return k8s::DecodeJob(o); },
-              [](const k8s::JobView& j) { return j.meta.name; }, "held-jobs") {
-    jobs_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
-      if (!cur || !cur->suspended) return;
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!released_.insert(name).second) return;
-      todo_.push_back(name);
-      cv_.notify_one();
-    });
-    for (int i = 0; i < 16; ++i) threads_.emplace_back([this] { Work(); });
-    jobs_.Start();
+  explicit OnceEach(std::function<void(Task&)> work) : work_(std::move(work)) {
+    for (int i = 0; i < 16; ++i) threads_.emplace_back([this] { Loop(); });
   }
-  ~HeldJobReleaser() {
-    jobs_.Stop();
+  ~OnceEach() { Stop(); }
+  void Add(const std::string& key, Task t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!seen_.insert(key).second) return;
+    todo_.push_back(std::move(t));
+    cv_.notify_one();
+  }
+  void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
+    threads_.clear();
   }
 
  private:
-  void Work() {
+  void Loop() {
     for (;;) {
-      std::string name;
+      Task t;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
         if (stop_) return;
-        name = todo_.back();
+        t = std::move(todo_.back());
         todo_.pop_back();
       }
-      auto r = Client()->MergePatch("/apis/batch/v1/namespaces/" + ns_ + "/jobs/" + name, R"({"spec":{"suspend":false}})");
-      if (!r.ok()) std::fprintf(stderr, "release of Job %s: %s\n", name.c_str(), r.status().ToString().c_str());
+      work_(t);
     }
+  }
+  std::function<void(Task&)> work_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> seen_;
+  std::vector<Task> todo_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+class HeldJobReleaser {
+ public:
+  explicit HeldJobReleaser(const std::string& ns)
+      : ns_(ns),
+        jobs_(Client(), "/apis/batch/v1/namespaces/" + ns + "/jobs", [](const json::Value& o) { return k8s::DecodeJob(o); },
+              [](const k8s::JobView& j) { return j.meta.name; }, "held-jobs"),
+        work_([this](std::string& name) { Release(name); }) {
+    jobs_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
+      if (cur && cur->suspended) work_.Add(name, name);
+    });
+    jobs_.Start();
+  }
+  ~HeldJobReleaser() {
+    jobs_.Stop();
+    work_.Stop();
+  }
+
+ private:
+  void Release(const std::string& name) {
+    auto r = Client()->MergePatch("/apis/batch/v1/namespaces/" + ns_ + "/jobs/" + name, R"({"spec":{"suspend":false}})");
+    if (!r.ok()) std::fprintf(stderr, "release of Job %s: %s\n", name.c_str(), r.status().ToString().c_str());
   }
   std::string ns_;
   k8s::Informer<k8s::JobView> jobs_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<std::string> released_;
-  std::vector<std::string> todo_;
-  std::vector<std::thread> threads_;
-  bool stop_ = false;
+  OnceEach<std::string> work_;
 };
 
 namespace api = berth::api::v1alpha1;
@@ -883,28 +907,24 @@ class ContractJobReleaser {
                 p->source = k8s::PinSource(o, workloads::kAdmissionGate);
                 return std::shared_ptr<const PodSeen>(p);
               },
-              [](const PodSeen& p) { return p.name; }, "contract-pods") {
+              [](const PodSeen& p) { return p.name; }, "contract-pods"),
+        work_([this](Task& t) {
+          if (t.job) Admit(*t.job);
+          if (t.pod) Pin(*t.pod);
+        }) {
     jobs_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
-      if (!cur || !cur->suspended) return;
-      Add(Task{name, cur, nullptr});
+      if (cur && cur->suspended) work_.Add("job/" + name, Task{cur, nullptr});
     });
     pods_.AddHandler([this](const std::string& name, const auto&, const auto& cur) {
-      if (!cur || cur->source.empty() || cur->job.empty()) return;
-      Add(Task{name, nullptr, cur});
+      if (cur && !cur->source.empty() && !cur->job.empty()) work_.Add("pod/" + name, Task{nullptr, cur});
     });
-    for (int i = 0; i < 16; ++i) threads_.emplace_back([this] { Work(); });
     jobs_.Start();
     pods_.Start();
   }
   ~ContractJobReleaser() {
     jobs_.Stop();
     pods_.Stop();
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    work_.Stop();
   }
 
  private:
@@ -912,30 +932,9 @@ class ContractJobReleaser {
     std::string name, job, source;
   };
   struct Task {
-    std::string name;
     std::shared_ptr<const workloads::Workload> job;
     std::shared_ptr<const PodSeen> pod;
   };
-  void Add(Task t) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!done_.insert((t.job ? "job/" : "pod/") + t.name).second) return;
-    todo_.push_back(std::move(t));
-    cv_.notify_one();
-  }
-  void Work() {
-    for (;;) {
-      Task t;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
-        if (stop_) return;
-        t = std::move(todo_.back());
-        todo_.pop_back();
-      }
-      if (t.job) Admit(*t.job);
-      if (t.pod) Pin(*t.pod);
-    }
-  }
   std::string NodeOf(const std::string& job) {
     std::lock_guard<std::mutex> lock(mu_);
     auto [it, added] = node_of_.emplace(job, "");
@@ -984,14 +983,10 @@ class ContractJobReleaser {
   int nodes_;
   k8s::Informer<workloads::Workload> jobs_;
   k8s::Informer<PodSeen> pods_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::set<std::string> done_;
+  std::mutex mu_;  // node_of_, next_node_
   std::map<std::string, std::string> node_of_;
   int next_node_ = 0;
-  std::vector<Task> todo_;
-  std::vector<std::thread> threads_;
-  bool stop_ = false;
+  OnceEach<Task> work_;  // last: its threads stop before the members above go
 };
 
 // One anchor on a fresh control plane with `nodes` fresh nodes: the clock runs from the first
