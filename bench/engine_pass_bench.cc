@@ -54,7 +54,7 @@
 #include "k8s/client.h"
 #include "k8s/clock.h"
 #include "k8s/transport.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine/run_controller.h"
 #include "scheduling/estimate.h"
 
 namespace berth {

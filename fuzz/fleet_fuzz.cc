@@ -1,4 +1,4 @@
-// Fleet decoding (src/reconcilers/fleet_types.h): arbitrary bytes parsed with berth's JSON
+// Fleet decoding (src/reconcilers/objects/fleet_types.h): arbitrary bytes parsed with berth's JSON
 // functions, then decoded as a Fleet. Properties: a Fleet decodes unless it has no name; a Fleet
 // without invalid_message selects some nodes and has at least one block (or "auto").
 
@@ -7,7 +7,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "k8s/json.h"
-#include "reconcilers/fleet_types.h"
+#include "reconcilers/objects/fleet_types.h"
 
 namespace {
 

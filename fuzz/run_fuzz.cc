@@ -1,4 +1,4 @@
-// Run decoding (src/api/v1alpha1/codec.h, through src/reconcilers/run_types.h): arbitrary bytes parsed with berth's own JSON
+// Run decoding (src/api/v1alpha1/codec.h, through src/reconcilers/objects/run_types.h): arbitrary bytes parsed with berth's own JSON
 // functions (both the copying parser used for lists and the in-place one used for watch events),
 // then decoded as a Run, and the whole document as a Run status (every field of a wrong type).
 // Properties: a Run decodes unless it has no name; a Run without invalid_message has a usable
@@ -10,7 +10,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "k8s/json.h"
-#include "reconcilers/run_types.h"
+#include "reconcilers/objects/run_types.h"
 
 namespace {
 

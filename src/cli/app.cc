@@ -36,7 +36,7 @@
 #include "cli/run_view.h"
 #include "controller/dashboard_api.h"
 #include "controller/http_server.h"
-#include "reconcilers/namespace_policy.h"
+#include "reconcilers/objects/namespace_policy.h"
 #include "k8s/client.h"
 #include "k8s/config.h"
 #include "k8s/core_types.h"

@@ -4,7 +4,7 @@
 #include "controller/dashboard_request.h"
 #include "k8s/core_types.h"
 #include "k8s/workload_objects.h"
-#include "reconcilers/run_types.h"
+#include "reconcilers/objects/run_types.h"
 #include "workloads/workload.h"
 
 namespace berth::controller {

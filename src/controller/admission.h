@@ -10,7 +10,7 @@
 #include <string>
 
 #include "k8s/result.h"
-#include "reconcilers/namespace_policy.h"
+#include "reconcilers/objects/namespace_policy.h"
 
 namespace berth::controller {
 

@@ -19,7 +19,7 @@
 #include "controller/dashboard_request.h"
 #include "controller/http_server.h"
 #include "k8s/client.h"
-#include "reconcilers/engine_api.h"
+#include "reconcilers/engine/engine_api.h"
 #include "runops/run_control.h"
 
 namespace berth::controller {

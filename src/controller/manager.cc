@@ -9,7 +9,7 @@
 #include "controller/dashboard_request.h"
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine/run_controller.h"
 
 namespace berth::controller {
 

@@ -18,10 +18,10 @@
 #include "controller/queue_api.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
-#include "reconcilers/engine_api.h"
+#include "reconcilers/engine/engine_api.h"
 
 namespace berth::reconcilers {
-class RunController;  // reconcilers/run_controller.h
+class RunController;  // reconcilers/engine/run_controller.h
 }  // namespace berth::reconcilers
 
 namespace berth::controller {

@@ -12,7 +12,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "reconcilers/engine_api.h"
+#include "reconcilers/engine/engine_api.h"
 
 namespace berth::controller {
 

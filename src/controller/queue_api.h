@@ -34,7 +34,7 @@
 #include "controller/front_proxy.h"
 #include "controller/http_server.h"
 #include "k8s/client.h"
-#include "reconcilers/engine_api.h"
+#include "reconcilers/engine/engine_api.h"
 
 namespace berth::controller {
 

@@ -2,7 +2,7 @@
 // A Pod made from a user's PodTemplateSpec (issue 30 item 1): the template's JSON is kept as
 // written (every field a user writes reaches the Pod, unknown ones included: the Run CRD preserves
 // them), read through a typed view and changed through typed setters. What berth puts into the
-// Pod (names, labels, budget, environment) is decided in reconcilers/pod_builder.cc; how that is
+// Pod (names, labels, budget, environment) is decided in reconcilers/writers/pod_builder.cc; how that is
 // spelled in JSON is here, so that no JSON is handled outside src/k8s and src/api.
 
 #include <cstdint>

@@ -59,7 +59,7 @@ class PodKind final : public WorkloadKind {
   std::string ReleasePatch() const override { return "{}"; }
   // A queued Pod: itself; a group's Pod: the group (its uid is none: no object of its own).
   // Neither kind is one of ObjectKinds() (no informer of objects: the engine reads their Pods
-  // through reconcilers/pod_group_tickets.h), so the engine calls neither of these two.
+  // through reconcilers/objects/pod_group_tickets.h), so the engine calls neither of these two.
   PodOwner WorkloadOfPod(const k8s::Pod& pod) const override;
   std::string PodSelector(const std::string& name, const std::string& uid) const override;
 

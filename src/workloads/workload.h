@@ -13,7 +13,7 @@
 //                             blocks stay taken until they are gone
 //   state                     Workload::finished (the workload's own terminal condition)
 // Pure: no I/O, no clock, no JSON of its own (src/k8s/workload_objects.h reads and patches the
-// objects). The engine's writers send the patches (reconcilers/ticket_writes.h).
+// objects). The engine's writers send the patches (reconcilers/writers/ticket_writes.h).
 
 #include <cstdint>
 #include <memory>

@@ -104,7 +104,7 @@ struct RunStatus {
   std::vector<PlacementEntry> placement;
   // status.podUIDs (issue 44): the uids of the Pods berth made for the run (any attempt), written
   // right after each is created; a Pod claiming the run that is not listed is not the run's
-  // (reconcilers/pod_builder.h IsRunsPod).
+  // (reconcilers/writers/pod_builder.h IsRunsPod).
   std::vector<std::string> pod_uids;
   std::optional<Time> submitted_at, scheduled_at, started_at, finished_at;
   int64_t resubmissions = 0;
@@ -120,7 +120,7 @@ struct RunStatus {
   // run's owner's to read, so it names only the victims of the run's own namespace (`victims`,
   // "namespace/name") and counts the others (`other_victims`, issue 44); `victim_uids` (every
   // victim's metadata.uid, an opaque id) is berth's record of whom it evicts, read back after a
-  // restart (reconcilers/preemptions.h). A record of an older berth has victims of any namespace
+  // restart (reconcilers/objects/preemptions.h). A record of an older berth has victims of any namespace
   // in `victims` and no uids.
   struct Preemption {
     std::string fleet;

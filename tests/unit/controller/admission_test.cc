@@ -8,7 +8,7 @@
 
 #include "k8s/config.h"
 #include "k8s/json.h"
-#include "reconcilers/run_types.h"
+#include "reconcilers/objects/run_types.h"
 
 namespace berth::controller {
 namespace {

@@ -17,7 +17,7 @@
 #include "controller/http_server.h"
 #include "k8s/clock.h"
 #include "k8s/json.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine/run_controller.h"
 
 namespace berth::controller {
 namespace {

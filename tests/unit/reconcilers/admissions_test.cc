@@ -1,4 +1,4 @@
-#include "reconcilers/admissions.h"
+#include "reconcilers/state/admissions.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include "fakes/fake_api.h"
 #include "k8s/client.h"
 #include "k8s/events.h"
-#include "reconcilers/run_types.h"
+#include "reconcilers/objects/run_types.h"
 
 namespace berth::reconcilers {
 

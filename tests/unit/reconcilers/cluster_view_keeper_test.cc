@@ -1,4 +1,4 @@
-#include "reconcilers/cluster_view_keeper.h"
+#include "reconcilers/state/cluster_view_keeper.h"
 
 #include <gtest/gtest.h>
 

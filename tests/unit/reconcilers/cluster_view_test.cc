@@ -1,4 +1,4 @@
-#include "reconcilers/cluster_view.h"
+#include "reconcilers/state/cluster_view.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

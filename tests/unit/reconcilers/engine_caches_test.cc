@@ -1,4 +1,4 @@
-#include "reconcilers/engine_caches.h"
+#include "reconcilers/state/engine_caches.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "fakes/fake_api.h"
 #include "unit/reconcilers/api_fixture.h"
-#include "reconcilers/namespace_policy.h"
+#include "reconcilers/objects/namespace_policy.h"
 
 namespace berth::reconcilers {
 namespace {

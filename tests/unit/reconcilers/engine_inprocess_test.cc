@@ -34,7 +34,7 @@
 #include "k8s/client.h"
 #include "k8s/json.h"
 #include "k8s/timefmt.h"
-#include "reconcilers/run_controller.h"
+#include "reconcilers/engine/run_controller.h"
 
 namespace berth::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "reconcilers/engine_loop.h"
+#include "reconcilers/engine/engine_loop.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "fakes/fake_api.h"
-#include "reconcilers/engine_caches.h"
+#include "reconcilers/state/engine_caches.h"
 #include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {

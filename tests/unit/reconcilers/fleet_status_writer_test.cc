@@ -1,4 +1,4 @@
-#include "reconcilers/fleet_status_writer.h"
+#include "reconcilers/writers/fleet_status_writer.h"
 
 #include <gtest/gtest.h>
 

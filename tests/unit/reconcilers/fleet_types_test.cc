@@ -1,4 +1,4 @@
-#include "reconcilers/fleet_types.h"
+#include "reconcilers/objects/fleet_types.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

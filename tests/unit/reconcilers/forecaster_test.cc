@@ -1,7 +1,7 @@
 // The forecaster (issue 33): its hand-off to its own thread, the runtimes it learns, the input it
 // makes from a pass', and the write budget of an estimate (MovedMaterially).
 
-#include "reconcilers/forecaster.h"
+#include "reconcilers/engine/forecaster.h"
 
 #include <gtest/gtest.h>
 

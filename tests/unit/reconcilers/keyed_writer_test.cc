@@ -1,4 +1,4 @@
-#include "reconcilers/keyed_writer.h"
+#include "reconcilers/writers/keyed_writer.h"
 
 #include <gtest/gtest.h>
 

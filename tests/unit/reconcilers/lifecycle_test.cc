@@ -1,7 +1,7 @@
-// The rules of an admitted run's life (reconcilers/lifecycle.h), one table row per transition of
+// The rules of an admitted run's life (reconcilers/objects/lifecycle.h), one table row per transition of
 // docs/concepts.md, on a fake clock: no API server, no engine.
 
-#include "reconcilers/lifecycle.h"
+#include "reconcilers/objects/lifecycle.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "k8s/timefmt.h"
-#include "reconcilers/pod_builder.h"
+#include "reconcilers/writers/pod_builder.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -318,7 +318,7 @@ TEST(LifecycleTest, NextDeadlineIsWhenTheTimedRuleFires) {
 namespace berth::reconcilers {
 namespace {
 
-// DecidePending: the rules of a waiting run (reconcilers/lifecycle.h), one row per rule.
+// DecidePending: the rules of a waiting run (reconcilers/objects/lifecycle.h), one row per rule.
 // Issue 29, item 4: names that cannot work are found before the run is queued (it holds nothing).
 TEST(LifecycleTest, RunNameProblemFollowsTheCrdRules) {
   auto problem = [](const std::string& name, int64_t nodes) {

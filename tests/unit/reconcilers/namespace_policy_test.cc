@@ -1,4 +1,4 @@
-#include "reconcilers/namespace_policy.h"
+#include "reconcilers/objects/namespace_policy.h"
 
 #include <gtest/gtest.h>
 

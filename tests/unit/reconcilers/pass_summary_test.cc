@@ -1,4 +1,4 @@
-#include "reconcilers/pass_summary.h"
+#include "reconcilers/engine/pass_summary.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconcilers/pod_builder.h"
+#include "reconcilers/writers/pod_builder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

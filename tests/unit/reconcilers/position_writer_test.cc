@@ -1,4 +1,4 @@
-#include "reconcilers/position_writer.h"
+#include "reconcilers/writers/position_writer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconcilers/preemptions.h"
+#include "reconcilers/objects/preemptions.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconcilers/queue_positions.h"
+#include "reconcilers/writers/queue_positions.h"
 
 #include <gtest/gtest.h>
 

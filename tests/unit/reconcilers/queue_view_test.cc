@@ -1,4 +1,4 @@
-#include "reconcilers/queue_view.h"
+#include "reconcilers/views/queue_view.h"
 
 #include <gtest/gtest.h>
 

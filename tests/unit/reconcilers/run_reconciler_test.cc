@@ -1,4 +1,4 @@
-#include "reconcilers/run_reconciler.h"
+#include "reconcilers/objects/run_reconciler.h"
 
 #include <gtest/gtest.h>
 

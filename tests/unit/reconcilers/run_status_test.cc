@@ -1,4 +1,4 @@
-#include "reconcilers/run_status.h"
+#include "reconcilers/writers/run_status.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

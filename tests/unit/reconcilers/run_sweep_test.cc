@@ -1,4 +1,4 @@
-#include "reconcilers/run_sweep.h"
+#include "reconcilers/engine/run_sweep.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "reconcilers/run_types.h"
-#include "reconcilers/run_status.h"
+#include "reconcilers/objects/run_types.h"
+#include "reconcilers/writers/run_status.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "reconcilers/run_writes.h"
+#include "reconcilers/writers/run_writes.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconcilers/set_aside.h"
+#include "reconcilers/objects/set_aside.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "fakes/fake_api.h"
 #include "unit/reconcilers/api_fixture.h"
-#include "reconcilers/run_types.h"
+#include "reconcilers/objects/run_types.h"
 
 namespace berth::reconcilers {
 namespace {

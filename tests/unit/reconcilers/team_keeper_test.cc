@@ -1,6 +1,6 @@
-// Teams in the engine (issue 31): the decayed usage rule of reconcilers/team_keeper.h.
+// Teams in the engine (issue 31): the decayed usage rule of reconcilers/objects/team_keeper.h.
 
-#include "reconcilers/team_keeper.h"
+#include "reconcilers/objects/team_keeper.h"
 
 #include <gtest/gtest.h>
 

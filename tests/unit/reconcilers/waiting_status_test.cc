@@ -1,4 +1,4 @@
-#include "reconcilers/waiting_status.h"
+#include "reconcilers/writers/waiting_status.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconcilers/working_set.h"
+#include "reconcilers/state/working_set.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconcilers/workqueue.h"
+#include "reconcilers/writers/workqueue.h"
 
 #include <gtest/gtest.h>
 

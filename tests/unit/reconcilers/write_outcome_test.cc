@@ -1,10 +1,10 @@
-// What a write came to (reconcilers/write_outcome.h), from the API's answers the fake API gives.
+// What a write came to (reconcilers/writers/write_outcome.h), from the API's answers the fake API gives.
 
-#include "reconcilers/write_outcome.h"
+#include "reconcilers/writers/write_outcome.h"
 
 #include <gtest/gtest.h>
 
-#include "reconcilers/status_patch.h"
+#include "reconcilers/writers/status_patch.h"
 #include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "reconcilers/admissions.h"
-#include "reconcilers/engine_caches.h"
-#include "reconcilers/engine_options.h"
-#include "reconcilers/run_writes.h"
+#include "reconcilers/state/admissions.h"
+#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/engine/engine_options.h"
+#include "reconcilers/writers/run_writes.h"
 #include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {

@@ -1,0 +1,104 @@
+#pragma once
+// Teams in the engine (issue 31): the Teams as the core sees them, each team's decayed usage, and
+// the Team status writer.
+//
+// Threads. Everything but the writes: the engine's loop thread. The writes run on the engine's
+// writer threads (KeyedWriter, key "team:<name>"), which note a failed write under this object's
+// own lock for TakeFailures.
+// Owns: each team's usage (GPU-hours and CPU-hours, decayed) and since when it holds, the use of
+// each team's running runs in the last view (what accrues until the next), the usage the core
+// sees (published once per status interval), what was last written per Team.
+//
+// Usage. usage(t + dt) = usage(t) * 2^(-dt / h) + use * h / ln 2 * (1 - 2^(-dt / h)), h the
+// half-life (--fair-share-half-life), `use` what the team's running runs hold (GPUs, CPUs: the
+// blocks' resources, scheduling::RunningUseByTeam) in the view of the pass before. A team this
+// engine has not seen yet starts from its Team's status.usage decayed from status.usage.updatedAt
+// (what the last leader wrote; the time between is not charged: it cannot be known), so usage
+// survives restarts and failovers. The core sees usage as published at the last status interval
+// (its fair-share order does not move, nor its input change, on every pass).
+// Status. Each Team's status (per fleet its shares name: nominal, used, borrowed, lent, from
+// scheduling::TeamBook::Report on the pass' view; usage; observedGeneration; a NamespaceConflict
+// condition when another Team lists one of its namespaces first) is written when it differs from
+// the last one written in anything but usage, and at least every status interval (default 1 min).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "k8s/client.h"
+#include "reconcilers/state/cluster_view.h"
+#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/objects/team_types.h"
+#include "scheduling/snapshot.h"
+#include "scheduling/teams.h"
+
+namespace berth::reconcilers {
+
+// Decays `hours` over `dt` and adds `rate` (GPUs or CPUs held all along) over it (see above).
+double DecayedUsage(double hours, double rate, std::chrono::duration<double> dt, std::chrono::duration<double> half_life);
+
+class TeamKeeper {
+ public:
+  using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
+  TeamKeeper(k8s::ClientPtr client, const EngineCaches& caches, std::chrono::milliseconds half_life,
+             std::chrono::milliseconds status_interval, Dispatch dispatch)
+      : client_(std::move(client)),
+        caches_(caches),
+        half_life_(half_life),
+        interval_(status_interval),
+        dispatch_(std::move(dispatch)) {}
+
+  // The Teams for the core's snapshot, with the published usage; empty without Teams. Accrues
+  // usage up to `now` first (the use of the last view).
+  std::vector<scheduling::TeamSpec> Specs(scheduling::TimePoint now);
+  // After the pass' view has its Teams (`view_gen`: its generation): the use that accrues from
+  // now on, and the Team status writes due. Returns when the next write is due (nullopt without
+  // Teams).
+  std::optional<scheduling::TimePoint> Update(const ClusterView& view, uint64_t view_gen, scheduling::TimePoint now);
+  // Loop thread: the writes that failed since the last call are made again by the next Update.
+  void TakeFailures();
+
+  // Per team and fleet, what the last Team statuses say (for metrics).
+  const std::vector<scheduling::TeamFleetReport>& report() const { return report_; }
+  // For tests and the dashboard: a team's usage as kept now (nullopt: not known).
+  std::optional<std::pair<double, double>> UsageOf(const std::string& team) const;
+
+ private:
+  struct Usage {
+    std::string uid;  // of the Team it was read from (a Team made again starts anew)
+    double gpu_hours = 0, cpu_hours = 0;
+    scheduling::TimePoint at{};
+  };
+  void Accrue(const std::vector<std::shared_ptr<const Team>>& teams, scheduling::TimePoint now);
+  TeamStatus StatusOf(const Team& team, const Usage& usage, scheduling::TimePoint now) const;
+  // Writes each status that differs (or all, when `due`); false when one could not be queued.
+  bool Write(const std::vector<std::shared_ptr<const Team>>& teams, bool due, scheduling::TimePoint now);
+  // Writer thread: one Team's status patch; false (noted in failed_, logged) unless written or gone.
+  bool Patch(const std::string& name, const std::string& patch);
+
+  k8s::ClientPtr client_;
+  const EngineCaches& caches_;
+  const std::chrono::milliseconds half_life_;
+  const std::chrono::milliseconds interval_;
+  Dispatch dispatch_;
+
+  std::map<std::string, Usage> usage_;                              // by team name
+  std::map<std::string, std::pair<double, double>> published_;     // the core's (GPU-h, CPU-h)
+  std::optional<scheduling::TimePoint> published_at_;
+  std::map<std::string, scheduling::Resources> use_;               // of the last view, by team
+  std::map<std::string, std::string> conflicts_;                   // team -> a namespace another Team has
+  uint64_t use_gen_ = 0;
+  std::vector<scheduling::TeamFleetReport> report_;                // of the view use_gen_
+  std::map<std::string, TeamStatus> written_;                      // last written or queued
+  bool settled_ = false;
+  std::mutex mu_;                                                  // guards failed_ (writer threads)
+  std::set<std::string> failed_;
+};
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,248 @@
+#include "reconcilers/state/admissions.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "k8s/timefmt.h"
+#include "reconcilers/writers/pod_builder.h"
+#include "reconcilers/writers/run_status.h"
+#include "reconcilers/writers/run_event.h"
+
+namespace berth::reconcilers {
+
+namespace sched = scheduling;
+using k8s::resources::kRuns;
+
+namespace {
+
+std::string PlacementSummary(const std::string& fleet, const std::vector<PlacementEntry>& placement) {
+  std::string s = "placed on fleet " + fleet + ":";
+  for (size_t i = 0; i < placement.size(); ++i) {
+    s += (i ? ", " : " ") + placement[i].node + " (" + std::to_string(placement[i].blocks) +
+         (placement[i].blocks == 1 ? " block)" : " blocks)");
+  }
+  return s;
+}
+
+}  // namespace
+
+bool WriteRefused(const k8s::Status& s) { return s.IsNotFound() || s.code() == 422; }
+
+RunStatus AdmittedStatus(const Run& run, const sched::Placement& placement, const PlacedRun& pr, int32_t effective,
+                         k8s::TimePoint now) {
+  RunStatus next = run.status;
+  next.phase = Phase::kScheduled;
+  next.reason = Reason::kScheduled;
+  next.message = PlacementSummary(placement.fleet, pr.placement);
+  if (placement.takes_unasked_gpus && !placement.ranks.empty()) {
+    const int64_t gpus = placement.ranks.front().resources.gpus;
+    next.message += "; it asked for no GPU but takes a block with " + std::to_string(gpus) +
+                    (gpus == 1 ? " GPU" : " GPUs") + ": none of its fleets had room without GPUs";
+  }
+  next.fleet = placement.fleet;
+  next.placement = pr.placement;
+  next.queue_position.reset();
+  next.estimated_start_at.reset();  // only a Pending run in the queue shows one
+  next.effective_priority = effective;
+  if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
+  next.scheduled_at = Time(now);
+  next.started_at.reset();
+  next.preemption.reset();  // placed: the nodes kept for it are its own now
+  next.template_hash = api::TemplateHashText(run.template_hash);  // its Pods are made from this template only
+  next.observed_generation = run.meta.generation;
+  SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kTrue, Reason::kScheduled, next.message,
+               run.meta.generation, now);
+  return next;
+}
+
+bool Admissions::Admit(const Run& run, const sched::Placement& placement, int32_t effective, RunMemo& memo,
+                       k8s::TimePoint now) {
+  PlacedRun pr;
+  pr.key = RunKey(run);
+  pr.uid = run.meta.uid;
+  pr.fleet = placement.fleet;
+  for (const auto& rank : placement.ranks) {
+    pr.placement.push_back(PlacementEntry{rank.rank, rank.instance, rank.blocks,
+                                          PodName(run.meta.name, run.status.resubmissions, rank.rank)});
+  }
+  if (run.spec.max_duration) pr.expected_end = now + *run.spec.max_duration;
+  const RunStatus next = AdmittedStatus(run, placement, pr, effective, now);
+  if (!dispatch_(pr.key, [this, r = run, next] { return WriteAdmission(r, next); })) return false;
+  spdlog::debug("run {}: admitting ({})", pr.key, next.message);
+  pr.assumed = true;
+  memo.assumed = pr;
+  return true;
+}
+
+Admissions::News Admissions::TakeNews() {
+  News news;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::swap(news, news_);
+  return news;
+}
+
+void Admissions::ApplyNews(const News& news, WorkingSet& working) {
+  for (const auto& key : news.failed) {
+    RunMemo* m = working.Find(key);
+    if (m == nullptr) continue;
+    m->assumed.reset();
+    m->unconfirmed_rv = 0;
+  }
+  for (const auto& [key, rv] : news.unconfirmed) {
+    RunMemo* m = working.Find(key);
+    if (m != nullptr && m->assumed) m->unconfirmed_rv = rv;
+  }
+  for (const auto& key : news.confirmed) {
+    // Applied: the assumption stays until the cache shows the run admitted.
+    if (RunMemo* m = working.Find(key)) m->unconfirmed_rv = 0;
+  }
+  for (const auto& [key, rv] : news.written) {
+    RunMemo& memo = working.MemoOf(key);
+    memo.awaiting_rv = std::max(memo.awaiting_rv, rv);
+    working.Activate(key);
+  }
+}
+
+void Admissions::ActivateNamed(const News& news, WorkingSet& working) {
+  for (const auto& key : news.failed) working.Activate(key);
+  for (const auto& [key, rv] : news.unconfirmed) working.Activate(key);
+  for (const auto& key : news.confirmed) working.Activate(key);
+}
+
+bool Admissions::WrittenSinceTaken(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return news_.written.count(key) != 0;
+}
+
+bool Admissions::StillHeld(RunMemo& memo, const Run& run) {
+  if (!memo.assumed) return false;
+  // An unconfirmed admission is proven not applied by a later version of the run that is still
+  // pending (only berth writes the status, and only one write per run is in flight).
+  const uint64_t rv = RvNumber(run.meta.resource_version);
+  const bool superseded = memo.unconfirmed_rv != 0 && rv > memo.unconfirmed_rv;
+  // A run being deleted keeps them too while its admission may have been applied (unconfirmed, or
+  // confirmed and the cache not there yet).
+  const bool behind = memo.awaiting_rv != 0 && rv < memo.awaiting_rv;
+  if (IsPendingPhase(run.status.phase) && !superseded && (!run.meta.deleting || memo.unconfirmed_rv != 0 || behind)) {
+    return true;
+  }
+  if (superseded) {
+    spdlog::info("run {}: the cache shows version {} still pending after the unconfirmed admission (guarded by "
+                 "{}): it was not applied; its blocks are free again",
+                 RunKey(run), run.meta.resource_version, memo.unconfirmed_rv);
+  }
+  memo.assumed.reset();
+  memo.unconfirmed_rv = 0;
+  return false;
+}
+
+bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
+  const std::string key = RunKey(r);
+  std::string rv = r.meta.resource_version;
+  bool ok = true;
+  if (!r.meta.HasFinalizer(kFinalizer)) {
+    bool json_patch = false;
+    const std::string patch = FinalizerPatch(r.meta, /*with_ours=*/true, json_patch);  // at r's resourceVersion
+    auto res = json_patch ? client_->JsonPatch(kRuns.Path(r.meta.ns, r.meta.name), patch)
+                          : client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name), patch);
+    if (res.ok()) {
+      rv = k8s::ResourceVersionOf(*res);
+    } else {
+      spdlog::info("run {}: not admitted, finalizer write failed: {}", key, res.status().ToString());
+      ok = false;
+    }
+  }
+  if (ok) {
+    auto res = client_->MergePatch(kRuns.Path(r.meta.ns, r.meta.name, "status"), RunStatusPatch(next, rv));
+    if (!res.ok() && !WriteRefused(res.status())) {
+      // No answer, a 5xx, or a 409 that may answer our own retry of an applied write: the run
+      // may be admitted. Its blocks stay held until the cache or a GET tells (StillHeld, Verify).
+      spdlog::info("run {}: admission write unconfirmed ({}); its blocks stay held until the run's next "
+                   "version or a GET shows whether it was applied", key, res.status().ToString());
+      std::lock_guard<std::mutex> lock(mu_);
+      news_.unconfirmed[key] = RvNumber(rv);
+      return true;
+    }
+    if (res.ok()) {
+      NoteWritten(key, RvNumber(k8s::ResourceVersionOf(*res)));
+      NoteAdmitted(r);
+      RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kScheduled, next.message});
+      return true;
+    }
+    spdlog::info("run {}: not admitted, status write failed: {}", key, res.status().ToString());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    news_.failed.insert(key);
+  }
+  // The Run changed under us (a priority patch, say): decide again once the cache has it.
+  return NoteStale(r);
+}
+
+void Admissions::NoteAdmitted(const Run& r) {
+  if (!observer_) return;
+  // Waited since submission, or since it went back to the queue after a retry (not counting its
+  // earlier attempts' run time).
+  k8s::TimePoint since = r.meta.created;
+  if (r.status.resubmissions > 0) {
+    if (auto back = PointOf(r.status.retry_after)) since = std::max(since, *back);
+  }
+  observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
+}
+
+void Admissions::Verify(const Run& run, uint64_t base_rv) {
+  dispatch_(RunKey(run), [this, r = run, base_rv] { return VerifyNow(r, base_rv); });
+}
+
+bool Admissions::VerifyNow(const Run& r, uint64_t base_rv) {
+  const std::string key = RunKey(r);
+  auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
+  if (!got.ok() && !got.status().IsNotFound()) {
+    spdlog::info("run {}: cannot read it to settle its unconfirmed admission ({}); will ask again", key,
+                 got.status().ToString());
+    return false;
+  }
+  std::shared_ptr<const Run> now = got.ok() ? DecodeRun(*got) : nullptr;
+  const bool same = now != nullptr && now->meta.uid == r.meta.uid;
+  if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
+    spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
+    RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kScheduled, now->status.message});
+    std::lock_guard<std::mutex> lock(mu_);
+    news_.confirmed.insert(key);
+    uint64_t& slot = news_.written[key];
+    slot = std::max(slot, RvNumber(now->meta.resource_version));
+    return true;
+  }
+  // Gone, replaced, or still pending at (or after) the version the write was guarded by: the
+  // write was not applied. The next pass decides again once the cache has this version.
+  spdlog::info("run {}: the unconfirmed admission (guarded by version {}) was not applied; its blocks are free "
+               "again", key, base_rv);
+  std::lock_guard<std::mutex> lock(mu_);
+  news_.failed.insert(key);
+  if (same) {
+    uint64_t& slot = news_.written[key];
+    slot = std::max(slot, RvNumber(now->meta.resource_version));
+  }
+  return true;
+}
+
+void Admissions::NoteWritten(const std::string& key, uint64_t rv) {
+  if (rv == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t& slot = news_.written[key];
+  slot = std::max(slot, rv);
+}
+
+bool Admissions::NoteStale(const Run& run) {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t& slot = news_.written[RunKey(run)];
+  slot = std::max(slot, RvNumber(run.meta.resource_version) + 1);
+  return true;  // not a failure to back off from: the cache is simply behind
+}
+
+k8s::ObjectReference Admissions::Ref(const Run& run) const {
+  return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
+}
+
+}  // namespace berth::reconcilers

@@ -1,0 +1,118 @@
+#pragma once
+// What the engine keeps of one run between passes (RunMemo) and how a pass holds each run of its
+// working set (KeyedRun). Plain data: reconcilers/state/working_set.h owns the memos and says who may
+// touch them (the loop thread only); the other components read and note their own fields.
+//
+// Each run is looked up once per pass (KeyedRun: its key, object and memo), and its object is
+// read from the informer's cache again only after a watch event touched it (RunMemo::run); what
+// the steps ask of it first is read into the memo once per version (RunMemo::Read), and this
+// pass' facts of the run (touched, busy, its entry in the core's result) are flags on the memo, so
+// no step looks a run up by key (at 100,000 runs each such lookup cost about 25 ms a pass).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/memo.h"
+#include "base/time.h"
+#include "k8s/objects.h"
+#include "reconcilers/state/cluster_view.h"
+#include "reconcilers/objects/run_types.h"
+#include "scheduling/cycle_result.h"
+
+namespace berth::reconcilers {
+
+struct RunMemo {
+  std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
+  std::string assumed_rv;            // the run's resourceVersion when assumed
+  // Non-zero while the outcome of the admission's status write is unknown (see "Ambiguous
+  // writes"): the resourceVersion that write was guarded by.
+  uint64_t unconfirmed_rv = 0;
+  k8s::TimePoint last_wait_write{};
+  // Our last status write's resourceVersion: the run is left alone until the cache has it.
+  uint64_t awaiting_rv = 0;
+  // Pods of this uid/attempt/scheduledAt were handed to a writer at this time (not again until
+  // it is stale).
+  std::string pods_ensured_for;
+  // The spec (all but the priority) as first seen admitted, to tell the user when a later
+  // change is ignored.
+  std::string admitted_spec;
+  // The victims of the last preemption this run's Preempting Event announced.
+  std::string preemption_announced;
+  base::MonoTime pods_ensured_at{};
+  // A placed run found needing nothing (DecidePlaced: kNothing) at this resourceVersion: later
+  // passes leave it alone until it, its Pods, one of its nodes or a Fleet's spec changes, or
+  // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
+  std::string quiet_rv;
+  k8s::TimePoint quiet_until{};
+  std::optional<k8s::TimePoint> quiet_deadline;  // its next deadline (quiet_until without the refresh)
+  // A pending run found queueable (DecidePending: kQueue, not busy) at this resourceVersion:
+  // later passes keep its queue entry as it is, without deciding again, until it or its Pods
+  // change, or a Namespace does (its priority cap). See "Incremental passes".
+  std::string queued_rv;
+  // The last pass (WorkingSet::pass) whose working set held the run, and that put it in the queue.
+  uint64_t seen_pass = 0, queued_pass = 0;
+  // A placed run as BlockHolders last made it (RunController::PlacedRecord): the same while the
+  // run, its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged, which
+  // its inputs say (a checked memo: base/memo.h). Empty while the run is not placed.
+  struct PlacedInputs {
+    std::string rv;                 // the run's resourceVersion
+    uint64_t touched_pass = 0;      // the last pass that found it or its Pods changed
+    uint64_t namespaces_epoch = 0;  // RunController's count of passes that found a Namespace changed
+    friend bool operator==(const PlacedInputs&, const PlacedInputs&) = default;
+  };
+  base::Memo<PlacedInputs, std::shared_ptr<const PlacedRun>, base::DerefEqual> placed{"a placed run's record"};
+  // The record BlockHolders made or kept this pass (nullptr: the run holds no placement).
+  const PlacedRun* placed_record() const {
+    const auto* p = placed.Peek();
+    return p ? p->get() : nullptr;
+  }
+  // The run as WorkingSet last read it from the cache; dropped when a watch event touches it.
+  std::shared_ptr<const Run> run;
+  // The pass (WorkingSet::pass) in which the run was touched (its object or Pods changed: Touch)
+  // and had a write queued or in flight (busy), and its entry in that pass' CycleResult::waiting
+  // (valid while waiting_pass is the pass under way): so that the per-run steps ask the memo
+  // they hold instead of looking the key up in a set or map.
+  uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
+  uint64_t positioned_pass = 0;  // the pass whose position writes (PositionWriter::Write) include the run
+  // Issue 44: Pods claiming the run may have changed since its strays were last looked for (set
+  // when the run or its Pods are touched; RunReconciler looks when it is not busy).
+  bool check_strays = true;
+  const scheduling::WaitingRun* waiting = nullptr;
+  // What the per-run steps ask of `run` first, read once per version of it (Read, by
+  // WorkingSet): its resourceVersion, whether it has a preemption record, the queue position it
+  // shows (none while it is being deleted: its place is not held for it). A step that needs more
+  // reads the run itself; these spare the 100,000 runs that need nothing a visit to their object.
+  std::string run_rv;
+  bool has_preemption = false;
+  std::optional<int64_t> shown_position;
+  // For the waiting step (CarryOutWaiting), read likewise: since when the run waits (its
+  // creation, or its return to the queue after a retry: Report's oldest wait), when it gives up
+  // waiting for capacity (a deadline), and from when EndsWaiting holds for it (nullopt: never;
+  // a run waiting for quota or preempting never ends waiting).
+  k8s::TimePoint wait_since{};
+  std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
+  uint64_t version = 0;  // how many times Read ran: one per object read
+  // WaitingStatusWriter found the status of this version current for this reason code and effective
+  // priority: until its refresh is due, a later pass with the same two need not look again.
+  uint64_t current_version = 0;
+  scheduling::WaitCode current_code{};
+  int32_t current_effective = 0;
+  void Read();  // from `run`, once per object WorkingSet reads
+};
+
+// A run of this pass' working set, by key (sorted): the key is a reference into the working set
+// (which keeps it while the pass lasts: only WorkingSet::Make, before the list is made, and
+// WorkingSet::Leave, after a run's last use, erase from it), the cached object (the memo's
+// RunMemo::run, not a copy), and its memo (the working set keeps its memos' addresses). One lookup
+// of each per pass.
+struct KeyedRun {
+  const std::string& key;
+  const std::shared_ptr<const Run>& run;  // the memo's (RunMemo::run: set by WorkingSet, kept for the pass)
+  RunMemo* memo;
+};
+using Keyed = std::vector<KeyedRun>;
+
+}  // namespace berth::reconcilers

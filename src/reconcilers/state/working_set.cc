@@ -1,0 +1,111 @@
+#include "reconcilers/state/working_set.h"
+
+namespace berth::reconcilers {
+
+void WorkingSet::Touch(const std::string& key) {
+  auto [it, added] = active_.try_emplace(key, nullptr);
+  keyed_stale_ |= added;
+  if (it->second == nullptr) it->second = &memos_[key];
+  it->second->run.reset();
+  it->second->touched_pass = pass_;
+}
+
+void WorkingSet::Activate(const std::string& key) {
+  if (active_.try_emplace(key, nullptr).second) keyed_stale_ = true;
+}
+
+RunMemo* WorkingSet::Find(const std::string& key) {
+  auto it = memos_.find(key);
+  return it != memos_.end() ? &it->second : nullptr;
+}
+
+const RunMemo* WorkingSet::Find(const std::string& key) const {
+  auto it = memos_.find(key);
+  return it != memos_.end() ? &it->second : nullptr;
+}
+
+void WorkingSet::ReadIfChanged(const std::string& key, RunMemo& memo, const Get& get) {
+  // The object as the last pass read it, unless the run changed since (its watch event touched
+  // it: Touch dropped what was read). The informer updates its cache before it tells.
+  if (memo.run) return;
+  memo.run = get(key);
+  if (memo.run) memo.Read();
+}
+
+const Keyed& WorkingSet::Make(k8s::TimePoint now, const Get& get, const std::function<void()>& news,
+                              size_t news_every) {
+  while (!expiries_.empty() && expiries_.begin()->first <= now) {
+    Activate(expiries_.begin()->second);
+    expiries_.erase(expiries_.begin());
+  }
+  size_t visited = 0;
+  // The same runs as the last pass (nothing entered or left active_): its list, walked instead of
+  // the map. A run deleted meanwhile makes the list anew below (which takes it out).
+  if (!keyed_stale_) {
+    bool deleted = false;
+    for (const KeyedRun& k : keyed_) {
+      if (++visited % news_every == 0) news();
+      ReadIfChanged(k.key, *k.memo, get);
+      deleted |= !k.memo->run;
+      k.memo->seen_pass = pass_;
+    }
+    if (!deleted) return keyed_;
+  }
+  keyed_stale_ = false;
+  keyed_.clear();
+  keyed_.reserve(active_.size());
+  visited = 0;
+  for (auto it = active_.begin(); it != active_.end();) {
+    if (++visited % news_every == 0) news();
+    if (it->second == nullptr) it->second = &memos_[it->first];
+    RunMemo& memo = *it->second;
+    ReadIfChanged(it->first, memo, get);
+    if (!memo.run) {  // deleted
+      memos_.erase(it->first);
+      it = active_.erase(it);
+      continue;
+    }
+    memo.seen_pass = pass_;
+    keyed_.push_back(KeyedRun{it->first, memo.run, &memo});
+    ++it;
+  }
+  return keyed_;
+}
+
+void WorkingSet::MarkBusy(const std::unordered_set<std::string>& keys) {
+  for (const auto& key : keys) {
+    if (RunMemo* m = Find(key)) m->busy_pass = pass_;
+  }
+}
+
+void WorkingSet::MarkWaiting(const scheduling::CycleResult& result) {
+  for (const auto& w : result.waiting) {
+    if (RunMemo* m = OwnerOf(w.owner)) {
+      m->waiting = &w;
+      m->waiting_pass = pass_;
+    }
+  }
+}
+
+void WorkingSet::DropUnvisited(const Keyed& keyed) {
+  // Make made a memo for each run in the set: when there are no more memos than runs, none is
+  // left over.
+  if (memos_.size() <= keyed.size()) return;
+  for (auto it = memos_.begin(); it != memos_.end();) {
+    it = it->second.seen_pass == pass_ ? std::next(it) : memos_.erase(it);
+  }
+}
+
+void WorkingSet::Leave(const std::string& key, std::optional<k8s::TimePoint> expiry) {
+  if (expiry) expiries_.emplace(*expiry, key);
+  memos_.erase(key);
+  active_.erase(key);  // last: `key` may be the map's own string
+  keyed_stale_ = true;
+}
+
+std::optional<k8s::TimePoint> WorkingSet::NextExpiry() const {
+  if (expiries_.empty()) return std::nullopt;
+  return expiries_.begin()->first;
+}
+
+}  // namespace berth::reconcilers

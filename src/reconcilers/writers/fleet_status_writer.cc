@@ -1,0 +1,79 @@
+#include "reconcilers/writers/fleet_status_writer.h"
+
+#include <algorithm>
+
+#include "reconcilers/writers/run_status.h"
+#include "reconcilers/writers/status_patch.h"
+
+namespace berth::reconcilers {
+
+namespace sched = scheduling;
+
+void FleetStatusWriter::TakeFailures() {
+  std::unordered_set<std::string> failed;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed.swap(failed_);
+  }
+  for (const auto& name : failed) written_.erase(name);
+  if (!failed.empty()) settled_ = false;  // written again by the next Update
+}
+
+const std::vector<sched::InstanceStatus>& FleetStatusWriter::Update(const ClusterView& view, uint64_t view_gen,
+                                                                     sched::TimePoint now) {
+  // The instances' states follow the view, and the time only through an instance's end of life.
+  auto describe = [&] { return sched::DescribeInstances(view.snapshot, now); };
+  if (settled_ && now < described_until_ && described_.Holds(view_gen)) return described_.Get(view_gen, describe);
+  const std::vector<sched::InstanceStatus>& described = described_.Set(view_gen, describe());
+  described_until_ = sched::TimePoint::max();
+  for (const auto& inst : view.snapshot.instances) {
+    // An expired one's message says since when ("expired 5m ago"): made again every pass.
+    if (inst.expires_at) described_until_ = std::min(described_until_, std::max(*inst.expires_at, now));
+  }
+  settled_ = Write(view, now);
+  return described;
+}
+
+bool FleetStatusWriter::Patch(const std::string& name, const std::string& patch) {
+  const WriteResult w = PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch);
+  switch (w.outcome) {
+    case WriteOutcome::kWritten:
+      return true;
+    // The Fleet changed since the pass read it (its resourceVersion guards the patch), or it is
+    // gone and the informer drops it: either way the next pass decides from the cache again.
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kGone:
+    case WriteOutcome::kExists:
+    case WriteOutcome::kRefused:
+    case WriteOutcome::kFailed:
+      break;
+  }
+  LogUnwritten("fleet " + name, w);
+  std::lock_guard<std::mutex> lock(mu_);
+  failed_.insert(name);
+  return false;
+}
+
+bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
+  bool settled = true;
+  std::map<std::string, std::vector<const sched::InstanceStatus*>> by_fleet;
+  for (const auto& d : *described_.Peek()) by_fleet[d.fleet].push_back(&d);
+  for (const auto& [name, fleet] : view.fleets) {
+    FleetStatus status = BuildFleetStatus(*fleet, view, by_fleet[name], now);
+    auto prev = written_.find(name);
+    if (prev != written_.end() && prev->second == status) continue;  // written or queued already
+    const std::string key = "fleet:" + name;  // ':' never appears in a namespace
+    // An init-capture: clang 14 cannot capture a structured binding by name.
+    const bool queued = dispatch_(key, [this, name = name, patch = api::FleetStatusPatch(status, fleet->meta.resource_version)] {
+      return Patch(name, patch);
+    });
+    if (queued) {
+      written_[name] = std::move(status);
+    } else {
+      settled = false;  // the writer took nothing: the next pass tries again
+    }
+  }
+  return settled;
+}
+
+}  // namespace berth::reconcilers
