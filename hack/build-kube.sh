@@ -7,9 +7,10 @@
 #   hack/build-kube.sh --kueue-dir          print the directory of Kueue's module (its config/)
 #   hack/build-kube.sh --jobset-dir         print the directory of JobSet's module (its config/)
 #   hack/build-kube.sh --trainer-dir        print the directory of Kubeflow Trainer's module (manifests/)
+#   hack/build-kube.sh --dra-driver-dir     print the directory of the DRA example driver's module (deployments/)
 #
 # TOOL: kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl kubemark kube-proxy
-#       etcd containerd helm kwok kueue jobset trainer
+#       etcd containerd helm kwok kueue jobset trainer dra-example-kubeletplugin
 # BERTH_KUBE_VERSION picks the Kubernetes version (default 1.37 = v1.37.2; 1.35 = v1.35.4, the
 # oldest supported); etcd, containerd and Helm have one pinned version each.
 # Kubernetes binaries land in ~/.cache/berth/kubernetes-<version>/bin, the others in
@@ -41,7 +42,16 @@ KWOK_VERSION=v0.8.0
 KUEUE_VERSION=v0.17.0
 JOBSET_VERSION=v0.12.0
 TRAINER_VERSION=v2.2.0
+# The Kubernetes project's DRA example driver (issue 49). The checksum database does not list
+# v0.3.0 (its lookup answers 404), so the module's hashes are pinned here instead and checked
+# against what the proxy serves before anything is built from it.
+DRA_DRIVER_VERSION=v0.3.0
+DRA_DRIVER_SUM=h1:2LIpWQn2Inw174rb7XfP6QEsEkA8zB9s7K4cgN2yZ30=
+DRA_DRIVER_GOMODSUM=h1:O5Ahs4rTMApBr3tmRFfkDhjtuSZiS7GC9CDGUVo+1g4=
 
+if [ "${1:-}" = "--dra-driver-dir" ]; then
+  echo "${GOMODCACHE:-$CACHE/gomod}/sigs.k8s.io/dra-example-driver@$DRA_DRIVER_VERSION"; exit 0
+fi
 if [ "${1:-}" = "--kueue-dir" ]; then  # where Kueue's module (its config/: CRDs, webhooks) is
   echo "${GOMODCACHE:-$CACHE/gomod}/sigs.k8s.io/kueue@$KUEUE_VERSION"; exit 0
 fi
@@ -63,7 +73,7 @@ WHAT=("$@")
 
 out_of() {
   case "$1" in
-    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok|kueue|jobset|trainer) echo "$TBIN/$1" ;;
+    etcd|etcdctl|containerd|containerd-shim-runc-v2|ctr|helm|kwok|kueue|jobset|trainer|dra-example-kubeletplugin) echo "$TBIN/$1" ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|kubectl|kubemark|kube-proxy) echo "$KBIN/$1" ;;
     *) echo "hack/build-kube.sh: unknown tool $1" >&2; return 1 ;;
   esac
@@ -197,5 +207,15 @@ for w in "${need[@]}"; do
       dir="$CACHE/src/trainer-${TRAINER_VERSION#v}"
       module_dir "$dir" github.com/kubeflow/trainer/v2 "$TRAINER_VERSION" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager
       build_one "$dir" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager "$TBIN/trainer" ;;
+    dra-example-kubeletplugin)
+      # The DRA example driver's kubelet plugin (sigs.k8s.io/dra-example-driver, issue 49): it
+      # publishes a node's example GPUs as ResourceSlices and prepares claims (CDI files).
+      export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}sigs.k8s.io/dra-example-driver"
+      got=$(go mod download -json "sigs.k8s.io/dra-example-driver@$DRA_DRIVER_VERSION" | grep -E '"(Sum|GoModSum)"' | tr -d ' \t",' | sort | tr '\n' ' ')
+      want="GoModSum:$DRA_DRIVER_GOMODSUM Sum:$DRA_DRIVER_SUM "
+      [ "$got" = "$want" ] || { echo "hack/build-kube.sh: sigs.k8s.io/dra-example-driver@$DRA_DRIVER_VERSION does not have the pinned hashes (got: $got)" >&2; exit 1; }
+      dir="$CACHE/src/dra-example-driver-${DRA_DRIVER_VERSION#v}"
+      module_dir "$dir" sigs.k8s.io/dra-example-driver "$DRA_DRIVER_VERSION" sigs.k8s.io/dra-example-driver/cmd/dra-example-kubeletplugin
+      build_one "$dir" sigs.k8s.io/dra-example-driver/cmd/dra-example-kubeletplugin "$TBIN/dra-example-kubeletplugin" ;;
   esac
 done
