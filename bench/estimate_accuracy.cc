@@ -67,6 +67,13 @@ struct TraceRun {
   std::optional<TimePoint> start, est_berth, est_median, est_limits;
   // --bound: estimates from sampled futures drawn from the trace's own model (see Replay::Bound).
   std::optional<TimePoint> est_bound, est_bound_median, est_quiet, est_quiet_median;
+  // Issue 47: berth's range at arrival (StartEstimate::range) and, with --bound, the 10th-90th
+  // percentile of the sampled futures' starts with arrivals (the range the exact model gives).
+  std::optional<StartRange> range_berth, range_bound;
+  // berth's range as shown: range_berth widened by the calibration of the estimates' errors so far
+  // (EstimateCalibration: the runs that started before this arrival).
+  std::optional<StartRange> range_shown;
+  std::optional<StartRange> range_at_bound_coverage;  // the same calibrated for 78 % (the exact model's)
   // Refreshed: (when, estimate) at every event while it waited, berth's learned estimate.
   std::vector<std::pair<TimePoint, TimePoint>> seen;
 };
@@ -214,6 +221,10 @@ class Replay {
       const size_t i = by_id_.at(p.run_id);
       TraceRun& r = trace_[i];
       r.start = t;
+      if (r.est_berth) {
+        calibration_.Observe(r.arrival, *r.est_berth, r.range_berth, t);
+        calibration78_.Observe(r.arrival, *r.est_berth, r.range_berth, t);
+      }
       RunningRun run;
       run.id = r.id;
       for (const RankPlacement& rank : p.ranks) run.placement.push_back({rank.instance, rank.blocks});
@@ -232,7 +243,13 @@ class Replay {
     for (const PendingRun& p : queued) limits.runtime[p.id] = *p.max_duration;
     trace_[i].est_limits = Of(EstimateStarts(limits, Options()), trace_[i].id);
     const EstimateInput learned = Learned(t, queued);
-    trace_[i].est_berth = Of(EstimateStarts(learned, Options()), trace_[i].id);
+    const std::vector<StartEstimate> sampled = EstimateStarts(learned, Options());
+    trace_[i].est_berth = Of(sampled, trace_[i].id);
+    trace_[i].range_berth = RangeOf(sampled, trace_[i].id);
+    if (trace_[i].est_berth) {
+      trace_[i].range_shown = calibration_.Range(t, *trace_[i].est_berth, trace_[i].range_berth);
+      trace_[i].range_at_bound_coverage = calibration78_.Range(t, *trace_[i].est_berth, trace_[i].range_berth);
+    }
     EstimateOptions one = Options();
     one.samples = 1;
     trace_[i].est_median = Of(EstimateStarts(learned, one), trace_[i].id);
@@ -307,6 +324,12 @@ class Replay {
       }
       (arrivals ? trace_[i].est_bound : trace_[i].est_quiet) = at(weighted);
       (arrivals ? trace_[i].est_bound_median : trace_[i].est_quiet_median) = at(waits[waits.size() / 2]);
+      if (arrivals) {
+        std::vector<TimePoint> starts;
+        for (double w : waits) starts.push_back(at(w));
+        const auto lo = Percentile(starts, starts.size(), 0.1), hi = Percentile(starts, starts.size(), 0.9);
+        if (lo && hi) trace_[i].range_bound = StartRange{*lo, *hi};
+      }
     }
   }
 
@@ -365,6 +388,12 @@ class Replay {
     }
   }
 
+  static std::optional<StartRange> RangeOf(const std::vector<StartEstimate>& all, const std::string& id) {
+    for (const StartEstimate& e : all) {
+      if (e.run_id == id) return e.range;
+    }
+    return std::nullopt;
+  }
   static std::optional<TimePoint> Of(const std::vector<StartEstimate>& all, const std::string& id) {
     for (const StartEstimate& e : all) {
       if (e.run_id == id) return e.start;
@@ -373,6 +402,8 @@ class Replay {
   }
 
   std::vector<TraceRun>& trace_;
+  EstimateCalibration calibration_;
+  EstimateCalibration calibration78_{500, 0.78};
   ClusterSnapshot cluster_;
   RunQueue queue_;
   RuntimeHistory history_;
@@ -413,6 +444,35 @@ Accuracy Measure(const std::vector<TraceRun>& trace, std::optional<TimePoint> Tr
   a.p90 = errors[std::min(errors.size() - 1, static_cast<size_t>(0.9 * errors.size()))];
   a.within25 = static_cast<double>(std::count_if(errors.begin(), errors.end(), [](double e) { return e <= 0.25; })) / a.n;
   return a;
+}
+
+// Issue 47's ranges over the runs that waited more than a minute: how many had one, the share of
+// all of them whose actual start fell inside theirs (a run without a range counts as outside), and
+// the median width relative to the actual wait.
+struct RangeFit {
+  int waited = 0, with_range = 0, inside = 0;
+  double median_width = 0;
+};
+
+RangeFit MeasureRange(const std::vector<TraceRun>& trace, std::optional<StartRange> TraceRun::*range, size_t skip) {
+  RangeFit f;
+  std::vector<double> widths;
+  for (size_t i = skip; i < trace.size(); ++i) {
+    const TraceRun& r = trace[i];
+    if (!r.start || *r.start - r.arrival <= minutes(1)) continue;
+    ++f.waited;
+    if (!(r.*range)) continue;
+    const StartRange& g = *(r.*range);
+    ++f.with_range;
+    f.inside += g.earliest <= *r.start && *r.start <= g.latest;
+    widths.push_back(std::chrono::duration<double>(g.latest - g.earliest).count() /
+                     std::chrono::duration<double>(*r.start - r.arrival).count());
+  }
+  if (!widths.empty()) {
+    std::sort(widths.begin(), widths.end());
+    f.median_width = widths[widths.size() / 2];
+  }
+  return f;
 }
 
 // The refreshed estimate: what a user who looks halfway through the wait sees (the last refresh
@@ -487,6 +547,22 @@ int main(int argc, char** argv) {
          Measure(trace, &TraceRun::est_quiet, skip));
     brow("exact runtime distributions, no new arrivals; the median start (what berth's forecast approaches)",
          Measure(trace, &TraceRun::est_quiet_median, skip));
+  }
+  std::printf("\n| range at arrival (10th-90th percentile of the sampled starts) | runs that waited | with a range | actual start "
+              "inside | median width / actual wait | goal |\n|---|---|---|---|---|---|\n");
+  auto rrow = [](const char* what, const RangeFit& f, const char* goal) {
+    std::printf("| %s | %d | %d | %.0f %% | %.2f | %s |\n", what, f.waited, f.with_range,
+                f.waited ? 100.0 * f.inside / f.waited : 0.0, f.median_width, goal);
+  };
+  const std::string ranged = "berth: " + std::to_string(samples) + " sampled forecasts (no new arrivals assumed)";
+  rrow(ranged.c_str(), MeasureRange(trace, &TraceRun::range_berth, skip), "");
+  rrow("berth as shown: the sampled range widened by the errors of the estimates of the runs started before "
+       "(EstimateCalibration)", MeasureRange(trace, &TraceRun::range_shown, skip), ">= 80 % inside");
+  rrow("berth calibrated for 78 % instead (the exact model's coverage in the row below, seed 42), to compare widths",
+       MeasureRange(trace, &TraceRun::range_at_bound_coverage, skip), "");
+  if (bound > 0) {
+    rrow("the exact model's futures, arrivals included (--bound)", MeasureRange(trace, &TraceRun::range_bound, skip),
+         "berth's width <= this");
   }
   std::printf("\n| estimate seen halfway through the wait, against the wait left | runs | unknown | median relative error | p90 "
               "| within ±25 %% | too early |\n|---|---|---|---|---|---|---|\n");

@@ -1,6 +1,7 @@
 #include "scheduling/estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -239,6 +240,50 @@ EstimateInput Sample(const EstimateInput& in, int k, int samples) {
 
 }  // namespace
 
+std::optional<TimePoint> Percentile(const std::vector<TimePoint>& sorted, size_t n, double q) {
+  if (n == 0 || sorted.empty()) return std::nullopt;
+  const double rank = std::clamp(q, 0.0, 1.0) * static_cast<double>(n - 1);
+  const auto lo = static_cast<size_t>(rank);
+  const size_t hi = std::min(lo + 1, n - 1);
+  if (hi >= sorted.size() && rank > static_cast<double>(lo)) return std::nullopt;
+  if (lo >= sorted.size()) return std::nullopt;
+  const TimePoint a = sorted[lo];
+  if (hi == lo || rank == static_cast<double>(lo)) return a;
+  const double frac = rank - static_cast<double>(lo);
+  return a + std::chrono::duration_cast<Duration>((sorted[hi] - a) * frac);
+}
+
+void EstimateCalibration::Observe(TimePoint at, TimePoint start, const std::optional<StartRange>& sampled,
+                                  TimePoint actual) {
+  const std::chrono::duration<double> wait = start - at;
+  if (wait < std::chrono::minutes(1) || window_ == 0) return;
+  const StartRange shown = sampled.value_or(StartRange{start, start});
+  const std::chrono::duration<double> outside = std::max(shown.earliest - actual, actual - shown.latest);
+  const double score = outside / wait;
+  if (scores_.size() < window_) {
+    scores_.push_back(score);
+  } else {
+    scores_[next_] = score;
+    next_ = (next_ + 1) % window_;
+  }
+  if (scores_.size() < kMinObservations) return;
+  std::vector<double> sorted = scores_;
+  std::sort(sorted.begin(), sorted.end());
+  // The ceil((n + 1) x coverage)-th smallest: split conformal prediction's finite-sample rank.
+  const double n = static_cast<double>(sorted.size());
+  const auto rank = static_cast<size_t>(std::ceil((n + 1) * coverage_));
+  margin_ = std::max(0.0, sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1]);
+}
+
+std::optional<StartRange> EstimateCalibration::Range(TimePoint now, TimePoint start,
+                                                     const std::optional<StartRange>& sampled) const {
+  if (start <= now) return std::nullopt;
+  if (!margin_) return sampled;
+  const StartRange base = sampled.value_or(StartRange{start, start});
+  const auto widen = std::chrono::duration_cast<Duration>(std::chrono::duration<double>(start - now) * *margin_);
+  return StartRange{std::max(now, base.earliest - widen), base.latest + widen};
+}
+
 std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOptions& options) {
   const bool spread = std::any_of(input.runtime_spread.begin(), input.runtime_spread.end(),
                                   [](const auto& e) { return e.second.size() > 1; }) ||
@@ -275,6 +320,9 @@ std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOpt
     std::sort(d.starts.begin(), d.starts.end());
     e.start = d.starts[half];
     e.unknown = EstimateUnknown::kNone;
+    const size_t n = static_cast<size_t>(options.samples);
+    const std::optional<TimePoint> earliest = Percentile(d.starts, n, 0.1), latest = Percentile(d.starts, n, 0.9);
+    if (earliest && latest) e.range = StartRange{*earliest, *latest};
   }
   return first;
 }

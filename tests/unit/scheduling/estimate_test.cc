@@ -221,5 +221,82 @@ TEST(EstimateStarts, AQueuedPodsOwnPodsInTheQuotaUsageAreCountedOnce) {
   EXPECT_EQ(Of(e, "ns/job").start, kT0 + hours(1));
 }
 
+// Issue 47: a range from the sampled forecasts. The run waits for the one machine, whose run
+// ends at 10, 30 or 50 minutes as often: its range spans those ends around its estimate; one
+// forecast, a run without spread and a run that cannot start have no range.
+TEST(EstimateRanges, SampledForecastsGiveTheTenthAndNinetiethPercentileOfTheStarts) {
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running.push_back(Running("ns/r", {{"i0", 1}}, kT0 + hours(1)));
+  in.running_end["ns/r"] = kT0 + minutes(30);
+  in.running_end_spread["ns/r"] = {kT0 + minutes(10), kT0 + minutes(30), kT0 + minutes(50)};
+  in.queued = {Queued("ns/q", 0), Queued("ns/never", 1, 2)};  // ns/never: two machines, the fleet has one
+  in.runtime["ns/q"] = minutes(10);
+  in.now = kT0;
+  const StartEstimate& e = Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/q");
+  ASSERT_TRUE(e.start && e.range);
+  EXPECT_LE(e.range->earliest, *e.start);
+  EXPECT_GE(e.range->latest, *e.start);
+  EXPECT_LT(e.range->earliest, e.range->latest) << "the ends differ, so the starts do";
+  EXPECT_GE(e.range->earliest, kT0 + minutes(10));
+  EXPECT_LE(e.range->latest, kT0 + minutes(50));
+  EXPECT_FALSE(Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/never").range);
+  EXPECT_FALSE(Of(EstimateStarts(in, EstimateOptions{.samples = 1}), "ns/q").range) << "one forecast spreads nothing";
+  in.running_end_spread.clear();
+  EXPECT_FALSE(Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/q").range) << "no spread in the input";
+}
+
+TEST(EstimateRanges, PercentileInterpolatesBetweenRanksAndNeedsNoUnknownStart) {
+  const std::vector<TimePoint> five = {kT0, kT0 + minutes(10), kT0 + minutes(20), kT0 + minutes(30), kT0 + minutes(40)};
+  EXPECT_EQ(Percentile(five, 5, 0.0), kT0);
+  EXPECT_EQ(Percentile(five, 5, 0.1), kT0 + minutes(4)) << "rank 0.4: 40 % of the way to the second";
+  EXPECT_EQ(Percentile(five, 5, 0.5), kT0 + minutes(20));
+  EXPECT_EQ(Percentile(five, 5, 0.9), kT0 + minutes(36));
+  EXPECT_EQ(Percentile(five, 5, 1.0), kT0 + minutes(40));
+  // Five forecasts of which one did not start the run: its 90th percentile needs the unknown one.
+  const std::vector<TimePoint> four(five.begin(), five.begin() + 4);
+  EXPECT_EQ(Percentile(four, 5, 0.1), kT0 + minutes(4));
+  EXPECT_FALSE(Percentile(four, 5, 0.9));
+  EXPECT_EQ(Percentile(four, 5, 0.75), kT0 + minutes(30)) << "exactly the last known rank";
+  EXPECT_FALSE(Percentile({}, 5, 0.1));
+  EXPECT_FALSE(Percentile(five, 0, 0.1));
+}
+
+// The calibration: until kMinObservations the sampled range is shown as it is; then each side is
+// widened by the 80th percentile (finite-sample rank) of how far starts fell outside their ranges,
+// relative to the estimated wait.
+TEST(EstimateRanges, CalibrationWidensRangesByHowFarPastStartsFellOutsideTheirs) {
+  EstimateCalibration c(100);
+  const std::optional<StartRange> sampled = StartRange{kT0 + minutes(50), kT0 + minutes(70)};
+  // Each run estimated at kT0 to start at 60m (range 50m-70m); run k started (k - 10) x 1.2 minutes
+  // past its range's end: scores -0.2 (inside) up to +0.18 of the 60-minute wait.
+  for (int k = 0; k < 20; ++k) {
+    EXPECT_EQ(c.Range(kT0, kT0 + minutes(60), sampled), sampled) << "fewer than kMinObservations: the sampled range";
+    c.Observe(kT0, kT0 + minutes(60), sampled, kT0 + minutes(70) + std::chrono::seconds(72 * (k - 10)));
+  }
+  ASSERT_TRUE(c.Margin());
+  // n = 20: the ceil(21 x 0.8) = 17th smallest score: run 16, 6 x 72 s = 7.2 min past: 0.12.
+  EXPECT_NEAR(*c.Margin(), 0.12, 1e-9);
+  const auto r = c.Range(kT0, kT0 + minutes(100), StartRange{kT0 + minutes(90), kT0 + minutes(110)});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->earliest, kT0 + minutes(78)) << "90m less 0.12 x the 100-minute wait";
+  EXPECT_EQ(r->latest, kT0 + minutes(122));
+  const auto point = c.Range(kT0, kT0 + minutes(100), std::nullopt);
+  ASSERT_TRUE(point) << "a run without a sampled range gets one around its point";
+  EXPECT_EQ(point->earliest, kT0 + minutes(88));
+  EXPECT_EQ(point->latest, kT0 + minutes(112));
+  EXPECT_FALSE(c.Range(kT0, kT0, sampled)) << "a run that starts now shows no range";
+  // Never before now: a large margin clips the earliest at now.
+  for (int k = 0; k < 100; ++k) c.Observe(kT0, kT0 + minutes(60), sampled, kT0 + minutes(200));
+  EXPECT_EQ(c.Range(kT0, kT0 + minutes(10), std::nullopt)->earliest, kT0);
+  // The window keeps the last 100: starts inside their ranges bring the margin to 0.
+  for (int k = 0; k < 100; ++k) c.Observe(kT0, kT0 + minutes(60), sampled, kT0 + minutes(60));
+  EXPECT_EQ(*c.Margin(), 0.0);
+  // An estimated wait under a minute is not kept.
+  EstimateCalibration short_waits;
+  for (int k = 0; k < 30; ++k) short_waits.Observe(kT0, kT0 + std::chrono::seconds(30), std::nullopt, kT0 + hours(1));
+  EXPECT_EQ(short_waits.size(), 0u);
+}
+
 }  // namespace
 }  // namespace berth::scheduling
