@@ -131,18 +131,27 @@ std::string RelativeExpiry(const std::string& expires_at_rfc3339, k8s::TimePoint
   return "in " + HumanDuration(std::chrono::duration_cast<std::chrono::seconds>(*t - now));
 }
 
+namespace {
+// The columns a cell takes: its UTF-8 code points (each continuation byte 10xxxxxx belongs to the
+// code point before it), so "20m–1h" (an en dash: 3 bytes) is as wide as it looks.
+size_t Columns(const std::string& s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+}  // namespace
+
 std::string Table::Render(const std::string& indent) const {
   std::vector<size_t> widths;
   for (const auto& row : rows_) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], Columns(row[i]));
   }
   std::string out;
   for (const auto& row : rows_) {
     std::string line = indent;
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 3, ' ');
+      if (i + 1 < row.size()) line += std::string(widths[i] - Columns(row[i]) + 3, ' ');
     }
     while (line.size() > indent.size() && line.back() == ' ') line.pop_back();
     out += line + "\n";

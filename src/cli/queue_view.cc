@@ -42,6 +42,14 @@ QueueItem ItemOf(const api::Run& run, k8s::TimePoint now, const TeamOfNamespace&
   if (st.estimated_start_at) {
     it.estimated_start_at = api::FormatTime(st.estimated_start_at);
     it.starts_in_seconds = std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(st.estimated_start_at->point() - now).count());
+    if (st.estimated_start_range) {
+      auto in = [&](const api::Time& t) {
+        return std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(t.point() - now).count());
+      };
+      it.earliest_start_at = api::FormatTime(st.estimated_start_range->earliest);
+      it.latest_start_at = api::FormatTime(st.estimated_start_range->latest);
+      it.starts_in_range_seconds = std::make_pair(in(st.estimated_start_range->earliest), in(st.estimated_start_range->latest));
+    }
   }
   return it;
 }
@@ -106,7 +114,13 @@ std::string QueueApiPath(const std::string& ns, int64_t limit, const std::string
 std::string EtaText(const QueueItem& it) {
   if (!it.starts_in_seconds) return "unknown";
   if (*it.starts_in_seconds <= 0) return "now";
-  return "~" + HumanDuration(std::chrono::seconds(*it.starts_in_seconds));
+  std::string eta = "~" + HumanDuration(std::chrono::seconds(*it.starts_in_seconds));
+  // Issue 47: "~40m (20m–1h30m)", the range's ends from now ("now" for an end already due).
+  if (const auto& r = it.starts_in_range_seconds) {
+    auto end = [](int64_t s) { return s <= 0 ? std::string("now") : HumanDuration(std::chrono::seconds(s)); };
+    eta += " (" + end(r->first) + "\u2013" + end(r->second) + ")";
+  }
+  return eta;
 }
 
 std::string KindText(const QueueItem& it) {

@@ -137,9 +137,14 @@ void Events(std::ostringstream& out, std::vector<k8s::EventView> events, k8s::Ti
 // reason the controller's message gives ("estimated start unknown: ...").
 std::string Estimate(const api::RunStatus& status, k8s::TimePoint now) {
   if (status.estimated_start_at) {
+    std::string range;
+    if (const auto& r = status.estimated_start_range) {
+      range = "; likely between " + WhenWithAge(api::FormatTime(r->earliest), now) + " and " +
+              WhenWithAge(api::FormatTime(r->latest), now);
+    }
     return WhenWithAge(api::FormatTime(status.estimated_start_at), now) +
            ", if nothing new arrives: the queue's rules run forward over the running runs' expected ends"
-           " (maxDuration, or the runtime of finished runs like them)";
+           " (maxDuration, or the runtime of finished runs like them)" + range;
   }
   static constexpr std::string_view kUnknown = "estimated start unknown: ";
   if (size_t at = status.message.find(kUnknown); at != std::string::npos) {

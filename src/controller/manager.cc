@@ -227,16 +227,32 @@ std::string Manager::QueueJson(const QueueQuery& query, const std::vector<reconc
     }
     last = e.position;
     const int64_t wait = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(now - e.submitted_at).count());
-    std::string estimated;
-    std::optional<int64_t> starts_in;
+    auto in = [&](k8s::TimePoint t) { return std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(t - now).count()); };
+    api::v1alpha1::QueueItem it;
+    it.position = e.position;
+    it.ns = e.ns;
+    it.name = e.name;
+    it.priority = e.priority;
+    it.effective_priority = e.effective_priority;
+    it.nodes = e.nodes;
+    it.fleets = e.fleets;
+    it.submitted_at = k8s::FormatRfc3339(e.submitted_at);
+    it.wait_seconds = wait;
+    it.reason = e.reason;
+    it.message = e.message;
+    it.team = e.team;
     if (e.estimated_start) {
-      estimated = k8s::FormatRfc3339(*e.estimated_start);
-      starts_in = std::max<int64_t>(0, std::chrono::ceil<std::chrono::seconds>(*e.estimated_start - now).count());
+      it.estimated_start_at = k8s::FormatRfc3339(*e.estimated_start);
+      it.starts_in_seconds = in(*e.estimated_start);
+      if (e.estimated_range) {
+        it.earliest_start_at = k8s::FormatRfc3339(e.estimated_range->first);
+        it.latest_start_at = k8s::FormatRfc3339(e.estimated_range->second);
+        it.starts_in_range_seconds = std::make_pair(in(e.estimated_range->first), in(e.estimated_range->second));
+      }
     }
-    page.items.push_back(api::v1alpha1::QueueItem{e.position, e.ns, e.name, e.priority, e.effective_priority, e.nodes,
-                                                  e.fleets, k8s::FormatRfc3339(e.submitted_at), wait, e.reason,
-                                                  e.message, e.team, std::move(estimated), starts_in, e.kind,
-                                                  e.workload});
+    it.kind = e.kind;
+    it.workload = e.workload;
+    page.items.push_back(std::move(it));
   }
   return api::v1alpha1::EncodeQueuePage(page);
 }

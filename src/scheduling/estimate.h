@@ -78,14 +78,14 @@ struct StartRange {
 struct StartEstimate {
   std::string run_id;
   std::optional<TimePoint> start;  // set when unknown == kNone
+  EstimateUnknown unknown = EstimateUnknown::kNone;
+  // It would start at `now` with a maxDuration of at most this (backfill or lifetime).
+  std::optional<Duration> start_now_bound;
   // Sampled forecasts only (a spread in the input and samples > 1): the 10th and 90th percentile
   // of the run's starts over the forecasts (Percentile), a start unknown in a forecast counting as
   // later than every known one; nullopt when `start` is unknown, when the 90th percentile falls on
   // an unknown start, or when the input has no spread (one forecast: nothing to spread).
   std::optional<StartRange> range = std::nullopt;
-  EstimateUnknown unknown = EstimateUnknown::kNone;
-  // It would start at `now` with a maxDuration of at most this (backfill or lifetime).
-  std::optional<Duration> start_now_bound;
 };
 
 struct EstimateInput {

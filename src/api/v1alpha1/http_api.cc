@@ -39,6 +39,12 @@ QueueItem ReadQueueItem(const json::Value& v) {
   if (const json::Value* s = json::Find(v, {"startsInSeconds"}); s != nullptr && s->IsInt64()) {
     it.starts_in_seconds = s->GetInt64();
   }
+  it.earliest_start_at = json::GetString(json::Find(v, {"estimatedStartRange", "earliest"}));
+  it.latest_start_at = json::GetString(json::Find(v, {"estimatedStartRange", "latest"}));
+  if (const json::Value* r = json::Find(v, {"startsInRangeSeconds"});
+      r != nullptr && r->IsArray() && r->Size() == 2 && (*r)[0].IsInt64() && (*r)[1].IsInt64()) {
+    it.starts_in_range_seconds = std::make_pair((*r)[0].GetInt64(), (*r)[1].GetInt64());
+  }
   it.kind = json::GetString(v, "kind");
   if (it.kind.empty()) it.kind = "Run";
   it.workload = json::GetString(v, "workload");
@@ -74,6 +80,20 @@ void WriteQueueItem(W& w, const QueueItem& it) {
   if (!it.team.empty()) str("team", it.team);
   if (!it.estimated_start_at.empty()) str("estimatedStartAt", it.estimated_start_at);
   if (it.starts_in_seconds) num("startsInSeconds", *it.starts_in_seconds);
+  if (!it.earliest_start_at.empty() && !it.latest_start_at.empty()) {
+    w.Key("estimatedStartRange");
+    w.StartObject();
+    str("earliest", it.earliest_start_at);
+    str("latest", it.latest_start_at);
+    w.EndObject();
+  }
+  if (it.starts_in_range_seconds) {
+    w.Key("startsInRangeSeconds");
+    w.StartArray();
+    w.Int64(it.starts_in_range_seconds->first);
+    w.Int64(it.starts_in_range_seconds->second);
+    w.EndArray();
+  }
   str("kind", it.kind.empty() ? std::string("Run") : it.kind);
   if (!it.workload.empty()) str("workload", it.workload);
   w.EndObject();

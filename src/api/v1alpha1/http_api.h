@@ -29,6 +29,10 @@ struct QueueItem {
   // generatedAt, 0 when due now), both written only when known; empty / nullopt: unknown.
   std::string estimated_start_at;
   std::optional<int64_t> starts_in_seconds;
+  // Issue 47: "estimatedStartRange": {"earliest", "latest"} (RFC 3339) and "startsInRangeSeconds":
+  // [earliest, latest] (from generatedAt, 0 when due now), written only with a range.
+  std::string earliest_start_at, latest_start_at;
+  std::optional<std::pair<int64_t, int64_t>> starts_in_range_seconds;
   // Issue 45: "kind": "Run", or for a ticket the kind of the workload it stands for ("Job"), and
   // "workload": that workload's name (written only for a ticket). A page without "kind" reads as Run.
   std::string kind = "Run";

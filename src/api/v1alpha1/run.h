@@ -100,6 +100,13 @@ struct RunStatus {
   // status.estimatedStartAt (issue 33): when berth expects to place this Pending run if nothing new
   // arrives (docs/scheduling.md "Start-time estimates"); nullopt: unknown (the message says why).
   std::optional<Time> estimated_start_at;
+  // status.estimatedStartRange (issue 47): where the start will likely fall, the 10th and 90th
+  // percentile ("Ranges" in docs/scheduling.md); nullopt with no estimate or no range.
+  struct StartRange {
+    Time earliest, latest;
+    friend bool operator==(const StartRange&, const StartRange&) = default;
+  };
+  std::optional<StartRange> estimated_start_range;
   std::string fleet;
   std::vector<PlacementEntry> placement;
   // status.podUIDs (issue 44): the uids of the Pods berth made for the run (any attempt), written

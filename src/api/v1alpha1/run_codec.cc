@@ -232,6 +232,11 @@ RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
   s.queue_position = st.Int("queuePosition");
   s.effective_priority = st.Int("effectivePriority");
   s.estimated_start_at = st.TimeAt("estimatedStartAt");
+  if (st.Has("estimatedStartRange")) {
+    Reader range = st.Object("estimatedStartRange");
+    const std::optional<Time> earliest = range.TimeAt("earliest"), latest = range.TimeAt("latest");
+    if (earliest && latest) s.estimated_start_range = RunStatus::StartRange{*earliest, *latest};
+  }
   s.fleet = st.String("fleet").value_or("");
   for (Reader& e : st.Objects("placement")) {
     s.placement.push_back(PlacementEntry{static_cast<int>(e.Int("rank").value_or(0)), e.String("node").value_or(""),
@@ -373,6 +378,19 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   num("queuePosition", s.queue_position);
   num("effectivePriority", s.effective_priority);
   time("estimatedStartAt", s.estimated_start_at);
+  if (s.estimated_start_range || nulls) {
+    w.Key("estimatedStartRange");
+    if (s.estimated_start_range) {
+      w.raw().StartObject();  // whole: a merge patch replaces both ends
+      w.Key("earliest");
+      w.TimeOrNull(s.estimated_start_range->earliest);
+      w.Key("latest");
+      w.TimeOrNull(s.estimated_start_range->latest);
+      w.raw().EndObject();
+    } else {
+      w.Null();
+    }
+  }
   str("fleet", s.fleet);
   if (!s.placement.empty() || nulls) {
     w.Key("placement");

@@ -34,6 +34,8 @@ struct QueueEntry {
   // When the last start-time forecast expects it to be placed (issue 33, reconcilers/engine/forecaster.h);
   // nullopt: unknown (the message says why), not forecast yet, or estimates are off.
   std::optional<k8s::TimePoint> estimated_start;
+  // Issue 47: where the start will likely fall (earliest, latest); nullopt without a range.
+  std::optional<std::pair<k8s::TimePoint, k8s::TimePoint>> estimated_range;
   // Issue 45: "Run", or for a ticket its workload's kind ("Job"), and that workload's name.
   std::string kind = "Run";
   std::string workload;

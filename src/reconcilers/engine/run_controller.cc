@@ -152,7 +152,10 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
   const auto team_of = TeamsByNamespace(caches_.teams());
   for (auto& e : entries) {
     if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
-    if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name), e.position)) e.estimated_start = est->start;
+    if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name), e.position)) {
+      e.estimated_start = est->start;
+      if (est->range) e.estimated_range = std::make_pair(est->range->earliest, est->range->latest);
+    }
     if (auto run = caches_.runs().Get(k8s::ObjectKey(e.ns, e.name)); run && run->spec.workload_ref) {
       e.kind = run->spec.workload_ref->kind;
       e.workload = run->spec.workload_ref->name;

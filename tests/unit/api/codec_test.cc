@@ -59,6 +59,7 @@ Run FullRun() {
   s.message = "all 2 Pods run \"now\"\n";
   s.effective_priority = 75;
   s.estimated_start_at = Time(At("2026-01-02T03:30:00Z"));
+  s.estimated_start_range = RunStatus::StartRange{Time(At("2026-01-02T03:20:00Z")), Time(At("2026-01-02T04:10:00Z"))};
   s.fleet = "a100";
   s.placement = {{0, "n1", 8, "train-0"}, {1, "n2", 8, "train-1"}};
   s.submitted_at = Time(At("2026-01-02T03:00:00Z"));
@@ -256,6 +257,32 @@ TEST(RunCodec, EstimatedStartAtIsRfc3339AndAbsentWhenUnknown) {
   auto none = DecodeRunStatus(unknown);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->estimated_start_at.has_value());
+}
+
+// Issue 47: status.estimatedStartRange {earliest, latest}, RFC 3339 like estimatedStartAt; a merge
+// patch without a range clears it (null), a status without one leaves it out.
+TEST(RunCodec, EstimatedStartRangeHasBothEndsAndIsClearedByAPatchWithoutIt) {
+  RunStatus s;
+  s.phase = Phase::kPending;
+  s.estimated_start_at = Time(At("2026-01-02T04:00:00Z"));
+  s.estimated_start_range = RunStatus::StartRange{Time(At("2026-01-02T03:40:00Z")), Time(At("2026-01-02T05:30:00Z"))};
+  json::Document d = MustParse(EncodeRunStatus(s));
+  EXPECT_EQ(json::GetString(json::Find(d, {"estimatedStartRange", "earliest"})), "2026-01-02T03:40:00Z");
+  EXPECT_EQ(json::GetString(json::Find(d, {"estimatedStartRange", "latest"})), "2026-01-02T05:30:00Z");
+  auto back = DecodeRunStatus(d);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->estimated_start_range, s.estimated_start_range);
+  s.estimated_start_range.reset();
+  json::Document none = MustParse(EncodeRunStatus(s));
+  EXPECT_FALSE(none.HasMember("estimatedStartRange"));
+  json::Document patch = MustParse(RunStatusPatch(s, "7"));
+  const json::Value* cleared = json::Find(patch, {"status", "estimatedStartRange"});
+  ASSERT_NE(cleared, nullptr);
+  EXPECT_TRUE(cleared->IsNull()) << "a merge patch clears a range no longer shown";
+  // Half a range is none.
+  auto half = DecodeRunStatus(MustParse(R"({"phase":"Pending","estimatedStartRange":{"earliest":"2026-01-02T03:40:00Z"}})"));
+  ASSERT_TRUE(half.ok());
+  EXPECT_FALSE(half->estimated_start_range);
 }
 
 // Issue 44: status.templateHash is kept across controllers (a hash written by one build is

@@ -15,8 +15,8 @@ QueuePage Page() {
   p.total = 7;
   // A ticket (issue 45): the Run job-train that stands for the Job train.
   p.items.push_back(QueueItem{1, "ml", "job-train", 70, 72, 2, {"a100", "h100"}, "2026-11-24T10:00:00Z", 720,
-                              "NoCapacity", "waiting for \"a100\"", "vision", "", std::nullopt, "Job", "train"});
-  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", "", "", std::nullopt, "Run", ""});
+                              "NoCapacity", "waiting for \"a100\"", "vision", "", std::nullopt, "", "", std::nullopt, "Job", "train"});
+  p.items.push_back(QueueItem{3, "cv", "eval", 50, 50, 1, {}, "2026-11-24T10:10:00Z", 120, "", "", "", "", std::nullopt, "", "", std::nullopt, "Run", ""});
   p.items.back().estimated_start_at = "2026-11-24T10:52:00Z";
   p.items.back().starts_in_seconds = 2400;
   p.continue_token = "3";
@@ -70,7 +70,7 @@ TEST(QueuePageTest, MissingFieldsReadAsTheirDefaultsAndErrorsSayWhy) {
 
 TEST(QueuePageTest, TheCliPrintsTheItemsIndented) {
   QueuePage p;
-  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", "", "", std::nullopt, "Run", ""});
+  p.items.push_back(QueueItem{1, "ml", "a", 50, 50, 1, {"x"}, "", 0, "", "", "", "", std::nullopt, "", "", std::nullopt, "Run", ""});
   const std::string out = EncodeQueueItemsPretty(p.items);
   EXPECT_EQ(out.substr(0, 8), "[\n  {\n  ");
   EXPECT_EQ(out.back(), '\n');

@@ -129,6 +129,13 @@ TEST(FormatTest, PrintableJsonEscapesDelAndC1AndKeepsTheValue) {
   EXPECT_EQ(PrintableJson("[1,2]"), "[1,2]");
 }
 
+// A cell with a multi-byte character (the ETA's en dash) is as wide as its characters.
+TEST(FormatTest, TableCountsCharactersNotBytes) {
+  Table t({"ETA", "NODES"});
+  t.AddRow({"~40m (20m\u20131h)", "2"});
+  EXPECT_EQ(t.Render(), "ETA             NODES\n~40m (20m\u20131h)   2\n");
+}
+
 TEST(FormatTest, TableCellsArePrintableOnOneLineAndAlignAsPrinted) {
   Table t({"NAME", "MESSAGE"});
   t.AddRow({"a\x1b[31m", "two\nlines\x07"});

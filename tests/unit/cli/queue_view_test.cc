@@ -161,6 +161,34 @@ TEST(QueueViewTest, EtaSaysAboutHowLongOrUnknown) {
   EXPECT_EQ(EtaText(it), "~3h");
   it.starts_in_seconds = 3 * 86400 + 2 * 3600;
   EXPECT_EQ(EtaText(it), "~3d2h");
+  // Issue 47: with a range, its ends from now.
+  it.starts_in_seconds = 40 * 60;
+  it.starts_in_range_seconds = std::make_pair(int64_t{20 * 60}, int64_t{90 * 60});
+  EXPECT_EQ(EtaText(it), "~40m (20m\u201390m)");
+  it.starts_in_range_seconds = std::make_pair(int64_t{0}, int64_t{90 * 60});
+  EXPECT_EQ(EtaText(it), "~40m (now\u201390m)");
+}
+
+// Issue 47: a range round-trips through the queue API's JSON, both ends or none.
+TEST(QueueViewTest, RangeRoundTripsAndIsLeftOutWithoutOne) {
+  api::v1alpha1::QueuePage page;
+  QueueItem with;
+  with.name = "a";
+  with.estimated_start_at = "2026-11-21T20:40:00Z";
+  with.starts_in_seconds = 2400;
+  with.earliest_start_at = "2026-11-21T20:20:00Z";
+  with.latest_start_at = "2026-11-21T21:30:00Z";
+  with.starts_in_range_seconds = std::make_pair(int64_t{1200}, int64_t{5400});
+  QueueItem without;
+  without.name = "b";
+  page.items = {with, without};
+  auto back = api::v1alpha1::DecodeQueuePage(api::v1alpha1::EncodeQueuePage(page));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->items[0].earliest_start_at, with.earliest_start_at);
+  EXPECT_EQ(back->items[0].latest_start_at, with.latest_start_at);
+  EXPECT_EQ(back->items[0].starts_in_range_seconds, with.starts_in_range_seconds);
+  EXPECT_FALSE(back->items[1].starts_in_range_seconds);
+  EXPECT_TRUE(back->items[1].earliest_start_at.empty());
 }
 
 TEST(QueueViewTest, JsonItems) {
