@@ -35,19 +35,13 @@ void Cycle::ApplyNominations(const RunQueue& queue) {
 }
 
 void Cycle::Hold(int32_t i, int32_t holder) {
-  Unindex(i);
-  state_.instances[i].held_for = holder;
-  Index(i);
+  capacity_.Keep(i, holder);
   WorkReady(i);
-  ++version_;
 }
 
 void Cycle::Release(int32_t i) {
-  Unindex(i);
-  state_.instances[i].held_for = -1;
-  Index(i);
+  capacity_.Keep(i, -1);
   WorkReady(i);
-  ++version_;
 }
 
 void Cycle::WorkReady(int32_t i) {
@@ -105,7 +99,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
           (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
     for (int32_t f : plan_fleets_) key += "|" + std::to_string(f);
     auto it = work_.failed.find(key);
-    if (it != work_.failed.end() && it->second.first == version_ && run.priority <= it->second.second) {
+    if (it != work_.failed.end() && it->second.first == capacity_.version() && run.priority <= it->second.second) {
       return false;
     }
   }
@@ -121,7 +115,7 @@ bool Cycle::TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason) 
   if (!plan) {
     if (!nominee) {
       auto& entry = work_.failed[key];
-      if (entry.first != version_) entry = {version_, run.priority};
+      if (entry.first != capacity_.version()) entry = {capacity_.version(), run.priority};
       entry.second = std::max(entry.second, run.priority);
     }
     return false;
