@@ -10,23 +10,13 @@
 namespace berth::scheduling::internal {
 
 Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
-    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot), state_(snapshot, now_), filter_(state_), capacity_(state_, filter_) {
+    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot), state_(snapshot, now_), filter_(state_), capacity_(state_, filter_),
+      preempt_(snapshot, now_, state_, capacity_, filter_, teams_, out_) {
   out_.now = now;
   for (const Fleet& f : state_.fleets) out_.fleets.push_back(FleetRef{f.spec->name, f.spec->topology_key});
   BuildQuotas();
   ApplyRunning();
   capacity_.Build();
-  if (!snapshot_.placed_runs.empty()) {
-    for (const Fleet& f : state_.fleets) {
-      preemption_enabled_ |= f.spec->preemption == PreemptionPolicy::kLowerPriority;
-    }
-    for (const PlacedRunInfo& p : snapshot_.placed_runs) {
-      lowest_victim_priority_ = std::min(lowest_victim_priority_, p.priority);
-    }
-    if (teams_.active()) {
-      for (const Fleet& f : state_.fleets) reclaim_enabled_ |= f.spec->reclaim == ReclaimPolicy::kBorrowed;
-    }
-  }
 }
 
 void Cycle::BuildQuotas() {

@@ -7,22 +7,19 @@
 //   cycle_placement.cc    single- and multi-node placements: recording them, charging quota and share
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
 //   cycle_reservation.cc  the EASY-backfill reservation: taking the one reserve.h chose
-//   cycle_preemption.cc   nominations, kept instances, preemption plans
-//   cycle_teams.cc        teams: share waits, reclaim
-//   cycle_gang.cc         gangs of slices: placing, diagnosis, the fleets they preempt on
+//   cycle_teams.cc        teams: a wait for the team's share
+//   cycle_gang.cc         gangs of slices: placing, diagnosis
 // The stages apart from it, each with its own interface and tests:
 //   cluster_state.h       fleets, pools, topology domains and instances, from the snapshot
 //   filter.h              the run's candidate fleets, and whether it could ever fit them
 //   reserve.h             when the instances a waiting run needs free up (the reservation's choice)
 //   place.h               what is free (the capacity indexes) and the searches on it
 //   room_filter.h         the quota and team share each room a search would take is checked against
+//   preempt.h             nominations, kept instances, reclaim and preemption plans
 //   order.h               the order in which runs are considered (queue, then teams' bands)
 
-#include <limits>
 #include <map>
-#include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,7 +31,7 @@
 #include "scheduling/filter.h"
 #include "scheduling/order.h"
 #include "scheduling/place.h"
-#include "scheduling/preemption.h"
+#include "scheduling/preempt.h"
 #include "scheduling/quota.h"
 #include "scheduling/reserve.h"
 #include "scheduling/room_filter.h"
@@ -44,14 +41,6 @@
 #include "scheduling/types.h"
 
 namespace berth::scheduling::internal {
-
-// A run that instances are kept for: a nominee (its nomination from an earlier cycle) or a run
-// that got a preemption plan in this cycle.
-struct Holder {
-  std::string_view run_id;
-  const Nomination* nomination = nullptr;  // nullptr: a plan of this cycle
-  std::vector<int32_t> instances;
-};
 
 // What Consider left to do: nothing, or possibly the reservation; kDeferred: it would borrow
 // from other teams, which it may only after its band of effective priority (teams.h).
@@ -63,7 +52,7 @@ class Cycle final : public Considerer {
  public:
   Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
   // Keeps the instances of the nominations whose nominee is queued for it.
-  void ApplyNominations(const RunQueue& queue);
+  void ApplyNominations(const RunQueue& queue) { preempt_.ApplyNominations(queue); }
   bool reuse_equal_shapes = true;
 
   // What the order stage (order.h) offers each run to. Teams (issue 31): returns true when the
@@ -84,38 +73,15 @@ class Cycle final : public Considerer {
   // A gang of slices (IsSliceGang, cycle_gang.cc): `nodes` slices in one fleet, best fit.
   std::optional<Outcome> ConsiderGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                       int64_t end, WaitReason& reason);
-  // Whether some candidate cluster fleet holds the current gang as whole slices.
-  bool AnyWholeSlices() const;
-  // The candidate fleets a plan of the current run may use: all of them, or for a gang of slices
-  // the `placement: cluster` ones that hold it as whole slices (there it preempts and reclaims as
-  // a multi-node run of its shape: `nodes` instances of one domain, each cleared completely).
-  void PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const;
   void PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end);
   void DiagnoseGang(const PendingRun& run, WaitReason& reason);
   std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                        bool backfill, int64_t end, WaitReason& reason);
   // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
-  Outcome WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason);
-  // A nominee whose victims are still stopping waits for them.
-  void WaitForVictims(const Nomination& nomination, WaitReason& reason) const;
-  // Preemption (issue 17): a plan for a run that waits for capacity, or false.
-  bool TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason);
-  // Reclaim (issue 31): a plan that stops other teams' borrowing runs for a run within its
-  // team's unused nominal share, or false.
-  bool TryReclaim(const PendingRun& run, WaitReason& reason);
-  // Keeps a plan's instances for the run and records the decision; false when the run's
-  // namespace quota would refuse it there.
-  bool Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason);
-  // What a placement of the current run takes on one instance of pool p (whole instances for a
-  // multi-node run), per instance.
-  Resources UseOf(const PendingRun& run, int32_t pool) const;
+  Outcome WaitForCapacity(const PendingRun& run, int32_t nominee, const NamespaceQuota* quota, WaitReason& reason);
   // When the team's share skipped room the run had: kDeferred (it would borrow) or it waits
   // kTeamShare (the reason is pushed); nullopt when the share skipped nothing.
   std::optional<Outcome> ShareWait(const PendingRun& run, WaitReason& reason);
-  void SyncWork();
-  void WorkReady(int32_t i);
-  void Hold(int32_t i, int32_t holder);
-  void Release(int32_t i);
   bool FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet,
                 std::string_view& preemptor);
 
@@ -160,9 +126,8 @@ class Cycle final : public Considerer {
   // Teams (issue 31): the shares, charged with this cycle's placements.
   TeamBook teams_;
   bool allow_borrow_ = true;
-  bool reclaim_enabled_ = false;  // teams, a reclaim: Borrowed fleet and possible victims
-  int32_t run_team_ = -1;         // the current run's team
-  bool deferred_ = false;         // the last Consider deferred its run
+  int32_t run_team_ = -1;  // the current run's team
+  bool deferred_ = false;  // the last Consider deferred its run
 
   // Fleets, pools, domains and instances (cluster_state.h); placements change what is free.
   ClusterState state_;
@@ -171,28 +136,11 @@ class Cycle final : public Considerer {
   // Namespace quotas: their usage grows with this cycle's placements.
   std::map<std::string, NamespaceQuota, std::less<>> quotas_;
 
-  // Preemption (issue 17).
-  bool preemption_enabled_ = false;  // some fleet is LowerPriority and some run may be a victim
-  int32_t lowest_victim_priority_ = std::numeric_limits<int32_t>::max();
-  std::vector<Holder> holders_;
-  std::map<std::string_view, int32_t, std::less<>> nominees_;  // run id -> holder
-  std::set<std::string, std::less<>> excluded_victims_;        // chosen already: never again
-  // The cycle's working state as PlanPreemption sees it, built at its first use and kept
-  // current: this cycle's placements hold blocks, reserved and kept instances are excluded,
-  // victims chosen already are no victims.
-  struct Work {
-    std::unique_ptr<internal::PreemptionIndex> index;
-    size_t synced_placements = 0;
-    // Request shape -> (version, highest base priority that found no plan then). A lower
-    // priority finds no plan either (fewer runs are victims).
-    std::map<std::string, std::pair<uint64_t, int32_t>, std::less<>> failed;
-  } work_;
-
   bool has_reservation_ = false;
   int64_t reservation_start_ = kUnknownTime;
 
-  // The last run considered, when it waited and changed nothing (the capacity's version as it was): the next
-  // run of its shape waits for the same reason (see Schedule).
+  // The last run considered, when it waited and changed nothing (the capacity's version as it
+  // was): the next run of its shape waits for the same reason (see Schedule).
   struct LastWait {
     const PendingRun* run = nullptr;
     size_t waiting = 0;  // its entry in out_.waiting
@@ -208,11 +156,12 @@ class Cycle final : public Considerer {
   FleetFilter filter_;
   // What is free, and the placement searches (place.h).
   Capacity capacity_;
+  // Nominations, kept instances, reclaim and preemption (preempt.h).
+  Preempter preempt_;
 
   // Scratch, reused across runs.
   std::vector<CapacityIndex::Key> chosen_;
   std::vector<CapacityIndex::Key> probe_;
-  std::vector<int32_t> plan_fleets_;  // PreemptionFleets
   GangPlan gang_try_, gang_best_;
 };
 

@@ -12,12 +12,8 @@ namespace berth::scheduling::internal {
 void Cycle::Consider(const PendingRun& run) {
   // A nominee may use the instances kept for it (and any others); when it does not start they
   // stay kept for it.
-  int32_t nominee = -1;
-  if (!nominees_.empty()) {
-    auto it = nominees_.find(run.id);
-    if (it != nominees_.end()) nominee = it->second;
-  }
-  const bool reusable = reuse_equal_shapes && nominee < 0 && !preemption_enabled_ && !teams_.active();
+  const int32_t nominee = preempt_.NomineeOf(run.id);
+  const bool reusable = reuse_equal_shapes && nominee < 0 && !preempt_.enabled() && !teams_.active();
   if (reusable && last_wait_.run != nullptr && last_wait_.version == capacity_.version() &&
       SameShape(*last_wait_.run, run)) {
     WaitReason reason = out_.waiting[last_wait_.waiting].reason;
@@ -27,22 +23,14 @@ void Cycle::Consider(const PendingRun& run) {
   last_wait_.run = nullptr;
   const uint64_t version = capacity_.version();
   const size_t waiting = out_.waiting.size();
-  if (nominee >= 0) {
-    for (int32_t i : holders_[nominee].instances) {
-      if (state_.instances[i].held_for == nominee) Release(i);
-    }
-  }
+  if (nominee >= 0) preempt_.Open(nominee);
   // Its own Pods that exist already are in the quota's usage: out of it while it is considered,
   // and for good once it is placed (its placement is charged instead).
   NamespaceQuota* counted = run.quota_counted.empty() ? nullptr : QuotaOf(run.id);
   if (counted != nullptr) AddCounted(*counted, run.quota_counted, -1);
   const Outcome outcome = ConsiderRun(run, nominee);
   if (counted != nullptr && outcome != Outcome::kPlaced) AddCounted(*counted, run.quota_counted, 1);
-  if (nominee >= 0 && outcome != Outcome::kPlaced) {
-    for (int32_t i : holders_[nominee].instances) {
-      if (state_.instances[i].held_for < 0) Hold(i, nominee);
-    }
-  }
+  if (nominee >= 0 && outcome != Outcome::kPlaced) preempt_.Keep(nominee);
   deferred_ = outcome == Outcome::kDeferred;
   if (outcome == Outcome::kWaitsMayReserve && !has_reservation_) TryReserve(run);
   if (reusable && outcome != Outcome::kPlaced && capacity_.version() == version && out_.waiting.size() == waiting + 1) {
@@ -85,7 +73,7 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
                                          : run.nodes <= 1   ? ConsiderSingle(run, rule, backfill, end, reason)
                                                             : ConsiderMulti(run, quota, rule, backfill, end, reason);
   if (outcome) return *outcome;
-  return WaitForCapacity(run, nominee, reason);
+  return WaitForCapacity(run, nominee, quota, reason);
 }
 
 Outcome Cycle::Wait(const PendingRun& run, WaitReason& reason) {
@@ -128,21 +116,12 @@ std::optional<Outcome> Cycle::ConsiderMulti(const PendingRun& run, NamespaceQuot
   return std::nullopt;
 }
 
-Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason) {
-  // A nominee whose victims are still stopping waits for them (no new plan: never more victims
-  // than needed); another run may preempt. A run that preempts does not hold the reservation.
-  bool preempting = false;
-  if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
-    WaitForVictims(*holders_[nominee].nomination, reason);
-    preempting = true;
-  } else if (!IsWholeSingle(run) && (!IsSliceGang(run) || AnyWholeSlices())) {
-    // A run within its team's unused nominal share takes it back from borrowers first. A gang of
-    // whole slices does both on its whole-slice fleets only, as a multi-node run of its shape
-    // (PreemptionFleets). Other gangs of slices and a whole single instance neither reclaim nor
-    // preempt (docs/scheduling.md): they wait for capacity (and may hold the reservation).
-    if (reclaim_enabled_) preempting = TryReclaim(run, reason);
-    if (!preempting && preemption_enabled_) preempting = TryPreempt(run, nominee >= 0, reason);
-  }
+Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, const NamespaceQuota* quota,
+                               WaitReason& reason) {
+  // A run that waits for its victims, reclaims or preempts (preempt.h) does not hold the
+  // reservation. The plan's instances must be within the run's quota (not its team's share).
+  const QuotaAndShare within_quota(state_, quota, teams_, -1, true);
+  const bool preempting = preempt_.Try(run, nominee, run_team_, quota != nullptr ? &within_quota : nullptr, reason);
   out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
   return preempting ? Outcome::kWaits : Outcome::kWaitsMayReserve;
 }

@@ -59,7 +59,7 @@ bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
         reason.code = WaitCode::kKeptForPreemptor;
         reason.fleet = f;
         reason.needed = need;
-        reason.preemptor = holders_[state_.instances[fit.instance].held_for].run_id;
+        reason.preemptor = preempt_.HolderOf(fit.instance);
         return true;
       }
     }
@@ -173,7 +173,7 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
       if (probe_.size() < limit) capacity_.open().ForEachIdle(d, rule, collect);
       if (probe_.size() == limit) {
         fleet_out = f;
-        preemptor = holders_[state_.instances[first].held_for].run_id;
+        preemptor = preempt_.HolderOf(first);
         return true;
       }
     }

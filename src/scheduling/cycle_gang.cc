@@ -16,15 +16,14 @@
 //  - maxRunsPerInstance: a gang counts as one run on each instance it uses, however many of its
 //    ranks are there (runs_started grows by one per instance).
 //  - Quota and team shares are charged the sum of its slices.
-//  - Preemption and reclaim (cycle_consider.cc WaitForCapacity): a gang of whole slices preempts
-//    and reclaims on the `placement: cluster` fleets where its slices are whole instances (with a
-//    topologyKey or not) exactly as a multi-node run of its shape (PreemptionFleets: `nodes`
-//    instances of one domain, each cleared completely, PlanPreemption's cost order). Other gangs
-//    wait without preempting or reclaiming.
+//  - Preemption and reclaim (preempt.h): a gang of whole slices preempts and reclaims on the
+//    `placement: cluster` fleets where its slices are whole instances (with a topologyKey or not)
+//    exactly as a multi-node run of its shape (Preempter::PlanFleets: `nodes` instances of one
+//    domain, each cleared completely, PlanPreemption's cost order). Other gangs wait without
+//    preempting or reclaiming.
 //  - The first gang that waits for capacity without a plan may hold the reservation: the
 //    instances whose room for its slices frees soonest.
 #include <algorithm>
-#include <limits>
 #include <utility>
 #include <vector>
 
@@ -46,18 +45,6 @@ std::optional<Outcome> Cycle::ConsiderGang(const PendingRun& run, NamespaceQuota
   if (auto outcome = ShareWait(run, reason)) return outcome;
   DiagnoseGang(run, reason);
   return std::nullopt;
-}
-
-bool Cycle::AnyWholeSlices() const {
-  return std::any_of(filter_.candidates.begin(), filter_.candidates.end(),
-                     [this](int32_t f) { return state_.fleets[f].cluster && capacity_.SlicesAreWholeIn(f); });
-}
-
-void Cycle::PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const {
-  out.clear();
-  for (int32_t f : filter_.candidates) {
-    if (!IsSliceGang(run) || (state_.fleets[f].cluster && capacity_.SlicesAreWholeIn(f))) out.push_back(f);
-  }
 }
 
 void Cycle::PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end) {

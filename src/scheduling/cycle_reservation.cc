@@ -21,7 +21,7 @@ void Cycle::Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> c
   reservation.fleet = state_.fleets[fleet].spec->name;
   capacity_.Reserve(chosen);
   for (int32_t i : chosen) {
-    WorkReady(i);
+    preempt_.Refresh(i);
     reservation.instances.push_back(state_.instances[i].spec->name);
   }
   if (start != kUnknownTime) reservation.earliest_start = TimePoint(Duration(start));
