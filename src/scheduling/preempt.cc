@@ -47,12 +47,6 @@ void Preempter::ApplyNominations(const RunQueue& queue) {
   }
 }
 
-int32_t Preempter::NomineeOf(std::string_view id) const {
-  if (nominees_.empty()) return -1;
-  auto it = nominees_.find(id);
-  return it == nominees_.end() ? -1 : it->second;
-}
-
 void Preempter::Open(int32_t h) {
   for (int32_t i : holders_[h].instances) {
     if (state_.instances[i].held_for == h) {

@@ -53,7 +53,11 @@ class Preempter {
   // Keeps the instances of the nominations whose nominee is queued for it.
   void ApplyNominations(const RunQueue& queue);
   // The holder of run `id`'s nomination; -1 when it has none.
-  int32_t NomineeOf(std::string_view id) const;
+  int32_t NomineeOf(std::string_view id) const {
+    if (nominees_.empty()) return -1;
+    auto it = nominees_.find(id);
+    return it == nominees_.end() ? -1 : it->second;
+  }
   // While nominee h is considered, the instances kept for it are open to it (Open); when it was
   // not placed they are kept for it again (Keep).
   void Open(int32_t h);
