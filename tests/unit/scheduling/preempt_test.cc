@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,8 +59,10 @@ struct Cluster {
     teams = std::make_unique<TeamBook>(snapshot);
     preempt = std::make_unique<Preempter>(snapshot, Ms(kNow), *state, *capacity, *filter, *teams, out);
   }
-  // What the run does about waiting (the filter stage resolved first, as in the cycle).
-  std::optional<WaitReason> Try(const PendingRun& run, const RoomFilter* quota = nullptr) {
+  // What the run does about waiting (the filter stage resolved first, as in the cycle). The run
+  // is kept, as the queue keeps it in a cycle (holders name it).
+  std::optional<WaitReason> Try(PendingRun pending, const RoomFilter* quota = nullptr) {
+    const PendingRun& run = runs.emplace_back(std::move(pending));
     filter->Resolve(run);
     WaitReason reason;
     EXPECT_TRUE(filter->Fits(run, reason));
@@ -68,6 +71,7 @@ struct Cluster {
     return reason;
   }
   int32_t Index(std::string_view instance) const { return state->FindInstance(instance); }
+  std::deque<PendingRun> runs;
 };
 
 PendingRun Gpus(std::string id, int32_t priority, int64_t gpus) {
