@@ -76,7 +76,7 @@ struct Instance {
   int64_t runs_started = 0;
   Availability availability = Availability::kAvailable;
   bool reserved = false;
-  int32_t held_for = -1;  // index into Cycle::holders_: kept for that preempting run
+  int32_t held_for = -1;  // a holder of preempt.h: kept for that preempting run
 };
 
 // Fleets, pools, domains and instances of one cycle.

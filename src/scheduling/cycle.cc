@@ -10,23 +10,13 @@
 namespace berth::scheduling::internal {
 
 Cycle::Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out)
-    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot), state_(snapshot, now_), filter_(state_) {
+    : snapshot_(snapshot), now_(Ms(now)), out_(out), teams_(snapshot), state_(snapshot, now_), filter_(state_), capacity_(state_, filter_),
+      preempt_(snapshot, now_, state_, capacity_, filter_, teams_, out_) {
   out_.now = now;
   for (const Fleet& f : state_.fleets) out_.fleets.push_back(FleetRef{f.spec->name, f.spec->topology_key});
   BuildQuotas();
   ApplyRunning();
-  BuildIndex();
-  if (!snapshot_.placed_runs.empty()) {
-    for (const Fleet& f : state_.fleets) {
-      preemption_enabled_ |= f.spec->preemption == PreemptionPolicy::kLowerPriority;
-    }
-    for (const PlacedRunInfo& p : snapshot_.placed_runs) {
-      lowest_victim_priority_ = std::min(lowest_victim_priority_, p.priority);
-    }
-    if (teams_.active()) {
-      for (const Fleet& f : state_.fleets) reclaim_enabled_ |= f.spec->reclaim == ReclaimPolicy::kBorrowed;
-    }
-  }
+  capacity_.Build();
 }
 
 void Cycle::BuildQuotas() {
@@ -59,33 +49,6 @@ void Cycle::ApplyRunning() {
   }
   for (Instance& in : state_.instances) {
     in.free = in.total - static_cast<int32_t>(std::min<int64_t>(in.busy, in.total));
-  }
-}
-
-void Cycle::BuildIndex() {
-  std::vector<int32_t> pool_blocks(state_.pools.size());
-  for (size_t p = 0; p < state_.pools.size(); ++p) pool_blocks[p] = state_.pools[p].layout.total_blocks();
-  std::vector<int32_t> domain_fleet(state_.domains.size());
-  for (size_t d = 0; d < state_.domains.size(); ++d) domain_fleet[d] = state_.domains[d].fleet;
-  const auto fleet_count = static_cast<int32_t>(state_.fleets.size());
-  open_.Reset(pool_blocks, domain_fleet, fleet_count);
-  reserved_.Reset(pool_blocks, domain_fleet, fleet_count);
-  held_.Reset(pool_blocks, domain_fleet, fleet_count);
-
-  for (int32_t i = 0; i < static_cast<int32_t>(state_.instances.size()); ++i) {
-    const Instance& in = state_.instances[i];
-    Fleet& fleet = state_.fleets[in.fleet];
-    switch (in.availability) {
-      case Availability::kInvalid: break;  // counted while building
-      case Availability::kNotReady: ++fleet.not_ready; break;
-      case Availability::kExpired: ++fleet.expired; break;
-      case Availability::kRetired: ++fleet.retired; break;
-      case Availability::kAvailable:
-        ++fleet.available;
-        if (in.free < in.total) ++fleet.busy;
-        Index(i);
-        break;
-    }
   }
 }
 

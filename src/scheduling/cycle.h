@@ -4,36 +4,37 @@
 // by concern:
 //   cycle.cc              the running runs, quotas and indexes on the cluster state
 //   cycle_consider.cc     one run: structure check, quota, single- or multi-node placement, wait
-//   cycle_placement.cc    best-fit single-node placement, multi-node search, placements (Take)
+//   cycle_placement.cc    single- and multi-node placements: recording them, charging quota and share
 //   cycle_diagnosis.cc    why a run that did not fit waits (the WaitCode and its numbers)
 //   cycle_reservation.cc  the EASY-backfill reservation: taking the one reserve.h chose
-//   cycle_preemption.cc   nominations, kept instances, preemption plans
-//   cycle_teams.cc        teams: share waits, reclaim
+//   cycle_teams.cc        teams: a wait for the team's share
+//   cycle_gang.cc         gangs of slices: placing, diagnosis
 // The stages apart from it, each with its own interface and tests:
 //   cluster_state.h       fleets, pools, topology domains and instances, from the snapshot
 //   filter.h              the run's candidate fleets, and whether it could ever fit them
 //   reserve.h             when the instances a waiting run needs free up (the reservation's choice)
+//   place.h               what is free (the capacity indexes) and the searches on it
+//   room_filter.h         the quota and team share each room a search would take is checked against
+//   preempt.h             nominations, kept instances, reclaim and preemption plans
 //   order.h               the order in which runs are considered (queue, then teams' bands)
 
-#include <limits>
 #include <map>
-#include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "scheduling/block_layout.h"
-#include "scheduling/capacity_index.h"
 #include "scheduling/cluster_state.h"
 #include "scheduling/cycle_result.h"
 #include "scheduling/filter.h"
 #include "scheduling/order.h"
-#include "scheduling/preemption.h"
+#include "scheduling/place.h"
+#include "scheduling/preempt.h"
 #include "scheduling/quota.h"
 #include "scheduling/reserve.h"
+#include "scheduling/room_filter.h"
 #include "scheduling/run_queue.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/teams.h"
@@ -41,38 +42,9 @@
 
 namespace berth::scheduling::internal {
 
-// A run that instances are kept for: a nominee (its nomination from an earlier cycle) or a run
-// that got a preemption plan in this cycle.
-struct Holder {
-  std::string_view run_id;
-  const Nomination* nomination = nullptr;  // nullptr: a plan of this cycle
-  std::vector<int32_t> instances;
-};
-
-// A gang of slices' tentative placement in one fleet (Cycle::TryGangIn): (instance, blocks) in
-// the order picked.
-struct GangPlan {
-  int32_t fleet = -1;
-  std::vector<std::pair<int32_t, int32_t>> picks;
-  bool waste = false;     // some slice takes GPUs the run did not ask for
-  int32_t whole = 0;      // idle instances it breaks into
-};
-
 // What Consider left to do: nothing, or possibly the reservation; kDeferred: it would borrow
 // from other teams, which it may only after its band of effective priority (teams.h).
 enum class Outcome : uint8_t { kPlaced, kWaits, kWaitsMayReserve, kDeferred };
-
-// A candidate instance for a single-node run (Cycle::PlaceSingle).
-struct SingleFit {
-  CapacityIndex::Fit fit;
-  int32_t need = 0;       // blocks the run takes there
-  int32_t left = 0;       // free blocks left after it
-  bool whole = false;     // the instance is wholly free
-  bool reserved = false;  // from the reserved index (a backfill run)
-  bool waste = false;     // takes GPUs the run did not ask for
-  // Whether this candidate is preferred to `other`: the single-node order of scheduler.h.
-  bool Beats(const SingleFit& other, const LifetimeRule& rule) const;
-};
 
 // One cycle's working state. Instances and fleets live in name order, so comparing indices is
 // comparing names.
@@ -80,7 +52,7 @@ class Cycle final : public Considerer {
  public:
   Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
   // Keeps the instances of the nominations whose nominee is queued for it.
-  void ApplyNominations(const RunQueue& queue);
+  void ApplyNominations(const RunQueue& queue) { preempt_.ApplyNominations(queue); }
   bool reuse_equal_shapes = true;
 
   // What the order stage (order.h) offers each run to. Teams (issue 31): returns true when the
@@ -101,83 +73,34 @@ class Cycle final : public Considerer {
   // A gang of slices (IsSliceGang, cycle_gang.cc): `nodes` slices in one fleet, best fit.
   std::optional<Outcome> ConsiderGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                       int64_t end, WaitReason& reason);
-  // The gang's slices in fleet f under `rule` (open instances only), picked one by one by the
-  // single-node best fit on the working state as the earlier slices left it; the state is put
-  // back. False when fewer than `nodes` fit.
-  bool TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan);
-  // Whether the gang's slices are whole instances of fleet f, which has topology domains: every
-  // instance that can hold a slice gives it all its blocks. Such a gang stays in one domain.
-  bool WholeSlicesIn(int32_t f) const;
-  // Whether every instance of fleet f that can hold a slice of the current gang gives it all its
-  // blocks (with topology domains or not).
-  bool SlicesAreWholeIn(int32_t f) const;
-  // Whether some candidate cluster fleet holds the current gang as whole slices.
-  bool AnyWholeSlices() const;
-  // The candidate fleets a plan of the current run may use: all of them, or for a gang of slices
-  // the `placement: cluster` ones that hold it as whole slices (there it preempts and reclaims as
-  // a multi-node run of its shape: `nodes` instances of one domain, each cleared completely).
-  void PreemptionFleets(const PendingRun& run, std::vector<int32_t>& out) const;
-  // The best fleet's plan into gang_best_: no GPU taken unasked, then the fewest idle instances
-  // broken into, then fleet name; skips fleets the quota or team share refuse (quota_skip_,
-  // share_skip_).
-  bool FindGang(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule, bool check_room);
   void PlaceGang(const PendingRun& run, NamespaceQuota* quota, int64_t end);
   void DiagnoseGang(const PendingRun& run, WaitReason& reason);
   std::optional<Outcome> ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                        bool backfill, int64_t end, WaitReason& reason);
   // A run that waits for capacity: it waits for its victims, reclaims, preempts or may reserve.
-  Outcome WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason);
-  // A nominee whose victims are still stopping waits for them.
-  void WaitForVictims(const Nomination& nomination, WaitReason& reason) const;
-  // FindMulti into chosen_, skipping fleets where the run's team's share does not allow it.
-  bool FindMultiWithinShare(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet);
-  // Preemption (issue 17): a plan for a run that waits for capacity, or false.
-  bool TryPreempt(const PendingRun& run, bool nominee, WaitReason& reason);
-  // Reclaim (issue 31): a plan that stops other teams' borrowing runs for a run within its
-  // team's unused nominal share, or false.
-  bool TryReclaim(const PendingRun& run, WaitReason& reason);
-  // Keeps a plan's instances for the run and records the decision; false when the run's
-  // namespace quota would refuse it there.
-  bool Adopt(const PendingRun& run, PreemptionPlan plan, bool reclaim, WaitReason& reason);
-  // What a placement of the current run takes on one instance of pool p (whole instances for a
-  // multi-node run), per instance.
-  Resources UseOf(const PendingRun& run, int32_t pool) const;
+  Outcome WaitForCapacity(const PendingRun& run, int32_t nominee, const NamespaceQuota* quota, WaitReason& reason);
   // When the team's share skipped room the run had: kDeferred (it would borrow) or it waits
   // kTeamShare (the reason is pushed); nullopt when the share skipped nothing.
   std::optional<Outcome> ShareWait(const PendingRun& run, WaitReason& reason);
-  void SyncWork();
-  void WorkReady(int32_t i);
-  void Hold(int32_t i, int32_t holder);
-  void Release(int32_t i);
   bool FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet,
                 std::string_view& preemptor);
 
   void ApplyRunning();
-  void BuildIndex();
   void BuildQuotas();
   // The namespace quota of a run (nullptr: unlimited), and what a placement of it would use.
   NamespaceQuota* QuotaOf(std::string_view run_id);
   QuotaUse UseOn(const Instance& in, int32_t blocks) const;
   QuotaUse WholeInstancesUse(const std::vector<CapacityIndex::Key>& chosen) const;
   const std::string& GpuResource(int32_t fleet) const { return state_.fleets[fleet].spec->gpu_resource; }
-  // Whether the namespace has room for the smallest use the run could have (its request on each
-  // node); fills `reason` when it has not.
-  bool QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const;
   static void SetQuotaReason(const QuotaShortfall& s, WaitReason& reason);
 
+  // The current run's quota and team share, as the place stage asks them (room_filter.h).
+  QuotaAndShare RoomOf(const NamespaceQuota* quota) const {
+    return QuotaAndShare(state_, quota, teams_, run_team_, allow_borrow_);
+  }
   // Single-node best fit over the eligible instances of the candidate fleets (scheduler.h).
   bool PlaceSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill, int64_t end);
-  // Offers the best fit of pool p in `index` to `best`.
-  void OfferSingle(const PendingRun& run, const LifetimeRule& rule, NamespaceQuota* quota, const CapacityIndex& index,
-                   bool reserved, int32_t f, int32_t p, SingleFit& best);
-  // Whether the run's quota and team share allow `need` blocks of pool p in fleet f; records the
-  // first room skipped (quota_skip_, share_skip_).
-  bool RoomAllowed(NamespaceQuota* quota, int32_t f, int32_t p, int32_t need);
   void PlaceSingleOn(const PendingRun& run, const SingleFit& best, NamespaceQuota* quota, int64_t end);
-  bool FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_reserved,
-                 std::vector<CapacityIndex::Key>& chosen, int32_t& fleet);
-  bool CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
-                       std::vector<CapacityIndex::Key>& out);
   void PlaceMulti(const PendingRun& run, int32_t fleet, std::vector<CapacityIndex::Key>& chosen,
                   int64_t end);
   void DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
@@ -196,17 +119,6 @@ class Cycle final : public Considerer {
   void TryReserve(const PendingRun& run);
   void Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> chosen, int64_t start);
 
-  CapacityIndex& IndexOf(const Instance& in) {
-    return in.held_for >= 0 ? held_ : in.reserved ? reserved_ : open_;
-  }
-  // Whether instance i belongs in an index: available, and when reserved, with a run slot to
-  // spare (a backfill run must not retire an instance the reserved run is waiting for).
-  bool Indexable(const Instance& in) const;
-  void Index(int32_t i);
-  void Unindex(int32_t i);
-  // Gives `blocks` blocks of instance i to a run ending at `end`.
-  void Take(int32_t i, int32_t blocks, int64_t end);
-
   const ClusterSnapshot& snapshot_;
   const int64_t now_;
   CycleResult& out_;
@@ -214,50 +126,21 @@ class Cycle final : public Considerer {
   // Teams (issue 31): the shares, charged with this cycle's placements.
   TeamBook teams_;
   bool allow_borrow_ = true;
-  bool reclaim_enabled_ = false;  // teams, a reclaim: Borrowed fleet and possible victims
-  int32_t run_team_ = -1;         // the current run's team
-  bool deferred_ = false;         // the last Consider deferred its run
-  // Set by the placement search when room was skipped because of the team's share.
-  std::optional<ShareCheck> share_skip_;
-  int32_t share_fleet_ = -1;
+  int32_t run_team_ = -1;  // the current run's team
+  bool deferred_ = false;  // the last Consider deferred its run
 
   // Fleets, pools, domains and instances (cluster_state.h); placements change what is free.
   ClusterState state_;
   std::vector<BusyEntry> running_entries_;  // from snapshot.running
-  std::vector<BusyEntry> placed_entries_;   // from this cycle's placements
 
   // Namespace quotas: their usage grows with this cycle's placements.
   std::map<std::string, NamespaceQuota, std::less<>> quotas_;
-  // Set by PlaceSingle when an instance with room was skipped because of the run's quota.
-  std::optional<QuotaShortfall> quota_skip_;
-
-  CapacityIndex open_;      // available, unreserved instances with free blocks
-  CapacityIndex reserved_;  // available, reserved instances with free blocks
-  CapacityIndex held_;      // available instances kept for a preempting run
-
-  // Preemption (issue 17).
-  bool preemption_enabled_ = false;  // some fleet is LowerPriority and some run may be a victim
-  int32_t lowest_victim_priority_ = std::numeric_limits<int32_t>::max();
-  std::vector<Holder> holders_;
-  std::map<std::string_view, int32_t, std::less<>> nominees_;  // run id -> holder
-  std::set<std::string, std::less<>> excluded_victims_;        // chosen already: never again
-  uint64_t version_ = 0;  // bumped whenever what PlanPreemption would see changes
-  // The cycle's working state as PlanPreemption sees it, built at its first use and kept
-  // current: this cycle's placements hold blocks, reserved and kept instances are excluded,
-  // victims chosen already are no victims.
-  struct Work {
-    std::unique_ptr<internal::PreemptionIndex> index;
-    size_t synced_placements = 0;
-    // Request shape -> (version, highest base priority that found no plan then). A lower
-    // priority finds no plan either (fewer runs are victims).
-    std::map<std::string, std::pair<uint64_t, int32_t>, std::less<>> failed;
-  } work_;
 
   bool has_reservation_ = false;
   int64_t reservation_start_ = kUnknownTime;
 
-  // The last run considered, when it waited and changed nothing (version_ as it was): the next
-  // run of its shape waits for the same reason (see Schedule).
+  // The last run considered, when it waited and changed nothing (the capacity's version as it
+  // was): the next run of its shape waits for the same reason (see Schedule).
   struct LastWait {
     const PendingRun* run = nullptr;
     size_t waiting = 0;  // its entry in out_.waiting
@@ -271,28 +154,15 @@ class Cycle final : public Considerer {
 
   // The current run's candidate fleets and the blocks it needs per pool (filter.h).
   FleetFilter filter_;
+  // What is free, and the placement searches (place.h).
+  Capacity capacity_;
+  // Nominations, kept instances, reclaim and preemption (preempt.h).
+  Preempter preempt_;
 
   // Scratch, reused across runs.
   std::vector<CapacityIndex::Key> chosen_;
-  std::vector<CapacityIndex::Key> scratch_;
   std::vector<CapacityIndex::Key> probe_;
-  std::vector<int32_t> plan_fleets_;  // PreemptionFleets
   GangPlan gang_try_, gang_best_;
 };
-
-inline bool Cycle::Indexable(const Instance& in) const {
-  if (in.availability != Availability::kAvailable) return false;
-  return !in.reserved || in.runs_started + 1 < state_.fleets[in.fleet].max_runs;
-}
-
-inline void Cycle::Index(int32_t i) {
-  const Instance& in = state_.instances[i];
-  if (Indexable(in)) IndexOf(in).Add(i, in.pool, in.domain, in.free, in.total, in.expiry);
-}
-
-inline void Cycle::Unindex(int32_t i) {
-  const Instance& in = state_.instances[i];
-  if (Indexable(in)) IndexOf(in).Remove(i, in.pool, in.domain, in.free, in.total, in.expiry);
-}
 
 }  // namespace berth::scheduling::internal

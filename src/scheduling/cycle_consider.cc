@@ -1,7 +1,6 @@
 #include "scheduling/cycle.h"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,40 +12,29 @@ namespace berth::scheduling::internal {
 void Cycle::Consider(const PendingRun& run) {
   // A nominee may use the instances kept for it (and any others); when it does not start they
   // stay kept for it.
-  int32_t nominee = -1;
-  if (!nominees_.empty()) {
-    auto it = nominees_.find(run.id);
-    if (it != nominees_.end()) nominee = it->second;
-  }
-  const bool reusable = reuse_equal_shapes && nominee < 0 && !preemption_enabled_ && !teams_.active();
-  if (reusable && last_wait_.run != nullptr && last_wait_.version == version_ && SameShape(*last_wait_.run, run)) {
+  const int32_t nominee = preempt_.NomineeOf(run.id);
+  const bool reusable = reuse_equal_shapes && nominee < 0 && !preempt_.enabled() && !teams_.active();
+  if (reusable && last_wait_.run != nullptr && last_wait_.version == capacity_.version() &&
+      SameShape(*last_wait_.run, run)) {
     WaitReason reason = out_.waiting[last_wait_.waiting].reason;
     out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
     return;
   }
   last_wait_.run = nullptr;
-  const uint64_t version = version_;
+  const uint64_t version = capacity_.version();
   const size_t waiting = out_.waiting.size();
-  if (nominee >= 0) {
-    for (int32_t i : holders_[nominee].instances) {
-      if (state_.instances[i].held_for == nominee) Release(i);
-    }
-  }
+  if (nominee >= 0) preempt_.Open(nominee);
   // Its own Pods that exist already are in the quota's usage: out of it while it is considered,
   // and for good once it is placed (its placement is charged instead).
   NamespaceQuota* counted = run.quota_counted.empty() ? nullptr : QuotaOf(run.id);
   if (counted != nullptr) AddCounted(*counted, run.quota_counted, -1);
   const Outcome outcome = ConsiderRun(run, nominee);
   if (counted != nullptr && outcome != Outcome::kPlaced) AddCounted(*counted, run.quota_counted, 1);
-  if (nominee >= 0 && outcome != Outcome::kPlaced) {
-    for (int32_t i : holders_[nominee].instances) {
-      if (state_.instances[i].held_for < 0) Hold(i, nominee);
-    }
-  }
+  if (nominee >= 0 && outcome != Outcome::kPlaced) preempt_.Keep(nominee);
   deferred_ = outcome == Outcome::kDeferred;
   if (outcome == Outcome::kWaitsMayReserve && !has_reservation_) TryReserve(run);
-  if (reusable && outcome != Outcome::kPlaced && version_ == version && out_.waiting.size() == waiting + 1) {
-    last_wait_ = LastWait{&run, waiting, version_};
+  if (reusable && outcome != Outcome::kPlaced && capacity_.version() == version && out_.waiting.size() == waiting + 1) {
+    last_wait_ = LastWait{&run, waiting, version};
   }
 }
 
@@ -59,7 +47,6 @@ bool Cycle::Consider(const PendingRun& run, bool allow_borrow) {
 
 Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   filter_.Resolve(run);
-  share_skip_.reset();
   run_team_ = teams_.active() ? teams_.TeamOf(run.id) : -1;
   WaitReason reason;
   if (run_team_ >= 0) reason.team = teams_.Name(run_team_);
@@ -78,12 +65,15 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
   // A run that waits for its own namespace's quota is skipped like one that does not fit, and
   // never holds the reservation: capacity kept for it could not be used by it.
   NamespaceQuota* quota = QuotaOf(run.id);
-  if (!QuotaAllowsRequest(run, quota, reason)) return Wait(run, reason);
+  if (auto shortfall = RequestShortfall(run, quota, state_, filter_.candidates)) {
+    SetQuotaReason(*shortfall, reason);
+    return Wait(run, reason);
+  }
   const std::optional<Outcome> outcome = IsSliceGang(run) ? ConsiderGang(run, quota, rule, end, reason)
                                          : run.nodes <= 1   ? ConsiderSingle(run, rule, backfill, end, reason)
                                                             : ConsiderMulti(run, quota, rule, backfill, end, reason);
   if (outcome) return *outcome;
-  return WaitForCapacity(run, nominee, reason);
+  return WaitForCapacity(run, nominee, quota, reason);
 }
 
 Outcome Cycle::Wait(const PendingRun& run, WaitReason& reason) {
@@ -94,8 +84,8 @@ Outcome Cycle::Wait(const PendingRun& run, WaitReason& reason) {
 std::optional<Outcome> Cycle::ConsiderSingle(const PendingRun& run, const LifetimeRule& rule, bool backfill,
                                              int64_t end, WaitReason& reason) {
   if (PlaceSingle(run, rule, backfill, end)) return Outcome::kPlaced;
-  if (quota_skip_) {
-    SetQuotaReason(*quota_skip_, reason);
+  if (const auto& skipped = capacity_.skipped().quota) {
+    SetQuotaReason(*skipped, reason);
     return Wait(run, reason);
   }
   if (auto outcome = ShareWait(run, reason)) return outcome;
@@ -106,7 +96,10 @@ std::optional<Outcome> Cycle::ConsiderSingle(const PendingRun& run, const Lifeti
 std::optional<Outcome> Cycle::ConsiderMulti(const PendingRun& run, NamespaceQuota* quota, const LifetimeRule& rule,
                                             bool backfill, int64_t end, WaitReason& reason) {
   int32_t fleet = -1;
-  if (FindMultiWithinShare(run.nodes, rule, backfill, fleet)) {
+  // The team's share may send it to the next best fleet; the quota is checked on the chosen
+  // instances only (it waits when it refuses them).
+  const QuotaAndShare share = RoomOf(nullptr);
+  if (capacity_.FindMulti(run.nodes, rule, backfill, share.limits() ? &share : nullptr, chosen_, fleet)) {
     if (quota != nullptr) {
       const QuotaUse use = WholeInstancesUse(chosen_);
       if (auto s = CheckQuota(quota, use, GpuResource(fleet))) {
@@ -123,21 +116,12 @@ std::optional<Outcome> Cycle::ConsiderMulti(const PendingRun& run, NamespaceQuot
   return std::nullopt;
 }
 
-Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, WaitReason& reason) {
-  // A nominee whose victims are still stopping waits for them (no new plan: never more victims
-  // than needed); another run may preempt. A run that preempts does not hold the reservation.
-  bool preempting = false;
-  if (nominee >= 0 && holders_[nominee].nomination->victims_stopping) {
-    WaitForVictims(*holders_[nominee].nomination, reason);
-    preempting = true;
-  } else if (!IsWholeSingle(run) && (!IsSliceGang(run) || AnyWholeSlices())) {
-    // A run within its team's unused nominal share takes it back from borrowers first. A gang of
-    // whole slices does both on its whole-slice fleets only, as a multi-node run of its shape
-    // (PreemptionFleets). Other gangs of slices and a whole single instance neither reclaim nor
-    // preempt (docs/scheduling.md): they wait for capacity (and may hold the reservation).
-    if (reclaim_enabled_) preempting = TryReclaim(run, reason);
-    if (!preempting && preemption_enabled_) preempting = TryPreempt(run, nominee >= 0, reason);
-  }
+Outcome Cycle::WaitForCapacity(const PendingRun& run, int32_t nominee, const NamespaceQuota* quota,
+                               WaitReason& reason) {
+  // A run that waits for its victims, reclaims or preempts (preempt.h) does not hold the
+  // reservation. The plan's instances must be within the run's quota (not its team's share).
+  const QuotaAndShare within_quota(state_, quota, teams_, -1, true);
+  const bool preempting = preempt_.Try(run, nominee, run_team_, quota != nullptr ? &within_quota : nullptr, reason);
   out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
   return preempting ? Outcome::kWaits : Outcome::kWaitsMayReserve;
 }
@@ -172,29 +156,6 @@ void Cycle::SetQuotaReason(const QuotaShortfall& s, WaitReason& reason) {
   reason.quota_needed = s.needed;
   reason.quota_used = s.used;
   reason.quota_hard = s.hard;
-}
-
-bool Cycle::QuotaAllowsRequest(const PendingRun& run, const NamespaceQuota* quota, WaitReason& reason) const {
-  if (quota == nullptr) return true;
-  const int64_t n = std::max<int32_t>(run.nodes, 1);
-  auto times = [n](int64_t v) {
-    v = std::max<int64_t>(v, 0);
-    return v > std::numeric_limits<int64_t>::max() / n ? std::numeric_limits<int64_t>::max() : v * n;
-  };
-  const QuotaUse use{Resources{times(run.resources.cpu_millis), times(run.resources.memory_bytes),
-                               times(run.resources.gpus)},
-                     n};
-  // Room in the quota of any candidate fleet's GPU resource is enough (fleets may name different
-  // GPU resources); the first candidate's shortfall is the one reported.
-  std::optional<QuotaShortfall> first;
-  for (int32_t f : filter_.candidates) {
-    auto s = CheckQuota(quota, use, GpuResource(f));
-    if (!s) return true;
-    if (!first) first = std::move(s);
-  }
-  if (!first) return true;
-  SetQuotaReason(*first, reason);
-  return false;
 }
 
 }  // namespace berth::scheduling::internal

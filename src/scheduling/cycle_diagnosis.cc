@@ -23,8 +23,8 @@ void Cycle::DiagnoseSingle(const PendingRun& run, const LifetimeRule& rule, bool
                            WaitReason& reason) {
   int64_t available = 0;
   CountUnavailable(false, reason, available);
-  if (!backfill && !reserved_.empty() && FitsReserved(rule, reason)) return;
-  if (!held_.empty() && FitsKept(rule, reason)) return;
+  if (!backfill && !capacity_.reserved().empty() && FitsReserved(rule, reason)) return;
+  if (!capacity_.held().empty() && FitsKept(rule, reason)) return;
   if (run.max_duration && LifetimeTooShort(reason)) return;
   if (available == 0) {
     reason.code = WaitCode::kNoAvailableInstance;
@@ -37,8 +37,8 @@ bool Cycle::FitsReserved(const LifetimeRule& rule, WaitReason& reason) const {
   for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = filter_.need[p];
-      if (need < 0 || reserved_.LargestFree(p) < need) continue;
-      if (reserved_.BestFit(p, need, rule).instance >= 0) {
+      if (need < 0 || capacity_.reserved().LargestFree(p) < need) continue;
+      if (capacity_.reserved().BestFit(p, need, rule).instance >= 0) {
         reason.code = WaitCode::kReserved;
         reason.fleet = f;
         reason.needed = need;
@@ -53,13 +53,13 @@ bool Cycle::FitsKept(const LifetimeRule& rule, WaitReason& reason) const {
   for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = filter_.need[p];
-      if (need < 0 || held_.LargestFree(p) < need) continue;
-      const CapacityIndex::Fit fit = held_.BestFit(p, need, rule);
+      if (need < 0 || capacity_.held().LargestFree(p) < need) continue;
+      const CapacityIndex::Fit fit = capacity_.held().BestFit(p, need, rule);
       if (fit.instance >= 0) {
         reason.code = WaitCode::kKeptForPreemptor;
         reason.fleet = f;
         reason.needed = need;
-        reason.preemptor = holders_[state_.instances[fit.instance].held_for].run_id;
+        reason.preemptor = preempt_.HolderOf(fit.instance);
         return true;
       }
     }
@@ -72,8 +72,8 @@ bool Cycle::LifetimeTooShort(WaitReason& reason) const {
   for (int32_t f : filter_.candidates) {
     for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = filter_.need[p];
-      if (need < 0 || open_.LargestFree(p) < need) continue;
-      const int64_t expiry = open_.LatestExpiryWithRoom(p, need);
+      if (need < 0 || capacity_.open().LargestFree(p) < need) continue;
+      const int64_t expiry = capacity_.open().LatestExpiryWithRoom(p, need);
       if (expiry > latest) {
         latest = expiry;
         reason.fleet = f;
@@ -94,7 +94,7 @@ void Cycle::SetNotEnoughFreeBlocks(WaitReason& reason) const {
     for (int32_t p : state_.fleets[f].pools) {
       const int32_t need = filter_.need[p];
       if (need < 0) continue;
-      const int32_t largest = std::max(open_.LargestFree(p), reserved_.LargestFree(p));
+      const int32_t largest = std::max(capacity_.open().LargestFree(p), capacity_.reserved().LargestFree(p));
       if (largest - need > best_margin) {
         best_margin = largest - need;
         reason.fleet = f;
@@ -111,20 +111,20 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
   CountUnavailable(true, reason, available);
   reason.needed = run.nodes;
   int32_t fleet = -1;
-  if (!backfill && !reserved_.empty() && FindMulti(run.nodes, rule, true, probe_, fleet)) {
+  if (!backfill && !capacity_.reserved().empty() && capacity_.FindMulti(run.nodes, rule, true, nullptr, probe_, fleet)) {
     reason.code = WaitCode::kReserved;
     reason.fleet = fleet;
     return;
   }
   std::string_view preemptor;
-  if (!held_.empty() && FindKept(run.nodes, rule, backfill, fleet, preemptor)) {
+  if (!capacity_.held().empty() && FindKept(run.nodes, rule, backfill, fleet, preemptor)) {
     reason.code = WaitCode::kKeptForPreemptor;
     reason.fleet = fleet;
     reason.preemptor = preemptor;
     return;
   }
   if (run.max_duration &&
-      FindMulti(run.nodes, LifetimeRule{now_ + 1, true}, false, chosen_, fleet)) {
+      capacity_.FindMulti(run.nodes, LifetimeRule{now_ + 1, true}, false, nullptr, chosen_, fleet)) {
     int64_t shortest = kNoExpiry;
     for (const auto& key : chosen_) shortest = std::min(shortest, key.first);
     reason.code = WaitCode::kLifetimeTooShort;
@@ -140,7 +140,7 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
   reason.available = -1;
   for (int32_t f : filter_.candidates) {
     if (!state_.fleets[f].cluster) continue;
-    const int32_t idle = open_.MaxIdleInDomain(f);
+    const int32_t idle = capacity_.open().MaxIdleInDomain(f);
     if (idle > reason.available) {
       reason.available = idle;
       reason.fleet = f;
@@ -158,22 +158,22 @@ bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int
     const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster) continue;
     for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
-      if (held_.IdleIn(d) == 0) continue;
-      const int32_t count = held_.IdleIn(d) + open_.IdleIn(d) + (backfill ? reserved_.IdleIn(d) : 0);
+      if (capacity_.held().IdleIn(d) == 0) continue;
+      const int32_t count = capacity_.held().IdleIn(d) + capacity_.open().IdleIn(d) + (backfill ? capacity_.reserved().IdleIn(d) : 0);
       if (count < nodes) continue;
       probe_.clear();
       auto collect = [&](const CapacityIndex::Key& key) {
         if (filter_.need[state_.instances[key.second].pool] >= 0) probe_.push_back(key);
         return probe_.size() < limit;
       };
-      held_.ForEachIdle(d, rule, collect);
+      capacity_.held().ForEachIdle(d, rule, collect);
       if (probe_.empty()) continue;
       const int32_t first = probe_.front().second;
-      if (probe_.size() < limit && backfill) reserved_.ForEachIdle(d, rule, collect);
-      if (probe_.size() < limit) open_.ForEachIdle(d, rule, collect);
+      if (probe_.size() < limit && backfill) capacity_.reserved().ForEachIdle(d, rule, collect);
+      if (probe_.size() < limit) capacity_.open().ForEachIdle(d, rule, collect);
       if (probe_.size() == limit) {
         fleet_out = f;
-        preemptor = holders_[state_.instances[first].held_for].run_id;
+        preemptor = preempt_.HolderOf(first);
         return true;
       }
     }

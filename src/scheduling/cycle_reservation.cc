@@ -8,7 +8,7 @@
 namespace berth::scheduling::internal {
 
 void Cycle::TryReserve(const PendingRun& run) {
-  const Timeline timeline(state_, running_entries_, placed_entries_);
+  const Timeline timeline(state_, running_entries_, capacity_.placed());
   std::optional<ReservationChoice> choice = EarliestReservation(ReserveInput{state_, timeline, filter_.candidates, filter_.need}, run);
   if (choice) Reserve(run, choice->fleet, std::move(choice->instances), choice->start);
 }
@@ -19,17 +19,14 @@ void Cycle::Reserve(const PendingRun& run, int32_t fleet, std::vector<int32_t> c
   Reservation reservation;
   reservation.run_id = run.id;
   reservation.fleet = state_.fleets[fleet].spec->name;
+  capacity_.Reserve(chosen);
   for (int32_t i : chosen) {
-    Unindex(i);
-    state_.instances[i].reserved = true;
-    Index(i);
-    WorkReady(i);
+    preempt_.Refresh(i);
     reservation.instances.push_back(state_.instances[i].spec->name);
   }
   if (start != kUnknownTime) reservation.earliest_start = TimePoint(Duration(start));
   has_reservation_ = true;
   reservation_start_ = start;
-  ++version_;
   out_.reservation = std::move(reservation);
 }
 

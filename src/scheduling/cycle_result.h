@@ -81,7 +81,7 @@ struct WaitReason {
   bool slice_gang = false;
   int64_t slice_blocks = 0;
   // Its slices are whole instances of `fleet`, kept in one topology domain: `available` counts
-  // one domain's (Cycle::WholeSlicesIn).
+  // one domain's (Capacity::WholeSlicesIn, place.h).
   bool slice_domain = false;
   int64_t not_ready = 0;  // instances of its fleets that take no new run, by cause
   int64_t expired = 0;

@@ -137,7 +137,7 @@ bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) 
                (state_.pools[p].layout.total_blocks() / std::max(blocks_each, 1));
       if (blocks == 0) blocks = blocks_each;
     }
-    // Whole slices in a fleet with topology domains (Cycle::WholeSlicesIn): one domain's worth.
+    // Whole slices in a fleet with topology domains (Capacity::WholeSlicesIn): one domain's worth.
     bool whole = fleet.topology && blocks > 0;
     for (int32_t p : fleet.pools) whole &= need[p] < 0 || need[p] == state_.pools[p].layout.total_blocks();
     if (whole) {

@@ -30,8 +30,7 @@ class FleetFilter {
   // reason says why not.
   bool Fits(const PendingRun& run, WaitReason& reason);
 
-  // The current run's candidate fleets, by index, sorted (the placement search may narrow them
-  // for a moment: cycle_teams.cc).
+  // The current run's candidate fleets, by index, sorted.
   std::vector<int32_t> candidates;
   // Blocks the current run takes per instance, by pool (-1: no fit); set for the candidates' pools.
   std::vector<int32_t> need;

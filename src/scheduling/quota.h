@@ -21,6 +21,13 @@ struct QuotaUse {
   int64_t pods = 0;
 };
 
+// Adds one Pod asking for `pod` to `use`.
+inline void AddPod(QuotaUse& use, const Resources& pod) {
+  use.resources = Resources{use.resources.cpu_millis + pod.cpu_millis, use.resources.memory_bytes + pod.memory_bytes,
+                            use.resources.gpus + pod.gpus};
+  ++use.pods;
+}
+
 // The first resource of a use that does not fit: the numbers a waiting run's message shows.
 struct QuotaShortfall {
   std::string resource;  // as the ResourceQuota spells it: "requests.nvidia.com/gpu"

@@ -122,7 +122,7 @@ bool ChooseMulti(const ReserveInput& input, const PendingRun& run, ReservationCh
 }
 
 // Whether the gang's slices are whole instances of fleet f, which has topology domains
-// (Cycle::WholeSlicesIn): the gang then reserves within one domain, as a multi-node run.
+// (Capacity::WholeSlicesIn): the gang then reserves within one domain, as a multi-node run.
 bool WholeSlices(const ReserveInput& input, int32_t f) {
   const Fleet& fleet = input.state.fleets[f];
   if (!fleet.topology) return false;
