@@ -49,7 +49,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -60,7 +59,6 @@ namespace berth::reconcilers {
 
 enum class WriteState { kAssumed, kWritten, kUnknown, kConfirmed };
 enum class WriteAnswer { kWritten, kRefused, kUnknown };
-std::string_view StateName(WriteState s);
 
 template <typename V>
 class WriteCache {
@@ -216,13 +214,13 @@ template <typename V>
 class LastWritten {
  public:
   // Loop thread: nothing when the last status written or queued for `key` is known and `same` as
-  // `value`; else `queue(ticket)` hands the write to a writer (whose task ends with Finish) and the
-  // value is assumed. False when the writer took nothing (the next Offer tries again).
+  // `value`; else `queue(ticket, value)` hands the write to a writer (whose task ends with Finish)
+  // and the value is assumed. False when the writer took nothing (the next Offer tries again).
   template <typename Same, typename Queue>
   bool Offer(const std::string& key, V value, Same same, Queue queue) {
     const auto* known = cache_.Find(key);
     if (known && known->state != WriteState::kUnknown && same(known->value, value)) return true;
-    if (!queue(cache_.NextTicket())) return false;
+    if (!queue(cache_.NextTicket(), std::as_const(value))) return false;
     cache_.Assume(key, std::move(value));
     return true;
   }

@@ -205,7 +205,7 @@ TEST(LastWritten, OffersAWriteOnlyWhenItDiffersOrDidNotGo) {
   LastWritten<std::string> w;
   auto same = [](const std::string& a, const std::string& b) { return a == b; };
   std::vector<uint64_t> queued;
-  auto queue = [&](uint64_t ticket) {
+  auto queue = [&](uint64_t ticket, const std::string&) {
     queued.push_back(ticket);
     return true;
   };
@@ -223,7 +223,7 @@ TEST(LastWritten, OffersAWriteOnlyWhenItDiffersOrDidNotGo) {
   EXPECT_TRUE(w.Offer("f", "s2", same, queue));
   EXPECT_EQ(queued.size(), 3u) << "a write that did not go is made again";
   // Not taken by a writer: nothing assumed, false, offered again next time.
-  EXPECT_FALSE(w.Offer("g", "s1", same, [](uint64_t) { return false; }));
+  EXPECT_FALSE(w.Offer("g", "s1", same, [](uint64_t, const std::string&) { return false; }));
   EXPECT_TRUE(w.Offer("g", "s1", same, queue));
   EXPECT_EQ(queued.size(), 4u);
   w.Retain([](const std::string& k) { return k == "f"; });
