@@ -155,22 +155,13 @@ TeamStatus TeamKeeper::StatusOf(const Team& team, const Usage& usage, sched::Tim
   return s;
 }
 
-bool TeamKeeper::Patch(const std::string& name, const std::string& patch) {
+bool TeamKeeper::Patch(const std::string& name, uint64_t ticket, const std::string& patch) {
   const WriteResult w = PatchStatus(*client_, k8s::resources::kTeams.Path("", name, "status"), patch);
-  switch (w.outcome) {
-    case WriteOutcome::kWritten:
-    case WriteOutcome::kGone:  // deleted meanwhile: nothing to write (its usage leaves with it)
-      return true;
-    case WriteOutcome::kConflict:
-    case WriteOutcome::kExists:
-    case WriteOutcome::kRefused:
-    case WriteOutcome::kFailed:
-      break;
-  }
-  LogUnwritten("team " + name, w);
-  std::lock_guard<std::mutex> lock(mu_);
-  failed_.insert(name);
-  return false;
+  // Gone: deleted meanwhile, nothing to write (its usage leaves with it).
+  const bool done = w.outcome == WriteOutcome::kWritten || w.outcome == WriteOutcome::kGone;
+  if (!done) LogUnwritten("team " + name, w);
+  written_.Finish(name, ticket, done);
+  return done;
 }
 
 bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bool due, sched::TimePoint now) {
@@ -179,32 +170,21 @@ bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bo
     auto u = usage_.find(t->meta.name);
     if (u == usage_.end()) continue;
     TeamStatus status = StatusOf(*t, u->second, now);
-    auto prev = written_.find(t->meta.name);
-    if (!due && prev != written_.end() && WithoutUsage(prev->second) == WithoutUsage(status)) continue;
     const std::string name = t->meta.name;
-    const bool queued = dispatch_("team:" + name, [this, name, patch = api::TeamStatusPatch(status, "")] {
-      return Patch(name, patch);
-    });
-    if (queued) {
-      written_[name] = std::move(status);
-    } else {
-      settled = false;
-    }
+    auto same = [due](const TeamStatus& a, const TeamStatus& b) { return !due && WithoutUsage(a) == WithoutUsage(b); };
+    auto queue = [this, &name](uint64_t ticket, const TeamStatus& s) {
+      return dispatch_("team:" + name, [this, name, ticket, patch = api::TeamStatusPatch(s, "")] {
+        return Patch(name, ticket, patch);
+      });
+    };
+    if (!written_.Offer(name, std::move(status), same, queue)) settled = false;
   }
-  for (auto it = written_.begin(); it != written_.end();) {
-    it = usage_.count(it->first) ? std::next(it) : written_.erase(it);
-  }
+  written_.Retain([this](const std::string& name) { return usage_.count(name) != 0; });
   return settled;
 }
 
 void TeamKeeper::TakeFailures() {
-  std::set<std::string> failed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    failed.swap(failed_);
-  }
-  for (const auto& name : failed) written_.erase(name);
-  if (!failed.empty()) settled_ = false;
+  if (written_.Settle()) settled_ = false;
 }
 
 std::optional<std::pair<double, double>> TeamKeeper::UsageOf(const std::string& team) const {

@@ -3,8 +3,8 @@
 // the Team status writer.
 //
 // Threads. Everything but the writes: the engine's loop thread. The writes run on the engine's
-// writer threads (KeyedWriter, key "team:<name>"), which note a failed write under this object's
-// own lock for TakeFailures.
+// writer threads (KeyedWriter, key "team:<name>"), which answer each write to the last-written
+// cache (LastWritten::Finish, under its own lock) for TakeFailures.
 // Owns: each team's usage (GPU-hours and CPU-hours, decayed) and since when it holds, the use of
 // each team's running runs in the last view (what accrues until the next), the usage the core
 // sees (published once per status interval), what was last written per Team.
@@ -25,15 +25,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "k8s/client.h"
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/write_cache.h"
 #include "reconcilers/objects/team_types.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/teams.h"
@@ -79,8 +78,9 @@ class TeamKeeper {
   TeamStatus StatusOf(const Team& team, const Usage& usage, scheduling::TimePoint now) const;
   // Writes each status that differs (or all, when `due`); false when one could not be queued.
   bool Write(const std::vector<std::shared_ptr<const Team>>& teams, bool due, scheduling::TimePoint now);
-  // Writer thread: one Team's status patch; false (noted in failed_, logged) unless written or gone.
-  bool Patch(const std::string& name, const std::string& patch);
+  // Writer thread: one Team's status patch (the write `ticket` of written_); false (logged)
+  // unless written or gone.
+  bool Patch(const std::string& name, uint64_t ticket, const std::string& patch);
 
   k8s::ClientPtr client_;
   const EngineCaches& caches_;
@@ -95,10 +95,8 @@ class TeamKeeper {
   std::map<std::string, std::string> conflicts_;                   // team -> a namespace another Team has
   uint64_t use_gen_ = 0;
   std::vector<scheduling::TeamFleetReport> report_;                // of the view use_gen_
-  std::map<std::string, TeamStatus> written_;                      // last written or queued
+  LastWritten<TeamStatus> written_;                                // last written or queued
   bool settled_ = false;
-  std::mutex mu_;                                                  // guards failed_ (writer threads)
-  std::set<std::string> failed_;
 };
 
 }  // namespace berth::reconcilers

@@ -26,7 +26,6 @@ namespace berth::reconcilers {
 
 struct RunMemo {
   std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
-  std::string assumed_rv;            // the run's resourceVersion when assumed
   // Non-zero while the outcome of the admission's status write is unknown (see "Ambiguous
   // writes"): the resourceVersion that write was guarded by.
   uint64_t unconfirmed_rv = 0;

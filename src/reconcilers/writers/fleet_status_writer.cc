@@ -10,13 +10,7 @@ namespace berth::reconcilers {
 namespace sched = scheduling;
 
 void FleetStatusWriter::TakeFailures() {
-  std::unordered_set<std::string> failed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    failed.swap(failed_);
-  }
-  for (const auto& name : failed) written_.erase(name);
-  if (!failed.empty()) settled_ = false;  // written again by the next Update
+  if (written_.Settle()) settled_ = false;  // written again by the next Update
 }
 
 const std::vector<sched::InstanceStatus>& FleetStatusWriter::Update(const ClusterView& view, uint64_t view_gen,
@@ -34,24 +28,15 @@ const std::vector<sched::InstanceStatus>& FleetStatusWriter::Update(const Cluste
   return described;
 }
 
-bool FleetStatusWriter::Patch(const std::string& name, const std::string& patch) {
+bool FleetStatusWriter::Patch(const std::string& name, uint64_t ticket, const std::string& patch) {
   const WriteResult w = PatchStatus(*client_, k8s::resources::kFleets.Path("", name, "status"), patch);
-  switch (w.outcome) {
-    case WriteOutcome::kWritten:
-      return true;
-    // The Fleet changed since the pass read it (its resourceVersion guards the patch), or it is
-    // gone and the informer drops it: either way the next pass decides from the cache again.
-    case WriteOutcome::kConflict:
-    case WriteOutcome::kGone:
-    case WriteOutcome::kExists:
-    case WriteOutcome::kRefused:
-    case WriteOutcome::kFailed:
-      break;
-  }
-  LogUnwritten("fleet " + name, w);
-  std::lock_guard<std::mutex> lock(mu_);
-  failed_.insert(name);
-  return false;
+  // Anything but written: the Fleet changed since the pass read it (its resourceVersion guards
+  // the patch), or it is gone and the informer drops it, or the API failed: either way the next
+  // pass decides from the cache again.
+  const bool written = w.outcome == WriteOutcome::kWritten;
+  if (!written) LogUnwritten("fleet " + name, w);
+  written_.Finish(name, ticket, written);
+  return written;
 }
 
 bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
@@ -60,18 +45,14 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
   for (const auto& d : *described_.Peek()) by_fleet[d.fleet].push_back(&d);
   for (const auto& [name, fleet] : view.fleets) {
     FleetStatus status = BuildFleetStatus(*fleet, view, by_fleet[name], now);
-    auto prev = written_.find(name);
-    if (prev != written_.end() && prev->second == status) continue;  // written or queued already
     const std::string key = "fleet:" + name;  // ':' never appears in a namespace
+    const std::string& rv = fleet->meta.resource_version;
     // An init-capture: clang 14 cannot capture a structured binding by name.
-    const bool queued = dispatch_(key, [this, name = name, patch = api::FleetStatusPatch(status, fleet->meta.resource_version)] {
-      return Patch(name, patch);
-    });
-    if (queued) {
-      written_[name] = std::move(status);
-    } else {
-      settled = false;  // the writer took nothing: the next pass tries again
-    }
+    auto queue = [&, name = name](uint64_t ticket, const FleetStatus& s) {
+      return dispatch_(key, [this, name, ticket, patch = api::FleetStatusPatch(s, rv)] { return Patch(name, ticket, patch); });
+    };
+    const bool taken = written_.Offer(name, std::move(status), std::equal_to<FleetStatus>(), queue);
+    if (!taken) settled = false;  // the writer took nothing: the next pass tries again
   }
   return settled;
 }

@@ -4,8 +4,8 @@
 // written or queued.
 //
 // Threads. Update and TakeFailures: the engine's loop thread. The writes it dispatches run on the
-// engine's writer threads (KeyedWriter, key "fleet:<name>"), which note a failed write under the
-// writer's own lock for TakeFailures.
+// engine's writer threads (KeyedWriter, key "fleet:<name>"), which answer each write to the
+// last-written cache (LastWritten::Finish, under its own lock) for TakeFailures.
 // Owns: the instances' states of the last pass (scheduling::DescribeInstances) and what was last
 // written per Fleet. Reads the view the caller hands in.
 //
@@ -19,14 +19,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "base/memo.h"
 #include "k8s/client.h"
 #include "reconcilers/state/cluster_view.h"
+#include "reconcilers/state/write_cache.h"
 #include "scheduling/instance_state.h"
 
 namespace berth::reconcilers {
@@ -49,8 +48,9 @@ class FleetStatusWriter {
   // Queues each Fleet's status write whose body differs from the last one; false when one could
   // not be queued.
   bool Write(const ClusterView& view, scheduling::TimePoint now);
-  // Writer thread: one Fleet's status patch; false (noted in failed_, logged) unless written.
-  bool Patch(const std::string& name, const std::string& patch);
+  // Writer thread: one Fleet's status patch (the write `ticket` of written_); false (logged)
+  // unless written.
+  bool Patch(const std::string& name, uint64_t ticket, const std::string& patch);
 
   k8s::ClientPtr client_;
   Dispatch dispatch_;
@@ -59,9 +59,7 @@ class FleetStatusWriter {
   base::Memo<uint64_t, std::vector<scheduling::InstanceStatus>> described_{"the instances' states"};
   scheduling::TimePoint described_until_{};
   bool settled_ = false;                         // every Fleet's status written or queued
-  std::map<std::string, FleetStatus> written_;   // fleet -> last status written or queued
-  std::mutex mu_;                                // guards failed_ (writer threads)
-  std::unordered_set<std::string> failed_;       // write these fleets' status again
+  LastWritten<FleetStatus> written_;             // fleet -> last status written or queued
 };
 
 }  // namespace berth::reconcilers
