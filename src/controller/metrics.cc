@@ -12,6 +12,11 @@ namespace {
 prometheus::Histogram::BucketBoundaries WaitBuckets() {
   return {0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600.0, 24 * 3600.0};
 }
+// (estimated start - actual) / the wait: -1 is an estimate of "now" for a run that waited; 1 one
+// twice as far out as the wait was.
+prometheus::Histogram::BucketBoundaries ErrorBuckets() {
+  return {-4, -2, -1, -0.5, -0.25, -0.1, 0.1, 0.25, 0.5, 1, 2, 4};
+}
 prometheus::Histogram::BucketBoundaries CycleBuckets() {
   return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
 }
@@ -32,6 +37,10 @@ constexpr const char* kTeamResourcesHelp =
 constexpr const char* kFinishedHelp = "Runs that reached Succeeded or Failed, by phase and reason";
 constexpr const char* kFailedHelp = "Runs that failed, by reason";
 constexpr const char* kAdmissionWaitHelp = "Time from a run's submission to its admission";
+constexpr const char* kEstimateErrorHelp =
+    "The error of the first start-time estimate of each admitted run: (estimated start - placement) / its wait "
+    "since that estimate (negative: it started later than estimated); runs shown no estimate, or shown one "
+    "less than a minute before their placement, are not counted";
 constexpr const char* kCycleDurationHelp = "Duration of one scheduling pass (snapshot, cycle, decisions)";
 constexpr const char* kPassesHelp =
     "Scheduling passes, by whether the scheduling core decided again (core=decided) or its last result "
@@ -74,6 +83,7 @@ Metrics::Metrics()
       failed_(CounterFamily(*registry_, "berth_runs_failed_total", kFailedHelp)),
       admission_wait_(HistogramFamily(*registry_, "berth_admission_wait_seconds", kAdmissionWaitHelp)),
       cycle_duration_(HistogramFamily(*registry_, "berth_scheduling_cycle_duration_seconds", kCycleDurationHelp)),
+      estimate_error_(HistogramFamily(*registry_, "berth_estimate_error_ratio", kEstimateErrorHelp)),
       passes_(CounterFamily(*registry_, "berth_scheduling_passes_total", kPassesHelp)),
       fleet_blocks_(GaugeFamily(*registry_, "berth_fleet_blocks", kFleetBlocksHelp)),
       instances_(GaugeFamily(*registry_, "berth_instances", kInstancesHelp)),
@@ -96,6 +106,7 @@ void Metrics::AddFixedSeries() {
   leader_.Add({});
   admission_wait_.Add({}, WaitBuckets());
   cycle_duration_.Add({}, CycleBuckets());
+  estimate_error_.Add({}, ErrorBuckets());
   passes_.Add({{"core", "decided"}});
   passes_.Add({{"core", "stood"}});
 }
@@ -145,6 +156,8 @@ void Metrics::OnAdmitted(std::chrono::milliseconds wait) {
   admitted_.Add({}).Increment();
   admission_wait_.Add({}, WaitBuckets()).Observe(static_cast<double>(wait.count()) / 1000.0);
 }
+
+void Metrics::OnEstimateError(double ratio) { estimate_error_.Add({}, ErrorBuckets()).Observe(ratio); }
 
 void Metrics::OnFinished(const std::string& phase, const std::string& reason) {
   finished_.Add({{"phase", phase}, {"reason", reason}}).Increment();

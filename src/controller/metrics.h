@@ -25,6 +25,7 @@ class Metrics final : public reconcilers::EngineObserver {
 
   void OnPass(const PassSummary& summary) override;
   void OnAdmitted(std::chrono::milliseconds wait) override;
+  void OnEstimateError(double ratio) override;
   void OnFinished(const std::string& phase, const std::string& reason) override;
   void OnWriteFailed(const std::string& what) override;
   void OnPreempted(const std::string& fleet) override;
@@ -49,6 +50,7 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Counter>& failed_;
   prometheus::Family<prometheus::Histogram>& admission_wait_;
   prometheus::Family<prometheus::Histogram>& cycle_duration_;
+  prometheus::Family<prometheus::Histogram>& estimate_error_;
   prometheus::Family<prometheus::Counter>& passes_;
   prometheus::Family<prometheus::Gauge>& fleet_blocks_;
   prometheus::Family<prometheus::Gauge>& instances_;

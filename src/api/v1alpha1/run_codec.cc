@@ -354,6 +354,20 @@ void WritePreemption(Writer& w, const std::optional<RunStatus::Preemption>& p) {
   w.raw().EndObject();
 }
 
+// Both ends, always (a merge patch replaces the range whole); null without one.
+void WriteStartRange(Writer& w, const std::optional<RunStatus::StartRange>& r) {
+  if (!r) {
+    w.Null();
+    return;
+  }
+  w.raw().StartObject();
+  w.Key("earliest");
+  w.TimeOrNull(r->earliest);
+  w.Key("latest");
+  w.TimeOrNull(r->latest);
+  w.raw().EndObject();
+}
+
 // Every status field; `nulls`: the empty ones as null (a merge patch), else left out.
 void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   auto str = [&](const char* k, std::string_view v) {
@@ -380,16 +394,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   time("estimatedStartAt", s.estimated_start_at);
   if (s.estimated_start_range || nulls) {
     w.Key("estimatedStartRange");
-    if (s.estimated_start_range) {
-      w.raw().StartObject();  // whole: a merge patch replaces both ends
-      w.Key("earliest");
-      w.TimeOrNull(s.estimated_start_range->earliest);
-      w.Key("latest");
-      w.TimeOrNull(s.estimated_start_range->latest);
-      w.raw().EndObject();
-    } else {
-      w.Null();
-    }
+    WriteStartRange(w, s.estimated_start_range);
   }
   str("fleet", s.fleet);
   if (!s.placement.empty() || nulls) {

@@ -77,6 +77,9 @@ class EngineObserver {
   virtual void OnAdmitted(std::chrono::milliseconds wait) = 0;
   // A run reached Succeeded or Failed with `reason`.
   virtual void OnFinished(const std::string& phase, const std::string& reason) = 0;
+  // A run was admitted with an estimate made at least a minute before: (estimated start - its
+  // placement) / its wait since that estimate (issue 47; negative: it started later than said).
+  virtual void OnEstimateError(double ratio) { (void)ratio; }
   // A running run was evicted for a higher-priority run on `fleet` (issue 17).
   virtual void OnPreempted(const std::string& fleet) { (void)fleet; }
   // A running run of `team` ("" when no Team holds its namespace) was stopped by a reclaim on

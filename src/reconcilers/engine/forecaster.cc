@@ -121,7 +121,7 @@ void Forecaster::Hand(sched::EstimateInput input, uint64_t stamp) {
   under_way_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    handed_ = std::move(input);
+    handed_ = Handed{std::move(input), calibration_};
     done_ = false;
     if (!stepped_ && !worker_.joinable() && !stopping_) worker_ = std::thread([this] { Work(); });
   }
@@ -129,14 +129,14 @@ void Forecaster::Hand(sched::EstimateInput input, uint64_t stamp) {
 }
 
 bool Forecaster::RunQueued() {
-  std::optional<sched::EstimateInput> input;
+  std::optional<Handed> handed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!handed_) return false;
-    input = std::move(handed_);
+    handed = std::move(handed_);
     handed_.reset();
   }
-  Compute(std::move(*input));
+  Compute(std::move(*handed));
   return true;
 }
 
@@ -145,25 +145,29 @@ void Forecaster::Work() {
   while (true) {
     cv_.wait(lock, [this] { return stopping_ || handed_.has_value(); });
     if (stopping_) return;
-    sched::EstimateInput input = std::move(*handed_);
+    Handed handed = std::move(*handed_);
     handed_.reset();
     lock.unlock();
-    Compute(std::move(input));
+    Compute(std::move(handed));
     lock.lock();
   }
 }
 
-void Forecaster::Compute(sched::EstimateInput input) {
+void Forecaster::Compute(Handed handed) {
   auto estimates = std::make_shared<Estimates>();
+  const sched::EstimateInput& input = handed.input;
   const std::optional<size_t> depth = input.left_out > 0 ? std::optional<size_t>(input.queued.size()) : std::nullopt;
+  estimates->now = input.now;
   const auto started = std::chrono::steady_clock::now();
-  std::vector<sched::StartEstimate> all = sched::EstimateStarts(std::move(input), options_);
+  std::vector<sched::StartEstimate> all = sched::EstimateStarts(std::move(handed.input), options_);
   const auto took =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
   const size_t runs = all.size();
   for (sched::StartEstimate& e : all) {
     std::string id = e.run_id;
-    estimates->emplace(std::move(id), std::move(e));
+    std::optional<sched::StartRange> sampled = e.range;
+    if (e.start) e.range = handed.calibration.Range(estimates->now, *e.start, sampled);
+    estimates->of.emplace(std::move(id), Estimate{std::move(e), sampled});
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -183,13 +187,33 @@ bool Forecaster::Take() {
   current_depth_ = published_depth_;
   under_way_ = false;
   ++taken_;
+  NoteShown();
   return true;
+}
+
+void Forecaster::NoteShown() {
+  if (!current_) return;
+  std::erase_if(first_shown_, [this](const auto& e) { return !current_->of.count(e.first); });  // left the queue
+  for (const auto& [key, e] : current_->of) {
+    if (e.shown.start) first_shown_.try_emplace(key, Shown{current_->now, *e.shown.start, e.sampled});
+  }
+}
+
+std::optional<double> Forecaster::NoteStarted(const std::string& key, k8s::TimePoint at) {
+  auto it = first_shown_.find(key);
+  if (it == first_shown_.end()) return std::nullopt;
+  const Shown shown = it->second;
+  first_shown_.erase(it);
+  calibration_.Observe(shown.at, shown.start, shown.sampled, at);
+  const std::chrono::duration<double> waited = at - shown.at;
+  if (waited < std::chrono::minutes(1)) return std::nullopt;
+  return std::chrono::duration<double>(shown.start - at) / waited;
 }
 
 const sched::StartEstimate* Forecaster::Of(const std::string& key, std::optional<int64_t> place) const {
   if (!current_) return nullptr;
-  auto it = current_->find(key);
-  if (it != current_->end()) return &it->second;
+  auto it = current_->of.find(key);
+  if (it != current_->of.end()) return &it->second.shown;
   static const sched::StartEstimate kBeyond{"", std::nullopt, sched::EstimateUnknown::kQueueDepth, std::nullopt};
   if (current_depth_ && place && *place > static_cast<int64_t>(*current_depth_)) return &kBeyond;
   return nullptr;

@@ -15,6 +15,12 @@
 // Depth: the input holds the first EstimateOptions::max_runs queued runs (10,000), so that a
 // forecast's copies and cycles stay bounded however long the queue (100,000 pending: the copies
 // held the controller's RSS ~170 MB higher); a run further back shows kQueueDepth (Of).
+// Ranges (issue 47): each estimate's sampled range is widened by an EstimateCalibration
+// (scheduling/estimate.h) that the loop thread feeds: the first estimate each run was shown is
+// kept (key -> when, start, sampled range; at most the forecast's depth) and, when the run is
+// admitted (NoteStarted), scored against its placement time; the worker widens with a copy of the
+// calibration handed over with the input. A restart forgets both (ranges are the sampled ones
+// until kMinObservations runs started again).
 // Cost on the loop thread: copying the snapshot and the first max_runs queued runs, and one
 // prediction per copied and running run, once per forecast; Learn O(1) per finished run visited.
 // EstimateStarts' own cost (scheduling/estimate.h) is on the worker thread.
@@ -97,6 +103,13 @@ class Forecaster {
   bool RunQueued();
   // Loop thread: takes the newest published forecast; true when it is new since the last Take.
   bool Take();
+  // Loop thread: `key` was admitted at `at`: the first estimate it was shown feeds the ranges'
+  // calibration, and is forgotten. Returns that estimate's error, (estimated start - `at`) / the
+  // wait from the moment it was made to `at` (negative: it started later than said; what
+  // berth_estimate_error_ratio observes); nullopt when it was shown none or waited under a minute
+  // since.
+  std::optional<double> NoteStarted(const std::string& key, k8s::TimePoint at);
+  const scheduling::EstimateCalibration& calibration() const { return calibration_; }
   // Loop thread: `key`'s estimate in the last forecast taken; nullptr when it has none. A run it
   // does not hold whose queue place (`place`, 1-based) is beyond the runs that forecast looked at
   // (it left runs out: EstimateInput::left_out) is unknown, kQueueDepth.
@@ -114,9 +127,29 @@ class Forecaster {
   static constexpr size_t kLearnedUids = 200000;
 
  private:
-  using Estimates = std::unordered_map<std::string, scheduling::StartEstimate>;
+  struct Estimate {
+    scheduling::StartEstimate shown;                  // its range widened by the calibration
+    std::optional<scheduling::StartRange> sampled;    // the range of the sampled forecasts alone
+  };
+  struct Estimates {
+    k8s::TimePoint now{};  // the forecast's
+    std::unordered_map<std::string, Estimate> of;
+  };
+  struct Handed {
+    scheduling::EstimateInput input;
+    scheduling::EstimateCalibration calibration;
+  };
   void Work();  // the worker thread
-  void Compute(scheduling::EstimateInput input);
+  void Compute(Handed handed);
+  void NoteShown();  // Take: the first estimate of each run in current_
+
+  // Loop thread only (ranges): the first estimate each run was shown, and the calibration.
+  struct Shown {
+    k8s::TimePoint at, start;
+    std::optional<scheduling::StartRange> sampled;
+  };
+  std::unordered_map<std::string, Shown> first_shown_;
+  scheduling::EstimateCalibration calibration_;
 
   const std::chrono::milliseconds interval_;
   const Done wake_;
@@ -136,7 +169,7 @@ class Forecaster {
 
   std::mutex mu_;  // guards the fields below
   std::condition_variable cv_;
-  std::optional<scheduling::EstimateInput> handed_;
+  std::optional<Handed> handed_;
   std::shared_ptr<const Estimates> published_;
   std::optional<size_t> published_depth_;
   bool done_ = false;  // the forecast handed over is published

@@ -359,7 +359,12 @@ bool RunController::CoreResultStands(k8s::TimePoint now) const {
 void RunController::Admit(const Run& run, const sched::Placement& placement, k8s::TimePoint now) {
   const std::string key = RunKey(run);
   const int32_t effective = queue_.EffectivePriority(key).value_or(static_cast<int32_t>(run.spec.priority));
-  if (admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) queue_.Remove(key);
+  if (!admissions_.Admit(run, placement, effective, working_.MemoOf(key), now)) return;
+  queue_.Remove(key);
+  // Issue 47: the run's first estimate against its placement (the ranges' calibration, the metric).
+  if (const std::optional<double> error = forecaster_.NoteStarted(key, now); error && observer_ != nullptr) {
+    observer_->OnEstimateError(*error);
+  }
 }
 
 }  // namespace berth::reconcilers

@@ -235,6 +235,21 @@ TEST(MetricsTest, AdmissionsAndAdmissionWait) {
   }
 }
 
+// Issue 47: each admitted run's first estimate's error, signed: -0.5 started later than said.
+TEST(MetricsTest, EstimateErrorRatioIsAHistogramFromTheStart) {
+  Metrics m;
+  EXPECT_EQ(Value(m.Render(), "berth_estimate_error_ratio_count"), 0.0) << "the series exists before any run";
+  m.OnEstimateError(-0.5);
+  m.OnEstimateError(0.2);
+  m.OnEstimateError(3);
+  const std::string text = m.Render();
+  EXPECT_EQ(Value(text, "berth_estimate_error_ratio_count"), 3.0);
+  EXPECT_EQ(Value(text, "berth_estimate_error_ratio_bucket", {{"le", "-1"}}), 0.0);
+  EXPECT_EQ(Value(text, "berth_estimate_error_ratio_bucket", {{"le", "-0.5"}}), 1.0);
+  EXPECT_EQ(Value(text, "berth_estimate_error_ratio_bucket", {{"le", "0.25"}}), 2.0);
+  EXPECT_EQ(Value(text, "berth_estimate_error_ratio_bucket", {{"le", "4"}}), 3.0);
+}
+
 TEST(MetricsTest, FinishedAndFailedRuns) {
   Metrics m;
   m.OnFinished("Succeeded", "Completed");
@@ -340,6 +355,7 @@ TEST(MetricsTest, EveryFamilyHasHelpAndTypeOnceUsed) {
       {"berth_runs_failed_total", "counter"},
       {"berth_admission_wait_seconds", "histogram"},
       {"berth_scheduling_cycle_duration_seconds", "histogram"},
+      {"berth_estimate_error_ratio", "histogram"},
       {"berth_scheduling_passes_total", "counter"},
       {"berth_fleet_blocks", "gauge"},
       {"berth_instances", "gauge"},
