@@ -1,0 +1,179 @@
+// Store and Informer::Mirror (k8s/store.h, k8s/informer.h): a mirror brings its store to the
+// informer's content, applying only what changed since its last update, with the informer's own
+// pointers and the same indexes.
+
+#include "k8s/store.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "fakes/fake_api.h"
+#include "k8s/client.h"
+#include "k8s/informer.h"
+#include "k8s/objects.h"
+
+namespace berth::testing {
+namespace {
+
+using k8s::resources::kPods;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  StoreTest()
+      : api_(std::make_shared<FakeApi>(clock_)),
+        client_(std::make_shared<k8s::Client>(k8s::ClientConfig{}, api_)),
+        pods_(client_, kPods.Path(), k8s::DecodePod,
+              [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); }, "pods") {
+    client_->SetMaxRetries(0);
+    pods_.AddIndex("node", [](const k8s::Pod& p) {
+      return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
+    });
+    pods_.AddIndex("run", [](const k8s::Pod& p) { return std::vector<std::string>{p.meta.Label("berth.dev/run")}; });
+  }
+  ~StoreTest() override { pods_.Stop(); }
+
+  void CreatePod(const std::string& name, const std::string& run = "r") {
+    auto r = client_->Create(kPods.Path("ns"), R"({"metadata":{"name":")" + name + R"(","labels":{"berth.dev/run":")" + run +
+                                                    R"("}},"spec":{"containers":[{"name":"main","image":"busybox"}]}})");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  void Idle() { api_->WaitWatchesIdle(1); }
+
+  static std::vector<std::string> Names(const std::vector<std::shared_ptr<const k8s::Pod>>& pods) {
+    std::vector<std::string> out;
+    for (const auto& p : pods) out.push_back(p->meta.name);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // The store answers as the informer does, with the informer's pointers (nothing copied).
+  void ExpectSame(const k8s::Store<k8s::Pod>& store) {
+    EXPECT_EQ(store.Size(), pods_.Size());
+    EXPECT_EQ(store.Version(), pods_.Version());
+    for (const auto& p : pods_.List()) {
+      const std::string key = k8s::ObjectKey(p->meta.ns, p->meta.name);
+      EXPECT_EQ(store.Get(key).get(), p.get()) << key;
+    }
+    EXPECT_EQ(Names(store.List()), Names(pods_.List()));
+    for (const char* node : {"n1", "n2", "n3"}) {
+      EXPECT_EQ(Names(store.ByIndex("node", node)), Names(pods_.ByIndex("node", node))) << node;
+    }
+    for (const char* run : {"r", "s"}) EXPECT_EQ(Names(store.ByIndex("run", run)), Names(pods_.ByIndex("run", run))) << run;
+    EXPECT_TRUE(store.ByIndex("no-such-index", "x").empty());
+  }
+
+  k8s::FakeClock clock_;
+  std::shared_ptr<FakeApi> api_;
+  k8s::ClientPtr client_;
+  k8s::Informer<k8s::Pod> pods_;
+};
+
+TEST_F(StoreTest, AMirrorSeesAddsUpdatesAndDeletesWithTheInformersIndexes) {
+  CreatePod("a");
+  CreatePod("b", "s");
+  pods_.Start();
+  Idle();
+  auto mirror = pods_.NewMirror();
+  k8s::Store<k8s::Pod> store;
+  mirror.Update(store);
+  EXPECT_EQ(store.LastApplied(), 2u) << "the first update takes everything";
+  ExpectSame(store);
+
+  CreatePod("c");
+  ASSERT_TRUE(client_->Bind("ns", "a", "n1").ok());
+  ASSERT_TRUE(client_->Bind("ns", "b", "n2").ok());
+  Idle();
+  EXPECT_EQ(store.Size(), 2u) << "a store does not move between updates";
+  EXPECT_TRUE(store.ByIndex("node", "n1").empty());
+  mirror.Update(store);
+  EXPECT_EQ(store.LastApplied(), 3u) << "only the changed keys";
+  ExpectSame(store);
+  ASSERT_EQ(Names(store.ByIndex("node", "n1")), std::vector<std::string>{"a"});
+
+  ASSERT_TRUE(client_->Delete(kPods.Path("ns", "c")).ok());  // not bound: gone at once
+  Idle();
+  mirror.Update(store);
+  EXPECT_EQ(store.LastApplied(), 1u);
+  ExpectSame(store);
+  EXPECT_EQ(store.Get("ns/c"), nullptr);
+  EXPECT_EQ(Names(store.ByIndex("run", "r")), std::vector<std::string>{"a"}) << "a deleted object leaves the indexes";
+}
+
+TEST_F(StoreTest, NothingIsAppliedWhenNothingChanged) {
+  CreatePod("a");
+  CreatePod("b");
+  pods_.Start();
+  Idle();
+  auto mirror = pods_.NewMirror();
+  k8s::Store<k8s::Pod> store;
+  mirror.Update(store);
+  const auto a = store.Get("ns/a");
+  const uint64_t version = store.Version();
+  mirror.Update(store);
+  EXPECT_EQ(store.LastApplied(), 0u);
+  EXPECT_EQ(store.Version(), version);
+  EXPECT_EQ(store.Get("ns/a").get(), a.get()) << "the same object, not a copy";
+  ExpectSame(store);
+}
+
+TEST_F(StoreTest, TwoMirrorsAreIndependent) {
+  CreatePod("a");
+  pods_.Start();
+  Idle();
+  auto first = pods_.NewMirror();
+  auto second = pods_.NewMirror();
+  k8s::Store<k8s::Pod> one, two;
+  first.Update(one);
+  second.Update(two);
+  CreatePod("b");
+  Idle();
+  first.Update(one);
+  EXPECT_EQ(one.LastApplied(), 1u);
+  EXPECT_EQ(one.Size(), 2u);
+  EXPECT_EQ(two.Size(), 1u) << "the second store has not been updated";
+  ASSERT_TRUE(client_->Bind("ns", "a", "n3").ok());
+  Idle();
+  second.Update(two);
+  EXPECT_EQ(two.LastApplied(), 2u) << "what changed since the second mirror's own last update";
+  ExpectSame(two);
+  first.Update(one);
+  EXPECT_EQ(one.LastApplied(), 1u);
+  ExpectSame(one);
+  {
+    auto gone = pods_.NewMirror();  // a mirror dropped unregisters itself
+  }
+  CreatePod("c");
+  Idle();
+  first.Update(one);
+  ExpectSame(one);
+}
+
+// A relist (410 Gone: the watch's resourceVersion is too old) replaces the cache: each mirror takes
+// everything anew, deletions missed by the watch included.
+TEST_F(StoreTest, AMirrorFollowsARelist) {
+  CreatePod("a");
+  CreatePod("b");
+  pods_.Start();
+  Idle();
+  auto mirror = pods_.NewMirror();
+  k8s::Store<k8s::Pod> store;
+  mirror.Update(store);
+  api_->HoldWatches();
+  ASSERT_TRUE(client_->Delete(kPods.Path("ns", "a")).ok());
+  CreatePod("c", "s");
+  api_->Compact();
+  api_->CloseWatches();
+  api_->ReleaseWatches();
+  Idle();  // the watch is open again: after the relist
+  ASSERT_NE(pods_.Get("ns/c"), nullptr);
+  ASSERT_EQ(pods_.Get("ns/a"), nullptr);
+  mirror.Update(store);
+  EXPECT_EQ(store.LastApplied(), 2u) << "everything anew";
+  ExpectSame(store);
+  EXPECT_EQ(store.Get("ns/a"), nullptr);
+}
+
+}  // namespace
+}  // namespace berth::testing
