@@ -29,11 +29,6 @@
 
 namespace berth::k8s {
 
-// "namespace/name", or "name" for cluster-scoped objects.
-inline std::string ObjectKey(const std::string& ns, const std::string& name) {
-  return ns.empty() ? name : ns + "/" + name;
-}
-
 // An object the informer lists or watches but cannot decode (nested deeper than json::kMaxDepth):
 // set aside, out of the cache, so that it stops nothing else (issue 29).
 struct SetAsideObject {

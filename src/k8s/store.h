@@ -23,6 +23,11 @@
 
 namespace berth::k8s {
 
+// The key of an object in a cache: "namespace/name", or "name" for cluster-scoped objects.
+inline std::string ObjectKey(const std::string& ns, const std::string& name) {
+  return ns.empty() ? name : ns + "/" + name;
+}
+
 // Reads of a cache of T: an informer (live) or a Store (one moment of it).
 template <typename T>
 class Source {

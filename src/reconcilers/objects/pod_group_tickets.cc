@@ -26,7 +26,7 @@ const workloads::WorkloadKind& KindOf(const workloads::PodWorkloadId& id) {
 }
 
 // The cached Pods of workload `id` in `ns` (finished ones too).
-std::vector<std::shared_ptr<const k8s::GroupPod>> PodsOfId(const EngineCaches& caches, const std::string& ns,
+std::vector<std::shared_ptr<const k8s::GroupPod>> PodsOfId(const CacheReads& caches, const std::string& ns,
                                                            const workloads::PodWorkloadId& id) {
   std::vector<std::shared_ptr<const k8s::GroupPod>> out;
   const bool all = caches.QueuesAll(ns);
@@ -51,7 +51,7 @@ bool Finished(const k8s::Pod& p) { return p.phase == "Succeeded" || p.phase == "
 
 }  // namespace
 
-std::optional<workloads::PodGroupState> PodWorkloadStateOf(const EngineCaches& caches, const Run& ticket) {
+std::optional<workloads::PodGroupState> PodWorkloadStateOf(const CacheReads& caches, const Run& ticket) {
   const auto& ref = ticket.spec.workload_ref;
   if (!ref || !workloads::IsPodKind(ref->kind)) return std::nullopt;
   const workloads::PodWorkloadId id{ref->kind, ref->name};
@@ -62,7 +62,7 @@ std::optional<workloads::PodGroupState> PodWorkloadStateOf(const EngineCaches& c
   return s;
 }
 
-std::shared_ptr<const workloads::Workload> PodWorkloadOf(const EngineCaches& caches, const Run& ticket) {
+std::shared_ptr<const workloads::Workload> PodWorkloadOf(const CacheReads& caches, const Run& ticket) {
   auto s = PodWorkloadStateOf(caches, ticket);
   return s ? std::make_shared<const workloads::Workload>(std::move(s->workload)) : nullptr;
 }
@@ -74,7 +74,7 @@ bool IsPodOfPodWorkload(const k8s::ObjectMeta& pod, const Run& ticket) {
   return ref->kind == "Pod" && pod.name == ref->name && pod.uid == ref->uid;
 }
 
-size_t UnpinnedPodsOfPodWorkload(const EngineCaches& caches, const Run& ticket) {
+size_t UnpinnedPodsOfPodWorkload(const CacheReads& caches, const Run& ticket) {
   const auto& ref = ticket.spec.workload_ref;
   if (!ref) return 0;
   size_t n = 0;
@@ -87,7 +87,7 @@ size_t UnpinnedPodsOfPodWorkload(const EngineCaches& caches, const Run& ticket) 
   return n;
 }
 
-std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const EngineCaches& caches, const Run& ticket) {
+std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const CacheReads& caches, const Run& ticket) {
   std::map<std::string, int64_t> out;
   const auto& ref = ticket.spec.workload_ref;
   if (!ref || !workloads::IsPodKind(ref->kind)) return out;
@@ -158,7 +158,7 @@ void WatchPodWorkloads(EngineCaches& caches, const std::function<void(const std:
   auto handler = [&caches, touch, wake](const std::string&, const auto& old, const auto& cur) {
     const auto& p = cur ? cur : old;
     if (p) {
-      if (auto id = workloads::PodWorkloadOf(*p, caches.QueuesAll(p->pod.meta.ns))) {
+      if (auto id = workloads::PodWorkloadOf(*p, caches.live().QueuesAll(p->pod.meta.ns))) {
         touch(k8s::ObjectKey(p->pod.meta.ns, workloads::PodTicketName(*id)));
       }
     }
@@ -198,7 +198,7 @@ void PodTicketSync::Pass() {
   for (auto* informer : {&caches_.group_pods(), &caches_.queued_pods()}) {
     for (const auto& p : informer->List()) {
       const std::string& ns = p->pod.meta.ns;
-      auto id = workloads::PodWorkloadOf(*p, caches_.QueuesAll(ns));
+      auto id = workloads::PodWorkloadOf(*p, caches_.live().QueuesAll(ns));
       if (!id) continue;
       Entry& e = entries[k8s::ObjectKey(ns, workloads::PodTicketName(*id))];
       e.ns = ns;

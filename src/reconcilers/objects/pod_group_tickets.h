@@ -34,23 +34,24 @@
 
 namespace berth::reconcilers {
 
+class CacheReads;
 class EngineCaches;
 
 
 // The ticket's Pod workload as its cached Pods make it; nullopt when none of them is cached (or a
 // single Pod's ticket names another Pod of that name: its uid).
-std::optional<workloads::PodGroupState> PodWorkloadStateOf(const EngineCaches& caches, const Run& ticket);
+std::optional<workloads::PodGroupState> PodWorkloadStateOf(const CacheReads& caches, const Run& ticket);
 // The same as a Workload (EngineCaches::WorkloadOf).
-std::shared_ptr<const workloads::Workload> PodWorkloadOf(const EngineCaches& caches, const Run& ticket);
+std::shared_ptr<const workloads::Workload> PodWorkloadOf(const CacheReads& caches, const Run& ticket);
 // Whether a Pod (its cached metadata) is one of the Pods of the ticket's Pod workload.
 bool IsPodOfPodWorkload(const k8s::ObjectMeta& pod, const Run& ticket);
 // Its Pods that wait to be pinned: gated, not bound, not being deleted, no rank yet.
-size_t UnpinnedPodsOfPodWorkload(const EngineCaches& caches, const Run& ticket);
+size_t UnpinnedPodsOfPodWorkload(const CacheReads& caches, const Run& ticket);
 // What its Pods that have not finished count in its namespace's ResourceQuota usage (the API
 // server counts a Pod from its creation, gated or not), by quota key: scheduling::kQuotaCpu,
 // kQuotaMemory, kQuotaPods and "requests.<resource>" for each other resource they request
 // (scheduling::PendingRun::quota_counted). Empty when none is cached.
-std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const EngineCaches& caches, const Run& ticket);
+std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const CacheReads& caches, const Run& ticket);
 // The engine loop's handlers (EngineLoop::Watch): a queued Pod or a group's Pod changed: `touch`
 // its ticket's key, then `wake`.
 void WatchPodWorkloads(EngineCaches& caches, const std::function<void(const std::string&)>& touch,

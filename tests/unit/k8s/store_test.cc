@@ -41,6 +41,12 @@ class StoreTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
   void Idle() { api_->WaitWatchesIdle(1); }
+  // Pods `names` (of run "r") in the API, then the informer started and synced.
+  void StartWith(const std::vector<std::string>& names) {
+    for (const auto& n : names) CreatePod(n);
+    pods_.Start();
+    Idle();
+  }
 
   static std::vector<std::string> Names(const std::vector<std::shared_ptr<const k8s::Pod>>& pods) {
     std::vector<std::string> out;
@@ -71,10 +77,8 @@ class StoreTest : public ::testing::Test {
 };
 
 TEST_F(StoreTest, AMirrorSeesAddsUpdatesAndDeletesWithTheInformersIndexes) {
-  CreatePod("a");
   CreatePod("b", "s");
-  pods_.Start();
-  Idle();
+  StartWith({"a"});
   auto mirror = pods_.NewMirror();
   k8s::Store<k8s::Pod> store;
   mirror.Update(store);
@@ -102,10 +106,7 @@ TEST_F(StoreTest, AMirrorSeesAddsUpdatesAndDeletesWithTheInformersIndexes) {
 }
 
 TEST_F(StoreTest, NothingIsAppliedWhenNothingChanged) {
-  CreatePod("a");
-  CreatePod("b");
-  pods_.Start();
-  Idle();
+  StartWith({"a", "b"});
   auto mirror = pods_.NewMirror();
   k8s::Store<k8s::Pod> store;
   mirror.Update(store);
@@ -119,9 +120,7 @@ TEST_F(StoreTest, NothingIsAppliedWhenNothingChanged) {
 }
 
 TEST_F(StoreTest, TwoMirrorsAreIndependent) {
-  CreatePod("a");
-  pods_.Start();
-  Idle();
+  StartWith({"a"});
   auto first = pods_.NewMirror();
   auto second = pods_.NewMirror();
   k8s::Store<k8s::Pod> one, two;
@@ -153,10 +152,7 @@ TEST_F(StoreTest, TwoMirrorsAreIndependent) {
 // A relist (410 Gone: the watch's resourceVersion is too old) replaces the cache: each mirror takes
 // everything anew, deletions missed by the watch included.
 TEST_F(StoreTest, AMirrorFollowsARelist) {
-  CreatePod("a");
-  CreatePod("b");
-  pods_.Start();
-  Idle();
+  StartWith({"a", "b"});
   auto mirror = pods_.NewMirror();
   k8s::Store<k8s::Pod> store;
   mirror.Update(store);
