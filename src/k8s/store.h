@@ -13,6 +13,7 @@
 // Stores and never an informer (docs/development.md, "The engine's components").
 
 #include <cstdint>
+#include <string>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,6 +41,19 @@ class Source {
   virtual size_t Size() const = 0;
   // Moves with every change to the content (see Informer::Version).
   virtual uint64_t Version() const = 0;
+};
+
+// An object the informer lists or watches but cannot decode (nested deeper than json::kMaxDepth):
+// set aside, out of the cache, so that it stops nothing else (issue 29).
+struct SetAsideObject {
+  std::string ns, name, uid, resource_version;
+  int64_t generation = 0;
+  std::string why;
+  // The object's status as JSON, when it has one that nests at most json::kMaxDepth levels (a Run
+  // made unreadable by its spec still shows whether it was placed: issue 44); else empty.
+  std::string status_json;
+  bool deleting = false;                // metadata.deletionTimestamp is set
+  std::vector<std::string> finalizers;  // metadata.finalizers
 };
 
 template <typename T>

@@ -15,6 +15,7 @@
 //     (a group stopped or preempted while some of its Pods still waited gated: nothing would ever
 //     lift their gate).
 // Reads for the engine (loop thread): the ticket's workload, its Pods, the Pods still to pin.
+// (PodTicketSync and WatchPodWorkloads are the engine's edge: pod_ticket_sync.cc, with the informers.)
 // PinPodWorkload (writer thread): TicketWrites::Release of a Pod workload: each gated Pod pinned
 // to a rank of the placement no live Pod of it holds (k8s::PinPodPatch, workloads::PinOf), read
 // fresh from the API, one patch per Pod, guarded by its resourceVersion.
@@ -36,6 +37,13 @@ namespace berth::reconcilers {
 
 class CacheReads;
 class EngineCaches;
+
+// Small helpers shared by pod_group_tickets.cc (the reads) and pod_ticket_sync.cc (the sync).
+namespace pod_tickets {
+const workloads::WorkloadKind& KindOf(const workloads::PodWorkloadId& id);
+std::vector<const k8s::GroupPod*> Raw(const std::vector<std::shared_ptr<const k8s::GroupPod>>& pods);
+bool Finished(const k8s::Pod& p);
+}  // namespace pod_tickets
 
 
 // The ticket's Pod workload as its cached Pods make it; nullopt when none of them is cached (or a

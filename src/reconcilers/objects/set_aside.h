@@ -27,7 +27,7 @@
 
 #include "k8s/client.h"
 #include "k8s/events.h"
-#include "k8s/informer.h"
+#include "k8s/store.h"
 #include "reconcilers/writers/run_writes.h"  // PodRef
 
 namespace berth::reconcilers {

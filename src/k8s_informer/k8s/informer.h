@@ -4,6 +4,10 @@
 // resume after a normal close; relist on 410 Gone; back off exponentially (800 ms .. 30 s) on
 // errors. Objects are decoded into compact typed values (T) once, when they arrive, so the cache
 // holds no JSON. Handlers get the key and the old and new values; they must be quick (enqueue a key).
+//
+// This header has its own include root (src/k8s_informer), exposed only by the CMake target
+// berth_informer: a library that does not link it cannot include it (the engine's decisions read
+// a PassSnapshot of k8s::Stores, never an informer: docs/development.md).
 
 #include <algorithm>
 #include <atomic>
@@ -28,19 +32,6 @@
 #include "k8s/store.h"
 
 namespace berth::k8s {
-
-// An object the informer lists or watches but cannot decode (nested deeper than json::kMaxDepth):
-// set aside, out of the cache, so that it stops nothing else (issue 29).
-struct SetAsideObject {
-  std::string ns, name, uid, resource_version;
-  int64_t generation = 0;
-  std::string why;
-  // The object's status as JSON, when it has one that nests at most json::kMaxDepth levels (a Run
-  // made unreadable by its spec still shows whether it was placed: issue 44); else empty.
-  std::string status_json;
-  bool deleting = false;                // metadata.deletionTimestamp is set
-  std::vector<std::string> finalizers;  // metadata.finalizers
-};
 
 template <typename T>
 class Informer final : public Source<T> {
