@@ -49,7 +49,7 @@ bool Finished(const k8s::Pod& p);
 // The ticket's Pod workload as its cached Pods make it; nullopt when none of them is cached (or a
 // single Pod's ticket names another Pod of that name: its uid).
 std::optional<workloads::PodGroupState> PodWorkloadStateOf(const CacheReads& caches, const Run& ticket);
-// The same as a Workload (EngineCaches::WorkloadOf).
+// The same as a Workload (CacheReads::WorkloadOf).
 std::shared_ptr<const workloads::Workload> PodWorkloadOf(const CacheReads& caches, const Run& ticket);
 // Whether a Pod (its cached metadata) is one of the Pods of the ticket's Pod workload.
 bool IsPodOfPodWorkload(const k8s::ObjectMeta& pod, const Run& ticket);
