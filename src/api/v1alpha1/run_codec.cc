@@ -8,7 +8,7 @@
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/json_io.h"
 #include "k8s/duration.h"
-#include "k8s/informer.h"
+#include "k8s/store.h"
 #include "k8s/quantity.h"
 
 namespace berth::api::v1alpha1 {

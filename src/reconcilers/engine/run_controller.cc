@@ -33,8 +33,8 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
               }) {
   caches_.SetDefaultMaxPriority(options.default_max_priority);
   // A stopped Pod gets at most its fleet's maxGracePeriod (issue 44).
-  writes_.SetGraceCap([this](const std::string& node) { return caches_.GraceCapOf(node); });
-  writes_.SetWorkloadPods([this](const Run& ticket) { return caches_.WorkloadPodsOf(ticket); });
+  writes_.SetGraceCap([this](const std::string& node) { return caches_.live().GraceCapOf(node); });
+  writes_.SetWorkloadPods([this](const Run& ticket) { return caches_.live().WorkloadPodsOf(ticket); });
   // Every change the engine watches wakes the loop; a run's priority patch shows in the queue view at once.
   loop_.Watch(
       caches_, [this](const std::string& key) { queue_view_.NotePriorityChange(key); },
@@ -148,15 +148,15 @@ void RunController::PublishQueue(const sched::CycleResult& result) {
         return m != nullptr ? working_.WaitingOf(*m) : nullptr;
       },
       [&](const sched::WaitingRun& w) { return waiting_.Explain(result, w); },
-      [this](const std::string& ns) { return caches_.CapOf(ns).has_value(); });
-  const auto team_of = TeamsByNamespace(caches_.teams());
+      [this](const std::string& ns) { return snapshot_.CapOf(ns).has_value(); });
+  const auto team_of = TeamsByNamespace(snapshot_.teams());
   for (auto& e : entries) {
     if (auto it = team_of.find(e.ns); it != team_of.end()) e.team = it->second;
     if (const sched::StartEstimate* est = forecaster_.Of(k8s::ObjectKey(e.ns, e.name), e.position)) {
       e.estimated_start = est->start;
       if (est->range) e.estimated_range = std::make_pair(est->range->earliest, est->range->latest);
     }
-    if (auto run = caches_.runs().Get(k8s::ObjectKey(e.ns, e.name)); run && run->spec.workload_ref) {
+    if (auto run = snapshot_.runs().Get(k8s::ObjectKey(e.ns, e.name)); run && run->spec.workload_ref) {
       e.kind = run->spec.workload_ref->kind;
       e.workload = run->spec.workload_ref->name;
     }
@@ -173,9 +173,9 @@ void RunController::ShowPriorityNews() {
 }
 
 std::optional<int32_t> RunController::ViewPriority(const std::string& key) const {
-  auto run = caches_.runs().Get(key);
+  auto run = caches_.live().runs().Get(key);  // live: a priority patch shows before the next pass
   if (!run || run->meta.deleting) return std::nullopt;
-  return std::clamp<int32_t>(caches_.QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
+  return std::clamp<int32_t>(caches_.live().QueuePriority(*run), base::kMinPriority, base::kMaxPriority);
 }
 
 void RunController::Report(std::chrono::microseconds took, const sched::CycleResult& result, bool decided,
@@ -277,9 +277,11 @@ const Keyed& RunController::StartPass(k8s::TimePoint now, std::unordered_set<std
   loop_.ResetDeadline();
   ShowPriorityNews();
   busy = TakeWriterNews();
+  // The pass' snapshot, after what changed was taken (TakeWriterNews): a change noted then is in it.
+  caches_.UpdateSnapshot(snapshot_);
   set_aside_.Report(caches_.runs().SetAside(), now);
   const Keyed& keyed = working_.Make(
-      now, [this](const std::string& key) { return caches_.runs().Get(key); }, [this] { ShowPriorityNews(); },
+      now, [this](const std::string& key) { return snapshot_.runs().Get(key); }, [this] { ShowPriorityNews(); },
       RunSweep::kNewsEvery);
   working_.MarkBusy(busy);
   return keyed;
@@ -292,10 +294,10 @@ void RunController::Forecast(const ClusterView& view, k8s::TimePoint now) {
     if (auto due = forecaster_.DueAt(stamp)) loop_.NoteDeadline(*due);  // the input changed since the last
     return;
   }
-  const auto team_of = TeamsByNamespace(caches_.teams());
+  const auto team_of = TeamsByNamespace(snapshot_.teams());
   forecaster_.Hand(ForecastInput(
                        view.snapshot, queue_, forecaster_.history(),
-                       [this](const std::string& key) { return caches_.runs().Get(key); },
+                       [this](const std::string& key) { return snapshot_.runs().Get(key); },
                        [&](const std::string& ns) {
                          auto it = team_of.find(ns);
                          return it != team_of.end() ? it->second : std::string();
@@ -324,7 +326,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutResult(const Keyed& keyed, 
   if (auto aging = queue_.NextChangeAt()) loop_.NoteDeadline(*aging);  // a run moves up a priority
   if (auto expiry = working_.NextExpiry()) loop_.NoteDeadline(*expiry);  // a finished run's TTL
   for (const auto& placement : result.placements) {
-    auto run = caches_.runs().Get(placement.run_id);
+    auto run = snapshot_.runs().Get(placement.run_id);
     if (!run) continue;
     Admit(*run, placement, now);
   }

@@ -14,7 +14,8 @@
 // orchestration of them, each with its contract in its own header (docs/development.md draws them):
 //   EngineLoop           engine_loop.h          the loop thread, what wakes it, what changed since
 //                                               the last pass, the pass' deadlines
-//   EngineCaches         engine_caches.h        the informers and their reads
+//   EngineCaches         engine_caches.h        the informers, their live reads, the snapshot's update
+//   PassSnapshot         snapshot.h             what every step of a pass reads (cache_reads.h)
 //   WorkingSet, RunMemo  working_set.h          which runs a pass visits ("Incremental passes"),
 //                        run_memo.h             what is kept of each run between passes
 //   ClusterViewKeeper    cluster_view_keeper.h  the cluster view kept between passes, paused
@@ -134,7 +135,7 @@ class RunController final : public EngineApi {
   std::vector<QueueEntry> Queue() const override;
   static constexpr std::chrono::seconds kViewWait{5};
   // The priority cap of a namespace as cached (label berth.dev/max-priority); nullopt: none.
-  std::optional<PriorityCap> CapOf(const std::string& ns) const override { return caches_.CapOf(ns); }
+  std::optional<PriorityCap> CapOf(const std::string& ns) const override { return caches_.live().CapOf(ns); }
   bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const override {
     return caches_.CachedCapOf(ns, cap);
   }
@@ -224,6 +225,9 @@ class RunController final : public EngineApi {
   EngineOptions options_;
   std::unique_ptr<k8s::EventRecorder> events_;
   EngineCaches caches_;  // the informers and their reads (reconcilers/state/engine_caches.h)
+  // What every step of a pass reads: the caches at the pass' start (StartPass; loop thread only;
+  // reconcilers/state/snapshot.h).
+  PassSnapshot snapshot_;
   // The loop thread, what changed since the last pass, the pass' deadlines (engine_loop.h).
   EngineLoop loop_{clock_, options_.status_refresh, LoopHooks()};
 
@@ -254,7 +258,7 @@ class RunController final : public EngineApi {
                     [this](const std::string& key, std::function<bool()> write, bool background) {
                       return Dispatch(key, std::move(write), background);
                     },
-                    [this](const Run& run) { return caches_.PodsOf(run); }};
+                    [this](const Run& run) { return caches_.live().PodsOf(run); }};
   // Queue positions (reconcilers/writers/position_writer.h): one sequence of writes at a time.
   PositionWriter positions_{client_, options_, admissions_, writes_,
                             [this](std::function<bool()> write) {
@@ -270,33 +274,33 @@ class RunController final : public EngineApi {
                          },
                          scheduling::EstimateOptions{.max_runs = options_.estimate_depth}};
   // Waiting runs' statuses, preemption records, sentences (reconcilers/writers/waiting_status.h).
-  WaitingStatusWriter waiting_{caches_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); },
+  WaitingStatusWriter waiting_{snapshot_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); },
                                &forecaster_};
   // The pass' cluster view, kept while what it is made of is (reconcilers/state/cluster_view_keeper.h).
-  ClusterViewKeeper view_keeper_{caches_, options_.verify_kept_view,
+  ClusterViewKeeper view_keeper_{snapshot_, options_.verify_kept_view,
                                  [this](const ClusterView& view) { waiting_.NoteUnavailable(view); }};
   // Each run's lifecycle carried out (reconcilers/objects/run_reconciler.h).
-  RunReconciler reconciler_{caches_, writes_, working_, *events_, clock_, options_,
+  RunReconciler reconciler_{snapshot_, writes_, working_, *events_, clock_, options_,
                             [this](const std::string& node, const std::string& why, k8s::TimePoint now) {
                               view_keeper_.NoteRefusal(node, why, now);
                             }};
   // The sweeps over the visited runs (reconcilers/engine/run_sweep.h).
-  RunSweep sweep_{RunSweep::Parts{caches_, options_, working_, queue_, admissions_, reconciler_, writes_, forecaster_},
+  RunSweep sweep_{RunSweep::Parts{snapshot_, options_, working_, queue_, admissions_, reconciler_, writes_, forecaster_},
                   [this] { ShowPriorityNews(); }};
   // Preemption records as the core's nominations, their victims evicted (reconcilers/objects/preemptions.h).
-  Preemptions preemptions_{caches_, writes_};
+  Preemptions preemptions_{snapshot_, writes_};
   // Runs the informer set aside, reported once each (reconcilers/objects/set_aside.h).
   SetAsideReporter set_aside_{
       client_, *events_,
       [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); },
-      [this](const Run& run) { return caches_.PodsToStop(run); },
+      [this](const Run& run) { return caches_.live().PodsToStop(run); },
       [this](const std::string& ns, const std::vector<PodRef>& pods) { return writes_.DeletePods(ns, pods); }};
   // Fleet statuses (reconcilers/writers/fleet_status_writer.h); the instances' states of the last pass.
   FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
                                     return Dispatch(key, std::move(write));
                                   }};
   // Teams (reconcilers/objects/team_keeper.h): the core's Teams, usage, Team statuses.
-  TeamKeeper teams_{client_, caches_, options_.fair_share_half_life, options_.team_status_interval,
+  TeamKeeper teams_{client_, snapshot_, options_.fair_share_half_life, options_.team_status_interval,
                     [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); }};
   // Tickets of queued workloads (reconcilers/objects/tickets.h), written under "ticket:<ns>/<name>".
   TicketSync tickets_{client_, caches_, [this](const std::string& key, std::function<bool()> write) {

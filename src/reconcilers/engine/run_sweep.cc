@@ -22,15 +22,15 @@ std::shared_ptr<const PlacedRun> RunSweep::PlacedRecord(const std::string& key, 
   pr->uid = run.meta.uid;
   pr->fleet = run.status.fleet;
   pr->placement = run.status.placement;
-  pr->priority = p_.caches.QueuePriority(run);
+  pr->priority = p_.snapshot.QueuePriority(run);
   if (auto at = PointOf(run.status.scheduled_at)) pr->placed_at = *at;
   if (run.spec.max_duration) {
     auto start = PointOf(run.status.started_at);
     if (!start) start = PointOf(run.status.scheduled_at);
     if (start) pr->expected_end = *start + *run.spec.max_duration;
   }
-  pr->quota_pending = run.spec.workload_ref ? p_.caches.TicketQuotaPending(run)
-                                            : p_.caches.QuotaPending(run.meta.ns, pr->placement);
+  pr->quota_pending = run.spec.workload_ref ? p_.snapshot.TicketQuotaPending(run)
+                                            : p_.snapshot.QuotaPending(run.meta.ns, pr->placement);
   return pr;
 }
 
@@ -55,8 +55,8 @@ std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed
     memo->placed.Reset();
     if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
       auto pr = std::make_shared<PlacedRun>(*memo->assumed);
-      pr->quota_pending = run->spec.workload_ref ? p_.caches.TicketQuotaPending(*run, &pr->placement)
-                                                 : p_.caches.QuotaPending(run->meta.ns, pr->placement);
+      pr->quota_pending = run->spec.workload_ref ? p_.snapshot.TicketQuotaPending(*run, &pr->placement)
+                                                 : p_.snapshot.QuotaPending(run->meta.ns, pr->placement);
       placed.push_back(std::move(pr));
     }
   }
@@ -120,18 +120,18 @@ RunSweep::Reconciled RunSweep::ReconcileAll(const Keyed& keyed, const ClusterVie
 void RunSweep::Enqueue(const std::string& key, const Run& run, RunMemo& memo) {
   sched::PendingRun pr;
   pr.id = key;
-  pr.priority = p_.caches.QueuePriority(run);
+  pr.priority = p_.snapshot.QueuePriority(run);
   pr.submitted_at = run.meta.created;
   pr.nodes = static_cast<int32_t>(run.spec.nodes);
   pr.whole_instances = run.spec.whole_instances;
   pr.resources = sched::Resources{run.spec.cpu_milli, run.spec.memory_bytes, run.spec.gpus};
   pr.fleets = run.spec.fleets;
   pr.max_duration = run.spec.max_duration;
-  if (run.spec.workload_ref) pr.quota_counted = p_.caches.QuotaCountedOf(run);  // a queued Pod's gated Pods
+  if (run.spec.workload_ref) pr.quota_counted = p_.snapshot.QuotaCountedOf(run);  // a queued Pod's gated Pods
   // A ticket's Pods are stopped by their own controller with their own grace period, which berth
   // cannot cap: only fleets whose maxGracePeriod covers it may take it (issue 44, filter.h).
   if (api::IsTicket(run)) {
-    if (auto w = p_.caches.WorkloadOf(run)) pr.grace_seconds = w->grace_seconds;
+    if (auto w = p_.snapshot.WorkloadOf(run)) pr.grace_seconds = w->grace_seconds;
   }
   pr.owner = &memo;
   const sched::PendingRun* existing = p_.queue.Find(key);
@@ -183,11 +183,11 @@ std::optional<k8s::TimePoint> RunSweep::ExpiryOf(const Run& run) const {
 void RunSweep::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
     if (memo->queued_pass == p_.working.pass()) continue;  // queued: pending (without reading the run again)
-    p_.forecaster.Learn(*run, [this](const std::string& ns) { return TeamNameOf(p_.caches.teams(), ns); });
+    p_.forecaster.Learn(*run, [this](const std::string& ns) { return TeamNameOf(p_.snapshot.teams(), ns); });
     if (!IsTerminalPhase(run->status.phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed || memo->awaiting_rv != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
-    if (!p_.caches.PodsToStop(*run).empty()) continue;
+    if (!p_.snapshot.PodsToStop(*run).empty()) continue;
     std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);
     if (expiry && *expiry <= now) {
       // Due: deleted like a Job by its TTL controller (RunWrites::DeleteAfterTtl); visited until it is gone.

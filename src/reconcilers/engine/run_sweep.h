@@ -32,7 +32,7 @@
 #include "k8s/clock.h"
 #include "reconcilers/state/admissions.h"
 #include "reconcilers/state/cluster_view.h"
-#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/engine/engine_options.h"
 #include "reconcilers/engine/forecaster.h"
 #include "reconcilers/state/run_memo.h"
@@ -50,7 +50,7 @@ class RunSweep {
   // The engine's parts the sweeps use (not owned; they outlive the sweep). `news` shows the queue
   // view's priority news (called every kNewsEvery runs).
   struct Parts {
-    const EngineCaches& caches;
+    const PassSnapshot& snapshot;
     const EngineOptions& options;
     WorkingSet& working;
     scheduling::RunQueue& queue;

@@ -15,6 +15,7 @@
 //     (a group stopped or preempted while some of its Pods still waited gated: nothing would ever
 //     lift their gate).
 // Reads for the engine (loop thread): the ticket's workload, its Pods, the Pods still to pin.
+// (PodTicketSync and WatchPodWorkloads are the engine's edge: pod_ticket_sync.cc, with the informers.)
 // PinPodWorkload (writer thread): TicketWrites::Release of a Pod workload: each gated Pod pinned
 // to a rank of the placement no live Pod of it holds (k8s::PinPodPatch, workloads::PinOf), read
 // fresh from the API, one patch per Pod, guarded by its resourceVersion.
@@ -34,23 +35,31 @@
 
 namespace berth::reconcilers {
 
+class CacheReads;
 class EngineCaches;
+
+// Small helpers shared by pod_group_tickets.cc (the reads) and pod_ticket_sync.cc (the sync).
+namespace pod_tickets {
+const workloads::WorkloadKind& KindOf(const workloads::PodWorkloadId& id);
+std::vector<const k8s::GroupPod*> Raw(const std::vector<std::shared_ptr<const k8s::GroupPod>>& pods);
+bool Finished(const k8s::Pod& p);
+}  // namespace pod_tickets
 
 
 // The ticket's Pod workload as its cached Pods make it; nullopt when none of them is cached (or a
 // single Pod's ticket names another Pod of that name: its uid).
-std::optional<workloads::PodGroupState> PodWorkloadStateOf(const EngineCaches& caches, const Run& ticket);
-// The same as a Workload (EngineCaches::WorkloadOf).
-std::shared_ptr<const workloads::Workload> PodWorkloadOf(const EngineCaches& caches, const Run& ticket);
+std::optional<workloads::PodGroupState> PodWorkloadStateOf(const CacheReads& caches, const Run& ticket);
+// The same as a Workload (CacheReads::WorkloadOf).
+std::shared_ptr<const workloads::Workload> PodWorkloadOf(const CacheReads& caches, const Run& ticket);
 // Whether a Pod (its cached metadata) is one of the Pods of the ticket's Pod workload.
 bool IsPodOfPodWorkload(const k8s::ObjectMeta& pod, const Run& ticket);
 // Its Pods that wait to be pinned: gated, not bound, not being deleted, no rank yet.
-size_t UnpinnedPodsOfPodWorkload(const EngineCaches& caches, const Run& ticket);
+size_t UnpinnedPodsOfPodWorkload(const CacheReads& caches, const Run& ticket);
 // What its Pods that have not finished count in its namespace's ResourceQuota usage (the API
 // server counts a Pod from its creation, gated or not), by quota key: scheduling::kQuotaCpu,
 // kQuotaMemory, kQuotaPods and "requests.<resource>" for each other resource they request
 // (scheduling::PendingRun::quota_counted). Empty when none is cached.
-std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const EngineCaches& caches, const Run& ticket);
+std::map<std::string, int64_t> QuotaCountedOfPodWorkload(const CacheReads& caches, const Run& ticket);
 // The engine loop's handlers (EngineLoop::Watch): a queued Pod or a group's Pod changed: `touch`
 // its ticket's key, then `wake`.
 void WatchPodWorkloads(EngineCaches& caches, const std::function<void(const std::string&)>& touch,

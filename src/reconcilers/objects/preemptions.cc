@@ -43,12 +43,12 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
     const std::unordered_set<std::string> nodes(record->nodes.begin(), record->nodes.end());
     bool holds = true;
     for (const auto& id : n.victims) {
-      auto victim = caches_.runs().Get(id);
+      auto victim = snapshot_.runs().Get(id);
       auto it = placed_by_key.find(id);
       if (victim && it != placed_by_key.end() && !it->second->assumed) {
         // Still placed: it may be evicted only while it is still of lower priority (a reclaim's
         // victims whatever their priority: the core chose borrowers, issue 31).
-        if (!record->reclaim && caches_.QueuePriority(*victim) >= caches_.QueuePriority(*run)) {
+        if (!record->reclaim && snapshot_.QueuePriority(*victim) >= snapshot_.QueuePriority(*run)) {
           holds = false;
           break;
         }
@@ -58,7 +58,7 @@ std::vector<sched::Nomination> Preemptions::Nominations(const Keyed& keyed,
       }
       if (!victim) continue;
       if (stopping.count(id)) n.victims_stopping = true;
-      for (const auto& p : caches_.PodsOf(*victim)) {
+      for (const auto& p : snapshot_.PodsOf(*victim)) {
         if (nodes.count(p->node_name) && !IsTerminalPod(*p)) n.victims_stopping = true;
       }
     }
@@ -89,29 +89,29 @@ std::vector<std::string> Preemptions::VictimKeys(
     if (IsTerminalPod(p) || run.empty()) return;
     const std::string key = k8s::ObjectKey(p.meta.ns, run);
     if (stopping.count(key)) return;
-    auto victim = caches_.runs().Get(key);
+    auto victim = snapshot_.runs().Get(key);
     if (victim && uids.count(victim->meta.uid)) {
       keys.insert(key);
       stopping.insert(key);
     }
   };
   for (const auto& node : record.nodes) {
-    for (const auto& p : caches_.pods().ByIndex("node", node)) consider(*p, p->meta.Label(kRunLabel));
-    for (const auto& p : caches_.others().ByIndex("ticket-node", node)) consider(*p, p->meta.Label(workloads::kTicketLabel));
+    for (const auto& p : snapshot_.pods().ByIndex("node", node)) consider(*p, p->meta.Label(kRunLabel));
+    for (const auto& p : snapshot_.others().ByIndex("ticket-node", node)) consider(*p, p->meta.Label(workloads::kTicketLabel));
   }
   return {keys.begin(), keys.end()};
 }
 
 void Preemptions::Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim,
                         k8s::TimePoint now) {
-  const std::string victim_team = reclaim ? TeamNameOf(caches_.teams(), victim.meta.ns) : std::string();
+  const std::string victim_team = reclaim ? TeamNameOf(snapshot_.teams(), victim.meta.ns) : std::string();
   // The victim's status names the preemptor only when its namespace is the victim's (issue 44).
   const std::string preemptor_name = sched::RunNameFor(RunKey(victim), RunKey(preemptor));
   const std::string why =
-      reclaim ? "reclaimed by team " + TeamNameOf(caches_.teams(), preemptor.meta.ns) + " for " + preemptor_name +
+      reclaim ? "reclaimed by team " + TeamNameOf(snapshot_.teams(), preemptor.meta.ns) + " for " + preemptor_name +
                     " (within its nominal share) on fleet " + fleet + ": team " +
                     (victim_team.empty() ? "of namespace " + victim.meta.ns : victim_team) + " borrowed it"
-              : "preempted by " + preemptor_name + " (priority " + std::to_string(caches_.QueuePriority(preemptor)) +
+              : "preempted by " + preemptor_name + " (priority " + std::to_string(snapshot_.QueuePriority(preemptor)) +
                     ") on fleet " + fleet;
   spdlog::info("run {}: {} (by {})", RunKey(victim), why, RunKey(preemptor));
   writes_.FailOrRetry(victim, /*interruption=*/true, why, now, reclaim ? Reason::kReclaimed : Reason::kPreempted,

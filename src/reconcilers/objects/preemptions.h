@@ -33,7 +33,7 @@
 
 #include "k8s/clock.h"
 #include "reconcilers/state/cluster_view.h"
-#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/state/run_memo.h"
 #include "reconcilers/writers/run_writes.h"
 #include "scheduling/run_queue.h"
@@ -43,7 +43,7 @@ namespace berth::reconcilers {
 
 class Preemptions {
  public:
-  Preemptions(const EngineCaches& caches, RunWrites& writes) : caches_(caches), writes_(writes) {}
+  Preemptions(const PassSnapshot& snapshot, RunWrites& writes) : snapshot_(snapshot), writes_(writes) {}
 
   // The pass' nominations from the preemption records of `keyed`'s runs that are pending and in
   // `queue`; `placed`: the runs holding blocks this pass (BlockHolders), `view`: the pass' view.
@@ -65,7 +65,7 @@ class Preemptions {
   // (Reclaimed for a reclaim's record), its message naming who and why.
   void Evict(const Run& victim, const Run& preemptor, const std::string& fleet, bool reclaim, k8s::TimePoint now);
 
-  const EngineCaches& caches_;
+  const PassSnapshot& snapshot_;
   RunWrites& writes_;
 };
 

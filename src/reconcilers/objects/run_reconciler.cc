@@ -40,7 +40,7 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (working_.Touched(memo)) memo.check_strays = true;
   if (memo.check_strays && !busy && !run.meta.deleting) {
     memo.check_strays = false;
-    if (std::vector<PodRef> strays = caches_.StraysOf(run); !strays.empty()) {
+    if (std::vector<PodRef> strays = snapshot_.StraysOf(run); !strays.empty()) {
       writes_.DeleteStrays(run, std::move(strays));
       return false;
     }
@@ -52,10 +52,10 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (IsTerminalPhase(phase)) {
     if (busy) return false;
     // A failed run keeps no running pods (a retry or failure may have been cut short by a crash).
-    std::vector<PodRef> to_delete = (phase == Phase::kFailed) ? caches_.PodsToStop(run) : std::vector<PodRef>{};
+    std::vector<PodRef> to_delete = (phase == Phase::kFailed) ? snapshot_.PodsToStop(run) : std::vector<PodRef>{};
     if (phase == Phase::kFailed && HeldWorkloadStopsItsPods(run)) {
       // A ticket's Job (or JobSet): held, its controller deletes them (counted as no failure).
-      if (auto w = caches_.WorkloadOf(run); !to_delete.empty() && w && !w->suspended && !w->finished) writes_.HoldTicket(run);
+      if (auto w = snapshot_.WorkloadOf(run); !to_delete.empty() && w && !w->suspended && !w->finished) writes_.HoldTicket(run);
     } else if (!to_delete.empty()) {
       writes_.DeletePodsOf(run, to_delete, /*retry=*/false);
     } else if (run.status.observed_generation != run.meta.generation) {
@@ -69,7 +69,7 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
 }
 
 bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool busy) {
-  auto w = caches_.WorkloadOf(ticket);
+  auto w = snapshot_.WorkloadOf(ticket);
   if (!w) return false;  // gone: the ticket goes too (TicketSync)
   // It ended outside berth's queue (its own controller decided, or someone else unsuspended it):
   // so does the ticket, as a placed one would (DecideTicket), freeing what it held for it.
@@ -96,7 +96,7 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
   }
   // A Pod group waits until all its Pods exist (all or nothing; pod_group_tickets.h).
   if (workloads::IsPodKind(ticket.spec.workload_ref->kind)) {
-    if (auto s = PodWorkloadStateOf(caches_, ticket); s && !s->waiting.empty()) {
+    if (auto s = PodWorkloadStateOf(snapshot_, ticket); s && !s->waiting.empty()) {
       if (busy) return false;
       RunStatus next = ticket.status;
       next.phase = Phase::kPending;
@@ -115,7 +115,7 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
   // blocks are the ticket's until then). A held Job's controller deletes them itself (berth does
   // not: HeldWorkloadStopsItsPods), so the ticket waits for any, not only those being deleted.
   const bool controller_stops = HeldWorkloadStopsItsPods(ticket);
-  for (const auto& p : caches_.PinnedPodsOf(ticket)) {
+  for (const auto& p : snapshot_.PinnedPodsOf(ticket)) {
     if (p->meta.deleting || controller_stops) return false;
   }
   return true;
@@ -160,7 +160,7 @@ bool RunReconciler::ReconcilePending(const Run& run, k8s::TimePoint now, bool bu
   PendingInput in;
   in.run = &run;
   // The Pods matter only to a run that is not busy (DecidePending's rules 3-5).
-  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : caches_.PodsOf(run);
+  const auto pods = busy ? std::vector<std::shared_ptr<const k8s::Pod>>{} : snapshot_.PodsOf(run);
   for (const auto& p : pods) in.pods.push_back(p.get());
   in.busy = busy;
   in.now = now;
@@ -224,7 +224,7 @@ PlacedDecision RunReconciler::DecideTicket(const Run& ticket, const workloads::W
   if (auto finished = DecideFinished(ticket, w)) return *finished;
   // A Job's Pods may show it done a moment before the Job controller writes Complete (its 1 s
   // sync batch): its blocks are free then (workloads::PodsShowJobDone).
-  if (int64_t succeeded = 0; caches_.JobPodsShowDone(ticket, w, succeeded)) {
+  if (int64_t succeeded = 0; snapshot_.JobPodsShowDone(ticket, w, succeeded)) {
     d.kind = PK::kSucceed;
     d.message = "the " + kind + "'s Pods show it done (" + std::to_string(succeeded) + " succeeded" +
                 (w.completions ? ", completions " + std::to_string(*w.completions) : "") +
@@ -254,7 +254,7 @@ PlacedDecision RunReconciler::DecideTicket(const Run& ticket, const workloads::W
       return d;
     }
   }
-  if (w.suspended || caches_.UnpinnedPodsOf(ticket) > 0) d.kind = PK::kCreatePods;  // release, pin
+  if (w.suspended || snapshot_.UnpinnedPodsOf(ticket) > 0) d.kind = PK::kCreatePods;  // release, pin
   return d;
 }
 
@@ -263,18 +263,18 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   const int64_t attempt = run.status.resubmissions;
   std::map<std::string, std::shared_ptr<const k8s::Pod>> pods;  // by name, this attempt only
   const bool ticket = api::IsTicket(run);
-  for (const auto& p : caches_.PodsOf(run)) {
+  for (const auto& p : snapshot_.PodsOf(run)) {
     if (ticket || p->meta.Label(kAttemptLabel) == std::to_string(attempt)) pods[p->meta.name] = p;
   }
   std::shared_ptr<const workloads::Workload> workload;
-  if (ticket && !(workload = caches_.WorkloadOf(run))) return;  // gone: TicketSync deletes the ticket
+  if (ticket && !(workload = snapshot_.WorkloadOf(run))) return;  // gone: TicketSync deletes the ticket
   PlacedInput in;
   in.run = &run;
   for (const auto& [name, p] : pods) in.pods[name] = p.get();
   for (const auto& entry : run.status.placement) {
     if (!view.instances.count(entry.node)) {
       in.node_problems[entry.node] = "is gone or no longer in a fleet";
-    } else if (auto node = caches_.nodes().Get(entry.node); !node || !node->ready) {
+    } else if (auto node = snapshot_.nodes().Get(entry.node); !node || !node->ready) {
       in.node_problems[entry.node] = "is not ready";
     }
   }
@@ -326,11 +326,11 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s:
     // be pinned costs no request (its next Pod's arrival visits the ticket again).
     // A release handed to a writer shows in the cache a moment later: not sent twice for one
     // admission within 10 s (as a Run's Pods below).
-    const auto workload = caches_.WorkloadOf(run);
+    const auto workload = snapshot_.WorkloadOf(run);
     const std::string released = run.meta.uid + "/" + std::to_string(run.status.resubmissions) + "/" + FormatTime(run.status.scheduled_at);
     const bool sent = memo.pods_ensured_for == released && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10);
     const bool unsuspend = (!workload || workload->suspended) && !sent;
-    const bool pin = caches_.UnpinnedPodsOf(run) > 0;
+    const bool pin = snapshot_.UnpinnedPodsOf(run) > 0;
     if (unsuspend) {
       memo.pods_ensured_for = released;
       memo.pods_ensured_at = clock_.Monotonic();
@@ -359,7 +359,7 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s:
   }
   memo.pods_ensured_for = ensured;
   memo.pods_ensured_at = clock_.Monotonic();
-  auto fleet = caches_.fleets().Get(run.status.fleet);
+  auto fleet = snapshot_.fleets().Get(run.status.fleet);
   writes_.EnsurePods(run, fleet ? fleet->spec.gpu_resource : "nvidia.com/gpu", view);
   return true;
 }

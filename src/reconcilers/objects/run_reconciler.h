@@ -23,7 +23,7 @@
 #include "k8s/clock.h"
 #include "k8s/events.h"
 #include "reconcilers/state/cluster_view.h"
-#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/engine/engine_options.h"
 #include "reconcilers/objects/lifecycle.h"
 #include "reconcilers/writers/run_writes.h"
@@ -35,9 +35,9 @@ class RunReconciler {
  public:
   // A kubelet refused one of a run's Pods on `node` for `why` (the instance pauses).
   using OnRefusal = std::function<void(const std::string& node, const std::string& why, k8s::TimePoint now)>;
-  RunReconciler(const EngineCaches& caches, RunWrites& writes, WorkingSet& working, k8s::EventRecorder& events,
+  RunReconciler(const PassSnapshot& snapshot, RunWrites& writes, WorkingSet& working, k8s::EventRecorder& events,
                 const k8s::Clock& clock, const EngineOptions& options, OnRefusal on_refusal)
-      : caches_(caches),
+      : snapshot_(snapshot),
         writes_(writes),
         working_(working),
         events_(events),
@@ -82,7 +82,7 @@ class RunReconciler {
                               const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
                               const std::map<std::string, std::string>& node_problems, k8s::TimePoint now);
 
-  const EngineCaches& caches_;
+  const PassSnapshot& snapshot_;
   RunWrites& writes_;
   WorkingSet& working_;
   k8s::EventRecorder& events_;

@@ -27,7 +27,7 @@
 
 #include "k8s/client.h"
 #include "k8s/events.h"
-#include "k8s/informer.h"
+#include "k8s/store.h"
 #include "reconcilers/writers/run_writes.h"  // PodRef
 
 namespace berth::reconcilers {
@@ -35,7 +35,7 @@ namespace berth::reconcilers {
 class SetAsideReporter {
  public:
   using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
-  // The run's Pods that neither finished nor are being deleted (EngineCaches::PodsToStop of a run
+  // The run's Pods that neither finished nor are being deleted (CacheReads::PodsToStop of a run
   // with only its metadata and status: its spec is what berth cannot read); loop thread.
   using PodsToStop = std::function<std::vector<PodRef>(const Run& run)>;
   // Deletes these Pods of namespace `ns` (RunWrites::DeletePods); writer thread.

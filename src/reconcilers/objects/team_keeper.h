@@ -31,7 +31,7 @@
 
 #include "k8s/client.h"
 #include "reconcilers/state/cluster_view.h"
-#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/state/write_cache.h"
 #include "reconcilers/objects/team_types.h"
 #include "scheduling/snapshot.h"
@@ -45,7 +45,7 @@ double DecayedUsage(double hours, double rate, std::chrono::duration<double> dt,
 class TeamKeeper {
  public:
   using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
-  TeamKeeper(k8s::ClientPtr client, const EngineCaches& caches, std::chrono::milliseconds half_life,
+  TeamKeeper(k8s::ClientPtr client, const PassSnapshot& caches, std::chrono::milliseconds half_life,
              std::chrono::milliseconds status_interval, Dispatch dispatch)
       : client_(std::move(client)),
         caches_(caches),
@@ -83,7 +83,7 @@ class TeamKeeper {
   bool Patch(const std::string& name, uint64_t ticket, const std::string& patch);
 
   k8s::ClientPtr client_;
-  const EngineCaches& caches_;
+  const PassSnapshot& caches_;
   const std::chrono::milliseconds half_life_;
   const std::chrono::milliseconds interval_;
   Dispatch dispatch_;

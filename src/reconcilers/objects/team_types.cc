@@ -45,7 +45,7 @@ bool OlderTeam(const Team& a, const Team& b) {
   return a.meta.created != b.meta.created ? a.meta.created < b.meta.created : a.meta.name < b.meta.name;
 }
 
-std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& teams) {
+std::map<std::string, std::string> TeamsByNamespace(const k8s::Source<Team>& teams) {
   std::vector<std::shared_ptr<const Team>> list = teams.List();
   std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return OlderTeam(*a, *b); });
   std::map<std::string, std::string> out;
@@ -55,7 +55,7 @@ std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& t
   return out;
 }
 
-std::string TeamNameOf(const k8s::Informer<Team>& teams, const std::string& ns) {
+std::string TeamNameOf(const k8s::Source<Team>& teams, const std::string& ns) {
   const Team* found = nullptr;
   for (const auto& t : teams.List()) {
     if ((found == nullptr || OlderTeam(*t, *found)) &&

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "api/v1alpha1/codec.h"
-#include "k8s/informer.h"
+#include "k8s/store.h"
 #include "reconcilers/objects/run_types.h"
 #include "scheduling/snapshot.h"
 
@@ -29,8 +29,8 @@ scheduling::TeamSpec TeamSpecOf(const Team& team, double gpu_hours, double cpu_h
 bool OlderTeam(const Team& a, const Team& b);
 
 // The team of a namespace: the oldest Team that lists it; "" when none does.
-std::string TeamNameOf(const k8s::Informer<Team>& teams, const std::string& ns);
+std::string TeamNameOf(const k8s::Source<Team>& teams, const std::string& ns);
 // The same for every namespace some Team lists.
-std::map<std::string, std::string> TeamsByNamespace(const k8s::Informer<Team>& teams);
+std::map<std::string, std::string> TeamsByNamespace(const k8s::Source<Team>& teams);
 
 }  // namespace berth::reconcilers

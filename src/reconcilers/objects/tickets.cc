@@ -67,7 +67,7 @@ void TicketSync::Pass() {
   }
   auto sync = [&](const workloads::WorkloadKind& kind, const workloads::Workload& w) {
     if (w.meta.deleting || w.finished) return;
-    if (!workloads::IsQueued(w.meta, caches_.QueuesAll(w.meta.ns))) return;
+    if (!workloads::IsQueued(w.meta, caches_.live().QueuesAll(w.meta.ns))) return;
     if (w.part_of_other && PartOfQueuedWorkload(w)) return;
     SyncWorkload(kind, w);
   };
@@ -97,7 +97,7 @@ bool TicketSync::PartOfQueuedWorkload(const workloads::Workload& w) const {
   // Not (yet) in the cache, or another object of that name: left alone. Its Pods are gated (the
   // Job policy), and the garbage collector deletes a Job whose owner does not exist.
   if (!parent || parent->meta.uid != owner->uid) return true;
-  return workloads::IsQueued(parent->meta, caches_.QueuesAll(parent->meta.ns));
+  return workloads::IsQueued(parent->meta, caches_.live().QueuesAll(parent->meta.ns));
 }
 
 void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloads::Workload& job) {
@@ -173,7 +173,7 @@ void TicketSync::CreateTicket(const workloads::WorkloadKind& kind, const workloa
 void TicketSync::DeleteIfOrphan(const Run& run) {
   // Only tickets of object kinds: the workload is gone when the cache no longer has it.
   if (!api::IsTicket(run) || run.meta.deleting || !workloads::KindOf(run.spec.workload_ref->kind)) return;
-  if (caches_.WorkloadOf(run)) return;
+  if (caches_.live().WorkloadOf(run)) return;
   const std::string key = RunKey(run);
   Dispatch(key, [this, key, ns = run.meta.ns, name = run.meta.name, uid = run.meta.uid] {
     k8s::DeleteOptions o;

@@ -15,22 +15,22 @@ namespace berth::reconcilers {
 namespace sched = scheduling;
 
 ClusterViewKeeper::Inputs ClusterViewKeeper::CurrentInputs() const {
-  return Inputs{caches_.fleets().Version(), caches_.nodes().Version(), caches_.pods().Version(),
-                caches_.others().Version()};
+  return Inputs{snapshot_.fleets().Version(), snapshot_.nodes().Version(), snapshot_.pods().Version(),
+                snapshot_.others().Version()};
 }
 
 std::unique_ptr<ClusterView> ClusterViewKeeper::Make(const Keyed& keyed,
                                                      const std::vector<std::shared_ptr<const PlacedRun>>& placed,
                                                      k8s::TimePoint now, std::optional<k8s::TimePoint>& pause_ends) {
-  auto fleets = caches_.fleets().List();
-  auto nodes = caches_.nodes().List();
+  auto fleets = snapshot_.fleets().List();
+  auto nodes = snapshot_.nodes().List();
   // Holds reads the runs whose Pods may count through their placement: the admitted ones (those
   // the pass gave a record: RunMemo::placed). Made only here: 80,000 entries cost 15-20 ms.
   std::unordered_map<std::string_view, const Run*> by_key;
   for (const auto& [key, run, memo] : keyed) {
     if (memo->placed_record()) by_key.emplace(key, run.get());
   }
-  std::vector<NodeHold> holds = caches_.Holds(by_key);
+  std::vector<NodeHold> holds = snapshot_.Holds(by_key);
   auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
   PauseRefusedInstances(*view, nodes, holds, now, pause_ends);
   on_made_(*view);
@@ -52,7 +52,7 @@ ClusterView& ClusterViewKeeper::Update(const Inputs& inputs, const Keyed& keyed,
   } else if (verify_) {
     Verify(keyed, placed, now);
   }
-  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(caches_.quotas().List());
+  std::vector<sched::NamespaceQuota> quotas = QuotaLimits(snapshot_.quotas().List());
   if (!(quotas == view_->snapshot.quotas)) {
     view_->snapshot.quotas = std::move(quotas);
     ++gen_;

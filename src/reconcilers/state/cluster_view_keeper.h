@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "reconcilers/state/cluster_view.h"
-#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/state/run_memo.h"
 #include "scheduling/snapshot.h"
 
@@ -41,8 +41,8 @@ class ClusterViewKeeper {
   static constexpr std::chrono::minutes kRefusalMaxPause{10};
   // `on_made` sees every view made anew (the waiting runs' sentences read its unavailable
   // instances).
-  ClusterViewKeeper(const EngineCaches& caches, bool verify, std::function<void(const ClusterView&)> on_made)
-      : caches_(caches), verify_(verify), on_made_(std::move(on_made)) {}
+  ClusterViewKeeper(const PassSnapshot& snapshot, bool verify, std::function<void(const ClusterView&)> on_made)
+      : snapshot_(snapshot), verify_(verify), on_made_(std::move(on_made)) {}
 
   // The caches' versions the next view would be made from.
   struct Inputs {
@@ -82,7 +82,7 @@ class ClusterViewKeeper {
     std::string why;
     std::string situation;  // Situation() as at the refusal ("" until the next pass)
   };
-  const EngineCaches& caches_;
+  const PassSnapshot& snapshot_;
   const bool verify_;
   std::function<void(const ClusterView&)> on_made_;
   std::unique_ptr<ClusterView> view_;

@@ -1,14 +1,15 @@
 #pragma once
 // The engine's caches: the informers of everything the engine watches (Runs, Fleets, Nodes,
-// berth's Pods, everyone else's Pods that hold resources, Namespaces, ResourceQuotas, Teams) and the
-// reads every step makes of them.
+// berth's Pods, everyone else's Pods that hold resources, Namespaces, ResourceQuotas, Teams, the
+// workloads and their Pods), and the pass' snapshot of them (UpdateSnapshot: what every step of
+// a pass reads, reconcilers/state/snapshot.h). The engine's edge: what needs an informer (its
+// handlers, the live reads of other threads) is here, in RunController, EngineLoop and the ticket
+// syncs.
 //
 // Threads. Start, Stop: the engine's owner (StartInformers, Stop). The informers' own threads
-// fill the caches and call the handlers the engine adds. The reads: any thread (each informer
-// locks its cache); the engine reads them from the loop thread, the admission webhook reads
-// CachedCapOf from HTTP threads.
-// Owns: the informers. Cost: each read is a cache lookup or an index walk (PodsOf: the run's
-// Pods; Holds: every Pod that may hold resources, so only when the cluster view is made anew).
+// fill the caches and call the handlers the engine adds. live(): any thread (each informer locks
+// its cache); the admission webhook reads CachedCapOf from HTTP threads. UpdateSnapshot: the loop.
+// Owns: the informers, one mirror of each (UpdateSnapshot). Cost: see cache_reads.h.
 
 #include <functional>
 #include <map>
@@ -22,7 +23,9 @@
 #include "k8s/client.h"
 #include "k8s/informer.h"
 #include "k8s/objects.h"
+#include "reconcilers/state/cache_reads.h"
 #include "reconcilers/state/cluster_view.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/objects/fleet_types.h"
 #include "reconcilers/objects/namespace_policy.h"
 #include "reconcilers/objects/run_types.h"
@@ -33,12 +36,10 @@
 
 namespace berth::reconcilers {
 
-// Whether the kubelet still counts this Pod against its node when it admits another one.
-bool KubeletCountsPod(const k8s::Pod& p);
-
 class EngineCaches {
  public:
   explicit EngineCaches(const k8s::ClientPtr& client);
+  ~EngineCaches();
   void Start();
   void Stop();
   bool HasSynced() const;
@@ -74,67 +75,26 @@ class EngineCaches {
   // (workloads::PodsShowJobDone) before its controller says so.
   k8s::Informer<k8s::Pod>& ticket_pods() const { return *ticket_pods_; }
 
-  // ---- tickets (issue 45: a Run with spec.workloadRef) ----
-  // The ticket's workload as cached, when it is the one the ticket names (its uid); else null.
-  std::shared_ptr<const workloads::Workload> WorkloadOf(const Run& ticket) const;
-  // The ticket's pinned Pods that have not finished (label berth.dev/ticket, of its workload:
-  // WorkloadKind::WorkloadOfPod): what PodsOf answers for a ticket.
-  std::vector<std::shared_ptr<const k8s::Pod>> PinnedPodsOf(const Run& ticket) const;
-  // Pods of the ticket's workload that wait to be pinned: not bound, not being deleted, no
-  // berth.dev/rank label yet.
-  size_t UnpinnedPodsOf(const Run& ticket) const;
-  // The live Pods of a ticket's Job or JobSet (its workloadRef's uid), as cached: what
-  // TicketWrites::Release pins from. Empty for a Run, a Pod or a Pod group.
-  std::vector<std::shared_ptr<const k8s::Pod>> WorkloadPodsOf(const Run& ticket) const;
-  // Whether the ticket's Job (a batch/v1 Job ticket) is done by its Pods (workloads::PodsShowJobDone:
-  // the Pods berth pinned for it, finished ones included, from ticket_pods()); `succeeded`: how
-  // many of them succeeded. False for any other ticket.
-  bool JobPodsShowDone(const Run& ticket, const workloads::Workload& job, int64_t& succeeded) const;
-  // Whether namespace `ns` queues every workload (label berth.dev/queue-all "true").
-  bool QueuesAll(const std::string& ns) const;
-
-  // The run's own Pods (its controller ownerReference, not just its label).
-  std::vector<std::shared_ptr<const k8s::Pod>> PodsOf(const Run& run) const;
-  // The run's Pods that neither finished nor are being deleted (what ending it has to stop).
-  std::vector<PodRef> PodsToStop(const Run& run) const;
-  // Pods that claim the run (its label, or a Run ownerReference of its name) that berth did not
-  // make (IsStrayPodOf) and that are not being deleted yet: berth deletes them.
-  std::vector<PodRef> StraysOf(const Run& run) const;
-  // Pods on nodes that no current placement accounts for (see NodeHold); `runs`: the runs whose
-  // Pods may count through their placement (the admitted ones).
-  std::vector<NodeHold> Holds(const std::unordered_map<std::string_view, const Run*>& runs) const;
-  // The most grace period (seconds) a Pod on `node` is given when berth stops it: the smallest
-  // spec.maxGracePeriod of the fleets that select the node (of every fleet when the node is not
-  // cached); the default (10m) when none does. Any thread.
-  int64_t GraceCapOf(const std::string& node) const;
+  // The reads (reconcilers/state/cache_reads.h) over the informers, live: only for what reads
+  // between passes or from other threads (the writers' grace caps and workload Pods, the
+  // webhook's caps, the ticket syncs, the queue view's priority news). A pass reads its
+  // PassSnapshot (UpdateSnapshot).
+  const CacheReads& live() const { return *live_; }
+  // Brings `snapshot` to the informers' content now: each store applies what changed since its
+  // last update (k8s::Informer::Mirror), so it costs what changed. The loop thread, at the start
+  // of each pass (RunController::StartPass).
+  void UpdateSnapshot(PassSnapshot& snapshot);
   // The cap of namespaces without the label berth.dev/max-priority (--default-max-priority,
   // issue 44); set before Start.
-  void SetDefaultMaxPriority(int32_t cap) { default_max_priority_ = cap; }
-  // The priority cap of a namespace as cached (label berth.dev/max-priority, else the default
-  // cap); nullopt: none.
-  std::optional<PriorityCap> CapOf(const std::string& ns) const;
-  // The same for the admission webhook: false when the Namespace cache has not synced or does
-  // not hold `ns` (yet), so the caller asks the API server instead.
+  void SetDefaultMaxPriority(int32_t cap);
+  // The priority cap of a namespace for the admission webhook (CacheReads::CapOf, live): false
+  // when the Namespace cache has not synced or does not hold `ns` (yet), so the caller asks the
+  // API server instead. Any thread.
   bool CachedCapOf(const std::string& ns, std::optional<PriorityCap>& cap) const;
-  // Issue 17 (namespace_policy.h): the queue's priority for a run (its namespace's cap applied),
-  // and whether some of a placed run's Pods are not in the cache yet (their quota usage is not in
-  // the ResourceQuota's status yet: PlacedRun::quota_pending).
-  int32_t QueuePriority(const Run& run) const;
-  bool QuotaPending(std::string_view ns, const std::vector<PlacementEntry>& placement) const;
-  // The same for a placed ticket (issue 45): its placement names no Pods; the Pods of its
-  // workload count toward the ResourceQuota's status.used from their creation (gated or pinned,
-  // until they finish), so it is pending while fewer of them are live in the cache than its
-  // placement has entries (a Job not yet unsuspended, Pods not yet created). `placement`: the
-  // placement it is being given (an admission whose status write is in flight); else its status's.
-  bool TicketQuotaPending(const Run& ticket, const std::vector<PlacementEntry>* placement = nullptr) const;
-  // What the Pods of a waiting Pod or Pod group ticket already count in its namespace's
-  // ResourceQuota usage, by quota key (QuotaCountedOfPodWorkload): the cycle takes it out of the
-  // usage for the ticket itself (scheduling::PendingRun::quota_counted), so that its gated Pods
-  // are not counted twice. Empty for any other run.
-  std::map<std::string, int64_t> QuotaCountedOf(const Run& ticket) const;
 
  private:
   void MakePodInformers(const k8s::ClientPtr& client);
+  void MakeLiveReads();  // live_ and mirrors_, once the informers are made
 
   std::unique_ptr<k8s::Informer<Run>> runs_;
   std::unique_ptr<k8s::Informer<Fleet>> fleets_;
@@ -142,13 +102,15 @@ class EngineCaches {
   std::unique_ptr<k8s::Informer<k8s::Pod>> pods_;
   std::unique_ptr<k8s::Informer<k8s::Pod>> others_;
   std::unique_ptr<k8s::Informer<NamespaceInfo>> namespaces_;
-  int32_t default_max_priority_ = kNoDefaultCap;
   std::unique_ptr<k8s::Informer<ResourceQuotaInfo>> resource_quotas_;
   std::unique_ptr<k8s::Informer<Team>> teams_;
   // One per workloads::ObjectKinds(), in its order.
   std::vector<std::unique_ptr<k8s::Informer<workloads::Workload>>> workloads_;
   std::unique_ptr<k8s::Informer<k8s::GroupPod>> group_pods_, queued_pods_;
   std::unique_ptr<k8s::Informer<k8s::Pod>> ticket_pods_;
+  std::unique_ptr<CacheReads> live_;  // over the informers above
+  struct Mirrors;                     // one per informer, for UpdateSnapshot
+  std::unique_ptr<Mirrors> mirrors_;
 };
 
 }  // namespace berth::reconcilers

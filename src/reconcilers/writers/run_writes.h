@@ -76,7 +76,7 @@ class RunWrites {
   // (10m). Called on writer threads.
   using GraceCapFn = std::function<int64_t(const std::string& node)>;
   void SetGraceCap(GraceCapFn cap) { grace_cap_ = std::move(cap); }
-  // The live Pods of a ticket's workload as cached (EngineCaches::WorkloadPodsOf), which the
+  // The live Pods of a ticket's workload as cached (CacheReads::WorkloadPodsOf, live), which the
   // release pins from (TicketWrites::Release). Set before the writers start; called on writers.
   void SetWorkloadPods(TicketWrites::PodsFn pods) { tickets_.SetWorkloadPods(std::move(pods)); }
 
@@ -107,7 +107,7 @@ class RunWrites {
   void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
   // Deletes these Pods of the run (DeletePods on a writer); `retry`: a failure is retried.
   void DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry);
-  // Pods that claim the run but that berth did not make (EngineCaches::StraysOf): each deleted
+  // Pods that claim the run but that berth did not make (CacheReads::StraysOf): each deleted
   // (its grace period capped as DeletePods does) with a Warning Event StrayPod on the run naming it.
   void DeleteStrays(const Run& run, std::vector<PodRef> pods);
   // Issue 45, a ticket's workload (reconcilers/objects/tickets.h), under the key "workload:<ns>/<ticket>":

@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "k8s/informer.h"
+#include "k8s/store.h"
 #include "reconcilers/objects/pod_group_tickets.h"
 #include "workloads/job.h"
 #include "workloads/workload.h"

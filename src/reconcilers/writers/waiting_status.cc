@@ -22,7 +22,7 @@ RunStatus::Preemption WaitingStatusWriter::Record(const std::string& run_id, con
     } else {
       ++p.other_victims;
     }
-    if (auto victim = caches_.runs().Get(v)) p.victim_uids.push_back(victim->meta.uid);
+    if (auto victim = snapshot_.runs().Get(v)) p.victim_uids.push_back(victim->meta.uid);
   }
   return p;
 }
@@ -36,10 +36,10 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
     std::string victims;
     for (const auto& v : d.plan.victims) victims += (victims.empty() ? "" : ", ") + v;
     RunMemo& memo = working.MemoOf(d.run_id);
-    auto run = caches_.runs().Get(d.run_id);
+    auto run = snapshot_.runs().Get(d.run_id);
     if (!run || memo.preemption_announced == victims) continue;
     memo.preemption_announced = victims;
-    const std::string team = d.reclaim ? TeamNameOf(caches_.teams(), run->meta.ns) : "";
+    const std::string team = d.reclaim ? TeamNameOf(snapshot_.teams(), run->meta.ns) : "";
     RecordEvent(events_, writes_.Ref(*run), RunEvent{api::EventType::kNormal, Reason::kPreempting,
                    (d.reclaim ? "reclaiming team " + team + "'s nominal share from " : "preempting ") +
                        sched::RunNamesFor(d.run_id, d.plan.victims) +  // another namespace's runs unnamed
@@ -54,7 +54,7 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
       // The record the nomination came from stays as it is (a reclaim's stays one, its victims
       // stay those it chose, also once some are gone); one of an older berth, which named every
       // victim, is written anew.
-      auto run = caches_.runs().Get(n.run_id);
+      auto run = snapshot_.runs().Get(n.run_id);
       const auto& record = run ? run->status.preemption : std::nullopt;
       if (record && !record->victim_uids.empty()) {
         preempting_[n.run_id] = *record;
@@ -79,8 +79,8 @@ void WaitingStatusWriter::NoteUnavailable(const ClusterView& view) {
 
 std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const sched::WaitingRun& w) const {
   std::string s = result.Explain(w);
-  if (auto run = caches_.runs().Get(w.run_id)) {
-    if (auto cap = caches_.CapOf(run->meta.ns); cap && run->spec.priority > cap->cap) {
+  if (auto run = snapshot_.runs().Get(w.run_id)) {
+    if (auto cap = snapshot_.CapOf(run->meta.ns); cap && run->spec.priority > cap->cap) {
       s += "; " + PriorityCapNote(run->meta.ns, run->spec.priority, *cap);
     }
   }
@@ -91,7 +91,7 @@ std::string WaitingStatusWriter::Explain(const sched::CycleResult& result, const
   std::vector<std::string> fleets;
   if (r.fleet >= 0 && static_cast<size_t>(r.fleet) < result.fleets.size()) {
     fleets.push_back(result.fleets[r.fleet].name);
-  } else if (auto run = caches_.runs().Get(w.run_id); run && !run->spec.fleets.empty()) {
+  } else if (auto run = snapshot_.runs().Get(w.run_id); run && !run->spec.fleets.empty()) {
     fleets = run->spec.fleets;
   } else {
     fleets.push_back(unavailable_detail_.begin()->first);

@@ -29,7 +29,7 @@
 
 #include "k8s/events.h"
 #include "reconcilers/state/cluster_view.h"
-#include "reconcilers/state/engine_caches.h"
+#include "reconcilers/state/snapshot.h"
 #include "reconcilers/engine/engine_options.h"
 #include "reconcilers/engine/forecaster.h"
 #include "reconcilers/writers/position_writer.h"
@@ -47,10 +47,10 @@ class WaitingStatusWriter {
   // How many background writes wait for a writer now (KeyedWriter::BackgroundQueued).
   using BackgroundQueued = std::function<size_t()>;
   // `forecast`: the start-time estimates (reconcilers/engine/forecaster.h; nullptr: none).
-  WaitingStatusWriter(const EngineCaches& caches, RunWrites& writes, k8s::EventRecorder& events,
+  WaitingStatusWriter(const PassSnapshot& snapshot, RunWrites& writes, k8s::EventRecorder& events,
                       const EngineOptions& options, BackgroundQueued background_queued,
                       const Forecaster* forecast = nullptr)
-      : caches_(caches),
+      : snapshot_(snapshot),
         writes_(writes),
         events_(events),
         options_(options),
@@ -104,7 +104,7 @@ class WaitingStatusWriter {
   // Whether nothing but the sentence (or the place) could differ: checked without copying.
   static bool LooksCurrent(const Run& run, const scheduling::WaitingRun& w, const ReasonCode& reason);
 
-  const EngineCaches& caches_;
+  const PassSnapshot& snapshot_;
   RunWrites& writes_;
   k8s::EventRecorder& events_;
   const EngineOptions& options_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fakes/fake_api.h"
+#include "reconcilers/state/engine_caches.h"
 #include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {
@@ -22,7 +23,7 @@ class ClusterViewKeeperTest : public ApiFixture {
  protected:
   ClusterViewKeeperTest()
       : caches_(client_),
-        keeper_(caches_, /*verify=*/true, [this](const ClusterView&) { ++made_; }) {
+        keeper_(snapshot_, /*verify=*/true, [this](const ClusterView&) { ++made_; }) {
     const std::string res = R"({"cpu":"8","memory":"32Gi","pods":"110"})";
     EXPECT_TRUE(client_
                     ->Create(kNodes.Path(), R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n0","labels":{"pool":"gpu"}},)"
@@ -43,10 +44,12 @@ class ClusterViewKeeperTest : public ApiFixture {
   ~ClusterViewKeeperTest() override { caches_.Stop(); }
 
   ClusterView& Pass(std::optional<k8s::TimePoint>& pause_ends) {
+    caches_.UpdateSnapshot(snapshot_);  // a pass' start
     return keeper_.Update(keeper_.CurrentInputs(), keyed_, {}, clock_.Now(), pause_ends);
   }
 
   EngineCaches caches_;
+  PassSnapshot snapshot_;
   ClusterViewKeeper keeper_;
   Keyed keyed_;
   int made_ = 0;

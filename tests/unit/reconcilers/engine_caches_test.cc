@@ -50,7 +50,14 @@ class EngineCachesTest : public ApiFixture {
     return ticket;
   }
 
+  // The reads go through the pass' snapshot, taken now (EngineCaches::UpdateSnapshot).
+  const PassSnapshot& Snap() {
+    caches_.UpdateSnapshot(snapshot_);
+    return snapshot_;
+  }
+
   EngineCaches caches_;
+  PassSnapshot snapshot_;
 };
 
 TEST_F(EngineCachesTest, TheQueuesPriorityIsTheRunsWithinItsNamespacesCap) {
@@ -62,13 +69,13 @@ TEST_F(EngineCachesTest, TheQueuesPriorityIsTheRunsWithinItsNamespacesCap) {
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced(); }));
   auto run = caches_.runs().Get("capped/a");
   ASSERT_TRUE(run);
-  EXPECT_EQ(caches_.QueuePriority(*run), 10);
+  EXPECT_EQ(Snap().QueuePriority(*run), 10);
   std::optional<PriorityCap> cap;
   EXPECT_TRUE(caches_.CachedCapOf("capped", cap));
   ASSERT_TRUE(cap.has_value());
   EXPECT_EQ(cap->cap, 10);
   EXPECT_FALSE(caches_.CachedCapOf("elsewhere", cap)) << "not in the cache: the webhook asks the API server";
-  EXPECT_FALSE(caches_.CapOf("elsewhere").has_value());
+  EXPECT_FALSE(Snap().CapOf("elsewhere").has_value());
 }
 
 TEST_F(EngineCachesTest, APlacedRunsQuotaIsPendingUntilAllItsPodsAreInTheCache) {
@@ -76,9 +83,9 @@ TEST_F(EngineCachesTest, APlacedRunsQuotaIsPendingUntilAllItsPodsAreInTheCache) 
                            R"("spec":{"containers":[]}})");
   caches_.Start();
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.pods().Get("ns/a-0-0") != nullptr; }));
-  EXPECT_FALSE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}}));
-  EXPECT_TRUE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}, PlacementEntry{1, "n1", 1, "a-0-1"}}));
-  EXPECT_TRUE(caches_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, ""}}));
+  EXPECT_FALSE(Snap().QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}}));
+  EXPECT_TRUE(Snap().QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}, PlacementEntry{1, "n1", 1, "a-0-1"}}));
+  EXPECT_TRUE(Snap().QuotaPending("ns", {PlacementEntry{0, "n0", 1, ""}}));
 }
 
 // Issue 45: a placed ticket's placement names no Pod; its Job's live Pods are in the
@@ -93,12 +100,12 @@ TEST_F(EngineCachesTest, APlacedTicketsQuotaIsPendingUntilItsJobsPodsAreInTheCac
   caches_.Start();
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
   ::berth::api::v1alpha1::Run ticket = JobTicket();
-  EXPECT_FALSE(caches_.TicketQuotaPending(ticket));  // its one Pod is counted by the quota
+  EXPECT_FALSE(Snap().TicketQuotaPending(ticket));  // its one Pod is counted by the quota
   ticket.status.placement.push_back(PlacementEntry{1, "n1", 1, ""});
-  EXPECT_TRUE(caches_.TicketQuotaPending(ticket));  // the second Pod is not created yet
+  EXPECT_TRUE(Snap().TicketQuotaPending(ticket));  // the second Pod is not created yet
   ticket.status.placement.pop_back();
   ticket.spec.workload_ref->uid = "another-job";  // a Job of that name, not the ticket's
-  EXPECT_TRUE(caches_.TicketQuotaPending(ticket));
+  EXPECT_TRUE(Snap().TicketQuotaPending(ticket));
 }
 
 // Issue 45: a queued Pod group's Pods exist (gated) while its ticket waits and the API server's
@@ -130,9 +137,9 @@ TEST_F(EngineCachesTest, AWaitingPodGroupsPodsCountInItsNamespacesQuotaUsage) {
   ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"v1", "PodGroup", "train", ""};
   const std::map<std::string, int64_t> want = {{"pods", 2}, {"requests.cpu", 1000}, {"requests.memory", 2 * (int64_t{1} << 30)},
                                                {"requests.nvidia.com/gpu", 8}};
-  EXPECT_EQ(caches_.QuotaCountedOf(ticket), want);
+  EXPECT_EQ(Snap().QuotaCountedOf(ticket), want);
   ticket.spec.workload_ref = ::berth::api::v1alpha1::WorkloadRef{"batch/v1", "Job", "train", "job-uid"};
-  EXPECT_TRUE(caches_.QuotaCountedOf(ticket).empty());
+  EXPECT_TRUE(Snap().QuotaCountedOf(ticket).empty());
 }
 
 // Issue 45: a Pod berth pinned for a ticket counts through the ticket's placement while that
@@ -150,10 +157,10 @@ TEST_F(EngineCachesTest, AStoppingTicketPodHoldsBlocksOnceItsTicketNoLongerStand
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
   ::berth::api::v1alpha1::Run ticket = JobTicket();
   ticket.status.phase = ::berth::api::v1alpha1::Phase::kRunning;
-  EXPECT_TRUE(caches_.Holds({{"ns/job-train", &ticket}}).empty());  // its placement counts it
+  EXPECT_TRUE(Snap().Holds({{"ns/job-train", &ticket}}).empty());  // its placement counts it
   ticket.status.phase = ::berth::api::v1alpha1::Phase::kPending;  // preempted: back in the queue, placement gone
   ticket.status.placement.clear();
-  for (const std::vector<NodeHold>& holds : {caches_.Holds({{"ns/job-train", &ticket}}), caches_.Holds({})}) {
+  for (const std::vector<NodeHold>& holds : {Snap().Holds({{"ns/job-train", &ticket}}), Snap().Holds({})}) {
     ASSERT_EQ(holds.size(), 1u);
     EXPECT_EQ(holds[0].node, "n0");
     EXPECT_EQ(holds[0].id, "ns/train-x7k2p");
@@ -167,11 +174,39 @@ TEST_F(EngineCachesTest, AnOrdinaryPodOnANodeHoldsItsRequests) {
                                     R"("resources":{"requests":{"cpu":"1"}}}]}})");
   caches_.Start();
   ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.others().Size() == 1; }));
-  const std::vector<NodeHold> holds = caches_.Holds({});
+  const std::vector<NodeHold> holds = Snap().Holds({});
   ASSERT_EQ(holds.size(), 1u);
   EXPECT_EQ(holds[0].node, "n0");
   EXPECT_EQ(holds[0].id, "kube-system/daemon");
   EXPECT_FALSE(holds[0].blocks.has_value());
+}
+
+// The pass' snapshot (reconcilers/state/snapshot.h) is the caches at its update: it does not move
+// while the informers do, answers the reads as the live caches do once updated, and an update
+// applies only what changed since the last one.
+TEST_F(EngineCachesTest, TheSnapshotIsTheCachesAtItsLastUpdateAndAnUpdateCostsWhatChanged) {
+  const auto pod = [](const std::string& name) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name + R"(","labels":{"berth.dev/run":"a"}},)"
+           R"("spec":{"containers":[]}})";
+  };
+  Create(kPods.Path("ns"), pod("a-0-0"));
+  caches_.Start();
+  ASSERT_TRUE(Eventually([&] { return caches_.HasSynced() && caches_.pods().Size() == 1; }));
+  Snap();
+  EXPECT_EQ(snapshot_.pods().Size(), 1u);
+  EXPECT_EQ(snapshot_.pods().Get("ns/a-0-0").get(), caches_.pods().Get("ns/a-0-0").get()) << "the cache's object, not a copy";
+  Snap();
+  EXPECT_EQ(snapshot_.LastApplied(), 0u) << "nothing changed: nothing applied";
+  Create(kPods.Path("ns"), pod("a-0-1"));
+  ASSERT_TRUE(Eventually([&] { return caches_.pods().Size() == 2; }));
+  EXPECT_EQ(snapshot_.pods().Size(), 1u) << "the snapshot does not move during a pass";
+  EXPECT_TRUE(snapshot_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}, PlacementEntry{1, "n1", 1, "a-0-1"}}));
+  EXPECT_EQ(snapshot_.pods().ByIndex("run", "ns/a").size(), 1u);
+  Snap();
+  EXPECT_EQ(snapshot_.LastApplied(), 1u) << "the one Pod added";
+  EXPECT_FALSE(snapshot_.QuotaPending("ns", {PlacementEntry{0, "n0", 1, "a-0-0"}, PlacementEntry{1, "n1", 1, "a-0-1"}}));
+  EXPECT_EQ(snapshot_.pods().ByIndex("run", "ns/a").size(), caches_.live().pods().ByIndex("run", "ns/a").size());
+  EXPECT_EQ(snapshot_.pods().Version(), caches_.pods().Version());
 }
 
 }  // namespace

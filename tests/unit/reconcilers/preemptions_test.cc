@@ -28,7 +28,7 @@ enum class Named {
 // gpu) and its victim "low" (Running there), in the API and the caches as a pass sees them.
 class PreemptionsTest : public WritesFixture {
  protected:
-  PreemptionsTest() : preemptions_(caches_, writes_) {}
+  PreemptionsTest() : preemptions_(snapshot_, writes_) {}
 
   void Make(int victim_priority, bool reclaim = false, Named named = Named::kUid) {
     auto victim = CreateRun("low", R"("priority":)" + std::to_string(victim_priority) + ",",
@@ -45,6 +45,7 @@ class PreemptionsTest : public WritesFixture {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     ASSERT_EQ(caches_.runs().Size(), 2u);
+    Snap();
     working_.BeginPass();
     working_.Touch("ns/high");
     working_.Touch("ns/low");

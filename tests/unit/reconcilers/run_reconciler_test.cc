@@ -21,7 +21,7 @@ using testing::FakeApi;
 class RunReconcilerTest : public WritesFixture {
  protected:
   RunReconcilerTest()
-      : reconciler_(caches_, writes_, working_, events_, clock_, options_,
+      : reconciler_(snapshot_, writes_, working_, events_, clock_, options_,
                     [this](const std::string& node, const std::string&, k8s::TimePoint) { refused_.push_back(node); }) {
   }
 

@@ -23,9 +23,9 @@ using namespace std::chrono_literals;
 class RunSweepTest : public WritesFixture {
  protected:
   RunSweepTest()
-      : reconciler_(caches_, writes_, working_, events_, clock_, options_,
+      : reconciler_(snapshot_, writes_, working_, events_, clock_, options_,
                     [](const std::string&, const std::string&, k8s::TimePoint) {}),
-        sweep_(RunSweep::Parts{caches_, options_, working_, queue_, admissions_, reconciler_, writes_, forecaster_},
+        sweep_(RunSweep::Parts{snapshot_, options_, working_, queue_, admissions_, reconciler_, writes_, forecaster_},
                [this] { ++news_; }) {}
 
   // A pass' working set: the runs named changed (read from the API again), the others as kept.

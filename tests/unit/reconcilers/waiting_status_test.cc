@@ -22,8 +22,7 @@ using testing::FakeApi;
 class WaitingStatusTest : public ApiFixture {
  protected:
   WaitingStatusTest()
-      : caches_(client_),
-        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
             [this](const std::string& key, std::function<bool()> write, bool background) {
@@ -33,7 +32,7 @@ class WaitingStatusTest : public ApiFixture {
             [](const reconcilers::Run&) { return std::vector<std::shared_ptr<const k8s::Pod>>{}; }),
         positions_(
             client_, options_, admissions_, writes_, [](std::function<bool()>) { return false; }, [] { return false; }),
-        waiting_(caches_, writes_, events_, options_, [] { return size_t{0}; }, &forecaster_) {
+        waiting_(snapshot_, writes_, events_, options_, [] { return size_t{0}; }, &forecaster_) {
     forecaster_.SetStepped();
   }
 
@@ -96,7 +95,7 @@ class WaitingStatusTest : public ApiFixture {
 
   EngineOptions options_;
   Forecaster forecaster_{std::chrono::seconds(30), nullptr};
-  EngineCaches caches_;
+  PassSnapshot snapshot_;  // empty: the runs a test hands in are all it reads
   Admissions admissions_;
   RunWrites writes_;
   PositionWriter positions_;

@@ -1,7 +1,7 @@
 #pragma once
 // The engine components' tests that write through RunWrites: ApiFixture with the engine's options,
-// its caches (not started: a test starts them when it needs what they hold), the admissions and
-// the run writes, each write done at once on the test's thread and its key recorded in keys_.
+// its caches (not started: a test starts them when it needs what they hold) and the pass' snapshot
+// of them (Snap), the admissions and the run writes, each write done at once on the test's thread and its key recorded in keys_.
 
 #include <functional>
 #include <memory>
@@ -27,11 +27,15 @@ class WritesFixture : public ApiFixture {
               keys_.push_back(key);
               return write();  // a writer thread's work, done at once
             },
-            [this](const reconcilers::Run& run) { return caches_.PodsOf(run); }) {}
+            [this](const reconcilers::Run& run) { return caches_.live().PodsOf(run); }) {}
   ~WritesFixture() override { caches_.Stop(); }
 
   EngineOptions options_;
+  // The pass' snapshot of the caches now (what the components under test read).
+  void Snap() { caches_.UpdateSnapshot(snapshot_); }
+
   EngineCaches caches_;
+  PassSnapshot snapshot_;
   Admissions admissions_;
   RunWrites writes_;
   std::vector<std::string> keys_;  // the key of each write, in order

@@ -4,7 +4,12 @@
 // resume after a normal close; relist on 410 Gone; back off exponentially (800 ms .. 30 s) on
 // errors. Objects are decoded into compact typed values (T) once, when they arrive, so the cache
 // holds no JSON. Handlers get the key and the old and new values; they must be quick (enqueue a key).
+//
+// This header has its own include root (src/k8s_informer), exposed only by the CMake target
+// berth_informer: a library that does not link it cannot include it (the engine's decisions read
+// a PassSnapshot of k8s::Stores, never an informer: docs/development.md).
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -16,35 +21,20 @@
 #include <shared_mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
 #include "k8s/client.h"
+#include "k8s/store.h"
 
 namespace berth::k8s {
 
-// "namespace/name", or "name" for cluster-scoped objects.
-inline std::string ObjectKey(const std::string& ns, const std::string& name) {
-  return ns.empty() ? name : ns + "/" + name;
-}
-
-// An object the informer lists or watches but cannot decode (nested deeper than json::kMaxDepth):
-// set aside, out of the cache, so that it stops nothing else (issue 29).
-struct SetAsideObject {
-  std::string ns, name, uid, resource_version;
-  int64_t generation = 0;
-  std::string why;
-  // The object's status as JSON, when it has one that nests at most json::kMaxDepth levels (a Run
-  // made unreadable by its spec still shows whether it was placed: issue 44); else empty.
-  std::string status_json;
-  bool deleting = false;                // metadata.deletionTimestamp is set
-  std::vector<std::string> finalizers;  // metadata.finalizers
-};
-
 template <typename T>
-class Informer {
+class Informer final : public Source<T> {
  public:
   using Ptr = std::shared_ptr<const T>;
   // Decodes one object; returns null to skip it (not ours, malformed).
@@ -66,7 +56,7 @@ class Informer {
 
   void SetLabelSelector(std::string s) { label_selector_ = std::move(s); }
   void SetFieldSelector(std::string s) { field_selector_ = std::move(s); }
-  void AddIndex(const std::string& name, IndexFn fn) { index_fns_[name] = std::move(fn); }
+  void AddIndex(const std::string& name, IndexFn fn) { cache_.AddIndex(name, std::move(fn)); }
   void AddHandler(Handler h) { handlers_.push_back(std::move(h)); }
   // Called (from the informer's thread) when the set-aside objects change.
   void SetSetAsideHandler(std::function<void()> h) { set_aside_handler_ = std::move(h); }
@@ -98,39 +88,60 @@ class Informer {
   // True after the first complete list.
   bool HasSynced() const { return synced_.load(); }
 
-  Ptr Get(const std::string& key) const {
+  Ptr Get(const std::string& key) const override {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    auto it = items_.find(key);
-    return it == items_.end() ? nullptr : it->second;
+    return cache_.Get(key);
   }
-  std::vector<Ptr> List() const {
+  std::vector<Ptr> List() const override {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    std::vector<Ptr> out;
-    out.reserve(items_.size());
-    for (const auto& [k, v] : items_) out.push_back(v);
-    return out;
+    return cache_.List();
   }
-  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const {
+  std::vector<Ptr> ByIndex(const std::string& index, const std::string& value) const override {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    std::vector<Ptr> out;
-    auto idx = indexes_.find(index);
-    if (idx == indexes_.end()) return out;
-    auto it = idx->second.find(value);
-    if (it == idx->second.end()) return out;
-    for (const std::string& key : it->second) {
-      auto obj = items_.find(key);
-      if (obj != items_.end()) out.push_back(obj->second);
-    }
-    return out;
+    return cache_.ByIndex(index, value);
   }
-  size_t Size() const {
+  size_t Size() const override {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    return items_.size();
+    return cache_.Size();
   }
   // Moves with every change to the cache (an added, changed or deleted object, a relist). Read
   // before a List(): an equal Version() later means that List() is still the cache's content.
-  uint64_t Version() const { return version_.load(); }
+  uint64_t Version() const override { return version_.load(); }
   const std::string& name() const { return name_; }
+
+ private:
+  struct MirrorState {
+    bool all = true;                       // everything (a first update, after a relist)
+    std::unordered_set<std::string> changed;  // else: the keys changed since the last update
+  };
+
+ public:
+  // A consumer's incremental copy of the cache: Update(store) brings `store` to the cache's
+  // content now, applying (under the informer's lock) only the keys added, changed or deleted
+  // since this mirror's last update (everything on the first one and after a relist). One store
+  // per mirror; a mirror must not outlive its informer. Mirrors are independent of each other.
+  class Mirror {
+   public:
+    Mirror(Mirror&& o) noexcept : informer_(std::exchange(o.informer_, nullptr)), state_(std::move(o.state_)) {}
+    Mirror& operator=(Mirror&&) = delete;
+    Mirror(const Mirror&) = delete;
+    ~Mirror() {
+      if (informer_ != nullptr) informer_->Unmirror(state_);
+    }
+    void Update(Store<T>& store) { informer_->UpdateMirror(*state_, store); }
+
+   private:
+    friend class Informer;
+    Mirror(Informer* informer, std::shared_ptr<MirrorState> state) : informer_(informer), state_(std::move(state)) {}
+    Informer* informer_;
+    std::shared_ptr<MirrorState> state_;
+  };
+  Mirror NewMirror() {
+    auto state = std::make_shared<MirrorState>();
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    mirrors_.push_back(state);
+    return Mirror(this, std::move(state));
+  }
 
  private:
   // One complete list into the cache; `rv` is the list's resourceVersion.
@@ -235,19 +246,9 @@ class Informer {
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
       was_aside = set_aside_.erase(key) > 0;  // readable again (or deleted)
-      auto it = items_.find(key);
-      if (it != items_.end()) old = it->second;
       version_.fetch_add(1);
-      if (ev.type == "DELETED") {
-        if (it != items_.end()) {
-          Unindex(key, *it->second);
-          items_.erase(it);
-        }
-      } else {
-        if (old) Unindex(key, *old);
-        items_[key] = obj;
-        Index(key, *obj);
-      }
+      old = cache_.Put(key, ev.type == "DELETED" ? nullptr : obj);
+      Touch(key);
     }
     Notify(key, old, ev.type == "DELETED" ? nullptr : obj);
     if (was_aside && set_aside_handler_) set_aside_handler_();
@@ -289,12 +290,8 @@ class Informer {
       } else {
         set_aside_[key] = std::move(o);
       }
-      auto it = items_.find(key);
-      if (it != items_.end()) {
-        old = it->second;
-        Unindex(key, *old);
-        items_.erase(it);
-      }
+      old = cache_.Put(key, nullptr);
+      Touch(key);
     }
     if (old) Notify(key, old, nullptr);
     if (set_aside_handler_) set_aside_handler_();
@@ -306,40 +303,49 @@ class Informer {
     bool aside_changed = false;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
-      for (auto& [k, v] : items_) {
-        if (!fresh.count(k)) deleted.emplace_back(k, v);
-      }
-      for (auto& [k, v] : fresh) {
-        auto it = items_.find(k);
-        changed.emplace_back(k, it == items_.end() ? nullptr : it->second, v);
-      }
       version_.fetch_add(1);
-      items_.swap(fresh);
+      std::unordered_map<std::string, Ptr> before = cache_.Replace(std::move(fresh));
+      for (auto& [k, v] : before) {
+        if (!cache_.Get(k)) deleted.emplace_back(k, v);
+      }
+      for (const auto& [k, v] : cache_.items()) {
+        auto it = before.find(k);
+        changed.emplace_back(k, it == before.end() ? nullptr : it->second, v);
+      }
       set_aside_.swap(aside);
       aside_changed = !set_aside_.empty() || !aside.empty();
-      indexes_.clear();
-      for (auto& [k, v] : items_) Index(k, *v);
+      for (auto& m : mirrors_) {  // a relist: each mirror takes everything anew
+        m->all = true;
+        m->changed.clear();
+      }
     }
     if (set_aside_handler_ && aside_changed) set_aside_handler_();
     for (auto& [k, v] : deleted) Notify(k, v, nullptr);
     for (auto& [k, o, n] : changed) Notify(k, o, n);
   }
 
-  void Index(const std::string& key, const T& obj) {
-    for (auto& [name, fn] : index_fns_) {
-      for (const std::string& value : fn(obj)) indexes_[name][value].insert(key);
+  // Under mu_ (unique): a key changed, for each mirror (NewMirror).
+  void Touch(const std::string& key) {
+    for (auto& m : mirrors_) {
+      if (!m->all) m->changed.insert(key);
     }
   }
-  void Unindex(const std::string& key, const T& obj) {
-    for (auto& [name, fn] : index_fns_) {
-      auto& idx = indexes_[name];
-      for (const std::string& value : fn(obj)) {
-        auto it = idx.find(value);
-        if (it == idx.end()) continue;
-        it->second.erase(key);
-        if (it->second.empty()) idx.erase(it);
-      }
+  void UpdateMirror(MirrorState& m, Store<T>& store) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (m.all) {
+      store.items_.CopyFrom(cache_);
+      store.last_applied_ = cache_.Size();
+      m.all = false;
+    } else {
+      for (const std::string& key : m.changed) store.items_.Put(key, cache_.Get(key));
+      store.last_applied_ = m.changed.size();
     }
+    m.changed.clear();
+    store.version_ = version_.load();
+  }
+  void Unmirror(const std::shared_ptr<MirrorState>& m) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    mirrors_.erase(std::remove(mirrors_.begin(), mirrors_.end(), m), mirrors_.end());
   }
 
   void Notify(const std::string& key, const Ptr& old, const Ptr& cur) {
@@ -365,15 +371,14 @@ class Informer {
   KeyFn key_;
   std::string name_;
   std::string label_selector_, field_selector_;
-  std::map<std::string, IndexFn> index_fns_;
   std::vector<Handler> handlers_;
 
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Ptr> items_;
+  IndexedItems<T> cache_;  // the objects and their indexes (k8s/store.h)
+  std::vector<std::shared_ptr<MirrorState>> mirrors_;  // NewMirror
   std::map<std::string, SetAsideObject> set_aside_;  // see SetAsideObject
   std::function<void()> set_aside_handler_;
   std::function<void()> synced_handler_;
-  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
 
   std::atomic<bool> synced_{false};
   bool absent_is_empty_ = false;  // SetAbsentIsEmpty

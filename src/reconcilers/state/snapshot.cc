@@ -1,0 +1,32 @@
+#include "reconcilers/state/snapshot.h"
+
+namespace berth::reconcilers {
+
+PassSnapshot::PassSnapshot() : CacheReads(CacheSources{}) {
+  for (size_t i = 0; i < workloads::ObjectKinds().size(); ++i) {
+    workloads_.push_back(std::make_unique<k8s::Store<workloads::Workload>>());
+  }
+  CacheSources& s = sources();
+  s.runs = &runs_;
+  s.fleets = &fleets_;
+  s.nodes = &nodes_;
+  s.pods = &pods_;
+  s.others = &others_;
+  s.namespaces = &namespaces_;
+  s.quotas = &quotas_;
+  s.teams = &teams_;
+  for (const auto& w : workloads_) s.workloads.push_back(w.get());
+  s.group_pods = &group_pods_;
+  s.queued_pods = &queued_pods_;
+  s.ticket_pods = &ticket_pods_;
+}
+
+size_t PassSnapshot::LastApplied() const {
+  size_t n = runs_.LastApplied() + fleets_.LastApplied() + nodes_.LastApplied() + pods_.LastApplied() +
+             others_.LastApplied() + namespaces_.LastApplied() + quotas_.LastApplied() + teams_.LastApplied() +
+             group_pods_.LastApplied() + queued_pods_.LastApplied() + ticket_pods_.LastApplied();
+  for (const auto& w : workloads_) n += w->LastApplied();
+  return n;
+}
+
+}  // namespace berth::reconcilers
