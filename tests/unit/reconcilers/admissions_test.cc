@@ -155,5 +155,26 @@ TEST_F(AdmissionsTest, AnAdmissionWithoutAnAnswerStaysAssumedUntilAGetSaysItWasA
   EXPECT_TRUE((memo.assumed() != nullptr)) << "kept until the cache shows the run admitted";
 }
 
+TEST_F(AdmissionsTest, AVerifyingReadWithoutAnAnswerLeavesTheAdmissionUnknownToBeMarkedAgain) {
+  auto run = Fetch();
+  api_->DropReplyAfterApply(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1);
+  WorkingSet working;
+  working.BeginPass();
+  RunMemo& memo = working.MemoOf("ns/a");
+  ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 0, memo, clock_.Now()));
+  Admissions::ApplyNews(admissions_.TakeNews(), working);
+  ASSERT_EQ(memo.admission.state, WriteState::kUnknown);
+  ASSERT_TRUE(memo.admission.Expire(clock_.Now()));
+  api_->FailNext(FakeApi::Match{"GET", kRuns.Path("ns", "a"), {}}, 1, 503);
+  EXPECT_TRUE(admissions_.Verify(*run, memo.admission.ticket, memo.unconfirmed_rv()));
+  EXPECT_FALSE(last_ok_) << "backs off";
+  const Admissions::News news = admissions_.TakeNews();
+  EXPECT_EQ(news.Count("ns/a", WriteAnswer::kUnknown), 1u);
+  Admissions::ApplyNews(news, working);
+  EXPECT_EQ(memo.admission.state, WriteState::kUnknown);
+  EXPECT_TRUE(memo.assumed() != nullptr) << "its blocks stay held";
+  EXPECT_TRUE(memo.admission.Expire(clock_.Now())) << "asked again by the next pass";
+}
+
 }  // namespace
 }  // namespace berth::reconcilers
