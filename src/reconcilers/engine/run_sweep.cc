@@ -40,13 +40,13 @@ std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed
   for (const auto& [key, run, memo] : keyed) {
     // Queued by the last pass and the same object since (not touched): pending, holds nothing
     // (unless admitted since: assumed), without reading the run again.
-    if (memo->queued_pass + 1 == p_.working.pass() && !p_.working.Touched(*memo) && !memo->assumed &&
+    if (memo->queued_pass + 1 == p_.working.pass() && !p_.working.Touched(*memo) && !memo->assumed() &&
         !memo->placed_record()) {
       continue;
     }
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
-      memo->assumed.reset();
-      memo->unconfirmed_rv = 0;
+      memo->admission.Confirm();  // the cache shows it placed: no longer an assumption
+      memo->admission.Erase();
       const RunMemo::PlacedInputs inputs{run->meta.resource_version, memo->touched_pass, namespaces_epoch_};
       // Init-captures: clang 14 cannot capture a structured binding by name.
       placed.push_back(memo->placed.Get(inputs, [this, &k = key, &r = *run] { return PlacedRecord(k, r); }));
@@ -54,7 +54,7 @@ std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed
     }
     memo->placed.Reset();
     if (Admissions::StillHeld(*memo, *run)) {  // assumed while our write catches up
-      auto pr = std::make_shared<PlacedRun>(*memo->assumed);
+      auto pr = std::make_shared<PlacedRun>(*memo->assumed());
       pr->quota_pending = run->spec.workload_ref ? p_.snapshot.TicketQuotaPending(*run, &pr->placement)
                                                  : p_.snapshot.QuotaPending(run->meta.ns, pr->placement);
       placed.push_back(std::move(pr));
@@ -76,18 +76,18 @@ RunSweep::Reconciled RunSweep::ReconcileAll(const Keyed& keyed, const ClusterVie
   for (const auto& [key, run, memo_ptr] : keyed) {
     if (++visited % kNewsEvery == 0) news_();
     RunMemo& memo = *memo_ptr;
-    if (memo.assumed) {  // admission in flight, or its outcome unknown
-      if (memo.unconfirmed_rv != 0 && !p_.working.Busy(memo)) p_.admissions.Verify(*run, memo.unconfirmed_rv);
+    if (memo.assumed()) {  // admission in flight, or its outcome unknown
+      // Unknown and no write of the run in flight: marked once (Expire) and read back (Verify).
+      if (!p_.working.Busy(memo) && memo.admission.Expire(now) &&
+          !p_.admissions.Verify(*run, memo.admission.ticket, memo.admission.base_rv)) {
+        memo.admission.verify = false;  // the writer took nothing: the next pass asks again
+      }
       frozen.insert(key);
       continue;
     }
     bool is_busy = p_.working.Busy(memo);
-    if (memo.awaiting_rv != 0) {
-      if (RvNumber(run->meta.resource_version) < memo.awaiting_rv) {
-        is_busy = true;  // our last write is not in the cache yet: decide again once it is
-      } else {
-        memo.awaiting_rv = 0;
-      }
+    if (memo.awaiting_rv() != 0 && !memo.status_write.Add(RvNumber(run->meta.resource_version))) {
+      is_busy = true;  // our last write is not in the cache yet: decide again once it is
     }
     if (is_busy) frozen.insert(key);
     if (!is_busy) {
@@ -185,7 +185,7 @@ void RunSweep::Settle(const Keyed& visited, const std::unordered_set<std::string
     if (memo->queued_pass == p_.working.pass()) continue;  // queued: pending (without reading the run again)
     p_.forecaster.Learn(*run, [this](const std::string& ns) { return TeamNameOf(p_.snapshot.teams(), ns); });
     if (!IsTerminalPhase(run->status.phase) || run->meta.deleting || busy.count(key)) continue;
-    if (memo->assumed || memo->awaiting_rv != 0) continue;
+    if (memo->assumed() || memo->awaiting_rv() != 0) continue;
     // Pods still to stop (the Failed branch of Reconcile is deleting them): visited until they are.
     if (!p_.snapshot.PodsToStop(*run).empty()) continue;
     std::optional<k8s::TimePoint> expiry = ExpiryOf(*run);

@@ -68,11 +68,18 @@ bool Admissions::Admit(const Run& run, const sched::Placement& placement, int32_
   }
   if (run.spec.max_duration) pr.expected_end = now + *run.spec.max_duration;
   const RunStatus next = AdmittedStatus(run, placement, pr, effective, now);
-  if (!dispatch_(pr.key, [this, r = run, next] { return WriteAdmission(r, next); })) return false;
+  const uint64_t ticket = next_ticket_;
+  if (!dispatch_(pr.key, [this, r = run, next, ticket] { return WriteAdmission(r, next, ticket); })) return false;
+  ++next_ticket_;
   spdlog::debug("run {}: admitting ({})", pr.key, next.message);
   pr.assumed = true;
-  memo.assumed = pr;
+  memo.admission.Assume(std::move(pr), ticket, RvNumber(run.meta.resource_version));
   return true;
+}
+
+size_t Admissions::News::Count(const std::string& key, WriteAnswer answer) const {
+  return static_cast<size_t>(std::count_if(admissions.begin(), admissions.end(),
+                                           [&](const Answer& a) { return a.key == key && a.answer == answer; }));
 }
 
 Admissions::News Admissions::TakeNews() {
@@ -83,31 +90,25 @@ Admissions::News Admissions::TakeNews() {
 }
 
 void Admissions::ApplyNews(const News& news, WorkingSet& working) {
-  for (const auto& key : news.failed) {
-    RunMemo* m = working.Find(key);
-    if (m == nullptr) continue;
-    m->assumed.reset();
-    m->unconfirmed_rv = 0;
-  }
-  for (const auto& [key, rv] : news.unconfirmed) {
-    RunMemo* m = working.Find(key);
-    if (m != nullptr && m->assumed) m->unconfirmed_rv = rv;
-  }
-  for (const auto& key : news.confirmed) {
-    // Applied: the assumption stays until the cache shows the run admitted.
-    if (RunMemo* m = working.Find(key)) m->unconfirmed_rv = 0;
+  // Refused: rolled back (Forget); Unknown: noted with the version it was guarded by; Written
+  // (the write's answer, or a GET that showed it applied): the assumption stays until the cache
+  // shows the run admitted. An answer for a superseded or ended admission changes nothing.
+  for (const auto& a : news.admissions) {
+    if (RunMemo* m = working.Find(a.key)) m->admission.Finish(a.ticket, a.answer, a.rv);
   }
   for (const auto& [key, rv] : news.written) {
-    RunMemo& memo = working.MemoOf(key);
-    memo.awaiting_rv = std::max(memo.awaiting_rv, rv);
+    working.MemoOf(key).status_write.Wrote(rv);
     working.Activate(key);
   }
 }
 
 void Admissions::ActivateNamed(const News& news, WorkingSet& working) {
-  for (const auto& key : news.failed) working.Activate(key);
-  for (const auto& [key, rv] : news.unconfirmed) working.Activate(key);
-  for (const auto& key : news.confirmed) working.Activate(key);
+  for (const auto& a : news.admissions) working.Activate(a.key);
+}
+
+void Admissions::Answered(const std::string& key, uint64_t ticket, WriteAnswer answer, uint64_t rv) {
+  std::lock_guard<std::mutex> lock(mu_);
+  news_.admissions.push_back(Answer{key, ticket, answer, rv});
 }
 
 bool Admissions::WrittenSinceTaken(const std::string& key) const {
@@ -116,28 +117,34 @@ bool Admissions::WrittenSinceTaken(const std::string& key) const {
 }
 
 bool Admissions::StillHeld(RunMemo& memo, const Run& run) {
-  if (!memo.assumed) return false;
-  // An unconfirmed admission is proven not applied by a later version of the run that is still
+  if (!memo.assumed()) return false;
+  // An Unknown admission is proven not applied by a later version of the run that is still
   // pending (only berth writes the status, and only one write per run is in flight).
   const uint64_t rv = RvNumber(run.meta.resource_version);
-  const bool superseded = memo.unconfirmed_rv != 0 && rv > memo.unconfirmed_rv;
-  // A run being deleted keeps them too while its admission may have been applied (unconfirmed, or
-  // confirmed and the cache not there yet).
-  const bool behind = memo.awaiting_rv != 0 && rv < memo.awaiting_rv;
-  if (IsPendingPhase(run.status.phase) && !superseded && (!run.meta.deleting || memo.unconfirmed_rv != 0 || behind)) {
+  const uint64_t unconfirmed = memo.unconfirmed_rv();
+  const bool superseded = unconfirmed != 0 && rv > unconfirmed;
+  // A run being deleted keeps them too while its admission may have been applied (Unknown, or
+  // Written and the cache not there yet).
+  const uint64_t awaiting = memo.awaiting_rv();
+  const bool behind = awaiting != 0 && rv < awaiting;
+  if (IsPendingPhase(run.status.phase) && !superseded && (!run.meta.deleting || unconfirmed != 0 || behind)) {
     return true;
   }
   if (superseded) {
     spdlog::info("run {}: the cache shows version {} still pending after the unconfirmed admission (guarded by "
                  "{}): it was not applied; its blocks are free again",
-                 RunKey(run), run.meta.resource_version, memo.unconfirmed_rv);
+                 RunKey(run), run.meta.resource_version, unconfirmed);
+    memo.admission.Forget();
+    return false;
   }
-  memo.assumed.reset();
-  memo.unconfirmed_rv = 0;
+  // No longer pending (the cache shows what became of it), or being deleted with nothing of
+  // ours that may have been applied: no longer an assumption.
+  memo.admission.Confirm();
+  memo.admission.Erase();
   return false;
 }
 
-bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
+bool Admissions::WriteAdmission(const Run& r, const RunStatus& next, uint64_t ticket) {
   const std::string key = RunKey(r);
   std::string rv = r.meta.resource_version;
   bool ok = true;
@@ -160,22 +167,20 @@ bool Admissions::WriteAdmission(const Run& r, const RunStatus& next) {
       // may be admitted. Its blocks stay held until the cache or a GET tells (StillHeld, Verify).
       spdlog::info("run {}: admission write unconfirmed ({}); its blocks stay held until the run's next "
                    "version or a GET shows whether it was applied", key, res.status().ToString());
-      std::lock_guard<std::mutex> lock(mu_);
-      news_.unconfirmed[key] = RvNumber(rv);
+      Answered(key, ticket, WriteAnswer::kUnknown, RvNumber(rv));
       return true;
     }
     if (res.ok()) {
-      NoteWritten(key, RvNumber(k8s::ResourceVersionOf(*res)));
+      const uint64_t written = RvNumber(k8s::ResourceVersionOf(*res));
+      Answered(key, ticket, WriteAnswer::kWritten, written);
+      NoteWritten(key, written);
       NoteAdmitted(r);
       RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kScheduled, next.message});
       return true;
     }
     spdlog::info("run {}: not admitted, status write failed: {}", key, res.status().ToString());
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    news_.failed.insert(key);
-  }
+  Answered(key, ticket, WriteAnswer::kRefused, 0);
   // The Run changed under us (a priority patch, say): decide again once the cache has it.
   return NoteStale(r);
 }
@@ -191,16 +196,17 @@ void Admissions::NoteAdmitted(const Run& r) {
   observer_->OnAdmitted(std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - since));
 }
 
-void Admissions::Verify(const Run& run, uint64_t base_rv) {
-  dispatch_(RunKey(run), [this, r = run, base_rv] { return VerifyNow(r, base_rv); });
+bool Admissions::Verify(const Run& run, uint64_t ticket, uint64_t base_rv) {
+  return dispatch_(RunKey(run), [this, r = run, ticket, base_rv] { return VerifyNow(r, ticket, base_rv); });
 }
 
-bool Admissions::VerifyNow(const Run& r, uint64_t base_rv) {
+bool Admissions::VerifyNow(const Run& r, uint64_t ticket, uint64_t base_rv) {
   const std::string key = RunKey(r);
   auto got = client_->Get(kRuns.Path(r.meta.ns, r.meta.name));
   if (!got.ok() && !got.status().IsNotFound()) {
     spdlog::info("run {}: cannot read it to settle its unconfirmed admission ({}); will ask again", key,
                  got.status().ToString());
+    Answered(key, ticket, WriteAnswer::kUnknown, base_rv);  // still Unknown: the next pass marks it again
     return false;
   }
   std::shared_ptr<const Run> now = got.ok() ? DecodeRun(*got) : nullptr;
@@ -208,8 +214,9 @@ bool Admissions::VerifyNow(const Run& r, uint64_t base_rv) {
   if (same && IsPlacedPhase(now->status.phase) && !now->status.placement.empty()) {
     spdlog::info("run {}: the unconfirmed admission was applied (version {})", key, now->meta.resource_version);
     RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kScheduled, now->status.message});
+    const uint64_t applied = RvNumber(now->meta.resource_version);
     std::lock_guard<std::mutex> lock(mu_);
-    news_.confirmed.insert(key);
+    news_.admissions.push_back(Answer{key, ticket, WriteAnswer::kWritten, applied});
     uint64_t& slot = news_.written[key];
     slot = std::max(slot, RvNumber(now->meta.resource_version));
     return true;
@@ -219,7 +226,7 @@ bool Admissions::VerifyNow(const Run& r, uint64_t base_rv) {
   spdlog::info("run {}: the unconfirmed admission (guarded by version {}) was not applied; its blocks are free "
                "again", key, base_rv);
   std::lock_guard<std::mutex> lock(mu_);
-  news_.failed.insert(key);
+  news_.admissions.push_back(Answer{key, ticket, WriteAnswer::kRefused, 0});
   if (same) {
     uint64_t& slot = news_.written[key];
     slot = std::max(slot, RvNumber(now->meta.resource_version));

@@ -13,25 +13,34 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "base/memo.h"
 #include "base/time.h"
 #include "k8s/objects.h"
 #include "reconcilers/state/cluster_view.h"
+#include "reconcilers/state/write_cache.h"
 #include "reconcilers/objects/run_types.h"
 #include "scheduling/cycle_result.h"
 
 namespace berth::reconcilers {
 
 struct RunMemo {
-  std::optional<PlacedRun> assumed;  // admission written or in flight, not yet in the cache
-  // Non-zero while the outcome of the admission's status write is unknown (see "Ambiguous
-  // writes"): the resourceVersion that write was guarded by.
-  uint64_t unconfirmed_rv = 0;
+  // The admission (reconcilers/state/admissions.h): Assumed (in flight), Written (not yet in the
+  // cache) or Unknown (outcome unknown, see "Ambiguous writes"; base_rv: the resourceVersion
+  // its write was guarded by); none once the cache shows it or it is rolled back.
+  WriteEntry<PlacedRun> admission;
+  // Our last status write (any, not only admissions), value-less: Written at its resourceVersion
+  // until the cache has it (Add), and the run is left alone until then.
+  WriteEntry<std::monostate> status_write;
   k8s::TimePoint last_wait_write{};
-  // Our last status write's resourceVersion: the run is left alone until the cache has it.
-  uint64_t awaiting_rv = 0;
+  // The admission held (its blocks), or nullptr.
+  const PlacedRun* assumed() const { return admission.Held() ? &admission.value : nullptr; }
+  // Non-zero while the admission's outcome is unknown: the resourceVersion its write was guarded by.
+  uint64_t unconfirmed_rv() const { return admission.state == WriteState::kUnknown ? admission.base_rv : 0; }
+  // Non-zero while the cache has not yet shown our last status write: its resourceVersion.
+  uint64_t awaiting_rv() const { return status_write.state == WriteState::kWritten ? status_write.written_rv : 0; }
   // Pods of this uid/attempt/scheduledAt were handed to a writer at this time (not again until
   // it is stale).
   std::string pods_ensured_for;

@@ -39,6 +39,10 @@
 //     blocks). Expire returns the keys it marked, once each; the caller verifies them by a read
 //     whose answer is a Finish with the entry's ticket (kWritten, or kRefused: forgotten).
 //
+// One key's entry is a WriteEntry (its state and transitions); WriteCache keeps them by key with
+// the writers' inbox. A caller that keeps each key's entry itself (RunMemo::admission) uses
+// WriteEntry alone, with its own tickets and inbox (Admissions).
+//
 // Threads. Everything but Finish: the loop thread, which reads entries without a lock. Finish:
 // any writer thread; it only appends to an inbox under the cache's own lock, which Settle takes.
 // Cost: one hash lookup per call; Settle is linear in the answers since the last one.
@@ -46,6 +50,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -57,22 +62,99 @@
 
 namespace berth::reconcilers {
 
-enum class WriteState { kAssumed, kWritten, kUnknown, kConfirmed };
+enum class WriteState { kNone, kAssumed, kWritten, kUnknown, kConfirmed };
 enum class WriteAnswer { kWritten, kRefused, kUnknown };
+
+// One key's state and its transitions (drawn above). A caller that keeps its entries itself (a
+// run's memo: RunMemo::admission, so a pass never looks a run up by key) uses it directly and
+// hands out its own tickets; WriteCache keeps them in a map, with the writers' inbox. Loop thread only.
+template <typename V>
+struct WriteEntry {
+  V value{};
+  WriteState state = WriteState::kNone;
+  uint64_t ticket = 0;
+  uint64_t base_rv = 0;     // the version the write was decided on (guarded by, once Unknown)
+  uint64_t written_rv = 0;  // the version the API answered (Written)
+  base::TimePoint deadline = base::TimePoint::max();
+  bool verify = false;                     // Expire marked it: its outcome is to be read back
+  std::shared_ptr<const V> previous;       // the value last known applied, restored by Forget
+
+  // An assumption: Assumed, Written (not yet watched) or Unknown.
+  bool Held() const {
+    return state == WriteState::kAssumed || state == WriteState::kWritten || state == WriteState::kUnknown;
+  }
+  void Assume(V v, uint64_t t, uint64_t base = 0, base::TimePoint due = base::TimePoint::max()) {
+    std::shared_ptr<const V> prev = previous;
+    if (state == WriteState::kWritten || state == WriteState::kConfirmed) prev = std::make_shared<const V>(std::move(value));
+    *this = WriteEntry{std::move(v), WriteState::kAssumed, t, base, 0, due, false, std::move(prev)};
+  }
+  // A write of ours that was not assumed, only awaited (a value-less entry: RunMemo::status_write):
+  // Written at `rv`, or at the later version it already awaits.
+  void Wrote(uint64_t rv) {
+    written_rv = state == WriteState::kWritten ? std::max(written_rv, rv) : rv;
+    state = WriteState::kWritten;
+    verify = false;
+  }
+  // The writer's answer for `t`: false (ignored) for another ticket, or when none or Confirmed.
+  // A kUnknown answer with `rv` names the version the write was guarded by (base_rv).
+  bool Finish(uint64_t t, WriteAnswer answer, uint64_t rv = 0) {
+    if (ticket != t || state == WriteState::kNone || state == WriteState::kConfirmed) return false;
+    switch (answer) {
+      case WriteAnswer::kWritten:
+        state = WriteState::kWritten;
+        written_rv = std::max(written_rv, rv);
+        verify = false;
+        break;
+      case WriteAnswer::kRefused:
+        Forget();
+        break;
+      case WriteAnswer::kUnknown:  // (a verifying read that got no answer: Expire marks it again)
+        state = WriteState::kUnknown;
+        if (rv != 0) base_rv = rv;
+        verify = false;
+        break;
+    }
+    return true;
+  }
+  // Rolls the assumption back: the previous value restored (Confirmed), or none.
+  void Forget() {
+    if (!previous) {
+      Erase();
+      return;
+    }
+    V restored = *previous;
+    *this = WriteEntry{std::move(restored), WriteState::kConfirmed, ticket, base_rv, written_rv,
+                       base::TimePoint::max(), false, nullptr};
+  }
+  // The watch shows the object at `observed_rv`: true when that confirms a Written write.
+  bool Add(uint64_t observed_rv) {
+    if (state != WriteState::kWritten || observed_rv < written_rv) return false;
+    Confirm();
+    return true;
+  }
+  // Applied, as the object's content shows.
+  void Confirm() {
+    if (state == WriteState::kNone) return;
+    state = WriteState::kConfirmed;
+    verify = false;
+    previous.reset();
+    deadline = base::TimePoint::max();
+  }
+  // Overdue at `now` (see Expire above): true when this call marked it for verification.
+  bool Expire(base::TimePoint now) {
+    if (!Held() || verify) return false;
+    if (state != WriteState::kUnknown && now < deadline) return false;
+    state = WriteState::kUnknown;
+    verify = true;
+    return true;
+  }
+  void Erase() { *this = WriteEntry{}; }
+};
 
 template <typename V>
 class WriteCache {
  public:
-  struct Entry {
-    V value;
-    WriteState state = WriteState::kAssumed;
-    uint64_t ticket = 0;
-    uint64_t base_rv = 0;     // the version the write was decided on
-    uint64_t written_rv = 0;  // the version the API answered (Written)
-    base::TimePoint deadline = base::TimePoint::max();
-    bool verify = false;             // Expire marked it: its outcome is to be read back
-    std::optional<V> previous;       // the value last known applied, restored by Forget
-  };
+  using Entry = WriteEntry<V>;
   struct Settled {
     std::string key;
     WriteAnswer answer;
@@ -81,15 +163,8 @@ class WriteCache {
   // ---- loop thread ----
   uint64_t Assume(const std::string& key, V value, uint64_t base_rv = 0,
                   base::TimePoint deadline = base::TimePoint::max()) {
-    std::optional<V> previous;
-    if (auto it = entries_.find(key); it != entries_.end()) {
-      const Entry& old = it->second;
-      const bool applied = old.state == WriteState::kWritten || old.state == WriteState::kConfirmed;
-      previous = applied ? std::optional<V>(old.value) : old.previous;
-    }
     const uint64_t ticket = next_ticket_++;
-    entries_.insert_or_assign(key, Entry{std::move(value), WriteState::kAssumed, ticket, base_rv, 0, deadline, false,
-                                         std::move(previous)});
+    entries_[key].Assume(std::move(value), ticket, base_rv, deadline);
     return ticket;
   }
   // The ticket the next Assume returns (to hand to a writer before assuming).
@@ -102,29 +177,17 @@ class WriteCache {
   void Forget(const std::string& key) {
     auto it = entries_.find(key);
     if (it == entries_.end()) return;
-    if (!it->second.previous) {
-      entries_.erase(it);
-      return;
-    }
-    Entry& e = it->second;
-    e.value = std::move(*e.previous);
-    e.previous.reset();
-    e.state = WriteState::kConfirmed;
-    e.verify = false;
-    e.deadline = base::TimePoint::max();
+    it->second.Forget();
+    if (it->second.state == WriteState::kNone) entries_.erase(it);
   }
   // The watch shows `key` at `observed_rv`: true when that confirms a Written write.
   bool Add(const std::string& key, uint64_t observed_rv) {
     auto it = entries_.find(key);
-    if (it == entries_.end() || it->second.state != WriteState::kWritten || observed_rv < it->second.written_rv) {
-      return false;
-    }
-    Confirm(it->second);
-    return true;
+    return it != entries_.end() && it->second.Add(observed_rv);
   }
   // Applied, as the object's content shows.
   void Confirm(const std::string& key) {
-    if (auto it = entries_.find(key); it != entries_.end()) Confirm(it->second);
+    if (auto it = entries_.find(key); it != entries_.end()) it->second.Confirm();
   }
   void Erase(const std::string& key) { entries_.erase(key); }
   // Keeps only the keys for which `keep(key)` holds.
@@ -135,11 +198,7 @@ class WriteCache {
   std::vector<std::string> Expire(base::TimePoint now) {
     std::vector<std::string> marked;
     for (auto& [key, e] : entries_) {
-      if (e.state == WriteState::kConfirmed || e.verify) continue;
-      if (e.state != WriteState::kUnknown && now < e.deadline) continue;
-      e.state = WriteState::kUnknown;
-      e.verify = true;
-      marked.push_back(key);
+      if (e.Expire(now)) marked.push_back(key);
     }
     return marked;
   }
@@ -171,32 +230,11 @@ class WriteCache {
     WriteAnswer answer;
     uint64_t rv;
   };
-  static void Confirm(Entry& e) {
-    e.state = WriteState::kConfirmed;
-    e.verify = false;
-    e.previous.reset();
-    e.deadline = base::TimePoint::max();
-  }
   bool Apply(const Answer& a) {
     auto it = entries_.find(a.key);
-    if (it == entries_.end() || it->second.ticket != a.ticket || it->second.state == WriteState::kConfirmed) {
-      return false;  // superseded, forgotten, erased, or already seen by the watch
-    }
-    Entry& e = it->second;
-    switch (a.answer) {
-      case WriteAnswer::kWritten:
-        e.state = WriteState::kWritten;
-        e.written_rv = std::max(e.written_rv, a.rv);
-        e.verify = false;
-        break;
-      case WriteAnswer::kRefused:
-        Forget(a.key);
-        break;
-      case WriteAnswer::kUnknown:  // (a verifying read that got no answer: Expire marks it again)
-        e.state = WriteState::kUnknown;
-        e.verify = false;
-        break;
-    }
+    // superseded, forgotten, erased, or already seen by the watch
+    if (it == entries_.end() || !it->second.Finish(a.ticket, a.answer, a.rv)) return false;
+    if (it->second.state == WriteState::kNone) entries_.erase(it);
     return true;
   }
 

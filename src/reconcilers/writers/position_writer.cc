@@ -70,10 +70,10 @@ bool PositionWriter::LastVisible(const WorkingSet& working) {
   // The sequence's writer is done (then what it wrote is in the admissions' news already) ...
   for (const auto& key : batch_) {
     // What it wrote is either still news for the next pass (the writer finished after this pass
-    // took its news) or noted and not yet in the cache (awaiting_rv).
+    // took its news) or noted and not yet in the cache (awaiting_rv()).
     if (admissions_.WrittenSinceTaken(key)) return false;
     const RunMemo* m = working.Find(key);
-    if (m != nullptr && m->awaiting_rv != 0) return false;
+    if (m != nullptr && m->awaiting_rv() != 0) return false;
   }
   batch_.clear();
   return true;

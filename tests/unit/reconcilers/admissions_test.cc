@@ -26,9 +26,9 @@ RunMemo Assumed(uint64_t unconfirmed_rv = 0, uint64_t awaiting_rv = 0) {
   PlacedRun pr;
   pr.key = "ns/a";
   pr.assumed = true;
-  memo.assumed = pr;
-  memo.unconfirmed_rv = unconfirmed_rv;
-  memo.awaiting_rv = awaiting_rv;
+  memo.admission.Assume(pr, /*ticket=*/1, /*base_rv=*/unconfirmed_rv);
+  if (unconfirmed_rv != 0) memo.admission.Finish(1, WriteAnswer::kUnknown, unconfirmed_rv);
+  if (awaiting_rv != 0) memo.status_write.Wrote(awaiting_rv);
   return memo;
 }
 
@@ -45,7 +45,7 @@ Run Cached(const std::string& rv, const std::string& phase = "Pending", bool del
 TEST(AdmissionsStillHeld, AnAssumptionHoldsWhileTheCacheShowsTheRunPendingAndNothingProvesItFailed) {
   RunMemo memo = Assumed();
   EXPECT_TRUE(Admissions::StillHeld(memo, Cached("10")));
-  EXPECT_TRUE(memo.assumed.has_value());
+  EXPECT_TRUE((memo.assumed() != nullptr));
   RunMemo none;
   EXPECT_FALSE(Admissions::StillHeld(none, Cached("10")));
 }
@@ -54,8 +54,8 @@ TEST(AdmissionsStillHeld, ALaterPendingVersionProvesAnUnconfirmedWriteWasNotAppl
   RunMemo memo = Assumed(/*unconfirmed_rv=*/10);
   EXPECT_TRUE(Admissions::StillHeld(memo, Cached("10")));
   EXPECT_FALSE(Admissions::StillHeld(memo, Cached("11")));
-  EXPECT_FALSE(memo.assumed.has_value());
-  EXPECT_EQ(memo.unconfirmed_rv, 0u);
+  EXPECT_FALSE((memo.assumed() != nullptr));
+  EXPECT_EQ(memo.unconfirmed_rv(), 0u);
 }
 
 TEST(AdmissionsStillHeld, ARunBeingDeletedKeepsItsBlocksOnlyWhileItsAdmissionMayHaveBeenApplied) {
@@ -70,7 +70,7 @@ TEST(AdmissionsStillHeld, ARunBeingDeletedKeepsItsBlocksOnlyWhileItsAdmissionMay
 TEST(AdmissionsStillHeld, ARunNoLongerPendingEndsTheAssumption) {
   RunMemo memo = Assumed();
   EXPECT_FALSE(Admissions::StillHeld(memo, Cached("12", "Failed")));
-  EXPECT_FALSE(memo.assumed.has_value());
+  EXPECT_FALSE((memo.assumed() != nullptr));
 }
 
 // ---- the writer side against an in-memory API ----
@@ -106,8 +106,8 @@ TEST_F(AdmissionsTest, AnAppliedAdmissionWritesTheFinalizerThenTheStatusAndIsAss
   ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 7, memo, clock_.Now()));
   EXPECT_EQ(keys_, (std::vector<std::string>{"ns/a"}));
   EXPECT_TRUE(last_ok_);
-  ASSERT_TRUE(memo.assumed.has_value());
-  EXPECT_EQ(memo.assumed->placement.at(0).node, "n0");
+  ASSERT_TRUE((memo.assumed() != nullptr));
+  EXPECT_EQ(memo.assumed()->placement.at(0).node, "n0");
   auto now = Fetch();
   EXPECT_EQ(now->status.phase, Phase::kScheduled);
   EXPECT_EQ(now->status.effective_priority, 7);
@@ -115,7 +115,7 @@ TEST_F(AdmissionsTest, AnAppliedAdmissionWritesTheFinalizerThenTheStatusAndIsAss
   EXPECT_TRUE(admissions_.WrittenSinceTaken("ns/a"));
   const Admissions::News news = admissions_.TakeNews();
   EXPECT_EQ(news.written.at("ns/a"), RvNumber(now->meta.resource_version));
-  EXPECT_TRUE(news.failed.empty());
+  EXPECT_EQ(news.Count("ns/a", WriteAnswer::kRefused), 0u);
   EXPECT_FALSE(admissions_.WrittenSinceTaken("ns/a"));
 }
 
@@ -127,12 +127,12 @@ TEST_F(AdmissionsTest, ARefusedWriteRollsTheAssumptionBackInTheNextPass) {
   working.Touch("ns/a");
   RunMemo& memo = working.MemoOf("ns/a");
   ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 0, memo, clock_.Now()));
-  ASSERT_TRUE(memo.assumed.has_value());
+  ASSERT_TRUE((memo.assumed() != nullptr));
   const Admissions::News news = admissions_.TakeNews();
-  EXPECT_EQ(news.failed.count("ns/a"), 1u);
+  EXPECT_EQ(news.Count("ns/a", WriteAnswer::kRefused), 1u);
   Admissions::ApplyNews(news, working);
-  EXPECT_FALSE(memo.assumed.has_value());
-  EXPECT_GT(memo.awaiting_rv, RvNumber(run->meta.resource_version)) << "left alone until the cache moves on";
+  EXPECT_FALSE((memo.assumed() != nullptr));
+  EXPECT_GT(memo.awaiting_rv(), RvNumber(run->meta.resource_version)) << "left alone until the cache moves on";
 }
 
 TEST_F(AdmissionsTest, AnAdmissionWithoutAnAnswerStaysAssumedUntilAGetSaysItWasApplied) {
@@ -143,16 +143,37 @@ TEST_F(AdmissionsTest, AnAdmissionWithoutAnAnswerStaysAssumedUntilAGetSaysItWasA
   RunMemo& memo = working.MemoOf("ns/a");
   ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 0, memo, clock_.Now()));
   Admissions::News news = admissions_.TakeNews();
-  ASSERT_EQ(news.unconfirmed.count("ns/a"), 1u);
+  ASSERT_EQ(news.Count("ns/a", WriteAnswer::kUnknown), 1u);
   Admissions::ApplyNews(news, working);
-  ASSERT_NE(memo.unconfirmed_rv, 0u);
-  EXPECT_TRUE(memo.assumed.has_value());
-  admissions_.Verify(*run, memo.unconfirmed_rv);
+  ASSERT_NE(memo.unconfirmed_rv(), 0u);
+  EXPECT_TRUE((memo.assumed() != nullptr));
+  admissions_.Verify(*run, memo.admission.ticket, memo.unconfirmed_rv());
   news = admissions_.TakeNews();
-  EXPECT_EQ(news.confirmed.count("ns/a"), 1u);
+  EXPECT_EQ(news.Count("ns/a", WriteAnswer::kWritten), 1u);
   Admissions::ApplyNews(news, working);
-  EXPECT_EQ(memo.unconfirmed_rv, 0u);
-  EXPECT_TRUE(memo.assumed.has_value()) << "kept until the cache shows the run admitted";
+  EXPECT_EQ(memo.unconfirmed_rv(), 0u);
+  EXPECT_TRUE((memo.assumed() != nullptr)) << "kept until the cache shows the run admitted";
+}
+
+TEST_F(AdmissionsTest, AVerifyingReadWithoutAnAnswerLeavesTheAdmissionUnknownToBeMarkedAgain) {
+  auto run = Fetch();
+  api_->DropReplyAfterApply(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1);
+  WorkingSet working;
+  working.BeginPass();
+  RunMemo& memo = working.MemoOf("ns/a");
+  ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 0, memo, clock_.Now()));
+  Admissions::ApplyNews(admissions_.TakeNews(), working);
+  ASSERT_EQ(memo.admission.state, WriteState::kUnknown);
+  ASSERT_TRUE(memo.admission.Expire(clock_.Now()));
+  api_->FailNext(FakeApi::Match{"GET", kRuns.Path("ns", "a"), {}}, 1, 503);
+  EXPECT_TRUE(admissions_.Verify(*run, memo.admission.ticket, memo.unconfirmed_rv()));
+  EXPECT_FALSE(last_ok_) << "backs off";
+  const Admissions::News news = admissions_.TakeNews();
+  EXPECT_EQ(news.Count("ns/a", WriteAnswer::kUnknown), 1u);
+  Admissions::ApplyNews(news, working);
+  EXPECT_EQ(memo.admission.state, WriteState::kUnknown);
+  EXPECT_TRUE(memo.assumed() != nullptr) << "its blocks stay held";
+  EXPECT_TRUE(memo.admission.Expire(clock_.Now())) << "asked again by the next pass";
 }
 
 }  // namespace

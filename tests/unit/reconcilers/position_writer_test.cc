@@ -128,7 +128,7 @@ TEST_F(PositionWriterTest, TheNextSequenceWaitsUntilTheCacheShowsWhatTheLastOneW
   EXPECT_EQ(sequences_, 1);
   // Taken, and the cache (the next read) has it: the moves of the new order go out.
   Admissions::ApplyNews(admissions_.TakeNews(), working_);
-  for (const auto& k : keyed) k.memo->awaiting_rv = 0;  // what ReconcileAll does once the cache has it
+  for (const auto& k : keyed) k.memo->status_write.Add(UINT64_MAX);  // what ReconcileAll does once the cache has it
   queue_.Upsert([&] {
     sched::PendingRun pr = *queue_.Find("ns/b");
     pr.priority = 9;

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 namespace berth::reconcilers {
@@ -229,6 +230,97 @@ TEST(LastWritten, OffersAWriteOnlyWhenItDiffersOrDidNotGo) {
   w.Retain([](const std::string& k) { return k == "f"; });
   EXPECT_TRUE(w.Offer("g", "s1", same, queue));
   EXPECT_EQ(queued.size(), 5u) << "g was dropped";
+}
+
+// ---- WriteEntry: one key's entry, kept by its caller (RunMemo::admission, status_write) ----
+
+TEST(WriteEntry, StartsNoneAndAnAssumptionIsHeldUntilErased) {
+  WriteEntry<std::string> e;
+  EXPECT_EQ(e.state, WriteState::kNone);
+  EXPECT_FALSE(e.Held());
+  EXPECT_FALSE(e.Finish(0, WriteAnswer::kWritten, 1)) << "nothing to answer";
+  EXPECT_FALSE(e.Expire(kT0 + seconds(1000)));
+  e.Assume("v1", /*ticket=*/7, /*base_rv=*/10);
+  EXPECT_EQ(e.state, WriteState::kAssumed);
+  EXPECT_TRUE(e.Held());
+  EXPECT_EQ(e.ticket, 7u);
+  EXPECT_EQ(e.base_rv, 10u);
+  EXPECT_TRUE(e.Finish(7, WriteAnswer::kWritten, 12));
+  EXPECT_EQ(e.state, WriteState::kWritten);
+  EXPECT_TRUE(e.Held()) << "written, not yet watched";
+  e.Confirm();
+  EXPECT_FALSE(e.Held());
+  EXPECT_FALSE(e.Finish(7, WriteAnswer::kRefused)) << "a Finish after Confirm changes nothing";
+  EXPECT_EQ(e.state, WriteState::kConfirmed);
+  e.Erase();
+  EXPECT_EQ(e.state, WriteState::kNone);
+  EXPECT_EQ(e.value, "");
+}
+
+TEST(WriteEntry, AnAnswerForAnotherTicketIsIgnored) {
+  WriteEntry<std::string> e;
+  e.Assume("v1", 1);
+  EXPECT_FALSE(e.Finish(2, WriteAnswer::kRefused));
+  EXPECT_EQ(e.state, WriteState::kAssumed);
+  EXPECT_TRUE(e.Finish(1, WriteAnswer::kWritten, 5));
+  e.Assume("v2", 2);
+  EXPECT_FALSE(e.Finish(1, WriteAnswer::kRefused)) << "superseded";
+  EXPECT_EQ(e.value, "v2");
+  EXPECT_TRUE(e.Finish(2, WriteAnswer::kRefused));
+  EXPECT_EQ(e.state, WriteState::kConfirmed);
+  EXPECT_EQ(e.value, "v1") << "the value last known applied, restored";
+}
+
+TEST(WriteEntry, AnUnknownAnswerNamesTheGuardVersionAndIsVerifiedOnceUntilAnswered) {
+  WriteEntry<std::string> e;
+  e.Assume("v1", 1, /*base_rv=*/10);
+  EXPECT_TRUE(e.Finish(1, WriteAnswer::kUnknown, /*rv=*/11));  // the finalizer write moved it
+  EXPECT_EQ(e.state, WriteState::kUnknown);
+  EXPECT_EQ(e.base_rv, 11u);
+  EXPECT_TRUE(e.Held()) << "it may have been applied";
+  EXPECT_TRUE(e.Expire(kT0));
+  EXPECT_TRUE(e.verify);
+  EXPECT_FALSE(e.Expire(kT0)) << "marked once";
+  // The verifying read got no answer: Unknown still, marked again by the next Expire.
+  EXPECT_TRUE(e.Finish(1, WriteAnswer::kUnknown));
+  EXPECT_EQ(e.base_rv, 11u) << "an answer without a version keeps the guard";
+  EXPECT_FALSE(e.verify);
+  EXPECT_TRUE(e.Expire(kT0));
+  // It says: not applied. Nothing was applied before: none.
+  EXPECT_TRUE(e.Finish(1, WriteAnswer::kRefused));
+  EXPECT_EQ(e.state, WriteState::kNone);
+  EXPECT_FALSE(e.Held());
+}
+
+TEST(WriteEntry, ExpireMarksOnlyHeldEntriesOverdueOrUnknown) {
+  WriteEntry<std::string> assumed;
+  assumed.Assume("v", 1, 0, kT0 + seconds(10));
+  EXPECT_FALSE(assumed.Expire(kT0 + seconds(9)));
+  EXPECT_TRUE(assumed.Expire(kT0 + seconds(10)));
+  EXPECT_EQ(assumed.state, WriteState::kUnknown);
+  WriteEntry<std::string> written;
+  written.Assume("v", 1);
+  written.Finish(1, WriteAnswer::kWritten, 3);
+  EXPECT_FALSE(written.Expire(kT0 + seconds(1000))) << "no deadline";
+  written.Confirm();
+  EXPECT_FALSE(written.Expire(base::TimePoint::max()));
+  EXPECT_EQ(written.state, WriteState::kConfirmed);
+}
+
+TEST(WriteEntry, AValuelessWriteIsAwaitedAtItsLatestVersionUntilAdd) {
+  WriteEntry<std::monostate> w;
+  EXPECT_FALSE(w.Add(100)) << "nothing awaited";
+  w.Wrote(12);
+  w.Wrote(10);
+  EXPECT_EQ(w.state, WriteState::kWritten);
+  EXPECT_EQ(w.written_rv, 12u) << "the later version stays awaited";
+  EXPECT_FALSE(w.Add(11));
+  EXPECT_EQ(w.state, WriteState::kWritten);
+  EXPECT_TRUE(w.Add(12));
+  EXPECT_EQ(w.state, WriteState::kConfirmed);
+  w.Wrote(5);  // a new write after the last was seen
+  EXPECT_EQ(w.state, WriteState::kWritten);
+  EXPECT_EQ(w.written_rv, 5u);
 }
 
 }  // namespace
