@@ -122,22 +122,22 @@ TEST(Topology, DomainsArePathsInPreorder) {
 
 TEST(Topology, RequiredTakesTheBestFittingDomainOfItsLevelTiesToTheFullerParent) {
   std::vector<std::tuple<std::string, std::string, std::string>> nodes;
-  AddRack(nodes, "s1", "a", 4);
+  AddRack(nodes, "s1", "a", 6);
   AddRack(nodes, "s1", "b", 3);
   AddRack(nodes, "s2", "c", 3);
-  AddRack(nodes, "s2", "d", 6);
+  AddRack(nodes, "s2", "d", 4);
   Cluster c(Racks(nodes));
-  // Racks b and c hold 3 with none left over; b's spine has fewer idle (7 < 9).
+  // Racks b and c hold 3 with none left over; c's spine has fewer idle (7 < 9).
   ASSERT_TRUE(c.Find(3, Mode::kRequired, kRack));
-  EXPECT_EQ(c.Chosen(), (Names{"s1-b-0", "s1-b-1", "s1-b-2"}));
+  EXPECT_EQ(c.Chosen(), (Names{"s2-c-0", "s2-c-1", "s2-c-2"}));
   ASSERT_TRUE(c.Find(5, Mode::kRequired, kRack));
   EXPECT_EQ(c.DomainsUsed(2), 1u);
-  EXPECT_EQ(c.Chosen().front(), "s2-d-0");
+  EXPECT_EQ(c.Chosen().front(), "s1-a-0");
   // No rack holds 7: it waits (never split), naming the largest rack.
   EXPECT_FALSE(c.Find(7, Mode::kRequired, kRack));
   EXPECT_EQ(c.reason.available, 6);
-  c.Take("s2-d-0");
-  c.Take("s2-d-1");  // d has 4 idle left
+  c.Take("s1-a-0");
+  c.Take("s1-a-1");  // a has 4 idle left
   EXPECT_TRUE(c.Filter(5, Mode::kRequired, kRack));
   EXPECT_FALSE(c.capacity.FindMulti(5, kForever, false, nullptr, c.chosen, c.fleet));
 }
@@ -147,6 +147,10 @@ TEST(Topology, BestFitKeepsTheLargerDomainWhole) {
   AddRack(nodes, "s1", "big", 8);
   AddRack(nodes, "s1", "small", 4);
   Cluster c(Racks(nodes));
+  // Required at the spine level: inside the spine, the rack that fits best too.
+  ASSERT_TRUE(c.Find(4, Mode::kRequired, kSpine));
+  EXPECT_EQ(c.Chosen().front(), "s1-small-0");
+  EXPECT_EQ(c.DomainsUsed(2), 1u);
   ASSERT_TRUE(c.Find(4, Mode::kPreferred, kRack));
   EXPECT_EQ(c.Chosen().front(), "s1-small-0");
   for (const auto& key : c.chosen) c.capacity.Take(key.second, 1, kUnknownTime);
