@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -248,6 +250,88 @@ TEST(Topology, AGangOfWholeSlicesStaysInItsRequiredDomain) {
   c.filter.Resolve(gang);
   EXPECT_FALSE(c.filter.Fits(gang, c.reason));
   EXPECT_EQ(c.reason.code, WaitCode::kTooManySlices);
+}
+
+// Against a brute force over the nodes' labels: random spines and racks (some nodes without a
+// rack or any label), random busy nodes, random runs: required finds one domain of its level iff
+// one holds the run, and the best-fitting one; preferred climbs to the innermost level that holds
+// it and spreads only when no spine does; never a node twice, never a busy or unlabelled node.
+TEST(Topology, MatchesABruteForceOverTheLabels) {
+  std::mt19937 rng(48);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::tuple<std::string, std::string, std::string>> nodes;
+    const int spines = 1 + pick(3);
+    for (int sp = 0; sp < spines; ++sp) {
+      const int racks = 1 + pick(3);
+      for (int r = 0; r < racks; ++r) AddRack(nodes, "s" + std::to_string(sp), "r" + std::to_string(r), pick(6));
+      if (pick(3) == 0) nodes.emplace_back("s" + std::to_string(sp) + "-norack", "s" + std::to_string(sp), "");
+    }
+    if (pick(3) == 0) nodes.emplace_back("bare", "", "");
+    Cluster c(Racks(nodes));
+    std::map<std::string, bool> busy;
+    for (const auto& node : nodes) {
+      if (pick(4) == 0) {
+        busy[std::get<0>(node)] = true;
+        c.Take(std::get<0>(node));
+      }
+    }
+    // Idle nodes per domain path ("s0", "s0/r1").
+    std::map<std::string, int> idle;
+    int labelled = 0;
+    for (const auto& [name, spine, rack] : nodes) {
+      if (busy[name] || spine.empty()) continue;
+      ++labelled;
+      ++idle[spine];
+      if (!rack.empty()) ++idle[spine + "/" + rack];
+    }
+    auto best = [&](bool racks, int n) {  // the fewest idle of the domains of a level that hold n
+      int fewest = 0;
+      for (const auto& [path, count] : idle) {
+        if ((path.find('/') != std::string::npos) == racks && count >= n && (fewest == 0 || count < fewest)) fewest = count;
+      }
+      return fewest;
+    };
+    auto domain_of = [&](size_t levels) {  // the chosen nodes' one domain of `levels` levels, "" if several
+      std::string path;
+      for (const auto& key : c.chosen) {
+        const auto& p = c.state.instances[key.second].spec->topology_path;
+        std::string mine = levels == 1 || p.size() < 2 ? p[0] : p[0] + "/" + p[1];
+        if (levels == 2 && p.size() < 2) return std::string();
+        if (!path.empty() && path != mine) return std::string();
+        path = mine;
+      }
+      return path;
+    };
+    const int n = 2 + pick(8);
+    SCOPED_TRACE("round " + std::to_string(round) + ", nodes " + std::to_string(n));
+    for (Mode mode : {Mode::kRequired, Mode::kPreferred}) {
+      for (bool rack_level : {true, false}) {
+        const bool found = c.Find(n, mode, rack_level ? kRack : kSpine);
+        const int rack_fit = rack_level ? best(true, n) : 0;
+        const int spine_fit = best(false, n);
+        bool want = rack_fit > 0 || spine_fit > 0;
+        if (mode == Mode::kRequired) want = rack_level ? rack_fit > 0 : spine_fit > 0;
+        if (mode == Mode::kPreferred) want = labelled >= n;
+        ASSERT_EQ(found, want) << (mode == Mode::kRequired ? "required " : "preferred ") << (rack_level ? "rack" : "spine");
+        if (!found) continue;
+        ASSERT_EQ(c.Chosen().size(), static_cast<size_t>(n));
+        Names names = c.Chosen();
+        EXPECT_EQ(std::unique(names.begin(), names.end()), names.end());
+        for (std::string_view name : names) {
+          EXPECT_FALSE(busy[std::string(name)]) << name;
+          EXPECT_NE(name, "bare");
+        }
+        if (rack_fit > 0) {
+          ASSERT_NE(domain_of(2), "");
+          EXPECT_EQ(idle[domain_of(2)], rack_fit);
+        } else if (spine_fit > 0) {
+          ASSERT_NE(domain_of(1), "");
+          EXPECT_EQ(idle[domain_of(1)], spine_fit);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
