@@ -7,8 +7,10 @@
 // A fleet whose maxGracePeriod (FleetSpec::max_grace_seconds) is shorter than the grace period
 // the run's Pods have of their own (PendingRun::grace_seconds: a workload's, which berth cannot
 // cap) is no candidate: berth could not stop them within it (issue 44). None left of the fleets
-// it could use: kGracePeriodTooLong. What is free now (place), the namespace's quota and
-// the team's share are the cycle's (cycle.h).
+// it could use: kGracePeriodTooLong. On a fleet with topology levels it resolves the run's level
+// (`levels`, issue 48): a multi-node run that no domain of its required level could ever hold
+// waits with kTooManyNodes (`available`: the largest such domain). What is free now (place), the
+// namespace's quota and the team's share are the cycle's (cycle.h).
 
 #include <cstdint>
 #include <vector>
