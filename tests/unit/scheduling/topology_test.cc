@@ -144,6 +144,32 @@ TEST(Topology, RequiredTakesTheBestFittingDomainOfItsLevelTiesToTheFullerParent)
   EXPECT_FALSE(c.capacity.FindMulti(5, kForever, false, nullptr, c.chosen, c.fleet));
 }
 
+// docs/scheduling.md's example, "Topology levels".
+TEST(Topology, TheDocsExample) {
+  std::vector<std::tuple<std::string, std::string, std::string>> nodes;
+  AddRack(nodes, "s1", "a", 6);
+  AddRack(nodes, "s1", "b", 3);
+  AddRack(nodes, "s2", "c", 3);
+  AddRack(nodes, "s2", "d", 4);
+  Cluster c(Racks(nodes));
+  ASSERT_TRUE(c.Find(3, Mode::kRequired, kRack));
+  EXPECT_EQ(c.Chosen().front(), "s2-c-0");
+  ASSERT_TRUE(c.Find(5, Mode::kRequired, kRack));
+  EXPECT_EQ(c.Chosen().front(), "s1-a-0");
+  EXPECT_FALSE(c.Find(7, Mode::kRequired, kRack));
+  EXPECT_EQ(c.reason.available, 6);
+  ASSERT_TRUE(c.Find(7, Mode::kPreferred, kRack));
+  EXPECT_EQ(c.Chosen().front(), "s2-c-0");
+  EXPECT_EQ(c.DomainsUsed(1), 1u);
+  ASSERT_TRUE(c.Find(12, Mode::kPreferred, kRack));
+  Names want;
+  for (const auto& node : nodes) {
+    if (std::get<1>(node) == "s1" || std::get<2>(node) == "c") want.push_back(std::get<0>(node));
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(c.Chosen(), want);
+}
+
 TEST(Topology, BestFitKeepsTheLargerDomainWhole) {
   std::vector<std::tuple<std::string, std::string, std::string>> nodes;
   AddRack(nodes, "s1", "big", 8);
