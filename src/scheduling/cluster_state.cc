@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -26,7 +28,13 @@ void ClusterState::BuildFleets(const ClusterSnapshot& snapshot) {
     Fleet f;
     f.spec = &spec;
     f.cluster = spec.placement == PlacementPolicy::kCluster;
-    f.topology = f.cluster && !spec.topology_key.empty();
+    // The one place a topologyKey becomes a level (required for a run without topology).
+    for (const std::string& key : spec.topology) f.levels.push_back(key);
+    if (f.levels.empty() && !spec.topology_key.empty()) {
+      f.levels.push_back(spec.topology_key);
+      f.level_required = true;
+    }
+    f.topology = f.cluster && !f.levels.empty();
     if (spec.max_runs_per_instance) f.max_runs = std::max<int64_t>(*spec.max_runs_per_instance, 1);
     fleets.push_back(std::move(f));
     fleet_names.push_back(spec.name);
@@ -98,40 +106,38 @@ void ClusterState::BuildInstances(const ClusterSnapshot& snapshot) {
   }
 }
 
+namespace {
+
+// An instance's path of label values in its fleet's topology, at most `levels` long.
+std::span<const std::string> PathOf(const Fleet& fleet, const InstanceSpec& spec) {
+  if (fleet.level_required) {
+    return spec.topology_domain ? std::span<const std::string>(&*spec.topology_domain, 1)
+                                : std::span<const std::string>();
+  }
+  return std::span<const std::string>(spec.topology_path).first(std::min(spec.topology_path.size(), fleet.levels.size()));
+}
+
+}  // namespace
+
 void ClusterState::BuildDomains() {
-  std::vector<std::string_view> values;
   for (int32_t f = 0; f < static_cast<int32_t>(fleets.size()); ++f) {
     Fleet& fleet = fleets[f];
     fleet.domain_begin = fleet.domain_end = static_cast<int32_t>(domains.size());
     if (!fleet.cluster) continue;
-    values.clear();
     if (fleet.topology) {
-      for (int32_t i : fleet.instances) {
-        const Instance& in = instances[i];
-        if (in.pool >= 0 && in.spec->topology_domain) values.push_back(*in.spec->topology_domain);
-      }
-      std::sort(values.begin(), values.end());
-      values.erase(std::unique(values.begin(), values.end()), values.end());
-      for (size_t v = 0; v < values.size(); ++v) domains.push_back(Domain{f, {}});
+      BuildPathDomains(f);
     } else {
-      domains.push_back(Domain{f, {}});
+      domains.push_back(Domain{f, -1, -1, fleet.domain_begin + 1, {}});
+      for (int32_t i : fleet.instances) {
+        if (instances[i].pool >= 0) instances[i].domain = fleet.domain_begin;
+      }
     }
     fleet.domain_end = static_cast<int32_t>(domains.size());
     for (int32_t i : fleet.instances) {
-      Instance& in = instances[i];
-      if (in.pool < 0) continue;
-      if (fleet.topology) {
-        if (!in.spec->topology_domain) continue;
-        in.domain = fleet.domain_begin +
-                    static_cast<int32_t>(std::lower_bound(values.begin(), values.end(),
-                                                          *in.spec->topology_domain) -
-                                         values.begin());
-      } else {
-        in.domain = fleet.domain_begin;
-      }
+      const Instance& in = instances[i];
+      if (in.domain < 0) continue;
       auto& counts = domains[in.domain].pool_counts;
-      auto it = std::find_if(counts.begin(), counts.end(),
-                             [&](const auto& pc) { return pc.first == in.pool; });
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& pc) { return pc.first == in.pool; });
       if (it == counts.end()) {
         counts.push_back({in.pool, 1});
       } else {
@@ -139,6 +145,35 @@ void ClusterState::BuildDomains() {
       }
     }
   }
+}
+
+void ClusterState::BuildPathDomains(int32_t f) {
+  // Instances by path; a domain opens where a path first has it and closes where a path leaves it.
+  const Fleet& fleet = fleets[f];
+  std::vector<std::pair<std::span<const std::string>, int32_t>> paths;
+  for (int32_t i : fleet.instances) {
+    if (instances[i].pool < 0) continue;
+    std::span<const std::string> path = PathOf(fleet, *instances[i].spec);
+    if (!path.empty()) paths.emplace_back(path, i);
+  }
+  std::stable_sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {
+    return std::lexicographical_compare(a.first.begin(), a.first.end(), b.first.begin(), b.first.end());
+  });
+  std::vector<int32_t> open;  // the open domain per level
+  std::span<const std::string> last;
+  for (const auto& [path, i] : paths) {
+    size_t common = 0;
+    while (common < open.size() && common < path.size() && path[common] == last[common]) ++common;
+    for (size_t l = common; l < open.size(); ++l) domains[open[l]].end = static_cast<int32_t>(domains.size());
+    open.resize(common);
+    for (size_t l = common; l < path.size(); ++l) {
+      open.push_back(static_cast<int32_t>(domains.size()));
+      domains.push_back(Domain{f, static_cast<int32_t>(l), l == 0 ? -1 : open[l - 1], 0, {}});
+    }
+    last = path;
+    instances[i].domain = open.back();
+  }
+  for (int32_t d : open) domains[d].end = static_cast<int32_t>(domains.size());
 }
 
 }  // namespace berth::scheduling::internal

@@ -40,7 +40,10 @@ struct Pool {
 struct Fleet {
   const FleetSpec* spec = nullptr;
   bool cluster = false;
-  bool topology = false;
+  bool topology = false;            // has topology domains (levels or a topologyKey)
+  // Its topology levels' keys, outermost first (FleetSpec::topology, or {topology_key}).
+  std::vector<std::string_view> levels;
+  bool level_required = false;       // from a topologyKey: a run without topology is required there
   int64_t max_runs = kUnlimited;
   std::vector<int32_t> pools;
   std::vector<int32_t> instances;  // by name
@@ -56,9 +59,14 @@ struct Fleet {
   int32_t busy = 0;       // available with at least one busy block
 };
 
-// A topology domain of a cluster fleet (the whole fleet when it has no topologyKey).
+// A topology domain of a cluster fleet (the whole fleet when it has no topology): the path of
+// label values of levels 0..level. A fleet's domains are in preorder by path: a domain's
+// subdomains are [d + 1, end), its parent comes before it.
 struct Domain {
   int32_t fleet = 0;
+  int32_t level = -1;   // -1: the whole fleet (no topology)
+  int32_t parent = -1;  // -1: a domain of the outermost level
+  int32_t end = 0;      // one past its last subdomain
   std::vector<std::pair<int32_t, int32_t>> pool_counts;  // (pool, valid instances)
 };
 
@@ -68,7 +76,7 @@ struct Instance {
   const InstanceSpec* spec = nullptr;
   int32_t fleet = -1;
   int32_t pool = -1;
-  int32_t domain = -1;  // -1: takes no multi-node run
+  int32_t domain = -1;  // its innermost domain; -1: takes no multi-node run
   int32_t total = 0;
   int32_t free = 0;
   int64_t busy = 0;  // sum of blocks held, before clamping to `total`
@@ -98,6 +106,7 @@ struct ClusterState {
   void BuildFleets(const ClusterSnapshot& snapshot);
   void BuildInstances(const ClusterSnapshot& snapshot);
   void BuildDomains();
+  void BuildPathDomains(int32_t f);
 };
 
 }  // namespace berth::scheduling::internal

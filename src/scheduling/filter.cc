@@ -7,7 +7,8 @@
 
 namespace berth::scheduling::internal {
 
-FleetFilter::FleetFilter(const ClusterState& state) : need(state.pools.size(), -1), state_(state) {}
+FleetFilter::FleetFilter(const ClusterState& state)
+    : need(state.pools.size(), -1), levels(state.fleets.size()), state_(state) {}
 
 void FleetFilter::Resolve(const PendingRun& run) {
   candidates.clear();
@@ -22,6 +23,26 @@ void FleetFilter::Resolve(const PendingRun& run) {
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   }
   DropShortGrace(run);
+  ResolveLevels(run);
+}
+
+void FleetFilter::ResolveLevels(const PendingRun& run) {
+  using Mode = TopologyRequest::Mode;
+  for (int32_t f : candidates) {
+    const Fleet& fleet = state_.fleets[f];
+    LevelUse& use = levels[f] = LevelUse{};
+    if (!fleet.topology) continue;
+    const auto innermost = static_cast<int32_t>(fleet.levels.size()) - 1;
+    if (run.topology.mode == Mode::kNone) {
+      use.level = fleet.level_required ? 0 : innermost;
+      use.required = fleet.level_required;
+      continue;
+    }
+    auto it = std::find(fleet.levels.begin(), fleet.levels.end(), run.topology.key);
+    use.known = it != fleet.levels.end();
+    use.level = use.known ? static_cast<int32_t>(it - fleet.levels.begin()) : innermost;
+    use.required = run.topology.mode == Mode::kRequired;
+  }
 }
 
 void FleetFilter::DropShortGrace(const PendingRun& run) {
@@ -102,12 +123,10 @@ bool FleetFilter::CheckMultiStructure(const PendingRun& run, WaitReason& reason)
     t.invalid += fleet.invalid;
     if (t.largest_fleet < 0) t.largest_fleet = f;
     for (int32_t p : fleet.pools) t.any_fit |= need[p] >= 0 && state_.pools[p].valid_instances > 0;
-    for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
-      const int64_t count = FittingInstances(d);
-      if (count > t.largest) {
-        t.largest = count;
-        t.largest_fleet = f;
-      }
+    const int64_t count = LargestBound(f);
+    if (count > t.largest) {
+      t.largest = count;
+      t.largest_fleet = f;
     }
   }
   if (!any_cluster) {
@@ -140,10 +159,7 @@ bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) 
     // Whole slices in a fleet with topology domains (Capacity::WholeSlicesIn): one domain's worth.
     bool whole = fleet.topology && blocks > 0;
     for (int32_t p : fleet.pools) whole &= need[p] < 0 || need[p] == state_.pools[p].layout.total_blocks();
-    if (whole) {
-      slots = 0;
-      for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) slots = std::max(slots, FittingInstances(d));
-    }
+    if (whole) slots = LargestBound(f);
     if (slots > t.largest) {
       t.largest = slots;
       t.largest_fleet = f;
@@ -179,10 +195,26 @@ bool FleetFilter::StructureVerdict(const StructureTally& t, const PendingRun& ru
 
 int64_t FleetFilter::FittingInstances(int32_t domain) const {
   int64_t count = 0;
-  for (auto [p, n] : state_.domains[domain].pool_counts) {
-    if (need[p] >= 0) count += n;
+  for (int32_t d = domain; d < state_.domains[domain].end; ++d) {
+    for (auto [p, n] : state_.domains[d].pool_counts) {
+      if (need[p] >= 0) count += n;
+    }
   }
   return count;
+}
+
+int64_t FleetFilter::LargestBound(int32_t f) const {
+  const Fleet& fleet = state_.fleets[f];
+  const LevelUse& use = levels[f];
+  if (!use.known) return 0;
+  int64_t largest = 0;
+  int64_t all = 0;
+  for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+    const Domain& domain = state_.domains[d];
+    if (domain.level == use.bound()) largest = std::max(largest, FittingInstances(d));
+    if (domain.parent < 0 && use.bound() < 0) all += FittingInstances(d);
+  }
+  return std::max(largest, all);
 }
 
 }  // namespace berth::scheduling::internal

@@ -7,8 +7,10 @@
 // A fleet whose maxGracePeriod (FleetSpec::max_grace_seconds) is shorter than the grace period
 // the run's Pods have of their own (PendingRun::grace_seconds: a workload's, which berth cannot
 // cap) is no candidate: berth could not stop them within it (issue 44). None left of the fleets
-// it could use: kGracePeriodTooLong. What is free now (place), the namespace's quota and
-// the team's share are the cycle's (cycle.h).
+// it could use: kGracePeriodTooLong. On a fleet with topology levels it resolves the run's level
+// (`levels`, issue 48): a multi-node run that no domain of its required level could ever hold
+// waits with kTooManyNodes (`available`: the largest such domain). What is free now (place), the
+// namespace's quota and the team's share are the cycle's (cycle.h).
 
 #include <cstdint>
 #include <vector>
@@ -34,6 +36,17 @@ class FleetFilter {
   std::vector<int32_t> candidates;
   // Blocks the current run takes per instance, by pool (-1: no fit); set for the candidates' pools.
   std::vector<int32_t> need;
+  // The current run's topology on a candidate fleet with topology domains (issue 48, place.h):
+  // the level whose domains it prefers or requires (-1: the whole fleet). `known` false: the fleet
+  // has no level of the run's key (it takes no multi-node run of it).
+  struct LevelUse {
+    int32_t level = -1;
+    bool required = false;
+    bool known = true;
+    // The level whose domains bound it: the whole fleet (-1) unless required.
+    int32_t bound() const { return required ? level : -1; }
+  };
+  std::vector<LevelUse> levels;  // by fleet; set for the candidates
 
  private:
   // What a gang's structure check found over its candidate fleets (CheckMultiStructure,
@@ -55,8 +68,11 @@ class FleetFilter {
   // The verdict on a tally: true when `run.nodes` fit one fleet; else the reason (no valid
   // instance, too large for any instance, or `too_many`: more nodes than the largest fleet holds).
   static bool StructureVerdict(const StructureTally& t, const PendingRun& run, WaitCode too_many, WaitReason& reason);
-  // Valid instances of a domain that can hold the current run.
+  // Valid instances of a domain that can hold the current run (its subdomains' too).
   int64_t FittingInstances(int32_t domain) const;
+  // The most of them in one domain that bounds the run on cluster fleet f (levels[f].bound()).
+  int64_t LargestBound(int32_t f) const;
+  void ResolveLevels(const PendingRun& run);
 
   const ClusterState& state_;
   int32_t grace_fleet_ = -1;

@@ -89,16 +89,9 @@ bool Capacity::Allowed(const RoomFilter* room, int32_t f, const QuotaUse& use) {
 
 bool Capacity::CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
                                std::vector<CapacityIndex::Key>& out) {
-  // Reserved instances first when allowed (as for single-node runs), then open ones.
   out.clear();
-  const auto limit = static_cast<size_t>(k);
-  auto collect = [&](const CapacityIndex::Key& key) {
-    if (filter_.need[state_.instances[key.second].pool] >= 0) out.push_back(key);
-    return out.size() < limit;
-  };
-  if (include_reserved && reserved_.IdleIn(domain) > 0) reserved_.ForEachIdle(domain, rule, collect);
-  if (out.size() < limit) open_.ForEachIdle(domain, rule, collect);
-  return out.size() == limit;
+  Append(domain, k, rule, include_reserved, out);
+  return out.size() == static_cast<size_t>(k);
 }
 
 bool Capacity::FindMulti(int32_t nodes, const LifetimeRule& rule, bool include_reserved, const RoomFilter* room,
@@ -127,6 +120,16 @@ bool Capacity::FindMultiIn(int32_t nodes, const LifetimeRule& rule, bool include
   for (int32_t f : filter_.candidates) {
     const Fleet& fleet = state_.fleets[f];
     if (!fleet.cluster || std::find(dropped.begin(), dropped.end(), f) != dropped.end()) continue;
+    if (Leveled(f)) {
+      int32_t count = 0;
+      if (FindLeveled(f, nodes, rule, include_reserved, scratch_, count) && count < best_count) {
+        best_count = count;
+        fleet_out = f;
+        chosen.swap(scratch_);
+        found = true;
+      }
+      continue;
+    }
     if (!include_reserved || reserved_.empty()) {
       if (open_.MaxIdleInDomain(f) < nodes) continue;
       const auto& domains = open_.DomainsByIdle(f);
@@ -168,22 +171,31 @@ bool Capacity::SlicesAreWholeIn(int32_t f) const {
   return any;
 }
 
-bool Capacity::TryWholeSlicesIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {
-  // Idle instances of one domain: the one with the fewest that holds the gang (ties by value).
-  if (open_.MaxIdleInDomain(f) < run.nodes) return false;
+bool Capacity::FindWholeIn(int32_t f, int32_t nodes, const LifetimeRule& rule) {
+  if (Leveled(f)) {
+    int32_t count = 0;
+    return FindLeveled(f, nodes, rule, false, scratch_, count);
+  }
+  if (open_.MaxIdleInDomain(f) < nodes) return false;
   const auto& domains = open_.DomainsByIdle(f);
-  for (auto it = domains.lower_bound({run.nodes, std::numeric_limits<int32_t>::min()}); it != domains.end(); ++it) {
-    if (!CollectInDomain(it->second, run.nodes, rule, false, scratch_)) continue;
-    for (const CapacityIndex::Key& key : scratch_) {
-      const int32_t i = key.second;
-      const BlockLayout& layout = state_.pools[state_.instances[i].pool].layout;
-      plan.waste |= run.resources.gpus <= 0 && layout.ResourcesFor(layout.total_blocks()).gpus > 0;
-      plan.picks.emplace_back(i, layout.total_blocks());
-    }
-    plan.whole = run.nodes;
-    return true;
+  for (auto it = domains.lower_bound({nodes, std::numeric_limits<int32_t>::min()}); it != domains.end(); ++it) {
+    if (CollectInDomain(it->second, nodes, rule, false, scratch_)) return true;
   }
   return false;
+}
+
+bool Capacity::TryWholeSlicesIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {
+  // Idle instances of one domain: the one with the fewest that holds the gang (ties by value);
+  // by the run's level in a fleet with levels.
+  if (!FindWholeIn(f, run.nodes, rule)) return false;
+  for (const CapacityIndex::Key& key : scratch_) {
+    const int32_t i = key.second;
+    const BlockLayout& layout = state_.pools[state_.instances[i].pool].layout;
+    plan.waste |= run.resources.gpus <= 0 && layout.ResourcesFor(layout.total_blocks()).gpus > 0;
+    plan.picks.emplace_back(i, layout.total_blocks());
+  }
+  plan.whole = run.nodes;
+  return true;
 }
 
 bool Capacity::TryGangIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan) {

@@ -7,7 +7,8 @@
 // candidate fleets and the blocks it needs per pool):
 //   - single-node best fit (BestSingle: the order of scheduler.h, SingleFit::Beats);
 //   - a multi-node run: `nodes` whole idle instances of one topology domain, the domain with the
-//     fewest idle instances that holds it (FindMulti);
+//     fewest idle instances that holds it (FindMulti); in a fleet with topology levels, by the
+//     run's required or preferred level (place_topology.cc);
 //   - a gang of slices: its slices one by one by the single-node best fit, in the fleet whose gang
 //     takes no GPU unasked, then breaks into the fewest idle instances (FindGang, cycle_gang.cc's
 //     header).
@@ -117,6 +118,25 @@ class Capacity {
                    std::vector<CapacityIndex::Key>& chosen, int32_t& fleet);
   bool CollectInDomain(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
                        std::vector<CapacityIndex::Key>& out);
+  // Up to k whole idle instances of `domain` itself (not its subdomains) appended to `out`.
+  void Append(int32_t domain, int32_t k, const LifetimeRule& rule, bool include_reserved,
+              std::vector<CapacityIndex::Key>& out);
+  // Topology levels (place_topology.cc). Whether fleet f's search goes by levels (its topology
+  // has several levels, or the run may climb out of its one level).
+  bool Leveled(int32_t f) const;
+  // Idle whole instances per domain of fleet f, subdomains included, into idle_.
+  void CountIdle(int32_t f, bool include_reserved);
+  int32_t Idle(int32_t d) const { return idle_[d - idle_base_]; }
+  // `nodes` instances of one domain of the run's level in fleet f (climbing when preferred) into
+  // `out`; `count`: that domain's idle instances.
+  bool FindLeveled(int32_t f, int32_t nodes, const LifetimeRule& rule, bool include_reserved,
+                   std::vector<CapacityIndex::Key>& out, int32_t& count);
+  // k instances of domain d (-1: the whole fleet) appended to `out`, as compactly as its
+  // subdomains allow: the best-fitting subdomain that holds them, else the largest first.
+  bool Take(int32_t f, int32_t d, int32_t k, const LifetimeRule& rule, bool include_reserved,
+            std::vector<CapacityIndex::Key>& out);
+  // `nodes` idle instances of one domain of fleet f (open ones) into scratch_.
+  bool FindWholeIn(int32_t f, int32_t nodes, const LifetimeRule& rule);
   bool TryWholeSlicesIn(const PendingRun& run, int32_t f, const LifetimeRule& rule, GangPlan& plan);
   CapacityIndex& IndexOf(const Instance& in) { return in.held_for >= 0 ? held_ : in.reserved ? reserved_ : open_; }
   // Whether instance i belongs in an index: available, and when reserved, with a run slot to
@@ -139,6 +159,8 @@ class Capacity {
   // Scratch, reused across runs.
   std::vector<CapacityIndex::Key> scratch_;
   std::vector<int32_t> dropped_;
+  std::vector<int32_t> idle_;  // CountIdle's, by domain - idle_base_
+  int32_t idle_base_ = 0;
   GangPlan gang_try_;
 };
 

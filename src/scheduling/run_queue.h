@@ -55,6 +55,8 @@ struct PendingRun {
   // covering `resources`, all or nothing in one fleet (several may share an instance). true:
   // every rank on a whole idle instance (for nodes 1 too; more nodes: one cluster fleet/domain).
   std::optional<bool> whole_instances;
+  // Run spec.topology (issue 48): the level its whole instances stay within (place.h).
+  TopologyRequest topology;
   // What the run's own Pods that exist while it waits (a queued Pod or Pod group's gated Pods,
   // issue 45) already count in its namespace's ResourceQuota usage (NamespaceQuota::limits' used),
   // by quota key (kQuotaCpu, kQuotaMemory, kQuotaPods, "requests.<resource>"). The cycle takes it

@@ -29,7 +29,11 @@ struct FleetSpec {
   BlocksSetting blocks;                        // default: 1 block per instance
   PlacementPolicy placement = PlacementPolicy::kAny;
   // Node label that bounds a multi-node run to one domain; empty means no bound.
+  // A one-level `required` topology (ClusterState turns it into topology = {topology_key}).
   std::string topology_key;
+  // Topology levels (issue 48): node label keys, outermost first (kubernetes.io/hostname implied
+  // last). When set, topology_key is ignored.
+  std::vector<std::string> topology;
   std::optional<int64_t> max_runs_per_instance;  // >= 1; nullopt means unlimited
   PreemptionPolicy preemption = PreemptionPolicy::kNever;
   // A run placed on this fleet's instances less than this long ago is not preempted.
@@ -57,6 +61,9 @@ struct InstanceSpec {
   // Value of the fleet's topologyKey label. An instance without the label (nullopt) in a fleet
   // with a topologyKey still takes single-node runs but never a multi-node run.
   std::optional<std::string> topology_domain;
+  // Values of the fleet's topology levels' labels, outermost first, up to the first level whose
+  // label the Node lacks (it is in no domain of that level or below).
+  std::vector<std::string> topology_path;
 
   friend bool operator==(const InstanceSpec&, const InstanceSpec&) = default;
 };

@@ -24,6 +24,18 @@ struct Resources {
   friend bool operator==(const Resources&, const Resources&) = default;
 };
 
+// A run's topology (Run.spec.topology, issue 48): every node in one domain of the level `key`
+// (kRequired), or the innermost level at or above `key` that holds it (kPreferred: climbing only
+// when it must, across domains when even the outermost cannot). kNone: the fleet's default
+// (preferred at its innermost level; required at the level of a topologyKey).
+struct TopologyRequest {
+  enum class Mode : uint8_t { kNone, kRequired, kPreferred };
+  Mode mode = Mode::kNone;
+  std::string key;  // a level of the fleet's topology (FleetSpec::topology)
+
+  friend bool operator==(const TopologyRequest&, const TopologyRequest&) = default;
+};
+
 // "4h", "1d12h", "1h30m", "45s", "250ms" (base/time.h: one spelling everywhere).
 using base::FormatDuration;
 

@@ -22,6 +22,9 @@ struct FleetSpec {
   int64_t blocks = 1;
   bool cluster_placement = false;  // spec.placement: cluster (else any)
   std::string topology_key;
+  // spec.topology (issue 48): the levels' label keys, outermost first; when set, topologyKey is
+  // not used.
+  std::vector<std::string> topology;
   std::string gpu_resource = "nvidia.com/gpu";
   std::optional<int64_t> max_runs_per_instance;
   std::optional<Duration> instance_lifetime;

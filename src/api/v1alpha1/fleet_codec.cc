@@ -93,6 +93,12 @@ void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
   ReadBlocks(spec, f, err);
   f.cluster_placement = json::GetString(spec, "placement", "any") == "cluster";
   f.topology_key = json::GetString(spec, "topologyKey");
+  if (const json::Value* levels = json::Find(spec, {"topology"}); levels != nullptr && levels->IsArray()) {
+    for (const json::Value& level : levels->GetArray()) {
+      const std::string key = json::GetString(level, "key");
+      if (!key.empty()) f.topology.push_back(key);
+    }
+  }
   f.gpu_resource = json::GetString(spec, "gpuResource", "nvidia.com/gpu");
   if (const json::Value* m = json::Find(spec, {"maxRunsPerInstance"}); m != nullptr && m->IsInt64()) {
     f.max_runs_per_instance = m->GetInt64();
@@ -163,6 +169,16 @@ void WriteFleetSpec(Writer& w, const FleetSpec& s) {
   }
   w.StringMember("placement", s.cluster_placement ? "cluster" : "any");
   w.StringMemberIfSet("topologyKey", s.topology_key);
+  if (!s.topology.empty()) {
+    w.Key("topology");
+    raw.StartArray();
+    for (const std::string& key : s.topology) {
+      raw.StartObject();
+      w.StringMember("key", key);
+      raw.EndObject();
+    }
+    raw.EndArray();
+  }
   w.StringMember("gpuResource", s.gpu_resource);
   w.IntMemberIfSet("maxRunsPerInstance", s.max_runs_per_instance);
   if (s.instance_lifetime) w.StringMember("instanceLifetime", base::FormatDuration(*s.instance_lifetime));

@@ -58,6 +58,9 @@ struct RunSpec {
   // cluster fleet/domain); false = every Pod on a slice (a gang of slices when nodes > 1, Pods may
   // share an instance); true = every Pod on a whole instance (nodes 1 too).
   std::optional<bool> whole_instances;
+  // spec.topology (issue 48): the level of the fleet's topology its nodes stay within, required
+  // or preferred (at most one of them set; "" for none).
+  std::string topology_required, topology_preferred;
   // spec.resources, per node: cpu in millicores, memory in bytes, GPUs of the fleet's gpuResource.
   int64_t cpu_milli = 0, memory_bytes = 0, gpus = 0;
   std::vector<std::string> fleets;

@@ -157,6 +157,16 @@ void ReadResourcesAndFleets(const json::Value& spec, RunSpec& run, std::string& 
   }
 }
 
+void ReadTopology(const json::Value& spec, RunSpec& run, std::string& err) {
+  const json::Value* topology = json::Find(spec, {"topology"});
+  if (topology == nullptr || !topology->IsObject()) return;
+  run.topology_required = json::GetString(*topology, "required");
+  run.topology_preferred = json::GetString(*topology, "preferred");
+  if (!run.topology_required.empty() && !run.topology_preferred.empty() && err.empty()) {
+    err = "spec.topology: required and preferred are exclusive";
+  }
+}
+
 void DecodeRunSpec(const json::Value& spec, size_t kept_template_bytes, Run& whole) {
   RunSpec& run = whole.spec;
   std::string& err = whole.invalid_message;
@@ -171,6 +181,7 @@ void DecodeRunSpec(const json::Value& spec, size_t kept_template_bytes, Run& who
       err = "spec.wholeInstances must be true or false";
     }
   }
+  ReadTopology(spec, run, err);
   ReadResourcesAndFleets(spec, run, err);
   ReadDurations(spec, run, err);
   ReadRetry(spec, run, err);
@@ -289,6 +300,13 @@ void WriteRunSpec(Writer& w, const RunSpec& s) {
   w.IntMember("priority", s.priority);
   w.IntMember("nodes", s.nodes);
   if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
+  if (!s.topology_required.empty() || !s.topology_preferred.empty()) {
+    w.Key("topology");
+    raw.StartObject();
+    w.StringMemberIfSet("required", s.topology_required);
+    w.StringMemberIfSet("preferred", s.topology_preferred);
+    raw.EndObject();
+  }
   WriteResources(w, s);
   if (!s.fleets.empty()) {
     w.Key("fleets");

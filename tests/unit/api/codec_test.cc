@@ -52,6 +52,7 @@ Run FullRun() {
   r.spec.ttl_seconds_after_finished = 600;
   r.spec.suspend = true;
   r.spec.whole_instances = false;
+  r.spec.topology_preferred = "example.com/rack";
   r.spec.template_json = R"({"spec":{"containers":[{"name":"main","image":"busybox:1.35"}]}})";
   RunStatus& s = r.status;
   s.phase = Phase::kRunning;
@@ -113,6 +114,18 @@ TEST(RunCodec, WholeInstancesIsReadAsWrittenAndAbsentStaysAbsent) {
   auto run = DecodeRun(bad);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->invalid_message, "spec.wholeInstances must be true or false");
+}
+
+TEST(RunCodec, TopologyIsRequiredOrPreferredNotBoth) {
+  const std::string tail = R"(},"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}})";
+  auto run = DecodeRun(MustParse(R"({"metadata":{"name":"a"},"spec":{"topology":{"required":"example.com/rack")" + tail));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->spec.topology_required, "example.com/rack");
+  EXPECT_EQ(run->spec.topology_preferred, "");
+  EXPECT_EQ(run->invalid_message, "");
+  run = DecodeRun(MustParse(R"({"metadata":{"name":"a"},"spec":{"topology":{"required":"a","preferred":"b")" + tail));
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->invalid_message, "spec.topology: required and preferred are exclusive");
 }
 
 TEST(RunCodec, EmptyStatusRoundTrips) {
@@ -359,6 +372,7 @@ Fleet FullFleet() {
   f.spec.blocks_auto = true;
   f.spec.cluster_placement = true;
   f.spec.topology_key = "zone";
+  f.spec.topology = {"example.com/spine", "example.com/rack"};
   f.spec.gpu_resource = "amd.com/gpu";
   f.spec.max_runs_per_instance = 10;
   f.spec.instance_lifetime = hours(5);
