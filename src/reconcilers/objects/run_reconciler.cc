@@ -104,6 +104,7 @@ bool RunReconciler::TicketMayQueue(const Run& ticket, k8s::TimePoint now, bool b
       next.message = s->waiting + ": the group is admitted once all its Pods exist (all or nothing)";
       next.queue_position.reset();
       next.estimated_start_at.reset();
+      next.estimated_start_range.reset();
       next.observed_generation = ticket.meta.generation;
       SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, next.reason, next.message,
                    ticket.meta.generation, now);

@@ -44,6 +44,7 @@ RunStatus AdmittedStatus(const Run& run, const sched::Placement& placement, cons
   next.placement = pr.placement;
   next.queue_position.reset();
   next.estimated_start_at.reset();  // only a Pending run in the queue shows one
+  next.estimated_start_range.reset();
   next.effective_priority = effective;
   if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
   next.scheduled_at = Time(now);

@@ -14,6 +14,7 @@ RunStatus Finish(const RunStatus& current, Outcome outcome, const ReasonCode& re
   next.message = message;
   next.queue_position.reset();
   next.estimated_start_at.reset();  // only a Pending run in the queue shows one
+  next.estimated_start_range.reset();
   next.preemption.reset();  // an ended run keeps no nodes
   next.finished_at = Time(now);
   if (success && !next.started_at) next.started_at = next.finished_at;
@@ -45,6 +46,7 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.resubmissions != b.resubmissions || a.observed_generation != b.observed_generation ||
          a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
          a.preemption != b.preemption || a.estimated_start_at != b.estimated_start_at ||
+         a.estimated_start_range != b.estimated_start_range ||
          a.template_hash != b.template_hash || a.pod_uids != b.pod_uids ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);

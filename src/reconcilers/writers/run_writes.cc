@@ -468,6 +468,7 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
   if (!already) next.message = message;  // keeps the sentence written when it was suspended
   next.queue_position.reset();
   next.estimated_start_at.reset();  // only a Pending run in the queue shows one
+  next.estimated_start_range.reset();
   next.preemption.reset();  // out of the queue: the nodes kept for it go back
   next.fleet.clear();
   next.placement.clear();

@@ -113,13 +113,23 @@ std::string WaitingStatusWriter::Sentence(const sched::CycleResult& result, cons
   return s;
 }
 
-std::optional<Time> WaitingStatusWriter::EstimateShown(const Run& run, std::optional<int64_t> place,
-                                                      k8s::TimePoint now) const {
-  if (forecast_ == nullptr || !forecast_->enabled()) return std::nullopt;
+WaitingStatusWriter::Shown WaitingStatusWriter::EstimateShown(const Run& run, std::optional<int64_t> place,
+                                                               k8s::TimePoint now) const {
+  if (forecast_ == nullptr || !forecast_->enabled()) return {};
+  const Shown current{run.status.estimated_start_at, run.status.estimated_start_range};
   const sched::StartEstimate* e = forecast_->Of(RunKey(run), place);
-  if (e == nullptr) return run.status.estimated_start_at;  // no forecast yet, or not in it
-  if (!MovedMaterially(PointOf(run.status.estimated_start_at), e->start, now)) return run.status.estimated_start_at;
-  return e->start ? std::optional<Time>(Time(*e->start)) : std::nullopt;
+  if (e == nullptr) return current;  // no forecast yet, or not in it
+  std::optional<RunStatus::StartRange> range;
+  if (e->start && e->range) range = RunStatus::StartRange{Time(e->range->earliest), Time(e->range->latest)};
+  auto end = [](const std::optional<RunStatus::StartRange>& r, bool latest) -> std::optional<k8s::TimePoint> {
+    if (!r) return std::nullopt;
+    return (latest ? r->latest : r->earliest).point();
+  };
+  const bool moved = MovedMaterially(PointOf(current.at), e->start, now) ||
+                     MovedMaterially(end(current.range, false), end(range, false), now) ||
+                     MovedMaterially(end(current.range, true), end(range, true), now);
+  if (!moved) return current;
+  return Shown{e->start ? std::optional<Time>(Time(*e->start)) : std::nullopt, range};
 }
 
 ReasonCode WaitingReason(sched::WaitCode code) {
@@ -144,7 +154,9 @@ RunStatus WaitingStatusWriter::Status(const Run& run, const ReasonCode& reason, 
   next.message = message;
   next.queue_position = position;
   next.effective_priority = effective;
-  next.estimated_start_at = EstimateShown(run, position, now);
+  const Shown shown = EstimateShown(run, position, now);
+  next.estimated_start_at = shown.at;
+  next.estimated_start_range = shown.range;
   if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
   next.observed_generation = run.meta.generation;
   // The nodes kept for a preempting run stay in its status while it preempts (see Nominations).
@@ -196,7 +208,7 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
   const bool refresh_due = now - memo.last_wait_write >= options_.status_refresh;
   // The common case, checked without copying the status: nothing but the sentence could have
   // changed, and that waits for the refresh. (Whether it shows a place is the position writer's.)
-  if (!refresh_due && LooksCurrent(run, w, reason) && EstimateShown(run, position, now) == run.status.estimated_start_at) {
+  if (!refresh_due && LooksCurrent(run, w, reason) && EstimateShown(run, position, now) == Shown{run.status.estimated_start_at, run.status.estimated_start_range}) {
     memo.current_version = memo.version;  // CarryOut need not look again (see RunMemo)
     memo.current_code = w.reason.code;
     memo.current_effective = effective;

@@ -80,7 +80,14 @@ class WaitingStatusWriter {
   // moved materially from what the status shows (MovedMaterially: the write budget), else what
   // the status shows (also before the first forecast, and for a run the forecast did not see);
   // none when estimates are off. `place`: the queue place the status shows (Forecaster::Of).
-  std::optional<Time> EstimateShown(const Run& run, std::optional<int64_t> place, k8s::TimePoint now) const;
+  // With its range (issue 47, status.estimatedStartRange): the forecast's range is shown with the
+  // estimate it came with, and rewritten on its own only when one of its ends moved materially.
+  struct Shown {
+    std::optional<Time> at;
+    std::optional<RunStatus::StartRange> range;
+    friend bool operator==(const Shown&, const Shown&) = default;
+  };
+  Shown EstimateShown(const Run& run, std::optional<int64_t> place, k8s::TimePoint now) const;
   // The status of a run waiting with `reason`, showing `position` (and EstimateShown).
   RunStatus Status(const Run& run, const ReasonCode& reason, int32_t effective, std::optional<int64_t> position,
                    const std::string& message, k8s::TimePoint now) const;

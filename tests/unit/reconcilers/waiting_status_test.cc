@@ -61,7 +61,8 @@ class WaitingStatusTest : public ApiFixture {
 
   // A forecast at `now` in which "ns/a" waits for the one instance, held by a run ending at
   // `ahead_end` (nullopt: no known end), taken as the loop takes it.
-  void Forecast(std::optional<k8s::TimePoint> ahead_end) {
+  // `spread`: the run ahead's learned end is one of these (a sampled forecast: estimates get ranges).
+  void Forecast(std::optional<k8s::TimePoint> ahead_end, std::vector<k8s::TimePoint> spread = {}) {
     const sched::Resources node{8000, 0, 1};
     sched::EstimateInput in;
     sched::FleetSpec fleet;
@@ -83,6 +84,10 @@ class WaitingStatusTest : public ApiFixture {
     a.submitted_at = clock_.Now();
     in.queued.push_back(a);
     in.runtime["ns/a"] = std::chrono::hours(1);
+    if (!spread.empty()) {
+      in.running_end["ns/ahead"] = spread[spread.size() / 2];
+      in.running_end_spread["ns/ahead"] = spread;
+    }
     in.now = clock_.Now();
     forecaster_.Hand(std::move(in));
     ASSERT_TRUE(forecaster_.RunQueued());
@@ -133,6 +138,33 @@ TEST_F(WaitingStatusTest, AWaitingRunIsWrittenInTheBackgroundOnceThenLeftAloneUn
   waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
   EXPECT_EQ(keys_.size(), 1u);
   EXPECT_EQ(memo.current_version, memo.version);
+}
+
+// Issue 47: a sampled forecast's range is written with the estimate (status.estimatedStartRange),
+// and goes when the forecast has none.
+TEST_F(WaitingStatusTest, AWaitingRunShowsItsEstimatesRangeAndLosesItWithoutOne) {
+  using std::chrono::minutes;
+  const k8s::TimePoint t0 = clock_.Now();
+  RunMemo& memo = Submit("a", R"("retry":{"onNoCapacity":true},)");
+  Forecast(t0 + std::chrono::hours(1), {t0 + minutes(10), t0 + minutes(30), t0 + minutes(50)});
+  Pass("a");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  auto run = Fetch("a");
+  ASSERT_TRUE(run->status.estimated_start_at);
+  ASSERT_TRUE(run->status.estimated_start_range) << "a sampled forecast gives a range";
+  EXPECT_LE(run->status.estimated_start_range->earliest.point(), run->status.estimated_start_at->point());
+  EXPECT_GE(run->status.estimated_start_range->latest.point(), run->status.estimated_start_at->point());
+  EXPECT_LT(run->status.estimated_start_range->earliest.point(), run->status.estimated_start_range->latest.point());
+  // The same cluster without learned spreads: one forecast, no range; the status loses it.
+  clock_.Advance(options_.status_refresh + std::chrono::seconds(1));
+  Forecast(t0 + minutes(30));
+  Pass("a");
+  Waits(memo, "ns/a", sched::WaitCode::kNotEnoughFreeBlocks);
+  waiting_.CarryOut(result_, working_, positions_, clock_.Now(), [] {}, 256);
+  run = Fetch("a");
+  EXPECT_TRUE(run->status.estimated_start_at);
+  EXPECT_FALSE(run->status.estimated_start_range);
 }
 
 TEST_F(WaitingStatusTest, AWaitingRunShowsItsEstimateRewrittenOnlyWhenItMovedMaterially) {
