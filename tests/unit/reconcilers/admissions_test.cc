@@ -86,6 +86,16 @@ class AdmissionsTest : public ApiFixture {
     CreateRun("a");
   }
   std::shared_ptr<const reconcilers::Run> Fetch() { return GetRun("a"); }
+  // Admits `run` in a new pass of `working` with the API server applying its status write but its
+  // answer lost (the write's outcome unknown); the memo it was admitted into.
+  RunMemo& AdmitWithoutAnAnswer(const reconcilers::Run& run, WorkingSet& working) {
+    api_->DropReplyAfterApply(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1);
+    working.BeginPass();
+    RunMemo& memo = working.MemoOf("ns/a");
+    admitted_ = admissions_.Admit(run, OnNode("n0"), 0, memo, clock_.Now());
+    return memo;
+  }
+  bool admitted_ = false;
   static sched::Placement OnNode(const std::string& node) {
     sched::Placement p;
     p.run_id = "ns/a";
@@ -137,11 +147,9 @@ TEST_F(AdmissionsTest, ARefusedWriteRollsTheAssumptionBackInTheNextPass) {
 
 TEST_F(AdmissionsTest, AnAdmissionWithoutAnAnswerStaysAssumedUntilAGetSaysItWasApplied) {
   auto run = Fetch();
-  api_->DropReplyAfterApply(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1);
   WorkingSet working;
-  working.BeginPass();
-  RunMemo& memo = working.MemoOf("ns/a");
-  ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 0, memo, clock_.Now()));
+  RunMemo& memo = AdmitWithoutAnAnswer(*run, working);
+  ASSERT_TRUE(admitted_);
   Admissions::News news = admissions_.TakeNews();
   ASSERT_EQ(news.Count("ns/a", WriteAnswer::kUnknown), 1u);
   Admissions::ApplyNews(news, working);
@@ -157,11 +165,9 @@ TEST_F(AdmissionsTest, AnAdmissionWithoutAnAnswerStaysAssumedUntilAGetSaysItWasA
 
 TEST_F(AdmissionsTest, AVerifyingReadWithoutAnAnswerLeavesTheAdmissionUnknownToBeMarkedAgain) {
   auto run = Fetch();
-  api_->DropReplyAfterApply(FakeApi::Match{"PATCH", kRuns.Path("ns", "a", "status"), {}}, 1);
   WorkingSet working;
-  working.BeginPass();
-  RunMemo& memo = working.MemoOf("ns/a");
-  ASSERT_TRUE(admissions_.Admit(*run, OnNode("n0"), 0, memo, clock_.Now()));
+  RunMemo& memo = AdmitWithoutAnAnswer(*run, working);
+  ASSERT_TRUE(admitted_);
   Admissions::ApplyNews(admissions_.TakeNews(), working);
   ASSERT_EQ(memo.admission.state, WriteState::kUnknown);
   ASSERT_TRUE(memo.admission.Expire(clock_.Now()));

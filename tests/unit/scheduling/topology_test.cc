@@ -122,12 +122,19 @@ TEST(Topology, DomainsArePathsInPreorder) {
   EXPECT_EQ(c.Chosen(), (Names{"lone", "s1-r1-0", "s1-r1-1"}));
 }
 
-TEST(Topology, RequiredTakesTheBestFittingDomainOfItsLevelTiesToTheFullerParent) {
+// docs/scheduling.md's example, "Topology levels": spine s1 with racks a (6 nodes) and b (3), spine
+// s2 with racks c (3) and d (4).
+std::vector<std::tuple<std::string, std::string, std::string>> DocsRacks() {
   std::vector<std::tuple<std::string, std::string, std::string>> nodes;
   AddRack(nodes, "s1", "a", 6);
   AddRack(nodes, "s1", "b", 3);
   AddRack(nodes, "s2", "c", 3);
   AddRack(nodes, "s2", "d", 4);
+  return nodes;
+}
+
+TEST(Topology, RequiredTakesTheBestFittingDomainOfItsLevelTiesToTheFullerParent) {
+  const auto nodes = DocsRacks();
   Cluster c(Racks(nodes));
   // Racks b and c hold 3 with none left over; c's spine has fewer idle (7 < 9).
   ASSERT_TRUE(c.Find(3, Mode::kRequired, kRack));
@@ -146,18 +153,9 @@ TEST(Topology, RequiredTakesTheBestFittingDomainOfItsLevelTiesToTheFullerParent)
 
 // docs/scheduling.md's example, "Topology levels".
 TEST(Topology, TheDocsExample) {
-  std::vector<std::tuple<std::string, std::string, std::string>> nodes;
-  AddRack(nodes, "s1", "a", 6);
-  AddRack(nodes, "s1", "b", 3);
-  AddRack(nodes, "s2", "c", 3);
-  AddRack(nodes, "s2", "d", 4);
+  // Its required cases (3, 5, 7 nodes in one rack) are the test above's.
+  const auto nodes = DocsRacks();
   Cluster c(Racks(nodes));
-  ASSERT_TRUE(c.Find(3, Mode::kRequired, kRack));
-  EXPECT_EQ(c.Chosen().front(), "s2-c-0");
-  ASSERT_TRUE(c.Find(5, Mode::kRequired, kRack));
-  EXPECT_EQ(c.Chosen().front(), "s1-a-0");
-  EXPECT_FALSE(c.Find(7, Mode::kRequired, kRack));
-  EXPECT_EQ(c.reason.available, 6);
   ASSERT_TRUE(c.Find(7, Mode::kPreferred, kRack));
   EXPECT_EQ(c.Chosen().front(), "s2-c-0");
   EXPECT_EQ(c.DomainsUsed(1), 1u);
