@@ -240,7 +240,7 @@
         ? `aged: +${item.effectivePriority - item.priority} for waiting` : '';
       setText(row.cells.wait, fmtDuration(item.waitSeconds));
       row.cells.wait.title = item.submittedAt ? `submitted ${item.submittedAt}` : '';
-      setText(row.cells.eta, fmtEta(item.startsInSeconds));
+      setText(row.cells.eta, fmtEta(item.startsInSeconds, item.startsInRangeSeconds));
       row.cells.eta.title = item.estimatedStartAt ? `expected to start ${item.estimatedStartAt} if nothing new arrives` : 'no estimate: see why it waits';
       setText(row.cells.nodes, item.nodes);
       setText(row.cells.fleets, Array.isArray(item.fleets) && item.fleets.length ? item.fleets.join(', ') : 'any');

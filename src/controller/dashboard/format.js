@@ -40,10 +40,15 @@
   }
 
   // A queue item's startsInSeconds as the ETA column shows it (issue 33): "~40m 00s", "now", or
-  // "unknown" when the controller has no estimate (the item's message says why).
-  function fmtEta(startsInSeconds) {
+  // "unknown" when the controller has no estimate (the item's message says why); with its
+  // startsInRangeSeconds (issue 47, [earliest, latest]) "~40m 00s (20m 00s–1h 30m)".
+  function fmtEta(startsInSeconds, range) {
     if (typeof startsInSeconds !== 'number' || !isFinite(startsInSeconds)) return 'unknown';
-    return startsInSeconds > 0 ? `~${fmtDuration(startsInSeconds)}` : 'now';
+    if (startsInSeconds <= 0) return 'now';
+    const eta = `~${fmtDuration(startsInSeconds)}`;
+    if (!Array.isArray(range) || range.length !== 2 || !range.every((v) => typeof v === 'number' && isFinite(v))) return eta;
+    const end = (v) => (v > 0 ? fmtDuration(v) : 'now');
+    return `${eta} (${end(range[0])}\u2013${end(range[1])})`;
   }
 
   // Text from the API (names, messages, Events: other tenants write them, issue 44) as the page
