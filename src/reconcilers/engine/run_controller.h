@@ -2,12 +2,23 @@
 // berth's engine: watches Runs, Fleets, Nodes and berth's Pods; one scheduling loop owns the
 // queue and every decision; a bounded pool of writers carries the decisions to the API.
 //
-// Level-based and restart-safe: every decision is recomputed from the caches (the API) on each
-// pass. The only memory kept between passes is (a) admissions whose status write is in flight
-// ("assumed", so a block is never given twice while the watch catches up; rolled back only when
-// the write provably was not applied: reconcilers/state/admissions.h), (b) when each waiting run's
-// message was last written (throttling: reconcilers/writers/waiting_status.h) and (c) which runs a
-// queue-position write sequence in flight is about to touch (reconcilers/writers/position_writer.h).
+// Level-based and restart-safe: every decision is recomputed from what the API shows on each
+// pass. A pass reads one snapshot of the caches (PassSnapshot, updated at its start by what changed:
+// reconcilers/state/snapshot.h; the library of the pass' steps cannot include the informers).
+// What the engine keeps between passes, and where (issue 46 is making this one place; until then
+// it is these):
+//   - its own writes in flight and their outcome (reconcilers/state/write_cache.h: WriteEntry /
+//     WriteCache / LastWritten): a run's admission and its status write on the run's memo
+//     (admissions.h: a block is never given twice while the watch catches up; rolled back only when
+//     the write provably was not applied; ambiguous writes verified), the last Fleet and Team
+//     statuses written (FleetStatusWriter, TeamKeeper);
+//   - per run, what lets a pass skip what did not change (RunMemo's quiet / queued / placed fields:
+//     reconcilers/state/run_memo.h, "Incremental passes"), when its waiting message was last
+//     written (waiting_status.h), which runs a queue-position sequence in flight touches
+//     (position_writer.h);
+//   - the cluster view and paused instances (ClusterViewKeeper), the core's last result while its
+//     input stands (CoreResultStands), learned runtimes and the estimates' calibration
+//     (Forecaster), the queue view's news (QueueView), each team's decayed usage (TeamKeeper).
 //
 // RunController owns the queue (scheduling::RunQueue, loop thread only) and the components; a
 // pass (Pass(now): thread-free, a test steps it with StartStepped, DrainWrites) is a short
