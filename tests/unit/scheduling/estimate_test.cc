@@ -233,7 +233,8 @@ TEST(EstimateRanges, SampledForecastsGiveTheTenthAndNinetiethPercentileOfTheStar
   in.queued = {Queued("ns/q", 0), Queued("ns/never", 1, 2)};  // ns/never: two machines, the fleet has one
   in.runtime["ns/q"] = minutes(10);
   in.now = kT0;
-  const StartEstimate& e = Of(EstimateStarts(in, EstimateOptions{.samples = 5}), "ns/q");
+  const std::vector<StartEstimate> all = EstimateStarts(in, EstimateOptions{.samples = 5});
+  const StartEstimate& e = Of(all, "ns/q");
   ASSERT_TRUE(e.start && e.range);
   EXPECT_LE(e.range->earliest, *e.start);
   EXPECT_GE(e.range->latest, *e.start);
