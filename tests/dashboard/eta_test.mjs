@@ -1,21 +1,8 @@
 // Issues 33 and 47: the dashboard's ETA column (berthFormat.fmtEta), loaded from
 // src/controller/dashboard/format.js as the page loads it.
-import { readFileSync } from 'node:fs';
-import vm from 'node:vm';
+import { check, done, loadFormat } from './harness.mjs';
 
-const window = {};
-vm.runInNewContext(readFileSync(process.argv[2], 'utf8'), { window });
-const { fmtEta } = window.berthFormat;
-
-let failed = 0;
-function check(got, want, what) {
-  if (got === want) {
-    console.log(`ok - ${what}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-  }
-}
+const { fmtEta } = loadFormat(process.argv[2]);
 
 check(fmtEta(undefined), 'unknown', 'no estimate');
 check(fmtEta(0), 'now', 'due now');
@@ -24,4 +11,4 @@ check(fmtEta(2400, [1200, 5400]), '~40m 00s (20m 00s\u20131h 30m)', 'with its ra
 check(fmtEta(2400, [0, 5400]), '~40m 00s (now\u20131h 30m)', 'a range that may start now');
 check(fmtEta(2400, [1200]), '~40m 00s', 'half a range is none');
 check(fmtEta(2400, ['x', 5400]), '~40m 00s', 'a range that is not numbers is none');
-process.exit(failed === 0 ? 0 : 1);
+done();

@@ -1,23 +1,9 @@
 // Issue 44, item 8: the dashboard shows text from the API without the control characters
 // kubectl berth strips (C0 but tab and line feed, DEL, C1). Loads src/controller/dashboard/format.js
 // as the page does (it sets window.berthFormat) and checks berthFormat.printable.
-import { readFileSync } from 'node:fs';
-import vm from 'node:vm';
+import { check, done, loadFormat } from './harness.mjs';
 
-const file = process.argv[2];
-const window = {};
-vm.runInNewContext(readFileSync(file, 'utf8'), { window });
-const { printable } = window.berthFormat;
-
-let failed = 0;
-function check(got, want, what) {
-  if (got === want) {
-    console.log(`ok - ${what}`);
-  } else {
-    failed++;
-    console.log(`not ok - ${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-  }
-}
+const { printable } = loadFormat(process.argv[2]);
 
 check(printable('\u001b]0;owned\u0007\u001b[2Jcleared \u001b[31mred\u001b[0m \u009b6n\u007fdone'),
       ']0;owned[2Jcleared [31mred[0m 6ndone', 'ESC, BEL, C1 CSI and DEL are removed, the words stay');
@@ -31,4 +17,4 @@ let all = '';
 for (let c = 0; c < 0x20; c++) if (c !== 9 && c !== 10) all += String.fromCharCode(c);
 for (let c = 0x7f; c <= 0x9f; c++) all += String.fromCharCode(c);
 check(printable(`<${all}>`), '<>', 'every C0 control but tab and line feed, DEL and every C1 control');
-process.exit(failed ? 1 : 0);
+done();
