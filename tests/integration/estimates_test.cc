@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine_fixture.h"
+#include "k8s/clock.h"
 #include "k8s/timefmt.h"
 
 namespace berth::testing {
@@ -131,6 +132,88 @@ TEST_F(Estimates, AWaitingRunShowsItsEstimatedStartWhichMovesWhenTheRunAheadFini
   EXPECT_TRUE(Eventually([&] { return DashboardEstimate("w2").first == k8s::FormatRfc3339(*w1_placed + minutes(60)); }))
       << DashboardEstimate("w2").first;
   EXPECT_EQ(QueueEta("w1"), "") << "a placed run leaves the queue";
+}
+
+
+// Issue 47 (4): a run waiting behind one whose runtime berth learned from finished runs like it
+// shows the range of its start (status.estimatedStartRange: the 10th and 90th percentile of the
+// sampled futures) around its point estimate; the plugin and the dashboard show it too. Runtimes
+// must differ by minutes (a forecast's cycles are at least a minute apart), so the three finished
+// runs are history: runs that never found their fleet, whose status the test then writes as a
+// finished run's (placed, then Succeeded 10, 30 and 60 minutes later), as a previous controller
+// would have left them. train-4 runs now; train-5 waits behind it.
+TEST_F(Estimates, ARunWaitingBehindARunOfLearnedRuntimeShowsTheRangeOfItsStart) {
+  Nodes("one", 1, "4", "8Gi");
+  Fleet("one", "one");
+  const k8s::TimePoint past = std::chrono::time_point_cast<std::chrono::seconds>(k8s::SystemClock().Now()) - std::chrono::hours(5);
+  int n = 0;
+  for (const minutes took : {minutes(10), minutes(30), minutes(60)}) {
+    const std::string name = "train-" + std::to_string(++n);
+    Run(name, "  fleets: [elsewhere]\n" + kQueue);
+    const std::string placed = k8s::FormatRfc3339(past + minutes(70 * n)), ended = k8s::FormatRfc3339(past + minutes(70 * n) + took);
+    const CommandResult patched = Kubectl({"patch", "run", name, "-n", ns_, "--subresource=status", "--type=merge", "-p",
+                                           R"({"status":{"phase":"Succeeded","reason":"Succeeded","scheduledAt":")" + placed +
+                                               R"(","startedAt":")" + placed + R"(","finishedAt":")" + ended + R"("}})"});
+    ASSERT_EQ(patched.exit_code, 0) << patched.err;
+  }
+  Run("train-4", kQueue);
+  ASSERT_TRUE(WaitPhase("train-4", "Scheduled"));
+  StartRun("train-4");
+  const std::optional<k8s::TimePoint> started = StatusTime("train-4", "scheduledAt");
+  ASSERT_TRUE(started.has_value());
+  Run("train-5", kQueue);
+
+  // One status read: the estimate and the ends of its range as that status shows them.
+  struct Shown {
+    std::optional<k8s::TimePoint> at, earliest, latest;
+  };
+  auto shown = [&] {
+    const json::Document d = RunDoc("train-5");
+    auto time = [&](std::initializer_list<std::string_view> path) -> std::optional<k8s::TimePoint> {
+      const json::Value* v = d.IsObject() ? json::Find(d, path) : nullptr;
+      auto t = k8s::ParseRfc3339(json::GetString(v));
+      return t.ok() ? std::optional<k8s::TimePoint>(*t) : std::nullopt;
+    };
+    return Shown{time({"status", "estimatedStartAt"}), time({"status", "estimatedStartRange", "earliest"}),
+                 time({"status", "estimatedStartRange", "latest"})};
+  };
+  Shown s;
+  ASSERT_TRUE(Eventually([&] {
+    s = shown();
+    return s.at && s.earliest && s.latest;
+  }, seconds(60))) << Kubectl({"get", "runs", "-o", "yaml"}).out;
+  const k8s::TimePoint at = *s.at, earliest = *s.earliest, latest = *s.latest;
+  const std::string runs = Kubectl({"get", "runs", "-n", ns_, "-o", "yaml"}).out;
+  EXPECT_LT(earliest, latest) << "train-4 may take what train-1, -2 or -3 took: 10, 30 or 60 minutes\n" << runs;
+  EXPECT_LE(earliest, at) << runs;
+  EXPECT_LE(at, latest) << runs;
+  EXPECT_GE(earliest, *started + minutes(9)) << "train-4 takes at least what the quickest like it took\n" << runs;
+  EXPECT_LE(latest, *started + minutes(62)) << "and at most what the slowest took\n" << runs;
+
+  // The plugin's ETA shows the range ("~10s (2s–20s)"); describe says "likely between".
+  const CommandResult queue = Plugin({"queue"});
+  std::string row;
+  std::istringstream lines(queue.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" train-5 ") != std::string::npos) row = line;
+  }
+  EXPECT_NE(row.find("\u2013"), std::string::npos) << queue.out;
+  EXPECT_NE(row.find(" ("), std::string::npos) << queue.out;
+  const CommandResult described = Plugin({"describe", "train-5"});
+  EXPECT_NE(described.out.find("likely between "), std::string::npos) << described.out;
+  // The dashboard's queue item carries the range.
+  const std::string url = "http://127.0.0.1:" + std::to_string(port_) + "/api/queue?namespace=" + ns_;
+  auto dash = json::Parse(HttpGet(url, nullptr, cp().AdminToken()));
+  ASSERT_TRUE(dash.ok());
+  const json::Value* items = json::Find(*dash, {"items"});
+  ASSERT_TRUE(items != nullptr && items->IsArray());
+  bool in_dashboard = false;
+  for (const auto& it : items->GetArray()) {
+    if (json::GetString(it, "name") != "train-5") continue;
+    in_dashboard = !json::GetString(json::Find(it, {"estimatedStartRange", "earliest"})).empty() &&
+            !json::GetString(json::Find(it, {"estimatedStartRange", "latest"})).empty();
+  }
+  EXPECT_TRUE(in_dashboard) << HttpGet(url, nullptr, cp().AdminToken());
 }
 
 }  // namespace
