@@ -65,6 +65,10 @@ class Cycle final : public Considerer {
   void Consider(const PendingRun& run);
   Outcome ConsiderRun(const PendingRun& run, int32_t nominee);
   // The run waits for `reason` (moved into out_.waiting).
+  // Issue 47 (3): takes the fleets where the run's team (or its parent) has spent a budget for a
+  // resource the run asks for out of its candidates; true when none is left (`reason`:
+  // kBudgetExhausted, the first spent budget). Such a run neither reserves, preempts nor reclaims.
+  bool DropSpentFleets(const PendingRun& run, WaitReason& reason);
   Outcome Wait(const PendingRun& run, WaitReason& reason);
   // Placement of a run that passed the structure and quota checks; nullopt when it waits for
   // capacity (`reason` says why, not yet pushed).

@@ -69,11 +69,27 @@ Outcome Cycle::ConsiderRun(const PendingRun& run, int32_t nominee) {
     SetQuotaReason(*shortfall, reason);
     return Wait(run, reason);
   }
+  if (DropSpentFleets(run, reason)) return Wait(run, reason);
   const std::optional<Outcome> outcome = IsSliceGang(run) ? ConsiderGang(run, quota, rule, end, reason)
                                          : run.nodes <= 1   ? ConsiderSingle(run, rule, backfill, end, reason)
                                                             : ConsiderMulti(run, quota, rule, backfill, end, reason);
   if (outcome) return *outcome;
   return WaitForCapacity(run, nominee, quota, reason);
+}
+
+bool Cycle::DropSpentFleets(const PendingRun& run, WaitReason& reason) {
+  if (run_team_ < 0) return false;
+  TeamBook::SpentBudget first;
+  std::erase_if(filter_.candidates, [&](int32_t f) {
+    const TeamBook::SpentBudget spent = teams_.Spent(run_team_, state_.fleets[f].spec->name, run.resources, TimePoint(Duration(now_)));
+    if (spent.budget != nullptr && first.budget == nullptr) first = spent;
+    return spent.budget != nullptr;
+  });
+  if (!filter_.candidates.empty() || first.budget == nullptr) return false;
+  reason.code = WaitCode::kBudgetExhausted;
+  reason.budget_team = std::string(first.team);
+  reason.budget = *first.budget;
+  return true;
 }
 
 Outcome Cycle::Wait(const PendingRun& run, WaitReason& reason) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "scheduling/budgets.h"
 #include "scheduling/teams.h"
 
 namespace berth::scheduling {
@@ -264,6 +265,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
       break;
     case WaitCode::kPreempting: s = Preempting(r, where, waiting.run_id); break;
     case WaitCode::kTeamShare: s = TeamShareSentence(r, where, waiting.run_id); break;
+    case WaitCode::kBudgetExhausted: s = BudgetSentence(r); break;
     case WaitCode::kKeptForPreemptor:
       s = "fits only on instances kept for " +
           (r.preemptor.empty() ? std::string("a preempting run") : RunNameFor(waiting.run_id, r.preemptor)) +

@@ -40,6 +40,11 @@ enum class WaitCode : uint8_t {
   // A gang of slices (PendingRun::whole_instances false): no fleet has room for `needed` slices
   // (of `slice_blocks` blocks) now; `available` is the most any candidate fleet has.
   kNotEnoughSlices,
+  // Issue 47 (3): its team (or the team's parent) has spent a budget for a resource the run asks
+  // for on every fleet it may use (TeamBudget): the budget_* numbers. Waits until the budget
+  // refills, never fails, never holds the reservation, preempts and reclaims nothing (a budget wins
+  // over the guaranteed share). API reason "BudgetExhausted".
+  kBudgetExhausted,
   // The run is Unschedulable: no fleet as it is now could ever hold it.
   kNoFleet,                // no Fleet exists at all
   kFleetNotFound,          // none of the Fleets it names exists
@@ -58,12 +63,13 @@ enum class WaitCode : uint8_t {
 inline bool IsUnschedulable(WaitCode code) { return code >= WaitCode::kNoFleet; }
 
 // The API reason for a waiting run: "Unschedulable", "QuotaExceeded", "TeamShare", "Preempting",
-// "GracePeriodTooLong" or "NoCapacity".
+// "GracePeriodTooLong", "BudgetExhausted" or "NoCapacity".
 inline std::string_view ApiReason(WaitCode code) {
   if (code == WaitCode::kQuotaExceeded) return "QuotaExceeded";
   if (code == WaitCode::kGracePeriodTooLong) return "GracePeriodTooLong";
   if (code == WaitCode::kTeamShare) return "TeamShare";
   if (code == WaitCode::kPreempting) return "Preempting";
+  if (code == WaitCode::kBudgetExhausted) return "BudgetExhausted";
   return IsUnschedulable(code) ? "Unschedulable" : "NoCapacity";
 }
 
@@ -114,6 +120,10 @@ struct WaitReason {
   std::string behind_team;
   double behind_gpu_hours = 0, own_gpu_hours = 0;
   int32_t behind_weight = 1, own_weight = 1;
+  // kBudgetExhausted (issue 47): the spent budget, whose team it is, and when it refills (the
+  // epoch: not known).
+  std::string budget_team;
+  TeamBudget budget;
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
 };
 

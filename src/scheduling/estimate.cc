@@ -122,10 +122,18 @@ class Forecast {
     return std::max(o_.step, share);
   }
 
+  // The next time after t when a running run ends or a spent budget refills (issue 47: a run its
+  // team's budget holds starts then, at the earliest; the forecast does not count the team's own
+  // later use against the budget).
   std::optional<TimePoint> NextEnd(TimePoint t) const {
     std::optional<TimePoint> next;
     for (const auto& [id, end] : end_) {
       if (end > t && (!next || end < *next)) next = end;
+    }
+    for (const TeamSpec& team : sim_.teams) {
+      for (const TeamBudget& b : team.budgets) {
+        if (b.refills_at > t && (!next || b.refills_at < *next)) next = b.refills_at;
+      }
     }
     return next;
   }

@@ -163,6 +163,27 @@ struct TeamShare {
   friend bool operator==(const TeamShare&, const TeamShare&) = default;
 };
 
+// Issue 47 (3): one of a Team's budgets (Team.spec.budgets) as the engine measured it: `used`
+// hours of `resource` (each fleet's hours times its costWeight) in the rolling window of `period`
+// ending now, over `fleet` ("" : all fleets), against `hours`; `refills_at`: when the window's usage
+// falls back under `hours` if the team starts nothing more (its running runs go on as they hold
+// now); the epoch when not spent or not known. A spent budget holds the team's runs that ask for
+// its resource there until refills_at (the cycle at a later time, e.g. the forecast's, lets them go).
+enum class BudgetResource : uint8_t { kGpu, kCpu, kMemory };
+std::string_view BudgetResourceName(BudgetResource r);  // "gpu", "cpu", "memory"
+struct TeamBudget {
+  BudgetResource resource = BudgetResource::kGpu;
+  std::string fleet;
+  double hours = 0;
+  Duration period{0};
+  double used = 0;
+  TimePoint refills_at{};
+
+  // Spent at `now`: used up to its hours, and not refilled yet (an unknown refill: not yet).
+  bool Spent(TimePoint now) const { return used >= hours && (refills_at == TimePoint{} || now < refills_at); }
+  friend bool operator==(const TeamBudget&, const TeamBudget&) = default;
+};
+
 // A Team as the cycle sees it (issue 31; scheduling/teams.h has the rules). Usage is the decayed
 // past usage the engine keeps (Team.status.usage); the cycle only reads it to order borrowers.
 struct TeamSpec {
@@ -175,6 +196,7 @@ struct TeamSpec {
   std::vector<TeamShare> shares;
   double gpu_hours = 0;  // decayed usage
   double cpu_hours = 0;
+  std::vector<TeamBudget> budgets;  // issue 47 (3)
 
   friend bool operator==(const TeamSpec&, const TeamSpec&) = default;
 };

@@ -69,6 +69,8 @@ std::vector<const TeamSpec*> TeamBook::AddTeams(const std::vector<TeamSpec>& tea
   }
   implicit_ = static_cast<int32_t>(teams_.size());
   teams_.push_back(Team{"", -1, 1, 0, 0});
+  for (const TeamSpec* t : specs) budgets_.push_back(t->budgets.empty() ? nullptr : &t->budgets);
+  budgets_.push_back(nullptr);
   // Parents: two levels at most (a parent that has a parent itself, or is the team, is ignored).
   for (size_t x = 0; x < specs.size(); ++x) {
     auto p = index.find(specs[x]->parent);

@@ -109,6 +109,14 @@ class TeamBook {
   // TeamFleetReport.
   std::vector<TeamFleetReport> Report() const;
 
+  // Issue 47 (3): the first budget of the team, then of its parent, that is spent at `now` on
+  // `fleet` for a resource `request` asks for (scheduling/budgets.cc); budget nullptr when none.
+  struct SpentBudget {
+    const TeamBudget* budget = nullptr;
+    std::string_view team;  // whose budget
+  };
+  SpentBudget Spent(int32_t team, std::string_view fleet, const Resources& request, TimePoint now) const;
+
   // Fair-share order of borrowers: whether team a goes before team b.
   bool FairBefore(int32_t a, int32_t b) const;
   // The usage per weight the order compares at the level where a and b differ (for messages):
@@ -155,6 +163,7 @@ class TeamBook {
 
   bool active_ = false;
   std::vector<Team> teams_;  // by name; the implicit team last
+  std::vector<const std::vector<TeamBudget>*> budgets_;  // by team, as teams_ (nullptr: none); the snapshot's
   int32_t implicit_ = 0;
   std::map<std::string, int32_t, std::less<>> by_namespace_;
   std::map<std::string, FleetBook, std::less<>> fleets_;

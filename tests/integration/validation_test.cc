@@ -799,5 +799,34 @@ TEST_F(Validation, TenantBoundsAreRefusedByKubectlApplyWithTheApiServersMessage)
   EXPECT_EQ(at.exit_code, 0) << at.err;
 }
 
+// Issue 47 (3): Team.spec.budgets as the API server checks it (docs/api.md quotes these messages).
+TEST_F(Validation, BudgetsOutOfBoundsAreRefusedWithTheApiServersMessageAndGoodOnesStored) {
+  const std::string team = "budget-" + ns_;
+  auto with = [&](const std::string& budget) {
+    return "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team + "}\nspec:\n  budgets:\n  - " + budget + "\n";
+  };
+  struct Case {
+    std::string budget, expect;
+  };
+  const std::vector<Case> cases = {
+      {"{resource: gpu, hours: 10, period: 91d}", "spec.budgets[0].period: Invalid value: \"91d\": must be from 1h to 90d"},
+      {"{resource: gpu, hours: 10, period: 2161h}", "spec.budgets[0].period: Invalid value: \"2161h\": must be from 1h to 90d"},
+      {"{resource: gpu, hours: 10, period: 30m}", "spec.budgets[0].period: Invalid value: \"30m\": spec.budgets[0].period in body should match"},
+      {"{resource: tpu, hours: 10, period: 1d}", "spec.budgets[0].resource: Unsupported value: \"tpu\""},
+      {"{resource: gpu, hours: -1, period: 1d}", "spec.budgets[0].hours: Invalid value: -1: spec.budgets[0].hours in body should be greater than or equal to 0"},
+      {"{resource: gpu, period: 1d}", "spec.budgets[0].hours: Required value"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = Kubectl({"apply", "-f", "-"}, with(c.budget));
+    EXPECT_NE(r.exit_code, 0) << c.budget << ": accepted";
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.budget << ": expected\n  " << c.expect << "\nin\n  " << r.err;
+  }
+  EXPECT_NE(cp().Kubectl({"get", "team", team}).exit_code, 0) << "the Team was stored";
+  const CommandResult good = Kubectl({"apply", "-f", "-"}, with("{resource: gpu, hours: 0.5, period: 90d, fleet: h100}\n  - {resource: memory, hours: 5000, period: 1h}"));
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(cp().Kubectl({"get", "team", team, "-o", "jsonpath={.spec.budgets[0].hours} {.spec.budgets[1].period}"}).out, "0.5 1h");
+  cp().Kubectl({"delete", "team", team});
+}
+
 }  // namespace
 }  // namespace berth::testing

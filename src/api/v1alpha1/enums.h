@@ -44,6 +44,7 @@ enum class Reason {
   kStopped,              // Failed (spec.stop)
   kPodGroupIncomplete,   // Pending: a Pod group's ticket while fewer Pods than its size exist (issue 45)
   kGracePeriodTooLong,   // Pending: a workload's Pods' grace period above every fleet's maxGracePeriod
+  kBudgetExhausted,      // Pending: its Team's budget (Team.spec.budgets) is spent (issue 47)
   // Condition Ready=False of a Run that succeeded.
   kFinished,
   // Events only.
@@ -86,7 +87,7 @@ inline constexpr std::array<std::pair<Phase, std::string_view>, 5> kPhaseNames{{
     {Phase::kFailed, "Failed"},
 }};
 
-inline constexpr std::array<std::pair<Reason, std::string_view>, 31> kReasonNames{{
+inline constexpr std::array<std::pair<Reason, std::string_view>, 32> kReasonNames{{
     {Reason::kNoCapacity, "NoCapacity"},
     {Reason::kUnschedulable, "Unschedulable"},
     {Reason::kQuotaExceeded, "QuotaExceeded"},
@@ -108,6 +109,7 @@ inline constexpr std::array<std::pair<Reason, std::string_view>, 31> kReasonName
     {Reason::kStopped, "Stopped"},
     {Reason::kPodGroupIncomplete, "PodGroupIncomplete"},
     {Reason::kGracePeriodTooLong, "GracePeriodTooLong"},
+    {Reason::kBudgetExhausted, "BudgetExhausted"},
     {Reason::kFinished, "Finished"},
     {Reason::kStarted, "Started"},
     {Reason::kRetrying, "Retrying"},

@@ -2,6 +2,7 @@
 // The Team custom resource (docs/api.md "Team", issue 31): spec and status as typed values. The
 // scheduling core keeps its own pure scheduling::TeamSpec; the engine converts at the edge.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,11 +28,28 @@ struct TeamShare {
   friend bool operator==(const TeamShare&, const TeamShare&) = default;
 };
 
+// Issue 47 (3): one of Team.spec.budgets: `hours` of `resource` ("gpu", "cpu" or "memory": GiB-
+// hours) over a rolling window of `period` (1h to 90d), on `fleet` ("": all fleets). A fleet's
+// hours count spec.costWeight times.
+struct TeamBudget {
+  std::string resource;
+  double hours = 0;
+  std::string period;                 // as written, e.g. "30d"
+  std::chrono::milliseconds period_ms{0};  // parsed
+  std::string fleet;
+  friend bool operator==(const TeamBudget&, const TeamBudget&) = default;
+};
+
+// The longest and shortest budget period: the usage history berth keeps is 90 days (hourly).
+inline constexpr std::chrono::hours kMaxBudgetPeriod{24 * 90};
+inline constexpr std::chrono::hours kMinBudgetPeriod{1};
+
 struct TeamSpec {
   std::vector<std::string> namespaces;
   std::string parent;  // "" at the top; two levels at most
   int64_t weight = 1;  // fair-share weight among siblings
   std::vector<TeamShare> shares;
+  std::vector<TeamBudget> budgets;  // issue 47
   friend bool operator==(const TeamSpec&, const TeamSpec&) = default;
 };
 

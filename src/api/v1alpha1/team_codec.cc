@@ -5,6 +5,7 @@
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/http_api.h"
 #include "api/v1alpha1/json_io.h"
+#include "k8s/duration.h"
 #include "k8s/quantity.h"
 
 namespace berth::api::v1alpha1 {
@@ -40,6 +41,28 @@ std::optional<ResourceAmounts> ReadOptionalAmounts(Reader& r, const char* key) {
   return ReadAmounts(r.Object(key));
 }
 
+// One of spec.budgets (issue 47): what the CRD cannot check (the period's bounds) noted.
+TeamBudget ReadBudget(Reader& b) {
+  TeamBudget budget;
+  budget.resource = b.String("resource").value_or("");
+  if (budget.resource != "gpu" && budget.resource != "cpu" && budget.resource != "memory") {
+    b.Note("resource", "must be gpu, cpu or memory");
+  }
+  budget.hours = b.Number("hours").value_or(0);
+  if (!(budget.hours >= 0)) b.Note("hours", "must be a number of hours, 0 or more");
+  budget.period = b.String("period").value_or("");
+  budget.fleet = b.String("fleet").value_or("");
+  auto d = k8s::ParseDurationStrict(budget.period);
+  if (!d.ok()) {
+    b.Note("period", d.status().message());
+  } else if (d.value() < kMinBudgetPeriod || d.value() > kMaxBudgetPeriod) {
+    b.Note("period", "must be from 1h to 90d (the usage history berth keeps)");
+  } else {
+    budget.period_ms = d.value();
+  }
+  return budget;
+}
+
 void DecodeTeamSpec(const json::Value& v, TeamSpec& spec, std::string& err) {
   Reader r(&v, "spec", &err);
   spec.namespaces = r.Strings("namespaces");
@@ -55,6 +78,7 @@ void DecodeTeamSpec(const json::Value& v, TeamSpec& spec, std::string& err) {
     share.lending_limit = ReadOptionalAmounts(s, "lendingLimit");
     spec.shares.push_back(std::move(share));
   }
+  for (Reader& b : r.Objects("budgets")) spec.budgets.push_back(ReadBudget(b));
 }
 
 TeamStatus ReadTeamStatus(const json::Value& v, std::string& problem) {
@@ -112,6 +136,19 @@ void WriteTeamSpec(Writer& w, const TeamSpec& s) {
     w.raw().EndObject();
   }
   w.raw().EndArray();
+  if (!s.budgets.empty()) {
+    w.Key("budgets");
+    w.raw().StartArray();
+    for (const auto& b : s.budgets) {
+      w.raw().StartObject();
+      w.StringMember("resource", b.resource);
+      w.NumberMember("hours", b.hours);
+      w.StringMember("period", b.period);
+      w.StringMemberIfSet("fleet", b.fleet);
+      w.raw().EndObject();
+    }
+    w.raw().EndArray();
+  }
   w.raw().EndObject();
 }
 

@@ -22,10 +22,10 @@ std::shared_ptr<const Run> FindKeyed(const Keyed& runs, const std::string& key) 
 }  // namespace
 
 bool EndsWaiting(const RunMemo& memo, const sched::WaitingRun& w, k8s::TimePoint now) {
-  // A run waiting for its namespace's quota (or its team's share, issue 31) waits whatever its
-  // retry says; a preempting run's room is being freed.
+  // A run waiting for its namespace's quota (or its team's share, issue 31, or budget, issue 47)
+  // waits whatever its retry says; a preempting run's room is being freed.
   if (w.reason.code == sched::WaitCode::kQuotaExceeded || w.reason.code == sched::WaitCode::kTeamShare ||
-      w.reason.code == sched::WaitCode::kPreempting) {
+      w.reason.code == sched::WaitCode::kBudgetExhausted || w.reason.code == sched::WaitCode::kPreempting) {
     return false;
   }
   return memo.ends_waiting_at && now >= *memo.ends_waiting_at;

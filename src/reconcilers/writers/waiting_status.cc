@@ -137,6 +137,7 @@ ReasonCode WaitingReason(sched::WaitCode code) {
   if (code == sched::WaitCode::kPreempting) return Reason::kPreempting;
   if (code == sched::WaitCode::kTeamShare) return Reason::kTeamShare;
   if (code == sched::WaitCode::kGracePeriodTooLong) return Reason::kGracePeriodTooLong;
+  if (code == sched::WaitCode::kBudgetExhausted) return Reason::kBudgetExhausted;
   return sched::IsUnschedulable(code) ? Reason::kUnschedulable : Reason::kNoCapacity;
 }
 

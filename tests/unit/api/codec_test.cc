@@ -463,5 +463,23 @@ TEST(TeamCodec, ProblemsNameTheField) {
   EXPECT_EQ(t->invalid_message.rfind("spec.shares[0].nominal.cpu must be a quantity", 0), 0u) << t->invalid_message;
 }
 
+// Issue 47 (3): spec.budgets round trip, and what the decoder refuses beyond the CRD.
+TEST(TeamCodec, BudgetsRoundTripAndAPeriodOutOfBoundsIsNamed) {
+  Team t;
+  t.meta.name = "vision";
+  t.spec.budgets = {TeamBudget{"gpu", 5000, "30d", std::chrono::hours(24 * 30), ""},
+                    TeamBudget{"memory", 0.5, "12h", std::chrono::hours(12), "h100"}};
+  auto back = DecodeTeam(MustParse(EncodeTeam(t)));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->spec.budgets, t.spec.budgets);
+  EXPECT_EQ(back->invalid_message, "");
+  auto bad = DecodeTeam(MustParse(R"({"metadata":{"name":"v"},"spec":{"budgets":[{"resource":"gpu","hours":1,"period":"91d"}]}})"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->invalid_message, "spec.budgets[0].period must be from 1h to 90d (the usage history berth keeps)");
+  bad = DecodeTeam(MustParse(R"({"metadata":{"name":"v"},"spec":{"budgets":[{"resource":"tpu","hours":1,"period":"1d"}]}})"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->invalid_message, "spec.budgets[0].resource must be gpu, cpu or memory");
+}
+
 }  // namespace
 }  // namespace berth::api::v1alpha1
