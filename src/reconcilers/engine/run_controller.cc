@@ -33,6 +33,8 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
               }) {
   caches_.SetDefaultMaxPriority(options.default_max_priority);
   // A stopped Pod gets at most its fleet's maxGracePeriod (issue 44).
+  // The Pods a writer reads after creating a run's Pods (status.podUIDs): the cache as it is then.
+  writes_.SetLivePods([this](const Run& run) { return caches_.live().PodsOf(run); });
   writes_.SetGraceCap([this](const std::string& node) { return caches_.live().GraceCapOf(node); });
   writes_.SetWorkloadPods([this](const Run& ticket) { return caches_.live().WorkloadPodsOf(ticket); });
   // Every change the engine watches wakes the loop; a run's priority patch shows in the queue view at once.
@@ -88,11 +90,33 @@ std::vector<QueueEntry> RunController::Queue() const {
   return queue_view_.Get(stepped_ ? std::chrono::milliseconds::zero() : kViewWait);
 }
 
-bool RunController::Dispatch(const std::string& key, std::function<bool()> fn, bool background) {
+bool RunController::Dispatch(PassWrite write) {
+  if (PassWrites* pass = PassWrites::Current()) return pass->Add(std::move(write));
+  return DispatchNow(write.key, std::move(write.write), write.background);
+}
+
+bool RunController::DispatchNow(const std::string& key, std::function<bool()> fn, bool background) {
   if (loop_.Stopping()) return false;
-  if (!writer_.Dispatch(key, std::move(fn), background)) return false;
-  dispatched_.insert(key);
-  return true;
+  return writer_.Dispatch(key, std::move(fn), background);
+}
+
+void RunController::CarryOutWrites() {
+  // In the order decided: a run's status before its Pods, decisions replacing waiting refreshes.
+  for (PassWrite& w : pass_writes_.Take()) {
+    if (DispatchNow(w.key, std::move(w.write), w.background)) continue;
+    if (w.refused) w.refused();  // what the component does when Dispatch refuses
+    Wake();                      // decided again by the next pass
+  }
+}
+
+bool RunController::WriterBusy(const std::string& key) const {
+  if (const PassWrites* pass = PassWrites::Current()) return pass->Busy(key);
+  return writer_.Busy(key);
+}
+
+size_t RunController::BackgroundQueued() const {
+  if (const PassWrites* pass = PassWrites::Current()) return pass->BackgroundQueued();
+  return writer_.BackgroundQueued();
 }
 
 void RunController::StartStepped() {
@@ -114,7 +138,12 @@ void RunController::MakeView() {
 }
 
 std::unordered_set<std::string> RunController::TakeWriterNews() {
-  std::unordered_set<std::string> busy = writer_.BusyKeys();
+  // What the writers have queued, in flight or backing off: the pass' writes answer as the
+  // KeyedWriter would (PassWrites::Gate).
+  PassWrites::Gate gate = writer_.TakeGate();
+  gate.stopping = gate.stopping || loop_.Stopping();
+  std::unordered_set<std::string> busy = gate.busy;
+  pass_writes_ = PassWrites(std::move(gate));
   EngineLoop::Changes changes = loop_.TakeChanges();  // this pass takes every change noted so far
   sweep_.BeginPass(std::move(changes.nodes), changes.fleets, changes.namespaces);
   const Admissions::News news = admissions_.TakeNews();
@@ -211,7 +240,7 @@ std::optional<k8s::TimePoint> RunController::CarryOutWaiting(const Keyed& keyed,
   // Positions first: a run that moves gets its whole waiting status in its position write. Runs
   // with a write of their own keep their place until it is visible: those busy when the pass
   // began are frozen already (ReconcileAll), and this pass' own.
-  frozen.insert(dispatched_.begin(), dispatched_.end());
+  for (const auto& [key, at] : pass_writes_.keys()) frozen.insert(key);
   std::optional<k8s::TimePoint> budget_due;
   const auto full_status = [&](const Run& run, const sched::WaitingRun& w, std::optional<int64_t> place) {
     return waiting_.Status(run, WaitingReason(w.reason.code), w.effective_priority, place,
@@ -235,6 +264,7 @@ void RunController::Pass(k8s::TimePoint now) {
   PassPhases phases;  // the pass' own duration (the metric) and where a slow one spent it (logged)
   tickets_.Pass();  // issue 45: each queued workload's ticket (reconcilers/objects/tickets.h)
   std::unordered_set<std::string> busy;
+  std::optional<PassWrites::Collecting> collecting(std::in_place, pass_writes_);  // the pass' writes: a list
   const Keyed& keyed = StartPass(now, busy);
   phases.Mark("workingset");
   std::vector<std::shared_ptr<const PlacedRun>> placed;
@@ -260,6 +290,8 @@ void RunController::Pass(k8s::TimePoint now) {
   const std::vector<sched::InstanceStatus>& described = fleet_status_.Update(view, view_keeper_.gen(), now);
   if (auto team_write = teams_.Update(view, view_keeper_.gen(), now)) loop_.NoteDeadline(*team_write);
   sweep_.Settle(keyed, busy, now);
+  collecting.reset();
+  CarryOutWrites();  // the decision made, its writes go out in the order decided
   ShowPriorityNews();
   phases.Mark("settle");
   const auto took = phases.Total();
@@ -273,7 +305,6 @@ void RunController::Pass(k8s::TimePoint now) {
 
 const Keyed& RunController::StartPass(k8s::TimePoint now, std::unordered_set<std::string>& busy) {
   working_.BeginPass();
-  dispatched_.clear();
   loop_.ResetDeadline();
   ShowPriorityNews();
   busy = TakeWriterNews();

@@ -5,6 +5,10 @@
 // Level-based and restart-safe: every decision is recomputed from what the API shows on each
 // pass. A pass reads one snapshot of the caches (PassSnapshot, updated at its start by what changed:
 // reconcilers/state/snapshot.h; the library of the pass' steps cannot include the informers).
+// A pass' writes are data: its components hand each one (key, kind, target, body, closure) to the
+// pass' PassWrites (reconcilers/engine/pass_writes.h), which answers what the KeyedWriter would
+// from its state at the pass' start; once the pass has decided, CarryOutWrites hands the list to
+// the KeyedWriter in the order decided (a run's status before its Pods).
 // What the engine keeps between passes, and where (issue 46 is making this one place; until then
 // it is these):
 //   - its own writes in flight and their outcome (reconcilers/state/write_cache.h: WriteEntry /
@@ -44,6 +48,7 @@
 //   TeamKeeper           team_keeper.h          Teams for the core, usage, Team statuses
 //   QueueView            queue_view.h           /queue and the dashboard, priority news
 //   SetAsideReporter     set_aside.h            runs berth cannot read, reported once each
+//   PassWrites           pass_writes.h          the pass' writes as a list, carried out after it
 //   KeyedWriter          keyed_writer.h         the writer threads (one write per key)
 //   TicketSync           tickets.h              tickets of queued Jobs (issue 45)
 //   PassPhases, SummarizePass  pass_summary.h   where a pass spent its time, the metrics' summary
@@ -77,6 +82,7 @@
 #include "reconcilers/engine/forecaster.h"
 #include "reconcilers/writers/keyed_writer.h"
 #include "reconcilers/engine/pass_summary.h"
+#include "reconcilers/engine/pass_writes.h"
 #include "reconcilers/writers/position_writer.h"
 #include "reconcilers/objects/preemptions.h"
 #include "reconcilers/writers/queue_positions.h"
@@ -226,7 +232,15 @@ class RunController final : public EngineApi {
               std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described);
   // writer_.Dispatch (reconcilers/writers/keyed_writer.h: one write per key, backoff after a failed one,
   // `background` writes yield to decisions), refused once the engine is stopping.
-  bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false);
+  // During a pass (PassWrites::Collecting on the loop thread) the write joins the pass' list, carried
+  // out after the decision (CarryOutWrites); otherwise (writer threads, TicketSync) it goes at once.
+  bool Dispatch(PassWrite write);
+  bool DispatchNow(const std::string& key, std::function<bool()> fn, bool background = false);
+  // The pass' writes, in the order decided, to the KeyedWriter.
+  void CarryOutWrites();
+  // KeyedWriter::Busy / BackgroundQueued as the deciding pass sees them (its PassWrites).
+  bool WriterBusy(const std::string& key) const;
+  size_t BackgroundQueued() const;
   // Assumes the placement (its blocks are held from now on) and hands the admission to a writer
   // (Admissions::Admit); the run leaves the queue.
   void Admit(const Run& run, const scheduling::Placement& placement, k8s::TimePoint now);
@@ -245,7 +259,7 @@ class RunController final : public EngineApi {
   scheduling::RunQueue queue_;  // loop thread only
   // The runs the passes visit and each one's memo (reconcilers/state/working_set.h); loop thread only.
   WorkingSet working_;
-  std::unordered_set<std::string> dispatched_;  // loop thread only: keys this pass handed to the writer
+  PassWrites pass_writes_;  // loop thread only: the writes this pass decided (pass_writes.h)
   bool refresh_left_ = false;  // this pass put periodic looks off (loop thread only)
   std::function<void()> on_synced_;  // OnSynced's (set before the informers start)
 
@@ -257,25 +271,19 @@ class RunController final : public EngineApi {
   // Carries out the loop's writes (one per key, backoff, decisions before refreshes).
   KeyedWriter writer_;
   // Assume / confirm / roll back of admissions, and what the writers wrote (admissions.h).
-  Admissions admissions_{client_, clock_, *events_, [this](const std::string& key, std::function<bool()> write) {
-                           return Dispatch(key, std::move(write));
-                         }};
+  Admissions admissions_{client_, clock_, *events_, [this](PassWrite w) { return Dispatch(std::move(w)); }};
   // The writes that carry out each run's decisions (reconcilers/writers/run_writes.h).
   RunWrites writes_{client_,
                     clock_,
                     *events_,
                     admissions_,
                     options_,
-                    [this](const std::string& key, std::function<bool()> write, bool background) {
-                      return Dispatch(key, std::move(write), background);
-                    },
-                    [this](const Run& run) { return caches_.live().PodsOf(run); }};
+                    [this](PassWrite w) { return Dispatch(std::move(w)); },
+                    [this](const Run& run) { return snapshot_.PodsOf(run); }};
   // Queue positions (reconcilers/writers/position_writer.h): one sequence of writes at a time.
   PositionWriter positions_{client_, options_, admissions_, writes_,
-                            [this](std::function<bool()> write) {
-                              return Dispatch(PositionWriter::kKey, std::move(write), /*background=*/true);
-                            },
-                            [this] { return writer_.Busy(PositionWriter::kKey); }};
+                            [this](PassWrite w) { return Dispatch(std::move(w)); },
+                            [this] { return WriterBusy(PositionWriter::kKey); }};
   // Start-time estimates (reconcilers/engine/forecaster.h): its worker thread wakes the loop when a
   // forecast is published.
   Forecaster forecaster_{options_.estimate_interval,
@@ -285,7 +293,7 @@ class RunController final : public EngineApi {
                          },
                          scheduling::EstimateOptions{.max_runs = options_.estimate_depth}};
   // Waiting runs' statuses, preemption records, sentences (reconcilers/writers/waiting_status.h).
-  WaitingStatusWriter waiting_{snapshot_, writes_, *events_, options_, [this] { return writer_.BackgroundQueued(); },
+  WaitingStatusWriter waiting_{snapshot_, writes_, *events_, options_, [this] { return BackgroundQueued(); },
                                &forecaster_};
   // The pass' cluster view, kept while what it is made of is (reconcilers/state/cluster_view_keeper.h).
   ClusterViewKeeper view_keeper_{snapshot_, options_.verify_kept_view,
@@ -303,19 +311,17 @@ class RunController final : public EngineApi {
   // Runs the informer set aside, reported once each (reconcilers/objects/set_aside.h).
   SetAsideReporter set_aside_{
       client_, *events_,
-      [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); },
-      [this](const Run& run) { return caches_.live().PodsToStop(run); },
+      [this](PassWrite w) { return Dispatch(std::move(w)); },
+      [this](const Run& run) { return snapshot_.PodsToStop(run); },
       [this](const std::string& ns, const std::vector<PodRef>& pods) { return writes_.DeletePods(ns, pods); }};
   // Fleet statuses (reconcilers/writers/fleet_status_writer.h); the instances' states of the last pass.
-  FleetStatusWriter fleet_status_{client_, [this](const std::string& key, std::function<bool()> write) {
-                                    return Dispatch(key, std::move(write));
-                                  }};
+  FleetStatusWriter fleet_status_{client_, [this](PassWrite w) { return Dispatch(std::move(w)); }};
   // Teams (reconcilers/objects/team_keeper.h): the core's Teams, usage, Team statuses.
   TeamKeeper teams_{client_, snapshot_, options_.fair_share_half_life, options_.team_status_interval,
-                    [this](const std::string& key, std::function<bool()> write) { return Dispatch(key, std::move(write)); }};
+                    [this](PassWrite w) { return Dispatch(std::move(w)); }};
   // Tickets of queued workloads (reconcilers/objects/tickets.h), written under "ticket:<ns>/<name>".
   TicketSync tickets_{client_, caches_, [this](const std::string& key, std::function<bool()> write) {
-                        return Dispatch(key, std::move(write));
+                        return DispatchNow(key, std::move(write));
                       }};
   EngineObserver* observer_ = nullptr;
 };

@@ -13,6 +13,24 @@ namespace berth::reconcilers {
 
 using k8s::resources::kRuns;
 
+namespace {
+PassWrite Write(const std::string& key, WriteKind kind, const std::string& body, std::function<bool()> write) {
+  std::function<std::string()> b;
+  if (!body.empty()) b = [body] { return body; };
+  return PassWrite{.key = key, .kind = kind, .target = key, .body = std::move(b), .write = std::move(write)};
+}
+}  // namespace
+
+PassWrite SetAsideReporter::Report(const std::string& key, WriteKind kind, const std::string& body,
+                                   std::function<bool()> write) {
+  PassWrite w = Write(key, kind, body, std::move(write));
+  w.refused = [this, key] {  // as when Dispatch refused it: reported again by a later pass
+    std::lock_guard<std::mutex> lock(mu_);
+    reported_.erase(key);
+  };
+  return w;
+}
+
 bool SetAsideReporter::EndIfHolding(const k8s::SetAsideObject& o, k8s::TimePoint now) {
   Run run;  // what can be read of it: its name, uid and status
   run.meta.ns = o.ns;
@@ -25,20 +43,20 @@ bool SetAsideReporter::EndIfHolding(const k8s::SetAsideObject& o, k8s::TimePoint
   if (o.deleting) {
     // Deleted: its Pods go, then berth's finalizer (a placed run has one), as for any run.
     if (!pods.empty()) {
-      dispatch_(key, [this, ns = o.ns, pods = std::move(pods)] { return delete_pods_(ns, pods); });
+      dispatch_(Write(key, WriteKind::kPodDelete, {}, [this, ns = o.ns, pods = std::move(pods)] { return delete_pods_(ns, pods); }));
     } else if (std::find(o.finalizers.begin(), o.finalizers.end(), api::kRunFinalizer) != o.finalizers.end()) {
       const std::string body = api::FinalizersPatch(o.resource_version, o.finalizers, /*with_ours=*/false);
-      dispatch_(key, [this, body, path = kRuns.Path(o.ns, o.name)] {
+      dispatch_(Write(key, WriteKind::kSetAside, body, [this, body, path = kRuns.Path(o.ns, o.name)] {
         k8s::Status s = client_->MergePatchNoAnswer(path, body);
         return s.ok() || s.IsNotFound() || s.code() == 409;  // a conflict: decided again from the run as it is
-      });
+      }));
     }
     return true;
   }
   if (IsTerminalPhase(run.status.phase)) {
     // An ended run keeps its status (no "set aside" report over it); Pods that still run (the
     // end's write, then a crash or a failed delete) go.
-    if (!pods.empty()) dispatch_(key, [this, ns = o.ns, pods = std::move(pods)] { return delete_pods_(ns, pods); });
+    if (!pods.empty()) dispatch_(Write(key, WriteKind::kPodDelete, {}, [this, ns = o.ns, pods = std::move(pods)] { return delete_pods_(ns, pods); }));
     return true;
   }
   if (!IsPlacedPhase(run.status.phase) && pods.empty()) return false;  // it holds nothing: only set aside
@@ -66,7 +84,7 @@ void SetAsideReporter::End(const k8s::SetAsideObject& o, const RunStatus& curren
   const std::string body = api::RunStatusPatch(next, o.resource_version);
   const k8s::ObjectReference ref{kGroupVersion, "Run", o.ns, o.name, o.uid};
   const bool dispatched =
-      dispatch_(key, [this, key, body, ref, why, ns = o.ns, pods = std::move(pods), path = kRuns.Path(o.ns, o.name, "status")] {
+      dispatch_(Report(key, WriteKind::kSetAside, body, [this, key, body, ref, why, ns = o.ns, pods = std::move(pods), path = kRuns.Path(o.ns, o.name, "status")] {
         k8s::Status s = client_->MergePatchNoAnswer(path, body);
         if (!s.ok()) {
           std::lock_guard<std::mutex> lock(mu_);
@@ -75,7 +93,7 @@ void SetAsideReporter::End(const k8s::SetAsideObject& o, const RunStatus& curren
         }
         RecordEvent(events_, ref, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, why});
         return delete_pods_(ns, pods);  // status before Pods
-      });
+      }));
   if (!dispatched) {
     std::lock_guard<std::mutex> lock(mu_);
     reported_.erase(key);
@@ -111,7 +129,7 @@ void SetAsideReporter::Report(const std::map<std::string, k8s::SetAsideObject>& 
                           o->generation};
     const std::string body = api::ReasonPatch(Reason::kInvalidSpec, why, ready);
     const k8s::ObjectReference ref{kGroupVersion, "Run", o->ns, o->name, o->uid};
-    const bool dispatched = dispatch_(key, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
+    const bool dispatched = dispatch_(Report(key, WriteKind::kSetAside, body, [this, key, body, ref, why, path = kRuns.Path(o->ns, o->name, "status")] {
       k8s::Status s = client_->MergePatchNoAnswer(path, body);
       if (!s.ok() && !s.IsNotFound()) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -120,7 +138,7 @@ void SetAsideReporter::Report(const std::map<std::string, k8s::SetAsideObject>& 
       }
       if (s.ok()) RecordEvent(events_, ref, RunEvent{api::EventType::kWarning, Reason::kInvalidSpec, why});
       return true;
-    });
+    }));
     if (!dispatched) {
       std::lock_guard<std::mutex> lock(mu_);
       reported_.erase(key);

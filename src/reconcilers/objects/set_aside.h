@@ -34,7 +34,7 @@ namespace berth::reconcilers {
 
 class SetAsideReporter {
  public:
-  using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
+  using Dispatch = DispatchWrite;
   // The run's Pods that neither finished nor are being deleted (CacheReads::PodsToStop of a run
   // with only its metadata and status: its spec is what berth cannot read); loop thread.
   using PodsToStop = std::function<std::vector<PodRef>(const Run& run)>;
@@ -62,6 +62,8 @@ class SetAsideReporter {
 
   k8s::ClientPtr client_;
   k8s::EventRecorder& events_;
+  // A write that reports `key` (reported_): forgotten again when refused as it is carried out.
+  PassWrite Report(const std::string& key, WriteKind kind, const std::string& body, std::function<bool()> write);
   Dispatch dispatch_;
   PodsToStop pods_to_stop_;
   DeletePods delete_pods_;

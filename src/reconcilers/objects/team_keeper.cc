@@ -173,9 +173,10 @@ bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bo
     const std::string name = t->meta.name;
     auto same = [due](const TeamStatus& a, const TeamStatus& b) { return !due && WithoutUsage(a) == WithoutUsage(b); };
     auto queue = [this, &name](uint64_t ticket, const TeamStatus& s) {
-      return dispatch_("team:" + name, [this, name, ticket, patch = api::TeamStatusPatch(s, "")] {
-        return Patch(name, ticket, patch);
-      });
+      auto patch = std::make_shared<const std::string>(api::TeamStatusPatch(s, ""));
+      return dispatch_(PassWrite{.key = "team:" + name, .kind = WriteKind::kTeamStatus, .target = name,
+                                 .body = [patch] { return *patch; },
+                                 .write = [this, name, ticket, patch] { return Patch(name, ticket, *patch); }});
     };
     if (!written_.Offer(name, std::move(status), same, queue)) settled = false;
   }

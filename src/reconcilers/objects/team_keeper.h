@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "k8s/client.h"
+#include "reconcilers/engine/pass_writes.h"
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/state/snapshot.h"
 #include "reconcilers/state/write_cache.h"
@@ -44,7 +45,7 @@ double DecayedUsage(double hours, double rate, std::chrono::duration<double> dt,
 
 class TeamKeeper {
  public:
-  using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
+  using Dispatch = DispatchWrite;
   TeamKeeper(k8s::ClientPtr client, const PassSnapshot& caches, std::chrono::milliseconds half_life,
              std::chrono::milliseconds status_interval, Dispatch dispatch)
       : client_(std::move(client)),

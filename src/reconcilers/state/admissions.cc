@@ -70,7 +70,13 @@ bool Admissions::Admit(const Run& run, const sched::Placement& placement, int32_
   if (run.spec.max_duration) pr.expected_end = now + *run.spec.max_duration;
   const RunStatus next = AdmittedStatus(run, placement, pr, effective, now);
   const uint64_t ticket = next_ticket_;
-  if (!dispatch_(pr.key, [this, r = run, next, ticket] { return WriteAdmission(r, next, ticket); })) return false;
+  PassWrite w{.key = pr.key, .kind = WriteKind::kAdmission, .target = pr.key,
+              .body = [next, rv = run.meta.resource_version] { return api::RunStatusPatch(next, rv); },
+              .write = [this, r = run, next, ticket] { return WriteAdmission(r, next, ticket); },
+              .background = false,
+              // Refused when carried out: not applied, the blocks free again (the next pass' news).
+              .refused = [this, key = pr.key, ticket] { Answered(key, ticket, WriteAnswer::kRefused, 0); }};
+  if (!dispatch_(std::move(w))) return false;
   ++next_ticket_;
   spdlog::debug("run {}: admitting ({})", pr.key, next.message);
   pr.assumed = true;
@@ -198,7 +204,13 @@ void Admissions::NoteAdmitted(const Run& r) {
 }
 
 bool Admissions::Verify(const Run& run, uint64_t ticket, uint64_t base_rv) {
-  return dispatch_(RunKey(run), [this, r = run, ticket, base_rv] { return VerifyNow(r, ticket, base_rv); });
+  return dispatch_(PassWrite{.key = RunKey(run), .kind = WriteKind::kVerify, .target = RunKey(run), .body = {},
+                             .write = [this, r = run, ticket, base_rv] { return VerifyNow(r, ticket, base_rv); },
+                             .background = false,
+                             // Not read: still Unknown, marked again by the next pass (Expire).
+                             .refused = [this, key = RunKey(run), ticket, base_rv] {
+                               Answered(key, ticket, WriteAnswer::kUnknown, base_rv);
+                             }});
 }
 
 bool Admissions::VerifyNow(const Run& r, uint64_t ticket, uint64_t base_rv) {

@@ -54,6 +54,7 @@
 #include "k8s/events.h"
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/engine/engine_api.h"
+#include "reconcilers/engine/pass_writes.h"
 #include "reconcilers/state/run_memo.h"
 #include "reconcilers/state/working_set.h"
 #include "reconcilers/state/write_cache.h"
@@ -75,7 +76,7 @@ RunStatus AdmittedStatus(const Run& run, const scheduling::Placement& placement,
 
 class Admissions {
  public:
-  using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
+  using Dispatch = DispatchWrite;
   Admissions(k8s::ClientPtr client, const k8s::Clock& clock, k8s::EventRecorder& events, Dispatch dispatch)
       : client_(std::move(client)), clock_(clock), events_(events), dispatch_(std::move(dispatch)) {}
   // Told how long each admitted run waited; set before the writers start (not owned).

@@ -49,7 +49,10 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
     const std::string& rv = fleet->meta.resource_version;
     // An init-capture: clang 14 cannot capture a structured binding by name.
     auto queue = [&, name = name](uint64_t ticket, const FleetStatus& s) {
-      return dispatch_(key, [this, name, ticket, patch = api::FleetStatusPatch(s, rv)] { return Patch(name, ticket, patch); });
+      auto patch = std::make_shared<const std::string>(api::FleetStatusPatch(s, rv));
+      return dispatch_(PassWrite{.key = key, .kind = WriteKind::kFleetStatus, .target = name,
+                                 .body = [patch] { return *patch; },
+                                 .write = [this, name, ticket, patch] { return Patch(name, ticket, *patch); }});
     };
     const bool taken = written_.Offer(name, std::move(status), std::equal_to<FleetStatus>(), queue);
     if (!taken) settled = false;  // the writer took nothing: the next pass tries again

@@ -24,6 +24,7 @@
 
 #include "base/memo.h"
 #include "k8s/client.h"
+#include "reconcilers/engine/pass_writes.h"
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/state/write_cache.h"
 #include "scheduling/instance_state.h"
@@ -33,7 +34,7 @@ namespace berth::reconcilers {
 class FleetStatusWriter {
  public:
   // Hands a write to a writer thread under `key` (false: not taken, the next pass tries again).
-  using Dispatch = std::function<bool(const std::string& key, std::function<bool()> write)>;
+  using Dispatch = DispatchWrite;
   FleetStatusWriter(k8s::ClientPtr client, Dispatch dispatch)
       : client_(std::move(client)), dispatch_(std::move(dispatch)) {}
 

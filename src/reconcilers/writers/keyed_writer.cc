@@ -48,6 +48,23 @@ bool KeyedWriter::Dispatch(const std::string& key, Write write, bool background)
   return true;
 }
 
+PassWrites::Gate KeyedWriter::TakeGate() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  PassWrites::Gate gate;
+  gate.stopping = stopped_;
+  gate.busy.reserve(busy_);
+  for (const auto& [key, e] : entries_) {
+    if (e.state == State::kBackingOff) {
+      gate.backing_off.insert(key);
+      continue;
+    }
+    gate.busy.insert(key);
+    if (e.state == State::kQueued && e.background) gate.replaceable.insert(key);
+  }
+  gate.background_queued = background_queued_.load(std::memory_order_relaxed);
+  return gate;
+}
+
 bool KeyedWriter::Busy(const std::string& key) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(key);

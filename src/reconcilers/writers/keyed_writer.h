@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "k8s/clock.h"
+#include "reconcilers/engine/pass_writes.h"
 #include "reconcilers/writers/workqueue.h"
 
 namespace berth::reconcilers {
@@ -68,6 +69,9 @@ class KeyedWriter {
   bool Busy(const std::string& key) const;
   // Every key with a write queued or in flight.
   std::unordered_set<std::string> BusyKeys() const;
+  // What Dispatch would refuse or replace now (the keys busy, backing off, with a background write
+  // waiting): the gate of a pass' PassWrites.
+  PassWrites::Gate TakeGate() const;
   size_t BusyCount() const;
   // Background writes queued and not yet taken by a worker (lock-free: a snapshot).
   size_t BackgroundQueued() const { return background_queued_.load(std::memory_order_relaxed); }

@@ -46,7 +46,7 @@ class PositionWriter {
   // The writer key of the sequence (run keys always contain a '/').
   static constexpr const char* kKey = "queue-positions";
   // Hands the sequence to a writer (background: it yields to decisions); false when not taken.
-  using Dispatch = std::function<bool(std::function<bool()> write)>;
+  using Dispatch = DispatchWrite;
   // Whether the sequence's writer still has it queued or in flight.
   using Busy = std::function<bool()>;
   // The whole waiting status of `run` showing `place`.

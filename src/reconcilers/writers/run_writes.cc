@@ -26,8 +26,41 @@ k8s::ObjectReference RunWrites::Ref(const Run& run) const {
   return k8s::ObjectReference{kGroupVersion, "Run", run.meta.ns, run.meta.name, run.meta.uid};
 }
 
+namespace {
+// A Pod write's body as a test compares it: the Pods' names, in order.
+std::function<std::string()> PodNames(const std::vector<PodRef>& pods) {
+  std::vector<std::string> names;
+  names.reserve(pods.size());
+  for (const auto& p : pods) names.push_back(p.name);
+  return [names = std::move(names)] {
+    std::string out = "[";
+    for (size_t i = 0; i < names.size(); ++i) out += (i ? ",\"" : "\"") + names[i] + "\"";
+    return out + "]";
+  };
+}
+// Pod creates: each rank's Pod and the node it is bound to, in rank order.
+std::function<std::string()> RanksBody(const std::vector<RankAssignment>& ranks) {
+  std::string out = "[";
+  for (const auto& ra : ranks) {
+    if (out.size() > 1) out += ",";
+    out += "{\"rank\":" + std::to_string(ra.rank) + ",\"pod\":\"" + ra.pod + "\",\"node\":\"" + ra.node + "\"}";
+  }
+  return [out = out + "]"] { return out; };
+}
+}  // namespace
+
+bool RunWrites::Dispatch(std::string key, WriteKind kind, const Run& run, std::function<std::string()> body,
+                         std::function<bool()> fn, bool background) {
+  return dispatch_(PassWrite{.key = std::move(key), .kind = kind, .target = RunKey(run), .body = std::move(body),
+                             .write = std::move(fn), .background = background});
+}
+
+std::function<std::string()> RunWrites::StatusBody(const Run& run, const RunStatus& next) {
+  return [next, rv = run.meta.resource_version] { return RunStatusPatch(next, rv); };
+}
+
 void RunWrites::DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry) {
-  Dispatch(RunKey(run), [this, ns = run.meta.ns, pods = std::move(pods), retry] { return DeletePods(ns, pods) || !retry; });
+  Dispatch(RunKey(run), WriteKind::kPodDelete, run, PodNames(pods), [this, ns = run.meta.ns, pods = std::move(pods), retry] { return DeletePods(ns, pods) || !retry; });
 }
 
 bool RunWrites::DeletePods(const std::string& ns, const std::vector<PodRef>& pods) {
@@ -95,7 +128,7 @@ void RunWrites::EndAfterMaxDuration(const Run& run, const std::map<std::string, 
                           run.meta.created, now);
   // The terminal status first, then the Pods: a crash in between leaves a Failed run (whose Pods
   // the Failed branch deletes), never a Running run without Pods (an "interruption").
-  Dispatch(RunKey(run), [this, r = run, names, next] {
+  Dispatch(RunKey(run), WriteKind::kRunStatus, run, StatusBody(run, next), [this, r = run, names, next] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     RecordEvent(events_, Ref(r), RunEvent{api::EventType::kWarning, Reason::kMaxDurationExceeded, next.message});
     if (api::IsTicket(r)) tickets_.Hold(r);  // its controller makes no new Pods
@@ -159,7 +192,7 @@ void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, cons
   if (auto f = view.fleets.find(run.status.fleet); f != view.fleets.end() && f->second != nullptr) {
     grace = GraceCapSeconds(f->second->spec.max_grace_period);
   }
-  Dispatch(RunKey(run), [this, r = run, ranks, gpu_resource, bound, grace] {
+  Dispatch(RunKey(run), WriteKind::kPodCreate, run, RanksBody(ranks), [this, r = run, ranks, gpu_resource, bound, grace] {
     return CreatePods(r, ranks, gpu_resource, bound, grace);
   });
 }
@@ -278,7 +311,7 @@ bool RunWrites::RecordPods(const Run& r, const std::vector<std::string>& made) {
   RunStatus next = r.status;
   // The listed Pods that still exist (older attempts' Pods stopping included), then the new ones.
   next.pod_uids.clear();
-  for (const auto& p : pods_of_(r)) {
+  for (const auto& p : (live_pods_of_ ? live_pods_of_ : pods_of_)(r)) {
     if (std::find(r.status.pod_uids.begin(), r.status.pod_uids.end(), p->meta.uid) != r.status.pod_uids.end()) {
       next.pod_uids.push_back(p->meta.uid);
     }
@@ -291,7 +324,7 @@ bool RunWrites::RecordPods(const Run& r, const std::vector<std::string>& made) {
 }
 
 void RunWrites::DeleteStrays(const Run& run, std::vector<PodRef> pods) {
-  Dispatch(RunKey(run), [this, r = run, pods = std::move(pods)] {
+  Dispatch(RunKey(run), WriteKind::kPodDelete, run, PodNames(pods), [this, r = run, pods = std::move(pods)] {
     bool ok = true;
     for (const auto& p : pods) {
       if (!DeletePods(r.meta.ns, {p})) {
@@ -441,7 +474,7 @@ void RunWrites::FailOrRetry(const Run& run, bool interruption, const std::string
   // branch of Reconcile deletes) or a Pending one whose old attempt's Pods the next pass deletes,
   // never a Running run without Pods (an "interruption"). Pods that still run hold their blocks
   // until the kubelet has stopped them (see Holds), so nothing is offered twice meanwhile.
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, event, preempted, team] {
+  Dispatch(RunKey(run), WriteKind::kRunStatus, run, StatusBody(run, next), [this, r = run, to_delete, next, event, preempted, team] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     RecordEvent(events_, Ref(r), event);
     if (preempted && observer_) {
@@ -493,7 +526,7 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
   // The status first, then the Pods (as when a run ends): a crash in between leaves a suspended
   // run whose Pods the next pass stops, never a Running run without Pods (an interruption).
   // Pods that still run hold their blocks until the kubelet has stopped them (see Holds).
-  Dispatch(RunKey(run), [this, r = run, to_delete, next, write, event = !already] {
+  Dispatch(RunKey(run), WriteKind::kRunStatus, run, write ? StatusBody(run, next) : PodNames(to_delete), [this, r = run, to_delete, next, write, event = !already] {
     if (write) {
       if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
       if (event) RecordEvent(events_, Ref(r), RunEvent{api::EventType::kNormal, Reason::kSuspended, next.message});
@@ -504,18 +537,18 @@ void RunWrites::Suspend(const Run& run, const std::string& message, k8s::TimePoi
 }
 
 void RunWrites::HoldTicket(const Run& ticket) {
-  Dispatch("workload:" + RunKey(ticket), [this, r = ticket] { return tickets_.Hold(r); });
+  Dispatch("workload:" + RunKey(ticket), WriteKind::kTicket, ticket, [] { return std::string("hold"); }, [this, r = ticket] { return tickets_.Hold(r); });
 }
 
 void RunWrites::ReleaseTicket(const Run& ticket, bool unsuspend, bool pin) {
-  Dispatch("workload:" + RunKey(ticket), [this, r = ticket, unsuspend, pin] { return tickets_.Release(r, unsuspend, pin); });
+  Dispatch("workload:" + RunKey(ticket), WriteKind::kTicket, ticket, [] { return std::string("release"); }, [this, r = ticket, unsuspend, pin] { return tickets_.Release(r, unsuspend, pin); });
 }
 
 void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event, bool background) {
   if (SameStatus(run.status, next)) return;
   spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, PhaseName(next.phase), next.reason.api(),
                 background ? " (refresh)" : "");
-  Dispatch(RunKey(run), [this, r = run, next, event = std::move(event)] {
+  Dispatch(RunKey(run), WriteKind::kRunStatus, run, StatusBody(run, next), [this, r = run, next, event = std::move(event)] {
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     if (event && !event->reason.empty()) RecordEvent(events_, Ref(r), *event);
     return true;
@@ -523,7 +556,7 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional
 }
 
 void RunWrites::DeleteAfterTtl(const Run& run) {
-  Dispatch(RunKey(run), [this, r = run] {
+  Dispatch(RunKey(run), WriteKind::kRunDelete, run, {}, [this, r = run] {
     k8s::DeleteOptions o;
     o.precondition_uid = r.meta.uid;
     o.precondition_resource_version = r.meta.resource_version;
@@ -562,7 +595,7 @@ void RunWrites::HandleDeletion(const Run& run) {
   for (const auto& p : pods_of_(run)) {
     if (!p->meta.deleting) pods.push_back(RefOf(*p));
   }
-  Dispatch(RunKey(run), [this, r = run, pods] {
+  Dispatch(RunKey(run), WriteKind::kPodDelete, run, PodNames(pods), [this, r = run, pods] {
     if (!DeletePods(r.meta.ns, pods)) return false;  // try again on the next pass
     if (r.spec.nodes > 1) {
       // Only the Service the run owns, and only that object (the uid precondition): a Service of

@@ -62,8 +62,9 @@ inline PodRef RefOf(const k8s::Pod& p) { return PodRef{p.meta.name, p.meta.uid, 
 class RunWrites {
  public:
   // Hands a write to a writer under `key`; `background` writes yield to decisions.
-  using DispatchFn = std::function<bool(const std::string& key, std::function<bool()> write, bool background)>;
-  // berth's Pods of the run as cached.
+  using DispatchFn = DispatchWrite;
+  // berth's Pods of the run as cached: the constructor's is the pass' snapshot (loop thread, the
+  // decisions); SetLivePods' is the live cache (writer threads: status.podUIDs after creating Pods).
   using PodsOf = std::function<std::vector<std::shared_ptr<const k8s::Pod>>(const Run& run)>;
   RunWrites(k8s::ClientPtr client, const k8s::Clock& clock, k8s::EventRecorder& events, Admissions& admissions,
             const EngineOptions& options, DispatchFn dispatch, PodsOf pods_of)
@@ -76,6 +77,9 @@ class RunWrites {
   // (10m). Called on writer threads.
   using GraceCapFn = std::function<int64_t(const std::string& node)>;
   void SetGraceCap(GraceCapFn cap) { grace_cap_ = std::move(cap); }
+  // berth's Pods of a run as cached now, read on writer threads (RecordPods); without it, the
+  // constructor's PodsOf. Set before the writers start.
+  void SetLivePods(PodsOf pods) { live_pods_of_ = std::move(pods); }
   // The live Pods of a ticket's workload as cached (CacheReads::WorkloadPodsOf, live), which the
   // release pins from (TicketWrites::Release). Set before the writers start; called on writers.
   void SetWorkloadPods(TicketWrites::PodsFn pods) { tickets_.SetWorkloadPods(std::move(pods)); }
@@ -157,9 +161,11 @@ class RunWrites {
   k8s::ObjectReference Ref(const Run& run) const;
 
  private:
-  bool Dispatch(const std::string& key, std::function<bool()> fn, bool background = false) {
-    return dispatch_(key, std::move(fn), background);
-  }
+  // Hands the write of `run` (`kind`, under `key`; `body` the JSON sent, made on request) on.
+  bool Dispatch(std::string key, WriteKind kind, const Run& run, std::function<std::string()> body,
+                std::function<bool()> fn, bool background = false);
+  // The status patch `next` of `run` as sent (RunStatusPatch at the run's resourceVersion), made on request.
+  static std::function<std::string()> StatusBody(const Run& run, const RunStatus& next);
   // CreatePods' part for the template: `out` is the run's whole spec.template (from the cache, or
   // read with the run when the cache does not keep it); nullopt when read, else the task's answer.
   std::optional<bool> ReadTemplate(const Run& r, std::string& out);
@@ -184,6 +190,7 @@ class RunWrites {
   const EngineOptions& options_;
   DispatchFn dispatch_;
   PodsOf pods_of_;
+  PodsOf live_pods_of_;
   TicketWrites tickets_{client_};
   EngineObserver* observer_ = nullptr;
   GraceCapFn grace_cap_;

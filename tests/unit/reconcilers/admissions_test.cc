@@ -78,9 +78,9 @@ TEST(AdmissionsStillHeld, ARunNoLongerPendingEndsTheAssumption) {
 class AdmissionsTest : public ApiFixture {
  protected:
   AdmissionsTest()
-      : admissions_(client_, clock_, events_, [this](const std::string& key, std::function<bool()> write) {
-          keys_.push_back(key);
-          last_ok_ = write();  // a writer thread's work, done at once
+      : admissions_(client_, clock_, events_, [this](reconcilers::PassWrite w) {
+          keys_.push_back(w.key);
+          last_ok_ = w.write();  // a writer thread's work, done at once
           return true;
         }) {
     CreateRun("a");

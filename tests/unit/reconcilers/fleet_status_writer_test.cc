@@ -20,9 +20,9 @@ class FleetStatusWriterTest : public ApiFixture {
  protected:
   FleetStatusWriterTest()
       : // A writer thread's work, done at once.
-        writer_(client_, [this](const std::string& key, std::function<bool()> write) {
-          keys_.push_back(key);
-          last_ok_ = write();
+        writer_(client_, [this](reconcilers::PassWrite w) {
+          keys_.push_back(w.key);
+          last_ok_ = w.write();
           return take_;
         }) {
     auto r = client_->Create(kFleets.Path(), R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":"gpu"},)"

@@ -21,16 +21,16 @@ using testing::FakeApi;
 class PositionWriterTest : public ApiFixture {
  protected:
   PositionWriterTest()
-      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+      : admissions_(client_, clock_, events_, [](reconcilers::PassWrite w) { return w.write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
-            [](const std::string&, std::function<bool()> write, bool) { return write(); },
+            [](reconcilers::PassWrite w) { return w.write(); },
             [](const reconcilers::Run&) { return std::vector<std::shared_ptr<const k8s::Pod>>{}; }),
         positions_(
             client_, options_, admissions_, writes_,
-            [this](std::function<bool()> write) {
+            [this](reconcilers::PassWrite w) {
               ++sequences_;
-              last_ok_ = write();  // the writer thread's work, done at once
+              last_ok_ = w.write();  // the writer thread's work, done at once
               return true;
             },
             [] { return false; }),

@@ -22,12 +22,12 @@ using testing::FakeApi;
 class RunWritesTest : public ApiFixture {
  protected:
   RunWritesTest()
-      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+      : admissions_(client_, clock_, events_, [](reconcilers::PassWrite w) { return w.write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
-            [this](const std::string& key, std::function<bool()> write, bool background) {
-              keys_.push_back(key + (background ? " (background)" : ""));
-              last_ok_ = write();  // a writer thread's work, done at once
+            [this](reconcilers::PassWrite w) {
+              keys_.push_back(w.key + (w.background ? " (background)" : ""));
+              last_ok_ = w.write();  // a writer thread's work, done at once
               return true;
             },
             [this](const reconcilers::Run&) { return pods_; }) {

@@ -22,9 +22,9 @@ class SetAsideTest : public ApiFixture {
   SetAsideTest()
       : reporter_(
             client_, events_,
-            [this](const std::string& key, std::function<bool()> write) {
-              keys_.push_back(key);
-              last_ok_ = write();  // a writer thread's work, done at once
+            [this](reconcilers::PassWrite w) {
+              keys_.push_back(w.key);
+              last_ok_ = w.write();  // a writer thread's work, done at once
               return true;
             },
             [this](const reconcilers::Run& run) {

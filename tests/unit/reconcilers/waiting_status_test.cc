@@ -22,16 +22,16 @@ using testing::FakeApi;
 class WaitingStatusTest : public ApiFixture {
  protected:
   WaitingStatusTest()
-      : admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+      : admissions_(client_, clock_, events_, [](reconcilers::PassWrite w) { return w.write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
-            [this](const std::string& key, std::function<bool()> write, bool background) {
-              keys_.push_back(key + (background ? " (background)" : ""));
-              return write();  // a writer thread's work, done at once
+            [this](reconcilers::PassWrite w) {
+              keys_.push_back(w.key + (w.background ? " (background)" : ""));
+              return w.write();  // a writer thread's work, done at once
             },
             [](const reconcilers::Run&) { return std::vector<std::shared_ptr<const k8s::Pod>>{}; }),
         positions_(
-            client_, options_, admissions_, writes_, [](std::function<bool()>) { return false; }, [] { return false; }),
+            client_, options_, admissions_, writes_, [](reconcilers::PassWrite) { return false; }, [] { return false; }),
         waiting_(snapshot_, writes_, events_, options_, [] { return size_t{0}; }, &forecaster_) {
     forecaster_.SetStepped();
   }

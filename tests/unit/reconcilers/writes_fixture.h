@@ -20,12 +20,12 @@ class WritesFixture : public ApiFixture {
  protected:
   WritesFixture()
       : caches_(client_),
-        admissions_(client_, clock_, events_, [](const std::string&, std::function<bool()> write) { return write(); }),
+        admissions_(client_, clock_, events_, [](reconcilers::PassWrite w) { return w.write(); }),
         writes_(
             client_, clock_, events_, admissions_, options_,
-            [this](const std::string& key, std::function<bool()> write, bool) {
-              keys_.push_back(key);
-              return write();  // a writer thread's work, done at once
+            [this](reconcilers::PassWrite w) {
+              keys_.push_back(w.key);
+              return w.write();  // a writer thread's work, done at once
             },
             [this](const reconcilers::Run& run) { return caches_.live().PodsOf(run); }) {}
   ~WritesFixture() override { caches_.Stop(); }
