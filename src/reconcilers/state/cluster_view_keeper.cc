@@ -15,9 +15,34 @@ namespace berth::reconcilers {
 namespace sched = scheduling;
 
 ClusterViewKeeper::Inputs ClusterViewKeeper::CurrentInputs() const {
-  return Inputs{snapshot_.fleets().Version(), snapshot_.nodes().Version(), snapshot_.pods().Version(),
-                snapshot_.others().Version()};
+  return Inputs{snapshot_.fleets().Version(),          snapshot_.nodes().Version(),
+                snapshot_.pods().Version(),            snapshot_.others().Version(),
+                snapshot_.resource_slices().Version(), snapshot_.device_classes().Version(),
+                snapshot_.resource_claims().Version()};
 }
+
+namespace {
+
+// Issue 49: the devices of the DeviceClasses the DRA fleets name (none without one: the slices and
+// claims are not read).
+DraDevices CountFleetDevices(const std::vector<std::shared_ptr<const Fleet>>& fleets, const CacheReads& reads) {
+  DraDevices out;
+  std::vector<std::shared_ptr<const k8s::ResourceSlice>> slices;
+  std::vector<std::shared_ptr<const k8s::ResourceClaim>> claims;
+  for (const auto& f : fleets) {
+    const std::string& name = f->spec.device_class;
+    if (name.empty() || out.count(name) != 0) continue;
+    if (out.empty()) {
+      slices = reads.resource_slices().List();
+      claims = reads.resource_claims().List();
+    }
+    std::shared_ptr<const k8s::DeviceClass> cls = reads.device_classes().Get(name);
+    out.emplace(name, CountClassDevices(name, cls.get(), slices, claims));
+  }
+  return out;
+}
+
+}  // namespace
 
 std::unique_ptr<ClusterView> ClusterViewKeeper::Make(const Keyed& keyed,
                                                      const std::vector<std::shared_ptr<const PlacedRun>>& placed,
@@ -31,7 +56,8 @@ std::unique_ptr<ClusterView> ClusterViewKeeper::Make(const Keyed& keyed,
     if (memo->placed_record()) by_key.emplace(key, run.get());
   }
   std::vector<NodeHold> holds = snapshot_.Holds(by_key);
-  auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
+  const DraDevices devices = CountFleetDevices(fleets, snapshot_);
+  auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds, &devices));
   PauseRefusedInstances(*view, nodes, holds, now, pause_ends);
   on_made_(*view);
   return view;

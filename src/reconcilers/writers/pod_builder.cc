@@ -250,7 +250,9 @@ k8s::Status SetBudget(k8s::PodDraft& pod, const std::string& gpu_resource, const
         pod.SetFirstContainerQuantity(kind, ask.resource, ask.Format(budgets[k] - ask.others - ask.overhead));
       }
     }
-    // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
+    // Set to the blocks given: a GPU count the template asked for but the blocks lack goes. A DRA
+    // fleet's (no extended resource: "") are not an extended resource of the Pod.
+    if (gpu_resource.empty()) continue;
     pod.RemoveFirstContainerQuantity(kind, gpu_resource);
     if (me.resources.gpus > 0) pod.SetFirstContainerQuantity(kind, gpu_resource, std::to_string(me.resources.gpus));
   }
