@@ -67,4 +67,15 @@ std::shared_ptr<const ResourceClaim> DecodeResourceClaim(const json::Value& obj)
   return c;
 }
 
+std::string DeviceClaimJson(const std::string& name, const std::string& ns, const std::string& device_class,
+                            int64_t count, const std::string& label, const std::string& value, const OwnerRef& owner) {
+  return R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":)" + json::Quote(name) +
+         R"(,"namespace":)" + json::Quote(ns) + R"(,"labels":{)" + json::Quote(label) + ":" + json::Quote(value) +
+         R"(},"ownerReferences":[{"apiVersion":)" + json::Quote(owner.api_version) + R"(,"kind":)" +
+         json::Quote(owner.kind) + R"(,"name":)" + json::Quote(owner.name) + R"(,"uid":)" + json::Quote(owner.uid) +
+         R"(,"controller":true,"blockOwnerDeletion":true}]},"spec":{"devices":{"requests":[{"name":"gpus","exactly":{)" +
+         R"("deviceClassName":)" + json::Quote(device_class) + R"(,"allocationMode":"ExactCount","count":)" +
+         std::to_string(count) + "}}]}}}";
+}
+
 }  // namespace berth::k8s

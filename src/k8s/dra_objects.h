@@ -64,4 +64,9 @@ struct ResourceClaim {
 };
 std::shared_ptr<const ResourceClaim> DecodeResourceClaim(const json::Value& obj);
 
+// A ResourceClaim for a create request: `count` devices of `device_class` (one request named
+// "gpus", allocation mode ExactCount), labelled `label`=`value`, controlled by `owner`.
+std::string DeviceClaimJson(const std::string& name, const std::string& ns, const std::string& device_class,
+                            int64_t count, const std::string& label, const std::string& value, const OwnerRef& owner);
+
 }  // namespace berth::k8s

@@ -95,7 +95,8 @@ ClassDriver ReadClassDriver(const k8s::DeviceClass& cls) {
 
 ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cls,
                                const std::vector<std::shared_ptr<const k8s::ResourceSlice>>& slices,
-                               const std::vector<std::shared_ptr<const k8s::ResourceClaim>>& claims) {
+                               const std::vector<std::shared_ptr<const k8s::ResourceClaim>>& claims,
+                               const std::unordered_set<std::string>& placed_runs) {
   ClassDevices out;
   if (cls == nullptr) {
     out.problem = "DeviceClass " + std::string(name) + " does not exist";
@@ -120,7 +121,10 @@ ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cl
     }
   }
   for (const auto& c : claims) {
-    if (c->meta.labels.count(kRunLabel) != 0) continue;  // berth's own: its run holds blocks
+    if (auto run = c->meta.labels.find(kRunLabel);  // berth's own, of a run whose blocks count them
+        run != c->meta.labels.end() && placed_runs.count(c->meta.ns + "/" + run->second) != 0) {
+      continue;
+    }
     for (const k8s::AllocatedDevice& a : c->allocated) {
       if (a.admin_access) continue;
       auto p = places.find(DeviceKey(a.driver, a.pool, a.device));

@@ -8,8 +8,10 @@
 // pool is being updated and counts nothing until it is complete) in slices local to that node
 // (spec.nodeName), that the class selects. Partitions of one physical device (devices that
 // consume the same counter set of their pool) count once. Of those, the devices allocated to
-// claims berth did not make (no berth.dev/run label; an admin's access excepted) are held by
-// others: a partitionable device one of whose partitions is allocated is held whole.
+// claims are held by others (a partitionable device one of whose partitions is allocated is held
+// whole), except claims with an admin's access and berth's own claims (label berth.dev/run) of a
+// run that holds blocks now (its placement counts them); a berth claim of a run that ended is
+// held until the ResourceClaim controller frees it.
 //
 // What berth reads of a class (it has no CEL evaluator): no selectors (every device), or
 // selectors that are each `device.driver == '<driver>'` (single or double quotes) naming the
@@ -22,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "k8s/dra_objects.h"
@@ -53,9 +56,11 @@ struct ClassDriver {
 ClassDriver ReadClassDriver(const k8s::DeviceClass& cls);
 
 // The devices of class `name` (`cls`: null when no such DeviceClass exists) per node.
+// `placed_runs`: the runs ("namespace/name") that hold blocks now.
 ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cls,
                                const std::vector<std::shared_ptr<const k8s::ResourceSlice>>& slices,
-                               const std::vector<std::shared_ptr<const k8s::ResourceClaim>>& claims);
+                               const std::vector<std::shared_ptr<const k8s::ResourceClaim>>& claims,
+                               const std::unordered_set<std::string>& placed_runs = {});
 
 // The sentence a fleet of class `name` is refused with, or "" when its devices can be counted.
 std::string DeviceClassProblem(const DraDevices* devices, const std::string& name);

@@ -6,6 +6,7 @@
 #include "k8s/core_types.h"
 #include "k8s/pod_template.h"
 #include "k8s/quantity.h"
+#include "reconcilers/writers/device_claims.h"
 
 namespace berth::reconcilers {
 
@@ -295,7 +296,8 @@ int64_t GraceCapSeconds(std::chrono::milliseconds max_grace_period) {
 }
 
 k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
-                                  const std::vector<RankAssignment>& ranks, size_t index, int64_t max_grace_seconds) {
+                                  const std::vector<RankAssignment>& ranks, size_t index, int64_t max_grace_seconds,
+                                  const std::string& device_class) {
   const RankAssignment& me = ranks.at(index);
   auto draft = k8s::PodDraft::FromTemplate(run.spec.template_json);
   if (!draft.ok()) return draft.status();
@@ -303,8 +305,13 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   SetPodMeta(pod, run, me);
   // Created already bound to its rank's node: no pods/binding write. The node is only ever the
   // one of the committed placement (the template's own nodeName is replaced).
-  pod.SetSpecString("nodeName", me.node);
-  pod.SetSpecString("schedulerName", kSchedulerName);
+  if (device_class.empty()) {
+    pod.SetSpecString("nodeName", me.node);
+    pod.SetSpecString("schedulerName", kSchedulerName);
+  } else {  // issue 49: kube-scheduler binds it there and allocates its claim
+    PinForDeviceClaim(pod, me.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, me.rank) : me.pod, me.node,
+                      me.resources.gpus);
+  }
   pod.DefaultSpecString("restartPolicy", "Never");
   pod.AddToleration(kFleetTaintKey, "Equal", fleet);
   // A Pod that ignores SIGTERM keeps its blocks for its whole grace period once it is stopped:

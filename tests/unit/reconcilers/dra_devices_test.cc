@@ -11,7 +11,10 @@
 
 #include "k8s/json.h"
 #include "reconcilers/objects/fleet_types.h"
+#include "reconcilers/objects/lifecycle.h"
 #include "reconcilers/state/cluster_view.h"
+#include "reconcilers/writers/device_claims.h"
+#include "reconcilers/writers/pod_builder.h"
 
 namespace berth::reconcilers {
 namespace {
@@ -116,18 +119,19 @@ TEST(DraDevices, PartitionsOfOneDeviceCountOnceAndAreHeldWhole) {
   EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, claims).nodes.at("n1"), (NodeDevices{3, 1}));
 }
 
-TEST(DraDevices, OthersClaimsHoldDevicesBerthsAndAdminAccessDoNot) {
+TEST(DraDevices, OthersClaimsHoldDevicesThoseOfBerthsPlacedRunsAndAdminAccessDoNot) {
   const auto cls = Class("gpu.example.com", {kSelector});
   const std::vector<SlicePtr> slices = {Slice("a", kDriver, "n1", 1, 1, {"gpu-0", "gpu-1", "gpu-2", "gpu-3"}),
                                         Slice("b", kDriver, "n2", 1, 1, {"gpu-0", "gpu-1"})};
   const std::vector<ClaimPtr> claims = {
       Claim("foreign", kDriver, {"n1/gpu-0", "n1/gpu-1"}),
       Claim("berths", kDriver, {"n1/gpu-2"}, R"({"berth.dev/run":"r1"})"),  // its run holds blocks
+      Claim("ended", kDriver, {"n1/gpu-3"}, R"({"berth.dev/run":"r0"})"),   // its run ended: not freed yet
       Claim("admin", kDriver, {"n2/gpu-0"}, "{}", true),                   // an admin's access shares it
       Claim("gone", kDriver, {"n3/gpu-0"}),                                // no such device now
   };
-  const ClassDevices got = CountClassDevices("gpu.example.com", cls.get(), slices, claims);
-  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{4, 2}));
+  const ClassDevices got = CountClassDevices("gpu.example.com", cls.get(), slices, claims, {"ns/r1"});
+  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{4, 3}));
   EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{2, 0}));
 }
 
@@ -202,6 +206,79 @@ TEST(DraDevices, DevicesAndAnotherGpuResourceAreExclusive) {
   auto doc = Parse(R"({"metadata":{"name":"f"},"spec":{"nodeSelector":{"a":"b"},"gpuResource":"amd.com/gpu",)"
                    R"("devices":{"deviceClassName":"gpu.example.com"}}})");
   EXPECT_THAT(DecodeFleet(doc)->invalid_message, HasSubstr("spec.devices and spec.gpuResource are exclusive"));
+}
+
+// Issue 49 step 3: a DRA run's Pod is pinned to its booked node for kube-scheduler to bind, with
+// the ResourceClaim berth makes for its GPUs; berth never binds it.
+TEST(DraDevices, ARunsPodOnADraFleetIsPinnedWithItsClaim) {
+  reconcilers::Run run;
+  run.meta.name = "train";
+  run.meta.ns = "ml";
+  run.meta.uid = "run-uid";
+  run.spec.template_json =
+      R"({"spec":{"nodeName":"elsewhere","containers":[{"name":"main","image":"busybox","resources":{"limits":{"nvidia.com/gpu":"9"}}}]}})";
+  RankAssignment me;
+  me.rank = 0;
+  me.node = "n1";
+  me.blocks = 1;
+  me.resources.gpus = 2;
+  auto body = BuildPod(run, "dra", "", {me}, 0, 30, "gpu.example.com");
+  ASSERT_TRUE(body.ok()) << body.status().message();
+  auto pod = Parse(body.value());
+  EXPECT_EQ(k8s::json::Find(pod, {"spec", "nodeName"}), nullptr) << body.value();
+  EXPECT_EQ(k8s::json::GetString(k8s::json::Find(pod, {"spec", "schedulerName"})), "default-scheduler");
+  EXPECT_THAT(k8s::json::Serialize(*k8s::json::Find(pod, {"spec", "affinity"})),
+              HasSubstr(R"("matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}])"));
+  EXPECT_EQ(k8s::json::Serialize(*k8s::json::Find(pod, {"spec", "resourceClaims"})),
+            R"([{"name":"berth-gpus","resourceClaimName":"train-0-gpus"}])");
+  const k8s::json::Value* first = &k8s::json::Find(pod, {"spec", "containers"})->GetArray()[0];
+  EXPECT_EQ(k8s::json::Serialize(*k8s::json::Find(*first, {"resources", "claims"})), R"([{"name":"berth-gpus"}])");
+  // The fleet has no extended resource: the template's nvidia.com/gpu stays as written, none is added.
+  EXPECT_EQ(k8s::json::Serialize(*k8s::json::Find(*first, {"resources", "limits"})), R"({"nvidia.com/gpu":"9"})");
+  EXPECT_EQ(k8s::json::GetString(k8s::json::Find(pod, {"metadata", "annotations", "berth.dev/device-claim"})),
+            "train-0-gpus");
+
+  auto claim = Parse(BuildDeviceClaim(run, "train-0", "gpu.example.com", 2));
+  EXPECT_EQ(k8s::json::GetString(k8s::json::Find(claim, {"metadata", "name"})), "train-0-gpus");
+  EXPECT_EQ(k8s::json::GetString(k8s::json::Find(claim, {"metadata", "labels", "berth.dev/run"})), "train");
+  EXPECT_EQ(k8s::json::Serialize(*k8s::json::Find(claim, {"spec"})),
+            R"({"devices":{"requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.example.com",)"
+            R"("allocationMode":"ExactCount","count":2}}]}})");
+  EXPECT_EQ(k8s::json::GetString(k8s::json::Find(claim, {"metadata", "ownerReferences"})->GetArray()[0], "uid"),
+            "run-uid");
+
+  // Without a device class the Pod is created bound, as before.
+  auto bound = Parse(BuildPod(run, "f", "nvidia.com/gpu", {me}, 0, 30).value());
+  EXPECT_EQ(k8s::json::GetString(k8s::json::Find(bound, {"spec", "nodeName"})), "n1");
+  EXPECT_EQ(k8s::json::Find(bound, {"spec", "resourceClaims"}), nullptr);
+}
+
+TEST(DraDevices, APodKubeSchedulerCannotPlaceOnItsNodeInterruptsTheRun) {
+  reconcilers::Run run;
+  run.meta.name = "train";
+  run.meta.ns = "ml";
+  run.status.phase = api::ParsePhase("Scheduled");
+  run.status.placement.push_back(PlacementEntry{0, "n1", 1, "train-0"});
+  auto decoded = k8s::DecodePod(Parse(
+      R"({"metadata":{"name":"train-0","namespace":"ml","annotations":{"berth.dev/device-claim":"train-0-gpus"}},)"
+      R"("spec":{"containers":[]},"status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False",)"
+      R"("reason":"Unschedulable","message":"0/2 nodes are available: 1 cannot allocate all claims."}]}})"));
+  ASSERT_NE(decoded, nullptr);
+  PlacedInput in;
+  in.run = &run;
+  in.pods["train-0"] = decoded.get();
+  const PlacedDecision d = DecidePlaced(in);
+  EXPECT_EQ(d.kind, PlacedDecision::Kind::kEnd);
+  EXPECT_TRUE(d.interruption);
+  EXPECT_EQ(d.why, "kube-scheduler cannot place pod train-0 on its booked node n1: 0/2 nodes are available: 1 cannot "
+                   "allocate all claims.");
+  EXPECT_EQ(d.refused_node, "n1");
+  // Not yet tried by kube-scheduler: the run waits for it.
+  auto waiting = k8s::DecodePod(Parse(
+      R"({"metadata":{"name":"train-0","namespace":"ml","annotations":{"berth.dev/device-claim":"train-0-gpus"}},)"
+      R"("spec":{"containers":[]},"status":{"phase":"Pending"}})"));
+  in.pods["train-0"] = waiting.get();
+  EXPECT_NE(DecidePlaced(in).kind, PlacedDecision::Kind::kEnd);
 }
 
 }  // namespace
