@@ -119,5 +119,25 @@ TEST_F(DraTest, OthersClaimsTakeDevicesOffTheNode) {
   Kubectl({"delete", "resourceclaim", "three", "--wait=false"});
 }
 
+// A DeviceClass berth cannot read (a CEL selector other than the driver's equality: berth has no
+// CEL evaluator) refuses the fleet with a sentence on its Ready condition, instead of a guess.
+TEST_F(DraTest, AClassBerthCannotReadRefusesTheFleet) {
+  const std::string cls = "big-" + ns_;
+  Kubectl({"delete", "deviceclass", cls, "--ignore-not-found"});
+  Apply("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: " + cls + "}\nspec:\n  selectors:\n"
+        "  - cel: {expression: \"device.capacity['gpu.example.com'].memory.compareTo(quantity('40Gi')) >= 0\"}\n");
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("big") +
+        "}\nspec:\n  nodeSelector: {pool: dra-it}\n  devices: {deviceClassName: " + cls + "}\n");
+  created_fleets_.push_back(FleetName("big"));
+  const std::string jsonpath = "jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}: "
+                               "{.status.conditions[?(@.type==\"Ready\")].message}";
+  std::string got;
+  EXPECT_TRUE(Eventually([&] {
+    got = Kubectl({"get", "fleet", FleetName("big"), "-o", jsonpath}).out;
+    return got.rfind("InvalidSpec: DeviceClass " + cls + ": berth evaluates no CEL", 0) == 0;
+  }, std::chrono::seconds(60))) << got;
+  Kubectl({"delete", "deviceclass", cls});
+}
+
 }  // namespace
 }  // namespace berth::testing
