@@ -21,16 +21,19 @@ using k8s::resources::kFleets;
 using k8s::resources::kPods;
 
 const char* kDraNode = "dra-0";
+const char* kDraNode1 = "dra-1";  // only the gang's fleet selects it too (label dra-gang)
 constexpr int kDevices = 4;
 
 class DraTest : public EngineTest {
  protected:
   DraTest() { finish_deleted_pods_ = false; }  // the kubelet does it
   static void SetUpTestSuite() {
-    RealNodeSpec node{kDraNode, 0, "4Gi", {{"pool", "dra-it"}}};
+    RealNodeSpec node{kDraNode, 0, "4Gi", {{"pool", "dra-it"}, {"dra-gang", "yes"}}};
     node.dra_devices = kDevices;
+    RealNodeSpec node1{kDraNode1, 0, "4Gi", {{"pool", "dra-it-1"}, {"dra-gang", "yes"}}};
+    node1.dra_devices = kDevices;
     // With kube-scheduler (it binds a DRA run's Pods) and the ResourceClaim controller.
-    RealNodes::Start({node}, true);
+    RealNodes::Start({node, node1}, true);
   }
   void TearDown() override {
     if (HasFailure()) {
@@ -137,6 +140,33 @@ TEST_F(DraTest, AClassBerthCannotReadRefusesTheFleet) {
     return got.rfind("InvalidSpec: DeviceClass " + cls + ": berth evaluates no CEL", 0) == 0;
   }, std::chrono::seconds(60))) << got;
   Kubectl({"delete", "deviceclass", cls});
+}
+
+// A 2-node gang on a DRA fleet of two real nodes: each rank's Pod gets its own claim, allocated on
+// its own booked node, and each container sees the devices of its rank: a multi-node run takes
+// whole instances (spec.wholeInstances absent), all 4 GPUs of its node.
+TEST_F(DraTest, AGangsRanksEachGetDevicesOnTheirOwnNode) {
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("gang") +
+        "}\nspec:\n  nodeSelector: {dra-gang: \"yes\"}\n  placement: cluster\n  devices: {deviceClassName: gpu.example.com}\n");
+  created_fleets_.push_back(FleetName("gang"));
+  ASSERT_TRUE(Eventually([&] {
+    auto f = client()->Get(kFleets.Path("", FleetName("gang")));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    return list != nullptr && list->IsArray() && list->Size() == 2;
+  }, std::chrono::seconds(60)));
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: gang}\nspec:\n  nodes: 2\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sh, -c, 'env | grep -c ^GPU_DEVICE_[0-9]*=']\n");
+  ASSERT_TRUE(WaitPhase("gang", "Succeeded", std::chrono::seconds(120))) << Phase("gang") << " " << Message("gang");
+  std::set<std::string> nodes;
+  for (const char* pod : {"gang-0", "gang-1"}) {
+    const CommandResult logs = Kubectl({"logs", pod});
+    EXPECT_EQ(logs.out, std::to_string(kDevices) + "\n") << pod << ": " << logs.err;
+    auto p = client()->Get(kPods.Path(ns_, pod));
+    ASSERT_TRUE(p.ok());
+    nodes.insert(json::GetString(json::Find(*p, {"spec", "nodeName"})));
+  }
+  EXPECT_EQ(nodes, (std::set<std::string>{kDraNode, kDraNode1}));
 }
 
 }  // namespace
