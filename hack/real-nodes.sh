@@ -13,9 +13,14 @@
 #       --gpu-resource R its name (default nvidia.com/gpu)
 #       --labels k=v,..  node labels
 #       --max-pods N     (default 110)
+#       --dra-devices N  run the DRA example driver's kubelet plugin beside the kubelet with N example
+#                        GPUs (driver and DeviceClass gpu.example.com; issue 49)
 #   hack/real-nodes.sh stop DIR NAME                stop the node: kubelet, containers, containerd, cgroups
 #   hack/real-nodes.sh stop-kubelet DIR NAME        stop only its kubelet (the node goes NotReady)
 #   hack/real-nodes.sh start-kubelet DIR NAME       start its kubelet again
+#   hack/real-nodes.sh dra DIR NAME N               (re)start the node's DRA example kubelet plugin with N
+#                                                   devices (its ResourceSlice changes: issue 49)
+#   hack/real-nodes.sh stop-dra DIR NAME            stop it (its ResourceSlices stay, as when a plugin crashes)
 #   hack/real-nodes.sh hollow DIR PREFIX COUNT [--gpus N] [--labels k=v,..]
 #                                                   start COUNT hollow nodes PREFIX0..PREFIX<COUNT-1>
 #   hack/real-nodes.sh stop-hollow DIR PREFIX       stop them
@@ -24,7 +29,8 @@
 #                                                   (and kube-proxy + kube-scheduler, with a pod network: see
 #                                                   BERTH_POD_NETWORK in hack/control-plane.sh); --workloads:
 #                                                   also the Job controller, the garbage collector, the
-#                                                   ResourceQuota controller (status.used) and
+#                                                   ResourceQuota controller (status.used), the
+#                                                   ResourceClaim controller (DRA, issue 49) and
 #                                                   kube-scheduler (issue 45: queued Jobs)
 #   hack/real-nodes.sh jobset DIR                   start the JobSet controller (sigs.k8s.io/jobset, pinned in
 #                                                   hack/build-kube.sh): its CRD applied, its JobSet webhooks
@@ -170,7 +176,7 @@ run_kubelet() {  # (inside the namespace)
 }
 
 start_node() {
-  local cpu="" memory="" gpus=0 gpu_resource="nvidia.com/gpu" labels="" max_pods=110
+  local cpu="" memory="" gpus=0 gpu_resource="nvidia.com/gpu" labels="" max_pods=110 dra_devices=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --cpu) cpu=$2; shift 2 ;;
@@ -179,6 +185,7 @@ start_node() {
       --gpu-resource) gpu_resource=$2; shift 2 ;;
       --labels) labels=$2; shift 2 ;;
       --max-pods) max_pods=$2; shift 2 ;;
+      --dra-devices) dra_devices=$2; shift 2 ;;
       *) die "unknown option $1" ;;
     esac
   done
@@ -237,6 +244,8 @@ state = "$lab/containerd/state"
     sandbox = "$PAUSE_IMAGE"
 [plugins.'io.containerd.cri.v1.runtime']
   restrict_oom_score_adj = true
+  # CDI (always on in containerd 2) reads the specs this node's DRA kubelet plugin writes (--cdi-root).
+  cdi_spec_dirs = ["$lab/cdi"]
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -330,7 +339,51 @@ KC
       kubectl_cp patch node "$NAME" --type json -p '[{"op":"remove","path":"/spec/taints"}]' >/dev/null 2>&1 || true; }
     sleep 0.2
   done
+  [ -z "$dra_devices" ] || start_dra "$dra_devices"
   log "node $NAME ready (logs in $lab)"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The DRA example driver's kubelet plugin (sigs.k8s.io/dra-example-driver, issue 49) beside a
+# node's kubelet: N example GPUs of the driver gpu.example.com, published as the node's
+# ResourceSlice, prepared for a Pod's claims as CDI specs in DIR/nodes/NAME/cdi (the node's
+# containerd reads them: cdi_spec_dirs) that give its containers GPU_DEVICE_* variables. It runs
+# in the node's mount namespace and registers in the kubelet's own --root-dir (plugins_registry/,
+# plugins/). The DeviceClass gpu.example.com is applied as the driver's chart makes it.
+DRA_DRIVER=gpu.example.com
+start_dra() {  # N
+  local lab="$DIR/nodes/$NAME" n=$1 i got=""
+  [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -le 128 ] || die "--dra-devices $n: a number of devices up to 128"
+  pid_alive "$lab/holder.pid" || die "node $NAME is not running"
+  "$HERE/build-kube.sh" dra-example-kubeletplugin
+  stop_pidfile "$lab/dra-plugin.pid" 10
+  kubectl_cp apply -f - >/dev/null <<YAML || die "the DeviceClass $DRA_DRIVER was not applied"
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: $DRA_DRIVER
+spec:
+  selectors:
+  - cel:
+      expression: "device.driver == '$DRA_DRIVER'"
+YAML
+  mkdir -p "$lab/cdi" "$lab/root/plugins_registry" "$lab/root/plugins"
+  # nsenter -m execs the plugin in the namespace: the pid is the plugin's.
+  nsenter -t "$(cat "$lab/containerd.pid")" -m "$TOOLS/dra-example-kubeletplugin" --node-name="$NAME" \
+    --num-devices="$n" --cdi-root="$lab/cdi" --kubeconfig="$DIR/kubeconfig" \
+    --kubelet-registrar-directory-path="$lab/root/plugins_registry" \
+    --kubelet-plugins-directory-path="$lab/root/plugins" >>"$lab/dra-plugin.log" 2>&1 </dev/null &
+  echo $! > "$lab/dra-plugin.pid"
+  # Up when the node's ResourceSlices list N devices and the kubelet has its registration socket.
+  for i in $(seq 1 300); do
+    pid_alive "$lab/dra-plugin.pid" || { tail -n 20 "$lab/dra-plugin.log" >&2; die "the DRA plugin of $NAME exited"; }
+    got=$(kubectl_cp get resourceslices --field-selector "spec.nodeName=$NAME,spec.driver=$DRA_DRIVER" \
+      -o jsonpath='{range .items[*]}{range .spec.devices[*]}{.name}{"\n"}{end}{end}' 2>/dev/null | grep -c . || true)
+    [ "$got" = "$n" ] && [ -S "$lab/root/plugins_registry/$DRA_DRIVER-reg.sock" ] && break
+    sleep 0.2
+  done
+  [ "$i" -lt 300 ] || { tail -n 20 "$lab/dra-plugin.log" >&2; die "node $NAME: $got of $n DRA devices published after 60 s"; }
+  log "node $NAME: DRA plugin with $n devices of $DRA_DRIVER (log: $lab/dra-plugin.log)"
 }
 
 stop_node() {
@@ -347,6 +400,7 @@ stop_node() {
     ns=$(readlink "/proc/$$/fd/$nsfd")
   fi
   [ "$ns" = "$(node_ns $$)" ] && ns=""   # never the caller's own namespace
+  stop_pidfile "$lab/dra-plugin.pid" 5
   stop_pidfile "$lab/kubelet.pid" 10
   if [ -S "$lab/containerd.sock" ] && pid_alive "$lab/containerd.pid"; then
     local tasks
@@ -487,6 +541,9 @@ controller_manager() {
   # Job's Pods and ticket, kube-scheduler binds the Pods berth pinned.
   if [ "$workloads" = 1 ]; then
     controllers+=,job-controller,resourcequota-controller
+    # DRA (issue 49): makes a Pod's ResourceClaims from its templates, and frees a claim (its
+    # reservation, then its allocation) when the Pods that used it are done.
+    controllers+=,resourceclaim-controller
     [ -f "$DIR/pod-network" ] || controllers+=,garbage-collector-controller
   fi
   if [ -f "$DIR/pod-network" ]; then
@@ -793,6 +850,8 @@ case "$CMD" in
   stop) DIR=$(abs "$1"); NAME=$2; stop_node ;;
   stop-kubelet) DIR=$(abs "$1"); NAME=$2; stop_kubelet ;;
   start-kubelet) DIR=$(abs "$1"); NAME=$2; start_kubelet ;;
+  dra) DIR=$(abs "$1"); NAME=$2; start_dra "$3" ;;
+  stop-dra) DIR=$(abs "$1"); NAME=$2; stop_pidfile "$DIR/nodes/$NAME/dra-plugin.pid" 10; log "DRA plugin of $NAME stopped" ;;
   hollow) DIR=$(abs "$1"); shift; hollow "$@" ;;
   stop-hollow) DIR=$(abs "$1"); stop_hollow "$2" ;;
   controller-manager) DIR=$(abs "$1"); shift; controller_manager "$@" ;;
@@ -803,5 +862,5 @@ case "$CMD" in
   stop-all) DIR=$(abs "$1"); stop_all ;;
   _node-main) DIR=$(abs "$1"); NAME=$2; node_main ;;
   _run-kubelet) DIR=$(abs "$1"); NAME=$2; run_kubelet ;;
-  *) sed -n '2,37p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,43p' "$0" >&2; exit 2 ;;
 esac

@@ -257,6 +257,23 @@ std::string WaitingReason(const json::Value& obj) {
   return "";
 }
 
+// Issue 49: the message of condition PodScheduled False with reason Unschedulable (kube-scheduler
+// could not place the Pod; at most 2 KiB of it); "" otherwise.
+std::string UnschedulableMessage(const json::Value& obj) {
+  const json::Value* conds = json::Find(obj, {"status", "conditions"});
+  if (conds == nullptr || !conds->IsArray()) return "";
+  for (const auto& c : conds->GetArray()) {
+    if (json::GetString(c, "type") != "PodScheduled" || json::GetString(c, "status") != "False" ||
+        json::GetString(c, "reason") != "Unschedulable") {
+      continue;
+    }
+    std::string m = json::GetString(c, "message", "Unschedulable");
+    if (m.size() > 2048) m = m.substr(0, 2048) + "...";
+    return m;
+  }
+  return "";
+}
+
 bool AnyContainerStarted(const json::Value& obj) {
   for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
     const json::Value* cs = json::Find(obj, {"status", list});
@@ -293,6 +310,7 @@ std::shared_ptr<const Pod> DecodePodKeeping(const json::Value& obj, const MetaKe
   p->requests = EffectiveRequests(obj);
   p->waiting = WaitingReason(obj);
   p->started = AnyContainerStarted(obj);
+  if (p->node_name.empty()) p->unschedulable = UnschedulableMessage(obj);
   if (const json::Value* g = json::Find(obj, {"spec", "terminationGracePeriodSeconds"}); g != nullptr && g->IsInt64() &&
                                                                                            g->GetInt64() >= 0) {
     p->grace_seconds = g->GetInt64();

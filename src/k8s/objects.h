@@ -117,6 +117,9 @@ struct Pod {
   // Issue 45: a Job's Pod waiting on berth's admission gate, what pinning it needs
   // (k8s::PinSource, workload_objects.h); "" otherwise and in DecodePod.
   std::string pin_source;
+  // Issue 49: unbound, kube-scheduler could not place it (PodScheduled False, Unschedulable): its
+  // message; "" otherwise.
+  std::string unschedulable;
 };
 
 std::shared_ptr<const Pod> DecodePod(const json::Value& obj);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "k8s/workload_objects.h"
+
 namespace berth::k8s {
 namespace {
 
@@ -223,6 +225,28 @@ void PodDraft::RemoveFirstContainerQuantity(const char* kind, const std::string&
   if (first == nullptr) return;
   Alloc& a = pod_->GetAllocator();
   ObjectMember(ObjectMember(*first, "resources", a), kind, a).RemoveMember(resource.c_str());
+}
+
+void PodDraft::PinToNode(const std::string& node) {
+  Alloc& a = pod_->GetAllocator();
+  Spec().RemoveMember("nodeName");  // kube-scheduler binds it
+  json::Value pinned = PinnedAffinity(*pod_, node, a);
+  json::Value& affinity = ObjectMember(Spec(), "affinity", a);
+  affinity.RemoveMember("nodeAffinity");
+  affinity.AddMember("nodeAffinity", pinned["nodeAffinity"], a);
+}
+
+void PodDraft::AddClaim(const std::string& name, const std::string& claim) {
+  Alloc& a = pod_->GetAllocator();
+  json::Value ref(rapidjson::kObjectType);
+  ref.AddMember("name", Str(name, a), a);
+  ref.AddMember("resourceClaimName", Str(claim, a), a);
+  ArrayMember(Spec(), "resourceClaims", a).PushBack(ref, a);
+  json::Value* first = FirstContainer();
+  if (first == nullptr) return;
+  json::Value use(rapidjson::kObjectType);
+  use.AddMember("name", Str(name, a), a);
+  ArrayMember(ObjectMember(*first, "resources", a), "claims", a).PushBack(use, a);
 }
 
 void PodDraft::SetPodLimit(const std::string& resource, const std::string& quantity) {

@@ -74,6 +74,11 @@ class PodDraft {
   void SetPodLimit(const std::string& resource, const std::string& quantity);
   // env var `name` (set or replaced) in every container that is an object.
   void SetEnvInEveryContainer(const std::string& name, const std::string& value);
+  // Issue 49: required node affinity to `node` (PinnedAffinity), for a Pod kube-scheduler binds.
+  void PinToNode(const std::string& node);
+  // Issue 49: spec.resourceClaims gets {name, resourceClaimName: claim} and the first container
+  // resources.claims {name}.
+  void AddClaim(const std::string& name, const std::string& claim);
 
   // The Pod as JSON for a create request.
   std::string Json() const;

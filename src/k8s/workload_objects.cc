@@ -112,7 +112,8 @@ bool HasGate(const json::Value& obj, const std::string& gate,
 
 json::Value Str(const std::string& s, Alloc& a) { return json::Value(s.c_str(), static_cast<rapidjson::SizeType>(s.size()), a); }
 
-// The required node affinity of PinPodPatch.
+}  // namespace
+
 json::Value PinnedAffinity(const json::Value& pod, const std::string& node, Alloc& a) {
   json::Value field(rapidjson::kObjectType);
   field.AddMember("key", "metadata.name", a);
@@ -149,6 +150,8 @@ json::Value PinnedAffinity(const json::Value& pod, const std::string& node, Allo
   affinity.AddMember("nodeAffinity", node_affinity, a);
   return affinity;
 }
+
+namespace {
 
 // The Pod's tolerations and the pin's (a merge patch replaces the list).
 json::Value PinnedTolerations(const json::Value& pod, const PinSpec& pin, Alloc& a) {

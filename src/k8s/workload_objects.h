@@ -13,6 +13,11 @@
 
 namespace berth::k8s {
 
+// The required node affinity that pins `pod` to `node` ({"nodeAffinity": ...}): the Pod's own
+// nodeSelectorTerms, each with matchFields metadata.name In [node] added (one such term when it
+// has none). PinPodPatch's; PodDraft::PinToNode's (issue 49).
+json::Value PinnedAffinity(const json::Value& pod, const std::string& node, json::Document::AllocatorType& a);
+
 struct JobView {
   ObjectMeta meta;             // labels and annotations under berth.dev/ only; every ownerReference
   int64_t pods_at_once = 1;    // spec.parallelism (default 1), at most spec.completions when set

@@ -50,6 +50,10 @@ static const std::vector<FakeApi::ResourceInfo>& Resources() {
       {"berth.dev", "v1alpha1", "teams", "Team", false, true, RI::CreateStatus::kDrop},
       {"batch", "v1", "jobs", "Job", true, true, RI::CreateStatus::kKeep},  // issue 45: tickets of Jobs
       {"jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", true, true, RI::CreateStatus::kKeep},  // and of JobSets
+      // Issue 49: DRA fleets count ResourceSlices' devices; their runs' Pods get ResourceClaims.
+      {"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", false, false, RI::CreateStatus::kKeep},
+      {"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", false, false, RI::CreateStatus::kKeep},
+      {"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", true, true, RI::CreateStatus::kKeep},
   };
   return table;
 }

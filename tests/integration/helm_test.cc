@@ -436,6 +436,9 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "|namespaces|get,list,watch",
       "|resourcequotas|list,watch",
       "|services|get,create,delete",
+      // Issue 49: a DRA fleet's devices (its nodes' ResourceSlices, its DeviceClass, others' claims).
+      "resource.k8s.io|resourceslices,deviceclasses,resourceclaims|list,watch",
+      "resource.k8s.io|resourceclaims|create",  // a DRA run's Pods' claims
       "|events|create",
       "authorization.k8s.io|subjectaccessreviews|create",  // the queue API (issue 44)
   };

@@ -35,6 +35,7 @@ void RealNodes::Start(const std::vector<RealNodeSpec>& nodes, bool workload_cont
     std::string labels;
     for (const auto& [k, v] : n.labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
     if (!labels.empty()) argv.insert(argv.end(), {"--labels", labels});
+    if (n.dra_devices > 0) argv.insert(argv.end(), {"--dra-devices", std::to_string(n.dra_devices)});
     starts.push_back(std::async(std::launch::async, [argv] { return RunCommand(argv); }));
   }
   for (size_t i = 0; i < starts.size(); ++i) {
@@ -55,6 +56,11 @@ void RealNodes::StopNode(const std::string& name) {
 
 void RealNodes::StartKubelet(const std::string& name) {
   CommandResult r = RunCommand({kScript, "start-kubelet", ControlPlane::Get().dir(), name});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+void RealNodes::SetDraDevices(const std::string& name, int devices) {
+  CommandResult r = RunCommand({kScript, "dra", ControlPlane::Get().dir(), name, std::to_string(devices)});
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 

@@ -17,6 +17,9 @@ struct RealNodeSpec {
   int gpus = 0;                                // advertised nvidia.com/gpu on the Node status
   std::string memory = "4Gi";                  // allocatable memory (the rest is reserved)
   std::map<std::string, std::string> labels;
+  // > 0: the DRA example driver's kubelet plugin runs beside the kubelet with this many example
+  // GPUs (driver and DeviceClass gpu.example.com; hack/real-nodes.sh --dra-devices; issue 49).
+  int dra_devices = 0;
 };
 
 class RealNodes {
@@ -27,6 +30,8 @@ class RealNodes {
   static void Start(const std::vector<RealNodeSpec>& nodes, bool workload_controllers = false);
   static void StopKubelet(const std::string& name);
   static void StartKubelet(const std::string& name);
+  // Restarts the node's DRA example plugin with `devices` devices: its ResourceSlice changes.
+  static void SetDraDevices(const std::string& name, int devices);
   // The whole node stops: kubelet, containers, containerd (the machine is gone). Start({spec})
   // brings it back with a fresh containerd (images other than busybox and pause to be imported
   // again, hack/real-nodes.sh import).

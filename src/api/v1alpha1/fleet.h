@@ -38,6 +38,10 @@ struct FleetSpec {
   // spec.maxGracePeriod (issue 44): the most shutdown time berth gives a Pod it stops. Its Pods
   // are created with at most that terminationGracePeriodSeconds and deleted with at most that.
   Duration max_grace_period{kDefaultMaxGracePeriod};
+  // spec.devices.deviceClassName (issue 49): a DRA fleet's GPUs are the devices of this
+  // DeviceClass its nodes publish (reconcilers/state/dra_devices.h); it has no extended resource
+  // then (gpu_resource is "").
+  std::string device_class;
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };
 

@@ -84,6 +84,19 @@ void ReadPreemption(const json::Value& spec, FleetSpec& f, std::string& err) {
   }
 }
 
+// spec.devices: {deviceClassName} (issue 49), exclusive with a gpuResource other than its default
+// (the API server writes the default into every Fleet).
+void ReadDevices(const json::Value& spec, FleetSpec& f, std::string& err) {
+  const json::Value* d = json::Find(spec, {"devices"});
+  if (d == nullptr || !d->IsObject()) return;
+  f.device_class = json::GetString(*d, "deviceClassName");
+  if (f.device_class.empty() && err.empty()) err = "spec.devices.deviceClassName is required";
+  if (f.gpu_resource != "nvidia.com/gpu" && err.empty()) {
+    err = "spec.devices and spec.gpuResource are exclusive: a fleet counts either DRA devices or an extended resource";
+  }
+  f.gpu_resource.clear();
+}
+
 void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
   if (const json::Value* sel = json::Find(spec, {"nodeSelector"}); sel != nullptr && sel->IsObject()) {
     for (auto& m : sel->GetObject()) {
@@ -100,6 +113,7 @@ void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
     }
   }
   f.gpu_resource = json::GetString(spec, "gpuResource", "nvidia.com/gpu");
+  ReadDevices(spec, f, err);
   if (const json::Value* m = json::Find(spec, {"maxRunsPerInstance"}); m != nullptr && m->IsInt64()) {
     f.max_runs_per_instance = m->GetInt64();
   }
@@ -179,7 +193,14 @@ void WriteFleetSpec(Writer& w, const FleetSpec& s) {
     }
     raw.EndArray();
   }
-  w.StringMember("gpuResource", s.gpu_resource);
+  if (s.device_class.empty()) {
+    w.StringMember("gpuResource", s.gpu_resource);
+  } else {
+    w.Key("devices");
+    raw.StartObject();
+    w.StringMember("deviceClassName", s.device_class);
+    raw.EndObject();
+  }
   w.IntMemberIfSet("maxRunsPerInstance", s.max_runs_per_instance);
   if (s.instance_lifetime) w.StringMember("instanceLifetime", base::FormatDuration(*s.instance_lifetime));
   w.StringMember("maxGracePeriod", base::FormatDuration(s.max_grace_period));

@@ -2,6 +2,7 @@
 
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/writers/device_claims.h"
 #include "reconcilers/writers/pod_builder.h"
 
 namespace berth::reconcilers {
@@ -43,6 +44,18 @@ std::optional<PlacedDecision> PodRule(const k8s::Pod& pod, bool running_phase) {
   }
   if (pod.meta.deleting && running_phase) return End(true, "pod " + pod.meta.name + " is being deleted");
   return std::nullopt;
+}
+
+// Issue 49: a DRA run's Pod that kube-scheduler cannot place on its booked node (its claim cannot
+// be allocated there, or anything else): berth's booking and the allocator disagree. The run is
+// interrupted with kube-scheduler's message and the node pauses (refused_node) as after a kubelet
+// refusal; never a silent wait.
+std::optional<PlacedDecision> DeviceClaimRule(const k8s::Pod& pod, const std::string& node) {
+  if (pod.unschedulable.empty() || !pod.node_name.empty() || !AwaitsKubeScheduler(pod)) return std::nullopt;
+  PlacedDecision d = End(true, "kube-scheduler cannot place pod " + pod.meta.name + " on its booked node " + node +
+                                   ": " + pod.unschedulable);
+  d.refused_node = node;
+  return d;
 }
 
 // Rule 5: a Scheduled run whose Pods have not all started.
@@ -131,6 +144,7 @@ PlacedDecision DecidePlaced(const PlacedInput& in) {
       continue;
     }
     if (auto d = PodRule(*it->second, running_phase)) return *d;
+    if (auto d = DeviceClaimRule(*it->second, entry.node)) return *d;
     if (it->second->node_name.empty()) missing = true;
     if (IsPodPhase(it->second->phase, PodPhase::kRunning)) ++running;
     if (IsPodPhase(it->second->phase, PodPhase::kSucceeded)) ++succeeded;

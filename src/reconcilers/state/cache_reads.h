@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "k8s/dra_objects.h"
 #include "k8s/objects.h"
 #include "k8s/pod_group_objects.h"
 #include "k8s/store.h"
@@ -53,6 +54,11 @@ struct CacheSources {
   const k8s::Source<k8s::GroupPod>* queued_pods = nullptr;
   const k8s::Source<k8s::Pod>* ticket_pods = nullptr;
   int32_t default_max_priority = kNoDefaultCap;  // --default-max-priority (issue 44)
+  // Issue 49 (DRA fleets, reconcilers/state/dra_devices.h): every ResourceSlice, DeviceClass and
+  // ResourceClaim; none when the API server does not serve resource.k8s.io/v1.
+  const k8s::Source<k8s::ResourceSlice>* resource_slices = nullptr;
+  const k8s::Source<k8s::DeviceClass>* device_classes = nullptr;
+  const k8s::Source<k8s::ResourceClaim>* resource_claims = nullptr;
 };
 
 class CacheReads {
@@ -78,6 +84,9 @@ class CacheReads {
   const k8s::Source<k8s::GroupPod>& queued_pods() const { return *s_.queued_pods; }
   const k8s::Source<k8s::Pod>& ticket_pods() const { return *s_.ticket_pods; }  // index "ticket"
   int32_t default_max_priority() const { return s_.default_max_priority; }
+  const k8s::Source<k8s::ResourceSlice>& resource_slices() const { return *s_.resource_slices; }
+  const k8s::Source<k8s::DeviceClass>& device_classes() const { return *s_.device_classes; }
+  const k8s::Source<k8s::ResourceClaim>& resource_claims() const { return *s_.resource_claims; }
   void SetDefaultMaxPriority(int32_t cap) { s_.default_max_priority = cap; }
 
   // ---- tickets (issue 45: a Run with spec.workloadRef) ----

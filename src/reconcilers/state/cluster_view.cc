@@ -176,12 +176,15 @@ const Fleet* OwnerOf(const k8s::Node& node, const std::vector<const Fleet*>& ord
 
 // The valid fleets, oldest first (it wins contested nodes), into the view's snapshot; every fleet
 // by name and the invalid ones with their reason into the view.
-std::vector<const Fleet*> OrderedFleets(const std::vector<std::shared_ptr<const Fleet>>& fleets, ClusterView& view) {
+std::vector<const Fleet*> OrderedFleets(const std::vector<std::shared_ptr<const Fleet>>& fleets, ClusterView& view,
+                                        const DraDevices* devices) {
   std::vector<const Fleet*> ordered;
   for (const auto& f : fleets) {
     view.fleets[f->meta.name] = f.get();
-    if (!f->invalid_message.empty()) {
-      view.invalid_fleets[f->meta.name] = f->invalid_message;
+    std::string invalid = f->invalid_message;
+    if (invalid.empty() && !f->spec.device_class.empty()) invalid = DeviceClassProblem(devices, f->spec.device_class);
+    if (!invalid.empty()) {
+      view.invalid_fleets[f->meta.name] = std::move(invalid);
       continue;
     }
     ordered.push_back(f.get());
@@ -215,10 +218,10 @@ void AddRunning(const std::vector<const PlacedRun*>& placed, std::vector<sched::
 
 ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                   const std::vector<std::shared_ptr<const k8s::Node>>& nodes, const std::vector<const PlacedRun*>& placed,
-                  const std::vector<NodeHold>& holds) {
+                  const std::vector<NodeHold>& holds, const DraDevices* devices) {
   ClusterView view;
   view.owned_fleets = fleets;
-  const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view);
+  const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view, devices);
 
   // By node name (views into `placed`, `holds` and the nodes, which outlive this function).
   std::unordered_map<std::string_view, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
@@ -250,6 +253,11 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
     inst.allocatable.gpus = node->Allocatable(owner->spec.gpu_resource);
     inst.ready = node->ready && !node->unschedulable && !node->meta.deleting;
     InstanceInfo info;
+    if (!owner->spec.device_class.empty()) {  // a DRA fleet: its devices, less others' claims
+      const NodeDevices d = DevicesOn(devices, owner->spec.device_class, node->meta.name);
+      inst.allocatable.gpus = std::max<int64_t>(0, d.total - d.held_by_others);
+      info.held_by_others.gpus = d.held_by_others;
+    }
     auto h = holds_on_node.find(node->meta.name);
     const std::vector<const NodeHold*>& node_holds = h == holds_on_node.end() ? kNoHolds : h->second;
     TakeHolds(node_holds, *owner, inst, info);
@@ -273,21 +281,21 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
 ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<PlacedRun>& placed, sched::TimePoint /*now*/,
-                             const std::vector<NodeHold>& holds) {
+                             const std::vector<NodeHold>& holds, const DraDevices* devices) {
   std::vector<const PlacedRun*> runs;
   runs.reserve(placed.size());
   for (const auto& r : placed) runs.push_back(&r);
-  return Build(fleets, nodes, runs, holds);
+  return Build(fleets, nodes, runs, holds, devices);
 }
 
 ClusterView BuildSharedClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<std::shared_ptr<const PlacedRun>>& placed, sched::TimePoint /*now*/,
-                             const std::vector<NodeHold>& holds) {
+                             const std::vector<NodeHold>& holds, const DraDevices* devices) {
   std::vector<const PlacedRun*> runs;
   runs.reserve(placed.size());
   for (const auto& r : placed) runs.push_back(r.get());
-  return Build(fleets, nodes, runs, holds);
+  return Build(fleets, nodes, runs, holds, devices);
 }
 
 }  // namespace berth::reconcilers

@@ -15,6 +15,7 @@
 #include "k8s/objects.h"
 #include "reconcilers/objects/fleet_types.h"
 #include "reconcilers/objects/run_types.h"
+#include "reconcilers/state/dra_devices.h"
 #include "scheduling/snapshot.h"
 
 namespace berth::reconcilers {
@@ -105,15 +106,18 @@ struct ClusterView {
 // then name). Runs started per instance = the Fleet's durable count (by Node uid) plus placed
 // runs not yet in it.
 // `holds`: see NodeHold; their blocks and requests are taken before any run is placed.
+// `devices` (issue 49): the devices of the DeviceClasses of DRA fleets (Fleet.spec.devices), per
+// node: an instance's GPUs are its devices less those others' claims hold; a fleet whose class
+// has a problem is refused with it (invalid_fleets).
 ClusterView BuildClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<PlacedRun>& placed, scheduling::TimePoint now,
-                             const std::vector<NodeHold>& holds = {});
+                             const std::vector<NodeHold>& holds = {}, const DraDevices* devices = nullptr);
 // The same, for placed runs the caller shares (the engine keeps each placed run's record between
 // passes).
 ClusterView BuildSharedClusterView(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                              const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<std::shared_ptr<const PlacedRun>>& placed, scheduling::TimePoint now,
-                             const std::vector<NodeHold>& holds = {});
+                             const std::vector<NodeHold>& holds = {}, const DraDevices* devices = nullptr);
 
 }  // namespace berth::reconcilers

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
@@ -15,9 +16,37 @@ namespace berth::reconcilers {
 namespace sched = scheduling;
 
 ClusterViewKeeper::Inputs ClusterViewKeeper::CurrentInputs() const {
-  return Inputs{snapshot_.fleets().Version(), snapshot_.nodes().Version(), snapshot_.pods().Version(),
-                snapshot_.others().Version()};
+  return Inputs{snapshot_.fleets().Version(),          snapshot_.nodes().Version(),
+                snapshot_.pods().Version(),            snapshot_.others().Version(),
+                snapshot_.resource_slices().Version(), snapshot_.device_classes().Version(),
+                snapshot_.resource_claims().Version()};
 }
+
+namespace {
+
+// Issue 49: the devices of the DeviceClasses the DRA fleets name (none without one: the slices and
+// claims are not read).
+DraDevices CountFleetDevices(const std::vector<std::shared_ptr<const Fleet>>& fleets, const CacheReads& reads,
+                             const std::vector<std::shared_ptr<const PlacedRun>>& placed) {
+  DraDevices out;
+  std::vector<std::shared_ptr<const k8s::ResourceSlice>> slices;
+  std::vector<std::shared_ptr<const k8s::ResourceClaim>> claims;
+  std::unordered_set<std::string> placed_runs;
+  for (const auto& f : fleets) {
+    const std::string& name = f->spec.device_class;
+    if (name.empty() || out.count(name) != 0) continue;
+    if (out.empty()) {
+      slices = reads.resource_slices().List();
+      claims = reads.resource_claims().List();
+      for (const auto& r : placed) placed_runs.insert(r->key);
+    }
+    std::shared_ptr<const k8s::DeviceClass> cls = reads.device_classes().Get(name);
+    out.emplace(name, CountClassDevices(name, cls.get(), slices, claims, placed_runs));
+  }
+  return out;
+}
+
+}  // namespace
 
 std::unique_ptr<ClusterView> ClusterViewKeeper::Make(const Keyed& keyed,
                                                      const std::vector<std::shared_ptr<const PlacedRun>>& placed,
@@ -31,7 +60,8 @@ std::unique_ptr<ClusterView> ClusterViewKeeper::Make(const Keyed& keyed,
     if (memo->placed_record()) by_key.emplace(key, run.get());
   }
   std::vector<NodeHold> holds = snapshot_.Holds(by_key);
-  auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds));
+  const DraDevices devices = CountFleetDevices(fleets, snapshot_, placed);
+  auto view = std::make_unique<ClusterView>(BuildSharedClusterView(fleets, nodes, placed, now, holds, &devices));
   PauseRefusedInstances(*view, nodes, holds, now, pause_ends);
   on_made_(*view);
   return view;

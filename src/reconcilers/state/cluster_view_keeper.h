@@ -47,6 +47,7 @@ class ClusterViewKeeper {
   // The caches' versions the next view would be made from.
   struct Inputs {
     uint64_t fleets = 0, nodes = 0, pods = 0, others = 0;
+    uint64_t slices = 0, classes = 0, claims = 0;  // issue 49: a DRA fleet's devices
     friend bool operator==(const Inputs&, const Inputs&) = default;
   };
   Inputs CurrentInputs() const;

@@ -97,6 +97,25 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
   });
 }
 
+void EngineCaches::MakeDraInformers(const k8s::ClientPtr& client) {
+  using k8s::resources::kDeviceClasses;
+  using k8s::resources::kResourceClaims;
+  using k8s::resources::kResourceSlices;
+  resource_slices_ = std::make_unique<k8s::Informer<k8s::ResourceSlice>>(
+      client, kResourceSlices.Path(), k8s::DecodeResourceSlice, [](const k8s::ResourceSlice& s) { return s.name; },
+      "resourceslices");
+  device_classes_ = std::make_unique<k8s::Informer<k8s::DeviceClass>>(
+      client, kDeviceClasses.Path(), k8s::DecodeDeviceClass, [](const k8s::DeviceClass& c) { return c.name; },
+      "deviceclasses");
+  resource_claims_ = std::make_unique<k8s::Informer<k8s::ResourceClaim>>(
+      client, kResourceClaims.Path(), k8s::DecodeResourceClaim,
+      [](const k8s::ResourceClaim& c) { return k8s::ObjectKey(c.meta.ns, c.meta.name); }, "resourceclaims");
+  // A cluster without resource.k8s.io/v1 (or RBAC for it) has no DRA fleets' devices.
+  resource_slices_->SetAbsentIsEmpty(true);
+  device_classes_->SetAbsentIsEmpty(true);
+  resource_claims_->SetAbsentIsEmpty(true);
+}
+
 k8s::Informer<workloads::Workload>& EngineCaches::workloads(const workloads::WorkloadKind& kind) const {
   return *workloads_.at(WorkloadKindIndex(kind));
 }
@@ -120,6 +139,9 @@ struct EngineCaches::Mirrors {
   std::vector<k8s::Informer<workloads::Workload>::Mirror> workloads;
   k8s::Informer<k8s::GroupPod>::Mirror group_pods, queued_pods;
   k8s::Informer<k8s::Pod>::Mirror ticket_pods;
+  k8s::Informer<k8s::ResourceSlice>::Mirror resource_slices;
+  k8s::Informer<k8s::DeviceClass>::Mirror device_classes;
+  k8s::Informer<k8s::ResourceClaim>::Mirror resource_claims;
 };
 
 void EngineCaches::UpdateSnapshot(PassSnapshot& snapshot) {
@@ -136,6 +158,9 @@ void EngineCaches::UpdateSnapshot(PassSnapshot& snapshot) {
   m.group_pods.Update(snapshot.group_pods_);
   m.queued_pods.Update(snapshot.queued_pods_);
   m.ticket_pods.Update(snapshot.ticket_pods_);
+  m.resource_slices.Update(snapshot.resource_slices_);
+  m.device_classes.Update(snapshot.device_classes_);
+  m.resource_claims.Update(snapshot.resource_claims_);
   snapshot.SetDefaultMaxPriority(live_->default_max_priority());
 }
 
@@ -155,11 +180,15 @@ void EngineCaches::MakeLiveReads() {
   s.group_pods = group_pods_.get();
   s.queued_pods = queued_pods_.get();
   s.ticket_pods = ticket_pods_.get();
+  s.resource_slices = resource_slices_.get();
+  s.device_classes = device_classes_.get();
+  s.resource_claims = resource_claims_.get();
   live_ = std::make_unique<CacheReads>(std::move(s));
   mirrors_.reset(new Mirrors{runs_->NewMirror(), fleets_->NewMirror(), nodes_->NewMirror(), pods_->NewMirror(),
                              others_->NewMirror(), namespaces_->NewMirror(), resource_quotas_->NewMirror(),
                              teams_->NewMirror(), {}, group_pods_->NewMirror(), queued_pods_->NewMirror(),
-                             ticket_pods_->NewMirror()});
+                             ticket_pods_->NewMirror(), resource_slices_->NewMirror(),
+                             device_classes_->NewMirror(), resource_claims_->NewMirror()});
   for (auto& w : workloads_) mirrors_->workloads.push_back(w->NewMirror());
 }
 
@@ -196,6 +225,7 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
   });
   queued_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "queued-pods");
   queued_pods_->SetLabelSelector(std::string(workloads::kQueueLabel) + "=true,!" + workloads::kPodGroupLabel);
+  MakeDraInformers(client);
   MakeLiveReads();
 }
 
@@ -215,6 +245,9 @@ void EngineCaches::Start() {
   group_pods_->Start();
   queued_pods_->Start();
   ticket_pods_->Start();
+  resource_slices_->Start();
+  device_classes_->Start();
+  resource_claims_->Start();
 }
 
 void EngineCaches::Stop() {
@@ -230,6 +263,9 @@ void EngineCaches::Stop() {
   group_pods_->Stop();
   queued_pods_->Stop();
   ticket_pods_->Stop();
+  resource_slices_->Stop();
+  device_classes_->Stop();
+  resource_claims_->Stop();
 }
 
 void EngineCaches::OnSynced(const std::function<void()>& h) {
@@ -245,12 +281,16 @@ void EngineCaches::OnSynced(const std::function<void()>& h) {
   group_pods_->SetSyncedHandler(h);
   queued_pods_->SetSyncedHandler(h);
   ticket_pods_->SetSyncedHandler(h);
+  resource_slices_->SetSyncedHandler(h);
+  device_classes_->SetSyncedHandler(h);
+  resource_claims_->SetSyncedHandler(h);
 }
 
 bool EngineCaches::HasSynced() const {
   return runs_->HasSynced() && fleets_->HasSynced() && nodes_->HasSynced() && pods_->HasSynced() &&
          others_->HasSynced() && namespaces_->HasSynced() && resource_quotas_->HasSynced() &&
          teams_->HasSynced() && group_pods_->HasSynced() && queued_pods_->HasSynced() && ticket_pods_->HasSynced() &&
+         resource_slices_->HasSynced() && device_classes_->HasSynced() && resource_claims_->HasSynced() &&
          std::all_of(workloads_.begin(), workloads_.end(), [](const auto& w) { return w->HasSynced(); });
 }
 

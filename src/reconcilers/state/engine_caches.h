@@ -47,10 +47,10 @@ class EngineCaches {
   void OnSynced(const std::function<void()>& h);
   // How many informers (each holds one watch open once synced): runs, fleets, nodes, pods, other
   // pods, namespaces, resource quotas, teams, Pod groups' Pods, queued single Pods, tickets'
-  // pinned Pods, and one per
+  // pinned Pods, ResourceSlices, DeviceClasses, ResourceClaims (issue 49), and one per
   // workloads::ObjectKinds() (Jobs, ...). A test that waits for every watch to be idle
   // (FakeApi::WaitWatchesIdle) counts on it: one informer more and this number must follow.
-  static constexpr size_t kInformers = 11 + workloads::kObjectKindCount;
+  static constexpr size_t kInformers = 14 + workloads::kObjectKindCount;
 
   k8s::Informer<Run>& runs() const { return *runs_; }
   k8s::Informer<Fleet>& fleets() const { return *fleets_; }
@@ -74,6 +74,10 @@ class EngineCaches {
   // "ns/ticket"), finished ones too (others() has none): a Job's Pods show when it is done
   // (workloads::PodsShowJobDone) before its controller says so.
   k8s::Informer<k8s::Pod>& ticket_pods() const { return *ticket_pods_; }
+  // Issue 49 (DRA fleets): every ResourceSlice, DeviceClass and ResourceClaim (reconcilers/state/dra_devices.h).
+  k8s::Informer<k8s::ResourceSlice>& resource_slices() const { return *resource_slices_; }
+  k8s::Informer<k8s::DeviceClass>& device_classes() const { return *device_classes_; }
+  k8s::Informer<k8s::ResourceClaim>& resource_claims() const { return *resource_claims_; }
 
   // The reads (reconcilers/state/cache_reads.h) over the informers, live: only for what reads
   // between passes or from other threads (the writers' grace caps and workload Pods, the
@@ -94,6 +98,7 @@ class EngineCaches {
 
  private:
   void MakePodInformers(const k8s::ClientPtr& client);
+  void MakeDraInformers(const k8s::ClientPtr& client);
   void MakeLiveReads();  // live_ and mirrors_, once the informers are made
 
   std::unique_ptr<k8s::Informer<Run>> runs_;
@@ -108,6 +113,9 @@ class EngineCaches {
   std::vector<std::unique_ptr<k8s::Informer<workloads::Workload>>> workloads_;
   std::unique_ptr<k8s::Informer<k8s::GroupPod>> group_pods_, queued_pods_;
   std::unique_ptr<k8s::Informer<k8s::Pod>> ticket_pods_;
+  std::unique_ptr<k8s::Informer<k8s::ResourceSlice>> resource_slices_;
+  std::unique_ptr<k8s::Informer<k8s::DeviceClass>> device_classes_;
+  std::unique_ptr<k8s::Informer<k8s::ResourceClaim>> resource_claims_;
   std::unique_ptr<CacheReads> live_;  // over the informers above
   struct Mirrors;                     // one per informer, for UpdateSnapshot
   std::unique_ptr<Mirrors> mirrors_;

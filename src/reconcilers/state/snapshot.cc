@@ -19,12 +19,16 @@ PassSnapshot::PassSnapshot() : CacheReads(CacheSources{}) {
   s.group_pods = &group_pods_;
   s.queued_pods = &queued_pods_;
   s.ticket_pods = &ticket_pods_;
+  s.resource_slices = &resource_slices_;
+  s.device_classes = &device_classes_;
+  s.resource_claims = &resource_claims_;
 }
 
 size_t PassSnapshot::LastApplied() const {
   size_t n = runs_.LastApplied() + fleets_.LastApplied() + nodes_.LastApplied() + pods_.LastApplied() +
              others_.LastApplied() + namespaces_.LastApplied() + quotas_.LastApplied() + teams_.LastApplied() +
-             group_pods_.LastApplied() + queued_pods_.LastApplied() + ticket_pods_.LastApplied();
+             group_pods_.LastApplied() + queued_pods_.LastApplied() + ticket_pods_.LastApplied() +
+             resource_slices_.LastApplied() + device_classes_.LastApplied() + resource_claims_.LastApplied();
   for (const auto& w : workloads_) n += w->LastApplied();
   return n;
 }

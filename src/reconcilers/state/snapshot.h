@@ -40,6 +40,9 @@ class PassSnapshot final : public CacheReads {
   std::vector<std::unique_ptr<k8s::Store<workloads::Workload>>> workloads_;  // one per workloads::ObjectKinds()
   k8s::Store<k8s::GroupPod> group_pods_, queued_pods_;
   k8s::Store<k8s::Pod> ticket_pods_;
+  k8s::Store<k8s::ResourceSlice> resource_slices_;
+  k8s::Store<k8s::DeviceClass> device_classes_;
+  k8s::Store<k8s::ResourceClaim> resource_claims_;
 };
 
 }  // namespace berth::reconcilers

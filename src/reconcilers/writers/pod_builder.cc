@@ -6,6 +6,7 @@
 #include "k8s/core_types.h"
 #include "k8s/pod_template.h"
 #include "k8s/quantity.h"
+#include "reconcilers/writers/device_claims.h"
 
 namespace berth::reconcilers {
 
@@ -250,7 +251,9 @@ k8s::Status SetBudget(k8s::PodDraft& pod, const std::string& gpu_resource, const
         pod.SetFirstContainerQuantity(kind, ask.resource, ask.Format(budgets[k] - ask.others - ask.overhead));
       }
     }
-    // Set to the blocks given: a GPU count the template asked for but the blocks lack goes.
+    // Set to the blocks given: a GPU count the template asked for but the blocks lack goes. A DRA
+    // fleet's (no extended resource: "") are not an extended resource of the Pod.
+    if (gpu_resource.empty()) continue;
     pod.RemoveFirstContainerQuantity(kind, gpu_resource);
     if (me.resources.gpus > 0) pod.SetFirstContainerQuantity(kind, gpu_resource, std::to_string(me.resources.gpus));
   }
@@ -293,7 +296,8 @@ int64_t GraceCapSeconds(std::chrono::milliseconds max_grace_period) {
 }
 
 k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
-                                  const std::vector<RankAssignment>& ranks, size_t index, int64_t max_grace_seconds) {
+                                  const std::vector<RankAssignment>& ranks, size_t index, int64_t max_grace_seconds,
+                                  const std::string& device_class) {
   const RankAssignment& me = ranks.at(index);
   auto draft = k8s::PodDraft::FromTemplate(run.spec.template_json);
   if (!draft.ok()) return draft.status();
@@ -301,8 +305,13 @@ k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, cons
   SetPodMeta(pod, run, me);
   // Created already bound to its rank's node: no pods/binding write. The node is only ever the
   // one of the committed placement (the template's own nodeName is replaced).
-  pod.SetSpecString("nodeName", me.node);
-  pod.SetSpecString("schedulerName", kSchedulerName);
+  if (device_class.empty()) {
+    pod.SetSpecString("nodeName", me.node);
+    pod.SetSpecString("schedulerName", kSchedulerName);
+  } else {  // issue 49: kube-scheduler binds it there and allocates its claim
+    PinForDeviceClaim(pod, me.pod.empty() ? PodName(run.meta.name, run.status.resubmissions, me.rank) : me.pod, me.node,
+                      me.resources.gpus);
+  }
   pod.DefaultSpecString("restartPolicy", "Never");
   pod.AddToleration(kFleetTaintKey, "Equal", fleet);
   // A Pod that ignores SIGTERM keeps its blocks for its whole grace period once it is stopped:

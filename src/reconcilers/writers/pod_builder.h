@@ -74,9 +74,12 @@ std::string PodName(const std::string& run, int64_t attempt, int rank);
 // error (the run fails InvalidSpec with it) when the template cannot fit the rank's blocks.
 // Its terminationGracePeriodSeconds is the template's (Kubernetes' default 30 when it sets none)
 // capped at `max_grace_seconds` (the fleet's spec.maxGracePeriod, GraceCapSeconds).
+// `device_class`: a DRA fleet's (issue 49, device_claims.h): the Pod is pinned to its node for
+// kube-scheduler to bind, its GPUs a ResourceClaim of that class (BuildDeviceClaim).
 k8s::Result<std::string> BuildPod(const Run& run, const std::string& fleet, const std::string& gpu_resource,
                                   const std::vector<RankAssignment>& ranks, size_t index,
-                                  int64_t max_grace_seconds = kDefaultGraceCapSeconds);
+                                  int64_t max_grace_seconds = kDefaultGraceCapSeconds,
+                                  const std::string& device_class = {});
 
 // The headless Service named after a multi-node Run, selecting its Pods.
 std::string BuildService(const Run& run);

@@ -4,8 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "k8s/dra_objects.h"
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/writers/device_claims.h"
 #include "reconcilers/writers/run_status.h"
 #include "scheduling/block_layout.h"
 #include "workloads/pod_group.h"
@@ -189,11 +191,14 @@ void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, cons
   std::map<std::string, std::string> bound;  // pod -> node it is bound to (from the cache)
   for (const auto& p : pods_of_(run)) bound[p->meta.name] = p->node_name;
   int64_t grace = kDefaultGraceCapSeconds;
+  std::string device_class;  // issue 49: a DRA fleet's
   if (auto f = view.fleets.find(run.status.fleet); f != view.fleets.end() && f->second != nullptr) {
     grace = GraceCapSeconds(f->second->spec.max_grace_period);
+    device_class = f->second->spec.device_class;
   }
-  Dispatch(RunKey(run), WriteKind::kPodCreate, run, RanksBody(ranks), [this, r = run, ranks, gpu_resource, bound, grace] {
-    return CreatePods(r, ranks, gpu_resource, bound, grace);
+  Dispatch(RunKey(run), WriteKind::kPodCreate, run, RanksBody(ranks),
+           [this, r = run, ranks, gpu_resource, bound, grace, device_class] {
+             return CreatePods(r, ranks, gpu_resource, bound, grace, device_class);
   });
 }
 
@@ -263,7 +268,8 @@ std::optional<bool> RunWrites::ReadTemplate(const Run& r, std::string& out) {
 }
 
 bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                               const std::map<std::string, std::string>& bound, int64_t max_grace_seconds) {
+                               const std::map<std::string, std::string>& bound, int64_t max_grace_seconds,
+                               const std::string& device_class) {
   // A Pod the API server refuses (400/422: a template the CRD schema could not check) will be
   // refused every time: fail the run with InvalidSpec instead of retrying forever. Its pods, if
   // any were made, are deleted by the Failed branch of Reconcile.
@@ -282,13 +288,13 @@ bool RunWrites::CreatePods(const Run& r, const std::vector<RankAssignment>& rank
           return made.empty() ? *answer : RecordPods(r, made) && *answer;
         }
       }
-      if (std::optional<bool> answer = CreatePod(r, *full, ranks, i, name, gpu_resource, max_grace_seconds, made)) {
+      if (std::optional<bool> answer = CreatePod(r, *full, ranks, i, name, gpu_resource, max_grace_seconds, made, device_class)) {
         // What was made so far is recorded first: a Pod whose uid berth did not record is not the run's.
         return made.empty() ? *answer : RecordPods(r, made) && *answer;
       }
       continue;
     }
-    if (!b->second.empty()) continue;  // already bound
+    if (!b->second.empty() || !device_class.empty()) continue;  // already bound, or kube-scheduler binds it
     // Only a Pod made without a node (by a berth that bound in a second write) gets here.
     const WriteResult s = ResultOf(client_->Bind(r.meta.ns, name, ranks[i].node));
     switch (s.outcome) {
@@ -352,9 +358,11 @@ bool FitsRank(const k8s::PodRequests& asks, const RankAssignment& rank, const st
 
 std::optional<bool> RunWrites::CreatePod(const Run& r, const Run& full, const std::vector<RankAssignment>& ranks,
                                          size_t i, const std::string& name, const std::string& gpu_resource,
-                                         int64_t max_grace_seconds, std::vector<std::string>& made) {
-  auto body = BuildPod(full, r.status.fleet, gpu_resource, ranks, i, max_grace_seconds);
+                                         int64_t max_grace_seconds, std::vector<std::string>& made,
+                                         const std::string& device_class) {
+  auto body = BuildPod(full, r.status.fleet, gpu_resource, ranks, i, max_grace_seconds, device_class);
   if (!body.ok()) return FailInvalidSpec(r, "cannot make a Pod from spec.template: " + body.status().message());
+  if (std::optional<bool> answer = CreateDeviceClaim(r, ranks[i], name, device_class)) return answer;
   auto created = client_->Create(kPods.Path(r.meta.ns), body.value());
   const WriteResult c = ResultOf(created.status());
   switch (c.outcome) {
@@ -401,6 +409,28 @@ std::optional<bool> RunWrites::CreatePod(const Run& r, const Run& full, const st
       break;
   }
   spdlog::warn("run {}/{}: pod {} not created: {}", r.meta.ns, r.meta.name, name, c.status.ToString());
+  return false;
+}
+
+std::optional<bool> RunWrites::CreateDeviceClaim(const Run& r, const RankAssignment& rank, const std::string& name,
+                                                 const std::string& device_class) {
+  if (device_class.empty() || rank.resources.gpus <= 0) return std::nullopt;
+  const std::string body = BuildDeviceClaim(r, name, device_class, rank.resources.gpus);
+  const WriteResult c = ResultOf(client_->Create(k8s::resources::kResourceClaims.Path(r.meta.ns), body).status());
+  switch (c.outcome) {
+    case WriteOutcome::kWritten:
+    case WriteOutcome::kExists:  // made by an earlier try (its name is the Pod's, unique per attempt)
+      return std::nullopt;
+    case WriteOutcome::kRefused:  // e.g. an API server without resource.k8s.io/v1: refused every time
+      return FailInvalidSpec(r, "the API server refused the ResourceClaim " + DeviceClaimName(name) + " for rank " +
+                                    std::to_string(rank.rank) + ": " + c.status.message());
+    case WriteOutcome::kConflict:
+    case WriteOutcome::kGone:
+    case WriteOutcome::kFailed:
+      break;
+  }
+  spdlog::warn("run {}/{}: ResourceClaim {} not created: {}", r.meta.ns, r.meta.name, DeviceClaimName(name),
+               c.status.ToString());
   return false;
 }
 

@@ -152,9 +152,12 @@ class RunWrites {
   // crash or a lost answer: MayBeRunsUnrecordedPod) and it asks no more than the rank's blocks
   // (then its uid is recorded); one that claims the run otherwise is a stray (deleted, Warning
   // Event, made again on the next try); any other fails the run.
-  // `max_grace_seconds`: the fleet's maxGracePeriod (BuildPod).
+  // `max_grace_seconds`: the fleet's maxGracePeriod (BuildPod). `device_class`: a DRA fleet's
+  // (issue 49): each Pod with GPUs gets its ResourceClaim first (CreateDeviceClaim), and its Pods
+  // are bound by kube-scheduler, never by berth.
   bool CreatePods(const Run& r, const std::vector<RankAssignment>& ranks, const std::string& gpu_resource,
-                  const std::map<std::string, std::string>& bound, int64_t max_grace_seconds = kDefaultGraceCapSeconds);
+                  const std::map<std::string, std::string>& bound, int64_t max_grace_seconds = kDefaultGraceCapSeconds,
+                  const std::string& device_class = {});
   // The run fails with InvalidSpec and `why`.
   bool FailInvalidSpec(const Run& r, const std::string& why);
 
@@ -177,7 +180,11 @@ class RunWrites {
   // `made`: gets the uid of the Pod made (or found to be the run's without being recorded).
   std::optional<bool> CreatePod(const Run& r, const Run& full, const std::vector<RankAssignment>& ranks, size_t i,
                                 const std::string& name, const std::string& gpu_resource, int64_t max_grace_seconds,
-                                std::vector<std::string>& made);
+                                std::vector<std::string>& made, const std::string& device_class = {});
+  // Issue 49: the ResourceClaim of rank `i`'s Pod `name` on a DRA fleet (BuildDeviceClaim), made
+  // before the Pod; nullopt when made or there already, else the task's answer.
+  std::optional<bool> CreateDeviceClaim(const Run& r, const RankAssignment& rank, const std::string& name,
+                                        const std::string& device_class);
   // Writes `made` (with the listed uids of Pods that still exist) into status.podUIDs.
   bool RecordPods(const Run& r, const std::vector<std::string>& made);
   // The outcome of removing a deleted run's finalizer: a failure backs off (finalizer_retry_).
