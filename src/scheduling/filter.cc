@@ -27,21 +27,9 @@ void FleetFilter::Resolve(const PendingRun& run) {
 }
 
 void FleetFilter::ResolveLevels(const PendingRun& run) {
-  using Mode = TopologyRequest::Mode;
   for (int32_t f : candidates) {
     const Fleet& fleet = state_.fleets[f];
-    LevelUse& use = levels[f] = LevelUse{};
-    if (!fleet.topology) continue;
-    const auto innermost = static_cast<int32_t>(fleet.levels.size()) - 1;
-    if (run.topology.mode == Mode::kNone) {
-      use.level = fleet.level_required ? 0 : innermost;
-      use.required = fleet.level_required;
-      continue;
-    }
-    auto it = std::find(fleet.levels.begin(), fleet.levels.end(), run.topology.key);
-    use.known = it != fleet.levels.end();
-    use.level = use.known ? static_cast<int32_t>(it - fleet.levels.begin()) : innermost;
-    use.required = run.topology.mode == Mode::kRequired;
+    levels[f] = fleet.topology ? ResolveTopologyLevel(*fleet.spec, run.topology) : LevelUse{};
   }
 }
 

@@ -37,15 +37,8 @@ class FleetFilter {
   // Blocks the current run takes per instance, by pool (-1: no fit); set for the candidates' pools.
   std::vector<int32_t> need;
   // The current run's topology on a candidate fleet with topology domains (issue 48, place.h):
-  // the level whose domains it prefers or requires (-1: the whole fleet). `known` false: the fleet
-  // has no level of the run's key (it takes no multi-node run of it).
-  struct LevelUse {
-    int32_t level = -1;
-    bool required = false;
-    bool known = true;
-    // The level whose domains bound it: the whole fleet (-1) unless required.
-    int32_t bound() const { return required ? level : -1; }
-  };
+  // ResolveTopologyLevel (cluster_state.h); LevelUse{} on other fleets.
+  using LevelUse = internal::LevelUse;
   std::vector<LevelUse> levels;  // by fleet; set for the candidates
 
  private:
