@@ -115,6 +115,11 @@ struct WaitReason {
   double behind_gpu_hours = 0, own_gpu_hours = 0;
   int32_t behind_weight = 1, own_weight = 1;
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
+  // The numbers are about the domains of one topology level of `fleet` (issue 48: a run required
+  // at a level of a fleet with `topology` levels): that level's key ("" otherwise: a topologyKey
+  // names itself through FleetRef). level_missing: the fleet has no such level (kTooManyNodes).
+  std::string level;
+  bool level_missing = false;
 };
 
 struct RankPlacement {

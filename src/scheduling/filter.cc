@@ -121,7 +121,22 @@ bool FleetFilter::CheckMultiStructure(const PendingRun& run, WaitReason& reason)
     reason.code = WaitCode::kNeedsClusterPlacement;
     return false;
   }
-  return StructureVerdict(t, run, WaitCode::kTooManyNodes, reason);
+  if (StructureVerdict(t, run, WaitCode::kTooManyNodes, reason)) return true;
+  NameLevel(run, reason);
+  return false;
+}
+
+void FleetFilter::NameLevel(const PendingRun& run, WaitReason& reason) const {
+  if (reason.fleet < 0) return;
+  const Fleet& fleet = state_.fleets[reason.fleet];
+  const LevelUse& use = levels[reason.fleet];
+  if (!fleet.topology || fleet.level_required) return;
+  if (!use.known) {
+    reason.level = run.topology.key;
+    reason.level_missing = true;
+  } else if (use.required) {
+    reason.level = fleet.levels[use.level];
+  }
 }
 
 bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) const {
@@ -159,6 +174,7 @@ bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) 
   if (reason.code == WaitCode::kTooManySlices) {
     reason.slice_blocks = largest_blocks;
     reason.slice_domain = largest_whole;
+    if (largest_whole) NameLevel(run, reason);
   }
   return false;
 }

@@ -31,6 +31,9 @@ class FleetFilter {
   // Whether the run could ever fit its candidate fleets; sets `need` for their pools. False: the
   // reason says why not.
   bool Fits(const PendingRun& run, WaitReason& reason);
+  // A reason whose numbers count the domains that bound the run on reason.fleet, a fleet with
+  // `topology` levels: the level they are of (WaitReason::level; none when preferred).
+  void NameLevel(const PendingRun& run, WaitReason& reason) const;
 
   // The current run's candidate fleets, by index, sorted.
   std::vector<int32_t> candidates;

@@ -113,5 +113,48 @@ TEST_F(TopologyCycle, AReservationTiesToTheSmallestDomainAndIsBackfilledOnlyByRu
   EXPECT_EQ(FindWaiting(r, "ns/long")->reason.code, WaitCode::kReserved);
 }
 
+// Racks s1/a (3 nodes) and s1/b (4): a-0, b-0 and b-1 busy (no known end), 4 idle in the spine.
+struct WaitMessages : TopologyCycle {
+  void SetUp() override {
+    AddRack("s1", "a", 3);
+    AddRack("s1", "b", 4);
+    for (const std::string node : {"s1-a-0", "s1-b-0", "s1-b-1"}) BusyFor(node, std::nullopt);
+  }
+  std::string Wait(int32_t nodes, Mode mode, const std::string& key) {
+    Submit("ns/r", nodes, mode, key);
+    const CycleResult r = Cycle();
+    queue.Remove("ns/r");
+    return Explain(r, "ns/r");
+  }
+};
+
+TEST_F(WaitMessages, AWaitingGangNamesItsLevelAndTheLargestFreeDomainOfIt) {
+  EXPECT_EQ(Wait(5, Mode::kRequired, kSpine),
+            "needs 5 idle instances with 16 CPUs in one example.com/spine; the largest free one has 4 (fleet gpu, 3 "
+            "busy); holds 5 reserved instances until capacity frees up");
+  EXPECT_EQ(Wait(3, Mode::kRequired, kRack),
+            "needs 3 idle instances with 16 CPUs in one example.com/rack; the largest free one has 2 (fleet gpu, 3 "
+            "busy); holds 3 reserved instances until capacity frees up");
+  // Preferred: any labelled nodes of the fleet would do.
+  EXPECT_EQ(Wait(5, Mode::kPreferred, kRack),
+            "needs 5 idle instances with 16 CPUs in a cluster fleet; fleet gpu has 4 idle, 3 busy; holds 5 reserved "
+            "instances until capacity frees up");
+}
+
+TEST_F(WaitMessages, AGangNoDomainOfItsLevelCouldHoldNamesTheLevelAndTheLargestDomain) {
+  EXPECT_EQ(Wait(5, Mode::kRequired, kRack), "needs 5 instances in one example.com/rack; the largest has 4 (fleet gpu)");
+  EXPECT_EQ(Wait(8, Mode::kPreferred, kRack), "needs 8 instances in one cluster fleet; the largest has 7 (fleet gpu)");
+  EXPECT_EQ(Wait(2, Mode::kRequired, "example.com/block"),
+            "needs 2 instances in one example.com/block; fleet gpu has no such topology level");
+  // A gang of whole slices (one per Pod) likewise.
+  PendingRun gang = Pending("ns/g", 50, kT0, 5, Cpus(16));
+  gang.whole_instances = false;
+  gang.topology = TopologyRequest{Mode::kRequired, kRack};
+  queue.Upsert(gang);
+  EXPECT_EQ(Explain(Cycle(), "ns/g"),
+            "needs 5 slices of 1 block each (one per Pod) in one fleet and one example.com/rack; fleet gpu, the "
+            "largest, holds at most 4 in one example.com/rack even when all its instances are idle");
+}
+
 }  // namespace
 }  // namespace berth::scheduling
