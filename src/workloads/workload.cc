@@ -138,6 +138,15 @@ TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::
   return out;
 }
 
+void PutTopology(const TicketSpec& want, api::v1alpha1::RunSpec& next) {
+  if (want.problem.find(kTopologyRequiredLabel) != std::string::npos ||
+      want.problem.find(kTopologyPreferredLabel) != std::string::npos) {
+    return;
+  }
+  next.topology_required = want.spec.topology_required;
+  next.topology_preferred = want.spec.topology_preferred;
+}
+
 k8s::PinSpec PinOf(const std::string& ticket, int rank, const std::string& node, const std::string& fleet) {
   return k8s::PinSpec{.node = node,
                       .gate = kAdmissionGate,

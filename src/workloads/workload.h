@@ -146,6 +146,9 @@ struct TicketSpec {
   std::string problem;
 };
 TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::string& gpu_resource);
+// A ticket's spec.topology put back to `want` (issue 48), unless its labels have a problem (then
+// `next` keeps the ticket's own).
+void PutTopology(const TicketSpec& want, api::v1alpha1::RunSpec& next);
 
 // How a gated Pod of ticket `ticket` is pinned to rank `rank` on `node` of fleet `fleet`
 // (k8s::PinPodPatch): the node, the fleet's toleration, labels berth.dev/ticket and berth.dev/rank,

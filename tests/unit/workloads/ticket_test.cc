@@ -100,6 +100,18 @@ TEST(TicketSpecOf, TopologyFromTheLabelsOrTheAnnotationsOfTheSameName) {
             "label berth.dev/topology-preferred must name a topology level's label key, not \"example.com/rack-\"");
 }
 
+TEST(PutTopology, FollowsTheLabelsUnlessTheyHaveAProblem) {
+  api::v1alpha1::RunSpec next;
+  next.topology_required = "example.com/spine";
+  PutTopology(TicketSpecOf(Jobs(), Job({{kTopologyPreferredLabel, "rack"}}), ""), next);
+  EXPECT_EQ(next.topology_required, "");
+  EXPECT_EQ(next.topology_preferred, "rack");
+  PutTopology(TicketSpecOf(Jobs(), Job({{kTopologyRequiredLabel, "my rack"}}), ""), next);
+  EXPECT_EQ(next.topology_preferred, "rack") << "a bad label keeps the ticket's value";
+  PutTopology(TicketSpecOf(Jobs(), Job({{kPriorityLabel, "high"}}), ""), next);
+  EXPECT_EQ(next.topology_preferred, "") << "another label's problem does not keep it";
+}
+
 TEST(IsQueued, TheLabelOrTheNamespace) {
   k8s::ObjectMeta m;
   EXPECT_FALSE(IsQueued(m, false));
