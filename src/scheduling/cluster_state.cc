@@ -106,18 +106,35 @@ void ClusterState::BuildInstances(const ClusterSnapshot& snapshot) {
   }
 }
 
-namespace {
-
-// An instance's path of label values in its fleet's topology, at most `levels` long.
-std::span<const std::string> PathOf(const Fleet& fleet, const InstanceSpec& spec) {
-  if (fleet.level_required) {
-    return spec.topology_domain ? std::span<const std::string>(&*spec.topology_domain, 1)
-                                : std::span<const std::string>();
+LevelUse ResolveTopologyLevel(const FleetSpec& fleet, const TopologyRequest& topology) {
+  LevelUse use;
+  const bool from_key = fleet.topology.empty();
+  const auto count = static_cast<int32_t>(from_key ? (fleet.topology_key.empty() ? 0 : 1) : fleet.topology.size());
+  if (count == 0) return use;
+  if (topology.mode == TopologyRequest::Mode::kNone) {
+    use.level = from_key ? 0 : count - 1;
+    use.required = from_key;
+    return use;
   }
-  return std::span<const std::string>(spec.topology_path).first(std::min(spec.topology_path.size(), fleet.levels.size()));
+  use.level = count - 1;
+  use.known = false;
+  for (int32_t l = 0; l < count; ++l) {
+    if (!use.known && (from_key ? fleet.topology_key : fleet.topology[l]) == topology.key) {
+      use.level = l;
+      use.known = true;
+    }
+  }
+  use.required = topology.mode == TopologyRequest::Mode::kRequired;
+  return use;
 }
 
-}  // namespace
+std::span<const std::string> TopologyPathOf(const FleetSpec& fleet, const InstanceSpec& spec) {
+  if (fleet.topology.empty()) {
+    return spec.topology_domain && !fleet.topology_key.empty() ? std::span<const std::string>(&*spec.topology_domain, 1)
+                                                                 : std::span<const std::string>();
+  }
+  return std::span<const std::string>(spec.topology_path).first(std::min(spec.topology_path.size(), fleet.topology.size()));
+}
 
 void ClusterState::BuildDomains() {
   for (int32_t f = 0; f < static_cast<int32_t>(fleets.size()); ++f) {
@@ -153,7 +170,7 @@ void ClusterState::BuildPathDomains(int32_t f) {
   std::vector<std::pair<std::span<const std::string>, int32_t>> paths;
   for (int32_t i : fleet.instances) {
     if (instances[i].pool < 0) continue;
-    std::span<const std::string> path = PathOf(fleet, *instances[i].spec);
+    std::span<const std::string> path = TopologyPathOf(*fleet.spec, *instances[i].spec);
     if (!path.empty()) paths.emplace_back(path, i);
   }
   std::stable_sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) {

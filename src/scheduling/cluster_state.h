@@ -14,6 +14,7 @@
 #include "scheduling/block_layout.h"
 #include "scheduling/capacity_index.h"
 #include "scheduling/snapshot.h"
+#include "scheduling/topology_levels.h"
 #include "scheduling/types.h"
 
 namespace berth::scheduling::internal {

@@ -140,13 +140,14 @@ void Cycle::DiagnoseMulti(const PendingRun& run, const LifetimeRule& rule, bool 
   reason.available = -1;
   for (int32_t f : filter_.candidates) {
     if (!state_.fleets[f].cluster) continue;
-    const int32_t idle = capacity_.open().MaxIdleInDomain(f);
+    const int32_t idle = capacity_.LargestIdle(f);
     if (idle > reason.available) {
       reason.available = idle;
       reason.fleet = f;
     }
   }
   reason.busy = state_.fleets[reason.fleet].busy;
+  filter_.NameLevel(run, reason);
 }
 
 bool Cycle::FindKept(int32_t nodes, const LifetimeRule& rule, bool backfill, int32_t& fleet_out,

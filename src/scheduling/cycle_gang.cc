@@ -107,7 +107,7 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
       slots += capacity_.open().Slots(p, filter_.need[p]);
       if (blocks == 0) blocks = filter_.need[p];
     }
-    if (capacity_.WholeSlicesIn(f)) slots = capacity_.open().MaxIdleInDomain(f);  // whole slices: within one domain
+    if (capacity_.WholeSlicesIn(f)) slots = capacity_.LargestIdle(f);  // whole slices: within one domain
     if (blocks > 0 && slots > reason.available) {
       reason.available = slots;
       reason.fleet = f;
@@ -116,6 +116,7 @@ void Cycle::DiagnoseGang(const PendingRun& run, WaitReason& reason) {
     }
   }
   reason.available = std::max<int64_t>(reason.available, 0);
+  if (reason.slice_domain) filter_.NameLevel(run, reason);
 }
 
 }  // namespace berth::scheduling::internal

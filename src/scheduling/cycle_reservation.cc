@@ -9,7 +9,7 @@ namespace berth::scheduling::internal {
 
 void Cycle::TryReserve(const PendingRun& run) {
   const Timeline timeline(state_, running_entries_, capacity_.placed());
-  std::optional<ReservationChoice> choice = EarliestReservation(ReserveInput{state_, timeline, filter_.candidates, filter_.need}, run);
+  std::optional<ReservationChoice> choice = EarliestReservation(ReserveInput{state_, timeline, filter_.candidates, filter_.need, filter_.levels}, run);
   if (choice) Reserve(run, choice->fleet, std::move(choice->instances), choice->start);
 }
 

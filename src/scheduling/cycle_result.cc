@@ -80,7 +80,11 @@ std::string FreeBlocks(const WaitReason& r, const Where& w) {
 
 std::string IdleInstances(const WaitReason& r, const Where& w) {
   std::string s;
-  if (!w.topology.empty()) {
+  if (!r.level.empty()) {  // a required level of a fleet with topology levels (issue 48)
+    s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) + " in one " + r.level +
+        "; the largest free one has " + std::to_string(r.available) + " (fleet " + w.fleet + ", " +
+        std::to_string(r.busy) + " busy)";
+  } else if (!w.topology.empty()) {
     s = "needs " + Count(r.needed, "idle instance", "idle instances") + PerNode(r.request) +
         " in one " + w.topology + " domain of a cluster fleet; fleet " + w.fleet +
         " has at most " + std::to_string(r.available) + " idle in one domain, " +
@@ -93,15 +97,25 @@ std::string IdleInstances(const WaitReason& r, const Where& w) {
   return s + UnavailableSuffix(r);
 }
 
+// A gang of whole slices kept in one domain (WaitReason::slice_domain): " and topology domain",
+// or " and one example.com/rack" at a required level; where: " in one domain" (" in one <level>").
+std::string SliceDomain(const WaitReason& r) {
+  if (!r.slice_domain) return "";
+  return r.level.empty() ? " and topology domain" : " and one " + r.level;
+}
+std::string InOneDomain(const WaitReason& r) {
+  if (!r.slice_domain) return "";
+  return r.level.empty() ? " in one domain" : " in one " + r.level;
+}
+
 // A gang of slices: "3 slices of 2 blocks each".
 std::string Slices(const WaitReason& r) {
   return Count(r.needed, "slice", "slices") + " of " + Count(r.slice_blocks, "block", "blocks") + " each";
 }
 
 std::string FreeSlices(const WaitReason& r, const Where& w) {
-  return "needs " + Slices(r) + " (one per Pod" + PerNode(r.request) + ") in one fleet" +
-         (r.slice_domain ? " and topology domain" : "") + "; fleet " + w.fleet + " has room for " +
-         std::to_string(r.available) + (r.slice_domain ? " in one domain" : "") + " now" + UnavailableSuffix(r);
+  return "needs " + Slices(r) + " (one per Pod" + PerNode(r.request) + ") in one fleet" + SliceDomain(r) + "; fleet " +
+         w.fleet + " has room for " + std::to_string(r.available) + InOneDomain(r) + " now" + UnavailableSuffix(r);
 }
 
 std::string LifetimeTooShort(const WaitReason& r, const Where& w) {
@@ -166,6 +180,14 @@ std::string TeamShareSentence(const WaitReason& r, const Where& w, std::string_v
 }
 
 std::string TooManyNodes(const WaitReason& r, const Where& w) {
+  if (r.level_missing) {
+    return "needs " + Count(r.needed, "instance", "instances") + " in one " + r.level + "; fleet " + w.fleet +
+           " has no such topology level";
+  }
+  if (!r.level.empty()) {
+    return "needs " + Count(r.needed, "instance", "instances") + " in one " + r.level + "; the largest has " +
+           std::to_string(r.available) + " (fleet " + w.fleet + ")";
+  }
   if (!w.topology.empty()) {
     return "needs " + Count(r.needed, "instance", "instances") + " in one " + w.topology +
            " domain; the largest has " + std::to_string(r.available) + " (fleet " + w.fleet + ")";
@@ -194,9 +216,10 @@ std::string Unschedulable(const WaitReason& r, const Where& w) {
     case WaitCode::kTooManyNodes:
       return TooManyNodes(r, w);
     case WaitCode::kTooManySlices:
-      return "needs " + Slices(r) + " (one per Pod) in one fleet" + (r.slice_domain ? " and topology domain" : "") +
-             "; fleet " + w.fleet + ", the largest, holds at most " + std::to_string(r.available) +
-             (r.slice_domain ? " in one domain" : "") + " even when all its instances are idle";
+      return "needs " + Slices(r) + " (one per Pod) in one fleet" + SliceDomain(r) + "; fleet " + w.fleet +
+             (r.level_missing ? " has no topology level " + r.level
+                              : ", the largest, holds at most " + std::to_string(r.available) + InOneDomain(r) +
+                                    " even when all its instances are idle");
     case WaitCode::kGracePeriodTooLong:
       return "its Pods' terminationGracePeriodSeconds is " + std::to_string(r.needed) +
              ", more than the maxGracePeriod of every fleet it may use (the longest: " +

@@ -125,6 +125,11 @@ struct WaitReason {
   std::string budget_team;
   TeamBudget budget;
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
+  // The numbers are about the domains of one topology level of `fleet` (issue 48: a run required
+  // at a level of a fleet with `topology` levels): that level's key ("" otherwise: a topologyKey
+  // names itself through FleetRef). level_missing: the fleet has no such level (kTooManyNodes).
+  std::string level;
+  bool level_missing = false;
 };
 
 struct RankPlacement {

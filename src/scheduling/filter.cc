@@ -27,21 +27,9 @@ void FleetFilter::Resolve(const PendingRun& run) {
 }
 
 void FleetFilter::ResolveLevels(const PendingRun& run) {
-  using Mode = TopologyRequest::Mode;
   for (int32_t f : candidates) {
     const Fleet& fleet = state_.fleets[f];
-    LevelUse& use = levels[f] = LevelUse{};
-    if (!fleet.topology) continue;
-    const auto innermost = static_cast<int32_t>(fleet.levels.size()) - 1;
-    if (run.topology.mode == Mode::kNone) {
-      use.level = fleet.level_required ? 0 : innermost;
-      use.required = fleet.level_required;
-      continue;
-    }
-    auto it = std::find(fleet.levels.begin(), fleet.levels.end(), run.topology.key);
-    use.known = it != fleet.levels.end();
-    use.level = use.known ? static_cast<int32_t>(it - fleet.levels.begin()) : innermost;
-    use.required = run.topology.mode == Mode::kRequired;
+    levels[f] = fleet.topology ? ResolveTopologyLevel(*fleet.spec, run.topology) : LevelUse{};
   }
 }
 
@@ -133,7 +121,22 @@ bool FleetFilter::CheckMultiStructure(const PendingRun& run, WaitReason& reason)
     reason.code = WaitCode::kNeedsClusterPlacement;
     return false;
   }
-  return StructureVerdict(t, run, WaitCode::kTooManyNodes, reason);
+  if (StructureVerdict(t, run, WaitCode::kTooManyNodes, reason)) return true;
+  NameLevel(run, reason);
+  return false;
+}
+
+void FleetFilter::NameLevel(const PendingRun& run, WaitReason& reason) const {
+  if (reason.fleet < 0) return;
+  const Fleet& fleet = state_.fleets[reason.fleet];
+  const LevelUse& use = levels[reason.fleet];
+  if (!fleet.topology || fleet.level_required) return;
+  if (!use.known) {
+    reason.level = run.topology.key;
+    reason.level_missing = true;
+  } else if (use.required) {
+    reason.level = fleet.levels[use.level];
+  }
 }
 
 bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) const {
@@ -171,6 +174,7 @@ bool FleetFilter::CheckGangStructure(const PendingRun& run, WaitReason& reason) 
   if (reason.code == WaitCode::kTooManySlices) {
     reason.slice_blocks = largest_blocks;
     reason.slice_domain = largest_whole;
+    if (largest_whole) NameLevel(run, reason);
   }
   return false;
 }

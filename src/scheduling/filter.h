@@ -31,21 +31,17 @@ class FleetFilter {
   // Whether the run could ever fit its candidate fleets; sets `need` for their pools. False: the
   // reason says why not.
   bool Fits(const PendingRun& run, WaitReason& reason);
+  // A reason whose numbers count the domains that bound the run on reason.fleet, a fleet with
+  // `topology` levels: the level they are of (WaitReason::level; none when preferred).
+  void NameLevel(const PendingRun& run, WaitReason& reason) const;
 
   // The current run's candidate fleets, by index, sorted.
   std::vector<int32_t> candidates;
   // Blocks the current run takes per instance, by pool (-1: no fit); set for the candidates' pools.
   std::vector<int32_t> need;
   // The current run's topology on a candidate fleet with topology domains (issue 48, place.h):
-  // the level whose domains it prefers or requires (-1: the whole fleet). `known` false: the fleet
-  // has no level of the run's key (it takes no multi-node run of it).
-  struct LevelUse {
-    int32_t level = -1;
-    bool required = false;
-    bool known = true;
-    // The level whose domains bound it: the whole fleet (-1) unless required.
-    int32_t bound() const { return required ? level : -1; }
-  };
+  // ResolveTopologyLevel (cluster_state.h); LevelUse{} on other fleets.
+  using LevelUse = internal::LevelUse;
   std::vector<LevelUse> levels;  // by fleet; set for the candidates
 
  private:

@@ -92,6 +92,10 @@ class Capacity {
   // stays in one domain).
   bool SlicesAreWholeIn(int32_t f) const;
   bool WholeSlicesIn(int32_t f) const { return state_.fleets[f].topology && SlicesAreWholeIn(f); }
+  // The most open idle instances in one domain that bounds the current run on cluster fleet f
+  // (the level it requires; the whole fleet when preferred on a fleet with levels), what a
+  // waiting multi-node run's message counts (place_topology.cc).
+  int32_t LargestIdle(int32_t f);
   const RoomSkip& skipped() const { return skipped_; }
 
   // The changes. Take: `blocks` blocks of instance i to a run ending at `end` (a run started on

@@ -37,6 +37,21 @@ void Capacity::CountIdle(int32_t f, bool include_reserved) {
   }
 }
 
+int32_t Capacity::LargestIdle(int32_t f) {
+  if (!Leveled(f)) return open_.MaxIdleInDomain(f);
+  const FleetFilter::LevelUse& use = filter_.levels[f];
+  if (!use.known) return 0;
+  CountIdle(f, false);
+  int32_t largest = 0;
+  int32_t all = 0;
+  const Fleet& fleet = state_.fleets[f];
+  for (int32_t d = fleet.domain_begin; d < fleet.domain_end; ++d) {
+    if (state_.domains[d].level == use.bound()) largest = std::max(largest, Idle(d));
+    if (state_.domains[d].parent < 0) all += Idle(d);
+  }
+  return use.bound() < 0 ? all : largest;
+}
+
 bool Capacity::FindLeveled(int32_t f, int32_t nodes, const LifetimeRule& rule, bool include_reserved,
                            std::vector<CapacityIndex::Key>& out, int32_t& count) {
   const FleetFilter::LevelUse& use = filter_.levels[f];

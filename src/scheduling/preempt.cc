@@ -140,6 +140,7 @@ bool Preempter::TryReclaim(const PendingRun& run, int32_t team, const RoomFilter
   request.nodes = std::max<int32_t>(run.nodes, 1);
   request.resources = run.resources;
   request.max_duration = run.max_duration;
+  request.topology = run.topology;
   request.reclaimable = [this, team](std::string_view fleet, std::string_view victim) {
     const int32_t t = teams_.TeamOf(victim);
     return t != team && teams_.Borrowing(t, fleet);
@@ -184,7 +185,8 @@ bool Preempter::TryPreempt(const PendingRun& run, bool nominee, const RoomFilter
   if (!nominee) {
     key = std::to_string(run.nodes) + "|" + std::to_string(run.resources.cpu_millis) + "|" +
           std::to_string(run.resources.memory_bytes) + "|" + std::to_string(run.resources.gpus) + "|" +
-          (run.max_duration ? std::to_string(run.max_duration->count()) : "-");
+          (run.max_duration ? std::to_string(run.max_duration->count()) : "-") + "|" +
+          std::to_string(static_cast<int>(run.topology.mode)) + run.topology.key;
     for (int32_t f : plan_fleets_) key += "|" + std::to_string(f);
     auto it = work_.failed.find(key);
     if (it != work_.failed.end() && it->second.first == capacity_.version() && run.priority <= it->second.second) {
@@ -199,6 +201,7 @@ bool Preempter::TryPreempt(const PendingRun& run, bool nominee, const RoomFilter
   request.resources = run.resources;
   for (int32_t f : plan_fleets_) request.fleets.push_back(state_.fleets[f].spec->name);
   request.max_duration = run.max_duration;
+  request.topology = run.topology;
   std::optional<PreemptionPlan> plan = work_.index->Plan(request);
   if (!plan) {
     if (!nominee) {

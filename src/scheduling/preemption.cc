@@ -4,6 +4,8 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <span>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -11,6 +13,7 @@
 
 #include "scheduling/block_layout.h"
 #include "scheduling/instance_state.h"
+#include "scheduling/topology_levels.h"
 
 namespace berth::scheduling {
 namespace {
@@ -234,60 +237,79 @@ class Planner {
 
   template <typename Consider>
   void MultiNode(const std::vector<const Instance*>& eligible, Consider& consider) const {
-    // Domains: (fleet, topology value) of cluster fleets; an instance without the label of its
-    // fleet's topologyKey takes no multi-node run.
-    std::map<std::pair<std::string_view, std::string_view>, std::vector<const Instance*>> domains;
+    // The eligible instances of each cluster fleet that can hold the request.
+    std::map<std::string_view, std::vector<const Instance*>> fleets;
     for (const Instance* i : eligible) {
-      if (i->fleet->placement != PlacementPolicy::kCluster) continue;
-      std::optional<int32_t> need = i->layout.BlocksFor(request_.resources);
-      if (!need) continue;
-      std::string_view domain;
-      if (!i->fleet->topology_key.empty()) {
-        if (!i->spec.topology_domain) continue;
-        domain = *i->spec.topology_domain;
+      if (i->fleet->placement == PlacementPolicy::kCluster && i->layout.BlocksFor(request_.resources)) {
+        fleets[i->fleet->name].push_back(i);
       }
-      domains[{i->fleet->name, domain}].push_back(i);
     }
-    for (auto& [key, members] : domains) {
-      if (members.size() < static_cast<size_t>(request_.nodes)) continue;
-      // Each instance's cost: every holder evicted (all must be evictable).
-      struct Cleared {
-        const Instance* inst;
-        std::vector<const PlacedRunInfo*> victims;
-        std::tuple<size_t, int32_t, int64_t, Duration> cost;
-      };
-      std::vector<Cleared> cleared;
-      for (const Instance* i : members) {
-        Cleared c{i, {}, {}};
-        bool ok = true;
-        for (const Holder& h : i->holders) {
-          const PlacedRunInfo* p = Evictable(h, *i);
-          if (p == nullptr) {
-            ok = false;
-            break;
-          }
-          c.victims.push_back(p);
+    // Domains: of the level the request resolves to on the fleet (the whole fleet without
+    // levels); an instance without a label of that level is in none. Preferred climbs outward
+    // only while no domain of a level gives a plan.
+    std::map<std::vector<std::string_view>, std::vector<const Instance*>> domains;
+    for (const auto& [name, members] : fleets) {
+      const FleetSpec& spec = *members.front()->fleet;
+      const internal::LevelUse use = internal::ResolveTopologyLevel(spec, request_.topology);
+      if (!use.known) continue;
+      const bool levels = !spec.topology.empty() || !spec.topology_key.empty();
+      for (int32_t level = use.level; level >= use.bound(); --level) {
+        domains.clear();
+        for (const Instance* i : members) {
+          const std::span<const std::string> path = internal::TopologyPathOf(spec, i->spec);
+          if ((levels && path.empty()) || static_cast<int32_t>(path.size()) <= level) continue;
+          domains[std::vector<std::string_view>(path.begin(), path.begin() + (level + 1))].push_back(i);
         }
-        if (!ok) continue;
-        c.cost = CostOf(c.victims, now_).Key();
-        cleared.push_back(std::move(c));
+        bool found = false;
+        for (const auto& [path, domain] : domains) found |= PlanInDomain(name, domain, consider);
+        if (found) break;
       }
-      if (cleared.size() < static_cast<size_t>(request_.nodes)) continue;
-      std::sort(cleared.begin(), cleared.end(), [](const Cleared& a, const Cleared& b) {
-        return std::tie(a.cost, a.inst->spec.name) < std::tie(b.cost, b.inst->spec.name);
-      });
-      std::vector<std::string> chosen;
+    }
+  }
+
+  // The cheapest `nodes` instances of one domain, each cleared completely (all its holders
+  // evictable), offered to `consider`; false when the domain gives no plan.
+  template <typename Consider>
+  bool PlanInDomain(std::string_view fleet, const std::vector<const Instance*>& members, Consider& consider) const {
+    if (members.size() < static_cast<size_t>(request_.nodes)) return false;
+    struct Cleared {
+      const Instance* inst;
       std::vector<const PlacedRunInfo*> victims;
-      std::set<std::string_view> seen;
-      for (int32_t n = 0; n < request_.nodes; ++n) {
-        chosen.push_back(cleared[n].inst->spec.name);
-        for (const PlacedRunInfo* v : cleared[n].victims) {
-          if (seen.insert(v->id).second) victims.push_back(v);
+      std::tuple<size_t, int32_t, int64_t, Duration> cost;
+    };
+    std::vector<Cleared> cleared;
+    for (const Instance* i : members) {
+      Cleared c{i, {}, {}};
+      bool ok = true;
+      for (const Holder& h : i->holders) {
+        const PlacedRunInfo* p = Evictable(h, *i);
+        if (p == nullptr) {
+          ok = false;
+          break;
         }
+        c.victims.push_back(p);
       }
-      std::sort(chosen.begin(), chosen.end());
-      consider(std::string(key.first), std::move(chosen), victims);
+      if (!ok) continue;
+      c.cost = CostOf(c.victims, now_).Key();
+      cleared.push_back(std::move(c));
     }
+    if (cleared.size() < static_cast<size_t>(request_.nodes)) return false;
+    std::sort(cleared.begin(), cleared.end(), [](const Cleared& a, const Cleared& b) {
+      return std::tie(a.cost, a.inst->spec.name) < std::tie(b.cost, b.inst->spec.name);
+    });
+    std::vector<std::string> chosen;
+    std::vector<const PlacedRunInfo*> victims;
+    std::set<std::string_view> seen;
+    for (int32_t n = 0; n < request_.nodes; ++n) {
+      chosen.push_back(cleared[n].inst->spec.name);
+      for (const PlacedRunInfo* v : cleared[n].victims) {
+        if (seen.insert(v->id).second) victims.push_back(v);
+      }
+    }
+    std::sort(chosen.begin(), chosen.end());
+    if (victims.empty()) return false;  // not a preemption
+    consider(std::string(fleet), std::move(chosen), victims);
+    return true;
   }
 
   const PreemptionIndex::State& state_;

@@ -13,8 +13,11 @@
 //    is evicted whole.
 //  - Single-node preemptor: one instance, and on it the cheapest set of victims that frees the
 //    blocks it needs. Multi-node preemptor: `nodes` instances of one `placement: cluster` fleet
-//    (in one topology domain when the fleet has a topologyKey), each cleared completely; the
-//    cheapest instances of each domain first.
+//    (in one topology domain when the fleet has a topologyKey; on a fleet with topology levels,
+//    in one domain of the level the request's topology resolves to: required, only that level;
+//    preferred, that level or the first one outward where some domain gives a plan), each
+//    cleared completely; the cheapest instances of each domain first, the cheapest domain.
+//    Never nodes scattered over domains the run could not use.
 //  - Cost, compared in this order: fewest victims, then the lowest highest victim priority, then
 //    the lowest sum of victim priorities, then the least work lost (the sum of the victims' time
 //    since placement: the most recently started go first), then instance names.
@@ -49,6 +52,10 @@ struct PreemptionRequest {
   // policy is Borrowed (not LowerPriority ones) and its victims are the runs this accepts,
   // whatever their priority; minRuntime and the cost order are those of preemption.
   std::function<bool(std::string_view fleet, std::string_view run)> reclaimable;
+  // A multi-node plan's topology (issue 48): on a fleet with levels, the nodes of one domain of
+  // the level it resolves to (ResolveTopologyLevel, cluster_state.h); when preferred, the level
+  // outward from it where some domain gives a plan first.
+  TopologyRequest topology;
 };
 
 struct PreemptionPlan {

@@ -71,17 +71,19 @@ bool ChooseSingle(const ReserveInput& input, const PendingRun& run, ReservationC
   return true;
 }
 
+using Group = std::vector<std::pair<int64_t, int32_t>>;  // (when it wholly frees, instance)
+using Groups = std::vector<Group>;
+
 // In a domain's instances sorted by when they wholly free, the first start (before `before` when
-// bounded) at which `run.nodes` of them are free and outlive the run, in `eligible`.
-bool EarliestGroupStart(const ReserveInput& input, const PendingRun& run,
-                        const std::vector<std::pair<int64_t, int32_t>>& group, bool bounded, int64_t before,
-                        std::vector<int32_t>& eligible, int64_t& start) {
+// bounded; at it too when inclusive) at which `run.nodes` of them are free and outlive the run, in `eligible`.
+bool EarliestGroupStart(const ReserveInput& input, const PendingRun& run, const Group& group, bool bounded,
+                        int64_t before, bool inclusive, std::vector<int32_t>& eligible, int64_t& start) {
   // The group starts when its k-th instance frees; with lifetimes in play a later start may be
   // needed for k instances to outlive the run.
   const auto k = static_cast<size_t>(run.nodes);
   for (size_t j = k - 1; j < group.size(); ++j) {
     start = group[j].first;
-    if (bounded && start >= before) return false;
+    if (bounded && (start > before || (start == before && !inclusive))) return false;
     eligible.clear();
     for (size_t x = 0; x <= j && eligible.size() < k; ++x) {
       if (LifetimeAllows(input.state.instances[group[x].second], start, run)) eligible.push_back(group[x].second);
@@ -91,32 +93,66 @@ bool EarliestGroupStart(const ReserveInput& input, const PendingRun& run,
   return false;
 }
 
-bool ChooseMulti(const ReserveInput& input, const PendingRun& run, ReservationChoice& best) {
-  const auto k = static_cast<size_t>(run.nodes);
-  std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain;
-  std::vector<int32_t> eligible;
-  for (int32_t f : input.candidates) {
-    const Fleet& fleet = input.state.fleets[f];
-    if (!fleet.cluster) continue;
-    by_domain.assign(fleet.domain_end - fleet.domain_begin, {});
-    for (int32_t i : fleet.instances) {
-      const Instance& in = input.state.instances[i];
-      if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 ||
-          input.need[in.pool] < 0) {
-        continue;
-      }
-      by_domain[in.domain - fleet.domain_begin].push_back({input.timeline.TimeWhollyFree(i), i});
+// The instances of fleet f that may be reserved for the run (available, kept for no preemptor,
+// fitting it), with when each wholly frees, grouped by its domain of `level` (issue 48): index
+// domain - domain_begin; level -1: the fleet, one group (index 0). An instance in no domain of
+// that level (a missing label) is in no group.
+void GroupByDomain(const ReserveInput& input, int32_t f, int32_t level, Groups& by_domain) {
+  const ClusterState& state = input.state;
+  const Fleet& fleet = state.fleets[f];
+  for (auto& group : by_domain) group.clear();
+  by_domain.resize(static_cast<size_t>(fleet.domain_end - fleet.domain_begin));
+  for (int32_t i : fleet.instances) {
+    const Instance& in = state.instances[i];
+    if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 || input.need[in.pool] < 0) {
+      continue;
     }
+    int32_t d = fleet.domain_begin;
+    if (level >= 0) {
+      d = in.domain;
+      if (state.domains[d].level < level) continue;
+      while (state.domains[d].level > level) d = state.domains[d].parent;
+    }
+    by_domain[d - fleet.domain_begin].push_back({input.timeline.TimeWhollyFree(i), i});
+  }
+}
+
+// `run.nodes` whole instances of one domain of fleet f (a multi-node run, or a gang of whole
+// slices): at the level the filter resolved for it (ReserveInput::levels), climbing outward (when
+// preferred) only while no domain of a level has enough instances that may ever take it. Among
+// the domains of that level, the soonest start, ties to the smallest domain (best fit, as place.h;
+// not on a topologyKey's fleet) then path order; `best` when sooner than it (from another fleet: strictly).
+void ChooseInDomains(const ReserveInput& input, const PendingRun& run, int32_t f, ReservationChoice& best) {
+  const auto k = static_cast<size_t>(run.nodes);
+  const FleetFilter::LevelUse& use = input.levels[f];
+  if (!use.known) return;
+  Groups by_domain;
+  std::vector<int32_t> eligible;
+  size_t best_size = 0;
+  for (int32_t level = use.level; level >= use.bound(); --level) {
+    GroupByDomain(input, f, level, by_domain);
+    bool any = false;
     for (auto& group : by_domain) {
       if (group.size() < k) continue;
+      any = true;
       std::sort(group.begin(), group.end());
+      // Best fit on fleets with `topology` levels; a topologyKey's domains keep path order.
+      const bool mine = best.fleet == f && !input.state.fleets[f].level_required;
       int64_t start = 0;
-      if (EarliestGroupStart(input, run, group, best.fleet >= 0, best.start, eligible, start)) {
-        best.start = start;
-        best.fleet = f;
-        best.instances = eligible;
-      }
+      if (!EarliestGroupStart(input, run, group, best.fleet >= 0, best.start, mine, eligible, start)) continue;
+      if (mine && start == best.start && group.size() >= best_size) continue;
+      best.start = start;
+      best.fleet = f;
+      best.instances = eligible;
+      best_size = group.size();
     }
+    if (any) return;
+  }
+}
+
+bool ChooseMulti(const ReserveInput& input, const PendingRun& run, ReservationChoice& best) {
+  for (int32_t f : input.candidates) {
+    if (input.state.fleets[f].cluster) ChooseInDomains(input, run, f, best);
   }
   return best.fleet >= 0;
 }
@@ -135,32 +171,6 @@ bool WholeSlices(const ReserveInput& input, int32_t f) {
   return any;
 }
 
-// Whole slices (WholeSlices): the instances of one domain of fleet `f` that wholly free soonest
-// (ChooseMulti's rule); `best` when sooner than it.
-void ChooseWholeSlicesIn(const ReserveInput& input, const PendingRun& run, int32_t f, ReservationChoice& best) {
-  const auto k = static_cast<size_t>(run.nodes);
-  const Fleet& fleet = input.state.fleets[f];
-  std::vector<std::vector<std::pair<int64_t, int32_t>>> by_domain(fleet.domain_end - fleet.domain_begin);
-  for (int32_t i : fleet.instances) {
-    const Instance& in = input.state.instances[i];
-    if (in.availability != Availability::kAvailable || in.domain < 0 || in.held_for >= 0 || input.need[in.pool] < 0) {
-      continue;
-    }
-    by_domain[in.domain - fleet.domain_begin].push_back({input.timeline.TimeWhollyFree(i), i});
-  }
-  std::vector<int32_t> chosen;
-  for (auto& group : by_domain) {
-    if (group.size() < k) continue;
-    std::sort(group.begin(), group.end());
-    int64_t start = 0;
-    if (EarliestGroupStart(input, run, group, best.fleet >= 0, best.start, chosen, start)) {
-      best.start = start;
-      best.fleet = f;
-      best.instances = chosen;
-    }
-  }
-}
-
 bool ChooseGang(const ReserveInput& input, const PendingRun& run, ReservationChoice& best) {
   // Each instance offers one slot per slice it can hold, available when that many slices' blocks
   // are free there; the gang starts when its `nodes`-th slot (that outlives it) frees.
@@ -169,7 +179,7 @@ bool ChooseGang(const ReserveInput& input, const PendingRun& run, ReservationCho
   std::vector<int32_t> chosen;
   for (int32_t f : input.candidates) {
     if (WholeSlices(input, f)) {
-      ChooseWholeSlicesIn(input, run, f, best);
+      ChooseInDomains(input, run, f, best);
       continue;
     }
     slots.clear();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scheduling/cluster_state.h"
+#include "scheduling/filter.h"
 #include "scheduling/run_queue.h"
 #include "scheduling/types.h"
 
@@ -49,6 +50,8 @@ struct ReserveInput {
   const Timeline& timeline;
   const std::vector<int32_t>& candidates;
   const std::vector<int32_t>& need;
+  // The run's topology level per candidate fleet with topology domains (FleetFilter::levels).
+  const std::vector<FleetFilter::LevelUse>& levels;
 };
 
 struct ReservationChoice {
@@ -59,8 +62,9 @@ struct ReservationChoice {
 
 // The soonest start for the run, on available instances kept for no preemptor: a single-node run
 // on one instance (earliest, then first by name), a multi-node run on `nodes` instances of one
-// topology domain as they wholly free, a gang of slices on slots of one fleet; each chosen
-// instance outlives the run. nullopt: nothing will ever free up for it.
+// topology domain as they wholly free (on a fleet with levels, a domain of the run's level:
+// ChooseInDomains in reserve.cc), a gang of slices on slots of one fleet (of one domain when its
+// slices are whole instances of a fleet with topology); each chosen instance outlives the run. nullopt: nothing will ever free up for it.
 std::optional<ReservationChoice> EarliestReservation(const ReserveInput& input, const PendingRun& run);
 
 }  // namespace berth::scheduling::internal

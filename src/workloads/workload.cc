@@ -1,6 +1,9 @@
 #include "workloads/workload.h"
 
+#include <cctype>
 #include <cstdio>
+#include <string_view>
+#include <utility>
 
 #include "base/priority.h"
 #include "k8s/duration.h"
@@ -41,6 +44,56 @@ std::string TicketName(std::string_view prefix, std::string_view name) {
   return cut + "-" + hex;
 }
 
+namespace {
+
+// Whether `key` is a label key: an optional DNS-subdomain prefix and "/", then a name of at most 63
+// characters, alphanumeric at both ends, with "-", "_" and "." inside (what the CRD's pattern says).
+bool IsLabelKey(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+  const std::string_view prefix = slash == std::string_view::npos ? std::string_view() : key.substr(0, slash);
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back())) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  if (slash == std::string_view::npos) return true;
+  if (prefix.empty() || prefix.size() > 253 || !alnum(prefix.front()) || !alnum(prefix.back())) return false;
+  for (char c : prefix) {
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// spec.topology from labels or annotations berth.dev/topology-required / -preferred (the
+// annotation wins); `note` gets the first problem.
+template <typename Note>
+void ReadTopology(const Workload& w, api::v1alpha1::RunSpec& s, Note&& note) {
+  auto value = [&](const char* name) {
+    auto a = w.meta.annotations.find(name);
+    if (a != w.meta.annotations.end()) return a->second;
+    return w.meta.Label(name);
+  };
+  const std::string required = value(kTopologyRequiredLabel);
+  const std::string preferred = value(kTopologyPreferredLabel);
+  for (const auto& [name, v] : {std::pair{kTopologyRequiredLabel, &required}, std::pair{kTopologyPreferredLabel, &preferred}}) {
+    if (!v->empty() && !IsLabelKey(*v)) {
+      note("label " + std::string(name) + " must name a topology level's label key, not \"" + v->substr(0, 320) + "\"");
+      return;
+    }
+  }
+  if (!required.empty() && !preferred.empty()) {
+    note("labels " + std::string(kTopologyRequiredLabel) + " and " + kTopologyPreferredLabel + " are exclusive");
+    return;
+  }
+  s.topology_required = required;
+  s.topology_preferred = preferred;
+}
+
+}  // namespace
+
 TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::string& gpu_resource) {
   TicketSpec out;
   api::v1alpha1::RunSpec& s = out.spec;
@@ -73,6 +126,7 @@ TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::
     }
   }
   if (!s.whole_instances) s.whole_instances = false;
+  ReadTopology(w, s, note);
   if (auto it = w.meta.annotations.find(kMaxDurationAnnotation); it != w.meta.annotations.end()) {
     auto d = k8s::ParseDuration(it->second);
     if (!d.ok()) {
@@ -82,6 +136,15 @@ TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::
     }
   }
   return out;
+}
+
+void PutTopology(const TicketSpec& want, api::v1alpha1::RunSpec& next) {
+  if (want.problem.find(kTopologyRequiredLabel) != std::string::npos ||
+      want.problem.find(kTopologyPreferredLabel) != std::string::npos) {
+    return;
+  }
+  next.topology_required = want.spec.topology_required;
+  next.topology_preferred = want.spec.topology_preferred;
 }
 
 k8s::PinSpec PinOf(const std::string& ticket, int rank, const std::string& node, const std::string& fleet) {

@@ -38,6 +38,11 @@ inline constexpr const char* kFleetLabel = "berth.dev/fleet";
 inline constexpr const char* kPriorityLabel = "berth.dev/priority";
 inline constexpr const char* kWholeInstancesLabel = "berth.dev/whole-instances";
 inline constexpr const char* kMaxDurationAnnotation = "berth.dev/max-duration";
+// The ticket's spec.topology (issue 48): a level's label key, as a label (a key without a prefix,
+// "rack": a label value holds no "/") or as an annotation of the same name (any key,
+// "example.com/rack"; it wins over the label).
+inline constexpr const char* kTopologyRequiredLabel = "berth.dev/topology-required";
+inline constexpr const char* kTopologyPreferredLabel = "berth.dev/topology-preferred";
 // What berth puts on a pinned Pod of a ticket, and the gate that holds every Pod of a queued workload.
 inline constexpr const char* kTicketLabel = "berth.dev/ticket";
 inline constexpr const char* kRankLabel = "berth.dev/rank";
@@ -141,6 +146,9 @@ struct TicketSpec {
   std::string problem;
 };
 TicketSpec TicketSpecOf(const WorkloadKind& kind, const Workload& w, const std::string& gpu_resource);
+// A ticket's spec.topology put back to `want` (issue 48), unless its labels have a problem (then
+// `next` keeps the ticket's own).
+void PutTopology(const TicketSpec& want, api::v1alpha1::RunSpec& next);
 
 // How a gated Pod of ticket `ticket` is pinned to rank `rank` on `node` of fleet `fleet`
 // (k8s::PinPodPatch): the node, the fleet's toleration, labels berth.dev/ticket and berth.dev/rank,

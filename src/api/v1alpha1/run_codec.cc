@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <utility>
 
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/json_io.h"
@@ -589,6 +590,24 @@ void WriteTicketSpec(Writer& w, const RunSpec& s, bool patch) {
   w.StringMember("duration", "off");
   raw.EndObject();
   if (s.whole_instances) w.BoolMember("wholeInstances", *s.whole_instances);
+  // spec.topology (issue 48): in a patch both members, null when unset (a merge patch keeps the
+  // other one otherwise), and null for the whole object when neither is set.
+  if (!s.topology_required.empty() || !s.topology_preferred.empty()) {
+    w.Key("topology");
+    raw.StartObject();
+    for (const auto& [name, value] : {std::pair{"required", &s.topology_required}, std::pair{"preferred", &s.topology_preferred}}) {
+      if (!value->empty()) {
+        w.StringMember(name, *value);
+      } else if (patch) {
+        w.Key(name);
+        w.Null();
+      }
+    }
+    raw.EndObject();
+  } else if (patch) {
+    w.Key("topology");
+    w.Null();
+  }
   WriteWorkloadRef(w, s);
   raw.EndObject();
 }

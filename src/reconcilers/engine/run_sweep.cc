@@ -127,6 +127,11 @@ void RunSweep::Enqueue(const std::string& key, const Run& run, RunMemo& memo) {
   pr.resources = sched::Resources{run.spec.cpu_milli, run.spec.memory_bytes, run.spec.gpus};
   pr.fleets = run.spec.fleets;
   pr.max_duration = run.spec.max_duration;
+  if (!run.spec.topology_required.empty()) {
+    pr.topology = sched::TopologyRequest{sched::TopologyRequest::Mode::kRequired, run.spec.topology_required};
+  } else if (!run.spec.topology_preferred.empty()) {
+    pr.topology = sched::TopologyRequest{sched::TopologyRequest::Mode::kPreferred, run.spec.topology_preferred};
+  }
   if (run.spec.workload_ref) pr.quota_counted = p_.snapshot.QuotaCountedOf(run);  // a queued Pod's gated Pods
   // A ticket's Pods are stopped by their own controller with their own grace period, which berth
   // cannot cap: only fleets whose maxGracePeriod covers it may take it (issue 44, filter.h).

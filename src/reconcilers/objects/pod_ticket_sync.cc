@@ -181,6 +181,7 @@ void PodTicketSync::Sync(const Entry& e) {
   next.fleets = s.fleets;
   if (!keep_if_problem(workloads::kMaxDurationAnnotation)) next.max_duration = s.max_duration;
   if (!keep_if_problem(workloads::kWholeInstancesLabel)) next.whole_instances = s.whole_instances;
+  workloads::PutTopology(want, next);
   next.retry = s.retry;
   if (next == ticket->spec && ticket->meta.Annotation(kLabelProblemAnnotation) == want.problem) return;
   std::string patch = api::TicketSpecPatch(next, {{kLabelProblemAnnotation, want.problem}}, ticket->meta.resource_version);

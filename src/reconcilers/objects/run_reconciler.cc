@@ -17,6 +17,8 @@ std::string SpecFingerprint(const Run& r) {
                   "|" + std::to_string(r.spec.gpus) + "|" + (r.spec.max_duration ? std::to_string(r.spec.max_duration->count()) : "off");
   for (const auto& fl : r.spec.fleets) f += "|" + fl;
   if (r.spec.whole_instances) f += *r.spec.whole_instances ? "|whole" : "|slices";
+  if (!r.spec.topology_required.empty()) f += "|required:" + r.spec.topology_required;
+  if (!r.spec.topology_preferred.empty()) f += "|preferred:" + r.spec.topology_preferred;
   if (r.spec.retry) {
     f += "|retry" + std::to_string(r.spec.retry->on_no_capacity) + std::to_string(r.spec.retry->on_interruption) +
          std::to_string(r.spec.retry->on_error) + (r.spec.retry->duration ? std::to_string(r.spec.retry->duration->count()) : "off");

@@ -131,6 +131,7 @@ void TicketSync::SyncWorkload(const workloads::WorkloadKind& kind, const workloa
   next.fleets = w.fleets;
   if (!keep_if_problem(workloads::kMaxDurationAnnotation)) next.max_duration = w.max_duration;
   if (!keep_if_problem(workloads::kWholeInstancesLabel)) next.whole_instances = w.whole_instances;
+  workloads::PutTopology(want, next);
   next.retry = w.retry;
   next.workload_ref = w.workload_ref;
   const std::string had_problem = ticket->meta.Annotation(kLabelProblemAnnotation);

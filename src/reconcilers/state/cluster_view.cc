@@ -45,6 +45,7 @@ sched::FleetSpec FleetSpecOf(const Fleet& f) {
   spec.blocks = f.spec.blocks_auto ? sched::BlocksSetting::Auto() : sched::BlocksSetting::Count(f.spec.blocks);
   spec.placement = f.spec.cluster_placement ? sched::PlacementPolicy::kCluster : sched::PlacementPolicy::kAny;
   spec.topology_key = f.spec.topology_key;
+  spec.topology = f.spec.topology;
   spec.max_runs_per_instance = f.spec.max_runs_per_instance;
   spec.gpu_resource = f.spec.gpu_resource;
   spec.preemption = f.spec.preempt_lower_priority ? sched::PreemptionPolicy::kLowerPriority : sched::PreemptionPolicy::kNever;
@@ -133,6 +134,12 @@ void ReadNodeState(const k8s::Node& node, const Fleet& owner, sched::InstanceSpe
   if (!owner.spec.topology_key.empty()) {
     std::string v = node.meta.Label(owner.spec.topology_key);
     if (!v.empty() || node.meta.labels.count(owner.spec.topology_key)) inst.topology_domain = v;
+  }
+  // Topology levels (issue 48): the Node's values of the levels' labels, up to the first missing.
+  for (const std::string& key : owner.spec.topology) {
+    auto label = node.meta.labels.find(key);
+    if (label == node.meta.labels.end()) break;
+    inst.topology_path.push_back(label->second);
   }
 }
 

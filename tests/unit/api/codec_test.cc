@@ -481,5 +481,31 @@ TEST(TeamCodec, BudgetsRoundTripAndAPeriodOutOfBoundsIsNamed) {
   EXPECT_EQ(bad->invalid_message, "spec.budgets[0].resource must be gpu, cpu or memory");
 }
 
+// A ticket's spec.topology (issue 48): created with it; a patch names both members (null for the
+// unset one: a merge patch would keep it) and clears the object when neither is set.
+TEST(RunCodec, TicketTopologyCreatedAndPatched) {
+  RunSpec spec;
+  spec.nodes = 2;
+  spec.topology_required = "example.com/rack";
+  k8s::ObjectMeta meta;
+  meta.name = "job-a";
+  meta.ns = "ml";
+  json::Document doc = MustParse(EncodeTicket(meta, k8s::OwnerRef{}, spec));
+  auto created = DecodeRun(doc);
+  ASSERT_TRUE(created.ok());
+  EXPECT_EQ(created->spec.topology_required, "example.com/rack");
+  EXPECT_EQ(created->spec.topology_preferred, "");
+  std::string patch = TicketSpecPatch(spec, {}, "7");
+  EXPECT_NE(patch.find(R"("topology":{"required":"example.com/rack","preferred":null})"), std::string::npos) << patch;
+  spec.topology_required.clear();
+  spec.topology_preferred = "rack";
+  patch = TicketSpecPatch(spec, {}, "7");
+  EXPECT_NE(patch.find(R"("topology":{"required":null,"preferred":"rack"})"), std::string::npos) << patch;
+  spec.topology_preferred.clear();
+  patch = TicketSpecPatch(spec, {}, "7");
+  EXPECT_NE(patch.find(R"("topology":null)"), std::string::npos) << patch;
+  EXPECT_EQ(EncodeTicket(meta, k8s::OwnerRef{}, spec).find("topology"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace berth::api::v1alpha1

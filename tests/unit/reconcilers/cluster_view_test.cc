@@ -396,6 +396,27 @@ TEST(BuildClusterViewTest, TopologyDomain) {
   }
 }
 
+TEST(BuildClusterViewTest, TopologyLevelsAndANodesPathOfLabelValues) {
+  FleetBuilder fb("gpu", "a");
+  fb.Cluster();
+  fb.f.spec.topology = {"example.com/spine", "example.com/rack", "example.com/clique"};
+  const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::vector<std::string>>> cases = {
+      {{{"example.com/spine", "s1"}, {"example.com/rack", "r1"}, {"example.com/clique", "c1"}}, {"s1", "r1", "c1"}},
+      {{{"example.com/spine", "s1"}, {"example.com/clique", "c1"}}, {"s1"}},  // stops at the first missing
+      {{{"example.com/rack", "r1"}}, {}},
+      {{{"example.com/spine", ""}, {"example.com/rack", "r1"}}, {"", "r1"}},  // an empty value is a value
+  };
+  for (const auto& [labels, want] : cases) {
+    NodeBuilder nb("n1", "a");
+    for (const auto& [k, v] : labels) nb.Label(k, v);
+    ClusterView v = BuildClusterView({fb.Build()}, {nb.Build()}, {}, kNow);
+    ASSERT_EQ(v.snapshot.fleets.size(), 1u);
+    EXPECT_EQ(v.snapshot.fleets[0].topology, fb.f.spec.topology);
+    ASSERT_EQ(v.snapshot.instances.size(), 1u);
+    EXPECT_EQ(v.snapshot.instances[0].topology_path, want);
+  }
+}
+
 TEST(BuildClusterViewTest, RunsStartedIsTheDurableCountPlusUncountedPlacedRuns) {
   auto fleet = FleetBuilder("a100", "a")
                    .Record("n1", "n1-uid", 5, {"run-a"})

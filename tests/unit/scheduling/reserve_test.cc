@@ -28,10 +28,12 @@ struct Cluster {
   std::vector<BusyEntry> running;
   std::vector<int32_t> candidates{0};
   std::vector<int32_t> need;
+  std::vector<FleetFilter::LevelUse> levels;
 
   explicit Cluster(const std::vector<std::string>& names, PlacementPolicy placement = PlacementPolicy::kAny)
       : snapshot(Snapshot(names, placement)), state(snapshot, kNow) {
     need.assign(state.pools.size(), 1);
+    levels.assign(state.fleets.size(), FleetFilter::LevelUse{});
   }
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
@@ -49,7 +51,7 @@ struct Cluster {
   }
   std::optional<ReservationChoice> Choose(const PendingRun& run) const {
     const Timeline timeline(state, running, {});
-    return EarliestReservation(ReserveInput{state, timeline, candidates, need}, run);
+    return EarliestReservation(ReserveInput{state, timeline, candidates, need, levels}, run);
   }
   std::vector<std::string_view> Names(const ReservationChoice& c) const {
     std::vector<std::string_view> names;

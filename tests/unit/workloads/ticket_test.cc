@@ -75,6 +75,43 @@ TEST(TicketSpecOf, ABadLabelIsNamedNeverSilentlyDefaulted) {
             std::string::npos);
 }
 
+TEST(TicketSpecOf, TopologyFromTheLabelsOrTheAnnotationsOfTheSameName) {
+  // A label value holds no "/": a level key without a prefix as a label, any key as an annotation.
+  TicketSpec t = TicketSpecOf(Jobs(), Job({{kTopologyRequiredLabel, "rack"}}), "");
+  EXPECT_EQ(t.problem, "");
+  EXPECT_EQ(t.spec.topology_required, "rack");
+  EXPECT_EQ(t.spec.topology_preferred, "");
+  t = TicketSpecOf(Jobs(), Job({{kTopologyPreferredLabel, "rack"}}, {{kTopologyPreferredLabel, "example.com/rack"}}), "");
+  EXPECT_EQ(t.problem, "");
+  EXPECT_EQ(t.spec.topology_preferred, "example.com/rack") << "the annotation wins";
+  EXPECT_EQ(t.spec.topology_required, "");
+  t = TicketSpecOf(Jobs(), Job({}), "");
+  EXPECT_EQ(t.spec.topology_required, "");
+  EXPECT_EQ(t.spec.topology_preferred, "");
+  t = TicketSpecOf(Jobs(), Job({{kTopologyRequiredLabel, "rack"}, {kTopologyPreferredLabel, "spine"}}), "");
+  EXPECT_EQ(t.problem, "labels berth.dev/topology-required and berth.dev/topology-preferred are exclusive");
+  EXPECT_EQ(t.spec.topology_required, "") << "a bad label keeps the default";
+  t = TicketSpecOf(Jobs(), Job({}, {{kTopologyRequiredLabel, "my rack"}}), "");
+  EXPECT_EQ(t.problem, "label berth.dev/topology-required must name a topology level's label key, not \"my rack\"");
+  EXPECT_EQ(t.spec.topology_required, "");
+  EXPECT_EQ(TicketSpecOf(Jobs(), Job({}, {{kTopologyPreferredLabel, "Example.com/rack"}}), "").problem,
+            "label berth.dev/topology-preferred must name a topology level's label key, not \"Example.com/rack\"");
+  EXPECT_EQ(TicketSpecOf(Jobs(), Job({}, {{kTopologyPreferredLabel, "example.com/rack-"}}), "").problem,
+            "label berth.dev/topology-preferred must name a topology level's label key, not \"example.com/rack-\"");
+}
+
+TEST(PutTopology, FollowsTheLabelsUnlessTheyHaveAProblem) {
+  api::v1alpha1::RunSpec next;
+  next.topology_required = "example.com/spine";
+  PutTopology(TicketSpecOf(Jobs(), Job({{kTopologyPreferredLabel, "rack"}}), ""), next);
+  EXPECT_EQ(next.topology_required, "");
+  EXPECT_EQ(next.topology_preferred, "rack");
+  PutTopology(TicketSpecOf(Jobs(), Job({{kTopologyRequiredLabel, "my rack"}}), ""), next);
+  EXPECT_EQ(next.topology_preferred, "rack") << "a bad label keeps the ticket's value";
+  PutTopology(TicketSpecOf(Jobs(), Job({{kPriorityLabel, "high"}}), ""), next);
+  EXPECT_EQ(next.topology_preferred, "") << "another label's problem does not keep it";
+}
+
 TEST(IsQueued, TheLabelOrTheNamespace) {
   k8s::ObjectMeta m;
   EXPECT_FALSE(IsQueued(m, false));

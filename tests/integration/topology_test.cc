@@ -1,0 +1,101 @@
+// Topology levels (issue 48) end to end on real nodes (real kubelets, hack/real-nodes.sh): three
+// 8-GPU machines labelled as racks under one spine, a Fleet with `topology` levels, Runs with
+// `topology: {required|preferred}`. What a user checks with kubectl: where the Pods run, and the
+// waiting runs' messages naming the level and its largest free domain.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine_fixture.h"
+#include "k8s/json.h"
+#include "real_nodes.h"
+
+namespace berth::testing {
+namespace {
+
+namespace json = k8s::json;
+using k8s::resources::kPods;
+
+// Spine s1: rack b holds rt-0, rack a holds rt-1 and rt-2 (so a choice by name alone would split
+// a two-node run over both racks).
+const char* kRackB = "rt-0";
+const char* kRackA0 = "rt-1";
+const char* kRackA1 = "rt-2";
+const char* kRetry = "  retry: {onEvents: [no-capacity], duration: \"off\"}\n";
+
+class TopologyRealNodes : public EngineTest {
+ protected:
+  TopologyRealNodes() { finish_deleted_pods_ = false; }  // the kubelets do it
+  static void SetUpTestSuite() {
+    auto node = [](const char* name, const char* rack) {
+      return RealNodeSpec{name, 8, "4Gi", {{"pool", "rt-gpu"}, {"example.com/spine", "s1"}, {"example.com/rack", rack}}};
+    };
+    RealNodes::Start({node(kRackB, "b"), node(kRackA0, "a"), node(kRackA1, "a")});
+  }
+  void TearDown() override {
+    if (HasFailure()) std::printf("---- pods ----\n%s\n", Kubectl({"get", "pods", "-o", "wide"}).out.c_str());
+    EngineTest::TearDown();
+    EXPECT_TRUE(Eventually([&] {
+      auto l = client()->List(kPods.Path(ns_));
+      return l.ok() && l->items.empty();
+    }, std::chrono::seconds(90))) << "pods of " << ns_ << " were not gone 90 s after the test";
+  }
+
+  // A run of `nodes` whole 8-GPU machines with `topology` whose containers sleep.
+  void Gang(const std::string& name, int nodes, const std::string& topology, const std::string& extra = {}) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n  nodes: " +
+          std::to_string(nodes) + "\n  resources: {gpu: 8}\n  topology: " + topology + "\n" + extra +
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + RealNodes::kBusybox + "\n        command: [sleep, \"3600\"]\n");
+  }
+  // The machines the run's Pods are bound to.
+  std::set<std::string> NodesOf(const std::string& run) {
+    std::set<std::string> nodes;
+    for (auto& [name, pod] : PodsOf(run)) nodes.insert(json::GetString(json::Find(pod, {"spec", "nodeName"})));
+    return nodes;
+  }
+};
+
+TEST_F(TopologyRealNodes, GangsStayInTheirRequiredRackWaitNamingItAndPreferredOnesClimb) {
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("racks") +
+        "}\nspec:\n  nodeSelector: {pool: rt-gpu}\n  blocks: auto\n  placement: cluster\n"
+        "  topology: [{key: example.com/spine}, {key: example.com/rack}]\n");
+  created_fleets_.push_back(FleetName("racks"));
+  ASSERT_TRUE(Eventually([&] {
+    auto f = client()->Get(k8s::resources::kFleets.Path("", FleetName("racks")));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    return list != nullptr && list->IsArray() && list->Size() == 3;
+  }, std::chrono::seconds(60))) << "the controller never wrote the status of the fleet";
+
+  // Two machines in one rack: rack a, the only one with two.
+  Gang("pair", 2, "{required: example.com/rack}");
+  ASSERT_TRUE(WaitPhase("pair", "Running", std::chrono::seconds(90))) << Phase("pair") << " " << Message("pair");
+  EXPECT_EQ(NodesOf("pair"), (std::set<std::string>{kRackA0, kRackA1}));
+
+  // Another two in one rack wait: the largest free rack (b) has one machine.
+  Gang("second", 2, "{required: example.com/rack}", kRetry);
+  const std::string fleet = FleetName("racks");
+  const std::string waits = "needs 2 idle instances with 8 GPUs in one example.com/rack; the largest free one has 1 (fleet " +
+                            fleet + ", 2 busy)";
+  EXPECT_TRUE(Eventually([&] { return Message("second").rfind(waits, 0) == 0; })) << Message("second");
+  EXPECT_EQ(Phase("second"), "Pending");
+  EXPECT_EQ(Reason("second"), "NoCapacity");
+  // Three in one rack: no rack has three machines at all.
+  Gang("big", 3, "{required: example.com/rack}", kRetry);
+  const std::string never = "needs 3 instances in one example.com/rack; the largest has 2 (fleet " + fleet + ")";
+  EXPECT_TRUE(Eventually([&] { return Reason("big") == "Unschedulable"; })) << Reason("big") << " " << Message("big");
+  EXPECT_EQ(Message("big").rfind(never, 0), 0u) << Message("big");
+  EXPECT_TRUE(NodesOf("second").empty()) << "a waiting run has no Pod bound";
+  for (const std::string name : {"second", "big", "pair"}) {
+    ASSERT_EQ(Kubectl({"delete", "run", name, "--wait=false"}).exit_code, 0);
+  }
+
+  // Preferred in one rack, three machines: no rack holds them, so the spine (every machine).
+  Gang("spread", 3, "{preferred: example.com/rack}", kRetry);
+  ASSERT_TRUE(WaitPhase("spread", "Running", std::chrono::seconds(120))) << Phase("spread") << " " << Message("spread");
+  EXPECT_EQ(NodesOf("spread"), (std::set<std::string>{kRackB, kRackA0, kRackA1}));
+}
+
+}  // namespace
+}  // namespace berth::testing
