@@ -148,9 +148,11 @@ void FoldUsage(UsageHistory& history, const std::vector<UsageSpan>& spans, TimeP
   }
   for (auto& [key, add] : folded) {
     const std::string day = UtcDay(key.first);
-    auto it = std::find_if(history.begin(), history.end(),
-                           [&](const UsageDay& d) { return d.day == day && d.fleet == key.second; });
-    if (it == history.end()) it = history.insert(history.end(), UsageDay{.day = day, .fleet = key.second, .total = {}, .by_namespace = {}, .hourly = {}});
+    const std::string& fleet = key.second;  // (a structured binding is not captured: clang)
+    auto it = std::find_if(history.begin(), history.end(), [&](const UsageDay& d) { return d.day == day && d.fleet == fleet; });
+    if (it == history.end()) {
+      it = history.insert(history.end(), UsageDay{.day = day, .fleet = fleet, .total = {}, .by_namespace = {}, .hourly = {}});
+    }
     it->total += add.total;
     // Larger first: of two namespaces new to a full day, the larger takes the name.
     std::vector<std::pair<std::string, UsageHours>> order(add.by_namespace.begin(), add.by_namespace.end());

@@ -24,7 +24,8 @@ constexpr int64_t kGiB = int64_t{1} << 30;
 
 UsageSpan Span(const std::string& ns, const std::string& fleet, TimePoint start, std::optional<TimePoint> end, int64_t gpus,
                int64_t cpu_milli = 0, int64_t memory = 0) {
-  return UsageSpan{.ns = ns, .fleet = fleet, .start = start, .end = end, .gpus = gpus, .cpu_milli = cpu_milli, .memory_bytes = memory};
+  return UsageSpan{
+      .ns = ns, .fleet = fleet, .start = start, .end = end, .gpus = gpus, .cpu_milli = cpu_milli, .memory_bytes = memory};
 }
 
 // Resource-seconds of `h` hours (comparisons to the second).
@@ -97,7 +98,8 @@ TEST(UsageTest, ADayNamesItsLargestNamespacesAndSumsTheRest) {
   EXPECT_EQ(h[0].by_namespace.count("ns-9"), 0u);
   EXPECT_NEAR(h[0].total.gpu, 465.0, 1e-9);
   // Later in the day a larger newcomer takes the smallest name's place.
-  FoldUsage(h, {Span("big", "f", kDay0 + hours(1), kDay0 + hours(2), 100)}, kDay0 + hours(1), kDay0 + hours(2), FoldOptions{.hourly_since = std::nullopt, .max_bytes = kMaxUsageBytes});
+  FoldUsage(h, {Span("big", "f", kDay0 + hours(1), kDay0 + hours(2), 100)}, kDay0 + hours(1), kDay0 + hours(2),
+            FoldOptions{.hourly_since = std::nullopt, .max_bytes = kMaxUsageBytes});
   EXPECT_EQ(h[0].by_namespace.count("big"), 1u);
   EXPECT_EQ(h[0].by_namespace.count("ns-10"), 0u);
   EXPECT_NEAR(h[0].by_namespace[kOthers].gpu, 66.0, 1e-9);
