@@ -53,6 +53,13 @@ std::string FinalizerPatch(const api::Run& run) {
              : R"([{"op":"add","path":"/metadata/finalizers","value":[")" + std::string(reconcilers::kFinalizer) + R"("]}])";
 }
 
+// The answer allowing a workload's CREATE with `hold` (its hold patch) and, issue 47, its submitter
+// recorded (the creating request's user, when the workload does not name one: the chart's
+// ValidatingAdmissionPolicy <fullname>-submitted-by decides whether a value it names may stand).
+std::string AllowHeld(const k8s::AdmissionRequest& request, const std::string& hold) {
+  return k8s::AdmissionAllowed(request.uid, k8s::JoinPatches(hold, k8s::AnnotationAddPatch(request.object, reconcilers::kSubmittedByAnnotation, request.username)));
+}
+
 }  // namespace
 
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps) {
@@ -96,7 +103,8 @@ k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLoo
       return k8s::AdmissionRefused(uid, 403, "Forbidden", reconcilers::PriorityRefusal(ns, priority, *cap));
     }
   }
-  return k8s::AdmissionAllowed(uid, request.operation == "CREATE" ? FinalizerPatch(*run) : "");
+  if (request.operation != "CREATE") return k8s::AdmissionAllowed(uid, "");
+  return k8s::AdmissionAllowed(uid, k8s::JoinPatches(FinalizerPatch(*run), k8s::AnnotationAddPatch(request.object, reconcilers::kSubmittedByAnnotation, request.username)));
 }
 
 k8s::Result<std::string> ReviewJob(const std::string& request_body) {
@@ -111,7 +119,7 @@ k8s::Result<std::string> ReviewJob(const std::string& request_body) {
   }
   auto patch = k8s::HoldJobPatch(*request.object, workloads::kAdmissionGate);
   if (!patch.ok()) return Refuse(request.uid, patch.status().message());
-  return k8s::AdmissionAllowed(request.uid, *patch);
+  return AllowHeld(request, *patch);
 }
 
 k8s::Result<std::string> ReviewJobSet(const std::string& request_body) {
@@ -125,7 +133,7 @@ k8s::Result<std::string> ReviewJobSet(const std::string& request_body) {
   }
   auto patch = k8s::HoldJobSetPatch(*request.object, workloads::kAdmissionGate);
   if (!patch.ok()) return Refuse(request.uid, patch.status().message());
-  return k8s::AdmissionAllowed(request.uid, *patch);
+  return AllowHeld(request, *patch);
 }
 
 k8s::Result<std::string> ReviewPod(const std::string& request_body) {
@@ -138,7 +146,7 @@ k8s::Result<std::string> ReviewPod(const std::string& request_body) {
   }
   auto patch = k8s::HoldPodPatch(*request.object, workloads::kAdmissionGate);
   if (!patch.ok()) return Refuse(request.uid, patch.status().message());
-  return k8s::AdmissionAllowed(request.uid, *patch);
+  return AllowHeld(request, *patch);
 }
 
 }  // namespace berth::controller

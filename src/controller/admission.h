@@ -33,6 +33,10 @@ using CapLookup = std::function<std::optional<reconcilers::PriorityCap>(const st
 // Issue 44 (2): an UPDATE that changes spec.template of a run whose old object is placed (phase
 // Scheduled or Running) is refused (422 Invalid, PlacedTemplateChange); a pending run's template
 // may change.
+// Issue 47: a CREATE also records the request's user (request.userInfo.username) in the
+// annotation berth.dev/submitted-by unless the Run names a submitter already (the chart's
+// ValidatingAdmissionPolicy <fullname>-submitted-by decides whether that name may stand); the
+// Job, JobSet and Pod webhooks below do the same in the patch that holds the workload.
 k8s::Result<std::string> ReviewRun(const std::string& request_body, const CapLookup& caps = {});
 
 // Issue 45 (2), the webhook that holds Jobs on Kubernetes 1.35 (1.36+: the chart's

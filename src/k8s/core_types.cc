@@ -212,6 +212,7 @@ Result<AdmissionRequest> DecodeAdmissionRequest(const json::Value& review) {
   r.object = json::Find(*request, {"object"});
   r.old_object = json::Find(*request, {"oldObject"});
   r.object_too_deep = r.object != nullptr && json::DeeperThan(*r.object);
+  r.username = json::GetString(json::Find(*request, {"userInfo", "username"}));
   return r;
 }
 
@@ -237,6 +238,25 @@ std::string AdmissionRefused(std::string_view uid, int code, std::string_view re
   return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":)" + json::Quote(uid) +
          R"(,"allowed":false,"status":{"code":)" + std::to_string(code) + R"(,"reason":)" + json::Quote(reason) +
          R"(,"message":)" + json::Quote(message) + "}}}";
+}
+
+std::string AnnotationAddPatch(const json::Value* object, std::string_view key, std::string_view value) {
+  if (object == nullptr || !object->IsObject() || value.empty()) return "";
+  const json::Value* annotations = json::Find(*object, {"metadata", "annotations"});
+  if (annotations != nullptr && annotations->IsObject()) {
+    if (json::Find(*annotations, {key}) != nullptr) return "";
+    std::string pointer;  // the key as a JSON Pointer token (RFC 6901)
+    for (char c : key) pointer += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+    return R"([{"op":"add","path":)" + json::Quote("/metadata/annotations/" + pointer) + R"(,"value":)" + json::Quote(value) +
+           "}]";
+  }
+  return R"([{"op":"add","path":"/metadata/annotations","value":{)" + json::Quote(key) + ":" + json::Quote(value) + "}}]";
+}
+
+std::string JoinPatches(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a.substr(0, a.size() - 1) + "," + b.substr(1);
 }
 
 }  // namespace berth::k8s

@@ -108,6 +108,8 @@ struct AdmissionRequest {
   const json::Value* old_object = nullptr;
   // `object` nests deeper than json::kMaxDepth: nothing recursive may touch it.
   bool object_too_deep = false;
+  // request.userInfo.username: the user the API server authenticated ("" when the review has none).
+  std::string username;
 };
 // Errors: "the body is not an AdmissionReview", "the AdmissionReview has no request", "the
 // AdmissionReview request has no uid".
@@ -124,5 +126,10 @@ Result<std::unique_ptr<AdmissionReview>> ParseAdmissionReview(std::string_view b
 std::string AdmissionAllowed(std::string_view uid, std::string_view json_patch);
 // refused with status {code, reason, message}.
 std::string AdmissionRefused(std::string_view uid, int code, std::string_view reason, std::string_view message);
+// The JSON patch adding annotation `key` = `value` to `object` (an object being created): "" when
+// `value` is empty, `object` is not an object, or it carries that annotation already (any value).
+std::string AnnotationAddPatch(const json::Value* object, std::string_view key, std::string_view value);
+// Two JSON patches ("" or a list of operations) as one list.
+std::string JoinPatches(const std::string& a, const std::string& b);
 
 }  // namespace berth::k8s

@@ -313,13 +313,16 @@ TEST_F(HelmChart, DefaultsRenderEveryObjectCrdsFirstInHelmInstallOrder) {
                                    // Issue 45 part 3: queued Pods and Pod groups.
                                    "ValidatingAdmissionPolicy/berth-controller-pod-groups.berth-system",
                                    "ValidatingAdmissionPolicy/berth-controller-tickets.berth-system",
+                                   // Issue 47: berth.dev/submitted-by cannot be forged.
+                                   "ValidatingAdmissionPolicy/berth-controller-submitted-by.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-placed-runs.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-pods.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-teams.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-jobs.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-jobsets.berth-system",
                                    "ValidatingAdmissionPolicyBinding/berth-controller-pod-groups.berth-system",
-                                   "ValidatingAdmissionPolicyBinding/berth-controller-tickets.berth-system"};
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-tickets.berth-system",
+                                   "ValidatingAdmissionPolicyBinding/berth-controller-submitted-by.berth-system"};
   EXPECT_EQ(kinds, want);
   for (const auto& d : docs) {
     std::string k = Kind(d);
@@ -1119,9 +1122,10 @@ TEST_F(HelmChart, ReleasesOfOneNameInTwoNamespacesDoNotCollide) {
   }
   // ClusterRole, ClusterRoleBinding, MutatingWebhookConfiguration, 3 ValidatingAdmissionPolicies
   // and their bindings (issue 44), those of Jobs, JobSets, Pod groups and tickets and the Jobs'
-  // MutatingWebhookConfiguration, and those of JobSets and Pods (issue 45).
-  ASSERT_EQ(names[ns_].size(), 20u);
-  ASSERT_EQ(names[ns_b].size(), 20u);
+  // MutatingWebhookConfiguration, and those of JobSets and Pods (issue 45), and the
+  // ValidatingAdmissionPolicy of berth.dev/submitted-by and its binding (issue 47).
+  ASSERT_EQ(names[ns_].size(), 22u);
+  ASSERT_EQ(names[ns_b].size(), 22u);
   for (const auto& n : names[ns_]) EXPECT_EQ(names[ns_b].count(n), 0u) << n << " is in both releases";
 
   // Each release's ClusterRoleBinding binds its own ServiceAccount, each webhook calls its own

@@ -377,6 +377,133 @@ TEST_P(WebhookCertificate, ARenewedCertificateIsServedWithoutARestart) {
 INSTANTIATE_TEST_SUITE_P(Admission, WebhookCertificate, ::testing::Values(Mechanism::kWebhook),
                          [](const ::testing::TestParamInfo<Mechanism>&) { return "ByWebhook"; });
 
+// Issue 47: berth.dev/submitted-by, by either mechanism, with the chart's
+// ValidatingAdmissionPolicy <fullname>-submitted-by (rendered on every version; with the webhook
+// it is applied here beside it) and usage.onBehalfOf listing one ServiceAccount.
+class SubmittedBy : public Webhook {
+ protected:
+  static constexpr const char* kCi = "system:serviceaccount:ci:argo";
+  static constexpr const char* kOther = "system:serviceaccount:ci:other";
+  SubmittedBy() { chart_values_ = {"usage.onBehalfOf={" + std::string(kCi) + "}"}; }
+  void SetUp() override {
+    Webhook::SetUp();
+    if (HasFatalFailure()) return;
+    GrantTenantNamespaceRights();
+    // The ServiceAccounts act in the test's namespace with the tenant's rights.
+    Apply("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ci}\nroleRef: {apiGroup: "
+          "rbac.authorization.k8s.io, kind: Role, name: tenant}\nsubjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, "
+          "name: \"" + std::string(kCi) + "\"}\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: \"" + kOther + "\"}\n");
+    if (GetParam() != Mechanism::kWebhook) return;
+    CommandResult r = RunCommand({"helm", "template", "p", std::string(BERTH_SOURCE_DIR) + "/deploy/helm/berth", "--namespace", ns_,
+                                  "--set", "admissionPolicies=false", "--set", chart_values_[0], "--show-only",
+                                  "templates/admission-policies.yaml"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    extra_ = YamlDocumentsNamed(r.out, {"p-berth-controller-submitted-by." + ns_});
+    ASSERT_NE(extra_.find("kind: ValidatingAdmissionPolicyBinding"), std::string::npos) << r.out;
+    CommandResult applied = cp().Kubectl({"apply", "-f", "-"}, extra_);
+    ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  }
+  void TearDown() override {
+    if (!extra_.empty()) cp().Kubectl({"delete", "-f", "-", "--ignore-not-found"}, extra_);
+    Webhook::TearDown();
+  }
+  // kubectl create of Run `name` (naming `submitter` when not empty) as `user`.
+  CommandResult CreateAs(const std::string& user, const std::string& name, const std::string& submitter,
+                         bool dry_run = false) {
+    std::string meta = "{name: " + name + (submitter.empty() ? "" : ", annotations: {berth.dev/submitted-by: \"" + submitter + "\"}") + "}";
+    std::vector<std::string> args = {"--as=" + user, "-n", ns_, "create", "-f", "-"};
+    if (dry_run) args.push_back("--dry-run=server");
+    return cp().Kubectl(args, "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: " + meta +
+                                  "\nspec:\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n  fleets: [none-" + ns_ +
+                                  "]\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  }
+  std::string Submitter(const std::string& run) {
+    return Kubectl({"get", "run", run, "-o", R"(jsonpath={.metadata.annotations.berth\.dev/submitted-by})"}).out;
+  }
+  std::string extra_;
+};
+
+// The creator is recorded; a tenant cannot name someone else, at creation or later, nor remove
+// it; a listed ServiceAccount may name the user it submits for, an unlisted one may not.
+TEST_P(SubmittedBy, RunsRecordTheirCreatorAndOnlyListedServiceAccountsNameAnother) {
+  // Until the policy and the mutation both act (each is loaded a moment after it is created).
+  CommandResult dry;
+  ASSERT_TRUE(Eventually([&] {
+    dry = CreateAs("tenant", "probe", "bob", true);
+    if (dry.exit_code == 0) return false;
+    CommandResult own = CreateAs("tenant", "probe-" + std::to_string(FreePort()), "");
+    return own.exit_code == 0 && own.out.find("created") != std::string::npos &&
+           Submitter(own.out.substr(own.out.find('/') + 1, own.out.find(' ') - own.out.find('/') - 1)) == "tenant";
+  }, std::chrono::seconds(90))) << dry.err << (controller_ ? controller_->Log() : "");
+
+  ASSERT_EQ(CreateAs("tenant", "mine", "").exit_code, 0);
+  EXPECT_EQ(Submitter("mine"), "tenant");
+  CommandResult forged = CreateAs("tenant", "forged", "bob");
+  EXPECT_NE(forged.exit_code, 0) << "a tenant named someone else";
+  EXPECT_NE(forged.err.find("annotation berth.dev/submitted-by records who submitted this Run: it is set to you (tenant), "
+                            "not \"bob\"; only the ServiceAccounts the chart lists (usage.onBehalfOf) submit on another "
+                            "user's behalf"),
+            std::string::npos)
+      << forged.err;
+  EXPECT_NE(Kubectl({"get", "run", "forged"}).exit_code, 0) << "the refused run was stored";
+  CommandResult own = CreateAs("tenant", "named-self", "tenant");
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(Submitter("named-self"), "tenant");
+
+  // Later: neither changed nor removed.
+  CommandResult changed = cp().Kubectl({"--as=tenant", "-n", ns_, "annotate", "--overwrite", "run", "mine",
+                                        "berth.dev/submitted-by=bob"});
+  EXPECT_NE(changed.exit_code, 0);
+  EXPECT_NE(changed.err.find("annotation berth.dev/submitted-by records who submitted this Run (\"tenant\"): it does not change"),
+            std::string::npos)
+      << changed.err;
+  CommandResult removed = cp().Kubectl({"--as=tenant", "-n", ns_, "annotate", "run", "mine", "berth.dev/submitted-by-"});
+  EXPECT_NE(removed.exit_code, 0) << "the annotation was removed";
+  EXPECT_EQ(Submitter("mine"), "tenant");
+  EXPECT_EQ(cp().Kubectl({"--as=tenant", "-n", ns_, "annotate", "run", "mine", "note=x"}).exit_code, 0);
+
+  // The listed ServiceAccount submits for alice; without a name it is the submitter itself.
+  CommandResult ci = CreateAs(kCi, "for-alice", "alice");
+  EXPECT_EQ(ci.exit_code, 0) << ci.err;
+  EXPECT_EQ(Submitter("for-alice"), "alice");
+  ASSERT_EQ(CreateAs(kCi, "by-ci", "").exit_code, 0);
+  EXPECT_EQ(Submitter("by-ci"), kCi);
+  CommandResult other = CreateAs(kOther, "other-for-alice", "alice");
+  EXPECT_NE(other.exit_code, 0) << "an unlisted ServiceAccount named someone else";
+  EXPECT_NE(other.err.find("it is set to you (" + std::string(kOther) + "), not \"alice\""), std::string::npos) << other.err;
+
+  // Queued workloads record their creator too, in the patch that holds them (on 1.36+ the chart's
+  // MutatingAdmissionPolicies; the 1.35 webhooks: admission_test.cc), and cannot name another.
+  if (GetParam() != Mechanism::kPolicies) return;
+  Run("by-admin");
+  const std::string admin = Submitter("by-admin");
+  ASSERT_FALSE(admin.empty());
+  const std::string job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: held, labels: {berth.dev/queue: \"true\"}}\nspec:\n"
+                          "  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n";
+  const std::string pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: held, labels: {berth.dev/queue: \"true\"}}\nspec:\n"
+                          "  containers: [{name: main, image: busybox}]\n";
+  const std::string jsonpath = R"(jsonpath={.metadata.annotations.berth\.dev/submitted-by} {.kind})";
+  CommandResult held_job, held_pod;
+  EXPECT_TRUE(Eventually([&] {
+    held_job = Kubectl({"create", "--dry-run=server", "-o", jsonpath, "-f", "-"}, job);
+    held_pod = Kubectl({"create", "--dry-run=server", "-o", jsonpath, "-f", "-"}, pod);
+    return held_job.out == admin + " Job" && held_pod.out == admin + " Pod";
+  }, std::chrono::seconds(60))) << held_job.out << held_job.err << held_pod.out << held_pod.err;
+  std::string forged_job = job;
+  forged_job.replace(forged_job.find("labels:"), 0, "annotations: {berth.dev/submitted-by: bob}, ");
+  CommandResult refused = Kubectl({"create", "--dry-run=server", "-f", "-"}, forged_job);
+  EXPECT_NE(refused.exit_code, 0) << "a Job named someone else";
+  EXPECT_NE(refused.err.find("annotation berth.dev/submitted-by records who submitted this Job: it is set to you (" + admin +
+                             "), not \"bob\""),
+            std::string::npos)
+      << refused.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Admission, SubmittedBy, ::testing::Values(Mechanism::kWebhook, Mechanism::kPolicies),
+                         [](const ::testing::TestParamInfo<Mechanism>& info) {
+                           return info.param == Mechanism::kWebhook ? "ByWebhook" : "ByPolicies";
+                         });
+
 // On Kubernetes 1.35 (the compatibility group) the policies are not served as v1: the webhook only.
 INSTANTIATE_TEST_SUITE_P(Admission, Webhook, ::testing::Values(Mechanism::kWebhook, Mechanism::kPolicies),
                          [](const ::testing::TestParamInfo<Mechanism>& info) {

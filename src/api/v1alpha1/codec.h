@@ -115,6 +115,10 @@ std::string FinalizersPatch(std::string_view resource_version, const std::vector
 std::string FleetStatusPatch(const FleetStatus& status, std::string_view resource_version);
 // {"metadata":{"resourceVersion":rv},"status":{...the whole Team status...}}.
 std::string TeamStatusPatch(const TeamStatus& status, std::string_view resource_version);
+// Issue 47: a merge patch of status.usageHistory and status.usageFoldedUntil alone, guarded by
+// `resource_version` (the fold that computed them read that version: a conflict means another
+// fold, e.g. the last leader's, moved the watermark first). TeamStatusPatch leaves both alone.
+std::string TeamUsagePatch(const base::UsageHistory& history, const Time& folded_until, std::string_view resource_version);
 
 // Spec patches of kubectl berth and the dashboard. `resource_version` empty: unconditional.
 // {"metadata":{"resourceVersion":rv},"spec":{"priority":n}}

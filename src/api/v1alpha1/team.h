@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/v1alpha1/meta.h"
+#include "base/usage.h"
 #include "k8s/objects.h"
 
 namespace berth::api::v1alpha1 {
@@ -65,6 +66,10 @@ struct TeamStatus {
   std::optional<Time> usage_updated_at;  // status.usage.updatedAt: when those values were true
   int64_t observed_generation = 0;
   std::vector<Condition> conditions;
+  // Issue 47: status.usageHistory (per UTC day and fleet, docs/api.md) and status.usageFoldedUntil
+  // (every run's usage up to then is in it): written only by the usage fold (TeamUsagePatch).
+  base::UsageHistory usage_history;
+  std::optional<Time> usage_folded_until;
   friend bool operator==(const TeamStatus&, const TeamStatus&) = default;
 };
 

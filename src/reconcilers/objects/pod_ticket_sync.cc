@@ -149,6 +149,7 @@ void PodTicketSync::Sync(const Entry& e) {
     meta.ns = e.ns;
     meta.name = name;
     if (!want.problem.empty()) meta.annotations[kLabelProblemAnnotation] = want.problem;
+    meta.annotations[kSubmittedByAnnotation] = SubmitterOf(w.meta);  // its workload's creator (issue 47)
     // A single Pod owns its ticket; a group has no one owner (an empty uid: no ownerReference).
     const k8s::OwnerRef owner = e.id.kind == "Pod" ? k8s::OwnerRef{"v1", "Pod", w.meta.name, w.meta.uid, false} : k8s::OwnerRef{};
     std::string body = api::EncodeTicket(meta, owner, want.spec);

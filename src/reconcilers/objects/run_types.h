@@ -45,6 +45,16 @@ using api::ToApi;
 
 inline constexpr const char* kFinalizer = api::kRunFinalizer;
 
+// Issue 47: who submitted a Run (or a workload, and so its ticket): the creating request's user,
+// set by the chart's admission (docs/concepts.md#usage); a run without it counts as kUnknownSubmitter.
+inline constexpr const char* kSubmittedByAnnotation = "berth.dev/submitted-by";
+inline constexpr const char* kUnknownSubmitter = "unknown";
+// The submitter an object's annotations name (kUnknownSubmitter without one).
+inline std::string SubmitterOf(const k8s::ObjectMeta& meta) {
+  std::string who = meta.Annotation(kSubmittedByAnnotation);
+  return who.empty() ? kUnknownSubmitter : who;
+}
+
 // Templates up to this size are kept in the engine's cache (issue 29); of a larger one the cached
 // Run keeps only its size and hash (Run::template_bytes, template_hash) and it is read again from
 // the API server when the run's Pods are made (RunWrites::ReadTemplate), so a cached run costs

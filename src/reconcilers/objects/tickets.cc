@@ -156,6 +156,7 @@ void TicketSync::CreateTicket(const workloads::WorkloadKind& kind, const workloa
   meta.ns = job.meta.ns;
   meta.name = name;
   if (!want.problem.empty()) meta.annotations[kLabelProblemAnnotation] = want.problem;
+  meta.annotations[kSubmittedByAnnotation] = SubmitterOf(job.meta);  // its workload's creator (issue 47)
   const k8s::OwnerRef owner{std::string(kind.ApiVersion()), std::string(kind.Kind()), job.meta.name, job.meta.uid, false};
   std::string body = api::EncodeTicket(meta, owner, want.spec);
   Dispatch(key, [this, key, body = std::move(body)] {

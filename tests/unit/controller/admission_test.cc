@@ -466,5 +466,54 @@ TEST(AdmissionTest, APodBerthCannotGateIsRefusedAndHostileBodiesAreErrors) {
   EXPECT_FALSE(ReviewPod(R"({"request":{"uid":"u-1","operation":"CREATE"}})").ok());
 }
 
+// A review of `kind` by `user` (no userInfo when empty) with `metadata` and `spec`.
+std::string ReviewBy(const std::string& user, const std::string& operation, const std::string& kind, const std::string& metadata,
+                     const std::string& spec) {
+  const std::string user_info = user.empty() ? "" : R"(,"userInfo":{"username":)" + json::Quote(user) + R"(,"groups":["g"]})";
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1","operation":")" + operation +
+         R"(")" + user_info + R"(,"object":{"kind":")" + kind + R"(","metadata":)" + metadata + R"(,"spec":)" + spec + "}}}";
+}
+
+// Issue 47: a Run created records its creator in berth.dev/submitted-by (with the finalizer, one
+// patch); one that names a submitter keeps it (the chart's policy decides whether it may); an
+// update, or a review without a user, records nothing.
+TEST(AdmissionTest, NewRunsRecordWhoSubmittedThem) {
+  const std::string spec = R"({"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}})";
+  EXPECT_EQ(Patch(ReviewRun(ReviewBy("alice", "CREATE", "Run", R"({"name":"r"})", spec)).value()),
+            R"([{"op":"add","path":"/metadata/finalizers","value":["berth.dev/run-cleanup"]},)"
+            R"({"op":"add","path":"/metadata/annotations","value":{"berth.dev/submitted-by":"alice"}}])");
+  EXPECT_EQ(Patch(ReviewRun(ReviewBy("o\"dd/user~1", "CREATE", "Run",
+                                     R"({"name":"r","finalizers":["berth.dev/run-cleanup"],"annotations":{"a":"b"}})", spec))
+                      .value()),
+            R"([{"op":"add","path":"/metadata/annotations/berth.dev~1submitted-by","value":"o\"dd/user~1"}])");
+  EXPECT_EQ(Patch(ReviewRun(ReviewBy("system:serviceaccount:ci:argo", "CREATE", "Run",
+                                     R"({"name":"r","finalizers":["berth.dev/run-cleanup"],"annotations":{"berth.dev/submitted-by":"bob"}})",
+                                     spec))
+                      .value()),
+            "");
+  EXPECT_EQ(Patch(ReviewRun(ReviewBy("alice", "UPDATE", "Run", R"({"name":"r"})", spec)).value()), "");
+  EXPECT_EQ(Patch(ReviewRun(ReviewBy("", "CREATE", "Run", R"({"name":"r","finalizers":["berth.dev/run-cleanup"]})", spec)).value()),
+            "");
+}
+
+// Issue 47: a queued Job, JobSet or Pod held at creation records its creator too (its ticket's
+// submitter), in the same patch as its hold.
+TEST(AdmissionTest, HeldWorkloadsRecordWhoCreatedThem) {
+  const std::string record = R"({"op":"add","path":"/metadata/annotations","value":{"berth.dev/submitted-by":"carol"}})";
+  auto job = Patch(ReviewJob(ReviewBy("carol", "CREATE", "Job", R"({"name":"j"})", R"({"template":{"spec":{}}})")).value());
+  EXPECT_NE(job.find(R"("path":"/spec/suspend")"), std::string::npos) << job;
+  EXPECT_NE(job.find(record), std::string::npos) << job;
+  auto jobset = Patch(ReviewJobSet(ReviewBy("carol", "CREATE", "JobSet", R"({"name":"s"})", "{}")).value());
+  EXPECT_EQ(jobset, R"([{"op":"add","path":"/spec/suspend","value":true},)" + record + "]");
+  auto pod = Patch(ReviewPod(ReviewBy("carol", "CREATE", "Pod", R"({"name":"p","labels":{"berth.dev/queue":"true"}})",
+                                      R"({"containers":[]})"))
+                       .value());
+  EXPECT_NE(pod.find(record), std::string::npos) << pod;
+  auto named = Patch(ReviewJob(ReviewBy("carol", "CREATE", "Job", R"({"name":"j","annotations":{"berth.dev/submitted-by":"x"}})",
+                                        R"({"template":{"spec":{}}})"))
+                         .value());
+  EXPECT_EQ(named.find("submitted-by"), std::string::npos) << named;
+}
+
 }  // namespace
 }  // namespace berth::controller

@@ -146,3 +146,20 @@ a usable pair is replaced by a new one. Delete the Secret to rotate.
 {{- end -}}
 {{- index .Values "__berthWebhookCertificate" | toJson -}}
 {{- end -}}
+
+{{/*
+Issue 47: the mutation (of a MutatingAdmissionPolicy) recording who creates an object in its
+annotation berth.dev/submitted-by, unless it names one already (the ValidatingAdmissionPolicy
+<fullname>-submitted-by decides whether that one may stand). The argument is a CEL condition under
+which nothing is recorded ("false": always recorded).
+*/}}
+{{- define "berth.submittedByMutation" -}}
+- patchType: JSONPatch
+  jsonPatch:
+    expression: >-
+      {{ . }} || request.userInfo.username == "" ||
+      (has(object.metadata.annotations) && "berth.dev/submitted-by" in object.metadata.annotations) ? [] :
+      has(object.metadata.annotations)
+      ? [JSONPatch{op: "add", path: "/metadata/annotations/berth.dev~1submitted-by", value: request.userInfo.username}]
+      : [JSONPatch{op: "add", path: "/metadata/annotations", value: {"berth.dev/submitted-by": request.userInfo.username}}]
+{{- end -}}
