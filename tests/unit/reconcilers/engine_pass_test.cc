@@ -269,10 +269,9 @@ World RandomWorld(std::mt19937& rng, EnginePassTest& t) {
 // engines give the same writes (kinds, targets, bodies, order). And one engine whose writes were
 // all refused when carried out (the KeyedWriter refusing each: PassWrite::refused) decides again,
 // on the next pass over the same snapshot, every write that has an undo (an admission refused
-// frees its blocks: the same admission, the same body, comes again).
-// Not (yet) so for the others: see /work/notes/s7/enginepass.md — a refused Fleet status stays
-// "written" (FleetStatusWriter's LastWritten), a refused Pod create waits out RunReconciler's 10 s
-// guard, a refused position sequence its budget.
+// frees its blocks; a Fleet status refused is not written: the same write, the same body,
+// comes again). Not (yet) so for the others: a refused Pod create waits out RunReconciler's 10 s
+// guard, a refused position sequence its budget (/work/notes/s7/enginepass.md).
 TEST_F(EnginePassTest, RandomSnapshotsGiveTheSameWritesInFreshEnginesAndAgainAfterARefusal) {
   size_t undone = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {
@@ -297,7 +296,7 @@ TEST_F(EnginePassTest, RandomSnapshotsGiveTheSameWritesInFreshEnginesAndAgainAft
           << "seed " << seed << ": not decided again: " << Dump({x}) << "second pass:\n" << Dump(again);
     }
   }
-  EXPECT_GT(undone, 0u);  // the random snapshots do admit runs
+  EXPECT_GT(undone, 0u);  // the random snapshots do admit runs and write Fleet statuses
 }
 
 // The writes of `run` ("ns/NAME") over passes of one engine, the API playing each pass' writes.
