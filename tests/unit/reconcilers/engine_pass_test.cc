@@ -271,7 +271,7 @@ World RandomWorld(std::mt19937& rng, EnginePassTest& t) {
 // on the next pass over the same snapshot, every write that has an undo (an admission refused
 // frees its blocks; a Fleet status refused is not written: the same write, the same body,
 // comes again). Not (yet) so for the others: a refused Pod create waits out RunReconciler's 10 s
-// guard, a refused position sequence its budget (/work/notes/s7/enginepass.md).
+// guard, a refused position sequence its budget (issue 46: their undo is still to come).
 TEST_F(EnginePassTest, RandomSnapshotsGiveTheSameWritesInFreshEnginesAndAgainAfterARefusal) {
   size_t undone = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {
