@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "k8s/workload_objects.h"
+#include "reconcilers/state/cache_indexes.h"
 #include "reconcilers/writers/pod_builder.h"
 #include "reconcilers/objects/pod_group_tickets.h"
 #include "workloads/job.h"
@@ -32,12 +33,6 @@ std::shared_ptr<const k8s::Pod> DecodeCachedPod(const k8s::json::Value& obj) {
   return kept;
 }
 
-// The Run a Pod's controller ownerReference names ("namespace/name"), for the index "owner-run".
-std::vector<std::string> OwnerRunIndex(const k8s::Pod& p) {
-  const std::string run = OwnerRunName(p.meta);
-  return run.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, run)};
-}
-
 }  // namespace
 
 void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
@@ -45,38 +40,13 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
       client, kPods.Path(), DecodeCachedPod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
       "pods");
   pods_->SetLabelSelector(kRunLabel);  // only berth's pods
-  pods_->AddIndex("run", [](const k8s::Pod& p) {
-    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(kRunLabel))};
-  });
-  pods_->AddIndex("node", [](const k8s::Pod& p) {
-    return p.node_name.empty() ? std::vector<std::string>{} : std::vector<std::string>{p.node_name};
-  });
+  for (auto& [name, fn] : RunPodIndexes()) pods_->AddIndex(name, std::move(fn));  // cache_indexes.h
   others_ = std::make_unique<k8s::Informer<k8s::Pod>>(
       client, kPods.Path(), DecodeCachedPod, [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); },
       "other-pods");
   others_->SetLabelSelector(std::string("!") + kRunLabel);
-  // Pods claiming a run through their ownerReference only (issue 44: strays, StraysOf).
-  pods_->AddIndex("owner-run", OwnerRunIndex);
-  others_->AddIndex("owner-run", OwnerRunIndex);
+  for (auto& [name, fn] : OtherPodIndexes()) others_->AddIndex(name, std::move(fn));
   others_->SetFieldSelector("status.phase!=Succeeded,status.phase!=Failed");
-  // Issue 45: a ticket's pinned Pods ("ns/ticket"), and the Pods of each workload ("Kind:ns/name").
-  others_->AddIndex("ticket", [](const k8s::Pod& p) {
-    const std::string t = p.meta.Label(workloads::kTicketLabel);
-    return t.empty() ? std::vector<std::string>{} : std::vector<std::string>{k8s::ObjectKey(p.meta.ns, t)};
-  });
-  // The pinned Pods on each node (a preemption's victim ticket whose Pods still stop there).
-  others_->AddIndex("ticket-node", [](const k8s::Pod& p) {
-    return p.node_name.empty() || p.meta.Label(workloads::kTicketLabel).empty() ? std::vector<std::string>{}
-                                                                                : std::vector<std::string>{p.node_name};
-  });
-  others_->AddIndex("workload", [](const k8s::Pod& p) {
-    std::vector<std::string> keys;
-    for (const workloads::WorkloadKind* kind : workloads::ObjectKinds()) {
-      const workloads::PodOwner o = kind->WorkloadOfPod(p);
-      if (!o.name.empty()) keys.push_back(WorkloadIndexKey(*kind, p.meta.ns, o.name));
-    }
-    return keys;
-  });
   // Pods berth pinned for tickets, in every phase: of their labels berth's and a Job's completion
   // index (workloads::PodsShowJobDone).
   ticket_pods_ = std::make_unique<k8s::Informer<k8s::Pod>>(
@@ -88,13 +58,7 @@ void EngineCaches::MakePodInformers(const k8s::ClientPtr& client) {
       },
       [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); }, "ticket-pods");
   ticket_pods_->SetLabelSelector(workloads::kTicketLabel);
-  ticket_pods_->AddIndex("ticket", [](const k8s::Pod& p) {
-    return std::vector<std::string>{k8s::ObjectKey(p.meta.ns, p.meta.Label(workloads::kTicketLabel))};
-  });
-  // Pods the kubelet still counts (Holds), so a pass never lists the Pods of finished runs.
-  pods_->AddIndex("held", [](const k8s::Pod& p) {
-    return !p.node_name.empty() && KubeletCountsPod(p) ? std::vector<std::string>{"held"} : std::vector<std::string>{};
-  });
+  for (auto& [name, fn] : TicketPodIndexes()) ticket_pods_->AddIndex(name, std::move(fn));
 }
 
 void EngineCaches::MakeDraInformers(const k8s::ClientPtr& client) {
@@ -220,9 +184,7 @@ EngineCaches::EngineCaches(const k8s::ClientPtr& client) {
   auto group_pod_key = [](const k8s::GroupPod& p) { return k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.name); };
   group_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "group-pods");
   group_pods_->SetLabelSelector(workloads::kPodGroupLabel);
-  group_pods_->AddIndex("group", [](const k8s::GroupPod& p) {
-    return std::vector<std::string>{k8s::ObjectKey(p.pod.meta.ns, p.pod.meta.Label(workloads::kPodGroupLabel))};
-  });
+  for (auto& [name, fn] : GroupPodIndexes()) group_pods_->AddIndex(name, std::move(fn));
   queued_pods_ = std::make_unique<k8s::Informer<k8s::GroupPod>>(client, kPods.Path(), decode_group_pod, group_pod_key, "queued-pods");
   queued_pods_->SetLabelSelector(std::string(workloads::kQueueLabel) + "=true,!" + workloads::kPodGroupLabel);
   MakeDraInformers(client);

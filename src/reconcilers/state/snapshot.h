@@ -25,8 +25,25 @@ class EngineCaches;
 class PassSnapshot final : public CacheReads {
  public:
   PassSnapshot();
+  ~PassSnapshot() override;
   // How many objects the last update applied over every store (what it cost; 0: nothing changed).
   size_t LastApplied() const;
+
+  // ---- A snapshot by hand (tests: no informer, no API) ----
+  struct Objects {
+    std::vector<std::shared_ptr<const Run>> runs;
+    std::vector<std::shared_ptr<const Fleet>> fleets;
+    std::vector<std::shared_ptr<const k8s::Node>> nodes;
+    std::vector<std::shared_ptr<const k8s::Pod>> pods;    // berth's (label berth.dev/run)
+    std::vector<std::shared_ptr<const k8s::Pod>> others;  // everyone else's
+    std::vector<std::shared_ptr<const NamespaceInfo>> namespaces;
+    std::vector<std::shared_ptr<const ResourceQuotaInfo>> quotas;
+    std::vector<std::shared_ptr<const Team>> teams;
+  };
+  // From now on the snapshot reads `objects`, keyed and indexed as the informers do
+  // (reconcilers/state/cache_indexes.h); every call is a new version of every one of these stores.
+  // Workloads and pod groups: none. A snapshot filled by hand is not one EngineCaches updates.
+  void Fill(const Objects& objects);
 
  private:
   friend class EngineCaches;  // UpdateSnapshot
@@ -43,6 +60,8 @@ class PassSnapshot final : public CacheReads {
   k8s::Store<k8s::ResourceSlice> resource_slices_;
   k8s::Store<k8s::DeviceClass> device_classes_;
   k8s::Store<k8s::ResourceClaim> resource_claims_;
+  struct ByHand;  // Fill's stores (snapshot.cc)
+  std::unique_ptr<ByHand> by_hand_;
 };
 
 }  // namespace berth::reconcilers

@@ -52,7 +52,9 @@ bool FleetStatusWriter::Write(const ClusterView& view, sched::TimePoint now) {
       auto patch = std::make_shared<const std::string>(api::FleetStatusPatch(s, rv));
       return dispatch_(PassWrite{.key = key, .kind = WriteKind::kFleetStatus, .target = name,
                                  .body = [patch] { return *patch; },
-                                 .write = [this, name, ticket, patch] { return Patch(name, ticket, *patch); }});
+                                 .write = [this, name, ticket, patch] { return Patch(name, ticket, *patch); },
+                                 // Refused when carried out: not written (TakeFailures: written again).
+                                 .refused = [this, name, ticket] { written_.Finish(name, ticket, false); }});
     };
     const bool taken = written_.Offer(name, std::move(status), std::equal_to<FleetStatus>(), queue);
     if (!taken) settled = false;  // the writer took nothing: the next pass tries again

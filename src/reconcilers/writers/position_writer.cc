@@ -1,6 +1,7 @@
 #include "reconcilers/writers/position_writer.h"
 
 #include <algorithm>
+#include <memory>
 
 #include <spdlog/spdlog.h>
 
@@ -124,14 +125,21 @@ std::unordered_set<std::string> PositionWriter::Write(const Keyed& runs, std::un
   }
   if (writes.empty()) return {};
   const size_t count = writes.size();
-  std::string body = "[";  // the moves as a test compares them: each run and its place
-  for (const auto& w : writes) {
-    if (body.size() > 1) body += ",";
-    body += "{\"run\":\"" + RunKey(*w.run) + "\",\"to\":" + (w.to ? std::to_string(*w.to) : "null") + "}";
-  }
+  // The moves as a test compares them (made on request): each run, its place and, when the write
+  // carries it, its whole waiting status (the patch sent).
+  auto sequence = std::make_shared<const std::vector<PositionWrite>>(std::move(writes));
   PassWrite w{.key = std::string(kKey), .kind = WriteKind::kPositions, .target = {},
-              .body = [body = std::move(body) + "]"] { return body; },
-              .write = [this, writes = std::move(writes)] { return WriteSequence(writes); }, .background = true};
+              .body = [sequence] {
+                std::string body = "[";
+                for (const auto& m : *sequence) {
+                  if (body.size() > 1) body += ",";
+                  body += "{\"run\":\"" + RunKey(*m.run) + "\",\"to\":" + (m.to ? std::to_string(*m.to) : "null");
+                  if (m.full) body += ",\"patch\":" + RunStatusPatch(*m.full, m.run->meta.resource_version);
+                  body += "}";
+                }
+                return body + "]";
+              },
+              .write = [this, sequence] { return WriteSequence(*sequence); }, .background = true};
   if (!dispatch_(std::move(w))) return {};
   budget_.Spend(count);
   batch_ = touched;
