@@ -25,6 +25,9 @@ BUILD="${BERTH_BUILD_DIR:-$ROOT/build}"
 # Workloads berth did not write (issue 45): the JobSet controller and Kubeflow Trainer, pinned
 # (jobsets_test), built here rather than on a test's first use (its ctest timeout).
 "$ROOT/hack/build-kube.sh" jobset trainer
+# DRA fleets (issue 49): the DRA example driver's kubelet plugin on real nodes (dra_test), pinned,
+# built here for the same reason.
+"$ROOT/hack/build-kube.sh" dra-example-kubeletplugin
 # The compatibility group runs on Kubernetes 1.35, the oldest supported (kube-scheduler: jobs_test).
 BERTH_KUBE_VERSION=1.35 "$ROOT/hack/build-kube.sh" kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler
 
