@@ -59,11 +59,18 @@ TEST_F(Usage, TheTeamKeepsTheHistoryTheFoldWritesAndBerthsStatusWritesKeepIt) {
   for (base::TimePoint t = start; t < end; t += hours(12)) {
     sched::FoldUsage(h, spans, t, t + hours(12), {.hourly_since = t - hours(24 * 7), .max_bytes = sched::kMaxUsageBytes});
   }
-  auto team = client()->Get(kTeams.Path("", team_));
-  ASSERT_TRUE(team.ok());
-  const std::string rv = json::GetString(json::Find(*team, {"metadata", "resourceVersion"}));
-  const std::string patch = api::TeamUsagePatch(h, api::Time(end), rv);
-  auto written = client()->MergePatch(kTeams.Path("", team_, "status"), patch);
+  // Written as the fold writes it: read the version, write guarded by it, and on a conflict
+  // (berth's own status write landed in between: every second here) read again and retry.
+  std::string patch;
+  k8s::Result<json::Document> written = k8s::Status::Error("not tried");
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto team = client()->Get(kTeams.Path("", team_));
+    ASSERT_TRUE(team.ok());
+    const std::string rv = json::GetString(json::Find(*team, {"metadata", "resourceVersion"}));
+    patch = api::TeamUsagePatch(h, api::Time(end), rv);
+    written = client()->MergePatch(kTeams.Path("", team_, "status"), patch);
+    if (written.ok() || !written.status().IsConflict()) break;
+  }
   ASSERT_TRUE(written.ok()) << written.status().ToString();
   // The same fold from the same version again: refused (someone moved the watermark first).
   auto again = client()->MergePatch(kTeams.Path("", team_, "status"), patch);
