@@ -157,7 +157,10 @@ class Informer final : public Source<T> {
       SetAsideObject o = Aside(item);
       aside[ObjectKey(o.ns, o.name)] = std::move(o);
     });
-    if (listed.ok()) Replace(std::move(fresh), std::move(aside));
+    if (listed.ok()) {
+      Replace(std::move(fresh), std::move(aside));
+      absent_empty_ = false;
+    }
     return listed;
   }
 
@@ -169,7 +172,10 @@ class Informer final : public Source<T> {
                    "(is its CRD applied?); asking again every 30 s at most", name_, listed.ToString());
       absent_logged_ = true;
     }
-    Replace({}, {});
+    // Once empty, it stays as it is: asking again and hearing 404 again changes nothing, so the
+    // version does not move (the engine would remake its cluster view and decide again each time).
+    if (!absent_empty_) Replace({}, {});
+    absent_empty_ = true;
     return true;
   }
 
@@ -382,6 +388,7 @@ class Informer final : public Source<T> {
 
   std::atomic<bool> synced_{false};
   bool absent_is_empty_ = false;  // SetAbsentIsEmpty
+  bool absent_empty_ = false;     // the cache was emptied for a 404 and nothing was listed since (Run's thread)
   bool absent_logged_ = false;    // the informer's thread only
   std::atomic<uint64_t> version_{0};  // see Version()
   std::mutex wait_mu_;

@@ -180,10 +180,10 @@ TEST_F(FakeApiTest, ListsWithSelectorsAndPages) {
   EXPECT_EQ(expired->status, 410);
 }
 
-// Polls `done` for at most 10 s of real time.
+// Polls `done` for at most `limit` of real time.
 template <typename F>
-bool Eventually(F done) {
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10); std::chrono::steady_clock::now() < until;) {
+bool Eventually(F done, std::chrono::seconds limit = std::chrono::seconds(10)) {
+  for (auto until = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < until;) {
     if (done()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -233,6 +233,17 @@ TEST_F(FakeApiTest, AnOptionalResourceTheServerDoesNotServeIsAnEmptySyncedCache)
       << "a 404 for the type did not count as an empty list";
   EXPECT_TRUE(widgets.HasSynced());
   EXPECT_EQ(widgets.Size(), 0u);
+  // It asks again (after 0.8 s, then 1.6 s ...); hearing 404 again changes nothing, so its version
+  // stays (the engine keeps its cluster view while the versions hold).
+  const uint64_t v = widgets.Version();
+  const auto lists = [&] {
+    int n = 0;
+    for (const auto& r : api_->Requests()) n += r == "GET /apis/example.com/v1/widgets" ? 1 : 0;
+    return n;
+  };
+  ASSERT_TRUE(Eventually([&] { return lists() >= 3; }, std::chrono::seconds(60))) << lists();
+  EXPECT_EQ(widgets.Version(), v);
+  EXPECT_TRUE(widgets.HasSynced());
   widgets.Stop();
 }
 
