@@ -504,6 +504,53 @@ INSTANTIATE_TEST_SUITE_P(Admission, SubmittedBy, ::testing::Values(Mechanism::kW
                            return info.param == Mechanism::kWebhook ? "ByWebhook" : "ByPolicies";
                          });
 
+// Issue 48: a queued workload's topology label or annotation is checked at admission by the
+// chart's ValidatingAdmissionPolicies (Jobs, JobSets, Pods): a label key, and not both.
+class WorkloadTopology : public Webhook {};
+
+TEST_P(WorkloadTopology, AQueuedWorkloadsTopologyMustNameALevelAndNotBoth) {
+  // A queued Job or Pod with these annotations and, beside berth.dev/queue, these labels.
+  auto meta = [](const std::string& annotations, const std::string& labels) {
+    return "metadata: {name: topo, labels: {berth.dev/queue: \"true\"" + (labels.empty() ? "" : ", " + labels) +
+           "}, annotations: {" + annotations + "}}\n";
+  };
+  auto job = [&](const std::string& annotations, const std::string& labels = "") {
+    return "apiVersion: batch/v1\nkind: Job\n" + meta(annotations, labels) +
+           "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n";
+  };
+  auto pod = [&](const std::string& annotations, const std::string& labels = "") {
+    return "apiVersion: v1\nkind: Pod\n" + meta(annotations, labels) + "spec:\n  containers: [{name: main, image: busybox}]\n";
+  };
+  auto create = [&](const std::string& yaml) { return Kubectl({"create", "--dry-run=server", "-f", "-"}, yaml); };
+  const std::string bad = "berth.dev/topology-required: \"rack!\"";
+  CommandResult refused;
+  // Until the policy is loaded (a moment after it is created).
+  ASSERT_TRUE(Eventually([&] { return (refused = create(job(bad))).exit_code != 0; }, std::chrono::seconds(60))) << refused.out;
+  EXPECT_NE(refused.err.find("label or annotation berth.dev/topology-required must name a topology level's label key "
+                             "(such as example.com/rack), not \"rack!\""),
+            std::string::npos)
+      << refused.err;
+  CommandResult r = create(pod("berth.dev/topology-preferred: \"example.com/rack/x\""));
+  EXPECT_NE(r.exit_code, 0) << "a Pod's preferred level with two slashes";
+  EXPECT_NE(r.err.find("berth.dev/topology-preferred must name a topology level's label key"), std::string::npos) << r.err;
+  r = create(job("berth.dev/topology-required: example.com/rack", "berth.dev/topology-preferred: rack"));
+  EXPECT_NE(r.exit_code, 0) << "required and preferred together";
+  EXPECT_NE(r.err.find("berth.dev/topology-required and berth.dev/topology-preferred are exclusive"), std::string::npos) << r.err;
+  // What berth reads is admitted: a prefixed key as an annotation, a plain one as a label; an
+  // unqueued workload is not berth's to check.
+  r = create(job("berth.dev/topology-required: example.com/rack"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = create(pod("", "berth.dev/topology-preferred: rack"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Kubectl({"create", "--dry-run=server", "-f", "-"},
+              "apiVersion: batch/v1\nkind: Job\nmetadata: {name: free, annotations: {berth.dev/topology-required: \"rack!\"}}\n"
+              "spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Admission, WorkloadTopology, ::testing::Values(Mechanism::kPolicies),
+                         [](const ::testing::TestParamInfo<Mechanism>&) { return "ByPolicies"; });
+
 // On Kubernetes 1.35 (the compatibility group) the policies are not served as v1: the webhook only.
 INSTANTIATE_TEST_SUITE_P(Admission, Webhook, ::testing::Values(Mechanism::kWebhook, Mechanism::kPolicies),
                          [](const ::testing::TestParamInfo<Mechanism>& info) {

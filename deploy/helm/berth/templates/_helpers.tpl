@@ -163,3 +163,38 @@ which nothing is recorded ("false": always recorded).
       ? [JSONPatch{op: "add", path: "/metadata/annotations/berth.dev~1submitted-by", value: request.userInfo.username}]
       : [JSONPatch{op: "add", path: "/metadata/annotations", value: {"berth.dev/submitted-by": request.userInfo.username}}]
 {{- end -}}
+
+{{/*
+Issue 48: a queued workload's topology (label or annotation berth.dev/topology-required /
+berth.dev/topology-preferred; the annotation wins, as a label value cannot hold the "/" of a
+prefixed key) must name a label key, and the two are exclusive: the engine's own check
+(src/workloads/workload.cc, ReadTopology) says the same on the ticket when no policy runs. The
+variables go after the policy's labels and annotations; the validations need queued too. An empty
+value is no topology.
+*/}}
+{{- define "berth.topologyVariables" -}}
+{{- range $name, $k := dict "topologyRequired" "berth.dev/topology-required" "topologyPreferred" "berth.dev/topology-preferred" }}
+- name: {{ $name }}
+  expression: >-
+    {{ $k | quote }} in variables.annotations ? variables.annotations[{{ $k | quote }}] :
+    ({{ $k | quote }} in variables.labels ? variables.labels[{{ $k | quote }}] : "")
+{{- end }}
+{{- end -}}
+
+{{- define "berth.topologyValidations" -}}
+{{- $re := `^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$` }}
+{{- range $name, $k := dict "topologyRequired" "berth.dev/topology-required" "topologyPreferred" "berth.dev/topology-preferred" }}
+- expression: >-
+    !variables.queued || variables.{{ $name }} == "" || variables.{{ $name }}.matches({{ $re | quote }})
+  reason: Invalid
+  messageExpression: >-
+    "label or annotation {{ $k }} must name a topology level's label key (such as example.com/rack), not \"" +
+    (variables.{{ $name }}.size() > 100 ? variables.{{ $name }}.substring(0, 100) + "..." : variables.{{ $name }}) + "\""
+{{- end }}
+- expression: >-
+    !variables.queued || variables.topologyRequired == "" || variables.topologyPreferred == ""
+  reason: Invalid
+  message: >-
+    berth.dev/topology-required and berth.dev/topology-preferred are exclusive: a gang either must
+    stay in one domain of a level (required) or prefers the smallest level that holds it (preferred)
+{{- end -}}
