@@ -169,5 +169,33 @@ TEST_F(DraTest, AGangsRanksEachGetDevicesOnTheirOwnNode) {
   EXPECT_EQ(nodes, (std::set<std::string>{kDraNode, kDraNode1}));
 }
 
+// Issue 49: a DRA fleet over a real DRA node (dra-1, the example plugin's devices) and an
+// extended-resource node (a Node that advertises nvidia.com/gpu and publishes no device of the
+// class) is refused with a sentence naming that node, instead of silently counting it 0 GPUs; once
+// the extended-resource node leaves the fleet, the fleet takes runs on its DRA node.
+TEST_F(DraTest, AFleetMixingExtendedResourceAndDraNodesIsRefused) {
+  ASSERT_EQ(Kubectl({"label", "node", kDraNode1, "dra-mix=" + ns_, "--overwrite"}).exit_code, 0);
+  const std::string ext = Nodes("ext", 1, "2", "4Gi", 8, {{"dra-mix", ns_}})[0];
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("mix") +
+        "}\nspec:\n  nodeSelector: {dra-mix: " + ns_ + "}\n  devices: {deviceClassName: gpu.example.com}\n");
+  created_fleets_.push_back(FleetName("mix"));
+  const std::string jsonpath = "jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}: "
+                               "{.status.conditions[?(@.type==\"Ready\")].message}";
+  std::string got;
+  EXPECT_TRUE(Eventually([&] {
+    got = Kubectl({"get", "fleet", FleetName("mix"), "-o", jsonpath}).out;
+    return got == "InvalidSpec: a DRA fleet does not mix extended-resource and DRA nodes: node " + ext +
+                      " publishes no device of DeviceClass gpu.example.com but advertises the extended resource "
+                      "nvidia.com/gpu: 8, which this fleet does not count; narrow spec.nodeSelector to the DRA nodes "
+                      "(a Fleet with gpuResource nvidia.com/gpu for the others)";
+  }, std::chrono::seconds(60))) << got;
+  ASSERT_EQ(Kubectl({"delete", "node", ext}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] {
+    got = Kubectl({"get", "fleet", FleetName("mix"), "-o", jsonpath}).out;
+    return got == "InstancesReady: 1 of 1 instances take new runs";
+  }, std::chrono::seconds(60))) << got;
+  Kubectl({"label", "node", kDraNode1, "dra-mix-"});
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -173,9 +173,11 @@ TEST(DraDevices, TheClusterViewCountsDevicesAsGpus) {
                      name + R"("},"blocks":2,"gpuResource":"nvidia.com/gpu","devices":{"deviceClassName":")" + cls + R"("}}})");
     return DecodeFleet(doc);
   };
+  // n1 also advertises nvidia.com/gpu: a node that publishes devices of the class is a DRA node.
   auto node = [](const std::string& name, const std::string& pool) {
+    const std::string gpus = name == "n1" ? R"(,"nvidia.com/gpu":"8")" : "";
     auto doc = Parse(R"({"metadata":{"name":")" + name + R"(","uid":")" + name + R"(-uid","labels":{"pool":")" + pool +
-                     R"("}},"status":{"allocatable":{"cpu":"8","memory":"16Gi","nvidia.com/gpu":"8"},)"
+                     R"("}},"status":{"allocatable":{"cpu":"8","memory":"16Gi")" + gpus + R"(},)"
                      R"("conditions":[{"type":"Ready","status":"True"}]}})");
     return k8s::DecodeNode(doc);
   };
@@ -200,6 +202,37 @@ TEST(DraDevices, TheClusterViewCountsDevicesAsGpus) {
   EXPECT_EQ(view.snapshot.instances[1].allocatable.gpus, 0);  // no slices: no devices
   EXPECT_THAT(view.invalid_fleets.at("odd"), HasSubstr("DeviceClass odd: berth evaluates no CEL"));
   EXPECT_EQ(view.invalid_fleets.count("dra"), 0u);
+}
+
+// Issue 49: a DRA fleet over a node that publishes no device of its class but advertises a GPU
+// extended resource (an extended-resource node) is refused with a sentence naming the node; the
+// fleet is back once that node leaves it.
+TEST(DraDevices, AFleetMixingExtendedResourceAndDraNodesIsRefused) {
+  auto doc = Parse(R"({"metadata":{"name":"dra","uid":"dra-uid"},"spec":{"nodeSelector":{"pool":"mix"},)"
+                   R"("devices":{"deviceClassName":"gpu.example.com"}}})");
+  const auto fleet = DecodeFleet(doc);
+  auto amd = Parse(R"({"metadata":{"name":"amd","uid":"amd-uid"},"spec":{"nodeSelector":{"pool":"amd"},)"
+                   R"("gpuResource":"amd.com/gpu"}})");
+  const auto amd_fleet = DecodeFleet(amd);
+  auto node = [](const std::string& name, const std::string& extra) {
+    return k8s::DecodeNode(Parse(R"({"metadata":{"name":")" + name + R"(","uid":")" + name +
+                                 R"(-uid","labels":{"pool":"mix"}},"status":{"allocatable":{"cpu":"8")" + extra +
+                                 R"(},"conditions":[{"type":"Ready","status":"True"}]}})"));
+  };
+  DraDevices devices;
+  devices["gpu.example.com"] = CountClassDevices("gpu.example.com", Class("gpu.example.com", {kSelector}).get(),
+                                                 {Slice("a", kDriver, "dra-node", 1, 1, {"gpu-0", "gpu-1"})}, {});
+  const auto dra_node = node("dra-node", R"(,"nvidia.com/gpu":"2")");  // publishes devices: a DRA node
+  ClusterView view = BuildClusterView({fleet, amd_fleet}, {dra_node, node("cpu", "")}, {}, k8s::TimePoint{}, {}, &devices);
+  EXPECT_EQ(view.invalid_fleets.count("dra"), 0u);
+  for (const char* gpus : {R"(,"nvidia.com/gpu":"8")", R"(,"amd.com/gpu":"8")"}) {
+    view = BuildClusterView({fleet, amd_fleet}, {dra_node, node("ext", gpus)}, {}, k8s::TimePoint{}, {}, &devices);
+    ASSERT_EQ(view.invalid_fleets.count("dra"), 1u) << gpus;
+    EXPECT_THAT(view.invalid_fleets.at("dra"),
+                HasSubstr("a DRA fleet does not mix extended-resource and DRA nodes: node ext publishes no device of "
+                          "DeviceClass gpu.example.com but advertises the extended resource"));
+    EXPECT_TRUE(view.snapshot.instances.empty());
+  }
 }
 
 TEST(DraDevices, DevicesAndAnotherGpuResourceAreExclusive) {
