@@ -197,5 +197,68 @@ TEST_F(DraTest, AFleetMixingExtendedResourceAndDraNodesIsRefused) {
   Kubectl({"label", "node", kDraNode1, "dra-mix-"});
 }
 
+// Issue 49: a user's own ResourceClaim under the name berth gives a rank's claim (<pod>-gpus) is
+// never taken as the run's: the run fails with a sentence naming it, no Pod of the run is made,
+// and the user's claim is left as it was.
+TEST_F(DraTest, AUsersClaimUnderTheRunsClaimNameIsNotTaken) {
+  DraFleet();
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() > 0; }, std::chrono::seconds(60))) << FleetYaml();
+  Apply("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: taken-0-gpus}\nspec:\n  devices:\n"
+        "    requests:\n    - name: gpu\n      exactly: {deviceClassName: gpu.example.com, allocationMode: ExactCount, count: 1}\n");
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: taken}\nspec:\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, '3600']\n");
+  ASSERT_TRUE(WaitPhase("taken", "Failed", std::chrono::seconds(60))) << Phase("taken") << " " << Message("taken");
+  EXPECT_EQ(Reason("taken"), "InvalidSpec");
+  EXPECT_EQ(Message("taken"), "a ResourceClaim named taken-0-gpus already exists in namespace " + ns_ +
+                                  " and is not this run's (berth does not take over or change it): rank 0's Pod "
+                                  "needs that name for its GPUs; rename the run or delete that ResourceClaim");
+  EXPECT_TRUE(PodsOf("taken").empty());
+  const CommandResult claim = Kubectl({"get", "resourceclaim", "taken-0-gpus", "-o",
+                                       "jsonpath={.metadata.labels}|{.metadata.ownerReferences}|"
+                                       "{.spec.devices.requests[0].exactly.count}"});
+  EXPECT_EQ(claim.out, "||1") << claim.err;
+  Kubectl({"delete", "resourceclaim", "taken-0-gpus", "--wait=false"});
+}
+
+// Issue 49: the node's devices change under a running run (the plugin restarted with another
+// count: its ResourceSlice changes, through an update of its pool). The running run keeps its
+// claim and its Pod (kube-scheduler and the kubelet evict nothing when a slice changes, and berth
+// interrupts nothing); the node's count changes for new placements: with 1 device the fleet has 1
+// block (the run's) and a second run of 1 GPU waits, with 4 again it has 2 and the second run gets
+// a device the first one's claim does not hold.
+TEST_F(DraTest, TheNodesDevicesChangeUnderARunningRun) {
+  struct Restore {  // the other tests count on 4 devices
+    ~Restore() { RealNodes::SetDraDevices(kDraNode, kDevices); }
+  } restore;
+  DraFleet();
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() == 2; }, std::chrono::seconds(60))) << FleetYaml();
+  auto run = [&](const std::string& name, int gpus) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n  resources: {gpu: " +
+          std::to_string(gpus) + "}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, '3600']\n");
+  };
+  run("steady", 2);
+  ASSERT_TRUE(WaitPhase("steady", "Running", std::chrono::seconds(120))) << Phase("steady") << " " << Message("steady");
+  const std::string uid = Kubectl({"get", "pod", "steady-0", "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_FALSE(uid.empty());
+
+  RealNodes::SetDraDevices(kDraNode, 1);
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() == 1; }, std::chrono::seconds(60))) << FleetYaml();
+  run("second", 1);
+  ASSERT_TRUE(Eventually([&] { return Message("second").find("largest free is 0") != std::string::npos; },
+                         std::chrono::seconds(60))) << Phase("second") << " " << Message("second");
+  EXPECT_EQ(Phase("second"), "Pending");
+
+  RealNodes::SetDraDevices(kDraNode, kDevices);
+  EXPECT_TRUE(WaitPhase("second", "Running", std::chrono::seconds(120))) << Phase("second") << " " << Message("second");
+  EXPECT_EQ(Phase("steady"), "Running") << Message("steady");
+  const std::string after = Kubectl({"get", "pod", "steady-0", "-o",
+                                     "jsonpath={.metadata.uid} {.status.containerStatuses[0].restartCount}"}).out;
+  EXPECT_EQ(after, uid + " 0");
+  EXPECT_EQ(StatusInt("steady", "resubmissions"), 0);
+}
+
 }  // namespace
 }  // namespace berth::testing
