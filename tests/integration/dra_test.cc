@@ -62,6 +62,13 @@ class DraTest : public EngineTest {
     if (list == nullptr || !list->IsArray() || list->Size() != 1) return -1;
     return json::GetInt((*list)[0], "totalBlocks", -1);
   }
+  // The fleet's status.instances[0].devices ("" when none).
+  std::string Devices() {
+    auto f = client()->Get(kFleets.Path("", FleetName("dra")));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    if (list == nullptr || !list->IsArray() || list->Size() != 1) return "";
+    return json::GetString((*list)[0], "devices");
+  }
   std::string FleetYaml() { return Kubectl({"get", "fleet", FleetName("dra"), "-o", "yaml"}).out; }
   // The fleet's status.instances[0].heldByOtherPods ("" when none).
   std::string HeldByOthers() {
@@ -179,21 +186,25 @@ TEST_F(DraTest, AFleetMixingExtendedResourceAndDraNodesIsRefused) {
   Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("mix") +
         "}\nspec:\n  nodeSelector: {dra-mix: " + ns_ + "}\n  devices: {deviceClassName: gpu.example.com}\n");
   created_fleets_.push_back(FleetName("mix"));
-  const std::string jsonpath = "jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}: "
-                               "{.status.conditions[?(@.type==\"Ready\")].message}";
-  std::string got;
+  // The fleet's Ready condition, as "reason: message".
+  auto ready = [&] {
+    auto f = client()->Get(kFleets.Path("", FleetName("mix")));
+    const json::Value* conds = f.ok() ? json::Find(*f, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return std::string();
+    for (const json::Value& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Ready") return json::GetString(c, "reason") + ": " + json::GetString(c, "message");
+    }
+    return std::string();
+  };
   EXPECT_TRUE(Eventually([&] {
-    got = Kubectl({"get", "fleet", FleetName("mix"), "-o", jsonpath}).out;
-    return got == "InvalidSpec: a DRA fleet does not mix extended-resource and DRA nodes: node " + ext +
-                      " publishes no device of DeviceClass gpu.example.com but advertises the extended resource "
-                      "nvidia.com/gpu: 8, which this fleet does not count; narrow spec.nodeSelector to the DRA nodes "
-                      "(a Fleet with gpuResource nvidia.com/gpu for the others)";
-  }, std::chrono::seconds(60))) << got;
+    return ready() == "InvalidSpec: a DRA fleet does not mix extended-resource and DRA nodes: node " + ext +
+                          " publishes no device of DeviceClass gpu.example.com but advertises the extended resource "
+                          "nvidia.com/gpu: 8, which this fleet does not count; narrow spec.nodeSelector to the DRA "
+                          "nodes (a Fleet with gpuResource nvidia.com/gpu for the others)";
+  }, std::chrono::seconds(60))) << ready();
   ASSERT_EQ(Kubectl({"delete", "node", ext}).exit_code, 0);
-  EXPECT_TRUE(Eventually([&] {
-    got = Kubectl({"get", "fleet", FleetName("mix"), "-o", jsonpath}).out;
-    return got == "InstancesReady: 1 of 1 instances take new runs";
-  }, std::chrono::seconds(60))) << got;
+  EXPECT_TRUE(Eventually([&] { return ready() == "InstancesReady: 1 of 1 instances take new runs"; },
+                         std::chrono::seconds(60))) << ready();
   Kubectl({"label", "node", kDraNode1, "dra-mix-"});
 }
 
@@ -243,9 +254,18 @@ TEST_F(DraTest, TheNodesDevicesChangeUnderARunningRun) {
   ASSERT_TRUE(WaitPhase("steady", "Running", std::chrono::seconds(120))) << Phase("steady") << " " << Message("steady");
   const std::string uid = Kubectl({"get", "pod", "steady-0", "-o", "jsonpath={.metadata.uid}"}).out;
   ASSERT_FALSE(uid.empty());
+  // Seen: the instance's devices and the run whose claim holds them, in the Fleet's status and in
+  // kubectl berth fleets.
+  const std::string held = "4 devices of gpu.example.com; run " + ns_ + "/steady holds 2";
+  EXPECT_TRUE(Eventually([&] { return Devices() == held; }, std::chrono::seconds(60))) << Devices();
+  const CommandResult fleets = RunPlugin(cp().kubeconfig(), {"fleets"});
+  EXPECT_EQ(fleets.exit_code, 0) << fleets.err;
+  EXPECT_NE(fleets.out.find("STATE   DEVICES\n"), std::string::npos) << fleets.out;
+  EXPECT_NE(fleets.out.find("Busy    " + held + "\n"), std::string::npos) << fleets.out;
 
   RealNodes::SetDraDevices(kDraNode, 1);
   ASSERT_TRUE(Eventually([&] { return FleetBlocks() == 1; }, std::chrono::seconds(60))) << FleetYaml();
+  EXPECT_EQ(Devices().rfind("1 device of gpu.example.com", 0), 0u) << Devices();
   run("second", 1);
   ASSERT_TRUE(Eventually([&] { return Message("second").find("largest free is 0") != std::string::npos; },
                          std::chrono::seconds(60))) << Phase("second") << " " << Message("second");
@@ -258,6 +278,31 @@ TEST_F(DraTest, TheNodesDevicesChangeUnderARunningRun) {
                                      "jsonpath={.metadata.uid} {.status.containerStatuses[0].restartCount}"}).out;
   EXPECT_EQ(after, uid + " 0");
   EXPECT_EQ(StatusInt("steady", "resubmissions"), 0);
+}
+
+// Issue 49: berth does not read a namespace's ResourceQuota on devices; the API server enforces it
+// when berth creates a rank's ResourceClaim, and its refusal fails the run with its message (a
+// sentence on the run, never a silent retry of the create).
+TEST_F(DraTest, AQuotaOnDevicesRefusingTheClaimFailsTheRunWithItsMessage) {
+  DraFleet();
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() > 0; }, std::chrono::seconds(60))) << FleetYaml();
+  const std::string res = "gpu.example.com.deviceclass.resource.k8s.io/devices";
+  Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: devices}\nspec:\n  hard: {" + res + ": \"1\"}\n");
+  // No quota controller runs here: the status the admission reads is written as it would.
+  auto q = client()->MergePatch("/api/v1/namespaces/" + ns_ + "/resourcequotas/devices/status",
+                                R"({"status":{"hard":{")" + res + R"(":"1"},"used":{")" + res + R"(":"0"}}})");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: quota}\nspec:\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, '3600']\n");
+  ASSERT_TRUE(WaitPhase("quota", "Failed", std::chrono::seconds(60))) << Phase("quota") << " " << Message("quota");
+  EXPECT_EQ(Reason("quota"), "InvalidSpec");
+  const std::string m = Message("quota");
+  EXPECT_EQ(m.rfind("the API server refused the ResourceClaim quota-0-gpus for rank 0: ", 0), 0u) << m;
+  EXPECT_NE(m.find("exceeded quota: devices"), std::string::npos) << m;
+  EXPECT_NE(m.find("(berth does not queue a DRA fleet's runs for a ResourceQuota on devices)"), std::string::npos) << m;
+  EXPECT_TRUE(PodsOf("quota").empty());
+  Kubectl({"delete", "resourcequota", "devices"});
 }
 
 }  // namespace

@@ -203,6 +203,20 @@ std::string MixedNodeProblem(const Fleet& fleet, const std::vector<std::shared_p
   return {};
 }
 
+// What a DRA instance shows of its devices (InstanceInfo::devices): at most 10 runs named.
+std::string DevicesLine(const NodeDevices& d, const std::string& device_class) {
+  std::string out = std::to_string(d.total) + (d.total == 1 ? " device of " : " devices of ") + device_class;
+  size_t shown = 0;
+  for (const auto& [run, n] : d.runs) {
+    if (shown++ == 10) {
+      out += "; and " + std::to_string(d.runs.size() - 10) + " more runs";
+      break;
+    }
+    out += "; run " + run + " holds " + std::to_string(n);
+  }
+  return out;
+}
+
 // Every GPU extended resource the fleets name (gpuResource), and nvidia.com/gpu (the default).
 std::vector<std::string> GpuResources(const std::vector<std::shared_ptr<const Fleet>>& fleets) {
   std::vector<std::string> out{"nvidia.com/gpu"};
@@ -302,6 +316,7 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
       const NodeDevices d = DevicesOn(devices, owner->spec.device_class, node->meta.name);
       inst.allocatable.gpus = std::max<int64_t>(0, d.total - d.held_by_others);
       info.held_by_others.gpus = d.held_by_others;
+      info.devices = DevicesLine(d, owner->spec.device_class);
     }
     auto h = holds_on_node.find(node->meta.name);
     const std::vector<const NodeHold*>& node_holds = h == holds_on_node.end() ? kNoHolds : h->second;

@@ -425,9 +425,17 @@ std::optional<bool> RunWrites::CreateDeviceClaim(const Run& r, const RankAssignm
     case WriteOutcome::kRefused:  // e.g. an API server without resource.k8s.io/v1: refused every time
       return FailInvalidSpec(r, "the API server refused the ResourceClaim " + DeviceClaimName(name) + " for rank " +
                                     std::to_string(rank.rank) + ": " + c.status.message());
+    case WriteOutcome::kFailed:
+      // A namespace's ResourceQuota on devices (<class>.deviceclass.resource.k8s.io/devices), which
+      // berth does not read: a sentence on the run, never a silent retry.
+      if (c.status.code() == 403 && c.status.message().find("exceeded quota") != std::string::npos) {
+        return FailInvalidSpec(r, "the API server refused the ResourceClaim " + DeviceClaimName(name) + " for rank " +
+                                      std::to_string(rank.rank) + ": " + c.status.message() +
+                                      " (berth does not queue a DRA fleet's runs for a ResourceQuota on devices)");
+      }
+      break;
     case WriteOutcome::kConflict:
     case WriteOutcome::kGone:
-    case WriteOutcome::kFailed:
       break;
   }
   spdlog::warn("run {}/{}: ResourceClaim {} not created: {}", r.meta.ns, r.meta.name, DeviceClaimName(name),

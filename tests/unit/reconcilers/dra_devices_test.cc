@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,8 +83,8 @@ TEST(DraDevices, CountsTheClassDevicesOfEachNode) {
   };
   const ClassDevices got = CountClassDevices("gpu.example.com", cls.get(), slices, {});
   EXPECT_EQ(got.problem, "");
-  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{3, 0}));
-  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{1, 0}));
+  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{3, 0, {}}));
+  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{1, 0, {}}));
   EXPECT_EQ(got.nodes.size(), 2u);
 }
 
@@ -112,11 +113,11 @@ TEST(DraDevices, PartitionsOfOneDeviceCountOnceAndAreHeldWhole) {
       {"gpu-0-partition-0@gpu-0-counters", "gpu-0-partition-1@gpu-0-counters", "gpu-0-full@gpu-0-counters",
        "gpu-1-partition-0@gpu-1-counters", "gpu-1-partition-1@gpu-1-counters", "gpu-1-full@gpu-1-counters",
        "gpu-2"})};
-  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, {}).nodes.at("n1"), (NodeDevices{3, 0}));
+  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, {}).nodes.at("n1"), (NodeDevices{3, 0, {}}));
   // Someone's claim on one partition of gpu-0 (and one on the other) holds gpu-0 once.
   const std::vector<ClaimPtr> claims = {Claim("c1", kDriver, {"n1/gpu-0-partition-1"}),
                                         Claim("c2", kDriver, {"n1/gpu-0-partition-0"})};
-  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, claims).nodes.at("n1"), (NodeDevices{3, 1}));
+  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, claims).nodes.at("n1"), (NodeDevices{3, 1, {}}));
 }
 
 TEST(DraDevices, OthersClaimsHoldDevicesThoseOfBerthsPlacedRunsAndAdminAccessDoNot) {
@@ -131,8 +132,30 @@ TEST(DraDevices, OthersClaimsHoldDevicesThoseOfBerthsPlacedRunsAndAdminAccessDoN
       Claim("gone", kDriver, {"n3/gpu-0"}),                                // no such device now
   };
   const ClassDevices got = CountClassDevices("gpu.example.com", cls.get(), slices, claims, {"ns/r1"});
-  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{4, 3}));
-  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{2, 0}));
+  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{4, 3, {{"ns/r0", 1}, {"ns/r1", 1}}}));
+  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{2, 0, {}}));
+}
+
+// Issue 49 (Seen): the runs whose claims hold devices on each node, placed or not, and the line
+// the Fleet's status shows of a DRA instance.
+TEST(DraDevices, TheRunsHoldingDevicesAreNamedPerNode) {
+  const auto cls = Class("gpu.example.com", {kSelector});
+  const std::vector<SlicePtr> slices = {Slice("a", kDriver, "n1", 1, 1, {"gpu-0", "gpu-1", "gpu-2", "gpu-3"})};
+  const std::vector<ClaimPtr> claims = {
+      Claim("foreign", kDriver, {"n1/gpu-0"}),
+      Claim("r1-0", kDriver, {"n1/gpu-1", "n1/gpu-2"}, R"({"berth.dev/run":"r1"})"),
+      Claim("r0-0", kDriver, {"n1/gpu-3"}, R"({"berth.dev/run":"r0"})"),
+  };
+  DraDevices devices;
+  devices["gpu.example.com"] = CountClassDevices("gpu.example.com", cls.get(), slices, claims, {"ns/r1"});
+  EXPECT_EQ(devices["gpu.example.com"].nodes.at("n1").runs,
+            (std::map<std::string, int64_t>{{"ns/r0", 1}, {"ns/r1", 2}}));
+  auto fleet = DecodeFleet(Parse(R"({"metadata":{"name":"dra","uid":"u"},"spec":{"nodeSelector":{"pool":"p"},)"
+                                 R"("devices":{"deviceClassName":"gpu.example.com"}}})"));
+  auto node = k8s::DecodeNode(Parse(R"({"metadata":{"name":"n1","uid":"n1-uid","labels":{"pool":"p"}},)"
+                                    R"("status":{"allocatable":{"cpu":"8"},"conditions":[{"type":"Ready","status":"True"}]}})"));
+  const ClusterView view = BuildClusterView({fleet}, {node}, {}, k8s::TimePoint{}, {}, &devices);
+  EXPECT_EQ(view.instances.at("n1").devices, "4 devices of gpu.example.com; run ns/r0 holds 1; run ns/r1 holds 2");
 }
 
 TEST(DraDevices, WhatBerthReadsOfAClass) {
