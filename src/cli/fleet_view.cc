@@ -1,5 +1,7 @@
 #include "cli/fleet_view.h"
 
+#include <algorithm>
+
 #include "api/v1alpha1/codec.h"
 #include "cli/format.h"
 
@@ -32,6 +34,7 @@ FleetSummary SummarizeFleet(const api::Fleet& fleet) {
     i.state = r.state ? std::string(api::ToApi(*r.state)) : "";
     i.message = r.message;
     i.held_by_others = r.held_by_other_pods;
+    i.devices = r.devices;
     f.instances.push_back(std::move(i));
   }
   f.conditions = status.conditions;
@@ -85,6 +88,10 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
       continue;
     }
     std::vector<std::string> header = {"INSTANCE", "BLOCKS", "RUNS", "EXPIRES", "STATE"};
+    // A DRA fleet's instances (issue 49): their devices and the runs whose claims hold them.
+    const bool devices = std::any_of(f.instances.begin(), f.instances.end(),
+                                     [](const FleetInstance& i) { return !i.devices.empty(); });
+    if (devices) header.push_back("DEVICES");
     if (wide) header.insert(header.end(), {"OTHER PODS", "MESSAGE"});
     Table t(std::move(header));
     for (const auto& i : f.instances) {
@@ -92,6 +99,7 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
       if (f.max_runs) runs += "/" + std::to_string(*f.max_runs);
       std::vector<std::string> row = {i.node, BlockBar(i.busy_blocks, i.total_blocks), runs,
                                       RelativeExpiry(i.expires_at, now), i.state.empty() ? "-" : i.state};
+      if (devices) row.push_back(i.devices.empty() ? "-" : i.devices);
       if (wide) {
         row.push_back(i.held_by_others.empty() ? "-" : i.held_by_others);
         row.push_back(i.message.empty() ? "-" : i.message);

@@ -19,6 +19,7 @@ struct FleetInstance {
   std::string state;       // Idle, Busy, Full, Retired, Expired, NotReady, Invalid
   std::string message;
   std::string held_by_others;  // status heldByOtherPods, e.g. "1 CPU"
+  std::string devices;         // status devices (a DRA fleet's, issue 49), e.g. "4 devices of gpu.example.com; ..."
 };
 
 struct FleetSummary {
@@ -43,7 +44,8 @@ FleetSummary DecodeFleetSummary(const k8s::json::Value& fleet);
 //   a100   4 instances (3 ready), 12/32 blocks busy, placement cluster, max 10 runs per instance, lifetime 5h
 //     INSTANCE   BLOCKS           RUNS    EXPIRES    STATE
 //     gpu-0      [####....] 4/8   3/10    in 3h12m   Busy
-// `wide` adds each instance's MESSAGE. Conditions that are not fine (Ready not True, Conflict
+// `wide` adds each instance's MESSAGE. A DRA fleet's table has a DEVICES column (before them):
+// each instance's devices and which runs' claims hold them. Conditions that are not fine (Ready not True, Conflict
 // True) are shown under the title.
 std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint now, bool wide);
 

@@ -162,7 +162,8 @@ HttpReply EngineSummaries::Fleets() const {
       inst += (j ? "," : "") + std::string(R"({"node":)") + json::Quote(r.node) + R"(,"totalBlocks":)" +
               std::to_string(r.total_blocks) + R"(,"busyBlocks":)" + std::to_string(r.busy_blocks) + R"(,"runsStarted":)" +
               std::to_string(r.runs_started) + R"(,"expiresAt":)" + json::Quote(api::v1alpha1::FormatTime(r.expires_at)) + R"(,"state":)" +
-              json::Quote(r.state ? api::v1alpha1::ToApi(*r.state) : "") + R"(,"message":)" + json::Quote(r.message) + "}";
+              json::Quote(r.state ? api::v1alpha1::ToApi(*r.state) : "") + R"(,"message":)" + json::Quote(r.message) +
+              R"(,"devices":)" + json::Quote(r.devices) + "}";
     }
     inst += "]";
     std::string conds = "[";

@@ -62,6 +62,13 @@ class DraTest : public EngineTest {
     if (list == nullptr || !list->IsArray() || list->Size() != 1) return -1;
     return json::GetInt((*list)[0], "totalBlocks", -1);
   }
+  // The fleet's status.instances[0].devices ("" when none).
+  std::string Devices() {
+    auto f = client()->Get(kFleets.Path("", FleetName("dra")));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    if (list == nullptr || !list->IsArray() || list->Size() != 1) return "";
+    return json::GetString((*list)[0], "devices");
+  }
   std::string FleetYaml() { return Kubectl({"get", "fleet", FleetName("dra"), "-o", "yaml"}).out; }
   // The fleet's status.instances[0].heldByOtherPods ("" when none).
   std::string HeldByOthers() {
@@ -167,6 +174,135 @@ TEST_F(DraTest, AGangsRanksEachGetDevicesOnTheirOwnNode) {
     nodes.insert(json::GetString(json::Find(*p, {"spec", "nodeName"})));
   }
   EXPECT_EQ(nodes, (std::set<std::string>{kDraNode, kDraNode1}));
+}
+
+// Issue 49: a DRA fleet over a real DRA node (dra-1, the example plugin's devices) and an
+// extended-resource node (a Node that advertises nvidia.com/gpu and publishes no device of the
+// class) is refused with a sentence naming that node, instead of silently counting it 0 GPUs; once
+// the extended-resource node leaves the fleet, the fleet takes runs on its DRA node.
+TEST_F(DraTest, AFleetMixingExtendedResourceAndDraNodesIsRefused) {
+  ASSERT_EQ(Kubectl({"label", "node", kDraNode1, "dra-mix=" + ns_, "--overwrite"}).exit_code, 0);
+  const std::string ext = Nodes("ext", 1, "2", "4Gi", 8, {{"dra-mix", ns_}})[0];
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + FleetName("mix") +
+        "}\nspec:\n  nodeSelector: {dra-mix: " + ns_ + "}\n  devices: {deviceClassName: gpu.example.com}\n");
+  created_fleets_.push_back(FleetName("mix"));
+  // The fleet's Ready condition, as "reason: message".
+  auto ready = [&] {
+    auto f = client()->Get(kFleets.Path("", FleetName("mix")));
+    const json::Value* conds = f.ok() ? json::Find(*f, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return std::string();
+    for (const json::Value& c : conds->GetArray()) {
+      if (json::GetString(c, "type") == "Ready") return json::GetString(c, "reason") + ": " + json::GetString(c, "message");
+    }
+    return std::string();
+  };
+  EXPECT_TRUE(Eventually([&] {
+    return ready() == "InvalidSpec: a DRA fleet does not mix extended-resource and DRA nodes: node " + ext +
+                          " publishes no device of DeviceClass gpu.example.com but advertises the extended resource "
+                          "nvidia.com/gpu: 8, which this fleet does not count; narrow spec.nodeSelector to the DRA "
+                          "nodes (a Fleet with gpuResource nvidia.com/gpu for the others)";
+  }, std::chrono::seconds(60))) << ready();
+  ASSERT_EQ(Kubectl({"delete", "node", ext}).exit_code, 0);
+  EXPECT_TRUE(Eventually([&] { return ready() == "InstancesReady: 1 of 1 instances take new runs"; },
+                         std::chrono::seconds(60))) << ready();
+  Kubectl({"label", "node", kDraNode1, "dra-mix-"});
+}
+
+// Issue 49: a user's own ResourceClaim under the name berth gives a rank's claim (<pod>-gpus) is
+// never taken as the run's: the run fails with a sentence naming it, no Pod of the run is made,
+// and the user's claim is left as it was.
+TEST_F(DraTest, AUsersClaimUnderTheRunsClaimNameIsNotTaken) {
+  DraFleet();
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() > 0; }, std::chrono::seconds(60))) << FleetYaml();
+  Apply("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: taken-0-gpus}\nspec:\n  devices:\n"
+        "    requests:\n    - name: gpu\n      exactly: {deviceClassName: gpu.example.com, allocationMode: ExactCount, count: 1}\n");
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: taken}\nspec:\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, '3600']\n");
+  ASSERT_TRUE(WaitPhase("taken", "Failed", std::chrono::seconds(60))) << Phase("taken") << " " << Message("taken");
+  EXPECT_EQ(Reason("taken"), "InvalidSpec");
+  EXPECT_EQ(Message("taken"), "a ResourceClaim named taken-0-gpus already exists in namespace " + ns_ +
+                                  " and is not this run's (berth does not take over or change it): rank 0's Pod "
+                                  "needs that name for its GPUs; rename the run or delete that ResourceClaim");
+  EXPECT_TRUE(PodsOf("taken").empty());
+  const CommandResult claim = Kubectl({"get", "resourceclaim", "taken-0-gpus", "-o",
+                                       "jsonpath={.metadata.labels}|{.metadata.ownerReferences}|"
+                                       "{.spec.devices.requests[0].exactly.count}"});
+  EXPECT_EQ(claim.out, "||1") << claim.err;
+  Kubectl({"delete", "resourceclaim", "taken-0-gpus", "--wait=false"});
+}
+
+// Issue 49: the node's devices change under a running run (the plugin restarted with another
+// count: its ResourceSlice changes, through an update of its pool). The running run keeps its
+// claim and its Pod (kube-scheduler and the kubelet evict nothing when a slice changes, and berth
+// interrupts nothing); the node's count changes for new placements: with 1 device the fleet has 1
+// block (the run's) and a second run of 1 GPU waits, with 4 again it has 2 and the second run gets
+// a device the first one's claim does not hold.
+TEST_F(DraTest, TheNodesDevicesChangeUnderARunningRun) {
+  struct Restore {  // the other tests count on 4 devices
+    ~Restore() { RealNodes::SetDraDevices(kDraNode, kDevices); }
+  } restore;
+  DraFleet();
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() == 2; }, std::chrono::seconds(60))) << FleetYaml();
+  auto run = [&](const std::string& name, int gpus) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + "}\nspec:\n  resources: {gpu: " +
+          std::to_string(gpus) + "}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+          "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+          "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, '3600']\n");
+  };
+  run("steady", 2);
+  ASSERT_TRUE(WaitPhase("steady", "Running", std::chrono::seconds(120))) << Phase("steady") << " " << Message("steady");
+  const std::string uid = Kubectl({"get", "pod", "steady-0", "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_FALSE(uid.empty());
+  // Seen: the instance's devices and the run whose claim holds them, in the Fleet's status and in
+  // kubectl berth fleets.
+  const std::string held = "4 devices of gpu.example.com; run " + ns_ + "/steady holds 2";
+  EXPECT_TRUE(Eventually([&] { return Devices() == held; }, std::chrono::seconds(60))) << Devices();
+  const CommandResult fleets = RunPlugin(cp().kubeconfig(), {"fleets"});
+  EXPECT_EQ(fleets.exit_code, 0) << fleets.err;
+  EXPECT_NE(fleets.out.find("STATE   DEVICES\n"), std::string::npos) << fleets.out;
+  EXPECT_NE(fleets.out.find("Busy    " + held + "\n"), std::string::npos) << fleets.out;
+
+  RealNodes::SetDraDevices(kDraNode, 1);
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() == 1; }, std::chrono::seconds(60))) << FleetYaml();
+  EXPECT_EQ(Devices().rfind("1 device of gpu.example.com", 0), 0u) << Devices();
+  run("second", 1);
+  ASSERT_TRUE(Eventually([&] { return Message("second").find("largest free is 0") != std::string::npos; },
+                         std::chrono::seconds(60))) << Phase("second") << " " << Message("second");
+  EXPECT_EQ(Phase("second"), "Pending");
+
+  RealNodes::SetDraDevices(kDraNode, kDevices);
+  EXPECT_TRUE(WaitPhase("second", "Running", std::chrono::seconds(120))) << Phase("second") << " " << Message("second");
+  EXPECT_EQ(Phase("steady"), "Running") << Message("steady");
+  const std::string after = Kubectl({"get", "pod", "steady-0", "-o",
+                                     "jsonpath={.metadata.uid} {.status.containerStatuses[0].restartCount}"}).out;
+  EXPECT_EQ(after, uid + " 0");
+  EXPECT_EQ(StatusInt("steady", "resubmissions"), 0);
+}
+
+// Issue 49: berth does not read a namespace's ResourceQuota on devices; the API server enforces it
+// when berth creates a rank's ResourceClaim, and its refusal fails the run with its message (a
+// sentence on the run, never a silent retry of the create).
+TEST_F(DraTest, AQuotaOnDevicesRefusingTheClaimFailsTheRunWithItsMessage) {
+  DraFleet();
+  ASSERT_TRUE(Eventually([&] { return FleetBlocks() > 0; }, std::chrono::seconds(60))) << FleetYaml();
+  const std::string res = "gpu.example.com.deviceclass.resource.k8s.io/devices";
+  Apply("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: devices}\nspec:\n  hard: {" + res + ": \"1\"}\n");
+  // No quota controller runs here: the status the admission reads is written as it would.
+  auto q = client()->MergePatch("/api/v1/namespaces/" + ns_ + "/resourcequotas/devices/status",
+                                R"({"status":{"hard":{")" + res + R"(":"1"},"used":{")" + res + R"(":"0"}}})");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: quota}\nspec:\n  resources: {gpu: 2}\n"
+        "  template:\n    spec:\n      terminationGracePeriodSeconds: 1\n      containers:\n      - name: main\n"
+        "        image: " + std::string(RealNodes::kBusybox) + "\n        command: [sleep, '3600']\n");
+  ASSERT_TRUE(WaitPhase("quota", "Failed", std::chrono::seconds(60))) << Phase("quota") << " " << Message("quota");
+  EXPECT_EQ(Reason("quota"), "InvalidSpec");
+  const std::string m = Message("quota");
+  EXPECT_EQ(m.rfind("the API server refused the ResourceClaim quota-0-gpus for rank 0: ", 0), 0u) << m;
+  EXPECT_NE(m.find("exceeded quota: devices"), std::string::npos) << m;
+  EXPECT_NE(m.find("(berth does not queue a DRA fleet's runs for a ResourceQuota on devices)"), std::string::npos) << m;
+  EXPECT_TRUE(PodsOf("quota").empty());
+  Kubectl({"delete", "resourcequota", "devices"});
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ struct FleetInstance {
   // What other Pods hold on the node ("cpu 500m, memory 1Gi"), taken off before it is cut into
   // blocks; empty when nothing.
   std::string held_by_other_pods;
+  // A DRA fleet's instance (issue 49): its devices and which runs' claims hold them.
+  std::string devices;
   friend bool operator==(const FleetInstance&, const FleetInstance&) = default;
 };
 

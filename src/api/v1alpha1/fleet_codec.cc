@@ -153,6 +153,7 @@ FleetInstance ReadInstance(Reader& e) {
   }
   r.message = e.String("message").value_or("");
   r.held_by_other_pods = e.String("heldByOtherPods").value_or("");
+  r.devices = e.String("devices").value_or("");
   return r;
 }
 
@@ -226,6 +227,7 @@ void WriteInstance(Writer& w, const FleetInstance& r) {
   if (r.state) w.StringMember("state", ToApi(*r.state));
   w.StringMemberIfSet("message", r.message);
   w.StringMemberIfSet("heldByOtherPods", r.held_by_other_pods);
+  w.StringMemberIfSet("devices", r.devices);
   w.raw().EndObject();
 }
 

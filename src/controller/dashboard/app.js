@@ -344,6 +344,8 @@
         el('strong', { text: `${c.type}: ${c.status}` }),
         c.reason ? ` (${c.reason})` : '',
         c.message ? ` — ${c.message}` : ''));
+    // A DRA fleet's instances (issue 49): their devices and which runs' claims hold them.
+    const devices = (f.instances || []).some((inst) => inst.devices);
     const rows = (f.instances || []).map((inst) => {
       const exp = expiryText(inst.expiresAt);
       return el('tr', { dataset: { node: inst.node, state: inst.state } },
@@ -352,6 +354,7 @@
         el('td', { class: 'num', text: max === null ? String(inst.runsStarted) : `${inst.runsStarted} of ${max}` }),
         el('td', { class: 'expiry', title: exp.title, text: exp.text }),
         el('td', {}, el('span', { class: `state state-${String(inst.state).toLowerCase()}`, text: inst.state })),
+        devices ? el('td', { class: 'devices', text: inst.devices || '' }) : null,
         el('td', { class: 'message', text: inst.message || '' }));
     });
     return el('section', { class: 'fleet', 'aria-labelledby': id, dataset: { fleet: f.name } },
@@ -359,7 +362,7 @@
       facts,
       conds.length ? el('ul', { class: 'conditions', 'aria-label': `Conditions of ${f.name}` }, conds) : null,
       rows.length
-        ? table(`Instances of fleet ${f.name}`, ['Instance', 'Blocks', { label: 'Runs started', cls: 'num' }, 'Expires', 'State', 'Message'], rows, 'instances')
+        ? table(`Instances of fleet ${f.name}`, ['Instance', 'Blocks', { label: 'Runs started', cls: 'num' }, 'Expires', 'State', ...(devices ? ['Devices'] : []), 'Message'], rows, 'instances')
         : el('p', { class: 'empty', text: 'No node matches this fleet.' }));
   }
 

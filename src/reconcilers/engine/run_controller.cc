@@ -30,6 +30,10 @@ RunController::RunController(k8s::ClientPtr client, const k8s::Clock& clock, Eng
   // A stopped Pod gets at most its fleet's maxGracePeriod (issue 44).
   pass_.writes().SetGraceCap([this](const std::string& node) { return caches_.live().GraceCapOf(node); });
   pass_.writes().SetWorkloadPods([this](const Run& ticket) { return caches_.live().WorkloadPodsOf(ticket); });
+  // A DRA Pod's ResourceClaim whose name is taken: berth's own only if the Run controls it (issue 49).
+  pass_.writes().SetLiveClaim([this](const std::string& ns, const std::string& name) {
+    return caches_.live().resource_claims().Get(k8s::ObjectKey(ns, name));
+  });
   // Every change the engine watches wakes the loop; a run's priority patch shows in the queue view at once.
   loop_.Watch(
       caches_, [this](const std::string& key) { pass_.queue_view().NotePriorityChange(key); },

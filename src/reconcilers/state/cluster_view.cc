@@ -181,15 +181,67 @@ const Fleet* OwnerOf(const k8s::Node& node, const std::vector<const Fleet*>& ord
   return owner;
 }
 
+// Issue 49: a DRA fleet does not mix extended-resource and DRA nodes. The first node it selects
+// that publishes no device of its class but advertises a GPU extended resource (nvidia.com/gpu, or
+// any Fleet's gpuResource) refuses it with a sentence: that node's GPUs would be invisible to the
+// fleet; "" when none. (A node that publishes devices of the class is a DRA node: its extended
+// resources are not read.)
+std::string MixedNodeProblem(const Fleet& fleet, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
+                             const std::vector<std::string>& gpu_resources, const DraDevices* devices) {
+  for (const auto& node : nodes) {
+    if (!fleet.Selects(node->meta.labels)) continue;
+    if (DevicesOn(devices, fleet.spec.device_class, node->meta.name).total > 0) continue;
+    for (const std::string& r : gpu_resources) {
+      const int64_t n = node->Allocatable(r);
+      if (n <= 0) continue;
+      return "a DRA fleet does not mix extended-resource and DRA nodes: node " + node->meta.name +
+             " publishes no device of DeviceClass " + fleet.spec.device_class + " but advertises the extended "
+             "resource " + r + ": " + std::to_string(n) + ", which this fleet does not count; narrow "
+             "spec.nodeSelector to the DRA nodes (a Fleet with gpuResource " + r + " for the others)";
+    }
+  }
+  return {};
+}
+
+// What a DRA instance shows of its devices (InstanceInfo::devices): at most 10 runs named.
+std::string DevicesLine(const NodeDevices& d, const std::string& device_class) {
+  std::string out = std::to_string(d.total) + (d.total == 1 ? " device of " : " devices of ") + device_class;
+  size_t shown = 0;
+  for (const auto& [run, n] : d.runs) {
+    if (shown++ == 10) {
+      out += "; and " + std::to_string(d.runs.size() - 10) + " more runs";
+      break;
+    }
+    out += "; run " + run + " holds " + std::to_string(n);
+  }
+  return out;
+}
+
+// Every GPU extended resource the fleets name (gpuResource), and nvidia.com/gpu (the default).
+std::vector<std::string> GpuResources(const std::vector<std::shared_ptr<const Fleet>>& fleets) {
+  std::vector<std::string> out{"nvidia.com/gpu"};
+  for (const auto& f : fleets) {
+    const std::string& r = f->spec.gpu_resource;
+    if (!r.empty() && std::find(out.begin(), out.end(), r) == out.end()) out.push_back(r);
+  }
+  return out;
+}
+
 // The valid fleets, oldest first (it wins contested nodes), into the view's snapshot; every fleet
 // by name and the invalid ones with their reason into the view.
 std::vector<const Fleet*> OrderedFleets(const std::vector<std::shared_ptr<const Fleet>>& fleets, ClusterView& view,
-                                        const DraDevices* devices) {
+                                        const DraDevices* devices,
+                                        const std::vector<std::shared_ptr<const k8s::Node>>& nodes) {
   std::vector<const Fleet*> ordered;
+  std::vector<std::string> gpu_resources;  // filled at the first DRA fleet
   for (const auto& f : fleets) {
     view.fleets[f->meta.name] = f.get();
     std::string invalid = f->invalid_message;
     if (invalid.empty() && !f->spec.device_class.empty()) invalid = DeviceClassProblem(devices, f->spec.device_class);
+    if (invalid.empty() && !f->spec.device_class.empty()) {
+      if (gpu_resources.empty()) gpu_resources = GpuResources(fleets);
+      invalid = MixedNodeProblem(*f, nodes, gpu_resources, devices);
+    }
     if (!invalid.empty()) {
       view.invalid_fleets[f->meta.name] = std::move(invalid);
       continue;
@@ -228,7 +280,7 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
                   const std::vector<NodeHold>& holds, const DraDevices* devices) {
   ClusterView view;
   view.owned_fleets = fleets;
-  const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view, devices);
+  const std::vector<const Fleet*> ordered = OrderedFleets(fleets, view, devices, nodes);
 
   // By node name (views into `placed`, `holds` and the nodes, which outlive this function).
   std::unordered_map<std::string_view, std::vector<const PlacedRun*>> runs_on_node;  // runs holding blocks
@@ -264,6 +316,7 @@ ClusterView Build(const std::vector<std::shared_ptr<const Fleet>>& fleets,
       const NodeDevices d = DevicesOn(devices, owner->spec.device_class, node->meta.name);
       inst.allocatable.gpus = std::max<int64_t>(0, d.total - d.held_by_others);
       info.held_by_others.gpus = d.held_by_others;
+      info.devices = DevicesLine(d, owner->spec.device_class);
     }
     auto h = holds_on_node.find(node->meta.name);
     const std::vector<const NodeHold*>& node_holds = h == holds_on_node.end() ? kNoHolds : h->second;

@@ -83,6 +83,9 @@ struct InstanceInfo {
   int64_t assumed_uncounted = 0;    // assumed placements counted in runs_started but not durable
   scheduling::Resources held_by_others;  // requests of other Pods on the node (see NodeHold)
   int32_t lingering_pods = 0;             // labelled Pods no current placement accounts for here
+  // A DRA fleet's instance (issue 49): its devices and the runs whose claims hold them, e.g.
+  // "4 devices of gpu.example.com; run team-a/train holds 2"; "" for other fleets.
+  std::string devices;
 
   friend bool operator==(const InstanceInfo&, const InstanceInfo&) = default;
 };

@@ -110,6 +110,7 @@ ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cl
   const std::unordered_map<std::string, PoolState> pools = LatestPools(slices);
   std::unordered_map<std::string, Place> places;  // by DeviceKey
   std::unordered_map<std::string, std::unordered_set<std::string>> units, held;  // by node
+  std::unordered_map<std::string, std::map<std::string, std::unordered_set<std::string>>> by_run;  // node, run
   for (const auto& s : slices) {
     if (s->node.empty() || (!match.all && s->driver != match.driver)) continue;
     const PoolState& p = pools.at(PoolKey(s->driver, s->pool));
@@ -121,9 +122,13 @@ ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cl
     }
   }
   for (const auto& c : claims) {
-    if (auto run = c->meta.labels.find(kRunLabel);  // berth's own, of a run whose blocks count them
-        run != c->meta.labels.end() && placed_runs.count(c->meta.ns + "/" + run->second) != 0) {
-      continue;
+    if (auto run = c->meta.labels.find(kRunLabel); run != c->meta.labels.end()) {  // berth's own
+      const std::string key = c->meta.ns + "/" + run->second;
+      for (const k8s::AllocatedDevice& a : c->allocated) {
+        auto p = places.find(DeviceKey(a.driver, a.pool, a.device));
+        if (p != places.end() && !a.admin_access) by_run[p->second.node][key].insert(p->second.unit);
+      }
+      if (placed_runs.count(key) != 0) continue;  // a run whose blocks count them
     }
     for (const k8s::AllocatedDevice& a : c->allocated) {
       if (a.admin_access) continue;
@@ -136,6 +141,9 @@ ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cl
     n.total = static_cast<int64_t>(set.size());
     auto h = held.find(node);
     n.held_by_others = h == held.end() ? 0 : static_cast<int64_t>(h->second.size());
+    auto r = by_run.find(node);
+    if (r == by_run.end()) continue;
+    for (const auto& [run, run_units] : r->second) n.runs[run] = static_cast<int64_t>(run_units.size());
   }
   return out;
 }

@@ -34,6 +34,8 @@ namespace berth::reconcilers {
 struct NodeDevices {
   int64_t total = 0;           // devices of the class on the node (partitions of one device once)
   int64_t held_by_others = 0;  // of them, allocated to claims berth did not make
+  // The devices berth's claims hold here, by run ("namespace/name"; a partitioned device once).
+  std::map<std::string, int64_t> runs;
   friend bool operator==(const NodeDevices&, const NodeDevices&) = default;
 };
 

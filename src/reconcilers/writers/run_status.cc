@@ -74,6 +74,7 @@ api::FleetInstance Instance(const scheduling::InstanceStatus& d, const InstanceI
   out.message = info.node_problem.empty() ? d.message : info.node_problem;
   // Resources that other Pods hold on the node (taken off before it is cut into blocks).
   if (!info.held_by_others.empty()) out.held_by_other_pods = scheduling::FormatResources(info.held_by_others);
+  out.devices = info.devices;
   return out;
 }
 

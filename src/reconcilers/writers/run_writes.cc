@@ -419,19 +419,44 @@ std::optional<bool> RunWrites::CreateDeviceClaim(const Run& r, const RankAssignm
   const WriteResult c = ResultOf(client_->Create(k8s::resources::kResourceClaims.Path(r.meta.ns), body).status());
   switch (c.outcome) {
     case WriteOutcome::kWritten:
-    case WriteOutcome::kExists:  // made by an earlier try (its name is the Pod's, unique per attempt)
       return std::nullopt;
+    case WriteOutcome::kExists:  // made by an earlier try (its name is the Pod's, unique per attempt), or not
+      return ExistingDeviceClaim(r, rank, name);
     case WriteOutcome::kRefused:  // e.g. an API server without resource.k8s.io/v1: refused every time
       return FailInvalidSpec(r, "the API server refused the ResourceClaim " + DeviceClaimName(name) + " for rank " +
                                     std::to_string(rank.rank) + ": " + c.status.message());
+    case WriteOutcome::kFailed:
+      // A namespace's ResourceQuota on devices (<class>.deviceclass.resource.k8s.io/devices), which
+      // berth does not read: a sentence on the run, never a silent retry.
+      if (c.status.code() == 403 && c.status.message().find("exceeded quota") != std::string::npos) {
+        return FailInvalidSpec(r, "the API server refused the ResourceClaim " + DeviceClaimName(name) + " for rank " +
+                                      std::to_string(rank.rank) + ": " + c.status.message() +
+                                      " (berth does not queue a DRA fleet's runs for a ResourceQuota on devices)");
+      }
+      break;
     case WriteOutcome::kConflict:
     case WriteOutcome::kGone:
-    case WriteOutcome::kFailed:
       break;
   }
   spdlog::warn("run {}/{}: ResourceClaim {} not created: {}", r.meta.ns, r.meta.name, DeviceClaimName(name),
                c.status.ToString());
   return false;
+}
+
+std::optional<bool> RunWrites::ExistingDeviceClaim(const Run& r, const RankAssignment& rank, const std::string& name) {
+  if (!live_claim_) return std::nullopt;
+  const std::string claim_name = DeviceClaimName(name);
+  std::shared_ptr<const k8s::ResourceClaim> claim = live_claim_(r.meta.ns, claim_name);
+  if (claim == nullptr || claim->meta.deleting) return false;  // not cached yet, or going: the next pass looks again
+  const k8s::OwnerRef* owner = claim->meta.ControllerRef();
+  if (owner != nullptr && owner->kind == "Run" && owner->name == r.meta.name) {
+    if (owner->uid == r.meta.uid) return std::nullopt;  // this run's, from an earlier try
+    return false;  // a deleted Run's of the same name: the garbage collector removes it
+  }
+  return FailInvalidSpec(r, "a ResourceClaim named " + claim_name + " already exists in namespace " + r.meta.ns +
+                                " and is not this run's (berth does not take over or change it): rank " +
+                                std::to_string(rank.rank) + "'s Pod needs that name for its GPUs; rename the run "
+                                "or delete that ResourceClaim");
 }
 
 RunStatus RunWrites::RetryStatus(const Run& run, const ReasonCode& reason, const std::string& why,

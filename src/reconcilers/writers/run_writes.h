@@ -33,6 +33,7 @@
 
 #include "k8s/client.h"
 #include "k8s/clock.h"
+#include "k8s/dra_objects.h"
 #include "k8s/events.h"
 #include "k8s/objects.h"
 #include "reconcilers/state/admissions.h"
@@ -80,6 +81,10 @@ class RunWrites {
   // berth's Pods of a run as cached now, read on writer threads (RecordPods); without it, the
   // constructor's PodsOf. Set before the writers start.
   void SetLivePods(PodsOf pods) { live_pods_of_ = std::move(pods); }
+  // Issue 49: a ResourceClaim as cached now (namespace, name; null when not cached), read on writer
+  // threads when a DRA Pod's claim already exists (CreateDeviceClaim). Set before the writers start.
+  using ClaimFn = std::function<std::shared_ptr<const k8s::ResourceClaim>(const std::string&, const std::string&)>;
+  void SetLiveClaim(ClaimFn claim) { live_claim_ = std::move(claim); }
   // The live Pods of a ticket's workload as cached (CacheReads::WorkloadPodsOf, live), which the
   // release pins from (TicketWrites::Release). Set before the writers start; called on writers.
   void SetWorkloadPods(TicketWrites::PodsFn pods) { tickets_.SetWorkloadPods(std::move(pods)); }
@@ -183,8 +188,12 @@ class RunWrites {
                                 std::vector<std::string>& made, const std::string& device_class = {});
   // Issue 49: the ResourceClaim of rank `i`'s Pod `name` on a DRA fleet (BuildDeviceClaim), made
   // before the Pod; nullopt when made or there already, else the task's answer.
+  // A claim there already is the run's only when the Run controls it (its ownerReference uid).
   std::optional<bool> CreateDeviceClaim(const Run& r, const RankAssignment& rank, const std::string& name,
                                         const std::string& device_class);
+  // CreateDeviceClaim's answer when the claim's name is taken: the run's own (nullopt), a deleted
+  // namesake Run's or not cached yet (false: later), or someone else's (the run fails, InvalidSpec).
+  std::optional<bool> ExistingDeviceClaim(const Run& r, const RankAssignment& rank, const std::string& name);
   // Writes `made` (with the listed uids of Pods that still exist) into status.podUIDs.
   bool RecordPods(const Run& r, const std::vector<std::string>& made);
   // The outcome of removing a deleted run's finalizer: a failure backs off (finalizer_retry_).
@@ -201,6 +210,7 @@ class RunWrites {
   TicketWrites tickets_{client_};
   EngineObserver* observer_ = nullptr;
   GraceCapFn grace_cap_;
+  ClaimFn live_claim_;
   // A deleted run whose finalizer the API server refused to drop (an admission policy's 422, say)
   // is tried again after a backoff doubling from 1 s to 5 min, not on every pass (HandleDeletion).
   struct FinalizerRetry {

@@ -83,5 +83,26 @@ TEST(FleetViewTest, Format) {
   EXPECT_NE(wide.find("  gpu-0      [####....] 4/8   3/10    in 3h12m   Busy       1 CPU, 512Mi   -\n"), std::string::npos) << wide;
 }
 
+// Issue 49: a DRA fleet's instances show their devices and which runs' claims hold them.
+TEST(FleetViewTest, ADraFleetShowsDevicesAndTheirRuns) {
+  auto dra = k8s::json::Parse(R"({"metadata":{"name":"dra"},"spec":{"nodeSelector":{"pool":"dra"},"blocks":"auto",
+    "devices":{"deviceClassName":"gpu.example.com"}},
+    "status":{"totalInstances":2,"readyInstances":2,"totalBlocks":4,"busyBlocks":1,
+     "instances":[{"node":"dra-0","totalBlocks":2,"busyBlocks":1,"runsStarted":1,"state":"Busy",
+                   "devices":"4 devices of gpu.example.com; run team-a/train holds 2"},
+                  {"node":"dra-1","totalBlocks":2,"busyBlocks":0,"runsStarted":0,"state":"Idle",
+                   "devices":"4 devices of gpu.example.com"}],
+     "conditions":[{"type":"Ready","status":"True"}]}})");
+  ASSERT_TRUE(dra.ok());
+  const FleetSummary f = DecodeFleetSummary(*dra);
+  ASSERT_EQ(f.instances.size(), 2u);
+  EXPECT_EQ(f.instances[0].devices, "4 devices of gpu.example.com; run team-a/train holds 2");
+  EXPECT_EQ(FormatFleets({f}, Now(), false),
+            "dra   2 instances (2 ready), 1/4 blocks busy\n"
+            "  INSTANCE   BLOCKS     RUNS   EXPIRES   STATE   DEVICES\n"
+            "  dra-0      [#.] 1/2   1      -         Busy    4 devices of gpu.example.com; run team-a/train holds 2\n"
+            "  dra-1      [..] 0/2   0      -         Idle    4 devices of gpu.example.com\n");
+}
+
 }  // namespace
 }  // namespace berth::cli

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,8 +83,8 @@ TEST(DraDevices, CountsTheClassDevicesOfEachNode) {
   };
   const ClassDevices got = CountClassDevices("gpu.example.com", cls.get(), slices, {});
   EXPECT_EQ(got.problem, "");
-  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{3, 0}));
-  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{1, 0}));
+  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{3, 0, {}}));
+  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{1, 0, {}}));
   EXPECT_EQ(got.nodes.size(), 2u);
 }
 
@@ -112,11 +113,11 @@ TEST(DraDevices, PartitionsOfOneDeviceCountOnceAndAreHeldWhole) {
       {"gpu-0-partition-0@gpu-0-counters", "gpu-0-partition-1@gpu-0-counters", "gpu-0-full@gpu-0-counters",
        "gpu-1-partition-0@gpu-1-counters", "gpu-1-partition-1@gpu-1-counters", "gpu-1-full@gpu-1-counters",
        "gpu-2"})};
-  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, {}).nodes.at("n1"), (NodeDevices{3, 0}));
+  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, {}).nodes.at("n1"), (NodeDevices{3, 0, {}}));
   // Someone's claim on one partition of gpu-0 (and one on the other) holds gpu-0 once.
   const std::vector<ClaimPtr> claims = {Claim("c1", kDriver, {"n1/gpu-0-partition-1"}),
                                         Claim("c2", kDriver, {"n1/gpu-0-partition-0"})};
-  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, claims).nodes.at("n1"), (NodeDevices{3, 1}));
+  EXPECT_EQ(CountClassDevices("gpu.example.com", cls.get(), slices, claims).nodes.at("n1"), (NodeDevices{3, 1, {}}));
 }
 
 TEST(DraDevices, OthersClaimsHoldDevicesThoseOfBerthsPlacedRunsAndAdminAccessDoNot) {
@@ -131,8 +132,30 @@ TEST(DraDevices, OthersClaimsHoldDevicesThoseOfBerthsPlacedRunsAndAdminAccessDoN
       Claim("gone", kDriver, {"n3/gpu-0"}),                                // no such device now
   };
   const ClassDevices got = CountClassDevices("gpu.example.com", cls.get(), slices, claims, {"ns/r1"});
-  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{4, 3}));
-  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{2, 0}));
+  EXPECT_EQ(got.nodes.at("n1"), (NodeDevices{4, 3, {{"ns/r0", 1}, {"ns/r1", 1}}}));
+  EXPECT_EQ(got.nodes.at("n2"), (NodeDevices{2, 0, {}}));
+}
+
+// Issue 49 (Seen): the runs whose claims hold devices on each node, placed or not, and the line
+// the Fleet's status shows of a DRA instance.
+TEST(DraDevices, TheRunsHoldingDevicesAreNamedPerNode) {
+  const auto cls = Class("gpu.example.com", {kSelector});
+  const std::vector<SlicePtr> slices = {Slice("a", kDriver, "n1", 1, 1, {"gpu-0", "gpu-1", "gpu-2", "gpu-3"})};
+  const std::vector<ClaimPtr> claims = {
+      Claim("foreign", kDriver, {"n1/gpu-0"}),
+      Claim("r1-0", kDriver, {"n1/gpu-1", "n1/gpu-2"}, R"({"berth.dev/run":"r1"})"),
+      Claim("r0-0", kDriver, {"n1/gpu-3"}, R"({"berth.dev/run":"r0"})"),
+  };
+  DraDevices devices;
+  devices["gpu.example.com"] = CountClassDevices("gpu.example.com", cls.get(), slices, claims, {"ns/r1"});
+  EXPECT_EQ(devices["gpu.example.com"].nodes.at("n1").runs,
+            (std::map<std::string, int64_t>{{"ns/r0", 1}, {"ns/r1", 2}}));
+  auto fleet = DecodeFleet(Parse(R"({"metadata":{"name":"dra","uid":"u"},"spec":{"nodeSelector":{"pool":"p"},)"
+                                 R"("devices":{"deviceClassName":"gpu.example.com"}}})"));
+  auto node = k8s::DecodeNode(Parse(R"({"metadata":{"name":"n1","uid":"n1-uid","labels":{"pool":"p"}},)"
+                                    R"("status":{"allocatable":{"cpu":"8"},"conditions":[{"type":"Ready","status":"True"}]}})"));
+  const ClusterView view = BuildClusterView({fleet}, {node}, {}, k8s::TimePoint{}, {}, &devices);
+  EXPECT_EQ(view.instances.at("n1").devices, "4 devices of gpu.example.com; run ns/r0 holds 1; run ns/r1 holds 2");
 }
 
 TEST(DraDevices, WhatBerthReadsOfAClass) {
@@ -173,9 +196,11 @@ TEST(DraDevices, TheClusterViewCountsDevicesAsGpus) {
                      name + R"("},"blocks":2,"gpuResource":"nvidia.com/gpu","devices":{"deviceClassName":")" + cls + R"("}}})");
     return DecodeFleet(doc);
   };
+  // n1 also advertises nvidia.com/gpu: a node that publishes devices of the class is a DRA node.
   auto node = [](const std::string& name, const std::string& pool) {
+    const std::string gpus = name == "n1" ? R"(,"nvidia.com/gpu":"8")" : "";
     auto doc = Parse(R"({"metadata":{"name":")" + name + R"(","uid":")" + name + R"(-uid","labels":{"pool":")" + pool +
-                     R"("}},"status":{"allocatable":{"cpu":"8","memory":"16Gi","nvidia.com/gpu":"8"},)"
+                     R"("}},"status":{"allocatable":{"cpu":"8","memory":"16Gi")" + gpus + R"(},)"
                      R"("conditions":[{"type":"Ready","status":"True"}]}})");
     return k8s::DecodeNode(doc);
   };
@@ -200,6 +225,37 @@ TEST(DraDevices, TheClusterViewCountsDevicesAsGpus) {
   EXPECT_EQ(view.snapshot.instances[1].allocatable.gpus, 0);  // no slices: no devices
   EXPECT_THAT(view.invalid_fleets.at("odd"), HasSubstr("DeviceClass odd: berth evaluates no CEL"));
   EXPECT_EQ(view.invalid_fleets.count("dra"), 0u);
+}
+
+// Issue 49: a DRA fleet over a node that publishes no device of its class but advertises a GPU
+// extended resource (an extended-resource node) is refused with a sentence naming the node; the
+// fleet is back once that node leaves it.
+TEST(DraDevices, AFleetMixingExtendedResourceAndDraNodesIsRefused) {
+  auto doc = Parse(R"({"metadata":{"name":"dra","uid":"dra-uid"},"spec":{"nodeSelector":{"pool":"mix"},)"
+                   R"("devices":{"deviceClassName":"gpu.example.com"}}})");
+  const auto fleet = DecodeFleet(doc);
+  auto amd = Parse(R"({"metadata":{"name":"amd","uid":"amd-uid"},"spec":{"nodeSelector":{"pool":"amd"},)"
+                   R"("gpuResource":"amd.com/gpu"}})");
+  const auto amd_fleet = DecodeFleet(amd);
+  auto node = [](const std::string& name, const std::string& extra) {
+    return k8s::DecodeNode(Parse(R"({"metadata":{"name":")" + name + R"(","uid":")" + name +
+                                 R"(-uid","labels":{"pool":"mix"}},"status":{"allocatable":{"cpu":"8")" + extra +
+                                 R"(},"conditions":[{"type":"Ready","status":"True"}]}})"));
+  };
+  DraDevices devices;
+  devices["gpu.example.com"] = CountClassDevices("gpu.example.com", Class("gpu.example.com", {kSelector}).get(),
+                                                 {Slice("a", kDriver, "dra-node", 1, 1, {"gpu-0", "gpu-1"})}, {});
+  const auto dra_node = node("dra-node", R"(,"nvidia.com/gpu":"2")");  // publishes devices: a DRA node
+  ClusterView view = BuildClusterView({fleet, amd_fleet}, {dra_node, node("cpu", "")}, {}, k8s::TimePoint{}, {}, &devices);
+  EXPECT_EQ(view.invalid_fleets.count("dra"), 0u);
+  for (const char* gpus : {R"(,"nvidia.com/gpu":"8")", R"(,"amd.com/gpu":"8")"}) {
+    view = BuildClusterView({fleet, amd_fleet}, {dra_node, node("ext", gpus)}, {}, k8s::TimePoint{}, {}, &devices);
+    ASSERT_EQ(view.invalid_fleets.count("dra"), 1u) << gpus;
+    EXPECT_THAT(view.invalid_fleets.at("dra"),
+                HasSubstr("a DRA fleet does not mix extended-resource and DRA nodes: node ext publishes no device of "
+                          "DeviceClass gpu.example.com but advertises the extended resource"));
+    EXPECT_TRUE(view.snapshot.instances.empty());
+  }
 }
 
 TEST(DraDevices, DevicesAndAnotherGpuResourceAreExclusive) {
