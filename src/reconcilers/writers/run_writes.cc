@@ -7,6 +7,7 @@
 #include "k8s/dra_objects.h"
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/objects/usage_spans.h"
 #include "reconcilers/writers/device_claims.h"
 #include "reconcilers/writers/run_status.h"
 #include "scheduling/block_layout.h"
@@ -586,6 +587,7 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional
 }
 
 void RunWrites::DeleteAfterTtl(const Run& run) {
+  if (!SpanAccounted(run.status)) return;  // issue 47: once its usage is folded (usage_spans.h)
   Dispatch(RunKey(run), WriteKind::kRunDelete, run, {}, [this, r = run] {
     k8s::DeleteOptions o;
     o.precondition_uid = r.meta.uid;
@@ -643,6 +645,9 @@ void RunWrites::HandleDeletion(const Run& run) {
         }
       }
     }
+    // Issue 47: the finalizer stays until the span's last seconds are folded (usage_spans.h); the
+    // fold's write of accountedUntil brings the run back here.
+    if (!SpanAccounted(r.status)) return true;
     bool json_patch = false;
     const std::string patch = FinalizerPatch(r.meta, /*with_ours=*/false, json_patch);
     auto res = json_patch ? client_->JsonPatch(kRuns.Path(r.meta.ns, r.meta.name), patch)
