@@ -395,6 +395,28 @@ void WriteStartRange(Writer& w, const std::optional<RunStatus::StartRange>& r) {
   w.raw().EndObject();
 }
 
+// Issue 47: the span of usage (heldSince, releasedAt, accountedUntil, held); `nulls` as below.
+void WriteSpan(Writer& w, const RunStatus& s, bool nulls) {
+  for (const auto& [key, t] : {std::pair<const char*, const std::optional<Time>*>{"heldSince", &s.held_since},
+                               {"releasedAt", &s.released_at}, {"accountedUntil", &s.accounted_until}}) {
+    if (!*t && !nulls) continue;
+    w.Key(key);
+    w.TimeOrNull(*t);
+  }
+  if (!s.held && !nulls) return;
+  w.Key("held");
+  if (!s.held) {
+    w.Null();
+    return;
+  }
+  w.raw().StartObject();
+  w.StringMember("fleet", s.held->fleet);
+  w.IntMember("gpu", s.held->gpus);
+  w.IntMember("cpuMilli", s.held->cpu_milli);
+  w.IntMember("memoryBytes", s.held->memory_bytes);
+  w.raw().EndObject();
+}
+
 // Every status field; `nulls`: the empty ones as null (a merge patch), else left out.
 void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   auto str = [&](const char* k, std::string_view v) {
@@ -451,22 +473,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   str("templateHash", s.template_hash);
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);
-  time("heldSince", s.held_since);
-  time("releasedAt", s.released_at);
-  time("accountedUntil", s.accounted_until);
-  if (s.held || nulls) {
-    w.Key("held");
-    if (!s.held) {
-      w.Null();
-    } else {
-      w.raw().StartObject();
-      w.StringMember("fleet", s.held->fleet);
-      w.IntMember("gpu", s.held->gpus);
-      w.IntMember("cpuMilli", s.held->cpu_milli);
-      w.IntMember("memoryBytes", s.held->memory_bytes);
-      w.raw().EndObject();
-    }
-  }
+  WriteSpan(w, s, nulls);
   w.raw().EndObject();
 }
 

@@ -19,7 +19,9 @@ EnginePass::EnginePass(k8s::ClientPtr client, const k8s::Clock& clock, const Eng
       options_(options),
       events_(events),
       hooks_(std::move(hooks)),
-      queue_(options.aging_interval) {}
+      queue_(options.aging_interval) {
+  writes_.SetUsageWanted([this] { usage_.Want(); });  // issue 47
+}
 
 bool EnginePass::Dispatch(PassWrite write) {
   if (PassWrites* pass = PassWrites::Current()) return pass->Add(std::move(write));

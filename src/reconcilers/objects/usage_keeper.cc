@@ -52,7 +52,8 @@ std::map<std::string, std::vector<UsageKeeper::Item>> UsageKeeper::ItemsByTeam(c
 }
 
 sched::TimePoint UsageKeeper::Update(const ClusterView& view, sched::TimePoint now) {
-  if (next_ && now < *next_) return *next_;
+  if (next_ && now < *next_ && !wanted_.exchange(false)) return *next_;
+  wanted_ = false;
   const sched::TimePoint to = Time(now).point();  // whole seconds, as the status records times
   bool all = true;
   for (auto& [team, items] : ItemsByTeam(view)) {

@@ -16,6 +16,7 @@
 // Cost: one walk of the cached runs per interval (pointers, no copy of a run); per team one copy
 // of its history (at most api's 192 KiB).
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -48,6 +49,9 @@ class UsageKeeper {
       : client_(std::move(client)), caches_(caches), interval_(interval), dispatch_(std::move(dispatch)) {}
 
   void SetCounted(Counted counted) { counted_ = std::move(counted); }
+  // A run waits for its span to be accounted (its finalizer, its TTL delete) and holds nothing:
+  // the next Update folds at once instead of at its interval.
+  void Want() { wanted_ = true; }
   // Loop thread, after the pass: folds when due; returns when the next fold is due.
   scheduling::TimePoint Update(const ClusterView& view, scheduling::TimePoint now);
 
@@ -81,6 +85,7 @@ class UsageKeeper {
   DispatchWrite dispatch_;
   Counted counted_;
   std::optional<scheduling::TimePoint> next_;
+  std::atomic<bool> wanted_{false};
   std::optional<scheduling::TimePoint> last_unteamed_;  // up to where runs in no Team were counted
   std::mutex labels_mu_;
   std::map<std::pair<std::string, std::string>, std::set<std::string>> labels_;  // (team, fleet) -> namespaces

@@ -586,8 +586,16 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional
   }, background);
 }
 
+bool RunWrites::WaitsForUsage(const Run& run) {
+  if (SpanAccounted(run.status)) return false;
+  const auto pods = pods_of_(run);
+  const bool holding = std::any_of(pods.begin(), pods.end(), [](const auto& p) { return !p->node_name.empty() && !IsTerminalPod(*p); });
+  if (!holding && usage_wanted_) usage_wanted_();
+  return true;
+}
+
 void RunWrites::DeleteAfterTtl(const Run& run) {
-  if (!SpanAccounted(run.status)) return;  // issue 47: once its usage is folded (usage_spans.h)
+  if (WaitsForUsage(run)) return;  // issue 47: once its usage is folded (usage_spans.h)
   Dispatch(RunKey(run), WriteKind::kRunDelete, run, {}, [this, r = run] {
     k8s::DeleteOptions o;
     o.precondition_uid = r.meta.uid;
@@ -619,6 +627,7 @@ void RunWrites::NoteFinalizerOutcome(const Run& r, const k8s::Status& s) {
 
 void RunWrites::HandleDeletion(const Run& run) {
   if (!run.meta.HasFinalizer(kFinalizer)) return;
+  (void)WaitsForUsage(run);  // the closure below keeps the finalizer until then
   {
     std::lock_guard<std::mutex> lock(finalizer_mu_);
     if (auto it = finalizer_retry_.find(RunKey(run)); it != finalizer_retry_.end() && clock_.Monotonic() < it->second.next) return;
