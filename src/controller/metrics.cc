@@ -58,6 +58,11 @@ constexpr const char* kUnreadableObjectsHelp =
 constexpr const char* kWorkqueueRetriesHelp = "Writes retried after a failure";
 constexpr const char* kLeaderHelp = "1 when this process is the leader (schedules and writes), else 0";
 constexpr const char* kEventsHelp = "Kubernetes Events berth recorded (posted) or dropped under load, since start";
+constexpr const char* kUsageHelp =
+    "Resource-seconds the runs held (their blocks' resources, from admission until the blocks are free), as "
+    "this process folded them into the Teams' usage history, by team (\"\" for runs in no Team), namespace (the "
+    "first 20 of a team and fleet, the rest \"others\"), fleet and resource (gpu: GPU-seconds, cpu: "
+    "core-seconds, memory: byte-seconds)";
 
 prometheus::Family<prometheus::Gauge>& GaugeFamily(prometheus::Registry& r, const char* name, const char* help) {
   return prometheus::BuildGauge().Name(name).Help(help).Register(r);
@@ -93,7 +98,8 @@ Metrics::Metrics()
       unreadable_objects_(GaugeFamily(*registry_, "berth_unreadable_objects", kUnreadableObjectsHelp)),
       workqueue_retries_(CounterFamily(*registry_, "berth_workqueue_retries_total", kWorkqueueRetriesHelp)),
       leader_(GaugeFamily(*registry_, "berth_leader", kLeaderHelp)),
-      events_(CounterFamily(*registry_, "berth_events_total", kEventsHelp)) {
+      events_(CounterFamily(*registry_, "berth_events_total", kEventsHelp)),
+      usage_(CounterFamily(*registry_, "berth_usage_resource_seconds_total", kUsageHelp)) {
   AddFixedSeries();
 }
 
@@ -168,6 +174,16 @@ void Metrics::OnPreempted(const std::string& fleet) { preemptions_.Add({{"fleet"
 
 void Metrics::OnReclaimed(const std::string& fleet, const std::string& team) {
   reclaims_.Add({{"fleet", fleet}, {"team", team}}).Increment();
+}
+
+void Metrics::OnUsageCounted(const std::string& team, const std::string& ns, const std::string& fleet,
+                             const reconcilers::ResourceSeconds& seconds) {
+  auto add = [&](const char* resource, double v) {
+    if (v > 0) usage_.Add({{"team", team}, {"namespace", ns}, {"fleet", fleet}, {"resource", resource}}).Increment(v);
+  };
+  add("gpu", seconds.gpu);
+  add("cpu", seconds.cpu);
+  add("memory", seconds.memory_gib * 1024.0 * 1024.0 * 1024.0);
 }
 
 void Metrics::OnWriteFailed(const std::string& what) {

@@ -30,6 +30,8 @@ class Metrics final : public reconcilers::EngineObserver {
   void OnWriteFailed(const std::string& what) override;
   void OnPreempted(const std::string& fleet) override;
   void OnReclaimed(const std::string& fleet, const std::string& team) override;
+  void OnUsageCounted(const std::string& team, const std::string& ns, const std::string& fleet,
+                      const reconcilers::ResourceSeconds& seconds) override;
 
   // One API request (verb, HTTP code; 0 = no answer).
   void OnApiRequest(const std::string& verb, int code);
@@ -61,6 +63,7 @@ class Metrics final : public reconcilers::EngineObserver {
   prometheus::Family<prometheus::Counter>& workqueue_retries_;
   prometheus::Family<prometheus::Gauge>& leader_;
   prometheus::Family<prometheus::Counter>& events_;
+  prometheus::Family<prometheus::Counter>& usage_;  // issue 47
 
   mutable std::mutex mu_;  // guards resetting label sets of the gauges and the two below
   uint64_t events_posted_ = 0, events_dropped_ = 0;  // the engine's totals as last counted

@@ -4,9 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "api/v1alpha1/codec.h"
@@ -107,6 +112,154 @@ TEST_F(Usage, TheTeamKeepsTheHistoryTheFoldWritesAndBerthsStatusWritesKeepIt) {
                                     R"({"status":{"usageHistory":[{"day":"2026-11-28","fleet":"f","hourly":[{"hour":24}]}]}})"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("hour"), std::string::npos) << bad.err;
+}
+
+// Issue 47, the fold: what each run's status records as its span (heldSince, held, releasedAt),
+// and the Team's usageHistory, read together from the API.
+class UsageFold : public Usage {
+ protected:
+  UsageFold() {
+    metrics_port_ = FreePort();
+    controller_args_ = {"--team-status-interval=1s", "--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_)};
+  }
+  int metrics_port_ = 0;
+
+  api::RunStatus Status(const std::string& run) {
+    json::Document d = RunDoc(run);
+    const json::Value* s = d.IsObject() ? json::Find(d, {"status"}) : nullptr;
+    return s != nullptr ? api::DecodeRunStatusLeniently(*s) : api::RunStatus{};
+  }
+  static bool Accounted(const api::RunStatus& s) {
+    return s.released_at && s.accounted_until && *s.accounted_until >= *s.released_at;
+  }
+  // The runs' spans up to `until` (a span still open counts up to it), in GPU-, CPU- and
+  // memory-GiB-seconds.
+  static sched::UsageHours Expected(const std::vector<api::RunStatus>& runs, base::TimePoint until) {
+    sched::UsageHours out;
+    for (const auto& s : runs) {
+      if (!s.held_since || !s.held) continue;
+      const base::TimePoint end = s.released_at ? std::min(s.released_at->point(), until) : until;
+      const double secs = std::max(0.0, std::chrono::duration<double>(end - s.held_since->point()).count());
+      out.gpu += static_cast<double>(s.held->gpus) * secs;
+      out.cpu += static_cast<double>(s.held->cpu_milli) / 1000.0 * secs;
+      out.memory_gib += static_cast<double>(s.held->memory_bytes) / double(int64_t{1} << 30) * secs;
+    }
+    return out;
+  }
+  // The team's history for this test's namespace and fleet, in resource-seconds, and its watermark.
+  std::pair<sched::UsageHours, std::optional<api::Time>> Recorded(const std::string& fleet) {
+    sched::UsageHours out;
+    auto read = client()->Get(kTeams.Path("", team_));
+    if (!read.ok()) return {out, std::nullopt};
+    auto team = api::DecodeTeam(*read);
+    if (!team.ok()) return {out, std::nullopt};
+    for (const auto& day : team->status.usage_history) {
+      if (day.fleet != fleet) continue;
+      auto n = day.by_namespace.find(ns_);
+      if (n == day.by_namespace.end()) continue;
+      out.gpu += n->second.gpu * 3600;
+      out.cpu += n->second.cpu * 3600;
+      out.memory_gib += n->second.memory_gib * 3600;
+    }
+    return {out, team->status.usage_folded_until};
+  }
+  // Recorded equals the spans of `runs` up to the watermark, to the second (read until a Team
+  // and the runs' statuses agree: the runs are read after the Team, so a fold in between shows).
+  void ExpectRecordedEqualsSpans(const std::vector<std::string>& runs, const std::string& fleet) {
+    std::string last;
+    const bool same = Eventually([&] {
+      auto [recorded, until] = Recorded(fleet);
+      if (!until) return false;
+      std::vector<api::RunStatus> statuses;
+      for (const auto& r : runs) statuses.push_back(Status(r));
+      const sched::UsageHours want = Expected(statuses, until->point());
+      last = "recorded " + std::to_string(recorded.gpu) + " GPU-s, " + std::to_string(recorded.cpu) + " CPU-s, " +
+             std::to_string(recorded.memory_gib) + " GiB-s; spans " + std::to_string(want.gpu) + ", " +
+             std::to_string(want.cpu) + ", " + std::to_string(want.memory_gib);
+      return want.gpu > 0 && std::abs(recorded.gpu - want.gpu) < 0.01 && std::abs(recorded.cpu - want.cpu) < 0.01 &&
+             std::abs(recorded.memory_gib - want.memory_gib) < 0.01;
+    }, std::chrono::seconds(60));
+    EXPECT_TRUE(same) << last;
+  }
+};
+
+// Runs finished and running on a fleet: the Team's usageHistory for the namespace equals the
+// spans their statuses record (the blocks' resources from admission until berth saw them free),
+// to the second; a finished run's span is accounted (accountedUntil) before anything else may
+// remove it. The controller is then killed (SIGKILL) in the middle of a run and another started:
+// after it, still equal (no second lost, none counted twice); the metric counts what it folded.
+TEST_F(UsageFold, TheHistoryEqualsTheRunsSpansAcrossAKilledController) {
+  team_ = "usage-" + ns_;
+  CommandResult made = cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team_ +
+                                                              "}\nspec:\n  namespaces: [" + ns_ + "]\n");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  Nodes("u", 2, "16", "64Gi", 8);
+  Fleet("u", "u", "  blocks: 8\n");  // a block: 1 GPU, 2 CPUs, 8 GiB
+  const std::string fleet = FleetName("u");
+
+  Run("done", "  resources: {gpu: 2}\n");
+  Run("going", "  resources: {gpu: 3, cpu: \"5\"}\n");  // 3 blocks (CPU 5 fits in 3 blocks' 6)
+  ASSERT_TRUE(WaitPhase("done", "Scheduled"));
+  ASSERT_TRUE(WaitPhase("going", "Scheduled"));
+  StartRun("done");
+  StartRun("going");
+  // The span's resources are its blocks'.
+  const api::RunStatus going = Status("going");
+  ASSERT_TRUE(going.held_since.has_value());
+  ASSERT_TRUE(going.held.has_value());
+  EXPECT_EQ(going.held->fleet, fleet);
+  EXPECT_EQ(going.held->gpus, 3);
+  EXPECT_EQ(going.held->cpu_milli, 6000);
+  EXPECT_EQ(going.held->memory_bytes, int64_t{24} << 30);
+  // Let the spans grow past a few folds, then finish one run.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  FinishRun("done");
+  ASSERT_TRUE(Eventually([&] { return Accounted(Status("done")); }, std::chrono::seconds(60))) << "done's span never accounted";
+  const api::RunStatus done = Status("done");
+  EXPECT_EQ(done.held->gpus, 2);
+  EXPECT_GE(done.released_at->point(), done.held_since->point());
+  EXPECT_FALSE(Accounted(Status("going")));
+  ExpectRecordedEqualsSpans({"done", "going"}, fleet);
+
+  // SIGKILL mid-run; the next controller folds on from the Team's watermark.
+  controller_->Kill();
+  const auto [before_kill, kill_until] = Recorded(fleet);
+  ASSERT_TRUE(kill_until.has_value());
+  controller_ = std::make_unique<ControllerProcess>(controller_args_);
+  controller_->Start();
+  ASSERT_TRUE(Eventually([&] {
+    auto [recorded, until] = Recorded(fleet);
+    return until && until->point() > kill_until->point() + std::chrono::seconds(2);
+  }, std::chrono::seconds(60))) << "the new controller did not fold";
+  ExpectRecordedEqualsSpans({"done", "going"}, fleet);
+  FinishRun("going");
+  ASSERT_TRUE(Eventually([&] { return Accounted(Status("going")); }, std::chrono::seconds(60))) << "going's span never accounted";
+  ExpectRecordedEqualsSpans({"done", "going"}, fleet);
+  // Nothing more is folded once every span is accounted: the history stays as the spans say.
+  const auto [final_recorded, final_until] = Recorded(fleet);
+  ASSERT_TRUE(Eventually([&] {
+    auto [recorded, until] = Recorded(fleet);
+    return until && final_until && until->point() > final_until->point();
+  }, std::chrono::seconds(60)));
+  EXPECT_NEAR(Recorded(fleet).first.gpu, final_recorded.gpu, 0.01);
+
+  // The new controller's counter: what it folded of this namespace since it started (> 0, no more
+  // than the whole).
+  const std::string metrics = HttpGet("http://127.0.0.1:" + std::to_string(metrics_port_) + "/metrics", nullptr, cp().AdminToken());
+  std::optional<double> counted;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("berth_usage_resource_seconds_total{", 0) != 0) continue;
+    bool ours = true;
+    for (const std::string& label : {"fleet=\"" + fleet + "\"", "namespace=\"" + ns_ + "\"", std::string("resource=\"gpu\""),
+                                     "team=\"" + team_ + "\""}) {
+      ours = ours && line.find(label) != std::string::npos;
+    }
+    if (ours) counted = std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  ASSERT_TRUE(counted.has_value()) << metrics.substr(0, 3000);
+  EXPECT_GT(*counted, 0);
+  EXPECT_LE(*counted, final_recorded.gpu + 0.01);
 }
 
 }  // namespace

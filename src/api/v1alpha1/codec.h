@@ -119,6 +119,10 @@ std::string TeamStatusPatch(const TeamStatus& status, std::string_view resource_
 // `resource_version` (the fold that computed them read that version: a conflict means another
 // fold, e.g. the last leader's, moved the watermark first). TeamStatusPatch leaves both alone.
 std::string TeamUsagePatch(const base::UsageHistory& history, const Time& folded_until, std::string_view resource_version);
+// Issue 47: {"metadata":{"resourceVersion":rv},"status":{"releasedAt":t,"accountedUntil":u}}, the
+// fold's record of a run's span (released_at unset: left as it is).
+std::string RunSpanPatch(const std::optional<Time>& released_at, const Time& accounted_until,
+                         std::string_view resource_version);
 
 // Spec patches of kubectl berth and the dashboard. `resource_version` empty: unconditional.
 // {"metadata":{"resourceVersion":rv},"spec":{"priority":n}}

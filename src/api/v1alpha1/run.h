@@ -147,6 +147,19 @@ struct RunStatus {
   // with, written with the placement. While the run is placed berth makes Pods only from a
   // template of this hash; a changed template fails the run InvalidSpec when Pods are to be made.
   std::string template_hash;
+  // Usage accounting (issue 47, docs/concepts.md "Usage"): the run's span of holding blocks.
+  // held_since: when its blocks were taken (its admission); released_at: when berth saw them free
+  // again (no placement, no Pod of it the kubelet still counts: time stopping included);
+  // accounted_until: up to when the span is folded into its Team's usageHistory. held: what the
+  // span holds (the blocks' resources on `fleet`), written with held_since. A new span begins
+  // only once the last one is accounted (SpanAccounted, reconcilers/objects/usage_spans.h).
+  std::optional<Time> held_since, released_at, accounted_until;
+  struct Held {
+    std::string fleet;
+    int64_t gpus = 0, cpu_milli = 0, memory_bytes = 0;
+    friend bool operator==(const Held&, const Held&) = default;
+  };
+  std::optional<Held> held;
   friend bool operator==(const RunStatus&, const RunStatus&) = default;
 };
 

@@ -266,6 +266,14 @@ RunStatus ReadRunStatus(const json::Value& v, std::string& problem) {
   s.preemption = ReadPreemption(st);
   s.template_hash = st.String("templateHash").value_or("");
   s.conditions = io::ReadConditions(st);
+  s.held_since = st.TimeAt("heldSince");
+  s.released_at = st.TimeAt("releasedAt");
+  s.accounted_until = st.TimeAt("accountedUntil");
+  if (st.Has("held")) {
+    Reader h = st.Object("held");
+    s.held = RunStatus::Held{h.String("fleet").value_or(""), h.Int("gpu").value_or(0), h.Int("cpuMilli").value_or(0),
+                             h.Int("memoryBytes").value_or(0)};
+  }
   return s;
 }
 
@@ -387,6 +395,28 @@ void WriteStartRange(Writer& w, const std::optional<RunStatus::StartRange>& r) {
   w.raw().EndObject();
 }
 
+// Issue 47: the span of usage (heldSince, releasedAt, accountedUntil, held); `nulls` as below.
+void WriteSpan(Writer& w, const RunStatus& s, bool nulls) {
+  for (const auto& [key, t] : {std::pair<const char*, const std::optional<Time>*>{"heldSince", &s.held_since},
+                               {"releasedAt", &s.released_at}, {"accountedUntil", &s.accounted_until}}) {
+    if (!*t && !nulls) continue;
+    w.Key(key);
+    w.TimeOrNull(*t);
+  }
+  if (!s.held && !nulls) return;
+  w.Key("held");
+  if (!s.held) {
+    w.Null();
+    return;
+  }
+  w.raw().StartObject();
+  w.StringMember("fleet", s.held->fleet);
+  w.IntMember("gpu", s.held->gpus);
+  w.IntMember("cpuMilli", s.held->cpu_milli);
+  w.IntMember("memoryBytes", s.held->memory_bytes);
+  w.raw().EndObject();
+}
+
 // Every status field; `nulls`: the empty ones as null (a merge patch), else left out.
 void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   auto str = [&](const char* k, std::string_view v) {
@@ -443,6 +473,7 @@ void WriteRunStatus(Writer& w, const RunStatus& s, bool nulls) {
   str("templateHash", s.template_hash);
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);
+  WriteSpan(w, s, nulls);
   w.raw().EndObject();
 }
 
@@ -683,6 +714,20 @@ std::string TicketSpecPatch(const RunSpec& spec, const std::map<std::string, std
 
 std::string RunStatusPatch(const RunStatus& status, std::string_view resource_version) {
   return io::MergePatch(resource_version, "status", [&](Writer& w) { WriteRunStatus(w, status, /*nulls=*/true); });
+}
+
+std::string RunSpanPatch(const std::optional<Time>& released_at, const Time& accounted_until,
+                         std::string_view resource_version) {
+  return io::MergePatch(resource_version, "status", [&](Writer& w) {
+    w.raw().StartObject();
+    if (released_at) {
+      w.Key("releasedAt");
+      w.TimeOrNull(released_at);
+    }
+    w.Key("accountedUntil");
+    w.TimeOrNull(accounted_until);
+    w.raw().EndObject();
+  });
 }
 
 std::string RunKey(const Run& r) { return k8s::ObjectKey(r.meta.ns, r.meta.name); }

@@ -18,6 +18,7 @@
 #include "reconcilers/objects/fleet_types.h"
 #include "reconcilers/objects/namespace_policy.h"
 #include "reconcilers/objects/team_types.h"
+#include "reconcilers/objects/usage_spans.h"
 
 namespace berth::reconcilers {
 
@@ -87,6 +88,15 @@ class EngineObserver {
   virtual void OnReclaimed(const std::string& fleet, const std::string& team) {
     (void)fleet;
     (void)team;
+  }
+  // Issue 47: resource-seconds the usage fold counted for (team, namespace, fleet) (team "": runs in
+  // no Team; namespace "others" past the first 20 of a team and fleet); called on a writer thread.
+  virtual void OnUsageCounted(const std::string& team, const std::string& ns, const std::string& fleet,
+                              const ResourceSeconds& seconds) {
+    (void)team;
+    (void)ns;
+    (void)fleet;
+    (void)seconds;
   }
   // A write to the API failed and will be retried with backoff.
   virtual void OnWriteFailed(const std::string& what) = 0;

@@ -19,7 +19,9 @@ EnginePass::EnginePass(k8s::ClientPtr client, const k8s::Clock& clock, const Eng
       options_(options),
       events_(events),
       hooks_(std::move(hooks)),
-      queue_(options.aging_interval) {}
+      queue_(options.aging_interval) {
+  writes_.SetUsageWanted([this] { usage_.Want(); });  // issue 47
+}
 
 bool EnginePass::Dispatch(PassWrite write) {
   if (PassWrites* pass = PassWrites::Current()) return pass->Add(std::move(write));
@@ -99,6 +101,7 @@ PassWrites EnginePass::Decide(k8s::TimePoint now, const std::map<std::string, k8
   // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
   described_ = &fleet_status_.Update(view, view_keeper_.gen(), now);
   if (auto team_write = teams_.Update(view, view_keeper_.gen(), now)) NoteDeadline(*team_write);
+  NoteDeadline(usage_.Update(view, now));  // issue 47: the usage fold
   sweep_.Settle(keyed, busy_, now);
   collecting_.reset();
   return std::exchange(pass_writes_, PassWrites());

@@ -45,6 +45,7 @@
 #include "reconcilers/objects/run_types.h"
 #include "reconcilers/objects/set_aside.h"
 #include "reconcilers/objects/team_keeper.h"
+#include "reconcilers/objects/usage_keeper.h"
 #include "reconcilers/state/admissions.h"
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/state/cluster_view_keeper.h"
@@ -106,6 +107,9 @@ class EnginePass {
     observer_ = observer;
     admissions_.SetObserver(observer);
     writes_.SetObserver(observer);
+    usage_.SetCounted([observer](const std::vector<UsageIncrement>& counted) {
+      for (const UsageIncrement& c : counted) observer->OnUsageCounted(c.team, c.ns, c.fleet, c.seconds);
+    });
   }
   int64_t unreadable() const { return set_aside_.unreadable(); }
 
@@ -210,6 +214,7 @@ class EnginePass {
   FleetStatusWriter fleet_status_{client_, [this](PassWrite w) { return Dispatch(std::move(w)); }};
   TeamKeeper teams_{client_, snapshot_, options_.fair_share_half_life, options_.team_status_interval,
                     [this](PassWrite w) { return Dispatch(std::move(w)); }};
+  UsageKeeper usage_{client_, snapshot_, options_.team_status_interval, [this](PassWrite w) { return Dispatch(std::move(w)); }};
 };
 
 }  // namespace berth::reconcilers

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "k8s/timefmt.h"
+#include "reconcilers/objects/usage_spans.h"
 #include "reconcilers/writers/pod_builder.h"
 #include "reconcilers/writers/run_status.h"
 #include "reconcilers/writers/run_event.h"
@@ -48,6 +49,7 @@ RunStatus AdmittedStatus(const Run& run, const sched::Placement& placement, cons
   next.effective_priority = effective;
   if (!next.submitted_at) next.submitted_at = Time(run.meta.created);
   next.scheduled_at = Time(now);
+  BeginSpan(next, placement, now);  // issue 47: its usage counts from now
   next.started_at.reset();
   next.preemption.reset();  // placed: the nodes kept for it are its own now
   next.template_hash = api::TemplateHashText(run.template_hash);  // its Pods are made from this template only

@@ -47,7 +47,8 @@ bool DiffersInMoreThanPositionAndMessage(const RunStatus& a, const RunStatus& b)
          a.retry_after != b.retry_after || a.retry_backoff_seconds != b.retry_backoff_seconds ||
          a.preemption != b.preemption || a.estimated_start_at != b.estimated_start_at ||
          a.estimated_start_range != b.estimated_start_range ||
-         a.template_hash != b.template_hash || a.pod_uids != b.pod_uids ||
+         a.template_hash != b.template_hash || a.pod_uids != b.pod_uids || a.held_since != b.held_since ||
+         a.released_at != b.released_at || a.accounted_until != b.accounted_until || a.held != b.held ||
          a.queue_position.has_value() != b.queue_position.has_value() ||
          !ConditionsEqualIgnoringMessage(a.conditions, b.conditions);
 }

@@ -7,6 +7,7 @@
 #include "k8s/dra_objects.h"
 #include "k8s/duration.h"
 #include "k8s/timefmt.h"
+#include "reconcilers/objects/usage_spans.h"
 #include "reconcilers/writers/device_claims.h"
 #include "reconcilers/writers/run_status.h"
 #include "scheduling/block_layout.h"
@@ -610,7 +611,16 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional
   }, background);
 }
 
+bool RunWrites::WaitsForUsage(const Run& run) {
+  if (SpanAccounted(run.status)) return false;
+  const auto pods = pods_of_(run);
+  const bool holding = std::any_of(pods.begin(), pods.end(), [](const auto& p) { return !p->node_name.empty() && !IsTerminalPod(*p); });
+  if (!holding && usage_wanted_) usage_wanted_();
+  return true;
+}
+
 void RunWrites::DeleteAfterTtl(const Run& run) {
+  if (WaitsForUsage(run)) return;  // issue 47: once its usage is folded (usage_spans.h)
   Dispatch(RunKey(run), WriteKind::kRunDelete, run, {}, [this, r = run] {
     k8s::DeleteOptions o;
     o.precondition_uid = r.meta.uid;
@@ -642,6 +652,7 @@ void RunWrites::NoteFinalizerOutcome(const Run& r, const k8s::Status& s) {
 
 void RunWrites::HandleDeletion(const Run& run) {
   if (!run.meta.HasFinalizer(kFinalizer)) return;
+  (void)WaitsForUsage(run);  // the closure below keeps the finalizer until then
   {
     std::lock_guard<std::mutex> lock(finalizer_mu_);
     if (auto it = finalizer_retry_.find(RunKey(run)); it != finalizer_retry_.end() && clock_.Monotonic() < it->second.next) return;
@@ -668,6 +679,9 @@ void RunWrites::HandleDeletion(const Run& run) {
         }
       }
     }
+    // Issue 47: the finalizer stays until the span's last seconds are folded (usage_spans.h); the
+    // fold's write of accountedUntil brings the run back here.
+    if (!SpanAccounted(r.status)) return true;
     bool json_patch = false;
     const std::string patch = FinalizerPatch(r.meta, /*with_ours=*/false, json_patch);
     auto res = json_patch ? client_->JsonPatch(kRuns.Path(r.meta.ns, r.meta.name), patch)

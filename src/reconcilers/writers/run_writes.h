@@ -85,6 +85,9 @@ class RunWrites {
   // threads when a DRA Pod's claim already exists (CreateDeviceClaim). Set before the writers start.
   using ClaimFn = std::function<std::shared_ptr<const k8s::ResourceClaim>(const std::string&, const std::string&)>;
   void SetLiveClaim(ClaimFn claim) { live_claim_ = std::move(claim); }
+  // Issue 47: told (loop thread) when a deleted or TTL-due run waits for its span to be accounted
+  // and holds nothing any more, so the usage fold runs now, not at its next interval.
+  void SetUsageWanted(std::function<void()> wanted) { usage_wanted_ = std::move(wanted); }
   // The live Pods of a ticket's workload as cached (CacheReads::WorkloadPodsOf, live), which the
   // release pins from (TicketWrites::Release). Set before the writers start; called on writers.
   void SetWorkloadPods(TicketWrites::PodsFn pods) { tickets_.SetWorkloadPods(std::move(pods)); }
@@ -129,6 +132,9 @@ class RunWrites {
   // only the object seen (uid and resourceVersion preconditions), so a run changed meanwhile
   // (its TTL, say) is decided again; gone or changed counts as done, another failure is retried.
   void DeleteAfterTtl(const Run& run);
+  // Issue 47: whether the run's span is not accounted yet (its finalizer and TTL delete wait);
+  // when it holds nothing any more, asks for the usage fold (SetUsageWanted).
+  bool WaitsForUsage(const Run& run);
 
   // ---- writer threads ----
   // Writes `next` as the run's status, guarded by the resourceVersion of `run`; when written,
@@ -211,6 +217,7 @@ class RunWrites {
   EngineObserver* observer_ = nullptr;
   GraceCapFn grace_cap_;
   ClaimFn live_claim_;
+  std::function<void()> usage_wanted_;
   // A deleted run whose finalizer the API server refused to drop (an admission policy's 422, say)
   // is tried again after a backoff doubling from 1 s to 5 min, not on every pass (HandleDeletion).
   struct FinalizerRetry {
