@@ -1252,6 +1252,7 @@ std::set<std::string> ExportedSampleNames() {
   m.OnPass(pass);
   m.OnPreempted("a100");
   m.OnReclaimed("a100", "vision");
+  m.OnUsageCounted("vision", "ml", "a100", {3600, 3600, 3600});
   m.OnAdmitted(std::chrono::seconds(1));
   m.OnFinished("Failed", "PodFailed");
   m.OnWriteFailed("run");
