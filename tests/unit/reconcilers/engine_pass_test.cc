@@ -16,6 +16,7 @@
 #include "reconcilers/objects/fleet_types.h"
 #include "reconcilers/objects/namespace_policy.h"
 #include "reconcilers/objects/run_types.h"
+#include "reconcilers/objects/team_types.h"
 #include "unit/reconcilers/api_fixture.h"
 
 namespace berth::reconcilers {
@@ -43,6 +44,13 @@ std::shared_ptr<const Fleet> FleetOf(const std::string& name, const std::string&
   return Made<Fleet>(DecodeFleet, R"({"apiVersion":"berth.dev/v1alpha1","kind":"Fleet","metadata":{"name":")" + name +
                                       R"(","uid":"fleet-)" + name + R"(","resourceVersion":"1"},"spec":{"nodeSelector":{"pool":")" +
                                       pool + R"("},"blocks":1})" + (status.empty() ? "" : R"(,"status":)" + status) + "}");
+}
+
+// Team "t" holding namespace "ns", with a nominal share of `cpu` CPUs of fleet "gpu".
+std::shared_ptr<const Team> TeamOf(const std::string& cpu) {
+  return Made<Team>(DecodeTeam, R"({"apiVersion":"berth.dev/v1alpha1","kind":"Team","metadata":{"name":"t","uid":"team-t",)"
+                                R"("resourceVersion":"1"},"spec":{"namespaces":["ns"],"shares":[{"fleet":"gpu","nominal":{"cpu":")" +
+                                    cpu + R"("}}]}})");
 }
 
 std::shared_ptr<const NamespaceInfo> NamespaceOf(const std::string& name) {
@@ -157,6 +165,7 @@ struct World {
   int nodes = 1;
   std::vector<RunRow> runs;
   std::string fleet_status;
+  std::string team_cpu;  // "": no Team; else Team "t" holds "ns" with this nominal share
   struct PodRow {
     std::string run, pod;
     int rank = 0;
@@ -168,6 +177,7 @@ struct World {
     PassSnapshot::Objects o;
     o.fleets.push_back(FleetOf("gpu", "gpu", fleet_status));
     o.namespaces.push_back(NamespaceOf("ns"));
+    if (!team_cpu.empty()) o.teams.push_back(TeamOf(team_cpu));
     for (int i = 0; i < nodes; ++i) o.nodes.push_back(NodeOf("n" + std::to_string(i), "gpu"));
     for (const RunRow& r : runs) {
       o.runs.push_back(RunOf(r.name, "gpu", r.priority, r.nodes, r.status, std::to_string(r.version), r.extra));
@@ -247,12 +257,14 @@ std::string Dump(const std::vector<Seen>& seen) {
 
 constexpr const char* kQueueRetry = R"("retry":{"onEvents":["no-capacity"],"duration":"off"})";
 
-// A random cluster: 1-5 nodes, 1-10 runs of random priorities and sizes (some that never fit),
+// A random cluster: 1-5 nodes (half the time a Team holding the runs' namespace with a share of
+// 1-3 nodes' CPUs), 1-10 runs of random priorities and sizes (some that never fit),
 // waiting for capacity or not, some finished or suspended; then 0-3 passes of an engine with the
 // API playing its writes (World::Apply), so that some are admitted, counted, with Pods.
 World RandomWorld(std::mt19937& rng, EnginePassTest& t) {
   World w;
   w.nodes = 1 + static_cast<int>(rng() % 5);
+  if (rng() % 2 == 0) w.team_cpu = std::to_string(8 * (1 + rng() % 3));
   const int runs = 1 + static_cast<int>(rng() % 10);
   for (int i = 0; i < runs; ++i) {
     World::RunRow r{.name = "r" + std::to_string(i), .priority = static_cast<int>(rng() % 101),
@@ -275,7 +287,7 @@ World RandomWorld(std::mt19937& rng, EnginePassTest& t) {
 // all refused when carried out (the KeyedWriter refusing each: PassWrite::refused) decides all
 // of them again, the same write with the same body, on the next pass over the same snapshot, as
 // if it had never decided them: an admission refused frees its blocks, a Fleet status is not
-// written, a Pod create does not wait out RunReconciler's 10 s guard, a position sequence gives
+// written (nor a Team's), a Pod create does not wait out RunReconciler's 10 s guard, a position sequence gives
 // its budget back, a waiting status its refresh time (the clock does not move between the two).
 TEST_F(EnginePassTest, RandomSnapshotsGiveTheSameWritesInFreshEnginesAndAgainAfterARefusal) {
   std::set<std::string> kinds;  // of the writes refused
@@ -300,7 +312,7 @@ TEST_F(EnginePassTest, RandomSnapshotsGiveTheSameWritesInFreshEnginesAndAgainAft
     EXPECT_EQ(Dump(seen), Dump(again)) << "seed " << seed;  // and nothing else, in the same order
   }
   // The random snapshots do decide (and so refuse) each kind whose undo the property checks.
-  for (const char* kind : {"Admission", "PodCreate", "Positions", "RunStatus", "FleetStatus"}) {
+  for (const char* kind : {"Admission", "PodCreate", "Positions", "RunStatus", "FleetStatus", "TeamStatus"}) {
     EXPECT_TRUE(kinds.count(kind)) << kind;
   }
 }
