@@ -239,8 +239,11 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, WorkingSet& worki
   SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, reason, next.message, run.meta.generation, now);
   // Written now, or found current: refreshed again after status_refresh (a write refused as it is
   // carried out: decided again by the next pass).
+  if (SameStatus(run.status, next)) {
+    memo.last_wait_write = now;
+    return;
+  }
   RunWrites::Undo undo = working.NoteWaitWrite(w.run_id, memo, now);
-  if (SameStatus(run.status, next)) return;
   if (preemption_record) {
     // A preemption is a decision: its record is written before any victim is evicted (the next
     // pass evicts them once the cache shows it).
