@@ -8,6 +8,9 @@
 // costs what changed since its last update (Mirror::Update), not what it holds. Between two
 // updates it does not move: what a reader of a Store sees is one moment of the informer.
 //
+// A Store can also be filled from objects given by hand (Fill: a test's snapshot, without an
+// informer), keyed and indexed as an informer would.
+//
 // Threads: none of its own; a Store is read and updated by one thread (or read by many while
 // nobody updates it). This header must not include k8s/informer.h: the engine's decisions read
 // Stores and never an informer (docs/development.md, "The engine's components").
@@ -20,6 +23,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace berth::k8s {
@@ -172,6 +176,21 @@ class Store final : public Source<T> {
   // How many keys the last update looked at (changed, added or deleted since the update before):
   // 0 when nothing had changed; the store's size after a first update or a relist.
   size_t LastApplied() const { return last_applied_; }
+
+  // Filled from `objects` instead of an informer (a snapshot made by hand): each under key(object)
+  // (a later object of the same key wins), indexed by `indexes` (name, function: an informer's
+  // IndexFns), at `version`. What the store held goes. Not for a store a Mirror keeps.
+  using KeyFn = std::function<std::string(const T&)>;
+  using NamedIndexFns = std::vector<std::pair<std::string, typename IndexedItems<T>::IndexFn>>;
+  void Fill(const std::vector<Ptr>& objects, const KeyFn& key, const NamedIndexFns& indexes, uint64_t version) {
+    items_ = IndexedItems<T>();
+    for (const auto& [name, fn] : indexes) items_.AddIndex(name, fn);
+    std::unordered_map<std::string, Ptr> by_key;
+    for (const Ptr& o : objects) by_key[key(*o)] = o;
+    items_.Replace(std::move(by_key));
+    version_ = version;
+    last_applied_ = items_.Size();
+  }
 
  private:
   friend class Informer<T>;

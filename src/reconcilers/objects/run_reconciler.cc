@@ -43,7 +43,10 @@ bool RunReconciler::Reconcile(const Run& run, const ClusterView& view, k8s::Time
   if (memo.check_strays && !busy && !run.meta.deleting) {
     memo.check_strays = false;
     if (std::vector<PodRef> strays = snapshot_.StraysOf(run); !strays.empty()) {
-      writes_.DeleteStrays(run, std::move(strays));
+      // Refused as it is carried out: looked for again by the next pass.
+      writes_.DeleteStrays(run, std::move(strays), [this, key = RunKey(run)] {
+        if (RunMemo* m = working_.Find(key)) m->check_strays = true;
+      });
       return false;
     }
   }
@@ -334,11 +337,9 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s:
     const bool sent = memo.pods_ensured_for == released && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10);
     const bool unsuspend = (!workload || workload->suspended) && !sent;
     const bool pin = snapshot_.UnpinnedPodsOf(run) > 0;
-    if (unsuspend) {
-      memo.pods_ensured_for = released;
-      memo.pods_ensured_at = clock_.Monotonic();
-    }
-    if (unsuspend || pin) writes_.ReleaseTicket(run, unsuspend, pin);
+    RunWrites::Undo undo;
+    if (unsuspend) undo = NoteSent(RunKey(run), memo, released);
+    if (unsuspend || pin) writes_.ReleaseTicket(run, unsuspend, pin, std::move(undo));
     return true;
   }
   // Pods are made only from the template the run was placed with (status.templateHash, issue 44):
@@ -360,11 +361,22 @@ bool RunReconciler::CreatePodsOnce(const Run& run, const ClusterView& view, k8s:
   if (memo.pods_ensured_for == ensured && clock_.Monotonic() - memo.pods_ensured_at < std::chrono::seconds(10)) {
     return false;
   }
-  memo.pods_ensured_for = ensured;
-  memo.pods_ensured_at = clock_.Monotonic();
+  RunWrites::Undo undo = NoteSent(RunKey(run), memo, ensured);
   auto fleet = snapshot_.fleets().Get(run.status.fleet);
-  writes_.EnsurePods(run, fleet ? fleet->spec.gpu_resource : "nvidia.com/gpu", view);
+  writes_.EnsurePods(run, fleet ? fleet->spec.gpu_resource : "nvidia.com/gpu", view, std::move(undo));
   return true;
+}
+
+RunWrites::Undo RunReconciler::NoteSent(const std::string& key, RunMemo& memo, std::string sent) {
+  RunWrites::Undo undo = [this, key, was = memo.pods_ensured_for, at = memo.pods_ensured_at] {
+    if (RunMemo* m = working_.Find(key)) {
+      m->pods_ensured_for = was;
+      m->pods_ensured_at = at;
+    }
+  };
+  memo.pods_ensured_for = std::move(sent);
+  memo.pods_ensured_at = clock_.Monotonic();
+  return undo;
 }
 
 bool RunReconciler::CarryOutPlaced(const Run& run, const PlacedDecision& d,

@@ -10,8 +10,9 @@
 // A Scheduled or Running run the visit finds needing nothing (kNothing) is noted quiet (its
 // resourceVersion and its next deadline, at most status_refresh away: RunMemo::quiet_*), so the
 // next passes leave it alone until it, its Pods, one of its nodes or a Fleet's spec changes.
-// Pods are asked for once per admission (again after 10 s without them in the cache), and only
-// once the Fleet's durable count has the run (admission step 3 before step 4).
+// Pods are asked for once per admission (again after 10 s without them in the cache, or on the
+// next pass when the write was refused as it was carried out), and only once the Fleet's durable
+// count has the run (admission step 3 before step 4).
 // Cost: one run's Pods from the cache index and at most one dispatch per visit.
 
 #include <functional>
@@ -67,6 +68,10 @@ class RunReconciler {
   // EnsurePods once per admission (again after 10 s without the Pods in the cache), once the
   // fleet's durable count has the run; true when it acted or waits for the count.
   bool CreatePodsOnce(const Run& run, const ClusterView& view, k8s::TimePoint now);
+  // Notes on `memo` (of run `key`) that its Pods (a ticket's release) for `sent` were handed to a
+  // writer now; returns the write's undo (PassWrite::refused): the memo as it was, so that a
+  // write refused as it is carried out is sent again by the next pass, not 10 s later.
+  RunWrites::Undo NoteSent(const std::string& key, RunMemo& memo, std::string sent);
   void Note(k8s::TimePoint at);
   // Issue 45. A pending ticket: whether it may queue (its workload exists, unfinished, held; its
   // labels readable, else reported; its stopped Pods gone). A placed ticket: the rules of

@@ -176,7 +176,9 @@ bool TeamKeeper::Write(const std::vector<std::shared_ptr<const Team>>& teams, bo
       auto patch = std::make_shared<const std::string>(api::TeamStatusPatch(s, ""));
       return dispatch_(PassWrite{.key = "team:" + name, .kind = WriteKind::kTeamStatus, .target = name,
                                  .body = [patch] { return *patch; },
-                                 .write = [this, name, ticket, patch] { return Patch(name, ticket, *patch); }});
+                                 .write = [this, name, ticket, patch] { return Patch(name, ticket, *patch); },
+                                 // Refused when carried out: not written (TakeFailures: written again).
+                                 .refused = [this, name, ticket] { written_.Finish(name, ticket, false); }});
     };
     if (!written_.Offer(name, std::move(status), same, queue)) settled = false;
   }

@@ -25,7 +25,6 @@ class EngineCaches;
 class PassSnapshot final : public CacheReads {
  public:
   PassSnapshot();
-  ~PassSnapshot() override;
   // How many objects the last update applied over every store (what it cost; 0: nothing changed).
   size_t LastApplied() const;
 
@@ -41,8 +40,9 @@ class PassSnapshot final : public CacheReads {
     std::vector<std::shared_ptr<const Team>> teams;
   };
   // From now on the snapshot reads `objects`, keyed and indexed as the informers do
-  // (reconcilers/state/cache_indexes.h); every call is a new version of every one of these stores.
-  // Workloads and pod groups: none. A snapshot filled by hand is not one EngineCaches updates.
+  // (reconcilers/state/cache_indexes.h; k8s::Store::Fill); every call is a new version of every
+  // one of these stores. Workloads and pod groups: none. A snapshot filled by hand is not one
+  // EngineCaches updates.
   void Fill(const Objects& objects);
 
  private:
@@ -60,8 +60,6 @@ class PassSnapshot final : public CacheReads {
   k8s::Store<k8s::ResourceSlice> resource_slices_;
   k8s::Store<k8s::DeviceClass> device_classes_;
   k8s::Store<k8s::ResourceClaim> resource_claims_;
-  struct ByHand;  // Fill's stores (snapshot.cc)
-  std::unique_ptr<ByHand> by_hand_;
 };
 
 }  // namespace berth::reconcilers

@@ -96,6 +96,13 @@ void WorkingSet::DropUnvisited(const Keyed& keyed) {
   }
 }
 
+std::function<void()> WorkingSet::NoteWaitWrite(const std::string& key, RunMemo& memo, k8s::TimePoint now) {
+  const k8s::TimePoint was = std::exchange(memo.last_wait_write, now);
+  return [this, key, was] {
+    if (RunMemo* m = Find(key)) m->last_wait_write = was;
+  };
+}
+
 void WorkingSet::Leave(const std::string& key, std::optional<k8s::TimePoint> expiry) {
   if (expiry) expiries_.emplace(*expiry, key);
   memos_.erase(key);

@@ -61,6 +61,10 @@ class WorkingSet {
   RunMemo& MemoOf(const std::string& key) { return memos_[key]; }
   RunMemo* Find(const std::string& key);
   const RunMemo* Find(const std::string& key) const;
+  // Notes on `memo` (of run `key`) that its waiting status was written at `now`
+  // (RunMemo::last_wait_write) and returns that write's undo (PassWrite::refused): the memo as it
+  // was, so that a write refused as it is carried out is decided again by the next pass.
+  std::function<void()> NoteWaitWrite(const std::string& key, RunMemo& memo, k8s::TimePoint now);
   size_t memos() const { return memos_.size(); }
 
   // The runs this pass visits, in key order: what the set held, what changed, and the finished

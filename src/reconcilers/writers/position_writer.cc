@@ -109,6 +109,7 @@ std::unordered_set<std::string> PositionWriter::Write(const Keyed& runs, std::un
   }
   std::vector<PositionWrite> writes;
   std::unordered_set<std::string> touched;
+  std::vector<std::function<void()>> undo;  // the memos' last_wait_write as they were
   for (auto& m : PlanPositionMoves(in, budget)) {
     std::shared_ptr<const Run> run = FindKeyed(runs, m.key);
     if (!run) break;
@@ -118,32 +119,46 @@ std::unordered_set<std::string> PositionWriter::Write(const Keyed& runs, std::un
     const sched::WaitingRun* wait = working.WaitingOf(memo);
     if (m.to == place && wait != nullptr) {  // its last move: its whole waiting status
       w.full = full_status(*run, *wait, m.to);
-      memo.last_wait_write = now;
+      undo.push_back(working.NoteWaitWrite(m.key, memo, now));
     }
     writes.push_back(std::move(w));
     touched.insert(m.key);
   }
   if (writes.empty()) return {};
   const size_t count = writes.size();
-  // The moves as a test compares them (made on request): each run, its place and, when the write
-  // carries it, its whole waiting status (the patch sent).
   auto sequence = std::make_shared<const std::vector<PositionWrite>>(std::move(writes));
-  PassWrite w{.key = std::string(kKey), .kind = WriteKind::kPositions, .target = {},
-              .body = [sequence] {
-                std::string body = "[";
-                for (const auto& m : *sequence) {
-                  if (body.size() > 1) body += ",";
-                  body += "{\"run\":\"" + RunKey(*m.run) + "\",\"to\":" + (m.to ? std::to_string(*m.to) : "null");
-                  if (m.full) body += ",\"patch\":" + RunStatusPatch(*m.full, m.run->meta.resource_version);
-                  body += "}";
-                }
-                return body + "]";
-              },
-              .write = [this, sequence] { return WriteSequence(*sequence); }, .background = true};
-  if (!dispatch_(std::move(w))) return {};
+  auto forget = [undo = std::move(undo)] {
+    for (const auto& u : undo) u();
+  };
+  PassWrite w{.key = std::string(kKey), .kind = WriteKind::kPositions, .target = {}, .body = BodyOf(sequence),
+              .write = [this, sequence] { return WriteSequence(*sequence); }, .background = true,
+              // Refused as it is carried out: as if never planned (the budget, the batch, the
+              // waiting statuses' refresh), so the next pass plans it again.
+              .refused = [this, count, forget] {
+                budget_.Refund(count);
+                batch_.clear();
+                forget();
+              }};
+  if (!dispatch_(std::move(w))) {
+    forget();  // not taken: nothing was written
+    return {};
+  }
   budget_.Spend(count);
   batch_ = touched;
   return touched;
+}
+
+std::function<std::string()> PositionWriter::BodyOf(std::shared_ptr<const std::vector<PositionWrite>> sequence) {
+  return [sequence = std::move(sequence)] {
+    std::string body = "[";
+    for (const auto& m : *sequence) {
+      if (body.size() > 1) body += ",";
+      body += "{\"run\":\"" + RunKey(*m.run) + "\",\"to\":" + (m.to ? std::to_string(*m.to) : "null");
+      if (m.full) body += ",\"patch\":" + RunStatusPatch(*m.full, m.run->meta.resource_version);
+      body += "}";
+    }
+    return body + "]";
+  };
 }
 
 bool PositionWriter::WriteSequence(const std::vector<PositionWrite>& writes) {

@@ -81,6 +81,9 @@ class PositionWriter {
   bool LastVisible(const WorkingSet& working);
   // What the plan starts from: the positions runs show, the places, the runs to clear.
   PositionPlanInput Input(const Keyed& runs, std::unordered_set<std::string> frozen, const WorkingSet& working) const;
+  // The moves as a test compares them (PassWrite::body, made on request): each run, its place
+  // and, when the write carries it, its whole waiting status (the patch sent).
+  static std::function<std::string()> BodyOf(std::shared_ptr<const std::vector<PositionWrite>> sequence);
   // Writer thread: the sequence, one write after the other.
   bool WriteSequence(const std::vector<PositionWrite>& writes);
 

@@ -157,4 +157,6 @@ size_t PositionBudget::Available(k8s::TimePoint now) {
 
 void PositionBudget::Spend(size_t n) { tokens_ = std::max(0.0, tokens_ - static_cast<double>(n)); }
 
+void PositionBudget::Refund(size_t n) { tokens_ = std::min(burst_, tokens_ + static_cast<double>(n)); }
+
 }  // namespace berth::reconcilers

@@ -65,6 +65,8 @@ class PositionBudget {
   size_t Available(k8s::TimePoint now);
   // `n` writes were made (n <= Available(now)).
   void Spend(size_t n);
+  // `n` writes spent were not made after all (their sequence refused as it was carried out).
+  void Refund(size_t n);
 
  private:
   double rate_, burst_, tokens_;

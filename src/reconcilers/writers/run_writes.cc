@@ -53,9 +53,9 @@ std::function<std::string()> RanksBody(const std::vector<RankAssignment>& ranks)
 }  // namespace
 
 bool RunWrites::Dispatch(std::string key, WriteKind kind, const Run& run, std::function<std::string()> body,
-                         std::function<bool()> fn, bool background) {
+                         std::function<bool()> fn, bool background, Undo refused) {
   return dispatch_(PassWrite{.key = std::move(key), .kind = kind, .target = RunKey(run), .body = std::move(body),
-                             .write = std::move(fn), .background = background});
+                             .write = std::move(fn), .background = background, .refused = std::move(refused)});
 }
 
 std::function<std::string()> RunWrites::StatusBody(const Run& run, const RunStatus& next) {
@@ -171,7 +171,7 @@ void RunWrites::NoteWritten(const Run& run, const json::Document& answer, const 
   admissions_.NoteWritten(RunKey(run), RvNumber(k8s::ResourceVersionOf(answer)));
 }
 
-void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view) {
+void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view, Undo refused) {
   // Resources of each rank from its instance's block layout.
   std::vector<RankAssignment> ranks;
   for (const auto& entry : run.status.placement) {
@@ -200,7 +200,7 @@ void RunWrites::EnsurePods(const Run& run, const std::string& gpu_resource, cons
   Dispatch(RunKey(run), WriteKind::kPodCreate, run, RanksBody(ranks),
            [this, r = run, ranks, gpu_resource, bound, grace, device_class] {
              return CreatePods(r, ranks, gpu_resource, bound, grace, device_class);
-  });
+  }, false, std::move(refused));
 }
 
 bool RunWrites::FailInvalidSpec(const Run& r, const std::string& why) {
@@ -330,7 +330,7 @@ bool RunWrites::RecordPods(const Run& r, const std::vector<std::string>& made) {
   return true;
 }
 
-void RunWrites::DeleteStrays(const Run& run, std::vector<PodRef> pods) {
+void RunWrites::DeleteStrays(const Run& run, std::vector<PodRef> pods, Undo refused) {
   Dispatch(RunKey(run), WriteKind::kPodDelete, run, PodNames(pods), [this, r = run, pods = std::move(pods)] {
     bool ok = true;
     for (const auto& p : pods) {
@@ -344,7 +344,7 @@ void RunWrites::DeleteStrays(const Run& run, std::vector<PodRef> pods) {
                      "not make it: deleted; it never counts as the run's"});
     }
     return ok;
-  });
+  }, false, std::move(refused));
 }
 
 namespace {
@@ -596,11 +596,12 @@ void RunWrites::HoldTicket(const Run& ticket) {
   Dispatch("workload:" + RunKey(ticket), WriteKind::kTicket, ticket, [] { return std::string("hold"); }, [this, r = ticket] { return tickets_.Hold(r); });
 }
 
-void RunWrites::ReleaseTicket(const Run& ticket, bool unsuspend, bool pin) {
-  Dispatch("workload:" + RunKey(ticket), WriteKind::kTicket, ticket, [] { return std::string("release"); }, [this, r = ticket, unsuspend, pin] { return tickets_.Release(r, unsuspend, pin); });
+void RunWrites::ReleaseTicket(const Run& ticket, bool unsuspend, bool pin, Undo refused) {
+  Dispatch("workload:" + RunKey(ticket), WriteKind::kTicket, ticket, [] { return std::string("release"); }, [this, r = ticket, unsuspend, pin] { return tickets_.Release(r, unsuspend, pin); }, false, std::move(refused));
 }
 
-void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event, bool background) {
+void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event, bool background,
+                            Undo refused) {
   if (SameStatus(run.status, next)) return;
   spdlog::debug("run {}/{}: status phase {} reason {}{}", run.meta.ns, run.meta.name, PhaseName(next.phase), next.reason.api(),
                 background ? " (refresh)" : "");
@@ -608,7 +609,7 @@ void RunWrites::WriteStatus(const Run& run, const RunStatus& next, std::optional
     if (const WriteResult w = PatchStatus(r, next); w.outcome != WriteOutcome::kWritten) return AnswerUnwritten(r, w);
     if (event && !event->reason.empty()) RecordEvent(events_, Ref(r), *event);
     return true;
-  }, background);
+  }, background, std::move(refused));
 }
 
 bool RunWrites::WaitsForUsage(const Run& run) {

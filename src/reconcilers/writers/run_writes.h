@@ -93,8 +93,13 @@ class RunWrites {
   void SetWorkloadPods(TicketWrites::PodsFn pods) { tickets_.SetWorkloadPods(std::move(pods)); }
 
   // ---- loop thread: each dispatches one writer task ----
+  // A caller that noted something when it decided a write (a memo's "written at", "sent at")
+  // hands its undo: PassWrite::refused, called when the write is refused as it is carried out, so
+  // that the next pass decides it again as if it had never been decided.
+  using Undo = std::function<void()>;
   // `next` as the run's status (unless it is the status already), then the Event if any.
-  void WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event = {}, bool background = false);
+  void WriteStatus(const Run& run, const RunStatus& next, std::optional<RunEvent> event = {}, bool background = false,
+                   Undo refused = {});
   // Ends the attempt: back to the queue when the run retries on this event (and may), else
   // Failed. `reason` overrides the reason (default Interrupted or PodFailed). `stopped`: the user
   // stopped it (spec.stop): Failed, never a retry, a Normal Event. `preempted`: evicted for a
@@ -116,16 +121,16 @@ class RunWrites {
   void EndAfterMaxDuration(const Run& run, const std::map<std::string, std::shared_ptr<const k8s::Pod>>& pods,
                            const std::string& message, k8s::TimePoint now);
   // Admission step 4 for the run's placement (its ranks' resources from `view`'s block layouts).
-  void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view);
+  void EnsurePods(const Run& run, const std::string& gpu_resource, const ClusterView& view, Undo refused = {});
   // Deletes these Pods of the run (DeletePods on a writer); `retry`: a failure is retried.
   void DeletePodsOf(const Run& run, std::vector<PodRef> pods, bool retry);
   // Pods that claim the run but that berth did not make (CacheReads::StraysOf): each deleted
   // (its grace period capped as DeletePods does) with a Warning Event StrayPod on the run naming it.
-  void DeleteStrays(const Run& run, std::vector<PodRef> pods);
+  void DeleteStrays(const Run& run, std::vector<PodRef> pods, Undo refused = {});
   // Issue 45, a ticket's workload (reconcilers/objects/tickets.h), under the key "workload:<ns>/<ticket>":
   // held (a pending ticket's workload found running), or released and its gated Pods pinned.
   void HoldTicket(const Run& ticket);
-  void ReleaseTicket(const Run& ticket, bool unsuspend = true, bool pin = true);
+  void ReleaseTicket(const Run& ticket, bool unsuspend = true, bool pin = true, Undo refused = {});
   // An ended run whose spec changed: its status and an Event say that it does not run again.
   void NoteSpecChangeAfterEnd(const Run& run);
   // A finished run whose time to live has passed is deleted, like a Job by its TTL controller:
@@ -175,9 +180,10 @@ class RunWrites {
   k8s::ObjectReference Ref(const Run& run) const;
 
  private:
-  // Hands the write of `run` (`kind`, under `key`; `body` the JSON sent, made on request) on.
+  // Hands the write of `run` (`kind`, under `key`; `body` the JSON sent, made on request) on;
+  // `refused`: the caller's undo (PassWrite::refused).
   bool Dispatch(std::string key, WriteKind kind, const Run& run, std::function<std::string()> body,
-                std::function<bool()> fn, bool background = false);
+                std::function<bool()> fn, bool background = false, Undo refused = {});
   // The status patch `next` of `run` as sent (RunStatusPatch at the run's resourceVersion), made on request.
   static std::function<std::string()> StatusBody(const Run& run, const RunStatus& next);
   // CreatePods' part for the template: `out` is the run's whole spec.template (from the cache, or

@@ -198,7 +198,7 @@ bool WaitingStatusWriter::LooksCurrent(const Run& run, const sched::WaitingRun& 
          scheduled->reason == reason && scheduled->observed_generation == run.meta.generation;
 }
 
-void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::CycleResult& result,
+void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, WorkingSet& working, const sched::CycleResult& result,
                                 const sched::WaitingRun& w, const PositionWriter& positions, k8s::TimePoint now) {
   // A run waiting for its namespace's quota waits whatever its retry says: the quota is the
   // namespace's own budget, not capacity that failed to show up (as in Kueue).
@@ -237,20 +237,25 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, const sched::Cycl
   }
   next.message = Sentence(result, w, position);
   SetCondition(next.conditions, ConditionType::kScheduled, ConditionStatus::kFalse, reason, next.message, run.meta.generation, now);
-  memo.last_wait_write = now;  // written now, or found current: refreshed again after status_refresh
-  if (SameStatus(run.status, next)) return;
+  // Written now, or found current: refreshed again after status_refresh (a write refused as it is
+  // carried out: decided again by the next pass).
+  if (SameStatus(run.status, next)) {
+    memo.last_wait_write = now;
+    return;
+  }
+  RunWrites::Undo undo = working.NoteWaitWrite(w.run_id, memo, now);
   if (preemption_record) {
     // A preemption is a decision: its record is written before any victim is evicted (the next
     // pass evicts them once the cache shows it).
-    writes_.WriteStatus(run, next, {});
+    writes_.WriteStatus(run, next, {}, false, std::move(undo));
     return;
   }
   // A waiting run's status is information, not a decision: it never delays an admission, a
   // start or a failure (the queue endpoint and the dashboard read the live queue anyway).
-  writes_.WriteStatus(run, next, {}, /*background=*/true);
+  writes_.WriteStatus(run, next, {}, /*background=*/true, std::move(undo));
 }
 
-WaitingStatusWriter::PassOutcome WaitingStatusWriter::CarryOut(const sched::CycleResult& result, const WorkingSet& working,
+WaitingStatusWriter::PassOutcome WaitingStatusWriter::CarryOut(const sched::CycleResult& result, WorkingSet& working,
                                                            const PositionWriter& positions, k8s::TimePoint now,
                                                            const std::function<void()>& news, size_t news_every) {
   PassOutcome out;
@@ -288,7 +293,7 @@ WaitingStatusWriter::PassOutcome WaitingStatusWriter::CarryOut(const sched::Cycl
         background_queued_() >= options_.waiting_writes_queued) {
       continue;
     }
-    Apply(*memo.run, memo, result, w, positions, now);
+    Apply(*memo.run, memo, working, result, w, positions, now);
   }
   return out;
 }

@@ -99,13 +99,15 @@ class WaitingStatusWriter {
   };
   // Every waiting run's status (but the busy ones and those the position writer wrote this pass),
   // written when it differs. `news` is called every `news_every` runs.
-  PassOutcome CarryOut(const scheduling::CycleResult& result, const WorkingSet& working, const PositionWriter& positions,
+  // A write refused as it is carried out is decided again by the next pass
+  // (WorkingSet::NoteWaitWrite).
+  PassOutcome CarryOut(const scheduling::CycleResult& result, WorkingSet& working, const PositionWriter& positions,
                    k8s::TimePoint now, const std::function<void()>& news, size_t news_every);
 
  private:
   // One waiting run: fails it when it ends waiting, else writes its status when it differs.
-  void Apply(const Run& run, RunMemo& memo, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
-             const PositionWriter& positions, k8s::TimePoint now);
+  void Apply(const Run& run, RunMemo& memo, WorkingSet& working, const scheduling::CycleResult& result,
+             const scheduling::WaitingRun& w, const PositionWriter& positions, k8s::TimePoint now);
   void EndWaiting(const Run& run, const scheduling::CycleResult& result, const scheduling::WaitingRun& w,
                   k8s::TimePoint now);
   // Whether nothing but the sentence (or the place) could differ: checked without copying.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -172,6 +173,36 @@ TEST_F(StoreTest, AMirrorFollowsARelist) {
   EXPECT_EQ(store.LastApplied(), 2u) << "everything anew, not only the key deleted before";
   ExpectSame(store);
   EXPECT_EQ(store.Get("ns/a"), nullptr);
+}
+
+// A store filled by hand (Store::Fill: a test's snapshot, no informer): the objects given under
+// their keys (the pointers given), indexed by the functions given, at the version given; a second
+// fill replaces all of it.
+TEST_F(StoreTest, AStoreFilledByHandIsKeyedIndexedAndVersionedAsGiven) {
+  auto pod = [](const std::string& name, const std::string& node) {
+    auto p = std::make_shared<k8s::Pod>();
+    p->meta.ns = "ns";
+    p->meta.name = name;
+    p->node_name = node;
+    return std::shared_ptr<const k8s::Pod>(std::move(p));
+  };
+  const k8s::Store<k8s::Pod>::KeyFn key = [](const k8s::Pod& p) { return k8s::ObjectKey(p.meta.ns, p.meta.name); };
+  const k8s::Store<k8s::Pod>::NamedIndexFns by_node = {
+      {"node", [](const k8s::Pod& p) { return std::vector<std::string>{p.node_name}; }}};
+  k8s::Store<k8s::Pod> store;
+  const auto a = pod("a", "n0");
+  store.Fill({a, pod("b", "n1"), pod("c", "n0")}, key, by_node, 7);
+  EXPECT_EQ(store.Get("ns/a"), a);
+  EXPECT_EQ(store.Size(), 3u);
+  EXPECT_EQ(Names(store.ByIndex("node", "n0")), (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(Names(store.List()), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(store.Version(), 7u);
+  EXPECT_EQ(store.LastApplied(), 3u);
+  store.Fill({pod("d", "n0")}, key, by_node, 8);
+  EXPECT_EQ(store.Get("ns/a"), nullptr);
+  EXPECT_EQ(Names(store.ByIndex("node", "n0")), (std::vector<std::string>{"d"}));
+  EXPECT_TRUE(store.ByIndex("node", "n1").empty());
+  EXPECT_EQ(store.Version(), 8u);
 }
 
 }  // namespace
