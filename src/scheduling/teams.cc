@@ -50,8 +50,46 @@ TeamBook::TeamBook(const ClusterSnapshot& snapshot) {
   FleetSpecs fleet_specs;
   for (const FleetSpec& f : snapshot.fleets) fleet_specs.emplace(f.name, &f);
   AddShares(specs, fleet_specs);
-  if (fleets_.empty()) return;
+  for (const FleetSpec& f : snapshot.fleets) {
+    if (!fleets_.count(f.name)) pools_.try_emplace(f.name);
+  }
   AddCapacityAndUse(snapshot, fleet_specs);
+}
+
+bool TeamBook::Contenders::Add(int32_t team) {
+  if (several || first == team) return false;
+  if (first < 0) {
+    first = team;
+  } else {
+    several = true;
+  }
+  return true;
+}
+
+void TeamBook::NoteQueued(const RunQueue& queue) {
+  if (!active_ || pools_.empty()) return;
+  auto all_competed = [&] {
+    return std::all_of(pools_.begin(), pools_.end(), [&](const auto& p) { return p.second.With(any_fleet_); });
+  };
+  if (all_competed()) return;
+  for (RunQueue::Item item : queue) {
+    const int32_t team = TeamOf(item.run.id);
+    bool more = false;
+    if (item.run.fleets.empty()) {
+      more = any_fleet_.Add(team);
+    } else {
+      for (const std::string& f : item.run.fleets) {
+        auto p = pools_.find(f);
+        if (p != pools_.end()) more |= p->second.Add(team);
+      }
+    }
+    if (more && all_competed()) return;
+  }
+}
+
+bool TeamBook::Competed(std::string_view fleet) const {
+  auto p = pools_.find(fleet);
+  return p != pools_.end() && p->second.With(any_fleet_);
 }
 
 std::vector<const TeamSpec*> TeamBook::AddTeams(const std::vector<TeamSpec>& teams) {
@@ -143,6 +181,7 @@ void TeamBook::AddCapacityAndUse(const ClusterSnapshot& snapshot, const FleetSpe
       auto in = instances.find(b.instance);
       if (in == instances.end() || b.blocks <= 0) continue;
       const BlockLayout& layout = in->second.second;
+      if (auto p = pools_.find(in->second.first->fleet); p != pools_.end()) p->second.Add(team);
       Charge(team, in->second.first->fleet, layout.ResourcesFor(std::min(b.blocks, layout.total_blocks())));
     }
   }
@@ -161,7 +200,12 @@ const TeamBook::FleetBook* TeamBook::Find(std::string_view fleet) const {
 ShareCheck TeamBook::Check(int32_t team, std::string_view fleet, const Resources& use, bool allow_borrow) const {
   ShareCheck check;
   const FleetBook* book = Find(fleet);
-  if (book == nullptr) return check;
+  if (book == nullptr) {
+    // A fleet no share names: all common pool (issue 47), borrowed in fair-share order where
+    // teams compete for it.
+    if (!allow_borrow && Competed(fleet)) check.verdict = ShareCheck::kBorrows;
+    return check;
+  }
   const Amounts x = AmountsOf(use);
   const Share& own = book->shares[team];
   for (int r = 0; r < kShareResources; ++r) {

@@ -352,5 +352,33 @@ TEST_F(Teams, TheOlderTeamKeepsANamespaceAYoungerTeamAlsoLists) {
   EXPECT_TRUE(FleetGpus("alpha", "g", "used") <= 0) << Kubectl({"get", "team", TeamName("alpha"), "-o", "yaml"}).out;
 }
 
+// Issue 47 (5): two Teams without any share compete for one fleet (all of it common pool): as
+// above, the team with less past usage goes first though its run was submitted later.
+TEST_F(Teams, TwoTeamsWithoutSharesOnOneFleetGoByPastUsage) {
+  const std::string idle_ns = OtherNamespace("idle");
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  for (const auto& [name, ns] : {std::pair<std::string, std::string>{"busy", ns_}, {"idle", idle_ns}}) {
+    const std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + TeamName(name) +
+                             "}\nspec:\n  namespaces: [" + ns + "]\n";
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    teams_.push_back(TeamName(name));
+  }
+  Run("past", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("past", "Scheduled")) << Message("past");
+  StartRun("past");
+  ASSERT_TRUE(Eventually([&] { return GpuHours("busy") > 0; })) << GpuHours("busy");
+  Run("later", "  resources: {gpu: 8}\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return Phase("later") == "Pending" && !Message("later").empty(); })) << Message("later");
+  ASSERT_NO_FATAL_FAILURE(RunIn(idle_ns, "fresh", "  resources: {gpu: 8}\n" + kQueue));
+  ASSERT_TRUE(Eventually([&] { return !StatusIn(idle_ns, "fresh", "message").empty(); }));
+  FinishRun("past");
+  ASSERT_TRUE(Eventually([&] { return StatusIn(idle_ns, "fresh", "phase") == "Scheduled"; }))
+      << StatusIn(idle_ns, "fresh", "message");
+  EXPECT_EQ(Phase("later"), "Pending") << Message("later");
+  DeleteRunsIn(idle_ns);
+}
+
 }  // namespace
 }  // namespace berth::testing
