@@ -314,9 +314,13 @@ std::vector<TeamFleetReport> TeamBook::Report() const {
   return out;
 }
 
-std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot) {
-  std::map<std::string, Resources> out;
-  if (snapshot.teams.empty()) return out;
+namespace {
+
+// Calls fn(team name, fleet, the blocks' resources) for each block hold of each running run (once
+// per run id) on an instance with a valid layout; the team of a namespace as TeamBook counts it
+// ("" for the implicit team).
+template <typename Fn>
+void ForEachRunningUse(const ClusterSnapshot& snapshot, Fn fn) {
   // The team of a namespace: the oldest Team that lists it (as TeamBook).
   std::map<std::string_view, std::string_view> team_of;
   std::vector<const TeamSpec*> specs;
@@ -327,27 +331,62 @@ std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapsho
   }
   std::map<std::string_view, const FleetSpec*> fleets;
   for (const FleetSpec& f : snapshot.fleets) fleets.emplace(f.name, &f);
-  std::map<std::string_view, BlockLayout> layouts;
+  std::map<std::string_view, std::pair<BlockLayout, const FleetSpec*>> layouts;
   for (const InstanceSpec& in : snapshot.instances) {
     auto f = fleets.find(in.fleet);
     if (f == fleets.end() || layouts.count(in.name)) continue;
     BlockLayout layout = BlockLayout::Make(in.allocatable, f->second->blocks);
-    if (layout.valid()) layouts.emplace(in.name, std::move(layout));
+    if (layout.valid()) layouts.emplace(in.name, std::make_pair(std::move(layout), f->second));
   }
   std::set<std::string_view> runs;
   for (const RunningRun& run : snapshot.running) {
     if (!runs.insert(run.id).second) continue;
     auto t = team_of.find(NamespaceOf(run.id));
-    Resources& use = out[std::string(t == team_of.end() ? std::string_view() : t->second)];
+    const std::string_view team = t == team_of.end() ? std::string_view() : t->second;
     for (const InstanceBlocks& b : run.placement) {
       auto l = layouts.find(b.instance);
       if (l == layouts.end() || b.blocks <= 0) continue;
-      const Resources r = l->second.ResourcesFor(std::min(b.blocks, l->second.total_blocks()));
-      use.cpu_millis += r.cpu_millis;
-      use.memory_bytes += r.memory_bytes;
-      use.gpus += r.gpus;
+      const BlockLayout& layout = l->second.first;
+      fn(team, *l->second.second, layout.ResourcesFor(std::min(b.blocks, layout.total_blocks())));
     }
   }
+}
+
+}  // namespace
+
+std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot) {
+  std::map<std::string, Resources> out;
+  if (snapshot.teams.empty()) return out;
+  ForEachRunningUse(snapshot, [&](std::string_view team, const FleetSpec&, const Resources& r) {
+    Resources& use = out[std::string(team)];
+    use.cpu_millis += r.cpu_millis;
+    use.memory_bytes += r.memory_bytes;
+    use.gpus += r.gpus;
+  });
+  return out;
+}
+
+std::map<std::string, std::map<std::string, Resources>> RunningUseByTeamAndFleet(const ClusterSnapshot& snapshot) {
+  std::map<std::string, std::map<std::string, Resources>> out;
+  if (snapshot.teams.empty()) return out;
+  ForEachRunningUse(snapshot, [&](std::string_view team, const FleetSpec& fleet, const Resources& r) {
+    Resources& use = out[std::string(team)][fleet.name];
+    use.cpu_millis += r.cpu_millis;
+    use.memory_bytes += r.memory_bytes;
+    use.gpus += r.gpus;
+  });
+  return out;
+}
+
+std::map<std::string, WeightedUse> WeightedUseByTeam(const ClusterSnapshot& snapshot) {
+  std::map<std::string, WeightedUse> out;
+  if (snapshot.teams.empty()) return out;
+  ForEachRunningUse(snapshot, [&](std::string_view team, const FleetSpec& fleet, const Resources& r) {
+    WeightedUse& use = out[std::string(team)];
+    const double w = std::max(fleet.cost_weight, 0.0);
+    use.gpus += w * static_cast<double>(r.gpus);
+    use.cpus += w * static_cast<double>(r.cpu_millis) / 1000.0;
+  });
   return out;
 }
 

@@ -81,6 +81,14 @@ bool TeamPrecedes(const TeamSpec& a, const TeamSpec& b);
 // accounting counts them), by team name; the implicit team (namespaces in no Team) is "". What
 // usage accrues from (engine: Team status.usage).
 std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot);
+// Issue 47 (7): the same, GPUs and CPUs each weighted by its fleet's cost_weight (what fair-share
+// usage accrues from).
+struct WeightedUse {
+  double gpus = 0, cpus = 0;
+};
+std::map<std::string, WeightedUse> WeightedUseByTeam(const ClusterSnapshot& snapshot);
+// Issue 47 (3): what each team's running runs hold per fleet (budgets: by team name, then fleet).
+std::map<std::string, std::map<std::string, Resources>> RunningUseByTeamAndFleet(const ClusterSnapshot& snapshot);
 
 // Amounts as FormatQuotaAmount spells them: "16 GPUs", "4 CPUs", "16Gi memory" ("16" when bare).
 std::string FormatShareAmount(ShareResource r, int64_t amount, bool bare = false);

@@ -396,5 +396,21 @@ TEST(TeamsTest, AFleetNoShareNamesWithOneTeamCompetingKeepsQueueOrder) {
   EXPECT_EQ(r2.placements[1].run_id, "ml/a");
 }
 
+// Issue 47 (7): fair-share usage accrues from the use weighted by each fleet's costWeight.
+TEST(TeamsTest, WeightedUseByTeamWeighsEachFleetsUse) {
+  ClusterSnapshot c = A100();
+  c.fleets[0].cost_weight = 3;
+  c.fleets.push_back(Fleet("t4", BlocksSetting::Count(4)));
+  c.instances.push_back(Instance("t0", "t4", Cpus(16, 64, 4)));
+  c.teams = {Team("vision", "vision", 8)};
+  c.running.push_back(Running("vision/a", {{"n0", 2}}));  // 2 GPUs, 8 CPUs on a100 (x3)
+  c.running.push_back(Running("vision/b", {{"t0", 1}}));  // 1 GPU, 4 CPUs on t4 (x1)
+  const auto use = WeightedUseByTeam(c);
+  ASSERT_EQ(use.size(), 1u);
+  EXPECT_DOUBLE_EQ(use.at("vision").gpus, 3 * 2 + 1);
+  EXPECT_DOUBLE_EQ(use.at("vision").cpus, 3 * 8 + 4);
+  EXPECT_EQ(RunningUseByTeam(c).at("vision").gpus, 3) << "the raw use is unweighted";
+}
+
 }  // namespace
 }  // namespace berth::scheduling
