@@ -35,7 +35,12 @@ std::string FormatTeams(std::vector<api::Team> teams) {
   std::sort(teams.begin(), teams.end(), [](const api::Team& a, const api::Team& b) { return a.meta.name < b.meta.name; });
   Table table({"TEAM", "PARENT", "WEIGHT", "FLEET", "NOMINAL", "USED", "BORROWED", "LENT", "USAGE"});
   for (auto& t : teams) {
-    const std::string usage = Hours(t.status.gpu_hours) + " GPU-h, " + Hours(t.status.cpu_hours) + " CPU-h";
+    // Issue 47 (7): the usage weighted by the fleets' costWeight beside the raw, where it differs.
+    auto weighted = [](const std::optional<double>& w, double raw) {
+      return w && Hours(*w) != Hours(raw) ? " (" + Hours(*w) + " weighted)" : std::string();
+    };
+    const std::string usage = Hours(t.status.gpu_hours) + " GPU-h" + weighted(t.status.weighted_gpu_hours, t.status.gpu_hours) +
+                              ", " + Hours(t.status.cpu_hours) + " CPU-h" + weighted(t.status.weighted_cpu_hours, t.status.cpu_hours);
     const std::string parent = t.spec.parent.empty() ? "-" : t.spec.parent;
     if (t.status.fleets.empty()) {
       table.AddRow({t.meta.name, parent, std::to_string(t.spec.weight), "-", "-", "-", "-", "-", usage});

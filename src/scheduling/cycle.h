@@ -53,6 +53,8 @@ class Cycle final : public Considerer {
   Cycle(const ClusterSnapshot& snapshot, TimePoint now, CycleResult& out);
   // Keeps the instances of the nominations whose nominee is queued for it.
   void ApplyNominations(const RunQueue& queue) { preempt_.ApplyNominations(queue); }
+  // Issue 47 (5): which teams compete for the fleets no share names (TeamBook::NoteQueued).
+  void NoteQueued(const RunQueue& queue) { teams_.NoteQueued(queue); }
   bool reuse_equal_shapes = true;
 
   // What the order stage (order.h) offers each run to. Teams (issue 31): returns true when the

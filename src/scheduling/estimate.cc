@@ -29,6 +29,7 @@ class Forecast {
     }
     for (PendingRun& r : in.queued) {
       priority_[r.id] = r.priority;
+      if (!r.fleets.empty()) fleets_[r.id] = r.fleets;
       if (r.max_duration) max_duration_[r.id] = *r.max_duration;
       if (!r.quota_counted.empty()) quota_counted_[r.id] = r.quota_counted;
       queue_.Upsert(std::move(r));
@@ -167,10 +168,44 @@ class Forecast {
                     : code == WaitCode::kTeamShare && why == EstimateUnknown::kNoKnownEnd ? EstimateUnknown::kTeamShare
                     : why == EstimateUnknown::kNone ? EstimateUnknown::kNoKnownEnd
                                                     : why;
+        if (e.unknown == EstimateUnknown::kNoKnownEnd) e.no_end_run = NoEndRunFor(id);
       }
       out.push_back(std::move(e));
     }
     return out;
+  }
+
+  // The run without a known end that `id` waits behind: of the runs holding blocks on one of its
+  // fleets with no end in the forecast, one running at `now` (the least id), else the first the
+  // forecast started; "" when none.
+  std::string NoEndRunFor(const std::string& id) {
+    if (instance_index_.empty()) {
+      for (size_t i = 0; i < sim_.instances.size(); ++i) instance_index_.emplace(sim_.instances[i].name, i);
+    }
+    const auto fleets = fleets_.find(id);
+    const auto on_fleet = [&](const RunningRun& r) {
+      if (fleets == fleets_.end()) return true;
+      return std::any_of(r.placement.begin(), r.placement.end(), [&](const InstanceBlocks& b) {
+        const auto i = instance_index_.find(b.instance);
+        return i != instance_index_.end() &&
+               std::find(fleets->second.begin(), fleets->second.end(), sim_.instances[i->second].fleet) != fleets->second.end();
+      });
+    };
+    const std::string* best = nullptr;
+    std::optional<TimePoint> best_start;  // nullopt: running at now
+    for (const RunningRun& r : sim_.running) {
+      if (end_.count(r.id) != 0 || !on_fleet(r)) continue;
+      const auto e = estimates_.find(r.id);
+      const std::optional<TimePoint> start = e == estimates_.end() ? std::nullopt : e->second.start;
+      const bool better = best == nullptr || (start.has_value() != best_start.has_value() ? !start.has_value()
+                                              : start && *start != *best_start       ? *start < *best_start
+                                                                                     : r.id < *best);
+      if (better) {
+        best = &r.id;
+        best_start = start;
+      }
+    }
+    return best == nullptr ? std::string() : *best;
   }
 
   ClusterSnapshot sim_;
@@ -178,6 +213,7 @@ class Forecast {
   std::map<std::string, Duration> runtime_;
   std::map<std::string, int32_t> priority_;
   std::map<std::string, Duration> max_duration_;  // what the engine's expected end rests on
+  std::map<std::string, std::vector<std::string>> fleets_;  // of the queued runs that name some
   std::map<std::string, std::map<std::string, int64_t>> quota_counted_;  // of the queued runs that have some
   std::map<std::string, TimePoint> end_;          // when the forecast ends each running run
   TimePoint now_;
@@ -210,6 +246,17 @@ std::string_view ExplainUnknown(EstimateUnknown why) {
       return "more runs wait ahead of it than the forecast looks at";
   }
   return "";
+}
+
+std::string ExplainEstimate(const StartEstimate& e) {
+  if (e.unknown != EstimateUnknown::kNoKnownEnd || e.no_end_run.empty()) return std::string(ExplainUnknown(e.unknown));
+  const std::string_view ns = NamespaceOf(e.run_id);
+  if (NamespaceOf(e.no_end_run) != ns) {
+    return "a run of another namespace ahead of it has no maxDuration and no finished runs like it";
+  }
+  const size_t slash = e.no_end_run.find('/');
+  return (slash == std::string::npos ? e.no_end_run : e.no_end_run.substr(slash + 1)) +
+         " has no maxDuration and no finished runs like it";
 }
 
 namespace {
@@ -301,6 +348,7 @@ std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOpt
   struct Draws {
     std::vector<TimePoint> starts;
     EstimateUnknown why = EstimateUnknown::kNone;  // the first forecast's reason where it had none
+    std::string no_end_run;                        // ... and the run it named
   };
   std::map<std::string, Draws> draws;
   std::vector<StartEstimate> first;
@@ -312,6 +360,7 @@ std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOpt
         d.starts.push_back(*e.start);
       } else if (d.why == EstimateUnknown::kNone) {
         d.why = e.unknown;
+        d.no_end_run = e.no_end_run;
       }
     }
     if (k == 0) first = std::move(one);
@@ -322,12 +371,14 @@ std::vector<StartEstimate> EstimateStarts(EstimateInput input, const EstimateOpt
     if (d.starts.size() <= half) {  // unknown in half of the forecasts or more
       e.start.reset();
       e.unknown = d.why;
+      e.no_end_run = d.no_end_run;
       continue;
     }
     // The median of all `samples` starts, the unknown ones counted as the latest.
     std::sort(d.starts.begin(), d.starts.end());
     e.start = d.starts[half];
     e.unknown = EstimateUnknown::kNone;
+    e.no_end_run.clear();
     const size_t n = static_cast<size_t>(options.samples);
     const std::optional<TimePoint> earliest = Percentile(d.starts, n, 0.1), latest = Percentile(d.starts, n, 0.9);
     if (earliest && latest) e.range = StartRange{*earliest, *latest};

@@ -86,7 +86,15 @@ struct StartEstimate {
   // later than every known one; nullopt when `start` is unknown, when the 90th percentile falls on
   // an unknown start, or when the input has no spread (one forecast: nothing to spread).
   std::optional<StartRange> range = std::nullopt;
+  // kNoKnownEnd (issue 47, "unknown says why"): the run ahead without a known end that holds the
+  // capacity it waits for (on one of its fleets), "" when none is (instances that never come back).
+  std::string no_end_run = std::string();
 };
+
+// ExplainUnknown(e.unknown), naming the run without a known end where there is one: "train-llm
+// has no maxDuration and no finished runs like it"; a run of another namespace is not named (issue
+// 44: a status names no run of another namespace).
+std::string ExplainEstimate(const StartEstimate& e);
 
 struct EstimateInput {
   ClusterSnapshot snapshot;      // the cluster at `now` (copied: the forecast changes its copy)

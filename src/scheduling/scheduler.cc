@@ -18,6 +18,7 @@ CycleResult Schedule(const ClusterSnapshot& snapshot, RunQueue& queue, TimePoint
   internal::Cycle cycle(snapshot, now, result);
   cycle.reuse_equal_shapes = reuse_equal_shapes;
   cycle.ApplyNominations(queue);
+  cycle.NoteQueued(queue);
   result.waiting.reserve(queue.size());
   internal::ConsiderInOrder(queue, cycle.teams(), cycle, result);
   return result;

@@ -46,6 +46,9 @@ struct FleetSpec {
   // take. A run whose Pods' own grace period is longer (PendingRun::grace_seconds) is not placed
   // on it (filter.h).
   int64_t max_grace_seconds = 600;
+  // spec.costWeight (issue 47): what an hour here counts for fair share and budgets (the engine's
+  // usage; the cycle does not read it).
+  double cost_weight = 1;
 
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };

@@ -50,8 +50,46 @@ TeamBook::TeamBook(const ClusterSnapshot& snapshot) {
   FleetSpecs fleet_specs;
   for (const FleetSpec& f : snapshot.fleets) fleet_specs.emplace(f.name, &f);
   AddShares(specs, fleet_specs);
-  if (fleets_.empty()) return;
+  for (const FleetSpec& f : snapshot.fleets) {
+    if (!fleets_.count(f.name)) pools_.try_emplace(f.name);
+  }
   AddCapacityAndUse(snapshot, fleet_specs);
+}
+
+bool TeamBook::Contenders::Add(int32_t team) {
+  if (several || first == team) return false;
+  if (first < 0) {
+    first = team;
+  } else {
+    several = true;
+  }
+  return true;
+}
+
+void TeamBook::NoteQueued(const RunQueue& queue) {
+  if (!active_ || pools_.empty()) return;
+  auto all_competed = [&] {
+    return std::all_of(pools_.begin(), pools_.end(), [&](const auto& p) { return p.second.With(any_fleet_); });
+  };
+  if (all_competed()) return;
+  for (RunQueue::Item item : queue) {
+    const int32_t team = TeamOf(item.run.id);
+    bool more = false;
+    if (item.run.fleets.empty()) {
+      more = any_fleet_.Add(team);
+    } else {
+      for (const std::string& f : item.run.fleets) {
+        auto p = pools_.find(f);
+        if (p != pools_.end()) more |= p->second.Add(team);
+      }
+    }
+    if (more && all_competed()) return;
+  }
+}
+
+bool TeamBook::Competed(std::string_view fleet) const {
+  auto p = pools_.find(fleet);
+  return p != pools_.end() && p->second.With(any_fleet_);
 }
 
 std::vector<const TeamSpec*> TeamBook::AddTeams(const std::vector<TeamSpec>& teams) {
@@ -143,6 +181,7 @@ void TeamBook::AddCapacityAndUse(const ClusterSnapshot& snapshot, const FleetSpe
       auto in = instances.find(b.instance);
       if (in == instances.end() || b.blocks <= 0) continue;
       const BlockLayout& layout = in->second.second;
+      if (auto p = pools_.find(in->second.first->fleet); p != pools_.end()) p->second.Add(team);
       Charge(team, in->second.first->fleet, layout.ResourcesFor(std::min(b.blocks, layout.total_blocks())));
     }
   }
@@ -161,7 +200,12 @@ const TeamBook::FleetBook* TeamBook::Find(std::string_view fleet) const {
 ShareCheck TeamBook::Check(int32_t team, std::string_view fleet, const Resources& use, bool allow_borrow) const {
   ShareCheck check;
   const FleetBook* book = Find(fleet);
-  if (book == nullptr) return check;
+  if (book == nullptr) {
+    // A fleet no share names: all common pool (issue 47), borrowed in fair-share order where
+    // teams compete for it.
+    if (!allow_borrow && Competed(fleet)) check.verdict = ShareCheck::kBorrows;
+    return check;
+  }
   const Amounts x = AmountsOf(use);
   const Share& own = book->shares[team];
   for (int r = 0; r < kShareResources; ++r) {
@@ -270,9 +314,13 @@ std::vector<TeamFleetReport> TeamBook::Report() const {
   return out;
 }
 
-std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot) {
-  std::map<std::string, Resources> out;
-  if (snapshot.teams.empty()) return out;
+namespace {
+
+// Calls fn(team name, fleet, the blocks' resources) for each block hold of each running run (once
+// per run id) on an instance with a valid layout; the team of a namespace as TeamBook counts it
+// ("" for the implicit team).
+template <typename Fn>
+void ForEachRunningUse(const ClusterSnapshot& snapshot, Fn fn) {
   // The team of a namespace: the oldest Team that lists it (as TeamBook).
   std::map<std::string_view, std::string_view> team_of;
   std::vector<const TeamSpec*> specs;
@@ -283,27 +331,62 @@ std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapsho
   }
   std::map<std::string_view, const FleetSpec*> fleets;
   for (const FleetSpec& f : snapshot.fleets) fleets.emplace(f.name, &f);
-  std::map<std::string_view, BlockLayout> layouts;
+  std::map<std::string_view, std::pair<BlockLayout, const FleetSpec*>> layouts;
   for (const InstanceSpec& in : snapshot.instances) {
     auto f = fleets.find(in.fleet);
     if (f == fleets.end() || layouts.count(in.name)) continue;
     BlockLayout layout = BlockLayout::Make(in.allocatable, f->second->blocks);
-    if (layout.valid()) layouts.emplace(in.name, std::move(layout));
+    if (layout.valid()) layouts.emplace(in.name, std::make_pair(std::move(layout), f->second));
   }
   std::set<std::string_view> runs;
   for (const RunningRun& run : snapshot.running) {
     if (!runs.insert(run.id).second) continue;
     auto t = team_of.find(NamespaceOf(run.id));
-    Resources& use = out[std::string(t == team_of.end() ? std::string_view() : t->second)];
+    const std::string_view team = t == team_of.end() ? std::string_view() : t->second;
     for (const InstanceBlocks& b : run.placement) {
       auto l = layouts.find(b.instance);
       if (l == layouts.end() || b.blocks <= 0) continue;
-      const Resources r = l->second.ResourcesFor(std::min(b.blocks, l->second.total_blocks()));
-      use.cpu_millis += r.cpu_millis;
-      use.memory_bytes += r.memory_bytes;
-      use.gpus += r.gpus;
+      const BlockLayout& layout = l->second.first;
+      fn(team, *l->second.second, layout.ResourcesFor(std::min(b.blocks, layout.total_blocks())));
     }
   }
+}
+
+}  // namespace
+
+std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot) {
+  std::map<std::string, Resources> out;
+  if (snapshot.teams.empty()) return out;
+  ForEachRunningUse(snapshot, [&](std::string_view team, const FleetSpec&, const Resources& r) {
+    Resources& use = out[std::string(team)];
+    use.cpu_millis += r.cpu_millis;
+    use.memory_bytes += r.memory_bytes;
+    use.gpus += r.gpus;
+  });
+  return out;
+}
+
+std::map<std::string, std::map<std::string, Resources>> RunningUseByTeamAndFleet(const ClusterSnapshot& snapshot) {
+  std::map<std::string, std::map<std::string, Resources>> out;
+  if (snapshot.teams.empty()) return out;
+  ForEachRunningUse(snapshot, [&](std::string_view team, const FleetSpec& fleet, const Resources& r) {
+    Resources& use = out[std::string(team)][fleet.name];
+    use.cpu_millis += r.cpu_millis;
+    use.memory_bytes += r.memory_bytes;
+    use.gpus += r.gpus;
+  });
+  return out;
+}
+
+std::map<std::string, WeightedUse> WeightedUseByTeam(const ClusterSnapshot& snapshot) {
+  std::map<std::string, WeightedUse> out;
+  if (snapshot.teams.empty()) return out;
+  ForEachRunningUse(snapshot, [&](std::string_view team, const FleetSpec& fleet, const Resources& r) {
+    WeightedUse& use = out[std::string(team)];
+    const double w = std::max(fleet.cost_weight, 0.0);
+    use.gpus += w * static_cast<double>(r.gpus);
+    use.cpus += w * static_cast<double>(r.cpu_millis) / 1000.0;
+  });
   return out;
 }
 

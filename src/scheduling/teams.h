@@ -8,8 +8,10 @@
 //    (no nominal share anywhere); a namespace two Teams list belongs to the older (TeamPrecedes).
 //  - Accounting is per fleet, in the resources the fleet's shares name (cpu, memory, gpu: a
 //    resource no share of the fleet names is not limited by teams there), counting what the Pods
-//    get: the blocks' resources, as ResourceQuota does. A fleet that no share names has no team
-//    rules at all.
+//    get: the blocks' resources, as ResourceQuota does. A fleet that no share names is all common
+//    pool (issue 47): no limits, but where runs of two or more teams compete for it (running on it,
+//    or queued naming it or no fleet: NoteQueued) every placement there borrows, so borrowers go
+//    in fair-share order; where they do not, it has no team rules at all.
 //  - A placement of `x` by team t on fleet f, per accounted resource (used u, nominal n):
 //      u + x <= n                       within the nominal share: always allowed by the shares;
 //      else it borrows, allowed when
@@ -31,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scheduling/run_queue.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/types.h"
 
@@ -78,6 +81,14 @@ bool TeamPrecedes(const TeamSpec& a, const TeamSpec& b);
 // accounting counts them), by team name; the implicit team (namespaces in no Team) is "". What
 // usage accrues from (engine: Team status.usage).
 std::map<std::string, Resources> RunningUseByTeam(const ClusterSnapshot& snapshot);
+// Issue 47 (7): the same, GPUs and CPUs each weighted by its fleet's cost_weight (what fair-share
+// usage accrues from).
+struct WeightedUse {
+  double gpus = 0, cpus = 0;
+};
+std::map<std::string, WeightedUse> WeightedUseByTeam(const ClusterSnapshot& snapshot);
+// Issue 47 (3): what each team's running runs hold per fleet (budgets: by team name, then fleet).
+std::map<std::string, std::map<std::string, Resources>> RunningUseByTeamAndFleet(const ClusterSnapshot& snapshot);
 
 // Amounts as FormatQuotaAmount spells them: "16 GPUs", "4 CPUs", "16Gi memory" ("16" when bare).
 std::string FormatShareAmount(ShareResource r, int64_t amount, bool bare = false);
@@ -96,8 +107,15 @@ class TeamBook {
   const std::string& Name(int32_t team) const { return teams_[team].name; }
   bool Implicit(int32_t team) const { return team == implicit_; }
 
+  // Issue 47 (5): the teams of the queued runs, for the fleets no share names (which teams
+  // compete for each). Once per cycle, before Check; stops as soon as every such fleet has two.
+  void NoteQueued(const RunQueue& queue);
+  // Whether runs of two or more teams compete for `fleet`, a fleet no share names.
+  bool Competed(std::string_view fleet) const;
+
   // Whether the shares allow team `team` to place `use` on `fleet` now (borrowing only when
-  // `allow_borrow`). A fleet without shares allows everything.
+  // `allow_borrow`). A fleet without shares allows everything, and borrowing there is refused
+  // (kBorrows) only while not `allow_borrow` where two or more teams compete for it (Competed).
   ShareCheck Check(int32_t team, std::string_view fleet, const Resources& use, bool allow_borrow) const;
   // Within the team's unused nominal share on an accounted fleet (what may reclaim).
   bool WithinNominal(int32_t team, std::string_view fleet, const Resources& use) const;
@@ -151,6 +169,14 @@ class TeamBook {
     std::vector<Share> shares;  // by team
     std::vector<Amounts> used;  // by team
   };
+  // The teams that run on, or queue for, a fleet no share names: the first seen, and whether
+  // another one is (-1: none yet).
+  struct Contenders {
+    int32_t first = -1;
+    bool several = false;
+    bool Add(int32_t team);  // true when it changed them
+    bool With(const Contenders& o) const { return several || o.several || (first >= 0 && o.first >= 0 && first != o.first); }
+  };
   using FleetSpecs = std::map<std::string_view, const FleetSpec*>;
   static Amounts AmountsOf(const Resources& r);
   // The constructor's steps: the teams (returns their specs, by index), the shares of the given
@@ -167,6 +193,8 @@ class TeamBook {
   int32_t implicit_ = 0;
   std::map<std::string, int32_t, std::less<>> by_namespace_;
   std::map<std::string, FleetBook, std::less<>> fleets_;
+  std::map<std::string, Contenders, std::less<>> pools_;  // issue 47 (5): the fleets no share names
+  Contenders any_fleet_;                                  // of queued runs that name no fleet
 };
 
 }  // namespace berth::scheduling

@@ -216,5 +216,22 @@ TEST_F(Estimates, ARunWaitingBehindARunOfLearnedRuntimeShowsTheRangeOfItsStart) 
   EXPECT_TRUE(in_dashboard) << HttpGet(url, nullptr, cp().AdminToken());
 }
 
+// Issue 47 (6): a waiting run whose estimate is unknown names the run ahead without a known end
+// (no maxDuration, no finished runs like it) in its status message (which the dashboard's run
+// page shows) and `kubectl berth describe`.
+TEST_F(Estimates, AnUnknownEstimateNamesTheRunAheadThatHasNoKnownEnd) {
+  Nodes("one", 1, "4", "8Gi");
+  Fleet("one", "one");
+  Run("train-llm", kQueue);
+  ASSERT_TRUE(WaitPhase("train-llm", "Scheduled"));
+  StartRun("train-llm");
+  Run("next", "  maxDuration: 1h\n" + kQueue);
+  const std::string why = "estimated start unknown: train-llm has no maxDuration and no finished runs like it";
+  ASSERT_TRUE(Eventually([&] { return Message("next").find(why) != std::string::npos; }, seconds(60))) << Message("next");
+  const CommandResult described = Plugin({"describe", "next"});
+  EXPECT_NE(described.out.find("unknown: train-llm has no maxDuration and no finished runs like it"), std::string::npos)
+      << described.out;
+}
+
 }  // namespace
 }  // namespace berth::testing

@@ -6,14 +6,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "api/v1alpha1/codec.h"
 #include "engine_fixture.h"
 #include "k8s/clock.h"
 #include "k8s/timefmt.h"
+#include "scheduling/usage.h"
 
 namespace berth::testing {
 namespace {
 
 namespace json = k8s::json;
+namespace api = api::v1alpha1;
 using k8s::resources::kEvents;
 using k8s::resources::kNamespaces;
 using k8s::resources::kRuns;
@@ -350,6 +355,96 @@ TEST_F(Teams, TheOlderTeamKeepsANamespaceAYoungerTeamAlsoLists) {
   EXPECT_TRUE(Eventually([&] { return FleetGpus("zeta", "g", "used") == 8; }))
       << Kubectl({"get", "team", TeamName("zeta"), "-o", "yaml"}).out;
   EXPECT_TRUE(FleetGpus("alpha", "g", "used") <= 0) << Kubectl({"get", "team", TeamName("alpha"), "-o", "yaml"}).out;
+}
+
+// Issue 47 (5): two Teams without any share compete for one fleet (all of it common pool): as
+// above, the team with less past usage goes first though its run was submitted later.
+TEST_F(Teams, TwoTeamsWithoutSharesOnOneFleetGoByPastUsage) {
+  const std::string idle_ns = OtherNamespace("idle");
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n");
+  for (const auto& [name, ns] : {std::pair<std::string, std::string>{"busy", ns_}, {"idle", idle_ns}}) {
+    const std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + TeamName(name) +
+                             "}\nspec:\n  namespaces: [" + ns + "]\n";
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    teams_.push_back(TeamName(name));
+  }
+  // busy's first run holds the one machine for a while: busy has past usage, idle none.
+  Run("past", "  resources: {gpu: 8}\n");
+  ASSERT_TRUE(WaitPhase("past", "Scheduled")) << Message("past");
+  StartRun("past");
+  ASSERT_TRUE(Eventually([&] { return GpuHours("busy") > 0; })) << GpuHours("busy");
+  // Then each team queues a run for it, busy's first; idle's goes first when the machine frees.
+  const std::vector<std::pair<std::string, std::string>> queued = {{ns_, "later"}, {idle_ns, "fresh"}};
+  for (const auto& q : queued) {
+    ASSERT_NO_FATAL_FAILURE(RunIn(q.first, q.second, "  resources: {gpu: 8}\n" + kQueue));
+    ASSERT_TRUE(Eventually([&] { return !StatusIn(q.first, q.second, "message").empty(); })) << q.second;
+  }
+  FinishRun("past");
+  EXPECT_TRUE(Eventually([&] { return StatusIn(idle_ns, "fresh", "phase") == "Scheduled"; }))
+      << StatusIn(idle_ns, "fresh", "message");
+  EXPECT_EQ(StatusIn(ns_, "later", "phase"), "Pending") << StatusIn(ns_, "later", "message");
+  DeleteRunsIn(idle_ns);
+}
+
+// Issue 47 (3, 7): a Team's budget in the engine. Team "spent" has a 50 GPU-hour budget over 2h;
+// its history (written as the usage fold writes it, api::TeamUsagePatch) holds 20 GPU-hours in the
+// last full hour on fleet g, whose costWeight is 3: 60 weighted hours, spent. Its run waits with
+// BudgetExhausted and the numbers; the Team's status shows the budget measured; when the budget
+// is raised to 100 the run starts.
+TEST_F(Teams, ARunOfATeamPastItsBudgetWaitsUntilTheBudgetIsRaised) {
+  Nodes("g", 1, "16", "64Gi", 8);
+  Fleet("g", "g", "  blocks: 8\n  costWeight: 3\n");
+  const std::string team = TeamName("spent");
+  auto apply = [&](const std::string& hours) {
+    const std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team + "}\nspec:\n  namespaces: [" +
+                             ns_ + "]\n  budgets:\n  - {resource: gpu, hours: " + hours + ", period: 2h}\n";
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  ASSERT_NO_FATAL_FAILURE(apply("50"));
+  teams_.push_back(team);
+  // 20 GPUs over the last full hour on g, folded up to its end.
+  const base::TimePoint now = std::chrono::time_point_cast<base::Duration>(k8s::SystemClock().Now());
+  const base::TimePoint hour = base::TimePoint(now.time_since_epoch() - now.time_since_epoch() % std::chrono::hours(1));
+  scheduling::UsageHistory history;
+  scheduling::FoldUsage(history,
+                        {{.ns = ns_, .fleet = FleetName("g"), .start = hour - std::chrono::hours(1), .end = hour, .gpus = 20,
+                          .cpu_milli = 0, .memory_bytes = 0}},
+                        hour - std::chrono::hours(1), hour,
+                        {.hourly_since = hour - std::chrono::hours(48), .max_bytes = scheduling::kMaxUsageBytes});
+  bool written = false;
+  for (int attempt = 0; attempt < 20 && !written; ++attempt) {
+    auto t = client()->Get(kTeams.Path("", team));
+    ASSERT_TRUE(t.ok());
+    const std::string rv = json::GetString(json::Find(*t, {"metadata", "resourceVersion"}));
+    auto w = client()->MergePatch(kTeams.Path("", team, "status"), api::TeamUsagePatch(history, api::Time(hour), rv));
+    ASSERT_TRUE(w.ok() || w.status().IsConflict()) << w.status().ToString();
+    written = w.ok();
+  }
+  ASSERT_TRUE(written);
+  auto budget = [&](const char* field) {
+    auto d = TeamDoc("spent");
+    const json::Value* b = d.IsObject() ? json::Find(d, {"status", "budgets"}) : nullptr;
+    if (b == nullptr || !b->IsArray() || b->GetArray().Empty()) return std::string();
+    const json::Value* v = json::Find(b->GetArray()[0], {field});
+    return v == nullptr ? std::string() : v->IsNumber() ? std::to_string(std::lround(v->GetDouble())) : json::GetString(v);
+  };
+  ASSERT_TRUE(Eventually([&] { return budget("used") == "60"; })) << budget("used");
+  EXPECT_FALSE(budget("refillsAt").empty()) << "spent: it says when it refills";
+
+  Run("held", "  resources: {gpu: 8}\n" + kQueue);
+  ASSERT_TRUE(Eventually([&] { return StatusIn(ns_, "held", "reason") == "BudgetExhausted"; })) << Message("held");
+  EXPECT_EQ(Phase("held"), "Pending");
+  EXPECT_NE(Message("held").find("team " + team + " has used 60 of its 50 gpu-hours over 2h on all fleets; the budget refills at " +
+                                 budget("refillsAt")),
+            std::string::npos)
+      << Message("held");
+
+  ASSERT_NO_FATAL_FAILURE(apply("100"));
+  EXPECT_TRUE(Eventually([&] { return Phase("held") == "Scheduled"; })) << Message("held");
+  EXPECT_TRUE(Eventually([&] { return budget("refillsAt").empty(); })) << budget("refillsAt");
 }
 
 }  // namespace

@@ -42,6 +42,8 @@ struct FleetSpec {
   // DeviceClass its nodes publish (reconcilers/state/dra_devices.h); it has no extended resource
   // then (gpu_resource is "").
   std::string device_class;
+  // spec.costWeight (issue 47): what an hour here counts for fair share and budgets; 0..1000.
+  double cost_weight = 1;
   friend bool operator==(const FleetSpec&, const FleetSpec&) = default;
 };
 

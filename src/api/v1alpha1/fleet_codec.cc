@@ -2,6 +2,7 @@
 // patch.
 
 #include <charconv>
+#include <cmath>
 
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/json_io.h"
@@ -97,6 +98,17 @@ void ReadDevices(const json::Value& spec, FleetSpec& f, std::string& err) {
   f.gpu_resource.clear();
 }
 
+// spec.costWeight (issue 47): a number from 0 to 1000, default 1.
+void ReadCostWeight(const json::Value& spec, FleetSpec& f, std::string& err) {
+  const json::Value* w = json::Find(spec, {"costWeight"});
+  if (w == nullptr || w->IsNull()) return;
+  if (!w->IsNumber() || !std::isfinite(w->GetDouble()) || w->GetDouble() < 0 || w->GetDouble() > 1000) {
+    if (err.empty()) err = "spec.costWeight must be a number from 0 to 1000";
+    return;
+  }
+  f.cost_weight = w->GetDouble();
+}
+
 void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
   if (const json::Value* sel = json::Find(spec, {"nodeSelector"}); sel != nullptr && sel->IsObject()) {
     for (auto& m : sel->GetObject()) {
@@ -127,6 +139,7 @@ void DecodeFleetSpec(const json::Value& spec, FleetSpec& f, std::string& err) {
       err = "spec.instanceLifetime: " + d.status().message();
     }
   }
+  ReadCostWeight(spec, f, err);
   std::string grace = json::GetString(spec, "maxGracePeriod");
   if (!grace.empty()) {
     auto d = k8s::ParseDurationStrict(grace);
@@ -205,6 +218,7 @@ void WriteFleetSpec(Writer& w, const FleetSpec& s) {
   w.IntMemberIfSet("maxRunsPerInstance", s.max_runs_per_instance);
   if (s.instance_lifetime) w.StringMember("instanceLifetime", base::FormatDuration(*s.instance_lifetime));
   w.StringMember("maxGracePeriod", base::FormatDuration(s.max_grace_period));
+  if (s.cost_weight != 1) w.NumberMember("costWeight", s.cost_weight);
   w.Key("preemption");
   raw.StartObject();
   w.StringMember("policy", s.preempt_lower_priority ? "LowerPriority" : "Never");

@@ -60,6 +60,18 @@ struct TeamFleetStatus {
   friend bool operator==(const TeamFleetStatus&, const TeamFleetStatus&) = default;
 };
 
+// Issue 47 (3): one entry of Team.status.budgets: a budget of the spec as the engine measured it at
+// the last status interval: `used` of `hours` in the window ending then; `refills_at` when spent
+// and a refill is known (its usage falls back under `hours` if the team starts nothing more).
+struct TeamBudgetStatus {
+  std::string resource;
+  std::string period;  // as the spec writes it
+  std::string fleet;   // "": all fleets
+  double hours = 0, used = 0;
+  std::optional<Time> refills_at;
+  friend bool operator==(const TeamBudgetStatus&, const TeamBudgetStatus&) = default;
+};
+
 struct TeamStatus {
   std::vector<TeamFleetStatus> fleets;
   double gpu_hours = 0, cpu_hours = 0;  // status.usage: decayed past usage
@@ -70,6 +82,11 @@ struct TeamStatus {
   // (every run's usage up to then is in it): written only by the usage fold (TeamUsagePatch).
   base::UsageHistory usage_history;
   std::optional<Time> usage_folded_until;
+  // Issue 47 (7): status.usage.weightedGpuHours/weightedCpuHours: the decayed usage with each
+  // fleet's hours times its costWeight (what fair share compares); nullopt when absent (then the
+  // raw values stand for them).
+  std::optional<double> weighted_gpu_hours, weighted_cpu_hours;
+  std::vector<TeamBudgetStatus> budgets;  // issue 47 (3): status.budgets, in spec order
   friend bool operator==(const TeamStatus&, const TeamStatus&) = default;
 };
 

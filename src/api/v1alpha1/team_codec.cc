@@ -131,10 +131,22 @@ TeamStatus ReadTeamStatus(const json::Value& v, std::string& problem) {
   s.gpu_hours = usage.Number("gpuHours").value_or(0);
   s.cpu_hours = usage.Number("cpuHours").value_or(0);
   s.usage_updated_at = usage.TimeAt("updatedAt");
+  s.weighted_gpu_hours = usage.Number("weightedGpuHours");
+  s.weighted_cpu_hours = usage.Number("weightedCpuHours");
   s.observed_generation = st.Int("observedGeneration").value_or(0);
   s.conditions = io::ReadConditions(st);
   s.usage_history = ReadUsageHistory(st, problem);
   s.usage_folded_until = st.TimeAt("usageFoldedUntil");
+  for (Reader& b : st.Objects("budgets")) {
+    TeamBudgetStatus e;
+    e.resource = b.String("resource").value_or("");
+    e.period = b.String("period").value_or("");
+    e.fleet = b.String("fleet").value_or("");
+    e.hours = b.Number("hours").value_or(0);
+    e.used = b.Number("used").value_or(0);
+    e.refills_at = b.TimeAt("refillsAt");
+    s.budgets.push_back(std::move(e));
+  }
   return s;
 }
 
@@ -205,6 +217,8 @@ void WriteUsage(Writer& w, const TeamStatus& s) {
   w.NumberMember("cpuHours", s.cpu_hours);
   w.Key("updatedAt");
   w.TimeOrNull(s.usage_updated_at);
+  if (s.weighted_gpu_hours) w.NumberMember("weightedGpuHours", *s.weighted_gpu_hours);
+  if (s.weighted_cpu_hours) w.NumberMember("weightedCpuHours", *s.weighted_cpu_hours);
   w.raw().EndObject();
 }
 
@@ -259,6 +273,22 @@ void WriteTeamStatus(Writer& w, const TeamStatus& s) {
   }
   w.raw().EndArray();
   WriteUsage(w, s);
+  w.Key("budgets");
+  w.raw().StartArray();
+  for (const TeamBudgetStatus& b : s.budgets) {
+    w.raw().StartObject();
+    w.StringMember("resource", b.resource);
+    w.StringMember("period", b.period);
+    w.StringMemberIfSet("fleet", b.fleet);
+    w.NumberMember("hours", b.hours);
+    w.NumberMember("used", b.used);
+    if (b.refills_at) {
+      w.Key("refillsAt");
+      w.TimeOrNull(b.refills_at);
+    }
+    w.raw().EndObject();
+  }
+  w.raw().EndArray();
   w.IntMember("observedGeneration", s.observed_generation);
   w.Key("conditions");
   io::WriteConditions(w, s.conditions);

@@ -86,7 +86,7 @@ bool MovedMaterially(std::optional<k8s::TimePoint> shown, std::optional<k8s::Tim
 
 std::string EstimateNote(const sched::StartEstimate& e) {
   if (e.unknown != sched::EstimateUnknown::kNone) {
-    return "estimated start unknown: " + std::string(sched::ExplainUnknown(e.unknown));
+    return "estimated start unknown: " + sched::ExplainEstimate(e);
   }
   if (e.start_now_bound) return "would start now with maxDuration ≤ " + sched::FormatDuration(*e.start_now_bound);
   return "";

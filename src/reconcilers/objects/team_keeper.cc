@@ -53,6 +53,8 @@ api::ResourceAmounts AmountsOf(const std::array<bool, sched::kShareResources>& a
 // Usage compared for "what changed": a status that differs only in usage waits for the interval.
 TeamStatus WithoutUsage(TeamStatus s) {
   s.gpu_hours = s.cpu_hours = 0;
+  s.weighted_gpu_hours.reset();
+  s.weighted_cpu_hours.reset();
   s.usage_updated_at.reset();
   return s;
 }
@@ -72,12 +74,18 @@ void TeamKeeper::Accrue(const std::vector<std::shared_ptr<const Team>>& teams, s
       u.gpu_hours = std::max(0.0, t->status.gpu_hours);
       u.cpu_hours = std::max(0.0, t->status.cpu_hours);
       u.at = t->status.usage_updated_at ? std::min(t->status.usage_updated_at->point(), now) : now;
+      u.weighted_gpu_hours = std::max(0.0, t->status.weighted_gpu_hours.value_or(t->status.gpu_hours));
+      u.weighted_cpu_hours = std::max(0.0, t->status.weighted_cpu_hours.value_or(t->status.cpu_hours));
     }
     const sched::Resources use = use_.count(t->meta.name) ? use_.at(t->meta.name) : sched::Resources{};
     const auto dt = std::chrono::duration<double>(now - u.at);
     const auto h = std::chrono::duration<double>(half_life_);
     u.gpu_hours = DecayedUsage(u.gpu_hours, static_cast<double>(use.gpus), dt, h);
     u.cpu_hours = DecayedUsage(u.cpu_hours, static_cast<double>(use.cpu_millis) / 1000.0, dt, h);
+    const auto weighted = weighted_use_.find(t->meta.name);
+    const sched::WeightedUse wuse = weighted != weighted_use_.end() ? weighted->second : sched::WeightedUse{};
+    u.weighted_gpu_hours = DecayedUsage(u.weighted_gpu_hours, wuse.gpus, dt, h);
+    u.weighted_cpu_hours = DecayedUsage(u.weighted_cpu_hours, wuse.cpus, dt, h);
     u.at = std::max(u.at, now);
     next.emplace(t->meta.name, std::move(u));
   }
@@ -93,30 +101,54 @@ std::vector<sched::TeamSpec> TeamKeeper::Specs(sched::TimePoint now) {
     published_at_.reset();
     return specs;
   }
-  if (!published_at_ || now >= *published_at_ + interval_) {
+  const bool publish = !published_at_ || now >= *published_at_ + interval_;
+  if (publish) {
     published_.clear();
-    for (const auto& [name, u] : usage_) published_[name] = {u.gpu_hours, u.cpu_hours};
+    for (const auto& [name, u] : usage_) published_[name] = {u.weighted_gpu_hours, u.weighted_cpu_hours};
     published_at_ = now;
   }
+  MeasureBudgets(teams, publish, now);
   std::sort(teams.begin(), teams.end(), [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
   specs.reserve(teams.size());
   for (const auto& t : teams) {
     auto p = published_.find(t->meta.name);
     // A Team new since the last publication: its usage as read now.
-    const auto usage = p != published_.end() ? p->second : std::make_pair(usage_[t->meta.name].gpu_hours, usage_[t->meta.name].cpu_hours);
+    const Usage& now_usage = usage_[t->meta.name];
+    const auto usage = p != published_.end() ? p->second : std::make_pair(now_usage.weighted_gpu_hours, now_usage.weighted_cpu_hours);
     specs.push_back(TeamSpecOf(*t, usage.first, usage.second));
+    if (auto b = budgets_.find(t->meta.name); b != budgets_.end()) specs.back().budgets = b->second.budgets;
   }
   return specs;
+}
+
+void TeamKeeper::MeasureBudgets(const std::vector<std::shared_ptr<const Team>>& teams, bool all, sched::TimePoint now) {
+  std::map<std::string, Measured> next;
+  for (const auto& t : teams) {
+    if (t->spec.budgets.empty()) continue;
+    auto it = budgets_.find(t->meta.name);
+    if (!all && it != budgets_.end() && it->second.uid == t->meta.uid && it->second.generation == t->meta.generation) {
+      next.emplace(t->meta.name, std::move(it->second));
+      continue;
+    }
+    next.emplace(t->meta.name, Measured{t->meta.uid, t->meta.generation, MeasureTeamBudgets(*t, teams, held_, weights_, now)});
+  }
+  budgets_ = std::move(next);
 }
 
 std::optional<sched::TimePoint> TeamKeeper::Update(const ClusterView& view, uint64_t view_gen, sched::TimePoint now) {
   if (view.snapshot.teams.empty()) {
     use_.clear();
+    weighted_use_.clear();
+    held_.clear();
     report_.clear();
     return std::nullopt;
   }
   if (view_gen != use_gen_ || report_.empty()) {
     use_ = sched::RunningUseByTeam(view.snapshot);
+    weighted_use_ = sched::WeightedUseByTeam(view.snapshot);
+    held_ = sched::RunningUseByTeamAndFleet(view.snapshot);
+    weights_.clear();
+    for (const sched::FleetSpec& f : view.snapshot.fleets) weights_[f.name] = f.cost_weight;
     report_ = sched::TeamBook(view.snapshot).Report();
     use_gen_ = view_gen;
   }
@@ -142,9 +174,20 @@ TeamStatus TeamKeeper::StatusOf(const Team& team, const Usage& usage, sched::Tim
   }
   s.gpu_hours = usage.gpu_hours;
   s.cpu_hours = usage.cpu_hours;
+  s.weighted_gpu_hours = usage.weighted_gpu_hours;
+  s.weighted_cpu_hours = usage.weighted_cpu_hours;
   s.usage_updated_at = Time(usage.at);
   s.observed_generation = team.meta.generation;
   s.conditions = team.status.conditions;
+  if (auto b = budgets_.find(team.meta.name); b != budgets_.end()) {
+    for (size_t i = 0; i < b->second.budgets.size() && i < team.spec.budgets.size(); ++i) {
+      const sched::TeamBudget& m = b->second.budgets[i];
+      const api::TeamBudget& spec = team.spec.budgets[i];
+      api::TeamBudgetStatus e{spec.resource, spec.period, spec.fleet, spec.hours, m.used, std::nullopt};
+      if (m.refills_at != sched::TimePoint{}) e.refills_at = Time(m.refills_at);
+      s.budgets.push_back(std::move(e));
+    }
+  }
   auto conflict = conflicts_.find(team.meta.name);
   if (conflict != conflicts_.end()) {
     SetCondition(s.conditions, ConditionType::kConflict, ConditionStatus::kTrue, Reason::kNamespaceInAnotherTeam,

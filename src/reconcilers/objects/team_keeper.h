@@ -14,7 +14,12 @@
 // blocks' resources, scheduling::RunningUseByTeam) in the view of the pass before. A team this
 // engine has not seen yet starts from its Team's status.usage decayed from status.usage.updatedAt
 // (what the last leader wrote; the time between is not charged: it cannot be known), so usage
-// survives restarts and failovers. The core sees usage as published at the last status interval
+// survives restarts and failovers. Issue 47 (7): a second usage accrues alike from the use weighted
+// by each fleet's costWeight (scheduling::WeightedUseByTeam): the core's fair share compares it;
+// the status shows both (usage.weightedGpuHours beside usage.gpuHours).
+// Budgets (issue 47 (3)): each Team's spec.budgets measured (MeasureTeamBudgets, team_budgets.h)
+// at every publication of usage and when a Team's spec changes, handed to the core with its
+// TeamSpec and written as status.budgets. The core sees usage as published at the last status interval
 // (its fair-share order does not move, nor its input change, on every pass).
 // Status. Each Team's status (per fleet its shares name: nominal, used, borrowed, lent, from
 // scheduling::TeamBook::Report on the pass' view; usage; observedGeneration; a NamespaceConflict
@@ -34,6 +39,7 @@
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/state/snapshot.h"
 #include "reconcilers/state/write_cache.h"
+#include "reconcilers/objects/team_budgets.h"
 #include "reconcilers/objects/team_types.h"
 #include "scheduling/snapshot.h"
 #include "scheduling/teams.h"
@@ -74,6 +80,8 @@ class TeamKeeper {
     std::string uid;  // of the Team it was read from (a Team made again starts anew)
     double gpu_hours = 0, cpu_hours = 0;
     scheduling::TimePoint at{};
+    // Issue 47 (7): the same with each fleet's hours times its costWeight (what the core sees).
+    double weighted_gpu_hours = 0, weighted_cpu_hours = 0;
   };
   void Accrue(const std::vector<std::shared_ptr<const Team>>& teams, scheduling::TimePoint now);
   TeamStatus StatusOf(const Team& team, const Usage& usage, scheduling::TimePoint now) const;
@@ -93,6 +101,18 @@ class TeamKeeper {
   std::map<std::string, std::pair<double, double>> published_;     // the core's (GPU-h, CPU-h)
   std::optional<scheduling::TimePoint> published_at_;
   std::map<std::string, scheduling::Resources> use_;               // of the last view, by team
+  std::map<std::string, scheduling::WeightedUse> weighted_use_;    // the same, weighted by costWeight
+  // Issue 47 (3): each Team's budgets as measured at the last status interval (or when its spec
+  // changed), from the view's running use per fleet and the fleets' costWeight.
+  struct Measured {
+    std::string uid;
+    int64_t generation = 0;
+    std::vector<scheduling::TeamBudget> budgets;
+  };
+  void MeasureBudgets(const std::vector<std::shared_ptr<const Team>>& teams, bool all, scheduling::TimePoint now);
+  std::map<std::string, Measured> budgets_;  // by team name
+  HeldByFleet held_;                         // of the last view
+  std::map<std::string, double> weights_;    // each fleet's costWeight, of the last view
   std::map<std::string, std::string> conflicts_;                   // team -> a namespace another Team has
   uint64_t use_gen_ = 0;
   std::vector<scheduling::TeamFleetReport> report_;                // of the view use_gen_

@@ -52,6 +52,7 @@ sched::FleetSpec FleetSpecOf(const Fleet& f) {
   spec.min_runtime = f.spec.min_runtime;
   spec.reclaim = f.spec.reclaim_borrowed ? sched::ReclaimPolicy::kBorrowed : sched::ReclaimPolicy::kNever;
   spec.max_grace_seconds = GraceCapSeconds(f.spec.max_grace_period);
+  spec.cost_weight = f.spec.cost_weight;
   return spec;
 }
 

@@ -63,6 +63,8 @@ struct RefTeams {
   std::map<std::string, std::map<int, const TeamShare*>> shares;  // fleet -> team -> first share
   std::map<std::string, Amounts> capacity;
   std::vector<Use> uses;
+  // Issue 47 (5): the queued runs' teams and the fleets they name (none: any fleet).
+  std::vector<std::pair<int, std::vector<std::string>>> queued;
 
   static Amounts Of(const Resources& r) {
     return {std::max<int64_t>(r.gpus, 0), std::max<int64_t>(r.cpu_millis, 0), std::max<int64_t>(r.memory_bytes, 0)};
@@ -99,8 +101,22 @@ struct RefTeams {
     }
     return u;
   }
+  // A fleet no share names is common pool; runs of two or more teams (the implicit one too)
+  // compete for it when they run there or are queued naming it or no fleet.
+  bool Competed(const std::string& fleet) const {
+    if (shares.count(fleet)) return false;
+    std::set<int> contenders;
+    for (const Use& use : uses) {
+      if (use.fleet == fleet) contenders.insert(use.team);
+    }
+    for (const auto& [team, names] : queued) {
+      if (names.empty() || std::find(names.begin(), names.end(), fleet) != names.end()) contenders.insert(team);
+    }
+    return contenders.size() >= 2;
+  }
   // 0: fits; 1: would borrow (not allowed); 2: beyond borrowing limit; 3: nothing to borrow.
   int Check(int team, const std::string& fleet, const Resources& use, bool borrow) const {
+    if (!shares.count(fleet)) return !borrow && Competed(fleet) ? 1 : 0;  // all of it borrowed
     const Amounts x = Of(use);
     for (int r = 0; r < 3; ++r) {
       if (!Accounted(fleet, r) || x[r] == 0) continue;

@@ -90,6 +90,7 @@ CycleResult ReferenceSchedule(const ClusterSnapshot& snapshot,
   for (const PendingRun& r : runs) queued.insert(r.id);
   Ref ref(snapshot, now, queued);
   if (ref.teams.active) {
+    for (const PendingRun& r : runs) ref.teams.queued.emplace_back(ref.teams.TeamOf(r.id), r.fleets);
     ConsiderWithTeams(ref, order);
     return std::move(ref.out);
   }

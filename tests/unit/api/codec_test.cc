@@ -508,4 +508,36 @@ TEST(RunCodec, TicketTopologyCreatedAndPatched) {
 }
 
 }  // namespace
+// Issue 47 (7): Fleet spec.costWeight (default 1, 0 to 1000) and the Team's weighted usage beside
+// the raw (absent in an older status: nullopt).
+TEST(FleetCodec, CostWeightRoundTripsAndOutOfBoundsIsNamed) {
+  Fleet f = FullFleet();
+  EXPECT_EQ(f.spec.cost_weight, 1);
+  f.spec.cost_weight = 2.5;
+  auto back = DecodeFleet(MustParse(EncodeFleet(f)));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->spec.cost_weight, 2.5);
+  auto bad = DecodeFleet(MustParse(R"({"metadata":{"name":"f"},"spec":{"nodeSelector":{"a":"b"},"costWeight":1001}})"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->invalid_message, "spec.costWeight must be a number from 0 to 1000");
+  bad = DecodeFleet(MustParse(R"({"metadata":{"name":"f"},"spec":{"nodeSelector":{"a":"b"},"costWeight":"3"}})"));
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->invalid_message, "spec.costWeight must be a number from 0 to 1000");
+}
+
+TEST(TeamCodec, WeightedUsageRoundTripsBesideTheRaw) {
+  Team t;
+  t.meta.name = "vision";
+  t.status.gpu_hours = 10;
+  t.status.weighted_gpu_hours = 30;
+  t.status.weighted_cpu_hours = 4.5;
+  auto back = DecodeTeam(MustParse(EncodeTeam(t)));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->status.weighted_gpu_hours, 30);
+  EXPECT_EQ(back->status.weighted_cpu_hours, 4.5);
+  auto old = DecodeTeam(MustParse(R"({"metadata":{"name":"v"},"spec":{},"status":{"usage":{"gpuHours":3}}})"));
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->status.weighted_gpu_hours, std::nullopt);
+}
+
 }  // namespace berth::api::v1alpha1

@@ -45,5 +45,14 @@ TEST(TeamView, AmountsNameEachResource) {
   EXPECT_EQ(FormatAmounts(a), "1 GPU, 64 CPUs, 256Gi");
 }
 
+// Issue 47 (7): the usage weighted by the fleets' costWeight shows beside the raw where it differs.
+TEST(TeamView, WeightedUsageBesideTheRaw) {
+  api::Team t = Vision();
+  t.status.weighted_gpu_hours = 1020.6;
+  t.status.weighted_cpu_hours = 1210.5;
+  const std::string out = FormatTeams({t});
+  EXPECT_NE(out.find("340.2 GPU-h (1020.6 weighted), 1210.5 CPU-h\n"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace berth::cli

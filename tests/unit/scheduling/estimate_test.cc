@@ -96,6 +96,46 @@ TEST(EstimateStarts, UnknownWhenNoKnownEndFreesTheRoomOrNoFleetCanHoldTheRun) {
   EXPECT_NE(ExplainUnknown(EstimateUnknown::kNoKnownEnd).find("without a known end"), std::string_view::npos);
 }
 
+TEST(EstimateStarts, AnUnknownEstimateNamesTheRunningRunWithoutAnEndOnItsFleets) {
+  // Issue 47 (6): train-llm holds gpu's only instance for good; other/forever holds t4's.
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.fleets.push_back(Fleet("t4", BlocksSetting::Count(1)));
+  in.snapshot.instances.push_back(Instance("j0", "t4", kWholeNode));
+  in.snapshot.running = {Running("other/forever", {{"j0", 1}}), Running("ns/train-llm", {{"i0", 1}})};
+  PendingRun on_gpu = Queued("ns/next", 0), on_t4 = Queued("ns/t4-run", 1);
+  on_gpu.fleets = {"gpu"};
+  on_t4.fleets = {"t4"};
+  in.queued = {on_gpu, on_t4};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/next").unknown, EstimateUnknown::kNoKnownEnd);
+  EXPECT_EQ(Of(e, "ns/next").no_end_run, "ns/train-llm");
+  EXPECT_EQ(ExplainEstimate(Of(e, "ns/next")), "train-llm has no maxDuration and no finished runs like it");
+  EXPECT_EQ(Of(e, "ns/t4-run").no_end_run, "other/forever");
+  EXPECT_EQ(ExplainEstimate(Of(e, "ns/t4-run")),
+            "a run of another namespace ahead of it has no maxDuration and no finished runs like it")
+      << "a status names no run of another namespace";
+}
+
+TEST(EstimateStarts, AnUnknownEstimateNamesTheRunAheadThatTheForecastStartsWithoutAnEnd) {
+  // a ends in 30m; train-llm (no maxDuration, nothing learned) starts then and never ends.
+  EstimateInput in;
+  in.snapshot = Machines(1);
+  in.snapshot.running = {Running("ns/a", {{"i0", 1}}, kT0 + minutes(30))};
+  in.queued = {Queued("ns/train-llm", 0), Queued("ns/next", 1)};
+  in.runtime = {{"ns/next", hours(1)}};
+  in.now = kT0;
+  const auto e = EstimateStarts(in);
+  EXPECT_EQ(Of(e, "ns/train-llm").start, kT0 + minutes(30));
+  EXPECT_EQ(Of(e, "ns/next").unknown, EstimateUnknown::kNoKnownEnd);
+  EXPECT_EQ(ExplainEstimate(Of(e, "ns/next")), "train-llm has no maxDuration and no finished runs like it");
+  // Without a run to name (the instance is gone for good): the general sentence.
+  StartEstimate general{.run_id = "ns/x", .start = std::nullopt, .unknown = EstimateUnknown::kNoKnownEnd,
+                        .start_now_bound = std::nullopt};
+  EXPECT_EQ(ExplainEstimate(general), ExplainUnknown(EstimateUnknown::kNoKnownEnd));
+}
+
 TEST(EstimateStarts, ALearnedEndOfARunningRunCountsLikeAMaxDuration) {
   EstimateInput in;
   in.snapshot = Machines(1);

@@ -348,5 +348,69 @@ TEST(TeamsTest, TheOlderTeamKeepsANamespaceTwoTeamsList) {
   EXPECT_FALSE(TeamPrecedes(zeta, alpha));
 }
 
+// Issue 47 (5): a fleet no share names is all common pool; where two or more teams compete for
+// it, its borrowers go in fair-share order too.
+TEST(TeamsTest, TeamsWithoutSharesCompetingForAFleetGoByDecayedUsage) {
+  ClusterSnapshot c = A100(1);  // no Team's share names a100
+  TeamSpec vision = Team("vision", "vision", std::nullopt);
+  vision.gpu_hours = 340;
+  TeamSpec audio = Team("audio", "audio", std::nullopt);
+  audio.gpu_hours = 120;
+  c.teams = {vision, audio};
+  const CycleResult r = Cycle(c, {Gpus("vision/a", 4, 50, kT0 - minutes(10)), Gpus("audio/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r, "audio/a"), nullptr) << "audio used less, though vision submitted first";
+  const WaitingRun* w = FindWaiting(r, "vision/a");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(r.Explain(*w).find("; behind team audio: usage 120 GPU-h / weight 1 against vision 340 / 1"), std::string::npos)
+      << r.Explain(*w);
+  // The implicit team (a namespace in no Team) goes after every Team there.
+  const CycleResult r2 = Cycle(c, {Gpus("ml/a", 4, 50, kT0 - minutes(10)), Gpus("vision/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r2, "vision/a"), nullptr);
+  // A higher priority still goes first.
+  const CycleResult r3 = Cycle(c, {Gpus("vision/a", 4, 60, kT0), Gpus("audio/a", 4, 50, kT0)});
+  EXPECT_NE(FindPlacement(r3, "vision/a"), nullptr);
+}
+
+TEST(TeamsTest, AFleetNoShareNamesWithOneTeamCompetingKeepsQueueOrder) {
+  // a100 (vision's share of 4) and t4 (no share), one instance each. ml/a (the implicit team)
+  // may go on either, vision/b only on a100: only ml competes for t4, which keeps no team rules:
+  // ml/a is placed there first, in queue order, as without Teams.
+  ClusterSnapshot c = A100(1);
+  c.fleets.push_back(Fleet("t4", BlocksSetting::Count(4)));
+  c.instances.push_back(Instance("t0", "t4", Cpus(16, 64, 4)));
+  c.teams = {Team("vision", "vision", 4)};
+  PendingRun ml = Gpus("ml/a", 4, 50, kT0 - minutes(10)), vision = Gpus("vision/b", 4, 50, kT0);
+  vision.fleets = {"a100"};
+  const CycleResult r = Cycle(c, {ml, vision});
+  ASSERT_EQ(r.placements.size(), 2u);
+  EXPECT_EQ(r.placements[0].run_id, "ml/a");
+  EXPECT_EQ(r.placements[0].fleet, "t4");
+  EXPECT_EQ(r.placements[1].run_id, "vision/b");
+  // vision/b may go anywhere: two teams compete for t4, ml/a borrows it after vision's run
+  // within its share.
+  vision.fleets.clear();
+  const CycleResult r2 = Cycle(c, {ml, vision});
+  ASSERT_EQ(r2.placements.size(), 2u);
+  EXPECT_EQ(r2.placements[0].run_id, "vision/b");
+  EXPECT_EQ(r2.placements[0].fleet, "a100");
+  EXPECT_EQ(r2.placements[1].run_id, "ml/a");
+}
+
+// Issue 47 (7): fair-share usage accrues from the use weighted by each fleet's costWeight.
+TEST(TeamsTest, WeightedUseByTeamWeighsEachFleetsUse) {
+  ClusterSnapshot c = A100();
+  c.fleets[0].cost_weight = 3;
+  c.fleets.push_back(Fleet("t4", BlocksSetting::Count(4)));
+  c.instances.push_back(Instance("t0", "t4", Cpus(16, 64, 4)));
+  c.teams = {Team("vision", "vision", 8)};
+  c.running.push_back(Running("vision/a", {{"n0", 2}}));  // 2 GPUs, 8 CPUs on a100 (x3)
+  c.running.push_back(Running("vision/b", {{"t0", 1}}));  // 1 GPU, 4 CPUs on t4 (x1)
+  const auto use = WeightedUseByTeam(c);
+  ASSERT_EQ(use.size(), 1u);
+  EXPECT_DOUBLE_EQ(use.at("vision").gpus, 3 * 2 + 1);
+  EXPECT_DOUBLE_EQ(use.at("vision").cpus, 3 * 8 + 4);
+  EXPECT_EQ(RunningUseByTeam(c).at("vision").gpus, 3) << "the raw use is unweighted";
+}
+
 }  // namespace
 }  // namespace berth::scheduling
