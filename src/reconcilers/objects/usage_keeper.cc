@@ -103,7 +103,11 @@ bool UsageKeeper::Dispatch(Fold fold) {
                                if (shared->from && counted_) counted_(Increments(*shared));
                                WriteRuns(*shared);
                                return true;
-                             }});
+                             },
+                             .background = false,
+                             // Refused when carried out: folded again at the next pass, as if
+                             // never decided (issue 46: every decided write comes back).
+                             .refused = [this] { Want(); }});
 }
 
 bool UsageKeeper::WriteTeam(const Fold& fold, const std::string& patch) {
