@@ -21,6 +21,10 @@ using std::chrono::hours;
 using std::chrono::minutes;
 
 inline constexpr int64_t kGi = int64_t{1} << 30;
+// The topology tests' levels (outermost first) and their request modes.
+inline constexpr const char* kSpine = "example.com/spine";
+inline constexpr const char* kRack = "example.com/rack";
+using Mode = TopologyRequest::Mode;
 inline const TimePoint kT0 = TimePoint(Duration(1'700'000'000'000));
 
 inline Resources Cpus(int64_t cpus, int64_t mem_gi = 0, int64_t gpus = 0) {

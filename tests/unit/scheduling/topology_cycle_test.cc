@@ -16,11 +16,8 @@ namespace berth::scheduling {
 namespace {
 
 using namespace berth::scheduling::testing;  // NOLINT(google-build-using-namespace)
-using Mode = TopologyRequest::Mode;
 using Names = std::vector<std::string>;
 
-constexpr const char* kSpine = "example.com/spine";
-constexpr const char* kRack = "example.com/rack";
 
 struct TopologyCycle : ::testing::Test {
   // Fleet "gpu" (one block per node, levels spine and rack) with `n` nodes <spine>-<rack>-<i>.

@@ -20,11 +20,8 @@ namespace berth::scheduling {
 namespace {
 
 using namespace berth::scheduling::testing;  // NOLINT(google-build-using-namespace)
-using Mode = TopologyRequest::Mode;
 using Names = std::vector<std::string>;
 
-constexpr const char* kSpine = "example.com/spine";
-constexpr const char* kRack = "example.com/rack";
 
 // Fleet "gpu" (cluster, one block per node, levels spine and rack; preemption LowerPriority,
 // reclaim Borrowed): racks s1/a (2 nodes), s1/b (2), s2/c (3). Runs of priority 10 placed an hour

@@ -20,10 +20,12 @@ namespace berth::scheduling::internal {
 namespace {
 
 namespace t = berth::scheduling::testing;
+using t::kRack;
+using t::kSpine;
+using t::Mode;
 
 constexpr int64_t kNow = 1'000'000;
 const LifetimeRule kForever{kNow + 1, true};
-using Mode = TopologyRequest::Mode;
 using Names = std::vector<std::string_view>;
 
 // Nodes of one cluster fleet "gpu" with levels {spine, rack}: (name, spine, rack); "" for a
@@ -93,8 +95,6 @@ struct Cluster {
   void Take(std::string_view name) { capacity.Take(state.FindInstance(name), 1, kUnknownTime); }
 };
 
-constexpr const char* kSpine = "example.com/spine";
-constexpr const char* kRack = "example.com/rack";
 
 TEST(Topology, DomainsArePathsInPreorder) {
   std::vector<std::tuple<std::string, std::string, std::string>> nodes;
