@@ -1,6 +1,7 @@
 #include "cli/fleet_view.h"
 
 #include <algorithm>
+#include <map>
 
 #include "api/v1alpha1/codec.h"
 #include "cli/format.h"
@@ -17,6 +18,8 @@ FleetSummary SummarizeFleet(const api::Fleet& fleet) {
   f.blocks = written.blocks;
   f.max_runs = fleet.spec.max_runs_per_instance;
   f.instance_lifetime = written.instance_lifetime;
+  f.topology = fleet.spec.topology;
+  if (f.topology.empty() && !fleet.spec.topology_key.empty()) f.topology.push_back(fleet.spec.topology_key);
   if (!fleet.has_status) return f;
   f.has_status = true;
   const api::FleetStatus& status = fleet.status;
@@ -35,6 +38,7 @@ FleetSummary SummarizeFleet(const api::Fleet& fleet) {
     i.message = r.message;
     i.held_by_others = r.held_by_other_pods;
     i.devices = r.devices;
+    i.domain = r.domain;
     f.instances.push_back(std::move(i));
   }
   f.conditions = status.conditions;
@@ -60,7 +64,31 @@ std::string Title(const FleetSummary& f) {
   if (!f.placement.empty()) t += ", placement " + f.placement;
   if (f.max_runs) t += ", max " + Plural(*f.max_runs, "run") + " per instance";
   if (!f.instance_lifetime.empty()) t += ", lifetime " + f.instance_lifetime;
+  for (size_t n = 0; n < f.topology.size(); ++n) t += (n == 0 ? ", topology " : " > ") + f.topology[n];
   return t;
+}
+
+// Issue 48: the fleet's domains as a tree (each path in preorder, indented by its level), each with
+// its idle instances of all: an idle instance is what a gang of whole instances takes.
+std::string DomainTree(const FleetSummary& f) {
+  struct Count {
+    int64_t idle = 0, all = 0;
+  };
+  std::map<std::vector<std::string>, Count> domains;  // ordered by path: preorder
+  for (const FleetInstance& i : f.instances) {
+    std::vector<std::string> path = Split(i.domain, '/');
+    for (size_t n = 1; n <= path.size(); ++n) {
+      Count& c = domains[std::vector<std::string>(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(n))];
+      ++c.all;
+      if (i.state == "Idle") ++c.idle;
+    }
+  }
+  if (domains.empty()) return "";
+  Table t({"DOMAIN", "IDLE"});
+  for (const auto& [path, c] : domains) {
+    t.AddRow({std::string(2 * (path.size() - 1), ' ') + path.back(), std::to_string(c.idle) + "/" + std::to_string(c.all)});
+  }
+  return t.Render("  ");
 }
 
 bool Troubled(const api::Condition& c) {
@@ -87,7 +115,10 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
       out += "  (no instances: no Node matches the fleet's nodeSelector)\n";
       continue;
     }
+    const bool levels = !f.topology.empty();
+    if (levels) out += DomainTree(f);
     std::vector<std::string> header = {"INSTANCE", "BLOCKS", "RUNS", "EXPIRES", "STATE"};
+    if (levels) header.insert(header.begin() + 1, "DOMAIN");
     // A DRA fleet's instances (issue 49): their devices and the runs whose claims hold them.
     const bool devices = std::any_of(f.instances.begin(), f.instances.end(),
                                      [](const FleetInstance& i) { return !i.devices.empty(); });
@@ -99,6 +130,7 @@ std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint
       if (f.max_runs) runs += "/" + std::to_string(*f.max_runs);
       std::vector<std::string> row = {i.node, BlockBar(i.busy_blocks, i.total_blocks), runs,
                                       RelativeExpiry(i.expires_at, now), i.state.empty() ? "-" : i.state};
+      if (levels) row.insert(row.begin() + 1, i.domain.empty() ? "-" : i.domain);
       if (devices) row.push_back(i.devices.empty() ? "-" : i.devices);
       if (wide) {
         row.push_back(i.held_by_others.empty() ? "-" : i.held_by_others);

@@ -20,6 +20,7 @@ struct FleetInstance {
   std::string message;
   std::string held_by_others;  // status heldByOtherPods, e.g. "1 CPU"
   std::string devices;         // status devices (a DRA fleet's, issue 49), e.g. "4 devices of gpu.example.com; ..."
+  std::string domain;          // status domain (issue 48): "s1/a", the levels' values outermost first
 };
 
 struct FleetSummary {
@@ -32,6 +33,7 @@ struct FleetSummary {
   bool has_status = false;                // the controller has written status at least once
   std::vector<FleetInstance> instances;
   std::vector<api::v1alpha1::Condition> conditions;  // as the status has them (typed, unknown spellings kept)
+  std::vector<std::string> topology;      // spec.topology's keys, outermost first (a topologyKey fleet: that key)
 };
 
 // What kubectl berth fleets shows of a Fleet decoded with FleetDecodeOptions::keep_spelling.
@@ -47,6 +49,13 @@ FleetSummary DecodeFleetSummary(const k8s::json::Value& fleet);
 // `wide` adds each instance's MESSAGE. A DRA fleet's table has a DEVICES column (before them):
 // each instance's devices and which runs' claims hold them. Conditions that are not fine (Ready not True, Conflict
 // True) are shown under the title.
+// A fleet with topology levels (issue 48) names them in its title, has a DOMAIN column, and above
+// its instances a tree of its domains, each with its idle instances of all (what a gang needs):
+//   racks   3 instances (3 ready), 8/24 blocks busy, placement cluster, topology example.com/spine > example.com/rack
+//     DOMAIN   IDLE
+//     s1       1/3
+//       a      0/2
+//       b      1/1
 std::string FormatFleets(const std::vector<FleetSummary>& fleets, k8s::TimePoint now, bool wide);
 
 }  // namespace berth::cli

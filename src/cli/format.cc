@@ -111,6 +111,18 @@ std::string HumanDuration(std::chrono::seconds d) {
   return std::to_string(years) + "y";
 }
 
+std::vector<std::string> Split(std::string_view text, char sep) {
+  std::vector<std::string> parts;
+  if (text.empty()) return parts;
+  size_t start = 0;
+  for (size_t at = text.find(sep); at != std::string_view::npos; at = text.find(sep, start)) {
+    parts.emplace_back(text.substr(start, at - start));
+    start = at + 1;
+  }
+  parts.emplace_back(text.substr(start));
+  return parts;
+}
+
 std::string BlockBar(int64_t busy, int64_t total, int max_cells) {
   const std::string counts = std::to_string(busy) + "/" + std::to_string(total);
   if (total <= 0) return "[] " + counts;

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "api/v1alpha1/fleet.h"
 #include "api/v1alpha1/run.h"
 #include "k8s/clock.h"
 #include "k8s/core_types.h"
@@ -38,8 +39,14 @@ namespace berth::cli {
 // `pods` and `events` may be in any order: ranks are sorted by rank, Events by their last time
 // (oldest first, as kubectl describe shows them). `run` is decoded with
 // RunDecodeOptions::keep_spelling (the spec's values are shown as written).
+// `domain`: the run's placement's topology domain (RunDomain), "" when its fleet has no levels.
 std::string FormatRunDescription(const api::v1alpha1::Run& run, const std::vector<k8s::PodView>& pods,
-                                 std::vector<k8s::EventView> events, k8s::TimePoint now);
+                                 std::vector<k8s::EventView> events, k8s::TimePoint now,
+                                 const std::string& domain = {});
+// The topology domain (issue 48) holding every node of `placement`, as "s1/a (example.com/spine >
+// example.com/rack)": the longest common path of the nodes' domains in the fleet's status, with the
+// levels it spans; "" when the fleet has no levels, the run no placement, or a node no domain.
+std::string RunDomain(const std::vector<api::v1alpha1::PlacementEntry>& placement, const api::v1alpha1::Fleet& fleet);
 // The same on the objects as JSON (null entries left out).
 std::string FormatRunDescription(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,
                                  const std::vector<const k8s::json::Value*>& events, k8s::TimePoint now);

@@ -3,6 +3,7 @@
 // `topology: {required|preferred}`. What a user checks with kubectl: where the Pods run, and the
 // waiting runs' messages naming the level and its largest free domain.
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -95,6 +96,49 @@ TEST_F(TopologyRealNodes, GangsStayInTheirRequiredRackWaitNamingItAndPreferredOn
   Gang("spread", 3, "{preferred: example.com/rack}", kRetry);
   ASSERT_TRUE(WaitPhase("spread", "Running", std::chrono::seconds(120))) << Phase("spread") << " " << Message("spread");
   EXPECT_EQ(NodesOf("spread"), (std::set<std::string>{kRackB, kRackA0, kRackA1}));
+}
+
+// Issue 48, 5: what a user sees of the domains. `kubectl berth fleets` names the levels, draws the
+// domains (spine -> racks) with their idle machines and each machine's domain; `kubectl berth
+// describe` shows the domain a placed gang holds. From the Fleet's status the controller writes.
+TEST_F(TopologyRealNodes, FleetsShowTheDomainsAndDescribeTheDomainARunHolds) {
+  const std::string fleet = FleetName("shown");
+  Apply("apiVersion: berth.dev/v1alpha1\nkind: Fleet\nmetadata: {name: " + fleet +
+        "}\nspec:\n  nodeSelector: {pool: rt-gpu}\n  blocks: auto\n  placement: cluster\n"
+        "  topology: [{key: example.com/spine}, {key: example.com/rack}]\n");
+  created_fleets_.push_back(fleet);
+  auto domains = [&] {
+    std::map<std::string, std::string> out;  // node -> status domain
+    auto f = client()->Get(k8s::resources::kFleets.Path("", fleet));
+    const json::Value* list = f.ok() ? json::Find(*f, {"status", "instances"}) : nullptr;
+    if (list == nullptr || !list->IsArray()) return out;
+    for (const auto& i : list->GetArray()) out[json::GetString(json::Find(i, {"node"}))] = json::GetString(json::Find(i, {"domain"}));
+    return out;
+  };
+  const std::map<std::string, std::string> want = {{kRackB, "s1/b"}, {kRackA0, "s1/a"}, {kRackA1, "s1/a"}};
+  ASSERT_TRUE(Eventually([&] { return domains() == want; }, std::chrono::seconds(60)))
+      << "the fleet's status never showed each machine's domain";
+
+  Gang("pair", 2, "{required: example.com/rack}");
+  ASSERT_TRUE(WaitPhase("pair", "Running", std::chrono::seconds(90))) << Phase("pair") << " " << Message("pair");
+  CommandResult shown;
+  // Rack a's two machines are busy: the spine has one idle machine of three, rack a none of two.
+  const std::vector<std::string> tree = {"topology example.com/spine > example.com/rack", "  DOMAIN   IDLE\n",
+                                         "  s1       1/3\n", "    a      0/2\n", "    b      1/1\n"};
+  EXPECT_TRUE(Eventually([&] {
+    shown = RunPlugin(cp().kubeconfig(), {"fleets"});
+    for (const auto& part : tree) {
+      if (shown.out.find(part) == std::string::npos) return false;
+    }
+    return shown.exit_code == 0;
+  })) << shown.out << shown.err;
+  for (const char* node : {kRackA0, kRackA1}) {
+    EXPECT_NE(shown.out.find(std::string("  ") + node + "       s1/a     "), std::string::npos) << node << "\n" << shown.out;
+  }
+  const CommandResult described = RunPlugin(cp().kubeconfig(), {"describe", "pair", "-n", ns_});
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  EXPECT_NE(described.out.find("Domain:       s1/a (example.com/spine > example.com/rack)\n"), std::string::npos)
+      << described.out;
 }
 
 }  // namespace

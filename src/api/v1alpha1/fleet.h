@@ -63,6 +63,10 @@ struct FleetInstance {
   std::string held_by_other_pods;
   // A DRA fleet's instance (issue 49): its devices and which runs' claims hold them.
   std::string devices;
+  // Its topology domain (issue 48): the values of the fleet's levels' labels, outermost first,
+  // joined by "/" ("s1/r1"; label values hold no "/"), up to the first level whose label the Node
+  // lacks; a topologyKey fleet's: that label's value. "" when the fleet has no levels.
+  std::string domain;
   friend bool operator==(const FleetInstance&, const FleetInstance&) = default;
 };
 

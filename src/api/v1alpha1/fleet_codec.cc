@@ -167,6 +167,7 @@ FleetInstance ReadInstance(Reader& e) {
   r.message = e.String("message").value_or("");
   r.held_by_other_pods = e.String("heldByOtherPods").value_or("");
   r.devices = e.String("devices").value_or("");
+  r.domain = e.String("domain").value_or("");
   return r;
 }
 
@@ -242,6 +243,7 @@ void WriteInstance(Writer& w, const FleetInstance& r) {
   w.StringMemberIfSet("message", r.message);
   w.StringMemberIfSet("heldByOtherPods", r.held_by_other_pods);
   w.StringMemberIfSet("devices", r.devices);
+  w.StringMemberIfSet("domain", r.domain);
   w.raw().EndObject();
 }
 

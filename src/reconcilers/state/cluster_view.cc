@@ -141,7 +141,9 @@ void ReadNodeState(const k8s::Node& node, const Fleet& owner, sched::InstanceSpe
     auto label = node.meta.labels.find(key);
     if (label == node.meta.labels.end()) break;
     inst.topology_path.push_back(label->second);
+    info.domain += (info.domain.empty() ? "" : "/") + label->second;
   }
+  if (owner.spec.topology.empty() && inst.topology_domain) info.domain = *inst.topology_domain;
 }
 
 // Durable count (same Node uid only: a new Node with the same name is a new instance) plus the

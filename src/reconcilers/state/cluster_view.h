@@ -86,6 +86,8 @@ struct InstanceInfo {
   // A DRA fleet's instance (issue 49): its devices and the runs whose claims hold them, e.g.
   // "4 devices of gpu.example.com; run team-a/train holds 2"; "" for other fleets.
   std::string devices;
+  // Its topology domain as Fleet status shows it (api::FleetInstance::domain).
+  std::string domain;
 
   friend bool operator==(const InstanceInfo&, const InstanceInfo&) = default;
 };

@@ -76,6 +76,7 @@ api::FleetInstance Instance(const scheduling::InstanceStatus& d, const InstanceI
   // Resources that other Pods hold on the node (taken off before it is cut into blocks).
   if (!info.held_by_others.empty()) out.held_by_other_pods = scheduling::FormatResources(info.held_by_others);
   out.devices = info.devices;
+  out.domain = info.domain;
   return out;
 }
 

@@ -104,5 +104,35 @@ TEST(FleetViewTest, ADraFleetShowsDevicesAndTheirRuns) {
             "  dra-1      [..] 0/2   0      -         Idle    4 devices of gpu.example.com\n");
 }
 
+// Issue 48: a fleet with topology levels names them, draws its domains as a tree with their idle
+// instances (a node without the outermost label is in none), and each instance's domain.
+TEST(FleetViewTest, AFleetWithLevelsShowsItsDomainsWithTheirIdleInstances) {
+  auto doc = k8s::json::Parse(R"({"metadata":{"name":"racks"},"spec":{"nodeSelector":{"pool":"r"},"placement":"cluster",
+    "topology":[{"key":"example.com/spine"},{"key":"example.com/rack"}]},
+    "status":{"totalInstances":5,"readyInstances":5,"totalBlocks":5,"busyBlocks":2,"instances":[
+     {"node":"n-b0","totalBlocks":1,"busyBlocks":0,"state":"Idle","domain":"s1/b"},
+     {"node":"n-a0","totalBlocks":1,"busyBlocks":1,"state":"Full","domain":"s1/a"},
+     {"node":"n-a1","totalBlocks":1,"busyBlocks":0,"state":"Idle","domain":"s1/a"},
+     {"node":"n-c0","totalBlocks":1,"busyBlocks":1,"state":"Full","domain":"s2/c"},
+     {"node":"loose","totalBlocks":1,"busyBlocks":0,"state":"Idle"}]}})");
+  ASSERT_TRUE(doc.ok());
+  const FleetSummary f = DecodeFleetSummary(*doc);
+  EXPECT_EQ(f.topology, (std::vector<std::string>{"example.com/spine", "example.com/rack"}));
+  EXPECT_EQ(FormatFleets({f}, Now(), false),
+            "racks   5 instances (5 ready), 2/5 blocks busy, placement cluster, topology example.com/spine > example.com/rack\n"
+            "  DOMAIN   IDLE\n"
+            "  s1       2/3\n"
+            "    a      1/2\n"
+            "    b      1/1\n"
+            "  s2       0/1\n"
+            "    c      0/1\n"
+            "  INSTANCE   DOMAIN   BLOCKS    RUNS   EXPIRES   STATE\n"
+            "  n-b0       s1/b     [.] 0/1   0      -         Idle\n"
+            "  n-a0       s1/a     [#] 1/1   0      -         Full\n"
+            "  n-a1       s1/a     [.] 0/1   0      -         Idle\n"
+            "  n-c0       s2/c     [#] 1/1   0      -         Full\n"
+            "  loose      -        [.] 0/1   0      -         Idle\n");
+}
+
 }  // namespace
 }  // namespace berth::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/v1alpha1/codec.h"
 #include "k8s/timefmt.h"
 
 namespace berth::cli {
@@ -171,6 +172,31 @@ TEST(RunViewTest, FailedPodShowsItsExitCodeOrTheKubeletsReason) {
   EXPECT_THAT(out, HasSubstr("r-0   Failed (exit 3)\n"));
   EXPECT_THAT(out, HasSubstr("r-1   Failed (OutOfcpu)\n"));
   EXPECT_THAT(out, HasSubstr("r-2   gone\n"));
+}
+
+// Issue 48: a placed run's domain is the path its nodes share in the fleet's status, with the
+// levels it spans; none when the nodes share no outermost domain or one has no domain.
+TEST(RunViewTest, APlacedRunsDomainIsThePathItsNodesShare) {
+  auto fleet = api::v1alpha1::DecodeFleet(*json::Parse(R"({"metadata":{"name":"racks"},"spec":{"nodeSelector":{"pool":"r"},
+    "placement":"cluster","topology":[{"key":"example.com/spine"},{"key":"example.com/rack"}]},
+    "status":{"instances":[{"node":"a0","domain":"s1/a"},{"node":"a1","domain":"s1/a"},{"node":"b0","domain":"s1/b"},
+     {"node":"c0","domain":"s2/c"},{"node":"loose"}]}})"));
+  ASSERT_TRUE(fleet.ok()) << fleet.status().message();
+  auto on = [&](std::vector<std::string> nodes) {
+    std::vector<api::v1alpha1::PlacementEntry> placement;
+    for (auto& n : nodes) placement.push_back({.rank = 0, .node = n, .blocks = 1, .pod = ""});
+    return RunDomain(placement, *fleet);
+  };
+  EXPECT_EQ(on({"a0", "a1"}), "s1/a (example.com/spine > example.com/rack)");
+  EXPECT_EQ(on({"a0"}), "s1/a (example.com/spine > example.com/rack)");
+  EXPECT_EQ(on({"a0", "b0"}), "s1 (example.com/spine)");
+  EXPECT_EQ(on({"a0", "c0"}), "");
+  EXPECT_EQ(on({"a0", "loose"}), "");
+  EXPECT_EQ(on({}), "");
+  auto flat = api::v1alpha1::DecodeFleet(*json::Parse(R"({"metadata":{"name":"flat"},"spec":{"nodeSelector":{"pool":"r"}},
+    "status":{"instances":[{"node":"a0","domain":"s1/a"}]}})"));
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ(RunDomain({{.rank = 0, .node = "a0", .blocks = 1, .pod = ""}}, *flat), "") << "a fleet without levels";
 }
 
 }  // namespace
