@@ -1455,7 +1455,7 @@ TEST_F(Cli, UsageShowsEachUserTheirOwnFiguresEqualToTheRunsSpansAcrossARestart) 
 
   // alice and bob may read the usage and list Teams, nothing more: each sees their own row.
   Apply("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: usage-reader-" + team + "}\n"
-        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get]}\n"
+        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get, list]}\n"
         "- {apiGroups: [berth.dev], resources: [teams], verbs: [list]}\n---\n"
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: usage-reader-" + team + "}\n"
         "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: usage-reader-" + team + "}\n"
@@ -1473,7 +1473,7 @@ TEST_F(Cli, UsageShowsEachUserTheirOwnFiguresEqualToTheRunsSpansAcrossARestart) 
   EXPECT_EQ(rows(as_bob.out), (std::map<std::string, double>{{"bob", by_user["bob"]}})) << as_bob.out;
   // carol may read the usage resource but not list Teams: berth refuses, naming her.
   Apply("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: usage-only-" + team + "}\n"
-        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get]}\n---\n"
+        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get, list]}\n---\n"
         "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: usage-only-" + team + "}\n"
         "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: usage-only-" + team + "}\n"
         "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}\n");
