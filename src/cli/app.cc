@@ -25,6 +25,7 @@
 #include "cli/fleet_view.h"
 #include "cli/format.h"
 #include "cli/team_view.h"
+#include "cli/usage_view.h"
 #include "cli/logs.h"
 #include "cli/manifests.h"
 #include "cli/priority.h"
@@ -629,6 +630,30 @@ controller::HttpReply Forward(k8s::Transport& transport, const std::string& path
   return controller::HttpReply{200, "application/json", r->body, {}};
 }
 
+// ---- usage (issue 47) ----
+
+int ShowUsage(const CommandLine& cl, std::ostream& out, std::ostream& err) {
+  auto cfg = LoadConfig(cl);
+  if (!cfg.ok()) return Fail(err, cfg.status().message());
+  auto transport = k8s::NewHttpTransport(*cfg);
+  // The queue API with the user's own credentials: berth shows a user their own row unless they
+  // may read every user's (docs/concepts.md).
+  const controller::HttpReply got = Forward(
+      *transport, "/apis/queue.berth.dev/v1alpha1/usage?since=" + k8s::UrlEncode(cl.since) + "&by=" + k8s::UrlEncode(cl.by));
+  if (got.status != 200) {
+    auto e = k8s::json::Parse(got.body);
+    return Fail(err, "cannot read the usage from berth's queue API: " + (e.ok() ? k8s::json::GetString(*e, "error") : got.body));
+  }
+  if (cl.output == "json") {
+    out << PrintableJson(got.body) << "\n";
+    return 0;
+  }
+  auto table = FormatUsage(got.body);
+  if (!table.ok()) return Fail(err, table.status().message());
+  out << *table;
+  return 0;
+}
+
 int Dashboard(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto cfg = LoadConfig(cl);
   if (!cfg.ok()) return Fail(err, cfg.status().message());
@@ -747,6 +772,7 @@ int Main(const std::vector<std::string>& args, std::istream& in, std::ostream& o
     case Command::kResume: return ControlRun(*cl, runops::Control::kResume, out, err);
     case Command::kLogs: return Logs(*cl, out, err);
     case Command::kDashboard: return Dashboard(*cl, out, err);
+    case Command::kUsage: return ShowUsage(*cl, out, err);
     case Command::kNone:
     case Command::kHelp: break;
   }

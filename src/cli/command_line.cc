@@ -76,7 +76,7 @@ void AddQueueFlags(std::vector<FlagSpec>& flags) {
     {"all-namespaces", 'A', false, {Command::kQueue}, [](CommandLine& c, const std::string& v) {
        return SetBool(c.all_namespaces, "all-namespaces", v);
      }},
-    {"output", 'o', true, {Command::kQueue, Command::kFleets}, [](CommandLine& c, const std::string& v) {
+    {"output", 'o', true, {Command::kQueue, Command::kFleets, Command::kUsage}, [](CommandLine& c, const std::string& v) {
        if (v != "wide" && v != "json") return Status::Error("flag -o/--output takes wide or json, not \"" + v + "\"");
        c.output = v;
        return Status();
@@ -98,6 +98,21 @@ void AddQueueFlags(std::vector<FlagSpec>& flags) {
          return Status::Error("flag --limit takes a whole number >= 0 (0: no limit), not \"" + v + "\"");
        }
        c.limit = n;
+       return Status();
+     }},
+    {"since", 0, true, {Command::kUsage}, [](CommandLine& c, const std::string& v) {
+       auto d = k8s::ParseDurationStrict(v);
+       if (!d.ok() || *d < std::chrono::hours(1) || *d > std::chrono::hours(24 * 90)) {
+         return Status::Error("flag --since takes a duration from 1h to 90d (the usage history berth keeps), not \"" + v + "\"");
+       }
+       c.since = v;
+       return Status();
+     }},
+    {"by", 0, true, {Command::kUsage}, [](CommandLine& c, const std::string& v) {
+       if (v != "team" && v != "namespace" && v != "user" && v != "fleet") {
+         return Status::Error("flag --by takes team, namespace, user or fleet, not \"" + v + "\"");
+       }
+       c.by = v;
        return Status();
      }},
   });
@@ -169,6 +184,7 @@ Command ParseCommandName(const std::string& s) {
   if (s == "resume") return Command::kResume;
   if (s == "logs") return Command::kLogs;
   if (s == "dashboard") return Command::kDashboard;
+  if (s == "usage") return Command::kUsage;
   if (s == "help") return Command::kHelp;
   return Command::kNone;
 }
@@ -194,6 +210,7 @@ const char* CommandName(Command c) {
     case Command::kResume: return "resume";
     case Command::kLogs: return "logs";
     case Command::kDashboard: return "dashboard";
+    case Command::kUsage: return "usage";
     case Command::kHelp: return "help";
     case Command::kNone: break;
   }
@@ -330,6 +347,9 @@ Status CheckArguments(const CommandLine& cl) {
       return Arguments(cl, 2, "RUN and VALUE");
     case Command::kFleets:
       if (cl.output == "json") return Status::Error("kubectl berth fleets supports -o wide only");
+      return NoArguments(cl, "");
+    case Command::kUsage:
+      if (cl.output == "wide") return Status::Error("kubectl berth usage supports -o json only");
       return NoArguments(cl, "");
     case Command::kTeams:
     case Command::kDashboard:
@@ -490,6 +510,23 @@ Example:
   kubectl berth teams
 )";
 
+constexpr std::string_view kUsageHelp = R"(Show the recorded usage of a window per team, namespace, user or fleet: GPU-hours (weighted by
+the fleets' costWeight beside them where that differs), the share of every Team's GPU-hours, CPU-
+and memory-hours. Whole UTC days: those the window overlaps. Per user: your own row, every user's
+if you may get configmaps in berth's namespace.
+
+Usage: kubectl berth usage [--since 7d] [--by team|namespace|user|fleet] [-o json]
+
+Examples:
+  kubectl berth usage
+  kubectl berth usage --since 30d --by user -o json
+
+Flags:
+      --since DURATION   the window, 1h to 90d (default 7d)
+      --by KEY           team, namespace, user or fleet (default team)
+  -o, --output json      the queue API's answer as it is (per row a series per day)
+)";
+
 constexpr std::string_view kDescribeHelp = R"(Show one run on one screen: priority, phase, reason and message, its place in the queue, what
 it asks for, when it was submitted, started and finished, its attempts, each rank's node and Pod
 state, its conditions and its Events (oldest first).
@@ -564,6 +601,7 @@ Commands:
   priority RUN VALUE        change a run's priority (0..100)
   fleets                    fleets and their instances: blocks, runs started, expiry, state
   teams                     teams: per fleet nominal, used, borrowed, lent; past usage
+  usage [--since D --by K]  GPU-hours per team, namespace, user or fleet, and their share
   describe RUN              one run: phase and why, queue position, ranks and their Pods, Events
   logs RUN [--rank N] [-f]  every rank's logs, each line prefixed by its rank; -f follows
   stop RUN                  end a run (Failed, Stopped), its Pods stopped with their grace period
@@ -586,6 +624,7 @@ std::string_view CommandHelp(Command c) {
     case Command::kResume: return kResumeHelp;
     case Command::kLogs: return kLogsHelp;
     case Command::kDashboard: return kDashboardHelp;
+    case Command::kUsage: return kUsageHelp;
     case Command::kNone:
     case Command::kHelp:
       break;

@@ -19,7 +19,7 @@
 
 namespace berth::cli {
 
-enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kTeams, kDescribe, kStop, kSuspend, kResume, kLogs, kDashboard };
+enum class Command { kNone, kHelp, kApply, kQueue, kPriority, kFleets, kTeams, kDescribe, kStop, kSuspend, kResume, kLogs, kDashboard, kUsage };
 
 struct CommandLine {
   Command command = Command::kNone;
@@ -55,6 +55,10 @@ struct CommandLine {
 
   // priority: RUN VALUE; describe, stop, suspend, resume, logs: RUN
   std::vector<std::string> positionals;
+
+  // usage (issue 47): the window (a duration, 1h to 90d) and the rows' key
+  std::string since = "7d";
+  std::string by = "team";  // team, namespace, user or fleet
 };
 
 // Parses the arguments after the program name. Errors are one sentence naming the flag or the

@@ -40,6 +40,7 @@ Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock
   client_->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, EngineOptionsFrom(options_));
   engine_->SetObserver(metrics_.get());
+  engine_->SetUsersNamespace(options_.leader_election_namespace);  // berth's own (the chart's release namespace)
   engine_->OnSynced([this] { Wake(); });  // Run waits for the caches (WaitForCaches)
   if (options_.leader_elect) SetUpLeaderElection();
   HttpLimits limits;
@@ -128,9 +129,34 @@ void Manager::SetUpQueueApiServer(const HttpLimits& limits) {
         return QueueJson(q, entries, &scope);
       },
       [this] { return dashboard_->Fleets(); }, [this] { return dashboard_->Teams(); });
+  queue_api_->SetUsage([this, reviewer](const UsageQuery& q, const std::string& only) { return UsageReply(*reviewer, q, only); },
+                       options_.leader_election_namespace);
   queue_api_server_ = std::make_unique<HttpServer>(options_.queue_api_bind_address, 4, limits);
   queue_api_server_->UseTls(options_.queue_api_cert_dir + "/tls.crt", options_.queue_api_cert_dir + "/tls.key");
   queue_api_->Register(*queue_api_server_);
+}
+
+// Issue 47: the usage answer from the cached Teams and Fleets and, for by=user, the per-user stores
+// (read with berth's own client: ConfigMaps labelled berth.dev/usage=users in its namespace).
+HttpReply Manager::UsageReply(k8s::Client& reader, const UsageQuery& q, const std::string& only_user) const {
+  UsageInputs in;
+  in.teams = engine_->Teams();
+  for (const auto& f : engine_->Fleets()) in.cost_weights[f->meta.name] = f->spec.cost_weight;
+  in.only_user = only_user;
+  if (q.by == "user") {
+    k8s::ListOptions opts;
+    opts.label_selector = std::string(api::v1alpha1::kUserUsageLabel) + "=users";
+    auto list = reader.List("/api/v1/namespaces/" + options_.leader_election_namespace + "/configmaps", opts);
+    if (!list.ok()) {
+      return StatusReply(502, "InternalError", "the per-user usage could not be read: " + list.status().message());
+    }
+    for (const auto& item : list->items) {
+      auto store = api::v1alpha1::DecodeUserUsage(item);
+      if (store.ok()) in.users.push_back(std::move(store).value());
+      else spdlog::warn("usage: {}", store.status().message());
+    }
+  }
+  return HttpReply{200, "application/json", UsageJson(q, in, clock_.Now()), {}};
 }
 
 void Manager::SetUpWebhookServer(const HttpLimits& limits) {

@@ -51,6 +51,8 @@ class Manager {
   // as JSON, every run to anyone; else 401 with a sentence naming the aggregated queue API, which
   // is where the queue is read (berth takes no user credential: issue 44, 4).
   HttpReply QueueReply(const HttpRequestView& req, bool json_errors) const;
+  // Issue 47: the queue API's usage answer (usage_api.h), the per-user stores read with `reader`.
+  HttpReply UsageReply(k8s::Client& reader, const UsageQuery& q, const std::string& only_user) const;
   // One page of `query` of `entries` (the engine's queue view); `scope` null: every namespace.
   std::string QueueJson(const QueueQuery& query, const std::vector<reconcilers::QueueEntry>& entries,
                         const QueueScope* scope) const;

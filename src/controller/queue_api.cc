@@ -27,10 +27,11 @@ std::string GroupJson() {
 
 std::string ResourceListJson() {
   // The queue, namespaced (".../namespaces/NS/queue"; without a namespace: every namespace the
-  // user may see); fleets and teams are read by the dashboard and not listed here (they would make
-  // `kubectl get fleets` ambiguous with fleets.berth.dev).
+  // user may see); the usage (issue 47), cluster-wide; fleets and teams are read by the dashboard
+  // and not listed here (they would make `kubectl get fleets` ambiguous with fleets.berth.dev).
   return R"({"kind":"APIResourceList","apiVersion":"v1","groupVersion":)" + json::Quote(kGroupVersion) +
-         R"(,"resources":[{"name":"queue","singularName":"queue","namespaced":true,"kind":"Queue","verbs":["get"]}]})";
+         R"(,"resources":[{"name":"queue","singularName":"queue","namespaced":true,"kind":"Queue","verbs":["get"]},)"
+         R"({"name":"usage","singularName":"usage","namespaced":false,"kind":"Usage","verbs":["get"]}]})";
 }
 
 }  // namespace
@@ -146,7 +147,8 @@ HttpReply QueueApi::Serve(const HttpRequestView& req) {
     if (!*may) return StatusReply(403, "Forbidden", user->name + " may not list " + resource + ".berth.dev");
     return rest == "/fleets" ? fleets_() : teams_();
   }
-  const std::string routes = "the queue API serves .../namespaces/NS/queue, .../queue, .../fleets and .../teams";
+  if (rest == "/usage" && usage_) return Usage(req, *user);
+  const std::string routes = "the queue API serves .../namespaces/NS/queue, .../queue, .../usage, .../fleets and .../teams";
   std::string ns;
   if (rest.rfind("/namespaces/", 0) == 0) {
     const std::string tail = rest.substr(12);
@@ -179,6 +181,24 @@ HttpReply QueueApi::Queue(const HttpRequestView& req, const UserInfo& user, cons
     if (!scope.ok()) return Refused(scope.status());
   }
   return Json(page_(q, entries, *scope));
+}
+
+HttpReply QueueApi::Usage(const HttpRequestView& req, const UserInfo& user) {
+  UsageQuery q;
+  std::string message;
+  if (ParseUsageQuery(req, q, message) != 0) return StatusReply(400, "BadRequest", message);
+  // The figures are the Teams' (status.usageHistory): whoever may list Teams may see them.
+  auto may = reviews_.Allowed(user, AccessQuestion{"berth.dev", "teams", "list", ""});
+  if (!may.ok()) return Refused(may.status());
+  if (!*may) return StatusReply(403, "Forbidden", user.name + " may not list teams.berth.dev, whose usage this is");
+  std::string only;
+  if (q.by == "user") {
+    // Every user's row for who may read the per-user stores themselves, else the user's own.
+    auto admin = reviews_.Allowed(user, AccessQuestion{"", "configmaps", "get", users_ns_});
+    if (!admin.ok()) return Refused(admin.status());
+    if (!*admin) only = user.name;
+  }
+  return usage_(q, only);
 }
 
 }  // namespace berth::controller

@@ -18,6 +18,10 @@
 //       fleets.berth.dev)
 //   GET /apis/queue.berth.dev/v1alpha1/teams                           the dashboard's teams (user may list
 //       teams.berth.dev)
+//   GET /apis/queue.berth.dev/v1alpha1/usage[?since=7d&by=team|namespace|user|fleet]
+//       recorded usage (controller/usage_api.h; user may list teams.berth.dev); by=user: every
+//       user's row for who may get configmaps in berth's namespace (where the per-user stores
+//       are), else only the asking user's own
 //   GET /healthz, /readyz, /livez                                      ok (no identity needed)
 // Every other request, and any of the above without a verified proxy certificate or a user, is
 // refused with a Kubernetes Status (401, 403, 404).
@@ -33,6 +37,7 @@
 #include "controller/dashboard_request.h"
 #include "controller/front_proxy.h"
 #include "controller/http_server.h"
+#include "controller/usage_api.h"
 #include "k8s/client.h"
 #include "reconcilers/engine/engine_api.h"
 
@@ -60,6 +65,14 @@ class QueueApi {
   QueueApi(k8s::ClientPtr reviewer, const AccessReview& reviews, EntriesFn entries, PageFn page, ReplyFn fleets,
            ReplyFn teams);
 
+  // Issue 47: the usage answer for a parsed query; `only_user` as in UsageInputs.
+  using UsageFn = std::function<HttpReply(const UsageQuery& query, const std::string& only_user)>;
+  // `users_ns`: berth's own namespace (whoever may get configmaps there sees every user's row).
+  void SetUsage(UsageFn usage, std::string users_ns) {
+    usage_ = std::move(usage);
+    users_ns_ = std::move(users_ns);
+  }
+
   // Routes on `server` (which must be a TLS server); sets its client CA once it is known.
   void Register(HttpServer& server);
   // Reads the request-header settings from kube-system/extension-apiserver-authentication and
@@ -73,12 +86,15 @@ class QueueApi {
   std::optional<FrontProxyConfig> Config();
   // One page of the queue (of `ns`, or every namespace) as `user` may see it.
   HttpReply Queue(const HttpRequestView& req, const UserInfo& user, const std::string& ns);
+  HttpReply Usage(const HttpRequestView& req, const UserInfo& user);
 
   k8s::ClientPtr reviewer_;
   const AccessReview& reviews_;
   EntriesFn entries_;
   PageFn page_;
   ReplyFn fleets_, teams_;
+  UsageFn usage_;
+  std::string users_ns_;
   HttpServer* server_ = nullptr;
   std::mutex mu_;
   std::optional<FrontProxyConfig> config_;

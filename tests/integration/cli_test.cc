@@ -32,6 +32,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/v1alpha1/codec.h"
 #include "engine_fixture.h"
 #include "k8s/timefmt.h"
 
@@ -322,6 +323,7 @@ class NetnsController {
                                      "--metrics-bind-address=" + ControllerNetwork::Get().controller_ip() + ":8080",
                                      "--health-probe-bind-address=0", "--log-level=debug"};
     for (const auto& a : QueueApi().ControllerArgs()) argv.push_back(a);
+    for (const auto& a : extra_args) argv.push_back(a);
     pid_ = Spawn(argv, log_);
     ASSERT_GT(pid_, 0) << "cannot start berth-controller in the netns";
     // Serving through the API server: the whole path works.
@@ -337,6 +339,8 @@ class NetnsController {
   void Stop() { StopGroup(pid_, std::chrono::seconds(30)); }
   bool Running() const { return pid_ > 0; }
   std::string Log() const { return ReadText(log_); }
+
+  std::vector<std::string> extra_args;  // more flags for the next Start
 
  private:
   pid_t pid_ = -1;
@@ -1347,6 +1351,149 @@ TEST_F(Cli, SuspendAndResumeKeepTheFirstSubmissionTime) {
            std::string::npos;
   })) << Message("third");
   EXPECT_EQ(Phase("third"), "Succeeded");
+}
+
+// Issue 47: per-user usage through the queue API and `kubectl berth usage`. Two users' runs on a
+// Team's namespace (berth.dev/submitted-by alice and bob), one finished before the controller is
+// restarted and one after: each user's GPU-hours equal their run's span (as its status records
+// it, to the second), the team's their sum; the table shows what the JSON says. An admin sees
+// every user's row; alice (impersonated: `kubectl --as`) only hers; a user who may not list Teams
+// nothing; bad flags and parameters get a sentence.
+TEST_F(Cli, UsageShowsEachUserTheirOwnFiguresEqualToTheRunsSpansAcrossARestart) {
+  netns_controller_.Stop();
+  netns_controller_.extra_args = {"--team-status-interval=1s"};
+  netns_controller_.Start();
+  const std::string team = "usage-" + ns_;
+  struct Dropper {
+    std::string team;
+    ~Dropper() {
+      ControlPlane::Get().Kubectl({"delete", "team", team, "--ignore-not-found"});
+      ControlPlane::Get().Kubectl({"delete", "configmap", "-n", "berth-system", "berth-usage-" + team, "--ignore-not-found"});
+      for (const char* role : {"usage-reader-", "usage-only-"}) {
+        ControlPlane::Get().Kubectl({"delete", "clusterrole,clusterrolebinding", role + team, "--ignore-not-found"});
+      }
+    }
+  } drop{team};
+  ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team +
+                                                    "}\nspec:\n  namespaces: [" + ns_ + "]\n").exit_code, 0);
+  Nodes("u", 2, "16", "64Gi", 8);
+  Fleet("u", "u", "  blocks: 8\n");  // a block: 1 GPU, 2 CPUs, 8 GiB
+  auto submit = [&](const std::string& name, const std::string& user, int gpus) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata:\n  name: " + name + "\n  annotations: {berth.dev/submitted-by: " +
+          user + "}\nspec:\n  resources: {gpu: " + std::to_string(gpus) +
+          "}\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  };
+  submit("by-alice", "alice", 2);
+  submit("by-bob", "bob", 3);
+  ASSERT_TRUE(WaitPhase("by-alice", "Scheduled")) << Message("by-alice");
+  ASSERT_TRUE(WaitPhase("by-bob", "Scheduled")) << Message("by-bob");
+  StartRun("by-alice");
+  StartRun("by-bob");
+  auto status = [&](const std::string& run) {
+    json::Document d = RunDoc(run);
+    const json::Value* st = d.IsObject() ? json::Find(d, {"status"}) : nullptr;
+    return st != nullptr ? api::v1alpha1::DecodeRunStatusLeniently(*st) : api::v1alpha1::RunStatus{};
+  };
+  auto accounted = [&](const std::string& run) {
+    const auto s = status(run);
+    return s.released_at && s.accounted_until && *s.accounted_until >= *s.released_at;
+  };
+  // GPU-seconds of the run's (accounted) span.
+  auto span = [&](const std::string& run) {
+    const auto s = status(run);
+    if (!s.held_since || !s.released_at || !s.held) return -1.0;
+    return static_cast<double>(s.held->gpus) * std::chrono::duration<double>(s.released_at->point() - s.held_since->point()).count();
+  };
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the spans grow over a few folds
+  FinishRun("by-alice");
+  ASSERT_TRUE(Eventually([&] { return accounted("by-alice"); }, std::chrono::seconds(60))) << "alice's span never accounted";
+  // A restart mid-run (the next leader folds on from the store's own watermark).
+  netns_controller_.Stop();
+  netns_controller_.Start();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  FinishRun("by-bob");
+  ASSERT_TRUE(Eventually([&] { return accounted("by-bob"); }, std::chrono::seconds(60))) << "bob's span never accounted";
+  const double alice = span("by-alice"), bob = span("by-bob");
+  ASSERT_GT(alice, 0);
+  ASSERT_GT(bob, 0);
+
+  // GPU-seconds of each row of an answer.
+  auto rows = [](const std::string& body) {
+    std::map<std::string, double> out;
+    auto doc = json::Parse(body);
+    if (!doc.ok() || json::Find(*doc, {"rows"}) == nullptr) return out;
+    for (const auto& r : json::Find(*doc, {"rows"})->GetArray()) {
+      out[json::GetString(json::Find(r, {"name"}))] = json::Find(r, {"gpuHours"})->GetDouble() * 3600;
+    }
+    return out;
+  };
+  CommandResult users = Berth({"usage", "--by", "user", "-o", "json"});
+  ASSERT_EQ(users.exit_code, 0) << users.err;
+  std::map<std::string, double> by_user = rows(users.out);
+  EXPECT_NEAR(by_user["alice"], alice, 0.01) << users.out;
+  EXPECT_NEAR(by_user["bob"], bob, 0.01) << users.out;
+  CommandResult teams = Berth({"usage", "--since", "1d", "-o", "json"});
+  ASSERT_EQ(teams.exit_code, 0) << teams.err;
+  EXPECT_NEAR(rows(teams.out)[team], alice + bob, 0.01) << teams.out;
+  // The table: each row's name and GPU-hours as the JSON has them.
+  CommandResult table = Berth({"usage", "--by", "user"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(table.out.rfind("USER", 0), 0u) << table.out;
+  std::map<std::string, std::string> shown;  // user -> GPU-HOURS cell
+  std::istringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    std::string name, gpu;
+    cells >> name >> gpu;
+    shown[name] = gpu;
+  }
+  for (const auto& [user, secs] : by_user) {
+    char hours[32];
+    std::snprintf(hours, sizeof hours, "%.1f", secs / 3600);
+    EXPECT_EQ(shown[user], hours) << user << "\n" << table.out;
+  }
+
+  // alice and bob may read the usage and list Teams, nothing more: each sees their own row.
+  Apply("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: usage-reader-" + team + "}\n"
+        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get, list]}\n"
+        "- {apiGroups: [berth.dev], resources: [teams], verbs: [list]}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: usage-reader-" + team + "}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: usage-reader-" + team + "}\n"
+        "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}\n"
+        "- {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}\n");
+  const std::string path = "/apis/queue.berth.dev/v1alpha1/usage?by=user";
+  CommandResult as_alice;
+  ASSERT_TRUE(Eventually([&] {
+    as_alice = Kubectl({"get", "--raw", path, "--as", "alice"});
+    return as_alice.exit_code == 0;
+  })) << as_alice.err;
+  EXPECT_EQ(rows(as_alice.out), (std::map<std::string, double>{{"alice", by_user["alice"]}})) << as_alice.out;
+  CommandResult as_bob = Kubectl({"get", "--raw", path, "--as", "bob"});
+  ASSERT_EQ(as_bob.exit_code, 0) << as_bob.err;
+  EXPECT_EQ(rows(as_bob.out), (std::map<std::string, double>{{"bob", by_user["bob"]}})) << as_bob.out;
+  // carol may read the usage resource but not list Teams: berth refuses, naming her.
+  Apply("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: usage-only-" + team + "}\n"
+        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get, list]}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: usage-only-" + team + "}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: usage-only-" + team + "}\n"
+        "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: carol}\n");
+  CommandResult as_carol;
+  EXPECT_TRUE(Eventually([&] {
+    as_carol = Kubectl({"get", "--raw", "/apis/queue.berth.dev/v1alpha1/usage", "--as", "carol"});
+    return as_carol.err.find("carol may not list teams.berth.dev, whose usage this is") != std::string::npos;
+  })) << as_carol.err;
+  EXPECT_NE(as_carol.exit_code, 0);
+
+  // Bad flags and parameters: a sentence.
+  CommandResult bad_since = Berth({"usage", "--since", "1y"});
+  EXPECT_EQ(bad_since.exit_code, 1);
+  EXPECT_EQ(bad_since.err, "error: flag --since takes a duration from 1h to 90d (the usage history berth keeps), not \"1y\"\n");
+  CommandResult bad_by = Berth({"usage", "--by", "pod"});
+  EXPECT_EQ(bad_by.exit_code, 1);
+  EXPECT_EQ(bad_by.err, "error: flag --by takes team, namespace, user or fleet, not \"pod\"\n");
+  CommandResult bad_raw = Kubectl({"get", "--raw", "/apis/queue.berth.dev/v1alpha1/usage?since=forever"});
+  EXPECT_NE(bad_raw.exit_code, 0);
+  EXPECT_NE(bad_raw.err.find("since must be a duration from 1h to 90d"), std::string::npos) << bad_raw.err;
 }
 
 }  // namespace

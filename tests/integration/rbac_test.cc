@@ -444,5 +444,28 @@ TEST_F(Rbac, TheChartsPodPolicyLetsOnlyBerthsServiceAccountMakeBerthsPods) {
   EXPECT_EQ(Lower(controller_->Log()).find("denied request"), std::string::npos) << controller_->Log();
 }
 
+// Issue 47: the per-user usage stores are ConfigMaps in berth's own namespace: berth may read,
+// list, make and update them there, and nothing of ConfigMaps elsewhere (nor delete them).
+TEST_F(Rbac, TheServiceAccountKeepsPerUserUsageInItsOwnNamespaceOnly) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"get", "configmaps", "-n", ns_},
+           {"list", "configmaps", "-n", ns_},
+           {"create", "configmaps", "-n", ns_},
+           {"update", "configmaps/berth-usage-vision", "-n", ns_},
+       }) {
+    EXPECT_TRUE(SaCan(args)) << "can-i " << ::testing::PrintToString(args) << " should be yes";
+  }
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"get", "configmaps", "-n", "default"},
+           {"create", "configmaps", "-n", "default"},
+           {"update", "configmaps", "-n", "kube-system"},
+           {"delete", "configmaps", "-n", ns_},
+           {"patch", "configmaps", "-n", ns_},
+           {"list", "configmaps", "-A"},
+       }) {
+    EXPECT_FALSE(SaCan(args)) << "can-i " << ::testing::PrintToString(args) << " should be no";
+  }
+}
+
 }  // namespace
 }  // namespace berth::testing

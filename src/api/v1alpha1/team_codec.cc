@@ -5,6 +5,7 @@
 #include "api/v1alpha1/codec.h"
 #include "api/v1alpha1/http_api.h"
 #include "api/v1alpha1/json_io.h"
+#include "api/v1alpha1/usage_io.h"
 #include "k8s/duration.h"
 #include "k8s/quantity.h"
 
@@ -81,40 +82,6 @@ void DecodeTeamSpec(const json::Value& v, TeamSpec& spec, std::string& err) {
   for (Reader& b : r.Objects("budgets")) spec.budgets.push_back(ReadBudget(b));
 }
 
-// {gpuHours, cpuHours, memoryGiBHours}, each 0 when absent.
-base::UsageHours ReadHours(Reader& r) {
-  return base::UsageHours{.gpu = r.Number("gpuHours").value_or(0),
-                          .cpu = r.Number("cpuHours").value_or(0),
-                          .memory_gib = r.Number("memoryGiBHours").value_or(0)};
-}
-
-// status.usageHistory (issue 47).
-base::UsageHistory ReadUsageHistory(Reader& st, std::string& problem) {
-  base::UsageHistory history;
-  for (Reader& d : st.Objects("usageHistory")) {
-    base::UsageDay day;
-    day.day = d.String("day").value_or("");
-    day.fleet = d.String("fleet").value_or("");
-    day.total = ReadHours(d);
-    if (const json::Value* by = json::Find(*d.value(), {"byNamespace"}); by != nullptr && by->IsObject()) {
-      for (auto it = by->MemberBegin(); it != by->MemberEnd(); ++it) {
-        Reader n(&it->value, d.path() + ".byNamespace." + it->name.GetString(), &problem);
-        day.by_namespace[it->name.GetString()] = ReadHours(n);
-      }
-    }
-    for (Reader& h : d.Objects("hourly")) {
-      const int64_t hour = h.Int("hour").value_or(-1);
-      if (hour < 0 || hour > 23) {
-        h.Note("hour", "must be an hour of the day, 0 to 23");
-        continue;
-      }
-      day.hourly[static_cast<int>(hour)] = ReadHours(h);
-    }
-    history.push_back(std::move(day));
-  }
-  return history;
-}
-
 TeamStatus ReadTeamStatus(const json::Value& v, std::string& problem) {
   TeamStatus s;
   Reader st(&v, "status", &problem);
@@ -135,7 +102,7 @@ TeamStatus ReadTeamStatus(const json::Value& v, std::string& problem) {
   s.weighted_cpu_hours = usage.Number("weightedCpuHours");
   s.observed_generation = st.Int("observedGeneration").value_or(0);
   s.conditions = io::ReadConditions(st);
-  s.usage_history = ReadUsageHistory(st, problem);
+  s.usage_history = io::ReadUsageHistory(st, "byNamespace", problem);
   s.usage_folded_until = st.TimeAt("usageFoldedUntil");
   for (Reader& b : st.Objects("budgets")) {
     TeamBudgetStatus e;
@@ -220,46 +187,6 @@ void WriteUsage(Writer& w, const TeamStatus& s) {
   if (s.weighted_gpu_hours) w.NumberMember("weightedGpuHours", *s.weighted_gpu_hours);
   if (s.weighted_cpu_hours) w.NumberMember("weightedCpuHours", *s.weighted_cpu_hours);
   w.raw().EndObject();
-}
-
-// {gpuHours, cpuHours, memoryGiBHours} as members, those that are 0 left out when `compact`.
-void WriteHours(Writer& w, const base::UsageHours& h, bool compact) {
-  if (!compact || h.gpu != 0) w.NumberMember("gpuHours", h.gpu);
-  if (!compact || h.cpu != 0) w.NumberMember("cpuHours", h.cpu);
-  if (!compact || h.memory_gib != 0) w.NumberMember("memoryGiBHours", h.memory_gib);
-}
-
-void WriteUsageHistory(Writer& w, const base::UsageHistory& history) {
-  w.Key("usageHistory");
-  w.raw().StartArray();
-  for (const base::UsageDay& d : history) {
-    w.raw().StartObject();
-    w.StringMember("day", d.day);
-    w.StringMember("fleet", d.fleet);
-    WriteHours(w, d.total, false);
-    w.Key("byNamespace");
-    w.raw().StartObject();
-    for (const auto& [ns, h] : d.by_namespace) {
-      w.Key(ns);
-      w.raw().StartObject();
-      WriteHours(w, h, true);
-      w.raw().EndObject();
-    }
-    w.raw().EndObject();
-    if (!d.hourly.empty()) {
-      w.Key("hourly");
-      w.raw().StartArray();
-      for (const auto& [hour, h] : d.hourly) {
-        w.raw().StartObject();
-        w.IntMember("hour", hour);
-        WriteHours(w, h, true);
-        w.raw().EndObject();
-      }
-      w.raw().EndArray();
-    }
-    w.raw().EndObject();
-  }
-  w.raw().EndArray();
 }
 
 void WriteTeamStatus(Writer& w, const TeamStatus& s) {
@@ -364,7 +291,7 @@ std::string TeamStatusPatch(const TeamStatus& status, std::string_view resource_
 std::string TeamUsagePatch(const base::UsageHistory& history, const Time& folded_until, std::string_view resource_version) {
   return io::MergePatch(resource_version, "status", [&](Writer& w) {
     w.raw().StartObject();
-    WriteUsageHistory(w, history);
+    io::WriteUsageHistory(w, history, "byNamespace");
     w.Key("usageFoldedUntil");
     w.TimeOrNull(folded_until);
     w.raw().EndObject();

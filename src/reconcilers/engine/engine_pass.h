@@ -112,6 +112,8 @@ class EnginePass {
     });
   }
   int64_t unreadable() const { return set_aside_.unreadable(); }
+  // Issue 47: where the per-user usage is kept (UsageKeeper::SetUsersNamespace). Before the start.
+  void SetUsersNamespace(std::string ns) { usage_.SetUsersNamespace(std::move(ns)); }
 
  private:
   void NoteDeadline(k8s::TimePoint at) {

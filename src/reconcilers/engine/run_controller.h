@@ -152,6 +152,10 @@ class RunController final : public EngineApi {
     pass_.SetObserver(observer);
   }
 
+  // Issue 47: berth's own namespace, where each Team's per-user usage is kept (a ConfigMap,
+  // objects/usage_keeper.h); "" (the default): none kept. Must be set before Start.
+  void SetUsersNamespace(std::string ns) { pass_.SetUsersNamespace(std::move(ns)); }
+
   // Asks for a pass now. The loop passes on every change it watches, at the deadlines its passes
   // note (a FakeClock moved past one ends the wait) and otherwise once per status_refresh.
   void Wake() { loop_.Wake(); }

@@ -45,7 +45,8 @@ std::map<std::string, std::vector<UsageKeeper::Item>> UsageKeeper::ItemsByTeam(c
     if (!rs.span) continue;
     auto t = team_of.find(run->meta.ns);
     out[t == team_of.end() ? std::string() : t->second].push_back(
-        Item{std::move(*rs.span), rs.close, run->meta.ns, run->meta.name, run->meta.resource_version});
+        Item{.span = std::move(*rs.span), .close = rs.close, .ns = run->meta.ns, .name = run->meta.name,
+             .resource_version = run->meta.resource_version, .user = SubmitterOf(run->meta)});
   }
   for (const auto& t : view.snapshot.teams) out.try_emplace(t.name);  // the watermark moves on
   return out;
@@ -99,6 +100,7 @@ bool UsageKeeper::Dispatch(Fold fold) {
   return dispatch_(PassWrite{.key = key, .kind = WriteKind::kTeamStatus, .target = shared->team,
                              .body = [patch] { return *patch; },
                              .write = [this, shared, patch] {
+                               if (shared->from) WriteUsers(*shared);
                                if (shared->from && !WriteTeam(*shared, *patch)) return true;  // the next fold
                                if (shared->from && counted_) counted_(Increments(*shared));
                                WriteRuns(*shared);
@@ -134,6 +136,45 @@ bool UsageKeeper::WriteTeam(const Fold& fold, const std::string& patch) {
     body = api::TeamUsagePatch(fold.history, Time(fold.to), team->meta.resource_version);
   }
   return false;
+}
+
+void UsageKeeper::WriteUsers(const Fold& fold) {
+  if (users_ns_.empty() || !fold.from) return;
+  std::vector<sched::UsageSpan> spans;
+  spans.reserve(fold.items.size());
+  for (const Item& i : fold.items) {
+    spans.push_back(i.span);
+    spans.back().ns = i.user;
+  }
+  const std::string dir = "/api/v1/namespaces/" + users_ns_ + "/configmaps";
+  const std::string path = dir + "/" + api::UserUsageName(fold.team);
+  for (int i = 0; i < kTeamWriteTries; ++i) {
+    api::UserUsage usage;
+    usage.team = fold.team;
+    auto got = client_->Get(path);
+    if (got.ok()) {
+      auto decoded = api::DecodeUserUsage(*got);
+      if (!decoded.ok()) {
+        spdlog::warn("team {}: per-user usage not folded: {}", fold.team, decoded.status().message());
+        return;
+      }
+      usage = std::move(decoded).value();
+    } else if (!got.status().IsNotFound()) {
+      spdlog::warn("team {}: per-user usage not read: {}", fold.team, got.status().ToString());
+      return;
+    } else if (spans.empty()) {
+      return;  // nothing to keep yet
+    }
+    if (!FoldUserUsage(usage, spans, *fold.from, fold.to)) return;  // folded up to here already
+    const std::string body = api::EncodeUserUsage(usage, users_ns_);
+    auto w = usage.resource_version.empty() ? client_->Create(dir, body) : client_->Update(path, body);
+    if (w.ok()) return;
+    // Another fold wrote first (a conflict, or made it meanwhile): read again, fold from its watermark.
+    if (!w.status().IsConflict() && !w.status().IsAlreadyExists()) {
+      spdlog::warn("team {}: per-user usage not written: {}", fold.team, w.status().ToString());
+      return;
+    }
+  }
 }
 
 void UsageKeeper::WriteRuns(const Fold& fold) {

@@ -11,6 +11,11 @@
 // (RunSpanPatch): its finalizer and TTL delete wait for that (RunWrites). A run in no Team is
 // folded nowhere (no Team to hold it; the metric counts it under team=""): its span is recorded as
 // released and accounted at once.
+// Per-user figures (SetUsersNamespace): before the Team's write, the same spans, each under its
+// run's submitter, are folded into the Team's per-user store (api::UserUsage, a ConfigMap in
+// berth's own namespace) from that store's own watermark, read and written on the
+// writer thread with the ConfigMap's resourceVersion as precondition (a conflict: read again and
+// fold from its new watermark). So that store too counts each second once, on its own.
 //
 // Threads: Update on the loop thread; the writes on the writer threads (key "usage:<team>").
 // Cost: one walk of the cached runs per interval (pointers, no copy of a run); per team one copy
@@ -29,6 +34,7 @@
 #include "k8s/client.h"
 #include "reconcilers/engine/pass_writes.h"
 #include "reconcilers/objects/usage_spans.h"
+#include "reconcilers/objects/user_usage.h"
 #include "reconcilers/state/cluster_view.h"
 #include "reconcilers/state/snapshot.h"
 
@@ -48,6 +54,9 @@ class UsageKeeper {
               DispatchWrite dispatch)
       : client_(std::move(client)), caches_(caches), interval_(interval), dispatch_(std::move(dispatch)) {}
 
+  // Per-user stores in `ns` (berth's own namespace); "" (the default): none. Before the engine starts.
+  void SetUsersNamespace(std::string ns) { users_ns_ = std::move(ns); }
+
   void SetCounted(Counted counted) { counted_ = std::move(counted); }
   // A run waits for its span to be accounted (its finalizer, its TTL delete) and holds nothing:
   // the next Update folds at once instead of at its interval.
@@ -60,6 +69,7 @@ class UsageKeeper {
     scheduling::UsageSpan span;
     RunSpan::Close close = RunSpan::Close::kNone;
     std::string ns, name, resource_version;
+    std::string user;  // SubmitterOf the run
   };
   struct Fold {
     std::string team;                         // "": runs in no Team
@@ -75,6 +85,9 @@ class UsageKeeper {
   bool Dispatch(Fold fold);
   // Writer thread: the Team's patch (retried at a new version while its T is unchanged).
   bool WriteTeam(const Fold& fold, const std::string& patch);
+  // Writer thread: the fold's spans into the Team's per-user store (a store not made yet and no
+  // span to fold: nothing written).
+  void WriteUsers(const Fold& fold);
   // Writer thread: releasedAt/accountedUntil of the runs whose span the write accounted.
   void WriteRuns(const Fold& fold);
   std::vector<UsageIncrement> Increments(const Fold& fold);
@@ -83,6 +96,7 @@ class UsageKeeper {
   const PassSnapshot& caches_;
   const std::chrono::milliseconds interval_;
   DispatchWrite dispatch_;
+  std::string users_ns_;  // "": no per-user store
   Counted counted_;
   std::optional<scheduling::TimePoint> next_;
   std::atomic<bool> wanted_{false};

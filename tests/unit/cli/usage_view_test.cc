@@ -1,0 +1,73 @@
+// Issue 47: `kubectl berth usage`: its flags (bad ones get a sentence) and the table it prints of
+// the queue API's usage answer.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "cli/usage_view.h"
+
+namespace berth::cli {
+namespace {
+
+using Args = std::vector<std::string>;
+
+TEST(UsageView, FlagsAndTheirSentences) {
+  auto cl = ParseCommandLine({"usage"});
+  ASSERT_TRUE(cl.ok()) << cl.status().message();
+  EXPECT_EQ(cl->command, Command::kUsage);
+  EXPECT_EQ(cl->since, "7d");
+  EXPECT_EQ(cl->by, "team");
+  cl = ParseCommandLine({"usage", "--since=30d", "--by", "user", "-o", "json"});
+  ASSERT_TRUE(cl.ok()) << cl.status().message();
+  EXPECT_EQ(cl->since, "30d");
+  EXPECT_EQ(cl->by, "user");
+  EXPECT_EQ(cl->output, "json");
+  const std::vector<std::pair<Args, std::string>> bad = {
+      {{"usage", "--since", "1y"}, "flag --since takes a duration from 1h to 90d (the usage history berth keeps), not \"1y\""},
+      {{"usage", "--since", "30m"}, "flag --since takes a duration from 1h to 90d (the usage history berth keeps), not \"30m\""},
+      {{"usage", "--since", "91d"}, "flag --since takes a duration from 1h to 90d (the usage history berth keeps), not \"91d\""},
+      {{"usage", "--by", "pod"}, "flag --by takes team, namespace, user or fleet, not \"pod\""},
+      {{"usage", "-o", "wide"}, "kubectl berth usage supports -o json only"},
+  };
+  for (const auto& [args, sentence] : bad) {
+    auto r = ParseCommandLine(args);
+    ASSERT_FALSE(r.ok()) << args.back();
+    EXPECT_EQ(r.status().message(), sentence);
+  }
+  EXPECT_FALSE(ParseCommandLine({"usage", "extra"}).ok());
+  EXPECT_FALSE(ParseCommandLine({"queue", "--since", "7d"}).ok()) << "--since is usage's";
+}
+
+const char* kAnswer = R"({"kind":"Usage","apiVersion":"queue.berth.dev/v1alpha1","by":"team","since":"7d",
+  "from":"2026-11-23","to":"2026-11-30","days":[],"total":{"gpuHours":100,"weightedGpuHours":120,"cpuHours":1000,"memoryGiBHours":0},
+  "rows":[{"name":"nlp","gpuHours":60,"weightedGpuHours":60,"cpuHours":600,"memoryGiBHours":2400,"share":0.6,"days":[]},
+          {"name":"vision","gpuHours":40,"weightedGpuHours":60,"cpuHours":400,"memoryGiBHours":1600,"share":0.4,"days":[]}]})";
+
+TEST(UsageView, TheTableShowsEachRowAndWeightedHoursWhereTheyDiffer) {
+  const std::string want =
+      "TEAM     GPU-HOURS   WEIGHTED   SHARE   CPU-HOURS   MEMORY-GIB-HOURS\n"
+      "nlp      60.0        60.0       60.0%   600.0       2400.0\n"
+      "vision   40.0        60.0       40.0%   400.0       1600.0\n"
+      "(UTC days 2026-11-23 to 2026-11-30)\n";
+  auto t = FormatUsage(kAnswer);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(*t, want);
+  // No fleet weighs differently: no WEIGHTED column.
+  std::string same = kAnswer;
+  same.replace(same.find(R"("weightedGpuHours":60,"cpuHours":400)"), 22, R"("weightedGpuHours":40,)");
+  t = FormatUsage(same);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->find("WEIGHTED"), std::string::npos) << *t;
+  // Nothing recorded; not an answer.
+  t = FormatUsage(R"({"kind":"Usage","by":"user","from":"2026-11-30","to":"2026-11-30","rows":[]})");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(*t, "No usage recorded from 2026-11-30 to 2026-11-30 (UTC days).\n");
+  EXPECT_FALSE(FormatUsage(R"({"kind":"Status","message":"no"})").ok());
+  EXPECT_FALSE(FormatUsage("not json").ok());
+}
+
+}  // namespace
+}  // namespace berth::cli
