@@ -14,11 +14,10 @@
 // Exits 0 when every check passed; prints one line per check. Screenshots go to --artifacts
 // (default $BERTH_TEST_ARTIFACTS, else build/test-artifacts/dashboard) and, with --docs-images,
 // are also copied there for docs/dashboard.md.
-import { createRequire } from 'node:module';
-import { mkdirSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inChromium } from './chromium.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -42,8 +41,6 @@ for (const k of ['modules', 'editor-url', 'viewer-url', 'reader-url', 'namespace
     process.exit(2);
   }
 }
-const require = createRequire(path.join(path.resolve(args.modules), 'package.json'));
-const { chromium } = require('playwright-core');
 
 const NS = args.namespace;
 const FLEET = args.fleet;
@@ -126,24 +123,7 @@ async function as(page, user) {
 // No credential on a request the page makes: the dashboard adds its user's.
 const noCredential = (h) => !h.authorization && !h['x-berth-token'];
 
-const profile = mkdtempSync(path.join(tmpdir(), 'berth-chromium-'));
-// A persistent context on a new empty folder: Chromium runs with a fresh --user-data-dir.
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1280, height: 760 },
-  deviceScaleFactor: 1,
-});
-let page;
-const problems = [];
-let exitCode = 0;
-try {
-  page = context.pages()[0] || await context.newPage();
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error' && !/status of 40[13]/.test(m.text())) problems.push(`console error: ${m.text()}`); });
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure() && r.failure().errorText}`));
+process.exit(await inChromium(args.modules, /status of 40[13]/, async (page, problems) => {
   const external = [];
   page.on('request', (r) => {
     if (![EDITOR, VIEWER, READER].some((b) => r.url().startsWith(b)) && !r.url().startsWith('data:')) external.push(r.url());
@@ -415,15 +395,4 @@ try {
     console.log(`copied ${shots.length} screenshots to ${DOCS_IMAGES}`);
   }
   console.log(`${checks} passed, 0 failed`);
-} catch (err) {
-  exitCode = 1;
-  console.error(err && err.message ? err.message : err);
-  if (problems.length) console.error(`page problems:\n  ${problems.join('\n  ')}`);
-  if (page) {
-    try { await screenshot(page, 'failure'); } catch (e) { /* the page is gone */ }
-  }
-} finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(exitCode);
+}, (page) => screenshot(page, 'failure')));

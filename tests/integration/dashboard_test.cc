@@ -246,6 +246,68 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
   }
 }
 
+// Issue 49: a DRA fleet's instance shows its devices and the run whose ResourceClaim holds them in
+// the Fleets page, in Chromium (tests/dashboard/devices.mjs). The node is simulated: its
+// ResourceSlice (4 devices of a driver of this test's own, in a complete pool) is written here as a
+// driver's kubelet plugin publishes it, and the run's claim is allocated here as kube-scheduler's
+// DRA plugin allocates it (this binary runs no kube-scheduler; dra_test does it on real nodes).
+TEST_F(Dashboard, ADraFleetShowsItsDevicesAndTheRunHoldingThemInChromium) {
+  const std::string node = Nodes("dra", 1, "4", "8Gi").front();
+  const std::string driver = ns_ + ".example.com";
+  const std::string cls = "dash-" + ns_;
+  struct DropClusterObjects {
+    std::string cls;
+    ~DropClusterObjects() { ControlPlane::Get().Kubectl({"delete", "deviceclass,resourceslice", cls, "--ignore-not-found"}); }
+  } drop{cls};
+  Apply("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: " + cls + "}\nspec:\n  selectors:\n"
+        "  - cel: {expression: \"device.driver == '" + driver + "'\"}\n---\n"
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: " + cls + "}\nspec:\n  driver: " + driver +
+        "\n  nodeName: " + node + "\n  pool: {name: " + node + ", generation: 1, resourceSliceCount: 1}\n"
+        "  devices: [{name: gpu-0}, {name: gpu-1}, {name: gpu-2}, {name: gpu-3}]\n");
+  Fleet("dra", "dra", "  blocks: 4\n  devices: {deviceClassName: " + cls + "}\n");
+  Run("train", "  resources: {gpu: 2}\n");
+  ASSERT_TRUE(WaitPhase("train", "Scheduled")) << Phase("train") << ": " << Message("train");
+  // kube-scheduler's part: the claim berth made for rank 0 gets two of the node's devices.
+  std::string results;
+  for (const char* device : {"gpu-0", "gpu-1"}) {
+    results += std::string(results.empty() ? "" : ",") + R"({"request":"gpus","driver":")" + driver + R"(","pool":")" +
+               node + R"(","device":")" + device + R"("})";
+  }
+  CommandResult allocated;
+  ASSERT_TRUE(Eventually([&] {
+    allocated = Kubectl({"patch", "resourceclaim", "train-0-gpus", "--subresource=status", "--type=merge", "-p",
+                         R"({"status":{"allocation":{"devices":{"results":[)" + results + "]}}}}"});
+    return allocated.exit_code == 0;
+  })) << allocated.err;
+  const std::string want = "4 devices of " + cls + "; run " + ns_ + "/train holds 2";
+  std::string shown;
+  ASSERT_TRUE(Eventually([&] {
+    shown = Kubectl({"get", "fleet", FleetName("dra"), "-o", "jsonpath={.status.instances[0].devices}"}).out;
+    return shown == want;
+  })) << shown;
+
+  // The page through the queue API, in the admin's kubectl berth dashboard.
+  QueueApiRegistration queue_api(ns_);
+  controller_->Stop();
+  const std::vector<std::string> queue_args = queue_api.ControllerArgs();
+  controller_args_.insert(controller_args_.end(), queue_args.begin(), queue_args.end());
+  controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller-queue-api");
+  controller_->Start();
+  ASSERT_TRUE(queue_api.Register()) << controller_->Log();
+  const int port = FreePort();
+  auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-dra");
+  ASSERT_TRUE(dashboard->StartServing()) << dashboard->Log();
+  CommandResult setup = RunCommand({"bash", kSource + "/tests/dashboard/setup.sh"});
+  ASSERT_EQ(setup.exit_code, 0) << setup.out << setup.err;
+  std::string modules = setup.out;
+  while (!modules.empty() && (modules.back() == '\n' || modules.back() == ' ')) modules.pop_back();
+  CommandResult drive = RunCommand({"node", kSource + "/tests/dashboard/devices.mjs", "--modules=" + modules,
+                                    "--url=" + ControllerProcess::LocalDashboardUrl(port), "--fleet=" + FleetName("dra"),
+                                    "--node=" + node, "--devices=" + want});
+  std::printf("---- tests/dashboard/devices.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
+  EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the instance's devices";
+}
+
 // Issue 31: the Teams page's endpoint and the team in the queue, through the controller's port.
 // Team status brought up to date every second (the page shows the Team's status).
 class DashboardTeams : public Dashboard {

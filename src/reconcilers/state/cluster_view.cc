@@ -188,12 +188,16 @@ const Fleet* OwnerOf(const k8s::Node& node, const std::vector<const Fleet*>& ord
 // that publishes no device of its class but advertises a GPU extended resource (nvidia.com/gpu, or
 // any Fleet's gpuResource) refuses it with a sentence: that node's GPUs would be invisible to the
 // fleet; "" when none. (A node that publishes devices of the class is a DRA node: its extended
-// resources are not read.)
+// resources are not read; so is a node whose pool of the class's driver is being updated, though
+// it counts no device meanwhile.)
 std::string MixedNodeProblem(const Fleet& fleet, const std::vector<std::shared_ptr<const k8s::Node>>& nodes,
                              const std::vector<std::string>& gpu_resources, const DraDevices* devices) {
   for (const auto& node : nodes) {
     if (!fleet.Selects(node->meta.labels)) continue;
-    if (DevicesOn(devices, fleet.spec.device_class, node->meta.name).total > 0) continue;
+    if (DevicesOn(devices, fleet.spec.device_class, node->meta.name).total > 0 ||
+        PoolBeingUpdatedOn(devices, fleet.spec.device_class, node->meta.name)) {
+      continue;
+    }
     for (const std::string& r : gpu_resources) {
       const int64_t n = node->Allocatable(r);
       if (n <= 0) continue;

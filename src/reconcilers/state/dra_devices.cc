@@ -114,7 +114,11 @@ ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cl
   for (const auto& s : slices) {
     if (s->node.empty() || (!match.all && s->driver != match.driver)) continue;
     const PoolState& p = pools.at(PoolKey(s->driver, s->pool));
-    if (s->generation != p.generation || p.slices < p.slice_count) continue;
+    if (s->generation != p.generation) continue;
+    if (p.slices < p.slice_count) {
+      out.updating.insert(s->node);
+      continue;
+    }
     for (const k8s::SliceDevice& d : s->devices) {
       std::string unit = PoolKey(s->driver, s->pool) + (d.counter_set.empty() ? "\ndevice\n" + d.name : "\ncounters\n" + d.counter_set);
       units[s->node].insert(unit);
@@ -161,6 +165,12 @@ NodeDevices DevicesOn(const DraDevices* devices, const std::string& name, const 
   if (c == devices->end()) return {};
   auto n = c->second.nodes.find(node);
   return n == c->second.nodes.end() ? NodeDevices{} : n->second;
+}
+
+bool PoolBeingUpdatedOn(const DraDevices* devices, const std::string& name, const std::string& node) {
+  if (devices == nullptr) return false;
+  auto c = devices->find(name);
+  return c != devices->end() && c->second.updating.count(node) != 0;
 }
 
 }  // namespace berth::reconcilers

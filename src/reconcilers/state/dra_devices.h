@@ -42,6 +42,9 @@ struct NodeDevices {
 struct ClassDevices {
   std::string problem;  // why berth cannot count the class's devices; "" when it can
   std::unordered_map<std::string, NodeDevices> nodes;  // by node name
+  // The nodes with a pool of the class's driver being updated (incomplete at its latest
+  // generation): it counts no device until it is complete, but the node publishes devices.
+  std::unordered_set<std::string> updating;
   friend bool operator==(const ClassDevices&, const ClassDevices&) = default;
 };
 
@@ -68,5 +71,7 @@ ClassDevices CountClassDevices(std::string_view name, const k8s::DeviceClass* cl
 std::string DeviceClassProblem(const DraDevices* devices, const std::string& name);
 // The devices of class `name` on `node` (none when not counted).
 NodeDevices DevicesOn(const DraDevices* devices, const std::string& name, const std::string& node);
+// Whether `node` has a pool of class `name`'s driver being updated (ClassDevices::updating).
+bool PoolBeingUpdatedOn(const DraDevices* devices, const std::string& name, const std::string& node);
 
 }  // namespace berth::reconcilers

@@ -227,6 +227,38 @@ TEST(DraDevices, TheClusterViewCountsDevicesAsGpus) {
   EXPECT_EQ(view.invalid_fleets.count("dra"), 0u);
 }
 
+// Issue 49 (docs/concepts.md, "When a node's devices change"): while a node's pool is being
+// updated (its latest generation has fewer slices than its resourceSliceCount) the node's instance
+// has no GPU, the fleet stays valid, and the new generation counts once it is complete. The node
+// is still a DRA node meanwhile: one that also advertises nvidia.com/gpu does not refuse the fleet
+// as a mix of extended-resource and DRA nodes.
+TEST(DraDevices, ANodeWhosePoolIsBeingUpdatedHasNoGpusUntilItIsComplete) {
+  const auto fleet = DecodeFleet(Parse(R"({"metadata":{"name":"dra","uid":"dra-uid"},"spec":{"nodeSelector":{"pool":"dra"},)"
+                                       R"("devices":{"deviceClassName":"gpu.example.com"}}})"));
+  auto node_with = [](const std::string& gpus) {
+    return k8s::DecodeNode(Parse(R"({"metadata":{"name":"n1","uid":"n1-uid","labels":{"pool":"dra"}},)"
+                                 R"("status":{"allocatable":{"cpu":"8","memory":"16Gi")" + gpus + R"(},)"
+                                 R"("conditions":[{"type":"Ready","status":"True"}]}})"));
+  };
+  const auto cls = Class("gpu.example.com", {kSelector});
+  std::vector<SlicePtr> slices = {
+      Slice("old", kDriver, "n1", 1, 1, {"gpu-0", "gpu-1", "gpu-2", "gpu-3"}),
+      Slice("new-a", kDriver, "n1", 2, 2, {"gpu-0", "gpu-1"}),  // 1 of the 2 slices of generation 2
+  };
+  auto gpus = [&](const std::string& extended) {
+    DraDevices devices;
+    devices["gpu.example.com"] = CountClassDevices("gpu.example.com", cls.get(), slices, {});
+    const ClusterView view = BuildClusterView({fleet}, {node_with(extended)}, {}, k8s::TimePoint{}, {}, &devices);
+    EXPECT_EQ(view.invalid_fleets.count("dra"), 0u) << extended << ": " << (view.invalid_fleets.count("dra") != 0 ? view.invalid_fleets.at("dra") : "");
+    return view.snapshot.instances.size() == 1 ? view.snapshot.instances[0].allocatable.gpus : -1;
+  };
+  for (const std::string extended : {"", R"(,"nvidia.com/gpu":"4")"}) {
+    EXPECT_EQ(gpus(extended), 0) << extended;  // neither the old generation nor the incomplete new one
+  }
+  slices.push_back(Slice("new-b", kDriver, "n1", 2, 2, {"gpu-2", "gpu-3", "gpu-4"}));
+  EXPECT_EQ(gpus(""), 5);
+}
+
 // Issue 49: a DRA fleet over a node that publishes no device of its class but advertises a GPU
 // extended resource (an extended-resource node) is refused with a sentence naming the node; the
 // fleet is back once that node leaves it.
