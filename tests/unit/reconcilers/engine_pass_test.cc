@@ -335,8 +335,7 @@ std::vector<std::string> TeamWrites(const PassWrites& writes) {
 TEST_F(EnginePassTest, RefusedTeamStatusWritesAreMadeAgainAtTheNextPassThoughNotDue) {
   World world;
   world.nodes = 2;
-  world.team_cpu = "8";
-  world.runs.push_back({.name = "a"});
+  world.team_cpu = "8";  // no run: the Team's status stays the same from pass to pass
   const std::vector<std::string> both{"team:t", "usage:t"};
   // Carried out (nothing refused): a second later no Team status is due.
   auto kept = NewPass();
