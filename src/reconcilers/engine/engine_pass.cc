@@ -192,7 +192,7 @@ std::optional<k8s::TimePoint> EnginePass::CarryOutWaiting(const Keyed& keyed, co
                            waiting_.Sentence(result, w, place), now);
   };
   for (const std::string& key : positions_.Write(keyed, std::move(frozen), working_, full_status, now, budget_due)) {
-    if (RunMemo* m = working_.Find(key)) m->positioned_pass = working_.pass();
+    working_.MarkPositioned(key);
   }
   if (budget_due) NoteDeadline(*budget_due);
   ShowPriorityNews();

@@ -16,8 +16,10 @@
 //     (admissions.h: a block is never given twice while the watch catches up; rolled back only when
 //     the write provably was not applied; ambiguous writes verified), the last Fleet and Team
 //     statuses written (FleetStatusWriter, TeamKeeper);
-//   - per run, what lets a pass skip what did not change (RunMemo's quiet / queued / placed fields:
-//     reconcilers/state/run_memo.h, "Incremental passes"), when its waiting message was last
+//   - per run, what lets a pass skip what did not change (RunMemo's quiet / queueable / current /
+//     placed, each valid until the run's object is read again, and whether the last pass queued
+//     it: reconcilers/state/run_memo.h, "What is kept between passes"; no resourceVersion string
+//     or pass number marks them), when its waiting message was last
 //     written (waiting_status.h), which runs a queue-position sequence in flight touches
 //     (position_writer.h);
 //   - the cluster view and paused instances (ClusterViewKeeper), the core's last result while its

@@ -13,7 +13,6 @@ void RunSweep::BeginPass(std::unordered_set<std::string> changed_nodes, bool fle
   changed_nodes_ = std::move(changed_nodes);
   fleets_changed_ = fleets_changed;
   namespaces_changed_ = namespaces_changed;
-  if (namespaces_changed) ++namespaces_epoch_;
 }
 
 std::shared_ptr<const PlacedRun> RunSweep::PlacedRecord(const std::string& key, const Run& run) const {
@@ -37,17 +36,16 @@ std::shared_ptr<const PlacedRun> RunSweep::PlacedRecord(const std::string& key, 
 std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed& keyed) {
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<std::shared_ptr<const PlacedRun>> placed;
+  const RunMemo::PlacedInputs inputs{p_.snapshot.namespaces().Version()};
   for (const auto& [key, run, memo] : keyed) {
     // Queued by the last pass and the same object since (not touched): pending, holds nothing
     // (unless admitted since: assumed), without reading the run again.
-    if (memo->queued_pass + 1 == p_.working.pass() && !p_.working.Touched(*memo) && !memo->assumed() &&
-        !memo->placed_record()) {
+    if (memo->queued && !p_.working.Touched(*memo) && !memo->assumed() && !memo->placed_record()) {
       continue;
     }
     if (IsPlacedPhase(run->status.phase) && !run->status.placement.empty()) {
       memo->admission.Confirm();  // the cache shows it placed: no longer an assumption
       memo->admission.Erase();
-      const RunMemo::PlacedInputs inputs{run->meta.resource_version, memo->touched_pass, namespaces_epoch_};
       // Init-captures: clang 14 cannot capture a structured binding by name.
       placed.push_back(memo->placed.Get(inputs, [this, &k = key, &r = *run] { return PlacedRecord(k, r); }));
       continue;
@@ -67,15 +65,16 @@ std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed
 }
 
 RunSweep::Reconciled RunSweep::ReconcileAll(const Keyed& keyed, const ClusterView& view, k8s::TimePoint now) {
-  // Lifecycle of every run; the pending ones go into the queue (RunMemo::queued_pass).
+  // Lifecycle of every run; the pending ones go into the queue (RunMemo::queued).
   Reconciled out;
   std::unordered_set<std::string>& frozen = out.frozen;
   size_t visited = 0;
-  size_t queued = 0;  // runs in the queue after this pass (each has queued_pass == this pass)
+  size_t queued = 0;  // runs in the queue after this pass (each with RunMemo::queued)
   size_t refreshes = 0;  // quiet placed runs looked at only because their refresh came due
   for (const auto& [key, run, memo_ptr] : keyed) {
     if (++visited % kNewsEvery == 0) news_();
     RunMemo& memo = *memo_ptr;
+    const bool was_queued = std::exchange(memo.queued, false);  // by the last pass; this pass' below
     if (memo.assumed()) {  // admission in flight, or its outcome unknown
       // Unknown and no write of the run in flight: marked once (Expire) and read back (Verify).
       if (!p_.working.Busy(memo) && memo.admission.Expire(now) &&
@@ -100,16 +99,16 @@ RunSweep::Reconciled RunSweep::ReconcileAll(const Keyed& keyed, const ClusterVie
         continue;
       }
     }
-    if (QueuedQuietly(memo)) {  // busy too: DecidePending's kQueue stands then as well
-      memo.queued_pass = p_.working.pass();  // its entry stays as it is
+    if (QueuedQuietly(memo, was_queued)) {  // busy too: DecidePending's kQueue stands then as well
+      memo.queued = true;  // its entry stays as it is
       ++queued;
       continue;
     }
-    memo.queued_rv.clear();
+    memo.queueable = false;
     if (!p_.reconciler.Reconcile(*run, view, now, is_busy)) continue;
-    memo.queued_pass = p_.working.pass();
+    memo.queued = true;
     ++queued;
-    if (!is_busy) memo.queued_rv = run->meta.resource_version;
+    memo.queueable = !is_busy;
     Enqueue(key, *run, memo);
   }
   out.deadline = p_.reconciler.TakeDeadline();
@@ -149,13 +148,13 @@ void RunSweep::DropUnqueued(size_t queued) {
   std::vector<std::string> gone;
   for (auto item : p_.queue) {
     const RunMemo* m = p_.working.Find(item.run.id);
-    if (m == nullptr || m->queued_pass != p_.working.pass()) gone.push_back(item.run.id);
+    if (m == nullptr || !m->queued) gone.push_back(item.run.id);  // not queued by this pass' ReconcileAll
   }
   for (const auto& id : gone) p_.queue.Remove(id);
 }
 
 RunSweep::Stillness RunSweep::Quiet(const Run& run, const RunMemo& memo, k8s::TimePoint now) const {
-  if (memo.quiet_rv.empty() || memo.quiet_rv != memo.run_rv) return Stillness::kChanged;
+  if (!memo.quiet) return Stillness::kChanged;  // not found quiet at the object held (RunMemo::Read)
   if (run.meta.deleting || !IsPlacedPhase(run.status.phase) || fleets_changed_ || p_.working.Touched(memo)) {
     return Stillness::kChanged;
   }
@@ -167,13 +166,13 @@ RunSweep::Stillness RunSweep::Quiet(const Run& run, const RunMemo& memo, k8s::Ti
   return memo.quiet_deadline && now >= *memo.quiet_deadline ? Stillness::kChanged : Stillness::kRefreshDue;
 }
 
-bool RunSweep::QueuedQuietly(const RunMemo& memo) const {
-  // DecidePending's kQueue stands while the run (its resourceVersion) and its Pods (Touched) are
-  // as they were: its other rules read nothing else, and the time only ends a back-off. The
-  // entry's priority also reads the namespace's cap. Queued by the last pass means in the queue
-  // (its ReconcileAll took every other run out) with this memo as its owner.
-  return !memo.queued_rv.empty() && memo.queued_rv == memo.run_rv && !namespaces_changed_ &&
-         !p_.working.Touched(memo) && memo.queued_pass + 1 == p_.working.pass();
+bool RunSweep::QueuedQuietly(const RunMemo& memo, bool was_queued) const {
+  // DecidePending's kQueue stands while the run and its Pods are as they were (queueable: found
+  // so at the object held; not Touched): its other rules read nothing else, and the time only
+  // ends a back-off. The entry's priority also reads the namespace's cap. Queued by the last
+  // pass means in the queue (its ReconcileAll took every other run out) with this memo as its
+  // owner.
+  return memo.queueable && was_queued && !namespaces_changed_ && !p_.working.Touched(memo);
 }
 
 std::optional<k8s::TimePoint> RunSweep::ExpiryOf(const Run& run) const {
@@ -187,7 +186,7 @@ std::optional<k8s::TimePoint> RunSweep::ExpiryOf(const Run& run) const {
 
 void RunSweep::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
   for (const auto& [key, run, memo] : visited) {
-    if (memo->queued_pass == p_.working.pass()) continue;  // queued: pending (without reading the run again)
+    if (memo->queued) continue;  // queued by this pass: pending (without reading the run again)
     p_.forecaster.Learn(*run, [this](const std::string& ns) { return TeamNameOf(p_.snapshot.teams(), ns); });
     if (!IsTerminalPhase(run->status.phase) || run->meta.deleting || busy.count(key)) continue;
     if (memo->assumed() || memo->awaiting_rv() != 0) continue;

@@ -5,8 +5,7 @@
 // or deleted after their time to live (Settle).
 //
 // Threads: the engine's loop thread only. Owns: what changed since the last pass that the sweeps
-// read (BeginPass: changed Nodes, a Fleet's spec, a Namespace) and how many passes saw a Namespace
-// change. Writes the queue (loop thread only) and the memos; reads the caches; hands writes to
+// read (BeginPass: changed Nodes, a Fleet's spec, a Namespace). Writes the queue (loop thread only) and the memos; reads the caches; hands writes to
 // RunReconciler and RunWrites.
 // Cost: each sweep O(visited runs) with O(1) per quiet run (a memo comparison, no decision and,
 // for BlockHolders, no read of the run). A pass reconciles at most refreshes_per_pass of the quiet
@@ -14,11 +13,11 @@
 // ms); the rest are left for the next passes (Reconciled::refresh_left).
 //
 // Quiet runs ("Incremental passes" in reconcilers/state/working_set.h): a Scheduled or Running run that the
-// last visit found needing nothing (RunMemo::quiet_rv) is not reconciled again, though its blocks
+// last visit found needing nothing (RunMemo::quiet) is not reconciled again, though its blocks
 // still count, until it, its Pods, one of its nodes or a Fleet's spec changes, or its next
 // deadline (at most status_refresh away). Likewise a pending run found queueable keeps its queue
 // entry without being decided again until it, its Pods or a Namespace (its priority cap) changes
-// (QueuedQuietly); the core still sees it.
+// (QueuedQuietly: RunMemo::queueable); the core still sees it.
 
 #include <cstddef>
 #include <cstdint>
@@ -64,8 +63,8 @@ class RunSweep {
   // What changed since the last pass (EngineLoop::TakeChanges), for the quiet runs.
   void BeginPass(std::unordered_set<std::string> changed_nodes, bool fleets_changed, bool namespaces_changed);
 
-  // Runs holding blocks: admitted in the cache (each one's record kept in RunMemo::placed while its
-  // object, its Pods and the Namespaces are unchanged), or assumed while our admission write
+  // Runs holding blocks: admitted in the snapshot (each one's record kept in RunMemo::placed while
+  // its object, its Pods and the Namespaces are unchanged), or assumed while our admission write
   // catches up. Memos of runs gone from the working set are erased.
   std::vector<std::shared_ptr<const PlacedRun>> BlockHolders(const Keyed& keyed);
 
@@ -89,12 +88,13 @@ class RunSweep {
   std::optional<k8s::TimePoint> ExpiryOf(const Run& run) const;
 
  private:
-  // A placed run the last pass found needing nothing, unchanged since (RunMemo::quiet_rv):
+  // A placed run the last pass found needing nothing, unchanged since (RunMemo::quiet):
   // kQuiet before quiet_until; kRefreshDue when only its periodic look (status_refresh) is due,
   // which a pass may put off (refreshes_per_pass); kChanged when it must be reconciled now.
   enum class Stillness { kChanged, kQuiet, kRefreshDue };
   Stillness Quiet(const Run& run, const RunMemo& memo, k8s::TimePoint now) const;
-  bool QueuedQuietly(const RunMemo& memo) const;
+  // A pending run the last pass queued (`was_queued`) whose queue entry stands without a decision.
+  bool QueuedQuietly(const RunMemo& memo, bool was_queued) const;
   // An admitted run's record for the cluster view (RunMemo::placed).
   std::shared_ptr<const PlacedRun> PlacedRecord(const std::string& key, const Run& run) const;
   // The queue entry of a pending run (its memo as owner), changed only when it differs.
@@ -107,7 +107,6 @@ class RunSweep {
   std::unordered_set<std::string> changed_nodes_;
   bool fleets_changed_ = true;
   bool namespaces_changed_ = true;
-  uint64_t namespaces_epoch_ = 0;  // passes that found a Namespace changed (RunMemo::PlacedInputs)
 };
 
 }  // namespace berth::reconcilers

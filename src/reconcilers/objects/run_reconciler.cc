@@ -295,7 +295,7 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   }
   if (deadline) Note(*deadline);
   RunMemo& memo = working_.MemoOf(RunKey(run));
-  memo.quiet_rv.clear();
+  memo.quiet = false;
   if (CarryOutPlaced(run, d, pods, view, now)) return;
   // Only spec.priority may change once a run is admitted; say so when something else changed.
   std::string fingerprint = SpecFingerprint(run);
@@ -316,7 +316,7 @@ void RunReconciler::ReconcilePlaced(const Run& run, const ClusterView& view, k8s
   } else if (d.kind == PlacedDecision::Kind::kNothing) {
     // Nothing to do until something changes (see Quiet) or time alone changes the answer.
     const k8s::TimePoint refresh = now + options_.status_refresh;
-    memo.quiet_rv = run.meta.resource_version;
+    memo.quiet = true;  // at the object the memo holds (RunMemo::Read forgets it)
     memo.quiet_until = deadline ? std::min(*deadline, refresh) : refresh;
     memo.quiet_deadline = deadline;
   }

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 
-
 namespace berth::reconcilers {
 
 
 void RunMemo::Read() {
-  run_rv = run->meta.resource_version;
+  // What was decided at the object held before (see "What is kept between passes").
+  quiet = queueable = current = false;
+  placed.Reset();
   has_preemption = run->status.preemption.has_value();
   shown_position = run->meta.deleting ? std::nullopt : run->status.queue_position;
   wait_since = run->meta.created;
@@ -30,7 +31,6 @@ void RunMemo::Read() {
   } else if (retry->duration) {
     ends_waiting_at = run->meta.created + *retry->duration;
   }
-  ++version;
 }
 
 }  // namespace berth::reconcilers

@@ -4,10 +4,20 @@
 // touch them (the loop thread only); the other components read and note their own fields.
 //
 // Each run is looked up once per pass (KeyedRun: its key, object and memo), and its object is
-// read from the informer's cache again only after a watch event touched it (RunMemo::run); what
-// the steps ask of it first is read into the memo once per version (RunMemo::Read), and this
-// pass' facts of the run (touched, busy, its entry in the core's result) are flags on the memo, so
-// no step looks a run up by key (at 100,000 runs each such lookup cost about 25 ms a pass).
+// read from the snapshot again only after a watch event touched it (RunMemo::run); what the
+// steps ask of it first is read into the memo once per object read (RunMemo::Read). No step
+// looks a run up by key (at 100,000 runs each such lookup cost about 25 ms a pass).
+//
+// What is kept between passes, and until when (no resourceVersion string, no pass number):
+// - what was decided at the object the memo holds (quiet, queueable, the waiting status found
+//   current, the placed record): valid until the object is read again (Read forgets them), which
+//   happens only when the run or its Pods changed (WorkingSet::Touch drops `run`);
+// - `queued`: whether the latest ReconcileAll that visited the run put it in the queue;
+// - `touched`: the run changed since the working set last made its list;
+// - the writes of ours the run waits for (admission, status_write: reconcilers/state/write_cache.h)
+//   and the guards of its other writes (Pods ensured, the preemption announced, the spec admitted).
+// This pass' facts of the run (touched, busy, positioned, its entry in the core's result) are
+// not on the memo: WorkingSet keeps them for the pass, by the run's place in its list (`slot`).
 
 #include <cstdint>
 #include <memory>
@@ -50,25 +60,29 @@ struct RunMemo {
   // The victims of the last preemption this run's Preempting Event announced.
   std::string preemption_announced;
   base::MonoTime pods_ensured_at{};
-  // A placed run found needing nothing (DecidePlaced: kNothing) at this resourceVersion: later
-  // passes leave it alone until it, its Pods, one of its nodes or a Fleet's spec changes, or
-  // `quiet_until` (its next deadline, at most status_refresh later). See "Incremental passes".
-  std::string quiet_rv;
+  // A placed run found needing nothing (DecidePlaced: kNothing) at the object the memo holds:
+  // later passes leave it alone until it, its Pods (both: Read clears it), one of its nodes or a
+  // Fleet's spec changes, or `quiet_until` (its next deadline, at most status_refresh later). See
+  // "Incremental passes".
+  bool quiet = false;
   k8s::TimePoint quiet_until{};
   std::optional<k8s::TimePoint> quiet_deadline;  // its next deadline (quiet_until without the refresh)
-  // A pending run found queueable (DecidePending: kQueue, not busy) at this resourceVersion:
+  // A pending run found queueable (DecidePending: kQueue, not busy) at the object the memo holds:
   // later passes keep its queue entry as it is, without deciding again, until it or its Pods
-  // change, or a Namespace does (its priority cap). See "Incremental passes".
-  std::string queued_rv;
-  // The last pass (WorkingSet::pass) whose working set held the run, and that put it in the queue.
-  uint64_t seen_pass = 0, queued_pass = 0;
+  // change (Read clears it), or a Namespace does (its priority cap). See "Incremental passes".
+  bool queueable = false;
+  // The latest ReconcileAll that visited the run put it in the queue (its entry's owner is this
+  // memo). Before a pass' ReconcileAll: the last pass did; after it: this pass did.
+  bool queued = false;
+  // The run or its Pods changed since the working set last made its list (WorkingSet::Touch sets
+  // it; WorkingSet::Make takes it into the pass' facts: WorkingSet::Touched).
+  bool touched = false;
   // A placed run as BlockHolders last made it (RunController::PlacedRecord): the same while the
-  // run, its Pods (quota_pending) and the Namespaces (its priority's cap) are unchanged, which
-  // its inputs say (a checked memo: base/memo.h). Empty while the run is not placed.
+  // run and its Pods (quota_pending) are unchanged (Read forgets it) and the Namespaces (its
+  // priority's cap) too, which its input says (a checked memo: base/memo.h). Empty while the run
+  // is not placed.
   struct PlacedInputs {
-    std::string rv;                 // the run's resourceVersion
-    uint64_t touched_pass = 0;      // the last pass that found it or its Pods changed
-    uint64_t namespaces_epoch = 0;  // RunController's count of passes that found a Namespace changed
+    uint64_t namespaces_version = 0;  // the snapshot's Namespaces (k8s::Source::Version)
     friend bool operator==(const PlacedInputs&, const PlacedInputs&) = default;
   };
   base::Memo<PlacedInputs, std::shared_ptr<const PlacedRun>, base::DerefEqual> placed{"a placed run's record"};
@@ -77,23 +91,19 @@ struct RunMemo {
     const auto* p = placed.Peek();
     return p ? p->get() : nullptr;
   }
-  // The run as WorkingSet last read it from the cache; dropped when a watch event touches it.
+  // The run as WorkingSet last read it from the snapshot; dropped when a watch event touches it.
   std::shared_ptr<const Run> run;
-  // The pass (WorkingSet::pass) in which the run was touched (its object or Pods changed: Touch)
-  // and had a write queued or in flight (busy), and its entry in that pass' CycleResult::waiting
-  // (valid while waiting_pass is the pass under way): so that the per-run steps ask the memo
-  // they hold instead of looking the key up in a set or map.
-  uint64_t touched_pass = 0, busy_pass = 0, waiting_pass = 0;
-  uint64_t positioned_pass = 0;  // the pass whose position writes (PositionWriter::Write) include the run
+  // The run's place in the working set's list of this pass (KeyedRun), by which WorkingSet finds
+  // this pass' facts of it; set by WorkingSet::Make (kNoSlot: never in a list).
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  uint32_t slot = kNoSlot;
   // Issue 44: Pods claiming the run may have changed since its strays were last looked for (set
   // when the run or its Pods are touched; RunReconciler looks when it is not busy).
   bool check_strays = true;
-  const scheduling::WaitingRun* waiting = nullptr;
-  // What the per-run steps ask of `run` first, read once per version of it (Read, by
-  // WorkingSet): its resourceVersion, whether it has a preemption record, the queue position it
-  // shows (none while it is being deleted: its place is not held for it). A step that needs more
-  // reads the run itself; these spare the 100,000 runs that need nothing a visit to their object.
-  std::string run_rv;
+  // What the per-run steps ask of `run` first, read once per object read (Read, by WorkingSet):
+  // whether it has a preemption record, the queue position it shows (none while it is being
+  // deleted: its place is not held for it). A step that needs more reads the run itself; these
+  // spare the 100,000 runs that need nothing a visit to their object.
   bool has_preemption = false;
   std::optional<int64_t> shown_position;
   // For the waiting step (CarryOutWaiting), read likewise: since when the run waits (its
@@ -102,13 +112,14 @@ struct RunMemo {
   // a run waiting for quota or preempting never ends waiting).
   k8s::TimePoint wait_since{};
   std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
-  uint64_t version = 0;  // how many times Read ran: one per object read
-  // WaitingStatusWriter found the status of this version current for this reason code and effective
-  // priority: until its refresh is due, a later pass with the same two need not look again.
-  uint64_t current_version = 0;
+  // WaitingStatusWriter found the status of the object the memo holds current for this reason
+  // code and effective priority (Read clears it): until its refresh is due, a later pass with the
+  // same two need not look again.
+  bool current = false;
   scheduling::WaitCode current_code{};
   int32_t current_effective = 0;
-  void Read();  // from `run`, once per object WorkingSet reads
+  // From `run`, once per object WorkingSet reads; forgets what was decided at the object before.
+  void Read();
 };
 
 // A run of this pass' working set, by key (sorted): the key is a reference into the working set

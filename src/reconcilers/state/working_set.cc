@@ -1,5 +1,7 @@
 #include "reconcilers/state/working_set.h"
 
+#include <utility>
+
 namespace berth::reconcilers {
 
 void WorkingSet::Touch(const std::string& key) {
@@ -7,7 +9,7 @@ void WorkingSet::Touch(const std::string& key) {
   keyed_stale_ |= added;
   if (it->second == nullptr) it->second = &memos_[key];
   it->second->run.reset();
-  it->second->touched_pass = pass_;
+  it->second->touched = true;
 }
 
 void WorkingSet::Activate(const std::string& key) {
@@ -40,20 +42,26 @@ const Keyed& WorkingSet::Make(k8s::TimePoint now, const Get& get, const std::fun
   }
   size_t visited = 0;
   // The same runs as the last pass (nothing entered or left active_): its list, walked instead of
-  // the map. A run deleted meanwhile makes the list anew below (which takes it out).
+  // the map, each memo keeping its slot. A run deleted meanwhile makes the list anew below
+  // (which takes it out), its changes given back to the memos first.
   if (!keyed_stale_) {
     bool deleted = false;
-    for (const KeyedRun& k : keyed_) {
+    facts_.assign(keyed_.size(), PassFacts{});
+    for (size_t i = 0; i < keyed_.size(); ++i) {
+      const KeyedRun& k = keyed_[i];
       if (++visited % news_every == 0) news();
       ReadIfChanged(k.key, *k.memo, get);
       deleted |= !k.memo->run;
-      k.memo->seen_pass = pass_;
+      facts_[i].touched = std::exchange(k.memo->touched, false);
     }
     if (!deleted) return keyed_;
+    for (size_t i = 0; i < keyed_.size(); ++i) keyed_[i].memo->touched |= facts_[i].touched;
   }
   keyed_stale_ = false;
   keyed_.clear();
   keyed_.reserve(active_.size());
+  facts_.clear();
+  facts_.reserve(active_.size());
   visited = 0;
   for (auto it = active_.begin(); it != active_.end();) {
     if (++visited % news_every == 0) news();
@@ -65,25 +73,44 @@ const Keyed& WorkingSet::Make(k8s::TimePoint now, const Get& get, const std::fun
       it = active_.erase(it);
       continue;
     }
-    memo.seen_pass = pass_;
+    memo.slot = static_cast<uint32_t>(keyed_.size());
     keyed_.push_back(KeyedRun{it->first, memo.run, &memo});
+    facts_.push_back(PassFacts{.touched = std::exchange(memo.touched, false)});
     ++it;
   }
   return keyed_;
 }
 
+const WorkingSet::PassFacts& WorkingSet::Facts(const RunMemo& m) const {
+  static const PassFacts kNone;
+  // The slot is the memo's while this pass' list holds the memo there (a memo never in a list,
+  // or one whose run left it, has none).
+  return m.slot < facts_.size() && keyed_[m.slot].memo == &m ? facts_[m.slot] : kNone;
+}
+
+WorkingSet::PassFacts* WorkingSet::MutableFacts(const RunMemo& m) {
+  return m.slot < facts_.size() && keyed_[m.slot].memo == &m ? &facts_[m.slot] : nullptr;
+}
+
 void WorkingSet::MarkBusy(const std::unordered_set<std::string>& keys) {
   for (const auto& key : keys) {
-    if (RunMemo* m = Find(key)) m->busy_pass = pass_;
+    if (RunMemo* m = Find(key)) {
+      if (PassFacts* f = MutableFacts(*m)) f->busy = true;
+    }
   }
 }
 
 void WorkingSet::MarkWaiting(const scheduling::CycleResult& result) {
   for (const auto& w : result.waiting) {
     if (RunMemo* m = OwnerOf(w.owner)) {
-      m->waiting = &w;
-      m->waiting_pass = pass_;
+      if (PassFacts* f = MutableFacts(*m)) f->waiting = &w;
     }
+  }
+}
+
+void WorkingSet::MarkPositioned(const std::string& key) {
+  if (RunMemo* m = Find(key)) {
+    if (PassFacts* f = MutableFacts(*m)) f->positioned = true;
   }
 }
 
@@ -92,7 +119,7 @@ void WorkingSet::DropUnvisited(const Keyed& keyed) {
   // left over.
   if (memos_.size() <= keyed.size()) return;
   for (auto it = memos_.begin(); it != memos_.end();) {
-    it = it->second.seen_pass == pass_ ? std::next(it) : memos_.erase(it);
+    it = MutableFacts(it->second) != nullptr ? std::next(it) : memos_.erase(it);  // in this pass' list
   }
 }
 

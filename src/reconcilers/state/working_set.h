@@ -3,8 +3,9 @@
 //
 // Threads: the engine's loop thread only (no lock).
 // Owns: every run's memo, the set of runs the passes visit (by key, in key order), the last pass'
-// list of them (Keyed), the finished runs out of the set by when their TTL comes due, the pass
-// number. Reads the Run informer's cache through the `get` the caller hands to Make.
+// list of them (Keyed), this pass' facts of each run in it (PassFacts, by its place in the list),
+// the finished runs out of the set by when their TTL comes due. Reads the snapshot's runs through
+// the `get` the caller hands to Make.
 //
 // Incremental passes: a pass visits the runs that can need something (every run not finished,
 // every run with a write or an assumption of ours outstanding, every finished run that is being
@@ -17,8 +18,13 @@
 // deleted run make it anew); then Make walks it instead of the map and reads again only the runs
 // that changed.
 //
-// Cost: Make O(runs in the set), reading the cache once per touched run; the per-run flags
-// (Touched, Busy, WaitingOf) O(1) on the memo, never a lookup by key.
+// This pass' facts (Touched, Busy, Positioned, WaitingOf) live here, one PassFacts per run of the
+// list, found through the memo's place in it (RunMemo::slot), and go at the next BeginPass:
+// nothing on a memo is compared with a pass number. What a memo keeps between passes is said in
+// reconcilers/state/run_memo.h ("What is kept between passes").
+//
+// Cost: Make O(runs in the set), reading the snapshot once per touched run; the per-run facts
+// O(1) through the memo, never a lookup by key.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +37,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "reconcilers/state/run_memo.h"
 #include "scheduling/cycle_result.h"
@@ -39,16 +46,14 @@ namespace berth::reconcilers {
 
 class WorkingSet {
  public:
-  // A new pass begins; the flags below are this pass'.
-  void BeginPass() { ++pass_; }
-  uint64_t pass() const { return pass_; }
+  // A new pass begins: the facts below are this pass' (none until Make).
+  void BeginPass() { facts_.clear(); }
 
-  // This pass' flags of a memo (see RunMemo::touched_pass).
-  bool Touched(const RunMemo& m) const { return m.touched_pass == pass_; }
-  bool Busy(const RunMemo& m) const { return m.busy_pass == pass_; }
-  const scheduling::WaitingRun* WaitingOf(const RunMemo& m) const {
-    return m.waiting_pass == pass_ ? m.waiting : nullptr;
-  }
+  // This pass' facts of a memo (false, nullptr: none, or the run is not in this pass' list).
+  bool Touched(const RunMemo& m) const { return Facts(m).touched; }
+  bool Busy(const RunMemo& m) const { return Facts(m).busy; }
+  bool Positioned(const RunMemo& m) const { return Facts(m).positioned; }
+  const scheduling::WaitingRun* WaitingOf(const RunMemo& m) const { return Facts(m).waiting; }
   // The memo a queued run's entry carries (PendingRun::owner: the engine queues each run with its
   // memo, and a run whose memo is erased leaves the queue in the same pass).
   static RunMemo* OwnerOf(const void* owner) { return const_cast<RunMemo*>(static_cast<const RunMemo*>(owner)); }
@@ -77,6 +82,8 @@ class WorkingSet {
   void MarkBusy(const std::unordered_set<std::string>& keys);
   // Each waiting run's entry in this pass' result (WaitingOf), through its owner.
   void MarkWaiting(const scheduling::CycleResult& result);
+  // The position writes (PositionWriter::Write) of this pass include the run `key` (Positioned).
+  void MarkPositioned(const std::string& key);
   // Erases the memos of runs the pass did not visit (made by MemoOf for runs not in the set).
   void DropUnvisited(const Keyed& keyed);
   // A visited finished run leaves the set; back when its TTL (`expiry`) comes due. Its memo goes.
@@ -88,11 +95,22 @@ class WorkingSet {
   // Reads the run's object when a watch event dropped it (or it was never read).
   static void ReadIfChanged(const std::string& key, RunMemo& memo, const Get& get);
 
-  uint64_t pass_ = 0;
+  // One run's facts in this pass (see the header comment).
+  struct PassFacts {
+    bool touched = false;  // it or its Pods changed since the last list (RunMemo::touched)
+    bool busy = false;     // a write of it queued or in flight (MarkBusy)
+    bool positioned = false;  // in this pass' position writes (MarkPositioned)
+    const scheduling::WaitingRun* waiting = nullptr;  // its entry in this pass' result (MarkWaiting)
+  };
+  // The memo's facts when it is in this pass' list (its slot holds it), else none.
+  const PassFacts& Facts(const RunMemo& m) const;
+  PassFacts* MutableFacts(const RunMemo& m);
+
   std::map<std::string, RunMemo*> active_;  // the set, each run with its memo (nullptr: not made yet)
   std::unordered_map<std::string, RunMemo> memos_;  // keeps its elements' addresses
   Keyed keyed_;            // the last pass' list of it
   bool keyed_stale_ = true;  // a run entered or left active_ since keyed_ was made
+  std::vector<PassFacts> facts_;  // this pass', by place in keyed_ (empty until Make)
   std::set<std::pair<k8s::TimePoint, std::string>> expiries_;  // finished runs out of the set
 };
 

@@ -210,7 +210,7 @@ void WaitingStatusWriter::Apply(const Run& run, RunMemo& memo, WorkingSet& worki
   // The common case, checked without copying the status: nothing but the sentence could have
   // changed, and that waits for the refresh. (Whether it shows a place is the position writer's.)
   if (!refresh_due && LooksCurrent(run, w, reason) && EstimateShown(run, position, now) == Shown{run.status.estimated_start_at, run.status.estimated_start_range}) {
-    memo.current_version = memo.version;  // CarryOut need not look again (see RunMemo)
+    memo.current = true;  // CarryOut need not look again (see RunMemo)
     memo.current_code = w.reason.code;
     memo.current_effective = effective;
     return;
@@ -273,12 +273,12 @@ WaitingStatusWriter::PassOutcome WaitingStatusWriter::CarryOut(const sched::Cycl
     }
     // A run that may wait only so long fails then (EndsWaiting), also if it is busy now.
     if (memo.gives_up_at && (!out.deadline || *memo.gives_up_at < *out.deadline)) out.deadline = memo.gives_up_at;
-    if (working.Busy(memo) || memo.positioned_pass == working.pass()) continue;  // the positions writer's
+    if (working.Busy(memo) || working.Positioned(memo)) continue;  // the positions writer's
     const bool ends = EndsWaiting(memo, w, now);
     // Found current by an earlier pass for the same object, reason and priority, and not due for
     // its refresh: nothing to write (Apply would find the same). Due for its refresh only: at
     // most refreshes_per_pass a pass, the rest in the next passes.
-    if (memo.current_version == memo.version && memo.current_code == w.reason.code &&
+    if (memo.current && memo.current_code == w.reason.code &&
         memo.current_effective == w.effective_priority && !ends) {
       if (now - memo.last_wait_write < options_.status_refresh) continue;
       if (++refreshes > options_.refreshes_per_pass) {

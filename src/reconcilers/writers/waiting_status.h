@@ -12,7 +12,7 @@
 // or a failure (background writes), at most waiting_writes_queued wait for a writer at once and
 // the next passes write the rest in queue order. A preemption's record is a decision: written
 // before any victim is evicted. Periodic looks are spread: a run whose status an earlier pass
-// found current (RunMemo::current_version) is looked at again after status_refresh, at most
+// found current (RunMemo::current) is looked at again after status_refresh, at most
 // refreshes_per_pass a pass (the rest in the next passes; a run that ends waiting is never put
 // off). A run that does not show its place yet is written by the position writer, whose last
 // move carries its whole waiting status.

@@ -53,15 +53,14 @@ TEST_F(WorkingSetTest, APassVisitsTheTouchedRunsInKeyOrderAndReadsEachOnce) {
   EXPECT_EQ(Keys(keyed), (std::vector<std::string>{"ns/a", "ns/b"}));
   EXPECT_EQ(reads_, 2);
   EXPECT_EQ(news_, 1);  // every second run
-  EXPECT_EQ(keyed[0].memo->run_rv, "2");
-  EXPECT_EQ(keyed[0].memo->version, 1u);
+  EXPECT_EQ(keyed[0].memo->run->meta.resource_version, "2");
   EXPECT_TRUE(set_.Touched(*keyed[0].memo));
   // The next pass: the same runs, read again only when touched.
   Put("ns/a", "3");
   const Keyed& again = Pass(kT0, {"ns/a"});
   EXPECT_EQ(&again, &keyed);  // the last pass' list
   EXPECT_EQ(reads_, 3);
-  EXPECT_EQ(again[0].memo->run_rv, "3");
+  EXPECT_EQ(again[0].memo->run->meta.resource_version, "3");
   EXPECT_TRUE(set_.Touched(*again[0].memo));
   EXPECT_FALSE(set_.Touched(*again[1].memo));
 }
@@ -99,13 +98,54 @@ TEST_F(WorkingSetTest, PassFlagsHoldForThePassTheyWereSetIn) {
   scheduling::CycleResult result;
   result.waiting.push_back(scheduling::WaitingRun{"ns/a", {}, 5, &memo});
   set_.MarkWaiting(result);
+  set_.MarkPositioned("ns/a");
   EXPECT_TRUE(set_.Busy(memo));
+  EXPECT_TRUE(set_.Positioned(memo));
   EXPECT_EQ(set_.WaitingOf(memo), &result.waiting[0]);
   EXPECT_EQ(WorkingSet::OwnerOf(result.waiting[0].owner), &memo);
   Pass();
   EXPECT_FALSE(set_.Busy(memo));
   EXPECT_FALSE(set_.Touched(memo));
+  EXPECT_FALSE(set_.Positioned(memo));
   EXPECT_EQ(set_.WaitingOf(memo), nullptr);
+  // A memo made for a run not in the pass' list has no facts to set.
+  RunMemo& elsewhere = set_.MemoOf("ns/elsewhere");
+  set_.MarkBusy({"ns/elsewhere"});
+  set_.MarkPositioned("ns/elsewhere");
+  EXPECT_FALSE(set_.Busy(elsewhere));
+  EXPECT_FALSE(set_.Positioned(elsewhere));
+}
+
+// A run deleted from the snapshot makes the list anew: the changes of the other runs noted
+// before the list was found stale still count in that pass (and in no later one).
+TEST_F(WorkingSetTest, ChangesNotedInAPassThatMakesTheListAnewStillCount) {
+  Put("ns/a", "1");
+  Put("ns/b", "1");
+  Put("ns/c", "1");
+  Pass(kT0, {"ns/a", "ns/b", "ns/c"});
+  cache_.erase("ns/a");
+  Put("ns/c", "2");
+  const Keyed& keyed = Pass(kT0, {"ns/a", "ns/c"});
+  ASSERT_EQ(Keys(keyed), (std::vector<std::string>{"ns/b", "ns/c"}));
+  EXPECT_FALSE(set_.Touched(*keyed[0].memo));
+  EXPECT_TRUE(set_.Touched(*keyed[1].memo));
+  EXPECT_EQ(keyed[1].memo->run->meta.resource_version, "2");
+  EXPECT_FALSE(set_.Touched(*Pass()[1].memo));
+}
+
+// What a pass decided at the object a memo holds (quiet, queueable, its waiting status current,
+// its placed record) lasts while the object is not read again, and goes when it is (the run or
+// its Pods changed: Touch); whether the last pass queued it stays.
+TEST_F(WorkingSetTest, WhatWasDecidedAtAnObjectGoesWhenTheObjectIsReadAgain) {
+  Put("ns/a", "1");
+  RunMemo& memo = *Pass(kT0, {"ns/a"})[0].memo;
+  memo.quiet = memo.queueable = memo.current = memo.queued = true;
+  memo.placed.Set({}, std::make_shared<PlacedRun>());
+  Pass();  // untouched: the same object
+  EXPECT_TRUE(memo.quiet && memo.queueable && memo.current && memo.placed_record() != nullptr);
+  Pass(kT0, {"ns/a"});  // its Pods changed: the object read again
+  EXPECT_FALSE(memo.quiet || memo.queueable || memo.current || memo.placed_record() != nullptr);
+  EXPECT_TRUE(memo.queued);
 }
 
 TEST_F(WorkingSetTest, MemosOfRunsThePassDidNotVisitAreDropped) {
