@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "api/v1alpha1/codec.h"
+#include "api/v1alpha1/http_api.h"
 #include "api/v1alpha1/enums.h"
 #include "base/time.h"
 #include "cli/command_line.h"
@@ -641,8 +642,7 @@ int ShowUsage(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   const controller::HttpReply got = Forward(
       *transport, "/apis/queue.berth.dev/v1alpha1/usage?since=" + k8s::UrlEncode(cl.since) + "&by=" + k8s::UrlEncode(cl.by));
   if (got.status != 200) {
-    auto e = k8s::json::Parse(got.body);
-    return Fail(err, "cannot read the usage from berth's queue API: " + (e.ok() ? k8s::json::GetString(*e, "error") : got.body));
+    return Fail(err, "cannot read the usage from berth's queue API: " + api::ErrorSentenceOf(got.body));
   }
   if (cl.output == "json") {
     out << PrintableJson(got.body) << "\n";

@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "cli/format.h"
-#include "k8s/json.h"
+#include "api/v1alpha1/http_api.h"
 
 namespace berth::cli {
 
-namespace json = k8s::json;
+namespace api = api::v1alpha1;
 
 namespace {
 
@@ -21,41 +21,30 @@ std::string Hours(double h) {
   return buf;
 }
 
-double Number(const json::Value& v, std::string_view key) {
-  const json::Value* n = json::Find(v, {key});
-  return n != nullptr && n->IsNumber() ? n->GetDouble() : 0;
-}
-
 }  // namespace
 
 k8s::Result<std::string> FormatUsage(const std::string& body) {
-  auto doc = json::Parse(body);
-  if (!doc.ok() || !doc->IsObject() || json::GetString(json::Find(*doc, {"kind"})) != "Usage") {
-    return k8s::Status::Error("the queue API's usage answer is not a Usage object");
-  }
-  const json::Value* rows = json::Find(*doc, {"rows"});
-  if (rows == nullptr || !rows->IsArray()) return k8s::Status::Error("the queue API's usage answer has no rows");
+  auto answer = api::DecodeUsageAnswer(body);
+  if (!answer.ok()) return answer.status();
   bool weighted = false;
-  for (const auto& r : rows->GetArray()) {
-    weighted = weighted || std::abs(Number(r, "weightedGpuHours") - Number(r, "gpuHours")) >= 0.05;
-  }
-  std::string key = json::GetString(json::Find(*doc, {"by"}));
+  for (const api::UsageRow& r : answer->rows) weighted = weighted || std::abs(r.weighted_gpu_hours - r.gpu_hours) >= 0.05;
+  std::string key = answer->by;
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   std::vector<std::string> header = {key.empty() ? std::string("NAME") : key, "GPU-HOURS"};
   if (weighted) header.push_back("WEIGHTED");
   for (const char* h : {"SHARE", "CPU-HOURS", "MEMORY-GIB-HOURS"}) header.push_back(h);
   Table table(header);
-  for (const auto& r : rows->GetArray()) {
+  for (const api::UsageRow& r : answer->rows) {
     char share[16];
-    std::snprintf(share, sizeof share, "%.1f%%", 100 * Number(r, "share"));
-    std::vector<std::string> row = {json::GetString(json::Find(r, {"name"})), Hours(Number(r, "gpuHours"))};
-    if (weighted) row.push_back(Hours(Number(r, "weightedGpuHours")));
+    std::snprintf(share, sizeof share, "%.1f%%", 100 * r.share);
+    std::vector<std::string> row = {r.name, Hours(r.gpu_hours)};
+    if (weighted) row.push_back(Hours(r.weighted_gpu_hours));
     row.push_back(share);
-    row.push_back(Hours(Number(r, "cpuHours")));
-    row.push_back(Hours(Number(r, "memoryGiBHours")));
+    row.push_back(Hours(r.cpu_hours));
+    row.push_back(Hours(r.memory_gib_hours));
     table.AddRow(std::move(row));
   }
-  const std::string window = json::GetString(json::Find(*doc, {"from"})) + " to " + json::GetString(json::Find(*doc, {"to"}));
+  const std::string window = answer->from + " to " + answer->to;
   if (table.rows() == 0) return "No usage recorded from " + window + " (UTC days).\n";
   return table.Render() + "(UTC days " + window + ")\n";
 }

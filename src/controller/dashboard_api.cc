@@ -142,6 +142,20 @@ HttpReply DashboardApi::Static(const HttpRequestView& req) const {
   return r;
 }
 
+namespace {
+
+// A fleet's topology levels (issue 48) as a JSON array of label keys, outermost first (a
+// topologyKey fleet: that key; none: []).
+std::string TopologyLevels(const api::v1alpha1::FleetSpec& spec) {
+  std::vector<std::string> levels = spec.topology;
+  if (levels.empty() && !spec.topology_key.empty()) levels.push_back(spec.topology_key);
+  std::string out = "[";
+  for (size_t i = 0; i < levels.size(); ++i) out += (i ? "," : "") + json::Quote(levels[i]);
+  return out + "]";
+}
+
+}  // namespace
+
 HttpReply EngineSummaries::Fleets() const {
   auto fleets = engine_.Fleets();
   std::sort(fleets.begin(), fleets.end(), [](const auto& a, const auto& b) { return a->meta.name < b->meta.name; });
@@ -163,7 +177,7 @@ HttpReply EngineSummaries::Fleets() const {
               std::to_string(r.total_blocks) + R"(,"busyBlocks":)" + std::to_string(r.busy_blocks) + R"(,"runsStarted":)" +
               std::to_string(r.runs_started) + R"(,"expiresAt":)" + json::Quote(api::v1alpha1::FormatTime(r.expires_at)) + R"(,"state":)" +
               json::Quote(r.state ? api::v1alpha1::ToApi(*r.state) : "") + R"(,"message":)" + json::Quote(r.message) +
-              R"(,"devices":)" + json::Quote(r.devices) + "}";
+              R"(,"devices":)" + json::Quote(r.devices) + R"(,"domain":)" + json::Quote(r.domain) + "}";
     }
     inst += "]";
     std::string conds = "[";
@@ -179,7 +193,7 @@ HttpReply EngineSummaries::Fleets() const {
            (f.spec.max_runs_per_instance ? std::to_string(*f.spec.max_runs_per_instance) : "null") + R"(,"totalInstances":)" +
            std::to_string(total) + R"(,"readyInstances":)" + std::to_string(ready) + R"(,"totalBlocks":)" +
            std::to_string(blocks) + R"(,"busyBlocks":)" + std::to_string(busy) + R"(,"conditions":)" + conds +
-           R"(,"instances":)" + inst + "}";
+           R"(,"topology":)" + TopologyLevels(f.spec) + R"(,"instances":)" + inst + "}";
   }
   out += "]}";
   return JsonReply(200, out);

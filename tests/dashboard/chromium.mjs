@@ -1,4 +1,4 @@
-// What the real-browser drivers (drive.mjs, devices.mjs) share: Debian's headless Chromium
+// What the real-browser drivers (drive.mjs, fleet-cell.mjs) share: Debian's headless Chromium
 // (/usr/bin/chromium) launched by playwright-core, one page, and how a failure is reported.
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -38,6 +38,32 @@ class Dashboard : public EngineTest {
     })) << controller_->Log();
   }
 
+  // tests/dashboard/fleet-cell.mjs in Chromium: the Fleets page of the admin's `kubectl berth
+  // dashboard` (the controller restarted with the queue API registered) shows `text` under
+  // `column` in `node`'s row of `fleet`'s instances. Its output is printed.
+  CommandResult DriveFleetCell(const std::string& fleet, const std::string& node, const std::string& column,
+                               const std::string& text, const std::string& shot) {
+    QueueApiRegistration queue_api(ns_);
+    controller_->Stop();
+    const std::vector<std::string> queue_args = queue_api.ControllerArgs();
+    controller_args_.insert(controller_args_.end(), queue_args.begin(), queue_args.end());
+    controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller-queue-api");
+    controller_->Start();
+    if (!queue_api.Register()) return CommandResult{.exit_code = 1, .out = "", .err = "queue API not registered\n" + controller_->Log()};
+    const int port = FreePort();
+    auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-" + shot);
+    if (!dashboard->StartServing()) return CommandResult{.exit_code = 1, .out = "", .err = dashboard->Log()};
+    CommandResult setup = RunCommand({"bash", kSource + "/tests/dashboard/setup.sh"});
+    if (setup.exit_code != 0) return setup;
+    std::string modules = setup.out;
+    while (!modules.empty() && (modules.back() == '\n' || modules.back() == ' ')) modules.pop_back();
+    CommandResult drive = RunCommand({"node", kSource + "/tests/dashboard/fleet-cell.mjs", "--modules=" + modules,
+                                      "--url=" + ControllerProcess::LocalDashboardUrl(port), "--fleet=" + fleet,
+                                      "--node=" + node, "--column=" + column, "--text=" + text, "--shot=" + shot});
+    std::printf("---- tests/dashboard/fleet-cell.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
+    return drive;
+  }
+
   int64_t SpecPriority(const std::string& run) {
     auto d = RunDoc(run);
     const json::Value* v = d.IsObject() ? json::Find(d, {"spec", "priority"}) : nullptr;
@@ -247,7 +273,7 @@ subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: editor}]
 }
 
 // Issue 49: a DRA fleet's instance shows its devices and the run whose ResourceClaim holds them in
-// the Fleets page, in Chromium (tests/dashboard/devices.mjs). The node is simulated: its
+// the Fleets page, in Chromium (tests/dashboard/fleet-cell.mjs). The node is simulated: its
 // ResourceSlice (4 devices of a driver of this test's own, in a complete pool) is written here as a
 // driver's kubelet plugin publishes it, and the run's claim is allocated here as kube-scheduler's
 // DRA plugin allocates it (this binary runs no kube-scheduler; dra_test does it on real nodes).
@@ -287,25 +313,23 @@ TEST_F(Dashboard, ADraFleetShowsItsDevicesAndTheRunHoldingThemInChromium) {
   })) << shown;
 
   // The page through the queue API, in the admin's kubectl berth dashboard.
-  QueueApiRegistration queue_api(ns_);
-  controller_->Stop();
-  const std::vector<std::string> queue_args = queue_api.ControllerArgs();
-  controller_args_.insert(controller_args_.end(), queue_args.begin(), queue_args.end());
-  controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller-queue-api");
-  controller_->Start();
-  ASSERT_TRUE(queue_api.Register()) << controller_->Log();
-  const int port = FreePort();
-  auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-dra");
-  ASSERT_TRUE(dashboard->StartServing()) << dashboard->Log();
-  CommandResult setup = RunCommand({"bash", kSource + "/tests/dashboard/setup.sh"});
-  ASSERT_EQ(setup.exit_code, 0) << setup.out << setup.err;
-  std::string modules = setup.out;
-  while (!modules.empty() && (modules.back() == '\n' || modules.back() == ' ')) modules.pop_back();
-  CommandResult drive = RunCommand({"node", kSource + "/tests/dashboard/devices.mjs", "--modules=" + modules,
-                                    "--url=" + ControllerProcess::LocalDashboardUrl(port), "--fleet=" + FleetName("dra"),
-                                    "--node=" + node, "--devices=" + want});
-  std::printf("---- tests/dashboard/devices.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
+  const CommandResult drive = DriveFleetCell(FleetName("dra"), node, "Devices", want, "fleets-dra");
   EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the instance's devices";
+}
+
+// Issue 48: a fleet with topology levels shows each instance's domain in the Fleets page, in
+// Chromium. The nodes are simulated, labelled as two racks under one spine.
+TEST_F(Dashboard, AFleetWithLevelsShowsItsDomainsInChromium) {
+  const std::string a = Nodes("levels", 1, "4", "8Gi", 0, {{"example.com/spine", "s1"}, {"example.com/rack", "a"}}).front();
+  Nodes("levels", 1, "4", "8Gi", 0, {{"example.com/spine", "s1"}, {"example.com/rack", "b"}});
+  Fleet("levels", "levels", "  placement: cluster\n  topology: [{key: example.com/spine}, {key: example.com/rack}]\n");
+  std::string shown;
+  ASSERT_TRUE(Eventually([&] {
+    shown = Kubectl({"get", "fleet", FleetName("levels"), "-o", "jsonpath={.status.instances[*].domain}"}).out;
+    return shown == "s1/a s1/b" || shown == "s1/b s1/a";
+  })) << shown;
+  const CommandResult drive = DriveFleetCell(FleetName("levels"), a, "Domain", "s1/a", "fleets-levels");
+  EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the instance's domain";
 }
 
 // Issue 31: the Teams page's endpoint and the team in the queue, through the controller's port.

@@ -148,6 +148,43 @@ bool IsEmptyObjectBody(std::string_view body) {
   return doc.ok() && doc->IsObject() && doc->MemberCount() == 0;
 }
 
+namespace {
+
+double NumberAt(const json::Value& v, std::string_view key) {
+  const json::Value* n = json::Find(v, {key});
+  return n != nullptr && n->IsNumber() ? n->GetDouble() : 0;
+}
+
+}  // namespace
+
+k8s::Result<UsageAnswer> DecodeUsageAnswer(std::string_view body) {
+  auto doc = json::Parse(body);
+  if (!doc.ok() || !doc->IsObject() || json::GetString(json::Find(*doc, {"kind"})) != "Usage") {
+    return k8s::Status::Error("the queue API's usage answer is not a Usage object");
+  }
+  const json::Value* rows = json::Find(*doc, {"rows"});
+  if (rows == nullptr || !rows->IsArray()) return k8s::Status::Error("the queue API's usage answer has no rows");
+  UsageAnswer out;
+  out.by = json::GetString(json::Find(*doc, {"by"}));
+  out.from = json::GetString(json::Find(*doc, {"from"}));
+  out.to = json::GetString(json::Find(*doc, {"to"}));
+  for (const auto& r : rows->GetArray()) {
+    out.rows.push_back(UsageRow{.name = json::GetString(json::Find(r, {"name"})),
+                                .gpu_hours = NumberAt(r, "gpuHours"),
+                                .weighted_gpu_hours = NumberAt(r, "weightedGpuHours"),
+                                .share = NumberAt(r, "share"),
+                                .cpu_hours = NumberAt(r, "cpuHours"),
+                                .memory_gib_hours = NumberAt(r, "memoryGiBHours")});
+  }
+  return out;
+}
+
+std::string ErrorSentenceOf(std::string_view body) {
+  auto doc = json::Parse(body);
+  const json::Value* e = doc.ok() && doc->IsObject() ? json::Find(*doc, {"error"}) : nullptr;
+  return e != nullptr && e->IsString() ? json::GetString(e) : std::string(body);
+}
+
 PriorityBody DecodePriorityBody(std::string_view body) {
   PriorityBody out;
   auto doc = json::Parse(body);

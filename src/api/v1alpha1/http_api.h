@@ -66,6 +66,23 @@ std::string EncodeQueueItemsPretty(const std::vector<QueueItem>& items);
 // (absent: no limit). The Teams' namespaces are not shown: the page needs no token.
 std::string EncodeTeamsPage(const std::vector<Team>& teams);
 
+// The queue API's usage answer (controller/usage_api.h), as kubectl berth usage reads it:
+//   {"kind": "Usage", "by", "from", "to", "rows": [{"name", "gpuHours", "weightedGpuHours", "share",
+//    "cpuHours", "memoryGiBHours", ...}]}
+struct UsageRow {
+  std::string name;
+  double gpu_hours = 0, weighted_gpu_hours = 0, share = 0, cpu_hours = 0, memory_gib_hours = 0;
+};
+struct UsageAnswer {
+  std::string by, from, to;
+  std::vector<UsageRow> rows;
+};
+// Errors: not a Usage object, or no "rows" array. Missing numbers read as 0.
+k8s::Result<UsageAnswer> DecodeUsageAnswer(std::string_view body);
+// The sentence of an error answer {"error": "..."} (the dashboard's and the CLI's forwarded
+// errors); `body` itself when it is not one.
+std::string ErrorSentenceOf(std::string_view body);
+
 // The dashboard's POST bodies. stop, suspend, resume: exactly the empty object {}.
 bool IsEmptyObjectBody(std::string_view body);
 // {"priority": N}: `is_object` false when the body is not a JSON object; `priority` set when its

@@ -330,6 +330,34 @@
     };
   }
 
+  // Issue 48: a fleet's domains (each path outermost first, indented by its level) with their idle
+  // instances of all: an idle machine is what a gang of whole machines takes (as kubectl berth fleets).
+  function domainTable(f) {
+    const counts = new Map();
+    for (const inst of f.instances || []) {
+      const parts = inst.domain ? String(inst.domain).split('/') : [];
+      for (let n = 1; n <= parts.length; n++) {
+        const key = parts.slice(0, n).join('/');
+        const c = counts.get(key) || { depth: n - 1, name: parts[n - 1], idle: 0, all: 0 };
+        c.all++;
+        if (inst.state === 'Idle') c.idle++;
+        counts.set(key, c);
+      }
+    }
+    const byPath = (a, b) => {
+      const x = a.split('/'), y = b.split('/');
+      for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] < y[i] ? -1 : 1;
+      return x.length - y.length;
+    };
+    const rows = [...counts.keys()].sort(byPath).map((key) => {
+      const c = counts.get(key);
+      return el('tr', { dataset: { domain: key } },
+        el('th', { scope: 'row', class: `domain level-${Math.min(c.depth, 7)}`, text: c.name }),
+        el('td', { class: 'num', text: `${c.idle} of ${c.all}` }));
+    });
+    return rows.length ? table(`Domains of fleet ${f.name}`, ['Domain', { label: 'Idle instances', cls: 'num' }], rows, 'domains') : null;
+  }
+
   function renderFleet(f) {
     const id = `fleet-${f.name}`;
     const max = f.maxRunsPerInstance === null || f.maxRunsPerInstance === undefined ? null : f.maxRunsPerInstance;
@@ -346,10 +374,14 @@
         c.message ? ` — ${c.message}` : ''));
     // A DRA fleet's instances (issue 49): their devices and which runs' claims hold them.
     const devices = (f.instances || []).some((inst) => inst.devices);
+    // A fleet with topology levels (issue 48): each instance's domain, and the domains' idle machines.
+    const levels = Array.isArray(f.topology) ? f.topology : [];
+    if (levels.length) facts.append(el('div', {}, el('dt', { text: 'Topology' }), el('dd', { text: levels.join(' › ') })));
     const rows = (f.instances || []).map((inst) => {
       const exp = expiryText(inst.expiresAt);
       return el('tr', { dataset: { node: inst.node, state: inst.state } },
         el('th', { scope: 'row', class: 'node', text: inst.node }),
+        levels.length ? el('td', { class: 'domain', text: inst.domain || '-' }) : null,
         el('td', {}, blockCells(inst)),
         el('td', { class: 'num', text: max === null ? String(inst.runsStarted) : `${inst.runsStarted} of ${max}` }),
         el('td', { class: 'expiry', title: exp.title, text: exp.text }),
@@ -361,8 +393,9 @@
       el('h2', { id, text: f.name }),
       facts,
       conds.length ? el('ul', { class: 'conditions', 'aria-label': `Conditions of ${f.name}` }, conds) : null,
+      levels.length ? domainTable(f) : null,
       rows.length
-        ? table(`Instances of fleet ${f.name}`, ['Instance', 'Blocks', { label: 'Runs started', cls: 'num' }, 'Expires', 'State', ...(devices ? ['Devices'] : []), 'Message'], rows, 'instances')
+        ? table(`Instances of fleet ${f.name}`, ['Instance', ...(levels.length ? ['Domain'] : []), 'Blocks', { label: 'Runs started', cls: 'num' }, 'Expires', 'State', ...(devices ? ['Devices'] : []), 'Message'], rows, 'instances')
         : el('p', { class: 'empty', text: 'No node matches this fleet.' }));
   }
 
