@@ -1,5 +1,6 @@
 #include "cli/format.h"
 
+#include <cstdio>
 #include <algorithm>
 #include <cstdint>
 
@@ -109,6 +110,12 @@ std::string HumanDuration(std::chrono::seconds d) {
     return std::to_string(years) + "y" + (dy == 0 ? "" : std::to_string(dy) + "d");
   }
   return std::to_string(years) + "y";
+}
+
+std::string Hours(double h) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", h);
+  return buf;
 }
 
 std::vector<std::string> Split(std::string_view text, char sep) {

@@ -38,6 +38,9 @@ std::string HumanDuration(std::chrono::seconds d);
 // block is busy nor full while one is free. No blocks at all: "[] 0/0".
 std::string BlockBar(int64_t busy, int64_t total, int max_cells = 16);
 
+// Hours with one decimal, as usage is shown ("131.5").
+std::string Hours(double h);
+
 // `text` cut at each `sep` ("s1/a" -> {"s1", "a"}; "" -> {}).
 std::vector<std::string> Split(std::string_view text, char sep);
 

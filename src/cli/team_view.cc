@@ -21,16 +21,6 @@ std::string FormatAmounts(const api::ResourceAmounts& a) {
   return out;
 }
 
-namespace {
-
-std::string Hours(double h) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", h);
-  return buf;
-}
-
-}  // namespace
-
 std::string FormatTeams(std::vector<api::Team> teams) {
   std::sort(teams.begin(), teams.end(), [](const api::Team& a, const api::Team& b) { return a.meta.name < b.meta.name; });
   Table table({"TEAM", "PARENT", "WEIGHT", "FLEET", "NOMINAL", "USED", "BORROWED", "LENT", "USAGE"});

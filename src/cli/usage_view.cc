@@ -13,16 +13,6 @@ namespace berth::cli {
 
 namespace api = api::v1alpha1;
 
-namespace {
-
-std::string Hours(double h) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", h);
-  return buf;
-}
-
-}  // namespace
-
 k8s::Result<std::string> FormatUsage(const std::string& body) {
   auto answer = api::DecodeUsageAnswer(body);
   if (!answer.ok()) return answer.status();
