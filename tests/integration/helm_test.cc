@@ -457,6 +457,8 @@ TEST_F(HelmChart, ClusterRoleHasExactlyTheVerbsBerthUses) {
       "coordination.k8s.io|leases|get,update,patch|berth-controller",
       "|events|create",
       "|pods|patch",  // --leader-pod: the leader labels its own Pod
+      // Issue 47: per-user usage, a ConfigMap per Team in berth's own namespace only (no Secrets).
+      "|configmaps|get,list,create,update",
   };
   EXPECT_EQ(Rules(role), want_role);
 
