@@ -360,7 +360,10 @@ TEST_F(WorkloadIdentityTest, QueuedJobJobSetAndPodGroupSucceedWithEveryComponent
       EXPECT_EQ(line, "admin create pods");
     }
   }
-  EXPECT_EQ(controller_->Log().find("403"), std::string::npos) << "the chart's RBAC refused berth a request:\n" << controller_->Log();
+  // A refusal is logged as "403 Forbidden: ..." (or "HTTP 403" without a reason); a bare "403"
+  // would also match a timestamp's milliseconds (".403Z") or a resourceVersion.
+  EXPECT_EQ(controller_->Log().find(" 403 "), std::string::npos) << "the chart's RBAC refused berth a request:\n" << controller_->Log();
+  EXPECT_EQ(controller_->Log().find("HTTP 403"), std::string::npos) << "the chart's RBAC refused berth a request:\n" << controller_->Log();
   EXPECT_EQ(controller_->Log().find("orbidden"), std::string::npos) << "the chart's RBAC refused berth a request:\n" << controller_->Log();
 }
 
