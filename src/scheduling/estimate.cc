@@ -177,12 +177,21 @@ class Forecast {
 
   // The run without a known end that `id` waits behind: of the runs holding blocks on one of its
   // fleets with no end in the forecast, one running at `now` (the least id), else the first the
-  // forecast started; "" when none.
-  std::string NoEndRunFor(const std::string& id) {
+  // forecast started; "" when none. It depends only on the run's fleets (the forecast is over):
+  // found once per list of fleets, not once per run (100,000 unknown runs behind 8,000 running).
+  const std::string& NoEndRunFor(const std::string& id) {
+    const auto fleets = fleets_.find(id);
+    static const std::vector<std::string> kAnyFleet;
+    const std::vector<std::string>& key = fleets == fleets_.end() ? kAnyFleet : fleets->second;
+    auto known = no_end_by_fleets_.find(key);
+    if (known == no_end_by_fleets_.end()) known = no_end_by_fleets_.emplace(key, NoEndRunOn(fleets)).first;
+    return known->second;
+  }
+
+  std::string NoEndRunOn(std::map<std::string, std::vector<std::string>>::const_iterator fleets) {
     if (instance_index_.empty()) {
       for (size_t i = 0; i < sim_.instances.size(); ++i) instance_index_.emplace(sim_.instances[i].name, i);
     }
-    const auto fleets = fleets_.find(id);
     const auto on_fleet = [&](const RunningRun& r) {
       if (fleets == fleets_.end()) return true;
       return std::any_of(r.placement.begin(), r.placement.end(), [&](const InstanceBlocks& b) {
@@ -222,6 +231,7 @@ class Forecast {
   std::map<std::string, StartEstimate> estimates_;
   std::map<std::string, WaitCode> last_wait_;
   std::map<std::string, size_t> instance_index_;  // instance name -> index in sim_.instances
+  std::map<std::vector<std::string>, std::string> no_end_by_fleets_;  // NoEndRunFor by fleets ({}: any)
 };
 
 }  // namespace
