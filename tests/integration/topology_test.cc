@@ -139,6 +139,26 @@ TEST_F(TopologyRealNodes, FleetsShowTheDomainsAndDescribeTheDomainARunHolds) {
   ASSERT_EQ(described.exit_code, 0) << described.err;
   EXPECT_NE(described.out.find("Domain:       s1/a (example.com/spine > example.com/rack)\n"), std::string::npos)
       << described.out;
+
+  // A tenant who may read runs, Pods and Events in the namespace but not the cluster-scoped
+  // Fleets: the run is described without its domain, and a note on stderr says why.
+  Apply("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: viewer}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: viewer}\n"
+        "rules: [{apiGroups: [berth.dev], resources: [runs], verbs: [get, list]},"
+        " {apiGroups: [\"\"], resources: [pods, events], verbs: [get, list]}]\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: viewer}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: viewer}\n"
+        "subjects: [{kind: ServiceAccount, name: viewer}]\n");
+  const CommandResult token = Kubectl({"create", "token", "viewer"});
+  ASSERT_EQ(token.exit_code, 0) << token.err;
+  std::string bearer = token.out;
+  while (!bearer.empty() && (bearer.back() == '\n' || bearer.back() == ' ')) bearer.pop_back();
+  const std::string viewer = cp().KubeconfigOf("viewer-" + ns_, "    token: " + bearer + "\n");
+  const CommandResult as_viewer = RunPlugin(viewer, {"describe", "pair", "-n", ns_});
+  ASSERT_EQ(as_viewer.exit_code, 0) << as_viewer.err;
+  EXPECT_NE(as_viewer.out.find("pair"), std::string::npos) << as_viewer.out;
+  EXPECT_EQ(as_viewer.out.find("Domain:"), std::string::npos) << as_viewer.out;
+  EXPECT_NE(as_viewer.err.find("note: cannot read fleet " + fleet + ": "), std::string::npos) << as_viewer.err;
 }
 
 }  // namespace
