@@ -672,6 +672,10 @@ int Dashboard(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   };
   sources.fleets = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/fleets"); };
   sources.teams = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/teams"); };
+  sources.usage = [&transport](const controller::UsageQuery& q) {  // issue 47: the Usage page
+    return Forward(transport, "/apis/queue.berth.dev/v1alpha1/usage?since=" + k8s::UrlEncode(q.since) + "&by=" + q.by);
+  };
+  sources.queue_history = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/usage/queue"); };
   sources.cap_of = [client](const std::string& ns) -> std::optional<reconcilers::PriorityCap> {
     auto n = client->Get(k8s::resources::kNamespaces.Path("", ns));
     if (!n.ok()) return std::nullopt;  // not readable with the user's rights: no note

@@ -33,6 +33,7 @@ std::string ContentTypeFor(const std::string& name) {
   if (ends(".svg")) return "image/svg+xml";
   if (ends(".png")) return "image/png";
   if (ends(".json")) return "application/json";
+  if (ends(".txt")) return "text/plain; charset=utf-8";  // the vendored library's licence
   return "application/octet-stream";
 }
 
@@ -105,6 +106,16 @@ void DashboardApi::Register(HttpServer& server) {
   server.Handle("/api/fleets", [this](const HttpRequestView&) { return local_.fleets(); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle("/api/teams", [this](const HttpRequestView&) { return local_.teams(); },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/usage",
+                [this](const HttpRequestView& req) {
+                  UsageQuery q;
+                  std::string message;
+                  if (ParseUsageQuery(req, q, message) != 0) return JsonError(400, message);
+                  return local_.usage(q);
+                },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/usage/queue", [this](const HttpRequestView&) { return local_.queue_history(); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
