@@ -1,4 +1,4 @@
-// What the real-browser drivers (drive.mjs, fleet-cell.mjs, usage.mjs) share: Debian's headless Chromium
+// What the real-browser drivers (drive.mjs, fleet-cell.mjs, usage.mjs, run-fact.mjs) share: Debian's headless Chromium
 // (/usr/bin/chromium) launched by playwright-core, one page, and how a failure is reported.
 import { createRequire } from 'node:module';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -48,7 +48,7 @@ export async function inChromium(modules, consoleIgnored, body, onFailure) {
   }
 }
 
-// What the newer drivers (usage.mjs) share besides the browser.
+// What the newer drivers (usage.mjs, run-fact.mjs) share besides the browser.
 
 // The driver's `--name=value` arguments as an object; exits 2 with a sentence naming `driver` when
 // one is malformed or one of `required` is missing.

@@ -349,6 +349,34 @@ TEST_F(Dashboard, AFleetWithLevelsShowsItsDomainsInChromium) {
   EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the instance's domain";
 }
 
+// Issue 48: a placed run on a fleet with topology levels shows on its page the domain holding its
+// nodes, as kubectl berth describe's Domain: line says it (tests/dashboard/run-fact.mjs in
+// Chromium, the admin's kubectl berth dashboard). A gang of two nodes in racks a and b of spine s1.
+TEST_F(Dashboard, ARunOnAFleetWithLevelsShowsItsDomainOnItsPageInChromium) {
+  Nodes("gang", 1, "4", "8Gi", 0, {{"example.com/spine", "s1"}, {"example.com/rack", "a"}});
+  Nodes("gang", 1, "4", "8Gi", 0, {{"example.com/spine", "s1"}, {"example.com/rack", "b"}});
+  Fleet("gang", "gang", "  placement: cluster\n  topology: [{key: example.com/spine}, {key: example.com/rack}]\n");
+  Run("pair", "  nodes: 2\n");
+  ASSERT_TRUE(WaitPhase("pair", "Scheduled")) << Phase("pair") << ": " << Message("pair");
+  const std::string want = "s1 (example.com/spine)";
+  CommandResult describe;
+  ASSERT_TRUE(Eventually([&] {
+    describe = RunPlugin(cp().kubeconfig(), {"describe", "pair", "-n", ns_});
+    return describe.out.find(want) != std::string::npos;
+  })) << describe.out << describe.err;
+  const int port = FreePort();
+  auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-run-domain");
+  ASSERT_TRUE(dashboard->StartServing()) << dashboard->Log();
+  std::string modules;
+  CommandResult setup = BrowserModules(modules);
+  ASSERT_EQ(setup.exit_code, 0) << setup.out << setup.err;
+  CommandResult drive = RunCommand({"node", kSource + "/tests/dashboard/run-fact.mjs", "--modules=" + modules,
+                                    "--url=" + ControllerProcess::LocalDashboardUrl(port), "--namespace=" + ns_, "--run=pair",
+                                    "--label=Domain", "--text=" + want, "--shot=run-domain"});
+  std::printf("---- tests/dashboard/run-fact.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
+  EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the run's domain";
+}
+
 // Issue 31: the Teams page's endpoint and the team in the queue, through the controller's port.
 // Team status brought up to date every second (the page shows the Team's status).
 class DashboardTeams : public Dashboard {

@@ -592,6 +592,7 @@
       fact('Nodes', spec.nodes === undefined ? 1 : spec.nodes),
       fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
       fact('Fleet', st.fleet),
+      ...(data.domain ? [fact('Domain', data.domain, 'domain')] : []),
       fact('Max duration', spec.maxDuration || 'off'),
       fact('Retry', retryText(spec.retry)),
       fact('Resubmissions', st.resubmissions === undefined ? 0 : st.resubmissions),
