@@ -518,18 +518,6 @@ int Teams(const CommandLine& cl, std::ostream& out, std::ostream& err) {
 
 // ---- describe ----
 
-// The topology domain of a placed run (RunDomain), from its Fleet's status; "" when it has none.
-std::string PlacementDomain(k8s::Client& client, const api::Run& run, std::vector<std::string>& notes) {
-  if (run.status.placement.empty() || run.status.fleet.empty()) return "";
-  auto fleet = client.Get(k8s::resources::kFleets.Path("", run.status.fleet));
-  if (!fleet.ok()) {
-    notes.push_back("cannot read fleet " + run.status.fleet + ": " + fleet.status().message());
-    return "";
-  }
-  auto decoded = api::DecodeFleet(*fleet);
-  return decoded.ok() ? RunDomain(run.status.placement, *decoded) : "";
-}
-
 int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   auto session = OpenRun(cl, true);
   if (!session.ok()) return Fail(err, session.status().message());
@@ -554,7 +542,7 @@ int Describe(const CommandLine& cl, std::ostream& out, std::ostream& err) {
     for (const auto& e : events->items) event_views.push_back(k8s::DecodeEventView(e));
   }
   out << FormatRunDescription(run, pod_views, std::move(event_views), k8s::SystemClock().Now(),
-                              PlacementDomain(client, run, notes));  // Printable
+                              runops::PlacementDomain(client, run, notes));  // Printable
   for (const auto& n : notes) err << "note: " << Printable(n, TextLines::kMany) << "\n";
   return 0;
 }
@@ -672,6 +660,10 @@ int Dashboard(const CommandLine& cl, std::ostream& out, std::ostream& err) {
   };
   sources.fleets = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/fleets"); };
   sources.teams = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/teams"); };
+  sources.usage = [&transport](const controller::UsageQuery& q) {  // issue 47: the Usage page
+    return Forward(transport, "/apis/queue.berth.dev/v1alpha1/usage?since=" + k8s::UrlEncode(q.since) + "&by=" + q.by);
+  };
+  sources.queue_history = [&transport] { return Forward(transport, "/apis/queue.berth.dev/v1alpha1/usage/queue"); };
   sources.cap_of = [client](const std::string& ns) -> std::optional<reconcilers::PriorityCap> {
     auto n = client->Get(k8s::resources::kNamespaces.Path("", ns));
     if (!n.ok()) return std::nullopt;  // not readable with the user's rights: no note

@@ -190,29 +190,6 @@ void Times(std::ostringstream& out, const api::Run& run, k8s::TimePoint now) {
 
 }  // namespace
 
-std::string RunDomain(const std::vector<api::PlacementEntry>& placement, const api::Fleet& fleet) {
-  std::vector<std::string> levels = fleet.spec.topology;
-  if (levels.empty() && !fleet.spec.topology_key.empty()) levels.push_back(fleet.spec.topology_key);
-  if (levels.empty() || placement.empty()) return "";
-  std::optional<std::vector<std::string>> common;  // the path shared by every node so far
-  for (const api::PlacementEntry& p : placement) {
-    auto it = std::find_if(fleet.status.instances.begin(), fleet.status.instances.end(),
-                           [&](const api::FleetInstance& i) { return i.node == p.node; });
-    if (it == fleet.status.instances.end() || it->domain.empty()) return "";
-    std::vector<std::string> path = Split(it->domain, '/');
-    if (!common) {
-      common = std::move(path);
-      continue;
-    }
-    size_t n = 0;
-    while (n < common->size() && n < path.size() && (*common)[n] == path[n]) ++n;
-    common->resize(n);
-  }
-  if (common->empty()) return "";
-  std::vector<std::string> spanned(levels.begin(), levels.begin() + static_cast<std::ptrdiff_t>(std::min(common->size(), levels.size())));
-  return Join(*common, "/") + " (" + Join(spanned, " > ") + ")";
-}
-
 std::string FormatRunDescription(const api::Run& run, const std::vector<k8s::PodView>& pods,
                                  std::vector<k8s::EventView> events, k8s::TimePoint now, const std::string& domain) {
   const api::RunStatus& status = run.status;

@@ -33,6 +33,7 @@
 #include "k8s/clock.h"
 #include "k8s/core_types.h"
 #include "k8s/json.h"
+#include "runops/run_domain.h"
 
 namespace berth::cli {
 
@@ -43,10 +44,8 @@ namespace berth::cli {
 std::string FormatRunDescription(const api::v1alpha1::Run& run, const std::vector<k8s::PodView>& pods,
                                  std::vector<k8s::EventView> events, k8s::TimePoint now,
                                  const std::string& domain = {});
-// The topology domain (issue 48) holding every node of `placement`, as "s1/a (example.com/spine >
-// example.com/rack)": the longest common path of the nodes' domains in the fleet's status, with the
-// levels it spans; "" when the fleet has no levels, the run no placement, or a node no domain.
-std::string RunDomain(const std::vector<api::v1alpha1::PlacementEntry>& placement, const api::v1alpha1::Fleet& fleet);
+// The topology domain (issue 48) of a placement: runops/run_domain.h (the dashboard's run page says the same).
+using runops::RunDomain;
 // The same on the objects as JSON (null entries left out).
 std::string FormatRunDescription(const k8s::json::Value& run, const std::vector<const k8s::json::Value*>& pods,
                                  const std::vector<const k8s::json::Value*>& events, k8s::TimePoint now);

@@ -10,6 +10,7 @@
 #include "k8s/core_types.h"
 #include "k8s/json.h"
 #include "runops/log_targets.h"
+#include "runops/run_domain.h"
 
 namespace berth::controller {
 
@@ -33,6 +34,7 @@ std::string ContentTypeFor(const std::string& name) {
   if (ends(".svg")) return "image/svg+xml";
   if (ends(".png")) return "image/png";
   if (ends(".json")) return "application/json";
+  if (ends(".txt")) return "text/plain; charset=utf-8";  // the vendored library's licence
   return "application/octet-stream";
 }
 
@@ -105,6 +107,16 @@ void DashboardApi::Register(HttpServer& server) {
   server.Handle("/api/fleets", [this](const HttpRequestView&) { return local_.fleets(); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle("/api/teams", [this](const HttpRequestView&) { return local_.teams(); },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/usage",
+                [this](const HttpRequestView& req) {
+                  UsageQuery q;
+                  std::string message;
+                  if (ParseUsageQuery(req, q, message) != 0) return JsonError(400, message);
+                  return local_.usage(q);
+                },
+                RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
+  server.Handle("/api/usage/queue", [this](const HttpRequestView&) { return local_.queue_history(); },
                 RouteOptions{{"GET", "HEAD"}, 0, /*heavy=*/true});
   server.Handle(
       "/api/runs/",
@@ -218,10 +230,15 @@ HttpReply DashboardApi::RunDetail(const std::string& ns, const std::string& name
   std::string selector = "involvedObject.kind=Run,involvedObject.name=" + name;
   auto events = client_->Get(k8s::resources::kEvents.Path(ns_seg) + "?fieldSelector=" + k8s::UrlEncode(selector));
   const std::string ev = events.ok() ? k8s::ListItemsJson(*events) : "[]";
+  // Issue 48: the topology domain holding its nodes, as kubectl berth describe says it (its Fleet
+  // read with the user's credentials; none when they may not read it).
+  std::vector<std::string> notes;
+  const std::string domain = runops::PlacementDomain(*client_, api::v1alpha1::DecodeRunLeniently(*run), notes);
   // What the page shows needs neither; annotations may hold what other tools stored (e.g. the
   // last-applied configuration), managedFields is bulk. The run goes to the page as the API
   // server stores it (every field, as written), not as berth decodes it.
-  return JsonReply(200, R"({"run":)" + k8s::JsonWithoutBulkMetadata(*run) + R"(,"events":)" + ev + "}");
+  return JsonReply(200, R"({"run":)" + k8s::JsonWithoutBulkMetadata(*run) + R"(,"events":)" + ev +
+                            (domain.empty() ? "" : R"(,"domain":)" + json::Quote(domain)) + "}");
 }
 
 HttpReply DashboardApi::SetPriority(const HttpRequestView& req, const std::string& ns, const std::string& name) const {

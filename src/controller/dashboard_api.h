@@ -2,7 +2,7 @@
 // The dashboard's HTTP API and static files, served by `kubectl berth dashboard` on the user's
 // own machine (issue 44, 4): every read and write is made with the user's own kubeconfig (the
 // client's credentials); berth's controller serves no page and no route that acts for a user.
-// The queue, fleets and teams come from berth's aggregated queue API through the API server; a
+// The queue, fleets, teams and usage come from berth's aggregated queue API through the API server; a
 // run's details (metadata.annotations and metadata.managedFields left out of the answer) and its
 // logs (the tail of each rank's Pod of its current attempt, through the API server's pods/log,
 // with a cap on lines, bytes and ranks) are read from the API server, and writes (priority
@@ -18,6 +18,7 @@
 
 #include "controller/dashboard_request.h"
 #include "controller/http_server.h"
+#include "controller/usage_api.h"
 #include "k8s/client.h"
 #include "reconcilers/engine/engine_api.h"
 #include "runops/run_control.h"
@@ -33,6 +34,9 @@ inline constexpr int kMaxLogRanks = 16;
 struct LocalSources {
   std::function<HttpReply(const HttpRequestView& req)> queue;  // GET /api/queue
   std::function<HttpReply()> fleets, teams;                    // GET /api/fleets, /api/teams
+  // Issue 47, the Usage page: GET /api/usage (the query checked first) and /api/usage/queue.
+  std::function<HttpReply(const UsageQuery& query)> usage;
+  std::function<HttpReply()> queue_history;
   // The priority cap of a namespace (for the note of a priority change), or none.
   std::function<std::optional<reconcilers::PriorityCap>(const std::string& ns)> cap_of;
 };
@@ -42,7 +46,8 @@ class DashboardApi {
   // `user_client` holds the user's own credentials and makes every request.
   DashboardApi(k8s::ClientPtr user_client, LocalSources sources);
 
-  // Routes: /, /static/*, /api/queue, /api/fleets, /api/teams, /api/runs/...
+  // Routes: /, /static/*, /api/queue, /api/fleets, /api/teams, /api/usage, /api/usage/queue,
+  // /api/runs/...
   void Register(HttpServer& server);
 
   HttpReply RunDetail(const std::string& ns, const std::string& name) const;

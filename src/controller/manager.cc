@@ -36,7 +36,9 @@ reconcilers::EngineOptions EngineOptionsFrom(const Options& options) {
 
 Manager::Manager(Options options, k8s::ClientPtr client, const k8s::Clock& clock, std::string identity)
     : options_(std::move(options)), client_(std::move(client)), clock_(clock), identity_(std::move(identity)) {
+  queue_series_ = std::make_unique<QueueSeries>(clock_);
   metrics_ = std::make_unique<Metrics>();
+  metrics_->SetQueueSeries(queue_series_.get());
   client_->SetRequestObserver([m = metrics_.get()](const std::string& verb, int code) { m->OnApiRequest(verb, code); });
   engine_ = std::make_unique<reconcilers::RunController>(client_, clock_, EngineOptionsFrom(options_));
   engine_->SetObserver(metrics_.get());
@@ -131,6 +133,9 @@ void Manager::SetUpQueueApiServer(const HttpLimits& limits) {
       [this] { return dashboard_->Fleets(); }, [this] { return dashboard_->Teams(); });
   queue_api_->SetUsage([this, reviewer](const UsageQuery& q, const std::string& only) { return UsageReply(*reviewer, q, only); },
                        options_.leader_election_namespace);
+  queue_api_->SetQueueHistory([this] {
+    return HttpReply{200, "application/json", queue_series_->Json(!elector_ || elector_->IsLeader()), {}};
+  });
   queue_api_server_ = std::make_unique<HttpServer>(options_.queue_api_bind_address, 4, limits);
   queue_api_server_->UseTls(options_.queue_api_cert_dir + "/tls.crt", options_.queue_api_cert_dir + "/tls.key");
   queue_api_->Register(*queue_api_server_);

@@ -16,6 +16,7 @@
 #include "controller/metrics.h"
 #include "controller/options.h"
 #include "controller/queue_api.h"
+#include "controller/queue_series.h"
 #include "k8s/client.h"
 #include "k8s/clock.h"
 #include "reconcilers/engine/engine_api.h"
@@ -80,6 +81,7 @@ class Manager {
   k8s::ClientPtr client_;
   const k8s::Clock& clock_;
   std::string identity_;
+  std::unique_ptr<QueueSeries> queue_series_;  // issue 47: the queue's last 24 hours (before metrics_: it feeds it)
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<reconcilers::RunController> engine_;
   std::unique_ptr<LeaderElector> elector_;

@@ -125,6 +125,11 @@ std::string Metrics::Render() const {
 void Metrics::OnPass(const PassSummary& s) {
   cycle_duration_.Add({}, CycleBuckets()).Observe(static_cast<double>(s.duration.count()) / 1e6);
   passes_.Add({{"core", s.decided ? "decided" : "stood"}}).Increment();
+  if (series_ != nullptr) {
+    int64_t waiting = 0;
+    for (const auto& [key, n] : s.pending) waiting += n;
+    series_->SamplePending(waiting);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   // Label sets that vanished since the last pass must read 0, not their old value.
   for (prometheus::Gauge* g : pass_gauges_) g->Set(0);
@@ -161,6 +166,7 @@ void Metrics::OnPass(const PassSummary& s) {
 void Metrics::OnAdmitted(std::chrono::milliseconds wait) {
   admitted_.Add({}).Increment();
   admission_wait_.Add({}, WaitBuckets()).Observe(static_cast<double>(wait.count()) / 1000.0);
+  if (series_ != nullptr) series_->NoteStart(wait);
 }
 
 void Metrics::OnEstimateError(double ratio) { estimate_error_.Add({}, ErrorBuckets()).Observe(ratio); }

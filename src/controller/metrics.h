@@ -12,6 +12,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "controller/queue_series.h"
 #include "reconcilers/engine/engine_api.h"
 
 namespace berth::controller {
@@ -36,6 +37,9 @@ class Metrics final : public reconcilers::EngineObserver {
   // One API request (verb, HTTP code; 0 = no answer).
   void OnApiRequest(const std::string& verb, int code);
   void SetLeader(bool leader);
+  // Issue 47: also feed the queue's in-memory series (each pass' waiting runs, each start's wait).
+  // Set before the engine starts; `series` outlives this.
+  void SetQueueSeries(QueueSeries* series) { series_ = series; }
 
  private:
   // The series that exist from the start (a scrape sees them before anything happened).
@@ -68,6 +72,7 @@ class Metrics final : public reconcilers::EngineObserver {
   mutable std::mutex mu_;  // guards resetting label sets of the gauges and the two below
   uint64_t events_posted_ = 0, events_dropped_ = 0;  // the engine's totals as last counted
   std::vector<prometheus::Gauge*> pass_gauges_;  // set by the last pass, zeroed by the next
+  QueueSeries* series_ = nullptr;
 };
 
 }  // namespace berth::controller

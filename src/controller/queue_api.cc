@@ -148,7 +148,15 @@ HttpReply QueueApi::Serve(const HttpRequestView& req) {
     return rest == "/fleets" ? fleets_() : teams_();
   }
   if (rest == "/usage" && usage_) return Usage(req, *user);
-  const std::string routes = "the queue API serves .../namespaces/NS/queue, .../queue, .../usage, .../fleets and .../teams";
+  if (rest == "/usage/queue" && queue_history_) {
+    // The queue's length and waits over time: numbers only, read on the Usage page as the usage.
+    auto may = reviews_.Allowed(*user, AccessQuestion{"berth.dev", "teams", "list", ""});
+    if (!may.ok()) return Refused(may.status());
+    if (!*may) return StatusReply(403, "Forbidden", user->name + " may not list teams.berth.dev (the Usage page's figures)");
+    return queue_history_();
+  }
+  const std::string routes =
+      "the queue API serves .../namespaces/NS/queue, .../queue, .../usage, .../usage/queue, .../fleets and .../teams";
   std::string ns;
   if (rest.rfind("/namespaces/", 0) == 0) {
     const std::string tail = rest.substr(12);

@@ -22,6 +22,8 @@
 //       recorded usage (controller/usage_api.h; user may list teams.berth.dev); by=user: every
 //       user's row for who may get configmaps in berth's namespace (where the per-user stores
 //       are), else only the asking user's own
+//   GET /apis/queue.berth.dev/v1alpha1/usage/queue                     the queue's last 24 hours, in memory
+//       (controller/queue_series.h; the same permission as the usage: user may list teams.berth.dev)
 //   GET /healthz, /readyz, /livez                                      ok (no identity needed)
 // Every other request, and any of the above without a verified proxy certificate or a user, is
 // refused with a Kubernetes Status (401, 403, 404).
@@ -73,6 +75,9 @@ class QueueApi {
     users_ns_ = std::move(users_ns);
   }
 
+  // Issue 47: the answer of .../usage/queue (the queue's in-memory series).
+  void SetQueueHistory(ReplyFn history) { queue_history_ = std::move(history); }
+
   // Routes on `server` (which must be a TLS server); sets its client CA once it is known.
   void Register(HttpServer& server);
   // Reads the request-header settings from kube-system/extension-apiserver-authentication and
@@ -94,6 +99,7 @@ class QueueApi {
   PageFn page_;
   ReplyFn fleets_, teams_;
   UsageFn usage_;
+  ReplyFn queue_history_;
   std::string users_ns_;
   HttpServer* server_ = nullptr;
   std::mutex mu_;

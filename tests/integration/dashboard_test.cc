@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "engine_fixture.h"
+#include "k8s/timefmt.h"
 
 namespace berth::testing {
 namespace {
@@ -44,24 +47,38 @@ class Dashboard : public EngineTest {
   CommandResult DriveFleetCell(const std::string& fleet, const std::string& node, const std::string& column,
                                const std::string& text, const std::string& shot) {
     QueueApiRegistration queue_api(ns_);
-    controller_->Stop();
-    const std::vector<std::string> queue_args = queue_api.ControllerArgs();
-    controller_args_.insert(controller_args_.end(), queue_args.begin(), queue_args.end());
-    controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller-queue-api");
-    controller_->Start();
-    if (!queue_api.Register()) return CommandResult{.exit_code = 1, .out = "", .err = "queue API not registered\n" + controller_->Log()};
+    if (!RestartServingTheQueueApi(queue_api)) {
+      return CommandResult{.exit_code = 1, .out = "", .err = "queue API not registered\n" + controller_->Log()};
+    }
     const int port = FreePort();
     auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-" + shot);
     if (!dashboard->StartServing()) return CommandResult{.exit_code = 1, .out = "", .err = dashboard->Log()};
-    CommandResult setup = RunCommand({"bash", kSource + "/tests/dashboard/setup.sh"});
-    if (setup.exit_code != 0) return setup;
-    std::string modules = setup.out;
-    while (!modules.empty() && (modules.back() == '\n' || modules.back() == ' ')) modules.pop_back();
+    std::string modules;
+    if (CommandResult setup = BrowserModules(modules); setup.exit_code != 0) return setup;
     CommandResult drive = RunCommand({"node", kSource + "/tests/dashboard/fleet-cell.mjs", "--modules=" + modules,
                                       "--url=" + ControllerProcess::LocalDashboardUrl(port), "--fleet=" + fleet,
                                       "--node=" + node, "--column=" + column, "--text=" + text, "--shot=" + shot});
     std::printf("---- tests/dashboard/fleet-cell.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
     return drive;
+  }
+
+  // The controller restarted with `queue_api`'s flags (its in-memory series start then), the
+  // APIService registered; false when the API server never found it available.
+  bool RestartServingTheQueueApi(QueueApiRegistration& queue_api) {
+    controller_->Stop();
+    const std::vector<std::string> queue_args = queue_api.ControllerArgs();
+    controller_args_.insert(controller_args_.end(), queue_args.begin(), queue_args.end());
+    controller_ = std::make_unique<ControllerProcess>(controller_args_, "controller-queue-api");
+    controller_->Start();
+    return queue_api.Register();
+  }
+
+  // tests/dashboard/setup.sh: the folder whose node_modules has playwright-core, in `modules`.
+  static CommandResult BrowserModules(std::string& modules) {
+    CommandResult setup = RunCommand({"bash", kSource + "/tests/dashboard/setup.sh"});
+    modules = setup.out;
+    while (!modules.empty() && (modules.back() == '\n' || modules.back() == ' ')) modules.pop_back();
+    return setup;
   }
 
   int64_t SpecPriority(const std::string& run) {
@@ -332,6 +349,34 @@ TEST_F(Dashboard, AFleetWithLevelsShowsItsDomainsInChromium) {
   EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the instance's domain";
 }
 
+// Issue 48: a placed run on a fleet with topology levels shows on its page the domain holding its
+// nodes, as kubectl berth describe's Domain: line says it (tests/dashboard/run-fact.mjs in
+// Chromium, the admin's kubectl berth dashboard). A gang of two nodes in racks a and b of spine s1.
+TEST_F(Dashboard, ARunOnAFleetWithLevelsShowsItsDomainOnItsPageInChromium) {
+  Nodes("gang", 1, "4", "8Gi", 0, {{"example.com/spine", "s1"}, {"example.com/rack", "a"}});
+  Nodes("gang", 1, "4", "8Gi", 0, {{"example.com/spine", "s1"}, {"example.com/rack", "b"}});
+  Fleet("gang", "gang", "  placement: cluster\n  topology: [{key: example.com/spine}, {key: example.com/rack}]\n");
+  Run("pair", "  nodes: 2\n");
+  ASSERT_TRUE(WaitPhase("pair", "Scheduled")) << Phase("pair") << ": " << Message("pair");
+  const std::string want = "s1 (example.com/spine)";
+  CommandResult describe;
+  ASSERT_TRUE(Eventually([&] {
+    describe = RunPlugin(cp().kubeconfig(), {"describe", "pair", "-n", ns_});
+    return describe.out.find(want) != std::string::npos;
+  })) << describe.out << describe.err;
+  const int port = FreePort();
+  auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-run-domain");
+  ASSERT_TRUE(dashboard->StartServing()) << dashboard->Log();
+  std::string modules;
+  CommandResult setup = BrowserModules(modules);
+  ASSERT_EQ(setup.exit_code, 0) << setup.out << setup.err;
+  CommandResult drive = RunCommand({"node", kSource + "/tests/dashboard/run-fact.mjs", "--modules=" + modules,
+                                    "--url=" + ControllerProcess::LocalDashboardUrl(port), "--namespace=" + ns_, "--run=pair",
+                                    "--label=Domain", "--text=" + want, "--shot=run-domain"});
+  std::printf("---- tests/dashboard/run-fact.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
+  EXPECT_EQ(drive.exit_code, 0) << "the browser did not show the run's domain";
+}
+
 // Issue 31: the Teams page's endpoint and the team in the queue, through the controller's port.
 // Team status brought up to date every second (the page shows the Team's status).
 class DashboardTeams : public Dashboard {
@@ -407,6 +452,127 @@ TEST_F(DashboardTeams, TeamsEndpointShowsSharesUseAndUsageAndTheQueueTheTeam) {
   const json::Value* items = json::Find(*queue, {"items"});
   ASSERT_TRUE(items != nullptr && items->IsArray() && items->Size() == 1);
   EXPECT_EQ(json::GetString((*items)[0], "team"), team_);
+}
+
+// Issue 47: the Usage page. Two Teams (this namespace and a second one) run on a fleet of 32 GPUs
+// (kubelet-sim ends each run after its seconds): a (16 GPUs, 20 s) and b1 (16, 40 s) start, b2
+// (16, 20 s) waits for a's GPUs. Once every span is folded into the Teams' usage, `kubectl berth
+// usage -o json` (the admin's) shows both teams, and tests/dashboard/usage.mjs, in Chromium, finds
+// their GPU-hours and shares on the page as the CLI says, the stacked chart drawn with a series per
+// team, and the queue's in-memory series of the controller that ran them: minutes with a waiting
+// run and the three starts.
+class DashboardUsage : public Dashboard {
+ protected:
+  DashboardUsage() { controller_args_.push_back("--team-status-interval=1s"); }
+
+  // "heldSince releasedAt accountedUntil held.gpu" of run `name` in `ns`.
+  static std::vector<std::string> Span(const std::string& ns, const std::string& name) {
+    std::istringstream in(ControlPlane::Get().Kubectl({"get", "run", name, "-n", ns, "-o",
+                          "jsonpath={.status.heldSince} {.status.releasedAt} {.status.accountedUntil} {.status.held.gpu}"}).out);
+    std::vector<std::string> parts;
+    for (std::string p; in >> p;) parts.push_back(p);
+    return parts;
+  }
+  // GPU-seconds of the run's span once it is folded into its Team's usage; -1 before.
+  static double FoldedGpuSeconds(const std::string& ns, const std::string& name) {
+    const auto parts = Span(ns, name);
+    if (parts.size() != 4) return -1;
+    auto held = k8s::ParseRfc3339(parts[0]), released = k8s::ParseRfc3339(parts[1]), until = k8s::ParseRfc3339(parts[2]);
+    if (!held.ok() || !released.ok() || !until.ok() || *until < *released) return -1;
+    return std::stod(parts[3]) * std::chrono::duration<double>(*released - *held).count();
+  }
+};
+
+TEST_F(DashboardUsage, UsagePageDrawsWhatTheCliSaysAndTheQueuesDayInChromium) {
+  const std::string other = ns_ + "-b", team_a = "ua-" + ns_, team_b = "ub-" + ns_;
+  struct Dropper {
+    std::string other, teams;
+    ~Dropper() {
+      ControlPlane::Get().Kubectl({"delete", "team", teams, "--ignore-not-found"});
+      ControlPlane::Get().Kubectl({"delete", "namespace", other, "--ignore-not-found", "--wait=false"});
+    }
+  } drop{other, team_a + " " + team_b};
+  ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  for (const auto& [team, ns] : {std::pair{team_a, ns_}, std::pair{team_b, other}}) {
+    ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team +
+                                                      "}\nspec:\n  namespaces: [" + ns + "]\n").exit_code, 0);
+  }
+  QueueApiRegistration queue_api(ns_);
+  ASSERT_TRUE(RestartServingTheQueueApi(queue_api)) << controller_->Log();
+  auto kubelet = ControllerProcess::KubeletSim("kubelet-sim-usage");
+  kubelet->Start();
+  Nodes("u", 2, "32", "128Gi", 16);
+  Fleet("u", "u", "  blocks: 16\n");  // a block: 1 GPU
+  auto submit = [&](const std::string& ns, const std::string& name, int seconds) {
+    const std::string yaml = "apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata: {name: " + name + ", namespace: " + ns +
+                             "}\nspec:\n  resources: {gpu: 16}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"
+                             "  template:\n    metadata: {annotations: {berth.dev/sim-seconds: \"" + std::to_string(seconds) +
+                             "\"}}\n    spec:\n      containers: [{name: main, image: busybox}]\n";
+    CommandResult r = cp().Kubectl({"apply", "-f", "-"}, yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  };
+  submit(ns_, "a", 20);
+  submit(other, "b1", 40);
+  ASSERT_TRUE(WaitPhase("a", "Running")) << Message("a");
+  submit(other, "b2", 20);  // waits for a's 16 GPUs
+
+  // Every span folded; the CLI's figures are their sums (GPU-seconds to 0.01).
+  std::map<std::string, double> folded;
+  ASSERT_TRUE(Eventually([&] {
+    folded = {{"a", FoldedGpuSeconds(ns_, "a")}, {"b1", FoldedGpuSeconds(other, "b1")}, {"b2", FoldedGpuSeconds(other, "b2")}};
+    return folded["a"] > 0 && folded["b1"] > 0 && folded["b2"] > 0;
+  }, std::chrono::seconds(150))) << "a " << folded["a"] << ", b1 " << folded["b1"] << ", b2 " << folded["b2"];
+  CommandResult cli;
+  std::map<std::string, double> rows;
+  ASSERT_TRUE(Eventually([&] {
+    cli = RunPlugin(cp().kubeconfig(), {"usage", "-o", "json"});
+    auto doc = json::Parse(cli.out);
+    const json::Value* items = doc.ok() ? json::Find(*doc, {"rows"}) : nullptr;
+    if (cli.exit_code != 0 || items == nullptr || !items->IsArray()) return false;
+    for (const auto& r : items->GetArray()) rows[json::GetString(r, "name")] = json::Find(r, {"gpuHours"})->GetDouble() * 3600;
+    return std::abs(rows[team_a] - folded["a"]) < 0.01 && std::abs(rows[team_b] - folded["b1"] - folded["b2"]) < 0.01;
+  }, std::chrono::seconds(60))) << cli.out << cli.err << "\nspans (GPU-seconds): a " << folded["a"] << ", b1 " << folded["b1"]
+                                 << ", b2 " << folded["b2"];
+  const std::string usage_file = std::string(std::getenv("BERTH_TEST_TMP") ? std::getenv("BERTH_TEST_TMP") : "/tmp") +
+                                 "/usage-" + ns_ + ".json";
+  std::ofstream(usage_file) << cli.out;
+
+  // The page, in the admin's kubectl berth dashboard.
+  const int port = FreePort();
+  auto dashboard = ControllerProcess::LocalDashboard(cp().kubeconfig(), port, "dashboard-usage");
+  ASSERT_TRUE(dashboard->StartServing()) << dashboard->Log();
+  std::string modules;
+  CommandResult setup = BrowserModules(modules);
+  ASSERT_EQ(setup.exit_code, 0) << setup.out << setup.err;
+  std::vector<std::string> argv = {"node", kSource + "/tests/dashboard/usage.mjs", "--modules=" + modules,
+                                   "--url=" + ControllerProcess::LocalDashboardUrl(port), "--usage=" + usage_file,
+                                   "--teams=" + team_a + "," + team_b, "--starts=3"};
+  if (const char* docs = std::getenv("BERTH_UPDATE_DOCS_IMAGES"); docs != nullptr && std::string(docs) == "1") {
+    argv.push_back("--docs-images=" + kSource + "/docs/images");
+  }
+  CommandResult drive = RunCommand(argv);
+  std::printf("---- tests/dashboard/usage.mjs ----\n%s%s", drive.out.c_str(), drive.err.c_str());
+  EXPECT_EQ(drive.exit_code, 0) << "the browser checks of the Usage page failed";
+
+  // The series is refused, naming the user, to one whom RBAC lets get the usage resource but who
+  // may not list Teams (as the usage itself).
+  const std::string user = "carol-" + ns_;
+  Apply("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: " + user + "}\n"
+        "rules:\n- {apiGroups: [queue.berth.dev], resources: [usage], verbs: [get]}\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: " + user + "}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: " + user + "}\n"
+        "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: " + user + "}\n");
+  struct DropRbac {
+    std::string name;
+    ~DropRbac() { ControlPlane::Get().Kubectl({"delete", "clusterrole,clusterrolebinding", name, "--ignore-not-found"}); }
+  } drop_rbac{user};
+  CommandResult refused;
+  EXPECT_TRUE(Eventually([&] {
+    refused = queue_api.GetRaw("/usage/queue", {"--as", user});
+    return refused.err.find(user + " may not list teams.berth.dev") != std::string::npos;
+  })) << refused.out << refused.err;
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_EQ(refused.out.find("QueueHistory"), std::string::npos) << refused.out;
 }
 
 }  // namespace

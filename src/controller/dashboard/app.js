@@ -1,4 +1,4 @@
-// berth dashboard: the queue, the fleets, the teams (teams.js) and a run's detail, served by
+// berth dashboard: the queue, the fleets, the teams (teams.js), the usage (usage.js) and a run's detail, served by
 // `kubectl berth dashboard` on the user's own machine; durations and times are formatted by
 // format.js. Plain JavaScript, no build step and no external resource; every URL is relative.
 //
@@ -416,6 +416,7 @@
   }
 
   const loadTeams = window.berthTeamsPage({ $, el, table, setText, api, isCurrent, markUpdated });
+  const loadUsage = window.berthUsagePage({ $, el, table, setText, api, isCurrent, markUpdated, fmtDuration, fmtTime });
 
   // ---- Run detail ----------------------------------------------------------------------------
 
@@ -591,6 +592,7 @@
       fact('Nodes', spec.nodes === undefined ? 1 : spec.nodes),
       fact('Fleets allowed', Array.isArray(spec.fleets) && spec.fleets.length ? spec.fleets.join(', ') : 'any'),
       fact('Fleet', st.fleet),
+      ...(data.domain ? [fact('Domain', data.domain, 'domain')] : []),
       fact('Max duration', spec.maxDuration || 'off'),
       fact('Retry', retryText(spec.retry)),
       fact('Resubmissions', st.resubmissions === undefined ? 0 : st.resubmissions),
@@ -691,6 +693,7 @@
     if (parts.length === 0 || (parts[0] === 'queue' && parts.length === 1)) return { view: 'queue', query, title: 'Queue', load: loadQueue, what: 'the queue' };
     if (parts[0] === 'fleets' && parts.length === 1) return { view: 'fleets', query, title: 'Fleets', load: loadFleets, what: 'the fleets' };
     if (parts[0] === 'teams' && parts.length === 1) return { view: 'teams', query, title: 'Teams', load: loadTeams, what: 'the teams' };
+    if (parts[0] === 'usage' && parts.length === 1) return { view: 'usage', query, title: 'Usage', load: loadUsage, what: 'the usage' };
     if (parts[0] === 'runs' && parts.length === 3) {
       return { view: 'run', query, ns: parts[1], name: parts[2], title: `Run ${parts[1]}/${parts[2]}`, load: loadRun, what: 'the run' };
     }

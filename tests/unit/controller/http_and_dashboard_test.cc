@@ -267,6 +267,34 @@ TEST_F(DashboardTest, StaticServesTheEmbeddedFiles) {
   EXPECT_TRUE(transport_->requests().empty());
 }
 
+// Issue 47: the Usage page and the charting library it uses (uPlot, vendored under
+// src/controller/dashboard/vendor/) are served from the binary like the other files, with their
+// content types, the page's CSP, and the library's licence.
+TEST_F(DashboardTest, StaticServesTheUsagePageAndTheVendoredChartLibrary) {
+  struct Case {
+    std::string path, content_type, contains;
+  };
+  const std::vector<Case> cases = {
+      {"/static/usage.js", "text/javascript; charset=utf-8", "berthUsagePage"},
+      {"/static/uPlot.iife.min.js", "text/javascript; charset=utf-8", "uPlot"},
+      {"/static/uPlot.min.css", "text/css; charset=utf-8", ".uplot"},
+      {"/static/uPlot.LICENSE.txt", "text/plain; charset=utf-8", "MIT License"},
+  };
+  for (const auto& c : cases) {
+    HttpReply r = api_.Static(Get(c.path));
+    EXPECT_EQ(r.status, 200) << c.path;
+    EXPECT_EQ(r.content_type, c.content_type) << c.path;
+    EXPECT_NE(r.body.find(c.contains), std::string::npos) << c.path;
+    EXPECT_EQ(r.headers["Content-Security-Policy"], "default-src 'self'; frame-ancestors 'none'") << c.path;
+  }
+  const std::string index = api_.Static(Get("/")).body;
+  for (const char* ref : {R"(<script src="static/uPlot.iife.min.js">)", R"(<script src="static/usage.js">)",
+                          R"(href="static/uPlot.min.css")", R"(href="#/usage")"}) {
+    EXPECT_NE(index.find(ref), std::string::npos) << ref;
+  }
+  EXPECT_EQ(api_.Static(Get("/static/vendor/uPlot.iife.min.js")).status, 404) << "one name per file, no folders";
+}
+
 TEST_F(DashboardTest, StaticRefusesUnknownPathsAndTraversal) {
   const std::vector<std::string> paths = {
       "/static/",
@@ -604,6 +632,48 @@ TEST_F(DashboardTest, TeamsWithAnEmptyCache) {
   EXPECT_EQ(r.content_type, "application/json");
   EXPECT_EQ(r.body, R"({"items":[]})");
   EXPECT_TRUE(transport_->requests().empty()) << "teams come from the cache";
+}
+
+// Issue 47: the Usage page's routes check the window and the grouping before anything is read,
+// then give the query to the source (kubectl berth dashboard: the queue API's usage with the user's
+// kubeconfig); the queue's series likewise.
+TEST_F(DashboardTest, UsageRoutesCheckTheQueryAndAskTheSources) {
+  std::vector<UsageQuery> asked;
+  int history_asks = 0;
+  LocalSources sources = Sources();
+  sources.usage = [&](const UsageQuery& q) {
+    asked.push_back(q);
+    return HttpReply{200, "application/json", R"({"kind":"Usage","rows":[]})", {}};
+  };
+  sources.queue_history = [&] {
+    ++history_asks;
+    return HttpReply{200, "application/json", R"({"kind":"QueueHistory","minutes":[]})", {}};
+  };
+  DashboardApi local(client_, std::move(sources));
+  HttpServer server("0");
+  local.Register(server);
+  HttpRequestView req = Get("/api/usage");
+  req.query = {{"since", "30d"}, {"by", "team"}};
+  HttpReply r = server.Dispatch(req);
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body, R"({"kind":"Usage","rows":[]})");
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0].since, "30d");
+  EXPECT_EQ(asked[0].by, "team");
+  EXPECT_EQ(asked[0].window, std::chrono::hours(24 * 30));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"since", "91d"}, {"since", "x"}, {"since", "30m"}, {"by", "pod"}, {"by", "team&x=1"}}) {
+    HttpRequestView bad = Get("/api/usage");
+    bad.query = {{key, value}};
+    HttpReply refused = server.Dispatch(bad);
+    EXPECT_EQ(refused.status, 400) << key << "=" << value;
+    EXPECT_FALSE(ErrorOf(refused).empty()) << key << "=" << value;
+  }
+  EXPECT_EQ(asked.size(), 1u) << "a refused query reads nothing";
+  EXPECT_EQ(server.Dispatch(Get("/api/usage/queue")).body, R"({"kind":"QueueHistory","minutes":[]})");
+  EXPECT_EQ(history_asks, 1);
+  EXPECT_EQ(server.CheckHead(Get("/api/usage/queue", "POST")).status, 405);
+  EXPECT_TRUE(transport_->requests().empty());
 }
 
 // ---------------------------------------------------------------------------------------------
