@@ -69,5 +69,25 @@ TEST(UsageView, TheTableShowsEachRowAndWeightedHoursWhereTheyDiffer) {
   EXPECT_FALSE(FormatUsage("not json").ok());
 }
 
+// Issue 47: an answer that counts runs gets RUNS and MEDIAN-WAIT, the median as its bucket's bounds.
+TEST(UsageView, RunsAndTheBucketOfTheirMedianWait) {
+  const char* answer = R"({"kind":"Usage","by":"user","from":"2026-11-23","to":"2026-11-30",
+    "total":{"gpuHours":10,"runs":9,"medianWait":{"fromSeconds":300,"underSeconds":600}},
+    "rows":[{"name":"alice","gpuHours":4,"weightedGpuHours":4,"share":0.4,"runs":5,"medianWait":{"fromSeconds":300,"underSeconds":600}},
+            {"name":"bob","gpuHours":3,"weightedGpuHours":3,"share":0.3,"runs":2,"medianWait":{"fromSeconds":0,"underSeconds":10}},
+            {"name":"carol","gpuHours":2,"weightedGpuHours":2,"share":0.2,"runs":1,"medianWait":{"fromSeconds":2592000}},
+            {"name":"dave","gpuHours":1,"weightedGpuHours":1,"share":0.1,"runs":0,"medianWait":null}]})";
+  const std::string want =
+      "USER    GPU-HOURS   SHARE   CPU-HOURS   MEMORY-GIB-HOURS   RUNS   MEDIAN-WAIT\n"
+      "alice   4.0         40.0%   0.0         0.0                5      5m\u201310m\n"
+      "bob     3.0         30.0%   0.0         0.0                2      <10s\n"
+      "carol   2.0         20.0%   0.0         0.0                1      \u226530d\n"
+      "dave    1.0         10.0%   0.0         0.0                0      -\n"
+      "(UTC days 2026-11-23 to 2026-11-30)\n";
+  auto t = FormatUsage(answer);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(*t, want);
+}
+
 }  // namespace
 }  // namespace berth::cli
