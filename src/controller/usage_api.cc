@@ -72,7 +72,9 @@ class Sums {
       rest.cpu -= h.cpu;
       rest.memory_gib -= h.memory_gib;
     }
-    if (rest.gpu > 1e-9 || rest.cpu > 1e-9 || rest.memory_gib > 1e-9) {
+    // What the named parts leave of the total; less than a microhour is the rounding of the figures
+    // (each kept to the nanohour), not an "others" row.
+    if (rest.gpu > 1e-6 || rest.cpu > 1e-6 || rest.memory_gib > 1e-6) {
       Add(base::kOthers, d, base::UsageHours{.gpu = std::max(0.0, rest.gpu), .cpu = std::max(0.0, rest.cpu),
                                              .memory_gib = std::max(0.0, rest.memory_gib)});
     }

@@ -243,5 +243,18 @@ TEST(UsageApi, ARepeatedSinceOrByIsRefusedWithASentence) {
   }
 }
 
+// The named users' figures, each rounded to the nanohour, may fall short of the day's total by a
+// few nanohours: no "others" row of nothing (seen: 1.3e-8 GiB-hours, shown as a row of 0.0).
+TEST(UsageApi, RoundingLeavesNoOthersRow) {
+  UsageInputs in;
+  base::UsageDay d = Day("2026-11-30", "a100", 2, {{"alice", {.gpu = 1}}, {"bob", {.gpu = 1}}});
+  d.total.memory_gib = 1.3e-8;
+  in.teams.push_back(TeamWith("vision", {d}));
+  in.users = {api::UserUsage{.team = "vision", .history = {d}, .folded_until = std::nullopt, .resource_version = "1", .starts = {}}};
+  using Row = std::tuple<std::string, double, double, double>;
+  EXPECT_EQ(Rows(UsageJson(UsageQuery{.since = "7d", .window = hours(24 * 7), .by = "user"}, in, kNow)),
+            (std::vector<Row>{{"alice", 1, 1, 0.5}, {"bob", 1, 1, 0.5}}));
+}
+
 }  // namespace
 }  // namespace berth::controller
