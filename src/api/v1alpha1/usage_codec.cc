@@ -27,6 +27,13 @@ base::UsageHours ReadHours(Reader& r) {
                           .memory_gib = r.Number("memoryGiBHours").value_or(0)};
 }
 
+// Opens one day's object: {"day", "fleet", ... (the caller closes it).
+void StartDay(Writer& w, const std::string& day, const std::string& fleet) {
+  w.raw().StartObject();
+  w.StringMember("day", day);
+  w.StringMember("fleet", fleet);
+}
+
 // {gpuHours, cpuHours, memoryGiBHours} as members, those that are 0 left out when `compact`.
 void WriteHours(Writer& w, const base::UsageHours& h, bool compact) {
   if (!compact || h.gpu != 0) w.NumberMember("gpuHours", h.gpu);
@@ -67,9 +74,7 @@ void WriteUsageHistory(Writer& w, const base::UsageHistory& history, std::string
   w.Key("usageHistory");
   w.raw().StartArray();
   for (const base::UsageDay& d : history) {
-    w.raw().StartObject();
-    w.StringMember("day", d.day);
-    w.StringMember("fleet", d.fleet);
+    StartDay(w, d.day, d.fleet);
     WriteHours(w, d.total, false);
     w.Key(by);
     w.raw().StartObject();
@@ -124,9 +129,7 @@ void WriteRunStarts(Writer& w, const base::RunStartsHistory& starts) {
   w.Key("runStarts");
   w.raw().StartArray();
   for (const base::RunStartsDay& d : starts) {
-    w.raw().StartObject();
-    w.StringMember("day", d.day);
-    w.StringMember("fleet", d.fleet);
+    io::StartDay(w, d.day, d.fleet);
     w.Key("waits");
     WriteWaits(w, d.total);
     WriteNamedWaits(w, "byUser", d.by_user);
