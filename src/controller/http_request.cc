@@ -5,6 +5,7 @@
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 #include <optional>
@@ -114,7 +115,8 @@ int DecodePath(std::string_view raw, std::string& out, std::string& message) {
   return 0;
 }
 
-int DecodeQuery(std::string_view raw, std::map<std::string, std::string>& out, std::string& message) {
+int DecodeQuery(std::string_view raw, std::map<std::string, std::string>& out, std::vector<std::string>& repeated,
+                std::string& message) {
   while (!raw.empty()) {
     size_t amp = raw.find('&');
     std::string_view part = raw.substr(0, amp);
@@ -133,7 +135,8 @@ int DecodeQuery(std::string_view raw, std::map<std::string, std::string>& out, s
         return 400;
       }
     }
-    out.emplace(std::move(key), std::move(value));  // the first of repeated parameters counts
+    auto [it, added] = out.emplace(std::move(key), std::move(value));  // the first of repeated parameters counts
+    if (!added && std::find(repeated.begin(), repeated.end(), it->first) == repeated.end()) repeated.push_back(it->first);
   }
   return 0;
 }
@@ -188,7 +191,7 @@ int TakeHead(const http::request_parser<http::string_body>& parser, HttpRequestV
       message = "the query holds a character that must be escaped";
       return 400;
     }
-    if (int s = DecodeQuery(query, out.query, message); s != 0) return s;
+    if (int s = DecodeQuery(query, out.query, out.repeated_query, message); s != 0) return s;
   }
   for (const auto& field : req) {
     std::string name = Lower(std::string_view(field.name_string().data(), field.name_string().size()));

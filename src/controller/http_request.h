@@ -11,7 +11,8 @@
 //     raw control character, or a "." / ".." segment is a 400 (so a decoded path never holds a
 //     query or a segment separator its sender hid from routing);
 //   - query parameters are split on '&' and '=', '+' is a space, then percent-decoded (400 on a
-//     bad escape or control character); the first of repeated parameters counts;
+//     bad escape or control character); the first of repeated parameters counts (their names
+//     in `repeated_query`: a route may refuse them);
 //   - header names are tokens, values have no control characters, no obsolete line folding (400;
 //     Beast would unfold it, berth refuses it as before);
 //     names are lower-cased, repeated headers joined with ", "; Content-Length must be one
@@ -47,6 +48,8 @@ struct HttpRequestView {
   // client presented a certificate that verified against that CA, and its subject's common name.
   bool client_verified = false;
   std::string client_cn;
+  // The query parameters given more than once (each name once, in order).
+  std::vector<std::string> repeated_query;
 
   // The values of every field named `lower_name`, in order.
   std::vector<std::string> Values(const std::string& lower_name) const {

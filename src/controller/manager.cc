@@ -141,20 +141,25 @@ void Manager::SetUpQueueApiServer(const HttpLimits& limits) {
   queue_api_->Register(*queue_api_server_);
 }
 
-// Issue 47: the usage answer from the cached Teams and Fleets and, for by=user, the per-user stores
-// (read with berth's own client: ConfigMaps labelled berth.dev/usage=users in its namespace).
+// Issue 47: the usage answer from the cached Teams and Fleets and the per-user stores (read with
+// berth's own client: ConfigMaps labelled berth.dev/usage=users in its namespace; their hours for
+// by=user, their run starts for every by). Stores that cannot be read: by=user fails, the other
+// answers come without runs.
 HttpReply Manager::UsageReply(k8s::Client& reader, const UsageQuery& q, const std::string& only_user) const {
   UsageInputs in;
   in.teams = engine_->Teams();
   for (const auto& f : engine_->Fleets()) in.cost_weights[f->meta.name] = f->spec.cost_weight;
   in.only_user = only_user;
-  if (q.by == "user") {
-    k8s::ListOptions opts;
-    opts.label_selector = std::string(api::v1alpha1::kUserUsageLabel) + "=users";
-    auto list = reader.List("/api/v1/namespaces/" + options_.leader_election_namespace + "/configmaps", opts);
-    if (!list.ok()) {
-      return StatusReply(502, "InternalError", "the per-user usage could not be read: " + list.status().message());
-    }
+  k8s::ListOptions opts;
+  opts.label_selector = std::string(api::v1alpha1::kUserUsageLabel) + "=users";
+  auto list = reader.List("/api/v1/namespaces/" + options_.leader_election_namespace + "/configmaps", opts);
+  if (!list.ok() && q.by == "user") {
+    return StatusReply(502, "InternalError", "the per-user usage could not be read: " + list.status().message());
+  }
+  if (!list.ok()) {
+    spdlog::warn("usage: runs not shown, the per-user usage could not be read: {}", list.status().message());
+    in.runs_known = false;
+  } else {
     for (const auto& item : list->items) {
       auto store = api::v1alpha1::DecodeUserUsage(item);
       if (store.ok()) in.users.push_back(std::move(store).value());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "k8s/duration.h"
 #include "k8s/json.h"
@@ -26,17 +27,24 @@ std::string Num(double v) {
   return ec == std::errc() ? std::string(buf, end) : "0";
 }
 
+struct DayRow {
+  double gpu = 0, weighted = 0;
+  base::WaitHistogram waits;  // the runs that started that day
+};
+
 struct Row {
   base::UsageHours hours;
   double weighted = 0;
-  std::map<std::string, std::pair<double, double>> days;  // day -> (GPU-hours, weighted)
+  std::map<std::string, DayRow> days;
+  base::WaitHistogram waits;
 };
 
 class Sums {
  public:
   Sums(std::string from, std::string to, const std::map<std::string, double>& weights)
       : from_(std::move(from)), to_(std::move(to)), weights_(weights) {}
-  bool InWindow(const base::UsageDay& d) const { return d.day >= from_ && d.day <= to_; }
+  bool InWindow(const std::string& day) const { return day >= from_ && day <= to_; }
+  bool InWindow(const base::UsageDay& d) const { return InWindow(d.day); }
   double Weight(const std::string& fleet) const {
     auto it = weights_.find(fleet);
     return it == weights_.end() ? 1.0 : it->second;
@@ -46,9 +54,14 @@ class Sums {
     const double w = h.gpu * Weight(d.fleet);
     r.hours += h;
     r.weighted += w;
-    auto& day = r.days[d.day];
-    day.first += h.gpu;
-    day.second += w;
+    DayRow& day = r.days[d.day];
+    day.gpu += h.gpu;
+    day.weighted += w;
+  }
+  void AddStarts(const std::string& key, const std::string& day, const base::WaitHistogram& waits) {
+    Row& r = rows_[key];
+    r.waits += waits;
+    r.days[day].waits += waits;
   }
   // The named parts of a day, and what they do not name (a day trimmed of its names) under "others".
   void AddNamed(const base::UsageDay& d) {
@@ -59,7 +72,9 @@ class Sums {
       rest.cpu -= h.cpu;
       rest.memory_gib -= h.memory_gib;
     }
-    if (rest.gpu > 1e-9 || rest.cpu > 1e-9 || rest.memory_gib > 1e-9) {
+    // What the named parts leave of the total; less than a microhour is the rounding of the figures
+    // (each kept to the nanohour), not an "others" row.
+    if (rest.gpu > 1e-6 || rest.cpu > 1e-6 || rest.memory_gib > 1e-6) {
       Add(base::kOthers, d, base::UsageHours{.gpu = std::max(0.0, rest.gpu), .cpu = std::max(0.0, rest.cpu),
                                              .memory_gib = std::max(0.0, rest.memory_gib)});
     }
@@ -77,7 +92,19 @@ std::string HoursJson(const base::UsageHours& h, double weighted) {
          R"(,"memoryGiBHours":)" + Num(h.memory_gib);
 }
 
-std::string RowsJson(std::map<std::string, Row>& rows, double total_gpu) {
+// ,"runs":N,"medianWait":{"fromSeconds","underSeconds"} (underSeconds absent in the last
+// bucket; null without runs); nothing when the runs are not known.
+std::string RunsJson(const base::WaitHistogram& waits, bool known) {
+  if (!known) return "";
+  std::string out = R"(,"runs":)" + std::to_string(waits.Runs()) + R"(,"medianWait":)";
+  const auto median = base::MedianWait(waits);
+  if (!median) return out + "null";
+  out += R"({"fromSeconds":)" + std::to_string(median->from.count());
+  if (median->under) out += R"(,"underSeconds":)" + std::to_string(median->under->count());
+  return out + "}";
+}
+
+std::string RowsJson(std::map<std::string, Row>& rows, double total_gpu, bool runs) {
   std::vector<std::pair<std::string, Row*>> order;
   for (auto& [name, row] : rows) order.emplace_back(name, &row);
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second->hours.gpu > b.second->hours.gpu; });
@@ -85,11 +112,11 @@ std::string RowsJson(std::map<std::string, Row>& rows, double total_gpu) {
   for (const auto& [name, row] : order) {
     if (out.size() > 1) out += ",";
     out += R"({"name":)" + json::Quote(name) + "," + HoursJson(row->hours, row->weighted) + R"(,"share":)" +
-           Num(total_gpu > 0 ? row->hours.gpu / total_gpu : 0) + R"(,"days":[)";
+           Num(total_gpu > 0 ? row->hours.gpu / total_gpu : 0) + RunsJson(row->waits, runs) + R"(,"days":[)";
     bool first = true;
     for (const auto& [day, g] : row->days) {
-      out += std::string(first ? "" : ",") + R"({"day":)" + json::Quote(day) + R"(,"gpuHours":)" + Num(g.first) +
-             R"(,"weightedGpuHours":)" + Num(g.second) + "}";
+      out += std::string(first ? "" : ",") + R"({"day":)" + json::Quote(day) + R"(,"gpuHours":)" + Num(g.gpu) +
+             R"(,"weightedGpuHours":)" + Num(g.weighted) + RunsJson(g.waits, runs) + "}";
       first = false;
     }
     out += "]}";
@@ -97,9 +124,35 @@ std::string RowsJson(std::map<std::string, Row>& rows, double total_gpu) {
   return out + "]";
 }
 
+// The runs that started in the window from the per-user stores: of the Teams there are (every
+// store's with by=user, as the users' hours).
+void AddRunStarts(const UsageQuery& query, const UsageInputs& in, Sums& rows, Sums& totals) {
+  std::set<std::string> teams;
+  for (const auto& t : in.teams) teams.insert(t->meta.name);
+  for (const auto& store : in.users) {
+    const bool teamed = teams.count(store.team) != 0;
+    if (!teamed && query.by != "user") continue;
+    for (const base::RunStartsDay& d : store.starts) {
+      if (!rows.InWindow(d.day)) continue;
+      if (teamed) totals.AddStarts("", d.day, d.total);
+      if (query.by == "team") rows.AddStarts(store.team, d.day, d.total);
+      if (query.by == "fleet") rows.AddStarts(d.fleet, d.day, d.total);
+      const auto* named = query.by == "user" ? &d.by_user : query.by == "namespace" ? &d.by_namespace : nullptr;
+      if (named == nullptr) continue;
+      for (const auto& [name, waits] : *named) rows.AddStarts(name, d.day, waits);
+    }
+  }
+}
+
 }  // namespace
 
 int ParseUsageQuery(const HttpRequestView& req, UsageQuery& out, std::string& message) {
+  for (const char* key : {"since", "by"}) {
+    if (std::find(req.repeated_query.begin(), req.repeated_query.end(), key) != req.repeated_query.end()) {
+      message = std::string(key) + " must be given once (the query names it more than once)";
+      return 400;
+    }
+  }
   if (auto it = req.query.find("since"); it != req.query.end() && !it->second.empty()) {
     auto d = k8s::ParseDurationStrict(it->second);
     if (!d.ok() || *d < kMinWindow || *d > kMaxWindow) {
@@ -139,7 +192,10 @@ std::string UsageJson(const UsageQuery& query, const UsageInputs& in, base::Time
         if (rows.InWindow(d)) rows.AddNamed(d);
       }
     }
-    if (!in.only_user.empty()) std::erase_if(rows.rows(), [&](const auto& r) { return r.first != in.only_user; });
+  }
+  if (in.runs_known) AddRunStarts(query, in, rows, totals);
+  if (query.by == "user" && !in.only_user.empty()) {
+    std::erase_if(rows.rows(), [&](const auto& r) { return r.first != in.only_user; });
   }
   const Row total = totals.rows().count("") ? totals.rows()[""] : Row{};
   std::string days;
@@ -148,7 +204,8 @@ std::string UsageJson(const UsageQuery& query, const UsageInputs& in, base::Time
   }
   return R"({"kind":"Usage","apiVersion":"queue.berth.dev/v1alpha1","by":)" + json::Quote(query.by) + R"(,"since":)" +
          json::Quote(query.since) + R"(,"from":)" + json::Quote(from) + R"(,"to":)" + json::Quote(to) + R"(,"days":[)" + days +
-         R"(],"total":{)" + HoursJson(total.hours, total.weighted) + R"(},"rows":)" + RowsJson(rows.rows(), total.hours.gpu) + "}";
+         R"(],"total":{)" + HoursJson(total.hours, total.weighted) + RunsJson(total.waits, in.runs_known) + R"(},"rows":)" +
+         RowsJson(rows.rows(), total.hours.gpu, in.runs_known) + "}";
 }
 
 }  // namespace berth::controller

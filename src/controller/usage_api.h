@@ -10,12 +10,17 @@
 // Answer (JSON):
 //   {"kind":"Usage","apiVersion":"queue.berth.dev/v1alpha1","by":"team","since":"7d",
 //    "from":"YYYY-MM-DD","to":"YYYY-MM-DD","days":["YYYY-MM-DD",...],
-//    "total":{"gpuHours","weightedGpuHours","cpuHours","memoryGiBHours"},      (every Team's runs)
-//    "rows":[{"name","gpuHours","weightedGpuHours","cpuHours","memoryGiBHours","share",
-//             "days":[{"day","gpuHours","weightedGpuHours"}]}]}              (largest GPU-hours first)
+//    "total":{"gpuHours","weightedGpuHours","cpuHours","memoryGiBHours","runs","medianWait"},
+//                                                                              (every Team's runs)
+//    "rows":[{"name","gpuHours","weightedGpuHours","cpuHours","memoryGiBHours","share","runs","medianWait",
+//             "days":[{"day","gpuHours","weightedGpuHours","runs","medianWait"}]}]}  (largest GPU-hours first)
 // weighted: each fleet's hours times its Fleet.spec.costWeight; share: the row's GPU-hours over the
 // total's (0 when the total is 0). With by=user, `total` is still every Team's (the users' rows of a
 // non-admin are their own only).
+// runs: the runs that started (were admitted) in the window, from the per-user stores' run starts
+// (api::UserUsage::starts); medianWait: the bucket of their median wait (base::MedianWait),
+// {"fromSeconds", "underSeconds"} (no underSeconds in the last bucket), null without runs. Both
+// left out when the stores could not be read (UsageInputs::runs_known).
 
 #include <chrono>
 #include <map>
@@ -25,6 +30,7 @@
 
 #include "api/v1alpha1/team.h"
 #include "api/v1alpha1/user_usage.h"
+#include "base/run_waits.h"
 #include "base/time.h"
 #include "controller/http_request.h"
 
@@ -39,14 +45,15 @@ struct UsageQuery {
 };
 
 // ?since= (a duration, 1h to 90d; default 7d) and ?by= (team, namespace, user, fleet; default
-// team): 0, or 400 with a sentence in `message`.
+// team), each at most once: 0, or 400 with a sentence in `message`.
 int ParseUsageQuery(const HttpRequestView& req, UsageQuery& out, std::string& message);
 
 struct UsageInputs {
   std::vector<std::shared_ptr<const api::v1alpha1::Team>> teams;
   std::map<std::string, double> cost_weights;  // fleet -> Fleet.spec.costWeight (absent: 1)
-  std::vector<api::v1alpha1::UserUsage> users;  // by=user: every Team's store
+  std::vector<api::v1alpha1::UserUsage> users;  // every Team's store (hours by=user, runs for every by)
   std::string only_user;                        // by=user: "" every user's row, else this user's alone
+  bool runs_known = true;                       // false: `users` could not be read (no runs shown)
 };
 
 std::string UsageJson(const UsageQuery& query, const UsageInputs& in, base::TimePoint now);

@@ -22,6 +22,8 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -29,10 +31,12 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
 #include "api/v1alpha1/codec.h"
+#include "base/time.h"
 #include "engine_fixture.h"
 #include "k8s/timefmt.h"
 
@@ -1497,6 +1501,129 @@ TEST_F(Cli, UsageShowsEachUserTheirOwnFiguresEqualToTheRunsSpansAcrossARestart) 
   CommandResult bad_raw = Kubectl({"get", "--raw", "/apis/queue.berth.dev/v1alpha1/usage?since=forever"});
   EXPECT_NE(bad_raw.exit_code, 0);
   EXPECT_NE(bad_raw.err.find("since must be a duration from 1h to 90d"), std::string::npos) << bad_raw.err;
+}
+
+// Issue 47: RUNS and MEDIAN-WAIT of `kubectl berth usage` for every --by are what the runs'
+// timestamps give: each run counted once, its wait from its creation to its admission
+// (status.heldSince), the median (the lower middle run's wait) within the bucket the answer names.
+TEST_F(Cli, UsageCountsRunsAndTheirMedianWaitAsTheRunsTimestampsGive) {
+  netns_controller_.Stop();
+  netns_controller_.extra_args = {"--team-status-interval=1s"};
+  netns_controller_.Start();
+  const std::string team = "runs-" + ns_;
+  const std::string ann = "ann-" + ns_, ben = "ben-" + ns_;  // users no other test has
+  struct Dropper {
+    std::string team;
+    ~Dropper() {
+      ControlPlane::Get().Kubectl({"delete", "team", team, "--ignore-not-found"});
+      ControlPlane::Get().Kubectl({"delete", "configmap", "-n", "berth-system", "berth-usage-" + team, "--ignore-not-found"});
+    }
+  } drop{team};
+  ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team +
+                                                    "}\nspec:\n  namespaces: [" + ns_ + "]\n").exit_code, 0);
+  Nodes("w", 1, "16", "64Gi", 8);
+  Fleet("w", "w", "  blocks: 8\n");  // a block: 1 GPU
+  auto submit = [&](const std::string& name, const std::string& user, int gpus) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata:\n  name: " + name + "\n  annotations: {berth.dev/submitted-by: " +
+          user + "}\nspec:\n  resources: {gpu: " + std::to_string(gpus) +
+          "}\n  retry: {onEvents: [no-capacity], duration: \"off\"}\n"  // a run that does not fit waits
+          "  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  };
+  // ann-1 and ben-1 take the 8 GPUs at once; ann-2 and ann-3 wait until ann-1 ends.
+  submit("ann-1", ann, 6);
+  submit("ben-1", ben, 2);
+  ASSERT_TRUE(WaitPhase("ann-1", "Scheduled")) << Message("ann-1");
+  ASSERT_TRUE(WaitPhase("ben-1", "Scheduled")) << Message("ben-1");
+  submit("ann-2", ann, 3);
+  submit("ann-3", ann, 3);
+  StartRun("ann-1");
+  StartRun("ben-1");
+  std::this_thread::sleep_for(std::chrono::seconds(12));  // ann-2 and ann-3 wait a while
+  EXPECT_EQ(Phase("ann-2"), "Pending") << Message("ann-2");
+  FinishRun("ann-1");
+  ASSERT_TRUE(WaitPhase("ann-2", "Scheduled")) << Message("ann-2");
+  ASSERT_TRUE(WaitPhase("ann-3", "Scheduled")) << Message("ann-3");
+  for (const char* run : {"ann-2", "ann-3"}) {
+    StartRun(run);
+    FinishRun(run);
+  }
+  FinishRun("ben-1");
+  // The wait of each run from its timestamps, once every span is in the store.
+  std::map<std::string, int64_t> wait;
+  auto accounted = [&](const std::string& run) {
+    json::Document d = RunDoc(run);
+    const json::Value* st = d.IsObject() ? json::Find(d, {"status"}) : nullptr;
+    if (st == nullptr) return false;
+    const auto s = api::v1alpha1::DecodeRunStatusLeniently(*st);
+    auto created = k8s::ParseRfc3339(json::GetString(json::Find(d, {"metadata", "creationTimestamp"})));
+    if (!s.held_since || !s.released_at || !s.accounted_until || *s.accounted_until < *s.released_at || !created.ok()) return false;
+    wait[run] = std::chrono::duration_cast<std::chrono::seconds>(s.held_since->point() - *created).count();
+    return true;
+  };
+  for (const char* run : {"ann-1", "ben-1", "ann-2", "ann-3"}) {
+    ASSERT_TRUE(Eventually([&] { return accounted(run); }, std::chrono::seconds(60))) << run << "'s span never accounted";
+  }
+  EXPECT_GE(wait["ann-2"], 10) << "ann-2 waited for ann-1";
+  // The lower middle run's wait of a group of runs.
+  auto median = [&](std::vector<std::string> runs) {
+    std::vector<int64_t> w;
+    for (const auto& r : runs) w.push_back(wait[r]);
+    std::sort(w.begin(), w.end());
+    return w[(w.size() + 1) / 2 - 1];
+  };
+  // name -> (runs, medianWait's fromSeconds, underSeconds) of an answer's rows.
+  auto rows = [](const std::string& body) {
+    std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> out;
+    auto doc = json::Parse(body);
+    if (!doc.ok() || json::Find(*doc, {"rows"}) == nullptr) return out;
+    for (const auto& r : json::Find(*doc, {"rows"})->GetArray()) {
+      const json::Value* m = json::Find(r, {"medianWait"});
+      if (json::Find(r, {"runs"}) == nullptr || m == nullptr || !m->IsObject()) continue;
+      out[json::GetString(json::Find(r, {"name"}))] = {json::GetInt(r, "runs"), json::GetInt(*m, "fromSeconds"),
+                                                       json::GetInt(*m, "underSeconds", INT64_MAX)};
+    }
+    return out;
+  };
+  auto check = [&](const std::string& by, const std::string& name, const std::vector<std::string>& runs) {
+    CommandResult r = Berth({"usage", "--since", "1d", "--by", by, "-o", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto got = rows(r.out);
+    ASSERT_TRUE(got.count(name)) << by << " " << name << "\n" << r.out;
+    const auto [n, from, under] = got.at(name);
+    const int64_t m = median(runs);
+    EXPECT_EQ(n, static_cast<int64_t>(runs.size())) << by << " " << name << "\n" << r.out;
+    EXPECT_LE(from, m) << by << " " << name << "\n" << r.out;
+    EXPECT_LT(m, under) << by << " " << name << "\n" << r.out;
+  };
+  const std::vector<std::string> all = {"ann-1", "ben-1", "ann-2", "ann-3"};
+  check("user", ann, {"ann-1", "ann-2", "ann-3"});
+  check("user", ben, {"ben-1"});
+  check("team", team, all);
+  check("namespace", ns_, all);
+  check("fleet", FleetName("w"), all);
+  // The table: RUNS and MEDIAN-WAIT as the JSON has them ("10s–20s": the bucket's bounds).
+  CommandResult users = Berth({"usage", "--since", "1d", "--by", "user", "-o", "json"});
+  ASSERT_EQ(users.exit_code, 0) << users.err;
+  const auto [ann_runs, ann_from, ann_under] = rows(users.out)[ann];
+  ASSERT_GT(ann_from, 0) << users.out;
+  CommandResult table = Berth({"usage", "--by", "user"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("RUNS   MEDIAN-WAIT"), std::string::npos) << table.out;
+  std::istringstream lines(table.out);
+  bool seen = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(ann + " ", 0) != 0) continue;
+    std::istringstream cells(line);
+    std::vector<std::string> c;
+    for (std::string cell; cells >> cell;) c.push_back(cell);
+    ASSERT_GE(c.size(), 2u) << line;
+    EXPECT_EQ(c[c.size() - 2], std::to_string(ann_runs)) << line;
+    EXPECT_EQ(c.back(), base::FormatDuration(std::chrono::seconds(ann_from)) + "\u2013" +
+                            base::FormatDuration(std::chrono::seconds(ann_under)))
+        << line;
+    seen = true;
+  }
+  EXPECT_TRUE(seen) << table.out;
 }
 
 }  // namespace

@@ -26,10 +26,11 @@ namespace berth::testing {
 namespace {
 
 // One TCP connection to 127.0.0.1, optionally TLS (no certificate check: the test made the cert),
-// optionally from another loopback address (`from`), so that the test plays several clients.
+// optionally from another loopback address (`from`), so that the test plays several clients, and
+// optionally presenting a client certificate (`client`: the paths of "<client>.crt" and ".key").
 class Wire {
  public:
-  Wire(int port, bool tls, const char* from = nullptr) {
+  Wire(int port, bool tls, const char* from = nullptr, const std::string& client = {}) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     timeval tv{10, 0};  // a hang guard only; every read waits for a reply or a close
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -47,6 +48,10 @@ class Wire {
     if (ok_ && tls) {
       ctx_ = SSL_CTX_new(TLS_client_method());
       SSL_CTX_set_verify(ctx_, SSL_VERIFY_NONE, nullptr);
+      if (!client.empty()) {
+        SSL_CTX_use_certificate_file(ctx_, (client + ".crt").c_str(), SSL_FILETYPE_PEM);
+        SSL_CTX_use_PrivateKey_file(ctx_, (client + ".key").c_str(), SSL_FILETYPE_PEM);
+      }
       ssl_ = SSL_new(ctx_);
       SSL_set_fd(ssl_, fd_);
       ok_ = SSL_connect(ssl_) == 1;
@@ -344,6 +349,56 @@ TEST_F(Hostile, EveryPortSurvivesTheCatalogue) {
   std::string reply = w.ReadToClose();
   EXPECT_EQ(reply.rfind("HTTP/1.1 200 ", 0), 0u) << reply;
   EXPECT_NE(reply.find(R"("uid":"u-1")"), std::string::npos) << reply;
+  EXPECT_EQ(controller_->Log().find("terminate called"), std::string::npos);
+}
+
+// Issue 47: the queue API's usage resource, asked as the API server asks (its front-proxy client
+// certificate, an admin's name in the headers) so that each request reaches the route: a
+// malformed `since` or `by`, a repeated `by`, a query too long, a slow sender, a body on a GET.
+// Each is a 4xx with a sentence, or cut at the read deadline (408), and the same process still
+// answers /healthz; a good query is answered.
+TEST_F(Hostile, TheUsageEndpointRefusesHostileQueries) {
+  const std::string proxy = ControlPlane::Get().dir() + "/front-proxy-client";
+  const std::string path = "/apis/queue.berth.dev/v1alpha1/usage";
+  const std::string as_admin = "Host: x\r\nX-Remote-User: admin\r\nX-Remote-Group: system:masters\r\n";
+  // Sends `bytes` and checks the status line starts with `want` and the reply holds `sentence`.
+  auto ask = [&](const std::string& what, const std::string& bytes, const std::string& want, const std::string& sentence) {
+    Wire w(queue_api_, true, nullptr, proxy);
+    ASSERT_TRUE(w.ok()) << what;
+    w.Send(bytes);
+    const std::string reply = w.ReadToClose();
+    EXPECT_EQ(reply.rfind(want, 0), 0u) << what << "\n got: " << reply.substr(0, 400);
+    EXPECT_NE(reply.find(sentence), std::string::npos) << what << "\n got: " << reply.substr(0, 400);
+    Check("queue-api", "usage: " + what, StatusLine(reply));
+  };
+  // The positive control: the front-proxy identity reaches the route.
+  ASSERT_TRUE(Eventually([&] {
+    Wire w(queue_api_, true, nullptr, proxy);
+    w.Send("GET " + path + "?since=7d HTTP/1.1\r\n" + as_admin + "Connection: close\r\n\r\n");
+    return w.ReadToClose().rfind("HTTP/1.1 200 ", 0) == 0;
+  })) << controller_->Log();
+  auto get = [&](const std::string& query, const std::string& extra = {}) {
+    return "GET " + path + "?" + query + " HTTP/1.1\r\n" + as_admin + extra + "Connection: close\r\n\r\n";
+  };
+  ask("a good query (`since=7d&by=user`)", get("since=7d&by=user"), "HTTP/1.1 200 ", R"("kind":"Usage")");
+  ask("`since=%zz`", get("since=%zz"), "HTTP/1.1 400 ", "malformed percent-escape in the query");
+  ask("`since=99999999999d`", get("since=99999999999d"), "HTTP/1.1 400 ", "since must be a duration from 1h to 90d");
+  ask("`by=` a thousand times", get([] {
+        std::string q;
+        for (int i = 0; i < 1000; ++i) q += "by=&";
+        return q;
+      }()),
+      "HTTP/1.1 400 ", "by must be given once");
+  ask("`by=team&by=user`", get("by=team&by=user"), "HTTP/1.1 400 ", "by must be given once");
+  ask("`by=pod`", get("by=pod"), "HTTP/1.1 400 ", "by must be team, namespace, user or fleet");
+  ask("a 100 KB query", get("since=" + std::string(100 * 1024, '9')), "HTTP/1.1 431 ", "");
+  ask("slow sender: a head that never ends", "GET " + path + "?since=7d HTTP/1.1\r\n" + as_admin + "X-Slow: a",
+      "HTTP/1.1 408 ", "");
+  ask("1 MiB of `[` as the body of a GET",
+      "GET " + path + " HTTP/1.1\r\n" + as_admin + "Content-Length: 1048576\r\n\r\n" + std::string(1 << 20, '['),
+      "HTTP/1.1 413 ", "");
+  ask("a body on a GET (`Content-Length: 10`)", "GET " + path + " HTTP/1.1\r\n" + as_admin + "Content-Length: 10\r\n\r\n",
+      "HTTP/1.1 413 ", "");
   EXPECT_EQ(controller_->Log().find("terminate called"), std::string::npos);
 }
 

@@ -7,14 +7,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "api/v1alpha1/codec.h"
+#include "api/v1alpha1/user_usage.h"
 #include "engine_fixture.h"
 #include "scheduling/usage.h"
 
@@ -260,6 +264,105 @@ TEST_F(UsageFold, TheHistoryEqualsTheRunsSpansAcrossAKilledController) {
   ASSERT_TRUE(counted.has_value()) << metrics.substr(0, 3000);
   EXPECT_GT(*counted, 0);
   EXPECT_LE(*counted, final_recorded.gpu + 0.01);
+}
+
+// Per-user figures across a Lease handover: two controllers elect a leader; runs of two users
+// run; the leader is SIGKILLed mid-run and the other takes over; once the runs end, the queue
+// API's by=user answer (of the new leader, asked as the API server asks: its front-proxy client
+// certificate) gives each user their run's span to the second and one run each: nothing lost,
+// nothing counted twice.
+TEST_F(UsageFold, PerUserFiguresEqualTheSpansAcrossALeaseHandover) {
+  controller_->Kill();  // the fixture's controller does not elect; two that do take its place
+  team_ = "handover-" + ns_;
+  ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team_ +
+                                                    "}\nspec:\n  namespaces: [" + ns_ + "]\n").exit_code, 0);
+  const std::string certs = cp().dir() + "/handover-certs-" + ns_;
+  CommandResult made = RunCommand({"bash", "-c",
+                                   "set -e; mkdir -p \"$0\"; cd \"$0\"; openssl req -x509 -newkey rsa:2048 -nodes -keyout tls.key "
+                                   "-out tls.crt -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null",
+                                   certs});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  // The per-user stores go to the leader-election namespace: this test's.
+  std::map<ControllerProcess*, int> port;
+  std::vector<std::unique_ptr<ControllerProcess>> procs;
+  for (const char* name : {"first", "second"}) {
+    const int p = FreePort();
+    procs.push_back(std::make_unique<ControllerProcess>(
+        std::vector<std::string>{"--leader-elect", "--leader-election-namespace=" + ns_, "--leader-election-lease-duration=5s",
+                                 "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms",
+                                 "--team-status-interval=1s", "--queue-api-bind-address=127.0.0.1:" + std::to_string(p),
+                                 "--queue-api-cert-dir=" + certs},
+        name));
+    port[procs.back().get()] = p;
+    procs.back()->Start();
+  }
+  auto leader = [&]() -> ControllerProcess* {
+    for (auto& p : procs) {
+      if (p->Running() && p->Log().find("became the leader") != std::string::npos) return p.get();
+    }
+    return nullptr;
+  };
+  ASSERT_TRUE(Eventually([&] { return leader() != nullptr; })) << procs[0]->Log() << procs[1]->Log();
+  Nodes("h", 1, "16", "64Gi", 8);
+  Fleet("h", "h", "  blocks: 8\n");  // a block: 1 GPU
+  const std::string ann = "ann-" + ns_, ben = "ben-" + ns_;
+  for (const auto& [run, user, gpus] : std::vector<std::tuple<std::string, std::string, int>>{{"ann-run", ann, 2}, {"ben-run", ben, 3}}) {
+    Apply("apiVersion: berth.dev/v1alpha1\nkind: Run\nmetadata:\n  name: " + run + "\n  annotations: {berth.dev/submitted-by: " +
+          user + "}\nspec:\n  resources: {gpu: " + std::to_string(gpus) +
+          "}\n  template:\n    spec:\n      containers: [{name: main, image: busybox}]\n");
+  }
+  ASSERT_TRUE(WaitPhase("ann-run", "Scheduled")) << Message("ann-run");
+  ASSERT_TRUE(WaitPhase("ben-run", "Scheduled")) << Message("ben-run");
+  StartRun("ann-run");
+  StartRun("ben-run");
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // a few folds of the first leader
+  ControllerProcess* first = leader();
+  ASSERT_NE(first, nullptr);
+  first->Kill();
+  ASSERT_TRUE(Eventually([&] { return leader() != nullptr; }, std::chrono::seconds(30))) << "no new leader";
+  ControllerProcess* second = leader();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the new leader folds on
+  FinishRun("ann-run");
+  FinishRun("ben-run");
+  for (const char* run : {"ann-run", "ben-run"}) {
+    ASSERT_TRUE(Eventually([&] { return Accounted(Status(run)); }, std::chrono::seconds(60))) << run << " never accounted";
+  }
+  auto span = [&](const std::string& run) {
+    const api::RunStatus s = Status(run);
+    return static_cast<double>(s.held->gpus) * std::chrono::duration<double>(s.released_at->point() - s.held_since->point()).count();
+  };
+  const double ann_span = span("ann-run"), ben_span = span("ben-run");
+  ASSERT_GT(ann_span, 0);
+  ASSERT_GT(ben_span, 0);
+  // The new leader's answer, as the API server would ask it for an admin.
+  const std::string dir = cp().dir();
+  std::map<std::string, std::pair<double, int64_t>> rows;  // user -> (GPU-seconds, runs)
+  std::string body;
+  const bool equal = Eventually([&] {
+    body = RunCommand({"curl", "-s", "-m", "30", "-k", "--cert", dir + "/front-proxy-client.crt", "--key",
+                       dir + "/front-proxy-client.key", "-H", "X-Remote-User: admin", "-H", "X-Remote-Group: system:masters",
+                       "https://127.0.0.1:" + std::to_string(port[second]) +
+                           "/apis/queue.berth.dev/v1alpha1/usage?by=user&since=1d"})
+               .out;
+    rows.clear();
+    auto doc = json::Parse(body);
+    if (!doc.ok() || json::Find(*doc, {"rows"}) == nullptr) return false;
+    for (const auto& r : json::Find(*doc, {"rows"})->GetArray()) {
+      rows[json::GetString(json::Find(r, {"name"}))] = {json::Find(r, {"gpuHours"})->GetDouble() * 3600, json::GetInt(r, "runs")};
+    }
+    return std::abs(rows[ann].first - ann_span) < 0.01 && std::abs(rows[ben].first - ben_span) < 0.01;
+  }, std::chrono::seconds(60));
+  EXPECT_TRUE(equal) << "ann's span " << ann_span << " GPU-s, ben's " << ben_span << "\n" << body;
+  EXPECT_EQ(rows[ann].second, 1) << body;
+  EXPECT_EQ(rows[ben].second, 1) << body;
+  EXPECT_NE(first, second);
+  // The fixture's cleanup needs a controller to remove the runs' finalizers.
+  for (auto& p : procs) {
+    if (p->Running()) p->Stop();
+  }
+  controller_ = std::make_unique<ControllerProcess>(controller_args_);
+  controller_->Start();
+  (void)client()->Delete("/api/v1/namespaces/" + ns_ + "/configmaps/" + api::UserUsageName(team_));
 }
 
 }  // namespace

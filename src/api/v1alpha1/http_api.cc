@@ -155,6 +155,14 @@ double NumberAt(const json::Value& v, std::string_view key) {
   return n != nullptr && n->IsNumber() ? n->GetDouble() : 0;
 }
 
+// "medianWait": {"fromSeconds", "underSeconds"} (no underSeconds: -1); null or absent: nullopt.
+std::optional<std::pair<int64_t, int64_t>> MedianWaitAt(const json::Value& v) {
+  const json::Value* m = json::Find(v, {"medianWait"});
+  if (m == nullptr || !m->IsObject()) return std::nullopt;
+  const json::Value* under = json::Find(*m, {"underSeconds"});
+  return std::make_pair(json::GetInt(*m, "fromSeconds"), under != nullptr && under->IsInt64() ? under->GetInt64() : -1);
+}
+
 }  // namespace
 
 k8s::Result<UsageAnswer> DecodeUsageAnswer(std::string_view body) {
@@ -174,8 +182,13 @@ k8s::Result<UsageAnswer> DecodeUsageAnswer(std::string_view body) {
                                 .weighted_gpu_hours = NumberAt(r, "weightedGpuHours"),
                                 .share = NumberAt(r, "share"),
                                 .cpu_hours = NumberAt(r, "cpuHours"),
-                                .memory_gib_hours = NumberAt(r, "memoryGiBHours")});
+                                .memory_gib_hours = NumberAt(r, "memoryGiBHours"),
+                                .runs = static_cast<int64_t>(NumberAt(r, "runs")),
+                                .median_wait = MedianWaitAt(r)});
+    out.runs_known = out.runs_known || json::Find(r, {"runs"}) != nullptr;
   }
+  const json::Value* total = json::Find(*doc, {"total"});
+  out.runs_known = out.runs_known || (total != nullptr && json::Find(*total, {"runs"}) != nullptr);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api/v1alpha1/team.h"
@@ -68,14 +69,18 @@ std::string EncodeTeamsPage(const std::vector<Team>& teams);
 
 // The queue API's usage answer (controller/usage_api.h), as kubectl berth usage reads it:
 //   {"kind": "Usage", "by", "from", "to", "rows": [{"name", "gpuHours", "weightedGpuHours", "share",
-//    "cpuHours", "memoryGiBHours", ...}]}
+//    "cpuHours", "memoryGiBHours", "runs", "medianWait": {"fromSeconds", "underSeconds"} or null, ...}]}
 struct UsageRow {
   std::string name;
   double gpu_hours = 0, weighted_gpu_hours = 0, share = 0, cpu_hours = 0, memory_gib_hours = 0;
+  int64_t runs = 0;
+  // The bucket of the median wait in seconds: from, under (-1: no upper bound); nullopt: no runs.
+  std::optional<std::pair<int64_t, int64_t>> median_wait;
 };
 struct UsageAnswer {
   std::string by, from, to;
   std::vector<UsageRow> rows;
+  bool runs_known = false;  // the answer counts runs (a row or the total has "runs")
 };
 // Errors: not a Usage object, or no "rows" array. Missing numbers read as 0.
 k8s::Result<UsageAnswer> DecodeUsageAnswer(std::string_view body);

@@ -1,6 +1,8 @@
 // Issue 47: usage histories (Team.status.usageHistory and a Team's per-user store) and the per-user
 // store's ConfigMap.
 
+#include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 
@@ -23,6 +25,13 @@ base::UsageHours ReadHours(Reader& r) {
   return base::UsageHours{.gpu = r.Number("gpuHours").value_or(0),
                           .cpu = r.Number("cpuHours").value_or(0),
                           .memory_gib = r.Number("memoryGiBHours").value_or(0)};
+}
+
+// Opens one day's object: {"day", "fleet", ... (the caller closes it).
+void StartDay(Writer& w, const std::string& day, const std::string& fleet) {
+  w.raw().StartObject();
+  w.StringMember("day", day);
+  w.StringMember("fleet", fleet);
 }
 
 // {gpuHours, cpuHours, memoryGiBHours} as members, those that are 0 left out when `compact`.
@@ -65,9 +74,7 @@ void WriteUsageHistory(Writer& w, const base::UsageHistory& history, std::string
   w.Key("usageHistory");
   w.raw().StartArray();
   for (const base::UsageDay& d : history) {
-    w.raw().StartObject();
-    w.StringMember("day", d.day);
-    w.StringMember("fleet", d.fleet);
+    StartDay(w, d.day, d.fleet);
     WriteHours(w, d.total, false);
     w.Key(by);
     w.raw().StartObject();
@@ -98,6 +105,90 @@ void WriteUsageHistory(Writer& w, const base::UsageHistory& history, std::string
 
 namespace {
 constexpr std::string_view kUserUsagePrefix = "berth-usage-";
+
+// {"<a bucket's lower bound in seconds>": runs, ...}, the buckets without runs left out.
+void WriteWaits(Writer& w, const base::WaitHistogram& h) {
+  w.raw().StartObject();
+  for (size_t i = 0; i < h.counts.size(); ++i) {
+    if (h.counts[i] != 0) w.IntMember(std::to_string(base::kWaitBucketFrom[i]), h.counts[i]);
+  }
+  w.raw().EndObject();
+}
+
+void WriteNamedWaits(Writer& w, std::string_view key, const std::map<std::string, base::WaitHistogram>& named) {
+  w.Key(key);
+  w.raw().StartObject();
+  for (const auto& [name, h] : named) {
+    w.Key(name);
+    WriteWaits(w, h);
+  }
+  w.raw().EndObject();
+}
+
+void WriteRunStarts(Writer& w, const base::RunStartsHistory& starts) {
+  w.Key("runStarts");
+  w.raw().StartArray();
+  for (const base::RunStartsDay& d : starts) {
+    io::StartDay(w, d.day, d.fleet);
+    w.Key("waits");
+    WriteWaits(w, d.total);
+    WriteNamedWaits(w, "byUser", d.by_user);
+    WriteNamedWaits(w, "byNamespace", d.by_namespace);
+    w.raw().EndObject();
+  }
+  w.raw().EndArray();
+}
+
+// A waits object: every key a bucket's lower bound, every count a whole number from 0.
+base::WaitHistogram ReadWaits(const json::Value* v, const std::string& path, std::string& problem) {
+  base::WaitHistogram h;
+  if (v == nullptr) return h;
+  if (!v->IsObject()) {
+    if (problem.empty()) problem = path + " must be an object of runs per bucket of wait";
+    return h;
+  }
+  for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
+    const std::string_view key(it->name.GetString(), it->name.GetStringLength());
+    int64_t from = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), from);
+    const auto bucket = std::find(base::kWaitBucketFrom.begin(), base::kWaitBucketFrom.end(), from);
+    if (ec != std::errc() || end != key.data() + key.size() || bucket == base::kWaitBucketFrom.end() ||
+        !it->value.IsInt64() || it->value.GetInt64() < 0) {
+      if (problem.empty()) problem = path + "." + std::string(key) + ": not a bucket of wait with a count of runs";
+      continue;
+    }
+    h.counts[static_cast<size_t>(bucket - base::kWaitBucketFrom.begin())] += it->value.GetInt64();
+  }
+  return h;
+}
+
+std::map<std::string, base::WaitHistogram> ReadNamedWaits(const json::Value* v, const std::string& path,
+                                                          std::string& problem) {
+  std::map<std::string, base::WaitHistogram> out;
+  if (v == nullptr || !v->IsObject()) return out;
+  for (auto it = v->MemberBegin(); it != v->MemberEnd(); ++it) {
+    const std::string name = it->name.GetString();
+    out[name] = ReadWaits(&it->value, path + "." + name, problem);
+  }
+  return out;
+}
+
+base::RunStartsHistory ReadRunStarts(Reader& r, std::string& problem) {
+  base::RunStartsHistory out;
+  for (Reader& d : r.Objects("runStarts")) {
+    base::RunStartsDay day;
+    day.day = d.String("day").value_or("");
+    day.fleet = d.String("fleet").value_or("");
+    const json::Value* v = d.value();
+    day.total = ReadWaits(v == nullptr ? nullptr : json::Find(*v, {"waits"}), d.path() + ".waits", problem);
+    day.by_user = ReadNamedWaits(v == nullptr ? nullptr : json::Find(*v, {"byUser"}), d.path() + ".byUser", problem);
+    day.by_namespace =
+        ReadNamedWaits(v == nullptr ? nullptr : json::Find(*v, {"byNamespace"}), d.path() + ".byNamespace", problem);
+    out.push_back(std::move(day));
+  }
+  return out;
+}
+
 constexpr size_t kMaxName = 253;
 constexpr const char* kUserUsageKey = "usage.json";
 constexpr const char* kUsers = "users";
@@ -122,6 +213,7 @@ std::string EncodeUserUsage(const UserUsage& usage, std::string_view ns) {
   inner.Key("usageFoldedUntil");
   inner.TimeOrNull(usage.folded_until);
   io::WriteUsageHistory(inner, usage.history, "byUser");
+  WriteRunStarts(inner, usage.starts);
   inner.raw().EndObject();
   Writer w;
   w.raw().StartObject();
@@ -160,6 +252,7 @@ k8s::Result<UserUsage> DecodeUserUsage(const json::Value& configmap) {
   u.team = r.String("team").value_or("");
   u.folded_until = r.TimeAt("usageFoldedUntil");
   u.history = io::ReadUsageHistory(r, "byUser", problem);
+  u.starts = ReadRunStarts(r, problem);
   if (!problem.empty()) return k8s::Status::Error("ConfigMap " + name + ": " + problem);
   if (u.team.empty() || UserUsageName(u.team) != name) {
     return k8s::Status::Error("ConfigMap " + name + " names another team (" + u.team + ")");

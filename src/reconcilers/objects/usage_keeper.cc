@@ -19,6 +19,14 @@ namespace {
 // Hourly detail is kept for the last 31 days (a month's budget window has its edges in hours).
 constexpr auto kHourlyFor = std::chrono::hours(24 * 31);
 constexpr int kTeamWriteTries = 3;
+
+// A run's wait until `start` (its admission): from its submission, or from its return to the
+// queue after a retry (status.retryAfter): the rule of berth_admission_wait_seconds.
+std::chrono::seconds WaitBefore(const Run& run, sched::TimePoint start) {
+  sched::TimePoint since = run.meta.created;
+  if (run.status.resubmissions > 0 && run.status.retry_after) since = std::max(since, run.status.retry_after->point());
+  return std::max(std::chrono::seconds(0), std::chrono::duration_cast<std::chrono::seconds>(start - since));
+}
 }  // namespace
 
 bool UsageKeeper::Holding(const Run& run) const {
@@ -44,9 +52,10 @@ std::map<std::string, std::vector<UsageKeeper::Item>> UsageKeeper::ItemsByTeam(c
     RunSpan rs = SpanOfRun(*run, Holding(*run));
     if (!rs.span) continue;
     auto t = team_of.find(run->meta.ns);
+    const std::chrono::seconds wait = WaitBefore(*run, rs.span->start);
     out[t == team_of.end() ? std::string() : t->second].push_back(
         Item{.span = std::move(*rs.span), .close = rs.close, .ns = run->meta.ns, .name = run->meta.name,
-             .resource_version = run->meta.resource_version, .user = SubmitterOf(run->meta)});
+             .resource_version = run->meta.resource_version, .user = SubmitterOf(run->meta), .wait = wait});
   }
   for (const auto& t : view.snapshot.teams) out.try_emplace(t.name);  // the watermark moves on
   return out;
@@ -141,10 +150,12 @@ bool UsageKeeper::WriteTeam(const Fold& fold, const std::string& patch) {
 void UsageKeeper::WriteUsers(const Fold& fold) {
   if (users_ns_.empty() || !fold.from) return;
   std::vector<sched::UsageSpan> spans;
+  std::vector<RunStart> starts;
   spans.reserve(fold.items.size());
   for (const Item& i : fold.items) {
     spans.push_back(i.span);
     spans.back().ns = i.user;
+    starts.push_back(RunStart{.user = i.user, .ns = i.ns, .fleet = i.span.fleet, .at = i.span.start, .wait = i.wait});
   }
   const std::string dir = "/api/v1/namespaces/" + users_ns_ + "/configmaps";
   const std::string path = dir + "/" + api::UserUsageName(fold.team);
@@ -165,7 +176,7 @@ void UsageKeeper::WriteUsers(const Fold& fold) {
     } else if (spans.empty()) {
       return;  // nothing to keep yet
     }
-    if (!FoldUserUsage(usage, spans, *fold.from, fold.to)) return;  // folded up to here already
+    if (!FoldUserUsage(usage, spans, *fold.from, fold.to, starts)) return;  // folded up to here already
     const std::string body = api::EncodeUserUsage(usage, users_ns_);
     auto w = usage.resource_version.empty() ? client_->Create(dir, body) : client_->Update(path, body);
     if (w.ok()) return;

@@ -15,7 +15,8 @@
 // run's submitter, are folded into the Team's per-user store (api::UserUsage, a ConfigMap in
 // berth's own namespace) from that store's own watermark, read and written on the
 // writer thread with the ConfigMap's resourceVersion as precondition (a conflict: read again and
-// fold from its new watermark). So that store too counts each second once, on its own.
+// fold from its new watermark). So that store too counts each second once, on its own; and each
+// run start (span.start, with its wait) in the one store fold whose interval holds it.
 //
 // Threads: Update on the loop thread; the writes on the writer threads (key "usage:<team>").
 // Cost: one walk of the cached runs per interval (pointers, no copy of a run); per team one copy
@@ -70,6 +71,7 @@ class UsageKeeper {
     RunSpan::Close close = RunSpan::Close::kNone;
     std::string ns, name, resource_version;
     std::string user;  // SubmitterOf the run
+    std::chrono::seconds wait{0};  // from its submission (or return to the queue) to span.start
   };
   struct Fold {
     std::string team;                         // "": runs in no Team

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/command_line.h"
+#include "cli/format.h"
 #include "cli/usage_view.h"
 
 namespace berth::cli {
@@ -67,6 +69,33 @@ TEST(UsageView, TheTableShowsEachRowAndWeightedHoursWhereTheyDiffer) {
   EXPECT_EQ(*t, "No usage recorded from 2026-11-30 to 2026-11-30 (UTC days).\n");
   EXPECT_FALSE(FormatUsage(R"({"kind":"Status","message":"no"})").ok());
   EXPECT_FALSE(FormatUsage("not json").ok());
+}
+
+// Issue 47: an answer that counts runs gets RUNS and MEDIAN-WAIT, the median as its bucket's bounds.
+TEST(UsageView, RunsAndTheBucketOfTheirMedianWait) {
+  const char* answer = R"({"kind":"Usage","by":"user","from":"2026-11-23","to":"2026-11-30",
+    "total":{"gpuHours":10,"runs":9,"medianWait":{"fromSeconds":300,"underSeconds":600}},
+    "rows":[{"name":"alice","gpuHours":4,"weightedGpuHours":4,"share":0.4,"runs":5,"medianWait":{"fromSeconds":300,"underSeconds":600}},
+            {"name":"bob","gpuHours":3,"weightedGpuHours":3,"share":0.3,"runs":2,"medianWait":{"fromSeconds":0,"underSeconds":10}},
+            {"name":"carol","gpuHours":2,"weightedGpuHours":2,"share":0.2,"runs":1,"medianWait":{"fromSeconds":2592000}},
+            {"name":"dave","gpuHours":1,"weightedGpuHours":1,"share":0.1,"runs":0,"medianWait":null}]})";
+  auto t = FormatUsage(answer);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  const std::vector<std::string> lines = Split(*t, '\n');  // the last one empty: the text ends a line
+  ASSERT_EQ(lines.size(), 7u) << *t;
+  EXPECT_EQ(lines[0], "USER    GPU-HOURS   SHARE   CPU-HOURS   MEMORY-GIB-HOURS   RUNS   MEDIAN-WAIT");
+  // Each row: its name first, its runs and median under RUNS and MEDIAN-WAIT (the en dash and the
+  // sign are one column each).
+  const size_t runs_at = lines[0].find("RUNS");
+  const std::vector<std::tuple<std::string, std::string, std::string>> rows = {
+      {"alice", "5", "5m\u201310m"}, {"bob", "2", "<10s"}, {"carol", "1", "\u226530d"}, {"dave", "0", "-"}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& [name, runs, median] = rows[i];
+    const std::string& line = lines[i + 1];
+    EXPECT_EQ(line.rfind(name + " ", 0), 0u) << *t;
+    EXPECT_EQ(line.substr(runs_at), runs + std::string(7 - runs.size(), ' ') + median) << *t;
+  }
+  EXPECT_EQ(lines[5], "(UTC days 2026-11-23 to 2026-11-30)");
 }
 
 }  // namespace

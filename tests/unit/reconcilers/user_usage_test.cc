@@ -1,5 +1,7 @@
 // Issue 47: a Team's per-user usage store (api::UserUsage, a ConfigMap in berth's namespace): the
-// fold from its own watermark (FoldUserUsage), its size bound, and the ConfigMap's codec.
+// fold from its own watermark (FoldUserUsage), its size bound, and the ConfigMap's codec; the runs
+// that started, with their waits (RunStartsTest): each start counted once, in the fold whose
+// interval holds it, per UTC day and fleet, user and namespace; bounded; kept by the ConfigMap.
 
 #include <gtest/gtest.h>
 
@@ -18,6 +20,7 @@ namespace {
 using base::TimePoint;
 using std::chrono::hours;
 using std::chrono::minutes;
+using std::chrono::seconds;
 namespace api = api::v1alpha1;
 namespace sched = scheduling;
 
@@ -139,6 +142,133 @@ TEST(UserUsageTest, TheConfigMapKeepsTheStoreAndRefusesAnythingElse) {
   EXPECT_LE(api::UserUsageName(long_team).size(), 253u);
   EXPECT_EQ(api::UserUsageName(long_team), api::UserUsageName(long_team));
   EXPECT_NE(api::UserUsageName(long_team), api::UserUsageName(long_team + "b"));
+}
+
+// Issue 47, runs and their wait: the run starts of the store (RunStart, api::UserUsage::starts).
+api::UserUsage Empty() {
+  return api::UserUsage{.team = "vision", .history = {}, .folded_until = std::nullopt, .resource_version = "", .starts = {}};
+}
+
+// Three runs: alice's two (cv, waited 400 s; cv, 2 h) and bob's one (nlp-ns, 5 s).
+std::vector<RunStart> Three() {
+  return {{.user = "alice", .ns = "cv", .fleet = "a100", .at = kStart + minutes(10), .wait = seconds(400)},
+          {.user = "bob", .ns = "nlp-ns", .fleet = "a100", .at = kStart + hours(2), .wait = seconds(5)},
+          {.user = "alice", .ns = "cv", .fleet = "a100", .at = kStart + hours(5), .wait = hours(2)}};
+}
+
+base::WaitHistogram Waits(const std::vector<int64_t>& secs) {
+  base::WaitHistogram h;
+  for (int64_t s : secs) h.Add(seconds(s));
+  return h;
+}
+
+// A start counts in the fold whose interval holds it; a run listed again at the next folds (it
+// still holds its blocks) is not counted again, nor is a fold done twice; split folds count
+// what one fold counts.
+TEST(RunStartsTest, EachStartCountsOnceInTheFoldThatCoversIt) {
+  api::UserUsage u = Empty();
+  ASSERT_TRUE(FoldUserUsage(u, {}, kStart, kStart + hours(3), Three()));
+  ASSERT_EQ(u.starts.size(), 1u);
+  EXPECT_EQ(u.starts[0].day, "2026-11-28");
+  EXPECT_EQ(u.starts[0].fleet, "a100");
+  EXPECT_EQ(u.starts[0].total, Waits({400, 5})) << "the start at 5h is not in [0, 3h)";
+  EXPECT_FALSE(FoldUserUsage(u, {}, kStart, kStart + hours(3), Three())) << "the same fold again";
+  EXPECT_EQ(u.starts[0].total.Runs(), 2);
+  ASSERT_TRUE(FoldUserUsage(u, {}, kStart, kStart + hours(4), Three()));
+  EXPECT_EQ(u.starts[0].total.Runs(), 2) << "alice's and bob's starts are behind the watermark";
+  ASSERT_TRUE(FoldUserUsage(u, {}, kStart, kStart + hours(6), Three()));
+  EXPECT_EQ(u.starts[0].total, Waits({400, 5, 7200}));
+  EXPECT_EQ(u.starts[0].by_user.at("alice"), Waits({400, 7200}));
+  EXPECT_EQ(u.starts[0].by_user.at("bob"), Waits({5}));
+  EXPECT_EQ(u.starts[0].by_namespace.at("cv"), Waits({400, 7200}));
+  EXPECT_EQ(u.starts[0].by_namespace.at("nlp-ns"), Waits({5}));
+
+  api::UserUsage once = Empty();
+  ASSERT_TRUE(FoldUserUsage(once, {}, kStart, kStart + hours(6), Three()));
+  EXPECT_EQ(once.starts, u.starts);
+}
+
+// Per UTC day and fleet: a start at 23:59:59 and one at midnight are on two days.
+TEST(RunStartsTest, StartsAreKeptPerUtcDayAndFleet) {
+  api::UserUsage u = Empty();
+  const TimePoint midnight = kStart + hours(24);
+  std::vector<RunStart> starts = {
+      {.user = "alice", .ns = "cv", .fleet = "a100", .at = midnight - seconds(1), .wait = seconds(30)},
+      {.user = "alice", .ns = "cv", .fleet = "a100", .at = midnight, .wait = seconds(30)},
+      {.user = "alice", .ns = "cv", .fleet = "h100", .at = midnight, .wait = seconds(30)}};
+  ASSERT_TRUE(FoldUserUsage(u, {}, kStart, midnight + hours(1), starts));
+  ASSERT_EQ(u.starts.size(), 3u);
+  EXPECT_EQ(u.starts[0].day + "/" + u.starts[0].fleet, "2026-11-28/a100");
+  EXPECT_EQ(u.starts[1].day + "/" + u.starts[1].fleet, "2026-11-29/a100");
+  EXPECT_EQ(u.starts[2].day + "/" + u.starts[2].fleet, "2026-11-29/h100");
+  for (const auto& d : u.starts) EXPECT_EQ(d.total.Runs(), 1);
+}
+
+// A day and fleet names its first 20 users and namespaces; later ones count under "others", the
+// day's total exact.
+TEST(RunStartsTest, ADayNamesTwentyUsersAndCountsTheRestUnderOthers) {
+  std::vector<RunStart> starts;
+  for (int i = 0; i < 30; ++i) {
+    starts.push_back({.user = "user-" + std::to_string(100 + i), .ns = "ns-" + std::to_string(100 + i), .fleet = "a100",
+                      .at = kStart + minutes(i), .wait = seconds(i)});
+  }
+  api::UserUsage u = Empty();
+  ASSERT_TRUE(FoldUserUsage(u, {}, kStart, kStart + hours(1), starts));
+  ASSERT_EQ(u.starts.size(), 1u);
+  const base::RunStartsDay& d = u.starts[0];
+  EXPECT_EQ(d.total.Runs(), 30);
+  EXPECT_EQ(d.by_user.size(), sched::kNamedNamespaces + 1);
+  EXPECT_EQ(d.by_user.at(sched::kOthers).Runs(), 10);
+  EXPECT_EQ(d.by_namespace.at(sched::kOthers).Runs(), 10);
+  EXPECT_TRUE(d.by_user.count("user-100")) << "the first ones keep their names";
+  int64_t sum = 0;
+  for (const auto& [user, h] : d.by_user) sum += h.Runs();
+  EXPECT_EQ(sum, 30);
+}
+
+// A year of 1000 users on three fleets, each starting a run at every 12-hour fold: the run starts
+// stay within their bound (the newest days keep their names), the store's ConfigMap well under a
+// ConfigMap's 1 MiB, and every day's total counts every start.
+TEST(RunStartsTest, AYearOfAThousandUsersStartingRunsStaysSmall) {
+  api::UserUsage u = Empty();
+  for (TimePoint t = kStart; t < kStart + hours(24 * 365); t += hours(12)) {
+    std::vector<sched::UsageSpan> spans;
+    std::vector<RunStart> starts;
+    for (int i = 0; i < 1000; ++i) {
+      const std::string user = "user-" + std::to_string(i) + "@example.com";
+      const std::string fleet = "fleet-" + std::to_string(i % 3);
+      spans.push_back({.ns = user, .fleet = fleet, .start = t + seconds(40 * i), .end = t + hours(1) + seconds(40 * i),
+                       .gpus = 1 + i % 8, .cpu_milli = 1000 + i, .memory_bytes = int64_t{1} << 30});
+      starts.push_back({.user = user, .ns = "ns-" + std::to_string(i % 50), .fleet = fleet, .at = t + seconds(40 * i),
+                        .wait = seconds(i * 7)});
+    }
+    ASSERT_TRUE(FoldUserUsage(u, spans, t, t + hours(12), starts));
+  }
+  EXPECT_LE(RunStartsBytes(u.starts), kMaxRunStartsBytes);
+  ASSERT_FALSE(u.starts.empty());
+  const base::RunStartsDay& last = u.starts.back();
+  EXPECT_EQ(last.by_user.size(), sched::kNamedNamespaces + 1) << "the newest day keeps its users";
+  EXPECT_EQ(last.total.Runs(), 2 * 333) << "fleet-2: users 2, 5, ... 998, twice a day";
+  const std::string cm = api::EncodeUserUsage(u, "berth-system");
+  EXPECT_LT(cm.size(), 448u * 1024) << "the ConfigMap takes " << cm.size() << " bytes";
+  EXPECT_EQ(Decoded(cm).starts, u.starts);
+}
+
+// The ConfigMap keeps the run starts; waits that are not counts of runs per bucket are refused.
+TEST(RunStartsTest, TheConfigMapKeepsTheStartsAndRefusesBadWaits) {
+  api::UserUsage u = Empty();
+  ASSERT_TRUE(FoldUserUsage(u, {}, kStart, kStart + hours(6), Three()));
+  const std::string cm = api::EncodeUserUsage(u, "berth-system");
+  EXPECT_EQ(Decoded(cm).starts, u.starts);
+  EXPECT_NE(cm.find(R"(\"runStarts\")"), std::string::npos) << cm;
+  EXPECT_NE(cm.find(R"(\"300\":1)"), std::string::npos) << "keyed by the bucket's lower bound: " << cm;
+  for (const char* bad : {R"(\"301\":1)", R"(\"300\":-1)", R"(\"300\":1.5)", R"(\"x\":1)"}) {
+    std::string text = cm;
+    text.replace(text.find(R"(\"300\":1)"), 9, bad);
+    auto doc = k8s::json::Parse(text);
+    ASSERT_TRUE(doc.ok()) << text;
+    EXPECT_FALSE(api::DecodeUserUsage(*doc).ok()) << bad;
+  }
 }
 
 }  // namespace
