@@ -61,10 +61,12 @@ std::map<std::string, std::vector<UsageKeeper::Item>> UsageKeeper::ItemsByTeam(c
   return out;
 }
 
-sched::TimePoint UsageKeeper::Update(const ClusterView& view, sched::TimePoint now) {
+sched::TimePoint UsageKeeper::Update(const ClusterView& view, sched::TimePoint now,
+                                     std::optional<sched::TimePoint> unseen_since) {
   if (next_ && now < *next_ && !wanted_.exchange(false)) return *next_;
   wanted_ = false;
-  const sched::TimePoint to = Time(now).point();  // whole seconds, as the status records times
+  // Whole seconds, as the status records times; no later than an admission not seen yet.
+  const sched::TimePoint to = Time(unseen_since ? std::min(now, *unseen_since) : now).point();
   bool all = true;
   for (auto& [team, items] : ItemsByTeam(view)) {
     Fold fold;
@@ -97,7 +99,7 @@ sched::TimePoint UsageKeeper::Update(const ClusterView& view, sched::TimePoint n
     all = Dispatch(std::move(fold)) && all;
   }
   // A fold not taken (its key still busy) is tried again at the next pass.
-  next_ = all ? to + interval_ : now;
+  next_ = all ? Time(now).point() + interval_ : now;
   return all ? *next_ : now + std::chrono::seconds(1);
 }
 

@@ -63,7 +63,11 @@ class UsageKeeper {
   // the next Update folds at once instead of at its interval.
   void Want() { wanted_ = true; }
   // Loop thread, after the pass: folds when due; returns when the next fold is due.
-  scheduling::TimePoint Update(const ClusterView& view, scheduling::TimePoint now);
+  // `unseen_since`: the earliest admission whose status write (its heldSince) is not in the cache
+  // yet; the fold stops short of it (its watermark no later), so that run's first seconds are
+  // folded once the cache shows its span, not passed over.
+  scheduling::TimePoint Update(const ClusterView& view, scheduling::TimePoint now,
+                               std::optional<scheduling::TimePoint> unseen_since = std::nullopt);
 
  private:
   struct Item {

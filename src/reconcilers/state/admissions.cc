@@ -70,6 +70,7 @@ bool Admissions::Admit(const Run& run, const sched::Placement& placement, int32_
                                           PodName(run.meta.name, run.status.resubmissions, rank.rank)});
   }
   if (run.spec.max_duration) pr.expected_end = now + *run.spec.max_duration;
+  pr.placed_at = now;  // its span's start (heldSince): the usage fold stops short of it until seen
   const RunStatus next = AdmittedStatus(run, placement, pr, effective, now);
   const uint64_t ticket = next_ticket_;
   PassWrite w{.key = pr.key, .kind = WriteKind::kAdmission, .target = pr.key,
