@@ -53,7 +53,6 @@
 namespace berth::bench::e2e {
 namespace {
 
-using berth::testing::ControlPlane;
 using berth::testing::ControllerProcess;
 using berth::testing::Eventually;
 using Clock = std::chrono::steady_clock;
