@@ -2,6 +2,7 @@
 # Shared by the end-to-end benchmark scripts: installs what is needed, builds, runs one scenario
 # of berth-e2e-bench on a fresh local control plane and writes its table to bench/results/.
 #   bench/run-e2e.sh SCENARIO RESULT_NAME [driver flags...]
+# BERTH_BUILD_DIR (default build-bench) and BERTH_BUILD_TYPE (default Release): the tree it builds in.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BERTH_BUILD_DIR:-$ROOT/build-bench}"
@@ -14,7 +15,7 @@ case " $* " in *" --kueue 2 "*) name="$name-kueue-only" ;; esac  # Kueue alone (
 "$ROOT/hack/build-kube.sh" kube-apiserver kube-scheduler kube-controller-manager helm  # helm: the chart's policies
 case " $* " in *" --kwok 1 "*) "$ROOT/hack/build-kube.sh" kwok ;; esac
 case " $scenario $* " in *" --kueue "[12]" "*|" behaviour "*) "$ROOT/hack/build-kube.sh" kueue ;; esac  # Kueue beside berth (issue 32)
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${BERTH_BUILD_TYPE:-Release}" >/dev/null  # BERTH_BUILD_TYPE: e.g. a RelWithDebInfo tree
 cmake --build "$BUILD" -j "$(nproc)" --target berth-controller berth-e2e-bench berth-kubelet-sim
 
 mkdir -p "$ROOT/bench/results"

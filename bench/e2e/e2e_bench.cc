@@ -223,7 +223,7 @@ void StartControlPlane() {
 
 // Ready nodes with 64 CPUs, 512Gi and 8 GPUs, labelled pool=POOL (or hollow nodes with 8 GPUs; or
 // kwok-managed nodes that kwok makes Ready).
-void MakeNodes(const std::string& pool, int count) {
+void MakeNodes(const std::string& pool, int count, const std::function<std::string(int)>& labels) {
   if (Hollow()) {
     CommandResult r = berth::testing::RunCommand({std::string(BERTH_SOURCE_DIR) + "/hack/real-nodes.sh", "hollow",
                                                   ControlPlane::Get().dir(), pool + "-", std::to_string(count), "--gpus",
@@ -249,16 +249,17 @@ void MakeNodes(const std::string& pool, int count) {
   Parallel(count, 16, [&](int i) {
     std::string name = pool + "-" + std::to_string(i);
     std::string res = R"({"cpu":"64","memory":"512Gi","pods":"110","nvidia.com/gpu":"8"})";
+    const std::string more = labels ? "," + labels(i) : std::string();
     if (Kwok()) {
       // Managed by kwok (its annotation); not Ready until kwok's node-initialize stage makes it so.
       MustCreate(k8s::resources::kNodes.Path(),
                  R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"pool":")" + pool +
-                     R"(","type":"kwok"},"annotations":{"kwok.x-k8s.io/node":"fake"}},"status":{"capacity":)" + res +
+                     R"(","type":"kwok")" + more + R"(},"annotations":{"kwok.x-k8s.io/node":"fake"}},"status":{"capacity":)" + res +
                      R"(,"allocatable":)" + res + "}}");
     } else {
       MustCreate(k8s::resources::kNodes.Path(),
                  R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"pool":")" + pool +
-                     R"("}},"status":{"capacity":)" + res + R"(,"allocatable":)" + res +
+                     R"(")" + more + R"(}},"status":{"capacity":)" + res + R"(,"allocatable":)" + res +
                      R"(,"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady"}]}})");
     }
     // The API server taints a new node not-ready; no node lifecycle controller runs to lift it.
@@ -2425,7 +2426,7 @@ using namespace berth::bench::e2e;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|run-size|behaviour|reclaim [--flag N ...]\n");
+    std::fprintf(stderr, "usage: berth-e2e-bench throughput|gangs|priority|memory|positions|scale|run-size|behaviour|reclaim|topology [--flag N ...]\n");
     return 2;
   }
   std::string scenario = argv[1];
@@ -2449,6 +2450,7 @@ int main(int argc, char** argv) {
   if (scenario == "run-size") finish(RunSize());
   if (scenario == "behaviour") finish(Behaviour());
   if (scenario == "reclaim") finish(Reclaim());  // bench/e2e/reclaim.cc
+  if (scenario == "topology") finish(Topology());  // bench/e2e/topology.cc (issue 48)
   std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str());
   return 2;
 }

@@ -59,8 +59,9 @@ bool KueueReady(const KueueRun& k);
 void RestartKueue(KueueRun& k);
 // Kueue's /metrics page (read with the admin token, as Kueue's metrics authorization wants).
 std::string KueueMetrics(const KueueRun& k);
-// Ready bare Node objects of 64 CPUs, 512Gi and 8 GPUs labelled pool=POOL (see e2e_bench.cc).
-void MakeNodes(const std::string& pool, int count);
+// Ready bare Node objects POOL-0.. of 64 CPUs, 512Gi and 8 GPUs labelled pool=POOL (see e2e_bench.cc);
+// `labels(i)`, when given: more labels of node i as JSON members (not for hollow nodes).
+void MakeNodes(const std::string& pool, int count, const std::function<std::string(int)>& labels = {});
 // The JSON of Run `name` with a busybox template; `spec`: more spec fields, each followed by a comma.
 std::string RunBody(const std::string& name, const std::string& spec);
 // Sum over the label sets of `name`'s samples on a Prometheus page (those whose labels contain
@@ -74,6 +75,12 @@ int Behaviour();  // behaviour.cc
 // The chart's admission policies applied and in effect (e2e_bench.cc); `jobs`: its Jobs' too.
 void SetUpPolicies(bool jobs = false);
 int Reclaim();    // reclaim.cc
+int Topology();   // topology.cc (issue 48)
+// The words joined by spaces (flags as the tables print them).
+std::string Join(const std::vector<std::string>& v);
+// --kwok 1: kwok-managed nodes (StartControlPlane starts kwok) with these flags.
+bool Kwok();
+std::vector<std::string> KwokFlags();
 // Scale through Kueue: 100,000 pending Jobs on 10,000 nodes (kueue_scale.cc); prints its table.
 struct ScaleFigures {
   double rss_max_mb = -1, first_admission_s = -1, decision_ms = -1;

@@ -148,9 +148,13 @@ std::string KueueQueues(const KueueQueueSpec& q) {
   const std::string flavor = kKueueFlavor + q.suffix, cq = kKueueClusterQueue + q.suffix, lq = kKueueQueue + q.suffix;
   std::string y;
   std::string flavor_spec = "spec:\n  nodeLabels: {pool: " + q.pool + "}\n";
-  if (!q.topology_label.empty()) {
+  std::vector<std::string> levels = q.topology_levels;
+  if (levels.empty() && !q.topology_label.empty()) levels = {q.topology_label};
+  if (!levels.empty()) {
     y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Topology\nmetadata: {name: " + std::string(kKueueTopology) +
-         "}\nspec:\n  levels:\n  - nodeLabel: " + q.topology_label + "\n  - nodeLabel: kubernetes.io/hostname\n---\n";
+         "}\nspec:\n  levels:\n";
+    for (const std::string& l : levels) y += "  - nodeLabel: " + l + "\n";
+    y += "  - nodeLabel: kubernetes.io/hostname\n---\n";
     flavor_spec += "  topologyName: " + std::string(kKueueTopology) + "\n";
   }
   y += "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " + flavor + "}\n" +
@@ -184,11 +188,13 @@ namespace {
 
 // A Job of `parallelism` = completions Pods of `pod_spec`, suspended, no retries; `labels` its
 // labels as JSON members, `template_meta` its template's metadata member (with its comma) or "".
+// `annotations`: the Job's annotations as JSON members ("" for none).
 std::string JobBody(const std::string& name, const std::string& labels, const std::string& pod_spec, int parallelism,
-                    const std::string& template_meta, bool indexed) {
+                    const std::string& template_meta, bool indexed, const std::string& annotations = "") {
   const std::string p = std::to_string(parallelism);
-  return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name + R"(","labels":{)" + labels +
-         R"(}},"spec":{"parallelism":)" + p + R"(,"completions":)" + p + (indexed ? R"(,"completionMode":"Indexed")" : "") +
+  return R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":")" + name + R"(","labels":{)" + labels + "}" +
+         (annotations.empty() ? "" : R"(,"annotations":{)" + annotations + "}") +
+         R"(},"spec":{"parallelism":)" + p + R"(,"completions":)" + p + (indexed ? R"(,"completionMode":"Indexed")" : "") +
          R"(,"suspend":true,"backoffLimit":0,"template":{)" + template_meta + R"("spec":)" + pod_spec + "}}}";
 }
 
@@ -214,6 +220,33 @@ std::string BerthJob(const std::string& name, const std::string& pod_spec, int p
   std::string labels = R"("berth.dev/queue":"true")";
   if (priority >= 0) labels += R"(,"berth.dev/priority":")" + std::to_string(priority) + "\"";
   return JobBody(name, labels, pod_spec, parallelism, "", indexed);
+}
+
+namespace {
+
+std::string Member(const std::string& key, const std::string& value) { return "\"" + key + "\":\"" + value + "\""; }
+
+// The template's metadata member of a topology gang: its runtime for kwok and for
+// berth-kubelet-sim, and `more` annotations (JSON members) before them.
+std::string GangTemplateMeta(const TopologyGang& g, const std::string& more) {
+  return R"("metadata":{"annotations":{)" + more + (more.empty() ? "" : ",") +
+         Member(kRuntimeAnnotation, std::to_string(g.runtime_s) + "s") + "," +
+         Member("berth.dev/sim-seconds", std::to_string(g.runtime_s)) + "}},";
+}
+
+}  // namespace
+
+std::string KueueTopologyJob(const TopologyGang& g, const std::string& pod_spec) {
+  const std::string tas = g.required ? "kueue.x-k8s.io/podset-required-topology" : "kueue.x-k8s.io/podset-preferred-topology";
+  return JobBody(g.name, Member("kueue.x-k8s.io/queue-name", kKueueQueue), pod_spec, g.nodes,
+                 GangTemplateMeta(g, Member(tas, g.level)), /*indexed=*/true);
+}
+
+std::string BerthTopologyJob(const TopologyGang& g, const std::string& pod_spec, int max_duration_s) {
+  std::string annotations = Member(g.required ? "berth.dev/topology-required" : "berth.dev/topology-preferred", g.level);
+  if (max_duration_s > 0) annotations += "," + Member("berth.dev/max-duration", std::to_string(max_duration_s) + "s");
+  return JobBody(g.name, Member("berth.dev/queue", "true") + "," + Member("berth.dev/whole-instances", "true"), pod_spec,
+                 g.nodes, GangTemplateMeta(g, ""), /*indexed=*/true, annotations);
 }
 
 }  // namespace berth::bench

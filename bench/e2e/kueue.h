@@ -60,6 +60,9 @@ struct KueueQueueSpec {
   // Appended to the names of the flavor, the ClusterQueue and the LocalQueue (several queues).
   std::string suffix = {};
   bool priority_classes = true;  // the WorkloadPriorityClasses too (once per cluster)
+  // Non-empty (issue 48): the Topology's levels, outermost first, then kubernetes.io/hostname
+  // (in place of topology_label).
+  std::vector<std::string> topology_levels = {};
 };
 
 // ResourceFlavor kKueueFlavor (nodes labelled pool=POOL; with the Topology when asked),
@@ -91,5 +94,30 @@ std::string HeldJob(const std::string& name, const std::string& pod_spec);
 // MutatingAdmissionPolicy would suspend it anyway, and gates its Pods).
 std::string BerthJob(const std::string& name, const std::string& pod_spec, int parallelism = 1, int priority = -1,
                      bool indexed = false);
+
+// Issue 48 (bench/e2e/topology.cc): one gang of the topology benchmark's stream, the same to both
+// queues: an Indexed Job of `nodes` Pods (parallelism = completions), each Pod a whole 8-GPU node,
+// all in one domain of the node label `level` (required) or preferably so (preferred); each Pod
+// runs `runtime_s` seconds once Running (kwok's pod-complete stage of bench/e2e/kwok-stages.yaml
+// reads the template's kRuntimeAnnotation; berth-kubelet-sim its berth.dev/sim-seconds).
+struct TopologyGang {
+  std::string name;
+  int nodes = 1;
+  std::string level;
+  bool required = false;
+  int runtime_s = 60;
+};
+inline constexpr const char* kRuntimeAnnotation = "bench.berth.dev/runtime";
+
+// For Kueue: label kueue.x-k8s.io/queue-name kKueueQueue; the Pods' template annotated
+// kueue.x-k8s.io/podset-required-topology or podset-preferred-topology: LEVEL (Kueue's TAS).
+std::string KueueTopologyJob(const TopologyGang& g, const std::string& pod_spec);
+
+// For berth: labels berth.dev/queue "true" and berth.dev/whole-instances "true" (each Pod on a
+// whole instance: a multi-node run), the Job annotated berth.dev/topology-required or
+// berth.dev/topology-preferred: LEVEL (an annotation: the key holds a `/`) and, when
+// `max_duration_s` > 0, berth.dev/max-duration (the limit its reservation and backfill use).
+// The spec, and the template with its runtime annotations, as Kueue's.
+std::string BerthTopologyJob(const TopologyGang& g, const std::string& pod_spec, int max_duration_s);
 
 }  // namespace berth::bench

@@ -139,6 +139,42 @@ TEST(KueueObjectsTest, QuotaPreemptionAndTopologyWhenAsked) {
             std::string::npos) << j;
 }
 
+// Issue 48: the topology benchmark's Topology of several levels, outermost first, hostname last.
+TEST(KueueObjectsTest, TopologyOfSeveralLevels) {
+  KueueQueueSpec spec{.pool = "topo", .ns = "bench", .cpu = 64, .memory_gi = 512, .gpus = 8,
+                      .topology_levels = {"example.com/spine", "example.com/rack"}};
+  const std::string q = KueueQueues(spec);
+  EXPECT_NE(q.find("kind: Topology\nmetadata: {name: zones}\nspec:\n  levels:\n  - nodeLabel: example.com/spine\n"
+                   "  - nodeLabel: example.com/rack\n  - nodeLabel: kubernetes.io/hostname\n---\n"), std::string::npos) << q;
+  EXPECT_NE(q.find("  nodeLabels: {pool: topo}\n  topologyName: zones\n"), std::string::npos) << q;
+}
+
+// Issue 48: one gang of the stream to each queue: the same Job spec and template (runtime
+// annotations for kwok and berth-kubelet-sim), only the queue's labels and topology annotations
+// differ: Kueue's on the template (podset-*-topology), berth's on the Job (with max-duration).
+TEST(KueueObjectsTest, TopologyGangTheSameToBothQueuesButTheirLabelsAndAnnotations) {
+  const std::string pod = R"({"containers":[]})";
+  const TopologyGang g{.name = "g7", .nodes = 16, .level = "example.com/rack", .required = true, .runtime_s = 45};
+  const std::string k = KueueTopologyJob(g, pod);
+  const std::string b = BerthTopologyJob(g, pod, 60);
+  EXPECT_EQ(k, R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"g7","labels":{"kueue.x-k8s.io/queue-name":"lq"}},)"
+               R"("spec":{"parallelism":16,"completions":16,"completionMode":"Indexed","suspend":true,"backoffLimit":0,)"
+               R"("template":{"metadata":{"annotations":{"kueue.x-k8s.io/podset-required-topology":"example.com/rack",)"
+               R"("bench.berth.dev/runtime":"45s","berth.dev/sim-seconds":"45"}},"spec":{"containers":[]}}}})");
+  EXPECT_EQ(b, R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"g7","labels":{"berth.dev/queue":"true",)"
+               R"("berth.dev/whole-instances":"true"},"annotations":{"berth.dev/topology-required":"example.com/rack",)"
+               R"("berth.dev/max-duration":"60s"}},"spec":{"parallelism":16,"completions":16,"completionMode":"Indexed",)"
+               R"("suspend":true,"backoffLimit":0,"template":{"metadata":{"annotations":{"bench.berth.dev/runtime":"45s",)"
+               R"("berth.dev/sim-seconds":"45"}},"spec":{"containers":[]}}}})");
+  TopologyGang p = g;
+  p.required = false;
+  p.level = "example.com/spine";
+  EXPECT_NE(KueueTopologyJob(p, pod).find(R"("kueue.x-k8s.io/podset-preferred-topology":"example.com/spine")"), std::string::npos);
+  EXPECT_NE(BerthTopologyJob(p, pod, 0).find(R"("annotations":{"berth.dev/topology-preferred":"example.com/spine"}})"),
+            std::string::npos);
+  EXPECT_EQ(BerthTopologyJob(p, pod, 0).find("max-duration"), std::string::npos);
+}
+
 TEST(KueueConfigurationTest, UnthrottledSingleReplicaWithGangsOnlyWhenAsked) {
   KueueProcessConfig c;
   c.webhook_port = 1;
