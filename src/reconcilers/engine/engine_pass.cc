@@ -107,6 +107,7 @@ PassWrites EnginePass::Decide(k8s::TimePoint now, const std::map<std::string, k8
   view_keeper_.SetNominations(view, preemptions_.Nominations(keyed, placed, view, queue_, frozen, now));
   Forecast(view, now);  // the core's input, before the core changes the queue
   decided_ = Schedule(view, now);
+  if (decided_ || !pending_counts_) pending_counts_ = result().CountWaiting();
   ShowPriorityNews();
   phases.Mark(decided_ ? "schedule" : "schedule(stood)");
   oldest_waiting_ = CarryOutResult(keyed, view, result(), std::move(frozen), now, phases);
@@ -286,8 +287,9 @@ void EnginePass::ShowPriorityNews() {
 
 EngineObserver::PassSummary EnginePass::Summarize(std::chrono::microseconds took, k8s::TimePoint now) const {
   static const std::vector<sched::InstanceStatus> kNone;
-  EngineObserver::PassSummary summary = SummarizePass(took, result(), decided_, now, oldest_waiting_,
-                                                      described_ != nullptr ? *described_ : kNone, teams_.report());
+  EngineObserver::PassSummary summary =
+      SummarizePass(took, result(), decided_, now, oldest_waiting_, described_ != nullptr ? *described_ : kNone,
+                    teams_.report(), pending_counts_ ? &*pending_counts_ : nullptr);
   summary.unreadable_runs = set_aside_.unreadable();
   return summary;
 }

@@ -15,11 +15,12 @@ void PassPhases::Mark(const char* step) {
 EngineObserver::PassSummary SummarizePass(std::chrono::microseconds took, const sched::CycleResult& result,
                                           bool decided, k8s::TimePoint now, std::optional<k8s::TimePoint> oldest,
                                           const std::vector<sched::InstanceStatus>& described,
-                                          const std::vector<sched::TeamFleetReport>& teams) {
+                                          const std::vector<sched::TeamFleetReport>& teams,
+                                          const std::map<std::pair<std::string, std::string>, int64_t>* pending) {
   EngineObserver::PassSummary summary;
   summary.duration = took;
   summary.decided = decided;
-  summary.pending = result.CountWaiting();
+  summary.pending = pending != nullptr ? *pending : result.CountWaiting();
   // The oldest waiting run (one run once, whatever fleets it names). Its wait counts from its
   // submission (status.submittedAt, which berth sets to the creation time the queue orders by and
   // never changes: a retry keeps it), or, for a resubmitted run, from when it went back to the

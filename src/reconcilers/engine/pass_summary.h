@@ -6,8 +6,11 @@
 // + teams' rows), once per pass.
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "k8s/clock.h"
@@ -33,11 +36,13 @@ struct PassPhases {
 // reason), the instances' blocks by state per fleet (`described`), the oldest wait (since
 // `oldest_waiting`, found by the waiting statuses' step: a run held by its namespace's quota is
 // not counted there), the teams' amounts in GPUs, CPU cores and bytes. The counters of the
-// writers, Events and set-aside runs are the caller's to fill in.
-EngineObserver::PassSummary SummarizePass(std::chrono::microseconds took, const scheduling::CycleResult& result,
-                                          bool decided, k8s::TimePoint now,
-                                          std::optional<k8s::TimePoint> oldest_waiting,
-                                          const std::vector<scheduling::InstanceStatus>& described,
-                                          const std::vector<scheduling::TeamFleetReport>& teams);
+// writers, Events and set-aside runs are the caller's to fill in. `pending`: the result's waiting
+// runs counted already (CycleResult::CountWaiting, kept while the core's result stands); nullptr:
+// counted here.
+EngineObserver::PassSummary SummarizePass(
+    std::chrono::microseconds took, const scheduling::CycleResult& result, bool decided, k8s::TimePoint now,
+    std::optional<k8s::TimePoint> oldest_waiting, const std::vector<scheduling::InstanceStatus>& described,
+    const std::vector<scheduling::TeamFleetReport>& teams,
+    const std::map<std::pair<std::string, std::string>, int64_t>* pending = nullptr);
 
 }  // namespace berth::reconcilers

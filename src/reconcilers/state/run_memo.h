@@ -37,14 +37,72 @@
 namespace berth::reconcilers {
 
 struct RunMemo {
+  // Layout: the fields the per-run steps read for every run of every pass (100,000 quiet
+  // pending runs: Make, BlockHolders, ReconcileAll, the waiting statuses, the positions) come
+  // first, next to each other, so that a pass reads two or three cache lines of each memo, not
+  // eight (a memo is ~570 bytes); what only a run being decided reads comes after them.
+  // The run as WorkingSet last read it from the snapshot; dropped when a watch event touches it.
+  std::shared_ptr<const Run> run;
+  // When the run's waiting status was last written or found current (NoteWaitWrite).
+  k8s::TimePoint last_wait_write{};
+  // What the per-run steps ask of `run` first, read once per object read (Read, by WorkingSet):
+  // whether it has a preemption record, the queue position it shows (none while it is being
+  // deleted: its place is not held for it). A step that needs more reads the run itself; these
+  // spare the 100,000 runs that need nothing a visit to their object.
+  bool has_preemption = false;
+  std::optional<int64_t> shown_position;
+  // For the waiting step (CarryOutWaiting), read likewise: since when the run waits (its
+  // creation, or its return to the queue after a retry: Report's oldest wait), when it gives up
+  // waiting for capacity (a deadline), and from when EndsWaiting holds for it (nullopt: never;
+  // a run waiting for quota or preempting never ends waiting).
+  k8s::TimePoint wait_since{};
+  std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
+  // The run's place in the working set's list of this pass (KeyedRun), by which WorkingSet finds
+  // this pass' facts of it; set by WorkingSet::Make (kNoSlot: never in a list).
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  uint32_t slot = kNoSlot;
+  // WaitingStatusWriter found the status of the object the memo holds current for this reason
+  // code and effective priority (Read clears it): until its refresh is due, a later pass with the
+  // same two need not look again.
+  bool current = false;
+  scheduling::WaitCode current_code{};
+  int32_t current_effective = 0;
+  // A pending run found queueable (DecidePending: kQueue, not busy) at the object the memo holds:
+  // later passes keep its queue entry as it is, without deciding again, until it or its Pods
+  // change (Read clears it), or a Namespace does (its priority cap). See "Incremental passes".
+  bool queueable = false;
+  // The latest ReconcileAll that visited the run put it in the queue (its entry's owner is this
+  // memo). Before a pass' ReconcileAll: the last pass did; after it: this pass did.
+  bool queued = false;
+  // The run or its Pods changed since the working set last made its list (WorkingSet::Touch sets
+  // it; WorkingSet::Make takes it into the pass' facts: WorkingSet::Touched).
+  bool touched = false;
+  // A placed run found needing nothing (DecidePlaced: kNothing) at the object the memo holds:
+  // later passes leave it alone until it, its Pods (both: Read clears it), one of its nodes or a
+  // Fleet's spec changes, or `quiet_until` (its next deadline, at most status_refresh later). See
+  // "Incremental passes".
+  bool quiet = false;
+  // Our last status write (any, not only admissions), value-less: Written at its resourceVersion
+  // until the cache has it (Add), and the run is left alone until then.
+  WriteEntry<std::monostate> status_write;
+  // A placed run as BlockHolders last made it (RunController::PlacedRecord): the same while the
+  // run and its Pods (quota_pending) are unchanged (Read forgets it) and the Namespaces (its
+  // priority's cap) too, which its input says (a checked memo: base/memo.h). Empty while the run
+  // is not placed.
+  struct PlacedInputs {
+    uint64_t namespaces_version = 0;  // the snapshot's Namespaces (k8s::Source::Version)
+    friend bool operator==(const PlacedInputs&, const PlacedInputs&) = default;
+  };
+  base::Memo<PlacedInputs, std::shared_ptr<const PlacedRun>, base::DerefEqual> placed{"a placed run's record"};
+  // The record BlockHolders made or kept this pass (nullptr: the run holds no placement).
+  const PlacedRun* placed_record() const {
+    const auto* p = placed.Peek();
+    return p ? p->get() : nullptr;
+  }
   // The admission (reconcilers/state/admissions.h): Assumed (in flight), Written (not yet in the
   // cache) or Unknown (outcome unknown, see "Ambiguous writes"; base_rv: the resourceVersion
   // its write was guarded by); none once the cache shows it or it is rolled back.
   WriteEntry<PlacedRun> admission;
-  // Our last status write (any, not only admissions), value-less: Written at its resourceVersion
-  // until the cache has it (Add), and the run is left alone until then.
-  WriteEntry<std::monostate> status_write;
-  k8s::TimePoint last_wait_write{};
   // The admission held (its blocks), or nullptr.
   const PlacedRun* assumed() const { return admission.Held() ? &admission.value : nullptr; }
   // Non-zero while the admission's outcome is unknown: the resourceVersion its write was guarded by.
@@ -60,64 +118,12 @@ struct RunMemo {
   // The victims of the last preemption this run's Preempting Event announced.
   std::string preemption_announced;
   base::MonoTime pods_ensured_at{};
-  // A placed run found needing nothing (DecidePlaced: kNothing) at the object the memo holds:
-  // later passes leave it alone until it, its Pods (both: Read clears it), one of its nodes or a
-  // Fleet's spec changes, or `quiet_until` (its next deadline, at most status_refresh later). See
-  // "Incremental passes".
-  bool quiet = false;
+  // (quiet's) until when, and its next deadline.
   k8s::TimePoint quiet_until{};
-  std::optional<k8s::TimePoint> quiet_deadline;  // its next deadline (quiet_until without the refresh)
-  // A pending run found queueable (DecidePending: kQueue, not busy) at the object the memo holds:
-  // later passes keep its queue entry as it is, without deciding again, until it or its Pods
-  // change (Read clears it), or a Namespace does (its priority cap). See "Incremental passes".
-  bool queueable = false;
-  // The latest ReconcileAll that visited the run put it in the queue (its entry's owner is this
-  // memo). Before a pass' ReconcileAll: the last pass did; after it: this pass did.
-  bool queued = false;
-  // The run or its Pods changed since the working set last made its list (WorkingSet::Touch sets
-  // it; WorkingSet::Make takes it into the pass' facts: WorkingSet::Touched).
-  bool touched = false;
-  // A placed run as BlockHolders last made it (RunController::PlacedRecord): the same while the
-  // run and its Pods (quota_pending) are unchanged (Read forgets it) and the Namespaces (its
-  // priority's cap) too, which its input says (a checked memo: base/memo.h). Empty while the run
-  // is not placed.
-  struct PlacedInputs {
-    uint64_t namespaces_version = 0;  // the snapshot's Namespaces (k8s::Source::Version)
-    friend bool operator==(const PlacedInputs&, const PlacedInputs&) = default;
-  };
-  base::Memo<PlacedInputs, std::shared_ptr<const PlacedRun>, base::DerefEqual> placed{"a placed run's record"};
-  // The record BlockHolders made or kept this pass (nullptr: the run holds no placement).
-  const PlacedRun* placed_record() const {
-    const auto* p = placed.Peek();
-    return p ? p->get() : nullptr;
-  }
-  // The run as WorkingSet last read it from the snapshot; dropped when a watch event touches it.
-  std::shared_ptr<const Run> run;
-  // The run's place in the working set's list of this pass (KeyedRun), by which WorkingSet finds
-  // this pass' facts of it; set by WorkingSet::Make (kNoSlot: never in a list).
-  static constexpr uint32_t kNoSlot = UINT32_MAX;
-  uint32_t slot = kNoSlot;
+  std::optional<k8s::TimePoint> quiet_deadline;  // quiet_until without the refresh
   // Issue 44: Pods claiming the run may have changed since its strays were last looked for (set
   // when the run or its Pods are touched; RunReconciler looks when it is not busy).
   bool check_strays = true;
-  // What the per-run steps ask of `run` first, read once per object read (Read, by WorkingSet):
-  // whether it has a preemption record, the queue position it shows (none while it is being
-  // deleted: its place is not held for it). A step that needs more reads the run itself; these
-  // spare the 100,000 runs that need nothing a visit to their object.
-  bool has_preemption = false;
-  std::optional<int64_t> shown_position;
-  // For the waiting step (CarryOutWaiting), read likewise: since when the run waits (its
-  // creation, or its return to the queue after a retry: Report's oldest wait), when it gives up
-  // waiting for capacity (a deadline), and from when EndsWaiting holds for it (nullopt: never;
-  // a run waiting for quota or preempting never ends waiting).
-  k8s::TimePoint wait_since{};
-  std::optional<k8s::TimePoint> gives_up_at, ends_waiting_at;
-  // WaitingStatusWriter found the status of the object the memo holds current for this reason
-  // code and effective priority (Read clears it): until its refresh is due, a later pass with the
-  // same two need not look again.
-  bool current = false;
-  scheduling::WaitCode current_code{};
-  int32_t current_effective = 0;
   // From `run`, once per object WorkingSet reads; forgets what was decided at the object before.
   void Read();
 };

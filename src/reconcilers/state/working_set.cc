@@ -46,13 +46,14 @@ const Keyed& WorkingSet::Make(k8s::TimePoint now, const Get& get, const std::fun
   // (which takes it out), its changes given back to the memos first.
   if (!keyed_stale_) {
     bool deleted = false;
-    facts_.assign(keyed_.size(), PassFacts{});
+    facts_.resize(keyed_.size());
     for (size_t i = 0; i < keyed_.size(); ++i) {
       const KeyedRun& k = keyed_[i];
       if (++visited % news_every == 0) news();
       ReadIfChanged(k.key, *k.memo, get);
       deleted |= !k.memo->run;
-      facts_[i].touched = std::exchange(k.memo->touched, false);
+      facts_[i] = PassFacts{.touched = std::exchange(k.memo->touched, false), .busy = false, .positioned = false,
+                            .waiting = nullptr, .memo = k.memo};
     }
     if (!deleted) return keyed_;
     for (size_t i = 0; i < keyed_.size(); ++i) keyed_[i].memo->touched |= facts_[i].touched;
@@ -75,21 +76,11 @@ const Keyed& WorkingSet::Make(k8s::TimePoint now, const Get& get, const std::fun
     }
     memo.slot = static_cast<uint32_t>(keyed_.size());
     keyed_.push_back(KeyedRun{it->first, memo.run, &memo});
-    facts_.push_back(PassFacts{.touched = std::exchange(memo.touched, false)});
+    facts_.push_back(PassFacts{.touched = std::exchange(memo.touched, false), .busy = false, .positioned = false,
+                               .waiting = nullptr, .memo = &memo});
     ++it;
   }
   return keyed_;
-}
-
-const WorkingSet::PassFacts& WorkingSet::Facts(const RunMemo& m) const {
-  static const PassFacts kNone;
-  // The slot is the memo's while this pass' list holds the memo there (a memo never in a list,
-  // or one whose run left it, has none).
-  return m.slot < facts_.size() && keyed_[m.slot].memo == &m ? facts_[m.slot] : kNone;
-}
-
-WorkingSet::PassFacts* WorkingSet::MutableFacts(const RunMemo& m) {
-  return m.slot < facts_.size() && keyed_[m.slot].memo == &m ? &facts_[m.slot] : nullptr;
 }
 
 void WorkingSet::MarkBusy(const std::unordered_set<std::string>& keys) {

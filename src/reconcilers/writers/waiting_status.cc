@@ -45,6 +45,7 @@ void WaitingStatusWriter::NotePreempting(const std::vector<sched::Nomination>& n
                        sched::RunNamesFor(d.run_id, d.plan.victims) +  // another namespace's runs unnamed
                        " on fleet " + d.plan.fleet + "; starts when their Pods have stopped"});
   }
+  if (nominations.empty()) return;  // (spares the walk below over every waiting run)
   std::unordered_set<std::string> still;
   for (const auto& w : result.waiting) {
     if (w.reason.code == sched::WaitCode::kPreempting) still.insert(w.run_id);

@@ -451,3 +451,35 @@ TEST_F(EnginePassTest, ARunOnAFullFleetWaitsWithItsReasonAndMessage) {
 
 }  // namespace
 }  // namespace berth::reconcilers
+
+namespace berth::reconcilers {
+namespace {
+
+// The waiting runs of the summary (the metrics' berth_runs_pending) by (fleet, reason), all counted.
+int64_t PendingOf(const EnginePass& pass, k8s::TimePoint now) {
+  int64_t total = 0;
+  for (const auto& [fleet_reason, count] : pass.Summarize(std::chrono::microseconds(0), now).pending) total += count;
+  return total;
+}
+
+// The waiting runs are counted again when the core decides again (a run more waits), and the
+// passes in which its result stands (nothing changed) report the same count.
+TEST_F(EnginePassTest, ThePassSummaryCountsTheWaitingRunsOfTheResultThePassUsed) {
+  auto pass = NewPass();
+  World world;
+  world.runs.push_back({.name = "first", .priority = 90});
+  world.runs.push_back({.name = "second", .priority = 10, .extra = kQueueRetry});
+  for (int i = 0; i < 3; ++i) world.Apply(SeenOf(Step(*pass, world.Make())));
+  EXPECT_EQ(PendingOf(*pass, clock_.Now()), 1);
+  const auto before = pass->Summarize(std::chrono::microseconds(0), clock_.Now()).pending;
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before.begin()->first.first, "gpu");
+  world.runs.push_back({.name = "third", .priority = 5, .extra = kQueueRetry});
+  world.Apply(SeenOf(Step(*pass, world.Make())));
+  EXPECT_EQ(PendingOf(*pass, clock_.Now()), 2);
+  Step(*pass, world.Make(), false);  // nothing changed: the core's result stands
+  EXPECT_EQ(PendingOf(*pass, clock_.Now()), 2);
+}
+
+}  // namespace
+}  // namespace berth::reconcilers

@@ -116,6 +116,49 @@ TEST_F(WorkingSetTest, PassFlagsHoldForThePassTheyWereSetIn) {
   EXPECT_FALSE(set_.Positioned(elsewhere));
 }
 
+// A memo's facts are found by its place in the pass' list (RunMemo::slot), and only when that
+// place holds it: another memo claiming the same place (one never in the list) has none.
+TEST_F(WorkingSetTest, OnlyTheMemoAtItsPlaceInTheListHasThePassFacts) {
+  Put("ns/a", "1");
+  Put("ns/b", "1");
+  const Keyed& keyed = Pass(kT0, {"ns/a", "ns/b"});
+  RunMemo& b = *keyed[1].memo;
+  set_.MarkBusy({"ns/b"});
+  scheduling::CycleResult result;
+  result.waiting.push_back(scheduling::WaitingRun{"ns/b", {}, 5, &b});
+  set_.MarkWaiting(result);
+  RunMemo stranger;
+  stranger.slot = b.slot;
+  EXPECT_TRUE(set_.Busy(b));
+  EXPECT_TRUE(set_.Touched(b));
+  EXPECT_EQ(set_.WaitingOf(b), &result.waiting[0]);
+  EXPECT_FALSE(set_.Busy(stranger));
+  EXPECT_FALSE(set_.Touched(stranger));
+  EXPECT_EQ(set_.WaitingOf(stranger), nullptr);
+  // Its entry in the result marks nothing either.
+  result.waiting.push_back(scheduling::WaitingRun{"ns/b", {}, 5, &stranger});
+  set_.MarkWaiting(result);
+  EXPECT_EQ(set_.WaitingOf(b), &result.waiting[0]);
+  EXPECT_EQ(set_.WaitingOf(stranger), nullptr);
+}
+
+// What every pass reads of each memo (100,000 quiet pending runs: the working set, the sweeps,
+// the waiting statuses, the positions) lies in its first 128 bytes, so that a pass costs two or
+// three cache lines a run, not one per field (RunMemo's "Layout").
+TEST(RunMemoLayout, WhatEveryPassReadsOfARunLiesInTheMemosFirst128Bytes) {
+  const RunMemo m;
+  const auto end_of = [&m](const auto& field) {
+    return static_cast<size_t>(reinterpret_cast<const char*>(&field) - reinterpret_cast<const char*>(&m)) +
+           sizeof(field);
+  };
+  for (size_t end : {end_of(m.run), end_of(m.last_wait_write), end_of(m.has_preemption), end_of(m.shown_position),
+                     end_of(m.wait_since), end_of(m.gives_up_at), end_of(m.ends_waiting_at), end_of(m.slot),
+                     end_of(m.current), end_of(m.current_code), end_of(m.current_effective), end_of(m.queueable),
+                     end_of(m.queued), end_of(m.touched), end_of(m.quiet), end_of(m.status_write.state)}) {
+    EXPECT_LE(end, 128u);
+  }
+}
+
 // A run deleted from the snapshot makes the list anew: the changes of the other runs noted
 // before the list was found stale still count in that pass (and in no later one).
 TEST_F(WorkingSetTest, ChangesNotedInAPassThatMakesTheListAnewStillCount) {
