@@ -62,6 +62,10 @@ namespace {
 
 int kNodes = 100;
 int kTeams = 0;  // 0: every run in namespace "bench", no Team
+// BERTH_BENCH_BUDGETS=1 (issue 47): each Team has a GPU-hour budget far from spent (1,000,000 h
+// over 30 days: it holds nothing back) and the per-user usage store is on (berth's namespace
+// "berth-system"), so the pass runs with usage and budgets on and decides as without them.
+bool g_budgets = false;
 constexpr int kGpusPerNode = 8;
 constexpr const char* kCreated = "2026-11-24T10:00:00Z";
 
@@ -145,7 +149,8 @@ std::string TeamObject(int k) {
   return R"({"apiVersion":"berth.dev/v1alpha1","kind":"Team","metadata":{"name":"team-)" + std::to_string(k) +
          R"(","uid":"t)" + std::to_string(k) + R"(","resourceVersion":"100","generation":1},"spec":{"namespaces":["team-)" +
          std::to_string(k) + R"("],"weight":1,"shares":[{"fleet":"gpu","nominal":{"gpu":)" + std::to_string(nominal) +
-         R"(}}]},"status":{"usage":{"gpuHours":)" + std::to_string(100 * k) + R"(,"cpuHours":0,"updatedAt":")" + kCreated +
+         R"(}}])" + (g_budgets ? R"(,"budgets":[{"resource":"gpu","hours":1000000,"period":"30d"}])" : "") +
+         R"(},"status":{"usage":{"gpuHours":)" + std::to_string(100 * k) + R"(,"cpuHours":0,"updatedAt":")" + kCreated +
          R"("},"observedGeneration":1}})";
 }
 
@@ -297,6 +302,7 @@ Row Measure(int pending, int finished, int seconds) {
   if (g_estimate_interval >= std::chrono::milliseconds::zero()) options.estimate_interval = g_estimate_interval;
   const long rss_before = RssKiB();
   reconcilers::RunController engine(client, clock, options);
+  if (g_budgets) engine.SetUsersNamespace("berth-system");
   engine.SetObserver(&times);
   auto start = std::chrono::steady_clock::now();
   engine.Start();
@@ -409,6 +415,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(getenv("BERTH_BENCH_LOG") ? spdlog::level::info : spdlog::level::warn);
+  berth::g_budgets = getenv("BERTH_BENCH_BUDGETS") != nullptr && std::string(getenv("BERTH_BENCH_BUDGETS")) == "1";
   if (const char* e = getenv("BERTH_BENCH_ESTIMATE_INTERVAL_MS")) berth::g_estimate_interval = std::chrono::milliseconds(std::atol(e));
   if (berth::g_estimate_interval != std::chrono::milliseconds::zero()) {
     berth::g_message += "; estimated start unknown: " +
