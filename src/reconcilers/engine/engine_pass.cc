@@ -79,19 +79,6 @@ const Keyed& EnginePass::MakeWorkingSet(const std::map<std::string, k8s::SetAsid
   return keyed;
 }
 
-namespace {
-
-// The earliest admission of `placed` still assumed (its status write not in the cache yet).
-std::optional<k8s::TimePoint> UnseenSince(const std::vector<std::shared_ptr<const PlacedRun>>& placed) {
-  std::optional<k8s::TimePoint> out;
-  for (const auto& p : placed) {
-    if (p->assumed && (!out || p->placed_at < *out)) out = p->placed_at;
-  }
-  return out;
-}
-
-}  // namespace
-
 PassWrites EnginePass::Decide(k8s::TimePoint now, const std::map<std::string, k8s::SetAsideObject>& set_aside,
                               PassPhases& phases) {
   const Keyed& keyed = MakeWorkingSet(set_aside, now);
@@ -115,7 +102,7 @@ PassWrites EnginePass::Decide(k8s::TimePoint now, const std::map<std::string, k8
   // The instances' states and the Fleet statuses (kept while the view is: FleetStatusWriter).
   described_ = &fleet_status_.Update(view, view_keeper_.gen(), now);
   if (auto team_write = teams_.Update(view, view_keeper_.gen(), now)) NoteDeadline(*team_write);
-  NoteDeadline(usage_.Update(view, now, UnseenSince(placed)));  // issue 47: the usage fold
+  NoteDeadline(usage_.Update(view, now, placed));  // issue 47: the usage fold
   sweep_.Settle(keyed, busy_, now);
   collecting_.reset();
   return std::exchange(pass_writes_, PassWrites());

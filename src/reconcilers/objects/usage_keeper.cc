@@ -62,11 +62,15 @@ std::map<std::string, std::vector<UsageKeeper::Item>> UsageKeeper::ItemsByTeam(c
 }
 
 sched::TimePoint UsageKeeper::Update(const ClusterView& view, sched::TimePoint now,
-                                     std::optional<sched::TimePoint> unseen_since) {
+                                     const std::vector<std::shared_ptr<const PlacedRun>>& placed) {
   if (next_ && now < *next_ && !wanted_.exchange(false)) return *next_;
   wanted_ = false;
   // Whole seconds, as the status records times; no later than an admission not seen yet.
-  const sched::TimePoint to = Time(unseen_since ? std::min(now, *unseen_since) : now).point();
+  sched::TimePoint until = now;
+  for (const auto& p : placed) {
+    if (p->assumed) until = std::min(until, p->placed_at);
+  }
+  const sched::TimePoint to = Time(until).point();
   bool all = true;
   for (auto& [team, items] : ItemsByTeam(view)) {
     Fold fold;

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -63,11 +64,11 @@ class UsageKeeper {
   // the next Update folds at once instead of at its interval.
   void Want() { wanted_ = true; }
   // Loop thread, after the pass: folds when due; returns when the next fold is due.
-  // `unseen_since`: the earliest admission whose status write (its heldSince) is not in the cache
-  // yet; the fold stops short of it (its watermark no later), so that run's first seconds are
-  // folded once the cache shows its span, not passed over.
+  // `placed`: the pass' block holders. The fold stops short of the earliest one still assumed (an
+  // admission whose status write, its heldSince, is not in the cache yet), so that run's first
+  // seconds are folded once the cache shows its span, not passed over.
   scheduling::TimePoint Update(const ClusterView& view, scheduling::TimePoint now,
-                               std::optional<scheduling::TimePoint> unseen_since = std::nullopt);
+                               const std::vector<std::shared_ptr<const PlacedRun>>& placed = {});
 
  private:
   struct Item {
