@@ -37,7 +37,9 @@ std::vector<std::shared_ptr<const PlacedRun>> RunSweep::BlockHolders(const Keyed
   // Runs holding blocks: admitted in the cache, or assumed while our write catches up.
   std::vector<std::shared_ptr<const PlacedRun>> placed;
   const RunMemo::PlacedInputs inputs{p_.snapshot.namespaces().Version()};
+  size_t at = 0;
   for (const auto& [key, run, memo] : keyed) {
+    PrefetchAhead(keyed, at++, /*admission=*/true);
     // Queued by the last pass and the same object since (not touched): pending, holds nothing
     // (unless admitted since: assumed), without reading the run again.
     if (memo->queued && !p_.working.Touched(*memo) && !memo->assumed() && !memo->placed_record()) {
@@ -72,6 +74,7 @@ RunSweep::Reconciled RunSweep::ReconcileAll(const Keyed& keyed, const ClusterVie
   size_t queued = 0;  // runs in the queue after this pass (each with RunMemo::queued)
   size_t refreshes = 0;  // quiet placed runs looked at only because their refresh came due
   for (const auto& [key, run, memo_ptr] : keyed) {
+    PrefetchAhead(keyed, visited, /*admission=*/true);
     if (++visited % kNewsEvery == 0) news_();
     RunMemo& memo = *memo_ptr;
     const bool was_queued = std::exchange(memo.queued, false);  // by the last pass; this pass' below
@@ -185,7 +188,9 @@ std::optional<k8s::TimePoint> RunSweep::ExpiryOf(const Run& run) const {
 }
 
 void RunSweep::Settle(const Keyed& visited, const std::unordered_set<std::string>& busy, k8s::TimePoint now) {
+  size_t at = 0;
   for (const auto& [key, run, memo] : visited) {
+    PrefetchAhead(visited, at++);
     if (memo->queued) continue;  // queued by this pass: pending (without reading the run again)
     p_.forecaster.Learn(*run, [this](const std::string& ns) { return TeamNameOf(p_.snapshot.teams(), ns); });
     if (!IsTerminalPhase(run->status.phase) || run->meta.deleting || busy.count(key)) continue;

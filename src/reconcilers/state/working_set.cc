@@ -49,6 +49,7 @@ const Keyed& WorkingSet::Make(k8s::TimePoint now, const Get& get, const std::fun
     facts_.resize(keyed_.size());
     for (size_t i = 0; i < keyed_.size(); ++i) {
       const KeyedRun& k = keyed_[i];
+      PrefetchAhead(keyed_, i);
       if (++visited % news_every == 0) news();
       ReadIfChanged(k.key, *k.memo, get);
       deleted |= !k.memo->run;
@@ -92,9 +93,22 @@ void WorkingSet::MarkBusy(const std::unordered_set<std::string>& keys) {
 }
 
 void WorkingSet::MarkWaiting(const scheduling::CycleResult& result) {
-  for (const auto& w : result.waiting) {
+  for (size_t i = 0; i < result.waiting.size(); ++i) {
+    const scheduling::WaitingRun& w = result.waiting[i];
+    PrefetchWaiting(result.waiting, i);
     if (RunMemo* m = OwnerOf(w.owner)) {
       if (PassFacts* f = MutableFacts(*m)) f->waiting = &w;
+    }
+  }
+}
+
+void WorkingSet::PrefetchWaiting(const std::vector<scheduling::WaitingRun>& waiting, size_t i) const {
+  // The memo kPrefetchAhead places ahead, and the facts of one half as far ahead (its memo's slot
+  // asked for earlier): a waiting run's memo and facts lie wherever its place in the list is.
+  if (i + kPrefetchAhead < waiting.size()) PrefetchMemo(OwnerOf(waiting[i + kPrefetchAhead].owner));
+  if (i + kPrefetchAhead / 2 < waiting.size()) {
+    if (const RunMemo* m = OwnerOf(waiting[i + kPrefetchAhead / 2].owner); m != nullptr && m->slot < facts_.size()) {
+      __builtin_prefetch(&facts_[m->slot]);
     }
   }
 }

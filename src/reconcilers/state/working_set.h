@@ -84,6 +84,9 @@ class WorkingSet {
   void MarkWaiting(const scheduling::CycleResult& result);
   // The position writes (PositionWriter::Write) of this pass include the run `key` (Positioned).
   void MarkPositioned(const std::string& key);
+  // A walk over a pass' waiting runs (MarkWaiting, WaitingStatusWriter::CarryOut), at place `i`:
+  // asks memory for the memos and facts it reads next (see PrefetchMemo).
+  void PrefetchWaiting(const std::vector<scheduling::WaitingRun>& waiting, size_t i) const;
   // Erases the memos of runs the pass did not visit (made by MemoOf for runs not in the set).
   void DropUnvisited(const Keyed& keyed);
   // A visited finished run leaves the set; back when its TTL (`expiry`) comes due. Its memo goes.

@@ -70,14 +70,16 @@ enum class WriteAnswer { kWritten, kRefused, kUnknown };
 // hands out its own tickets; WriteCache keeps them in a map, with the writers' inbox. Loop thread only.
 template <typename V>
 struct WriteEntry {
-  V value{};
+  // `state` first: a pass asks every run's memo for it (RunMemo::assumed, awaiting_rv), and it
+  // then lies in the memo's lines the pass reads anyway (RunMemo's "Layout"), not after `value`.
   WriteState state = WriteState::kNone;
+  bool verify = false;      // Expire marked it: its outcome is to be read back
   uint64_t ticket = 0;
   uint64_t base_rv = 0;     // the version the write was decided on (guarded by, once Unknown)
   uint64_t written_rv = 0;  // the version the API answered (Written)
   base::TimePoint deadline = base::TimePoint::max();
-  bool verify = false;                     // Expire marked it: its outcome is to be read back
-  std::shared_ptr<const V> previous;       // the value last known applied, restored by Forget
+  std::shared_ptr<const V> previous;  // the value last known applied, restored by Forget
+  V value{};
 
   // An assumption: Assumed, Written (not yet watched) or Unknown.
   bool Held() const {
@@ -86,7 +88,8 @@ struct WriteEntry {
   void Assume(V v, uint64_t t, uint64_t base = 0, base::TimePoint due = base::TimePoint::max()) {
     std::shared_ptr<const V> prev = previous;
     if (state == WriteState::kWritten || state == WriteState::kConfirmed) prev = std::make_shared<const V>(std::move(value));
-    *this = WriteEntry{std::move(v), WriteState::kAssumed, t, base, 0, due, false, std::move(prev)};
+    *this = WriteEntry{.state = WriteState::kAssumed, .verify = false, .ticket = t, .base_rv = base, .written_rv = 0,
+                       .deadline = due, .previous = std::move(prev), .value = std::move(v)};
   }
   // A write of ours that was not assumed, only awaited (a value-less entry: RunMemo::status_write):
   // Written at `rv`, or at the later version it already awaits.
@@ -123,8 +126,9 @@ struct WriteEntry {
       return;
     }
     V restored = *previous;
-    *this = WriteEntry{std::move(restored), WriteState::kConfirmed, ticket, base_rv, written_rv,
-                       base::TimePoint::max(), false, nullptr};
+    *this = WriteEntry{.state = WriteState::kConfirmed, .verify = false, .ticket = ticket, .base_rv = base_rv,
+                       .written_rv = written_rv, .deadline = base::TimePoint::max(), .previous = nullptr,
+                       .value = std::move(restored)};
   }
   // The watch shows the object at `observed_rv`: true when that confirms a Written write.
   bool Add(uint64_t observed_rv) {

@@ -85,7 +85,9 @@ PositionPlanInput PositionWriter::Input(const Keyed& runs, std::unordered_set<st
   PositionPlanInput in;
   in.frozen = std::move(frozen);
   in.top = top_;
+  size_t at = 0;
   for (const auto& [key, run, memo] : runs) {
+    PrefetchAhead(runs, at++);
     // A run being deleted is leaving: its place is not held for it.
     if (!memo->shown_position) continue;  // (RunMemo::Read: without reading the run)
     in.shown[key] = *memo->shown_position;

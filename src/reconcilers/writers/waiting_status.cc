@@ -263,6 +263,7 @@ WaitingStatusWriter::PassOutcome WaitingStatusWriter::CarryOut(const sched::Cycl
   size_t visited = 0;
   size_t refreshes = 0;  // waiting runs looked at only because their refresh came due
   for (const auto& w : result.waiting) {
+    working.PrefetchWaiting(result.waiting, visited);
     if (++visited % news_every == 0) news();
     // A waiting run is in the queue, so this pass' working set read it (RunMemo::run).
     RunMemo* m = WorkingSet::OwnerOf(w.owner);
