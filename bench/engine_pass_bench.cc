@@ -272,7 +272,7 @@ class PassTimes final : public reconcilers::EngineObserver {
 
 struct Row {
   int finished = 0;
-  double first_ms = 0, median_ms = 0, p90_ms = 0;
+  double first_ms = 0, median_ms = 0, p90_ms = 0, mean_ms = 0;
   size_t passes = 0;
   size_t decided = 0;            // passes (after the first) in which the scheduling core ran
   double decided_median_ms = 0;  // their median
@@ -338,6 +338,9 @@ Row Measure(int pending, int finished, int seconds) {
     std::sort(rest.begin(), rest.end());
     row.median_ms = rest[rest.size() / 2].count() / 1000.0;
     row.p90_ms = rest[rest.size() * 9 / 10].count() / 1000.0;
+    double sum = 0;
+    for (auto d : rest) sum += static_cast<double>(d.count());
+    row.mean_ms = sum / static_cast<double>(rest.size()) / 1000.0;
   }
   return row;
 }
@@ -430,12 +433,12 @@ int main(int argc, char** argv) {
                 berth::kTeams / 2);
   }
   std::printf("\n\n");
-  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | median vs first row | passes in which the core decided: count, median | engine RSS | forecasts: count, median own time |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | mean pass | median vs first row | passes in which the core decided: count, median | engine RSS | forecasts: count, median own time |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     const double ratio = rows[0].median_ms > 0 ? r.median_ms / rows[0].median_ms : 0;
-    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB | %zu, %.2f ms |\n", r.finished,
-                r.sync_s, r.first_ms, r.passes, r.median_ms, r.p90_ms, ratio, r.decided, r.decided_median_ms, r.rss_mb,
+    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB | %zu, %.2f ms |\n",
+                r.finished, r.sync_s, r.first_ms, r.passes, r.median_ms, r.p90_ms, r.mean_ms, ratio, r.decided, r.decided_median_ms, r.rss_mb,
                 r.forecasts, r.forecast_median_ms);
   }
   size_t known = 0;
