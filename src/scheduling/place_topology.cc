@@ -2,7 +2,8 @@
 // multi-node run (or a gang of whole slices) inside one domain of the level the filter stage
 // resolved for it (FleetFilter::levels). Required: only that level. Preferred: that level, then
 // the next outer one, and so on, climbing only when no domain of a level holds the run; where even
-// the outermost level cannot, the most compact placement across the fleet's domains. At a level,
+// the outermost level cannot, the most compact placement across the fleet's domains (the fewest
+// domains: the largest first, the rest in the smallest that holds it). At a level,
 // best fit: the domain with the fewest idle instances that holds the run (ties: the one whose
 // parent has the fewest, then path order), so that larger domains stay whole for larger runs.
 // Inside the chosen domain the same rule again, level by level (Take). What Kueue's
@@ -103,13 +104,18 @@ bool Capacity::Take(int32_t f, int32_t d, int32_t k, const LifetimeRule& rule, b
     if (Take(f, best, k, rule, include_reserved, out)) return true;
     out.resize(start);  // some idle instance there does not fit the run: spread instead
   }
-  // The largest subdomains first (fewest domains), then d's own instances (no deeper label).
+  // Spread over the fewest subdomains: the largest first, except that the rest goes to the
+  // smallest subdomain that holds it (best fit, as Kueue's TAS does), so that a larger one stays
+  // whole; then d's own instances (no deeper label).
   std::stable_sort(subs.begin(), subs.end(), [&](int32_t a, int32_t b) { return Idle(a) > Idle(b); });
-  for (int32_t s : subs) {
-    const auto taken = static_cast<int32_t>(out.size() - start);
-    if (taken == k) break;
-    if (Idle(s) == 0) continue;
-    Take(f, s, std::min(k - taken, Idle(s)), rule, include_reserved, out);
+  for (size_t i = 0; i < subs.size(); ++i) {
+    const int32_t rest = k - static_cast<int32_t>(out.size() - start);
+    if (rest <= 0) break;
+    if (Idle(subs[i]) == 0) continue;
+    size_t fit = i;  // the smallest from here on that holds the rest (sorted: the last such)
+    for (size_t j = i; j < subs.size() && Idle(subs[j]) >= rest; ++j) fit = j;
+    if (Idle(subs[fit]) >= rest) std::swap(subs[i], subs[fit]);
+    Take(f, subs[i], std::min(rest, Idle(subs[i])), rule, include_reserved, out);
   }
   if (d >= 0) Append(d, k - static_cast<int32_t>(out.size() - start), rule, include_reserved, out);
   return static_cast<int32_t>(out.size() - start) == k;

@@ -212,6 +212,26 @@ TEST(Topology, PreferredClimbsOnlyWhenItMustThenSpreadsCompactly) {
   EXPECT_FALSE(c.Find(14, Mode::kPreferred, kRack));  // more than the fleet has
 }
 
+// A spread takes the largest domains first, and the rest from the smallest that holds it (as
+// Kueue's TAS does), so that a larger domain stays whole for the next run.
+TEST(Topology, ASpreadPutsItsRestInTheSmallestDomainThatHoldsIt) {
+  std::vector<std::tuple<std::string, std::string, std::string>> nodes;
+  AddRack(nodes, "s1", "a", 6);
+  AddRack(nodes, "s1", "b", 4);
+  AddRack(nodes, "s1", "c", 3);
+  Cluster c(Racks(nodes));
+  // No rack holds 8: spine s1, all of rack a, then 2 of rack c (3 idle), not of rack b (4).
+  ASSERT_TRUE(c.Find(8, Mode::kPreferred, kRack));
+  EXPECT_EQ(c.DomainsUsed(2), 2u);
+  for (std::string_view name : c.Chosen()) EXPECT_EQ(name.find("s1-b-"), std::string_view::npos) << name;
+  // 11: all of a, and the rest (5) in no single rack: b's 4 (the largest left), then 1 of c.
+  ASSERT_TRUE(c.Find(11, Mode::kPreferred, kRack));
+  EXPECT_EQ(c.DomainsUsed(2), 3u);
+  size_t from_c = 0;
+  for (std::string_view name : c.Chosen()) from_c += name.find("s1-c-") == 0 ? 1 : 0;
+  EXPECT_EQ(from_c, 1u);
+}
+
 TEST(Topology, ARunWithoutTopologyOnAFleetWithLevelsIsPlacedAsCompactlyAsItFits) {
   std::vector<std::tuple<std::string, std::string, std::string>> nodes;
   AddRack(nodes, "s1", "a", 4);
