@@ -3,13 +3,14 @@
 // once the teams' runs have finished and their usage is folded, with what `kubectl berth usage -o
 // json` printed.
 //
-//   node tests/dashboard/usage.mjs --modules=DIR --url=URL --usage=FILE --teams=A,B --starts=N
+//   node tests/dashboard/usage.mjs --modules=DIR --url=URL --usage=FILE --table=FILE2 --teams=A,B --starts=N
 //        [--shot=NAME] [--artifacts=DIR] [--docs-images=DIR]
 //
 // DIR: the folder whose node_modules has playwright-core (tests/dashboard/setup.sh prints it); URL
-// a `kubectl berth dashboard`; FILE the CLI's JSON answer; TEAMS the teams whose rows must be on
-// the page with the CLI's figures (GPU-hours and share as the CLI's table writes them, and the
-// exact GPU-hours in the row's data-gpu-hours). The stacked chart must be drawn (each of those
+// a `kubectl berth dashboard`; FILE the CLI's JSON answer, FILE2 its table (`kubectl berth usage`);
+// TEAMS the teams whose rows must be on the page with the CLI's figures: every column of the CLI's
+// table (GPU-hours, share, CPU- and memory-hours, runs, median wait) as it writes them, and the
+// exact GPU-hours in the row's data-gpu-hours. The stacked chart must be drawn (each of those
 // teams' colour on uPlot's canvas) with one series per table row, the queue-length chart must have points (one of them
 // a waiting run), and the waits chart at least N starts. Any page error, console error (a CSP
 // violation is one) or failed request fails. Exits 0 when every check passed; prints one line per
@@ -19,12 +20,21 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { artifactsDir, checker, driverArgs, inChromium } from './chromium.mjs';
 
-const args = driverArgs('usage.mjs', ['modules', 'url', 'usage', 'teams', 'starts']);
+const args = driverArgs('usage.mjs', ['modules', 'url', 'usage', 'table', 'teams', 'starts']);
 const BASE = args.url.endsWith('/') ? args.url : `${args.url}/`;
 const ARTIFACTS = artifactsDir(args.artifacts);
 const SHOT = args.shot || 'usage';
 const cli = JSON.parse(readFileSync(args.usage, 'utf8'));
 const teams = args.teams.split(',');
+// The CLI's table: its header's columns, and each row's cells by column (no cell holds a space).
+const COLUMN_CLASS = { 'GPU-HOURS': 'gpu-hours', WEIGHTED: 'weighted', SHARE: 'share', 'CPU-HOURS': 'cpu-hours',
+  'MEMORY-GIB-HOURS': 'memory-hours', RUNS: 'runs', 'MEDIAN-WAIT': 'median-wait' };
+const tableLines = readFileSync(args.table, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('('));
+const cliColumns = tableLines[0].trim().split(/\s+/);
+const cliRows = new Map(tableLines.slice(1).map((l) => {
+  const cells = l.trim().split(/\s+/);
+  return [cells[0], Object.fromEntries(cells.map((c, i) => [cliColumns[i], c]))];
+}));
 const check = checker();
 
 // How many pixels of the canvas in `selector` are of the colour `css` ("rgb(41, 98, 196)", as
@@ -67,6 +77,18 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
     check(JSON.stringify(shown) === JSON.stringify(expected) && want.gpuHours > 0,
       `team ${team}: ${expected.gpuHours} GPU-hours (${want.gpuHours}), ${expected.share}, as kubectl berth usage says`,
       { shown, expected });
+    // Every column of the CLI's table, cell for cell (runs and the median wait among them).
+    const cliRow = cliRows.get(team) || {};
+    const page = {};
+    const cli = {};
+    for (const column of cliColumns.slice(1)) {
+      const cell = row.locator(`td.${COLUMN_CLASS[column] || 'none'}`);
+      page[column] = await cell.count() === 1 ? (await cell.textContent()).trim() : null;
+      cli[column] = cliRow[column];
+    }
+    check(cliColumns.includes('RUNS') && cliColumns.includes('MEDIAN-WAIT') && Number(cliRow.RUNS) >= 1 &&
+      JSON.stringify(page) === JSON.stringify(cli), `team ${team}: every column of kubectl berth usage's row, on the page`,
+      { page, cli, cliColumns });
   }
   // The stacked chart: drawn, one series per table row (uPlot's series 0 is the x axis).
   const chart = page.locator('#usage-chart');

@@ -536,6 +536,12 @@ TEST_F(DashboardUsage, UsagePageDrawsWhatTheCliSaysAndTheQueuesDayInChromium) {
   const std::string usage_file = std::string(std::getenv("BERTH_TEST_TMP") ? std::getenv("BERTH_TEST_TMP") : "/tmp") +
                                  "/usage-" + ns_ + ".json";
   std::ofstream(usage_file) << cli.out;
+  // Its table too: the page's columns are checked cell for cell against it.
+  CommandResult cli_table = RunPlugin(cp().kubeconfig(), {"usage"});
+  ASSERT_EQ(cli_table.exit_code, 0) << cli_table.err;
+  std::printf("---- kubectl berth usage ----\n%s", cli_table.out.c_str());
+  const std::string table_file = usage_file + ".txt";
+  std::ofstream(table_file) << cli_table.out;
 
   // The page, in the admin's kubectl berth dashboard.
   const int port = FreePort();
@@ -546,6 +552,7 @@ TEST_F(DashboardUsage, UsagePageDrawsWhatTheCliSaysAndTheQueuesDayInChromium) {
   ASSERT_EQ(setup.exit_code, 0) << setup.out << setup.err;
   std::vector<std::string> argv = {"node", kSource + "/tests/dashboard/usage.mjs", "--modules=" + modules,
                                    "--url=" + ControllerProcess::LocalDashboardUrl(port), "--usage=" + usage_file,
+                                   "--table=" + table_file,
                                    "--teams=" + team_a + "," + team_b, "--starts=3"};
   if (const char* docs = std::getenv("BERTH_UPDATE_DOCS_IMAGES"); docs != nullptr && std::string(docs) == "1") {
     argv.push_back("--docs-images=" + kSource + "/docs/images");

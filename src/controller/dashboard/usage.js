@@ -64,12 +64,49 @@
       });
     }
 
-    function usageRow(r, i) {
-      return el('tr', { dataset: { team: r.name, gpuHours: String(r.gpuHours) } },
+    // A duration in whole seconds as kubectl berth writes it (base::FormatDuration): "90s" is "1m30s".
+    function cliDuration(seconds) {
+      let rest = Math.max(0, Math.floor(seconds));
+      if (rest === 0) return '0s';
+      let out = '';
+      for (const [unit, name] of [[86400, 'd'], [3600, 'h'], [60, 'm'], [1, 's']]) {
+        if (rest >= unit) { out += `${Math.floor(rest / unit)}${name}`; rest %= unit; }
+      }
+      return out;
+    }
+    // The bucket of the median wait as the CLI's MEDIAN-WAIT writes it: "5m–10m", "<10s", "≥30d"; "-" without runs.
+    function medianWait(m) {
+      if (!m || typeof m.fromSeconds !== 'number') return '-';
+      const under = typeof m.underSeconds === 'number' ? m.underSeconds : -1;
+      if (m.fromSeconds <= 0 && under > 0) return `<${cliDuration(under)}`;
+      if (under < 0) return `\u2265${cliDuration(m.fromSeconds)}`;
+      return `${cliDuration(m.fromSeconds)}\u2013${cliDuration(under)}`;
+    }
+
+    // The CLI's columns (kubectl berth usage): WEIGHTED only when a row's differs, RUNS and
+    // MEDIAN-WAIT when the answer knows them.
+    function usageColumns(data) {
+      const rows = Array.isArray(data.rows) ? data.rows : [];
+      const num = (v) => (typeof v === 'number' && isFinite(v) ? v : 0);
+      const weighted = rows.some((r) => Math.abs(num(r.weightedGpuHours) - num(r.gpuHours)) >= 0.05);
+      const runs = rows.some((r) => r && 'runs' in r) || (data.total && 'runs' in data.total);
+      const cols = [{ label: 'GPU-hours', cls: 'gpu-hours', cell: (r) => hours(r.gpuHours) }];
+      if (weighted) cols.push({ label: 'Weighted', cls: 'weighted', cell: (r) => hours(r.weightedGpuHours) });
+      cols.push({ label: 'Share', cls: 'share', cell: (r) => share(r.share) },
+        { label: 'CPU-hours', cls: 'cpu-hours', cell: (r) => hours(r.cpuHours) },
+        { label: 'Memory GiB-hours', cls: 'memory-hours', cell: (r) => hours(r.memoryGiBHours) });
+      if (runs) {
+        cols.push({ label: 'Runs', cls: 'runs', cell: (r) => String(Number(r.runs) || 0) },
+          { label: 'Median wait', cls: 'median-wait', cell: (r) => medianWait(r.medianWait) });
+      }
+      return cols;
+    }
+
+    function usageRow(cols) {
+      return (r, i) => el('tr', { dataset: { team: r.name, gpuHours: String(r.gpuHours) } },
         el('th', { scope: 'row', class: 'team-name' },
           el('span', { class: `swatch swatch-${i % COLOURS.length}`, 'aria-hidden': 'true' }), r.name),
-        el('td', { class: 'num gpu-hours', text: hours(r.gpuHours) }),
-        el('td', { class: 'num share', text: share(r.share) }));
+        ...cols.map((c) => el('td', { class: `num ${c.cls}`, text: c.cell(r) })));
     }
 
     function renderUsage(data, since) {
@@ -79,8 +116,9 @@
         `${hours(total.gpuHours)} GPU-hours in all, ${rows.length} team${rows.length === 1 ? '' : 's'}.`);
       $('usage-empty').hidden = rows.length > 0;
       $('usage-chart').hidden = rows.length === 0;
-      $('usage-table-box').replaceChildren(table(`GPU-hours per team, the last ${since}`,
-        ['Team', { label: 'GPU-hours', cls: 'num' }, { label: 'Share', cls: 'num' }], rows.map(usageRow), 'usage'));
+      const cols = usageColumns(data);
+      $('usage-table-box').replaceChildren(table(`Usage per team, the last ${since}`,
+        ['Team'].concat(cols.map((c) => ({ label: c.label, cls: 'num' }))), rows.map(usageRow(cols)), 'usage'));
       if (rows.length > 0) draw('usage-chart', usageChart(data));
       $('usage-chart').dataset.series = String(rows.length);
     }
