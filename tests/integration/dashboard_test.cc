@@ -493,6 +493,9 @@ TEST_F(DashboardUsage, UsagePageDrawsWhatTheCliSaysAndTheQueuesDayInChromium) {
     }
   } drop{other, team_a + " " + team_b};
   ASSERT_EQ(cp().Kubectl({"create", "namespace", other}).exit_code, 0);
+  // The per-user store (the runs and their waits) lives in berth's namespace, the controller's
+  // default --leader-election-namespace.
+  cp().Kubectl({"create", "namespace", "berth-system"});  // (already there: fine)
   for (const auto& [team, ns] : {std::pair{team_a, ns_}, std::pair{team_b, other}}) {
     ASSERT_EQ(cp().Kubectl({"apply", "-f", "-"}, "apiVersion: berth.dev/v1alpha1\nkind: Team\nmetadata: {name: " + team +
                                                       "}\nspec:\n  namespaces: [" + ns + "]\n").exit_code, 0);
@@ -524,13 +527,19 @@ TEST_F(DashboardUsage, UsagePageDrawsWhatTheCliSaysAndTheQueuesDayInChromium) {
   }, std::chrono::seconds(150))) << "a " << folded["a"] << ", b1 " << folded["b1"] << ", b2 " << folded["b2"];
   CommandResult cli;
   std::map<std::string, double> rows;
+  std::map<std::string, int64_t> runs;  // the runs that started, from the per-user store's fold
   ASSERT_TRUE(Eventually([&] {
     cli = RunPlugin(cp().kubeconfig(), {"usage", "-o", "json"});
     auto doc = json::Parse(cli.out);
     const json::Value* items = doc.ok() ? json::Find(*doc, {"rows"}) : nullptr;
     if (cli.exit_code != 0 || items == nullptr || !items->IsArray()) return false;
-    for (const auto& r : items->GetArray()) rows[json::GetString(r, "name")] = json::Find(r, {"gpuHours"})->GetDouble() * 3600;
-    return std::abs(rows[team_a] - folded["a"]) < 0.01 && std::abs(rows[team_b] - folded["b1"] - folded["b2"]) < 0.01;
+    for (const auto& r : items->GetArray()) {
+      rows[json::GetString(r, "name")] = json::Find(r, {"gpuHours"})->GetDouble() * 3600;
+      const json::Value* n = json::Find(r, {"runs"});
+      runs[json::GetString(r, "name")] = n != nullptr && n->IsInt64() ? n->GetInt64() : 0;
+    }
+    return std::abs(rows[team_a] - folded["a"]) < 0.01 && std::abs(rows[team_b] - folded["b1"] - folded["b2"]) < 0.01 &&
+           runs[team_a] == 1 && runs[team_b] == 2;
   }, std::chrono::seconds(60))) << cli.out << cli.err << "\nspans (GPU-seconds): a " << folded["a"] << ", b1 " << folded["b1"]
                                  << ", b2 " << folded["b2"];
   const std::string usage_file = std::string(std::getenv("BERTH_TEST_TMP") ? std::getenv("BERTH_TEST_TMP") : "/tmp") +
