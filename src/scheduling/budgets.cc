@@ -119,8 +119,9 @@ void MeasureBudget(TeamBudget& budget, const std::vector<UsedHour>& used, double
 }
 
 std::string BudgetSentence(const WaitReason& r) {
-  const TeamBudget& b = r.budget;
-  std::string s = "team " + r.budget_team + " has used " + Hours(b.used) + " of its " + Hours(b.hours) + " " +
+  if (!r.budget) return "its team's budget is spent";  // (every kBudgetExhausted has one)
+  const TeamBudget& b = r.budget->budget;
+  std::string s = "team " + r.budget->team + " has used " + Hours(b.used) + " of its " + Hours(b.hours) + " " +
                   std::string(BudgetResourceName(b.resource)) + "-hours over " + FormatDuration(b.period) + " on " +
                   (b.fleet.empty() ? std::string("all fleets") : "fleet " + b.fleet);
   s += b.refills_at == TimePoint{} ? std::string("; the budget refills when its usage falls under it")

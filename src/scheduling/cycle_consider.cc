@@ -87,8 +87,7 @@ bool Cycle::DropSpentFleets(const PendingRun& run, WaitReason& reason) {
   });
   if (!filter_.candidates.empty() || first.budget == nullptr) return false;
   reason.code = WaitCode::kBudgetExhausted;
-  reason.budget_team = std::string(first.team);
-  reason.budget = *first.budget;
+  reason.budget = BudgetWait{.team = std::string(first.team), .budget = *first.budget};
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/boxed.h"
 #include "scheduling/preemption.h"
 #include "scheduling/quota.h"
 #include "scheduling/types.h"
@@ -41,7 +42,7 @@ enum class WaitCode : uint8_t {
   // (of `slice_blocks` blocks) now; `available` is the most any candidate fleet has.
   kNotEnoughSlices,
   // Issue 47 (3): its team (or the team's parent) has spent a budget for a resource the run asks
-  // for on every fleet it may use (TeamBudget): the budget_* numbers. Waits until the budget
+  // for on every fleet it may use (TeamBudget): WaitReason::budget. Waits until the budget
   // refills, never fails, never holds the reservation, preempts and reclaims nothing (a budget wins
   // over the guaranteed share). API reason "BudgetExhausted".
   kBudgetExhausted,
@@ -74,6 +75,13 @@ inline std::string_view ApiReason(WaitCode code) {
 }
 
 // A code and the numbers behind it. Which fields matter depends on the code (see Explain).
+// Why a run waits for its team's budget (WaitReason::budget).
+struct BudgetWait {
+  std::string team;
+  TeamBudget budget;
+  friend bool operator==(const BudgetWait&, const BudgetWait&) = default;
+};
+
 struct WaitReason {
   WaitCode code = WaitCode::kNotEnoughFreeBlocks;
   int32_t nodes = 1;
@@ -121,9 +129,8 @@ struct WaitReason {
   double behind_gpu_hours = 0, own_gpu_hours = 0;
   int32_t behind_weight = 1, own_weight = 1;
   // kBudgetExhausted (issue 47): the spent budget, whose team it is, and when it refills (the
-  // epoch: not known).
-  std::string budget_team;
-  TeamBudget budget;
+  // epoch: not known). Boxed: set for few runs, held by every waiting one (8 bytes, not 104).
+  base::Boxed<BudgetWait> budget;
   friend bool operator==(const WaitReason&, const WaitReason&) = default;
   // The numbers are about the domains of one topology level of `fleet` (issue 48: a run required
   // at a level of a fleet with `topology` levels): that level's key ("" otherwise: a topologyKey

@@ -106,7 +106,8 @@ TEST(BudgetsTest, AParentsBudgetHoldsItsChildren) {
   const WaitingRun* w = FindWaiting(r, "vision/a");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->reason.code, WaitCode::kBudgetExhausted);
-  EXPECT_EQ(w->reason.budget_team, "research");
+  ASSERT_TRUE(w->reason.budget);
+  EXPECT_EQ(w->reason.budget->team, "research");
 }
 
 TEST(BudgetsTest, ARefilledBudgetHoldsNothing) {
