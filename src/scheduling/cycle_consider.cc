@@ -166,11 +166,7 @@ QuotaUse Cycle::UseOn(const Instance& in, int32_t blocks) const {
 
 void Cycle::SetQuotaReason(const QuotaShortfall& s, WaitReason& reason) {
   reason.code = WaitCode::kQuotaExceeded;
-  reason.quota_resource = s.resource;
-  reason.quota_name = s.quota;
-  reason.quota_needed = s.needed;
-  reason.quota_used = s.used;
-  reason.quota_hard = s.hard;
+  reason.quota = s;
 }
 
 }  // namespace berth::scheduling::internal

@@ -165,17 +165,18 @@ std::string Preempting(const WaitReason& r, const Where& w, std::string_view rea
 }
 
 std::string TeamShareSentence(const WaitReason& r, const Where& w, std::string_view run_id) {
-  const auto resource = static_cast<ShareResource>(r.share_resource);
+  const TeamShareWait share = r.share ? *r.share : TeamShareWait{};
+  const auto resource = static_cast<ShareResource>(share.resource);
   const std::string team = r.team.empty() ? "of namespace " + std::string(NamespaceOf(run_id)) : r.team;
-  if (r.share_verdict == ShareCheck::kBorrowingLimit) {
-    return "team " + team + " uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of its " +
-           FormatShareAmount(resource, r.share_nominal) + " on " + w.fleet + " and may borrow " +
-           FormatShareAmount(resource, r.share_may_borrow, /*bare=*/true) + " more; it needs " +
-           FormatShareAmount(resource, r.share_needed);
+  if (share.verdict == ShareCheck::kBorrowingLimit) {
+    return "team " + team + " uses " + FormatShareAmount(resource, share.used, /*bare=*/true) + " of its " +
+           FormatShareAmount(resource, share.nominal) + " on " + w.fleet + " and may borrow " +
+           FormatShareAmount(resource, share.may_borrow, /*bare=*/true) + " more; it needs " +
+           FormatShareAmount(resource, share.needed);
   }
-  return "needs " + FormatShareAmount(resource, r.share_needed) + " on " + w.fleet + " beyond team " + team +
-         "'s nominal share (uses " + FormatShareAmount(resource, r.share_used, /*bare=*/true) + " of " +
-         FormatShareAmount(resource, r.share_nominal) + "); " + FormatShareAmount(resource, r.share_may_borrow) +
+  return "needs " + FormatShareAmount(resource, share.needed) + " on " + w.fleet + " beyond team " + team +
+         "'s nominal share (uses " + FormatShareAmount(resource, share.used, /*bare=*/true) + " of " +
+         FormatShareAmount(resource, share.nominal) + "); " + FormatShareAmount(resource, share.may_borrow) +
          " can be borrowed (the rest is other teams' nominal share they do not lend)";
 }
 
@@ -231,11 +232,11 @@ std::string Unschedulable(const WaitReason& r, const Where& w) {
   }
 }
 
-std::string BehindTeam(const WaitReason& r) {
+std::string BehindTeam(const BehindTeamWait& b, const std::string& own_team) {
   auto hours = [](double h) { return std::to_string(static_cast<int64_t>(std::llround(h))); };
-  return "; behind team " + r.behind_team + ": usage " + hours(r.behind_gpu_hours) + " GPU-h / weight " +
-         std::to_string(r.behind_weight) + " against " + (r.team.empty() ? "its own" : r.team) + " " +
-         hours(r.own_gpu_hours) + " / " + std::to_string(r.own_weight);
+  return "; behind team " + b.team + ": usage " + hours(b.gpu_hours) + " GPU-h / weight " + std::to_string(b.weight) +
+         " against " + (own_team.empty() ? "its own" : own_team) + " " + hours(b.own_gpu_hours) + " / " +
+         std::to_string(b.own_weight);
 }
 
 std::string HoldsReservation(const Reservation& reservation, TimePoint now) {
@@ -283,8 +284,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
       s = "no instance of its fleets can take a new run (" + Unavailable(r) + ")";
       break;
     case WaitCode::kQuotaExceeded:
-      s = ExplainQuota(NamespaceOf(waiting.run_id),
-                       QuotaShortfall{r.quota_resource, r.quota_name, r.quota_needed, r.quota_used, r.quota_hard});
+      s = ExplainQuota(NamespaceOf(waiting.run_id), r.quota ? *r.quota : QuotaShortfall{});
       break;
     case WaitCode::kPreempting: s = Preempting(r, where, waiting.run_id); break;
     case WaitCode::kTeamShare: s = TeamShareSentence(r, where, waiting.run_id); break;
@@ -303,7 +303,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
     case WaitCode::kTooManySlices:
     case WaitCode::kGracePeriodTooLong: s = Unschedulable(r, where); break;
   }
-  if (!r.behind_team.empty()) s += BehindTeam(r);
+  if (r.behind && !r.behind->team.empty()) s += BehindTeam(*r.behind, r.team);
   if (reservation && reservation->run_id == waiting.run_id) s += HoldsReservation(*reservation, now);
   return s;
 }

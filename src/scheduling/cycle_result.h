@@ -75,6 +75,25 @@ inline std::string_view ApiReason(WaitCode code) {
 }
 
 // A code and the numbers behind it. Which fields matter depends on the code (see Explain).
+// kTeamShare's numbers (WaitReason::share; teams.h, ShareCheck): verdict is ShareCheck::Verdict.
+struct TeamShareWait {
+  uint8_t verdict = 0;
+  uint8_t resource = 0;
+  int64_t needed = 0, used = 0, nominal = 0, may_borrow = 0;
+  friend bool operator==(const TeamShareWait&, const TeamShareWait&) = default;
+};
+
+// A borrower's wait behind a team earlier in the fair-share order (WaitReason::behind): that team,
+// its usage and weight, and the run's own team's.
+struct BehindTeamWait {
+  std::string team;
+  double gpu_hours = 0;
+  int32_t weight = 1;
+  double own_gpu_hours = 0;
+  int32_t own_weight = 1;
+  friend bool operator==(const BehindTeamWait&, const BehindTeamWait&) = default;
+};
+
 // Why a run waits for its team's budget (WaitReason::budget).
 struct BudgetWait {
   std::string team;
@@ -105,8 +124,9 @@ struct WaitReason {
   Duration lifetime_left{0};  // kLifetimeTooShort: the most any instance with room has left
   std::string detail;         // kFleetNotFound only: the missing names, "a100, h100"
   // kQuotaExceeded only: which resource of the namespace's quota has no room, and the numbers.
-  std::string quota_resource, quota_name;
-  int64_t quota_needed = 0, quota_used = 0, quota_hard = 0;
+  // This and the other rarely set parts below are boxed (base::Boxed, 8 bytes where not set):
+  // every one of 100,000 waiting runs holds a WaitReason, and most wait for room, using none.
+  base::Boxed<QuotaShortfall> quota;
   // kPreempting: the victims (run ids, sorted) and the instances kept for the run (`fleet` is
   // theirs); victims_stopping when they come from a nomination of an earlier cycle.
   std::vector<std::string> victims;
@@ -117,17 +137,12 @@ struct WaitReason {
   // kPreempting: the victims are other teams' borrowing runs, reclaimed (issue 31): the engine
   // stops them with reason Reclaimed.
   bool reclaim = false;
-  // Teams (issue 31). kTeamShare: the run's team, the resource without room (teams.h,
-  // ShareCheck) and the numbers; share_verdict is ShareCheck::Verdict.
+  // Teams (issue 31): the run's team. kTeamShare: the resource without room and the numbers.
   std::string team;
-  uint8_t share_verdict = 0;
-  uint8_t share_resource = 0;
-  int64_t share_needed = 0, share_used = 0, share_nominal = 0, share_may_borrow = 0;
+  base::Boxed<TeamShareWait> share;
   // Any capacity wait of a borrower: a team earlier in the fair-share order took the room first
   // (its name and usage, against the run's team's).
-  std::string behind_team;
-  double behind_gpu_hours = 0, own_gpu_hours = 0;
-  int32_t behind_weight = 1, own_weight = 1;
+  base::Boxed<BehindTeamWait> behind;
   // kBudgetExhausted (issue 47): the spent budget, whose team it is, and when it refills (the
   // epoch: not known). Boxed: set for few runs, held by every waiting one (8 bytes, not 104).
   base::Boxed<BudgetWait> budget;

@@ -15,12 +15,12 @@ std::optional<Outcome> Cycle::ShareWait(const PendingRun& run, WaitReason& reaso
   if (share.verdict == ShareCheck::kBorrows) return Outcome::kDeferred;
   reason.code = WaitCode::kTeamShare;
   reason.fleet = skipped.share_fleet;
-  reason.share_verdict = share.verdict;
-  reason.share_resource = static_cast<uint8_t>(share.resource);
-  reason.share_needed = share.needed;
-  reason.share_used = share.used;
-  reason.share_nominal = share.nominal;
-  reason.share_may_borrow = share.may_borrow;
+  reason.share = TeamShareWait{.verdict = static_cast<uint8_t>(share.verdict),
+                               .resource = static_cast<uint8_t>(share.resource),
+                               .needed = share.needed,
+                               .used = share.used,
+                               .nominal = share.nominal,
+                               .may_borrow = share.may_borrow};
   out_.waiting.push_back(WaitingRun{run.id, std::move(reason)});
   return Outcome::kWaits;
 }

@@ -8,11 +8,11 @@ namespace berth::scheduling::internal {
 
 void NoteBehind(const TeamBook& teams, WaitReason& reason, int32_t team, int32_t ahead) {
   const auto [theirs, ours] = teams.Deciding(ahead, team);
-  reason.behind_team = theirs.team;
-  reason.behind_gpu_hours = theirs.gpu_hours;
-  reason.behind_weight = theirs.weight;
-  reason.own_gpu_hours = ours.gpu_hours;
-  reason.own_weight = ours.weight;
+  reason.behind = BehindTeamWait{.team = theirs.team,
+                                 .gpu_hours = theirs.gpu_hours,
+                                 .weight = theirs.weight,
+                                 .own_gpu_hours = ours.gpu_hours,
+                                 .own_weight = ours.weight};
 }
 
 namespace {

@@ -35,6 +35,7 @@ struct QuotaShortfall {
   int64_t needed = 0;
   int64_t used = 0;
   int64_t hard = 0;
+  friend bool operator==(const QuotaShortfall&, const QuotaShortfall&) = default;
 };
 
 // "ml" for "ml/train"; the whole id when it has no '/'.

@@ -109,9 +109,10 @@ TEST(OrderStage, ABorrowerWaitingBehindAnotherTeamsPlacedBorrowerSaysWhichTeam) 
   f.Run();
   ASSERT_EQ(Waiting(f.result), (std::vector<std::string>{"heavy/b"}));
   const WaitReason& reason = f.result.waiting[0].reason;
-  EXPECT_EQ(reason.behind_team, "light");
-  EXPECT_EQ(reason.behind_gpu_hours, 1);
-  EXPECT_EQ(reason.own_gpu_hours, 100);
+  ASSERT_TRUE(reason.behind);
+  EXPECT_EQ(reason.behind->team, "light");
+  EXPECT_EQ(reason.behind->gpu_hours, 1);
+  EXPECT_EQ(reason.behind->own_gpu_hours, 100);
 }
 
 TEST(OrderStage, ABorrowerBehindItsOwnTeamsPlacementNamesNoTeam) {
@@ -123,7 +124,8 @@ TEST(OrderStage, ABorrowerBehindItsOwnTeamsPlacementNamesNoTeam) {
   f.next.fits = {"light/a"};
   f.Run();
   ASSERT_EQ(Waiting(f.result), (std::vector<std::string>{"light/b"}));
-  EXPECT_EQ(f.result.waiting[0].reason.behind_team, "");
+  const WaitReason& reason = f.result.waiting[0].reason;
+  EXPECT_EQ(reason.behind ? reason.behind->team : std::string(), "");
 }
 
 }  // namespace
