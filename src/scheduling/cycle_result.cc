@@ -165,7 +165,7 @@ std::string Preempting(const WaitReason& r, const Where& w, std::string_view rea
 }
 
 std::string TeamShareSentence(const WaitReason& r, const Where& w, std::string_view run_id) {
-  const TeamShareWait share = r.share ? *r.share : TeamShareWait{};
+  const TeamShareWait share = r.share.value_or(TeamShareWait{});
   const auto resource = static_cast<ShareResource>(share.resource);
   const std::string team = r.team.empty() ? "of namespace " + std::string(NamespaceOf(run_id)) : r.team;
   if (share.verdict == ShareCheck::kBorrowingLimit) {
@@ -284,7 +284,7 @@ std::string CycleResult::Explain(const WaitingRun& waiting) const {
       s = "no instance of its fleets can take a new run (" + Unavailable(r) + ")";
       break;
     case WaitCode::kQuotaExceeded:
-      s = ExplainQuota(NamespaceOf(waiting.run_id), r.quota ? *r.quota : QuotaShortfall{});
+      s = ExplainQuota(NamespaceOf(waiting.run_id), r.quota.value_or(QuotaShortfall{}));
       break;
     case WaitCode::kPreempting: s = Preempting(r, where, waiting.run_id); break;
     case WaitCode::kTeamShare: s = TeamShareSentence(r, where, waiting.run_id); break;

@@ -36,5 +36,15 @@ TEST(Boxed, CopiesAndComparesByValueAndEmptyBoxesAreEqual) {
   EXPECT_EQ(sizeof(Boxed<std::string>), sizeof(void*));
 }
 
+TEST(Boxed, ValueOrGivesTheValueOrTheFallback) {
+  Boxed<std::string> a;
+  EXPECT_FALSE(a.has_value());
+  EXPECT_EQ(a.value_or("none"), "none");
+  a = std::string("set");
+  EXPECT_TRUE(a.has_value());
+  EXPECT_EQ(a.value_or("none"), "set");
+  EXPECT_EQ(*a, "set");  // value_or copies: the box keeps its value
+}
+
 }  // namespace
 }  // namespace berth::base
