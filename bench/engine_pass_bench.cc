@@ -10,12 +10,17 @@
 // The cluster: 100 nodes with 8 GPUs each in one fleet (8 blocks per node), all busy with 800
 // running single-GPU runs (a Pod each), and PENDING (default 10,000) single-GPU runs waiting for
 // room (retry on no-capacity). Each configuration runs for SECONDS (default 10) after the caches
-// synced; the pass durations the engine reports to its observer (what berth_pass_duration_seconds
+// synced; the pass durations the engine reports to its observer (what berth_scheduling_cycle_duration_seconds
 // shows) are summarised. The first pass after sync visits every run and is reported apart.
 //
 // NODES (default 100) sets the cluster's size (all busy: NODES x 8 running runs); FINISHED the
 // configurations (default 0,10000,100000). The table also shows the process's RSS at the end
-// less its RSS before the engine started (the scripted API's generated lists are not counted).
+// less its RSS before the engine started (the scripted API's generated lists are not counted),
+// the same for the heap in use (malloc's live bytes: RSS also holds what the allocator keeps
+// free, which moves from run to run by tens of MB), and the loop thread's CPU time from one
+// pass' end to the next (median, mean): the whole loop iteration, independent of which part of
+// it a version of the engine times as the pass (issue 47: the pass' timed window grew to take in
+// the snapshot update and the writes' dispatch, while the waiting runs' count left it).
 //
 // TEAMS (a fifth argument, default 0; even) puts the runs in TEAMS namespaces "team-<k>", each
 // the namespace of a Team (issue 31) with a nominal share of the fleet: the even teams 1.5 times an
@@ -41,7 +46,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <malloc.h>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -245,6 +252,7 @@ class PassTimes final : public reconcilers::EngineObserver {
     std::lock_guard<std::mutex> lock(mu_);
     times_.push_back(s.duration);
     decided_.push_back(s.decided);
+    cpu_ns_.push_back(ThreadCpuNs());  // OnPass runs on the engine's loop thread, at each pass' end
   }
   void OnAdmitted(std::chrono::milliseconds) override {}
   void OnFinished(const std::string&, const std::string&) override {}
@@ -257,9 +265,10 @@ class PassTimes final : public reconcilers::EngineObserver {
     std::lock_guard<std::mutex> lock(mu_);
     return forecasts_;
   }
-  std::vector<std::chrono::microseconds> Take(std::vector<bool>& decided) {
+  std::vector<std::chrono::microseconds> Take(std::vector<bool>& decided, std::vector<int64_t>& cpu_ns) {
     std::lock_guard<std::mutex> lock(mu_);
     decided = std::move(decided_);
+    cpu_ns = std::move(cpu_ns_);
     return std::move(times_);
   }
 
@@ -268,6 +277,13 @@ class PassTimes final : public reconcilers::EngineObserver {
   std::vector<std::chrono::microseconds> times_;
   std::vector<bool> decided_;  // the core ran in that pass (otherwise its last result stood)
   std::vector<std::chrono::microseconds> forecasts_;  // each forecast's own time (its thread)
+  std::vector<int64_t> cpu_ns_;  // the loop thread's CPU time at each pass' end
+
+  static int64_t ThreadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  }
 };
 
 struct Row {
@@ -278,9 +294,18 @@ struct Row {
   double decided_median_ms = 0;  // their median
   double sync_s = 0;
   double rss_mb = 0;  // the engine's share: RSS at the end less RSS before it started
+  double heap_mb = 0;  // the same for the heap in use (malloc's live bytes, not what it keeps free)
+  double loop_cpu_median_ms = 0, loop_cpu_mean_ms = 0;  // the loop thread's CPU from one pass' end to the next
   size_t forecasts = 0;           // start-time forecasts made (on the forecaster's thread)
   double forecast_median_ms = 0;  // their own time
 };
+
+// The heap in use (glibc's mallinfo2: bytes allocated and not freed, all arenas, mmapped chunks
+// included): what the engine holds, without what the allocator keeps free for later.
+double HeapInUseMiB() {
+  const struct mallinfo2 mi = mallinfo2();
+  return static_cast<double>(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+}
 
 long RssKiB() {
   std::ifstream in("/proc/self/status");
@@ -301,6 +326,7 @@ Row Measure(int pending, int finished, int seconds) {
   reconcilers::EngineOptions options;
   if (g_estimate_interval >= std::chrono::milliseconds::zero()) options.estimate_interval = g_estimate_interval;
   const long rss_before = RssKiB();
+  const double heap_before = HeapInUseMiB();
   reconcilers::RunController engine(client, clock, options);
   if (g_budgets) engine.SetUsersNamespace("berth-system");
   engine.SetObserver(&times);
@@ -312,6 +338,7 @@ Row Measure(int pending, int finished, int seconds) {
   row.sync_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   row.rss_mb = (RssKiB() - rss_before) / 1024.0;
+  row.heap_mb = HeapInUseMiB() - heap_before;
   engine.Stop();
   std::vector<std::chrono::microseconds> forecasts = times.Forecasts();
   row.forecasts = forecasts.size();
@@ -320,8 +347,20 @@ Row Measure(int pending, int finished, int seconds) {
     row.forecast_median_ms = forecasts[forecasts.size() / 2].count() / 1000.0;
   }
   std::vector<bool> decided;
-  std::vector<std::chrono::microseconds> t = times.Take(decided);
+  std::vector<int64_t> cpu_ns;
+  std::vector<std::chrono::microseconds> t = times.Take(decided, cpu_ns);
   if (t.empty()) return row;
+  // The whole loop iteration, whatever part of it a version times as "the pass" (the time from
+  // one pass' end to the next, on the loop thread's CPU clock: the pass and any work around it).
+  std::vector<double> cpu_ms;
+  for (size_t i = 1; i < cpu_ns.size(); ++i) cpu_ms.push_back(static_cast<double>(cpu_ns[i] - cpu_ns[i - 1]) / 1e6);
+  if (!cpu_ms.empty()) {
+    double sum = 0;
+    for (double c : cpu_ms) sum += c;
+    row.loop_cpu_mean_ms = sum / static_cast<double>(cpu_ms.size());
+    std::sort(cpu_ms.begin(), cpu_ms.end());
+    row.loop_cpu_median_ms = cpu_ms[cpu_ms.size() / 2];
+  }
   row.first_ms = t.front().count() / 1000.0;
   std::vector<std::chrono::microseconds> rest(t.begin() + 1, t.end());
   row.passes = rest.size();
@@ -433,13 +472,13 @@ int main(int argc, char** argv) {
                 berth::kTeams / 2);
   }
   std::printf("\n\n");
-  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | mean pass | median vs first row | passes in which the core decided: count, median | engine RSS | forecasts: count, median own time |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| finished runs | caches synced | first pass (visits all) | passes | median pass | p90 pass | mean pass | median vs first row | passes in which the core decided: count, median | engine RSS | engine heap in use | loop CPU per pass: median, mean | forecasts: count, median own time |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     const double ratio = rows[0].median_ms > 0 ? r.median_ms / rows[0].median_ms : 0;
-    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB | %zu, %.2f ms |\n",
+    std::printf("| %d | %.1f s | %.1f ms | %zu | %.2f ms | %.2f ms | %.2f ms | %.2f | %zu, %.2f ms | %.0f MB | %.0f MB | %.2f, %.2f ms | %zu, %.2f ms |\n",
                 r.finished, r.sync_s, r.first_ms, r.passes, r.median_ms, r.p90_ms, r.mean_ms, ratio, r.decided, r.decided_median_ms, r.rss_mb,
-                r.forecasts, r.forecast_median_ms);
+                r.heap_mb, r.loop_cpu_median_ms, r.loop_cpu_mean_ms, r.forecasts, r.forecast_median_ms);
   }
   size_t known = 0;
   const double alone = berth::ForecastAlone(pending, 5, known);
