@@ -20,6 +20,8 @@ class EngineTest : public IntegrationTest {
  protected:
   void SetUp() override;
   void TearDown() override;
+  // Force-deletes this test's Pods on the nodes Nodes() made (no kubelet ends them).
+  void ForceDeletePodsOnApiOnlyNodes();
 
   // Extra controller flags for this test (set before SetUp runs, e.g. in the constructor).
   std::vector<std::string> controller_args_;
