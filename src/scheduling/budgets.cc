@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <vector>
 #include <string>
@@ -44,8 +45,14 @@ bool Asks(BudgetResource r, const Resources& request) {
   return false;
 }
 
-// Hours with at most one decimal: "5000", "5012.5".
+// Hours with at most one decimal: "5000", "5012.5"; under one hour two significant digits, so
+// that a small budget reads as written ("0.05", not "0.1").
 std::string Hours(double h) {
+  if (h > 0 && h < 0.95) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2g", h);
+    return buf;
+  }
   const double tenths = std::round(h * 10);
   std::string s = std::to_string(static_cast<long long>(tenths / 10));
   const long long frac = static_cast<long long>(std::fabs(std::fmod(tenths, 10.0)));

@@ -66,6 +66,16 @@ TEST(BudgetsTest, ARunOfATeamPastItsBudgetWaitsWithTheNumbersAndTheRefill) {
   EXPECT_FALSE(r.reservation.has_value()) << "a run held by its budget reserves nothing";
 }
 
+TEST(BudgetsTest, ASmallBudgetsNumbersReadAsWritten) {
+  ClusterSnapshot c = TwoFleets();
+  c.teams = {Team("vision", {Budget(0.05, 0.448)})};
+  const CycleResult r = Cycle(c, {Gpus("vision/a", 1)});
+  const WaitingRun* w = FindWaiting(r, "vision/a");
+  ASSERT_NE(w, nullptr);
+  const std::string said = "team vision has used 0.45 of its 0.05 gpu-hours over 30d on all fleets;";
+  EXPECT_EQ(r.Explain(*w).substr(0, said.size()), said);
+}
+
 TEST(BudgetsTest, UsedJustUnderTheBudgetStartsAndMayOvershoot) {
   ClusterSnapshot c = TwoFleets();
   c.teams = {Team("vision", {Budget(100, 99.9)})};
