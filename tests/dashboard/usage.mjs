@@ -12,7 +12,8 @@
 // table (GPU-hours, share, CPU- and memory-hours, runs, median wait) as it writes them, and the
 // exact GPU-hours in the row's data-gpu-hours. The stacked chart must be drawn (each of those
 // teams' colour on uPlot's canvas) with one series per table row, the queue-length chart must have points (one of them
-// a waiting run), and the waits chart at least N starts. Any page error, console error (a CSP
+// a waiting run) and be drawn, and the waits chart at least N starts. Served a series of one minute,
+// the queue-length chart draws that minute as a dot. Any page error, console error (a CSP
 // violation is one) or failed request fails. Exits 0 when every check passed; prints one line per
 // check. Screenshot NAME.png (default usage) in --artifacts (default $BERTH_TEST_ARTIFACTS, else
 // build/test-artifacts/dashboard), also copied to --docs-images when given.
@@ -111,7 +112,7 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
   const waited = (history.minutes || []).some((m) => m.pending >= 1);
   check(waited, 'a minute of the series has a waiting run', history);
   const line = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)');
-  check(line > 10, "the queue-length chart's line is drawn", line);
+  check(line > 10, "the queue-length chart is drawn (its line, or a lone minute's dot)", line);
   const starts = Number(await page.locator('#queue-wait-chart').getAttribute('data-starts'));
   check(starts >= Number(args.starts), `the waits chart counts at least ${args.starts} starts`, starts);
   check(/Recording since/.test(await page.locator('#queue-history-since').textContent()), 'the page says since when it records',
@@ -121,6 +122,17 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
   await page.screenshot({ path: file, fullPage: true });
   console.log(`screenshot ${file}`);
   if (args['docs-images']) copyFileSync(file, path.join(args['docs-images'], 'dashboard-usage.png'));
+  // A series of one minute (what a new leader has at first; the runs above may all fall in one
+  // minute too) has no step to draw: it is drawn as a dot. The controller's answer, cut to its
+  // first minute with a waiting run, is served to the page in place of the live one.
+  const lone = { ...history, minutes: (history.minutes || []).filter((m) => m.pending >= 1).slice(0, 1) };
+  await page.route(/\/api\/usage\/queue$/, (route) => route.fulfill({ json: lone }));
+  await page.reload();
+  await lengthChart.locator('canvas').waitFor();
+  check(await lengthChart.getAttribute('data-points') === '1', 'a series of one minute has one point',
+    await lengthChart.getAttribute('data-points'));
+  const dot = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)');
+  check(dot > 10, "a lone minute is drawn as a dot in the queue's colour", dot);
   check(problems.length === 0, 'no page error, console error (CSP included) or failed request', problems);
   check.passed();
 }, (page) => page.screenshot({ path: path.join(ARTIFACTS, `${SHOT}-failure.png`), fullPage: true })));

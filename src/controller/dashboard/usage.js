@@ -161,9 +161,11 @@
       $('queue-history-empty').hidden = s.at.length > 0;
       for (const id of ['queue-length-chart', 'queue-wait-chart']) $(id).hidden = s.at.length === 0;
       if (s.at.length === 0) return;
+      // A step joins two minutes: one minute alone (the first of a new leader) is a filled dot.
+      const dot = samples === 1 ? { size: 9, fill: colour(0) } : { size: 4 };
       draw('queue-length-chart', minuteChart(s, { label: 'runs waiting' }, [{
         label: 'queue length', stroke: colour(0), fill: 'rgba(41, 98, 196, 0.15)', spanGaps: true,
-        paths: window.uPlot.paths.stepped({ align: 1 }), points: { show: true, size: 4 },
+        paths: window.uPlot.paths.stepped({ align: 1 }), points: Object.assign({ show: true }, dot),
       }], [s.pending]));
       const wait = { label: 'wait', values: (u, vals) => vals.map((v) => h.fmtDuration(v)) };
       const pointsOnly = () => null;  // a minute's waits are not joined to the next minute's
