@@ -15,7 +15,7 @@
 // a waiting run) and be drawn, and the waits chart at least N starts. Served a series of one minute,
 // the queue-length chart draws that minute as a dot. Any page error, console error (a CSP
 // violation is one) or failed request fails. Exits 0 when every check passed; prints one line per
-// check. Screenshot NAME.png (default usage) in --artifacts (default $BERTH_TEST_ARTIFACTS, else
+// check. Screenshots NAME.png (default usage) and NAME-one-minute.png (that chart) in --artifacts (default $BERTH_TEST_ARTIFACTS, else
 // build/test-artifacts/dashboard), also copied to --docs-images when given.
 import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -39,18 +39,25 @@ const cliRows = new Map(tableLines.slice(1).map((l) => {
 const check = checker();
 
 // How many pixels of the canvas in `selector` are of the colour `css` ("rgb(41, 98, 196)", as
-// getComputedStyle writes it), exactly.
-async function pixelsOf(page, selector, css) {
-  return page.evaluate(([sel, colour]) => {
+// getComputedStyle writes it), exactly; with `where`, also their mean x as a fraction of the width.
+async function pixelsOf(page, selector, css, where = false) {
+  const [n, x] = await page.evaluate(([sel, colour]) => {
     const canvas = document.querySelector(`${sel} canvas`);
     const m = /^rgb\((\d+), (\d+), (\d+)\)$/.exec(colour);
-    if (!canvas || !canvas.width || !canvas.height || !m) return -1;
+    if (!canvas || !canvas.width || !canvas.height || !m) return [-1, -1];
     const [r, g, b] = m.slice(1).map(Number);
     const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    let n = 0;
-    for (let i = 0; i < px.length; i += 4) n += px[i] === r && px[i + 1] === g && px[i + 2] === b && px[i + 3] === 255 ? 1 : 0;
-    return n;
+    let count = 0;
+    let sumX = 0;
+    for (let i = 0; i < px.length; i += 4) {
+      if (px[i] === r && px[i + 1] === g && px[i + 2] === b && px[i + 3] === 255) {
+        count++;
+        sumX += (i / 4) % canvas.width;
+      }
+    }
+    return [count, count > 0 ? sumX / count / canvas.width : -1];
   }, [selector, css]);
+  return where ? { pixels: n, x } : n;
 }
 
 // The colour of `locator`'s swatch (the team's colour in the chart).
@@ -131,8 +138,12 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
   await lengthChart.locator('canvas').waitFor();
   check(await lengthChart.getAttribute('data-points') === '1', 'a series of one minute has one point',
     await lengthChart.getAttribute('data-points'));
-  const dot = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)');
-  check(dot > 10, "a lone minute is drawn as a dot in the queue's colour", dot);
+  const dot = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)', true);
+  check(dot.pixels > 10, "a lone minute is drawn as a dot in the queue's colour", dot);
+  // Its time axis spans the five minutes before it and that minute: the dot is five sixths across
+  // the plot (right of the y axis), not at the left edge of an axis of years.
+  check(dot.x > 0.7 && dot.x < 0.95, 'the lone minute is drawn at the right of its few minutes', dot);
+  await lengthChart.screenshot({ path: path.join(ARTIFACTS, `${SHOT}-one-minute.png`) });
   check(problems.length === 0, 'no page error, console error (CSP included) or failed request', problems);
   check.passed();
 }, (page) => page.screenshot({ path: path.join(ARTIFACTS, `${SHOT}-failure.png`), fullPage: true })));

@@ -138,11 +138,13 @@
     }
 
     function minuteChart(s, y, series, data) {
+      // One minute alone spans the five minutes before it and itself (uPlot would pad a lone value
+      // by years: it calls range with that padding already in min and max).
+      const first = Math.min(...s.at), last = Math.max(...s.at);
       return (width) => ({
         opts: {
           width, height: 200,
-          // One minute alone still spans a little time (uPlot needs a range).
-          scales: { x: { time: true, range: (u, min, max) => (min === max ? [min - 300, max + 60] : [min, max]) } },
+          scales: { x: { time: true, range: (u, min, max) => (first === last ? [first - 300, last + 60] : [min, max]) } },
           axes: [{}, Object.assign({ size: 70 }, y)],
           series: [{ label: 'minute' }].concat(series),
         },
