@@ -11,12 +11,13 @@
 // TEAMS the teams whose rows must be on the page with the CLI's figures: every column of the CLI's
 // table (GPU-hours, share, CPU- and memory-hours, runs, median wait) as it writes them, and the
 // exact GPU-hours in the row's data-gpu-hours. The stacked chart must be drawn (each of those
-// teams' colour on uPlot's canvas) with one series per table row, the queue-length chart must have points (one of them
-// a waiting run) and be drawn, and the waits chart at least N starts. Served a series of one minute,
-// the queue-length chart draws that minute as a dot. Any page error, console error (a CSP
-// violation is one) or failed request fails. Exits 0 when every check passed; prints one line per
-// check. Screenshots NAME.png (default usage) and NAME-one-minute.png (that chart) in --artifacts (default $BERTH_TEST_ARTIFACTS, else
-// build/test-artifacts/dashboard), also copied to --docs-images when given.
+// teams' colour on uPlot's canvas) with one series per table row, the queue-length chart must
+// have points (one of them a waiting run) and be drawn, and the waits chart at least N starts.
+// Served a series of one minute, the queue-length chart draws that minute as a dot. Any page
+// error, console error (a CSP violation is one) or failed request fails. Exits 0 when every check
+// passed; prints one line per check. Screenshots NAME.png (default usage) and NAME-one-minute.png
+// (that chart) in --artifacts (default $BERTH_TEST_ARTIFACTS, else build/test-artifacts/dashboard),
+// the first also copied to --docs-images when given.
 import { copyFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { artifactsDir, checker, driverArgs, inChromium } from './chromium.mjs';
@@ -39,12 +40,12 @@ const cliRows = new Map(tableLines.slice(1).map((l) => {
 const check = checker();
 
 // How many pixels of the canvas in `selector` are of the colour `css` ("rgb(41, 98, 196)", as
-// getComputedStyle writes it), exactly; with `where`, also their mean x as a fraction of the width.
-async function pixelsOf(page, selector, css, where = false) {
-  const [n, x] = await page.evaluate(([sel, colour]) => {
+// getComputedStyle writes it), exactly (pixels), and their mean x as a fraction of the width (x).
+async function pixelsOf(page, selector, css) {
+  return page.evaluate(([sel, colour]) => {
     const canvas = document.querySelector(`${sel} canvas`);
     const m = /^rgb\((\d+), (\d+), (\d+)\)$/.exec(colour);
-    if (!canvas || !canvas.width || !canvas.height || !m) return [-1, -1];
+    if (!canvas || !canvas.width || !canvas.height || !m) return { pixels: -1, x: -1 };
     const [r, g, b] = m.slice(1).map(Number);
     const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
     let count = 0;
@@ -55,9 +56,8 @@ async function pixelsOf(page, selector, css, where = false) {
         sumX += (i / 4) % canvas.width;
       }
     }
-    return [count, count > 0 ? sumX / count / canvas.width : -1];
+    return { pixels: count, x: count > 0 ? sumX / count / canvas.width : -1 };
   }, [selector, css]);
-  return where ? { pixels: n, x } : n;
 }
 
 // The colour of `locator`'s swatch (the team's colour in the chart).
@@ -107,7 +107,7 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
     await chart.locator('.u-legend').textContent());
   for (const team of teams) {
     const colour = await swatchColour(page.locator(`#usage-table-box tr[data-team="${team}"]`));
-    const drawn = await pixelsOf(page, '#usage-chart', colour);
+    const drawn = (await pixelsOf(page, '#usage-chart', colour)).pixels;
     check(drawn > 100, `team ${team}'s bars are drawn in its colour (${colour})`, drawn);
   }
   // The queue's last 24 hours: points, one with a waiting run; the starts of the test's runs.
@@ -118,7 +118,7 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
   const history = await page.evaluate(async () => (await fetch('api/usage/queue')).json());
   const waited = (history.minutes || []).some((m) => m.pending >= 1);
   check(waited, 'a minute of the series has a waiting run', history);
-  const line = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)');
+  const line = (await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)')).pixels;
   check(line > 10, "the queue-length chart is drawn (its line, or a lone minute's dot)", line);
   const starts = Number(await page.locator('#queue-wait-chart').getAttribute('data-starts'));
   check(starts >= Number(args.starts), `the waits chart counts at least ${args.starts} starts`, starts);
@@ -138,7 +138,7 @@ process.exit(await inChromium(args.modules, null, async (page, problems) => {
   await lengthChart.locator('canvas').waitFor();
   check(await lengthChart.getAttribute('data-points') === '1', 'a series of one minute has one point',
     await lengthChart.getAttribute('data-points'));
-  const dot = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)', true);
+  const dot = await pixelsOf(page, '#queue-length-chart', 'rgb(41, 98, 196)');
   check(dot.pixels > 10, "a lone minute is drawn as a dot in the queue's colour", dot);
   // Its time axis spans the five minutes before it and that minute: the dot is five sixths across
   // the plot (right of the y axis), not at the left edge of an axis of years.

@@ -140,11 +140,11 @@
     function minuteChart(s, y, series, data) {
       // One minute alone spans the five minutes before it and itself (uPlot would pad a lone value
       // by years: it calls range with that padding already in min and max).
-      const first = Math.min(...s.at), last = Math.max(...s.at);
+      const lone = s.at.length === 1 ? s.at[0] : null;
       return (width) => ({
         opts: {
           width, height: 200,
-          scales: { x: { time: true, range: (u, min, max) => (first === last ? [first - 300, last + 60] : [min, max]) } },
+          scales: { x: { time: true, range: (u, min, max) => (lone !== null ? [lone - 300, lone + 60] : [min, max]) } },
           axes: [{}, Object.assign({ size: 70 }, y)],
           series: [{ label: 'minute' }].concat(series),
         },
